@@ -5,6 +5,13 @@ Conventions implemented here (each function cites its own):
 - :func:`ece_ten_bin` -- jev-multicorrect, "Calibration of independent binary outputs": ten
   equal-width bins ``[0, 0.1], (0.1, 0.2], ..., (0.9, 1.0]``, right-closed, first bin also
   closed on the left; optionally excluding the first bin.
+- :func:`decile_ece` -- d17-multifact, "Scoring": ``bin = min(9, floor(c·10))`` (left-closed
+  bins, computed with the float product ``c·10``), ``sum_b (n_b/n)·|mean c_b − mean y_b|``.
+- :func:`apply_isotonic` -- d17-multifact, "Scoring": blocks sorted by lower bound; a score maps
+  to the last block whose lower bound ≤ score, else to the first block; the block's probability
+  is ``(yes + 1)/(n + 2)``.
+- :func:`fit_isotonic_blocks` -- builds such blocks by pool-adjacent-violators with a minimum
+  block size (the fitting rule is ours; d17 treats the calibrator as an input artifact).
 """
 
 from __future__ import annotations
@@ -69,3 +76,128 @@ def ece_ten_bin(q, y, exclude_first_bin: bool = False) -> float | None:
         if n_b[b]:
             ece += (n_b[b] / total) * abs(sum_q[b] / n_b[b] - sum_y[b] / n_b[b])
     return float(ece)
+
+
+def decile_ece(c, y) -> float:
+    """Decile expected calibration error (d17 convention); NaN when there are no samples.
+
+    ``bin = min(9, floor(c·10))`` with ``c·10`` a float product (so ``0.3`` falls in bin 3
+    because ``0.3·10 == 3.0000000000000004``, and ``c = 1`` in bin 9); the error is
+    ``sum_b (n_b/n)·|mean c_b − mean y_b|`` over non-empty bins.  ``c`` must be finite and in
+    [0, 1]; ``y`` 0/1 of the same length.
+    """
+    ca = _probabilities(c, "c")
+    ya = _binary(y, "y", ca.size)
+    total = ca.size
+    if total == 0:
+        return float("nan")
+    bins = np.minimum(9, np.floor(ca * 10.0)).astype(np.intp)
+    n_b = np.bincount(bins, minlength=10)
+    sum_c = np.bincount(bins, weights=ca, minlength=10)
+    sum_y = np.bincount(bins, weights=ya, minlength=10)
+    ece = 0.0
+    for b in range(10):
+        if n_b[b]:
+            ece += (n_b[b] / total) * abs(sum_c[b] / n_b[b] - sum_y[b] / n_b[b])
+    return float(ece)
+
+
+def fit_isotonic_blocks(scores, labels, min_block_size: int) -> list[dict]:
+    """Fit an isotonic calibrator: blocks ``{"lower": float, "yes": int, "n": int}``.
+
+    Rows are sorted by score and rows with equal scores start in one block (ties are never
+    split).  The blocks are then scanned left to right with a stack (pool-adjacent-violators);
+    after each push, the top two blocks are merged while
+
+    - the lower of the two has a yes-rate strictly above the upper one's (a violation; rates are
+      compared exactly as ``yes_a·n_b > yes_b·n_a``), or
+    - the lower of the two has fewer than ``min_block_size`` rows (a small block absorbs the
+      next block up).
+
+    At the end, while the last block has fewer than ``min_block_size`` rows and is not the only
+    block, it is merged into the block below (re-checking violations).  The result has
+    non-decreasing yes-rates and every block has at least ``min_block_size`` rows, unless there
+    are fewer rows than that in total (then one block holds them all).  Equal-rate neighbours
+    are not merged.  With ``min_block_size = 1`` the block rates are the isotonic (least
+    squares) regression of the labels on the scores.  ``lower`` is the smallest score in the
+    block.  Raises ValueError for no rows, non-finite scores, labels other than 0/1, or
+    ``min_block_size < 1``.
+    """
+    if isinstance(min_block_size, bool) or int(min_block_size) != min_block_size:
+        raise ValueError(f"min_block_size must be an integer, got {min_block_size!r}")
+    min_n = int(min_block_size)
+    if min_n < 1:
+        raise ValueError(f"min_block_size must be at least 1, got {min_block_size!r}")
+    s = np.asarray(scores, dtype=np.float64).reshape(-1)
+    if s.size == 0:
+        raise ValueError("cannot fit a calibrator on no rows")
+    if not np.all(np.isfinite(s)):
+        raise ValueError("scores must be finite")
+    y = _binary(labels, "labels", s.size).astype(np.int64)
+    uniq, inverse = np.unique(s, return_inverse=True)
+    tie_n = np.bincount(inverse, minlength=uniq.size)
+    tie_yes = np.bincount(inverse, weights=y, minlength=uniq.size).astype(np.int64)
+
+    lower: list[float] = []
+    yes: list[int] = []
+    n: list[int] = []
+
+    def merge_top() -> None:
+        top_yes, top_n = yes.pop(), n.pop()
+        lower.pop()
+        yes[-1] += top_yes
+        n[-1] += top_n
+
+    def must_merge() -> bool:
+        if len(n) < 2:
+            return False
+        return n[-2] < min_n or yes[-2] * n[-1] > yes[-1] * n[-2]
+
+    for value, k, m in zip(uniq.tolist(), tie_yes.tolist(), tie_n.tolist(), strict=True):
+        lower.append(value)
+        yes.append(k)
+        n.append(m)
+        while must_merge():
+            merge_top()
+    while len(n) >= 2 and (n[-1] < min_n or must_merge()):
+        merge_top()
+    return [
+        {"lower": lo, "yes": int(k), "n": int(m)} for lo, k, m in zip(lower, yes, n, strict=True)
+    ]
+
+
+def _blocks(blocks) -> tuple[np.ndarray, np.ndarray]:
+    if len(blocks) == 0:
+        raise ValueError("a calibrator needs at least one block")
+    lowers = np.empty(len(blocks), dtype=np.float64)
+    probs = np.empty(len(blocks), dtype=np.float64)
+    for i, b in enumerate(blocks):
+        lo, k, m = b["lower"], b["yes"], b["n"]
+        if isinstance(lo, bool) or not np.isfinite(float(lo)):
+            raise ValueError(f"block {i}: lower must be a finite number")
+        for name, v in (("yes", k), ("n", m)):
+            if isinstance(v, bool) or int(v) != v or v < 0:
+                raise ValueError(f"block {i}: {name} must be a non-negative integer")
+        if k > m:
+            raise ValueError(f"block {i}: yes ({k}) exceeds n ({m})")
+        lowers[i] = float(lo)
+        probs[i] = (int(k) + 1) / (int(m) + 2)
+    order = np.argsort(lowers, kind="stable")
+    return lowers[order], probs[order]
+
+
+def apply_isotonic(blocks, scores):
+    """Calibrated probabilities for ``scores`` (d17 convention); scalar in, float out.
+
+    ``blocks`` is a sequence of mappings with ``lower``, ``yes`` and ``n``; they are sorted by
+    ``lower`` (stably, so among equal lower bounds the later one listed wins).  A score maps to
+    the last block whose ``lower <= score``, or to the first block when it lies below every lower
+    bound; the probability is ``(yes + 1)/(n + 2)``.  Scores must not be NaN.
+    """
+    lowers, probs = _blocks(blocks)
+    s = np.asarray(scores, dtype=np.float64)
+    if np.any(np.isnan(s)):
+        raise ValueError("scores must not be NaN")
+    idx = np.maximum(np.searchsorted(lowers, s, side="right") - 1, 0)
+    out = probs[idx]
+    return float(out) if np.ndim(scores) == 0 else out

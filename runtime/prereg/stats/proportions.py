@@ -1,0 +1,147 @@
+"""Binomial proportions: Wilson interval, Newcombe difference interval, pooled two-proportion z.
+
+Conventions (d17-multifact, "Scoring" and "Decision rules"):
+
+- Wilson score interval for ``p̂ = k/n``: centre ``(p̂ + z²/2n) / (1 + z²/n)``, half-width
+  ``z·√(p̂(1−p̂)/n + z²/4n²) / (1 + z²/n)``, bounds clipped to [0, 1].
+- Newcombe hybrid score interval for ``d = p1 − p2`` (Newcombe 1998, method 10) built from the
+  clipped Wilson bounds ``(l, u)``: lower ``d − √((p1−l1)² + (u2−p2)²)``, upper
+  ``d + √((u1−p1)² + (p2−l2)²)``.
+- Pooled two-proportion z test: ``p = (k1+k2)/(n1+n2)``, ``se = √(p(1−p)(1/n1 + 1/n2))``,
+  ``z = (k1/n1 − k2/n2)/se``, two-sided ``P = 2·Φ(−|z|)``; when ``se = 0`` (both arms all-yes
+  or all-no, so the difference is exactly 0) ``z = 0`` and ``P = 1``.
+
+The critical value is given either as a two-sided ``level`` (``z = Φ⁻¹((1 + level)/2)``, the
+exact normal quantile) or directly as ``z``; exactly one of them must be passed, there is no
+default.  An arm with ``n = 0`` has no proportion: its results are NaN (missing), computed
+without a division warning.
+
+Every function accepts scalars or arrays (broadcast together); scalar inputs give Python
+floats, array inputs give numpy arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import ndtr, ndtri
+
+
+def critical_z(level=None, z=None) -> float:
+    """The two-sided critical value: ``z`` itself, or ``Φ⁻¹((1 + level)/2)`` for a ``level``.
+
+    Exactly one of ``level`` (in (0, 1)) and ``z`` (finite, > 0) must be given.
+    """
+    if (level is None) == (z is None):
+        raise TypeError("give exactly one of level= and z=")
+    if z is not None:
+        zf = float(z)
+        if not (np.isfinite(zf) and zf > 0):
+            raise ValueError(f"z must be a finite positive number, got {z!r}")
+        return zf
+    lv = float(level)
+    if not (0.0 < lv < 1.0):
+        raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}")
+    return float(ndtri((1.0 + lv) / 2.0))
+
+
+def _counts(k, n, names: tuple[str, str]) -> tuple[np.ndarray, np.ndarray]:
+    ka = np.asarray(k, dtype=np.float64)
+    na = np.asarray(n, dtype=np.float64)
+    kn, nn = names
+    if not (np.all(np.isfinite(ka)) and np.all(np.isfinite(na))):
+        raise ValueError(f"{kn} and {nn} must be finite counts")
+    if np.any(na < 0) or np.any(ka < 0):
+        raise ValueError(f"{kn} and {nn} must be non-negative")
+    if np.any(ka > na):
+        raise ValueError(f"{kn} must not exceed {nn}")
+    return ka, na
+
+
+def _out(x: np.ndarray, scalar: bool):
+    return float(x) if scalar else x
+
+
+def _is_scalar(*args) -> bool:
+    return all(np.ndim(a) == 0 for a in args)
+
+
+def _wilson(ka: np.ndarray, na: np.ndarray, zf: float):
+    """(p̂, centre, lo, hi) as float arrays, NaN where n = 0."""
+    ka, na = np.broadcast_arrays(ka, na)
+    empty = na == 0
+    n_safe = np.where(empty, 1.0, na)
+    p = ka / n_safe
+    z2 = zf * zf
+    denom = 1.0 + z2 / n_safe
+    centre = (p + z2 / (2.0 * n_safe)) / denom
+    half = zf * np.sqrt(p * (1.0 - p) / n_safe + z2 / (4.0 * n_safe * n_safe)) / denom
+    lo = np.clip(centre - half, 0.0, 1.0)
+    hi = np.clip(centre + half, 0.0, 1.0)
+    nan = np.nan
+    return (
+        np.where(empty, nan, p),
+        np.where(empty, nan, centre),
+        np.where(empty, nan, lo),
+        np.where(empty, nan, hi),
+    )
+
+
+def wilson_interval(k, n, level=None, z=None):
+    """Wilson score interval ``(lo, hi)`` for ``k`` successes in ``n`` trials (d17 convention).
+
+    Bounds are clipped to [0, 1]; ``n = 0`` gives ``(nan, nan)``.
+    """
+    zf = critical_z(level, z)
+    ka, na = _counts(k, n, ("k", "n"))
+    _, _, lo, hi = _wilson(ka, na, zf)
+    s = _is_scalar(k, n)
+    return _out(lo, s), _out(hi, s)
+
+
+def wilson_centre(k, n, level=None, z=None):
+    """Centre of the Wilson interval, ``(p̂ + z²/2n)/(1 + z²/n)`` (unclipped; NaN for n = 0)."""
+    zf = critical_z(level, z)
+    ka, na = _counts(k, n, ("k", "n"))
+    _, centre, _, _ = _wilson(ka, na, zf)
+    return _out(centre, _is_scalar(k, n))
+
+
+def newcombe_difference(k1, n1, k2, n2, level=None, z=None):
+    """Newcombe hybrid score interval for ``p1 − p2``: returns ``(diff, lo, hi)``.
+
+    Built from the clipped Wilson bounds of each arm (d17 convention); all three are NaN when
+    either ``n`` is 0.  The interval is not clipped further.
+    """
+    zf = critical_z(level, z)
+    k1a, n1a = _counts(k1, n1, ("k1", "n1"))
+    k2a, n2a = _counts(k2, n2, ("k2", "n2"))
+    k1a, n1a, k2a, n2a = np.broadcast_arrays(k1a, n1a, k2a, n2a)
+    p1, _, l1, u1 = _wilson(k1a, n1a, zf)
+    p2, _, l2, u2 = _wilson(k2a, n2a, zf)
+    d = p1 - p2
+    lo = d - np.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
+    hi = d + np.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+    s = _is_scalar(k1, n1, k2, n2)
+    return _out(d, s), _out(lo, s), _out(hi, s)
+
+
+def pooled_z_test(k1, n1, k2, n2):
+    """Pooled two-proportion z test of ``p1 = p2``: returns ``(z, p)`` with a two-sided P.
+
+    ``z = 0, P = 1`` when the pooled SE is 0; ``(nan, nan)`` when either ``n`` is 0.
+    """
+    k1a, n1a = _counts(k1, n1, ("k1", "n1"))
+    k2a, n2a = _counts(k2, n2, ("k2", "n2"))
+    k1a, n1a, k2a, n2a = np.broadcast_arrays(k1a, n1a, k2a, n2a)
+    missing = (n1a == 0) | (n2a == 0)
+    n1s = np.where(missing, 1.0, n1a)
+    n2s = np.where(missing, 1.0, n2a)
+    pooled = (k1a + k2a) / (n1s + n2s)
+    se = np.sqrt(pooled * (1.0 - pooled) * (1.0 / n1s + 1.0 / n2s))
+    flat = se == 0
+    zs = np.where(flat, 0.0, (k1a / n1s - k2a / n2s) / np.where(flat, 1.0, se))
+    ps = np.where(flat, 1.0, 2.0 * ndtr(-np.abs(zs)))
+    zs = np.where(missing, np.nan, zs)
+    ps = np.where(missing, np.nan, ps)
+    s = _is_scalar(k1, n1, k2, n2)
+    return _out(zs, s), _out(ps, s)
