@@ -134,8 +134,9 @@ def pooled_z_test(k1, n1, k2, n2):
     k2a, n2a = _counts(k2, n2, ("k2", "n2"))
     k1a, n1a, k2a, n2a = np.broadcast_arrays(k1a, n1a, k2a, n2a)
     missing = (n1a == 0) | (n2a == 0)
-    n1s = np.where(missing, 1.0, n1a)
-    n2s = np.where(missing, 1.0, n2a)
+    # Only an empty arm's n is replaced (its k is 0), so every intermediate stays a proportion.
+    n1s = np.where(n1a == 0, 1.0, n1a)
+    n2s = np.where(n2a == 0, 1.0, n2a)
     pooled = (k1a + k2a) / (n1s + n2s)
     se = np.sqrt(pooled * (1.0 - pooled) * (1.0 / n1s + 1.0 / n2s))
     flat = se == 0
