@@ -1,0 +1,212 @@
+"""The ``prereg`` command line.
+
+    prereg [--project DIR] compile [STUDY ...] [--language]
+    prereg [--project DIR] check [--language]
+    prereg [--project DIR] <study-id> <command> ...   (commands declared in the study's spec)
+
+A user's mistake prints ``error: ...`` (one line per problem) and exits non-zero; it never
+prints a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib
+import sys
+from collections.abc import Sequence
+
+from prereg import __version__
+from prereg.errors import UserError
+
+EXIT_USER = 2
+
+
+def _iso_datetime(text: str) -> str:
+    try:
+        value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 date-time: {text!r}") from None
+    if value.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"date-time needs a zone (Z or +hh:mm): {text!r}")
+    return text
+
+
+def _integer_list(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a comma-separated list of integers: {text!r}") from None
+
+
+ARG_TYPES = {"string": str, "integer": int, "number": float, "path": str, "datetime": _iso_datetime, "integer_list": _integer_list}
+
+
+def _base_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="prereg",
+        description="Compile study preregistrations (YAML specs) into validated, digest-pinned code and "
+        "documents, and run the compiled studies.",
+        epilog="Study commands: `prereg <study-id> --help` lists the commands a study's spec declares.",
+    )
+    p.add_argument("--version", action="version", version=f"prereg {__version__}")
+    p.add_argument("--project", metavar="DIR", help="the project folder (default: the nearest folder with spec/studies/)")
+    return p
+
+
+def _add_core_commands(sub) -> None:
+    c = sub.add_parser(
+        "compile",
+        help="validate specs and write generated/",
+        description="Validate spec/studies/*.yaml against the language and the semantic checks, render the "
+        "templates and write generated/<study>/ (only changed files are rewritten). Nothing is written when "
+        "any spec has a problem.",
+    )
+    c.add_argument("studies", nargs="*", metavar="STUDY", help="study ids to compile (default: all)")
+    c.add_argument("--language", action="store_true", help="also regenerate generated/prereg.schema.json with LinkML")
+    k = sub.add_parser(
+        "check",
+        help="verify generated/ is exactly what the specs compile to",
+        description="Recompile in memory and compare with generated/. Exit 0 when identical; 1 with a unified "
+        "diff naming each stale, edited, missing or unexpected file.",
+    )
+    k.add_argument("--language", action="store_true", help="also regenerate the language schema with LinkML and compare bytes")
+    d = sub.add_parser("diff", help="semantic difference between two versions of a spec")
+    d.add_argument("old", nargs="?", help="the old spec file")
+    d.add_argument("new", nargs="?", help="the new spec file")
+
+
+def _cmd_compile(project, args) -> int:
+    from prereg.compiler import build, language
+
+    if args.language:
+        schema = language.render_schema(project)
+        build.write_generated(project, {}, prune=False)
+        target = project.root / "generated/prereg.schema.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.exists() or target.read_bytes() != schema:
+            target.write_bytes(schema)
+            print("wrote generated/prereg.schema.json")
+    files = build.compile_project(project, args.studies or None)
+    if args.studies:
+        changed = build.write_generated(project, files, prune=False)
+    else:
+        changed = build.write_generated(project, files)
+    for rel in changed:
+        print(f"wrote {rel}" if rel in files else f"removed {rel}")
+    studies = sorted({rel.split("/")[1] for rel in files})
+    print(f"compiled {len(studies)} stud{'y' if len(studies) == 1 else 'ies'}: {', '.join(studies)}; {len(changed)} file(s) changed")
+    return 0
+
+
+def _cmd_check(project, args) -> int:
+    from prereg.compiler import build, language
+
+    problems = []
+    stale = language.schema_is_current(project)
+    if stale:
+        problems.append(stale + "\n")
+    elif args.language:
+        want = language.render_schema(project)
+        if (project.root / "generated/prereg.schema.json").read_bytes() != want:
+            problems.append("stale or edited: generated/prereg.schema.json (run make generate)\n")
+    files = build.compile_project(project)
+    problems.extend(build.diff_generated(project, files))
+    if problems:
+        for p in problems:
+            sys.stdout.write(p)
+        print(f"check failed: {len(problems)} generated file(s) differ from what the specs compile to; run make generate")
+        return 1
+    print(f"generated/ matches the specs ({len(files)} files)")
+    return 0
+
+
+def _cmd_diff(project, args) -> int:
+    raise UserError("prereg diff is not implemented yet")
+
+
+def _study_parser(project, study_id: str, module) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=f"prereg {study_id}",
+        description=f"Operator commands of {study_id} {module.VERSION}, as its spec declares them.",
+    )
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for c in module.COMMANDS:
+        cp = sub.add_parser(c["id"], help=c["summary"], description=c["description"] or c["summary"])
+        for a in c["arguments"]:
+            name = a["name"]
+            if a["kind"] == "flag":
+                cp.add_argument(name, action="store_true", help=a["help"])
+            elif a["kind"] == "option":
+                cp.add_argument(name, type=ARG_TYPES[a["type"]], required=bool(a["required"]), help=a["help"])
+            else:
+                cp.add_argument(
+                    name.replace("-", "_"),
+                    metavar=name.upper(),
+                    type=ARG_TYPES[a["type"]],
+                    nargs=None if a["required"] else "?",
+                    help=a["help"],
+                )
+    return p
+
+
+def _run_study(project, study_id: str, argv: Sequence[str]) -> int:
+    from prereg.study import load_generated
+
+    module = load_generated(project, study_id)
+    args = _study_parser(project, study_id, module).parse_args(list(argv))
+    command = next(c for c in module.COMMANDS if c["id"] == args.command)
+    ctx = module.context(project_root=project.root)
+    engine = importlib.import_module(module.ENGINE_MODULE)
+    handlers = getattr(engine, "COMMANDS", {})
+    if command["handler"] not in handlers:
+        raise UserError(f"the {module.ENGINE} engine has no handler {command['handler']!r} for command {args.command!r}")
+    args.project_root = project.root
+    return int(handlers[command["handler"]](ctx, args) or 0)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _base_parser()
+    try:
+        pre, rest = parser.parse_known_args(argv)
+        from prereg.compiler.project import find_project
+
+        first = next((a for a in rest if not a.startswith("-")), None)
+        core = {"compile", "check", "diff"}
+        if first is not None and first not in core:
+            project = find_project(pre.project)
+            ids = [p.stem for p in project.spec_files()]
+            if first in ids:
+                idx = rest.index(first)
+                return _run_study(project, first, rest[idx + 1 :])
+        sub = parser.add_subparsers(dest="cmd", metavar="COMMAND")
+        _add_core_commands(sub)
+        try:
+            project = find_project(pre.project)
+            for sid in (p.stem for p in project.spec_files()):
+                sub.add_parser(sid, help=f"run a command of study {sid} (see `prereg {sid} --help`)", add_help=False)
+        except UserError:
+            project = None
+        args = parser.parse_args(argv)
+        if args.cmd is None:
+            parser.print_help()
+            return EXIT_USER
+        if project is None:
+            project = find_project(pre.project)
+        return {"compile": _cmd_compile, "check": _cmd_check, "diff": _cmd_diff}[args.cmd](project, args)
+    except UserError as exc:
+        lines = exc.lines()
+        print(f"error: {lines[0]}", file=sys.stderr)
+        for line in lines[1:]:
+            print(line, file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The compiler: load a spec safely, validate it, check its semantics, render generated code."""

@@ -1,0 +1,250 @@
+"""Compile specs into generated files, and check generated/ against a fresh compile.
+
+parse (load.py) -> validate against the language (validate.py) -> semantic checks
+(semantic.py) -> render templates (render.py) -> ruff format (fmt.py).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prereg.compiler import contracts, semantic
+from prereg.compiler.fmt import format_python
+from prereg.compiler.load import Loaded, load_yaml
+from prereg.compiler.project import Project, package_name
+from prereg.compiler.render import render
+from prereg.compiler.validate import validate
+from prereg.digest import digest
+from prereg.engines import ENGINES
+from prereg.errors import UserError
+
+HEADER_MARK = "DO NOT EDIT"
+
+
+@dataclass
+class Study:
+    """A spec that passed validation and the semantic checks."""
+
+    loaded: Loaded
+    spec_rel: str
+    digest: str
+
+    @property
+    def data(self) -> dict:
+        return self.loaded.data
+
+    @property
+    def id(self) -> str:
+        return self.data["id"]
+
+
+@dataclass
+class Output:
+    files: dict[str, bytes] = field(default_factory=dict)
+
+
+def load_study(project: Project, path: Path) -> Study:
+    """Parse, validate and check one spec; raises UserError listing every problem."""
+    loaded = load_yaml(path)
+    loaded.path = Path(project.rel(path))
+    if not isinstance(loaded.data, dict):
+        raise UserError(f"{loaded.path}:1: a spec must be a mapping (a Study)")
+    schema = project.schema_path
+    if not schema.exists():
+        raise UserError(f"{project.rel(schema)}: the language schema is missing; run `prereg compile --language`")
+    problems = validate(loaded, schema)
+    if not problems:
+        problems = semantic.run_checks(loaded, expected_id=path.stem)
+    if problems:
+        noun = "problem" if len(problems) == 1 else "problems"
+        raise UserError(f"{loaded.path}: {len(problems)} {noun}", problems=problems)
+    return Study(loaded=loaded, spec_rel=project.rel(path), digest=digest(loaded.data))
+
+
+def spec_config(spec: dict) -> dict[str, Any]:
+    """The registered content of a spec as plain data, the input of an engine's adapter."""
+    return {
+        "study_id": spec["id"],
+        "version": spec["version"],
+        "constants": {c["id"]: c["value"] for c in spec.get("constants") or []},
+        "splits": [{"id": s["id"], "code": s["code"]} for s in spec.get("splits") or []],
+        "factors": [
+            {"id": f["id"], "levels": [{"id": str(lv["id"]), "code": lv.get("code")} for lv in f["levels"]]}
+            for f in spec.get("factors") or []
+        ],
+        "pools": [
+            {"id": p["id"], "level": p.get("level"), "words": {w["role"]: w["text"] for w in p["words"]}}
+            for p in spec.get("pools") or []
+        ],
+        "cells": [
+            {"id": c["id"], "split": c["split"], "rows": c["rows"], "levels": {r["factor"]: str(r["level"]) for r in c["levels"]}}
+            for c in spec.get("cells") or []
+        ],
+        "seed_policy": {k: v for k, v in (spec.get("seed_policy") or {}).items() if k != "description"},
+        "budget": {b["id"]: b["value"] for b in spec.get("budget") or []},
+        "freeze_roles": [{k: v for k, v in r.items() if k != "description"} for r in spec.get("freeze_roles") or []],
+    }
+
+
+def engine_config(spec: dict) -> dict[str, Any]:
+    """What the engine receives as ``ctx.config``: the registered content as plain data.
+
+    Engines map this generic shape onto their own parameters at run time, so the compiler never
+    imports an engine.
+    """
+    return spec_config(spec)
+
+
+def _expanded_contrasts(spec: dict) -> list[dict]:
+    out = []
+    for hyp in spec.get("hypotheses") or []:
+        for c in hyp.get("contrasts") or []:
+            for binding in semantic._expansions(c):
+
+                def sel(side: dict, binding=binding) -> dict[str, list[str]]:
+                    return {f["factor"]: [semantic.fill(str(v), binding) for v in f["levels"]] for f in side["where"]}
+
+                out.append(
+                    {
+                        "id": semantic.fill(c["id"], binding),
+                        "hypothesis": hyp["id"],
+                        "metric": c["metric"],
+                        "a": sel(c["a"]),
+                        "b": sel(c["b"]),
+                        "interval": c["interval"],
+                        "level": c["level"],
+                        "test": c["test"],
+                        "family": c.get("family"),
+                    }
+                )
+    return out
+
+
+def render_study(study: Study) -> dict[str, str]:
+    """Every generated file of one study, as text, keyed by path relative to the project."""
+    spec = study.data
+    pkg = package_name(study.id)
+    context = {
+        "study": spec,
+        "spec_rel": study.spec_rel,
+        "digest": study.digest,
+        "pkg": pkg,
+        "config": engine_config(spec),
+        "contrasts": _expanded_contrasts(spec),
+        "engine_module": ENGINES[spec["engine"]],
+    }
+    python = {
+        f"generated/{pkg}/__init__.py": render("study_init.py.j2", **context),
+        f"generated/{pkg}/design.py": render("design.py.j2", **context),
+        f"generated/{pkg}/constants.py": render("constants.py.j2", **context),
+        f"generated/{pkg}/records.py": render("records.py.j2", **context),
+        f"generated/{pkg}/rules.py": render("rules.py.j2", **context),
+    }
+    files = format_python(python)
+    for contract in spec.get("record_contracts") or []:
+        schema = contracts.contract_schema(study.id, spec["version"], contract)
+        schema = {
+            "$comment": f"Generated by prereg from {study.spec_rel} ({study.digest}). {HEADER_MARK}.",
+            **schema,
+        }
+        files[f"generated/{pkg}/schemas/{contract['id']}.schema.json"] = (
+            json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+        )
+    files[f"generated/{pkg}/PREREG.md"] = render("PREREG.md.j2", **context)
+    return files
+
+
+def load_all(project: Project, only: list[str] | None = None) -> list[Study]:
+    paths = project.spec_files()
+    if only:
+        known = {p.stem: p for p in paths}
+        missing = [s for s in only if s not in known]
+        if missing:
+            raise UserError(f"no spec for study {missing[0]!r} under {project.rel(project.studies_dir)}/")
+        paths = [known[s] for s in only]
+    if not paths:
+        raise UserError(f"{project.rel(project.studies_dir)}/: no *.yaml specs to compile")
+    studies, problems = [], []
+    for path in paths:
+        try:
+            studies.append(load_study(project, path))
+        except UserError as exc:
+            problems.extend(exc.lines())
+    if problems:
+        raise UserError("the specs have problems; nothing was written", problems=problems)
+    return studies
+
+
+def compile_project(project: Project, only: list[str] | None = None) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    for study in load_all(project, only):
+        for rel, text in render_study(study).items():
+            files[rel] = text.encode("utf-8")
+    return files
+
+
+def _generated_study_files(project: Project) -> dict[str, bytes]:
+    """Files currently under generated/<pkg>/ (the study packages), keyed by relative path."""
+    out: dict[str, bytes] = {}
+    gen = project.generated_dir
+    if not gen.is_dir():
+        return out
+    for path in sorted(gen.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and path.parent != gen:
+            out[path.relative_to(project.root).as_posix()] = path.read_bytes()
+    return out
+
+
+def write_generated(project: Project, files: dict[str, bytes], prune: bool = True) -> list[str]:
+    """Write changed files atomically; remove study files no spec produces. Returns changed paths."""
+    changed = []
+    current = _generated_study_files(project)
+    for rel, data in sorted(files.items()):
+        if current.get(rel) == data:
+            continue
+        target = project.root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".gen-", dir=target.parent)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+        changed.append(rel)
+    if prune:
+        for rel in sorted(set(current) - set(files)):
+            (project.root / rel).unlink()
+            changed.append(rel)
+        gen = project.generated_dir
+        dirs = [p for p in gen.rglob("*") if p.is_dir() and p.name != "__pycache__"]
+        for d in sorted(dirs, reverse=True):
+            if not [p for p in d.iterdir() if p.name != "__pycache__"]:
+                shutil.rmtree(d)
+    return changed
+
+
+def diff_generated(project: Project, files: dict[str, bytes]) -> list[str]:
+    """Unified diffs (one string per stale, edited, missing or unexpected file)."""
+    current = _generated_study_files(project)
+    out = []
+    for rel in sorted(set(files) | set(current)):
+        want, have = files.get(rel), current.get(rel)
+        if want == have:
+            continue
+        if have is None:
+            out.append(f"missing: {rel} (a spec produces it; run make generate)\n")
+            continue
+        if want is None:
+            out.append(f"unexpected: {rel} (no spec produces it)\n")
+            continue
+        a = have.decode("utf-8", "replace").splitlines(keepends=True)
+        b = want.decode("utf-8", "replace").splitlines(keepends=True)
+        text = "".join(difflib.unified_diff(a, b, fromfile=f"{rel} (committed)", tofile=f"{rel} (compiled)"))
+        out.append(f"stale or edited: {rel}\n{text}")
+    return out

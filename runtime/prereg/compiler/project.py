@@ -1,0 +1,75 @@
+"""Project discovery: the spec tree a command works on.
+
+A project is a folder holding ``spec/studies/*.yaml``.  Commands use the project given by
+``--project DIR`` or else the nearest folder, from the current one upwards, that has
+``spec/studies/``.  The language schema is the project's ``generated/prereg.schema.json``,
+or, for a project that does not carry the language itself, the one prereg ships with.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from prereg.errors import UserError
+
+LANGUAGE_SOURCE = Path("spec/prereg.linkml.yaml")
+LANGUAGE_SCHEMA = Path("generated/prereg.schema.json")
+STUDIES = Path("spec/studies")
+GENERATED = Path("generated")
+# The checkout prereg itself lives in (runtime/prereg/compiler/project.py -> repo root).
+HOME = Path(__file__).resolve().parents[3]
+
+
+def package_name(study_id: str) -> str:
+    return study_id.replace("-", "_")
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+
+    @property
+    def studies_dir(self) -> Path:
+        return self.root / STUDIES
+
+    @property
+    def generated_dir(self) -> Path:
+        return self.root / GENERATED
+
+    @property
+    def language_source(self) -> Path:
+        return self.root / LANGUAGE_SOURCE
+
+    @property
+    def schema_path(self) -> Path:
+        own = self.root / LANGUAGE_SCHEMA
+        if own.exists() or self.language_source.exists():
+            return own
+        return HOME / LANGUAGE_SCHEMA
+
+    def spec_files(self) -> list[Path]:
+        return sorted(p for p in self.studies_dir.glob("*.yaml") if p.is_file())
+
+    def spec_file(self, study_id: str) -> Path:
+        return self.studies_dir / f"{study_id}.yaml"
+
+    def rel(self, path: Path) -> str:
+        try:
+            return path.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return str(path)
+
+
+def find_project(explicit: str | os.PathLike | None = None) -> Project:
+    if explicit is not None:
+        root = Path(explicit)
+        if not (root / STUDIES).is_dir():
+            raise UserError(f"{root}: not a prereg project (no {STUDIES}/ folder)")
+        return Project(root.resolve())
+    here = Path.cwd().resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / STUDIES).is_dir():
+            return Project(candidate)
+    raise UserError(f"no prereg project here: no {STUDIES}/ folder in {here} or above (use --project DIR)")

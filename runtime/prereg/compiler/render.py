@@ -1,0 +1,95 @@
+"""Render a checked spec into generated files with Jinja2.
+
+Spec strings reach generated Python only through the ``py`` filter (a Python literal made by
+``repr``), and identifiers only through ``ident``/``const``/``camel``, which re-check them
+against a strict pattern.  Templates live in templates/, one per kind of generated file.
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from prereg.compiler.project import HOME
+
+TEMPLATES = HOME / "templates"
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _checked(name: str) -> str:
+    if not _IDENT.match(name) or keyword.iskeyword(name):
+        raise ValueError(f"not a safe Python identifier: {name!r}")
+    return name
+
+
+def ident(value: str) -> str:
+    """A lowercase Python identifier from a spec id (``pool-a`` -> ``pool_a``)."""
+    return _checked(str(value).replace("-", "_"))
+
+
+def const(value: str) -> str:
+    """An upper-case constant name; ids starting with a digit get a ``V_`` prefix."""
+    name = str(value).replace("-", "_").upper()
+    if name[:1].isdigit():
+        name = "V_" + name
+    return _checked(name)
+
+
+def camel(value: str) -> str:
+    """A class name from a spec id (``record-contract`` -> ``RecordContract``)."""
+    parts = re.split(r"[-_]", str(value))
+    return _checked("".join(p[:1].upper() + p[1:] for p in parts if p))
+
+
+def py(value: Any) -> str:
+    """A Python literal for JSON-like data (str, int, float, bool, None, list, dict)."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return repr(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(py(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{py(str(k))}: {py(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"cannot render {type(value).__name__} as a literal")
+
+
+def md(value: Any) -> str:
+    """Text safe inside a Markdown table cell."""
+    text = "" if value is None else str(value)
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
+
+
+def js(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def doc(value: Any) -> str:
+    """Text for a Python comment or docstring body: no quotes or backslashes can end it."""
+    text = "" if value is None else " ".join(str(value).split())
+    return text.replace("\\", "/").replace('"""', "'''")
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.Undefined,  # absent optional keys are falsy; `py` refuses them
+        autoescape=False,
+    )
+    env.filters.update(py=py, ident=ident, const=const, camel=camel, md=md, js=js, doc=doc)
+    return env
+
+
+def render(template: str, **context: Any) -> str:
+    return environment().get_template(template).render(**context)

@@ -1,0 +1,389 @@
+"""Semantic checks that a JSON Schema cannot express.
+
+Each check is a small function over the loaded spec that reports problems as
+``file:line: at /pointer: message``: ids are unique, references resolve, cells do not overlap,
+declared totals equal the sum of their cells, wording-pool properties hold, amendments are in
+order, conditions are well formed and every placeholder is bound.
+"""
+
+from __future__ import annotations
+
+import itertools
+import keyword
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from prereg.compiler.load import Loaded
+
+Check = Callable[[dict, "Reporter"], None]
+CHECKS: list[Check] = []
+
+PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
+
+
+class Reporter:
+    def __init__(self, loaded: Loaded):
+        self.loaded = loaded
+        self.problems: list[tuple[int, str]] = []
+
+    def __call__(self, ptr: str, message: str) -> None:
+        self.problems.append((self.loaded.line_of(ptr) or 0, f"{self.loaded.where(ptr)}: at {ptr}: {message}"))
+
+
+def check(fn: Check) -> Check:
+    CHECKS.append(fn)
+    return fn
+
+
+def items(spec: dict, section: str) -> Iterator[tuple[str, dict]]:
+    for i, item in enumerate(spec.get(section) or []):
+        yield f"/{section}/{i}", item
+
+
+def _unique(report: Reporter, entries, key: str, what: str) -> None:
+    seen: dict[Any, str] = {}
+    for ptr, item in entries:
+        value = item.get(key)
+        if value in seen:
+            report(f"{ptr}/{key}", f"duplicate {what} {value!r} (first at {seen[value]})")
+        else:
+            seen[value] = ptr
+
+
+def python_name(ident: str) -> str:
+    """The Python identifier an id becomes in generated code."""
+    return ident.replace("-", "_")
+
+
+@check
+def unique_ids(spec: dict, report: Reporter) -> None:
+    for section, what in [
+        ("splits", "split id"),
+        ("factors", "factor id"),
+        ("pools", "pool id"),
+        ("cells", "cell id"),
+        ("record_contracts", "record contract id"),
+        ("metrics", "metric id"),
+        ("families", "family id"),
+        ("hypotheses", "hypothesis id"),
+        ("freeze_roles", "freeze role id"),
+        ("constants", "constant id"),
+        ("commands", "command id"),
+        ("budget", "budget item id"),
+    ]:
+        _unique(report, items(spec, section), "id", what)
+        names: dict[str, str] = {}
+        for ptr, item in items(spec, section):
+            pyname = python_name(str(item.get("id", "")))
+            if pyname in names and item.get("id") != names[pyname]:
+                report(f"{ptr}/id", f"{what} {item['id']!r} clashes with {names[pyname]!r} in generated code")
+            names.setdefault(pyname, item.get("id"))
+            if keyword.iskeyword(pyname):
+                report(f"{ptr}/id", f"{what} {item['id']!r} is a Python keyword")
+    _unique(report, items(spec, "amendments"), "version", "amendment version")
+    for ptr, factor in items(spec, "factors"):
+        _unique(report, ((f"{ptr}/levels/{i}", lv) for i, lv in enumerate(factor.get("levels", []))), "id", f"level of factor {factor.get('id')!r}")
+    for ptr, contract in items(spec, "record_contracts"):
+        _unique(report, ((f"{ptr}/fields/{i}", f) for i, f in enumerate(contract.get("fields", []))), "name", "field")
+    for ptr, command in items(spec, "commands"):
+        _unique(report, ((f"{ptr}/arguments/{i}", a) for i, a in enumerate(command.get("arguments") or [])), "name", "argument")
+    for ptr, pool in items(spec, "pools"):
+        _unique(report, ((f"{ptr}/words/{i}", w) for i, w in enumerate(pool.get("words", []))), "role", "word role")
+
+
+def _levels(spec: dict) -> dict[str, list[str]]:
+    return {f["id"]: [str(lv["id"]) for lv in f.get("levels", [])] for f in spec.get("factors") or []}
+
+
+@check
+def cells_resolve_and_do_not_overlap(spec: dict, report: Reporter) -> None:
+    splits = {s["id"] for s in spec.get("splits") or []}
+    levels = _levels(spec)
+    assignments = []
+    for ptr, cell in items(spec, "cells"):
+        if cell.get("split") not in splits:
+            report(f"{ptr}/split", f"cell {cell.get('id')!r} names unknown split {cell.get('split')!r}")
+        assign: dict[str, str] = {}
+        for j, ref in enumerate(cell.get("levels", [])):
+            rptr = f"{ptr}/levels/{j}"
+            factor, level = ref.get("factor"), str(ref.get("level"))
+            if factor not in levels:
+                report(f"{rptr}/factor", f"cell {cell.get('id')!r} names unknown factor {factor!r}")
+                continue
+            if level not in levels[factor]:
+                report(f"{rptr}/level", f"cell {cell.get('id')!r} uses level {level!r}, which factor {factor!r} does not have")
+            if factor in assign:
+                report(f"{rptr}/factor", f"cell {cell.get('id')!r} sets factor {factor!r} twice")
+            assign[factor] = level
+        assignments.append((ptr, cell.get("id"), cell.get("split"), assign))
+    by_split: dict[str, list] = {}
+    for entry in assignments:
+        by_split.setdefault(entry[2], []).append(entry)
+    for group in by_split.values():
+        for (p1, id1, _, a1), (p2, id2, _, a2) in itertools.combinations(group, 2):
+            common = a1.keys() & a2.keys()
+            if all(a1[f] == a2[f] for f in common) and (a1.keys() <= a2.keys() or a2.keys() <= a1.keys()):
+                report(p2, f"cell {id2!r} overlaps cell {id1!r}: a row could belong to both")
+
+
+@check
+def totals_match_cells(spec: dict, report: Reporter) -> None:
+    splits = {s["id"] for s in spec.get("splits") or []}
+    for ptr, total in items(spec, "totals"):
+        scope = total.get("scope")
+        if scope != "all" and scope not in splits:
+            report(f"{ptr}/scope", f"total names unknown split {scope!r}")
+            continue
+        actual = sum(int(c.get("rows", 0)) for c in spec.get("cells") or [] if scope == "all" or c.get("split") == scope)
+        if actual != total.get("rows"):
+            report(f"{ptr}/rows", f"declared total {total.get('rows')} for {scope!r} differs from the sum of its cells, {actual}")
+
+
+@check
+def pools_resolve(spec: dict, report: Reporter) -> None:
+    levels = _levels(spec)
+    roles_seen: list[set[str]] = []
+    for ptr, pool in items(spec, "pools"):
+        ref = pool.get("level")
+        if ref:
+            factor, _, level = ref.partition(":")
+            if factor not in levels or level not in levels[factor]:
+                report(f"{ptr}/level", f"pool {pool.get('id')!r} names unknown factor level {ref!r}")
+        roles_seen.append({w.get("role") for w in pool.get("words", [])})
+    if roles_seen and any(r != roles_seen[0] for r in roles_seen):
+        for (ptr, pool), roles in zip(items(spec, "pools"), roles_seen, strict=True):
+            if roles != roles_seen[0]:
+                diff = sorted(roles ^ roles_seen[0])
+                report(f"{ptr}/words", f"pool {pool.get('id')!r} does not have the same word roles as the first pool (differs in {', '.join(diff)})")
+
+
+def _word(pool: dict, role: str) -> str | None:
+    for w in pool.get("words", []):
+        if w.get("role") == role:
+            return w.get("text")
+    return None
+
+
+@check
+def pool_constraints_hold(spec: dict, report: Reporter) -> None:
+    pools = spec.get("pools") or []
+    for ptr, c in items(spec, "pool_constraints"):
+        kind, roles = c.get("kind"), c.get("roles", [])
+        missing = [r for r in roles if any(_word(p, r) is None for p in pools)]
+        if missing:
+            report(f"{ptr}/roles", f"pool constraint names role(s) not in every pool: {', '.join(missing)}")
+            continue
+        if kind == "disjoint":
+            owner: dict[str, str] = {}
+            for p in pools:
+                for r in roles:
+                    for token in _word(p, r).split():
+                        if token in owner and owner[token] != p["id"]:
+                            report(ptr, f"word {token!r} is shared by pools {owner[token]!r} and {p['id']!r}")
+                        owner.setdefault(token, p["id"])
+        elif kind == "equal_length":
+            for p in pools:
+                lengths = {r: len(_word(p, r)) for r in roles}
+                if len(set(lengths.values())) > 1:
+                    shown = ", ".join(f"{r}={n}" for r, n in lengths.items())
+                    report(ptr, f"pool {p['id']!r}: words of roles {', '.join(roles)} differ in length ({shown})")
+        elif kind == "no_shared_positions":
+            if len(roles) != 2:
+                report(f"{ptr}/roles", "no_shared_positions takes exactly two roles")
+                continue
+            final = c.get("except_final") or ""
+            for p in pools:
+                a, b = _word(p, roles[0]), _word(p, roles[1])
+                shared = [
+                    i
+                    for i, (x, y) in enumerate(zip(a, b, strict=False))
+                    if x == y and not (final and i == len(a) - 1 == len(b) - 1 and x == final)
+                ]
+                if shared:
+                    report(ptr, f"pool {p['id']!r}: {a!r} and {b!r} share letters at positions {shared}")
+
+
+def _expansions(contrast: dict) -> list[dict[str, str]]:
+    combos: list[dict[str, str]] = [{}]
+    for ex in contrast.get("expand") or []:
+        combos = [{**c, ex["name"]: str(v)} for c in combos for v in ex.get("values", [])]
+    return combos
+
+
+def fill(text: str, binding: dict[str, str]) -> str:
+    return PLACEHOLDER.sub(lambda m: binding.get(m.group(1), m.group(0)), text)
+
+
+def contrast_ids(spec: dict) -> dict[str, str]:
+    """Every contrast id after expansion, mapped to its pointer."""
+    out: dict[str, str] = {}
+    for hptr, hyp in items(spec, "hypotheses"):
+        for i, c in enumerate(hyp.get("contrasts") or []):
+            for binding in _expansions(c):
+                out.setdefault(fill(c["id"], binding), f"{hptr}/contrasts/{i}")
+    return out
+
+
+@check
+def contrasts_resolve(spec: dict, report: Reporter) -> None:
+    metrics = {m["id"] for m in spec.get("metrics") or []}
+    families = {f["id"] for f in spec.get("families") or []}
+    levels = _levels(spec)
+    seen: dict[str, str] = {}
+    for hptr, hyp in items(spec, "hypotheses"):
+        for i, c in enumerate(hyp.get("contrasts") or []):
+            ptr = f"{hptr}/contrasts/{i}"
+            if c.get("metric") not in metrics:
+                report(f"{ptr}/metric", f"contrast {c.get('id')!r} names unknown metric {c.get('metric')!r}")
+            if c.get("family") is not None and c.get("family") not in families:
+                report(f"{ptr}/family", f"contrast {c.get('id')!r} names unknown family {c.get('family')!r}")
+            for binding in _expansions(c):
+                cid = fill(c["id"], binding)
+                if PLACEHOLDER.search(cid):
+                    report(f"{ptr}/id", f"contrast id {c['id']!r} has an unbound placeholder")
+                    break
+                if cid in seen:
+                    report(f"{ptr}/id", f"duplicate contrast id {cid!r} (first at {seen[cid]})")
+                seen.setdefault(cid, ptr)
+                for side in ("a", "b"):
+                    for j, flt in enumerate((c.get(side) or {}).get("where", [])):
+                        fptr = f"{ptr}/{side}/where/{j}"
+                        factor = flt.get("factor")
+                        if factor not in levels:
+                            report(f"{fptr}/factor", f"contrast {cid!r} selects on unknown factor {factor!r}")
+                            continue
+                        for lv in flt.get("levels", []):
+                            value = fill(str(lv), binding)
+                            if value not in levels[factor]:
+                                report(f"{fptr}/levels", f"contrast {cid!r} selects level {value!r}, which factor {factor!r} does not have")
+
+
+def _walk_condition(cond: dict, ptr: str, bound: dict[str, list[str]], ids: dict[str, str], report: Reporter) -> None:
+    keys = [k for k in ("compare", "all_of", "any_of", "at_least", "for_each") if cond.get(k) is not None]
+    if len(keys) != 1:
+        report(ptr, f"a condition takes exactly one of compare, all_of, any_of, at_least, for_each (found {len(keys)})")
+        return
+    key = keys[0]
+    body = cond[key]
+    if key == "compare":
+        target = body.get("target", "")
+        names = PLACEHOLDER.findall(target)
+        unbound = [n for n in names if n not in bound]
+        if unbound:
+            report(f"{ptr}/compare/target", f"placeholder {{{unbound[0]}}} is not bound by an enclosing for_each")
+            return
+        combos: list[dict[str, str]] = [{}]
+        for n in dict.fromkeys(names):
+            combos = [{**c, n: v} for c in combos for v in bound[n]]
+        for combo in combos:
+            tid = fill(target, combo)
+            if tid not in ids:
+                report(f"{ptr}/compare/target", f"comparison names unknown contrast {tid!r}")
+                break
+    elif key in ("all_of", "any_of"):
+        for i, sub in enumerate(body):
+            _walk_condition(sub, f"{ptr}/{key}/{i}", bound, ids, report)
+    elif key == "at_least":
+        if body.get("count", 0) > len(body.get("of", [])):
+            report(f"{ptr}/at_least/count", f"at_least {body.get('count')} of {len(body.get('of', []))} conditions can never hold")
+        for i, sub in enumerate(body.get("of", [])):
+            _walk_condition(sub, f"{ptr}/at_least/of/{i}", bound, ids, report)
+    else:
+        if body.get("quantifier") == "at_least" and not body.get("count"):
+            report(f"{ptr}/for_each", "quantifier at_least needs a count")
+        if body.get("quantifier") != "at_least" and body.get("count") is not None:
+            report(f"{ptr}/for_each/count", "count is only for quantifier at_least")
+        inner = {**bound, body["name"]: [str(v) for v in body.get("values", [])]}
+        _walk_condition(body.get("condition") or {}, f"{ptr}/for_each/condition", inner, ids, report)
+
+
+@check
+def conditions_well_formed(spec: dict, report: Reporter) -> None:
+    ids = contrast_ids(spec)
+    for hptr, hyp in items(spec, "hypotheses"):
+        if hyp.get("rule") is not None:
+            _walk_condition(hyp["rule"], f"{hptr}/rule", {}, ids, report)
+        for i, v in enumerate(hyp.get("verdicts") or []):
+            if v.get("when") is not None:
+                _walk_condition(v["when"], f"{hptr}/verdicts/{i}/when", {}, ids, report)
+
+
+@check
+def patterns_compile(spec: dict, report: Reporter) -> None:
+    policy = spec.get("seed_policy")
+    if policy:
+        try:
+            rx = re.compile(policy.get("pattern", ""))
+        except re.error as exc:
+            report("/seed_policy/pattern", f"not a valid regular expression: {exc}")
+        else:
+            demo = policy.get("demo_seed")
+            if demo is not None and not rx.fullmatch(demo):
+                report("/seed_policy/demo_seed", f"demo seed {demo!r} does not match the seed pattern")
+    for ptr, contract in items(spec, "record_contracts"):
+        for i, f in enumerate(contract.get("fields", [])):
+            fptr = f"{ptr}/fields/{i}"
+            if f.get("pattern") is not None:
+                try:
+                    re.compile(f["pattern"])
+                except re.error as exc:
+                    report(f"{fptr}/pattern", f"not a valid regular expression: {exc}")
+            lo, hi = f.get("minimum"), f.get("maximum")
+            if lo is not None and hi is not None and lo > hi:
+                report(f"{fptr}/minimum", f"minimum {lo} is above maximum {hi}")
+            if f.get("allowed") and f.get("type") != "string":
+                report(f"{fptr}/allowed", "allowed values are only for string fields")
+            if f.get("items") and f.get("type") != "array":
+                report(f"{fptr}/items", "items is only for array fields")
+
+
+@check
+def amendments_in_order(spec: dict, report: Reporter) -> None:
+    def key(v: str) -> tuple[int, ...]:
+        return tuple(int(x) for x in str(v).split("."))
+
+    previous = None
+    for ptr, a in items(spec, "amendments"):
+        version = a.get("version")
+        if previous is not None and key(version) <= key(previous):
+            report(f"{ptr}/version", f"amendment {version} does not come after {previous}")
+        previous = version
+    if previous is not None and key(previous) != key(spec.get("version", "0")):
+        report("/version", f"study version {spec.get('version')} differs from the latest amendment, {previous}")
+    if spec.get("amendments") and spec.get("status") == "draft":
+        report("/status", "a draft study has no amendments; register it first")
+
+
+@check
+def commands_well_formed(spec: dict, report: Reporter) -> None:
+    for ptr, command in items(spec, "commands"):
+        optional_seen = False
+        for i, arg in enumerate(command.get("arguments") or []):
+            aptr = f"{ptr}/arguments/{i}"
+            name = arg.get("name", "")
+            is_option = name.startswith("--")
+            if arg.get("kind") == "positional" and is_option:
+                report(f"{aptr}/name", f"positional argument {name!r} must not start with --")
+            if arg.get("kind") in ("option", "flag") and not is_option:
+                report(f"{aptr}/name", f"option {name!r} must start with --")
+            if arg.get("kind") == "flag" and arg.get("type") is not None:
+                report(f"{aptr}/type", f"flag {name!r} takes no type")
+            if arg.get("kind") != "flag" and arg.get("type") is None:
+                report(f"{aptr}/type", f"argument {name!r} needs a type")
+            if arg.get("kind") == "positional":
+                if arg.get("required") is False:
+                    optional_seen = True
+                elif optional_seen:
+                    report(aptr, f"required positional {name!r} follows an optional one")
+
+
+def run_checks(loaded: Loaded, expected_id: str | None = None) -> list[str]:
+    report = Reporter(loaded)
+    spec = loaded.data
+    if expected_id is not None and spec.get("id") != expected_id:
+        report("/id", f"study id {spec.get('id')!r} differs from its file name {expected_id!r}")
+    for fn in CHECKS:
+        fn(spec, report)
+    report.problems.sort(key=lambda p: p[0])
+    return [p[1] for p in report.problems]

@@ -1,0 +1,134 @@
+"""Reading user input files strictly against a compiled record contract (a JSON Schema).
+
+JSON is parsed strictly: duplicate keys, NaN/Infinity literals and numbers that overflow are
+refused; JSONL is one object per LF-terminated line, no blank lines, no BOM.  Every problem is
+reported as ``file:line: at /json/path: rule``, up to ``max_problems`` and then a count.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from prereg.errors import UserError
+
+
+class StrictJSONError(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise StrictJSONError(f"duplicate key {k!r}")
+        out[k] = v
+    return out
+
+
+def _bad_constant(name: str) -> Any:
+    raise StrictJSONError(f"{name} is not a JSON number")
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise StrictJSONError(f"number {text} overflows")
+    return value
+
+
+def loads_strict(text: str) -> Any:
+    """json.loads that refuses duplicate keys, NaN/Infinity and overflowing numbers."""
+    return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_bad_constant, parse_float=_float)
+
+
+def json_path(path) -> str:
+    return "".join("/" + str(p) for p in path) or "/"
+
+
+@lru_cache(maxsize=32)
+def _validator(schema_path: str):
+    schema = json.loads(Path(schema_path).read_text(encoding="utf-8"))
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema)
+
+
+def describe(err: jsonschema.ValidationError) -> str:
+    if err.validator == "additionalProperties":
+        extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+        return "unexpected field " + ", ".join(repr(e) for e in extra)
+    if err.validator == "required":
+        return "missing field " + err.message.split(" is a required")[0]
+    if err.validator == "type":
+        return f"expected {err.validator_value}, got {json.dumps(err.instance)[:40]}"
+    return err.message
+
+
+def schema_problems(obj: Any, schema_path: Path) -> list[str]:
+    errs = sorted(_validator(str(schema_path)).iter_errors(obj), key=lambda e: list(map(str, e.absolute_path)))
+    return [f"at {json_path(e.absolute_path)}: {describe(e)}" for e in errs]
+
+
+def iter_jsonl_lines(path: Path):
+    """(line number, text) for each line of a JSONL file; refuses BOM, CR and blank lines."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror}") from None
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise UserError(f"{path}:1: starts with a byte-order mark; save it as UTF-8 without BOM")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 (byte {exc.start})") from None
+    if not text:
+        raise UserError(f"{path}: the file is empty")
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return list(enumerate(lines, start=1))
+
+
+def read_records(path, schema_path: Path, fmt: str, *, max_problems: int = 50) -> list[dict]:
+    """Parse and validate every record; raise one UserError listing the problems."""
+    path = Path(path)
+    problems: list[str] = []
+    rows: list[dict] = []
+    if fmt == "json":
+        try:
+            obj = loads_strict(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise UserError(f"{path}: cannot read: {exc.strerror}") from None
+        except (ValueError, StrictJSONError) as exc:
+            raise UserError(f"{path}: not valid JSON: {exc}") from None
+        problems = [f"{path}: {p}" for p in schema_problems(obj, schema_path)]
+        rows = [obj]
+    else:
+        for lineno, line in iter_jsonl_lines(path):
+            if line.strip() == "":
+                problems.append(f"{path}:{lineno}: blank line")
+                continue
+            if line.endswith("\r"):
+                problems.append(f"{path}:{lineno}: CRLF line ending; use LF")
+                line = line[:-1]
+            try:
+                obj = loads_strict(line)
+            except (ValueError, StrictJSONError) as exc:
+                problems.append(f"{path}:{lineno}: not valid JSON: {exc}")
+                continue
+            if not isinstance(obj, dict):
+                problems.append(f"{path}:{lineno}: not a JSON object")
+                continue
+            problems.extend(f"{path}:{lineno}: {p}" for p in schema_problems(obj, schema_path))
+            rows.append(obj)
+    if problems:
+        shown = problems[:max_problems]
+        if len(problems) > max_problems:
+            shown.append(f"… and {len(problems) - max_problems} more")
+        raise UserError(f"{path}: {len(problems)} problem(s) against {schema_path.name}", problems=shown)
+    return rows

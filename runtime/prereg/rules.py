@@ -1,0 +1,169 @@
+"""Decision rules as data, and their evaluation.
+
+A study's rules are compiled (templates/rules.py.j2) into trees of the node types below; no
+spec text is ever evaluated as code.  Contrast results come from the study's engine, which
+computes each registered contrast (estimate, interval, test) with :mod:`prereg.stats`;
+:func:`adjust_families` then adds multiplicity-adjusted P values per family, and
+:func:`evaluate` decides a condition tree over those results.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from prereg.stats.multiplicity import holm_adjust
+
+_PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
+
+SUPPORTED = "supported"
+NOT_SUPPORTED = "not-supported"
+
+
+@dataclass(frozen=True)
+class Family:
+    id: str
+    adjustment: str
+    alpha: float
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """A registered difference of a metric between selections ``a`` and ``b`` (a − b)."""
+
+    id: str
+    hypothesis: str
+    metric: str
+    a: Mapping[str, tuple[str, ...]]
+    b: Mapping[str, tuple[str, ...]]
+    interval: str
+    level: float
+    test: str
+    family: str | None = None
+
+
+@dataclass(frozen=True)
+class ContrastResult:
+    id: str
+    estimate: float
+    lower: float
+    upper: float
+    p: float | None = None
+    adjusted_p: float | None = None
+    extra: Mapping[str, float] = field(default_factory=dict)
+
+    def quantity(self, name: str) -> float | None:
+        if name == "abs_estimate":
+            return abs(self.estimate)
+        return getattr(self, name)
+
+
+@dataclass(frozen=True)
+class Compare:
+    target: str
+    quantity: str
+    op: str
+    value: float
+
+
+@dataclass(frozen=True)
+class AllOf:
+    conditions: tuple
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    conditions: tuple
+
+
+@dataclass(frozen=True)
+class AtLeast:
+    count: int
+    conditions: tuple
+
+
+@dataclass(frozen=True)
+class ForEach:
+    name: str
+    values: tuple[str, ...]
+    quantifier: str
+    count: int | None
+    condition: object
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str
+    when: object | None
+
+
+def fill(text: str, binding: Mapping[str, str]) -> str:
+    return _PLACEHOLDER.sub(lambda m: binding[m.group(1)], text)
+
+
+_OPS = {
+    "lt": lambda x, v: x < v,
+    "le": lambda x, v: x <= v,
+    "gt": lambda x, v: x > v,
+    "ge": lambda x, v: x >= v,
+}
+
+
+def adjust_families(results: dict[str, ContrastResult], contrasts, families: Mapping[str, Family]) -> dict[str, ContrastResult]:
+    """Add adjusted P values: per family, over its members in registration order."""
+    out = dict(results)
+    members: dict[str, list[str]] = {}
+    for c in contrasts:
+        if c.family is not None:
+            members.setdefault(c.family, []).append(c.id)
+    for fam_id, ids in members.items():
+        fam = families[fam_id]
+        ps = np.array([np.nan if out[i].p is None else out[i].p for i in ids], dtype=float)
+        if fam.adjustment == "holm":
+            adj = holm_adjust(ps)
+        elif fam.adjustment == "none":
+            adj = ps
+        else:  # pragma: no cover - the language admits no other value
+            raise ValueError(f"unknown adjustment {fam.adjustment!r}")
+        for i, a in zip(ids, adj, strict=True):
+            out[i] = replace(out[i], adjusted_p=None if math.isnan(a) else float(a))
+    return out
+
+
+def evaluate(node, results: Mapping[str, ContrastResult], binding: Mapping[str, str] | None = None) -> bool:
+    """Decide a condition tree; a missing figure makes its comparison false."""
+    binding = binding or {}
+    if isinstance(node, Compare):
+        res = results[fill(node.target, binding)]
+        x = res.quantity(node.quantity)
+        if x is None or (isinstance(x, float) and math.isnan(x)):
+            return False
+        return _OPS[node.op](x, node.value)
+    if isinstance(node, AllOf):
+        return all([evaluate(c, results, binding) for c in node.conditions])
+    if isinstance(node, AnyOf):
+        return any([evaluate(c, results, binding) for c in node.conditions])
+    if isinstance(node, AtLeast):
+        return sum(evaluate(c, results, binding) for c in node.conditions) >= node.count
+    if isinstance(node, ForEach):
+        hits = [evaluate(node.condition, results, {**binding, node.name: v}) for v in node.values]
+        if node.quantifier == "all":
+            return all(hits)
+        if node.quantifier == "any":
+            return any(hits)
+        return sum(hits) >= node.count
+    raise TypeError(f"not a condition node: {node!r}")
+
+
+def decide(rule, verdicts, results: Mapping[str, ContrastResult]) -> str:
+    """A hypothesis' verdict: the first verdict whose condition holds, else supported/not-supported."""
+    if verdicts:
+        for v in verdicts:
+            if v.when is None or evaluate(v.when, results):
+                return v.verdict
+        raise ValueError("no verdict applies and no default verdict is registered")
+    return SUPPORTED if evaluate(rule, results) else NOT_SUPPORTED

@@ -1,0 +1,61 @@
+"""Loading a compiled study at run time, pinned to its spec's digest.
+
+The generated package generated/<pkg>/ is imported by path.  Before any command runs, the spec
+it was compiled from is parsed again and digested; a mismatch refuses to run ("spec changed
+since the last compile").  Parsing is cheap and never imports LinkML.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from prereg.compiler.load import load_yaml
+from prereg.compiler.project import Project, package_name
+from prereg.digest import digest, sha256_hex
+from prereg.engines import StudyContext
+from prereg.errors import UserError
+
+_NAMESPACE = "prereg_studies"
+
+
+def load_generated(project: Project, study_id: str) -> ModuleType:
+    """Import generated/<pkg>/ as ``prereg_studies.<pkg>``."""
+    pkg = package_name(study_id)
+    init = project.generated_dir / pkg / "__init__.py"
+    if not init.exists():
+        raise UserError(f"study {study_id!r} is not compiled ({project.rel(init)} is missing): run make generate")
+    name = f"{_NAMESPACE}.{pkg}_{sha256_hex(str(project.root).encode())[:12]}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(init.parent)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    module.__prereg_project__ = project
+    return module
+
+
+def pinned_context(*, study_id, version, spec_file, spec_digest, config, project_root=None) -> StudyContext:
+    if project_root is not None:
+        path = Path(project_root) / spec_file
+        if not path.exists():
+            raise UserError(f"{spec_file}: the spec of study {study_id!r} is missing")
+        current = digest(load_yaml(path).data)
+        if current != spec_digest:
+            raise UserError(
+                f"{spec_file}: spec changed since the last compile "
+                f"(spec {current}, generated code {spec_digest}): run make generate"
+            )
+    return StudyContext(study_id=study_id, spec_digest=spec_digest, version=version, config=config)
+
+
+def study_context(project: Project, study_id: str) -> tuple[ModuleType, StudyContext]:
+    module = load_generated(project, study_id)
+    return module, module.context(project_root=project.root)
