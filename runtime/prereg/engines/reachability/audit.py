@@ -1,0 +1,488 @@
+"""The shortcut audit: can simple learners predict gold from surface cues of the payload?
+
+Population: the rows of the audit split, grouped by layout × pool × hops.  For each group,
+four learners are cross-validated (rows sorted by id, fold = position mod ``folds``,
+predictions pooled over folds) and scored by balanced accuracy rounded half-up:
+
+1. ``scalarThreshold``: best single threshold over the 36 scalar features (keys in plain
+   string order, then distinct training values ascending, then "≥ t ⇒ yes" before "< t ⇒ yes";
+   a later candidate wins only with a strictly greater training balanced accuracy);
+2. ``tokenThreshold``: the same over token counts of the entity-abstracted payload;
+3. ``depth2Tree``: root = learner 1; each side refit with learner 1 on the training rows it
+   routes (an empty side predicts no);
+4. ``logistic``: class-balanced L2 logistic regression on the scalar features, z-scored with
+   the training mean and population SD, full-batch gradient steps with a summed gradient.
+
+Threshold learners are vectorized: each column is turned into value ranks once per group;
+a fit counts positives and negatives per (column, rank) with one ``bincount`` and scores every
+candidate from cumulative sums, so the first maximum in (column, value, direction) order is the
+learner's choice.  The logistic regressions of every fold of every group run as one batch.
+
+Line features use the fact lines without the rule line.  Line classes come from the
+configured first-match rules (``contains`` / ``endsWith`` with the pool's words filled in).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from prereg.digest import digest
+from prereg.stats.classification import balanced_accuracy
+from prereg.stats.rounding import round_half_up
+
+from .config import EngineConfig
+from .generate import Row
+
+LEARNERS = ("scalarThreshold", "tokenThreshold", "depth2Tree", "logistic")
+_BASE_FEATURES = (
+    "chars",
+    "destinationFirstPos",
+    "destinationMentions",
+    "digits",
+    "entities",
+    "firstLineClass",
+    "lastLineClass",
+    "lines",
+    "subjectBeforeDestination",
+    "subjectFirstPos",
+    "subjectMentions",
+    "words",
+)
+_CLASS_SUFFIXES = ("Count", "MeanPos", "MinPos", "MaxPos")
+
+
+def feature_keys(ec: EngineConfig) -> list[str]:
+    """The scalar feature keys in plain string order (the order that decides ties)."""
+    keys = list(_BASE_FEATURES)
+    for lc in ec.audit["lineClasses"]:
+        keys.extend(lc["name"] + s for s in _CLASS_SUFFIXES)
+    return sorted(keys)
+
+
+class FeatureExtractor:
+    def __init__(self, ec: EngineConfig):
+        a = ec.audit
+        self.ec = ec
+        self.entity_re = re.compile(a["entityPattern"])
+        self.entity_token = a["entityToken"]
+        self.mention_split = re.compile(a["mentionSplitPattern"])
+        self.other_code = a["otherLineClassCode"]
+        self.class_codes = [(lc["name"], lc["code"]) for lc in a["lineClasses"]]
+        code_of = dict(self.class_codes)
+        self.rules_by_pool = {}
+        for p in ec.pools:
+            rules = []
+            for r in a["lineClassRules"]:
+                if "contains" in r:
+                    rules.append((True, r["contains"].format(**p.words), code_of[r["class"]]))
+                else:
+                    rules.append((False, r["endsWith"].format(**p.words), code_of[r["class"]]))
+            self.rules_by_pool[p.id] = rules
+        self.keys = feature_keys(ec)
+        self.key_index = {k: j for j, k in enumerate(self.keys)}
+        # where each computed value goes in the sorted key order
+        order = list(_BASE_FEATURES)
+        for name, _ in self.class_codes:
+            order.extend(name + s for s in _CLASS_SUFFIXES)
+        self.perm = np.array([self.key_index[k] for k in order], dtype=np.intp)
+
+    def line_class(self, line: str, rules) -> int:
+        for contains, text, code in rules:
+            if contains:
+                if text in line:
+                    return code
+            elif line.endswith(text):
+                return code
+        return self.other_code
+
+    def abstract(self, payload: str) -> str:
+        return self.entity_re.sub(self.entity_token, payload)
+
+    def tokens(self, payload: str) -> Counter:
+        return Counter(self.abstract(payload).split())
+
+    def scalar(self, row: Row, fact_lines: list[str] | None = None, payload: str | None = None):
+        """The scalar features of a row (optionally for a reordered payload), in sorted-key order."""
+        lines = row.fact_lines if fact_lines is None else fact_lines
+        text = row.payload if payload is None else payload
+        rules = self.rules_by_pool[row.cell.pool.id]
+        n = len(lines)
+        denom = max(1, n - 1)
+        chars = len(text.encode("utf-16-le")) // 2
+        digits = sum(text.count(d) for d in "0123456789")
+        words = len(self.abstract(text).split())
+        ents = set()
+        for ln in lines:
+            ents.update(self.entity_re.findall(ln))
+        subj, dest = row.subject, row.destination
+        s_m = d_m = 0
+        s_first = d_first = -1
+        split = self.mention_split.split
+        classes = []
+        for k, ln in enumerate(lines):
+            toks = split(ln)
+            if subj in toks:
+                s_m += 1
+                if s_first < 0:
+                    s_first = k
+            if dest in toks:
+                d_m += 1
+                if d_first < 0:
+                    d_first = k
+            classes.append(self.line_class(ln, rules))
+        if s_first >= 0 and d_first >= 0:
+            sbd = 1 if s_first < d_first else 0
+        else:
+            sbd = -1
+        vals = [
+            chars,
+            d_first / denom if d_first >= 0 else -1,
+            d_m,
+            digits,
+            len(ents),
+            classes[0] if n else self.other_code,
+            classes[-1] if n else self.other_code,
+            n,
+            sbd,
+            s_first / denom if s_first >= 0 else -1,
+            s_m,
+            words,
+        ]
+        for _, code in self.class_codes:
+            pos = [k / denom for k, c in enumerate(classes) if c == code]
+            if pos:
+                total = 0.0
+                for v in pos:
+                    total += v
+                vals.extend((len(pos), total / len(pos), min(pos), max(pos)))
+            else:
+                vals.extend((0, -1, -1, -1))
+        out = np.empty(len(vals), dtype=np.float64)
+        out[self.perm] = vals
+        return out
+
+
+# -- threshold learners ---------------------------------------------------------------------
+
+
+@dataclass
+class RankedColumns:
+    """Columns of a feature matrix as value ranks (per column, ascending) plus value tables."""
+
+    ranks: np.ndarray  # (n, F) int: rank of each value within its column
+    width: int  # V: ranks are < V
+    values: np.ndarray  # (F, V) float: the value of each rank (padding: nan)
+
+    @classmethod
+    def of(cls, M: np.ndarray, integer: bool = False) -> RankedColumns:
+        n, F = M.shape
+        if F == 0:
+            return cls(np.zeros((n, 0), np.intp), 1, np.zeros((0, 1)))
+        if integer:
+            lo = M.min(axis=0)
+            ranks = (M - lo).astype(np.intp)
+            width = int(ranks.max()) + 1 if n else 1
+            values = lo[:, None] + np.arange(width, dtype=np.float64)[None, :]
+            return cls(ranks, width, values)
+        cols = []
+        uniq = []
+        for j in range(F):
+            u, inv = np.unique(M[:, j], return_inverse=True)
+            uniq.append(u)
+            cols.append(inv)
+        width = max(len(u) for u in uniq) if n else 1
+        values = np.full((F, width), np.nan)
+        for j, u in enumerate(uniq):
+            values[j, : len(u)] = u
+        return cls(np.stack(cols, axis=1).astype(np.intp), width, values)
+
+
+@dataclass(frozen=True)
+class Stump:
+    feature: int
+    rank: int  # threshold = value of this rank; "ge": rank >= thr ⇒ yes; else rank < thr ⇒ yes
+    ge: bool
+
+    def predict(self, ranks: np.ndarray) -> np.ndarray:
+        col = ranks[:, self.feature]
+        return col >= self.rank if self.ge else col < self.rank
+
+
+def fit_stump(rc: RankedColumns, rows: np.ndarray, y: np.ndarray) -> Stump:
+    """Best single threshold on the training ``rows`` (see the module docstring)."""
+    R = rc.ranks[rows]
+    yy = y[rows]
+    n, F = R.shape
+    V = rc.width
+    P = int(yy.sum())
+    N = n - P
+    flat = R + (np.arange(F, dtype=np.intp) * V)[None, :]
+    cnt_all = np.bincount(flat.ravel(), minlength=F * V).reshape(F, V)
+    if P == 0 or N == 0:
+        # every candidate scores 0.5: the first one (first key, smallest value, "≥") is kept
+        return Stump(0, int(np.flatnonzero(cnt_all[0])[0]), True)
+    cnt_pos = np.bincount(flat[yy].ravel(), minlength=F * V).reshape(F, V)
+    cnt_neg = cnt_all - cnt_pos
+    pos_below = np.cumsum(cnt_pos, axis=1) - cnt_pos
+    neg_below = np.cumsum(cnt_neg, axis=1) - cnt_neg
+    ba_ge = ((P - pos_below) / P + neg_below / N) / 2
+    ba_lt = (pos_below / P + (N - neg_below) / N) / 2
+    cand = np.stack([ba_ge, ba_lt], axis=-1)
+    cand[cnt_all == 0] = -np.inf
+    best = int(np.argmax(cand))
+    f, rest = divmod(best, V * 2)
+    v, d = divmod(rest, 2)
+    return Stump(f, v, d == 0)
+
+
+def _folds(n: int, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    pos = np.arange(n)
+    return [(np.flatnonzero(pos % k != f), np.flatnonzero(pos % k == f)) for f in range(k)]
+
+
+def cv_stump(rc: RankedColumns, y: np.ndarray, folds) -> np.ndarray:
+    pred = np.zeros(len(y), dtype=bool)
+    for tr, te in folds:
+        pred[te] = fit_stump(rc, tr, y).predict(rc.ranks[te])
+    return pred
+
+
+def cv_tree(rc: RankedColumns, y: np.ndarray, folds) -> np.ndarray:
+    pred = np.zeros(len(y), dtype=bool)
+    ranks = rc.ranks
+    for tr, te in folds:
+        root = fit_stump(rc, tr, y)
+        col = ranks[:, root.feature]
+        hi_tr = col[tr] >= root.rank
+        hi_te = col[te] >= root.rank
+        out = np.zeros(len(te), dtype=bool)
+        for side_tr, side_te in ((tr[hi_tr], hi_te), (tr[~hi_tr], ~hi_te)):
+            if len(side_tr) == 0 or not side_te.any():
+                continue  # an empty side predicts no
+            leaf = fit_stump(rc, side_tr, y)
+            out[side_te] = leaf.predict(ranks[te[side_te]])
+        pred[te] = out
+    return pred
+
+
+# -- logistic regression, batched over problems ----------------------------------------------
+
+
+def logistic_batch(problems, steps: int, lr: float, l2: float) -> list[np.ndarray]:
+    """Fit and predict many (X_train, y_train, X_test) problems at once.
+
+    Per problem: z-score with the training mean and population SD (SD 0 ⇒ 1); weights and a
+    separate intercept start at 0; each step: score = Z·w + b, p = σ(score), r = rowweight·(p−y)
+    (rowweight 0.5/n_pos for yes rows, 0.5/n_neg for no rows), grad = Σ r·x, then
+    w ← w − lr·(grad + l2·w) and b ← b − lr·Σ r.  Predict yes iff the test score > 0.
+    """
+    if not problems:
+        return []
+    B = len(problems)
+    F = problems[0][0].shape[1]
+    m = max(len(p[1]) for p in problems)
+    Z = np.zeros((B, m, F))
+    Y = np.zeros((B, m))
+    RW = np.zeros((B, m))
+    tests = []
+    for k, (Xtr, ytr, Xte) in enumerate(problems):
+        n = len(ytr)
+        mu = Xtr.mean(axis=0)
+        sd = np.sqrt(((Xtr - mu) ** 2).mean(axis=0))
+        sd[sd == 0] = 1.0
+        Z[k, :n] = (Xtr - mu) / sd
+        yv = ytr.astype(np.float64)
+        Y[k, :n] = yv
+        npos = yv.sum()
+        nneg = n - npos
+        RW[k, :n] = np.where(ytr, 0.5 / npos if npos else 0.0, 0.5 / nneg if nneg else 0.0)
+        tests.append((Xte - mu) / sd)
+    w = np.zeros((B, F))
+    b = np.zeros(B)
+    Zt = np.ascontiguousarray(np.swapaxes(Z, 1, 2))
+    for _ in range(steps):
+        s = np.matmul(Z, w[:, :, None])[:, :, 0] + b[:, None]
+        p = 1.0 / (1.0 + np.exp(-s))
+        r = RW * (p - Y)
+        gw = np.matmul(Zt, r[:, :, None])[:, :, 0]
+        gb = r.sum(axis=1)
+        w = w - lr * (gw + l2 * w)
+        b = b - lr * gb
+    return [(T @ w[k] + b[k]) > 0 for k, T in enumerate(tests)]
+
+
+# -- the audit ------------------------------------------------------------------------------
+
+
+@dataclass
+class Group:
+    key: str
+    gated: bool
+    rows: list[Row]  # sorted by id
+    y: np.ndarray
+    X: np.ndarray  # scalar features
+    tokens: RankedColumns
+    scalar_rc: RankedColumns | None = None
+
+
+class ShortcutAudit:
+    def __init__(self, ec: EngineConfig):
+        self.ec = ec
+        a = ec.audit
+        self.fx = FeatureExtractor(ec)
+        self.limit = a["limit"]
+        self.folds = a["folds"]
+        self.decimals = a["decimals"]
+        lg = a["logistic"]
+        self.steps, self.lr, self.l2 = lg["steps"], lg["learningRate"], lg["l2"]
+        self.pc_message = a["positiveControl"]["hashMessage"]
+
+    def groups(self, rows: list[Row]) -> list[Group]:
+        ec = self.ec
+        split = ec.audit["split"]
+        by: dict[str, list[Row]] = {}
+        gated: dict[str, bool] = {}
+        for r in rows:
+            if r.cell.split.word != split:
+                continue
+            key = ec.audit["groupKey"].format(
+                layout=r.cell.layout.word, pool=r.cell.pool.id, hops=r.cell.hops
+            )
+            by.setdefault(key, []).append(r)
+            gated[key] = r.cell.layout.audit_gated
+        out = []
+        for key in sorted(by):
+            grp = sorted(by[key], key=lambda r: r.id)
+            y = np.array([r.label == ec.label_yes for r in grp], dtype=bool)
+            X = np.array([self.fx.scalar(r) for r in grp])
+            counts = [self.fx.tokens(r.payload) for r in grp]
+            vocab = sorted(set().union(*counts))
+            col = {t: j for j, t in enumerate(vocab)}
+            T = np.zeros((len(grp), len(vocab)), dtype=np.int64)
+            for i, c in enumerate(counts):
+                for t, v in c.items():
+                    T[i, col[t]] = v
+            out.append(Group(key, gated[key], grp, y, X, RankedColumns.of(T, integer=True)))
+        return out
+
+    def _score(self, y, pred) -> float:
+        return round_half_up(balanced_accuracy(y, pred), self.decimals)
+
+    def scores(self, groups: list[Group], token_scores: dict[str, float] | None = None):
+        """Per group, the four learner scores (token scores may be passed in to reuse)."""
+        folds_of = {}
+        problems = []
+        where = []
+        for g in groups:
+            folds = _folds(len(g.rows), self.folds)
+            folds_of[g.key] = folds
+            for tr, te in folds:
+                problems.append((g.X[tr], g.y[tr], g.X[te]))
+                where.append((g.key, te))
+        preds = logistic_batch(problems, self.steps, self.lr, self.l2)
+        logit = {g.key: np.zeros(len(g.rows), dtype=bool) for g in groups}
+        for (key, te), p in zip(where, preds, strict=True):
+            logit[key][te] = p
+        result = {}
+        for g in groups:
+            folds = folds_of[g.key]
+            rc = RankedColumns.of(g.X)
+            if token_scores is not None and g.key in token_scores:
+                tok = token_scores[g.key]
+            else:
+                tok = self._score(g.y, cv_stump(g.tokens, g.y, folds))
+            result[g.key] = {
+                "scalarThreshold": self._score(g.y, cv_stump(rc, g.y, folds)),
+                "tokenThreshold": tok,
+                "depth2Tree": self._score(g.y, cv_tree(rc, g.y, folds)),
+                "logistic": self._score(g.y, logit[g.key]),
+            }
+        return result
+
+    def audit_object(self, groups: list[Group], scores) -> dict[str, Any]:
+        out_groups = []
+        gated_max = []
+        control_max = []
+        for g in groups:
+            sc = scores[g.key]
+            mx = max(sc[k] for k in LEARNERS)
+            passes = (mx <= self.limit) if g.gated else None
+            (gated_max if g.gated else control_max).append(mx)
+            out_groups.append(
+                {
+                    "group": g.key,
+                    "n": len(g.rows),
+                    "yes": int(g.y.sum()),
+                    "scores": {k: sc[k] for k in LEARNERS},
+                    "max": mx,
+                    "passes": passes,
+                }
+            )
+        return {
+            "schemaVersion": self.ec.schema_versions["audit"],
+            "limit": self.limit,
+            "folds": self.folds,
+            "groups": out_groups,
+            "equalizedPasses": all(mx <= self.limit for mx in gated_max),
+            "equalizedMax": max(gated_max) if gated_max else None,
+            "controlMax": max(control_max) if control_max else None,
+        }
+
+    def run(self, rows: list[Row]) -> tuple[dict[str, Any], list[Group], dict]:
+        groups = self.groups(rows)
+        scores = self.scores(groups)
+        return self.audit_object(groups, scores), groups, scores
+
+    # -- positive control -------------------------------------------------------------------
+    def chain_first(self, row: Row) -> list[str]:
+        """Chain lines in chain order, then each remaining line k spliced in by hash."""
+        n_chain = len(row.chain_lines)
+        out = list(row.chain_lines)
+        k = 0
+        for ln, src in zip(row.fact_lines, row.fact_order, strict=True):
+            if src < n_chain:
+                continue
+            msg = self.pc_message.format(rowId=row.id, k=k).encode("utf-8")
+            v = int.from_bytes(hashlib.sha256(msg).digest()[:4], "big")
+            out.insert(v % (len(out) + 1), ln)
+            k += 1
+        return out
+
+    def positive_control(self, groups: list[Group], scores) -> dict[str, Any]:
+        """Re-impose chain-first order on the gated groups and re-score them."""
+        ec = self.ec
+        pc_groups = []
+        for g in groups:
+            if not g.gated:
+                continue
+            X = np.empty_like(g.X)
+            for i, r in enumerate(g.rows):
+                lines = self.chain_first(r)
+                lines_all = r.payload.split("\n")
+                start = lines_all.index(ec.facts_marker) + 1
+                payload = "\n".join(
+                    lines_all[:start] + lines + lines_all[start + len(r.fact_lines) :]
+                )
+                X[i] = self.fx.scalar(r, lines, payload)
+            pc_groups.append(Group(g.key, True, g.rows, g.y, X, g.tokens))
+        tok = {g.key: scores[g.key]["tokenThreshold"] for g in pc_groups}
+        pc_scores = self.scores(pc_groups, token_scores=tok)
+        out = []
+        for g in pc_groups:
+            out.append({"group": g.key, "scores": {k: pc_scores[g.key][k] for k in LEARNERS}})
+        mx = max((max(s.values()) for s in pc_scores.values()), default=None)
+        return {
+            "groups": out,
+            "equalizedMax": mx,
+            "passes": mx is None or mx <= self.limit,
+        }
+
+
+def audit_digest(audit: dict[str, Any]) -> str:
+    return digest(audit)

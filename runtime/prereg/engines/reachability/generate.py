@@ -1,0 +1,312 @@
+"""Corpus generation: names, targets, cue-class equalization, shuffle, rendering, gold, records.
+
+:func:`generate` turns (configuration, seed) into a :class:`Corpus`: every row in allocation
+order with its payload, latent world, gold label and row record.  All randomness comes from
+per-row streams (:mod:`.draws`) keyed by split, family id and the row's index in its cell, so
+a row does not depend on any other row.
+
+Draw order inside a row: (1) entity names; (2) equalized layouts only: one target per cue
+class, in the configured class order; (3) day; (4) quantity; (5) equalized layouts only: the
+Fisher–Yates shuffle of the fact lines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from prereg.digest import digest
+from prereg.errors import UserError
+
+from .config import Cell, EngineConfig
+from .draws import Stream, fill, fisher_yates
+
+_B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+@dataclass(slots=True)
+class Row:
+    """One generated row (allocation order ``index``; ``i`` = index within its cell)."""
+
+    index: int
+    i: int
+    cell: Cell
+    id: str
+    family_id: str
+    payload: str
+    label: str
+    world: dict[str, Any]
+    fact_lines: list[str]  # in payload order, without the rule line
+    chain_lines: list[str]  # the chain's own lines: links in chain order, then relay states
+    fact_order: list[int]  # fact_lines[p] is line fact_order[p] of chain lines + decoy lines
+    rule_line: str
+    subject: str
+    destination: str
+    record: dict[str, Any] = field(default_factory=dict)
+    record_line: str = ""
+
+
+@dataclass
+class Corpus:
+    seed: str
+    seed_digest: str
+    seed_id: str
+    rows: list[Row]  # allocation order
+
+
+def seed_digest(seed: str) -> str:
+    return digest(seed)
+
+
+def _to_base(n: int, base: int) -> str:
+    if n == 0:
+        return "0"
+    out = []
+    while n:
+        n, r = divmod(n, base)
+        out.append(_B36[r])
+    return "".join(reversed(out))
+
+
+class _Renderer:
+    """Pool-specific line renderers, built once per pool."""
+
+    def __init__(self, ec: EngineConfig, pool):
+        w = dict(pool.words)
+        self.words = w
+        self.cue = {}
+        for q in ec.cue_classes:
+            # Fill the pool words now; keep {a} and {b} for the entities.
+            self.cue[q.name] = q.template.format(a="{a}", b="{b}", **w)
+        self.rules = {rid: r.template.format(**w) for rid, r in ec.rules.items()}
+        self.framing = pool.framing
+
+
+class Generator:
+    """Generates the rows of one configuration (reusable across seeds)."""
+
+    def __init__(self, ec: EngineConfig):
+        self.ec = ec
+        self.renderers = {p.id: _Renderer(ec, p) for p in ec.pools}
+        nn = ec.neutral_names
+        self.consonants = nn["consonants"]
+        self.vowels = nn["vowels"]
+        self.n_digits = nn["digits"]
+        self.digit_bound = 10**self.n_digits
+        self.prefix_len = nn["distinctPrefixLength"]
+        rn = ec.role_names
+        self.role_letters = list(rn["letters"])
+        self.role_bound = rn["bound"]
+        self.role_base = rn["base"]
+        self.role_width = rn["width"]
+        self.role_pad = rn["pad"]
+        self.cue_index = {q.name: k for k, q in enumerate(ec.cue_classes)}
+        self.requests = [dict(r) for r in ec.requests]
+
+    # -- names ---------------------------------------------------------------------------
+    def _neutral_names(self, s: Stream, count: int) -> list[str]:
+        cons, vow, nd, db, pl = (
+            self.consonants,
+            self.vowels,
+            self.n_digits,
+            self.digit_bound,
+            self.prefix_len,
+        )
+        nc, nv = len(cons), len(vow)
+        names: list[str] = []
+        seen: set[str] = set()
+        while len(names) < count:
+            name = cons[s.draw(nc)] + vow[s.draw(nv)] + str(s.draw(db)).zfill(nd)
+            prefix = name[:pl]
+            if prefix in seen:
+                continue
+            seen.add(prefix)
+            names.append(name)
+        return names
+
+    def _role_names(self, s: Stream) -> list[str]:
+        out = []
+        for letter in self.role_letters:
+            v = _to_base(s.draw(self.role_bound), self.role_base)
+            out.append(letter + v.rjust(self.role_width, self.role_pad))
+        return out
+
+    # -- one row -------------------------------------------------------------------------
+    def row(self, cell: Cell, i: int, index: int, seed: str, seed_id: str) -> Row:
+        ec = self.ec
+        hops = cell.hops
+        layout = cell.layout
+        rend = self.renderers[cell.pool.id]
+        family_id = ec.family_id.format(
+            seedId=seed_id,
+            splitShort=cell.split.short,
+            poolLetter=cell.pool.letter,
+            hops=hops,
+            outcomeShort=cell.outcome.short,
+            layoutShort=layout.short,
+        )
+        s = Stream.from_message(
+            fill(ec.row_draw_message, split=cell.split.word, familyId=family_id, index=i)
+        )
+        n_chain = hops + 2
+        # (1) names
+        if layout.names == "neutral":
+            names = self._neutral_names(s, n_chain + ec.decoy_entities)
+        else:
+            names = self._role_names(s)
+        chain = names[:n_chain]
+        decoys = names[n_chain:] if layout.equalize else []
+        # (2) targets
+        targets: dict[str, int] = {}
+        if layout.equalize:
+            for q in ec.cue_classes:
+                targets[q.name] = q.target_hops * hops + q.target_plus + s.draw(q.target_draw)
+        # (3), (4) header numbers
+        day = s.draw(ec.day[0]) + ec.day[1]
+        quantity = s.draw(ec.quantity[0]) + ec.quantity[1]
+
+        # the chain's own lines
+        failure = cell.failure
+        fpos = None
+        if failure is not None:
+            count = hops + 1 if failure.kind == "link" else hops
+            lo, hi = failure.positions.resolve(count)
+            fpos = lo + i % (hi - lo + 1)
+        cue = rend.cue
+        chain_lines: list[str] = []
+        chain_counts: dict[str, int] = {}
+        for j in range(hops + 1):
+            cls = ec.link_class
+            if failure is not None and failure.kind == "link" and j == fpos:
+                cls = failure.line_class
+                if cls is None:
+                    continue  # absence: no line
+            chain_lines.append(cue[cls].format(a=chain[j], b=chain[j + 1]))
+            chain_counts[cls] = chain_counts.get(cls, 0) + 1
+        for r in range(hops):
+            cls = ec.relay_class
+            if failure is not None and failure.kind == "relay" and r == fpos:
+                cls = failure.line_class
+            chain_lines.append(cue[cls].format(a=chain[r + 1]))
+            chain_counts[cls] = chain_counts.get(cls, 0) + 1
+
+        lines = list(chain_lines)
+        if layout.equalize:
+            pairs = ec.decoy_pairs
+            nd = len(decoys)
+            pc = sc = 0
+            for q in ec.cue_classes:
+                need = targets[q.name] - chain_counts.get(q.name, 0)
+                if need < 0:
+                    raise UserError(
+                        f"config.cueClasses ({q.name}): target {targets[q.name]} is below the"
+                        f" chain's own {chain_counts[q.name]} line(s) in cell {cell.key}"
+                    )
+                t = cue[q.name]
+                for _ in range(need):
+                    if q.kind == "pair":
+                        if pc >= len(pairs):
+                            raise UserError(
+                                f"config.decoys.pairs: {len(pairs)} pairs are too few for cell"
+                                f" {cell.key}"
+                            )
+                        x, y = pairs[pc]
+                        pc += 1
+                        lines.append(t.format(a=decoys[x], b=decoys[y]))
+                    else:
+                        lines.append(t.format(a=decoys[sc % nd]))
+                        sc += 1
+        order = list(range(len(lines)))
+        if layout.equalize:
+            fisher_yates(order, s)  # (5) shuffle
+            lines = [lines[k] for k in order]
+
+        rule_line = rend.rules[layout.rule]
+        header = ec.header_template.format(framing=rend.framing, day=day, quantity=quantity)
+        question = ec.question_template.format(subject=chain[0], destination=chain[-1])
+        payload = "\n".join([header, ec.facts_marker, *lines, rule_line, question])
+
+        world = {
+            "pool": cell.pool.id,
+            "hops": hops,
+            "outcome": cell.outcome.word,
+            "layout": layout.word,
+            "rule": layout.rule,
+            "chain": chain,
+            "decoys": decoys,
+            "failurePosition": fpos,
+            "failureKind": failure.kind if failure is not None else None,
+            "targets": targets,
+            "day": day,
+            "quantity": quantity,
+        }
+        label = ec.label_no if failure is not None else ec.label_yes
+        row_id = hashlib.sha256(
+            ec.record_id_message.format(seed=seed, rowIndex=index).encode("utf-8")
+        ).hexdigest()
+        return Row(
+            index=index,
+            i=i,
+            cell=cell,
+            id=row_id,
+            family_id=family_id,
+            payload=payload,
+            label=label,
+            world=world,
+            fact_lines=lines,
+            chain_lines=chain_lines,
+            fact_order=order,
+            rule_line=rule_line,
+            subject=chain[0],
+            destination=chain[-1],
+        )
+
+    def record(self, row: Row, seed: str) -> None:
+        """Fill ``row.record`` and ``row.record_line`` (the corpus.jsonl line, with newline)."""
+        rec = {
+            "id": row.id,
+            "familyId": row.family_id,
+            "split": row.cell.split.word,
+            "slice": row.cell.key,
+            "input": {"payload": row.payload},
+            "requests": [dict(r) for r in self.requests],
+            "localOutcome": None,
+        }
+        out_digest = digest(rec)
+        rec["provenance"] = {
+            "generatorId": self.ec.generator_id,
+            "seed": self.ec.provenance_seed.format(seed=seed, rowIndex=row.index),
+            "outputDigest": out_digest,
+        }
+        row.record = rec
+        row.record_line = json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+    def corpus(self, seed: str, *, records: bool = True) -> Corpus:
+        ec = self.ec
+        sd = seed_digest(seed)
+        seed_id = sd.split(":", 1)[1][: ec.seed_id_hex_chars]
+        rows: list[Row] = []
+        index = 0
+        for cell in ec.cells:
+            for i in range(cell.rows):
+                row = self.row(cell, i, index, seed, seed_id)
+                if records:
+                    self.record(row, seed)
+                rows.append(row)
+                index += 1
+        return Corpus(seed=seed, seed_digest=sd, seed_id=seed_id, rows=rows)
+
+
+def gold_object(ec: EngineConfig, rows: list[Row]) -> dict[str, Any]:
+    """The gold object ``{schemaVersion, labels, worlds}`` (rows in allocation order)."""
+    return {
+        "schemaVersion": ec.schema_versions["gold"],
+        "labels": {r.id: r.label for r in rows},
+        "worlds": {r.id: r.world for r in rows},
+    }
+
+
+def generate(ec: EngineConfig, seed: str, *, records: bool = True) -> Corpus:
+    return Generator(ec).corpus(seed, records=records)
