@@ -43,9 +43,11 @@ def ten_bin_index(q) -> np.ndarray:
     """Bin index 0..9 of each probability for the bins ``[0, 0.1], (0.1, 0.2], ..., (0.9, 1]``.
 
     The index is the number of edges ``k/10`` (k = 1..9, as Python floats) strictly below ``q``,
-    i.e. membership is decided by the float comparisons ``q <= 0.1``, ``q <= 0.2``, ...  So the
-    float ``0.2`` falls in ``(0.1, 0.2]`` and the float ``0.3`` (stored slightly above 3/10) in
-    ``(0.2, 0.3]``: both are compared with the identical float edge.
+    i.e. membership is decided by the float comparisons ``q <= 0.1``, ``q <= 0.2``, ...  So each
+    decimal edge closes its own bin whichever way its float rounds: the float ``0.1`` (stored just
+    above 1/10) is in ``[0, 0.1]``, the float ``0.3`` (just below 3/10) in ``(0.2, 0.3]``, and
+    ``0.1 + 0.2`` (the float after ``0.3``) in ``(0.3, 0.4]``.  An exact rational comparison
+    would put the float ``0.1`` into ``(0.1, 0.2]``; we do not do that.
     """
     a = np.asarray(q, dtype=np.float64)
     return np.searchsorted(_TEN_BIN_EDGES, a, side="left")
