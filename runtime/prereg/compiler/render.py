@@ -74,7 +74,8 @@ def js(value: Any) -> str:
 def doc(value: Any) -> str:
     """Text for a Python comment or docstring body: no quotes or backslashes can end it."""
     text = "" if value is None else " ".join(str(value).split())
-    return text.replace("\\", "/").replace('"""', "'''")
+    text = text.replace("\\", "/").replace('"' * 3, "'" * 3)
+    return text + " " if text.endswith('"') else text
 
 
 @lru_cache(maxsize=1)

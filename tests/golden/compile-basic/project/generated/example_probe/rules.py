@@ -45,8 +45,10 @@ H1_VERDICTS = ()
 
 
 def h1(results) -> str:
-    """Pools differ on missing-contrastive rows
-    At some hop level the pools differ by at least 0.10."""
+    """Pools differ on missing-contrastive rows.
+
+    At some hop level the pools differ by at least 0.10.
+    """
     return decide(H1_RULE, H1_VERDICTS, results)
 
 
@@ -59,7 +61,7 @@ H2_VERDICTS = (
 
 
 def h2(results) -> str:
-    """A verdict with three outcomes"""
+    """A verdict with three outcomes."""
     return decide(H2_RULE, H2_VERDICTS, results)
 
 

@@ -1,0 +1,41 @@
+# prereg: the commands a user runs. `make test` and `make demo` set themselves up on a fresh
+# machine that has Python 3.11 (they create .venv and install the project when needed).
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+export OPENBLAS_NUM_THREADS ?= 1
+
+.PHONY: setup generate check test lint demo bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+generate: setup  ## compile the language and every spec into generated/
+	$(BIN)/prereg compile --language
+
+check: setup  ## fail when generated/ is not exactly what the specs compile to
+	$(BIN)/prereg check
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check runtime tests bench examples
+
+test: setup  ## check, lint, then the test suite
+	$(BIN)/prereg check
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest
+
+demo: setup  ## run all three studies on bundled inputs; reports in out/demo/
+	$(BIN)/prereg demo --out out/demo $(if $(FORCE),--force,)
+
+bench: setup  ## performance figures (medians), not pass/fail
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf out .pytest_cache .ruff_cache
