@@ -166,12 +166,16 @@ def test_decile_ece_matches_hand_loop(cy):
 
 
 def test_decile_ece_hand_values():
-    # 0.3·10 = 3.0000000000000004 -> bin 3 (alone: |0.3 - 1|); 0.05 -> bin 0; 1.0 -> bin 9
+    # 0.3·10 rounds to 3.0 -> bin 3 (alone: |0.3 - 1|); 0.05 -> bin 0; 1.0 -> bin 9
+    assert 0.3 * 10 == 3.0 and math.nextafter(0.3, 0.0) * 10 < 3.0
+    assert decile_ece([math.nextafter(0.3, 0.0), 0.25], [1, 1]) == pytest.approx(
+        1 - (math.nextafter(0.3, 0.0) + 0.25) / 2, abs=1e-15
+    )
     assert decile_ece([0.3, 0.05, 1.0], [1, 0, 1]) == pytest.approx((0.7 + 0.05) / 3, abs=1e-15)
     # left-closed bins: 0.2 is in bin 2 with 0.25, unlike the ten-bin convention
     assert decile_ece([0.2, 0.25], [0, 1]) == pytest.approx(abs(0.225 - 0.5), abs=1e-15)
     assert ece_ten_bin([0.2, 0.25], [0, 1]) == pytest.approx(0.5 * 0.2 + 0.5 * 0.75, abs=1e-15)
-    # 0.7·10 = 7.000000000000001 and 0.6·10 = 6.0: bins 7 and 6
+    # 0.6 and 0.7 are stored below 6/10 and 7/10, yet 0.6·10 and 0.7·10 round to 6.0 and 7.0
     assert [decile_by_hand(v) for v in (0.6, 0.7)] == [6, 7]
     assert decile_ece([0.6, 0.7], [1, 1]) == pytest.approx(0.35, abs=1e-15)
     assert math.isnan(decile_ece([], []))

@@ -83,8 +83,9 @@ def ece_ten_bin(q, y, exclude_first_bin: bool = False) -> float | None:
 def decile_ece(c, y) -> float:
     """Decile expected calibration error (d17 convention); NaN when there are no samples.
 
-    ``bin = min(9, floor(c·10))`` with ``c·10`` a float product (so ``0.3`` falls in bin 3
-    because ``0.3·10 == 3.0000000000000004``, and ``c = 1`` in bin 9); the error is
+    ``bin = min(9, floor(c·10))`` with ``c·10`` a float product (so the float ``0.3``, stored
+    just below 3/10, is in bin 3 because ``0.3·10`` rounds to ``3.0``, while the float before it
+    is in bin 2; ``c = 1`` is in bin 9); the error is
     ``sum_b (n_b/n)·|mean c_b − mean y_b|`` over non-empty bins.  ``c`` must be finite and in
     [0, 1]; ``y`` 0/1 of the same length.
     """
