@@ -1,0 +1,108 @@
+"""Multi-correct scoring engine: external predictions on choice lists with several correct options.
+
+A provider sees only :class:`PublicChoiceList` objects (request id, question, candidate texts)
+and answers with probabilities aligned with the candidates, or refuses.  The evaluator joins
+the answers with the private correct sets (:class:`EvaluatorRow`), fits one selection
+threshold on the fit split only, freezes it, scores the evaluate split, and reports gaps
+between correct options, ranking vs set recovery, no-correct confidence, refusals and the
+ten-bin ECE of independent binary outputs.  Conventions are stated in
+:mod:`~prereg.engines.multicorrect.scoring`; every study constant comes from the configuration.
+
+Python API (``config`` is the plain configuration mapping or an :class:`EngineConfig`; it is
+the last positional parameter, or keyword-only where a defaulted parameter precedes it, so a
+study module can bind it with ``functools.partial(f, config=...)``):
+
+- ``collect_public_predictions(provider, lists, config) -> {request_id: Prediction}``
+- ``fit_threshold(validation, config, *, rounding_decimals=None) -> FittedThreshold``
+- ``evaluate_test(fit, test, config, *, rounding_decimals=None) -> SplitMetrics``
+- ``threshold_curve(scored, config, *, rounding_decimals=None) -> tuple[CurvePoint, ...]``
+- ``binary_ece(outputs, exclude_first_bin=False, *, config, rounding_decimals=None)``
+- ``diagnostic(seed, config) -> dict``
+
+``validation``/``test``/``scored`` are iterables of ``(EvaluatorRow, Prediction)`` pairs (or a
+:class:`Packed` from :func:`pack`).  Input problems raise :class:`prereg.errors.UserError`;
+handing a provider anything but a bare PublicChoiceList raises :class:`LabelLeakError`.
+
+Commands (``COMMANDS``): ``score(ctx, args)`` with ``args.lists``, ``args.labels``,
+``args.predictions``, ``args.binary_outputs`` (or None), ``args.rounding_decimals`` (or None),
+``args.out``; ``diagnostic(ctx, args)`` with ``args.seeds`` (list of ints).
+
+Configuration keys (all required; unknown top-level keys are refused):
+
+- ``report_schema``, ``diagnostic_schema``: schema ids written into REPORT.json and the
+  diagnostic output.
+- ``splits``: ``{"fit": name, "evaluate": name}``, the split names used in LABELS and as the
+  report's section keys (the fit split's curve is reported as ``<fit>_curve``).
+- ``threshold_grid``: ``{"denominator", "first", "last", "step"}`` integers; the thresholds are
+  ``k / denominator`` for ``k = first, first+step, …, last`` (float division, so each equals
+  the decimal literal it names; selection compares ``p >= k / denominator``).
+- ``threshold_ties``: ``"smallest"`` or ``"largest"``: which grid threshold wins a tie of
+  exact-set accuracy.
+- ``probability_sum_tolerance``: ``|Σp − 1|`` allowed (inclusive), sum in float left to right.
+- ``candidate_count``: ``{"min", "max"}`` candidates per list.
+- ``multi_correct_min``: the ``|G|`` from which gap, below-uniform share and top-|G| apply.
+- ``gap_scale``: the integer factor of the gap (``Δ = gap_scale · (max_G p − min_G p)``).
+- ``ece_bins``: number of equal-width ECE bins; must be 10 (``ece_ten_bin``).
+- ``fields``: JSONL field names per file and role: ``lists`` (request_id, question,
+  candidates), ``labels`` (request_id, split, correct), ``predictions`` (request_id, refused,
+  probabilities), ``binary`` (request_id, candidate_index, probability, label).
+- ``diagnostic``: the synthetic data and the contracts (see
+  :mod:`~prereg.engines.multicorrect.contracts`):
+  ``contracts`` (ids, in run order), ``lists`` ``{"fit", "evaluate"}`` counts,
+  ``candidates`` ``{"min", "max"}``, ``correct_count_weights`` (weight of |G| = 0, 1, …),
+  ``refusal_rate``, ``empty_refusals_min``, ``weight_scale`` ``{"dominant",
+  "other_correct", "distractor"}``, ``binary_power`` ``{"positive", "negative"}``, ``text``
+  ``{"request_id", "question", "candidate"}`` (format strings with ``{seed}``, ``{split}``,
+  ``{index}``), ``five_copy`` ``{"candidates", "even", "even_gap", "uneven", "uneven_gap"}``
+  (the contract-7 references), ``tolerance`` (for comparing figures in the contracts).
+"""
+
+from __future__ import annotations
+
+from prereg.engines.multicorrect import commands as _commands
+from prereg.engines.multicorrect.config import ConfigError, EngineConfig, engine_config
+from prereg.engines.multicorrect.contracts import diagnostic
+from prereg.engines.multicorrect.ece import binary_ece
+from prereg.engines.multicorrect.records import (
+    BinaryOutput,
+    EvaluatorRow,
+    LabelLeakError,
+    Prediction,
+    PublicChoiceList,
+    collect_public_predictions,
+)
+from prereg.engines.multicorrect.scoring import (
+    CurvePoint,
+    FittedThreshold,
+    Packed,
+    SplitMetrics,
+    evaluate_test,
+    fit_threshold,
+    pack,
+    threshold_curve,
+)
+
+COMMANDS = {"score": _commands.score, "diagnostic": _commands.diagnostic}
+
+__all__ = [
+    "COMMANDS",
+    "BinaryOutput",
+    "ConfigError",
+    "CurvePoint",
+    "EngineConfig",
+    "EvaluatorRow",
+    "FittedThreshold",
+    "LabelLeakError",
+    "Packed",
+    "Prediction",
+    "PublicChoiceList",
+    "SplitMetrics",
+    "binary_ece",
+    "collect_public_predictions",
+    "diagnostic",
+    "engine_config",
+    "evaluate_test",
+    "fit_threshold",
+    "pack",
+    "threshold_curve",
+]

@@ -1,0 +1,115 @@
+"""Command handlers: ``score`` and ``diagnostic`` (``handler(ctx, args) -> int``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from prereg.digest import file_sha256
+from prereg.engines import StudyContext
+from prereg.engines.multicorrect.config import engine_config
+from prereg.engines.multicorrect.contracts import diagnostic as run_diagnostic
+from prereg.engines.multicorrect.ece import binary_ece
+from prereg.engines.multicorrect.reader import read_score_inputs
+from prereg.engines.multicorrect.scoring import (
+    check_rounding,
+    evaluate_test,
+    fit_threshold,
+    threshold_curve,
+)
+from prereg.errors import UserError
+from prereg.files import canonical_bytes_nl, refuse_existing, write_new
+
+
+def _input(path: str) -> dict[str, Any]:
+    hex_, size = file_sha256(path)
+    return {"sha256": hex_, "bytes": size}
+
+
+def build_report(ctx: StudyContext, args) -> dict[str, Any]:
+    """The REPORT.json document for ``args`` (lists, labels, predictions, binary_outputs,
+    rounding_decimals); raises UserError for every input problem."""
+    cfg = engine_config(ctx.config)
+    d = check_rounding(getattr(args, "rounding_decimals", None))
+    binary_path = getattr(args, "binary_outputs", None)
+    inputs = read_score_inputs(cfg, args.lists, args.labels, args.predictions, binary_path)
+    for split, pairs in (
+        (cfg.fit_split, inputs.fit_pairs),
+        (cfg.evaluate_split, inputs.evaluate_pairs),
+    ):
+        if not pairs:
+            raise UserError(f"{args.labels}: no row has split {split!r}; both splits are needed")
+    fit = fit_threshold(inputs.fit_pairs, cfg, rounding_decimals=d)
+    test = evaluate_test(fit, inputs.evaluate_pairs, cfg, rounding_decimals=d)
+    retro = threshold_curve(inputs.fit_pairs + inputs.evaluate_pairs, cfg, rounding_decimals=d)
+    files = {"lists": args.lists, "labels": args.labels, "predictions": args.predictions}
+    if binary_path is not None:
+        files["binary_outputs"] = binary_path
+    report: dict[str, Any] = {
+        "schema": cfg.report_schema,
+        "study_id": ctx.study_id,
+        "spec_digest": ctx.spec_digest,
+        "inputs": {k: _input(p) for k, p in files.items()},
+        "rounding_decimals": d,
+        "threshold": fit.threshold,
+        "threshold_numerator": fit.numerator,
+        "threshold_denominator": fit.denominator,
+        f"{cfg.fit_split}_curve": [p.to_json() for p in fit.curve],
+        "retrospective_curve": {
+            "diagnostic_only": True,
+            "splits": [cfg.fit_split, cfg.evaluate_split],
+            "points": [p.to_json() for p in retro],
+        },
+        cfg.fit_split: fit.validation.to_json(),
+        cfg.evaluate_split: test.to_json(),
+    }
+    if inputs.binary is not None:
+        report["binary_outputs"] = len(inputs.binary)
+        report["ece"] = binary_ece(inputs.binary, False, config=cfg, rounding_decimals=d)
+        report["ece_excluding_first_bin"] = binary_ece(
+            inputs.binary, True, config=cfg, rounding_decimals=d
+        )
+    return report
+
+
+def score(ctx: StudyContext, args) -> int:
+    """Score LISTS/LABELS/PREDICTIONS (and optional BINARY) into a new REPORT.json."""
+    refuse_existing(args.out)
+    parent = Path(args.out).parent
+    if not parent.is_dir():
+        raise UserError(f"{args.out}: folder {parent} does not exist")
+    report = build_report(ctx, args)
+    write_new(args.out, canonical_bytes_nl(report))
+    return 0
+
+
+def diagnostic(ctx: StudyContext, args) -> int:
+    """Run the diagnostic for each seed; print canonical JSON; exit 1 if a contract fails."""
+    cfg = engine_config(ctx.config)
+    seeds = list(args.seeds or [])
+    if not seeds:
+        raise UserError("--seeds: give at least one seed")
+    for s in seeds:
+        if isinstance(s, bool) or not isinstance(s, int) or s < 0:
+            raise UserError(f"--seeds: {s!r} is not a non-negative integer")
+    if len(set(seeds)) != len(seeds):
+        raise UserError("--seeds: a seed is listed twice")
+    results = [run_diagnostic(s, cfg) for s in seeds]
+    passed = all(r["passed"] for r in results)
+    doc = {
+        "schema": cfg.diagnostic_schema,
+        "study_id": ctx.study_id,
+        "spec_digest": ctx.spec_digest,
+        "passed": passed,
+        "seeds": results,
+    }
+    sys.stdout.write(canonical_bytes_nl(doc).decode("utf-8"))
+    for r in results:
+        for c in r["contracts"]:
+            if not c["passed"]:
+                print(
+                    f"seed {r['seed']}: contract {c['number']} ({c['contract']}) failed",
+                    file=sys.stderr,
+                )
+    return 0 if passed else 1

@@ -1,0 +1,47 @@
+"""Calibration of independent binary outputs (one yes/no probability per option)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from prereg.engines.multicorrect.config import EngineConfig, engine_config
+from prereg.engines.multicorrect.records import BinaryOutput
+from prereg.engines.multicorrect.scoring import _round, check_rounding
+from prereg.stats.calibration import ece_ten_bin
+
+
+def binary_arrays(outputs: Iterable[BinaryOutput]) -> tuple[np.ndarray, np.ndarray]:
+    """``(q, y)`` arrays of :class:`BinaryOutput` records (anything else raises TypeError)."""
+    q: list[float] = []
+    y: list[int] = []
+    for i, o in enumerate(outputs):
+        if not isinstance(o, BinaryOutput):
+            raise TypeError(f"outputs[{i}]: expected a BinaryOutput, got {type(o).__name__}")
+        q.append(o.probability)
+        y.append(o.label)
+    return np.array(q, dtype=np.float64), np.array(y, dtype=np.int64)
+
+
+def binary_ece(
+    outputs: Iterable[BinaryOutput],
+    exclude_first_bin: bool = False,
+    *,
+    config: Mapping[str, Any] | EngineConfig,
+    rounding_decimals: int | None = None,
+) -> float | None:
+    """Ten-bin ECE of binary outputs (``prereg.stats.calibration.ece_ten_bin``).
+
+    Bins ``[0, 0.1], (0.1, 0.2], …, (0.9, 1]``.  With ``exclude_first_bin`` the samples with
+    ``q <= 0.1`` are dropped and the weights are renormalised over the remaining count; None
+    when nothing remains (or nothing was given).  Rounded half-up on the shortest decimal form
+    only when ``rounding_decimals`` is given.
+    """
+    engine_config(config)  # checks the configured binning is the ten-bin one
+    d = check_rounding(rounding_decimals)
+    if not isinstance(exclude_first_bin, bool):
+        raise TypeError("exclude_first_bin must be a boolean")
+    q, y = binary_arrays(outputs)
+    return _round(ece_ten_bin(q, y, exclude_first_bin=exclude_first_bin), d)
