@@ -48,6 +48,8 @@ def test_matches_statsmodels(p):
 def test_missing_values_stay_missing_and_do_not_count(p):
     ours = holm_adjust(p)
     assert ours.shape == (len(p),)
+    as_array = np.array([math.nan if v is None else v for v in p], dtype=np.float64)
+    np.testing.assert_array_equal(holm_adjust(as_array), ours)
     missing = np.array([v is None or math.isnan(v) for v in p], dtype=bool)
     assert np.array_equal(np.isnan(ours), missing)
     np.testing.assert_allclose(ours, holm_by_definition(p), rtol=0, atol=1e-12)

@@ -12,15 +12,18 @@ import numpy as np
 
 
 def _p_values(p) -> np.ndarray:
-    raw = np.asarray(p, dtype=object).reshape(-1)
-    out = np.empty(raw.size, dtype=np.float64)
-    for i, v in enumerate(raw):
-        if v is None:
-            out[i] = np.nan
-            continue
-        if isinstance(v, (bool, np.bool_)):
-            raise ValueError(f"P value at position {i} is a boolean, not a number")
-        out[i] = float(v)
+    if isinstance(p, np.ndarray) and p.dtype.kind == "f":
+        out = p.astype(np.float64).reshape(-1)
+    else:
+        raw = np.asarray(p, dtype=object).reshape(-1)
+        out = np.empty(raw.size, dtype=np.float64)
+        for i, v in enumerate(raw):
+            if v is None:
+                out[i] = np.nan
+                continue
+            if isinstance(v, (bool, np.bool_)):
+                raise ValueError(f"P value at position {i} is a boolean, not a number")
+            out[i] = float(v)
     present = ~np.isnan(out)
     if np.any((out[present] < 0) | (out[present] > 1)):
         raise ValueError("every P value must be missing or lie in [0, 1]")
