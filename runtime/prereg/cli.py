@@ -36,21 +36,35 @@ def _integer_list(text: str) -> list[int]:
     try:
         return [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a comma-separated list of integers: {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"not a comma-separated list of integers: {text!r}"
+        ) from None
 
 
-ARG_TYPES = {"string": str, "integer": int, "number": float, "path": str, "datetime": _iso_datetime, "integer_list": _integer_list}
+ARG_TYPES = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "path": str,
+    "datetime": _iso_datetime,
+    "integer_list": _integer_list,
+}
 
 
-def _base_parser() -> argparse.ArgumentParser:
+def _base_parser(add_help: bool = True) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="prereg",
+        add_help=add_help,
         description="Compile study preregistrations (YAML specs) into validated, digest-pinned code and "
         "documents, and run the compiled studies.",
         epilog="Study commands: `prereg <study-id> --help` lists the commands a study's spec declares.",
     )
     p.add_argument("--version", action="version", version=f"prereg {__version__}")
-    p.add_argument("--project", metavar="DIR", help="the project folder (default: the nearest folder with spec/studies/)")
+    p.add_argument(
+        "--project",
+        metavar="DIR",
+        help="the project folder (default: the nearest folder with spec/studies/)",
+    )
     return p
 
 
@@ -62,15 +76,25 @@ def _add_core_commands(sub) -> None:
         "templates and write generated/<study>/ (only changed files are rewritten). Nothing is written when "
         "any spec has a problem.",
     )
-    c.add_argument("studies", nargs="*", metavar="STUDY", help="study ids to compile (default: all)")
-    c.add_argument("--language", action="store_true", help="also regenerate generated/prereg.schema.json with LinkML")
+    c.add_argument(
+        "studies", nargs="*", metavar="STUDY", help="study ids to compile (default: all)"
+    )
+    c.add_argument(
+        "--language",
+        action="store_true",
+        help="also regenerate generated/prereg.schema.json with LinkML",
+    )
     k = sub.add_parser(
         "check",
         help="verify generated/ is exactly what the specs compile to",
         description="Recompile in memory and compare with generated/. Exit 0 when identical; 1 with a unified "
         "diff naming each stale, edited, missing or unexpected file.",
     )
-    k.add_argument("--language", action="store_true", help="also regenerate the language schema with LinkML and compare bytes")
+    k.add_argument(
+        "--language",
+        action="store_true",
+        help="also regenerate the language schema with LinkML and compare bytes",
+    )
     d = sub.add_parser("diff", help="semantic difference between two versions of a spec")
     d.add_argument("old", nargs="?", help="the old spec file")
     d.add_argument("new", nargs="?", help="the new spec file")
@@ -95,7 +119,9 @@ def _cmd_compile(project, args) -> int:
     for rel in changed:
         print(f"wrote {rel}" if rel in files else f"removed {rel}")
     studies = sorted({rel.split("/")[1] for rel in files})
-    print(f"compiled {len(studies)} stud{'y' if len(studies) == 1 else 'ies'}: {', '.join(studies)}; {len(changed)} file(s) changed")
+    print(
+        f"compiled {len(studies)} stud{'y' if len(studies) == 1 else 'ies'}: {', '.join(studies)}; {len(changed)} file(s) changed"
+    )
     return 0
 
 
@@ -115,7 +141,9 @@ def _cmd_check(project, args) -> int:
     if problems:
         for p in problems:
             sys.stdout.write(p)
-        print(f"check failed: {len(problems)} generated file(s) differ from what the specs compile to; run make generate")
+        print(
+            f"check failed: {len(problems)} generated file(s) differ from what the specs compile to; run make generate"
+        )
         return 1
     print(f"generated/ matches the specs ({len(files)} files)")
     return 0
@@ -132,13 +160,17 @@ def _study_parser(project, study_id: str, module) -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for c in module.COMMANDS:
-        cp = sub.add_parser(c["id"], help=c["summary"], description=c["description"] or c["summary"])
+        cp = sub.add_parser(
+            c["id"], help=c["summary"], description=c["description"] or c["summary"]
+        )
         for a in c["arguments"]:
             name = a["name"]
             if a["kind"] == "flag":
                 cp.add_argument(name, action="store_true", help=a["help"])
             elif a["kind"] == "option":
-                cp.add_argument(name, type=ARG_TYPES[a["type"]], required=bool(a["required"]), help=a["help"])
+                cp.add_argument(
+                    name, type=ARG_TYPES[a["type"]], required=bool(a["required"]), help=a["help"]
+                )
             else:
                 cp.add_argument(
                     name.replace("-", "_"),
@@ -160,7 +192,9 @@ def _run_study(project, study_id: str, argv: Sequence[str]) -> int:
     engine = importlib.import_module(module.ENGINE_MODULE)
     handlers = getattr(engine, "COMMANDS", {})
     if command["handler"] not in handlers:
-        raise UserError(f"the {module.ENGINE} engine has no handler {command['handler']!r} for command {args.command!r}")
+        raise UserError(
+            f"the {module.ENGINE} engine has no handler {command['handler']!r} for command {args.command!r}"
+        )
     args.project_root = project.root
     return int(handlers[command["handler"]](ctx, args) or 0)
 
@@ -169,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _base_parser()
     try:
-        pre, rest = parser.parse_known_args(argv)
+        pre, rest = _base_parser(add_help=False).parse_known_args(argv)
         from prereg.compiler.project import find_project
 
         first = next((a for a in rest if not a.startswith("-")), None)
@@ -185,7 +219,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             project = find_project(pre.project)
             for sid in (p.stem for p in project.spec_files()):
-                sub.add_parser(sid, help=f"run a command of study {sid} (see `prereg {sid} --help`)", add_help=False)
+                sub.add_parser(
+                    sid,
+                    help=f"run a command of study {sid} (see `prereg {sid} --help`)",
+                    add_help=False,
+                )
         except UserError:
             project = None
         args = parser.parse_args(argv)
@@ -194,7 +232,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USER
         if project is None:
             project = find_project(pre.project)
-        return {"compile": _cmd_compile, "check": _cmd_check, "diff": _cmd_diff}[args.cmd](project, args)
+        return {"compile": _cmd_compile, "check": _cmd_check, "diff": _cmd_diff}[args.cmd](
+            project, args
+        )
     except UserError as exc:
         lines = exc.lines()
         print(f"error: {lines[0]}", file=sys.stderr)

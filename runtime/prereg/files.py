@@ -42,7 +42,9 @@ def write_new(path: str | Path, data: bytes | str, *, mode: int = 0o644) -> Path
         try:
             os.link(tmp, path)  # fails if path exists: exclusive, and atomic
         except FileExistsError:
-            raise UserError(f"{path}: output file already exists; refusing to overwrite it") from None
+            raise UserError(
+                f"{path}: output file already exists; refusing to overwrite it"
+            ) from None
     finally:
         try:
             os.unlink(tmp)

@@ -44,7 +44,9 @@ def _float(text: str) -> float:
 
 def loads_strict(text: str) -> Any:
     """json.loads that refuses duplicate keys, NaN/Infinity and overflowing numbers."""
-    return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_bad_constant, parse_float=_float)
+    return json.loads(
+        text, object_pairs_hook=_no_duplicates, parse_constant=_bad_constant, parse_float=_float
+    )
 
 
 def json_path(path) -> str:
@@ -70,7 +72,9 @@ def describe(err: jsonschema.ValidationError) -> str:
 
 
 def schema_problems(obj: Any, schema_path: Path) -> list[str]:
-    errs = sorted(_validator(str(schema_path)).iter_errors(obj), key=lambda e: list(map(str, e.absolute_path)))
+    errs = sorted(
+        _validator(str(schema_path)).iter_errors(obj), key=lambda e: list(map(str, e.absolute_path))
+    )
     return [f"at {json_path(e.absolute_path)}: {describe(e)}" for e in errs]
 
 
@@ -130,5 +134,7 @@ def read_records(path, schema_path: Path, fmt: str, *, max_problems: int = 50) -
         shown = problems[:max_problems]
         if len(problems) > max_problems:
             shown.append(f"… and {len(problems) - max_problems} more")
-        raise UserError(f"{path}: {len(problems)} problem(s) against {schema_path.name}", problems=shown)
+        raise UserError(
+            f"{path}: {len(problems)} problem(s) against {schema_path.name}", problems=shown
+        )
     return rows

@@ -113,7 +113,9 @@ _OPS = {
 }
 
 
-def adjust_families(results: dict[str, ContrastResult], contrasts, families: Mapping[str, Family]) -> dict[str, ContrastResult]:
+def adjust_families(
+    results: dict[str, ContrastResult], contrasts, families: Mapping[str, Family]
+) -> dict[str, ContrastResult]:
     """Add adjusted P values: per family, over its members in registration order."""
     out = dict(results)
     members: dict[str, list[str]] = {}
@@ -134,7 +136,9 @@ def adjust_families(results: dict[str, ContrastResult], contrasts, families: Map
     return out
 
 
-def evaluate(node, results: Mapping[str, ContrastResult], binding: Mapping[str, str] | None = None) -> bool:
+def evaluate(
+    node, results: Mapping[str, ContrastResult], binding: Mapping[str, str] | None = None
+) -> bool:
     """Decide a condition tree; a missing figure makes its comparison false."""
     binding = binding or {}
     if isinstance(node, Compare):

@@ -26,11 +26,15 @@ def load_generated(project: Project, study_id: str) -> ModuleType:
     pkg = package_name(study_id)
     init = project.generated_dir / pkg / "__init__.py"
     if not init.exists():
-        raise UserError(f"study {study_id!r} is not compiled ({project.rel(init)} is missing): run make generate")
+        raise UserError(
+            f"study {study_id!r} is not compiled ({project.rel(init)} is missing): run make generate"
+        )
     name = f"{_NAMESPACE}.{pkg}_{sha256_hex(str(project.root).encode())[:12]}"
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(init.parent)])
+    spec = importlib.util.spec_from_file_location(
+        name, init, submodule_search_locations=[str(init.parent)]
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
@@ -42,7 +46,9 @@ def load_generated(project: Project, study_id: str) -> ModuleType:
     return module
 
 
-def pinned_context(*, study_id, version, spec_file, spec_digest, config, project_root=None) -> StudyContext:
+def pinned_context(
+    *, study_id, version, spec_file, spec_digest, config, project_root=None
+) -> StudyContext:
     if project_root is not None:
         path = Path(project_root) / spec_file
         if not path.exists():

@@ -52,13 +52,14 @@ class Output:
 
 def load_study(project: Project, path: Path) -> Study:
     """Parse, validate and check one spec; raises UserError listing every problem."""
-    loaded = load_yaml(path)
-    loaded.path = Path(project.rel(path))
+    loaded = load_yaml(path, display=Path(project.rel(path)))
     if not isinstance(loaded.data, dict):
         raise UserError(f"{loaded.path}:1: a spec must be a mapping (a Study)")
     schema = project.schema_path
     if not schema.exists():
-        raise UserError(f"{project.rel(schema)}: the language schema is missing; run `prereg compile --language`")
+        raise UserError(
+            f"{project.rel(schema)}: the language schema is missing; run `prereg compile --language`"
+        )
     problems = validate(loaded, schema)
     if not problems:
         problems = semantic.run_checks(loaded, expected_id=path.stem)
@@ -76,20 +77,37 @@ def spec_config(spec: dict) -> dict[str, Any]:
         "constants": {c["id"]: c["value"] for c in spec.get("constants") or []},
         "splits": [{"id": s["id"], "code": s["code"]} for s in spec.get("splits") or []],
         "factors": [
-            {"id": f["id"], "levels": [{"id": str(lv["id"]), "code": lv.get("code")} for lv in f["levels"]]}
+            {
+                "id": f["id"],
+                "levels": [{"id": str(lv["id"]), "code": lv.get("code")} for lv in f["levels"]],
+            }
             for f in spec.get("factors") or []
         ],
         "pools": [
-            {"id": p["id"], "level": p.get("level"), "words": {w["role"]: w["text"] for w in p["words"]}}
+            {
+                "id": p["id"],
+                "level": p.get("level"),
+                "words": {w["role"]: w["text"] for w in p["words"]},
+            }
             for p in spec.get("pools") or []
         ],
         "cells": [
-            {"id": c["id"], "split": c["split"], "rows": c["rows"], "levels": {r["factor"]: str(r["level"]) for r in c["levels"]}}
+            {
+                "id": c["id"],
+                "split": c["split"],
+                "rows": c["rows"],
+                "levels": {r["factor"]: str(r["level"]) for r in c["levels"]},
+            }
             for c in spec.get("cells") or []
         ],
-        "seed_policy": {k: v for k, v in (spec.get("seed_policy") or {}).items() if k != "description"},
+        "seed_policy": {
+            k: v for k, v in (spec.get("seed_policy") or {}).items() if k != "description"
+        },
         "budget": {b["id"]: b["value"] for b in spec.get("budget") or []},
-        "freeze_roles": [{k: v for k, v in r.items() if k != "description"} for r in spec.get("freeze_roles") or []],
+        "freeze_roles": [
+            {k: v for k, v in r.items() if k != "description"}
+            for r in spec.get("freeze_roles") or []
+        ],
     }
 
 
@@ -109,7 +127,10 @@ def _expanded_contrasts(spec: dict) -> list[dict]:
             for binding in semantic._expansions(c):
 
                 def sel(side: dict, binding=binding) -> dict[str, list[str]]:
-                    return {f["factor"]: [semantic.fill(str(v), binding) for v in f["levels"]] for f in side["where"]}
+                    return {
+                        f["factor"]: [semantic.fill(str(v), binding) for v in f["levels"]]
+                        for f in side["where"]
+                    }
 
                 out.append(
                     {
@@ -167,7 +188,9 @@ def load_all(project: Project, only: list[str] | None = None) -> list[Study]:
         known = {p.stem: p for p in paths}
         missing = [s for s in only if s not in known]
         if missing:
-            raise UserError(f"no spec for study {missing[0]!r} under {project.rel(project.studies_dir)}/")
+            raise UserError(
+                f"no spec for study {missing[0]!r} under {project.rel(project.studies_dir)}/"
+            )
         paths = [known[s] for s in only]
     if not paths:
         raise UserError(f"{project.rel(project.studies_dir)}/: no *.yaml specs to compile")
@@ -245,6 +268,8 @@ def diff_generated(project: Project, files: dict[str, bytes]) -> list[str]:
             continue
         a = have.decode("utf-8", "replace").splitlines(keepends=True)
         b = want.decode("utf-8", "replace").splitlines(keepends=True)
-        text = "".join(difflib.unified_diff(a, b, fromfile=f"{rel} (committed)", tofile=f"{rel} (compiled)"))
+        text = "".join(
+            difflib.unified_diff(a, b, fromfile=f"{rel} (committed)", tofile=f"{rel} (compiled)")
+        )
         out.append(f"stale or edited: {rel}\n{text}")
     return out

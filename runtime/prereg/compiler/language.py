@@ -26,7 +26,9 @@ def render_schema(project: Project) -> bytes:
     try:
         from linkml.generators.jsonschemagen import JsonSchemaGenerator
     except ImportError:
-        raise UserError("compiling the language needs LinkML: run `make setup` (installs the dev extras)") from None
+        raise UserError(
+            "compiling the language needs LinkML: run `make setup` (installs the dev extras)"
+        ) from None
     src = project.language_source
     generated = JsonSchemaGenerator(str(src), mergeimports=True).serialize()
     schema = json.loads(generated)

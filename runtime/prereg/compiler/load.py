@@ -32,7 +32,9 @@ _Resolver.add_implicit_resolver(
 )
 _Resolver.add_implicit_resolver(
     STD + "int",
-    re.compile(r"^(?:[-+]?0b[0-1_]+|[-+]?0o?[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+)$"),
+    re.compile(
+        r"^(?:[-+]?0b[0-1_]+|[-+]?0o?[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+)$"
+    ),
     list("-+0123456789"),
 )
 _Resolver.add_implicit_resolver(
@@ -45,7 +47,9 @@ _Resolver.add_implicit_resolver(
     ),
     list("-+0123456789."),
 )
-_Resolver.add_implicit_resolver(STD + "null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""])
+_Resolver.add_implicit_resolver(
+    STD + "null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
+)
 _Resolver.add_implicit_resolver(STD + "merge", re.compile(r"^(?:<<)$"), ["<"])
 
 
@@ -166,14 +170,15 @@ def load_yaml_text(text: str, path: Path) -> Loaded:
         loader.dispose()
 
 
-def load_yaml(path: Path) -> Loaded:
-    """Read and parse a spec file."""
+def load_yaml(path: Path, display: Path | None = None) -> Loaded:
+    """Read and parse a spec file; errors name it as ``display`` (default: ``path``)."""
+    shown = display if display is not None else path
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise UserError(f"{path}: cannot read: {exc.strerror}") from None
+        raise UserError(f"{shown}: cannot read: {exc.strerror}") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 (byte {exc.start})") from None
-    return load_yaml_text(text, path)
+        raise UserError(f"{shown}: not UTF-8 (byte {exc.start})") from None
+    return load_yaml_text(text, shown)

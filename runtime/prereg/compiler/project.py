@@ -72,4 +72,6 @@ def find_project(explicit: str | os.PathLike | None = None) -> Project:
     for candidate in (here, *here.parents):
         if (candidate / STUDIES).is_dir():
             return Project(candidate)
-    raise UserError(f"no prereg project here: no {STUDIES}/ folder in {here} or above (use --project DIR)")
+    raise UserError(
+        f"no prereg project here: no {STUDIES}/ folder in {here} or above (use --project DIR)"
+    )

@@ -11,7 +11,6 @@ import json
 import keyword
 import re
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import jinja2

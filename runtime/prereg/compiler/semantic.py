@@ -28,7 +28,9 @@ class Reporter:
         self.problems: list[tuple[int, str]] = []
 
     def __call__(self, ptr: str, message: str) -> None:
-        self.problems.append((self.loaded.line_of(ptr) or 0, f"{self.loaded.where(ptr)}: at {ptr}: {message}"))
+        self.problems.append(
+            (self.loaded.line_of(ptr) or 0, f"{self.loaded.where(ptr)}: at {ptr}: {message}")
+        )
 
 
 def check(fn: Check) -> Check:
@@ -77,23 +79,48 @@ def unique_ids(spec: dict, report: Reporter) -> None:
         for ptr, item in items(spec, section):
             pyname = python_name(str(item.get("id", "")))
             if pyname in names and item.get("id") != names[pyname]:
-                report(f"{ptr}/id", f"{what} {item['id']!r} clashes with {names[pyname]!r} in generated code")
+                report(
+                    f"{ptr}/id",
+                    f"{what} {item['id']!r} clashes with {names[pyname]!r} in generated code",
+                )
             names.setdefault(pyname, item.get("id"))
             if keyword.iskeyword(pyname):
                 report(f"{ptr}/id", f"{what} {item['id']!r} is a Python keyword")
     _unique(report, items(spec, "amendments"), "version", "amendment version")
     for ptr, factor in items(spec, "factors"):
-        _unique(report, ((f"{ptr}/levels/{i}", lv) for i, lv in enumerate(factor.get("levels", []))), "id", f"level of factor {factor.get('id')!r}")
+        _unique(
+            report,
+            ((f"{ptr}/levels/{i}", lv) for i, lv in enumerate(factor.get("levels", []))),
+            "id",
+            f"level of factor {factor.get('id')!r}",
+        )
     for ptr, contract in items(spec, "record_contracts"):
-        _unique(report, ((f"{ptr}/fields/{i}", f) for i, f in enumerate(contract.get("fields", []))), "name", "field")
+        _unique(
+            report,
+            ((f"{ptr}/fields/{i}", f) for i, f in enumerate(contract.get("fields", []))),
+            "name",
+            "field",
+        )
     for ptr, command in items(spec, "commands"):
-        _unique(report, ((f"{ptr}/arguments/{i}", a) for i, a in enumerate(command.get("arguments") or [])), "name", "argument")
+        _unique(
+            report,
+            ((f"{ptr}/arguments/{i}", a) for i, a in enumerate(command.get("arguments") or [])),
+            "name",
+            "argument",
+        )
     for ptr, pool in items(spec, "pools"):
-        _unique(report, ((f"{ptr}/words/{i}", w) for i, w in enumerate(pool.get("words", []))), "role", "word role")
+        _unique(
+            report,
+            ((f"{ptr}/words/{i}", w) for i, w in enumerate(pool.get("words", []))),
+            "role",
+            "word role",
+        )
 
 
 def _levels(spec: dict) -> dict[str, list[str]]:
-    return {f["id"]: [str(lv["id"]) for lv in f.get("levels", [])] for f in spec.get("factors") or []}
+    return {
+        f["id"]: [str(lv["id"]) for lv in f.get("levels", [])] for f in spec.get("factors") or []
+    }
 
 
 @check
@@ -103,7 +130,9 @@ def cells_resolve_and_do_not_overlap(spec: dict, report: Reporter) -> None:
     assignments = []
     for ptr, cell in items(spec, "cells"):
         if cell.get("split") not in splits:
-            report(f"{ptr}/split", f"cell {cell.get('id')!r} names unknown split {cell.get('split')!r}")
+            report(
+                f"{ptr}/split", f"cell {cell.get('id')!r} names unknown split {cell.get('split')!r}"
+            )
         assign: dict[str, str] = {}
         for j, ref in enumerate(cell.get("levels", [])):
             rptr = f"{ptr}/levels/{j}"
@@ -112,7 +141,10 @@ def cells_resolve_and_do_not_overlap(spec: dict, report: Reporter) -> None:
                 report(f"{rptr}/factor", f"cell {cell.get('id')!r} names unknown factor {factor!r}")
                 continue
             if level not in levels[factor]:
-                report(f"{rptr}/level", f"cell {cell.get('id')!r} uses level {level!r}, which factor {factor!r} does not have")
+                report(
+                    f"{rptr}/level",
+                    f"cell {cell.get('id')!r} uses level {level!r}, which factor {factor!r} does not have",
+                )
             if factor in assign:
                 report(f"{rptr}/factor", f"cell {cell.get('id')!r} sets factor {factor!r} twice")
             assign[factor] = level
@@ -121,9 +153,11 @@ def cells_resolve_and_do_not_overlap(spec: dict, report: Reporter) -> None:
     for entry in assignments:
         by_split.setdefault(entry[2], []).append(entry)
     for group in by_split.values():
-        for (p1, id1, _, a1), (p2, id2, _, a2) in itertools.combinations(group, 2):
+        for (_, id1, _, a1), (p2, id2, _, a2) in itertools.combinations(group, 2):
             common = a1.keys() & a2.keys()
-            if all(a1[f] == a2[f] for f in common) and (a1.keys() <= a2.keys() or a2.keys() <= a1.keys()):
+            if all(a1[f] == a2[f] for f in common) and (
+                a1.keys() <= a2.keys() or a2.keys() <= a1.keys()
+            ):
                 report(p2, f"cell {id2!r} overlaps cell {id1!r}: a row could belong to both")
 
 
@@ -135,9 +169,16 @@ def totals_match_cells(spec: dict, report: Reporter) -> None:
         if scope != "all" and scope not in splits:
             report(f"{ptr}/scope", f"total names unknown split {scope!r}")
             continue
-        actual = sum(int(c.get("rows", 0)) for c in spec.get("cells") or [] if scope == "all" or c.get("split") == scope)
+        actual = sum(
+            int(c.get("rows", 0))
+            for c in spec.get("cells") or []
+            if scope == "all" or c.get("split") == scope
+        )
         if actual != total.get("rows"):
-            report(f"{ptr}/rows", f"declared total {total.get('rows')} for {scope!r} differs from the sum of its cells, {actual}")
+            report(
+                f"{ptr}/rows",
+                f"declared total {total.get('rows')} for {scope!r} differs from the sum of its cells, {actual}",
+            )
 
 
 @check
@@ -149,13 +190,18 @@ def pools_resolve(spec: dict, report: Reporter) -> None:
         if ref:
             factor, _, level = ref.partition(":")
             if factor not in levels or level not in levels[factor]:
-                report(f"{ptr}/level", f"pool {pool.get('id')!r} names unknown factor level {ref!r}")
+                report(
+                    f"{ptr}/level", f"pool {pool.get('id')!r} names unknown factor level {ref!r}"
+                )
         roles_seen.append({w.get("role") for w in pool.get("words", [])})
     if roles_seen and any(r != roles_seen[0] for r in roles_seen):
         for (ptr, pool), roles in zip(items(spec, "pools"), roles_seen, strict=True):
             if roles != roles_seen[0]:
                 diff = sorted(roles ^ roles_seen[0])
-                report(f"{ptr}/words", f"pool {pool.get('id')!r} does not have the same word roles as the first pool (differs in {', '.join(diff)})")
+                report(
+                    f"{ptr}/words",
+                    f"pool {pool.get('id')!r} does not have the same word roles as the first pool (differs in {', '.join(diff)})",
+                )
 
 
 def _word(pool: dict, role: str) -> str | None:
@@ -172,7 +218,10 @@ def pool_constraints_hold(spec: dict, report: Reporter) -> None:
         kind, roles = c.get("kind"), c.get("roles", [])
         missing = [r for r in roles if any(_word(p, r) is None for p in pools)]
         if missing:
-            report(f"{ptr}/roles", f"pool constraint names role(s) not in every pool: {', '.join(missing)}")
+            report(
+                f"{ptr}/roles",
+                f"pool constraint names role(s) not in every pool: {', '.join(missing)}",
+            )
             continue
         if kind == "disjoint":
             owner: dict[str, str] = {}
@@ -180,14 +229,20 @@ def pool_constraints_hold(spec: dict, report: Reporter) -> None:
                 for r in roles:
                     for token in _word(p, r).split():
                         if token in owner and owner[token] != p["id"]:
-                            report(ptr, f"word {token!r} is shared by pools {owner[token]!r} and {p['id']!r}")
+                            report(
+                                ptr,
+                                f"word {token!r} is shared by pools {owner[token]!r} and {p['id']!r}",
+                            )
                         owner.setdefault(token, p["id"])
         elif kind == "equal_length":
             for p in pools:
                 lengths = {r: len(_word(p, r)) for r in roles}
                 if len(set(lengths.values())) > 1:
                     shown = ", ".join(f"{r}={n}" for r, n in lengths.items())
-                    report(ptr, f"pool {p['id']!r}: words of roles {', '.join(roles)} differ in length ({shown})")
+                    report(
+                        ptr,
+                        f"pool {p['id']!r}: words of roles {', '.join(roles)} differ in length ({shown})",
+                    )
         elif kind == "no_shared_positions":
             if len(roles) != 2:
                 report(f"{ptr}/roles", "no_shared_positions takes exactly two roles")
@@ -201,7 +256,10 @@ def pool_constraints_hold(spec: dict, report: Reporter) -> None:
                     if x == y and not (final and i == len(a) - 1 == len(b) - 1 and x == final)
                 ]
                 if shared:
-                    report(ptr, f"pool {p['id']!r}: {a!r} and {b!r} share letters at positions {shared}")
+                    report(
+                        ptr,
+                        f"pool {p['id']!r}: {a!r} and {b!r} share letters at positions {shared}",
+                    )
 
 
 def _expansions(contrast: dict) -> list[dict[str, str]]:
@@ -235,9 +293,15 @@ def contrasts_resolve(spec: dict, report: Reporter) -> None:
         for i, c in enumerate(hyp.get("contrasts") or []):
             ptr = f"{hptr}/contrasts/{i}"
             if c.get("metric") not in metrics:
-                report(f"{ptr}/metric", f"contrast {c.get('id')!r} names unknown metric {c.get('metric')!r}")
+                report(
+                    f"{ptr}/metric",
+                    f"contrast {c.get('id')!r} names unknown metric {c.get('metric')!r}",
+                )
             if c.get("family") is not None and c.get("family") not in families:
-                report(f"{ptr}/family", f"contrast {c.get('id')!r} names unknown family {c.get('family')!r}")
+                report(
+                    f"{ptr}/family",
+                    f"contrast {c.get('id')!r} names unknown family {c.get('family')!r}",
+                )
             for binding in _expansions(c):
                 cid = fill(c["id"], binding)
                 if PLACEHOLDER.search(cid):
@@ -251,18 +315,33 @@ def contrasts_resolve(spec: dict, report: Reporter) -> None:
                         fptr = f"{ptr}/{side}/where/{j}"
                         factor = flt.get("factor")
                         if factor not in levels:
-                            report(f"{fptr}/factor", f"contrast {cid!r} selects on unknown factor {factor!r}")
+                            report(
+                                f"{fptr}/factor",
+                                f"contrast {cid!r} selects on unknown factor {factor!r}",
+                            )
                             continue
                         for lv in flt.get("levels", []):
                             value = fill(str(lv), binding)
                             if value not in levels[factor]:
-                                report(f"{fptr}/levels", f"contrast {cid!r} selects level {value!r}, which factor {factor!r} does not have")
+                                report(
+                                    f"{fptr}/levels",
+                                    f"contrast {cid!r} selects level {value!r}, which factor {factor!r} does not have",
+                                )
 
 
-def _walk_condition(cond: dict, ptr: str, bound: dict[str, list[str]], ids: dict[str, str], report: Reporter) -> None:
-    keys = [k for k in ("compare", "all_of", "any_of", "at_least", "for_each") if cond.get(k) is not None]
+def _walk_condition(
+    cond: dict, ptr: str, bound: dict[str, list[str]], ids: dict[str, str], report: Reporter
+) -> None:
+    keys = [
+        k
+        for k in ("compare", "all_of", "any_of", "at_least", "for_each")
+        if cond.get(k) is not None
+    ]
     if len(keys) != 1:
-        report(ptr, f"a condition takes exactly one of compare, all_of, any_of, at_least, for_each (found {len(keys)})")
+        report(
+            ptr,
+            f"a condition takes exactly one of compare, all_of, any_of, at_least, for_each (found {len(keys)})",
+        )
         return
     key = keys[0]
     body = cond[key]
@@ -271,7 +350,10 @@ def _walk_condition(cond: dict, ptr: str, bound: dict[str, list[str]], ids: dict
         names = PLACEHOLDER.findall(target)
         unbound = [n for n in names if n not in bound]
         if unbound:
-            report(f"{ptr}/compare/target", f"placeholder {{{unbound[0]}}} is not bound by an enclosing for_each")
+            report(
+                f"{ptr}/compare/target",
+                f"placeholder {{{unbound[0]}}} is not bound by an enclosing for_each",
+            )
             return
         combos: list[dict[str, str]] = [{}]
         for n in dict.fromkeys(names):
@@ -286,7 +368,10 @@ def _walk_condition(cond: dict, ptr: str, bound: dict[str, list[str]], ids: dict
             _walk_condition(sub, f"{ptr}/{key}/{i}", bound, ids, report)
     elif key == "at_least":
         if body.get("count", 0) > len(body.get("of", [])):
-            report(f"{ptr}/at_least/count", f"at_least {body.get('count')} of {len(body.get('of', []))} conditions can never hold")
+            report(
+                f"{ptr}/at_least/count",
+                f"at_least {body.get('count')} of {len(body.get('of', []))} conditions can never hold",
+            )
         for i, sub in enumerate(body.get("of", [])):
             _walk_condition(sub, f"{ptr}/at_least/of/{i}", bound, ids, report)
     else:
@@ -295,7 +380,9 @@ def _walk_condition(cond: dict, ptr: str, bound: dict[str, list[str]], ids: dict
         if body.get("quantifier") != "at_least" and body.get("count") is not None:
             report(f"{ptr}/for_each/count", "count is only for quantifier at_least")
         inner = {**bound, body["name"]: [str(v) for v in body.get("values", [])]}
-        _walk_condition(body.get("condition") or {}, f"{ptr}/for_each/condition", inner, ids, report)
+        _walk_condition(
+            body.get("condition") or {}, f"{ptr}/for_each/condition", inner, ids, report
+        )
 
 
 @check
@@ -320,7 +407,9 @@ def patterns_compile(spec: dict, report: Reporter) -> None:
         else:
             demo = policy.get("demo_seed")
             if demo is not None and not rx.fullmatch(demo):
-                report("/seed_policy/demo_seed", f"demo seed {demo!r} does not match the seed pattern")
+                report(
+                    "/seed_policy/demo_seed", f"demo seed {demo!r} does not match the seed pattern"
+                )
     for ptr, contract in items(spec, "record_contracts"):
         for i, f in enumerate(contract.get("fields", [])):
             fptr = f"{ptr}/fields/{i}"
@@ -350,7 +439,10 @@ def amendments_in_order(spec: dict, report: Reporter) -> None:
             report(f"{ptr}/version", f"amendment {version} does not come after {previous}")
         previous = version
     if previous is not None and key(previous) != key(spec.get("version", "0")):
-        report("/version", f"study version {spec.get('version')} differs from the latest amendment, {previous}")
+        report(
+            "/version",
+            f"study version {spec.get('version')} differs from the latest amendment, {previous}",
+        )
     if spec.get("amendments") and spec.get("status") == "draft":
         report("/status", "a draft study has no amendments; register it first")
 

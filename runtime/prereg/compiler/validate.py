@@ -52,6 +52,11 @@ def validate(loaded: Loaded, schema_path: Path) -> list[str]:
     for err in validator.iter_errors(loaded.data):
         ptr = pointer(err.absolute_path)
         line = loaded.line_of(ptr) or 0
-        problems.append((line, ptr, f"{loaded.where(ptr)}: at {ptr or '/'}: {_describe(err)}"))
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+            extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+            if extra:
+                line = loaded.line_of(f"{ptr}/{extra[0]}") or line
+        where = f"{loaded.path}:{line}" if line else str(loaded.path)
+        problems.append((line, ptr, f"{where}: at {ptr or '/'}: {_describe(err)}"))
     problems.sort()
     return [p[2] for p in problems]

@@ -1,0 +1,201 @@
+"""prereg compile / check: golden output, byte stability, staleness, safety, run-time digest pin."""
+
+import ast
+import importlib.util
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from prereg.cli import main
+from prereg.compiler.project import Project
+from prereg.digest import digest
+from tests.conftest import run_prereg
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "compile-basic" / "project"
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+def test_golden_example_compiles_to_the_committed_files(tmp_path):
+    project = tmp_path / "p"
+    shutil.copytree(GOLDEN / "spec", project / "spec")
+    result = run_prereg("--project", project, "compile")
+    assert result.returncode == 0, result.stderr
+    assert _tree(project / "generated") == _tree(GOLDEN / "generated")
+
+
+@pytest.mark.parametrize("seed", ["0", "12345"])
+def test_output_is_byte_identical_across_hash_seeds(tmp_path, seed):
+    project = tmp_path / "p"
+    shutil.copytree(GOLDEN / "spec", project / "spec")
+    result = run_prereg("--project", project, "compile", env={"PYTHONHASHSEED": seed})
+    assert result.returncode == 0, result.stderr
+    assert _tree(project / "generated") == _tree(GOLDEN / "generated")
+
+
+def test_every_generated_file_carries_the_header_and_digest():
+    spec_digest = None
+    for rel, data in _tree(GOLDEN / "generated").items():
+        text = data.decode()
+        assert "DO NOT EDIT" in text.splitlines()[0] or '"$comment"' in text.splitlines()[1], rel
+        if spec_digest is None:
+            spec_digest = text.split("sha256:")[1][:64]
+        assert f"sha256:{spec_digest}" in text, rel
+
+
+def test_repository_generated_tree_is_current(repo_root, capsys):
+    assert main(["--project", str(repo_root), "check"]) == 0
+    assert "generated/ matches the specs" in capsys.readouterr().out
+
+
+def test_one_character_change_makes_check_fail_then_generate_fixes_it(project_copy, capsys):
+    spec = project_copy / "spec/studies/d17-multifact.yaml"
+    text = spec.read_text()
+    assert "rows: 220," in text
+    spec.write_text(
+        text.replace("rows: 220,", "rows: 221,", 1)
+        .replace("{scope: test, rows: 5700}", "{scope: test, rows: 5701}")
+        .replace("{scope: all, rows: 5778}", "{scope: all, rows: 5779}")
+    )
+    assert main(["--project", str(project_copy), "check"]) == 1
+    out = capsys.readouterr().out
+    assert "stale or edited: generated/d17_multifact/design.py" in out
+    assert "stale or edited: generated/d17_multifact/constants.py" in out
+    assert "generated/s3_verifier_freeze" not in out
+    assert main(["--project", str(project_copy), "compile"]) == 0
+    assert main(["--project", str(project_copy), "check"]) == 0
+
+
+def test_hand_edit_and_unexpected_file_are_caught(project_copy, capsys):
+    target = project_copy / "generated/jev_multicorrect/constants.py"
+    target.write_text(target.read_text() + "\nEXTRA = 1\n")
+    (project_copy / "generated/jev_multicorrect/notes.txt").write_text("hi\n")
+    assert main(["--project", str(project_copy), "check"]) == 1
+    out = capsys.readouterr().out
+    assert "stale or edited: generated/jev_multicorrect/constants.py" in out
+    assert "+EXTRA = 1" not in out and "-EXTRA = 1" in out
+    assert "unexpected: generated/jev_multicorrect/notes.txt" in out
+
+
+def test_stale_language_schema_is_caught_without_linkml(project_copy, capsys):
+    src = project_copy / "spec/prereg.linkml.yaml"
+    src.write_text(
+        src.read_text().replace(
+            "title: The prereg preregistration language", "title: The prereg language"
+        )
+    )
+    assert main(["--project", str(project_copy), "check"]) == 1
+    assert "stale: generated/prereg.schema.json" in capsys.readouterr().out
+
+
+def test_language_schema_regenerates_byte_for_byte(repo_root):
+    from prereg.compiler.language import render_schema
+
+    assert (
+        render_schema(Project(repo_root))
+        == (repo_root / "generated/prereg.schema.json").read_bytes()
+    )
+
+
+def test_spec_digest_ignores_comments_and_layout(tmp_path):
+    from prereg.compiler.load import load_yaml_text
+
+    a = load_yaml_text("id: x\nrows: [1, 2]\n", Path("a.yaml")).data
+    b = load_yaml_text("# a comment\nrows:\n  - 1\n  - 2\nid: 'x'\n", Path("b.yaml")).data
+    assert digest(a) == digest(b)
+    assert digest(a) != digest(load_yaml_text("id: x\nrows: [1, 3]\n", Path("c.yaml")).data)
+
+
+def _import(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(
+        name, path / "__init__.py", submodule_search_locations=[str(path)]
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_hostile_strings_stay_literals(tmp_path):
+    """Quotes, newlines, backslashes and code in spec strings reach generated code only as data."""
+    gen = GOLDEN / "generated" / "example_probe"
+    for py in gen.glob("*.py"):
+        tree = ast.parse(py.read_text())
+        calls = {
+            n.func.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        }
+        assert not calls & {"__import__", "eval", "exec", "print", "system"}, py.name
+    pkg = _import(gen, "golden_example_probe")
+    from golden_example_probe import constants, design  # noqa: F401
+
+    assert design.POOLS[0].framing == "A \"fictional\" archive; print('x')\nrecords this."
+    assert constants.TEMPLATES["rule"] == 'An entity "X" can reach\\n'
+    assert pkg.STUDY_ID == "example-probe"
+    assert "__import__('os')" not in (gen / "__init__.py").read_text()
+
+
+def test_study_command_refuses_when_spec_changed_since_compile(project_copy):
+    spec = project_copy / "spec/studies/jev-multicorrect.yaml"
+    spec.write_text(
+        spec.read_text().replace(
+            "probability-sum-tolerance, value: 0.000001",
+            "probability-sum-tolerance, value: 0.00001",
+        )
+    )
+    from prereg.study import study_context
+
+    with pytest.raises(Exception) as info:
+        study_context(Project(project_copy), "jev-multicorrect")
+    assert "spec changed since the last compile" in str(info.value)
+    assert "run make generate" in str(info.value)
+
+
+def test_help_explains_itself():
+    for args in (["--help"], ["compile", "--help"], ["check", "--help"]):
+        result = run_prereg(*args)
+        assert result.returncode == 0
+        assert "usage: prereg" in result.stdout
+    assert "generated/" in run_prereg("compile", "--help").stdout
+
+
+def test_no_project_is_a_clear_error(tmp_path):
+    result = run_prereg("check", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: no prereg project here")
+    assert "Traceback" not in result.stderr
+
+
+def test_record_contract_schema_refuses_bad_records(tmp_path):
+    from prereg.errors import UserError
+    from prereg.records import read_records
+
+    schema = GOLDEN / "generated/example_probe/schemas/observation.schema.json"
+    assert json.loads(schema.read_text())["additionalProperties"] is False
+    path = tmp_path / "obs.jsonl"
+    row = '{"rowId": "' + "a" * 64 + '", "pYes": 0.5, "attempt": 1}'
+    path.write_text(
+        row
+        + "\n"
+        + '{"rowId": "x", "pYes": NaN, "attempt": 1}\n'
+        + '{"rowId": "'
+        + "b" * 64
+        + '", "pYes": true, "attempt": 0, "x": 1}\n'
+    )
+    with pytest.raises(UserError) as info:
+        read_records(path, schema, "jsonl")
+    text = "\n".join(info.value.lines())
+    assert f"{path}:2: not valid JSON: NaN is not a JSON number" in text
+    assert f"{path}:3: at /: unexpected field 'x'" in text
+    assert f"{path}:3: at /attempt: 0 is less than the minimum of 1" in text
+    assert f"{path}:3: at /pYes: expected ['number', 'null'], got true" in text

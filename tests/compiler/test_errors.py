@@ -1,0 +1,68 @@
+"""The malformed-spec corpus: each bad spec gets its exact message, a non-zero exit, no traceback,
+and nothing is written."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from prereg.cli import main
+
+BAD = Path(__file__).parent / "bad"
+
+# name -> (line, message fragment after "at <pointer>: " or the loader's message)
+EXPECTED = {
+    "alias-bomb": "alias-bomb.yaml:23: document expands to more than 200000 values (alias bomb?)",
+    "amendment-version": "amendment-version.yaml:2: at /version: study version 1.0 differs from the latest amendment, 1.1",
+    "bad-identifier": 'bad-identifier.yaml:12: at /factors/0/levels/1/id: "pool-b); import os" does not match the pattern',
+    "bad-regex": "bad-regex.yaml:23: at /seed_policy/pattern: not a valid regular expression: unterminated character set",
+    "bad-yaml": "bad-yaml.yaml:4: invalid YAML: expected ',' or ']', but got ':'",
+    "dangling-level": "dangling-level.yaml:15: at /cells/1/levels/0/level: cell 'cell-b' uses level 'pool-z', which factor 'pool' does not have",
+    "dangling-metric": "dangling-metric.yaml:27: at /hypotheses/0/contrasts/0/metric: contrast 'h1-ab' names unknown metric 'recall'",
+    "dangling-split": "dangling-split.yaml:15: at /cells/1/split: cell 'cell-b' names unknown split 'tuning'",
+    "duplicate-id": "duplicate-id.yaml:15: at /cells/1/id: duplicate cell id 'cell-a' (first at /cells/0)",
+    "duplicate-key": "duplicate-key.yaml:4: duplicate key 'title'",
+    "id-mismatch": "id-mismatch.yaml:1: at /id: study id 'other-study' differs from its file name 'id-mismatch'",
+    "missing-field": "missing-field.yaml:1: at /: missing required key: 'engine'",
+    "nan-constant": "nan-constant.yaml:21: non-finite number '.nan' is not allowed",
+    "negative-rows": "negative-rows.yaml:14: at /cells/0/rows: -5 breaks minimum 0",
+    "overlapping-cells": "overlapping-cells.yaml:15: at /cells/1: cell 'cell-b' overlaps cell 'cell-a': a row could belong to both",
+    "python-tag": "python-tag.yaml:3: tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed in a spec",
+    "unbound-placeholder": "unbound-placeholder.yaml:34: at /hypotheses/0/rule/compare/target: placeholder {pair} is not bound by an enclosing for_each",
+    "unknown-engine": 'unknown-engine.yaml:5: at /engine: "magic" is not one of: reachability-probe, cluster-power-freeze, multicorrect-scoring',
+    "unknown-key": "unknown-key.yaml:4: at /: unknown key 'colour' (allowed here:",
+    "wrong-total": "wrong-total.yaml:17: at /totals/0/rows: declared total 13 for 'test' differs from the sum of its cells, 12",
+    "wrong-type": 'wrong-type.yaml:14: at /cells/0/rows: expected integer, got "five"',
+}
+
+
+def test_corpus_is_complete():
+    assert sorted(p.stem for p in BAD.glob("*.yaml")) == sorted(EXPECTED)
+    assert len(EXPECTED) >= 15
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_bad_spec_is_refused_with_its_message(name, tmp_path, capsys):
+    project = tmp_path / "p"
+    (project / "spec" / "studies").mkdir(parents=True)
+    shutil.copy(BAD / f"{name}.yaml", project / "spec" / "studies" / f"{name}.yaml")
+    code = main(["--project", str(project), "compile"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert err.startswith("error: the specs have problems; nothing was written\n")
+    assert f"spec/studies/{EXPECTED[name]}" in err
+    assert "Traceback" not in err + out
+    assert not (project / "generated").exists()
+
+
+def test_a_bad_spec_blocks_every_output(tmp_path, capsys, repo_root):
+    """One broken spec among good ones: nothing is written for any of them."""
+    project = tmp_path / "p"
+    (project / "spec" / "studies").mkdir(parents=True)
+    shutil.copy(
+        repo_root / "tests/golden/compile-basic/project/spec/studies/example-probe.yaml",
+        project / "spec/studies",
+    )
+    shutil.copy(BAD / "wrong-total.yaml", project / "spec/studies")
+    assert main(["--project", str(project), "compile"]) == 2
+    assert not (project / "generated").exists()

@@ -1,0 +1,40 @@
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    return ROOT
+
+
+@pytest.fixture
+def project_copy(tmp_path) -> Path:
+    """A copy of this repository's spec tree, language and generated code in a temp folder."""
+    dst = tmp_path / "project"
+    (dst / "spec").mkdir(parents=True)
+    shutil.copytree(ROOT / "spec" / "studies", dst / "spec" / "studies")
+    shutil.copy(ROOT / "spec" / "prereg.linkml.yaml", dst / "spec" / "prereg.linkml.yaml")
+    shutil.copytree(
+        ROOT / "generated", dst / "generated", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    return dst
+
+
+def run_prereg(*args, cwd=None, env=None):
+    """Run the CLI in a subprocess (as a user would); returns CompletedProcess."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "prereg.cli", *map(str, args)],
+        cwd=cwd or ROOT,
+        env=full_env,
+        capture_output=True,
+        text=True,
+    )
