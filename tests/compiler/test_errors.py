@@ -16,7 +16,7 @@ EXPECTED = {
     "amendment-version": "amendment-version.yaml:2: at /version: study version 1.0 differs from the latest amendment, 1.1",
     "bad-identifier": 'bad-identifier.yaml:12: at /factors/0/levels/1/id: "pool-b); import os" does not match the pattern',
     "bad-regex": "bad-regex.yaml:23: at /seed_policy/pattern: not a valid regular expression: unterminated character set",
-    "bad-yaml": "bad-yaml.yaml:4: invalid YAML: expected ',' or ']', but got ':'",
+    "bad-yaml": "bad-yaml.yaml:4: invalid YAML: did not find expected ',' or ']'",
     "dangling-level": "dangling-level.yaml:15: at /cells/1/levels/0/level: cell 'cell-b' uses level 'pool-z', which factor 'pool' does not have",
     "dangling-metric": "dangling-metric.yaml:27: at /hypotheses/0/contrasts/0/metric: contrast 'h1-ab' names unknown metric 'recall'",
     "dangling-split": "dangling-split.yaml:15: at /cells/1/split: cell 'cell-b' names unknown split 'tuning'",

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+import yaml.cyaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from prereg.errors import UserError
@@ -68,6 +69,21 @@ class _Loader(
         yaml.composer.Composer.__init__(self)
         yaml.constructor.SafeConstructor.__init__(self)
         _Resolver.__init__(self)
+
+
+if getattr(yaml, "__with_libyaml__", False):
+
+    class _CLoader(yaml.cyaml.CParser, yaml.constructor.SafeConstructor, _Resolver):
+        """The same loader on libyaml's parser (several times faster)."""
+
+        def __init__(self, stream):
+            yaml.cyaml.CParser.__init__(self, stream)
+            yaml.constructor.SafeConstructor.__init__(self)
+            _Resolver.__init__(self)
+
+    _LOADER = _CLoader
+else:  # pragma: no cover - PyYAML wheels ship libyaml
+    _LOADER = _Loader
 
 
 @dataclass
@@ -151,7 +167,7 @@ class _Builder:
 
 def load_yaml_text(text: str, path: Path) -> Loaded:
     """Parse one YAML document from ``text`` (reported as ``path``)."""
-    loader = _Loader(text)
+    loader = _LOADER(text)
     try:
         try:
             node = loader.get_single_node()
