@@ -95,6 +95,16 @@ def _add_core_commands(sub) -> None:
         action="store_true",
         help="also regenerate the language schema with LinkML and compare bytes",
     )
+    m = sub.add_parser(
+        "demo",
+        help="run every study on the bundled demo inputs",
+        description="Check the specs, then run each study's commands on the bundled inputs (examples/demo.json) "
+        "into OUT, ending with OUT/index.html.",
+    )
+    m.add_argument("--out", default="out/demo", help="output folder (default: out/demo)")
+    m.add_argument(
+        "--force", action="store_true", help="replace an earlier run in the output folder"
+    )
     d = sub.add_parser("diff", help="semantic difference between two versions of a spec")
     d.add_argument("old", nargs="?", help="the old spec file")
     d.add_argument("new", nargs="?", help="the new spec file")
@@ -147,6 +157,14 @@ def _cmd_check(project, args) -> int:
         return 1
     print(f"generated/ matches the specs ({len(files)} files)")
     return 0
+
+
+def _cmd_demo(project, args) -> int:
+    from pathlib import Path
+
+    from prereg.demo import run_demo
+
+    return run_demo(project, Path(args.out), force=args.force)
 
 
 def _cmd_diff(project, args) -> int:
@@ -207,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from prereg.compiler.project import find_project
 
         first = next((a for a in rest if not a.startswith("-")), None)
-        core = {"compile", "check", "diff"}
+        core = {"compile", "check", "diff", "demo"}
         if first is not None and first not in core:
             project = find_project(pre.project)
             ids = [p.stem for p in project.spec_files()]
@@ -232,9 +250,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USER
         if project is None:
             project = find_project(pre.project)
-        return {"compile": _cmd_compile, "check": _cmd_check, "diff": _cmd_diff}[args.cmd](
-            project, args
-        )
+        commands = {
+            "compile": _cmd_compile,
+            "check": _cmd_check,
+            "diff": _cmd_diff,
+            "demo": _cmd_demo,
+        }
+        return commands[args.cmd](project, args)
     except UserError as exc:
         lines = exc.lines()
         print(f"error: {lines[0]}", file=sys.stderr)
