@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
+
 from prereg.stats.resampling import (
     cluster_jackknife_two_stratum,
     cluster_t_critical,
@@ -24,7 +26,6 @@ from prereg.stats.resampling import (
     unit_jackknife_two_stratum,
     unit_jackknife_two_stratum_filled,
 )
-from scipy import stats
 
 # ---------------------------------------------------------------------------------------------
 # slow references

@@ -1,0 +1,685 @@
+"""The power plan: a cluster power simulation over resampled calibration repository profiles.
+
+Given accepted calibration records (:mod:`.calibration_input`) and the eligible confirmatory
+universe (N tasks in G repositories, P pass and F fail items), the plan estimates, for each rung
+n of a task-count ladder, the share of simulated cohorts whose two planning lower bounds both
+exceed 0, and selects the first rung reaching the target power.
+
+The simulation (every constant comes from the config, none from this module):
+
+1. Centre the records: within each stratum subtract the stratum's mean over all records
+   (``math.fsum``).
+2. A cohort of n tasks: G uniform draws with replacement from the C calibration profiles (a
+   profile drawn twice is two clusters).  Cluster g with m_g profile tasks gets
+   a_g = 1 + ⌊(n − G)·m_g / M⌋ tasks (M = Σ m_g); the units left over go one each to the
+   largest integer remainders (n − G)·m_g mod M, ties to the earlier draw.  Inside a cluster
+   a_g tasks are drawn with replacement (task = profile start + ⌊u·m_g⌋), each keeping its two
+   statistics together.  Rungs with n < G are skipped.
+3. θ̂₀ = w_pass·mean(pass) + w_fail·mean(fail), w_pass = P/(P + F), w_fail = F/(P + F).
+4. θ̂ = θ̂₀ − mean(θ̂₀) + δ: the rung's Monte Carlo mean of θ̂₀ (``math.fsum`` over the
+   non-degenerate cohorts of the rung, so the order of cohorts does not matter) is removed and
+   recorded, and the smallest effect δ is added.
+5. Delete-one jackknife SEs at the repository level (units: the G draws) and at the task level
+   (units: the n task slots), closed forms from :mod:`prereg.stats.resampling`.
+6. Success: θ̂ − t(q, G − 1)·SE_repository > 0 and θ̂ − t(q, n − 1)·SE_task > 0, with q the
+   upper quantile of the configured two-sided level.  A degenerate cohort (a stratum with
+   fewer than 2 statistics, an undefined estimate or leave-one-out estimate) is a failure and
+   is counted.  ``null_successes`` counts the same test with δ = 0 on the same draws.
+7. Ladder: the configured rungs below N, then N itself.  The selected task count is the first
+   rung with den·successes ≥ num·simulations (target power num/den, exact integers).
+8. Randomness: ``Generator(PCG64(SeedSequence(seed, spawn_key=(n, block))))`` per (rung task
+   count, block of ``block_size`` cohorts): ``integers(0, C, size=(block_size, G))`` then
+   ``random((block_size, n))`` drawn row by row as needed (a partial last block uses its first
+   rows, so a smaller run is a prefix of a larger one).  Per-cohort reductions are row
+   reductions (``reduceat``, row sums), so results do not depend on the evaluation batch.
+
+Statuses (names from the config): *powered*, *underpowered* (no rung reached the target, the
+full universe included), *infeasible* with every failing reason, each a string
+``"<code>: <detail>"`` with these codes:
+
+- ``too_few_calibration_repositories``: fewer than min(G, min_calibration_repositories);
+- ``stratum_in_too_few_calibration_repositories``: a stratum's statistics come from fewer than
+  ``min_repositories_per_stratum`` repositories (one reason per stratum);
+- ``too_few_eligible_repositories``: G < ``min_eligible_repositories``;
+- ``no_eligible_items``: P = 0 or F = 0 (one reason per stratum);
+- ``fewer_eligible_tasks_than_repositories``: N < G.
+
+Warnings (strings ``"<code>: <detail>"``): ``stratum_share_exceeds_universe`` when the
+calibration share of tasks holding a stratum's statistic exceeds P/N (F/N) of the universe
+(exact integer comparison): the planning assumption makes power optimistic then.
+
+Config keys (``config["frozen"]`` must hold exactly these; the plan records them):
+    smallest_effect                        δ in the statistic's unit (number)
+    target_power                           {"numerator": int, "denominator": int}
+    simulations_per_rung                   cohorts per rung (int)
+    seed                                   SeedSequence entropy (int)
+    planning_method                        must be "cluster-t-jackknife" (this engine's method)
+    final_bootstrap_replicates_per_level   recorded only, never used here (int)
+    ladder                                 increasing task counts (list of int)
+    block_size                             cohorts per random stream (int)
+``config["plan"]``:
+    schema                                 plan schema id (string)
+    fields                                 {"stage", "repository", "task", "class", "statistic"}
+                                           role -> JSON field name of the calibration input
+    calibration_stage, confirmatory_stage  stage values (strings)
+    pass_label, fail_label                 class labels of the two strata (strings)
+    error_cap                              problems listed before "… and K more" (int)
+    min_calibration_repositories           floor of the calibration repository requirement
+    min_repositories_per_stratum           repositories each stratum must come from
+    min_eligible_repositories              smallest eligible repository count
+    bound_two_sided_level                  level of both t lower bounds (e.g. 0.95)
+    statuses                               {"powered", "underpowered", "infeasible"} -> names
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from prereg.digest import digest_hex
+from prereg.errors import UserError
+from prereg.stats.resampling import (
+    cluster_jackknife_two_stratum,
+    t_quantile,
+    two_sided_quantile,
+    unit_jackknife_two_stratum_filled,
+)
+
+from .calibration_input import FIELD_ROLES, Calibration, InputSpec
+
+PLANNING_METHOD = "cluster-t-jackknife"
+FROZEN_KEYS = (
+    "smallest_effect",
+    "target_power",
+    "simulations_per_rung",
+    "seed",
+    "planning_method",
+    "final_bootstrap_replicates_per_level",
+    "ladder",
+    "block_size",
+)
+PLAN_KEYS = (
+    "schema",
+    "fields",
+    "calibration_stage",
+    "confirmatory_stage",
+    "pass_label",
+    "fail_label",
+    "error_cap",
+    "min_calibration_repositories",
+    "min_repositories_per_stratum",
+    "min_eligible_repositories",
+    "bound_two_sided_level",
+    "statuses",
+)
+STATUS_ROLES = ("powered", "underpowered", "infeasible")
+# Slots evaluated together at most (memory bound); results do not depend on it.
+MAX_BATCH_SLOTS = 1 << 20
+
+
+# --------------------------------------------------------------------------------------------
+# configuration
+
+
+@dataclass(frozen=True)
+class PlanConfig:
+    frozen: dict
+    smallest_effect: float
+    target_numerator: int
+    target_denominator: int
+    simulations: int
+    seed: int
+    ladder: tuple[int, ...]
+    block_size: int
+    schema: str
+    input: InputSpec
+    min_calibration_repositories: int
+    min_repositories_per_stratum: int
+    min_eligible_repositories: int
+    bound_level: float
+    statuses: dict[str, str]
+
+
+def _cfg_error(path: str, rule: str) -> UserError:
+    return UserError(f"engine configuration: config.{path}: {rule}")
+
+
+def _int(v: Any, path: str, minimum: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+        raise _cfg_error(path, f"must be an integer ≥ {minimum}")
+    return v
+
+
+def _str(v: Any, path: str) -> str:
+    if not isinstance(v, str) or not v:
+        raise _cfg_error(path, "must be a non-empty string")
+    return v
+
+
+def _exact_keys(obj: Any, keys: tuple[str, ...], path: str) -> Mapping:
+    if not isinstance(obj, Mapping):
+        raise _cfg_error(path, "must be an object")
+    missing = [k for k in keys if k not in obj]
+    extra = sorted(set(obj) - set(keys))
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append("missing " + ", ".join(missing))
+        if extra:
+            parts.append("unexpected " + ", ".join(extra))
+        raise _cfg_error(path, "; ".join(parts))
+    return obj
+
+
+def load_config(config: Mapping[str, Any]) -> PlanConfig:
+    """Check the engine config (see the module docstring) and return it typed."""
+    if not isinstance(config, Mapping):
+        raise _cfg_error("", "must be an object")
+    fr = _exact_keys(config.get("frozen"), FROZEN_KEYS, "frozen")
+    pl = config.get("plan")
+    if not isinstance(pl, Mapping):
+        raise _cfg_error("plan", "must be an object")
+    _exact_keys(pl, PLAN_KEYS, "plan")
+
+    effect = fr["smallest_effect"]
+    if (
+        isinstance(effect, bool)
+        or not isinstance(effect, (int, float))
+        or not math.isfinite(effect)
+    ):
+        raise _cfg_error("frozen.smallest_effect", "must be a finite number")
+    tp = _exact_keys(fr["target_power"], ("numerator", "denominator"), "frozen.target_power")
+    num = _int(tp["numerator"], "frozen.target_power.numerator", 0)
+    den = _int(tp["denominator"], "frozen.target_power.denominator", 1)
+    if num > den:
+        raise _cfg_error("frozen.target_power", "must not exceed 1")
+    if fr["planning_method"] != PLANNING_METHOD:
+        raise _cfg_error(
+            "frozen.planning_method", f"this engine implements only {PLANNING_METHOD!r}"
+        )
+    _int(
+        fr["final_bootstrap_replicates_per_level"], "frozen.final_bootstrap_replicates_per_level", 1
+    )
+    ladder = fr["ladder"]
+    if not isinstance(ladder, list) or not ladder:
+        raise _cfg_error("frozen.ladder", "must be a non-empty list of integers")
+    for i, r in enumerate(ladder):
+        _int(r, f"frozen.ladder[{i}]", 1)
+    if any(b <= a for a, b in zip(ladder, ladder[1:], strict=False)):
+        raise _cfg_error("frozen.ladder", "must be strictly increasing")
+
+    fields = _exact_keys(pl["fields"], FIELD_ROLES, "plan.fields")
+    for role in FIELD_ROLES:
+        _str(fields[role], f"plan.fields.{role}")
+    if len(set(fields.values())) != len(FIELD_ROLES):
+        raise _cfg_error("plan.fields", "field names must be distinct")
+    statuses = _exact_keys(pl["statuses"], STATUS_ROLES, "plan.statuses")
+    for role in STATUS_ROLES:
+        _str(statuses[role], f"plan.statuses.{role}")
+    if len(set(statuses.values())) != len(STATUS_ROLES):
+        raise _cfg_error("plan.statuses", "status names must be distinct")
+    labels = (_str(pl["pass_label"], "plan.pass_label"), _str(pl["fail_label"], "plan.fail_label"))
+    if labels[0] == labels[1]:
+        raise _cfg_error("plan.fail_label", "must differ from plan.pass_label")
+    level = pl["bound_two_sided_level"]
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+        raise _cfg_error("plan.bound_two_sided_level", "must be a number strictly between 0 and 1")
+
+    spec = InputSpec(
+        fields={r: fields[r] for r in FIELD_ROLES},
+        calibration_stage=_str(pl["calibration_stage"], "plan.calibration_stage"),
+        confirmatory_stage=_str(pl["confirmatory_stage"], "plan.confirmatory_stage"),
+        pass_label=labels[0],
+        fail_label=labels[1],
+        error_cap=_int(pl["error_cap"], "plan.error_cap", 1),
+    )
+    return PlanConfig(
+        frozen=copy.deepcopy(dict(fr)),
+        smallest_effect=float(effect),
+        target_numerator=num,
+        target_denominator=den,
+        simulations=_int(fr["simulations_per_rung"], "frozen.simulations_per_rung", 1),
+        seed=_int(fr["seed"], "frozen.seed", 0),
+        ladder=tuple(ladder),
+        block_size=_int(fr["block_size"], "frozen.block_size", 1),
+        schema=_str(pl["schema"], "plan.schema"),
+        input=spec,
+        min_calibration_repositories=_int(
+            pl["min_calibration_repositories"], "plan.min_calibration_repositories", 1
+        ),
+        min_repositories_per_stratum=_int(
+            pl["min_repositories_per_stratum"], "plan.min_repositories_per_stratum", 1
+        ),
+        min_eligible_repositories=_int(
+            pl["min_eligible_repositories"], "plan.min_eligible_repositories", 2
+        ),
+        bound_level=float(level),
+        statuses={r: statuses[r] for r in STATUS_ROLES},
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# the eligible universe and feasibility
+
+
+@dataclass(frozen=True)
+class Eligible:
+    task_count: int
+    repository_count: int
+    pass_items: int
+    fail_items: int
+
+    def as_dict(self) -> dict:
+        return {
+            "task_count": self.task_count,
+            "repository_count": self.repository_count,
+            "pass_items": self.pass_items,
+            "fail_items": self.fail_items,
+        }
+
+
+def infeasibility_reasons(cfg: PlanConfig, cal: Calibration, el: Eligible) -> list[str]:
+    """Every reason the frozen requirements cannot be met (empty when feasible)."""
+    reasons = []
+    g = el.repository_count
+    c = len(cal.repositories)
+    need = min(g, cfg.min_calibration_repositories)
+    if c < need:
+        reasons.append(
+            f"too_few_calibration_repositories: {c} calibration repositories, fewer than "
+            f"min(eligible repository count {g}, {cfg.min_calibration_repositories}) = {need}"
+        )
+    for stratum, label in (("pass", cfg.input.pass_label), ("fail", cfg.input.fail_label)):
+        k = cal.repositories_with(stratum)
+        if k < cfg.min_repositories_per_stratum:
+            reasons.append(
+                f"stratum_in_too_few_calibration_repositories: {label} statistics come from "
+                f"{k} calibration repositories, fewer than {cfg.min_repositories_per_stratum}"
+            )
+    if g < cfg.min_eligible_repositories:
+        reasons.append(
+            f"too_few_eligible_repositories: eligible repository count {g} is below "
+            f"{cfg.min_eligible_repositories}"
+        )
+    for label, items in (
+        (cfg.input.pass_label, el.pass_items),
+        (cfg.input.fail_label, el.fail_items),
+    ):
+        if items == 0:
+            reasons.append(f"no_eligible_items: 0 eligible {label} items")
+    if el.task_count < g:
+        reasons.append(
+            f"fewer_eligible_tasks_than_repositories: eligible task count {el.task_count} is "
+            f"below the eligible repository count {g}"
+        )
+    return reasons
+
+
+def composition_warnings(cfg: PlanConfig, cal: Calibration, el: Eligible) -> list[str]:
+    """Warn when the calibration share of tasks with a stratum exceeds the universe's bound."""
+    out = []
+    t = len(cal.task_ids)
+    n = el.task_count
+    if t == 0 or n == 0:
+        return out
+    for label, with_stratum, items in (
+        (cfg.input.pass_label, cal.records_pass, el.pass_items),
+        (cfg.input.fail_label, cal.records_fail, el.fail_items),
+    ):
+        if with_stratum * n > items * t:  # with_stratum / t > items / n, exactly
+            out.append(
+                f"stratum_share_exceeds_universe: {with_stratum}/{t} calibration tasks hold a "
+                f"{label} statistic, more than the eligible universe can have "
+                f"({items} {label} items / {n} tasks); the planning assumption that a cohort's "
+                f"stratum composition follows the calibration tasks makes power optimistic"
+            )
+    return out
+
+
+def ladder_for(cfg: PlanConfig, el: Eligible) -> tuple[list[int], list[int]]:
+    """(evaluated rungs, skipped rungs): rungs below N then N; those below G are skipped."""
+    rungs = [r for r in cfg.ladder if r < el.task_count] + [el.task_count]
+    skipped = [r for r in rungs if r < el.repository_count]
+    return [r for r in rungs if r >= el.repository_count], skipped
+
+
+# --------------------------------------------------------------------------------------------
+# the simulation
+
+
+@dataclass(frozen=True)
+class Tables:
+    """Centred calibration profiles, laid out for np.take."""
+
+    start: np.ndarray  # int64 (C,)
+    size: np.ndarray  # int64 (C,)
+    size_f: np.ndarray  # float64 (C,)
+    x: np.ndarray  # float64 (T,) centred pass statistic, 0 where absent
+    y: np.ndarray  # float64 (T,) centred fail statistic, 0 where absent
+    a: np.ndarray | None  # float64 (T,) pass presence, None when every task has one
+    b: np.ndarray | None  # float64 (T,) fail presence, None when every task has one
+
+
+def centred_tables(cal: Calibration) -> Tables:
+    def centre(values: np.ndarray, has: np.ndarray) -> np.ndarray:
+        present = values[has]
+        out = np.zeros(values.shape, dtype=np.float64)
+        if present.size:
+            mean = math.fsum(present.tolist()) / present.size
+            out[has] = present - mean
+        return out
+
+    a = None if cal.has_pass.all() else cal.has_pass.astype(np.float64)
+    b = None if cal.has_fail.all() else cal.has_fail.astype(np.float64)
+    return Tables(
+        start=cal.profile_start.astype(np.int64),
+        size=cal.profile_size.astype(np.int64),
+        size_f=cal.profile_size.astype(np.float64),
+        x=centre(cal.pass_value, cal.has_pass),
+        y=centre(cal.fail_value, cal.has_fail),
+        a=a,
+        b=b,
+    )
+
+
+class _RungStream:
+    """The draws of one rung, served in increasing cohort ranges, block by block."""
+
+    def __init__(self, seed: int, n: int, g: int, c: int, block_size: int):
+        self.seed, self.n, self.g, self.c, self.block_size = seed, n, g, c, block_size
+        self.block = -1
+        self.rng: np.random.Generator | None = None
+        self.clusters: np.ndarray | None = None
+        self.next_row = 0  # rows of u already drawn in the current block
+
+    def _open(self, block: int) -> None:
+        ss = np.random.SeedSequence(self.seed, spawn_key=(self.n, block))
+        self.rng = np.random.Generator(np.random.PCG64(ss))
+        self.clusters = self.rng.integers(0, self.c, size=(self.block_size, self.g))
+        self.block = block
+        self.next_row = 0
+
+    def take(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        """Cluster draws (hi−lo, G) and uniforms (hi−lo, n) of cohorts lo..hi−1 (in order)."""
+        cs, us = [], []
+        pos = lo
+        while pos < hi:
+            block, row = divmod(pos, self.block_size)
+            if block != self.block:
+                self._open(block)
+            if row != self.next_row:
+                raise RuntimeError("cohort ranges must be requested in order")
+            end = min(hi - pos, self.block_size - row)
+            cs.append(self.clusters[row : row + end])
+            us.append(self.rng.random((end, self.n)))
+            self.next_row = row + end
+            pos += end
+        if len(cs) == 1:
+            return cs[0], us[0]
+        return np.concatenate(cs), np.concatenate(us)
+
+
+def allocate(m: np.ndarray, n: int) -> np.ndarray:
+    """Task counts per cluster (B, G) for cluster profile sizes ``m`` (B, G), exact integers.
+
+    a_g = 1 + ⌊(n − G)·m_g / M⌋; the leftover units go one each to the largest remainders
+    (n − G)·m_g mod M, ties to the earlier draw.
+    """
+    bsz, g = m.shape
+    extra = n - g
+    total = m.sum(axis=1, keepdims=True)
+    prod = extra * m
+    q = prod // total
+    r = prod - q * total
+    alloc = q + 1
+    left = extra - q.sum(axis=1)
+    if np.any(left):
+        order = np.argsort(-r, axis=1, kind="stable")
+        ranks = np.empty_like(order)
+        np.put_along_axis(ranks, order, np.broadcast_to(np.arange(g), (bsz, g)), axis=1)
+        alloc += ranks < left[:, None]
+    return alloc
+
+
+@dataclass
+class CohortStats:
+    """Per-cohort results of one rung (NaN θ̂₀ and SEs for degenerate cohorts)."""
+
+    theta0: np.ndarray
+    se_repository: np.ndarray
+    se_task: np.ndarray
+
+
+def evaluate_cohorts(
+    tab: Tables, clusters: np.ndarray, u: np.ndarray, n: int, w_pass: float, w_fail: float
+) -> CohortStats:
+    """θ̂₀ and both jackknife SEs for cohorts given by their draws."""
+    bsz, g = clusters.shape
+    m = np.take(tab.size, clusters)
+    alloc = allocate(m, n)
+    counts = alloc.reshape(-1)
+    flat_c = clusters.reshape(-1)
+    st = np.repeat(np.take(tab.start, flat_c), counts)
+    sz = np.repeat(np.take(tab.size_f, flat_c), counts)
+    sz *= u.reshape(-1)
+    idx = st
+    idx += sz.astype(np.int64)  # task = profile start + ⌊u·m_g⌋
+    seg = np.empty(counts.shape[0], dtype=np.intp)
+    seg[0] = 0
+    np.cumsum(counts[:-1], out=seg[1:])
+
+    x = np.take(tab.x, idx)
+    y = np.take(tab.y, idx)
+    sx = np.add.reduceat(x, seg).reshape(bsz, g)
+    sy = np.add.reduceat(y, seg).reshape(bsz, g)
+    if tab.a is not None:
+        a = np.take(tab.a, idx)
+        ca = np.add.reduceat(a, seg).reshape(bsz, g)
+        a = a.reshape(bsz, n)
+    else:
+        a, ca = None, alloc
+    if tab.b is not None:
+        b = np.take(tab.b, idx)
+        cb = np.add.reduceat(b, seg).reshape(bsz, g)
+        b = b.reshape(bsz, n)
+    else:
+        b, cb = None, alloc
+    theta0, se_r = cluster_jackknife_two_stratum(sx, ca, sy, cb, w_pass, w_fail)
+    theta_t, se_t = unit_jackknife_two_stratum_filled(
+        x.reshape(bsz, n), a, y.reshape(bsz, n), b, w_pass, w_fail
+    )
+    bad = np.isnan(theta0) | np.isnan(theta_t) | np.isnan(se_r) | np.isnan(se_t)
+    if bad.any():
+        theta0 = np.where(bad, np.nan, theta0)
+        se_r = np.where(bad, np.nan, se_r)
+        se_t = np.where(bad, np.nan, se_t)
+    return CohortStats(theta0, se_r, se_t)
+
+
+@dataclass(frozen=True)
+class RungResult:
+    task_count: int
+    simulations: int
+    successes: int
+    null_successes: int
+    degenerate: int
+    removed_null_mean: float | None
+    df_repository: int
+    df_task: int
+    cohorts: CohortStats | None = None
+
+    def as_dict(self) -> dict:
+        p = self.successes / self.simulations
+        return {
+            "task_count": self.task_count,
+            "simulations": self.simulations,
+            "successes": self.successes,
+            "power": p,
+            "mc_se": math.sqrt(p * (1.0 - p) / self.simulations),
+            "degenerate": self.degenerate,
+            "null_successes": self.null_successes,
+            "removed_null_mean": self.removed_null_mean,
+            "df_repository": self.df_repository,
+            "df_task": self.df_task,
+        }
+
+
+def simulate_rung(
+    tab: Tables,
+    n: int,
+    g: int,
+    *,
+    seed: int,
+    simulations: int,
+    block_size: int,
+    w_pass: float,
+    w_fail: float,
+    effect: float,
+    bound_level: float,
+    batch_size: int | None = None,
+    keep_cohorts: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> RungResult:
+    """Simulate one rung of n tasks in g clusters (see the module docstring)."""
+    if n < g or g < 2:
+        raise ValueError("a rung needs n ≥ G ≥ 2")
+    batch = batch_size if batch_size is not None else block_size
+    batch = max(1, min(batch, MAX_BATCH_SLOTS // n))
+    stream = _RungStream(seed, n, g, len(tab.size), block_size)
+    theta0 = np.empty(simulations)
+    se_r = np.empty(simulations)
+    se_t = np.empty(simulations)
+    for lo in range(0, simulations, batch):
+        hi = min(lo + batch, simulations)
+        clusters, u = stream.take(lo, hi)
+        res = evaluate_cohorts(tab, clusters, u, n, w_pass, w_fail)
+        theta0[lo:hi] = res.theta0
+        se_r[lo:hi] = res.se_repository
+        se_t[lo:hi] = res.se_task
+        if progress is not None:
+            progress(hi, simulations)
+
+    q = two_sided_quantile(bound_level)
+    t_r = t_quantile(q, g - 1)
+    t_t = t_quantile(q, n - 1)
+    ok = ~np.isnan(theta0)
+    n_ok = int(ok.sum())
+    if n_ok:
+        mean0 = math.fsum(theta0[ok].tolist()) / n_ok
+        centred = theta0 - mean0
+        theta = centred + effect
+        with np.errstate(invalid="ignore"):
+            succ = ok & (theta - t_r * se_r > 0) & (theta - t_t * se_t > 0)
+            null = ok & (centred - t_r * se_r > 0) & (centred - t_t * se_t > 0)
+        successes, null_successes = int(succ.sum()), int(null.sum())
+    else:
+        mean0 = None
+        successes = null_successes = 0
+    return RungResult(
+        task_count=n,
+        simulations=simulations,
+        successes=successes,
+        null_successes=null_successes,
+        degenerate=simulations - n_ok,
+        removed_null_mean=mean0,
+        df_repository=g - 1,
+        df_task=n - 1,
+        cohorts=CohortStats(theta0, se_r, se_t) if keep_cohorts else None,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# the plan
+
+
+def build_plan(
+    cfg: PlanConfig,
+    cal: Calibration,
+    el: Eligible,
+    *,
+    spec_digest: str,
+    amendment_version: str,
+    simulations: int | None = None,
+    batch_size: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict:
+    """The plan object (with ``self_sha256``).  ``simulations`` is the development knob."""
+    canonical = simulations is None
+    sims = cfg.simulations if simulations is None else simulations
+    frozen = copy.deepcopy(cfg.frozen)
+    if not canonical:
+        frozen["simulations_per_rung"] = sims
+    reasons = infeasibility_reasons(cfg, cal, el)
+    warnings = composition_warnings(cfg, cal, el)
+    rungs: list[dict] = []
+    skipped: list[int] = []
+    selected = None
+    if reasons:
+        status = cfg.statuses["infeasible"]
+    else:
+        tab = centred_tables(cal)
+        total_items = el.pass_items + el.fail_items
+        w_pass = el.pass_items / total_items
+        w_fail = el.fail_items / total_items
+        evaluated, skipped = ladder_for(cfg, el)
+        for i, n in enumerate(evaluated):
+            cb = None
+            if progress is not None:
+
+                def cb(done, total, n=n, i=i):
+                    progress(f"rung {i + 1}/{len(evaluated)} (n = {n}): {done}/{total} cohorts")
+
+            res = simulate_rung(
+                tab,
+                n,
+                el.repository_count,
+                seed=cfg.seed,
+                simulations=sims,
+                block_size=cfg.block_size,
+                w_pass=w_pass,
+                w_fail=w_fail,
+                effect=cfg.smallest_effect,
+                bound_level=cfg.bound_level,
+                batch_size=batch_size,
+                progress=cb,
+            )
+            rungs.append(res.as_dict())
+            if (
+                selected is None
+                and cfg.target_denominator * res.successes >= cfg.target_numerator * sims
+            ):
+                selected = n
+        status = cfg.statuses["powered" if selected is not None else "underpowered"]
+    plan = {
+        "schema": cfg.schema,
+        "canonical": canonical,
+        "status": status,
+        "reasons": reasons,
+        "spec_digest": spec_digest,
+        "amendment_version": amendment_version,
+        "frozen": frozen,
+        "eligible": el.as_dict(),
+        "calibration": {
+            "bytes": cal.size,
+            "calibration_sha256": cal.sha256,
+            "records_per_stratum": {
+                cfg.input.pass_label: cal.records_pass,
+                cfg.input.fail_label: cal.records_fail,
+            },
+            "repositories": len(cal.repositories),
+            "tasks": len(cal.task_ids),
+            "tasks_with_both_strata": cal.tasks_with_both,
+        },
+        "skipped_rungs": skipped,
+        "rungs": rungs,
+        "selected_task_count": selected,
+        "warnings": warnings,
+        "numpy_version": np.__version__,
+    }
+    plan["self_sha256"] = digest_hex(plan)
+    return plan

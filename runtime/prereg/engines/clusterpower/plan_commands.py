@@ -1,0 +1,96 @@
+"""The ``power_plan`` command: read the calibration input, simulate, write the plan.
+
+Arguments (an ``argparse.Namespace``): ``calibration`` (path of the JSONL input),
+``eligible_task_count``, ``eligible_repository_count``, ``eligible_pass_items``,
+``eligible_fail_items`` (non-negative integers), ``out`` (path of the plan, never overwritten)
+and ``simulations`` (``None`` unless the development knob was given: any explicit value makes
+the plan non-canonical).
+
+Exit codes: 0 for a powered or underpowered plan, 3 for an infeasible plan (still written),
+2 for bad input (nothing written).  Progress goes to stderr only when stderr is a terminal.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from prereg.engines import StudyContext
+from prereg.errors import UserError
+from prereg.files import canonical_bytes_nl, refuse_existing, write_new
+
+from .calibration_input import read_calibration
+from .plan import Eligible, build_plan, load_config
+
+EXIT_INFEASIBLE = 3
+
+
+def _count(args: Any, name: str, minimum: int = 0) -> int:
+    v = getattr(args, name, None)
+    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+        flag = "--" + name.replace("_", "-")
+        raise UserError(f"{flag}: must be an integer ≥ {minimum} (got {v!r})")
+    return v
+
+
+def _progress_printer():
+    if not sys.stderr.isatty():
+        return None, lambda: None
+    state = {"shown": False}
+
+    def show(text: str) -> None:
+        sys.stderr.write("\r\x1b[K" + text)
+        sys.stderr.flush()
+        state["shown"] = True
+
+    def done() -> None:
+        if state["shown"]:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+    return show, done
+
+
+def power_plan(ctx: StudyContext, args: Any) -> int:
+    cfg = load_config(ctx.config)
+    eligible = Eligible(
+        task_count=_count(args, "eligible_task_count"),
+        repository_count=_count(args, "eligible_repository_count"),
+        pass_items=_count(args, "eligible_pass_items"),
+        fail_items=_count(args, "eligible_fail_items"),
+    )
+    simulations = getattr(args, "simulations", None)
+    if simulations is not None:
+        simulations = _count(args, "simulations", 1)
+    out = args.out
+    refuse_existing(out)
+    cal = read_calibration(args.calibration, cfg.input)
+    show, done = _progress_printer()
+    try:
+        plan = build_plan(
+            cfg,
+            cal,
+            eligible,
+            spec_digest=ctx.spec_digest,
+            amendment_version=ctx.version,
+            simulations=simulations,
+            progress=show,
+        )
+    finally:
+        done()
+    write_new(out, canonical_bytes_nl(plan))
+    selected = plan["selected_task_count"]
+    line = f"{out}: status {plan['status']}"
+    if selected is not None:
+        line += f", selected task count {selected}"
+    if not plan["canonical"]:
+        line += " (non-canonical: development run)"
+    print(line)
+    for r in plan["reasons"]:
+        print(f"  reason: {r}")
+    for w in plan["warnings"]:
+        print(f"  warning: {w}")
+    return EXIT_INFEASIBLE if plan["status"] == cfg.statuses["infeasible"] else 0
+
+
+COMMANDS = {"power_plan": power_plan}
