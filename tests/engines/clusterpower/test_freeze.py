@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import rfc8785
+
 from prereg.digest import digest_hex
 from prereg.engines import StudyContext
 from prereg.engines.clusterpower.freeze import build_manifest, validate_manifest
@@ -110,7 +111,8 @@ def plan_bytes(plan: dict[str, Any]) -> bytes:
 class Case:
     """A root with every role's file, a freeze input outside it and an output path."""
 
-    def __init__(self, tmp: Path, target: str):
+    def __init__(self, tmp: Path, target: str, config: dict[str, Any] | None = None):
+        self.config = config or CONFIG
         self.tmp = tmp
         self.root = tmp / "root"
         self.input = tmp / "freeze-input.json"
@@ -204,7 +206,7 @@ class Case:
             encoding="utf-8",
         )
         args = SimpleNamespace(input=str(self.input), root=str(self.root), out=str(out or self.out))
-        return COMMANDS["freeze_manifest"](ctx(), args)
+        return COMMANDS["freeze_manifest"](ctx(self.config), args)
 
     def refusal(self, **kw: Any) -> str:
         """Run a freeze that must be refused; return all its messages as one text."""
@@ -319,6 +321,32 @@ def test_build_manifest_returns_the_written_object(x6: Case) -> None:
     m = build_manifest(x6.input, x6.root, CONFIG, SPEC_DIGEST, VERSION)
     assert x6.freeze() == 0
     assert json.loads(x6.out.read_bytes()) == m
+
+
+def test_the_engine_follows_the_config(tmp_path: Path, capsys) -> None:
+    """Role names, schema ids, the sandbox issue and the X7 rule values all come from config."""
+    cfg = copy.deepcopy(CONFIG)
+    fz = cfg["freeze"]
+    fz["roles"][7]["id"] = "env_lock"
+    fz["manifest_schema"] = "example.manifest.v9"
+    fz["sandbox_issue_id"] = "#1"
+    fz["false_claims"] = ["executes_untrusted_code", "contacts_network"]
+    fz["targets"][1]["min_distinct_base_lineages"] = 2
+    case = Case(tmp_path, "X7", config=cfg)
+    case.data["models"].pop()
+    next(a for a in case.data["artifacts"] if a["role"] == "environment_manifest")["role"] = (
+        "env_lock"
+    )
+    assert case.freeze() == 0
+    m = json.loads(case.out.read_bytes())
+    assert m["schema"] == "example.manifest.v9"
+    assert m["sandbox_issue"] == {"id": "#1", "canonical": True, "resolved": False}
+    assert m["claims"] == {"executes_untrusted_code": False, "contacts_network": False}
+    assert [a["role"] for a in m["artifacts"]][7] == "env_lock"
+    assert run_validate(case.out, case.root, capsys, config=cfg)[0] == 0
+    # the study's own config refuses that manifest: another schema id, role and sandbox issue
+    code, text = run_validate(case.out, case.root, capsys)
+    assert code == 1 and "$.schema" in text
 
 
 # ------------------------------------------------------------------------------------------
@@ -971,3 +999,79 @@ def test_bundled_demo_input_freezes(tmp_path: Path, capsys) -> None:
     assert manifest["input"]["freeze_target"] == "X7"
     assert len(manifest["artifacts"]) == len(data["artifacts"])
     assert run_validate(out, root, capsys)[0] == 0
+
+
+def plan_engine_context() -> StudyContext:
+    """The study's config as the main developer will compile it: the plan engine's section
+    (tests/fixtures/s3/config.json) beside this engine's."""
+    plan_config = json.loads((FIXTURES / "config.json").read_text(encoding="utf-8"))
+    assert plan_config["frozen"] == CONFIG["frozen"]  # one set of frozen constants
+    return ctx(dict(plan_config, freeze=CONFIG["freeze"]))
+
+
+def run_plan_engine(context: StudyContext, out: Path, **over: Any) -> int:
+    from prereg.engines.clusterpower.plan_commands import COMMANDS as PLAN
+
+    args = dict(
+        calibration=str(out.parent.parent / "calibration-sample.jsonl"),
+        eligible_task_count=500,
+        eligible_repository_count=12,
+        eligible_pass_items=210,
+        eligible_fail_items=430,
+        out=str(out),
+        simulations=None,
+    )
+    args.update(over)
+    return PLAN["power_plan"](context, SimpleNamespace(**args))
+
+
+def test_bundled_demo_with_a_canonical_plan_from_the_plan_engine(tmp_path: Path, capsys) -> None:
+    root = tmp_path / "s3"
+    shutil.copytree(EXAMPLES, root)
+    context = plan_engine_context()
+    assert run_plan_engine(context, root / "freeze-demo" / "power_plan.json") == 0
+    out = tmp_path / "manifest.json"
+    args = SimpleNamespace(
+        input=str(root / "freeze-demo" / "freeze-input.json"), root=str(root), out=str(out)
+    )
+    assert COMMANDS["freeze_manifest"](context, args) == 0
+    manifest = json.loads(out.read_bytes())
+    bound = {a["role"]: a for a in manifest["artifacts"]}
+    assert bound["calibration_statistics"]["sha256"] == sha(
+        (EXAMPLES / "calibration-sample.jsonl").read_bytes()
+    )
+    assert manifest["power_plan"]["status"] in CONFIG["freeze"]["accepted_plan_statuses"]
+    code, text = run_validate(out, root, capsys, config=dict(context.config))
+    assert code == 0, text
+
+
+@pytest.mark.parametrize(
+    "over, messages",
+    [
+        (
+            {"simulations": 200},
+            ["canonical is false", "frozen.simulations_per_rung differs"],
+        ),
+        (
+            {"simulations": 200, "eligible_repository_count": 1},
+            ["canonical is false", "status 'infeasible' cannot authorize a freeze"],
+        ),
+    ],
+)
+def test_development_and_infeasible_plans_from_the_plan_engine_are_refused(
+    tmp_path: Path, over: dict[str, Any], messages: list[str]
+) -> None:
+    root = tmp_path / "s3"
+    shutil.copytree(EXAMPLES, root)
+    context = plan_engine_context()
+    run_plan_engine(context, root / "freeze-demo" / "power_plan.json", **over)
+    out = tmp_path / "manifest.json"
+    args = SimpleNamespace(
+        input=str(root / "freeze-demo" / "freeze-input.json"), root=str(root), out=str(out)
+    )
+    with pytest.raises(UserError) as ei:
+        COMMANDS["freeze_manifest"](context, args)
+    text = "\n".join(ei.value.lines())
+    for m in messages:
+        assert m in text
+    assert not out.exists()
