@@ -1,0 +1,71 @@
+"""The reachability-probe engine: synthetic multi-fact reachability corpora (d17-multifact kind).
+
+A row states a chain subject → relays → destination as fact lines ("X <link> Y", "R is
+<enabled>"), possibly broken at one link (written with another verb, negated, or absent) or one
+relay (disabled), mixed with decoy lines, followed by a rule and a question.  The engine
+generates a corpus byte for byte from a seed, re-derives every label with a text oracle,
+orders rows for dispatch, audits the corpus for shortcut cues, and prepares the output files.
+
+Modules: :mod:`.config` (checks), :mod:`.draws` (SHA-256 draws), :mod:`.generate`,
+:mod:`.oracle`, :mod:`.dispatch`, :mod:`.audit`, :mod:`.pipeline` (in-memory preparation),
+:mod:`.seeds`, :mod:`.budget`, :mod:`.review`, :mod:`.commands` (handlers; ``COMMANDS``).
+
+The configuration (``ctx.config``: plain JSON data compiled from the study spec; the d17 values
+are in tests/fixtures/d17/config.json).  Templates use named ``{placeholders}``; pool words are
+available in line, rule and line-class templates as ``{link}``, ``{base}``, ``{contrastive}``,
+``{nonConnective}``, ``{enabled}``, ``{disabled}``.
+
+- ``generatorId``: provenance generator id.
+- ``schemaVersions``: ``gold``, ``audit``, ``devReview`` schema ids.
+- ``labels``: ``yes``/``no``: the gold label words.
+- ``hashing``: ``seedIdHexChars`` (seedId = that many hex characters of digest(seed));
+  ``rowDrawMessage`` (``{split}``, ``{familyId}``, ``{index}`` = row index within its cell,
+  ``{counter}``); ``dispatchDrawMessage`` (``{seedDigest}``, ``{counter}``); ``recordIdMessage``
+  (``{seed}``, ``{rowIndex}``: row id = hex SHA-256 of it); ``familyId`` (``{seedId}``,
+  ``{splitShort}``, ``{poolLetter}``, ``{hops}``, ``{outcomeShort}``, ``{layoutShort}``);
+  ``cellKey`` (``{pool}``, ``{hops}``, ``{outcome}``, ``{layout}``).
+- ``record``: ``requests`` (list of ``{id, arm, definitionId}``), ``provenanceSeed``
+  (``{seed}``, ``{rowIndex}``).
+- ``pools``: list of ``{id, letter, d17Split (informational), framing, words: {link, base,
+  contrastive, nonConnective, enabled, disabled}}``.
+- ``splits``: list of ``{word, short, role}`` (role ``development`` marks dev-review rows).
+- ``outcomes``: list of ``{word, short, failure}``; ``failure`` is null (gold yes) or ``{kind:
+  link|relay, lineClass: cue class of the broken line or null for an absent line, positions:
+  {first, last}}``: position = first + i mod (last − first + 1), counted over links 0..hops or
+  relays 0..hops−1, negative values from the end (−1 = the last).
+- ``layouts``: list of ``{word, short, rule (a rule id), names: neutral|role-letters,
+  equalize (decoys, targets, shuffle), auditGated, positionOverrides: [{outcome, positions}]}``.
+- ``cells``: the cells in allocation order: ``{split, splitShort, pool, poolLetter, hops,
+  outcome, outcomeShort, layout, layoutShort, rows}`` (short codes are checked against the
+  definitions above).
+- ``chain``: ``linkClass`` and ``relayClass``: the cue classes of intact links and enabled relays.
+- ``cueClasses``: in target-draw and decoy-generation order: ``{name, kind: pair|state,
+  template ({a}, {b} for pairs; {a} for states), target: {hops, plus, draw}}`` (target =
+  hops·hops + plus + draw(draw)).
+- ``decoys``: ``entities`` (decoy names per equalized row) and ``pairs`` (ordered decoy-index
+  pairs, used in turn by pair-class decoy lines; state decoys cycle through the entities).
+- ``names``: ``neutral {consonants, vowels, digits, distinctPrefixLength}`` and ``roleLetters
+  {letters, bound, base, width, pad}``.
+- ``header``: ``day`` and ``quantity``: ``{bound, plus}`` (value = draw(bound) + plus).
+- ``templates``: ``header`` (``{framing}`` first, ``{day}``, ``{quantity}``), ``factsMarker``,
+  ``question`` (``{subject}``, ``{destination}``).
+- ``rules``: list of ``{id, semantics: enabled-path|one-enabled-relay, template}``.
+- ``dispatch``: ``firstSplits`` (allocation order) and ``permutedSplits`` (Fisher–Yates).
+- ``audit``: ``split``, ``groupKey`` (``{layout}``, ``{pool}``, ``{hops}``), ``limit``, ``folds``,
+  ``decimals``, ``entityPattern``, ``entityToken``, ``mentionSeparators`` (characters a line is
+  split on to find name mentions), ``lineClasses`` (``{name, code}`` in feature order),
+  ``otherLineClassCode``, ``lineClassRules`` (first match wins: ``{class, contains|endsWith}``),
+  ``logistic {steps, learningRate, l2}``, ``positiveControl {hashMessage ({rowId}, {k})}``.
+- ``seedPolicy``: ``pattern``, ``syntax`` (its wording for messages), ``publicSeeds``,
+  ``publicPrefixes``, ``privateMinHexRun``, ``maxLength``.
+- ``budget``: ``study {calls, tokens, usd}``, ``sharedCapUsd``, ``floorsUsd {study, portfolio}``,
+  ``retriesPerRequest``, ``perRequestTokenBound``, ``reservationFloorUsdPerMillionTokens`` and
+  informational ``outputAllowanceTokens``, ``providerOverheadTokens``, ``timeoutSeconds``,
+  ``dispatchIntervalSeconds`` (see :mod:`.budget` for the arithmetic).
+- ``calibration``: ``effectiveAt``, ``validDays``, ``sessionMinutes``.
+- ``devReview``: ``perOutcome``: list of ``{outcome, items}`` (see :mod:`.review`).
+"""
+
+from .commands import COMMANDS
+
+__all__ = ["COMMANDS"]

@@ -71,7 +71,12 @@ class FeatureExtractor:
         self.ec = ec
         self.entity_re = re.compile(a["entityPattern"])
         self.entity_token = a["entityToken"]
-        self.mention_split = re.compile(a["mentionSplitPattern"])
+        seps = a["mentionSeparators"]
+        # a name is a token of a line (split on the separators) iff it occurs between
+        # separators once every separator is mapped to the first one and the line is padded
+        self.sep = seps[0]
+        self.sep_table = str.maketrans({ch: seps[0] for ch in seps})
+        self.seps = seps
         self.other_code = a["otherLineClassCode"]
         self.class_codes = [(lc["name"], lc["code"]) for lc in a["lineClasses"]]
         code_of = dict(self.class_codes)
@@ -83,7 +88,7 @@ class FeatureExtractor:
                     rules.append((True, r["contains"].format(**p.words), code_of[r["class"]]))
                 else:
                     rules.append((False, r["endsWith"].format(**p.words), code_of[r["class"]]))
-            self.rules_by_pool[p.id] = rules
+            self.rules_by_pool[p.id] = tuple(rules)
         self.keys = feature_keys(ec)
         self.key_index = {k: j for j, k in enumerate(self.keys)}
         # where each computed value goes in the sorted key order
@@ -107,64 +112,71 @@ class FeatureExtractor:
     def tokens(self, payload: str) -> Counter:
         return Counter(self.abstract(payload).split())
 
-    def scalar(self, row: Row, fact_lines: list[str] | None = None, payload: str | None = None):
-        """The scalar features of a row (optionally for a reordered payload), in sorted-key order."""
+    def _mention_lines(self, name: str, padded: list[str]) -> list[int]:
+        if any(ch in name for ch in self.seps) or not name:
+            return []  # a name holding a separator is never a whole token
+        needle = self.sep + name + self.sep
+        return [k for k, t in enumerate(padded) if needle in t]
+
+    def scalar_values(
+        self, row: Row, fact_lines: list[str] | None = None, payload: str | None = None
+    ) -> tuple[list[float], list[str] | None]:
+        """The scalar features in computation order (see ``perm``) and, for the row's own
+        payload, its abstracted whitespace tokens."""
         lines = row.fact_lines if fact_lines is None else fact_lines
-        text = row.payload if payload is None else payload
+        own = payload is None
+        text = row.payload if own else payload
         rules = self.rules_by_pool[row.cell.pool.id]
         n = len(lines)
         denom = max(1, n - 1)
-        chars = len(text.encode("utf-16-le")) // 2
-        digits = sum(text.count(d) for d in "0123456789")
-        words = len(self.abstract(text).split())
-        ents = set()
-        for ln in lines:
-            ents.update(self.entity_re.findall(ln))
-        subj, dest = row.subject, row.destination
-        s_m = d_m = 0
-        s_first = d_first = -1
-        split = self.mention_split.split
-        classes = []
-        for k, ln in enumerate(lines):
-            toks = split(ln)
-            if subj in toks:
-                s_m += 1
-                if s_first < 0:
-                    s_first = k
-            if dest in toks:
-                d_m += 1
-                if d_first < 0:
-                    d_first = k
-            classes.append(self.line_class(ln, rules))
-        if s_first >= 0 and d_first >= 0:
-            sbd = 1 if s_first < d_first else 0
+        chars = len(text) if text.isascii() else len(text.encode("utf-16-le")) // 2
+        raw = text.encode("utf-8")  # ASCII digits are single bytes in UTF-8, never inside others
+        digits = len(raw) - len(raw.translate(None, b"0123456789"))
+        abstracted = self.entity_re.sub(self.entity_token, text)
+        toks = abstracted.split()
+        words = len(toks)
+        ents = len(set(self.entity_re.findall("\n".join(lines))))
+        sep = self.sep
+        table = self.sep_table
+        padded = [sep + ln + sep for ln in "\n".join(lines).translate(table).split("\n")]
+        s_hits = self._mention_lines(row.subject, padded)
+        d_hits = self._mention_lines(row.destination, padded)
+        lc = self.line_class
+        classes = [lc(ln, rules) for ln in lines]
+        if s_hits and d_hits:
+            sbd = 1 if s_hits[0] < d_hits[0] else 0
         else:
             sbd = -1
         vals = [
             chars,
-            d_first / denom if d_first >= 0 else -1,
-            d_m,
+            d_hits[0] / denom if d_hits else -1,
+            len(d_hits),
             digits,
-            len(ents),
+            ents,
             classes[0] if n else self.other_code,
             classes[-1] if n else self.other_code,
             n,
             sbd,
-            s_first / denom if s_first >= 0 else -1,
-            s_m,
+            s_hits[0] / denom if s_hits else -1,
+            len(s_hits),
             words,
         ]
         for _, code in self.class_codes:
             pos = [k / denom for k, c in enumerate(classes) if c == code]
             if pos:
                 total = 0.0
-                for v in pos:
+                for v in pos:  # left-to-right sum, then one division
                     total += v
-                vals.extend((len(pos), total / len(pos), min(pos), max(pos)))
+                vals.extend((len(pos), total / len(pos), pos[0], pos[-1]))
             else:
                 vals.extend((0, -1, -1, -1))
-        out = np.empty(len(vals), dtype=np.float64)
-        out[self.perm] = vals
+        return vals, (toks if own else None)
+
+    def matrix(self, values: list[list[float]]) -> np.ndarray:
+        """Rows of :meth:`scalar_values` as a float64 matrix in sorted-key column order."""
+        raw = np.array(values, dtype=np.float64).reshape(len(values), len(self.perm))
+        out = np.empty_like(raw)
+        out[:, self.perm] = raw
         return out
 
 
@@ -360,14 +372,20 @@ class ShortcutAudit:
         for key in sorted(by):
             grp = sorted(by[key], key=lambda r: r.id)
             y = np.array([r.label == ec.label_yes for r in grp], dtype=bool)
-            X = np.array([self.fx.scalar(r) for r in grp])
-            counts = [self.fx.tokens(r.payload) for r in grp]
-            vocab = sorted(set().union(*counts))
-            col = {t: j for j, t in enumerate(vocab)}
-            T = np.zeros((len(grp), len(vocab)), dtype=np.int64)
-            for i, c in enumerate(counts):
-                for t, v in c.items():
-                    T[i, col[t]] = v
+            vals = []
+            vocab: dict[str, int] = {}
+            ids: list[int] = []
+            lens = []
+            for r in grp:
+                v, toks = self.fx.scalar_values(r)
+                vals.append(v)
+                ids.extend([vocab.setdefault(t, len(vocab)) for t in toks])
+                lens.append(len(toks))
+            X = self.fx.matrix(vals)
+            K = len(vocab)
+            flat = np.repeat(np.arange(len(grp)) * K, lens) + np.array(ids, dtype=np.intp)
+            T = np.bincount(flat, minlength=len(grp) * K).reshape(len(grp), K)
+            T = T[:, [vocab[t] for t in sorted(vocab)]]  # keys in sorted order
             out.append(Group(key, gated[key], grp, y, X, RankedColumns.of(T, integer=True)))
         return out
 
@@ -385,10 +403,15 @@ class ShortcutAudit:
             for tr, te in folds:
                 problems.append((g.X[tr], g.y[tr], g.X[te]))
                 where.append((g.key, te))
-        preds = logistic_batch(problems, self.steps, self.lr, self.l2)
+        # one batch per group size (the folds of equal-sized groups have equal shapes)
         logit = {g.key: np.zeros(len(g.rows), dtype=bool) for g in groups}
-        for (key, te), p in zip(where, preds, strict=True):
-            logit[key][te] = p
+        sizes = sorted({len(g.rows) for g in groups})
+        for size in sizes:
+            idx = [k for k, (key, _) in enumerate(where) if len(logit[key]) == size]
+            preds = logistic_batch([problems[k] for k in idx], self.steps, self.lr, self.l2)
+            for k, p in zip(idx, preds, strict=True):
+                key, te = where[k]
+                logit[key][te] = p
         result = {}
         for g in groups:
             folds = folds_of[g.key]
@@ -461,16 +484,16 @@ class ShortcutAudit:
         for g in groups:
             if not g.gated:
                 continue
-            X = np.empty_like(g.X)
-            for i, r in enumerate(g.rows):
+            vals = []
+            for r in g.rows:
                 lines = self.chain_first(r)
                 lines_all = r.payload.split("\n")
                 start = lines_all.index(ec.facts_marker) + 1
                 payload = "\n".join(
                     lines_all[:start] + lines + lines_all[start + len(r.fact_lines) :]
                 )
-                X[i] = self.fx.scalar(r, lines, payload)
-            pc_groups.append(Group(g.key, True, g.rows, g.y, X, g.tokens))
+                vals.append(self.fx.scalar_values(r, lines, payload)[0])
+            pc_groups.append(Group(g.key, True, g.rows, g.y, self.fx.matrix(vals), g.tokens))
         tok = {g.key: scores[g.key]["tokenThreshold"] for g in pc_groups}
         pc_scores = self.scores(pc_groups, token_scores=tok)
         out = []

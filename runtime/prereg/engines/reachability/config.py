@@ -15,6 +15,7 @@ from typing import Any
 
 from prereg.errors import UserError
 
+_IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 POOL_WORDS = ("link", "base", "contrastive", "nonConnective", "enabled", "disabled")
 
 
@@ -293,8 +294,8 @@ def load_config(cfg: Mapping[str, Any]) -> EngineConfig:
         for w in POOL_WORDS:
             v = c.get(words, w, f"{pp}.words", str)
             if v is not None:
-                if not v or any(ch.isspace() for ch in v):
-                    c.problems.append(f"{pp}.words.{w}: must be one non-empty word")
+                if not v or any(ch.isspace() or ch in "{}" for ch in v):
+                    c.problems.append(f"{pp}.words.{w}: must be one non-empty word without braces")
                 wd[w] = v
         if None not in (pid, letter, framing) and len(wd) == len(POOL_WORDS):
             pools.append(Pool(pid, letter, framing, wd))
@@ -332,6 +333,8 @@ def load_config(cfg: Mapping[str, Any]) -> EngineConfig:
         td = c.get(tg, "draw", f"{qp}.target", int)
         if td is not None and td < 1:
             c.problems.append(f"{qp}.target.draw: must be at least 1")
+        if name is not None and not _IDENT.match(name):
+            c.problems.append(f"{qp}.name: must be an ASCII identifier ({_IDENT.pattern})")
         if None not in (name, kind, tmpl, th, tpl, td):
             cue_classes.append(CueClass(name, kind, tmpl, th, tpl, td))
     _unique(c, [q.name for q in cue_classes], f"{P}.cueClasses", "name")
@@ -582,7 +585,7 @@ def load_config(cfg: Mapping[str, Any]) -> EngineConfig:
         ("decimals", int),
         ("entityPattern", str),
         ("entityToken", str),
-        ("mentionSplitPattern", str),
+        ("mentionSeparators", str),
         ("lineClasses", list),
         ("otherLineClassCode", int),
         ("lineClassRules", list),
@@ -590,12 +593,13 @@ def load_config(cfg: Mapping[str, Any]) -> EngineConfig:
         ("positiveControl", Mapping),
     ):
         c.get(audit, k, ap, kind)
-    for k in ("entityPattern", "mentionSplitPattern"):
-        if isinstance(audit.get(k), str):
-            try:
-                re.compile(audit[k])
-            except re.error as exc:
-                c.problems.append(f"{ap}.{k}: not a valid regular expression ({exc})")
+    if isinstance(audit.get("entityPattern"), str):
+        try:
+            re.compile(audit["entityPattern"])
+        except re.error as exc:
+            c.problems.append(f"{ap}.entityPattern: not a valid regular expression ({exc})")
+    if audit.get("mentionSeparators") == "":
+        c.problems.append(f"{ap}.mentionSeparators: needs at least one character")
     if isinstance(audit.get("split"), str) and audit["split"] not in split_by:
         c.problems.append(f"{ap}.split: unknown split {audit['split']!r}")
     _check_template(c, audit.get("groupKey"), f"{ap}.groupKey", {"layout", "pool", "hops"}, set())

@@ -11,9 +11,11 @@ function of its message.
 from __future__ import annotations
 
 import hashlib
+import struct
 
 _TWO32 = 1 << 32
 _sha256 = hashlib.sha256
+_unpack = struct.Struct(">I").unpack_from
 
 
 def split_counter_template(message: str) -> tuple[bytes, bytes]:
@@ -27,31 +29,53 @@ def split_counter_template(message: str) -> tuple[bytes, bytes]:
 
 
 class Stream:
-    """One seeded stream of draws (see the module docstring)."""
+    """One seeded stream of draws (see the module docstring).
 
-    __slots__ = ("_head", "_tail", "counter")
+    Hash values are computed ahead in small batches (the values for counters c, c+1, ... do
+    not depend on how they are consumed), which keeps the per-draw cost low.
+    """
 
-    def __init__(self, head: bytes, tail: bytes = b"", counter: int = 0):
-        self._head = _sha256(head)
+    __slots__ = ("_head", "_tail", "_buf", "_pos", "_next")
+
+    def __init__(self, head: bytes, tail: bytes = b""):
+        self._head = head
         self._tail = tail
-        self.counter = counter
+        self._buf: list[int] = []
+        self._pos = 0
+        self._next = 0  # counter of the next value to compute
 
     @classmethod
     def from_message(cls, message: str) -> Stream:
         head, tail = split_counter_template(message)
         return cls(head, tail)
 
+    @property
+    def counter(self) -> int:
+        """The counter the next hash will use (hashes already consumed)."""
+        return self._next - (len(self._buf) - self._pos)
+
+    def reserve(self, k: int) -> None:
+        """Compute ahead so that at least ``k`` values are buffered."""
+        have = len(self._buf) - self._pos
+        if have >= k:
+            return
+        head, tail, c = self._head, self._tail, self._next
+        more = k - have
+        self._buf = self._buf[self._pos :] + [
+            _unpack(_sha256(b"%b%d%b" % (head, n, tail)).digest())[0] for n in range(c, c + more)
+        ]
+        self._pos = 0
+        self._next = c + more
+
     def draw(self, bound: int) -> int:
         if bound < 1:
             raise ValueError("draw bound must be at least 1")
         limit = _TWO32 // bound * bound
-        head = self._head
-        tail = self._tail
         while True:
-            h = head.copy()
-            h.update(b"%d%b" % (self.counter, tail))
-            self.counter += 1
-            v = int.from_bytes(h.digest()[:4], "big")
+            if self._pos >= len(self._buf):
+                self.reserve(4)
+            v = self._buf[self._pos]
+            self._pos += 1
             if v < limit:
                 return v % bound
 
@@ -63,6 +87,7 @@ def fill(template: str, **values) -> str:
 
 def fisher_yates(items: list, stream: Stream) -> list:
     """In place: for k from len−1 down to 1, j = draw(k+1), swap k and j."""
+    stream.reserve(len(items) - 1)
     for k in range(len(items) - 1, 0, -1):
         j = stream.draw(k + 1)
         items[k], items[j] = items[j], items[k]

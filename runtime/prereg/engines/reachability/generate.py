@@ -20,6 +20,7 @@ from typing import Any
 from prereg.digest import digest
 from prereg.errors import UserError
 
+from .canon import record_digest
 from .config import Cell, EngineConfig
 from .draws import Stream, fill, fisher_yates
 
@@ -151,6 +152,7 @@ class Generator:
             fill(ec.row_draw_message, split=cell.split.word, familyId=family_id, index=i)
         )
         n_chain = hops + 2
+        s.reserve(3 * (n_chain + ec.decoy_entities) + len(ec.cue_classes) + 2)
         # (1) names
         if layout.names == "neutral":
             names = self._neutral_names(s, n_chain + ec.decoy_entities)
@@ -274,7 +276,7 @@ class Generator:
             "requests": [dict(r) for r in self.requests],
             "localOutcome": None,
         }
-        out_digest = digest(rec)
+        out_digest = record_digest(rec)
         rec["provenance"] = {
             "generatorId": self.ec.generator_id,
             "seed": self.ec.provenance_seed.format(seed=seed, rowIndex=row.index),

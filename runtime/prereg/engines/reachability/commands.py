@@ -1,0 +1,451 @@
+"""Command handlers of the reachability-probe engine: ``handler(ctx, args) -> int``.
+
+- ``dry_run``: ``args.seed``, optional ``args.now`` (ISO 8601 with a time zone).
+- ``prepare``: ``args.seed``, ``args.outdir``.
+- ``dev_review_material``: ``args.outdir``, ``args.out``, optional ``args.artifact_root``.
+- ``audit_sweep``: ``args.prefix``, ``args.count``, ``args.positive_control`` (bool), optional
+  ``args.workers`` (processes; default min(2, CPUs)).
+
+Every refusal is a :class:`prereg.errors.UserError`; nothing is written unless everything
+succeeded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from prereg.digest import PREFIX, sha256_hex
+from prereg.engines import StudyContext
+from prereg.errors import UserError
+from prereg.files import canonical_bytes_nl, refuse_existing, write_files_new, write_new
+from prereg.stats.rounding import round_half_up
+
+from .audit import LEARNERS, ShortcutAudit
+from .budget import budget_plan, calibration_window, iso_ms, parse_instant
+from .canon import canonical_record_json, record_digest
+from .config import EngineConfig, load_config
+from .generate import Generator
+from .oracle import OracleError, TextOracle
+from .pipeline import Prepared, prepare_memory
+from .review import select_dev_rows
+from .seeds import check_seed_syntax, classify_seed
+
+CORPUS = "corpus.jsonl"
+GOLD = "gold.json"
+AUDIT = "audit.json"
+ANALYSIS = "analysis.json"
+PREREGISTRATION = "preregistration.json"
+OUTPUTS = (CORPUS, GOLD, AUDIT, ANALYSIS, PREREGISTRATION)
+
+
+def _out(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+def _fmt(d) -> str:
+    """A Decimal in plain notation, trailing fraction zeros dropped, thousands separated."""
+    s = format(d, "f")
+    if "." in s:
+        s = s.rstrip("0").rstrip(".")
+    whole, dot, frac = s.partition(".")
+    sign = "-" if whole.startswith("-") else ""
+    return sign + f"{int(whole.lstrip('-')):,}" + (dot + frac if frac else "")
+
+
+def cell_table(ec: EngineConfig, label_counts: Mapping[str, Mapping[str, int]] | None = None):
+    table = []
+    for c in ec.cells:
+        entry = {
+            "split": c.split.word,
+            "cell": c.key,
+            "pool": c.pool.id,
+            "hops": c.hops,
+            "outcome": c.outcome.word,
+            "layout": c.layout.word,
+            "rows": c.rows,
+        }
+        if label_counts is not None:
+            entry["labels"] = dict(label_counts[f"{c.split.word}:{c.key}"])
+        table.append(entry)
+    return table
+
+
+# -- dry-run ------------------------------------------------------------------------------------
+
+
+def dry_run(ctx: StudyContext, args: argparse.Namespace) -> int:
+    ec = load_config(ctx.config)
+    seed = args.seed
+    check_seed_syntax(seed, ec.seed_policy)
+    sc = classify_seed(seed, ec.seed_policy)
+    now = getattr(args, "now", None)
+    now_t = parse_instant(now, "--now") if now else None
+    _out(f"study {ctx.study_id} (spec {ctx.spec_digest}), generator {ec.generator_id}")
+    _out(f"seed {seed!r}: syntax ok; {sc.word}: {sc.reason}")
+    if sc.public:
+        _out("  a public seed regenerates gold from source: it may be prepared, never bundled live")
+    else:
+        _out("  a private seed may be bundled for live collection")
+    _out()
+    _out("cells (allocation order):")
+    w = max(len(c.key) for c in ec.cells) if ec.cells else 4
+    _out(f"  {'split':<12} {'cell':<{w}} {'rows':>6}")
+    totals: dict[str, int] = {}
+    for c in ec.cells:
+        _out(f"  {c.split.word:<12} {c.key:<{w}} {c.rows:>6}")
+        totals[c.split.word] = totals.get(c.split.word, 0) + c.rows
+    rows = sum(totals.values())
+    per_split = ", ".join(f"{k} {v:,}" for k, v in totals.items())
+    _out(f"totals: {len(ec.cells)} cells; {per_split}; all {rows:,} rows")
+    _out()
+    b = ec.budget
+    plan = budget_plan(b, rows)
+    _out("worst-case budget plan:")
+    _out(f"  attempts = {rows:,} rows × (1 + {b['retriesPerRequest']} retries) = {plan.attempts:,}")
+    _out(
+        f"  reserved tokens = {plan.attempts:,} attempts × {b['perRequestTokenBound']:,} tokens"
+        f" per request = {_fmt(plan.reserved_tokens)}"
+    )
+    _out(
+        f"  reserved USD = {_fmt(plan.reserved_tokens)} / 1,000,000 ×"
+        f" {b['reservationFloorUsdPerMillionTokens']} (reservation floor per 1M tokens)"
+        f" = {_fmt(plan.reserved_usd)}"
+    )
+
+    def line(name, budget, used, head):
+        flag = "ok" if head >= 0 else "EXCEEDED"
+        return f"  {name}: budget {_fmt(budget)}, worst case {_fmt(used)}, headroom {_fmt(head)} ({flag})"
+
+    _out("headroom against the study budget:")
+    _out(line("calls", plan.study_calls, plan.attempts, plan.headroom_calls))
+    _out(line("tokens", plan.study_tokens, plan.reserved_tokens, plan.headroom_tokens))
+    _out(line("USD", plan.study_usd, plan.reserved_usd, plan.headroom_usd))
+    _out(
+        f"headroom against the shared cap: cap USD {_fmt(plan.shared_cap_usd)} − attested study"
+        f" floor {_fmt(plan.study_floor_usd)} − reserved {_fmt(plan.reserved_usd)}"
+        f" = {_fmt(plan.headroom_shared_usd)}"
+        f" ({'ok' if plan.headroom_shared_usd >= 0 else 'EXCEEDED'})"
+    )
+    _out(f"  attested portfolio floor: USD {_fmt(plan.portfolio_floor_usd)}")
+    _out(f"worst case within every limit: {'yes' if plan.within else 'no'}")
+    _out()
+    win = calibration_window(ec.calibration)
+    minutes = ec.calibration["sessionMinutes"]
+    _out(
+        f"calibration artifact: effective {iso_ms(win.effective_at)}, valid"
+        f" {ec.calibration['validDays']} days, expires {iso_ms(win.expires_at)}"
+    )
+    _out(f"  latest start of a {minutes}-minute session: {iso_ms(win.latest_start)}")
+    if now_t is not None:
+        ok = win.may_start(now_t)
+        _out(
+            f"  now {iso_ms(now_t)}: a {minutes}-minute session may"
+            f" {'still' if ok else 'no longer'} start ({'ends' if ok else 'would end'}"
+            f" {iso_ms(now_t + win.session)}, expiry {iso_ms(win.expires_at)})"
+        )
+    return 0
+
+
+# -- prepare ------------------------------------------------------------------------------------
+
+
+def prepared_files(ctx: StudyContext, p: Prepared) -> tuple[list[tuple[str, bytes, int]], dict]:
+    """The five output files (name, bytes, mode) and the preregistration object."""
+    ec = p.ec
+    corpus_bytes = "".join(r.record_line for r in p.order).encode("utf-8")
+    corpus_digest = PREFIX + sha256_hex(corpus_bytes)
+    gold_file = dict(p.gold)
+    gold_file["specDigest"] = ctx.spec_digest
+    audit_file = dict(p.audit)
+    audit_file["specDigest"] = ctx.spec_digest
+    counts: dict[str, dict[str, int]] = {}
+    for c in ec.cells:
+        counts[f"{c.split.word}:{c.key}"] = {ec.label_yes: 0, ec.label_no: 0}
+    for r in p.corpus.rows:
+        counts[f"{r.cell.split.word}:{r.cell.key}"][r.label] += 1
+    sc = classify_seed(p.seed, ec.seed_policy)
+    analysis = {
+        "specDigest": ctx.spec_digest,
+        "generatorId": ec.generator_id,
+        "seed": p.seed,
+        "dispatchOrderDigest": p.dispatch_digest,
+        "auditDigest": p.audit_digest,
+        "cells": cell_table(ec, counts),
+    }
+    prereg = {
+        "studyId": ctx.study_id,
+        "specDigest": ctx.spec_digest,
+        "generatorId": ec.generator_id,
+        "seed": p.seed,
+        "seedClass": sc.word,
+        "rows": len(p.order),
+        "corpusDigest": corpus_digest,
+        "goldDigest": p.gold_digest,
+        "auditDigest": p.audit_digest,
+        "dispatchOrderDigest": p.dispatch_digest,
+    }
+    files = [
+        (CORPUS, corpus_bytes, 0o644),
+        (GOLD, canonical_record_json(gold_file) + b"\n", 0o600),
+        (AUDIT, canonical_bytes_nl(audit_file), 0o644),
+        (ANALYSIS, canonical_bytes_nl(analysis), 0o644),
+        (PREREGISTRATION, canonical_bytes_nl(prereg), 0o644),
+    ]
+    return files, prereg
+
+
+def prepare(ctx: StudyContext, args: argparse.Namespace) -> int:
+    ec = load_config(ctx.config)
+    seed = args.seed
+    check_seed_syntax(seed, ec.seed_policy)
+    outdir = Path(args.outdir)
+    if outdir.exists() and not outdir.is_dir():
+        raise UserError(f"{outdir}: exists and is not a folder")
+    refuse_existing(*(outdir / n for n in OUTPUTS))
+    p = prepare_memory(ec, seed)
+    files, prereg = prepared_files(ctx, p)
+    created = not outdir.exists()
+    outdir.mkdir(parents=True, exist_ok=True)
+    try:
+        write_files_new([(outdir / n, data, mode) for n, data, mode in files])
+    except BaseException:
+        if created:
+            try:
+                outdir.rmdir()
+            except OSError:
+                pass
+        raise
+    a = p.audit
+    _out(f"prepared {len(p.order):,} rows for seed {seed!r} into {outdir}")
+    for k in ("corpusDigest", "goldDigest", "dispatchOrderDigest", "auditDigest"):
+        _out(f"  {k}: {prereg[k]}")
+    _out(
+        f"  shortcut audit: equalizedMax {a['equalizedMax']} (limit {a['limit']}),"
+        f" controlMax {a['controlMax']}"
+    )
+    return 0
+
+
+# -- dev-review-material ------------------------------------------------------------------------
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        with open(path, "rb") as fh:
+            return json.loads(fh.read().decode("utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{path}: missing (is this a prepared folder?)") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserError(f"{path}: not valid JSON ({exc})") from None
+
+
+def _under(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return path != root
+
+
+def dev_review_material(ctx: StudyContext, args: argparse.Namespace) -> int:
+    ec = load_config(ctx.config)
+    outdir = Path(args.outdir)
+    out = Path(args.out)
+    root_arg = getattr(args, "artifact_root", None)
+    root = Path(root_arg) if root_arg else outdir.resolve().parent
+    root_r = root.resolve()
+    out_r = out.resolve()
+    if not _under(out_r, root_r):
+        raise UserError(
+            f"{out}: the review material holds gold and must lie under the artifact root"
+            f" {root_r} (--artifact-root, default: the prepared folder's parent)"
+        )
+    refuse_existing(out)
+    prereg = _read_json(outdir / PREREGISTRATION)
+    if prereg.get("specDigest") != ctx.spec_digest:
+        raise UserError(
+            f"{outdir / PREREGISTRATION}: prepared under spec {prereg.get('specDigest')},"
+            f" not the current spec {ctx.spec_digest}; prepare again"
+        )
+    corpus_path = outdir / CORPUS
+    try:
+        corpus_bytes = corpus_path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{corpus_path}: missing (is this a prepared folder?)") from None
+    if PREFIX + sha256_hex(corpus_bytes) != prereg.get("corpusDigest"):
+        raise UserError(f"{corpus_path}: digest differs from corpusDigest in {PREREGISTRATION}")
+    gold = _read_json(outdir / GOLD)
+    gold_obj = {k: v for k, v in gold.items() if k != "specDigest"}
+    if record_digest(gold_obj) != prereg.get("goldDigest"):
+        raise UserError(f"{outdir / GOLD}: digest differs from goldDigest in {PREREGISTRATION}")
+    records = []
+    for n, line in enumerate(corpus_bytes.decode("utf-8").splitlines(), start=1):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{corpus_path}:{n}: not valid JSON ({exc})") from None
+    oracle = TextOracle(ec)
+    items = []
+    for _, rec in select_dev_rows(ec, records, gold_obj["worlds"]):
+        payload = rec["input"]["payload"]
+        try:
+            oracle_label = oracle.label(payload)
+        except OracleError as exc:
+            oracle_label = f"unreadable: {exc}"
+        world = gold_obj["worlds"][rec["id"]]
+        items.append(
+            {
+                "blind": {"payload": payload},
+                "unblind": {
+                    "rowId": rec["id"],
+                    "goldLabel": gold_obj["labels"][rec["id"]],
+                    "textOracleLabel": oracle_label,
+                    "cell": rec["slice"],
+                    "factors": {
+                        "split": rec["split"],
+                        "pool": world["pool"],
+                        "hops": world["hops"],
+                        "outcome": world["outcome"],
+                        "layout": world["layout"],
+                    },
+                    "latentWorld": world,
+                },
+            }
+        )
+    material = {
+        "schemaVersion": ec.schema_versions["devReview"],
+        "specDigest": ctx.spec_digest,
+        "generatorId": ec.generator_id,
+        "seed": prereg.get("seed"),
+        "corpusDigest": prereg.get("corpusDigest"),
+        "goldDigest": prereg.get("goldDigest"),
+        "items": items,
+    }
+    text = json.dumps(material, indent=2, ensure_ascii=False) + "\n"
+    write_new(out, text, mode=0o600)
+    per = ", ".join(f"{o} {n}" for o, n in ec.dev_review)
+    _out(f"wrote {len(items)} development rows for blind review to {out} (mode 600): {per}")
+    return 0
+
+
+# -- audit-sweep --------------------------------------------------------------------------------
+
+_WORKER: dict[str, Any] = {}
+
+
+def _sweep_one(config_json: str, seed: str, positive_control: bool) -> dict[str, Any]:
+    """One seed of a sweep (runs in a worker process or in-process)."""
+    tools = _WORKER.get(config_json)
+    if tools is None:
+        ec = load_config(json.loads(config_json))
+        tools = (ec, Generator(ec), ShortcutAudit(ec))
+        _WORKER.clear()
+        _WORKER[config_json] = tools
+    ec, gen, auditor = tools
+    try:
+        p = prepare_memory(
+            ec, seed, records=False, refuse_failing_audit=False, generator=gen, auditor=auditor
+        )
+    except UserError as exc:
+        return {"seed": seed, "error": "; ".join(exc.lines())}
+    out = {
+        "seed": seed,
+        "equalizedMax": p.audit["equalizedMax"],
+        "passes": p.audit["equalizedPasses"],
+        "groups": {g["group"]: g["max"] for g in p.audit["groups"]},
+    }
+    if positive_control:
+        pc = p.positive_control()
+        out["control"] = {
+            "equalizedMax": pc["equalizedMax"],
+            "passes": pc["passes"],
+            "groups": {g["group"]: max(g["scores"][k] for k in LEARNERS) for g in pc["groups"]},
+        }
+    return out
+
+
+def sweep(config: Mapping[str, Any], seeds: list[str], positive_control: bool, workers: int):
+    """Results of :func:`_sweep_one` for each seed, in seed order."""
+    config_json = json.dumps(config, sort_keys=True)
+    if workers <= 1 or len(seeds) <= 1:
+        return [_sweep_one(config_json, s, positive_control) for s in seeds]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(
+            pool.map(
+                _sweep_one,
+                [config_json] * len(seeds),
+                seeds,
+                [positive_control] * len(seeds),
+            )
+        )
+
+
+def audit_sweep(ctx: StudyContext, args: argparse.Namespace) -> int:
+    ec = load_config(ctx.config)
+    prefix = args.prefix
+    try:
+        count = int(args.count)
+    except (TypeError, ValueError):
+        raise UserError(f"COUNT: {args.count!r} is not a whole number") from None
+    if count < 1:
+        raise UserError(f"COUNT: must be at least 1, got {count}")
+    seeds = [f"{prefix}{k}" for k in range(count)]
+    for s in (seeds[0], seeds[-1]):
+        check_seed_syntax(s, ec.seed_policy)
+    pc = bool(getattr(args, "positive_control", False))
+    workers = getattr(args, "workers", None) or min(2, os.cpu_count() or 1)
+    results = sweep(ctx.config, seeds, pc, int(workers))
+    mode = "positive control (chain-first order)" if pc else "shortcut audit"
+    _out(f"{mode} sweep of {count} seed(s) {seeds[0]} … {seeds[-1]} (limit {ec.audit['limit']})")
+    values = []
+    errors = 0
+    good = 0
+    for r in results:
+        if "error" in r:
+            errors += 1
+            _out(f"  {r['seed']}: refused: {r['error']}")
+            continue
+        if pc:
+            c = r["control"]
+            values.append(c["equalizedMax"])
+            ok = not c["passes"]
+            good += ok
+            _out(
+                f"  {r['seed']}: equalizedMax {r['equalizedMax']}; chain-first order"
+                f" {c['equalizedMax']} ({'audit fails, as it must' if ok else 'AUDIT PASSES'})"
+            )
+        else:
+            values.append(r["equalizedMax"])
+            good += r["passes"]
+            _out(
+                f"  {r['seed']}: equalizedMax {r['equalizedMax']} ({'pass' if r['passes'] else 'FAIL'})"
+            )
+    if values:
+        med = round_half_up(statistics.median(values), ec.audit["decimals"])
+        _out(
+            f"equalizedMax: max {max(values)}, median {med}, min {min(values)}"
+            f" over {len(values)} seed(s)"
+        )
+    if pc:
+        _out(f"positive control: the audit fails on {good} of {count} seed(s)")
+    else:
+        _out(f"passing: {good} of {count} seed(s)")
+    if errors:
+        _out(f"refused: {errors} seed(s)")
+    return 0 if good == count else 1
+
+
+COMMANDS = {
+    "dry_run": dry_run,
+    "prepare": prepare,
+    "dev_review_material": dev_review_material,
+    "audit_sweep": audit_sweep,
+}
