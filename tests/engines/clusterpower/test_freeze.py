@@ -989,9 +989,7 @@ def test_bundled_demo_input_freezes(tmp_path: Path, capsys) -> None:
     paths = {a["role"]: a["path"] for a in data["artifacts"]}
     calibration = calibration_lines(12)
     (root / paths["calibration_statistics"]).write_bytes(calibration)
-    plan_path = root / paths["power_plan"]
-    assert not plan_path.exists()  # the demo ships without a plan: the plan engine writes it
-    plan_path.write_bytes(plan_bytes(make_plan(calibration)))
+    (root / paths["power_plan"]).write_bytes(plan_bytes(make_plan(calibration)))
     out = tmp_path / "manifest.json"
     args = SimpleNamespace(input=str(demo / "freeze-input.json"), root=str(root), out=str(out))
     assert COMMANDS["freeze_manifest"](ctx(), args) == 0
@@ -1029,7 +1027,9 @@ def test_bundled_demo_with_a_canonical_plan_from_the_plan_engine(tmp_path: Path,
     root = tmp_path / "s3"
     shutil.copytree(EXAMPLES, root)
     context = plan_engine_context()
-    assert run_plan_engine(context, root / "freeze-demo" / "power_plan.json") == 0
+    plan = root / "freeze-demo" / "power_plan.json"
+    plan.unlink(missing_ok=True)  # a plan dropped into the demo folder is made afresh here
+    assert run_plan_engine(context, plan) == 0
     out = tmp_path / "manifest.json"
     args = SimpleNamespace(
         input=str(root / "freeze-demo" / "freeze-input.json"), root=str(root), out=str(out)
@@ -1064,7 +1064,9 @@ def test_development_and_infeasible_plans_from_the_plan_engine_are_refused(
     root = tmp_path / "s3"
     shutil.copytree(EXAMPLES, root)
     context = plan_engine_context()
-    run_plan_engine(context, root / "freeze-demo" / "power_plan.json", **over)
+    plan = root / "freeze-demo" / "power_plan.json"
+    plan.unlink(missing_ok=True)
+    run_plan_engine(context, plan, **over)
     out = tmp_path / "manifest.json"
     args = SimpleNamespace(
         input=str(root / "freeze-demo" / "freeze-input.json"), root=str(root), out=str(out)

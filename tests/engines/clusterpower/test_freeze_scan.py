@@ -238,3 +238,7 @@ def test_inconsistent_config_is_refused(change, message: str) -> None:
     change(cfg["freeze"])
     with pytest.raises(ValueError, match=message):
         FreezeConfig(cfg)
+
+
+def test_json_path_quotes_a_key_ending_in_a_newline() -> None:
+    assert json_path(["abc\n"]) == '$["abc\\n"]'

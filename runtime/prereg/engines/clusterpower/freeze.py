@@ -8,8 +8,9 @@ knows a particular study: every role, key, schema id and rule value comes from `
 
 Files are opened beneath the root one path component at a time (``os.lstat`` then ``os.open``
 with ``O_NOFOLLOW`` relative to the parent folder's descriptor), so no symlink is ever followed
-and the bytes hashed are the bytes of the file that was checked.  Hashing streams in bounded
-chunks.
+and the bytes hashed are the bytes of the file that was checked.  Source files are hashed in
+bounded chunks and JSON-lines files are read line by line; a ``.json`` metadata document must
+parse, so it is read whole.
 
 Config
 ------
@@ -364,7 +365,7 @@ def _parse_error(exc: ValueError) -> str:
     return f"not valid JSON: {exc}"
 
 
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def json_path(parts: Sequence[str | int]) -> str:
@@ -373,7 +374,7 @@ def json_path(parts: Sequence[str | int]) -> str:
     for p in parts:
         if isinstance(p, int):
             out.append(f"[{p}]")
-        elif _IDENT.match(p):
+        elif _IDENT.fullmatch(p):
             out.append("." + p)
         else:
             out.append("[" + json.dumps(p, ensure_ascii=False) + "]")
@@ -389,14 +390,12 @@ def _contract_validator(schema: Mapping[str, Any]) -> jsonschema.protocols.Valid
     return cls(schema)
 
 
-def contract_problems(
-    value: Any, schema: Mapping[str, Any], prefix: Sequence[str | int] = ()
-) -> list[str]:
+def contract_problems(value: Any, schema: Mapping[str, Any]) -> list[str]:
     """One message per JSON Schema violation, each naming its JSON path; sorted."""
     errors = _contract_validator(schema).iter_errors(value)
     found = []
     for e in errors:
-        path = list(prefix) + list(e.absolute_path)
+        path = list(e.absolute_path)
         note = e.schema.get("description") if isinstance(e.schema, Mapping) else None
         msg = f"{json_path(path)}: {e.message}" + (f" ({note})" if note else "")
         found.append((tuple(str(p) for p in path), msg))
