@@ -25,8 +25,9 @@ configured first-match rules (``contains`` / ``endsWith`` with the pool's words 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,10 +136,10 @@ class FeatureExtractor:
         abstracted = self.entity_re.sub(self.entity_token, text)
         toks = abstracted.split()
         words = len(toks)
-        ents = len(set(self.entity_re.findall("\n".join(lines))))
+        joined = "\n".join(lines)
+        ents = len(set(self.entity_re.findall(joined)))
         sep = self.sep
-        table = self.sep_table
-        padded = [sep + ln + sep for ln in "\n".join(lines).translate(table).split("\n")]
+        padded = [sep + ln + sep for ln in joined.translate(self.sep_table).split("\n")]
         s_hits = self._mention_lines(row.subject, padded)
         d_hits = self._mention_lines(row.destination, padded)
         lc = self.line_class
@@ -161,13 +162,16 @@ class FeatureExtractor:
             len(s_hits),
             words,
         ]
+        at: dict[int, list[int]] = {}
+        for k, c in enumerate(classes):
+            at.setdefault(c, []).append(k)
         for _, code in self.class_codes:
-            pos = [k / denom for k, c in enumerate(classes) if c == code]
-            if pos:
+            ks = at.get(code)
+            if ks:
                 total = 0.0
-                for v in pos:  # left-to-right sum, then one division
-                    total += v
-                vals.extend((len(pos), total / len(pos), pos[0], pos[-1]))
+                for k in ks:  # left-to-right sum of normalized positions, then one division
+                    total += k / denom
+                vals.extend((len(ks), total / len(ks), ks[0] / denom, ks[-1] / denom))
             else:
                 vals.extend((0, -1, -1, -1))
         return vals, (toks if own else None)
@@ -373,13 +377,13 @@ class ShortcutAudit:
             grp = sorted(by[key], key=lambda r: r.id)
             y = np.array([r.label == ec.label_yes for r in grp], dtype=bool)
             vals = []
-            vocab: dict[str, int] = {}
+            vocab: defaultdict[str, int] = defaultdict(itertools.count().__next__)
             ids: list[int] = []
             lens = []
             for r in grp:
                 v, toks = self.fx.scalar_values(r)
                 vals.append(v)
-                ids.extend([vocab.setdefault(t, len(vocab)) for t in toks])
+                ids.extend(map(vocab.__getitem__, toks))  # new tokens get the next id
                 lens.append(len(toks))
             X = self.fx.matrix(vals)
             K = len(vocab)

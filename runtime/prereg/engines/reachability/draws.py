@@ -79,6 +79,30 @@ class Stream:
             if v < limit:
                 return v % bound
 
+    def draws(self, bounds) -> list[int]:
+        """``[draw(b) for b in bounds]``, in one call."""
+        out = []
+        append = out.append
+        buf = self._buf
+        pos = self._pos
+        for bound in bounds:
+            if bound < 1:
+                raise ValueError("draw bound must be at least 1")
+            limit = _TWO32 // bound * bound
+            while True:
+                if pos >= len(buf):
+                    self._pos = pos
+                    self.reserve(4)
+                    buf = self._buf
+                    pos = self._pos
+                v = buf[pos]
+                pos += 1
+                if v < limit:
+                    append(v % bound)
+                    break
+        self._pos = pos
+        return out
+
 
 def fill(template: str, **values) -> str:
     """Fill named placeholders but keep ``{counter}`` literal."""
@@ -87,8 +111,10 @@ def fill(template: str, **values) -> str:
 
 def fisher_yates(items: list, stream: Stream) -> list:
     """In place: for k from len−1 down to 1, j = draw(k+1), swap k and j."""
-    stream.reserve(len(items) - 1)
-    for k in range(len(items) - 1, 0, -1):
-        j = stream.draw(k + 1)
+    n = len(items)
+    if n < 2:
+        return items
+    stream.reserve(n - 1)
+    for k, j in zip(range(n - 1, 0, -1), stream.draws(range(n, 1, -1)), strict=True):
         items[k], items[j] = items[j], items[k]
     return items

@@ -71,6 +71,21 @@ def _to_base(n: int, base: int) -> str:
     return "".join(reversed(out))
 
 
+@dataclass
+class _CellPlan:
+    """What every row of a cell shares (computed once per cell)."""
+
+    cell: Cell
+    family_id: str
+    message: str  # row draw message with {index} and {counter} left open
+    rend: _Renderer
+    failure: Any
+    span: tuple[int, int] | None
+    rule_line: str
+    target_bounds: list[int]
+    target_base: list[int]
+
+
 class _Renderer:
     """Pool-specific line renderers, built once per pool."""
 
@@ -108,18 +123,14 @@ class Generator:
 
     # -- names ---------------------------------------------------------------------------
     def _neutral_names(self, s: Stream, count: int) -> list[str]:
-        cons, vow, nd, db, pl = (
-            self.consonants,
-            self.vowels,
-            self.n_digits,
-            self.digit_bound,
-            self.prefix_len,
-        )
-        nc, nv = len(cons), len(vow)
+        cons, vow, nd, pl = self.consonants, self.vowels, self.n_digits, self.prefix_len
+        bounds = (len(cons), len(vow), self.digit_bound)
+        draws = s.draws
         names: list[str] = []
         seen: set[str] = set()
         while len(names) < count:
-            name = cons[s.draw(nc)] + vow[s.draw(nv)] + str(s.draw(db)).zfill(nd)
+            c, v, d = draws(bounds)
+            name = cons[c] + vow[v] + str(d).zfill(nd)
             prefix = name[:pl]
             if prefix in seen:
                 continue
@@ -129,28 +140,57 @@ class Generator:
 
     def _role_names(self, s: Stream) -> list[str]:
         out = []
-        for letter in self.role_letters:
-            v = _to_base(s.draw(self.role_bound), self.role_base)
-            out.append(letter + v.rjust(self.role_width, self.role_pad))
+        for letter, v in zip(
+            self.role_letters, s.draws([self.role_bound] * len(self.role_letters)), strict=True
+        ):
+            out.append(letter + _to_base(v, self.role_base).rjust(self.role_width, self.role_pad))
         return out
 
     # -- one row -------------------------------------------------------------------------
-    def row(self, cell: Cell, i: int, index: int, seed: str, seed_id: str) -> Row:
+    def _plan(self, cell: Cell, seed_id: str) -> _CellPlan:
         ec = self.ec
-        hops = cell.hops
-        layout = cell.layout
-        rend = self.renderers[cell.pool.id]
         family_id = ec.family_id.format(
             seedId=seed_id,
             splitShort=cell.split.short,
             poolLetter=cell.pool.letter,
-            hops=hops,
+            hops=cell.hops,
             outcomeShort=cell.outcome.short,
-            layoutShort=layout.short,
+            layoutShort=cell.layout.short,
         )
-        s = Stream.from_message(
-            fill(ec.row_draw_message, split=cell.split.word, familyId=family_id, index=i)
+        failure = cell.failure
+        span = None
+        if failure is not None:
+            count = cell.hops + 1 if failure.kind == "link" else cell.hops
+            span = failure.positions.resolve(count)
+        rend = self.renderers[cell.pool.id]
+        return _CellPlan(
+            cell=cell,
+            family_id=family_id,
+            message=fill(
+                ec.row_draw_message,
+                split=cell.split.word,
+                familyId=family_id,
+                index="{index}",
+            ),
+            rend=rend,
+            failure=failure,
+            span=span,
+            rule_line=rend.rules[cell.layout.rule],
+            target_bounds=[q.target_draw for q in ec.cue_classes],
+            target_base=[q.target_hops * cell.hops + q.target_plus for q in ec.cue_classes],
         )
+
+    def row(self, cell: Cell, i: int, index: int, seed: str, seed_id: str) -> Row:
+        return self._row(self._plan(cell, seed_id), i, index, seed)
+
+    def _row(self, plan: _CellPlan, i: int, index: int, seed: str) -> Row:
+        ec = self.ec
+        cell = plan.cell
+        hops = cell.hops
+        layout = cell.layout
+        rend = plan.rend
+        head, _, tail = plan.message.replace("{index}", str(i)).partition("{counter}")
+        s = Stream(head.encode("utf-8"), tail.encode("utf-8"))
         n_chain = hops + 2
         s.reserve(3 * (n_chain + ec.decoy_entities) + len(ec.cue_classes) + 2)
         # (1) names
@@ -163,25 +203,29 @@ class Generator:
         # (2) targets
         targets: dict[str, int] = {}
         if layout.equalize:
-            for q in ec.cue_classes:
-                targets[q.name] = q.target_hops * hops + q.target_plus + s.draw(q.target_draw)
+            for q, base, v in zip(
+                ec.cue_classes, plan.target_base, s.draws(plan.target_bounds), strict=True
+            ):
+                targets[q.name] = base + v
         # (3), (4) header numbers
-        day = s.draw(ec.day[0]) + ec.day[1]
-        quantity = s.draw(ec.quantity[0]) + ec.quantity[1]
+        day, quantity = s.draws((ec.day[0], ec.quantity[0]))
+        day += ec.day[1]
+        quantity += ec.quantity[1]
 
         # the chain's own lines
-        failure = cell.failure
+        failure = plan.failure
         fpos = None
         if failure is not None:
-            count = hops + 1 if failure.kind == "link" else hops
-            lo, hi = failure.positions.resolve(count)
+            lo, hi = plan.span
             fpos = lo + i % (hi - lo + 1)
         cue = rend.cue
         chain_lines: list[str] = []
         chain_counts: dict[str, int] = {}
+        link_fail = failure is not None and failure.kind == "link"
+        relay_fail = failure is not None and failure.kind == "relay"
         for j in range(hops + 1):
             cls = ec.link_class
-            if failure is not None and failure.kind == "link" and j == fpos:
+            if link_fail and j == fpos:
                 cls = failure.line_class
                 if cls is None:
                     continue  # absence: no line
@@ -189,7 +233,7 @@ class Generator:
             chain_counts[cls] = chain_counts.get(cls, 0) + 1
         for r in range(hops):
             cls = ec.relay_class
-            if failure is not None and failure.kind == "relay" and r == fpos:
+            if relay_fail and r == fpos:
                 cls = failure.line_class
             chain_lines.append(cue[cls].format(a=chain[r + 1]))
             chain_counts[cls] = chain_counts.get(cls, 0) + 1
@@ -225,10 +269,9 @@ class Generator:
             fisher_yates(order, s)  # (5) shuffle
             lines = [lines[k] for k in order]
 
-        rule_line = rend.rules[layout.rule]
         header = ec.header_template.format(framing=rend.framing, day=day, quantity=quantity)
         question = ec.question_template.format(subject=chain[0], destination=chain[-1])
-        payload = "\n".join([header, ec.facts_marker, *lines, rule_line, question])
+        payload = "\n".join([header, ec.facts_marker, *lines, plan.rule_line, question])
 
         world = {
             "pool": cell.pool.id,
@@ -253,14 +296,14 @@ class Generator:
             i=i,
             cell=cell,
             id=row_id,
-            family_id=family_id,
+            family_id=plan.family_id,
             payload=payload,
             label=label,
             world=world,
             fact_lines=lines,
             chain_lines=chain_lines,
             fact_order=order,
-            rule_line=rule_line,
+            rule_line=plan.rule_line,
             subject=chain[0],
             destination=chain[-1],
         )
@@ -292,8 +335,9 @@ class Generator:
         rows: list[Row] = []
         index = 0
         for cell in ec.cells:
+            plan = self._plan(cell, seed_id)
             for i in range(cell.rows):
-                row = self.row(cell, i, index, seed, seed_id)
+                row = self._row(plan, i, index, seed)
                 if records:
                     self.record(row, seed)
                 rows.append(row)
