@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import io
 import json
 import subprocess
 import sys
@@ -310,3 +311,20 @@ def test_example_generator_reproduces_the_bundled_sample(tmp_path):
     made = subprocess.run([sys.executable, str(script)], capture_output=True, check=True).stdout
     assert made == (ROOT / "examples" / "s3" / "calibration-sample.jsonl").read_bytes()
     assert made == SAMPLE.read_bytes()
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_goes_to_stderr_only_on_a_terminal(tmp_path, monkeypatch):
+    term = _Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    run(tmp_path, "tty.json", n=120, sims=200)
+    shown = term.getvalue()
+    assert "rung 4/4 (n = 120): 200/200 cohorts" in shown
+    assert shown.endswith("\r\x1b[K")  # the progress line is cleared at the end
+    monkeypatch.undo()
+    run(tmp_path, "pipe.json", n=120, sims=200)
+    assert (tmp_path / "tty.json").read_bytes() == (tmp_path / "pipe.json").read_bytes()
