@@ -468,3 +468,14 @@ def test_config_errors_name_the_key(path, value, needle):
     del c["frozen"]["block_size"]
     with pytest.raises(UserError, match="missing block_size"):
         load_config(c)
+
+
+def test_fixture_constants_are_the_studys():
+    # ln 1.10 correctly rounded to a double (math.log(1.1) is 5 ulps off: log of the double 1.1)
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 60
+    assert DELTA == float(Decimal("1.10").ln())
+    assert DELTA != math.log(1.1) and abs(DELTA - math.log(1.1)) < 1e-16
+    assert CONFIG["frozen"]["target_power"] == {"numerator": 9, "denominator": 10}
+    assert CFG.ladder == (50, 75, 100, 150, 200, 300, 500) and CFG.block_size == 1000

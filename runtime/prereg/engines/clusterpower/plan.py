@@ -44,6 +44,9 @@ full universe included), *infeasible* with every failing reason, each a string
 - ``no_eligible_items``: P = 0 or F = 0 (one reason per stratum);
 - ``fewer_eligible_tasks_than_repositories``: N < G.
 
+An infeasible plan simulates nothing: ``rungs`` and ``skipped_rungs`` are empty and
+``selected_task_count`` is null.
+
 Warnings (strings ``"<code>: <detail>"``): ``stratum_share_exceeds_universe`` when the
 calibration share of tasks holding a stratum's statistic exceeds P/N (F/N) of the universe
 (exact integer comparison): the planning assumption makes power optimistic then.
