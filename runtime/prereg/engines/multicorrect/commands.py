@@ -13,9 +13,11 @@ from prereg.engines.multicorrect.contracts import diagnostic as run_diagnostic
 from prereg.engines.multicorrect.ece import binary_ece
 from prereg.engines.multicorrect.reader import read_score_inputs
 from prereg.engines.multicorrect.scoring import (
+    Packed,
     check_rounding,
     evaluate_test,
     fit_threshold,
+    pack,
     threshold_curve,
 )
 from prereg.errors import UserError
@@ -40,9 +42,11 @@ def build_report(ctx: StudyContext, args) -> dict[str, Any]:
     ):
         if not pairs:
             raise UserError(f"{args.labels}: no row has split {split!r}; both splits are needed")
-    fit = fit_threshold(inputs.fit_pairs, cfg, rounding_decimals=d)
-    test = evaluate_test(fit, inputs.evaluate_pairs, cfg, rounding_decimals=d)
-    retro = threshold_curve(inputs.fit_pairs + inputs.evaluate_pairs, cfg, rounding_decimals=d)
+    fit_pk = pack(inputs.fit_pairs, cfg, cfg.fit_split)
+    evaluate_pk = pack(inputs.evaluate_pairs, cfg, cfg.evaluate_split)
+    fit = fit_threshold(fit_pk, cfg, rounding_decimals=d)
+    test = evaluate_test(fit, evaluate_pk, cfg, rounding_decimals=d)
+    retro = threshold_curve(Packed.concat([fit_pk, evaluate_pk]), cfg, rounding_decimals=d)
     files = {"lists": args.lists, "labels": args.labels, "predictions": args.predictions}
     if binary_path is not None:
         files["binary_outputs"] = binary_path

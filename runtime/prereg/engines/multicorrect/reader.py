@@ -36,11 +36,13 @@ class _LineError(ValueError):
 
 
 def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise _LineError(f"duplicate key {k!r}")
-        out[k] = v
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _LineError(f"duplicate key {k!r}")
+            seen.add(k)
     return out
 
 
@@ -48,9 +50,12 @@ def _no_constant(name: str) -> Any:
     raise _LineError(f"{name} is not a JSON value")
 
 
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs_hook, parse_constant=_no_constant)
+
+
 def _loads(text: str) -> Any:
     try:
-        return json.loads(text, object_pairs_hook=_pairs_hook, parse_constant=_no_constant)
+        return _DECODER.decode(text)
     except _LineError:
         raise
     except json.JSONDecodeError as e:
@@ -59,6 +64,13 @@ def _loads(text: str) -> Any:
         raise _LineError("invalid JSON: nested too deeply") from None
     except ValueError as e:  # e.g. an integer literal longer than Python converts
         raise _LineError(f"invalid JSON: {e}") from None
+
+
+def _floats(values: list) -> list[float]:
+    try:
+        return list(map(float, values))
+    except OverflowError:
+        return [_as_float(v) for v in values]
 
 
 def _as_float(v: Any) -> float:
@@ -136,6 +148,16 @@ def _fields_ok(obj: dict, names: dict[str, str], path: str, no: int, problems: _
     return ok
 
 
+_STR = frozenset({str})
+_INT = frozenset({int})
+_NUM = frozenset({int, float})
+
+
+def _types_within(values: list, allowed: frozenset) -> bool:
+    """Every value's exact type is in ``allowed`` (so ``bool`` is never an ``int`` here)."""
+    return set(map(type, values)) <= allowed
+
+
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -186,7 +208,7 @@ def read_score_inputs(
         if not isinstance(q, str):
             P.add(lists_path, no, f"{f['question']}: expected a string")
             ok = False
-        if not isinstance(cands, list) or not all(isinstance(c, str) for c in cands):
+        if not isinstance(cands, list) or not _types_within(cands, _STR):
             P.add(lists_path, no, f"{f['candidates']}: expected a list of strings")
             ok = False
         elif not cfg.candidates_min <= len(cands) <= cfg.candidates_max:
@@ -224,7 +246,7 @@ def read_score_inputs(
                 f"{' or '.join(repr(s) for s in cfg.split_names)})",
             )
             ok = False
-        if not isinstance(corr, list) or not all(_is_int(j) for j in corr):
+        if not isinstance(corr, list) or not _types_within(corr, _INT):
             P.add(labels_path, no, f"{f['correct']}: expected a list of integer indices")
             ok = False
         elif len(set(corr)) != len(corr):
@@ -282,7 +304,7 @@ def read_score_inputs(
             P.add(predictions_path, no, f"{f['probabilities']}: a refusal must have null here")
             ok = False
         elif not refused:
-            if not isinstance(probs, list) or not all(_is_num(x) for x in probs):
+            if not isinstance(probs, list) or not _types_within(probs, _NUM):
                 P.add(predictions_path, no, f"{f['probabilities']}: expected a list of numbers")
                 ok = False
         if rid is None:
@@ -307,7 +329,7 @@ def read_score_inputs(
                 )
                 ok = False
         if ok:
-            preds[rid] = (no, refused, None if refused else [_as_float(x) for x in probs])
+            preds[rid] = (no, refused, None if refused else _floats(probs))
     answered = [(rid, no, p) for rid, (no, r, p) in preds.items() if not r]
     flat = np.array([x for _, _, p in answered for x in p], dtype=np.float64)
     offsets = np.zeros(len(answered) + 1, dtype=np.int64)

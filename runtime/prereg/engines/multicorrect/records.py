@@ -34,6 +34,17 @@ def _check_text(value: Any, what: str) -> str:
     return value
 
 
+def _as_tuple(value: Any, message: str) -> tuple:
+    if type(value) is tuple:
+        return value
+    if value is None or isinstance(value, (str, bytes, Mapping)):
+        raise TypeError(message)
+    try:
+        return tuple(value)
+    except TypeError:
+        raise TypeError(message) from None
+
+
 @dataclass(frozen=True, slots=True)
 class PublicChoiceList:
     """A choice list as a provider sees it: ``request_id``, ``question``, ``candidates``."""
@@ -47,12 +58,10 @@ class PublicChoiceList:
         if not self.request_id:
             raise ValueError("request_id must not be empty")
         _check_text(self.question, "question")
-        cands = self.candidates
-        if isinstance(cands, (str, bytes)) or not isinstance(cands, Iterable):
-            raise TypeError("candidates must be a sequence of strings")
-        cands = tuple(cands)
-        for i, c in enumerate(cands):
-            _check_text(c, f"candidates[{i}]")
+        cands = _as_tuple(self.candidates, "candidates must be a sequence of strings")
+        if not set(map(type, cands)) <= {str}:
+            for i, c in enumerate(cands):
+                _check_text(c, f"candidates[{i}]")
         object.__setattr__(self, "candidates", cands)
 
     def to_json(self) -> dict[str, Any]:
@@ -76,18 +85,20 @@ class EvaluatorRow:
         if type(self.public) is not PublicChoiceList:
             raise TypeError("public must be a PublicChoiceList")
         _check_text(self.split, "split")
-        if isinstance(self.correct, (str, bytes)) or not isinstance(self.correct, Iterable):
-            raise TypeError("correct must be a collection of candidate indices")
-        items = list(self.correct)
+        items = _as_tuple(self.correct, "correct must be a collection of candidate indices")
         m = len(self.public.candidates)
-        for j in items:
-            if isinstance(j, bool) or not isinstance(j, (int, np.integer)):
-                raise TypeError("correct must hold integer candidate indices")
-            if not 0 <= j < m:
-                raise ValueError(f"correct index {j} is out of range for {m} candidates")
-        if len(set(items)) != len(items):
+        if not set(map(type, items)) <= {int}:
+            for j in items:
+                if isinstance(j, bool) or not isinstance(j, (int, np.integer)):
+                    raise TypeError("correct must hold integer candidate indices")
+            items = [int(j) for j in items]
+        if items and not (0 <= min(items) and max(items) < m):
+            bad = next(j for j in items if not 0 <= j < m)
+            raise ValueError(f"correct index {bad} is out of range for {m} candidates")
+        frozen = frozenset(items)
+        if len(frozen) != len(items):
             raise ValueError("correct lists an index twice")
-        object.__setattr__(self, "correct", frozenset(int(j) for j in items))
+        object.__setattr__(self, "correct", frozen)
 
     @property
     def request_id(self) -> str:
@@ -115,15 +126,13 @@ class Prediction:
             if self.probabilities is not None:
                 raise ValueError("a refusal carries no probabilities")
             return
-        p = self.probabilities
-        if p is None or isinstance(p, (str, bytes)) or not isinstance(p, Iterable):
-            raise TypeError("an answer needs a sequence of probabilities")
-        out = []
-        for x in p:
-            if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-                raise TypeError("probabilities must be numbers")
-            out.append(float(x))
-        object.__setattr__(self, "probabilities", tuple(out))
+        p = _as_tuple(self.probabilities, "an answer needs a sequence of probabilities")
+        if not set(map(type, p)) <= {float}:
+            for x in p:
+                if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
+                    raise TypeError("probabilities must be numbers")
+            p = tuple(map(float, p))
+        object.__setattr__(self, "probabilities", p)
 
 
 @dataclass(frozen=True, slots=True)

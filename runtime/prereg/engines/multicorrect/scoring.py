@@ -190,6 +190,36 @@ class Packed:
     def n(self) -> int:
         return len(self.request_ids)
 
+    @staticmethod
+    def concat(parts: list[Packed]) -> Packed:
+        """The lists of several packs, in order (split None); request ids must not repeat."""
+        ids = tuple(rid for p in parts for rid in p.request_ids)
+        if len(set(ids)) != len(ids):
+            raise UserError("cannot combine splits that share request ids")
+        offsets = [np.zeros(1, dtype=np.int64)]
+        base = 0
+        for p in parts:
+            offsets.append(p.offsets[1:] + base)
+            base += int(p.probs.size)
+
+        def cat(name: str) -> np.ndarray:
+            return _frozen(np.concatenate([getattr(p, name) for p in parts]))
+
+        return Packed(
+            split=None,
+            request_ids=ids,
+            refused=cat("refused"),
+            n_correct=cat("n_correct"),
+            offsets=_frozen(np.concatenate(offsets)),
+            probs=cat("probs"),
+            correct=cat("correct"),
+            seg_correct=cat("seg_correct"),
+            max_distractor=cat("max_distractor"),
+            min_correct=cat("min_correct"),
+            max_correct=cat("max_correct"),
+            max_prob=cat("max_prob"),
+        )
+
 
 def pack(
     pairs: Iterable[tuple[EvaluatorRow, Prediction]],
@@ -267,7 +297,8 @@ def pack(
     for i, msg in probability_problems(probs, offsets, cfg.probability_sum_tolerance):
         problems.append(f"request {answered_ids[i]!r}: {msg}")
     if problems:
-        raise UserError(f"cannot score: {len(problems)} problem(s)", problems=problems)
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise UserError(f"cannot score: {problems[0]}{more}", problems=problems)
     correct = np.zeros(probs.size, dtype=bool)
     correct[np.array(corr_pos, dtype=np.int64)] = True
     if lens:
