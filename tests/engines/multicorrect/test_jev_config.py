@@ -1,0 +1,130 @@
+"""The engine configuration: checked, and every study constant really comes from it."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+
+import pytest
+from jev_helpers import CONFIG, FIXTURES, VAL, config, pair
+
+from prereg.engines import StudyContext
+from prereg.engines.multicorrect import (
+    COMMANDS,
+    ConfigError,
+    collect_public_predictions,
+    engine_config,
+    fit_threshold,
+    threshold_curve,
+)
+from prereg.engines.multicorrect.records import PublicChoiceList
+from prereg.errors import UserError
+
+
+def test_study_config_is_valid():
+    cfg = engine_config(CONFIG)
+    assert cfg.split_names == ("validation", "test")
+    assert cfg.thresholds().size == 101 and cfg.thresholds()[-1] == 1.0
+    assert engine_config(cfg) is cfg
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"ece_bins": 12}, "ten-bin"),
+        ({"surprise": 1}, "unknown keys"),
+        ({"splits": {"fit": "a", "evaluate": "a"}}, "must differ"),
+        ({"threshold_grid": {"denominator": 100, "first": 0, "last": 100, "step": 3}}, "multiple"),
+        ({"threshold_ties": "middle"}, "threshold_ties"),
+        ({"probability_sum_tolerance": "1e-6"}, "finite number"),
+        ({"candidate_count": {"min": 3, "max": 2}}, "candidate_count.max"),
+        ({"gap_scale": 1.5}, "gap_scale"),
+    ],
+)
+def test_malformed_configs_are_refused(change, message):
+    with pytest.raises(ConfigError, match=message):
+        engine_config(config(**change))
+
+
+def test_malformed_diagnostic_configs_are_refused():
+    for path, value, message in (
+        (("contracts",), ["no_such_contract"], "unknown contract"),
+        (("text", "question"), "q {nope}", "placeholders"),
+        (("five_copy", "uneven"), [0.5, 0.5], "expected 5 probabilities"),
+        (("correct_count_weights",), [0, 0], "sum to 0"),
+    ):
+        c = copy.deepcopy(CONFIG)
+        target = c["diagnostic"]
+        for k in path[:-1]:
+            target = target[k]
+        target[path[-1]] = value
+        with pytest.raises(ConfigError, match=message):
+            engine_config(c)
+
+
+def test_the_threshold_grid_comes_from_the_config():
+    cfg = config(threshold_grid={"denominator": 20, "first": 1, "last": 19, "step": 1})
+    pairs = [pair("a", [0.6, 0.3, 0.1], {0})]
+    curve = threshold_curve(pairs, cfg)
+    assert [p.threshold for p in curve] == [k / 20 for k in range(1, 20)]
+    fit = fit_threshold(pairs, cfg)
+    assert (fit.threshold, fit.numerator, fit.denominator) == (0.35, 7, 20)
+
+
+def test_the_tolerance_and_candidate_bounds_come_from_the_config():
+    pub = PublicChoiceList("r", "q", ("a", "b", "c"))
+    loose = config(probability_sum_tolerance=0.01)
+    preds = collect_public_predictions(lambda x: [0.5, 0.3, 0.195], [pub], loose)
+    assert preds["r"].probabilities == (0.5, 0.3, 0.195)
+    with pytest.raises(ValueError, match="sum to"):
+        collect_public_predictions(lambda x: [0.5, 0.3, 0.195], [pub], CONFIG)
+    with pytest.raises(ValueError, match="outside"):
+        collect_public_predictions(
+            lambda x: [0.5, 0.3, 0.2], [pub], config(candidate_count={"min": 4, "max": 9})
+        )
+
+
+def test_the_gap_scale_and_multi_correct_minimum_come_from_the_config():
+    pairs = [pair("a", [0.5, 0.3, 0.2], {0, 1})]
+    fit = fit_threshold(pairs, config(gap_scale=1))
+    assert fit.validation.gap_mean == pytest.approx(0.2)
+    fit3 = fit_threshold(pairs, config(multi_correct_min=3))
+    assert fit3.validation.gap_count == 0 and fit3.validation.multi_correct_lists == 0
+
+
+def test_field_names_and_split_names_come_from_the_config(tmp_path):
+    cfg = copy.deepcopy(CONFIG)
+    cfg["splits"] = {"fit": "dev", "evaluate": "heldout"}
+    cfg["fields"]["lists"]["candidates"] = "options"
+    cfg["fields"]["labels"]["correct"] = "gold"
+    rename = {
+        "lists.jsonl": ('"candidates"', '"options"'),
+        "labels.jsonl": ('"correct"', '"gold"'),
+    }
+    for name in ("lists.jsonl", "labels.jsonl", "predictions.jsonl", "binary.jsonl"):
+        text = (FIXTURES / "small" / name).read_text()
+        if name in rename:
+            text = text.replace(*rename[name])
+        text = text.replace('"validation"', '"dev"').replace('"test"', '"heldout"')
+        (tmp_path / name).write_text(text)
+    ctx = StudyContext("s", "sha256:" + "0" * 64, "1", cfg)
+    args = argparse.Namespace(
+        lists=str(tmp_path / "lists.jsonl"),
+        labels=str(tmp_path / "labels.jsonl"),
+        predictions=str(tmp_path / "predictions.jsonl"),
+        binary_outputs=None,
+        rounding_decimals=None,
+        out=str(tmp_path / "R.json"),
+    )
+    assert COMMANDS["score"](ctx, args) == 0
+    doc = json.loads((tmp_path / "R.json").read_text())
+    assert doc["dev"]["exact_count"] == 2 and doc["heldout"]["tp"] == 1
+    assert len(doc["dev_curve"]) == 101
+    # the study's own field names are now unknown fields
+    ctx2 = StudyContext("s", "sha256:" + "0" * 64, "1", CONFIG)
+    args.out = str(tmp_path / "R2.json")
+    with pytest.raises(UserError) as e:
+        COMMANDS["score"](ctx2, args)
+    assert any("options: unknown field" in p for p in e.value.problems)
+    assert VAL == "validation"

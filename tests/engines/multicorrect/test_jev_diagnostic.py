@@ -1,0 +1,118 @@
+"""The eight-contract diagnostic and the diagnostic command."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+
+import pytest
+from jev_helpers import CONFIG
+
+from prereg.digest import canonical_json
+from prereg.engines import StudyContext
+from prereg.engines.multicorrect import COMMANDS, diagnostic
+from prereg.engines.multicorrect import contracts as contracts_module
+from prereg.engines.multicorrect.scoring import FittedThreshold, fit_threshold
+from prereg.errors import UserError
+
+IDS = CONFIG["diagnostic"]["contracts"]
+
+
+def _ctx(cfg=CONFIG):
+    return StudyContext("jev-multicorrect", "sha256:" + "cd" * 32, "1", cfg)
+
+
+@pytest.mark.parametrize("seed", [42, 43, 44])
+def test_diagnostic_passes_for_the_study_seeds(seed):
+    r = diagnostic(seed, CONFIG)
+    assert r["seed"] == seed
+    assert [c["contract"] for c in r["contracts"]] == IDS
+    assert [c["number"] for c in r["contracts"]] == list(range(1, 9))
+    failed = [c for c in r["contracts"] if not c["passed"]]
+    assert failed == [] and r["passed"] is True
+    figures = {c["contract"]: c["figures"] for c in r["contracts"]}
+    assert figures["ranking_vs_set_recovery"]["ranked_but_not_recovered"] > 0
+    assert figures["below_uniform_counted"]["below_uniform_count"] > 0
+    assert figures["five_copy_gap"]["even_gap"] == 0.0
+    assert figures["five_copy_gap"]["uneven_gap"] == pytest.approx(24.0, abs=1e-12)
+    assert figures["public_callback_blind"]["types_received"] == ["PublicChoiceList"]
+    fb = figures["first_bin_exclusion_renormalised"]
+    assert fb["first_bin_samples"] > 0 and fb["remaining_samples"] > 0
+    assert fb["ece_excluding_first_bin"] != fb["unrenormalised_partial_sum"]
+
+
+def test_diagnostic_is_deterministic_and_json():
+    a, b = diagnostic(42, CONFIG), diagnostic(42, CONFIG)
+    assert canonical_json(a) == canonical_json(b)
+    assert canonical_json(diagnostic(43, CONFIG)) != canonical_json(a)
+
+
+def test_command_prints_results_and_exits_zero(capsys):
+    assert COMMANDS["diagnostic"](_ctx(), argparse.Namespace(seeds=[42, 43, 44])) == 0
+    out = capsys.readouterr()
+    doc = json.loads(out.out)
+    assert out.out.encode() == canonical_json(doc) + b"\n"
+    assert doc["passed"] is True and [s["seed"] for s in doc["seeds"]] == [42, 43, 44]
+    assert doc["spec_digest"] == "sha256:" + "cd" * 32
+    assert doc["schema"] == CONFIG["diagnostic_schema"]
+    assert out.err == ""
+
+
+def test_a_wrong_reference_fails_contract_seven_and_the_command(capsys):
+    cfg = copy.deepcopy(CONFIG)
+    cfg["diagnostic"]["five_copy"]["uneven_gap"] = 25
+    r = diagnostic(42, cfg)
+    assert [c["number"] for c in r["contracts"] if not c["passed"]] == [7]
+    assert COMMANDS["diagnostic"](_ctx(cfg), argparse.Namespace(seeds=[42])) == 1
+    err = capsys.readouterr().err
+    assert "seed 42: contract 7 (five_copy_gap) failed" in err
+
+
+def test_a_refitting_evaluator_fails_the_frozen_threshold_contract(monkeypatch):
+    real = contracts_module.evaluate_test
+
+    def refitting(fit, test, config, **kw):
+        # a broken evaluator: refits on the test split it was given
+        relabelled = [(type(r)(r.public, r.correct, fit.split), p) for r, p in test]
+        own = fit_threshold(relabelled, config)
+        frozen = FittedThreshold(
+            own.numerator, own.denominator, own.threshold, fit.split, fit.request_ids,
+            fit.curve, fit.validation,
+        )  # fmt: skip
+        return real(frozen, test, config, **kw)
+
+    monkeypatch.setattr(contracts_module, "evaluate_test", refitting)
+    r = diagnostic(42, CONFIG)
+    failed = {c["contract"] for c in r["contracts"] if not c["passed"]}
+    assert "threshold_frozen" in failed
+
+
+def test_a_leaking_collector_fails_the_public_callback_contract(monkeypatch):
+    real = contracts_module.collect_public_predictions
+
+    def leaky(provider, lists, config):
+        if lists and not hasattr(lists[0], "candidates"):  # given EvaluatorRows: pass them on
+            return {r.request_id: provider(r) for r in lists}
+        return real(provider, lists, config)
+
+    monkeypatch.setattr(contracts_module, "collect_public_predictions", leaky)
+    r = diagnostic(42, CONFIG)
+    failed = {c["contract"] for c in r["contracts"] if not c["passed"]}
+    assert failed == {"public_callback_blind"}
+
+
+def test_the_configured_contracts_run_in_order():
+    cfg = copy.deepcopy(CONFIG)
+    cfg["diagnostic"]["contracts"] = ["five_copy_gap", "overlap_refused"]
+    r = diagnostic(44, cfg)
+    assert [(c["number"], c["contract"]) for c in r["contracts"]] == [
+        (1, "five_copy_gap"),
+        (2, "overlap_refused"),
+    ]
+
+
+@pytest.mark.parametrize("seeds", [[], [42, 42], [-1], [True]])
+def test_bad_seeds_are_refused(seeds):
+    with pytest.raises(UserError, match="--seeds"):
+        COMMANDS["diagnostic"](_ctx(), argparse.Namespace(seeds=seeds))
