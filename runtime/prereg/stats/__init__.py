@@ -14,27 +14,38 @@ No primitive has a statistical default that a spec did not choose: levels, z val
 and conventions are arguments.
 """
 
-from prereg.stats.calibration import apply_isotonic, decile_ece, ece_ten_bin, fit_isotonic_blocks
-from prereg.stats.classification import balanced_accuracy
-from prereg.stats.multiplicity import holm_adjust
-from prereg.stats.proportions import critical_z, newcombe_difference, pooled_z_test, wilson_interval
-from prereg.stats.roc import auroc, hanley_mcneil
-from prereg.stats.rounding import round_half_up, round_half_up_array, round_half_up_shortest
+from __future__ import annotations
 
-__all__ = [
-    "apply_isotonic",
-    "auroc",
-    "balanced_accuracy",
-    "critical_z",
-    "decile_ece",
-    "ece_ten_bin",
-    "fit_isotonic_blocks",
-    "hanley_mcneil",
-    "holm_adjust",
-    "newcombe_difference",
-    "pooled_z_test",
-    "round_half_up",
-    "round_half_up_array",
-    "round_half_up_shortest",
-    "wilson_interval",
-]
+import importlib
+
+# Re-exports are resolved on first use, so importing one module (say resampling, on the power
+# plan's path) does not pay for scipy imports the others need.
+_EXPORTS = {
+    "apply_isotonic": "calibration",
+    "decile_ece": "calibration",
+    "ece_ten_bin": "calibration",
+    "fit_isotonic_blocks": "calibration",
+    "balanced_accuracy": "classification",
+    "holm_adjust": "multiplicity",
+    "critical_z": "proportions",
+    "newcombe_difference": "proportions",
+    "pooled_z_test": "proportions",
+    "wilson_interval": "proportions",
+    "auroc": "roc",
+    "hanley_mcneil": "roc",
+    "jackknife_se": "resampling",
+    "percentile_bootstrap_interval": "resampling",
+    "t_quantile": "resampling",
+    "round_half_up": "rounding",
+    "round_half_up_array": "rounding",
+    "round_half_up_shortest": "rounding",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'prereg.stats' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"prereg.stats.{module}"), name)
