@@ -1,0 +1,183 @@
+"""Shortcut-audit learners and features against plain implementations of the study page."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from d17_helpers import demo, engine_config
+
+from prereg.engines.reachability.audit import (
+    RankedColumns,
+    ShortcutAudit,
+    _folds,
+    cv_stump,
+    cv_tree,
+    fit_stump,
+    logistic_batch,
+)
+from prereg.stats.classification import balanced_accuracy
+
+
+def naive_stump(X, y):
+    """Keys in order, distinct values ascending, "≥" before "<"; strictly greater wins."""
+    best, choice = -math.inf, None
+    for f in range(X.shape[1]):
+        for t in sorted(set(X[:, f].tolist())):
+            for ge in (True, False):
+                pred = X[:, f] >= t if ge else X[:, f] < t
+                ba = balanced_accuracy(y, pred)
+                if ba > best:
+                    best, choice = ba, (f, t, ge)
+    return choice
+
+
+def apply(choice, X):
+    f, t, ge = choice
+    return X[:, f] >= t if ge else X[:, f] < t
+
+
+def naive_tree_predict(Xtr, ytr, Xte):
+    root = naive_stump(Xtr, ytr)
+    f, t, _ = root
+    out = np.zeros(len(Xte), dtype=bool)
+    for side_tr, side_te in ((Xtr[:, f] >= t, Xte[:, f] >= t), (Xtr[:, f] < t, Xte[:, f] < t)):
+        if side_tr.any():
+            out[side_te] = apply(naive_stump(Xtr[side_tr], ytr[side_tr]), Xte[side_te])
+    return out
+
+
+def random_problem(rng, n, F, levels):
+    X = rng.integers(0, levels, size=(n, F)).astype(np.float64)
+    if F > 1:
+        X[:, 1] = X[:, 1] / 7  # fractions, as normalized positions are
+    y = rng.random(n) < rng.uniform(0.1, 0.6)
+    return X, y
+
+
+@pytest.mark.parametrize("trial", range(40))
+def test_threshold_learner_and_tree_equal_the_naive_loops(trial):
+    rng = np.random.default_rng(trial)
+    n = int(rng.integers(8, 40))
+    X, y = random_problem(rng, n, int(rng.integers(1, 5)), int(rng.integers(2, 6)))
+    rc = RankedColumns.of(X)
+    folds = _folds(n, 5)
+    want_stump = np.zeros(n, dtype=bool)
+    want_tree = np.zeros(n, dtype=bool)
+    for tr, te in folds:
+        want_stump[te] = apply(naive_stump(X[tr], y[tr]), X[te])
+        want_tree[te] = naive_tree_predict(X[tr], y[tr], X[te])
+    assert (cv_stump(rc, y, folds) == want_stump).all()
+    assert (cv_tree(rc, y, folds) == want_tree).all()
+    # the integer-rank path (token counts) chooses like the naive loop too
+    counts = rng.integers(0, 4, size=(n, 3))
+    counts[:, 2] += 5  # a column whose minimum is not 0
+    want = np.zeros(n, dtype=bool)
+    for tr, te in folds:
+        want[te] = apply(naive_stump(counts[tr].astype(float), y[tr]), counts[te])
+    assert (cv_stump(RankedColumns.of(counts, integer=True), y, folds) == want).all()
+
+
+def test_a_pure_side_keeps_the_first_candidate():
+    X = np.array([[3.0, 1.0], [1.0, 0.0], [2.0, 5.0]])
+    y = np.array([False, False, False])
+    st = fit_stump(RankedColumns.of(X), np.arange(3), y)
+    assert (st.feature, st.rank, st.ge) == (0, 0, True)  # first key, smallest value, "≥"
+
+
+def naive_logistic(Xtr, ytr, Xte, steps=200, lr=0.5, l2=0.01):
+    n, F = Xtr.shape
+    mu = [sum(Xtr[i, j] for i in range(n)) / n for j in range(F)]
+    sd = [math.sqrt(sum((Xtr[i, j] - mu[j]) ** 2 for i in range(n)) / n) or 1.0 for j in range(F)]
+    Z = [[(Xtr[i, j] - mu[j]) / sd[j] for j in range(F)] for i in range(n)]
+    npos = sum(bool(v) for v in ytr)
+    rw = [0.5 / npos if ytr[i] else 0.5 / (n - npos) for i in range(n)]
+    w, b = [0.0] * F, 0.0
+    for _ in range(steps):
+        gw, gb = [0.0] * F, 0.0
+        for i in range(n):
+            s = b + sum(w[j] * Z[i][j] for j in range(F))
+            r = rw[i] * (1 / (1 + math.exp(-s)) - float(ytr[i]))
+            for j in range(F):
+                gw[j] += r * Z[i][j]
+            gb += r
+        w = [w[j] - lr * (gw[j] + l2 * w[j]) for j in range(F)]
+        b = b - lr * gb
+    scores = [
+        b + sum(w[j] * (Xte[i, j] - mu[j]) / sd[j] for j in range(F)) for i in range(len(Xte))
+    ]
+    return np.array([s > 0 for s in scores]), scores
+
+
+def test_logistic_regression_equals_the_naive_loop():
+    rng = np.random.default_rng(7)
+    problems, want = [], []
+    for n in (30, 31, 45):
+        X = rng.normal(size=(n, 4)) * [1, 10, 0.1, 0]  # one constant column: SD 0 ⇒ 1
+        y = (X[:, 0] + rng.normal(size=n)) > 0.3
+        Xte = rng.normal(size=(12, 4))
+        problems.append((X, y, Xte))
+        pred, scores = naive_logistic(X, y, Xte)
+        assert min(abs(s) for s in scores) > 1e-9  # no knife-edge cases in this data
+        want.append(pred)
+    got = logistic_batch(problems, 200, 0.5, 0.01)
+    for g, w in zip(got, want, strict=True):
+        assert (g == w).all()
+    alone = [logistic_batch([p], 200, 0.5, 0.01)[0] for p in problems]
+    for g, a in zip(got, alone, strict=True):
+        assert (g == a).all()
+
+
+def test_scalar_features_of_a_hand_made_payload():
+    ec = engine_config()
+    fx = ShortcutAudit(ec).fx
+    rule = ec.rules["exhaustive"].template.format(**ec.pools[0].words)
+    facts = [
+        "Ba123 connects Ce456.",
+        "Ce456 is enabled.",
+        "Di789 bypasses Fo012.",
+        "Ce456 connects Gu345.",
+    ]
+    payload = "\n".join(
+        ["A fictional archive records this world. Day 5. There are 12 unused counters.", "Facts:",
+         *facts, rule, "Question: Is it established that Ba123 can reach Gu345?"]
+    )  # fmt: skip
+    row = SimpleNamespace(
+        payload=payload, fact_lines=facts, subject="Ba123", destination="Gu345",
+        cell=SimpleNamespace(pool=SimpleNamespace(id="pool-a")),
+    )  # fmt: skip
+    vals, toks = fx.scalar_values(row)
+    got = dict(zip(fx.keys, fx.matrix([vals])[0].tolist(), strict=True))
+    want = {
+        "lines": 4, "chars": len(payload), "digits": 3 + 21 + 6, "words": len(payload.split()),
+        "entities": 5, "subjectMentions": 1, "destinationMentions": 1, "subjectFirstPos": 0,
+        "destinationFirstPos": 1, "subjectBeforeDestination": 1, "firstLineClass": 0,
+        "lastLineClass": 0,
+        "relationCount": 2, "relationMeanPos": 0.5, "relationMinPos": 0, "relationMaxPos": 1,
+        "contrastiveCount": 1, "contrastiveMeanPos": 2 / 3, "contrastiveMinPos": 2 / 3,
+        "contrastiveMaxPos": 2 / 3,
+        "enabledCount": 1, "enabledMeanPos": 1 / 3, "enabledMinPos": 1 / 3, "enabledMaxPos": 1 / 3,
+    }  # fmt: skip
+    for c in ("negation", "unrelated", "disabled"):
+        want.update({f"{c}Count": 0, f"{c}MeanPos": -1, f"{c}MinPos": -1, f"{c}MaxPos": -1})
+    assert got == want
+    assert len(fx.keys) == 36 and fx.keys == sorted(fx.keys)
+    counts = {t: toks.count(t) for t in ("ENTITY", "ENTITY:", "ENTITY.", "ENTITY?", "Question:")}
+    assert counts == {"ENTITY": 6, "ENTITY:": 1, "ENTITY.": 3, "ENTITY?": 1, "Question:": 1}
+
+
+def test_chain_first_order_of_the_positive_control():
+    p = demo()
+    auditor = p.auditor
+    rows = [r for r in p.corpus.rows if r.cell.layout.word == "equalized"][::500]
+    for r in rows:
+        decoys = [ln for ln in r.fact_lines if ln not in r.chain_lines]
+        want = list(r.chain_lines)
+        for k, ln in enumerate(decoys):
+            v = int.from_bytes(hashlib.sha256(f"{r.id}:{k}".encode()).digest()[:4], "big")
+            want.insert(v % (len(want) + 1), ln)
+        assert auditor.chain_first(r) == want
+        assert sorted(want) == sorted(r.fact_lines)
