@@ -9,6 +9,7 @@ import statistics
 import time
 
 import numpy as np
+
 from prereg.stats.calibration import apply_isotonic, decile_ece, ece_ten_bin, fit_isotonic_blocks
 from prereg.stats.multiplicity import holm_adjust
 from prereg.stats.proportions import newcombe_difference, pooled_z_test, wilson_interval

@@ -6,10 +6,3 @@
 Each contract is also compiled to a JSON Schema in schemas/; readers validate every record
 against it and report each problem with its file, line and JSON path.
 """
-
-from dataclasses import dataclass
-from pathlib import Path
-
-from prereg.records import read_records
-
-SCHEMA_DIR = Path(__file__).parent / "schemas"

@@ -3,7 +3,6 @@
 # Change the spec (or the template) and run `make generate`.
 """The design of jev-multicorrect 1.0: splits, factors and levels, wording pools, cells."""
 
-from dataclasses import dataclass
 from enum import StrEnum
 
 

@@ -7,11 +7,9 @@ Each rule is data built from prereg.rules nodes and decided by prereg.rules.deci
 contrast results the engine computes; nothing here is evaluated from spec text.
 """
 
-from prereg.rules import AllOf, AnyOf, AtLeast, Compare, Contrast, Family, ForEach, Verdict, decide
-
 FAMILIES = {}
 
-# Every registered contrast, expanded: (a − b) over the listed factor levels.
+# Every registered contrast, expanded: (a - b) over the listed factor levels.
 CONTRASTS = ()
 
 HYPOTHESES = {}

@@ -20,6 +20,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.isotonic import IsotonicRegression
+
 from prereg.stats.calibration import (
     apply_isotonic,
     decile_ece,
@@ -27,7 +29,6 @@ from prereg.stats.calibration import (
     fit_isotonic_blocks,
     ten_bin_index,
 )
-from sklearn.isotonic import IsotonicRegression
 
 SETTINGS = settings(max_examples=150, deadline=None)
 

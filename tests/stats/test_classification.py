@@ -7,8 +7,9 @@ import warnings
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from prereg.stats.classification import balanced_accuracy
 from sklearn.metrics import balanced_accuracy_score
+
+from prereg.stats.classification import balanced_accuracy
 
 
 @settings(max_examples=150, deadline=None)

@@ -20,17 +20,18 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from statsmodels.stats.proportion import (
+    confint_proportions_2indep,
+    proportion_confint,
+    proportions_ztest,
+)
+
 from prereg.stats.proportions import (
     critical_z,
     newcombe_difference,
     pooled_z_test,
     wilson_centre,
     wilson_interval,
-)
-from statsmodels.stats.proportion import (
-    confint_proportions_2indep,
-    proportion_confint,
-    proportions_ztest,
 )
 
 Z975 = 1.959963984540054  # the d17 page's exact quantile at 0.975

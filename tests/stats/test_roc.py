@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from prereg.stats.roc import auroc, hanley_mcneil
 from sklearn.metrics import roc_auc_score
+
+from prereg.stats.roc import auroc, hanley_mcneil
 
 SETTINGS = settings(max_examples=150, deadline=None)
 

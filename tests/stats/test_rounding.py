@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from prereg.stats.rounding import round_half_up, round_half_up_array, round_half_up_shortest
 
 SETTINGS = settings(max_examples=200, deadline=None)

@@ -148,6 +148,51 @@ def _expanded_contrasts(spec: dict) -> list[dict]:
     return out
 
 
+_NODE_NAMES = {
+    "compare": "Compare",
+    "all_of": "AllOf",
+    "any_of": "AnyOf",
+    "at_least": "AtLeast",
+    "for_each": "ForEach",
+}
+
+
+def _rule_imports(spec: dict) -> list[str]:
+    """The prereg.rules names a study's rules.py uses (generated code imports nothing unused)."""
+    names: set[str] = set()
+
+    def walk(cond: dict | None) -> None:
+        if not cond:
+            return
+        for key, name in _NODE_NAMES.items():
+            body = cond.get(key)
+            if body is None:
+                continue
+            names.add(name)
+            if key in ("all_of", "any_of"):
+                for sub in body:
+                    walk(sub)
+            elif key == "at_least":
+                for sub in body.get("of", []):
+                    walk(sub)
+            elif key == "for_each":
+                walk(body.get("condition"))
+
+    hypotheses = spec.get("hypotheses") or []
+    if spec.get("families"):
+        names.add("Family")
+    for hyp in hypotheses:
+        if hyp.get("contrasts"):
+            names.add("Contrast")
+        walk(hyp.get("rule"))
+        for verdict in hyp.get("verdicts") or []:
+            names.add("Verdict")
+            walk(verdict.get("when"))
+    if hypotheses:
+        names.add("decide")
+    return sorted(names, key=lambda n: (n[0].islower(), n))
+
+
 def render_study(study: Study) -> dict[str, str]:
     """Every generated file of one study, as text, keyed by path relative to the project."""
     spec = study.data
@@ -160,6 +205,7 @@ def render_study(study: Study) -> dict[str, str]:
         "config": engine_config(spec),
         "contrasts": _expanded_contrasts(spec),
         "engine_module": ENGINES[spec["engine"]],
+        "rule_imports": _rule_imports(spec),
     }
     python = {
         f"generated/{pkg}/__init__.py": render("study_init.py.j2", **context),

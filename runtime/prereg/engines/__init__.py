@@ -9,8 +9,9 @@ attributes are the arguments the spec declares for that command.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 ENGINES = {
     "reachability-probe": "prereg.engines.reachability",

@@ -7,13 +7,13 @@ Each rule is data built from prereg.rules nodes and decided by prereg.rules.deci
 contrast results the engine computes; nothing here is evaluated from spec text.
 """
 
-from prereg.rules import AllOf, AnyOf, AtLeast, Compare, Contrast, Family, ForEach, Verdict, decide
+from prereg.rules import AllOf, AtLeast, Compare, Contrast, Family, ForEach, Verdict, decide
 
 FAMILIES = {
     "pool-pairs": Family("pool-pairs", adjustment="holm", alpha=0.05),
 }
 
-# Every registered contrast, expanded: (a − b) over the listed factor levels.
+# Every registered contrast, expanded: (a - b) over the listed factor levels.
 CONTRASTS = (
     Contrast(
         "h1-h1-ab",
