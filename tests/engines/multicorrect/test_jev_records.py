@@ -64,6 +64,21 @@ def test_public_list_built_from_a_row_is_the_same_with_or_without_labels():
     assert pickle.dumps(a) == pickle.dumps(b)
 
 
+def test_text_fields_are_plain_strings_even_from_a_str_subclass():
+    class Tagged(str):
+        pass
+
+    text = Tagged("A")
+    text.correct = SECRET  # a str subclass can carry attributes...
+    pub = PublicChoiceList(Tagged("req-9"), Tagged("q"), (text, Tagged("B")))
+    # ...which never reach the public list: every field is an exact str
+    assert type(pub.request_id) is str and type(pub.question) is str
+    assert [type(c) for c in pub.candidates] == [str, str]
+    assert pub.candidates == ("A", "B")
+    with pytest.raises(TypeError):
+        PublicChoiceList("r", "q", ("a", 1))
+
+
 def test_near_duplicate_candidates_are_kept_verbatim():
     pub = _public()
     assert pub.candidates == COPIES and len(set(pub.candidates)) == 5

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import json
 import shutil
@@ -37,6 +38,7 @@ def _run(d: Path, out: Path, **kw) -> dict:
     data = out.read_bytes()
     doc = json.loads(data)
     assert data == canonical_json(doc) + b"\n"  # canonical JSON plus newline
+    assert gc.isenabled()
     return doc
 
 
@@ -206,6 +208,7 @@ def _problems(d: Path, tmp_path: Path) -> list[str]:
     with pytest.raises(UserError) as e:
         COMMANDS["score"](CTX, _args(d, out))
     assert not out.exists()  # never a partial output
+    assert gc.isenabled()  # the reader's pause of the collector is undone
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".R.json")]
     return e.value.problems or [e.value.message]
 

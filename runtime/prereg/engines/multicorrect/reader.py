@@ -12,6 +12,7 @@ with the correct set.  All problems are collected and raised together as one Use
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 from dataclasses import dataclass
@@ -188,7 +189,28 @@ def read_score_inputs(
     predictions_path: str,
     binary_path: str | None,
 ) -> ScoreInputs:
-    """Read and cross-check the four inputs; raise one UserError listing every problem."""
+    """Read and cross-check the four inputs; raise one UserError listing every problem.
+
+    The cyclic garbage collector is paused while reading: the records hold no cycles, and
+    its passes over hundreds of thousands of fresh containers would otherwise cost about a
+    third of the reading time.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _read_score_inputs(cfg, lists_path, labels_path, predictions_path, binary_path)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _read_score_inputs(
+    cfg: EngineConfig,
+    lists_path: str,
+    labels_path: str,
+    predictions_path: str,
+    binary_path: str | None,
+) -> ScoreInputs:
     P = _Problems()
     for p in (lists_path, labels_path, predictions_path, binary_path):
         if p is not None:

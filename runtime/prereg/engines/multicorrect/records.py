@@ -29,9 +29,13 @@ class LabelLeakError(TypeError):
 
 
 def _check_text(value: Any, what: str) -> str:
+    """``value`` as an exact ``str``: a str subclass (which could carry extra attributes) is
+    copied into a plain string."""
+    if type(value) is str:
+        return value
     if not isinstance(value, str):
         raise TypeError(f"{what} must be a string, got {type(value).__name__}")
-    return value
+    return "".join([value])
 
 
 def _as_tuple(value: Any, message: str) -> tuple:
@@ -54,14 +58,14 @@ class PublicChoiceList:
     candidates: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        _check_text(self.request_id, "request_id")
-        if not self.request_id:
+        rid = _check_text(self.request_id, "request_id")
+        if not rid:
             raise ValueError("request_id must not be empty")
-        _check_text(self.question, "question")
+        object.__setattr__(self, "request_id", rid)
+        object.__setattr__(self, "question", _check_text(self.question, "question"))
         cands = _as_tuple(self.candidates, "candidates must be a sequence of strings")
         if not set(map(type, cands)) <= {str}:
-            for i, c in enumerate(cands):
-                _check_text(c, f"candidates[{i}]")
+            cands = tuple(_check_text(c, f"candidates[{i}]") for i, c in enumerate(cands))
         object.__setattr__(self, "candidates", cands)
 
     def to_json(self) -> dict[str, Any]:
