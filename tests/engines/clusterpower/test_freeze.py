@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import rfc8785
+from s3_study import CONFIG, context
 
 from prereg.digest import digest_hex
 from prereg.engines import StudyContext
@@ -21,15 +22,13 @@ from prereg.engines.clusterpower.freeze_commands import COMMANDS
 from prereg.errors import UserError
 
 HERE = Path(__file__).resolve().parent
-FIXTURES = HERE.parents[1] / "fixtures" / "s3"
 EXAMPLES = HERE.parents[2] / "examples" / "s3"
-CONFIG = json.loads((FIXTURES / "freeze_config.json").read_text(encoding="utf-8"))
 SPEC_DIGEST = "sha256:" + "5e" * 32
 VERSION = "1.2"
 
 
 def ctx(config: dict[str, Any] | None = None) -> StudyContext:
-    return StudyContext("s3-verifier-freeze", SPEC_DIGEST, VERSION, config or CONFIG)
+    return context(config, SPEC_DIGEST, VERSION)
 
 
 def sha(data: bytes) -> str:
@@ -1000,11 +999,8 @@ def test_bundled_demo_input_freezes(tmp_path: Path, capsys) -> None:
 
 
 def plan_engine_context() -> StudyContext:
-    """The study's config as the main developer will compile it: the plan engine's section
-    (tests/fixtures/s3/config.json) beside this engine's."""
-    plan_config = json.loads((FIXTURES / "config.json").read_text(encoding="utf-8"))
-    assert plan_config["frozen"] == CONFIG["frozen"]  # one set of frozen constants
-    return ctx(dict(plan_config, freeze=CONFIG["freeze"]))
+    """The compiled study's context: the plan engine and the freeze read one spec."""
+    return ctx()
 
 
 def run_plan_engine(context: StudyContext, out: Path, **over: Any) -> int:
@@ -1041,7 +1037,7 @@ def test_bundled_demo_with_a_canonical_plan_from_the_plan_engine(tmp_path: Path,
         (EXAMPLES / "calibration-sample.jsonl").read_bytes()
     )
     assert manifest["power_plan"]["status"] in CONFIG["freeze"]["accepted_plan_statuses"]
-    code, text = run_validate(out, root, capsys, config=dict(context.config))
+    code, text = run_validate(out, root, capsys)
     assert code == 0, text
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from s3_study import CONFIG
 
 from prereg.engines.clusterpower.freeze import (
     FreezeConfig,
@@ -24,11 +25,6 @@ from prereg.engines.clusterpower.freeze import (
 )
 from prereg.errors import UserError
 
-CONFIG = json.loads(
-    (Path(__file__).resolve().parents[2] / "fixtures" / "s3" / "freeze_config.json").read_text(
-        encoding="utf-8"
-    )
-)
 FC = FreezeConfig(CONFIG)
 
 KEYS = st.sampled_from(

@@ -13,14 +13,13 @@ from pathlib import Path
 
 import pytest
 import rfc8785
+from s3_study import CONFIG, context
 
-from prereg.engines import StudyContext
 from prereg.engines.clusterpower import COMMANDS
 from prereg.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[3]
 FIX = ROOT / "tests" / "fixtures" / "s3"
-CONFIG = json.loads((FIX / "config.json").read_text())
 SAMPLE = FIX / "calibration-sample.jsonl"
 DIGEST = "sha256:" + "ab" * 32
 PLAN_KEYS = {
@@ -57,7 +56,7 @@ power_plan = COMMANDS["power_plan"]
 
 
 def ctx(config=CONFIG):
-    return StudyContext("s3-verifier-freeze", DIGEST, "v1.2", config)
+    return context(config, DIGEST, "v1.2")
 
 
 def run(

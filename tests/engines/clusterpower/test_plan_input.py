@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from s3_study import CONFIG
 
 from prereg.engines.clusterpower.calibration_input import parse_calibration, read_calibration
 from prereg.engines.clusterpower.plan import load_config
 from prereg.errors import UserError
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "s3"
-CONFIG = json.loads((FIX / "config.json").read_text())
 SPEC = load_config(CONFIG).input
 SAMPLE = FIX / "calibration-sample.jsonl"
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from s3_study import CONFIG
 from scipy import stats
 
 from prereg.engines.clusterpower.calibration_input import parse_calibration, read_calibration
@@ -34,7 +35,6 @@ from prereg.engines.clusterpower.plan import (
 from prereg.errors import UserError
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "s3"
-CONFIG = json.loads((FIX / "config.json").read_text())
 SAMPLE = FIX / "calibration-sample.jsonl"
 DELTA = float(CONFIG["frozen"]["smallest_effect"])
 

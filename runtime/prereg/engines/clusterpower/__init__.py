@@ -3,12 +3,16 @@
 :mod:`.plan` simulates the power plan from calibration repository profiles
 (:mod:`.calibration_input` reads and checks the calibration JSONL); :mod:`.plan_commands`
 exposes the ``power_plan`` command handler; :mod:`.freeze` builds and validates freeze
-manifests (:mod:`.freeze_commands`: ``freeze_manifest`` and ``validate``).
+manifests (:mod:`.freeze_commands`: ``freeze_manifest`` and ``validate``).  Every handler
+receives the compiled spec config and maps it with :func:`.spec_config.config_from_spec`.
 """
 
 from __future__ import annotations
 
 from .freeze_commands import COMMANDS as _FREEZE
 from .plan_commands import COMMANDS as _PLAN
+from .spec_config import config_from_spec
 
 COMMANDS = {**_PLAN, **_FREEZE}
+
+__all__ = ["COMMANDS", "config_from_spec"]

@@ -1,4 +1,12 @@
-"""Command handlers of the freeze manifest: ``freeze_manifest`` and ``validate``.
+"""Command handlers of the freeze manifest: ``assemble``, ``freeze_manifest`` and ``validate``.
+
+``assemble(ctx, args)``: ``args.input`` (a freeze input), ``args.root`` (the folder its paths
+are relative to; the current folder when None), ``args.out`` (a folder to create) and
+``args.leave_out`` (a role id or None).  Copies every file the input binds, except those of the
+left-out role (produced into the copy afterwards, e.g. the power plan), to the same relative
+path under ``args.out``, opening each as the freeze does (no symlinks, nothing outside the
+root).  The input must pass its contract; any problem refuses the whole copy.  The folder is
+filled under a temporary name and renamed into place, so it never exists half-written.
 
 ``freeze_manifest(ctx, args)``: ``args.input`` (the freeze input JSON), ``args.root`` (the folder
 bound paths are relative to; the current folder when None) and ``args.out`` (the manifest to
@@ -8,24 +16,124 @@ meanwhile, at the exclusive create.
 
 ``validate(ctx, args)``: ``args.manifest`` and ``args.root`` (None: no re-hashing).  Exit 0
 only when everything holds; 1 with one line per problem on stderr; 2 (UserError) when the
-manifest or the root cannot be read.  See :mod:`.freeze` for the config keys.
+manifest or the root cannot be read.  ``ctx.config`` is the compiled spec config, mapped by
+:func:`.spec_config.config_from_spec`; see :mod:`.freeze` for the engine's keys.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from prereg.engines import StudyContext
+from prereg.errors import UserError
 from prereg.files import canonical_bytes_nl, refuse_existing, write_new
 
-from .freeze import build_manifest, check_manifest, read_manifest
+from .freeze import (
+    FreezeConfig,
+    _input_problems,
+    _read_json_input,
+    build_manifest,
+    check_manifest,
+    json_path,
+    open_beneath,
+    open_root,
+    path_syntax_problem,
+    read_manifest,
+)
+from .spec_config import config_from_spec
+
+
+def _copy_fd(fd: int, dest: Path) -> int:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    size = 0
+    with open(fd, "rb", closefd=False) as src, open(dest, "xb") as dst:
+        while chunk := src.read(1 << 20):
+            dst.write(chunk)
+            size += len(chunk)
+    os.chmod(dest, 0o644)
+    return size
+
+
+def assemble(ctx: StudyContext, args: Any) -> int:
+    out = Path(args.out)
+    refuse_existing(out)
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        raise UserError(f"{out}: folder {parent} does not exist")
+    fc = FreezeConfig(config_from_spec(ctx.config))
+    leave_out = getattr(args, "leave_out", None)
+    if leave_out is not None and leave_out not in fc.role_by_id:
+        raise UserError(
+            f"--leave-out: {leave_out!r} is not a freeze role "
+            f"(roles: {', '.join(r.id for r in fc.roles)})"
+        )
+    label = str(args.input)
+    data = _read_json_input(args.input, "freeze input")
+    problems = _input_problems(fc, data, label)
+    if problems:
+        raise UserError(
+            f"{label}: freeze input refused ({len(problems)} problem(s))", problems=problems
+        )
+    wanted: list[tuple[str, str]] = []
+    for i, e in enumerate(data[fc.f_artifacts]):
+        where = json_path([fc.f_artifacts, i])
+        role, path = e[fc.f_role], e[fc.f_path]
+        if role not in fc.role_by_id:
+            problems.append(f"{label}: {where}.{fc.f_role}: unknown role {role!r}")
+        elif role != leave_out:
+            problem = path_syntax_problem(path)
+            if problem:
+                problems.append(f"{label}: {where}.{fc.f_path}: {problem}")
+            else:
+                wanted.append((role, path))
+    if problems:
+        raise UserError(f"{label}: nothing copied ({len(problems)} problem(s))", problems=problems)
+    root = args.root if args.root is not None else "."
+    root_fd, root_real = open_root(root)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=parent))
+    total = 0
+    try:
+        try:
+            for role, path in wanted:
+                fd, problem = open_beneath(root_fd, root_real, path)
+                if fd is None:
+                    problems.append(f"{role} {path}: {problem}")
+                    continue
+                try:
+                    total += _copy_fd(fd, tmp.joinpath(*path.split("/")))
+                except FileExistsError:
+                    problems.append(f"{role} {path}: bound twice")
+                finally:
+                    os.close(fd)
+        finally:
+            os.close(root_fd)
+        if problems:
+            raise UserError(
+                f"{label}: nothing copied ({len(problems)} problem(s))", problems=problems
+            )
+        refuse_existing(out)
+        os.chmod(tmp, 0o755)
+        os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    line = f"{out}: copied {len(wanted)} bound files ({total} bytes) from {root}"
+    if leave_out is not None:
+        line += f"; left out role {leave_out}"
+    print(line)
+    return 0
 
 
 def freeze_manifest(ctx: StudyContext, args: Any) -> int:
     refuse_existing(args.out)
     root = args.root if args.root is not None else "."
-    manifest = build_manifest(args.input, root, ctx.config, ctx.spec_digest, ctx.version)
+    config = config_from_spec(ctx.config)
+    manifest = build_manifest(args.input, root, config, ctx.spec_digest, ctx.version)
     write_new(args.out, canonical_bytes_nl(manifest))
     print(
         f"{args.out}: froze {len(manifest['artifacts'])} files; "
@@ -35,8 +143,9 @@ def freeze_manifest(ctx: StudyContext, args: Any) -> int:
 
 
 def validate(ctx: StudyContext, args: Any) -> int:
+    config = config_from_spec(ctx.config)
     manifest = read_manifest(args.manifest)
-    problems = check_manifest(manifest, args.manifest, args.root, ctx.config)
+    problems = check_manifest(manifest, args.manifest, args.root, config)
     if problems:
         print(
             f"{args.manifest}: the manifest does not hold ({len(problems)} problem(s))",
@@ -61,4 +170,4 @@ def validate(ctx: StudyContext, args: Any) -> int:
     return 0
 
 
-COMMANDS = {"freeze_manifest": freeze_manifest, "validate": validate}
+COMMANDS = {"assemble": assemble, "freeze_manifest": freeze_manifest, "validate": validate}
