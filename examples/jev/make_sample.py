@@ -3,7 +3,8 @@
     python examples/jev/make_sample.py [OUTDIR]     (default: this script's folder)
 
 Deterministic: one seeded PCG64 stream, using only uniform draws (bit-stable across numpy
-versions).  Probabilities are integer thousandths that sum to 1000, so they are readable, sum to
+versions) and correctly rounded arithmetic (no logarithms or powers, whose last bits vary
+between math libraries).  Probabilities are integer thousandths that sum to 1000, so they are readable, sum to
 1 within float error, and often sit exactly on a threshold of the 0.01 grid.  The sample holds
 some refusals (also on lists with no correct option), lists with no correct option, lists where
 every option is correct, ties between a correct option and a distractor, and lists whose
@@ -76,7 +77,7 @@ def make(outdir: Path) -> None:
                 if correct:
                     scale[correct] = 2.0
                     scale[correct[int(u[5] * len(correct))]] = 7.0
-                w = scale * -np.log1p(-rng.random(m))
+                w = scale * rng.random(m)
                 counts = thousandths(w)
                 if u[6] < 0.08 and correct and len(correct) < m:
                     # tie the weakest correct option with the strongest distractor
@@ -92,10 +93,10 @@ def make(outdir: Path) -> None:
                         "probabilities": [c / 1000 for c in counts],
                     }
                 )
-            q = rng.random(m)
             for j in range(m):
                 y = int(j in correct)
-                p = q[j] ** (1 / 3) if y else 1 - q[j] ** (1 / 4)
+                # the largest of 3 uniforms for a correct option, the smallest of 4 otherwise
+                p = rng.random(3).max() if y else rng.random(4).min()
                 binary.append(
                     {
                         "request_id": rid,

@@ -40,6 +40,8 @@ def test_study_config_is_valid():
         ({"probability_sum_tolerance": "1e-6"}, "finite number"),
         ({"candidate_count": {"min": 3, "max": 2}}, "candidate_count.max"),
         ({"gap_scale": 1.5}, "gap_scale"),
+        ({"candidate_count": {"min": 2, "max": 8}}, "diagnostic.candidates"),
+        ({"candidate_count": {"min": 6, "max": 255}}, "diagnostic.candidates"),
     ],
 )
 def test_malformed_configs_are_refused(change, message):
@@ -81,7 +83,7 @@ def test_the_tolerance_and_candidate_bounds_come_from_the_config():
         collect_public_predictions(lambda x: [0.5, 0.3, 0.195], [pub], CONFIG)
     with pytest.raises(ValueError, match="outside"):
         collect_public_predictions(
-            lambda x: [0.5, 0.3, 0.2], [pub], config(candidate_count={"min": 4, "max": 9})
+            lambda x: [0.5, 0.3, 0.2], [pub], config(candidate_count={"min": 4, "max": 10})
         )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import gc
 import hashlib
+import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -450,8 +451,20 @@ def test_unreadable_and_malformed_files(tmp_path):
     assert any("predictions.jsonl: cannot read the file" in p for p in problems)
 
 
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "jev"
+
+
+def test_the_bundled_example_is_what_its_script_makes(tmp_path):
+    spec = importlib.util.spec_from_file_location("jev_make_sample", EXAMPLE / "make_sample.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.make(tmp_path)
+    for name in ("lists.jsonl", "labels.jsonl", "predictions.jsonl", "binary.jsonl"):
+        assert (tmp_path / name).read_bytes() == (EXAMPLE / name).read_bytes(), name
+
+
 def test_the_bundled_example_scores(tmp_path):
-    ex = Path(__file__).resolve().parents[3] / "examples" / "jev"
+    ex = EXAMPLE
     args = argparse.Namespace(
         lists=str(ex / "lists.jsonl"),
         labels=str(ex / "labels.jsonl"),

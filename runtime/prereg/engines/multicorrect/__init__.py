@@ -51,7 +51,7 @@ Configuration keys (all required; unknown top-level keys are refused):
   ``contracts`` (ids, in run order), ``lists`` ``{"fit", "evaluate"}`` counts,
   ``candidates`` ``{"min", "max"}``, ``correct_count_weights`` (weight of |G| = 0, 1, …),
   ``refusal_rate``, ``empty_refusals_min``, ``weight_scale`` ``{"dominant",
-  "other_correct", "distractor"}``, ``binary_power`` ``{"positive", "negative"}``, ``text``
+  "other_correct", "distractor"}``, ``binary_draws`` ``{"positive", "negative"}`` (integers), ``text``
   ``{"request_id", "question", "candidate"}`` (format strings with ``{seed}``, ``{split}``,
   ``{index}``), ``five_copy`` ``{"candidates", "even", "even_gap", "uneven", "uneven_gap"}``
   (the contract-7 references), ``tolerance`` (for comparing figures in the contracts).

@@ -106,8 +106,8 @@ class DiagnosticConfig:
     dominant_scale: float
     other_correct_scale: float
     distractor_scale: float
-    positive_power: float
-    negative_power: float
+    positive_draws: int
+    negative_draws: int
     request_id_format: str
     question_format: str
     candidate_format: str
@@ -168,7 +168,7 @@ def _diagnostic(d: Mapping[str, Any]) -> DiagnosticConfig:
     lists = _get(d, "lists", w)
     cands = _get(d, "candidates", w)
     scale = _get(d, "weight_scale", w)
-    power = _get(d, "binary_power", w)
+    draws = _get(d, "binary_draws", w)
     text = _get(d, "text", w)
     five = _get(d, "five_copy", w)
     weights = _num_list(d, "correct_count_weights", w, lo=0.0)
@@ -219,8 +219,8 @@ def _diagnostic(d: Mapping[str, Any]) -> DiagnosticConfig:
         dominant_scale=_num(scale, "dominant", f"{w}.weight_scale", lo=1e-9),
         other_correct_scale=_num(scale, "other_correct", f"{w}.weight_scale", lo=1e-9),
         distractor_scale=_num(scale, "distractor", f"{w}.weight_scale", lo=1e-9),
-        positive_power=_num(power, "positive", f"{w}.binary_power", lo=1e-9),
-        negative_power=_num(power, "negative", f"{w}.binary_power", lo=1e-9),
+        positive_draws=_int(draws, "positive", f"{w}.binary_draws", lo=1),
+        negative_draws=_int(draws, "negative", f"{w}.binary_draws", lo=1),
         request_id_format=fmt["request_id"],
         question_format=fmt["question"],
         candidate_format=fmt["candidate"],
@@ -293,6 +293,15 @@ def engine_config(config: Mapping[str, Any] | EngineConfig) -> EngineConfig:
         fields=MappingProxyType(fields),
         diagnostic=_diagnostic(_get(config, "diagnostic", "")),
     )
+    dg = cfg.diagnostic
+    if dg.candidates_min < cmin or dg.candidates_max > cmax:
+        raise ConfigError(
+            f"config.diagnostic.candidates: must lie within config.candidate_count [{cmin}, {cmax}]"
+        )
+    if not cmin <= len(dg.five_copy.candidates) <= cmax:
+        raise ConfigError(
+            "config.diagnostic.five_copy.candidates: count outside config.candidate_count"
+        )
     known = {
         "report_schema",
         "diagnostic_schema",

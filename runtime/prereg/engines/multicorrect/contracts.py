@@ -3,17 +3,19 @@
 ``diagnostic(seed, config)`` builds fit and evaluate splits from ``seed`` and runs the contracts
 listed in ``config["diagnostic"]["contracts"]`` (in that order).  Each returns whether it
 passed and the figures behind it.  The synthetic data use only ``Generator.random`` draws
-(bit-stable across numpy versions) from three streams spawned from ``SeedSequence(seed)``:
-structure, answers, binary outputs.
+(bit-stable across numpy versions) from three streams spawned from ``SeedSequence(seed)``
+(structure, answers, binary outputs), and only correctly rounded arithmetic (no logarithms or
+powers, whose last bits vary between math libraries), so the figures are the same bytes on
+every machine.
 
 Synthetic lists: ``m`` candidates uniform in the configured range, ``|G|`` drawn with the
 configured weights (capped at ``m``), G a uniform random subset, a refusal with the configured
 rate (and at least ``empty_refusals_min`` refusals on lists with G empty, taken from the first
-such lists of the fit split).  Answer probabilities are normalised weights ``scale · E`` with E
-standard exponential: the first option of G gets the dominant scale, the other correct options
-and the distractors their own scales, so a correct option is often far below another.  Binary
-outputs (one per option of every list): ``q = u^(1/positive_power)`` for correct options and
-``q = 1 − u^(1/negative_power)`` for distractors.
+such lists of the fit split).  Answer probabilities are weights ``scale · u`` (u uniform) divided by their
+``math.fsum``: the first option of G gets the dominant scale, the other correct options and the
+distractors their own scales, so a correct option is often far below another.  Binary outputs
+(one per option of every list): ``q`` is the largest of ``binary_draws.positive`` uniforms for
+a correct option and the smallest of ``binary_draws.negative`` uniforms for a distractor.
 
 Contracts (ids as in the configuration):
 
@@ -46,12 +48,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from prereg.engines.multicorrect.config import DiagnosticConfig, EngineConfig, engine_config
+from prereg.engines.multicorrect.config import EngineConfig, engine_config
 from prereg.engines.multicorrect.ece import binary_ece
 from prereg.engines.multicorrect.records import (
     BinaryOutput,
@@ -110,8 +113,9 @@ def synthesize(seed: int, cfg: EngineConfig) -> Synthetic:
             if g:
                 scale[order[1:g]] = d.other_correct_scale
                 scale[order[0]] = d.dominant_scale
-            w = scale * -np.log1p(-s_answer.random(m))
-            answers[rid] = tuple((w / w.sum()).tolist())
+            w = (scale * s_answer.random(m)).tolist()
+            total = math.fsum(w)
+            answers[rid] = tuple(x / total for x in w)
     # at least empty_refusals_min refusals with G empty
     empty_refused = sum(
         1
@@ -130,12 +134,11 @@ def synthesize(seed: int, cfg: EngineConfig) -> Synthetic:
     binary: list[BinaryOutput] = []
     for r in rows[cfg.fit_split] + rows[cfg.evaluate_split]:
         m = len(r.public.candidates)
-        u = s_binary.random(m)
         for j in range(m):
-            if j in r.correct:
-                q = float(u[j] ** (1.0 / d.positive_power))
-            else:
-                q = float(1.0 - u[j] ** (1.0 / d.negative_power))
+            if j in r.correct:  # the largest of k uniforms: Beta(k, 1)
+                q = float(s_binary.random(d.positive_draws).max())
+            else:  # the smallest of k uniforms: Beta(1, k)
+                q = float(s_binary.random(d.negative_draws).min())
             binary.append(BinaryOutput(r.request_id, j, q, int(j in r.correct)))
     return Synthetic(rows[cfg.fit_split], rows[cfg.evaluate_split], answers, binary)
 
@@ -492,4 +495,4 @@ def diagnostic(seed: int, config: Mapping[str, Any] | EngineConfig) -> dict[str,
     return {"seed": seed, "passed": all(r["passed"] for r in results), "contracts": results}
 
 
-__all__ = ["diagnostic", "synthesize", "CONTRACTS", "DiagnosticConfig"]
+__all__ = ["CONTRACTS", "diagnostic", "synthesize"]
