@@ -2,6 +2,9 @@
 
     prereg [--project DIR] compile [STUDY ...] [--language]
     prereg [--project DIR] check [--language]
+    prereg [--project DIR] diff OLD.yaml NEW.yaml [--format text|markdown|json]
+    prereg [--project DIR] diff --against GIT_REF [STUDY] [--format ...]
+    prereg [--project DIR] seal STUDY
     prereg [--project DIR] <study-id> <command> ...   (commands declared in the study's spec)
 
 A user's mistake prints ``error: ...`` (one line per problem) and exits non-zero; it never
@@ -105,9 +108,38 @@ def _add_core_commands(sub) -> None:
     m.add_argument(
         "--force", action="store_true", help="replace an earlier run in the output folder"
     )
-    d = sub.add_parser("diff", help="semantic difference between two versions of a spec")
-    d.add_argument("old", nargs="?", help="the old spec file")
-    d.add_argument("new", nargs="?", help="the new spec file")
+    d = sub.add_parser(
+        "diff",
+        help="semantic difference between two versions of a spec",
+        description="List every semantic change from OLD to NEW by path, each classified as "
+        "registered (changes what the study does or decides) or editorial (prose and record-keeping). "
+        "With --against GIT_REF, compare the specs (or one STUDY's) as committed at that revision with "
+        "the working tree. Exit 0 when every change is editorial, 1 when a registered change exists.",
+    )
+    d.add_argument(
+        "specs",
+        nargs="*",
+        metavar="SPEC",
+        help="OLD.yaml NEW.yaml; with --against, an optional STUDY id",
+    )
+    d.add_argument(
+        "--against", metavar="GIT_REF", help="compare with the specs at this git revision"
+    )
+    d.add_argument(
+        "--format",
+        choices=["text", "markdown", "json"],
+        default="text",
+        help="text (default), markdown (for a pull-request comment) or json",
+    )
+    s = sub.add_parser(
+        "seal",
+        help="pin a study's registered content in spec/studies/<id>.seal.json",
+        description="Write spec/studies/<STUDY>.seal.json: the version sealed, the registered content "
+        "(prose, version, status and amendments left out) and its digest. Afterwards `prereg check` fails "
+        "when the registered content changes without a new amendment naming the changed paths. A seal is "
+        "never overwritten.",
+    )
+    s.add_argument("study", metavar="STUDY", help="the study id")
 
 
 def _cmd_compile(project, args) -> int:
@@ -136,7 +168,7 @@ def _cmd_compile(project, args) -> int:
 
 
 def _cmd_check(project, args) -> int:
-    from prereg.compiler import build, language
+    from prereg.compiler import build, language, seal
 
     problems = []
     stale = language.schema_is_current(project)
@@ -146,14 +178,26 @@ def _cmd_check(project, args) -> int:
         want = language.render_schema(project)
         if (project.root / "generated/prereg.schema.json").read_bytes() != want:
             problems.append("stale or edited: generated/prereg.schema.json (run make generate)\n")
-    files = build.compile_project(project)
+    studies = build.load_all(project)
+    files = {
+        rel: text.encode("utf-8") for s in studies for rel, text in build.render_study(s).items()
+    }
     problems.extend(build.diff_generated(project, files))
+    sealed = seal.check_seals(project, studies)
     if problems:
         for p in problems:
             sys.stdout.write(p)
         print(
             f"check failed: {len(problems)} generated file(s) differ from what the specs compile to; run make generate"
         )
+    if sealed:
+        for p in sealed:
+            print(p)
+        print(
+            f"check failed: {len(sealed)} problem(s) with sealed registered content; "
+            "declare each changed path in a new amendment"
+        )
+    if problems or sealed:
         return 1
     print(f"generated/ matches the specs ({len(files)} files)")
     return 0
@@ -168,7 +212,35 @@ def _cmd_demo(project, args) -> int:
 
 
 def _cmd_diff(project, args) -> int:
-    raise UserError("prereg diff is not implemented yet")
+    from pathlib import Path
+
+    from prereg.compiler import diff
+
+    if args.against is not None:
+        if len(args.specs) > 1:
+            raise UserError("diff --against GIT_REF takes at most one STUDY")
+        study = Path(args.specs[0]).name.removesuffix(".yaml") if args.specs else None
+        comparisons = diff.compare_against(project, args.against, study)
+    else:
+        if len(args.specs) != 2:
+            raise UserError("diff needs OLD.yaml NEW.yaml (or --against GIT_REF [STUDY])")
+        old_file, new_file = args.specs
+        old = diff.read_spec_file(old_file)
+        new = diff.read_spec_file(new_file)
+        study = str(new.get("id") or Path(new_file).stem)
+        comparisons = [diff.compare(old, new, study, old_file, new_file)]
+    sys.stdout.write(diff.RENDERERS[args.format](comparisons))
+    return 1 if any(c.registered for c in comparisons) else 0
+
+
+def _cmd_seal(project, args) -> int:
+    from prereg.compiler import seal
+
+    path, sealed = seal.seal_study(project, args.study)
+    print(
+        f"sealed {sealed['study']} version {sealed['version']}: {project.rel(path)} ({sealed['digest']})"
+    )
+    return 0
 
 
 def _study_parser(project, study_id: str, module) -> argparse.ArgumentParser:
@@ -225,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from prereg.compiler.project import find_project
 
         first = next((a for a in rest if not a.startswith("-")), None)
-        core = {"compile", "check", "diff", "demo"}
+        core = {"compile", "check", "diff", "seal", "demo"}
         if first is not None and first not in core:
             project = find_project(pre.project)
             ids = [p.stem for p in project.spec_files()]
@@ -248,12 +320,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.cmd is None:
             parser.print_help()
             return EXIT_USER
-        if project is None:
+        if project is None and not (args.cmd == "diff" and args.against is None):
             project = find_project(pre.project)
         commands = {
             "compile": _cmd_compile,
             "check": _cmd_check,
             "diff": _cmd_diff,
+            "seal": _cmd_seal,
             "demo": _cmd_demo,
         }
         return commands[args.cmd](project, args)

@@ -1,0 +1,164 @@
+"""Seals: the registered content of a study, pinned, and amendments checked against it.
+
+``prereg seal STUDY`` writes ``spec/studies/<id>.seal.json`` (canonical JSON and a newline)::
+
+    {"content": {...}, "digest": "sha256:...", "format": "prereg-seal/1",
+     "study": "<id>", "version": "<version sealed>"}
+
+``content`` is :func:`prereg.compiler.diff.registered_content` of the spec (prose, ``version``,
+``status`` and ``amendments`` left out) and ``digest`` is its digest, so ``prereg check`` can
+name each path that changed.  A sealed study may change its registered content only with a new
+amendment (a version after the sealed one) whose ``paths`` name the change: a path covers a
+change when it equals the change's JSON pointer (into the current spec, or into the sealed one
+for something removed) or its id path (``/cells[<id>]/rows``), or is a prefix of one of them.
+
+Sealing is a registration act: a seal is created exclusively (never overwritten) and a
+``draft`` study cannot be sealed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from prereg.compiler import diff
+from prereg.compiler.project import Project
+from prereg.digest import digest
+from prereg.errors import UserError
+from prereg.files import canonical_bytes_nl, write_new
+
+SUFFIX = ".seal.json"
+FORMAT = "prereg-seal/1"
+KEYS = frozenset({"content", "digest", "format", "study", "version"})
+DRAFT = "draft"
+
+
+def seal_path(project: Project, study_id: str) -> Path:
+    return project.studies_dir / f"{study_id}{SUFFIX}"
+
+
+def seal_files(project: Project) -> list[Path]:
+    return sorted(p for p in project.studies_dir.glob(f"*{SUFFIX}") if p.is_file())
+
+
+def version_key(version: Any) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in str(version).split("."))
+    except ValueError:
+        return ()
+
+
+def make_seal(spec: dict) -> dict[str, Any]:
+    content = diff.registered_content(spec)
+    return {
+        "format": FORMAT,
+        "study": spec["id"],
+        "version": spec["version"],
+        "digest": digest(content),
+        "content": content,
+    }
+
+
+def seal_study(project: Project, study_id: str) -> tuple[Path, dict[str, Any]]:
+    """Validate the study's spec and write its seal; returns (path, seal)."""
+    from prereg.compiler import build
+
+    spec_file = project.spec_file(study_id)
+    if not spec_file.is_file():
+        raise UserError(f"no spec for study {study_id!r} under {project.rel(project.studies_dir)}/")
+    study = build.load_study(project, spec_file)
+    if study.data.get("status") == DRAFT:
+        raise UserError(
+            f"{study.loaded.where('/status')}: at /status: a draft study cannot be sealed; "
+            "set status: registered first"
+        )
+    target = seal_path(project, study_id)
+    seal = make_seal(study.data)
+    write_new(target, canonical_bytes_nl(seal))
+    return target, seal
+
+
+def read_seal(path: Path, shown: str) -> dict[str, Any]:
+    """Read and verify a seal file; raises UserError naming the rule broken."""
+    try:
+        seal = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserError(f"{shown}: not a readable seal: {exc}") from None
+    if not isinstance(seal, dict) or set(seal) != KEYS:
+        raise UserError(f"{shown}: a seal has exactly the keys {', '.join(sorted(KEYS))}")
+    if seal["format"] != FORMAT:
+        raise UserError(f"{shown}: at /format: unknown seal format {seal['format']!r}")
+    if not isinstance(seal["content"], dict) or digest(seal["content"]) != seal["digest"]:
+        raise UserError(
+            f"{shown}: at /digest: the sealed content does not match its digest "
+            "(the seal was edited by hand)"
+        )
+    expected = path.name[: -len(SUFFIX)]
+    if seal["study"] != expected:
+        raise UserError(f"{shown}: at /study: seals {seal['study']!r}, not {expected!r}")
+    if not version_key(seal["version"]):
+        raise UserError(f"{shown}: at /version: not a version: {seal['version']!r}")
+    return seal
+
+
+def undeclared(spec: dict, seal: dict) -> list[diff.Change]:
+    """Registered changes since ``seal`` that no later amendment declares."""
+    changes = diff.diff_specs(seal["content"], diff.registered_content(spec))
+    if not changes:
+        return []
+    after = version_key(seal["version"])
+    declared = [
+        str(p)
+        for a in spec.get("amendments") or []
+        if version_key(a.get("version")) > after
+        for p in a.get("paths") or []
+    ]
+    return [c for c in changes if not any(c.covered_by(p) for p in declared)]
+
+
+def check_study(study, seal: dict, shown_seal: str) -> list[str]:
+    """Problems of one sealed study (``study`` is a build.Study)."""
+    spec, loaded = study.data, study.loaded
+    problems = []
+    if spec.get("status") == DRAFT:
+        problems.append(
+            f"{loaded.where('/status')}: at /status: the study is sealed ({shown_seal}) "
+            "but its status is draft"
+        )
+    if version_key(spec.get("version")) < version_key(seal["version"]):
+        problems.append(
+            f"{loaded.where('/version')}: at /version: version {spec.get('version')} is older "
+            f"than the sealed version {seal['version']}"
+        )
+    for c in undeclared(spec, seal):
+        names = c.pointer if c.pointer == c.path else f"{c.pointer} or {c.path}"
+        problems.append(
+            f"{loaded.where(c.anchor)}: at {c.pointer}: registered content changed since the "
+            f"seal of version {seal['version']} and no later amendment declares it ({c.rule}): "
+            f"{c.message} Declare {names} in a new amendment's paths."
+        )
+    return problems
+
+
+def check_seals(project: Project, studies: list) -> list[str]:
+    """Problems of every sealed study of the project, and of seals without a spec."""
+    by_id = {s.id: s for s in studies}
+    problems = []
+    for path in seal_files(project):
+        shown = project.rel(path)
+        study_id = path.name[: -len(SUFFIX)]
+        try:
+            seal = read_seal(path, shown)
+        except UserError as exc:
+            problems.extend(exc.lines())
+            continue
+        study = by_id.get(study_id)
+        if study is None:
+            problems.append(
+                f"{shown}: seals study {study_id!r} but "
+                f"{project.rel(project.spec_file(study_id))} does not exist"
+            )
+            continue
+        problems.extend(check_study(study, seal, shown))
+    return problems
