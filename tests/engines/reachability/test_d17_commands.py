@@ -156,23 +156,39 @@ def test_prepare_refuses_an_invalid_seed(tmp_path):
 
 def test_prepare_refuses_an_oracle_disagreement(tmp_path, monkeypatch):
     real = TextOracle.label
-    flipped = {}
+    first = json.loads(golden_lines()[0])  # row 0: development rows come first in both orders
+    target = first["input"]["payload"]
 
     def label(self, payload):
         got = real(self, payload)
-        if not flipped:
-            flipped[payload] = got
-            return "no" if got == "yes" else "yes"
-        return got
+        return ("no" if got == "yes" else "yes") if payload == target else got
 
     monkeypatch.setattr(TextOracle, "label", label)
     with pytest.raises(UserError) as exc:
-        COMMANDS["prepare"](ctx(), NS(seed=DEMO, outdir=str(tmp_path / "out")))
+        COMMANDS["prepare"](ctx(), NS(seed=DEMO, outdir=str(tmp_path / "out"), workers=1))
     assert "text oracle disagrees with gold on 1 row(s)" in exc.value.message
-    first_id = "e3bf4424534431fd5e699fea01fa1ac5c97baa9c13cddbb80d523df62b6a7113"  # row 0
+    assert first["id"] == sha256_hex(b"D17MF:record-id:v1:d17mf-public-demo:0")
     assert exc.value.problems == [
-        f"row {first_id} (index 0, cell pool-a_h1_yes_equalized): text oracle says 'no', gold says 'yes'"
+        f"row {first['id']} (index 0, cell pool-a_h1_yes_equalized): text oracle says 'no', gold says 'yes'"
     ]
+    assert not (tmp_path / "out").exists()
+
+
+def test_oracle_disagreements_from_worker_processes_are_merged(tmp_path, monkeypatch):
+    real = TextOracle.label
+    seen = []
+
+    def label(self, payload):  # each worker process flips the first row of each of its units
+        got = real(self, payload)
+        seen.append(payload)
+        return ("no" if got == "yes" else "yes") if len(seen) == 1 else got
+
+    monkeypatch.setattr(TextOracle, "label", label)
+    with pytest.raises(UserError) as exc:
+        COMMANDS["prepare"](ctx(), NS(seed=DEMO, outdir=str(tmp_path / "out"), workers=2))
+    assert "text oracle disagrees with gold on" in exc.value.message
+    indexes = [int(p.split("(index ")[1].split(",")[0]) for p in exc.value.problems]
+    assert indexes == sorted(indexes) and 1 <= len(indexes) <= 2
     assert not (tmp_path / "out").exists()
 
 

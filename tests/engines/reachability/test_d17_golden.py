@@ -106,3 +106,19 @@ def test_text_oracle_reads_every_golden_payload():
     for gl in golden_lines():
         rec = json.loads(gl)
         assert oracle.label(rec["input"]["payload"]) == rec["gold"], rec["id"]
+
+
+def test_worker_processes_give_the_same_preparation():
+    from d17_helpers import DEMO
+
+    from prereg.engines.reachability.pipeline import prepare_memory
+
+    p1 = demo()
+    p2 = prepare_memory(engine_config(), DEMO, workers=2, positive_control=True)
+    assert [r.record_line for r in p2.order] == [r.record_line for r in p1.order]
+    assert (p2.gold_digest, p2.dispatch_digest, p2.audit) == (
+        p1.gold_digest,
+        p1.dispatch_digest,
+        p1.audit,
+    )
+    assert p2.positive_control() == demo_positive_control()

@@ -432,21 +432,35 @@ class ShortcutAudit:
             }
         return result
 
-    def audit_object(self, groups: list[Group], scores) -> dict[str, Any]:
+    def summaries(self, groups: list[Group], scores) -> list[dict[str, Any]]:
+        """Per group: key, gated, n, yes and the four learner scores (mergeable across units)."""
+        return [
+            {
+                "group": g.key,
+                "gated": g.gated,
+                "n": len(g.rows),
+                "yes": int(g.y.sum()),
+                "scores": {k: scores[g.key][k] for k in LEARNERS},
+            }
+            for g in groups
+        ]
+
+    def audit_object(self, summaries: list[dict[str, Any]]) -> dict[str, Any]:
+        """The audit object over group summaries (groups sorted by key)."""
         out_groups = []
         gated_max = []
         control_max = []
-        for g in groups:
-            sc = scores[g.key]
+        for g in sorted(summaries, key=lambda g: g["group"]):
+            sc = g["scores"]
             mx = max(sc[k] for k in LEARNERS)
-            passes = (mx <= self.limit) if g.gated else None
-            (gated_max if g.gated else control_max).append(mx)
+            passes = (mx <= self.limit) if g["gated"] else None
+            (gated_max if g["gated"] else control_max).append(mx)
             out_groups.append(
                 {
-                    "group": g.key,
-                    "n": len(g.rows),
-                    "yes": int(g.y.sum()),
-                    "scores": {k: sc[k] for k in LEARNERS},
+                    "group": g["group"],
+                    "n": g["n"],
+                    "yes": g["yes"],
+                    "scores": dict(sc),
                     "max": mx,
                     "passes": passes,
                 }
@@ -464,7 +478,7 @@ class ShortcutAudit:
     def run(self, rows: list[Row]) -> tuple[dict[str, Any], list[Group], dict]:
         groups = self.groups(rows)
         scores = self.scores(groups)
-        return self.audit_object(groups, scores), groups, scores
+        return self.audit_object(self.summaries(groups, scores)), groups, scores
 
     # -- positive control -------------------------------------------------------------------
     def chain_first(self, row: Row) -> list[str]:
@@ -481,8 +495,8 @@ class ShortcutAudit:
             k += 1
         return out
 
-    def positive_control(self, groups: list[Group], scores) -> dict[str, Any]:
-        """Re-impose chain-first order on the gated groups and re-score them."""
+    def positive_control_groups(self, groups: list[Group], scores) -> list[dict[str, Any]]:
+        """Chain-first order re-imposed on the gated groups: ``[{group, scores}]``."""
         ec = self.ec
         pc_groups = []
         for g in groups:
@@ -500,15 +514,20 @@ class ShortcutAudit:
             pc_groups.append(Group(g.key, True, g.rows, g.y, self.fx.matrix(vals), g.tokens))
         tok = {g.key: scores[g.key]["tokenThreshold"] for g in pc_groups}
         pc_scores = self.scores(pc_groups, token_scores=tok)
-        out = []
-        for g in pc_groups:
-            out.append({"group": g.key, "scores": {k: pc_scores[g.key][k] for k in LEARNERS}})
-        mx = max((max(s.values()) for s in pc_scores.values()), default=None)
-        return {
-            "groups": out,
-            "equalizedMax": mx,
-            "passes": mx is None or mx <= self.limit,
-        }
+        return [
+            {"group": g.key, "scores": {k: pc_scores[g.key][k] for k in LEARNERS}}
+            for g in pc_groups
+        ]
+
+    def positive_control_object(self, parts: list[dict[str, Any]]) -> dict[str, Any]:
+        """``{groups (sorted by key), equalizedMax, passes}`` over positive-control groups."""
+        out = sorted(parts, key=lambda g: g["group"])
+        mx = max((max(g["scores"].values()) for g in out), default=None)
+        return {"groups": out, "equalizedMax": mx, "passes": mx is None or mx <= self.limit}
+
+    def positive_control(self, groups: list[Group], scores) -> dict[str, Any]:
+        """Re-impose chain-first order on the gated groups and re-score them."""
+        return self.positive_control_object(self.positive_control_groups(groups, scores))
 
 
 def audit_digest(audit: dict[str, Any]) -> str:

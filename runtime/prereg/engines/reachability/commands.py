@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 from collections.abc import Mapping
@@ -28,13 +27,12 @@ from prereg.errors import UserError
 from prereg.files import canonical_bytes_nl, refuse_existing, write_files_new, write_new
 from prereg.stats.rounding import round_half_up
 
-from .audit import LEARNERS, ShortcutAudit
+from .audit import LEARNERS
 from .budget import budget_plan, calibration_window, iso_ms, parse_instant
 from .canon import canonical_record_json, record_digest
 from .config import EngineConfig, load_config
-from .generate import Generator
 from .oracle import OracleError, TextOracle
-from .pipeline import Prepared, prepare_memory
+from .pipeline import Prepared, _tools, default_workers, prepare_memory
 from .review import select_dev_rows
 from .seeds import check_seed_syntax, classify_seed
 
@@ -210,7 +208,8 @@ def prepare(ctx: StudyContext, args: argparse.Namespace) -> int:
     if outdir.exists() and not outdir.is_dir():
         raise UserError(f"{outdir}: exists and is not a folder")
     refuse_existing(*(outdir / n for n in OUTPUTS))
-    p = prepare_memory(ec, seed)
+    workers = int(getattr(args, "workers", None) or default_workers())
+    p = prepare_memory(ec, seed, workers=workers)
     files, prereg = prepared_files(ctx, p)
     created = not outdir.exists()
     outdir.mkdir(parents=True, exist_ok=True)
@@ -338,21 +337,19 @@ def dev_review_material(ctx: StudyContext, args: argparse.Namespace) -> int:
 
 # -- audit-sweep --------------------------------------------------------------------------------
 
-_WORKER: dict[str, Any] = {}
-
 
 def _sweep_one(config_json: str, seed: str, positive_control: bool) -> dict[str, Any]:
     """One seed of a sweep (runs in a worker process or in-process)."""
-    tools = _WORKER.get(config_json)
-    if tools is None:
-        ec = load_config(json.loads(config_json))
-        tools = (ec, Generator(ec), ShortcutAudit(ec))
-        _WORKER.clear()
-        _WORKER[config_json] = tools
-    ec, gen, auditor = tools
+    gen, auditor = _tools(config_json)
     try:
         p = prepare_memory(
-            ec, seed, records=False, refuse_failing_audit=False, generator=gen, auditor=auditor
+            gen.ec,
+            seed,
+            records=False,
+            refuse_failing_audit=False,
+            positive_control=positive_control,
+            generator=gen,
+            auditor=auditor,
         )
     except UserError as exc:
         return {"seed": seed, "error": "; ".join(exc.lines())}
@@ -401,7 +398,7 @@ def audit_sweep(ctx: StudyContext, args: argparse.Namespace) -> int:
     for s in (seeds[0], seeds[-1]):
         check_seed_syntax(s, ec.seed_policy)
     pc = bool(getattr(args, "positive_control", False))
-    workers = getattr(args, "workers", None) or min(2, os.cpu_count() or 1)
+    workers = getattr(args, "workers", None) or default_workers()
     results = sweep(ctx.config, seeds, pc, int(workers))
     mode = "positive control (chain-first order)" if pc else "shortcut audit"
     _out(f"{mode} sweep of {count} seed(s) {seeds[0]} … {seeds[-1]} (limit {ec.audit['limit']})")

@@ -1,17 +1,28 @@
-"""Preparation in memory: generate, check with the text oracle, order, audit, digest."""
+"""Preparation in memory: generate, check with the text oracle, order, audit, digest.
+
+The work is cut into units, one per audit group key (layout × pool × hops, all splits): a
+unit generates its cells' rows (each row from its own seeded stream, so a row never depends
+on another), checks them with the text oracle, builds their records and scores its audit
+group.  Units run in this process (``workers=1``) or in forked worker processes; the results
+are merged in allocation order, so the outputs are the same bytes for any number of workers.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
 
 from prereg.errors import UserError
 
 from .audit import LEARNERS, Group, ShortcutAudit, audit_digest
 from .canon import record_digest
-from .config import EngineConfig
+from .config import EngineConfig, load_config
 from .dispatch import dispatch_order, dispatch_order_digest
-from .generate import Corpus, Generator, Row, gold_object
+from .generate import Corpus, Generator, Row, gold_object, seed_digest
 from .oracle import OracleError, TextOracle
 from .seeds import check_seed_syntax
 
@@ -28,20 +39,26 @@ class Prepared:
     gold_digest: str | None
     audit: dict[str, Any]
     audit_digest: str
-    groups: list[Group]
-    scores: dict[str, dict[str, float]]
-    auditor: ShortcutAudit
+    positive_control_result: dict[str, Any] | None = None
+    # in-process preparations keep the audit groups, so the positive control can run later
+    groups: list[Group] = field(default_factory=list)
+    scores: dict[str, dict[str, float]] = field(default_factory=dict)
+    auditor: ShortcutAudit | None = None
 
     @property
     def seed(self) -> str:
         return self.corpus.seed
 
     def positive_control(self) -> dict[str, Any]:
-        return self.auditor.positive_control(self.groups, self.scores)
+        if self.positive_control_result is None:
+            if self.auditor is None:
+                raise RuntimeError("prepare with positive_control=True to run it in workers")
+            self.positive_control_result = self.auditor.positive_control(self.groups, self.scores)
+        return self.positive_control_result
 
 
-def check_oracle(ec: EngineConfig, rows: list[Row], oracle: TextOracle | None = None) -> None:
-    """Refuse (UserError) when the text oracle cannot read a row or disagrees with gold."""
+def oracle_problems(ec: EngineConfig, rows: list[Row], oracle: TextOracle | None = None):
+    """(number of rows where the text oracle fails or disagrees with gold, first messages)."""
     oracle = oracle or TextOracle(ec)
     problems = []
     count = 0
@@ -56,14 +73,27 @@ def check_oracle(ec: EngineConfig, rows: list[Row], oracle: TextOracle | None = 
         if got != r.label:
             count += 1
             if len(problems) < MAX_LISTED:
-                problems.append(f"row {r.id} (index {r.index}, cell {r.cell.key}): {why}")
+                problems.append(
+                    (r.index, f"row {r.id} (index {r.index}, cell {r.cell.key}): {why}")
+                )
+    return count, problems
+
+
+def _oracle_refusal(count: int, problems: list[tuple[int, str]]) -> UserError:
+    listed = [msg for _, msg in sorted(problems)[:MAX_LISTED]]
+    if count > len(listed):
+        listed.append(f"... and {count - len(listed)} more")
+    return UserError(
+        f"text oracle disagrees with gold on {count} row(s); refusing to prepare",
+        problems=listed,
+    )
+
+
+def check_oracle(ec: EngineConfig, rows: list[Row], oracle: TextOracle | None = None) -> None:
+    """Refuse (UserError) when the text oracle cannot read a row or disagrees with gold."""
+    count, problems = oracle_problems(ec, rows, oracle)
     if count:
-        if count > len(problems):
-            problems.append(f"... and {count - len(problems)} more")
-        raise UserError(
-            f"text oracle disagrees with gold on {count} row(s); refusing to prepare",
-            problems=problems,
-        )
+        raise _oracle_refusal(count, problems)
 
 
 def audit_refusal(audit: dict[str, Any], seed: str) -> UserError:
@@ -82,29 +112,169 @@ def audit_refusal(audit: dict[str, Any], seed: str) -> UserError:
     )
 
 
+# -- work units --------------------------------------------------------------------------------
+
+
+def work_units(ec: EngineConfig) -> list[list[int]]:
+    """Cell indexes grouped by audit group key, largest unit first."""
+    units: dict[tuple, list[int]] = {}
+    for k, c in enumerate(ec.cells):
+        units.setdefault((c.layout.word, c.pool.id, c.hops), []).append(k)
+    out = list(units.values())
+    cost = {id(u): sum(ec.cells[k].rows * (ec.cells[k].hops + 4) for k in u) for u in out}
+    out.sort(key=lambda u: -cost[id(u)])
+    return out
+
+
+@dataclass
+class UnitResult:
+    rows: list[Row]
+    oracle_count: int
+    oracle_problems: list[tuple[int, str]]
+    summaries: list[dict[str, Any]]
+    positive_control: list[dict[str, Any]] | None
+    groups: list[Group]
+    scores: dict[str, dict[str, float]]
+
+
+def run_unit(
+    gen: Generator,
+    auditor: ShortcutAudit,
+    seed: str,
+    seed_id: str,
+    cells: list[int],
+    *,
+    records: bool,
+    positive_control: bool,
+) -> UnitResult:
+    ec = gen.ec
+    offsets = [0]
+    for c in ec.cells:
+        offsets.append(offsets[-1] + c.rows)
+    rows = []
+    for k in cells:
+        cell = ec.cells[k]
+        plan = gen._plan(cell, seed_id)
+        for i in range(cell.rows):
+            row = gen._row(plan, i, offsets[k] + i, seed)
+            if records:
+                gen.record(row, seed)
+            rows.append(row)
+    count, problems = oracle_problems(ec, rows)
+    if count:
+        return UnitResult(rows, count, problems, [], None, [], {})
+    groups = auditor.groups(rows)
+    scores = auditor.scores(groups)
+    pc = auditor.positive_control_groups(groups, scores) if positive_control else None
+    return UnitResult(rows, 0, [], auditor.summaries(groups, scores), pc, groups, scores)
+
+
+_WORKER: dict[str, tuple[Generator, ShortcutAudit]] = {}
+
+
+def _tools(config_json: str) -> tuple[Generator, ShortcutAudit]:
+    tools = _WORKER.get(config_json)
+    if tools is None:
+        ec = load_config(json.loads(config_json))
+        tools = (Generator(ec), ShortcutAudit(ec))
+        _WORKER.clear()
+        _WORKER[config_json] = tools
+    return tools
+
+
+def _slim(row: Row) -> Row:
+    """What the parent needs of a row produced in a worker (its audit already ran there)."""
+    row.fact_lines = row.chain_lines = row.fact_order = []
+    row.record = {}
+    return row
+
+
+def _unit_in_worker(config_json, seed, seed_id, cells, records, positive_control):
+    gen, auditor = _tools(config_json)
+    res = run_unit(
+        gen, auditor, seed, seed_id, cells, records=records, positive_control=positive_control
+    )
+    res.rows = [_slim(r) for r in res.rows]
+    res.groups, res.scores = [], {}
+    return res
+
+
+def default_workers() -> int:
+    return min(2, os.cpu_count() or 1)
+
+
 def prepare_memory(
     ec: EngineConfig,
     seed: str,
     *,
     records: bool = True,
     refuse_failing_audit: bool = True,
+    positive_control: bool = False,
+    workers: int = 1,
     generator: Generator | None = None,
     auditor: ShortcutAudit | None = None,
 ) -> Prepared:
-    """Everything ``prepare`` computes, without writing; raises UserError on any refusal."""
+    """Everything ``prepare`` computes, without writing; raises UserError on any refusal.
+
+    ``workers`` > 1 runs the work units in forked processes (where fork is available); rows
+    coming back from workers keep their payload, world, label and record line only.
+    """
     check_seed_syntax(seed, ec.seed_policy)
-    gen = generator or Generator(ec)
-    corpus = gen.corpus(seed, records=records)
-    check_oracle(ec, corpus.rows)
+    sd = seed_digest(seed)
+    seed_id = sd.split(":", 1)[1][: ec.seed_id_hex_chars]
+    units = work_units(ec)
+    forkable = "fork" in multiprocessing.get_all_start_methods()
+    if workers > 1 and len(units) > 1 and forkable:
+        config_json = json.dumps(ec.raw, sort_keys=True)
+        with ProcessPoolExecutor(
+            max_workers=min(workers, len(units)), mp_context=multiprocessing.get_context("fork")
+        ) as pool:
+            results = list(
+                pool.map(
+                    _unit_in_worker,
+                    [config_json] * len(units),
+                    [seed] * len(units),
+                    [seed_id] * len(units),
+                    units,
+                    [records] * len(units),
+                    [positive_control] * len(units),
+                )
+            )
+        auditor = None
+    else:
+        gen = generator or Generator(ec)
+        auditor = auditor or ShortcutAudit(ec)
+        results = [
+            run_unit(
+                gen,
+                auditor,
+                seed,
+                seed_id,
+                u,
+                records=records,
+                positive_control=positive_control,
+            )
+            for u in units
+        ]
+    count = sum(r.oracle_count for r in results)
+    if count:
+        raise _oracle_refusal(count, [p for r in results for p in r.oracle_problems])
+    rows = sorted((row for r in results for row in r.rows), key=lambda row: row.index)
+    corpus = Corpus(seed=seed, seed_digest=sd, seed_id=seed_id, rows=rows)
     order = dispatch_order(ec, corpus)
     gold = gold_digest = None
     if records:
-        gold = gold_object(ec, corpus.rows)
+        gold = gold_object(ec, rows)
         gold_digest = record_digest(gold)
-    auditor = auditor or ShortcutAudit(ec)
-    audit, groups, scores = auditor.run(corpus.rows)
+    judge = ShortcutAudit(ec) if auditor is None else auditor
+    audit = judge.audit_object([s for r in results for s in r.summaries])
     if refuse_failing_audit and not audit["equalizedPasses"]:
         raise audit_refusal(audit, seed)
+    pc = None
+    if positive_control:
+        pc = judge.positive_control_object([g for r in results for g in r.positive_control])
+    groups = sorted((g for r in results for g in r.groups), key=lambda g: g.key)
+    scores = {k: v for r in results for k, v in r.scores.items()}
     return Prepared(
         ec=ec,
         corpus=corpus,
@@ -114,6 +284,7 @@ def prepare_memory(
         gold_digest=gold_digest,
         audit=audit,
         audit_digest=audit_digest(audit),
+        positive_control_result=pc,
         groups=groups,
         scores=scores,
         auditor=auditor,
