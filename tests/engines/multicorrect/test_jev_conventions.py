@@ -318,3 +318,12 @@ def test_rounding_applies_to_figures_not_to_threshold_or_counts():
     assert raw.threshold == 0.31
     with pytest.raises(UserError, match="rounding_decimals"):
         fit_threshold(pairs, CONFIG, rounding_decimals=-1)
+
+
+def test_a_split_of_refusals_only_scores_zero_everywhere():
+    fit = fit_threshold([pair("a", None, {0}), pair("b", None, set())], CONFIG)
+    assert fit.threshold == 0.0 and all(p.exact_count == 0 for p in fit.curve)
+    v = fit.validation
+    assert (v.lists, v.answered, v.exact_set_accuracy, v.tp, v.fp, v.fn) == (2, 0, 0.0, 0, 0, 1)
+    assert (v.refusals, v.refusals_empty_correct, v.refusals_nonempty_correct) == (2, 1, 1)
+    assert v.gap_mean is None and v.no_correct_max is None
