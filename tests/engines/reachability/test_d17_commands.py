@@ -314,3 +314,15 @@ def test_audit_sweep_refuses_a_bad_count_or_prefix():
         COMMANDS["audit_sweep"](ctx(), NS(prefix="d17mf-sweep-", count="x", positive_control=False))
     with pytest.raises(UserError, match="is invalid"):
         COMMANDS["audit_sweep"](ctx(), NS(prefix="Sweep", count=1, positive_control=False))
+
+
+def test_audit_sweep_positive_control_shows_the_audit_failing(capsys):
+    rc = COMMANDS["audit_sweep"](
+        ctx(), NS(prefix="d17mf-sweep-", count=1, positive_control=True, workers=1)
+    )
+    out = capsys.readouterr().out
+    assert rc == 0
+    line = next(ln for ln in out.splitlines() if ln.startswith("  d17mf-sweep-0: "))
+    assert line.endswith("(audit fails, as it must)")
+    assert float(line.split("chain-first order ")[1].split(" ")[0]) > 0.6
+    assert "positive control: the audit fails on 1 of 1 seed(s)" in out

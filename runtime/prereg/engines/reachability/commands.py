@@ -427,8 +427,9 @@ def audit_sweep(ctx: StudyContext, args: argparse.Namespace) -> int:
             )
     if values:
         med = round_half_up(statistics.median(values), ec.audit["decimals"])
+        label = "chain-first equalizedMax" if pc else "equalizedMax"
         _out(
-            f"equalizedMax: max {max(values)}, median {med}, min {min(values)}"
+            f"{label}: max {max(values)}, median {med}, min {min(values)}"
             f" over {len(values)} seed(s)"
         )
     if pc:
