@@ -32,7 +32,7 @@ from .budget import budget_plan, calibration_window, iso_ms, parse_instant
 from .canon import canonical_record_json, record_digest
 from .config import EngineConfig, load_config
 from .oracle import OracleError, TextOracle
-from .pipeline import Prepared, _tools, default_workers, prepare_memory
+from .pipeline import Prepared, default_workers, prepare_memory, worker_tools
 from .review import select_dev_rows
 from .seeds import check_seed_syntax, classify_seed
 
@@ -340,7 +340,7 @@ def dev_review_material(ctx: StudyContext, args: argparse.Namespace) -> int:
 
 def _sweep_one(config_json: str, seed: str, positive_control: bool) -> dict[str, Any]:
     """One seed of a sweep (runs in a worker process or in-process)."""
-    gen, auditor = _tools(config_json)
+    gen, auditor = worker_tools(config_json)
     try:
         p = prepare_memory(
             gen.ec,

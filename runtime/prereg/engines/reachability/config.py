@@ -728,18 +728,3 @@ def _unique(c: _Checker, values: list, path: str, what: str) -> None:
         if v in seen:
             c.problems.append(f"{path}: duplicate {what} {v!r}")
         seen.add(v)
-
-
-_CACHE: dict[int, tuple[Any, EngineConfig]] = {}
-
-
-def engine_config(cfg: Mapping[str, Any] | EngineConfig) -> EngineConfig:
-    """:func:`load_config`, memoized on the identity of ``cfg`` (configs are not mutated)."""
-    if isinstance(cfg, EngineConfig):
-        return cfg
-    hit = _CACHE.get(id(cfg))
-    if hit is not None and hit[0] is cfg:
-        return hit[1]
-    ec = load_config(cfg)
-    _CACHE[id(cfg)] = (cfg, ec)
-    return ec

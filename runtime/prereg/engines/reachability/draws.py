@@ -16,6 +16,8 @@ import struct
 _TWO32 = 1 << 32
 _sha256 = hashlib.sha256
 _unpack = struct.Struct(">I").unpack_from
+_N_COUNTERS = 4096
+_COUNTERS = [b"%d" % n for n in range(_N_COUNTERS)]  # decimal counters, precomputed
 
 
 def split_counter_template(message: str) -> tuple[bytes, bytes]:
@@ -35,11 +37,12 @@ class Stream:
     not depend on how they are consumed), which keeps the per-draw cost low.
     """
 
-    __slots__ = ("_head", "_tail", "_buf", "_pos", "_next")
+    __slots__ = ("_head", "_tail", "_buf", "_pos", "_next", "_hasher")
 
     def __init__(self, head: bytes, tail: bytes = b""):
         self._head = head
         self._tail = tail
+        self._hasher = None  # SHA-256 state after the message head
         self._buf: list[int] = []
         self._pos = 0
         self._next = 0  # counter of the next value to compute
@@ -59,11 +62,17 @@ class Stream:
         have = len(self._buf) - self._pos
         if have >= k:
             return
-        head, tail, c = self._head, self._tail, self._next
+        c = self._next
         more = k - have
-        self._buf = self._buf[self._pos :] + [
-            _unpack(_sha256(b"%b%d%b" % (head, n, tail)).digest())[0] for n in range(c, c + more)
-        ]
+        buf = self._buf[self._pos :]
+        if self._hasher is None:
+            self._hasher = _sha256(self._head)
+        h0, tail, append = self._hasher, self._tail, buf.append
+        for n in range(c, c + more):
+            h = h0.copy()
+            h.update((_COUNTERS[n] if n < _N_COUNTERS else b"%d" % n) + tail)
+            append(_unpack(h.digest())[0])
+        self._buf = buf
         self._pos = 0
         self._next = c + more
 

@@ -71,6 +71,16 @@ def _to_base(n: int, base: int) -> str:
     return "".join(reversed(out))
 
 
+class _ZeroPadded:
+    """``d -> str(d).zfill(width)`` as a sequence (for digit counts too large to tabulate)."""
+
+    def __init__(self, width: int):
+        self.width = width
+
+    def __getitem__(self, d: int) -> str:
+        return str(d).zfill(self.width)
+
+
 @dataclass
 class _CellPlan:
     """What every row of a cell shares (computed once per cell)."""
@@ -111,6 +121,11 @@ class Generator:
         self.vowels = nn["vowels"]
         self.n_digits = nn["digits"]
         self.digit_bound = 10**self.n_digits
+        self.digit_strings = (
+            [str(d).zfill(self.n_digits) for d in range(self.digit_bound)]
+            if self.digit_bound <= 100_000
+            else _ZeroPadded(self.n_digits)
+        )
         self.prefix_len = nn["distinctPrefixLength"]
         rn = ec.role_names
         self.role_letters = list(rn["letters"])
@@ -123,19 +138,23 @@ class Generator:
 
     # -- names ---------------------------------------------------------------------------
     def _neutral_names(self, s: Stream, count: int) -> list[str]:
-        cons, vow, nd, pl = self.consonants, self.vowels, self.n_digits, self.prefix_len
+        cons, vow, digits, pl = self.consonants, self.vowels, self.digit_strings, self.prefix_len
         bounds = (len(cons), len(vow), self.digit_bound)
-        draws = s.draws
         names: list[str] = []
         seen: set[str] = set()
-        while len(names) < count:
-            c, v, d = draws(bounds)
-            name = cons[c] + vow[v] + str(d).zfill(nd)
-            prefix = name[:pl]
-            if prefix in seen:
-                continue
-            seen.add(prefix)
-            names.append(name)
+        need = count
+        while need:
+            # the draws of ``need`` names at once (the same draws, in the same order, as one
+            # name at a time); a name whose prefix is taken is drawn again afterwards
+            vals = s.draws(bounds * need)
+            for k in range(0, len(vals), 3):
+                name = cons[vals[k]] + vow[vals[k + 1]] + digits[vals[k + 2]]
+                prefix = name[:pl]
+                if prefix in seen:
+                    continue
+                seen.add(prefix)
+                names.append(name)
+            need = count - len(names)
         return names
 
     def _role_names(self, s: Stream) -> list[str]:
@@ -200,15 +219,14 @@ class Generator:
             names = self._role_names(s)
         chain = names[:n_chain]
         decoys = names[n_chain:] if layout.equalize else []
-        # (2) targets
+        # (2) targets, (3) day, (4) quantity
         targets: dict[str, int] = {}
         if layout.equalize:
-            for q, base, v in zip(
-                ec.cue_classes, plan.target_base, s.draws(plan.target_bounds), strict=True
-            ):
+            *vals, day, quantity = s.draws(plan.target_bounds + [ec.day[0], ec.quantity[0]])
+            for q, base, v in zip(ec.cue_classes, plan.target_base, vals, strict=True):
                 targets[q.name] = base + v
-        # (3), (4) header numbers
-        day, quantity = s.draws((ec.day[0], ec.quantity[0]))
+        else:
+            day, quantity = s.draws((ec.day[0], ec.quantity[0]))
         day += ec.day[1]
         quantity += ec.quantity[1]
 

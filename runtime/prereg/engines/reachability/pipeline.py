@@ -172,7 +172,7 @@ def run_unit(
 _WORKER: dict[str, tuple[Generator, ShortcutAudit]] = {}
 
 
-def _tools(config_json: str) -> tuple[Generator, ShortcutAudit]:
+def worker_tools(config_json: str) -> tuple[Generator, ShortcutAudit]:
     tools = _WORKER.get(config_json)
     if tools is None:
         ec = load_config(json.loads(config_json))
@@ -190,7 +190,7 @@ def _slim(row: Row) -> Row:
 
 
 def _unit_in_worker(config_json, seed, seed_id, cells, records, positive_control):
-    gen, auditor = _tools(config_json)
+    gen, auditor = worker_tools(config_json)
     res = run_unit(
         gen, auditor, seed, seed_id, cells, records=records, positive_control=positive_control
     )
