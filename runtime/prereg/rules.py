@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from prereg.stats.multiplicity import holm_adjust
+from prereg.stats.rounding import round_half_up
 
 _PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 
@@ -47,6 +48,30 @@ class Contrast:
 
 
 @dataclass(frozen=True)
+class Estimate:
+    """A registered metric over one selection, with its interval."""
+
+    id: str
+    hypothesis: str
+    metric: str
+    of: Mapping[str, tuple[str, ...]]
+    interval: str
+    level: float
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Every cell matching ``where`` must satisfy ``metric op value``, else all verdicts are ``otherwise``."""
+
+    id: str
+    metric: str
+    where: Mapping[str, tuple[str, ...]]
+    op: str
+    value: float
+    otherwise: str
+
+
+@dataclass(frozen=True)
 class ContrastResult:
     id: str
     estimate: float
@@ -68,6 +93,7 @@ class Compare:
     quantity: str
     op: str
     value: float
+    decimals: int | None = None
 
 
 @dataclass(frozen=True)
@@ -146,6 +172,8 @@ def evaluate(
         x = res.quantity(node.quantity)
         if x is None or (isinstance(x, float) and math.isnan(x)):
             return False
+        if node.decimals is not None:
+            x = round_half_up(x, node.decimals)
         return _OPS[node.op](x, node.value)
     if isinstance(node, AllOf):
         return all([evaluate(c, results, binding) for c in node.conditions])
@@ -171,3 +199,31 @@ def decide(rule, verdicts, results: Mapping[str, ContrastResult]) -> str:
                 return v.verdict
         raise ValueError("no verdict applies and no default verdict is registered")
     return SUPPORTED if evaluate(rule, results) else NOT_SUPPORTED
+
+
+def selection_matches(
+    selection: Mapping[str, tuple[str, ...]], attributes: Mapping[str, str]
+) -> bool:
+    """Whether a row or cell with these factor levels / attributes falls in the selection."""
+    return all(attributes.get(factor) in levels for factor, levels in selection.items())
+
+
+def failed_gates(gates, cells) -> list[tuple[Gate, str, float | None]]:
+    """(gate, cell id, figure) for every cell that breaks a gate.
+
+    ``cells`` is an iterable of ``(cell_id, levels, figures)`` with ``figures`` a mapping from
+    metric id to the cell's figure (None or NaN when it could not be computed, which fails).
+    """
+    failures = []
+    for gate in gates:
+        for cell_id, levels, figures in cells:
+            if not selection_matches(gate.where, levels):
+                continue
+            x = figures.get(gate.metric)
+            if (
+                x is None
+                or (isinstance(x, float) and math.isnan(x))
+                or not _OPS[gate.op](x, gate.value)
+            ):
+                failures.append((gate, cell_id, x))
+    return failures

@@ -120,31 +120,35 @@ def engine_config(spec: dict) -> dict[str, Any]:
     return spec_config(spec)
 
 
-def _expanded_contrasts(spec: dict) -> list[dict]:
+def _selection(side: dict, binding: dict[str, str]) -> dict[str, list[str]]:
+    return {
+        f["factor"]: [semantic.fill(str(v), binding) for v in f["levels"]] for f in side["where"]
+    }
+
+
+def _expanded(spec: dict, kind: str) -> list[dict]:
+    """Every estimate or contrast of every hypothesis with its placeholders filled."""
     out = []
     for hyp in spec.get("hypotheses") or []:
-        for c in hyp.get("contrasts") or []:
+        for c in hyp.get(kind) or []:
             for binding in semantic._expansions(c):
-
-                def sel(side: dict, binding=binding) -> dict[str, list[str]]:
-                    return {
-                        f["factor"]: [semantic.fill(str(v), binding) for v in f["levels"]]
-                        for f in side["where"]
-                    }
-
-                out.append(
-                    {
-                        "id": semantic.fill(c["id"], binding),
-                        "hypothesis": hyp["id"],
-                        "metric": c["metric"],
-                        "a": sel(c["a"]),
-                        "b": sel(c["b"]),
-                        "interval": c["interval"],
-                        "level": c["level"],
-                        "test": c["test"],
-                        "family": c.get("family"),
-                    }
-                )
+                item = {
+                    "id": semantic.fill(c["id"], binding),
+                    "hypothesis": hyp["id"],
+                    "metric": c["metric"],
+                    "interval": c["interval"],
+                    "level": c["level"],
+                }
+                if kind == "contrasts":
+                    item.update(
+                        a=_selection(c["a"], binding),
+                        b=_selection(c["b"], binding),
+                        test=c["test"],
+                        family=c.get("family"),
+                    )
+                else:
+                    item["of"] = _selection(c["of"], binding)
+                out.append(item)
     return out
 
 
@@ -181,9 +185,13 @@ def _rule_imports(spec: dict) -> list[str]:
     hypotheses = spec.get("hypotheses") or []
     if spec.get("families"):
         names.add("Family")
+    if spec.get("gates"):
+        names.add("Gate")
     for hyp in hypotheses:
         if hyp.get("contrasts"):
             names.add("Contrast")
+        if hyp.get("estimates"):
+            names.add("Estimate")
         walk(hyp.get("rule"))
         for verdict in hyp.get("verdicts") or []:
             names.add("Verdict")
@@ -203,7 +211,8 @@ def render_study(study: Study) -> dict[str, str]:
         "digest": study.digest,
         "pkg": pkg,
         "config": engine_config(spec),
-        "contrasts": _expanded_contrasts(spec),
+        "contrasts": _expanded(spec, "contrasts"),
+        "estimates": _expanded(spec, "estimates"),
         "engine_module": ENGINES[spec["engine"]],
         "rule_imports": _rule_imports(spec),
     }

@@ -1023,10 +1023,12 @@ class Git:
 
     def names(self, folder: str) -> list[str]:
         """File names in ``folder`` (relative to cwd) at the revision; [] when absent."""
-        out = self._run("ls-tree", "--name-only", f"{self.commit}:./{folder}")
+        # (run in a subfolder, ls-tree takes and prints paths relative to it)
+        out = self._run("ls-tree", "-z", "--name-only", self.commit, "--", f"{folder}/")
         if out.returncode != 0:
             return []
-        return sorted(out.stdout.decode("utf-8", "replace").splitlines())
+        names = out.stdout.decode("utf-8", "replace").split("\0")
+        return sorted(n.rsplit("/", 1)[-1] for n in names if n)
 
     def read(self, rel: str) -> str | None:
         """The text of ``rel`` (relative to cwd) at the revision, or None when absent."""

@@ -73,6 +73,8 @@ def unique_ids(spec: dict, report: Reporter) -> None:
         ("constants", "constant id"),
         ("commands", "command id"),
         ("budget", "budget item id"),
+        ("row_attributes", "row attribute id"),
+        ("gates", "gate id"),
     ]:
         _unique(report, items(spec, section), "id", what)
         names: dict[str, str] = {}
@@ -262,10 +264,18 @@ def pool_constraints_hold(spec: dict, report: Reporter) -> None:
                     )
 
 
-def _expansions(contrast: dict) -> list[dict[str, str]]:
+def _expansions(item: dict) -> list[dict[str, str]]:
+    """Every binding of an estimate's or contrast's placeholders (cartesian over dimensions)."""
     combos: list[dict[str, str]] = [{}]
-    for ex in contrast.get("expand") or []:
-        combos = [{**c, ex["name"]: str(v)} for c in combos for v in ex.get("values", [])]
+    for ex in item.get("expand") or []:
+        if ex.get("pairs_of") is not None:
+            first, second = (list(ex.get("names") or []) + ["", ""])[:2]
+            pairs = list(itertools.combinations([str(v) for v in ex["pairs_of"]], 2))
+            combos = [{**c, first: x, second: y} for c in combos for x, y in pairs]
+        else:
+            combos = [
+                {**c, ex.get("name", ""): str(v)} for c in combos for v in ex.get("values") or []
+            ]
     return combos
 
 
@@ -273,60 +283,101 @@ def fill(text: str, binding: dict[str, str]) -> str:
     return PLACEHOLDER.sub(lambda m: binding.get(m.group(1), m.group(0)), text)
 
 
-def contrast_ids(spec: dict) -> dict[str, str]:
-    """Every contrast id after expansion, mapped to its pointer."""
-    out: dict[str, str] = {}
-    for hptr, hyp in items(spec, "hypotheses"):
-        for i, c in enumerate(hyp.get("contrasts") or []):
-            for binding in _expansions(c):
-                out.setdefault(fill(c["id"], binding), f"{hptr}/contrasts/{i}")
+def _selectable(spec: dict) -> dict[str, list[str]]:
+    """Factors and row attributes, with their values: what a selection may filter on."""
+    out = _levels(spec)
+    for attr in spec.get("row_attributes") or []:
+        out.setdefault(attr["id"], [str(v) for v in attr.get("values", [])])
     return out
+
+
+def _targets(spec: dict):
+    """(kind, pointer, item) for every estimate and contrast of every hypothesis."""
+    for hptr, hyp in items(spec, "hypotheses"):
+        for kind in ("estimates", "contrasts"):
+            for i, item in enumerate(hyp.get(kind) or []):
+                yield kind[:-1], f"{hptr}/{kind}/{i}", item
+
+
+def contrast_ids(spec: dict) -> dict[str, str]:
+    """Every estimate and contrast id after expansion, mapped to its pointer."""
+    out: dict[str, str] = {}
+    for _, ptr, item in _targets(spec):
+        for binding in _expansions(item):
+            out.setdefault(fill(item["id"], binding), ptr)
+    return out
+
+
+def _check_selection(sel: dict | None, ptr: str, name: str, binding, selectable, report) -> None:
+    for j, flt in enumerate((sel or {}).get("where", [])):
+        fptr = f"{ptr}/where/{j}"
+        factor = flt.get("factor")
+        if factor not in selectable:
+            report(f"{fptr}/factor", f"{name} selects on unknown factor {factor!r}")
+            continue
+        for lv in flt.get("levels", []):
+            value = fill(str(lv), binding)
+            if value not in selectable[factor]:
+                report(
+                    f"{fptr}/levels",
+                    f"{name} selects level {value!r}, which factor {factor!r} does not have",
+                )
+
+
+@check
+def expansions_well_formed(spec: dict, report: Reporter) -> None:
+    for _, ptr, item in _targets(spec):
+        for k, ex in enumerate(item.get("expand") or []):
+            plain = ex.get("name") is not None and ex.get("values") is not None
+            pairs = ex.get("names") is not None and ex.get("pairs_of") is not None
+            if plain == pairs or (pairs and len(ex["names"]) != 2):
+                report(
+                    f"{ptr}/expand/{k}",
+                    "an expansion takes either name and values, or two names and pairs_of",
+                )
 
 
 @check
 def contrasts_resolve(spec: dict, report: Reporter) -> None:
     metrics = {m["id"] for m in spec.get("metrics") or []}
     families = {f["id"] for f in spec.get("families") or []}
-    levels = _levels(spec)
+    selectable = _selectable(spec)
     seen: dict[str, str] = {}
-    for hptr, hyp in items(spec, "hypotheses"):
-        for i, c in enumerate(hyp.get("contrasts") or []):
-            ptr = f"{hptr}/contrasts/{i}"
-            if c.get("metric") not in metrics:
-                report(
-                    f"{ptr}/metric",
-                    f"contrast {c.get('id')!r} names unknown metric {c.get('metric')!r}",
+    for kind, ptr, c in _targets(spec):
+        if c.get("metric") not in metrics:
+            report(
+                f"{ptr}/metric", f"{kind} {c.get('id')!r} names unknown metric {c.get('metric')!r}"
+            )
+        if c.get("family") is not None and c.get("family") not in families:
+            report(
+                f"{ptr}/family", f"{kind} {c.get('id')!r} names unknown family {c.get('family')!r}"
+            )
+        for binding in _expansions(c):
+            cid = fill(c["id"], binding)
+            if PLACEHOLDER.search(cid):
+                report(f"{ptr}/id", f"{kind} id {c['id']!r} has an unbound placeholder")
+                break
+            if cid in seen:
+                report(f"{ptr}/id", f"duplicate {kind} id {cid!r} (first at {seen[cid]})")
+            seen.setdefault(cid, ptr)
+            sides = ("a", "b") if kind == "contrast" else ("of",)
+            for side in sides:
+                _check_selection(
+                    c.get(side), f"{ptr}/{side}", f"{kind} {cid!r}", binding, selectable, report
                 )
-            if c.get("family") is not None and c.get("family") not in families:
-                report(
-                    f"{ptr}/family",
-                    f"contrast {c.get('id')!r} names unknown family {c.get('family')!r}",
-                )
-            for binding in _expansions(c):
-                cid = fill(c["id"], binding)
-                if PLACEHOLDER.search(cid):
-                    report(f"{ptr}/id", f"contrast id {c['id']!r} has an unbound placeholder")
-                    break
-                if cid in seen:
-                    report(f"{ptr}/id", f"duplicate contrast id {cid!r} (first at {seen[cid]})")
-                seen.setdefault(cid, ptr)
-                for side in ("a", "b"):
-                    for j, flt in enumerate((c.get(side) or {}).get("where", [])):
-                        fptr = f"{ptr}/{side}/where/{j}"
-                        factor = flt.get("factor")
-                        if factor not in levels:
-                            report(
-                                f"{fptr}/factor",
-                                f"contrast {cid!r} selects on unknown factor {factor!r}",
-                            )
-                            continue
-                        for lv in flt.get("levels", []):
-                            value = fill(str(lv), binding)
-                            if value not in levels[factor]:
-                                report(
-                                    f"{fptr}/levels",
-                                    f"contrast {cid!r} selects level {value!r}, which factor {factor!r} does not have",
-                                )
+
+
+@check
+def gates_resolve(spec: dict, report: Reporter) -> None:
+    metrics = {m["id"] for m in spec.get("metrics") or []}
+    selectable = _selectable(spec)
+    for ptr, gate in items(spec, "gates"):
+        if gate.get("metric") not in metrics:
+            report(
+                f"{ptr}/metric",
+                f"gate {gate.get('id')!r} names unknown metric {gate.get('metric')!r}",
+            )
+        _check_selection(gate, ptr, f"gate {gate.get('id')!r}", {}, selectable, report)
 
 
 def _walk_condition(
@@ -361,7 +412,10 @@ def _walk_condition(
         for combo in combos:
             tid = fill(target, combo)
             if tid not in ids:
-                report(f"{ptr}/compare/target", f"comparison names unknown contrast {tid!r}")
+                report(
+                    f"{ptr}/compare/target",
+                    f"comparison names unknown contrast or estimate {tid!r}",
+                )
                 break
     elif key in ("all_of", "any_of"):
         for i, sub in enumerate(body):

@@ -13,6 +13,9 @@ FAMILIES = {
     "pool-pairs": Family("pool-pairs", adjustment="holm", alpha=0.05),
 }
 
+GATES = ()
+ESTIMATES = ()
+
 # Every registered contrast, expanded: (a - b) over the listed factor levels.
 CONTRASTS = (
     Contrast(
