@@ -1,0 +1,205 @@
+"""prereg diff on the command line: formats, --against GIT_REF in a throwaway repository, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from prereg.cli import main
+from tests.conftest import run_prereg
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.org",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.org",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+}
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "commit.gpgsign=false", *args],
+        cwd=repo,
+        env={**os.environ, **GIT_ENV},
+        check=True,
+        capture_output=True,
+    )
+
+
+def _pair(rule: str) -> tuple[str, str]:
+    return str(FIXTURES / rule / "old.yaml"), str(FIXTURES / rule / "new.yaml")
+
+
+# -- formats ----------------------------------------------------------------------------------
+
+
+def test_text_format(capsys):
+    old, new = _pair("cell_rows_changed")
+    assert main(["diff", old, new]) == 1
+    cell = "tst-pool-a_h1_missing-contrastive_equalized"
+    assert capsys.readouterr().out == (
+        f"example: {old} -> {new}\n"
+        f"  registered  /cells[{cell}]/rows  (/cells/1/rows)  [cell_rows_changed]\n"
+        f'      Previously 220 rows, cell "{cell}" now has 200.\n'
+        "1 registered change, 0 editorial changes\n"
+    )
+
+
+def test_markdown_format_for_a_pull_request_comment(capsys):
+    old, new = _pair("rule_quantifier_changed")
+    assert main(["diff", "--format", "markdown", old, new]) == 1
+    assert capsys.readouterr().out == (
+        "## prereg diff\n\n"
+        "**1 registered change** (changes what the study does or decides), "
+        "0 editorial changes.\n\n"
+        f"### example: `{old}` → `{new}`\n\n"
+        "| kind | path | change | rule |\n"
+        "|---|---|---|---|\n"
+        "| **registered** | `/hypotheses[h2]/rule/for_each/quantifier`"
+        "<br>`/hypotheses/0/rule/for_each/quantifier` | "
+        'Previously hypothesis "h2" used quantifier "all"; it now uses "any" '
+        "(at rule/for_each/quantifier). | `rule_quantifier_changed` |\n"
+    )
+
+
+def test_markdown_escapes_table_pipes(tmp_path, capsys):
+    (tmp_path / "a.yaml").write_text('id: x\ntitle: "a | b"\n')
+    (tmp_path / "b.yaml").write_text('id: x\ntitle: "a || b"\n')
+    assert (
+        main(["diff", "--format", "markdown", str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")])
+        == 0
+    )
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| editorial"))
+    assert row.count(" | ") == 3 and "a \\| b" in row and "a \\|\\| b" in row
+    assert "No registered change, 1 editorial change." in out
+
+
+def test_json_format(capsys):
+    old, new = _pair("prose_changed")
+    assert main(["diff", "--format", "json", old, new]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["registered"], doc["editorial"]) == (0, 3)
+    (study,) = doc["studies"]
+    assert (study["study"], study["old"], study["new"]) == ("example", old, new)
+    first = study["changes"][0]
+    assert first == {
+        "rule": "prose_changed",
+        "kind": "editorial",
+        "op": "changed",
+        "path": "/title",
+        "pointer": "/title",
+        "old_pointer": "/title",
+        "message": 'Previously /title read "Example probe"; it now reads "Example probe, two pools".',
+        "old": "Example probe",
+        "new": "Example probe, two pools",
+    }
+    added = study["changes"][2]
+    assert (added["op"], added["old"], added["new"]) == ("added", None, "First pool")
+
+
+def test_diff_runs_outside_a_project(tmp_path):
+    old, new = _pair("budget_changed")
+    result = run_prereg("diff", old, new, cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert 'Previously budget item "usd" was 5 USD; it is now 6 USD.' in result.stdout
+
+
+def test_diff_argument_and_input_errors(tmp_path, capsys):
+    old, _ = _pair("budget_changed")
+    assert main(["diff", old]) == 2
+    assert "diff needs OLD.yaml NEW.yaml" in capsys.readouterr().err
+    assert main(["diff", old, str(tmp_path / "missing.yaml")]) == 2
+    assert f"{tmp_path / 'missing.yaml'}: cannot read" in capsys.readouterr().err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("id: x\nid: y\n")
+    assert main(["diff", old, str(bad)]) == 2
+    assert f"{bad}:2: duplicate key 'id'" in capsys.readouterr().err
+    scalar = tmp_path / "scalar.yaml"
+    scalar.write_text("just text\n")
+    assert main(["diff", old, str(scalar)]) == 2
+    assert f"{scalar}:1: a spec must be a mapping" in capsys.readouterr().err
+
+
+# -- --against GIT_REF ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    """A throwaway repository whose project lives in a subfolder, with two commits."""
+    root = tmp_path / "repo"
+    studies = root / "sub" / "project" / "spec" / "studies"
+    studies.mkdir(parents=True)
+    git(root, "init", "-q")
+    shutil.copy(FIXTURES / "cell_rows_changed" / "old.yaml", studies / "example.yaml")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "first")
+    shutil.copy(FIXTURES / "cell_rows_changed" / "new.yaml", studies / "example.yaml")
+    shutil.copy(FIXTURES / "prose_changed" / "old.yaml", studies / "other.yaml")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "second")
+    return root / "sub" / "project"
+
+
+def test_against_head_minus_one_in_a_repository(repo):
+    result = run_prereg("diff", "--against", "HEAD~1", "example", cwd=repo)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.splitlines()[0] == (
+        "example: spec/studies/example.yaml@HEAD~1 -> spec/studies/example.yaml"
+    )
+    assert "Previously 220 rows, cell" in result.stdout
+    same = run_prereg("diff", "--against", "HEAD", cwd=repo)
+    assert same.returncode == 0, same.stderr
+    assert same.stdout.count("no semantic changes") == 2
+
+
+def test_against_all_studies_reports_a_study_added_since(repo):
+    result = run_prereg("--project", repo, "diff", "--against", "HEAD~1", "--format", "json")
+    assert result.returncode == 1, result.stderr
+    doc = json.loads(result.stdout)
+    by_study = {s["study"]: s for s in doc["studies"]}
+    assert sorted(by_study) == ["example", "other"]
+    assert [c["rule"] for c in by_study["other"]["changes"]] == ["study_added"]
+    assert [c["rule"] for c in by_study["example"]["changes"]] == ["cell_rows_changed"]
+
+
+def test_against_uses_the_working_tree_and_a_removed_study(repo):
+    (repo / "spec/studies/other.yaml").unlink()
+    text = (repo / "spec/studies/example.yaml").read_text()
+    (repo / "spec/studies/example.yaml").write_text(text.replace("rows: 200", "rows: 220"))
+    result = run_prereg("diff", "--against", "HEAD", cwd=repo)
+    assert result.returncode == 1, result.stderr
+    assert 'Previously present study "other" was removed.' in result.stdout
+    assert (
+        'Previously 200 rows, cell "tst-pool-a_h1_missing-contrastive_equalized" now has 220.'
+        in result.stdout
+    )
+
+
+def test_against_errors_are_user_errors(repo, tmp_path):
+    unknown = run_prereg("diff", "--against", "no-such-branch", cwd=repo)
+    assert unknown.returncode == 2
+    assert "unknown git revision 'no-such-branch'" in unknown.stderr
+    assert "Traceback" not in unknown.stderr
+    absent = run_prereg("diff", "--against", "HEAD~1", "other", cwd=repo)
+    assert absent.returncode == 2
+    assert "spec/studies/other.yaml does not exist at revision HEAD~1" in absent.stderr
+    no_study = run_prereg("diff", "--against", "HEAD", "nope", cwd=repo)
+    assert no_study.returncode == 2 and "no spec for study 'nope'" in no_study.stderr
+    option = run_prereg("diff", "--against=--output=x", cwd=repo)
+    assert option.returncode == 2 and "not a git revision" in option.stderr
+    plain = tmp_path / "plain"
+    shutil.copytree(repo, plain)
+    outside = run_prereg(
+        "diff", "--against", "HEAD", cwd=plain, env={"GIT_CEILING_DIRECTORIES": str(tmp_path)}
+    )
+    assert outside.returncode == 2
+    assert "is not inside a git repository" in outside.stderr
