@@ -9,6 +9,9 @@ contrast results the engine computes; nothing here is evaluated from spec text.
 
 FAMILIES = {}
 
+GATES = ()
+ESTIMATES = ()
+
 # Every registered contrast, expanded: (a - b) over the listed factor levels.
 CONTRASTS = ()
 
