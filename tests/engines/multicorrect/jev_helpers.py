@@ -1,16 +1,35 @@
-"""Shared helpers for the jev-multicorrect engine tests."""
+"""Shared helpers for the jev-multicorrect engine tests.
+
+The study as the tests see it is compiled from the spec: ``SPEC_CONFIG`` is what a handler
+receives (``ctx.config`` of the compiled study, as plain data); ``CONFIG`` is the engine's own
+shape made from it by ``config_from_spec``.  Tests that change a fact edit a copy of ``CONFIG``
+and hand :func:`context` of it to the handlers (it maps the copy back to the spec's shape).
+"""
 
 from __future__ import annotations
 
 import copy
-import json
 from fractions import Fraction
 from pathlib import Path
 
-from prereg.engines.multicorrect import EvaluatorRow, Prediction, PublicChoiceList
+from prereg.compiler.project import Project
+from prereg.engines import StudyContext
+from prereg.engines.multicorrect import (
+    EvaluatorRow,
+    Prediction,
+    PublicChoiceList,
+    config_from_spec,
+)
+from prereg.engines.multicorrect.spec_config import plain
+from prereg.study import study_context
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "jev"
-CONFIG = json.loads((FIXTURES / "config.json").read_text(encoding="utf-8"))
+ROOT = Path(__file__).resolve().parents[3]
+FIXTURES = ROOT / "tests" / "fixtures" / "jev"
+EXAMPLES = ROOT / "examples" / "jev"
+STUDY_ID = "jev-multicorrect"
+MODULE, STUDY_CTX = study_context(Project(ROOT), STUDY_ID)
+SPEC_CONFIG = plain(STUDY_CTX.config)
+CONFIG = config_from_spec(SPEC_CONFIG)
 VAL, TEST = CONFIG["splits"]["fit"], CONFIG["splits"]["evaluate"]
 
 
@@ -19,6 +38,45 @@ def config(**changes) -> dict:
     c = copy.deepcopy(CONFIG)
     c.update(changes)
     return c
+
+
+def spec_shaped(engine_config: dict) -> dict:
+    """The compiled-spec config that ``config_from_spec`` maps onto ``engine_config``."""
+    cfg = copy.deepcopy(engine_config)
+    out = copy.deepcopy(SPEC_CONFIG)
+    splits = cfg["splits"]
+    declared = [s["id"] for s in out["splits"]]
+    out["splits"] += [{"id": s, "code": s} for s in splits.values() if s not in declared]
+    out["constants"].update(
+        {
+            "output-schemas": {
+                "report": cfg["report_schema"],
+                "diagnostic": cfg["diagnostic_schema"],
+            },
+            "threshold-fit": {
+                "fit": splits["fit"],
+                "evaluate": splits["evaluate"],
+                "ties": cfg["threshold_ties"],
+            },
+            "threshold-grid": cfg["threshold_grid"],
+            "probability-sum-tolerance": cfg["probability_sum_tolerance"],
+            "candidate-count": cfg["candidate_count"],
+            "metric-conventions": {
+                k: cfg[k] for k in ("multi_correct_min", "gap_scale", "ece_bins")
+            },
+            "input-fields": cfg["fields"],
+            "diagnostic": cfg["diagnostic"],
+            "diagnostic-seeds": cfg["diagnostic_seeds"],
+        }
+    )
+    return out
+
+
+def context(engine_config: dict | None = None, digest: str = "sha256:" + "ab" * 32):
+    """A handler context whose compiled config maps onto ``engine_config`` (the study's when
+    None)."""
+    cfg = CONFIG if engine_config is None else engine_config
+    return StudyContext(STUDY_ID, digest, "1", spec_shaped(cfg))
 
 
 def pair(rid: str, probs, correct, split: str = VAL, candidates=None, m=None):

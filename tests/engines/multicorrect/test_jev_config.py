@@ -7,9 +7,8 @@ import copy
 import json
 
 import pytest
-from jev_helpers import CONFIG, FIXTURES, VAL, config, pair
+from jev_helpers import CONFIG, FIXTURES, VAL, config, context, pair
 
-from prereg.engines import StudyContext
 from prereg.engines.multicorrect import (
     COMMANDS,
     ConfigError,
@@ -110,7 +109,7 @@ def test_field_names_and_split_names_come_from_the_config(tmp_path):
             text = text.replace(*rename[name])
         text = text.replace('"validation"', '"dev"').replace('"test"', '"heldout"')
         (tmp_path / name).write_text(text)
-    ctx = StudyContext("s", "sha256:" + "0" * 64, "1", cfg)
+    ctx = context(cfg)
     args = argparse.Namespace(
         lists=str(tmp_path / "lists.jsonl"),
         labels=str(tmp_path / "labels.jsonl"),
@@ -124,7 +123,7 @@ def test_field_names_and_split_names_come_from_the_config(tmp_path):
     assert doc["dev"]["exact_count"] == 2 and doc["heldout"]["tp"] == 1
     assert len(doc["dev_curve"]) == 101
     # the study's own field names are now unknown fields
-    ctx2 = StudyContext("s", "sha256:" + "0" * 64, "1", CONFIG)
+    ctx2 = context()
     args.out = str(tmp_path / "R2.json")
     with pytest.raises(UserError) as e:
         COMMANDS["score"](ctx2, args)

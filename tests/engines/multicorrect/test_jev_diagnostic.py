@@ -7,10 +7,9 @@ import copy
 import json
 
 import pytest
-from jev_helpers import CONFIG
+from jev_helpers import CONFIG, context
 
 from prereg.digest import canonical_json
-from prereg.engines import StudyContext
 from prereg.engines.multicorrect import COMMANDS, diagnostic
 from prereg.engines.multicorrect import contracts as contracts_module
 from prereg.engines.multicorrect.scoring import FittedThreshold, fit_threshold
@@ -20,7 +19,7 @@ IDS = CONFIG["diagnostic"]["contracts"]
 
 
 def _ctx(cfg=CONFIG):
-    return StudyContext("jev-multicorrect", "sha256:" + "cd" * 32, "1", cfg)
+    return context(cfg, digest="sha256:" + "cd" * 32)
 
 
 @pytest.mark.parametrize("seed", [42, 43, 44])

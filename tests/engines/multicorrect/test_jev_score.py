@@ -11,16 +11,15 @@ import shutil
 from pathlib import Path
 
 import pytest
-from jev_helpers import CONFIG, FIXTURES
+from jev_helpers import CONFIG, FIXTURES, context
 
 from prereg.digest import canonical_json
-from prereg.engines import StudyContext
 from prereg.engines.multicorrect import COMMANDS
 from prereg.errors import UserError
 
 SMALL = FIXTURES / "small"
 DIGEST = "sha256:" + "ab" * 32
-CTX = StudyContext("jev-multicorrect", DIGEST, "1", CONFIG)
+CTX = context(digest=DIGEST)
 
 
 def _args(d: Path, out: Path, binary=True, rounding=None):

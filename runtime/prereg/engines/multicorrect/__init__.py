@@ -23,11 +23,17 @@ study module can bind it with ``functools.partial(f, config=...)``):
 :class:`Packed` from :func:`pack`).  Input problems raise :class:`prereg.errors.UserError`;
 handing a provider anything but a bare PublicChoiceList raises :class:`LabelLeakError`.
 
+``api(ENGINE_CONFIG) -> StudyAPI`` returns the names above (and the record types) with a
+study's configuration bound; see :mod:`~prereg.engines.multicorrect.spec_config`.
+
 Commands (``COMMANDS``): ``score(ctx, args)`` with ``args.lists``, ``args.labels``,
 ``args.predictions``, ``args.binary_outputs`` (or None), ``args.rounding_decimals`` (or None),
-``args.out``; ``diagnostic(ctx, args)`` with ``args.seeds`` (list of ints).
+``args.out``; ``diagnostic(ctx, args)`` with ``args.seeds`` (list of ints, or None for the
+configured ``diagnostic_seeds``).  Handlers receive the compiled spec config (``ctx.config``)
+and map it with :func:`config_from_spec`, which documents which spec constant fills each key
+below.
 
-Configuration keys (all required; unknown top-level keys are refused):
+Configuration keys (the engine's own shape; all required; unknown top-level keys are refused):
 
 - ``report_schema``, ``diagnostic_schema``: schema ids written into REPORT.json and the
   diagnostic output.
@@ -55,6 +61,8 @@ Configuration keys (all required; unknown top-level keys are refused):
   ``{"request_id", "question", "candidate"}`` (format strings with ``{seed}``, ``{split}``,
   ``{index}``), ``five_copy`` ``{"candidates", "even", "even_gap", "uneven", "uneven_gap"}``
   (the contract-7 references), ``tolerance`` (for comparing figures in the contracts).
+- ``diagnostic_seeds``: the seeds the ``diagnostic`` command runs when given none (distinct
+  non-negative integers).
 """
 
 from __future__ import annotations
@@ -81,6 +89,12 @@ from prereg.engines.multicorrect.scoring import (
     pack,
     threshold_curve,
 )
+from prereg.engines.multicorrect.spec_config import (
+    StudyAPI,
+    api,
+    config_from_spec,
+    study_config,
+)
 
 COMMANDS = {"score": _commands.score, "diagnostic": _commands.diagnostic}
 
@@ -97,12 +111,16 @@ __all__ = [
     "Prediction",
     "PublicChoiceList",
     "SplitMetrics",
+    "StudyAPI",
+    "api",
     "binary_ece",
     "collect_public_predictions",
+    "config_from_spec",
     "diagnostic",
     "engine_config",
     "evaluate_test",
     "fit_threshold",
     "pack",
+    "study_config",
     "threshold_curve",
 ]

@@ -1,4 +1,8 @@
-"""Command handlers: ``score`` and ``diagnostic`` (``handler(ctx, args) -> int``)."""
+"""Command handlers: ``score`` and ``diagnostic`` (``handler(ctx, args) -> int``).
+
+``ctx.config`` is the compiled spec config, mapped and checked by
+:func:`.spec_config.study_config` (an :class:`EngineConfig` is taken as it is).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,6 @@ from typing import Any
 
 from prereg.digest import file_sha256
 from prereg.engines import StudyContext
-from prereg.engines.multicorrect.config import engine_config
 from prereg.engines.multicorrect.contracts import diagnostic as run_diagnostic
 from prereg.engines.multicorrect.ece import binary_ece
 from prereg.engines.multicorrect.reader import read_score_inputs
@@ -20,6 +23,7 @@ from prereg.engines.multicorrect.scoring import (
     pack,
     threshold_curve,
 )
+from prereg.engines.multicorrect.spec_config import study_config
 from prereg.errors import UserError
 from prereg.files import canonical_bytes_nl, refuse_existing, write_new
 
@@ -32,7 +36,7 @@ def _input(path: str) -> dict[str, Any]:
 def build_report(ctx: StudyContext, args) -> dict[str, Any]:
     """The REPORT.json document for ``args`` (lists, labels, predictions, binary_outputs,
     rounding_decimals); raises UserError for every input problem."""
-    cfg = engine_config(ctx.config)
+    cfg = study_config(ctx.config)
     d = check_rounding(getattr(args, "rounding_decimals", None))
     binary_path = getattr(args, "binary_outputs", None)
     inputs = read_score_inputs(cfg, args.lists, args.labels, args.predictions, binary_path)
@@ -90,8 +94,9 @@ def score(ctx: StudyContext, args) -> int:
 
 def diagnostic(ctx: StudyContext, args) -> int:
     """Run the diagnostic for each seed; print canonical JSON; exit 1 if a contract fails."""
-    cfg = engine_config(ctx.config)
-    seeds = list(args.seeds or [])
+    cfg = study_config(ctx.config)
+    given = getattr(args, "seeds", None)
+    seeds = list(cfg.diagnostic_seeds if given is None else given)
     if not seeds:
         raise UserError("--seeds: give at least one seed")
     for s in seeds:

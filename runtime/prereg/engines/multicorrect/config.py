@@ -134,6 +134,7 @@ class EngineConfig:
     ece_bins: int
     fields: Mapping[str, Mapping[str, str]]
     diagnostic: DiagnosticConfig
+    diagnostic_seeds: tuple[int, ...]
 
     @property
     def split_names(self) -> tuple[str, str]:
@@ -235,6 +236,20 @@ def _diagnostic(d: Mapping[str, Any]) -> DiagnosticConfig:
     )
 
 
+def _seeds(config: Mapping[str, Any]) -> tuple[int, ...]:
+    seeds = _get(config, "diagnostic_seeds", "")
+    if not isinstance(seeds, (list, tuple)) or not seeds:
+        raise ConfigError("config.diagnostic_seeds: expected a non-empty list of seeds")
+    for i, s in enumerate(seeds):
+        if isinstance(s, bool) or not isinstance(s, int) or s < 0:
+            raise ConfigError(
+                f"config.diagnostic_seeds[{i}]: expected a non-negative integer, got {s!r}"
+            )
+    if len(set(seeds)) != len(seeds):
+        raise ConfigError("config.diagnostic_seeds: a seed is listed twice")
+    return tuple(seeds)
+
+
 def engine_config(config: Mapping[str, Any] | EngineConfig) -> EngineConfig:
     """Check a configuration mapping and return it as an :class:`EngineConfig`."""
     if isinstance(config, EngineConfig):
@@ -292,6 +307,7 @@ def engine_config(config: Mapping[str, Any] | EngineConfig) -> EngineConfig:
         ece_bins=ece_bins,
         fields=MappingProxyType(fields),
         diagnostic=_diagnostic(_get(config, "diagnostic", "")),
+        diagnostic_seeds=_seeds(config),
     )
     dg = cfg.diagnostic
     if dg.candidates_min < cmin or dg.candidates_max > cmax:
@@ -315,6 +331,7 @@ def engine_config(config: Mapping[str, Any] | EngineConfig) -> EngineConfig:
         "ece_bins",
         "fields",
         "diagnostic",
+        "diagnostic_seeds",
     }
     extra = set(config) - known
     if extra:
