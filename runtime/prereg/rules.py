@@ -23,6 +23,7 @@ _PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 
 SUPPORTED = "supported"
 NOT_SUPPORTED = "not-supported"
+REPORTED_ONLY = "reported-only"
 
 
 @dataclass(frozen=True)
@@ -192,7 +193,12 @@ def evaluate(
 
 
 def decide(rule, verdicts, results: Mapping[str, ContrastResult]) -> str:
-    """A hypothesis' verdict: the first verdict whose condition holds, else supported/not-supported."""
+    """A hypothesis' verdict: the first verdict whose condition holds, else supported/not-supported.
+
+    A hypothesis with neither a rule nor verdicts is reported only (its figures, no verdict).
+    """
+    if rule is None and not verdicts:
+        return REPORTED_ONLY
     if verdicts:
         for v in verdicts:
             if v.when is None or evaluate(v.when, results):

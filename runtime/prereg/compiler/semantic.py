@@ -284,8 +284,9 @@ def fill(text: str, binding: dict[str, str]) -> str:
 
 
 def _selectable(spec: dict) -> dict[str, list[str]]:
-    """Factors and row attributes, with their values: what a selection may filter on."""
+    """Factors, the split and row attributes, with their values: what a selection may filter on."""
     out = _levels(spec)
+    out.setdefault("split", [str(sp["id"]) for sp in spec.get("splits") or []])
     for attr in spec.get("row_attributes") or []:
         out.setdefault(attr["id"], [str(v) for v in attr.get("values", [])])
     return out

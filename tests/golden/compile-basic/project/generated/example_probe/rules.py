@@ -34,10 +34,10 @@ CONTRASTS = (
 # h1: Pools differ on missing-contrastive rows
 H1_RULE = ForEach(
     "hops",
-    ("1",),
-    "all",
-    None,
-    AllOf(
+    values=("1",),
+    quantifier="all",
+    count=None,
+    condition=AllOf(
         (
             Compare("h1-h{hops}-ab", "adjusted_p", "lt", 0.05),
             Compare("h1-h{hops}-ab", "abs_estimate", "ge", 0.1),
