@@ -478,3 +478,31 @@ def test_covered_by_is_a_path_prefix_by_whole_segments():
     assert not c.covered_by("/cel")
     assert not c.covered_by("")
     assert not c.covered_by("/")
+
+
+def test_a_gate_threshold_is_a_rule_threshold():
+    old = {
+        "gates": [
+            {"id": "floor", "metric": "accuracy", "op": "ge", "value": 0.8, "otherwise": "void"}
+        ]
+    }
+    new = copy.deepcopy(old)
+    new["gates"][0]["value"] = 0.75
+    (change,) = diff.diff_specs(old, new)
+    assert (change.kind, change.rule, change.path, change.pointer) == (
+        R,
+        "rule_threshold_changed",
+        "/gates[floor]/value",
+        "/gates/0/value",
+    )
+    assert (
+        change.message
+        == 'Previously gate "floor" required accuracy ge 0.8; the threshold is now 0.75.'
+    )
+    new["gates"][0]["otherwise"] = "inconclusive"
+    new["gates"][0]["value"] = 0.8
+    (change,) = diff.diff_specs(old, new)
+    assert (change.rule, change.message) == (
+        "registered_changed",
+        'Previously otherwise of gate "floor" was "void"; it is now "inconclusive".',
+    )

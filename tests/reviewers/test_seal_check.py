@@ -149,6 +149,10 @@ def test_holm_alpha_change_needs_an_amendment(golden_copy, capsys):
     assert run(golden_copy, "compile") == 0
     capsys.readouterr()
     assert run(golden_copy, "check") == 0, capsys.readouterr().out
+    prereg_md = (golden_copy / "generated/example_probe/PREREG.md").read_text()
+    history = prereg_md[prereg_md.index("## Amendment history") :]
+    assert "| 1.1 | 2026-11-01 | /cells/0/rows | Raised the rows of a cell. |" in history
+    assert "| 1.2 | 2026-11-30 | /families/0/alpha | A declared change. |" in history
 
 
 def test_an_id_path_or_a_parent_path_declares_a_change(golden_copy, capsys):

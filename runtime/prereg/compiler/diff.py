@@ -77,7 +77,9 @@ NOUNS = {
     "budget": "budget item",
     "record_contracts": "record contract",
     "metrics": "metric",
+    "row_attributes": "row attribute",
     "families": "family",
+    "gates": "gate",
     "hypotheses": "hypothesis",
     "freeze_roles": "freeze role",
     "constants": "constant",
@@ -697,7 +699,13 @@ def _comparison(c: dict) -> str:
 
 @rule("rule_threshold_changed")
 def rule_threshold_changed(d: Delta) -> str | None:
-    """A decision rule's comparison value changed."""
+    """A decision rule's comparison value (or a gate's) changed."""
+    if d.match("gates", "*", "value") and d.op == "changed":
+        g = d.new_parent or {}
+        return (
+            f"Previously gate {q(d.label())} required {g.get('metric')} {g.get('op')} "
+            f"{fmt(d.old)}; the threshold is now {fmt(d.new)}."
+        )
     if d.under("hypotheses", "*") and d.names[-2:] == ("compare", "value") and d.op == "changed":
         c = d.new_parent or {}
         return (
