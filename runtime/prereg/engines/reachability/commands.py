@@ -1,13 +1,32 @@
 """Command handlers of the reachability-probe engine: ``handler(ctx, args) -> int``.
 
 - ``dry_run``: ``args.seed``, optional ``args.now`` (ISO 8601 with a time zone).
-- ``prepare``: ``args.seed``, ``args.outdir``.
+- ``prepare``: ``args.seed``, ``args.outdir``, optional ``args.workers`` (processes; default
+  min(2, CPUs); the bytes written do not depend on it).
 - ``dev_review_material``: ``args.outdir``, ``args.out``, optional ``args.artifact_root``.
 - ``audit_sweep``: ``args.prefix``, ``args.count``, ``args.positive_control`` (bool), optional
   ``args.workers`` (processes; default min(2, CPUs)).
 
 Every refusal is a :class:`prereg.errors.UserError`; nothing is written unless everything
 succeeded.
+
+Outputs of ``prepare`` (in OUTDIR, each created exclusively):
+
+- ``corpus.jsonl``: the row records in dispatch order, exactly the study's record shape (so it
+  cannot carry the spec digest; preregistration.json binds it by ``corpusDigest``, the
+  SHA-256 of the file's bytes);
+- ``gold.json`` (mode 600): canonical JSON of the gold object ``{schemaVersion, labels,
+  worlds}`` plus ``specDigest``; ``goldDigest`` is the digest of the gold object without
+  ``specDigest``;
+- ``audit.json``: canonical JSON of the audit object plus ``specDigest``; ``auditDigest`` is
+  the digest of the audit object without ``specDigest``;
+- ``analysis.json``: specDigest, generatorId, seed, dispatchOrderDigest, auditDigest and the
+  cell table (rows and labels per cell, allocation order);
+- ``preregistration.json``: studyId, specDigest, generatorId, seed, seedClass, rows and the
+  corpus, gold, audit and dispatch-order digests.
+
+``audit_sweep`` exits 0 when every seed passes the audit (with ``--positive-control``: when
+the chain-first order makes every seed's audit fail), 1 otherwise.
 """
 
 from __future__ import annotations
