@@ -10,7 +10,6 @@ Run: python bench/bench_s3_plan.py
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import subprocess
@@ -20,29 +19,42 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIG = ROOT / "tests" / "fixtures" / "s3" / "config.json"
 SAMPLE = ROOT / "examples" / "s3" / "calibration-sample.jsonl"
 REPEATS = 5
 ELIGIBLE = (500, 12, 210, 430)
 
-COMMAND = """
-import json, sys
-from argparse import Namespace
-from prereg.engines import StudyContext
-from prereg.engines.clusterpower import COMMANDS
-config = json.loads(open(sys.argv[1]).read())
-ctx = StudyContext("s3-verifier-freeze", "sha256:" + "0" * 64, "bench", config)
-args = Namespace(calibration=sys.argv[2], eligible_task_count=500, eligible_repository_count=12,
-                 eligible_pass_items=210, eligible_fail_items=430, out=sys.argv[3], simulations=None)
-sys.exit(COMMANDS["power_plan"](ctx, args))
-"""
+COMMAND = [
+    "-m",
+    "prereg.cli",
+    "s3-verifier-freeze",
+    "power-plan",
+    str(SAMPLE),
+    "--eligible-task-count",
+    "500",
+    "--eligible-repository-count",
+    "12",
+    "--eligible-pass-items",
+    "210",
+    "--eligible-fail-items",
+    "430",
+    "--out",
+]
+
+
+def _config() -> dict:
+    from prereg.compiler.project import Project
+    from prereg.engines.clusterpower import config_from_spec
+    from prereg.study import study_context
+
+    _, ctx = study_context(Project(ROOT), "s3-verifier-freeze")
+    return config_from_spec(ctx.config)
 
 
 def in_process() -> dict:
     from prereg.engines.clusterpower.calibration_input import read_calibration
     from prereg.engines.clusterpower.plan import Eligible, build_plan, load_config
 
-    cfg = load_config(json.loads(CONFIG.read_text()))
+    cfg = load_config(_config())
     cal = read_calibration(SAMPLE, cfg.input)
     el = Eligible(*ELIGIBLE)
     runs, plan = [], None
@@ -65,10 +77,11 @@ def whole_command(env_label: str, env: dict) -> None:
             out = Path(tmp) / f"plan{i}.json"
             start = time.perf_counter()
             subprocess.run(
-                [sys.executable, "-c", COMMAND, str(CONFIG), str(SAMPLE), str(out)],
+                [sys.executable, *COMMAND, str(out)],
                 check=True,
                 env=env,
                 stdout=subprocess.DEVNULL,
+                cwd=ROOT,
             )
             runs.append(time.perf_counter() - start)
     print(
