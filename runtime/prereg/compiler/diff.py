@@ -912,20 +912,36 @@ def registered(changes: list[Change]) -> list[Change]:
 
 
 def registered_content(spec: dict) -> dict:
-    """The spec without prose, record-keeping keys or amendments: what a seal pins."""
-    return _strip(spec, ())
+    """The spec without prose, record-keeping keys or amendments: what a seal pins.
+
+    Agrees with :func:`is_editorial` (a constant's ``value`` is kept whole).
+    """
+    out = {}
+    for k, v in spec.items():
+        if k in RECORD_KEYS or k in EDITORIAL_KEYS:
+            continue
+        if k == "constants" and isinstance(v, list):
+            out[k] = [_strip_constant(c) for c in v]
+        else:
+            out[k] = _strip(v)
+    return out
 
 
-def _strip(value: Any, segs: tuple[Seg, ...]) -> Any:
+def _strip_constant(c: Any) -> Any:
+    if not isinstance(c, dict):
+        return _strip(c)
+    return {
+        k: (v if k == "value" else _strip(v))
+        for k, v in c.items()
+        if k == "value" or k not in EDITORIAL_KEYS
+    }
+
+
+def _strip(value: Any) -> Any:
     if isinstance(value, dict):
-        out = {}
-        for k, v in value.items():
-            s = segs + (Seg(key=k),)
-            if not is_editorial(s):
-                out[k] = _strip(v, s)
-        return out
+        return {k: _strip(v) for k, v in value.items() if k not in EDITORIAL_KEYS}
     if isinstance(value, list):
-        return [_strip(v, segs + (Seg(old_index=i, new_index=i),)) for i, v in enumerate(value)]
+        return [_strip(v) for v in value]
     return value
 
 
