@@ -73,9 +73,13 @@ def test_score_matches_the_reference_on_the_sample(tmp_path):
     out = tmp_path / "REPORT.json"
     p = prereg(*score_args(out))
     assert p.returncode == 0, p.stderr
-    assert p.stderr == "" and p.stdout == ""
     data = out.read_bytes()
     doc = json.loads(data)
+    t, test = doc["threshold"], doc["test"]
+    assert p.stderr == "" and p.stdout == (
+        f"{out}: threshold {t} fitted on validation; test exact-set accuracy "
+        f"{test['exact_set_accuracy']}, micro F1 {test['micro_f1']}\n"
+    )
     assert data == rfc8785.dumps(doc) + b"\n"
     assert doc["study_id"] == STUDY and doc["spec_digest"] == MODULE.SPEC_DIGEST
     assert doc["schema"] == "prereg/jev-multicorrect/report/1"
@@ -169,6 +173,19 @@ def test_diagnostic_passes_for_the_study_seeds():
     assert prereg("diagnostic").stdout == p.stdout
 
 
+def test_diagnostic_writes_a_new_file_when_asked(tmp_path):
+    out = tmp_path / "diagnostic.json"
+    p = prereg("diagnostic", "--seeds", "44", "--out", out)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == f"seed 44: 8 of 8 contracts hold\n{out}: passed\n"
+    printed = prereg("diagnostic", "--seeds", "44")
+    assert out.read_text("utf-8") == printed.stdout
+    again = prereg("diagnostic", "--seeds", "43", "--out", out)
+    assert again.returncode == 2 and str(out) in again.stderr
+    assert out.read_text("utf-8") == printed.stdout
+    no_traceback(again)
+
+
 @pytest.mark.parametrize("seeds, message", [("4x", "integers"), ("42,42", "twice"), ("", "seed")])
 def test_diagnostic_refuses_bad_seeds(seeds, message):
     p = prereg("diagnostic", "--seeds", seeds)
@@ -237,6 +254,7 @@ def test_the_demo_steps_of_this_study_run(project_copy: Path, tmp_path: Path):
     p = run_prereg("--project", project_copy, "demo", "--out", out)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "demo finished: 2 steps" in p.stdout
+    assert json.loads((out / STUDY / "diagnostic.json").read_bytes())["passed"] is True
     report = json.loads((out / STUDY / "REPORT.json").read_bytes())
     assert report["rounding_decimals"] == 2 and report["binary_outputs"] > 0
     assert (out / "index.html").exists()

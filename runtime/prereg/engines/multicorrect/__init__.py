@@ -29,7 +29,8 @@ study's configuration bound; see :mod:`~prereg.engines.multicorrect.spec_config`
 Commands (``COMMANDS``): ``score(ctx, args)`` with ``args.lists``, ``args.labels``,
 ``args.predictions``, ``args.binary_outputs`` (or None), ``args.rounding_decimals`` (or None),
 ``args.out``; ``diagnostic(ctx, args)`` with ``args.seeds`` (list of ints, or None for the
-configured ``diagnostic_seeds``).  Handlers receive the compiled spec config (``ctx.config``)
+configured ``diagnostic_seeds``) and ``args.out`` (a new file for the document, or None to
+print it).  Handlers receive the compiled spec config (``ctx.config``)
 and map it with :func:`config_from_spec`, which documents which spec constant fills each key
 below.
 

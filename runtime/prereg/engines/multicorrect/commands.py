@@ -33,6 +33,13 @@ def _input(path: str) -> dict[str, Any]:
     return {"sha256": hex_, "bytes": size}
 
 
+def _check_out(path: str) -> None:
+    refuse_existing(path)
+    parent = Path(path).parent
+    if not parent.is_dir():
+        raise UserError(f"{path}: folder {parent} does not exist")
+
+
 def build_report(ctx: StudyContext, args) -> dict[str, Any]:
     """The REPORT.json document for ``args`` (lists, labels, predictions, binary_outputs,
     rounding_decimals); raises UserError for every input problem."""
@@ -83,17 +90,25 @@ def build_report(ctx: StudyContext, args) -> dict[str, Any]:
 
 def score(ctx: StudyContext, args) -> int:
     """Score LISTS/LABELS/PREDICTIONS (and optional BINARY) into a new REPORT.json."""
-    refuse_existing(args.out)
-    parent = Path(args.out).parent
-    if not parent.is_dir():
-        raise UserError(f"{args.out}: folder {parent} does not exist")
+    _check_out(args.out)
     report = build_report(ctx, args)
     write_new(args.out, canonical_bytes_nl(report))
+    cfg = study_config(ctx.config)
+    evaluated = report[cfg.evaluate_split]
+    print(
+        f"{args.out}: threshold {report['threshold']} fitted on {cfg.fit_split}; "
+        f"{cfg.evaluate_split} exact-set accuracy {evaluated['exact_set_accuracy']}, "
+        f"micro F1 {evaluated['micro_f1']}"
+    )
     return 0
 
 
 def diagnostic(ctx: StudyContext, args) -> int:
-    """Run the diagnostic for each seed; print canonical JSON; exit 1 if a contract fails."""
+    """Run the diagnostic for each seed; print canonical JSON (or, given ``args.out``, write it
+    to that new file and print one line per seed); exit 1 if a contract fails."""
+    out = getattr(args, "out", None)
+    if out is not None:
+        _check_out(out)
     cfg = study_config(ctx.config)
     given = getattr(args, "seeds", None)
     seeds = list(cfg.diagnostic_seeds if given is None else given)
@@ -113,7 +128,15 @@ def diagnostic(ctx: StudyContext, args) -> int:
         "passed": passed,
         "seeds": results,
     }
-    sys.stdout.write(canonical_bytes_nl(doc).decode("utf-8"))
+    data = canonical_bytes_nl(doc)
+    if out is None:
+        sys.stdout.write(data.decode("utf-8"))
+    else:
+        write_new(out, data)
+        for r in results:
+            held = sum(c["passed"] for c in r["contracts"])
+            print(f"seed {r['seed']}: {held} of {len(r['contracts'])} contracts hold")
+        print(f"{out}: {'passed' if passed else 'FAILED'}")
     for r in results:
         for c in r["contracts"]:
             if not c["passed"]:
