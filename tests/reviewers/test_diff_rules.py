@@ -506,3 +506,22 @@ def test_a_gate_threshold_is_a_rule_threshold():
         "registered_changed",
         'Previously otherwise of gate "floor" was "void"; it is now "inconclusive".',
     )
+
+
+def test_a_long_prose_change_shows_where_it_differs():
+    base = "Synthesize choice lists per seed and check every contract; print canonical JSON. " * 3
+    old = {"commands": [{"id": "run", "description": base + "Exit 0 when all hold."}]}
+    new = {"commands": [{"id": "run", "description": base + "Exit 0 when every contract holds."}]}
+    (change,) = diff.diff_specs(old, new)
+    assert change.message == (
+        "Previously /commands[run]/description read "
+        '"…nical JSON. Exit 0 when all hold."; it now reads '
+        '"…nical JSON. Exit 0 when every contract holds.".'
+    )
+
+
+def test_a_section_added_names_its_items():
+    new = {"commands": [{"id": "score", "handler": "score"}, {"id": "diagnostic", "handler": "d"}]}
+    (change,) = diff.diff_specs({}, new)
+    assert (change.kind, change.rule, change.path) == (R, "registered_changed", "/commands")
+    assert change.message == '/commands was added: items "score", "diagnostic".'

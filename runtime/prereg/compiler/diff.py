@@ -419,15 +419,48 @@ def _rows(n: Any) -> str:
     return f"{n} row" if n == 1 else f"{n} rows"
 
 
+def fmt_pair(old: Any, new: Any, limit: int = 160) -> tuple[str, str]:
+    """Two values for a "previously ... now ..." message; long strings show where they differ."""
+    if not (isinstance(old, str) and isinstance(new, str)) or max(len(old), len(new)) <= limit:
+        return fmt(old, limit), fmt(new, limit)
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    context = 24
+
+    def cut(text: str) -> str:
+        lo = max(0, start - context)
+        hi = min(len(text), len(text) - end + context)
+        piece = json.dumps(text[lo:hi], ensure_ascii=False)[1:-1]
+        if len(piece) > limit:
+            piece = piece[: limit - 1] + "…"
+        return '"' + ("…" if lo else "") + piece + ("…" if hi < len(text) else "") + '"'
+
+    return cut(old), cut(new)
+
+
+def _items(v: Any) -> str:
+    """``fmt(v)``, or the ids of a list of keyed items."""
+    if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+        key = _list_key(v, [])
+        if key is not None:
+            return "items " + ", ".join(q(x[key]) for x in v)
+    return fmt(v)
+
+
 def _generic(d: Delta, subject: str) -> str:
     """A past-tense message for any delta, naming ``subject``."""
     if d.op == "added":
-        return f"{subject} was added: {fmt(d.new)}."
+        return f"{subject} was added: {_items(d.new)}."
     if d.op == "removed":
-        return f"Previously present {subject} was removed (it was {fmt(d.old)})."
+        return f"Previously present {subject} was removed (it was {_items(d.old)})."
     if d.op == "moved":
         return f"{subject} moved from index {d.old} to index {d.new}."
-    return f"Previously {subject} was {fmt(d.old)}; it is now {fmt(d.new)}{_membership(d)}."
+    old, new = fmt_pair(d.old, d.new)
+    return f"Previously {subject} was {old}; it is now {new}{_membership(d)}."
 
 
 def _membership(d: Delta) -> str:
@@ -467,7 +500,8 @@ def prose_changed(d: Delta) -> str | None:
         return f"Prose {where} was added: {fmt(d.new)}."
     if d.op == "removed":
         return f"Previously present prose {where} was removed."
-    return f"Previously {where} read {fmt(d.old)}; it now reads {fmt(d.new)}."
+    old, new = fmt_pair(d.old, d.new)
+    return f"Previously {where} read {old}; it now reads {new}."
 
 
 @rule("version_changed", EDITORIAL)
