@@ -89,9 +89,11 @@ def _add_core_commands(sub) -> None:
     )
     k = sub.add_parser(
         "check",
-        help="verify generated/ is exactly what the specs compile to",
+        help="verify generated/ is exactly what the specs compile to, and sealed studies against their seals",
         description="Recompile in memory and compare with generated/. Exit 0 when identical; 1 with a unified "
-        "diff naming each stale, edited, missing or unexpected file.",
+        "diff naming each stale, edited, missing or unexpected file. For each sealed study "
+        "(spec/studies/<id>.seal.json), also exit 1 naming each registered path that changed since the seal "
+        "without a later amendment declaring it.",
     )
     k.add_argument(
         "--language",

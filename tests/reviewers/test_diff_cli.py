@@ -203,3 +203,17 @@ def test_against_errors_are_user_errors(repo, tmp_path):
     )
     assert outside.returncode == 2
     assert "is not inside a git repository" in outside.stderr
+
+
+def test_help_explains_diff_seal_and_check(capsys):
+    for args, words in (
+        (["diff", "--help"], ["registered", "editorial", "--against", "--format"]),
+        (["seal", "--help"], ["seal.json", "amendment", "never overwritten"]),
+        (["check", "--help"], ["sealed study", "amendment"]),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            main(args)
+        assert exit_info.value.code == 0
+        out = " ".join(capsys.readouterr().out.split())
+        for word in words:
+            assert word in out, (args, word)

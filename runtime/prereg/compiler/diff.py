@@ -42,9 +42,14 @@ into the old one).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from prereg.compiler.load import load_yaml_text
+from prereg.errors import UserError
 
 REGISTERED = "registered"
 EDITORIAL = "editorial"
@@ -983,10 +988,6 @@ def rule_names() -> list[str]:
     return [r.name for r in RULES]
 
 
-def iter_rules() -> Iterator[Rule]:
-    return iter(RULES)
-
-
 # ---------------------------------------------------------------------------------------------
 # Reading specs (files and git revisions) and reporting
 
@@ -999,7 +1000,6 @@ class Comparison:
     old_label: str
     new_label: str
     changes: list[Change]
-    note: str = ""  # set when one side is absent (a study added or removed)
 
     @property
     def registered(self) -> int:
@@ -1011,11 +1011,6 @@ class Comparison:
 
 
 def parse_spec_text(text: str, label: str) -> dict:
-    from pathlib import Path
-
-    from prereg.compiler.load import load_yaml_text
-    from prereg.errors import UserError
-
     loaded = load_yaml_text(text, Path(label))
     if not isinstance(loaded.data, dict):
         raise UserError(f"{label}:1: a spec must be a mapping (a Study)")
@@ -1023,10 +1018,6 @@ def parse_spec_text(text: str, label: str) -> dict:
 
 
 def read_spec_file(path, label: str | None = None) -> dict:
-    from pathlib import Path
-
-    from prereg.errors import UserError
-
     path = Path(path)
     shown = label or str(path)
     try:
@@ -1048,8 +1039,6 @@ class Git:
     """Read files as committed at a revision (``git`` run without a shell)."""
 
     def __init__(self, cwd, ref: str):
-        from prereg.errors import UserError
-
         self.cwd = cwd
         self.ref = ref
         if not ref or ref.startswith("-") or any(ch in ref for ch in "\0\n:"):
@@ -1066,10 +1055,6 @@ class Git:
         self.commit = found.stdout.decode().strip()
 
     def _run(self, *args: str):
-        import subprocess
-
-        from prereg.errors import UserError
-
         try:
             return subprocess.run(
                 ["git", *args], cwd=self.cwd, capture_output=True, check=False, timeout=60
@@ -1090,8 +1075,6 @@ class Git:
 
     def read(self, rel: str) -> str | None:
         """The text of ``rel`` (relative to cwd) at the revision, or None when absent."""
-        from prereg.errors import UserError
-
         exists = self._run("cat-file", "-e", f"{self.commit}:./{rel}")
         if exists.returncode != 0:
             return None
@@ -1111,8 +1094,6 @@ def _first_line(data: bytes) -> str:
 
 def compare_against(project, ref: str, study: str | None = None) -> list[Comparison]:
     """Compare the project's specs (or one study's) with the same files at git revision ``ref``."""
-    from prereg.errors import UserError
-
     git = Git(project.root, ref)
     folder = project.rel(project.studies_dir)
     current = {p.stem: p for p in project.spec_files()}
@@ -1133,13 +1114,9 @@ def compare_against(project, ref: str, study: str | None = None) -> list[Compari
         old = parse_spec_text(text, old_label) if text is not None else None
         new = read_spec_file(current[sid], rel) if sid in current else None
         if old is None:
-            out.append(Comparison(sid, old_label, rel, [_whole(sid, new, "added")], "added"))
+            out.append(Comparison(sid, old_label, rel, [_whole(sid, new, "added")]))
         elif new is None:
-            out.append(
-                Comparison(
-                    sid, old_label, f"{rel} (absent)", [_whole(sid, old, "removed")], "removed"
-                )
-            )
+            out.append(Comparison(sid, old_label, f"{rel} (absent)", [_whole(sid, old, "removed")]))
         else:
             out.append(compare(old, new, sid, old_label, rel))
     return out
