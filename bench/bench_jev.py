@@ -19,20 +19,28 @@ from pathlib import Path
 
 import numpy as np
 
-from prereg.engines import StudyContext
 from prereg.engines.multicorrect import (
     COMMANDS,
     EvaluatorRow,
     Prediction,
     PublicChoiceList,
-    engine_config,
     evaluate_test,
     fit_threshold,
     pack,
     threshold_curve,
 )
 
-CONFIG = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "jev" / "config.json"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def study_engine_config():
+    """The engine configuration compiled from spec/studies/jev-multicorrect.yaml."""
+    from prereg.compiler.project import Project
+    from prereg.engines.multicorrect import study_config
+    from prereg.study import study_context
+
+    _, ctx = study_context(Project(ROOT), "jev-multicorrect")
+    return study_config(ctx.config)
 
 
 def make_pairs(n: int, split: str, rng: np.random.Generator, prefix: str):
@@ -73,7 +81,7 @@ def main() -> None:
     ap.add_argument("--lists", type=int, default=100_000, help="lists per split")
     ap.add_argument("--repeats", type=int, default=5)
     a = ap.parse_args()
-    cfg = engine_config(json.loads(CONFIG.read_text()))
+    cfg = study_engine_config()
     rng = np.random.default_rng(12345)
     t0 = time.perf_counter()
     val = make_pairs(a.lists, cfg.fit_split, rng, "v")
@@ -111,7 +119,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         write_jsonl(d, val + test)
-        ctx = StudyContext("bench", "sha256:" + "0" * 64, "0", json.loads(CONFIG.read_text()))
+        from prereg.compiler.project import Project
+        from prereg.study import study_context
+
+        _, ctx = study_context(Project(ROOT), "jev-multicorrect")
         runs = []
         for i in range(r):
             args = argparse.Namespace(
