@@ -262,3 +262,23 @@ def test_the_demo_steps_of_this_study_run(project_copy: Path, tmp_path: Path):
     assert sorted(p.name for p in (project_copy / "examples" / "jev").rglob("*")) == sorted(
         p.name for p in EXAMPLES.rglob("*")
     )
+
+
+def test_compiled_study_exposes_the_bound_python_api():
+    from prereg.compiler.project import Project
+    from prereg.study import load_generated
+
+    from tests.conftest import ROOT
+
+    study = load_generated(Project(ROOT), "jev-multicorrect")
+    lst = study.PublicChoiceList(request_id="r1", question="q?", candidates=("a", "b"))
+    seen = []
+    got = study.collect_public_predictions(lambda item: seen.append(item) or [0.25, 0.75], [lst])
+    assert seen == [lst]
+    assert list(got) == ["r1"]
+    try:
+        study.not_an_api_name
+    except AttributeError as exc:
+        assert "has no attribute 'not_an_api_name'" in str(exc)
+    else:
+        raise AssertionError("unknown names must raise AttributeError")

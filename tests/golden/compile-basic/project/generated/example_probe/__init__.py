@@ -67,3 +67,17 @@ def context(project_root=None) -> StudyContext:
         config=ENGINE_CONFIG,
         project_root=project_root,
     )
+
+
+def __getattr__(name):
+    """The engine's Python API, bound to this study's configuration, resolved on first use."""
+    import importlib
+
+    from .constants import ENGINE_CONFIG
+
+    api = getattr(importlib.import_module(ENGINE_MODULE), "api", None)
+    if api is not None:
+        bound = api(ENGINE_CONFIG)
+        if name in getattr(bound, "_fields", ()):
+            return getattr(bound, name)
+    raise AttributeError(f"study {STUDY_ID!r} has no attribute {name!r}")
