@@ -1,9 +1,9 @@
 """prereg compile / check: golden output, byte stability, staleness, safety, run-time digest pin."""
 
 import ast
-import re
 import importlib.util
 import json
+import re
 import shutil
 import sys
 from pathlib import Path

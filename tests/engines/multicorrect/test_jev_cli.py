@@ -267,7 +267,6 @@ def test_the_demo_steps_of_this_study_run(project_copy: Path, tmp_path: Path):
 def test_compiled_study_exposes_the_bound_python_api():
     from prereg.compiler.project import Project
     from prereg.study import load_generated
-
     from tests.conftest import ROOT
 
     study = load_generated(Project(ROOT), "jev-multicorrect")
@@ -276,9 +275,5 @@ def test_compiled_study_exposes_the_bound_python_api():
     got = study.collect_public_predictions(lambda item: seen.append(item) or [0.25, 0.75], [lst])
     assert seen == [lst]
     assert list(got) == ["r1"]
-    try:
-        study.not_an_api_name
-    except AttributeError as exc:
-        assert "has no attribute 'not_an_api_name'" in str(exc)
-    else:
-        raise AssertionError("unknown names must raise AttributeError")
+    with pytest.raises(AttributeError, match="has no attribute 'not_an_api_name'"):
+        _ = study.not_an_api_name
