@@ -1,0 +1,459 @@
+"""Scoring commands of the reachability-probe engine: ``handler(ctx, args) -> int``.
+
+- ``score``: ``args.outdir`` (a prepared folder), ``args.observations`` (JSONL),
+  ``args.calibrator`` (JSON artifact), ``args.calibrator_digest``, ``args.session_start``
+  (comma-separated ISO 8601 instants), ``args.evaluated_at``, ``args.out`` (SCORE.json; the
+  report SCORE.md is written beside it, same name with ``.md``).
+- ``simulate``: ``args.outdir``, ``args.scenario``, ``args.seed`` (integer), ``args.out``,
+  optional ``args.coverage``.
+- ``calibrator_fit``: ``args.observations``, ``args.gold`` (a prepared gold.json),
+  ``args.effective_at``, ``args.out``.
+
+Every handler needs ``args.project_root`` (set by the CLI) to find the study's compiled rules
+(``generated/<study>/rules.py``) and record-contract schemas (``generated/<study>/schemas/``).
+The prepared folder is verified against its preregistration.json (spec digest, corpus, gold,
+audit and dispatch-order digests) before anything is read from it.  Every refusal is a
+:class:`prereg.errors.UserError`, raised before any output is written.
+
+See :mod:`.scoring` for the ``scoring`` constant, :mod:`.calibrator` for ``calibration`` and
+``calibrator-fit``, :mod:`.simulate` for ``scenarios``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from prereg.compiler.project import Project
+from prereg.digest import PREFIX, digest, file_sha256, sha256_hex
+from prereg.engines import StudyContext
+from prereg.errors import UserError
+from prereg.files import canonical_bytes_nl, refuse_existing, write_files_new, write_new
+from prereg.records import read_records
+
+from .budget import iso_ms, parse_instant
+from .calibrator import fit_artifact, load_calibrator
+from .canon import canonical_record_json, record_digest
+from .commands import AUDIT, CORPUS, GOLD, PREREGISTRATION
+from .scoring import RowTable, Score, ScoringSpec, row_table, scoring_spec, terminal_p_yes
+from .scoring import score as score_rows
+from .simulate import simulate_observations
+
+
+def _out(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+# -- the compiled study -------------------------------------------------------------------------
+
+
+def study_module(ctx: StudyContext, args: argparse.Namespace) -> ModuleType:
+    from prereg.study import load_generated
+
+    root = getattr(args, "project_root", None)
+    if root is None:
+        raise UserError("internal: the command needs the project root (args.project_root)")
+    return load_generated(Project(Path(root)), ctx.study_id)
+
+
+def rules_module(module: ModuleType) -> ModuleType:
+    return importlib.import_module(module.__name__ + ".rules")
+
+
+def schema_path(module: ModuleType, contract: str) -> Path:
+    path = Path(module.__file__).parent / "schemas" / f"{contract}.schema.json"
+    if not path.exists():
+        raise UserError(
+            f"the study has no compiled record contract {contract!r} ({path.name} is missing)"
+        )
+    return path
+
+
+# -- the prepared folder ------------------------------------------------------------------------
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{path}: missing (is this a prepared folder?)") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserError(f"{path}: not valid JSON ({exc})") from None
+
+
+def _without(obj: Any, key: str, path: Path) -> dict:
+    if not isinstance(obj, dict):
+        raise UserError(f"{path}: not a JSON object")
+    return {k: v for k, v in obj.items() if k != key}
+
+
+def load_prepared(
+    ctx: StudyContext, outdir: Path, spec: ScoringSpec
+) -> tuple[dict, RowTable, dict]:
+    """(preregistration, row table, gold) of a prepared folder, every digest verified."""
+    outdir = Path(outdir)
+    prereg_path = outdir / PREREGISTRATION
+    prereg = _read_json(prereg_path)
+    if not isinstance(prereg, dict):
+        raise UserError(f"{prereg_path}: not a JSON object")
+    if prereg.get("specDigest") != ctx.spec_digest:
+        raise UserError(
+            f"{prereg_path}: prepared under spec {prereg.get('specDigest')}, not the current"
+            f" spec {ctx.spec_digest}; prepare again"
+        )
+    corpus_path = outdir / CORPUS
+    try:
+        corpus_bytes = corpus_path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{corpus_path}: missing (is this a prepared folder?)") from None
+    if PREFIX + sha256_hex(corpus_bytes) != prereg.get("corpusDigest"):
+        raise UserError(
+            f"{corpus_path}: digest differs from corpusDigest in {prereg_path}; the corpus was"
+            " altered after preparation"
+        )
+    gold_path = outdir / GOLD
+    gold = _without(_read_json(gold_path), "specDigest", gold_path)
+    if record_digest(gold) != prereg.get("goldDigest"):
+        raise UserError(
+            f"{gold_path}: digest differs from goldDigest in {prereg_path}; the gold file was"
+            " altered after preparation"
+        )
+    audit_path = outdir / AUDIT
+    audit = _without(_read_json(audit_path), "specDigest", audit_path)
+    if digest(audit) != prereg.get("auditDigest"):
+        raise UserError(f"{audit_path}: digest differs from auditDigest in {prereg_path}")
+    records = []
+    for line in corpus_bytes.decode("utf-8").splitlines():
+        rec = json.loads(line)
+        records.append((rec["id"], rec["split"], tuple(r["id"] for r in rec["requests"])))
+    if record_digest([r[0] for r in records]) != prereg.get("dispatchOrderDigest"):
+        raise UserError(f"{corpus_path}: row order differs from dispatchOrderDigest")
+    table = row_table(ctx.config, spec, records, gold)
+    return prereg, table, gold
+
+
+# -- score --------------------------------------------------------------------------------------
+
+
+def _session_starts(text: str) -> list[datetime]:
+    parts = [p.strip() for p in str(text).split(",") if p.strip()]
+    if not parts:
+        raise UserError("--session-start: give at least one ISO 8601 instant")
+    return [parse_instant(p, "--session-start") for p in parts]
+
+
+def check_clock(
+    starts: list[datetime],
+    evaluated_at: datetime,
+    now: datetime,
+    session: timedelta,
+    calibrator,
+) -> datetime:
+    """The collection-end bound, after checking the scoring clock (see the module docstring)."""
+    bound = max(starts) + session
+    if evaluated_at < bound:
+        raise UserError(
+            f"--evaluated-at {iso_ms(evaluated_at)} is before the collection-end bound"
+            f" {iso_ms(bound)} (the latest session start {iso_ms(max(starts))} + the session"
+            " length); the collection may still be running"
+        )
+    if evaluated_at > now:
+        raise UserError(
+            f"--evaluated-at {iso_ms(evaluated_at)} is in the future (now {iso_ms(now)})"
+        )
+    for what, t in (("the collection-end bound", bound), ("--evaluated-at", evaluated_at)):
+        if not calibrator.valid_at(t):
+            state = "expired" if t > calibrator.expires_at else "not yet effective"
+            raise UserError(
+                f"calibrator {calibrator.id} is {state} at {what} {iso_ms(t)} (valid"
+                f" {calibrator.window()})"
+            )
+    return bound
+
+
+def _num(x) -> str:
+    return "–" if x is None else f"{x}"
+
+
+def render_markdown(doc: Mapping[str, Any], spec: ScoringSpec) -> str:
+    m = spec.metrics
+    lines = [
+        f"# Score of {doc['studyId']} {doc['version']}",
+        "",
+        f"- spec digest: `{doc['specDigest']}`",
+        f"- seed: `{doc['seed']}`; corpus `{doc['corpusDigest']}`; gold `{doc['goldDigest']}`",
+        f"- observations: `{doc['observations']['sha256']}`, {doc['observations']['records']}"
+        f" records, {doc['observations']['observedRows']} of {doc['observations']['rows']}"
+        " rows observed",
+        f"- calibrator: `{doc['calibrator']['id']}` (`{doc['calibrator']['digest']}`), valid"
+        f" {doc['calibrator']['effectiveAt']} to {doc['calibrator']['expiresAt']}",
+        f"- collection-end bound {doc['clock']['collectionEndBound']}; evaluated at"
+        f" {doc['clock']['evaluatedAt']}",
+        "",
+        f"**Decision: {doc['decision']}**",
+        "",
+        "## Gates",
+        "",
+    ]
+    for g in doc["gates"]:
+        state = "passed" if g["passed"] else f"FAILED in {len(g['failures'])} cell(s)"
+        lines.append(f"- {g['id']}: {g['metric']} {g['op']} {g['value']}: {state}")
+        for f in g["failures"]:
+            lines.append(f"  - {f['cell']}: {_num(f['figure'])}")
+    lines += ["", "## Verdicts", "", "| hypothesis | verdict |", "|---|---|"]
+    lines += [f"| {h} | {v} |" for h, v in doc["verdicts"].items()]
+    lines += [
+        "",
+        "## Cells",
+        "",
+        f"| cell | rows | observed | {m['coverage']} | {m['accuracy']} (Wilson) |"
+        f" {m['saidYes']} | {m['calibratedAccuracy']} | {m['meanConfidence']} |"
+        f" {m['ece']} | unreliable | by position |",
+        "|---|---:|---:|---:|---|---:|---:|---:|---:|---|---|",
+    ]
+    for c in doc["cells"]:
+        acc = c[m["accuracy"]]
+        pos = "; ".join(
+            f"{k} {_num(v['accuracy'])} ({v['observed']})" for k, v in c["byPosition"].items()
+        )
+        lines.append(
+            f"| {c['cell']} | {c['rows']} | {c['observed']} | {_num(c[m['coverage']])} |"
+            f" {_num(acc['estimate'])} [{_num(acc['lower'])}, {_num(acc['upper'])}] |"
+            f" {_num(c[m['saidYes']])} | {_num(c[m['calibratedAccuracy']]['estimate'])} |"
+            f" {_num(c[m['meanConfidence']])} | {_num(c[m['ece']])} |"
+            f" {'yes' if c['calibrationUnreliable'] else 'no'} | {pos} |"
+        )
+    lines += [
+        "",
+        f"## {m['auroc']} (Hanley–McNeil interval, report only)",
+        "",
+        "| group | negatives | positives / negatives | estimate | interval |",
+        "|---|---|---:|---:|---|",
+    ]
+    for a in doc["auroc"]:
+        g = ", ".join(f"{k} {v}" for k, v in a["group"].items())
+        lines.append(
+            f"| {g} | {a['negative']} | {a['positives']} / {a['negatives']} |"
+            f" {_num(a['estimate'])} | [{_num(a['lower'])}, {_num(a['upper'])}] |"
+        )
+    hyps = list(doc["verdicts"])
+    for h in hyps:
+        es = [e for e in doc["estimates"] if e["hypothesis"] == h]
+        cs = [c for c in doc["contrasts"] if c["hypothesis"] == h]
+        lines += ["", f"## {h}: {doc['verdicts'][h]}", ""]
+        if es:
+            lines += ["| estimate | k / n | estimate | interval |", "|---|---:|---:|---|"]
+            for e in es:
+                lines.append(
+                    f"| {e['id']} | {e['k']} / {e['n']} | {_num(e['estimate'])} |"
+                    f" [{_num(e['lower'])}, {_num(e['upper'])}] |"
+                )
+            lines.append("")
+        if cs:
+            lines += [
+                "| contrast | a k/n | b k/n | a − b | interval | P | adjusted P |",
+                "|---|---:|---:|---:|---|---:|---:|",
+            ]
+            for c in cs:
+                lines.append(
+                    f"| {c['id']} | {c['a']['k']}/{c['a']['n']} | {c['b']['k']}/{c['b']['n']} |"
+                    f" {_num(c['estimate'])} | [{_num(c['lower'])}, {_num(c['upper'])}] |"
+                    f" {_num(c['p'])} | {_num(c['adjustedP'])} |"
+                )
+    return "\n".join(lines) + "\n"
+
+
+def score_document(
+    ctx: StudyContext,
+    spec: ScoringSpec,
+    prereg: Mapping[str, Any],
+    result: Score,
+    *,
+    observations: Mapping[str, Any],
+    calibrator,
+    starts: list[datetime],
+    bound: datetime,
+    evaluated_at: datetime,
+) -> dict[str, Any]:
+    return {
+        "schemaVersion": spec.schema_version,
+        "studyId": ctx.study_id,
+        "version": ctx.version,
+        "specDigest": ctx.spec_digest,
+        "seed": prereg.get("seed"),
+        "corpusDigest": prereg.get("corpusDigest"),
+        "goldDigest": prereg.get("goldDigest"),
+        "observations": dict(observations),
+        "calibrator": {
+            "id": calibrator.id,
+            "digest": calibrator.digest,
+            "effectiveAt": iso_ms(calibrator.effective_at),
+            "expiresAt": iso_ms(calibrator.expires_at),
+        },
+        "clock": {
+            "sessionStarts": [iso_ms(t) for t in sorted(starts)],
+            "collectionEndBound": iso_ms(bound),
+            "evaluatedAt": iso_ms(evaluated_at),
+        },
+        "complete": not result.gated,
+        "gates": result.gates,
+        "verdicts": result.verdicts,
+        "decision": result.decision,
+        "cells": result.cells,
+        "auroc": result.auroc,
+        "estimates": result.estimates,
+        "contrasts": result.contrasts,
+    }
+
+
+def _markdown_path(out: Path) -> Path:
+    return out.with_suffix(".md") if out.suffix else out.with_name(out.name + ".md")
+
+
+def score(ctx: StudyContext, args: argparse.Namespace) -> int:
+    spec = scoring_spec(ctx.config)
+    out = Path(args.out)
+    md = _markdown_path(out)
+    refuse_existing(out, md)
+    module = study_module(ctx, args)
+    rules = rules_module(module)
+    cal_cfg = ctx.config["constants"]["calibration"]
+    starts = _session_starts(args.session_start)
+    evaluated_at = parse_instant(args.evaluated_at, "--evaluated-at")
+    calibrator = load_calibrator(
+        args.calibrator,
+        schema_path(module, spec.contracts["calibrator"]),
+        args.calibrator_digest,
+        float(cal_cfg["validDays"]),
+    )
+    bound = check_clock(
+        starts,
+        evaluated_at,
+        datetime.now(UTC),
+        timedelta(minutes=float(cal_cfg["sessionMinutes"])),
+        calibrator,
+    )
+    prereg, table, _ = load_prepared(ctx, Path(args.outdir), spec)
+    obs_path = Path(args.observations)
+    records = read_records(obs_path, schema_path(module, spec.contracts["observation"]), "jsonl")
+    p = terminal_p_yes(records, table, spec, str(obs_path))
+    result = score_rows(ctx.config, rules, table, p, calibrator.blocks, spec)
+    sha, _ = file_sha256(obs_path)
+    doc = score_document(
+        ctx,
+        spec,
+        prereg,
+        result,
+        observations={
+            "sha256": PREFIX + sha,
+            "records": len(records),
+            "rows": len(table.ids),
+            "observedRows": result.observed_rows,
+        },
+        calibrator=calibrator,
+        starts=starts,
+        bound=bound,
+        evaluated_at=evaluated_at,
+    )
+    data = canonical_bytes_nl(doc)
+    write_files_new([(out, data, 0o644), (md, render_markdown(doc, spec), 0o644)])
+    _out(f"scored {result.observed_rows:,} of {len(table.ids):,} rows into {out} and {md}")
+    if result.gated:
+        failed = [g["id"] for g in doc["gates"] if not g["passed"]]
+        _out(f"  gate(s) failed: {', '.join(failed)}; every verdict is insufficient")
+    for h, v in result.verdicts.items():
+        _out(f"  {h}: {v}")
+    _out(f"  decision: {result.decision}")
+    _out(f"  {out.name}: {PREFIX}{sha256_hex(data)}")
+    return 0
+
+
+# -- simulate -----------------------------------------------------------------------------------
+
+
+def simulate(ctx: StudyContext, args: argparse.Namespace) -> int:
+    spec = scoring_spec(ctx.config)
+    out = Path(args.out)
+    refuse_existing(out)
+    _, table, _ = load_prepared(ctx, Path(args.outdir), spec)
+    coverage = getattr(args, "coverage", None)
+    recs = simulate_observations(
+        ctx.config,
+        table,
+        spec,
+        args.scenario,
+        int(args.seed),
+        None if coverage is None else float(coverage),
+    )
+    data = b"".join(canonical_record_json(r) + b"\n" for r in recs)
+    write_new(out, data)
+    observed = len({r[spec.fields["row"]] for r in recs if r[spec.fields["pYes"]] is not None})
+    _out(
+        f"wrote {len(recs):,} attempts ({observed:,} of {len(table.ids):,} rows answered) of"
+        f" scenario {args.scenario!r}, seed {args.seed}, to {out}"
+    )
+    return 0
+
+
+# -- calibrator-fit -----------------------------------------------------------------------------
+
+
+def calibrator_fit(ctx: StudyContext, args: argparse.Namespace) -> int:
+    spec = scoring_spec(ctx.config)
+    out = Path(args.out)
+    refuse_existing(out)
+    module = study_module(ctx, args)
+    consts = ctx.config["constants"]
+    fit_cfg = consts["calibrator-fit"]
+    gold_path = Path(args.gold)
+    gold = _read_json(gold_path)
+    labels = gold.get("labels") if isinstance(gold, dict) else None
+    if not isinstance(labels, dict):
+        raise UserError(f"{gold_path}: not a gold file (no labels object)")
+    ids = tuple(sorted(labels))
+    light = RowTable(
+        ids=ids,
+        index={r: i for i, r in enumerate(ids)},
+        requests=((spec.request,),) * len(ids),
+        cell=np.zeros(len(ids), dtype=np.int64),
+        position=np.zeros(len(ids), dtype=np.int64),
+        gold_yes=np.array([labels[r] == spec.label_yes for r in ids], dtype=bool),
+        cells=(),
+        factors=(),
+    )
+    obs_path = Path(args.observations)
+    records = read_records(obs_path, schema_path(module, spec.contracts["observation"]), "jsonl")
+    p = terminal_p_yes(records, light, spec, str(obs_path))
+    observed = ~np.isnan(p)
+    artifact = fit_artifact(
+        p[observed],
+        light.gold_yes[observed].astype(int),
+        effective_at=args.effective_at,
+        valid_days=float(consts["calibration"]["validDays"]),
+        min_block_size=int(fit_cfg["minBlockSize"]),
+        id_prefix=str(fit_cfg["idPrefix"]),
+    )
+    write_new(out, canonical_bytes_nl(artifact))
+    _out(
+        f"fitted calibrator {artifact['id']} on {int(observed.sum()):,} observed rows:"
+        f" {len(artifact['blocks'])} blocks, effective {artifact['effectiveAt']} for"
+        f" {artifact['expiresAfterDays']} days, written to {out}"
+    )
+    _out(artifact["digest"])
+    return 0
+
+
+SCORE_COMMANDS = {
+    "score": score,
+    "simulate": simulate,
+    "calibrator_fit": calibrator_fit,
+}
