@@ -198,3 +198,19 @@ def test_record_contract_schema_refuses_bad_records(tmp_path):
     assert f"{path}:3: at /: unexpected field 'x'" in text
     assert f"{path}:3: at /attempt: 0 is less than the minimum of 1" in text
     assert f"{path}:3: at /pYes: expected ['number', 'null'], got true" in text
+
+
+def test_engine_config_is_the_spec_registered_content(repo_root):
+    """What generated/<study>/constants.py hands an engine equals spec_config of the parsed spec."""
+    import importlib
+
+    from prereg.compiler.build import engine_config, load_all
+    from prereg.study import load_generated
+
+    project = Project(repo_root)
+    for study in load_all(project):
+        module = load_generated(project, study.id)
+        constants = importlib.import_module(module.__name__ + ".constants")
+        assert json.loads(json.dumps(constants.ENGINE_CONFIG)) == json.loads(
+            json.dumps(engine_config(study.data))
+        )
