@@ -19,34 +19,45 @@ from prereg.errors import UserError
 
 
 class StrictJSONError(ValueError):
-    pass
+    """A JSON text that is valid for Python's json module but not for prereg."""
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise StrictJSONError(f"duplicate key {k!r}")
-        out[k] = v
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise StrictJSONError(f"duplicate key {k!r}")
+            seen.add(k)
     return out
 
 
 def _bad_constant(name: str) -> Any:
-    raise StrictJSONError(f"{name} is not a JSON number")
+    raise StrictJSONError(f"{name} is not a JSON value")
 
 
 def _float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise StrictJSONError(f"number {text} overflows")
+        raise StrictJSONError(f"number {text} overflows a double")
     return value
 
 
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_bad_constant, parse_float=_float)
+
+
 def loads_strict(text: str) -> Any:
-    """json.loads that refuses duplicate keys, NaN/Infinity and overflowing numbers."""
-    return json.loads(
-        text, object_pairs_hook=_no_duplicates, parse_constant=_bad_constant, parse_float=_float
-    )
+    """Parse JSON refusing duplicate keys, NaN/Infinity literals and numbers that overflow.
+
+    The project's one strict JSON reader. Raises ``StrictJSONError`` for those, or
+    ``json.JSONDecodeError`` (which carries line and column) for malformed text; both are
+    ``ValueError``s.
+    """
+    try:
+        return _DECODER.decode(text)
+    except RecursionError:
+        raise StrictJSONError("nesting too deep to parse") from None
 
 
 def json_path(path) -> str:

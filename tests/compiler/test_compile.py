@@ -194,7 +194,7 @@ def test_record_contract_schema_refuses_bad_records(tmp_path):
     with pytest.raises(UserError) as info:
         read_records(path, schema, "jsonl")
     text = "\n".join(info.value.lines())
-    assert f"{path}:2: not valid JSON: NaN is not a JSON number" in text
+    assert f"{path}:2: not valid JSON: NaN is not a JSON value" in text
     assert f"{path}:3: at /: unexpected field 'x'" in text
     assert f"{path}:3: at /attempt: 0 is less than the minimum of 1" in text
     assert f"{path}:3: at /pYes: expected ['number', 'null'], got true" in text

@@ -538,7 +538,7 @@ def test_wrong_file_type(x6: Case, role: str, path: str, wanted: str) -> None:
     [
         (b'{"python": "3.11",}\n', "line 1 column 19: not valid JSON"),
         (b'{"a": 1, "a": 2}\n', "not valid JSON: duplicate key 'a'"),
-        (b'{"a": NaN}\n', "not valid JSON: NaN is not JSON"),
+        (b'{"a": NaN}\n', "not valid JSON: NaN is not a JSON value"),
         (b"\xef\xbb\xbf{}\n", "starts with a byte order mark"),
         (b'{"a": "\xff"}\n', "not UTF-8 (byte 7)"),
         (b"", "line 1 column 1: not valid JSON"),
@@ -934,7 +934,7 @@ def test_input_problems_collected_together(x6: Case) -> None:
             '{"schema": "idkmesh.s3-freeze-input.v1",\n "seeds": {"a": 1, "a": 2}}',
             "duplicate key 'a'",
         ),
-        ('{"seeds": NaN}', "NaN is not JSON"),
+        ('{"seeds": NaN}', "NaN is not a JSON value"),
         ('{"schema": \n', "line 2 column 1: not valid JSON"),
         ("[]", "$: a freeze input is a JSON object"),
     ],

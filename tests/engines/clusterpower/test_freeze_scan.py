@@ -116,9 +116,9 @@ def test_a_very_deep_document_is_scanned_without_recursion() -> None:
     "text, message",
     [
         ('{"a": 1, "b": {"c": 2, "c": 3}}', "duplicate key 'c'"),
-        ('{"a": NaN}', "NaN is not JSON"),
-        ("[Infinity]", "Infinity is not JSON"),
-        ("[-Infinity]", "-Infinity is not JSON"),
+        ('{"a": NaN}', "NaN is not a JSON value"),
+        ("[Infinity]", "Infinity is not a JSON value"),
+        ("[-Infinity]", "-Infinity is not a JSON value"),
         ("[1e400]", "number 1e400 overflows"),
         ("[" * 100_000 + "]" * 100_000, "nesting too deep to parse"),
     ],

@@ -234,7 +234,7 @@ CASES = [
         1,
         '{"request_id": "v1", "refused": false, "probabilities": [0.6, 0.4, 1e999]}',
         "predictions.jsonl:1",
-        "probabilities[2] is not finite",
+        "number 1e999 overflows a double",
     ),
     (
         "predictions.jsonl",

@@ -78,7 +78,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import re
 import stat
@@ -91,6 +90,7 @@ import jsonschema
 
 from prereg.digest import canonical_json, digest_hex
 from prereg.errors import UserError
+from prereg.records import loads_strict
 
 #: Read size for streaming hashes (1 MiB: measured within noise of 256 KiB-8 MiB here).
 HASH_CHUNK = 1 << 20
@@ -312,41 +312,7 @@ class FreezeConfig:
 # strict JSON and JSON paths
 
 
-class _StrictJSONError(ValueError):
-    pass
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise _StrictJSONError(f"duplicate key {k!r} in an object")
-        out[k] = v
-    return out
-
-
-def _constant(name: str) -> Any:
-    raise _StrictJSONError(f"{name} is not JSON")
-
-
-def _finite_float(text: str) -> float:
-    x = float(text)
-    if not math.isfinite(x):
-        raise _StrictJSONError(f"number {text} overflows a double")
-    return x
-
-
-def strict_loads(text: str) -> Any:
-    """Parse JSON refusing duplicate keys, NaN/Infinity literals and overflowing numbers.
-
-    Raises ``ValueError`` (``json.JSONDecodeError`` carries the line and column).
-    """
-    try:
-        return json.loads(
-            text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_finite_float
-        )
-    except RecursionError:
-        raise _StrictJSONError("nesting too deep to parse") from None
+strict_loads = loads_strict  # the project's strict JSON reader (prereg.records)
 
 
 def decode_utf8(data: bytes) -> tuple[str | None, str | None]:

@@ -30,39 +30,20 @@ from prereg.engines.multicorrect.records import (
     probability_problems,
 )
 from prereg.errors import UserError
+from prereg.records import StrictJSONError, loads_strict
 
 
 class _LineError(ValueError):
     pass
 
 
-def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        for k, _ in pairs:
-            if k in seen:
-                raise _LineError(f"duplicate key {k!r}")
-            seen.add(k)
-    return out
-
-
-def _no_constant(name: str) -> Any:
-    raise _LineError(f"{name} is not a JSON value")
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_pairs_hook, parse_constant=_no_constant)
-
-
 def _loads(text: str) -> Any:
     try:
-        return _DECODER.decode(text)
-    except _LineError:
-        raise
+        return loads_strict(text)
+    except StrictJSONError as e:
+        raise _LineError(str(e)) from None
     except json.JSONDecodeError as e:
         raise _LineError(f"invalid JSON: {e.msg} at column {e.colno}") from None
-    except RecursionError:
-        raise _LineError("invalid JSON: nested too deeply") from None
     except ValueError as e:  # e.g. an integer literal longer than Python converts
         raise _LineError(f"invalid JSON: {e}") from None
 
