@@ -5,6 +5,7 @@ import importlib.util
 import json
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 from prereg.cli import main
 from prereg.compiler.project import Project
 from prereg.digest import digest
-from tests.conftest import run_prereg
+from tests.conftest import ROOT, run_prereg
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "compile-basic" / "project"
 
@@ -214,3 +215,26 @@ def test_engine_config_is_the_spec_registered_content(repo_root):
         assert json.loads(json.dumps(constants.ENGINE_CONFIG)) == json.loads(
             json.dumps(engine_config(study.data))
         )
+
+
+def test_running_a_study_never_imports_linkml(tmp_path):
+    code = (
+        "import sys\n"
+        "from prereg.cli import main\n"
+        f"rc = main(['jev-multicorrect', 'diagnostic', '--seeds', '42', '--out', {str(tmp_path / 'd.json')!r}])\n"
+        "assert rc == 0, rc\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('linkml', 'linkml_runtime'))\n"
+        "print('LINKML', loaded)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "LINKML []" in result.stdout
+
+
+def test_project_is_found_from_a_subfolder(tmp_path):
+    project = tmp_path / "p"
+    shutil.copytree(GOLDEN, project)
+    sub = project / "spec" / "studies"
+    result = run_prereg("check", cwd=sub)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "generated/ matches the specs" in result.stdout
