@@ -1,9 +1,15 @@
 """The demo: run every study's operator commands on bundled inputs, into one output folder.
 
 The steps are data (examples/demo.json): each names a study command and its arguments, with
-``{out}`` standing for the step's output folder and ``{root}`` for the project root.  The
-runner checks that generated/ is current, runs the steps in order with visible progress, and
-writes index.html and index.md listing what each step produced.
+``{out}`` standing for the step's output folder (``OUT/<study>``) and ``{root}`` for the
+project root.  The runner checks that generated/ is current, runs the steps in order with
+visible progress, then builds each study's report from its folder (:mod:`prereg.reports`:
+``OUT/<study>/report.html``, ``report.md`` and ``figures/``) and writes ``OUT/index.html`` and
+``OUT/index.md`` linking them with each study's status.  Nothing written carries a timestamp
+or an absolute path of the machine, so two runs give the same bytes.
+
+``OUT`` is new for every run: an existing one is refused unless ``force`` is given (then it is
+removed first).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from pathlib import Path
 from prereg.compiler import build
 from prereg.compiler.project import Project
 from prereg.errors import UserError
+from prereg.files import write_new
 
 PLAN = Path("examples/demo.json")
 
@@ -26,13 +33,25 @@ def _fill(arg: str, out: Path, root: Path) -> str:
     return arg.replace("{out}", str(out)).replace("{root}", str(root))
 
 
+def _need_matplotlib() -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise UserError(
+            "the demo's reports need matplotlib (the 'reports' extra):"
+            " pip install -e '.[reports]', or run make demo"
+        ) from None
+
+
 def run_demo(project: Project, out: Path, force: bool = False) -> int:
     from prereg.cli import main as cli_main
+    from prereg.reports import Step
 
     plan_path = project.root / PLAN
     if not plan_path.exists():
         raise UserError(f"{PLAN}: the demo plan is missing")
     plan = json.loads(plan_path.read_text(encoding="utf-8"))
+    _need_matplotlib()
     if out.exists():
         if not force:
             raise UserError(f"{out}: an earlier demo run is there; remove it or pass --force")
@@ -44,59 +63,128 @@ def run_demo(project: Project, out: Path, force: bool = False) -> int:
             "generated/ is stale: run make generate", problems=[s.splitlines()[0] for s in stale]
         )
     out.mkdir(parents=True)
-    results = []
+    results: list[Step] = []
+    total = len(plan["steps"])
+    started = time.perf_counter()
     for i, step in enumerate(plan["steps"], start=1):
         step_out = out / step["study"]
         step_out.mkdir(exist_ok=True)
-        argv = [
-            "--project",
-            str(project.root),
-            step["study"],
-            *(_fill(a, step_out, project.root) for a in step["args"]),
-        ]
-        print(
-            f"[{i}/{len(plan['steps'])}] {step['title']}: prereg {' '.join(argv[2:])}", flush=True
-        )
+        args = [_fill(a, step_out, project.root) for a in step["args"]]
+        argv = ["--project", str(project.root), step["study"], *args]
+        print(f"[{i}/{total}] {step['title']}: prereg {' '.join(argv[2:])}", flush=True)
         t0 = time.perf_counter()
         code = cli_main(argv)
         seconds = time.perf_counter() - t0
         ok = code in step.get("expect_exit", [0])
         results.append(
-            {
-                "step": step["title"],
-                "study": step["study"],
-                "exit": code,
-                "ok": ok,
-                "seconds": round(seconds, 2),
-            }
+            Step(
+                title=step["title"],
+                command=step["args"][0] if step["args"] else "",
+                template=list(step["args"]),
+                args=args,
+                exit=code,
+                ok=ok,
+            )
         )
+        print(f"      {'ok' if ok else 'FAILED'} in {seconds:.1f} s", flush=True)
         if not ok:
             print(f"demo step failed (exit {code}): {step['title']}", file=sys.stderr)
-            _write_index(out, results)
+            studies = _studies(plan, results)
+            _write_index(out, studies, {})
             return 1
-    _write_index(out, results)
-    print(f"demo finished: {len(results)} steps; reports in {out}/index.html")
+    studies = _studies(plan, results)
+    print("writing reports ...", flush=True)
+    reports = _write_reports(project, out, studies)
+    _write_index(out, studies, reports)
+    seconds = time.perf_counter() - started
+    print(f"demo finished: {len(results)} steps in {seconds:.1f} s", flush=True)
+    for study, (status, good) in reports.items():
+        print(f"  {study}: {status}{'' if good else '  [attention]'}")
+        print(f"    {out / study / 'report.html'}")
+    print(f"reports: {out / 'index.html'}")
     return 0
 
 
-def _write_index(out: Path, results: list[dict]) -> None:
+def _studies(plan: dict, results: list) -> dict[str, list]:
+    """Study id -> the steps that ran for it, studies in the plan's order."""
+    studies: dict[str, list] = {s["study"]: [] for s in plan["steps"]}
+    for spec, result in zip(plan["steps"], results, strict=False):
+        studies[spec["study"]].append(result)
+    return studies
+
+
+def _write_reports(project: Project, out: Path, studies: dict[str, list]) -> dict:
+    from prereg.reports import build_report, study_info
+    from prereg.reports.page import write_report
+
+    reports = {}
+    for study, steps in studies.items():
+        report = build_report(study_info(project, study), out / study, steps)
+        write_report(report, out / study)
+        reports[study] = (report.status, report.ok)
+    return reports
+
+
+def _write_index(out: Path, studies: dict[str, list], reports: dict) -> None:
+    from prereg.reports.page import html_page, status_html
+
     files = sorted(
         p.relative_to(out).as_posix()
         for p in out.rglob("*")
         if p.is_file() and p.name not in ("index.html", "index.md")
     )
-    rows = "".join(
-        f"<tr><td>{html.escape(r['study'])}</td><td>{html.escape(r['step'])}</td><td>{'ok' if r['ok'] else 'FAILED'}</td></tr>"
-        for r in results
+    h = ["<h1>prereg demo</h1>\n"]
+    md = ["# prereg demo", ""]
+    all_ok = all(s.ok for steps in studies.values() for s in steps) and all(
+        ok for _, ok in reports.values()
     )
-    links = "".join(f'<li><a href="{html.escape(f)}">{html.escape(f)}</a></li>' for f in files)
-    page = (
-        "<!doctype html><html><head><meta charset='utf-8'><title>prereg demo</title>"
-        "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}td{padding:.2em .8em}</style>"
-        f"</head><body><h1>prereg demo</h1><table>{rows}</table><h2>Outputs</h2><ul>{links}</ul></body></html>\n"
+    ran = all(s for s in studies.values())
+    overall = "every step ran" if ran and all_ok else "attention needed (see below)"
+    h.append(status_html(overall, ran and all_ok))
+    md += [f"**{overall}**", ""]
+    h.append(
+        "<p>One report per study: what ran, on which inputs (by digest), what came out, with"
+        " the study's registered PREREG.md rendered below it.</p>\n"
     )
-    (out / "index.html").write_text(page, encoding="utf-8")
-    md = ["# prereg demo", "", "| study | step | result |", "|---|---|---|"]
-    md += [f"| {r['study']} | {r['step']} | {'ok' if r['ok'] else 'FAILED'} |" for r in results]
-    md += ["", "## Outputs", ""] + [f"- [{f}]({f})" for f in files]
-    (out / "index.md").write_text("\n".join(md) + "\n", encoding="utf-8")
+    h.append("<table><thead><tr><th>study</th><th>status</th><th>report</th></tr></thead><tbody>")
+    md += ["| study | status | report |", "|---|---|---|"]
+    for study, steps in studies.items():
+        if study in reports:
+            status, ok = reports[study]
+            link = f"{study}/report.html"
+            cell = f'<a href="{html.escape(link)}">report</a> · <a href="{html.escape(study)}/report.md">Markdown</a>'
+            mdlink = f"[report]({study}/report.md)"
+        else:
+            failed = [s for s in steps if not s.ok]
+            if failed:
+                status, ok = f"step failed (exit {failed[0].exit}): {failed[0].title}", False
+            elif not steps:
+                status, ok = "not run", False
+            else:
+                status, ok = "steps ran; no report", False
+            cell, mdlink = "–", "–"
+        mark = "" if ok else ' class="bad"'
+        h.append(
+            f"<tr><td><code>{html.escape(study)}</code></td><td{mark}>{html.escape(status)}</td>"
+            f"<td>{cell}</td></tr>"
+        )
+        md.append(f"| `{study}` | {status} | {mdlink} |")
+    h.append("</tbody></table>\n<h2>Steps</h2>\n")
+    md += ["", "## Steps", "", "| study | step | result |", "|---|---|---|"]
+    h.append("<table><thead><tr><th>study</th><th>step</th><th>result</th></tr></thead><tbody>")
+    for study, steps in studies.items():
+        for s in steps:
+            res = "ok" if s.ok else f"FAILED (exit {s.exit})"
+            h.append(
+                f"<tr><td><code>{html.escape(study)}</code></td><td>{html.escape(s.title)}</td>"
+                f"<td>{res}</td></tr>"
+            )
+            md.append(f"| `{study}` | {s.title} | {res} |")
+    h.append("</tbody></table>\n<h2>Outputs</h2>\n<ul>")
+    md += ["", "## Outputs", ""]
+    for f in files:
+        h.append(f'<li><a href="{html.escape(f)}"><code>{html.escape(f)}</code></a></li>')
+        md.append(f"- [{f}]({f})")
+    h.append("</ul>\n")
+    write_new(out / "index.html", html_page("prereg demo", "".join(h)))
+    write_new(out / "index.md", "\n".join(md) + "\n")

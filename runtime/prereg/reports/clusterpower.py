@@ -1,0 +1,212 @@
+"""Report of a cluster-power-freeze study (s3-verifier-freeze kind).
+
+Reads the outputs its commands wrote (found through the steps: the ``power_plan`` step's
+``--out``, the ``freeze_manifest`` step's ``--out`` and input, the ``validate`` step's result):
+
+- the power plan: status, selected task count, and a figure of simulated power against the
+  task-count ladder with 95% Monte Carlo intervals (±z·mc_se) and the plan's own target power;
+- the freeze manifest: every bound artifact by role with its SHA-256, and whether validation
+  (which re-hashes every bound file) held.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from scipy.stats import norm
+
+from prereg.reports import Step, StudyInfo, plot
+from prereg.reports.common import (
+    file_input,
+    fmt,
+    header,
+    inputs_block,
+    read_json,
+    registered,
+    sha,
+    steps_block,
+)
+from prereg.reports.page import Facts, Figure, Heading, Para, Report, Table
+
+MC_LEVEL = 0.95  # the Monte Carlo error bars drawn (a display choice, stated in the caption)
+
+
+def _target(plan: dict) -> float | None:
+    t = (plan.get("frozen") or {}).get("target_power")
+    if isinstance(t, dict) and t.get("denominator"):
+        return t["numerator"] / t["denominator"]
+    return t if isinstance(t, (int, float)) else None
+
+
+def power_figure(plan: dict, name: str = "power") -> Figure:
+    rungs = [r for r in plan.get("rungs", []) if r.get("power") is not None]
+    target = _target(plan)
+    selected = plan.get("selected_task_count")
+    z = float(norm.ppf(0.5 + MC_LEVEL / 2))
+    title = "Simulated power against task count"
+    with plot.figure(6.4, 3.6) as (fig, ax):
+        xs = [r["task_count"] for r in rungs]
+        ys = [r["power"] for r in rungs]
+        err = [z * r["mc_se"] for r in rungs]
+        ax.errorbar(
+            xs, ys, yerr=err, fmt="o-", color=plot.BLUE, capsize=3, lw=1.2, ms=4,
+            label=f"power ({MC_LEVEL:.0%} Monte Carlo interval)",
+        )  # fmt: skip
+        if target is not None:
+            ax.axhline(target, color=plot.RED, ls="--", lw=1, label=f"target power {fmt(target)}")
+        if selected is not None:
+            ax.axvline(selected, color=plot.GREEN, ls=":", lw=1.2, label=f"selected: {selected}")
+        ax.set_xscale("log")
+        ax.set_xticks(xs, [str(x) for x in xs])
+        ax.minorticks_off()
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel("confirmatory task count (log scale)")
+        ax.set_ylabel("power")
+        ax.set_title(title)
+        ax.legend(loc="lower right")
+        svg = plot.svg(fig, name, title)
+    n_sims = sorted({r.get("simulations") for r in rungs})
+    return Figure(
+        name,
+        title,
+        svg,
+        f"Each point is the share of {', '.join(fmt(s) for s in n_sims)} simulated studies that"
+        f" reject at that task count; bars are ±{z:.2f} Monte Carlo standard errors"
+        f" ({MC_LEVEL:.0%}). The dashed line is the plan's target power; the dotted line the"
+        " task count the plan selected.",
+    )
+
+
+def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
+    plan_step = info.steps_for(steps, "power_plan")
+    freeze_step = info.steps_for(steps, "freeze_manifest")
+    validate_step = info.steps_for(steps, "validate")
+    plan_path = plan_step[-1].option("--out") if plan_step else None
+    manifest_path = freeze_step[-1].option("--out") if freeze_step else None
+    plan = read_json(plan_path)
+    manifest = read_json(manifest_path)
+    validated = bool(validate_step) and all(s.ok for s in validate_step)
+    steps_ok = all(s.ok for s in steps)
+
+    parts = []
+    if plan:
+        parts.append(f"power plan {plan.get('status')}: {plan.get('selected_task_count')} tasks")
+    if manifest:
+        parts.append(
+            f"{len(manifest.get('artifacts', []))} artifacts frozen"
+            + ("; manifest validated" if validated else "; manifest NOT validated")
+        )
+    status = "; ".join(parts) or "no outputs"
+    ok = steps_ok and plan is not None and (manifest is None or validated)
+    report = Report(info.study_id, info.title, status, ok)
+    report.add(
+        *header(
+            info,
+            [
+                ("power plan", (plan or {}).get("spec_digest")),
+                ("manifest", (manifest or {}).get("spec_digest")),
+            ],
+        )
+    )
+
+    inputs = []
+    if plan:
+        cal = plan.get("calibration") or {}
+        inputs.append(("calibration sample", cal.get("calibration_sha256"), cal.get("bytes")))
+    if freeze_step:
+        src = freeze_step[-1].args[1] if len(freeze_step[-1].args) > 1 else None
+        inputs.append(file_input(f"freeze input ({freeze_step[-1].template[1]})", src))
+    report.add(*inputs_block(inputs))
+
+    if plan:
+        report.add(Heading("Power plan"))
+        eligible = plan.get("eligible") or {}
+        cal = plan.get("calibration") or {}
+        report.add(
+            Facts(
+                [
+                    ("status", plan.get("status")),
+                    ("selected task count", fmt(plan.get("selected_task_count"))),
+                    ("target power", fmt(_target(plan))),
+                    ("planning method", (plan.get("frozen") or {}).get("planning_method")),
+                    ("seed", fmt((plan.get("frozen") or {}).get("seed"))),
+                    (
+                        "calibration",
+                        f"{fmt(cal.get('tasks'))} tasks in {fmt(cal.get('repositories'))}"
+                        f" repositories; records per class "
+                        + ", ".join(
+                            f"{k} {fmt(v)}"
+                            for k, v in (cal.get("records_per_stratum") or {}).items()
+                        ),
+                    ),
+                    ("eligible", ", ".join(f"{k} {fmt(v)}" for k, v in eligible.items())),
+                    ("plan self digest", sha(plan.get("self_sha256"))),
+                ],
+                code=frozenset({"plan self digest"}),
+            ),
+            power_figure(plan),
+            Table(
+                ("task count", "power", "Monte Carlo SE", "successes / simulations", "degenerate"),
+                [
+                    (
+                        fmt(r["task_count"]),
+                        fmt(r.get("power")),
+                        fmt(r.get("mc_se")),
+                        f"{fmt(r.get('successes'))} / {fmt(r.get('simulations'))}",
+                        fmt(r.get("degenerate")),
+                    )
+                    for r in plan.get("rungs", [])
+                ],
+                numeric=frozenset({0, 1, 2, 3, 4}),
+            ),
+        )
+        for key in ("warnings", "reasons"):
+            for w in plan.get(key) or []:
+                report.add(Para(f"{key[:-1]}: {w}", note=True))
+
+    if manifest:
+        report.add(Heading("Freeze manifest"))
+        inp = manifest.get("input") or {}
+        models = inp.get("models") or []
+        report.add(
+            Facts(
+                [
+                    (
+                        "validation",
+                        "held: schema, self digest, rules, every file re-hashed"
+                        if validated
+                        else "did not hold (see the steps)",
+                    ),
+                    ("freeze target", inp.get("freeze_target")),
+                    ("manifest self digest", sha(manifest.get("self_sha256"))),
+                    ("repository commit", inp.get("repository_commit")),
+                    (
+                        "models",
+                        "; ".join(f"{m.get('id')} ({m.get('base_lineage')})" for m in models)
+                        or None,
+                    ),
+                    (
+                        "claims",
+                        ", ".join(
+                            f"{k}: {fmt(v)}" for k, v in (manifest.get("claims") or {}).items()
+                        ),
+                    ),
+                ],
+                code=frozenset({"manifest self digest", "repository commit"}),
+            ),  # fmt: skip
+            Table(
+                ("role", "path", "bytes", "SHA-256"),
+                [
+                    (a.get("role"), a.get("path"), fmt(a.get("bytes")), a.get("sha256"))
+                    for a in manifest.get("artifacts", [])
+                ],
+                numeric=frozenset({2}),
+                code=frozenset({0, 1, 3}),
+            ),
+        )
+    elif not plan:
+        report.add(Para("The steps wrote no power plan or manifest.", note=True))
+
+    report.add(*steps_block(steps), *registered(info))
+    return report

@@ -1,0 +1,283 @@
+"""Report of a multicorrect-scoring study (jev-multicorrect kind).
+
+Reads the outputs its commands wrote (through the steps: the ``score`` step's ``--out`` report
+and its ``--binary-outputs`` input; the ``diagnostic`` step's ``--out``):
+
+- the fit split's exact-set accuracy over every grid threshold, with the fitted threshold
+  marked (and the retrospective curve the report marks diagnostic-only);
+- the ten-bin reliability diagram of the independent binary outputs (bins as the engine's ECE
+  defines them, :func:`prereg.stats.calibration.ten_bin_index`), read from the input file the
+  report names, after checking its SHA-256 against the digest the report recorded;
+- the fit and evaluate split figures side by side; the diagnostic contracts per seed.
+
+Split names, field names and the ECE bin count come from the study's compiled configuration.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from prereg.digest import file_sha256
+from prereg.errors import UserError
+from prereg.reports import Step, StudyInfo, plot
+from prereg.reports.common import fmt, header, inputs_block, read_json, registered, steps_block
+from prereg.reports.page import Facts, Figure, Heading, Para, Report, Table
+from prereg.stats.calibration import ten_bin_index
+
+# Figures of a split shown in the comparison table, in this order (the report's own keys).
+SPLIT_FIGURES = (
+    "lists",
+    "answered",
+    "refusals",
+    "exact_count",
+    "exact_set_accuracy",
+    "micro_precision",
+    "micro_recall",
+    "micro_f1",
+    "multi_correct_lists",
+    "top_k_exact_share",
+    "gap_mean",
+    "below_uniform_share",
+    "no_correct_count",
+    "no_correct_mean_max",
+)
+
+
+def _engine_config(info: StudyInfo) -> dict:
+    from prereg.engines.multicorrect.spec_config import config_from_spec
+
+    return config_from_spec(info.config)
+
+
+def curve_figure(doc: dict, fit: str, name: str = "threshold-curve") -> Figure:
+    points = doc.get(f"{fit}_curve") or []
+    retro = (doc.get("retrospective_curve") or {}).get("points") or []
+    retro_splits = (doc.get("retrospective_curve") or {}).get("splits") or []
+    t = doc.get("threshold")
+    title = f"Exact-set accuracy on the {fit} split over {len(points)} thresholds"
+    with plot.figure(6.4, 3.6) as (fig, ax):
+        ax.plot(
+            [p["threshold"] for p in points],
+            [p["exact_set_accuracy"] for p in points],
+            color=plot.BLUE,
+            lw=1.4,
+            label=f"{fit} (fits the threshold)",
+        )
+        if retro:
+            ax.plot(
+                [p["threshold"] for p in retro],
+                [p["exact_set_accuracy"] for p in retro],
+                color=plot.GREY,
+                lw=1,
+                ls="--",
+                label=f"{' + '.join(retro_splits)} (retrospective, diagnostic only)",
+            )
+        if t is not None:
+            best = next((p for p in points if p["threshold"] == t), None)
+            ax.axvline(t, color=plot.RED, lw=1, ls=":", label=f"fitted threshold {fmt(t)}")
+            if best is not None:
+                ax.plot([t], [best["exact_set_accuracy"]], "o", color=plot.RED, ms=5)
+        top = max([p["exact_set_accuracy"] for p in points + retro] or [1.0])
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, top * 1.1)
+        ax.set_xlabel("selection threshold (select options with p ≥ threshold)")
+        ax.set_ylabel("exact-set accuracy")
+        ax.set_title(title)
+        ax.legend(loc="lower center", fontsize=8)
+        svg = plot.svg(fig, name, title)
+    return Figure(
+        name,
+        title,
+        svg,
+        f"A list counts as exact when the selected options are exactly its correct set. The"
+        f" threshold is fitted on the {fit} split only (the red dotted line) and then frozen;"
+        " the dashed curve is reported for diagnosis and plays no part in the fit.",
+    )
+
+
+def binary_bins(path: Path, fields: dict, bins: int) -> dict:
+    """Per bin: count, mean probability, observed frequency (from a binary-outputs JSONL)."""
+    q, y = [], []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                q.append(float(rec[fields["probability"]]))
+                y.append(int(rec[fields["label"]]))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise UserError(f"{path}:{n}: not a binary output record ({exc})") from None
+    qa, ya = np.array(q, dtype=np.float64), np.array(y, dtype=np.float64)
+    idx = ten_bin_index(qa)
+    n_b = np.bincount(idx, minlength=bins)
+    sq = np.bincount(idx, weights=qa, minlength=bins)
+    sy = np.bincount(idx, weights=ya, minlength=bins)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return {"n": n_b, "mean_q": sq / n_b, "freq": sy / n_b, "total": int(qa.size)}
+
+
+def reliability_figure(b: dict, ece: float | None, bins: int, name: str = "reliability") -> Figure:
+    title = f"Reliability of the binary outputs ({bins} bins)"
+    edges = np.arange(bins + 1) / bins
+    with plot.figure(4.6, 4.6, nrows=2, sharex=True, gridspec_kw={"height_ratios": [3, 1]}) as (
+        fig,
+        (ax, axn),
+    ):
+        ax.plot([0, 1], [0, 1], color=plot.GREY, lw=1, ls="--", label="perfect calibration")
+        keep = b["n"] > 0
+        ax.bar(
+            edges[:-1][keep],
+            b["freq"][keep],
+            width=1 / bins,
+            align="edge",
+            color=plot.BLUE,
+            alpha=0.35,
+            edgecolor=plot.BLUE,
+            label="observed frequency",
+        )
+        ax.plot(b["mean_q"][keep], b["freq"][keep], "o", color=plot.BLUE, ms=4, label="bin mean p")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_ylabel("share labelled correct")
+        ax.set_title(title)
+        ax.legend(loc="upper left", title=None if ece is None else f"ECE {fmt(ece)}")
+        axn.bar(edges[:-1], b["n"], width=1 / bins, align="edge", color=plot.GREY)
+        axn.set_ylabel("outputs")
+        axn.set_xlabel("stated probability")
+        svg = plot.svg(fig, name, title)
+    return Figure(
+        name,
+        title,
+        svg,
+        f"{fmt(b['total'])} yes/no outputs, one per option, binned by stated probability"
+        f" (bins [0, 0.1], (0.1, 0.2], …, as the registered ECE bins them). A bar below the"
+        " diagonal means overconfidence. The lower panel counts the outputs per bin.",
+    )
+
+
+def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
+    cfg = _engine_config(info)
+    fit, evaluate = cfg["splits"]["fit"], cfg["splits"]["evaluate"]
+    bins = int(cfg["ece_bins"])
+    score_steps = info.steps_for(steps, "score")
+    diag_steps = info.steps_for(steps, "diagnostic")
+    score_step = score_steps[-1] if score_steps else None
+    doc = read_json(score_step.option("--out")) if score_step else None
+    diag = read_json(diag_steps[-1].option("--out")) if diag_steps else None
+
+    parts = []
+    if doc:
+        ev = doc.get(evaluate) or {}
+        parts.append(
+            f"threshold {fmt(doc.get('threshold'))} fitted on {fit}; {evaluate} exact-set"
+            f" accuracy {fmt(ev.get('exact_set_accuracy'))}, micro F1 {fmt(ev.get('micro_f1'))}"
+        )
+    if diag:
+        parts.append("diagnostic " + ("passed" if diag.get("passed") else "FAILED"))
+    steps_ok = all(s.ok for s in steps)
+    ok = steps_ok and doc is not None and (diag is None or bool(diag.get("passed")))
+    report = Report(info.study_id, info.title, "; ".join(parts) or "no outputs", ok)
+    report.add(
+        *header(
+            info,
+            [
+                ("score report", (doc or {}).get("spec_digest")),
+                ("diagnostic", (diag or {}).get("spec_digest")),
+            ],
+        )
+    )
+    if doc:
+        inputs = doc.get("inputs") or {}
+        report.add(
+            *inputs_block([(k, v.get("sha256"), v.get("bytes")) for k, v in sorted(inputs.items())])
+        )
+        report.add(Heading("Score"))
+        report.add(
+            Facts(
+                [
+                    ("fitted threshold", f"{fmt(doc.get('threshold'))} (on {fit}, then frozen)"),
+                    ("ECE (ten bins)", fmt(doc.get("ece"))),
+                    ("ECE without the first bin", fmt(doc.get("ece_excluding_first_bin"))),
+                    ("binary outputs", fmt(doc.get("binary_outputs"))),
+                    ("rounding", f"half up to {doc.get('rounding_decimals')} decimals"),
+                ]
+            ),
+            curve_figure(doc, fit),
+        )
+        binary_path = score_step.option("--binary-outputs")
+        recorded = (inputs.get("binary_outputs") or {}).get("sha256")
+        if binary_path and recorded and Path(binary_path).is_file():
+            hexd, _ = file_sha256(binary_path)
+            if hexd != recorded.split(":")[-1]:
+                report.add(
+                    Para(
+                        f"The binary outputs file {binary_path} changed since it was scored"
+                        " (its SHA-256 differs from the report's); no reliability diagram.",
+                        note=True,
+                    )
+                )
+            else:
+                b = binary_bins(Path(binary_path), cfg["fields"]["binary"], bins)
+                report.add(reliability_figure(b, doc.get("ece"), bins))
+                report.add(
+                    Table(
+                        ("bin", "outputs", "mean p", "share correct"),
+                        [
+                            (
+                                f"{'[' if i == 0 else '('}{i / bins:.1f}, {(i + 1) / bins:.1f}]",
+                                fmt(int(b["n"][i])),
+                                fmt(float(b["mean_q"][i])) if b["n"][i] else None,
+                                fmt(float(b["freq"][i])) if b["n"][i] else None,
+                            )
+                            for i in range(bins)
+                        ],
+                        numeric=frozenset({1, 2, 3}),
+                    )
+                )
+        report.add(
+            Heading(f"{fit} and {evaluate} splits"),
+            Table(
+                ("figure", fit, evaluate),
+                [
+                    (k, fmt((doc.get(fit) or {}).get(k)), fmt((doc.get(evaluate) or {}).get(k)))
+                    for k in SPLIT_FIGURES
+                    if k in (doc.get(fit) or {}) or k in (doc.get(evaluate) or {})
+                ],
+                numeric=frozenset({1, 2}),
+                code=frozenset({0}),
+            ),
+        )
+    if diag:
+        seeds = diag.get("seeds") or []
+        contracts: list[tuple[int, str]] = []
+        for s in seeds:
+            for c in s.get("contracts", []):
+                if (c.get("number"), c.get("contract")) not in contracts:
+                    contracts.append((c.get("number"), c.get("contract")))
+        rows = []
+        for number, cid in contracts:
+            row = [fmt(number), cid]
+            for s in seeds:
+                c = next((c for c in s.get("contracts", []) if c.get("contract") == cid), None)
+                row.append("–" if c is None else "holds" if c.get("passed") else "FAILS")
+            rows.append(row)
+        report.add(
+            Heading("Diagnostic contracts"),
+            Para(
+                "Synthetic data per seed, scored through the public interface; each contract"
+                " checks one property of the scoring."
+            ),
+            Table(
+                ("#", "contract", *(f"seed {s.get('seed')}" for s in seeds)),
+                rows,
+                numeric=frozenset({0}),
+                code=frozenset({1}),
+            ),
+        )
+    report.add(*steps_block(steps), *registered(info))
+    return report

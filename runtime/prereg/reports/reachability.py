@@ -1,0 +1,485 @@
+"""Report of a reachability-probe study (d17-multifact kind).
+
+Reads what the study's steps wrote:
+
+- the prepared folder (found as the folder holding ``preregistration.json``; its
+  ``audit.json``): the corpus digests and the shortcut audit, with a figure of each audit
+  group's best learner score against the audit limit;
+- the score (the ``score`` step's ``--out``), when the steps scored: verdicts and decision,
+  gates, a forest plot of per-cell raw accuracy with its Wilson interval (panels by the first
+  factor, rows by the other factors, in the spec's level order, for the split with the most
+  registered rows), a per-cell reliability diagram of the calibrated confidences, and the
+  registered estimates and contrasts.
+
+Metric ids, factor order, levels and hypothesis titles come from the study's spec and compiled
+configuration (``constants.scoring.metrics``), figures from the output files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from prereg.reports import Step, StudyInfo, plot
+from prereg.reports.common import fmt, header, inputs_block, read_json, registered, steps_block
+from prereg.reports.page import Facts, Figure, Heading, Para, Report, Table
+
+PREREGISTRATION = "preregistration.json"
+AUDIT = "audit.json"
+ENGINE_QUANTITIES = {  # engine quantity -> the key used when the config names no metric id
+    "coverage": "coverage",
+    "accuracy": "accuracy",
+    "saidYes": "saidYes",
+    "calibratedAccuracy": "calibratedAccuracy",
+    "meanConfidence": "meanConfidence",
+    "ece": "ece",
+    "auroc": "auroc",
+}
+
+
+def _metrics(info: StudyInfo) -> dict[str, str]:
+    consts = info.config.get("constants") or {}
+    scoring = consts.get("scoring") if isinstance(consts, Mapping) else None
+    metrics = dict(ENGINE_QUANTITIES)
+    if isinstance(scoring, Mapping) and isinstance(scoring.get("metrics"), Mapping):
+        metrics.update({k: str(v) for k, v in scoring["metrics"].items()})
+    return metrics
+
+
+def _factors(info: StudyInfo, cells: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[str]]]:
+    """(factor id, level ids in spec order) for each factor, in spec order."""
+    out = []
+    for f in info.config.get("factors") or info.spec.get("factors") or []:
+        out.append((str(f["id"]), [str(lv["id"]) for lv in f.get("levels", [])]))
+    if not out and cells:  # no declared factors: the order the score lists them in
+        keys = list(cells[0].get("levels", {}))
+        out = [(k, sorted({str(c["levels"][k]) for c in cells})) for k in keys]
+    return out
+
+
+def _titles(info: StudyInfo) -> dict[str, str]:
+    return {str(h.get("id")): str(h.get("title", "")) for h in info.spec.get("hypotheses") or []}
+
+
+def _prepared(folder: Path, steps: Sequence[Step]) -> Path | None:
+    for s in steps:  # a step's positional argument naming a prepared folder
+        for a in s.args[1:]:
+            if (Path(a) / PREREGISTRATION).is_file():
+                return Path(a)
+    found = sorted(folder.rglob(PREREGISTRATION))
+    return found[0].parent if found else None
+
+
+# -- figures ------------------------------------------------------------------------------------
+
+
+def _split_cells(doc: Mapping[str, Any]) -> tuple[str | None, list[Mapping[str, Any]]]:
+    rows: dict[str, int] = {}
+    for c in doc.get("cells", []):
+        rows[c["split"]] = rows.get(c["split"], 0) + int(c.get("rows", 0))
+    if not rows:
+        return None, []
+    split = max(rows, key=lambda s: (rows[s], s))
+    return split, [c for c in doc["cells"] if c["split"] == split]
+
+
+def _order(cells, factors):
+    rank = {f: {lv: i for i, lv in enumerate(levels)} for f, levels in factors}
+
+    def key(c):
+        return tuple(rank[f].get(str(c["levels"].get(f, c.get(f))), 99) for f, _ in factors)
+
+    return sorted(cells, key=key)
+
+
+def forest_figure(
+    doc: Mapping[str, Any], factors, metric: str, failed: set[str], name: str = "forest"
+) -> Figure | None:
+    split, cells = _split_cells(doc)
+    cells = [c for c in cells if (c.get(metric) or {}).get("estimate") is not None]
+    if not cells or not factors:
+        return None
+    panel_factor, panel_levels = factors[0]
+    rest = factors[1:]
+    panels = [lv for lv in panel_levels if any(c["levels"][panel_factor] == lv for c in cells)]
+    per_panel = {
+        lv: _order([c for c in cells if c["levels"][panel_factor] == lv], rest) for lv in panels
+    }
+    labels: list[tuple] = []
+    for lv in panels:
+        for c in per_panel[lv]:
+            t = tuple(str(c["levels"].get(f)) for f, _ in rest)
+            if t not in labels:
+                labels.append(t)
+    labels = sorted(labels, key=lambda t: tuple(
+        dict(rest)[f].index(v) if v in dict(rest)[f] else 99 for (f, _), v in zip(rest, t, strict=True)
+    ))  # fmt: skip
+    ypos = {t: len(labels) - 1 - i for i, t in enumerate(labels)}
+    title = f"{metric} per cell ({split} split) with Wilson intervals"
+    height = 1.2 + 0.22 * len(labels)
+    with plot.figure(
+        2.0 + 2.3 * len(panels), height, ncols=len(panels), sharey=True, squeeze=False
+    ) as (fig, axes):
+        for ax, lv in zip(axes[0], panels, strict=True):
+            for j, t in enumerate(labels):
+                if j % 2 == 0:
+                    ax.axhspan(ypos[t] - 0.5, ypos[t] + 0.5, color="#f3f3f3", lw=0, zorder=0)
+            for c in per_panel[lv]:
+                a = c[metric]
+                y = ypos[tuple(str(c["levels"].get(f)) for f, _ in rest)]
+                colour = plot.RED if c["cell"] in failed else plot.BLUE
+                ax.plot([a["lower"], a["upper"]], [y, y], color=colour, lw=1.3)
+                ax.plot([a["estimate"]], [y], "o", color=colour, ms=3.5)
+            ax.set_xlim(-0.02, 1.02)
+            ax.set_ylim(-0.6, len(labels) - 0.4)
+            ax.set_title(f"{panel_factor} {lv}")
+            ax.set_xlabel(metric)
+            ax.grid(axis="y", visible=False)
+        names = [
+            " · ".join(f"{f} {v}" if v.isdigit() else v for (f, _), v in zip(rest, t, strict=True))
+            for t in labels
+        ]
+        axes[0][0].set_yticks([ypos[t] for t in labels], names, fontsize=7.5)
+        fig.suptitle(title)
+        svg = plot.svg(fig, name, title)
+    caption = (
+        f"One row per registered cell of the {split} split: the point is {metric} (correct /"
+        f" observed rows), the bar its Wilson interval. Panels are levels of {panel_factor};"
+        f" rows are {' · '.join(f for f, _ in rest)}."
+    )
+    if failed:
+        caption += " Red cells fail a registered gate."
+    return Figure(name, title, svg, caption)
+
+
+def reliability_figure(
+    doc: Mapping[str, Any], m: Mapping[str, str], name: str = "reliability"
+) -> Figure | None:
+    split, cells = _split_cells(doc)
+    cal, conf = m["calibratedAccuracy"], m["meanConfidence"]
+    cells = [
+        c
+        for c in cells
+        if c.get("observed") and c.get(conf) is not None and (c.get(cal) or {}).get("estimate") is not None
+    ]  # fmt: skip
+    if not cells:
+        return None
+    title = f"Calibrated confidence against {cal} per cell ({split} split)"
+    with plot.figure(4.8, 4.4) as (fig, ax):
+        ax.plot([0, 1], [0, 1], color=plot.GREY, ls="--", lw=1, label="perfect calibration")
+        for flag, colour, label in (
+            (False, plot.BLUE, "cell"),
+            (True, plot.ORANGE, "calibration unreliable"),
+        ):
+            sel = [c for c in cells if bool(c.get("calibrationUnreliable")) == flag]
+            if not sel:
+                continue
+            x = [c[conf] for c in sel]
+            y = [c[cal]["estimate"] for c in sel]
+            lo = [c[cal]["estimate"] - c[cal]["lower"] for c in sel]
+            hi = [c[cal]["upper"] - c[cal]["estimate"] for c in sel]
+            ax.errorbar(
+                x, y, yerr=[lo, hi], fmt="o", ms=3.5, color=colour, elinewidth=0.8,
+                capsize=0, alpha=0.85, label=label,
+            )  # fmt: skip
+        lo_x = min(0.5, min(c[conf] for c in cells) - 0.05)
+        ax.set_xlim(lo_x, 1.01)
+        ax.set_ylim(min(lo_x, min(c[cal]["lower"] for c in cells) - 0.05), 1.01)
+        ax.set_xlabel(f"{conf} (calibrated)")
+        ax.set_ylabel(f"{cal} (Wilson interval)")
+        ax.set_title(title)
+        ax.legend(loc="lower right")
+        svg = plot.svg(fig, name, title)
+    return Figure(
+        name,
+        title,
+        svg,
+        f"One point per observed cell: the mean calibrated confidence of its answers against the"
+        f" share the calibrated answers got right. Points below the diagonal are overconfident;"
+        f" orange cells are flagged as unreliable by the registered rule. Each cell's decile"
+        f" ECE ({m['ece']}) is in the table below.",
+    )
+
+
+def audit_figure(audit: Mapping[str, Any], name: str = "audit") -> Figure | None:
+    groups = audit.get("groups") or []
+    if not groups:
+        return None
+    limit = audit.get("limit")
+    title = "Shortcut audit: best surface-cue learner per group"
+    with plot.figure(6.4, 0.9 + 0.28 * len(groups)) as (fig, ax):
+        names = [g["group"] for g in groups][::-1]
+        vals = [g["max"] for g in groups][::-1]
+        colours = [
+            plot.GREY if g.get("passes") is None else plot.GREEN if g["passes"] else plot.RED
+            for g in groups
+        ][::-1]
+        ax.barh(range(len(names)), vals, color=colours, height=0.6)
+        if limit is not None:
+            ax.axvline(limit, color=plot.RED, ls="--", lw=1, label=f"limit {fmt(limit)}")
+            ax.legend(loc="lower right")
+        ax.set_yticks(range(len(names)), names, fontsize=7.5)
+        ax.set_xlim(0, 1.02)
+        ax.set_xlabel("best held-out accuracy of a cue-only learner")
+        ax.set_title(title)
+        ax.grid(axis="y", visible=False)
+        svg = plot.svg(fig, name, title)
+    return Figure(
+        name,
+        title,
+        svg,
+        "Each bar is the best cross-validated accuracy any shortcut learner reached from surface"
+        " cues alone in that group. Green groups are gated and pass (below the limit), red"
+        " gated groups fail, grey groups are not gated (controls, which should be solvable).",
+    )
+
+
+# -- the report ---------------------------------------------------------------------------------
+
+
+def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
+    m = _metrics(info)
+    titles = _titles(info)
+    prepared = _prepared(folder, steps)
+    prereg = read_json(prepared / PREREGISTRATION) if prepared else None
+    audit = read_json(prepared / AUDIT) if prepared else None
+    score_steps = info.steps_for(steps, "score")
+    doc = read_json(score_steps[-1].option("--out")) if score_steps else None
+    steps_ok = all(s.ok for s in steps)
+
+    audit_ok = None if audit is None else bool(audit.get("equalizedPasses"))
+    if doc:
+        counts: dict[str, int] = {}
+        for v in (doc.get("verdicts") or {}).values():
+            counts[v] = counts.get(v, 0) + 1
+        status = f"decision {doc.get('decision')}: " + ", ".join(
+            f"{n} {v}" for v, n in counts.items()
+        )
+        gates_ok = all(g.get("passed") for g in doc.get("gates", []))
+        ok = steps_ok and gates_ok and audit_ok is not False
+    elif prereg:
+        status = f"prepared {fmt(prereg.get('rows'))} rows; not scored"
+        if audit is not None:
+            status += "; shortcut audit " + ("passes" if audit_ok else "FAILS")
+        ok = steps_ok and audit_ok is not False
+    else:
+        status, ok = "no outputs", False
+    report = Report(info.study_id, info.title, status, ok)
+    report.add(
+        *header(
+            info,
+            [
+                ("preparation", (prereg or {}).get("specDigest")),
+                ("audit", (audit or {}).get("specDigest")),
+                ("score", (doc or {}).get("specDigest")),
+            ],
+        )
+    )
+    inputs = []
+    if prereg:
+        for k in ("corpusDigest", "goldDigest", "auditDigest", "dispatchOrderDigest"):
+            inputs.append((f"prepared {k.removesuffix('Digest')}", prereg.get(k), None))
+    if doc:
+        obs = doc.get("observations") or {}
+        cal = doc.get("calibrator") or {}
+        inputs.append(("observations", obs.get("sha256"), None))
+        inputs.append((f"calibrator {cal.get('id')}", cal.get("digest"), None))
+    report.add(*inputs_block(inputs))
+
+    if doc:
+        failed = {f["cell"] for g in doc.get("gates", []) for f in g.get("failures", [])}
+        report.add(Heading("Verdicts"))
+        report.add(
+            Table(
+                ("hypothesis", "title", "verdict"),
+                [(h, titles.get(h, ""), v) for h, v in (doc.get("verdicts") or {}).items()],
+                code=frozenset({0}),
+            ),
+            Para(f"**Decision: {doc.get('decision')}**"),
+        )
+        obs = doc.get("observations") or {}
+        clock = doc.get("clock") or {}
+        cal = doc.get("calibrator") or {}
+        report.add(
+            Facts(
+                [
+                    ("seed", doc.get("seed")),
+                    (
+                        "observed rows",
+                        f"{fmt(obs.get('observedRows'))} of {fmt(obs.get('rows'))}"
+                        f" ({fmt(obs.get('records'))} observation records)",
+                    ),
+                    (
+                        "calibrator",
+                        f"{cal.get('id')}, valid {cal.get('effectiveAt')} to"
+                        f" {cal.get('expiresAt')}",
+                    ),
+                    ("collection-end bound", clock.get("collectionEndBound")),
+                    ("evaluated at", clock.get("evaluatedAt")),
+                    ("complete", fmt(doc.get("complete"))),
+                ]
+            ),  # fmt: skip
+            Heading("Gates", 3),
+            Table(
+                ("gate", "rule", "result"),
+                [
+                    (
+                        g.get("id"),
+                        f"{g.get('metric')} {g.get('op')} {fmt(g.get('value'))}"
+                        + "".join(
+                            f"; {k} in {', '.join(v)}" for k, v in (g.get("where") or {}).items()
+                        ),
+                        "passed"
+                        if g.get("passed")
+                        else f"FAILED in {len(g.get('failures', []))} cell(s): "
+                        + ", ".join(f["cell"] for f in g.get("failures", [])),
+                    )
+                    for g in doc.get("gates", [])
+                ],
+                code=frozenset({0}),
+            ),  # fmt: skip
+        )
+        factors = _factors(info, doc.get("cells", []))
+        forest = forest_figure(doc, factors, m["accuracy"], failed)
+        rel = reliability_figure(doc, m)
+        report.add(Heading("Accuracy per cell"), *([forest] if forest else []))
+        report.add(Heading("Calibration"), *([rel] if rel else []))
+        split, cells = _split_cells(doc)
+        acc, cal_m = m["accuracy"], m["calibratedAccuracy"]
+        report.add(
+            Table(
+                (
+                    "cell",
+                    "rows",
+                    "observed",
+                    acc,
+                    "Wilson interval",
+                    cal_m,
+                    m["meanConfidence"],
+                    m["ece"],
+                    "unreliable",
+                ),
+                [
+                    (
+                        c["cell"],
+                        fmt(c.get("rows")),
+                        fmt(c.get("observed")),
+                        fmt(c[acc]["estimate"]),
+                        f"[{fmt(c[acc]['lower'])}, {fmt(c[acc]['upper'])}]",
+                        fmt(c[cal_m]["estimate"]),
+                        fmt(c.get(m["meanConfidence"])),
+                        fmt(c.get(m["ece"])),
+                        "yes" if c.get("calibrationUnreliable") else "no",
+                    )
+                    for c in _order(doc.get("cells", []), [("split", [split])] + factors)
+                ],
+                numeric=frozenset({1, 2, 3, 5, 6, 7}),
+                code=frozenset({0}),
+            ),  # fmt: skip
+        )
+        if doc.get("auroc"):
+            report.add(
+                Heading(f"{m['auroc']} (report only)", 3),
+                Table(
+                    ("group", "negatives", "positives / negatives", "estimate", "interval"),
+                    [
+                        (
+                            ", ".join(f"{k} {v}" for k, v in a["group"].items()),
+                            a.get("negative"),
+                            f"{fmt(a.get('positives'))} / {fmt(a.get('negatives'))}",
+                            fmt(a.get("estimate")),
+                            f"[{fmt(a.get('lower'))}, {fmt(a.get('upper'))}]",
+                        )
+                        for a in doc["auroc"]
+                    ],
+                    numeric=frozenset({2, 3}),
+                ),
+            )
+        if doc.get("estimates") or doc.get("contrasts"):
+            report.add(Heading("Registered estimates and contrasts"))
+        if doc.get("estimates"):
+            report.add(
+                Table(
+                    ("hypothesis", "estimate", "metric", "k / n", "value", "interval"),
+                    [
+                        (
+                            e.get("hypothesis"),
+                            e.get("id"),
+                            e.get("metric"),
+                            f"{fmt(e.get('k'))} / {fmt(e.get('n'))}",
+                            fmt(e.get("estimate")),
+                            f"[{fmt(e.get('lower'))}, {fmt(e.get('upper'))}]",
+                        )
+                        for e in doc["estimates"]
+                    ],
+                    numeric=frozenset({3, 4}),
+                    code=frozenset({0, 1}),
+                )  # fmt: skip
+            )
+        if doc.get("contrasts"):
+            report.add(
+                Table(
+                    (
+                        "hypothesis",
+                        "contrast",
+                        "a k/n",
+                        "b k/n",
+                        "a − b",
+                        "interval",
+                        "P",
+                        "adjusted P",
+                    ),
+                    [
+                        (
+                            c.get("hypothesis"),
+                            c.get("id"),
+                            f"{c['a']['k']}/{c['a']['n']}",
+                            f"{c['b']['k']}/{c['b']['n']}",
+                            fmt(c.get("estimate")),
+                            f"[{fmt(c.get('lower'))}, {fmt(c.get('upper'))}]",
+                            fmt(c.get("p"), 6)
+                            if c.get("p") is None or c["p"] >= 1e-4
+                            else f"{c['p']:.3g}",
+                            fmt(c.get("adjustedP"), 6)
+                            if c.get("adjustedP") is None or c["adjustedP"] >= 1e-4
+                            else f"{c['adjustedP']:.3g}",
+                        )
+                        for c in doc["contrasts"]
+                    ],
+                    numeric=frozenset({2, 3, 4, 6, 7}),
+                    code=frozenset({0, 1}),
+                )  # fmt: skip
+            )
+
+    if prereg or audit:
+        report.add(Heading("Prepared corpus"))
+    if prereg:
+        report.add(
+            Facts(
+                [
+                    ("seed", f"{prereg.get('seed')} ({prereg.get('seedClass')})"),
+                    ("rows", fmt(prereg.get("rows"))),
+                    ("generator", prereg.get("generatorId")),
+                ]
+            )
+        )
+    if audit:
+        report.add(
+            Para(
+                f"Shortcut audit: the best cue-only learner on a gated group reaches"
+                f" {fmt(audit.get('equalizedMax'))} (limit {fmt(audit.get('limit'))}):"
+                f" {'passes' if audit_ok else 'FAILS'}; controls reach"
+                f" {fmt(audit.get('controlMax'))}, {fmt(audit.get('folds'))}-fold."
+            )
+        )
+        fig = audit_figure(audit)
+        if fig:
+            report.add(fig)
+    if not doc and prereg:
+        report.add(
+            Para("The steps did not score this study, so there are no verdicts yet.", note=True)
+        )
+
+    report.add(*steps_block(steps), *registered(info))
+    return report

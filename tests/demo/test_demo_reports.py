@@ -1,0 +1,340 @@
+"""The demo end to end, in process: every report exists, parses as HTML, refers to nothing on
+the network, holds the expected plots, verdicts and digests; two runs give the same bytes."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from prereg.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAN = json.loads((ROOT / "examples" / "demo.json").read_text(encoding="utf-8"))
+STUDIES = list(dict.fromkeys(s["study"] for s in PLAN["steps"]))
+VOID = {"meta", "br", "hr", "img", "input", "link", "col", "area", "base", "source", "wbr"}
+
+
+def run_demo(out: Path, *extra: str) -> tuple[int, str, str]:
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(["--project", str(ROOT), "demo", "--out", str(out), *extra])
+    return code, stdout.getvalue(), stderr.getvalue()
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> tuple[Path, Path, str]:
+    """Two demo runs (the second over an existing folder with --force) and the first's output."""
+    base = tmp_path_factory.mktemp("demo")
+    a, b = base / "a", base / "b"
+    code, stdout, stderr = run_demo(a)
+    assert code == 0, stderr
+    b.mkdir()
+    (b / "left-over.txt").write_text("from an earlier run")
+    code_b, _, stderr_b = run_demo(b, "--force")
+    assert code_b == 0, stderr_b
+    return a, b, stdout
+
+
+class Page(HTMLParser):
+    """Collects tags, attributes, text and CSS; checks that elements nest and close."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.problems: list[str] = []
+        self.starts: list[tuple[str, dict]] = []
+        self.text: list[str] = []
+        self.titles: list[str] = []
+        self._in: list[str] = []
+        self.css: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.starts.append((tag, dict(attrs)))
+        if tag not in VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.starts.append((tag, dict(attrs)))
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack[-1] != tag:
+            self.problems.append(f"</{tag}> closes {self.stack[-1:] or 'nothing'}")
+            return
+        self.stack.pop()
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self.stack and self.stack[-1] == "title" and "svg" in self.stack:
+            self.titles.append(data)
+        if self.stack and self.stack[-1] == "style":
+            self.css.append(data)
+
+
+def parse(path: Path) -> Page:
+    page = Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    page.close()
+    assert not page.problems, (path, page.problems[:5])
+    assert page.stack == [], (path, page.stack)
+    return page
+
+
+def external(page: Page) -> list[str]:
+    """Every reference to another site: src/href values and url(...) in CSS."""
+    refs = []
+    for _, attrs in page.starts:
+        for k, v in attrs.items():
+            if v and (k in ("src", "href", "xlink:href", "action", "data") or k.endswith(":href")):
+                refs.append(v)
+            if k == "style" and v:
+                refs += re.findall(r"url\(\s*['\"]?([^'\")]+)", v)
+    for css in page.css:
+        refs += re.findall(r"url\(\s*['\"]?([^'\")]+)", css)
+    return [r for r in refs if re.match(r"^\s*(https?:)?//", r, re.I)]
+
+
+def handlers(study: str) -> list[str]:
+    """The engine handler of each of the study's demo steps (from the generated module)."""
+    text = (ROOT / "generated" / study.replace("-", "_") / "__init__.py").read_text()
+    pairs = dict(re.findall(r'"id": "([^"]+)",\s*"handler": "([^"]+)"', text))
+    return [pairs.get(s["args"][0], s["args"][0]) for s in PLAN["steps"] if s["study"] == study]
+
+
+def spec_digest(study: str) -> str:
+    text = (ROOT / "generated" / study.replace("-", "_") / "__init__.py").read_text()
+    return re.search(r'^SPEC_DIGEST = "([^"]+)"', text, re.M).group(1)
+
+
+def step_out(study: str, handler: str) -> Path | None:
+    """The ``--out`` of the study's last demo step with that handler (relative to its folder)."""
+    names = handlers(study)
+    steps = [s for s, h in zip(
+        [s for s in PLAN["steps"] if s["study"] == study], names, strict=True) if h == handler]  # fmt: skip
+    if not steps:
+        return None
+    args = steps[-1]["args"]
+    return Path(args[args.index("--out") + 1].replace("{out}/", ""))
+
+
+def test_terminal_summary_ends_with_the_index(runs):
+    a, _, stdout = runs
+    lines = stdout.rstrip("\n").splitlines()
+    assert lines[-1] == f"reports: {a / 'index.html'}"
+    for i, _ in enumerate(PLAN["steps"], start=1):
+        assert any(ln.startswith(f"[{i}/{len(PLAN['steps'])}] ") for ln in lines)
+    for study in STUDIES:
+        assert f"    {a / study / 'report.html'}" in lines
+
+
+def test_every_report_exists_parses_and_stays_offline(runs):
+    a, _, _ = runs
+    pages = [a / "index.html"] + [a / s / "report.html" for s in STUDIES]
+    for path in pages:
+        page = parse(path)
+        assert external(page) == [], path
+        assert not any(tag in ("script", "link", "iframe") for tag, _ in page.starts), path
+        assert "http://" not in "".join(page.css) and "https://" not in "".join(page.css)
+    for study in STUDIES:
+        md = (a / study / "report.md").read_text(encoding="utf-8")
+        assert spec_digest(study) in md
+        for target in re.findall(r"\]\(([^)]+)\)", md):
+            assert not re.match(r"^(https?:)?//", target), (study, target)
+            if target.startswith("figures/"):
+                assert (a / study / target).is_file(), target
+
+
+def test_index_links_every_report_and_shows_its_status(runs):
+    a, _, _ = runs
+    page = parse(a / "index.html")
+    hrefs = [attrs["href"] for tag, attrs in page.starts if tag == "a"]
+    for study in STUDIES:
+        assert f"{study}/report.html" in hrefs
+        assert f"{study}/report.md" in hrefs
+    for h in hrefs:
+        assert (a / h).is_file(), h
+    md = (a / "index.md").read_text(encoding="utf-8")
+    for study in STUDIES:
+        assert f"[report]({study}/report.md)" in md
+
+
+def test_reports_show_the_spec_digest_and_the_registration(runs):
+    a, _, _ = runs
+    for study in STUDIES:
+        html = (a / study / "report.html").read_text(encoding="utf-8")
+        assert spec_digest(study) in html
+        # PREREG.md rendered: its first heading and a table of it, inside the folded section.
+        prereg = (ROOT / "generated" / study.replace("-", "_") / "PREREG.md").read_text()
+        heading = re.search(r"^# (.+)$", prereg, re.M).group(1)
+        section = html[html.index('<details class="registered"') :]
+        assert f"<h2>{heading}</h2>" in section
+        assert "<table>" in section and "|---" not in section
+        assert "matches" in html and "DIFFERS" not in html
+
+
+def svg_titles(path: Path) -> list[str]:
+    page = parse(path)
+    count = sum(1 for tag, _ in page.starts if tag == "svg")
+    assert count == len(page.titles), path
+    return page.titles
+
+
+def test_s3_report_plot_and_digests(runs):
+    a, _, _ = runs
+    study = "s3-verifier-freeze"
+    path = a / study / "report.html"
+    titles = svg_titles(path)
+    assert titles == ["Simulated power against task count"]
+    html = path.read_text(encoding="utf-8")
+    plan = json.loads((a / study / step_out(study, "power_plan")).read_text())
+    manifest = json.loads((a / study / step_out(study, "freeze_manifest")).read_text())
+    assert f"power plan {plan['status']}: {plan['selected_task_count']} tasks" in html
+    assert "manifest validated" in html
+    target = plan["frozen"]["target_power"]
+    assert f"target power {target['numerator'] / target['denominator']:g}" in html  # the line
+    for art in manifest["artifacts"]:
+        assert art["sha256"] in html and art["path"] in html
+    assert plan["calibration"]["calibration_sha256"] in html
+    # one error bar per rung in the power plot: the rung task counts are its x tick labels
+    svg = html[html.index("<svg") : html.index("</svg>")]
+    for rung in plan["rungs"]:
+        assert f">{rung['task_count']}</text>" in svg
+
+
+def test_jev_report_plots_threshold_and_digests(runs):
+    a, _, _ = runs
+    study = "jev-multicorrect"
+    path = a / study / "report.html"
+    titles = svg_titles(path)
+    doc = json.loads((a / study / step_out(study, "score")).read_text())
+    fit = next(
+        k[: -len("_curve")] for k in doc if k.endswith("_curve") and k != "retrospective_curve"
+    )
+    curve = doc[f"{fit}_curve"]
+    assert titles == [
+        f"Exact-set accuracy on the {fit} split over {len(curve)} thresholds",
+        "Reliability of the binary outputs (10 bins)",
+    ]
+    html = path.read_text(encoding="utf-8")
+    assert f"threshold {doc['threshold']:g} fitted on {fit}" in html
+    assert f"fitted threshold {doc['threshold']:g}" in html  # the marked line's legend
+    for name, meta in doc["inputs"].items():
+        assert meta["sha256"] in html, name
+    diag = json.loads((a / study / step_out(study, "diagnostic")).read_text())
+    assert ("diagnostic passed" in html) == diag["passed"]
+    for seed in diag["seeds"]:
+        assert f"seed {seed['seed']}" in html
+
+
+def _bins_by_hand(path: Path) -> list[int]:
+    """Ten-bin counts of the binary outputs, by exact decimal comparison (an independent
+    count: the bins are [0, 0.1], (0.1, 0.2], ..., (0.9, 1])."""
+    from decimal import Decimal
+
+    counts = [0] * 10
+    for line in path.read_text().splitlines():
+        q = Decimal(repr(json.loads(line)["probability"]))
+        k = 0
+        while k < 9 and q > Decimal(k + 1) / 10:
+            k += 1
+        counts[k] += 1
+    return counts
+
+
+def test_jev_reliability_table_counts_every_binary_output(runs):
+    a, _, _ = runs
+    study = "jev-multicorrect"
+    step = next(s for s in PLAN["steps"] if s["study"] == study and "--binary-outputs" in s["args"])
+    src = Path(
+        step["args"][step["args"].index("--binary-outputs") + 1].replace("{root}", str(ROOT))
+    )
+    counts = _bins_by_hand(src)
+    md = (a / study / "report.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| ([\[(]0\.\d, [01]\.\d\]) \| ([\d,]+) \|", md, re.M)
+    assert [int(n.replace(",", "")) for _, n in rows] == counts
+
+
+D17 = "d17-multifact"
+
+
+def test_d17_report_plots_and_verdicts(runs):
+    a, _, _ = runs
+    if D17 not in STUDIES:  # the plan has no d17 steps: no folder, no report
+        assert not (a / D17).exists()
+        return
+    path = a / D17 / "report.html"
+    titles = svg_titles(path)
+    html = path.read_text(encoding="utf-8")
+    audit_title = "Shortcut audit: best surface-cue learner per group"
+    score = step_out(D17, "score")
+    if score is None:  # prepared only: the audit
+        assert titles == [audit_title]
+        assert "not scored" in html
+        return
+    doc = json.loads((a / D17 / score).read_text())
+    assert len(titles) == 3 and titles[-1] == audit_title
+    assert "Wilson intervals" in titles[0] and "per cell" in titles[1]
+    assert f"decision {doc['decision']}" in html
+    for h, verdict in doc["verdicts"].items():
+        assert f"<td><code>{h}</code></td>" in html
+        row = html[html.index(f"<td><code>{h}</code></td>") :]
+        assert row[: row.index("</tr>")].endswith(f"<td>{verdict}</td>")
+    for k in ("corpusDigest", "goldDigest"):
+        assert doc[k] in html
+    assert doc["observations"]["sha256"] in html and doc["calibrator"]["digest"] in html
+    # the forest plot has one interval per cell of the largest split
+    rows: dict[str, int] = {}
+    for c in doc["cells"]:
+        rows[c["split"]] = rows.get(c["split"], 0) + c["rows"]
+    split = max(rows, key=rows.get)
+    assert f"({split} split)" in titles[0]
+
+
+def test_two_runs_give_the_same_bytes(runs):
+    a, b, _ = runs
+    files_a = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    files_b = sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    assert files_a == files_b  # --force removed the earlier run's left-over file
+    jsons = [p for p in files_a if p.suffix in (".json", ".jsonl")]
+    assert jsons
+    for rel in jsons:
+        assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
+    for rel in files_a:
+        if rel.suffix in (".html", ".md", ".svg"):
+            assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
+
+
+def test_existing_output_is_refused_without_force(tmp_path):
+    out = tmp_path / "demo"
+    out.mkdir()
+    (out / "keep.txt").write_text("earlier")
+    code, stdout, stderr = run_demo(out)
+    assert code == 2
+    assert "an earlier demo run is there" in stderr and "--force" in stderr
+    assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
+    assert "[1/" not in stdout
+
+
+def test_a_report_of_a_fresh_folder_copy_is_the_same(runs, tmp_path):
+    """Reports depend on the study folder's content, not on where it lies."""
+    a, _, _ = runs
+    from prereg.compiler.project import Project
+    from prereg.reports import Step, build_report, study_info
+    from prereg.reports.page import render_html
+
+    study = STUDIES[-1]
+    copy = tmp_path / study
+    shutil.copytree(a / study, copy)
+    steps = []
+    for s in PLAN["steps"]:
+        if s["study"] == study:
+            args = [x.replace("{out}", str(copy)).replace("{root}", str(ROOT)) for x in s["args"]]
+            steps.append(Step(s["title"], s["args"][0], s["args"], args, 0, True))
+    report = build_report(study_info(Project(ROOT), study), copy, steps)
+    assert render_html(report) == (a / study / "report.html").read_text(encoding="utf-8")
