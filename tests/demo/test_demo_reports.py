@@ -338,3 +338,24 @@ def test_a_report_of_a_fresh_folder_copy_is_the_same(runs, tmp_path):
             steps.append(Step(s["title"], s["args"][0], s["args"], args, 0, True))
     report = build_report(study_info(Project(ROOT), study), copy, steps)
     assert render_html(report) == (a / study / "report.html").read_text(encoding="utf-8")
+
+
+def test_a_failed_step_stops_the_demo_and_the_index_says_so(project_copy, tmp_path):
+    """A step exiting otherwise than expected: exit 1, later steps not run, no reports, and
+    index.html names the failed step."""
+    study = PLAN["steps"][0]["study"]
+    (project_copy / "examples").mkdir()
+    bad = {"title": "validate a manifest that is not there", "study": study,
+           "args": ["validate", "{out}/missing.json"], "expect_exit": [0]}  # fmt: skip
+    later = {"title": "never runs", "study": study, "args": ["validate", "{out}/x.json"]}
+    (project_copy / "examples" / "demo.json").write_text(json.dumps({"steps": [bad, later]}))
+    out = tmp_path / "out"
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(["--project", str(project_copy), "demo", "--out", str(out)])
+    assert code == 1
+    assert "demo step failed" in stderr.getvalue() and "[2/2]" not in stdout.getvalue()
+    assert not (out / study / "report.html").exists()
+    page = parse(out / "index.html")
+    text = "".join(page.text)
+    assert "attention needed" in text and "step failed" in text and bad["title"] in text
