@@ -69,3 +69,7 @@ available in line, rule and line-class templates as ``{link}``, ``{base}``, ``{c
 from .commands import COMMANDS
 
 __all__ = ["COMMANDS"]
+
+from .score_commands import SCORE_COMMANDS  # noqa: E402
+
+COMMANDS.update(SCORE_COMMANDS)

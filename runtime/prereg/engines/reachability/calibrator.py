@@ -28,7 +28,6 @@ import numpy as np
 
 from prereg.digest import digest, digest_hex
 from prereg.errors import UserError
-from prereg.records import read_records
 from prereg.stats.calibration import fit_isotonic_blocks
 
 from .budget import iso_ms, parse_instant
@@ -106,6 +105,8 @@ def load_calibrator(
     path: str | Path, schema_path: Path, expected_digest: str, max_valid_days: float
 ) -> Calibrator:
     """Read, validate and verify an artifact against the digest the operator expects."""
+    from prereg.records import read_records
+
     path = Path(path)
     (obj,) = read_records(path, schema_path, "json")
     problems = _check_blocks(obj.get("blocks"), str(path))

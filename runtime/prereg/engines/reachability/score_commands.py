@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,15 +38,13 @@ from prereg.digest import PREFIX, digest, file_sha256, sha256_hex
 from prereg.engines import StudyContext
 from prereg.errors import UserError
 from prereg.files import canonical_bytes_nl, refuse_existing, write_files_new, write_new
-from prereg.records import read_records
 
 from .budget import iso_ms, parse_instant
-from .calibrator import fit_artifact, load_calibrator
 from .canon import canonical_record_json, record_digest
 from .commands import AUDIT, CORPUS, GOLD, PREREGISTRATION
-from .scoring import RowTable, Score, ScoringSpec, row_table, scoring_spec, terminal_p_yes
-from .scoring import score as score_rows
-from .simulate import simulate_observations
+
+if TYPE_CHECKING:  # the scoring modules import scipy and jsonschema: loaded by the handlers
+    from .scoring import RowTable, Score, ScoringSpec
 
 
 def _out(text: str = "") -> None:
@@ -100,6 +98,8 @@ def load_prepared(
     ctx: StudyContext, outdir: Path, spec: ScoringSpec
 ) -> tuple[dict, RowTable, dict]:
     """(preregistration, row table, gold) of a prepared folder, every digest verified."""
+    from .scoring import row_table
+
     outdir = Path(outdir)
     prereg_path = outdir / PREREGISTRATION
     prereg = _read_json(prereg_path)
@@ -320,6 +320,12 @@ def _markdown_path(out: Path) -> Path:
 
 
 def score(ctx: StudyContext, args: argparse.Namespace) -> int:
+    from prereg.records import read_records
+
+    from .calibrator import load_calibrator
+    from .scoring import score as score_rows
+    from .scoring import scoring_spec, terminal_p_yes
+
     spec = scoring_spec(ctx.config)
     out = Path(args.out)
     md = _markdown_path(out)
@@ -381,6 +387,9 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
 
 
 def simulate(ctx: StudyContext, args: argparse.Namespace) -> int:
+    from .scoring import scoring_spec
+    from .simulate import simulate_observations
+
     spec = scoring_spec(ctx.config)
     out = Path(args.out)
     refuse_existing(out)
@@ -408,6 +417,11 @@ def simulate(ctx: StudyContext, args: argparse.Namespace) -> int:
 
 
 def calibrator_fit(ctx: StudyContext, args: argparse.Namespace) -> int:
+    from prereg.records import read_records
+
+    from .calibrator import fit_artifact
+    from .scoring import RowTable, scoring_spec, terminal_p_yes
+
     spec = scoring_spec(ctx.config)
     out = Path(args.out)
     refuse_existing(out)

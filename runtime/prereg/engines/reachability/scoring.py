@@ -57,7 +57,6 @@ from prereg.errors import UserError
 from prereg.rules import ContrastResult, adjust_families, failed_gates, selection_matches
 from prereg.stats.calibration import apply_isotonic, decile_ece
 from prereg.stats.proportions import newcombe_difference, pooled_z_test, wilson_interval
-from prereg.stats.roc import auroc, hanley_mcneil
 from prereg.stats.rounding import round_half_up
 
 SPLIT = "split"  # the language's name for a row's split in selections
@@ -596,6 +595,8 @@ def cell_figures(table: RowTable, rf: RowFigures, spec: ScoringSpec) -> list[dic
 
 def auroc_groups(table: RowTable, p: np.ndarray, spec: ScoringSpec) -> list[dict]:
     """AUROC of raw P(yes) per group (pooled and per negative level), Hanley–McNeil interval."""
+    from prereg.stats.roc import auroc, hanley_mcneil  # scipy.stats: only when scoring
+
     a = spec.auroc
     attrs = [cell_attributes(c) for c in table.cells]
     where = {k: tuple(str(v) for v in vs) for k, vs in a["where"].items()}
