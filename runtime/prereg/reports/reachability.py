@@ -17,6 +17,7 @@ configuration (``constants.scoring.metrics``), figures from the output files.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -279,7 +280,8 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
     inputs = []
     if prereg:
         for k in ("corpusDigest", "goldDigest", "auditDigest", "dispatchOrderDigest"):
-            inputs.append((f"prepared {k.removesuffix('Digest')}", prereg.get(k), None))
+            label = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", k.removesuffix("Digest")).lower()
+            inputs.append((f"prepared {label}", prereg.get(k), None))
     if doc:
         obs = doc.get("observations") or {}
         cal = doc.get("calibrator") or {}
