@@ -243,3 +243,18 @@ def test_d17_score_report(tmp_path, d17):
     assert "calibration unreliable" in reliability[: reliability.index("</figure>")]
     md = render_markdown(report)
     assert "| `c3` |" in md and "**Decision: HOLD**" in md
+
+
+def test_step_options_and_the_command_shown():
+    step = Step(
+        "t",
+        "score",
+        ["score", "{root}/in.jsonl", "--out", "{out}/R.json", "--root={root}", "{out}"],
+        ["score", "/p/in.jsonl", "--out", "/o/s/R.json", "--root=/p", "/o/s"],
+        0,
+        True,
+    )
+    assert step.option("--out") == "/o/s/R.json"
+    assert step.option("--root") == "/p"
+    assert step.option("--seed") is None
+    assert step.shown() == "score in.jsonl --out R.json --root=. ."

@@ -60,7 +60,9 @@ class Step:
         relative to the study's output folder."""
         parts = [self.command]
         for a in self.template[1:]:
-            parts.append(a.replace("{root}/", "").replace("{out}/", "").replace("{out}", "."))
+            for placeholder in ("{root}/", "{out}/"):
+                a = a.replace(placeholder, "")
+            parts.append(a.replace("{root}", ".").replace("{out}", "."))
         return " ".join(parts)
 
 
