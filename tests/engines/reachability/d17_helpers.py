@@ -8,24 +8,36 @@ import gzip
 import json
 from pathlib import Path
 
+from prereg.compiler.project import Project
 from prereg.engines import StudyContext
-from prereg.engines.reachability.config import load_config
+from prereg.engines.reachability.config import config_from_spec, load_config
 from prereg.engines.reachability.pipeline import prepare_memory
+from prereg.study import study_context
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "d17"
+ROOT = Path(__file__).resolve().parents[3]
+STUDY = "d17-multifact"
+FIXTURES = ROOT / "tests" / "fixtures" / "d17"
 GOLDEN = FIXTURES / "golden-public-demo"
-CONFIG = json.loads((FIXTURES / "config.json").read_text(encoding="utf-8"))
-DEMO = "d17mf-public-demo"
+_MODULE, STUDY_CTX = study_context(Project(ROOT), STUDY)
+SPEC_CONFIG = STUDY_CTX.config  # the compiled spec's generic config (ENGINE_CONFIG)
+CONFIG = config_from_spec(SPEC_CONFIG)  # the engine's own shape, mapped from it
+DEMO = SPEC_CONFIG["seed_policy"]["demo_seed"]
 SPEC_DIGEST = "sha256:" + "ab" * 32
 
 
 def config() -> dict:
-    """A deep copy of the study config (for tests that change it)."""
+    """A deep copy of the engine-shape config (for tests that change it)."""
     return copy.deepcopy(CONFIG)
 
 
+def spec_config() -> dict:
+    """A deep copy of the compiled spec config, as plain data (for tests that change a fact)."""
+    return json.loads(json.dumps(SPEC_CONFIG))
+
+
 def ctx(cfg: dict | None = None, spec_digest: str = SPEC_DIGEST) -> StudyContext:
-    return StudyContext("d17-multifact", spec_digest, "test", CONFIG if cfg is None else cfg)
+    """A context holding the compiled spec config (or ``cfg``, in the same generic shape)."""
+    return StudyContext(STUDY, spec_digest, "test", SPEC_CONFIG if cfg is None else cfg)
 
 
 @functools.cache

@@ -8,7 +8,7 @@ import os
 import stat
 
 import pytest
-from d17_helpers import DEMO, SPEC_DIGEST, config, ctx, golden_lines, summary
+from d17_helpers import DEMO, SPEC_DIGEST, config, ctx, golden_lines, spec_config, summary
 
 from prereg.digest import digest, sha256_hex
 from prereg.engines.reachability import COMMANDS
@@ -193,8 +193,8 @@ def test_oracle_disagreements_from_worker_processes_are_merged(tmp_path, monkeyp
 
 
 def test_prepare_refuses_a_failing_audit_and_prints_every_group(tmp_path):
-    cfg = config()
-    cfg["audit"]["limit"] = 0.55  # the demo's equalizedMax is 0.5518
+    cfg = spec_config()
+    cfg["constants"]["audit"]["limit"] = 0.55  # the demo's equalizedMax is 0.5518
     with pytest.raises(UserError) as exc:
         COMMANDS["prepare"](ctx(cfg), NS(seed=DEMO, outdir=str(tmp_path / "out")))
     msg = exc.value.message

@@ -10,8 +10,35 @@ Modules: :mod:`.config` (checks), :mod:`.draws` (SHA-256 draws), :mod:`.generate
 :mod:`.oracle`, :mod:`.dispatch`, :mod:`.audit`, :mod:`.pipeline` (in-memory preparation),
 :mod:`.seeds`, :mod:`.budget`, :mod:`.review`, :mod:`.commands` (handlers; ``COMMANDS``).
 
-The configuration (``ctx.config``: plain JSON data compiled from the study spec; the d17 values
-are in tests/fixtures/d17/config.json).  Templates use named ``{placeholders}``; pool words are
+Configuration.  A handler receives the compiled spec's generic config (``ctx.config``, the
+generated ENGINE_CONFIG) and maps it with :func:`.config.config_from_spec` onto the engine's own
+shape below, checked by :func:`.config.load_config` (:func:`.config.study_config` does both and
+caches the result).  Where each engine key comes from in the spec:
+
+- the constants ``generator-id``, ``schema-versions``, ``labels``, ``hashing``, ``record``,
+  ``chain``, ``cue-classes``, ``decoys``, ``names``, ``header``, ``templates``, ``rules``,
+  ``dispatch``, ``audit``, ``calibration``, ``dev-review`` become ``generatorId`` …
+  ``devReview`` unchanged (``config.CONSTANT_KEYS``);
+- constant ``factor-roles`` ``{pool, hops, outcome, layout}``: the factor playing each part;
+  cells are read through it, and the level codes of those factors are the short codes of
+  pools (``letter``), outcomes and layouts;
+- constants ``outcomes`` and ``layouts``: as below without ``short`` (taken from the factor);
+- section ``splits``: ``word`` = id, ``short`` = code; constant ``split-roles`` ``{split id:
+  role}`` gives each split's ``role``;
+- section ``pools``: the word of role ``framing`` is ``framing``, of role ``d17-split``
+  ``d17Split``; every other role becomes a pool word, kebab-case turned camelCase
+  (``non-connective`` → ``nonConnective``); the pool's ``level`` (``factor:level``) gives its
+  letter;
+- section ``cells``: split, rows and the four factor levels (hops as an integer);
+- section ``seed_policy`` (``pattern``, ``public_seeds``, ``public_prefixes``,
+  ``private_min_hex_run``) and constant ``seed-syntax`` ``{wording, maxLength}``;
+- section ``budget`` (items ``calls``, ``tokens``, ``usd``, ``shared-cap-usd``,
+  ``floor-study-usd``, ``floor-portfolio-usd``, ``retries-per-request``,
+  ``per-request-token-bound``, ``output-allowance``, ``provider-overhead``, ``timeout``,
+  ``dispatch-interval``: ``config.BUDGET_KEYS``) and constant
+  ``reservation-floor-usd-per-million-tokens``.
+
+The engine's own shape.  Templates use named ``{placeholders}``; pool words are
 available in line, rule and line-class templates as ``{link}``, ``{base}``, ``{contrastive}``,
 ``{nonConnective}``, ``{enabled}``, ``{disabled}``.
 
@@ -67,8 +94,9 @@ available in line, rule and line-class templates as ``{link}``, ``{base}``, ``{c
 """
 
 from .commands import COMMANDS
+from .config import config_from_spec, study_config
 
-__all__ = ["COMMANDS"]
+__all__ = ["COMMANDS", "config_from_spec", "study_config"]
 
 from .score_commands import SCORE_COMMANDS  # noqa: E402
 

@@ -1,5 +1,8 @@
 """Command handlers of the reachability-probe engine: ``handler(ctx, args) -> int``.
 
+``ctx.config`` is the compiled spec's generic config; each handler reads the engine
+configuration from it with :func:`.config.study_config` (mapped once, then cached).
+
 - ``dry_run``: ``args.seed``, optional ``args.now`` (ISO 8601 with a time zone).
 - ``prepare``: ``args.seed``, ``args.outdir``, optional ``args.workers`` (processes; default
   min(2, CPUs); the bytes written do not depend on it).
@@ -49,7 +52,7 @@ from prereg.stats.rounding import round_half_up
 from .audit import LEARNERS
 from .budget import budget_plan, calibration_window, iso_ms, parse_instant
 from .canon import canonical_record_json, record_digest
-from .config import EngineConfig, load_config
+from .config import EngineConfig, study_config
 from .oracle import OracleError, TextOracle
 from .pipeline import Prepared, default_workers, prepare_memory, worker_tools
 from .review import select_dev_rows
@@ -99,7 +102,7 @@ def cell_table(ec: EngineConfig, label_counts: Mapping[str, Mapping[str, int]] |
 
 
 def dry_run(ctx: StudyContext, args: argparse.Namespace) -> int:
-    ec = load_config(ctx.config)
+    ec = study_config(ctx.config)
     seed = args.seed
     check_seed_syntax(seed, ec.seed_policy)
     sc = classify_seed(seed, ec.seed_policy)
@@ -220,7 +223,7 @@ def prepared_files(ctx: StudyContext, p: Prepared) -> tuple[list[tuple[str, byte
 
 
 def prepare(ctx: StudyContext, args: argparse.Namespace) -> int:
-    ec = load_config(ctx.config)
+    ec = study_config(ctx.config)
     seed = args.seed
     check_seed_syntax(seed, ec.seed_policy)
     outdir = Path(args.outdir)
@@ -274,7 +277,7 @@ def _under(path: Path, root: Path) -> bool:
 
 
 def dev_review_material(ctx: StudyContext, args: argparse.Namespace) -> int:
-    ec = load_config(ctx.config)
+    ec = study_config(ctx.config)
     outdir = Path(args.outdir)
     out = Path(args.out)
     root_arg = getattr(args, "artifact_root", None)
@@ -405,7 +408,7 @@ def sweep(config: Mapping[str, Any], seeds: list[str], positive_control: bool, w
 
 
 def audit_sweep(ctx: StudyContext, args: argparse.Namespace) -> int:
-    ec = load_config(ctx.config)
+    ec = study_config(ctx.config)
     prefix = args.prefix
     try:
         count = int(args.count)
@@ -418,7 +421,7 @@ def audit_sweep(ctx: StudyContext, args: argparse.Namespace) -> int:
         check_seed_syntax(s, ec.seed_policy)
     pc = bool(getattr(args, "positive_control", False))
     workers = getattr(args, "workers", None) or default_workers()
-    results = sweep(ctx.config, seeds, pc, int(workers))
+    results = sweep(ec.raw, seeds, pc, int(workers))
     mode = "positive control (chain-first order)" if pc else "shortcut audit"
     _out(f"{mode} sweep of {count} seed(s) {seeds[0]} … {seeds[-1]} (limit {ec.audit['limit']})")
     values = []

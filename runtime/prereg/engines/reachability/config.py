@@ -728,3 +728,236 @@ def _unique(c: _Checker, values: list, path: str, what: str) -> None:
         if v in seen:
             c.problems.append(f"{path}: duplicate {what} {v!r}")
         seen.add(v)
+
+
+# -- the compiled spec's generic config → this engine's config ---------------------------------
+
+# Spec constants copied unchanged into the engine config: engine key → constant id.
+CONSTANT_KEYS = {
+    "generatorId": "generator-id",
+    "schemaVersions": "schema-versions",
+    "labels": "labels",
+    "hashing": "hashing",
+    "record": "record",
+    "chain": "chain",
+    "cueClasses": "cue-classes",
+    "decoys": "decoys",
+    "names": "names",
+    "header": "header",
+    "templates": "templates",
+    "rules": "rules",
+    "dispatch": "dispatch",
+    "audit": "audit",
+    "calibration": "calibration",
+    "devReview": "dev-review",
+}
+# Budget items (spec section ``budget``) read by the engine: engine path → budget item id.
+BUDGET_KEYS = {
+    ("study", "calls"): "calls",
+    ("study", "tokens"): "tokens",
+    ("study", "usd"): "usd",
+    ("sharedCapUsd",): "shared-cap-usd",
+    ("floorsUsd", "study"): "floor-study-usd",
+    ("floorsUsd", "portfolio"): "floor-portfolio-usd",
+    ("retriesPerRequest",): "retries-per-request",
+    ("perRequestTokenBound",): "per-request-token-bound",
+    ("outputAllowanceTokens",): "output-allowance",
+    ("providerOverheadTokens",): "provider-overhead",
+    ("timeoutSeconds",): "timeout",
+    ("dispatchIntervalSeconds",): "dispatch-interval",
+}
+FACTOR_ROLES = ("pool", "hops", "outcome", "layout")
+# Pool word roles in the spec (kebab-case) that are not connective or state words.
+FRAMING_ROLE = "framing"
+D17_SPLIT_ROLE = "d17-split"
+
+
+def _camel(role: str) -> str:
+    head, *rest = role.split("-")
+    return head + "".join(w[:1].upper() + w[1:] for w in rest)
+
+
+def _int_or_keep(v: Any) -> Any:
+    """A budget value as the spec's YAML gave it, integral floats as integers (16000.0 → 16000)."""
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+def _plain(v: Any) -> Any:
+    """Plain JSON data: mappings become dicts, tuples (generated constants) lists."""
+    if isinstance(v, Mapping):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
+
+
+def config_from_spec(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Map the compiled spec's generic config (``ctx.config``, ENGINE_CONFIG) onto this engine's
+    config shape (the package docstring lists both).
+
+    Sources: constants (see ``CONSTANT_KEYS``; ``factor-roles``, ``split-roles``,
+    ``seed-syntax``, ``outcomes``, ``layouts``, ``reservation-floor-usd-per-million-tokens``),
+    the spec sections ``splits`` (word = id, short = code), ``factors`` (level codes are the short
+    codes of pools, outcomes and layouts), ``pools`` (framing and d17-split roles; the other
+    word roles become camelCase engine words), ``cells``, ``seed_policy`` and ``budget``.  A
+    missing source raises one :class:`UserError` listing every problem; the shape of the values
+    is then checked by :func:`load_config`.
+    """
+    problems: list[str] = []
+    if not isinstance(config, Mapping) or not isinstance(config.get("constants"), Mapping):
+        raise UserError("engine configuration: expected the compiled spec config with constants")
+    config = _plain(config)
+    consts = config["constants"]
+
+    def const(cid: str, kind: type | tuple[type, ...] = object) -> Any:
+        if cid not in consts:
+            problems.append(f"spec constants: constant {cid!r} is missing")
+            return None
+        v = consts[cid]
+        if not isinstance(v, kind):
+            problems.append(f"spec constant {cid!r}: expected {_kind_name(kind)}")
+            return None
+        return v
+
+    out: dict[str, Any] = {key: const(cid) for key, cid in CONSTANT_KEYS.items()}
+
+    roles = const("factor-roles", Mapping) or {}
+    factors = {f.get("id"): f for f in config.get("factors") or () if isinstance(f, Mapping)}
+    codes: dict[str, dict[str, str]] = {}
+    for role in FACTOR_ROLES:
+        fid = roles.get(role)
+        if fid not in factors:
+            problems.append(
+                f"spec constant 'factor-roles': {role!r} must name a declared factor, got {fid!r}"
+            )
+            continue
+        codes[role] = {str(lv["id"]): lv.get("code") for lv in factors[fid].get("levels") or ()}
+
+    split_roles = const("split-roles", Mapping) or {}
+    splits = []
+    for s in config.get("splits") or ():
+        if s["id"] not in split_roles:
+            problems.append(f"spec constant 'split-roles': split {s['id']!r} has no role")
+        splits.append({"word": s["id"], "short": s["code"], "role": split_roles.get(s["id"])})
+    out["splits"] = splits
+
+    pool_codes = codes.get("pool", {})
+    pools = []
+    for p in config.get("pools") or ():
+        words = dict(p.get("words") or {})
+        level = str(p.get("level") or "")
+        fid, _, lid = level.partition(":")
+        if fid != roles.get("pool") or lid not in pool_codes:
+            problems.append(
+                f"spec pools: pool {p['id']!r} must name a level of factor"
+                f" {roles.get('pool')!r} (got {level!r})"
+            )
+        for role in (FRAMING_ROLE, D17_SPLIT_ROLE):
+            if role not in words:
+                problems.append(f"spec pools: pool {p['id']!r} has no word of role {role!r}")
+        pools.append(
+            {
+                "id": p["id"],
+                "letter": pool_codes.get(lid),
+                "d17Split": words.pop(D17_SPLIT_ROLE, None),
+                "framing": words.pop(FRAMING_ROLE, None),
+                "words": {_camel(role): text for role, text in words.items()},
+            }
+        )
+    out["pools"] = pools
+
+    for key, role in (("outcomes", "outcome"), ("layouts", "layout")):
+        items = []
+        for j, item in enumerate(const(key, list) or ()):
+            item = dict(item) if isinstance(item, Mapping) else {}
+            word = item.get("word")
+            if word not in codes.get(role, {}):
+                problems.append(
+                    f"spec constant {key!r}[{j}]: {word!r} is not a level of factor"
+                    f" {roles.get(role)!r}"
+                )
+            item["short"] = codes.get(role, {}).get(word)
+            items.append(item)
+        out[key] = items
+
+    split_codes = {s["id"]: s["code"] for s in config.get("splits") or ()}
+    cells = []
+    for ce in config.get("cells") or ():
+        lv = ce.get("levels") or {}
+        got = {role: lv.get(roles.get(role)) for role in FACTOR_ROLES}
+        if None in got.values():
+            problems.append(f"spec cells: cell {ce['id']!r} lacks a level of {FACTOR_ROLES}")
+            continue
+        try:
+            hops = int(got["hops"])
+        except ValueError:
+            problems.append(f"spec cells: cell {ce['id']!r}: hops level {got['hops']!r}")
+            continue
+        cells.append(
+            {
+                "split": ce["split"],
+                "splitShort": split_codes.get(ce["split"]),
+                "pool": got["pool"],
+                "poolLetter": pool_codes.get(got["pool"]),
+                "hops": hops,
+                "outcome": got["outcome"],
+                "outcomeShort": codes.get("outcome", {}).get(got["outcome"]),
+                "layout": got["layout"],
+                "layoutShort": codes.get("layout", {}).get(got["layout"]),
+                "rows": ce["rows"],
+            }
+        )
+    out["cells"] = cells
+
+    sp = config.get("seed_policy") or {}
+    syntax = const("seed-syntax", Mapping) or {}
+    out["seedPolicy"] = {
+        "pattern": sp.get("pattern"),
+        "syntax": syntax.get("wording"),
+        "publicSeeds": list(sp.get("public_seeds") or ()),
+        "publicPrefixes": list(sp.get("public_prefixes") or ()),
+        "privateMinHexRun": sp.get("private_min_hex_run"),
+        "maxLength": syntax.get("maxLength"),
+    }
+
+    budget_items = config.get("budget") or {}
+    budget: dict[str, Any] = {}
+    for path, bid in BUDGET_KEYS.items():
+        if bid not in budget_items:
+            problems.append(f"spec budget: item {bid!r} is missing")
+            continue
+        node = budget
+        for k in path[:-1]:
+            node = node.setdefault(k, {})
+        node[path[-1]] = _int_or_keep(budget_items[bid])
+    budget["reservationFloorUsdPerMillionTokens"] = const(
+        "reservation-floor-usd-per-million-tokens", (int, float)
+    )
+    out["budget"] = budget
+
+    if problems:
+        raise UserError(
+            f"engine configuration: the compiled spec lacks what the reachability engine reads"
+            f" ({len(problems)} problem(s)); fix the spec and recompile",
+            problems=problems,
+        )
+    return out
+
+
+_CACHE: list[tuple[Any, EngineConfig]] = []
+
+
+def study_config(config: Mapping[str, Any] | EngineConfig) -> EngineConfig:
+    """The checked :class:`EngineConfig` of a compiled spec config (an EngineConfig passes).
+
+    The last result is cached per config object, so every handler may call it cheaply.
+    """
+    if isinstance(config, EngineConfig):
+        return config
+    if _CACHE and _CACHE[0][0] is config:
+        return _CACHE[0][1]
+    ec = load_config(config_from_spec(config))
+    _CACHE[:] = [(config, ec)]
+    return ec
