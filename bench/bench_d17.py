@@ -1,6 +1,6 @@
 """Benchmark: d17-multifact preparation and audit sweep (targets: prepare ≤ 2 s, sweep ≤ 60 s).
 
-Uses the study configuration in tests/fixtures/d17/config.json and prints medians:
+Uses the compiled study (generated/d17_multifact, spec/studies/d17-multifact.yaml) and prints medians:
 
 - ``prepare`` of the public demo seed (5,778 rows: generation, text oracle, dispatch order,
   shortcut audit, digests, the five files) in this process, per stage and in total;
@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import os
 import statistics
 import subprocess
@@ -25,19 +24,17 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIG_PATH = ROOT / "tests" / "fixtures" / "d17" / "config.json"
 SEED = "d17mf-public-demo"
-SPEC = "sha256:" + "0" * 64
 
 CHILD = """
 import argparse, json, sys, tempfile, time, contextlib, io
 t0 = time.perf_counter()
-from prereg.engines import StudyContext
 from prereg.engines.reachability import COMMANDS
-cfg = json.load(open(sys.argv[1]))
-ctx = StudyContext("d17-multifact", sys.argv[2], "bench", cfg)
+from prereg.compiler.project import Project
+from prereg.study import study_context
+_, ctx = study_context(Project(sys.argv[1]), "d17-multifact")
 with tempfile.TemporaryDirectory() as d, contextlib.redirect_stdout(io.StringIO()):
-    COMMANDS["prepare"](ctx, argparse.Namespace(seed=sys.argv[3], outdir=d + "/out"))
+    COMMANDS["prepare"](ctx, argparse.Namespace(seed=sys.argv[2], outdir=d + "/out"))
 print(time.perf_counter() - t0)
 """
 
@@ -77,13 +74,13 @@ def main() -> None:
     ap.add_argument("--no-sweep", action="store_true")
     a = ap.parse_args()
 
-    from prereg.engines import StudyContext
+    from prereg.compiler.project import Project
     from prereg.engines.reachability import COMMANDS
-    from prereg.engines.reachability.config import load_config
+    from prereg.engines.reachability.config import study_config
+    from prereg.study import study_context
 
-    cfg = json.loads(CONFIG_PATH.read_text(encoding="utf-8"))
-    ctx = StudyContext("d17-multifact", SPEC, "bench", cfg)
-    ec = load_config(cfg)
+    _, ctx = study_context(Project(ROOT), "d17-multifact")
+    ec = study_config(ctx.config)
     print(f"cores: {os.cpu_count()}; load average: {os.getloadavg()[0]:.2f}")
 
     per: dict[str, list[float]] = {}
@@ -108,7 +105,7 @@ def main() -> None:
     for _ in range(max(1, a.runs // 2 + 1)):
         t = time.perf_counter()
         proc = subprocess.run(
-            [sys.executable, "-c", CHILD, str(CONFIG_PATH), SPEC, SEED],
+            [sys.executable, "-c", CHILD, str(ROOT), SEED],
             capture_output=True,
             text=True,
             cwd=ROOT,
