@@ -39,23 +39,10 @@ def cli(*args) -> int:
         return main(["--project", str(ROOT), STUDY, *map(str, args)])
 
 
-def prepare(ctx, out: Path) -> None:
-    """The study's prepare command; else the in-memory preparation of the engine tests."""
-    try:
-        with contextlib.redirect_stderr(io.StringIO()):
-            if cli("prepare", SEED, out) == 0:
-                return
-    except SystemExit:  # the study declares no prepare command
-        pass
-    from prereg.engines.reachability.commands import prepared_files
-    from prereg.engines.reachability.config import load_config
-    from prereg.engines.reachability.pipeline import prepare_memory
-    from prereg.files import write_files_new
-
-    cfg = json.loads((ROOT / "tests/fixtures/d17/config.json").read_text(encoding="utf-8"))
-    files, _ = prepared_files(ctx, prepare_memory(load_config(cfg), SEED))
-    out.mkdir(parents=True, exist_ok=True)
-    write_files_new([(out / n, d, m) for n, d, m in files])
+def prepare(out: Path) -> None:
+    """The study's prepare command (public demo seed)."""
+    if cli("prepare", SEED, out) != 0:
+        raise SystemExit("prepare of the demo seed failed")
 
 
 def main() -> int:
@@ -73,7 +60,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         prep = d / "prepared"
-        prepare(ctx, prep)
+        prepare(prep)
         obs, cal = d / "obs.jsonl", d / "cal.json"
         assert cli("simulate", prep, "--scenario", "d17-finding", "--seed", 1, "--out", obs) == 0
         assert cli("calibrator-fit", obs, prep / "gold.json", "--effective-at", EFFECTIVE, "--out", cal) == 0  # fmt: skip
