@@ -66,6 +66,12 @@ def md(value: Any) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
 
 
+def mdcode(value: Any) -> str:
+    """Text for a code span inside a Markdown table cell (shown literally: only | and ` escaped)."""
+    text = "" if value is None else " ".join(str(value).split("\n"))
+    return text.replace("|", "\\|").replace("`", "'")
+
+
 def js(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
@@ -87,7 +93,9 @@ def environment() -> jinja2.Environment:
         undefined=jinja2.Undefined,  # absent optional keys are falsy; `py` refuses them
         autoescape=False,
     )
-    env.filters.update(py=py, ident=ident, const=const, camel=camel, md=md, js=js, doc=doc)
+    env.filters.update(
+        py=py, ident=ident, const=const, camel=camel, md=md, mdcode=mdcode, js=js, doc=doc
+    )
     return env
 
 
