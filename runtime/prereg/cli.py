@@ -102,9 +102,10 @@ def _add_core_commands(sub) -> None:
     )
     m = sub.add_parser(
         "demo",
-        help="run every study on the bundled demo inputs",
+        help="run every study on the bundled demo inputs and write reports",
         description="Check the specs, then run each study's commands on the bundled inputs (examples/demo.json) "
-        "into OUT, ending with OUT/index.html.",
+        "into OUT, write one HTML and one Markdown report per study (plots inline, the registered PREREG.md "
+        "beside the findings), and end with OUT/index.html.",
     )
     m.add_argument("--out", default="out/demo", help="output folder (default: out/demo)")
     m.add_argument(
