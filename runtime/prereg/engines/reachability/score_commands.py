@@ -158,7 +158,9 @@ def check_clock(
     session: timedelta,
     calibrator,
 ) -> datetime:
-    """The collection-end bound, after checking the scoring clock (see the module docstring)."""
+    """The collection-end bound (latest session start + session length), after checking that
+    ``evaluated_at`` is at or after it and not after ``now``, and that the calibrator is valid at
+    both the bound and ``evaluated_at``."""
     bound = max(starts) + session
     if evaluated_at < bound:
         raise UserError(

@@ -54,10 +54,6 @@ def scenario_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
     return s
 
 
-def scenario_ids(config: Mapping[str, Any]) -> list[str]:
-    return [sc["id"] for sc in scenario_config(config)["scenarios"]]
-
-
 def uniforms(message: str, scenario: str, seed: int, row_ids, count: int) -> np.ndarray:
     """(rows, count) uniforms in [0, 1) from SHA-256 (see the module docstring)."""
     out = np.empty((len(row_ids), count))
