@@ -130,3 +130,14 @@ def test_hanley_mcneil_missing_arrays_and_z_required():
         hanley_mcneil(1.2, 5, 5, z=1.96)
     with pytest.raises(ValueError):
         hanley_mcneil(0.7, -1, 5, z=1.96)
+
+
+@given(st.lists(st.integers(min_value=-5, max_value=5), min_size=1, max_size=60))
+@settings(max_examples=150, deadline=None)
+def test_average_ranks_equal_scipy_rankdata(values):
+    from scipy.stats import rankdata
+
+    from prereg.stats.roc import average_ranks
+
+    arr = np.asarray(values, dtype=np.float64)
+    np.testing.assert_array_equal(average_ranks(arr), rankdata(arr, method="average"))

@@ -10,7 +10,16 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import rankdata
+
+
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """1-based ranks with ties given their average rank (scipy's ``rankdata`` "average").
+
+    numpy only: importing scipy.stats costs about 0.4 s on this path.
+    """
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts)  # rank of the last member of each tie group
+    return ((ends - (counts - 1) / 2.0)[inverse]).astype(np.float64)
 
 
 def auroc(scores, labels) -> float:
@@ -31,7 +40,7 @@ def auroc(scores, labels) -> float:
     n_neg = int(y.size - n_pos)
     if n_pos == 0 or n_neg == 0:
         return float("nan")
-    ranks = rankdata(s, method="average")
+    ranks = average_ranks(s)
     u = ranks[pos].sum() - n_pos * (n_pos + 1) / 2.0
     return float(u / (n_pos * n_neg))
 
