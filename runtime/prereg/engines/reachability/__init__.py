@@ -9,6 +9,12 @@ orders rows for dispatch, audits the corpus for shortcut cues, and prepares the 
 Modules: :mod:`.config` (checks), :mod:`.draws` (SHA-256 draws), :mod:`.generate`,
 :mod:`.oracle`, :mod:`.dispatch`, :mod:`.audit`, :mod:`.pipeline` (in-memory preparation),
 :mod:`.seeds`, :mod:`.budget`, :mod:`.review`, :mod:`.commands` (handlers; ``COMMANDS``).
+Scoring (observations against the frozen decision rules): :mod:`.scoring` (row attributes,
+per-cell figures, the registered estimates and contrasts, gates and verdicts from the compiled
+rules module), :mod:`.simulate` (respondent scenarios from the ``scenarios`` constant),
+:mod:`.calibrator` (isotonic calibrator artifacts; validity from the ``calibration`` constant),
+:mod:`.score_commands` (``score``, ``simulate``, ``calibrator-fit``; merged into ``COMMANDS``).
+Their constants: ``scoring``, ``calibrator-fit``, ``scenarios``, ``decision``.
 
 Configuration.  A handler receives the compiled spec's generic config (``ctx.config``, the
 generated ENGINE_CONFIG) and maps it with :func:`.config.config_from_spec` onto the engine's own
