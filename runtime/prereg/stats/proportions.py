@@ -119,8 +119,10 @@ def newcombe_difference(k1, n1, k2, n2, level=None, z=None):
     p1, _, l1, u1 = _wilson(k1a, n1a, zf)
     p2, _, l2, u2 = _wilson(k2a, n2a, zf)
     d = p1 - p2
-    lo = d - np.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
-    hi = d + np.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+    # np.square, not ** 2: on 0-d arrays ``** 2`` goes through pow(), which can differ from
+    # the array loop by an ulp; the scalar and the vectorized results must be identical.
+    lo = d - np.sqrt(np.square(p1 - l1) + np.square(u2 - p2))
+    hi = d + np.sqrt(np.square(u1 - p1) + np.square(p2 - l2))
     s = _is_scalar(k1, n1, k2, n2)
     return _out(d, s), _out(lo, s), _out(hi, s)
 

@@ -70,9 +70,8 @@ def hanley_mcneil(auc, n_pos, n_neg, *, z):
     n2s = np.where(missing, 1.0, n2)
     q1 = a_s / (2.0 - a_s)
     q2 = 2.0 * a_s * a_s / (1.0 + a_s)
-    var = (a_s * (1.0 - a_s) + (n1s - 1.0) * (q1 - a_s**2) + (n2s - 1.0) * (q2 - a_s**2)) / (
-        n1s * n2s
-    )
+    a2 = a_s * a_s  # not a_s**2: 0-d pow() may differ by an ulp from the array loop
+    var = (a_s * (1.0 - a_s) + (n1s - 1.0) * (q1 - a2) + (n2s - 1.0) * (q2 - a2)) / (n1s * n2s)
     se = np.sqrt(np.maximum(var, 0.0))
     lo = np.clip(a_s - zf * se, 0.0, 1.0)
     hi = np.clip(a_s + zf * se, 0.0, 1.0)
