@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prereg.compiler.load import load_yaml_text
+from prereg.compiler.load import load_yaml, load_yaml_text
 from prereg.errors import UserError
 
 REGISTERED = "registered"
@@ -1019,16 +1019,10 @@ def parse_spec_text(text: str, label: str) -> dict:
 
 def read_spec_file(path, label: str | None = None) -> dict:
     path = Path(path)
-    shown = label or str(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise UserError(f"{shown}: cannot read: {exc.strerror}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{shown}: not UTF-8 (byte {exc.start})") from None
-    return parse_spec_text(text, shown)
+    loaded = load_yaml(path, display=Path(label) if label else None)
+    if not isinstance(loaded.data, dict):
+        raise UserError(f"{label or path}:1: a spec must be a mapping (a Study)")
+    return loaded.data
 
 
 def compare(old: dict, new: dict, study: str, old_label: str, new_label: str) -> Comparison:
