@@ -364,6 +364,35 @@ BUDGET = {
 
 FREEZE_ROLES = ()
 
+RECORD_CONTRACTS = (
+    {
+        "id": "observation",
+        "format": "jsonl",
+        "fields": (
+            {"name": "rowId", "type": "string", "pattern": "^[0-9a-f]{64}$"},
+            {"name": "requestId", "type": "string", "min_length": 1},
+            {"name": "pYes", "type": "number", "nullable": True, "minimum": 0, "maximum": 1},
+            {"name": "attempt", "type": "integer", "minimum": 1},
+            {"name": "error", "type": "string", "required": False},
+        ),
+    },
+    {
+        "id": "calibrator",
+        "format": "json",
+        "fields": (
+            {"name": "id", "type": "string", "min_length": 1},
+            {
+                "name": "effectiveAt",
+                "type": "string",
+                "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}([.][0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$",
+            },
+            {"name": "expiresAfterDays", "type": "number", "minimum": 0},
+            {"name": "blocks", "type": "array", "min_items": 1, "items": "object"},
+            {"name": "digest", "type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
+        ),
+    },
+)
+
 # Everything the reachability-probe engine reads: the registered content as plain data.
 ENGINE_CONFIG = {
     "study_id": "d17-multifact",
@@ -1240,4 +1269,5 @@ ENGINE_CONFIG = {
     "seed_policy": SEED_POLICY,
     "budget": BUDGET,
     "freeze_roles": FREEZE_ROLES,
+    "record_contracts": RECORD_CONTRACTS,
 }

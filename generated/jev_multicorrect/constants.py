@@ -82,6 +82,52 @@ BUDGET = {}
 
 FREEZE_ROLES = ()
 
+RECORD_CONTRACTS = (
+    {
+        "id": "choice-list",
+        "format": "jsonl",
+        "fields": (
+            {"name": "request_id", "type": "string", "min_length": 1},
+            {"name": "question", "type": "string"},
+            {
+                "name": "candidates",
+                "type": "array",
+                "min_items": 2,
+                "max_items": 255,
+                "items": "string",
+            },
+        ),
+    },
+    {
+        "id": "label",
+        "format": "jsonl",
+        "fields": (
+            {"name": "request_id", "type": "string", "min_length": 1},
+            {"name": "split", "type": "string", "allowed": ("validation", "test")},
+            {"name": "correct", "type": "array", "items": "integer"},
+        ),
+    },
+    {
+        "id": "prediction",
+        "format": "jsonl",
+        "fields": (
+            {"name": "request_id", "type": "string", "min_length": 1},
+            {"name": "refused", "type": "boolean"},
+            {"name": "probabilities", "type": "array", "nullable": True, "items": "number"},
+        ),
+    },
+    {
+        "id": "binary-output",
+        "format": "jsonl",
+        "fields": (
+            {"name": "request_id", "type": "string", "min_length": 1},
+            {"name": "candidate_index", "type": "integer", "minimum": 0},
+            {"name": "probability", "type": "number", "minimum": 0, "maximum": 1},
+            {"name": "label", "type": "integer", "minimum": 0, "maximum": 1},
+        ),
+    },
+)
+
 # Everything the multicorrect-scoring engine reads: the registered content as plain data.
 ENGINE_CONFIG = {
     "study_id": "jev-multicorrect",
@@ -104,4 +150,5 @@ ENGINE_CONFIG = {
     "seed_policy": SEED_POLICY,
     "budget": BUDGET,
     "freeze_roles": FREEZE_ROLES,
+    "record_contracts": RECORD_CONTRACTS,
 }

@@ -251,6 +251,24 @@ FREEZE_ROLES = (
     },
 )
 
+RECORD_CONTRACTS = (
+    {
+        "id": "calibration-record",
+        "format": "jsonl",
+        "fields": (
+            {"name": "stage", "type": "string", "allowed": ("calibration",)},
+            {"name": "repository_id", "type": "string", "min_length": 1},
+            {"name": "task_id", "type": "string", "min_length": 1},
+            {
+                "name": "class_label",
+                "type": "string",
+                "allowed": ("official-pass", "official-fail"),
+            },
+            {"name": "delta_logscore", "type": "number"},
+        ),
+    },
+)
+
 # Everything the cluster-power-freeze engine reads: the registered content as plain data.
 ENGINE_CONFIG = {
     "study_id": "s3-verifier-freeze",
@@ -268,4 +286,5 @@ ENGINE_CONFIG = {
     "seed_policy": SEED_POLICY,
     "budget": BUDGET,
     "freeze_roles": FREEZE_ROLES,
+    "record_contracts": RECORD_CONTRACTS,
 }

@@ -217,6 +217,67 @@ def test_engine_config_is_the_spec_registered_content(repo_root):
         )
 
 
+def test_engine_config_carries_the_record_contracts_without_prose():
+    from prereg.compiler.build import spec_config
+
+    spec = {
+        "id": "s",
+        "version": "1",
+        "record_contracts": [
+            {
+                "id": "obs",
+                "title": "An observation",
+                "description": "prose",
+                "format": "jsonl",
+                "role": "observations",
+                "fields": [
+                    {"name": "row", "role": "row", "type": "string", "pattern": "^r$"},
+                    {
+                        "name": "p",
+                        "type": "number",
+                        "nullable": True,
+                        "minimum": 0,
+                        "maximum": 1,
+                        "description": "prose",
+                        "required": False,
+                    },
+                    {
+                        "name": "xs",
+                        "type": "array",
+                        "items": "integer",
+                        "min_items": 1,
+                        "max_items": 3,
+                    },
+                    {"name": "k", "type": "string", "allowed": ["a", "b"], "min_length": 1},
+                ],
+            },
+            {"id": "art", "format": "json", "fields": [{"name": "id", "type": "string"}]},
+        ],
+    }
+    assert spec_config(spec)["record_contracts"] == [
+        {
+            "id": "obs",
+            "format": "jsonl",
+            "role": "observations",
+            "fields": [
+                {"name": "row", "role": "row", "type": "string", "pattern": "^r$"},
+                {
+                    "name": "p",
+                    "type": "number",
+                    "required": False,
+                    "nullable": True,
+                    "minimum": 0,
+                    "maximum": 1,
+                },
+                {"name": "xs", "type": "array", "min_items": 1, "max_items": 3, "items": "integer"},
+                {"name": "k", "type": "string", "allowed": ["a", "b"], "min_length": 1},
+            ],
+        },
+        {"id": "art", "format": "json", "fields": [{"name": "id", "type": "string"}]},
+    ]
+    assert spec_config({"id": "s", "version": "1"})["record_contracts"] == []
+
+
 def test_running_a_study_never_imports_linkml(tmp_path):
     code = (
         "import sys\n"

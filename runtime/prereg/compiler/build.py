@@ -69,6 +69,24 @@ def load_study(project: Project, path: Path) -> Study:
     return Study(loaded=loaded, spec_rel=project.rel(path), digest=digest(loaded.data))
 
 
+#: What an engine sees of a record contract's field (its prose, ``description``, is left out).
+_CONTRACT_FIELD_KEYS = (
+    "name",
+    "role",
+    "type",
+    "required",
+    "nullable",
+    "allowed",
+    "minimum",
+    "maximum",
+    "min_items",
+    "max_items",
+    "min_length",
+    "items",
+    "pattern",
+)
+
+
 def spec_config(spec: dict) -> dict[str, Any]:
     """The registered content of a spec as plain data, the input of an engine's adapter."""
     return {
@@ -107,6 +125,13 @@ def spec_config(spec: dict) -> dict[str, Any]:
         "freeze_roles": [
             {k: v for k, v in r.items() if k != "description"}
             for r in spec.get("freeze_roles") or []
+        ],
+        "record_contracts": [
+            {
+                **{k: c[k] for k in ("id", "format", "role") if k in c},
+                "fields": [{k: f[k] for k in _CONTRACT_FIELD_KEYS if k in f} for f in c["fields"]],
+            }
+            for c in spec.get("record_contracts") or []
         ],
     }
 

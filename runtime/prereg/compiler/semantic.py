@@ -103,6 +103,22 @@ def unique_ids(spec: dict, report: Reporter) -> None:
             "name",
             "field",
         )
+        _unique(
+            report,
+            (
+                (f"{ptr}/fields/{i}", f)
+                for i, f in enumerate(contract.get("fields", []))
+                if f.get("role") is not None
+            ),
+            "role",
+            "field role",
+        )
+    _unique(
+        report,
+        ((ptr, c) for ptr, c in items(spec, "record_contracts") if c.get("role") is not None),
+        "role",
+        "record contract role",
+    )
     for ptr, command in items(spec, "commands"):
         _unique(
             report,

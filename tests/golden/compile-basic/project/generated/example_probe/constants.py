@@ -23,6 +23,19 @@ FREEZE_ROLES = (
     {"id": "power_plan", "kind": "metadata", "required": True, "extensions": (".json",)},
 )
 
+RECORD_CONTRACTS = (
+    {
+        "id": "observation",
+        "format": "jsonl",
+        "fields": (
+            {"name": "rowId", "type": "string", "pattern": "^[0-9a-f]{64}$"},
+            {"name": "pYes", "type": "number", "nullable": True, "minimum": 0, "maximum": 1},
+            {"name": "attempt", "type": "integer", "minimum": 1},
+            {"name": "arm", "type": "string", "required": False, "allowed": ("baseline",)},
+        ),
+    },
+)
+
 # Everything the reachability-probe engine reads: the registered content as plain data.
 ENGINE_CONFIG = {
     "study_id": "example-probe",
@@ -96,4 +109,5 @@ ENGINE_CONFIG = {
     "seed_policy": SEED_POLICY,
     "budget": BUDGET,
     "freeze_roles": FREEZE_ROLES,
+    "record_contracts": RECORD_CONTRACTS,
 }
