@@ -60,15 +60,25 @@ def spec_shaped(engine_config: dict) -> dict:
             },
             "threshold-grid": cfg["threshold_grid"],
             "probability-sum-tolerance": cfg["probability_sum_tolerance"],
-            "candidate-count": cfg["candidate_count"],
             "metric-conventions": {
                 k: cfg[k] for k in ("multi_correct_min", "gap_scale", "ece_bins")
             },
-            "input-fields": cfg["fields"],
             "diagnostic": cfg["diagnostic"],
             "diagnostic-seeds": cfg["diagnostic_seeds"],
         }
     )
+    # field names, the candidate count and the label splits live in the record contracts
+    for contract in out["record_contracts"]:
+        names = cfg["fields"].get(contract.get("role"), {})
+        for field in contract["fields"]:
+            role = field.get("role")
+            if role in names:
+                field["name"] = names[role]
+            if contract.get("role") == "lists" and role == "candidates":
+                field["min_items"] = cfg["candidate_count"]["min"]
+                field["max_items"] = cfg["candidate_count"]["max"]
+            if contract.get("role") == "labels" and role == "split":
+                field["allowed"] = [splits["fit"], splits["evaluate"]]
     return out
 
 

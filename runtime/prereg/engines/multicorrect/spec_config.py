@@ -17,12 +17,16 @@ Where the values come from
     -> ``threshold_grid`` (``{"denominator", "first", "last", "step"}``).
 ``constants.probability-sum-tolerance``
     -> ``probability_sum_tolerance``.
-``constants.candidate-count``
-    -> ``candidate_count`` (``{"min", "max"}``).
 ``constants.metric-conventions``
     ``{"multi_correct_min", "gap_scale", "ece_bins"}`` -> the three top-level keys.
-``constants.input-fields``
-    -> ``fields`` (``lists``, ``labels``, ``predictions``, ``binary``: role -> field name).
+``record_contracts``
+    The four score inputs are the contracts with ``role`` ``lists``, ``labels``,
+    ``predictions`` and ``binary``; each field's ``role`` (the keys of
+    :data:`prereg.engines.multicorrect.config.FIELD_ROLES`) says what it holds ->
+    ``fields`` (file kind -> role -> field name).  The ``lists`` contract's ``candidates``
+    field's ``min_items`` and ``max_items`` -> ``candidate_count`` (``{"min", "max"}``).  The
+    ``labels`` contract's ``split`` field, when it states ``allowed`` values, must allow
+    exactly the ``fit`` and ``evaluate`` splits.
 ``constants.diagnostic``
     -> ``diagnostic``.
 ``constants.diagnostic-seeds``
@@ -41,10 +45,16 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from prereg.engines.multicorrect.config import ConfigError, EngineConfig, engine_config
+from prereg.engines.contract_roles import contract_for, fields_by_role
+from prereg.engines.multicorrect.config import (
+    FIELD_ROLES,
+    ConfigError,
+    EngineConfig,
+    engine_config,
+)
 from prereg.errors import UserError
 
-#: Each engine configuration key and the spec constant it comes from.
+#: Each engine configuration key and the spec constant it comes from (or the record contracts).
 SOURCES = {
     "report_schema": "output-schemas",
     "diagnostic_schema": "output-schemas",
@@ -52,11 +62,11 @@ SOURCES = {
     "threshold_ties": "threshold-fit",
     "threshold_grid": "threshold-grid",
     "probability_sum_tolerance": "probability-sum-tolerance",
-    "candidate_count": "candidate-count",
+    "candidate_count": "record_contracts",
     "multi_correct_min": "metric-conventions",
     "gap_scale": "metric-conventions",
     "ece_bins": "metric-conventions",
-    "fields": "input-fields",
+    "fields": "record_contracts",
     "diagnostic": "diagnostic",
     "diagnostic_seeds": "diagnostic-seeds",
 }
@@ -75,7 +85,7 @@ def plain(value: Any) -> Any:
 
 def _constant(constants: Mapping[str, Any], cid: str, keys: tuple[str, ...] | None = None) -> Any:
     if cid not in constants:
-        known = ", ".join(sorted(set(SOURCES.values())))
+        known = ", ".join(sorted(set(SOURCES.values()) - {"record_contracts"}))
         raise UserError(
             f"engine configuration: the spec declares no constant {cid!r} "
             f"(the {_ENGINE} engine reads constants {known})"
@@ -113,6 +123,25 @@ def config_from_spec(config: Mapping[str, Any]) -> dict[str, Any]:
     metrics = _constant(
         constants, "metric-conventions", ("multi_correct_min", "gap_scale", "ece_bins")
     )
+    fields: dict[str, dict[str, str]] = {}
+    roles: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for kind, kind_roles in FIELD_ROLES.items():
+        roles[kind] = fields_by_role(contract_for(config, kind, _ENGINE), kind_roles, _ENGINE)
+        fields[kind] = {role: f["name"] for role, f in roles[kind].items()}
+    candidates = roles["lists"]["candidates"]
+    for bound in ("min_items", "max_items"):
+        if bound not in candidates:
+            raise UserError(
+                f"engine configuration: the candidates field {candidates['name']!r} of the "
+                f"lists contract must state {bound} (the candidate count per list)"
+            )
+    allowed = roles["labels"]["split"].get("allowed")
+    if allowed is not None and sorted(allowed) != sorted((fit["fit"], fit["evaluate"])):
+        raise UserError(
+            f"engine configuration: the labels contract's split field allows {list(allowed)}, "
+            f"but constant 'threshold-fit' fits on {fit['fit']!r} and evaluates "
+            f"{fit['evaluate']!r}"
+        )
     return {
         "report_schema": schemas["report"],
         "diagnostic_schema": schemas["diagnostic"],
@@ -120,9 +149,9 @@ def config_from_spec(config: Mapping[str, Any]) -> dict[str, Any]:
         "threshold_grid": _constant(constants, "threshold-grid"),
         "threshold_ties": fit["ties"],
         "probability_sum_tolerance": _constant(constants, "probability-sum-tolerance"),
-        "candidate_count": _constant(constants, "candidate-count"),
+        "candidate_count": {"min": candidates["min_items"], "max": candidates["max_items"]},
         **metrics,
-        "fields": _constant(constants, "input-fields"),
+        "fields": fields,
         "diagnostic": _constant(constants, "diagnostic"),
         "diagnostic_seeds": _constant(constants, "diagnostic-seeds"),
     }
@@ -142,7 +171,13 @@ def study_config(config: Mapping[str, Any] | EngineConfig) -> EngineConfig:
         text = str(e)
         m = re.match(r"config\.([a-z_]+)", text)
         source = SOURCES.get(m.group(1)) if m else None
-        where = f"constant {source!r}" if source else "the spec's constants"
+        where = (
+            "the section 'record_contracts'"
+            if source == "record_contracts"
+            else f"constant {source!r}"
+            if source
+            else "the spec's constants"
+        )
         raise UserError(
             f"engine configuration: {where} is malformed ({text}); fix the spec and recompile"
         ) from None
