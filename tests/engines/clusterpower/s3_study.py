@@ -40,6 +40,18 @@ def spec_shaped(engine_config: dict[str, Any]) -> dict[str, Any]:
     )
     out["freeze_roles"] = freeze.pop("roles")
     out["constants"]["freeze_rules"] = freeze
+    # the calibration input's names, stage and labels are the calibration contract's
+    plan = out["constants"]["power_plan"]
+    names = plan.pop("fields")
+    stage = plan.pop("calibration_stage")
+    labels = [plan.pop("pass_label"), plan.pop("fail_label")]
+    (contract,) = (c for c in out["record_contracts"] if c.get("role") == "calibration")
+    for field in contract["fields"]:
+        field["name"] = names[field["role"]]
+        if field["role"] == "stage":
+            field["allowed"] = [stage]
+        if field["role"] == "class":
+            field["allowed"] = labels
     return out
 
 

@@ -4,12 +4,14 @@ the spec file read independently (plain PyYAML), and its refusals."""
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
 import yaml
 from s3_study import CONFIG, MODULE, ROOT, SPEC_CONFIG, STUDY_CTX, spec_shaped
 
 from prereg.engines.clusterpower import COMMANDS, config_from_spec
+from prereg.engines.clusterpower.calibration_input import parse_calibration
 from prereg.engines.clusterpower.freeze import FreezeConfig
 from prereg.engines.clusterpower.plan import load_config
 from prereg.errors import UserError
@@ -18,9 +20,20 @@ SPEC = yaml.safe_load((ROOT / "spec" / "studies" / "s3-verifier-freeze.yaml").re
 CONSTANTS = {c["id"]: c["value"] for c in SPEC["constants"]}
 
 
-def test_engine_sections_are_the_spec_constants() -> None:
+def _contract() -> dict:
+    return next(c for c in SPEC["record_contracts"] if c["id"] == "calibration-record")
+
+
+def test_engine_sections_are_the_spec_constants_and_contract() -> None:
     assert CONFIG["frozen"] == CONSTANTS["frozen"]
-    assert CONFIG["plan"] == CONSTANTS["power_plan"]
+    fields = _contract()["fields"]
+    assert CONFIG["plan"] == {
+        **CONSTANTS["power_plan"],
+        "fields": {f["role"]: f["name"] for f in fields},
+        "calibration_stage": fields[0]["allowed"][0],
+        "pass_label": fields[3]["allowed"][0],
+        "fail_label": fields[3]["allowed"][1],
+    }
     fz = dict(CONFIG["freeze"])
     assert fz.pop("input") == CONSTANTS["freeze_input"]
     assert fz.pop("plan_schema") == CONSTANTS["power_plan"]["schema"]
@@ -42,15 +55,77 @@ def test_the_study_values_stated_in_the_preregistration() -> None:
     assert len(CONFIG["freeze"]["roles"]) == 10
 
 
-def test_the_calibration_record_contract_agrees_with_the_plan_constant() -> None:
-    """The record contract (documentation and JSON Schema) and the engine read one input."""
-    contract = next(c for c in SPEC["record_contracts"] if c["id"] == "calibration-record")
-    fields = {f["name"]: f for f in contract["fields"]}
-    plan = CONSTANTS["power_plan"]
-    assert sorted(fields) == sorted(plan["fields"].values())
-    assert fields[plan["fields"]["stage"]]["allowed"] == [plan["calibration_stage"]]
-    assert fields[plan["fields"]["class"]]["allowed"] == [plan["pass_label"], plan["fail_label"]]
-    assert fields[plan["fields"]["statistic"]]["type"] == "number"
+def test_the_calibration_input_is_read_from_the_contract() -> None:
+    """Field names, stage and labels are stated once, in the contract; by hand from the spec."""
+    assert _contract()["role"] == "calibration"
+    assert CONFIG["plan"]["fields"] == {
+        "stage": "stage",
+        "repository": "repository_id",
+        "task": "task_id",
+        "class": "class_label",
+        "statistic": "delta_logscore",
+    }
+    assert CONFIG["plan"]["calibration_stage"] == "calibration"
+    assert (CONFIG["plan"]["pass_label"], CONFIG["plan"]["fail_label"]) == (
+        "official-pass",
+        "official-fail",
+    )
+    for key in ("fields", "calibration_stage", "pass_label", "fail_label"):
+        assert key not in CONSTANTS["power_plan"]
+
+
+def _calibration_contract(cfg: dict) -> dict:
+    return next(c for c in cfg["record_contracts"] if c.get("role") == "calibration")
+
+
+def test_a_renamed_field_and_label_in_the_contract_is_what_the_reader_expects() -> None:
+    cfg = copy.deepcopy(SPEC_CONFIG)
+    fields = {f["role"]: f for f in _calibration_contract(cfg)["fields"]}
+    fields["repository"]["name"] = "repo"
+    fields["class"]["allowed"] = ["passes", "official-fail"]
+    plan = load_config(config_from_spec(cfg))
+    rows = [
+        {
+            "stage": "calibration",
+            "repo": f"r{i}",
+            "task_id": f"t{i}{c}",
+            "class_label": c,
+            "delta_logscore": 0.1 * i,
+        }
+        for i in range(3)
+        for c in ("passes", "official-fail")
+    ]
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    cal = parse_calibration(data, "c.jsonl", plan.input)
+    assert cal.records_pass == 3 and cal.records_fail == 3
+    # the study as registered refuses the renamed field and the unknown label
+    with pytest.raises(UserError) as ei:
+        parse_calibration(data, "c.jsonl", load_config(CONFIG).input)
+    text = "\n".join(ei.value.lines())
+    assert "repo" in text and "repository_id" in text
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda c: c.pop("role"), "no record contract with role 'calibration'"),
+        (lambda c: c["fields"][2].pop("role"), "no field with role 'task'"),
+        (lambda c: c["fields"][0].update(allowed=["calibration", "x"]), "exactly 1 value"),
+        (lambda c: c["fields"][3].pop("allowed"), "exactly 2 value"),
+    ],
+)
+def test_a_contract_without_what_the_engine_reads_is_refused(edit, message) -> None:
+    cfg = copy.deepcopy(SPEC_CONFIG)
+    edit(_calibration_contract(cfg))
+    with pytest.raises(UserError, match=message):
+        config_from_spec(cfg)
+
+
+def test_the_plan_constant_may_not_restate_the_contract() -> None:
+    cfg = copy.deepcopy(SPEC_CONFIG)
+    cfg["constants"]["power_plan"]["pass_label"] = "official-pass"
+    with pytest.raises(UserError, match="must not set 'pass_label'"):
+        config_from_spec(cfg)
 
 
 def test_freeze_authorizes_only_plan_statuses_that_exist_and_never_infeasible() -> None:

@@ -12,8 +12,14 @@ Where the values come from
     ``config["frozen"]``: the frozen planning constants (the plan records them, a freeze
     compares a bound plan's against them).
 ``constants.power_plan``
-    ``config["plan"]``: the calibration input's field names, stages and class labels, the
-    plan schema id, the feasibility floors, the bound level, the status names, the error cap.
+    ``config["plan"]``: the confirmatory stage value, the plan schema id, the feasibility
+    floors, the bound level, the status names, the error cap.
+``record_contracts``
+    The calibration input is the contract with ``role: calibration``.  Its fields' roles
+    ``stage``, ``repository``, ``task``, ``class``, ``statistic`` give ``config["plan"]
+    ["fields"]`` (role -> field name); the ``stage`` field's one allowed value is
+    ``calibration_stage``; the ``class`` field's two allowed values are, in this order,
+    ``pass_label`` and ``fail_label``.
 ``constants.freeze_input``
     ``config["freeze"]["input"]``: the freeze input's schema field and id, its JSON Schema
     contract and the field names the rules read.
@@ -36,6 +42,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from prereg.engines.clusterpower.calibration_input import FIELD_ROLES
+from prereg.engines.contract_roles import contract_for, fields_by_role
 from prereg.errors import UserError
 
 #: The spec constants this engine reads, and the engine config key each one fills.
@@ -45,6 +53,11 @@ CONSTANTS = {
     "freeze_input": "freeze.input",
     "freeze_rules": "freeze",
 }
+
+#: What the calibration contract states, and constant 'power_plan' must not repeat.
+FROM_CONTRACT = ("fields", "calibration_stage", "pass_label", "fail_label")
+
+_ENGINE = "cluster-power-freeze"
 
 
 def plain(value: Any) -> Any:
@@ -60,7 +73,7 @@ def _constant(constants: Mapping[str, Any], cid: str, want_mapping: bool = True)
     if cid not in constants:
         raise UserError(
             f"engine configuration: the spec declares no constant {cid!r} "
-            f"(the cluster-power-freeze engine reads constants {', '.join(CONSTANTS)})"
+            f"(the {_ENGINE} engine reads constants {', '.join(CONSTANTS)})"
         )
     value = constants[cid]
     if want_mapping and not isinstance(value, Mapping):
@@ -77,6 +90,13 @@ def config_from_spec(config: Mapping[str, Any]) -> dict[str, Any]:
     plan = _constant(constants, "power_plan")
     freeze_input = _constant(constants, "freeze_input")
     freeze = _constant(constants, "freeze_rules")
+    for key in FROM_CONTRACT:
+        if key in plan:
+            raise UserError(
+                f"engine configuration: constant 'power_plan' must not set {key!r} (it comes"
+                " from the record contract with role 'calibration')"
+            )
+    plan.update(_calibration_input(config))
     for reserved in ("input", "roles", "plan_schema"):
         if reserved in freeze:
             raise UserError(
@@ -93,3 +113,26 @@ def config_from_spec(config: Mapping[str, Any]) -> dict[str, Any]:
         plan_schema=plan.get("schema"),
     )
     return {"frozen": frozen, "plan": plan, "freeze": freeze}
+
+
+def _allowed(field: Mapping[str, Any], count: int, what: str) -> list[str]:
+    allowed = field.get("allowed")
+    if not isinstance(allowed, (list, tuple)) or len(allowed) != count:
+        raise UserError(
+            f"engine configuration: the calibration contract's field {field['name']!r} must"
+            f" allow exactly {count} value(s): {what}"
+        )
+    return list(allowed)
+
+
+def _calibration_input(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The plan keys the calibration record contract states (see the module docstring)."""
+    fields = fields_by_role(contract_for(config, "calibration", _ENGINE), FIELD_ROLES, _ENGINE)
+    (stage,) = _allowed(fields["stage"], 1, "the calibration stage")
+    pass_label, fail_label = _allowed(fields["class"], 2, "the pass label, then the fail label")
+    return {
+        "fields": {role: f["name"] for role, f in fields.items()},
+        "calibration_stage": stage,
+        "pass_label": pass_label,
+        "fail_label": fail_label,
+    }
