@@ -1,10 +1,11 @@
 """The isotonic calibrator artifact: fit, load, verify, and its validity window.
 
-An artifact is one JSON object ``{id, effectiveAt, expiresAfterDays, blocks: [{lower, yes, n}],
-digest}`` where ``digest`` is :func:`prereg.digest.digest` of the object without ``digest``
-(RFC 8785 canonical JSON).  It is valid from ``effectiveAt`` to ``effectiveAt +
-expiresAfterDays`` days, both ends included.  Blocks map scores as
-:func:`prereg.stats.calibration.apply_isotonic` describes.
+An artifact is one JSON object with five fields, named by the study's calibrator record
+contract; ``names`` maps each role to its field name (``ScoringSpec.calibrator_fields``): ``id``,
+``effectiveAt`` (an instant), ``validDays`` (days), ``blocks`` (``[{lower, yes, n}]``) and
+``digest``, which is :func:`prereg.digest.digest` of the object without it (RFC 8785 canonical
+JSON).  It is valid from its effective instant to that instant plus its days, both ends
+included.  Blocks map scores as :func:`prereg.stats.calibration.apply_isotonic` describes.
 
 Configuration (``config["constants"]``):
 
@@ -32,8 +33,6 @@ from prereg.stats.calibration import fit_isotonic_blocks
 
 from .budget import iso_ms, parse_instant
 
-DIGEST_FIELD = "digest"
-
 
 @dataclass(frozen=True)
 class Calibrator:
@@ -51,8 +50,8 @@ class Calibrator:
         return f"{iso_ms(self.effective_at)} to {iso_ms(self.expires_at)}"
 
 
-def artifact_digest(artifact: Mapping[str, Any]) -> str:
-    return digest({k: v for k, v in artifact.items() if k != DIGEST_FIELD})
+def artifact_digest(artifact: Mapping[str, Any], digest_field: str) -> str:
+    return digest({k: v for k, v in artifact.items() if k != digest_field})
 
 
 def fit_artifact(
@@ -63,6 +62,7 @@ def fit_artifact(
     valid_days: float,
     min_block_size: int,
     id_prefix: str,
+    names: Mapping[str, str],
 ) -> dict[str, Any]:
     """A new artifact (with its digest) fitted on raw P(yes) ``scores`` and gold 0/1 ``labels``."""
     t = parse_instant(effective_at, "--effective-at")
@@ -73,20 +73,20 @@ def fit_artifact(
     if float(valid_days) == int(valid_days):
         valid_days = int(valid_days)
     body = {
-        "id": f"{id_prefix}-{digest_hex(blocks)[:12]}",
-        "effectiveAt": iso_ms(t),
-        "expiresAfterDays": valid_days,
-        "blocks": blocks,
+        names["id"]: f"{id_prefix}-{digest_hex(blocks)[:12]}",
+        names["effectiveAt"]: iso_ms(t),
+        names["validDays"]: valid_days,
+        names["blocks"]: blocks,
     }
-    return {**body, DIGEST_FIELD: digest(body)}
+    return {**body, names["digest"]: digest(body)}
 
 
-def _check_blocks(blocks: Any, source: str) -> list[str]:
+def _check_blocks(blocks: Any, source: str, field: str) -> list[str]:
     problems = []
     if not isinstance(blocks, list) or not blocks:
-        return [f"{source}: at /blocks: a calibrator needs at least one block"]
+        return [f"{source}: at /{field}: a calibrator needs at least one block"]
     for i, b in enumerate(blocks):
-        where = f"{source}: at /blocks/{i}"
+        where = f"{source}: at /{field}/{i}"
         if not isinstance(b, dict) or set(b) != {"lower", "yes", "n"}:
             problems.append(f"{where}: a block is exactly {{lower, yes, n}}")
             continue
@@ -102,41 +102,46 @@ def _check_blocks(blocks: Any, source: str) -> list[str]:
 
 
 def load_calibrator(
-    path: str | Path, schema_path: Path, expected_digest: str, max_valid_days: float
+    path: str | Path,
+    schema_path: Path,
+    expected_digest: str,
+    max_valid_days: float,
+    names: Mapping[str, str],
 ) -> Calibrator:
     """Read, validate and verify an artifact against the digest the operator expects."""
     from prereg.records import read_records
 
     path = Path(path)
     (obj,) = read_records(path, schema_path, "json")
-    problems = _check_blocks(obj.get("blocks"), str(path))
-    days = obj["expiresAfterDays"]
+    problems = _check_blocks(obj.get(names["blocks"]), str(path), names["blocks"])
+    days_field = names["validDays"]
+    days = obj[days_field]
     if not (isinstance(days, (int, float)) and not isinstance(days, bool) and days > 0):
-        problems.append(f"{path}: at /expiresAfterDays: must be a positive number of days")
+        problems.append(f"{path}: at /{days_field}: must be a positive number of days")
     elif days > max_valid_days:
         problems.append(
-            f"{path}: at /expiresAfterDays: {days} days exceeds the registered validity period"
+            f"{path}: at /{days_field}: {days} days exceeds the registered validity period"
             f" of {max_valid_days} days"
         )
     if problems:
         raise UserError(f"{path}: not a valid calibrator artifact", problems=problems)
-    actual = artifact_digest(obj)
-    if obj[DIGEST_FIELD] != actual:
+    actual = artifact_digest(obj, names["digest"])
+    if obj[names["digest"]] != actual:
         raise UserError(
-            f"{path}: the artifact's digest field {obj[DIGEST_FIELD]} does not match its content"
-            f" ({actual}); the artifact was altered"
+            f"{path}: the artifact's digest field {obj[names['digest']]} does not match its"
+            f" content ({actual}); the artifact was altered"
         )
     if expected_digest != actual:
         raise UserError(
             f"{path}: calibrator digest {actual} differs from --calibrator-digest"
             f" {expected_digest}; refusing to score with another calibrator"
         )
-    eff = parse_instant(obj["effectiveAt"], f"{path}: at /effectiveAt")
+    eff = parse_instant(obj[names["effectiveAt"]], f"{path}: at /{names['effectiveAt']}")
     return Calibrator(
-        id=obj["id"],
+        id=obj[names["id"]],
         effective_at=eff,
         expires_at=eff + timedelta(days=float(days)),
-        blocks=tuple(obj["blocks"]),
+        blocks=tuple(obj[names["blocks"]]),
         digest=actual,
         artifact=obj,
     )

@@ -342,6 +342,7 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
         schema_path(module, spec.contracts["calibrator"]),
         args.calibrator_digest,
         float(cal_cfg["validDays"]),
+        spec.calibrator_fields,
     )
     bound = check_clock(
         starts,
@@ -457,14 +458,16 @@ def calibrator_fit(ctx: StudyContext, args: argparse.Namespace) -> int:
         valid_days=float(consts["calibration"]["validDays"]),
         min_block_size=int(fit_cfg["minBlockSize"]),
         id_prefix=str(fit_cfg["idPrefix"]),
+        names=spec.calibrator_fields,
     )
     write_new(out, canonical_bytes_nl(artifact))
+    n = spec.calibrator_fields
     _out(
-        f"fitted calibrator {artifact['id']} on {int(observed.sum()):,} observed rows:"
-        f" {len(artifact['blocks'])} blocks, effective {artifact['effectiveAt']} for"
-        f" {artifact['expiresAfterDays']} days, written to {out}"
+        f"fitted calibrator {artifact[n['id']]} on {int(observed.sum()):,} observed rows:"
+        f" {len(artifact[n['blocks']])} blocks, effective {artifact[n['effectiveAt']]} for"
+        f" {artifact[n['validDays']]} days, written to {out}"
     )
-    _out(artifact["digest"])
+    _out(artifact[n["digest"]])
     return 0
 
 

@@ -21,8 +21,6 @@ The ``scoring`` constant (``config["constants"]["scoring"]``):
 
 - ``schemaVersion``: the schema id written into SCORE.json.
 - ``request``: the request id whose observations are scored.
-- ``contracts``: ``{observation, calibrator}``: the record-contract ids of the two inputs.
-- ``observationFields``: ``{row, request, pYes, attempt}``: field names of an observation.
 - ``answerThreshold``: t above.
 - ``metrics``: engine quantity → the study's metric id, for the quantities ``coverage``
   (observed / registered rows), ``accuracy`` (correct / observed), ``saidYes`` (answered yes /
@@ -42,6 +40,12 @@ The ``scoring`` constant (``config["constants"]["scoring"]``):
   level and rows whose ``factor`` is a negative level (pooled), and per negative level.
 
 The study's ``decision`` constant is copied into the result.
+
+The two inputs are the record contracts (``config["record_contracts"]``) with ``role``
+``observation`` and ``calibrator``; their fields' roles name what the engine reads:
+``row``, ``request``, ``pYes``, ``attempt`` of an observation (:data:`OBSERVATION_ROLES`) and
+``id``, ``effectiveAt``, ``validDays``, ``blocks``, ``digest`` of a calibrator artifact
+(:data:`CALIBRATOR_ROLES`, see :mod:`.calibrator`).  Other fields may carry no role.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from typing import Any
 
 import numpy as np
 
+from prereg.engines.contract_roles import contract_for, names_by_role
 from prereg.errors import UserError
 from prereg.rules import ContrastResult, adjust_families, failed_gates, selection_matches
 from prereg.stats.calibration import apply_isotonic, decile_ece
@@ -63,6 +68,9 @@ SPLIT = "split"  # the language's name for a row's split in selections
 PROPORTIONS = ("coverage", "accuracy", "saidYes", "calibratedAccuracy")
 QUANTITIES = (*PROPORTIONS, "meanConfidence", "ece", "auroc")
 POSITION_KEYS = ("none", "first", "interior", "last")
+OBSERVATION_ROLES = ("row", "request", "pYes", "attempt")
+CALIBRATOR_ROLES = ("id", "effectiveAt", "validDays", "blocks", "digest")
+_ENGINE = "reachability-probe"
 
 
 # -- configuration ------------------------------------------------------------------------------
@@ -72,8 +80,9 @@ POSITION_KEYS = ("none", "first", "interior", "last")
 class ScoringSpec:
     schema_version: str
     request: str
-    contracts: Mapping[str, str]
-    fields: Mapping[str, str]
+    contracts: Mapping[str, str]  # input role -> record contract id
+    fields: Mapping[str, str]  # observation role -> field name
+    calibrator_fields: Mapping[str, str]  # calibrator role -> field name
     threshold: float
     metrics: Mapping[str, str]  # quantity -> metric id
     cell_level: float
@@ -132,19 +141,19 @@ def scoring_spec(config: Mapping[str, Any]) -> ScoringSpec:
         _need(auc, key, w + "/auroc", kind)
     if auc["interval"] != "hanley-mcneil":
         raise UserError(f"study config: {w}/auroc/interval: only hanley-mcneil is implemented")
-    fields = _need(s, "observationFields", w, Mapping)
-    for key in ("row", "request", "pYes", "attempt"):
-        _need(fields, key, w + "/observationFields", str)
-    contracts = _need(s, "contracts", w, Mapping)
-    for key in ("observation", "calibrator"):
-        _need(contracts, key, w + "/contracts", str)
+    observation = contract_for(config, "observation", _ENGINE)
+    calibrator = contract_for(config, "calibrator", _ENGINE)
+    contracts = {"observation": observation["id"], "calibrator": calibrator["id"]}
+    fields = names_by_role(observation, OBSERVATION_ROLES, _ENGINE)
+    calibrator_fields = names_by_role(calibrator, CALIBRATOR_ROLES, _ENGINE)
     if "decision" not in consts:
         raise UserError("study config: /constants/decision is missing")
     return ScoringSpec(
         schema_version=_need(s, "schemaVersion", w, str),
         request=_need(s, "request", w, str),
-        contracts=dict(contracts),
-        fields=dict(fields),
+        contracts=contracts,
+        fields=fields,
+        calibrator_fields=calibrator_fields,
         threshold=float(_need(s, "answerThreshold", w, (int, float))),
         metrics=metrics,
         cell_level=float(_need(cell, "level", w + "/cellInterval", (int, float))),
