@@ -21,6 +21,7 @@ EXPECTED = {
     "dangling-metric": "dangling-metric.yaml:27: at /hypotheses/0/contrasts/0/metric: contrast 'h1-ab' names unknown metric 'recall'",
     "dangling-split": "dangling-split.yaml:15: at /cells/1/split: cell 'cell-b' names unknown split 'tuning'",
     "duplicate-id": "duplicate-id.yaml:15: at /cells/1/id: duplicate cell id 'cell-a' (first at /cells/0)",
+    "duplicate-contract-role": "duplicate-contract-role.yaml:31: at /record_contracts/1/role: duplicate record contract role 'answers' (first at /record_contracts/0)",
     "duplicate-role": "duplicate-role.yaml:28: at /record_contracts/0/fields/1/role: duplicate field role 'row' (first at /record_contracts/0/fields/0)",
     "duplicate-key": "duplicate-key.yaml:4: duplicate key 'title'",
     "id-mismatch": "id-mismatch.yaml:1: at /id: study id 'other-study' differs from its file name 'id-mismatch'",
