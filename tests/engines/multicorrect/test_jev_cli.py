@@ -277,3 +277,42 @@ def test_compiled_study_exposes_the_bound_python_api():
     assert list(got) == ["r1"]
     with pytest.raises(AttributeError, match="has no attribute 'not_an_api_name'"):
         _ = study.not_an_api_name
+
+
+def test_a_field_renamed_in_the_spec_contract_is_what_score_reads(
+    project_copy: Path, tmp_path: Path
+):
+    """The choice lists' question field renamed in the record contract only (no constant
+    repeats it): after recompiling, score reads the new name and refuses the old one."""
+    spec = project_copy / "spec" / "studies" / f"{STUDY}.yaml"
+    text = spec.read_text(encoding="utf-8")
+    old = "{name: question, role: question,"
+    assert text.count(old) == 1
+    spec.write_text(text.replace(old, "{name: prompt, role: question,"), encoding="utf-8")
+    c = run_prereg("--project", project_copy, "compile", STUDY)
+    assert c.returncode == 0, c.stderr
+    renamed = tmp_path / "renamed"
+    shutil.copytree(EXAMPLES, renamed)
+    lines = (EXAMPLES / "lists.jsonl").read_text("utf-8").splitlines()
+    rows = [json.loads(line) for line in lines]
+    (renamed / "lists.jsonl").write_text(
+        "".join(
+            json.dumps({("prompt" if k == "question" else k): v for k, v in r.items()}) + "\n"
+            for r in rows
+        ),
+        encoding="utf-8",
+    )
+    out, base = tmp_path / "after.json", tmp_path / "base.json"
+    p = prereg(*score_args(out, d=renamed), project=project_copy)
+    assert p.returncode == 0, p.stderr
+    assert prereg(*score_args(base)).returncode == 0
+    doc, ref = json.loads(out.read_bytes()), json.loads(base.read_bytes())
+    assert doc.pop("spec_digest") != ref.pop("spec_digest")
+    got, want = doc.pop("inputs"), ref.pop("inputs")
+    assert got.pop("lists") != want.pop("lists") and got == want  # only the lists file differs
+    assert doc == ref  # the same report from the same lists under the new name
+    refused = tmp_path / "refused.json"
+    p = prereg(*score_args(refused), project=project_copy)  # the sample, old name
+    assert p.returncode == 2 and not refused.exists()
+    no_traceback(p)
+    assert "prompt" in p.stderr and "question" in p.stderr
