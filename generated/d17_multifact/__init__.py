@@ -4,7 +4,7 @@
 """d17-multifact 1.0: D17-MF multi-fact reasoning probe."""
 
 from prereg.engines import StudyContext
-from prereg.study import pinned_context
+from prereg.study import engine_api_attribute, pinned_context
 
 STUDY_ID = "d17-multifact"
 VERSION = "1.0"
@@ -287,13 +287,6 @@ def context(project_root=None) -> StudyContext:
 
 def __getattr__(name):
     """The engine's Python API, bound to this study's configuration, resolved on first use."""
-    import importlib
-
     from .constants import ENGINE_CONFIG
 
-    api = getattr(importlib.import_module(ENGINE_MODULE), "api", None)
-    if api is not None:
-        bound = api(ENGINE_CONFIG)
-        if name in getattr(bound, "_fields", ()):
-            return getattr(bound, name)
-    raise AttributeError(f"study {STUDY_ID!r} has no attribute {name!r}")
+    return engine_api_attribute(ENGINE_MODULE, STUDY_ID, ENGINE_CONFIG, name)

@@ -10,13 +10,13 @@ against it and report each problem with its file, line and JSON path.
 from dataclasses import dataclass
 from pathlib import Path
 
-from prereg.records import read_records
+from prereg.records import Record
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 
 
 @dataclass(frozen=True)
-class Observation:
+class Observation(Record):
     """One attempt of a scored request (jsonl): Collected outside prereg, one object per attempt. The terminal attempt of a row's scored request counts; a null pYes marks a failed attempt.."""
 
     rowId: str
@@ -28,26 +28,9 @@ class Observation:
     SCHEMA = SCHEMA_DIR / "observation.schema.json"
     FORMAT = "jsonl"
 
-    @classmethod
-    def read(cls, path, *, max_problems: int = 50) -> list["Observation"]:
-        """Read and validate a jsonl file of these records."""
-        rows = read_records(path, cls.SCHEMA, cls.FORMAT, max_problems=max_problems)
-        return [
-            cls(
-                **{
-                    "rowId": row.get("rowId"),
-                    "requestId": row.get("requestId"),
-                    "pYes": row.get("pYes"),
-                    "attempt": row.get("attempt"),
-                    "error": row.get("error"),
-                }
-            )
-            for row in rows
-        ]
-
 
 @dataclass(frozen=True)
-class Calibrator:
+class Calibrator(Record):
     """Isotonic calibrator artifact (json): Blocks {lower, yes, n} sorted by lower bound map a raw P(yes) to (yes+1)/(n+2); valid from effectiveAt for expiresAfterDays days; digest is the digest of the artifact without it.."""
 
     id: str
@@ -58,20 +41,3 @@ class Calibrator:
 
     SCHEMA = SCHEMA_DIR / "calibrator.schema.json"
     FORMAT = "json"
-
-    @classmethod
-    def read(cls, path, *, max_problems: int = 50) -> list["Calibrator"]:
-        """Read and validate a json file of these records."""
-        rows = read_records(path, cls.SCHEMA, cls.FORMAT, max_problems=max_problems)
-        return [
-            cls(
-                **{
-                    "id": row.get("id"),
-                    "effectiveAt": row.get("effectiveAt"),
-                    "expiresAfterDays": row.get("expiresAfterDays"),
-                    "blocks": row.get("blocks"),
-                    "digest": row.get("digest"),
-                }
-            )
-            for row in rows
-        ]

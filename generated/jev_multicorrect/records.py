@@ -10,13 +10,13 @@ against it and report each problem with its file, line and JSON path.
 from dataclasses import dataclass
 from pathlib import Path
 
-from prereg.records import read_records
+from prereg.records import Record
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 
 
 @dataclass(frozen=True)
-class ChoiceList:
+class ChoiceList(Record):
     """choice-list (jsonl)."""
 
     request_id: str
@@ -26,24 +26,9 @@ class ChoiceList:
     SCHEMA = SCHEMA_DIR / "choice-list.schema.json"
     FORMAT = "jsonl"
 
-    @classmethod
-    def read(cls, path, *, max_problems: int = 50) -> list["ChoiceList"]:
-        """Read and validate a jsonl file of these records."""
-        rows = read_records(path, cls.SCHEMA, cls.FORMAT, max_problems=max_problems)
-        return [
-            cls(
-                **{
-                    "request_id": row.get("request_id"),
-                    "question": row.get("question"),
-                    "candidates": row.get("candidates"),
-                }
-            )
-            for row in rows
-        ]
-
 
 @dataclass(frozen=True)
-class Label:
+class Label(Record):
     """label (jsonl)."""
 
     request_id: str
@@ -53,24 +38,9 @@ class Label:
     SCHEMA = SCHEMA_DIR / "label.schema.json"
     FORMAT = "jsonl"
 
-    @classmethod
-    def read(cls, path, *, max_problems: int = 50) -> list["Label"]:
-        """Read and validate a jsonl file of these records."""
-        rows = read_records(path, cls.SCHEMA, cls.FORMAT, max_problems=max_problems)
-        return [
-            cls(
-                **{
-                    "request_id": row.get("request_id"),
-                    "split": row.get("split"),
-                    "correct": row.get("correct"),
-                }
-            )
-            for row in rows
-        ]
-
 
 @dataclass(frozen=True)
-class Prediction:
+class Prediction(Record):
     """prediction (jsonl)."""
 
     request_id: str
@@ -80,24 +50,9 @@ class Prediction:
     SCHEMA = SCHEMA_DIR / "prediction.schema.json"
     FORMAT = "jsonl"
 
-    @classmethod
-    def read(cls, path, *, max_problems: int = 50) -> list["Prediction"]:
-        """Read and validate a jsonl file of these records."""
-        rows = read_records(path, cls.SCHEMA, cls.FORMAT, max_problems=max_problems)
-        return [
-            cls(
-                **{
-                    "request_id": row.get("request_id"),
-                    "refused": row.get("refused"),
-                    "probabilities": row.get("probabilities"),
-                }
-            )
-            for row in rows
-        ]
-
 
 @dataclass(frozen=True)
-class BinaryOutput:
+class BinaryOutput(Record):
     """binary-output (jsonl)."""
 
     request_id: str
@@ -107,19 +62,3 @@ class BinaryOutput:
 
     SCHEMA = SCHEMA_DIR / "binary-output.schema.json"
     FORMAT = "jsonl"
-
-    @classmethod
-    def read(cls, path, *, max_problems: int = 50) -> list["BinaryOutput"]:
-        """Read and validate a jsonl file of these records."""
-        rows = read_records(path, cls.SCHEMA, cls.FORMAT, max_problems=max_problems)
-        return [
-            cls(
-                **{
-                    "request_id": row.get("request_id"),
-                    "candidate_index": row.get("candidate_index"),
-                    "probability": row.get("probability"),
-                    "label": row.get("label"),
-                }
-            )
-            for row in rows
-        ]

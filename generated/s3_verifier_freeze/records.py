@@ -10,13 +10,13 @@ against it and report each problem with its file, line and JSON path.
 from dataclasses import dataclass
 from pathlib import Path
 
-from prereg.records import read_records
+from prereg.records import Record
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 
 
 @dataclass(frozen=True)
-class CalibrationRecord:
+class CalibrationRecord(Record):
     """One calibration statistic (jsonl): A task's per-item statistic for one class, in nats/item.."""
 
     stage: str
@@ -27,20 +27,3 @@ class CalibrationRecord:
 
     SCHEMA = SCHEMA_DIR / "calibration-record.schema.json"
     FORMAT = "jsonl"
-
-    @classmethod
-    def read(cls, path, *, max_problems: int = 50) -> list["CalibrationRecord"]:
-        """Read and validate a jsonl file of these records."""
-        rows = read_records(path, cls.SCHEMA, cls.FORMAT, max_problems=max_problems)
-        return [
-            cls(
-                **{
-                    "stage": row.get("stage"),
-                    "repository_id": row.get("repository_id"),
-                    "task_id": row.get("task_id"),
-                    "class_label": row.get("class_label"),
-                    "delta_logscore": row.get("delta_logscore"),
-                }
-            )
-            for row in rows
-        ]

@@ -149,3 +149,19 @@ def read_records(path, schema_path: Path, fmt: str, *, max_problems: int = 50) -
             f"{path}: {len(problems)} problem(s) against {schema_path.name}", problems=shown
         )
     return rows
+
+
+class Record:
+    """Base of the generated record dataclasses: ``SCHEMA`` and ``FORMAT`` are class attributes."""
+
+    SCHEMA: Path
+    FORMAT: str
+
+    @classmethod
+    def read(cls, path, *, max_problems: int = 50) -> list:
+        """Read and validate a file of these records; one instance per record."""
+        import dataclasses
+
+        names = [f.name for f in dataclasses.fields(cls)]
+        rows = read_records(path, cls.SCHEMA, cls.FORMAT, max_problems=max_problems)
+        return [cls(**{n: row.get(n) for n in names}) for row in rows]

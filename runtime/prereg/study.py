@@ -65,3 +65,16 @@ def pinned_context(
 def study_context(project: Project, study_id: str) -> tuple[ModuleType, StudyContext]:
     module = load_generated(project, study_id)
     return module, module.context(project_root=project.root)
+
+
+def engine_api_attribute(engine_module: str, study_id: str, config, name: str):
+    """``name`` from the engine's Python API bound to a study's config (a generated
+    package's module ``__getattr__``); AttributeError when the engine has no such name."""
+    import importlib
+
+    api = getattr(importlib.import_module(engine_module), "api", None)
+    if api is not None:
+        bound = api(config)
+        if name in getattr(bound, "_fields", ()):
+            return getattr(bound, name)
+    raise AttributeError(f"study {study_id!r} has no attribute {name!r}")

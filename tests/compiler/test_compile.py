@@ -299,3 +299,19 @@ def test_project_is_found_from_a_subfolder(tmp_path):
     result = run_prereg("check", cwd=sub)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "generated/ matches the specs" in result.stdout
+
+
+def test_generated_record_class_reads_and_validates(tmp_path):
+    from prereg.errors import UserError
+
+    pkg = _import(GOLDEN / "generated" / "example_probe", "golden_example_probe_records")
+    records = importlib.import_module(pkg.__name__ + ".records")
+    good = tmp_path / "obs.jsonl"
+    good.write_text('{"rowId": "' + "a" * 64 + '", "pYes": null, "attempt": 2}\n')
+    (row,) = records.Observation.read(good)
+    assert row == records.Observation(rowId="a" * 64, pYes=None, attempt=2, arm=None)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"rowId": "x", "pYes": 0.5, "attempt": 1}\n')
+    with pytest.raises(UserError) as info:
+        records.Observation.read(bad)
+    assert f"{bad}:1: at /rowId:" in "\n".join(info.value.lines())

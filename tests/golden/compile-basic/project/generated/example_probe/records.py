@@ -10,13 +10,13 @@ against it and report each problem with its file, line and JSON path.
 from dataclasses import dataclass
 from pathlib import Path
 
-from prereg.records import read_records
+from prereg.records import Record
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 
 
 @dataclass(frozen=True)
-class Observation:
+class Observation(Record):
     """One model answer (jsonl)."""
 
     rowId: str
@@ -26,19 +26,3 @@ class Observation:
 
     SCHEMA = SCHEMA_DIR / "observation.schema.json"
     FORMAT = "jsonl"
-
-    @classmethod
-    def read(cls, path, *, max_problems: int = 50) -> list["Observation"]:
-        """Read and validate a jsonl file of these records."""
-        rows = read_records(path, cls.SCHEMA, cls.FORMAT, max_problems=max_problems)
-        return [
-            cls(
-                **{
-                    "rowId": row.get("rowId"),
-                    "pYes": row.get("pYes"),
-                    "attempt": row.get("attempt"),
-                    "arm": row.get("arm"),
-                }
-            )
-            for row in rows
-        ]
