@@ -1284,4 +1284,16 @@ ENGINE_CONFIG = {
     "budget": BUDGET,
     "freeze_roles": FREEZE_ROLES,
     "record_contracts": RECORD_CONTRACTS,
+    "metrics": (
+        {"id": "coverage"},
+        {"id": "raw-accuracy"},
+        {"id": "said-yes-rate"},
+        {"id": "calibrated-accuracy"},
+        {"id": "mean-confidence"},
+        {"id": "decile-ece"},
+        {"id": "auroc"},
+    ),
+    "derived_fields": (),
+    "attempts": None,
+    "scenarios": (),
 }

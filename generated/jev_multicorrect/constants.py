@@ -148,4 +148,8 @@ ENGINE_CONFIG = {
     "budget": BUDGET,
     "freeze_roles": FREEZE_ROLES,
     "record_contracts": RECORD_CONTRACTS,
+    "metrics": ({"id": "exact-set-accuracy"}, {"id": "micro-f1"}, {"id": "gap"}, {"id": "ece"}),
+    "derived_fields": (),
+    "attempts": None,
+    "scenarios": (),
 }

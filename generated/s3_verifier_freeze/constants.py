@@ -279,4 +279,8 @@ ENGINE_CONFIG = {
     "budget": BUDGET,
     "freeze_roles": FREEZE_ROLES,
     "record_contracts": RECORD_CONTRACTS,
+    "metrics": (),
+    "derived_fields": (),
+    "attempts": None,
+    "scenarios": (),
 }

@@ -46,6 +46,8 @@ class Contrast:
     level: float
     test: str
     family: str | None = None
+    alternative: str = "two-sided"
+    margin: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from prereg.compiler import contracts, semantic
+from prereg.compiler.expand import all_cells
 from prereg.compiler.fmt import format_python
 from prereg.compiler.load import Loaded, load_yaml
 from prereg.compiler.project import Project, package_name
@@ -73,6 +74,7 @@ def load_study(project: Project, path: Path) -> Study:
 _CONTRACT_FIELD_KEYS = (
     "name",
     "role",
+    "factor",
     "type",
     "required",
     "nullable",
@@ -116,7 +118,7 @@ def spec_config(spec: dict) -> dict[str, Any]:
                 "rows": c["rows"],
                 "levels": {r["factor"]: str(r["level"]) for r in c["levels"]},
             }
-            for c in spec.get("cells") or []
+            for c in all_cells(spec)
         ],
         "seed_policy": {
             k: v for k, v in (spec.get("seed_policy") or {}).items() if k != "description"
@@ -125,6 +127,18 @@ def spec_config(spec: dict) -> dict[str, Any]:
         "freeze_roles": [
             {k: v for k, v in r.items() if k != "description"}
             for r in spec.get("freeze_roles") or []
+        ],
+        "metrics": [
+            {"id": m["id"], **({"compute": m["compute"]} if m.get("compute") else {})}
+            for m in spec.get("metrics") or []
+        ],
+        "derived_fields": [
+            {k: v for k, v in d.items() if k != "description"}
+            for d in spec.get("derived_fields") or []
+        ],
+        "attempts": spec.get("attempts"),
+        "scenarios": [
+            {k: v for k, v in s.items() if k != "description"} for s in spec.get("scenarios") or []
         ],
         "record_contracts": [
             {
@@ -170,6 +184,8 @@ def _expanded(spec: dict, kind: str) -> list[dict]:
                         b=_selection(c["b"], binding),
                         test=c["test"],
                         family=c.get("family"),
+                        alternative=c.get("alternative"),
+                        margin=c.get("margin"),
                     )
                 else:
                     item["of"] = _selection(c["of"], binding)
@@ -236,6 +252,7 @@ def render_study(study: Study) -> dict[str, str]:
         "digest": study.digest,
         "pkg": pkg,
         "config": engine_config(spec),
+        "cells": all_cells(spec),
         "contrasts": _expanded(spec, "contrasts"),
         "estimates": _expanded(spec, "estimates"),
         "engine_module": ENGINES[spec["engine"]],

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from prereg.compiler.expand import with_expanded_cells
 from prereg.compiler.load import load_yaml, load_yaml_text
 from prereg.errors import UserError
 
@@ -943,7 +944,8 @@ def diff_specs(old: Any, new: Any) -> list[Change]:
     """Every semantic change from ``old`` to ``new`` (two parsed specs)."""
     if not isinstance(old, dict) or not isinstance(new, dict):
         raise TypeError("diff_specs compares two parsed specs (mappings)")
-    return [classify(d) for d in walk(old, new)]
+    # Crossings are compared as the cells they register, so a reviewer sees each cell change.
+    return [classify(d) for d in walk(with_expanded_cells(old), with_expanded_cells(new))]
 
 
 def registered(changes: list[Change]) -> list[Change]:
@@ -956,7 +958,7 @@ def registered_content(spec: dict) -> dict:
     Agrees with :func:`is_editorial` (a constant's ``value`` is kept whole).
     """
     out = {}
-    for k, v in spec.items():
+    for k, v in with_expanded_cells(spec).items():
         if k in RECORD_KEYS or k in EDITORIAL_KEYS:
             continue
         if k == "constants" and isinstance(v, list):

@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from prereg.compiler.expand import PLACEHOLDER as _CELL_PLACEHOLDER
+from prereg.compiler.expand import all_cells, cell_entries
 from prereg.compiler.load import Loaded
 
 Check = Callable[[dict, "Reporter"], None]
@@ -60,11 +62,11 @@ def python_name(ident: str) -> str:
 
 @check
 def unique_ids(spec: dict, report: Reporter) -> None:
+    _unique(report, cell_entries(spec), "id", "cell id")
     for section, what in [
         ("splits", "split id"),
         ("factors", "factor id"),
         ("pools", "pool id"),
-        ("cells", "cell id"),
         ("record_contracts", "record contract id"),
         ("metrics", "metric id"),
         ("families", "family id"),
@@ -146,7 +148,7 @@ def cells_resolve_and_do_not_overlap(spec: dict, report: Reporter) -> None:
     splits = {s["id"] for s in spec.get("splits") or []}
     levels = _levels(spec)
     assignments = []
-    for ptr, cell in items(spec, "cells"):
+    for ptr, cell in cell_entries(spec):
         if cell.get("split") not in splits:
             report(
                 f"{ptr}/split", f"cell {cell.get('id')!r} names unknown split {cell.get('split')!r}"
@@ -180,6 +182,46 @@ def cells_resolve_and_do_not_overlap(spec: dict, report: Reporter) -> None:
 
 
 @check
+def crossings_resolve(spec: dict, report: Reporter) -> None:
+    splits = {s["id"] for s in spec.get("splits") or []}
+    levels = _levels(spec)
+    for ptr, crossing in items(spec, "crossings"):
+        if crossing.get("split") not in splits:
+            report(f"{ptr}/split", f"crossing names unknown split {crossing.get('split')!r}")
+        factors = list(crossing.get("factors") or [])
+        for j, factor in enumerate(factors):
+            if factor not in levels:
+                report(f"{ptr}/factors/{j}", f"crossing names unknown factor {factor!r}")
+            elif factor in factors[:j]:
+                report(f"{ptr}/factors/{j}", f"crossing names factor {factor!r} twice")
+        for j, ref in enumerate(crossing.get("fixed") or []):
+            factor, level = ref.get("factor"), str(ref.get("level"))
+            if factor in factors:
+                report(f"{ptr}/fixed/{j}/factor", f"factor {factor!r} is both crossed and fixed")
+            elif factor not in levels:
+                report(f"{ptr}/fixed/{j}/factor", f"crossing fixes unknown factor {factor!r}")
+            elif level not in levels[factor]:
+                report(
+                    f"{ptr}/fixed/{j}/level",
+                    f"crossing fixes level {level!r}, which factor {factor!r} does not have",
+                )
+        allowed = {"split", *factors, *(r.get("factor") for r in crossing.get("fixed") or [])}
+        for name in _CELL_PLACEHOLDER.findall(str(crossing.get("id", ""))):
+            if name not in allowed:
+                report(
+                    f"{ptr}/id",
+                    f"placeholder {{{name}}} of the cell id is neither split nor a crossed or fixed factor",
+                )
+                break
+        else:
+            if not set(factors) <= set(_CELL_PLACEHOLDER.findall(str(crossing.get("id", "")))):
+                report(
+                    f"{ptr}/id",
+                    "the cell id template must name every crossed factor ({factor}), or the cells' ids repeat",
+                )
+
+
+@check
 def totals_match_cells(spec: dict, report: Reporter) -> None:
     splits = {s["id"] for s in spec.get("splits") or []}
     for ptr, total in items(spec, "totals"):
@@ -189,7 +231,7 @@ def totals_match_cells(spec: dict, report: Reporter) -> None:
             continue
         actual = sum(
             int(c.get("rows", 0))
-            for c in spec.get("cells") or []
+            for c in all_cells(spec)
             if scope == "all" or c.get("split") == scope
         )
         if actual != total.get("rows"):

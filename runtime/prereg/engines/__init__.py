@@ -17,6 +17,7 @@ ENGINES = {
     "reachability-probe": "prereg.engines.reachability",
     "cluster-power-freeze": "prereg.engines.clusterpower",
     "multicorrect-scoring": "prereg.engines.multicorrect",
+    "factorial": "prereg.engines.factorial",
 }
 
 

@@ -110,4 +110,8 @@ ENGINE_CONFIG = {
     "budget": BUDGET,
     "freeze_roles": FREEZE_ROLES,
     "record_contracts": RECORD_CONTRACTS,
+    "metrics": ({"id": "accuracy"},),
+    "derived_fields": (),
+    "attempts": None,
+    "scenarios": (),
 }

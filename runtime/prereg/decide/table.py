@@ -1,0 +1,136 @@
+"""The registered rows of a study and the cell each belongs to.
+
+Rows come either from an engine that generates them (it knows each row's cell) or from an
+item manifest: a record contract with ``role: items`` whose fields name the row (``role:
+row``), optionally the split (``role: split``) and each factor (``factor: <id>``). Every row
+must fall in exactly one registered cell, and every cell must have exactly its registered
+number of rows, so coverage is measured against the registration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from prereg.errors import UserError
+
+SPLIT = "split"  # the language's name for a row's split in selections
+
+
+def cell_attributes(cell: Mapping[str, Any]) -> dict[str, str]:
+    return {SPLIT: str(cell["split"]), **{k: str(v) for k, v in cell["levels"].items()}}
+
+
+@dataclass(frozen=True)
+class RowTable:
+    """Rows in a fixed order: id, cell index, row attributes and item fields (columns)."""
+
+    ids: tuple[str, ...]
+    cell: np.ndarray  # int index into cells
+    cells: tuple[Mapping[str, Any], ...]  # engine-config cells (id, split, rows, levels)
+    attributes: Mapping[str, np.ndarray] = field(default_factory=dict)  # name -> label per row
+    columns: Mapping[str, Sequence[Any]] = field(default_factory=dict)  # item fields per row
+
+    @property
+    def index(self) -> dict[str, int]:
+        return {r: i for i, r in enumerate(self.ids)}
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def check_cell_counts(cells: Sequence[Mapping[str, Any]], cell: np.ndarray, what: str) -> None:
+    counts = np.bincount(cell, minlength=len(cells))
+    problems = [
+        f"cell {c['id']} has {int(n)} rows, the study registers {c['rows']}"
+        for c, n in zip(cells, counts.tolist(), strict=True)
+        if n != int(c["rows"])
+    ]
+    if problems:
+        raise UserError(f"{what}: the rows do not match the registered cells", problems=problems)
+
+
+def cell_lookup(config: Mapping[str, Any]) -> tuple[tuple[str, ...], dict[tuple[str, ...], int]]:
+    """The factor ids and a map from (split, level per factor) to the cell index.
+
+    A cell that leaves a factor out matches any level of it.
+    """
+    factors = tuple(str(f["id"]) for f in config["factors"])
+    levels = {str(f["id"]): [str(lv["id"]) for lv in f["levels"]] for f in config["factors"]}
+    by_key: dict[tuple[str, ...], int] = {}
+    for i, c in enumerate(config["cells"]):
+        keys: list[tuple[str, ...]] = [(str(c["split"]),)]
+        for f in factors:
+            options = [str(c["levels"][f])] if f in c["levels"] else levels[f]
+            keys = [(*k, lv) for k in keys for lv in options]
+        for k in keys:
+            by_key[k] = i
+    return factors, by_key
+
+
+def from_items(
+    config: Mapping[str, Any],
+    contract: Mapping[str, Any],
+    records: Iterable[Mapping[str, Any]],
+    source: str,
+) -> RowTable:
+    """The row table of an item manifest (records validated against ``contract``)."""
+    fields = contract["fields"]
+    row_field = next((f["name"] for f in fields if f.get("role") == "row"), None)
+    if row_field is None:
+        raise UserError(f"record contract {contract['id']}: no field has role row")
+    split_field = next((f["name"] for f in fields if f.get("role") == "split"), None)
+    factor_fields = {f["factor"]: f["name"] for f in fields if f.get("factor")}
+    factors, by_key = cell_lookup(config)
+    splits = [str(s["id"]) for s in config["splits"]]
+    missing = [f for f in factors if f not in factor_fields]
+    ids: list[str] = []
+    cell: list[int] = []
+    problems: list[str] = []
+    seen: dict[str, int] = {}
+    records = list(records)
+    item_names = [f["name"] for f in fields]
+    columns: dict[str, list[Any]] = {n: [] for n in item_names}
+    for n, rec in enumerate(records, start=1):
+        rid = rec[row_field]
+        if rid in seen:
+            problems.append(f"{source}:{n}: row {rid!r} repeats line {seen[rid]}")
+            continue
+        seen[rid] = n
+        if split_field is not None:
+            split = str(rec[split_field])
+        elif len(splits) == 1:
+            split = splits[0]
+        else:
+            raise UserError(
+                f"record contract {contract['id']}: the study has several splits, so one field"
+                " needs role split"
+            )
+        key = (
+            split,
+            *(str(rec.get(factor_fields[f])) if f in factor_fields else "" for f in factors),
+        )
+        ci = by_key.get(key)
+        if ci is None and missing:
+            raise UserError(
+                f"record contract {contract['id']}: no field names factor(s) {missing}, so rows"
+                " cannot be placed in cells"
+            )
+        if ci is None:
+            where = ", ".join(f"{k}={v}" for k, v in zip(("split", *factors), key, strict=True))
+            problems.append(f"{source}:{n}: row {rid!r} ({where}) is in no registered cell")
+            continue
+        ids.append(str(rid))
+        cell.append(ci)
+        for name in item_names:
+            columns[name].append(rec.get(name))
+    if problems:
+        shown = problems[:50] + ([f"… and {len(problems) - 50} more"] if len(problems) > 50 else [])
+        raise UserError(f"{source}: {len(problems)} problem(s) in the items", problems=shown)
+    cells = tuple(config["cells"])
+    arr = np.asarray(cell, dtype=np.int64)
+    check_cell_counts(cells, arr, source)
+    return RowTable(ids=tuple(ids), cell=arr, cells=cells, columns=columns)

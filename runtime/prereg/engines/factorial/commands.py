@@ -1,0 +1,477 @@
+"""Commands of the factorial engine: ``handler(ctx, args) -> int`` (see the package docstring)."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib
+import json
+import math
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from prereg.decide import attempts as attempt_policy
+from prereg.decide.evaluate import (
+    Selections,
+    cell_counts,
+    cell_figures,
+    decide_all,
+    registered_results,
+)
+from prereg.decide.fields import derive
+from prereg.decide.metrics import row_metrics
+from prereg.decide.table import RowTable, cell_attributes, from_items
+from prereg.digest import PREFIX, file_sha256
+from prereg.engines import StudyContext
+from prereg.errors import UserError
+from prereg.files import canonical_bytes_nl, refuse_existing, write_files_new, write_new
+from prereg.records import read_records
+from prereg.rules import selection_matches
+from prereg.stats.rounding import round_half_up
+
+SCORE_SCHEMA = "prereg-factorial-score/v1"
+OBSERVATIONS_SCHEMA = "prereg-factorial-observations/v1"
+
+
+def _out(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+# -- the compiled study -------------------------------------------------------------------------
+
+
+def _module(ctx: StudyContext, args: argparse.Namespace) -> ModuleType:
+    from prereg.compiler.project import find_project
+    from prereg.study import load_generated
+
+    project = find_project(str(args.project_root))
+    return load_generated(project, ctx.study_id)
+
+
+def _contract(config: Mapping[str, Any], role: str) -> Mapping[str, Any]:
+    found = [c for c in config["record_contracts"] if c.get("role") == role]
+    if not found:
+        raise UserError(
+            f"study {config['study_id']}: the factorial engine needs a record contract with"
+            f" role {role!r}"
+        )
+    return found[0]
+
+
+def _schema(module: ModuleType, contract: Mapping[str, Any]) -> Path:
+    return Path(module.__file__).parent / "schemas" / f"{contract['id']}.schema.json"
+
+
+def _read(module: ModuleType, contract: Mapping[str, Any], path: str) -> list[dict]:
+    return read_records(path, _schema(module, contract), contract["format"])
+
+
+def _reporting(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    return config["constants"]["reporting"]
+
+
+def _items_table(config, module, path: str) -> RowTable:
+    contract = _contract(config, "items")
+    return from_items(config, contract, _read(module, contract, path), path)
+
+
+# -- items --------------------------------------------------------------------------------------
+
+
+def items(ctx: StudyContext, args: argparse.Namespace) -> int:
+    """Write the item manifest of every registered row, in cell order."""
+    config = ctx.config
+    contract = _contract(config, "items")
+    refuse_existing(args.out)
+    fields = contract["fields"]
+    row = next((f["name"] for f in fields if f.get("role") == "row"), None)
+    if row is None:
+        raise UserError(f"record contract {contract['id']}: no field has role row")
+    split = next((f["name"] for f in fields if f.get("role") == "split"), None)
+    lines = []
+    for cell in config["cells"]:
+        width = len(str(int(cell["rows"])))
+        for n in range(1, int(cell["rows"]) + 1):
+            rec: dict[str, Any] = {row: f"{cell['id']}-{n:0{width}d}"}
+            if split:
+                rec[split] = cell["split"]
+            for f in fields:
+                if f.get("factor") and f["factor"] in cell["levels"]:
+                    rec[f["name"]] = cell["levels"][f["factor"]]
+            lines.append(canonical_bytes_nl(rec))
+    write_new(args.out, b"".join(lines))
+    _out(f"wrote {args.out}: {len(lines)} rows in {len(config['cells'])} cells")
+    return 0
+
+
+# -- simulate -----------------------------------------------------------------------------------
+
+
+def _uniforms(*parts: object, k: int) -> np.ndarray:
+    """k uniforms on [0, 1) seeded by the SHA-256 of the parts (one stream per row)."""
+    h = hashlib.sha256(":".join(str(p) for p in parts).encode("utf-8")).digest()
+    return np.random.Generator(np.random.PCG64(int.from_bytes(h[:16], "big"))).random(k)
+
+
+def _failed_record(policy: Mapping[str, Any], outcome: str) -> dict[str, Any]:
+    """Field values that make an attempt meet the policy's ``failed`` conditions."""
+    out: dict[str, Any] = {}
+    for c in policy.get("failed") or ():
+        if c["op"] == "is_null":
+            out[c["field"]] = None
+        elif c["op"] == "eq" and c.get("other") is None:
+            out[c["field"]] = c.get("value")
+        else:
+            raise UserError(
+                f"simulate: cannot write a failed attempt meeting {c['field']} {c['op']}"
+                " (only is_null and eq with a value)"
+            )
+    if not out:
+        raise UserError("simulate: the attempt policy registers no failed condition")
+    return out
+
+
+def _fixed_fields(policy: Mapping[str, Any]) -> dict[str, Any]:
+    """Fields the scored attempts must carry (``where`` conditions eq a value)."""
+    out = {}
+    for c in policy.get("where") or ():
+        if c["op"] == "eq" and c.get("other") is None:
+            out[c["field"]] = c.get("value")
+        elif c["op"] == "in" and c.get("values"):
+            out[c["field"]] = c["values"][0]
+    return out
+
+
+def simulate_records(config, table: RowTable, scenario: Mapping[str, Any], seed: int) -> list[dict]:
+    policy = config["attempts"]
+    obs = _contract(config, "observation")
+    names = {f["name"] for f in obs["fields"]}
+    row_field, order = policy["key"][0], policy["order"]
+    outcome = scenario["outcome"]
+    fixed = _fixed_fields(policy)
+    failed = _failed_record(policy, outcome)
+    coverage = float(scenario.get("coverage", 1.0))
+    fail_rate = float(scenario.get("failed_attempt_rate", 0.0))
+    rates = []
+    for r in scenario["rates"]:
+        where = {f["factor"]: tuple(str(v) for v in f["levels"]) for f in r.get("where") or ()}
+        rates.append((where, float(r["rate"])))
+    required = {f["name"] for f in obs["fields"] if f.get("required", True)}
+    missing = sorted(required - {row_field, order, outcome, *fixed, *failed})
+    if missing:
+        raise UserError(
+            f"simulate: the observation contract requires field(s) {missing}, which a scenario"
+            " does not draw"
+        )
+    unknown = sorted({row_field, order, outcome, *fixed, *failed} - names)
+    if unknown:
+        raise UserError(f"simulate: the observation contract has no field(s) {unknown}")
+    draws = {rid: _uniforms(scenario["id"], seed, rid, k=3) for rid in table.ids}
+    # Coverage: in each cell, the floor(coverage * rows) rows with the smallest first draw.
+    observed: set[str] = set()
+    for ci in range(len(table.cells)):
+        rows = [table.ids[i] for i in np.flatnonzero(table.cell == ci)]
+        keep = math.floor(coverage * len(rows) + 1e-9)
+        observed.update(sorted(rows, key=lambda r: (draws[r][0], r))[:keep])
+    out = []
+    for i, rid in enumerate(table.ids):
+        if rid not in observed:
+            continue
+        attrs = cell_attributes(table.cells[table.cell[i]])
+        rate = next((p for where, p in rates if selection_matches(where, attrs)), None)
+        if rate is None:
+            raise UserError(
+                f"simulate: scenario {scenario['id']} gives no rate for cell"
+                f" {table.cells[table.cell[i]]['id']} (add a rate without where)"
+            )
+        _, u_fail, u_out = draws[rid]
+        attempt = 1
+        if u_fail < fail_rate:
+            out.append({row_field: rid, **fixed, order: attempt, outcome: None, **failed})
+            attempt += 1
+        out.append({row_field: rid, **fixed, order: attempt, outcome: bool(u_out < rate)})
+    return out
+
+
+def simulate(ctx: StudyContext, args: argparse.Namespace) -> int:
+    config = ctx.config
+    scenarios = {s["id"]: s for s in config.get("scenarios") or []}
+    if args.scenario not in scenarios:
+        raise UserError(
+            f"--scenario: unknown scenario {args.scenario!r} (registered: {', '.join(scenarios) or 'none'})"
+        )
+    refuse_existing(args.out)
+    module = _module(ctx, args)
+    table = _items_table(config, module, args.items)
+    records = simulate_records(config, table, scenarios[args.scenario], int(args.seed))
+    write_new(args.out, b"".join(canonical_bytes_nl(r) for r in records))
+    _out(
+        f"wrote {args.out}: {len(records)} attempts of {len({r[config['attempts']['key'][0]] for r in records})}"
+        f" rows (scenario {args.scenario}, seed {args.seed})"
+    )
+    return 0
+
+
+# -- score --------------------------------------------------------------------------------------
+
+
+def _r(x, decimals: int):
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) else round_half_up(x, decimals)
+
+
+def _rp(x, digits: int):
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) else float(f"{x:.{digits}g}")
+
+
+def score_document(
+    config, rules, table: RowTable, records: Sequence[Mapping[str, Any]], source: str
+):
+    """Every figure, contrast, gate and verdict of validated observation records."""
+    from prereg.stats.methods import MethodError, method
+
+    policy = config["attempts"]
+    rep = _reporting(config)
+    dec, pd = int(rep["decimals"]), int(rep["p_value_digits"])
+    chosen, observed = attempt_policy.counted(policy, records, table.index, source)
+    obs = _contract(config, "observation")
+    columns = dict(table.columns)
+    columns.update(
+        attempt_policy.record_columns(records, chosen, [f["name"] for f in obs["fields"]])
+    )
+    columns = derive(config.get("derived_fields") or [], columns, len(table), observed)
+    metrics = row_metrics(config["metrics"], columns, observed)
+    sel = Selections(table)
+    res = registered_results(rules, metrics, sel)
+    figures = cell_figures(metrics, table)
+    decision = decide_all(rules, res.results, table, figures)
+    ci = rep["cell_interval"]
+    try:
+        interval = method("proportion-interval", ci["method"])
+    except MethodError as exc:
+        raise UserError(f"constant reporting: cell_interval: {exc}") from None
+    counts = cell_counts(metrics, table)
+    rows = np.bincount(table.cell, minlength=len(table.cells))
+    n_obs = np.bincount(table.cell, weights=observed.astype(float), minlength=len(table.cells))
+    cells = []
+    for i, c in enumerate(table.cells):
+        figs: dict[str, Any] = {}
+        for mid, m in metrics.items():
+            num, den = counts[i][mid]
+            if m.is_proportion:
+                k, n = int(round(num)), int(round(den))
+                lo, hi = interval.fn(k, n, level=float(ci["level"]))
+                figs[mid] = {
+                    "k": k,
+                    "n": n,
+                    "estimate": _r(k / n if n else None, dec),
+                    "lower": _r(lo, dec),
+                    "upper": _r(hi, dec),
+                }
+            else:
+                figs[mid] = {"n": int(round(den)), "estimate": _r(num / den if den else None, dec)}
+        cells.append(
+            {
+                "cell": c["id"],
+                "split": str(c["split"]),
+                "levels": {k: str(v) for k, v in c["levels"].items()},
+                "rows": int(rows[i]),
+                "observed": int(round(n_obs[i])),
+                "metrics": figs,
+            }
+        )
+    estimates = []
+    for e in rules.ESTIMATES:
+        r = res.results[e.id]
+        k, n, _, _ = res.counts[e.id]
+        estimates.append(
+            {
+                "id": e.id,
+                "hypothesis": e.hypothesis,
+                "metric": e.metric,
+                "k": k,
+                "n": n,
+                "estimate": _r(r.estimate, dec),
+                "lower": _r(r.lower, dec),
+                "upper": _r(r.upper, dec),
+                "interval": e.interval,
+                "level": e.level,
+            }
+        )
+    contrasts = []
+    for c in rules.CONTRASTS:
+        r = res.results[c.id]
+        k1, n1, k2, n2 = res.counts[c.id]
+        contrasts.append(
+            {
+                "id": c.id,
+                "hypothesis": c.hypothesis,
+                "metric": c.metric,
+                "a": {"k": k1, "n": n1, "estimate": _r(k1 / n1 if n1 else None, dec)},
+                "b": {"k": k2, "n": n2, "estimate": _r(k2 / n2 if n2 else None, dec)},
+                "estimate": _r(r.estimate, dec),
+                "lower": _r(r.lower, dec),
+                "upper": _r(r.upper, dec),
+                "interval": c.interval,
+                "level": c.level,
+                "test": c.test,
+                "alternative": c.alternative,
+                "margin": c.margin,
+                "p": _rp(r.p, pd),
+                "family": c.family,
+                "adjustedP": _rp(r.adjusted_p, pd),
+            }
+        )
+    gates = []
+    for g in rules.GATES:
+        fails = [(cid, x) for gate, cid, x in decision.failures if gate is g]
+        gates.append(
+            {
+                "id": g.id,
+                "metric": g.metric,
+                "where": {k: list(v) for k, v in g.where.items()},
+                "op": g.op,
+                "value": g.value,
+                "passed": not fails,
+                "failures": [{"cell": cid, "figure": _r(x, dec)} for cid, x in fails],
+            }
+        )
+    return {
+        "schemaVersion": SCORE_SCHEMA,
+        "rows": {"registered": len(table), "observed": int(observed.sum())},
+        "cells": cells,
+        "estimates": estimates,
+        "contrasts": contrasts,
+        "gates": gates,
+        "gated": decision.gated,
+        "verdicts": decision.verdicts,
+        "decision": config["constants"].get("decision"),
+    }
+
+
+def _input(path: str) -> dict[str, Any]:
+    hexdigest, size = file_sha256(path)
+    return {"file": Path(path).name, "sha256": PREFIX + hexdigest, "bytes": size}
+
+
+def score(ctx: StudyContext, args: argparse.Namespace) -> int:
+    config = ctx.config
+    out = Path(args.out)
+    md = out.with_suffix(".md")
+    refuse_existing(out, md)
+    module = _module(ctx, args)
+    table = _items_table(config, module, args.items)
+    obs_contract = _contract(config, "observation")
+    records = _read(module, obs_contract, args.observations)
+    rules = importlib.import_module(f"{module.__name__}.rules")
+    doc = score_document(config, rules, table, records, args.observations)
+    doc = {
+        "study": ctx.study_id,
+        "version": ctx.version,
+        "specDigest": ctx.spec_digest,
+        "inputs": {"items": _input(args.items), "observations": _input(args.observations)},
+        **doc,
+    }
+    write_files_new(
+        [
+            (out, json.dumps(doc, indent=2, ensure_ascii=False) + "\n", 0o644),
+            (md, score_markdown(config, module, doc), 0o644),
+        ]
+    )
+    verdicts = ", ".join(f"{h} {v}" for h, v in doc["verdicts"].items())
+    gate = "gates held" if not doc["gated"] else "a gate failed"
+    _out(f"wrote {out} and {md.name}: {gate}; {verdicts}")
+    if doc["decision"] is not None:
+        _out(f"decision: {doc['decision']}")
+    return 0
+
+
+def _fmt(x) -> str:
+    return "–" if x is None else f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def score_markdown(config, module: ModuleType, doc: Mapping[str, Any]) -> str:
+    """SCORE.md: the verdicts, gates, cells, estimates and contrasts of a score document."""
+    lines = [
+        f"# {doc['study']} {doc['version']}: score",
+        "",
+        f"Spec digest `{doc['specDigest']}`; observed {doc['rows']['observed']} of"
+        f" {doc['rows']['registered']} registered rows.",
+        "",
+        "## Verdicts",
+        "",
+        "| hypothesis | verdict |",
+        "|---|---|",
+    ]
+    for h, v in doc["verdicts"].items():
+        lines.append(f"| `{h}` | {v} |")
+    if doc["decision"] is not None:
+        lines += ["", f"Decision: **{doc['decision']}**"]
+    lines += [
+        "",
+        "## Gates",
+        "",
+        "| gate | metric | rule | held | failing cells |",
+        "|---|---|---|---|---|",
+    ]
+    for g in doc["gates"]:
+        failing = ", ".join(f"`{f['cell']}` ({_fmt(f['figure'])})" for f in g["failures"]) or "–"
+        lines.append(
+            f"| `{g['id']}` | {g['metric']} | {g['op']} {_fmt(g['value'])} | {'yes' if g['passed'] else 'no'} | {failing} |"
+        )
+    metric_ids = list(doc["cells"][0]["metrics"]) if doc["cells"] else []
+    lines += ["", "## Cells", "", "| cell | rows | observed | " + " | ".join(metric_ids) + " |"]
+    lines.append("|---|---|---|" + "---|" * len(metric_ids))
+    for c in doc["cells"]:
+        figs = []
+        for mid in metric_ids:
+            f = c["metrics"][mid]
+            if "lower" in f:
+                figs.append(f"{_fmt(f['estimate'])} [{_fmt(f['lower'])}, {_fmt(f['upper'])}]")
+            else:
+                figs.append(_fmt(f["estimate"]))
+        lines.append(
+            f"| `{c['cell']}` | {c['rows']} | {c['observed']} | " + " | ".join(figs) + " |"
+        )
+    if doc["estimates"]:
+        lines += [
+            "",
+            "## Estimates",
+            "",
+            "| estimate | k/n | estimate [interval] |",
+            "|---|---|---|",
+        ]
+        for e in doc["estimates"]:
+            lines.append(
+                f"| `{e['id']}` | {e['k']}/{e['n']} | {_fmt(e['estimate'])} [{_fmt(e['lower'])}, {_fmt(e['upper'])}] ({e['interval']}, {e['level']:g}) |"
+            )
+    if doc["contrasts"]:
+        lines += [
+            "",
+            "## Contrasts",
+            "",
+            "| contrast | a | b | a − b [interval] | test | P | adjusted P |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for c in doc["contrasts"]:
+            test = c["test"]
+            if test != "none":
+                test += f", {c['alternative']}" + (
+                    f", margin {c['margin']:g}" if c["margin"] else ""
+                )
+            lines.append(
+                f"| `{c['id']}` | {c['a']['k']}/{c['a']['n']} | {c['b']['k']}/{c['b']['n']} | "
+                f"{_fmt(c['estimate'])} [{_fmt(c['lower'])}, {_fmt(c['upper'])}] | {test} | "
+                f"{_fmt(c['p'])} | {_fmt(c['adjustedP'])} |"
+            )
+    return "\n".join(lines) + "\n"
