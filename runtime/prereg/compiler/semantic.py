@@ -214,7 +214,8 @@ def crossings_resolve(spec: dict, report: Reporter) -> None:
                 )
                 break
         else:
-            if not set(factors) <= set(_CELL_PLACEHOLDER.findall(str(crossing.get("id", "")))):
+            named = set(_CELL_PLACEHOLDER.findall(str(crossing.get("id", ""))))
+            if not {f for f in factors if f in levels} <= named:
                 report(
                     f"{ptr}/id",
                     "the cell id template must name every crossed factor ({factor}), or the cells' ids repeat",
@@ -584,6 +585,8 @@ def commands_well_formed(spec: dict, report: Reporter) -> None:
 
 
 def run_checks(loaded: Loaded, expected_id: str | None = None) -> list[str]:
+    from prereg.compiler import vocabulary  # noqa: F401  (registers the vocabulary's checks)
+
     report = Reporter(loaded)
     spec = loaded.data
     if expected_id is not None and spec.get("id") != expected_id:
