@@ -41,3 +41,10 @@ class Calibrator(Record):
 
     SCHEMA = SCHEMA_DIR / "calibrator.schema.json"
     FORMAT = "json"
+
+
+# Each contract's record class, by contract id (what the runtime reads inputs through).
+CONTRACTS = {
+    "observation": Observation,
+    "calibrator": Calibrator,
+}

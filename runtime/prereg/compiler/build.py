@@ -260,7 +260,6 @@ def render_study(study: Study) -> dict[str, str]:
     }
     python = {
         f"generated/{pkg}/__init__.py": render("study_init.py.j2", **context),
-        f"generated/{pkg}/design.py": render("design.py.j2", **context),
         f"generated/{pkg}/constants.py": render("constants.py.j2", **context),
         f"generated/{pkg}/records.py": render("records.py.j2", **context),
         f"generated/{pkg}/rules.py": render("rules.py.j2", **context),

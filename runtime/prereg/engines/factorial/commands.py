@@ -63,12 +63,11 @@ def _contract(config: Mapping[str, Any], role: str) -> Mapping[str, Any]:
     return found[0]
 
 
-def _schema(module: ModuleType, contract: Mapping[str, Any]) -> Path:
-    return Path(module.__file__).parent / "schemas" / f"{contract['id']}.schema.json"
-
-
 def _read(module: ModuleType, contract: Mapping[str, Any], path: str) -> list[dict]:
-    return read_records(path, _schema(module, contract), contract["format"])
+    """Records validated by the study's generated reader of the contract (its JSON Schema)."""
+    records = importlib.import_module(f"{module.__name__}.records")
+    cls = records.CONTRACTS[contract["id"]]
+    return read_records(path, cls.SCHEMA, cls.FORMAT)
 
 
 def _reporting(config: Mapping[str, Any]) -> Mapping[str, Any]:
