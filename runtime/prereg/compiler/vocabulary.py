@@ -213,3 +213,18 @@ def item_fields_name_factors(spec: dict, report: Reporter) -> None:
                     f"{fptr}/allowed",
                     f"field {f.get('name')!r} allows {extra}, which are not levels of {factor!r}",
                 )
+
+
+@check
+def rule_metrics_are_proportions(spec: dict, report: Reporter) -> None:
+    """Estimates and contrasts have interval and test methods for proportions only."""
+    kinds = {m.get("id"): (m.get("compute") or {}).get("kind") for m in spec.get("metrics") or []}
+    for hptr, hyp in items(spec, "hypotheses"):
+        for part in ("estimates", "contrasts"):
+            for i, e in enumerate(hyp.get(part) or []):
+                if kinds.get(e.get("metric")) == "mean":
+                    report(
+                        f"{hptr}/{part}/{i}/metric",
+                        f"{part[:-1]} {e.get('id')!r} names the mean metric {e.get('metric')!r};"
+                        " its interval and test methods are for proportions",
+                    )
