@@ -1,4 +1,5 @@
-"""Binomial proportions: Wilson interval, Newcombe difference interval, pooled two-proportion z.
+"""Binomial proportions: Wilson interval, Newcombe difference interval, pooled two-proportion z
+(two-sided and one-sided P).
 
 Conventions (d17-multifact, "Scoring" and "Decision rules"):
 
@@ -10,6 +11,12 @@ Conventions (d17-multifact, "Scoring" and "Decision rules"):
 - Pooled two-proportion z test: ``p = (k1+k2)/(n1+n2)``, ``se = √(p(1−p)(1/n1 + 1/n2))``,
   ``z = (k1/n1 − k2/n2)/se``, two-sided ``P = 2·Φ(−|z|)``; when ``se = 0`` (both arms all-yes
   or all-no, so the difference is exactly 0) ``z = 0`` and ``P = 1``.
+
+Beyond d17:
+
+- One-sided P values from a z statistic: "greater" (H1: ``p1 − p2 > δ``) ``P = Φ(−z)``,
+  "less" (H1: ``p1 − p2 < δ``) ``P = Φ(z)``, "two-sided" ``P = 2·Φ(−|z|)``; so ``z = 0`` gives
+  ``P = 0.5`` one-sided and ``P = 1`` two-sided.
 
 The critical value is given either as a two-sided ``level`` (``z = Φ⁻¹((1 + level)/2)``, the
 exact normal quantile) or directly as ``z``; exactly one of them must be passed, there is no
@@ -148,3 +155,25 @@ def pooled_z_test(k1, n1, k2, n2):
     ps = np.where(missing, np.nan, ps)
     s = _is_scalar(k1, n1, k2, n2)
     return _out(zs, s), _out(ps, s)
+
+
+ALTERNATIVES = ("two-sided", "greater", "less")
+
+
+def normal_p_value(z, alternative: str):
+    """P value of a standard-normal statistic ``z`` for ``alternative`` (see the module notes).
+
+    NaN stays NaN; scalar in, float out.
+    """
+    za = np.asarray(z, dtype=np.float64)
+    if alternative == "two-sided":
+        p = 2.0 * ndtr(-np.abs(za))
+    elif alternative == "greater":
+        p = ndtr(-za)
+    elif alternative == "less":
+        p = ndtr(za)
+    else:
+        raise ValueError(
+            f"alternative must be one of {', '.join(ALTERNATIVES)}, got {alternative!r}"
+        )
+    return _out(p, np.ndim(z) == 0)
