@@ -1,6 +1,6 @@
 """The method registry, and each registered method against an independent oracle.
 
-Oracles: statsmodels 0.15 for Wilson, Newcombe and the pooled z test
+Oracles: statsmodels 0.15 for Wilson, Clopper-Pearson ("beta"), Newcombe and the pooled z test
 (statsmodels spells "greater" as "larger" and "less" as "smaller"); Hanley-McNeil by hand.
 """
 
@@ -58,7 +58,7 @@ def test_every_kind_lists_its_methods_in_registration_order():
         "two-proportion-test",
         "auroc-interval",
     )
-    assert list(methods("proportion-interval")) == ["wilson"]
+    assert list(methods("proportion-interval")) == ["wilson", "clopper-pearson"]
     assert list(methods("difference-interval")) == ["newcombe-hybrid"]
     assert list(methods("two-proportion-test")) == ["pooled-z"]
     assert list(methods("auroc-interval")) == ["hanley-mcneil"]
@@ -87,7 +87,7 @@ def test_unknown_names_and_kinds():
         method("proportion-interval", "agresti-coull")
     text = str(err.value)
     assert "proportion-interval" in text and "agresti-coull" in text
-    assert "wilson" in text
+    assert "wilson" in text and "clopper-pearson" in text
     assert isinstance(err.value, ValueError)
     with pytest.raises(MethodError) as err:
         method("two-proportion-test", "wilson")  # a method of another kind
@@ -232,7 +232,7 @@ def test_intervals_refuse_a_level_outside_zero_one(name):
 # -- one proportion -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, sm_method", [("wilson", "wilson")])
+@pytest.mark.parametrize("name, sm_method", [("wilson", "wilson"), ("clopper-pearson", "beta")])
 def test_proportion_intervals_match_statsmodels(name, sm_method):
     fn = method("proportion-interval", name).fn
     k, n = count_grid()
@@ -246,6 +246,25 @@ def test_proportion_intervals_match_statsmodels(name, sm_method):
         # Wilson at k = 0 or k = n may sit an ulp inside p̂ (see test_proportions).
         p = k / n
         assert np.all((0 <= lo) & (lo <= p + 1e-15) & (p - 1e-15 <= hi) & (hi <= 1))
+
+
+def test_clopper_pearson_hand_values():
+    fn = method("proportion-interval", "clopper-pearson").fn
+    # k = 0: upper bound solves (1 − u)^n = (1 − level)/2; k = n: lower bound solves l^n = same.
+    for n in (1, 4, 30, 500):
+        for level in LEVELS:
+            tail = (1 - level) / 2
+            assert fn(0, n, level=level) == pytest.approx((0.0, 1 - tail ** (1 / n)), abs=1e-12)
+            assert fn(n, n, level=level) == pytest.approx((tail ** (1 / n), 1.0), abs=1e-12)
+    # 1 of 2: P(X ≥ 1 | l) = 1 − (1 − l)² = tail and P(X ≤ 1 | u) = 1 − u² = tail.
+    tail = 0.025
+    assert fn(1, 2, level=0.95) == pytest.approx(
+        (1 - math.sqrt(1 - tail), math.sqrt(1 - tail)), abs=1e-12
+    )
+    # exact intervals contain the Wilson ones here
+    wl, wh = method("proportion-interval", "wilson").fn(7, 40, level=0.95)
+    cl, ch = fn(7, 40, level=0.95)
+    assert cl < wl < wh < ch
 
 
 # -- difference of two proportions --------------------------------------------------------------

@@ -142,6 +142,17 @@ def wilson(k, n, *, level):
 
 
 @register(
+    "proportion-interval",
+    "clopper-pearson",
+    summary="Clopper-Pearson exact (beta quantile) interval for one proportion.",
+)
+def clopper_pearson(k, n, *, level):
+    from prereg.stats.proportions import clopper_pearson_interval
+
+    return clopper_pearson_interval(k, n, level=level)
+
+
+@register(
     "difference-interval",
     "newcombe-hybrid",
     summary="Newcombe hybrid-score interval for a difference of two independent proportions.",

@@ -1,5 +1,5 @@
-"""Binomial proportions: Wilson interval, Newcombe difference interval, pooled two-proportion z
-(two-sided and one-sided P).
+"""Binomial proportions: Wilson and Clopper–Pearson intervals, Newcombe difference interval,
+pooled two-proportion z (two-sided and one-sided P).
 
 Conventions (d17-multifact, "Scoring" and "Decision rules"):
 
@@ -14,14 +14,17 @@ Conventions (d17-multifact, "Scoring" and "Decision rules"):
 
 Beyond d17:
 
+- Clopper–Pearson ("exact") interval: the ``(1 − level)/2`` quantile of Beta(k, n − k + 1) and
+  the ``(1 + level)/2`` quantile of Beta(k + 1, n − k); the lower bound is 0 at ``k = 0``, the
+  upper 1 at ``k = n``.
 - One-sided P values from a z statistic: "greater" (H1: ``p1 − p2 > δ``) ``P = Φ(−z)``,
   "less" (H1: ``p1 − p2 < δ``) ``P = Φ(z)``, "two-sided" ``P = 2·Φ(−|z|)``; so ``z = 0`` gives
   ``P = 0.5`` one-sided and ``P = 1`` two-sided.
 
 The critical value is given either as a two-sided ``level`` (``z = Φ⁻¹((1 + level)/2)``, the
 exact normal quantile) or directly as ``z``; exactly one of them must be passed, there is no
-default.  An arm with ``n = 0`` has no proportion: its results are NaN (missing), computed
-without a division warning.
+default (Clopper–Pearson takes ``level`` only).  An arm with ``n = 0`` has no proportion: its
+results are NaN (missing), computed without a division warning.
 
 Every function accepts scalars or arrays (broadcast together); scalar inputs give Python
 floats, array inputs give numpy arrays.
@@ -30,7 +33,7 @@ floats, array inputs give numpy arrays.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import ndtr, ndtri
+from scipy.special import betainccinv, betaincinv, ndtr, ndtri
 
 
 def critical_z(level=None, z=None) -> float:
@@ -177,3 +180,36 @@ def normal_p_value(z, alternative: str):
             f"alternative must be one of {', '.join(ALTERNATIVES)}, got {alternative!r}"
         )
     return _out(p, np.ndim(z) == 0)
+
+
+def _level(level) -> float:
+    lv = float(level)
+    if not (0.0 < lv < 1.0):
+        raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}")
+    return lv
+
+
+def clopper_pearson_interval(k, n, *, level):
+    """Clopper–Pearson interval ``(lo, hi)`` for ``k`` successes in ``n`` trials.
+
+    Beta quantiles (see the module notes); ``lo = 0`` at ``k = 0``, ``hi = 1`` at ``k = n``,
+    ``(nan, nan)`` when ``n = 0``.
+    """
+    tail = (1.0 - _level(level)) / 2.0
+    ka, na = _counts(k, n, ("k", "n"))
+    ka, na = np.broadcast_arrays(ka, na)
+    empty = na == 0
+    # Valid Beta parameters (1, 1) stand in where a bound is fixed (k = 0, k = n, which covers
+    # n = 0), so that no special function sees a zero shape parameter.
+    at0 = ka == 0
+    atn = ka == na
+    lo = np.where(
+        at0, 0.0, betaincinv(np.where(at0, 1.0, ka), np.where(at0, 1.0, na - ka + 1.0), tail)
+    )
+    hi = np.where(
+        atn, 1.0, betainccinv(np.where(atn, 1.0, ka + 1.0), np.where(atn, 1.0, na - ka), tail)
+    )
+    lo = np.where(empty, np.nan, lo)
+    hi = np.where(empty, np.nan, hi)
+    s = _is_scalar(k, n)
+    return _out(lo, s), _out(hi, s)
