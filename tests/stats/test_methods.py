@@ -1,7 +1,10 @@
 """The method registry, and each registered method against an independent oracle.
 
 Oracles: statsmodels 0.15 for Wilson, Clopper-Pearson ("beta"), Newcombe and the pooled z test
-(statsmodels spells "greater" as "larger" and "less" as "smaller"); Hanley-McNeil by hand.
+(statsmodels spells "greater" as "larger" and "less" as "smaller"); for Farrington-Manning a
+bounded one-dimensional maximisation of the constrained binomial likelihood, and statsmodels'
+score test only at margin 0 (with a margin its constrained estimate is wrong in 0.15, its issue
+#10269: 90/100 vs 92/100 at -0.1 gives z = 1.8297, not 1.8551); Hanley-McNeil by hand.
 """
 
 from __future__ import annotations
@@ -14,15 +17,21 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import minimize_scalar
+from scipy.special import xlog1py, xlogy
 from scipy.stats import norm
 from statsmodels.stats.proportion import (
     confint_proportions_2indep,
     proportion_confint,
     proportions_ztest,
+    score_test_proportions_2indep,
 )
 
 from prereg.stats import methods as registry
 from prereg.stats.methods import KINDS, Method, MethodError, method, methods, register
+from prereg.stats.proportions import farrington_manning_estimates
 
 TOL = 1e-9
 LEVELS = (0.8, 0.9, 0.95, 0.99)
@@ -60,7 +69,7 @@ def test_every_kind_lists_its_methods_in_registration_order():
     )
     assert list(methods("proportion-interval")) == ["wilson", "clopper-pearson"]
     assert list(methods("difference-interval")) == ["newcombe-hybrid"]
-    assert list(methods("two-proportion-test")) == ["pooled-z"]
+    assert list(methods("two-proportion-test")) == ["pooled-z", "farrington-manning"]
     assert list(methods("auroc-interval")) == ["hanley-mcneil"]
     everything = methods()
     assert list(everything) == [name for kind in KINDS for name in methods(kind)]
@@ -75,8 +84,9 @@ def test_every_kind_lists_its_methods_in_registration_order():
 
 def test_test_metadata():
     pz = method("two-proportion-test", "pooled-z")
-    assert pz.alternatives == ("two-sided", "greater", "less")
-    assert pz.margin is False
+    fm = method("two-proportion-test", "farrington-manning")
+    assert pz.alternatives == fm.alternatives == ("two-sided", "greater", "less")
+    assert (pz.margin, fm.margin) == (False, True)
     for kind in ("proportion-interval", "difference-interval", "auroc-interval"):
         for m in methods(kind).values():
             assert (m.alternatives, m.margin) == (("two-sided",), False)
@@ -91,7 +101,7 @@ def test_unknown_names_and_kinds():
     assert isinstance(err.value, ValueError)
     with pytest.raises(MethodError) as err:
         method("two-proportion-test", "wilson")  # a method of another kind
-    assert "pooled-z" in str(err.value)
+    assert "pooled-z" in str(err.value) and "farrington-manning" in str(err.value)
     for bad in (lambda: method("ratio-interval", "wilson"), lambda: methods("ratio-interval")):
         with pytest.raises(MethodError) as err:
             bad()
@@ -146,6 +156,10 @@ def test_test_options_are_checked_against_the_metadata():
                 m.fn(30, 50, 20, 50, alternative="two-sided", margin=0.1)
             with pytest.raises(MethodError, match="margin must be 0"):
                 m.fn(30, 50, 20, 50, alternative="greater", margin=[0.0, -0.05])
+    fm = method("two-proportion-test", "farrington-manning").fn
+    for bad in (1.0, -1.0, 1.5, math.nan, math.inf):
+        with pytest.raises(ValueError):
+            fm(30, 50, 20, 50, alternative="two-sided", margin=bad)
 
 
 def test_importing_the_registry_imports_neither_numpy_nor_scipy():
@@ -305,6 +319,145 @@ def test_pooled_z_one_sided_hand_values():
     assert p == pytest.approx(0.5 * math.erfc(2 / math.sqrt(2)), abs=1e-15)
     assert fn(30, 50, 20, 50, alternative="less", margin=0.0)[1] == pytest.approx(1 - p, abs=1e-15)
     assert fn(30, 50, 20, 50, alternative="two-sided", margin=-0.0)[1] == pytest.approx(2 * p)
+
+
+def fm_oracle(k1, n1, k2, n2, delta):
+    """z of the Farrington-Manning test, the constrained MLE found by bounded maximisation."""
+
+    def negloglik(p2):
+        p1 = p2 + delta
+        return -(xlogy(k1, p1) + xlog1py(n1 - k1, -p1) + xlogy(k2, p2) + xlog1py(n2 - k2, -p2))
+
+    lo, hi = max(0.0, -delta), min(1.0, 1.0 - delta)
+    found = minimize_scalar(
+        negloglik, bounds=(lo, hi), method="bounded", options={"xatol": 1e-13}
+    ).x
+    # The maximum may sit on an end of the interval (an arm with no successes, say), which the
+    # bounded search only approaches.
+    with np.errstate(divide="ignore"):
+        p2 = min((found, lo, hi), key=negloglik)
+    p1 = p2 + delta
+    se = math.sqrt(p1 * (1 - p1) / n1 + p2 * (1 - p2) / n2)
+    return (k1 / n1 - k2 / n2 - delta) / se, (p1, p2)
+
+
+MARGINS = (-0.9, -0.5, -0.2, -0.1, -0.02, 1e-6, 0.05, 0.15, 0.3, 0.75, 0.97)
+
+
+def test_farrington_manning_matches_the_maximised_likelihood():
+    fn = method("two-proportion-test", "farrington-manning").fn
+    rows = pair_grid()
+    k1, n1, k2, n2 = (np.array(c) for c in zip(*rows, strict=True))
+    for delta in MARGINS:
+        z, p = fn(k1, n1, k2, n2, alternative="greater", margin=delta)
+        t1, t2 = farrington_manning_estimates(k1, n1, k2, n2, margin=delta)
+        for i, row in enumerate(rows):
+            oz, (o1, o2) = fm_oracle(*row, delta)
+            assert z[i] == pytest.approx(oz, rel=1e-6, abs=1e-9), (row, delta)
+            assert p[i] == pytest.approx(norm.sf(oz), rel=1e-5, abs=1e-12), (row, delta)
+            assert (t1[i], t2[i]) == pytest.approx((o1, o2), abs=1e-6), (row, delta)
+        assert np.all((0 <= t2) & (t2 <= 1) & (0 <= t1) & (t1 <= 1))
+        np.testing.assert_allclose(t1 - t2, delta, rtol=0, atol=1e-12)
+
+
+def test_farrington_manning_worked_example():
+    fn = method("two-proportion-test", "farrington-manning").fn
+    # 90/100 vs 92/100, non-inferiority margin −0.1: H1 p1 − p2 > −0.1.
+    z, p = fn(90, 100, 92, 100, alternative="greater", margin=-0.1)
+    # 1.8551480122871007 and 0.031787546594634924 from a 50-digit bisection of the score.
+    assert z == pytest.approx(1.8551480122871007, rel=1e-12)
+    assert z == pytest.approx(fm_oracle(90, 100, 92, 100, -0.1)[0], rel=1e-6)
+    assert p == pytest.approx(0.031787546594634924, rel=1e-11)
+    assert p == pytest.approx(norm.sf(z), rel=1e-12)
+    assert fn(90, 100, 92, 100, alternative="less", margin=-0.1)[1] == pytest.approx(1 - p)
+    assert fn(90, 100, 92, 100, alternative="two-sided", margin=-0.1)[1] == pytest.approx(2 * p)
+    # The constrained estimates are the root of the likelihood equation: the score is 0.
+    t1, t2 = farrington_manning_estimates(90, 100, 92, 100, margin=-0.1)
+    assert t1 - t2 == pytest.approx(-0.1, abs=1e-15)
+    score = (90 - 100 * t1) / (t1 * (1 - t1)) + (92 - 100 * t2) / (t2 * (1 - t2))
+    assert score == pytest.approx(0.0, abs=1e-9)
+
+
+def test_farrington_manning_at_the_ends_of_the_feasible_set():
+    fn = method("two-proportion-test", "farrington-manning").fn
+    # All yes in both arms, p1 − p2 = δ > 0: the maximum is p̃1 = 1, p̃2 = 1 − δ, and only arm 2
+    # has variance; likewise no successes in either arm at δ < 0 gives p̃1 = 0, p̃2 = −δ.  These
+    # are where the closed form alone loses half its digits (z off by 5e-4 relative at 1e-6).
+    for delta in (1e-9, 1e-6, 0.01, 0.4):
+        for n1, n2 in ((1, 1), (10, 10), (40, 13)):
+            z, _ = fn(n1, n1, n2, n2, alternative="less", margin=delta)
+            assert z == pytest.approx(-delta / math.sqrt(delta * (1 - delta) / n2), rel=1e-12)
+            assert farrington_manning_estimates(n1, n1, n2, n2, margin=delta) == (1.0, 1 - delta)
+            z, _ = fn(n2, n2, n1, n1, alternative="greater", margin=-delta)  # the arms swapped
+            assert z == pytest.approx(delta / math.sqrt(delta * (1 - delta) / n2), rel=1e-12)
+            z, _ = fn(0, n1, 0, n2, alternative="greater", margin=-delta)
+            assert z == pytest.approx(delta / math.sqrt(delta * (1 - delta) / n2), rel=1e-12)
+            assert farrington_manning_estimates(0, n1, 0, n2, margin=-delta) == (0.0, delta)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+def test_farrington_manning_at_margin_zero_is_the_pooled_score_test(alternative):
+    fm = method("two-proportion-test", "farrington-manning").fn
+    pz = method("two-proportion-test", "pooled-z").fn
+    for k1, n1, k2, n2 in pair_grid():
+        z, p = fm(k1, n1, k2, n2, alternative=alternative, margin=0.0)
+        assert (z, p) == pytest.approx(pz(k1, n1, k2, n2, alternative=alternative, margin=0))
+        if k1 + k2 in (0, n1 + n2):
+            assert z == 0.0
+            continue
+        sm = score_test_proportions_2indep(
+            k1,
+            n1,
+            k2,
+            n2,
+            value=0,
+            compare="diff",
+            alternative=SM_ALTERNATIVE[alternative],
+            correction=False,
+        )
+        assert (z, p) == pytest.approx((sm.statistic, sm.pvalue), abs=TOL)
+
+
+def test_farrington_manning_swapping_the_arms_negates_z():
+    fn = method("two-proportion-test", "farrington-manning").fn
+    for k1, n1, k2, n2 in pair_grid():
+        for delta in MARGINS:
+            z, p = fn(k1, n1, k2, n2, alternative="greater", margin=delta)
+            zs, ps = fn(k2, n2, k1, n1, alternative="less", margin=-delta)
+            assert zs == pytest.approx(-z, rel=1e-9, abs=1e-12)
+            assert ps == pytest.approx(p, rel=1e-7, abs=1e-15)
+
+
+@st.composite
+def fm_rows(draw):
+    rows = []
+    for _ in range(draw(st.integers(min_value=1, max_value=25))):
+        n1 = draw(st.integers(min_value=0, max_value=300))
+        n2 = draw(st.integers(min_value=0, max_value=300))
+        rows.append(
+            (
+                draw(st.integers(min_value=0, max_value=n1)),
+                n1,
+                draw(st.integers(min_value=0, max_value=n2)),
+                n2,
+                draw(st.one_of(st.just(0.0), st.floats(min_value=-0.99, max_value=0.99))),
+            )
+        )
+    return rows
+
+
+@settings(max_examples=150, deadline=None)
+@given(fm_rows(), st.sampled_from(["two-sided", "greater", "less"]))
+def test_farrington_manning_vectorized_equals_scalar(rows, alternative):
+    fn = method("two-proportion-test", "farrington-manning").fn
+    k1, n1, k2, n2, d = (np.array(c) for c in zip(*rows, strict=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        z, p = fn(k1, n1, k2, n2, alternative=alternative, margin=d)
+        for i, row in enumerate(rows):
+            np.testing.assert_array_equal(
+                [z[i], p[i]], fn(*row[:4], alternative=alternative, margin=row[4])
+            )
 
 
 # -- AUROC --------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The interval and test methods a spec can name, one registry for every engine.
 
 A method is one function registered under ``(kind, name)``; ``name`` is what a spec writes
-(``wilson``, ``pooled-z``).  The kinds and the calling convention of their functions:
+(``wilson``, ``farrington-manning``).  The kinds and the calling convention of their functions:
 
 - ``proportion-interval``: ``fn(k, n, *, level) -> (lower, upper)``
 - ``difference-interval``: ``fn(k1, n1, k2, n2, *, level) -> (estimate, lower, upper)`` for
@@ -177,6 +177,20 @@ def pooled_z(k1, n1, k2, n2, *, alternative, margin):
     if alternative != "two-sided":
         p = normal_p_value(z, alternative)
     return z, p
+
+
+@register(
+    "two-proportion-test",
+    "farrington-manning",
+    summary="Farrington-Manning score test of a difference of two proportions against a margin.",
+    alternatives=ALTERNATIVES,
+    margin=True,
+)
+def farrington_manning(k1, n1, k2, n2, *, alternative, margin):
+    from prereg.stats.proportions import farrington_manning_test
+
+    _check_test("farrington-manning", alternative, margin)
+    return farrington_manning_test(k1, n1, k2, n2, alternative=alternative, margin=margin)
 
 
 @register(
