@@ -81,7 +81,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                 ("decision", fmt(decision)),
             ]
         ),
-        Table(("hypothesis", "verdict"), sorted(verdicts.items()), code=frozenset({0})),
+        Table(("hypothesis", "verdict"), list(verdicts.items()), code=frozenset({0})),
         Heading("Gates"),
         Table(
             ("gate", "metric", "rule", "held", "failing cells"),
