@@ -164,6 +164,7 @@ class Record:
         """Read and validate a file of these records; one instance per record."""
         import dataclasses
 
-        names = [f.name for f in dataclasses.fields(cls)]
+        json_names = getattr(cls, "NAMES", {})
+        names = {f.name: json_names.get(f.name, f.name) for f in dataclasses.fields(cls)}
         rows = read_records(path, cls.SCHEMA, cls.FORMAT, max_problems=max_problems)
-        return [cls(**{n: row.get(n) for n in names}) for row in rows]
+        return [cls(**{a: row.get(j) for a, j in names.items()}) for row in rows]

@@ -32,6 +32,13 @@ def ident(value: str) -> str:
     return _checked(str(value).replace("-", "_"))
 
 
+def attr(value: str) -> str:
+    """A record attribute name from a JSON field name: a Python keyword gets a final ``_``
+    (``try`` -> ``try_``); the record class maps it back (``NAMES``)."""
+    name = str(value)
+    return _checked(name + "_" if keyword.iskeyword(name) else name)
+
+
 def const(value: str) -> str:
     """An upper-case constant name; ids starting with a digit get a ``V_`` prefix."""
     name = str(value).replace("-", "_").upper()
@@ -143,6 +150,7 @@ def environment() -> jinja2.Environment:
     env.filters.update(
         py=py,
         ident=ident,
+        attr=attr,
         const=const,
         camel=camel,
         md=md,
