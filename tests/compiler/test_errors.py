@@ -22,6 +22,10 @@ EXPECTED = {
     "margin-without-score-test": "margin-without-score-test.yaml:53: at /hypotheses/0/contrasts/0/margin: contrast 'a-vs-b': pooled-z tests a - b = 0; a margin needs farrington-manning",
     "metric-unknown-field": "metric-unknown-field.yaml:41: at /metrics/0/compute/where/0/field: metric 'accuracy' names unknown field 'right'",
     "scenario-outcome-not-boolean": "scenario-outcome-not-boolean.yaml:57: at /scenarios/0/outcome: scenario 'null-arms': outcome 'attempt' is not a boolean field of 'observation'",
+    "escape-in-string": "escape-in-string.yaml:3: control character U+001B at position 8 is not allowed in a spec string (only newline and tab are)",
+    "huge-integer": "huge-integer.yaml:14: integer 123456789012345678901234… is too large (more than 20 digits)",
+    "nul-in-string": "nul-in-string.yaml:3: control character U+0000 at position 7 is not allowed in a spec string (only newline and tab are)",
+    "unsafe-integer": "unsafe-integer.yaml:14: integer 9007199254740993 is outside ±(2^53 − 1), which JSON does not carry exactly",
     "bad-yaml": "bad-yaml.yaml:4: invalid YAML: did not find expected ',' or ']'",
     "dangling-level": "dangling-level.yaml:15: at /cells/1/levels/0/level: cell 'cell-b' uses level 'pool-z', which factor 'pool' does not have",
     "dangling-metric": "dangling-metric.yaml:27: at /hypotheses/0/contrasts/0/metric: contrast 'h1-ab' names unknown metric 'recall'",
@@ -74,3 +78,28 @@ def test_a_bad_spec_blocks_every_output(tmp_path, capsys, repo_root):
     shutil.copy(BAD / "wrong-total.yaml", project / "spec/studies")
     assert main(["--project", str(project), "compile"]) == 2
     assert not (project / "generated").exists()
+
+
+def test_study_ids_that_share_a_package_or_shadow_a_command_are_refused(tmp_path, capsys):
+    project = tmp_path / "p"
+    studies = project / "spec" / "studies"
+    studies.mkdir(parents=True)
+    base = (BAD / "dangling-metric.yaml").read_text().replace("metric: recall", "metric: accuracy")
+    for sid in ("jev-x", "jev_x", "compile"):
+        (studies / f"{sid}.yaml").write_text(base.replace("id: dangling-metric", f"id: {sid}"))
+    code = main(["--project", str(project), "compile"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert (
+        "spec/studies/jev_x.yaml:1: at /id: study id 'jev_x' and 'jev-x' (spec/studies/jev-x.yaml)"
+        " compile to the same package generated/jev_x/" in err
+    )
+    assert "spec/studies/compile.yaml:1: at /id: study id 'compile' is a prereg command" in err
+    assert not (project / "generated").exists()
+    # The CLI itself still works in such a project (its help, its own commands).
+    from tests.conftest import run_prereg
+
+    shown = run_prereg("--project", project, "--help")
+    assert shown.returncode == 0 and "Traceback" not in shown.stderr
+    assert main(["--project", str(project), "check"]) == 2
+    assert "Traceback" not in capsys.readouterr().err

@@ -296,6 +296,14 @@ def load_all(project: Project, only: list[str] | None = None) -> list[Study]:
             studies.append(load_study(project, path))
         except UserError as exc:
             problems.extend(exc.lines())
+    by_package: dict[str, Study] = {}
+    for study in studies:
+        other = by_package.setdefault(package_name(study.id), study)
+        if other is not study:
+            problems.append(
+                f"{study.spec_rel}:1: at /id: study id {study.id!r} and {other.id!r}"
+                f" ({other.spec_rel}) compile to the same package generated/{package_name(study.id)}/"
+            )
     if problems:
         raise UserError("the specs have problems; nothing was written", problems=problems)
     return studies

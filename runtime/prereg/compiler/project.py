@@ -22,6 +22,10 @@ GENERATED = Path("generated")
 HOME = Path(__file__).resolve().parents[3]
 
 
+#: The CLI's own commands: a study id may not be one of them (`prereg <id>` would be ambiguous).
+CORE_COMMANDS = frozenset({"compile", "check", "diff", "seal", "demo"})
+
+
 def package_name(study_id: str) -> str:
     return study_id.replace("-", "_")
 

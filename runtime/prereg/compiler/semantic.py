@@ -591,6 +591,14 @@ def run_checks(loaded: Loaded, expected_id: str | None = None) -> list[str]:
     spec = loaded.data
     if expected_id is not None and spec.get("id") != expected_id:
         report("/id", f"study id {spec.get('id')!r} differs from its file name {expected_id!r}")
+    from prereg.compiler.project import CORE_COMMANDS
+
+    if spec.get("id") in CORE_COMMANDS:
+        report(
+            "/id",
+            f"study id {spec.get('id')!r} is a prereg command ({', '.join(sorted(CORE_COMMANDS))});"
+            " `prereg <study-id>` could not reach the study",
+        )
     for fn in CHECKS:
         fn(spec, report)
     report.problems.sort(key=lambda p: p[0])
