@@ -19,6 +19,7 @@ import yaml.cyaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from prereg.errors import UserError
+from prereg.files import read_regular
 
 MAX_NODES = 200_000
 STD = "tag:yaml.org,2002:"
@@ -223,7 +224,7 @@ def load_yaml(path: Path, display: Path | None = None) -> Loaded:
     """Read and parse a spec file; errors name it as ``display`` (default: ``path``)."""
     shown = display if display is not None else path
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except OSError as exc:
         raise UserError(f"{shown}: cannot read: {exc.strerror}") from None
     try:

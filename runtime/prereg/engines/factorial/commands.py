@@ -66,7 +66,13 @@ def _contract(config: Mapping[str, Any], role: str) -> Mapping[str, Any]:
 def _read(module: ModuleType, contract: Mapping[str, Any], path: str) -> list[dict]:
     """Records validated by the study's generated reader of the contract (its JSON Schema)."""
     records = importlib.import_module(f"{module.__name__}.records")
-    cls = records.CONTRACTS[contract["id"]]
+    contracts = getattr(records, "CONTRACTS", None)
+    if contracts is None or contract["id"] not in contracts:
+        raise UserError(
+            f"generated/{Path(module.__file__).parent.name}/records.py is older than this prereg:"
+            " run prereg compile"
+        )
+    cls = contracts[contract["id"]]
     return read_records(path, cls.SCHEMA, cls.FORMAT)
 
 
