@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from prereg.cli import main
+from prereg.engines import registry
 
 BAD = Path(__file__).parent / "bad"
 
@@ -31,16 +32,21 @@ EXPECTED = {
     "overlapping-cells": "overlapping-cells.yaml:15: at /cells/1: cell 'cell-b' overlaps cell 'cell-a': a row could belong to both",
     "python-tag": "python-tag.yaml:3: tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed in a spec",
     "unbound-placeholder": "unbound-placeholder.yaml:34: at /hypotheses/0/rule/compare/target: placeholder {pair} is not bound by an enclosing for_each",
-    "unknown-engine": 'unknown-engine.yaml:5: at /engine: "magic" is not one of: reachability-probe, cluster-power-freeze, multicorrect-scoring',
+    "unknown-engine": "unknown-engine.yaml:5: at /engine: unknown engine 'magic' (registered: "
+    + ", ".join(registry.kinds())
+    + ")",
     "unknown-key": "unknown-key.yaml:4: at /: unknown key 'colour' (allowed here:",
     "wrong-total": "wrong-total.yaml:17: at /totals/0/rows: declared total 13 for 'test' differs from the sum of its cells, 12",
     "wrong-type": 'wrong-type.yaml:14: at /cells/0/rows: expected integer, got "five"',
 }
 
+BUILT_IN_ENGINES = {"cluster-power-freeze", "multicorrect-scoring", "reachability-probe"}
+
 
 def test_corpus_is_complete():
     assert sorted(p.stem for p in BAD.glob("*.yaml")) == sorted(EXPECTED)
     assert len(EXPECTED) >= 15
+    assert BUILT_IN_ENGINES <= set(registry.kinds())  # the unknown-engine message lists them
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

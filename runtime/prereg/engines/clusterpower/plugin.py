@@ -1,0 +1,10 @@
+"""The cluster-power-freeze engine as registered under the entry-point group ``prereg.engines``."""
+
+from prereg.engines.base import Engine
+
+ENGINE = Engine(
+    kind="cluster-power-freeze",
+    summary="Cluster power simulation and content-digest freeze manifests.",
+    module="prereg.engines.clusterpower",
+    reporter="prereg.reports.clusterpower:build",
+)
