@@ -6,5 +6,7 @@ ENGINE = Engine(
     kind="cluster-power-freeze",
     summary="Cluster power simulation and content-digest freeze manifests.",
     module="prereg.engines.clusterpower",
+    schema="prereg.engines.clusterpower:constants.schema.json",
+    checks="prereg.engines.clusterpower.spec_checks:checks",
     reporter="prereg.reports.clusterpower:build",
 )

@@ -6,6 +6,8 @@ ENGINE = Engine(
     kind="multicorrect-scoring",
     summary="Multi-correct choice-list scoring with a validation-fitted threshold.",
     module="prereg.engines.multicorrect",
+    schema="prereg.engines.multicorrect:constants.schema.json",
+    checks="prereg.engines.multicorrect.spec_checks:checks",
     reporter="prereg.reports.multicorrect:build",
     api="prereg.engines.multicorrect.spec_config:api",
 )

@@ -6,5 +6,7 @@ ENGINE = Engine(
     kind="reachability-probe",
     summary="Synthetic reachability items, text oracle, shortcut audit and scoring.",
     module="prereg.engines.reachability",
+    schema="prereg.engines.reachability:constants.schema.json",
+    checks="prereg.engines.reachability.spec_checks:checks",
     reporter="prereg.reports.reachability:build",
 )
