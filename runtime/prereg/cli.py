@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib
 import sys
 from collections.abc import Sequence
 
@@ -282,8 +281,10 @@ def _run_study(project, study_id: str, argv: Sequence[str]) -> int:
     args = _study_parser(project, study_id, module).parse_args(list(argv))
     command = next(c for c in module.COMMANDS if c["id"] == args.command)
     ctx = module.context(project_root=project.root)
-    engine = importlib.import_module(module.ENGINE_MODULE)
-    handlers = getattr(engine, "COMMANDS", {})
+    from prereg.engines import registry
+
+    engine = registry.require(module.ENGINE, f"{module.SPEC_FILE}: study {study_id!r} uses an ")
+    handlers = engine.commands()
     if command["handler"] not in handlers:
         raise UserError(
             f"the {module.ENGINE} engine has no handler {command['handler']!r} for command {args.command!r}"
