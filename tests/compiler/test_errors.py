@@ -27,6 +27,8 @@ EXPECTED = {
     "huge-integer": "huge-integer.yaml:14: integer 123456789012345678901234… is too large (more than 20 digits)",
     "nul-in-string": "nul-in-string.yaml:3: control character U+0000 at position 7 is not allowed in a spec string (only newline and tab are)",
     "unsafe-integer": "unsafe-integer.yaml:14: integer 9007199254740993 is outside ±(2^53 − 1), which JSON does not carry exactly",
+    "factorial-bad-interval": "factorial-bad-interval.yaml:57: at /constants/0/value/cell_interval/method: cell_interval method must be a proportion interval (wilson or clopper-pearson) (engine factorial, constant reporting)",
+    "factorial-no-compute": "factorial-no-compute.yaml:36: at /metrics/0: metric 'accuracy' has no compute block: the factorial engine computes only what the spec says (engine factorial)",
     "bad-yaml": "bad-yaml.yaml:4: invalid YAML: did not find expected ',' or ']'",
     "dangling-level": "dangling-level.yaml:15: at /cells/1/levels/0/level: cell 'cell-b' uses level 'pool-z', which factor 'pool' does not have",
     "dangling-metric": "dangling-metric.yaml:27: at /hypotheses/0/contrasts/0/metric: contrast 'h1-ab' names unknown metric 'recall'",
