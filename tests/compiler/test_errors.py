@@ -98,9 +98,10 @@ def test_study_ids_that_share_a_package_or_shadow_a_command_are_refused(tmp_path
     project = tmp_path / "p"
     studies = project / "spec" / "studies"
     studies.mkdir(parents=True)
-    base = (BAD / "dangling-metric.yaml").read_text().replace("metric: recall", "metric: accuracy")
+    # A valid factorial spec (the bad case with its field name put right).
+    base = (BAD / "metric-unknown-field.yaml").read_text().replace("field: right", "field: correct")
     for sid in ("jev-x", "jev_x", "compile"):
-        (studies / f"{sid}.yaml").write_text(base.replace("id: dangling-metric", f"id: {sid}"))
+        (studies / f"{sid}.yaml").write_text(base.replace("id: metric-unknown-field", f"id: {sid}"))
     code = main(["--project", str(project), "compile"])
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
