@@ -166,6 +166,16 @@ def _add_core_commands(sub) -> None:
         default="text",
         help="text (default), markdown (for a pull-request comment) or json",
     )
+    i = sub.add_parser(
+        "init",
+        help="start a new study spec that compiles",
+        description="Write spec/studies/<STUDY>.yaml: the commented factorial starter (a crossed design "
+        "with items, attempts, metrics, a gate, a family, a hypothesis and scenarios), or with --from a "
+        "copy of an existing study of the project (any engine) as a new draft. The project is --project, "
+        "the nearest one upwards, or the current folder. Never overwrites.",
+    )
+    i.add_argument("study", metavar="STUDY", help="the new study id")
+    i.add_argument("--from", dest="source", metavar="STUDY", help="copy this study of the project")
     s = sub.add_parser(
         "seal",
         help="pin a study's registered content in spec/studies/<id>.seal.json",
@@ -268,6 +278,16 @@ def _cmd_diff(project, args) -> int:
     return 1 if any(c.registered for c in comparisons) else 0
 
 
+def _cmd_init(project, args) -> int:
+    from prereg.compiler.init import init_study, project_for_init
+
+    project = project_for_init(args.project)
+    path = init_study(project, args.study, args.source)
+    print(f"wrote {project.rel(path)}")
+    print(f"next: edit it, then `prereg compile {args.study}` and `prereg {args.study} --help`")
+    return 0
+
+
 def _cmd_seal(project, args) -> int:
     from prereg.compiler import seal
 
@@ -362,13 +382,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.cmd is None:
             parser.print_help()
             return EXIT_USER
-        if project is None and not (args.cmd == "diff" and args.against is None):
+        if (
+            project is None
+            and not (args.cmd == "diff" and args.against is None)
+            and args.cmd != "init"
+        ):
             project = find_project(pre.project)
         commands = {
             "compile": _cmd_compile,
             "check": _cmd_check,
             "diff": _cmd_diff,
             "seal": _cmd_seal,
+            "init": _cmd_init,
             "demo": _cmd_demo,
         }
         return commands[args.cmd](project, args)

@@ -1,0 +1,87 @@
+"""`prereg init`: a new study spec that compiles, to be edited into the real preregistration.
+
+Without ``--from`` the spec is the factorial starter (templates/starter-factorial.yaml.j2): a
+small crossed design with every part of the scoring vocabulary, commented. With ``--from
+STUDY`` it is a copy of an existing study of the project (any engine): the registered content
+as written there, under the new id, as version 0.1, a draft, with no amendments.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from prereg.compiler.project import CORE_COMMANDS, HOME, STUDIES, Project
+from prereg.errors import UserError
+from prereg.files import write_new
+
+ID = re.compile(r"^[a-z][a-z0-9]*([-_][a-z0-9]+)*$")
+
+
+def project_for_init(explicit: str | None) -> Project:
+    """The project to add a study to: ``--project``, the nearest one upwards, or the current
+    folder (spec/studies/ is created)."""
+    if explicit is not None:
+        root = Path(explicit)
+    else:
+        here = Path.cwd().resolve()
+        root = next((c for c in (here, *here.parents) if (c / STUDIES).is_dir()), here)
+    (root / STUDIES).mkdir(parents=True, exist_ok=True)
+    return Project(root.resolve())
+
+
+def _schema_ref(project: Project, spec: Path) -> str:
+    own = project.root / "generated" / "prereg.schema.json"
+    target = own if own.exists() else HOME / "generated" / "prereg.schema.json"
+    return os.path.relpath(target, spec.parent)
+
+
+def init_study(project: Project, study_id: str, source: str | None = None) -> Path:
+    if not ID.match(study_id):
+        raise UserError(f"study id {study_id!r} is not an identifier ({ID.pattern})")
+    if study_id in CORE_COMMANDS:
+        raise UserError(f"study id {study_id!r} is a prereg command; choose another")
+    path = project.spec_file(study_id)
+    if path.exists():
+        raise UserError(f"{project.rel(path)}: already exists; refusing to overwrite it")
+    if source is None:
+        from prereg.compiler.render import render
+
+        text = render(
+            "starter-factorial.yaml.j2",
+            study_id=study_id,
+            title=study_id.replace("-", " ").replace("_", " ").capitalize(),
+            schema_ref=_schema_ref(project, path),
+        )
+    else:
+        text = _copy_of(project, source, study_id, _schema_ref(project, path))
+    write_new(path, text)
+    return path
+
+
+def _copy_of(project: Project, source: str, study_id: str, schema_ref: str) -> str:
+    import yaml
+
+    from prereg.compiler.load import load_yaml
+
+    src = project.spec_file(source)
+    if not src.exists():
+        known = ", ".join(p.stem for p in project.spec_files()) or "none"
+        raise UserError(
+            f"--from: no study {source!r} in {project.rel(project.studies_dir)}/ ({known})"
+        )
+    data = dict(load_yaml(src, display=Path(project.rel(src))).data)
+    data.update(id=study_id, version="0.1", status="draft")
+    data.pop("amendments", None)
+    order = ["id", "version", "title", "status", "engine"]
+    data = {
+        **{k: data[k] for k in order if k in data},
+        **{k: v for k, v in data.items() if k not in order},
+    }
+    body = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    return (
+        f"# yaml-language-server: $schema={schema_ref}\n"
+        f"# {study_id}: started by `prereg init --from {source}` (a copy of its registered content).\n"
+        + body
+    )

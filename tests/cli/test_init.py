@@ -1,0 +1,66 @@
+"""`prereg init`: a starter for the factorial engine, and a copy of a study of each other engine,
+each compiles; nothing is overwritten."""
+
+from __future__ import annotations
+
+import pytest
+
+from prereg.cli import main
+from prereg.compiler.load import load_yaml
+
+
+def test_the_factorial_starter_compiles_and_runs(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "my-study"]) == 0
+    spec = tmp_path / "spec" / "studies" / "my-study.yaml"
+    assert spec.read_text().startswith("# yaml-language-server: $schema=")
+    assert main(["compile"]) == 0
+    items, obs, out = (str(tmp_path / n) for n in ("i.jsonl", "o.jsonl", "S.json"))
+    assert main(["my-study", "items", "--out", items]) == 0
+    assert (
+        main(
+            [
+                "my-study",
+                "simulate",
+                "--items",
+                items,
+                "--scenario",
+                "effect",
+                "--seed",
+                "1",
+                "--out",
+                obs,
+            ]
+        )
+        == 0
+    )
+    assert main(["my-study", "score", "--items", items, "--observations", obs, "--out", out]) == 0
+    capsys.readouterr()
+    assert main(["init", "my-study"]) == 2
+    assert "already exists; refusing to overwrite it" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("source", ["d17-multifact", "s3-verifier-freeze", "jev-multicorrect"])
+def test_a_copy_of_each_engines_study_compiles(project_copy, source, capsys):
+    new = f"copy-of-{source.split('-')[0]}"
+    assert main(["--project", str(project_copy), "init", new, "--from", source]) == 0
+    assert main(["--project", str(project_copy), "compile", new]) == 0
+    copy = load_yaml(project_copy / "spec" / "studies" / f"{new}.yaml").data
+    original = load_yaml(project_copy / "spec" / "studies" / f"{source}.yaml").data
+    assert (copy["id"], copy["version"], copy["status"]) == (new, "0.1", "draft")
+    assert "amendments" not in copy
+    keep = {k: v for k, v in original.items() if k not in ("id", "version", "status", "amendments")}
+    assert {k: v for k, v in copy.items() if k in keep} == keep
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["init", "Bad Id"], "is not an identifier"),
+        (["init", "check"], "is a prereg command"),
+        (["init", "x", "--from", "nope"], "--from: no study 'nope'"),
+    ],
+)
+def test_init_refusals(project_copy, argv, message, capsys):
+    assert main(["--project", str(project_copy), *argv]) == 2
+    assert message in capsys.readouterr().err
