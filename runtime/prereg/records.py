@@ -44,7 +44,9 @@ def _float(text: str) -> float:
     return value
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_bad_constant, parse_float=_float)
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_no_duplicates, parse_constant=_bad_constant, parse_float=_float
+)
 
 
 def loads_strict(text: str) -> Any:

@@ -2,7 +2,12 @@
 
 Each concern is a small module, re-exported here:
 
-- proportions: Wilson interval, Newcombe hybrid-score difference interval, pooled z test
+- methods: the registry of interval and test methods by the names specs write (wilson,
+  clopper-pearson, newcombe-hybrid, pooled-z, farrington-manning, hanley-mcneil); use it as
+  ``from prereg.stats.methods import method, methods, register`` (``prereg.stats.methods`` is
+  the module, so only ``Method`` and ``MethodError`` are re-exported here)
+- proportions: Wilson and Clopper-Pearson intervals, Newcombe hybrid-score difference interval,
+  pooled z test, Farrington-Manning score test against a margin, one-sided normal P values
 - multiplicity: Holm step-down adjusted P values (missing P values stay missing)
 - roc: AUROC with ties counted half, Hanley-McNeil standard error and interval
 - calibration: isotonic calibrator artifact, decile ECE, ten-bin ECE (first-bin exclusion)
@@ -27,8 +32,14 @@ _EXPORTS = {
     "fit_isotonic_blocks": "calibration",
     "balanced_accuracy": "classification",
     "holm_adjust": "multiplicity",
+    "Method": "methods",
+    "MethodError": "methods",
+    "clopper_pearson_interval": "proportions",
     "critical_z": "proportions",
+    "farrington_manning_estimates": "proportions",
+    "farrington_manning_test": "proportions",
     "newcombe_difference": "proportions",
+    "normal_p_value": "proportions",
     "pooled_z_test": "proportions",
     "wilson_interval": "proportions",
     "auroc": "roc",
