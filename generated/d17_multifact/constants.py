@@ -1293,6 +1293,7 @@ ENGINE_CONFIG = {
         {"id": "decile-ece"},
         {"id": "auroc"},
     ),
+    "engine_fields": (),
     "derived_fields": (),
     "attempts": None,
     "scenarios": (),

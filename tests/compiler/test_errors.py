@@ -13,12 +13,14 @@ BAD = Path(__file__).parent / "bad"
 # name -> (line, message fragment after "at <pointer>: " or the loader's message)
 EXPECTED = {
     "alias-bomb": "alias-bomb.yaml:23: document expands to more than 200000 values (alias bomb?)",
+    "attempt-field": "attempt-field.yaml:24: at /attempts/order: the attempt policy names field 'attempt', which record contract 'observation' does not have",
     "amendment-version": "amendment-version.yaml:2: at /version: study version 1.0 differs from the latest amendment, 1.1",
     "bad-identifier": 'bad-identifier.yaml:12: at /factors/0/levels/1/id: "pool-b); import os" does not match the pattern',
     "bad-regex": "bad-regex.yaml:23: at /seed_policy/pattern: not a valid regular expression: unterminated character set",
     "bad-yaml": "bad-yaml.yaml:4: invalid YAML: did not find expected ',' or ']'",
     "dangling-level": "dangling-level.yaml:15: at /cells/1/levels/0/level: cell 'cell-b' uses level 'pool-z', which factor 'pool' does not have",
     "dangling-metric": "dangling-metric.yaml:27: at /hypotheses/0/contrasts/0/metric: contrast 'h1-ab' names unknown metric 'recall'",
+    "derived-order": "derived-order.yaml:27: at /derived_fields/0/test/0/field: derived field 'correct' names unknown field 'answer' (neither an observation or item field, an engine field nor an earlier derived field)",
     "dangling-split": "dangling-split.yaml:15: at /cells/1/split: cell 'cell-b' names unknown split 'tuning'",
     "duplicate-id": "duplicate-id.yaml:15: at /cells/1/id: duplicate cell id 'cell-a' (first at /cells/0)",
     "duplicate-contract-role": "duplicate-contract-role.yaml:31: at /record_contracts/1/role: duplicate record contract role 'answers' (first at /record_contracts/0)",
@@ -32,6 +34,7 @@ EXPECTED = {
     "python-tag": "python-tag.yaml:3: tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed in a spec",
     "unbound-placeholder": "unbound-placeholder.yaml:34: at /hypotheses/0/rule/compare/target: placeholder {pair} is not bound by an enclosing for_each",
     "unknown-engine": 'unknown-engine.yaml:5: at /engine: "magic" is not one of: reachability-probe, cluster-power-freeze, multicorrect-scoring',
+    "unknown-row-field": "unknown-row-field.yaml:38: at /metrics/0/compute/where/0/field: metric 'accuracy' names unknown field 'corect' (neither an observation or item field, an engine field nor an earlier derived field)",
     "unknown-key": "unknown-key.yaml:4: at /: unknown key 'colour' (allowed here:",
     "wrong-total": "wrong-total.yaml:17: at /totals/0/rows: declared total 13 for 'test' differs from the sum of its cells, 12",
     "wrong-type": 'wrong-type.yaml:14: at /cells/0/rows: expected integer, got "five"',

@@ -129,8 +129,12 @@ def spec_config(spec: dict) -> dict[str, Any]:
             for r in spec.get("freeze_roles") or []
         ],
         "metrics": [
-            {"id": m["id"], **({"compute": m["compute"]} if m.get("compute") else {})}
+            {"id": m["id"], **{k: m[k] for k in ("role", "compute") if m.get(k) is not None}}
             for m in spec.get("metrics") or []
+        ],
+        "engine_fields": [
+            {k: v for k, v in f.items() if k != "description"}
+            for f in spec.get("engine_fields") or []
         ],
         "derived_fields": [
             {k: v for k, v in d.items() if k != "description"}
