@@ -149,7 +149,6 @@ ENGINE_CONFIG = {
     "freeze_roles": FREEZE_ROLES,
     "record_contracts": RECORD_CONTRACTS,
     "metrics": ({"id": "exact-set-accuracy"}, {"id": "micro-f1"}, {"id": "gap"}, {"id": "ece"}),
-    "engine_fields": (),
     "derived_fields": (),
     "attempts": None,
     "scenarios": (),

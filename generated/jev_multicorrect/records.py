@@ -62,3 +62,12 @@ class BinaryOutput(Record):
 
     SCHEMA = SCHEMA_DIR / "binary-output.schema.json"
     FORMAT = "jsonl"
+
+
+# Each contract's record class, by contract id (what the runtime reads inputs through).
+CONTRACTS = {
+    "choice-list": ChoiceList,
+    "label": Label,
+    "prediction": Prediction,
+    "binary-output": BinaryOutput,
+}

@@ -280,7 +280,6 @@ ENGINE_CONFIG = {
     "freeze_roles": FREEZE_ROLES,
     "record_contracts": RECORD_CONTRACTS,
     "metrics": (),
-    "engine_fields": (),
     "derived_fields": (),
     "attempts": None,
     "scenarios": (),

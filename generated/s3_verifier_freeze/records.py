@@ -27,3 +27,9 @@ class CalibrationRecord(Record):
 
     SCHEMA = SCHEMA_DIR / "calibration-record.schema.json"
     FORMAT = "jsonl"
+
+
+# Each contract's record class, by contract id (what the runtime reads inputs through).
+CONTRACTS = {
+    "calibration-record": CalibrationRecord,
+}

@@ -300,8 +300,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from prereg.compiler.project import find_project
 
         first = next((a for a in rest if not a.startswith("-")), None)
-        core = {"compile", "check", "diff", "seal", "demo"}
-        if first is not None and first not in core:
+        from prereg.compiler.project import CORE_COMMANDS
+
+        if first is not None and first not in CORE_COMMANDS:
             project = find_project(pre.project)
             ids = [p.stem for p in project.spec_files()]
             if first in ids:
@@ -312,6 +313,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             project = find_project(pre.project)
             for sid in (p.stem for p in project.spec_files()):
+                if sid in CORE_COMMANDS:
+                    continue  # compile refuses such a spec; the command keeps its name
                 sub.add_parser(
                     sid,
                     help=f"run a command of study {sid} (see `prereg {sid} --help`)",

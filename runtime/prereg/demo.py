@@ -63,6 +63,7 @@ def run_demo(project: Project, out: Path, force: bool = False) -> int:
             "generated/ is stale: run make generate", problems=[s.splitlines()[0] for s in stale]
         )
     out.mkdir(parents=True)
+    projects = _example_projects(project, plan, out)
     results: list[Step] = []
     total = len(plan["steps"])
     started = time.perf_counter()
@@ -70,7 +71,8 @@ def run_demo(project: Project, out: Path, force: bool = False) -> int:
         step_out = out / step["study"]
         step_out.mkdir(exist_ok=True)
         args = [_fill(a, step_out, project.root) for a in step["args"]]
-        argv = ["--project", str(project.root), step["study"], *args]
+        home = projects.get(step["study"], project)
+        argv = ["--project", str(home.root), step["study"], *args]
         print(f"[{i}/{total}] {step['title']}: prereg {' '.join(argv[2:])}", flush=True)
         t0 = time.perf_counter()
         code = cli_main(argv)
@@ -94,7 +96,7 @@ def run_demo(project: Project, out: Path, force: bool = False) -> int:
             return 1
     studies = _studies(plan, results)
     print("writing reports ...", flush=True)
-    reports = _write_reports(project, out, studies)
+    reports = _write_reports(project, out, studies, projects)
     _write_index(out, studies, reports)
     seconds = time.perf_counter() - started
     print(f"demo finished: {len(results)} steps in {seconds:.1f} s", flush=True)
@@ -113,13 +115,39 @@ def _studies(plan: dict, results: list) -> dict[str, list]:
     return studies
 
 
-def _write_reports(project: Project, out: Path, studies: dict[str, list]) -> dict:
+def _example_projects(project: Project, plan: dict, out: Path) -> dict[str, Project]:
+    """Studies the plan runs from an example project of their own (``"project"``: a folder
+    with spec/studies/, as a user's project would be): each is copied to OUT/projects/<name>/
+    and compiled there, so the demo shows a study that needs no code of this repository."""
+    found: dict[str, Project] = {}
+    for step in plan["steps"]:
+        rel = step.get("project")
+        if rel is None or step["study"] in found:
+            continue
+        src = project.root / rel
+        if not (src / "spec" / "studies").is_dir():
+            raise UserError(
+                f"{PLAN}: project {rel!r} of study {step['study']!r} has no spec/studies/"
+            )
+        dst = out / "projects" / Path(rel).name
+        shutil.copytree(src / "spec", dst / "spec")
+        example = Project(dst)
+        print(f"compiling the example project {rel} ...", flush=True)
+        build.write_generated(example, build.compile_project(example))
+        found[step["study"]] = example
+    return found
+
+
+def _write_reports(
+    project: Project, out: Path, studies: dict[str, list], projects: dict[str, Project]
+) -> dict:
     from prereg.reports import build_report, study_info
     from prereg.reports.page import write_report
 
     reports = {}
     for study, steps in studies.items():
-        report = build_report(study_info(project, study), out / study, steps)
+        home = projects.get(study, project)
+        report = build_report(study_info(home, study), out / study, steps)
         write_report(report, out / study)
         reports[study] = (report.status, report.ok)
     return reports

@@ -7,8 +7,10 @@ not exist, so a failed run leaves no partial file and an existing file is never 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -16,23 +18,64 @@ from typing import Any
 from prereg.digest import canonical_json
 from prereg.errors import UserError
 
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def read_regular(path: str | os.PathLike) -> bytes:
+    """The bytes of a regular file; anything else (a folder, a FIFO, a device) raises OSError.
+
+    The file is opened without blocking, so a FIFO with no writer is refused at once instead
+    of hanging; callers' ``except OSError as e`` handlers report ``e.strerror``.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "a folder, not a regular file", str(path))
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+            raise OSError(errno.EINVAL, f"{kind}, not a regular file", str(path))
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
 
 def refuse_existing(*paths: str | Path) -> None:
     """Refuse before any work when an output already exists."""
     for p in paths:
+        if str(p).endswith(("/", os.sep)) or os.path.isdir(p):
+            raise UserError(f"{p}: is a folder; name the file to create")
         if os.path.lexists(p):
             raise UserError(f"{p}: output file already exists; refusing to overwrite it")
 
 
 def write_new(path: str | Path, data: bytes | str, *, mode: int = 0o644) -> Path:
     """Create ``path`` exclusively and atomically with ``data`` and file ``mode``."""
+    shown = str(path)
+    if shown.endswith(("/", os.sep)) or os.path.isdir(path):
+        raise UserError(f"{shown}: is a folder; name the file to create")
     path = Path(path)
     if isinstance(data, str):
         data = data.encode("utf-8")
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise UserError(f"{path}: folder {parent} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+    except OSError as exc:
+        raise UserError(f"{path}: cannot write in {parent}: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

@@ -16,6 +16,7 @@ from typing import Any
 import jsonschema
 
 from prereg.errors import UserError
+from prereg.files import read_regular
 
 
 class StrictJSONError(ValueError):
@@ -94,7 +95,7 @@ def schema_problems(obj: Any, schema_path: Path) -> list[str]:
 def iter_jsonl_lines(path: Path):
     """(line number, text) for each line of a JSONL file; refuses BOM, CR and blank lines."""
     try:
-        raw = Path(path).read_bytes()
+        raw = read_regular(path)
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror}") from None
     if raw.startswith(b"\xef\xbb\xbf"):
@@ -118,7 +119,7 @@ def read_records(path, schema_path: Path, fmt: str, *, max_problems: int = 50) -
     rows: list[dict] = []
     if fmt == "json":
         try:
-            obj = loads_strict(path.read_text(encoding="utf-8"))
+            obj = loads_strict(read_regular(path).decode("utf-8"))
         except OSError as exc:
             raise UserError(f"{path}: cannot read: {exc.strerror}") from None
         except (ValueError, StrictJSONError) as exc:
@@ -164,6 +165,7 @@ class Record:
         """Read and validate a file of these records; one instance per record."""
         import dataclasses
 
-        names = [f.name for f in dataclasses.fields(cls)]
+        json_names = getattr(cls, "NAMES", {})
+        names = {f.name: json_names.get(f.name, f.name) for f in dataclasses.fields(cls)}
         rows = read_records(path, cls.SCHEMA, cls.FORMAT, max_problems=max_problems)
-        return [cls(**{n: row.get(n) for n in names}) for row in rows]
+        return [cls(**{a: row.get(j) for a, j in names.items()}) for row in rows]

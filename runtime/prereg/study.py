@@ -29,7 +29,10 @@ def load_generated(project: Project, study_id: str) -> ModuleType:
         raise UserError(
             f"study {study_id!r} is not compiled ({project.rel(init)} is missing): run make generate"
         )
-    name = f"{_NAMESPACE}.{pkg}_{sha256_hex(str(project.root).encode())[:12]}"
+    # The module name pins the project and the compiled package's digest line, so a process
+    # that recompiles a study imports the new code rather than a cached module.
+    key = sha256_hex(str(project.root).encode() + b"\0" + init.read_bytes())[:12]
+    name = f"{_NAMESPACE}.{pkg}_{key}"
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(
@@ -53,13 +56,38 @@ def pinned_context(
         path = Path(project_root) / spec_file
         if not path.exists():
             raise UserError(f"{spec_file}: the spec of study {study_id!r} is missing")
-        current = digest(load_yaml(path).data)
+        loaded = load_yaml(path, display=Path(spec_file))
+        current = digest(loaded.data)
         if current != spec_digest:
             raise UserError(
                 f"{spec_file}: spec changed since the last compile "
                 f"(spec {current}, generated code {spec_digest}): run make generate"
             )
+        _refuse_unsealed_changes(Path(project_root), study_id, loaded)
     return StudyContext(study_id=study_id, spec_digest=spec_digest, version=version, config=config)
+
+
+def _refuse_unsealed_changes(root: Path, study_id: str, loaded) -> None:
+    """A sealed study runs only while its registered content matches the seal (or a later
+    amendment declares each change): the seal holds at run time, not only in `prereg check`."""
+    from prereg.compiler.project import STUDIES
+
+    seal_file = root / STUDIES / f"{study_id}.seal.json"
+    if not seal_file.exists():
+        return
+    from types import SimpleNamespace
+
+    from prereg.compiler import seal
+
+    shown = f"{STUDIES}/{study_id}.seal.json"
+    sealed = seal.read_seal(seal_file, shown)
+    problems = seal.check_study(SimpleNamespace(data=loaded.data, loaded=loaded), sealed, shown)
+    if problems:
+        raise UserError(
+            f"study {study_id!r} is sealed ({shown}) and its registered content changed without"
+            " an amendment declaring it; it will not run",
+            problems=problems,
+        )
 
 
 def study_context(project: Project, study_id: str) -> tuple[ModuleType, StudyContext]:

@@ -70,7 +70,7 @@ def test_one_character_change_makes_check_fail_then_generate_fixes_it(project_co
     )
     assert main(["--project", str(project_copy), "check"]) == 1
     out = capsys.readouterr().out
-    assert "stale or edited: generated/d17_multifact/design.py" in out
+    assert "stale or edited: generated/d17_multifact/PREREG.md" in out
     assert "stale or edited: generated/d17_multifact/constants.py" in out
     assert "generated/s3_verifier_freeze" not in out
     assert main(["--project", str(project_copy), "compile"]) == 0
@@ -139,9 +139,10 @@ def test_hostile_strings_stay_literals(tmp_path):
         }
         assert not calls & {"__import__", "eval", "exec", "print", "system"}, py.name
     pkg = _import(gen, "golden_example_probe")
-    from golden_example_probe import constants, design  # noqa: F401
+    from golden_example_probe import constants
 
-    assert design.POOLS[0].framing == "A \"fictional\" archive; print('x')\nrecords this."
+    framing = constants.ENGINE_CONFIG["pools"][0]["words"]["framing"]
+    assert framing == "A \"fictional\" archive; print('x')\nrecords this."
     assert constants.TEMPLATES["rule"] == 'An entity "X" can reach\\n'
     assert pkg.STUDY_ID == "example-probe"
     assert "__import__('os')" not in (gen / "__init__.py").read_text()

@@ -13,14 +13,23 @@ BAD = Path(__file__).parent / "bad"
 # name -> (line, message fragment after "at <pointer>: " or the loader's message)
 EXPECTED = {
     "alias-bomb": "alias-bomb.yaml:23: document expands to more than 200000 values (alias bomb?)",
-    "attempt-field": "attempt-field.yaml:24: at /attempts/order: the attempt policy names field 'attempt', which record contract 'observation' does not have",
     "amendment-version": "amendment-version.yaml:2: at /version: study version 1.0 differs from the latest amendment, 1.1",
     "bad-identifier": 'bad-identifier.yaml:12: at /factors/0/levels/1/id: "pool-b); import os" does not match the pattern',
     "bad-regex": "bad-regex.yaml:23: at /seed_policy/pattern: not a valid regular expression: unterminated character set",
+    "attempts-unknown-field": "attempts-unknown-field.yaml:32: at /attempts/order: order field 'attempt_no' is not a field of 'observation'",
+    "crossing-repeated-ids": "crossing-repeated-ids.yaml:14: at /crossings/0/id: the cell id template must name every crossed factor ({factor}), or the cells' ids repeat",
+    "crossing-unknown-factor": "crossing-unknown-factor.yaml:14: at /crossings/0/factors/1: crossing names unknown factor 'dose'",
+    "margin-without-score-test": "margin-without-score-test.yaml:53: at /hypotheses/0/contrasts/0/margin: contrast 'a-vs-b': pooled-z tests a - b = 0; a margin needs farrington-manning",
+    "metric-unknown-field": "metric-unknown-field.yaml:41: at /metrics/0/compute/where/0/field: metric 'accuracy' names unknown field 'right'",
+    "scenario-outcome-not-boolean": "scenario-outcome-not-boolean.yaml:57: at /scenarios/0/outcome: scenario 'null-arms': outcome 'attempt' is not a boolean field of 'observation'",
+    "escape-in-string": "escape-in-string.yaml:3: control character U+001B at position 8 is not allowed in a spec string (only newline and tab are)",
+    "huge-integer": "huge-integer.yaml:14: integer 123456789012345678901234… is too large (more than 20 digits)",
+    "nul-in-string": "nul-in-string.yaml:3: control character U+0000 at position 7 is not allowed in a spec string (only newline and tab are)",
+    "unsafe-integer": "unsafe-integer.yaml:14: integer 9007199254740993 is outside ±(2^53 − 1), which JSON does not carry exactly",
     "bad-yaml": "bad-yaml.yaml:4: invalid YAML: did not find expected ',' or ']'",
     "dangling-level": "dangling-level.yaml:15: at /cells/1/levels/0/level: cell 'cell-b' uses level 'pool-z', which factor 'pool' does not have",
     "dangling-metric": "dangling-metric.yaml:27: at /hypotheses/0/contrasts/0/metric: contrast 'h1-ab' names unknown metric 'recall'",
-    "derived-order": "derived-order.yaml:27: at /derived_fields/0/test/0/field: derived field 'correct' names unknown field 'answer' (neither an observation or item field, an engine field nor an earlier derived field)",
+    "derived-order": "derived-order.yaml:25: at /derived_fields/0/test/0/field: derived field 'correct' names unknown field 'answer'",
     "dangling-split": "dangling-split.yaml:15: at /cells/1/split: cell 'cell-b' names unknown split 'tuning'",
     "duplicate-id": "duplicate-id.yaml:15: at /cells/1/id: duplicate cell id 'cell-a' (first at /cells/0)",
     "duplicate-contract-role": "duplicate-contract-role.yaml:31: at /record_contracts/1/role: duplicate record contract role 'answers' (first at /record_contracts/0)",
@@ -34,7 +43,6 @@ EXPECTED = {
     "python-tag": "python-tag.yaml:3: tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed in a spec",
     "unbound-placeholder": "unbound-placeholder.yaml:34: at /hypotheses/0/rule/compare/target: placeholder {pair} is not bound by an enclosing for_each",
     "unknown-engine": 'unknown-engine.yaml:5: at /engine: "magic" is not one of: reachability-probe, cluster-power-freeze, multicorrect-scoring',
-    "unknown-row-field": "unknown-row-field.yaml:38: at /metrics/0/compute/where/0/field: metric 'accuracy' names unknown field 'corect' (neither an observation or item field, an engine field nor an earlier derived field)",
     "unknown-key": "unknown-key.yaml:4: at /: unknown key 'colour' (allowed here:",
     "wrong-total": "wrong-total.yaml:17: at /totals/0/rows: declared total 13 for 'test' differs from the sum of its cells, 12",
     "wrong-type": 'wrong-type.yaml:14: at /cells/0/rows: expected integer, got "five"',
@@ -71,3 +79,28 @@ def test_a_bad_spec_blocks_every_output(tmp_path, capsys, repo_root):
     shutil.copy(BAD / "wrong-total.yaml", project / "spec/studies")
     assert main(["--project", str(project), "compile"]) == 2
     assert not (project / "generated").exists()
+
+
+def test_study_ids_that_share_a_package_or_shadow_a_command_are_refused(tmp_path, capsys):
+    project = tmp_path / "p"
+    studies = project / "spec" / "studies"
+    studies.mkdir(parents=True)
+    base = (BAD / "dangling-metric.yaml").read_text().replace("metric: recall", "metric: accuracy")
+    for sid in ("jev-x", "jev_x", "compile"):
+        (studies / f"{sid}.yaml").write_text(base.replace("id: dangling-metric", f"id: {sid}"))
+    code = main(["--project", str(project), "compile"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert (
+        "spec/studies/jev_x.yaml:1: at /id: study id 'jev_x' and 'jev-x' (spec/studies/jev-x.yaml)"
+        " compile to the same package generated/jev_x/" in err
+    )
+    assert "spec/studies/compile.yaml:1: at /id: study id 'compile' is a prereg command" in err
+    assert not (project / "generated").exists()
+    # The CLI itself still works in such a project (its help, its own commands).
+    from tests.conftest import run_prereg
+
+    shown = run_prereg("--project", project, "--help")
+    assert shown.returncode == 0 and "Traceback" not in shown.stderr
+    assert main(["--project", str(project), "check"]) == 2
+    assert "Traceback" not in capsys.readouterr().err

@@ -186,7 +186,7 @@ def test_problems_are_listed_in_line_order():
     assert err.value.problems == [
         "o.jsonl:2: unknown row id 'rx' (not in the corpus)",
         "o.jsonl:3: row r1 is not asked",
-        "o.jsonl:4: duplicate attempt 1 of row='r0' (first on line 1)",
+        "o.jsonl:4: duplicate attempt 1 of row='r0' (first on line 1): repeats line 1's row and n",
     ]
 
 
@@ -230,18 +230,18 @@ def test_selection_sums_equal_row_mask_sums(rows):
         assert sel.sums(metric, selection, "test") == (float(hit[mask].sum()), float(mask.sum()))
 
 
-def test_engine_fields_are_the_declared_ones():
-    config = {"engine_fields": [{"id": "gold", "type": "string"}]}
-    offered = {"gold": Column.of(["yes", "no"]), "extra": Column.of([1, 2])}
-    assert list(engine_columns(config, offered, "e")) == ["gold"]
+def test_engine_row_fields_are_the_registered_ones():
+    offered = {
+        "gold": Column.of(["yes", "no"]),
+        "calibratedPYes": Column.of([0.2, None]),
+        "calibratedConfidence": Column.of([0.8, None]),
+        "extra": Column.of([1, 2]),
+    }
+    got = engine_columns("reachability-probe", offered)
+    assert list(got) == ["gold", "calibratedPYes", "calibratedConfidence"]
     with pytest.raises(UserError, match="does not provide"):
-        engine_columns({"engine_fields": [{"id": "nope", "type": "number"}]}, offered, "e")
-    with pytest.raises(UserError, match="declared number"):
-        engine_columns({"engine_fields": [{"id": "gold", "type": "number"}]}, offered, "e")
-    with pytest.raises(UserError, match="not nullable"):
-        engine_columns(config, {"gold": Column.of(["yes", None])}, "e")
-    observed = np.array([True, False])
-    assert engine_columns(config, {"gold": Column.of(["yes", None])}, "e", observed)
+        engine_columns("reachability-probe", {"gold": offered["gold"]})
+    assert engine_columns("factorial", offered) == {}
 
 
 def test_numbers_from_numpy_keep_nan_as_null():

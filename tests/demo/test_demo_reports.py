@@ -100,15 +100,30 @@ def external(page: Page) -> list[str]:
     return [r for r in refs if re.match(r"^\s*(https?:)?//", r, re.I)]
 
 
+def generated_text(study: str, name: str) -> str:
+    """A generated file of a study: committed under generated/, or, for a study the demo runs
+    from an example project of its own, compiled from that project's spec in memory."""
+    pkg = study.replace("-", "_")
+    rel = next((s.get("project") for s in PLAN["steps"] if s["study"] == study), None)
+    if rel is None:
+        return (ROOT / "generated" / pkg / name).read_text()
+    from prereg.compiler import build
+    from prereg.compiler.project import Project
+
+    project = Project(ROOT / rel)
+    study_obj = build.load_study(project, project.spec_file(study))
+    return build.render_study(study_obj)[f"generated/{pkg}/{name}"]
+
+
 def handlers(study: str) -> list[str]:
     """The engine handler of each of the study's demo steps (from the generated module)."""
-    text = (ROOT / "generated" / study.replace("-", "_") / "__init__.py").read_text()
+    text = generated_text(study, "__init__.py")
     pairs = dict(re.findall(r'"id": "([^"]+)",\s*"handler": "([^"]+)"', text))
     return [pairs.get(s["args"][0], s["args"][0]) for s in PLAN["steps"] if s["study"] == study]
 
 
 def spec_digest(study: str) -> str:
-    text = (ROOT / "generated" / study.replace("-", "_") / "__init__.py").read_text()
+    text = generated_text(study, "__init__.py")
     return re.search(r'^SPEC_DIGEST = "([^"]+)"', text, re.M).group(1)
 
 
@@ -170,7 +185,7 @@ def test_reports_show_the_spec_digest_and_the_registration(runs):
         html = (a / study / "report.html").read_text(encoding="utf-8")
         assert spec_digest(study) in html
         # PREREG.md rendered: its first heading and a table of it, inside the folded section.
-        prereg = (ROOT / "generated" / study.replace("-", "_") / "PREREG.md").read_text()
+        prereg = generated_text(study, "PREREG.md")
         heading = re.search(r"^# (.+)$", prereg, re.M).group(1)
         section = html[html.index('<details class="registered"') :]
         assert f"<h2>{heading}</h2>" in section
@@ -336,7 +351,9 @@ def test_a_report_of_a_fresh_folder_copy_is_the_same(runs, tmp_path):
         if s["study"] == study:
             args = [x.replace("{out}", str(copy)).replace("{root}", str(ROOT)) for x in s["args"]]
             steps.append(Step(s["title"], s["args"][0], s["args"], args, 0, True))
-    report = build_report(study_info(Project(ROOT), study), copy, steps)
+    rel = next((s.get("project") for s in PLAN["steps"] if s["study"] == study), None)
+    home = Project(ROOT) if rel is None else Project(a / "projects" / Path(rel).name)
+    report = build_report(study_info(home, study), copy, steps)
     assert render_html(report) == (a / study / "report.html").read_text(encoding="utf-8")
 
 
@@ -359,3 +376,20 @@ def test_a_failed_step_stops_the_demo_and_the_index_says_so(project_copy, tmp_pa
     page = parse(out / "index.html")
     text = "".join(page.text)
     assert "attention needed" in text and "step failed" in text and bad["title"] in text
+
+
+def test_answer_position_report_runs_from_its_own_project(runs):
+    """The fourth study is compiled from its example project (no code of its own) and its
+    report shows the verdicts and contrasts SCORE.json holds."""
+    a, _, _ = runs
+    study = "answer-position"
+    assert (a / "projects" / "answer-position" / "generated" / "answer_position").is_dir()
+    doc = json.loads((a / study / step_out(study, "score")).read_text())
+    path = a / study / "report.html"
+    assert svg_titles(path) == ["Registered contrasts with their intervals"]
+    html = path.read_text(encoding="utf-8")
+    assert f"decision {doc['decision']}: " in html
+    for h, v in doc["verdicts"].items():
+        assert f"<td><code>{h}</code></td><td>{v}</td>" in html
+    for c in doc["contrasts"]:
+        assert f"<code>{c['id']}</code>" in html

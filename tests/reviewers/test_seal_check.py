@@ -287,3 +287,32 @@ def test_lowering_the_version_below_the_seal_fails(golden_copy, capsys):
     assert run(golden_copy, "check") == 1
     out = capsys.readouterr().out
     assert "at /version: version 1.0 is older than the sealed version 1.1" in out
+
+
+def test_a_sealed_study_refuses_to_run_after_an_undeclared_registered_change(tmp_path, capsys):
+    """The seal holds at run time: a study command refuses (located), not only `check`."""
+    from tests.conftest import ROOT
+
+    project = tmp_path / "ap"
+    shutil.copytree(ROOT / "examples" / "answer-position" / "spec", project / "spec")
+    spec = project / "spec" / "studies" / "answer-position.yaml"
+    edit(spec, "status: draft", "status: registered")
+    assert run(project, "compile") == 0
+    assert run(project, "seal", "answer-position") == 0
+    items = tmp_path / "items.jsonl"
+    assert run(project, "answer-position", "items", "--out", str(items)) == 0
+    edit(spec, "margin: -0.05", "margin: -0.10")
+    assert run(project, "compile") == 0
+    capsys.readouterr()
+    out = tmp_path / "items2.jsonl"
+    assert run(project, "answer-position", "items", "--out", str(out)) == 2
+    err = capsys.readouterr().err
+    assert "is sealed (spec/studies/answer-position.seal.json)" in err
+    line = line_of(spec, "margin: -0.10")
+    assert f"spec/studies/answer-position.yaml:{line}: at /hypotheses/2/contrasts/0/margin" in err
+    assert not out.exists()
+    # Editing prose only never blocks a run.
+    edit(spec, "margin: -0.10", "margin: -0.05")
+    edit(spec, "title: Answer-position bias", "title: Answer position bias")
+    assert run(project, "compile") == 0
+    assert run(project, "answer-position", "items", "--out", str(out)) == 0

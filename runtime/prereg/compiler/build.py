@@ -132,10 +132,6 @@ def spec_config(spec: dict) -> dict[str, Any]:
             {"id": m["id"], **{k: m[k] for k in ("role", "compute") if m.get(k) is not None}}
             for m in spec.get("metrics") or []
         ],
-        "engine_fields": [
-            {k: v for k, v in f.items() if k != "description"}
-            for f in spec.get("engine_fields") or []
-        ],
         "derived_fields": [
             {k: v for k, v in d.items() if k != "description"}
             for d in spec.get("derived_fields") or []
@@ -264,7 +260,6 @@ def render_study(study: Study) -> dict[str, str]:
     }
     python = {
         f"generated/{pkg}/__init__.py": render("study_init.py.j2", **context),
-        f"generated/{pkg}/design.py": render("design.py.j2", **context),
         f"generated/{pkg}/constants.py": render("constants.py.j2", **context),
         f"generated/{pkg}/records.py": render("records.py.j2", **context),
         f"generated/{pkg}/rules.py": render("rules.py.j2", **context),
@@ -301,6 +296,14 @@ def load_all(project: Project, only: list[str] | None = None) -> list[Study]:
             studies.append(load_study(project, path))
         except UserError as exc:
             problems.extend(exc.lines())
+    by_package: dict[str, Study] = {}
+    for study in studies:
+        other = by_package.setdefault(package_name(study.id), study)
+        if other is not study:
+            problems.append(
+                f"{study.spec_rel}:1: at /id: study id {study.id!r} and {other.id!r}"
+                f" ({other.spec_rel}) compile to the same package generated/{package_name(study.id)}/"
+            )
     if problems:
         raise UserError("the specs have problems; nothing was written", problems=problems)
     return studies

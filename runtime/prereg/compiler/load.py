@@ -19,6 +19,7 @@ import yaml.cyaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from prereg.errors import UserError
+from prereg.files import read_regular
 
 MAX_NODES = 200_000
 STD = "tag:yaml.org,2002:"
@@ -109,6 +110,20 @@ class Loaded:
         return f"{self.path}:{line}" if line else str(self.path)
 
 
+MAX_SAFE_INTEGER = 2**53 - 1  # the largest integer every JSON reader carries exactly
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _control_message(text: str) -> str | None:
+    m = _CONTROL.search(text)
+    if m is None:
+        return None
+    return (
+        f"control character U+{ord(m.group()):04X} at position {m.start()} is not allowed in a"
+        " spec string (only newline and tab are)"
+    )
+
+
 def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
@@ -145,6 +160,9 @@ class _Builder:
                 if not isinstance(knode, ScalarNode):
                     raise self.fail(knode, "mapping keys must be plain strings")
                 key = knode.value
+                bad = _control_message(key)
+                if bad:
+                    raise self.fail(knode, bad)
                 if key in out:
                     raise self.fail(knode, f"duplicate key {key!r}")
                 out[key] = self.build(vnode, f"{pointer}/{_escape(key)}")
@@ -154,8 +172,24 @@ class _Builder:
     def scalar(self, node: ScalarNode) -> Any:
         tag = node.tag
         if tag == STD + "str":
+            bad = _control_message(node.value)
+            if bad:
+                raise self.fail(node, bad)
             return node.value
-        if tag in (STD + "int", STD + "bool", STD + "null"):
+        if tag == STD + "int":
+            digits = node.value.lstrip("+-").replace("_", "")
+            if len(digits) > 20:
+                raise self.fail(
+                    node, f"integer {node.value[:24]}… is too large (more than 20 digits)"
+                )
+            value = self.loader.construct_object(node)
+            if abs(value) > MAX_SAFE_INTEGER:
+                raise self.fail(
+                    node,
+                    f"integer {node.value} is outside ±(2^53 − 1), which JSON does not carry exactly",
+                )
+            return value
+        if tag in (STD + "bool", STD + "null"):
             return self.loader.construct_object(node)
         if tag == STD + "float":
             value = self.loader.construct_object(node)
@@ -190,7 +224,7 @@ def load_yaml(path: Path, display: Path | None = None) -> Loaded:
     """Read and parse a spec file; errors name it as ``display`` (default: ``path``)."""
     shown = display if display is not None else path
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except OSError as exc:
         raise UserError(f"{shown}: cannot read: {exc.strerror}") from None
     try:

@@ -22,6 +22,10 @@ GENERATED = Path("generated")
 HOME = Path(__file__).resolve().parents[3]
 
 
+#: The CLI's own commands: a study id may not be one of them (`prereg <id>` would be ambiguous).
+CORE_COMMANDS = frozenset({"compile", "check", "diff", "seal", "demo"})
+
+
 def package_name(study_id: str) -> str:
     return study_id.replace("-", "_")
 
@@ -50,7 +54,9 @@ class Project:
         return HOME / LANGUAGE_SCHEMA
 
     def spec_files(self) -> list[Path]:
-        return sorted(p for p in self.studies_dir.glob("*.yaml") if p.is_file())
+        # Folders are skipped; anything else named *.yaml (a FIFO, a device) is kept, so that
+        # reading it is refused with its name rather than it being silently ignored.
+        return sorted(p for p in self.studies_dir.glob("*.yaml") if not p.is_dir())
 
     def spec_file(self, study_id: str) -> Path:
         return self.studies_dir / f"{study_id}.yaml"

@@ -32,6 +32,13 @@ def ident(value: str) -> str:
     return _checked(str(value).replace("-", "_"))
 
 
+def attr(value: str) -> str:
+    """A record attribute name from a JSON field name: a Python keyword gets a final ``_``
+    (``try`` -> ``try_``); the record class maps it back (``NAMES``)."""
+    name = str(value)
+    return _checked(name + "_" if keyword.iskeyword(name) else name)
+
+
 def const(value: str) -> str:
     """An upper-case constant name; ids starting with a digit get a ``V_`` prefix."""
     name = str(value).replace("-", "_").upper()
@@ -83,6 +90,53 @@ def doc(value: Any) -> str:
     return text + " " if text.endswith('"') else text
 
 
+_OP_WORDS = {"eq": "=", "ne": "≠", "lt": "<", "le": "≤", "gt": ">", "ge": "≥"}
+
+
+def _literal(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def condition(cond: Any) -> str:
+    """A field condition in words, for PREREG.md (``pYes`` > 0.5, ``correct`` is null)."""
+    field = f"`{mdcode(cond.get('field'))}`"
+    op = cond.get("op")
+    if op == "is_null":
+        return f"{field} is null"
+    if op == "not_null":
+        return f"{field} is not null"
+    if op == "in":
+        return f"{field} in {{{', '.join(_literal(v) for v in cond.get('values') or [])}}}"
+    rhs = (
+        f"`{mdcode(cond['other'])}`"
+        if cond.get("other") is not None
+        else _literal(cond.get("value"))
+    )
+    return f"{field} {_OP_WORDS.get(op, op)} {rhs}"
+
+
+def conditions(conds: Any) -> str:
+    """All of several field conditions, in words (``every row`` when there are none)."""
+    conds = list(conds or [])
+    return " and ".join(condition(c) for c in conds) if conds else "every row"
+
+
+def compute(c: Any) -> str:
+    """A metric's compute block in words."""
+    if not c:
+        return ""
+    kind = c.get("kind")
+    among = f" among observed rows with {conditions(c.get('among'))}" if c.get("among") else ""
+    if kind == "coverage":
+        return "observed rows / registered rows"
+    if kind == "proportion":
+        base = f"observed rows{among[len(' among observed rows') :]}" if among else "observed rows"
+        return f"share of {base} with {conditions(c.get('where'))}"
+    if kind == "mean":
+        return f"mean of `{mdcode(c.get('field'))}` over observed rows{among[len(' among observed rows') :]}"
+    return str(kind)
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -94,7 +148,18 @@ def environment() -> jinja2.Environment:
         autoescape=False,
     )
     env.filters.update(
-        py=py, ident=ident, const=const, camel=camel, md=md, mdcode=mdcode, js=js, doc=doc
+        py=py,
+        ident=ident,
+        attr=attr,
+        const=const,
+        camel=camel,
+        md=md,
+        mdcode=mdcode,
+        js=js,
+        doc=doc,
+        condition=condition,
+        conditions=conditions,
+        compute=compute,
     )
     return env
 

@@ -26,7 +26,7 @@ from prereg.compiler import diff
 from prereg.compiler.project import Project
 from prereg.digest import digest
 from prereg.errors import UserError
-from prereg.files import canonical_bytes_nl, write_new
+from prereg.files import canonical_bytes_nl, read_regular, write_new
 
 SUFFIX = ".seal.json"
 FORMAT = "prereg-seal/1"
@@ -82,7 +82,7 @@ def seal_study(project: Project, study_id: str) -> tuple[Path, dict[str, Any]]:
 def read_seal(path: Path, shown: str) -> dict[str, Any]:
     """Read and verify a seal file; raises UserError naming the rule broken."""
     try:
-        seal = json.loads(path.read_bytes().decode("utf-8"))
+        seal = json.loads(read_regular(path).decode("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UserError(f"{shown}: not a readable seal: {exc}") from None
     if not isinstance(seal, dict) or set(seal) != KEYS:

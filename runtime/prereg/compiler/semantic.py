@@ -214,7 +214,8 @@ def crossings_resolve(spec: dict, report: Reporter) -> None:
                 )
                 break
         else:
-            if not set(factors) <= set(_CELL_PLACEHOLDER.findall(str(crossing.get("id", "")))):
+            named = set(_CELL_PLACEHOLDER.findall(str(crossing.get("id", ""))))
+            if not {f for f in factors if f in levels} <= named:
                 report(
                     f"{ptr}/id",
                     "the cell id template must name every crossed factor ({factor}), or the cells' ids repeat",
@@ -583,138 +584,21 @@ def commands_well_formed(spec: dict, report: Reporter) -> None:
                     report(aptr, f"required positional {name!r} follows an optional one")
 
 
-# -- row fields: the attempt policy, engine fields, derived fields, metric compute blocks ------
-
-
-def _contract_fields(contract: dict | None) -> list[str]:
-    return [str(f.get("name")) for f in (contract or {}).get("fields") or []]
-
-
-def _row_fields(spec: dict) -> tuple[dict[str, str], str]:
-    """(field name -> where it comes from, the observation contract id) of every row."""
-    contracts = {c.get("id"): c for c in spec.get("record_contracts") or []}
-    attempts = spec.get("attempts") or {}
-    if attempts:
-        observation = [contracts.get(attempts.get("contract"))]
-    else:
-        observation = [c for c in contracts.values() if c.get("role") == "observation"]
-    known: dict[str, str] = {}
-    for c in contracts.values():
-        if c.get("role") == "items":
-            known.update(dict.fromkeys(_contract_fields(c), f"item field of {c.get('id')!r}"))
-    for c in observation:
-        if c is not None:
-            known.update(dict.fromkeys(_contract_fields(c), f"field of {c.get('id')!r}"))
-    obs_id = observation[0].get("id") if observation and observation[0] else None
-    return known, str(obs_id)
-
-
-def _check_conditions(conds, ptr: str, known, what: str, report: Reporter) -> None:
-    for j, c in enumerate(conds or []):
-        cptr = f"{ptr}/{j}"
-        for key in ("field", "other"):
-            name = c.get(key)
-            if name is not None and name not in known:
-                report(
-                    f"{cptr}/{key}",
-                    f"{what} names unknown field {name!r} (neither an observation or item"
-                    " field, an engine field nor an earlier derived field)",
-                )
-        op = c.get("op")
-        has = {k: k in c for k in ("value", "values", "other")}
-        if op in ("is_null", "not_null"):
-            if any(has.values()):
-                report(cptr, f"{what}: {op} takes no value, values or other")
-        elif op == "in":
-            if not has["values"] or has["value"] or has["other"]:
-                report(cptr, f"{what}: in takes a list of values, and no value or other")
-        elif op is not None and (has["values"] or has["value"] == has["other"]):
-            report(cptr, f"{what}: {op} compares with exactly one of value and other")
-
-
-@check
-def row_fields_resolve(spec: dict, report: Reporter) -> None:
-    known, obs_id = _row_fields(spec)
-    attempts = spec.get("attempts")
-    if attempts:
-        contracts = {c.get("id"): c for c in spec.get("record_contracts") or []}
-        contract = contracts.get(attempts.get("contract"))
-        if contract is None:
-            report(
-                "/attempts/contract",
-                f"the attempt policy names unknown record contract {attempts.get('contract')!r}",
-            )
-        else:
-            names = set(_contract_fields(contract))
-            refs = [(f"/attempts/key/{i}", k) for i, k in enumerate(attempts.get("key") or [])]
-            refs.append(("/attempts/order", attempts.get("order")))
-            for ptr, name in refs:
-                if name not in names:
-                    report(
-                        ptr,
-                        f"the attempt policy names field {name!r}, which record contract {obs_id!r} does not have",
-                    )
-            own = dict.fromkeys(names, "")
-            for section in ("failed", "where"):
-                _check_conditions(
-                    attempts.get(section), f"/attempts/{section}", own, "the attempt policy", report
-                )
-    for ptr, f in items(spec, "engine_fields"):
-        if f.get("id") in known:
-            report(f"{ptr}/id", f"engine field {f.get('id')!r} is also a {known[f['id']]}")
-    _unique(report, items(spec, "engine_fields"), "id", "engine field")
-    known.update(
-        dict.fromkeys((f.get("id") for f in spec.get("engine_fields") or []), "engine field")
-    )
-    for ptr, d in items(spec, "derived_fields"):
-        what = f"derived field {d.get('id')!r}"
-        if d.get("id") in known:
-            report(f"{ptr}/id", f"{what} is also a {known[d['id']]}")
-        if (d.get("cases") is None) == (d.get("test") is None):
-            report(ptr, f"{what} needs exactly one of cases and test")
-        _check_conditions(d.get("test"), f"{ptr}/test", known, what, report)
-        cases = d.get("cases") or []
-        for j, case in enumerate(cases):
-            _check_conditions(case.get("when"), f"{ptr}/cases/{j}/when", known, what, report)
-            if not case.get("when") and j < len(cases) - 1:
-                report(
-                    f"{ptr}/cases/{j + 1}",
-                    f"{what}: a case after one without when is never reached",
-                )
-        known.setdefault(str(d.get("id")), "derived field")
-    for ptr, m in items(spec, "metrics"):
-        compute = m.get("compute")
-        if not compute:
-            continue
-        what = f"metric {m.get('id')!r}"
-        kind = compute.get("kind")
-        allowed = {"coverage": set(), "proportion": {"where", "among"}, "mean": {"field", "among"}}
-        for key in ("where", "among", "field"):
-            if key in compute and key not in allowed.get(kind, {key}):
-                report(f"{ptr}/compute/{key}", f"{what}: a {kind} metric takes no {key}")
-        if kind == "mean":
-            if compute.get("field") is None:
-                report(f"{ptr}/compute", f"{what}: a mean metric needs field")
-            elif compute["field"] not in known:
-                report(
-                    f"{ptr}/compute/field",
-                    f"{what} is the mean of unknown field {compute['field']!r}",
-                )
-        for key in ("where", "among"):
-            _check_conditions(compute.get(key), f"{ptr}/compute/{key}", known, what, report)
-    _unique(
-        report,
-        ((ptr, m) for ptr, m in items(spec, "metrics") if m.get("role") is not None),
-        "role",
-        "metric role",
-    )
-
-
 def run_checks(loaded: Loaded, expected_id: str | None = None) -> list[str]:
+    from prereg.compiler import vocabulary  # noqa: F401  (registers the vocabulary's checks)
+
     report = Reporter(loaded)
     spec = loaded.data
     if expected_id is not None and spec.get("id") != expected_id:
         report("/id", f"study id {spec.get('id')!r} differs from its file name {expected_id!r}")
+    from prereg.compiler.project import CORE_COMMANDS
+
+    if spec.get("id") in CORE_COMMANDS:
+        report(
+            "/id",
+            f"study id {spec.get('id')!r} is a prereg command ({', '.join(sorted(CORE_COMMANDS))});"
+            " `prereg <study-id>` could not reach the study",
+        )
     for fn in CHECKS:
         fn(spec, report)
     report.problems.sort(key=lambda p: p[0])

@@ -94,7 +94,7 @@ def counted(
     row_of = list(map(index.get, row_ids))
     found = [] if check is None else list(check(row_of, records))
     if None in row_of or found.count(None) < len(found) or len(set(keys)) < n_rec:
-        _refuse(row_ids, row_of, found, keys, orders, key_fields, source, rows, max_problems)
+        _refuse(row_ids, row_of, found, keys, orders, key_fields, order, source, rows, max_problems)
     # No problem: each row's attempt that counts, by sorting the scored attempts.
     cand = np.flatnonzero(scored & ~failed if rule == "first-success" else scored)
     r = np.asarray(row_of, dtype=np.int64)[cand]
@@ -116,7 +116,7 @@ def counted(
     return chosen, has
 
 
-def _refuse(row_ids, row_of, found, keys, orders, key_fields, source, rows, max_problems):
+def _refuse(row_ids, row_of, found, keys, orders, key_fields, order, source, rows, max_problems):
     """Raise the problems of the records in line order (unknown rows, the engine's check,
     repeated attempts)."""
     problems: list[str] = []
@@ -135,7 +135,9 @@ def _refuse(row_ids, row_of, found, keys, orders, key_fields, source, rows, max_
             problems.append(
                 f"{source}:{line}: duplicate attempt {orders[j]} of "
                 + ", ".join(f"{f}={v!r}" for f, v in zip(key_fields, k, strict=False))
-                + f" (first on line {first})"
+                + f" (first on line {first}): repeats line {first}'s "
+                + ", ".join(key_fields)
+                + f" and {order}"
             )
             continue
         seen[k] = line

@@ -48,7 +48,7 @@ def _eq_value(col: Column, value: Any) -> np.ndarray:
     if value is None:
         return np.zeros(n, dtype=bool)
     if col.kind == "mixed":
-        vals = col.values
+        vals = col.values.tolist()
         return np.fromiter(
             (not col.null[i] and _same(vals[i], value) for i in range(n)), bool, count=n
         )
@@ -61,9 +61,8 @@ def _eq_other(a: Column, b: Column) -> np.ndarray:
     n = len(a)
     both = ~a.null & ~b.null
     if "mixed" in (a.kind, b.kind):
-        return np.fromiter(
-            (both[i] and _same(a.values[i], b.values[i]) for i in range(n)), bool, count=n
-        )
+        av, bv = a.values.tolist(), b.values.tolist()  # Python values: np.bool_ is no bool
+        return np.fromiter((both[i] and _same(av[i], bv[i]) for i in range(n)), bool, count=n)
     if a.kind != b.kind:
         return np.zeros(n, dtype=bool)
     return np.asarray(a.values == b.values, dtype=bool) & both
@@ -168,46 +167,19 @@ def derive(derived: Sequence[Mapping[str, Any]], columns: Columns, n: int, obser
     return out
 
 
-_FIELD_KINDS = {"number": "number", "integer": "number", "boolean": "boolean", "string": "string"}
+def engine_columns(engine: str, offered: Mapping[str, Any]) -> dict[str, Column]:
+    """The row fields ``engine`` registers (:func:`prereg.engines.row_fields`, the names a
+    spec's conditions may use), from the columns it offers; one it does not offer is refused."""
+    from prereg.engines import row_fields
 
-
-def engine_columns(
-    config: Mapping[str, Any],
-    offered: Mapping[str, Any],
-    engine: str,
-    observed: np.ndarray | None = None,
-) -> dict[str, Column]:
-    """The engine fields the spec declares (``engine_fields``), from those the engine offers.
-
-    A declared field the engine does not offer is refused, and so is a column whose values are
-    not of the declared type or that has nulls the declaration does not allow (among the
-    ``observed`` rows, when given: an unobserved row's value may be null). Offered fields the spec does not
-    declare are left out: conditions can only name declared ones.
-    """
-    declared = list(config.get("engine_fields") or ())
-    missing = [f["id"] for f in declared if f["id"] not in offered]
+    names = row_fields(engine)
+    missing = [name for name in names if name not in offered]
     if missing:
         raise UserError(
-            f"engine configuration: the spec declares engine field(s) {missing}, which the"
-            f" {engine} engine does not provide (it provides {', '.join(sorted(offered)) or 'none'})"
+            f"internal: the {engine} engine registers row field(s) {missing} but does not provide"
+            " them"
         )
-    out: dict[str, Column] = {}
-    for f in declared:
-        col = as_column(offered[f["id"]])
-        want = _FIELD_KINDS.get(f.get("type"))
-        if want is None or (col.kind != want and not col.null.all()):
-            raise UserError(
-                f"engine configuration: engine field {f['id']!r} is declared {f.get('type')}, but"
-                f" the {engine} engine provides {col.kind} values"
-            )
-        null = col.null if observed is None else col.null & np.asarray(observed, dtype=bool)
-        if not f.get("nullable") and null.any():
-            raise UserError(
-                f"engine configuration: engine field {f['id']!r} is not nullable, but the"
-                f" {engine} engine leaves some rows without a value"
-            )
-        out[f["id"]] = col
-    return out
+    return {name: as_column(offered[name]) for name in names}
 
 
 def referenced_fields(config: Mapping[str, Any]) -> set[str]:

@@ -1,10 +1,13 @@
 """The registered rows of a study and the cell each belongs to.
 
-Rows come either from an engine that generates them (it knows each row's cell) or from an
-item manifest: a record contract with ``role: items`` whose fields name the row (``role:
-row``), optionally the split (``role: split``) and each factor (``factor: <id>``). Every row
-must fall in exactly one registered cell, and every cell must have exactly its registered
-number of rows, so coverage is measured against the registration.
+Rows come from an engine that generates them (it knows each row's cell), from an item
+manifest (a record contract with ``role: items`` whose fields name the row (``role: row``),
+optionally the split (``role: split``) and each factor (``factor: <id>``)), or, without a
+manifest, from the observations themselves when their contract names the factors the same
+way. With a manifest every row must fall in exactly one registered cell and every cell must
+have exactly its registered number of rows; from observations, a cell may not have more
+distinct rows than it registers, and the rows never observed are counted as registered but
+unobserved. Either way coverage is measured against the registration.
 """
 
 from __future__ import annotations
@@ -76,10 +79,19 @@ def from_items(
     contract: Mapping[str, Any],
     records: Iterable[Mapping[str, Any]],
     source: str,
+    *,
+    row_field: str | None = None,
+    complete: bool = True,
 ) -> RowTable:
-    """The row table of an item manifest (records validated against ``contract``)."""
+    """The row table of an item manifest (records validated against ``contract``).
+
+    With ``complete=False`` (rows read from observations: ``row_field`` names the row, a row
+    may repeat with the same levels), cells are filled up to their registered counts with
+    rows that were never observed (ids ``<cell>#unobserved-<n>``).
+    """
     fields = contract["fields"]
-    row_field = next((f["name"] for f in fields if f.get("role") == "row"), None)
+    if row_field is None:
+        row_field = next((f["name"] for f in fields if f.get("role") == "row"), None)
     if row_field is None:
         raise UserError(f"record contract {contract['id']}: no field has role row")
     split_field = next((f["name"] for f in fields if f.get("role") == "split"), None)
@@ -94,12 +106,14 @@ def from_items(
     records = list(records)
     item_names = [f["name"] for f in fields]
     columns: dict[str, list[Any]] = {n: [] for n in item_names}
+    placed: dict[str, int] = {}
     for n, rec in enumerate(records, start=1):
         rid = rec[row_field]
-        if rid in seen:
+        if rid in seen and complete:
             problems.append(f"{source}:{n}: row {rid!r} repeats line {seen[rid]}")
             continue
-        seen[rid] = n
+        first = rid in seen
+        seen.setdefault(rid, n)
         if split_field is not None:
             split = str(rec[split_field])
         elif len(splits) == 1:
@@ -123,6 +137,14 @@ def from_items(
             where = ", ".join(f"{k}={v}" for k, v in zip(("split", *factors), key, strict=True))
             problems.append(f"{source}:{n}: row {rid!r} ({where}) is in no registered cell")
             continue
+        if first:
+            if placed.get(rid) != ci:
+                problems.append(
+                    f"{source}:{n}: row {rid!r} is in cell {config['cells'][ci]['id']} here but"
+                    f" in another cell on line {seen[rid]}"
+                )
+            continue
+        placed[rid] = ci
         ids.append(str(rid))
         cell.append(ci)
         for name in item_names:
@@ -131,6 +153,21 @@ def from_items(
         shown = problems[:50] + ([f"… and {len(problems) - 50} more"] if len(problems) > 50 else [])
         raise UserError(f"{source}: {len(problems)} problem(s) in the items", problems=shown)
     cells = tuple(config["cells"])
+    if not complete:
+        counts = np.bincount(np.asarray(cell, dtype=np.int64), minlength=len(cells))
+        over = [
+            f"cell {c['id']} has {int(k)} distinct rows, the study registers {c['rows']}"
+            for c, k in zip(cells, counts.tolist(), strict=True)
+            if k > int(c["rows"])
+        ]
+        if over:
+            raise UserError(f"{source}: more rows than registered", problems=over)
+        for ci, (c, k) in enumerate(zip(cells, counts.tolist(), strict=True)):
+            for j in range(int(c["rows"]) - k):
+                ids.append(f"{c['id']}#unobserved-{j + 1}")
+                cell.append(ci)
+                for name in item_names:
+                    columns[name].append(None)
     arr = np.asarray(cell, dtype=np.int64)
     check_cell_counts(cells, arr, source)
     return RowTable(ids=tuple(ids), cell=arr, cells=cells, columns=columns)

@@ -21,6 +21,19 @@ ENGINES = {
 }
 
 
+#: Row fields an engine provides beside the item and observation fields (a study's conditions
+#: and metrics may name them).
+ROW_FIELDS: dict[str, tuple[str, ...]] = {
+    # the gold label, and the counted P(yes) through the registered calibrator (see
+    # prereg.engines.reachability.scoring)
+    "reachability-probe": ("gold", "calibratedPYes", "calibratedConfidence"),
+}
+
+
+def row_fields(kind: str) -> tuple[str, ...]:
+    return ROW_FIELDS.get(kind, ())
+
+
 @dataclass(frozen=True)
 class StudyContext:
     """What a running study knows about itself."""

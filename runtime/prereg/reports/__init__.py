@@ -27,6 +27,7 @@ REPORTERS = {
     "reachability-probe": "prereg.reports.reachability",
     "cluster-power-freeze": "prereg.reports.clusterpower",
     "multicorrect-scoring": "prereg.reports.multicorrect",
+    "factorial": "prereg.reports.factorial",
 }
 
 

@@ -31,6 +31,7 @@ import numpy as np
 
 from prereg.digest import sha256_hex
 from prereg.errors import UserError
+from prereg.files import read_regular
 
 BOM = b"\xef\xbb\xbf"
 FIELD_ROLES = ("stage", "repository", "task", "class", "statistic")
@@ -167,7 +168,7 @@ def read_calibration(path: str | Path, spec: InputSpec) -> Calibration:
     """Read, check and index the calibration file at ``path``; raise UserError when refused."""
     path = Path(path)
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except IsADirectoryError:
         raise UserError(f"{path}: calibration input is a folder, not a file") from None
     except OSError as e:

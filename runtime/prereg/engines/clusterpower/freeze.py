@@ -90,6 +90,7 @@ import jsonschema
 
 from prereg.digest import canonical_json, digest_hex
 from prereg.errors import UserError
+from prereg.files import read_regular
 from prereg.records import loads_strict
 
 #: Read size for streaming hashes (1 MiB: measured within noise of 256 KiB-8 MiB here).
@@ -829,7 +830,7 @@ def plan_problems(fc: FreezeConfig, plan: Any, where: str, calibration: Bound | 
 
 def _read_json_input(path: str | Path, what: str) -> Any:
     try:
-        raw = Path(path).read_bytes()
+        raw = read_regular(path)
     except OSError as e:
         raise UserError(f"{path}: cannot read the {what} ({e.strerror})") from None
     text, problem = decode_utf8(raw)

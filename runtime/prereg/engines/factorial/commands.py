@@ -63,21 +63,51 @@ def _contract(config: Mapping[str, Any], role: str) -> Mapping[str, Any]:
     return found[0]
 
 
-def _schema(module: ModuleType, contract: Mapping[str, Any]) -> Path:
-    return Path(module.__file__).parent / "schemas" / f"{contract['id']}.schema.json"
-
-
 def _read(module: ModuleType, contract: Mapping[str, Any], path: str) -> list[dict]:
-    return read_records(path, _schema(module, contract), contract["format"])
+    """Records validated by the study's generated reader of the contract (its JSON Schema)."""
+    records = importlib.import_module(f"{module.__name__}.records")
+    contracts = getattr(records, "CONTRACTS", None)
+    if contracts is None or contract["id"] not in contracts:
+        raise UserError(
+            f"generated/{Path(module.__file__).parent.name}/records.py is older than this prereg:"
+            " run prereg compile"
+        )
+    cls = contracts[contract["id"]]
+    return read_records(path, cls.SCHEMA, cls.FORMAT)
 
 
 def _reporting(config: Mapping[str, Any]) -> Mapping[str, Any]:
     return config["constants"]["reporting"]
 
 
-def _items_table(config, module, path: str) -> RowTable:
+def _has(config: Mapping[str, Any], role: str) -> bool:
+    return any(c.get("role") == role for c in config["record_contracts"])
+
+
+def _items_table(config, module, path: str | None) -> RowTable | None:
+    """The registered rows from the item manifest; None when the study has no manifest (its
+    observations name each row's levels)."""
+    if not _has(config, "items"):
+        if path is not None:
+            raise UserError("--items: this study registers no item manifest (role items)")
+        return None
+    if path is None:
+        raise UserError("this study's rows come from an item manifest: give --items")
     contract = _contract(config, "items")
     return from_items(config, contract, _read(module, contract, path), path)
+
+
+def registered_rows(config) -> RowTable:
+    """Every registered row, with ids ``<cell>-<n>``, for a study without a manifest."""
+    ids, cell = [], []
+    for ci, c in enumerate(config["cells"]):
+        width = len(str(int(c["rows"])))
+        for n in range(1, int(c["rows"]) + 1):
+            ids.append(f"{c['id']}-{n:0{width}d}")
+            cell.append(ci)
+    return RowTable(
+        ids=tuple(ids), cell=np.asarray(cell, dtype=np.int64), cells=tuple(config["cells"])
+    )
 
 
 # -- items --------------------------------------------------------------------------------------
@@ -154,6 +184,9 @@ def simulate_records(config, table: RowTable, scenario: Mapping[str, Any], seed:
     row_field, order = policy["key"][0], policy["order"]
     outcome = scenario["outcome"]
     fixed = _fixed_fields(policy)
+    # Observations that place their row themselves carry its split and levels.
+    placing = {f["name"]: ("split", None) for f in obs["fields"] if f.get("role") == "split"}
+    placing.update({f["name"]: ("factor", f["factor"]) for f in obs["fields"] if f.get("factor")})
     failed = _failed_record(policy, outcome)
     coverage = float(scenario.get("coverage", 1.0))
     fail_rate = float(scenario.get("failed_attempt_rate", 0.0))
@@ -162,7 +195,7 @@ def simulate_records(config, table: RowTable, scenario: Mapping[str, Any], seed:
         where = {f["factor"]: tuple(str(v) for v in f["levels"]) for f in r.get("where") or ()}
         rates.append((where, float(r["rate"])))
     required = {f["name"] for f in obs["fields"] if f.get("required", True)}
-    missing = sorted(required - {row_field, order, outcome, *fixed, *failed})
+    missing = sorted(required - {row_field, order, outcome, *fixed, *failed, *placing})
     if missing:
         raise UserError(
             f"simulate: the observation contract requires field(s) {missing}, which a scenario"
@@ -190,11 +223,17 @@ def simulate_records(config, table: RowTable, scenario: Mapping[str, Any], seed:
                 f" {table.cells[table.cell[i]]['id']} (add a rate without where)"
             )
         _, u_fail, u_out = draws[rid]
+        cell = table.cells[table.cell[i]]
+        levels = {
+            name: cell["split"] if kind == "split" else cell["levels"].get(factor)
+            for name, (kind, factor) in placing.items()
+        }
+        base = {row_field: rid, **levels, **fixed}
         attempt = 1
         if u_fail < fail_rate:
-            out.append({row_field: rid, **fixed, order: attempt, outcome: None, **failed})
+            out.append({**base, order: attempt, outcome: None, **failed})
             attempt += 1
-        out.append({row_field: rid, **fixed, order: attempt, outcome: bool(u_out < rate)})
+        out.append({**base, order: attempt, outcome: bool(u_out < rate)})
     return out
 
 
@@ -207,7 +246,7 @@ def simulate(ctx: StudyContext, args: argparse.Namespace) -> int:
         )
     refuse_existing(args.out)
     module = _module(ctx, args)
-    table = _items_table(config, module, args.items)
+    table = _items_table(config, module, getattr(args, "items", None)) or registered_rows(config)
     records = simulate_records(config, table, scenarios[args.scenario], int(args.seed))
     write_new(args.out, b"".join(canonical_bytes_nl(r) for r in records))
     _out(
@@ -370,16 +409,25 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
     md = out.with_suffix(".md")
     refuse_existing(out, md)
     module = _module(ctx, args)
-    table = _items_table(config, module, args.items)
+    items_path = getattr(args, "items", None)
+    table = _items_table(config, module, items_path)
     obs_contract = _contract(config, "observation")
     records = _read(module, obs_contract, args.observations)
+    if table is None:
+        row_field = config["attempts"]["key"][0]
+        table = from_items(
+            config, obs_contract, records, args.observations, row_field=row_field, complete=False
+        )
     rules = importlib.import_module(f"{module.__name__}.rules")
     doc = score_document(config, rules, table, records, args.observations)
     doc = {
         "study": ctx.study_id,
         "version": ctx.version,
         "specDigest": ctx.spec_digest,
-        "inputs": {"items": _input(args.items), "observations": _input(args.observations)},
+        "inputs": {
+            **({"items": _input(items_path)} if items_path else {}),
+            "observations": _input(args.observations),
+        },
         **doc,
     }
     write_files_new(

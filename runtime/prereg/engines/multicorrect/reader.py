@@ -16,7 +16,6 @@ import gc
 import json
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,6 +29,7 @@ from prereg.engines.multicorrect.records import (
     probability_problems,
 )
 from prereg.errors import UserError
+from prereg.files import read_regular
 from prereg.records import StrictJSONError, loads_strict
 
 
@@ -82,7 +82,7 @@ class _Problems:
 
 def _read_lines(path: str, problems: _Problems, allow_empty: bool) -> list[tuple[int, Any]]:
     try:
-        data = Path(path).read_bytes()
+        data = read_regular(path)
     except OSError as e:
         problems.add(path, None, f"cannot read the file: {e.strerror or e}")
         return []

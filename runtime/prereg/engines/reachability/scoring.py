@@ -19,9 +19,10 @@ check that a record's request is one the row has (the corpus lists each row's re
 scored request is the value the policy's ``where`` requires of the field with role
 ``request``.
 
-Engine fields (declared in the spec's ``engine_fields``; the engine refuses one it does not
-provide): ``gold`` (the row's gold label), ``calibratedPYes`` (the isotonic calibrator applied
-to the counted P(yes), null when unobserved) and ``calibratedConfidence`` (max(c, 1 − c)).
+Row fields the engine provides (registered in :data:`prereg.engines.ROW_FIELDS`, so the
+compiler accepts conditions naming them): ``gold`` (the row's gold label), ``calibratedPYes``
+(the isotonic calibrator applied to the counted P(yes), null when unobserved) and
+``calibratedConfidence`` (max(c, 1 − c)).
 
 Metrics by role (``metrics[].role``): ``coverage``, ``accuracy``, ``saidYes``,
 ``calibratedAccuracy`` and ``meanConfidence`` are computed by prereg.decide from their compute
@@ -84,7 +85,6 @@ ROLES = (*DECIDED, *COMPUTED_HERE)
 POSITION_KEYS = ("none", "first", "interior", "last")
 OBSERVATION_ROLES = ("row", "request", "pYes", "attempt")
 CALIBRATOR_ROLES = ("id", "effectiveAt", "validDays", "blocks", "digest")
-ENGINE_FIELDS = ("gold", "calibratedPYes", "calibratedConfidence")
 _ENGINE = "reachability-probe"
 
 
@@ -636,7 +636,7 @@ def score(
         "calibratedPYes": Column.numbers(c),
         "calibratedConfidence": Column.numbers(conf),
     }
-    columns.update(engine_columns(config, offered, _ENGINE, observed))
+    columns.update(engine_columns(_ENGINE, offered))
     columns = derive(config.get("derived_fields") or (), columns, n, observed)
     metrics = row_metrics(config["metrics"], columns, observed)
     decided = table.decided(spec)

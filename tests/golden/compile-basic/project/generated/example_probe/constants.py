@@ -111,7 +111,6 @@ ENGINE_CONFIG = {
     "freeze_roles": FREEZE_ROLES,
     "record_contracts": RECORD_CONTRACTS,
     "metrics": ({"id": "accuracy"},),
-    "engine_fields": (),
     "derived_fields": (),
     "attempts": None,
     "scenarios": (),

@@ -26,3 +26,9 @@ class Observation(Record):
 
     SCHEMA = SCHEMA_DIR / "observation.schema.json"
     FORMAT = "jsonl"
+
+
+# Each contract's record class, by contract id (what the runtime reads inputs through).
+CONTRACTS = {
+    "observation": Observation,
+}

@@ -1,0 +1,185 @@
+"""Report of a factorial study (the generic engine): verdicts with their deciding figures,
+gates, a forest plot of every contrast, per-cell figures, estimates and contrasts.
+
+Everything shown comes from SCORE.json and the study's compiled configuration: factor and
+metric names, thresholds and labels are the study's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from prereg.reports import Step, StudyInfo
+from prereg.reports.common import fmt, header, inputs_block, read_json, registered, steps_block
+from prereg.reports.page import Facts, Figure, Heading, Para, Report, Table
+
+
+def forest_figure(doc: dict, name: str = "contrasts") -> Figure:
+    """Each contrast's estimate (a − b) with its interval; red when a gate failed."""
+    from prereg.reports import plot
+
+    rows = doc.get("contrasts") or []
+    height = 0.9 + 0.32 * max(len(rows), 1)
+    color = "#b3261e" if doc.get("gated") else "#1f5fa8"
+    with plot.figure(6.4, height) as (fig, ax):
+        for i, c in enumerate(rows):
+            y = len(rows) - 1 - i
+            if c.get("lower") is not None and c.get("upper") is not None:
+                ax.plot([c["lower"], c["upper"]], [y, y], color=color, lw=1.6)
+            if c.get("estimate") is not None:
+                ax.plot([c["estimate"]], [y], "o", color=color, ms=4)
+            margin = c.get("margin") or 0.0
+            if margin:
+                ax.plot([margin], [y], "|", color="#555", ms=9)
+        ax.axvline(0.0, color="#888", lw=0.8, ls="--")
+        ax.set_yticks(range(len(rows)), [c["id"] for c in reversed(rows)], fontsize=7)
+        ax.set_xlabel("a − b (interval as registered; tick: the test's margin)")
+        return Figure(
+            name,
+            "Contrasts",
+            plot.svg(fig, name, "Registered contrasts with their intervals"),
+            "Every registered contrast, a minus b, with its registered interval. A vertical tick"
+            " marks a non-zero margin its test is against.",
+        )
+
+
+def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
+    score_steps = info.steps_for(steps, "score")
+    step = score_steps[-1] if score_steps else None
+    doc = read_json(step.option("--out")) if step else None
+    steps_ok = all(s.ok for s in steps)
+    if doc is None:
+        report = Report(info.study_id, info.title, "not scored", False)
+        return report.add(*header(info), *steps_block(steps), *registered(info))
+    verdicts = doc.get("verdicts") or {}
+    counted: dict[str, int] = {}
+    for v in verdicts.values():
+        counted[v] = counted.get(v, 0) + 1
+    summary = ", ".join(f"{n} {v}" for v, n in counted.items())
+    decision = doc.get("decision")
+    status = ("gate failed: " if doc.get("gated") else "") + summary
+    if decision is not None:
+        status = f"decision {decision}: {status}"
+    report = Report(info.study_id, info.title, status, steps_ok and not doc.get("gated"))
+    report.add(*header(info, [("score", doc.get("specDigest"))]))
+    inputs = doc.get("inputs") or {}
+    report.add(*inputs_block([(k, v.get("sha256"), v.get("bytes")) for k, v in inputs.items()]))
+    rows = doc.get("rows") or {}
+    report.add(
+        Heading("Verdicts"),
+        Facts(
+            [
+                (
+                    "rows observed",
+                    f"{fmt(rows.get('observed'))} of {fmt(rows.get('registered'))} registered",
+                ),
+                (
+                    "gates",
+                    "held" if not doc.get("gated") else "failed: every verdict is the gate's",
+                ),
+                ("decision", fmt(decision)),
+            ]
+        ),
+        Table(("hypothesis", "verdict"), list(verdicts.items()), code=frozenset({0})),
+        Heading("Gates"),
+        Table(
+            ("gate", "metric", "rule", "held", "failing cells"),
+            [
+                (
+                    g["id"],
+                    g["metric"],
+                    f"{g['op']} {fmt(g['value'])}",
+                    "yes" if g["passed"] else "no",
+                    ", ".join(f"{f['cell']} ({fmt(f['figure'])})" for f in g["failures"]) or "–",
+                )
+                for g in doc.get("gates") or []
+            ],
+            code=frozenset({0}),
+        ),
+    )
+    if doc.get("contrasts"):
+        report.add(Heading("Contrasts"), forest_figure(doc))
+        report.add(
+            Table(
+                (
+                    "contrast",
+                    "hypothesis",
+                    "a (k/n)",
+                    "b (k/n)",
+                    "a − b",
+                    "interval",
+                    "test",
+                    "P",
+                    "adjusted P",
+                ),
+                [
+                    (
+                        c["id"],
+                        c["hypothesis"],
+                        f"{c['a']['k']}/{c['a']['n']}",
+                        f"{c['b']['k']}/{c['b']['n']}",
+                        fmt(c["estimate"]),
+                        f"[{fmt(c['lower'])}, {fmt(c['upper'])}] {c['interval']}",
+                        c["test"]
+                        if c["test"] == "none"
+                        else f"{c['test']}, {c['alternative']}"
+                        + (f", margin {fmt(c['margin'])}" if c.get("margin") else ""),
+                        fmt(c["p"]),
+                        fmt(c["adjustedP"]),
+                    )
+                    for c in doc["contrasts"]
+                ],
+                numeric=frozenset({4, 7, 8}),
+                code=frozenset({0}),
+            )
+        )
+    if doc.get("estimates"):
+        report.add(
+            Heading("Estimates"),
+            Table(
+                ("estimate", "hypothesis", "k/n", "estimate", "interval"),
+                [
+                    (
+                        e["id"],
+                        e["hypothesis"],
+                        f"{e['k']}/{e['n']}",
+                        fmt(e["estimate"]),
+                        f"[{fmt(e['lower'])}, {fmt(e['upper'])}] {e['interval']} {fmt(e['level'])}",
+                    )
+                    for e in doc["estimates"]
+                ],
+                numeric=frozenset({3}),
+                code=frozenset({0}),
+            ),
+        )
+    cells = doc.get("cells") or []
+    metric_ids = list(cells[0]["metrics"]) if cells else []
+    report.add(
+        Heading("Cells"),
+        Para(
+            "Each registered cell with its figures and (for proportions) the cell interval.",
+            note=True,
+        ),
+        Table(
+            ("cell", "split", "rows", "observed", *metric_ids),
+            [
+                (
+                    c["cell"],
+                    c["split"],
+                    fmt(c["rows"]),
+                    fmt(c["observed"]),
+                    *(
+                        f"{fmt(f['estimate'])} [{fmt(f.get('lower'))}, {fmt(f.get('upper'))}]"
+                        if "lower" in f
+                        else fmt(f["estimate"])
+                        for f in (c["metrics"][m] for m in metric_ids)
+                    ),
+                )
+                for c in cells
+            ],
+            numeric=frozenset({2, 3}),
+            code=frozenset({0}),
+        ),
+    )
+    return report.add(*steps_block(steps), *registered(info))

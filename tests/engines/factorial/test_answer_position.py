@@ -1,0 +1,426 @@
+"""The answer-position study runs from its spec alone (generic factorial engine), and every
+figure and verdict agrees with an independent computation (statsmodels, scipy)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize_scalar
+from scipy.stats import norm
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import (
+    confint_proportions_2indep,
+    proportion_confint,
+    proportions_ztest,
+)
+
+from prereg.cli import main
+from tests.conftest import ROOT
+
+EXAMPLE = ROOT / "examples" / "answer-position"
+STUDY = "answer-position"
+MODELS = ("model-a", "model-b")
+POSITIONS = ("a", "b", "c", "d")
+FORMATS = ("plain", "json")
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("answer-position")
+    shutil.copytree(EXAMPLE / "spec", root / "spec")
+    (root / "generated").mkdir()
+    shutil.copy(ROOT / "generated" / "prereg.schema.json", root / "generated")
+    assert main(["--project", str(root), "compile"]) == 0
+    assert main(["--project", str(root), STUDY, "items", "--out", str(root / "items.jsonl")]) == 0
+    return root
+
+
+def run(project: Path, *args) -> int:
+    return main(["--project", str(project), STUDY, *map(str, args)])
+
+
+def scored(project: Path, scenario: str, seed: int, tag: str) -> tuple[dict, Path]:
+    obs = project / f"{tag}.obs.jsonl"
+    out = project / f"{tag}.SCORE.json"
+    items = project / "items.jsonl"
+    assert (
+        run(
+            project,
+            "simulate",
+            "--items",
+            items,
+            "--scenario",
+            scenario,
+            "--seed",
+            seed,
+            "--out",
+            obs,
+        )
+        == 0
+    )
+    assert run(project, "score", "--items", items, "--observations", obs, "--out", out) == 0
+    return json.loads(out.read_text()), obs
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def independent_counts(project: Path, obs: Path):
+    """Per row: its levels and its counted outcome (last attempt; null = failed), by hand."""
+    items = {r["rowId"]: r for r in read_jsonl(project / "items.jsonl")}
+    last: dict[str, dict] = {}
+    for rec in read_jsonl(obs):
+        cur = last.get(rec["rowId"])
+        if cur is None or rec["attempt"] > cur["attempt"]:
+            last[rec["rowId"]] = rec
+    rows = []
+    for rid, item in items.items():
+        rec = last.get(rid)
+        outcome = None if rec is None else rec["correct"]
+        rows.append({**item, "outcome": outcome})
+    return rows
+
+
+def kn(rows, **levels) -> tuple[int, int]:
+    sel = [r for r in rows if all(r[k] == v for k, v in levels.items())]
+    observed = [r for r in sel if r["outcome"] is not None]
+    return sum(r["outcome"] is True for r in observed), len(observed)
+
+
+def fm_z(k1, n1, k2, n2, delta):
+    """Farrington-Manning z from a constrained MLE found numerically (independent oracle)."""
+    p1, p2 = k1 / n1, k2 / n2
+
+    def nll(q2):
+        q1 = q2 + delta
+        return -(
+            k1 * np.log(q1)
+            + (n1 - k1) * np.log(1 - q1)
+            + k2 * np.log(q2)
+            + (n2 - k2) * np.log(1 - q2)
+        )
+
+    lo, hi = max(0.0, -delta) + 1e-12, min(1.0, 1.0 - delta) - 1e-12
+    q2 = minimize_scalar(nll, bounds=(lo, hi), method="bounded", options={"xatol": 1e-12}).x
+    q1 = q2 + delta
+    return (p1 - p2 - delta) / np.sqrt(q1 * (1 - q1) / n1 + q2 * (1 - q2) / n2)
+
+
+def close(x, y, tol=6e-5):
+    return x is not None and abs(x - y) <= tol
+
+
+def test_position_bias_scenario_matches_an_independent_computation(project):
+    doc, obs = scored(project, "position-bias", 7, "bias")
+    rows = independent_counts(project, obs)
+    assert doc["rows"] == {
+        "registered": 2560,
+        "observed": sum(r["outcome"] is not None for r in rows),
+    }
+    # Every cell: coverage and accuracy with Wilson intervals.
+    assert len(doc["cells"]) == 32
+    for cell in doc["cells"]:
+        lv = {"split": cell["split"], **cell["levels"]}
+        k, n = kn(rows, **lv)
+        rows_in = sum(all(r[a] == b for a, b in lv.items()) for r in rows)
+        acc = cell["metrics"]["accuracy"]
+        assert (acc["k"], acc["n"]) == (k, n)
+        lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
+        assert close(acc["estimate"], k / n) and close(acc["lower"], lo) and close(acc["upper"], hi)
+        assert cell["metrics"]["coverage"]["estimate"] == pytest.approx(n / rows_in, abs=6e-5)
+    # The four Holm-adjusted pooled-z contrasts with Newcombe intervals.
+    contrasts = {c["id"]: c for c in doc["contrasts"]}
+    ids, ps = [], []
+    for model in MODELS:
+        for fmt in FORMATS:
+            cid = f"a-vs-d-{model}-{fmt}"
+            c = contrasts[cid]
+            k1, n1 = kn(rows, split="test", model=model, format=fmt, position="a")
+            k2, n2 = kn(rows, split="test", model=model, format=fmt, position="d")
+            assert (c["a"]["k"], c["a"]["n"], c["b"]["k"], c["b"]["n"]) == (k1, n1, k2, n2)
+            _, p = proportions_ztest([k1, k2], [n1, n2], alternative="two-sided")
+            lo, hi = confint_proportions_2indep(k1, n1, k2, n2, method="newcomb", compare="diff")
+            assert close(c["estimate"], k1 / n1 - k2 / n2)
+            assert close(c["lower"], lo) and close(c["upper"], hi)
+            assert c["p"] == pytest.approx(p, rel=1e-3)
+            ids.append(cid)
+            ps.append(p)
+    _, adjusted, _, _ = multipletests(ps, alpha=0.05, method="holm")
+    for cid, adj in zip(ids, adjusted, strict=True):
+        assert contrasts[cid]["adjustedP"] == pytest.approx(adj, rel=1e-3)
+    # H3: Farrington-Manning non-inferiority of model B against model A at margin -0.05.
+    c = contrasts["b-not-inferior"]
+    k1, n1 = kn(rows, split="test", model="model-b")
+    k2, n2 = kn(rows, split="test", model="model-a")
+    z = fm_z(k1, n1, k2, n2, -0.05)
+    assert c["p"] == pytest.approx(norm.sf(z), rel=1e-3)
+    assert (c["alternative"], c["margin"]) == ("greater", -0.05)
+    # Estimates: Wilson.
+    for e in doc["estimates"]:
+        fmt = e["id"].rsplit("-", 1)[1]
+        k, n = kn(rows, split="test", model="model-a", position="a", format=fmt)
+        lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
+        assert (e["k"], e["n"]) == (k, n) and close(e["lower"], lo) and close(e["upper"], hi)
+    # The verdicts, decided by hand from the oracle figures.
+    adj = dict(zip(ids, adjusted, strict=True))
+    h1 = any(
+        adj[f"a-vs-d-model-a-{f}"] < 0.05
+        and np.subtract(
+            *[
+                kn(rows, split="test", model="model-a", format=f, position=p)[0]
+                / kn(rows, split="test", model="model-a", format=f, position=p)[1]
+                for p in "ad"
+            ]
+        )
+        >= 0.05
+        for f in FORMATS
+    )
+    h2 = all(
+        confint_proportions_2indep(
+            *kn(rows, split="test", model="model-b", format=f, position="a"),
+            *kn(rows, split="test", model="model-b", format=f, position="d"),
+            method="newcomb",
+            compare="diff",
+        )[0]
+        > -0.15
+        and confint_proportions_2indep(
+            *kn(rows, split="test", model="model-b", format=f, position="a"),
+            *kn(rows, split="test", model="model-b", format=f, position="d"),
+            method="newcomb",
+            compare="diff",
+        )[1]
+        < 0.15
+        for f in FORMATS
+    )
+    h3 = norm.sf(z) < 0.025
+    want = {
+        "h1": "supported" if h1 else "not-supported",
+        "h2": "supported" if h2 else "not-supported",
+        "h3": "supported" if h3 else "not-supported",
+        "accuracy-a": "reported-only",
+    }
+    assert doc["verdicts"] == want
+    assert doc["gated"] is False and all(g["passed"] for g in doc["gates"])
+    assert doc["decision"] == "HOLD"
+    # The scenario's bias is large enough to be found with 150 rows per cell.
+    assert doc["verdicts"]["h1"] == "supported"
+
+
+def test_the_null_scenario_is_scored_the_same_way(project):
+    doc, obs = scored(project, "no-bias", 11, "null")
+    rows = independent_counts(project, obs)
+    contrasts = {c["id"]: c for c in doc["contrasts"]}
+    ps, est = {}, {}
+    for model in MODELS:
+        for fmt in FORMATS:
+            c = contrasts[f"a-vs-d-{model}-{fmt}"]
+            k1, n1 = kn(rows, split="test", model=model, format=fmt, position="a")
+            k2, n2 = kn(rows, split="test", model=model, format=fmt, position="d")
+            assert (c["a"]["k"], c["a"]["n"], c["b"]["k"], c["b"]["n"]) == (k1, n1, k2, n2)
+            ps[c["id"]] = proportions_ztest([k1, k2], [n1, n2])[1]
+            est[c["id"]] = k1 / n1 - k2 / n2
+    adjusted = dict(zip(ps, multipletests(list(ps.values()), method="holm")[1], strict=True))
+    h1 = any(
+        adjusted[f"a-vs-d-model-a-{f}"] < 0.05 and est[f"a-vs-d-model-a-{f}"] >= 0.05
+        for f in FORMATS
+    )
+    assert doc["verdicts"]["h1"] == ("supported" if h1 else "not-supported")
+
+
+def test_the_coverage_gate_makes_every_verdict_insufficient(project):
+    doc, obs = scored(project, "low-coverage", 7, "gate")
+    (gate,) = doc["gates"]
+    assert gate["passed"] is False
+    # floor(0.9 * 150) = 135 of 150 rows observed in every test cell: 0.9 < 0.95.
+    failing = {f["cell"] for f in gate["failures"]}
+    assert failing == {c["cell"] for c in doc["cells"] if c["split"] == "test"}
+    assert all(f["figure"] == 0.9 for f in gate["failures"])
+    assert set(doc["verdicts"].values()) == {"insufficient"}
+    assert doc["gated"] is True
+
+
+def test_simulation_is_deterministic(project, tmp_path):
+    items = project / "items.jsonl"
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    assert (
+        run(
+            project,
+            "simulate",
+            "--items",
+            items,
+            "--scenario",
+            "position-bias",
+            "--seed",
+            3,
+            "--out",
+            a,
+        )
+        == 0
+    )
+    assert (
+        run(
+            project,
+            "simulate",
+            "--items",
+            items,
+            "--scenario",
+            "position-bias",
+            "--seed",
+            3,
+            "--out",
+            b,
+        )
+        == 0
+    )
+    assert a.read_bytes() == b.read_bytes()
+    # A row's draws depend on its id, not on the manifest's order.
+    shuffled = tmp_path / "items-reversed.jsonl"
+    shuffled.write_text("".join(reversed(items.read_text().splitlines(keepends=True))))
+    c = tmp_path / "c.jsonl"
+    assert (
+        run(
+            project,
+            "simulate",
+            "--items",
+            shuffled,
+            "--scenario",
+            "position-bias",
+            "--seed",
+            3,
+            "--out",
+            c,
+        )
+        == 0
+    )
+    assert sorted(c.read_text().splitlines()) == sorted(a.read_text().splitlines())
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (
+            lambda lines: lines + ['{"attempt":1,"correct":true,"rowId":"nope"}'],
+            "unknown row id 'nope'",
+        ),
+        (lambda lines: lines + [lines[-1]], "repeats line"),
+        (
+            lambda lines: lines[:1] + ['{"attempt":0,"correct":true,"rowId":"x"}'],
+            "0 is less than the minimum of 1",
+        ),
+        (lambda lines: lines[:1] + ['{"attempt":1,"correct":"yes","rowId":"x"}'], "expected"),
+        (
+            lambda lines: lines[:1] + ['{"attempt":1,"correct":true,"correct":false,"rowId":"x"}'],
+            "duplicate key",
+        ),
+    ],
+)
+def test_bad_observations_are_refused_with_their_line(project, tmp_path, capsys, mutate, message):
+    good = project / "bias.obs.jsonl"
+    if not good.exists():
+        scored(project, "position-bias", 7, "bias")
+    lines = good.read_text().splitlines()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(mutate(lines)) + "\n")
+    out = tmp_path / "SCORE.json"
+    code = run(
+        project, "score", "--items", project / "items.jsonl", "--observations", bad, "--out", out
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err and "Traceback" not in err
+    assert f"{bad}:" in err
+    assert not out.exists() and not out.with_suffix(".md").exists()
+
+
+def test_items_that_miss_a_registered_row_are_refused(project, tmp_path, capsys):
+    lines = (project / "items.jsonl").read_text().splitlines()
+    items = tmp_path / "items.jsonl"
+    items.write_text("\n".join(lines[1:]) + "\n")
+    obs = tmp_path / "obs.jsonl"
+    code = run(
+        project, "simulate", "--items", items, "--scenario", "no-bias", "--seed", 1, "--out", obs
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and "has 9 rows, the study registers 10" in err
+    assert not obs.exists()
+
+
+def test_outputs_are_never_overwritten_and_unknown_scenarios_named(project, tmp_path, capsys):
+    items = project / "items.jsonl"
+    assert run(project, "items", "--out", items) == 2
+    assert "refusing to overwrite" in capsys.readouterr().err
+    code = run(
+        project,
+        "simulate",
+        "--items",
+        items,
+        "--scenario",
+        "optimist",
+        "--seed",
+        1,
+        "--out",
+        tmp_path / "o.jsonl",
+    )
+    err = capsys.readouterr().err
+    assert (
+        code == 2
+        and "unknown scenario 'optimist' (registered: position-bias, no-bias, low-coverage)" in err
+    )
+
+
+def test_a_registered_margin_changed_in_the_spec_changes_the_verdict(tmp_path):
+    """A fact changed in the spec changes behaviour with no runtime edit."""
+    root = tmp_path / "p"
+    shutil.copytree(EXAMPLE / "spec", root / "spec")
+    (root / "generated").mkdir()
+    shutil.copy(ROOT / "generated" / "prereg.schema.json", root / "generated")
+    spec = root / "spec" / "studies" / f"{STUDY}.yaml"
+    spec.write_text(spec.read_text().replace("margin: -0.05", "margin: 0.05"))
+    assert main(["--project", str(root), "compile"]) == 0
+    items, obs, out = root / "items.jsonl", root / "obs.jsonl", root / "SCORE.json"
+    assert main(["--project", str(root), STUDY, "items", "--out", str(items)]) == 0
+    args = ["--items", str(items)]
+    assert (
+        main(
+            [
+                "--project",
+                str(root),
+                STUDY,
+                "simulate",
+                *args,
+                "--scenario",
+                "no-bias",
+                "--seed",
+                "7",
+                "--out",
+                str(obs),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "--project",
+                str(root),
+                STUDY,
+                "score",
+                *args,
+                "--observations",
+                str(obs),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    doc = json.loads(out.read_text())
+    c = next(x for x in doc["contrasts"] if x["id"] == "b-not-inferior")
+    assert c["margin"] == 0.05
+    # Superiority by 0.05 cannot be shown when both models are equally accurate.
+    assert doc["verdicts"]["h3"] == "not-supported"

@@ -1,0 +1,97 @@
+"""Hostile files: a FIFO or a folder where a file is read, a folder where a file is written.
+
+Every reader refuses a non-regular file at once (a FIFO with no writer used to hang forever)
+and every writer refuses a folder, with the path named and no traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from prereg.cli import main
+from prereg.errors import UserError
+from prereg.files import read_regular, refuse_existing, write_new
+from tests.conftest import ROOT
+
+
+@pytest.fixture
+def fifo(tmp_path):
+    path = tmp_path / "input.fifo"
+    os.mkfifo(path)
+    return path
+
+
+def test_read_regular_refuses_fifos_and_folders(fifo, tmp_path):
+    with pytest.raises(OSError, match="a FIFO, not a regular file"):
+        read_regular(fifo)
+    with pytest.raises(OSError, match="a folder, not a regular file"):
+        read_regular(tmp_path)
+    f = tmp_path / "ok.txt"
+    f.write_bytes(b"x" * 3_000_000)
+    assert read_regular(f) == b"x" * 3_000_000
+
+
+def test_writers_refuse_a_folder_target(tmp_path):
+    for target in (tmp_path, f"{tmp_path}/sub/"):
+        with pytest.raises(UserError, match="is a folder; name the file to create"):
+            write_new(target, b"data")
+        with pytest.raises(UserError, match="is a folder"):
+            refuse_existing(target)
+    assert not (tmp_path / "sub").exists()
+
+
+def _cli(capsys, *argv) -> tuple[int, str]:
+    code = main([str(a) for a in argv])
+    return code, capsys.readouterr().err
+
+
+def test_a_fifo_spec_is_refused(fifo, tmp_path, capsys):
+    project = tmp_path / "p"
+    (project / "spec" / "studies").mkdir(parents=True)
+    os.mkfifo(project / "spec" / "studies" / "x.yaml")
+    code, err = _cli(capsys, "--project", project, "compile")
+    assert code == 2 and "x.yaml: cannot read: a FIFO, not a regular file" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["jev-multicorrect", "score", "--lists", "{fifo}", "--labels", "{fifo}", "--predictions", "{fifo}", "--out", "{tmp}/r.json"],
+        ["s3-verifier-freeze", "power-plan", "{fifo}", "--eligible-task-count", "500", "--eligible-repository-count", "12",
+         "--eligible-pass-items", "210", "--eligible-fail-items", "430", "--out", "{tmp}/plan.json"],
+        ["s3-verifier-freeze", "validate", "{fifo}"],
+    ],
+)  # fmt: skip
+def test_engine_inputs_that_are_fifos_are_refused(argv, fifo, tmp_path, capsys):
+    args = [a.replace("{fifo}", str(fifo)).replace("{tmp}", str(tmp_path)) for a in argv]
+    code, err = _cli(capsys, "--project", ROOT, *args)
+    assert code == 2, err
+    assert "a FIFO, not a regular file" in err and "Traceback" not in err
+    assert not any(p.suffix == ".json" for p in tmp_path.iterdir())
+
+
+def test_factorial_inputs_and_outputs(fifo, tmp_path, capsys):
+    project = tmp_path / "ap"
+    shutil.copytree(ROOT / "examples" / "answer-position" / "spec", project / "spec")
+    assert main(["--project", str(project), "compile"]) == 0
+    study = ["--project", project, "answer-position"]
+    code, err = _cli(capsys, *study, "items", "--out", f"{tmp_path}/")
+    assert code == 2 and "is a folder; name the file to create" in err
+    items = tmp_path / "items.jsonl"
+    assert main([str(a) for a in [*study, "items", "--out", items]]) == 0
+    code, err = _cli(
+        capsys,
+        *study,
+        "score",
+        "--items",
+        items,
+        "--observations",
+        fifo,
+        "--out",
+        tmp_path / "S.json",
+    )
+    assert code == 2 and f"{fifo}: cannot read: a FIFO, not a regular file" in err
+    assert not (tmp_path / "S.json").exists()
