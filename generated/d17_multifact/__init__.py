@@ -289,4 +289,4 @@ def __getattr__(name):
     """The engine's Python API, bound to this study's configuration, resolved on first use."""
     from .constants import ENGINE_CONFIG
 
-    return engine_api_attribute(ENGINE_MODULE, STUDY_ID, ENGINE_CONFIG, name)
+    return engine_api_attribute(ENGINE, STUDY_ID, ENGINE_CONFIG, name)

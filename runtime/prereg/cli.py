@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib
 import sys
 from collections.abc import Sequence
 
@@ -54,8 +53,41 @@ ARG_TYPES = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with suggestions: a misspelt command, study or option gets "did you mean"."""
+
+    def error(self, message: str):
+        import difflib
+        import re
+
+        hint = ""
+        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if m:
+            choices = re.findall(r"'([^']*)'", m.group(2)) or [
+                c.strip() for c in m.group(2).split(",") if c.strip()
+            ]
+            if not choices:
+                message = f"there is no command {m.group(1)!r}: nothing is declared here"
+            close = difflib.get_close_matches(m.group(1), choices, n=1, cutoff=0.6)
+            if close:
+                hint = f"; did you mean {close[0]!r}?"
+        m = re.search(r"unrecognized arguments: (\S+)", message)
+        if m and m.group(1).startswith("--"):
+            parsers = [self]
+            for a in self._actions:
+                if isinstance(a, argparse._SubParsersAction):
+                    parsers.extend(a.choices.values())
+            options = sorted(
+                {o for q in parsers for a in q._actions for o in a.option_strings if o[:2] == "--"}
+            )
+            close = difflib.get_close_matches(m.group(1).split("=")[0], options, n=1, cutoff=0.6)
+            if close:
+                hint = f"; did you mean {close[0]!r}?"
+        super().error(message + hint)
+
+
 def _base_parser(add_help: bool = True) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="prereg",
         add_help=add_help,
         description="Compile study preregistrations (YAML specs) into validated, digest-pinned code and "
@@ -247,7 +279,9 @@ def _cmd_seal(project, args) -> int:
 
 
 def _study_parser(project, study_id: str, module) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    if not module.COMMANDS:
+        raise UserError(f"study {study_id!r} declares no commands (its spec has no commands)")
+    p = _Parser(
         prog=f"prereg {study_id}",
         description=f"Operator commands of {study_id} {module.VERSION}, as its spec declares them.",
     )
@@ -282,8 +316,10 @@ def _run_study(project, study_id: str, argv: Sequence[str]) -> int:
     args = _study_parser(project, study_id, module).parse_args(list(argv))
     command = next(c for c in module.COMMANDS if c["id"] == args.command)
     ctx = module.context(project_root=project.root)
-    engine = importlib.import_module(module.ENGINE_MODULE)
-    handlers = getattr(engine, "COMMANDS", {})
+    from prereg.engines import registry
+
+    engine = registry.require(module.ENGINE, f"{module.SPEC_FILE}: study {study_id!r} uses an ")
+    handlers = engine.commands()
     if command["handler"] not in handlers:
         raise UserError(
             f"the {module.ENGINE} engine has no handler {command['handler']!r} for command {args.command!r}"

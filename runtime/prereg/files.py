@@ -55,8 +55,8 @@ def read_regular(path: str | os.PathLike) -> bytes:
 def refuse_existing(*paths: str | Path) -> None:
     """Refuse before any work when an output already exists."""
     for p in paths:
-        if str(p).endswith(("/", os.sep)) or os.path.isdir(p):
-            raise UserError(f"{p}: is a folder; name the file to create")
+        if os.path.isdir(p):
+            raise UserError(f"{p}: already exists (a folder); refusing to overwrite it")
         if os.path.lexists(p):
             raise UserError(f"{p}: output file already exists; refusing to overwrite it")
 

@@ -95,14 +95,21 @@ def study_context(project: Project, study_id: str) -> tuple[ModuleType, StudyCon
     return module, module.context(project_root=project.root)
 
 
-def engine_api_attribute(engine_module: str, study_id: str, config, name: str):
+def engine_api_attribute(engine_kind: str, study_id: str, config, name: str):
     """``name`` from the engine's Python API bound to a study's config (a generated
     package's module ``__getattr__``); AttributeError when the engine has no such name."""
-    import importlib
+    reason = ""
+    if not name.startswith("__"):
+        from prereg.engines import registry
 
-    api = getattr(importlib.import_module(engine_module), "api", None)
-    if api is not None:
-        bound = api(config)
-        if name in getattr(bound, "_fields", ()):
-            return getattr(bound, name)
-    raise AttributeError(f"study {study_id!r} has no attribute {name!r}")
+        engine = registry.get(engine_kind)
+        factory = engine.api_factory() if engine is not None else None
+        if factory is not None:
+            try:
+                bound = factory(config)
+            except UserError as exc:
+                # an AttributeError, so that `from <study> import <submodule>` still imports it
+                bound, reason = None, f" (the {engine_kind} API is unavailable: {exc.message})"
+            if name in getattr(bound, "_fields", ()):
+                return getattr(bound, name)
+    raise AttributeError(f"study {study_id!r} has no attribute {name!r}{reason}")

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from prereg.cli import main
+from prereg.engines import registry
 
 BAD = Path(__file__).parent / "bad"
 
@@ -26,6 +27,8 @@ EXPECTED = {
     "huge-integer": "huge-integer.yaml:14: integer 123456789012345678901234… is too large (more than 20 digits)",
     "nul-in-string": "nul-in-string.yaml:3: control character U+0000 at position 7 is not allowed in a spec string (only newline and tab are)",
     "unsafe-integer": "unsafe-integer.yaml:14: integer 9007199254740993 is outside ±(2^53 − 1), which JSON does not carry exactly",
+    "factorial-bad-interval": "factorial-bad-interval.yaml:57: at /constants/0/value/cell_interval/method: cell_interval method must be a proportion interval (wilson or clopper-pearson) (engine factorial, constant reporting)",
+    "factorial-no-compute": "factorial-no-compute.yaml:36: at /metrics/0: metric 'accuracy' has no compute block: the factorial engine computes only what the spec says (engine factorial)",
     "bad-yaml": "bad-yaml.yaml:4: invalid YAML: did not find expected ',' or ']'",
     "dangling-level": "dangling-level.yaml:15: at /cells/1/levels/0/level: cell 'cell-b' uses level 'pool-z', which factor 'pool' does not have",
     "dangling-metric": "dangling-metric.yaml:27: at /hypotheses/0/contrasts/0/metric: contrast 'h1-ab' names unknown metric 'recall'",
@@ -42,16 +45,27 @@ EXPECTED = {
     "overlapping-cells": "overlapping-cells.yaml:15: at /cells/1: cell 'cell-b' overlaps cell 'cell-a': a row could belong to both",
     "python-tag": "python-tag.yaml:3: tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed in a spec",
     "unbound-placeholder": "unbound-placeholder.yaml:34: at /hypotheses/0/rule/compare/target: placeholder {pair} is not bound by an enclosing for_each",
-    "unknown-engine": 'unknown-engine.yaml:5: at /engine: "magic" is not one of: reachability-probe, cluster-power-freeze, multicorrect-scoring',
+    "unknown-engine": "unknown-engine.yaml:5: at /engine: unknown engine 'magic' (registered: "
+    + ", ".join(registry.kinds())
+    + ")",
     "unknown-key": "unknown-key.yaml:4: at /: unknown key 'colour' (allowed here:",
     "wrong-total": "wrong-total.yaml:17: at /totals/0/rows: declared total 13 for 'test' differs from the sum of its cells, 12",
     "wrong-type": 'wrong-type.yaml:14: at /cells/0/rows: expected integer, got "five"',
+    # the engine's configuration: its schema over the constants, then its checks
+    "engine-missing-setting": "engine-missing-setting.yaml:186: at /constants/15/value: missing required key: 'folds' (engine reachability-probe, constant audit)",
+    "engine-wrong-type": 'engine-wrong-type.yaml:62: at /constants/4/value/gap_scale: expected integer, got "100" (engine multicorrect-scoring, constant metric-conventions)',
+    "engine-unknown-key": "engine-unknown-key.yaml:57: at /constants/3/value: unknown key 'frozen' (allowed here: evaluate, fit, ties) (engine multicorrect-scoring, constant threshold-fit)",
+    "engine-unknown-split": "engine-unknown-split.yaml:57: at /constants/3/value/fit: names split 'calibration', which the spec does not declare (splits: validation, test) (engine multicorrect-scoring, constant threshold-fit)",
+    "engine-unknown-factor": "engine-unknown-factor.yaml:231: at /constants/18/value/hops: names factor 'relays', which the spec does not declare (factors: pool, hops, outcome, layout) (engine reachability-probe, constant factor-roles)",
 }
+
+BUILT_IN_ENGINES = {"cluster-power-freeze", "multicorrect-scoring", "reachability-probe"}
 
 
 def test_corpus_is_complete():
     assert sorted(p.stem for p in BAD.glob("*.yaml")) == sorted(EXPECTED)
     assert len(EXPECTED) >= 15
+    assert BUILT_IN_ENGINES <= set(registry.kinds())  # the unknown-engine message lists them
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -85,9 +99,10 @@ def test_study_ids_that_share_a_package_or_shadow_a_command_are_refused(tmp_path
     project = tmp_path / "p"
     studies = project / "spec" / "studies"
     studies.mkdir(parents=True)
-    base = (BAD / "dangling-metric.yaml").read_text().replace("metric: recall", "metric: accuracy")
+    # A valid factorial spec (the bad case with its field name put right).
+    base = (BAD / "metric-unknown-field.yaml").read_text().replace("field: right", "field: correct")
     for sid in ("jev-x", "jev_x", "compile"):
-        (studies / f"{sid}.yaml").write_text(base.replace("id: dangling-metric", f"id: {sid}"))
+        (studies / f"{sid}.yaml").write_text(base.replace("id: metric-unknown-field", f"id: {sid}"))
     code = main(["--project", str(project), "compile"])
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err

@@ -38,8 +38,8 @@ def test_writers_refuse_a_folder_target(tmp_path):
     for target in (tmp_path, f"{tmp_path}/sub/"):
         with pytest.raises(UserError, match="is a folder; name the file to create"):
             write_new(target, b"data")
-        with pytest.raises(UserError, match="is a folder"):
-            refuse_existing(target)
+    with pytest.raises(UserError, match=r"already exists \(a folder\); refusing to overwrite it"):
+        refuse_existing(tmp_path)
     assert not (tmp_path / "sub").exists()
 
 
@@ -78,8 +78,10 @@ def test_factorial_inputs_and_outputs(fifo, tmp_path, capsys):
     shutil.copytree(ROOT / "examples" / "answer-position" / "spec", project / "spec")
     assert main(["--project", str(project), "compile"]) == 0
     study = ["--project", project, "answer-position"]
-    code, err = _cli(capsys, *study, "items", "--out", f"{tmp_path}/")
+    code, err = _cli(capsys, *study, "items", "--out", f"{tmp_path}/new/")
     assert code == 2 and "is a folder; name the file to create" in err
+    code, err = _cli(capsys, *study, "items", "--out", tmp_path)
+    assert code == 2 and "already exists (a folder)" in err
     items = tmp_path / "items.jsonl"
     assert main([str(a) for a in [*study, "items", "--out", items]]) == 0
     code, err = _cli(

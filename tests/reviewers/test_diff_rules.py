@@ -254,10 +254,68 @@ EXPECTED: dict[str, list[tuple[str, str, str, str]]] = {
     "constant_changed": [
         (
             R,
-            "/constants[templates]/value/header",
-            "/constants/1/value/header",
-            'Previously value/header of constant "templates" was "{framing} Day {day}."; '
-            'it is now "{framing} On day {day}.".',
+            "/constants[shared-cap]/unit",
+            "/constants/1/unit",
+            'Previously unit of constant "shared-cap" was "USD"; it is now "EUR".',
+        )
+    ],
+    "constant_value_changed": [
+        (
+            R,
+            "/constants[audit]/value/folds",
+            "/constants/0/value/folds",
+            "Previously 5, constant audit's folds is now 4.",
+        ),
+        (
+            R,
+            "/constants[audit]/value/logistic/steps",
+            "/constants/0/value/logistic/steps",
+            "Previously 200, constant audit's logistic/steps is now 100.",
+        ),
+        (
+            R,
+            "/constants[dispatch]/value/firstSplits",
+            "/constants/1/value/firstSplits",
+            'Previously ["tuning"], constant dispatch\'s firstSplits is now ["tuning", '
+            '"calibration"] (added "calibration").',
+        ),
+        (
+            R,
+            "/constants[decision]/value",
+            "/constants/2/value",
+            'Previously "HOLD", constant decision is now "GO".',
+        ),
+    ],
+    "constant_value_added": [
+        (
+            R,
+            "/constants[audit]/value/decimals",
+            "/constants/0/value/decimals",
+            "Constant audit's decimals was added: 4.",
+        ),
+        (
+            R,
+            "/constants[dev-review]/value/perOutcome/2",
+            "/constants/1/value/perOutcome/2",
+            "Constant dev-review's perOutcome/2 was added: "
+            '{"outcome": "missing-absence", "items": 6}.',
+        ),
+    ],
+    "constant_value_removed": [
+        (
+            R,
+            "/constants[audit]/value/folds",
+            "/constants/0/value/folds",
+            "Previously constant audit's folds was 5; it was removed.",
+        )
+    ],
+    "constant_value_moved": [
+        (
+            R,
+            "/constants[rules]/value[exhaustive]",
+            "/constants/0/value/1",
+            "Constant rules's item [exhaustive] moved from index 0 to index 1; order inside a "
+            "constant's value is registered.",
         )
     ],
     "role_added": [
@@ -394,17 +452,50 @@ def test_order_inside_a_constant_value_is_registered():
     (change,) = diff.diff_specs(old, new)
     assert (change.kind, change.rule, change.path) == (
         R,
-        "constant_changed",
+        "constant_value_moved",
         "/constants[rules]/value[exhaustive]",
     )
-    assert change.message == 'value[exhaustive] of constant "rules" moved from index 0 to index 1.'
+    assert change.message == (
+        "Constant rules's item [exhaustive] moved from index 0 to index 1; order inside a "
+        "constant's value is registered."
+    )
+
+
+def test_a_setting_changed_inside_a_study_constant_is_reported_by_path(repo_root):
+    old = load_yaml(repo_root / "spec/studies/d17-multifact.yaml").data
+    new = copy.deepcopy(old)
+    audit = next(c for c in new["constants"] if c["id"] == "audit")
+    audit["value"]["folds"] = 4
+    (change,) = diff.diff_specs(old, new)
+    assert (change.kind, change.rule, change.path, change.pointer, change.message) == (
+        R,
+        "constant_value_changed",
+        "/constants[audit]/value/folds",
+        "/constants/15/value/folds",
+        "Previously 5, constant audit's folds is now 4.",
+    )
+
+
+def test_lists_of_unkeyed_items_inside_a_constant_value_are_compared_in_order():
+    old = {"constants": [{"id": "c", "value": [{"word": "a", "n": 1}, {"word": "b", "n": 2}]}]}
+    new = copy.deepcopy(old)
+    new["constants"][0]["value"].reverse()
+    changes = diff.diff_specs(old, new)
+    assert [(c.rule, c.path) for c in changes] == [
+        ("constant_value_changed", "/constants[c]/value/0/word"),
+        ("constant_value_changed", "/constants[c]/value/0/n"),
+        ("constant_value_changed", "/constants[c]/value/1/word"),
+        ("constant_value_changed", "/constants[c]/value/1/n"),
+    ]
+    assert changes[0].message == 'Previously "a", constant c\'s item 0/word is now "b".'
 
 
 def test_keys_inside_a_constant_value_are_never_editorial():
     old = {"constants": [{"id": "c", "value": {"title": "A", "description": "x"}}]}
     new = {"constants": [{"id": "c", "value": {"title": "B", "description": "x"}}]}
     (change,) = diff.diff_specs(old, new)
-    assert (change.kind, change.rule) == (R, "constant_changed")
+    assert (change.kind, change.rule) == (R, "constant_value_changed")
+    assert change.message == 'Previously "A", constant c\'s title is now "B".'
     assert diff.registered_content(old) == old
 
 

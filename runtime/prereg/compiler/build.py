@@ -1,7 +1,8 @@
 """Compile specs into generated files, and check generated/ against a fresh compile.
 
 parse (load.py) -> validate against the language (validate.py) -> semantic checks
-(semantic.py) -> render templates (render.py) -> ruff format (fmt.py).
+(semantic.py) -> the engine's configuration schema and checks (engines.py) -> render templates
+(render.py) -> ruff format (fmt.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from prereg.compiler import contracts, semantic
+from prereg.compiler.engines import engine_problems
 from prereg.compiler.expand import all_cells
 from prereg.compiler.fmt import format_python
 from prereg.compiler.load import Loaded, load_yaml
@@ -23,7 +25,7 @@ from prereg.compiler.project import Project, package_name
 from prereg.compiler.render import render
 from prereg.compiler.validate import validate
 from prereg.digest import digest
-from prereg.engines import ENGINES
+from prereg.engines import registry
 from prereg.errors import UserError
 
 HEADER_MARK = "DO NOT EDIT"
@@ -64,6 +66,8 @@ def load_study(project: Project, path: Path) -> Study:
     problems = validate(loaded, schema)
     if not problems:
         problems = semantic.run_checks(loaded, expected_id=path.stem)
+    if not problems:
+        problems = engine_problems(loaded)
     if problems:
         noun = "problem" if len(problems) == 1 else "problems"
         raise UserError(f"{loaded.path}: {len(problems)} {noun}", problems=problems)
@@ -153,8 +157,8 @@ def spec_config(spec: dict) -> dict[str, Any]:
 def engine_config(spec: dict) -> dict[str, Any]:
     """What the engine receives as ``ctx.config``: the registered content as plain data.
 
-    Engines map this generic shape onto their own parameters at run time, so the compiler never
-    imports an engine.
+    Engines map this generic shape onto their own parameters at run time; the compiler reads
+    only an engine's plug-in description, its configuration schema and its checks.
     """
     return spec_config(spec)
 
@@ -255,7 +259,7 @@ def render_study(study: Study) -> dict[str, str]:
         "cells": all_cells(spec),
         "contrasts": _expanded(spec, "contrasts"),
         "estimates": _expanded(spec, "estimates"),
-        "engine_module": ENGINES[spec["engine"]],
+        "engine_module": registry.require(spec["engine"]).module,
         "rule_imports": _rule_imports(spec),
     }
     python = {
@@ -290,6 +294,7 @@ def load_all(project: Project, only: list[str] | None = None) -> list[Study]:
         paths = [known[s] for s in only]
     if not paths:
         raise UserError(f"{project.rel(project.studies_dir)}/: no *.yaml specs to compile")
+    registry.registry()  # a broken engine plug-in is one problem, not one per spec
     studies, problems = [], []
     for path in paths:
         try:

@@ -18,6 +18,9 @@ How specs are compared
   verdicts are tried in order) and every list inside a constant's ``value`` (whose meaning only
   the engine knows).  Other lists of mappings are compared position by position; lists of
   scalars are compared whole.
+* A constant's ``value`` is walked like the rest of the spec, so a change inside it is reported
+  where it happened (``/constants[audit]/value/folds``: "Previously 5, constant audit's folds
+  is now 4.") by the ``constant_value_*`` rules, never as one opaque change of the constant.
 * Numbers compare by value (``5`` equals ``5.0``, as in the canonical JSON the digests use);
   ``true`` never equals ``1``.
 * Comments never reach the parsed spec, so they never diff.
@@ -826,9 +829,56 @@ def constant_removed(d: Delta) -> str | None:
     return None
 
 
+def _setting(d: Delta, capital: bool = False) -> str:
+    """``constant audit's folds``: a place inside a constant's value, named by its id path
+    (``constant rules's item [exhaustive]/template``); ``constant audit`` for the whole value."""
+    head = f"{'C' if capital else 'c'}onstant {d.label(1)}"
+    rest = d.segs[3:]
+    if not rest:
+        return head
+    where = id_path(rest).lstrip("/")
+    return f"{head}'s {'item ' if rest[0].is_item else ''}{where}"
+
+
+@rule("constant_value_changed")
+def constant_value_changed(d: Delta) -> str | None:
+    """A setting inside a frozen constant's value (or the whole value) changed."""
+    if _inside_value(d.segs) and d.op == "changed":
+        old, new = fmt_pair(d.old, d.new)
+        return f"Previously {old}, {_setting(d)} is now {new}{_membership(d)}."
+    return None
+
+
+@rule("constant_value_added")
+def constant_value_added(d: Delta) -> str | None:
+    """A setting was added inside a frozen constant's value."""
+    if _inside_value(d.segs) and len(d.segs) > 3 and d.op == "added":
+        return f"{_setting(d, capital=True)} was added: {_items(d.new)}."
+    return None
+
+
+@rule("constant_value_removed")
+def constant_value_removed(d: Delta) -> str | None:
+    """A setting was removed from a frozen constant's value."""
+    if _inside_value(d.segs) and len(d.segs) > 3 and d.op == "removed":
+        return f"Previously {_setting(d)} was {_items(d.old)}; it was removed."
+    return None
+
+
+@rule("constant_value_moved")
+def constant_value_moved(d: Delta) -> str | None:
+    """An item moved inside a list of a frozen constant's value (their order is registered)."""
+    if _inside_value(d.segs) and d.op == "moved":
+        return (
+            f"{_setting(d, capital=True)} moved from index {d.old} to index {d.new}; order"
+            " inside a constant's value is registered."
+        )
+    return None
+
+
 @rule("constant_changed")
 def constant_changed(d: Delta) -> str | None:
-    """A frozen constant's value (or unit) changed."""
+    """Anything else about a frozen constant changed (its unit, say)."""
     if d.under("constants", "*"):
         return _generic(d, _in_item(d))
     if d.match("constants"):

@@ -22,7 +22,8 @@ def _validator(schema_path: str):
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 
-def _describe(err: jsonschema.ValidationError) -> str:
+def describe(err: jsonschema.ValidationError) -> str:
+    """The rule a JSON Schema violation breaks, in the words of a prereg message."""
     v = err.validator
     if v == "additionalProperties":
         extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
@@ -57,6 +58,6 @@ def validate(loaded: Loaded, schema_path: Path) -> list[str]:
             if extra:
                 line = loaded.line_of(f"{ptr}/{extra[0]}") or line
         where = f"{loaded.path}:{line}" if line else str(loaded.path)
-        problems.append((line, ptr, f"{where}: at {ptr or '/'}: {_describe(err)}"))
+        problems.append((line, ptr, f"{where}: at {ptr or '/'}: {describe(err)}"))
     problems.sort()
     return [p[2] for p in problems]

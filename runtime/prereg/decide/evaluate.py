@@ -17,7 +17,7 @@ import numpy as np
 from prereg.decide.metrics import RowMetric
 from prereg.decide.table import SPLIT, RowTable, cell_attributes
 from prereg.errors import UserError
-from prereg.rules import ContrastResult, adjust_families, failed_gates
+from prereg.rules import REPORTED_ONLY, ContrastResult, adjust_families, failed_gates
 
 
 def _level_masks(attrs: Sequence[Mapping[str, str]]) -> dict[str, dict[str, np.ndarray]]:
@@ -252,9 +252,9 @@ def decide_all(rules, results: Mapping[str, ContrastResult], table: RowTable, fi
     """Gates over every cell, then each hypothesis' verdict (all ``otherwise`` when gated)."""
     gate_input = [(c["id"], cell_attributes(c), figures[i]) for i, c in enumerate(table.cells)]
     failures = failed_gates(rules.GATES, gate_input)
+    verdicts = {h: fn(results) for h, fn in rules.HYPOTHESES.items()}
     if failures:
+        # A failed gate decides every tested hypothesis; reported-only ones stay reported.
         otherwise = failures[0][0].otherwise
-        verdicts = {h: otherwise for h in rules.HYPOTHESES}
-    else:
-        verdicts = {h: fn(results) for h, fn in rules.HYPOTHESES.items()}
+        verdicts = {h: v if v == REPORTED_ONLY else otherwise for h, v in verdicts.items()}
     return Decision(failures, verdicts)

@@ -5,6 +5,10 @@ the study's generated module: the spec digest and the engine configuration (plai
 compiled from the spec).  Each engine module exposes ``COMMANDS``: a mapping from handler name
 to a function ``handler(ctx, args) -> int`` where ``args`` is an ``argparse.Namespace`` whose
 attributes are the arguments the spec declares for that command.
+
+Engines are plug-ins: each is described by an :class:`~prereg.engines.base.Engine` registered
+under the entry-point group ``prereg.engines`` (:mod:`prereg.engines.registry`).
+:data:`ENGINES` is that registry, ``{kind: Engine}``, discovered on first use.
 """
 
 from __future__ import annotations
@@ -13,25 +17,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-ENGINES = {
-    "reachability-probe": "prereg.engines.reachability",
-    "cluster-power-freeze": "prereg.engines.clusterpower",
-    "multicorrect-scoring": "prereg.engines.multicorrect",
-    "factorial": "prereg.engines.factorial",
-}
+from prereg.engines.base import Engine
 
-
-#: Row fields an engine provides beside the item and observation fields (a study's conditions
-#: and metrics may name them).
-ROW_FIELDS: dict[str, tuple[str, ...]] = {
-    # the gold label, and the counted P(yes) through the registered calibrator (see
-    # prereg.engines.reachability.scoring)
-    "reachability-probe": ("gold", "calibratedPYes", "calibratedConfidence"),
-}
+__all__ = ["ENGINES", "Engine", "StudyContext"]
 
 
 def row_fields(kind: str) -> tuple[str, ...]:
-    return ROW_FIELDS.get(kind, ())
+    """The per-row fields engine ``kind`` provides (none for an unknown engine)."""
+    from prereg.engines.registry import registry
+
+    engine = registry().get(kind)
+    return tuple(engine.row_fields) if engine is not None else ()
 
 
 @dataclass(frozen=True)
@@ -43,3 +39,11 @@ class StudyContext:
     version: str
     config: Mapping[str, Any]
     extras: Mapping[str, Any] = field(default_factory=dict)
+
+
+def __getattr__(name: str):
+    if name == "ENGINES":  # the registry, discovered when first asked for
+        from prereg.engines.registry import registry
+
+        return registry()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

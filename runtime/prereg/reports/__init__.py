@@ -1,8 +1,8 @@
 """Reports people can look at: one HTML page (and its Markdown twin) per study run.
 
 A report is built from a study's output folder after its demo (or operator) steps ran, by the
-module registered for the study's engine in :data:`REPORTERS`; each module is generic over the
-studies of its engine: figures come from the output files, titles, labels and thresholds from
+reporter the study's engine registers (``Engine.reporter``, see :mod:`prereg.engines.base`);
+each reporter is generic over the studies of its engine: figures come from the output files, titles, labels and thresholds from
 those outputs or from the study's spec, never from study facts written in code.
 
 - :func:`study_info(project, study_id) -> StudyInfo`: what a report needs to know about a
@@ -17,18 +17,10 @@ matplotlib (the ``reports`` extra) is imported only when a report is built.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-REPORTERS = {
-    "reachability-probe": "prereg.reports.reachability",
-    "cluster-power-freeze": "prereg.reports.clusterpower",
-    "multicorrect-scoring": "prereg.reports.multicorrect",
-    "factorial": "prereg.reports.factorial",
-}
 
 
 @dataclass(frozen=True)
@@ -116,9 +108,12 @@ def study_info(project, study_id: str) -> StudyInfo:
 
 def build_report(info: StudyInfo, folder: Path, steps: Sequence[Step]):
     """The :class:`~prereg.reports.page.Report` of ``info``'s outputs in ``folder``."""
-    name = REPORTERS.get(info.engine)
-    if name is None:
+    from prereg.engines import registry
+
+    engine = registry.get(info.engine)
+    builder = engine.report_builder() if engine is not None else None
+    if builder is None:
         from prereg.reports import common
 
         return common.generic_report(info, Path(folder), steps)
-    return importlib.import_module(name).build(info, Path(folder), steps)
+    return builder(info, Path(folder), steps)

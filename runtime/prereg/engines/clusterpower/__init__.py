@@ -9,10 +9,19 @@ receives the compiled spec config and maps it with :func:`.spec_config.config_fr
 
 from __future__ import annotations
 
-from .freeze_commands import COMMANDS as _FREEZE
-from .plan_commands import COMMANDS as _PLAN
-from .spec_config import config_from_spec
-
-COMMANDS = {**_PLAN, **_FREEZE}
-
 __all__ = ["COMMANDS", "config_from_spec"]
+
+
+def __getattr__(name: str):
+    # imported on first use: registry discovery imports only .plugin
+    if name == "COMMANDS":
+        from .freeze_commands import COMMANDS as freeze
+        from .plan_commands import COMMANDS as plan
+
+        globals()["COMMANDS"] = commands = {**plan, **freeze}
+        return commands
+    if name == "config_from_spec":
+        from .spec_config import config_from_spec
+
+        return config_from_spec
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

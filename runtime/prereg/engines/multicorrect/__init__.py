@@ -68,60 +68,47 @@ Configuration keys (the engine's own shape; all required; unknown top-level keys
 
 from __future__ import annotations
 
-from prereg.engines.multicorrect import commands as _commands
-from prereg.engines.multicorrect.config import ConfigError, EngineConfig, engine_config
-from prereg.engines.multicorrect.contracts import diagnostic
-from prereg.engines.multicorrect.ece import binary_ece
-from prereg.engines.multicorrect.records import (
-    BinaryOutput,
-    EvaluatorRow,
-    LabelLeakError,
-    Prediction,
-    PublicChoiceList,
-    collect_public_predictions,
-)
-from prereg.engines.multicorrect.scoring import (
-    CurvePoint,
-    FittedThreshold,
-    Packed,
-    SplitMetrics,
-    evaluate_test,
-    fit_threshold,
-    pack,
-    threshold_curve,
-)
-from prereg.engines.multicorrect.spec_config import (
-    StudyAPI,
-    api,
-    config_from_spec,
-    study_config,
-)
+# Each public name and the module it lives in; imported on first use, so that registry
+# discovery (which imports only .plugin) stays cheap.
+_EXPORTS = {
+    "ConfigError": "config",
+    "EngineConfig": "config",
+    "engine_config": "config",
+    "diagnostic": "contracts",
+    "binary_ece": "ece",
+    "BinaryOutput": "records",
+    "EvaluatorRow": "records",
+    "LabelLeakError": "records",
+    "Prediction": "records",
+    "PublicChoiceList": "records",
+    "collect_public_predictions": "records",
+    "CurvePoint": "scoring",
+    "FittedThreshold": "scoring",
+    "Packed": "scoring",
+    "SplitMetrics": "scoring",
+    "evaluate_test": "scoring",
+    "fit_threshold": "scoring",
+    "pack": "scoring",
+    "threshold_curve": "scoring",
+    "StudyAPI": "spec_config",
+    "api": "spec_config",
+    "config_from_spec": "spec_config",
+    "study_config": "spec_config",
+}
 
-COMMANDS = {"score": _commands.score, "diagnostic": _commands.diagnostic}
+__all__ = ["COMMANDS", *sorted(_EXPORTS, key=str.lower)]
 
-__all__ = [
-    "COMMANDS",
-    "BinaryOutput",
-    "ConfigError",
-    "CurvePoint",
-    "EngineConfig",
-    "EvaluatorRow",
-    "FittedThreshold",
-    "LabelLeakError",
-    "Packed",
-    "Prediction",
-    "PublicChoiceList",
-    "SplitMetrics",
-    "StudyAPI",
-    "api",
-    "binary_ece",
-    "collect_public_predictions",
-    "config_from_spec",
-    "diagnostic",
-    "engine_config",
-    "evaluate_test",
-    "fit_threshold",
-    "pack",
-    "study_config",
-    "threshold_curve",
-]
+
+def __getattr__(name: str):
+    import importlib
+
+    if name == "COMMANDS":
+        from prereg.engines.multicorrect import commands
+
+        globals()["COMMANDS"] = found = {"score": commands.score, "diagnostic": commands.diagnostic}
+        return found
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

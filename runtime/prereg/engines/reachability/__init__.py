@@ -98,13 +98,23 @@ available in line, rule and line-class templates as ``{link}``, ``{base}``, ``{c
   ``dispatchIntervalSeconds`` (see :mod:`.budget` for the arithmetic).
 - ``calibration``: ``effectiveAt``, ``validDays``, ``sessionMinutes``.
 - ``devReview``: ``perOutcome``: list of ``{outcome, items}`` (see :mod:`.review`).
-"""
 
-from .commands import COMMANDS
-from .config import config_from_spec, study_config
+The package imports its modules on first use (registry discovery imports :mod:`.plugin` only).
+"""
 
 __all__ = ["COMMANDS", "config_from_spec", "study_config"]
 
-from .score_commands import SCORE_COMMANDS  # noqa: E402
 
-COMMANDS.update(SCORE_COMMANDS)
+def __getattr__(name: str):
+    if name == "COMMANDS":
+        from .commands import COMMANDS
+        from .score_commands import SCORE_COMMANDS
+
+        COMMANDS.update(SCORE_COMMANDS)
+        globals()["COMMANDS"] = COMMANDS
+        return COMMANDS
+    if name in ("config_from_spec", "study_config"):
+        from . import config
+
+        return getattr(config, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

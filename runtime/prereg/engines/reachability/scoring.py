@@ -19,8 +19,8 @@ check that a record's request is one the row has (the corpus lists each row's re
 scored request is the value the policy's ``where`` requires of the field with role
 ``request``.
 
-Row fields the engine provides (registered in :data:`prereg.engines.ROW_FIELDS`, so the
-compiler accepts conditions naming them): ``gold`` (the row's gold label), ``calibratedPYes``
+Row fields the engine provides (registered with the engine, :mod:`.plugin`, so the compiler
+accepts conditions naming them): ``gold`` (the row's gold label), ``calibratedPYes``
 (the isotonic calibrator applied to the counted P(yes), null when unobserved) and
 ``calibratedConfidence`` (max(c, 1 − c)).
 
@@ -78,9 +78,10 @@ from prereg.rules import selection_matches
 from prereg.stats.calibration import apply_isotonic, decile_ece
 from prereg.stats.rounding import round_half_up
 
+from .spec_checks import DECIDED_ROLES as DECIDED
+from .spec_checks import ENGINE_ROLES as COMPUTED_HERE
+
 SPLIT = decide_table.SPLIT
-DECIDED = ("coverage", "accuracy", "saidYes", "calibratedAccuracy", "meanConfidence")
-COMPUTED_HERE = ("ece", "auroc")
 ROLES = (*DECIDED, *COMPUTED_HERE)
 POSITION_KEYS = ("none", "first", "interior", "last")
 OBSERVATION_ROLES = ("row", "request", "pYes", "attempt")

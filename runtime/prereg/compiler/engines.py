@@ -1,0 +1,116 @@
+"""The engine stage of a compile: the spec's engine is registered, its constants are what the
+engine's configuration schema says, and the engine's own checks hold.
+
+Runs after the language schema and the semantic checks passed.  The constants are checked as
+one object, ``{constant id: value}``, against the schema the engine ships
+(:meth:`prereg.engines.base.Engine.config_schema`); each violation is reported where it is
+written: ``file:line: at /constants/<index>/value/<path>: rule (engine <kind>, constant <id>)``.
+Only when the schema holds do the engine's checks (:meth:`~prereg.engines.base.Engine.run_checks`)
+run, reported the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+import jsonschema
+
+from prereg.compiler.load import Loaded
+from prereg.compiler.validate import describe, pointer
+from prereg.engines import registry
+from prereg.engines.base import Engine, constants
+from prereg.errors import UserError
+
+_CONSTANT = re.compile(r"^/constants/([0-9]+)(/|$)")
+
+
+@lru_cache(maxsize=1)
+def _validator_class():
+    base = jsonschema.Draft202012Validator
+    # A JSON integer: 5.0 is a number, not an integer (the engines refuse it too).
+    checker = base.TYPE_CHECKER.redefine(
+        "integer", lambda _c, x: isinstance(x, int) and not isinstance(x, bool)
+    )
+    return jsonschema.validators.extend(base, type_checker=checker)
+
+
+def _suffix(loaded: Loaded, kind: str, ptr: str) -> str:
+    m = _CONSTANT.match(ptr)
+    if m:
+        items = loaded.data.get("constants") or []
+        index = int(m.group(1))
+        if index < len(items) and isinstance(items[index], dict):
+            return f" (engine {kind}, constant {items[index].get('id')})"
+    return f" (engine {kind})"
+
+
+def _line(loaded: Loaded, ptr: str) -> tuple[int, str]:
+    line = loaded.line_of(ptr) or 0
+    return line, f"{loaded.path}:{line}" if line else str(loaded.path)
+
+
+def _schema_problems(loaded: Loaded, engine: Engine, schema: dict[str, Any]) -> list[tuple]:
+    spec = loaded.data
+    index = {
+        c.get("id"): i for i, c in enumerate(spec.get("constants") or []) if isinstance(c, dict)
+    }
+    validator = _validator_class()(schema)
+    out = []
+    missing = []  # constants the engine requires and the spec lacks: one problem for them all
+    try:
+        errors = list(validator.iter_errors(constants(spec)))
+    except Exception as exc:  # a plug-in's schema jsonschema cannot use
+        raise UserError(
+            f"engine {engine.kind!r}: its configuration schema {engine.schema} cannot be used:"
+            f" {type(exc).__name__}: {exc}"
+        ) from None
+    for err in errors:
+        path = list(err.absolute_path)
+        if not path and err.validator == "required":
+            missing.append(err.message.split(" is a required")[0])
+            continue
+        if path:
+            ptr = f"/constants/{index[path[0]]}/value{pointer(path[1:])}"
+        else:
+            ptr = "/constants"
+        rule = err.schema.get("x-message") if isinstance(err.schema, dict) else None
+        line, where = _line(loaded, ptr)
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+            extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+            if extra:
+                line, where = _line(loaded, f"{ptr}/{extra[0]}")
+        text = f"{where}: at {ptr}: {rule or describe(err)}{_suffix(loaded, engine.kind, ptr)}"
+        out.append((line, ptr, text))
+    if missing:
+        line, where = _line(loaded, "/constants")
+        noun = "constant" if len(missing) == 1 else "constants"
+        text = f"{where}: at /constants: missing required {noun} {', '.join(missing)}"
+        out.append((line, "/constants", f"{text} (engine {engine.kind})"))
+    return out
+
+
+def engine_problems(loaded: Loaded) -> list[str]:
+    """Every problem of the engine stage as ``file:line: at /pointer: rule (engine ...)``."""
+    spec = loaded.data
+    kind = spec.get("engine")
+    engine = registry.get(kind)
+    if engine is None:
+        return [f"{loaded.where('/engine')}: at /engine: {registry.unknown(kind)}"]
+    schema = engine.config_schema()
+    problems = _schema_problems(loaded, engine, schema) if schema is not None else []
+    if not problems:
+        try:
+            found = engine.run_checks(spec)
+        except UserError:
+            raise
+        except Exception as exc:  # a bug in a plug-in's checks is reported, not a traceback
+            found = [("/engine", f"the engine's checks failed: {type(exc).__name__}: {exc}")]
+        for ptr, message in found:
+            line, where = _line(loaded, ptr)
+            problems.append(
+                (line, ptr, f"{where}: at {ptr}: {message}{_suffix(loaded, kind, ptr)}")
+            )
+    problems.sort(key=lambda p: (p[0], p[1]))
+    return [p[2] for p in problems]

@@ -1,0 +1,108 @@
+"""Compile-time checks of a cluster-power-freeze spec (``Engine.checks``), run after the
+constants matched the engine's configuration schema (constants.schema.json).
+
+The roles constant ``freeze_rules`` names must be freeze roles of the spec (the plan and
+calibration roles required metadata roles, each metadata extension with a format), the plan
+statuses a freeze accepts must be statuses ``power_plan`` names, the frozen ladder must rise
+and the target power must not exceed 1, and the freeze input's contract must be a JSON Schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from prereg.engines.base import Problem
+from prereg.engines.checking import SpecNames
+
+
+def checks(spec: Mapping[str, Any]) -> list[Problem]:
+    n = SpecNames(spec)
+    k = n.constants
+
+    frozen = k["frozen"]
+    tp = frozen["target_power"]
+    n.expect(
+        tp["numerator"] <= tp["denominator"],
+        "frozen",
+        ["target_power"],
+        "the target power must not exceed 1 (numerator <= denominator)",
+    )
+    ladder = frozen["ladder"]
+    for j in range(1, len(ladder)):
+        n.expect(
+            ladder[j] > ladder[j - 1],
+            "frozen",
+            ["ladder", j],
+            f"the ladder must rise strictly ({ladder[j - 1]} then {ladder[j]})",
+        )
+
+    statuses = k["power_plan"]["statuses"]
+    n.expect(
+        len(set(statuses.values())) == len(statuses),
+        "power_plan",
+        ["statuses"],
+        "the status names must be distinct",
+    )
+
+    rules = k["freeze_rules"]
+    formats = rules["formats"]
+    for role_id, role in n.freeze_roles.items():
+        if role.get("kind") != "metadata":
+            continue
+        for ext in role.get("extensions") or ():
+            n.expect(
+                ext in formats,
+                "freeze_rules",
+                ["formats"],
+                f"gives no format for {ext!r}, an extension of metadata freeze role {role_id!r}",
+            )
+    for key in ("plan_role", "calibration_role"):
+        name = rules[key]
+        if n.freeze_role("freeze_rules", [key], name):
+            role = n.freeze_roles[name]
+            n.expect(
+                role.get("kind") == "metadata" and role.get("required") is True,
+                "freeze_rules",
+                [key],
+                f"names freeze role {name!r}, which must be a required metadata role",
+            )
+    plan_role = n.freeze_roles.get(rules["plan_role"])
+    if plan_role is not None:
+        n.expect(
+            all(formats.get(e) == "json" for e in plan_role.get("extensions") or ()),
+            "freeze_rules",
+            ["plan_role"],
+            f"names freeze role {rules['plan_role']!r}, whose files must all be single JSON"
+            " documents (format json)",
+        )
+    for j, status in enumerate(rules["accepted_plan_statuses"]):
+        n.expect(
+            status in statuses.values(),
+            "freeze_rules",
+            ["accepted_plan_statuses", j],
+            f"names plan status {status!r}, which constant power_plan does not"
+            f" (statuses: {', '.join(statuses.values())})",
+        )
+    ids = [t["id"] for t in rules["targets"]]
+    for j, target in enumerate(rules["targets"]):
+        n.expect(
+            ids.index(target["id"]) == j,
+            "freeze_rules",
+            ["targets", j, "id"],
+            f"freeze target {target['id']!r} is defined twice",
+        )
+        for m, role in enumerate(target["required_roles"]):
+            n.freeze_role("freeze_rules", ["targets", j, "required_roles", m], role)
+
+    import jsonschema
+
+    try:
+        jsonschema.Draft202012Validator.check_schema(k["freeze_input"]["contract"])
+    except jsonschema.SchemaError as exc:
+        n.report(
+            "freeze_input",
+            ["contract", *exc.absolute_path],
+            f"not a valid JSON Schema: {exc.message}",
+        )
+    return n.problems

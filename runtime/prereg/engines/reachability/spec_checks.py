@@ -1,0 +1,294 @@
+"""Compile-time checks of a reachability-probe spec (``Engine.checks``), run after the
+constants matched the engine's configuration schema (constants.schema.json).
+
+Every split, factor, level, metric and row attribute a constant names must be declared by the
+spec, and the constants must agree with one another where the engine relies on it (a layout's
+rule is one of the ``rules``, the chain's classes are cue classes, ...).  Last, the engine's
+own configuration check (:func:`.config.load_config`) runs on what the spec compiles to, so a
+spec that compiles is one the engine accepts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from prereg.engines.base import Problem, constant_pointer
+from prereg.engines.checking import SpecNames
+
+FACTOR_ROLES = ("pool", "hops", "outcome", "layout")
+
+
+def checks(spec: Mapping[str, Any]) -> list[Problem]:
+    n = SpecNames(spec)
+    k = n.constants
+
+    roles = k["factor-roles"]
+    factor = {}
+    for role in FACTOR_ROLES:
+        if n.factor("factor-roles", [role], roles[role]):
+            factor[role] = roles[role]
+
+    split_roles = k["split-roles"]
+    for sid in split_roles:
+        n.split("split-roles", [sid], sid)
+    for sid in n.splits:
+        n.expect(
+            sid in split_roles,
+            "split-roles",
+            [],
+            f"gives split {sid!r} no role (the engine needs one for every split)",
+        )
+
+    listed = []
+    for key in ("firstSplits", "permutedSplits"):
+        for j, sid in enumerate(k["dispatch"][key]):
+            n.split("dispatch", [key, j], sid)
+            listed.append(sid)
+    n.expect(
+        sorted(listed) == sorted(n.splits),
+        "dispatch",
+        [],
+        f"must list every split exactly once between firstSplits and permutedSplits"
+        f" (splits: {', '.join(n.splits)})",
+    )
+
+    audit = k["audit"]
+    n.split("audit", ["split"], audit["split"])
+    try:
+        re.compile(audit["entityPattern"])
+    except re.error as exc:
+        n.report("audit", ["entityPattern"], f"not a valid regular expression ({exc})")
+    line_classes = [lc["name"] for lc in audit["lineClasses"]]
+    for j, rule in enumerate(audit["lineClassRules"]):
+        n.expect(
+            rule["class"] in line_classes,
+            "audit",
+            ["lineClassRules", j, "class"],
+            f"names line class {rule['class']!r}, which lineClasses does not list",
+        )
+
+    cue = {q["name"]: q["kind"] for q in k["cue-classes"]}
+    for key, kind in (("linkClass", "pair"), ("relayClass", "state")):
+        name = k["chain"][key]
+        n.expect(
+            cue.get(name) == kind,
+            "chain",
+            [key],
+            f"must name a {kind} class of constant cue-classes, got {name!r}",
+        )
+
+    for j, o in enumerate(k["outcomes"]):
+        n.level("outcomes", [j, "word"], factor.get("outcome"), o["word"])
+        failure = o["failure"]
+        if failure is not None and failure["lineClass"] is not None:
+            n.expect(
+                failure["lineClass"] in cue,
+                "outcomes",
+                [j, "failure", "lineClass"],
+                f"names cue class {failure['lineClass']!r}, which constant cue-classes does not"
+                " define",
+            )
+    rule_ids = [r["id"] for r in k["rules"]]
+    for j, lo in enumerate(k["layouts"]):
+        n.level("layouts", [j, "word"], factor.get("layout"), lo["word"])
+        n.expect(
+            lo["rule"] in rule_ids,
+            "layouts",
+            [j, "rule"],
+            f"names rule {lo['rule']!r}, which constant rules does not define"
+            f" (rules: {', '.join(rule_ids)})",
+        )
+        for m, ov in enumerate(lo["positionOverrides"]):
+            n.level(
+                "layouts",
+                [j, "positionOverrides", m, "outcome"],
+                factor.get("outcome"),
+                ov["outcome"],
+            )
+    for j, item in enumerate(k["dev-review"]["perOutcome"]):
+        n.level("dev-review", ["perOutcome", j, "outcome"], factor.get("outcome"), item["outcome"])
+
+    _scoring(n, k, factor)
+    for j, sc in enumerate(k["scenarios"]["scenarios"]):
+        rules = sc["rules"]
+        for m, r in enumerate(rules):
+            n.selection("scenarios", ["scenarios", j, "rules", m, "where"], r["where"])
+            lo, hi = r["confidence"]
+            n.expect(
+                lo <= hi,
+                "scenarios",
+                ["scenarios", j, "rules", m, "confidence"],
+                "the confidence range must not be empty (low <= high)",
+            )
+        n.expect(
+            not rules[-1]["where"],
+            "scenarios",
+            ["scenarios", j, "rules", len(rules) - 1, "where"],
+            "the last rule of a scenario must match every row (where: {})",
+        )
+
+    if not n.problems:
+        n.problems.extend(_engine_check(spec))
+    return n.problems
+
+
+# Metric roles the engine reads: computed by prereg.decide from their compute blocks, or by
+# the engine itself (the vocabulary has no binning and no rank statistic); see .scoring.
+DECIDED_ROLES = ("coverage", "accuracy", "saidYes", "calibratedAccuracy", "meanConfidence")
+ENGINE_ROLES = ("ece", "auroc")
+
+
+def _metric_roles(n: SpecNames) -> None:
+    roles = (*DECIDED_ROLES, *ENGINE_ROLES)
+    found: dict[str, int] = {}
+    for i, m in enumerate(n.spec.get("metrics") or ()):
+        role = m.get("role")
+        if role is None:
+            continue
+        if role not in roles:
+            n.problems.append(
+                (
+                    f"/metrics/{i}/role",
+                    f"unknown metric role {role!r} (the engine reads {', '.join(roles)})",
+                )
+            )
+            continue
+        found.setdefault(role, i)
+        if role in DECIDED_ROLES and not m.get("compute"):
+            n.problems.append(
+                (f"/metrics/{i}", f"metric {m.get('id')!r} (role {role}) needs a compute block")
+            )
+        if role in ENGINE_ROLES and m.get("compute"):
+            n.problems.append(
+                (
+                    f"/metrics/{i}/compute",
+                    f"metric {m.get('id')!r} (role {role}) is computed by the engine; it takes no"
+                    " compute block",
+                )
+            )
+    missing = [r for r in roles if r not in found]
+    if missing:
+        n.problems.append(
+            (
+                "/metrics",
+                f"no metric has role {', '.join(repr(r) for r in missing)} (the engine reads {', '.join(roles)})",
+            )
+        )
+
+
+def _scored_request(n: SpecNames, k: dict[str, Any]) -> None:
+    """The attempt policy scores one request of constant record, on the request-role field."""
+    contract = n.contracts.get("observation") or {}
+    field = next(
+        (f.get("name") for f in contract.get("fields") or () if f.get("role") == "request"), None
+    )
+    policy = n.spec.get("attempts") or {}
+    where = [
+        (j, c)
+        for j, c in enumerate(policy.get("where") or ())
+        if c.get("field") == field and c.get("op") == "eq" and "value" in c
+    ]
+    if len(where) != 1:
+        n.problems.append(
+            (
+                "/attempts",
+                f"the attempt policy must score one request: where {field} eq <request id>",
+            )
+        )
+        return
+    j, cond = where[0]
+    requests = [r["id"] for r in k["record"]["requests"]]
+    if cond["value"] not in requests:
+        n.problems.append(
+            (
+                f"/attempts/where/{j}/value",
+                f"scores request {cond['value']!r}, which constant record does not define"
+                f" (requests: {', '.join(requests)})",
+            )
+        )
+
+
+def _scoring(n: SpecNames, k: dict[str, Any], factor: dict[str, str]) -> None:
+    s = k["scoring"]
+    _metric_roles(n)
+    _scored_request(n, k)
+    from prereg.stats.methods import methods
+
+    intervals = methods("proportion-interval")
+    n.expect(
+        s["cellInterval"]["method"] in intervals,
+        "scoring",
+        ["cellInterval", "method"],
+        f"names {s['cellInterval']['method']!r}, which is no proportion-interval method"
+        f" (registered: {', '.join(intervals)})",
+    )
+    pos = s["position"]
+    attribute = pos["attribute"]
+    if n.expect(
+        attribute in n.row_attributes,
+        "scoring",
+        ["position", "attribute"],
+        f"names row attribute {attribute!r}, which the spec does not declare"
+        f" (row attributes: {', '.join(n.row_attributes) or 'none'})",
+    ):
+        values = n.row_attributes[attribute]
+        for key in ("none", "first", "interior", "last"):
+            n.expect(
+                pos[key] in values,
+                "scoring",
+                ["position", key],
+                f"names {pos[key]!r}, which row attribute {attribute!r} does not have"
+                f" (values: {', '.join(values)})",
+            )
+    auc = s["auroc"]
+    n.selection("scoring", ["auroc", "where"], auc["where"])
+    for j, f in enumerate(auc["groupBy"]):
+        n.factor("scoring", ["auroc", "groupBy", j], f)
+    if n.factor("scoring", ["auroc", "factor"], auc["factor"]):
+        for key in ("positive", "negative"):
+            for j, level in enumerate(auc[key]):
+                n.level("scoring", ["auroc", key, j], auc["factor"], level)
+
+
+# Where the engine's own configuration keys come from in the spec (see .config): a constant id,
+# or a JSON pointer of a spec section.
+_SOURCES = {
+    "pools": "/pools",
+    "cells": "/cells",
+    "splits": "/splits",
+    "seedPolicy": "/seed_policy",
+    "budget": "/budget",
+}
+_KEY = re.compile(r"^config\.([A-Za-z]+)((?:\.[A-Za-z0-9_]+|\[[0-9]+\])*)")
+
+
+def _engine_check(spec: Mapping[str, Any]) -> list[Problem]:
+    """The engine's own configuration check on what the spec compiles to, each problem placed
+    at the constant (or the spec section) it comes from."""
+    from prereg.compiler.build import engine_config
+    from prereg.errors import UserError
+
+    from .config import CONSTANT_KEYS, config_from_spec, load_config
+
+    sources = {**_SOURCES, **CONSTANT_KEYS, "outcomes": "outcomes", "layouts": "layouts"}
+    try:
+        load_config(config_from_spec(engine_config(dict(spec))))
+    except UserError as exc:
+        out = []
+        for text in exc.problems or [exc.message]:
+            ptr, message = "/engine", text
+            m = _KEY.match(text)
+            if m and m.group(1) in sources:
+                source = sources[m.group(1)]
+                steps = re.findall(r"\.([A-Za-z0-9_]+)|\[([0-9]+)\]", m.group(2))
+                path = [a or int(b) for a, b in steps]
+                if source.startswith("/"):  # a section: the item, when the path starts with one
+                    ptr = source + (f"/{path[0]}" if path and isinstance(path[0], int) else "")
+                else:
+                    ptr = constant_pointer(spec, source, *path) or "/constants"
+                message = text[m.end() :].lstrip(": ") or text
+            out.append((ptr, f"{message} (the engine's configuration check)"))
+        return out
+    return []

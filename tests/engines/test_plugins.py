@@ -1,0 +1,316 @@
+"""Engines are plug-ins: one written outside runtime/, registered through a real entry point
+(a dist-info folder importlib.metadata finds on the path, no pip), compiles and runs a study;
+without it on the path the study's engine is unknown; a broken plug-in is a located error."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from prereg.cli import main
+from prereg.engines import registry
+from tests.conftest import ROOT, run_prereg
+
+STUDY = "my-study"
+
+SPEC = """\
+id: my-study
+version: "1.0"
+title: A study run by an engine from outside prereg
+status: draft
+engine: my-engine
+splits:
+  - {id: main, code: m}
+constants:
+  - id: greeting
+    description: What the engine says, how often, and to which split's people.
+    value:
+      word: Hello
+      times: 2
+      split: main
+commands:
+  - id: greet
+    handler: greet
+    summary: greet someone as the spec says
+    arguments:
+      - {name: --name, kind: option, type: string, required: true, help: who to greet}
+"""
+
+PLUGIN = {
+    "myengine/__init__.py": '"""A throwaway prereg engine."""\n',
+    "myengine/plugin.py": """\
+        from prereg.engines.base import Engine
+
+        ENGINE = Engine(
+            kind="my-engine",
+            summary="Greets people the way the study's constants say.",
+            module="myengine.commands",
+            schema="myengine:constants.schema.json",
+            checks="myengine.checks:checks",
+        )
+        """,
+    "myengine/commands.py": """\
+        def greet(ctx, args):
+            g = ctx.config["constants"]["greeting"]
+            words = " ".join([f"{g['word']}, {args.name}!"] * g["times"])
+            print(f"{words} ({ctx.study_id} {ctx.version}, split {g['split']})")
+            return 0
+
+
+        COMMANDS = {"greet": greet}
+        """,
+    "myengine/checks.py": """\
+        from prereg.engines.checking import SpecNames
+
+
+        def checks(spec):
+            names = SpecNames(spec)
+            names.split("greeting", ["split"], names.constants["greeting"]["split"])
+            return names.problems
+        """,
+}
+
+SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["greeting"],
+    "properties": {
+        "greeting": {
+            "type": "object",
+            "required": ["word", "times", "split"],
+            "additionalProperties": False,
+            "properties": {
+                "word": {"type": "string", "minLength": 1},
+                "times": {"type": "integer", "minimum": 1},
+                "split": {"type": "string"},
+            },
+        }
+    },
+}
+
+
+def _write(folder: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+def _distribution(site: Path, name: str, entry_points: str) -> None:
+    """A dist-info folder: what pip would leave, enough for importlib.metadata."""
+    _write(
+        site,
+        {
+            f"{name}-0.1.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n",
+            f"{name}-0.1.dist-info/entry_points.txt": f"[prereg.engines]\n{entry_points}\n",
+        },
+    )
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    """A folder with the plug-in package and its registration, as a site folder would hold."""
+    site = tmp_path / "site"
+    _write(site, PLUGIN)
+    (site / "myengine" / "constants.schema.json").write_text(json.dumps(SCHEMA, indent=2))
+    _distribution(site, "myengine", "my-engine = myengine.plugin:ENGINE")
+    return site
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    (project / "spec" / "studies").mkdir(parents=True)
+    (project / "spec" / "studies" / f"{STUDY}.yaml").write_text(SPEC, encoding="utf-8")
+    (project / "generated").mkdir()
+    shutil.copy(ROOT / "generated" / "prereg.schema.json", project / "generated")
+    return project
+
+
+def _prereg(*args, site: Path | None):
+    env = {"PYTHONPATH": str(site)} if site is not None else {"PYTHONPATH": ""}
+    return run_prereg(*args, env=env)
+
+
+def test_a_plugin_outside_runtime_compiles_and_runs_a_study(site: Path, project: Path):
+    c = _prereg("--project", project, "compile", site=site)
+    assert c.returncode == 0, c.stderr
+    assert "compiled 1 study: my_study" in c.stdout
+    init = (project / "generated" / "my_study" / "__init__.py").read_text()
+    assert 'ENGINE = "my-engine"' in init and 'ENGINE_MODULE = "myengine.commands"' in init
+
+    r = _prereg("--project", project, STUDY, "greet", "--name", "Ada", site=site)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "Hello, Ada! Hello, Ada! (my-study 1.0, split main)\n"
+
+    # the study's constants change what the engine does, after a recompile
+    spec = project / "spec" / "studies" / f"{STUDY}.yaml"
+    spec.write_text(SPEC.replace("word: Hello", "word: Hi").replace("times: 2", "times: 1"))
+    assert _prereg("--project", project, "compile", site=site).returncode == 0
+    r = _prereg("--project", project, STUDY, "greet", "--name", "Ada", site=site)
+    assert r.stdout == "Hi, Ada! (my-study 1.0, split main)\n"
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (
+            ("times: 2", 'times: "2"'),
+            'spec/studies/my-study.yaml:13: at /constants/0/value/times: expected integer, got "2"'
+            " (engine my-engine, constant greeting)",
+        ),
+        (
+            ("split: main", "split: other"),
+            "spec/studies/my-study.yaml:14: at /constants/0/value/split: names split 'other', "
+            "which the spec does not declare (splits: main) (engine my-engine, constant greeting)",
+        ),
+    ],
+)
+def test_the_plugins_schema_and_checks_run_at_compile_time(site, project, edit, message):
+    spec = project / "spec" / "studies" / f"{STUDY}.yaml"
+    spec.write_text(SPEC.replace(*edit), encoding="utf-8")
+    c = _prereg("--project", project, "compile", site=site)
+    assert c.returncode == 2
+    assert message in c.stderr
+    assert "Traceback" not in c.stderr
+    assert not (project / "generated" / "my_study").exists()
+
+
+def test_without_the_plugin_the_engine_is_unknown_and_nothing_is_written(project: Path):
+    c = _prereg("--project", project, "compile", site=None)
+    assert c.returncode == 2
+    assert c.stderr.startswith("error: the specs have problems; nothing was written\n")
+    assert (
+        "spec/studies/my-study.yaml:5: at /engine: unknown engine 'my-engine' (registered: "
+        + ", ".join(registry.kinds())
+        + ")"
+    ) in c.stderr
+    assert "Traceback" not in c.stderr
+    assert sorted(p.name for p in (project / "generated").iterdir()) == ["prereg.schema.json"]
+
+
+def test_a_compiled_study_whose_plugin_is_gone_refuses_to_run(site: Path, project: Path):
+    assert _prereg("--project", project, "compile", site=site).returncode == 0
+    r = _prereg("--project", project, STUDY, "greet", "--name", "Ada", site=None)
+    assert r.returncode == 2
+    assert (
+        "error: spec/studies/my-study.yaml: study 'my-study' uses an unknown engine 'my-engine'"
+    ) in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+# -- broken plug-ins ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def installed(tmp_path, monkeypatch):
+    """Put a site folder on this process's path (and take it off again)."""
+    site = tmp_path / "broken-site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    registry.reset()
+    yield site
+    for name in [m for m in sys.modules if m.split(".")[0] in ("brokenengine", "myengine")]:
+        del sys.modules[name]
+    registry.reset()
+
+
+BROKEN = {
+    "import error": (
+        {"brokenengine/__init__.py": "", "brokenengine/plugin.py": "import no_such_module\n"},
+        "broken-thing = brokenengine.plugin:ENGINE",
+        "entry point broken-thing = brokenengine.plugin:ENGINE (group prereg.engines, distribution"
+        " brokenengine 0.1): cannot be loaded: ModuleNotFoundError: No module named"
+        " 'no_such_module'",
+    ),
+    "not an engine": (
+        {"brokenengine/__init__.py": "", "brokenengine/plugin.py": "ENGINE = {'kind': 'x'}\n"},
+        "broken-thing = brokenengine.plugin:ENGINE",
+        "entry point broken-thing = brokenengine.plugin:ENGINE (group prereg.engines, distribution"
+        " brokenengine 0.1): names a dict, not a prereg.engines.base.Engine",
+    ),
+    "name is not the kind": (
+        {
+            "brokenengine/__init__.py": "",
+            "brokenengine/plugin.py": "from prereg.engines.base import Engine\n"
+            "ENGINE = Engine(kind='other-thing', summary='s', module='brokenengine')\n",
+        },
+        "broken-thing = brokenengine.plugin:ENGINE",
+        "entry point broken-thing = brokenengine.plugin:ENGINE (group prereg.engines, distribution"
+        " brokenengine 0.1): describes engine 'other-thing'; the entry point's name must be its"
+        " kind",
+    ),
+    "duplicate kind": (
+        {
+            "brokenengine/__init__.py": "",
+            "brokenengine/plugin.py": "from prereg.engines.base import Engine\n"
+            "ENGINE = Engine(kind='reachability-probe', summary='s', module='brokenengine')\n",
+        },
+        "reachability-probe = brokenengine.plugin:ENGINE",
+        "entry point reachability-probe = prereg.engines.reachability.plugin:ENGINE (group"
+        " prereg.engines, distribution prereg 0.1.0): engine 'reachability-probe' is already"
+        " registered by entry point reachability-probe = brokenengine.plugin:ENGINE (group"
+        " prereg.engines, distribution brokenengine 0.1)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_a_broken_plugin_is_a_located_error_not_a_traceback(case, installed, capsys):
+    files, entry_point, message = BROKEN[case]
+    _write(installed, files)
+    _distribution(installed, "brokenengine", entry_point)
+    code = main(["--project", str(ROOT), "compile", "jev-multicorrect"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert err.startswith("error: the engine plug-in is broken; fix or uninstall it\n")
+    assert f"  {message}\n" in err
+    assert "Traceback" not in err + out
+
+
+def test_the_built_in_engines_are_registered_through_entry_points():
+    import importlib.metadata
+
+    import jsonschema
+
+    eps = {
+        ep.name: ep.value
+        for ep in importlib.metadata.entry_points(group=registry.GROUP)
+        if ep.dist is not None and ep.dist.name == "prereg"
+    }
+    assert (
+        eps.items()
+        >= {
+            "cluster-power-freeze": "prereg.engines.clusterpower.plugin:ENGINE",
+            "multicorrect-scoring": "prereg.engines.multicorrect.plugin:ENGINE",
+            "reachability-probe": "prereg.engines.reachability.plugin:ENGINE",
+        }.items()
+    )
+    assert set(eps) <= set(registry.kinds())
+    for kind, engine in registry.registry().items():
+        assert engine.kind == kind and engine.problems() == []
+        if engine.schema is not None:
+            schema = engine.config_schema()
+            jsonschema.Draft202012Validator.check_schema(schema)
+            assert schema["type"] == "object"
+
+
+def test_discovering_the_engines_imports_no_engine_code():
+    """Plug-in modules are cheap: the registry, the schemas and the checks of the built-in
+    engines load without numpy (a command imports its engine when it runs)."""
+    probe = (
+        "import sys\n"
+        "from prereg.engines import registry\n"
+        "for e in registry.registry().values(): e.config_schema()\n"
+        "print('numpy' in sys.modules)\n"
+    )
+    r = __import__("subprocess").run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "False\n"
