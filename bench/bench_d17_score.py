@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import io
 import json
 import statistics
@@ -84,9 +85,10 @@ def main() -> int:
         for r in range(runs):
             _, table, _ = timed("verify prepared folder", sc.load_prepared, ctx, prep, spec)
             recs = timed("read observations (contract)", read_records, obs, schema, "jsonl")
-            p = timed("terminal attempts", scoring.terminal_p_yes, recs, table, spec, "o")
-            args = (ctx.config, rules, table, p, blocks, spec)
-            timed("figures, contrasts, rules", scoring.score, *args)
+            counted = timed("terminal attempts", scoring.counted_attempts, recs, table, spec, "o")
+            args = (ctx.config, rules, table, counted.p_yes(spec), blocks, spec)
+            score = functools.partial(scoring.score, counted=counted)
+            timed("figures, contrasts, rules", score, *args)
             timed("score handler (in process)", cli, *argv, "--out", d / f"S{r}.json")
         for r in range(runs):
             out = d / f"C{r}.json"

@@ -32,6 +32,7 @@ EXPECTED = {
     "bad-yaml": "bad-yaml.yaml:4: invalid YAML: did not find expected ',' or ']'",
     "dangling-level": "dangling-level.yaml:15: at /cells/1/levels/0/level: cell 'cell-b' uses level 'pool-z', which factor 'pool' does not have",
     "dangling-metric": "dangling-metric.yaml:27: at /hypotheses/0/contrasts/0/metric: contrast 'h1-ab' names unknown metric 'recall'",
+    "derived-order": "derived-order.yaml:25: at /derived_fields/0/test/0/field: derived field 'correct' names unknown field 'answer'",
     "dangling-split": "dangling-split.yaml:15: at /cells/1/split: cell 'cell-b' names unknown split 'tuning'",
     "duplicate-id": "duplicate-id.yaml:15: at /cells/1/id: duplicate cell id 'cell-a' (first at /cells/0)",
     "duplicate-contract-role": "duplicate-contract-role.yaml:31: at /record_contracts/1/role: duplicate record contract role 'answers' (first at /record_contracts/0)",

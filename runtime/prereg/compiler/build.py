@@ -133,7 +133,7 @@ def spec_config(spec: dict) -> dict[str, Any]:
             for r in spec.get("freeze_roles") or []
         ],
         "metrics": [
-            {"id": m["id"], **({"compute": m["compute"]} if m.get("compute") else {})}
+            {"id": m["id"], **{k: m[k] for k in ("role", "compute") if m.get(k) is not None}}
             for m in spec.get("metrics") or []
         ],
         "derived_fields": [

@@ -228,3 +228,16 @@ def rule_metrics_are_proportions(spec: dict, report: Reporter) -> None:
                         f"{part[:-1]} {e.get('id')!r} names the mean metric {e.get('metric')!r};"
                         " its interval and test methods are for proportions",
                     )
+
+
+@check
+def metric_roles_unique(spec: dict, report: Reporter) -> None:
+    """A metric's role names it for the engine, so one role means one metric."""
+    seen: dict[str, str] = {}
+    for ptr, m in items(spec, "metrics"):
+        role = m.get("role")
+        if role is None:
+            continue
+        if role in seen:
+            report(f"{ptr}/role", f"duplicate metric role {role!r} (first at {seen[role]})")
+        seen.setdefault(role, ptr)

@@ -4,19 +4,48 @@ Records are attempts. The policy's ``key`` fields identify a series of attempts 
 names the row), ``order`` orders a series, ``where`` keeps the series that are scored (the
 others are still checked), ``failed`` marks a failed attempt and ``counts`` picks the one that
 counts: ``last`` (highest order; failed → unobserved), ``first`` (lowest order only, never a
-fallback) or ``first-success`` (lowest order that did not fail). Unknown rows and a repeated
-(key, order) are refused with their line numbers.
+fallback) or ``first-success`` (lowest order that did not fail). Unknown rows, a repeated
+(key, order) and whatever an engine's own record check finds are refused with their line
+numbers, all problems at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from operator import itemgetter, methodcaller
 from typing import Any
 
 import numpy as np
 
+from prereg.decide.columns import Column
 from prereg.decide.fields import all_of
 from prereg.errors import UserError
+
+# An engine's own test of the records: (row index per record, None for an unknown row;
+# the records) -> a problem or None per record.
+RecordCheck = Callable[
+    [Sequence["int | None"], Sequence[Mapping[str, Any]]], Sequence["str | None"]
+]
+
+
+def required_fields(contract: Mapping[str, Any] | None) -> frozenset[str]:
+    """The fields a record of ``contract`` always has (read strictly: a record that lacks one
+    was not validated against the contract)."""
+    if contract is None:
+        return frozenset()
+    return frozenset(f["name"] for f in contract.get("fields") or () if f.get("required", True))
+
+
+def _read(records: Sequence[Mapping[str, Any]], name: str, strict: bool) -> list[Any]:
+    if strict:
+        return list(map(itemgetter(name), records))
+    return list(map(methodcaller("get", name), records))
+
+
+def policy_fields(policy: Mapping[str, Any]) -> set[str]:
+    """Every field the policy's ``failed`` and ``where`` conditions name."""
+    conds = [*(policy.get("failed") or ()), *(policy.get("where") or ())]
+    return {c["field"] for c in conds} | {c["other"] for c in conds if c.get("other")}
 
 
 def counted(
@@ -25,25 +54,26 @@ def counted(
     index: Mapping[str, int],
     source: str,
     *,
+    contract: Mapping[str, Any] | None = None,
+    check: RecordCheck | None = None,
+    rows: str = "the registered rows",
     max_problems: int = 50,
 ) -> tuple[list[int | None], np.ndarray]:
-    """(record index that counts per row or None, observed mask) for records in line order."""
+    """(record index that counts per row or None, observed mask) for records in line order.
+
+    ``contract`` (the observation contract) says which fields every record has; ``check`` is
+    an engine's own test of the records of known rows (:data:`RecordCheck`; its problems are
+    listed with the others); ``rows`` names the registered rows in the message for an unknown
+    row id.
+    """
     key_fields = list(policy["key"])
     order = policy["order"]
     rule = policy["counts"]
     n_rows = len(index)
     n_rec = len(records)
+    required = required_fields(contract)
     rec_cols = {
-        name: [r.get(name) for r in records]
-        for name in {
-            *(c["field"] for c in policy.get("failed") or ()),
-            *(c["field"] for c in policy.get("where") or ()),
-            *(
-                c["other"]
-                for c in [*(policy.get("failed") or ()), *(policy.get("where") or ())]
-                if c.get("other")
-            ),
-        }
+        name: Column.of(_read(records, name, name in required)) for name in policy_fields(policy)
     }
     failed = (
         all_of(policy.get("failed"), rec_cols, n_rec)
@@ -51,56 +81,85 @@ def counted(
         else np.zeros(n_rec, bool)
     )
     scored = all_of(policy.get("where"), rec_cols, n_rec)
+    row_ids = _read(records, key_fields[0], True)
+    orders = _read(records, order, True)
+    keys = list(
+        zip(
+            row_ids,
+            *(_read(records, f, f in required) for f in key_fields[1:]),
+            orders,
+            strict=True,
+        )
+    )
+    row_of = list(map(index.get, row_ids))
+    found = [] if check is None else list(check(row_of, records))
+    if None in row_of or found.count(None) < len(found) or len(set(keys)) < n_rec:
+        _refuse(row_ids, row_of, found, keys, orders, key_fields, order, source, rows, max_problems)
+    # No problem: each row's attempt that counts, by sorting the scored attempts.
+    cand = np.flatnonzero(scored & ~failed if rule == "first-success" else scored)
+    r = np.asarray(row_of, dtype=np.int64)[cand]
+    o = np.asarray(orders)[cand]
+    # by row, then order (descending for last), then line: the first of each row counts
+    by = np.lexsort((-o if rule == "last" else o, r))
+    cand, r = cand[by], r[by]
+    head = np.ones(cand.size, dtype=bool)
+    head[1:] = r[1:] != r[:-1]
+    best = np.full(n_rows, -1, dtype=np.int64)
+    best[r[head]] = cand[head]
+    has = best >= 0
+    if rule in ("first", "last") and n_rec:
+        # The attempt that counts failed: the row is unobserved (never a fallback).
+        has &= ~failed[np.maximum(best, 0)]
+    chosen: list[int | None] = [
+        int(b) if h else None for b, h in zip(best.tolist(), has.tolist(), strict=True)
+    ]
+    return chosen, has
+
+
+def _refuse(row_ids, row_of, found, keys, orders, key_fields, order, source, rows, max_problems):
+    """Raise the problems of the records in line order (unknown rows, the engine's check,
+    repeated attempts)."""
     problems: list[str] = []
     seen: dict[tuple, int] = {}
-    best: list[int | None] = [None] * n_rows  # the chosen attempt's record index so far
-    for j, rec in enumerate(records):
+    for j, rid in enumerate(row_ids):
         line = j + 1
-        rid = rec[key_fields[0]]
-        i = index.get(rid)
-        if i is None:
-            problems.append(f"{source}:{line}: unknown row id {rid!r} (not a registered row)")
+        if row_of[j] is None:
+            problems.append(f"{source}:{line}: unknown row id {rid!r} (not in {rows})")
             continue
-        k = (*(rec.get(f) for f in key_fields), rec[order])
+        if found and found[j] is not None:
+            problems.append(f"{source}:{line}: {found[j]}")
+            continue
+        k = keys[j]
         first = seen.get(k)
         if first is not None:
             problems.append(
-                f"{source}:{line}: attempt {rec[order]} of "
-                + ", ".join(f"{f}={rec.get(f)!r}" for f in key_fields)
-                + f" repeats line {first}"
+                f"{source}:{line}: duplicate attempt {orders[j]} of "
+                + ", ".join(f"{f}={v!r}" for f, v in zip(key_fields, k, strict=False))
+                + f" (first on line {first}): repeats line {first}'s "
+                + ", ".join(key_fields)
+                + f" and {order}"
             )
             continue
         seen[k] = line
-        if not scored[j]:
-            continue
-        cur = best[i]
-        if rule == "first-success" and failed[j]:
-            continue
-        if cur is None:
-            best[i] = j
-        elif rule == "last":
-            if rec[order] > records[cur][order]:
-                best[i] = j
-        elif rec[order] < records[cur][order]:  # first, first-success
-            best[i] = j
-    if problems:
-        shown = problems[:max_problems]
-        if len(problems) > max_problems:
-            shown.append(f"… and {len(problems) - max_problems} more")
-        raise UserError(f"{source}: {len(problems)} problem(s) in the observations", problems=shown)
-    if rule == "first":
-        # Only the lowest-order attempt of a row counts, and only if it succeeded.
-        chosen = [None if b is None or failed[b] else b for b in best]
-    elif rule == "last":
-        chosen = [None if b is None or failed[b] else b for b in best]
-    else:
-        chosen = best
-    observed = np.array([c is not None for c in chosen], dtype=bool)
-    return chosen, observed
+    shown = problems[:max_problems]
+    if len(problems) > max_problems:
+        shown.append(f"… and {len(problems) - max_problems} more")
+    raise UserError(f"{source}: {len(problems)} problem(s) in the observations", problems=shown)
 
 
 def record_columns(
-    records: Sequence[Mapping[str, Any]], chosen: Sequence[int | None], names: Sequence[str]
-) -> dict[str, list[Any]]:
-    """One column per observation field: the counted record's value per row (None if none)."""
-    return {name: [None if c is None else records[c].get(name) for c in chosen] for name in names}
+    records: Sequence[Mapping[str, Any]],
+    chosen: Sequence[int | None],
+    names: Sequence[str],
+    *,
+    contract: Mapping[str, Any] | None = None,
+) -> dict[str, Column]:
+    """One column per observation field: the counted record's value per row (null if none)."""
+    required = required_fields(contract)
+    present = np.array([c is not None for c in chosen], dtype=bool)
+    counted_records = [records[c] for c in chosen if c is not None]
+    pos = np.cumsum(present) - 1  # row -> its position among the counted records
+    return {
+        name: Column.of(_read(counted_records, name, name in required)).take(pos, present)
+        for name in names
+    }

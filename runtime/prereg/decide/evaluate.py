@@ -17,47 +17,109 @@ import numpy as np
 from prereg.decide.metrics import RowMetric
 from prereg.decide.table import SPLIT, RowTable, cell_attributes
 from prereg.errors import UserError
-from prereg.rules import (
-    REPORTED_ONLY,
-    ContrastResult,
-    adjust_families,
-    failed_gates,
-    selection_matches,
-)
+from prereg.rules import REPORTED_ONLY, ContrastResult, adjust_families, failed_gates
+
+
+def _level_masks(attrs: Sequence[Mapping[str, str]]) -> dict[str, dict[str, np.ndarray]]:
+    """name -> level -> bool array: which of ``attrs`` have that level (missing: none)."""
+    out: dict[str, dict[str, np.ndarray]] = {}
+    for i, a in enumerate(attrs):
+        for name, level in a.items():
+            out.setdefault(name, {}).setdefault(level, np.zeros(len(attrs), dtype=bool))[i] = True
+    return out
+
+
+def _any_level(masks: Mapping[str, np.ndarray], levels: Sequence[str], n: int) -> np.ndarray:
+    m = np.zeros(n, dtype=bool)
+    for level in levels:
+        hit = masks.get(str(level))
+        if hit is not None:
+            m = m | hit
+    return m
 
 
 class Selections:
-    """Row masks of rule selections over a row table (cached per selection)."""
+    """Rule selections over a row table: row masks, and sums of row metrics per selection.
+
+    Rows are grouped once by their cell and row attributes (a selection names only those), so
+    a selection is a mask over the few groups and a metric's sum over it adds a few group
+    sums, whatever the number of rows.
+    """
 
     def __init__(self, table: RowTable):
         self.table = table
         self.cell_attrs = [cell_attributes(c) for c in table.cells]
         self.known = {SPLIT, *(f for c in table.cells for f in c["levels"]), *table.attributes}
-        self._cache: dict[tuple, np.ndarray] = {}
+        key = np.asarray(table.cell, dtype=np.int64)
+        for name in table.attributes:
+            values, inverse = np.unique(np.asarray(table.attributes[name]), return_inverse=True)
+            key = key * max(len(values), 1) + inverse.reshape(-1)
+        _, first, group = np.unique(key, return_index=True, return_inverse=True)
+        self.group = group.reshape(-1)  # group index per row
+        self.n_groups = first.size
+        self.group_cell = np.asarray(table.cell, dtype=np.int64)[first]
+        self.group_attrs = {k: np.asarray(v)[first] for k, v in table.attributes.items()}
+        self._rows: dict[tuple, np.ndarray] = {}
+        self._groups: dict[tuple, np.ndarray] = {}
+        self._sums: dict[int, tuple[np.ndarray, np.ndarray, RowMetric]] = {}
+        # name -> level -> which cells (or row groups) have it, for vectorized selections
+        self._cell_levels = _level_masks(self.cell_attrs)
+        self._group_levels = {
+            name: {str(v): values == v for v in np.unique(values)}
+            for name, values in self.group_attrs.items()
+        }
 
-    def mask(self, selection: Mapping[str, Sequence[str]], what: str) -> np.ndarray:
-        key = tuple(sorted((k, tuple(v)) for k, v in selection.items()))
-        m = self._cache.get(key)
-        if m is not None:
-            return m
+    @staticmethod
+    def _key(selection: Mapping[str, Sequence[str]]) -> tuple:
+        return tuple(sorted((k, tuple(v)) for k, v in selection.items()))
+
+    def _cells(self, selection: Mapping[str, Sequence[str]], what: str) -> np.ndarray:
         unknown = sorted(set(selection) - self.known)
         if unknown:
             raise UserError(
                 f"rules: {what} selects by {unknown}, which is neither the split, a factor nor a"
                 " row attribute"
             )
-        cell_sel = {k: v for k, v in selection.items() if k not in self.table.attributes}
-        cells = np.array([selection_matches(cell_sel, a) for a in self.cell_attrs], dtype=bool)
-        m = cells[self.table.cell] if len(self.table) else np.zeros(0, dtype=bool)
+        m = np.ones(len(self.cell_attrs), dtype=bool)
         for name, levels in selection.items():
-            if name in self.table.attributes:
-                m = m & np.isin(self.table.attributes[name], list(levels))
-        self._cache[key] = m
+            if name not in self.table.attributes:
+                m = m & _any_level(self._cell_levels.get(name, {}), levels, m.size)
         return m
 
+    def mask(self, selection: Mapping[str, Sequence[str]], what: str) -> np.ndarray:
+        """Which rows a selection takes."""
+        key = self._key(selection)
+        m = self._rows.get(key)
+        if m is None:
+            groups = self.group_mask(selection, what)
+            m = groups[self.group] if len(self.table) else np.zeros(0, dtype=bool)
+            self._rows[key] = m
+        return m
 
-def _sums(metric: RowMetric, mask: np.ndarray) -> tuple[float, float]:
-    return float(metric.num[mask].sum()), float(metric.den[mask].sum())
+    def group_mask(self, selection: Mapping[str, Sequence[str]], what: str) -> np.ndarray:
+        """Which row groups a selection takes."""
+        key = self._key(selection)
+        m = self._groups.get(key)
+        if m is None:
+            cells = self._cells(selection, what)
+            m = cells[self.group_cell] if self.n_groups else np.zeros(0, dtype=bool)
+            for name, levels in selection.items():
+                if name in self.table.attributes:
+                    m = m & _any_level(self._group_levels[name], levels, m.size)
+            self._groups[key] = m
+        return m
+
+    def sums(
+        self, metric: RowMetric, selection: Mapping[str, Sequence[str]], what: str
+    ) -> tuple[float, float]:
+        """(sum of numerators, sum of denominators) of a row metric over a selection."""
+        g = self._sums.get(id(metric))
+        if g is None or g[2] is not metric:
+            num = np.bincount(self.group, weights=metric.num, minlength=self.n_groups)
+            den = np.bincount(self.group, weights=metric.den, minlength=self.n_groups)
+            g = self._sums[id(metric)] = (num, den, metric)
+        m = self.group_mask(selection, what)
+        return float(g[0][m].sum()), float(g[1][m].sum())
 
 
 def _nan_none(x) -> float | None:
@@ -100,7 +162,7 @@ def registered_results(rules, metrics: Mapping[str, RowMetric], sel: Selections)
     for e in rules.ESTIMATES:
         what = f"estimate {e.id}"
         m = _metric(metrics, e.metric, what, proportion=True)
-        k, n = (int(round(x)) for x in _sums(m, sel.mask(e.of, what)))
+        k, n = (int(round(x)) for x in sel.sums(m, e.of, what))
         lo, hi = get("proportion-interval", e.interval, what).fn(k, n, level=e.level)
         est = k / n if n else float("nan")
         results[e.id] = ContrastResult(e.id, est, float(lo), float(hi), extra={"k": k, "n": n})
@@ -111,8 +173,8 @@ def registered_results(rules, metrics: Mapping[str, RowMetric], sel: Selections)
         for j, c in enumerate(cs):
             what = f"contrast {c.id}"
             m = _metric(metrics, c.metric, what, proportion=True)
-            a = _sums(m, sel.mask(c.a, what))
-            b = _sums(m, sel.mask(c.b, what))
+            a = sel.sums(m, c.a, what)
+            b = sel.sums(m, c.b, what)
             kn[j] = [round(a[0]), round(a[1]), round(b[0]), round(b[1])]
         groups: dict[tuple, list[int]] = {}
         for j, c in enumerate(cs):

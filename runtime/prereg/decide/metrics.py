@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from prereg.decide.fields import Columns, _numbers, all_of
+from prereg.decide.fields import Columns, _as_numbers, _column, all_of
 from prereg.errors import UserError
 
 PROPORTION_KINDS = ("coverage", "proportion")
@@ -42,6 +42,7 @@ def row_metric(metric: Mapping[str, Any], columns: Columns, observed: np.ndarray
         raise UserError(
             f"metric {metric['id']!r} has no compute block: the engine cannot compute it"
         )
+    observed = np.asarray(observed, dtype=bool)
     n = observed.size
     kind = compute["kind"]
     if kind == "coverage":
@@ -51,7 +52,7 @@ def row_metric(metric: Mapping[str, Any], columns: Columns, observed: np.ndarray
         hit = among & all_of(compute.get("where"), columns, n)
         return RowMetric(metric["id"], kind, hit.astype(float), among.astype(float))
     if kind == "mean":
-        x, ok = _numbers(columns[compute["field"]])
+        x, ok = _as_numbers(_column(columns, compute["field"], "mean of unknown field"))
         den = among & ok
         return RowMetric(metric["id"], kind, np.where(den, x, 0.0), den.astype(float))
     raise UserError(f"metric {metric['id']!r}: unknown kind {kind!r}")  # pragma: no cover

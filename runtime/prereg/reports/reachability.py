@@ -12,7 +12,7 @@ Reads what the study's steps wrote:
   registered estimates and contrasts.
 
 Metric ids, factor order, levels and hypothesis titles come from the study's spec and compiled
-configuration (``constants.scoring.metrics``), figures from the output files.
+configuration (the metrics' roles), figures from the output files.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from prereg.reports.page import Facts, Figure, Heading, Para, Report, Table
 
 PREREGISTRATION = "preregistration.json"
 AUDIT = "audit.json"
-ENGINE_QUANTITIES = {  # engine quantity -> the key used when the config names no metric id
+ENGINE_QUANTITIES = {  # engine quantity (metric role) -> the key used when no metric has the role
     "coverage": "coverage",
     "accuracy": "accuracy",
     "saidYes": "saidYes",
@@ -40,11 +40,11 @@ ENGINE_QUANTITIES = {  # engine quantity -> the key used when the config names n
 
 
 def _metrics(info: StudyInfo) -> dict[str, str]:
-    consts = info.config.get("constants") or {}
-    scoring = consts.get("scoring") if isinstance(consts, Mapping) else None
+    """Engine quantity -> metric id: the spec's metric roles (``metrics[].role``)."""
     metrics = dict(ENGINE_QUANTITIES)
-    if isinstance(scoring, Mapping) and isinstance(scoring.get("metrics"), Mapping):
-        metrics.update({k: str(v) for k, v in scoring["metrics"].items()})
+    for m in info.config.get("metrics") or ():
+        if isinstance(m, Mapping) and m.get("role") in metrics:
+            metrics[str(m["role"])] = str(m["id"])
     return metrics
 
 

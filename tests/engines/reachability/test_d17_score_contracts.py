@@ -26,13 +26,31 @@ EFFECTIVE = "2026-01-01T00:00:00Z"
 
 
 def renamed(contract_role: str, renames: dict[str, str]) -> dict:
-    """A copy of the study config with fields of one contract renamed (role -> new name)."""
+    """A copy of the study config with fields of one contract renamed (role -> new name),
+    and renamed wherever the attempt policy, derived fields and metrics name them (as a spec
+    must: the compiler refuses a reference to a field the contract does not have)."""
     config = copy.deepcopy(dict(CONFIG))
     config["record_contracts"] = copy.deepcopy(list(CONFIG["record_contracts"]))
     (contract,) = (c for c in config["record_contracts"] if c.get("role") == contract_role)
+    names = {f["name"]: renames[f["role"]] for f in contract["fields"] if f.get("role") in renames}
     contract["fields"] = [
-        {**f, "name": renames.get(f.get("role"), f["name"])} for f in contract["fields"]
+        {**f, "name": names.get(f["name"], f["name"])} for f in contract["fields"]
     ]
+
+    def refs(x):
+        if isinstance(x, dict):
+            return {
+                k: names.get(v, v) if k in ("field", "other", "order") else refs(v)
+                for k, v in x.items()
+            }
+        if isinstance(x, (list, tuple)):
+            return [refs(v) for v in x]
+        return x
+
+    for section in ("attempts", "derived_fields", "metrics"):
+        config[section] = refs(copy.deepcopy(CONFIG[section]))
+    if config["attempts"]:
+        config["attempts"]["key"] = [names.get(k, k) for k in config["attempts"]["key"]]
     return config
 
 

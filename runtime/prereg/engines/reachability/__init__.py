@@ -9,9 +9,10 @@ orders rows for dispatch, audits the corpus for shortcut cues, and prepares the 
 Modules: :mod:`.config` (checks), :mod:`.draws` (SHA-256 draws), :mod:`.generate`,
 :mod:`.oracle`, :mod:`.dispatch`, :mod:`.audit`, :mod:`.pipeline` (in-memory preparation),
 :mod:`.seeds`, :mod:`.budget`, :mod:`.review`, :mod:`.commands` (handlers; ``COMMANDS``).
-Scoring (observations against the frozen decision rules): :mod:`.scoring` (row attributes,
-per-cell figures, the registered estimates and contrasts, gates and verdicts from the compiled
-rules module), :mod:`.simulate` (respondent scenarios from the ``scenarios`` constant),
+Scoring (observations against the frozen decision rules): :mod:`.scoring` (the rows, the
+failure-position attribute, the engine fields gold and calibrated P(yes), ECE, AUROC and the
+per-cell report; the attempt policy, derived fields, metrics, estimates, contrasts, gates and
+verdicts are the study's registration, evaluated by :mod:`prereg.decide`), :mod:`.simulate` (respondent scenarios from the ``scenarios`` constant),
 :mod:`.calibrator` (isotonic calibrator artifacts; validity from the ``calibration`` constant),
 :mod:`.score_commands` (``score``, ``simulate``, ``calibrator-fit``; merged into ``COMMANDS``).
 Their constants: ``scoring``, ``calibrator-fit``, ``scenarios``, ``decision``.

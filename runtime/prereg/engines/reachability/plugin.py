@@ -9,4 +9,6 @@ ENGINE = Engine(
     schema="prereg.engines.reachability:constants.schema.json",
     checks="prereg.engines.reachability.spec_checks:checks",
     reporter="prereg.reports.reachability:build",
+    # the gold label, and the counted P(yes) through the registered calibrator (.scoring)
+    row_fields=("gold", "calibratedPYes", "calibratedConfidence"),
 )

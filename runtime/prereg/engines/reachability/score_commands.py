@@ -325,8 +325,8 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
     from prereg.records import read_records
 
     from .calibrator import load_calibrator
+    from .scoring import counted_attempts, scoring_spec
     from .scoring import score as score_rows
-    from .scoring import scoring_spec, terminal_p_yes
 
     spec = scoring_spec(ctx.config)
     out = Path(args.out)
@@ -354,8 +354,10 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
     prereg, table, _ = load_prepared(ctx, Path(args.outdir), spec)
     obs_path = Path(args.observations)
     records = read_records(obs_path, schema_path(module, spec.contracts["observation"]), "jsonl")
-    p = terminal_p_yes(records, table, spec, str(obs_path))
-    result = score_rows(ctx.config, rules, table, p, calibrator.blocks, spec)
+    counted = counted_attempts(records, table, spec, str(obs_path))
+    result = score_rows(
+        ctx.config, rules, table, counted.p_yes(spec), calibrator.blocks, spec, counted=counted
+    )
     sha, _ = file_sha256(obs_path)
     doc = score_document(
         ctx,

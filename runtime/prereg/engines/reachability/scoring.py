@@ -1,9 +1,10 @@
-"""Scoring a prepared reachability study: observations → per-cell figures → registered rules.
+"""Scoring a prepared reachability study: what is specific to the engine, around prereg.decide.
 
-Everything a study registers (metric ids, the scored request, the answer threshold, interval
-levels, the position labels, the AUROC populations, the decision) comes from the study's
-``scoring`` constant and its compiled rules module (``GATES``, ``ESTIMATES``, ``CONTRASTS``,
-``FAMILIES``, ``HYPOTHESES``); this module only knows how to count.
+The study registers what is decided in the vocabulary: which observation record counts
+(``attempts``), the answers and whether they are right (``derived_fields``), what each metric
+computes (``metrics[].compute``) and the rules (compiled into ``generated/<study>/rules.py``).
+:mod:`prereg.decide` evaluates all of it; this module supplies the rows and the fields only the
+engine knows, and the figures the vocabulary cannot state.
 
 Rows.  Each corpus row belongs to the registered cell whose split and factor levels equal the
 row's split and its gold world's values (the world carries each factor's level under the
@@ -13,23 +14,29 @@ attribute, the failure position, from the world's ``failurePosition``, ``failure
 ``last`` at link ``hops`` or relay ``hops − 1``; else ``interior`` (the labels are the
 study's).  Selections in rules may name the split (``split``), any factor and that attribute.
 
-Answers.  With threshold t, a P(yes) above t answers yes, below t no, and exactly t defers
-(never correct).  The calibrated P(yes) c is the isotonic calibrator applied to the raw one;
-its answer follows the same rule, its confidence is max(c, 1 − c).
+Observations.  The attempt policy picks each row's counted record; the engine adds its own
+check that a record's request is one the row has (the corpus lists each row's requests).  The
+scored request is the value the policy's ``where`` requires of the field with role
+``request``.
+
+Row fields the engine provides (registered with the engine, :mod:`.plugin`, so the compiler
+accepts conditions naming them): ``gold`` (the row's gold label), ``calibratedPYes``
+(the isotonic calibrator applied to the counted P(yes), null when unobserved) and
+``calibratedConfidence`` (max(c, 1 − c)).
+
+Metrics by role (``metrics[].role``): ``coverage``, ``accuracy``, ``saidYes``,
+``calibratedAccuracy`` and ``meanConfidence`` are computed by prereg.decide from their compute
+blocks; ``ece`` (decile ECE of the calibrated P(yes) per cell) and ``auroc`` (of raw P(yes) per
+group) are computed here and must have none.  Per cell the engine also reports the
+calibration-unreliable flag and raw accuracy by failure position.
 
 The ``scoring`` constant (``config["constants"]["scoring"]``):
 
 - ``schemaVersion``: the schema id written into SCORE.json.
-- ``request``: the request id whose observations are scored.
-- ``answerThreshold``: t above.
-- ``metrics``: engine quantity → the study's metric id, for the quantities ``coverage``
-  (observed / registered rows), ``accuracy`` (correct / observed), ``saidYes`` (answered yes /
-  observed), ``calibratedAccuracy`` (calibrated answer correct / observed) — the proportions a
-  gate, estimate or contrast may name — and ``meanConfidence``, ``ece`` (decile ECE) and
-  ``auroc``, reported per cell or group.
-- ``cellInterval``: ``{method: wilson, level}``: the interval of per-cell proportions.
+- ``cellInterval``: ``{method, level}``: the proportion-interval method (by its registered
+  name, :mod:`prereg.stats.methods`) of the per-cell accuracies.
 - ``unreliableGap``: a cell's calibration is unreliable iff mean confidence − calibrated
-  accuracy exceeds this and the calibrated Wilson upper bound is below the mean confidence.
+  accuracy exceeds this and the calibrated accuracy's upper bound is below the mean confidence.
 - ``decimals``: report figures are rounded half-up to this many decimals; ``pValueDigits``:
   P values are reported with this many significant digits.  Verdicts use unrounded figures
   (unless a rule itself names ``decimals``).
@@ -53,20 +60,29 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
+from prereg.decide import attempts as attempt_policy
+from prereg.decide import table as decide_table
+from prereg.decide.columns import Column
+from prereg.decide.evaluate import Selections, cell_counts, decide_all, registered_results
+from prereg.decide.fields import derive, engine_columns, referenced_fields
+from prereg.decide.metrics import RowMetric, row_metrics
+from prereg.decide.table import cell_attributes
 from prereg.engines.contract_roles import contract_for, names_by_role
 from prereg.errors import UserError
-from prereg.rules import ContrastResult, adjust_families, failed_gates, selection_matches
+from prereg.rules import selection_matches
 from prereg.stats.calibration import apply_isotonic, decile_ece
-from prereg.stats.proportions import newcombe_difference, pooled_z_test, wilson_interval
 from prereg.stats.rounding import round_half_up
 
-SPLIT = "split"  # the language's name for a row's split in selections
-PROPORTIONS = ("coverage", "accuracy", "saidYes", "calibratedAccuracy")
-QUANTITIES = (*PROPORTIONS, "meanConfidence", "ece", "auroc")
+from .spec_checks import DECIDED_ROLES as DECIDED
+from .spec_checks import ENGINE_ROLES as COMPUTED_HERE
+
+SPLIT = decide_table.SPLIT
+ROLES = (*DECIDED, *COMPUTED_HERE)
 POSITION_KEYS = ("none", "first", "interior", "last")
 OBSERVATION_ROLES = ("row", "request", "pYes", "attempt")
 CALIBRATOR_ROLES = ("id", "effectiveAt", "validDays", "blocks", "digest")
@@ -79,12 +95,15 @@ _ENGINE = "reachability-probe"
 @dataclass(frozen=True)
 class ScoringSpec:
     schema_version: str
-    request: str
+    request: str  # the scored request (from the attempt policy)
+    policy: Mapping[str, Any]  # the attempt policy
+    observation: Mapping[str, Any]  # the observation record contract
+    read_fields: frozenset[str]  # the fields derived fields and metrics name
     contracts: Mapping[str, str]  # input role -> record contract id
     fields: Mapping[str, str]  # observation role -> field name
     calibrator_fields: Mapping[str, str]  # calibrator role -> field name
-    threshold: float
-    metrics: Mapping[str, str]  # quantity -> metric id
+    metrics: Mapping[str, str]  # metric role -> metric id
+    cell_interval: str
     cell_level: float
     unreliable_gap: float
     decimals: int
@@ -96,10 +115,6 @@ class ScoringSpec:
     label_yes: str
     label_no: str
 
-    @property
-    def metric_kind(self) -> dict[str, str]:
-        return {m: q for q, m in self.metrics.items()}
-
 
 def _need(obj: Any, key: str, where: str, kind: type | tuple[type, ...]) -> Any:
     if not isinstance(obj, Mapping) or key not in obj:
@@ -110,23 +125,75 @@ def _need(obj: Any, key: str, where: str, kind: type | tuple[type, ...]) -> Any:
     return value
 
 
+def _metric_roles(config: Mapping[str, Any]) -> dict[str, str]:
+    """``{role: metric id}`` for the engine's metric roles (see the module docstring)."""
+    by_role: dict[str, Mapping[str, Any]] = {}
+    for m in config.get("metrics") or ():
+        if m.get("role") is not None:
+            by_role[m["role"]] = m
+    unknown = sorted(set(by_role) - set(ROLES))
+    if unknown:
+        raise UserError(
+            f"engine configuration: metric role(s) {unknown} are not the {_ENGINE} engine's"
+            f" (it reads roles {', '.join(ROLES)})"
+        )
+    missing = [r for r in ROLES if r not in by_role]
+    if missing:
+        raise UserError(
+            f"engine configuration: no metric has role {', '.join(repr(r) for r in missing)}"
+            f" (the {_ENGINE} engine reads roles {', '.join(ROLES)})"
+        )
+    for role in DECIDED:
+        if not by_role[role].get("compute"):
+            raise UserError(
+                f"engine configuration: metric {by_role[role]['id']!r} (role {role}) has no"
+                " compute block; the engine computes it from its registration"
+            )
+    for role in COMPUTED_HERE:
+        if by_role[role].get("compute"):
+            raise UserError(
+                f"engine configuration: metric {by_role[role]['id']!r} (role {role}) is computed"
+                " by the engine; remove its compute block"
+            )
+    return {r: str(by_role[r]["id"]) for r in ROLES}
+
+
+def _scored_request(policy: Mapping[str, Any], fields: Mapping[str, str]) -> str:
+    """The request the policy scores: its ``where`` condition ``<request field> eq <value>``."""
+    if (
+        list(policy.get("key") or ())[:1] != [fields["row"]]
+        or policy.get("order") != fields["attempt"]
+    ):
+        raise UserError(
+            f"engine configuration: the attempt policy's first key and order must be the"
+            f" observation fields with roles row and attempt ({fields['row']}, {fields['attempt']})"
+        )
+    if fields["request"] not in policy["key"]:
+        raise UserError(
+            f"engine configuration: the attempt policy's key must include the request field"
+            f" {fields['request']!r} (attempts are numbered per request)"
+        )
+    found = [
+        c.get("value")
+        for c in policy.get("where") or ()
+        if c.get("field") == fields["request"] and c.get("op") == "eq" and c.get("other") is None
+    ]
+    if len(found) != 1 or not isinstance(found[0], str):
+        raise UserError(
+            "engine configuration: the attempt policy must score one request:"
+            f" where {fields['request']} eq <request id>"
+        )
+    return found[0]
+
+
 def scoring_spec(config: Mapping[str, Any]) -> ScoringSpec:
-    """The checked ``scoring`` constant (plus ``labels`` and ``decision``) of a study config."""
+    """The checked ``scoring`` constant, attempt policy, metric roles and contracts (plus
+    ``labels`` and ``decision``) of a study config."""
     consts = _need(config, "constants", "", Mapping)
     s = _need(consts, "scoring", "/constants", Mapping)
     w = "/constants/scoring"
     labels = _need(consts, "labels", "/constants", Mapping)
-    metrics = dict(_need(s, "metrics", w, Mapping))
-    for q in QUANTITIES:
-        _need(metrics, q, w + "/metrics", str)
-    unknown = sorted(set(metrics) - set(QUANTITIES))
-    if unknown:
-        raise UserError(f"study config: {w}/metrics: unknown quantities {unknown}")
-    if len(set(metrics.values())) != len(metrics):
-        raise UserError(f"study config: {w}/metrics: a metric id is bound to two quantities")
     cell = _need(s, "cellInterval", w, Mapping)
-    if _need(cell, "method", w + "/cellInterval", str) != "wilson":
-        raise UserError(f"study config: {w}/cellInterval/method: only wilson is implemented")
     pos = _need(s, "position", w, Mapping)
     auc = dict(_need(s, "auroc", w, Mapping))
     for key, kind in (
@@ -146,16 +213,27 @@ def scoring_spec(config: Mapping[str, Any]) -> ScoringSpec:
     contracts = {"observation": observation["id"], "calibrator": calibrator["id"]}
     fields = names_by_role(observation, OBSERVATION_ROLES, _ENGINE)
     calibrator_fields = names_by_role(calibrator, CALIBRATOR_ROLES, _ENGINE)
+    policy = config.get("attempts")
+    if not isinstance(policy, Mapping):
+        raise UserError("study config: the spec registers no attempt policy (section attempts)")
+    if policy.get("contract") != observation["id"]:
+        raise UserError(
+            f"study config: the attempt policy reads contract {policy.get('contract')!r}, not the"
+            f" observation contract {observation['id']!r}"
+        )
     if "decision" not in consts:
         raise UserError("study config: /constants/decision is missing")
     return ScoringSpec(
         schema_version=_need(s, "schemaVersion", w, str),
-        request=_need(s, "request", w, str),
+        request=_scored_request(policy, fields),
+        policy=policy,
+        observation=observation,
+        read_fields=frozenset(referenced_fields(config)),
         contracts=contracts,
         fields=fields,
         calibrator_fields=calibrator_fields,
-        threshold=float(_need(s, "answerThreshold", w, (int, float))),
-        metrics=metrics,
+        metrics=_metric_roles(config),
+        cell_interval=_need(cell, "method", w + "/cellInterval", str),
         cell_level=float(_need(cell, "level", w + "/cellInterval", (int, float))),
         unreliable_gap=float(_need(s, "unreliableGap", w, (int, float))),
         decimals=int(_need(s, "decimals", w, int)),
@@ -185,6 +263,21 @@ class RowTable:
     cells: tuple[Mapping[str, Any], ...]  # config cells
     factors: tuple[str, ...]
 
+    def decided(self, spec: ScoringSpec) -> decide_table.RowTable:
+        """The rows as prereg.decide sees them: cell and the failure-position attribute."""
+        labels = np.asarray(spec.position_labels, dtype=object)
+        return decide_table.RowTable(
+            ids=self.ids,
+            cell=self.cell,
+            cells=self.cells,
+            attributes={spec.position_attribute: labels[self.position]},
+        )
+
+    def gold(self, spec: ScoringSpec) -> Column:
+        """The gold label of every row (the engine field ``gold``)."""
+        words = np.asarray([spec.label_no, spec.label_yes], dtype=object)
+        return Column.strings(words[self.gold_yes.astype(np.int64)], np.zeros(len(self.ids), bool))
+
 
 def position_index(world: Mapping[str, Any]) -> int:
     """Index into POSITION_KEYS of a world's failure position (see the module docstring)."""
@@ -198,10 +291,6 @@ def position_index(world: Mapping[str, Any]) -> int:
     if (kind == "link" and pos == hops) or (kind == "relay" and pos == hops - 1):
         return 3
     return 2
-
-
-def cell_attributes(cell: Mapping[str, Any]) -> dict[str, str]:
-    return {SPLIT: str(cell["split"]), **{k: str(v) for k, v in cell["levels"].items()}}
 
 
 def row_table(
@@ -261,238 +350,75 @@ def row_table(
 # -- observations -------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Counted:
+    """Each row's counted observation: observed or not, and the observation fields the
+    registration reads (and pYes)."""
+
+    observed: np.ndarray  # bool per row
+    columns: Mapping[str, Column]  # observation field name -> column over rows
+
+    def p_yes(self, spec: ScoringSpec) -> np.ndarray:
+        """Raw P(yes) per row, NaN when unobserved."""
+        col = self.columns[spec.fields["pYes"]]
+        return np.where(self.observed & ~col.null, col.values, np.nan)
+
+
+def counted_attempts(
+    records: Sequence[Mapping[str, Any]], table: RowTable, spec: ScoringSpec, source: str
+) -> Counted:
+    """The counted attempt of each row under the registered attempt policy.
+
+    Besides the policy's refusals (unknown rows, a repeated attempt), a record whose request
+    the row does not have is refused; every problem is listed with its line number (records are
+    one per line, line = index + 1).
+    """
+    row_field, request_field = spec.fields["row"], spec.fields["request"]
+    requests = table.requests
+
+    def has_request(row_of, recs) -> list[str | None]:
+        reqs = list(map(itemgetter(request_field), recs))
+        return [
+            None
+            if i is None or req in requests[i]
+            else f"row {rec[row_field]} has no request {req!r}"
+            for i, req, rec in zip(row_of, reqs, recs, strict=True)
+        ]
+
+    chosen, observed = attempt_policy.counted(
+        spec.policy,
+        records,
+        table.index,
+        source,
+        contract=spec.observation,
+        check=has_request,
+        rows="the corpus",
+    )
+    # the fields the registration reads (and pYes, which the engine calibrates)
+    wanted = spec.read_fields | {spec.fields["pYes"]}
+    names = [f["name"] for f in spec.observation["fields"] if f["name"] in wanted]
+    columns = attempt_policy.record_columns(records, chosen, names, contract=spec.observation)
+    return Counted(observed, columns)
+
+
 def terminal_p_yes(
     records: Sequence[Mapping[str, Any]], table: RowTable, spec: ScoringSpec, source: str
 ) -> np.ndarray:
-    """Raw P(yes) per row (NaN when unobserved) from validated observation records.
-
-    A row's answer is its scored request's highest-ordinal attempt, when that attempt has a
-    P(yes); unknown rows, requests the row does not have and duplicate (row, request, attempt)
-    triples are refused with their line numbers (records are one per line, line = index + 1).
-    """
-    f = spec.fields
-    problems: list[str] = []
-    seen: dict[tuple[str, str, int], int] = {}
-    best_attempt = np.zeros(len(table.ids), dtype=np.int64)
-    p = np.full(len(table.ids), np.nan)
-    for n, rec in enumerate(records, start=1):
-        row_id, req, attempt = rec[f["row"]], rec[f["request"]], rec[f["attempt"]]
-        i = table.index.get(row_id)
-        if i is None:
-            problems.append(f"{source}:{n}: unknown row id {row_id!r} (not in the corpus)")
-            continue
-        if req not in table.requests[i]:
-            problems.append(f"{source}:{n}: row {row_id} has no request {req!r}")
-            continue
-        key = (row_id, req, attempt)
-        first = seen.get(key)
-        if first is not None:
-            problems.append(
-                f"{source}:{n}: duplicate attempt {attempt} of request {req!r} for row {row_id}"
-                f" (first on line {first})"
-            )
-            continue
-        seen[key] = n
-        if req != spec.request or attempt < best_attempt[i]:
-            continue
-        best_attempt[i] = attempt
-        value = rec[f["pYes"]]
-        p[i] = np.nan if value is None else float(value)
-    if problems:
-        shown = problems[:50]
-        if len(problems) > 50:
-            shown.append(f"… and {len(problems) - 50} more")
-        raise UserError(f"{source}: {len(problems)} problem(s) in the observations", problems=shown)
-    return p
+    """Raw P(yes) per row (NaN when unobserved) from validated observation records: the
+    counted attempt's (see :func:`counted_attempts`)."""
+    return counted_attempts(records, table, spec, source).p_yes(spec)
 
 
 # -- figures ------------------------------------------------------------------------------------
 
 
-def answers(p: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
-    """(said yes, said no) per row; NaN (unobserved) and exactly ``threshold`` are neither."""
-    with np.errstate(invalid="ignore"):
-        return p > threshold, p < threshold
-
-
-@dataclass(frozen=True)
-class Counts:
-    """Per (cell, position) group: registered rows and the numerators of each proportion."""
-
-    groups: tuple[tuple[int, int], ...]
-    attrs: tuple[Mapping[str, str], ...]
-    rows: np.ndarray
-    observed: np.ndarray
-    correct: np.ndarray
-    said_yes: np.ndarray
-    cal_correct: np.ndarray
-
-    def fraction(self, kind: str) -> tuple[np.ndarray, np.ndarray]:
-        """(numerator, denominator) arrays over groups for a proportion quantity."""
-        if kind == "coverage":
-            return self.observed, self.rows
-        num = {"accuracy": self.correct, "saidYes": self.said_yes}
-        num["calibratedAccuracy"] = self.cal_correct
-        return num[kind], self.observed
-
-
-@dataclass(frozen=True)
-class RowFigures:
-    observed: np.ndarray
-    correct: np.ndarray
-    said_yes: np.ndarray
-    calibrated: np.ndarray  # c, NaN when unobserved
-    cal_correct: np.ndarray
-    confidence: np.ndarray
-
-
-def row_figures(table: RowTable, p: np.ndarray, blocks, threshold: float) -> RowFigures:
+def calibrated(p: np.ndarray, blocks) -> tuple[np.ndarray, np.ndarray]:
+    """(calibrated P(yes) c, confidence max(c, 1 − c)) per row, NaN when unobserved."""
     observed = ~np.isnan(p)
-    yes, no = answers(p, threshold)
-    correct = (yes & table.gold_yes) | (no & ~table.gold_yes)
     c = np.full(p.shape, np.nan)
     if observed.any():
         c[observed] = apply_isotonic(blocks, p[observed])
-    cyes, cno = answers(c, threshold)
-    cal_correct = (cyes & table.gold_yes) | (cno & ~table.gold_yes)
-    conf = np.maximum(c, 1.0 - c)
-    return RowFigures(observed, correct, yes, c, cal_correct, conf)
-
-
-def group_counts(table: RowTable, rf: RowFigures, spec: ScoringSpec) -> Counts:
-    k = len(POSITION_KEYS)
-    key = table.cell * k + table.position
-    size = len(table.cells) * k
-
-    def count(mask=None):
-        return np.bincount(key, weights=None if mask is None else mask, minlength=size)
-
-    rows = count()
-    present = np.flatnonzero(rows)
-    groups = tuple((int(g) // k, int(g) % k) for g in present)
-    attrs = tuple(
-        {
-            **cell_attributes(table.cells[ci]),
-            spec.position_attribute: spec.position_labels[pi],
-        }
-        for ci, pi in groups
-    )
-
-    def pick(a):
-        return np.rint(a[present]).astype(np.int64)
-
-    return Counts(
-        groups=groups,
-        attrs=attrs,
-        rows=pick(rows),
-        observed=pick(count(rf.observed.astype(float))),
-        correct=pick(count(rf.correct.astype(float))),
-        said_yes=pick(count(rf.said_yes.astype(float))),
-        cal_correct=pick(count(rf.cal_correct.astype(float))),
-    )
-
-
-class Selector:
-    """Sums of group counts over rule selections (masks cached per selection)."""
-
-    def __init__(self, counts: Counts, spec: ScoringSpec, factors: Sequence[str]):
-        self.counts = counts
-        self.spec = spec
-        self.known = {SPLIT, spec.position_attribute, *factors}
-        self._masks: dict[tuple, np.ndarray] = {}
-
-    def mask(self, selection: Mapping[str, Sequence[str]], what: str) -> np.ndarray:
-        key = tuple(sorted((k, tuple(v)) for k, v in selection.items()))
-        m = self._masks.get(key)
-        if m is None:
-            unknown = sorted(set(selection) - self.known)
-            if unknown:
-                raise UserError(
-                    f"rules: {what} selects by {unknown}, which is neither the split, a factor"
-                    f" nor the row attribute {self.spec.position_attribute!r}"
-                )
-            m = np.array([selection_matches(selection, a) for a in self.counts.attrs], dtype=bool)
-            self._masks[key] = m
-        return m
-
-    def kn(self, metric: str, selection, what: str) -> tuple[int, int]:
-        kind = self.spec.metric_kind.get(metric)
-        if kind not in PROPORTIONS:
-            raise UserError(
-                f"rules: {what} names metric {metric!r}, which the engine does not compute as a"
-                f" proportion (proportions: {[self.spec.metrics[q] for q in PROPORTIONS]})"
-            )
-        num, den = self.counts.fraction(kind)
-        m = self.mask(selection, what)
-        return int(num[m].sum()), int(den[m].sum())
-
-
-def _nan_none(x: float | None) -> float | None:
-    if x is None:
-        return None
-    x = float(x)
-    return None if math.isnan(x) else x
-
-
-def registered_results(
-    rules, selector: Selector
-) -> tuple[dict[str, ContrastResult], dict[str, tuple[int, int, int, int]]]:
-    """ContrastResults of every registered estimate and contrast (families adjusted)."""
-    results: dict[str, ContrastResult] = {}
-    counts: dict[str, tuple[int, int, int, int]] = {}
-    for e in rules.ESTIMATES:
-        if e.interval != "wilson":
-            raise UserError(f"rules: estimate {e.id}: interval {e.interval!r} is not implemented")
-        k, n = selector.kn(e.metric, e.of, f"estimate {e.id}")
-        lo, hi = wilson_interval(k, n, level=e.level)
-        est = k / n if n else float("nan")
-        results[e.id] = ContrastResult(e.id, est, lo, hi, extra={"k": k, "n": n})
-        counts[e.id] = (k, n, 0, 0)
-    cs = list(rules.CONTRASTS)
-    if cs:
-        kn = np.array(
-            [
-                (
-                    *selector.kn(c.metric, c.a, f"contrast {c.id}"),
-                    *selector.kn(c.metric, c.b, f"contrast {c.id}"),
-                )
-                for c in cs
-            ],
-            dtype=np.int64,
-        ).reshape(len(cs), 4)
-        for c in cs:
-            if c.interval != "newcombe-hybrid":
-                raise UserError(
-                    f"rules: contrast {c.id}: interval {c.interval!r} is not implemented"
-                )
-            if c.test not in ("pooled-z", "none"):
-                raise UserError(f"rules: contrast {c.id}: test {c.test!r} is not implemented")
-        levels = {c.level for c in cs}
-        d = np.full(len(cs), np.nan)
-        lo = np.full(len(cs), np.nan)
-        hi = np.full(len(cs), np.nan)
-        for level in sorted(levels):
-            sel = np.array([c.level == level for c in cs])
-            d[sel], lo[sel], hi[sel] = newcombe_difference(
-                kn[sel, 0], kn[sel, 1], kn[sel, 2], kn[sel, 3], level=level
-            )
-        _, ps = pooled_z_test(kn[:, 0], kn[:, 1], kn[:, 2], kn[:, 3])
-        for j, c in enumerate(cs):
-            k1, n1, k2, n2 = (int(x) for x in kn[j])
-            results[c.id] = ContrastResult(
-                c.id,
-                float(d[j]),
-                float(lo[j]),
-                float(hi[j]),
-                p=_nan_none(ps[j]) if c.test == "pooled-z" else None,
-                extra={"k1": k1, "n1": n1, "k2": k2, "n2": n2},
-            )
-            counts[c.id] = (k1, n1, k2, n2)
-    results = adjust_families(results, cs, rules.FAMILIES)
-    return results, counts
-
-
-# -- the whole score ----------------------------------------------------------------------------
+    return c, np.maximum(c, 1.0 - c)
 
 
 @dataclass(frozen=True)
@@ -508,6 +434,13 @@ class Score:
     observed_rows: int
 
 
+def _nan_none(x: float | None) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) else x
+
+
 def _r(spec: ScoringSpec, x) -> float | None:
     x = _nan_none(x)
     return None if x is None else round_half_up(x, spec.decimals)
@@ -518,87 +451,107 @@ def _rp(spec: ScoringSpec, x) -> float | None:
     return None if x is None else float(f"{x:.{spec.p_digits}g}")
 
 
-def cell_figures(table: RowTable, rf: RowFigures, spec: ScoringSpec) -> list[dict]:
-    """Per registered cell: coverage, raw and calibrated accuracy, confidence, ECE, flag,
-    accuracy by failure position (report figures rounded)."""
+def _ratio(num: float, den: float) -> float:
+    return num / den if den else float("nan")
+
+
+def cell_figures(
+    table: RowTable,
+    decided: decide_table.RowTable,
+    metrics: Mapping[str, RowMetric],
+    observed: np.ndarray,
+    c: np.ndarray,
+    spec: ScoringSpec,
+) -> list[dict]:
+    """Per registered cell: the registered metrics (by role), the per-cell intervals, ECE, the
+    calibration-unreliable flag and raw accuracy by failure position (report figures rounded);
+    ``_figures`` holds the unrounded figure of every metric, for the gates."""
+    from prereg.stats.methods import MethodError, method
+
+    try:
+        interval = method("proportion-interval", spec.cell_interval).fn
+    except MethodError as exc:
+        raise UserError(f"study config: /constants/scoring/cellInterval/method: {exc}") from None
+    m = spec.metrics
     nc = len(table.cells)
     cell = table.cell
-
-    def per_cell(mask):
-        return np.rint(np.bincount(cell, weights=mask.astype(float), minlength=nc)).astype(int)
-
+    counts = cell_counts(metrics, decided)
     rows = np.bincount(cell, minlength=nc)
-    obs = per_cell(rf.observed)
-    correct = per_cell(rf.correct)
-    said = per_cell(rf.said_yes)
-    cal = per_cell(rf.cal_correct)
-    conf_sum = np.bincount(cell, weights=np.where(rf.observed, rf.confidence, 0.0), minlength=nc)
-    lvl = spec.cell_level
-    acc_lo, acc_hi = wilson_interval(correct, obs, level=lvl)
-    cal_lo, cal_hi = wilson_interval(cal, obs, level=lvl)
+
+    def kn(role: str) -> tuple[np.ndarray, np.ndarray]:
+        k = np.array([counts[ci][m[role]][0] for ci in range(nc)])
+        n = np.array([counts[ci][m[role]][1] for ci in range(nc)])
+        return np.rint(k).astype(np.int64), np.rint(n).astype(np.int64)
+
+    acc_k, acc_n = kn("accuracy")
+    cal_k, cal_n = kn("calibratedAccuracy")
+    acc_lo, acc_hi = interval(acc_k, acc_n, level=spec.cell_level)
+    cal_lo, cal_hi = interval(cal_k, cal_n, level=spec.cell_level)
+    n_obs = np.rint(np.bincount(cell, weights=observed.astype(float), minlength=nc)).astype(int)
+    # raw accuracy by failure position: one bincount over (cell, position)
+    k_pos = len(POSITION_KEYS)
+    group = cell * k_pos + table.position
+    acc = metrics[m["accuracy"]]
+    size = nc * k_pos
+    pos_rows = np.bincount(group, minlength=size).reshape(nc, k_pos)
+    pos_obs = np.rint(np.bincount(group, weights=acc.den, minlength=size)).astype(int)
+    pos_k = np.rint(np.bincount(group, weights=acc.num, minlength=size)).astype(int)
+    pos_obs, pos_k = pos_obs.reshape(nc, k_pos), pos_k.reshape(nc, k_pos)
     order = np.argsort(cell, kind="stable")
     bounds = np.searchsorted(cell[order], np.arange(nc + 1))
+    gold = table.gold_yes.astype(int)
+    others = [mid for mid in metrics if mid not in m.values()]
     out = []
-    m = spec.metrics
-    for ci, c in enumerate(table.cells):
+    for ci, cdef in enumerate(table.cells):
         idx = order[bounds[ci] : bounds[ci + 1]]
-        idx_obs = idx[rf.observed[idx]]
-        n = int(obs[ci])
-        acc = correct[ci] / n if n else float("nan")
-        cal_acc = cal[ci] / n if n else float("nan")
-        mean_conf = conf_sum[ci] / n if n else float("nan")
-        ece = decile_ece(rf.calibrated[idx_obs], table.gold_yes[idx_obs].astype(int))
+        idx_obs = idx[observed[idx]]
+        figs = {mid: _ratio(*counts[ci][mid]) for mid in metrics}
+        ece = decile_ece(c[idx_obs], gold[idx_obs])
+        figs[m["ece"]] = ece
+        mean_conf, cal_acc = figs[m["meanConfidence"]], figs[m["calibratedAccuracy"]]
         gap = mean_conf - cal_acc
+        n = int(n_obs[ci])
         unreliable = bool(n) and bool(gap > spec.unreliable_gap and cal_hi[ci] < mean_conf)
         by_pos = {}
         for pi, label in enumerate(spec.position_labels):
-            sel = idx[table.position[idx] == pi]
-            if sel.size == 0:
+            if pos_rows[ci, pi] == 0:
                 continue
-            sel_obs = sel[rf.observed[sel]]
-            k = int(rf.correct[sel_obs].sum())
+            obs_pi, k = int(pos_obs[ci, pi]), int(pos_k[ci, pi])
             by_pos[label] = {
-                "rows": int(sel.size),
-                "observed": int(sel_obs.size),
+                "rows": int(pos_rows[ci, pi]),
+                "observed": obs_pi,
                 "correct": k,
-                "accuracy": _r(spec, k / sel_obs.size if sel_obs.size else None),
+                "accuracy": _r(spec, k / obs_pi if obs_pi else None),
             }
-        out.append(
-            {
-                "cell": c["id"],
-                "split": str(c["split"]),
-                "levels": {k: str(v) for k, v in c["levels"].items()},
-                "rows": int(rows[ci]),
-                "observed": n,
-                m["coverage"]: _r(spec, n / rows[ci] if rows[ci] else None),
-                m["accuracy"]: {
-                    "correct": int(correct[ci]),
-                    "estimate": _r(spec, acc),
-                    "lower": _r(spec, acc_lo[ci]),
-                    "upper": _r(spec, acc_hi[ci]),
-                },
-                m["saidYes"]: _r(spec, said[ci] / n if n else None),
-                m["calibratedAccuracy"]: {
-                    "correct": int(cal[ci]),
-                    "estimate": _r(spec, cal_acc),
-                    "lower": _r(spec, cal_lo[ci]),
-                    "upper": _r(spec, cal_hi[ci]),
-                },
-                m["meanConfidence"]: _r(spec, mean_conf),
-                "confidenceMinusAccuracy": _r(spec, gap),
-                m["ece"]: _r(spec, ece),
-                "calibrationUnreliable": unreliable,
-                "byPosition": by_pos,
-                "_figures": {
-                    m["coverage"]: n / rows[ci] if rows[ci] else float("nan"),
-                    m["accuracy"]: acc,
-                    m["saidYes"]: said[ci] / n if n else float("nan"),
-                    m["calibratedAccuracy"]: cal_acc,
-                    m["meanConfidence"]: mean_conf,
-                    m["ece"]: ece,
-                },
-            }
-        )
+        entry = {
+            "cell": cdef["id"],
+            "split": str(cdef["split"]),
+            "levels": {k: str(v) for k, v in cdef["levels"].items()},
+            "rows": int(rows[ci]),
+            "observed": n,
+            m["coverage"]: _r(spec, figs[m["coverage"]]),
+            m["accuracy"]: {
+                "correct": int(acc_k[ci]),
+                "estimate": _r(spec, figs[m["accuracy"]]),
+                "lower": _r(spec, acc_lo[ci]),
+                "upper": _r(spec, acc_hi[ci]),
+            },
+            m["saidYes"]: _r(spec, figs[m["saidYes"]]),
+            m["calibratedAccuracy"]: {
+                "correct": int(cal_k[ci]),
+                "estimate": _r(spec, cal_acc),
+                "lower": _r(spec, cal_lo[ci]),
+                "upper": _r(spec, cal_hi[ci]),
+            },
+            m["meanConfidence"]: _r(spec, mean_conf),
+            "confidenceMinusAccuracy": _r(spec, gap),
+            m["ece"]: _r(spec, ece),
+            "calibrationUnreliable": unreliable,
+            "byPosition": by_pos,
+            **{mid: _r(spec, figs[mid]) for mid in others},
+            "_figures": figs,
+        }
+        out.append(entry)
     return out
 
 
@@ -662,22 +615,39 @@ def score(
     p: np.ndarray,
     blocks,
     spec: ScoringSpec | None = None,
+    *,
+    counted: Counted | None = None,
 ) -> Score:
-    """Every figure, contrast, gate and verdict for raw P(yes) ``p`` (NaN = unobserved)."""
-    spec = spec or scoring_spec(config)
-    rf = row_figures(table, p, blocks, spec.threshold)
-    cells = cell_figures(table, rf, spec)
-    counts = group_counts(table, rf, spec)
-    selector = Selector(counts, spec, table.factors)
-    results, kn = registered_results(rules, selector)
+    """Every figure, contrast, gate and verdict for raw P(yes) ``p`` (NaN = unobserved).
 
-    gate_input = [
-        (c["cell"], cell_attributes(table.cells[i]), c["_figures"]) for i, c in enumerate(cells)
-    ]
-    failures = failed_gates(rules.GATES, gate_input)
+    ``counted`` (the counted attempts, when scoring observation records) gives the derived
+    fields and metrics every observation field; without it they see ``pYes`` alone.
+    """
+    spec = spec or scoring_spec(config)
+    p = np.asarray(p, dtype=np.float64)
+    observed = ~np.isnan(p) if counted is None else np.asarray(counted.observed, dtype=bool)
+    n = len(table.ids)
+    if counted is None:
+        columns: dict[str, Any] = {spec.fields["pYes"]: Column.numbers(p)}
+    else:
+        columns = dict(counted.columns)
+    c, conf = calibrated(p, blocks)
+    offered = {
+        "gold": table.gold(spec),
+        "calibratedPYes": Column.numbers(c),
+        "calibratedConfidence": Column.numbers(conf),
+    }
+    columns.update(engine_columns(_ENGINE, offered))
+    columns = derive(config.get("derived_fields") or (), columns, n, observed)
+    metrics = row_metrics(config["metrics"], columns, observed)
+    decided = table.decided(spec)
+    res = registered_results(rules, metrics, Selections(decided))
+    cells = cell_figures(table, decided, metrics, observed, c, spec)
+    decision = decide_all(rules, res.results, decided, [x.pop("_figures") for x in cells])
+
     gates = []
     for g in rules.GATES:
-        fails = [(cid, x) for gate, cid, x in failures if gate is g]
+        fails = [(cid, x) for gate, cid, x in decision.failures if gate is g]
         gates.append(
             {
                 "id": g.id,
@@ -689,24 +659,17 @@ def score(
                 "failures": [{"cell": cid, "figure": _r(spec, x)} for cid, x in fails],
             }
         )
-    gated = bool(failures)
-    if gated:
-        otherwise = failures[0][0].otherwise
-        verdicts = {h: otherwise for h in rules.HYPOTHESES}
-    else:
-        verdicts = {h: fn(results) for h, fn in rules.HYPOTHESES.items()}
-
     estimates = []
     for e in rules.ESTIMATES:
-        r = results[e.id]
-        k, n, _, _ = kn[e.id]
+        r = res.results[e.id]
+        k, n_e, _, _ = res.counts[e.id]
         estimates.append(
             {
                 "id": e.id,
                 "hypothesis": e.hypothesis,
                 "metric": e.metric,
                 "k": k,
-                "n": n,
+                "n": n_e,
                 "estimate": _r(spec, r.estimate),
                 "lower": _r(spec, r.lower),
                 "upper": _r(spec, r.upper),
@@ -715,37 +678,35 @@ def score(
             }
         )
     contrasts = []
-    for c in rules.CONTRASTS:
-        r = results[c.id]
-        k1, n1, k2, n2 = kn[c.id]
+    for ct in rules.CONTRASTS:
+        r = res.results[ct.id]
+        k1, n1, k2, n2 = res.counts[ct.id]
         contrasts.append(
             {
-                "id": c.id,
-                "hypothesis": c.hypothesis,
-                "metric": c.metric,
+                "id": ct.id,
+                "hypothesis": ct.hypothesis,
+                "metric": ct.metric,
                 "a": {"k": k1, "n": n1, "estimate": _r(spec, k1 / n1 if n1 else None)},
                 "b": {"k": k2, "n": n2, "estimate": _r(spec, k2 / n2 if n2 else None)},
                 "estimate": _r(spec, r.estimate),
                 "lower": _r(spec, r.lower),
                 "upper": _r(spec, r.upper),
-                "interval": c.interval,
-                "level": c.level,
-                "test": c.test,
+                "interval": ct.interval,
+                "level": ct.level,
+                "test": ct.test,
                 "p": _rp(spec, r.p),
-                "family": c.family,
+                "family": ct.family,
                 "adjustedP": _rp(spec, r.adjusted_p),
             }
         )
-    for c in cells:
-        del c["_figures"]
     return Score(
         cells=cells,
         auroc=auroc_groups(table, p, spec),
         estimates=estimates,
         contrasts=contrasts,
         gates=gates,
-        verdicts=verdicts,
-        gated=gated,
+        verdicts=decision.verdicts,
+        gated=decision.gated,
         decision=spec.decision,
-        observed_rows=int(rf.observed.sum()),
+        observed_rows=int(observed.sum()),
     )

@@ -134,25 +134,95 @@ def checks(spec: Mapping[str, Any]) -> list[Problem]:
     return n.problems
 
 
+# Metric roles the engine reads: computed by prereg.decide from their compute blocks, or by
+# the engine itself (the vocabulary has no binning and no rank statistic); see .scoring.
+DECIDED_ROLES = ("coverage", "accuracy", "saidYes", "calibratedAccuracy", "meanConfidence")
+ENGINE_ROLES = ("ece", "auroc")
+
+
+def _metric_roles(n: SpecNames) -> None:
+    roles = (*DECIDED_ROLES, *ENGINE_ROLES)
+    found: dict[str, int] = {}
+    for i, m in enumerate(n.spec.get("metrics") or ()):
+        role = m.get("role")
+        if role is None:
+            continue
+        if role not in roles:
+            n.problems.append(
+                (
+                    f"/metrics/{i}/role",
+                    f"unknown metric role {role!r} (the engine reads {', '.join(roles)})",
+                )
+            )
+            continue
+        found.setdefault(role, i)
+        if role in DECIDED_ROLES and not m.get("compute"):
+            n.problems.append(
+                (f"/metrics/{i}", f"metric {m.get('id')!r} (role {role}) needs a compute block")
+            )
+        if role in ENGINE_ROLES and m.get("compute"):
+            n.problems.append(
+                (
+                    f"/metrics/{i}/compute",
+                    f"metric {m.get('id')!r} (role {role}) is computed by the engine; it takes no"
+                    " compute block",
+                )
+            )
+    missing = [r for r in roles if r not in found]
+    if missing:
+        n.problems.append(
+            (
+                "/metrics",
+                f"no metric has role {', '.join(repr(r) for r in missing)} (the engine reads {', '.join(roles)})",
+            )
+        )
+
+
+def _scored_request(n: SpecNames, k: dict[str, Any]) -> None:
+    """The attempt policy scores one request of constant record, on the request-role field."""
+    contract = n.contracts.get("observation") or {}
+    field = next(
+        (f.get("name") for f in contract.get("fields") or () if f.get("role") == "request"), None
+    )
+    policy = n.spec.get("attempts") or {}
+    where = [
+        (j, c)
+        for j, c in enumerate(policy.get("where") or ())
+        if c.get("field") == field and c.get("op") == "eq" and "value" in c
+    ]
+    if len(where) != 1:
+        n.problems.append(
+            (
+                "/attempts",
+                f"the attempt policy must score one request: where {field} eq <request id>",
+            )
+        )
+        return
+    j, cond = where[0]
+    requests = [r["id"] for r in k["record"]["requests"]]
+    if cond["value"] not in requests:
+        n.problems.append(
+            (
+                f"/attempts/where/{j}/value",
+                f"scores request {cond['value']!r}, which constant record does not define"
+                f" (requests: {', '.join(requests)})",
+            )
+        )
+
+
 def _scoring(n: SpecNames, k: dict[str, Any], factor: dict[str, str]) -> None:
     s = k["scoring"]
-    seen: dict[str, str] = {}
-    for quantity, metric in s["metrics"].items():
-        n.metric("scoring", ["metrics", quantity], metric)
-        if metric in seen:
-            n.report(
-                "scoring",
-                ["metrics", quantity],
-                f"binds metric {metric!r} to {seen[metric]!r} and {quantity!r}; one quantity each",
-            )
-        seen.setdefault(metric, quantity)
-    requests = [r["id"] for r in k["record"]["requests"]]
+    _metric_roles(n)
+    _scored_request(n, k)
+    from prereg.stats.methods import methods
+
+    intervals = methods("proportion-interval")
     n.expect(
-        s["request"] in requests,
+        s["cellInterval"]["method"] in intervals,
         "scoring",
-        ["request"],
-        f"names request {s['request']!r}, which constant record does not define"
-        f" (requests: {', '.join(requests)})",
+        ["cellInterval", "method"],
+        f"names {s['cellInterval']['method']!r}, which is no proportion-interval method"
+        f" (registered: {', '.join(intervals)})",
     )
     pos = s["position"]
     attribute = pos["attribute"]
