@@ -62,6 +62,8 @@ class Selections:
         self._rows: dict[tuple, np.ndarray] = {}
         self._groups: dict[tuple, np.ndarray] = {}
         self._sums: dict[int, tuple[np.ndarray, np.ndarray, RowMetric]] = {}
+        self._stacked: dict[tuple, np.ndarray] = {}
+        self._plans: dict[int, tuple[object, _Plan]] = {}
         # name -> level -> which cells (or row groups) have it, for vectorized selections
         self._cell_levels = _level_masks(self.cell_attrs)
         self._group_levels = {
@@ -109,17 +111,52 @@ class Selections:
             self._groups[key] = m
         return m
 
-    def sums(
-        self, metric: RowMetric, selection: Mapping[str, Sequence[str]], what: str
-    ) -> tuple[float, float]:
-        """(sum of numerators, sum of denominators) of a row metric over a selection."""
+    def _group_sums(self, metric: RowMetric) -> tuple[np.ndarray, np.ndarray]:
         g = self._sums.get(id(metric))
         if g is None or g[2] is not metric:
             num = np.bincount(self.group, weights=metric.num, minlength=self.n_groups)
             den = np.bincount(self.group, weights=metric.den, minlength=self.n_groups)
             g = self._sums[id(metric)] = (num, den, metric)
+        return g[0], g[1]
+
+    def sums(
+        self, metric: RowMetric, selection: Mapping[str, Sequence[str]], what: str
+    ) -> tuple[float, float]:
+        """(sum of numerators, sum of denominators) of a row metric over a selection."""
+        num, den = self._group_sums(metric)
         m = self.group_mask(selection, what)
-        return float(g[0][m].sum()), float(g[1][m].sum())
+        return float(num[m].sum()), float(den[m].sum())
+
+    def count_sums(
+        self, metric: RowMetric, selections: Sequence[tuple[Mapping[str, Sequence[str]], str]]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(numerator sums, denominator sums) of a count metric (integer numerators and
+        denominators per row, as a proportion's are) over many ``(selection, what)`` at once:
+        one product with the stacked group masks, exact for integer counts below 2**53."""
+        return self.stacked(selections) @ np.stack(self._group_sums(metric), axis=1)
+
+    def stacked(self, selections: Sequence[tuple[Mapping[str, Sequence[str]], str]]) -> np.ndarray:
+        """The group masks of ``selections`` as rows of a 0/1 matrix (cached)."""
+        key = tuple(self._key(s) for s, _ in selections)
+        stacked = self._stacked.get(key)
+        if stacked is None:
+            stacked = np.zeros((len(selections), self.n_groups))
+            for i, (s, what) in enumerate(selections):
+                stacked[i, self.group_mask(s, what)] = 1.0
+            self._stacked[key] = stacked
+        return stacked
+
+    def plan(self, rules) -> _Plan:
+        """How ``rules``' estimates and contrasts are summed and computed (cached per rules)."""
+        got = self._plans.get(id(rules))
+        if got is None or got[0] is not rules:
+            got = self._plans[id(rules)] = (rules, _Plan.of(rules, self))
+        return got[1]
+
+    def forget_metrics(self) -> None:
+        """Drop the cached group sums of the metrics seen so far (a caller that scores many
+        simulated studies over one table calls it between them)."""
+        self._sums.clear()
 
 
 def _nan_none(x) -> float | None:
@@ -146,8 +183,81 @@ class Results:
     counts: dict[str, tuple[int, int, int, int]]
 
 
+@dataclass(frozen=True)
+class _Sums:
+    """Items (estimates, or contrast sides) summed metric by metric: per metric, the item
+    indexes, the first item's description (for errors) and the stacked selection masks."""
+
+    size: int
+    by_metric: tuple[tuple[str, np.ndarray, str, np.ndarray], ...]
+
+    @classmethod
+    def of(cls, items, sel: Selections) -> _Sums:
+        by: dict[str, list[int]] = {}
+        for j, (name, _, _) in enumerate(items):
+            by.setdefault(name, []).append(j)
+        return cls(
+            len(items),
+            tuple(
+                (
+                    name,
+                    np.asarray(js, dtype=np.intp),
+                    items[js[0]][2],
+                    sel.stacked([(items[j][1], items[j][2]) for j in js]),
+                )
+                for name, js in by.items()
+            ),
+        )
+
+    def counts(self, metrics, sel: Selections) -> tuple[np.ndarray, np.ndarray]:
+        """Integer (k, n) per item."""
+        k = np.zeros(self.size, dtype=np.int64)
+        n = np.zeros(self.size, dtype=np.int64)
+        for name, js, what, stacked in self.by_metric:
+            m = _metric(metrics, name, what, proportion=True)
+            sums = stacked @ np.stack(sel._group_sums(m), axis=1)
+            k[js] = np.rint(sums[:, 0])
+            n[js] = np.rint(sums[:, 1])
+        return k, n
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A rules module's estimates and contrasts, prepared once for a :class:`Selections`:
+    their sums, and the items sharing a method (and its options) grouped together."""
+
+    estimates: _Sums
+    estimate_groups: tuple[tuple[tuple, np.ndarray], ...]
+    sides: _Sums
+    contrast_groups: tuple[tuple[tuple, np.ndarray], ...]
+
+    @classmethod
+    def of(cls, rules, sel: Selections) -> _Plan:
+        es, cs = list(rules.ESTIMATES), list(rules.CONTRASTS)
+        egroups: dict[tuple, list[int]] = {}
+        for j, e in enumerate(es):
+            egroups.setdefault((e.interval, e.level), []).append(j)
+        cgroups: dict[tuple, list[int]] = {}
+        for j, c in enumerate(cs):
+            alt = getattr(c, "alternative", "two-sided")
+            margin = getattr(c, "margin", 0.0)
+            cgroups.setdefault((c.interval, c.level, c.test, alt, margin), []).append(j)
+        return cls(
+            _Sums.of([(e.metric, e.of, f"estimate {e.id}") for e in es], sel),
+            tuple((key, np.asarray(js, dtype=np.intp)) for key, js in egroups.items()),
+            _Sums.of([(c.metric, s, f"contrast {c.id}") for c in cs for s in (c.a, c.b)], sel),
+            tuple((key, np.asarray(js, dtype=np.intp)) for key, js in cgroups.items()),
+        )
+
+
 def registered_results(rules, metrics: Mapping[str, RowMetric], sel: Selections) -> Results:
-    """Every registered estimate and contrast, with family-adjusted P values."""
+    """Every registered estimate and contrast, with family-adjusted P values.
+
+    Selections are summed metric by metric in one product each, and each method is called
+    once over every estimate or contrast that uses it (the methods broadcast, and give the
+    same figures for arrays as for scalars), so a study with many rules is decided in a few
+    array operations.
+    """
     from prereg.stats.methods import MethodError, method
 
     results: dict[str, ContrastResult] = {}
@@ -159,35 +269,32 @@ def registered_results(rules, metrics: Mapping[str, RowMetric], sel: Selections)
         except MethodError as exc:
             raise UserError(f"rules: {what}: {exc}") from None
 
-    for e in rules.ESTIMATES:
-        what = f"estimate {e.id}"
-        m = _metric(metrics, e.metric, what, proportion=True)
-        k, n = (int(round(x)) for x in sel.sums(m, e.of, what))
-        lo, hi = get("proportion-interval", e.interval, what).fn(k, n, level=e.level)
-        est = k / n if n else float("nan")
-        results[e.id] = ContrastResult(e.id, est, float(lo), float(hi), extra={"k": k, "n": n})
-        counts[e.id] = (k, n, 0, 0)
+    plan = sel.plan(rules)
+    es = list(rules.ESTIMATES)
+    if es:
+        ek, en = plan.estimates.counts(metrics, sel)
+        for e in es:
+            get("proportion-interval", e.interval, f"estimate {e.id}")
+        elo = np.full(len(es), np.nan)
+        ehi = np.full(len(es), np.nan)
+        for (interval, level), js in plan.estimate_groups:
+            fn = get("proportion-interval", interval, f"estimate {es[js[0]].id}").fn
+            elo[js], ehi[js] = fn(ek[js], en[js], level=level)
+        rows = zip(es, ek.tolist(), en.tolist(), elo.tolist(), ehi.tolist(), strict=True)
+        for e, k, n, loj, hij in rows:
+            est = k / n if n else float("nan")
+            results[e.id] = ContrastResult(e.id, est, loj, hij, extra={"k": k, "n": n})
+            counts[e.id] = (k, n, 0, 0)
     cs = list(rules.CONTRASTS)
     if cs:
-        kn = np.zeros((len(cs), 4), dtype=np.int64)
-        for j, c in enumerate(cs):
-            what = f"contrast {c.id}"
-            m = _metric(metrics, c.metric, what, proportion=True)
-            a = sel.sums(m, c.a, what)
-            b = sel.sums(m, c.b, what)
-            kn[j] = [round(a[0]), round(a[1]), round(b[0]), round(b[1])]
-        groups: dict[tuple, list[int]] = {}
-        for j, c in enumerate(cs):
-            alt = getattr(c, "alternative", "two-sided")
-            margin = getattr(c, "margin", 0.0)
-            groups.setdefault((c.interval, c.level, c.test, alt, margin), []).append(j)
+        sk, sn = plan.sides.counts(metrics, sel)
+        kn = np.stack([sk[0::2], sn[0::2], sk[1::2], sn[1::2]], axis=1)
         d = np.full(len(cs), np.nan)
         lo = np.full(len(cs), np.nan)
         hi = np.full(len(cs), np.nan)
         ps = np.full(len(cs), np.nan)
-        for (interval, level, test, alt, margin), js in groups.items():
-            what = f"contrast {cs[js[0]].id}"
-            idx = np.asarray(js)
+        for (interval, level, test, alt, margin), idx in plan.contrast_groups:
+            what = f"contrast {cs[idx[0]].id}"
             k1, n1, k2, n2 = (kn[idx, i] for i in range(4))
             d[idx], lo[idx], hi[idx] = get("difference-interval", interval, what).fn(
                 k1, n1, k2, n2, level=level
@@ -199,14 +306,14 @@ def registered_results(rules, metrics: Mapping[str, RowMetric], sel: Selections)
                 except MethodError as exc:
                     raise UserError(f"rules: {what}: {exc}") from None
                 ps[idx] = p
-        for j, c in enumerate(cs):
-            k1, n1, k2, n2 = (int(x) for x in kn[j])
+        rows = zip(cs, kn.tolist(), d.tolist(), lo.tolist(), hi.tolist(), ps.tolist(), strict=True)
+        for c, (k1, n1, k2, n2), dj, loj, hij, pj in rows:
             results[c.id] = ContrastResult(
                 c.id,
-                float(d[j]),
-                float(lo[j]),
-                float(hi[j]),
-                p=_nan_none(ps[j]) if c.test != "none" else None,
+                dj,
+                loj,
+                hij,
+                p=_nan_none(pj) if c.test != "none" else None,
                 extra={"k1": k1, "n1": n1, "k2": k2, "n2": n2},
             )
             counts[c.id] = (k1, n1, k2, n2)
