@@ -152,4 +152,5 @@ ENGINE_CONFIG = {
     "derived_fields": (),
     "attempts": None,
     "scenarios": (),
+    "claims": (),
 }

@@ -283,4 +283,5 @@ ENGINE_CONFIG = {
     "derived_fields": (),
     "attempts": None,
     "scenarios": (),
+    "claims": (),
 }

@@ -144,6 +144,9 @@ def spec_config(spec: dict) -> dict[str, Any]:
         "scenarios": [
             {k: v for k, v in s.items() if k != "description"} for s in spec.get("scenarios") or []
         ],
+        "claims": [
+            {k: v for k, v in c.items() if k != "statement"} for c in spec.get("claims") or []
+        ],
         "record_contracts": [
             {
                 **{k: c[k] for k in ("id", "format", "role") if k in c},

@@ -137,6 +137,60 @@ def compute(c: Any) -> str:
     return str(kind)
 
 
+def _filters(flts: Any) -> str:
+    return " ".join(
+        f"{f.get('factor')}∈{'/'.join(str(v) for v in f.get('levels') or [])}" for f in flts or []
+    )
+
+
+def rate(r: Any) -> str:
+    """A scenario rate in words (``pool∈pool-c → 0.5 + 1 × effect``)."""
+    value = f"{r.get('rate')}"
+    if r.get("effect") not in (None, 0, 0.0):
+        value += f" {'+' if r['effect'] > 0 else '−'} {abs(r['effect']):g} × effect"
+    return f"{_filters(r['where'])} → {value}" if r.get("where") else f"otherwise {value}"
+
+
+def claim(c: Any) -> str:
+    """A sizing claim's figure in words, with its threshold (for PREREG.md)."""
+    op = _OP_WORDS.get(c.get("op"), c.get("op"))
+    value = f"{op} {c.get('value')}"
+    if c.get("half_width"):
+        h = c["half_width"]
+        rows = f"cell `{h['cell']}`" if h.get("cell") else f"a {h.get('rows')}-row cell"
+        at = f"p = {h['p']}" if h.get("p_to") is None else f"every p from {h['p']} to {h['p_to']}"
+        return f"half-width of the {h.get('interval')} {h.get('level')} interval of {rows} at {at} {value}"
+    if c.get("power"):
+        w = c["power"]
+        alpha = f", alpha {w['alpha']}" if w.get("alpha") is not None else ""
+        return (
+            f"power of contrast `{w.get('contrast')}` at a − b = {w.get('difference')} from"
+            f" b = {w.get('base')}{alpha} {value}"
+        )
+    if c.get("detectable"):
+        d = c["detectable"]
+        side = "below" if d.get("sign") == -1 else "above"
+        return (
+            f"smallest difference (a {side} b = {d.get('base')}) at which contrast"
+            f" `{d.get('contrast')}` reaches power {d.get('power')} {value}"
+        )
+    v = c.get("verdict") or {}
+    at = f" at effect {v['effect']}" if v.get("effect") is not None else ""
+    return (
+        f"P({v.get('hypothesis')} {v.get('verdict') or 'supported'} | scenario"
+        f" `{v.get('scenario')}`{at}) {value}"
+    )
+
+
+def claim_method(c: Any) -> str:
+    """How diagnose checks a claim."""
+    if c.get("half_width"):
+        return "closed form"
+    if c.get("power") or c.get("detectable"):
+        return "exact binomial sums"
+    return "exact where one binomial count decides, else simulation"
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -160,6 +214,9 @@ def environment() -> jinja2.Environment:
         condition=condition,
         conditions=conditions,
         compute=compute,
+        rate=rate,
+        claim=claim,
+        claim_method=claim_method,
     )
     return env
 

@@ -138,20 +138,54 @@ def metric_compute_well_formed(spec: dict, report: Reporter) -> None:
         _conditions(c.get("among"), f"{cptr}/among", known, what, report)
 
 
+def _cell_matches(flts: list, cell: dict) -> bool | None:
+    """Whether a cell's rows all meet these level filters (None: a filter names a row
+    attribute, so some rows of the cell may and others may not)."""
+    attrs = {"split": str(cell.get("split"))}
+    for r in cell.get("levels") or []:
+        if isinstance(r, dict):
+            attrs[str(r.get("factor"))] = str(r.get("level"))
+    out: bool | None = True
+    for f in flts:
+        name = f.get("factor")
+        if name not in attrs:
+            out = None
+            continue
+        if attrs[name] not in [str(v) for v in f.get("levels") or []]:
+            return False
+    return out
+
+
 @check
 def scenarios_resolve(spec: dict, report: Reporter) -> None:
-    levels = _levels(spec)
-    levels.setdefault("split", [str(s.get("id")) for s in spec.get("splits") or []])
+    from prereg.compiler.expand import all_cells
+    from prereg.compiler.semantic import _selectable
+
+    selectable = _selectable(spec)
     policy = spec.get("attempts") or {}
     contract = _contracts(spec).get(policy.get("contract"))
     types = {f.get("name"): f.get("type") for f in (contract or {}).get("fields") or []}
+    metrics = {m.get("id"): m for m in spec.get("metrics") or []}
+    cells = [c for c in all_cells(spec) if isinstance(c, dict)]
     seen: dict[str, str] = {}
     for ptr, s in items(spec, "scenarios"):
         sid = s.get("id")
         if sid in seen:
             report(f"{ptr}/id", f"duplicate scenario id {sid!r} (first at {seen[sid]})")
         seen.setdefault(sid, ptr)
-        if contract is None:
+        if (s.get("outcome") is None) == (s.get("metric") is None):
+            report(ptr, f"scenario {sid!r} takes exactly one of outcome and metric")
+        elif s.get("metric") is not None:
+            m = metrics.get(s["metric"])
+            if m is None:
+                report(f"{ptr}/metric", f"scenario {sid!r} names unknown metric {s['metric']!r}")
+            elif (m.get("compute") or {}).get("kind") != "proportion":
+                report(
+                    f"{ptr}/metric",
+                    f"scenario {sid!r}: metric {s['metric']!r} is not a proportion (a compute"
+                    " block of kind proportion), so a rate cannot be its chance",
+                )
+        elif contract is None:
             report(ptr, "a scenario needs the attempt policy's observation contract (attempts)")
         elif types.get(s.get("outcome")) != "boolean":
             report(
@@ -159,21 +193,56 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
                 f"scenario {sid!r}: outcome {s.get('outcome')!r} is not a boolean field of"
                 f" {contract.get('id')!r}",
             )
-        for j, rate in enumerate(s.get("rates") or []):
+        rates = s.get("rates") or []
+        for j, rate in enumerate(rates):
             for k, flt in enumerate(rate.get("where") or []):
                 fptr = f"{ptr}/rates/{j}/where/{k}"
                 factor = flt.get("factor")
-                if factor not in levels:
+                if factor not in selectable:
                     report(
                         f"{fptr}/factor", f"scenario {sid!r} selects on unknown factor {factor!r}"
                     )
                     continue
                 for lv in flt.get("levels") or []:
-                    if str(lv) not in levels[factor]:
+                    if str(lv) not in selectable[factor]:
                         report(
                             f"{fptr}/levels",
                             f"scenario {sid!r} selects level {lv!r}, which factor {factor!r} does not have",
                         )
+        effects = [float(e) for e in s.get("effects") or []]
+        if effects and len(set(effects)) != len(effects):
+            report(f"{ptr}/effects", f"scenario {sid!r} lists an effect size twice")
+        moving = [j for j, r in enumerate(rates) if r.get("effect") not in (None, 0, 0.0)]
+        if moving and not effects:
+            report(
+                f"{ptr}/rates/{moving[0]}/effect",
+                f"scenario {sid!r}: a rate moves with the effect size, so the scenario needs"
+                " effects (the sizes diagnose runs it at)",
+            )
+        for j, r in enumerate(rates):
+            coef = float(r.get("effect") or 0.0)
+            for e in effects:
+                x = float(r.get("rate", 0.0)) + coef * e
+                if not 0.0 <= x <= 1.0:
+                    report(
+                        f"{ptr}/rates/{j}",
+                        f"scenario {sid!r}: at effect {e:g} this rate is {x:g}, not a probability",
+                    )
+                    break
+        for cell in cells:
+            for r in rates:
+                hit = _cell_matches(r.get("where") or [], cell)
+                if hit is None:
+                    continue  # the rate may take some rows of the cell: look further
+                if hit:
+                    break
+            else:
+                report(
+                    f"{ptr}/rates",
+                    f"scenario {sid!r} gives no rate for the rows of cell {cell.get('id')!r}"
+                    " (end with a rate without where)",
+                )
+                break
 
 
 @check
@@ -241,3 +310,126 @@ def metric_roles_unique(spec: dict, report: Reporter) -> None:
         if role in seen:
             report(f"{ptr}/role", f"duplicate metric role {role!r} (first at {seen[role]})")
         seen.setdefault(role, ptr)
+
+
+CLAIM_KINDS = ("half_width", "power", "detectable", "verdict")
+_EXACT_HALF_WIDTH = ("wilson",)  # intervals whose half-width has a closed form in p
+
+
+def _expanded_contrasts(spec: dict) -> dict[str, dict]:
+    """Every expanded contrast id -> its registration (with its hypothesis' family)."""
+    from prereg.compiler.semantic import _expansions, fill
+
+    out: dict[str, dict] = {}
+    for _, hyp in items(spec, "hypotheses"):
+        for c in hyp.get("contrasts") or []:
+            for binding in _expansions(c):
+                out.setdefault(fill(str(c.get("id")), binding), c)
+    return out
+
+
+@check
+def claims_resolve(spec: dict, report: Reporter) -> None:
+    """Each claim states one figure, and names cells, contrasts, hypotheses and scenarios the
+    study registers."""
+    from prereg.compiler.expand import all_cells
+
+    cells = {c.get("id") for c in all_cells(spec)}
+    contrasts = _expanded_contrasts(spec)
+    hypotheses = {h.get("id"): h for h in spec.get("hypotheses") or []}
+    scenarios = {s.get("id"): s for s in spec.get("scenarios") or []}
+    seen: dict[str, str] = {}
+    for ptr, claim in items(spec, "claims"):
+        cid = claim.get("id")
+        what = f"claim {cid!r}"
+        if cid in seen:
+            report(f"{ptr}/id", f"duplicate claim id {cid!r} (first at {seen[cid]})")
+        seen.setdefault(cid, ptr)
+        kinds = [k for k in CLAIM_KINDS if claim.get(k) is not None]
+        if len(kinds) != 1:
+            report(
+                ptr, f"{what} takes exactly one of {', '.join(CLAIM_KINDS)} (found {len(kinds)})"
+            )
+            continue
+        kind = kinds[0]
+        body = claim[kind]
+        bptr = f"{ptr}/{kind}"
+        if kind == "half_width":
+            if (body.get("cell") is None) == (body.get("rows") is None):
+                report(bptr, f"{what}: a half-width claim takes exactly one of cell and rows")
+            elif body.get("cell") is not None and body["cell"] not in cells:
+                report(f"{bptr}/cell", f"{what} names unknown cell {body['cell']!r}")
+            if body.get("interval") not in _EXACT_HALF_WIDTH:
+                report(
+                    f"{bptr}/interval",
+                    f"{what}: the half-width of a {body.get('interval')} interval has no closed"
+                    f" form here (only {', '.join(_EXACT_HALF_WIDTH)})",
+                )
+            if body.get("p_to") is not None and body["p_to"] < body.get("p", 0):
+                report(f"{bptr}/p_to", f"{what}: p_to is below p")
+        elif kind in ("power", "detectable"):
+            c = contrasts.get(body.get("contrast"))
+            if c is None:
+                report(
+                    f"{bptr}/contrast", f"{what} names unknown contrast {body.get('contrast')!r}"
+                )
+            elif c.get("test") in (None, "none"):
+                report(
+                    f"{bptr}/contrast",
+                    f"{what}: contrast {body['contrast']!r} has no test, so no power",
+                )
+            base = float(body.get("base", 0.0))
+            if kind == "power" and not 0.0 <= base + float(body.get("difference", 0.0)) <= 1.0:
+                report(bptr, f"{what}: base + difference is not a probability")
+            if kind == "detectable" and body.get("sign") not in (None, 1, -1):
+                report(f"{bptr}/sign", f"{what}: sign is +1 or -1")
+        else:
+            h = hypotheses.get(body.get("hypothesis"))
+            if h is None:
+                report(
+                    f"{bptr}/hypothesis",
+                    f"{what} names unknown hypothesis {body.get('hypothesis')!r}",
+                )
+            else:
+                named = [v.get("verdict") for v in h.get("verdicts") or []]
+                allowed = named or (["supported", "not-supported"] if h.get("rule") else [])
+                verdict = body.get("verdict")
+                if not allowed:
+                    report(
+                        f"{bptr}/hypothesis", f"{what}: hypothesis {h.get('id')!r} has no verdict"
+                    )
+                elif verdict is None and named:
+                    report(
+                        bptr,
+                        f"{what}: hypothesis {h.get('id')!r} has verdicts ({', '.join(named)}):"
+                        " name one",
+                    )
+                elif verdict is not None and verdict not in allowed:
+                    report(
+                        f"{bptr}/verdict",
+                        f"{what}: hypothesis {h.get('id')!r} gives no verdict {verdict!r}"
+                        f" ({', '.join(allowed)})",
+                    )
+            s = scenarios.get(body.get("scenario"))
+            if s is None:
+                report(
+                    f"{bptr}/scenario", f"{what} names unknown scenario {body.get('scenario')!r}"
+                )
+            elif s.get("effects") and body.get("effect") is None:
+                report(bptr, f"{what}: scenario {s.get('id')!r} is a family; give its effect")
+            elif not s.get("effects") and body.get("effect") is not None:
+                report(
+                    f"{bptr}/effect",
+                    f"{what}: scenario {s.get('id')!r} has no effects, so no effect size",
+                )
+            elif body.get("effect") is not None:
+                e = float(body["effect"])
+                for r in s.get("rates") or []:
+                    x = float(r.get("rate", 0.0)) + float(r.get("effect") or 0.0) * e
+                    if not 0.0 <= x <= 1.0:
+                        report(
+                            f"{bptr}/effect",
+                            f"{what}: at effect {e:g} a rate of scenario {s.get('id')!r} is"
+                            f" {x:g}, not a probability",
+                        )
+                        break

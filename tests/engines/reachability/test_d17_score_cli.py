@@ -3,6 +3,7 @@ score; scenario outcomes, determinism, and every refusal (clear message, no outp
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -165,6 +166,34 @@ def test_same_inputs_same_bytes(prepared, finding, tmp_path):
     assert other.read_bytes() != finding[0].read_bytes()
 
 
+# The bytes simulate wrote before the scenarios moved into the language (rates under
+# scenarios, P(yes) ranges in the constant respondents): seed 1 of the public demo corpus.
+SIMULATED = {
+    ("accurate",): "ded2aa31fe116e24f37a018cbbcad4c84329a0fd4de3a06dd9a69ac6d4625abe",
+    ("coin",): "d5e2e29110db38d76ece206411ddc492187172b2a7bfac170526b1652501ce85",
+    ("d17-finding",): "793e94e78e4f915f796b05d279b1cbf90386b3c7f016c3a96253b36c355963b2",
+    ("d17-finding", "--coverage", "0.9"): (
+        "46026a7d5eab84e8554ba7fc34cd11505a8f5065e4e85e7e81b51420563df734"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SIMULATED))
+def test_simulated_bytes_are_pinned(prepared, tmp_path, case):
+    out = simulate(prepared, tmp_path / "obs.jsonl", case[0], 1, *case[1:])
+    assert hashlib.sha256(out.read_bytes()).hexdigest() == SIMULATED[case]
+
+
+def test_diagnose_only_scenarios_are_not_simulated(prepared, tmp_path, capsys):
+    for scenario, needle in (
+        ("no-difference", "has no respondent in the constant respondents"),
+        ("replication-accuracy", "is a family over effects"),
+    ):
+        out = tmp_path / f"{scenario}.jsonl"
+        rc = cli("simulate", prepared, "--scenario", scenario, "--seed", 1, "--out", out)
+        refused(capsys, rc, needle, outputs=[out])
+
+
 # -- refusals ------------------------------------------------------------------------------------
 
 
@@ -310,7 +339,7 @@ def test_existing_output_is_refused(prepared, finding, tmp_path, capsys):
 def test_unknown_scenario_is_refused(prepared, tmp_path, capsys):
     out = tmp_path / "o.jsonl"
     rc = cli("simulate", prepared, "--scenario", "oracle", "--seed", 1, "--out", out)
-    refused(capsys, rc, "'oracle' is not declared", outputs=[out])
+    refused(capsys, rc, "unknown scenario 'oracle'", outputs=[out])
 
 
 def test_calibrator_artifact_shape(finding):

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from prereg.decide import attempts as attempt_policy
+from prereg.decide import scenarios as registered
 from prereg.decide.evaluate import (
     Selections,
     cell_counts,
@@ -31,7 +32,6 @@ from prereg.engines import StudyContext
 from prereg.errors import UserError
 from prereg.files import canonical_bytes_nl, refuse_existing, write_files_new, write_new
 from prereg.records import read_records
-from prereg.rules import selection_matches
 from prereg.stats.rounding import round_half_up
 
 SCORE_SCHEMA = "prereg-factorial-score/v1"
@@ -188,12 +188,9 @@ def simulate_records(config, table: RowTable, scenario: Mapping[str, Any], seed:
     placing = {f["name"]: ("split", None) for f in obs["fields"] if f.get("role") == "split"}
     placing.update({f["name"]: ("factor", f["factor"]) for f in obs["fields"] if f.get("factor")})
     failed = _failed_record(policy, outcome)
-    coverage = float(scenario.get("coverage", 1.0))
-    fail_rate = float(scenario.get("failed_attempt_rate", 0.0))
-    rates = []
-    for r in scenario["rates"]:
-        where = {f["factor"]: tuple(str(v) for v in f["levels"]) for f in r.get("where") or ()}
-        rates.append((where, float(r["rate"])))
+    coverage = registered.coverage(scenario)
+    fail_rate = registered.failed_attempt_rate(scenario)
+    rates = registered.compiled_rates(scenario)
     required = {f["name"] for f in obs["fields"] if f.get("required", True)}
     missing = sorted(required - {row_field, order, outcome, *fixed, *failed, *placing})
     if missing:
@@ -209,14 +206,14 @@ def simulate_records(config, table: RowTable, scenario: Mapping[str, Any], seed:
     observed: set[str] = set()
     for ci in range(len(table.cells)):
         rows = [table.ids[i] for i in np.flatnonzero(table.cell == ci)]
-        keep = math.floor(coverage * len(rows) + 1e-9)
+        keep = registered.kept_rows(len(rows), coverage)
         observed.update(sorted(rows, key=lambda r: (draws[r][0], r))[:keep])
     out = []
     for i, rid in enumerate(table.ids):
         if rid not in observed:
             continue
         attrs = cell_attributes(table.cells[table.cell[i]])
-        rate = next((p for where, p in rates if selection_matches(where, attrs)), None)
+        rate = registered.rate_for(rates, attrs)
         if rate is None:
             raise UserError(
                 f"simulate: scenario {scenario['id']} gives no rate for cell"
@@ -239,15 +236,17 @@ def simulate_records(config, table: RowTable, scenario: Mapping[str, Any], seed:
 
 def simulate(ctx: StudyContext, args: argparse.Namespace) -> int:
     config = ctx.config
-    scenarios = {s["id"]: s for s in config.get("scenarios") or []}
-    if args.scenario not in scenarios:
+    sc = registered.scenario(config, args.scenario)
+    registered.fixed(sc, "--scenario")
+    if sc.get("outcome") is None:
         raise UserError(
-            f"--scenario: unknown scenario {args.scenario!r} (registered: {', '.join(scenarios) or 'none'})"
+            f"--scenario: scenario {args.scenario!r} names a metric, not an outcome field: the"
+            " factorial engine writes observations, so its scenarios draw an outcome field"
         )
     refuse_existing(args.out)
     module = _module(ctx, args)
     table = _items_table(config, module, getattr(args, "items", None)) or registered_rows(config)
-    records = simulate_records(config, table, scenarios[args.scenario], int(args.seed))
+    records = simulate_records(config, table, sc, int(args.seed))
     write_new(args.out, b"".join(canonical_bytes_nl(r) for r in records))
     _out(
         f"wrote {args.out}: {len(records)} attempts of {len({r[config['attempts']['key'][0]] for r in records})}"

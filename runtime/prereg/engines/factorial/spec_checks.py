@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prereg.engines.base import Problem
 
-_COMMANDS = ("items", "simulate", "score")
+_COMMANDS = ("items", "simulate", "score", "diagnose")
 
 
 def checks(spec: dict) -> list[Problem]:
@@ -62,6 +62,15 @@ def checks(spec: dict) -> list[Problem]:
                     f"/metrics/{i}",
                     f"metric {m.get('id')!r} has no compute block: the factorial engine computes"
                     " only what the spec says",
+                )
+            )
+    for i, s in enumerate(spec.get("scenarios") or []):
+        if s.get("outcome") is None:
+            out.append(
+                (
+                    f"/scenarios/{i}",
+                    f"scenario {s.get('id')!r}: the factorial engine writes observations, so a"
+                    " scenario draws an outcome field of the observation contract (outcome)",
                 )
             )
     for i, c in enumerate(spec.get("commands") or []):

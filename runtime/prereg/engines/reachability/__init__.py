@@ -12,10 +12,10 @@ Modules: :mod:`.config` (checks), :mod:`.draws` (SHA-256 draws), :mod:`.generate
 Scoring (observations against the frozen decision rules): :mod:`.scoring` (the rows, the
 failure-position attribute, the engine fields gold and calibrated P(yes), ECE, AUROC and the
 per-cell report; the attempt policy, derived fields, metrics, estimates, contrasts, gates and
-verdicts are the study's registration, evaluated by :mod:`prereg.decide`), :mod:`.simulate` (respondent scenarios from the ``scenarios`` constant),
+verdicts are the study's registration, evaluated by :mod:`prereg.decide`), :mod:`.simulate` (the registered scenarios, P(yes) drawn as the ``respondents`` constant says),
 :mod:`.calibrator` (isotonic calibrator artifacts; validity from the ``calibration`` constant),
 :mod:`.score_commands` (``score``, ``simulate``, ``calibrator-fit``; merged into ``COMMANDS``).
-Their constants: ``scoring``, ``calibrator-fit``, ``scenarios``, ``decision``.
+Their constants: ``scoring``, ``calibrator-fit``, ``respondents``, ``decision``.
 
 Configuration.  A handler receives the compiled spec's generic config (``ctx.config``, the
 generated ENGINE_CONFIG) and maps it with :func:`.config.config_from_spec` onto the engine's own

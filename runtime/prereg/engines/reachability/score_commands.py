@@ -16,7 +16,7 @@ audit and dispatch-order digests) before anything is read from it.  Every refusa
 :class:`prereg.errors.UserError`, raised before any output is written.
 
 See :mod:`.scoring` for the ``scoring`` constant, :mod:`.calibrator` for ``calibration`` and
-``calibrator-fit``, :mod:`.simulate` for ``scenarios``.
+``calibrator-fit``, :mod:`.simulate` for ``respondents``.
 """
 
 from __future__ import annotations

@@ -1,20 +1,23 @@
-"""Synthetic observations from the respondent scenarios a study declares.
+"""Synthetic observations of the study's registered scenarios.
 
-A scenario is a list of rules, first match wins: each rule has ``where`` (attribute →
-levels, over the split, the factors and the position attribute; ``{}`` matches every row),
-``correct`` (the probability that the answer equals gold) and ``confidence`` (``[low, high]``:
-the answer's P is drawn uniformly in that range; P(yes) = P for a yes answer, 1 − P for a no).
-``failedFirstAttempt`` is the share of rows whose first attempt fails (P(yes) null) and whose
-second succeeds.  Every draw is a uniform from SHA-256 of ``drawMessage`` (placeholders
-``{scenario}``, ``{seed}``, ``{rowId}``, ``{k}``: draw k of the row): the first 53 bits of the
-hash over 2^53, so a row's observation does not depend on any other row or on order.
+A scenario (``scenarios`` in the language, :mod:`prereg.decide.scenarios`) gives each row the
+chance that its raw answer is right (a rate of the metric with role accuracy, first matching
+rate by split, factors and the position attribute) and the chance that its first attempt fails
+(``failed_attempt_rate``; the second attempt then succeeds). The constant ``respondents`` says
+how an answer's P is drawn: per scenario, ``ranges`` (first match wins: ``where`` is
+attribute → levels, ``{}`` matches every row) give ``[low, high]``, the answer's P is drawn
+uniformly in that range, and P(yes) = P for a yes answer, 1 − P for a no.  Every draw is a
+uniform from SHA-256 of ``drawMessage`` (placeholders ``{scenario}``, ``{seed}``, ``{rowId}``,
+``{k}``: draw k of the row): the first 53 bits of the hash over 2^53, so a row's observation
+does not depend on any other row or on order.  P(yes) is rounded half-up to ``decimals``.
 
-``--coverage q`` (optional) leaves ``round_half_up((1 − q)·rows)`` rows of each registered cell
-unobserved (those with the smallest drop draw): they get one failed attempt.
+Coverage: ``--coverage q`` leaves ``round_half_up((1 − q)·rows)`` rows of each registered cell
+unobserved (those with the smallest drop draw): they get one failed attempt.  Without it, a
+scenario's own ``coverage`` keeps ``floor(coverage·rows)`` rows of each cell (the language's
+rule), the others unobserved the same way.
 
-Configuration: ``config["constants"]["scenarios"]`` = ``{drawMessage, decimals (P(yes) is
-rounded half-up to this many decimals), scenarios: [{id, description, failedFirstAttempt,
-rules: [{where, correct, confidence}]}]}``; the last rule of a scenario must match every row.
+A scenario registered without a respondent (one for diagnose only) or a family over effects is
+refused.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from prereg.decide import scenarios as registered
 from prereg.errors import UserError
 from prereg.rules import selection_matches
 from prereg.stats.rounding import round_half_up
@@ -34,24 +38,29 @@ from .scoring import RowTable, ScoringSpec, cell_attributes
 DRAWS = 4  # correct?, confidence, failed first attempt, coverage drop
 
 
-def scenario_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
+def respondent(config: Mapping[str, Any], scenario: str) -> tuple[Mapping, Mapping, Mapping]:
+    """(the constant respondents, the scenario, its respondent) of a scenario to simulate."""
     consts = config.get("constants") or {}
-    s = consts.get("scenarios")
-    if not isinstance(s, Mapping) or not isinstance(s.get("scenarios"), (list, tuple)):
-        raise UserError("study config: /constants/scenarios/scenarios is missing")
+    r = consts.get("respondents")
+    if not isinstance(r, Mapping) or not isinstance(r.get("confidence"), (list, tuple)):
+        raise UserError("study config: /constants/respondents/confidence is missing")
     for key in ("drawMessage", "decimals"):
-        if key not in s:
-            raise UserError(f"study config: /constants/scenarios/{key} is missing")
-    for j, sc in enumerate(s["scenarios"]):
-        where = f"/constants/scenarios/scenarios/{j}"
-        rules = sc.get("rules") or ()
-        if not rules or dict(rules[-1].get("where") or {}):
-            raise UserError(f"study config: {where}/rules: the last rule must match every row")
-        for k, r in enumerate(rules):
-            lo, hi = r["confidence"]
-            if not (0 <= r["correct"] <= 1 and 0 <= lo <= hi <= 1):
-                raise UserError(f"study config: {where}/rules/{k}: probabilities outside [0, 1]")
-    return s
+        if key not in r:
+            raise UserError(f"study config: /constants/respondents/{key} is missing")
+    by_id = {str(x["scenario"]): x for x in r["confidence"]}
+    sc = registered.scenario(config, scenario)
+    registered.fixed(sc, "--scenario")
+    if scenario not in by_id:
+        raise UserError(
+            f"--scenario: scenario {scenario!r} has no respondent in the constant respondents"
+            f" (it is registered for diagnose); simulate draws {', '.join(by_id) or 'none'}"
+        )
+    ranges = by_id[scenario]["ranges"]
+    if not ranges or dict(ranges[-1].get("where") or {}):
+        raise UserError(
+            f"study config: respondent {scenario!r}: the last range must match every row"
+        )
+    return r, sc, by_id[scenario]
 
 
 def uniforms(message: str, scenario: str, seed: int, row_ids, count: int) -> np.ndarray:
@@ -74,45 +83,54 @@ def simulate_observations(
     coverage: float | None = None,
 ) -> list[dict[str, Any]]:
     """Observation records (one per attempt) in corpus order."""
-    sconf = scenario_config(config)
-    by_id = {sc["id"]: sc for sc in sconf["scenarios"]}
-    if scenario not in by_id:
-        raise UserError(f"--scenario: {scenario!r} is not declared; the study has {sorted(by_id)}")
+    resp, sc, mine = respondent(config, scenario)
     if coverage is not None and not 0 <= coverage <= 1:
         raise UserError(f"--coverage: {coverage} is not a share in [0, 1]")
-    sc = by_id[scenario]
-    u = uniforms(sconf["drawMessage"], scenario, seed, table.ids, DRAWS)
+    u = uniforms(resp["drawMessage"], scenario, seed, table.ids, DRAWS)
     attrs = [
         {**cell_attributes(c), spec.position_attribute: label}
         for c in table.cells
         for label in spec.position_labels
     ]
     k = len(spec.position_labels)
-    rules = [
+    rates = registered.compiled_rates(sc)
+    ranges = [
         ({a: tuple(str(v) for v in vs) for a, vs in dict(r.get("where") or {}).items()}, r)
-        for r in sc["rules"]
+        for r in mine["ranges"]
     ]
-    rule_of_group = [next(r for w, r in rules if selection_matches(w, a)) for a in attrs]
+    rate_of_group = [registered.rate_for(rates, a) for a in attrs]
+    range_of_group = [next(r["range"] for w, r in ranges if selection_matches(w, a)) for a in attrs]
     dropped = np.zeros(len(table.ids), dtype=bool)
-    if coverage is not None:
+    share = registered.coverage(sc)
+    if coverage is not None or share < 1:
         for ci, c in enumerate(table.cells):
             idx = np.flatnonzero(table.cell == ci)
-            drop = int(round_half_up((1.0 - coverage) * int(c["rows"]), 0))
+            rows = int(c["rows"])
+            if coverage is not None:
+                drop = int(round_half_up((1.0 - coverage) * rows, 0))
+            else:
+                drop = rows - registered.kept_rows(rows, share)
             order = idx[np.argsort(u[idx, 3], kind="stable")]
             dropped[order[:drop]] = True
     f = spec.fields
-    decimals = int(sconf["decimals"])
-    fail_rate = float(sc.get("failedFirstAttempt", 0.0))
+    decimals = int(resp["decimals"])
+    fail_rate = registered.failed_attempt_rate(sc)
     out: list[dict[str, Any]] = []
     for i, row_id in enumerate(table.ids):
         base = {f["row"]: row_id, f["request"]: spec.request}
         if dropped[i]:
             out.append({**base, f["pYes"]: None, f["attempt"]: 1})
             continue
-        r = rule_of_group[int(table.cell[i]) * k + int(table.position[i])]
-        lo, hi = r["confidence"]
+        group = int(table.cell[i]) * k + int(table.position[i])
+        correct = rate_of_group[group]
+        if correct is None:
+            raise UserError(
+                f"simulate: scenario {scenario!r} gives no rate for row {row_id} (cell"
+                f" {table.cells[table.cell[i]]['id']})"
+            )
+        lo, hi = range_of_group[group]
         conf = lo + u[i, 1] * (hi - lo)
-        says_yes = bool(table.gold_yes[i]) == bool(u[i, 0] < r["correct"])
+        says_yes = bool(table.gold_yes[i]) == bool(u[i, 0] < correct)
         p = round_half_up(conf if says_yes else 1.0 - conf, decimals)
         attempt = 1
         if u[i, 2] < fail_rate:

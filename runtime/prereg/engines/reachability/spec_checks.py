@@ -111,23 +111,7 @@ def checks(spec: Mapping[str, Any]) -> list[Problem]:
         n.level("dev-review", ["perOutcome", j, "outcome"], factor.get("outcome"), item["outcome"])
 
     _scoring(n, k, factor)
-    for j, sc in enumerate(k["scenarios"]["scenarios"]):
-        rules = sc["rules"]
-        for m, r in enumerate(rules):
-            n.selection("scenarios", ["scenarios", j, "rules", m, "where"], r["where"])
-            lo, hi = r["confidence"]
-            n.expect(
-                lo <= hi,
-                "scenarios",
-                ["scenarios", j, "rules", m, "confidence"],
-                "the confidence range must not be empty (low <= high)",
-            )
-        n.expect(
-            not rules[-1]["where"],
-            "scenarios",
-            ["scenarios", j, "rules", len(rules) - 1, "where"],
-            "the last rule of a scenario must match every row (where: {})",
-        )
+    _scenarios(n, spec, k)
 
     if not n.problems:
         n.problems.extend(_engine_check(spec))
@@ -292,3 +276,62 @@ def _engine_check(spec: Mapping[str, Any]) -> list[Problem]:
             out.append((ptr, f"{message} (the engine's configuration check)"))
         return out
     return []
+
+
+def _scenarios(n: SpecNames, spec: Mapping[str, Any], k: Mapping[str, Any]) -> None:
+    """The registered scenarios draw correctness (a rate of the accuracy-role metric), and each
+    respondent gives P(yes) ranges to a registered scenario, ending with one for every row."""
+    accuracy = next(
+        (m.get("id") for m in spec.get("metrics") or [] if m.get("role") == "accuracy"), None
+    )
+    scenarios = {s.get("id"): s for s in spec.get("scenarios") or []}
+    for i, s in enumerate(spec.get("scenarios") or []):
+        if s.get("metric") != accuracy:
+            n.problems.append(
+                (
+                    f"/scenarios/{i}",
+                    f"scenario {s.get('id')!r}: the reachability-probe engine draws whether a row's"
+                    f" raw answer is right, so a scenario names the metric with role accuracy"
+                    f" (metric: {accuracy})",
+                )
+            )
+    seen: set[str] = set()
+    for j, resp in enumerate(k["respondents"]["confidence"]):
+        sid = resp["scenario"]
+        n.expect(
+            sid in scenarios,
+            "respondents",
+            ["confidence", j, "scenario"],
+            f"names scenario {sid!r}, which the spec does not register"
+            f" (scenarios: {', '.join(map(str, scenarios)) or 'none'})",
+        )
+        n.expect(
+            sid not in seen,
+            "respondents",
+            ["confidence", j, "scenario"],
+            f"repeats scenario {sid!r}",
+        )
+        seen.add(sid)
+        n.expect(
+            not (scenarios.get(sid) or {}).get("effects"),
+            "respondents",
+            ["confidence", j, "scenario"],
+            f"scenario {sid!r} is a family over effects (for diagnose): simulate draws fixed"
+            " scenarios only",
+        )
+        ranges = resp["ranges"]
+        for m, r in enumerate(ranges):
+            n.selection("respondents", ["confidence", j, "ranges", m, "where"], r["where"])
+            lo, hi = r["range"]
+            n.expect(
+                lo <= hi,
+                "respondents",
+                ["confidence", j, "ranges", m, "range"],
+                "the confidence range must not be empty (low <= high)",
+            )
+        n.expect(
+            not ranges[-1]["where"],
+            "respondents",
+            ["confidence", j, "ranges", len(ranges) - 1, "where"],
+            "the last range of a respondent must match every row (where: {})",
+        )

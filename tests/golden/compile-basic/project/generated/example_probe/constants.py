@@ -151,4 +151,5 @@ ENGINE_CONFIG = {
     "derived_fields": (),
     "attempts": None,
     "scenarios": (),
+    "claims": (),
 }
