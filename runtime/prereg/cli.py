@@ -316,7 +316,11 @@ def _study_parser(project, study_id: str, module) -> argparse.ArgumentParser:
                 cp.add_argument(name, action="store_true", help=a["help"])
             elif a["kind"] == "option":
                 cp.add_argument(
-                    name, type=ARG_TYPES[a["type"]], required=bool(a["required"]), help=a["help"]
+                    name,
+                    type=ARG_TYPES[a["type"]],
+                    required=bool(a["required"]),
+                    help=a["help"],
+                    action="append" if a.get("repeated") else "store",
                 )
             else:
                 cp.add_argument(

@@ -577,6 +577,11 @@ def commands_well_formed(spec: dict, report: Reporter) -> None:
                 report(f"{aptr}/type", f"flag {name!r} takes no type")
             if arg.get("kind") != "flag" and arg.get("type") is None:
                 report(f"{aptr}/type", f"argument {name!r} needs a type")
+            if arg.get("repeated") and arg.get("kind") != "option":
+                report(
+                    f"{aptr}/repeated",
+                    f"only an option may be repeated ({name!r} is a {arg.get('kind')})",
+                )
             if arg.get("kind") == "positional":
                 if arg.get("required") is False:
                     optional_seen = True

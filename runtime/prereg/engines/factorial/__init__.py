@@ -34,4 +34,4 @@ def _lazy(name: str) -> Callable:
     return handler
 
 
-COMMANDS = {name: _lazy(name) for name in ("items", "simulate", "score")}
+COMMANDS = {name: _lazy(name) for name in ("items", "simulate", "score", "diagnose")}

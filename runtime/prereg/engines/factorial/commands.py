@@ -177,30 +177,57 @@ def _fixed_fields(policy: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+class RecordWriter:
+    """Writes the observation records of one row the way ``simulate`` does: its scored
+    attempts carry the fields the policy's ``where`` fixes and the row's split and levels when
+    the observations place their rows; a failed attempt meets the policy's ``failed``."""
+
+    def __init__(self, config, scenario: Mapping[str, Any]):
+        policy = config["attempts"]
+        obs = _contract(config, "observation")
+        names = {f["name"] for f in obs["fields"]}
+        self.row_field, self.order = policy["key"][0], policy["order"]
+        self.outcome = scenario["outcome"]
+        self.fixed = _fixed_fields(policy)
+        self.placing = {
+            f["name"]: ("split", None) for f in obs["fields"] if f.get("role") == "split"
+        }
+        self.placing.update(
+            {f["name"]: ("factor", f["factor"]) for f in obs["fields"] if f.get("factor")}
+        )
+        self.failed = _failed_record(policy, self.outcome)
+        required = {f["name"] for f in obs["fields"] if f.get("required", True)}
+        drawn = {self.row_field, self.order, self.outcome, *self.fixed, *self.failed}
+        missing = sorted(required - drawn - set(self.placing))
+        if missing:
+            raise UserError(
+                f"simulate: the observation contract requires field(s) {missing}, which a"
+                " scenario does not draw"
+            )
+        unknown = sorted(drawn - names)
+        if unknown:
+            raise UserError(f"simulate: the observation contract has no field(s) {unknown}")
+
+    def records(self, rid: str, cell: Mapping[str, Any], failed_first: bool, right: bool):
+        levels = {
+            name: cell["split"] if kind == "split" else cell["levels"].get(factor)
+            for name, (kind, factor) in self.placing.items()
+        }
+        base = {self.row_field: rid, **levels, **self.fixed}
+        out = []
+        attempt = 1
+        if failed_first:
+            out.append({**base, self.order: attempt, self.outcome: None, **self.failed})
+            attempt += 1
+        out.append({**base, self.order: attempt, self.outcome: bool(right)})
+        return out
+
+
 def simulate_records(config, table: RowTable, scenario: Mapping[str, Any], seed: int) -> list[dict]:
-    policy = config["attempts"]
-    obs = _contract(config, "observation")
-    names = {f["name"] for f in obs["fields"]}
-    row_field, order = policy["key"][0], policy["order"]
-    outcome = scenario["outcome"]
-    fixed = _fixed_fields(policy)
-    # Observations that place their row themselves carry its split and levels.
-    placing = {f["name"]: ("split", None) for f in obs["fields"] if f.get("role") == "split"}
-    placing.update({f["name"]: ("factor", f["factor"]) for f in obs["fields"] if f.get("factor")})
-    failed = _failed_record(policy, outcome)
+    writer = RecordWriter(config, scenario)
     coverage = registered.coverage(scenario)
     fail_rate = registered.failed_attempt_rate(scenario)
     rates = registered.compiled_rates(scenario)
-    required = {f["name"] for f in obs["fields"] if f.get("required", True)}
-    missing = sorted(required - {row_field, order, outcome, *fixed, *failed, *placing})
-    if missing:
-        raise UserError(
-            f"simulate: the observation contract requires field(s) {missing}, which a scenario"
-            " does not draw"
-        )
-    unknown = sorted({row_field, order, outcome, *fixed, *failed} - names)
-    if unknown:
-        raise UserError(f"simulate: the observation contract has no field(s) {unknown}")
     draws = {rid: _uniforms(scenario["id"], seed, rid, k=3) for rid in table.ids}
     # Coverage: in each cell, the floor(coverage * rows) rows with the smallest first draw.
     observed: set[str] = set()
@@ -212,25 +239,15 @@ def simulate_records(config, table: RowTable, scenario: Mapping[str, Any], seed:
     for i, rid in enumerate(table.ids):
         if rid not in observed:
             continue
-        attrs = cell_attributes(table.cells[table.cell[i]])
-        rate = registered.rate_for(rates, attrs)
+        cell = table.cells[table.cell[i]]
+        rate = registered.rate_for(rates, cell_attributes(cell))
         if rate is None:
             raise UserError(
                 f"simulate: scenario {scenario['id']} gives no rate for cell"
-                f" {table.cells[table.cell[i]]['id']} (add a rate without where)"
+                f" {cell['id']} (add a rate without where)"
             )
         _, u_fail, u_out = draws[rid]
-        cell = table.cells[table.cell[i]]
-        levels = {
-            name: cell["split"] if kind == "split" else cell["levels"].get(factor)
-            for name, (kind, factor) in placing.items()
-        }
-        base = {row_field: rid, **levels, **fixed}
-        attempt = 1
-        if u_fail < fail_rate:
-            out.append({**base, order: attempt, outcome: None, **failed})
-            attempt += 1
-        out.append({**base, order: attempt, outcome: bool(u_out < rate)})
+        out.extend(writer.records(rid, cell, u_fail < fail_rate, u_out < rate))
     return out
 
 
@@ -272,23 +289,30 @@ def _rp(x, digits: int):
     return None if math.isnan(x) else float(f"{x:.{digits}g}")
 
 
-def score_document(
-    config, rules, table: RowTable, records: Sequence[Mapping[str, Any]], source: str
-):
-    """Every figure, contrast, gate and verdict of validated observation records."""
-    from prereg.stats.methods import MethodError, method
-
-    policy = config["attempts"]
-    rep = _reporting(config)
-    dec, pd = int(rep["decimals"]), int(rep["p_value_digits"])
-    chosen, observed = attempt_policy.counted(policy, records, table.index, source)
+def row_metrics_of(
+    config, table: RowTable, records: Sequence[Mapping[str, Any]], source: str
+) -> tuple[dict, np.ndarray]:
+    """(row metrics, observed mask) of validated observation records: the counted attempts,
+    the item and record fields, the derived fields, then each metric's compute block."""
+    chosen, observed = attempt_policy.counted(config["attempts"], records, table.index, source)
     obs = _contract(config, "observation")
     columns = dict(table.columns)
     columns.update(
         attempt_policy.record_columns(records, chosen, [f["name"] for f in obs["fields"]])
     )
     columns = derive(config.get("derived_fields") or [], columns, len(table), observed)
-    metrics = row_metrics(config["metrics"], columns, observed)
+    return row_metrics(config["metrics"], columns, observed), observed
+
+
+def score_document(
+    config, rules, table: RowTable, records: Sequence[Mapping[str, Any]], source: str
+):
+    """Every figure, contrast, gate and verdict of validated observation records."""
+    from prereg.stats.methods import MethodError, method
+
+    rep = _reporting(config)
+    dec, pd = int(rep["decimals"]), int(rep["p_value_digits"])
+    metrics, observed = row_metrics_of(config, table, records, source)
     sel = Selections(table)
     res = registered_results(rules, metrics, sel)
     figures = cell_figures(metrics, table)
@@ -522,3 +546,91 @@ def score_markdown(config, module: ModuleType, doc: Mapping[str, Any]) -> str:
                 f"{_fmt(c['p'])} | {_fmt(c['adjustedP'])} |"
             )
     return "\n".join(lines) + "\n"
+
+
+# -- diagnose -----------------------------------------------------------------------------------
+
+
+def _item_columns(config, ids: Sequence[str], cells: Sequence[Mapping[str, Any]]) -> dict:
+    """The item fields of rows as ``items`` writes them (row id, split, each cell's levels)."""
+    if not _has(config, "items"):
+        return {}
+    fields = _contract(config, "items")["fields"]
+    cols: dict[str, list[Any]] = {}
+    for f in fields:
+        if f.get("role") == "row":
+            cols[f["name"]] = list(ids)
+        elif f.get("role") == "split":
+            cols[f["name"]] = [c["split"] for c in cells]
+        elif f.get("factor"):
+            cols[f["name"]] = [c["levels"].get(f["factor"]) for c in cells]
+        else:
+            cols[f["name"]] = [None] * len(ids)
+    return cols
+
+
+def diagnose_design(config):
+    """The study's rows as row groups (one per registered cell: the factorial engine derives
+    no row attribute) and what each kind of row contributes to each metric: prototype rows,
+    their item fields as ``items`` writes them and their records as ``simulate`` writes them,
+    scored by :func:`row_metrics_of`."""
+    from prereg.diagnose.design import (
+        KINDS,
+        RETRIED_RIGHT,
+        RETRIED_WRONG,
+        RIGHT,
+        WRONG,
+        Design,
+        contributions_of,
+    )
+
+    found = list(registered.registered(config).values())
+    if not found:
+        raise UserError(f"study {config['study_id']}: diagnose needs a registered scenario")
+    outcomes = sorted({str(s.get("outcome")) for s in found})
+    if len(outcomes) != 1:
+        raise UserError(
+            f"diagnose: the scenarios draw different outcome fields ({', '.join(outcomes)}); a"
+            " study is diagnosed over one outcome field"
+        )
+    writer = RecordWriter(config, found[0])
+    cells = tuple(config["cells"])
+    draws = {
+        RIGHT: (False, True),
+        WRONG: (False, False),
+        RETRIED_RIGHT: (True, True),
+        RETRIED_WRONG: (True, False),
+    }
+    ids, cell_of, records = [], [], []
+    for ci, cell in enumerate(cells):
+        for kind, name in enumerate(KINDS):
+            rid = f"{cell['id']}#{name}"
+            ids.append(rid)
+            cell_of.append(ci)
+            if kind in draws:
+                records.extend(writer.records(rid, cell, *draws[kind]))
+    table = RowTable(
+        ids=tuple(ids),
+        cell=np.asarray(cell_of, dtype=np.int64),
+        cells=cells,
+        columns=_item_columns(config, ids, [cells[c] for c in cell_of]),
+    )
+    metrics, _ = row_metrics_of(config, table, records, "the prototype rows")
+    n = len(cells)
+    return Design(
+        cells=cells,
+        group_cell=np.arange(n, dtype=np.int64),
+        group_attributes={},
+        group_rows=np.array([int(c["rows"]) for c in cells], dtype=np.int64),
+        contributions=contributions_of(metrics, n),
+        notes=(
+            "Rows carry the item fields the items command writes and the records simulate"
+            " writes; a row group is a registered cell.",
+        ),
+    )
+
+
+def diagnose(ctx: StudyContext, args: argparse.Namespace) -> int:
+    from prereg.diagnose.command import run
+
+    return run(ctx, args, diagnose_design)

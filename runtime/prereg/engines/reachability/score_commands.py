@@ -473,7 +473,14 @@ def calibrator_fit(ctx: StudyContext, args: argparse.Namespace) -> int:
     return 0
 
 
+def diagnose(ctx: StudyContext, args: argparse.Namespace) -> int:
+    from .diagnose import diagnose as run
+
+    return run(ctx, args)
+
+
 SCORE_COMMANDS = {
+    "diagnose": diagnose,
     "score": score,
     "simulate": simulate,
     "calibrator_fit": calibrator_fit,

@@ -608,6 +608,35 @@ def auroc_groups(table: RowTable, p: np.ndarray, spec: ScoringSpec) -> list[dict
     return out
 
 
+def row_metrics_of(
+    config: Mapping[str, Any],
+    table: RowTable,
+    p: np.ndarray,
+    blocks,
+    spec: ScoringSpec,
+    *,
+    counted: Counted | None = None,
+) -> tuple[dict[str, RowMetric], np.ndarray, np.ndarray]:
+    """(row metrics, observed mask, calibrated P(yes)) of raw P(yes) ``p`` (NaN = unobserved):
+    the engine's fields (gold, the calibrated P(yes) and confidence), the derived fields, then
+    each metric's compute block."""
+    observed = ~np.isnan(p) if counted is None else np.asarray(counted.observed, dtype=bool)
+    n = len(table.ids)
+    if counted is None:
+        columns: dict[str, Any] = {spec.fields["pYes"]: Column.numbers(p)}
+    else:
+        columns = dict(counted.columns)
+    c, conf = calibrated(p, blocks)
+    offered = {
+        "gold": table.gold(spec),
+        "calibratedPYes": Column.numbers(c),
+        "calibratedConfidence": Column.numbers(conf),
+    }
+    columns.update(engine_columns(_ENGINE, offered))
+    columns = derive(config.get("derived_fields") or (), columns, n, observed)
+    return row_metrics(config["metrics"], columns, observed), observed, c
+
+
 def score(
     config: Mapping[str, Any],
     rules,
@@ -625,21 +654,7 @@ def score(
     """
     spec = spec or scoring_spec(config)
     p = np.asarray(p, dtype=np.float64)
-    observed = ~np.isnan(p) if counted is None else np.asarray(counted.observed, dtype=bool)
-    n = len(table.ids)
-    if counted is None:
-        columns: dict[str, Any] = {spec.fields["pYes"]: Column.numbers(p)}
-    else:
-        columns = dict(counted.columns)
-    c, conf = calibrated(p, blocks)
-    offered = {
-        "gold": table.gold(spec),
-        "calibratedPYes": Column.numbers(c),
-        "calibratedConfidence": Column.numbers(conf),
-    }
-    columns.update(engine_columns(_ENGINE, offered))
-    columns = derive(config.get("derived_fields") or (), columns, n, observed)
-    metrics = row_metrics(config["metrics"], columns, observed)
+    metrics, observed, c = row_metrics_of(config, table, p, blocks, spec, counted=counted)
     decided = table.decided(spec)
     res = registered_results(rules, metrics, Selections(decided))
     cells = cell_figures(table, decided, metrics, observed, c, spec)

@@ -1,0 +1,313 @@
+"""The ``diagnose`` command, for every engine that can describe its rows as row groups.
+
+Arguments (as a spec declares them): ``--scenario NAME`` (repeatable; default every registered
+scenario), ``--simulations N``, ``--seed S``, ``--out FILE`` (DIAGNOSE.json; DIAGNOSE.md is
+written beside it, neither overwritten), optional ``--workers K`` (local processes),
+``--scheduler ADDRESS`` (a Dask distributed scheduler) and ``--power P`` (the target of each
+family's minimum detectable effect; default 0.8).  Every registered claim is checked; a
+verdict claim that needs simulation adds its scenario at its effect size to the run.
+
+The document (schema ``prereg-diagnose/v1``, :data:`SCHEMA_FILE` ships with the package and
+every document is validated against it before it is written) records the study, its spec
+digest, N, the seed and the block size, each condition's operating characteristics
+(:mod:`.summary`), each family's power curve per hypothesis and the effect reaching the target
+power, and the claims.  It records nothing about where it ran: the same inputs give the same
+bytes with any ``--workers`` or scheduler.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Callable, Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from prereg.decide import scenarios as registered
+from prereg.engines import StudyContext
+from prereg.errors import UserError
+from prereg.files import refuse_existing, write_files_new
+
+from . import claims as claim_checks
+from . import runner
+from .design import Design, Rules, refuse_unmodelled
+from .model import Condition, conditions
+from .run import BLOCK_SIZE, Plan, run_task
+from .summary import detectable, power_share, r, summarize
+
+SCHEMA = "prereg-diagnose/v1"
+SCHEMA_FILE = "diagnose.schema.json"
+DEFAULT_POWER = 0.8
+
+
+def schema() -> dict:
+    return json.loads(resources.files("prereg.diagnose").joinpath(SCHEMA_FILE).read_text("utf-8"))
+
+
+def validate(doc: Mapping[str, Any]) -> None:
+    import jsonschema
+
+    errors = sorted(
+        jsonschema.Draft202012Validator(schema()).iter_errors(doc), key=lambda e: list(e.path)
+    )
+    if errors:
+        raise UserError(
+            "internal: the diagnose document does not match its schema",
+            problems=[f"/{'/'.join(map(str, e.path))}: {e.message}" for e in errors[:20]],
+        )
+
+
+def _int(args, name: str, minimum: int, default: int | None = None) -> int:
+    v = getattr(args, name, None)
+    if v is None and default is not None:
+        return default
+    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+        raise UserError(f"--{name.replace('_', '-')}: must be an integer ≥ {minimum} (got {v!r})")
+    return v
+
+
+def _rules_module(ctx: StudyContext, args):
+    import importlib
+
+    from prereg.compiler.project import Project
+    from prereg.study import load_generated
+
+    root = getattr(args, "project_root", None)
+    if root is None:
+        raise UserError("internal: the command needs the project root (args.project_root)")
+    module = load_generated(Project(Path(root)), ctx.study_id)
+    return importlib.import_module(module.__name__ + ".rules")
+
+
+def build_plan(
+    ctx: StudyContext,
+    design: Design,
+    rules: Rules,
+    scenario_ids: list[str],
+    simulations: int,
+    seed: int,
+) -> tuple[Plan, dict]:
+    """The plan: the requested scenarios' conditions, then those the claims need."""
+    found = registered.registered(ctx.config)
+    for sid in scenario_ids:
+        registered.scenario(ctx.config, sid)
+    conds: list[Condition] = []
+    for sid in scenario_ids:
+        conds += conditions(design, found[sid])
+    plan = Plan(ctx.study_id, design, rules, tuple(conds), seed, simulations, BLOCK_SIZE)
+    have = {(c.scenario, c.effect) for c in conds}
+    for c in ctx.config.get("claims") or ():
+        body = c.get("verdict")
+        if not body:
+            continue
+        if body["scenario"] not in found:
+            raise UserError(f"claim {c['id']}: unknown scenario {body['scenario']!r}")
+        cond = claim_checks.verdict_condition(plan, body, found)
+        if (cond.scenario, cond.effect) in have:
+            continue
+        if claim_checks.needs_simulation(plan, body, found):
+            conds.append(cond)
+            have.add((cond.scenario, cond.effect))
+    key = hashlib.sha256(
+        repr((ctx.spec_digest, [(c.scenario, c.effect) for c in conds], seed, simulations)).encode()
+    ).hexdigest()
+    plan = Plan(ctx.study_id, design, rules, tuple(conds), seed, simulations, BLOCK_SIZE, key)
+    return plan, found
+
+
+def _families(plan: Plan, summaries: list[dict], found, target: float) -> list[dict]:
+    out = []
+    for sid in dict.fromkeys(c.scenario for c in plan.conditions):
+        effects = registered.effects(found[sid])
+        rows = [s for s in summaries if s["scenario"] == sid and s["effect"] is not None]
+        if not effects or not rows:
+            continue
+        rows.sort(key=lambda s: s["effect"])
+        curves = []
+        for h in plan.rules.HYPOTHESES:
+            verdict = plan.rules.first_verdict(h)
+            points = []
+            for s in rows:
+                got = power_share(s, h, verdict)
+                points.append(
+                    {"effect": s["effect"], **{k: got[k] for k in ("count", "share", "mcSe")}}
+                )
+            mde = detectable(
+                [p["effect"] for p in points], [p["share"] or 0.0 for p in points], target
+            )
+            curves.append(
+                {"hypothesis": h, "verdict": verdict, "points": points, "detectable": r(mde)}
+            )
+        out.append({"scenario": sid, "power": target, "curves": curves})
+    return out
+
+
+def run(
+    ctx: StudyContext,
+    args,
+    build_design: Callable[[Mapping[str, Any]], Design],
+) -> int:
+    simulations = _int(args, "simulations", 1)
+    seed = _int(args, "seed", 0)
+    workers = _int(args, "workers", 1, default=1)
+    scheduler = getattr(args, "scheduler", None)
+    target = getattr(args, "power", None)
+    target = DEFAULT_POWER if target is None else float(target)
+    if not 0 < target < 1:
+        raise UserError(f"--power: {target} is not a power strictly between 0 and 1")
+    out = Path(args.out)
+    md = out.with_suffix(".md") if out.suffix else out.with_name(out.name + ".md")
+    refuse_existing(out, md)
+    asked = getattr(args, "scenario", None)
+    if isinstance(asked, str):
+        asked = [asked]
+    scenario_ids = list(dict.fromkeys(asked or registered.registered(ctx.config)))
+    rules = Rules(_rules_module(ctx, args))
+    design = build_design(ctx.config)
+    refuse_unmodelled(design, rules)
+    plan, found = build_plan(ctx, design, rules, scenario_ids, simulations, seed)
+    tasks = plan.tasks()
+    progress = runner.Progress(f"diagnose {ctx.study_id}", len(tasks))
+    blocks = runner.run(
+        run_task, plan, tasks, workers=workers, scheduler=scheduler, progress=progress
+    )
+    summaries = []
+    for ci in range(len(plan.conditions)):
+        mine = [b for b in blocks if b.condition == ci]
+        mine.sort(key=lambda b: b.block)
+        summaries.append(summarize(plan, ci, mine))
+    by_cond = {(s["scenario"], s["effect"]): s for s in summaries}
+    checked = claim_checks.check(plan, ctx.config.get("claims") or (), found, by_cond)
+    doc = {
+        "schemaVersion": SCHEMA,
+        "study": ctx.study_id,
+        "version": ctx.version,
+        "specDigest": ctx.spec_digest,
+        "simulations": simulations,
+        "seed": seed,
+        "blockSize": plan.block_size,
+        "requested": scenario_ids,
+        "rows": int(design.group_rows.sum()),
+        "rowGroups": design.groups,
+        "notes": list(design.notes),
+        "conditions": summaries,
+        "families": _families(plan, summaries, found, target),
+        "claims": checked,
+    }
+    validate(doc)
+    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    write_files_new([(out, text, 0o644), (md, markdown(doc), 0o644)])
+    _report(doc, out, md)
+    return 0
+
+
+def _report(doc: Mapping[str, Any], out: Path, md: Path) -> None:
+    w = sys.stdout.write
+    w(
+        f"wrote {out} and {md.name}: {doc['simulations']:,} simulated studies under each of"
+        f" {len(doc['conditions'])} condition(s) (seed {doc['seed']})\n"
+    )
+    for s in doc["conditions"]:
+        label = s["scenario"] + ("" if s["effect"] is None else f" at effect {s['effect']:g}")
+        parts = []
+        for h in s["hypotheses"]:
+            top = h["verdicts"][0]
+            parts.append(f"{h['id']} {top['verdict']} {top['share']:.3f}")
+        gate = s["gates"]["anyFailed"]["share"]
+        w(f"  {label}: {'; '.join(parts)}; a gate failed in {gate:.3f}\n")
+    for c in doc["claims"]:
+        fig = "none" if c["figure"] is None else f"{c['figure']:.4f}"
+        se = f" ± {c['mcSe']:.4f}" if c.get("mcSe") is not None else ""
+        w(f"  claim {c['id']}: {fig}{se} ({c['method']}): {'holds' if c['holds'] else 'FAILS'}\n")
+
+
+def _fmt(x) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, float):
+        return f"{x:.4f}".rstrip("0").rstrip(".") if x else "0"
+    return str(x)
+
+
+def markdown(doc: Mapping[str, Any]) -> str:
+    """DIAGNOSE.md: the claims, then each condition's verdict shares, gates and contrasts."""
+    lines = [
+        f"# {doc['study']} {doc['version']}: diagnose",
+        "",
+        f"Spec digest `{doc['specDigest']}`; {doc['simulations']:,} simulated studies per"
+        f" condition, seed {doc['seed']} (blocks of {doc['blockSize']}).",
+        "",
+    ]
+    if doc["claims"]:
+        lines += [
+            "## Sizing claims",
+            "",
+            "| claim | figure | method | holds |",
+            "|---|---|---|---|",
+        ]
+        for c in doc["claims"]:
+            se = f" ± {_fmt(c['mcSe'])}" if c.get("mcSe") is not None else ""
+            mark = "yes" if c["holds"] else "**no**"
+            lines.append(
+                f"| `{c['id']}`: {c['claim'].replace('|', '/')} | {_fmt(c['figure'])}{se} |"
+                f" {c['method']} | {mark} |"
+            )
+        lines.append("")
+    for fam in doc["families"]:
+        lines += [f"## Power against effect size: `{fam['scenario']}`", ""]
+        effects = [p["effect"] for p in fam["curves"][0]["points"]] if fam["curves"] else []
+        lines.append(
+            "| hypothesis (verdict) | "
+            + " | ".join(f"{e:g}" for e in effects)
+            + f" | effect at power {fam['power']:g} |"
+        )
+        lines.append("|---|" + "---|" * (len(effects) + 1))
+        for c in fam["curves"]:
+            lines.append(
+                f"| {c['hypothesis']} ({c['verdict']}) | "
+                + " | ".join(_fmt(p["share"]) for p in c["points"])
+                + f" | {_fmt(c['detectable'])} |"
+            )
+        lines.append("")
+    for s in doc["conditions"]:
+        label = s["scenario"] + ("" if s["effect"] is None else f" at effect {s['effect']:g}")
+        lines += [f"## {label}", "", "| hypothesis | verdict shares (± MC SE) |", "|---|---|"]
+        for h in s["hypotheses"]:
+            shares = "; ".join(
+                f"{v['verdict']} {_fmt(v['share'])} ± {_fmt(v['mcSe'])}" for v in h["verdicts"]
+            )
+            lines.append(f"| {h['id']} | {shares} |")
+        g = s["gates"]["anyFailed"]
+        lines += ["", f"A gate failed in {_fmt(g['share'])} of the studies.", ""]
+        for f in s["families"]:
+            lines.append(
+                f"- family `{f['id']}` ({f['adjustment']}, alpha {f['alpha']:g}): any adjusted"
+                f" P below alpha in {_fmt(f['anyRejected']['share'])}"
+            )
+        if s["families"]:
+            lines.append("")
+        if s["contrasts"]:
+            lines += [
+                "| contrast | truth | bias | coverage | rejected (raw) | rejected (adjusted) |",
+                "|---|---|---|---|---|---|",
+            ]
+            for c in s["contrasts"]:
+                cov = c["coverage"]["share"] if c["coverage"] else None
+                raw = c.get("rejected", {}).get("share")
+                adj = c.get("rejectedAdjusted", {}).get("share")
+                lines.append(
+                    f"| `{c['id']}` | {_fmt(c['truth'])} | {_fmt(c['bias'])} | {_fmt(cov)} |"
+                    f" {_fmt(raw)} | {_fmt(adj)} |"
+                )
+            lines.append("")
+        if s["estimates"]:
+            lines += ["| estimate | truth | bias | coverage |", "|---|---|---|---|"]
+            for e in s["estimates"]:
+                cov = e["coverage"]["share"] if e["coverage"] else None
+                lines.append(
+                    f"| `{e['id']}` | {_fmt(e['truth'])} | {_fmt(e['bias'])} | {_fmt(cov)} |"
+                )
+            lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"

@@ -1,0 +1,222 @@
+"""A study's registered rows as row groups, and what each kind of row contributes.
+
+A *row group* is a registered cell, crossed with the row attributes an engine derives (d17's
+failure position); its rows are exchangeable under a scenario, whose rates select by split,
+factors and row attributes only.  Each row of a simulated study is of one kind
+(:data:`KINDS`): dropped by coverage (never observed), or observed with its outcome right or
+wrong, either at the first attempt or after a failed first attempt.  For each metric with a
+compute block and each group, :class:`Design` holds the numerator and the denominator one row
+of each kind contributes; a simulated study's metric over a group is the number of rows of
+each kind times those contributions.  An engine finds the contributions by scoring prototype
+rows (one per group and kind) through its own scoring code.
+
+A metric whose contributions depend on more than the kind of row (a calibrated accuracy
+depends on the P(yes) drawn and the calibrator, not only on whether the raw answer is right)
+is *unmodelled*: an engine lists it, and diagnose refuses a study whose rules or gates read
+one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from prereg.decide.metrics import RowMetric
+from prereg.decide.table import RowTable
+from prereg.errors import UserError
+
+#: The kinds of row, in the order of the last axis of every count and contribution array.
+KINDS = ("dropped", "right", "wrong", "retried-right", "retried-wrong")
+DROPPED, RIGHT, WRONG, RETRIED_RIGHT, RETRIED_WRONG = range(len(KINDS))
+
+
+@dataclass(frozen=True)
+class Design:
+    """Row groups (one per cell × row attributes present) and per-kind metric contributions.
+
+    ``contributions[m] = (kind, num, den)`` with ``num`` and ``den`` float arrays of shape
+    (groups, kinds).
+    """
+
+    cells: tuple[Mapping[str, Any], ...]
+    group_cell: np.ndarray  # int (G,)
+    group_attributes: Mapping[str, np.ndarray]  # name -> label per group
+    group_rows: np.ndarray  # int (G,): registered rows of the group
+    contributions: Mapping[str, tuple[str, np.ndarray, np.ndarray]]
+    unmodelled: frozenset[str] = frozenset()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def groups(self) -> int:
+        return int(self.group_cell.size)
+
+    def attributes(self, g: int) -> dict[str, str]:
+        from prereg.decide.table import cell_attributes
+
+        out = cell_attributes(self.cells[int(self.group_cell[g])])
+        out.update({k: str(v[g]) for k, v in self.group_attributes.items()})
+        return out
+
+    def table(self) -> RowTable:
+        """One row per group: the table prereg.decide scores a simulated study over."""
+        return RowTable(
+            ids=tuple(f"group-{g}" for g in range(self.groups)),
+            cell=np.asarray(self.group_cell, dtype=np.int64),
+            cells=self.cells,
+            attributes={k: np.asarray(v) for k, v in self.group_attributes.items()},
+        )
+
+    def metrics(self, counts: np.ndarray) -> dict[str, RowMetric]:
+        """The row metrics of one simulated study, ``counts`` (groups, kinds) rows of each kind
+        per group: one row per group, its numerator and denominator summed over its rows."""
+        c = np.asarray(counts, dtype=np.float64)
+        return {
+            mid: RowMetric(mid, kind, (c * num).sum(axis=1), (c * den).sum(axis=1))
+            for mid, (kind, num, den) in self.contributions.items()
+        }
+
+
+def group_rows_of(
+    cells: Sequence[Mapping[str, Any]], cell: np.ndarray, attributes: Mapping[str, np.ndarray]
+) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+    """(group cell, group attributes, rows per group) of registered rows given per row (their
+    cell index and each row attribute's label), groups in order of cell then attribute labels."""
+    cell = np.asarray(cell, dtype=np.int64)
+    names = sorted(attributes)
+    keys = list(
+        zip(cell.tolist(), *(np.asarray(attributes[n]).tolist() for n in names), strict=True)
+    )
+    counts: dict[tuple, int] = {}
+    for k in keys:
+        counts[k] = counts.get(k, 0) + 1
+    ordered = sorted(counts, key=lambda k: (k[0], *map(str, k[1:])))
+    group_cell = np.array([k[0] for k in ordered], dtype=np.int64)
+    group_attrs = {
+        n: np.array([str(k[1 + i]) for k in ordered], dtype=object) for i, n in enumerate(names)
+    }
+    rows = np.array([counts[k] for k in ordered], dtype=np.int64)
+    del cells
+    return group_cell, group_attrs, rows
+
+
+def contributions_of(
+    metrics: Mapping[str, RowMetric], groups: int
+) -> dict[str, tuple[str, np.ndarray, np.ndarray]]:
+    """Per-kind contributions from the row metrics of prototype rows laid out group by group,
+    one row per kind (row ``g * len(KINDS) + kind``)."""
+    k = len(KINDS)
+    return {
+        mid: (m.kind, m.num.reshape(groups, k).copy(), m.den.reshape(groups, k).copy())
+        for mid, m in metrics.items()
+    }
+
+
+def differing(
+    a: Mapping[str, tuple[str, np.ndarray, np.ndarray]],
+    b: Mapping[str, tuple[str, np.ndarray, np.ndarray]],
+) -> frozenset[str]:
+    """Metrics whose contributions differ between two realizations of the same kinds of row
+    (they depend on more than the kind: unmodelled)."""
+    out = set()
+    for mid, (_, num, den) in a.items():
+        _, num2, den2 = b[mid]
+        if not (np.array_equal(num, num2) and np.array_equal(den, den2)):
+            out.add(mid)
+    return frozenset(out)
+
+
+# -- the rules ------------------------------------------------------------------------------
+
+
+class Rules:
+    """A study's compiled rules as plain data (``ESTIMATES``, ``CONTRASTS``, ``FAMILIES``,
+    ``GATES`` and ``HYPOTHESES``), so that they travel to worker processes and cluster workers
+    by value.  Each hypothesis is :func:`prereg.rules.decide` bound to the rule and verdicts the
+    generated module registers, which is exactly what the generated function calls."""
+
+    def __init__(self, module):
+        from prereg.compiler.render import const
+        from prereg.rules import decide
+
+        self.ESTIMATES = tuple(module.ESTIMATES)
+        self.CONTRASTS = tuple(module.CONTRASTS)
+        self.FAMILIES = dict(module.FAMILIES)
+        self.GATES = tuple(module.GATES)
+        self.RULES: dict[str, tuple[Any, tuple]] = {}
+        for h in module.HYPOTHESES:
+            try:
+                rule = getattr(module, const(h) + "_RULE")
+                verdicts = tuple(getattr(module, const(h) + "_VERDICTS"))
+            except AttributeError:
+                raise UserError(
+                    f"{module.__name__}: hypothesis {h!r} has no {const(h)}_RULE and"
+                    f" {const(h)}_VERDICTS: the generated rules are older than this prereg; run"
+                    " make generate"
+                ) from None
+            self.RULES[h] = (rule, verdicts)
+        self.HYPOTHESES = {h: partial(decide, r, v) for h, (r, v) in self.RULES.items()}
+
+    def verdicts(self, hypothesis: str) -> list[str]:
+        """The verdicts a hypothesis can get, in registered order (then the gates')."""
+        from prereg.rules import NOT_SUPPORTED, REPORTED_ONLY, SUPPORTED
+
+        rule, verdicts = self.RULES[hypothesis]
+        if verdicts:
+            out = [v.verdict for v in verdicts]
+        elif rule is not None:
+            out = [SUPPORTED, NOT_SUPPORTED]
+        else:
+            return [REPORTED_ONLY]
+        for g in self.GATES:
+            if g.otherwise not in out:
+                out.append(g.otherwise)
+        return out
+
+    def first_verdict(self, hypothesis: str) -> str:
+        """The verdict whose share is a hypothesis' power (supported, or its first verdict)."""
+        return self.verdicts(hypothesis)[0]
+
+
+def targets(node, binding: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """(target id, quantity) of every comparison a condition tree reads, placeholders filled."""
+    from prereg.rules import AllOf, AnyOf, AtLeast, Compare, ForEach, fill
+
+    binding = binding or {}
+    if node is None:
+        return []
+    if isinstance(node, Compare):
+        return [(fill(node.target, binding), node.quantity)]
+    if isinstance(node, (AllOf, AnyOf, AtLeast)):
+        return [t for c in node.conditions for t in targets(c, binding)]
+    if isinstance(node, ForEach):
+        return [t for v in node.values for t in targets(node.condition, {**binding, node.name: v})]
+    return []
+
+
+def hypothesis_targets(rules: Rules, hypothesis: str) -> list[tuple[str, str]]:
+    rule, verdicts = rules.RULES[hypothesis]
+    out = targets(rule)
+    for v in verdicts:
+        out += targets(v.when)
+    return list(dict.fromkeys(out))
+
+
+def refuse_unmodelled(design: Design, rules: Rules) -> None:
+    """Diagnose only rules whose metrics the scenarios determine."""
+    used = {e.metric: f"estimate {e.id}" for e in rules.ESTIMATES}
+    used.update({c.metric: f"contrast {c.id}" for c in rules.CONTRASTS})
+    used.update({g.metric: f"gate {g.id}" for g in rules.GATES})
+    bad = sorted(m for m in used if m in design.unmodelled)
+    if bad:
+        raise UserError(
+            "diagnose: the rules read metric(s) a scenario does not determine",
+            problems=[
+                f"{used[m]} reads metric {m!r}, which depends on more than whether a row's"
+                " outcome is right (a scenario gives no model of it)"
+                for m in bad
+            ],
+        )

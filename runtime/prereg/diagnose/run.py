@@ -1,0 +1,139 @@
+"""Scoring blocks of simulated studies through :mod:`prereg.decide`.
+
+A :class:`Plan` is everything a worker needs, as plain data (the design, the rules, the
+conditions, the seed and the block size), so that it travels to another process or a cluster
+worker by value.  :func:`run_block` draws one block (:func:`.model.draw_block`) and scores
+each simulated study with ``registered_results``, ``cell_figures`` and ``decide_all`` over one
+row per group, as ``score`` scores observed rows; it keeps, per study, every verdict, whether
+each gate failed, and each estimate's and contrast's figures.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from prereg.decide.evaluate import Selections, cell_figures, decide_all, registered_results
+from prereg.decide.metrics import RowMetric
+
+from .design import Design, Rules
+from .model import Condition, draw_block
+
+#: Simulated studies per block: the unit of seeding and of work (recorded in the output).
+BLOCK_SIZE = 250
+ESTIMATE_FIELDS = ("estimate", "lower", "upper")
+CONTRAST_FIELDS = ("estimate", "lower", "upper", "p", "adjusted_p")
+
+
+@dataclass(frozen=True)
+class Plan:
+    study: str
+    design: Design
+    rules: Rules
+    conditions: tuple[Condition, ...]
+    seed: int
+    simulations: int
+    block_size: int = BLOCK_SIZE
+    key: str = ""  # identifies the plan for per-process caches
+
+    @property
+    def blocks(self) -> int:
+        return math.ceil(self.simulations / self.block_size)
+
+    def tasks(self) -> list[tuple[int, int]]:
+        """(condition, block) of every block, in output order."""
+        return [(c, b) for c in range(len(self.conditions)) for b in range(self.blocks)]
+
+    def size(self, block: int) -> int:
+        return min(self.block_size, self.simulations - block * self.block_size)
+
+
+@dataclass
+class BlockResult:
+    condition: int
+    block: int
+    verdicts: list[tuple[str, ...]]  # per study, per hypothesis (rules.HYPOTHESES order)
+    gates: np.ndarray  # bool (n, gates): the gate failed
+    estimates: np.ndarray  # float (n, estimates, 3); NaN for a missing figure
+    contrasts: np.ndarray  # float (n, contrasts, 5)
+
+
+class Scorer:
+    """prereg.decide over one row per group of a plan's design (built once per process)."""
+
+    def __init__(self, plan: Plan):
+        self.plan = plan
+        self.table = plan.design.table()
+        self.sel = Selections(self.table)
+
+    def score(self, metrics: dict[str, RowMetric]):
+        rules = self.plan.rules
+        self.sel.forget_metrics()
+        res = registered_results(rules, metrics, self.sel)
+        figures = cell_figures(metrics, self.table)
+        return res, decide_all(rules, res.results, self.table, figures)
+
+
+_SCORERS: dict[str, Scorer] = {}
+
+
+def scorer(plan: Plan) -> Scorer:
+    found = _SCORERS.get(plan.key) if plan.key else None
+    if found is None:
+        found = Scorer(plan)
+        if plan.key:
+            _SCORERS.clear()
+            _SCORERS[plan.key] = found
+    return found
+
+
+def _num(x) -> float:
+    return math.nan if x is None else float(x)
+
+
+def score_counts(plan: Plan, counts: np.ndarray) -> list:
+    """(results, decision) of each simulated study, ``counts`` (studies, groups, kinds)."""
+    design = plan.design
+    sc = scorer(plan)
+    c = np.asarray(counts, dtype=np.float64)
+    sums = {
+        mid: (kind, np.einsum("bgk,gk->bg", c, num), np.einsum("bgk,gk->bg", c, den))
+        for mid, (kind, num, den) in design.contributions.items()
+    }
+    out = []
+    for i in range(c.shape[0]):
+        metrics = {mid: RowMetric(mid, kind, n[i], d[i]) for mid, (kind, n, d) in sums.items()}
+        out.append(sc.score(metrics))
+    return out
+
+
+def run_block(plan: Plan, condition: int, block: int) -> BlockResult:
+    cond = plan.conditions[condition]
+    n = plan.size(block)
+    counts = draw_block(plan.design, cond, plan.seed, block, plan.block_size)[:n]
+    rules = plan.rules
+    hyps = list(rules.HYPOTHESES)
+    gates = list(rules.GATES)
+    es, cs = list(rules.ESTIMATES), list(rules.CONTRASTS)
+    verdicts: list[tuple[str, ...]] = []
+    failed = np.zeros((n, len(gates)), dtype=bool)
+    est = np.full((n, len(es), len(ESTIMATE_FIELDS)), np.nan)
+    con = np.full((n, len(cs), len(CONTRAST_FIELDS)), np.nan)
+    for i, (res, decision) in enumerate(score_counts(plan, counts)):
+        verdicts.append(tuple(decision.verdicts[h] for h in hyps))
+        for gate, _, _ in decision.failures:
+            failed[i, gates.index(gate)] = True
+        r = res.results
+        for j, e in enumerate(es):
+            x = r[e.id]
+            est[i, j] = (x.estimate, x.lower, x.upper)
+        for j, ct in enumerate(cs):
+            x = r[ct.id]
+            con[i, j] = (x.estimate, x.lower, x.upper, _num(x.p), _num(x.adjusted_p))
+    return BlockResult(condition, block, verdicts, failed, est, con)
+
+
+def run_task(plan: Plan, task: tuple[int, int]) -> BlockResult:
+    return run_block(plan, *task)

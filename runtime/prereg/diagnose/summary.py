@@ -1,0 +1,203 @@
+"""The operating characteristics of one condition (a scenario at one effect size).
+
+Over the N simulated studies of a condition:
+
+- per hypothesis, the count and share of each verdict (Monte Carlo SE ``√(s(1 − s)/N)``);
+- per gate, the share of studies in which it failed, and the share in which any gate failed;
+- per estimate and contrast, the truth (the scenario's expected metric over the selection:
+  the expected numerator over the expected denominator, a − b for a contrast), the mean
+  estimate and its bias (SE: the sample SD over √n), and the share of intervals covering the
+  truth, over the studies where the figure exists;
+- per contrast, the share whose interval excludes the null (the test's margin, 0 without a
+  test) and, for a tested contrast, the rejection rate: P below alpha (its family's alpha, else
+  1 − its level) and, in a family, adjusted P below the family's alpha;
+- per family, the share of studies with any adjusted P below alpha (under a null scenario: the
+  family-wise error).
+
+Sums over studies are :func:`math.fsum` (exact rounding, so no order of work can change them);
+figures are rounded half-up to :data:`DECIMALS` decimals.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from prereg.decide.evaluate import Selections
+from prereg.stats.rounding import round_half_up
+
+from .model import expected_counts
+from .run import Plan
+
+DECIMALS = 6
+
+
+def r(x) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) else round_half_up(x, DECIMALS)
+
+
+def share(k: int, n: int) -> dict:
+    s = k / n if n else math.nan
+    return {
+        "count": int(k),
+        "share": r(s),
+        "mcSe": r(math.sqrt(s * (1 - s) / n)) if n else None,
+    }
+
+
+def _mean_se(x: np.ndarray) -> tuple[float | None, float | None, int]:
+    x = x[~np.isnan(x)]
+    n = int(x.size)
+    if n == 0:
+        return None, None, 0
+    mean = math.fsum(x.tolist()) / n
+    if n < 2:
+        return mean, None, n
+    var = math.fsum(((x - mean) ** 2).tolist()) / (n - 1)
+    return mean, math.sqrt(var / n), n
+
+
+def truths(plan: Plan, condition: int) -> tuple[dict[str, float], dict[str, float]]:
+    """(estimate id -> truth, contrast id -> truth) of a condition."""
+    design, rules = plan.design, plan.rules
+    exp = expected_counts(design, plan.conditions[condition])
+    sel = Selections(design.table())
+    group_sums = {}
+    for mid, (_, num, den) in design.contributions.items():
+        group_sums[mid] = ((exp * num).sum(axis=1), (exp * den).sum(axis=1))
+
+    def truth(metric: str, selection, what: str) -> float:
+        num, den = group_sums[metric]
+        m = sel.stacked([(selection, what)])[0]
+        n, d = float(m @ num), float(m @ den)
+        return n / d if d > 0 else math.nan
+
+    est = {e.id: truth(e.metric, e.of, f"estimate {e.id}") for e in rules.ESTIMATES}
+    con = {
+        c.id: truth(c.metric, c.a, f"contrast {c.id}") - truth(c.metric, c.b, f"contrast {c.id}")
+        for c in rules.CONTRASTS
+    }
+    return est, con
+
+
+def _alpha(rules, c) -> float:
+    if c.family is not None:
+        return float(rules.FAMILIES[c.family].alpha)
+    return 1.0 - float(c.level)
+
+
+def summarize(plan: Plan, condition: int, blocks: Sequence) -> dict:
+    rules = plan.rules
+    cond = plan.conditions[condition]
+    verdicts = [v for b in blocks for v in b.verdicts]
+    n = len(verdicts)
+    gates = np.concatenate([b.gates for b in blocks]) if blocks else np.zeros((0, 0), bool)
+    est = np.concatenate([b.estimates for b in blocks])
+    con = np.concatenate([b.contrasts for b in blocks])
+    t_est, t_con = truths(plan, condition)
+
+    hyps = []
+    for j, h in enumerate(rules.HYPOTHESES):
+        got: dict[str, int] = {}
+        for v in verdicts:
+            got[v[j]] = got.get(v[j], 0) + 1
+        names = rules.verdicts(h)
+        names += sorted(v for v in got if v not in names)
+        hyps.append(
+            {"id": h, "verdicts": [{"verdict": v, **share(got.get(v, 0), n)} for v in names]}
+        )
+    any_gate = gates.any(axis=1) if gates.size else np.zeros(n, dtype=bool)
+    gate_rows = [
+        {"id": g.id, "failed": share(int(gates[:, j].sum()), n)} for j, g in enumerate(rules.GATES)
+    ]
+
+    def figures(values: np.ndarray, truth: float) -> dict:
+        x, lo, hi = values[:, 0], values[:, 1], values[:, 2]
+        mean, se, defined = _mean_se(x)
+        ok = ~(np.isnan(lo) | np.isnan(hi))
+        covered = int((ok & (lo <= truth) & (truth <= hi)).sum()) if not math.isnan(truth) else 0
+        return {
+            "truth": r(truth),
+            "defined": defined,
+            "meanEstimate": r(mean),
+            "bias": r(None if mean is None or math.isnan(truth) else mean - truth),
+            "biasMcSe": r(se),
+            "coverage": share(covered, int(ok.sum())) if not math.isnan(truth) else None,
+        }
+
+    estimates = [
+        {"id": e.id, "hypothesis": e.hypothesis, **figures(est[:, j, :3], t_est[e.id])}
+        for j, e in enumerate(rules.ESTIMATES)
+    ]
+    contrasts = []
+    fam_hits: dict[str, np.ndarray] = {}
+    for j, c in enumerate(rules.CONTRASTS):
+        row = {"id": c.id, "hypothesis": c.hypothesis, **figures(con[:, j, :3], t_con[c.id])}
+        lo, hi, p, adj = con[:, j, 1], con[:, j, 2], con[:, j, 3], con[:, j, 4]
+        null = float(getattr(c, "margin", 0.0) or 0.0)
+        with np.errstate(invalid="ignore"):
+            excl = (lo > null) | (hi < null)
+        row["excludesNull"] = share(int(excl.sum()), n)
+        if c.test != "none":
+            alpha = _alpha(rules, c)
+            with np.errstate(invalid="ignore"):
+                raw = p < alpha
+            row["alpha"] = alpha
+            row["rejected"] = share(int(raw.sum()), n)
+            if c.family is not None:
+                fam_alpha = float(rules.FAMILIES[c.family].alpha)
+                with np.errstate(invalid="ignore"):
+                    hit = adj < fam_alpha
+                row["rejectedAdjusted"] = share(int(hit.sum()), n)
+                prev = fam_hits.get(c.family)
+                fam_hits[c.family] = hit if prev is None else (prev | hit)
+        contrasts.append(row)
+    families = [
+        {
+            "id": f,
+            "adjustment": rules.FAMILIES[f].adjustment,
+            "alpha": float(rules.FAMILIES[f].alpha),
+            "anyRejected": share(int(hits.sum()), n),
+        }
+        for f, hits in fam_hits.items()
+    ]
+    return {
+        "scenario": cond.scenario,
+        "effect": cond.effect,
+        "simulations": n,
+        "gates": {"anyFailed": share(int(any_gate.sum()), n), "byGate": gate_rows},
+        "hypotheses": hyps,
+        "families": families,
+        "estimates": estimates,
+        "contrasts": contrasts,
+    }
+
+
+def power_share(summary: dict, hypothesis: str, verdict: str) -> dict | None:
+    for h in summary["hypotheses"]:
+        if h["id"] == hypothesis:
+            for v in h["verdicts"]:
+                if v["verdict"] == verdict:
+                    return v
+            return {"count": 0, "share": 0.0, "mcSe": 0.0}
+    return None
+
+
+def detectable(effects: Sequence[float], shares: Sequence[float], target: float) -> float | None:
+    """The smallest effect size reaching ``target`` by linear interpolation between the
+    registered sizes (effects ascending); None when none reaches it."""
+    pairs = sorted(zip(effects, shares, strict=True))
+    prev = None
+    for e, s in pairs:
+        if s >= target:
+            if prev is None or prev[1] >= target:
+                return e
+            e0, s0 = prev
+            return e0 + (target - s0) * (e - e0) / (s - s0)
+        prev = (e, s)
+    return None
