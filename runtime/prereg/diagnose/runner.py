@@ -119,7 +119,7 @@ def _on_dask(fn, payload, tasks, address: str, step) -> list:
         futures = [client.submit(fn, shared, t, pure=False) for t in tasks]
         index = {f.key: i for i, f in enumerate(futures)}
         results: list = [None] * len(tasks)
-        for fut in as_completed(futures):
+        for fut in as_completed(futures, loop=client.loop):
             results[index[fut.key]] = fut.result()
             step()
         return results
