@@ -63,6 +63,31 @@ def loads_strict(text: str) -> Any:
         raise StrictJSONError("nesting too deep to parse") from None
 
 
+def read_json_file(path, *, missing: str | None = None, obj: bool = True) -> Any:
+    """One JSON document from a regular file, parsed strictly (:func:`loads_strict`).
+
+    Every problem is a UserError naming the file: missing (``missing`` adds a hint), not a
+    regular file, unreadable, not UTF-8, not valid JSON (duplicate keys, NaN, overflow, too
+    deep), or, with ``obj``, not a JSON object.
+    """
+    path = Path(path)
+    try:
+        raw = read_regular(path)
+    except FileNotFoundError:
+        raise UserError(f"{path}: missing" + (f" ({missing})" if missing else "")) from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        value = loads_strict(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 (byte {exc.start})") from None
+    except ValueError as exc:
+        raise UserError(f"{path}: not valid JSON ({str(exc)[:200]})") from None
+    if obj and not isinstance(value, dict):
+        raise UserError(f"{path}: not a JSON object")
+    return value
+
+
 def json_path(path) -> str:
     return "".join("/" + str(p) for p in path) or "/"
 
