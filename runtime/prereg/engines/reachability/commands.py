@@ -50,7 +50,7 @@ from prereg.files import (
     canonical_bytes_nl,
     read_regular,
     refuse_existing,
-    write_files_new,
+    write_folder_new,
     write_new,
 )
 from prereg.records import loads_strict, read_json_file
@@ -240,17 +240,9 @@ def prepare(ctx: StudyContext, args: argparse.Namespace) -> int:
     workers = int(getattr(args, "workers", None) or default_workers())
     p = prepare_memory(ec, seed, workers=workers)
     files, prereg = prepared_files(ctx, p)
-    created = not outdir.exists()
-    outdir.mkdir(parents=True, exist_ok=True)
-    try:
-        write_files_new([(outdir / n, data, mode) for n, data, mode in files])
-    except BaseException:
-        if created:
-            try:
-                outdir.rmdir()
-            except OSError:
-                pass
-        raise
+    outdir.parent.mkdir(parents=True, exist_ok=True)
+    # All five files appear at once (a folder renamed into place), or none does.
+    write_folder_new(outdir, files)
     a = p.audit
     _out(f"prepared {len(p.order):,} rows for seed {seed!r} into {outdir}")
     for k in ("corpusDigest", "goldDigest", "dispatchOrderDigest", "auditDigest"):
