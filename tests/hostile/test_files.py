@@ -97,3 +97,23 @@ def test_factorial_inputs_and_outputs(fifo, tmp_path, capsys):
     )
     assert code == 2 and f"{fifo}: cannot read: a FIFO, not a regular file" in err
     assert not (tmp_path / "S.json").exists()
+
+
+def test_an_empty_binary_outputs_file_is_refused(tmp_path, capsys):
+    src = ROOT / "tests" / "fixtures" / "jev" / "small"
+    (tmp_path / "binary.jsonl").write_text("")
+    args = ["--lists", src / "lists.jsonl", "--labels", src / "labels.jsonl",
+            "--predictions", src / "predictions.jsonl", "--binary-outputs", tmp_path / "binary.jsonl",
+            "--out", tmp_path / "R.json"]  # fmt: skip
+    code, err = _cli(capsys, "--project", ROOT, "jev-multicorrect", "score", *args)
+    assert code == 2 and "the file holds no records" in err
+    assert not (tmp_path / "R.json").exists()
+
+
+def test_a_deeply_nested_calibration_line_is_refused(tmp_path, capsys):
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    args = [deep, "--eligible-task-count", "500", "--eligible-repository-count", "12",
+            "--eligible-pass-items", "210", "--eligible-fail-items", "430", "--out", tmp_path / "p.json"]  # fmt: skip
+    code, err = _cli(capsys, "--project", ROOT, "s3-verifier-freeze", "power-plan", *args)
+    assert code == 2 and "nesting too deep to parse" in err and "Traceback" not in err

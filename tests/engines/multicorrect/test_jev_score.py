@@ -432,10 +432,9 @@ def test_all_problems_are_reported_together_in_file_order(tmp_path):
 def test_a_split_with_no_lists_is_refused(tmp_path):
     d = tmp_path / "in"
     shutil.copytree(SMALL, d)
-    for name in ("lists.jsonl", "labels.jsonl", "predictions.jsonl"):
+    for name in ("lists.jsonl", "labels.jsonl", "predictions.jsonl", "binary.jsonl"):
         p = d / name
         p.write_text("".join(x for x in p.read_text().splitlines(True) if '"t' not in x))
-    (d / "binary.jsonl").write_text("")
     with pytest.raises(UserError, match="no row has split 'test'"):
         COMMANDS["score"](CTX, _args(d, tmp_path / "R.json"))
 

@@ -221,7 +221,10 @@ def parse_calibration(data: bytes, name: str, spec: InputSpec) -> Calibration:
             problems.add(lineno, "-", f"not valid JSON ({e.msg} at column {e.colno})")
             continue
         except ValueError as e:  # e.g. an integer literal beyond Python's digit limit
-            problems.add(lineno, "-", f"not valid JSON ({e})")
+            problems.add(lineno, "-", f"not valid JSON ({str(e)[:200]})")
+            continue
+        except RecursionError:
+            problems.add(lineno, "-", "not valid JSON (nesting too deep to parse)")
             continue
         if not isinstance(obj, dict):
             problems.add(lineno, "-", f"not a JSON object (found {_kind(obj)})")

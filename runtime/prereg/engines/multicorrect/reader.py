@@ -355,7 +355,7 @@ def _read_score_inputs(
         binary = []
         f = dict(cfg.fields["binary"])
         seen_opt: dict[tuple[str, int], int] = {}
-        for no, obj in _read_lines(binary_path, P, allow_empty=True):
+        for no, obj in _read_lines(binary_path, P, allow_empty=False):
             if not _fields_ok(obj, f, binary_path, no, P):
                 continue
             rid = _request_id(obj, f["request_id"], binary_path, no, P)
