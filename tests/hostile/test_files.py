@@ -117,3 +117,18 @@ def test_a_deeply_nested_calibration_line_is_refused(tmp_path, capsys):
             "--eligible-pass-items", "210", "--eligible-fail-items", "430", "--out", tmp_path / "p.json"]  # fmt: skip
     code, err = _cli(capsys, "--project", ROOT, "s3-verifier-freeze", "power-plan", *args)
     assert code == 2 and "nesting too deep to parse" in err and "Traceback" not in err
+
+
+def test_a_huge_bad_value_is_not_echoed_whole(tmp_path, capsys):
+    project = tmp_path / "ap"
+    shutil.copytree(ROOT / "examples" / "answer-position" / "spec", project / "spec")
+    assert main(["--project", str(project), "compile"]) == 0
+    items = tmp_path / "items.jsonl"
+    assert main(["--project", str(project), "answer-position", "items", "--out", str(items)]) == 0
+    obs = tmp_path / "obs.jsonl"
+    huge = "x" * 5_000_000
+    obs.write_text('{"rowId": "%s", "correct": "%s", "attempt": 1}\n' % (huge, huge))
+    code, err = _cli(capsys, "--project", project, "answer-position", "score", "--items", items,
+                     "--observations", obs, "--out", tmp_path / "S.json")  # fmt: skip
+    assert code == 2 and len(err) < 2_000, len(err)
+    assert f"{obs}:1: at /correct: expected" in err
