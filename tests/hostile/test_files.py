@@ -6,6 +6,7 @@ and every writer refuses a folder, with the path named and no traceback.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 
@@ -127,7 +128,7 @@ def test_a_huge_bad_value_is_not_echoed_whole(tmp_path, capsys):
     assert main(["--project", str(project), "answer-position", "items", "--out", str(items)]) == 0
     obs = tmp_path / "obs.jsonl"
     huge = "x" * 5_000_000
-    obs.write_text('{"rowId": "%s", "correct": "%s", "attempt": 1}\n' % (huge, huge))
+    obs.write_text(json.dumps({"rowId": huge, "correct": huge, "attempt": 1}) + "\n")
     code, err = _cli(capsys, "--project", project, "answer-position", "score", "--items", items,
                      "--observations", obs, "--out", tmp_path / "S.json")  # fmt: skip
     assert code == 2 and len(err) < 2_000, len(err)

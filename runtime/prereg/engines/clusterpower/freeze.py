@@ -500,6 +500,8 @@ def open_beneath(root_fd: int, root_real: str, path: str) -> tuple[int | None, s
             flags |= os.O_NONBLOCK if last else os.O_DIRECTORY
             try:
                 fd = os.open(part, flags, dir_fd=cur)
+            except PermissionError as e:
+                return None, f"cannot read {sub!r}: {e.strerror}"
             except OSError as e:
                 return None, f"{sub!r} changed while being checked ({e.strerror})"
             opened.append(fd)
@@ -513,16 +515,40 @@ def open_beneath(root_fd: int, root_real: str, path: str) -> tuple[int | None, s
             os.close(fd)
 
 
+class ChangedWhileRead(OSError):
+    """The file's size, modification or status-change time moved while it was read: what was
+    hashed may be content that never existed as a whole."""
+
+
+def _stamp(fd: int) -> tuple[int, int, int]:
+    st = os.fstat(fd)
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _check_unchanged(fd: int, before: tuple[int, int, int], read: int) -> None:
+    after = _stamp(fd)
+    if after != before or read != before[0]:
+        raise ChangedWhileRead(
+            "changed while it was read (size or modification time moved); nothing is bound to"
+            " content that may never have existed: freeze again once it is stable"
+        )
+
+
 def sha256_fd(fd: int, chunk: int = HASH_CHUNK) -> tuple[str, int]:
-    """(hex SHA-256, byte count) of an open file from its current offset, in bounded chunks."""
+    """(hex SHA-256, byte count) of an open file from its current offset, in bounded chunks.
+
+    Raises :class:`ChangedWhileRead` when the file changed while it was hashed.
+    """
     h = hashlib.sha256()
     size = 0
     buf = bytearray(chunk)
     view = memoryview(buf)
+    before = _stamp(fd)
     with open(fd, "rb", buffering=0, closefd=False) as fh:
         while n := fh.readinto(buf):
             h.update(view[:n])
             size += n
+    _check_unchanged(fd, before, size)
     return h.hexdigest(), size
 
 
@@ -538,6 +564,8 @@ def hash_beneath(root: str | Path, path: str, chunk: int = HASH_CHUNK) -> tuple[
             raise UserError(f"{path}: {problem}")
         try:
             return sha256_fd(fd, chunk)
+        except OSError as e:
+            raise UserError(f"{path}: {e.strerror or e}") from None
         finally:
             os.close(fd)
     finally:
@@ -596,8 +624,10 @@ def _scan_keys(
 
 
 def _read_json_fd(fc: FreezeConfig, fd: int, out: _Problems, keep: bool) -> tuple[str, int, Any]:
+    before = _stamp(fd)
     with open(fd, "rb", closefd=False) as fh:
         data = fh.read()
+    _check_unchanged(fd, before, len(data))
     sha = hashlib.sha256(data).hexdigest()
     text, problem = decode_utf8(data)
     if text is None:
@@ -624,6 +654,7 @@ def _read_jsonl_fd(fc: FreezeConfig, fd: int, out: _Problems) -> tuple[str, int]
     h = hashlib.sha256()
     size = 0
     lineno = 0
+    before = _stamp(fd)
     with open(fd, "rb", buffering=HASH_CHUNK, closefd=False) as fh:
         for raw in fh:
             lineno += 1
@@ -644,6 +675,7 @@ def _read_jsonl_fd(fc: FreezeConfig, fd: int, out: _Problems) -> tuple[str, int]
                 continue
             n = lineno
             _scan_keys(fc, out, doc, lambda _p, n=n: n)
+    _check_unchanged(fd, before, size)
     if lineno == 0:
         out.add("empty; a JSON-lines file needs at least one line")
     return h.hexdigest(), size
@@ -673,6 +705,12 @@ def bind_file(
             sha, size, doc = _read_json_fd(fc, fd, out, role.id == fc.plan_role)
         else:
             sha, size = _read_jsonl_fd(fc, fd, out)
+    except ChangedWhileRead as e:
+        out.add(str(e))
+        return None, out.list()
+    except OSError as e:
+        out.add(f"cannot be read: {e.strerror or e}")
+        return None, out.list()
     finally:
         os.close(fd)
     return Bound(role.id, path, size, sha, doc), out.list()
@@ -1058,6 +1096,9 @@ def _rehash_problems(
                 continue
             try:
                 sha, size = sha256_fd(fd)
+            except OSError as e:
+                problems.append(f"{label}: {w}: {name}: {e.strerror or e}")
+                continue
             finally:
                 os.close(fd)
             if sha != a["sha256"]:
