@@ -86,9 +86,15 @@ def attempt_policy_resolves(spec: dict, report: Reporter) -> None:
     elif types[policy["order"]] not in ("integer", "number"):
         report("/attempts/order", f"order field {policy['order']!r} must be a number")
     fields = set(types)
-    for part in ("failed", "where"):
+    for part in ("failed", "where", "select"):
         _conditions(
             policy.get(part), f"/attempts/{part}", fields, "attempt policy", report, fields=fields
+        )
+    if (policy.get("counts") == "first-match") != bool(policy.get("select")):
+        report(
+            "/attempts/counts",
+            "counts first-match needs select (the conditions of the attempt that counts), and"
+            " select is only for first-match",
         )
 
 
