@@ -247,3 +247,18 @@ def metric_roles_unique(spec: dict, report: Reporter) -> None:
         if role in seen:
             report(f"{ptr}/role", f"duplicate metric role {role!r} (first at {seen[role]})")
         seen.setdefault(role, ptr)
+
+
+@check
+def test_sequence_resolves(spec: dict, report: Reporter) -> None:
+    """Fixed-sequence testing names earlier, tested hypotheses."""
+    earlier: list[str] = []
+    for ptr, h in items(spec, "hypotheses"):
+        for j, before in enumerate(h.get("tested_after") or []):
+            if before == h.get("id") or before not in earlier:
+                report(
+                    f"{ptr}/tested_after/{j}",
+                    f"hypothesis {h.get('id')!r} is tested after {before!r}, which is not an"
+                    " earlier hypothesis",
+                )
+        earlier.append(h.get("id"))
