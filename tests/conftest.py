@@ -45,3 +45,22 @@ def run_prereg(*args, cwd=None, env=None):
         capture_output=True,
         text=True,
     )
+
+
+# d17-multifact registers its 78 cells as crossings; this fixture is the same registration
+# written cell by cell (as the spec held it before), for tests that edit one cell.
+D17_WRITTEN_CELLS = FIXTURES / "d17" / "cells-written.yaml"
+
+
+def d17_written_cells() -> list[dict]:
+    """The d17 cells as written one by one (read with PyYAML, independently of prereg)."""
+    import yaml
+
+    return yaml.safe_load(D17_WRITTEN_CELLS.read_text(encoding="utf-8"))["cells"]
+
+
+def write_d17_cells(spec: Path) -> None:
+    """Replace the crossings of a copy of the d17 spec by its cells written one by one."""
+    text = spec.read_text(encoding="utf-8")
+    start, end = text.index("\ncrossings:\n") + 1, text.index("\ntotals:\n") + 1
+    spec.write_text(text[:start] + D17_WRITTEN_CELLS.read_text(encoding="utf-8") + text[end:])
