@@ -23,6 +23,16 @@ FIELD_ROLES = {
     "binary": ("request_id", "candidate_index", "probability", "label"),
 }
 
+#: The inputs a study may go without (it then scores no independent binary outputs).
+OPTIONAL_INPUTS = ("binary",)
+
+#: The placeholders each text format of constant ``diagnostic`` may use.
+TEXT_PLACEHOLDERS = {
+    "request_id": ("seed", "split", "index"),
+    "question": ("index",),
+    "candidate": ("index",),
+}
+
 CONTRACT_IDS = (
     "ranking_vs_set_recovery",
     "below_uniform_counted",
