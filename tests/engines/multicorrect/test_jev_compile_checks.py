@@ -165,7 +165,12 @@ CASES = {
         "the candidates field 'candidates' needs 1 <= min_items <= max_items (got 12, 3)" + E + ")",
     ),
     "label-splits-disagree": (
-        [("allowed: [validation, test]", "allowed: [validation, dev]")],
+        [
+            (
+                "{name: split, role: split, type: string,",
+                "{name: split, role: split, type: string, allowed: [validation, dev],",
+            )
+        ],
         "/record_contracts/1/fields/1/allowed",
         "allows validation, dev, but constant threshold-fit fits on 'validation' and evaluates"
         " 'test'; a label's split is one of those two (or state no allowed values)" + E + ")",
@@ -185,4 +190,13 @@ def test_a_broken_fact_fails_compile_with_file_line_and_rule(tmp_path, case):
 
 def test_the_shipped_spec_compiles(tmp_path):
     code, err, _ = compile_edited(tmp_path, "jev-multicorrect", [])
+    assert code == 0, err
+
+
+def test_a_label_contract_may_still_list_the_two_splits(tmp_path):
+    edit = (
+        "{name: split, role: split, type: string,",
+        "{name: split, role: split, type: string, allowed: [test, validation],",
+    )
+    code, err, _ = compile_edited(tmp_path, "jev-multicorrect", [edit])
     assert code == 0, err
