@@ -30,11 +30,11 @@ from pathlib import Path
 import numpy as np
 
 from prereg.digest import sha256_hex
+from prereg.engines.clusterpower.config import FIELD_ROLES
 from prereg.errors import UserError
 from prereg.files import read_regular
 
 BOM = b"\xef\xbb\xbf"
-FIELD_ROLES = ("stage", "repository", "task", "class", "statistic")
 _JSON_WS = " \t\r"
 _MAX_INT_DIGITS = 400  # any integer literal this long overflows a float
 
