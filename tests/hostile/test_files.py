@@ -133,3 +133,18 @@ def test_a_huge_bad_value_is_not_echoed_whole(tmp_path, capsys):
                      "--observations", obs, "--out", tmp_path / "S.json")  # fmt: skip
     assert code == 2 and len(err) < 2_000, len(err)
     assert f"{obs}:1: at /correct: expected" in err
+
+
+def test_a_negative_zero_tolerance_is_refused_when_compiling(tmp_path):
+    """probability-sum-tolerance -0.0 compiled, then every diagnostic list failed with a
+    traceback; a tolerance must be positive."""
+    from tests.conftest import compile_edited
+
+    code, err, line_of = compile_edited(
+        tmp_path, "jev-multicorrect", [("value: 0.000001", "value: -0.0")]
+    )
+    assert code == 2
+    assert (
+        f"jev-multicorrect.yaml:{line_of('/constants/1/value')}: at /constants/1/value: the"
+        " tolerance must be a positive number" in err
+    )
