@@ -115,7 +115,7 @@ def describe(err: jsonschema.ValidationError) -> str:
         extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
         return (
             "unexpected field "
-            + ", ".join(_shown(e, 40) for e in extra[:5])
+            + ", ".join(repr(e[:40]) for e in extra[:5])
             + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
         )
     if v == "required":

@@ -25,6 +25,7 @@ _PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 SUPPORTED = "supported"
 NOT_SUPPORTED = "not-supported"
 REPORTED_ONLY = "reported-only"
+NOT_TESTED = "not-tested"  # fixed-sequence testing: an earlier hypothesis was not supported
 
 
 @dataclass(frozen=True)

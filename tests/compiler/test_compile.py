@@ -62,11 +62,14 @@ def test_repository_generated_tree_is_current(repo_root, capsys):
 def test_one_character_change_makes_check_fail_then_generate_fixes_it(project_copy, capsys):
     spec = project_copy / "spec/studies/d17-multifact.yaml"
     text = spec.read_text()
-    assert "rows: 220," in text
+    assert "{level: missing-contrastive, rows: 220}" in text
+    # one character in the crossing's rows_by: six test cells (3 pools x 2 hops) gain a row
     spec.write_text(
-        text.replace("rows: 220,", "rows: 221,", 1)
-        .replace("{scope: test, rows: 5700}", "{scope: test, rows: 5701}")
-        .replace("{scope: all, rows: 5778}", "{scope: all, rows: 5779}")
+        text.replace(
+            "{level: missing-contrastive, rows: 220}", "{level: missing-contrastive, rows: 221}", 1
+        )
+        .replace("{scope: test, rows: 5700}", "{scope: test, rows: 5706}")
+        .replace("{scope: all, rows: 5778}", "{scope: all, rows: 5784}")
     )
     assert main(["--project", str(project_copy), "check"]) == 1
     out = capsys.readouterr().out

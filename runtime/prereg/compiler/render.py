@@ -176,10 +176,32 @@ def compute(c: Any) -> str:
     return str(kind)
 
 
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Compiled templates cached between runs (keyed by each template's source checksum, so a
+    changed template is recompiled), under $PREREG_CACHE_DIR or the user's cache folder;
+    none when that folder cannot be made (compiling is then only slower)."""
+    import os
+    from pathlib import Path
+
+    base = os.environ.get("PREREG_CACHE_DIR")
+    if base is None:
+        xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        base = os.path.join(xdg, "prereg")
+    folder = os.path.join(base, f"jinja-{jinja2.__version__}")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        if not os.access(folder, os.W_OK):
+            return None
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(folder)
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        bytecode_cache=_bytecode_cache(),
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,

@@ -86,9 +86,15 @@ def attempt_policy_resolves(spec: dict, report: Reporter) -> None:
     elif types[policy["order"]] not in ("integer", "number"):
         report("/attempts/order", f"order field {policy['order']!r} must be a number")
     fields = set(types)
-    for part in ("failed", "where"):
+    for part in ("failed", "where", "select"):
         _conditions(
             policy.get(part), f"/attempts/{part}", fields, "attempt policy", report, fields=fields
+        )
+    if (policy.get("counts") == "first-match") != bool(policy.get("select")):
+        report(
+            "/attempts/counts",
+            "counts first-match needs select (the conditions of the attempt that counts), and"
+            " select is only for first-match",
         )
 
 
@@ -241,3 +247,18 @@ def metric_roles_unique(spec: dict, report: Reporter) -> None:
         if role in seen:
             report(f"{ptr}/role", f"duplicate metric role {role!r} (first at {seen[role]})")
         seen.setdefault(role, ptr)
+
+
+@check
+def test_sequence_resolves(spec: dict, report: Reporter) -> None:
+    """Fixed-sequence testing names earlier, tested hypotheses."""
+    earlier: list[str] = []
+    for ptr, h in items(spec, "hypotheses"):
+        for j, before in enumerate(h.get("tested_after") or []):
+            if before == h.get("id") or before not in earlier:
+                report(
+                    f"{ptr}/tested_after/{j}",
+                    f"hypothesis {h.get('id')!r} is tested after {before!r}, which is not an"
+                    " earlier hypothesis",
+                )
+        earlier.append(h.get("id"))

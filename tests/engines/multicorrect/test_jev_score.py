@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from jev_helpers import CONFIG, FIXTURES, context
+from jev_helpers import CONSTANTS, FIXTURES, context
 
 from prereg.digest import canonical_json
 from prereg.engines.multicorrect import COMMANDS
@@ -115,7 +115,7 @@ def _approx(expected: dict):
 def test_report_matches_hand_computation(tmp_path):
     doc = _run(SMALL, tmp_path / "REPORT.json")
     assert doc["spec_digest"] == DIGEST and doc["study_id"] == "jev-multicorrect"
-    assert doc["schema"] == CONFIG["report_schema"]
+    assert doc["schema"] == CONSTANTS["output-schemas"]["report"]
     assert doc["threshold"] == 0.31
     assert (doc["threshold_numerator"], doc["threshold_denominator"]) == (31, 100)
     assert doc["rounding_decimals"] is None

@@ -282,7 +282,8 @@ def score_document(
     policy = config["attempts"]
     rep = _reporting(config)
     dec, pd = int(rep["decimals"]), int(rep["p_value_digits"])
-    chosen, observed = attempt_policy.counted(policy, records, table.index, source)
+    tally: dict[str, int] = {}
+    chosen, observed = attempt_policy.counted(policy, records, table.index, source, tally=tally)
     obs = _contract(config, "observation")
     columns = dict(table.columns)
     columns.update(
@@ -387,7 +388,11 @@ def score_document(
         )
     return {
         "schemaVersion": SCORE_SCHEMA,
-        "rows": {"registered": len(table), "observed": int(observed.sum())},
+        "rows": {
+            "registered": len(table),
+            "observed": int(observed.sum()),
+            **({"ignoredRecords": tally["ignoredRecords"]} if "ignoredRecords" in tally else {}),
+        },
         "cells": cells,
         "estimates": estimates,
         "contrasts": contrasts,
