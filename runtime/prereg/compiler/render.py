@@ -90,6 +90,45 @@ def doc(value: Any) -> str:
     return text + " " if text.endswith('"') else text
 
 
+SHORT = 60  # a constant whose JSON is at most this long is shown inline
+
+
+def short(value: Any) -> bool:
+    """True when a constant's value reads well as one inline code span."""
+    return len(js(value)) <= SHORT
+
+
+def _scalar(value: Any) -> str:
+    return f"`{mdcode(js(value))}`"
+
+
+def nested(value: Any, depth: int = 0) -> str:
+    """A JSON value as a nested Markdown list (for long constants in PREREG.md): mappings as
+    ``key: value`` items, lists of scalars on one line, other lists item by item."""
+    pad = "  " * depth
+    lines: list[str] = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(v, (dict, list)) or short(v) and not isinstance(v, dict):
+                lines.append(f"{pad}- `{mdcode(k)}`: {_scalar(v)}")
+            else:
+                lines.append(f"{pad}- `{mdcode(k)}`:")
+                lines.append(nested(v, depth + 1))
+    elif isinstance(value, list):
+        if all(not isinstance(v, (dict, list)) for v in value):
+            lines.append(f"{pad}- {', '.join(_scalar(v) for v in value) or '(empty)'}")
+        else:
+            for i, v in enumerate(value, 1):
+                if isinstance(v, (dict, list)) and not short(v):
+                    lines.append(f"{pad}- item {i}:")
+                    lines.append(nested(v, depth + 1))
+                else:
+                    lines.append(f"{pad}- {_scalar(v)}")
+    else:
+        lines.append(f"{pad}- {_scalar(value)}")
+    return "\n".join(lines)
+
+
 _OP_WORDS = {"eq": "=", "ne": "≠", "lt": "<", "le": "≤", "gt": ">", "ge": "≥"}
 
 
@@ -182,7 +221,9 @@ def environment() -> jinja2.Environment:
         condition=condition,
         conditions=conditions,
         compute=compute,
+        nested=nested,
     )
+    env.tests["short"] = short
     return env
 
 
