@@ -36,11 +36,11 @@ ROOT = Path(__file__).resolve().parents[1]
 def study_engine_config():
     """The engine configuration compiled from spec/studies/jev-multicorrect.yaml."""
     from prereg.compiler.project import Project
-    from prereg.engines.multicorrect import study_config
+    from prereg.engines.multicorrect import engine_config
     from prereg.study import study_context
 
     _, ctx = study_context(Project(ROOT), "jev-multicorrect")
-    return study_config(ctx.config)
+    return engine_config(ctx.config)
 
 
 def make_pairs(n: int, split: str, rng: np.random.Generator, prefix: str):

@@ -41,20 +41,20 @@ COMMAND = [
 ]
 
 
-def _config() -> dict:
+def _config():
     from prereg.compiler.project import Project
-    from prereg.engines.clusterpower import config_from_spec
     from prereg.study import study_context
 
     _, ctx = study_context(Project(ROOT), "s3-verifier-freeze")
-    return config_from_spec(ctx.config)
+    return ctx.config
 
 
 def in_process() -> dict:
     from prereg.engines.clusterpower.calibration_input import read_calibration
-    from prereg.engines.clusterpower.plan import Eligible, build_plan, load_config
+    from prereg.engines.clusterpower.config import plan_config
+    from prereg.engines.clusterpower.plan import Eligible, build_plan
 
-    cfg = load_config(_config())
+    cfg = plan_config(_config())
     cal = read_calibration(SAMPLE, cfg.input)
     el = Eligible(*ELIGIBLE)
     runs, plan = [], None

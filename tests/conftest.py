@@ -45,3 +45,52 @@ def run_prereg(*args, cwd=None, env=None):
         capture_output=True,
         text=True,
     )
+
+
+# d17-multifact registers its 78 cells as crossings; this fixture is the same registration
+# written cell by cell (as the spec held it before), for tests that edit one cell.
+D17_WRITTEN_CELLS = FIXTURES / "d17" / "cells-written.yaml"
+
+
+def d17_written_cells() -> list[dict]:
+    """The d17 cells as written one by one (read with PyYAML, independently of prereg)."""
+    import yaml
+
+    return yaml.safe_load(D17_WRITTEN_CELLS.read_text(encoding="utf-8"))["cells"]
+
+
+def write_d17_cells(spec: Path) -> None:
+    """Replace the crossings of a copy of the d17 spec by its cells written one by one."""
+    text = spec.read_text(encoding="utf-8")
+    start, end = text.index("\ncrossings:\n") + 1, text.index("\ntotals:\n") + 1
+    spec.write_text(text[:start] + D17_WRITTEN_CELLS.read_text(encoding="utf-8") + text[end:])
+
+
+def compile_edited(tmp_path: Path, study: str, edits):
+    """Compile, in process, a project holding only a copy of ``study``'s spec with each
+    ``(old, new)`` text replacement applied (``old`` must occur exactly once).
+
+    Returns the exit code, what was written to stderr and a function giving the line of a JSON
+    pointer in the edited spec (or of its nearest ancestor that has one).
+    """
+    import contextlib
+    import io
+
+    from prereg.cli import main
+    from prereg.compiler.load import load_yaml
+
+    project = tmp_path / "edited"
+    studies = project / "spec" / "studies"
+    studies.mkdir(parents=True)
+    text = (ROOT / "spec" / "studies" / f"{study}.yaml").read_text(encoding="utf-8")
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    spec = studies / f"{study}.yaml"
+    spec.write_text(text, encoding="utf-8")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(["--project", str(project), "compile"])
+    assert not (project / "generated").exists() or code == 0  # a refusal writes nothing
+    loaded = load_yaml(spec)
+    return code, err.getvalue(), loaded.line_of

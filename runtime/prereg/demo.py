@@ -149,7 +149,8 @@ def _write_reports(
         home = projects.get(study, project)
         report = build_report(study_info(home, study), out / study, steps)
         write_report(report, out / study)
-        reports[study] = (report.status, report.ok)
+        status = report.status + (f" · {report.decision}" if report.decision else "")
+        reports[study] = (status, report.ok)
     return reports
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import stat
 import tempfile
 from pathlib import Path
@@ -96,20 +97,110 @@ def write_new(path: str | Path, data: bytes | str, *, mode: int = 0o644) -> Path
     return path
 
 
+def _staged(path: Path, data: bytes | str, mode: int) -> str:
+    """A complete, synced temporary file beside ``path`` holding ``data`` (its name)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UserError(f"{path}: folder {parent} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+    except OSError as exc:
+        raise UserError(f"{path}: cannot write in {parent}: {exc.strerror}") from None
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.chmod(tmp, mode)
+    return tmp
+
+
 def write_files_new(files: list[tuple[str | Path, bytes | str, int]]) -> None:
-    """Write several files exclusively; if any fails, remove the ones this call created."""
+    """Write several files exclusively, all or none.
+
+    Every file is written and synced to a temporary sibling first; only then are they linked
+    into place one after the other (so the window in which a crash leaves some of them is the
+    few microseconds of the links, not the writing). If any step fails, the files this call
+    linked are removed again and no temporary file is left.
+    """
     refuse_existing(*(p for p, _, _ in files))
+    staged: list[tuple[Path, str]] = []
     created: list[Path] = []
     try:
         for p, data, mode in files:
-            created.append(write_new(p, data, mode=mode))
-    except BaseException:
-        for p in created:
+            path = Path(p)
+            if str(p).endswith(("/", os.sep)):
+                raise UserError(f"{p}: is a folder; name the file to create")
+            staged.append((path, _staged(path, data, mode)))
+        for path, tmp in staged:
             try:
-                os.unlink(p)
+                os.link(tmp, path)
+            except FileExistsError:
+                raise UserError(
+                    f"{path}: output file already exists; refusing to overwrite it"
+                ) from None
+            created.append(path)
+    except BaseException:
+        for path in created:
+            try:
+                os.unlink(path)
             except FileNotFoundError:
                 pass
         raise
+    finally:
+        for _, tmp in staged:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+
+
+def write_folder_new(folder: str | Path, files: list[tuple[str, bytes | str, int]]) -> Path:
+    """Create ``folder`` holding ``files`` (name, data, mode) atomically: whole or not at all.
+
+    The files are written into a hidden temporary sibling folder, synced, and the folder is
+    renamed into place in one step, so no reader (and no crash, kill -9 included) ever sees a
+    partial folder. ``folder`` may not exist yet, or be an empty folder (which the rename
+    replaces); anything else is refused. A crashed run leaves at most the hidden temporary
+    folder (``.<name>.*.partial``), never a partial output.
+    """
+    folder = Path(folder)
+    parent = folder.parent if str(folder.parent) else Path(".")
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise UserError(f"{folder}: exists and is not an empty folder; refusing to write into it")
+    if not parent.is_dir():
+        raise UserError(f"{folder}: folder {parent} does not exist")
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".partial", dir=parent))
+    except OSError as exc:
+        raise UserError(f"{folder}: cannot write in {parent}: {exc.strerror}") from None
+    try:
+        for name, data, mode in files:
+            if isinstance(data, str):
+                data = data.encode("utf-8")
+            fd = os.open(tmp / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp / name, mode)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o777 & ~umask)
+        dfd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+        try:
+            os.rename(tmp, folder)
+        except OSError as exc:
+            raise UserError(f"{folder}: cannot create it: {exc.strerror}") from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return folder
 
 
 def canonical_bytes_nl(value: Any) -> bytes:

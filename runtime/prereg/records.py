@@ -63,6 +63,31 @@ def loads_strict(text: str) -> Any:
         raise StrictJSONError("nesting too deep to parse") from None
 
 
+def read_json_file(path, *, missing: str | None = None, obj: bool = True) -> Any:
+    """One JSON document from a regular file, parsed strictly (:func:`loads_strict`).
+
+    Every problem is a UserError naming the file: missing (``missing`` adds a hint), not a
+    regular file, unreadable, not UTF-8, not valid JSON (duplicate keys, NaN, overflow, too
+    deep), or, with ``obj``, not a JSON object.
+    """
+    path = Path(path)
+    try:
+        raw = read_regular(path)
+    except FileNotFoundError:
+        raise UserError(f"{path}: missing" + (f" ({missing})" if missing else "")) from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        value = loads_strict(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 (byte {exc.start})") from None
+    except ValueError as exc:
+        raise UserError(f"{path}: not valid JSON ({str(exc)[:200]})") from None
+    if obj and not isinstance(value, dict):
+        raise UserError(f"{path}: not a JSON object")
+    return value
+
+
 def json_path(path) -> str:
     return "".join("/" + str(p) for p in path) or "/"
 
@@ -74,15 +99,35 @@ def _validator(schema_path: str):
     return cls(schema)
 
 
+def _shown(value: Any, limit: int = 60) -> str:
+    """A value as JSON for a message, cut to ``limit`` characters (a huge bad value is not
+    echoed whole)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def describe(err: jsonschema.ValidationError) -> str:
-    if err.validator == "additionalProperties":
+    v = err.validator
+    if v == "additionalProperties":
         extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
-        return "unexpected field " + ", ".join(repr(e) for e in extra)
-    if err.validator == "required":
+        return (
+            "unexpected field "
+            + ", ".join(repr(e[:40]) for e in extra[:5])
+            + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+        )
+    if v == "required":
         return "missing field " + err.message.split(" is a required")[0]
-    if err.validator == "type":
-        return f"expected {err.validator_value}, got {json.dumps(err.instance)[:40]}"
-    return err.message
+    if v == "type":
+        return f"expected {err.validator_value}, got {_shown(err.instance, 40)}"
+    if v == "pattern":
+        return f"{_shown(err.instance)} does not match the pattern {err.validator_value}"
+    if v == "enum":
+        return f"{_shown(err.instance)} is not one of {_shown(err.validator_value, 120)}"
+    message = err.message
+    return message if len(message) <= 200 else message[:199] + "…"
 
 
 def schema_problems(obj: Any, schema_path: Path) -> list[str]:

@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 
 import numpy as np
 
@@ -24,6 +25,7 @@ _PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 SUPPORTED = "supported"
 NOT_SUPPORTED = "not-supported"
 REPORTED_ONLY = "reported-only"
+NOT_TESTED = "not-tested"  # fixed-sequence testing: an earlier hypothesis was not supported
 
 
 @dataclass(frozen=True)
@@ -165,13 +167,56 @@ def adjust_families(
     return out
 
 
+def threshold(value: float) -> Fraction:
+    """A registered threshold as the decimal written in the spec (0.1 is exactly 1/10)."""
+    return Fraction(repr(float(value)))
+
+
+def exact_quantity(res: ContrastResult, quantity: str) -> Fraction | None:
+    """The exact value of a proportion estimate (k/n) or difference (k1/n1 − k2/n2), from the
+    counts the result carries; None when it has no counts (or an empty arm), so the float is
+    compared instead. Interval bounds and P values are never exact."""
+    if quantity not in ("estimate", "abs_estimate"):
+        return None
+    e = res.extra
+    try:
+        if "k1" in e:
+            if not (e["n1"] and e["n2"]):
+                return None
+            x = Fraction(int(e["k1"]), int(e["n1"])) - Fraction(int(e["k2"]), int(e["n2"]))
+        elif "k" in e:
+            if not e["n"]:
+                return None
+            x = Fraction(int(e["k"]), int(e["n"]))
+        else:
+            return None
+    except (TypeError, ValueError):
+        return None
+    return abs(x) if quantity == "abs_estimate" else x
+
+
+def _round_half_up_exact(x: Fraction, decimals: int) -> Fraction:
+    scale = 10**decimals
+    return Fraction(math.floor(x * scale + Fraction(1, 2)), scale)
+
+
 def evaluate(
     node, results: Mapping[str, ContrastResult], binding: Mapping[str, str] | None = None
 ) -> bool:
-    """Decide a condition tree; a missing figure makes its comparison false."""
+    """Decide a condition tree; a missing figure makes its comparison false.
+
+    A proportion estimate or a difference of proportions is compared exactly (the fraction of
+    its counts against the threshold as written, rounded half-up exactly when the rule
+    registers decimals); interval bounds and P values are compared in floating point.
+    """
     binding = binding or {}
     if isinstance(node, Compare):
         res = results[fill(node.target, binding)]
+        exact = exact_quantity(res, node.quantity)
+        if exact is not None:
+            if node.decimals is not None:
+                exact = _round_half_up_exact(exact, node.decimals)
+            return _OPS[node.op](exact, threshold(node.value))
         x = res.quantity(node.quantity)
         if x is None or (isinstance(x, float) and math.isnan(x)):
             return False

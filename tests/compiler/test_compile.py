@@ -62,11 +62,14 @@ def test_repository_generated_tree_is_current(repo_root, capsys):
 def test_one_character_change_makes_check_fail_then_generate_fixes_it(project_copy, capsys):
     spec = project_copy / "spec/studies/d17-multifact.yaml"
     text = spec.read_text()
-    assert "rows: 220," in text
+    assert "{level: missing-contrastive, rows: 220}" in text
+    # one character in the crossing's rows_by: six test cells (3 pools x 2 hops) gain a row
     spec.write_text(
-        text.replace("rows: 220,", "rows: 221,", 1)
-        .replace("{scope: test, rows: 5700}", "{scope: test, rows: 5701}")
-        .replace("{scope: all, rows: 5778}", "{scope: all, rows: 5779}")
+        text.replace(
+            "{level: missing-contrastive, rows: 220}", "{level: missing-contrastive, rows: 221}", 1
+        )
+        .replace("{scope: test, rows: 5700}", "{scope: test, rows: 5706}")
+        .replace("{scope: all, rows: 5778}", "{scope: all, rows: 5784}")
     )
     assert main(["--project", str(project_copy), "check"]) == 1
     out = capsys.readouterr().out
@@ -316,3 +319,37 @@ def test_generated_record_class_reads_and_validates(tmp_path):
     with pytest.raises(UserError) as info:
         records.Observation.read(bad)
     assert f"{bad}:1: at /rowId:" in "\n".join(info.value.lines())
+
+
+def test_prereg_md_has_every_preregistration_section():
+    """Each study's PREREG.md reads as a preregistration: the template sections in order, the
+    operator commands last, a header row on the metadata table, long constants as lists."""
+    root = Path(__file__).resolve().parents[2]
+    sections = [
+        "## Study information",
+        "### Research question",
+        "### Rationale",
+        "## Hypotheses and decision rules",
+        "## Design plan",
+        "### Blinding",
+        "## Sampling plan",
+        "### Sample size and why",
+        "### Stopping rule",
+        "## Analysis plan",
+        "### Confirmatory analyses",
+        "### Exclusions",
+        "### Missing data",
+        "### Exploratory analyses",
+        "## Deviations",
+        "## Appendix A: frozen constants",
+        "## Appendix B: operator commands",
+    ]
+    for pkg in ("d17_multifact", "jev_multicorrect", "s3_verifier_freeze"):
+        text = (root / "generated" / pkg / "PREREG.md").read_text(encoding="utf-8")
+        lines = text.splitlines()
+        at = [lines.index(s) if s in lines else -1 for s in sections]
+        assert -1 not in at, (pkg, [s for s, i in zip(sections, at, strict=True) if i < 0])
+        assert at == sorted(at), pkg
+        assert "| | |" not in text and "| field | value |" in text
+        assert "Source document | *" in text  # named with its title
+        assert all(len(ln) < 1000 for ln in lines), pkg  # no one-line JSON blobs

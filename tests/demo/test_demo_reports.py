@@ -188,7 +188,7 @@ def test_reports_show_the_spec_digest_and_the_registration(runs):
         prereg = generated_text(study, "PREREG.md")
         heading = re.search(r"^# (.+)$", prereg, re.M).group(1)
         section = html[html.index('<details class="registered"') :]
-        assert f"<h2>{heading}</h2>" in section
+        assert f">{heading}</h2>" in section
         assert "<table>" in section and "|---" not in section
         assert "matches" in html and "DIFFERS" not in html
 
@@ -296,10 +296,18 @@ def test_d17_report_plots_and_verdicts(runs):
     assert len(titles) == 3 and titles[-1] == audit_title
     assert "Wilson intervals" in titles[0] and "per cell" in titles[1]
     assert f"decision {doc['decision']}" in html
+    ids = re.findall(r' id="([^"]+)"', html)
+    assert len(ids) == len(set(ids))  # heading ids are unique
     for h, verdict in doc["verdicts"].items():
-        assert f"<td><code>{h}</code></td>" in html
-        row = html[html.index(f"<td><code>{h}</code></td>") :]
-        assert row[: row.index("</tr>")].endswith(f"<td>{verdict}</td>")
+        # the verdict row links the registered rule, and carries its words and the figures
+        link = re.search(rf'<td><a href="#(prereg-{h}-[a-z0-9-]+)">{h}</a></td>', html)
+        assert link and f'id="{link.group(1)}"' in html
+        row = html[link.start() : html.index("</tr>", link.start())]
+        assert f"<td>{verdict}</td>" in row
+        assert "Decision rule (supported when it holds)" in row or "Verdicts (the first" in row
+        assert ": met by " in row
+    assert "exactly 0 or 1" in html  # the demo calibrator's 0/1 calibrated accuracy, explained
+    assert '<p class="status decision">' in html  # the decision is shown apart, not as success
     for k in ("corpusDigest", "goldDigest"):
         assert doc[k] in html
     assert doc["observations"]["sha256"] in html and doc["calibrator"]["digest"] in html
@@ -390,6 +398,6 @@ def test_answer_position_report_runs_from_its_own_project(runs):
     html = path.read_text(encoding="utf-8")
     assert f"decision {doc['decision']}: " in html
     for h, v in doc["verdicts"].items():
-        assert f"<td><code>{h}</code></td><td>{v}</td>" in html
+        assert re.search(rf'<td><a href="#prereg-{h}-[a-z0-9-]+">{h}</a></td><td>{v}</td>', html)
     for c in doc["contrasts"]:
         assert f"<code>{c['id']}</code>" in html

@@ -28,10 +28,10 @@ def test_markdown_blocks():
         "- one\n  - nested\n- two\n\n1. first\n2. second\n\n```py\nif a < b:\n```\n\n> quoted\n"
     )
     assert render(text) == (
-        "<h1>Title</h1>\n"
+        '<h1 id="prereg-title">Title</h1>\n'
         '<p>A <em>b</em> <strong>c</strong> <code>d&lt;e&gt;</code> <a href="#g">f</a>'
         " and x_y_z.</p>\n"
-        "<h2>Table</h2>\n"
+        '<h2 id="prereg-table">Table</h2>\n'
         '<table><thead><tr><th>a</th><th style="text-align:right">b</th></tr></thead>'
         '<tbody><tr><td><code>1|2</code></td><td style="text-align:right">3</td></tr>'
         "</tbody></table>\n"
@@ -50,7 +50,9 @@ def test_markdown_escapes_html_and_never_links_out():
 
 
 def test_markdown_heading_offset():
-    assert render("# a\n###### b", heading_offset=1) == "<h2>a</h2>\n<h6>b</h6>\n"
+    assert render("# a\n###### b", heading_offset=1) == (
+        '<h2 id="prereg-a">a</h2>\n<h6 id="prereg-b">b</h6>\n'
+    )
 
 
 # -- svg ----------------------------------------------------------------------------------------
@@ -97,7 +99,7 @@ def test_page_renders_tables_figures_and_refuses_to_overwrite(tmp_path):
         Figure("f", "F", _svg("f"), "cap"),
     )
     html = render_html(report)
-    assert "<h1>T &amp; co</h1>" in html and '<td class="num">1</td>' in html
+    assert "T &amp; co</h1>" in html and '<td class="num">1</td>' in html
     assert '<td class="num">–</td>' in html and '<figure id="fig-f">' in html
     md = render_markdown(report)
     assert "| a | b|c |" in md and "| 1 | x\\|y |" in md and "![F](figures/f.svg)" in md
@@ -223,7 +225,8 @@ def test_d17_score_report(tmp_path, d17):
     ]  # fmt: skip
     report = build_report(d17, tmp_path, steps)
     html = render_html(report)
-    assert report.status == "decision HOLD: 2 insufficient"
+    assert report.decision == "decision HOLD: 2 insufficient"
+    assert report.status.startswith("needs attention")
     assert report.ok is False  # a gate failed
     got = titles(html)
     assert got == [
@@ -233,7 +236,7 @@ def test_d17_score_report(tmp_path, d17):
     ]
     assert "FAILED in 1 cell(s): c2" in html and "Red cells fail a registered gate" in html
     for h in ("h1", "replication"):
-        assert f"<td><code>{h}</code></td>" in html
+        assert f'">{h}</a></td>' in html
     forest = html[html.index('<figure id="fig-forest">') : html.index("</figure>")]
     # one interval per test cell: panel titles name both pools, tick labels both rows
     assert ">pool pool-a</text>" in forest and ">pool pool-b</text>" in forest

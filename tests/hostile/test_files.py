@@ -6,6 +6,7 @@ and every writer refuses a folder, with the path named and no traceback.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 
@@ -97,3 +98,53 @@ def test_factorial_inputs_and_outputs(fifo, tmp_path, capsys):
     )
     assert code == 2 and f"{fifo}: cannot read: a FIFO, not a regular file" in err
     assert not (tmp_path / "S.json").exists()
+
+
+def test_an_empty_binary_outputs_file_is_refused(tmp_path, capsys):
+    src = ROOT / "tests" / "fixtures" / "jev" / "small"
+    (tmp_path / "binary.jsonl").write_text("")
+    args = ["--lists", src / "lists.jsonl", "--labels", src / "labels.jsonl",
+            "--predictions", src / "predictions.jsonl", "--binary-outputs", tmp_path / "binary.jsonl",
+            "--out", tmp_path / "R.json"]  # fmt: skip
+    code, err = _cli(capsys, "--project", ROOT, "jev-multicorrect", "score", *args)
+    assert code == 2 and "the file holds no records" in err
+    assert not (tmp_path / "R.json").exists()
+
+
+def test_a_deeply_nested_calibration_line_is_refused(tmp_path, capsys):
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    args = [deep, "--eligible-task-count", "500", "--eligible-repository-count", "12",
+            "--eligible-pass-items", "210", "--eligible-fail-items", "430", "--out", tmp_path / "p.json"]  # fmt: skip
+    code, err = _cli(capsys, "--project", ROOT, "s3-verifier-freeze", "power-plan", *args)
+    assert code == 2 and "nesting too deep to parse" in err and "Traceback" not in err
+
+
+def test_a_huge_bad_value_is_not_echoed_whole(tmp_path, capsys):
+    project = tmp_path / "ap"
+    shutil.copytree(ROOT / "examples" / "answer-position" / "spec", project / "spec")
+    assert main(["--project", str(project), "compile"]) == 0
+    items = tmp_path / "items.jsonl"
+    assert main(["--project", str(project), "answer-position", "items", "--out", str(items)]) == 0
+    obs = tmp_path / "obs.jsonl"
+    huge = "x" * 5_000_000
+    obs.write_text(json.dumps({"rowId": huge, "correct": huge, "attempt": 1}) + "\n")
+    code, err = _cli(capsys, "--project", project, "answer-position", "score", "--items", items,
+                     "--observations", obs, "--out", tmp_path / "S.json")  # fmt: skip
+    assert code == 2 and len(err) < 2_000, len(err)
+    assert f"{obs}:1: at /correct: expected" in err
+
+
+def test_a_negative_zero_tolerance_is_refused_when_compiling(tmp_path):
+    """probability-sum-tolerance -0.0 compiled, then every diagnostic list failed with a
+    traceback; a tolerance must be positive."""
+    from tests.conftest import compile_edited
+
+    code, err, line_of = compile_edited(
+        tmp_path, "jev-multicorrect", [("value: 0.000001", "value: -0.0")]
+    )
+    assert code == 2
+    assert (
+        f"jev-multicorrect.yaml:{line_of('/constants/1/value')}: at /constants/1/value: the"
+        " tolerance must be a positive number" in err
+    )

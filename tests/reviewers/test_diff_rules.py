@@ -368,6 +368,23 @@ EXPECTED: dict[str, list[tuple[str, str, str, str]]] = {
             "it is now 0.99.",
         )
     ],
+    "registration_record_changed": [
+        (
+            R,
+            "/registration/registration_date",
+            "/registration/registration_date",
+            'Previously /registration/registration_date was "2026-10-01"; it is now "2026-09-01".',
+        )
+    ],
+    "registration_prose_changed": [
+        (
+            E,
+            "/registration/stopping_rule",
+            "/registration/stopping_rule",
+            'Previously /registration/stopping_rule was "One call per row."; it is now'
+            ' "One call per row, until every row is dispatched.".',
+        )
+    ],
     "registered_changed": [
         (
             R,

@@ -15,6 +15,7 @@ import rfc8785
 import yaml
 
 from prereg.cli import main
+from tests.conftest import d17_written_cells, write_d17_cells
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "compile-basic" / "project"
 D17 = "spec/studies/d17-multifact.yaml"
@@ -86,8 +87,9 @@ def test_seal_writes_canonical_registered_content_with_its_digest(project_copy, 
     for key in ("title", "description", "source_document", "version", "status", "amendments"):
         assert key not in content
     assert all("description" not in b for b in content["budget"])
-    raw_spec = yaml.safe_load((project_copy / D17).read_text())
-    assert [c["rows"] for c in content["cells"]] == [c["rows"] for c in raw_spec["cells"]]
+    # the seal pins the cells the crossings register, one by one
+    assert [c["rows"] for c in content["cells"]] == [c["rows"] for c in d17_written_cells()]
+    assert "crossings" not in content
     assert content["constants"][0] == {"id": "generator-id", "value": "d17-multifact/v1"}
     # the seal is not a spec: compile and check still see three studies and pass
     assert run(project_copy, "check") == 0
@@ -178,6 +180,8 @@ def test_an_amendment_not_after_the_sealed_version_does_not_count(golden_copy, c
 
 def test_cell_rows_and_pool_verb_need_an_amendment_naming_each_path(project_copy, capsys):
     spec = project_copy / D17
+    write_d17_cells(spec)  # the same registration, written cell by cell
+    assert run(project_copy, "compile") == 0
     assert run(project_copy, "seal", "d17-multifact") == 0
     moved_from = "tst-pool-a_h1_missing-contrastive_equalized"
     moved_to = "tst-pool-a_h1_yes_equalized"

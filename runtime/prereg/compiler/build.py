@@ -200,6 +200,30 @@ def _expanded(spec: dict, kind: str) -> list[dict]:
     return out
 
 
+def _dimension(ex: dict) -> str:
+    """One expansion dimension in words (``hops ∈ {1, 3}``, ``(x, y) over pairs of {…}``)."""
+    if ex.get("pairs_of") is not None:
+        names = ", ".join(str(n) for n in ex.get("names") or [])
+        return f"({names}) over pairs of {{{', '.join(str(v) for v in ex['pairs_of'])}}}"
+    return f"{ex.get('name')} ∈ {{{', '.join(str(v) for v in ex.get('values') or [])}}}"
+
+
+def _templates(spec: dict, kind: str) -> list[dict]:
+    """Every registered estimate or contrast as written (placeholders kept), with the number
+    of items it expands to and its expansion dimensions in words, for PREREG.md."""
+    out = []
+    for hyp in spec.get("hypotheses") or []:
+        for c in hyp.get(kind) or []:
+            sides = ("a", "b") if kind == "contrasts" else ("of",)
+            item = {k: v for k, v in c.items() if k not in sides}
+            item.update({side: _selection(c[side], {}) for side in sides})
+            item["hypothesis"] = hyp["id"]
+            item["count"] = len(semantic._expansions(c))
+            item["dimensions"] = [_dimension(ex) for ex in c.get("expand") or []]
+            out.append(item)
+    return out
+
+
 _NODE_NAMES = {
     "compare": "Compare",
     "all_of": "AllOf",
@@ -262,6 +286,8 @@ def render_study(study: Study) -> dict[str, str]:
         "cells": all_cells(spec),
         "contrasts": _expanded(spec, "contrasts"),
         "estimates": _expanded(spec, "estimates"),
+        "contrast_templates": _templates(spec, "contrasts"),
+        "estimate_templates": _templates(spec, "estimates"),
         "engine_module": registry.require(spec["engine"]).module,
         "rule_imports": _rule_imports(spec),
     }

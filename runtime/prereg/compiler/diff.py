@@ -31,8 +31,12 @@ Editorial keys
 ``label``, ``rationale``, ``source_document``) are prose wherever the language uses them, except
 inside a constant's ``value``, which is engine data and always registered.  The record-keeping
 keys :data:`RECORD_KEYS` (``version``, ``status``, ``amendments``) describe the registration
-rather than the study, so they are editorial too.  :func:`registered_content` is the spec
-without all of these: what a seal pins.
+rather than the study, so they are editorial too.  The ``registration`` block (authors, data
+status, research question, rationale, sampling plan, stopping rule, exclusions, missing data,
+confirmatory and exploratory analyses, blinding, deviations plan) is prose explaining the
+executable plan, so it is editorial, except :data:`REGISTRATION_KEYS` (``registration_date``
+and ``identifier``), which pin the registration act itself and are registered.
+:func:`registered_content` is the spec without all editorial content: what a seal pins.
 
 Paths
 -----
@@ -71,6 +75,9 @@ EDITORIAL_KEYS = frozenset(
     }
 )
 RECORD_KEYS = frozenset({"version", "status", "amendments"})
+# The registration block is editorial except these slots (when and where it was registered).
+REGISTRATION = "registration"
+REGISTRATION_KEYS = frozenset({"registration_date", "identifier"})
 LIST_KEYS = ("id", "name", "role", "version", "verdict", "scope", "factor")
 # Lists of the language whose order is registered, as key-name patterns ("*" = any item).
 ORDERED = frozenset({("cells",), ("hypotheses", "*", "verdicts")})
@@ -257,6 +264,8 @@ def is_editorial(segs: tuple[Seg, ...]) -> bool:
     """True for prose and record-keeping paths (see the module docstring)."""
     if segs and segs[0].key in RECORD_KEYS:
         return True
+    if segs and segs[0].key == REGISTRATION:
+        return not (len(segs) >= 2 and segs[1].key in REGISTRATION_KEYS)
     if _inside_value(segs):
         return False
     return any(s.key in EDITORIAL_KEYS for s in segs)
@@ -494,6 +503,37 @@ def _in_item(d: Delta, start: int = 2) -> str:
     what = f"{NOUNS.get(d.segs[0].key, d.segs[0].key)} {q(d.label(1))}"
     rel = d.rel(start)
     return f"{rel} of {what}" if rel else what
+
+
+# -- the registration record -------------------------------------------------------------------
+
+
+def _registration_keys(v: Any) -> dict:
+    return {k: v[k] for k in sorted(REGISTRATION_KEYS) if isinstance(v, dict) and k in v}
+
+
+@rule("registration_record_changed")
+def registration_record_changed(d: Delta) -> str | None:
+    """The registration date or identifier changed (the registration act itself)."""
+    if not d.segs or d.segs[0].key != REGISTRATION:
+        return None
+    if len(d.segs) == 1:  # the whole block added or removed: registered if it carries a key
+        old = _registration_keys(d.old if d.old is not MISSING else None)
+        new = _registration_keys(d.new if d.new is not MISSING else None)
+        if _same(old, new):
+            return None
+        return f"The registration record changed: {fmt(old or MISSING)} → {fmt(new or MISSING)}."
+    if d.segs[1].key not in REGISTRATION_KEYS:
+        return None
+    return _generic(d, f"/registration/{d.segs[1].key}")
+
+
+@rule("registration_prose_changed", EDITORIAL)
+def registration_prose_changed(d: Delta) -> str | None:
+    """Prose of the registration record (authors, question, plan in words) changed."""
+    if not d.segs or d.segs[0].key != REGISTRATION:
+        return None
+    return _generic(d, d.path)
 
 
 # -- editorial ----------------------------------------------------------------------------------
@@ -1010,6 +1050,10 @@ def registered_content(spec: dict) -> dict:
     out = {}
     for k, v in with_expanded_cells(spec).items():
         if k in RECORD_KEYS or k in EDITORIAL_KEYS:
+            continue
+        if k == REGISTRATION:
+            if _registration_keys(v):
+                out[k] = _registration_keys(v)
             continue
         if k == "constants" and isinstance(v, list):
             out[k] = [_strip_constant(c) for c in v]

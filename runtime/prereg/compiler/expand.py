@@ -1,11 +1,14 @@
 """Cells by crossing, expanded at compile time.
 
 A crossing registers one cell per combination of its factors' levels (the first factor varies
-slowest, levels in their registered order), each with the same split and row count. The
-expanded cells follow the written ones, crossing by crossing, and are what every later stage
-sees: the semantic checks, the engine configuration, PREREG.md, ``prereg diff`` and seals
-(so a reviewer still sees a change per cell). An expanded cell points at its crossing in the
-spec, which is where its problems are reported.
+slowest, levels in their registered order; ``subset`` keeps only some levels of a factor and
+``exclude`` leaves combinations out), each in the crossing's split, with ``rows`` rows or the
+rows ``rows_by`` gives for the level of one crossed factor; ``fixed`` pins further factors to
+one level. The expanded cells follow the written ones, crossing by crossing, and are what
+every later stage sees: the semantic checks, the engine configuration, PREREG.md, ``prereg
+diff`` and seals (so a reviewer still sees a change per cell). An expanded cell points at its
+crossing in the spec, which is where its problems are reported. A cell's levels are listed in
+the study's factor order.
 """
 
 from __future__ import annotations
@@ -14,36 +17,75 @@ import itertools
 import re
 from collections.abc import Iterator
 
-PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
+#: ``{name}`` or ``{name.id}`` / ``{name.code}`` in a cell-id template.
+PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)(?:\.(?:id|code))?\}")
+_TOKEN = re.compile(r"\{([a-z][a-z0-9_]*)(?:\.(id|code))?\}")
 
 
 def _factor_levels(spec: dict) -> dict[str, list[dict]]:
     return {f["id"]: list(f.get("levels") or []) for f in spec.get("factors") or []}
 
 
+def _rows(crossing: dict, levels: dict[str, str]) -> int | None:
+    by = crossing.get("rows_by")
+    if by is None:
+        return crossing.get("rows")
+    level = levels.get(by.get("factor"))
+    return next((int(r["rows"]) for r in by.get("rows") or [] if str(r["level"]) == level), None)
+
+
 def crossing_cells(spec: dict, crossing: dict) -> list[dict]:
     """The cells one crossing registers (unknown factors or splits give no cells; the semantic
     checks report them)."""
     levels = _factor_levels(spec)
+    order = {f: i for i, f in enumerate(levels)}
     codes = {s["id"]: s.get("code") or s["id"] for s in spec.get("splits") or []}
     factors = list(crossing.get("factors") or [])
     if any(f not in levels for f in factors) or crossing.get("split") not in codes:
         return []
+    subset = {
+        str(f["factor"]): [str(v) for v in f.get("levels") or []]
+        for f in crossing.get("subset") or []
+    }
     fixed = [(str(r["factor"]), str(r["level"])) for r in crossing.get("fixed") or []]
+    excluded = [
+        {str(r["factor"]): str(r["level"]) for r in x.get("levels") or []}
+        for x in crossing.get("exclude") or []
+    ]
+    axes = [
+        [lv for lv in levels[f] if f not in subset or str(lv["id"]) in subset[f]] for f in factors
+    ]
     out = []
-    for combo in itertools.product(*(levels[f] for f in factors)):
-        names = {"split": str(codes[crossing["split"]])}
-        refs = []
+    for combo in itertools.product(*axes):
+        ids = {"split": (str(crossing["split"]), str(codes[crossing["split"]]))}
+        chosen: dict[str, str] = {}
         for factor, level in zip(factors, combo, strict=True):
-            names[factor] = str(level.get("code") or level["id"])
-            refs.append({"factor": factor, "level": str(level["id"])})
+            ids[factor] = (str(level["id"]), str(level.get("code") or level["id"]))
+            chosen[factor] = str(level["id"])
         for factor, level in fixed:
             lv = next((x for x in levels.get(factor, []) if str(x["id"]) == level), None)
-            names.setdefault(factor, str((lv or {}).get("code") or level))
-            refs.append({"factor": factor, "level": level})
-        cid = PLACEHOLDER.sub(lambda m, n=names: n.get(m.group(1), m.group(0)), crossing["id"])
+            ids.setdefault(factor, (level, str((lv or {}).get("code") or level)))
+            chosen.setdefault(factor, level)
+        if any(all(chosen.get(f) == v for f, v in x.items()) for x in excluded):
+            continue
+
+        def name(m: re.Match, ids=ids) -> str:
+            pair = ids.get(m.group(1))
+            if pair is None:
+                return m.group(0)
+            return pair[0] if m.group(2) == "id" else pair[1]
+
+        refs = [
+            {"factor": f, "level": chosen[f]}
+            for f in sorted(chosen, key=lambda f: order.get(f, len(order)))
+        ]
         out.append(
-            {"id": cid, "split": crossing["split"], "rows": crossing["rows"], "levels": refs}
+            {
+                "id": _TOKEN.sub(name, crossing["id"]),
+                "split": crossing["split"],
+                "rows": _rows(crossing, chosen),
+                "levels": refs,
+            }
         )
     return out
 

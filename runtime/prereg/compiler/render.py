@@ -90,6 +90,45 @@ def doc(value: Any) -> str:
     return text + " " if text.endswith('"') else text
 
 
+SHORT = 60  # a constant whose JSON is at most this long is shown inline
+
+
+def short(value: Any) -> bool:
+    """True when a constant's value reads well as one inline code span."""
+    return len(js(value)) <= SHORT
+
+
+def _scalar(value: Any) -> str:
+    return f"`{mdcode(js(value))}`"
+
+
+def nested(value: Any, depth: int = 0) -> str:
+    """A JSON value as a nested Markdown list (for long constants in PREREG.md): mappings as
+    ``key: value`` items, lists of scalars on one line, other lists item by item."""
+    pad = "  " * depth
+    lines: list[str] = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(v, (dict, list)) or short(v) and not isinstance(v, dict):
+                lines.append(f"{pad}- `{mdcode(k)}`: {_scalar(v)}")
+            else:
+                lines.append(f"{pad}- `{mdcode(k)}`:")
+                lines.append(nested(v, depth + 1))
+    elif isinstance(value, list):
+        if all(not isinstance(v, (dict, list)) for v in value):
+            lines.append(f"{pad}- {', '.join(_scalar(v) for v in value) or '(empty)'}")
+        else:
+            for i, v in enumerate(value, 1):
+                if isinstance(v, (dict, list)) and not short(v):
+                    lines.append(f"{pad}- item {i}:")
+                    lines.append(nested(v, depth + 1))
+                else:
+                    lines.append(f"{pad}- {_scalar(v)}")
+    else:
+        lines.append(f"{pad}- {_scalar(value)}")
+    return "\n".join(lines)
+
+
 _OP_WORDS = {"eq": "=", "ne": "≠", "lt": "<", "le": "≤", "gt": ">", "ge": "≥"}
 
 
@@ -191,10 +230,32 @@ def claim_method(c: Any) -> str:
     return "exact where one binomial count decides, else simulation"
 
 
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Compiled templates cached between runs (keyed by each template's source checksum, so a
+    changed template is recompiled), under $PREREG_CACHE_DIR or the user's cache folder;
+    none when that folder cannot be made (compiling is then only slower)."""
+    import os
+    from pathlib import Path
+
+    base = os.environ.get("PREREG_CACHE_DIR")
+    if base is None:
+        xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        base = os.path.join(xdg, "prereg")
+    folder = os.path.join(base, f"jinja-{jinja2.__version__}")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        if not os.access(folder, os.W_OK):
+            return None
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(folder)
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        bytecode_cache=_bytecode_cache(),
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
@@ -217,7 +278,9 @@ def environment() -> jinja2.Environment:
         rate=rate,
         claim=claim,
         claim_method=claim_method,
+        nested=nested,
     )
+    env.tests["short"] = short
     return env
 
 

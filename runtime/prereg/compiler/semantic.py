@@ -181,6 +181,46 @@ def cells_resolve_and_do_not_overlap(spec: dict, report: Reporter) -> None:
                 report(p2, f"cell {id2!r} overlaps cell {id1!r}: a row could belong to both")
 
 
+def _crossing_shape(crossing: dict, ptr: str, factors: list, levels: dict, report) -> None:
+    """rows or rows_by (covering every crossed level), subset and exclude name real levels."""
+    by = crossing.get("rows_by")
+    if (crossing.get("rows") is None) == (by is None):
+        report(ptr, "a crossing takes exactly one of rows and rows_by")
+    for j, flt in enumerate(crossing.get("subset") or []):
+        factor = flt.get("factor")
+        if factor not in factors:
+            report(f"{ptr}/subset/{j}/factor", f"subset names {factor!r}, which is not crossed")
+            continue
+        for lv in flt.get("levels") or []:
+            if str(lv) not in levels.get(factor, []):
+                report(f"{ptr}/subset/{j}/levels", f"factor {factor!r} has no level {lv!r}")
+    if by is not None:
+        factor = by.get("factor")
+        if factor not in factors:
+            report(f"{ptr}/rows_by/factor", f"rows_by names {factor!r}, which is not crossed")
+        else:
+            sub = next((f for f in crossing.get("subset") or [] if f.get("factor") == factor), None)
+            want = [str(v) for v in sub["levels"]] if sub else levels.get(factor, [])
+            given = [str(r.get("level")) for r in by.get("rows") or []]
+            missing = [lv for lv in want if lv not in given]
+            extra = [lv for lv in given if lv not in want]
+            if missing or extra:
+                report(
+                    f"{ptr}/rows_by",
+                    f"rows_by must give the rows of each crossed level of {factor!r} once"
+                    + (f"; missing {missing}" if missing else "")
+                    + (f"; not crossed {extra}" if extra else ""),
+                )
+    for j, x in enumerate(crossing.get("exclude") or []):
+        for k, ref in enumerate(x.get("levels") or []):
+            factor, level = ref.get("factor"), str(ref.get("level"))
+            if factor not in levels or level not in levels[factor]:
+                report(
+                    f"{ptr}/exclude/{j}/levels/{k}",
+                    f"exclusion names {factor}={level}, which the study does not have",
+                )
+
+
 @check
 def crossings_resolve(spec: dict, report: Reporter) -> None:
     splits = {s["id"] for s in spec.get("splits") or []}
@@ -205,6 +245,7 @@ def crossings_resolve(spec: dict, report: Reporter) -> None:
                     f"{ptr}/fixed/{j}/level",
                     f"crossing fixes level {level!r}, which factor {factor!r} does not have",
                 )
+        _crossing_shape(crossing, ptr, factors, levels, report)
         allowed = {"split", *factors, *(r.get("factor") for r in crossing.get("fixed") or [])}
         for name in _CELL_PLACEHOLDER.findall(str(crossing.get("id", ""))):
             if name not in allowed:

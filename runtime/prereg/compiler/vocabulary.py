@@ -86,9 +86,15 @@ def attempt_policy_resolves(spec: dict, report: Reporter) -> None:
     elif types[policy["order"]] not in ("integer", "number"):
         report("/attempts/order", f"order field {policy['order']!r} must be a number")
     fields = set(types)
-    for part in ("failed", "where"):
+    for part in ("failed", "where", "select"):
         _conditions(
             policy.get(part), f"/attempts/{part}", fields, "attempt policy", report, fields=fields
+        )
+    if (policy.get("counts") == "first-match") != bool(policy.get("select")):
+        report(
+            "/attempts/counts",
+            "counts first-match needs select (the conditions of the attempt that counts), and"
+            " select is only for first-match",
         )
 
 
@@ -433,3 +439,18 @@ def claims_resolve(spec: dict, report: Reporter) -> None:
                             f" {x:g}, not a probability",
                         )
                         break
+
+
+@check
+def test_sequence_resolves(spec: dict, report: Reporter) -> None:
+    """Fixed-sequence testing names earlier, tested hypotheses."""
+    earlier: list[str] = []
+    for ptr, h in items(spec, "hypotheses"):
+        for j, before in enumerate(h.get("tested_after") or []):
+            if before == h.get("id") or before not in earlier:
+                report(
+                    f"{ptr}/tested_after/{j}",
+                    f"hypothesis {h.get('id')!r} is tested after {before!r}, which is not an"
+                    " earlier hypothesis",
+                )
+        earlier.append(h.get("id"))

@@ -4,7 +4,8 @@ Records are attempts. The policy's ``key`` fields identify a series of attempts 
 names the row), ``order`` orders a series, ``where`` keeps the series that are scored (the
 others are still checked), ``failed`` marks a failed attempt and ``counts`` picks the one that
 counts: ``last`` (highest order; failed → unobserved), ``first`` (lowest order only, never a
-fallback) or ``first-success`` (lowest order that did not fail). Unknown rows, a repeated
+fallback), ``first-success`` (lowest order that did not fail), ``last-any`` (highest order,
+observed even when it failed) or ``first-match`` (lowest order meeting ``select``). Unknown rows, a repeated
 (key, order) and whatever an engine's own record check finds are refused with their line
 numbers, all problems at once.
 """
@@ -43,8 +44,12 @@ def _read(records: Sequence[Mapping[str, Any]], name: str, strict: bool) -> list
 
 
 def policy_fields(policy: Mapping[str, Any]) -> set[str]:
-    """Every field the policy's ``failed`` and ``where`` conditions name."""
-    conds = [*(policy.get("failed") or ()), *(policy.get("where") or ())]
+    """Every field the policy's ``failed``, ``where`` and ``select`` conditions name."""
+    conds = [
+        *(policy.get("failed") or ()),
+        *(policy.get("where") or ()),
+        *(policy.get("select") or ()),
+    ]
     return {c["field"] for c in conds} | {c["other"] for c in conds if c.get("other")}
 
 
@@ -58,13 +63,15 @@ def counted(
     check: RecordCheck | None = None,
     rows: str = "the registered rows",
     max_problems: int = 50,
+    tally: dict[str, int] | None = None,
 ) -> tuple[list[int | None], np.ndarray]:
     """(record index that counts per row or None, observed mask) for records in line order.
 
     ``contract`` (the observation contract) says which fields every record has; ``check`` is
     an engine's own test of the records of known rows (:data:`RecordCheck`; its problems are
     listed with the others); ``rows`` names the registered rows in the message for an unknown
-    row id.
+    row id. With ``unknown_rows: ignore`` such records are left out and counted in ``tally``
+    (``ignoredRecords``).
     """
     key_fields = list(policy["key"])
     order = policy["order"]
@@ -92,15 +99,32 @@ def counted(
         )
     )
     row_of = list(map(index.get, row_ids))
+    known = np.array([r is not None for r in row_of], dtype=bool)
+    if policy.get("unknown_rows") == "ignore" and not known.all():
+        if tally is not None:
+            tally["ignoredRecords"] = int((~known).sum())
+        keep = np.flatnonzero(known)
+        sub = [records[j] for j in keep]
+        chosen, has = counted(
+            {**policy, "unknown_rows": "refuse"}, sub, index, source,
+            contract=contract, check=check, rows=rows, max_problems=max_problems,
+        )  # fmt: skip
+        return [None if c is None else int(keep[c]) for c in chosen], has
     found = [] if check is None else list(check(row_of, records))
     if None in row_of or found.count(None) < len(found) or len(set(keys)) < n_rec:
         _refuse(row_ids, row_of, found, keys, orders, key_fields, order, source, rows, max_problems)
     # No problem: each row's attempt that counts, by sorting the scored attempts.
-    cand = np.flatnonzero(scored & ~failed if rule == "first-success" else scored)
+    if rule == "first-success":
+        eligible = scored & ~failed
+    elif rule == "first-match":
+        eligible = scored & all_of(policy.get("select"), rec_cols, n_rec)
+    else:
+        eligible = scored
+    cand = np.flatnonzero(eligible)
     r = np.asarray(row_of, dtype=np.int64)[cand]
     o = np.asarray(orders)[cand]
     # by row, then order (descending for last), then line: the first of each row counts
-    by = np.lexsort((-o if rule == "last" else o, r))
+    by = np.lexsort((-o if rule in ("last", "last-any") else o, r))
     cand, r = cand[by], r[by]
     head = np.ones(cand.size, dtype=bool)
     head[1:] = r[1:] != r[:-1]

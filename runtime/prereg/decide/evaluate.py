@@ -17,7 +17,14 @@ import numpy as np
 from prereg.decide.metrics import RowMetric
 from prereg.decide.table import SPLIT, RowTable, cell_attributes
 from prereg.errors import UserError
-from prereg.rules import REPORTED_ONLY, ContrastResult, adjust_families, failed_gates
+from prereg.rules import (
+    NOT_TESTED,
+    REPORTED_ONLY,
+    SUPPORTED,
+    ContrastResult,
+    adjust_families,
+    failed_gates,
+)
 
 
 def _level_masks(attrs: Sequence[Mapping[str, str]]) -> dict[str, dict[str, np.ndarray]]:
@@ -364,4 +371,10 @@ def decide_all(rules, results: Mapping[str, ContrastResult], table: RowTable, fi
         # A failed gate decides every tested hypothesis; reported-only ones stay reported.
         otherwise = failures[0][0].otherwise
         verdicts = {h: v if v == REPORTED_ONLY else otherwise for h, v in verdicts.items()}
+    else:
+        # Fixed-sequence testing, in registration order: a hypothesis whose predecessors are
+        # not all supported is not tested.
+        for h, before in getattr(rules, "SEQUENCE", {}).items():
+            if any(verdicts.get(b) != SUPPORTED for b in before):
+                verdicts[h] = NOT_TESTED
     return Decision(failures, verdicts)

@@ -1,5 +1,5 @@
 """Helpers for an engine's compile-time checks (``Engine.checks``): names a constant uses that
-the spec must declare.
+the spec must declare, and the record contracts (by role) an engine reads its inputs from.
 
 A check receives the parsed spec after the engine's configuration schema held, so every
 constant the schema requires is there with the shape it states.  :class:`SpecNames` collects
@@ -42,6 +42,11 @@ class SpecNames:
         self.contracts = {
             str(c["role"]): c for c in spec.get("record_contracts") or () if c.get("role")
         }
+        self._contract_index = {
+            str(c["role"]): i
+            for i, c in enumerate(spec.get("record_contracts") or ())
+            if c.get("role")
+        }
 
     # -- reporting --------------------------------------------------------------------------
 
@@ -53,6 +58,67 @@ class SpecNames:
         if not ok:
             self.report(constant, path, message)
         return ok
+
+    # -- record contracts -------------------------------------------------------------------
+
+    def contract_pointer(self, role: str, *path: str | int) -> str:
+        """The JSON pointer of ``path`` inside the record contract with role ``role``."""
+        tail = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+        return f"/record_contracts/{self._contract_index[role]}{tail}"
+
+    def field_pointer(self, role: str, field_role: str, *path: str | int) -> str:
+        """The JSON pointer of ``path`` inside the field with role ``field_role`` of the record
+        contract with role ``role`` (the contract's ``fields`` when it has no such field)."""
+        fields = self.contracts[role].get("fields") or ()
+        for j, f in enumerate(fields):
+            if f.get("role") == field_role:
+                return self.contract_pointer(role, "fields", j, *path)
+        return self.contract_pointer(role, "fields")
+
+    def contract_fields(
+        self, role: str, field_roles: Iterable[str]
+    ) -> dict[str, Mapping[str, Any]] | None:
+        """``{field role: field}`` of the record contract with role ``role``, whose fields'
+        roles must be exactly ``field_roles`` (the language already keeps contract roles unique
+        per spec and field roles unique per contract).  Reports a missing contract (and returns
+        None), each missing field role and each field role the engine does not read."""
+        field_roles = tuple(field_roles)
+        contract = self.contracts.get(role)
+        if contract is None:
+            self.problems.append(
+                (
+                    "/record_contracts",
+                    f"the spec declares no record contract with role {role!r}"
+                    " (the engine reads one of its inputs from it)",
+                )
+            )
+            return None
+        found: dict[str, Mapping[str, Any]] = {}
+        for j, f in enumerate(contract.get("fields") or ()):
+            r = f.get("role")
+            if r is None:
+                continue
+            if r in field_roles:
+                found[r] = f
+            else:
+                self.problems.append(
+                    (
+                        self.contract_pointer(role, "fields", j, "role"),
+                        f"record contract {contract.get('id')!r} gives field {f.get('name')!r}"
+                        f" the role {r!r}, which the engine does not read"
+                        f" (roles: {_listing(field_roles)})",
+                    )
+                )
+        for r in field_roles:
+            if r not in found:
+                self.problems.append(
+                    (
+                        self.contract_pointer(role, "fields"),
+                        f"record contract {contract.get('id')!r} has no field with role {r!r}"
+                        f" (the engine reads roles {_listing(field_roles)})",
+                    )
+                )
+        return found
 
     # -- names ------------------------------------------------------------------------------
 

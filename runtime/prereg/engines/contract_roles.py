@@ -5,8 +5,10 @@ list of ``{"id", "format", "role"?, "fields": [{"name", "role"?, "type", ...}]}`
 and allowed values a field states, its prose left out).  A contract's ``role`` says which input
 of the engine it describes; a field's ``role`` says which part of that input it holds.  Roles
 are words of the engine's vocabulary; names, bounds and allowed values are study facts, stated
-once in the contract.  These helpers look them up for an engine's adapter and raise
-:class:`prereg.errors.UserError` naming the spec section when something is missing.
+once in the contract.  These helpers look them up at run time and raise
+:class:`prereg.errors.UserError` naming the spec section when something is missing (an engine
+whose compile-time checks already require its contracts, with
+:meth:`prereg.engines.checking.SpecNames.contract_fields`, can read them without these).
 """
 
 from __future__ import annotations

@@ -130,7 +130,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                     ("selected task count", fmt(plan.get("selected_task_count"))),
                     ("target power", fmt(_target(plan))),
                     ("planning method", (plan.get("frozen") or {}).get("planning_method")),
-                    ("seed", fmt((plan.get("frozen") or {}).get("seed"))),
+                    ("seed", str((plan.get("frozen") or {}).get("seed"))),  # an id, not a quantity
                     (
                         "calibration",
                         f"{fmt(cal.get('tasks'))} tasks in {fmt(cal.get('repositories'))}"

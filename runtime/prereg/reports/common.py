@@ -41,6 +41,17 @@ def fmt(x: Any, digits: int = 4) -> str:
     return str(x)
 
 
+def fmt_p(p: Any) -> str:
+    """A P value in one style: 3 significant digits, "< 0.001" below 0.001, a dash when
+    missing."""
+    if p is None:
+        return "–"
+    p = float(p)
+    if p < 0.001:
+        return "< 0.001"
+    return f"{p:.3g}" if p < 1 else "1"
+
+
 def sha(value: str | None) -> str | None:
     """A digest shown with its algorithm: bare hex gets ``sha256:``."""
     if value is None:

@@ -11,8 +11,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from prereg.reports import Step, StudyInfo
-from prereg.reports.common import fmt, header, inputs_block, read_json, registered, steps_block
+from prereg.reports.common import (
+    fmt,
+    fmt_p,
+    header,
+    inputs_block,
+    read_json,
+    registered,
+    steps_block,
+)
 from prereg.reports.page import Facts, Figure, Heading, Para, Report, Table
+from prereg.reports.verdicts import anchor, deciding_figures, rule_text
 
 
 def forest_figure(doc: dict, name: str = "contrasts") -> Figure:
@@ -58,14 +67,21 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         counted[v] = counted.get(v, 0) + 1
     summary = ", ".join(f"{n} {v}" for v, n in counted.items())
     decision = doc.get("decision")
-    status = ("gate failed: " if doc.get("gated") else "") + summary
-    if decision is not None:
-        status = f"decision {decision}: {status}"
-    report = Report(info.study_id, info.title, status, steps_ok and not doc.get("gated"))
+    ok = steps_ok and not doc.get("gated")
+    status = (
+        "every step ran; gates held"
+        if ok
+        else "needs attention: " + ("a step failed" if not steps_ok else "a gate failed")
+    )
+    report = Report(info.study_id, info.title, status, ok)
+    report.decision = (
+        f"decision {decision}: {summary}" if decision is not None else f"verdicts: {summary}"
+    )
     report.add(*header(info, [("score", doc.get("specDigest"))]))
     inputs = doc.get("inputs") or {}
     report.add(*inputs_block([(k, v.get("sha256"), v.get("bytes")) for k, v in inputs.items()]))
     rows = doc.get("rows") or {}
+    hyps = {str(h.get("id")): h for h in info.spec.get("hypotheses") or []}
     report.add(
         Heading("Verdicts"),
         Facts(
@@ -81,7 +97,22 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                 ("decision", fmt(decision)),
             ]
         ),
-        Table(("hypothesis", "verdict"), list(verdicts.items()), code=frozenset({0})),
+        Table(
+            ("hypothesis", "verdict", "registered rule", "deciding figures"),
+            [
+                (
+                    f"[{h}](#{anchor(hyps[h])})" if h in hyps else h,
+                    v,
+                    rule_text(info.prereg_md, h),
+                    deciding_figures(
+                        hyps.get(h, {}),
+                        list(doc.get("contrasts") or []) + list(doc.get("estimates") or []),
+                    ),
+                )
+                for h, v in verdicts.items()
+            ],
+            markdown=frozenset({0, 2}),
+        ),
         Heading("Gates"),
         Table(
             ("gate", "metric", "rule", "held", "failing cells"),
@@ -125,8 +156,8 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                         if c["test"] == "none"
                         else f"{c['test']}, {c['alternative']}"
                         + (f", margin {fmt(c['margin'])}" if c.get("margin") else ""),
-                        fmt(c["p"]),
-                        fmt(c["adjustedP"]),
+                        fmt_p(c["p"]),
+                        fmt_p(c["adjustedP"]),
                     )
                     for c in doc["contrasts"]
                 ],

@@ -8,7 +8,9 @@ everything is escaped.  Links to other sites are rendered as text followed by th
 so a rendered page never refers to the network.
 
 ``render(text, heading_offset=0) -> str`` returns an HTML fragment; ``heading_offset`` moves
-every heading down that many levels (at most ``<h6>``).
+every heading down that many levels (at most ``<h6>``).  Every heading gets an id,
+``prereg-`` + :func:`slug` of its text (``-2``, ``-3``... when repeated), so a report can link
+a registered rule.
 """
 
 from __future__ import annotations
@@ -28,6 +30,25 @@ _INLINE = re.compile(
     r"|(?P<em>(?<![\w*])\*(?P<emtext>[^*\s](?:[^*]*[^*\s])?)\*(?![\w*])"
     r"|(?<!\w)_(?P<emtext2>[^_\s](?:[^_]*[^_\s])?)_(?!\w))"
 )
+
+
+PREFIX = "prereg-"
+
+
+def slug(text: str) -> str:
+    """A stable heading id: lowercase letters, digits and single hyphens."""
+    s = re.sub(r"[^a-z0-9]+", "-", html.unescape(text).lower().replace("`", "")).strip("-")
+    return s or "section"
+
+
+def unique(ids: set[str], base: str) -> str:
+    """``base``, or ``base-2``, ``base-3``... not yet in ``ids`` (which it joins)."""
+    out, k = base, 1
+    while out in ids:
+        k += 1
+        out = f"{base}-{k}"
+    ids.add(out)
+    return out
 
 
 def _text(s: str) -> str:
@@ -132,6 +153,7 @@ def render(text: str, heading_offset: int = 0) -> str:
     """The HTML fragment of a Markdown document."""
     lines = text.splitlines()
     out: list[str] = []
+    ids: set[str] = set()
     i, n = 0, len(lines)
     while i < n:
         line = lines[i]
@@ -160,7 +182,8 @@ def render(text: str, heading_offset: int = 0) -> str:
         heading = _HEADING.match(line)
         if heading:
             level = min(6, len(heading.group(1)) + heading_offset)
-            out.append(f"<h{level}>{inline(heading.group(2))}</h{level}>")
+            hid = unique(ids, PREFIX + slug(heading.group(2)))
+            out.append(f'<h{level} id="{hid}">{inline(heading.group(2))}</h{level}>')
             i += 1
             continue
         if _RULE.match(line):

@@ -16,7 +16,7 @@ Split names, field names and the ECE bin count come from the study's compiled co
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -47,10 +47,10 @@ SPLIT_FIGURES = (
 )
 
 
-def _engine_config(info: StudyInfo) -> dict:
-    from prereg.engines.multicorrect.spec_config import config_from_spec
+def _engine_config(info: StudyInfo):
+    from prereg.engines.multicorrect.config import engine_config
 
-    return config_from_spec(info.config)
+    return engine_config(info.config)
 
 
 def curve_figure(doc: dict, fit: str, name: str = "threshold-curve") -> Figure:
@@ -99,7 +99,7 @@ def curve_figure(doc: dict, fit: str, name: str = "threshold-curve") -> Figure:
     )
 
 
-def binary_bins(path: Path, fields: dict, bins: int) -> dict:
+def binary_bins(path: Path, fields: Mapping[str, str], bins: int) -> dict:
     """Per bin: count, mean probability, observed frequency (from a binary-outputs JSONL)."""
     q, y = [], []
     with open(path, encoding="utf-8") as fh:
@@ -162,8 +162,8 @@ def reliability_figure(b: dict, ece: float | None, bins: int, name: str = "relia
 
 def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
     cfg = _engine_config(info)
-    fit, evaluate = cfg["splits"]["fit"], cfg["splits"]["evaluate"]
-    bins = int(cfg["ece_bins"])
+    fit, evaluate = cfg.fit_split, cfg.evaluate_split
+    bins = cfg.ece_bins
     score_steps = info.steps_for(steps, "score")
     diag_steps = info.steps_for(steps, "diagnostic")
     score_step = score_steps[-1] if score_steps else None
@@ -222,7 +222,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                     )
                 )
             else:
-                b = binary_bins(Path(binary_path), cfg["fields"]["binary"], bins)
+                b = binary_bins(Path(binary_path), cfg.fields["binary"], bins)
                 report.add(reliability_figure(b, doc.get("ece"), bins))
                 report.add(
                     Table(

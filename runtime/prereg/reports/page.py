@@ -33,8 +33,10 @@ dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em;font-s
 dl.facts dt{color:#555}dl.facts dd{margin:0}
 figure{margin:1em 0}figure svg{max-width:100%;height:auto}
 figcaption{color:#555;font-size:.88em;max-width:48em}
-.status{font-size:1.1em;padding:.35em .7em;border-radius:4px;display:inline-block}
-.ok{background:#e3f4ea;color:#0b5d2a}.bad{background:#fbe6e1;color:#8a2410}
+.status{font-size:1.1em;padding:.35em .7em;border-radius:4px;display:inline-block;
+margin-right:.5em}
+.ok{background:#e3f4ea;color:#0b5d2a}.decision{background:#eef1f6;color:#1f3a5f;
+border:1px solid #c9d3e3}.bad{background:#fbe6e1;color:#8a2410}
 .note{color:#555;font-size:.9em}
 .cols{display:grid;grid-template-columns:repeat(auto-fit,minmax(28em,1fr));gap:1.5em}
 details.registered{border:1px solid #ddd;border-radius:4px;padding:.4em 1em;margin-top:1em}
@@ -69,6 +71,7 @@ class Table:
     rows: Sequence[Sequence[object]]
     numeric: frozenset[int] = frozenset()  # right-aligned column indexes
     code: frozenset[int] = frozenset()  # columns shown as code
+    markdown: frozenset[int] = frozenset()  # columns holding inline Markdown (links)
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,8 @@ class Report:
     status: str  # one line: the verdict, decision or state
     ok: bool  # False shows the status as a failure
     blocks: list[Block] = field(default_factory=list)
+    # The study's decision, shown apart from the process status and never as success or failure.
+    decision: str | None = None
 
     def add(self, *blocks: Block) -> Report:
         self.blocks.extend(blocks)
@@ -132,9 +137,13 @@ def status_html(text: str, ok: bool) -> str:
 
 def render_html(report: Report, back: str | None = "../index.html") -> str:
     parts = [f"<h1>{_esc(report.title)}</h1>\n", status_html(report.status, report.ok)]
+    if report.decision:
+        parts.append(f'<p class="status decision">{_esc(report.decision)}</p>\n')
+    ids: set[str] = set()
     for b in report.blocks:
         if isinstance(b, Heading):
-            parts.append(f"<h{b.level}>{_esc(b.text)}</h{b.level}>\n")
+            hid = markdown.unique(ids, markdown.slug(b.text))
+            parts.append(f'<h{b.level} id="{hid}">{_esc(b.text)}</h{b.level}>\n')
         elif isinstance(b, Para):
             cls = ' class="note"' if b.note else ""
             parts.append(f"<p{cls}>{markdown.inline(b.text)}</p>\n")
@@ -150,7 +159,10 @@ def render_html(report: Report, back: str | None = "../index.html") -> str:
                 tds = []
                 for i, v in enumerate(r):
                     cls = ' class="num"' if i in b.numeric else ""
-                    tds.append(f"<td{cls}>{_cell(v, i in b.code)}</td>")
+                    if i in b.markdown and v is not None:
+                        tds.append(f"<td{cls}>{markdown.inline(str(v))}</td>")
+                    else:
+                        tds.append(f"<td{cls}>{_cell(v, i in b.code)}</td>")
                 body.append("<tr>" + "".join(tds) + "</tr>")
             parts.append(
                 f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>\n"
@@ -177,6 +189,8 @@ def _md_cell(v: object, code: bool) -> str:
 
 def render_markdown(report: Report, figure_dir: str = "figures") -> str:
     lines = [f"# {report.title}", "", f"**{report.status}**", ""]
+    if report.decision:
+        lines += [f"**{report.decision}**", ""]
     for b in report.blocks:
         if isinstance(b, Heading):
             lines += ["#" * b.level + " " + b.text, ""]

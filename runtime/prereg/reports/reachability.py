@@ -23,8 +23,17 @@ from pathlib import Path
 from typing import Any
 
 from prereg.reports import Step, StudyInfo, plot
-from prereg.reports.common import fmt, header, inputs_block, read_json, registered, steps_block
+from prereg.reports.common import (
+    fmt,
+    fmt_p,
+    header,
+    inputs_block,
+    read_json,
+    registered,
+    steps_block,
+)
 from prereg.reports.page import Facts, Figure, Heading, Para, Report, Table
+from prereg.reports.verdicts import anchor, deciding_figures, rule_text
 
 PREREGISTRATION = "preregistration.json"
 AUDIT = "audit.json"
@@ -203,6 +212,34 @@ def reliability_figure(
     )
 
 
+def _calibrator_note(
+    folder: Path, step: Step, doc: Mapping[str, Any], m: Mapping[str, str]
+) -> str | None:
+    """Why calibrated accuracy is 0 or 1 in every cell, when the calibrator maps every score
+    below one half (its highest block's yes-rate is under 0.5: every calibrated answer is no)."""
+    given = step.option("--calibrator")
+    cal = None
+    if given:
+        path = Path(given)
+        cal = read_json(path if path.is_file() else folder / path.name)
+    blocks = [b for b in (cal or {}).get("blocks") or [] if isinstance(b, Mapping) and b.get("n")]
+    if not blocks:
+        return None
+    top = max(b["yes"] / b["n"] for b in blocks)
+    if top >= 0.5:
+        return None
+    return (
+        f"Every cell's {m['calibratedAccuracy']} is exactly 0 or 1, and that is what this"
+        f" calibrator implies: its highest block maps scores to P(yes) = {fmt(top, 3)}, below"
+        " one half, so every calibrated answer is no; cells whose gold is no score 1 and cells"
+        " whose gold is yes score 0, whatever their raw accuracy. The demo calibrator is fitted"
+        " on the demo observations themselves, where most rows are missing-link rows with gold"
+        " no and the simulated respondent gives them high P(yes), so high scores are mostly"
+        " wrong yeses. The registered D17 member calibrator is fitted elsewhere; with it the"
+        " plot is read as described above."
+    )
+
+
 def audit_figure(audit: Mapping[str, Any], name: str = "audit") -> Figure | None:
     groups = audit.get("groups") or []
     if not groups:
@@ -254,11 +291,17 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         counts: dict[str, int] = {}
         for v in (doc.get("verdicts") or {}).values():
             counts[v] = counts.get(v, 0) + 1
-        status = f"decision {doc.get('decision')}: " + ", ".join(
+        decision = f"decision {doc.get('decision')}: " + ", ".join(
             f"{n} {v}" for v, n in counts.items()
         )
         gates_ok = all(g.get("passed") for g in doc.get("gates", []))
         ok = steps_ok and gates_ok and audit_ok is not False
+        status = (
+            "every step ran; gates held" + ("" if audit_ok is not False else "; audit FAILS")
+            if ok
+            else "needs attention: "
+            + ("a step failed" if not steps_ok else "a gate or the audit failed")
+        )
     elif prereg:
         status = f"prepared {fmt(prereg.get('rows'))} rows; not scored"
         if audit is not None:
@@ -267,6 +310,8 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
     else:
         status, ok = "no outputs", False
     report = Report(info.study_id, info.title, status, ok)
+    if doc:
+        report.decision = decision
     report.add(
         *header(
             info,
@@ -292,11 +337,28 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
     if doc:
         failed = {f["cell"] for g in doc.get("gates", []) for f in g.get("failures", [])}
         report.add(Heading("Verdicts"))
+        hyps = {str(h.get("id")): h for h in info.spec.get("hypotheses") or []}
+        figures = list(doc.get("contrasts") or []) + list(doc.get("estimates") or [])
         report.add(
+            Para(
+                "Each verdict with the registered rule it applies (as PREREG.md states it, linked)"
+                " and the deciding figures: every comparison the rule reads, with the contrasts"
+                " or estimates that met it (values as reported, rounded).",
+                note=True,
+            ),
             Table(
-                ("hypothesis", "title", "verdict"),
-                [(h, titles.get(h, ""), v) for h, v in (doc.get("verdicts") or {}).items()],
-                code=frozenset({0}),
+                ("hypothesis", "title", "verdict", "registered rule", "deciding figures"),
+                [
+                    (
+                        f"[{h}](#{anchor(hyps[h])})" if h in hyps else h,
+                        titles.get(h, ""),
+                        v,
+                        rule_text(info.prereg_md, h),
+                        deciding_figures(hyps.get(h, {}), figures),
+                    )
+                    for h, v in (doc.get("verdicts") or {}).items()
+                ],
+                markdown=frozenset({0, 3}),
             ),
             Para(f"**Decision: {doc.get('decision')}**"),
         )
@@ -347,6 +409,9 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         rel = reliability_figure(doc, m)
         report.add(Heading("Accuracy per cell"), *([forest] if forest else []))
         report.add(Heading("Calibration"), *([rel] if rel else []))
+        note = _calibrator_note(folder, score_steps[-1], doc, m)
+        if note:
+            report.add(Para(note, note=True))
         split, cells = _split_cells(doc)
         acc, cal_m = m["accuracy"], m["calibratedAccuracy"]
         report.add(
@@ -440,12 +505,8 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                             f"{c['b']['k']}/{c['b']['n']}",
                             fmt(c.get("estimate")),
                             f"[{fmt(c.get('lower'))}, {fmt(c.get('upper'))}]",
-                            fmt(c.get("p"), 6)
-                            if c.get("p") is None or c["p"] >= 1e-4
-                            else f"{c['p']:.3g}",
-                            fmt(c.get("adjustedP"), 6)
-                            if c.get("adjustedP") is None or c["adjustedP"] >= 1e-4
-                            else f"{c['adjustedP']:.3g}",
+                            fmt_p(c.get("p")),
+                            fmt_p(c.get("adjustedP")),
                         )
                         for c in doc["contrasts"]
                     ],

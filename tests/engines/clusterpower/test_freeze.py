@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import rfc8785
-from s3_study import CONFIG, context
+from s3_study import CONFIG, CONSTANTS, context
 
 from prereg.digest import digest_hex
 from prereg.engines import StudyContext
@@ -58,13 +58,13 @@ def calibration_lines(n_tasks: int = 6) -> bytes:
 def make_plan(calibration: bytes, **changes: Any) -> dict[str, Any]:
     """A power plan with the fields the plan engine writes; self_sha256 computed last."""
     plan = {
-        "schema": CONFIG["freeze"]["plan_schema"],
+        "schema": CONSTANTS["power_plan"]["schema"],
         "canonical": True,
         "status": "powered",
         "reasons": [],
         "spec_digest": SPEC_DIGEST,
         "amendment_version": VERSION,
-        "frozen": copy.deepcopy(CONFIG["frozen"]),
+        "frozen": copy.deepcopy(CONSTANTS["frozen"]),
         "eligible": {
             "task_count": 500,
             "repository_count": 12,
@@ -254,7 +254,7 @@ def test_complete_freeze_builds_and_validates(tmp_path: Path, target: str, capsy
     assert manifest["amendment_version"] == VERSION
     assert manifest["claims"] == {"executes_untrusted_code": False}
     assert manifest["sandbox_issue"] == {"id": "#804", "canonical": True, "resolved": False}
-    assert manifest["frozen"] == CONFIG["frozen"]
+    assert manifest["frozen"] == CONSTANTS["frozen"]
     expected_input = {k: v for k, v in case.data.items() if k != "artifacts"}
     assert manifest["input"] == expected_input
     # every bound file: role, path relative to the root, byte size and SHA-256 of its bytes
@@ -325,8 +325,8 @@ def test_build_manifest_returns_the_written_object(x6: Case) -> None:
 def test_the_engine_follows_the_config(tmp_path: Path, capsys) -> None:
     """Role names, schema ids, the sandbox issue and the X7 rule values all come from config."""
     cfg = copy.deepcopy(CONFIG)
-    fz = cfg["freeze"]
-    fz["roles"][7]["id"] = "env_lock"
+    fz = cfg["constants"]["freeze_rules"]
+    cfg["freeze_roles"][7]["id"] = "env_lock"
     fz["manifest_schema"] = "example.manifest.v9"
     fz["sandbox_issue_id"] = "#1"
     fz["false_claims"] = ["executes_untrusted_code", "contacts_network"]
@@ -462,7 +462,7 @@ def test_validate_rechecks_the_rules_on_a_resigned_manifest(
 def test_validate_against_a_new_amendment_names_the_changed_constant(x6: Case, capsys) -> None:
     assert x6.freeze() == 0
     amended = copy.deepcopy(CONFIG)
-    amended["frozen"]["seed"] = 1
+    amended["constants"]["frozen"]["seed"] = 1
     code, text = run_validate(x6.out, x6.root, capsys, config=amended)
     assert code == 1
     assert "frozen.seed differs from the spec's current amendment" in text
@@ -641,7 +641,7 @@ def test_plan_self_digest_does_not_verify(x6: Case) -> None:
 
 
 def test_plan_frozen_constants_differ_each_named(x6: Case) -> None:
-    frozen = copy.deepcopy(CONFIG["frozen"])
+    frozen = copy.deepcopy(CONSTANTS["frozen"])
     frozen["seed"] = 1
     frozen["ladder"] = [50, 100]
     frozen["planning_method"] = "cluster-t"
@@ -654,7 +654,7 @@ def test_plan_frozen_constants_differ_each_named(x6: Case) -> None:
 
 
 def test_development_plan_is_refused_on_both_counts(x6: Case) -> None:
-    frozen = dict(CONFIG["frozen"], simulations_per_rung=2000)
+    frozen = dict(CONSTANTS["frozen"], simulations_per_rung=2000)
     x6.set_plan(make_plan(x6.calibration, canonical=False, frozen=frozen))
     text = x6.refusal()
     assert "canonical is false" in text
@@ -665,7 +665,7 @@ def test_development_plan_is_refused_on_both_counts(x6: Case) -> None:
 
 
 def test_plan_frozen_missing_and_extra_keys(x6: Case) -> None:
-    frozen = {k: v for k, v in CONFIG["frozen"].items() if k != "block_size"}
+    frozen = {k: v for k, v in CONSTANTS["frozen"].items() if k != "block_size"}
     frozen["batch_size"] = 64
     x6.set_plan(make_plan(x6.calibration, frozen=frozen))
     text = x6.refusal()
@@ -771,7 +771,7 @@ def test_forbidden_keys_are_capped_per_file(x6: Case) -> None:
     with pytest.raises(UserError) as ei:
         x6.freeze()
     hits = [p for p in ei.value.problems if p.startswith("candidate_inventory")]
-    assert len(hits) == CONFIG["freeze"]["error_cap"] + 1
+    assert len(hits) == CONSTANTS["freeze_rules"]["error_cap"] + 1
     assert hits[-1] == "candidate_inventory inventory/candidates.jsonl: … and 70 more"
 
 
@@ -1036,7 +1036,7 @@ def test_bundled_demo_with_a_canonical_plan_from_the_plan_engine(tmp_path: Path,
     assert bound["calibration_statistics"]["sha256"] == sha(
         (EXAMPLES / "calibration-sample.jsonl").read_bytes()
     )
-    assert manifest["power_plan"]["status"] in CONFIG["freeze"]["accepted_plan_statuses"]
+    assert manifest["power_plan"]["status"] in CONSTANTS["freeze_rules"]["accepted_plan_statuses"]
     code, text = run_validate(out, root, capsys)
     assert code == 0, text
 

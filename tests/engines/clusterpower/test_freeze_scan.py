@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from s3_study import CONFIG
 
+from prereg.engines.clusterpower.config import freeze_config
 from prereg.engines.clusterpower.freeze import (
-    FreezeConfig,
     find_forbidden_keys,
     hash_beneath,
     json_key_lines,
@@ -25,7 +25,7 @@ from prereg.engines.clusterpower.freeze import (
 )
 from prereg.errors import UserError
 
-FC = FreezeConfig(CONFIG)
+FC = freeze_config(CONFIG)
 
 KEYS = st.sampled_from(
     ["a", "id", "verdict", "Verdicts", "VOTE", "vote_count", "model-output", "Model_Outputs", "x y"]
@@ -205,35 +205,21 @@ def test_the_root_itself_may_be_reached_through_a_symlink(tmp_path: Path) -> Non
 def test_normalisation_follows_the_config() -> None:
     assert FC.normalise_key("Model-Outputs") == "model_outputs"
     cfg = copy.deepcopy(CONFIG)
-    cfg["freeze"]["forbidden_keys"] = {"names": ["Score"], "lowercase": False, "replace": []}
-    fc = FreezeConfig(cfg)
+    cfg["constants"]["freeze_rules"]["forbidden_keys"] = {
+        "names": ["Score"],
+        "lowercase": False,
+        "replace": [],
+    }
+    fc = freeze_config(cfg)
     doc = {"Score": 1, "score": 2, "verdict": 3}
     assert [
         k for _, k in find_forbidden_keys(doc, lambda k: fc.normalise_key(k) in fc.forbidden)
     ] == ["Score"]
 
 
-@pytest.mark.parametrize(
-    "change, message",
-    [
-        (
-            lambda f: f["targets"][1]["required_roles"].append("slides"),
-            "unknown required role 'slides'",
-        ),
-        (lambda f: f["formats"].pop(".jsonl"), "extension '.jsonl' has no format"),
-        (
-            lambda f: f["roles"][2].update(required=False),
-            "'power_plan' is not a required metadata role",
-        ),
-        (lambda f: f["roles"][0].update(kind="binary"), "neither source nor metadata"),
-        (lambda f: f["roles"].append(dict(f["roles"][0])), "role ids repeat"),
-    ],
-)
-def test_inconsistent_config_is_refused(change, message: str) -> None:
-    cfg = copy.deepcopy(CONFIG)
-    change(cfg["freeze"])
-    with pytest.raises(ValueError, match=message):
-        FreezeConfig(cfg)
+# An inconsistent freeze configuration (an unknown required role, an extension without a
+# format, an optional plan role, an unknown role kind, a repeated role id) is refused when
+# compiling: see test_s3_compile_checks.
 
 
 def test_json_path_quotes_a_key_ending_in_a_newline() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import rfc8785
-from s3_study import CONFIG, context
+from s3_study import CONFIG, CONSTANTS, context
 
 from prereg.engines.clusterpower import COMMANDS
 from prereg.errors import UserError
@@ -121,7 +121,7 @@ def test_two_runs_are_byte_identical_and_fields_are_complete(tmp_path, capsys):
     assert a.read_bytes() == b.read_bytes()
     plan = load(a)
     assert set(plan) == PLAN_KEYS
-    assert plan["schema"] == CONFIG["plan"]["schema"]
+    assert plan["schema"] == CONSTANTS["power_plan"]["schema"]
     assert plan["spec_digest"] == DIGEST and plan["amendment_version"] == "v1.2"
     assert plan["eligible"] == {
         "task_count": 500,
@@ -160,17 +160,17 @@ def test_canonical_only_without_the_development_knob(tmp_path):
     code, out = run(tmp_path, "canon.json", n=60)  # rungs 50 and 60: cheap at 10,000 cohorts
     plan = load(out)
     assert code == 0 and plan["canonical"] is True
-    assert plan["frozen"] == CONFIG["frozen"]
+    assert plan["frozen"] == CONSTANTS["frozen"]
     assert [r["simulations"] for r in plan["rungs"]] == [10000, 10000]
     assert plan["status"] == "underpowered_full_universe" and plan["selected_task_count"] is None
     _, explicit = run(tmp_path, "explicit.json", n=60, sims=10000)
     e = load(explicit)
-    assert e["canonical"] is False and e["frozen"] == CONFIG["frozen"]
+    assert e["canonical"] is False and e["frozen"] == CONSTANTS["frozen"]
     assert e["rungs"] == plan["rungs"]  # the same draws, only the flag differs
     _, small = run(tmp_path, "small.json", n=60, sims=250)
     s = load(small)
     assert s["canonical"] is False
-    assert s["frozen"] == dict(CONFIG["frozen"], simulations_per_rung=250)
+    assert s["frozen"] == dict(CONSTANTS["frozen"], simulations_per_rung=250)
     assert [r["simulations"] for r in s["rungs"]] == [250, 250]
 
 
@@ -298,8 +298,8 @@ def test_existing_output_is_never_overwritten(tmp_path):
 
 def test_config_from_the_spec_drives_names(tmp_path):
     cfg = copy.deepcopy(CONFIG)
-    cfg["plan"]["statuses"]["infeasible"] = "not-feasible"
-    cfg["plan"]["schema"] = "example.plan.v9"
+    cfg["constants"]["power_plan"]["statuses"]["infeasible"] = "not-feasible"
+    cfg["constants"]["power_plan"]["schema"] = "example.plan.v9"
     code, out = run(tmp_path, g=1, config=cfg)
     plan = load(out)
     assert code == 3 and plan["status"] == "not-feasible" and plan["schema"] == "example.plan.v9"

@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 from s3_study import CONFIG
 
 from prereg.engines.clusterpower.calibration_input import parse_calibration, read_calibration
-from prereg.engines.clusterpower.plan import load_config
+from prereg.engines.clusterpower.config import plan_config
 from prereg.errors import UserError
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "s3"
-SPEC = load_config(CONFIG).input
+SPEC = plan_config(CONFIG).input
 SAMPLE = FIX / "calibration-sample.jsonl"
 
 

@@ -374,7 +374,7 @@ def test_outputs_are_never_overwritten_and_unknown_scenarios_named(project, tmp_
     err = capsys.readouterr().err
     assert (
         code == 2
-        and "unknown scenario 'optimist' (registered: position-bias, no-bias, low-coverage)" in err
+        and "unknown scenario 'optimist' (registered: position-bias, no-bias, low-coverage, position-effect)" in err
     )
 
 
@@ -429,3 +429,67 @@ def test_a_registered_margin_changed_in_the_spec_changes_the_verdict(tmp_path):
     assert c["margin"] == 0.05
     # Superiority by 0.05 cannot be shown when both models are equally accurate.
     assert doc["verdicts"]["h3"] == "not-supported"
+
+
+def test_fixed_sequence_testing_leaves_a_later_hypothesis_not_tested(tmp_path):
+    """h2 registered as tested only after h1: under the null scenario h1 fails (or not), and
+    h2 is not-tested exactly when h1 is not supported."""
+    root = tmp_path / "p"
+    shutil.copytree(EXAMPLE / "spec", root / "spec")
+    spec = root / "spec" / "studies" / f"{STUDY}.yaml"
+    text = spec.read_text()
+    spec.write_text(
+        text.replace(
+            "    title: Model B shows no position effect larger than 0.15\n",
+            "    title: Model B shows no position effect larger than 0.15\n    tested_after: [h1]\n",
+        )
+    )
+    assert main(["--project", str(root), "compile"]) == 0
+    prereg_md = (root / "generated" / "answer_position" / "PREREG.md").read_text()
+    assert "Tested only when `h1` is supported (fixed-sequence testing)" in prereg_md
+    items, out = root / "items.jsonl", {}
+    assert main(["--project", str(root), STUDY, "items", "--out", str(items)]) == 0
+    for scenario in ("no-bias", "position-bias"):
+        obs, score = root / f"{scenario}.jsonl", root / f"{scenario}.json"
+        args = ["--project", str(root), STUDY]
+        assert (
+            main(
+                [
+                    *args,
+                    "simulate",
+                    "--items",
+                    str(items),
+                    "--scenario",
+                    scenario,
+                    "--seed",
+                    "7",
+                    "--out",
+                    str(obs),
+                ]
+            )
+            == 0
+        )
+        assert (
+            main(
+                [
+                    *args,
+                    "score",
+                    "--items",
+                    str(items),
+                    "--observations",
+                    str(obs),
+                    "--out",
+                    str(score),
+                ]
+            )
+            == 0
+        )
+        out[scenario] = json.loads(score.read_text())["verdicts"]
+    for verdicts in out.values():
+        if verdicts["h1"] != "supported":
+            assert verdicts["h2"] == "not-tested"
+        else:
+            assert verdicts["h2"] in ("supported", "not-supported")
+    assert out["position-bias"]["h1"] == "supported"
+    # Under the null, model A's position effect is (here) not found, so h2 was not tested.
+    assert out["no-bias"]["h1"] == "not-supported" and out["no-bias"]["h2"] == "not-tested"

@@ -1,26 +1,24 @@
 """Shared helpers for the jev-multicorrect engine tests.
 
-The study as the tests see it is compiled from the spec: ``SPEC_CONFIG`` is what a handler
-receives (``ctx.config`` of the compiled study, as plain data); ``CONFIG`` is the engine's own
-shape made from it by ``config_from_spec``.  Tests that change a fact edit a copy of ``CONFIG``
-and hand :func:`context` of it to the handlers (it maps the copy back to the spec's shape).
+The study as the tests see it is compiled from the spec: ``CONFIG`` is what a handler receives
+(``ctx.config`` of the compiled study, as plain data: ``constants`` keyed by the spec's
+constant ids, ``record_contracts``, ...), and what the engine's functions take.  Tests that
+change a fact edit a copy with :func:`config` (a constant) or :func:`with_field` (a field of a
+record contract) and hand it to the functions, or :func:`context` of it to the handlers.
 """
 
 from __future__ import annotations
 
 import copy
+import json
+from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 from prereg.compiler.project import Project
 from prereg.engines import StudyContext
-from prereg.engines.multicorrect import (
-    EvaluatorRow,
-    Prediction,
-    PublicChoiceList,
-    config_from_spec,
-)
-from prereg.engines.multicorrect.spec_config import plain
+from prereg.engines.multicorrect import EvaluatorRow, Prediction, PublicChoiceList
 from prereg.study import study_context
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -28,65 +26,36 @@ FIXTURES = ROOT / "tests" / "fixtures" / "jev"
 EXAMPLES = ROOT / "examples" / "jev"
 STUDY_ID = "jev-multicorrect"
 MODULE, STUDY_CTX = study_context(Project(ROOT), STUDY_ID)
-SPEC_CONFIG = plain(STUDY_CTX.config)
-CONFIG = config_from_spec(SPEC_CONFIG)
-VAL, TEST = CONFIG["splits"]["fit"], CONFIG["splits"]["evaluate"]
+CONFIG: dict[str, Any] = json.loads(json.dumps(STUDY_CTX.config))
+CONSTANTS: dict[str, Any] = CONFIG["constants"]
+VAL, TEST = CONSTANTS["threshold-fit"]["fit"], CONSTANTS["threshold-fit"]["evaluate"]
 
 
-def config(**changes) -> dict:
-    """A deep copy of the study config with top-level keys replaced."""
+def config(constants: Mapping[str, Any] | None = None) -> dict:
+    """A deep copy of the study's compiled config with constants changed: a mapping is merged
+    into the constant's value, anything else replaces it (``config({"threshold-fit": {"ties":
+    "largest"}})``)."""
     c = copy.deepcopy(CONFIG)
-    c.update(changes)
+    for cid, value in (constants or {}).items():
+        if isinstance(value, Mapping):
+            c["constants"][cid].update(copy.deepcopy(dict(value)))
+        else:
+            c["constants"][cid] = copy.deepcopy(value)
     return c
 
 
-def spec_shaped(engine_config: dict) -> dict:
-    """The compiled-spec config that ``config_from_spec`` maps onto ``engine_config``."""
-    cfg = copy.deepcopy(engine_config)
-    out = copy.deepcopy(SPEC_CONFIG)
-    splits = cfg["splits"]
-    declared = [s["id"] for s in out["splits"]]
-    out["splits"] += [{"id": s, "code": s} for s in splits.values() if s not in declared]
-    out["constants"].update(
-        {
-            "output-schemas": {
-                "report": cfg["report_schema"],
-                "diagnostic": cfg["diagnostic_schema"],
-            },
-            "threshold-fit": {
-                "fit": splits["fit"],
-                "evaluate": splits["evaluate"],
-                "ties": cfg["threshold_ties"],
-            },
-            "threshold-grid": cfg["threshold_grid"],
-            "probability-sum-tolerance": cfg["probability_sum_tolerance"],
-            "metric-conventions": {
-                k: cfg[k] for k in ("multi_correct_min", "gap_scale", "ece_bins")
-            },
-            "diagnostic": cfg["diagnostic"],
-            "diagnostic-seeds": cfg["diagnostic_seeds"],
-        }
-    )
-    # field names, the candidate count and the label splits live in the record contracts
-    for contract in out["record_contracts"]:
-        names = cfg["fields"].get(contract.get("role"), {})
-        for field in contract["fields"]:
-            role = field.get("role")
-            if role in names:
-                field["name"] = names[role]
-            if contract.get("role") == "lists" and role == "candidates":
-                field["min_items"] = cfg["candidate_count"]["min"]
-                field["max_items"] = cfg["candidate_count"]["max"]
-            if contract.get("role") == "labels" and role == "split":
-                field["allowed"] = [splits["fit"], splits["evaluate"]]
-    return out
+def with_field(cfg: dict, contract_role: str, field_role: str, **attributes) -> dict:
+    """``cfg`` (a copy is changed) with attributes of one field of a record contract set, say
+    ``with_field(CONFIG, "lists", "candidates", name="options")``."""
+    c = copy.deepcopy(cfg)
+    contract = next(x for x in c["record_contracts"] if x.get("role") == contract_role)
+    next(f for f in contract["fields"] if f.get("role") == field_role).update(attributes)
+    return c
 
 
-def context(engine_config: dict | None = None, digest: str = "sha256:" + "ab" * 32):
-    """A handler context whose compiled config maps onto ``engine_config`` (the study's when
-    None)."""
-    cfg = CONFIG if engine_config is None else engine_config
-    return StudyContext(STUDY_ID, digest, "1", spec_shaped(cfg))
+def context(cfg: dict | None = None, digest: str = "sha256:" + "ab" * 32) -> StudyContext:
+    """A handler context with compiled config ``cfg`` (the study's when None)."""
+    return StudyContext(STUDY_ID, digest, "1", CONFIG if cfg is None else cfg)
 
 
 def pair(rid: str, probs, correct, split: str = VAL, candidates=None, m=None):

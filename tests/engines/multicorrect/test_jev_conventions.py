@@ -7,7 +7,7 @@ import functools
 from decimal import Decimal
 
 import pytest
-from jev_helpers import CONFIG, TEST, VAL, config, pair
+from jev_helpers import CONFIG, CONSTANTS, TEST, VAL, config, pair
 
 from prereg.engines.multicorrect import (
     BinaryOutput,
@@ -114,7 +114,7 @@ def test_empty_selection_has_precision_zero():
 # -- gap, below-uniform, ranking ------------------------------------------------------------
 
 
-FIVE = CONFIG["diagnostic"]["five_copy"]
+FIVE = CONSTANTS["diagnostic"]["five_copy"]
 
 
 def test_five_copies_at_one_fifth_give_gap_zero():
@@ -217,7 +217,7 @@ def test_fit_maximises_exact_accuracy_ties_to_smallest():
 
 
 def test_fit_ties_to_largest_when_configured():
-    fit = fit_threshold(_validation(), config(threshold_ties="largest"))
+    fit = fit_threshold(_validation(), config({"threshold-fit": {"ties": "largest"}}))
     assert fit.threshold == 0.6
 
 

@@ -7,7 +7,7 @@ import copy
 import json
 
 import pytest
-from jev_helpers import CONFIG, context
+from jev_helpers import CONFIG, CONSTANTS, context
 
 from prereg.digest import canonical_json
 from prereg.engines.multicorrect import COMMANDS, diagnostic
@@ -15,7 +15,7 @@ from prereg.engines.multicorrect import contracts as contracts_module
 from prereg.engines.multicorrect.scoring import FittedThreshold, fit_threshold
 from prereg.errors import UserError
 
-IDS = CONFIG["diagnostic"]["contracts"]
+IDS = CONSTANTS["diagnostic"]["contracts"]
 
 
 def _ctx(cfg=CONFIG):
@@ -54,13 +54,13 @@ def test_command_prints_results_and_exits_zero(capsys):
     assert out.out.encode() == canonical_json(doc) + b"\n"
     assert doc["passed"] is True and [s["seed"] for s in doc["seeds"]] == [42, 43, 44]
     assert doc["spec_digest"] == "sha256:" + "cd" * 32
-    assert doc["schema"] == CONFIG["diagnostic_schema"]
+    assert doc["schema"] == CONSTANTS["output-schemas"]["diagnostic"]
     assert out.err == ""
 
 
 def test_a_wrong_reference_fails_contract_seven_and_the_command(capsys):
     cfg = copy.deepcopy(CONFIG)
-    cfg["diagnostic"]["five_copy"]["uneven_gap"] = 25
+    cfg["constants"]["diagnostic"]["five_copy"]["uneven_gap"] = 25
     r = diagnostic(42, cfg)
     assert [c["number"] for c in r["contracts"] if not c["passed"]] == [7]
     assert COMMANDS["diagnostic"](_ctx(cfg), argparse.Namespace(seeds=[42])) == 1
@@ -103,7 +103,7 @@ def test_a_leaking_collector_fails_the_public_callback_contract(monkeypatch):
 
 def test_the_configured_contracts_run_in_order():
     cfg = copy.deepcopy(CONFIG)
-    cfg["diagnostic"]["contracts"] = ["five_copy_gap", "overlap_refused"]
+    cfg["constants"]["diagnostic"]["contracts"] = ["five_copy_gap", "overlap_refused"]
     r = diagnostic(44, cfg)
     assert [(c["number"], c["contract"]) for c in r["contracts"]] == [
         (1, "five_copy_gap"),

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from jev_helpers import CONFIG, FIXTURES, context
+from jev_helpers import CONSTANTS, FIXTURES, context
 
 from prereg.digest import canonical_json
 from prereg.engines.multicorrect import COMMANDS
@@ -115,7 +115,7 @@ def _approx(expected: dict):
 def test_report_matches_hand_computation(tmp_path):
     doc = _run(SMALL, tmp_path / "REPORT.json")
     assert doc["spec_digest"] == DIGEST and doc["study_id"] == "jev-multicorrect"
-    assert doc["schema"] == CONFIG["report_schema"]
+    assert doc["schema"] == CONSTANTS["output-schemas"]["report"]
     assert doc["threshold"] == 0.31
     assert (doc["threshold_numerator"], doc["threshold_denominator"]) == (31, 100)
     assert doc["rounding_decimals"] is None
@@ -432,10 +432,9 @@ def test_all_problems_are_reported_together_in_file_order(tmp_path):
 def test_a_split_with_no_lists_is_refused(tmp_path):
     d = tmp_path / "in"
     shutil.copytree(SMALL, d)
-    for name in ("lists.jsonl", "labels.jsonl", "predictions.jsonl"):
+    for name in ("lists.jsonl", "labels.jsonl", "predictions.jsonl", "binary.jsonl"):
         p = d / name
         p.write_text("".join(x for x in p.read_text().splitlines(True) if '"t' not in x))
-    (d / "binary.jsonl").write_text("")
     with pytest.raises(UserError, match="no row has split 'test'"):
         COMMANDS["score"](CTX, _args(d, tmp_path / "R.json"))
 

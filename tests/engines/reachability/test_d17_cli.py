@@ -17,10 +17,11 @@ import rfc8785
 import yaml
 from d17_helpers import ROOT, STUDY, summary
 
-from tests.conftest import run_prereg
+from tests.conftest import d17_written_cells, run_prereg
 
 SPEC_FILE = ROOT / "spec" / "studies" / f"{STUDY}.yaml"
 SPEC = yaml.safe_load(SPEC_FILE.read_text(encoding="utf-8"))
+CELLS = d17_written_cells()  # the registered cells, written out (the spec crosses them)
 DEMO = SPEC["seed_policy"]["demo_seed"]
 CONSTANTS = {c["id"]: c["value"] for c in SPEC["constants"]}
 OUTPUTS = ("corpus.jsonl", "gold.json", "audit.json", "analysis.json", "preregistration.json")
@@ -60,13 +61,12 @@ def test_dry_run_prints_the_registered_cells_and_budget():
     r = cli("dry-run", DEMO, "--now", "2026-11-01T09:32:34.263Z")
     assert r.returncode == 0, r.stderr
     out = r.stdout
-    rows = sum(c["rows"] for c in SPEC["cells"])
+    rows = sum(c["rows"] for c in CELLS)
     per_split = {
-        s["id"]: sum(c["rows"] for c in SPEC["cells"] if c["split"] == s["id"])
-        for s in SPEC["splits"]
+        s["id"]: sum(c["rows"] for c in CELLS if c["split"] == s["id"]) for s in SPEC["splits"]
     }
     assert rows == 5778 and per_split == {"tuning": 78, "test": 5700}
-    assert f"totals: {len(SPEC['cells'])} cells; tuning 78, test 5,700; all 5,778 rows" in out
+    assert f"totals: {len(CELLS)} cells; tuning 78, test 5,700; all 5,778 rows" in out
     assert f"seed {DEMO!r}: syntax ok; public: {DEMO!r} is a listed committed seed" in out
     budget = {b["id"]: b["value"] for b in SPEC["budget"]}
     attempts = rows * (1 + budget["retries-per-request"])
@@ -126,7 +126,7 @@ def test_prepare_writes_the_five_files_matching_the_reference(prepared):
     analysis = load(prepared / "analysis.json")
     got = {f"{c['split']}:{c['cell']}": c["rows"] for c in analysis["cells"]}
     # a spec cell id is the split code, a dash and the cell key
-    assert got == {f"{c['split']}:{c['id'].split('-', 1)[1]}": c["rows"] for c in SPEC["cells"]}
+    assert got == {f"{c['split']}:{c['id'].split('-', 1)[1]}": c["rows"] for c in CELLS}
 
 
 def test_prepare_with_one_worker_gives_the_same_bytes_and_prints_the_digests(prepared):

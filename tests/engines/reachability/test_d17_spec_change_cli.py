@@ -11,7 +11,7 @@ import json
 
 from d17_helpers import STUDY
 
-from tests.conftest import run_prereg
+from tests.conftest import run_prereg, write_d17_cells
 
 CELL = "tst-pool-c_h1_missing-contrastive_equalized"
 
@@ -23,6 +23,7 @@ def _edit(text: str, old: str, new: str) -> str:
 
 def test_the_commands_follow_a_changed_spec_with_no_runtime_edit(project_copy, tmp_path):
     spec = project_copy / "spec" / "studies" / f"{STUDY}.yaml"
+    write_d17_cells(spec)  # the same registration written cell by cell, so one cell can change
     t = spec.read_text(encoding="utf-8")
     t = _edit(t, '{role: contrastive, text: "halts"}', '{role: contrastive, text: "stems"}')
     t = _edit(t, f"{{id: {CELL}, split: test, rows: 220,", f"{{id: {CELL}, split: test, rows: 200,")

@@ -3,13 +3,15 @@
 :mod:`.plan` simulates the power plan from calibration repository profiles
 (:mod:`.calibration_input` reads and checks the calibration JSONL); :mod:`.plan_commands`
 exposes the ``power_plan`` command handler; :mod:`.freeze` builds and validates freeze
-manifests (:mod:`.freeze_commands`: ``freeze_manifest`` and ``validate``).  Every handler
-receives the compiled spec config and maps it with :func:`.spec_config.config_from_spec`.
+manifests (:mod:`.freeze_commands`: ``assemble``, ``freeze_manifest`` and ``validate``).  Every
+handler receives the compiled spec config (``ctx.config``); :mod:`.config` reads it, by the
+spec's names, into the plan's and the freeze's typed configuration (:func:`.config.plan_config`,
+:func:`.config.freeze_config`).
 """
 
 from __future__ import annotations
 
-__all__ = ["COMMANDS", "config_from_spec"]
+__all__ = ["COMMANDS", "freeze_config", "plan_config"]
 
 
 def __getattr__(name: str):
@@ -20,8 +22,8 @@ def __getattr__(name: str):
 
         globals()["COMMANDS"] = commands = {**plan, **freeze}
         return commands
-    if name == "config_from_spec":
-        from .spec_config import config_from_spec
+    if name in ("plan_config", "freeze_config"):
+        from . import config
 
-        return config_from_spec
+        return getattr(config, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

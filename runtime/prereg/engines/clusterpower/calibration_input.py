@@ -1,16 +1,17 @@
 """Reading the calibration input: JSONL task/class statistics, refused in full when malformed.
 
 Framing: UTF-8 without BOM, one JSON object per LF-terminated line (the final LF optional).
-Every object has exactly the configured fields (roles ``stage``, ``repository``, ``task``,
-``class``, ``statistic``; their JSON names come from the study config).  Every problem of the
-file is collected (line number and field, ``-`` for a line-level problem) and reported
-together, up to the configured cap, then ``… and K more``; a refused file raises
-:class:`prereg.errors.UserError` with exit code 2 naming the file.
+Every object has exactly the fields of the study's calibration record contract (roles
+``stage``, ``repository``, ``task``, ``class``, ``statistic``; their JSON names are the
+contract's).  Every problem of the file is collected (line number and field, ``-`` for a
+line-level problem) and reported together, up to constant ``power_plan``'s ``error_cap``,
+then ``… and K more``; a refused file raises :class:`prereg.errors.UserError` with exit code
+2 naming the file.
 
 Refused: a byte-order mark; bytes that are not UTF-8; a blank line; a line that is not a JSON
 object; a duplicate key inside an object; a missing or extra field; a stage other than the
 calibration stage (confirmatory rows are named as such); ids that are not non-empty strings
-(compared exactly); a class label outside the two configured labels; a statistic that is not a
+(compared exactly); a class label outside the contract's two labels; a statistic that is not a
 finite number (booleans are not numbers, the literals NaN/Infinity and overflowing values are
 refused); a second record for the same (repository, task, class); a task under two
 repositories; an empty file.
@@ -30,29 +31,13 @@ from pathlib import Path
 import numpy as np
 
 from prereg.digest import sha256_hex
+from prereg.engines.clusterpower.config import InputSpec
 from prereg.errors import UserError
 from prereg.files import read_regular
 
 BOM = b"\xef\xbb\xbf"
-FIELD_ROLES = ("stage", "repository", "task", "class", "statistic")
 _JSON_WS = " \t\r"
 _MAX_INT_DIGITS = 400  # any integer literal this long overflows a float
-
-
-@dataclass(frozen=True)
-class InputSpec:
-    """What the calibration reader needs from the study config."""
-
-    fields: dict[str, str]  # role -> JSON field name
-    calibration_stage: str
-    confirmatory_stage: str
-    pass_label: str
-    fail_label: str
-    error_cap: int
-
-    @property
-    def field_names(self) -> tuple[str, ...]:
-        return tuple(self.fields[r] for r in FIELD_ROLES)
 
 
 @dataclass(frozen=True)
@@ -221,7 +206,10 @@ def parse_calibration(data: bytes, name: str, spec: InputSpec) -> Calibration:
             problems.add(lineno, "-", f"not valid JSON ({e.msg} at column {e.colno})")
             continue
         except ValueError as e:  # e.g. an integer literal beyond Python's digit limit
-            problems.add(lineno, "-", f"not valid JSON ({e})")
+            problems.add(lineno, "-", f"not valid JSON ({str(e)[:200]})")
+            continue
+        except RecursionError:
+            problems.add(lineno, "-", "not valid JSON (nesting too deep to parse)")
             continue
         if not isinstance(obj, dict):
             problems.add(lineno, "-", f"not a JSON object (found {_kind(obj)})")

@@ -12,29 +12,33 @@ and the bytes hashed are the bytes of the file that was checked.  Source files a
 bounded chunks and JSON-lines files are read line by line; a ``.json`` metadata document must
 parse, so it is read whole.
 
-Config
-------
-``config["frozen"]``
+Configuration
+-------------
+A :class:`~.config.FreezeConfig`, read by :func:`~.config.freeze_config` from the compiled
+study (the functions here take it, or the compiled configuration itself), by the spec's names:
+
+constant ``frozen``
     The frozen constants of the spec's current amendment (a JSON object).  A bound power
     plan's ``frozen`` must equal it key for key (compared as canonical JSON); the manifest
     records it and :func:`validate_manifest` compares it again.
 
-``config["freeze"]``
-    ``input``
-        ``schema_field``: the input field holding the schema id; ``schema_id``: the accepted
-        id; ``contract``: a JSON Schema (draft 2020-12) of the whole input object, checked
-        with ``integer`` meaning a JSON integer (``1.0`` and booleans are not integers);
-        ``fields``: the names the rules read: ``target``, ``artifacts``, ``artifact_role``,
-        ``artifact_path``, ``models``, ``model_id``, ``model_base_lineage``,
-        ``model_benchmark_specific_finetune`` (field names) and ``executes_untrusted_code``,
-        ``sandbox_required`` (field paths: lists of names from the input's top level).
+constant ``freeze_input``
+    ``schema_field``: the input field holding the schema id; ``schema_id``: the accepted id;
+    ``contract``: a JSON Schema (draft 2020-12) of the whole input object, checked with
+    ``integer`` meaning a JSON integer (``1.0`` and booleans are not integers); ``fields``:
+    the names the rules read: ``target``, ``artifacts``, ``artifact_role``,
+    ``artifact_path``, ``models``, ``model_id``, ``model_base_lineage``,
+    ``model_benchmark_specific_finetune`` (field names) and ``executes_untrusted_code``,
+    ``sandbox_required`` (field paths: lists of names from the input's top level).
+
+the ``freeze_roles`` section
+    Each role's ``id``, ``kind`` (``source``: bound as bytes; ``metadata``: must parse, keys
+    scanned for forbidden names), ``required`` (required roles appear exactly once, the
+    others at most once) and ``extensions`` (the accepted file-name endings, e.g. ``".py"``).
+
+constant ``freeze_rules``
     ``manifest_schema``
         The schema id written into manifests and required by validation.
-    ``roles``
-        A list of ``{id, kind, required, extensions}``: ``kind`` is ``source`` (bound as
-        bytes) or ``metadata`` (must parse; keys scanned for forbidden names); ``required``
-        roles appear exactly once, the others at most once; ``extensions`` lists the
-        accepted file-name endings (e.g. ``".py"``).
     ``formats``
         ``{extension: "json" | "jsonl"}``: how a metadata file with that ending is parsed
         (``json``: one document; ``jsonl``: one JSON value per LF-terminated line, no blank
@@ -42,8 +46,6 @@ Config
     ``plan_role`` / ``calibration_role``
         The role binding the power plan, and the role whose file must hash to the plan's
         ``calibration.calibration_sha256``.
-    ``plan_schema``
-        The power plan schema id a bound plan must carry.
     ``accepted_plan_statuses``
         The plan statuses that may authorize a freeze (any other status is refused).
     ``targets``
@@ -62,6 +64,10 @@ Config
         The canonical sandbox issue, recorded as ``{id, canonical: true, resolved: false}``.
     ``error_cap``
         The most problems listed per bound file before "… and K more".
+
+constant ``power_plan``'s ``schema``
+    The power plan schema id a bound plan must carry (the plans this study's plan command
+    writes).
 
 The manifest
 ------------
@@ -92,6 +98,8 @@ from prereg.digest import canonical_json, digest_hex
 from prereg.errors import UserError
 from prereg.files import read_regular
 from prereg.records import loads_strict
+
+from .config import FreezeConfig, Role, freeze_config
 
 #: Read size for streaming hashes (1 MiB: measured within noise of 256 KiB-8 MiB here).
 HASH_CHUNK = 1 << 20
@@ -150,163 +158,6 @@ _PLAN_SUMMARY = (
 )
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-
-
-# --------------------------------------------------------------------------------------------
-# configuration
-
-
-@dataclass(frozen=True)
-class Role:
-    id: str
-    kind: str  # "source" | "metadata"
-    required: bool
-    extensions: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Target:
-    id: str
-    required_roles: tuple[str, ...]
-    min_distinct_base_lineages: int
-    refuse_benchmark_specific_finetune: bool
-
-
-class FreezeConfig:
-    """The ``config["frozen"]`` and ``config["freeze"]`` sections, read and cross-checked."""
-
-    def __init__(self, config: Mapping[str, Any]):
-        fz = config["freeze"]
-        self.frozen: dict[str, Any] = dict(config["frozen"])
-        inp = fz["input"]
-        self.schema_field: str = inp["schema_field"]
-        self.input_schema: str = inp["schema_id"]
-        self.contract: dict[str, Any] = inp["contract"]
-        f = inp["fields"]
-        self.f_target: str = f["target"]
-        self.f_artifacts: str = f["artifacts"]
-        self.f_role: str = f["artifact_role"]
-        self.f_path: str = f["artifact_path"]
-        self.f_models: str = f["models"]
-        self.f_model_id: str = f["model_id"]
-        self.f_lineage: str = f["model_base_lineage"]
-        self.f_finetune: str = f["model_benchmark_specific_finetune"]
-        self.f_executes: tuple[str, ...] = tuple(f["executes_untrusted_code"])
-        self.f_sandbox: tuple[str, ...] = tuple(f["sandbox_required"])
-        self.manifest_schema: str = fz["manifest_schema"]
-        self.roles: tuple[Role, ...] = tuple(
-            Role(r["id"], r["kind"], bool(r["required"]), tuple(r["extensions"]))
-            for r in fz["roles"]
-        )
-        self.role_by_id = {r.id: r for r in self.roles}
-        self.formats: dict[str, str] = dict(fz["formats"])
-        self.plan_role: str = fz["plan_role"]
-        self.calibration_role: str = fz["calibration_role"]
-        self.plan_schema: str = fz["plan_schema"]
-        self.accepted_statuses: tuple[str, ...] = tuple(fz["accepted_plan_statuses"])
-        self.targets = {
-            t["id"]: Target(
-                t["id"],
-                tuple(t["required_roles"]),
-                int(t["min_distinct_base_lineages"]),
-                bool(t["refuse_benchmark_specific_finetune"]),
-            )
-            for t in fz["targets"]
-        }
-        fk = fz["forbidden_keys"]
-        self.forbidden = frozenset(fk["names"])
-        self.lowercase = bool(fk["lowercase"])
-        self.replace = tuple((a, b) for a, b in fk["replace"])
-        self.false_claims: tuple[str, ...] = tuple(fz["false_claims"])
-        self.sandbox_issue_id: str = fz["sandbox_issue_id"]
-        self.error_cap = int(fz["error_cap"])
-        self._check()
-        self.engine_contract = self._engine_contract()
-
-    def _engine_contract(self) -> dict[str, Any]:
-        """The shape the rules rely on, whatever the spec's contract says."""
-
-        def obj(required: dict[str, Any]) -> dict[str, Any]:
-            return {"type": "object", "required": list(required), "properties": required}
-
-        top: dict[str, Any] = obj(
-            {
-                self.f_target: {"type": "string"},
-                self.f_artifacts: {
-                    "type": "array",
-                    "items": obj(
-                        {
-                            self.f_role: {"type": "string"},
-                            self.f_path: {"type": "string", "minLength": 1},
-                        }
-                    ),
-                },
-                self.f_models: {
-                    "type": "array",
-                    "items": obj(
-                        {
-                            self.f_model_id: {"type": "string"},
-                            self.f_lineage: {"type": "string"},
-                            self.f_finetune: {"type": "boolean"},
-                        }
-                    ),
-                },
-            }
-        )
-        for path in (self.f_executes, self.f_sandbox):
-            node = top
-            for i, name in enumerate(path):
-                if name not in node["properties"]:
-                    node["required"].append(name)
-                    last = i == len(path) - 1
-                    node["properties"][name] = {"type": "boolean"} if last else obj({})
-                node = node["properties"][name]
-        return top
-
-    def _check(self) -> None:
-        bad: list[str] = []
-        if len(self.role_by_id) != len(self.roles):
-            bad.append("role ids repeat")
-        for r in self.roles:
-            if r.kind not in ("source", "metadata"):
-                bad.append(f"role {r.id}: kind {r.kind!r} is neither source nor metadata")
-            if not r.extensions:
-                bad.append(f"role {r.id}: no extensions")
-            if r.kind == "metadata":
-                bad += [
-                    f"role {r.id}: extension {e!r} has no format"
-                    for e in r.extensions
-                    if self.formats.get(e) not in ("json", "jsonl")
-                ]
-        for name in (self.plan_role, self.calibration_role):
-            r = self.role_by_id.get(name)
-            if r is None or r.kind != "metadata" or not r.required:
-                bad.append(f"role {name!r} is not a required metadata role")
-        if self.plan_role in self.role_by_id and any(
-            self.formats.get(e) != "json" for e in self.role_by_id[self.plan_role].extensions
-        ):
-            bad.append(f"plan role {self.plan_role!r} must bind single JSON documents")
-        for t in self.targets.values():
-            bad += [
-                f"target {t.id}: unknown required role {r!r}"
-                for r in t.required_roles
-                if r not in self.role_by_id
-            ]
-        if bad:
-            raise ValueError("freeze config: " + "; ".join(bad))
-
-    def normalise_key(self, key: str) -> str:
-        if self.lowercase:
-            key = key.lower()
-        for a, b in self.replace:
-            key = key.replace(a, b)
-        return key
-
-    def claims(self) -> dict[str, bool]:
-        return {name: False for name in self.false_claims}
-
-    def sandbox_issue(self) -> dict[str, Any]:
-        return {"id": self.sandbox_issue_id, "canonical": True, "resolved": False}
 
 
 # --------------------------------------------------------------------------------------------
@@ -500,6 +351,8 @@ def open_beneath(root_fd: int, root_real: str, path: str) -> tuple[int | None, s
             flags |= os.O_NONBLOCK if last else os.O_DIRECTORY
             try:
                 fd = os.open(part, flags, dir_fd=cur)
+            except PermissionError as e:
+                return None, f"cannot read {sub!r}: {e.strerror}"
             except OSError as e:
                 return None, f"{sub!r} changed while being checked ({e.strerror})"
             opened.append(fd)
@@ -513,16 +366,40 @@ def open_beneath(root_fd: int, root_real: str, path: str) -> tuple[int | None, s
             os.close(fd)
 
 
+class ChangedWhileRead(OSError):
+    """The file's size, modification or status-change time moved while it was read: what was
+    hashed may be content that never existed as a whole."""
+
+
+def _stamp(fd: int) -> tuple[int, int, int]:
+    st = os.fstat(fd)
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _check_unchanged(fd: int, before: tuple[int, int, int], read: int) -> None:
+    after = _stamp(fd)
+    if after != before or read != before[0]:
+        raise ChangedWhileRead(
+            "changed while it was read (size or modification time moved); nothing is bound to"
+            " content that may never have existed: freeze again once it is stable"
+        )
+
+
 def sha256_fd(fd: int, chunk: int = HASH_CHUNK) -> tuple[str, int]:
-    """(hex SHA-256, byte count) of an open file from its current offset, in bounded chunks."""
+    """(hex SHA-256, byte count) of an open file from its current offset, in bounded chunks.
+
+    Raises :class:`ChangedWhileRead` when the file changed while it was hashed.
+    """
     h = hashlib.sha256()
     size = 0
     buf = bytearray(chunk)
     view = memoryview(buf)
+    before = _stamp(fd)
     with open(fd, "rb", buffering=0, closefd=False) as fh:
         while n := fh.readinto(buf):
             h.update(view[:n])
             size += n
+    _check_unchanged(fd, before, size)
     return h.hexdigest(), size
 
 
@@ -538,6 +415,8 @@ def hash_beneath(root: str | Path, path: str, chunk: int = HASH_CHUNK) -> tuple[
             raise UserError(f"{path}: {problem}")
         try:
             return sha256_fd(fd, chunk)
+        except OSError as e:
+            raise UserError(f"{path}: {e.strerror or e}") from None
         finally:
             os.close(fd)
     finally:
@@ -596,8 +475,10 @@ def _scan_keys(
 
 
 def _read_json_fd(fc: FreezeConfig, fd: int, out: _Problems, keep: bool) -> tuple[str, int, Any]:
+    before = _stamp(fd)
     with open(fd, "rb", closefd=False) as fh:
         data = fh.read()
+    _check_unchanged(fd, before, len(data))
     sha = hashlib.sha256(data).hexdigest()
     text, problem = decode_utf8(data)
     if text is None:
@@ -624,6 +505,7 @@ def _read_jsonl_fd(fc: FreezeConfig, fd: int, out: _Problems) -> tuple[str, int]
     h = hashlib.sha256()
     size = 0
     lineno = 0
+    before = _stamp(fd)
     with open(fd, "rb", buffering=HASH_CHUNK, closefd=False) as fh:
         for raw in fh:
             lineno += 1
@@ -644,6 +526,7 @@ def _read_jsonl_fd(fc: FreezeConfig, fd: int, out: _Problems) -> tuple[str, int]
                 continue
             n = lineno
             _scan_keys(fc, out, doc, lambda _p, n=n: n)
+    _check_unchanged(fd, before, size)
     if lineno == 0:
         out.add("empty; a JSON-lines file needs at least one line")
     return h.hexdigest(), size
@@ -673,6 +556,12 @@ def bind_file(
             sha, size, doc = _read_json_fd(fc, fd, out, role.id == fc.plan_role)
         else:
             sha, size = _read_jsonl_fd(fc, fd, out)
+    except ChangedWhileRead as e:
+        out.add(str(e))
+        return None, out.list()
+    except OSError as e:
+        out.add(f"cannot be read: {e.strerror or e}")
+        return None, out.list()
     finally:
         os.close(fd)
     return Bound(role.id, path, size, sha, doc), out.list()
@@ -862,7 +751,7 @@ def _input_problems(fc: FreezeConfig, data: Any, label: str) -> list[str]:
 def build_manifest(
     input_path: str | Path,
     root: str | Path,
-    config: Mapping[str, Any],
+    config: Mapping[str, Any] | FreezeConfig,
     spec_digest: str,
     version: str,
 ) -> dict[str, Any]:
@@ -870,7 +759,7 @@ def build_manifest(
 
     Raises :class:`UserError` (exit 2) listing every problem found; nothing is written here.
     """
-    fc = FreezeConfig(config)
+    fc = freeze_config(config)
     label = str(input_path)
     data = _read_json_input(input_path, "freeze input")
     problems = _input_problems(fc, data, label)
@@ -993,10 +882,13 @@ def read_manifest(manifest_path: str | Path) -> Any:
 
 
 def check_manifest(
-    manifest: Any, manifest_path: str | Path, root: str | Path | None, config: Mapping[str, Any]
+    manifest: Any,
+    manifest_path: str | Path,
+    root: str | Path | None,
+    config: Mapping[str, Any] | FreezeConfig,
 ) -> list[str]:
     """Every problem of a parsed manifest (see :func:`validate_manifest`)."""
-    fc = FreezeConfig(config)
+    fc = freeze_config(config)
     label = str(manifest_path)
     shape = contract_problems(manifest, manifest_contract(fc))
     if shape:
@@ -1058,6 +950,9 @@ def _rehash_problems(
                 continue
             try:
                 sha, size = sha256_fd(fd)
+            except OSError as e:
+                problems.append(f"{label}: {w}: {name}: {e.strerror or e}")
+                continue
             finally:
                 os.close(fd)
             if sha != a["sha256"]:
@@ -1075,7 +970,7 @@ def _rehash_problems(
 
 
 def validate_manifest(
-    manifest_path: str | Path, root: str | Path | None, config: Mapping[str, Any]
+    manifest_path: str | Path, root: str | Path | None, config: Mapping[str, Any] | FreezeConfig
 ) -> list[str]:
     """Re-check a manifest: its schema, self digest, frozen constants and rules, and with
     ``root`` the bytes of every bound file.  Returns the problems (empty: everything holds);

@@ -16,8 +16,8 @@ meanwhile, at the exclusive create.
 
 ``validate(ctx, args)``: ``args.manifest`` and ``args.root`` (None: no re-hashing).  Exit 0
 only when everything holds; 1 with one line per problem on stderr; 2 (UserError) when the
-manifest or the root cannot be read.  ``ctx.config`` is the compiled spec config, mapped by
-:func:`.spec_config.config_from_spec`; see :mod:`.freeze` for the engine's keys.
+manifest or the root cannot be read.  ``ctx.config`` is the compiled spec config, read by
+:func:`.config.freeze_config`; see :mod:`.freeze` for what the freeze reads from it.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from prereg.engines import StudyContext
 from prereg.errors import UserError
 from prereg.files import canonical_bytes_nl, refuse_existing, write_new
 
+from .config import freeze_config
 from .freeze import (
-    FreezeConfig,
     _input_problems,
     _read_json_input,
     build_manifest,
@@ -45,7 +45,6 @@ from .freeze import (
     path_syntax_problem,
     read_manifest,
 )
-from .spec_config import config_from_spec
 
 
 def _copy_fd(fd: int, dest: Path) -> int:
@@ -65,7 +64,7 @@ def assemble(ctx: StudyContext, args: Any) -> int:
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
         raise UserError(f"{out}: folder {parent} does not exist")
-    fc = FreezeConfig(config_from_spec(ctx.config))
+    fc = freeze_config(ctx.config)
     leave_out = getattr(args, "leave_out", None)
     if leave_out is not None and leave_out not in fc.role_by_id:
         raise UserError(
@@ -132,8 +131,8 @@ def assemble(ctx: StudyContext, args: Any) -> int:
 def freeze_manifest(ctx: StudyContext, args: Any) -> int:
     refuse_existing(args.out)
     root = args.root if args.root is not None else "."
-    config = config_from_spec(ctx.config)
-    manifest = build_manifest(args.input, root, config, ctx.spec_digest, ctx.version)
+    fc = freeze_config(ctx.config)
+    manifest = build_manifest(args.input, root, fc, ctx.spec_digest, ctx.version)
     write_new(args.out, canonical_bytes_nl(manifest))
     print(
         f"{args.out}: froze {len(manifest['artifacts'])} files; "
@@ -143,9 +142,9 @@ def freeze_manifest(ctx: StudyContext, args: Any) -> int:
 
 
 def validate(ctx: StudyContext, args: Any) -> int:
-    config = config_from_spec(ctx.config)
+    fc = freeze_config(ctx.config)
     manifest = read_manifest(args.manifest)
-    problems = check_manifest(manifest, args.manifest, args.root, config)
+    problems = check_manifest(manifest, args.manifest, args.root, fc)
     if problems:
         print(
             f"{args.manifest}: the manifest does not hold ({len(problems)} problem(s))",

@@ -51,41 +51,43 @@ Warnings (strings ``"<code>: <detail>"``): ``stratum_share_exceeds_universe`` wh
 calibration share of tasks holding a stratum's statistic exceeds P/N (F/N) of the universe
 (exact integer comparison): the planning assumption makes power optimistic then.
 
-Config keys (``config["frozen"]`` must hold exactly these; the plan records them):
+Configuration (:class:`~.config.PlanConfig`, read by :func:`~.config.plan_config` from the
+compiled study, by the spec's names):
+
+constant ``frozen`` (recorded whole in the plan):
     smallest_effect                        δ in the statistic's unit (number)
     target_power                           {"numerator": int, "denominator": int}
     simulations_per_rung                   cohorts per rung (int)
     seed                                   SeedSequence entropy (int)
-    planning_method                        must be "cluster-t-jackknife" (this engine's method)
+    planning_method                        "cluster-t-jackknife" (this engine's method)
     final_bootstrap_replicates_per_level   recorded only, never used here (int)
     ladder                                 increasing task counts (list of int)
     block_size                             cohorts per random stream (int)
-``config["plan"]``:
+constant ``power_plan``:
     schema                                 plan schema id (string)
-    fields                                 {"stage", "repository", "task", "class", "statistic"}
-                                           role -> JSON field name of the calibration input
-    calibration_stage, confirmatory_stage  stage values (strings)
-    pass_label, fail_label                 class labels of the two strata (strings)
+    confirmatory_stage                     the stage value a calibration row must not have
     error_cap                              problems listed before "… and K more" (int)
     min_calibration_repositories           floor of the calibration repository requirement
     min_repositories_per_stratum           repositories each stratum must come from
     min_eligible_repositories              smallest eligible repository count
     bound_two_sided_level                  level of both t lower bounds (e.g. 0.95)
     statuses                               {"powered", "underpowered", "infeasible"} -> names
+the record contract with role ``calibration``:
+    its fields by role (stage, repository, task, class, statistic) name the JSON fields read;
+    the stage field's one allowed value is the calibration stage; the class field's two
+    allowed values are the pass label and the fail label, in that order.
 """
 
 from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from prereg.digest import digest_hex
-from prereg.errors import UserError
 from prereg.stats.resampling import (
     cluster_jackknife_two_stratum,
     t_quantile,
@@ -93,177 +95,11 @@ from prereg.stats.resampling import (
     unit_jackknife_two_stratum_filled,
 )
 
-from .calibration_input import FIELD_ROLES, Calibration, InputSpec
+from .calibration_input import Calibration
+from .config import PlanConfig
 
-PLANNING_METHOD = "cluster-t-jackknife"
-FROZEN_KEYS = (
-    "smallest_effect",
-    "target_power",
-    "simulations_per_rung",
-    "seed",
-    "planning_method",
-    "final_bootstrap_replicates_per_level",
-    "ladder",
-    "block_size",
-)
-PLAN_KEYS = (
-    "schema",
-    "fields",
-    "calibration_stage",
-    "confirmatory_stage",
-    "pass_label",
-    "fail_label",
-    "error_cap",
-    "min_calibration_repositories",
-    "min_repositories_per_stratum",
-    "min_eligible_repositories",
-    "bound_two_sided_level",
-    "statuses",
-)
-STATUS_ROLES = ("powered", "underpowered", "infeasible")
 # Slots evaluated together at most (memory bound); results do not depend on it.
 MAX_BATCH_SLOTS = 1 << 20
-
-
-# --------------------------------------------------------------------------------------------
-# configuration
-
-
-@dataclass(frozen=True)
-class PlanConfig:
-    frozen: dict
-    smallest_effect: float
-    target_numerator: int
-    target_denominator: int
-    simulations: int
-    seed: int
-    ladder: tuple[int, ...]
-    block_size: int
-    schema: str
-    input: InputSpec
-    min_calibration_repositories: int
-    min_repositories_per_stratum: int
-    min_eligible_repositories: int
-    bound_level: float
-    statuses: dict[str, str]
-
-
-def _cfg_error(path: str, rule: str) -> UserError:
-    return UserError(f"engine configuration: config.{path}: {rule}")
-
-
-def _int(v: Any, path: str, minimum: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-        raise _cfg_error(path, f"must be an integer ≥ {minimum}")
-    return v
-
-
-def _str(v: Any, path: str) -> str:
-    if not isinstance(v, str) or not v:
-        raise _cfg_error(path, "must be a non-empty string")
-    return v
-
-
-def _exact_keys(obj: Any, keys: tuple[str, ...], path: str) -> Mapping:
-    if not isinstance(obj, Mapping):
-        raise _cfg_error(path, "must be an object")
-    missing = [k for k in keys if k not in obj]
-    extra = sorted(set(obj) - set(keys))
-    if missing or extra:
-        parts = []
-        if missing:
-            parts.append("missing " + ", ".join(missing))
-        if extra:
-            parts.append("unexpected " + ", ".join(extra))
-        raise _cfg_error(path, "; ".join(parts))
-    return obj
-
-
-def load_config(config: Mapping[str, Any]) -> PlanConfig:
-    """Check the engine config (see the module docstring) and return it typed."""
-    if not isinstance(config, Mapping):
-        raise _cfg_error("", "must be an object")
-    fr = _exact_keys(config.get("frozen"), FROZEN_KEYS, "frozen")
-    pl = config.get("plan")
-    if not isinstance(pl, Mapping):
-        raise _cfg_error("plan", "must be an object")
-    _exact_keys(pl, PLAN_KEYS, "plan")
-
-    effect = fr["smallest_effect"]
-    if (
-        isinstance(effect, bool)
-        or not isinstance(effect, (int, float))
-        or not math.isfinite(effect)
-    ):
-        raise _cfg_error("frozen.smallest_effect", "must be a finite number")
-    tp = _exact_keys(fr["target_power"], ("numerator", "denominator"), "frozen.target_power")
-    num = _int(tp["numerator"], "frozen.target_power.numerator", 0)
-    den = _int(tp["denominator"], "frozen.target_power.denominator", 1)
-    if num > den:
-        raise _cfg_error("frozen.target_power", "must not exceed 1")
-    if fr["planning_method"] != PLANNING_METHOD:
-        raise _cfg_error(
-            "frozen.planning_method", f"this engine implements only {PLANNING_METHOD!r}"
-        )
-    _int(
-        fr["final_bootstrap_replicates_per_level"], "frozen.final_bootstrap_replicates_per_level", 1
-    )
-    ladder = fr["ladder"]
-    if not isinstance(ladder, list) or not ladder:
-        raise _cfg_error("frozen.ladder", "must be a non-empty list of integers")
-    for i, r in enumerate(ladder):
-        _int(r, f"frozen.ladder[{i}]", 1)
-    if any(b <= a for a, b in zip(ladder, ladder[1:], strict=False)):
-        raise _cfg_error("frozen.ladder", "must be strictly increasing")
-
-    fields = _exact_keys(pl["fields"], FIELD_ROLES, "plan.fields")
-    for role in FIELD_ROLES:
-        _str(fields[role], f"plan.fields.{role}")
-    if len(set(fields.values())) != len(FIELD_ROLES):
-        raise _cfg_error("plan.fields", "field names must be distinct")
-    statuses = _exact_keys(pl["statuses"], STATUS_ROLES, "plan.statuses")
-    for role in STATUS_ROLES:
-        _str(statuses[role], f"plan.statuses.{role}")
-    if len(set(statuses.values())) != len(STATUS_ROLES):
-        raise _cfg_error("plan.statuses", "status names must be distinct")
-    labels = (_str(pl["pass_label"], "plan.pass_label"), _str(pl["fail_label"], "plan.fail_label"))
-    if labels[0] == labels[1]:
-        raise _cfg_error("plan.fail_label", "must differ from plan.pass_label")
-    level = pl["bound_two_sided_level"]
-    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
-        raise _cfg_error("plan.bound_two_sided_level", "must be a number strictly between 0 and 1")
-
-    spec = InputSpec(
-        fields={r: fields[r] for r in FIELD_ROLES},
-        calibration_stage=_str(pl["calibration_stage"], "plan.calibration_stage"),
-        confirmatory_stage=_str(pl["confirmatory_stage"], "plan.confirmatory_stage"),
-        pass_label=labels[0],
-        fail_label=labels[1],
-        error_cap=_int(pl["error_cap"], "plan.error_cap", 1),
-    )
-    return PlanConfig(
-        frozen=copy.deepcopy(dict(fr)),
-        smallest_effect=float(effect),
-        target_numerator=num,
-        target_denominator=den,
-        simulations=_int(fr["simulations_per_rung"], "frozen.simulations_per_rung", 1),
-        seed=_int(fr["seed"], "frozen.seed", 0),
-        ladder=tuple(ladder),
-        block_size=_int(fr["block_size"], "frozen.block_size", 1),
-        schema=_str(pl["schema"], "plan.schema"),
-        input=spec,
-        min_calibration_repositories=_int(
-            pl["min_calibration_repositories"], "plan.min_calibration_repositories", 1
-        ),
-        min_repositories_per_stratum=_int(
-            pl["min_repositories_per_stratum"], "plan.min_repositories_per_stratum", 1
-        ),
-        min_eligible_repositories=_int(
-            pl["min_eligible_repositories"], "plan.min_eligible_repositories", 2
-        ),
-        bound_level=float(level),
-        statuses={r: statuses[r] for r in STATUS_ROLES},
-    )
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The ``power_plan`` command: read the calibration input, simulate, write the plan.
 
-``ctx.config`` is the compiled spec config, mapped by :func:`.spec_config.config_from_spec`.
+``ctx.config`` is the compiled spec config, read by :func:`.config.plan_config`.
 
 Arguments (an ``argparse.Namespace``): ``calibration`` (path of the JSONL input),
 ``eligible_task_count``, ``eligible_repository_count``, ``eligible_pass_items``,
@@ -22,8 +22,8 @@ from prereg.errors import UserError
 from prereg.files import canonical_bytes_nl, refuse_existing, write_new
 
 from .calibration_input import read_calibration
-from .plan import Eligible, build_plan, load_config
-from .spec_config import config_from_spec
+from .config import plan_config
+from .plan import Eligible, build_plan
 
 EXIT_INFEASIBLE = 3
 
@@ -55,7 +55,7 @@ def _progress_printer():
 
 
 def power_plan(ctx: StudyContext, args: Any) -> int:
-    cfg = load_config(config_from_spec(ctx.config))
+    cfg = plan_config(ctx.config)
     eligible = Eligible(
         task_count=_count(args, "eligible_task_count"),
         repository_count=_count(args, "eligible_repository_count"),

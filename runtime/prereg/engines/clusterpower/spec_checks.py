@@ -2,9 +2,15 @@
 constants matched the engine's configuration schema (constants.schema.json).
 
 The roles constant ``freeze_rules`` names must be freeze roles of the spec (the plan and
-calibration roles required metadata roles, each metadata extension with a format), the plan
-statuses a freeze accepts must be statuses ``power_plan`` names, the frozen ladder must rise
-and the target power must not exceed 1, and the freeze input's contract must be a JSON Schema.
+calibration roles required metadata roles, each metadata extension with a format), every freeze
+role must accept some file-name ending, the plan statuses a freeze accepts must be statuses
+``power_plan`` names, the frozen ladder must rise and the target power must not exceed 1, and
+the freeze input's contract must be a JSON Schema.  The calibration input is the record contract
+with role ``calibration``: a field for each role of
+:data:`~prereg.engines.clusterpower.config.FIELD_ROLES` and no other, the ``stage`` field
+allowing exactly one value (the calibration stage) and the ``class`` field exactly two (the pass
+label, then the fail label).  The engine reads all of these at run time without checking them
+again.
 """
 
 from __future__ import annotations
@@ -14,11 +20,36 @@ from typing import Any
 
 from prereg.engines.base import Problem
 from prereg.engines.checking import SpecNames
+from prereg.engines.clusterpower.config import FIELD_ROLES
+
+#: The calibration fields whose allowed values the engine reads, and how many it needs.
+_ALLOWED = {
+    "stage": (1, "the calibration stage"),
+    "class": (2, "the pass label, then the fail label"),
+}
 
 
 def checks(spec: Mapping[str, Any]) -> list[Problem]:
     n = SpecNames(spec)
     k = n.constants
+
+    fields = n.contract_fields("calibration", FIELD_ROLES) or {}
+    for role, (count, what) in _ALLOWED.items():
+        if role not in fields:
+            continue
+        allowed = fields[role].get("allowed")
+        if (
+            not isinstance(allowed, (list, tuple))
+            or len(set(allowed)) != count
+            or len(allowed) != count
+        ):
+            n.problems.append(
+                (
+                    n.field_pointer("calibration", role, *(["allowed"] if allowed else [])),
+                    f"the calibration contract's field {fields[role].get('name')!r} must allow"
+                    f" exactly {count} distinct value(s): {what}",
+                )
+            )
 
     frozen = k["frozen"]
     tp = frozen["target_power"]
@@ -47,6 +78,15 @@ def checks(spec: Mapping[str, Any]) -> list[Problem]:
 
     rules = k["freeze_rules"]
     formats = rules["formats"]
+    for i, role in enumerate(spec.get("freeze_roles") or ()):
+        if not role.get("extensions"):
+            n.problems.append(
+                (
+                    f"/freeze_roles/{i}/extensions",
+                    f"freeze role {role.get('id')!r} accepts no file-name ending, so no file could"
+                    " be bound under it",
+                )
+            )
     for role_id, role in n.freeze_roles.items():
         if role.get("kind") != "metadata":
             continue

@@ -290,11 +290,19 @@ def _rp(x, digits: int):
 
 
 def row_metrics_of(
-    config, table: RowTable, records: Sequence[Mapping[str, Any]], source: str
+    config,
+    table: RowTable,
+    records: Sequence[Mapping[str, Any]],
+    source: str,
+    *,
+    tally: dict[str, int] | None = None,
 ) -> tuple[dict, np.ndarray]:
     """(row metrics, observed mask) of validated observation records: the counted attempts,
-    the item and record fields, the derived fields, then each metric's compute block."""
-    chosen, observed = attempt_policy.counted(config["attempts"], records, table.index, source)
+    the item and record fields, the derived fields, then each metric's compute block
+    (``tally`` counts what the attempt policy ignored, see :func:`attempt_policy.counted`)."""
+    chosen, observed = attempt_policy.counted(
+        config["attempts"], records, table.index, source, tally=tally
+    )
     obs = _contract(config, "observation")
     columns = dict(table.columns)
     columns.update(
@@ -312,7 +320,8 @@ def score_document(
 
     rep = _reporting(config)
     dec, pd = int(rep["decimals"]), int(rep["p_value_digits"])
-    metrics, observed = row_metrics_of(config, table, records, source)
+    tally: dict[str, int] = {}
+    metrics, observed = row_metrics_of(config, table, records, source, tally=tally)
     sel = Selections(table)
     res = registered_results(rules, metrics, sel)
     figures = cell_figures(metrics, table)
@@ -410,7 +419,11 @@ def score_document(
         )
     return {
         "schemaVersion": SCORE_SCHEMA,
-        "rows": {"registered": len(table), "observed": int(observed.sum())},
+        "rows": {
+            "registered": len(table),
+            "observed": int(observed.sum()),
+            **({"ignoredRecords": tally["ignoredRecords"]} if "ignoredRecords" in tally else {}),
+        },
         "cells": cells,
         "estimates": estimates,
         "contrasts": contrasts,

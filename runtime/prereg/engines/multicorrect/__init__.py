@@ -8,9 +8,10 @@ between correct options, ranking vs set recovery, no-correct confidence, refusal
 ten-bin ECE of independent binary outputs.  Conventions are stated in
 :mod:`~prereg.engines.multicorrect.scoring`; every study constant comes from the configuration.
 
-Python API (``config`` is the plain configuration mapping or an :class:`EngineConfig`; it is
-the last positional parameter, or keyword-only where a defaulted parameter precedes it, so a
-study module can bind it with ``functools.partial(f, config=...)``):
+Python API (``config`` is the study's compiled configuration, ``ENGINE_CONFIG``, or the
+:class:`EngineConfig` read from it; it is the last positional parameter, or keyword-only where
+a defaulted parameter precedes it, so a study module can bind it with
+``functools.partial(f, config=...)``):
 
 - ``collect_public_predictions(provider, lists, config) -> {request_id: Prediction}``
 - ``fit_threshold(validation, config, *, rounding_decimals=None) -> FittedThreshold``
@@ -24,46 +25,49 @@ study module can bind it with ``functools.partial(f, config=...)``):
 handing a provider anything but a bare PublicChoiceList raises :class:`LabelLeakError`.
 
 ``api(ENGINE_CONFIG) -> StudyAPI`` returns the names above (and the record types) with a
-study's configuration bound; see :mod:`~prereg.engines.multicorrect.spec_config`.
+study's configuration bound; see :mod:`~prereg.engines.multicorrect.study_api`.
 
 Commands (``COMMANDS``): ``score(ctx, args)`` with ``args.lists``, ``args.labels``,
 ``args.predictions``, ``args.binary_outputs`` (or None), ``args.rounding_decimals`` (or None),
 ``args.out``; ``diagnostic(ctx, args)`` with ``args.seeds`` (list of ints, or None for the
-configured ``diagnostic_seeds``) and ``args.out`` (a new file for the document, or None to
-print it).  Handlers receive the compiled spec config (``ctx.config``)
-and map it with :func:`config_from_spec`, which documents which spec constant fills each key
-below.
+constant ``diagnostic-seeds``) and ``args.out`` (a new file for the document, or None to
+print it).
 
-Configuration keys (the engine's own shape; all required; unknown top-level keys are refused):
+Configuration: what the engine reads from ``ctx.config``, by the spec's names (all required;
+``prereg compile`` checks them against ``constants.schema.json`` and :mod:`.spec_checks`, and
+:func:`~prereg.engines.multicorrect.config.engine_config` reads them without checking again):
 
-- ``report_schema``, ``diagnostic_schema``: schema ids written into REPORT.json and the
-  diagnostic output.
-- ``splits``: ``{"fit": name, "evaluate": name}``, the split names used in LABELS and as the
-  report's section keys (the fit split's curve is reported as ``<fit>_curve``).
-- ``threshold_grid``: ``{"denominator", "first", "last", "step"}`` integers; the thresholds are
-  ``k / denominator`` for ``k = first, first+step, …, last`` (float division, so each equals
-  the decimal literal it names; selection compares ``p >= k / denominator``).
-- ``threshold_ties``: ``"smallest"`` or ``"largest"``: which grid threshold wins a tie of
-  exact-set accuracy.
-- ``probability_sum_tolerance``: ``|Σp − 1|`` allowed (inclusive), sum in float left to right.
-- ``candidate_count``: ``{"min", "max"}`` candidates per list.
-- ``multi_correct_min``: the ``|G|`` from which gap, below-uniform share and top-|G| apply.
-- ``gap_scale``: the integer factor of the gap (``Δ = gap_scale · (max_G p − min_G p)``).
-- ``ece_bins``: number of equal-width ECE bins; must be 10 (``ece_ten_bin``).
-- ``fields``: JSONL field names per file and role: ``lists`` (request_id, question,
-  candidates), ``labels`` (request_id, split, correct), ``predictions`` (request_id, refused,
-  probabilities), ``binary`` (request_id, candidate_index, probability, label).
-- ``diagnostic``: the synthetic data and the contracts (see
-  :mod:`~prereg.engines.multicorrect.contracts`):
-  ``contracts`` (ids, in run order), ``lists`` ``{"fit", "evaluate"}`` counts,
-  ``candidates`` ``{"min", "max"}``, ``correct_count_weights`` (weight of |G| = 0, 1, …),
-  ``refusal_rate``, ``empty_refusals_min``, ``weight_scale`` ``{"dominant",
-  "other_correct", "distractor"}``, ``binary_draws`` ``{"positive", "negative"}`` (integers), ``text``
-  ``{"request_id", "question", "candidate"}`` (format strings with ``{seed}``, ``{split}``,
-  ``{index}``), ``five_copy`` ``{"candidates", "even", "even_gap", "uneven", "uneven_gap"}``
-  (the contract-7 references), ``tolerance`` (for comparing figures in the contracts).
-- ``diagnostic_seeds``: the seeds the ``diagnostic`` command runs when given none (distinct
-  non-negative integers).
+- constant ``output-schemas``: ``report`` and ``diagnostic``, the schema ids written into
+  REPORT.json and the diagnostic output.
+- constant ``threshold-fit``: ``fit`` and ``evaluate``, the split names (declared in the
+  spec's ``splits``) used in the labels and as the report's section keys (the fit split's
+  curve is reported as ``<fit>_curve``); ``ties``, ``smallest`` or ``largest``: which grid
+  threshold wins a tie of exact-set accuracy.
+- constant ``threshold-grid``: ``denominator``, ``first``, ``last``, ``step`` integers; the
+  thresholds are ``k / denominator`` for ``k = first, first+step, …, last`` (float division,
+  so each equals the decimal literal it names; selection compares ``p >= k / denominator``).
+- constant ``probability-sum-tolerance``: ``|Σp − 1|`` allowed (inclusive), sum in float
+  left to right.
+- constant ``metric-conventions``: ``multi_correct_min``, the ``|G|`` from which gap,
+  below-uniform share and top-|G| apply; ``gap_scale``, the integer factor of the gap
+  (``Δ = gap_scale · (max_G p − min_G p)``); ``ece_bins``, the number of equal-width ECE bins
+  (10, ``ece_ten_bin``).
+- the record contracts with roles ``lists`` (field roles request_id, question, candidates),
+  ``labels`` (request_id, split, correct), ``predictions`` (request_id, refused,
+  probabilities) and, optionally, ``binary`` (request_id, candidate_index, probability,
+  label; without it the study reads no binary outputs): each field's ``name`` is the JSONL
+  field read for its role; the ``candidates`` field's ``min_items`` and ``max_items`` bound
+  the candidates per list.
+- constant ``diagnostic``: the synthetic data and the contracts (see
+  :mod:`~prereg.engines.multicorrect.contracts`): ``contracts`` (ids, in run order),
+  ``lists`` ``{"fit", "evaluate"}`` counts, ``candidates`` ``{"min", "max"}``,
+  ``correct_count_weights`` (weight of |G| = 0, 1, …), ``refusal_rate``,
+  ``empty_refusals_min``, ``weight_scale`` ``{"dominant", "other_correct", "distractor"}``,
+  ``binary_draws`` ``{"positive", "negative"}`` (integers), ``text`` ``{"request_id",
+  "question", "candidate"}`` (format strings with ``{seed}``, ``{split}``, ``{index}``),
+  ``five_copy`` ``{"candidates", "even", "even_gap", "uneven", "uneven_gap"}`` (the contract-7
+  references), ``tolerance`` (for comparing figures in the contracts).
+- constant ``diagnostic-seeds``: the seeds the ``diagnostic`` command runs when given none.
 """
 
 from __future__ import annotations
@@ -71,7 +75,6 @@ from __future__ import annotations
 # Each public name and the module it lives in; imported on first use, so that registry
 # discovery (which imports only .plugin) stays cheap.
 _EXPORTS = {
-    "ConfigError": "config",
     "EngineConfig": "config",
     "engine_config": "config",
     "diagnostic": "contracts",
@@ -90,10 +93,8 @@ _EXPORTS = {
     "fit_threshold": "scoring",
     "pack": "scoring",
     "threshold_curve": "scoring",
-    "StudyAPI": "spec_config",
-    "api": "spec_config",
-    "config_from_spec": "spec_config",
-    "study_config": "spec_config",
+    "StudyAPI": "study_api",
+    "api": "study_api",
 }
 
 __all__ = ["COMMANDS", *sorted(_EXPORTS, key=str.lower)]

@@ -1,7 +1,7 @@
 """Command handlers: ``score`` and ``diagnostic`` (``handler(ctx, args) -> int``).
 
-``ctx.config`` is the compiled spec config, mapped and checked by
-:func:`.spec_config.study_config` (an :class:`EngineConfig` is taken as it is).
+``ctx.config`` is the compiled spec config, read by :func:`.config.engine_config` (an
+:class:`EngineConfig` is taken as it is).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 
 from prereg.digest import file_sha256
 from prereg.engines import StudyContext
+from prereg.engines.multicorrect.config import engine_config
 from prereg.engines.multicorrect.contracts import diagnostic as run_diagnostic
 from prereg.engines.multicorrect.ece import binary_ece
 from prereg.engines.multicorrect.reader import read_score_inputs
@@ -23,7 +24,6 @@ from prereg.engines.multicorrect.scoring import (
     pack,
     threshold_curve,
 )
-from prereg.engines.multicorrect.spec_config import study_config
 from prereg.errors import UserError
 from prereg.files import canonical_bytes_nl, refuse_existing, write_new
 
@@ -43,7 +43,7 @@ def _check_out(path: str) -> None:
 def build_report(ctx: StudyContext, args) -> dict[str, Any]:
     """The REPORT.json document for ``args`` (lists, labels, predictions, binary_outputs,
     rounding_decimals); raises UserError for every input problem."""
-    cfg = study_config(ctx.config)
+    cfg = engine_config(ctx.config)
     d = check_rounding(getattr(args, "rounding_decimals", None))
     binary_path = getattr(args, "binary_outputs", None)
     inputs = read_score_inputs(cfg, args.lists, args.labels, args.predictions, binary_path)
@@ -93,7 +93,7 @@ def score(ctx: StudyContext, args) -> int:
     _check_out(args.out)
     report = build_report(ctx, args)
     write_new(args.out, canonical_bytes_nl(report))
-    cfg = study_config(ctx.config)
+    cfg = engine_config(ctx.config)
     evaluated = report[cfg.evaluate_split]
     print(
         f"{args.out}: threshold {report['threshold']} fitted on {cfg.fit_split}; "
@@ -109,7 +109,7 @@ def diagnostic(ctx: StudyContext, args) -> int:
     out = getattr(args, "out", None)
     if out is not None:
         _check_out(out)
-    cfg = study_config(ctx.config)
+    cfg = engine_config(ctx.config)
     given = getattr(args, "seeds", None)
     seeds = list(cfg.diagnostic_seeds if given is None else given)
     if not seeds:

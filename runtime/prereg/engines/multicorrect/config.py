@@ -1,21 +1,28 @@
-"""The engine configuration: checked once, then read through attribute names.
+"""The engine configuration: read once from the compiled study, then used by attribute name.
 
-The keys are documented in the package docstring (:mod:`prereg.engines.multicorrect`).  A
-configuration is plain JSON data compiled from a study's spec; :func:`engine_config` checks it
-and returns an immutable :class:`EngineConfig`.  Every public function of the engine accepts
-either the plain mapping or an :class:`EngineConfig`.
+Handlers receive ``ctx.config``, the configuration compiled from the study's spec (the
+generated ``ENGINE_CONFIG``: ``constants`` keyed by the spec's constant ids, with the spec's
+own keys, ``splits``, ``record_contracts``, ...).  :func:`engine_config` is the one place that
+reads it into an immutable :class:`EngineConfig`; every public function of the engine accepts
+either that compiled mapping or an :class:`EngineConfig`.
+
+Nothing is checked again here: ``prereg compile`` refused every spec whose constants break the
+engine's schema (``constants.schema.json``) or its checks (:mod:`.spec_checks`), and a study's
+commands run only on the spec they were compiled from.  The one exception is a cheap check of
+the two values that would make the engine compute figures other than the registered ones
+without failing: the ECE binning and the threshold grid.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-import numpy as np
+from prereg.errors import UserError
 
+#: The engine's inputs: the record contract role of each, and the roles of its fields.
 FIELD_ROLES = {
     "lists": ("request_id", "question", "candidates"),
     "labels": ("request_id", "split", "correct"),
@@ -23,69 +30,24 @@ FIELD_ROLES = {
     "binary": ("request_id", "candidate_index", "probability", "label"),
 }
 
-CONTRACT_IDS = (
-    "ranking_vs_set_recovery",
-    "below_uniform_counted",
-    "threshold_frozen",
-    "overlap_refused",
-    "refusals_fail",
-    "public_callback_blind",
-    "five_copy_gap",
-    "first_bin_exclusion_renormalised",
-)
+#: The inputs a study may go without (it then scores no independent binary outputs).
+OPTIONAL_INPUTS = ("binary",)
 
-TIE_RULES = ("smallest", "largest")
+#: The placeholders each text format of constant ``diagnostic`` may use.
+TEXT_PLACEHOLDERS = {
+    "request_id": ("seed", "split", "index"),
+    "question": ("index",),
+    "candidate": ("index",),
+}
 
-
-class ConfigError(ValueError):
-    """The engine configuration (compiled from the spec) is malformed: a bug in the spec."""
-
-
-def _get(d: Mapping[str, Any], key: str, where: str) -> Any:
-    if not isinstance(d, Mapping):
-        raise ConfigError(f"config{where}: expected an object")
-    if key not in d:
-        raise ConfigError(f"config{where}.{key}: missing")
-    return d[key]
-
-
-def _int(d, key, where, lo=None, hi=None) -> int:
-    v = _get(d, key, where)
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise ConfigError(f"config{where}.{key}: expected an integer, got {v!r}")
-    if (lo is not None and v < lo) or (hi is not None and v > hi):
-        raise ConfigError(f"config{where}.{key}: {v} is outside [{lo}, {hi}]")
-    return v
-
-
-def _num(d, key, where, lo=None, hi=None) -> float:
-    v = _get(d, key, where)
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise ConfigError(f"config{where}.{key}: expected a finite number, got {v!r}")
-    if (lo is not None and v < lo) or (hi is not None and v > hi):
-        raise ConfigError(f"config{where}.{key}: {v} is outside [{lo}, {hi}]")
-    return float(v)
-
-
-def _str(d, key, where) -> str:
-    v = _get(d, key, where)
-    if not isinstance(v, str) or not v:
-        raise ConfigError(f"config{where}.{key}: expected a non-empty string, got {v!r}")
-    return v
-
-
-def _num_list(d, key, where, lo=None, hi=None) -> tuple[float, ...]:
-    v = _get(d, key, where)
-    if not isinstance(v, list) or not v:
-        raise ConfigError(f"config{where}.{key}: expected a non-empty list of numbers")
-    out = []
-    for i, x in enumerate(v):
-        out.append(_num({"x": x}, "x", f"{where}.{key}[{i}]", lo, hi))
-    return tuple(out)
+#: The only binning this engine computes (prereg.stats.calibration.ece_ten_bin).
+ECE_BINS = 10
 
 
 @dataclass(frozen=True)
 class FiveCopyReference:
+    """``diagnostic.five_copy``: the references of contract 7."""
+
     candidates: tuple[str, ...]
     even: tuple[float, ...]
     even_gap: float
@@ -95,6 +57,10 @@ class FiveCopyReference:
 
 @dataclass(frozen=True)
 class DiagnosticConfig:
+    """Constant ``diagnostic`` (``lists.fit`` is ``fit_lists``, ``weight_scale.dominant`` is
+    ``dominant_scale``, ``binary_draws.positive`` is ``positive_draws``, ``text.question`` is
+    ``question_format``, and so on)."""
+
     contracts: tuple[str, ...]
     fit_lists: int
     evaluate_lists: int
@@ -117,6 +83,25 @@ class DiagnosticConfig:
 
 @dataclass(frozen=True)
 class EngineConfig:
+    """What the engine reads, with where each value is stated in the spec:
+
+    - ``report_schema``, ``diagnostic_schema``: constant ``output-schemas`` (``report``,
+      ``diagnostic``);
+    - ``fit_split``, ``evaluate_split``, ``threshold_ties``: constant ``threshold-fit``
+      (``fit``, ``evaluate``, ``ties``);
+    - ``grid_denominator``, ``grid_first``, ``grid_last``, ``grid_step``: constant
+      ``threshold-grid``;
+    - ``probability_sum_tolerance``: constant ``probability-sum-tolerance``;
+    - ``multi_correct_min``, ``gap_scale``, ``ece_bins``: constant ``metric-conventions``;
+    - ``candidates_min``, ``candidates_max``: ``min_items`` and ``max_items`` of the
+      ``candidates`` field of the record contract with role ``lists``;
+    - ``fields``: ``{input: {field role: field name}}`` of the record contracts with roles
+      ``lists``, ``labels``, ``predictions`` and ``binary`` (:data:`FIELD_ROLES`; ``binary``
+      only when the spec declares it);
+    - ``diagnostic``: constant ``diagnostic``; ``diagnostic_seeds``: constant
+      ``diagnostic-seeds``.
+    """
+
     report_schema: str
     diagnostic_schema: str
     fit_split: str
@@ -140,200 +125,119 @@ class EngineConfig:
     def split_names(self) -> tuple[str, str]:
         return (self.fit_split, self.evaluate_split)
 
-    def numerators(self) -> np.ndarray:
-        """The grid's integer numerators k (threshold k / denominator)."""
+    def numerators(self):
+        """The grid's integer numerators k (threshold k / denominator), an int64 array."""
+        import numpy as np
+
         return np.arange(self.grid_first, self.grid_last + 1, self.grid_step, dtype=np.int64)
 
-    def thresholds(self) -> np.ndarray:
+    def thresholds(self):
         """Thresholds ``k / denominator`` as correctly rounded float divisions.
 
         ``29 / 100`` is the double nearest to 29/100, the same double the decimal literal
         ``0.29`` parses to; so a probability written ``0.29`` is selected at threshold 0.29.
         (``29 * 0.01`` or an accumulated ``arange(0, 1.01, 0.01)`` would not guarantee that.)
         """
+        import numpy as np
+
         return self.numerators().astype(np.float64) / float(self.grid_denominator)
 
 
+def _floats(values) -> tuple[float, ...]:
+    return tuple(float(v) for v in values)
+
+
 def _diagnostic(d: Mapping[str, Any]) -> DiagnosticConfig:
-    w = ".diagnostic"
-    contracts = _get(d, "contracts", w)
-    if not isinstance(contracts, list) or not contracts:
-        raise ConfigError(f"config{w}.contracts: expected a non-empty list")
-    for i, c in enumerate(contracts):
-        if c not in CONTRACT_IDS:
-            raise ConfigError(
-                f"config{w}.contracts[{i}]: unknown contract {c!r} (known: {', '.join(CONTRACT_IDS)})"
-            )
-    if len(set(contracts)) != len(contracts):
-        raise ConfigError(f"config{w}.contracts: a contract is listed twice")
-    lists = _get(d, "lists", w)
-    cands = _get(d, "candidates", w)
-    scale = _get(d, "weight_scale", w)
-    draws = _get(d, "binary_draws", w)
-    text = _get(d, "text", w)
-    five = _get(d, "five_copy", w)
-    weights = _num_list(d, "correct_count_weights", w, lo=0.0)
-    if sum(weights) <= 0:
-        raise ConfigError(f"config{w}.correct_count_weights: the weights sum to 0")
-    cmin = _int(cands, "min", f"{w}.candidates", lo=2)
-    cmax = _int(cands, "max", f"{w}.candidates", lo=cmin)
-    if len(weights) > cmax + 1:
-        raise ConfigError(
-            f"config{w}.correct_count_weights: more sizes than {cmax} candidates allow"
-        )
-    fc = f"{w}.five_copy"
-    fcands = _get(five, "candidates", fc)
-    if (
-        not isinstance(fcands, list)
-        or len(fcands) < 2
-        or not all(isinstance(t, str) for t in fcands)
-    ):
-        raise ConfigError(f"config{fc}.candidates: expected a list of at least two strings")
-    even = _num_list(five, "even", fc, 0.0, 1.0)
-    uneven = _num_list(five, "uneven", fc, 0.0, 1.0)
-    for name, v in (("even", even), ("uneven", uneven)):
-        if len(v) != len(fcands):
-            raise ConfigError(f"config{fc}.{name}: expected {len(fcands)} probabilities")
-    fmt = {}
-    for key, fields in (
-        ("request_id", ("seed", "split", "index")),
-        ("question", ("index",)),
-        ("candidate", ("index",)),
-    ):
-        s = _str(text, key, f"{w}.text")
-        try:
-            s.format(**{f: 0 for f in fields})
-        except (KeyError, IndexError, ValueError) as e:
-            raise ConfigError(
-                f"config{w}.text.{key}: placeholders must be among {{{'}, {'.join(fields)}}}: {e}"
-            ) from None
-        fmt[key] = s
+    five, text, scale = d["five_copy"], d["text"], d["weight_scale"]
     return DiagnosticConfig(
-        contracts=tuple(contracts),
-        fit_lists=_int(lists, "fit", f"{w}.lists", lo=1),
-        evaluate_lists=_int(lists, "evaluate", f"{w}.lists", lo=1),
-        candidates_min=cmin,
-        candidates_max=cmax,
-        correct_count_weights=weights,
-        refusal_rate=_num(d, "refusal_rate", w, 0.0, 1.0),
-        empty_refusals_min=_int(d, "empty_refusals_min", w, lo=0),
-        dominant_scale=_num(scale, "dominant", f"{w}.weight_scale", lo=1e-9),
-        other_correct_scale=_num(scale, "other_correct", f"{w}.weight_scale", lo=1e-9),
-        distractor_scale=_num(scale, "distractor", f"{w}.weight_scale", lo=1e-9),
-        positive_draws=_int(draws, "positive", f"{w}.binary_draws", lo=1),
-        negative_draws=_int(draws, "negative", f"{w}.binary_draws", lo=1),
-        request_id_format=fmt["request_id"],
-        question_format=fmt["question"],
-        candidate_format=fmt["candidate"],
+        contracts=tuple(d["contracts"]),
+        fit_lists=d["lists"]["fit"],
+        evaluate_lists=d["lists"]["evaluate"],
+        candidates_min=d["candidates"]["min"],
+        candidates_max=d["candidates"]["max"],
+        correct_count_weights=_floats(d["correct_count_weights"]),
+        refusal_rate=float(d["refusal_rate"]),
+        empty_refusals_min=d["empty_refusals_min"],
+        dominant_scale=float(scale["dominant"]),
+        other_correct_scale=float(scale["other_correct"]),
+        distractor_scale=float(scale["distractor"]),
+        positive_draws=d["binary_draws"]["positive"],
+        negative_draws=d["binary_draws"]["negative"],
+        request_id_format=text["request_id"],
+        question_format=text["question"],
+        candidate_format=text["candidate"],
         five_copy=FiveCopyReference(
-            candidates=tuple(fcands),
-            even=even,
-            even_gap=_num(five, "even_gap", fc),
-            uneven=uneven,
-            uneven_gap=_num(five, "uneven_gap", fc),
+            candidates=tuple(five["candidates"]),
+            even=_floats(five["even"]),
+            even_gap=float(five["even_gap"]),
+            uneven=_floats(five["uneven"]),
+            uneven_gap=float(five["uneven_gap"]),
         ),
-        tolerance=_num(d, "tolerance", w, lo=0.0),
+        tolerance=float(d["tolerance"]),
     )
 
 
-def _seeds(config: Mapping[str, Any]) -> tuple[int, ...]:
-    seeds = _get(config, "diagnostic_seeds", "")
-    if not isinstance(seeds, (list, tuple)) or not seeds:
-        raise ConfigError("config.diagnostic_seeds: expected a non-empty list of seeds")
-    for i, s in enumerate(seeds):
-        if isinstance(s, bool) or not isinstance(s, int) or s < 0:
-            raise ConfigError(
-                f"config.diagnostic_seeds[{i}]: expected a non-negative integer, got {s!r}"
+def _inputs(config: Mapping[str, Any]) -> dict[str, dict[str, Mapping[str, Any]]]:
+    """``{input: {field role: field}}`` of the record contracts the engine reads (an optional
+    input the spec does not declare is left out)."""
+    by_role = {c.get("role"): c for c in config.get("record_contracts") or ()}
+    out = {}
+    for kind, roles in FIELD_ROLES.items():
+        if kind not in by_role:
+            if kind in OPTIONAL_INPUTS:
+                continue
+            raise UserError(
+                f"engine configuration: no record contract with role {kind!r}; prereg compile"
+                " refuses such a spec, so compile it (make generate)"
             )
-    if len(set(seeds)) != len(seeds):
-        raise ConfigError("config.diagnostic_seeds: a seed is listed twice")
-    return tuple(seeds)
+        fields = by_role[kind]["fields"]
+        out[kind] = {f["role"]: f for f in fields if f.get("role") in roles}
+    return out
 
 
 def engine_config(config: Mapping[str, Any] | EngineConfig) -> EngineConfig:
-    """Check a configuration mapping and return it as an :class:`EngineConfig`."""
+    """The :class:`EngineConfig` of a compiled study configuration (``ctx.config``); an
+    :class:`EngineConfig` is returned as it is."""
     if isinstance(config, EngineConfig):
         return config
-    if not isinstance(config, Mapping):
-        raise ConfigError(f"config: expected an object, got {type(config).__name__}")
-    splits = _get(config, "splits", "")
-    fit_split = _str(splits, "fit", ".splits")
-    evaluate_split = _str(splits, "evaluate", ".splits")
-    if fit_split == evaluate_split:
-        raise ConfigError("config.splits: the fit and evaluate splits must differ")
-    grid = _get(config, "threshold_grid", "")
-    den = _int(grid, "denominator", ".threshold_grid", lo=1)
-    first = _int(grid, "first", ".threshold_grid", lo=0, hi=den)
-    last = _int(grid, "last", ".threshold_grid", lo=first, hi=den)
-    step = _int(grid, "step", ".threshold_grid", lo=1)
-    if (last - first) % step:
-        raise ConfigError("config.threshold_grid: last - first must be a multiple of step")
-    ties = _get(config, "threshold_ties", "")
-    if ties not in TIE_RULES:
-        raise ConfigError(f"config.threshold_ties: expected one of {TIE_RULES}, got {ties!r}")
-    counts = _get(config, "candidate_count", "")
-    cmin = _int(counts, "min", ".candidate_count", lo=1)
-    cmax = _int(counts, "max", ".candidate_count", lo=cmin)
-    fields_in = _get(config, "fields", "")
-    fields: dict[str, Mapping[str, str]] = {}
-    for file_kind, roles in FIELD_ROLES.items():
-        f = _get(fields_in, file_kind, ".fields")
-        names = {role: _str(f, role, f".fields.{file_kind}") for role in roles}
-        if len(set(names.values())) != len(names):
-            raise ConfigError(f"config.fields.{file_kind}: two roles share a field name")
-        extra = set(f) - set(roles)
-        if extra:
-            raise ConfigError(f"config.fields.{file_kind}: unknown roles {sorted(extra)}")
-        fields[file_kind] = MappingProxyType(names)
-    ece_bins = _int(config, "ece_bins", "", lo=1)
-    if ece_bins != 10:
-        # prereg.stats.calibration.ece_ten_bin is the only binning this engine uses.
-        raise ConfigError(f"config.ece_bins: this engine computes ten-bin ECE only, got {ece_bins}")
+    k = config["constants"]
+    fit, grid = k["threshold-fit"], k["threshold-grid"]
+    metrics, schemas = k["metric-conventions"], k["output-schemas"]
+    inputs = _inputs(config)
+    candidates = inputs["lists"]["candidates"]
     cfg = EngineConfig(
-        report_schema=_str(config, "report_schema", ""),
-        diagnostic_schema=_str(config, "diagnostic_schema", ""),
-        fit_split=fit_split,
-        evaluate_split=evaluate_split,
-        grid_denominator=den,
-        grid_first=first,
-        grid_last=last,
-        grid_step=step,
-        threshold_ties=ties,
-        probability_sum_tolerance=_num(config, "probability_sum_tolerance", "", lo=0.0),
-        candidates_min=cmin,
-        candidates_max=cmax,
-        multi_correct_min=_int(config, "multi_correct_min", "", lo=1),
-        gap_scale=_int(config, "gap_scale", "", lo=1, hi=1 << 20),
-        ece_bins=ece_bins,
-        fields=MappingProxyType(fields),
-        diagnostic=_diagnostic(_get(config, "diagnostic", "")),
-        diagnostic_seeds=_seeds(config),
+        report_schema=schemas["report"],
+        diagnostic_schema=schemas["diagnostic"],
+        fit_split=fit["fit"],
+        evaluate_split=fit["evaluate"],
+        grid_denominator=grid["denominator"],
+        grid_first=grid["first"],
+        grid_last=grid["last"],
+        grid_step=grid["step"],
+        threshold_ties=fit["ties"],
+        probability_sum_tolerance=float(k["probability-sum-tolerance"]),
+        candidates_min=candidates["min_items"],
+        candidates_max=candidates["max_items"],
+        multi_correct_min=metrics["multi_correct_min"],
+        gap_scale=metrics["gap_scale"],
+        ece_bins=metrics["ece_bins"],
+        fields=MappingProxyType(
+            {
+                kind: MappingProxyType({r: fields[r]["name"] for r in FIELD_ROLES[kind]})
+                for kind, fields in inputs.items()
+            }
+        ),
+        diagnostic=_diagnostic(k["diagnostic"]),
+        diagnostic_seeds=tuple(k["diagnostic-seeds"]),
     )
-    dg = cfg.diagnostic
-    if dg.candidates_min < cmin or dg.candidates_max > cmax:
-        raise ConfigError(
-            f"config.diagnostic.candidates: must lie within config.candidate_count [{cmin}, {cmax}]"
+    # The two values that would change the figures without an error (see the docstring).
+    if cfg.ece_bins != ECE_BINS:
+        raise UserError(
+            f"engine configuration: constant 'metric-conventions' has ece_bins {cfg.ece_bins};"
+            f" this engine computes {ECE_BINS}-bin ECE only"
         )
-    if not cmin <= len(dg.five_copy.candidates) <= cmax:
-        raise ConfigError(
-            "config.diagnostic.five_copy.candidates: count outside config.candidate_count"
+    if not 0 <= cfg.grid_first <= cfg.grid_last or (cfg.grid_last - cfg.grid_first) % cfg.grid_step:
+        raise UserError(
+            "engine configuration: constant 'threshold-grid' does not step from first to last"
         )
-    known = {
-        "report_schema",
-        "diagnostic_schema",
-        "splits",
-        "threshold_grid",
-        "threshold_ties",
-        "probability_sum_tolerance",
-        "candidate_count",
-        "multi_correct_min",
-        "gap_scale",
-        "ece_bins",
-        "fields",
-        "diagnostic",
-        "diagnostic_seeds",
-    }
-    extra = set(config) - known
-    if extra:
-        raise ConfigError(f"config: unknown keys {sorted(extra)}")
     return cfg

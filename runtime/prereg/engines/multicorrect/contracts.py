@@ -1,7 +1,7 @@
 """The diagnostic: a seeded synthetic data set and the scoring/isolation contracts checked on it.
 
 ``diagnostic(seed, config)`` builds fit and evaluate splits from ``seed`` and runs the contracts
-listed in ``config["diagnostic"]["contracts"]`` (in that order).  Each returns whether it
+listed in constant ``diagnostic``'s ``contracts`` (in that order).  Each returns whether it
 passed and the figures behind it.  The synthetic data use only ``Generator.random`` draws
 (bit-stable across numpy versions) from three streams spawned from ``SeedSequence(seed)``
 (structure, answers, binary outputs), and only correctly rounded arithmetic (no logarithms or

@@ -9,5 +9,5 @@ ENGINE = Engine(
     schema="prereg.engines.multicorrect:constants.schema.json",
     checks="prereg.engines.multicorrect.spec_checks:checks",
     reporter="prereg.reports.multicorrect:build",
-    api="prereg.engines.multicorrect.spec_config:api",
+    api="prereg.engines.multicorrect.study_api:api",
 )

@@ -192,6 +192,11 @@ def _read_score_inputs(
     predictions_path: str,
     binary_path: str | None,
 ) -> ScoreInputs:
+    if binary_path is not None and "binary" not in cfg.fields:
+        raise UserError(
+            f"{binary_path}: the spec declares no record contract with role 'binary', so this"
+            " study reads no binary outputs"
+        )
     P = _Problems()
     for p in (lists_path, labels_path, predictions_path, binary_path):
         if p is not None:
@@ -355,7 +360,7 @@ def _read_score_inputs(
         binary = []
         f = dict(cfg.fields["binary"])
         seen_opt: dict[tuple[str, int], int] = {}
-        for no, obj in _read_lines(binary_path, P, allow_empty=True):
+        for no, obj in _read_lines(binary_path, P, allow_empty=False):
             if not _fields_ok(obj, f, binary_path, no, P):
                 continue
             rid = _request_id(obj, f["request_id"], binary_path, no, P)

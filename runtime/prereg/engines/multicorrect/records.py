@@ -195,7 +195,9 @@ def probability_problems(
             j = int(np.flatnonzero((seg < 0.0) | (seg > 1.0))[0])
             problems.append((i, f"probabilities[{j}] = {seg[j]!r} is outside [0, 1]"))
         else:
-            problems.append((i, f"probabilities sum to {sums[i]!r}, not 1 within {tolerance!r}"))
+            problems.append(
+                (i, f"probabilities sum to {float(sums[i])!r}, not 1 within {tolerance!r}")
+            )
     return problems
 
 

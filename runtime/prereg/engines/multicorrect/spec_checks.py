@@ -3,7 +3,13 @@ constants matched the engine's configuration schema (constants.schema.json).
 
 Constant ``threshold-fit`` must name two different splits the spec declares; the threshold
 grid must step from ``first`` to ``last`` within its denominator; the diagnostic's sizes must
-agree with one another and with the candidate counts the choice-list contract states.
+agree with one another and with the candidate counts the choice-list contract states, and its
+text formats may use only their placeholders.  The inputs are the record contracts with roles
+``lists``, ``labels``, ``predictions`` and (optional) ``binary``, each with a field for every
+role of :data:`~prereg.engines.multicorrect.config.FIELD_ROLES` and no other; the ``candidates``
+field states the candidate count per list (``min_items`` and ``max_items``); the labels'
+``split`` field, when it states ``allowed`` values, allows exactly the two splits of
+``threshold-fit``.  The engine reads all of these at run time without checking them again.
 """
 
 from __future__ import annotations
@@ -13,6 +19,16 @@ from typing import Any
 
 from prereg.engines.base import Problem
 from prereg.engines.checking import SpecNames
+from prereg.engines.multicorrect.config import FIELD_ROLES, OPTIONAL_INPUTS, TEXT_PLACEHOLDERS
+
+
+def _formats(text: str, placeholders: tuple[str, ...]) -> bool:
+    """``text`` is a format string that formats with integer values of ``placeholders`` only."""
+    try:
+        text.format(**{p: 0 for p in placeholders})
+    except (KeyError, IndexError, ValueError, AttributeError, TypeError):
+        return False
+    return True
 
 
 def checks(spec: Mapping[str, Any]) -> list[Problem]:
@@ -63,12 +79,41 @@ def checks(spec: Mapping[str, Any]) -> list[Problem]:
             f"needs one probability per candidate ({len(five['candidates'])})",
         )
 
-    lists = n.contracts.get("lists")
-    candidates = next(
-        (f for f in (lists or {}).get("fields") or () if f.get("role") == "candidates"), None
-    )
+    for key, allowed in TEXT_PLACEHOLDERS.items():
+        n.expect(
+            _formats(d["text"][key], allowed),
+            "diagnostic",
+            ["text", key],
+            "is not a format string whose placeholders are among"
+            f" {', '.join('{' + a + '}' for a in allowed)}",
+        )
+
+    inputs = {
+        kind: n.contract_fields(kind, roles)
+        for kind, roles in FIELD_ROLES.items()
+        if kind not in OPTIONAL_INPUTS or kind in n.contracts
+    }
+    candidates = (inputs["lists"] or {}).get("candidates")
+    if candidates is not None:
+        for bound in ("min_items", "max_items"):
+            if bound not in candidates:
+                n.problems.append(
+                    (
+                        n.field_pointer("lists", "candidates"),
+                        f"the candidates field {candidates.get('name')!r} must state {bound}"
+                        " (the candidate count per list)",
+                    )
+                )
     if candidates is not None and "min_items" in candidates and "max_items" in candidates:
         cmin, cmax = candidates["min_items"], candidates["max_items"]
+        if not 1 <= cmin <= cmax:
+            n.problems.append(
+                (
+                    n.field_pointer("lists", "candidates"),
+                    f"the candidates field {candidates.get('name')!r} needs"
+                    f" 1 <= min_items <= max_items (got {cmin}, {cmax})",
+                )
+            )
         n.expect(
             cmin <= lo and hi <= cmax,
             "diagnostic",
@@ -83,4 +128,16 @@ def checks(spec: Mapping[str, Any]) -> list[Problem]:
             f"{len(five['candidates'])} candidates are outside the {cmin}..{cmax} the lists"
             " contract allows",
         )
+    split = (inputs["labels"] or {}).get("split")
+    if split is not None and split.get("allowed") is not None:
+        allowed = [str(a) for a in split["allowed"]]
+        if sorted(allowed) != sorted((fit["fit"], fit["evaluate"])):
+            n.problems.append(
+                (
+                    n.field_pointer("labels", "split", "allowed"),
+                    f"allows {', '.join(allowed)}, but constant threshold-fit fits on"
+                    f" {fit['fit']!r} and evaluates {fit['evaluate']!r}; a label's split is one"
+                    " of those two (or state no allowed values)",
+                )
+            )
     return n.problems

@@ -46,7 +46,14 @@ from typing import Any
 from prereg.digest import PREFIX, sha256_hex
 from prereg.engines import StudyContext
 from prereg.errors import UserError
-from prereg.files import canonical_bytes_nl, refuse_existing, write_files_new, write_new
+from prereg.files import (
+    canonical_bytes_nl,
+    read_regular,
+    refuse_existing,
+    write_folder_new,
+    write_new,
+)
+from prereg.records import loads_strict, read_json_file
 from prereg.stats.rounding import round_half_up
 
 from .audit import LEARNERS
@@ -233,17 +240,9 @@ def prepare(ctx: StudyContext, args: argparse.Namespace) -> int:
     workers = int(getattr(args, "workers", None) or default_workers())
     p = prepare_memory(ec, seed, workers=workers)
     files, prereg = prepared_files(ctx, p)
-    created = not outdir.exists()
-    outdir.mkdir(parents=True, exist_ok=True)
-    try:
-        write_files_new([(outdir / n, data, mode) for n, data, mode in files])
-    except BaseException:
-        if created:
-            try:
-                outdir.rmdir()
-            except OSError:
-                pass
-        raise
+    outdir.parent.mkdir(parents=True, exist_ok=True)
+    # All five files appear at once (a folder renamed into place), or none does.
+    write_folder_new(outdir, files)
     a = p.audit
     _out(f"prepared {len(p.order):,} rows for seed {seed!r} into {outdir}")
     for k in ("corpusDigest", "goldDigest", "dispatchOrderDigest", "auditDigest"):
@@ -259,13 +258,8 @@ def prepare(ctx: StudyContext, args: argparse.Namespace) -> int:
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        with open(path, "rb") as fh:
-            return json.loads(fh.read().decode("utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{path}: missing (is this a prepared folder?)") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"{path}: not valid JSON ({exc})") from None
+    """A prepared-folder JSON object, read strictly (regular file, no duplicate keys or NaN)."""
+    return read_json_file(path, missing="is this a prepared folder?")
 
 
 def _under(path: Path, root: Path) -> bool:
@@ -298,9 +292,11 @@ def dev_review_material(ctx: StudyContext, args: argparse.Namespace) -> int:
         )
     corpus_path = outdir / CORPUS
     try:
-        corpus_bytes = corpus_path.read_bytes()
+        corpus_bytes = read_regular(corpus_path)
     except FileNotFoundError:
         raise UserError(f"{corpus_path}: missing (is this a prepared folder?)") from None
+    except OSError as exc:
+        raise UserError(f"{corpus_path}: cannot read: {exc.strerror or exc}") from None
     if PREFIX + sha256_hex(corpus_bytes) != prereg.get("corpusDigest"):
         raise UserError(f"{corpus_path}: digest differs from corpusDigest in {PREREGISTRATION}")
     gold = _read_json(outdir / GOLD)
@@ -308,11 +304,11 @@ def dev_review_material(ctx: StudyContext, args: argparse.Namespace) -> int:
     if record_digest(gold_obj) != prereg.get("goldDigest"):
         raise UserError(f"{outdir / GOLD}: digest differs from goldDigest in {PREREGISTRATION}")
     records = []
-    for n, line in enumerate(corpus_bytes.decode("utf-8").splitlines(), start=1):
+    for n, line in enumerate(corpus_bytes.decode("utf-8", "replace").splitlines(), start=1):
         try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{corpus_path}:{n}: not valid JSON ({exc})") from None
+            records.append(loads_strict(line))
+        except ValueError as exc:
+            raise UserError(f"{corpus_path}:{n}: not valid JSON ({str(exc)[:120]})") from None
     oracle = TextOracle(ec)
     items = []
     for _, rec in select_dev_rows(ec, records, gold_obj["worlds"]):

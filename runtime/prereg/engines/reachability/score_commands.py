@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
@@ -37,7 +36,14 @@ from prereg.compiler.project import Project
 from prereg.digest import PREFIX, digest, file_sha256, sha256_hex
 from prereg.engines import StudyContext
 from prereg.errors import UserError
-from prereg.files import canonical_bytes_nl, refuse_existing, write_files_new, write_new
+from prereg.files import (
+    canonical_bytes_nl,
+    read_regular,
+    refuse_existing,
+    write_files_new,
+    write_new,
+)
+from prereg.records import loads_strict, read_json_file
 
 from .budget import iso_ms, parse_instant
 from .canon import canonical_record_json, record_digest
@@ -80,12 +86,8 @@ def schema_path(module: ModuleType, contract: str) -> Path:
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_bytes().decode("utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{path}: missing (is this a prepared folder?)") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"{path}: not valid JSON ({exc})") from None
+    """A prepared-folder JSON object, read strictly (regular file, no duplicate keys or NaN)."""
+    return read_json_file(path, missing="is this a prepared folder?")
 
 
 def _without(obj: Any, key: str, path: Path) -> dict:
@@ -112,9 +114,11 @@ def load_prepared(
         )
     corpus_path = outdir / CORPUS
     try:
-        corpus_bytes = corpus_path.read_bytes()
+        corpus_bytes = read_regular(corpus_path)
     except FileNotFoundError:
         raise UserError(f"{corpus_path}: missing (is this a prepared folder?)") from None
+    except OSError as exc:
+        raise UserError(f"{corpus_path}: cannot read: {exc.strerror or exc}") from None
     if PREFIX + sha256_hex(corpus_bytes) != prereg.get("corpusDigest"):
         raise UserError(
             f"{corpus_path}: digest differs from corpusDigest in {prereg_path}; the corpus was"
@@ -132,9 +136,12 @@ def load_prepared(
     if digest(audit) != prereg.get("auditDigest"):
         raise UserError(f"{audit_path}: digest differs from auditDigest in {prereg_path}")
     records = []
-    for line in corpus_bytes.decode("utf-8").splitlines():
-        rec = json.loads(line)
-        records.append((rec["id"], rec["split"], tuple(r["id"] for r in rec["requests"])))
+    for n, line in enumerate(corpus_bytes.decode("utf-8", "replace").splitlines(), start=1):
+        try:
+            rec = loads_strict(line)
+            records.append((rec["id"], rec["split"], tuple(r["id"] for r in rec["requests"])))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise UserError(f"{corpus_path}:{n}: not a corpus record ({str(exc)[:120]})") from None
     if record_digest([r[0] for r in records]) != prereg.get("dispatchOrderDigest"):
         raise UserError(f"{corpus_path}: row order differs from dispatchOrderDigest")
     table = row_table(ctx.config, spec, records, gold)

@@ -1,0 +1,202 @@
+"""What the engine does not check at run time, prereg compile refuses: a copy of the
+jev-multicorrect spec with one fact broken fails to compile, naming the file, the line, the
+JSON pointer and the rule, and writes nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import compile_edited
+
+SPEC = "spec/studies/jev-multicorrect.yaml"
+E = " (engine multicorrect-scoring"
+
+CASES = {
+    # the schema of the engine's constants
+    "ece-bins": (
+        [("ece_bins: 10}", "ece_bins: 12}")],
+        "/constants/4/value/ece_bins",
+        "must be 10 (the engine computes ten-bin ECE only)" + E + ", constant metric-conventions)",
+    ),
+    "ties": (
+        [("ties: smallest}", "ties: middle}")],
+        "/constants/3/value/ties",
+        '"middle" is not one of: smallest, largest' + E + ", constant threshold-fit)",
+    ),
+    "tolerance-text": (
+        [("    value: 0.000001\n", '    value: "1e-6"\n')],
+        "/constants/1/value",
+        'expected number, got "1e-6"' + E + ", constant probability-sum-tolerance)",
+    ),
+    "gap-scale-fraction": (
+        [("gap_scale: 100,", "gap_scale: 1.5,")],
+        "/constants/4/value/gap_scale",
+        "expected integer, got 1.5" + E + ", constant metric-conventions)",
+    ),
+    "missing-constant": (
+        [("  - id: diagnostic\n    description", "  - id: diagnostics\n    description")],
+        "/constants",
+        "missing required constant 'diagnostic'" + E + ")",
+    ),
+    "missing-key": (
+        [("evaluate: test, ties: smallest}", "evaluate: test}")],
+        "/constants/3/value",
+        "missing required key: 'ties'" + E + ", constant threshold-fit)",
+    ),
+    "unknown-key": (
+        [
+            (
+                "      diagnostic: prereg/jev-multicorrect/diagnostic/1\n",
+                "      diagnostic: prereg/jev-multicorrect/diagnostic/1\n      extra: 1\n",
+            )
+        ],
+        "/constants/5/value",
+        "unknown key 'extra' (allowed here: diagnostic, report)" + E + ", constant output-schemas)",
+        "/constants/5/value/extra",  # the line of the key that should not be there
+    ),
+    "not-a-mapping": (
+        [("    value: {multi_correct_min: 2, gap_scale: 100, ece_bins: 10}", "    value: 3")],
+        "/constants/4/value",
+        "expected object, got 3" + E + ", constant metric-conventions)",
+    ),
+    "unknown-contract": (
+        [("        - overlap_refused\n", "        - no_such_contract\n")],
+        "/constants/6/value/contracts/3",
+        '"no_such_contract" is not one of: ranking_vs_set_recovery, below_uniform_counted,',
+    ),
+    "no-lists": (
+        [("lists: {fit: 300, evaluate: 300}", "lists: {fit: 0, evaluate: 300}")],
+        "/constants/6/value/lists/fit",
+        "0 breaks minimum 1" + E + ", constant diagnostic)",
+    ),
+    "repeated-seed": (
+        [("    value: [42, 43, 44]", "    value: [1, 1]")],
+        "/constants/2/value",
+        "[1, 1] has non-unique elements" + E + ", constant diagnostic-seeds)",
+    ),
+    "negative-seed": (
+        [("    value: [42, 43, 44]", "    value: [-3]")],
+        "/constants/2/value/0",
+        "-3 breaks minimum 0" + E + ", constant diagnostic-seeds)",
+    ),
+    # the engine's checks over the constants
+    "same-splits": (
+        [("{fit: validation, evaluate: test,", "{fit: validation, evaluate: validation,")],
+        "/constants/3/value/evaluate",
+        "fits and evaluates on the same split 'validation'; they must differ"
+        + E
+        + ", constant threshold-fit)",
+    ),
+    "undeclared-split": (
+        [("{fit: validation, evaluate: test,", "{fit: dev, evaluate: test,")],
+        "/constants/3/value/fit",
+        "names split 'dev', which the spec does not declare (splits: validation, test)"
+        + E
+        + ", constant threshold-fit)",
+    ),
+    "grid-step": (
+        [("last: 100, step: 1}", "last: 100, step: 3}")],
+        "/constants/0/value/step",
+        "last - first (100) must be a multiple of step 3" + E + ", constant threshold-grid)",
+    ),
+    "text-placeholder": (
+        [('question: "Synthetic question {index}:', 'question: "Synthetic question {nope}:')],
+        "/constants/6/value/text/question",
+        "is not a format string whose placeholders are among {index}"
+        + E
+        + ", constant diagnostic)",
+    ),
+    "five-copy-length": (
+        [("uneven: [0.34, 0.24, 0.18, 0.14, 0.1]", "uneven: [0.5, 0.5]")],
+        "/constants/6/value/five_copy/uneven",
+        "needs one probability per candidate (5)" + E + ", constant diagnostic)",
+    ),
+    "weights-sum": (
+        [("correct_count_weights: [0.15, 0.15, 0.4, 0.3]", "correct_count_weights: [0, 0]")],
+        "/constants/6/value/correct_count_weights",
+        "the weights sum to 0" + E + ", constant diagnostic)",
+    ),
+    "diagnostic-candidates-outside-the-contract": (
+        [("min_items: 2, max_items: 255}", "min_items: 2, max_items: 8}")],
+        "/constants/6/value/candidates",
+        "must lie within the 2..8 candidates the lists contract's field 'candidates' allows"
+        + E
+        + ", constant diagnostic)",
+    ),
+    # the record contracts the engine reads its inputs from
+    "no-labels-contract": (
+        [("    role: labels\n", "")],
+        "/record_contracts",
+        "the spec declares no record contract with role 'labels' (the engine reads one of its"
+        " inputs from it)" + E + ")",
+    ),
+    "two-lists-contracts": (
+        [("    role: predictions\n", "    role: lists\n")],
+        "/record_contracts/2/role",
+        "duplicate record contract role 'lists' (first at /record_contracts/0)",
+    ),
+    "missing-field-role": (
+        [("{name: candidate_index, role: candidate_index,", "{name: candidate_index,")],
+        "/record_contracts/3/fields",
+        "record contract 'binary-output' has no field with role 'candidate_index' (the engine"
+        " reads roles request_id, candidate_index, probability, label)" + E + ")",
+    ),
+    "unknown-field-role": (
+        [("{name: question, role: question,", "{name: question, role: prompt,")],
+        "/record_contracts/0/fields/1/role",
+        "record contract 'choice-list' gives field 'question' the role 'prompt', which the"
+        " engine does not read (roles: request_id, question, candidates)" + E + ")",
+    ),
+    "two-roles-one-name": (
+        [("{name: split, role: split,", "{name: correct, role: split,")],
+        "/record_contracts/1/fields/2/name",
+        "duplicate field 'correct' (first at /record_contracts/1/fields/1)",
+    ),
+    "no-candidate-count": (
+        [("min_items: 2, max_items: 255}", "min_items: 2}")],
+        "/record_contracts/0/fields/2",
+        "the candidates field 'candidates' must state max_items (the candidate count per list)"
+        + E
+        + ")",
+    ),
+    "candidate-count-upside-down": (
+        [("min_items: 2, max_items: 255}", "min_items: 12, max_items: 3}")],
+        "/record_contracts/0/fields/2",
+        "the candidates field 'candidates' needs 1 <= min_items <= max_items (got 12, 3)" + E + ")",
+    ),
+    "label-splits-disagree": (
+        [
+            (
+                "{name: split, role: split, type: string,",
+                "{name: split, role: split, type: string, allowed: [validation, dev],",
+            )
+        ],
+        "/record_contracts/1/fields/1/allowed",
+        "allows validation, dev, but constant threshold-fit fits on 'validation' and evaluates"
+        " 'test'; a label's split is one of those two (or state no allowed values)" + E + ")",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_broken_fact_fails_compile_with_file_line_and_rule(tmp_path, case):
+    edits, at, rule, *line_at = CASES[case]
+    code, err, line_of = compile_edited(tmp_path, "jev-multicorrect", edits)
+    assert code == 2, err
+    assert err.startswith("error: the specs have problems; nothing was written\n")
+    assert f"  {SPEC}:{line_of(*line_at or [at])}: at {at}: {rule}" in err, err
+    assert "Traceback" not in err
+
+
+def test_the_shipped_spec_compiles(tmp_path):
+    code, err, _ = compile_edited(tmp_path, "jev-multicorrect", [])
+    assert code == 0, err
+
+
+def test_a_label_contract_may_still_list_the_two_splits(tmp_path):
+    edit = (
+        "{name: split, role: split, type: string,",
+        "{name: split, role: split, type: string, allowed: [test, validation],",
+    )
+    code, err, _ = compile_edited(tmp_path, "jev-multicorrect", [edit])
+    assert code == 0, err
