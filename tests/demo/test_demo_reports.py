@@ -293,7 +293,8 @@ def test_d17_report_plots_and_verdicts(runs):
         assert "not scored" in html
         return
     doc = json.loads((a / D17 / score).read_text())
-    assert len(titles) == 3 and titles[-1] == audit_title
+    power = [f"Power against effect size under {f['scenario']}" for f in diagnosed(a, D17)]
+    assert len(titles) == 3 + len(power) and titles[2] == audit_title and titles[3:] == power
     assert "Wilson intervals" in titles[0] and "per cell" in titles[1]
     assert f"decision {doc['decision']}" in html
     ids = re.findall(r' id="([^"]+)"', html)
@@ -394,10 +395,43 @@ def test_answer_position_report_runs_from_its_own_project(runs):
     assert (a / "projects" / "answer-position" / "generated" / "answer_position").is_dir()
     doc = json.loads((a / study / step_out(study, "score")).read_text())
     path = a / study / "report.html"
-    assert svg_titles(path) == ["Registered contrasts with their intervals"]
+    power = [f"Power against effect size under {f['scenario']}" for f in diagnosed(a, study)]
+    assert svg_titles(path) == ["Registered contrasts with their intervals", *power]
     html = path.read_text(encoding="utf-8")
     assert f"decision {doc['decision']}: " in html
     for h, v in doc["verdicts"].items():
         assert re.search(rf'<td><a href="#prereg-{h}-[a-z0-9-]+">{h}</a></td><td>{v}</td>', html)
     for c in doc["contrasts"]:
         assert f"<code>{c['id']}</code>" in html
+
+
+def diagnosed(a: Path, study: str) -> list[dict]:
+    """The scenario families of the study's diagnose step (none without one)."""
+    out = step_out(study, "diagnose")
+    return [] if out is None else json.loads((a / study / out).read_text())["families"]
+
+
+@pytest.mark.parametrize("study", ["answer-position", D17])
+def test_diagnose_sections_show_the_claims_and_power(runs, study):
+    """A diagnose step's document matches its shipped schema, and the report shows every
+    claim with its checked figure (failing ones as failing) and power per hypothesis."""
+    from importlib import resources
+
+    import jsonschema
+
+    a, _, _ = runs
+    out = step_out(study, "diagnose")
+    if out is None:
+        return
+    doc = json.loads((a / study / out).read_text())
+    schema = json.loads(
+        resources.files("prereg.diagnose").joinpath("diagnose.schema.json").read_text()
+    )
+    jsonschema.Draft202012Validator(schema).validate(doc)
+    html = (a / study / "report.html").read_text(encoding="utf-8")
+    assert "Operating characteristics (diagnose)" in html and "Sizing claims" in html
+    for c in doc["claims"]:
+        assert f"<code>{c['id']}</code>" in html
+    failing = [c for c in doc["claims"] if not c["holds"]]
+    assert html.count("<td>NO") >= len(failing)
+    assert doc["families"], "the demo diagnoses a scenario family: power against effect size"

@@ -20,6 +20,7 @@ from prereg.reports.common import (
     registered,
     steps_block,
 )
+from prereg.reports.diagnose import blocks as diagnose_blocks
 from prereg.reports.page import Facts, Figure, Heading, Para, Report, Table
 from prereg.reports.verdicts import anchor, deciding_figures, rule_text
 
@@ -60,7 +61,9 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
     steps_ok = all(s.ok for s in steps)
     if doc is None:
         report = Report(info.study_id, info.title, "not scored", False)
-        return report.add(*header(info), *steps_block(steps), *registered(info))
+        return report.add(
+            *header(info), *diagnose_blocks(info, steps), *steps_block(steps), *registered(info)
+        )
     verdicts = doc.get("verdicts") or {}
     counted: dict[str, int] = {}
     for v in verdicts.values():
@@ -213,4 +216,4 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
             code=frozenset({0}),
         ),
     )
-    return report.add(*steps_block(steps), *registered(info))
+    return report.add(*diagnose_blocks(info, steps), *steps_block(steps), *registered(info))

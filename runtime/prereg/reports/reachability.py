@@ -32,6 +32,7 @@ from prereg.reports.common import (
     registered,
     steps_block,
 )
+from prereg.reports.diagnose import blocks as diagnose_blocks
 from prereg.reports.page import Facts, Figure, Heading, Para, Report, Table
 from prereg.reports.verdicts import anchor, deciding_figures, rule_text
 
@@ -544,5 +545,6 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
             Para("The steps did not score this study, so there are no verdicts yet.", note=True)
         )
 
+    report.add(*diagnose_blocks(info, steps))
     report.add(*steps_block(steps), *registered(info))
     return report

@@ -374,7 +374,8 @@ def test_outputs_are_never_overwritten_and_unknown_scenarios_named(project, tmp_
     err = capsys.readouterr().err
     assert (
         code == 2
-        and "unknown scenario 'optimist' (registered: position-bias, no-bias, low-coverage, position-effect)" in err
+        and "unknown scenario 'optimist' (registered: position-bias, no-bias, low-coverage, position-effect)"
+        in err
     )
 
 

@@ -1,0 +1,154 @@
+"""The report section of a ``diagnose`` run (any engine): the sizing claims with their checked
+figures, power against effect size per hypothesis for each scenario family (with Monte Carlo
+error bars), and each condition's verdict shares, gate failures and family-wise rejection.
+
+Everything comes from DIAGNOSE.json (:mod:`prereg.diagnose.command`); hypothesis titles from
+the study's spec.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from prereg.reports import Step, StudyInfo
+from prereg.reports.common import fmt, read_json
+from prereg.reports.page import Facts, Figure, Heading, Para, Table
+
+
+def document(info: StudyInfo, steps: Sequence[Step]) -> Mapping[str, Any] | None:
+    found = info.steps_for(steps, "diagnose")
+    return read_json(found[-1].option("--out")) if found else None
+
+
+def _label(c: Mapping[str, Any]) -> str:
+    return c["scenario"] + ("" if c["effect"] is None else f" @ {fmt(c['effect'])}")
+
+
+def power_figure(family: Mapping[str, Any], name: str) -> Figure:
+    from prereg.reports import plot
+
+    colours = [plot.BLUE, plot.ORANGE, plot.GREEN, plot.RED, "#CC79A7", "#56B4E9", plot.GREY]
+    curves = [c for c in family["curves"] if c["verdict"] != "reported-only"]
+    with plot.figure(6.4, 3.4) as (fig, ax):
+        for i, c in enumerate(curves):
+            xs = [p["effect"] for p in c["points"]]
+            ys = [p["share"] or 0.0 for p in c["points"]]
+            es = [2 * (p["mcSe"] or 0.0) for p in c["points"]]
+            colour = colours[i % len(colours)]
+            ax.errorbar(
+                xs, ys, yerr=es, color=colour, marker="o", ms=3.5, lw=1.4, capsize=2,
+                label=f"{c['hypothesis']} ({c['verdict']})",
+            )  # fmt: skip
+        ax.axhline(family["power"], color=plot.GREY, lw=0.8, ls="--")
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel(f"effect size of scenario {family['scenario']}")
+        ax.set_ylabel("share of simulated studies")
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+        return Figure(
+            name,
+            f"Power against effect size: {family['scenario']}",
+            plot.svg(fig, name, f"Power against effect size under {family['scenario']}"),
+            "Per hypothesis, the share of simulated studies giving its first verdict (supported"
+            " for a rule) at each registered effect size of the scenario family, with ±2 Monte"
+            f" Carlo SE; the dashed line is the target power {fmt(family['power'])}.",
+        )
+
+
+def blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
+    doc = document(info, steps)
+    if doc is None:
+        return []
+    out: list = [
+        Heading("Operating characteristics (diagnose)"),
+        Para(
+            f"{fmt(doc['simulations'])} simulated studies per condition (a registered scenario"
+            f" at one effect size), seed {doc['seed']}, each scored by the registered rules; shares"
+            " carry their Monte Carlo SE.",
+            note=True,
+        ),
+        Facts(
+            [
+                ("conditions", fmt(len(doc["conditions"]))),
+                ("rows per study", f"{fmt(doc['rows'])} in {fmt(doc['rowGroups'])} row groups"),
+                (
+                    "claims",
+                    f"{sum(c['holds'] for c in doc['claims'])} of {len(doc['claims'])} hold",
+                ),
+            ]
+        ),
+    ]
+    if doc["claims"]:
+        out += [
+            Heading("Sizing claims", 3),
+            Table(
+                ("claim", "registered", "checked figure", "method", "holds"),
+                [
+                    (
+                        c["id"],
+                        c["claim"].replace("`", ""),
+                        fmt(c["figure"])
+                        + (f" ± {fmt(c['mcSe'])}" if c.get("mcSe") is not None else ""),
+                        c["method"],
+                        ("yes" if c["holds"] else "NO")
+                        + (" (within MC error)" if c.get("withinMonteCarloError") else ""),
+                    )
+                    for c in doc["claims"]
+                ],
+                code=frozenset({0}),
+            ),
+        ]
+    for i, fam in enumerate(doc["families"]):
+        out += [Heading(f"Power against effect size: {fam['scenario']}", 3)]
+        out.append(power_figure(fam, f"power-{i + 1}"))
+        out.append(
+            Table(
+                ("hypothesis", "verdict", f"effect reaching power {fmt(fam['power'])}"),
+                [
+                    (c["hypothesis"], c["verdict"], fmt(c["detectable"]))
+                    for c in fam["curves"]
+                    if c["verdict"] != "reported-only"
+                ],
+                code=frozenset({0}),
+            )
+        )
+    conds = doc["conditions"]
+    hyps = [h["id"] for h in conds[0]["hypotheses"]] if conds else []
+    out += [
+        Heading("Verdicts by condition", 3),
+        Para(
+            "Per condition, the share of simulated studies giving each hypothesis its first"
+            " verdict (supported for a rule), and the share in which a gate failed.",
+            note=True,
+        ),
+        Table(
+            ("condition", *hyps, "gate failed"),
+            [
+                (
+                    _label(c),
+                    *(
+                        f"{fmt(h['verdicts'][0]['share'])} ({h['verdicts'][0]['verdict']})"
+                        for h in c["hypotheses"]
+                    ),
+                    fmt(c["gates"]["anyFailed"]["share"]),
+                )
+                for c in conds
+            ],
+            code=frozenset({0}),
+        ),
+    ]
+    fam_rows = [
+        (_label(c), f["id"], f["adjustment"], fmt(f["alpha"]), fmt(f["anyRejected"]["share"]))
+        for c in conds
+        for f in c["families"]
+    ]
+    if fam_rows:
+        out += [
+            Para(
+                "Family-wise rejection: the share of simulated studies with any adjusted P of the"
+                " family below its alpha (under a null scenario, the family-wise error).",
+                note=True,
+            ),
+            Table(("condition", "family", "adjustment", "alpha", "any rejected"), fam_rows),
+        ]
+    return out
