@@ -26,6 +26,7 @@ from prereg.decide.evaluate import (
 )
 from prereg.decide.fields import derive
 from prereg.decide.metrics import row_metrics
+from prereg.decide.report import contrast_rows, estimate_rows, gate_rows
 from prereg.decide.table import RowTable, cell_attributes, from_items
 from prereg.digest import PREFIX, file_sha256
 from prereg.engines import StudyContext
@@ -361,62 +362,13 @@ def score_document(
                 "metrics": figs,
             }
         )
-    estimates = []
-    for e in rules.ESTIMATES:
-        r = res.results[e.id]
-        k, n, _, _ = res.counts[e.id]
-        estimates.append(
-            {
-                "id": e.id,
-                "hypothesis": e.hypothesis,
-                "metric": e.metric,
-                "k": k,
-                "n": n,
-                "estimate": _r(r.estimate, dec),
-                "lower": _r(r.lower, dec),
-                "upper": _r(r.upper, dec),
-                "interval": e.interval,
-                "level": e.level,
-            }
-        )
-    contrasts = []
-    for c in rules.CONTRASTS:
-        r = res.results[c.id]
-        k1, n1, k2, n2 = res.counts[c.id]
-        contrasts.append(
-            {
-                "id": c.id,
-                "hypothesis": c.hypothesis,
-                "metric": c.metric,
-                "a": {"k": k1, "n": n1, "estimate": _r(k1 / n1 if n1 else None, dec)},
-                "b": {"k": k2, "n": n2, "estimate": _r(k2 / n2 if n2 else None, dec)},
-                "estimate": _r(r.estimate, dec),
-                "lower": _r(r.lower, dec),
-                "upper": _r(r.upper, dec),
-                "interval": c.interval,
-                "level": c.level,
-                "test": c.test,
-                "alternative": c.alternative,
-                "margin": c.margin,
-                "p": _rp(r.p, pd),
-                "family": c.family,
-                "adjustedP": _rp(r.adjusted_p, pd),
-            }
-        )
-    gates = []
-    for g in rules.GATES:
-        fails = [(cid, x) for gate, cid, x in decision.failures if gate is g]
-        gates.append(
-            {
-                "id": g.id,
-                "metric": g.metric,
-                "where": {k: list(v) for k, v in g.where.items()},
-                "op": g.op,
-                "value": g.value,
-                "passed": not fails,
-                "failures": [{"cell": cid, "figure": _r(x, dec)} for cid, x in fails],
-            }
-        )
+
+    def figure(x):
+        return _r(x, dec)
+
+    estimates = estimate_rows(rules, res, figure)
+    contrasts = contrast_rows(rules, res, figure, lambda x: _rp(x, pd))
+    gates = gate_rows(rules, decision, figure)
     return {
         "schemaVersion": SCORE_SCHEMA,
         "rows": {

@@ -71,6 +71,7 @@ from prereg.decide.columns import Column
 from prereg.decide.evaluate import Selections, cell_counts, decide_all, registered_results
 from prereg.decide.fields import derive, engine_columns, referenced_fields
 from prereg.decide.metrics import RowMetric, row_metrics
+from prereg.decide.report import contrast_rows, estimate_rows, gate_rows
 from prereg.decide.table import cell_attributes
 from prereg.engines.contract_roles import contract_for, names_by_role
 from prereg.errors import UserError
@@ -660,60 +661,14 @@ def score(
     cells = cell_figures(table, decided, metrics, observed, c, spec)
     decision = decide_all(rules, res.results, decided, [x.pop("_figures") for x in cells])
 
-    gates = []
-    for g in rules.GATES:
-        fails = [(cid, x) for gate, cid, x in decision.failures if gate is g]
-        gates.append(
-            {
-                "id": g.id,
-                "metric": g.metric,
-                "where": {k: list(v) for k, v in g.where.items()},
-                "op": g.op,
-                "value": g.value,
-                "passed": not fails,
-                "failures": [{"cell": cid, "figure": _r(spec, x)} for cid, x in fails],
-            }
-        )
-    estimates = []
-    for e in rules.ESTIMATES:
-        r = res.results[e.id]
-        k, n_e, _, _ = res.counts[e.id]
-        estimates.append(
-            {
-                "id": e.id,
-                "hypothesis": e.hypothesis,
-                "metric": e.metric,
-                "k": k,
-                "n": n_e,
-                "estimate": _r(spec, r.estimate),
-                "lower": _r(spec, r.lower),
-                "upper": _r(spec, r.upper),
-                "interval": e.interval,
-                "level": e.level,
-            }
-        )
-    contrasts = []
-    for ct in rules.CONTRASTS:
-        r = res.results[ct.id]
-        k1, n1, k2, n2 = res.counts[ct.id]
-        contrasts.append(
-            {
-                "id": ct.id,
-                "hypothesis": ct.hypothesis,
-                "metric": ct.metric,
-                "a": {"k": k1, "n": n1, "estimate": _r(spec, k1 / n1 if n1 else None)},
-                "b": {"k": k2, "n": n2, "estimate": _r(spec, k2 / n2 if n2 else None)},
-                "estimate": _r(spec, r.estimate),
-                "lower": _r(spec, r.lower),
-                "upper": _r(spec, r.upper),
-                "interval": ct.interval,
-                "level": ct.level,
-                "test": ct.test,
-                "p": _rp(spec, r.p),
-                "family": ct.family,
-                "adjustedP": _rp(spec, r.adjusted_p),
-            }
-        )
+    def figure(x):
+        return _r(spec, x)
+
+    gates = gate_rows(rules, decision, figure)
+    estimates = estimate_rows(rules, res, figure)
+    contrasts = contrast_rows(
+        rules, res, figure, lambda x: _rp(spec, x), test_options=False
+    )  # d17's SCORE.json shape has no alternative or margin
     return Score(
         cells=cells,
         auroc=auroc_groups(table, p, spec),
