@@ -68,21 +68,8 @@ def write_new(path: str | Path, data: bytes | str, *, mode: int = 0o644) -> Path
     if shown.endswith(("/", os.sep)) or os.path.isdir(path):
         raise UserError(f"{shown}: is a folder; name the file to create")
     path = Path(path)
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise UserError(f"{path}: folder {parent} does not exist")
+    tmp = _staged(path, data, mode)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
-    except OSError as exc:
-        raise UserError(f"{path}: cannot write in {parent}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
         try:
             os.link(tmp, path)  # fails if path exists: exclusive, and atomic
         except FileExistsError:
@@ -108,11 +95,15 @@ def _staged(path: Path, data: bytes | str, mode: int) -> str:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
     except OSError as exc:
         raise UserError(f"{path}: cannot write in {parent}: {exc.strerror}") from None
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.chmod(tmp, mode)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+    except BaseException:
+        os.unlink(tmp)  # a failed write (disk full, interrupted) leaves no temporary file
+        raise
     return tmp
 
 
