@@ -132,6 +132,14 @@ def size_text(row: dict[str, Any]) -> str:
     return f"n = {row.get('n')}"
 
 
+def arm_text(arm: dict[str, Any]) -> str:
+    """A contrast arm: ``k/n`` for proportions, ``figure (n = …)`` for numbers."""
+    if "k" in arm:
+        return f"{arm['k']}/{arm['n']}"
+    est = arm.get("estimate")
+    return f"{'–' if est is None else f'{est:g}'} (n = {arm.get('n')})"
+
+
 def pairs_text(row: dict[str, Any]) -> str:
     """A paired contrast's pairs in words ('' for an independent one)."""
     p = row.get("pairs")

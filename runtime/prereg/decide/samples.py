@@ -136,10 +136,14 @@ def estimate_result(item, m: RowMetric, rows: np.ndarray) -> tuple[ContrastResul
 
 
 def _pairs(
-    item, m: RowMetric, a: np.ndarray, b: np.ndarray, columns
+    item, m: RowMetric, a: np.ndarray, b: np.ndarray, columns, sel
 ) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Row indexes of arm a and arm b, pair by pair (in arm a's row order), and the numbers of
-    counted rows of each arm without a partner."""
+    counted rows of each arm without a partner.
+
+    Two rows pair when they have the same value of the ``pair_by`` field and the same level of
+    every factor (and the split, and every row attribute) the two arms do not contrast: a
+    factor is contrasted when the arms select different levels of it."""
     what = f"contrast {item.id}"
     if columns is None or item.pair_by not in columns:
         raise UserError(
@@ -148,33 +152,49 @@ def _pairs(
     from prereg.decide.columns import as_column
 
     col = as_column(columns[item.pair_by])
-    keys = col.values.tolist()
+    values = col.values.tolist()
     null = col.null
+    names = set(item.a) | set(item.b)
+    contrasted = {
+        n for n in names if n not in item.a or n not in item.b or set(item.a[n]) != set(item.b[n])
+    }
+    table = sel.table
+    shared = sorted(set(sel.known) - contrasted)
+    cell_attrs = sel.cell_attrs
+    attrs = {k: np.asarray(v).tolist() for k, v in table.attributes.items()}
+
+    def key(i: int):
+        c = cell_attrs[int(table.cell[i])]
+        return (
+            values[i],
+            *(attrs[n][i] if n in attrs else c.get(n) for n in shared),
+        )
 
     def index(rows: np.ndarray, arm: str) -> dict[Any, int]:
         out: dict[Any, int] = {}
         for i in np.flatnonzero(rows).tolist():
             if null[i]:
                 continue
-            k = keys[i]
+            k = key(i)
             if k in out:
                 raise UserError(
                     f"rules: {what} pairs rows by {item.pair_by!r}, and {item.pair_by}"
-                    f" {k!r} has more than one counted row in arm {arm} (a paired arm holds one"
-                    " row per item: select a single cell per arm)"
+                    f" {values[i]!r} has more than one counted row in arm {arm} with the same"
+                    " levels (a paired arm holds one row per item and level of the factors it"
+                    " does not contrast)"
                 )
             out[k] = i
         return out
 
     ia, ib = index(a, "a"), index(b, "b")
-    shared = [k for k in ia if k in ib]
-    ra = np.asarray([ia[k] for k in shared], dtype=np.intp)
-    rb = np.asarray([ib[k] for k in shared], dtype=np.intp)
-    return ra, rb, int(a.sum()) - len(shared), int(b.sum()) - len(shared)
+    both = [k for k in ia if k in ib]
+    ra = np.asarray([ia[k] for k in both], dtype=np.intp)
+    rb = np.asarray([ib[k] for k in both], dtype=np.intp)
+    return ra, rb, int(a.sum()) - len(both), int(b.sum()) - len(both)
 
 
 def contrast_result(
-    item, m: RowMetric, a: np.ndarray, b: np.ndarray, columns
+    item, m: RowMetric, a: np.ndarray, b: np.ndarray, columns, sel
 ) -> tuple[ContrastResult, tuple | None]:
     what = f"contrast {item.id}"
     paired = getattr(item, "pair_by", None) is not None
@@ -184,7 +204,7 @@ def contrast_result(
     extra: dict[str, Any] = {}
     counts = None
     if paired:
-        ra, rb, ua, ub = _pairs(item, m, a, b, columns)
+        ra, rb, ua, ub = _pairs(item, m, a, b, columns, sel)
         extra.update(pairs=int(ra.size), unpairedA=ua, unpairedB=ub)
     else:
         ra, rb = np.flatnonzero(a), np.flatnonzero(b)
@@ -347,7 +367,7 @@ def row_results(item, metrics: Mapping[str, RowMetric], sel, columns):
         m = _metric(metrics, item.metric, what)
         a = m.counted(sel.mask(item.a, what))
         b = m.counted(sel.mask(item.b, what))
-        return contrast_result(item, m, a, b, columns)
+        return contrast_result(item, m, a, b, columns, sel)
     what = f"estimate {item.id}"
     m = _metric(metrics, item.metric, what)
     return estimate_result(item, m, m.counted(sel.mask(item.of, what)))

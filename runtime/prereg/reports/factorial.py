@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from prereg.decide.report import pairs_text, size_text
+from prereg.decide.report import arm_text, pairs_text, size_text
 from prereg.reports import Step, StudyInfo
 from prereg.reports.common import (
     fmt,
@@ -152,8 +152,8 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                     (
                         c["id"],
                         c["hypothesis"],
-                        size_text(c["a"]) + (f"; {pairs_text(c)}" if c.get("pairs") else ""),
-                        size_text(c["b"]),
+                        arm_text(c["a"]) + (f"; {pairs_text(c)}" if c.get("pairs") else ""),
+                        arm_text(c["b"]),
                         fmt(c["estimate"]),
                         f"[{fmt(c['lower'])}, {fmt(c['upper'])}] {c['interval']}",
                         c["test"]

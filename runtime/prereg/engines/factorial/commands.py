@@ -26,7 +26,14 @@ from prereg.decide.evaluate import (
 )
 from prereg.decide.fields import derive
 from prereg.decide.metrics import row_metrics
-from prereg.decide.report import contrast_rows, estimate_rows, gate_rows, pairs_text, size_text
+from prereg.decide.report import (
+    arm_text,
+    contrast_rows,
+    estimate_rows,
+    gate_rows,
+    pairs_text,
+    size_text,
+)
 from prereg.decide.table import RowTable, cell_attributes, from_items
 from prereg.digest import PREFIX, file_sha256
 from prereg.engines import StudyContext
@@ -162,10 +169,12 @@ def _failed_record(policy: Mapping[str, Any], outcome: str) -> dict[str, Any]:
             out[c["field"]] = None
         elif c["op"] == "eq" and c.get("other") is None:
             out[c["field"]] = c.get("value")
+        elif c["op"] == "in" and c.get("values"):
+            out[c["field"]] = c["values"][0]
         else:
             raise UserError(
                 f"simulate: cannot write a failed attempt meeting {c['field']} {c['op']}"
-                " (only is_null and eq with a value)"
+                " (only is_null, eq with a value, and in)"
             )
     if not out:
         raise UserError("simulate: the attempt policy registers no failed condition")
@@ -230,6 +239,20 @@ class RecordWriter:
         )
         self.failed = _failed_record(policy, self.outcome)
         types = {f["name"]: f.get("type") for f in obs["fields"]}
+        # a required field with allowed values that nothing else draws takes, on a successful
+        # attempt, the first allowed value that does not make the attempt failed
+        failing = {}
+        for c in policy.get("failed") or ():
+            if c["op"] == "eq":
+                failing.setdefault(c["field"], set()).add(c.get("value"))
+            elif c["op"] == "in":
+                failing.setdefault(c["field"], set()).update(c.get("values") or ())
+        self.defaults: dict[str, Any] = {}
+        for f in obs["fields"]:
+            if f.get("allowed") and f.get("required", True):
+                ok = [v for v in f["allowed"] if v not in failing.get(f["name"], set())]
+                if ok:
+                    self.defaults[f["name"]] = ok[0]
         self.values = _value_specs(scenario)
         self.integer = {name: types.get(name) == "integer" for name, _ in self.values}
         self.scenario_id = scenario["id"]
@@ -242,6 +265,10 @@ class RecordWriter:
             *self.failed,
             *(name for name, _ in self.values),
         }
+        success = {self.row_field, self.order, self.outcome, *self.fixed, *self.placing}
+        success |= {name for name, _ in self.values}
+        self.defaults = {k: v for k, v in self.defaults.items() if k not in success}
+        drawn |= set(self.defaults)
         missing = sorted(required - drawn - set(self.placing))
         if missing:
             raise UserError(
@@ -284,7 +311,7 @@ class RecordWriter:
             name: cell["split"] if kind == "split" else cell["levels"].get(factor)
             for name, (kind, factor) in self.placing.items()
         }
-        base = {self.row_field: rid, **levels, **self.fixed}
+        base = {self.row_field: rid, **self.defaults, **levels, **self.fixed}
         numbers = self.numbers(rid, cell, right, seed)
         out = []
         attempt = 1
@@ -490,7 +517,13 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
     if table is None:
         row_field = config["attempts"]["key"][0]
         table = from_items(
-            config, obs_contract, records, args.observations, row_field=row_field, complete=False
+            config,
+            obs_contract,
+            records,
+            args.observations,
+            row_field=row_field,
+            complete=False,
+            ignore_unplaced=config["attempts"].get("unknown_rows") == "ignore",
         )
     rules = importlib.import_module(f"{module.__name__}.rules")
     doc = score_document(config, rules, table, records, args.observations)
@@ -596,7 +629,7 @@ def score_markdown(config, module: ModuleType, doc: Mapping[str, Any]) -> str:
                     f", margin {c['margin']:g}" if c["margin"] else ""
                 )
             lines.append(
-                f"| `{c['id']}` | {size_text(c['a'])} | {size_text(c['b'])} | "
+                f"| `{c['id']}` | {arm_text(c['a'])} | {arm_text(c['b'])} | "
                 f"{_fmt(c['estimate'])} [{_fmt(c['lower'])}, {_fmt(c['upper'])}] | {test} | "
                 f"{_fmt(c['p'])} | {_fmt(c['adjustedP'])} |"
             )
