@@ -353,7 +353,8 @@ def rule_methods_fit(spec: dict, report: Reporter) -> None:
                     )
                 if kind is None:
                     continue  # the engine computes the metric: its own checks apply
-                design = f"a paired {kind}" if paired else f"a {kind}"
+                article = "an" if str(kind)[0] in "aeiou" else "a"
+                design = f"a paired {kind}" if paired else f"{article} {kind}"
                 fit = designs.interval_kinds(kind, role, paired)
                 if interval != designs.NONE and designs.method_kind(str(interval), fit) is None:
                     names = ", ".join([*designs.fitting(fit), designs.NONE])
