@@ -86,7 +86,7 @@ def attempt_policy_resolves(spec: dict, report: Reporter) -> None:
     elif types[policy["order"]] not in ("integer", "number"):
         report("/attempts/order", f"order field {policy['order']!r} must be a number")
     fields = set(types)
-    for part in ("failed", "where", "select"):
+    for part in ("failed", "failed_if_any", "where", "select"):
         _conditions(
             policy.get(part), f"/attempts/{part}", fields, "attempt policy", report, fields=fields
         )

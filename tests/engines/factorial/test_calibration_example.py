@@ -116,7 +116,9 @@ def check(doc, recs):
     counts = {}
     for r in recs:
         key = (r["model"], r["domain"])
-        counts[key] = counts.get(key, 0) + (r["status"] == "answered")
+        counts[key] = counts.get(key, 0) + (
+            r["status"] == "answered" and r["confidence"] is not None
+        )
     gated = any(counts.get((m, d), 0) / 200 < 0.9 for m in MODELS for d in DOMAINS)
     assert doc["gated"] == gated
     h1 = all(
@@ -200,3 +202,41 @@ def test_a_confidence_outside_the_bins_is_refused(project, capsys):
     )
     assert "confidence" in capsys.readouterr().err
     assert not (project / "bad.SCORE.json").exists()
+
+
+def test_a_null_confidence_or_a_missing_row_is_unobserved(project):
+    # status refused, a null confidence and an absent record all leave a row unobserved: in
+    # cell m2-law 21 rows are so (7 of each), coverage 179/200 < 0.9, so every tested verdict
+    # is insufficient while the report-only one stays reported
+    recs = []
+    for m in MODELS:
+        for d in DOMAINS:
+            for n in range(1, 201):
+                rec = {
+                    "rowId": f"{m}-{d}-{n}",
+                    "attempt": 1,
+                    "model": m,
+                    "domain": d,
+                    "status": "answered",
+                    "correct": n % 3 != 0,
+                    "confidence": 0.3 + (n % 7) / 10,
+                }
+                if (m, d) == ("m2", "law") and n <= 21:
+                    if n <= 7:
+                        rec["status"] = "refused"
+                    elif n <= 14:
+                        rec["confidence"] = None
+                    else:
+                        continue
+                recs.append(rec)
+    obs = write_jsonl(project / "missing.jsonl", recs)
+    doc = score(project, obs, "missing")
+    cell = next(c for c in doc["cells"] if c["cell"] == "tst-m2-law")
+    assert cell["observed"] == 179 and cell["rows"] == 200
+    assert doc["gated"] is True
+    assert doc["verdicts"] == {
+        "h1": "insufficient",
+        "h2": "insufficient",
+        "ece-overall": "reported-only",
+    }
+    check(doc, first_attempts(obs))

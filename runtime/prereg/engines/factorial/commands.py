@@ -162,9 +162,11 @@ def _uniforms(*parts: object, k: int) -> np.ndarray:
 
 
 def _failed_record(policy: Mapping[str, Any], outcome: str) -> dict[str, Any]:
-    """Field values that make an attempt meet the policy's ``failed`` conditions."""
+    """Field values that make an attempt meet the policy's ``failed`` conditions (or, without
+    them, the first of its ``failed_if_any`` conditions)."""
     out: dict[str, Any] = {}
-    for c in policy.get("failed") or ():
+    conds = policy.get("failed") or (policy.get("failed_if_any") or ())[:1]
+    for c in conds:
         if c["op"] == "is_null":
             out[c["field"]] = None
         elif c["op"] == "eq" and c.get("other") is None:
@@ -242,7 +244,7 @@ class RecordWriter:
         # a required field with allowed values that nothing else draws takes, on a successful
         # attempt, the first allowed value that does not make the attempt failed
         failing = {}
-        for c in policy.get("failed") or ():
+        for c in (*(policy.get("failed") or ()), *(policy.get("failed_if_any") or ())):
             if c["op"] == "eq":
                 failing.setdefault(c["field"], set()).add(c.get("value"))
             elif c["op"] == "in":
