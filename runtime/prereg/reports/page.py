@@ -44,10 +44,11 @@ border:1px solid #c9d3e3}.bad{background:#fbe6e1;color:#8a2410}
 .cols{display:grid;grid-template-columns:repeat(auto-fit,minmax(28em,1fr));gap:1.5em}
 details.registered{border:1px solid #ddd;border-radius:4px;padding:.4em 1em;margin-top:1em}
 details.registered summary{cursor:pointer;font-weight:600}
+details.fold{margin:.4em 0}details.fold summary{cursor:pointer}
 nav a{margin-right:1em}
 @media print{nav{display:none}body{max-width:none;margin:0;font-size:10pt}
 a{color:inherit;text-decoration:none}.scroll{overflow:visible}code.digest{white-space:normal;
-word-break:break-all}tr,figure{break-inside:avoid}h2,h3{break-after:avoid}
+word-break:break-all}tr,figure{break-inside:avoid}details.fold>*{display:block}h2,h3{break-after:avoid}
 .status{border:1px solid #999}}
 """.strip()
 
@@ -80,6 +81,9 @@ class Table:
     code: frozenset[int] = frozenset()  # columns shown as code
     markdown: frozenset[int] = frozenset()  # columns holding inline Markdown (links)
     caption: str | None = None  # the table's caption (default: the heading it stands under)
+    folded: str | None = (
+        None  # fold the table under this summary line (HTML; a heading in Markdown)
+    )
 
 
 @dataclass(frozen=True)
@@ -184,10 +188,15 @@ def render_html(report: Report, back: str | None = "../index.html") -> str:
                         tds.append(f"<td{cls}>{_cell(v, i in b.code)}</td>")
                 body.append("<tr>" + "".join(tds) + "</tr>")
             caption = f"<caption>{_esc(b.caption or heading)}</caption>"
-            parts.append(
+            table = (
                 f'<div class="scroll"><table>{caption}<thead><tr>{head}</tr></thead>'
-                f"<tbody>{''.join(body)}</tbody></table></div>\n"
+                f"<tbody>{''.join(body)}</tbody></table></div>"
             )
+            if b.folded:
+                table = (
+                    f'<details class="fold"><summary>{_esc(b.folded)}</summary>\n{table}</details>'
+                )
+            parts.append(table + "\n")
         elif isinstance(b, Figure):
             cap = f"<figcaption>{markdown.inline(b.caption)}</figcaption>" if b.caption else ""
             parts.append(
@@ -220,6 +229,8 @@ def render_markdown(report: Report, figure_dir: str = "figures") -> str:
         elif isinstance(b, Facts):
             lines += [f"- {k}: {_md_cell(v, k in b.code)}" for k, v in b.items] + [""]
         elif isinstance(b, Table):
+            if b.folded:
+                lines += [f"**{b.folded}**", ""]
             lines.append("| " + " | ".join(b.header) + " |")
             lines.append(
                 "|" + "|".join("---:" if i in b.numeric else "---" for i in range(len(b.header)))

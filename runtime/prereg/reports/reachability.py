@@ -515,35 +515,33 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                 )  # fmt: skip
             )
         if doc.get("contrasts"):
-            report.add(
-                Table(
-                    (
-                        "hypothesis",
-                        "contrast",
-                        "a k/n",
-                        "b k/n",
-                        "a − b",
-                        "interval",
-                        "P",
-                        "adjusted P",
-                    ),
-                    [
-                        (
-                            c.get("hypothesis"),
-                            c.get("id"),
-                            f"{c['a']['k']}/{c['a']['n']}",
-                            f"{c['b']['k']}/{c['b']['n']}",
-                            fmt(c.get("estimate")),
-                            f"[{fmt(c.get('lower'))}, {fmt(c.get('upper'))}]",
-                            fmt_p(c.get("p")),
-                            fmt_p(c.get("adjustedP")),
-                        )
-                        for c in doc["contrasts"]
-                    ],
-                    numeric=frozenset({2, 3, 4, 6, 7}),
-                    code=frozenset({0, 1}),
-                )  # fmt: skip
-            )
+            groups: dict[str, list] = {}
+            for c in doc["contrasts"]:
+                groups.setdefault(str(c.get("hypothesis")), []).append(c)
+            for hyp, rows in groups.items():
+                title = titles.get(hyp, "")
+                report.add(
+                    Table(
+                        ("contrast", "a k/n", "b k/n", "a − b", "interval", "P", "adjusted P"),
+                        [
+                            (
+                                c.get("id"),
+                                f"{c['a']['k']}/{c['a']['n']}",
+                                f"{c['b']['k']}/{c['b']['n']}",
+                                fmt(c.get("estimate")),
+                                f"[{fmt(c.get('lower'))}, {fmt(c.get('upper'))}]",
+                                fmt_p(c.get("p")),
+                                fmt_p(c.get("adjustedP")),
+                            )
+                            for c in rows
+                        ],
+                        numeric=frozenset({1, 2, 3, 5, 6}),
+                        code=frozenset({0}),
+                        caption=f"Contrasts of {hyp}" + (f": {title}" if title else ""),
+                        folded=f"{hyp}: {len(rows)} contrast{'s' if len(rows) != 1 else ''}"
+                        + (f" ({title})" if title else ""),
+                    )  # fmt: skip
+                )
 
     if prereg or audit:
         report.add(Heading("Prepared corpus"))
