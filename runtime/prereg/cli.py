@@ -205,11 +205,22 @@ def _cmd_compile(project, args) -> int:
         changed = build.write_generated(project, files)
     for rel in changed:
         print(f"wrote {rel}" if rel in files else f"removed {rel}")
+    _warn_unready(project, args.studies or None)
     studies = sorted({rel.split("/")[1] for rel in files})
     print(
         f"compiled {len(studies)} stud{'y' if len(studies) == 1 else 'ies'}: {', '.join(studies)}; {len(changed)} file(s) changed"
     )
     return 0
+
+
+def _warn_unready(project, only) -> None:
+    """Warnings (on stderr) for what keeps a study from being registered or sealed."""
+    from prereg.compiler import build
+    from prereg.compiler.readiness import gaps
+
+    for study in build.load_all(project, only):
+        for pointer, message in gaps(study.data):
+            sys.stderr.write(f"warning: {study.loaded.where(pointer)}: at {pointer}: {message}\n")
 
 
 def _cmd_check(project, args) -> int:

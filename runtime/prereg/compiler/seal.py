@@ -73,6 +73,14 @@ def seal_study(project: Project, study_id: str) -> tuple[Path, dict[str, Any]]:
             f"{study.loaded.where('/status')}: at /status: a draft study cannot be sealed; "
             "set status: registered first"
         )
+    from prereg.compiler.readiness import gaps
+
+    missing = gaps(study.data)
+    if missing:
+        raise UserError(
+            f"{study.spec_rel}: not ready to seal ({len(missing)} problem(s))",
+            problems=[f"{study.loaded.where(p)}: at {p}: {m}" for p, m in missing],
+        )
     target = seal_path(project, study_id)
     seal = make_seal(study.data)
     write_new(target, canonical_bytes_nl(seal))

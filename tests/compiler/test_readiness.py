@@ -1,0 +1,84 @@
+"""What keeps a study from being registered: compile warns, seal refuses (with the location
+and the rule), a ready study seals."""
+
+from __future__ import annotations
+
+import shutil
+
+from prereg.cli import main
+from tests.conftest import ROOT
+
+
+def without_record(text: str) -> str:
+    return text[: text.index("\nregistration:\n") + 1]
+
+
+def project(tmp_path, edit):
+    shutil.copytree(ROOT / "examples" / "answer-position" / "spec", tmp_path / "spec")
+    (tmp_path / "generated").mkdir()
+    shutil.copy(ROOT / "generated" / "prereg.schema.json", tmp_path / "generated")
+    spec = tmp_path / "spec" / "studies" / "answer-position.yaml"
+    spec.write_text(edit(spec.read_text()))
+    return tmp_path
+
+
+def registered(text: str) -> str:
+    return text.replace("status: draft", "status: registered")
+
+
+def test_a_registered_study_without_its_record_is_warned_and_not_sealed(tmp_path, capsys):
+    root = project(tmp_path, lambda t: registered(without_record(t)))
+    assert main(["--project", str(root), "compile"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: spec/studies/answer-position.yaml:" in err
+    assert "a registered study needs its registration record" in err
+    assert main(["--project", str(root), "seal", "answer-position"]) == 2
+    err = capsys.readouterr().err
+    assert "not ready to seal" in err and "needs its registration record" in err
+    assert not list((root / "spec" / "studies").glob("*.seal.json"))
+
+
+def test_a_missing_slot_and_a_hypothesis_without_a_rule(tmp_path, capsys):
+    def edit(text):
+        text = registered(text)
+        text = text.replace("  blinding: Not stated.\n", "")
+        return text.replace("    reported_only: true\n", "")
+
+    root = project(tmp_path, edit)
+    assert main(["--project", str(root), "seal", "answer-position"]) == 2
+    err = capsys.readouterr().err
+    assert "registration lacks blinding" in err
+    # the estimates-only hypothesis has no rule: it is refused until marked reported_only
+    assert "hypothesis 'accuracy-a' has no rule and no verdicts" in err
+    assert not list((root / "spec" / "studies").glob("*.seal.json"))
+
+
+def test_a_ready_study_seals(tmp_path, capsys):
+    root = project(tmp_path, registered)  # the example carries its record
+    assert main(["--project", str(root), "compile"]) == 0
+    assert "warning" not in capsys.readouterr().err
+    assert main(["--project", str(root), "seal", "answer-position"]) == 0
+
+
+def test_contrast_arms_selecting_no_cell_or_the_same_rows_are_warned(tmp_path, capsys):
+    def edit(text):
+        text = text.replace(
+            "        b: {where: [{factor: split, levels: [test]}, {factor: model, levels: [model-a]}]}",
+            "        b: {where: [{factor: split, levels: [test]}, {factor: model, levels: [model-b]}]}",
+        )
+        # the tuning cells leave position d out, so a b arm of tuning rows at d selects nothing
+        text = text.replace(
+            "split: tuning, rows: 10, factors: [model, position, format]}",
+            "split: tuning, rows: 10, factors: [model, position, format],"
+            " subset: [{factor: position, levels: [a, b, c]}]}",
+        ).replace("{scope: tuning, rows: 160}", "{scope: tuning, rows: 120}")
+        return text.replace(
+            '{factor: format, levels: ["{format}"]}, {factor: position, levels: [d]}]}',
+            '{factor: format, levels: ["{format}"]}, {factor: position, levels: [d]}, {factor: split, levels: [tuning]}]}',
+        )
+
+    root = project(tmp_path, edit)
+    assert main(["--project", str(root), "compile"]) == 0
+    err = capsys.readouterr().err
+    assert "contrast 'b-not-inferior': both arms select the same rows" in err
+    assert "contrast 'a-vs-d-model-a-plain': arm b selects no registered cell" in err
