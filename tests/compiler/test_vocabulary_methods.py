@@ -120,3 +120,46 @@ def test_a_bad_edit_is_refused_with_its_rule(tmp_path, capsys, example, old, new
     assert message in err
     assert f"{example}.yaml:" in err and "Traceback" not in err
     assert sorted(p.name for p in (tmp_path / "generated").iterdir()) == ["prereg.schema.json"]
+
+
+def _project(tmp_path, example):
+    shutil.copytree(ROOT / "examples" / example / "spec", tmp_path / "spec")
+    (tmp_path / "generated").mkdir()
+    shutil.copy(ROOT / "generated" / "prereg.schema.json", tmp_path / "generated")
+    return tmp_path / "spec" / "studies" / f"{example}.yaml"
+
+
+def test_verdicts_must_end_with_a_default(tmp_path, capsys):
+    spec = _project(tmp_path, "latency-cost")
+    text = spec.read_text()
+    old = "    rule:\n      compare: {target: accuracy-non-inferior, quantity: p, op: lt, value: 0.025}\n"
+    new = (
+        "    verdicts:\n"
+        "      - verdict: non-inferior\n"
+        "        when: {compare: {target: accuracy-non-inferior, quantity: p, op: lt, value: 0.025}}\n"
+    )
+    assert text.count(old) == 1
+    spec.write_text(text.replace(old, new))
+    assert main(["--project", str(tmp_path), "compile"]) != 0
+    assert "hypothesis 'h4': the last verdict needs no when" in capsys.readouterr().err
+
+
+def test_a_reported_only_hypothesis_with_a_rule_is_reported(tmp_path, capsys):
+    """reported_only means what it says even when a rule is written: the verdict stays
+    reported-only whatever the rule or the gates give."""
+    import json
+
+    spec = _project(tmp_path, "calibration-cells")
+    text = spec.read_text()
+    old = "    title: Confidence separates right from wrong answers in every cell\n"
+    assert text.count(old) == 1
+    spec.write_text(text.replace(old, old + "    reported_only: true\n"))
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    obs, out = tmp_path / "obs.jsonl", tmp_path / "SCORE.json"
+    study = ["--project", str(tmp_path), "calibration-cells"]
+    assert (
+        main([*study, "simulate", "--scenario", "calibrated", "--seed", "1", "--out", str(obs)])
+        == 0
+    )
+    assert main([*study, "score", "--observations", str(obs), "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["verdicts"]["h2"] == "reported-only"

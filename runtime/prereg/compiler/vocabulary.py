@@ -561,3 +561,23 @@ def test_sequence_resolves(spec: dict, report: Reporter) -> None:
                     " earlier hypothesis",
                 )
         earlier.append(h.get("id"))
+
+
+@check
+def verdicts_end_with_a_default(spec: dict, report: Reporter) -> None:
+    """Verdicts are tried in order; the last one has no `when`, so some verdict always applies."""
+    for ptr, h in items(spec, "hypotheses"):
+        verdicts = h.get("verdicts") or []
+        if verdicts and verdicts[-1].get("when") is not None:
+            report(
+                f"{ptr}/verdicts/{len(verdicts) - 1}",
+                f"hypothesis {h.get('id')!r}: the last verdict needs no when (the verdict given"
+                " when no earlier one applies)",
+            )
+        for j, v in enumerate(verdicts[:-1]):
+            if v.get("when") is None:
+                report(
+                    f"{ptr}/verdicts/{j}/when",
+                    f"hypothesis {h.get('id')!r}: only the last verdict may omit when (the"
+                    " verdicts after it could never apply)",
+                )
