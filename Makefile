@@ -26,8 +26,8 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check runtime tests bench examples
 
-test: setup  ## check, lint, then the test suite
-	$(BIN)/prereg check
+test: setup  ## check (with the language schema and reference), lint, then the test suite
+	$(BIN)/prereg check --language
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 

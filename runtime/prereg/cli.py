@@ -117,7 +117,7 @@ def _add_core_commands(sub) -> None:
     c.add_argument(
         "--language",
         action="store_true",
-        help="also regenerate generated/prereg.schema.json with LinkML",
+        help="also regenerate generated/prereg.schema.json with LinkML and docs/language.md",
     )
     k = sub.add_parser(
         "check",
@@ -130,7 +130,8 @@ def _add_core_commands(sub) -> None:
     k.add_argument(
         "--language",
         action="store_true",
-        help="also regenerate the language schema with LinkML and compare bytes",
+        help="also regenerate the language schema with LinkML and the language reference"
+        " (docs/language.md), and compare bytes",
     )
     m = sub.add_parser(
         "demo",
@@ -188,7 +189,7 @@ def _add_core_commands(sub) -> None:
 
 
 def _cmd_compile(project, args) -> int:
-    from prereg.compiler import build, language
+    from prereg.compiler import build, langdoc, language
 
     if args.language:
         schema = language.render_schema(project)
@@ -198,6 +199,8 @@ def _cmd_compile(project, args) -> int:
         if not target.exists() or target.read_bytes() != schema:
             target.write_bytes(schema)
             print("wrote generated/prereg.schema.json")
+        if langdoc.write_docs(project):
+            print(f"wrote {langdoc.DOCS.as_posix()}")
     files = build.compile_project(project, args.studies or None)
     if args.studies:
         changed = build.write_generated(project, files, prune=False)
@@ -224,7 +227,7 @@ def _warn_unready(project, only) -> None:
 
 
 def _cmd_check(project, args) -> int:
-    from prereg.compiler import build, language, seal
+    from prereg.compiler import build, langdoc, language, seal
 
     problems = []
     stale = language.schema_is_current(project)
@@ -234,6 +237,8 @@ def _cmd_check(project, args) -> int:
         want = language.render_schema(project)
         if (project.root / "generated/prereg.schema.json").read_bytes() != want:
             problems.append("stale or edited: generated/prereg.schema.json (run make generate)\n")
+    if args.language:
+        problems.extend(langdoc.docs_problems(project))
     studies = build.load_all(project)
     files = {
         rel: text.encode("utf-8") for s in studies for rel, text in build.render_study(s).items()
