@@ -266,9 +266,15 @@ def contrast_result(
                 seed=seed,
                 paired=True,
             )
-        else:
-            lo, hi = _independent_bootstrap(
-                samples, contrast_stat, whole, level=item.level, resamples=resamples, seed=seed
+        else:  # each arm on its own (a's rows first), its samples resampled together
+            lo, hi = fn(
+                samples,
+                contrast_stat,
+                level=item.level,
+                resamples=resamples,
+                seed=seed,
+                paired=False,
+                arms=(2, 2) if whole else (1, 1),
             )
     elif interval == "none":
         pass
@@ -331,31 +337,6 @@ def contrast_result(
         p = float(p)
         p = None if math.isnan(p) else p
     return ContrastResult(item.id, float(est), float(lo), float(hi), p=p, extra=extra), counts
-
-
-def _independent_bootstrap(samples, contrast_stat, whole: bool, *, level, resamples, seed):
-    """Percentile bootstrap of a contrast of two independent arms: each resample draws arm
-    a's rows, then arm b's, from one generator (see :func:`prereg.stats.samples.bootstrap_interval`)."""
-    from prereg.stats.samples import _level
-
-    lv = _level(level)
-    arms = [samples[:2], samples[2:]] if whole else [samples[:1], samples[1:]]
-    if any(arm[0].shape[0] == 0 for arm in arms):
-        return _NAN, _NAN
-    rng = np.random.Generator(np.random.PCG64(int(seed)))
-    stats = np.empty(int(resamples))
-    for r in range(int(resamples)):
-        drawn = []
-        for arm in arms:
-            n = arm[0].shape[0]
-            idx = rng.integers(0, n, n)
-            drawn.extend(x[idx] for x in arm)
-        stats[r] = contrast_stat(*drawn)
-    ok = np.isfinite(stats)
-    if ok.sum() * 2 < stats.size or not ok.any():
-        return _NAN, _NAN
-    lo, hi = np.quantile(stats[ok], [(1.0 - lv) / 2.0, (1.0 + lv) / 2.0])
-    return float(lo), float(hi)
 
 
 def row_results(item, metrics: Mapping[str, RowMetric], sel, columns):

@@ -20,8 +20,9 @@ A method is one function registered under ``(kind, name)``; ``name`` is what a s
 - ``paired-difference-interval``: ``fn(n11, n10, n01, n00, *, level) -> (difference, lower,
   upper)`` for paired proportions (the four counts of the table of pairs)
 - ``paired-proportion-test``: ``fn(n11, n10, n01, n00, *, alternative, margin) -> (stat, p)``
-- ``resampling-interval``: ``fn(samples, statistic, *, level, resamples, seed, paired) ->
-  (lower, upper)``: an interval of any statistic of the samples
+- ``resampling-interval``: ``fn(samples, statistic, *, level, resamples, seed, paired,
+  arms=None) -> (lower, upper)``: an interval of any statistic of the samples (``arms``:
+  groups of samples resampled together)
 
 The proportion kinds broadcast numpy arrays (scalars in give floats out) and give NaN, without a
 warning, where a count of trials is 0; the sample kinds take one sample (a 1-D array) at a time.
@@ -308,9 +309,9 @@ def mcnemar_exact(n11, n10, n01, n00, *, alternative, margin):
     "bootstrap",
     summary="Seeded percentile bootstrap interval (resampling rows, or pairs when paired).",
 )
-def bootstrap(samples, statistic, *, level, resamples, seed, paired):
+def bootstrap(samples, statistic, *, level, resamples, seed, paired, arms=None):
     from prereg.stats.samples import bootstrap_interval
 
     return bootstrap_interval(
-        samples, statistic, level=level, resamples=resamples, seed=seed, paired=paired
+        samples, statistic, level=level, resamples=resamples, seed=seed, paired=paired, arms=arms
     )

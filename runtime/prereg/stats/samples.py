@@ -146,30 +146,41 @@ def bootstrap_interval(
     resamples: int,
     seed: int,
     paired: bool = False,
+    arms: Sequence[int] | None = None,
 ) -> tuple[float, float]:
     """(lower, upper): the percentile bootstrap interval of ``statistic(*samples)``.
 
-    The generator is numpy's PCG64 seeded with ``seed``. Each resample draws, for each sample
-    in order, ``len(sample)`` indexes with replacement (``Generator.integers(0, n, n)``); with
-    ``paired`` one draw of indexes serves every sample (they are resampled by pair). The
+    The samples form ``arms``: consecutive groups of samples of one length, resampled together
+    (the default: every sample on its own; with ``paired``, all of them as one arm). The
+    generator is numpy's PCG64 seeded with ``seed``; each resample draws, arm by arm in order,
+    ``n`` indexes with replacement (``Generator.integers(0, n, n)``, n the arm's length). The
     bounds are numpy's default (linear) quantiles ``(1 − level)/2`` and ``(1 + level)/2`` of
     the resampled statistics; resamples whose statistic is not finite are left out, and the
     interval is NaN when fewer than half remain.
     """
     lv = _level(level)
     arrays = [np.asarray(s) for s in samples]
-    if any(a.shape[0] == 0 for a in arrays):
+    if arms is None:
+        arms = (len(arrays),) if paired else (1,) * len(arrays)
+    if sum(arms) != len(arrays):
+        raise ValueError("the arms must cover the samples")
+    groups, at = [], 0
+    for k in arms:
+        group = arrays[at : at + k]
+        at += k
+        if len({a.shape[0] for a in group}) != 1:
+            raise ValueError("the samples of one arm must have equal lengths")
+        groups.append(group)
+    if any(g[0].shape[0] == 0 for g in groups):
         return _NAN, _NAN
-    if paired and len({a.shape[0] for a in arrays}) != 1:
-        raise ValueError("paired samples must have equal lengths")
     rng = np.random.Generator(np.random.PCG64(int(seed)))
     stats = np.empty(int(resamples))
     for r in range(int(resamples)):
-        if paired:
-            idx = rng.integers(0, arrays[0].shape[0], arrays[0].shape[0])
-            drawn = [a[idx] for a in arrays]
-        else:
-            drawn = [a[rng.integers(0, a.shape[0], a.shape[0])] for a in arrays]
+        drawn = []
+        for group in groups:
+            n = group[0].shape[0]
+            idx = rng.integers(0, n, n)
+            drawn.extend(a[idx] for a in group)
         stats[r] = statistic(*drawn)
     ok = np.isfinite(stats)
     if ok.sum() * 2 < stats.size or not ok.any():

@@ -22,6 +22,14 @@ def run(project: Path, study: str, *args) -> int:
     return main(["--project", str(project), study, *map(str, args)])
 
 
+def scored(project: Path, study: str, obs: Path, tag: str, *, items: bool = True) -> dict:
+    """SCORE.json of ``obs`` (with the project's items.jsonl unless ``items`` is False)."""
+    out = project / f"{tag}.SCORE.json"
+    manifest = ["--items", project / "items.jsonl"] if items else []
+    assert run(project, study, "score", *manifest, "--observations", obs, "--out", out) == 0
+    return json.loads(out.read_text())
+
+
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 

@@ -5,14 +5,20 @@ bootstrap redrawn from its documented algorithm."""
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from tests.engines.factorial.examples import by_id, example_project, read_jsonl, run, write_jsonl
+from tests.engines.factorial.examples import (
+    by_id,
+    example_project,
+    read_jsonl,
+    run,
+    scored,
+    write_jsonl,
+)
 
 STUDY = "calibration-cells"
 MODELS, DOMAINS = ("m1", "m2"), ("math", "law", "code")
@@ -25,9 +31,7 @@ def project(tmp_path_factory):
 
 
 def score(project, obs, tag):
-    out = project / f"{tag}.SCORE.json"
-    assert run(project, STUDY, "score", "--observations", obs, "--out", out) == 0
-    return json.loads(out.read_text())
+    return scored(project, STUDY, obs, tag, items=False)
 
 
 def first_attempts(obs):

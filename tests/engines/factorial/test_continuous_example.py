@@ -5,7 +5,6 @@ documented algorithm, and Farrington-Manning from a numerically found constraine
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -15,7 +14,14 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import confint_proportions_2indep
 from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
 
-from tests.engines.factorial.examples import by_id, example_project, read_jsonl, run, write_jsonl
+from tests.engines.factorial.examples import (
+    by_id,
+    example_project,
+    read_jsonl,
+    run,
+    scored,
+    write_jsonl,
+)
 from tests.engines.factorial.test_answer_position import fm_z
 
 STUDY = "latency-cost"
@@ -29,22 +35,7 @@ def project(tmp_path_factory):
 
 
 def score(project, obs, tag):
-    out = project / f"{tag}.SCORE.json"
-    assert (
-        run(
-            project,
-            STUDY,
-            "score",
-            "--items",
-            project / "items.jsonl",
-            "--observations",
-            obs,
-            "--out",
-            out,
-        )
-        == 0
-    )
-    return json.loads(out.read_text())
+    return scored(project, STUDY, obs, tag)
 
 
 def observed(project, obs):

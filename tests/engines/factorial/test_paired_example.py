@@ -4,7 +4,6 @@ McNemar exact test and Holm, Newcombe's method 10 written out from the paper's f
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -13,7 +12,14 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
-from tests.engines.factorial.examples import by_id, example_project, read_jsonl, run, write_jsonl
+from tests.engines.factorial.examples import (
+    by_id,
+    example_project,
+    read_jsonl,
+    run,
+    scored,
+    write_jsonl,
+)
 
 STUDY = "paired-verifiers"
 
@@ -26,22 +32,7 @@ def project(tmp_path_factory):
 
 
 def score(project, obs, tag):
-    out = project / f"{tag}.SCORE.json"
-    assert (
-        run(
-            project,
-            STUDY,
-            "score",
-            "--items",
-            project / "items.jsonl",
-            "--observations",
-            obs,
-            "--out",
-            out,
-        )
-        == 0
-    )
-    return json.loads(out.read_text())
+    return scored(project, STUDY, obs, tag)
 
 
 def counted(project, obs):
