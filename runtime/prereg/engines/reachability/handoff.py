@@ -193,11 +193,9 @@ def _resolve(base_file: Path, rel: str) -> Path:
 # -- the prepared folder, checked against the regenerated study ---------------------------------
 
 
-def verify_prepared(ctx: StudyContext, h: HandOff, outdir: Path) -> dict[str, Any]:
-    """The prepared folder's preregistration object, after regenerating the study from its seed
-    and comparing every file byte for byte (``prepared-mismatch`` otherwise)."""
-    from .commands import PREREGISTRATION, prepared_files
-    from .pipeline import default_workers, prepare_memory
+def read_prepared(h: HandOff, outdir: Path) -> dict[str, Any]:
+    """The prepared folder's preregistration object (prepared under the current spec)."""
+    from .commands import PREREGISTRATION
 
     prereg_path = outdir / PREREGISTRATION
     prereg = read_json_file(prereg_path, missing="is this a prepared folder?")
@@ -209,8 +207,17 @@ def verify_prepared(ctx: StudyContext, h: HandOff, outdir: Path) -> dict[str, An
             f"{prereg_path}: prepared under spec {prereg.get('specDigest')}, not the current"
             f" spec {h.spec_digest}",
         )
-    seed = prereg["seed"]
-    check_seed_syntax(seed, h.ec.seed_policy)
+    check_seed_syntax(prereg["seed"], h.ec.seed_policy)
+    return prereg
+
+
+def verify_prepared(ctx: StudyContext, h: HandOff, outdir: Path) -> dict[str, Any]:
+    """The preregistration object of the study regenerated from the prepared folder's seed,
+    after comparing every file of the folder with it byte for byte (``prepared-mismatch``)."""
+    from .commands import prepared_files
+    from .pipeline import default_workers, prepare_memory
+
+    seed = read_prepared(h, outdir)["seed"]
     p = prepare_memory(h.ec, seed, workers=default_workers())
     files, regenerated = prepared_files(ctx, p)
     for name, data, _mode in files:
@@ -419,7 +426,7 @@ def bundle(ctx: StudyContext, args: argparse.Namespace) -> int:
     refuse_existing(out)
     now = _now(args)
     outdir = Path(args.outdir)
-    prereg = verify_prepared(ctx, h, outdir)
+    prereg = read_prepared(h, outdir)  # regenerated and compared below, after the cheap checks
     seed = prereg["seed"]
     sc = classify_seed(seed, h.ec.seed_policy)
     if sc.public:
@@ -518,6 +525,10 @@ def bundle(ctx: StudyContext, args: argparse.Namespace) -> int:
         raise h.refuse(
             "calibrationExpired" if now > cal.expires_at else "calibrationScope",
             f"calibrator {cal.id} is not valid at {iso_ms(now)} (valid {cal.window()})",
+        )
+    if verify_prepared(ctx, h, outdir) != prereg:
+        raise h.refuse(
+            "preparedMismatch", f"{outdir}: preregistration.json is not the regenerated one"
         )
     from .commands import CORPUS
 

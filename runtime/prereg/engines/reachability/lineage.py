@@ -94,13 +94,6 @@ def score_from_config(ctx: StudyContext, args: argparse.Namespace) -> int:
     b = validate_bundle(ctx, bundle_path)
     doc = b.doc
     outdir = b.corpus_path.parent
-    prereg = verify_prepared(ctx, h, outdir)
-    if preregistration_digest(prereg) != doc["preregistrationDigest"]:
-        raise h.refuse(
-            "changedPreregistration",
-            f"{outdir}: the regenerated preregistration {preregistration_digest(prereg)} is not"
-            f" the bundled {doc['preregistrationDigest']}",
-        )
     gold_path, gold_bytes = _trusted(h, cfg_path, cfg, "gold", "goldDigest")
     gold = _object(gold_path, gold_bytes, "a gold file")
     if record_digest({k: v for k, v in gold.items() if k != "specDigest"}) != doc["goldDigest"]:
@@ -189,6 +182,14 @@ def score_from_config(ctx: StudyContext, args: argparse.Namespace) -> int:
         h.raw["refusals"],
         "evaluatedAt",
     )
+    # last, the expensive check: the study regenerated from the seed under the current spec
+    prereg = verify_prepared(ctx, h, outdir)
+    if preregistration_digest(prereg) != doc["preregistrationDigest"]:
+        raise h.refuse(
+            "changedPreregistration",
+            f"{outdir}: the regenerated preregistration {preregistration_digest(prereg)} is not"
+            f" the bundled {doc['preregistrationDigest']}",
+        )
     prereg_loaded, table, _ = load_prepared(ctx, outdir, spec)
     schema = schema_path(module, spec.contracts["observation"])
     records: list[dict] = []
