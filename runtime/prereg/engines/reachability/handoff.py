@@ -268,6 +268,7 @@ def approval_template(ctx: StudyContext, args: argparse.Namespace) -> int:
             else f"{ph} a reference that cites the development review digest>"
         ),
     }
+    out.parent.mkdir(parents=True, exist_ok=True)
     write_new(out, json.dumps(approval, indent=2, ensure_ascii=False) + "\n", mode=0o600)
     todo = [
         k for k, v in (("calibrationArtifactDigest", cal), ("approvalReference", review)) if not v
