@@ -632,6 +632,16 @@ def validate_bundle(
             f"{path}: bundled under spec {doc.get('specDigest')}, not the current spec"
             f" {h.spec_digest}",
         )
+    for pointer, kind in (
+        ("/corpus/file", str),
+        ("/corpus/sha256", str),
+        ("/corpusDigest", str),
+        ("/preregistrationDigest", str),
+        ("/approvalDigest", str),
+        ("/floorsUsd/study", float),
+        ("/rows", int),
+    ):
+        _field(doc, path, pointer, kind)
     b = Bundle(path, bundle_digest, doc)
     corpus_digest, corpus = file_digest(b.corpus_path, "the bundled corpus")
     if corpus_digest != doc.get("corpusDigest") or corpus_digest != doc["corpus"].get("sha256"):
