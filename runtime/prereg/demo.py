@@ -38,7 +38,7 @@ _SHA256 = re.compile(r"\{sha256:([^{}]+)\}")
 _JSON = re.compile(r"\{json:([^{}#]+)#(/[^{}]*)\}")
 
 
-def _fill(arg: str, out: Path, root: Path) -> str:
+def fill_arg(arg: str, out: Path, root: Path) -> str:
     """``{out}`` and ``{root}`` filled in, then ``{sha256:PATH}`` (``sha256:`` and the hex
     SHA-256 of the file's bytes: the digest an operator anchors) and ``{json:PATH#/pointer}``
     (a string in a JSON file an earlier step wrote, such as a printed digest)."""
@@ -64,9 +64,9 @@ def _fill(arg: str, out: Path, root: Path) -> str:
 
 
 def _filled(value, out: Path, root: Path):
-    """A JSON value with every string filled in (:func:`_fill`)."""
+    """A JSON value with every string filled in (:func:`fill_arg`)."""
     if isinstance(value, str):
-        return _fill(value, out, root)
+        return fill_arg(value, out, root)
     if isinstance(value, list):
         return [_filled(v, out, root) for v in value]
     if isinstance(value, dict):
@@ -74,7 +74,7 @@ def _filled(value, out: Path, root: Path):
     return value
 
 
-def _write_step(step: dict, args: list[str], out: Path, root: Path) -> int:
+def write_step(step: dict, args: list[str], out: Path, root: Path) -> int:
     """A plan step that writes a file an operator would write by hand (``"json"``: its content,
     strings filled in; ``args``: ``["write", PATH]``); never overwrites."""
     path = Path(args[1])
@@ -124,7 +124,7 @@ def run_demo(project: Project, out: Path, force: bool = False) -> int:
         step_out.mkdir(exist_ok=True)
         t0 = time.perf_counter()
         try:
-            args = [_fill(a, step_out, project.root) for a in step["args"]]
+            args = [fill_arg(a, step_out, project.root) for a in step["args"]]
         except UserError as exc:
             print(f"[{i}/{total}] {step['title']}: {exc.message}", file=sys.stderr, flush=True)
             args, code = list(step["args"]), 2
@@ -133,7 +133,7 @@ def run_demo(project: Project, out: Path, force: bool = False) -> int:
             argv = ["--project", str(home.root), step["study"], *args]
             if "json" in step:  # a file the operator writes: no command runs
                 print(f"[{i}/{total}] {step['title']}: write {args[1]}", flush=True)
-                code = _write_step(step, args, step_out, project.root)
+                code = write_step(step, args, step_out, project.root)
             else:
                 print(f"[{i}/{total}] {step['title']}: prereg {' '.join(argv[2:])}", flush=True)
                 code = cli_main(argv)

@@ -30,7 +30,7 @@ BUNDLED_AT = "2026-10-14T12:00:00Z"
 START_1, START_2 = "2026-10-15T09:00:00Z", "2026-10-15T09:30:00Z"
 EVALUATED = "2026-10-16T12:00:00Z"
 _, CTX = study_context(Project(ROOT), STUDY)
-CODES = CTX.config["constants"]["hand-off"]["refusals"]
+CODES = CTX.config["constants"]["refusal-codes"]
 
 
 def cli(*args) -> int:
@@ -619,3 +619,24 @@ def test_score_takes_one_form_or_the_other(walked, tmp_path, capsys):
     err = capsys.readouterr().err
     assert rc == 2 and "missing: OBSERVATIONS, --calibrator" in err
     assert not out.exists()
+
+
+def test_the_flag_form_scores_exactly_as_the_lineage_does(walked, tmp_path):
+    """Both forms run the same checks and the same scoring: with the runs' observations in one
+    file and their session starts as flags, SCORE.json is the lineage's without its lineage."""
+    w = walked
+    both = tmp_path / "observations.jsonl"
+    both.write_bytes(
+        (w / "runs/run-1/observations.jsonl").read_bytes()
+        + (w / "runs/run-2/observations.jsonl").read_bytes()
+    )
+    out = tmp_path / "SCORE.json"
+    assert (
+        cli("score", w / "prepared", both, "--calibrator", w / "calibrator.json",
+            "--calibrator-digest", w.calibrator_digest, "--session-start", f"{START_1},{START_2}",
+            "--evaluated-at", EVALUATED, "--out", out) == 0
+    )  # fmt: skip
+    flag = json.loads(out.read_text())
+    lineage = json.loads((w / "SCORE.json").read_text())
+    assert "lineage" not in flag and lineage.pop("lineage")
+    assert flag == lineage

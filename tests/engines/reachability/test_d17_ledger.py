@@ -194,3 +194,33 @@ def test_an_empty_database_is_migrated_and_a_foreign_file_refused(tmp_path):
     junk.write_bytes(b"not a database at all" * 100)
     with pytest.raises(UserError, match="not a usable ledger database"):
         Ledger(junk)
+
+
+def _busy_writer(path: str, start: int) -> None:
+    with Ledger(path) as led:
+        for k in range(start, start + 100_000):
+            _freeze(led, f"s{k}", f"sha256:c{k}", at_ms=k)
+
+
+def test_kill_9_at_random_moments_leaves_whole_records(tmp_path):
+    """A writer freezing seed after seed, killed at an arbitrary moment: every seed recorded has
+    its event and no event lacks its seed; the next writer carries on."""
+    import random
+
+    path = str(tmp_path / "ledger.sqlite3")
+    rng = random.Random(20261201)
+    start = 0
+    for _ in range(4):
+        p = CTX.Process(target=_busy_writer, args=(path, start))
+        p.start()
+        time.sleep(0.6 + rng.random() * 0.6)  # the interpreter starts, then writes for a while
+        os.kill(p.pid, signal.SIGKILL)
+        p.join()
+        with Ledger(path) as led:
+            assert led.integrity() == "ok"
+            state = led.state()
+        seeds = {s["seed"] for s in state["seeds"]}
+        events = [e["seed"] for e in state["events"]]
+        assert len(events) == len(set(events)) and set(events) == seeds
+        start = 1 + max((int(s[1:]) for s in seeds), default=-1)
+    assert start > 0  # the writers did write

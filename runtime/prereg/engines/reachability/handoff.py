@@ -1,8 +1,8 @@
 """The collection hand-off of a reachability-probe study: from a prepared folder to collection.
 
-The study's facts come from the ``hand-off`` constant (schema ids, the calibration mode, the
-ledger's file name, the run folder's file names, the fresh-ledger allowance, the refusal
-codes), ``calibration`` (the registered artifact's window and the session limit) and
+The study's facts come from the constants ``hand-off`` (schema ids, the calibration mode, the
+ledger's file name, the run folder's file names), ``hand-off-budget`` (the fresh-ledger
+allowance, the worst-case reservation), ``refusal-codes``, ``calibration`` (the registered artifact's window and the session limit) and
 ``budget`` (the call timeout, the floors, the shared cap).  Every refusal is a
 :class:`prereg.errors.UserError` whose message starts with the study's refusal code
 (``public-demo-seed: ...``).
@@ -91,8 +91,13 @@ class HandOff:
 
     @classmethod
     def of(cls, ctx: StudyContext) -> HandOff:
+        consts = ctx.config["constants"]
         return cls(
-            ctx.config["constants"]["hand-off"],
+            {
+                **consts["hand-off"],
+                **consts["hand-off-budget"],
+                "refusals": consts["refusal-codes"],
+            },
             study_config(ctx.config),
             ctx.spec_digest,
             ctx.study_id,

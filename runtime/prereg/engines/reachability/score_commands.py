@@ -171,7 +171,7 @@ def check_clock(
 ) -> datetime:
     """The collection-end bound (latest session start + session length), after checking that
     ``evaluated_at`` is at or after it and not after ``now``, and that the calibrator is valid at
-    both the bound and ``evaluated_at``.  ``codes`` (the ``hand-off`` constant's refusals) lead
+    both the bound and ``evaluated_at``.  ``codes`` (the ``refusal-codes`` constant) lead
     each refusal with the study's code (``scoring-clock``, ``calibration-expired``,
     ``calibration-scope``)."""
 
@@ -405,7 +405,7 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
         datetime.now(UTC),
         timedelta(minutes=float(cal_cfg["sessionMinutes"])),
         calibrator,
-        ctx.config["constants"]["hand-off"]["refusals"],
+        ctx.config["constants"]["refusal-codes"],
     )
     prereg, table, _ = load_prepared(ctx, Path(args.outdir), spec)
     obs_path = Path(args.observations)
