@@ -2,7 +2,10 @@
 
 The steps are data (examples/demo.json): each names a study command and its arguments, with
 ``{out}`` standing for the step's output folder (``OUT/<study>``) and ``{root}`` for the
-project root.  The runner checks that generated/ is current, runs the steps in order with
+project root; ``{sha256:PATH}`` stands for the digest of a file an earlier step wrote (what an
+operator anchors) and ``{json:PATH#/pointer}`` for a string in one.  A step with ``"json"``
+writes a file an operator would write by hand (``args``: ``["write", PATH]``; its strings
+filled in the same way) instead of running a command.  The runner checks that generated/ is current, runs the steps in order with
 visible progress, then builds each study's report from its folder (:mod:`prereg.reports`:
 ``OUT/<study>/report.html``, ``report.md`` and ``figures/``) and writes ``OUT/index.html`` and
 ``OUT/index.md`` linking them with each study's status.  Nothing written carries a timestamp
@@ -14,8 +17,10 @@ removed first).
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
+import re
 import shutil
 import sys
 import time
@@ -29,8 +34,55 @@ from prereg.files import write_new
 PLAN = Path("examples/demo.json")
 
 
-def _fill(arg: str, out: Path, root: Path) -> str:
-    return arg.replace("{out}", str(out)).replace("{root}", str(root))
+_SHA256 = re.compile(r"\{sha256:([^{}]+)\}")
+_JSON = re.compile(r"\{json:([^{}#]+)#(/[^{}]*)\}")
+
+
+def fill_arg(arg: str, out: Path, root: Path) -> str:
+    """``{out}`` and ``{root}`` filled in, then ``{sha256:PATH}`` (``sha256:`` and the hex
+    SHA-256 of the file's bytes: the digest an operator anchors) and ``{json:PATH#/pointer}``
+    (a string in a JSON file an earlier step wrote, such as a printed digest)."""
+    arg = arg.replace("{out}", str(out)).replace("{root}", str(root))
+
+    def sha(m: re.Match) -> str:
+        path = Path(m.group(1))
+        if not path.is_file():
+            raise UserError(f"{PLAN}: {{sha256:{m.group(1)}}}: no such file (yet)")
+        return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+
+    def pointer(m: re.Match) -> str:
+        path = Path(m.group(1))
+        try:
+            value = json.loads(path.read_text(encoding="utf-8"))
+            for key in m.group(2).strip("/").split("/"):
+                value = value[int(key)] if isinstance(value, list) else value[key]
+        except (OSError, ValueError, KeyError, IndexError, TypeError):
+            raise UserError(f"{PLAN}: {{json:{m.group(1)}#{m.group(2)}}}: not found") from None
+        return str(value)
+
+    return _JSON.sub(pointer, _SHA256.sub(sha, arg))
+
+
+def _filled(value, out: Path, root: Path):
+    """A JSON value with every string filled in (:func:`fill_arg`)."""
+    if isinstance(value, str):
+        return fill_arg(value, out, root)
+    if isinstance(value, list):
+        return [_filled(v, out, root) for v in value]
+    if isinstance(value, dict):
+        return {k: _filled(v, out, root) for k, v in value.items()}
+    return value
+
+
+def write_step(step: dict, args: list[str], out: Path, root: Path) -> int:
+    """A plan step that writes a file an operator would write by hand (``"json"``: its content,
+    strings filled in; ``args``: ``["write", PATH]``); never overwrites."""
+    path = Path(args[1])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(_filled(step["json"], out, root), indent=2, ensure_ascii=False) + "\n"
+    write_new(path, text)
+    print(f"      wrote {path}", flush=True)
+    return 0
 
 
 def _need_matplotlib() -> None:
@@ -70,12 +122,21 @@ def run_demo(project: Project, out: Path, force: bool = False) -> int:
     for i, step in enumerate(plan["steps"], start=1):
         step_out = out / step["study"]
         step_out.mkdir(exist_ok=True)
-        args = [_fill(a, step_out, project.root) for a in step["args"]]
-        home = projects.get(step["study"], project)
-        argv = ["--project", str(home.root), step["study"], *args]
-        print(f"[{i}/{total}] {step['title']}: prereg {' '.join(argv[2:])}", flush=True)
         t0 = time.perf_counter()
-        code = cli_main(argv)
+        try:
+            args = [fill_arg(a, step_out, project.root) for a in step["args"]]
+        except UserError as exc:
+            print(f"[{i}/{total}] {step['title']}: {exc.message}", file=sys.stderr, flush=True)
+            args, code = list(step["args"]), 2
+        else:
+            home = projects.get(step["study"], project)
+            argv = ["--project", str(home.root), step["study"], *args]
+            if "json" in step:  # a file the operator writes: no command runs
+                print(f"[{i}/{total}] {step['title']}: write {args[1]}", flush=True)
+                code = write_step(step, args, step_out, project.root)
+            else:
+                print(f"[{i}/{total}] {step['title']}: prereg {' '.join(argv[2:])}", flush=True)
+                code = cli_main(argv)
         seconds = time.perf_counter() - t0
         ok = code in step.get("expect_exit", [0])
         results.append(

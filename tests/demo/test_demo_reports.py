@@ -127,11 +127,14 @@ def spec_digest(study: str) -> str:
     return re.search(r'^SPEC_DIGEST = "([^"]+)"', text, re.M).group(1)
 
 
-def step_out(study: str, handler: str) -> Path | None:
-    """The ``--out`` of the study's last demo step with that handler (relative to its folder)."""
+def step_out(study: str, handler: str, without: str | None = None) -> Path | None:
+    """The ``--out`` of the study's last demo step with that handler (relative to its folder);
+    ``without``: only steps not given that option."""
     names = handlers(study)
     steps = [s for s, h in zip(
         [s for s in PLAN["steps"] if s["study"] == study], names, strict=True) if h == handler]  # fmt: skip
+    if without:
+        steps = [s for s in steps if without not in s["args"]]
     if not steps:
         return None
     args = steps[-1]["args"]
@@ -287,7 +290,7 @@ def test_d17_report_plots_and_verdicts(runs):
     titles = svg_titles(path)
     html = path.read_text(encoding="utf-8")
     audit_title = "Shortcut audit: best surface-cue learner per group"
-    score = step_out(D17, "score")
+    score = step_out(D17, "score", without="--config")  # the lineage's score has its section
     if score is None:  # prepared only: the audit
         assert titles == [audit_title]
         assert "not scored" in html
@@ -318,6 +321,44 @@ def test_d17_report_plots_and_verdicts(runs):
         rows[c["split"]] = rows.get(c["split"], 0) + c["rows"]
     split = max(rows, key=rows.get)
     assert f"({split} split)" in titles[0]
+
+
+def test_d17_report_shows_the_hand_off_and_the_ledger(runs):
+    """The bundle, the seed ledger as the database holds it, and the score from the lineage."""
+    from prereg.ledger import Ledger
+
+    a, _, _ = runs
+    bundle_out = step_out(D17, "bundle")
+    if bundle_out is None:  # the plan does not walk the hand-off
+        return
+    html = (a / D17 / "report.html").read_text(encoding="utf-8")
+    assert "Collection hand-off" in html and "Seed ledger" in html
+    bundle = json.loads((a / D17 / bundle_out).read_text())
+    for k in ("corpusDigest", "preregistrationDigest", "approvalDigest", "devReviewDigest"):
+        assert bundle[k] in html
+    shows = [s for s in PLAN["steps"] if s["study"] == D17 and s["args"][0] == "ledger-show"]
+    root = Path(shows[-1]["args"][1].replace("{out}/", ""))
+    with Ledger(a / D17 / root / "d17mf-ledger.sqlite3") as led:
+        assert led.integrity() == "ok"
+        state = led.state()
+    assert [s["seed"] for s in state["seeds"]] == [bundle["seed"]]
+    assert state["sessions"] and all(s["evidence_digest"] for s in state["sessions"])
+    for s in state["sessions"]:
+        assert f"<code>{s['run_id']}</code>" in html and s["evidence_digest"] in html
+        assert s["started_at"] in html
+    lineage = json.loads((a / D17 / step_out(D17, "score")).read_text())
+    assert [r["evidenceDigest"] for r in lineage["lineage"]["runs"]] == [
+        s["evidence_digest"] for s in state["sessions"]
+    ]
+    assert lineage["lineage"]["bundleDigest"] == bundle_digest(a / D17 / bundle_out)
+    assert lineage["observations"]["sha256"] in html
+    assert lineage["clock"]["collectionEndBound"] in html
+
+
+def bundle_digest(path: Path) -> str:
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def test_two_runs_give_the_same_bytes(runs):

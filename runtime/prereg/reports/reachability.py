@@ -5,7 +5,10 @@ Reads what the study's steps wrote:
 - the prepared folder (found as the folder holding ``preregistration.json``; its
   ``audit.json``): the corpus digests and the shortcut audit, with a figure of each audit
   group's best learner score against the audit limit;
-- the score (the ``score`` step's ``--out``), when the steps scored: verdicts and decision,
+- the collection hand-off, when the steps ran it: the bundle (the ``bundle`` step's
+  ``--out``), the seed ledger (the ``ledger-show`` step's), the score from the run lineage (a
+  ``score --config`` step's ``--out``);
+- the score (the last flag-form ``score`` step's ``--out``), when the steps scored: verdicts and decision,
   gates, a forest plot of per-cell raw accuracy with its Wilson interval (panels by the first
   factor, rows by the other factors, in the spec's level order, for the split with the most
   registered rows), a per-cell reliability diagram of the calibrated confidences, and the
@@ -274,6 +277,143 @@ def audit_figure(audit: Mapping[str, Any], name: str = "audit") -> Figure | None
     )
 
 
+# -- the collection hand-off --------------------------------------------------------------------
+
+
+def _ledger_state(info: StudyInfo, steps: Sequence[Step]) -> tuple[Path | None, dict | None]:
+    """The ledger the last ``ledger-show`` step printed (its ARTIFACT_ROOT or --ledger)."""
+    from prereg.ledger import open_existing
+
+    shows = [s for s in info.steps_for(steps, "ledger_show") if s.ok]
+    if not shows:
+        return None, None
+    s = shows[-1]
+    name = ((info.config.get("constants") or {}).get("hand-off") or {}).get("ledgerFile")
+    given = s.option("--ledger")
+    path = Path(given) if given else (Path(s.args[1]) / name if name else None)
+    if path is None:
+        return None, None
+    led = open_existing(path)
+    if led is None:
+        return path, None
+    with led:
+        return path, led.state()
+
+
+def handoff_blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
+    """The collection hand-off: the bundle, the seed ledger's state and the score from the run
+    lineage (when the steps ran them)."""
+    bundles = [s for s in info.steps_for(steps, "bundle") if s.ok and s.exit == 0]
+    bundle = read_json(bundles[-1].option("--out")) if bundles else None
+    _, state = _ledger_state(info, steps)
+    lineage_steps = [s for s in info.steps_for(steps, "score") if s.option("--config")]
+    lineage = read_json(lineage_steps[-1].option("--out")) if lineage_steps else None
+    refused = [s for s in info.steps_for(steps, "bundle") if s.ok and s.exit != 0]
+    if not (bundle or state or lineage):
+        return []
+    out: list = [
+        Heading("Collection hand-off"),
+        Para(
+            "The operator procedure after prepare: the approval, the bundle a collector"
+            " receives, the seed ledger (seeds frozen with their corpus and preregistration,"
+            " sessions with their start instants and evidence digests, attested spend) and the"
+            " score computed from the run lineage."
+            + (
+                f" {len(refused)} bundle step(s) were refused as the plan expected (for instance"
+                " a public seed)."
+                if refused
+                else ""
+            ),
+            note=True,
+        ),
+    ]
+    if bundle:
+        cal = bundle.get("calibration") or {}
+        win = bundle.get("window") or {}
+        out.append(
+            Facts(
+                [
+                    ("seed", f"{bundle.get('seed')} ({fmt(bundle.get('rows'))} rows)"),
+                    ("corpus", bundle.get("corpusDigest")),
+                    ("preregistration", bundle.get("preregistrationDigest")),
+                    ("approval", bundle.get("approvalDigest")),
+                    ("development review", bundle.get("devReviewDigest")),
+                    ("calibration", f"{cal.get('mode')} {cal.get('calibrationArtifactDigest')}"),
+                    (
+                        "session window",
+                        f"{win.get('sessionMinutes')}-minute sessions may start until"
+                        f" {win.get('latestSessionStart')} (calibrator expiry"
+                        f" {cal.get('expiresAt')}); calls time out after"
+                        f" {win.get('callTimeoutSeconds')} s",
+                    ),
+                ]
+            )
+        )
+    if state is not None:
+        spend = state.get("spend") or {}
+        out += [
+            Heading("Seed ledger", 3),
+            Para(
+                f"Schema version {state.get('schemaVersion')}; {len(state.get('seeds', []))}"
+                f" seed(s) frozen, {len(state.get('sessions', []))} session(s), recorded spend"
+                f" {fmt(spend.get('calls'))} calls, {fmt(spend.get('tokens'))} tokens, USD"
+                f" {spend.get('usd')}; {len(state.get('events', []))} event(s)."
+            ),
+            Table(
+                ("seed", "corpus", "preregistration", "frozen at"),
+                [
+                    (s["seed"], s["corpus_digest"], s["preregistration_digest"], s["frozen_at"])
+                    for s in state.get("seeds", [])
+                ],
+                code=frozenset({0, 1, 2}),
+            ),
+            Table(
+                ("run", "started", "evidence", "calls", "tokens", "USD"),
+                [
+                    (
+                        s["run_id"],
+                        s["started_at"],
+                        s["evidence_digest"] or "not ended",
+                        fmt(s["calls"]),
+                        fmt(s["tokens"]),
+                        s["usd"] if s["usd"] is not None else "–",
+                    )
+                    for s in state.get("sessions", [])
+                ],
+                numeric=frozenset({3, 4, 5}),
+                code=frozenset({0, 2}),
+            ),
+        ]
+    if lineage:
+        lin = lineage.get("lineage") or {}
+        clock = lineage.get("clock") or {}
+        obs = lineage.get("observations") or {}
+        out += [
+            Heading("Score from the run lineage", 3),
+            Para(
+                f"{fmt(obs.get('observedRows'))} of {fmt(obs.get('rows'))} rows observed over"
+                f" {len(lin.get('runs') or [])} run(s) (observations {obs.get('sha256')});"
+                f" collection-end bound {clock.get('collectionEndBound')}, evaluated at"
+                f" {clock.get('evaluatedAt')}; corpus {lineage.get('corpusDigest')}."
+                f" **Decision: {lineage.get('decision')}**"
+            ),
+            Table(
+                ("run", "session start", "evidence"),
+                [
+                    (r.get("runId"), r.get("collectionStartedAt"), r.get("evidenceDigest"))
+                    for r in lin.get("runs") or []
+                ],
+                code=frozenset({0, 2}),
+            ),
+            Table(
+                ("hypothesis", "verdict"),
+                list((lineage.get("verdicts") or {}).items()),
+                code=frozenset({0}),
+            ),
+        ]
+    return out
+
+
 # -- the report ---------------------------------------------------------------------------------
 
 
@@ -297,7 +437,10 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
     prepared = _prepared(folder, steps)
     prereg = read_json(prepared / PREREGISTRATION) if prepared else None
     audit = read_json(prepared / AUDIT) if prepared else None
-    score_steps = info.steps_for(steps, "score")
+    # the scores of the flag form (development scoring of the demo corpus) lead the report; a
+    # score from the run lineage (--config) is shown in the hand-off section
+    all_scores = info.steps_for(steps, "score")
+    score_steps = [s for s in all_scores if s.option("--config") is None] or all_scores
     doc = read_json(score_steps[-1].option("--out")) if score_steps else None
     steps_ok = all(s.ok for s in steps)
 
@@ -572,6 +715,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
             Para("The steps did not score this study, so there are no verdicts yet.", note=True)
         )
 
+    report.add(*handoff_blocks(info, steps))
     report.add(*diagnose_blocks(info, steps))
     report.add(*steps_block(steps), *registered(info))
     return report

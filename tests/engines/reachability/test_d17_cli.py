@@ -17,6 +17,7 @@ import rfc8785
 import yaml
 from d17_helpers import ROOT, STUDY, summary
 
+from prereg.demo import fill_arg, write_step
 from tests.conftest import d17_written_cells, run_prereg
 
 SPEC_FILE = ROOT / "spec" / "studies" / f"{STUDY}.yaml"
@@ -232,7 +233,10 @@ def test_the_demo_steps_of_the_study_run(tmp_path):
     titles = [s["args"][0] for s in steps]
     assert titles[:2] == ["dry-run", "prepare"]
     for s in steps:
-        args = [a.replace("{out}", str(tmp_path)).replace("{root}", str(ROOT)) for a in s["args"]]
+        args = [fill_arg(a, tmp_path, ROOT) for a in s["args"]]
+        if "json" in s:  # a file the operator writes (the review record, a score config)
+            assert write_step(s, args, tmp_path, ROOT) == 0
+            continue
         r = run_prereg(STUDY, *args)
         assert r.returncode in s["expect_exit"], (s["title"], r.stderr)
     pre = load(tmp_path / "prepared" / "preregistration.json")

@@ -15,6 +15,9 @@ per-cell report; the attempt policy, derived fields, metrics, estimates, contras
 verdicts are the study's registration, evaluated by :mod:`prereg.decide`), :mod:`.simulate` (the registered scenarios, P(yes) drawn as the ``respondents`` constant says),
 :mod:`.calibrator` (isotonic calibrator artifacts; validity from the ``calibration`` constant),
 :mod:`.score_commands` (``score``, ``simulate``, ``calibrator-fit``; merged into ``COMMANDS``).
+The collection hand-off (approval, bundle, the seed ledger of :mod:`prereg.ledger`, the
+collector's ``validate_bundle``): :mod:`.handoff`; scoring from the run lineage
+(``score --config``): :mod:`.lineage`.  Their constant: ``hand-off``.
 Their constants: ``scoring``, ``calibrator-fit``, ``respondents``, ``decision``.
 
 Configuration.  A handler receives the compiled spec's generic config (``ctx.config``, the
@@ -108,9 +111,11 @@ __all__ = ["COMMANDS", "config_from_spec", "study_config"]
 def __getattr__(name: str):
     if name == "COMMANDS":
         from .commands import COMMANDS
+        from .handoff import HANDOFF_COMMANDS
         from .score_commands import SCORE_COMMANDS
 
         COMMANDS.update(SCORE_COMMANDS)
+        COMMANDS.update(HANDOFF_COMMANDS)
         globals()["COMMANDS"] = COMMANDS
         return COMMANDS
     if name in ("config_from_spec", "study_config"):

@@ -5,7 +5,9 @@
   (comma-separated ISO 8601 instants), ``args.evaluated_at``, ``args.out`` (SCORE.json; the
   report SCORE.md is written beside it, same name with ``.md``).
 - ``simulate``: ``args.outdir``, ``args.scenario``, ``args.seed`` (integer), ``args.out``,
-  optional ``args.coverage``.
+  optional ``args.coverage``, ``args.part`` (``K/N``: only the rows of the K-th of N stretches
+  of the dispatch order, as the K-th of N collection sessions would record them).
+- ``score`` with ``args.config`` instead: scoring from the run lineage (:mod:`.lineage`).
 - ``calibrator_fit``: ``args.observations``, ``args.gold`` (a prepared gold.json),
   ``args.effective_at``, ``args.out``.
 
@@ -164,27 +166,38 @@ def check_clock(
     now: datetime,
     session: timedelta,
     calibrator,
+    codes: Mapping[str, str] | None = None,
+    evaluated_name: str = "--evaluated-at",
 ) -> datetime:
     """The collection-end bound (latest session start + session length), after checking that
     ``evaluated_at`` is at or after it and not after ``now``, and that the calibrator is valid at
-    both the bound and ``evaluated_at``."""
+    both the bound and ``evaluated_at``.  ``codes`` (the ``refusal-codes`` constant) lead
+    each refusal with the study's code (``scoring-clock``, ``calibration-expired``,
+    ``calibration-scope``)."""
+
+    def refuse(name: str, message: str) -> UserError:
+        return UserError(f"{codes[name]}: {message}" if codes else message)
+
     bound = max(starts) + session
     if evaluated_at < bound:
-        raise UserError(
-            f"--evaluated-at {iso_ms(evaluated_at)} is before the collection-end bound"
+        raise refuse(
+            "scoringClock",
+            f"{evaluated_name} {iso_ms(evaluated_at)} is before the collection-end bound"
             f" {iso_ms(bound)} (the latest session start {iso_ms(max(starts))} + the session"
-            " length); the collection may still be running"
+            " length); the collection may still be running",
         )
     if evaluated_at > now:
-        raise UserError(
-            f"--evaluated-at {iso_ms(evaluated_at)} is in the future (now {iso_ms(now)})"
+        raise refuse(
+            "scoringClock",
+            f"{evaluated_name} {iso_ms(evaluated_at)} is in the future (now {iso_ms(now)})",
         )
-    for what, t in (("the collection-end bound", bound), ("--evaluated-at", evaluated_at)):
+    for what, t in (("the collection-end bound", bound), (evaluated_name, evaluated_at)):
         if not calibrator.valid_at(t):
-            state = "expired" if t > calibrator.expires_at else "not yet effective"
-            raise UserError(
-                f"calibrator {calibrator.id} is {state} at {what} {iso_ms(t)} (valid"
-                f" {calibrator.window()})"
+            expired = t > calibrator.expires_at
+            raise refuse(
+                "calibrationExpired" if expired else "calibrationScope",
+                f"calibrator {calibrator.id} is {'expired' if expired else 'not yet effective'}"
+                f" at {what} {iso_ms(t)} (valid {calibrator.window()})",
             )
     return bound
 
@@ -328,19 +341,54 @@ def _markdown_path(out: Path) -> Path:
     return out.with_suffix(".md") if out.suffix else out.with_name(out.name + ".md")
 
 
+FLAG_FORM = (
+    "outdir",
+    "observations",
+    "calibrator",
+    "calibrator_digest",
+    "session_start",
+    "evaluated_at",
+)
+
+
 def score(ctx: StudyContext, args: argparse.Namespace) -> int:
+    """``score --config SCORE_CONFIG.json`` (from the run lineage, :mod:`.lineage`) or the flag
+    form (OUTDIR OBSERVATIONS --calibrator --calibrator-digest --session-start --evaluated-at):
+    the same prepared-folder, calibrator and clock checks, then the same scoring."""
+    given = [n for n in FLAG_FORM if getattr(args, n, None)]
+    if getattr(args, "config", None):
+        if given:
+            raise UserError(
+                "score: give either --config or the flag form (OUTDIR OBSERVATIONS"
+                " --calibrator ...), not both; also given: "
+                + ", ".join(
+                    n if n in ("outdir", "observations") else "--" + n.replace("_", "-")
+                    for n in given
+                )
+            )
+        from .lineage import score_from_config
+
+        return score_from_config(ctx, args)
+    missing = [n for n in FLAG_FORM if n not in given]
+    if missing:
+        raise UserError(
+            "score: give --config SCORE_CONFIG.json, or all of OUTDIR OBSERVATIONS --calibrator"
+            " --calibrator-digest --session-start --evaluated-at (missing: "
+            + ", ".join(
+                n.upper() if n in ("outdir", "observations") else "--" + n.replace("_", "-")
+                for n in missing
+            )
+            + ")"
+        )
     from prereg.records import read_records
 
     from .calibrator import load_calibrator
-    from .scoring import counted_attempts, scoring_spec
-    from .scoring import score as score_rows
+    from .scoring import scoring_spec
 
     spec = scoring_spec(ctx.config)
     out = Path(args.out)
-    md = _markdown_path(out)
-    refuse_existing(out, md)
+    refuse_existing(out, _markdown_path(out))
     module = study_module(ctx, args)
-    rules = rules_module(module)
     cal_cfg = ctx.config["constants"]["calibration"]
     starts = _session_starts(args.session_start)
     evaluated_at = parse_instant(args.evaluated_at, "--evaluated-at")
@@ -357,22 +405,64 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
         datetime.now(UTC),
         timedelta(minutes=float(cal_cfg["sessionMinutes"])),
         calibrator,
+        ctx.config["constants"]["refusal-codes"],
     )
     prereg, table, _ = load_prepared(ctx, Path(args.outdir), spec)
     obs_path = Path(args.observations)
     records = read_records(obs_path, schema_path(module, spec.contracts["observation"]), "jsonl")
-    counted = counted_attempts(records, table, spec, str(obs_path))
+    sha, _ = file_sha256(obs_path)
+    return write_score(
+        ctx,
+        spec,
+        module,
+        prereg,
+        table,
+        records,
+        str(obs_path),
+        PREFIX + sha,
+        calibrator=calibrator,
+        starts=starts,
+        bound=bound,
+        evaluated_at=evaluated_at,
+        out=out,
+    )
+
+
+def write_score(
+    ctx: StudyContext,
+    spec: ScoringSpec,
+    module: ModuleType,
+    prereg: Mapping[str, Any],
+    table: RowTable,
+    records: list[dict],
+    source: str,
+    observations_sha256: str,
+    *,
+    calibrator,
+    starts: list[datetime],
+    bound: datetime,
+    evaluated_at: datetime,
+    out: Path,
+    extra: Mapping[str, Any] | None = None,
+) -> int:
+    """Score the counted attempts of ``records`` and write SCORE.json and SCORE.md (``extra``
+    keys are added to the document)."""
+    from .scoring import counted_attempts
+    from .scoring import score as score_rows
+
+    md = _markdown_path(out)
+    rules = rules_module(module)
+    counted = counted_attempts(records, table, spec, source)
     result = score_rows(
         ctx.config, rules, table, counted.p_yes(spec), calibrator.blocks, spec, counted=counted
     )
-    sha, _ = file_sha256(obs_path)
     doc = score_document(
         ctx,
         spec,
         prereg,
         result,
         observations={
-            "sha256": PREFIX + sha,
+            "sha256": observations_sha256,
             "records": len(records),
             "rows": len(table.ids),
             "observedRows": result.observed_rows,
@@ -382,6 +472,8 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
         bound=bound,
         evaluated_at=evaluated_at,
     )
+    if extra:
+        doc.update(extra)
     data = canonical_bytes_nl(doc)
     write_files_new([(out, data, 0o644), (md, render_markdown(doc, spec), 0o644)])
     _out(f"scored {result.observed_rows:,} of {len(table.ids):,} rows into {out} and {md}")
@@ -415,6 +507,9 @@ def simulate(ctx: StudyContext, args: argparse.Namespace) -> int:
         int(args.seed),
         None if coverage is None else float(coverage),
     )
+    part = getattr(args, "part", None)
+    if part:
+        recs = _part(recs, table, spec, part)
     data = b"".join(canonical_record_json(r) + b"\n" for r in recs)
     write_new(out, data)
     observed = len({r[spec.fields["row"]] for r in recs if r[spec.fields["pYes"]] is not None})
@@ -423,6 +518,21 @@ def simulate(ctx: StudyContext, args: argparse.Namespace) -> int:
         f" scenario {args.scenario!r}, seed {args.seed}, to {out}"
     )
     return 0
+
+
+def _part(recs: list[dict], table: RowTable, spec: ScoringSpec, part: str) -> list[dict]:
+    """The attempts of part K of N (``"K/N"``): the rows of the K-th of N runs of the dispatch
+    order as even as whole rows allow, as checkpointed collection sessions would record them."""
+    k_text, _, n_text = str(part).partition("/")
+    try:
+        k, n = int(k_text), int(n_text)
+    except ValueError:
+        raise UserError(f"--part: {part!r} is not K/N (two whole numbers)") from None
+    if not 1 <= k <= n:
+        raise UserError(f"--part: {part!r} needs 1 <= K <= N")
+    rows = len(table.ids)
+    field = spec.fields["row"]
+    return [r for r in recs if table.index[r[field]] * n // rows == k - 1]
 
 
 # -- calibrator-fit -----------------------------------------------------------------------------

@@ -1,0 +1,441 @@
+"""The seed ledger: an embedded SQLite database of frozen seeds, collection sessions and spend.
+
+A study that collects observations on a generated corpus keeps one ledger under its artifact
+root.  It records
+
+- **seeds**: a seed frozen with the corpus it generated and the preregistration that corpus was
+  prepared under (and the bundle that carried it);
+- **sessions**: each collection session's run id, start instant and, once ended, the digest of
+  its evidence and the spend it attested;
+- **events**: an append-only log of every change, written in the same transaction as the
+  change itself.
+
+Every change runs in one ``BEGIN IMMEDIATE`` transaction (the write lock is taken before the
+checks read anything, so two writers never both pass a check that only one may pass), in WAL
+mode with ``synchronous=FULL``: a process killed in the middle of a write leaves the database
+as it was before that write.  The schema carries its version (table ``schema_version``); the
+migrations in :data:`MIGRATIONS` bring an older database up to :data:`SCHEMA_VERSION`, and a
+database written by a newer schema is refused.
+
+The ledger knows no study: the conflicts it refuses are raised as :class:`LedgerConflict` with
+a ``kind`` (one of :data:`CONFLICTS`), which the engine turns into the study's refusal code.
+Instants are stored as integer milliseconds since the epoch (UTC) beside their ISO text.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from prereg.errors import UserError
+
+SCHEMA_VERSION = 1
+
+# Each migration brings the schema from version i to version i + 1 (index i).
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE seeds (
+            seed TEXT PRIMARY KEY,
+            generator_id TEXT NOT NULL,
+            corpus_digest TEXT NOT NULL,
+            preregistration_digest TEXT NOT NULL,
+            spec_digest TEXT NOT NULL,
+            bundle_digest TEXT NOT NULL,
+            frozen_at TEXT NOT NULL,
+            frozen_at_ms INTEGER NOT NULL
+        )""",
+        "CREATE INDEX seeds_corpus ON seeds (corpus_digest)",
+        """CREATE TABLE sessions (
+            run_id TEXT PRIMARY KEY,
+            seed TEXT NOT NULL REFERENCES seeds (seed),
+            corpus_digest TEXT NOT NULL,
+            preregistration_digest TEXT NOT NULL,
+            bundle_digest TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            started_at_ms INTEGER NOT NULL,
+            evidence_digest TEXT,
+            calls INTEGER,
+            tokens INTEGER,
+            usd TEXT,
+            CHECK ((evidence_digest IS NULL) = (calls IS NULL)
+                   AND (calls IS NULL) = (tokens IS NULL) AND (tokens IS NULL) = (usd IS NULL))
+        )""",
+        "CREATE INDEX sessions_corpus ON sessions (corpus_digest)",
+        """CREATE TABLE events (
+            n INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind TEXT NOT NULL,
+            seed TEXT NOT NULL,
+            run_id TEXT,
+            at TEXT NOT NULL,
+            detail TEXT NOT NULL
+        )""",
+    ),
+)
+
+CONFLICTS = (
+    "seed-corpus",  # the seed is frozen under another corpus
+    "corpus-preregistration",  # the corpus is frozen or observed under another preregistration
+    "seed-not-frozen",  # a session of a seed that was never frozen
+    "run-reused",  # a run id already recorded
+    "session-open",  # an earlier session of the corpus has not ended
+    "run-unknown",  # ending a session that never started
+    "run-ended",  # ending a session twice
+)
+
+
+class LedgerConflict(Exception):
+    """A change the ledger refuses; ``kind`` is one of :data:`CONFLICTS`."""
+
+    def __init__(self, kind: str, message: str, existing: dict[str, Any] | None = None):
+        assert kind in CONFLICTS, kind
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.existing = existing or {}
+
+
+@dataclass(frozen=True)
+class Freeze:
+    """The result of :meth:`Ledger.freeze`: ``recorded`` is False when the same seed, corpus and
+    preregistration were frozen before (nothing new is written then)."""
+
+    recorded: bool
+    seed: dict[str, Any]
+
+
+def _rows(cur: sqlite3.Cursor) -> list[dict[str, Any]]:
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+
+class Ledger:
+    """One open ledger.  ``Ledger(path)`` creates or migrates the database; use it as a context
+    manager (or call :meth:`close`).
+
+    ``before_commit`` (for tests) is called inside every write transaction after its changes
+    and before ``COMMIT``.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        timeout: float = 30.0,
+        before_commit: Callable[[str], None] | None = None,
+    ):
+        self.path = Path(path)
+        self._before_commit = before_commit
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise UserError(f"{self.path}: cannot open the ledger: {exc}") from None
+        try:
+            self._setup(timeout)
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise UserError(f"{self.path}: not a usable ledger database: {exc}") from None
+        except BaseException:
+            self._db.close()
+            raise
+
+    # -- connection and schema ------------------------------------------------------------------
+
+    def _setup(self, timeout: float) -> None:
+        db = self._db
+        db.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        deadline = time.monotonic() + timeout
+        while True:  # switching to WAL needs a moment alone with the file
+            try:
+                mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+        if str(mode).lower() != "wal":
+            raise sqlite3.DatabaseError(f"journal mode {mode!r}, not WAL")
+        db.execute("PRAGMA synchronous = FULL")
+        db.execute("PRAGMA foreign_keys = ON")
+        with self._write("migrate") as cur:
+            cur.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+            row = cur.execute("SELECT version FROM schema_version").fetchall()
+            if len(row) > 1:
+                raise sqlite3.DatabaseError("schema_version holds more than one row")
+            version = row[0][0] if row else 0
+            if version > SCHEMA_VERSION:
+                raise UserError(
+                    f"{self.path}: ledger schema version {version} is newer than this prereg"
+                    f" knows ({SCHEMA_VERSION}); use the prereg that wrote it"
+                )
+            for v in range(version, SCHEMA_VERSION):
+                for statement in MIGRATIONS[v]:
+                    cur.execute(statement)
+            if not row:
+                cur.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+            elif version != SCHEMA_VERSION:
+                cur.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
+
+    @contextmanager
+    def _write(self, what: str) -> Iterator[sqlite3.Cursor]:
+        cur = self._db.cursor()
+        cur.execute("BEGIN IMMEDIATE")
+        try:
+            yield cur
+            if self._before_commit is not None:
+                self._before_commit(what)
+            cur.execute("COMMIT")
+        except BaseException:
+            if self._db.in_transaction:
+                cur.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def version(self) -> int:
+        return int(self._db.execute("SELECT version FROM schema_version").fetchone()[0])
+
+    def integrity(self) -> str:
+        """``PRAGMA integrity_check`` ("ok" when the database is sound)."""
+        return "; ".join(str(r[0]) for r in self._db.execute("PRAGMA integrity_check"))
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def seed(self, seed: str) -> dict[str, Any] | None:
+        rows = _rows(self._db.execute("SELECT * FROM seeds WHERE seed = ?", (seed,)))
+        return rows[0] if rows else None
+
+    def other_preregistration(self, corpus_digest: str, preregistration_digest: str):
+        """A freeze or session of ``corpus_digest`` under another preregistration, or None."""
+        for table, what in (("sessions", "observed"), ("seeds", "frozen")):
+            rows = _rows(
+                self._db.execute(
+                    f"SELECT * FROM {table} WHERE corpus_digest = ?"  # noqa: S608 (fixed names)
+                    " AND preregistration_digest != ? LIMIT 1",
+                    (corpus_digest, preregistration_digest),
+                )
+            )
+            if rows:
+                return what, rows[0]
+        return None
+
+    def sessions(self, corpus_digest: str | None = None) -> list[dict[str, Any]]:
+        if corpus_digest is None:
+            cur = self._db.execute("SELECT * FROM sessions ORDER BY started_at_ms, run_id")
+        else:
+            cur = self._db.execute(
+                "SELECT * FROM sessions WHERE corpus_digest = ? ORDER BY started_at_ms, run_id",
+                (corpus_digest,),
+            )
+        return _rows(cur)
+
+    def spend(self) -> dict[str, Any]:
+        """The attested spend of every ended session: calls, tokens (integers), usd (Decimal)."""
+        calls = tokens = 0
+        usd = Decimal(0)
+        for c, t, u in self._db.execute(
+            "SELECT calls, tokens, usd FROM sessions WHERE evidence_digest IS NOT NULL"
+        ):
+            calls += int(c)
+            tokens += int(t)
+            usd += Decimal(u)
+        return {"calls": calls, "tokens": tokens, "usd": usd}
+
+    def state(self) -> dict[str, Any]:
+        """Everything in the ledger, as plain data (the ``ledger-show`` view)."""
+        spend = self.spend()
+        return {
+            "schemaVersion": self.version,
+            "seeds": _rows(self._db.execute("SELECT * FROM seeds ORDER BY frozen_at_ms, seed")),
+            "sessions": self.sessions(),
+            "spend": {**spend, "usd": str(spend["usd"])},
+            "events": _rows(self._db.execute("SELECT * FROM events ORDER BY n")),
+        }
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def _event(self, cur, kind: str, seed: str, run_id: str | None, at: str, detail: str) -> None:
+        cur.execute(
+            "INSERT INTO events (kind, seed, run_id, at, detail) VALUES (?, ?, ?, ?, ?)",
+            (kind, seed, run_id, at, detail),
+        )
+
+    def freeze(
+        self,
+        *,
+        seed: str,
+        generator_id: str,
+        corpus_digest: str,
+        preregistration_digest: str,
+        spec_digest: str,
+        bundle_digest: str,
+        at: str,
+        at_ms: int,
+    ) -> Freeze:
+        """Freeze ``seed`` with its corpus and preregistration, or refuse: the seed frozen under
+        another corpus (``seed-corpus``), the corpus frozen or observed under another
+        preregistration (``corpus-preregistration``)."""
+        with self._write("freeze") as cur:
+            old = _rows(cur.execute("SELECT * FROM seeds WHERE seed = ?", (seed,)))
+            if old:
+                row = old[0]
+                if row["corpus_digest"] != corpus_digest:
+                    raise LedgerConflict(
+                        "seed-corpus",
+                        f"seed {seed!r} was frozen at {row['frozen_at']} with corpus"
+                        f" {row['corpus_digest']}, not {corpus_digest}",
+                        row,
+                    )
+            other = _rows(
+                cur.execute(
+                    "SELECT 'observed' AS what, run_id AS ref, preregistration_digest"
+                    " FROM sessions WHERE corpus_digest = ? AND preregistration_digest != ?"
+                    " UNION ALL SELECT 'frozen', seed, preregistration_digest FROM seeds"
+                    " WHERE corpus_digest = ? AND preregistration_digest != ? LIMIT 1",
+                    (corpus_digest, preregistration_digest) * 2,
+                )
+            )
+            if other:
+                o = other[0]
+                raise LedgerConflict(
+                    "corpus-preregistration",
+                    f"corpus {corpus_digest} was already {o['what']} ({o['ref']}) under"
+                    f" preregistration {o['preregistration_digest']}, not"
+                    f" {preregistration_digest}",
+                    o,
+                )
+            if old:
+                return Freeze(False, old[0])
+            cur.execute(
+                "INSERT INTO seeds VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    seed,
+                    generator_id,
+                    corpus_digest,
+                    preregistration_digest,
+                    spec_digest,
+                    bundle_digest,
+                    at,
+                    at_ms,
+                ),
+            )
+            self._event(cur, "freeze", seed, None, at, corpus_digest)
+            row = _rows(cur.execute("SELECT * FROM seeds WHERE seed = ?", (seed,)))[0]
+        return Freeze(True, row)
+
+    def start_session(
+        self,
+        *,
+        run_id: str,
+        seed: str,
+        corpus_digest: str,
+        preregistration_digest: str,
+        bundle_digest: str,
+        started_at: str,
+        started_at_ms: int,
+    ) -> list[dict[str, Any]]:
+        """Record a session start; returns the corpus's earlier sessions (all ended), oldest
+        first.  Refused: an unfrozen seed or one frozen with another corpus, another
+        preregistration, a run id already recorded, an earlier session not yet ended."""
+        with self._write("session-start") as cur:
+            rows = _rows(cur.execute("SELECT * FROM seeds WHERE seed = ?", (seed,)))
+            if not rows:
+                raise LedgerConflict("seed-not-frozen", f"seed {seed!r} is not frozen")
+            row = rows[0]
+            if row["corpus_digest"] != corpus_digest:
+                raise LedgerConflict(
+                    "seed-corpus",
+                    f"seed {seed!r} was frozen with corpus {row['corpus_digest']}, not"
+                    f" {corpus_digest}",
+                    row,
+                )
+            if row["preregistration_digest"] != preregistration_digest:
+                raise LedgerConflict(
+                    "corpus-preregistration",
+                    f"corpus {corpus_digest} was frozen under preregistration"
+                    f" {row['preregistration_digest']}, not {preregistration_digest}",
+                    row,
+                )
+            dup = _rows(cur.execute("SELECT * FROM sessions WHERE run_id = ?", (run_id,)))
+            if dup:
+                raise LedgerConflict(
+                    "run-reused",
+                    f"run {run_id!r} was already recorded (started {dup[0]['started_at']})",
+                    dup[0],
+                )
+            prior = _rows(
+                cur.execute(
+                    "SELECT * FROM sessions WHERE corpus_digest = ? ORDER BY started_at_ms, run_id",
+                    (corpus_digest,),
+                )
+            )
+            for p in prior:
+                if p["evidence_digest"] is None:
+                    raise LedgerConflict(
+                        "session-open",
+                        f"session {p['run_id']!r} (started {p['started_at']}) has not ended",
+                        p,
+                    )
+                if p["started_at_ms"] >= started_at_ms:
+                    raise LedgerConflict(
+                        "session-open",
+                        f"session {p['run_id']!r} started at {p['started_at']}, not before"
+                        f" {started_at}",
+                        p,
+                    )
+            cur.execute(
+                "INSERT INTO sessions (run_id, seed, corpus_digest, preregistration_digest,"
+                " bundle_digest, started_at, started_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    seed,
+                    corpus_digest,
+                    preregistration_digest,
+                    bundle_digest,
+                    started_at,
+                    started_at_ms,
+                ),
+            )
+            self._event(cur, "session-start", seed, run_id, started_at, bundle_digest)
+        return prior
+
+    def end_session(
+        self, *, run_id: str, evidence_digest: str, calls: int, tokens: int, usd: Decimal, at: str
+    ) -> dict[str, Any]:
+        """Record a session's evidence digest and attested spend (once)."""
+        with self._write("session-end") as cur:
+            rows = _rows(cur.execute("SELECT * FROM sessions WHERE run_id = ?", (run_id,)))
+            if not rows:
+                raise LedgerConflict("run-unknown", f"run {run_id!r} has no recorded start")
+            if rows[0]["evidence_digest"] is not None:
+                raise LedgerConflict(
+                    "run-ended",
+                    f"run {run_id!r} already ended with evidence {rows[0]['evidence_digest']}",
+                    rows[0],
+                )
+            cur.execute(
+                "UPDATE sessions SET evidence_digest = ?, calls = ?, tokens = ?, usd = ?"
+                " WHERE run_id = ?",
+                (evidence_digest, int(calls), int(tokens), str(usd), run_id),
+            )
+            self._event(cur, "session-end", rows[0]["seed"], run_id, at, evidence_digest)
+            return _rows(cur.execute("SELECT * FROM sessions WHERE run_id = ?", (run_id,)))[0]
+
+
+def open_existing(path: str | Path) -> Ledger | None:
+    """The ledger at ``path`` if the file exists (a fresh ledger is not created), else None."""
+    return Ledger(path) if Path(path).is_file() else None

@@ -1,0 +1,642 @@
+"""The d17 collection hand-off end to end through the CLI (prepare → review material →
+approval → bundle → dry-run-ledger → freeze → two sessions → score from the lineage), every
+refusal code (named in the message; nothing written), and the window arithmetic at its edges."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from prereg.cli import main
+from prereg.compiler.project import Project
+from prereg.engines.reachability.handoff import evidence, validate_bundle
+from prereg.errors import UserError
+from prereg.ledger import Ledger
+from prereg.study import study_context
+
+ROOT = Path(__file__).resolve().parents[3]
+STUDY = "d17-multifact"
+SEED = "d17mf-0b8e6f2a4c9d13e75a06b2f4c8"  # 26 hex characters of (once) fresh randomness
+EFFECTIVE = "2026-10-02T10:02:34.263Z"
+EXPIRES = datetime(2026, 11, 1, 10, 2, 34, 263000, tzinfo=UTC)  # effective + 30 days
+LIMIT = timedelta(minutes=30)
+BUNDLED_AT = "2026-10-14T12:00:00Z"
+START_1, START_2 = "2026-10-15T09:00:00Z", "2026-10-15T09:30:00Z"
+EVALUATED = "2026-10-16T12:00:00Z"
+_, CTX = study_context(Project(ROOT), STUDY)
+CODES = CTX.config["constants"]["refusal-codes"]
+
+
+def cli(*args) -> int:
+    return main(["--project", str(ROOT), STUDY, *map(str, args)])
+
+
+def iso(t: datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+def sha(path: Path) -> str:
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write_json(path: Path, obj) -> Path:
+    path.write_text(json.dumps(obj) + "\n", encoding="utf-8")
+    return path
+
+
+def refused(capsys, rc: int, code: str, *needles: str, outputs=()) -> str:
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert f"error: {CODES[code]}: " in err, err
+    for n in needles:
+        assert n in err, err
+    for p in outputs:
+        assert not Path(p).exists(), p
+    return err
+
+
+@dataclass
+class Walk:
+    root: Path  # the artifact root: everything below is relative to it
+    calibrator_digest: str
+    review_digest: str
+    approval_digest: str
+
+    def __truediv__(self, rel: str) -> Path:
+        return self.root / rel
+
+    @property
+    def ledger(self) -> Path:
+        return self.root / "d17mf-ledger.sqlite3"
+
+    def copy(self, dst: Path) -> Walk:
+        shutil.copytree(self.root, dst)
+        return Walk(dst, self.calibrator_digest, self.review_digest, self.approval_digest)
+
+    def bundle_args(self, **over):
+        a = {
+            "outdir": self / "prepared",
+            "approval": self / "APPROVAL.json",
+            "review": self / "DEV_REVIEW.json",
+            "review_digest": self.review_digest,
+            "context": self / "CONTEXT.json",
+        }
+        a.update(over)
+        return (
+            "bundle", a["outdir"], a["approval"], a["review"], a["review_digest"], a["context"],
+        )  # fmt: skip
+
+    def score_config(self, name: str = "SCORE_CONFIG.json", **over) -> Path:
+        cfg = {
+            "schemaVersion": "prereg-d17mf-score-config/v1",
+            "bundle": {"file": "BUNDLE.json", "trustedDigest": sha(self / "BUNDLE.json")},
+            "runs": [
+                {"dir": f"runs/{r}", "trustedEvidenceDigest": self.evidence(r)}
+                for r in ("run-1", "run-2")
+            ],
+            "gold": {"file": "prepared/gold.json", "trustedDigest": sha(self / "prepared/gold.json")},
+            "calibrationContext": {"file": "CONTEXT.json", "trustedDigest": sha(self / "CONTEXT.json")},
+            "evaluatedAt": EVALUATED,
+        }  # fmt: skip
+        cfg.update(over)
+        return write_json(self / name, cfg)
+
+    def evidence(self, run: str) -> str:
+        return json.loads((self / f"runs/{run}/integrity.json").read_text())["evidenceDigest"]
+
+
+def _walk_to_bundle(root: Path) -> Walk:
+    """Prepare a private seed, fit a calibrator, write the review, context and approval, bundle."""
+    root.mkdir(parents=True)
+    assert cli("prepare", SEED, root / "prepared") == 0
+    assert (
+        cli("simulate", root / "prepared", "--scenario", "d17-finding", "--seed", 3,
+            "--out", root / "fit-observations.jsonl") == 0
+    )  # fmt: skip
+    assert (
+        cli("calibrator-fit", root / "fit-observations.jsonl", root / "prepared/gold.json",
+            "--effective-at", EFFECTIVE, "--out", root / "calibrator.json") == 0
+    )  # fmt: skip
+    cal = json.loads((root / "calibrator.json").read_text())["digest"]
+    assert cli("dev-review-material", root / "prepared", root / "material.json") == 0
+    corpus = json.loads((root / "prepared/preregistration.json").read_text())["corpusDigest"]
+    review = write_json(
+        root / "DEV_REVIEW.json",
+        {"schemaVersion": "prereg-d17mf-dev-review/v1", "corpusDigest": corpus, "items": []},
+    )
+    write_json(
+        root / "CONTEXT.json",
+        {
+            "schemaVersion": "prereg-d17mf-calibration-context/v1",
+            "calibrator": {"file": "calibrator.json", "trustedDigest": cal},
+        },
+    )
+    assert (
+        cli("approval-template", root / "prepared", root / "APPROVAL.json",
+            "--calibration-artifact-digest", cal, "--dev-review-digest", sha(review)) == 0
+    )  # fmt: skip
+    w = Walk(root, cal, sha(review), sha(root / "APPROVAL.json"))
+    assert cli(*w.bundle_args(), "--out", root / "BUNDLE.json", "--now", BUNDLED_AT) == 0
+    return w
+
+
+def _sessions(w: Walk) -> None:
+    b, r = w / "BUNDLE.json", w.root
+    for k, (run, start) in enumerate((("run-1", START_1), ("run-2", START_2)), start=1):
+        assert (
+            cli("session-start", b, r, run, "--run-dir", r / "runs" / run, "--at", start,
+                "--now", start) == 0
+        )  # fmt: skip
+        assert (
+            cli("simulate", r / "prepared", "--scenario", "d17-finding", "--seed", 1,
+                "--part", f"{k}/2", "--out", r / "runs" / run / "observations.jsonl") == 0
+        )  # fmt: skip
+        assert (
+            cli("session-end", b, r, "--run-dir", r / "runs" / run, "--calls", 2900,
+                "--tokens", 2_000_000, "--usd", "0.085") == 0
+        )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory) -> Walk:
+    """The procedure up to the bundle (no ledger yet)."""
+    return _walk_to_bundle(tmp_path_factory.mktemp("handoff") / "root")
+
+
+@pytest.fixture(scope="module")
+def walked(bundled, tmp_path_factory) -> Walk:
+    """The whole procedure: dry-run ready, frozen, two sessions recorded and ended, scored."""
+    w = bundled.copy(tmp_path_factory.mktemp("walked") / "root")
+    b = w / "BUNDLE.json"
+    assert cli("dry-run-ledger", b, w.approval_digest, w.root, "--now", "2026-10-15T08:55Z") == 0
+    assert cli("ledger-freeze", b, w.root, "--now", "2026-10-15T08:56:00Z") == 0
+    _sessions(w)
+    assert cli("score", "--config", w.score_config(), "--out", w / "SCORE.json") == 0
+    return w
+
+
+# -- end to end ---------------------------------------------------------------------------------
+
+
+def test_the_procedure_end_to_end(walked, capsys):
+    w = walked
+    doc = json.loads((w / "SCORE.json").read_text())
+    bundle = json.loads((w / "BUNDLE.json").read_text())
+    assert doc["seed"] == SEED and doc["decision"] == "HOLD" and doc["complete"] is True
+    assert doc["observations"]["observedRows"] == doc["observations"]["rows"] == 5778
+    lineage = doc["lineage"]
+    assert lineage["bundleDigest"] == sha(w / "BUNDLE.json")
+    assert lineage["approvalDigest"] == w.approval_digest == bundle["approvalDigest"]
+    assert [r["runId"] for r in lineage["runs"]] == ["run-1", "run-2"]
+    assert [r["evidenceDigest"] for r in lineage["runs"]] == [
+        w.evidence("run-1"),
+        w.evidence("run-2"),
+    ]
+    # collection end = the latest session start + the 30-minute limit
+    assert doc["clock"]["sessionStarts"] == ["2026-10-15T09:00:00.000Z", "2026-10-15T09:30:00.000Z"]
+    assert doc["clock"]["collectionEndBound"] == "2026-10-15T10:00:00.000Z"
+    # the observations scored are both runs' together
+    both = (w / "runs/run-1/observations.jsonl").read_bytes() + (
+        w / "runs/run-2/observations.jsonl"
+    ).read_bytes()
+    assert doc["observations"]["sha256"] == "sha256:" + hashlib.sha256(both).hexdigest()
+    # the second run names the first with its evidence digest
+    frozen2 = json.loads((w / "runs/run-2/frozen.json").read_text())
+    assert frozen2["priorRuns"] == [{"runId": "run-1", "evidenceDigest": w.evidence("run-1")}]
+    assert frozen2["collectionStartedAt"] == "2026-10-15T09:30:00.000Z"
+    # the ledger: one seed, two ended sessions, their spend, five events
+    capsys.readouterr()
+    assert cli("ledger-show", w.root, "--json") == 0
+    state = json.loads(capsys.readouterr().out)
+    assert [s["seed"] for s in state["seeds"]] == [SEED]
+    assert state["seeds"][0]["corpus_digest"] == bundle["corpusDigest"]
+    assert state["seeds"][0]["preregistration_digest"] == bundle["preregistrationDigest"]
+    assert [s["run_id"] for s in state["sessions"]] == ["run-1", "run-2"]
+    assert [s["evidence_digest"] for s in state["sessions"]] == [
+        w.evidence("run-1"),
+        w.evidence("run-2"),
+    ]
+    assert state["spend"] == {"calls": 5800, "tokens": 4000000, "usd": "0.170"}
+    assert [e["kind"] for e in state["events"]] == [
+        "freeze", "session-start", "session-end", "session-start", "session-end",
+    ]  # fmt: skip
+    with Ledger(w.ledger) as led:
+        assert led.integrity() == "ok"
+    assert cli("ledger-show", w.root) == 0
+    text = capsys.readouterr().out
+    assert "recorded spend: 5800 calls, 4000000 tokens, USD 0.170" in text
+
+
+def test_files_are_private_and_the_bundle_binds_the_corpus(bundled):
+    w = bundled
+    for name in ("APPROVAL.json", "BUNDLE.json"):
+        assert (w / name).stat().st_mode & 0o777 == 0o600
+    b = json.loads((w / "BUNDLE.json").read_text())
+    prereg = json.loads((w / "prepared/preregistration.json").read_text())
+    assert b["corpus"] == {"file": "prepared/corpus.jsonl", "sha256": prereg["corpusDigest"]}
+    assert b["calibration"] == {
+        "mode": "artifact",
+        "calibrationArtifactDigest": w.calibrator_digest,
+        "effectiveAt": EFFECTIVE,
+        "expiresAt": iso(EXPIRES),
+    }
+    assert b["devReviewDigest"] == w.review_digest and w.review_digest in b["approvalReference"]
+
+
+def test_dry_run_ledger_on_a_fresh_ledger_plans_the_source_figures(bundled, capsys):
+    w = bundled
+    capsys.readouterr()
+    rc = cli("dry-run-ledger", w / "BUNDLE.json", w.approval_digest, w.root, "--now", START_1)
+    out = capsys.readouterr().out
+    assert rc == 0 and out.rstrip().endswith("ready: yes")
+    # the source: the fresh allowance less the worst case leaves 1,244 calls, 4.0M tokens, USD 2.29
+    assert "12,800 left; worst case 11,556; headroom 1,244" in out
+    assert "24,000,000 left; worst case 19,960,000; headroom 4,040,000" in out
+    assert "4.0 left; worst case 1.706; headroom 2.294" in out
+    assert not w.ledger.exists()  # a dry run creates no ledger
+
+
+def test_the_python_boundary_function(bundled):
+    b = validate_bundle(CTX, bundled / "BUNDLE.json", now=datetime(2026, 10, 20, tzinfo=UTC))
+    assert b.doc["seed"] == SEED and b.digest == sha(bundled / "BUNDLE.json")
+    other = type(CTX)(CTX.study_id, "sha256:" + "0" * 64, CTX.version, CTX.config)
+    with pytest.raises(UserError, match=f"^{CODES['changedPreregistration']}: "):
+        validate_bundle(other, bundled / "BUNDLE.json")
+
+
+# -- the window at its edges --------------------------------------------------------------------
+
+
+def test_session_window_edges(bundled, tmp_path, capsys):
+    w = bundled.copy(tmp_path / "root")
+    b = w / "BUNDLE.json"
+    assert cli("ledger-freeze", b, w.root, "--now", START_1) == 0
+    late = EXPIRES - LIMIT + timedelta(milliseconds=1)
+    rc = cli("validate-bundle", b, "--session-start", iso(late), "--now", START_1)
+    refused(capsys, rc, "sessionWindow", "false", iso(late))
+    rc = cli("session-start", b, w.root, "r-late", "--run-dir", tmp_path / "late",
+             "--at", iso(late), "--now", "2026-12-01T00:00:00Z")  # fmt: skip
+    refused(capsys, rc, "sessionWindow", outputs=[tmp_path / "late" / "frozen.json"])
+    capsys.readouterr()
+    assert cli("dry-run-ledger", b, w.approval_digest, w.root, "--now", iso(late)) == 1
+    assert "check sessionWindowOpen: NOT READY; false" in capsys.readouterr().out
+    ok = EXPIRES - LIMIT - timedelta(seconds=60)
+    assert cli("validate-bundle", b, "--session-start", iso(ok), "--now", START_1) == 0
+    assert cli("dry-run-ledger", b, w.approval_digest, w.root, "--now", iso(ok)) == 0
+    assert "check sessionWindowOpen: ok; true" in capsys.readouterr().out
+    assert cli("session-start", b, w.root, "r-ok", "--run-dir", tmp_path / "ok",
+               "--at", iso(ok), "--now", "2026-12-01T00:00:00Z") == 0  # fmt: skip
+    with Ledger(w.ledger) as led:
+        assert [s["run_id"] for s in led.sessions()] == ["r-ok"]  # the refused start left nothing
+
+
+def test_call_timeout_edge_and_expiry(bundled, capsys):
+    b = bundled / "BUNDLE.json"
+    last = EXPIRES - timedelta(seconds=60)  # the 60 s timeout ends exactly at the expiry
+    assert cli("validate-bundle", b, "--call-at", iso(last), "--now", START_1) == 0
+    rc = cli("validate-bundle", b, "--call-at", iso(last + timedelta(milliseconds=1)),
+             "--now", START_1)  # fmt: skip
+    refused(capsys, rc, "calibrationExpired", "stop the collection")
+    rc = cli("validate-bundle", b, "--now", iso(EXPIRES + timedelta(milliseconds=1)))
+    refused(capsys, rc, "calibrationExpired", "past the calibrator's expiry")
+
+
+# -- refusals of bundle -------------------------------------------------------------------------
+
+
+def test_public_seed_is_refused(bundled, tmp_path, capsys):
+    w = bundled
+    pub = tmp_path / "public"
+    assert cli("prepare", "d17mf-public-demo", pub) == 0
+    capsys.readouterr()
+    rc = cli(*w.bundle_args(outdir=pub), "--out", tmp_path / "B.json", "--now", BUNDLED_AT)
+    refused(capsys, rc, "publicSeed", "d17mf-public-demo", outputs=[tmp_path / "B.json"])
+    # a hand-built bundle naming a public seed stops at the collector boundary too
+    doc = json.loads((w / "BUNDLE.json").read_text())
+    doc["seed"] = "review-throwaway-a1"
+    hand = write_json(w / "hand-built.json", doc)
+    refused(capsys, cli("validate-bundle", hand, "--now", START_1), "publicSeed")
+
+
+def _approval(w: Walk, tmp_path: Path, edit) -> Path:
+    obj = json.loads((w / "APPROVAL.json").read_text())
+    edit(obj)
+    return write_json(tmp_path / "APPROVAL.json", obj)
+
+
+@pytest.mark.parametrize(
+    ("code", "edit", "needle"),
+    [
+        ("calibrationScope", lambda a: a["calibration"].update(mode="staged"), "'staged'"),
+        (
+            "calibrationScope",
+            lambda a: a["calibration"].update(calibrationArtifactDigest="sha256:" + "1" * 64),
+            "not the context's registered calibrator",
+        ),
+        ("approvalReference", lambda a: a.update(approvalReference="reviewed ok"), "does not cite"),
+        ("approvalMismatch", lambda a: a.update(seed="d17mf-" + "a" * 26), "at /seed"),
+        ("floorsBelowSpend", lambda a: a["floorsUsd"].update(study=0.5), "/floorsUsd/study"),
+        (
+            "floorsBelowSpend",
+            lambda a: a["floorsUsd"].update(portfolio=2.0),
+            "/floorsUsd/portfolio",
+        ),
+    ],
+)
+def test_approval_refusals(bundled, tmp_path, capsys, code, edit, needle):
+    approval = _approval(bundled, tmp_path, edit)
+    out = tmp_path / "B.json"
+    rc = cli(*bundled.bundle_args(approval=approval), "--out", out, "--now", BUNDLED_AT)
+    refused(capsys, rc, code, needle, outputs=[out])
+
+
+def test_an_incomplete_approval_template_is_refused(bundled, tmp_path, capsys):
+    tpl = tmp_path / "TEMPLATE.json"
+    assert cli("approval-template", bundled / "prepared", tpl) == 0
+    assert tpl.stat().st_mode & 0o777 == 0o600
+    out = tmp_path / "B.json"
+    rc = cli(*bundled.bundle_args(approval=tpl), "--out", out, "--now", BUNDLED_AT)
+    refused(capsys, rc, "approvalIncomplete", "/calibration/calibrationArtifactDigest",
+            "/approvalReference", outputs=[out])  # fmt: skip
+
+
+def test_floors_must_cover_the_spend_the_ledger_records(walked, tmp_path, capsys):
+    w = walked  # the ledger records USD 0.170 of spend; the approval attests the registered floors
+    out = tmp_path / "B.json"
+    rc = cli(*w.bundle_args(), "--out", out, "--now", BUNDLED_AT, "--ledger", w.ledger)
+    refused(capsys, rc, "floorsBelowSpend", "USD 0.170 the ledger", outputs=[out])
+    raised = _approval(w, tmp_path, lambda a: a["floorsUsd"].update(study=1.07, portfolio=2.37))
+    rc = cli(
+        *w.bundle_args(approval=raised), "--out", out, "--now", BUNDLED_AT, "--ledger", w.ledger
+    )
+    assert rc == 0, capsys.readouterr().err
+
+
+def test_development_review_refusals(bundled, tmp_path, capsys):
+    w, out = bundled, tmp_path / "B.json"
+    rc = cli(*w.bundle_args(review_digest="sha256:" + "2" * 64), "--out", out, "--now", BUNDLED_AT)
+    refused(capsys, rc, "devReviewDigest", "anchored", outputs=[out])
+    other = write_json(
+        tmp_path / "R.json",
+        {"schemaVersion": "prereg-d17mf-dev-review/v1", "corpusDigest": "sha256:" + "3" * 64},
+    )
+    rc = cli(*w.bundle_args(review=other, review_digest=sha(other)), "--out", out)
+    refused(capsys, rc, "devReviewCorpus", "/corpusDigest", outputs=[out])
+
+
+def test_context_refusals(bundled, tmp_path, capsys):
+    w, out = bundled, tmp_path / "B.json"
+    ctx = json.loads((w / "CONTEXT.json").read_text())
+    ctx["calibrator"] = {"file": str(w / "calibrator.json"), "trustedDigest": "sha256:" + "4" * 64}
+    bad = write_json(tmp_path / "C.json", ctx)
+    rc = cli(*w.bundle_args(context=bad), "--out", out, "--now", BUNDLED_AT)
+    refused(capsys, rc, "contextDigest", "trustedDigest", outputs=[out])
+    # a calibrator fitted with another effective date is not the registered artifact
+    other = tmp_path / "other-cal.json"
+    assert cli("calibrator-fit", w / "fit-observations.jsonl", w / "prepared/gold.json",
+               "--effective-at", "2026-10-05T00:00:00Z", "--out", other) == 0  # fmt: skip
+    digest = json.loads(other.read_text())["digest"]
+    ctx["calibrator"] = {"file": str(other), "trustedDigest": digest}
+    moved = write_json(tmp_path / "C2.json", ctx)
+    approval = _approval(
+        w, tmp_path, lambda a: a["calibration"].update(calibrationArtifactDigest=digest)
+    )
+    rc = cli(*w.bundle_args(context=moved, approval=approval), "--out", out, "--now", BUNDLED_AT)
+    refused(capsys, rc, "calibrationScope", "not the registered window", outputs=[out])
+
+
+def test_expired_calibrator_at_bundle_time(bundled, tmp_path, capsys):
+    out = tmp_path / "B.json"
+    rc = cli(*bundled.bundle_args(), "--out", out, "--now", "2026-11-02T00:00:00Z")
+    refused(capsys, rc, "calibrationExpired", "not valid at", outputs=[out])
+
+
+def test_a_prepared_folder_that_differs_from_the_regenerated_study(bundled, tmp_path, capsys):
+    prepared = tmp_path / "prepared"
+    shutil.copytree(bundled / "prepared", prepared)
+    analysis = json.loads((prepared / "analysis.json").read_text())
+    analysis["cells"][0]["rows"] += 1
+    (prepared / "analysis.json").write_text(json.dumps(analysis))
+    out = tmp_path / "B.json"
+    rc = cli(*bundled.bundle_args(outdir=prepared), "--out", out, "--now", BUNDLED_AT)
+    refused(capsys, rc, "preparedMismatch", "analysis.json", outputs=[out])
+
+
+def test_the_boundary_refuses_another_generator_and_another_corpus(bundled, tmp_path, capsys):
+    doc = json.loads((bundled / "BUNDLE.json").read_text())
+    doc["generatorId"] = "d17-multifact/v2"
+    refused(capsys, cli("validate-bundle", write_json(bundled / "g.json", doc)),
+            "generatorId", "keyed on 'd17-multifact/v1'")  # fmt: skip
+    doc = json.loads((bundled / "BUNDLE.json").read_text())
+    doc["calibration"]["mode"] = "staged"
+    refused(capsys, cli("validate-bundle", write_json(bundled / "m.json", doc)),
+            "calibrationScope")  # fmt: skip
+    doc = json.loads((bundled / "BUNDLE.json").read_text())
+    doc["corpusDigest"] = doc["corpus"]["sha256"] = "sha256:" + "5" * 64
+    refused(capsys, cli("validate-bundle", write_json(bundled / "c.json", doc)),
+            "preparedMismatch")  # fmt: skip
+
+
+# -- refusals of the ledger ---------------------------------------------------------------------
+
+
+def _foreign_freeze(ledger: Path, *, seed: str, corpus: str, prereg: str) -> None:
+    with Ledger(ledger) as led:
+        led.freeze(
+            seed=seed, generator_id="d17-multifact/v0", corpus_digest=corpus,
+            preregistration_digest=prereg, spec_digest="sha256:" + "6" * 64,
+            bundle_digest="sha256:" + "7" * 64, at="2026-10-10T00:00:00.000Z", at_ms=0,
+        )  # fmt: skip
+
+
+def test_seed_reused(bundled, tmp_path, capsys):
+    w = bundled.copy(tmp_path / "root")
+    doc = json.loads((w / "BUNDLE.json").read_text())
+    # the seed frozen earlier under another corpus (a generator revision, say)
+    _foreign_freeze(w.ledger, seed=SEED, corpus="sha256:" + "8" * 64, prereg="sha256:" + "9" * 64)
+    capsys.readouterr()
+    assert (
+        cli("dry-run-ledger", w / "BUNDLE.json", w.approval_digest, w.root, "--now", START_1) == 1
+    )
+    out = capsys.readouterr().out
+    assert "check seed-reused: NOT READY" in out and out.rstrip().endswith("ready: no")
+    rc = cli("ledger-freeze", w / "BUNDLE.json", w.root, "--now", START_1)
+    refused(capsys, rc, "seedReused", SEED, "sha256:" + "8" * 64)
+    with Ledger(w.ledger) as led:
+        assert led.seed(SEED)["corpus_digest"] != doc["corpusDigest"]
+
+
+def test_changed_preregistration(bundled, tmp_path, capsys):
+    w = bundled.copy(tmp_path / "root")
+    doc = json.loads((w / "BUNDLE.json").read_text())
+    # the same corpus already frozen under another preregistration
+    _foreign_freeze(
+        w.ledger, seed="d17mf-" + "c" * 26, corpus=doc["corpusDigest"], prereg="sha256:" + "a" * 64
+    )
+    capsys.readouterr()
+    assert (
+        cli("dry-run-ledger", w / "BUNDLE.json", w.approval_digest, w.root, "--now", START_1) == 1
+    )
+    assert "check changed-preregistration: NOT READY" in capsys.readouterr().out
+    rc = cli("ledger-freeze", w / "BUNDLE.json", w.root, "--now", START_1)
+    refused(capsys, rc, "changedPreregistration", "sha256:" + "a" * 64)
+
+
+def test_approval_digest_and_budget_are_reported_not_ready(walked, capsys):
+    w = walked
+    capsys.readouterr()
+    rc = cli("dry-run-ledger", w / "BUNDLE.json", "sha256:" + "b" * 64, w.root, "--now", START_2)
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert "check approval-digest: NOT READY" in out
+    # 5,800 calls recorded: 7,000 of the 12,800 left, fewer than the worst case of 11,556
+    assert "check budget-exceeded: NOT READY" in out and "7,000 left; worst case 11,556" in out
+
+
+def test_session_refusals(bundled, tmp_path, capsys):
+    w = bundled.copy(tmp_path / "root")
+    b, r = w / "BUNDLE.json", w.root
+
+    def start(run, at=START_1, now=START_1):
+        return cli(
+            "session-start", b, r, run, "--run-dir", r / "runs" / run, "--at", at, "--now", now
+        )
+
+    refused(capsys, start("run-1"), "seedNotFrozen", outputs=[r / "runs/run-1/frozen.json"])
+    assert cli("ledger-freeze", b, r, "--now", START_1) == 0
+    refused(capsys, start("run-1", at=START_2), "futureInstant")
+    assert start("run-1") == 0
+    refused(capsys, start("run-2", at=START_2, now=START_2), "sessionOpen", "has not ended")
+    (r / "runs/run-1/observations.jsonl").write_text("")
+    end = ("session-end", b, r, "--run-dir", r / "runs/run-1", "--calls", 0, "--tokens", 0)
+    assert cli(*end, "--usd", "0") == 0
+    shutil.rmtree(r / "runs/run-1x", ignore_errors=True)
+    shutil.copytree(r / "runs/run-1", r / "runs/run-1x")
+    (r / "runs/run-1x/integrity.json").unlink()
+    refused(capsys, cli(*end[:4], r / "runs/run-1x", *end[5:], "--usd", "0"), "runReused")
+    shutil.rmtree(r / "runs/run-1")
+    refused(capsys, start("run-1", at=START_2, now=START_2), "runReused")
+
+
+# -- refusals of score --config -----------------------------------------------------------------
+
+
+def _score(w: Walk, tmp_path: Path, config: Path) -> tuple[int, Path]:
+    out = tmp_path / "SCORE.json"
+    return cli("score", "--config", config, "--out", out), out
+
+
+def test_score_config_digest_refusals(walked, tmp_path, capsys):
+    w = walked
+    for key, code in (("bundle", "bundleDigest"), ("gold", "goldDigest"),
+                      ("calibrationContext", "contextDigest")):  # fmt: skip
+        cfg = json.loads(w.score_config("C.json").read_text())
+        cfg[key]["trustedDigest"] = "sha256:" + "d" * 64
+        rc, out = _score(w, tmp_path, write_json(w / "C.json", cfg))
+        refused(capsys, rc, code, f"/{key}/trustedDigest", outputs=[out])
+    cfg = json.loads(w.score_config("C.json").read_text())
+    cfg["runs"][0]["trustedEvidenceDigest"] = "sha256:" + "e" * 64
+    rc, out = _score(w, tmp_path, write_json(w / "C.json", cfg))
+    refused(capsys, rc, "lineageDigest", "/runs/0/trustedEvidenceDigest", outputs=[out])
+    # the lineage must be whole: run-2 names run-1 as its prior run
+    cfg = json.loads(w.score_config("C.json").read_text())
+    del cfg["runs"][0]
+    rc, out = _score(w, tmp_path, write_json(w / "C.json", cfg))
+    refused(capsys, rc, "lineageDigest", "priorRuns", outputs=[out])
+
+
+def test_score_clock_refusals(walked, tmp_path, capsys):
+    w = walked
+    rc, out = _score(w, tmp_path, w.score_config("C.json", evaluatedAt="2026-10-15T09:59:59Z"))
+    refused(
+        capsys, rc, "scoringClock", "collection-end bound 2026-10-15T10:00:00.000Z", outputs=[out]
+    )
+    rc, out = _score(w, tmp_path, w.score_config("C.json", evaluatedAt="2999-01-01T00:00:00Z"))
+    refused(capsys, rc, "scoringClock", "in the future", outputs=[out])
+    rc, out = _score(w, tmp_path, w.score_config("C.json", evaluatedAt="2026-11-02T00:00:00Z"))
+    refused(capsys, rc, "calibrationExpired", "evaluatedAt", outputs=[out])
+    # exactly at the bound is allowed
+    rc, out = _score(w, tmp_path, w.score_config("C.json", evaluatedAt="2026-10-15T10:00:00Z"))
+    assert rc == 0, capsys.readouterr().err
+
+
+def _reseal(w: Walk, run: str, edit) -> None:
+    """Edit a run's frozen.json and recompute its integrity.json (as a collector would have)."""
+    d = w / f"runs/{run}"
+    frozen = json.loads((d / "frozen.json").read_text())
+    edit(frozen)
+    write_json(d / "frozen.json", frozen)
+    h = type("H", (), {})()  # the hand-off facts evidence() reads
+    h.raw = CTX.config["constants"]["hand-off"]
+    h.version_of = lambda kind: h.raw["schemaVersions"][kind]
+    ev = evidence(h, d)
+    ev.pop("frozen")
+    write_json(d / "integrity.json", ev)
+
+
+def test_a_run_without_a_session_start_cannot_be_scored(walked, tmp_path, capsys):
+    w = walked.copy(tmp_path / "root")
+    _reseal(w, "run-1", lambda f: f.pop("collectionStartedAt"))
+    _reseal(
+        w,
+        "run-2",
+        lambda f: f.update(priorRuns=[{"runId": "run-1", "evidenceDigest": w.evidence("run-1")}]),
+    )
+    rc, out = _score(w, tmp_path, w.score_config())
+    refused(capsys, rc, "sessionUnrecorded", "run-1", outputs=[out])
+
+
+def test_a_run_under_another_preregistration_is_refused(walked, tmp_path, capsys):
+    w = walked.copy(tmp_path / "root")
+    _reseal(w, "run-2", lambda f: f.update(preregistrationDigest="sha256:" + "f" * 64))
+    rc, out = _score(w, tmp_path, w.score_config())
+    refused(capsys, rc, "changedPreregistration", "/preregistrationDigest", outputs=[out])
+
+
+def test_an_altered_run_file_is_refused(walked, tmp_path, capsys):
+    w = walked.copy(tmp_path / "root")
+    cfg = w.score_config()  # trusted digests taken before the alteration
+    with (w / "runs/run-1/observations.jsonl").open("a") as fh:
+        fh.write("")
+    lines = (w / "runs/run-1/observations.jsonl").read_text().splitlines(keepends=True)
+    (w / "runs/run-1/observations.jsonl").write_text("".join(lines[:-1]))
+    rc, out = _score(w, tmp_path, cfg)
+    refused(capsys, rc, "lineageDigest", "integrity.json", outputs=[out])
+
+
+def test_score_takes_one_form_or_the_other(walked, tmp_path, capsys):
+    out = tmp_path / "S.json"
+    rc = cli("score", walked / "prepared", "--config", walked.score_config(), "--out", out)
+    err = capsys.readouterr().err
+    assert rc == 2 and "either --config or the flag form" in err and "outdir" in err
+    rc = cli("score", walked / "prepared", "--out", out)
+    err = capsys.readouterr().err
+    assert rc == 2 and "missing: OBSERVATIONS, --calibrator" in err
+    assert not out.exists()
+
+
+def test_the_flag_form_scores_exactly_as_the_lineage_does(walked, tmp_path):
+    """Both forms run the same checks and the same scoring: with the runs' observations in one
+    file and their session starts as flags, SCORE.json is the lineage's without its lineage."""
+    w = walked
+    both = tmp_path / "observations.jsonl"
+    both.write_bytes(
+        (w / "runs/run-1/observations.jsonl").read_bytes()
+        + (w / "runs/run-2/observations.jsonl").read_bytes()
+    )
+    out = tmp_path / "SCORE.json"
+    assert (
+        cli("score", w / "prepared", both, "--calibrator", w / "calibrator.json",
+            "--calibrator-digest", w.calibrator_digest, "--session-start", f"{START_1},{START_2}",
+            "--evaluated-at", EVALUATED, "--out", out) == 0
+    )  # fmt: skip
+    flag = json.loads(out.read_text())
+    lineage = json.loads((w / "SCORE.json").read_text())
+    assert "lineage" not in flag and lineage.pop("lineage")
+    assert flag == lineage
