@@ -26,6 +26,7 @@ from prereg.engines.multicorrect.scoring import (
 )
 from prereg.errors import UserError
 from prereg.files import canonical_bytes_nl, refuse_existing, write_new
+from prereg.outputs import camel_keys
 
 
 def _input(path: str) -> dict[str, Any]:
@@ -42,7 +43,8 @@ def _check_out(path: str) -> None:
 
 def build_report(ctx: StudyContext, args) -> dict[str, Any]:
     """The REPORT.json document for ``args`` (lists, labels, predictions, binary_outputs,
-    rounding_decimals); raises UserError for every input problem."""
+    rounding_decimals), its keys camelCase (:mod:`prereg.outputs`); raises UserError for every
+    input problem."""
     cfg = engine_config(ctx.config)
     d = check_rounding(getattr(args, "rounding_decimals", None))
     binary_path = getattr(args, "binary_outputs", None)
@@ -62,7 +64,7 @@ def build_report(ctx: StudyContext, args) -> dict[str, Any]:
     if binary_path is not None:
         files["binary_outputs"] = binary_path
     report: dict[str, Any] = {
-        "schema": cfg.report_schema,
+        "schemaVersion": cfg.report_schema,
         "study_id": ctx.study_id,
         "spec_digest": ctx.spec_digest,
         "inputs": {k: _input(p) for k, p in files.items()},
@@ -85,7 +87,7 @@ def build_report(ctx: StudyContext, args) -> dict[str, Any]:
         report["ece_excluding_first_bin"] = binary_ece(
             inputs.binary, True, config=cfg, rounding_decimals=d
         )
-    return report
+    return camel_keys(report)
 
 
 def score(ctx: StudyContext, args) -> int:
@@ -97,8 +99,8 @@ def score(ctx: StudyContext, args) -> int:
     evaluated = report[cfg.evaluate_split]
     print(
         f"{args.out}: threshold {report['threshold']} fitted on {cfg.fit_split}; "
-        f"{cfg.evaluate_split} exact-set accuracy {evaluated['exact_set_accuracy']}, "
-        f"micro F1 {evaluated['micro_f1']}"
+        f"{cfg.evaluate_split} exact-set accuracy {evaluated['exactSetAccuracy']}, "
+        f"micro F1 {evaluated['microF1']}"
     )
     return 0
 
@@ -122,12 +124,13 @@ def diagnostic(ctx: StudyContext, args) -> int:
     results = [run_diagnostic(s, cfg) for s in seeds]
     passed = all(r["passed"] for r in results)
     doc = {
-        "schema": cfg.diagnostic_schema,
+        "schemaVersion": cfg.diagnostic_schema,
         "study_id": ctx.study_id,
         "spec_digest": ctx.spec_digest,
         "passed": passed,
         "seeds": results,
     }
+    doc = camel_keys(doc)
     data = canonical_bytes_nl(doc)
     if out is None:
         sys.stdout.write(data.decode("utf-8"))
