@@ -209,17 +209,17 @@ def test_s3_report_plot_and_digests(runs):
     html = path.read_text(encoding="utf-8")
     plan = json.loads((a / study / step_out(study, "power_plan")).read_text())
     manifest = json.loads((a / study / step_out(study, "freeze_manifest")).read_text())
-    assert f"power plan {plan['status']}: {plan['selected_task_count']} tasks" in html
+    assert f"power plan {plan['status']}: {plan['selectedTaskCount']} tasks" in html
     assert "manifest validated" in html
     target = plan["frozen"]["target_power"]
     assert f"target power {target['numerator'] / target['denominator']:g}" in html  # the line
     for art in manifest["artifacts"]:
         assert art["sha256"] in html and art["path"] in html
-    assert plan["calibration"]["calibration_sha256"] in html
+    assert plan["calibration"]["calibrationSha256"] in html
     # one error bar per rung in the power plot: the rung task counts are its x tick labels
     svg = html[html.index("<svg") : html.index("</svg>")]
     for rung in plan["rungs"]:
-        assert f">{rung['task_count']}</text>" in svg
+        assert f">{rung['taskCount']}</text>" in svg
 
 
 def test_jev_report_plots_threshold_and_digests(runs):
@@ -228,10 +228,8 @@ def test_jev_report_plots_threshold_and_digests(runs):
     path = a / study / "report.html"
     titles = svg_titles(path)
     doc = json.loads((a / study / step_out(study, "score")).read_text())
-    fit = next(
-        k[: -len("_curve")] for k in doc if k.endswith("_curve") and k != "retrospective_curve"
-    )
-    curve = doc[f"{fit}_curve"]
+    fit = next(k[: -len("Curve")] for k in doc if k.endswith("Curve") and k != "retrospectiveCurve")
+    curve = doc[f"{fit}Curve"]
     assert titles == [
         f"Exact-set accuracy on the {fit} split over {len(curve)} thresholds",
         "Reliability of the binary outputs (10 bins)",

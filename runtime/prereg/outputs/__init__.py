@@ -54,9 +54,7 @@ def camel_keys(value: Any, keep: frozenset[str] = frozenset()) -> Any:
     """``value`` with every object key turned camelCase, recursively; the values under a key in
     ``keep`` (a key as written before the change) are copied unchanged."""
     if isinstance(value, Mapping):
-        return {
-            camel(k): (v if k in keep else camel_keys(v, keep)) for k, v in value.items()
-        }
+        return {camel(k): (v if k in keep else camel_keys(v, keep)) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [camel_keys(v, keep) for v in value]
     return value

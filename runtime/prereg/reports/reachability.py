@@ -108,7 +108,9 @@ def forest_figure(
     doc: Mapping[str, Any], factors, metric: str, failed: set[str], name: str = "forest"
 ) -> Figure | None:
     split, cells = _split_cells(doc)
-    cells = [c for c in cells if (c.get(metric) or {}).get("estimate") is not None]
+    cells = [
+        c for c in cells if ((c.get("metrics") or {}).get(metric) or {}).get("estimate") is not None
+    ]
     if not cells or not factors:
         return None
     panel_factor, panel_levels = factors[0]
@@ -172,7 +174,8 @@ def reliability_figure(
     cells = [
         c
         for c in cells
-        if c.get("observed") and c.get(conf) is not None and (c.get(cal) or {}).get("estimate") is not None
+        if c.get("observed") and (c.get("metrics") or {}).get(conf) is not None
+        and ((c.get("metrics") or {}).get(cal) or {}).get("estimate") is not None
     ]  # fmt: skip
     if not cells:
         return None

@@ -477,6 +477,4 @@ def test_the_bundled_example_scores(tmp_path):
     assert COMMANDS["score"](CTX, args) == 0
     doc = json.loads((tmp_path / "R.json").read_text())
     assert doc["validation"]["lists"] + doc["test"]["lists"] == 320
-    assert doc["validation"]["exactCount"] == max(
-        p["exactCount"] for p in doc["validationCurve"]
-    )
+    assert doc["validation"]["exactCount"] == max(p["exactCount"] for p in doc["validationCurve"])

@@ -135,8 +135,7 @@ def freeze_manifest(ctx: StudyContext, args: Any) -> int:
     manifest = build_manifest(args.input, root, fc, ctx.spec_digest, ctx.version)
     write_new(args.out, canonical_bytes_nl(manifest))
     print(
-        f"{args.out}: froze {len(manifest['artifacts'])} files; "
-        f"self_sha256 {manifest['self_sha256']}"
+        f"{args.out}: froze {len(manifest['artifacts'])} files; selfSha256 {manifest['selfSha256']}"
     )
     return 0
 
@@ -153,7 +152,7 @@ def validate(ctx: StudyContext, args: Any) -> int:
         for p in problems:
             print("  " + p, file=sys.stderr)
         return 1
-    recorded = manifest["spec_digest"]
+    recorded = manifest["specDigest"]
     if recorded != ctx.spec_digest:
         print(
             f"note: {args.manifest} was frozen under spec digest {recorded}; "

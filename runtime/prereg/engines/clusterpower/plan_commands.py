@@ -82,7 +82,7 @@ def power_plan(ctx: StudyContext, args: Any) -> int:
     finally:
         done()
     write_new(out, canonical_bytes_nl(plan))
-    selected = plan["selected_task_count"]
+    selected = plan["selectedTaskCount"]
     line = f"{out}: status {plan['status']}"
     if selected is not None:
         line += f", selected task count {selected}"
