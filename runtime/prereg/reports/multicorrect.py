@@ -23,11 +23,11 @@ import numpy as np
 
 from prereg.digest import file_sha256
 from prereg.errors import UserError
+from prereg.outputs import camel
 from prereg.reports import Step, StudyInfo, plot
 from prereg.reports.common import fmt, header, inputs_block, read_json, registered, steps_block
 from prereg.reports.page import Facts, Figure, Heading, Para, Report, Table
 from prereg.stats.calibration import ten_bin_index
-from prereg.outputs import camel
 
 # Figures of a split shown in the comparison table, in this order (the report's own keys).
 SPLIT_FIGURES = (
