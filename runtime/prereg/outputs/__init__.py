@@ -37,9 +37,8 @@ OUTPUTS: dict[tuple[str, str], str] = {
     ("multicorrect-scoring", "diagnostic"): "multicorrect-diagnostic",
     ("cluster-power-freeze", "power-plan"): "clusterpower-power-plan",
     ("cluster-power-freeze", "freeze-manifest"): "clusterpower-freeze-manifest",
-    ("cluster-power-freeze", "freeze-statement"): "clusterpower-freeze-statement",
     ("any", "diagnose"): "diagnose",
-    ("any", "table"): "table",
+    ("any", "decide-rows"): "decide-rows",
 }
 
 _CAMEL = re.compile(r"_([a-z0-9])")
