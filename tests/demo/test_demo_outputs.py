@@ -22,6 +22,8 @@ ENGINES = {
     "jev-multicorrect": "multicorrect-scoring",
     "answer-position": "factorial",
 }
+# keys another standard fixes (in-toto Statement v1)
+STANDARD_KEYS = {"_type"}
 SHIPPED = sorted(p.name for p in (ROOT / "runtime/prereg/outputs/schemas").glob("*.schema.json"))
 
 
@@ -66,6 +68,8 @@ def schema_of(out: Path, path: Path) -> dict | None:
     if study == "s3-verifier-freeze":
         if name == "freeze-manifest.json":
             return outputs.schema_for(engine, "freeze-manifest")
+        if name == "freeze-manifest.intoto.json":
+            return outputs.schema_for(engine, "freeze-statement")
         if name == "power_plan.json":
             return outputs.schema_for(engine, "power-plan")
         # the other files under frozen/ are the bundled inputs `assemble` copied
@@ -149,6 +153,8 @@ def test_shipped_schemas_are_valid_and_name_keys_in_camel_case(name):
         if isinstance(node, dict):
             props = node.get("properties")
             for key in props if isinstance(props, dict) else {}:
+                if key in STANDARD_KEYS:
+                    continue
                 assert key == outputs.camel(key) and key[:1].islower(), f"{name}: key {key!r}"
             for v in node.values():
                 walk(v)
@@ -174,3 +180,72 @@ def test_camel_keys_keeps_what_it_is_told_to():
         "frozen": {"block_size": 2},
         "rungs": [{"mcSe": 3}],
     }
+
+
+def test_the_freeze_statement_is_an_in_toto_statement_of_the_manifest(runs):
+    from google.protobuf import json_format
+    from in_toto_attestation.v1 import statement, statement_pb2
+
+    folder = runs[0] / "s3-verifier-freeze"
+    manifest = json.loads((folder / "freeze-manifest.json").read_text(encoding="utf-8"))
+    text = (folder / "freeze-manifest.intoto.json").read_text(encoding="utf-8")
+    parsed = statement.Statement.copy_from_pb(json_format.Parse(text, statement_pb2.Statement()))
+    parsed.validate()  # the library's own checks: type, subjects with digests, predicate
+    subjects = {s.name: dict(s.digest) for s in parsed.pb.subject}
+    assert subjects == {a["path"]: {"sha256": a["sha256"]} for a in manifest["artifacts"]}
+    assert parsed.pb.predicate_type == "urn:prereg:" + manifest["schemaVersion"]
+    assert json_format.MessageToDict(parsed.pb.predicate) == manifest
+    # the library refuses a statement without subjects
+    doc = json.loads(text)
+    doc["subject"] = []
+    empty = statement.Statement.copy_from_pb(
+        json_format.Parse(json.dumps(doc), statement_pb2.Statement())
+    )
+    with pytest.raises(ValueError, match="subject"):
+        empty.validate()
+
+
+@pytest.mark.parametrize("study", ["answer-position", "d17-multifact"])
+def test_tables_of_a_score(runs, tmp_path, study):
+    import csv
+
+    import pyarrow.parquet as pq
+
+    from tests.conftest import run_prereg
+
+    score = runs[0] / study / "SCORE.json"
+    doc = json.loads(score.read_text(encoding="utf-8"))
+    (tmp_path / "csv").mkdir()
+    (tmp_path / "pq").mkdir()
+    p = run_prereg(
+        "tables", score, "--csv", tmp_path / "csv", "--parquet", tmp_path / "pq", "--json"
+    )
+    assert p.returncode == 0, p.stderr
+    written = json.loads(p.stdout)["outputs"]
+    assert len(written) == 2 * (4 if "auroc" in doc else 3)
+    with open(tmp_path / "csv" / "cells.csv", newline="", encoding="utf-8") as f:
+        cells = list(csv.DictReader(f))
+    assert [c["cell"] for c in cells] == [c["cell"] for c in doc["cells"]]
+    metric, fig = next((m, f) for m, f in doc["cells"][0]["metrics"].items() if isinstance(f, dict))
+    assert float(cells[0][f"metrics.{metric}.estimate"]) == fig["estimate"]
+    with open(tmp_path / "csv" / "contrasts.csv", newline="", encoding="utf-8") as f:
+        contrasts = list(csv.DictReader(f))
+    assert [int(c["a.k"]) for c in contrasts] == [c["a"]["k"] for c in doc["contrasts"]]
+    table = pq.read_table(tmp_path / "pq" / "contrasts.parquet")
+    assert table.column("id").to_pylist() == [c["id"] for c in doc["contrasts"]]
+    assert table.column("adjustedP").to_pylist() == [c["adjustedP"] for c in doc["contrasts"]]
+    # never overwritten, all or none
+    (tmp_path / "again").mkdir()
+    (tmp_path / "again" / "contrasts.csv").write_text("mine")
+    again = run_prereg("tables", score, "--csv", tmp_path / "again")
+    assert again.returncode == 2 and "exists" in again.stderr
+    assert sorted(x.name for x in (tmp_path / "again").iterdir()) == ["contrasts.csv"]
+
+
+def test_tables_refuse_what_is_not_a_score(tmp_path):
+    from tests.conftest import run_prereg
+
+    bad = tmp_path / "x.json"
+    bad.write_text('{"cells": 3}', encoding="utf-8")
+    p = run_prereg("tables", bad, "--csv", tmp_path)
+    assert p.returncode == 2 and "not a score document" in p.stderr and "Traceback" not in p.stderr

@@ -37,6 +37,7 @@ OUTPUTS: dict[tuple[str, str], str] = {
     ("multicorrect-scoring", "diagnostic"): "multicorrect-diagnostic",
     ("cluster-power-freeze", "power-plan"): "clusterpower-power-plan",
     ("cluster-power-freeze", "freeze-manifest"): "clusterpower-freeze-manifest",
+    ("cluster-power-freeze", "freeze-statement"): "clusterpower-freeze-statement",
     ("any", "diagnose"): "diagnose",
     ("any", "decide-rows"): "decide-rows",
 }

@@ -321,13 +321,21 @@ class _Terminal(io.StringIO):
         return True
 
 
-def test_progress_goes_to_stderr_only_on_a_terminal(tmp_path, monkeypatch):
+def test_progress_is_a_bar_on_a_terminal_and_lines_otherwise(tmp_path, monkeypatch):
+    import prereg.console
+
+    monkeypatch.setattr(prereg.console, "DELAY", 0.0)  # show it however fast the work is
     term = _Terminal()
     monkeypatch.setattr(sys, "stderr", term)
     run(tmp_path, "tty.json", n=120, sims=200)
     shown = term.getvalue()
-    assert "rung 4/4 (n = 120): 200/200 cohorts" in shown
-    assert shown.endswith("\r\x1b[K")  # the progress line is cleared at the end
-    monkeypatch.undo()
+    assert "\r\x1b[Kpower-plan [" in shown
+    assert "800/800 cohorts rung 4/4 (n = 120)" in shown  # four rungs of 200 cohorts
+    assert shown.endswith("\n")  # the bar's line is ended
+    pipe = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", pipe)
     run(tmp_path, "pipe.json", n=120, sims=200)
+    lines = pipe.getvalue().splitlines()
+    assert lines[-1].startswith("power-plan: 800/800 cohorts rung 4/4 (n = 120)")
+    assert "\r" not in pipe.getvalue() and 1 < len(lines) <= 11
     assert (tmp_path / "tty.json").read_bytes() == (tmp_path / "pipe.json").read_bytes()

@@ -446,7 +446,7 @@ def build_plan(
     amendment_version: str,
     simulations: int | None = None,
     batch_size: int | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> dict:
     """The plan object (with ``selfSha256``), its keys camelCase.  ``simulations`` is the development knob."""
     canonical = simulations is None
@@ -472,7 +472,11 @@ def build_plan(
             if progress is not None:
 
                 def cb(done, total, n=n, i=i):
-                    progress(f"rung {i + 1}/{len(evaluated)} (n = {n}): {done}/{total} cohorts")
+                    progress(
+                        f"rung {i + 1}/{len(evaluated)} (n = {n})",
+                        i * total + done,
+                        len(evaluated) * total,
+                    )
 
             res = simulate_rung(
                 tab,

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from prereg.console import console_of
 from prereg.digest import file_sha256
 from prereg.engines import StudyContext
 from prereg.engines.multicorrect.config import engine_config
@@ -97,10 +98,21 @@ def score(ctx: StudyContext, args) -> int:
     write_new(args.out, canonical_bytes_nl(report))
     cfg = engine_config(ctx.config)
     evaluated = report[cfg.evaluate_split]
-    print(
+    con = console_of(args)
+    con.line(
         f"{args.out}: threshold {report['threshold']} fitted on {cfg.fit_split}; "
         f"{cfg.evaluate_split} exact-set accuracy {evaluated['exactSetAccuracy']}, "
         f"micro F1 {evaluated['microF1']}"
+    )
+    con.summary(
+        {
+            "outputs": [str(args.out)],
+            "threshold": report["threshold"],
+            "fitSplit": cfg.fit_split,
+            "evaluateSplit": cfg.evaluate_split,
+            "exactSetAccuracy": evaluated["exactSetAccuracy"],
+            "microF1": evaluated["microF1"],
+        }
     )
     return 0
 
@@ -132,14 +144,32 @@ def diagnostic(ctx: StudyContext, args) -> int:
     }
     doc = camel_keys(doc)
     data = canonical_bytes_nl(doc)
+    con = console_of(args)
     if out is None:
-        sys.stdout.write(data.decode("utf-8"))
+        if con.json_mode:
+            con.summary(doc)  # the document itself is the summary
+        else:
+            sys.stdout.write(data.decode("utf-8"))
     else:
         write_new(out, data)
         for r in results:
             held = sum(c["passed"] for c in r["contracts"])
-            print(f"seed {r['seed']}: {held} of {len(r['contracts'])} contracts hold")
-        print(f"{out}: {'passed' if passed else 'FAILED'}")
+            con.line(f"seed {r['seed']}: {held} of {len(r['contracts'])} contracts hold")
+        con.line(f"{out}: {'passed' if passed else 'FAILED'}")
+        con.summary(
+            {
+                "outputs": [str(out)],
+                "passed": passed,
+                "seeds": [
+                    {
+                        "seed": r["seed"],
+                        "passed": r["passed"],
+                        "failed": [c["contract"] for c in r["contracts"] if not c["passed"]],
+                    }
+                    for r in results
+                ],
+            }
+        )
     for r in results:
         for c in r["contracts"]:
             if not c["passed"]:
