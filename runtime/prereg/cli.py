@@ -406,7 +406,7 @@ def _study_parser(project, study_id: str, module) -> argparse.ArgumentParser:
     return p
 
 
-def _run_study(project, study_id: str, argv: Sequence[str]) -> int:
+def _prepare_study(project, study_id: str, argv: Sequence[str]):
     from prereg.study import load_generated
 
     module = load_generated(project, study_id)
@@ -422,6 +422,19 @@ def _run_study(project, study_id: str, argv: Sequence[str]) -> int:
             f"the {module.ENGINE} engine has no handler {command['handler']!r} for command {args.command!r}"
         )
     args.project_root = project.root
+    return module, args, ctx, handlers, command
+
+
+def _run_study(project, study_id: str, argv: Sequence[str]) -> int:
+    try:
+        module, args, ctx, handlers, command = _prepare_study(project, study_id, argv)
+    except UserError as exc:
+        if "--json" in argv:  # refused before the command ran: still one JSON answer
+            named = next((a for a in argv if not a.startswith("-")), None)
+            con = Console(json_mode=True)
+            con.summary({"error": exc.message, "problems": exc.problems})
+            con.finish(exc.exit_code, study=study_id, command=named)
+        raise
     con = Console(
         json_mode=bool(getattr(args, "json_summary", False)),
         quiet=bool(getattr(args, "quiet", False)),

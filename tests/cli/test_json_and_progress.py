@@ -178,3 +178,28 @@ def test_the_readme_exit_code_table_is_the_one_the_code_uses():
     named = [exits.OK, exits.FAILED, exits.USAGE, exits.INFEASIBLE, exits.INTERRUPTED]
     assert codes == [*named, exits.BROKEN_PIPE]
     assert run_prereg("compil").returncode == exits.USAGE
+
+
+def test_audit_sweep_prints_each_seed_before_the_next_is_audited(monkeypatch):
+    """The sweep's lines stream: seed k's line is out before seed k+1's audit starts."""
+    import argparse
+
+    from prereg.compiler.project import Project
+    from prereg.engines.reachability import commands
+    from prereg.study import study_context
+
+    _, ctx = study_context(Project(ROOT), "d17-multifact")
+    out = io.StringIO()
+    audited = []
+
+    def one(config_json, seed, positive_control):
+        audited.append((seed, out.getvalue().count("equalizedMax")))
+        return {"seed": seed, "equalizedMax": 0.5, "passes": True, "groups": {}}
+
+    monkeypatch.setattr(commands, "_sweep_one", one)
+    con = Console(stdout=out, quiet=True)
+    args = argparse.Namespace(prefix="d17mf-stream-", count=3, workers=1, console=con)
+    assert commands.audit_sweep(ctx, args) == 0
+    # when seed k was audited, the lines of seeds 0 .. k-1 had been printed
+    assert audited == [("d17mf-stream-0", 0), ("d17mf-stream-1", 1), ("d17mf-stream-2", 2)]
+    assert "passing: 3 of 3 seed(s)" in out.getvalue()
