@@ -208,8 +208,7 @@ def test_jev_report_plots_threshold_and_digests(runs):
     path = a / study / "report.html"
     titles = svg_titles(path)
     doc = json.loads((a / study / step_out(study, "score")).read_text())
-    fit = next(k[: -len("Curve")] for k in doc if k.endswith("Curve") and k != "retrospectiveCurve")
-    curve = doc[f"{fit}Curve"]
+    fit, curve = doc["fitSplit"], doc["fitCurve"]
     assert titles == [
         f"Exact-set accuracy on the {fit} split over {len(curve)} thresholds",
         "Reliability of the binary outputs (10 bins)",

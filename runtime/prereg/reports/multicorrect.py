@@ -23,7 +23,6 @@ import numpy as np
 
 from prereg.digest import file_sha256
 from prereg.errors import UserError
-from prereg.outputs import camel
 from prereg.reports import Step, StudyInfo, plot
 from prereg.reports.common import fmt, header, inputs_block, read_json, registered, steps_block
 from prereg.reports.page import Facts, Figure, Heading, Para, Report, Table
@@ -55,7 +54,7 @@ def _engine_config(info: StudyInfo):
 
 
 def curve_figure(doc: dict, fit: str, name: str = "threshold-curve") -> Figure:
-    points = doc.get(camel(f"{fit}_curve")) or []
+    points = doc.get("fitCurve") or []
     retro = (doc.get("retrospectiveCurve") or {}).get("points") or []
     retro_splits = (doc.get("retrospectiveCurve") or {}).get("splits") or []
     t = doc.get("threshold")
@@ -173,7 +172,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
 
     parts = []
     if doc:
-        ev = doc.get(evaluate) or {}
+        ev = (doc.get("splits") or {}).get(evaluate) or {}
         parts.append(
             f"threshold {fmt(doc.get('threshold'))} fitted on {fit}; {evaluate} exact-set"
             f" accuracy {fmt(ev.get('exactSetAccuracy'))}, micro F1 {fmt(ev.get('microF1'))}"
@@ -240,14 +239,15 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                         numeric=frozenset({1, 2, 3}),
                     )
                 )
+        splits = doc.get("splits") or {}
         report.add(
             Heading(f"{fit} and {evaluate} splits"),
             Table(
                 ("figure", fit, evaluate),
                 [
-                    (k, fmt((doc.get(fit) or {}).get(k)), fmt((doc.get(evaluate) or {}).get(k)))
+                    (k, fmt(splits.get(fit, {}).get(k)), fmt(splits.get(evaluate, {}).get(k)))
                     for k in SPLIT_FIGURES
-                    if k in (doc.get(fit) or {}) or k in (doc.get(evaluate) or {})
+                    if k in splits.get(fit, {}) or k in splits.get(evaluate, {})
                 ],
                 numeric=frozenset({1, 2}),
                 code=frozenset({0}),

@@ -76,7 +76,7 @@ def test_score_matches_the_reference_on_the_sample(tmp_path):
     assert p.returncode == 0, p.stderr
     data = out.read_bytes()
     doc = json.loads(data)
-    t, test = doc["threshold"], doc["test"]
+    t, test = doc["threshold"], doc["splits"]["test"]
     assert p.stderr == "" and p.stdout == (
         f"{out}: threshold {t} fitted on validation; test exact-set accuracy "
         f"{test['exactSetAccuracy']}, micro F1 {test['microF1']}\n"
@@ -90,13 +90,13 @@ def test_score_matches_the_reference_on_the_sample(tmp_path):
     pairs = reference_pairs()
     t = best_threshold(pairs["validation"], "smallest")
     assert doc["threshold"] == t and doc["thresholdNumerator"] == round(t * 100)
-    assert len(doc["validationCurve"]) == 101
+    assert len(doc["fitCurve"]) == 101
     for split in ("validation", "test"):
         ref = ref_metrics(pairs[split], t)
         for f in FIGURES:
-            assert doc[split][camel(f)] == ref[f], (split, f)
-        assert doc[split]["microF1"] == pytest.approx(ref["micro_f1"], abs=1e-12)
-        assert doc[split]["gapMean"] == pytest.approx(ref["gap_mean"], abs=1e-9)
+            assert doc["splits"][split][camel(f)] == ref[f], (split, f)
+        assert doc["splits"][split]["microF1"] == pytest.approx(ref["micro_f1"], abs=1e-12)
+        assert doc["splits"][split]["gapMean"] == pytest.approx(ref["gap_mean"], abs=1e-9)
     binary = _jsonl("binary.jsonl")
     q = [b["probability"] for b in binary]
     y = [b["label"] for b in binary]
@@ -114,8 +114,8 @@ def test_score_rounds_only_what_it_reports(tmp_path):
     assert b["roundingDecimals"] == 2 and a["roundingDecimals"] is None
     assert b["threshold"] == a["threshold"]  # the fit uses unrounded figures
     for f in ("microF1", "gapMean", "exactSetAccuracy", "belowUniformShare"):
-        assert abs(b["test"][f] - a["test"][f]) <= 0.005 + 1e-12
-        assert round(b["test"][f], 2) == b["test"][f]
+        assert abs(b["splits"]["test"][f] - a["splits"]["test"][f]) <= 0.005 + 1e-12
+        assert round(b["splits"]["test"][f], 2) == b["splits"]["test"][f]
     assert abs(b["ece"] - a["ece"]) <= 0.005 + 1e-12
 
 
@@ -223,8 +223,8 @@ def test_a_fact_changed_in_the_spec_changes_behaviour(project_copy: Path, tmp_pa
     pairs = reference_pairs()
     t = best_threshold(pairs["validation"], "largest")
     assert t != ref["threshold"] and doc["threshold"] == t  # the sample has a tie
-    assert doc["test"]["exactCount"] == ref_metrics(pairs["test"], t)["exact_count"]
-    assert doc["validation"]["gapMean"] == pytest.approx(
+    assert doc["splits"]["test"]["exactCount"] == ref_metrics(pairs["test"], t)["exact_count"]
+    assert doc["splits"]["validation"]["gapMean"] == pytest.approx(
         ref_metrics(pairs["validation"], t, scale=1)["gap_mean"], abs=1e-12
     )
     d = prereg("diagnostic", "--seeds", "42", project=project_copy)

@@ -122,12 +122,12 @@ def test_report_matches_hand_computation(tmp_path):
     assert doc["threshold"] == 0.31
     assert (doc["thresholdNumerator"], doc["thresholdDenominator"]) == (31, 100)
     assert doc["roundingDecimals"] is None
-    assert doc["validation"] == _approx(VALIDATION)
-    assert doc["test"] == _approx(TEST)
+    assert doc["splits"]["validation"] == _approx(VALIDATION)
+    assert doc["splits"]["test"] == _approx(TEST)
     assert doc["ece"] == pytest.approx(ECE, abs=1e-12)
     assert doc["eceExcludingFirstBin"] == pytest.approx(ECE_EXCL, abs=1e-12)
     assert doc["binaryOutputs"] == 5
-    curve = doc["validationCurve"]
+    curve = doc["fitCurve"]
     assert [p["threshold"] for p in curve] == [k / 100 for k in range(101)]
     assert [p["exactCount"] for p in curve].index(2) == 31
     assert curve[31]["exactSetAccuracy"] == 0.5
@@ -150,12 +150,12 @@ def test_report_matches_hand_computation(tmp_path):
 def test_rounded_report(tmp_path):
     doc = _run(SMALL, tmp_path / "R.json", rounding=2)
     assert doc["roundingDecimals"] == 2
-    assert doc["validation"]["belowUniformShare"] == 0.67
-    assert doc["test"]["microF1"] == 0.33
-    assert doc["test"]["gapMean"] == 60.0
+    assert doc["splits"]["validation"]["belowUniformShare"] == 0.67
+    assert doc["splits"]["test"]["microF1"] == 0.33
+    assert doc["splits"]["test"]["gapMean"] == 60.0
     assert doc["ece"] == 0.28
     assert doc["eceExcludingFirstBin"] == 0.13  # 0.125 rounds half up
-    assert doc["threshold"] == 0.31 and doc["test"]["tp"] == 1
+    assert doc["threshold"] == 0.31 and doc["splits"]["test"]["tp"] == 1
 
 
 def test_without_binary_outputs_no_ece(tmp_path):
@@ -476,5 +476,7 @@ def test_the_bundled_example_scores(tmp_path):
     )
     assert COMMANDS["score"](CTX, args) == 0
     doc = json.loads((tmp_path / "R.json").read_text())
-    assert doc["validation"]["lists"] + doc["test"]["lists"] == 320
-    assert doc["validation"]["exactCount"] == max(p["exactCount"] for p in doc["validationCurve"])
+    assert doc["splits"]["validation"]["lists"] + doc["splits"]["test"]["lists"] == 320
+    assert doc["splits"]["validation"]["exactCount"] == max(
+        p["exactCount"] for p in doc["fitCurve"]
+    )

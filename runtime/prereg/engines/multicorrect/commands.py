@@ -73,14 +73,14 @@ def build_report(ctx: StudyContext, args) -> dict[str, Any]:
         "threshold": fit.threshold,
         "threshold_numerator": fit.numerator,
         "threshold_denominator": fit.denominator,
-        f"{cfg.fit_split}_curve": [p.to_json() for p in fit.curve],
+        "fit_split": cfg.fit_split,
+        "evaluate_split": cfg.evaluate_split,
+        "fit_curve": [p.to_json() for p in fit.curve],
         "retrospective_curve": {
             "diagnostic_only": True,
             "splits": [cfg.fit_split, cfg.evaluate_split],
             "points": [p.to_json() for p in retro],
         },
-        cfg.fit_split: fit.validation.to_json(),
-        cfg.evaluate_split: test.to_json(),
     }
     if inputs.binary is not None:
         report["binary_outputs"] = len(inputs.binary)
@@ -88,7 +88,13 @@ def build_report(ctx: StudyContext, args) -> dict[str, Any]:
         report["ece_excluding_first_bin"] = binary_ece(
             inputs.binary, True, config=cfg, rounding_decimals=d
         )
-    return camel_keys(report)
+    report = camel_keys(report)
+    # keyed by the spec's split ids, which keep their spelling
+    report["splits"] = {
+        cfg.fit_split: camel_keys(fit.validation.to_json()),
+        cfg.evaluate_split: camel_keys(test.to_json()),
+    }
+    return report
 
 
 def score(ctx: StudyContext, args) -> int:
@@ -97,7 +103,7 @@ def score(ctx: StudyContext, args) -> int:
     report = build_report(ctx, args)
     write_new(args.out, canonical_bytes_nl(report))
     cfg = engine_config(ctx.config)
-    evaluated = report[cfg.evaluate_split]
+    evaluated = report["splits"][cfg.evaluate_split]
     con = console_of(args)
     con.line(
         f"{args.out}: threshold {report['threshold']} fitted on {cfg.fit_split}; "
