@@ -50,6 +50,8 @@ class Contrast:
     family: str | None = None
     alternative: str = "two-sided"
     margin: float = 0.0
+    pair_by: str | None = None  # the field pairing a row of a with the row of b (a paired design)
+    bootstrap: tuple[int, int] | None = None  # (resamples, seed) of a bootstrap interval
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,7 @@ class Estimate:
     of: Mapping[str, tuple[str, ...]]
     interval: str
     level: float
+    bootstrap: tuple[int, int] | None = None  # (resamples, seed) of a bootstrap interval
 
 
 @dataclass(frozen=True)

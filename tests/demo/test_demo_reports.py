@@ -412,3 +412,31 @@ def test_diagnose_sections_show_the_claims_and_power(runs, study):
     failing = [c for c in doc["claims"] if not c["holds"]]
     assert html.count("<td>NO") >= len(failing)
     assert doc["families"], "the demo diagnoses a scenario family: power against effect size"
+
+
+REPORTS = ("d17-multifact", "s3-verifier-freeze", "jev-multicorrect", "answer-position")
+
+
+@pytest.mark.parametrize("study", REPORTS)
+def test_reports_read_cleanly(runs, study):
+    """No unfilled placeholder, heading ids unique, every table captioned with column headers
+    scoped, digests never broken by CSS mid-hex, an input's bytes shown where its file is
+    known, and a print stylesheet."""
+    import re
+
+    out = runs[0]
+    page = (out / study / "report.html").read_text()
+    md = (out / study / "report.md").read_text()
+    for text in (page, md):
+        assert "{root}" not in text and "{out}" not in text, study
+    ids = re.findall(r' id="([^"]+)"', page)
+    assert len(ids) == len(set(ids))
+    tables = page.count("<table>")
+    assert tables and page.count("<caption>") == tables
+    assert "<th>" not in page.split("<details", 1)[0]
+    for code in re.findall(r'<code( class="[^"]*")?>(sha256:[0-9a-f]{64})</code>', page):
+        assert code[0] == ' class="digest"'
+    assert "@media print" in page and "code.digest{overflow-wrap:normal" in page
+    if study == "d17-multifact":
+        rows = re.findall(r"\| prepared corpus \| `sha256:[0-9a-f]{64}` \| ([^|]+) \|", md)
+        assert rows and rows[0].strip() not in ("–", "")

@@ -32,9 +32,10 @@ def test_markdown_blocks():
         '<p>A <em>b</em> <strong>c</strong> <code>d&lt;e&gt;</code> <a href="#g">f</a>'
         " and x_y_z.</p>\n"
         '<h2 id="prereg-table">Table</h2>\n'
-        '<table><thead><tr><th>a</th><th style="text-align:right">b</th></tr></thead>'
+        '<div class="scroll"><table><caption>Table</caption><thead><tr><th scope="col">a</th>'
+        '<th scope="col" style="text-align:right">b</th></tr></thead>'
         '<tbody><tr><td><code>1|2</code></td><td style="text-align:right">3</td></tr>'
-        "</tbody></table>\n"
+        "</tbody></table></div>\n"
         "<ul><li>one<ul><li>nested</li></ul></li><li>two</li></ul>\n"
         "<ol><li>first</li><li>second</li></ol>\n"
         '<pre><code class="language-py">if a &lt; b:</code></pre>\n'

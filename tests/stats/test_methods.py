@@ -66,6 +66,13 @@ def test_every_kind_lists_its_methods_in_registration_order():
         "difference-interval",
         "two-proportion-test",
         "auroc-interval",
+        "sample-interval",
+        "sample-difference-interval",
+        "sample-test",
+        "paired-sample-test",
+        "paired-difference-interval",
+        "paired-proportion-test",
+        "resampling-interval",
     )
     assert list(methods("proportion-interval")) == ["wilson", "clopper-pearson"]
     assert list(methods("difference-interval")) == ["newcombe-hybrid"]
@@ -202,7 +209,10 @@ EMPTY = {
     "two-proportion-test": [(0, 0, 3, 10), (3, 10, 0, 0), (0, 0, 0, 0)],
     "auroc-interval": [(0.7, 0, 5), (0.7, 5, 0), (math.nan, 5, 5)],
 }
-ALL = sorted(methods())
+# the kinds whose methods broadcast arrays of counts (the others take one sample at a time and
+# are tested in test_samples.py)
+BROADCAST = ("proportion-interval", "difference-interval", "two-proportion-test", "auroc-interval")
+ALL = sorted(n for n, m in methods().items() if m.kind in BROADCAST)
 
 
 @pytest.mark.parametrize("name", ALL)

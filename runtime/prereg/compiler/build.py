@@ -173,8 +173,10 @@ def _selection(side: dict, binding: dict[str, str]) -> dict[str, list[str]]:
 
 
 def _expanded(spec: dict, kind: str) -> list[dict]:
-    """Every estimate or contrast of every hypothesis with its placeholders filled."""
+    """Every estimate or contrast of every hypothesis with its placeholders filled (a ratio
+    contrast, of a geometric mean, states its margin: 1 unless registered)."""
     out = []
+    kinds = {m.get("id"): (m.get("compute") or {}).get("kind") for m in spec.get("metrics") or []}
     for hyp in spec.get("hypotheses") or []:
         for c in hyp.get(kind) or []:
             for binding in semantic._expansions(c):
@@ -184,6 +186,11 @@ def _expanded(spec: dict, kind: str) -> list[dict]:
                     "metric": c["metric"],
                     "interval": c["interval"],
                     "level": c["level"],
+                    "bootstrap": (
+                        (int(c["bootstrap"]["resamples"]), int(c["bootstrap"]["seed"]))
+                        if c.get("bootstrap")
+                        else None
+                    ),
                 }
                 if kind == "contrasts":
                     item.update(
@@ -193,7 +200,10 @@ def _expanded(spec: dict, kind: str) -> list[dict]:
                         family=c.get("family"),
                         alternative=c.get("alternative"),
                         margin=c.get("margin"),
+                        pair_by=c.get("pair_by"),
                     )
+                    if kinds.get(c["metric"]) == "geometric_mean" and c.get("margin") is None:
+                        item["margin"] = 1.0
                 else:
                     item["of"] = _selection(c["of"], binding)
                 out.append(item)

@@ -171,9 +171,54 @@ def compute(c: Any) -> str:
     if kind == "proportion":
         base = f"observed rows{among[len(' among observed rows') :]}" if among else "observed rows"
         return f"share of {base} with {conditions(c.get('where'))}"
+    rows = f"observed rows{among[len(' among observed rows') :]}"
+    field = f"`{mdcode(c.get('field'))}`"
     if kind == "mean":
-        return f"mean of `{mdcode(c.get('field'))}` over observed rows{among[len(' among observed rows') :]}"
+        if c.get("transform") == "log":
+            return f"mean of ln({field}) over {rows}"
+        return f"mean of {field} over {rows}"
+    if kind == "geometric_mean":
+        return f"geometric mean of {field} (exp of the mean of its natural logs) over {rows}; contrasts are ratios a / b"
+    if kind == "ece":
+        edges = [f"{float(e):g}" for e in c.get("bins") or []]
+        right = c.get("closed") == "right"
+        bins = [
+            ("[" if (not right or i == 0) else "(")
+            + f"{edges[i]}, {edges[i + 1]}"
+            + ("]" if (right or i == len(edges) - 2) else ")")
+            for i in range(len(edges) - 1)
+        ]
+        return (
+            f"expected calibration error of the confidence {field} over {rows}, in the bins"
+            f" {' '.join(bins)}: the sum over bins of the bin's share of rows times the absolute"
+            f" difference between the share of its rows with {conditions(c.get('where'))} and"
+            " its mean confidence"
+        )
+    if kind == "auroc":
+        return (
+            f"area under the ROC curve of {field} over {rows}: the chance that a row with"
+            f" {conditions(c.get('where'))} scores above one without (ties count one half)"
+        )
     return str(kind)
+
+
+def method_words(name: Any) -> str:
+    """The registered summary of an interval or test method (for PREREG.md)."""
+    from prereg.stats.methods import methods
+
+    m = methods().get(str(name))
+    return m.summary if m is not None else ""
+
+
+def design_words(item: Any) -> str:
+    """A paired design and a bootstrap's resamples, in words ('' when neither applies)."""
+    parts = []
+    if item.get("pair_by"):
+        parts.append(f"paired by `{mdcode(item['pair_by'])}`")
+    boot = item.get("bootstrap")
+    if boot:
+        parts.append(f"{boot.get('resamples')} resamples, seed {boot.get('seed')}")
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _filters(flts: Any) -> str:
@@ -275,6 +320,8 @@ def environment() -> jinja2.Environment:
         condition=condition,
         conditions=conditions,
         compute=compute,
+        method_words=method_words,
+        design_words=design_words,
         rate=rate,
         claim=claim,
         claim_method=claim_method,

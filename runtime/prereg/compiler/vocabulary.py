@@ -86,7 +86,7 @@ def attempt_policy_resolves(spec: dict, report: Reporter) -> None:
     elif types[policy["order"]] not in ("integer", "number"):
         report("/attempts/order", f"order field {policy['order']!r} must be a number")
     fields = set(types)
-    for part in ("failed", "where", "select"):
+    for part in ("failed", "failed_if_any", "where", "select"):
         _conditions(
             policy.get(part), f"/attempts/{part}", fields, "attempt policy", report, fields=fields
         )
@@ -135,11 +135,25 @@ def metric_compute_well_formed(spec: dict, report: Reporter) -> None:
                 report(cptr, f"{what}: a proportion needs where (the rows it counts)")
             if c.get("field") is not None:
                 report(f"{cptr}/field", f"{what}: field is for mean")
-        if kind == "mean":
+        if kind in ("mean", "geometric_mean", "ece", "auroc"):
             if c.get("field") not in known:
-                report(f"{cptr}/field", f"{what}: mean of unknown field {c.get('field')!r}")
-            if c.get("where"):
-                report(f"{cptr}/where", f"{what}: a mean takes among, not where")
+                report(f"{cptr}/field", f"{what}: {kind} of unknown field {c.get('field')!r}")
+        if kind in ("mean", "geometric_mean") and c.get("where"):
+            report(f"{cptr}/where", f"{what}: a {kind} takes among, not where")
+        if kind in ("ece", "auroc") and not c.get("where"):
+            sense = "correct" if kind == "ece" else "positive"
+            report(cptr, f"{what}: {kind} needs where (the rows that are {sense})")
+        if c.get("transform") not in (None, "none") and kind != "mean":
+            report(f"{cptr}/transform", f"{what}: transform is for mean")
+        if kind == "ece":
+            bins = c.get("bins") or []
+            nums = [b for b in bins if isinstance(b, (int, float)) and not isinstance(b, bool)]
+            if len(nums) != len(bins) or len(bins) < 2:
+                report(f"{cptr}/bins", f"{what}: ece needs bins, at least two edges")
+            elif any(b >= a2 for b, a2 in zip(nums, nums[1:], strict=False)):
+                report(f"{cptr}/bins", f"{what}: the bin edges must be strictly increasing")
+        elif c.get("bins") or c.get("closed") is not None:
+            report(f"{cptr}/bins", f"{what}: bins and closed are for ece")
         _conditions(c.get("where"), f"{cptr}/where", known, what, report)
         _conditions(c.get("among"), f"{cptr}/among", known, what, report)
 
@@ -199,6 +213,27 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
                 f"scenario {sid!r}: outcome {s.get('outcome')!r} is not a boolean field of"
                 f" {contract.get('id')!r}",
             )
+        for j, v in enumerate(s.get("values") or []):
+            vptr = f"{ptr}/values/{j}"
+            if types.get(v.get("field")) not in ("number", "integer"):
+                report(
+                    f"{vptr}/field",
+                    f"scenario {sid!r} draws {v.get('field')!r}, which is not a numeric field of"
+                    " the observation contract",
+                )
+            dist = v.get("distribution")
+            need = ("low", "high") if dist == "uniform" else ("mean", "sd")
+            missing = [k for k in need if v.get(k) is None]
+            if missing:
+                report(vptr, f"scenario {sid!r}: a {dist} draw needs {' and '.join(missing)}")
+            if v.get("low") is not None and v.get("high") is not None and v["low"] > v["high"]:
+                report(vptr, f"scenario {sid!r}: low is above high")
+            for k, flt in enumerate(v.get("where") or []):
+                if flt.get("factor") not in selectable:
+                    report(
+                        f"{vptr}/where/{k}/factor",
+                        f"scenario {sid!r} selects on unknown factor {flt.get('factor')!r}",
+                    )
         rates = s.get("rates") or []
         for j, rate in enumerate(rates):
             for k, flt in enumerate(rate.get("where") or []):
@@ -260,12 +295,6 @@ def contrast_tests_well_formed(spec: dict, report: Reporter) -> None:
             margin = c.get("margin")
             if test == "none" and (c.get("alternative") is not None or margin is not None):
                 report(ptr, f"contrast {c.get('id')!r} has no test, so no alternative or margin")
-            if test == "pooled-z" and margin not in (None, 0, 0.0):
-                report(
-                    f"{ptr}/margin",
-                    f"contrast {c.get('id')!r}: pooled-z tests a - b = 0; a margin needs"
-                    " farrington-manning",
-                )
 
 
 @check
@@ -291,17 +320,95 @@ def item_fields_name_factors(spec: dict, report: Reporter) -> None:
 
 
 @check
-def rule_metrics_are_proportions(spec: dict, report: Reporter) -> None:
-    """Estimates and contrasts have interval and test methods for proportions only."""
+def rule_methods_fit(spec: dict, report: Reporter) -> None:
+    """Each estimate's and contrast's interval and test fit its metric and design
+    (:mod:`prereg.decide.designs`); a bootstrap interval has its block; a paired contrast names
+    a field; a margin is one the test can take."""
+    from prereg.decide import designs
+    from prereg.stats.methods import methods
+
     kinds = {m.get("id"): (m.get("compute") or {}).get("kind") for m in spec.get("metrics") or []}
+    known = all_fields(spec)
+    registered = methods()
     for hptr, hyp in items(spec, "hypotheses"):
         for part in ("estimates", "contrasts"):
+            role = part[:-1]
             for i, e in enumerate(hyp.get(part) or []):
-                if kinds.get(e.get("metric")) == "mean":
+                ptr = f"{hptr}/{part}/{i}"
+                what = f"{role} {e.get('id')!r}"
+                kind = kinds.get(e.get("metric"))
+                paired = role == "contrast" and e.get("pair_by") is not None
+                if paired and e.get("pair_by") not in known:
                     report(
-                        f"{hptr}/{part}/{i}/metric",
-                        f"{part[:-1]} {e.get('id')!r} names the mean metric {e.get('metric')!r};"
-                        " its interval and test methods are for proportions",
+                        f"{ptr}/pair_by",
+                        f"{what} pairs rows by unknown field {e.get('pair_by')!r} (a field of the"
+                        " item manifest or the observations)",
+                    )
+                interval = e.get("interval")
+                if (interval == "bootstrap") != bool(e.get("bootstrap")):
+                    report(
+                        f"{ptr}/bootstrap",
+                        f"{what}: interval bootstrap needs a bootstrap block (resamples, seed),"
+                        " and a bootstrap block is only for interval bootstrap",
+                    )
+                if kind is None:
+                    continue  # the engine computes the metric: its own checks apply
+                article = "an" if str(kind)[0] in "aeiou" else "a"
+                design = f"a paired {kind}" if paired else f"{article} {kind}"
+                fit = designs.interval_kinds(kind, role, paired)
+                if interval != designs.NONE and designs.method_kind(str(interval), fit) is None:
+                    names = ", ".join([*designs.fitting(fit), designs.NONE])
+                    report(
+                        f"{ptr}/interval",
+                        f"{what}: interval {interval!r} does not fit {design} {role} of metric"
+                        f" {e.get('metric')!r} (fitting: {names})",
+                    )
+                if role != "contrast":
+                    continue
+                test = e.get("test")
+                tfit = designs.test_kinds(kind, paired)
+                tkind = designs.method_kind(str(test), tfit) if test != designs.NONE else None
+                if test != designs.NONE and tkind is None:
+                    names = ", ".join([*designs.fitting(tfit), designs.NONE])
+                    report(
+                        f"{ptr}/test",
+                        f"{what}: test {test!r} does not fit {design} contrast of metric"
+                        f" {e.get('metric')!r} (fitting: {names})",
+                    )
+                    continue
+                margin = e.get("margin")
+                if kind in designs.RATIO:
+                    if margin is not None and not float(margin) > 0:
+                        report(
+                            f"{ptr}/margin",
+                            f"{what}: a ratio's margin is the ratio under the null, above 0",
+                        )
+                elif kind in designs.PROPORTION and margin is not None:
+                    if not -1.0 <= float(margin) <= 1.0:
+                        report(
+                            f"{ptr}/margin",
+                            f"{what}: a difference of proportions' margin lies in [-1, 1]",
+                        )
+                if tkind is None:
+                    continue
+                m = registered[str(test)]
+                if not m.margin and margin not in (None, 0, 0.0) and kind not in designs.RATIO:
+                    report(
+                        f"{ptr}/margin",
+                        f"{what}: {test} tests a - b = 0; a margin needs "
+                        + (
+                            "farrington-manning"
+                            if kind in designs.PROPORTION and not paired
+                            else "a test that takes one"
+                        ),
+                    )
+                if not m.margin and kind in designs.RATIO and margin not in (None, 1, 1.0):
+                    report(f"{ptr}/margin", f"{what}: {test} tests a ratio of 1 only")
+                alt = e.get("alternative") or "two-sided"
+                if alt not in m.alternatives:
+                    report(
+                        f"{ptr}/alternative",
+                        f"{what}: {test} takes the alternatives {', '.join(m.alternatives)}",
                     )
 
 

@@ -47,6 +47,7 @@ def policy_fields(policy: Mapping[str, Any]) -> set[str]:
     """Every field the policy's ``failed``, ``where`` and ``select`` conditions name."""
     conds = [
         *(policy.get("failed") or ()),
+        *(policy.get("failed_if_any") or ()),
         *(policy.get("where") or ()),
         *(policy.get("select") or ()),
     ]
@@ -87,6 +88,8 @@ def counted(
         if policy.get("failed")
         else np.zeros(n_rec, bool)
     )
+    for cond in policy.get("failed_if_any") or ():
+        failed = failed | all_of([cond], rec_cols, n_rec)
     scored = all_of(policy.get("where"), rec_cols, n_rec)
     row_ids = _read(records, key_fields[0], True)
     orders = _read(records, order, True)

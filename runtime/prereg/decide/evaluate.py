@@ -71,6 +71,7 @@ class Selections:
         self._sums: dict[int, tuple[np.ndarray, np.ndarray, RowMetric]] = {}
         self._stacked: dict[tuple, np.ndarray] = {}
         self._plans: dict[int, tuple[object, _Plan]] = {}
+        self._splits: dict[int, tuple[object, _Split]] = {}
         # name -> level -> which cells (or row groups) have it, for vectorized selections
         self._cell_levels = _level_masks(self.cell_attrs)
         self._group_levels = {
@@ -257,7 +258,7 @@ class _Plan:
         )
 
 
-def registered_results(rules, metrics: Mapping[str, RowMetric], sel: Selections) -> Results:
+def _count_results(rules, metrics: Mapping[str, RowMetric], sel: Selections) -> Results:
     """Every registered estimate and contrast, with family-adjusted P values.
 
     Selections are summed metric by metric in one product each, and each method is called
@@ -324,7 +325,71 @@ def registered_results(rules, metrics: Mapping[str, RowMetric], sel: Selections)
                 extra={"k1": k1, "n1": n1, "k2": k2, "n2": n2},
             )
             counts[c.id] = (k1, n1, k2, n2)
-    return Results(adjust_families(results, cs, rules.FAMILIES), counts)
+    return Results(results, counts)
+
+
+def _is_counted(item, metrics: Mapping[str, RowMetric]) -> bool:
+    """Whether an estimate or contrast is a proportion figure of counts with a closed-form
+    method (the vectorized path); every other one is computed from its rows."""
+    m = metrics.get(item.metric)
+    return (
+        m is not None
+        and m.is_proportion
+        and getattr(item, "pair_by", None) is None
+        and item.interval not in ("bootstrap", "none")
+    )
+
+
+class _Split:
+    """The counted estimates and contrasts of a rules module (the vectorized plan's input)."""
+
+    def __init__(self, rules, metrics: Mapping[str, RowMetric]):
+        self.ESTIMATES = tuple(e for e in rules.ESTIMATES if _is_counted(e, metrics))
+        self.CONTRASTS = tuple(c for c in rules.CONTRASTS if _is_counted(c, metrics))
+        self.FAMILIES = rules.FAMILIES
+        self.complete = len(self.ESTIMATES) == len(rules.ESTIMATES) and len(self.CONTRASTS) == len(
+            rules.CONTRASTS
+        )
+
+
+def registered_results(
+    rules,
+    metrics: Mapping[str, RowMetric],
+    sel: Selections,
+    columns: Mapping[str, object] | None = None,
+) -> Results:
+    """Every registered estimate and contrast, with family-adjusted P values.
+
+    Proportions with closed-form methods are computed in a few array operations over every
+    estimate and contrast at once (:func:`_count_results`); every other figure (means,
+    geometric means, ECE, AUROC, paired contrasts, bootstrap intervals) is computed from the
+    counted rows of its selections (:mod:`prereg.decide.samples`). ``columns`` are the rows'
+    fields, needed by paired contrasts (their ``pair_by`` field).
+    """
+    split = sel._splits.get(id(rules))
+    if split is None or split[0] is not rules:
+        split = sel._splits[id(rules)] = (rules, _Split(rules, metrics))
+    part = split[1]
+    if part.complete:
+        counted = _count_results(rules, metrics, sel)
+        return Results(
+            adjust_families(counted.results, rules.CONTRASTS, rules.FAMILIES), counted.counts
+        )
+    counted = _count_results(part, metrics, sel)
+    from prereg.decide.samples import row_results
+
+    results = dict(counted.results)
+    counts = dict(counted.counts)
+    done = set(results)
+    for item in (*rules.ESTIMATES, *rules.CONTRASTS):
+        if item.id in done:
+            continue
+        r, cnt = row_results(item, metrics, sel, columns)
+        results[item.id] = r
+        if cnt is not None:
+            counts[item.id] = cnt
+    ordered = {i.id: results[i.id] for i in (*rules.ESTIMATES, *rules.CONTRASTS) if i.id in results}
+    return Results(adjust_families(ordered, rules.CONTRASTS, rules.FAMILIES), counts)
 
 
 def cell_figures(metrics: Mapping[str, RowMetric], table: RowTable) -> list[dict[str, float]]:
@@ -332,6 +397,10 @@ def cell_figures(metrics: Mapping[str, RowMetric], table: RowTable) -> list[dict
     nc = len(table.cells)
     out: list[dict[str, float]] = [{} for _ in range(nc)]
     for mid, m in metrics.items():
+        if m.kind in ("ece", "auroc", "geometric_mean"):
+            for ci in range(nc):
+                out[ci][mid] = m.figure(table.cell == ci)
+            continue
         num = np.bincount(table.cell, weights=m.num, minlength=nc)
         den = np.bincount(table.cell, weights=m.den, minlength=nc)
         with np.errstate(invalid="ignore", divide="ignore"):

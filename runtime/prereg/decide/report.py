@@ -12,23 +12,43 @@ from typing import Any
 Round = Callable[[Any], Any]
 
 
+_SIZES = ("n", "positives", "negatives")
+
+
+def _sample_sizes(extra, figure: Round) -> dict[str, Any]:
+    """The sizes (and spread) a figure of numbers carries: n, sd or sdLog, positives..."""
+    return {key: int(v) if key in _SIZES else figure(v) for key, v in extra.items()}
+
+
+def _bootstrap(item) -> dict[str, Any]:
+    boot = getattr(item, "bootstrap", None)
+    return {"bootstrap": {"resamples": boot[0], "seed": boot[1]}} if boot else {}
+
+
 def estimate_rows(rules, res, figure: Round) -> list[dict[str, Any]]:
+    """One row per registered estimate: ``k`` and ``n`` for a proportion, ``n`` and the spread
+    (``sd``, or ``sdLog`` for a geometric mean) for a mean, ``positives`` and ``negatives`` for
+    an AUROC."""
     rows = []
     for e in rules.ESTIMATES:
         r = res.results[e.id]
-        k, n, _, _ = res.counts[e.id]
+        if e.id in res.counts:
+            k, n, _, _ = res.counts[e.id]
+            sizes: dict[str, Any] = {"k": k, "n": n}
+        else:
+            sizes = _sample_sizes(r.extra, figure)
         rows.append(
             {
                 "id": e.id,
                 "hypothesis": e.hypothesis,
                 "metric": e.metric,
-                "k": k,
-                "n": n,
+                **sizes,
                 "estimate": figure(r.estimate),
                 "lower": figure(r.lower),
                 "upper": figure(r.upper),
                 "interval": e.interval,
                 "level": e.level,
+                **_bootstrap(e),
             }
         )
     return rows
@@ -37,24 +57,46 @@ def estimate_rows(rules, res, figure: Round) -> list[dict[str, Any]]:
 def contrast_rows(
     rules, res, figure: Round, p_value: Round, *, test_options: bool = True
 ) -> list[dict[str, Any]]:
-    """One row per registered contrast; ``test_options`` adds its alternative and margin."""
+    """One row per registered contrast; ``test_options`` adds its alternative and margin.
+
+    A contrast of proportions shows each arm's ``k`` of ``n``; of numbers, each arm's ``n`` and
+    figure (``measure: ratio`` for a ratio of geometric means); a paired contrast its pairs
+    (``pairs``: the field, the number of pairs, the table of pairs for proportions, and the
+    rows of each arm without a partner)."""
     rows = []
     for c in rules.CONTRASTS:
         r = res.results[c.id]
-        k1, n1, k2, n2 = res.counts[c.id]
-        row = {
+        e = r.extra
+        if c.id in res.counts:
+            k1, n1, k2, n2 = res.counts[c.id]
+            a = {"k": k1, "n": n1, "estimate": figure(k1 / n1 if n1 else None)}
+            b = {"k": k2, "n": n2, "estimate": figure(k2 / n2 if n2 else None)}
+        else:
+            a = {"n": int(e["na"]), "estimate": figure(e["a"])}
+            b = {"n": int(e["nb"]), "estimate": figure(e["b"])}
+        row: dict[str, Any] = {
             "id": c.id,
             "hypothesis": c.hypothesis,
             "metric": c.metric,
-            "a": {"k": k1, "n": n1, "estimate": figure(k1 / n1 if n1 else None)},
-            "b": {"k": k2, "n": n2, "estimate": figure(k2 / n2 if n2 else None)},
-            "estimate": figure(r.estimate),
-            "lower": figure(r.lower),
-            "upper": figure(r.upper),
-            "interval": c.interval,
-            "level": c.level,
-            "test": c.test,
+            "a": a,
+            "b": b,
         }
+        if getattr(c, "pair_by", None) is not None:
+            pairs: dict[str, Any] = {"by": c.pair_by, "n": int(e["pairs"])}
+            pairs.update({k: int(e[k]) for k in ("n11", "n10", "n01", "n00") if k in e})
+            pairs.update(unpairedA=int(e["unpairedA"]), unpairedB=int(e["unpairedB"]))
+            row["pairs"] = pairs
+        if e.get("ratio"):
+            row["measure"] = "ratio"
+        row.update(
+            estimate=figure(r.estimate),
+            lower=figure(r.lower),
+            upper=figure(r.upper),
+            interval=c.interval,
+            level=c.level,
+            **_bootstrap(c),
+            test=c.test,
+        )
         if test_options:
             row.update(alternative=c.alternative, margin=c.margin)
         row.update(p=p_value(r.p), family=c.family, adjustedP=p_value(r.adjusted_p))
@@ -78,3 +120,34 @@ def gate_rows(rules, decision, figure: Round) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def size_text(row: dict[str, Any]) -> str:
+    """An estimate's or a contrast arm's size in words: ``k/n`` for a proportion, ``n = …``
+    (with the mean) for numbers, ``positives/negatives`` for an AUROC."""
+    if "k" in row:
+        return f"{row['k']}/{row['n']}"
+    if "positives" in row:
+        return f"{row['positives']} positive, {row['negatives']} negative"
+    return f"n = {row.get('n')}"
+
+
+def arm_text(arm: dict[str, Any]) -> str:
+    """A contrast arm: ``k/n`` for proportions, ``figure (n = …)`` for numbers."""
+    if "k" in arm:
+        return f"{arm['k']}/{arm['n']}"
+    est = arm.get("estimate")
+    return f"{'–' if est is None else f'{est:g}'} (n = {arm.get('n')})"
+
+
+def pairs_text(row: dict[str, Any]) -> str:
+    """A paired contrast's pairs in words ('' for an independent one)."""
+    p = row.get("pairs")
+    if not p:
+        return ""
+    text = f"{p['n']} pairs by {p['by']}"
+    if "n10" in p:
+        text += f" ({p['n10']} favour a, {p['n01']} favour b)"
+    if p["unpairedA"] or p["unpairedB"]:
+        text += f"; unpaired rows left out: {p['unpairedA']} of a, {p['unpairedB']} of b"
+    return text

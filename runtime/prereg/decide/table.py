@@ -82,12 +82,15 @@ def from_items(
     *,
     row_field: str | None = None,
     complete: bool = True,
+    ignore_unplaced: bool = False,
 ) -> RowTable:
     """The row table of an item manifest (records validated against ``contract``).
 
     With ``complete=False`` (rows read from observations: ``row_field`` names the row, a row
     may repeat with the same levels), cells are filled up to their registered counts with
-    rows that were never observed (ids ``<cell>#unobserved-<n>``).
+    rows that were never observed (ids ``<cell>#unobserved-<n>``). With ``ignore_unplaced``
+    (observations under ``unknown_rows: ignore``) a record whose levels are in no registered
+    cell is left out of the table, so the attempt policy ignores and counts it.
     """
     fields = contract["fields"]
     if row_field is None:
@@ -133,6 +136,9 @@ def from_items(
                 f"record contract {contract['id']}: no field names factor(s) {missing}, so rows"
                 " cannot be placed in cells"
             )
+        if ci is None and ignore_unplaced and not complete and rid not in placed:
+            del seen[rid]  # a record of an unregistered row: the attempt policy counts it
+            continue
         if ci is None:
             where = ", ".join(f"{k}={v}" for k, v in zip(("split", *factors), key, strict=True))
             problems.append(f"{source}:{n}: row {rid!r} ({where}) is in no registered cell")

@@ -210,6 +210,27 @@ def refuse_unmodelled(design: Design, rules: Rules) -> None:
     used = {e.metric: f"estimate {e.id}" for e in rules.ESTIMATES}
     used.update({c.metric: f"contrast {c.id}" for c in rules.CONTRASTS})
     used.update({g.metric: f"gate {g.id}" for g in rules.GATES})
+    designed = [
+        f"{c.id} is paired (pair_by {c.pair_by})"
+        for c in rules.CONTRASTS
+        if getattr(c, "pair_by", None) is not None
+    ]
+    designed += [
+        f"{i.id} has a {i.interval} interval"
+        for i in (*rules.ESTIMATES, *rules.CONTRASTS)
+        if i.interval in ("bootstrap", "none")
+    ]
+    designed += [
+        f"{what} reads metric {m!r}, a {design.contributions[m][0]}"
+        for m, what in used.items()
+        if m in design.contributions
+        and design.contributions[m][0] not in ("coverage", "proportion", "mean")
+    ]
+    if designed:
+        raise UserError(
+            "diagnose: it simulates counts of independent rows, and these rules need more",
+            problems=designed,
+        )
     bad = sorted(m for m in used if m in design.unmodelled)
     if bad:
         raise UserError(

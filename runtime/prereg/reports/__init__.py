@@ -48,6 +48,14 @@ class Step:
                 return a.split("=", 1)[1]
         return None
 
+    def shown_arg(self, i: int) -> str:
+        """Argument ``i`` of the template as :meth:`shown` writes it (placeholders resolved to
+        paths relative to the project root or the study's output folder)."""
+        a = self.template[i]
+        for placeholder in ("{root}/", "{out}/"):
+            a = a.replace(placeholder, "")
+        return a.replace("{root}", ".").replace("{out}", ".")
+
     def shown(self) -> str:
         """The command as a reader would type it: inputs relative to the project root, outputs
         relative to the study's output folder."""

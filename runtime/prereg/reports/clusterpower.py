@@ -116,7 +116,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         inputs.append(("calibration sample", cal.get("calibrationSha256"), cal.get("bytes")))
     if freeze_step:
         src = freeze_step[-1].args[1] if len(freeze_step[-1].args) > 1 else None
-        inputs.append(file_input(f"freeze input ({freeze_step[-1].template[1]})", src))
+        inputs.append(file_input(f"freeze input ({freeze_step[-1].shown_arg(1)})", src))
     report.add(*inputs_block(inputs))
 
     if plan:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from prereg.decide.report import arm_text, pairs_text, size_text
 from prereg.reports import Step, StudyInfo
 from prereg.reports.common import (
     fmt,
@@ -139,8 +140,8 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                 (
                     "contrast",
                     "hypothesis",
-                    "a (k/n)",
-                    "b (k/n)",
+                    "a (size)",
+                    "b (size)",
                     "a − b",
                     "interval",
                     "test",
@@ -151,8 +152,8 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                     (
                         c["id"],
                         c["hypothesis"],
-                        f"{c['a']['k']}/{c['a']['n']}",
-                        f"{c['b']['k']}/{c['b']['n']}",
+                        arm_text(c["a"]) + (f"; {pairs_text(c)}" if c.get("pairs") else ""),
+                        arm_text(c["b"]),
                         fmt(c["estimate"]),
                         f"[{fmt(c['lower'])}, {fmt(c['upper'])}] {c['interval']}",
                         c["test"]
@@ -172,12 +173,12 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         report.add(
             Heading("Estimates"),
             Table(
-                ("estimate", "hypothesis", "k/n", "estimate", "interval"),
+                ("estimate", "hypothesis", "size", "estimate", "interval"),
                 [
                     (
                         e["id"],
                         e["hypothesis"],
-                        f"{e['k']}/{e['n']}",
+                        size_text(e),
                         fmt(e["estimate"]),
                         f"[{fmt(e['lower'])}, {fmt(e['upper'])}] {e['interval']} {fmt(e['level'])}",
                     )

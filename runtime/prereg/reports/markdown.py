@@ -35,6 +35,9 @@ _INLINE = re.compile(
 PREFIX = "prereg-"
 
 
+_DIGEST = re.compile(r"^(sha256:)?[0-9a-f]{32,}$")
+
+
 def slug(text: str) -> str:
     """A stable heading id: lowercase letters, digits and single hyphens."""
     s = re.sub(r"[^a-z0-9]+", "-", html.unescape(text).lower().replace("`", "")).strip("-")
@@ -63,7 +66,9 @@ def inline(s: str) -> str:
     for m in _INLINE.finditer(s):
         out.append(_text(s[pos : m.start()]))
         if m.group("code") is not None:
-            out.append("<code>" + html.escape(m.group("codetext").strip(), quote=False) + "</code>")
+            text = m.group("codetext").strip()
+            cls = ' class="digest"' if _DIGEST.match(text) else ""
+            out.append(f"<code{cls}>" + html.escape(text, quote=False) + "</code>")
         elif m.group("link") is not None:
             label, target = inline(m.group("label")), m.group("target")
             if re.match(r"^[a-zA-Z][\w+.-]*:", target):  # another site (or scheme): text only
@@ -105,7 +110,7 @@ def _cells(line: str) -> list[str]:
     return cells
 
 
-def _table(lines: list[str]) -> str:
+def _table(lines: list[str], caption: str = "") -> str:
     head = _cells(lines[0])
     aligns = []
     for spec in _cells(lines[1]):
@@ -117,11 +122,16 @@ def _table(lines: list[str]) -> str:
         parts = []
         for c, a in zip(cells, aligns + [None] * len(head), strict=False):
             style = f' style="text-align:{a}"' if a else ""
-            parts.append(f"<{tag}{style}>{inline(c)}</{tag}>")
+            scope = ' scope="col"' if tag == "th" else ""
+            parts.append(f"<{tag}{scope}{style}>{inline(c)}</{tag}>")
         return "<tr>" + "".join(parts) + "</tr>"
 
     body = "".join(row(_cells(ln), "td") for ln in lines[2:])
-    return f"<table><thead>{row(head, 'th')}</thead><tbody>{body}</tbody></table>"
+    cap = f"<caption>{inline(caption)}</caption>" if caption else ""
+    return (
+        f'<div class="scroll"><table>{cap}<thead>{row(head, "th")}</thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
 
 
 def _list(lines: list[str]) -> str:
@@ -154,6 +164,7 @@ def render(text: str, heading_offset: int = 0) -> str:
     lines = text.splitlines()
     out: list[str] = []
     ids: set[str] = set()
+    last_heading = ""
     i, n = 0, len(lines)
     while i < n:
         line = lines[i]
@@ -184,6 +195,7 @@ def render(text: str, heading_offset: int = 0) -> str:
             level = min(6, len(heading.group(1)) + heading_offset)
             hid = unique(ids, PREFIX + slug(heading.group(2)))
             out.append(f'<h{level} id="{hid}">{inline(heading.group(2))}</h{level}>')
+            last_heading = heading.group(2)
             i += 1
             continue
         if _RULE.match(line):
@@ -196,7 +208,7 @@ def render(text: str, heading_offset: int = 0) -> str:
             while i < n and lines[i].strip() and "|" in lines[i]:
                 block.append(lines[i])
                 i += 1
-            out.append(_table(block))
+            out.append(_table(block, last_heading))
             continue
         if stripped.startswith(">"):
             block = []

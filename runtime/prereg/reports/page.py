@@ -25,6 +25,9 @@ h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:1px solid #ddd;padding-bo
 margin-top:1.8em}
 code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.88em;background:#f4f4f4;
 padding:0 .2em;border-radius:3px;overflow-wrap:anywhere}
+code.digest{overflow-wrap:normal;word-break:keep-all;white-space:nowrap}
+.scroll{overflow-x:auto;max-width:100%}
+caption{text-align:left;color:#555;font-size:.88em;padding:.2em 0;caption-side:top}
 pre{background:#f4f4f4;padding:.6em;overflow-x:auto}
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
 th,td{border:1px solid #ddd;padding:.25em .55em;vertical-align:top;text-align:left}
@@ -42,6 +45,10 @@ border:1px solid #c9d3e3}.bad{background:#fbe6e1;color:#8a2410}
 details.registered{border:1px solid #ddd;border-radius:4px;padding:.4em 1em;margin-top:1em}
 details.registered summary{cursor:pointer;font-weight:600}
 nav a{margin-right:1em}
+@media print{nav{display:none}body{max-width:none;margin:0;font-size:10pt}
+a{color:inherit;text-decoration:none}.scroll{overflow:visible}code.digest{white-space:normal;
+word-break:break-all}tr,figure{break-inside:avoid}h2,h3{break-after:avoid}
+.status{border:1px solid #999}}
 """.strip()
 
 
@@ -72,6 +79,7 @@ class Table:
     numeric: frozenset[int] = frozenset()  # right-aligned column indexes
     code: frozenset[int] = frozenset()  # columns shown as code
     markdown: frozenset[int] = frozenset()  # columns holding inline Markdown (links)
+    caption: str | None = None  # the table's caption (default: the heading it stands under)
 
 
 @dataclass(frozen=True)
@@ -115,9 +123,18 @@ def _esc(x: object) -> str:
     return html.escape(str(x), quote=False)
 
 
+def _is_digest(v: object) -> bool:
+    text = str(v)
+    hexpart = text.split(":", 1)[1] if ":" in text else text
+    return len(hexpart) >= 32 and all(c in "0123456789abcdef" for c in hexpart)
+
+
 def _cell(v: object, code: bool) -> str:
     if v is None:
         return "–"
+    if code and _is_digest(v):
+        # a digest is never broken mid-hex: its table scrolls instead
+        return f'<code class="digest">{_esc(v)}</code>'
     return f"<code>{_esc(v)}</code>" if code else _esc(v)
 
 
@@ -140,8 +157,10 @@ def render_html(report: Report, back: str | None = "../index.html") -> str:
     if report.decision:
         parts.append(f'<p class="status decision">{_esc(report.decision)}</p>\n')
     ids: set[str] = set()
+    heading = report.title
     for b in report.blocks:
         if isinstance(b, Heading):
+            heading = b.text
             hid = markdown.unique(ids, markdown.slug(b.text))
             parts.append(f'<h{b.level} id="{hid}">{_esc(b.text)}</h{b.level}>\n')
         elif isinstance(b, Para):
@@ -153,7 +172,7 @@ def render_html(report: Report, back: str | None = "../index.html") -> str:
             )
             parts.append(f'<dl class="facts">{rows}</dl>\n')
         elif isinstance(b, Table):
-            head = "".join(f"<th>{_esc(h)}</th>" for h in b.header)
+            head = "".join(f'<th scope="col">{_esc(h)}</th>' for h in b.header)
             body = []
             for r in b.rows:
                 tds = []
@@ -164,8 +183,10 @@ def render_html(report: Report, back: str | None = "../index.html") -> str:
                     else:
                         tds.append(f"<td{cls}>{_cell(v, i in b.code)}</td>")
                 body.append("<tr>" + "".join(tds) + "</tr>")
+            caption = f"<caption>{_esc(b.caption or heading)}</caption>"
             parts.append(
-                f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>\n"
+                f'<div class="scroll"><table>{caption}<thead><tr>{head}</tr></thead>'
+                f"<tbody>{''.join(body)}</tbody></table></div>\n"
             )
         elif isinstance(b, Figure):
             cap = f"<figcaption>{markdown.inline(b.caption)}</figcaption>" if b.caption else ""

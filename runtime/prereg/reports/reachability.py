@@ -280,6 +280,20 @@ def audit_figure(audit: Mapping[str, Any], name: str = "audit") -> Figure | None
 # -- the report ---------------------------------------------------------------------------------
 
 
+def _size_if(path, digest) -> int | None:
+    """The size of the file at ``path`` when its SHA-256 is ``digest`` (else None: the table
+    shows bytes only for a file that is the input it names)."""
+    from prereg.digest import file_sha256
+
+    if not path or not digest or not Path(path).is_file():
+        return None
+    try:
+        hexd, size = file_sha256(path)
+    except OSError:
+        return None
+    return size if str(digest).removeprefix("sha256:") == hexd else None
+
+
 def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
     m = _metrics(info)
     titles = _titles(info)
@@ -327,15 +341,30 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         )
     )
     inputs = []
+    files = {"corpusDigest": "corpus.jsonl", "goldDigest": "gold.json", "auditDigest": AUDIT}
     if prereg:
         for k in ("corpusDigest", "goldDigest", "auditDigest", "dispatchOrderDigest"):
             label = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", k.removesuffix("Digest")).lower()
-            inputs.append((f"prepared {label}", prereg.get(k), None))
+            path = prepared / files[k] if k in files and prepared else None
+            inputs.append((f"prepared {label}", prereg.get(k), _size_if(path, prereg.get(k))))
     if doc:
         obs = doc.get("observations") or {}
         cal = doc.get("calibrator") or {}
-        inputs.append(("observations", obs.get("sha256"), None))
-        inputs.append((f"calibrator {cal.get('id')}", cal.get("digest"), None))
+        step = score_steps[-1]
+        inputs.append(
+            (
+                "observations",
+                obs.get("sha256"),
+                _size_if(step.args[2] if len(step.args) > 2 else None, obs.get("sha256")),
+            )
+        )
+        inputs.append(
+            (
+                f"calibrator {cal.get('id')}",
+                cal.get("digest"),
+                _size_if(step.option("--calibrator"), cal.get("digest")),
+            )
+        )
     report.add(*inputs_block(inputs))
 
     if doc:

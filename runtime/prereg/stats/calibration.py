@@ -204,3 +204,47 @@ def apply_isotonic(blocks, scores):
     idx = np.maximum(np.searchsorted(lowers, s, side="right") - 1, 0)
     out = probs[idx]
     return float(out) if np.ndim(scores) == 0 else out
+
+
+def bin_index(q, edges, closed: str) -> np.ndarray:
+    """The bin of each value of ``q`` by registered ``edges`` (strictly increasing).
+
+    ``closed="left"``: bins [e0, e1), [e1, e2), …, the last one [e_{k−1}, e_k] closed at both
+    ends; ``closed="right"``: (e_{k−1}, e_k], …, the first one [e0, e1] closed at both ends.
+    A value outside [e0, e_k] raises ValueError.
+    """
+    e = np.asarray(edges, dtype=np.float64).reshape(-1)
+    if e.size < 2 or not np.all(np.diff(e) > 0) or not np.all(np.isfinite(e)):
+        raise ValueError("bin edges must be at least two strictly increasing finite numbers")
+    x = np.asarray(q, dtype=np.float64).reshape(-1)
+    outside = ~((x >= e[0]) & (x <= e[-1]))
+    if outside.any():
+        bad = float(x[np.flatnonzero(outside)[0]])
+        raise ValueError(f"value {bad!r} lies outside the bin edges [{e[0]:g}, {e[-1]:g}]")
+    k = e.size - 1
+    if closed == "left":
+        idx = np.searchsorted(e, x, side="right") - 1
+    elif closed == "right":
+        idx = np.searchsorted(e, x, side="left") - 1
+    else:
+        raise ValueError(f"closed must be left or right, got {closed!r}")
+    return np.clip(idx, 0, k - 1)
+
+
+def ece_binned(q, y, edges, closed: str) -> float:
+    """Expected calibration error over registered bins: Σ_b (n_b / N) · |mean(y_b) − mean(q_b)|.
+
+    ``q`` are confidences, ``y`` outcomes (1/True = correct); empty bins add nothing. NaN
+    when there is no row.
+    """
+    x = np.asarray(q, dtype=np.float64).reshape(-1)
+    t = np.asarray(y, dtype=np.float64).reshape(-1)
+    if x.size != t.size:
+        raise ValueError(f"confidences and outcomes differ in length ({x.size} vs {t.size})")
+    if x.size == 0:
+        return float("nan")
+    idx = bin_index(x, edges, closed)
+    k = len(edges) - 1
+    conf = np.bincount(idx, weights=x, minlength=k)
+    acc = np.bincount(idx, weights=t, minlength=k)
+    return float(np.abs(acc - conf).sum() / x.size)

@@ -11,9 +11,22 @@ A method is one function registered under ``(kind, name)``; ``name`` is what a s
   H1: ``p1 − p2 ≠ margin``; :attr:`Method.alternatives` and :attr:`Method.margin` say what a
   test supports, and the test refuses anything else with :class:`MethodError`
 - ``auroc-interval``: ``fn(area, n_pos, n_neg, *, level) -> (lower, upper)``
+- ``sample-interval``: ``fn(x, *, level) -> (mean, lower, upper)`` for one sample of numbers (a
+  paired contrast of a numeric metric applies it to the pairs' differences)
+- ``sample-difference-interval``: ``fn(x, y, *, level) -> (difference, lower, upper)`` for
+  ``mean(x) − mean(y)`` of two independent samples
+- ``sample-test``: ``fn(x, y, *, alternative, margin) -> (t, p)`` for two independent samples
+- ``paired-sample-test``: ``fn(d, *, alternative, margin) -> (t, p)`` for paired differences
+- ``paired-difference-interval``: ``fn(n11, n10, n01, n00, *, level) -> (difference, lower,
+  upper)`` for paired proportions (the four counts of the table of pairs)
+- ``paired-proportion-test``: ``fn(n11, n10, n01, n00, *, alternative, margin) -> (stat, p)``
+- ``resampling-interval``: ``fn(samples, statistic, *, level, resamples, seed, paired) ->
+  (lower, upper)``: an interval of any statistic of the samples
 
-Every function broadcasts numpy arrays (scalars in give floats out) and gives NaN, without a
-warning, where a count of trials is 0.  Nothing has a default: the level, the alternative and
+The proportion kinds broadcast numpy arrays (scalars in give floats out) and give NaN, without a
+warning, where a count of trials is 0; the sample kinds take one sample (a 1-D array) at a time.
+
+Nothing has a default: the level, the alternative and
 the margin are the spec's choices.
 
 Importing this module imports neither numpy nor scipy; each method imports its implementation
@@ -27,7 +40,21 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-KINDS = ("proportion-interval", "difference-interval", "two-proportion-test", "auroc-interval")
+KINDS = (
+    "proportion-interval",
+    "difference-interval",
+    "two-proportion-test",
+    "auroc-interval",
+    "sample-interval",
+    "sample-difference-interval",
+    "sample-test",
+    "paired-sample-test",
+    "paired-difference-interval",
+    "paired-proportion-test",
+    "resampling-interval",
+)
+TEST_KINDS = ("two-proportion-test", "sample-test", "paired-sample-test", "paired-proportion-test")
+INTERVAL_KINDS = tuple(k for k in KINDS if k not in TEST_KINDS)
 ALTERNATIVES = ("two-sided", "greater", "less")
 
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -84,7 +111,7 @@ def register(
         raise MethodError(
             f"{kind} {name!r}: unknown alternatives {unknown}; they are {', '.join(ALTERNATIVES)}"
         )
-    if kind != "two-proportion-test" and (alternatives != ("two-sided",) or margin):
+    if kind not in TEST_KINDS and (alternatives != ("two-sided",) or margin):
         raise MethodError(f"{kind} {name!r}: only tests take alternatives and a margin")
 
     def decorate(fn: Callable) -> Callable:
@@ -115,12 +142,12 @@ def methods(kind: str | None = None) -> dict[str, Method]:
     return {name: m for table in _REGISTRY.values() for name, m in table.items()}
 
 
-def _check_test(name: str, alternative: str, margin) -> None:
+def _check_test(name: str, alternative: str, margin, kind: str = "two-proportion-test") -> None:
     """Refuse an alternative or a margin the registered test ``name`` does not support."""
-    m = method("two-proportion-test", name)
+    m = method(kind, name)
     if alternative not in m.alternatives:
         raise MethodError(
-            f"two-proportion-test {name!r}: alternative {alternative!r} is not supported; "
+            f"{kind} {name!r}: alternative {alternative!r} is not supported; "
             f"it supports {', '.join(m.alternatives)}"
         )
     if not m.margin:
@@ -129,8 +156,7 @@ def _check_test(name: str, alternative: str, margin) -> None:
         given = np.asarray(margin, dtype=np.float64)
         if given.size and not np.all(given == 0):
             raise MethodError(
-                f"two-proportion-test {name!r} tests p1 - p2 = 0 only: margin must be 0, "
-                f"got {margin!r}"
+                f"{kind} {name!r} tests a difference of 0 only: margin must be 0, got {margin!r}"
             )
 
 
@@ -204,3 +230,87 @@ def hanley_mcneil(area, n_pos, n_neg, *, level):
 
     _, lo, hi = hm(area, n_pos, n_neg, z=critical_z(level=level))
     return lo, hi
+
+
+@register("sample-interval", "t", summary="Student t interval for the mean of a sample.")
+def t(x, *, level):
+    from prereg.stats.samples import t_interval
+
+    return t_interval(x, level=level)
+
+
+@register(
+    "sample-difference-interval",
+    "welch",
+    summary="Welch-Satterthwaite t interval for a difference of two independent means.",
+)
+def welch(x, y, *, level):
+    from prereg.stats.samples import welch as welch_interval
+
+    return welch_interval(x, y, level=level)
+
+
+@register(
+    "sample-test",
+    "welch-t",
+    summary="Welch t test of a difference of two independent means against a margin.",
+    alternatives=ALTERNATIVES,
+    margin=True,
+)
+def welch_t(x, y, *, alternative, margin):
+    from prereg.stats.samples import welch_test
+
+    _check_test("welch-t", alternative, margin, "sample-test")
+    return welch_test(x, y, alternative=alternative, margin=margin)
+
+
+@register(
+    "paired-sample-test",
+    "paired-t",
+    summary="One-sample t test of the mean of paired differences against a margin.",
+    alternatives=ALTERNATIVES,
+    margin=True,
+)
+def paired_t(d, *, alternative, margin):
+    from prereg.stats.samples import paired_t_test
+
+    _check_test("paired-t", alternative, margin, "paired-sample-test")
+    return paired_t_test(d, alternative=alternative, margin=margin)
+
+
+@register(
+    "paired-difference-interval",
+    "newcombe-paired",
+    summary="Newcombe method 10 interval for a difference of paired proportions.",
+)
+def newcombe_paired(n11, n10, n01, n00, *, level):
+    from prereg.stats.samples import newcombe_paired as m10
+
+    return m10(n11, n10, n01, n00, level=level)
+
+
+@register(
+    "paired-proportion-test",
+    "mcnemar-exact",
+    summary="McNemar exact test of paired proportions (binomial on the discordant pairs).",
+    alternatives=ALTERNATIVES,
+)
+def mcnemar_exact(n11, n10, n01, n00, *, alternative, margin):
+    from prereg.stats.samples import mcnemar_exact as exact
+
+    _check_test("mcnemar-exact", alternative, margin, "paired-proportion-test")
+    b, c = int(n10), int(n01)
+    return float(b - c), exact(n11, n10, n01, n00, alternative=alternative)
+
+
+@register(
+    "resampling-interval",
+    "bootstrap",
+    summary="Seeded percentile bootstrap interval (resampling rows, or pairs when paired).",
+)
+def bootstrap(samples, statistic, *, level, resamples, seed, paired):
+    from prereg.stats.samples import bootstrap_interval
+
+    return bootstrap_interval(
+        samples, statistic, level=level, resamples=resamples, seed=seed, paired=paired
+    )

@@ -26,7 +26,14 @@ from prereg.decide.evaluate import (
 )
 from prereg.decide.fields import derive
 from prereg.decide.metrics import row_metrics
-from prereg.decide.report import contrast_rows, estimate_rows, gate_rows
+from prereg.decide.report import (
+    arm_text,
+    contrast_rows,
+    estimate_rows,
+    gate_rows,
+    pairs_text,
+    size_text,
+)
 from prereg.decide.table import RowTable, cell_attributes, from_items
 from prereg.digest import PREFIX, file_sha256
 from prereg.engines import StudyContext
@@ -124,6 +131,8 @@ def items(ctx: StudyContext, args: argparse.Namespace) -> int:
     if row is None:
         raise UserError(f"record contract {contract['id']}: no field has role row")
     split = next((f["name"] for f in fields if f.get("role") == "split"), None)
+    item = next((f["name"] for f in fields if f.get("role") == "item"), None)
+    item_width = len(str(max([int(c["rows"]) for c in config["cells"]] or [0])))
     lines = []
     for cell in config["cells"]:
         width = len(str(int(cell["rows"])))
@@ -131,6 +140,9 @@ def items(ctx: StudyContext, args: argparse.Namespace) -> int:
             rec: dict[str, Any] = {row: f"{cell['id']}-{n:0{width}d}"}
             if split:
                 rec[split] = cell["split"]
+            if item:
+                # the n-th row of every cell asks the same item (a paired design pairs by it)
+                rec[item] = f"item-{n:0{item_width}d}"
             for f in fields:
                 if f.get("factor") and f["factor"] in cell["levels"]:
                     rec[f["name"]] = cell["levels"][f["factor"]]
@@ -150,17 +162,21 @@ def _uniforms(*parts: object, k: int) -> np.ndarray:
 
 
 def _failed_record(policy: Mapping[str, Any], outcome: str) -> dict[str, Any]:
-    """Field values that make an attempt meet the policy's ``failed`` conditions."""
+    """Field values that make an attempt meet the policy's ``failed`` conditions (or, without
+    them, the first of its ``failed_if_any`` conditions)."""
     out: dict[str, Any] = {}
-    for c in policy.get("failed") or ():
+    conds = policy.get("failed") or (policy.get("failed_if_any") or ())[:1]
+    for c in conds:
         if c["op"] == "is_null":
             out[c["field"]] = None
         elif c["op"] == "eq" and c.get("other") is None:
             out[c["field"]] = c.get("value")
+        elif c["op"] == "in" and c.get("values"):
+            out[c["field"]] = c["values"][0]
         else:
             raise UserError(
                 f"simulate: cannot write a failed attempt meeting {c['field']} {c['op']}"
-                " (only is_null and eq with a value)"
+                " (only is_null, eq with a value, and in)"
             )
     if not out:
         raise UserError("simulate: the attempt policy registers no failed condition")
@@ -176,6 +192,33 @@ def _fixed_fields(policy: Mapping[str, Any]) -> dict[str, Any]:
         elif c["op"] == "in" and c.get("values"):
             out[c["field"]] = c["values"][0]
     return out
+
+
+def _value_specs(scenario: Mapping[str, Any]) -> list[tuple[str, list[Mapping[str, Any]]]]:
+    """The scenario's numeric fields in order of first mention, each with its entries."""
+    out: dict[str, list[Mapping[str, Any]]] = {}
+    for v in scenario.get("values") or ():
+        out.setdefault(str(v["field"]), []).append(v)
+    return list(out.items())
+
+
+def _draw(v: Mapping[str, Any], rng: np.random.Generator, integer: bool):
+    dist = v["distribution"]
+    if dist == "normal":
+        x = float(rng.normal(float(v.get("mean") or 0.0), float(v.get("sd") or 0.0)))
+    elif dist == "lognormal":
+        x = float(np.exp(rng.normal(float(v.get("mean") or 0.0), float(v.get("sd") or 0.0))))
+    else:
+        x = float(rng.uniform(float(v["low"]), float(v["high"])))
+    if v.get("low") is not None:
+        x = max(x, float(v["low"]))
+    if v.get("high") is not None:
+        x = min(x, float(v["high"]))
+    if integer:
+        return int(round(x))
+    if v.get("decimals") is not None:
+        return round_half_up(x, int(v["decimals"]))
+    return x
 
 
 class RecordWriter:
@@ -197,8 +240,37 @@ class RecordWriter:
             {f["name"]: ("factor", f["factor"]) for f in obs["fields"] if f.get("factor")}
         )
         self.failed = _failed_record(policy, self.outcome)
+        types = {f["name"]: f.get("type") for f in obs["fields"]}
+        # a required field with allowed values that nothing else draws takes, on a successful
+        # attempt, the first allowed value that does not make the attempt failed
+        failing = {}
+        for c in (*(policy.get("failed") or ()), *(policy.get("failed_if_any") or ())):
+            if c["op"] == "eq":
+                failing.setdefault(c["field"], set()).add(c.get("value"))
+            elif c["op"] == "in":
+                failing.setdefault(c["field"], set()).update(c.get("values") or ())
+        self.defaults: dict[str, Any] = {}
+        for f in obs["fields"]:
+            if f.get("allowed") and f.get("required", True):
+                ok = [v for v in f["allowed"] if v not in failing.get(f["name"], set())]
+                if ok:
+                    self.defaults[f["name"]] = ok[0]
+        self.values = _value_specs(scenario)
+        self.integer = {name: types.get(name) == "integer" for name, _ in self.values}
+        self.scenario_id = scenario["id"]
         required = {f["name"] for f in obs["fields"] if f.get("required", True)}
-        drawn = {self.row_field, self.order, self.outcome, *self.fixed, *self.failed}
+        drawn = {
+            self.row_field,
+            self.order,
+            self.outcome,
+            *self.fixed,
+            *self.failed,
+            *(name for name, _ in self.values),
+        }
+        success = {self.row_field, self.order, self.outcome, *self.fixed, *self.placing}
+        success |= {name for name, _ in self.values}
+        self.defaults = {k: v for k, v in self.defaults.items() if k not in success}
+        drawn |= set(self.defaults)
         missing = sorted(required - drawn - set(self.placing))
         if missing:
             raise UserError(
@@ -209,18 +281,46 @@ class RecordWriter:
         if unknown:
             raise UserError(f"simulate: the observation contract has no field(s) {unknown}")
 
-    def records(self, rid: str, cell: Mapping[str, Any], failed_first: bool, right: bool):
+    def numbers(self, rid: str, cell: Mapping[str, Any], right: bool, seed) -> dict[str, Any]:
+        """The numeric fields of a row's attempts: for each field the first entry whose
+        ``where`` and ``outcome`` hold, drawn from a generator seeded by the scenario, the
+        seed and the row (one stream per row, fields in order of first mention)."""
+        if not self.values:
+            return {}
+        from prereg.rules import selection_matches
+
+        h = hashlib.sha256(f"{self.scenario_id}:{seed}:{rid}:values".encode()).digest()
+        rng = np.random.Generator(np.random.PCG64(int.from_bytes(h[:16], "big")))
+        attrs = cell_attributes(cell)
+        out: dict[str, Any] = {}
+        for name, entries in self.values:
+            for v in entries:
+                if not selection_matches(registered.selection(v.get("where")), attrs):
+                    continue
+                if v.get("outcome") is not None and bool(v["outcome"]) != bool(right):
+                    continue
+                out[name] = _draw(v, rng, self.integer[name])
+                break
+            else:
+                raise UserError(
+                    f"simulate: scenario {self.scenario_id} draws no value of {name!r} for a row"
+                    f" of cell {cell['id']} (end the field's entries with one without where)"
+                )
+        return out
+
+    def records(self, rid: str, cell: Mapping[str, Any], failed_first: bool, right: bool, seed=0):
         levels = {
             name: cell["split"] if kind == "split" else cell["levels"].get(factor)
             for name, (kind, factor) in self.placing.items()
         }
-        base = {self.row_field: rid, **levels, **self.fixed}
+        base = {self.row_field: rid, **self.defaults, **levels, **self.fixed}
+        numbers = self.numbers(rid, cell, right, seed)
         out = []
         attempt = 1
         if failed_first:
-            out.append({**base, self.order: attempt, self.outcome: None, **self.failed})
+            out.append({**base, self.order: attempt, self.outcome: None, **numbers, **self.failed})
             attempt += 1
-        out.append({**base, self.order: attempt, self.outcome: bool(right)})
+        out.append({**base, self.order: attempt, self.outcome: bool(right), **numbers})
         return out
 
 
@@ -248,7 +348,7 @@ def simulate_records(config, table: RowTable, scenario: Mapping[str, Any], seed:
                 f" {cell['id']} (add a rate without where)"
             )
         _, u_fail, u_out = draws[rid]
-        out.extend(writer.records(rid, cell, u_fail < fail_rate, u_out < rate))
+        out.extend(writer.records(rid, cell, u_fail < fail_rate, u_out < rate, seed))
     return out
 
 
@@ -301,6 +401,19 @@ def row_metrics_of(
     """(row metrics, observed mask) of validated observation records: the counted attempts,
     the item and record fields, the derived fields, then each metric's compute block
     (``tally`` counts what the attempt policy ignored, see :func:`attempt_policy.counted`)."""
+    metrics, observed, _ = row_data(config, table, records, source, tally=tally)
+    return metrics, observed
+
+
+def row_data(
+    config,
+    table: RowTable,
+    records: Sequence[Mapping[str, Any]],
+    source: str,
+    *,
+    tally: dict[str, int] | None = None,
+) -> tuple[dict, np.ndarray, dict]:
+    """(row metrics, observed mask, row columns) as :func:`row_metrics_of` computes them."""
     chosen, observed = attempt_policy.counted(
         config["attempts"], records, table.index, source, tally=tally
     )
@@ -310,7 +423,7 @@ def row_metrics_of(
         attempt_policy.record_columns(records, chosen, [f["name"] for f in obs["fields"]])
     )
     columns = derive(config.get("derived_fields") or [], columns, len(table), observed)
-    return row_metrics(config["metrics"], columns, observed), observed
+    return row_metrics(config["metrics"], columns, observed), observed, columns
 
 
 def score_document(
@@ -322,9 +435,9 @@ def score_document(
     rep = _reporting(config)
     dec, pd = int(rep["decimals"]), int(rep["p_value_digits"])
     tally: dict[str, int] = {}
-    metrics, observed = row_metrics_of(config, table, records, source, tally=tally)
+    metrics, observed, columns = row_data(config, table, records, source, tally=tally)
     sel = Selections(table)
-    res = registered_results(rules, metrics, sel)
+    res = registered_results(rules, metrics, sel, columns)
     figures = cell_figures(metrics, table)
     decision = decide_all(rules, res.results, table, figures)
     ci = rep["cell_interval"]
@@ -350,8 +463,10 @@ def score_document(
                     "lower": _r(lo, dec),
                     "upper": _r(hi, dec),
                 }
-            else:
+            elif m.kind in ("mean",):
                 figs[mid] = {"n": int(round(den)), "estimate": _r(num / den if den else None, dec)}
+            else:
+                figs[mid] = {"n": int(round(den)), "estimate": _r(m.figure(table.cell == i), dec)}
         cells.append(
             {
                 "cell": c["id"],
@@ -404,7 +519,13 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
     if table is None:
         row_field = config["attempts"]["key"][0]
         table = from_items(
-            config, obs_contract, records, args.observations, row_field=row_field, complete=False
+            config,
+            obs_contract,
+            records,
+            args.observations,
+            row_field=row_field,
+            complete=False,
+            ignore_unplaced=config["attempts"].get("unknown_rows") == "ignore",
         )
     rules = importlib.import_module(f"{module.__name__}.rules")
     doc = score_document(config, rules, table, records, args.observations)
@@ -484,19 +605,23 @@ def score_markdown(config, module: ModuleType, doc: Mapping[str, Any]) -> str:
             "",
             "## Estimates",
             "",
-            "| estimate | k/n | estimate [interval] |",
+            "| estimate | "
+            + ("k/n" if all("k" in e for e in doc["estimates"]) else "size")
+            + " | estimate [interval] |",
             "|---|---|---|",
         ]
         for e in doc["estimates"]:
             lines.append(
-                f"| `{e['id']}` | {e['k']}/{e['n']} | {_fmt(e['estimate'])} [{_fmt(e['lower'])}, {_fmt(e['upper'])}] ({e['interval']}, {e['level']:g}) |"
+                f"| `{e['id']}` | {size_text(e)} | {_fmt(e['estimate'])} [{_fmt(e['lower'])}, {_fmt(e['upper'])}] ({e['interval']}, {e['level']:g}) |"
             )
     if doc["contrasts"]:
         lines += [
             "",
             "## Contrasts",
             "",
-            "| contrast | a | b | a − b [interval] | test | P | adjusted P |",
+            "| contrast | a | b | "
+            + ("a − b" if all("measure" not in c for c in doc["contrasts"]) else "a − b (a / b)")
+            + " [interval] | test | P | adjusted P |",
             "|---|---|---|---|---|---|---|",
         ]
         for c in doc["contrasts"]:
@@ -506,10 +631,14 @@ def score_markdown(config, module: ModuleType, doc: Mapping[str, Any]) -> str:
                     f", margin {c['margin']:g}" if c["margin"] else ""
                 )
             lines.append(
-                f"| `{c['id']}` | {c['a']['k']}/{c['a']['n']} | {c['b']['k']}/{c['b']['n']} | "
+                f"| `{c['id']}` | {arm_text(c['a'])} | {arm_text(c['b'])} | "
                 f"{_fmt(c['estimate'])} [{_fmt(c['lower'])}, {_fmt(c['upper'])}] | {test} | "
                 f"{_fmt(c['p'])} | {_fmt(c['adjustedP'])} |"
             )
+        paired = [c for c in doc["contrasts"] if c.get("pairs")]
+        if paired:
+            lines += ["", "Paired contrasts:", ""]
+            lines += [f"- `{c['id']}`: {pairs_text(c)}" for c in paired]
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,373 @@
+"""Estimates and contrasts computed from the counted rows of their selections.
+
+:func:`prereg.decide.evaluate.registered_results` computes proportions with closed-form
+methods from counts; everything else comes here, one estimate or contrast at a time:
+
+- an estimate of a ``mean`` or ``geometric_mean`` metric: the mean (on the log scale for a
+  geometric mean, reported back with exp, interval bounds too) with a ``t`` or ``bootstrap``
+  interval;
+- an estimate of ``ece`` or ``auroc``: the figure of the selection's counted rows, with a
+  ``hanley-mcneil`` (AUROC) or ``bootstrap`` interval;
+- a contrast of two independent selections: the difference of the figures (their ratio for a
+  geometric mean: exp of the difference of mean logs), with ``welch`` or ``bootstrap``
+  intervals and a ``welch-t`` test (on the logs, against the log of a ratio margin);
+- a paired contrast (``pair_by``): the rows of arm a and arm b with the same value of the
+  pairing field form a pair; an item counts only when both arms counted it (observed, and
+  meeting the metric's ``among``); the rows of one arm without a partner are counted in the
+  result (``unpairedA``, ``unpairedB``) and otherwise ignored. Paired proportions get the
+  table of pairs (``newcombe-paired``, ``mcnemar-exact``); paired numbers their differences
+  (``t`` interval of the differences, ``paired-t``);
+- interval ``none``: the figure alone; test ``none``: no P value.
+
+A bootstrap resamples the counted rows (pairs, for a paired contrast; each arm on its own
+otherwise) with the registered seed and number of resamples, and recomputes the registered
+figure (the difference, or ratio, of the arms' figures).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from prereg.decide.designs import RATIO
+from prereg.decide.metrics import RowMetric
+from prereg.errors import UserError
+from prereg.rules import ContrastResult
+
+_NAN = float("nan")
+
+
+def _method(kind: str, name: str, what: str):
+    from prereg.stats.methods import MethodError, method
+
+    try:
+        return method(kind, name)
+    except MethodError as exc:
+        raise UserError(f"rules: {what}: {exc}") from None
+
+
+def _metric(metrics: Mapping[str, RowMetric], name: str, what: str) -> RowMetric:
+    m = metrics.get(name)
+    if m is None:
+        raise UserError(f"rules: {what} names metric {name!r}, which has no compute block")
+    return m
+
+
+def _values(m: RowMetric, rows: np.ndarray) -> np.ndarray:
+    """The numbers the metric reads on these rows: 0/1 for a proportion, else its values."""
+    if m.value is None:
+        return m.num[rows].astype(np.float64)
+    return m.value[rows]
+
+
+def _stat_of(m: RowMetric):
+    """The metric's figure of a sample of rows given their values (and hits)."""
+    if m.value is None:
+        return lambda v: float(np.mean(v)) if v.size else _NAN
+    if m.hit is None:
+        return lambda v: m.statistic(v)
+    return lambda v, h: m.statistic(v, h)
+
+
+def _bootstrap(item, what: str):
+    boot = getattr(item, "bootstrap", None)
+    if not boot:
+        raise UserError(
+            f"rules: {what}: interval bootstrap needs a bootstrap block (resamples, seed)"
+        )
+    return int(boot[0]), int(boot[1])
+
+
+def _exp3(t: tuple[float, float, float]) -> tuple[float, float, float]:
+    return tuple(math.exp(x) if not math.isnan(x) else _NAN for x in t)  # type: ignore[return-value]
+
+
+def estimate_result(item, m: RowMetric, rows: np.ndarray) -> tuple[ContrastResult, tuple | None]:
+    what = f"estimate {item.id}"
+    v = _values(m, rows)
+    hits = None if m.hit is None else m.hit[rows]
+    stat = _stat_of(m)
+    samples = [v] if hits is None else [v, hits]
+    n = int(v.size)
+    lo = hi = _NAN
+    extra: dict[str, Any]
+    counts = None
+    if m.is_proportion:
+        k = int(round(float(v.sum())))
+        est = k / n if n else _NAN
+        extra = {"k": k, "n": n}
+        counts = (k, n, 0, 0)
+    elif m.is_sample:
+        est = stat(v)
+        sd = float(np.std(v, ddof=1)) if n > 1 else _NAN
+        extra = {"n": n, ("sdLog" if m.back == "exp" else "sd"): sd}
+    elif m.kind == "auroc":
+        est = stat(v, hits)
+        pos = int(hits.sum())
+        extra = {"positives": pos, "negatives": n - pos}
+    else:
+        est = stat(v, hits)
+        extra = {"n": n}
+    interval = item.interval
+    if interval == "bootstrap":
+        resamples, seed = _bootstrap(item, what)
+        fn = _method("resampling-interval", "bootstrap", what).fn
+        lo, hi = fn(samples, stat, level=item.level, resamples=resamples, seed=seed, paired=True)
+    elif interval == "none":
+        pass
+    elif m.is_proportion:
+        lo, hi = _method("proportion-interval", interval, what).fn(k, n, level=item.level)
+    elif m.is_sample:
+        fn = _method("sample-interval", interval, what).fn
+        mean, lo, hi = fn(v, level=item.level)
+        if m.back == "exp":
+            _, lo, hi = _exp3((mean, lo, hi))
+    elif m.kind == "auroc":
+        fn = _method("auroc-interval", interval, what).fn
+        lo, hi = fn(est, extra["positives"], extra["negatives"], level=item.level)
+    else:
+        raise UserError(
+            f"rules: {what}: interval {interval!r} does not fit metric {m.id!r} ({m.kind})"
+        )
+    return ContrastResult(item.id, float(est), float(lo), float(hi), extra=extra), counts
+
+
+def _pairs(
+    item, m: RowMetric, a: np.ndarray, b: np.ndarray, columns, sel
+) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Row indexes of arm a and arm b, pair by pair (in arm a's row order), and the numbers of
+    counted rows of each arm without a partner.
+
+    Two rows pair when they have the same value of the ``pair_by`` field and the same level of
+    every factor (and the split, and every row attribute) the two arms do not contrast: a
+    factor is contrasted when the arms select different levels of it."""
+    what = f"contrast {item.id}"
+    if columns is None or item.pair_by not in columns:
+        raise UserError(
+            f"rules: {what} pairs rows by {item.pair_by!r}, which is not a field of the rows"
+        )
+    from prereg.decide.columns import as_column
+
+    col = as_column(columns[item.pair_by])
+    values = col.values.tolist()
+    null = col.null
+    names = set(item.a) | set(item.b)
+    contrasted = {
+        n for n in names if n not in item.a or n not in item.b or set(item.a[n]) != set(item.b[n])
+    }
+    table = sel.table
+    shared = sorted(set(sel.known) - contrasted)
+    cell_attrs = sel.cell_attrs
+    attrs = {k: np.asarray(v).tolist() for k, v in table.attributes.items()}
+
+    def key(i: int):
+        c = cell_attrs[int(table.cell[i])]
+        return (
+            values[i],
+            *(attrs[n][i] if n in attrs else c.get(n) for n in shared),
+        )
+
+    def index(rows: np.ndarray, arm: str) -> dict[Any, int]:
+        out: dict[Any, int] = {}
+        for i in np.flatnonzero(rows).tolist():
+            if null[i]:
+                continue
+            k = key(i)
+            if k in out:
+                raise UserError(
+                    f"rules: {what} pairs rows by {item.pair_by!r}, and {item.pair_by}"
+                    f" {values[i]!r} has more than one counted row in arm {arm} with the same"
+                    " levels (a paired arm holds one row per item and level of the factors it"
+                    " does not contrast)"
+                )
+            out[k] = i
+        return out
+
+    ia, ib = index(a, "a"), index(b, "b")
+    both = [k for k in ia if k in ib]
+    ra = np.asarray([ia[k] for k in both], dtype=np.intp)
+    rb = np.asarray([ib[k] for k in both], dtype=np.intp)
+    return ra, rb, int(a.sum()) - len(both), int(b.sum()) - len(both)
+
+
+def contrast_result(
+    item, m: RowMetric, a: np.ndarray, b: np.ndarray, columns, sel
+) -> tuple[ContrastResult, tuple | None]:
+    what = f"contrast {item.id}"
+    paired = getattr(item, "pair_by", None) is not None
+    ratio = m.kind in RATIO
+    stat = _stat_of(m)
+    whole = m.hit is not None
+    extra: dict[str, Any] = {}
+    counts = None
+    if paired:
+        ra, rb, ua, ub = _pairs(item, m, a, b, columns, sel)
+        extra.update(pairs=int(ra.size), unpairedA=ua, unpairedB=ub)
+    else:
+        ra, rb = np.flatnonzero(a), np.flatnonzero(b)
+    va, vb = _values(m, ra), _values(m, rb)
+    ha = hb = None
+    if whole:
+        ha, hb = m.hit[ra], m.hit[rb]
+
+    def figure_of(v, h):
+        return stat(v, h) if whole else stat(v)
+
+    def contrast_stat(*s):
+        if whole:
+            fa, fb = stat(s[0], s[1]), stat(s[2], s[3])
+        else:
+            fa, fb = stat(s[0]), stat(s[1])
+        return fa / fb if ratio else fa - fb
+
+    fa, fb = figure_of(va, ha), figure_of(vb, hb)
+    est = (fa / fb if fb else _NAN) if ratio else fa - fb
+    lo = hi = _NAN
+    p = None
+    table = None
+    if m.is_proportion:
+        if paired:
+            ya, yb = va > 0.5, vb > 0.5
+            table = (
+                int((ya & yb).sum()),
+                int((ya & ~yb).sum()),
+                int((~ya & yb).sum()),
+                int((~ya & ~yb).sum()),
+            )
+            n = int(ra.size)
+            extra.update(n11=table[0], n10=table[1], n01=table[2], n00=table[3])
+            k1, k2 = table[0] + table[1], table[0] + table[2]
+            extra.update(k1=k1, n1=n, k2=k2, n2=n)
+            counts = (k1, n, k2, n)
+            est = (table[1] - table[2]) / n if n else _NAN
+        else:
+            k1, n1 = int(round(float(va.sum()))), int(va.size)
+            k2, n2 = int(round(float(vb.sum()))), int(vb.size)
+            extra.update(k1=k1, n1=n1, k2=k2, n2=n2)
+            counts = (k1, n1, k2, n2)
+    else:
+        extra.update(na=int(va.size), nb=int(vb.size), a=fa, b=fb)
+        if ratio:
+            extra["ratio"] = True
+    samples = [va, ha, vb, hb] if whole else [va, vb]
+    interval = item.interval
+    if interval == "bootstrap":
+        resamples, seed = _bootstrap(item, what)
+        fn = _method("resampling-interval", "bootstrap", what).fn
+        if paired:
+            lo, hi = fn(
+                samples,
+                contrast_stat,
+                level=item.level,
+                resamples=resamples,
+                seed=seed,
+                paired=True,
+            )
+        else:
+            lo, hi = _independent_bootstrap(
+                samples, contrast_stat, whole, level=item.level, resamples=resamples, seed=seed
+            )
+    elif interval == "none":
+        pass
+    elif m.is_proportion and paired:
+        fn = _method("paired-difference-interval", interval, what).fn
+        est, lo, hi = fn(*table, level=item.level)
+    elif m.is_proportion:
+        fn = _method("difference-interval", interval, what).fn
+        est, lo, hi = fn(k1, n1, k2, n2, level=item.level)
+    elif m.is_sample and paired:
+        fn = _method("sample-interval", interval, what).fn
+        d, lo, hi = fn(va - vb, level=item.level)
+        if ratio:
+            est, lo, hi = _exp3((d, lo, hi))
+        else:
+            est = d
+    elif m.is_sample:
+        fn = _method("sample-difference-interval", interval, what).fn
+        d, lo, hi = fn(va, vb, level=item.level)
+        if ratio:
+            _, lo, hi = _exp3((d, lo, hi))
+            est = math.exp(d) if not math.isnan(d) else _NAN
+        else:
+            est = d
+    else:
+        raise UserError(
+            f"rules: {what}: interval {interval!r} does not fit metric {m.id!r} ({m.kind})"
+        )
+    if item.test != "none":
+        alternative = getattr(item, "alternative", "two-sided") or "two-sided"
+        margin = getattr(item, "margin", None)
+        if ratio:
+            margin = 1.0 if margin is None else float(margin)
+            log_margin = math.log(margin)
+        else:
+            margin = 0.0 if margin is None else float(margin)
+        from prereg.stats.methods import MethodError
+
+        try:
+            if m.is_proportion and paired:
+                _, p = _method("paired-proportion-test", item.test, what).fn(
+                    *table, alternative=alternative, margin=margin
+                )
+            elif m.is_proportion:
+                _, p = _method("two-proportion-test", item.test, what).fn(
+                    k1, n1, k2, n2, alternative=alternative, margin=margin
+                )
+            elif m.is_sample and paired:
+                _, p = _method("paired-sample-test", item.test, what).fn(
+                    va - vb, alternative=alternative, margin=log_margin if ratio else margin
+                )
+            elif m.is_sample:
+                _, p = _method("sample-test", item.test, what).fn(
+                    va, vb, alternative=alternative, margin=log_margin if ratio else margin
+                )
+            else:
+                raise UserError(f"rules: {what}: metric {m.id!r} ({m.kind}) has no test")
+        except MethodError as exc:
+            raise UserError(f"rules: {what}: {exc}") from None
+        p = float(p)
+        p = None if math.isnan(p) else p
+    return ContrastResult(item.id, float(est), float(lo), float(hi), p=p, extra=extra), counts
+
+
+def _independent_bootstrap(samples, contrast_stat, whole: bool, *, level, resamples, seed):
+    """Percentile bootstrap of a contrast of two independent arms: each resample draws arm
+    a's rows, then arm b's, from one generator (see :func:`prereg.stats.samples.bootstrap_interval`)."""
+    from prereg.stats.samples import _level
+
+    lv = _level(level)
+    arms = [samples[:2], samples[2:]] if whole else [samples[:1], samples[1:]]
+    if any(arm[0].shape[0] == 0 for arm in arms):
+        return _NAN, _NAN
+    rng = np.random.Generator(np.random.PCG64(int(seed)))
+    stats = np.empty(int(resamples))
+    for r in range(int(resamples)):
+        drawn = []
+        for arm in arms:
+            n = arm[0].shape[0]
+            idx = rng.integers(0, n, n)
+            drawn.extend(x[idx] for x in arm)
+        stats[r] = contrast_stat(*drawn)
+    ok = np.isfinite(stats)
+    if ok.sum() * 2 < stats.size or not ok.any():
+        return _NAN, _NAN
+    lo, hi = np.quantile(stats[ok], [(1.0 - lv) / 2.0, (1.0 + lv) / 2.0])
+    return float(lo), float(hi)
+
+
+def row_results(item, metrics: Mapping[str, RowMetric], sel, columns):
+    """(result, counts or None) of one estimate or contrast from its rows."""
+    from prereg.rules import Contrast
+
+    if isinstance(item, Contrast) or hasattr(item, "a"):
+        what = f"contrast {item.id}"
+        m = _metric(metrics, item.metric, what)
+        a = m.counted(sel.mask(item.a, what))
+        b = m.counted(sel.mask(item.b, what))
+        return contrast_result(item, m, a, b, columns, sel)
+    what = f"estimate {item.id}"
+    m = _metric(metrics, item.metric, what)
+    return estimate_result(item, m, m.counted(sel.mask(item.of, what)))
