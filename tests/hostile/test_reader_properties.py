@@ -81,8 +81,6 @@ def test_read_json_file_returns_an_object_or_refuses(tmp_path_factory, raw):
         assert isinstance(out, dict)
 
 
-
-
 @pytest.fixture(scope="module")
 def schema_path(tmp_path_factory):
     path = tmp_path_factory.mktemp("schema") / "obs.schema.json"
