@@ -93,10 +93,10 @@ def whole_command(env_label: str, env: dict) -> None:
 def main() -> None:
     plan = in_process()
     print(
-        f"  status {plan['status']}, selected {plan['selected_task_count']}, powers "
+        f"  status {plan['status']}, selected {plan['selectedTaskCount']}, powers "
         + ", ".join(f"{r['task_count']}:{r['power']:.4f}" for r in plan["rungs"])
     )
-    print(f"  self_sha256 {plan['self_sha256']}")
+    print(f"  selfSha256 {plan['selfSha256']}")
     one = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     whole_command("OPENBLAS_NUM_THREADS=1", one)
     default = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}

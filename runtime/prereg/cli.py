@@ -7,21 +7,24 @@
     prereg [--project DIR] seal STUDY
     prereg [--project DIR] <study-id> <command> ...   (commands declared in the study's spec)
 
-A user's mistake prints ``error: ...`` (one line per problem) and exits non-zero; it never
-prints a traceback.
+A user's mistake prints ``error: ...`` (one line per problem) and exits 2; it never prints a
+traceback.  Every study command also takes ``--json`` (its summary as one JSON object on
+stdout) and ``--quiet`` (no progress on stderr); exit statuses are those of :mod:`prereg.exits`.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import sys
 from collections.abc import Sequence
 
-from prereg import __version__
+from prereg import __version__, exits
+from prereg.console import Console
 from prereg.errors import UserError
 
-EXIT_USER = 2
+EXIT_USER = exits.USAGE
 
 
 def _iso_datetime(text: str) -> str:
@@ -133,6 +136,12 @@ def _add_core_commands(sub) -> None:
         help="also regenerate the language schema with LinkML and the language reference"
         " (docs/language.md), and compare bytes",
     )
+    k.add_argument(
+        "--json",
+        dest="json_summary",
+        action="store_true",
+        help="print the result as one JSON object on stdout",
+    )
     m = sub.add_parser(
         "demo",
         help="run every study on the bundled demo inputs and write reports",
@@ -177,6 +186,28 @@ def _add_core_commands(sub) -> None:
     )
     i.add_argument("study", metavar="STUDY", help="the new study id")
     i.add_argument("--from", dest="source", metavar="STUDY", help="copy this study of the project")
+    t = sub.add_parser(
+        "tables",
+        help="write the per-cell figures, estimates and contrasts of a SCORE.json as CSV or Parquet",
+        description="Flatten a SCORE.json (any engine that scores cells) into cells, estimates and "
+        "contrasts tables (and auroc where present): nested figures become dotted column names. "
+        "--csv DIR writes <table>.csv, --parquet DIR <table>.parquet (needs prereg[tables]); "
+        "all tables are created or none, never overwritten.",
+    )
+    t.add_argument("score", metavar="SCORE.json", help="the score document")
+    t.add_argument("--csv", metavar="DIR", help="folder to write the CSV tables into")
+    t.add_argument("--parquet", metavar="DIR", help="folder to write Parquet tables into")
+    t.add_argument(
+        "--json", dest="json_summary", action="store_true", help="print what was written as JSON"
+    )
+    co = sub.add_parser(
+        "completion",
+        help="print the shell completion script (bash or zsh)",
+        description="Print a script that completes prereg's commands, study ids, study commands and "
+        'options as you type. Enable it with `eval "$(prereg completion bash)"` in ~/.bashrc '
+        "(or zsh with `prereg completion zsh` in ~/.zshrc).",
+    )
+    co.add_argument("shell", choices=["bash", "zsh"], help="the shell")
     s = sub.add_parser(
         "seal",
         help="pin a study's registered content in spec/studies/<id>.seal.json",
@@ -245,23 +276,34 @@ def _cmd_check(project, args) -> int:
     }
     problems.extend(build.diff_generated(project, files))
     sealed = seal.check_seals(project, studies)
+    con = Console(json_mode=args.json_summary)
     if problems:
         for p in problems:
-            sys.stdout.write(p)
-        print(
+            con.line(p.rstrip("\n"))
+        con.line(
             f"check failed: {len(problems)} generated file(s) differ from what the specs compile to; run make generate"
         )
     if sealed:
         for p in sealed:
-            print(p)
-        print(
+            con.line(p)
+        con.line(
             f"check failed: {len(sealed)} problem(s) with sealed registered content; "
             "declare each changed path in a new amendment"
         )
-    if problems or sealed:
-        return 1
-    print(f"generated/ matches the specs ({len(files)} files)")
-    return 0
+    code = exits.FAILED if problems or sealed else exits.OK
+    if not code:
+        con.line(f"generated/ matches the specs ({len(files)} files)")
+    con.summary(
+        {
+            "ok": not code,
+            "files": len(files),
+            "studies": sorted(s.id for s in studies),
+            "differences": problems,
+            "sealProblems": sealed,
+        }
+    )
+    con.finish(code, command="check")
+    return code
 
 
 def _cmd_demo(project, args) -> int:
@@ -291,7 +333,7 @@ def _cmd_diff(project, args) -> int:
         study = str(new.get("id") or Path(new_file).stem)
         comparisons = [diff.compare(old, new, study, old_file, new_file)]
     sys.stdout.write(diff.RENDERERS[args.format](comparisons))
-    return 1 if any(c.registered for c in comparisons) else 0
+    return exits.FAILED if any(c.registered for c in comparisons) else exits.OK
 
 
 def _cmd_init(project, args) -> int:
@@ -302,6 +344,25 @@ def _cmd_init(project, args) -> int:
     print(f"wrote {project.rel(path)}")
     print(f"next: edit it, then `prereg compile {args.study}` and `prereg {args.study} --help`")
     return 0
+
+
+def _cmd_tables(project, args) -> int:
+    from prereg.outputs.tables import write_tables
+
+    con = Console(json_mode=args.json_summary)
+    written = write_tables(args.score, args.csv, args.parquet)
+    for p in written:
+        con.line(f"wrote {p}")
+    con.summary({"outputs": [str(p) for p in written]})
+    con.finish(exits.OK, command="tables")
+    return exits.OK
+
+
+def _cmd_completion(project, args) -> int:
+    from prereg.completion import script
+
+    sys.stdout.write(script(args.shell))
+    return exits.OK
 
 
 def _cmd_seal(project, args) -> int:
@@ -326,6 +387,18 @@ def _study_parser(project, study_id: str, module) -> argparse.ArgumentParser:
         cp = sub.add_parser(
             c["id"], help=c["summary"], description=c["description"] or c["summary"]
         )
+        declared = {a["name"] for a in c["arguments"]}
+        if "--json" not in declared:
+            cp.add_argument(
+                "--json",
+                dest="json_summary",
+                action="store_true",
+                help="print the command's summary as one JSON object on stdout instead of text",
+            )
+        if "--quiet" not in declared:
+            cp.add_argument(
+                "--quiet", action="store_true", help="no progress on stderr (errors still go there)"
+            )
         for a in c["arguments"]:
             name = a["name"]
             if a["kind"] == "flag":
@@ -349,7 +422,7 @@ def _study_parser(project, study_id: str, module) -> argparse.ArgumentParser:
     return p
 
 
-def _run_study(project, study_id: str, argv: Sequence[str]) -> int:
+def _prepare_study(project, study_id: str, argv: Sequence[str]):
     from prereg.study import load_generated
 
     module = load_generated(project, study_id)
@@ -365,11 +438,51 @@ def _run_study(project, study_id: str, argv: Sequence[str]) -> int:
             f"the {module.ENGINE} engine has no handler {command['handler']!r} for command {args.command!r}"
         )
     args.project_root = project.root
-    return int(handlers[command["handler"]](ctx, args) or 0)
+    return module, args, ctx, handlers, command
+
+
+def _run_study(project, study_id: str, argv: Sequence[str]) -> int:
+    try:
+        module, args, ctx, handlers, command = _prepare_study(project, study_id, argv)
+    except UserError as exc:
+        if "--json" in argv:  # refused before the command ran: still one JSON answer
+            named = next((a for a in argv if not a.startswith("-")), None)
+            con = Console(json_mode=True)
+            con.summary({"error": exc.message, "problems": exc.problems})
+            con.finish(exc.exit_code, study=study_id, command=named)
+        raise
+    con = Console(
+        json_mode=bool(getattr(args, "json_summary", False)),
+        quiet=bool(getattr(args, "quiet", False)),
+    )
+    args.console = con
+    where = {"study": study_id, "command": args.command}
+    # With --json, stdout holds the one JSON object: whatever a handler prints itself goes
+    # to stderr instead.
+    quiet_stdout = (
+        contextlib.redirect_stdout(sys.stderr) if con.json_mode else contextlib.nullcontext()
+    )
+    try:
+        with quiet_stdout:
+            code = int(handlers[command["handler"]](ctx, args) or 0)
+    except UserError as exc:
+        con.summary({"error": exc.message, "problems": exc.problems})
+        con.finish(exc.exit_code, **where)
+        raise
+    con.finish(code, **where)
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["__complete"]:
+        from prereg.completion import candidates
+
+        try:
+            sys.stdout.write("".join(c + "\n" for c in candidates(argv[1:])))
+        except Exception:  # completion never prints a traceback into the user's prompt
+            return exits.FAILED
+        return exits.OK
     parser = _base_parser()
     try:
         pre, rest = _base_parser(add_help=False).parse_known_args(argv)
@@ -405,7 +518,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if (
             project is None
             and not (args.cmd == "diff" and args.against is None)
-            and args.cmd != "init"
+            and args.cmd not in ("init", "tables", "completion")
         ):
             project = find_project(pre.project)
         commands = {
@@ -415,6 +528,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "seal": _cmd_seal,
             "init": _cmd_init,
             "demo": _cmd_demo,
+            "tables": _cmd_tables,
+            "completion": _cmd_completion,
         }
         return commands[args.cmd](project, args)
     except UserError as exc:
@@ -425,9 +540,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return exits.INTERRUPTED
     except BrokenPipeError:
-        return 1
+        return exits.BROKEN_PIPE
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -14,32 +14,12 @@ from pathlib import Path
 import pytest
 
 from prereg.cli import main
+from tests.demo.conftest import run_demo
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAN = json.loads((ROOT / "examples" / "demo.json").read_text(encoding="utf-8"))
 STUDIES = list(dict.fromkeys(s["study"] for s in PLAN["steps"]))
 VOID = {"meta", "br", "hr", "img", "input", "link", "col", "area", "base", "source", "wbr"}
-
-
-def run_demo(out: Path, *extra: str) -> tuple[int, str, str]:
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        code = main(["--project", str(ROOT), "demo", "--out", str(out), *extra])
-    return code, stdout.getvalue(), stderr.getvalue()
-
-
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> tuple[Path, Path, str]:
-    """Two demo runs (the second over an existing folder with --force) and the first's output."""
-    base = tmp_path_factory.mktemp("demo")
-    a, b = base / "a", base / "b"
-    code, stdout, stderr = run_demo(a)
-    assert code == 0, stderr
-    b.mkdir()
-    (b / "left-over.txt").write_text("from an earlier run")
-    code_b, _, stderr_b = run_demo(b, "--force")
-    assert code_b == 0, stderr_b
-    return a, b, stdout
 
 
 class Page(HTMLParser):
@@ -212,17 +192,17 @@ def test_s3_report_plot_and_digests(runs):
     html = path.read_text(encoding="utf-8")
     plan = json.loads((a / study / step_out(study, "power_plan")).read_text())
     manifest = json.loads((a / study / step_out(study, "freeze_manifest")).read_text())
-    assert f"power plan {plan['status']}: {plan['selected_task_count']} tasks" in html
+    assert f"power plan {plan['status']}: {plan['selectedTaskCount']} tasks" in html
     assert "manifest validated" in html
     target = plan["frozen"]["target_power"]
     assert f"target power {target['numerator'] / target['denominator']:g}" in html  # the line
     for art in manifest["artifacts"]:
         assert art["sha256"] in html and art["path"] in html
-    assert plan["calibration"]["calibration_sha256"] in html
+    assert plan["calibration"]["calibrationSha256"] in html
     # one error bar per rung in the power plot: the rung task counts are its x tick labels
     svg = html[html.index("<svg") : html.index("</svg>")]
     for rung in plan["rungs"]:
-        assert f">{rung['task_count']}</text>" in svg
+        assert f">{rung['taskCount']}</text>" in svg
 
 
 def test_jev_report_plots_threshold_and_digests(runs):
@@ -231,10 +211,7 @@ def test_jev_report_plots_threshold_and_digests(runs):
     path = a / study / "report.html"
     titles = svg_titles(path)
     doc = json.loads((a / study / step_out(study, "score")).read_text())
-    fit = next(
-        k[: -len("_curve")] for k in doc if k.endswith("_curve") and k != "retrospective_curve"
-    )
-    curve = doc[f"{fit}_curve"]
+    fit, curve = doc["fitSplit"], doc["fitCurve"]
     assert titles == [
         f"Exact-set accuracy on the {fit} split over {len(curve)} thresholds",
         "Reliability of the binary outputs (10 bins)",

@@ -194,10 +194,12 @@ def _cell(cid, split, levels, k, n, conf, cal_k, unreliable=False):
     clo, chi = wilson_interval(cal_k, n, level=0.95)
     return {
         "cell": cid, "split": split, "levels": levels, "rows": n, "observed": n,
-        "raw-accuracy": {"correct": k, "estimate": k / n, "lower": lo, "upper": hi},
-        "calibrated-accuracy": {"correct": cal_k, "estimate": cal_k / n, "lower": clo, "upper": chi},
-        "mean-confidence": conf, "decile-ece": 0.05, "calibrationUnreliable": unreliable,
-        "coverage": 1.0, "said-yes-rate": 0.5, "byPosition": {},
+        "metrics": {
+            "raw-accuracy": {"correct": k, "estimate": k / n, "lower": lo, "upper": hi},
+            "calibrated-accuracy": {"correct": cal_k, "estimate": cal_k / n, "lower": clo, "upper": chi},
+            "mean-confidence": conf, "decile-ece": 0.05, "coverage": 1.0, "said-yes-rate": 0.5,
+        },
+        "calibrationUnreliable": unreliable, "byPosition": {},
     }  # fmt: skip
 
 

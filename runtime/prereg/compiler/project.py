@@ -23,7 +23,9 @@ HOME = Path(__file__).resolve().parents[3]
 
 
 #: The CLI's own commands: a study id may not be one of them (`prereg <id>` would be ambiguous).
-CORE_COMMANDS = frozenset({"compile", "check", "diff", "seal", "demo", "init"})
+CORE_COMMANDS = frozenset(
+    {"compile", "check", "diff", "seal", "demo", "init", "tables", "completion"}
+)
 
 
 def package_name(study_id: str) -> str:

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from collections.abc import Callable, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from prereg.console import console_of
 from prereg.decide import scenarios as registered
 from prereg.engines import StudyContext
 from prereg.errors import UserError
@@ -169,10 +169,14 @@ def run(
     refuse_unmodelled(design, rules)
     plan, found = build_plan(ctx, design, rules, scenario_ids, simulations, seed)
     tasks = plan.tasks()
-    progress = runner.Progress(f"diagnose {ctx.study_id}", len(tasks))
-    blocks = runner.run(
-        run_task, plan, tasks, workers=workers, scheduler=scheduler, progress=progress
-    )
+    con = console_of(args)
+    progress = con.progress(f"diagnose {ctx.study_id}", len(tasks), unit="blocks")
+    try:
+        blocks = runner.run(
+            run_task, plan, tasks, workers=workers, scheduler=scheduler, progress=progress
+        )
+    finally:
+        progress.close()
     summaries = []
     for ci in range(len(plan.conditions)):
         mine = [b for b in blocks if b.condition == ci]
@@ -199,16 +203,17 @@ def run(
     validate(doc)
     text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     write_files_new([(out, text, 0o644), (md, markdown(doc), 0o644)])
-    _report(doc, out, md)
+    _report(con, doc, out, md)
     return 0
 
 
-def _report(doc: Mapping[str, Any], out: Path, md: Path) -> None:
-    w = sys.stdout.write
+def _report(con, doc: Mapping[str, Any], out: Path, md: Path) -> None:
+    w = con.line
     w(
         f"wrote {out} and {md.name}: {doc['simulations']:,} simulated studies under each of"
-        f" {len(doc['conditions'])} condition(s) (seed {doc['seed']})\n"
+        f" {len(doc['conditions'])} condition(s) (seed {doc['seed']})"
     )
+    conditions = []
     for s in doc["conditions"]:
         label = s["scenario"] + ("" if s["effect"] is None else f" at effect {s['effect']:g}")
         parts = []
@@ -216,11 +221,34 @@ def _report(doc: Mapping[str, Any], out: Path, md: Path) -> None:
             top = h["verdicts"][0]
             parts.append(f"{h['id']} {top['verdict']} {top['share']:.3f}")
         gate = s["gates"]["anyFailed"]["share"]
-        w(f"  {label}: {'; '.join(parts)}; a gate failed in {gate:.3f}\n")
+        w(f"  {label}: {'; '.join(parts)}; a gate failed in {gate:.3f}")
+        conditions.append(
+            {
+                "scenario": s["scenario"],
+                "effect": s["effect"],
+                "hypotheses": {
+                    h["id"]: {v["verdict"]: v["share"] for v in h["verdicts"]}
+                    for h in s["hypotheses"]
+                },
+                "gateFailedShare": gate,
+            }
+        )
     for c in doc["claims"]:
         fig = "none" if c["figure"] is None else f"{c['figure']:.4f}"
         se = f" ± {c['mcSe']:.4f}" if c.get("mcSe") is not None else ""
-        w(f"  claim {c['id']}: {fig}{se} ({c['method']}): {'holds' if c['holds'] else 'FAILS'}\n")
+        w(f"  claim {c['id']}: {fig}{se} ({c['method']}): {'holds' if c['holds'] else 'FAILS'}")
+    con.summary(
+        {
+            "outputs": [str(out), str(md)],
+            "simulations": doc["simulations"],
+            "seed": doc["seed"],
+            "conditions": conditions,
+            "claims": [
+                {k: c.get(k) for k in ("id", "figure", "mcSe", "method", "holds")}
+                for c in doc["claims"]
+            ],
+        }
+    )
 
 
 def _fmt(x) -> str:

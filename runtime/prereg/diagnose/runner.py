@@ -5,17 +5,16 @@ which order does not change a single byte: the results are put back in block ord
 ``workers > 1`` the blocks run in a pool of that many local processes (the plan is sent to
 each process once); with ``scheduler`` they run on the Dask distributed cluster at that
 address (the plan is scattered to every worker once), which needs the optional extra
-``prereg[distributed]``.  Progress goes to stderr: a bar on a terminal, a line every tenth of
-the work otherwise.
+``prereg[distributed]``.  Progress goes to stderr (:class:`prereg.console.Progress`): a bar on
+a terminal, a line every tenth of the work otherwise, nothing with ``--quiet``.
 """
 
 from __future__ import annotations
 
-import sys
-import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from prereg.console import Progress
 from prereg.errors import UserError
 
 T = TypeVar("T")
@@ -29,39 +28,6 @@ def _init(payload) -> None:
 
 def _call(fn, task):
     return fn(_STATE["payload"], task)
-
-
-class Progress:
-    """Progress of ``total`` tasks on stderr (quiet when ``total`` is 0 or ``enabled`` is off)."""
-
-    def __init__(self, what: str, total: int, enabled: bool = True, stream=None):
-        self.what, self.total, self.done = what, total, 0
-        self.stream = stream or sys.stderr
-        self.enabled = enabled and total > 0
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.next_line = 0
-        self.started = time.perf_counter()
-
-    def step(self) -> None:
-        self.done += 1
-        if not self.enabled:
-            return
-        if self.tty:
-            width = 30
-            filled = int(width * self.done / self.total)
-            self.stream.write(
-                f"\r{self.what} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total}"
-            )
-            if self.done == self.total:
-                self.stream.write("\n")
-            self.stream.flush()
-            return
-        share = self.done * 10 // self.total
-        if share >= self.next_line or self.done == self.total:
-            seconds = time.perf_counter() - self.started
-            self.stream.write(f"{self.what}: {self.done}/{self.total} blocks ({seconds:.1f} s)\n")
-            self.stream.flush()
-            self.next_line = share + 1
 
 
 def run(

@@ -42,13 +42,13 @@ def _target(plan: dict) -> float | None:
 def power_figure(plan: dict, name: str = "power") -> Figure:
     rungs = [r for r in plan.get("rungs", []) if r.get("power") is not None]
     target = _target(plan)
-    selected = plan.get("selected_task_count")
+    selected = plan.get("selectedTaskCount")
     z = float(norm.ppf(0.5 + MC_LEVEL / 2))
     title = "Simulated power against task count"
     with plot.figure(6.4, 3.6) as (fig, ax):
-        xs = [r["task_count"] for r in rungs]
+        xs = [r["taskCount"] for r in rungs]
         ys = [r["power"] for r in rungs]
-        err = [z * r["mc_se"] for r in rungs]
+        err = [z * r["mcSe"] for r in rungs]
         ax.errorbar(
             xs, ys, yerr=err, fmt="o-", color=plot.BLUE, capsize=3, lw=1.2, ms=4,
             label=f"power ({MC_LEVEL:.0%} Monte Carlo interval)",
@@ -91,7 +91,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
 
     parts = []
     if plan:
-        parts.append(f"power plan {plan.get('status')}: {plan.get('selected_task_count')} tasks")
+        parts.append(f"power plan {plan.get('status')}: {plan.get('selectedTaskCount')} tasks")
     if manifest:
         parts.append(
             f"{len(manifest.get('artifacts', []))} artifacts frozen"
@@ -104,8 +104,8 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         *header(
             info,
             [
-                ("power plan", (plan or {}).get("spec_digest")),
-                ("manifest", (manifest or {}).get("spec_digest")),
+                ("power plan", (plan or {}).get("specDigest")),
+                ("manifest", (manifest or {}).get("specDigest")),
             ],
         )
     )
@@ -113,7 +113,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
     inputs = []
     if plan:
         cal = plan.get("calibration") or {}
-        inputs.append(("calibration sample", cal.get("calibration_sha256"), cal.get("bytes")))
+        inputs.append(("calibration sample", cal.get("calibrationSha256"), cal.get("bytes")))
     if freeze_step:
         src = freeze_step[-1].args[1] if len(freeze_step[-1].args) > 1 else None
         inputs.append(file_input(f"freeze input ({freeze_step[-1].shown_arg(1)})", src))
@@ -127,7 +127,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
             Facts(
                 [
                     ("status", plan.get("status")),
-                    ("selected task count", fmt(plan.get("selected_task_count"))),
+                    ("selected task count", fmt(plan.get("selectedTaskCount"))),
                     ("target power", fmt(_target(plan))),
                     ("planning method", (plan.get("frozen") or {}).get("planning_method")),
                     ("seed", str((plan.get("frozen") or {}).get("seed"))),  # an id, not a quantity
@@ -136,12 +136,11 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                         f"{fmt(cal.get('tasks'))} tasks in {fmt(cal.get('repositories'))}"
                         f" repositories; records per class "
                         + ", ".join(
-                            f"{k} {fmt(v)}"
-                            for k, v in (cal.get("records_per_stratum") or {}).items()
+                            f"{k} {fmt(v)}" for k, v in (cal.get("recordsPerStratum") or {}).items()
                         ),
                     ),
                     ("eligible", ", ".join(f"{k} {fmt(v)}" for k, v in eligible.items())),
-                    ("plan self digest", sha(plan.get("self_sha256"))),
+                    ("plan self digest", sha(plan.get("selfSha256"))),
                 ],
                 code=frozenset({"plan self digest"}),
             ),
@@ -150,9 +149,9 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                 ("task count", "power", "Monte Carlo SE", "successes / simulations", "degenerate"),
                 [
                     (
-                        fmt(r["task_count"]),
+                        fmt(r["taskCount"]),
                         fmt(r.get("power")),
-                        fmt(r.get("mc_se")),
+                        fmt(r.get("mcSe")),
                         f"{fmt(r.get('successes'))} / {fmt(r.get('simulations'))}",
                         fmt(r.get("degenerate")),
                     )
@@ -179,7 +178,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                         else "did not hold (see the steps)",
                     ),
                     ("freeze target", inp.get("freeze_target")),
-                    ("manifest self digest", sha(manifest.get("self_sha256"))),
+                    ("manifest self digest", sha(manifest.get("selfSha256"))),
                     ("repository commit", inp.get("repository_commit")),
                     (
                         "models",

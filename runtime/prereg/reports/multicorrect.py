@@ -33,17 +33,17 @@ SPLIT_FIGURES = (
     "lists",
     "answered",
     "refusals",
-    "exact_count",
-    "exact_set_accuracy",
-    "micro_precision",
-    "micro_recall",
-    "micro_f1",
-    "multi_correct_lists",
-    "top_k_exact_share",
-    "gap_mean",
-    "below_uniform_share",
-    "no_correct_count",
-    "no_correct_mean_max",
+    "exactCount",
+    "exactSetAccuracy",
+    "microPrecision",
+    "microRecall",
+    "microF1",
+    "multiCorrectLists",
+    "topKExactShare",
+    "gapMean",
+    "belowUniformShare",
+    "noCorrectCount",
+    "noCorrectMeanMax",
 )
 
 
@@ -54,15 +54,15 @@ def _engine_config(info: StudyInfo):
 
 
 def curve_figure(doc: dict, fit: str, name: str = "threshold-curve") -> Figure:
-    points = doc.get(f"{fit}_curve") or []
-    retro = (doc.get("retrospective_curve") or {}).get("points") or []
-    retro_splits = (doc.get("retrospective_curve") or {}).get("splits") or []
+    points = doc.get("fitCurve") or []
+    retro = (doc.get("retrospectiveCurve") or {}).get("points") or []
+    retro_splits = (doc.get("retrospectiveCurve") or {}).get("splits") or []
     t = doc.get("threshold")
     title = f"Exact-set accuracy on the {fit} split over {len(points)} thresholds"
     with plot.figure(6.4, 3.6) as (fig, ax):
         ax.plot(
             [p["threshold"] for p in points],
-            [p["exact_set_accuracy"] for p in points],
+            [p["exactSetAccuracy"] for p in points],
             color=plot.BLUE,
             lw=1.4,
             label=f"{fit} (fits the threshold)",
@@ -70,7 +70,7 @@ def curve_figure(doc: dict, fit: str, name: str = "threshold-curve") -> Figure:
         if retro:
             ax.plot(
                 [p["threshold"] for p in retro],
-                [p["exact_set_accuracy"] for p in retro],
+                [p["exactSetAccuracy"] for p in retro],
                 color=plot.GREY,
                 lw=1,
                 ls="--",
@@ -80,8 +80,8 @@ def curve_figure(doc: dict, fit: str, name: str = "threshold-curve") -> Figure:
             best = next((p for p in points if p["threshold"] == t), None)
             ax.axvline(t, color=plot.RED, lw=1, ls=":", label=f"fitted threshold {fmt(t)}")
             if best is not None:
-                ax.plot([t], [best["exact_set_accuracy"]], "o", color=plot.RED, ms=5)
-        top = max([p["exact_set_accuracy"] for p in points + retro] or [1.0])
+                ax.plot([t], [best["exactSetAccuracy"]], "o", color=plot.RED, ms=5)
+        top = max([p["exactSetAccuracy"] for p in points + retro] or [1.0])
         ax.set_xlim(0, 1)
         ax.set_ylim(0, top * 1.1)
         ax.set_xlabel("selection threshold (select options with p ≥ threshold)")
@@ -172,10 +172,10 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
 
     parts = []
     if doc:
-        ev = doc.get(evaluate) or {}
+        ev = (doc.get("splits") or {}).get(evaluate) or {}
         parts.append(
             f"threshold {fmt(doc.get('threshold'))} fitted on {fit}; {evaluate} exact-set"
-            f" accuracy {fmt(ev.get('exact_set_accuracy'))}, micro F1 {fmt(ev.get('micro_f1'))}"
+            f" accuracy {fmt(ev.get('exactSetAccuracy'))}, micro F1 {fmt(ev.get('microF1'))}"
         )
     if diag:
         parts.append("diagnostic " + ("passed" if diag.get("passed") else "FAILED"))
@@ -186,8 +186,8 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         *header(
             info,
             [
-                ("score report", (doc or {}).get("spec_digest")),
-                ("diagnostic", (diag or {}).get("spec_digest")),
+                ("score report", (doc or {}).get("specDigest")),
+                ("diagnostic", (diag or {}).get("specDigest")),
             ],
         )
     )
@@ -202,15 +202,15 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                 [
                     ("fitted threshold", f"{fmt(doc.get('threshold'))} (on {fit}, then frozen)"),
                     ("ECE (ten bins)", fmt(doc.get("ece"))),
-                    ("ECE without the first bin", fmt(doc.get("ece_excluding_first_bin"))),
-                    ("binary outputs", fmt(doc.get("binary_outputs"))),
-                    ("rounding", f"half up to {doc.get('rounding_decimals')} decimals"),
+                    ("ECE without the first bin", fmt(doc.get("eceExcludingFirstBin"))),
+                    ("binary outputs", fmt(doc.get("binaryOutputs"))),
+                    ("rounding", f"half up to {doc.get('roundingDecimals')} decimals"),
                 ]
             ),
             curve_figure(doc, fit),
         )
         binary_path = score_step.option("--binary-outputs")
-        recorded = (inputs.get("binary_outputs") or {}).get("sha256")
+        recorded = (inputs.get("binaryOutputs") or {}).get("sha256")
         if binary_path and recorded and Path(binary_path).is_file():
             hexd, _ = file_sha256(binary_path)
             if hexd != recorded.split(":")[-1]:
@@ -239,14 +239,15 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                         numeric=frozenset({1, 2, 3}),
                     )
                 )
+        splits = doc.get("splits") or {}
         report.add(
             Heading(f"{fit} and {evaluate} splits"),
             Table(
                 ("figure", fit, evaluate),
                 [
-                    (k, fmt((doc.get(fit) or {}).get(k)), fmt((doc.get(evaluate) or {}).get(k)))
+                    (k, fmt(splits.get(fit, {}).get(k)), fmt(splits.get(evaluate, {}).get(k)))
                     for k in SPLIT_FIGURES
-                    if k in (doc.get(fit) or {}) or k in (doc.get(evaluate) or {})
+                    if k in splits.get(fit, {}) or k in splits.get(evaluate, {})
                 ],
                 numeric=frozenset({1, 2}),
                 code=frozenset({0}),

@@ -111,7 +111,9 @@ def forest_figure(
     doc: Mapping[str, Any], factors, metric: str, failed: set[str], name: str = "forest"
 ) -> Figure | None:
     split, cells = _split_cells(doc)
-    cells = [c for c in cells if (c.get(metric) or {}).get("estimate") is not None]
+    cells = [
+        c for c in cells if ((c.get("metrics") or {}).get(metric) or {}).get("estimate") is not None
+    ]
     if not cells or not factors:
         return None
     panel_factor, panel_levels = factors[0]
@@ -140,7 +142,7 @@ def forest_figure(
                 if j % 2 == 0:
                     ax.axhspan(ypos[t] - 0.5, ypos[t] + 0.5, color="#f3f3f3", lw=0, zorder=0)
             for c in per_panel[lv]:
-                a = c[metric]
+                a = c["metrics"][metric]
                 y = ypos[tuple(str(c["levels"].get(f)) for f, _ in rest)]
                 colour = plot.RED if c["cell"] in failed else plot.BLUE
                 ax.plot([a["lower"], a["upper"]], [y, y], color=colour, lw=1.3)
@@ -175,7 +177,8 @@ def reliability_figure(
     cells = [
         c
         for c in cells
-        if c.get("observed") and c.get(conf) is not None and (c.get(cal) or {}).get("estimate") is not None
+        if c.get("observed") and (c.get("metrics") or {}).get(conf) is not None
+        and ((c.get("metrics") or {}).get(cal) or {}).get("estimate") is not None
     ]  # fmt: skip
     if not cells:
         return None
@@ -189,17 +192,17 @@ def reliability_figure(
             sel = [c for c in cells if bool(c.get("calibrationUnreliable")) == flag]
             if not sel:
                 continue
-            x = [c[conf] for c in sel]
-            y = [c[cal]["estimate"] for c in sel]
-            lo = [c[cal]["estimate"] - c[cal]["lower"] for c in sel]
-            hi = [c[cal]["upper"] - c[cal]["estimate"] for c in sel]
+            x = [c["metrics"][conf] for c in sel]
+            y = [c["metrics"][cal]["estimate"] for c in sel]
+            lo = [c["metrics"][cal]["estimate"] - c["metrics"][cal]["lower"] for c in sel]
+            hi = [c["metrics"][cal]["upper"] - c["metrics"][cal]["estimate"] for c in sel]
             ax.errorbar(
                 x, y, yerr=[lo, hi], fmt="o", ms=3.5, color=colour, elinewidth=0.8,
                 capsize=0, alpha=0.85, label=label,
             )  # fmt: skip
-        lo_x = min(0.5, min(c[conf] for c in cells) - 0.05)
+        lo_x = min(0.5, min(c["metrics"][conf] for c in cells) - 0.05)
         ax.set_xlim(lo_x, 1.01)
-        ax.set_ylim(min(lo_x, min(c[cal]["lower"] for c in cells) - 0.05), 1.01)
+        ax.set_ylim(min(lo_x, min(c["metrics"][cal]["lower"] for c in cells) - 0.05), 1.01)
         ax.set_xlabel(f"{conf} (calibrated)")
         ax.set_ylabel(f"{cal} (Wilson interval)")
         ax.set_title(title)
@@ -605,11 +608,11 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                         c["cell"],
                         fmt(c.get("rows")),
                         fmt(c.get("observed")),
-                        fmt(c[acc]["estimate"]),
-                        f"[{fmt(c[acc]['lower'])}, {fmt(c[acc]['upper'])}]",
-                        fmt(c[cal_m]["estimate"]),
-                        fmt(c.get(m["meanConfidence"])),
-                        fmt(c.get(m["ece"])),
+                        fmt(c["metrics"][acc]["estimate"]),
+                        f"[{fmt(c['metrics'][acc]['lower'])}, {fmt(c['metrics'][acc]['upper'])}]",
+                        fmt(c["metrics"][cal_m]["estimate"]),
+                        fmt(c["metrics"].get(m["meanConfidence"])),
+                        fmt(c["metrics"].get(m["ece"])),
                         "yes" if c.get("calibrationUnreliable") else "no",
                     )
                     for c in _order(doc.get("cells", []), [("split", [split])] + factors)

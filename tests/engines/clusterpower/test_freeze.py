@@ -56,50 +56,50 @@ def calibration_lines(n_tasks: int = 6) -> bytes:
 
 
 def make_plan(calibration: bytes, **changes: Any) -> dict[str, Any]:
-    """A power plan with the fields the plan engine writes; self_sha256 computed last."""
+    """A power plan with the fields the plan engine writes; selfSha256 computed last."""
     plan = {
-        "schema": CONSTANTS["power_plan"]["schema"],
+        "schemaVersion": CONSTANTS["power_plan"]["schema"],
         "canonical": True,
         "status": "powered",
         "reasons": [],
-        "spec_digest": SPEC_DIGEST,
-        "amendment_version": VERSION,
+        "specDigest": SPEC_DIGEST,
+        "amendmentVersion": VERSION,
         "frozen": copy.deepcopy(CONSTANTS["frozen"]),
         "eligible": {
-            "task_count": 500,
-            "repository_count": 12,
-            "pass_items": 210,
-            "fail_items": 430,
+            "taskCount": 500,
+            "repositoryCount": 12,
+            "passItems": 210,
+            "failItems": 430,
         },
         "calibration": {
             "bytes": len(calibration),
-            "calibration_sha256": sha(calibration),
-            "records_per_stratum": {"official-pass": 6, "official-fail": 6},
+            "calibrationSha256": sha(calibration),
+            "recordsPerStratum": {"official-pass": 6, "official-fail": 6},
             "repositories": 3,
             "tasks": 6,
-            "tasks_with_both_strata": 6,
+            "tasksWithBothStrata": 6,
         },
-        "skipped_rungs": [],
+        "skippedRungs": [],
         "rungs": [
             {
-                "task_count": 50,
+                "taskCount": 50,
                 "simulations": 10000,
                 "successes": 9100,
                 "power": 0.91,
-                "mc_se": 0.0028618176042508367,
+                "mcSe": 0.0028618176042508367,
                 "degenerate": 0,
-                "null_successes": 240,
-                "removed_null_mean": 0.0001,
-                "df_repository": 11,
-                "df_task": 49,
+                "nullSuccesses": 240,
+                "removedNullMean": 0.0001,
+                "dfRepository": 11,
+                "dfTask": 49,
             }
         ],
-        "selected_task_count": 50,
+        "selectedTaskCount": 50,
         "warnings": [],
-        "numpy_version": "2.4.6",
+        "numpyVersion": "2.4.6",
     }
     plan.update(changes)
-    plan["self_sha256"] = digest_hex(plan)
+    plan["selfSha256"] = digest_hex(plan)
     return plan
 
 
@@ -247,13 +247,13 @@ def test_complete_freeze_builds_and_validates(tmp_path: Path, target: str, capsy
     manifest = json.loads(raw)
     # canonical JSON plus one newline, and a self digest over the rest, checked independently
     assert raw == rfc8785.dumps(manifest) + b"\n"
-    body = {k: v for k, v in manifest.items() if k != "self_sha256"}
-    assert manifest["self_sha256"] == sha(rfc8785.dumps(body))
-    assert manifest["schema"] == "idkmesh.s3-freeze-manifest.v1"
-    assert manifest["spec_digest"] == SPEC_DIGEST
-    assert manifest["amendment_version"] == VERSION
+    body = {k: v for k, v in manifest.items() if k != "selfSha256"}
+    assert manifest["selfSha256"] == sha(rfc8785.dumps(body))
+    assert manifest["schemaVersion"] == "prereg-s3-freeze-manifest/v2"
+    assert manifest["specDigest"] == SPEC_DIGEST
+    assert manifest["amendmentVersion"] == VERSION
     assert manifest["claims"] == {"executes_untrusted_code": False}
-    assert manifest["sandbox_issue"] == {"id": "#804", "canonical": True, "resolved": False}
+    assert manifest["sandboxIssue"] == {"id": "#804", "canonical": True, "resolved": False}
     assert manifest["frozen"] == CONSTANTS["frozen"]
     expected_input = {k: v for k, v in case.data.items() if k != "artifacts"}
     assert manifest["input"] == expected_input
@@ -271,13 +271,13 @@ def test_complete_freeze_builds_and_validates(tmp_path: Path, target: str, capsy
     roles = [a["role"] for a in manifest["artifacts"]]
     assert ("prompt_bundle" in roles) == (target == "X7")
     plan = json.loads((case.root / "plan/power_plan.json").read_bytes())
-    assert manifest["power_plan"] == {
+    assert manifest["powerPlan"] == {
         "status": "powered",
-        "selected_task_count": 50,
-        "self_sha256": plan["self_sha256"],
-        "calibration_sha256": sha(case.calibration),
-        "spec_digest": SPEC_DIGEST,
-        "amendment_version": VERSION,
+        "selectedTaskCount": 50,
+        "selfSha256": plan["selfSha256"],
+        "calibrationSha256": sha(case.calibration),
+        "specDigest": SPEC_DIGEST,
+        "amendmentVersion": VERSION,
     }
     assert str(case.root) not in raw.decode()  # no absolute paths
     assert run_validate(case.out, case.root, capsys)[0] == 0
@@ -287,10 +287,10 @@ def test_complete_freeze_builds_and_validates(tmp_path: Path, target: str, capsy
 
 def test_underpowered_full_universe_plan_is_accepted(x6: Case) -> None:
     x6.set_plan(
-        make_plan(x6.calibration, status="underpowered_full_universe", selected_task_count=None)
+        make_plan(x6.calibration, status="underpowered_full_universe", selectedTaskCount=None)
     )
     assert x6.freeze() == 0
-    assert json.loads(x6.out.read_bytes())["power_plan"]["status"] == "underpowered_full_universe"
+    assert json.loads(x6.out.read_bytes())["powerPlan"]["status"] == "underpowered_full_universe"
 
 
 def test_optional_sandbox_attestation_and_x6_with_untrusted_code_in_a_sandbox(x6: Case) -> None:
@@ -327,7 +327,7 @@ def test_the_engine_follows_the_config(tmp_path: Path, capsys) -> None:
     cfg = copy.deepcopy(CONFIG)
     fz = cfg["constants"]["freeze_rules"]
     cfg["freeze_roles"][7]["id"] = "env_lock"
-    fz["manifest_schema"] = "example.manifest.v9"
+    fz["manifest_schema"] = "example-manifest/v9"
     fz["sandbox_issue_id"] = "#1"
     fz["false_claims"] = ["executes_untrusted_code", "contacts_network"]
     fz["targets"][1]["min_distinct_base_lineages"] = 2
@@ -338,14 +338,14 @@ def test_the_engine_follows_the_config(tmp_path: Path, capsys) -> None:
     )
     assert case.freeze() == 0
     m = json.loads(case.out.read_bytes())
-    assert m["schema"] == "example.manifest.v9"
-    assert m["sandbox_issue"] == {"id": "#1", "canonical": True, "resolved": False}
+    assert m["schemaVersion"] == "example-manifest/v9"
+    assert m["sandboxIssue"] == {"id": "#1", "canonical": True, "resolved": False}
     assert m["claims"] == {"executes_untrusted_code": False, "contacts_network": False}
     assert [a["role"] for a in m["artifacts"]][7] == "env_lock"
     assert run_validate(case.out, case.root, capsys, config=cfg)[0] == 0
     # the study's own config refuses that manifest: another schema id, role and sandbox issue
     code, text = run_validate(case.out, case.root, capsys)
-    assert code == 1 and "$.schema" in text
+    assert code == 1 and "$.schemaVersion" in text
 
 
 # ------------------------------------------------------------------------------------------
@@ -390,8 +390,8 @@ def rewrite(path: Path, change, *, resign: bool) -> None:
     m = json.loads(path.read_bytes())
     change(m)
     if resign:
-        m.pop("self_sha256", None)
-        m["self_sha256"] = sha(rfc8785.dumps(m))
+        m.pop("selfSha256", None)
+        m["selfSha256"] = sha(rfc8785.dumps(m))
     path.write_bytes(rfc8785.dumps(m) + b"\n")
 
 
@@ -400,21 +400,21 @@ def test_validate_detects_an_edited_manifest(x6: Case, capsys) -> None:
     rewrite(x6.out, lambda m: m["input"]["seeds"].update(bootstrap=99), resign=False)
     code, text = run_validate(x6.out, x6.root, capsys)
     assert code == 1
-    assert "self_sha256 does not verify" in text
+    assert "selfSha256 does not verify" in text
 
 
 @pytest.mark.parametrize(
     "change, message",
     [
         (lambda m: m["claims"].update(executes_untrusted_code=True), "$.claims"),
-        (lambda m: m["sandbox_issue"].update(resolved=True), "$.sandbox_issue"),
-        (lambda m: m.update(schema="other.v1"), "$.schema"),
+        (lambda m: m["sandboxIssue"].update(resolved=True), "$.sandboxIssue"),
+        (lambda m: m.update(schemaVersion="other-manifest/v1"), "$.schemaVersion"),
         (lambda m: m["artifacts"][0].update(sha256="xyz"), "$.artifacts[0].sha256"),
         (lambda m: m["artifacts"][0].update(bytes=-1), "$.artifacts[0].bytes"),
         (lambda m: m.update(timestamp="2026-01-01"), "'timestamp' was unexpected"),
-        (lambda m: m.pop("spec_digest"), "'spec_digest' is a required property"),
+        (lambda m: m.pop("specDigest"), "'specDigest' is a required property"),
         (lambda m: m["input"]["seeds"].update(bootstrap="11"), "$.input.seeds.bootstrap"),
-        (lambda m: m["power_plan"].update(status="infeasible"), "$.power_plan.status"),
+        (lambda m: m["powerPlan"].update(status="infeasible"), "$.powerPlan.status"),
     ],
 )
 def test_validate_rechecks_the_schema_even_when_resigned(
@@ -444,8 +444,8 @@ def test_validate_rechecks_the_schema_even_when_resigned(
         (lambda m: m["artifacts"][0].update(path="../analysis.py"), "contains '..'"),
         (lambda m: m["artifacts"][0].update(path="src/analysis.txt"), "wrong file type"),
         (
-            lambda m: m["power_plan"].update(calibration_sha256="0" * 64),
-            "differs from $.power_plan.calibration_sha256",
+            lambda m: m["powerPlan"].update(calibrationSha256="0" * 64),
+            "differs from $.powerPlan.calibrationSha256",
         ),
     ],
 )
@@ -471,7 +471,7 @@ def test_validate_against_a_new_amendment_names_the_changed_constant(x6: Case, c
 
 def test_validate_notes_a_different_spec_digest_without_failing(x6: Case, capsys) -> None:
     assert x6.freeze() == 0
-    rewrite(x6.out, lambda m: m.update(spec_digest="sha256:" + "00" * 32), resign=True)
+    rewrite(x6.out, lambda m: m.update(specDigest="sha256:" + "00" * 32), resign=True)
     code, text = run_validate(x6.out, x6.root, capsys)
     assert code == 0
     assert "was frozen under spec digest sha256:" + "00" * 32 in text
@@ -634,10 +634,10 @@ def test_plan_not_canonical(x6: Case) -> None:
 
 def test_plan_self_digest_does_not_verify(x6: Case) -> None:
     plan = make_plan(x6.calibration)
-    plan["selected_task_count"] = 75  # edited after it was signed
+    plan["selectedTaskCount"] = 75  # edited after it was signed
     x6.set_plan(plan)
     text = x6.refusal()
-    assert f"self_sha256 does not verify (recorded {plan['self_sha256']}" in text
+    assert f"selfSha256 does not verify (recorded {plan['selfSha256']}" in text
 
 
 def test_plan_frozen_constants_differ_each_named(x6: Case) -> None:
@@ -680,7 +680,7 @@ def test_infeasible_plan(x6: Case) -> None:
             status="infeasible",
             reasons=["eligible_repository_count < 2"],
             rungs=[],
-            selected_task_count=None,
+            selectedTaskCount=None,
         )
     )
     assert "status 'infeasible' cannot authorize a freeze" in x6.refusal()
@@ -699,8 +699,8 @@ def test_plan_not_a_plan(x6: Case, text: str, message: str) -> None:
 
 
 def test_plan_of_another_schema(x6: Case) -> None:
-    x6.set_plan(make_plan(x6.calibration, schema="idkmesh.other-plan.v1"))
-    assert "schema 'idkmesh.other-plan.v1' is not 'idkmesh.s3-power-plan.v1'" in x6.refusal()
+    x6.set_plan(make_plan(x6.calibration, schemaVersion="other-plan/v1"))
+    assert "schemaVersion 'other-plan/v1' is not 'prereg-s3-power-plan/v2'" in x6.refusal()
 
 
 def test_calibration_statistics_differ_from_the_plan(x6: Case) -> None:
@@ -711,7 +711,7 @@ def test_calibration_statistics_differ_from_the_plan(x6: Case) -> None:
     text = x6.refusal()
     assert (
         f"calibration_statistics data/calibration.jsonl: SHA-256 {sha(changed)} differs from "
-        f"the power plan's calibration_sha256 {sha(x6.calibration)}"
+        f"the power plan's calibrationSha256 {sha(x6.calibration)}"
     ) in text
 
 
@@ -1036,7 +1036,7 @@ def test_bundled_demo_with_a_canonical_plan_from_the_plan_engine(tmp_path: Path,
     assert bound["calibration_statistics"]["sha256"] == sha(
         (EXAMPLES / "calibration-sample.jsonl").read_bytes()
     )
-    assert manifest["power_plan"]["status"] in CONSTANTS["freeze_rules"]["accepted_plan_statuses"]
+    assert manifest["powerPlan"]["status"] in CONSTANTS["freeze_rules"]["accepted_plan_statuses"]
     code, text = run_validate(out, root, capsys)
     assert code == 0, text
 

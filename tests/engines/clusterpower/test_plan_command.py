@@ -23,33 +23,33 @@ FIX = ROOT / "tests" / "fixtures" / "s3"
 SAMPLE = FIX / "calibration-sample.jsonl"
 DIGEST = "sha256:" + "ab" * 32
 PLAN_KEYS = {
-    "schema",
+    "schemaVersion",
     "canonical",
     "status",
     "reasons",
-    "spec_digest",
-    "amendment_version",
+    "specDigest",
+    "amendmentVersion",
     "frozen",
     "eligible",
     "calibration",
-    "skipped_rungs",
+    "skippedRungs",
     "rungs",
-    "selected_task_count",
+    "selectedTaskCount",
     "warnings",
-    "numpy_version",
-    "self_sha256",
+    "numpyVersion",
+    "selfSha256",
 }
 RUNG_KEYS = {
-    "task_count",
+    "taskCount",
     "simulations",
     "successes",
     "power",
-    "mc_se",
+    "mcSe",
     "degenerate",
-    "null_successes",
-    "removed_null_mean",
-    "df_repository",
-    "df_task",
+    "nullSuccesses",
+    "removedNullMean",
+    "dfRepository",
+    "dfTask",
 }
 
 power_plan = COMMANDS["power_plan"]
@@ -89,8 +89,8 @@ def load(out: Path) -> dict:
     assert data.endswith(b"\n") and data.count(b"\n") == 1
     obj = json.loads(data)
     assert rfc8785.dumps(obj) + b"\n" == data  # RFC 8785 canonical bytes plus a newline
-    body = {k: v for k, v in obj.items() if k != "self_sha256"}
-    assert obj["self_sha256"] == hashlib.sha256(rfc8785.dumps(body)).hexdigest()
+    body = {k: v for k, v in obj.items() if k != "selfSha256"}
+    assert obj["selfSha256"] == hashlib.sha256(rfc8785.dumps(body)).hexdigest()
     return obj
 
 
@@ -121,20 +121,20 @@ def test_two_runs_are_byte_identical_and_fields_are_complete(tmp_path, capsys):
     assert a.read_bytes() == b.read_bytes()
     plan = load(a)
     assert set(plan) == PLAN_KEYS
-    assert plan["schema"] == CONSTANTS["power_plan"]["schema"]
-    assert plan["spec_digest"] == DIGEST and plan["amendment_version"] == "v1.2"
+    assert plan["schemaVersion"] == CONSTANTS["power_plan"]["schema"]
+    assert plan["specDigest"] == DIGEST and plan["amendmentVersion"] == "v1.2"
     assert plan["eligible"] == {
-        "task_count": 500,
-        "repository_count": 12,
-        "pass_items": 210,
-        "fail_items": 430,
+        "taskCount": 500,
+        "repositoryCount": 12,
+        "passItems": 210,
+        "failItems": 430,
     }
     data = SAMPLE.read_bytes()
     cal = plan["calibration"]
     assert cal["bytes"] == len(data)
-    assert cal["calibration_sha256"] == hashlib.sha256(data).hexdigest()
+    assert cal["calibrationSha256"] == hashlib.sha256(data).hexdigest()
     recs = [json.loads(x) for x in data.splitlines()]
-    assert cal["records_per_stratum"] == {
+    assert cal["recordsPerStratum"] == {
         "official-pass": sum(r["class_label"] == "official-pass" for r in recs),
         "official-fail": sum(r["class_label"] == "official-fail" for r in recs),
     }
@@ -142,16 +142,16 @@ def test_two_runs_are_byte_identical_and_fields_are_complete(tmp_path, capsys):
     tasks = {}
     for r in recs:
         tasks.setdefault(r["task_id"], set()).add(r["class_label"])
-    assert cal["tasks_with_both_strata"] == sum(len(v) == 2 for v in tasks.values())
+    assert cal["tasksWithBothStrata"] == sum(len(v) == 2 for v in tasks.values())
     assert all(set(r) == RUNG_KEYS for r in plan["rungs"])
-    assert [r["df_task"] for r in plan["rungs"]] == [
+    assert [r["dfTask"] for r in plan["rungs"]] == [
         n - 1 for n in (50, 75, 100, 150, 200, 300, 500)
     ]
-    assert {r["df_repository"] for r in plan["rungs"]} == {11}
-    assert plan["warnings"] == [] and plan["reasons"] == [] and plan["skipped_rungs"] == []
+    assert {r["dfRepository"] for r in plan["rungs"]} == {11}
+    assert plan["warnings"] == [] and plan["reasons"] == [] and plan["skippedRungs"] == []
     import numpy
 
-    assert plan["numpy_version"] == numpy.__version__
+    assert plan["numpyVersion"] == numpy.__version__
     # stderr is not a terminal under pytest: no progress output
     assert capsys.readouterr().err == ""
 
@@ -162,7 +162,7 @@ def test_canonical_only_without_the_development_knob(tmp_path):
     assert code == 0 and plan["canonical"] is True
     assert plan["frozen"] == CONSTANTS["frozen"]
     assert [r["simulations"] for r in plan["rungs"]] == [10000, 10000]
-    assert plan["status"] == "underpowered_full_universe" and plan["selected_task_count"] is None
+    assert plan["status"] == "underpowered_full_universe" and plan["selectedTaskCount"] is None
     _, explicit = run(tmp_path, "explicit.json", n=60, sims=10000)
     e = load(explicit)
     assert e["canonical"] is False and e["frozen"] == CONSTANTS["frozen"]
@@ -179,7 +179,7 @@ def test_powered(tmp_path, capsys):
     plan = load(out)
     assert code == 0 and plan["status"] == "powered"
     first = next(r for r in plan["rungs"] if 10 * r["successes"] >= 9 * r["simulations"])
-    assert plan["selected_task_count"] == first["task_count"]
+    assert plan["selectedTaskCount"] == first["taskCount"]
     assert "status powered, selected task count" in capsys.readouterr().out
 
 
@@ -194,8 +194,8 @@ def test_skipped_rungs_are_listed(tmp_path):
         tmp_path, calibration=write_cal(tmp_path, recs), n=160, g=60, p=100, f=100, sims=50
     )
     plan = load(out)
-    assert code == 0 and plan["skipped_rungs"] == [50]
-    assert [r["task_count"] for r in plan["rungs"]] == [75, 100, 150, 160]
+    assert code == 0 and plan["skippedRungs"] == [50]
+    assert [r["taskCount"] for r in plan["rungs"]] == [75, 100, 150, 160]
 
 
 def test_warnings_are_carried(tmp_path):
@@ -236,7 +236,7 @@ def test_each_infeasibility_reason_exits_3_and_writes_the_plan(tmp_path, reason,
     assert code == 3
     assert plan["status"] == "infeasible"
     assert [r.split(":")[0] for r in plan["reasons"]] == [reason]
-    assert plan["rungs"] == [] and plan["selected_task_count"] is None
+    assert plan["rungs"] == [] and plan["selectedTaskCount"] is None
     assert f"reason: {reason}" in capsys.readouterr().out
 
 
@@ -299,10 +299,14 @@ def test_existing_output_is_never_overwritten(tmp_path):
 def test_config_from_the_spec_drives_names(tmp_path):
     cfg = copy.deepcopy(CONFIG)
     cfg["constants"]["power_plan"]["statuses"]["infeasible"] = "not-feasible"
-    cfg["constants"]["power_plan"]["schema"] = "example.plan.v9"
+    cfg["constants"]["power_plan"]["schema"] = "example-plan/v9"
     code, out = run(tmp_path, g=1, config=cfg)
     plan = load(out)
-    assert code == 3 and plan["status"] == "not-feasible" and plan["schema"] == "example.plan.v9"
+    assert (
+        code == 3
+        and plan["status"] == "not-feasible"
+        and plan["schemaVersion"] == "example-plan/v9"
+    )
 
 
 def test_example_generator_reproduces_the_bundled_sample(tmp_path):
@@ -317,13 +321,21 @@ class _Terminal(io.StringIO):
         return True
 
 
-def test_progress_goes_to_stderr_only_on_a_terminal(tmp_path, monkeypatch):
+def test_progress_is_a_bar_on_a_terminal_and_lines_otherwise(tmp_path, monkeypatch):
+    import prereg.console
+
+    monkeypatch.setattr(prereg.console, "DELAY", 0.0)  # show it however fast the work is
     term = _Terminal()
     monkeypatch.setattr(sys, "stderr", term)
     run(tmp_path, "tty.json", n=120, sims=200)
     shown = term.getvalue()
-    assert "rung 4/4 (n = 120): 200/200 cohorts" in shown
-    assert shown.endswith("\r\x1b[K")  # the progress line is cleared at the end
-    monkeypatch.undo()
+    assert "\r\x1b[Kpower-plan [" in shown
+    assert "800/800 cohorts rung 4/4 (n = 120)" in shown  # four rungs of 200 cohorts
+    assert shown.endswith("\n")  # the bar's line is ended
+    pipe = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", pipe)
     run(tmp_path, "pipe.json", n=120, sims=200)
+    lines = pipe.getvalue().splitlines()
+    assert lines[-1].startswith("power-plan: 800/800 cohorts rung 4/4 (n = 120)")
+    assert "\r" not in pipe.getvalue() and 1 < len(lines) <= 11
     assert (tmp_path / "tty.json").read_bytes() == (tmp_path / "pipe.json").read_bytes()

@@ -326,9 +326,9 @@ def test_line_order_does_not_change_the_plan():
     b = plan(
         parse_calibration(shuffled, "a", CFG.input), Eligible(120, 12, 210, 430), simulations=500
     )
-    for key in ("rungs", "status", "selected_task_count", "warnings"):
+    for key in ("rungs", "status", "selectedTaskCount", "warnings"):
         assert a[key] == b[key]
-    assert a["calibration"]["calibration_sha256"] != b["calibration"]["calibration_sha256"]
+    assert a["calibration"]["calibrationSha256"] != b["calibration"]["calibrationSha256"]
 
 
 def test_zero_effect_keeps_the_success_rate_near_or_below_nominal():
@@ -336,7 +336,7 @@ def test_zero_effect_keeps_the_success_rate_near_or_below_nominal():
     p = plan(cal, Eligible(500, 12, 210, 430), cfg_with(smallest_effect=0.0), simulations=2000)
     nominal = 0.025
     for r in p["rungs"]:
-        assert r["successes"] == r["null_successes"]
+        assert r["successes"] == r["nullSuccesses"]
         # near or below nominal: within 3 Monte Carlo SEs of a rate 1.5 × nominal
         bound = 1.5 * nominal + 3 * math.sqrt(1.5 * nominal * (1 - 1.5 * nominal) / 2000)
         assert r["power"] <= bound, r
@@ -347,28 +347,28 @@ def test_power_does_not_fall_as_the_task_count_grows():
     cal = read_calibration(SAMPLE, CFG.input)
     p = plan(cal, Eligible(500, 12, 210, 430), simulations=2000)
     rungs = p["rungs"]
-    assert [r["task_count"] for r in rungs] == [50, 75, 100, 150, 200, 300, 500]
+    assert [r["taskCount"] for r in rungs] == [50, 75, 100, 150, 200, 300, 500]
     for lo, hi in zip(rungs, rungs[1:], strict=False):
-        assert hi["power"] >= lo["power"] - 3 * math.hypot(lo["mc_se"], hi["mc_se"])
+        assert hi["power"] >= lo["power"] - 3 * math.hypot(lo["mcSe"], hi["mcSe"])
     assert rungs[-1]["power"] > rungs[0]["power"] + 0.2
     # each rung's null successes stay a small share (the planning approximation's size)
-    assert all(r["null_successes"] <= 0.06 * r["simulations"] for r in rungs)
+    assert all(r["nullSuccesses"] <= 0.06 * r["simulations"] for r in rungs)
 
 
 def test_selected_is_the_first_rung_reaching_the_target_in_exact_integers():
     cal = read_calibration(SAMPLE, CFG.input)
     p = plan(cal, Eligible(500, 12, 210, 430), simulations=2000)
     first = next(
-        (r["task_count"] for r in p["rungs"] if Fraction(r["successes"], 2000) >= Fraction(9, 10)),
+        (r["taskCount"] for r in p["rungs"] if Fraction(r["successes"], 2000) >= Fraction(9, 10)),
         None,
     )
-    assert first is not None and p["selected_task_count"] == first
+    assert first is not None and p["selectedTaskCount"] == first
     assert p["status"] == "powered"
     # target power 1: only a rung where every cohort succeeds qualifies
     cfg = cfg_with(target_power={"numerator": 1, "denominator": 1})
     q = plan(cal, Eligible(500, 12, 210, 430), cfg, simulations=200)
-    assert q["selected_task_count"] == next(
-        (r["task_count"] for r in q["rungs"] if r["successes"] == 200), None
+    assert q["selectedTaskCount"] == next(
+        (r["taskCount"] for r in q["rungs"] if r["successes"] == 200), None
     )
 
 

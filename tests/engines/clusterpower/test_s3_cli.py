@@ -112,28 +112,28 @@ def test_the_demo_sequence(tmp_path: Path) -> None:
     plan_bytes = plan_path.read_bytes()
     plan = json.loads(plan_bytes)
     assert plan_bytes == rfc8785.dumps(plan) + b"\n"
-    body = {k: v for k, v in plan.items() if k != "self_sha256"}
-    assert plan["self_sha256"] == hashlib.sha256(rfc8785.dumps(body)).hexdigest()
+    body = {k: v for k, v in plan.items() if k != "selfSha256"}
+    assert plan["selfSha256"] == hashlib.sha256(rfc8785.dumps(body)).hexdigest()
     assert plan["canonical"] is True
-    assert plan["calibration"]["calibration_sha256"] == sha(EXAMPLES / "calibration-sample.jsonl")
+    assert plan["calibration"]["calibrationSha256"] == sha(EXAMPLES / "calibration-sample.jsonl")
     assert plan["eligible"] == {
-        "task_count": 500,
-        "repository_count": 12,
-        "pass_items": 210,
-        "fail_items": 430,
+        "taskCount": 500,
+        "repositoryCount": 12,
+        "passItems": 210,
+        "failItems": 430,
     }
     assert plan["status"] == "powered"
-    assert plan["selected_task_count"] in [r["task_count"] for r in plan["rungs"]]
-    assert f"status powered, selected task count {plan['selected_task_count']}" in procs[1].stdout
+    assert plan["selectedTaskCount"] in [r["taskCount"] for r in plan["rungs"]]
+    assert f"status powered, selected task count {plan['selectedTaskCount']}" in procs[1].stdout
     # the manifest binds every file by its SHA-256 and records the plan
     manifest = json.loads(manifest_path.read_bytes())
     assert {a["role"]: a["path"] for a in manifest["artifacts"]} == bound
     for a in manifest["artifacts"]:
         assert a["sha256"] == sha(folder / a["path"])
         assert a["bytes"] == (folder / a["path"]).stat().st_size
-    assert manifest["power_plan"]["self_sha256"] == plan["self_sha256"]
-    assert manifest["spec_digest"] == plan["spec_digest"]
-    assert manifest["spec_digest"].startswith("sha256:")
+    assert manifest["powerPlan"]["selfSha256"] == plan["selfSha256"]
+    assert manifest["specDigest"] == plan["specDigest"]
+    assert manifest["specDigest"].startswith("sha256:")
     assert "holds" in procs[3].stdout and "every bound file re-hashed" in procs[3].stdout
 
 
@@ -157,7 +157,7 @@ def test_an_infeasible_plan_exits_3_and_cannot_authorize_a_freeze(tmp_path: Path
     args[args.index("--eligible-repository-count") + 1] = "1"
     p = prereg("power-plan", root / "calibration-sample.jsonl", *args, "--out", plan)
     assert p.returncode == 3 and "status infeasible" in p.stdout
-    assert json.loads(plan.read_bytes())["selected_task_count"] is None
+    assert json.loads(plan.read_bytes())["selectedTaskCount"] is None
     out = tmp_path / "manifest.json"
     p = prereg("freeze-manifest", INPUT, "--root", root, "--out", out)
     assert p.returncode == 2 and p.stderr.startswith("error: ")
@@ -208,7 +208,7 @@ def test_a_fact_changed_in_the_spec_changes_behaviour(project_copy: Path, tmp_pa
     text = spec.read_text(encoding="utf-8")
     edits = [
         ("min_distinct_base_lineages: 3,", "min_distinct_base_lineages: 4,"),
-        ("schema: idkmesh.s3-power-plan.v1", "schema: example.s3-power-plan.v2"),
+        ("schema: prereg-s3-power-plan/v2", "schema: example-s3-power-plan/v3"),
     ]
     for old, new in edits:
         assert text.count(old) == 1
@@ -221,7 +221,7 @@ def test_a_fact_changed_in_the_spec_changes_behaviour(project_copy: Path, tmp_pa
     assert c.returncode == 0, c.stderr
     _, plan, manifest, procs = freeze_flow(tmp_path, project=project_copy)
     assert [p.returncode for p in procs[:3]] == [0, 0, 2]
-    assert json.loads(plan.read_bytes())["schema"] == "example.s3-power-plan.v2"
+    assert json.loads(plan.read_bytes())["schemaVersion"] == "example-s3-power-plan/v3"
     assert "freeze target X7 needs at least 4 distinct base_lineage values" in procs[2].stderr
     assert "found 3 ('alpha', 'beta', 'gamma')" in procs[2].stderr
     assert not manifest.exists()

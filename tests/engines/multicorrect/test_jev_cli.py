@@ -18,6 +18,7 @@ import rfc8785
 import yaml
 from jev_helpers import EXAMPLES, MODULE, exact_ece, pair, ref_metrics
 
+from prereg.outputs import camel
 from tests.conftest import ROOT, run_prereg
 
 STUDY = "jev-multicorrect"
@@ -75,33 +76,33 @@ def test_score_matches_the_reference_on_the_sample(tmp_path):
     assert p.returncode == 0, p.stderr
     data = out.read_bytes()
     doc = json.loads(data)
-    t, test = doc["threshold"], doc["test"]
+    t, test = doc["threshold"], doc["splits"]["test"]
     assert p.stderr == "" and p.stdout == (
         f"{out}: threshold {t} fitted on validation; test exact-set accuracy "
-        f"{test['exact_set_accuracy']}, micro F1 {test['micro_f1']}\n"
+        f"{test['exactSetAccuracy']}, micro F1 {test['microF1']}\n"
     )
     assert data == rfc8785.dumps(doc) + b"\n"
-    assert doc["study_id"] == STUDY and doc["spec_digest"] == MODULE.SPEC_DIGEST
-    assert doc["schema"] == "prereg/jev-multicorrect/report/1"
+    assert doc["studyId"] == STUDY and doc["specDigest"] == MODULE.SPEC_DIGEST
+    assert doc["schemaVersion"] == "prereg-jev-multicorrect-report/v2"
     for key, name in (("lists", "lists"), ("labels", "labels"), ("predictions", "predictions")):
         raw = (EXAMPLES / f"{name}.jsonl").read_bytes()
         assert doc["inputs"][key] == {"sha256": hashlib.sha256(raw).hexdigest(), "bytes": len(raw)}
     pairs = reference_pairs()
     t = best_threshold(pairs["validation"], "smallest")
-    assert doc["threshold"] == t and doc["threshold_numerator"] == round(t * 100)
-    assert len(doc["validation_curve"]) == 101
+    assert doc["threshold"] == t and doc["thresholdNumerator"] == round(t * 100)
+    assert len(doc["fitCurve"]) == 101
     for split in ("validation", "test"):
         ref = ref_metrics(pairs[split], t)
         for f in FIGURES:
-            assert doc[split][f] == ref[f], (split, f)
-        assert doc[split]["micro_f1"] == pytest.approx(ref["micro_f1"], abs=1e-12)
-        assert doc[split]["gap_mean"] == pytest.approx(ref["gap_mean"], abs=1e-9)
+            assert doc["splits"][split][camel(f)] == ref[f], (split, f)
+        assert doc["splits"][split]["microF1"] == pytest.approx(ref["micro_f1"], abs=1e-12)
+        assert doc["splits"][split]["gapMean"] == pytest.approx(ref["gap_mean"], abs=1e-9)
     binary = _jsonl("binary.jsonl")
     q = [b["probability"] for b in binary]
     y = [b["label"] for b in binary]
-    assert doc["binary_outputs"] == len(binary)
+    assert doc["binaryOutputs"] == len(binary)
     assert doc["ece"] == pytest.approx(float(exact_ece(q, y)), abs=1e-12)
-    assert doc["ece_excluding_first_bin"] == pytest.approx(float(exact_ece(q, y, True)), abs=1e-12)
+    assert doc["eceExcludingFirstBin"] == pytest.approx(float(exact_ece(q, y, True)), abs=1e-12)
 
 
 def test_score_rounds_only_what_it_reports(tmp_path):
@@ -110,11 +111,11 @@ def test_score_rounds_only_what_it_reports(tmp_path):
     p = prereg(*score_args(rounded, rounding=2))
     assert p.returncode == 0, p.stderr
     a, b = json.loads(raw.read_bytes()), json.loads(rounded.read_bytes())
-    assert b["rounding_decimals"] == 2 and a["rounding_decimals"] is None
+    assert b["roundingDecimals"] == 2 and a["roundingDecimals"] is None
     assert b["threshold"] == a["threshold"]  # the fit uses unrounded figures
-    for f in ("micro_f1", "gap_mean", "exact_set_accuracy", "below_uniform_share"):
-        assert abs(b["test"][f] - a["test"][f]) <= 0.005 + 1e-12
-        assert round(b["test"][f], 2) == b["test"][f]
+    for f in ("microF1", "gapMean", "exactSetAccuracy", "belowUniformShare"):
+        assert abs(b["splits"]["test"][f] - a["splits"]["test"][f]) <= 0.005 + 1e-12
+        assert round(b["splits"]["test"][f], 2) == b["splits"]["test"][f]
     assert abs(b["ece"] - a["ece"]) <= 0.005 + 1e-12
 
 
@@ -163,7 +164,7 @@ def test_diagnostic_passes_for_the_study_seeds():
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     assert p.stdout.encode() == rfc8785.dumps(doc) + b"\n"
-    assert doc["passed"] is True and doc["spec_digest"] == MODULE.SPEC_DIGEST
+    assert doc["passed"] is True and doc["specDigest"] == MODULE.SPEC_DIGEST
     assert [s["seed"] for s in doc["seeds"]] == [42, 43, 44]
     assert all(len(s["contracts"]) == 8 and s["passed"] for s in doc["seeds"])
     # without --seeds: the spec's diagnostic seeds, the same bytes
@@ -201,7 +202,7 @@ def test_a_fact_changed_in_the_spec_changes_behaviour(project_copy: Path, tmp_pa
     edits = [
         ("ties: smallest}", "ties: largest}"),
         ("gap_scale: 100,", "gap_scale: 1,"),
-        ("report: prereg/jev-multicorrect/report/1", "report: example/jev-report/2"),
+        ("report: prereg-jev-multicorrect-report/v2", "report: example-jev-report/v3"),
         ("uneven_gap: 24", "uneven_gap: 25"),
     ]
     for old, new in edits:
@@ -218,12 +219,12 @@ def test_a_fact_changed_in_the_spec_changes_behaviour(project_copy: Path, tmp_pa
     assert prereg(*score_args(out), project=project_copy).returncode == 0
     assert prereg(*score_args(base)).returncode == 0
     doc, ref = json.loads(out.read_bytes()), json.loads(base.read_bytes())
-    assert doc["schema"] == "example/jev-report/2"
+    assert doc["schemaVersion"] == "example-jev-report/v3"
     pairs = reference_pairs()
     t = best_threshold(pairs["validation"], "largest")
     assert t != ref["threshold"] and doc["threshold"] == t  # the sample has a tie
-    assert doc["test"]["exact_count"] == ref_metrics(pairs["test"], t)["exact_count"]
-    assert doc["validation"]["gap_mean"] == pytest.approx(
+    assert doc["splits"]["test"]["exactCount"] == ref_metrics(pairs["test"], t)["exact_count"]
+    assert doc["splits"]["validation"]["gapMean"] == pytest.approx(
         ref_metrics(pairs["validation"], t, scale=1)["gap_mean"], abs=1e-12
     )
     d = prereg("diagnostic", "--seeds", "42", project=project_copy)
@@ -256,7 +257,7 @@ def test_the_demo_steps_of_this_study_run(project_copy: Path, tmp_path: Path):
     assert "demo finished: 2 steps" in p.stdout
     assert json.loads((out / STUDY / "diagnostic.json").read_bytes())["passed"] is True
     report = json.loads((out / STUDY / "REPORT.json").read_bytes())
-    assert report["rounding_decimals"] == 2 and report["binary_outputs"] > 0
+    assert report["roundingDecimals"] == 2 and report["binaryOutputs"] > 0
     assert (out / "index.html").exists()
     # the demo wrote nothing into the examples it read
     assert sorted(p.name for p in (project_copy / "examples" / "jev").rglob("*")) == sorted(
@@ -307,7 +308,7 @@ def test_a_field_renamed_in_the_spec_contract_is_what_score_reads(
     assert p.returncode == 0, p.stderr
     assert prereg(*score_args(base)).returncode == 0
     doc, ref = json.loads(out.read_bytes()), json.loads(base.read_bytes())
-    assert doc.pop("spec_digest") != ref.pop("spec_digest")
+    assert doc.pop("specDigest") != ref.pop("specDigest")
     got, want = doc.pop("inputs"), ref.pop("inputs")
     assert got.pop("lists") != want.pop("lists") and got == want  # only the lists file differs
     assert doc == ref  # the same report from the same lists under the new name

@@ -46,8 +46,8 @@ CASES = {
     "unknown-key": (
         [
             (
-                "      diagnostic: prereg/jev-multicorrect/diagnostic/1\n",
-                "      diagnostic: prereg/jev-multicorrect/diagnostic/1\n      extra: 1\n",
+                "      diagnostic: prereg-jev-multicorrect-diagnostic/v2\n",
+                "      diagnostic: prereg-jev-multicorrect-diagnostic/v2\n      extra: 1\n",
             )
         ],
         "/constants/5/value",

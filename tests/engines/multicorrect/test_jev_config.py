@@ -111,8 +111,8 @@ def test_field_names_and_split_names_come_from_the_config(tmp_path):
     )
     assert COMMANDS["score"](ctx, args) == 0
     doc = json.loads((tmp_path / "R.json").read_text())
-    assert doc["dev"]["exact_count"] == 2 and doc["heldout"]["tp"] == 1
-    assert len(doc["dev_curve"]) == 101
+    assert doc["splits"]["dev"]["exactCount"] == 2 and doc["splits"]["heldout"]["tp"] == 1
+    assert len(doc["fitCurve"]) == 101
     # the study's own field names are now unknown fields
     ctx2 = context()
     args.out = str(tmp_path / "R2.json")

@@ -53,8 +53,8 @@ def test_command_prints_results_and_exits_zero(capsys):
     doc = json.loads(out.out)
     assert out.out.encode() == canonical_json(doc) + b"\n"
     assert doc["passed"] is True and [s["seed"] for s in doc["seeds"]] == [42, 43, 44]
-    assert doc["spec_digest"] == "sha256:" + "cd" * 32
-    assert doc["schema"] == CONSTANTS["output-schemas"]["diagnostic"]
+    assert doc["specDigest"] == "sha256:" + "cd" * 32
+    assert doc["schemaVersion"] == CONSTANTS["output-schemas"]["diagnostic"]
     assert out.err == ""
 
 

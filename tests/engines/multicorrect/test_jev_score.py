@@ -16,6 +16,7 @@ from jev_helpers import CONSTANTS, FIXTURES, context
 from prereg.digest import canonical_json
 from prereg.engines.multicorrect import COMMANDS
 from prereg.errors import UserError
+from prereg.outputs import camel
 
 SMALL = FIXTURES / "small"
 DIGEST = "sha256:" + "ab" * 32
@@ -107,38 +108,40 @@ ECE_EXCL = (2 * 0.175 + 0.1 + 0.05) / 4  # 0.125
 
 
 def _approx(expected: dict):
+    """``expected`` (written with the engine's Python names) as REPORT.json spells it."""
     return {
-        k: (pytest.approx(v, abs=1e-12) if isinstance(v, float) else v) for k, v in expected.items()
+        camel(k): (pytest.approx(v, abs=1e-12) if isinstance(v, float) else v)
+        for k, v in expected.items()
     }
 
 
 def test_report_matches_hand_computation(tmp_path):
     doc = _run(SMALL, tmp_path / "REPORT.json")
-    assert doc["spec_digest"] == DIGEST and doc["study_id"] == "jev-multicorrect"
-    assert doc["schema"] == CONSTANTS["output-schemas"]["report"]
+    assert doc["specDigest"] == DIGEST and doc["studyId"] == "jev-multicorrect"
+    assert doc["schemaVersion"] == CONSTANTS["output-schemas"]["report"]
     assert doc["threshold"] == 0.31
-    assert (doc["threshold_numerator"], doc["threshold_denominator"]) == (31, 100)
-    assert doc["rounding_decimals"] is None
-    assert doc["validation"] == _approx(VALIDATION)
-    assert doc["test"] == _approx(TEST)
+    assert (doc["thresholdNumerator"], doc["thresholdDenominator"]) == (31, 100)
+    assert doc["roundingDecimals"] is None
+    assert doc["splits"]["validation"] == _approx(VALIDATION)
+    assert doc["splits"]["test"] == _approx(TEST)
     assert doc["ece"] == pytest.approx(ECE, abs=1e-12)
-    assert doc["ece_excluding_first_bin"] == pytest.approx(ECE_EXCL, abs=1e-12)
-    assert doc["binary_outputs"] == 5
-    curve = doc["validation_curve"]
+    assert doc["eceExcludingFirstBin"] == pytest.approx(ECE_EXCL, abs=1e-12)
+    assert doc["binaryOutputs"] == 5
+    curve = doc["fitCurve"]
     assert [p["threshold"] for p in curve] == [k / 100 for k in range(101)]
-    assert [p["exact_count"] for p in curve].index(2) == 31
-    assert curve[31]["exact_set_accuracy"] == 0.5
-    retro = doc["retrospective_curve"]
-    assert retro["diagnostic_only"] is True and retro["splits"] == ["validation", "test"]
+    assert [p["exactCount"] for p in curve].index(2) == 31
+    assert curve[31]["exactSetAccuracy"] == 0.5
+    retro = doc["retrospectiveCurve"]
+    assert retro["diagnosticOnly"] is True and retro["splits"] == ["validation", "test"]
     assert len(retro["points"]) == 101
     # pooled at 0.2: v4 and t1 are exact; v2 is not, its distractor at 0.2 being selected
-    assert retro["points"][20]["exact_count"] == 2
-    assert retro["points"][21]["exact_count"] == 1  # v2 in; v4 and t1 out; v1 not yet
-    assert retro["points"][31]["exact_count"] == 2  # v1 and v2
+    assert retro["points"][20]["exactCount"] == 2
+    assert retro["points"][21]["exactCount"] == 1  # v2 in; v4 and t1 out; v1 not yet
+    assert retro["points"][31]["exactCount"] == 2  # v1 and v2
     for name in ("lists", "labels", "predictions", "binary_outputs"):
         path = SMALL / f"{'binary' if name == 'binary_outputs' else name}.jsonl"
         data = path.read_bytes()
-        assert doc["inputs"][name] == {
+        assert doc["inputs"][camel(name)] == {
             "sha256": hashlib.sha256(data).hexdigest(),
             "bytes": len(data),
         }
@@ -146,13 +149,13 @@ def test_report_matches_hand_computation(tmp_path):
 
 def test_rounded_report(tmp_path):
     doc = _run(SMALL, tmp_path / "R.json", rounding=2)
-    assert doc["rounding_decimals"] == 2
-    assert doc["validation"]["below_uniform_share"] == 0.67
-    assert doc["test"]["micro_f1"] == 0.33
-    assert doc["test"]["gap_mean"] == 60.0
+    assert doc["roundingDecimals"] == 2
+    assert doc["splits"]["validation"]["belowUniformShare"] == 0.67
+    assert doc["splits"]["test"]["microF1"] == 0.33
+    assert doc["splits"]["test"]["gapMean"] == 60.0
     assert doc["ece"] == 0.28
-    assert doc["ece_excluding_first_bin"] == 0.13  # 0.125 rounds half up
-    assert doc["threshold"] == 0.31 and doc["test"]["tp"] == 1
+    assert doc["eceExcludingFirstBin"] == 0.13  # 0.125 rounds half up
+    assert doc["threshold"] == 0.31 and doc["splits"]["test"]["tp"] == 1
 
 
 def test_without_binary_outputs_no_ece(tmp_path):
@@ -473,7 +476,7 @@ def test_the_bundled_example_scores(tmp_path):
     )
     assert COMMANDS["score"](CTX, args) == 0
     doc = json.loads((tmp_path / "R.json").read_text())
-    assert doc["validation"]["lists"] + doc["test"]["lists"] == 320
-    assert doc["validation"]["exact_count"] == max(
-        p["exact_count"] for p in doc["validation_curve"]
+    assert doc["splits"]["validation"]["lists"] + doc["splits"]["test"]["lists"] == 320
+    assert doc["splits"]["validation"]["exactCount"] == max(
+        p["exactCount"] for p in doc["fitCurve"]
     )

@@ -389,8 +389,8 @@ def test_figures_recomputed_independently(prepared, finding):
     cell = next(
         c for c in doc["cells"] if c["cell"] == "tst-pool-b_h3_missing-contrastive_equalized"
     )
-    assert cell["raw-accuracy"]["correct"] == correct
-    assert cell["said-yes-rate"] == round(sum(x > 0.5 for x in p) / len(p), 4)
+    assert cell["metrics"]["raw-accuracy"]["correct"] == correct
+    assert cell["metrics"]["said-yes-rate"] == round(sum(x > 0.5 for x in p) / len(p), 4)
     yes = rows("pool-b", 3, "yes")
     y = [1] * len(yes) + [0] * len(mc)
     s = [last[r][1] for r in yes] + p

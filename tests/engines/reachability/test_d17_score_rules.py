@@ -66,7 +66,7 @@ def test_coverage_gate_ignores_development_cells(resp):
     s = h.run(resp)
     assert not s.gated
     cell = next(c for c in s.cells if c["cell"] == "dev-pool-a_h1_yes_equalized")
-    assert cell["observed"] == 0 and cell["coverage"] == 0.0
+    assert cell["observed"] == 0 and cell["metrics"]["coverage"] == 0.0
 
 
 def test_replication_flips_at_wilson_upper_050(resp):
@@ -205,9 +205,9 @@ def test_contrast_figures_match_statsmodels(resp):
     assert row["p"] == pytest.approx(proportions_ztest([198, 60], [220, 220])[1], rel=1e-3)
     cell = next(c for c in s.cells if c["cell"] == "tst-pool-c_h1_missing-contrastive_equalized")
     wl, wu = proportion_confint(60, 220, alpha=0.05, method="wilson")
-    acc = cell["raw-accuracy"]
+    acc = cell["metrics"]["raw-accuracy"]
     assert (acc["correct"], acc["lower"], acc["upper"]) == (60, round(wl, 4), round(wu, 4))
-    assert cell["said-yes-rate"] == round(160 / 220, 4)
+    assert cell["metrics"]["said-yes-rate"] == round(160 / 220, 4)
     assert cell["byPosition"]["first"]["rows"] == 110
 
 
@@ -235,11 +235,11 @@ def test_calibrated_figures_and_unreliable_flag(resp, config):
     blocks = [{"lower": 0.0, "yes": 4, "n": 4}]
     s = scoring.score(config, h.study()[2], resp.t, resp.p_yes(), blocks)
     mc = next(c for c in s.cells if c["cell"] == "tst-pool-a_h1_missing-contrastive_equalized")
-    assert mc["calibrated-accuracy"]["correct"] == 0
-    assert mc["mean-confidence"] == round(5 / 6, 4)
-    assert mc["decile-ece"] == round(5 / 6, 4)  # one bin: |5/6 - 0|
+    assert mc["metrics"]["calibrated-accuracy"]["correct"] == 0
+    assert mc["metrics"]["mean-confidence"] == round(5 / 6, 4)
+    assert mc["metrics"]["decile-ece"] == round(5 / 6, 4)  # one bin: |5/6 - 0|
     assert mc["calibrationUnreliable"] is True
     yes = next(c for c in s.cells if c["cell"] == "tst-pool-a_h1_yes_equalized")
-    assert yes["calibrated-accuracy"]["correct"] == 110
+    assert yes["metrics"]["calibrated-accuracy"]["correct"] == 110
     assert yes["calibrationUnreliable"] is False
-    assert np.isclose(yes["decile-ece"], round(1 - 5 / 6, 4))
+    assert np.isclose(yes["metrics"]["decile-ece"], round(1 - 5 / 6, 4))

@@ -45,7 +45,7 @@ constant ``freeze_rules``
         lines, at least one line).
     ``plan_role`` / ``calibration_role``
         The role binding the power plan, and the role whose file must hash to the plan's
-        ``calibration.calibration_sha256``.
+        ``calibration.calibrationSha256``.
     ``accepted_plan_statuses``
         The plan statuses that may authorize a freeze (any other status is refused).
     ``targets``
@@ -71,13 +71,15 @@ constant ``power_plan``'s ``schema``
 
 The manifest
 ------------
-``schema``, ``spec_digest``, ``amendment_version``, ``input`` (the input's fields except the
-artifact list), ``artifacts`` (one ``{role, path, bytes, sha256}`` per bound file, in the
-config's role order, ``path`` relative to the root as given), ``power_plan`` (the bound plan's
-``status``, ``selected_task_count``, ``self_sha256``, ``calibration_sha256``, ``spec_digest``
-and ``amendment_version``), ``frozen``, ``claims``, ``sandbox_issue`` and ``self_sha256``: bare
-hex SHA-256 of the canonical JSON (RFC 8785) of the manifest without that field.  No
-timestamps, host names or absolute paths: the same inputs give the same bytes.
+Keys are camelCase (:mod:`prereg.outputs`); ``input``, ``frozen`` and ``claims`` keep the
+spelling of the input and the spec they copy.  ``schemaVersion``, ``specDigest``,
+``amendmentVersion``, ``input`` (the input's fields except the artifact list), ``artifacts``
+(one ``{role, path, bytes, sha256}`` per bound file, in the config's role order, ``path``
+relative to the root as given), ``powerPlan`` (the bound plan's ``status``,
+``selectedTaskCount``, ``selfSha256``, ``calibrationSha256``, ``specDigest`` and
+``amendmentVersion``), ``frozen``, ``claims``, ``sandboxIssue`` and ``selfSha256``: bare hex
+SHA-256 of the canonical JSON (RFC 8785) of the manifest without that field.  No timestamps,
+host names or absolute paths: the same inputs give the same bytes.
 """
 
 from __future__ import annotations
@@ -109,27 +111,27 @@ _HEX64_RE = re.compile(HEX64)
 
 # The power plan's own fields (the format written by this package's plan engine).
 _PLAN_FIELDS = (
-    "schema",
+    "schemaVersion",
     "canonical",
     "status",
     "reasons",
-    "spec_digest",
-    "amendment_version",
+    "specDigest",
+    "amendmentVersion",
     "frozen",
     "eligible",
     "calibration",
-    "skipped_rungs",
+    "skippedRungs",
     "rungs",
-    "selected_task_count",
+    "selectedTaskCount",
     "warnings",
-    "numpy_version",
-    "self_sha256",
+    "numpyVersion",
+    "selfSha256",
 )
 _PLAN_CONTRACT = {
     "type": "object",
     "required": list(_PLAN_FIELDS),
     "properties": {
-        "schema": {"type": "string"},
+        "schemaVersion": {"type": "string"},
         "canonical": {"type": "boolean"},
         "status": {"type": "string"},
         "reasons": {"type": "array", "items": {"type": "string"}},
@@ -137,24 +139,24 @@ _PLAN_CONTRACT = {
         "eligible": {"type": "object"},
         "calibration": {
             "type": "object",
-            "required": ["calibration_sha256"],
-            "properties": {"calibration_sha256": {"type": "string", "pattern": HEX64}},
+            "required": ["calibrationSha256"],
+            "properties": {"calibrationSha256": {"type": "string", "pattern": HEX64}},
         },
-        "skipped_rungs": {"type": "array"},
+        "skippedRungs": {"type": "array"},
         "rungs": {"type": "array"},
-        "selected_task_count": {"type": ["integer", "null"]},
+        "selectedTaskCount": {"type": ["integer", "null"]},
         "warnings": {"type": "array"},
-        "numpy_version": {"type": "string"},
-        "self_sha256": {"type": "string", "pattern": HEX64},
+        "numpyVersion": {"type": "string"},
+        "selfSha256": {"type": "string", "pattern": HEX64},
     },
 }
 _PLAN_SUMMARY = (
     "status",
-    "selected_task_count",
-    "self_sha256",
-    "calibration_sha256",
-    "spec_digest",
-    "amendment_version",
+    "selectedTaskCount",
+    "selfSha256",
+    "calibrationSha256",
+    "specDigest",
+    "amendmentVersion",
 )
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -680,22 +682,21 @@ def plan_problems(fc: FreezeConfig, plan: Any, where: str, calibration: Bound | 
     if shape:
         return [f"{where}: not a power plan: {p}" for p in shape]
     problems = []
-    if plan["schema"] != fc.plan_schema:
+    if plan["schemaVersion"] != fc.plan_schema:
         problems.append(
-            f"{where}: schema {plan['schema']!r} is not {fc.plan_schema!r}; not a power plan of "
+            f"{where}: schemaVersion {plan['schemaVersion']!r} is not {fc.plan_schema!r}; not a power plan of "
             "this study"
         )
     if plan["canonical"] is not True:
         problems.append(
             f"{where}: canonical is false; a development plan cannot authorize a freeze"
         )
-    body = {k: v for k, v in plan.items() if k != "self_sha256"}
+    body = {k: v for k, v in plan.items() if k != "selfSha256"}
     computed = _canon(body)
-    if computed is None or hashlib.sha256(computed).hexdigest() != plan["self_sha256"]:
+    if computed is None or hashlib.sha256(computed).hexdigest() != plan["selfSha256"]:
         shown = hashlib.sha256(computed).hexdigest() if computed is not None else "(not computable)"
         problems.append(
-            f"{where}: self_sha256 does not verify (recorded {plan['self_sha256']}, "
-            f"computed {shown})"
+            f"{where}: selfSha256 does not verify (recorded {plan['selfSha256']}, computed {shown})"
         )
     problems += [f"{where}: {d}" for d in frozen_differences(plan["frozen"], fc.frozen)]
     if plan["status"] not in fc.accepted_statuses:
@@ -704,11 +705,11 @@ def plan_problems(fc: FreezeConfig, plan: Any, where: str, calibration: Bound | 
             f"(accepted: {', '.join(fc.accepted_statuses)})"
         )
     if calibration is not None:
-        want = plan["calibration"]["calibration_sha256"]
+        want = plan["calibration"]["calibrationSha256"]
         if calibration.sha256 != want:
             problems.append(
                 f"{fc.calibration_role} {calibration.path}: SHA-256 {calibration.sha256} differs "
-                f"from the power plan's calibration_sha256 {want}"
+                f"from the power plan's calibrationSha256 {want}"
             )
     return problems
 
@@ -797,20 +798,20 @@ def build_manifest(
         raise UserError(f"{label}: freeze refused ({len(problems)} problem(s))", problems=problems)
     doc = plan.document
     manifest: dict[str, Any] = {
-        "schema": fc.manifest_schema,
-        "spec_digest": spec_digest,
-        "amendment_version": version,
+        "schemaVersion": fc.manifest_schema,
+        "specDigest": spec_digest,
+        "amendmentVersion": version,
         "input": {k: v for k, v in data.items() if k != fc.f_artifacts},
         "artifacts": [bound[r.id].record() for r in fc.roles if r.id in bound],
-        "power_plan": {
-            k: (doc["calibration"]["calibration_sha256"] if k == "calibration_sha256" else doc[k])
+        "powerPlan": {
+            k: (doc["calibration"]["calibrationSha256"] if k == "calibrationSha256" else doc[k])
             for k in _PLAN_SUMMARY
         },
         "frozen": fc.frozen,
         "claims": fc.claims(),
-        "sandbox_issue": fc.sandbox_issue(),
+        "sandboxIssue": fc.sandbox_issue(),
     }
-    manifest["self_sha256"] = digest_hex(manifest)
+    manifest["selfSha256"] = digest_hex(manifest)
     return manifest
 
 
@@ -825,21 +826,21 @@ def manifest_contract(fc: FreezeConfig) -> dict[str, Any]:
         "type": "object",
         "additionalProperties": False,
         "required": [
-            "schema",
-            "spec_digest",
-            "amendment_version",
+            "schemaVersion",
+            "specDigest",
+            "amendmentVersion",
             "input",
             "artifacts",
-            "power_plan",
+            "powerPlan",
             "frozen",
             "claims",
-            "sandbox_issue",
-            "self_sha256",
+            "sandboxIssue",
+            "selfSha256",
         ],
         "properties": {
-            "schema": {"const": fc.manifest_schema},
-            "spec_digest": {"type": "string", "minLength": 1},
-            "amendment_version": {"type": "string"},
+            "schemaVersion": {"const": fc.manifest_schema},
+            "specDigest": {"type": "string", "minLength": 1},
+            "amendmentVersion": {"type": "string"},
             "input": {"type": "object"},
             "artifacts": {
                 "type": "array",
@@ -855,23 +856,23 @@ def manifest_contract(fc: FreezeConfig) -> dict[str, Any]:
                     },
                 },
             },
-            "power_plan": {
+            "powerPlan": {
                 "type": "object",
                 "additionalProperties": False,
                 "required": list(_PLAN_SUMMARY),
                 "properties": {
                     "status": {"enum": list(fc.accepted_statuses)},
-                    "selected_task_count": {"type": ["integer", "null"]},
-                    "self_sha256": sha,
-                    "calibration_sha256": sha,
-                    "spec_digest": {},
-                    "amendment_version": {},
+                    "selectedTaskCount": {"type": ["integer", "null"]},
+                    "selfSha256": sha,
+                    "calibrationSha256": sha,
+                    "specDigest": {},
+                    "amendmentVersion": {},
                 },
             },
             "frozen": {"type": "object"},
             "claims": {"const": fc.claims()},
-            "sandbox_issue": {"const": fc.sandbox_issue()},
-            "self_sha256": sha,
+            "sandboxIssue": {"const": fc.sandbox_issue()},
+            "selfSha256": sha,
         },
     }
 
@@ -894,10 +895,10 @@ def check_manifest(
     if shape:
         return [f"{label}: {p}" for p in shape]
     problems: list[str] = []
-    body = {k: v for k, v in manifest.items() if k != "self_sha256"}
+    body = {k: v for k, v in manifest.items() if k != "selfSha256"}
     computed = _canon(body)
-    if computed is None or hashlib.sha256(computed).hexdigest() != manifest["self_sha256"]:
-        problems.append(f"{label}: self_sha256 does not verify; the manifest was changed")
+    if computed is None or hashlib.sha256(computed).hexdigest() != manifest["selfSha256"]:
+        problems.append(f"{label}: selfSha256 does not verify; the manifest was changed")
     problems += [f"{label}: {d}" for d in frozen_differences(manifest["frozen"], fc.frozen)]
     arts = manifest["artifacts"]
     inp = manifest["input"]
@@ -924,10 +925,10 @@ def check_manifest(
         elif not any(a["path"].endswith(e) for e in role.extensions):
             problems.append(f"{label}: {w}.path: wrong file type for role {role.id}")
     cal = [a for a in arts if a["role"] == fc.calibration_role]
-    if cal and cal[0]["sha256"] != manifest["power_plan"]["calibration_sha256"]:
+    if cal and cal[0]["sha256"] != manifest["powerPlan"]["calibrationSha256"]:
         problems.append(
             f"{label}: the bound {fc.calibration_role} SHA-256 differs from "
-            "$.power_plan.calibration_sha256"
+            "$.powerPlan.calibrationSha256"
         )
     if root is not None:
         problems += _rehash_problems(fc, arts, wheres, root, label)

@@ -10,9 +10,10 @@ filled under a temporary name and renamed into place, so it never exists half-wr
 
 ``freeze_manifest(ctx, args)``: ``args.input`` (the freeze input JSON), ``args.root`` (the folder
 bound paths are relative to; the current folder when None) and ``args.out`` (the manifest to
-create).  Exit 0 when the manifest is written; every refusal raises :class:`UserError` (exit 2)
-and writes nothing.  An existing ``args.out`` is refused before any work and, should it appear
-meanwhile, at the exclusive create.
+create).  Beside the manifest, ``<stem>.intoto.json`` holds the same manifest as an in-toto
+Statement v1 (:func:`freeze_statement`); both are written or neither.  Exit 0 when they are
+written; every refusal raises :class:`UserError` (exit 2) and writes nothing.  An existing
+output is refused before any work and, should it appear meanwhile, at the exclusive create.
 
 ``validate(ctx, args)``: ``args.manifest`` and ``args.root`` (None: no re-hashing).  Exit 0
 only when everything holds; 1 with one line per problem on stderr; 2 (UserError) when the
@@ -29,9 +30,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from prereg.console import console_of
 from prereg.engines import StudyContext
 from prereg.errors import UserError
-from prereg.files import canonical_bytes_nl, refuse_existing, write_new
+from prereg.files import canonical_bytes_nl, refuse_existing, write_files_new
 
 from .config import freeze_config
 from .freeze import (
@@ -45,6 +47,10 @@ from .freeze import (
     path_syntax_problem,
     read_manifest,
 )
+
+#: in-toto Statement v1 (https://in-toto.io/Statement/v1) and the project's predicate types.
+INTOTO_STATEMENT = "https://in-toto.io/Statement/v1"
+PREDICATE_PREFIX = "urn:prereg:"
 
 
 def _copy_fd(fd: int, dest: Path) -> int:
@@ -128,24 +134,66 @@ def assemble(ctx: StudyContext, args: Any) -> int:
     return 0
 
 
+def statement_path(out: str | Path) -> Path:
+    """Where the in-toto statement of the manifest ``out`` goes: ``<stem>.intoto.json``."""
+    out = Path(out)
+    return out.with_name((out.stem if out.suffix == ".json" else out.name) + ".intoto.json")
+
+
+def freeze_statement(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The manifest as an in-toto Statement v1: one subject per bound file (its path and
+    SHA-256), the predicate type ``urn:prereg:<the manifest's schemaVersion>`` and the whole
+    manifest as the predicate."""
+    return {
+        "_type": INTOTO_STATEMENT,
+        "subject": [
+            {"name": a["path"], "digest": {"sha256": a["sha256"]}} for a in manifest["artifacts"]
+        ],
+        "predicateType": PREDICATE_PREFIX + manifest["schemaVersion"],
+        "predicate": manifest,
+    }
+
+
 def freeze_manifest(ctx: StudyContext, args: Any) -> int:
-    refuse_existing(args.out)
+    statement = statement_path(args.out)
+    refuse_existing(args.out, statement)
     root = args.root if args.root is not None else "."
     fc = freeze_config(ctx.config)
     manifest = build_manifest(args.input, root, fc, ctx.spec_digest, ctx.version)
-    write_new(args.out, canonical_bytes_nl(manifest))
-    print(
-        f"{args.out}: froze {len(manifest['artifacts'])} files; "
-        f"self_sha256 {manifest['self_sha256']}"
+    write_files_new(
+        [
+            (args.out, canonical_bytes_nl(manifest), 0o644),
+            (statement, canonical_bytes_nl(freeze_statement(manifest)), 0o644),
+        ]
+    )
+    con = console_of(args)
+    con.line(
+        f"{args.out}: froze {len(manifest['artifacts'])} files; selfSha256 {manifest['selfSha256']}"
+    )
+    con.line(f"{statement}: the same as an in-toto Statement v1")
+    con.summary(
+        {
+            "outputs": [str(args.out), str(statement)],
+            "artifacts": len(manifest["artifacts"]),
+            "selfSha256": manifest["selfSha256"],
+        }
     )
     return 0
 
 
 def validate(ctx: StudyContext, args: Any) -> int:
+    con = console_of(args)
     fc = freeze_config(ctx.config)
     manifest = read_manifest(args.manifest)
     problems = check_manifest(manifest, args.manifest, args.root, fc)
+    summary = {
+        "manifest": str(args.manifest),
+        "holds": not problems,
+        "rehashed": args.root is not None,
+        "problems": problems,
+    }
     if problems:
+        con.summary(summary)
         print(
             f"{args.manifest}: the manifest does not hold ({len(problems)} problem(s))",
             file=sys.stderr,
@@ -153,7 +201,8 @@ def validate(ctx: StudyContext, args: Any) -> int:
         for p in problems:
             print("  " + p, file=sys.stderr)
         return 1
-    recorded = manifest["spec_digest"]
+    recorded = manifest["specDigest"]
+    con.summary({**summary, "specDigest": recorded, "currentSpecDigest": ctx.spec_digest})
     if recorded != ctx.spec_digest:
         print(
             f"note: {args.manifest} was frozen under spec digest {recorded}; "
@@ -165,7 +214,7 @@ def validate(ctx: StudyContext, args: Any) -> int:
         if args.root is not None
         else " (no --root: files not re-hashed)"
     )
-    print(f"{args.manifest}: holds: {checked}")
+    con.line(f"{args.manifest}: holds: {checked}")
     return 0
 
 

@@ -44,8 +44,8 @@ full universe included), *infeasible* with every failing reason, each a string
 - ``no_eligible_items``: P = 0 or F = 0 (one reason per stratum);
 - ``fewer_eligible_tasks_than_repositories``: N < G.
 
-An infeasible plan simulates nothing: ``rungs`` and ``skipped_rungs`` are empty and
-``selected_task_count`` is null.
+An infeasible plan simulates nothing: ``rungs`` and ``skippedRungs`` are empty and
+``selectedTaskCount`` is null (the plan's keys are camelCase, see :mod:`prereg.outputs`).
 
 Warnings (strings ``"<code>: <detail>"``): ``stratum_share_exceeds_universe`` when the
 calibration share of tasks holding a stratum's statistic exceeds P/N (F/N) of the universe
@@ -88,6 +88,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from prereg.digest import digest_hex
+from prereg.outputs import camel_keys
 from prereg.stats.resampling import (
     cluster_jackknife_two_stratum,
     t_quantile,
@@ -445,9 +446,9 @@ def build_plan(
     amendment_version: str,
     simulations: int | None = None,
     batch_size: int | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> dict:
-    """The plan object (with ``self_sha256``).  ``simulations`` is the development knob."""
+    """The plan object (with ``selfSha256``), its keys camelCase.  ``simulations`` is the development knob."""
     canonical = simulations is None
     sims = cfg.simulations if simulations is None else simulations
     frozen = copy.deepcopy(cfg.frozen)
@@ -471,7 +472,11 @@ def build_plan(
             if progress is not None:
 
                 def cb(done, total, n=n, i=i):
-                    progress(f"rung {i + 1}/{len(evaluated)} (n = {n}): {done}/{total} cohorts")
+                    progress(
+                        f"rung {i + 1}/{len(evaluated)} (n = {n})",
+                        i * total + done,
+                        len(evaluated) * total,
+                    )
 
             res = simulate_rung(
                 tab,
@@ -495,7 +500,7 @@ def build_plan(
                 selected = n
         status = cfg.statuses["powered" if selected is not None else "underpowered"]
     plan = {
-        "schema": cfg.schema,
+        "schemaVersion": cfg.schema,
         "canonical": canonical,
         "status": status,
         "reasons": reasons,
@@ -520,5 +525,8 @@ def build_plan(
         "warnings": warnings,
         "numpy_version": np.__version__,
     }
-    plan["self_sha256"] = digest_hex(plan)
+    # The keys camelCase (prereg.outputs); the spec's frozen constants and the class labels
+    # keep their spelling.
+    plan = camel_keys(plan, keep=frozenset({"frozen", "records_per_stratum"}))
+    plan["selfSha256"] = digest_hex(plan)
     return plan

@@ -9,14 +9,15 @@ and ``simulations`` (``None`` unless the development knob was given: any explici
 the plan non-canonical).
 
 Exit codes: 0 for a powered or underpowered plan, 3 for an infeasible plan (still written),
-2 for bad input (nothing written).  Progress goes to stderr only when stderr is a terminal.
+2 for bad input (nothing written).  Progress goes to stderr (:class:`prereg.console.Progress`).
 """
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
+from prereg import exits
+from prereg.console import console_of
 from prereg.engines import StudyContext
 from prereg.errors import UserError
 from prereg.files import canonical_bytes_nl, refuse_existing, write_new
@@ -25,7 +26,7 @@ from .calibration_input import read_calibration
 from .config import plan_config
 from .plan import Eligible, build_plan
 
-EXIT_INFEASIBLE = 3
+EXIT_INFEASIBLE = exits.INFEASIBLE
 
 
 def _count(args: Any, name: str, minimum: int = 0) -> int:
@@ -34,24 +35,6 @@ def _count(args: Any, name: str, minimum: int = 0) -> int:
         flag = "--" + name.replace("_", "-")
         raise UserError(f"{flag}: must be an integer ≥ {minimum} (got {v!r})")
     return v
-
-
-def _progress_printer():
-    if not sys.stderr.isatty():
-        return None, lambda: None
-    state = {"shown": False}
-
-    def show(text: str) -> None:
-        sys.stderr.write("\r\x1b[K" + text)
-        sys.stderr.flush()
-        state["shown"] = True
-
-    def done() -> None:
-        if state["shown"]:
-            sys.stderr.write("\r\x1b[K")
-            sys.stderr.flush()
-
-    return show, done
 
 
 def power_plan(ctx: StudyContext, args: Any) -> int:
@@ -68,7 +51,12 @@ def power_plan(ctx: StudyContext, args: Any) -> int:
     out = args.out
     refuse_existing(out)
     cal = read_calibration(args.calibration, cfg.input)
-    show, done = _progress_printer()
+    con = console_of(args)
+    bar = con.progress("power-plan", 1, unit="cohorts")
+
+    def show(label: str, done: int, total: int) -> None:
+        bar.update(done, total, label=label)
+
     try:
         plan = build_plan(
             cfg,
@@ -80,19 +68,30 @@ def power_plan(ctx: StudyContext, args: Any) -> int:
             progress=show,
         )
     finally:
-        done()
+        bar.close()
     write_new(out, canonical_bytes_nl(plan))
-    selected = plan["selected_task_count"]
+    selected = plan["selectedTaskCount"]
     line = f"{out}: status {plan['status']}"
     if selected is not None:
         line += f", selected task count {selected}"
     if not plan["canonical"]:
         line += " (non-canonical: development run)"
-    print(line)
+    con.line(line)
     for r in plan["reasons"]:
-        print(f"  reason: {r}")
+        con.line(f"  reason: {r}")
     for w in plan["warnings"]:
-        print(f"  warning: {w}")
+        con.line(f"  warning: {w}")
+    con.summary(
+        {
+            "outputs": [str(out)],
+            "status": plan["status"],
+            "canonical": plan["canonical"],
+            "selectedTaskCount": selected,
+            "reasons": plan["reasons"],
+            "warnings": plan["warnings"],
+            "selfSha256": plan["selfSha256"],
+        }
+    )
     return EXIT_INFEASIBLE if plan["status"] == cfg.statuses["infeasible"] else 0
 
 

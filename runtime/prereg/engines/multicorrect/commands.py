@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from prereg.console import console_of
 from prereg.digest import file_sha256
 from prereg.engines import StudyContext
 from prereg.engines.multicorrect.config import engine_config
@@ -26,6 +27,7 @@ from prereg.engines.multicorrect.scoring import (
 )
 from prereg.errors import UserError
 from prereg.files import canonical_bytes_nl, refuse_existing, write_new
+from prereg.outputs import camel_keys
 
 
 def _input(path: str) -> dict[str, Any]:
@@ -42,7 +44,8 @@ def _check_out(path: str) -> None:
 
 def build_report(ctx: StudyContext, args) -> dict[str, Any]:
     """The REPORT.json document for ``args`` (lists, labels, predictions, binary_outputs,
-    rounding_decimals); raises UserError for every input problem."""
+    rounding_decimals), its keys camelCase (:mod:`prereg.outputs`); raises UserError for every
+    input problem."""
     cfg = engine_config(ctx.config)
     d = check_rounding(getattr(args, "rounding_decimals", None))
     binary_path = getattr(args, "binary_outputs", None)
@@ -62,7 +65,7 @@ def build_report(ctx: StudyContext, args) -> dict[str, Any]:
     if binary_path is not None:
         files["binary_outputs"] = binary_path
     report: dict[str, Any] = {
-        "schema": cfg.report_schema,
+        "schemaVersion": cfg.report_schema,
         "study_id": ctx.study_id,
         "spec_digest": ctx.spec_digest,
         "inputs": {k: _input(p) for k, p in files.items()},
@@ -70,14 +73,14 @@ def build_report(ctx: StudyContext, args) -> dict[str, Any]:
         "threshold": fit.threshold,
         "threshold_numerator": fit.numerator,
         "threshold_denominator": fit.denominator,
-        f"{cfg.fit_split}_curve": [p.to_json() for p in fit.curve],
+        "fit_split": cfg.fit_split,
+        "evaluate_split": cfg.evaluate_split,
+        "fit_curve": [p.to_json() for p in fit.curve],
         "retrospective_curve": {
             "diagnostic_only": True,
             "splits": [cfg.fit_split, cfg.evaluate_split],
             "points": [p.to_json() for p in retro],
         },
-        cfg.fit_split: fit.validation.to_json(),
-        cfg.evaluate_split: test.to_json(),
     }
     if inputs.binary is not None:
         report["binary_outputs"] = len(inputs.binary)
@@ -85,6 +88,12 @@ def build_report(ctx: StudyContext, args) -> dict[str, Any]:
         report["ece_excluding_first_bin"] = binary_ece(
             inputs.binary, True, config=cfg, rounding_decimals=d
         )
+    report = camel_keys(report)
+    # keyed by the spec's split ids, which keep their spelling
+    report["splits"] = {
+        cfg.fit_split: camel_keys(fit.validation.to_json()),
+        cfg.evaluate_split: camel_keys(test.to_json()),
+    }
     return report
 
 
@@ -94,11 +103,22 @@ def score(ctx: StudyContext, args) -> int:
     report = build_report(ctx, args)
     write_new(args.out, canonical_bytes_nl(report))
     cfg = engine_config(ctx.config)
-    evaluated = report[cfg.evaluate_split]
-    print(
+    evaluated = report["splits"][cfg.evaluate_split]
+    con = console_of(args)
+    con.line(
         f"{args.out}: threshold {report['threshold']} fitted on {cfg.fit_split}; "
-        f"{cfg.evaluate_split} exact-set accuracy {evaluated['exact_set_accuracy']}, "
-        f"micro F1 {evaluated['micro_f1']}"
+        f"{cfg.evaluate_split} exact-set accuracy {evaluated['exactSetAccuracy']}, "
+        f"micro F1 {evaluated['microF1']}"
+    )
+    con.summary(
+        {
+            "outputs": [str(args.out)],
+            "threshold": report["threshold"],
+            "fitSplit": cfg.fit_split,
+            "evaluateSplit": cfg.evaluate_split,
+            "exactSetAccuracy": evaluated["exactSetAccuracy"],
+            "microF1": evaluated["microF1"],
+        }
     )
     return 0
 
@@ -122,21 +142,40 @@ def diagnostic(ctx: StudyContext, args) -> int:
     results = [run_diagnostic(s, cfg) for s in seeds]
     passed = all(r["passed"] for r in results)
     doc = {
-        "schema": cfg.diagnostic_schema,
+        "schemaVersion": cfg.diagnostic_schema,
         "study_id": ctx.study_id,
         "spec_digest": ctx.spec_digest,
         "passed": passed,
         "seeds": results,
     }
+    doc = camel_keys(doc)
     data = canonical_bytes_nl(doc)
+    con = console_of(args)
     if out is None:
-        sys.stdout.write(data.decode("utf-8"))
+        if con.json_mode:
+            con.summary(doc)  # the document itself is the summary
+        else:
+            sys.stdout.write(data.decode("utf-8"))
     else:
         write_new(out, data)
         for r in results:
             held = sum(c["passed"] for c in r["contracts"])
-            print(f"seed {r['seed']}: {held} of {len(r['contracts'])} contracts hold")
-        print(f"{out}: {'passed' if passed else 'FAILED'}")
+            con.line(f"seed {r['seed']}: {held} of {len(r['contracts'])} contracts hold")
+        con.line(f"{out}: {'passed' if passed else 'FAILED'}")
+        con.summary(
+            {
+                "outputs": [str(out)],
+                "passed": passed,
+                "seeds": [
+                    {
+                        "seed": r["seed"],
+                        "passed": r["passed"],
+                        "failed": [c["contract"] for c in r["contracts"] if not c["passed"]],
+                    }
+                    for r in results
+                ],
+            }
+        )
     for r in results:
         for c in r["contracts"]:
             if not c["passed"]:

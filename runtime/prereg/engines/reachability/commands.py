@@ -43,6 +43,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from prereg.console import console_of
 from prereg.digest import PREFIX, sha256_hex
 from prereg.engines import StudyContext
 from prereg.errors import UserError
@@ -108,7 +109,14 @@ def cell_table(ec: EngineConfig, label_counts: Mapping[str, Mapping[str, int]] |
 # -- dry-run ------------------------------------------------------------------------------------
 
 
+def _json_number(d):
+    """A Decimal as a JSON number: an integer when whole."""
+    return int(d) if d == d.to_integral_value() else float(d)
+
+
 def dry_run(ctx: StudyContext, args: argparse.Namespace) -> int:
+    con = console_of(args)
+    _out = con.line
     ec = study_config(ctx.config)
     seed = args.seed
     check_seed_syntax(seed, ec.seed_policy)
@@ -178,6 +186,40 @@ def dry_run(ctx: StudyContext, args: argparse.Namespace) -> int:
             f" {'still' if ok else 'no longer'} start ({'ends' if ok else 'would end'}"
             f" {iso_ms(now_t + win.session)}, expiry {iso_ms(win.expires_at)})"
         )
+    n = _json_number
+    con.summary(
+        {
+            "specDigest": ctx.spec_digest,
+            "generatorId": ec.generator_id,
+            "seed": seed,
+            "seedClass": sc.word,
+            "public": bool(sc.public),
+            "cells": [{"split": c.split.word, "cell": c.key, "rows": c.rows} for c in ec.cells],
+            "rows": {"bySplit": totals, "all": rows},
+            "budget": {
+                "attempts": plan.attempts,
+                "reservedTokens": n(plan.reserved_tokens),
+                "reservedUsd": n(plan.reserved_usd),
+                "headroom": {
+                    "calls": n(plan.headroom_calls),
+                    "tokens": n(plan.headroom_tokens),
+                    "usd": n(plan.headroom_usd),
+                    "sharedUsd": n(plan.headroom_shared_usd),
+                },
+                "withinEveryLimit": bool(plan.within),
+            },
+            "calibration": {
+                "effectiveAt": iso_ms(win.effective_at),
+                "expiresAt": iso_ms(win.expires_at),
+                "latestSessionStart": iso_ms(win.latest_start),
+                **(
+                    {"now": iso_ms(now_t), "sessionMayStart": bool(win.may_start(now_t))}
+                    if now_t is not None
+                    else {}
+                ),
+            },
+        }
+    )
     return 0
 
 
@@ -388,22 +430,25 @@ def _sweep_one(config_json: str, seed: str, positive_control: bool) -> dict[str,
 
 
 def sweep(config: Mapping[str, Any], seeds: list[str], positive_control: bool, workers: int):
-    """Results of :func:`_sweep_one` for each seed, in seed order."""
+    """Results of :func:`_sweep_one` for each seed, yielded in seed order as each is ready
+    (with workers, a seed's result comes as soon as it and every earlier seed are done)."""
     config_json = json.dumps(config, sort_keys=True)
     if workers <= 1 or len(seeds) <= 1:
-        return [_sweep_one(config_json, s, positive_control) for s in seeds]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(
-            pool.map(
-                _sweep_one,
-                [config_json] * len(seeds),
-                seeds,
-                [positive_control] * len(seeds),
-            )
+        for s in seeds:
+            yield _sweep_one(config_json, s, positive_control)
+        return
+    with ProcessPoolExecutor(max_workers=min(workers, len(seeds))) as pool:
+        yield from pool.map(
+            _sweep_one,
+            [config_json] * len(seeds),
+            seeds,
+            [positive_control] * len(seeds),
         )
 
 
 def audit_sweep(ctx: StudyContext, args: argparse.Namespace) -> int:
+    con = console_of(args)
+    _out = con.line
     ec = study_config(ctx.config)
     prefix = args.prefix
     try:
@@ -417,32 +462,43 @@ def audit_sweep(ctx: StudyContext, args: argparse.Namespace) -> int:
         check_seed_syntax(s, ec.seed_policy)
     pc = bool(getattr(args, "positive_control", False))
     workers = getattr(args, "workers", None) or default_workers()
-    results = sweep(ec.raw, seeds, pc, int(workers))
     mode = "positive control (chain-first order)" if pc else "shortcut audit"
     _out(f"{mode} sweep of {count} seed(s) {seeds[0]} … {seeds[-1]} (limit {ec.audit['limit']})")
     values = []
     errors = 0
     good = 0
-    for r in results:
-        if "error" in r:
-            errors += 1
-            _out(f"  {r['seed']}: refused: {r['error']}")
-            continue
-        if pc:
-            c = r["control"]
-            values.append(c["equalizedMax"])
-            ok = not c["passes"]
-            good += ok
-            _out(
-                f"  {r['seed']}: equalizedMax {r['equalizedMax']}; chain-first order"
-                f" {c['equalizedMax']} ({'audit fails, as it must' if ok else 'AUDIT PASSES'})"
-            )
-        else:
-            values.append(r["equalizedMax"])
-            good += r["passes"]
-            _out(
-                f"  {r['seed']}: equalizedMax {r['equalizedMax']} ({'pass' if r['passes'] else 'FAIL'})"
-            )
+    rows = []
+    progress = con.progress(f"audit-sweep {prefix}", count, unit="seeds")
+    try:
+        for r in sweep(ec.raw, seeds, pc, int(workers)):
+            progress.step()
+            if "error" in r:
+                errors += 1
+                rows.append({"seed": r["seed"], "refused": r["error"]})
+                _out(f"  {r['seed']}: refused: {r['error']}")
+                continue
+            row = {"seed": r["seed"], "equalizedMax": r["equalizedMax"], "passes": r["passes"]}
+            if pc:
+                c = r["control"]
+                values.append(c["equalizedMax"])
+                ok = not c["passes"]
+                good += ok
+                row["chainFirst"] = {"equalizedMax": c["equalizedMax"], "passes": c["passes"]}
+                _out(
+                    f"  {r['seed']}: equalizedMax {r['equalizedMax']}; chain-first order"
+                    f" {c['equalizedMax']} ({'audit fails, as it must' if ok else 'AUDIT PASSES'})"
+                )
+            else:
+                values.append(r["equalizedMax"])
+                good += r["passes"]
+                _out(
+                    f"  {r['seed']}: equalizedMax {r['equalizedMax']}"
+                    f" ({'pass' if r['passes'] else 'FAIL'})"
+                )
+            rows.append(row)
+    finally:
+        progress.close()
+    med = None
     if values:
         med = round_half_up(statistics.median(values), ec.audit["decimals"])
         label = "chain-first equalizedMax" if pc else "equalizedMax"
@@ -456,6 +512,21 @@ def audit_sweep(ctx: StudyContext, args: argparse.Namespace) -> int:
         _out(f"passing: {good} of {count} seed(s)")
     if errors:
         _out(f"refused: {errors} seed(s)")
+    con.summary(
+        {
+            "prefix": prefix,
+            "count": count,
+            "positiveControl": pc,
+            "limit": ec.audit["limit"],
+            "seeds": rows,
+            "max": max(values) if values else None,
+            "median": med,
+            "min": min(values) if values else None,
+            "good": good,
+            "refused": errors,
+            "passed": good == count,
+        }
+    )
     return 0 if good == count else 1
 
 

@@ -243,15 +243,16 @@ def render_markdown(doc: Mapping[str, Any], spec: ScoringSpec) -> str:
         "|---|---:|---:|---:|---|---:|---:|---:|---:|---|---|",
     ]
     for c in doc["cells"]:
-        acc = c[m["accuracy"]]
+        f = c["metrics"]
+        acc = f[m["accuracy"]]
         pos = "; ".join(
             f"{k} {_num(v['accuracy'])} ({v['observed']})" for k, v in c["byPosition"].items()
         )
         lines.append(
-            f"| {c['cell']} | {c['rows']} | {c['observed']} | {_num(c[m['coverage']])} |"
+            f"| {c['cell']} | {c['rows']} | {c['observed']} | {_num(f[m['coverage']])} |"
             f" {_num(acc['estimate'])} [{_num(acc['lower'])}, {_num(acc['upper'])}] |"
-            f" {_num(c[m['saidYes']])} | {_num(c[m['calibratedAccuracy']]['estimate'])} |"
-            f" {_num(c[m['meanConfidence']])} | {_num(c[m['ece']])} |"
+            f" {_num(f[m['saidYes']])} | {_num(f[m['calibratedAccuracy']]['estimate'])} |"
+            f" {_num(f[m['meanConfidence']])} | {_num(f[m['ece']])} |"
             f" {'yes' if c['calibrationUnreliable'] else 'no'} | {pos} |"
         )
     lines += [

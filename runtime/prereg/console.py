@@ -1,0 +1,155 @@
+"""How a command speaks: human lines on stdout, or with ``--json`` one JSON document; progress
+on stderr.
+
+Every study command gets ``--json`` and ``--quiet`` from the CLI, which hands the handler a
+:class:`Console` as ``args.console`` (:func:`console_of` gives a plain one to a handler called
+without the CLI).  A handler writes its human lines with :meth:`Console.line` and, once, its
+machine-readable summary with :meth:`Console.summary`; with ``--json`` the lines are not
+printed and the CLI prints the summary when the command ends, as one JSON object with
+``study``, ``command`` and ``exitCode`` beside the command's own keys (camelCase, as every
+output of prereg).  A command that states no summary still prints those three, and what a
+handler prints to stdout by itself goes to stderr under ``--json``.  Adding
+``--json`` to a new command is one ``console_of(args).summary({...})`` call.
+
+:class:`Progress` reports work that takes longer than about a second: on a terminal a bar
+redrawn in place, otherwise a plain line at each tenth of the work; nothing with ``--quiet``
+or before the first second has passed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Mapping
+from typing import Any, TextIO
+
+#: Seconds of work before progress is first shown.
+DELAY = 1.0
+
+
+class Console:
+    def __init__(
+        self,
+        *,
+        json_mode: bool = False,
+        quiet: bool = False,
+        stdout: TextIO | None = None,
+        stderr: TextIO | None = None,
+    ):
+        self.json_mode = json_mode
+        self.quiet = quiet
+        self._stdout = stdout
+        self._stderr = stderr
+        self._summary: dict[str, Any] | None = None
+
+    @property
+    def stdout(self) -> TextIO:
+        return self._stdout or sys.stdout
+
+    @property
+    def stderr(self) -> TextIO:
+        return self._stderr or sys.stderr
+
+    def line(self, text: str = "") -> None:
+        """A human line on stdout, flushed at once (so a slow command streams); none in JSON."""
+        if not self.json_mode:
+            self.stdout.write(text + "\n")
+            self.stdout.flush()
+
+    def summary(self, doc: Mapping[str, Any]) -> None:
+        """The command's machine-readable summary (printed by :meth:`finish` with --json)."""
+        self._summary = {**(self._summary or {}), **doc}
+
+    def progress(self, what: str, total: int, unit: str = "") -> Progress:
+        return Progress(what, total, unit=unit, enabled=not self.quiet, stream=self.stderr)
+
+    def finish(self, code: int, **context: Any) -> None:
+        """With --json, print ``context``, the summary and ``exitCode`` as one JSON object."""
+        if self.json_mode:
+            doc = {**context, **(self._summary or {}), "exitCode": int(code)}
+            self.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+            self.stdout.flush()
+
+
+def console_of(args: Any) -> Console:
+    """The console the CLI gave a handler, or a plain one (text, progress on)."""
+    found = getattr(args, "console", None)
+    if isinstance(found, Console):
+        return found
+    return Console()
+
+
+class Progress:
+    """Progress of ``total`` units of work on ``stream`` (stderr)."""
+
+    def __init__(
+        self,
+        what: str,
+        total: int,
+        *,
+        unit: str = "",
+        enabled: bool = True,
+        stream: TextIO | None = None,
+        delay: float | None = None,
+        clock=time.monotonic,
+    ):
+        self.what, self.total, self.unit = what, int(total), unit
+        self.done = 0
+        self.label = ""
+        self.stream = stream or sys.stderr
+        self.enabled = enabled and self.total > 0
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.clock = clock
+        self.started = clock()
+        self.delay = DELAY if delay is None else delay
+        self.shown = False
+        self.next_tenth = 1
+        self.last_draw = 0.0
+        self.ended = False
+
+    def step(self, n: int = 1, label: str | None = None) -> None:
+        self.update(self.done + n, label=label)
+
+    def update(self, done: int, total: int | None = None, label: str | None = None) -> None:
+        if total is not None and total != self.total:
+            self.total, self.next_tenth = int(total), 1
+        self.done = min(int(done), self.total) if self.total else int(done)
+        if label is not None:
+            self.label = label
+        if not self.enabled or self.total <= 0 or self.ended:
+            return
+        now = self.clock()
+        elapsed = now - self.started
+        finished = self.done >= self.total
+        if elapsed < self.delay and not (finished and self.shown):
+            return
+        units = f" {self.unit}" if self.unit else ""
+        tail = f" {self.label}" if self.label else ""
+        self.ended = finished
+        if self.tty:
+            if finished or now - self.last_draw >= 0.1 or not self.shown:
+                width = 30
+                filled = int(width * self.done / self.total)
+                self.stream.write(
+                    f"\r\x1b[K{self.what} [{'#' * filled}{'.' * (width - filled)}]"
+                    f" {self.done}/{self.total}{units}{tail} ({elapsed:.0f} s)"
+                )
+                self.stream.flush()
+                self.shown, self.last_draw = True, now
+            return
+        tenth = self.done * 10 // self.total
+        if tenth >= self.next_tenth or (finished and self.shown):
+            self.stream.write(
+                f"{self.what}: {self.done}/{self.total}{units}{tail} ({elapsed:.1f} s)\n"
+            )
+            self.stream.flush()
+            self.shown = True
+            self.next_tenth = tenth + 1
+
+    def close(self) -> None:
+        """End the bar's line on a terminal (nothing was drawn: nothing to end)."""
+        if self.tty and self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.shown = False

@@ -1,0 +1,119 @@
+"""Flat tables of a SCORE.json for pandas, R or Arrow users: ``prereg tables``.
+
+One table per list of rows: ``cells`` (per-cell figures), ``estimates`` and ``contrasts`` (and
+``auroc`` where the engine writes it).  Nested objects become dotted column names
+(``metrics.accuracy.estimate``, ``a.k``, ``levels.position``); lists become their JSON text;
+columns follow the order of first appearance.  Written as CSV (RFC 4180, a header line,
+empty cells for null) or, with the optional extra ``prereg[tables]`` (pyarrow), as Parquet.
+Every table of one call is created or none (files are never overwritten).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from prereg.errors import UserError
+from prereg.files import write_files_new
+
+TABLES = ("cells", "estimates", "contrasts", "auroc")
+
+
+def flatten(row: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in row.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(flatten(v, name + "."))
+        elif isinstance(v, list | tuple):
+            out[name] = json.dumps(v, ensure_ascii=False)
+        else:
+            out[name] = v
+    return out
+
+
+def table(rows: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
+    """(columns, flattened rows) of ``rows``."""
+    flat = [flatten(r) for r in rows]
+    columns: dict[str, None] = {}
+    for r in flat:
+        columns.update(dict.fromkeys(r))
+    return list(columns), flat
+
+
+def tables_of(doc: Mapping[str, Any], where: str) -> dict[str, tuple[list[str], list[dict]]]:
+    """The tables of a score document (a SCORE.json of any engine that writes cells)."""
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("cells"), list):
+        raise UserError(f"{where}: not a score document (no list of cells at /cells)")
+    found = {}
+    for name in TABLES:
+        rows = doc.get(name)
+        if isinstance(rows, list) and all(isinstance(r, Mapping) for r in rows):
+            found[name] = table(rows)
+    return found
+
+
+def _text(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def csv_bytes(columns: list[str], rows: list[dict[str, Any]]) -> bytes:
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(columns)
+    for r in rows:
+        w.writerow([_text(r.get(c)) for c in columns])
+    return buf.getvalue().encode("utf-8")
+
+
+def parquet_bytes(columns: list[str], rows: list[dict[str, Any]]) -> bytes:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise UserError(
+            "--parquet: writing Parquet needs the optional extra prereg[tables] (pyarrow)"
+        ) from None
+    data = {c: [r.get(c) for r in rows] for c in columns}
+    try:
+        t = pa.table(data)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed types in a column: keep them as text
+        t = pa.table({c: [None if v is None else _text(v) for v in vs] for c, vs in data.items()})
+    sink = pa.BufferOutputStream()
+    pq.write_table(t, sink)
+    return sink.getvalue().to_pybytes()
+
+
+def write_tables(score: str | Path, csv_dir: str | Path | None, parquet_dir: str | Path | None):
+    """Write the tables of ``score``; returns the paths written."""
+    path = Path(score)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise UserError(f"{path}: not valid JSON ({exc})") from None
+    found = tables_of(doc, str(path))
+    files = []
+    for folder, suffix, render in (
+        (csv_dir, ".csv", csv_bytes),
+        (parquet_dir, ".parquet", parquet_bytes),
+    ):
+        if folder is None:
+            continue
+        folder = Path(folder)
+        if not folder.is_dir():
+            raise UserError(f"{folder}: not a folder")
+        files += [(folder / f"{name}{suffix}", render(*t), 0o644) for name, t in found.items()]
+    if not files:
+        raise UserError("tables: give --csv DIR and/or --parquet DIR")
+    write_files_new(files)
+    return [p for p, _, _ in files]

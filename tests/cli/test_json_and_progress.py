@@ -1,0 +1,205 @@
+"""`--json` summaries of the CLI, progress on stderr (a bar on a terminal, plain lines
+otherwise, nothing with --quiet), and the exit-code table."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pty
+import re
+import select
+import shutil
+import subprocess
+import sys
+
+from prereg import exits
+from prereg.console import Console, Progress
+from tests.conftest import ROOT, run_prereg
+
+
+def _json(p) -> dict:
+    assert p.stdout.count("\n{") == 0, "one JSON object, nothing else on stdout"
+    doc = json.loads(p.stdout)
+    assert doc["exitCode"] == p.returncode
+    return doc
+
+
+def test_check_json():
+    p = run_prereg("check", "--json")
+    doc = _json(p)
+    assert p.returncode == 0 and doc["command"] == "check" and doc["ok"] is True
+    assert doc["files"] > 0 and doc["differences"] == [] and doc["sealProblems"] == []
+    assert "d17-multifact" in doc["studies"]
+
+
+def test_dry_run_json_gives_the_cells_budget_and_window():
+    text = run_prereg("d17-multifact", "dry-run", "d17mf-public-demo")
+    p = run_prereg(
+        "d17-multifact", "dry-run", "d17mf-public-demo", "--now", "2026-10-20T00:00:00Z", "--json"
+    )
+    doc = _json(p)
+    assert (doc["study"], doc["command"], doc["seed"]) == (
+        "d17-multifact",
+        "dry-run",
+        "d17mf-public-demo",
+    )
+    assert doc["rows"]["all"] == sum(c["rows"] for c in doc["cells"])
+    assert doc["rows"]["all"] == sum(doc["rows"]["bySplit"].values())
+    # the same figures the text prints
+    assert f"all {doc['rows']['all']:,} rows" in text.stdout
+    assert f"= {doc['budget']['attempts']:,}" in text.stdout
+    assert doc["calibration"]["sessionMayStart"] is True
+    assert set(doc["budget"]["headroom"]) == {"calls", "tokens", "usd", "sharedUsd"}
+
+
+def test_validate_json_reports_problems_and_errors(tmp_path):
+    bad = tmp_path / "manifest.json"
+    bad.write_text("{}", encoding="utf-8")
+    p = run_prereg("s3-verifier-freeze", "validate", str(bad), "--json")
+    doc = _json(p)
+    assert p.returncode == exits.FAILED and doc["holds"] is False and doc["problems"]
+    missing = run_prereg("s3-verifier-freeze", "validate", str(tmp_path / "none.json"), "--json")
+    doc = _json(missing)
+    assert missing.returncode == exits.USAGE and "cannot read" in doc["error"]
+    assert "error:" in missing.stderr  # the message still reaches stderr
+
+
+def test_jev_diagnostic_json_is_the_document_once():
+    p = run_prereg("jev-multicorrect", "diagnostic", "--seeds", "42", "--json")
+    doc = _json(p)
+    assert doc["passed"] is True and [s["seed"] for s in doc["seeds"]] == [42]
+    assert doc["schemaVersion"] == "prereg-jev-multicorrect-diagnostic/v2"
+
+
+def test_a_command_without_a_summary_still_answers_in_json(tmp_path):
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "examples" / "answer-position" / "spec", project / "spec")
+    assert run_prereg("--project", project, "compile").returncode == 0
+    out = tmp_path / "items.jsonl"
+    p = run_prereg("--project", project, "answer-position", "items", "--out", out, "--json")
+    assert _json(p) == {"study": "answer-position", "command": "items", "exitCode": 0}
+    assert out.exists()
+
+
+def _on_a_terminal(*argv: str) -> tuple[int, str, bytes]:
+    """Run prereg with stderr on a pseudo-terminal; (exit status, stdout, terminal bytes)."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "prereg.cli", *argv],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        env=dict(os.environ),
+    )
+    os.close(slave)
+    seen = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the child closed the terminal
+                chunk = b""
+            if not chunk and proc.poll() is not None:
+                break
+            seen += chunk
+        elif proc.poll() is not None:
+            break
+    out = proc.stdout.read().decode()
+    os.close(master)
+    return proc.wait(), out, seen
+
+
+def test_audit_sweep_draws_a_bar_on_a_terminal_and_nothing_when_quiet():
+    argv = ("d17-multifact", "audit-sweep", "d17mf-pty-", "1", "--workers", "1")
+    code, out, term = _on_a_terminal(*argv)
+    assert code == 0, term
+    assert "d17mf-pty-0: equalizedMax" in out
+    assert b"\r\x1b[Kaudit-sweep d17mf-pty- [" in term and b"1/1 seeds" in term
+    assert term.endswith(b"\r\n")  # the bar's line is ended
+    code, out, term = _on_a_terminal(*argv, "--quiet")
+    assert code == 0 and "passing: 1 of 1" in out and term == b""
+
+
+class _Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_waits_a_second_then_prints_a_line_per_tenth():
+    clock, stream = _Clock(), io.StringIO()
+    p = Progress("work", 20, unit="blocks", stream=stream, clock=clock)
+    for _ in range(5):  # quick work: nothing
+        p.step()
+    assert stream.getvalue() == ""
+    clock.now = 2.0
+    for _ in range(15):
+        p.step()
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "work: 6/20 blocks (2.0 s)" and lines[-1] == "work: 20/20 blocks (2.0 s)"
+    assert len(lines) == 8  # tenths 3..10, one line each
+    p.close()
+    assert "\r" not in stream.getvalue()
+
+
+def test_progress_bar_on_a_terminal_and_none_when_disabled():
+    clock, term = _Clock(), _Terminal()
+    p = Progress("work", 4, stream=term, clock=clock)
+    clock.now = 1.5
+    for _ in range(4):
+        p.step()
+    p.close()
+    shown = term.getvalue()
+    assert shown.startswith("\r\x1b[Kwork [") and "[" + "#" * 30 + "] 4/4" in shown
+    assert shown.endswith("\n")
+    quiet = _Terminal()
+    q = Console(quiet=True, stderr=quiet).progress("work", 4)
+    q.clock, q.started = clock, 0.0
+    for _ in range(4):
+        q.step()
+    q.close()
+    assert quiet.getvalue() == ""
+
+
+def test_the_readme_exit_code_table_is_the_one_the_code_uses():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Exit codes") :]
+    section = section[: section.index("\n## ", 3)]
+    codes = [int(c) for c in re.findall(r"^\| `(\d+)` \|", section, flags=re.M)]
+    named = [exits.OK, exits.FAILED, exits.USAGE, exits.INFEASIBLE, exits.INTERRUPTED]
+    assert codes == [*named, exits.BROKEN_PIPE]
+    assert run_prereg("compil").returncode == exits.USAGE
+
+
+def test_audit_sweep_prints_each_seed_before_the_next_is_audited(monkeypatch):
+    """The sweep's lines stream: seed k's line is out before seed k+1's audit starts."""
+    import argparse
+
+    from prereg.compiler.project import Project
+    from prereg.engines.reachability import commands
+    from prereg.study import study_context
+
+    _, ctx = study_context(Project(ROOT), "d17-multifact")
+    out = io.StringIO()
+    audited = []
+
+    def one(config_json, seed, positive_control):
+        audited.append((seed, out.getvalue().count("equalizedMax")))
+        return {"seed": seed, "equalizedMax": 0.5, "passes": True, "groups": {}}
+
+    monkeypatch.setattr(commands, "_sweep_one", one)
+    con = Console(stdout=out, quiet=True)
+    args = argparse.Namespace(prefix="d17mf-stream-", count=3, workers=1, console=con)
+    assert commands.audit_sweep(ctx, args) == 0
+    # when seed k was audited, the lines of seeds 0 .. k-1 had been printed
+    assert audited == [("d17mf-stream-0", 0), ("d17mf-stream-1", 1), ("d17mf-stream-2", 2)]
+    assert "passing: 3 of 3 seed(s)" in out.getvalue()

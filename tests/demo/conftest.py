@@ -1,0 +1,35 @@
+"""The demo run the tests of tests/demo/ share: ``runs`` runs ``prereg demo`` twice, once per
+test session package (it takes most of the demo tests' time)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+
+from prereg.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_demo(out: Path, *extra: str) -> tuple[int, str, str]:
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(["--project", str(ROOT), "demo", "--out", str(out), *extra])
+    return code, stdout.getvalue(), stderr.getvalue()
+
+
+@pytest.fixture(scope="package")
+def runs(tmp_path_factory) -> tuple[Path, Path, str]:
+    """Two demo runs (the second over an existing folder with --force) and the first's output."""
+    base = tmp_path_factory.mktemp("demo")
+    a, b = base / "a", base / "b"
+    code, stdout, stderr = run_demo(a)
+    assert code == 0, stderr
+    b.mkdir()
+    (b / "left-over.txt").write_text("from an earlier run")
+    code_b, _, stderr_b = run_demo(b, "--force")
+    assert code_b == 0, stderr_b
+    return a, b, stdout
