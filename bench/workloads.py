@@ -46,6 +46,7 @@ class Result:
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
     rss_kib: int = 0
+    before: Result | None = None
 
 
 def run_once(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple[float, float, int]:
@@ -66,11 +67,11 @@ def run_once(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple[float,
 
 #: The environment of the timed processes: the caller's, less PYTHONDONTWRITEBYTECODE (an
 #: installed package has its bytecode cached; a source checkout writes it on the first, untimed,
-#: run), plus BENCH_PYTHONPATH's code first on the path when given (timing another version of
-#: the runtime, e.g. an exported older commit, under the same conditions).
+#: run). With BENCH_BEFORE=DIR (a runtime folder, e.g. an older commit's ``runtime`` exported
+#: with git archive), every workload also runs with DIR first on the path, alternating run by
+#: run with this checkout's code, so both meet the same machine load; its rows say "before".
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-if os.environ.get("BENCH_PYTHONPATH"):
-    ENV["PYTHONPATH"] = os.environ["BENCH_PYTHONPATH"]
+BEFORE = os.environ.get("BENCH_BEFORE")
 
 
 def timed(
@@ -81,21 +82,30 @@ def timed(
     warm: bool = True,
 ) -> Result:
     """Run ``make_cmd(fresh folder)`` ``runs`` times, each writing into a fresh folder, after
-    one untimed run when ``warm`` (bytecode and page cache as a user's second run finds them)."""
-    res = Result(name)
-    env = {**ENV, **(env or {})}
+    one untimed run when ``warm`` (bytecode and page cache as a user's second run finds them).
+    With BENCH_BEFORE, the former code's runs alternate with these; its result is ``.before``."""
+    variants = {"after": {**ENV, **(env or {})}}
+    if BEFORE:
+        variants["before"] = {**variants["after"], "PYTHONPATH": BEFORE}
+    results = {k: Result(name if k == "after" else f"{name} [before]") for k in variants}
     for k in range(runs + warm):
-        with tempfile.TemporaryDirectory(prefix="prereg-bench-") as tmp:
-            wall, cpu, rss = run_once(make_cmd(Path(tmp)), ROOT, env)
-        if warm and k == 0:
-            continue
-        res.walls.append(wall)
-        res.cpus.append(cpu)
-        res.rss_kib = max(res.rss_kib, rss)
-    return res
+        for key, venv in variants.items():
+            with tempfile.TemporaryDirectory(prefix="prereg-bench-") as tmp:
+                wall, cpu, rss = run_once(make_cmd(Path(tmp)), ROOT, venv)
+            if warm and k == 0:
+                continue
+            res = results[key]
+            res.walls.append(wall)
+            res.cpus.append(cpu)
+            res.rss_kib = max(res.rss_kib, rss)
+    out = results["after"]
+    out.before = results.get("before")
+    return out
 
 
 def report(res: Result, goal: float | None, note: str = "") -> None:
+    if getattr(res, "before", None) is not None:
+        report(res.before, goal, note)
     med = statistics.median(res.walls)
     ratio = f"{med / goal:5.2f}× goal" if goal else "          "
     goal_s = f"goal ≤ {goal:g} s" if goal else "no goal"
@@ -425,8 +435,8 @@ def main() -> int:
     ap.add_argument("--freeze-mib", type=int, default=1024)
     a = ap.parse_args()
     a.sweep_runs = a.sweep_runs or a.runs
-    if os.environ.get("BENCH_PYTHONPATH"):
-        print(f"runtime from BENCH_PYTHONPATH={os.environ['BENCH_PYTHONPATH']}")
+    if BEFORE:
+        print(f"[before]: the runtime in BENCH_BEFORE={BEFORE}, alternating with this checkout's")
     print(
         f"whole processes, median of {a.runs} (min–max); cores {os.cpu_count()}, load average "
         f"{os.getloadavg()[0]:.2f}; OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}",
