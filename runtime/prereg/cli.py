@@ -224,9 +224,7 @@ def _cmd_check(project, args) -> int:
         if (project.root / "generated/prereg.schema.json").read_bytes() != want:
             problems.append("stale or edited: generated/prereg.schema.json (run make generate)\n")
     studies = build.load_all(project)
-    files = {
-        rel: text.encode("utf-8") for s in studies for rel, text in build.render_study(s).items()
-    }
+    files = {rel: text.encode("utf-8") for rel, text in build.render_studies(studies).items()}
     problems.extend(build.diff_generated(project, files))
     sealed = seal.check_seals(project, studies)
     if problems:
