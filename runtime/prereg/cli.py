@@ -271,9 +271,7 @@ def _cmd_check(project, args) -> int:
     if args.language:
         problems.extend(langdoc.docs_problems(project))
     studies = build.load_all(project)
-    files = {
-        rel: text.encode("utf-8") for s in studies for rel, text in build.render_study(s).items()
-    }
+    files = {rel: text.encode("utf-8") for rel, text in build.render_studies(studies).items()}
     problems.extend(build.diff_generated(project, files))
     sealed = seal.check_seals(project, studies)
     con = Console(json_mode=args.json_summary)

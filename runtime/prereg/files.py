@@ -28,11 +28,13 @@ _KINDS = (
 )
 
 
-def read_regular(path: str | os.PathLike) -> bytes:
-    """The bytes of a regular file; anything else (a folder, a FIFO, a device) raises OSError.
+def open_regular(path: str | os.PathLike) -> int:
+    """A file descriptor open for reading on a regular file; anything else (a folder, a FIFO,
+    a device) raises OSError.
 
     The file is opened without blocking, so a FIFO with no writer is refused at once instead
-    of hanging; callers' ``except OSError as e`` handlers report ``e.strerror``.
+    of hanging; callers' ``except OSError as e`` handlers report ``e.strerror``. The caller
+    closes the descriptor.
     """
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
@@ -42,6 +44,17 @@ def read_regular(path: str | os.PathLike) -> bytes:
         if not stat.S_ISREG(mode):
             kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
             raise OSError(errno.EINVAL, f"{kind}, not a regular file", str(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: str | os.PathLike) -> bytes:
+    """The bytes of a regular file; anything else (a folder, a FIFO, a device) raises OSError
+    (see :func:`open_regular`)."""
+    fd = open_regular(path)
+    try:
         chunks = []
         while True:
             chunk = os.read(fd, 1 << 20)

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-
-import jsonschema
 
 from prereg.errors import UserError
 from prereg.files import read_regular
@@ -95,6 +94,8 @@ def json_path(path) -> str:
 @lru_cache(maxsize=32)
 def _validator(schema_path: str):
     schema = json.loads(Path(schema_path).read_text(encoding="utf-8"))
+    import jsonschema  # only for a record the typed fast path does not accept
+
     cls = jsonschema.validators.validator_for(schema)
     return cls(schema)
 
@@ -109,7 +110,7 @@ def _shown(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def describe(err: jsonschema.ValidationError) -> str:
+def describe(err) -> str:  # a jsonschema.ValidationError
     v = err.validator
     if v == "additionalProperties":
         extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
@@ -131,30 +132,161 @@ def describe(err: jsonschema.ValidationError) -> str:
 
 
 def schema_problems(obj: Any, schema_path: Path) -> list[str]:
+    accept = _accepts(str(schema_path))
+    if accept is not None and accept(obj):
+        return []
     errs = sorted(
         _validator(str(schema_path)).iter_errors(obj), key=lambda e: list(map(str, e.absolute_path))
     )
     return [f"at {json_path(e.absolute_path)}: {describe(e)}" for e in errs]
 
 
+# -- a typed fast path: a record schema compiled into one predicate --------------------------
+#
+# A record contract is a flat object schema; jsonschema spends tens of microseconds walking it
+# per record. ``_accepts`` compiles the shapes the compiler generates (object properties,
+# required, additionalProperties false; per value type, enum of strings, numeric bounds,
+# string length and pattern, arrays of such values with item counts) into a predicate that is
+# True only when the schema holds (it is stricter where that is simpler: an integer must be a
+# Python int, never 1.0). A record it does not accept is validated by jsonschema as before,
+# which reports the problems (or finds none); a schema with any other keyword has no
+# predicate.
+
+_IGNORED = frozenset({"$comment", "$schema", "$id", "title", "description", "examples"})
+_TYPES = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+def _annotation(key: str) -> bool:
+    return key in _IGNORED or key.startswith("x-")
+
+
+def _value_check(schema: Any):
+    """A predicate for one value's schema, or None when it uses what the fast path lacks."""
+    if not isinstance(schema, dict):
+        return None
+    t = schema.get("type")
+    names = [t] if isinstance(t, str) else t
+    if not isinstance(names, list) or not names or any(n not in _TYPES for n in names):
+        return None
+    if "object" in names:
+        return None
+    exact = frozenset(c for n in names for c in _TYPES[n])
+    checks = []
+    for key, v in schema.items():
+        if key == "type" or _annotation(key):
+            continue
+        if key == "enum" and isinstance(v, list) and all(type(e) is str for e in v):
+            allowed = frozenset(v)
+            checks.append(lambda x, a=allowed: type(x) is not str or x in a)
+        elif key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum") and (
+            type(v) in (int, float)
+        ):
+            op = {
+                "minimum": lambda x, b: x >= b,
+                "maximum": lambda x, b: x <= b,
+                "exclusiveMinimum": lambda x, b: x > b,
+                "exclusiveMaximum": lambda x, b: x < b,
+            }[key]
+            checks.append(lambda x, b=v, op=op: type(x) not in (int, float) or op(x, b))
+        elif key in ("minLength", "maxLength") and type(v) is int:
+            lo = key == "minLength"
+            checks.append(
+                lambda x, n=v, lo=lo: type(x) is not str or (len(x) >= n if lo else len(x) <= n)
+            )
+        elif key == "pattern" and isinstance(v, str):
+            try:
+                rx = re.compile(v)
+            except re.error:
+                return None
+            checks.append(lambda x, rx=rx: type(x) is not str or rx.search(x) is not None)
+        elif key in ("minItems", "maxItems") and type(v) is int:
+            lo = key == "minItems"
+            checks.append(
+                lambda x, n=v, lo=lo: type(x) is not list or (len(x) >= n if lo else len(x) <= n)
+            )
+        elif key == "items":
+            item = _value_check(v)
+            if item is None:
+                return None
+            checks.append(lambda x, f=item: type(x) is not list or all(map(f, x)))
+        else:
+            return None
+
+    def check(x: Any) -> bool:
+        return type(x) in exact and all(c(x) for c in checks)
+
+    return check
+
+
+@lru_cache(maxsize=32)
+def _accepts(schema_path: str):
+    schema = json.loads(Path(schema_path).read_text(encoding="utf-8"))
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return None
+    props = schema.get("properties", {})
+    required = schema.get("required", [])
+    closed = schema.get("additionalProperties", True)
+    known = {"type", "properties", "required", "additionalProperties"}
+    if any(k not in known and not _annotation(k) for k in schema):
+        return None
+    if not isinstance(props, dict) or not isinstance(required, list) or closed not in (True, False):
+        return None
+    fields = {}
+    for name, sub in props.items():
+        f = _value_check(sub)
+        if f is None:
+            return None
+        fields[name] = f
+    need = frozenset(required)
+    allowed = frozenset(props)
+
+    def accept(obj: Any) -> bool:
+        if type(obj) is not dict or not need.issubset(obj.keys()):
+            return False
+        if not closed and not allowed.issuperset(obj.keys()):
+            return False
+        return all(f(obj[k]) for k, f in fields.items() if k in obj)
+
+    return accept
+
+
 def iter_jsonl_lines(path: Path):
-    """(line number, text) for each line of a JSONL file; refuses BOM, CR and blank lines."""
+    """(line number, text) for each line of a JSONL file, streamed; refuses BOM, CR and
+    blank lines (those are the caller's), a file that is not UTF-8 and an empty file."""
+    from prereg.jsonl import LineBlocks
+
+    source = LineBlocks(path)
+    offset = 0
+    no = 1
     try:
-        raw = read_regular(path)
+        for _first, block, _n in source:
+            if offset == 0 and block.startswith(b"\xef\xbb\xbf"):
+                raise UserError(
+                    f"{path}:1: starts with a byte-order mark; save it as UTF-8 without BOM"
+                )
+            try:
+                text = block.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise UserError(f"{path}: not UTF-8 (byte {offset + exc.start})") from None
+            offset += len(block)
+            lines = text.split("\n")
+            if lines[-1] == "":
+                lines.pop()
+            for line in lines:
+                yield no, line
+                no += 1
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror}") from None
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raise UserError(f"{path}:1: starts with a byte-order mark; save it as UTF-8 without BOM")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 (byte {exc.start})") from None
-    if not text:
+    if source.size == 0:
         raise UserError(f"{path}: the file is empty")
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return list(enumerate(lines, start=1))
 
 
 def read_records(path, schema_path: Path, fmt: str, *, max_problems: int = 50) -> list[dict]:

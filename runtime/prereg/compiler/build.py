@@ -285,6 +285,23 @@ def _rule_imports(spec: dict) -> list[str]:
 
 def render_study(study: Study) -> dict[str, str]:
     """Every generated file of one study, as text, keyed by path relative to the project."""
+    return render_studies([study])
+
+
+def render_studies(studies: list[Study]) -> dict[str, str]:
+    """Every generated file of the studies, as text, keyed by path relative to the project;
+    the Python of all of them formatted by one ruff process."""
+    rendered = [_render_unformatted(s) for s in studies]
+    formatted = format_python({rel: text for python, _ in rendered for rel, text in python.items()})
+    files: dict[str, str] = {}
+    for python, other in rendered:
+        files.update({rel: formatted[rel] for rel in python})
+        files.update(other)
+    return files
+
+
+def _render_unformatted(study: Study) -> tuple[dict[str, str], dict[str, str]]:
+    """(the study's Python files before formatting, its other files)."""
     spec = study.data
     pkg = package_name(study.id)
     context = {
@@ -307,7 +324,7 @@ def render_study(study: Study) -> dict[str, str]:
         f"generated/{pkg}/records.py": render("records.py.j2", **context),
         f"generated/{pkg}/rules.py": render("rules.py.j2", **context),
     }
-    files = format_python(python)
+    files: dict[str, str] = {}
     for contract in spec.get("record_contracts") or []:
         schema = contracts.contract_schema(study.id, spec["version"], contract)
         schema = {
@@ -318,7 +335,7 @@ def render_study(study: Study) -> dict[str, str]:
             json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
         )
     files[f"generated/{pkg}/PREREG.md"] = render("PREREG.md.j2", **context)
-    return files
+    return python, files
 
 
 def load_all(project: Project, only: list[str] | None = None) -> list[Study]:
@@ -354,11 +371,9 @@ def load_all(project: Project, only: list[str] | None = None) -> list[Study]:
 
 
 def compile_project(project: Project, only: list[str] | None = None) -> dict[str, bytes]:
-    files: dict[str, bytes] = {}
-    for study in load_all(project, only):
-        for rel, text in render_study(study).items():
-            files[rel] = text.encode("utf-8")
-    return files
+    return {
+        rel: text.encode("utf-8") for rel, text in render_studies(load_all(project, only)).items()
+    }
 
 
 def _generated_study_files(project: Project) -> dict[str, bytes]:

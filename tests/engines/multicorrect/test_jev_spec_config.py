@@ -20,7 +20,7 @@ from prereg.engines.multicorrect import (
     engine_config,
     fit_threshold,
 )
-from prereg.engines.multicorrect.reader import read_score_inputs
+from prereg.engines.multicorrect.reader import read_packed_inputs
 from prereg.errors import UserError
 
 SPEC = yaml.safe_load((ROOT / "spec" / "studies" / "jev-multicorrect.yaml").read_text("utf-8"))
@@ -136,16 +136,16 @@ def test_a_field_renamed_in_the_contract_is_what_the_reader_expects(tmp_path):
         json.dumps({"request_id": "r1", "refused": False, "probabilities": [0.6, 0.4]}) + "\n"
     )
     lists.write_text(json.dumps({**row, "prompt": "q?"}) + "\n")
-    got = read_score_inputs(cfg, str(lists), str(labels), str(preds), None)
-    assert got.fit_pairs[0][0].public.question == "q?"
+    got = read_packed_inputs(cfg, str(lists), str(labels), str(preds), None)
+    assert got.fit.request_ids == ("r1",) and got.fit.probs.tolist() == [0.6, 0.4]
     # the name the spec no longer states is refused, by the study's own reader
     lists.write_text(json.dumps({**row, "question": "q?"}) + "\n")
     with pytest.raises(UserError) as e:
-        read_score_inputs(cfg, str(lists), str(labels), str(preds), None)
+        read_packed_inputs(cfg, str(lists), str(labels), str(preds), None)
     assert "prompt" in str(e.value.problems) and "question" in str(e.value.problems)
     # and the study as registered reads it
-    got = read_score_inputs(engine_config(CONFIG), str(lists), str(labels), str(preds), None)
-    assert got.fit_pairs[0][0].public.question == "q?"
+    got = read_packed_inputs(engine_config(CONFIG), str(lists), str(labels), str(preds), None)
+    assert got.fit.request_ids == ("r1",)
 
 
 def test_the_candidate_count_is_the_contracts_item_bounds():
@@ -159,7 +159,7 @@ def test_without_a_binary_contract_the_study_reads_no_binary_outputs(tmp_path):
     cfg = engine_config(c)
     assert "binary" not in cfg.fields and cfg.fields["lists"] == CFG.fields["lists"]
     with pytest.raises(UserError, match="no record contract with role 'binary'"):
-        read_score_inputs(cfg, "l.jsonl", "b.jsonl", "p.jsonl", str(tmp_path / "binary.jsonl"))
+        read_packed_inputs(cfg, "l.jsonl", "b.jsonl", "p.jsonl", str(tmp_path / "binary.jsonl"))
 
 
 def test_the_api_is_bound_to_the_study():

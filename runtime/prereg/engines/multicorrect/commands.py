@@ -11,28 +11,20 @@ from pathlib import Path
 from typing import Any
 
 from prereg.console import console_of
-from prereg.digest import file_sha256
 from prereg.engines import StudyContext
 from prereg.engines.multicorrect.config import engine_config
-from prereg.engines.multicorrect.contracts import diagnostic as run_diagnostic
-from prereg.engines.multicorrect.ece import binary_ece
-from prereg.engines.multicorrect.reader import read_score_inputs
+from prereg.engines.multicorrect.ece import ece_of_arrays
+from prereg.engines.multicorrect.reader import read_packed_inputs
 from prereg.engines.multicorrect.scoring import (
     Packed,
     check_rounding,
     evaluate_test,
     fit_threshold,
-    pack,
     threshold_curve,
 )
 from prereg.errors import UserError
 from prereg.files import canonical_bytes_nl, refuse_existing, write_new
 from prereg.outputs import camel_keys
-
-
-def _input(path: str) -> dict[str, Any]:
-    hex_, size = file_sha256(path)
-    return {"sha256": hex_, "bytes": size}
 
 
 def _check_out(path: str) -> None:
@@ -49,26 +41,19 @@ def build_report(ctx: StudyContext, args) -> dict[str, Any]:
     cfg = engine_config(ctx.config)
     d = check_rounding(getattr(args, "rounding_decimals", None))
     binary_path = getattr(args, "binary_outputs", None)
-    inputs = read_score_inputs(cfg, args.lists, args.labels, args.predictions, binary_path)
-    for split, pairs in (
-        (cfg.fit_split, inputs.fit_pairs),
-        (cfg.evaluate_split, inputs.evaluate_pairs),
-    ):
-        if not pairs:
+    inputs = read_packed_inputs(cfg, args.lists, args.labels, args.predictions, binary_path)
+    fit_pk, evaluate_pk = inputs.fit, inputs.evaluate
+    for split, pk in ((cfg.fit_split, fit_pk), (cfg.evaluate_split, evaluate_pk)):
+        if not pk.n:
             raise UserError(f"{args.labels}: no row has split {split!r}; both splits are needed")
-    fit_pk = pack(inputs.fit_pairs, cfg, cfg.fit_split)
-    evaluate_pk = pack(inputs.evaluate_pairs, cfg, cfg.evaluate_split)
     fit = fit_threshold(fit_pk, cfg, rounding_decimals=d)
     test = evaluate_test(fit, evaluate_pk, cfg, rounding_decimals=d)
     retro = threshold_curve(Packed.concat([fit_pk, evaluate_pk]), cfg, rounding_decimals=d)
-    files = {"lists": args.lists, "labels": args.labels, "predictions": args.predictions}
-    if binary_path is not None:
-        files["binary_outputs"] = binary_path
     report: dict[str, Any] = {
         "schemaVersion": cfg.report_schema,
         "study_id": ctx.study_id,
         "spec_digest": ctx.spec_digest,
-        "inputs": {k: _input(p) for k, p in files.items()},
+        "inputs": inputs.digests,
         "rounding_decimals": d,
         "threshold": fit.threshold,
         "threshold_numerator": fit.numerator,
@@ -82,12 +67,11 @@ def build_report(ctx: StudyContext, args) -> dict[str, Any]:
             "points": [p.to_json() for p in retro],
         },
     }
-    if inputs.binary is not None:
-        report["binary_outputs"] = len(inputs.binary)
-        report["ece"] = binary_ece(inputs.binary, False, config=cfg, rounding_decimals=d)
-        report["ece_excluding_first_bin"] = binary_ece(
-            inputs.binary, True, config=cfg, rounding_decimals=d
-        )
+    if inputs.binary_q is not None:
+        q, y = inputs.binary_q, inputs.binary_y
+        report["binary_outputs"] = int(q.size)
+        report["ece"] = ece_of_arrays(q, y, False, d)
+        report["ece_excluding_first_bin"] = ece_of_arrays(q, y, True, d)
     report = camel_keys(report)
     # keyed by the spec's split ids, which keep their spelling
     report["splits"] = {
@@ -129,6 +113,8 @@ def diagnostic(ctx: StudyContext, args) -> int:
     out = getattr(args, "out", None)
     if out is not None:
         _check_out(out)
+    from prereg.engines.multicorrect.contracts import diagnostic as run_diagnostic
+
     cfg = engine_config(ctx.config)
     given = getattr(args, "seeds", None)
     seeds = list(cfg.diagnostic_seeds if given is None else given)

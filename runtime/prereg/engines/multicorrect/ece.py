@@ -44,4 +44,11 @@ def binary_ece(
     if not isinstance(exclude_first_bin, bool):
         raise TypeError("exclude_first_bin must be a boolean")
     q, y = binary_arrays(outputs)
-    return _round(ece_ten_bin(q, y, exclude_first_bin=exclude_first_bin), d)
+    return ece_of_arrays(q, y, exclude_first_bin, d)
+
+
+def ece_of_arrays(
+    q: np.ndarray, y: np.ndarray, exclude_first_bin: bool, rounding_decimals: int | None
+) -> float | None:
+    """:func:`binary_ece` of checked ``(q, y)`` arrays (the score command's reader's)."""
+    return _round(ece_ten_bin(q, y, exclude_first_bin=exclude_first_bin), rounding_decimals)

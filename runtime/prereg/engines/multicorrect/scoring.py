@@ -299,9 +299,17 @@ def pack(
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise UserError(f"cannot score: {problems[0]}{more}", problems=problems)
+    return packed_from(split, ids, refused, n_correct, probs, offsets, seg_correct, corr_pos)
+
+
+def packed_from(split, ids, refused, n_correct, probs, offsets, seg_correct, corr_pos) -> Packed:
+    """The :class:`Packed` of checked lists: ``ids``, ``refused`` and ``n_correct`` per list;
+    the answered lists' ``probs`` back to back at ``offsets``, ``seg_correct`` (their |G|) and
+    ``corr_pos`` (the positions in ``probs`` of their correct options)."""
+    lens = np.diff(offsets)
     correct = np.zeros(probs.size, dtype=bool)
     correct[np.array(corr_pos, dtype=np.int64)] = True
-    if lens:
+    if lens.size:
         starts = offsets[:-1]
         max_d = np.maximum.reduceat(np.where(correct, -np.inf, probs), starts)
         min_c = np.minimum.reduceat(np.where(correct, probs, np.inf), starts)

@@ -1,0 +1,201 @@
+"""Streaming JSONL: the lines of a regular file in bounded blocks, and a typed fast path.
+
+:class:`LineBlocks` reads a regular file (a FIFO, a folder or a device is refused, see
+:func:`prereg.files.open_regular`) in blocks of whole lines and hashes the bytes as they pass,
+so a reader holds one block and the records it keeps, never the whole file, and the file's
+SHA-256 needs no second read.
+
+:class:`TypedLines` decodes the lines of such a file into a typed record (a ``msgspec.Struct``
+whose fields are the contract's, unknown fields forbidden) at C speed, and hands every line it
+cannot vouch for to the caller's strict reader of one line (``strict(line number, bytes)``,
+which reports problems in the caller's words and returns the parsed object or None). The fast
+path takes a whole block at once only when every rule of the strict reader is known to hold
+for it; otherwise each line is decoded alone, and a line that fails any test goes to the
+strict reader:
+
+- valid UTF-8 and no byte-order mark at the start of the file;
+- exactly one JSON object per line, no blank line: a block is decoded as one JSON array whose
+  elements are its lines (each LF becomes ``,`` LF), which is malformed unless every line
+  holds one value, and must give as many records as there are lines;
+- no duplicate key: the typed decode proves every field present, so a line whose count of
+  colons (or, failing that, of key-ending ``"`` … ``:`` sequences) equals the number of fields
+  has no key twice (a colon inside a string only raises the count, sending the line to the
+  strict reader);
+- NaN, Infinity and numbers that overflow a double are refused by the decoder itself, and so
+  are malformed JSON, nesting where the type has none, and wrong types (``bool`` is never an
+  integer or a number).
+
+A typed record that passes the decoder but breaks a rule of the caller's (a value out of
+range, a repeated id) is re-read with :meth:`TypedLines.strict_at`, so every message is the
+strict reader's own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from prereg.files import open_regular
+
+BLOCK = 1 << 18  # 256 KiB: the records of a bigger block cost tens of MiB while alive
+BOM = b"\xef\xbb\xbf"
+_SPACED_KEY = re.compile(rb'"[ \t\r]+:')
+
+
+class LineBlocks:
+    """``(first line number, block, LF count)`` for a regular file, each block whole
+    LF-terminated lines (the file's last line may lack its LF). ``sha256`` and ``size``
+    describe the bytes read so far; after a complete iteration, the whole file."""
+
+    def __init__(self, path: str | os.PathLike, block: int | None = None) -> None:
+        self.path = path
+        self.block = block or BLOCK
+        self.size = 0
+        self._hash = hashlib.sha256()
+
+    @property
+    def sha256(self) -> str:
+        return self._hash.hexdigest()
+
+    def __iter__(self) -> Iterator[tuple[int, bytes, int]]:
+        fd = open_regular(self.path)
+        try:
+            no = 1
+            rest: list[bytes] = []
+            while chunk := os.read(fd, self.block):
+                self._hash.update(chunk)
+                self.size += len(chunk)
+                cut = chunk.rfind(b"\n") + 1
+                if cut == 0:  # a line longer than a block: keep it whole
+                    rest.append(chunk)
+                    continue
+                if rest:
+                    rest.append(chunk[:cut])
+                    block = b"".join(rest)
+                    rest = []
+                else:
+                    block = chunk if cut == len(chunk) else chunk[:cut]
+                if cut < len(chunk):
+                    rest.append(chunk[cut:])
+                n = block.count(b"\n")
+                yield no, block, n
+                no += n
+            if rest:
+                yield no, b"".join(rest), 0
+        finally:
+            os.close(fd)
+
+
+def _utf8(data: bytes) -> bool:
+    if data.isascii():
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _keys(data: bytes) -> int:
+    """How many ``"`` [whitespace] ``:`` sequences ``data`` holds: at least its key count."""
+    n = data.count(b'":')
+    if b'" ' in data or b'"\t' in data or b'"\r' in data:
+        n += len(_SPACED_KEY.findall(data))
+    return n
+
+
+class TypedLines:
+    """``(line number, record)`` for each line of a JSONL file that yields a record: an
+    instance of ``struct`` (decoded on the fast path) or whatever ``strict`` returned (lines
+    for which it returns None are left out); :meth:`blocks` gives them a block at a time. See
+    the module docstring for the rules."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        struct: type,
+        strict: Callable[[int, bytes], Any],
+        block: int | None = None,
+    ) -> None:
+        import msgspec
+
+        self.source = LineBlocks(path, block)
+        self.strict = strict
+        self._decoder = msgspec.json.Decoder(struct)
+        self._array = msgspec.json.Decoder(list[struct])
+        self._errors = (msgspec.DecodeError, msgspec.ValidationError)
+        self._fields = len(struct.__struct_fields__)
+        self._first = 1
+        self._block = b""
+        self._lines: list[bytes] | None = None
+
+    @property
+    def size(self) -> int:
+        return self.source.size
+
+    @property
+    def sha256(self) -> str:
+        return self.source.sha256
+
+    def _whole_block(self, first: int, block: bytes, n: int) -> list | None:
+        if not n or not block.endswith(b"\n") or (first == 1 and block.startswith(BOM)):
+            return None
+        colons = block.count(b":")
+        if colons != self._fields * n and _keys(block) != self._fields * n:
+            return None
+        if not _utf8(block):
+            return None
+        # One JSON array whose elements are the lines: a blank line, a second value on a line
+        # or a value running on over a line break (a raw LF is never inside a JSON string) is
+        # malformed, so n elements are exactly the n lines.
+        try:
+            records = self._array.decode(b"[" + block[:-1].replace(b"\n", b",\n") + b"]")
+        except self._errors:
+            return None
+        return records if len(records) == n else None
+
+    def _line(self, no: int, raw: bytes) -> Any:
+        if (
+            (raw.count(b":") == self._fields or _keys(raw) == self._fields)
+            and _utf8(raw)
+            and not (no == 1 and raw.startswith(BOM))
+        ):
+            try:
+                return self._decoder.decode(raw)
+            except self._errors:
+                pass
+        return self.strict(no, raw)
+
+    def _split(self) -> list[bytes]:
+        if self._lines is None:
+            lines = self._block.split(b"\n")
+            if self._block.endswith(b"\n"):
+                lines.pop()
+            self._lines = lines
+        return self._lines
+
+    def strict_at(self, no: int) -> Any:
+        """Line ``no`` of the block being read, through the strict reader."""
+        return self.strict(no, self._split()[no - self._first])
+
+    def blocks(self) -> Iterator[tuple[int, list, bool]]:
+        """``(first line number, records, typed)`` per block: ``records[k]`` is line
+        ``first + k``'s record (a ``struct`` instance, what ``strict`` returned, or None);
+        ``typed`` says every one of them is a ``struct`` instance decoded in one go."""
+        for first, block, n in self.source:
+            self._first, self._block, self._lines = first, block, None
+            records = self._whole_block(first, block, n)
+            if records is not None:
+                yield first, records, True
+                continue
+            lines = self._split()
+            yield first, [self._line(no, raw) for no, raw in enumerate(lines, start=first)], False
+
+    def __iter__(self) -> Iterator[tuple[int, Any]]:
+        for first, records, _ in self.blocks():
+            for no, record in enumerate(records, start=first):
+                if record is not None:
+                    yield no, record

@@ -1,0 +1,281 @@
+"""The streaming score reader against the per-line reader it replaced (``reference_reader``,
+kept here as the oracle): on hostile inputs both refuse with the same messages, and on inputs
+both accept they give the same packed lists, binary outputs and file digests.
+
+The streaming reader decodes whole blocks at C speed only when every strict rule provably
+holds; these tests shrink the block to a few bytes and to a few lines as well, so that lines
+cross block boundaries and every fallback path runs.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import reference_reader
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jev_helpers import CONFIG, FIXTURES
+
+import prereg.jsonl
+from prereg.digest import file_sha256
+from prereg.engines.multicorrect import engine_config, pack
+from prereg.engines.multicorrect.reader import read_packed_inputs
+from prereg.errors import UserError
+
+CFG = engine_config(CONFIG)
+SMALL = FIXTURES / "small"
+NAMES = ("lists", "labels", "predictions", "binary")
+
+# Lines a user might hand in, good and bad; each file draws from the pool of its own kind and
+# from the others' (a line of the wrong kind is a line with unknown and missing fields).
+HOSTILE = {
+    "lists": [
+        '{"request_id": "v1", "question": "q", "candidates": ["a", "b"], "request_id": "v9"}',
+        '{"request_id" : "v9", "question": "q", "candidates": ["a", "b"]}',
+        '{"request_id": "v9", "question": "time: 10:30", "candidates": ["a\\": 1", "b"]}',
+        '{"request_id": "v9", "question": "q", "candidates": ["a", "b"], "question" : "q"}',
+        '{"request_id": "v9", "question": "caf\\u00e9 \\ud800", "candidates": ["a", "b"]}',
+        '{"request_id": "v9", "question": "q", "candidates": ["a", 1]}',
+        '{"request_id": "", "question": "q", "candidates": ["a", "b"]}',
+        '{"request_id": 7, "question": "q", "candidates": ["a", "b"]}',
+        '{"request_id": "v9", "question": "q", "candidates": ["a"]}',
+        '{"request_id": "v9", "question": null, "candidates": ["a", "b"]}',
+        '{"request_id": "v9", "question": "q"}',
+        '{"request_id": "v9", "question": "q", "candidates": ["a", "b"]}',
+        '{"request_id": "t9", "question": "q", "candidates": ["x", "y", "z"]}',
+        '{"request_id": "v9", "question": "q", "candidates": ["a", "b"], "extra": 1}',
+        ' {"request_id": "v8", "question": "q", "candidates": ["a", "b"]} ',
+        '{"request_id": "v8", "question": "q", "candidates": ["a", "b"]}\r',
+        '{"request_id": "v8", "question": "q",\t"candidates": ["a", "b"]}',
+        '{"request_id": "v1", "question": "q", "candidates": ["a", "b"]}',
+        '{"request_id": "v1", "question": "q", "candidates": ["a", "b"]}{"a": 1}',
+        '{"request_id": "v9", "question": "q", "candidates": {"a": "b"}}',
+        "[1, 2]",
+        '"text"',
+        "",
+        "   ",
+        '{"request_id": "v9", ',
+    ],
+    "labels": [
+        '{"request_id": "v1", "split": "validation", "correct": [0], "split": "test"}',
+        '{"request_id": "v1", "split": "test", "correct": [0]}',
+        '{"request_id": "v2", "split": "train", "correct": [0]}',
+        '{"request_id": "v2", "split": "validation", "correct": [0, 0]}',
+        '{"request_id": "v2", "split": "validation", "correct": [true]}',
+        '{"request_id": "v2", "split": "validation", "correct": [1.0]}',
+        '{"request_id": "v2", "split": "validation", "correct": [-1]}',
+        '{"request_id": "v2", "split": "validation", "correct": [3]}',
+        '{"request_id": "v2", "split": "validation", "correct": [123456789012345678901234567890]}',
+        '{"request_id": "v2", "split": "validation", "correct": [1' + "0" * 4400 + "]}",
+        '{"request_id": "v2", "split": 5, "correct": [0]}',
+        '{"request_id": "zz", "split": "validation", "correct": [0]}',
+        '{"request_id": "zz", "split": "test", "correct": [0]}',
+        '{"request_id": "v9", "split": "validation", "correct": [1]}',
+        '{"request_id": "t9", "split": "test", "correct": [0, 2]}',
+        '{"request_id": "v8", "split": "validation", "correct": []}',
+        '{"request_id": "v2", "split": "validation", "correct": [0]}',
+        '{"request_id": "v2", "split" : "validation", "correct": [0]}',
+        '{"request_id": "v2", "split": "validation", "correct": [0], "note": "x"}',
+    ],
+    "predictions": [
+        '{"request_id": "v1", "refused": false, "probabilities": [0.6, 0.3, NaN]}',
+        '{"request_id": "v1", "refused": false, "probabilities": [0.6, 0.3, Infinity]}',
+        '{"request_id": "v1", "refused": false, "probabilities": [0.6, 0.3, 1e400]}',
+        '{"request_id": "v1", "refused": false, "probabilities": [0.6, 0.3, -1e400]}',
+        '{"request_id": "v1", "refused": false, "probabilities": [1' + "0" * 400 + ", 0, 0]}",
+        '{"request_id": "v1", "refused": false, "probabilities": [0.6, 0.4, 0]}',
+        '{"request_id": "v1", "refused": false, "probabilities": [1, 0, 0]}',
+        '{"request_id": "v1", "refused": false, "probabilities": [1.5, -0.5, 0]}',
+        '{"request_id": "v1", "refused": false, "probabilities": [0.5, 0.3, 0.1]}',
+        '{"request_id": "v1", "refused": false, "probabilities": [0.6, 0.4]}',
+        '{"request_id": "v1", "refused": false, "probabilities": [0.6, 0.4, true]}',
+        '{"request_id": "v1", "refused": false, "probabilities": null}',
+        '{"request_id": "v1", "refused": true, "probabilities": [0.5, 0.5, 0]}',
+        '{"request_id": "v1", "refused": true, "probabilities": null}',
+        '{"request_id": "v1", "refused": 0, "probabilities": null}',
+        '{"request_id": "v1", "refused": false, "probabilities": [0.6, 0.3, 0.1], "refused": true}',
+        '{"request_id": "v9", "refused": false, "probabilities": [0.5, 0.5]}',
+        '{"request_id": "t9", "refused": false, "probabilities": [0.2, 0.3, 0.5]}',
+        '{"request_id": "v8", "refused": true, "probabilities": null}',
+        '{"request_id": "zz", "refused": true, "probabilities": null}',
+        '{"request_id": "v2", "refused": false, "probabilities": [0.7, 0.2, 0.1]}',
+        '{"request_id": "v2", "refused": false, "probabilities": [7e-1, 2E-1, 0.1]}',
+        '{"request_id": "v2", "refused": false, "probabilities": [0.7, 0.2, 0.1]} ',
+    ],
+    "binary": [
+        '{"request_id": "v1", "candidate_index": 0, "probability": 0.1, "label": 1}',
+        '{"request_id": "v1", "candidate_index": 0, "probability": 0.1, "label": 0}',
+        '{"request_id": "v1", "candidate_index": 7, "probability": 0.1, "label": 1}',
+        '{"request_id": "v1", "candidate_index": -1, "probability": 0.1, "label": 1}',
+        '{"request_id": "v1", "candidate_index": 1.0, "probability": 0.1, "label": 0}',
+        '{"request_id": "v1", "candidate_index": 1, "probability": 1.01, "label": 0}',
+        '{"request_id": "v1", "candidate_index": 1, "probability": 1, "label": 0}',
+        '{"request_id": "v1", "candidate_index": 1, "probability": 1' + "0" * 40 + ', "label": 0}',
+        '{"request_id": "v1", "candidate_index": 1, "probability": true, "label": 0}',
+        '{"request_id": "v1", "candidate_index": 1, "probability": 0.5, "label": true}',
+        '{"request_id": "v1", "candidate_index": 1, "probability": 0.5, "label": 2}',
+        '{"request_id": "v1", "candidate_index": 2, "probability": 0.5, "label": 0, "label": 1}',
+        '{"request_id": "nope", "candidate_index": 0, "probability": 0.1, "label": 1}',
+        '{"request_id": "v9", "candidate_index": 1, "probability": 0.25, "label": 1}',
+        '{"request_id": "t1", "candidate_index": 1, "probability": 0.95, "label": 1}',
+        '{"request_id": "t3", "candidate_index": 2, "probability": 0.5, "label": 1}',
+        '{"request_id": "v4", "candidate_index": 3, "probability": 0.0, "label": 0}',
+    ],
+}
+RAW = [b"\xff\xfe", b"\xef\xbb\xbf", b'{"request_id": "v\xc3", "x": 1}', b"\xed\xa0\x80"]
+
+
+def _base(name: str) -> list[bytes]:
+    return (SMALL / f"{name}.jsonl").read_bytes().splitlines()
+
+
+def _line(name: str):
+    own = [s.encode() for s in HOSTILE[name]] + _base(name)
+    other = [s.encode() for n in NAMES if n != name for s in HOSTILE[n][:3]]
+    raw = st.sampled_from(RAW).flatmap(
+        lambda junk: st.sampled_from(own).map(lambda line: junk + line)
+    )
+    return st.one_of(st.sampled_from(own), st.sampled_from(other), raw)
+
+
+def _file(name: str):
+    base = _base(name)
+    edits = st.lists(st.tuples(st.integers(0, len(base)), st.booleans(), _line(name)), max_size=4)
+
+    def apply(changes, ending) -> bytes:
+        lines = list(base)
+        for at, replace, text in changes:
+            if replace and at < len(lines):
+                lines[at] = text
+            else:
+                lines.insert(at, text)
+        return b"\n".join(lines) + ending
+
+    return st.builds(apply, edits, st.sampled_from([b"\n", b"", b"\n\n"]))
+
+
+def _old(d: Path, binary: bool):
+    args = [str(d / f"{n}.jsonl") for n in NAMES[:3]] + [
+        str(d / "binary.jsonl") if binary else None
+    ]
+    inputs = reference_reader.read_score_inputs(CFG, *args)
+    return (
+        pack(inputs.fit_pairs, CFG, CFG.fit_split),
+        pack(inputs.evaluate_pairs, CFG, CFG.evaluate_split),
+        inputs.binary,
+    )
+
+
+def _same_pack(a, b) -> None:
+    assert a.split == b.split and a.request_ids == b.request_ids
+    for name in (
+        "refused", "n_correct", "offsets", "probs", "correct", "seg_correct",
+        "max_distractor", "min_correct", "max_correct", "max_prob",
+    ):  # fmt: skip
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype and x.shape == y.shape, name
+        assert x.tobytes() == y.tobytes(), name
+
+
+def _compare(d: Path, binary: bool) -> str:
+    args = [str(d / f"{n}.jsonl") for n in NAMES[:3]] + [
+        str(d / "binary.jsonl") if binary else None
+    ]
+    try:
+        old = _old(d, binary)
+    except UserError as e:
+        with pytest.raises(UserError) as new:
+            read_packed_inputs(CFG, *args)
+        assert new.value.message == e.message
+        assert new.value.problems == e.problems
+        return "refused"
+    new = read_packed_inputs(CFG, *args)
+    _same_pack(old[0], new.fit)
+    _same_pack(old[1], new.evaluate)
+    if binary:
+        assert new.binary_q.tolist() == [o.probability for o in old[2]]
+        assert new.binary_y.tolist() == [o.label for o in old[2]]
+        assert new.binary_q.dtype == np.float64 and new.binary_y.dtype == np.int64
+    else:
+        assert new.binary_q is None and new.binary_y is None
+    for key, path in zip(("lists", "labels", "predictions"), args, strict=False):
+        sha, size = file_sha256(path)
+        assert new.digests[key] == {"sha256": sha, "bytes": size}
+    return "accepted"
+
+
+@pytest.fixture(params=[None, 7, 200], ids=["block-default", "block-7B", "block-200B"])
+def block(request, monkeypatch):
+    if request.param is not None:
+        monkeypatch.setattr(prereg.jsonl, "BLOCK", request.param)
+    return request.param
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    lists=_file("lists"),
+    labels=_file("labels"),
+    predictions=_file("predictions"),
+    binary=st.one_of(st.none(), _file("binary")),
+)
+def test_the_streaming_reader_agrees_with_the_per_line_reader(
+    tmp_path_factory, block, lists, labels, predictions, binary
+):
+    d = tmp_path_factory.mktemp("in")
+    for name, data in zip(NAMES, (lists, labels, predictions, binary), strict=True):
+        (d / f"{name}.jsonl").write_bytes(data if data is not None else b"")
+    _compare(d, binary is not None)
+
+
+@pytest.mark.parametrize("mode", ["append", "replace"])
+@pytest.mark.parametrize("name, index", [(n, i) for n in NAMES for i in range(len(HOSTILE[n]))])
+def test_each_hostile_line_alone(tmp_path, block, name, index, mode):
+    """Each hostile line appended to the clean fixture, or in place of the line of its request
+    id (line 2 when it names none there): the same refusal or the same packs."""
+    text = HOSTILE[name][index]
+    d = tmp_path / "in"
+    shutil.copytree(SMALL, d)
+    path = d / f"{name}.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if mode == "append":
+        lines.append(text)
+    else:
+        rid = re.search(r'"request_id": "(\w+)"', text)
+        at = next((k for k, line in enumerate(lines) if rid and f'"{rid[1]}"' in line), 1)
+        lines[at] = text
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8", newline="")
+    _compare(d, True)
+
+
+def test_the_clean_fixture_takes_the_fast_path_and_agrees(tmp_path, monkeypatch):
+    calls = []
+    strict = prereg.jsonl.TypedLines.strict_at
+    monkeypatch.setattr(
+        prereg.jsonl.TypedLines, "strict_at", lambda self, no: calls.append(no) or strict(self, no)
+    )
+    assert _compare(SMALL, True) == "accepted"
+    assert calls == []  # no clean record was read twice
+
+
+def test_a_fifo_is_refused_with_the_path(tmp_path):
+    d = tmp_path / "in"
+    shutil.copytree(SMALL, d)
+    (d / "labels.jsonl").unlink()
+    import os
+
+    os.mkfifo(d / "labels.jsonl")
+    args = [str(d / f"{n}.jsonl") for n in NAMES]
+    with pytest.raises(UserError) as e:
+        read_packed_inputs(CFG, *args)
+    assert (
+        f"{d / 'labels.jsonl'}: cannot read the file: a FIFO, not a regular file"
+        in e.value.problems
+    )
