@@ -17,7 +17,8 @@ from tests.conftest import ROOT
     [
         (["d17-mul"], ["d17-multifact"]),
         (["com"], ["compile", "completion"]),
-        (["d17-multifact", "dry"], ["dry-run"]),
+        (["d17-multifact", "dry"], ["dry-run", "dry-run-ledger"]),
+        (["d17-multifact", "ledger-"], ["ledger-freeze", "ledger-show"]),
         (["d17-multifact", "audit-sweep", "--w"], ["--workers"]),
         (["d17-multifact", "audit-sweep", "--q"], ["--quiet"]),
         (["s3-verifier-freeze", "validate", "--r"], ["--root"]),
