@@ -170,7 +170,17 @@ def dry_run(ctx: StudyContext, args: argparse.Namespace) -> int:
         f" ({'ok' if plan.headroom_shared_usd >= 0 else 'EXCEEDED'})"
     )
     _out(f"  attested portfolio floor: USD {_fmt(plan.portfolio_floor_usd)}")
-    _out(f"worst case within every limit: {'yes' if plan.within else 'no'}")
+    _out(f"per-request bound within every limit: {'yes' if plan.within else 'no'}")
+    from .handoff import registered_plan
+
+    within, plan_lines, registered = registered_plan(ctx, rows)
+    _out(
+        "registered worst-case reservation (constant hand-off-budget, the figures the plan is"
+        " decided on):"
+    )
+    for ln in plan_lines:
+        _out(ln)
+    _out(f"plan within the allowance and the shared cap: {'yes' if within else 'no (refused)'}")
     _out()
     win = calibration_window(ec.calibration)
     minutes = ec.calibration["sessionMinutes"]
@@ -208,6 +218,7 @@ def dry_run(ctx: StudyContext, args: argparse.Namespace) -> int:
                 },
                 "withinEveryLimit": bool(plan.within),
             },
+            "registeredPlan": registered,
             "calibration": {
                 "effectiveAt": iso_ms(win.effective_at),
                 "expiresAt": iso_ms(win.expires_at),
@@ -220,7 +231,7 @@ def dry_run(ctx: StudyContext, args: argparse.Namespace) -> int:
             },
         }
     )
-    return 0
+    return 0 if within else 1
 
 
 # -- prepare ------------------------------------------------------------------------------------
@@ -279,6 +290,9 @@ def prepare(ctx: StudyContext, args: argparse.Namespace) -> int:
     if outdir.exists() and not outdir.is_dir():
         raise UserError(f"{outdir}: exists and is not a folder")
     refuse_existing(*(outdir / n for n in OUTPUTS))
+    from .handoff import refuse_over_budget
+
+    refuse_over_budget(ctx, sum(c.rows for c in ec.cells))
     workers = int(getattr(args, "workers", None) or default_workers())
     p = prepare_memory(ec, seed, workers=workers)
     files, prereg = prepared_files(ctx, p)

@@ -1042,3 +1042,53 @@ HANDOFF_COMMANDS = {
     "session_end": session_end,
     "ledger_show": ledger_show,
 }
+
+
+def registered_plan(ctx: StudyContext, rows: int) -> tuple[bool, list[str], dict[str, Any]]:
+    """(within, lines, summary) of the registered worst case (``hand-off-budget``) against the
+    fresh-ledger allowance, the study budget and the shared cap less the registered study
+    floor: what ``dry-run`` decides and ``prepare`` enforces before anything is written."""
+    h = HandOff.of(ctx)
+    need = worst_case(h, rows)
+    allow = {k: _decimal(h.raw["allowance"][k], f"allowance {k}") for k in need}
+    b = h.ec.budget
+    study = {k: _decimal(b["study"][k], f"budget study {k}") for k in need}
+    cap = _decimal(b["sharedCapUsd"], "sharedCapUsd")
+    floor = _decimal(b["floorsUsd"]["study"], "floorsUsd.study")
+    shared = cap - floor - need["usd"]
+    over = [k for k in need if need[k] > allow[k] or need[k] > study[k]]
+    within = not over and shared >= 0
+    lines = [
+        f"  {k}: worst case {need[k]:,}; allowance {allow[k]:,} (budget {study[k]:,});"
+        f" headroom {allow[k] - need[k]:,} ({'ok' if k not in over else 'EXCEEDED'})"
+        for k in ("calls", "tokens", "usd")
+    ]
+    lines.append(
+        f"  shared cap USD {cap} − registered study floor {floor} − reserved {need['usd']} ="
+        f" {shared} ({'ok' if shared >= 0 else 'EXCEEDED'})"
+    )
+    summary = {
+        "worstCase": {k: _json_num(v) for k, v in need.items()},
+        "allowance": {k: _json_num(v) for k, v in allow.items()},
+        "sharedHeadroomUsd": _json_num(shared),
+        "within": within,
+        "exceeded": over + ([] if shared >= 0 else ["sharedCap"]),
+    }
+    return within, lines, summary
+
+
+def _json_num(d: Decimal):
+    return int(d) if d == d.to_integral_value() else float(d)
+
+
+def refuse_over_budget(ctx: StudyContext, rows: int) -> None:
+    """``prepare``'s check: a plan whose registered worst case exceeds a limit is refused."""
+    within, lines, summary = registered_plan(ctx, rows)
+    if not within:
+        h = HandOff.of(ctx)
+        raise UserError(
+            f"{h.code('budgetExceeded')}: the registered worst case exceeds"
+            f" {', '.join(summary['exceeded'])} (constant hand-off-budget against the budget);"
+            " nothing was prepared",
+            problems=[ln.strip() for ln in lines],
+        )
