@@ -480,3 +480,34 @@ def test_the_bundled_example_scores(tmp_path):
     assert doc["splits"]["validation"]["exactCount"] == max(
         p["exactCount"] for p in doc["fitCurve"]
     )
+
+
+@pytest.mark.parametrize("lists", ["missing", "empty"])
+def test_unusable_lists_give_one_problem_not_one_per_line(tmp_path, capsys, lists):
+    """A missing or empty lists file is one problem; the other files' records are not each
+    reported as 'not in' it."""
+    from prereg.cli import main
+
+    from tests.conftest import ROOT
+
+    ex = ROOT / "examples" / "jev"
+    path = tmp_path / "lists.jsonl"
+    if lists == "empty":
+        path.write_text("")
+    code = main(
+        [
+            "jev-multicorrect",
+            "score",
+            "--lists",
+            str(path),
+            "--labels",
+            str(ex / "labels.jsonl"),
+            "--predictions",
+            str(ex / "predictions.jsonl"),
+            "--out",
+            str(tmp_path / "REPORT.json"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and "1 problem(s)" in err and "is not in" not in err
+    assert not (tmp_path / "REPORT.json").exists()

@@ -70,6 +70,9 @@ class _Problems:
     def __init__(self) -> None:
         self.items: list[tuple[int, int, int, str]] = []
         self.order: dict[str, int] = {}
+        # files that could not be read or hold no record: nothing is "not in" them (their one
+        # problem says it all, instead of one follow-on problem per line of the other files)
+        self.unusable: set[str] = set()
 
     def add(self, path: str, line: int | None, msg: str) -> None:
         fi = self.order.setdefault(path, len(self.order))
@@ -152,13 +155,20 @@ class _File:
             yield from self.lines.blocks()
         except OSError as e:
             self.P.add(self.path, None, f"cannot read the file: {e.strerror or e}")
+            self.P.unusable.add(self.path)
             self.read_ok = False
             return
         if self.lines.size == 0:
             self.P.add(self.path, None, "the file holds no records")
+            self.P.unusable.add(self.path)
 
     def add(self, no: int, msg: str) -> None:
         self.P.add(self.path, no, msg)
+
+    def not_in_lists(self, no: int, rid: str, field: str) -> None:
+        """A record whose request id the lists lack (unless the lists are unusable)."""
+        if self.lists_path not in self.P.unusable:
+            self.add(no, f"{field}: {rid!r} is not in {self.lists_path}")
 
     def fields_ok(self, obj: dict, no: int) -> bool:
         names = self.names
@@ -583,7 +593,7 @@ def _label_row(f: _File, cfg: EngineConfig, S: _State, no: int, obj: dict, seen_
         return
     if i is None:
         seen_elsewhere[rid] = (no, split)
-        f.add(no, f"{n['request_id']}: {rid!r} is not in {f.lists_path}")
+        f.not_in_lists(no, rid, n["request_id"])
         return
     S.set_label(i, no, split)
     m = int(S.m[i])
@@ -675,7 +685,7 @@ def _prediction_row(f: _File, S: _State, no: int, obj: dict, seen_elsewhere) -> 
         return
     if i is None:
         seen_elsewhere[rid] = no
-        f.add(no, f"{n['request_id']}: {rid!r} is not in {f.lists_path}")
+        f.not_in_lists(no, rid, n["request_id"])
         return
     S.pred_line[i] = no
     m = int(S.m[i])
@@ -816,7 +826,7 @@ def _binary_row(f: _File, S: _State, no: int, obj: dict) -> tuple[int, int, floa
         return None
     i = S.index.get(rid)
     if i is None:
-        f.add(no, f"{n['request_id']}: {rid!r} is not in {f.lists_path}")
+        f.not_in_lists(no, rid, n["request_id"])
         return None
     m = int(S.m[i])
     if m < 0:
