@@ -487,7 +487,6 @@ def test_unusable_lists_give_one_problem_not_one_per_line(tmp_path, capsys, list
     """A missing or empty lists file is one problem; the other files' records are not each
     reported as 'not in' it."""
     from prereg.cli import main
-
     from tests.conftest import ROOT
 
     ex = ROOT / "examples" / "jev"
