@@ -136,14 +136,17 @@ def test_every_demo_output_validates_against_its_schema(runs):
 
 
 def test_every_study_step_output_is_covered(runs):
-    """Each `--out` a demo step names is one of the files validated above."""
+    """Each `--out` a demo step names is one of the files validated above (and a step the plan
+    expects to be refused wrote nothing there)."""
     out = runs[0]
     validated = {p for p in demo_outputs(out) if schema_of(out, p) is not None}
     for step in PLAN["steps"]:
         args = step["args"]
         if "--out" in args:
             target = args[args.index("--out") + 1].replace("{out}", str(out / step["study"]))
-            if target.endswith((".json", ".jsonl")):
+            if 0 not in step.get("expect_exit", [0]):
+                assert not Path(target).exists(), f"{target}: written by a refused step"
+            elif target.endswith((".json", ".jsonl")):
                 assert Path(target) in validated, target
 
 
