@@ -39,6 +39,10 @@ Files (all JSON objects; paths inside them are relative to the file that names t
   prior runs of the corpus with their evidence digests), ``observations.jsonl`` (the
   collector's attempts) and ``integrity.json`` (written at session end: the SHA-256 of both
   and the run's evidence digest, the digest of ``{runId, frozen, observations}``).
+
+Each has a shipped JSON Schema (:mod:`prereg.outputs`, ``reachability-*``); an approval,
+development review, context, bundle or score config a command reads is checked against its
+schema right after its version id (:func:`_schema`), every problem named by JSON pointer.
 """
 
 from __future__ import annotations
