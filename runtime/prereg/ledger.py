@@ -36,6 +36,8 @@ from typing import Any
 from prereg.errors import UserError
 
 SCHEMA_VERSION = 1
+# the version id of the document :meth:`Ledger.state` returns (prereg.outputs conventions)
+STATE_VERSION = "prereg-ledger-state/v1"
 
 # Each migration brings the schema from version i to version i + 1 (index i).
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -256,14 +258,26 @@ class Ledger:
         return {"calls": calls, "tokens": tokens, "usd": usd}
 
     def state(self) -> dict[str, Any]:
-        """Everything in the ledger, as plain data (the ``ledger-show`` view)."""
+        """Everything in the ledger as one document (the ``ledger-show --json`` view, schema
+        ``ledger-state`` of :mod:`prereg.outputs`): ``schemaVersion`` (:data:`STATE_VERSION`),
+        ``ledgerSchemaVersion`` (the database's), the seeds, sessions, spend and events with
+        their columns as camelCase keys."""
+        from prereg.outputs import camel_keys
+
         spend = self.spend()
         return {
-            "schemaVersion": self.version,
-            "seeds": _rows(self._db.execute("SELECT * FROM seeds ORDER BY frozen_at_ms, seed")),
-            "sessions": self.sessions(),
-            "spend": {**spend, "usd": str(spend["usd"])},
-            "events": _rows(self._db.execute("SELECT * FROM events ORDER BY n")),
+            "schemaVersion": STATE_VERSION,
+            "ledgerSchemaVersion": self.version,
+            **camel_keys(
+                {
+                    "seeds": _rows(
+                        self._db.execute("SELECT * FROM seeds ORDER BY frozen_at_ms, seed")
+                    ),
+                    "sessions": self.sessions(),
+                    "spend": {**spend, "usd": str(spend["usd"])},
+                    "events": _rows(self._db.execute("SELECT * FROM events ORDER BY n")),
+                }
+            ),
         }
 
     # -- writes ---------------------------------------------------------------------------------

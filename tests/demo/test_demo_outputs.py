@@ -22,6 +22,19 @@ ENGINES = {
     "jev-multicorrect": "multicorrect-scoring",
     "answer-position": "factorial",
 }
+# the d17 collection hand-off's files under handoff/ (the operator's inputs among them) and
+# the runs' frozen.json and integrity.json
+HANDOFF = {
+    "APPROVAL.json": "approval",
+    "BUNDLE.json": "bundle",
+    "CONTEXT.json": "calibration-context",
+    "DEV_REVIEW.json": "dev-review",
+    "DEV_REVIEW_MATERIAL.json": "dev-review-material",
+    "SCORE.json": "lineage-score",
+    "SCORE_CONFIG.json": "score-config",
+    "frozen.json": "run-frozen",
+    "integrity.json": "run-integrity",
+}
 # keys another standard fixes (in-toto Statement v1)
 STANDARD_KEYS = {"_type"}
 SHIPPED = sorted(p.name for p in (ROOT / "runtime/prereg/outputs/schemas").glob("*.schema.json"))
@@ -45,6 +58,8 @@ def schema_of(out: Path, path: Path) -> dict | None:
     rel = path.relative_to(out)
     study, name = rel.parts[0], path.name
     engine = ENGINES[study]
+    if study == "d17-multifact" and rel.parts[1] == "handoff" and name in HANDOFF:
+        return outputs.schema_for(engine, HANDOFF[name])
     if name == "SCORE.json":
         return outputs.schema_for(engine, "score")
     if name == "DIAGNOSE.json":
@@ -57,8 +72,9 @@ def schema_of(out: Path, path: Path) -> dict | None:
             "preregistration.json": "preregistration",
             "corpus.jsonl": "corpus-row",
         }
-        if rel.parts[1] == "prepared":
+        if "prepared" in rel.parts[1:-1]:
             return outputs.schema_for(engine, prepared[name])
+        # the top-level observations and those of each hand-off run: the study's contract
         contract = {"observations.jsonl": "observation", "calibrator.json": "calibrator"}[name]
         return _generated(out / study, "d17_multifact", contract)
     if study == "jev-multicorrect":
@@ -120,14 +136,17 @@ def test_every_demo_output_validates_against_its_schema(runs):
 
 
 def test_every_study_step_output_is_covered(runs):
-    """Each `--out` a demo step names is one of the files validated above."""
+    """Each `--out` a demo step names is one of the files validated above (and a step the plan
+    expects to be refused wrote nothing there)."""
     out = runs[0]
     validated = {p for p in demo_outputs(out) if schema_of(out, p) is not None}
     for step in PLAN["steps"]:
         args = step["args"]
         if "--out" in args:
             target = args[args.index("--out") + 1].replace("{out}", str(out / step["study"]))
-            if target.endswith((".json", ".jsonl")):
+            if 0 not in step.get("expect_exit", [0]):
+                assert not Path(target).exists(), f"{target}: written by a refused step"
+            elif target.endswith((".json", ".jsonl")):
                 assert Path(target) in validated, target
 
 

@@ -319,13 +319,13 @@ def test_d17_report_shows_the_hand_off_and_the_ledger(runs):
         assert led.integrity() == "ok"
         state = led.state()
     assert [s["seed"] for s in state["seeds"]] == [bundle["seed"]]
-    assert state["sessions"] and all(s["evidence_digest"] for s in state["sessions"])
+    assert state["sessions"] and all(s["evidenceDigest"] for s in state["sessions"])
     for s in state["sessions"]:
-        assert f"<code>{s['run_id']}</code>" in html and s["evidence_digest"] in html
-        assert s["started_at"] in html
+        assert f"<code>{s['runId']}</code>" in html and s["evidenceDigest"] in html
+        assert s["startedAt"] in html
     lineage = json.loads((a / D17 / step_out(D17, "score")).read_text())
     assert [r["evidenceDigest"] for r in lineage["lineage"]["runs"]] == [
-        s["evidence_digest"] for s in state["sessions"]
+        s["evidenceDigest"] for s in state["sessions"]
     ]
     assert lineage["lineage"]["bundleDigest"] == bundle_digest(a / D17 / bundle_out)
     assert lineage["observations"]["sha256"] in html

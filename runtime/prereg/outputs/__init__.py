@@ -33,6 +33,16 @@ OUTPUTS: dict[tuple[str, str], str] = {
     ("reachability-probe", "analysis"): "reachability-analysis",
     ("reachability-probe", "preregistration"): "reachability-preregistration",
     ("reachability-probe", "corpus-row"): "reachability-corpus-row",
+    # the collection hand-off: what it writes, and the files the operator writes for it
+    ("reachability-probe", "dev-review-material"): "reachability-dev-review-material",
+    ("reachability-probe", "approval"): "reachability-approval",
+    ("reachability-probe", "bundle"): "reachability-bundle",
+    ("reachability-probe", "run-frozen"): "reachability-run-frozen",
+    ("reachability-probe", "run-integrity"): "reachability-run-integrity",
+    ("reachability-probe", "lineage-score"): "reachability-lineage-score",
+    ("reachability-probe", "dev-review"): "reachability-dev-review",
+    ("reachability-probe", "calibration-context"): "reachability-calibration-context",
+    ("reachability-probe", "score-config"): "reachability-score-config",
     ("multicorrect-scoring", "report"): "multicorrect-report",
     ("multicorrect-scoring", "diagnostic"): "multicorrect-diagnostic",
     ("cluster-power-freeze", "power-plan"): "clusterpower-power-plan",
@@ -40,6 +50,7 @@ OUTPUTS: dict[tuple[str, str], str] = {
     ("cluster-power-freeze", "freeze-statement"): "clusterpower-freeze-statement",
     ("any", "diagnose"): "diagnose",
     ("any", "decide-rows"): "decide-rows",
+    ("any", "ledger-state"): "ledger-state",
 }
 
 _CAMEL = re.compile(r"_([a-z0-9])")

@@ -357,7 +357,7 @@ def handoff_blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
         out += [
             Heading("Seed ledger", 3),
             Para(
-                f"Schema version {state.get('schemaVersion')}; {len(state.get('seeds', []))}"
+                f"Schema version {state.get('ledgerSchemaVersion')}; {len(state.get('seeds', []))}"
                 f" seed(s) frozen, {len(state.get('sessions', []))} session(s), recorded spend"
                 f" {fmt(spend.get('calls'))} calls, {fmt(spend.get('tokens'))} tokens, USD"
                 f" {spend.get('usd')}; {len(state.get('events', []))} event(s)."
@@ -365,7 +365,7 @@ def handoff_blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
             Table(
                 ("seed", "corpus", "preregistration", "frozen at"),
                 [
-                    (s["seed"], s["corpus_digest"], s["preregistration_digest"], s["frozen_at"])
+                    (s["seed"], s["corpusDigest"], s["preregistrationDigest"], s["frozenAt"])
                     for s in state.get("seeds", [])
                 ],
                 code=frozenset({0, 1, 2}),
@@ -374,9 +374,9 @@ def handoff_blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
                 ("run", "started", "evidence", "calls", "tokens", "USD"),
                 [
                     (
-                        s["run_id"],
-                        s["started_at"],
-                        s["evidence_digest"] or "not ended",
+                        s["runId"],
+                        s["startedAt"],
+                        s["evidenceDigest"] or "not ended",
                         fmt(s["calls"]),
                         fmt(s["tokens"]),
                         s["usd"] if s["usd"] is not None else "–",

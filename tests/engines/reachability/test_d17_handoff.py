@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from prereg import outputs
 from prereg.cli import main
 from prereg.compiler.project import Project
 from prereg.engines.reachability.handoff import evidence, validate_bundle
@@ -214,11 +215,14 @@ def test_the_procedure_end_to_end(walked, capsys):
     capsys.readouterr()
     assert cli("ledger-show", w.root, "--json") == 0
     state = json.loads(capsys.readouterr().out)
+    # a document of its own kind: version id, camelCase keys, the shipped ledger-state schema
+    assert state["schemaVersion"] == "prereg-ledger-state/v1" and state["ledgerSchemaVersion"] == 1
+    assert outputs.problems(state, outputs.schema_for("reachability-probe", "ledger-state")) == []
     assert [s["seed"] for s in state["seeds"]] == [SEED]
-    assert state["seeds"][0]["corpus_digest"] == bundle["corpusDigest"]
-    assert state["seeds"][0]["preregistration_digest"] == bundle["preregistrationDigest"]
-    assert [s["run_id"] for s in state["sessions"]] == ["run-1", "run-2"]
-    assert [s["evidence_digest"] for s in state["sessions"]] == [
+    assert state["seeds"][0]["corpusDigest"] == bundle["corpusDigest"]
+    assert state["seeds"][0]["preregistrationDigest"] == bundle["preregistrationDigest"]
+    assert [s["runId"] for s in state["sessions"]] == ["run-1", "run-2"]
+    assert [s["evidenceDigest"] for s in state["sessions"]] == [
         w.evidence("run-1"),
         w.evidence("run-2"),
     ]
@@ -411,6 +415,37 @@ def test_context_refusals(bundled, tmp_path, capsys):
     refused(capsys, rc, "calibrationScope", "not the registered window", outputs=[out])
 
 
+def test_the_operators_files_are_checked_against_their_schemas(bundled, tmp_path, capsys):
+    """A hand-written input that breaks its shipped schema is refused with the file, the JSON
+    pointer and the schema named; nothing is written."""
+    w, out = bundled, tmp_path / "B.json"
+
+    def edited(name: str, edit) -> Path:
+        obj = json.loads((w / name).read_text())
+        edit(obj)
+        return write_json(tmp_path / name, obj)
+
+    approval = edited("APPROVAL.json", lambda a: a["floorsUsd"].update(study="lots"))
+    rc = cli(*w.bundle_args(approval=approval), "--out", out, "--now", BUNDLED_AT)
+    err = refused(capsys, rc, "approvalMismatch", f"{approval}: at /floorsUsd/study: 'lots'",
+                  "prereg-reachability-approval/v1", outputs=[out])  # fmt: skip
+    assert "Traceback" not in err
+    approval = edited("APPROVAL.json", lambda a: a.update(approvedBy="someone"))
+    rc = cli(*w.bundle_args(approval=approval), "--out", out, "--now", BUNDLED_AT)
+    refused(capsys, rc, "approvalMismatch", "'approvedBy' was unexpected", outputs=[out])
+    context = edited("CONTEXT.json", lambda c: c["calibrator"].pop("trustedDigest"))
+    rc = cli(*w.bundle_args(context=context), "--out", out, "--now", BUNDLED_AT)
+    refused(capsys, rc, "contextDigest", f"{context}: at /calibrator: 'trustedDigest' is a"
+            " required property", outputs=[out])  # fmt: skip
+    review = edited("DEV_REVIEW.json", lambda r: r.update(items=[{"row": 1}]))
+    rc = cli(*w.bundle_args(review=review, review_digest=sha(review)), "--out", out)
+    refused(capsys, rc, "devReviewCorpus", f"{review}: at /items/0:", outputs=[out])
+    # the bundle, at the collector boundary
+    bundle = edited("BUNDLE.json", lambda b: b["window"].update(sessionMinutes="30"))
+    refused(capsys, cli("validate-bundle", bundle, "--now", START_1), "bundleDigest",
+            f"{bundle}: at /window/sessionMinutes", "prereg-reachability-bundle/v1")  # fmt: skip
+
+
 def test_expired_calibrator_at_bundle_time(bundled, tmp_path, capsys):
     out = tmp_path / "B.json"
     rc = cli(*bundled.bundle_args(), "--out", out, "--now", "2026-11-02T00:00:00Z")
@@ -549,6 +584,17 @@ def test_score_config_digest_refusals(walked, tmp_path, capsys):
     del cfg["runs"][0]
     rc, out = _score(w, tmp_path, write_json(w / "C.json", cfg))
     refused(capsys, rc, "lineageDigest", "priorRuns", outputs=[out])
+
+
+def test_a_score_config_that_breaks_its_schema(walked, tmp_path, capsys):
+    w = walked
+    cfg = json.loads(w.score_config("C.json").read_text())
+    cfg["runs"][1] = {"dir": "runs/run-2"}
+    cfg["evaluatedAt"] = "tomorrow"
+    rc, out = _score(w, tmp_path, write_json(w / "C.json", cfg))
+    err = refused(capsys, rc, "bundleDigest", "C.json: at /evaluatedAt: 'tomorrow'",
+                  "at /runs/1: 'trustedEvidenceDigest' is a required property", outputs=[out])  # fmt: skip
+    assert "prereg-reachability-score-config/v1" in err
 
 
 def test_score_clock_refusals(walked, tmp_path, capsys):

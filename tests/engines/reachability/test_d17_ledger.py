@@ -133,7 +133,7 @@ def test_concurrent_writers_exactly_one_freeze_per_seed_wins(tmp_path):
     winners = {c for c, v in outcomes.items() if v == "recorded"}
     assert len(winners) == 3  # one per seed
     assert sorted(outcomes.values()).count("seed-corpus") == 9
-    frozen = {s["seed"]: s["corpus_digest"] for s in state["seeds"]}
+    frozen = {s["seed"]: s["corpusDigest"] for s in state["seeds"]}
     assert set(frozen) == {"seed-0", "seed-1", "seed-2"} and set(frozen.values()) == winners
     assert len(state["events"]) == 3
 

@@ -39,6 +39,10 @@ Files (all JSON objects; paths inside them are relative to the file that names t
   prior runs of the corpus with their evidence digests), ``observations.jsonl`` (the
   collector's attempts) and ``integrity.json`` (written at session end: the SHA-256 of both
   and the run's evidence digest, the digest of ``{runId, frozen, observations}``).
+
+Each has a shipped JSON Schema (:mod:`prereg.outputs`, ``reachability-*``); an approval,
+development review, context, bundle or score config a command reads is checked against its
+schema right after its version id (:func:`_schema`), every problem named by JSON pointer.
 """
 
 from __future__ import annotations
@@ -178,11 +182,32 @@ def _field(obj: Mapping[str, Any], path: Path, pointer: str, kind: type = str) -
     return value
 
 
+# the shipped JSON Schema (prereg.outputs) of each hand-off file a command reads
+_SCHEMAS = {
+    "approval": "approval",
+    "bundle": "bundle",
+    "devReview": "dev-review",
+    "context": "calibration-context",
+    "scoreConfig": "score-config",
+}
+
+
 def _schema(h: HandOff, obj: Mapping[str, Any], path: Path, kind: str, code: str) -> None:
+    """Refuse ``obj`` (led by ``code``) unless it carries the study's version id of ``kind``
+    and holds to the shipped schema of its kind: every problem located by JSON pointer."""
+    from prereg import outputs
+
     want = h.version_of(kind)
     if obj.get("schemaVersion") != want:
         raise h.refuse(
             code, f"{path}: at /schemaVersion: {obj.get('schemaVersion')!r}, expected {want!r}"
+        )
+    doc_schema = outputs.schema_for("reachability-probe", _SCHEMAS[kind])
+    found = outputs.problems(obj, doc_schema)
+    if found:
+        raise UserError(
+            f"{h.code(code)}: {path}: {found[0]} (schema {doc_schema['$id']})",
+            problems=found[1:],
         )
 
 
@@ -1008,26 +1033,26 @@ def ledger_show(ctx: StudyContext, args: argparse.Namespace) -> int:
     if getattr(args, "json", False):
         _out(json.dumps(state, indent=2, ensure_ascii=False))
         return 0
-    _out(f"ledger {path} (schema version {state['schemaVersion']})")
+    _out(f"ledger {path} (schema version {state['ledgerSchemaVersion']})")
     _out(f"seeds frozen: {len(state['seeds'])}")
     for s in state["seeds"]:
-        _out(f"  {s['seed']}: corpus {s['corpus_digest']}, frozen {s['frozen_at']}")
-        _out(f"    preregistration {s['preregistration_digest']}, bundle {s['bundle_digest']}")
+        _out(f"  {s['seed']}: corpus {s['corpusDigest']}, frozen {s['frozenAt']}")
+        _out(f"    preregistration {s['preregistrationDigest']}, bundle {s['bundleDigest']}")
     _out(f"sessions: {len(state['sessions'])}")
     for s in state["sessions"]:
         end = (
-            f"ended, evidence {s['evidence_digest']}; {s['calls']} calls, {s['tokens']} tokens,"
+            f"ended, evidence {s['evidenceDigest']}; {s['calls']} calls, {s['tokens']} tokens,"
             f" USD {s['usd']}"
-            if s["evidence_digest"]
+            if s["evidenceDigest"]
             else "not ended"
         )
-        _out(f"  {s['run_id']} ({s['seed']}): started {s['started_at']}; {end}")
+        _out(f"  {s['runId']} ({s['seed']}): started {s['startedAt']}; {end}")
     sp = state["spend"]
     _out(f"recorded spend: {sp['calls']} calls, {sp['tokens']} tokens, USD {sp['usd']}")
     _out(f"events: {len(state['events'])}")
     for e in state["events"]:
         _out(
-            f"  {e['n']}. {e['kind']} {e['seed']}{' ' + e['run_id'] if e['run_id'] else ''} at {e['at']}"
+            f"  {e['n']}. {e['kind']} {e['seed']}{' ' + e['runId'] if e['runId'] else ''} at {e['at']}"
         )
     return 0
 
