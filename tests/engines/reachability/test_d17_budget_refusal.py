@@ -52,3 +52,12 @@ def test_prepare_refuses_a_plan_over_the_shared_cap_and_writes_nothing(tmp_path,
     assert code == 2
     assert "budget-exceeded: the registered worst case exceeds sharedCap" in err
     assert not out.exists()
+
+
+def test_a_worst_case_that_does_not_count_the_rows_is_refused_at_compile(tmp_path):
+    code, err, line_of = compile_edited(
+        tmp_path, "d17-multifact", [("worstCase: {calls: 11556,", "worstCase: {calls: 11000,")]
+    )
+    assert code != 0
+    assert "is 11000, but the 5,778 registered rows × (1 + 1 retries) make 11,556 attempts" in err
+    assert "hand-off-budget" in err and "d17-multifact.yaml:" in err

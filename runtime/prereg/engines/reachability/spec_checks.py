@@ -112,6 +112,7 @@ def checks(spec: Mapping[str, Any]) -> list[Problem]:
 
     _scoring(n, k, factor)
     _scenarios(n, spec, k)
+    _worst_case(n, spec, k)
 
     if not n.problems:
         n.problems.extend(_engine_check(spec))
@@ -335,3 +336,27 @@ def _scenarios(n: SpecNames, spec: Mapping[str, Any], k: Mapping[str, Any]) -> N
             ["confidence", j, "ranges", len(ranges) - 1, "where"],
             "the last range of a respondent must match every row (where: {})",
         )
+
+
+def _worst_case(n: SpecNames, spec: Mapping[str, Any], k: Mapping[str, Any]) -> None:
+    """The registered worst case counts every registered row retried the registered number of
+    times (the plan is decided on it: a change of rows restates it)."""
+    from prereg.compiler.expand import all_cells
+
+    hb = k.get("hand-off-budget")
+    if not isinstance(hb, Mapping) or not isinstance(hb.get("worstCase"), Mapping):
+        return
+    retries = next(
+        (b.get("value") for b in spec.get("budget") or [] if b.get("id") == "retries-per-request"),
+        0,
+    )
+    rows = sum(int(c.get("rows") or 0) for c in all_cells(spec) if isinstance(c, Mapping))
+    attempts = rows * (1 + int(retries or 0))
+    calls = hb["worstCase"].get("calls")
+    n.expect(
+        calls == attempts,
+        "hand-off-budget",
+        ["worstCase", "calls"],
+        f"is {calls}, but the {rows:,} registered rows × (1 + {retries} retries) make"
+        f" {attempts:,} attempts: restate the worst case when the rows change",
+    )
