@@ -29,7 +29,7 @@ lint: setup
 test: setup  ## check (with the language schema and reference), lint, then the test suite
 	$(BIN)/prereg check --language
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 demo: setup  ## run all three studies on bundled inputs; reports in out/demo/
 	$(BIN)/prereg demo --out out/demo $(if $(FORCE),--force,)
