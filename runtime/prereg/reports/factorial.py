@@ -32,7 +32,7 @@ def forest_figure(doc: dict, name: str = "contrasts") -> Figure:
 
     rows = doc.get("contrasts") or []
     height = 0.9 + 0.32 * max(len(rows), 1)
-    color = "#b3261e" if doc.get("gated") else "#1f5fa8"
+    color = plot.RED if doc.get("gated") else plot.BLUE  # Okabe-Ito: safe for colour-blind readers
     with plot.figure(6.4, height) as (fig, ax):
         for i, c in enumerate(rows):
             y = len(rows) - 1 - i
