@@ -186,6 +186,12 @@ def _add_core_commands(sub) -> None:
     )
     i.add_argument("study", metavar="STUDY", help="the new study id")
     i.add_argument("--from", dest="source", metavar="STUDY", help="copy this study of the project")
+    i.add_argument(
+        "--engine",
+        metavar="KIND",
+        help="the engine: factorial (default) writes the starter; another kind copies a study of"
+        " that engine (the project's, else one prereg ships)",
+    )
     t = sub.add_parser(
         "tables",
         help="write the per-cell figures, estimates and contrasts of a SCORE.json as CSV or Parquet",
@@ -338,7 +344,7 @@ def _cmd_init(project, args) -> int:
     from prereg.compiler.init import init_study, project_for_init
 
     project = project_for_init(args.project)
-    path = init_study(project, args.study, args.source)
+    path = init_study(project, args.study, args.source, engine=args.engine)
     print(f"wrote {project.rel(path)}")
     print(f"next: edit it, then `prereg compile {args.study}` and `prereg {args.study} --help`")
     return 0

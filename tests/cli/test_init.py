@@ -64,3 +64,31 @@ def test_a_copy_of_each_engines_study_compiles(project_copy, source, capsys):
 def test_init_refusals(project_copy, argv, message, capsys):
     assert main(["--project", str(project_copy), *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_init_for_each_engine_kind_compiles(tmp_path, capsys, monkeypatch):
+    """`prereg init STUDY --engine KIND` in an empty folder: the factorial starter, or a copy of
+    a study of that engine that prereg ships; every result compiles."""
+    from prereg.cli import main
+    from prereg.engines import registry
+
+    monkeypatch.chdir(tmp_path)
+    for kind in registry.kinds():
+        assert main(["init", f"new-{kind}", "--engine", kind]) == 0, capsys.readouterr().err
+    assert main(["compile"]) == 0, capsys.readouterr().err
+    engines = {
+        p.stem: p.read_text().split("\nengine: ", 1)[1].split("\n", 1)[0]
+        for p in (tmp_path / "spec" / "studies").glob("*.yaml")
+    }
+    assert engines == {f"new-{k}": k for k in registry.kinds()}
+
+
+def test_init_refuses_an_unknown_engine_and_two_sources(tmp_path, capsys, monkeypatch):
+    from prereg.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "x", "--engine", "magic"]) == 2
+    assert "unknown engine 'magic' (registered:" in capsys.readouterr().err
+    assert main(["init", "x", "--engine", "factorial", "--from", "y"]) == 2
+    assert "--from or --engine, not both" in capsys.readouterr().err
+    assert not (tmp_path / "spec" / "studies" / "x.yaml").exists()

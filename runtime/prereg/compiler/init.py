@@ -3,7 +3,9 @@
 Without ``--from`` the spec is the factorial starter (templates/starter-factorial.yaml.j2): a
 small crossed design with every part of the scoring vocabulary, commented. With ``--from
 STUDY`` it is a copy of an existing study of the project (any engine): the registered content
-as written there, under the new id, as version 0.1, a draft, with no amendments.
+as written there, under the new id, as version 0.1, a draft, with no amendments. With
+``--engine KIND`` (another kind than factorial) it is such a copy of a study of that engine:
+the project's first, else one prereg ships.
 """
 
 from __future__ import annotations
@@ -37,7 +39,32 @@ def _schema_ref(project: Project, spec: Path) -> str:
     return os.path.relpath(target, spec.parent)
 
 
-def init_study(project: Project, study_id: str, source: str | None = None) -> Path:
+def _engine_source(project: Project, engine: str) -> tuple[Project, str]:
+    """A study of ``engine`` to copy: the project's first (by id), else one prereg ships."""
+    from prereg.compiler.load import load_yaml
+    from prereg.engines import registry
+
+    kinds = registry.kinds()
+    if engine not in kinds:
+        raise UserError(f"--engine: unknown engine {engine!r} (registered: {', '.join(kinds)})")
+    for proj in (project, Project(HOME)):
+        for spec in proj.spec_files() if proj.studies_dir.is_dir() else []:
+            try:
+                data = load_yaml(spec, display=Path(proj.rel(spec))).data
+            except UserError:
+                continue
+            if isinstance(data, dict) and data.get("engine") == engine:
+                return proj, spec.stem
+    raise UserError(
+        f"--engine {engine}: no study of that engine to start from (write one, or use --from)"
+    )
+
+
+def init_study(
+    project: Project, study_id: str, source: str | None = None, *, engine: str | None = None
+) -> Path:
+    if source is not None and engine is not None:
+        raise UserError("init takes --from or --engine, not both")
     if not ID.match(study_id):
         raise UserError(f"study id {study_id!r} is not an identifier ({ID.pattern})")
     if study_id in CORE_COMMANDS:
@@ -45,6 +72,9 @@ def init_study(project: Project, study_id: str, source: str | None = None) -> Pa
     path = project.spec_file(study_id)
     if path.exists():
         raise UserError(f"{project.rel(path)}: already exists; refusing to overwrite it")
+    origin = project
+    if engine is not None and engine != "factorial":
+        origin, source = _engine_source(project, engine)
     if source is None:
         from prereg.compiler.render import render
 
@@ -55,7 +85,7 @@ def init_study(project: Project, study_id: str, source: str | None = None) -> Pa
             schema_ref=_schema_ref(project, path),
         )
     else:
-        text = _copy_of(project, source, study_id, _schema_ref(project, path))
+        text = _copy_of(origin, source, study_id, _schema_ref(project, path))
     write_new(path, text)
     return path
 
