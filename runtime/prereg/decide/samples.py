@@ -26,6 +26,7 @@ figure (the difference, or ratio, of the arms' figures).
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -165,8 +166,11 @@ def _pairs(
 
     def key(i: int):
         c = cell_attrs[int(table.cell[i])]
+        v = values[i]
+        if not isinstance(v, (str, int, float, bool)):
+            v = json.dumps(v, sort_keys=True)  # an array or object pairs by its JSON text
         return (
-            values[i],
+            v,
             *(attrs[n][i] if n in attrs else c.get(n) for n in shared),
         )
 

@@ -115,3 +115,58 @@ def test_paired_numbers_agree_with_scipy(project):
     assert tk["p"] == pytest.approx(p, rel=1e-5)
     want = "supported" if t.pvalue < 0.05 and math.exp(hi) < 1.1 else "not-supported"
     assert doc["verdicts"]["faster"] == want == "supported"
+
+
+def test_pairs_by_an_array_field(tmp_path):
+    """A pairing field holding arrays pairs rows by their JSON value (no unhashable crash)."""
+    root = tmp_path / "p"
+    (root / "spec" / "studies").mkdir(parents=True)
+    text = FIXTURE.read_text()
+    text = text.replace(
+        "      - {name: tokens, type: integer, nullable: true}",
+        "      - {name: tokens, type: integer, nullable: true}\n      - {name: tags, type: array}",
+    ).replace(
+        "        pair_by: itemId\n        interval: t\n        level: 0.95\n        test: paired-t\n        alternative: less\n    ",
+        "        pair_by: tags\n        interval: t\n        level: 0.95\n        test: paired-t\n        alternative: less\n    ",
+        1,
+    )
+    (root / "spec" / "studies" / "paired-latency.yaml").write_text(text)
+    (root / "generated").mkdir()
+    shutil.copy(ROOT / "generated" / "prereg.schema.json", root / "generated")
+    assert main(["--project", str(root), "compile"]) == 0
+    items = root / "items.jsonl"
+    assert main(["--project", str(root), "paired-latency", "items", "--out", str(items)]) == 0
+    recs = []
+    for it in read_jsonl(items):
+        n = int(it["itemId"].removeprefix("item-"))
+        lat = 500.0 + n + (-10.0 if it["system"] == "new" else 0.0) + (n % 3)
+        recs.append(
+            {
+                "rowId": it["rowId"],
+                "attempt": 1,
+                "ok": True,
+                "latency_ms": lat,
+                "tokens": 900 + n,
+                "tags": [n, "x"],
+            }
+        )
+    obs = write_jsonl(root / "runs.jsonl", recs)
+    out = root / "SCORE.json"
+    code = main(
+        [
+            "--project",
+            str(root),
+            "paired-latency",
+            "score",
+            "--items",
+            str(items),
+            "--observations",
+            str(obs),
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 0
+    c = by_id(json.loads(out.read_text())["contrasts"])["latency-new-vs-old"]
+    assert c["pairs"]["by"] == "tags" and c["pairs"]["n"] == 40
+    assert c["estimate"] == pytest.approx(-10.0)
