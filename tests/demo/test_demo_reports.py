@@ -481,3 +481,67 @@ def test_reports_read_cleanly(runs, study):
     if study == "d17-multifact":
         rows = re.findall(r"\| prepared corpus \| `sha256:[0-9a-f]{64}` \| ([^|]+) \|", md)
         assert rows and rows[0].strip() not in ("–", "")
+
+
+# -- the reports in a real browser ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from tests.demo import chromium
+
+    binary = chromium.find()
+    if binary is None:
+        pytest.skip(
+            "headless Chromium not found (install Debian's chromium, as .ci/run does, or set "
+            "PREREG_CHROMIUM): the reports were not rendered in a browser"
+        )
+    with chromium.Browser(binary, width=1200) as b:
+        yield b
+
+
+def test_the_browser_check_sees_a_broken_page(browser, tmp_path):
+    """The check below can fail: a console error, an uncaught exception, a missing image and a
+    page wider than the window are each reported."""
+    page = tmp_path / "broken.html"
+    page.write_text(
+        '<html><body><div style="width:3000px">wide</div><img src="missing.png">'
+        '<script>console.error("boom"); notDefined();</script></body></html>'
+    )
+    visit = browser.visit(page)
+    text = "\n".join(visit.problems)
+    assert "console.error: boom" in text
+    assert "notDefined is not defined" in text
+    assert "ERR_FILE_NOT_FOUND" in text
+    assert (
+        visit.layout["brokenImages"] and visit.layout["scrollWidth"] > visit.layout["clientWidth"]
+    )
+
+
+def test_every_report_renders_in_headless_chromium(runs, browser, tmp_path):
+    """Every HTML page of the demo loads in headless Chromium without a console message of level
+    warning or error, an uncaught exception or a failed load; nothing is wider than the window,
+    every inline figure is laid out, and a full-page screenshot is taken (kept in
+    $PREREG_SCREENSHOTS when set, for a reviewer to look at)."""
+    import os
+
+    out = runs[0]
+    pages = sorted(out.rglob("*.html"))
+    assert {p.parent.name for p in pages} >= set(REPORTS)
+    keep = os.environ.get("PREREG_SCREENSHOTS")
+    for path in pages:
+        name = str(path.relative_to(out))
+        visit = browser.visit(path)
+        assert visit.problems == [], name
+        layout = visit.layout
+        assert layout["scrollWidth"] <= layout["clientWidth"], f"{name} scrolls sideways"
+        assert layout["brokenImages"] == [], name
+        assert layout["svgs"] == path.read_text().count("<svg"), name
+        assert layout["headings"] > 0 and layout["title"], name
+        width, height = visit.png_size()
+        assert width == 1200 and height >= layout["scrollHeight"] >= 900, name
+        shot = tmp_path / (name.replace("/", "__") + ".png")
+        shot.write_bytes(visit.png)
+        if keep:
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(shot, Path(keep) / shot.name)
