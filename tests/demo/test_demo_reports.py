@@ -481,6 +481,9 @@ def test_reports_read_cleanly(runs, study):
     if study == "d17-multifact":
         rows = re.findall(r"\| prepared corpus \| `sha256:[0-9a-f]{64}` \| ([^|]+) \|", md)
         assert rows and rows[0].strip() not in ("–", "")
+        for name in ("prepared gold", "prepared audit", "calibrator d17mf-isotonic-[0-9a-f]+"):
+            sizes = re.findall(rf"\| {name} \| `sha256:[0-9a-f]{{64}}` \| ([0-9,]+) \|", md)
+            assert sizes, name
 
 
 # -- the reports in a real browser ------------------------------------------------------------

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from prereg.errors import UserError
 from prereg.reports import Step, StudyInfo, plot
 from prereg.reports.common import (
     fmt,
@@ -420,18 +421,42 @@ def handoff_blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
 # -- the report ---------------------------------------------------------------------------------
 
 
-def _size_if(path, digest) -> int | None:
-    """The size of the file at ``path`` when its SHA-256 is ``digest`` (else None: the table
-    shows bytes only for a file that is the input it names)."""
+def _size_if(path, digest, *, without: str | None = None) -> int | None:
+    """The size of the file at ``path`` when ``digest`` verifies against it (else None: the
+    table shows bytes only for a file that is the input it names). Without ``without`` the
+    digest is the SHA-256 of the file's bytes; with it, the file is a JSON object and the digest
+    is the engine's digest of that object without its ``without`` member (the gold and audit
+    files without ``specDigest``, the calibrator without its own ``digest``)."""
     from prereg.digest import file_sha256
 
     if not path or not digest or not Path(path).is_file():
         return None
     try:
-        hexd, size = file_sha256(path)
-    except OSError:
+        if without is None:
+            hexd, size = file_sha256(path)
+            return size if str(digest).removeprefix("sha256:") == hexd else None
+        obj = read_json(Path(path))
+        if not isinstance(obj, dict):
+            return None
+        if without == "digest":
+            from prereg.engines.reachability.calibrator import artifact_digest
+
+            actual = artifact_digest(obj, without)
+        else:
+            from prereg.engines.reachability.canon import record_digest
+
+            actual = record_digest({k: v for k, v in obj.items() if k != without})
+        return Path(path).stat().st_size if actual == digest else None
+    except (OSError, ValueError, UserError):
         return None
-    return size if str(digest).removeprefix("sha256:") == hexd else None
+
+
+DIGESTS_NOTE = (
+    "The corpus and observation digests are of the files' bytes; the gold and audit digests are"
+    " of each file's JSON content without its specDigest, and the calibrator's of its content"
+    " without its own digest field (the sizes shown are of files these digests verify); the"
+    " dispatch order's digest is of the corpus's row order, which is no file of its own."
+)
 
 
 def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
@@ -489,7 +514,9 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         for k in ("corpusDigest", "goldDigest", "auditDigest", "dispatchOrderDigest"):
             label = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", k.removesuffix("Digest")).lower()
             path = prepared / files[k] if k in files and prepared else None
-            inputs.append((f"prepared {label}", prereg.get(k), _size_if(path, prereg.get(k))))
+            without = None if k == "corpusDigest" else "specDigest"
+            size = _size_if(path, prereg.get(k), without=without)
+            inputs.append((f"prepared {label}", prereg.get(k), size))
     if doc:
         obs = doc.get("observations") or {}
         cal = doc.get("calibrator") or {}
@@ -505,10 +532,12 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
             (
                 f"calibrator {cal.get('id')}",
                 cal.get("digest"),
-                _size_if(step.option("--calibrator"), cal.get("digest")),
+                _size_if(step.option("--calibrator"), cal.get("digest"), without="digest"),
             )
         )
     report.add(*inputs_block(inputs))
+    if prereg:
+        report.add(Para(DIGESTS_NOTE, note=True))
 
     if doc:
         failed = {f["cell"] for g in doc.get("gates", []) for f in g.get("failures", [])}
