@@ -478,6 +478,12 @@ def test_reports_read_cleanly(runs, study):
     for code in re.findall(r'<code( class="[^"]*")?>(sha256:[0-9a-f]{64})</code>', page):
         assert code[0] == ' class="digest"'
     assert "@media print" in page and "code.digest{overflow-wrap:normal" in page
+    if study == "jev-multicorrect":
+        # split figures by name and unit, the report's key beside them
+        assert "| exact-set accuracy | share of all lists | " in md
+        assert re.search(
+            r"\| multi-correct gap, mean \| points: [^|]+\|[^|]+\|[^|]+\| `gapMean` \|", md
+        )
     if study == "d17-multifact":
         rows = re.findall(r"\| prepared corpus \| `sha256:[0-9a-f]{64}` \| ([^|]+) \|", md)
         assert rows and rows[0].strip() not in ("–", "")

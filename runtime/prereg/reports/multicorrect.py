@@ -28,22 +28,27 @@ from prereg.reports.common import fmt, header, inputs_block, read_json, register
 from prereg.reports.page import Facts, Figure, Heading, Para, Report, Table
 from prereg.stats.calibration import ten_bin_index
 
-# Figures of a split shown in the comparison table, in this order (the report's own keys).
+# Figures of a split shown in the comparison table, in this order: the report's key, what the
+# figure is, and what it counts or is a share of (|G| is a list's number of correct options).
 SPLIT_FIGURES = (
-    "lists",
-    "answered",
-    "refusals",
-    "exactCount",
-    "exactSetAccuracy",
-    "microPrecision",
-    "microRecall",
-    "microF1",
-    "multiCorrectLists",
-    "topKExactShare",
-    "gapMean",
-    "belowUniformShare",
-    "noCorrectCount",
-    "noCorrectMeanMax",
+    ("lists", "lists", "count"),
+    ("answered", "answered lists", "count"),
+    ("refusals", "refusals", "count (each scores 0)"),
+    ("exactCount", "lists whose selection is exactly G", "count"),
+    ("exactSetAccuracy", "exact-set accuracy", "share of all lists"),
+    ("microPrecision", "micro precision", "share of selected options that are correct"),
+    ("microRecall", "micro recall", "share of correct options selected"),
+    ("microF1", "micro F1", "2PR / (P + R)"),
+    ("multiCorrectLists", "answered lists with |G| ≥ 2", "count"),
+    ("topKExactShare", "top-|G| options are exactly G", "share of lists with |G| ≥ 2"),
+    ("gapMean", "multi-correct gap, mean", "points: 100 × (max − min) of G's probabilities"),
+    (
+        "belowUniformShare",
+        "correct options below 1/|G|",
+        "share of G's options, where top-|G| is G",
+    ),
+    ("noCorrectCount", "answered lists with no correct option", "count"),
+    ("noCorrectMeanMax", "no-correct confidence", "mean of the largest probability"),
 )
 
 
@@ -241,16 +246,24 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                 )
         splits = doc.get("splits") or {}
         report.add(
-            Heading(f"{fit} and {evaluate} splits"),
+            Heading(f"{fit.capitalize()} and {evaluate} splits"),
             Table(
-                ("figure", fit, evaluate),
+                ("figure", "unit", fit, evaluate, "key"),
                 [
-                    (k, fmt(splits.get(fit, {}).get(k)), fmt(splits.get(evaluate, {}).get(k)))
-                    for k in SPLIT_FIGURES
+                    (
+                        label,
+                        unit,
+                        fmt(splits.get(fit, {}).get(k)),
+                        fmt(splits.get(evaluate, {}).get(k)),
+                        k,
+                    )
+                    for k, label, unit in SPLIT_FIGURES
                     if k in splits.get(fit, {}) or k in splits.get(evaluate, {})
                 ],
-                numeric=frozenset({1, 2}),
-                code=frozenset({0}),
+                numeric=frozenset({2, 3}),
+                code=frozenset({4}),
+                caption=f"Figures of the {fit} and {evaluate} splits at the frozen threshold"
+                " (key: the figure's name in REPORT.json)",
             ),
         )
     if diag:
