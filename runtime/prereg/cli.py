@@ -239,6 +239,8 @@ def _cmd_compile(project, args) -> int:
         if langdoc.write_docs(project):
             print(f"wrote {langdoc.DOCS.as_posix()}")
     files = build.compile_project(project, args.studies or None)
+    if not args.language and language.refresh_copy(project):
+        print("wrote generated/prereg.schema.json (the language this prereg speaks)")
     if args.studies:
         changed = build.write_generated(project, files, prune=False)
     else:
@@ -267,7 +269,7 @@ def _cmd_check(project, args) -> int:
     from prereg.compiler import build, langdoc, language, seal
 
     problems = []
-    stale = language.schema_is_current(project)
+    stale = language.schema_is_current(project) or language.copy_problem(project)
     if stale:
         problems.append(stale + "\n")
     elif args.language:

@@ -92,3 +92,43 @@ def test_init_refuses_an_unknown_engine_and_two_sources(tmp_path, capsys, monkey
     assert main(["init", "x", "--engine", "factorial", "--from", "y"]) == 2
     assert "--from or --engine, not both" in capsys.readouterr().err
     assert not (tmp_path / "spec" / "studies" / "x.yaml").exists()
+
+
+def test_the_starter_names_a_schema_inside_its_project_and_compile_keeps_the_copy_current(
+    tmp_path, capsys, monkeypatch
+):
+    """The editor hint points at the project's own copy of the language (no folder outside
+    the project); compile refreshes a stale copy, check reports it, and the copy never decides
+    what compiles."""
+    from prereg.compiler.project import HOME
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "my-study"]) == 0
+    spec = tmp_path / "spec" / "studies" / "my-study.yaml"
+    first = spec.read_text().splitlines()[0]
+    assert first == "# yaml-language-server: $schema=../../generated/prereg.schema.json"
+    copy = tmp_path / "generated" / "prereg.schema.json"
+    shipped = (HOME / "generated" / "prereg.schema.json").read_bytes()
+    assert copy.read_bytes() == shipped
+    assert main(["compile"]) == 0
+    assert main(["check"]) == 0
+    # an older (here: emptied-out) copy: check fails naming it, compile still validates against
+    # the shipped language and rewrites the copy
+    copy.write_text('{"$defs": {}}\n')
+    capsys.readouterr()
+    assert main(["check"]) == 1
+    assert "generated/prereg.schema.json is not the language this prereg speaks" in (
+        capsys.readouterr().out
+    )
+    assert main(["compile"]) == 0
+    assert "wrote generated/prereg.schema.json" in capsys.readouterr().out
+    assert copy.read_bytes() == shipped
+    assert main(["check"]) == 0
+
+
+def test_a_refused_init_writes_nothing(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    assert main(["init", "my-study", "--from", "no-such-study"]) == 2
+    assert not (tmp_path / "generated").exists()
+    assert list((tmp_path / "spec" / "studies").iterdir()) == []

@@ -34,9 +34,21 @@ def project_for_init(explicit: str | None) -> Project:
 
 
 def _schema_ref(project: Project, spec: Path) -> str:
+    """The editor's schema reference, relative and inside the project (the project's
+    generated/prereg.schema.json, which :func:`_language_copy` writes when the project has
+    none), so a spec names no folder of this machine outside its project."""
+    return os.path.relpath(project.root / "generated" / "prereg.schema.json", spec.parent)
+
+
+def _language_copy(project: Project) -> None:
+    """A project without the language source gets a copy of the shipped language schema for
+    editors (compile keeps it current, check reports a stale one; it never decides what
+    compiles)."""
     own = project.root / "generated" / "prereg.schema.json"
-    target = own if own.exists() else HOME / "generated" / "prereg.schema.json"
-    return os.path.relpath(target, spec.parent)
+    if project.language_source.exists() or own.exists():
+        return
+    own.parent.mkdir(parents=True, exist_ok=True)
+    write_new(own, (HOME / "generated" / "prereg.schema.json").read_bytes())
 
 
 def _engine_source(project: Project, engine: str) -> tuple[Project, str]:
@@ -87,6 +99,7 @@ def init_study(
     else:
         text = _copy_of(origin, source, study_id, _schema_ref(project, path))
     write_new(path, text)
+    _language_copy(project)
     return path
 
 

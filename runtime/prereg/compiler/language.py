@@ -55,3 +55,36 @@ def schema_is_current(project: Project) -> str | None:
     if recorded != source_digest(project):
         return "stale: generated/prereg.schema.json does not match spec/prereg.linkml.yaml (run make generate)"
     return None
+
+
+def copy_problem(project: Project) -> str | None:
+    """For a project without the language source: what is wrong with its copy of the shipped
+    language schema (generated/prereg.schema.json, which editors read), or None when it has
+    none or the copy is current."""
+    from prereg.compiler.project import HOME
+
+    copy = project.root / "generated/prereg.schema.json"
+    if project.language_source.exists() or not copy.exists():
+        return None
+    shipped = HOME / "generated/prereg.schema.json"
+    try:
+        if copy.read_bytes() == shipped.read_bytes():
+            return None
+    except OSError as exc:
+        return f"generated/prereg.schema.json: cannot read: {exc.strerror or exc}"
+    return (
+        "stale: generated/prereg.schema.json is not the language this prereg speaks"
+        " (run prereg compile to refresh the copy)"
+    )
+
+
+def refresh_copy(project: Project) -> bool:
+    """Rewrite a project's stale copy of the shipped language schema; True when written."""
+    from prereg.compiler.build import write_generated
+    from prereg.compiler.project import HOME
+
+    if copy_problem(project) is None:
+        return False
+    shipped = (HOME / "generated/prereg.schema.json").read_bytes()
+    write_generated(project, {"generated/prereg.schema.json": shipped}, prune=False)
+    return True

@@ -2,8 +2,10 @@
 
 A project is a folder holding ``spec/studies/*.yaml``.  Commands use the project given by
 ``--project DIR`` or else the nearest folder, from the current one upwards, that has
-``spec/studies/``.  The language schema is the project's ``generated/prereg.schema.json``,
-or, for a project that does not carry the language itself, the one prereg ships with.
+``spec/studies/``.  The language schema is the project's ``generated/prereg.schema.json``
+when the project carries the language source (``spec/prereg.linkml.yaml``), else the one
+prereg ships with (a user's project may hold a copy of it for editors; compile keeps the copy
+current and check reports a stale one, but the copy never decides what compiles).
 """
 
 from __future__ import annotations
@@ -50,9 +52,12 @@ class Project:
 
     @property
     def schema_path(self) -> Path:
-        own = self.root / LANGUAGE_SCHEMA
-        if own.exists() or self.language_source.exists():
-            return own
+        """The language the specs are validated against: the project's own when it carries the
+        language source (prereg's own checkout), else the one this prereg ships. A copy of the
+        shipped schema in a user's project (for editors, see :func:`language.copy_problem`)
+        is never what decides, so a stale copy cannot change what compiles."""
+        if self.language_source.exists():
+            return self.root / LANGUAGE_SCHEMA
         return HOME / LANGUAGE_SCHEMA
 
     def spec_files(self) -> list[Path]:
