@@ -478,6 +478,11 @@ def test_reports_read_cleanly(runs, study):
     for code in re.findall(r'<code( class="[^"]*")?>(sha256:[0-9a-f]{64})</code>', page):
         assert code[0] == ' class="digest"'
     assert "@media print" in page and "code.digest{overflow-wrap:normal" in page
+    if study in ("d17-multifact", "answer-position"):
+        # the score's own Markdown explains each verdict too
+        score_md = (out / study / "SCORE.md").read_text()
+        assert score_md.count("  - deciding figures: ") >= 3
+        assert "Decision rule (supported when it holds)" in score_md
     if study == "jev-multicorrect":
         # split figures by name and unit, the report's key beside them
         assert "| exact-set accuracy | share of all lists | " in md

@@ -232,6 +232,30 @@ def test_the_null_scenario_is_scored_the_same_way(project):
     assert doc["verdicts"]["h1"] == ("supported" if h1 else "not-supported")
 
 
+def test_score_md_explains_each_verdict_with_its_rule_and_deciding_figures(project):
+    """SCORE.md states each hypothesis' registered rule in the words of PREREG.md and the
+    figures its comparisons read: the ones that met a comparison are named with their values,
+    recounted here from SCORE.json; a reported-only hypothesis reads no figures."""
+    doc, _ = scored(project, "position-bias", 5, "explained")
+    md = (project / "explained.SCORE.md").read_text()
+    prereg = (project / "generated" / "answer_position" / "PREREG.md").read_text()
+    assert "Decision rule (supported when it holds)" in md
+    lines = md.splitlines()
+    for h in doc["verdicts"]:
+        (line,) = [ln for ln in lines if ln.startswith(f"- `{h}`: ")]
+        assert f"### {h}: " in prereg
+        if doc["verdicts"][h] == "reported-only":
+            assert not lines[lines.index(line) + 1].startswith("  - deciding figures")
+    # h1 reads the adjusted P of every a-vs-d contrast against 0.05: the count of those that
+    # met it is recounted from the score document
+    contrasts = [c for c in doc["contrasts"] if c["id"].startswith("a-vs-d-model-a-")]
+    met = [c for c in contrasts if c["adjustedP"] is not None and c["adjustedP"] < 0.05]
+    (h1,) = [ln for ln in lines if ln.startswith("  - deciding figures") and "a-vs-d" in ln][:1]
+    assert f"adjusted P < 0.05: met by {len(met)} of {len(contrasts)}" in h1
+    for c in met:
+        assert c["id"] in h1
+
+
 def test_the_coverage_gate_makes_every_verdict_insufficient(project):
     doc, obs = scored(project, "low-coverage", 7, "gate")
     (gate,) = doc["gates"]

@@ -24,6 +24,7 @@ from prereg.decide.evaluate import (
     decide_all,
     registered_results,
 )
+from prereg.decide.explain import explanation_lines, verdict_explanations
 from prereg.decide.fields import derive
 from prereg.decide.metrics import row_metrics
 from prereg.decide.report import (
@@ -570,8 +571,10 @@ def score_markdown(config, module: ModuleType, doc: Mapping[str, Any]) -> str:
         "| hypothesis | verdict |",
         "|---|---|",
     ]
+    rules = importlib.import_module(f"{module.__name__}.rules")
     for h, v in doc["verdicts"].items():
         lines.append(f"| `{h}` | {v} |")
+    lines += explanation_lines(verdict_explanations(module, rules, doc))
     if doc["decision"] is not None:
         lines += ["", f"Decision: **{doc['decision']}**"]
     lines += [

@@ -206,7 +206,9 @@ def _num(x) -> str:
     return "–" if x is None else f"{x}"
 
 
-def render_markdown(doc: Mapping[str, Any], spec: ScoringSpec) -> str:
+def render_markdown(
+    doc: Mapping[str, Any], spec: ScoringSpec, module: ModuleType | None = None
+) -> str:
     m = spec.metrics
     lines = [
         f"# Score of {doc['studyId']} {doc['version']}",
@@ -233,6 +235,10 @@ def render_markdown(doc: Mapping[str, Any], spec: ScoringSpec) -> str:
             lines.append(f"  - {f['cell']}: {_num(f['figure'])}")
     lines += ["", "## Verdicts", "", "| hypothesis | verdict |", "|---|---|"]
     lines += [f"| {h} | {v} |" for h, v in doc["verdicts"].items()]
+    if module is not None:
+        from prereg.decide.explain import explanation_lines, verdict_explanations
+
+        lines += explanation_lines(verdict_explanations(module, rules_module(module), doc))
     lines += [
         "",
         "## Cells",
@@ -476,7 +482,7 @@ def write_score(
     if extra:
         doc.update(extra)
     data = canonical_bytes_nl(doc)
-    write_files_new([(out, data, 0o644), (md, render_markdown(doc, spec), 0o644)])
+    write_files_new([(out, data, 0o644), (md, render_markdown(doc, spec, module), 0o644)])
     _out(f"scored {result.observed_rows:,} of {len(table.ids):,} rows into {out} and {md}")
     if result.gated:
         failed = [g["id"] for g in doc["gates"] if not g["passed"]]
