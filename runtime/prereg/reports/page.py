@@ -173,7 +173,7 @@ def render_index(
         back=None,
         overall=overall,
         ok=ok,
-        studies=studies,
+        studies=[{"report": None, "markdown": None, **row} for row in studies],
         steps=steps,
         files=files,
     )
