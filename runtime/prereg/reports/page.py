@@ -6,6 +6,12 @@ A :class:`Report` is a title, a one-line status, and a list of blocks: :class:`H
 :class:`Registered` (a Markdown document, e.g. the study's PREREG.md).  The HTML page inlines
 its CSS and every figure; the Markdown file links the figures, which :func:`write_report`
 writes beside it as ``figures/<name>.svg``.  Nothing refers to the network.
+
+The HTML pages (:func:`render_html`, and :func:`render_index` for the demo's index) are
+rendered from the Jinja2 templates in ``templates/`` beside this module (package data) with
+autoescaping: the shapes are in the templates, every value is escaped by Jinja2, and the only
+fragments passed as markup are the Markdown renderer's HTML (:mod:`prereg.reports.markdown`)
+and the inline SVG figures.  Jinja2 is imported when the first page is rendered.
 """
 
 from __future__ import annotations
