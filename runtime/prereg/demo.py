@@ -18,7 +18,6 @@ removed first).
 from __future__ import annotations
 
 import hashlib
-import html
 import json
 import re
 import shutil
@@ -216,33 +215,27 @@ def _write_reports(
 
 
 def _write_index(out: Path, studies: dict[str, list], reports: dict) -> None:
-    from prereg.reports.page import html_page, status_html
+    from prereg.reports.page import render_index
 
     files = sorted(
         p.relative_to(out).as_posix()
         for p in out.rglob("*")
         if p.is_file() and p.name not in ("index.html", "index.md")
     )
-    h = ["<h1>prereg demo</h1>\n"]
     md = ["# prereg demo", ""]
     all_ok = all(s.ok for steps in studies.values() for s in steps) and all(
         ok for _, ok in reports.values()
     )
     ran = all(s for s in studies.values())
     overall = "every step ran" if ran and all_ok else "attention needed (see below)"
-    h.append(status_html(overall, ran and all_ok))
     md += [f"**{overall}**", ""]
-    h.append(
-        "<p>One report per study: what ran, on which inputs (by digest), what came out, with"
-        " the study's registered PREREG.md rendered below it.</p>\n"
-    )
-    h.append("<table><thead><tr><th>study</th><th>status</th><th>report</th></tr></thead><tbody>")
+    rows = []
     md += ["| study | status | report |", "|---|---|---|"]
     for study, steps in studies.items():
+        row: dict[str, object] = {"study": study}
         if study in reports:
             status, ok = reports[study]
-            link = f"{study}/report.html"
-            cell = f'<a href="{html.escape(link)}">report</a> · <a href="{html.escape(study)}/report.md">Markdown</a>'
+            row.update(report=f"{study}/report.html", markdown=f"{study}/report.md")
             mdlink = f"[report]({study}/report.md)"
         else:
             failed = [s for s in steps if not s.ok]
@@ -252,29 +245,18 @@ def _write_index(out: Path, studies: dict[str, list], reports: dict) -> None:
                 status, ok = "not run", False
             else:
                 status, ok = "steps ran; no report", False
-            cell, mdlink = "–", "–"
-        mark = "" if ok else ' class="bad"'
-        h.append(
-            f"<tr><td><code>{html.escape(study)}</code></td><td{mark}>{html.escape(status)}</td>"
-            f"<td>{cell}</td></tr>"
-        )
+            mdlink = "–"
+        rows.append({**row, "status": status, "ok": ok})
         md.append(f"| `{study}` | {status} | {mdlink} |")
-    h.append("</tbody></table>\n<h2>Steps</h2>\n")
     md += ["", "## Steps", "", "| study | step | result |", "|---|---|---|"]
-    h.append("<table><thead><tr><th>study</th><th>step</th><th>result</th></tr></thead><tbody>")
+    step_rows = []
     for study, steps in studies.items():
         for s in steps:
             res = "ok" if s.ok else f"FAILED (exit {s.exit})"
-            h.append(
-                f"<tr><td><code>{html.escape(study)}</code></td><td>{html.escape(s.title)}</td>"
-                f"<td>{res}</td></tr>"
-            )
+            step_rows.append({"study": study, "title": s.title, "result": res})
             md.append(f"| `{study}` | {s.title} | {res} |")
-    h.append("</tbody></table>\n<h2>Outputs</h2>\n<ul>")
     md += ["", "## Outputs", ""]
-    for f in files:
-        h.append(f'<li><a href="{html.escape(f)}"><code>{html.escape(f)}</code></a></li>')
-        md.append(f"- [{f}]({f})")
-    h.append("</ul>\n")
-    write_new(out / "index.html", html_page("prereg demo", "".join(h)))
+    md += [f"- [{f}]({f})" for f in files]
+    page = render_index("prereg demo", overall, ran and all_ok, rows, step_rows, files)
+    write_new(out / "index.html", page)
     write_new(out / "index.md", "\n".join(md) + "\n")

@@ -4,6 +4,7 @@ outputs (a prepared folder only, then a small score)."""
 from __future__ import annotations
 
 import json
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -12,8 +13,20 @@ import pytest
 from prereg.compiler.project import Project
 from prereg.reports import Step, build_report, study_info
 from prereg.reports import plot as rplot
-from prereg.reports.markdown import render
-from prereg.reports.page import Figure, Report, Table, render_html, render_markdown, write_report
+from prereg.reports.markdown import inline, render
+from prereg.reports.page import (
+    Facts,
+    Figure,
+    Heading,
+    Para,
+    Registered,
+    Report,
+    Table,
+    render_html,
+    render_index,
+    render_markdown,
+    write_report,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,14 +45,14 @@ def test_markdown_blocks():
         '<p>A <em>b</em> <strong>c</strong> <code>d&lt;e&gt;</code> <a href="#g">f</a>'
         " and x_y_z.</p>\n"
         '<h2 id="prereg-table">Table</h2>\n'
-        '<div class="scroll"><table><caption>Table</caption><thead><tr><th scope="col">a</th>'
-        '<th scope="col" style="text-align:right">b</th></tr></thead>'
-        '<tbody><tr><td><code>1|2</code></td><td style="text-align:right">3</td></tr>'
-        "</tbody></table></div>\n"
-        "<ul><li>one<ul><li>nested</li></ul></li><li>two</li></ul>\n"
-        "<ol><li>first</li><li>second</li></ol>\n"
-        '<pre><code class="language-py">if a &lt; b:</code></pre>\n'
-        "<blockquote><p>quoted</p>\n</blockquote>\n"
+        '<div class="scroll"><table>\n<caption>Table</caption>\n<thead>\n<tr>\n'
+        '<th scope="col">a</th>\n<th scope="col" style="text-align:right">b</th>\n</tr>\n'
+        "</thead>\n<tbody>\n<tr>\n<td><code>1|2</code></td>\n"
+        '<td style="text-align:right">3</td>\n</tr>\n</tbody>\n</table></div>\n'
+        "<ul>\n<li>one\n<ul>\n<li>nested</li>\n</ul>\n</li>\n<li>two</li>\n</ul>\n"
+        "<ol>\n<li>first</li>\n<li>second</li>\n</ol>\n"
+        '<pre><code class="language-py">if a &lt; b:\n</code></pre>\n'
+        "<blockquote>\n<p>quoted</p>\n</blockquote>\n"
     )
 
 
@@ -50,10 +63,79 @@ def test_markdown_escapes_html_and_never_links_out():
     assert "&lt;kept&gt;" in out  # a character reference is decoded, then escaped again
 
 
+def test_markdown_raw_html_blocks_are_text_and_comments_are_dropped():
+    out = render(
+        '<div onclick="x()">\n<b>bold</b>\n</div>\n\n<details><summary>s</summary>\n\n'
+        "text <!-- inline --> <img src=x>\n\n<!-- a comment\nover lines -->\nafter\n"
+    )
+    assert "<div" not in out and "<b>" not in out and "<details" not in out and "<img" not in out
+    assert "&lt;div onclick=" in out and "&lt;b&gt;bold&lt;/b&gt;" in out
+    assert "&lt;details&gt;&lt;summary&gt;s&lt;/summary&gt;" in out
+    assert "&lt;!-- inline --&gt;" in out  # only a comment opening a block is dropped
+    assert "a comment" not in out and "over lines" not in out and "<p>after</p>" in out
+
+
+def test_markdown_never_refers_to_another_site():
+    out = render(
+        "[a](https://example.org/a) <https://example.org/b> [m](mailto:x@example.org) "
+        "![plot](https://example.org/p.png) ![local](figures/f.svg) [c][ref] [in](#prereg-x)\n\n"
+        "[ref]: http://example.org/c\n"
+    )
+    assert re.findall(r"<a\b[^>]*>", out) == ['<a href="#prereg-x">']  # the in-page link only
+    assert "<img" not in out and "src=" not in out
+    assert "a (https://example.org/a)" in out and "https://example.org/b" in out
+    assert "m (mailto:x@example.org)" in out and "c (http://example.org/c)" in out
+    assert "plot (https://example.org/p.png)" in out and "local (figures/f.svg)" in out
+    assert inline("see [site](https://example.org/)") == "see site (https://example.org/)"
+
+
 def test_markdown_heading_offset():
     assert render("# a\n###### b", heading_offset=1) == (
         '<h2 id="prereg-a">a</h2>\n<h6 id="prereg-b">b</h6>\n'
     )
+
+
+def test_markdown_heading_ids_are_unique_and_stable():
+    text = "# Gates\n\n## `h1`: one & two\n\n## Gates\n\n### Gates\n\nGates\n---\n\n## ?\n"
+    out = render(text)
+    ids = re.findall(r'<h[1-6] id="([^"]+)">', out)
+    assert ids == [
+        "prereg-gates",
+        "prereg-h1-one-two",
+        "prereg-gates-2",
+        "prereg-gates-3",
+        "prereg-gates-4",  # a setext heading is a heading too
+        "prereg-section",
+    ]
+    assert render(text) == out  # the same text gives the same ids (and bytes) every time
+    assert render("# Gates\n") == '<h1 id="prereg-gates">Gates</h1>\n'  # ids are per document
+
+
+def test_markdown_tables_are_captioned_scoped_and_keep_digests_whole():
+    digest = "sha256:" + "0123456789abcdef" * 4
+    out = render(
+        f"## Inputs *seen*\n\n| role | digest |\n|---|:---:|\n| corpus | `{digest}` |\n"
+        f"| bare | `{'ab' * 16}` | \n| short | `abc123` |\n\nno heading:\n\n| x |\n|---|\n| 1 |\n"
+    )
+    assert out.count("<table>") == 2 and out.count('<div class="scroll"><table>') == 2
+    assert "<caption>Inputs <em>seen</em></caption>" in out  # the heading above it, rendered
+    assert out.count("<caption>") == 2  # the second table stands under the same heading
+    assert re.findall(r"<th\b[^>]*>", out) == [
+        '<th scope="col">',
+        '<th scope="col" style="text-align:center">',
+        '<th scope="col">',
+    ]
+    assert f'<code class="digest">{digest}</code>' in out
+    assert f'<code class="digest">{"ab" * 16}</code>' in out
+    assert "<code>abc123</code>" in out
+    assert render("| x |\n|---|\n| 1 |\n").count("<caption>") == 0  # no heading, no caption
+    escapes = render("## a \\* b &amp; `c`\n\n| x |\n|---|\n| 1 |\n")
+    assert "<caption>a * b &amp; <code>c</code></caption>" in escapes
+
+
+def test_markdown_inline_has_no_block_structure():
+    assert inline("# not a heading *x* `y`") == "# not a heading <em>x</em> <code>y</code>"
+    assert inline("a & <b>") == "a &amp; &lt;b&gt;"
 
 
 # -- svg ----------------------------------------------------------------------------------------
@@ -111,6 +193,124 @@ def test_page_renders_tables_figures_and_refuses_to_overwrite(tmp_path):
 
     with pytest.raises(UserError, match="already exists"):
         write_report(report, tmp_path)
+
+
+class Refs(HTMLParser):
+    """Every start tag with its attributes."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.starts: list[tuple[str, dict]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.starts.append((tag, dict(attrs)))
+
+    handle_startendtag = handle_starttag
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def refs(page: str) -> Refs:
+    r = Refs()
+    r.feed(page)
+    r.close()
+    return r
+
+
+HOSTILE = "<script>alert(1)</script> & <b>co</b>"
+
+
+def test_page_escapes_every_value_and_refers_to_no_other_site():
+    digest = "sha256:" + "ab" * 32
+    report = Report(HOSTILE, "Study " + HOSTILE, "status " + HOSTILE, False, decision=HOSTILE)
+    report.add(
+        Heading("Heading " + HOSTILE),
+        Para("para " + HOSTILE + " [away](https://example.org/x)"),
+        Facts([("fact " + HOSTILE, "v " + HOSTILE), ("digest", digest)], frozenset({"digest"})),
+        Table(
+            ("col " + HOSTILE, "digest", "md"),
+            [("cell " + HOSTILE, digest, "[site](http://example.org/) & [in](#fig-f)")],
+            code=frozenset({1}),
+            markdown=frozenset({2}),
+            caption="caption " + HOSTILE,
+            folded="fold " + HOSTILE,
+        ),
+        Figure("f", "F", _svg("f"), "figure " + HOSTILE),
+        Registered("registered " + HOSTILE, "# <script>x()</script>\n\n[a](https://example.org)\n"),
+    )
+    page = render_html(report)
+    assert "<script" not in page and "<b>" not in page
+    escaped = "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;co&lt;/b&gt;"
+    for where in ("Study ", "status ", "Heading ", "para ", "fact ", "v ", "col ", "cell ",
+                  "caption ", "fold ", "figure ", "registered "):  # fmt: skip
+        assert where + escaped in page, where
+    assert f"<title>Study {escaped}: {escaped}</title>" in page
+    assert f'<p class="status decision">{escaped}</p>' in page
+    assert f'<code class="digest">{digest}</code>' in page  # in the facts and the table
+    assert page.count(f'<code class="digest">{digest}</code>') == 2
+    parsed = refs(page)
+    hrefs = [a.get("href") or a.get("src") for _, a in parsed.starts if {"href", "src"} & set(a)]
+    assert hrefs == ["../index.html", "#fig-f"]  # the back link and the in-page link only
+    text = "".join(parsed.text)
+    assert "away (https://example.org/x)" in text and "site (http://example.org/)" in text
+    assert render_html(report) == page  # same report, same bytes
+
+
+def test_index_page_escapes_its_values():
+    page = render_index(
+        "prereg demo",
+        "overall " + HOSTILE,
+        False,
+        [{"study": "s" + HOSTILE, "status": "st " + HOSTILE, "ok": False,
+          "report": "s/report.html", "markdown": "s/report.md"},
+         {"study": "t", "status": "not run", "ok": False}],
+        [{"study": "s", "title": "step " + HOSTILE, "result": "ok"}],
+        ["s/a&b <x>.json"],
+    )  # fmt: skip
+    assert "<script" not in page and "<b>" not in page
+    escaped = "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;co&lt;/b&gt;"
+    for where in ("overall ", "<code>s", "st ", "step "):
+        assert where + escaped in page, where
+    assert '<a href="s/a&amp;b &lt;x&gt;.json"><code>s/a&amp;b &lt;x&gt;.json</code></a>' in page
+    assert '<td class="bad">not run</td><td>–</td>' in page
+    hrefs = [a["href"] for tag, a in refs(page).starts if tag == "a"]
+    assert hrefs == ["s/report.html", "s/report.md", "s/a&b <x>.json"]
+
+
+def _loaded_after(code: str, *args: str) -> str:
+    """Which of markdown-it, Jinja2 and matplotlib a fresh interpreter holds after ``code``."""
+    import subprocess
+    import sys
+
+    code += (
+        "\nimport sys\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'markdown_it', 'jinja2',"
+        " 'matplotlib'}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_report_modules_load_jinja2_and_markdown_it_only_to_render():
+    imports = "import prereg.reports.markdown, prereg.reports.verdicts, prereg.reports.page"
+    assert _loaded_after(imports) == "['matplotlib']"  # the plot module, as before
+    render = imports + "\nprereg.reports.markdown.inline('*x*')"
+    assert _loaded_after(render) == "['markdown_it', 'matplotlib']"
+
+
+def test_a_study_command_that_renders_nothing_loads_no_renderer(tmp_path):
+    command = (
+        "import sys\nfrom prereg.cli import main\n"
+        "assert main(['jev-multicorrect', 'score', '--lists', 'examples/jev/lists.jsonl',"
+        " '--labels', 'examples/jev/labels.jsonl', '--predictions',"
+        " 'examples/jev/predictions.jsonl', '--out', sys.argv[1]]) == 0"
+    )
+    assert _loaded_after(command, str(tmp_path / "REPORT.json")) == "[]"
 
 
 # -- the d17 report on hand-made outputs --------------------------------------------------------

@@ -6,51 +6,26 @@ A :class:`Report` is a title, a one-line status, and a list of blocks: :class:`H
 :class:`Registered` (a Markdown document, e.g. the study's PREREG.md).  The HTML page inlines
 its CSS and every figure; the Markdown file links the figures, which :func:`write_report`
 writes beside it as ``figures/<name>.svg``.  Nothing refers to the network.
+
+The HTML pages (:func:`render_html`, and :func:`render_index` for the demo's index) are
+rendered from the Jinja2 templates in ``templates/`` beside this module (package data) with
+autoescaping: the shapes are in the templates, every value is escaped by Jinja2, and the only
+fragments passed as markup are the Markdown renderer's HTML (:mod:`prereg.reports.markdown`)
+and the inline SVG figures.  Jinja2 is imported when the first page is rendered.
 """
 
 from __future__ import annotations
 
-import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from prereg.files import write_files_new
 from prereg.reports import markdown, plot
 
-CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;color:#222;max-width:64em;
-margin:1.5em auto;padding:0 1em;line-height:1.45}
-h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;
-margin-top:1.8em}
-code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.88em;background:#f4f4f4;
-padding:0 .2em;border-radius:3px;overflow-wrap:anywhere}
-code.digest{overflow-wrap:normal;word-break:keep-all;white-space:nowrap}
-.scroll{overflow-x:auto;max-width:100%}
-caption{text-align:left;color:#555;font-size:.88em;padding:.2em 0;caption-side:top}
-pre{background:#f4f4f4;padding:.6em;overflow-x:auto}
-table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
-th,td{border:1px solid #ddd;padding:.25em .55em;vertical-align:top;text-align:left}
-th{background:#f7f7f7}td.num{text-align:right;font-variant-numeric:tabular-nums}
-dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em;font-size:.92em}
-dl.facts dt{color:#555}dl.facts dd{margin:0}
-figure{margin:1em 0}figure svg{max-width:100%;height:auto}
-figcaption{color:#555;font-size:.88em;max-width:48em}
-.status{font-size:1.1em;padding:.35em .7em;border-radius:4px;display:inline-block;
-margin-right:.5em}
-.ok{background:#e3f4ea;color:#0b5d2a}.decision{background:#eef1f6;color:#1f3a5f;
-border:1px solid #c9d3e3}.bad{background:#fbe6e1;color:#8a2410}
-.note{color:#555;font-size:.9em}
-.cols{display:grid;grid-template-columns:repeat(auto-fit,minmax(28em,1fr));gap:1.5em}
-details.registered{border:1px solid #ddd;border-radius:4px;padding:.4em 1em;margin-top:1em}
-details.registered summary{cursor:pointer;font-weight:600}
-details.fold{margin:.4em 0}details.fold summary{cursor:pointer}
-nav a{margin-right:1em}
-@media print{nav{display:none}body{max-width:none;margin:0;font-size:10pt}
-a{color:inherit;text-decoration:none}.scroll{overflow:visible}code.digest{white-space:normal;
-word-break:break-all}tr,figure{break-inside:avoid}details.fold>*{display:block}h2,h3{break-after:avoid}
-.status{border:1px solid #999}}
-""".strip()
+# The page templates ship with the package (package data), beside this module.
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
 @dataclass(frozen=True)
@@ -123,91 +98,91 @@ class Report:
         return [b for b in self.blocks if isinstance(b, Figure)]
 
 
-def _esc(x: object) -> str:
-    return html.escape(str(x), quote=False)
-
-
 def _is_digest(v: object) -> bool:
     text = str(v)
     hexpart = text.split(":", 1)[1] if ":" in text else text
     return len(hexpart) >= 32 and all(c in "0123456789abcdef" for c in hexpart)
 
 
-def _cell(v: object, code: bool) -> str:
-    if v is None:
-        return "–"
-    if code and _is_digest(v):
-        # a digest is never broken mid-hex: its table scrolls instead
-        return f'<code class="digest">{_esc(v)}</code>'
-    return f"<code>{_esc(v)}</code>" if code else _esc(v)
+@lru_cache(maxsize=1)
+def _environment():
+    """The Jinja2 environment of the page templates (autoescaped; imported when a page is
+    rendered, not with this module)."""
+    import jinja2
+    from markupsafe import Markup
 
-
-def html_page(title: str, body: str, back: str | None = None) -> str:
-    nav = f'<nav><a href="{html.escape(back)}">← all reports</a></nav>\n' if back else ""
-    return (
-        "<!doctype html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>\n"
-        f"<title>{_esc(title)}</title>\n<style>\n{CSS}\n</style>\n</head>\n<body>\n"
-        f"{nav}{body}</body>\n</html>\n"
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
     )
+    # The only fragments that reach a page unescaped: HTML made by the Markdown renderer
+    # (which escapes every text and never passes raw HTML through) and inline SVG figures
+    # made by matplotlib (text in them escaped by the SVG writer).
+    env.filters["markdown_inline"] = lambda text: Markup(markdown.inline(str(text)))
+    env.filters["markdown_block"] = lambda text, offset=0: Markup(
+        markdown.render(str(text), heading_offset=offset)
+    )
+    env.filters["svg"] = lambda text: Markup(plot.inline(str(text)).rstrip())
+    env.tests["digest"] = _is_digest
+    return env
 
 
-def status_html(text: str, ok: bool) -> str:
-    return f'<p class="status {"ok" if ok else "bad"}">{_esc(text)}</p>\n'
+def _render(template: str, **context) -> str:
+    return _environment().get_template(template).render(**context)
+
+
+_KINDS = {Heading: "heading", Para: "para", Facts: "facts", Table: "table", Figure: "figure",
+          Registered: "registered"}  # fmt: skip
 
 
 def render_html(report: Report, back: str | None = "../index.html") -> str:
-    parts = [f"<h1>{_esc(report.title)}</h1>\n", status_html(report.status, report.ok)]
-    if report.decision:
-        parts.append(f'<p class="status decision">{_esc(report.decision)}</p>\n')
+    """The report as one self-contained HTML page (templates/report.html.j2)."""
+    blocks = []
     ids: set[str] = set()
     heading = report.title
     for b in report.blocks:
+        extra: dict[str, str] = {}
         if isinstance(b, Heading):
             heading = b.text
-            hid = markdown.unique(ids, markdown.slug(b.text))
-            parts.append(f'<h{b.level} id="{hid}">{_esc(b.text)}</h{b.level}>\n')
-        elif isinstance(b, Para):
-            cls = ' class="note"' if b.note else ""
-            parts.append(f"<p{cls}>{markdown.inline(b.text)}</p>\n")
-        elif isinstance(b, Facts):
-            rows = "".join(
-                f"<dt>{_esc(k)}</dt><dd>{_cell(v, k in b.code)}</dd>" for k, v in b.items
-            )
-            parts.append(f'<dl class="facts">{rows}</dl>\n')
+            extra["id"] = markdown.unique(ids, markdown.slug(b.text))
         elif isinstance(b, Table):
-            head = "".join(f'<th scope="col">{_esc(h)}</th>' for h in b.header)
-            body = []
-            for r in b.rows:
-                tds = []
-                for i, v in enumerate(r):
-                    cls = ' class="num"' if i in b.numeric else ""
-                    if i in b.markdown and v is not None:
-                        tds.append(f"<td{cls}>{markdown.inline(str(v))}</td>")
-                    else:
-                        tds.append(f"<td{cls}>{_cell(v, i in b.code)}</td>")
-                body.append("<tr>" + "".join(tds) + "</tr>")
-            caption = f"<caption>{_esc(b.caption or heading)}</caption>"
-            table = (
-                f'<div class="scroll"><table>{caption}<thead><tr>{head}</tr></thead>'
-                f"<tbody>{''.join(body)}</tbody></table></div>"
-            )
-            if b.folded:
-                table = (
-                    f'<details class="fold"><summary>{_esc(b.folded)}</summary>\n{table}</details>'
-                )
-            parts.append(table + "\n")
-        elif isinstance(b, Figure):
-            cap = f"<figcaption>{markdown.inline(b.caption)}</figcaption>" if b.caption else ""
-            parts.append(
-                f'<figure id="fig-{b.name}">\n{plot.inline(b.svg).rstrip()}\n{cap}</figure>\n'
-            )
-        elif isinstance(b, Registered):
-            parts.append(
-                f'<details class="registered" open><summary>{_esc(b.title)}</summary>\n'
-                f"{markdown.render(b.text, heading_offset=1)}</details>\n"
-            )
-    return html_page(f"{report.title}: {report.study_id}", "".join(parts), back)
+            extra["caption"] = b.caption or heading
+        blocks.append((_KINDS[type(b)], b, extra))
+    return _render(
+        "report.html.j2",
+        title=f"{report.title}: {report.study_id}",
+        back=back,
+        report=report,
+        blocks=blocks,
+    )
+
+
+def render_index(
+    title: str,
+    overall: str,
+    ok: bool,
+    studies: Sequence[Mapping[str, object]],
+    steps: Sequence[Mapping[str, object]],
+    files: Sequence[str],
+) -> str:
+    """The demo's index page (templates/index.html.j2): ``studies`` rows have ``study``,
+    ``status``, ``ok`` and, when a report was written, ``report`` and ``markdown`` (relative
+    links); ``steps`` rows ``study``, ``title`` and ``result``; ``files`` relative paths."""
+    return _render(
+        "index.html.j2",
+        title=title,
+        heading=title,
+        back=None,
+        overall=overall,
+        ok=ok,
+        studies=[{"report": None, "markdown": None, **row} for row in studies],
+        steps=steps,
+        files=files,
+    )
 
 
 def _md_cell(v: object, code: bool) -> str:
