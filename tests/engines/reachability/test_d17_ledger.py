@@ -196,10 +196,12 @@ def test_an_empty_database_is_migrated_and_a_foreign_file_refused(tmp_path):
         Ledger(junk)
 
 
-def _busy_writer(path: str, start: int) -> None:
+def _busy_writer(path: str, start: int, started) -> None:
     with Ledger(path) as led:
         for k in range(start, start + 100_000):
             _freeze(led, f"s{k}", f"sha256:c{k}", at_ms=k)
+            if k == start:
+                started.set()  # one seed committed: from here on a kill lands mid-stream
 
 
 def test_kill_9_at_random_moments_leaves_whole_records(tmp_path):
@@ -211,9 +213,13 @@ def test_kill_9_at_random_moments_leaves_whole_records(tmp_path):
     rng = random.Random(20261201)
     start = 0
     for _ in range(4):
-        p = CTX.Process(target=_busy_writer, args=(path, start))
+        started = CTX.Event()
+        p = CTX.Process(target=_busy_writer, args=(path, start, started))
         p.start()
-        time.sleep(0.6 + rng.random() * 0.6)  # the interpreter starts, then writes for a while
+        # Kill at a random moment after the writer's first commit (however loaded the machine
+        # is, so the kill cannot land before anything was written).
+        assert started.wait(timeout=120), "the writer never committed its first seed"
+        time.sleep(rng.random() * 0.3)
         os.kill(p.pid, signal.SIGKILL)
         p.join()
         with Ledger(path) as led:
@@ -222,5 +228,6 @@ def test_kill_9_at_random_moments_leaves_whole_records(tmp_path):
         seeds = {s["seed"] for s in state["seeds"]}
         events = [e["seed"] for e in state["events"]]
         assert len(events) == len(set(events)) and set(events) == seeds
+        assert f"s{start}" in seeds  # this writer's first commit survived the kill
         start = 1 + max((int(s[1:]) for s in seeds), default=-1)
     assert start > 0  # the writers did write
