@@ -303,6 +303,12 @@ def test_report_modules_load_jinja2_and_markdown_it_only_to_render():
     assert _loaded_after(render) == "['markdown_it', 'matplotlib']"
 
 
+def test_a_scores_verdict_explanations_load_no_renderer_and_no_plotting():
+    """SCORE.md's verdict explanations (rule words, deciding figures) come without the report
+    pages' imports: score commands stay fast."""
+    assert _loaded_after("import prereg.decide.explain, prereg.reports.verdicts") == "[]"
+
+
 def test_a_study_command_that_renders_nothing_loads_no_renderer(tmp_path):
     command = (
         "import sys\nfrom prereg.cli import main\n"

@@ -10,6 +10,7 @@ from typing import Any
 from prereg.digest import file_sha256
 from prereg.errors import UserError
 from prereg.reports import Step, StudyInfo
+from prereg.reports.numbers import fmt, fmt_p  # noqa: F401 (re-exported: reports import them from here)
 from prereg.reports.page import Facts, Heading, Para, Registered, Report, Table
 
 
@@ -24,32 +25,6 @@ def read_json(path: Path | str | None) -> Any | None:
         return json.loads(p.read_bytes().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UserError(f"{p}: not valid JSON ({exc})") from None
-
-
-def fmt(x: Any, digits: int = 4) -> str:
-    """A figure for a table: integers with separators, floats to ``digits`` significant
-    decimals (trailing zeros dropped), None as a dash."""
-    if x is None:
-        return "–"
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    if isinstance(x, int):
-        return f"{x:,}"
-    if isinstance(x, float):
-        s = f"{x:.{digits}f}".rstrip("0").rstrip(".")
-        return "0" if s in ("-0", "") else s
-    return str(x)
-
-
-def fmt_p(p: Any) -> str:
-    """A P value in one style: 3 significant digits, "< 0.001" below 0.001, a dash when
-    missing."""
-    if p is None:
-        return "–"
-    p = float(p)
-    if p < 0.001:
-        return "< 0.001"
-    return f"{p:.3g}" if p < 1 else "1"
 
 
 def sha(value: str | None) -> str | None:

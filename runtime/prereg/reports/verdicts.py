@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from prereg.reports import markdown
-from prereg.reports.common import fmt_p
+from prereg.reports.numbers import fmt_p
 
 OPS = {"lt": "<", "le": "≤", "gt": ">", "ge": "≥"}
 QUANTITY = {
