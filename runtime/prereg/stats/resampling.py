@@ -225,9 +225,12 @@ def t_quantile(p, df):
     """Quantile of Student's t with ``df`` degrees of freedom (``scipy.special.stdtrit``).
 
     Accurate to about 1e-12 relative or better.  ``p`` in (0, 1), ``df`` > 0 (arrays
-    broadcast).  scipy.special is imported here, on first use, to keep start-up fast.
+    broadcast).  scipy.special's ``stdtrit`` is loaded here, on first use, without the
+    scipy.special package (:mod:`prereg.stats.special`), to keep start-up fast.
     """
-    from scipy.special import stdtrit
+    from prereg.stats.special import function
+
+    stdtrit = function("stdtrit")
 
     p_arr = np.asarray(p, dtype=np.float64)
     df_arr = np.asarray(df, dtype=np.float64)
