@@ -146,7 +146,8 @@ def schema_problems(obj: Any, schema_path: Path) -> list[str]:
 # A record contract is a flat object schema; jsonschema spends tens of microseconds walking it
 # per record. ``_accepts`` compiles the shapes the compiler generates (object properties,
 # required, additionalProperties false; per value type, enum of strings, numeric bounds,
-# string length and pattern, arrays of such values with item counts) into a predicate that is
+# string length and pattern, arrays of such values with item counts, a value that is any
+# object, as the calibrator's blocks are) into a predicate that is
 # True only when the schema holds (it is stricter where that is simpler: an integer must be a
 # Python int, never 1.0). A record it does not accept is validated by jsonschema as before,
 # which reports the problems (or finds none); a schema with any other keyword has no
@@ -176,8 +177,8 @@ def _value_check(schema: Any):
     names = [t] if isinstance(t, str) else t
     if not isinstance(names, list) or not names or any(n not in _TYPES for n in names):
         return None
-    if "object" in names:
-        return None
+    # an object value is accepted only by a bare {"type": "object"}: every keyword about its
+    # members (properties, required, ...) is one the loop below does not know, so it gives None
     exact = frozenset(c for n in names for c in _TYPES[n])
     checks = []
     for key, v in schema.items():
