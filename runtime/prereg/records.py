@@ -141,17 +141,16 @@ def schema_problems(obj: Any, schema_path: Path) -> list[str]:
     return [f"at {json_path(e.absolute_path)}: {describe(e)}" for e in errs]
 
 
-# -- a typed fast path: a record schema compiled into one predicate --------------------------
+# -- a typed fast path: a schema compiled into one predicate ---------------------------------
 #
-# A record contract is a flat object schema; jsonschema spends tens of microseconds walking it
-# per record. ``_accepts`` compiles the shapes the compiler generates (object properties,
-# required, additionalProperties false; per value type, enum of strings, numeric bounds,
-# string length and pattern, arrays of such values with item counts, a value that is any
-# object, as the calibrator's blocks are) into a predicate that is
-# True only when the schema holds (it is stricter where that is simpler: an integer must be a
-# Python int, never 1.0). A record it does not accept is validated by jsonschema as before,
-# which reports the problems (or finds none); a schema with any other keyword has no
-# predicate.
+# A record contract is a small object schema; jsonschema spends tens of microseconds walking it
+# per record. ``schema_predicate`` compiles the keywords the compiler and the engines write
+# (type, enum of strings, numeric bounds, string length and pattern, arrays with items and item
+# counts, objects with properties, required, additionalProperties (false, true or a schema) and
+# property counts, nested to any depth) into a predicate that is True only when the schema
+# holds (it is stricter where that is simpler: an integer must be a Python int, never 1.0).
+# A value it does not accept is validated by jsonschema as before, which reports the problems
+# (or finds none); a schema with any other keyword has no predicate (None).
 
 _IGNORED = frozenset({"$comment", "$schema", "$id", "title", "description", "examples"})
 _TYPES = {
@@ -163,63 +162,98 @@ _TYPES = {
     "array": (list,),
     "object": (dict,),
 }
+_BOUNDS = {
+    "minimum": lambda x, b: x >= b,
+    "maximum": lambda x, b: x <= b,
+    "exclusiveMinimum": lambda x, b: x > b,
+    "exclusiveMaximum": lambda x, b: x < b,
+}
 
 
 def _annotation(key: str) -> bool:
     return key in _IGNORED or key.startswith("x-")
 
 
-def _value_check(schema: Any):
-    """A predicate for one value's schema, or None when it uses what the fast path lacks."""
+def _keyword_check(key: str, v: Any, schema: dict):
+    """The check of one keyword (True for a value it does not apply to), None when unknown."""
+    if key == "enum" and isinstance(v, list) and all(type(e) is str for e in v):
+        allowed = frozenset(v)
+        return lambda x, a=allowed: type(x) is str and x in a
+    if key in _BOUNDS and type(v) in (int, float):
+        op = _BOUNDS[key]
+        return lambda x, b=v, op=op: type(x) not in (int, float) or op(x, b)
+    if key in ("minLength", "maxLength") and type(v) is int:
+        lo = key == "minLength"
+        return lambda x, n=v, lo=lo: type(x) is not str or (len(x) >= n if lo else len(x) <= n)
+    if key == "pattern" and isinstance(v, str):
+        try:
+            rx = re.compile(v)
+        except re.error:
+            return None
+        return lambda x, rx=rx: type(x) is not str or rx.search(x) is not None
+    if key in ("minItems", "maxItems") and type(v) is int:
+        lo = key == "minItems"
+        return lambda x, n=v, lo=lo: type(x) is not list or (len(x) >= n if lo else len(x) <= n)
+    if key in ("minProperties", "maxProperties") and type(v) is int:
+        lo = key == "minProperties"
+        return lambda x, n=v, lo=lo: type(x) is not dict or (len(x) >= n if lo else len(x) <= n)
+    if key == "items":
+        item = schema_predicate(v)
+        if item is None:
+            return None
+        return lambda x, f=item: type(x) is not list or all(map(f, x))
+    if key == "required" and isinstance(v, list) and all(type(e) is str for e in v):
+        need = frozenset(v)
+        return lambda x, need=need: type(x) is not dict or need.issubset(x.keys())
+    if key == "properties" and isinstance(v, dict):
+        fields = {}
+        for name, sub in v.items():
+            f = schema_predicate(sub)
+            if f is None:
+                return None
+            fields[name] = f
+        return lambda x, fields=fields: (
+            type(x) is not dict or all(f(x[k]) for k, f in fields.items() if k in x)
+        )
+    if key == "additionalProperties":
+        props = schema.get("properties", {})
+        if not isinstance(props, dict):
+            return None
+        known = frozenset(props)
+        if v is True:
+            return lambda x: True
+        if v is False:
+            return lambda x, known=known: type(x) is not dict or known.issuperset(x.keys())
+        extra = schema_predicate(v)
+        if extra is None:
+            return None
+        return lambda x, known=known, f=extra: (
+            type(x) is not dict or all(f(val) for k, val in x.items() if k not in known)
+        )
+    return None
+
+
+def schema_predicate(schema: Any):
+    """A predicate for ``schema`` (see above), or None when it uses what the fast path lacks."""
     if not isinstance(schema, dict):
         return None
-    t = schema.get("type")
-    names = [t] if isinstance(t, str) else t
-    if not isinstance(names, list) or not names or any(n not in _TYPES for n in names):
-        return None
-    # an object value is accepted only by a bare {"type": "object"}: every keyword about its
-    # members (properties, required, ...) is one the loop below does not know, so it gives None
-    exact = frozenset(c for n in names for c in _TYPES[n])
+    exact = None
+    if "type" in schema:
+        t = schema["type"]
+        names = [t] if isinstance(t, str) else t
+        if not isinstance(names, list) or not names or any(n not in _TYPES for n in names):
+            return None
+        exact = frozenset(c for n in names for c in _TYPES[n])
     checks = []
     for key, v in schema.items():
         if key == "type" or _annotation(key):
             continue
-        if key == "enum" and isinstance(v, list) and all(type(e) is str for e in v):
-            allowed = frozenset(v)
-            checks.append(lambda x, a=allowed: type(x) is not str or x in a)
-        elif key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum") and (
-            type(v) in (int, float)
-        ):
-            op = {
-                "minimum": lambda x, b: x >= b,
-                "maximum": lambda x, b: x <= b,
-                "exclusiveMinimum": lambda x, b: x > b,
-                "exclusiveMaximum": lambda x, b: x < b,
-            }[key]
-            checks.append(lambda x, b=v, op=op: type(x) not in (int, float) or op(x, b))
-        elif key in ("minLength", "maxLength") and type(v) is int:
-            lo = key == "minLength"
-            checks.append(
-                lambda x, n=v, lo=lo: type(x) is not str or (len(x) >= n if lo else len(x) <= n)
-            )
-        elif key == "pattern" and isinstance(v, str):
-            try:
-                rx = re.compile(v)
-            except re.error:
-                return None
-            checks.append(lambda x, rx=rx: type(x) is not str or rx.search(x) is not None)
-        elif key in ("minItems", "maxItems") and type(v) is int:
-            lo = key == "minItems"
-            checks.append(
-                lambda x, n=v, lo=lo: type(x) is not list or (len(x) >= n if lo else len(x) <= n)
-            )
-        elif key == "items":
-            item = _value_check(v)
-            if item is None:
-                return None
-            checks.append(lambda x, f=item: type(x) is not list or all(map(f, x)))
-        else:
+        c = _keyword_check(key, v, schema)
+        if c is None:
             return None
+        checks.append(c)
+    if exact is None:
+        return lambda x: all(c(x) for c in checks)
 
     def check(x: Any) -> bool:
         return type(x) in exact and all(c(x) for c in checks)
@@ -227,36 +261,18 @@ def _value_check(schema: Any):
     return check
 
 
+def _value_check(schema: Any):
+    """:func:`schema_predicate` (the name the record contracts' values were checked by)."""
+    return schema_predicate(schema)
+
+
 @lru_cache(maxsize=32)
 def _accepts(schema_path: str):
+    """The predicate of a record contract (an object schema) in a file, or None."""
     schema = json.loads(Path(schema_path).read_text(encoding="utf-8"))
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return None
-    props = schema.get("properties", {})
-    required = schema.get("required", [])
-    closed = schema.get("additionalProperties", True)
-    known = {"type", "properties", "required", "additionalProperties"}
-    if any(k not in known and not _annotation(k) for k in schema):
-        return None
-    if not isinstance(props, dict) or not isinstance(required, list) or closed not in (True, False):
-        return None
-    fields = {}
-    for name, sub in props.items():
-        f = _value_check(sub)
-        if f is None:
-            return None
-        fields[name] = f
-    need = frozenset(required)
-    allowed = frozenset(props)
-
-    def accept(obj: Any) -> bool:
-        if type(obj) is not dict or not need.issubset(obj.keys()):
-            return False
-        if not closed and not allowed.issuperset(obj.keys()):
-            return False
-        return all(f(obj[k]) for k, f in fields.items() if k in obj)
-
-    return accept
+    return schema_predicate(schema)
 
 
 def iter_jsonl_lines(path: Path):

@@ -93,7 +93,94 @@ def test_the_calibrator_takes_the_fast_path_and_only_a_bare_object_value_does():
     assert records.schema_problems({**doc, "blocks": [1]}, path) == [
         "at /blocks/0: expected object, got 1"
     ]
-    # an object value with keywords about its members has no fast path
-    for sub in ({"type": "object", "properties": {}}, {"type": "object", "required": ["a"]}):
-        assert records._value_check(sub) is None
-    assert records._value_check({"type": "object"})({"any": [1]})
+    assert records.schema_predicate({"type": "object"})({"any": [1]})
+    # a keyword the fast path does not know leaves the schema without a predicate
+    for sub in (
+        {"type": "object", "patternProperties": {}},
+        {"oneOf": [{"type": "string"}]},
+        {"enum": ["a", 1]},
+        {"type": "strin"},
+    ):
+        assert records.schema_predicate(sub) is None
+
+
+# nested schemas in the shapes the freeze contracts use (enum without type, a schema for
+# additionalProperties, minProperties, objects in arrays in objects)
+NESTED = [
+    {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["kind", "meta", "items"],
+        "properties": {
+            "kind": {"enum": ["X6", "X7"]},
+            "meta": {
+                "type": "object",
+                "minProperties": 1,
+                "additionalProperties": {"type": "string", "pattern": "^s:[0-9]$"},
+            },
+            "items": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "required": ["n"],
+                    "properties": {
+                        "n": {"type": "integer", "minimum": 0, "maximum": 2},
+                        "x": {"type": ["number", "null"], "exclusiveMaximum": 1},
+                    },
+                },
+            },
+        },
+    },
+    {"type": "array", "maxItems": 2, "items": {"enum": ["a", "b"]}},
+    {"type": ["string", "null"], "enum": ["a", "b"], "maxLength": 1},
+]
+
+LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.sampled_from([0, 1, 2, 3, -1, 0.5, 1.0, 2.0]),
+    st.sampled_from(["X6", "X7", "X8", "s:1", "s:x", "a", "b", "ab", "", "kind", "n"]),
+)
+NESTED_VALUES = st.recursive(
+    LEAVES,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(
+            st.sampled_from(["kind", "meta", "items", "n", "x", "k"]), inner, max_size=4
+        ),
+    ),
+    max_leaves=12,
+)
+
+
+@pytest.mark.parametrize("schema", NESTED, ids=["object", "array", "nullable-enum"])
+@settings(max_examples=400, deadline=None)
+@given(value=NESTED_VALUES)
+def test_nested_predicates_accept_only_what_jsonschema_accepts(schema, value):
+    accept = records.schema_predicate(schema)
+    assert accept is not None
+    if accept(value):
+        assert not list(jsonschema.Draft202012Validator(schema).iter_errors(value))
+
+
+def test_nested_predicate_on_examples():
+    accept = records.schema_predicate(NESTED[0])
+    ok = {"kind": "X6", "meta": {"a": "s:1"}, "items": [{"n": 0}, {"n": 2, "x": None}]}
+    assert accept(ok)
+    for bad in (
+        {**ok, "kind": "X8"},  # enum
+        {**ok, "kind": None},  # enum without type refuses a non-string
+        {**ok, "meta": {}},  # minProperties
+        {**ok, "meta": {"a": "s:x"}},  # additionalProperties schema (pattern)
+        {**ok, "items": []},  # minItems
+        {**ok, "items": [{"n": 3}]},  # maximum
+        {**ok, "items": [{"n": True}]},  # bool is no integer
+        {**ok, "items": [{"n": 1.0}]},  # stricter: 1.0 goes to jsonschema
+        {**ok, "items": [{"x": 0.5}]},  # required inside an array item
+        {**ok, "items": [{"n": 1, "x": 1}]},  # exclusiveMaximum
+        {**ok, "other": 1},  # additionalProperties false
+    ):
+        assert not accept(bad), bad
+    nullable = records.schema_predicate(NESTED[2])
+    assert nullable("a") and not nullable(None) and not nullable("c")
