@@ -174,7 +174,7 @@ def _annotation(key: str) -> bool:
     return key in _IGNORED or key.startswith("x-")
 
 
-def _keyword_check(key: str, v: Any, schema: dict):
+def _keyword_check(key: str, v: Any):
     """The check of one keyword (True for a value it does not apply to), None when unknown."""
     if key == "enum" and isinstance(v, list) and all(type(e) is str for e in v):
         allowed = frozenset(v)
@@ -202,35 +202,56 @@ def _keyword_check(key: str, v: Any, schema: dict):
         if item is None:
             return None
         return lambda x, f=item: type(x) is not list or all(map(f, x))
-    if key == "required" and isinstance(v, list) and all(type(e) is str for e in v):
-        need = frozenset(v)
-        return lambda x, need=need: type(x) is not dict or need.issubset(x.keys())
-    if key == "properties" and isinstance(v, dict):
-        fields = {}
-        for name, sub in v.items():
-            f = schema_predicate(sub)
-            if f is None:
-                return None
-            fields[name] = f
-        return lambda x, fields=fields: (
-            type(x) is not dict or all(f(x[k]) for k, f in fields.items() if k in x)
-        )
-    if key == "additionalProperties":
-        props = schema.get("properties", {})
-        if not isinstance(props, dict):
-            return None
-        known = frozenset(props)
-        if v is True:
-            return lambda x: True
-        if v is False:
-            return lambda x, known=known: type(x) is not dict or known.issuperset(x.keys())
-        extra = schema_predicate(v)
-        if extra is None:
-            return None
-        return lambda x, known=known, f=extra: (
-            type(x) is not dict or all(f(val) for k, val in x.items() if k not in known)
-        )
     return None
+
+
+_MEMBER_KEYS = ("properties", "required", "additionalProperties")
+
+
+def _members_check(schema: dict):
+    """properties, required and additionalProperties of an object schema as one check (a
+    record contract's hot path: one call per record), or None."""
+    props = schema.get("properties", {})
+    required = schema.get("required", [])
+    extra = schema.get("additionalProperties", True)
+    if not isinstance(props, dict) or not isinstance(required, list):
+        return None
+    if not all(type(e) is str for e in required):
+        return None
+    fields = {}
+    for name, sub in props.items():
+        f = schema_predicate(sub)
+        if f is None:
+            return None
+        fields[name] = f
+    items = tuple(fields.items())
+    need = frozenset(required)
+    known = frozenset(props)
+    if extra is True or extra is False:
+        closed = extra is False
+        extra_f = None
+    else:
+        closed = False
+        extra_f = schema_predicate(extra)
+        if extra_f is None:
+            return None
+
+    def members(x: Any) -> bool:
+        if type(x) is not dict:
+            return True
+        keys = x.keys()
+        if not need.issubset(keys) or (closed and not known.issuperset(keys)):
+            return False
+        for k, f in items:
+            if k in x and not f(x[k]):
+                return False
+        if extra_f is not None:
+            for k, v in x.items():
+                if k not in known and not extra_f(v):
+                    return False
+        return True
+
+    return members
 
 
 def schema_predicate(schema: Any):
@@ -245,15 +266,27 @@ def schema_predicate(schema: Any):
             return None
         exact = frozenset(c for n in names for c in _TYPES[n])
     checks = []
+    if any(k in schema for k in _MEMBER_KEYS):
+        c = _members_check(schema)
+        if c is None:
+            return None
+        checks.append(c)
     for key, v in schema.items():
-        if key == "type" or _annotation(key):
+        if key == "type" or key in _MEMBER_KEYS or _annotation(key):
             continue
-        c = _keyword_check(key, v, schema)
+        c = _keyword_check(key, v)
         if c is None:
             return None
         checks.append(c)
     if exact is None:
+        if len(checks) == 1:
+            return checks[0]
         return lambda x: all(c(x) for c in checks)
+    if not checks:
+        return lambda x: type(x) in exact
+    if len(checks) == 1:
+        only = checks[0]
+        return lambda x: type(x) in exact and only(x)
 
     def check(x: Any) -> bool:
         return type(x) in exact and all(c(x) for c in checks)
