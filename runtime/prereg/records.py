@@ -141,16 +141,16 @@ def schema_problems(obj: Any, schema_path: Path) -> list[str]:
     return [f"at {json_path(e.absolute_path)}: {describe(e)}" for e in errs]
 
 
-# -- a typed fast path: a record schema compiled into one predicate --------------------------
+# -- a typed fast path: a schema compiled into one predicate ---------------------------------
 #
-# A record contract is a flat object schema; jsonschema spends tens of microseconds walking it
-# per record. ``_accepts`` compiles the shapes the compiler generates (object properties,
-# required, additionalProperties false; per value type, enum of strings, numeric bounds,
-# string length and pattern, arrays of such values with item counts) into a predicate that is
-# True only when the schema holds (it is stricter where that is simpler: an integer must be a
-# Python int, never 1.0). A record it does not accept is validated by jsonschema as before,
-# which reports the problems (or finds none); a schema with any other keyword has no
-# predicate.
+# A record contract is a small object schema; jsonschema spends tens of microseconds walking it
+# per record. ``schema_predicate`` compiles the keywords the compiler and the engines write
+# (type, enum of strings, numeric bounds, string length and pattern, arrays with items and item
+# counts, objects with properties, required, additionalProperties (false, true or a schema) and
+# property counts, nested to any depth) into a predicate that is True only when the schema
+# holds (it is stricter where that is simpler: an integer must be a Python int, never 1.0).
+# A value it does not accept is validated by jsonschema as before, which reports the problems
+# (or finds none); a schema with any other keyword has no predicate (None).
 
 _IGNORED = frozenset({"$comment", "$schema", "$id", "title", "description", "examples"})
 _TYPES = {
@@ -162,63 +162,131 @@ _TYPES = {
     "array": (list,),
     "object": (dict,),
 }
+_BOUNDS = {
+    "minimum": lambda x, b: x >= b,
+    "maximum": lambda x, b: x <= b,
+    "exclusiveMinimum": lambda x, b: x > b,
+    "exclusiveMaximum": lambda x, b: x < b,
+}
 
 
 def _annotation(key: str) -> bool:
     return key in _IGNORED or key.startswith("x-")
 
 
-def _value_check(schema: Any):
-    """A predicate for one value's schema, or None when it uses what the fast path lacks."""
+def _keyword_check(key: str, v: Any):
+    """The check of one keyword (True for a value it does not apply to), None when unknown."""
+    if key == "enum" and isinstance(v, list) and all(type(e) is str for e in v):
+        allowed = frozenset(v)
+        return lambda x, a=allowed: type(x) is str and x in a
+    if key in _BOUNDS and type(v) in (int, float):
+        op = _BOUNDS[key]
+        return lambda x, b=v, op=op: type(x) not in (int, float) or op(x, b)
+    if key in ("minLength", "maxLength") and type(v) is int:
+        lo = key == "minLength"
+        return lambda x, n=v, lo=lo: type(x) is not str or (len(x) >= n if lo else len(x) <= n)
+    if key == "pattern" and isinstance(v, str):
+        try:
+            rx = re.compile(v)
+        except re.error:
+            return None
+        return lambda x, rx=rx: type(x) is not str or rx.search(x) is not None
+    if key in ("minItems", "maxItems") and type(v) is int:
+        lo = key == "minItems"
+        return lambda x, n=v, lo=lo: type(x) is not list or (len(x) >= n if lo else len(x) <= n)
+    if key in ("minProperties", "maxProperties") and type(v) is int:
+        lo = key == "minProperties"
+        return lambda x, n=v, lo=lo: type(x) is not dict or (len(x) >= n if lo else len(x) <= n)
+    if key == "items":
+        item = schema_predicate(v)
+        if item is None:
+            return None
+        return lambda x, f=item: type(x) is not list or all(map(f, x))
+    return None
+
+
+_MEMBER_KEYS = ("properties", "required", "additionalProperties")
+
+
+def _members_check(schema: dict):
+    """properties, required and additionalProperties of an object schema as one check (a
+    record contract's hot path: one call per record), or None."""
+    props = schema.get("properties", {})
+    required = schema.get("required", [])
+    extra = schema.get("additionalProperties", True)
+    if not isinstance(props, dict) or not isinstance(required, list):
+        return None
+    if not all(type(e) is str for e in required):
+        return None
+    fields = {}
+    for name, sub in props.items():
+        f = schema_predicate(sub)
+        if f is None:
+            return None
+        fields[name] = f
+    items = tuple(fields.items())
+    need = frozenset(required)
+    known = frozenset(props)
+    if extra is True or extra is False:
+        closed = extra is False
+        extra_f = None
+    else:
+        closed = False
+        extra_f = schema_predicate(extra)
+        if extra_f is None:
+            return None
+
+    def members(x: Any) -> bool:
+        if type(x) is not dict:
+            return True
+        keys = x.keys()
+        if not need.issubset(keys) or (closed and not known.issuperset(keys)):
+            return False
+        for k, f in items:
+            if k in x and not f(x[k]):
+                return False
+        if extra_f is not None:
+            for k, v in x.items():
+                if k not in known and not extra_f(v):
+                    return False
+        return True
+
+    return members
+
+
+def schema_predicate(schema: Any):
+    """A predicate for ``schema`` (see above), or None when it uses what the fast path lacks."""
     if not isinstance(schema, dict):
         return None
-    t = schema.get("type")
-    names = [t] if isinstance(t, str) else t
-    if not isinstance(names, list) or not names or any(n not in _TYPES for n in names):
-        return None
-    if "object" in names:
-        return None
-    exact = frozenset(c for n in names for c in _TYPES[n])
-    checks = []
-    for key, v in schema.items():
-        if key == "type" or _annotation(key):
-            continue
-        if key == "enum" and isinstance(v, list) and all(type(e) is str for e in v):
-            allowed = frozenset(v)
-            checks.append(lambda x, a=allowed: type(x) is not str or x in a)
-        elif key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum") and (
-            type(v) in (int, float)
-        ):
-            op = {
-                "minimum": lambda x, b: x >= b,
-                "maximum": lambda x, b: x <= b,
-                "exclusiveMinimum": lambda x, b: x > b,
-                "exclusiveMaximum": lambda x, b: x < b,
-            }[key]
-            checks.append(lambda x, b=v, op=op: type(x) not in (int, float) or op(x, b))
-        elif key in ("minLength", "maxLength") and type(v) is int:
-            lo = key == "minLength"
-            checks.append(
-                lambda x, n=v, lo=lo: type(x) is not str or (len(x) >= n if lo else len(x) <= n)
-            )
-        elif key == "pattern" and isinstance(v, str):
-            try:
-                rx = re.compile(v)
-            except re.error:
-                return None
-            checks.append(lambda x, rx=rx: type(x) is not str or rx.search(x) is not None)
-        elif key in ("minItems", "maxItems") and type(v) is int:
-            lo = key == "minItems"
-            checks.append(
-                lambda x, n=v, lo=lo: type(x) is not list or (len(x) >= n if lo else len(x) <= n)
-            )
-        elif key == "items":
-            item = _value_check(v)
-            if item is None:
-                return None
-            checks.append(lambda x, f=item: type(x) is not list or all(map(f, x)))
-        else:
+    exact = None
+    if "type" in schema:
+        t = schema["type"]
+        names = [t] if isinstance(t, str) else t
+        if not isinstance(names, list) or not names or any(n not in _TYPES for n in names):
             return None
+        exact = frozenset(c for n in names for c in _TYPES[n])
+    checks = []
+    if any(k in schema for k in _MEMBER_KEYS):
+        c = _members_check(schema)
+        if c is None:
+            return None
+        checks.append(c)
+    for key, v in schema.items():
+        if key == "type" or key in _MEMBER_KEYS or _annotation(key):
+            continue
+        c = _keyword_check(key, v)
+        if c is None:
+            return None
+        checks.append(c)
+    if exact is None:
+        if len(checks) == 1:
+            return checks[0]
+        return lambda x: all(c(x) for c in checks)
+    if not checks:
+        return lambda x: type(x) in exact
+    if len(checks) == 1:
+        only = checks[0]
+        return lambda x: type(x) in exact and only(x)
 
     def check(x: Any) -> bool:
         return type(x) in exact and all(c(x) for c in checks)
@@ -226,36 +294,18 @@ def _value_check(schema: Any):
     return check
 
 
+def _value_check(schema: Any):
+    """:func:`schema_predicate` (the name the record contracts' values were checked by)."""
+    return schema_predicate(schema)
+
+
 @lru_cache(maxsize=32)
 def _accepts(schema_path: str):
+    """The predicate of a record contract (an object schema) in a file, or None."""
     schema = json.loads(Path(schema_path).read_text(encoding="utf-8"))
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return None
-    props = schema.get("properties", {})
-    required = schema.get("required", [])
-    closed = schema.get("additionalProperties", True)
-    known = {"type", "properties", "required", "additionalProperties"}
-    if any(k not in known and not _annotation(k) for k in schema):
-        return None
-    if not isinstance(props, dict) or not isinstance(required, list) or closed not in (True, False):
-        return None
-    fields = {}
-    for name, sub in props.items():
-        f = _value_check(sub)
-        if f is None:
-            return None
-        fields[name] = f
-    need = frozenset(required)
-    allowed = frozenset(props)
-
-    def accept(obj: Any) -> bool:
-        if type(obj) is not dict or not need.issubset(obj.keys()):
-            return False
-        if not closed and not allowed.issuperset(obj.keys()):
-            return False
-        return all(f(obj[k]) for k, f in fields.items() if k in obj)
-
-    return accept
+    return schema_predicate(schema)
 
 
 def iter_jsonl_lines(path: Path):

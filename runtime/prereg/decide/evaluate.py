@@ -74,8 +74,9 @@ class Selections:
         self._splits: dict[int, tuple[object, _Split]] = {}
         # name -> level -> which cells (or row groups) have it, for vectorized selections
         self._cell_levels = _level_masks(self.cell_attrs)
+        # (return_index: np.unique without it asks np.ma.is_masked, importing numpy.ma)
         self._group_levels = {
-            name: {str(v): values == v for v in np.unique(values)}
+            name: {str(v): values == v for v in np.unique(values, return_index=True)[0]}
             for name, values in self.group_attrs.items()
         }
 

@@ -40,7 +40,14 @@ floats, array inputs give numpy arrays.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import betainccinv, betaincinv, ndtr, ndtri
+
+from prereg.stats.special import function
+
+# scipy.special's own ufuncs, loaded without the scipy.special package (prereg.stats.special)
+betainccinv = function("betainccinv")
+betaincinv = function("betaincinv")
+ndtr = function("ndtr")
+ndtri = function("ndtri")
 
 
 def critical_z(level=None, z=None) -> float:

@@ -157,19 +157,28 @@ def _centred(v: np.ndarray, has: np.ndarray | None, mean: np.ndarray) -> np.ndar
 
 
 def unit_jackknife_two_stratum_filled(
-    x, a, y, b, w_pass: float, w_fail: float
+    x, a, y, b, w_pass: float, w_fail: float, count_pass=None, count_fail=None
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`unit_jackknife_two_stratum` on zero-filled float64 slot arrays (no copies).
 
     ``x``/``y`` (..., n) hold 0.0 where a slot has no statistic of the stratum; ``a``/``b``
     are 0.0/1.0 float64 presence arrays of the same shape, or ``None`` when every slot holds a
     statistic of that stratum.  For hot loops that already hold arrays in this form.
+    ``count_pass``/``count_fail`` (float64, shape (...)) may give the per-cohort counts the
+    caller already has (the sums of ``a``/``b``; integers, so exactly the same whatever the
+    order of summation); without them they are summed here.
     """
     n = x.shape[-1]
     sp = x.sum(axis=-1)
     sf = y.sum(axis=-1)
-    np_ = a.sum(axis=-1) if a is not None else np.full(sp.shape, float(n))
-    nf = b.sum(axis=-1) if b is not None else np.full(sf.shape, float(n))
+    if count_pass is not None:
+        np_ = count_pass
+    else:
+        np_ = a.sum(axis=-1) if a is not None else np.full(sp.shape, float(n))
+    if count_fail is not None:
+        nf = count_fail
+    else:
+        nf = b.sum(axis=-1) if b is not None else np.full(sf.shape, float(n))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         mp = sp / np_
         mf = sf / nf
@@ -225,9 +234,12 @@ def t_quantile(p, df):
     """Quantile of Student's t with ``df`` degrees of freedom (``scipy.special.stdtrit``).
 
     Accurate to about 1e-12 relative or better.  ``p`` in (0, 1), ``df`` > 0 (arrays
-    broadcast).  scipy.special is imported here, on first use, to keep start-up fast.
+    broadcast).  scipy.special's ``stdtrit`` is loaded here, on first use, without the
+    scipy.special package (:mod:`prereg.stats.special`), to keep start-up fast.
     """
-    from scipy.special import stdtrit
+    from prereg.stats.special import function
+
+    stdtrit = function("stdtrit")
 
     p_arr = np.asarray(p, dtype=np.float64)
     df_arr = np.asarray(df, dtype=np.float64)

@@ -101,6 +101,10 @@ from .config import PlanConfig
 
 # Slots evaluated together at most (memory bound); results do not depend on it.
 MAX_BATCH_SLOTS = 1 << 20
+# Slots per batch when no batch size is given: a batch's float64 slot arrays (512 KiB each)
+# stay in the core's cache between the dozen passes over them, which takes about a third off
+# the simulation against whole blocks of 1,000 cohorts; results do not depend on it either.
+DEFAULT_BATCH_SLOTS = 1 << 16
 
 
 # --------------------------------------------------------------------------------------------
@@ -317,21 +321,24 @@ def evaluate_cohorts(
     y = np.take(tab.y, idx)
     sx = np.add.reduceat(x, seg).reshape(bsz, g)
     sy = np.add.reduceat(y, seg).reshape(bsz, g)
+    # presence counts per cluster, and per cohort as their row sums (exact integers)
     if tab.a is not None:
         a = np.take(tab.a, idx)
         ca = np.add.reduceat(a, seg).reshape(bsz, g)
         a = a.reshape(bsz, n)
+        na = ca.sum(axis=1)
     else:
-        a, ca = None, alloc
+        a, ca, na = None, alloc, None
     if tab.b is not None:
         b = np.take(tab.b, idx)
         cb = np.add.reduceat(b, seg).reshape(bsz, g)
         b = b.reshape(bsz, n)
+        nb = cb.sum(axis=1)
     else:
-        b, cb = None, alloc
+        b, cb, nb = None, alloc, None
     theta0, se_r = cluster_jackknife_two_stratum(sx, ca, sy, cb, w_pass, w_fail)
     theta_t, se_t = unit_jackknife_two_stratum_filled(
-        x.reshape(bsz, n), a, y.reshape(bsz, n), b, w_pass, w_fail
+        x.reshape(bsz, n), a, y.reshape(bsz, n), b, w_pass, w_fail, na, nb
     )
     bad = np.isnan(theta0) | np.isnan(theta_t) | np.isnan(se_r) | np.isnan(se_t)
     if bad.any():
@@ -388,8 +395,10 @@ def simulate_rung(
     """Simulate one rung of n tasks in g clusters (see the module docstring)."""
     if n < g or g < 2:
         raise ValueError("a rung needs n ≥ G ≥ 2")
-    batch = batch_size if batch_size is not None else block_size
-    batch = max(1, min(batch, MAX_BATCH_SLOTS // n))
+    if batch_size is not None:
+        batch = max(1, min(batch_size, MAX_BATCH_SLOTS // n))
+    else:
+        batch = max(1, min(block_size, DEFAULT_BATCH_SLOTS // n))
     stream = _RungStream(seed, n, g, len(tab.size), block_size)
     theta0 = np.empty(simulations)
     se_r = np.empty(simulations)

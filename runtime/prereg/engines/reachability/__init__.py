@@ -105,19 +105,55 @@ available in line, rule and line-class templates as ``{link}``, ``{base}``, ``{c
 The package imports its modules on first use (registry discovery imports :mod:`.plugin` only).
 """
 
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
 __all__ = ["COMMANDS", "config_from_spec", "study_config"]
+
+
+class _Commands(Mapping):
+    """The handlers by name: those of :mod:`.commands`, overridden by :mod:`.score_commands`'
+    and then :mod:`.handoff`'s.  A scoring or hand-off handler is found without importing
+    :mod:`.commands` (the preparation, its learners and its worker pool): that module is
+    imported only for one of its own handlers, or to list them all."""
+
+    def __init__(self) -> None:
+        self._light: dict[str, Callable[..., Any]] | None = None
+        self._every: dict[str, Callable[..., Any]] | None = None
+
+    def light(self) -> dict[str, Callable[..., Any]]:
+        if self._light is None:
+            from .handoff import HANDOFF_COMMANDS
+            from .score_commands import SCORE_COMMANDS
+
+            self._light = {**SCORE_COMMANDS, **HANDOFF_COMMANDS}
+        return self._light
+
+    def every(self) -> dict[str, Callable[..., Any]]:
+        if self._every is None:
+            from .commands import COMMANDS
+
+            self._every = {**COMMANDS, **self.light()}
+        return self._every
+
+    def __getitem__(self, name: str) -> Callable[..., Any]:
+        light = self.light()
+        return light[name] if name in light else self.every()[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.light() or name in self.every()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.every())
+
+    def __len__(self) -> int:
+        return len(self.every())
 
 
 def __getattr__(name: str):
     if name == "COMMANDS":
-        from .commands import COMMANDS
-        from .handoff import HANDOFF_COMMANDS
-        from .score_commands import SCORE_COMMANDS
-
-        COMMANDS.update(SCORE_COMMANDS)
-        COMMANDS.update(HANDOFF_COMMANDS)
-        globals()["COMMANDS"] = COMMANDS
-        return COMMANDS
+        globals()["COMMANDS"] = commands = _Commands()
+        return commands
     if name in ("config_from_spec", "study_config"):
         from . import config
 

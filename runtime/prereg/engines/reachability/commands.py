@@ -61,16 +61,12 @@ from .audit import LEARNERS
 from .budget import budget_plan, calibration_window, iso_ms, parse_instant
 from .canon import canonical_record_json, record_digest
 from .config import EngineConfig, study_config
+from .layout import ANALYSIS, AUDIT, CORPUS, GOLD, PREREGISTRATION
 from .oracle import OracleError, TextOracle
 from .pipeline import Prepared, default_workers, prepare_memory, worker_tools
 from .review import select_dev_rows
 from .seeds import check_seed_syntax, classify_seed
 
-CORPUS = "corpus.jsonl"
-GOLD = "gold.json"
-AUDIT = "audit.json"
-ANALYSIS = "analysis.json"
-PREREGISTRATION = "preregistration.json"
 OUTPUTS = (CORPUS, GOLD, AUDIT, ANALYSIS, PREREGISTRATION)
 
 

@@ -225,7 +225,7 @@ def _resolve(base_file: Path, rel: str) -> Path:
 
 def read_prepared(h: HandOff, outdir: Path) -> dict[str, Any]:
     """The prepared folder's preregistration object (prepared under the current spec)."""
-    from .commands import PREREGISTRATION
+    from .layout import PREREGISTRATION
 
     prereg_path = outdir / PREREGISTRATION
     prereg = read_json_file(prereg_path, missing="is this a prepared folder?")
@@ -561,7 +561,7 @@ def bundle(ctx: StudyContext, args: argparse.Namespace) -> int:
         raise h.refuse(
             "preparedMismatch", f"{outdir}: preregistration.json is not the regenerated one"
         )
-    from .commands import CORPUS
+    from .layout import CORPUS
 
     doc = bundle_document(
         h,

@@ -49,7 +49,7 @@ from prereg.records import loads_strict, read_json_file
 
 from .budget import iso_ms, parse_instant
 from .canon import canonical_record_json, record_digest
-from .commands import AUDIT, CORPUS, GOLD, PREREGISTRATION
+from .layout import AUDIT, CORPUS, GOLD, PREREGISTRATION
 
 if TYPE_CHECKING:  # the scoring modules import scipy and jsonschema: loaded by the handlers
     from .scoring import RowTable, Score, ScoringSpec
