@@ -107,7 +107,7 @@ class PlanConfig:
     bound_level: float
     statuses: dict[str, str]
     #: the registered decision of the plan's status (constant power_plan's status_hypothesis)
-    status_decision: Decision | None = None
+    status_decision: Decision
 
 
 def _calibration_fields(config: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:

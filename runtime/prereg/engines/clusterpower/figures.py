@@ -80,24 +80,27 @@ def expected_comparison(figure: str, constants: Mapping[str, Any]) -> tuple[str,
 
 def plan_figures(
     *,
-    calibration_repositories: int,
-    pass_repositories: int,
-    fail_repositories: int,
+    calibration_repositories: int | None,
+    pass_repositories: int | None,
+    fail_repositories: int | None,
     eligible: Mapping[str, int],
     rungs: Iterable[Mapping[str, Any]],
 ) -> dict[str, int | Fraction | None]:
     """Every figure from the plan's inputs and its simulated rungs (``taskCount`` or
-    ``task_count``, ``successes``, ``simulations``)."""
-    g = eligible["repository_count"]
-    n = eligible["task_count"]
+    ``task_count``, ``successes``, ``simulations``); ``eligible`` by the plan's snake_case or
+    camelCase keys.  A count given as None is missing."""
+    g = eligible.get("repository_count", eligible.get("repositoryCount"))
+    n = eligible.get("task_count", eligible.get("taskCount"))
     out: dict[str, int | Fraction | None] = {
         "calibration-repositories": calibration_repositories,
-        "calibration-repositories-beyond-eligible": calibration_repositories - g,
+        "calibration-repositories-beyond-eligible": (
+            None if calibration_repositories is None else calibration_repositories - g
+        ),
         "pass-stratum-calibration-repositories": pass_repositories,
         "fail-stratum-calibration-repositories": fail_repositories,
         "eligible-repositories": g,
-        "eligible-pass-items": eligible["pass_items"],
-        "eligible-fail-items": eligible["fail_items"],
+        "eligible-pass-items": eligible.get("pass_items", eligible.get("passItems")),
+        "eligible-fail-items": eligible.get("fail_items", eligible.get("failItems")),
         "eligible-tasks-beyond-repositories": n - g,
     }
     for r in rungs:
@@ -123,3 +126,16 @@ def decided_status(cfg, figures: Mapping[str, int | Fraction | None], engine_sta
             f" {engine_status!r}: the spec's rule and constants disagree; no plan written"
         )
     return verdict
+
+
+def report_figures(plan: Mapping[str, Any], cal) -> dict[str, int | Fraction | None]:
+    """The figures of a written plan, for its report: from the plan, and the stratum counts
+    from its calibration input ``cal`` (None when it cannot be re-read as the plan read it)."""
+    cal_info = plan.get("calibration") or {}
+    return plan_figures(
+        calibration_repositories=cal_info.get("repositories"),
+        pass_repositories=None if cal is None else cal.repositories_with("pass"),
+        fail_repositories=None if cal is None else cal.repositories_with("fail"),
+        eligible=plan.get("eligible") or {},
+        rungs=plan.get("rungs") or (),
+    )

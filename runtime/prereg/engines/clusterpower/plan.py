@@ -443,8 +443,6 @@ def simulate_rung(
 def _registered_status(cfg: PlanConfig, cal: Calibration, el: Eligible, rungs, engine_status):
     """The status the registered rule gives over the plan's figures (:mod:`.figures`); it must
     be the engine's own (the floors, the first rung reaching the target)."""
-    if cfg.status_decision is None:  # a PlanConfig built by hand, without the spec's rule
-        return engine_status
     from .figures import decided_status, plan_figures
 
     figures = plan_figures(
