@@ -139,6 +139,12 @@ def test_every_report_exists_parses_and_stays_offline(runs):
         assert external(page) == [], path
         assert not any(tag in ("script", "link", "iframe") for tag, _ in page.starts), path
         assert "http://" not in "".join(page.css) and "https://" not in "".join(page.css)
+        # every link within the page (a verdict's link to its registered rule) has its target
+        ids = {attrs.get("id") for _, attrs in page.starts}
+        for _, attrs in page.starts:
+            href = attrs.get("href") or ""
+            if href.startswith("#"):
+                assert href[1:] in ids, (path, href)
     for study in STUDIES:
         md = (a / study / "report.md").read_text(encoding="utf-8")
         assert spec_digest(study) in md

@@ -33,8 +33,12 @@ _CMP = {
 
 
 def anchor(hypothesis: Mapping[str, Any]) -> str:
-    """The id of a hypothesis's heading in the rendered PREREG.md (see :mod:`markdown`)."""
-    return markdown.PREFIX + markdown.slug(f"{hypothesis.get('id')}: {hypothesis.get('title')}")
+    """The id of a hypothesis's heading in the rendered PREREG.md (see :mod:`markdown`); the
+    heading of a reported-only hypothesis ends "(reported only)"."""
+    heading = f"{hypothesis.get('id')}: {hypothesis.get('title')}"
+    if hypothesis.get("reported_only"):
+        heading += " (reported only)"
+    return markdown.PREFIX + markdown.slug(heading)
 
 
 def rule_text(prereg_md: str | None, hypothesis_id: str) -> str:
