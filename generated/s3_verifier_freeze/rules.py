@@ -4,7 +4,7 @@
 """Hypotheses and decision rules of s3-verifier-freeze 1.2, as registered.
 
 Each rule is data built from prereg.rules nodes and decided by prereg.rules.decide over the
-contrast results the engine computes; nothing here is evaluated from spec text.
+contrast results and study figures the engine computes; nothing here is evaluated from spec text.
 """
 
 from prereg.rules import AllOf, AnyOf, Compare, ForEach, Verdict, decide

@@ -4,7 +4,7 @@
 """Hypotheses and decision rules of example-probe 1.1, as registered.
 
 Each rule is data built from prereg.rules nodes and decided by prereg.rules.decide over the
-contrast results the engine computes; nothing here is evaluated from spec text.
+contrast results and study figures the engine computes; nothing here is evaluated from spec text.
 """
 
 from prereg.rules import AllOf, AtLeast, Compare, Contrast, Family, ForEach, Verdict, decide
