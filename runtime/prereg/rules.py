@@ -5,6 +5,12 @@ spec text is ever evaluated as code.  Contrast results come from the study's eng
 computes each registered contrast (estimate, interval, test) with :mod:`prereg.stats`;
 :func:`adjust_families` then adds multiplicity-adjusted P values per family, and
 :func:`evaluate` decides a condition tree over those results.
+
+A study figure (the spec's ``figures:``) is a value an engine computes by its own mechanism
+(a simulated power, a feasibility count, whether a diagnostic contract held); the engine gives
+it as :func:`figure_result` and the same :func:`decide` decides.  An engine that receives only
+its compiled configuration (``ctx.config``) builds the rule trees with :func:`condition` from
+the configuration's ``decisions`` (:func:`decision_of`).
 """
 
 from __future__ import annotations
@@ -214,7 +220,9 @@ def evaluate(
     """
     binding = binding or {}
     if isinstance(node, Compare):
-        res = results[fill(node.target, binding)]
+        res = results.get(fill(node.target, binding))
+        if res is None:  # a figure the engine did not report (the compiler checked the id)
+            return False
         exact = exact_quantity(res, node.quantity)
         if exact is not None:
             if node.decimals is not None:
@@ -283,3 +291,91 @@ def failed_gates(gates, cells) -> list[tuple[Gate, str, float | None]]:
             ):
                 failures.append((gate, cell_id, x))
     return failures
+
+
+def figure_result(figure_id: str, value: int | Fraction | float | None) -> ContrastResult:
+    """A study figure as a result a comparison reads with quantity ``estimate``.
+
+    A count (int) or a share of counts (a Fraction k/n) is compared exactly with the
+    threshold as written, like a proportion estimate; a float as computed; None is missing (a
+    comparison of it is false)."""
+    nan = float("nan")
+    if value is None:
+        return ContrastResult(figure_id, nan, nan, nan)
+    if isinstance(value, bool) or not isinstance(value, (int, Fraction, float)):
+        raise TypeError(f"figure {figure_id!r}: not a number: {value!r}")
+    if isinstance(value, int):
+        return ContrastResult(figure_id, float(value), nan, nan, extra={"k": value, "n": 1})
+    if isinstance(value, Fraction):
+        extra = {"k": value.numerator, "n": value.denominator}
+        return ContrastResult(figure_id, float(value), nan, nan, extra=extra)
+    return ContrastResult(figure_id, float(value), nan, nan)
+
+
+def share(k: int, n: int) -> Fraction | None:
+    """k of n as an exact share for :func:`figure_result` (None, missing, when n is 0)."""
+    return Fraction(k, n) if n else None
+
+
+def condition(data: Mapping | None):
+    """The node tree of a condition written as the spec writes it (``compare``, ``all_of``,
+    ``any_of``, ``at_least``, ``for_each``): what templates/rules.py.j2 renders, built from
+    data (the compiler checked its shape)."""
+    if data is None:
+        return None
+    if data.get("compare") is not None:
+        c = data["compare"]
+        return Compare(
+            str(c["target"]),
+            str(c["quantity"]),
+            str(c["op"]),
+            float(c["value"]),
+            None if c.get("decimals") is None else int(c["decimals"]),
+        )
+    if data.get("all_of") is not None:
+        return AllOf(tuple(condition(x) for x in data["all_of"]))
+    if data.get("any_of") is not None:
+        return AnyOf(tuple(condition(x) for x in data["any_of"]))
+    if data.get("at_least") is not None:
+        a = data["at_least"]
+        return AtLeast(int(a["count"]), tuple(condition(x) for x in a["of"]))
+    if data.get("for_each") is not None:
+        fe = data["for_each"]
+        return ForEach(
+            str(fe["name"]),
+            values=tuple(str(v) for v in fe["values"]),
+            quantifier=str(fe["quantifier"]),
+            count=None if fe.get("count") is None else int(fe["count"]),
+            condition=condition(fe["condition"]),
+        )
+    raise ValueError(f"not a condition: {data!r}")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One hypothesis's registered rule (or verdicts), as :func:`decide` takes them."""
+
+    hypothesis: str
+    rule: object | None
+    verdicts: tuple[Verdict, ...]
+
+    def decide(self, results: Mapping[str, ContrastResult]) -> str:
+        return decide(self.rule, self.verdicts, results)
+
+    def verdict_names(self) -> tuple[str, ...]:
+        return tuple(v.verdict for v in self.verdicts)
+
+
+def decision_of(config: Mapping, hypothesis: str) -> Decision:
+    """The registered decision of ``hypothesis`` from a compiled configuration's
+    ``decisions`` (the hypotheses whose rules read study figures)."""
+    for h in config.get("decisions") or ():
+        if h.get("id") == hypothesis:
+            if h.get("reported_only"):
+                return Decision(hypothesis, None, ())
+            verdicts = tuple(
+                Verdict(str(v["verdict"]), condition(v.get("when")))
+                for v in h.get("verdicts") or ()
+            )
+            return Decision(hypothesis, condition(h.get("rule")), verdicts)
+    raise KeyError(hypothesis)

@@ -355,3 +355,45 @@ def test_prereg_md_has_every_preregistration_section():
         assert "| | |" not in text and "| field | value |" in text
         assert "Source document | *" in text  # named with its title
         assert all(len(ln) < 1000 for ln in lines), pkg  # no one-line JSON blobs
+
+
+def test_prereg_md_states_the_engine_decisions_in_the_rule_vocabulary():
+    """jev's diagnostic pass and s3's plan status are registered rules, rendered from the rule
+    tree like d17's; the figures they read are listed; jev says its threshold fit is an argmax
+    the vocabulary cannot state."""
+    from prereg.reports.verdicts import rule_text
+
+    root = Path(__file__).resolve().parents[2]
+    s3 = (root / "generated" / "s3_verifier_freeze" / "PREREG.md").read_text(encoding="utf-8")
+    assert "### power-plan-status: The power plan's status" in s3
+    assert "- **infeasible** when:\n  - any of:\n    - all of:\n" in s3
+    assert "      - `calibration-repositories`: value < 5\n" in s3
+    assert "      - `calibration-repositories-beyond-eligible`: value < 0\n" in s3
+    assert "    - for some `rung` in 50, 75, 100, 150, 200, 300, 500:\n" in s3
+    assert "      - `power-rung-{rung}`: value ≥ 0.9\n" in s3
+    assert "    - `power-full-universe`: value ≥ 0.9\n" in s3
+    assert "- **underpowered_full_universe** otherwise" in s3
+    assert (
+        "### positive-at-both-levels: The confirmatory test the power plan serves (reported only)"
+        in s3
+    )
+    assert "  - `confirmatory-lower-bound-task`: value > 0" in s3
+    assert "### Figures the rules read" in s3
+    assert (
+        "| `power-full-universe` | Simulated power at the full eligible universe (N tasks) |" in s3
+    )
+    assert "another analysis (not this study's engine)" in s3
+    words = rule_text(s3, "power-plan-status")
+    assert words.startswith("Verdicts (the first that holds): **infeasible** when: any of:")
+    assert "**powered** when:" in words and "`power-full-universe`: value ≥ 0.9" in words
+
+    jev = (root / "generated" / "jev_multicorrect" / "PREREG.md").read_text(encoding="utf-8")
+    assert "### diagnostic-passes: The diagnostic passes" in jev
+    assert "Decision rule (supported when it holds):" in jev
+    assert "- for every `contract` in ranking_vs_set_recovery, below_uniform_counted," in jev
+    assert "  - `held-{contract}`: value ≥ 1" in jev
+    assert "| `held-five_copy_gap` | The five-copy gap is as referenced (contract 7) |" in jev
+    assert "which the rule vocabulary's comparisons cannot" in jev and "argmax" in jev
+    assert rule_text(jev, "diagnostic-passes").startswith(
+        "Decision rule (supported when it holds):"
+    )

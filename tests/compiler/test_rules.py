@@ -5,6 +5,7 @@ import math
 from prereg.compiler.semantic import _expansions
 from prereg.rules import (
     AllOf,
+    AnyOf,
     AtLeast,
     Compare,
     Contrast,
@@ -103,3 +104,70 @@ def test_gates_name_each_failing_cell():
     ]
     failures = failed_gates([gate], cells)
     assert [(f[1], f[2]) for f in failures] == [("t2", 0.9499), ("t3", None)]
+
+
+# -- study figures: values an engine reports, decided by the same evaluator -------------------
+
+
+def test_a_figure_count_or_share_is_compared_exactly():
+    from fractions import Fraction
+
+    from prereg.rules import figure_result, share
+
+    at = {"p": figure_result("p", Fraction(9, 10)), "c": figure_result("c", 4)}
+    assert evaluate(Compare("p", "estimate", "ge", 0.9), at)  # 9/10 is 0.9 exactly
+    below = {"p": figure_result("p", Fraction(8999, 10000))}
+    assert not evaluate(Compare("p", "estimate", "ge", 0.9), below)
+    assert evaluate(Compare("c", "estimate", "lt", 5), at)
+    assert not evaluate(Compare("c", "estimate", "lt", 4), at)
+    # a float figure is compared as computed; None and a share of nothing are missing
+    assert evaluate(Compare("f", "estimate", "gt", 0.5), {"f": figure_result("f", 0.75)})
+    for missing in ({"m": figure_result("m", None)}, {"m": figure_result("m", share(0, 0))}):
+        assert not evaluate(Compare("m", "estimate", "ge", 0), missing)
+        assert not evaluate(Compare("m", "estimate", "lt", 0), missing)
+
+
+def test_a_figure_the_engine_did_not_report_meets_no_comparison():
+    from prereg.rules import figure_result
+
+    rule = AnyOf(
+        (Compare("rung-50", "estimate", "ge", 0.9), Compare("full", "estimate", "ge", 0.9))
+    )
+    assert not evaluate(rule, {"full": figure_result("full", 0.5)})
+    assert evaluate(rule, {"full": figure_result("full", 0.95)})
+    assert decide(None, (Verdict("yes", rule), Verdict("no", None)), {}) == "no"
+
+
+def test_a_condition_built_from_data_is_the_templates():
+    """prereg.rules.condition builds from a spec's data the tree the rules.py template renders
+    (checked on every study that has decisions in its compiled configuration)."""
+    import importlib
+    from pathlib import Path
+
+    from prereg.compiler.project import Project
+    from prereg.rules import condition, decision_of
+    from prereg.study import study_context
+
+    root = Path(__file__).resolve().parents[2]
+    seen = 0
+    for study in ("s3-verifier-freeze", "jev-multicorrect"):
+        module, ctx = study_context(Project(root), study)
+        rules = importlib.import_module(module.__name__ + ".rules")
+        for h in ctx.config["decisions"]:
+            name = h["id"].replace("-", "_").upper()
+            d = decision_of(ctx.config, h["id"])
+            if h.get("reported_only"):
+                assert d.rule is None and d.verdicts == ()
+                continue
+            assert d.rule == getattr(rules, f"{name}_RULE"), h["id"]
+            assert d.verdicts == getattr(rules, f"{name}_VERDICTS"), h["id"]
+            seen += 1
+    assert seen == 2
+    fe = condition(
+        {"for_each": {"name": "x", "values": [1, 2], "quantifier": "at_least", "count": 1,
+                      "condition": {"compare": {"target": "t-{x}", "quantity": "estimate",
+                                                "op": "ge", "value": 1, "decimals": 2}}}}
+    )  # fmt: skip
+    assert fe == ForEach(
+        "x", ("1", "2"), "at_least", 1, Compare("t-{x}", "estimate", "ge", 1.0, decimals=2)
+    )

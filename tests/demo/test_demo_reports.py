@@ -139,6 +139,12 @@ def test_every_report_exists_parses_and_stays_offline(runs):
         assert external(page) == [], path
         assert not any(tag in ("script", "link", "iframe") for tag, _ in page.starts), path
         assert "http://" not in "".join(page.css) and "https://" not in "".join(page.css)
+        # every link within the page (a verdict's link to its registered rule) has its target
+        ids = {attrs.get("id") for _, attrs in page.starts}
+        for _, attrs in page.starts:
+            href = attrs.get("href") or ""
+            if href.startswith("#"):
+                assert href[1:] in ids, (path, href)
     for study in STUDIES:
         md = (a / study / "report.md").read_text(encoding="utf-8")
         assert spec_digest(study) in md
@@ -203,6 +209,14 @@ def test_s3_report_plot_and_digests(runs):
     svg = html[html.index("<svg") : html.index("</svg>")]
     for rung in plan["rungs"]:
         assert f">{rung['taskCount']}</text>" in svg
+    # the status is the registered rule's verdict: its row links the rule, states it and
+    # shows the figures it read (the selected rung's power among those meeting the target)
+    row = verdict_row(html, "power-plan-status")
+    assert f"<td>{plan['status']}</td>" in row and "Verdicts (the first that holds)" in row
+    selected = next(r for r in plan["rungs"] if r["taskCount"] == plan["selectedTaskCount"])
+    assert f"power-rung-{selected['taskCount']} ({selected['power']:.4g})" in row
+    row = verdict_row(html, "positive-at-both-levels")
+    assert "<td>reported-only</td>" in row and "computed by another analysis" in row
 
 
 def test_jev_report_plots_threshold_and_digests(runs):
@@ -225,6 +239,22 @@ def test_jev_report_plots_threshold_and_digests(runs):
     assert ("diagnostic passed" in html) == diag["passed"]
     for seed in diag["seeds"]:
         assert f"seed {seed['seed']}" in html
+    # the pass is the registered rule's verdict over the held-<contract> figures
+    row = verdict_row(html, "diagnostic-passes")
+    assert f"<td>{'supported' if diag['passed'] else 'not-supported'}</td>" in row
+    assert "Decision rule (supported when it holds)" in row
+    per_seed = [s["contracts"] for s in diag["seeds"]]
+    held = sum(all(c["passed"] for c in cs) for cs in zip(*per_seed, strict=True))
+    assert f"value ≥ 1: met by {held} of 8" in row
+
+
+def verdict_row(html: str, hypothesis: str) -> str:
+    """The verdict table's row of a hypothesis, whose link targets its rule's heading."""
+    link = re.search(
+        rf'<td><a href="#(prereg-{hypothesis}-[a-z0-9-]+)">{hypothesis}</a></td>', html
+    )
+    assert link and f'id="{link.group(1)}"' in html, hypothesis
+    return html[link.start() : html.index("</tr>", link.start())]
 
 
 def _bins_by_hand(path: Path) -> list[int]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -93,6 +94,65 @@ _CONTRACT_FIELD_KEYS = (
 )
 
 
+def _targets_of(hyp: dict) -> list[str]:
+    """Every comparison target of a hypothesis's rule and verdicts, as written."""
+    out: list[str] = []
+
+    def walk(cond: Any) -> None:
+        if isinstance(cond, dict):
+            if isinstance(cond.get("compare"), dict):
+                out.append(str(cond["compare"].get("target")))
+            for v in cond.values():
+                walk(v)
+        elif isinstance(cond, list):
+            for v in cond:
+                walk(v)
+
+    walk(hyp.get("rule"))
+    walk([v.get("when") for v in hyp.get("verdicts") or []])
+    return out
+
+
+def _names_figure(target: str, figures: set[str]) -> bool:
+    """Whether a target (placeholders standing for any text) names a study figure."""
+    rx = re.compile("^" + ".+".join(map(re.escape, re.split(r"\{[^}]*\}", target))) + "$")
+    return any(rx.match(f) for f in figures)
+
+
+def figure_targets(spec: dict) -> set[str]:
+    """The comparison targets, as written, that name study figures (PREREG.md words them)."""
+    figures = {str(f["id"]) for f in spec.get("figures") or []}
+    return {
+        t
+        for h in spec.get("hypotheses") or []
+        for t in _targets_of(h)
+        if figures and _names_figure(t, figures)
+    }
+
+
+def _reads_figures(hyp: dict, figures: set[str]) -> bool:
+    """Whether a hypothesis's rule or verdicts compare a study figure."""
+    return any(_names_figure(t, figures) for t in _targets_of(hyp))
+
+
+def _decisions(spec: dict) -> dict[str, Any]:
+    """The study figures and the hypotheses whose rules read them, for an engine that decides
+    with the shared evaluator from its configuration (prereg.rules.decision_of); nothing for
+    a spec without figures."""
+    figures = [str(f["id"]) for f in spec.get("figures") or []]
+    if not figures:
+        return {}
+    keys = ("id", "rule", "verdicts", "reported_only")
+    return {
+        "figures": figures,
+        "decisions": [
+            {k: h[k] for k in keys if h.get(k) is not None}
+            for h in spec.get("hypotheses") or []
+            if _reads_figures(h, set(figures))
+        ],
+    }
+
+
 def spec_config(spec: dict) -> dict[str, Any]:
     """The registered content of a spec as plain data, the input of an engine's adapter."""
     return {
@@ -154,6 +214,7 @@ def spec_config(spec: dict) -> dict[str, Any]:
             }
             for c in spec.get("record_contracts") or []
         ],
+        **_decisions(spec),
     }
 
 
@@ -310,6 +371,7 @@ def _render_unformatted(study: Study) -> tuple[dict[str, str], dict[str, str]]:
         "digest": study.digest,
         "pkg": pkg,
         "config": engine_config(spec),
+        "figure_targets": figure_targets(spec),
         "cells": all_cells(spec),
         "contrasts": _expanded(spec, "contrasts"),
         "estimates": _expanded(spec, "estimates"),

@@ -96,6 +96,7 @@ NOUNS = {
     "row_attributes": "row attribute",
     "families": "family",
     "gates": "gate",
+    "figures": "figure",
     "hypotheses": "hypothesis",
     "freeze_roles": "freeze role",
     "constants": "constant",

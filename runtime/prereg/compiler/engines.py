@@ -6,7 +6,9 @@ one object, ``{constant id: value}``, against the schema the engine ships
 (:meth:`prereg.engines.base.Engine.config_schema`); each violation is reported where it is
 written: ``file:line: at /constants/<index>/value/<path>: rule (engine <kind>, constant <id>)``.
 Only when the schema holds do the engine's checks (:meth:`~prereg.engines.base.Engine.run_checks`)
-run, reported the same way.
+run, reported the same way, and is each study figure (``figures:``) checked to be one the engine
+declares it reports (:meth:`~prereg.engines.base.Engine.reported_figures`), unless it is marked
+external.
 """
 
 from __future__ import annotations
@@ -91,6 +93,36 @@ def _schema_problems(loaded: Loaded, engine: Engine, schema: dict[str, Any]) -> 
     return out
 
 
+def _figure_problems(spec: dict, engine: Engine) -> list[tuple[str, str]]:
+    """A declared figure the engine does not report (and is not marked external)."""
+    declared = [
+        (i, f)
+        for i, f in enumerate(spec.get("figures") or [])
+        if isinstance(f, dict) and not f.get("external")
+    ]
+    if not declared:
+        return []
+    try:
+        reported = engine.reported_figures(spec)
+    except UserError:
+        raise
+    except Exception as exc:  # a bug in a plug-in's declaration is reported, not a traceback
+        return [("/figures", f"the engine's figures failed: {type(exc).__name__}: {exc}")]
+    out = []
+    for i, f in declared:
+        fid = str(f.get("id"))
+        if fid not in reported:
+            offered = ", ".join(sorted(reported)) or "none"
+            out.append(
+                (
+                    f"/figures/{i}/id",
+                    f"figure {fid!r} is not one engine {engine.kind!r} reports (it reports:"
+                    f" {offered}); mark it external if another analysis computes it",
+                )
+            )
+    return out
+
+
 def engine_problems(loaded: Loaded) -> list[str]:
     """Every problem of the engine stage as ``file:line: at /pointer: rule (engine ...)``."""
     spec = loaded.data
@@ -107,6 +139,7 @@ def engine_problems(loaded: Loaded) -> list[str]:
             raise
         except Exception as exc:  # a bug in a plug-in's checks is reported, not a traceback
             found = [("/engine", f"the engine's checks failed: {type(exc).__name__}: {exc}")]
+        found = list(found) + _figure_problems(spec, engine)
         for ptr, message in found:
             line, where = _line(loaded, ptr)
             problems.append(

@@ -481,9 +481,42 @@ def gates_resolve(spec: dict, report: Reporter) -> None:
         _check_selection(gate, ptr, f"gate {gate.get('id')!r}", {}, selectable, report)
 
 
+def figure_ids(spec: dict) -> dict[str, dict]:
+    """Every study figure by id (the first of a duplicated id)."""
+    out: dict[str, dict] = {}
+    for f in spec.get("figures") or []:
+        if isinstance(f, dict) and f.get("id") is not None:
+            out.setdefault(str(f["id"]), f)
+    return out
+
+
+@check
+def figures_resolve(spec: dict, report: Reporter) -> None:
+    seen: dict[str, str] = {}
+    targets = contrast_ids(spec)
+    for ptr, fig in items(spec, "figures"):
+        fid = str(fig.get("id"))
+        if fid in seen:
+            report(f"{ptr}/id", f"duplicate figure id {fid!r} (first at {seen[fid]})")
+        seen.setdefault(fid, ptr)
+        if fid in targets:
+            report(
+                f"{ptr}/id",
+                f"figure id {fid!r} is also a contrast or estimate id (at {targets[fid]}):"
+                " a comparison's target must name one figure",
+            )
+
+
 def _walk_condition(
-    cond: dict, ptr: str, bound: dict[str, list[str]], ids: dict[str, str], report: Reporter
+    cond: dict,
+    ptr: str,
+    bound: dict[str, list[str]],
+    ids: dict[str, str],
+    report: Reporter,
+    figures: dict[str, dict] | None = None,
+    reported_only: bool = False,
 ) -> None:
+    figures = figures or {}
     keys = [
         k
         for k in ("compare", "all_of", "any_of", "at_least", "for_each")
@@ -512,15 +545,31 @@ def _walk_condition(
             combos = [{**c, n: v} for c in combos for v in bound[n]]
         for combo in combos:
             tid = fill(target, combo)
+            if tid in figures:
+                if body.get("quantity") != "estimate":
+                    report(
+                        f"{ptr}/compare/quantity",
+                        f"figure {tid!r} is compared with quantity estimate only"
+                        f" (not {body.get('quantity')!r}): a study figure is one value",
+                    )
+                    break
+                if figures[tid].get("external") and not reported_only:
+                    report(
+                        f"{ptr}/compare/target",
+                        f"figure {tid!r} is external (the engine never reports it): only a"
+                        " reported-only hypothesis may read it",
+                    )
+                    break
+                continue
             if tid not in ids:
                 report(
                     f"{ptr}/compare/target",
-                    f"comparison names unknown contrast or estimate {tid!r}",
+                    f"comparison names unknown contrast, estimate or figure {tid!r}",
                 )
                 break
     elif key in ("all_of", "any_of"):
         for i, sub in enumerate(body):
-            _walk_condition(sub, f"{ptr}/{key}/{i}", bound, ids, report)
+            _walk_condition(sub, f"{ptr}/{key}/{i}", bound, ids, report, figures, reported_only)
     elif key == "at_least":
         if body.get("count", 0) > len(body.get("of", [])):
             report(
@@ -528,7 +577,9 @@ def _walk_condition(
                 f"at_least {body.get('count')} of {len(body.get('of', []))} conditions can never hold",
             )
         for i, sub in enumerate(body.get("of", [])):
-            _walk_condition(sub, f"{ptr}/at_least/of/{i}", bound, ids, report)
+            _walk_condition(
+                sub, f"{ptr}/at_least/of/{i}", bound, ids, report, figures, reported_only
+            )
     else:
         if body.get("quantifier") == "at_least" and not body.get("count"):
             report(f"{ptr}/for_each", "quantifier at_least needs a count")
@@ -536,19 +587,29 @@ def _walk_condition(
             report(f"{ptr}/for_each/count", "count is only for quantifier at_least")
         inner = {**bound, body["name"]: [str(v) for v in body.get("values", [])]}
         _walk_condition(
-            body.get("condition") or {}, f"{ptr}/for_each/condition", inner, ids, report
+            body.get("condition") or {},
+            f"{ptr}/for_each/condition",
+            inner,
+            ids,
+            report,
+            figures,
+            reported_only,
         )
 
 
 @check
 def conditions_well_formed(spec: dict, report: Reporter) -> None:
     ids = contrast_ids(spec)
+    figures = figure_ids(spec)
     for hptr, hyp in items(spec, "hypotheses"):
+        only = bool(hyp.get("reported_only"))
         if hyp.get("rule") is not None:
-            _walk_condition(hyp["rule"], f"{hptr}/rule", {}, ids, report)
+            _walk_condition(hyp["rule"], f"{hptr}/rule", {}, ids, report, figures, only)
         for i, v in enumerate(hyp.get("verdicts") or []):
             if v.get("when") is not None:
-                _walk_condition(v["when"], f"{hptr}/verdicts/{i}/when", {}, ids, report)
+                _walk_condition(
+                    v["when"], f"{hptr}/verdicts/{i}/when", {}, ids, report, figures, only
+                )
 
 
 @check

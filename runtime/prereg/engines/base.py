@@ -10,6 +10,10 @@ a spec that uses the engine is compiled.
 The configuration schema is a JSON Schema (draft 2020-12) over the study's constants as one
 object, ``{constant id: value}``.  ``integer`` means a JSON integer (``5.0`` is a number, not an
 integer); a schema node may carry ``x-message``, the rule reported when that node fails.
+``figures(spec) -> {figure id, ...}`` names the study-level figures the engine can report for
+a spec (its ``figures:`` section may declare only these, unless marked external; decision rules
+compare them, and the shared evaluator of :mod:`prereg.rules` decides over the values the
+engine supplies at run time); it too receives the spec after the schema held.
 ``checks(spec) -> [(json_pointer, message), ...]`` receives the parsed spec after the schema
 held and reports what a schema cannot say (a constant naming a split or a factor level the
 spec does not declare, say); each pointer is into the spec (:func:`constant_pointer` builds
@@ -54,6 +58,9 @@ class Engine:
       :mod:`prereg.reports`); None for the generic report.
     - ``api``: ``"module:function"``, ``function(config) -> NamedTuple``: the Python API a
       compiled study's package exposes, bound to its configuration; None for no API.
+    - ``figures``: ``"module:function"``, ``function(spec) -> iterable of figure ids``: the
+      study-level figures the engine can report for this spec (which a spec's ``figures:``
+      may declare and its rules compare); None when it reports none.
     - ``row_fields``: names of the per-row fields the engine provides beside the item and
       observation fields (say a gold label), which a study's conditions and metrics may name.
     """
@@ -66,6 +73,7 @@ class Engine:
     reporter: str | None = None
     api: str | None = None
     row_fields: tuple[str, ...] = ()
+    figures: str | None = None
 
     def problems(self) -> list[str]:
         """What is wrong with this description itself (empty when it is well formed)."""
@@ -81,6 +89,7 @@ class Engine:
             ("checks", REFERENCE, "module:function"),
             ("reporter", REFERENCE, "module:function"),
             ("api", REFERENCE, "module:function"),
+            ("figures", REFERENCE, "module:function"),
         ):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, str) or not pattern.match(value)):
@@ -107,6 +116,13 @@ class Engine:
             return []
         fn = resolve(self.checks, f"engine {self.kind!r}: its checks")
         return [(str(p), str(m)) for p, m in fn(spec) or ()]
+
+    def reported_figures(self, spec: Mapping[str, Any]) -> frozenset[str]:
+        """The ids of the study-level figures the engine can report for a parsed spec."""
+        if self.figures is None:
+            return frozenset()
+        fn = resolve(self.figures, f"engine {self.kind!r}: its figures")
+        return frozenset(str(f) for f in fn(spec) or ())
 
     def report_builder(self) -> Callable[..., Any] | None:
         return (

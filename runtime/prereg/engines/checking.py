@@ -200,3 +200,65 @@ class SpecNames:
                     f"selects {str(level)!r} of {attribute!r}, which it does not have"
                     f" (values: {_listing(known[attribute])})",
                 )
+
+    # -- decisions --------------------------------------------------------------------------
+
+    def decision(
+        self, constant: str, path: list, hypothesis: Any, *, verdicts: bool
+    ) -> tuple[int, Mapping[str, Any]] | None:
+        """The hypothesis a constant names as the engine's registered decision: it must be
+        registered, not reported only, and decided by verdicts (``verdicts=True``) or by a
+        rule (supported when it holds)."""
+        for i, h in enumerate(self.spec.get("hypotheses") or ()):
+            if h.get("id") != hypothesis:
+                continue
+            form = "verdicts" if verdicts else "rule"
+            if h.get("reported_only") or not h.get(form):
+                self.problems.append(
+                    (
+                        f"/hypotheses/{i}",
+                        f"hypothesis {hypothesis!r} is the decision constant {constant} names,"
+                        f" so it must register {'verdicts' if verdicts else 'a rule'} and not"
+                        " be reported only",
+                    )
+                )
+                return None
+            return i, h
+        ids = [str(h.get("id")) for h in self.spec.get("hypotheses") or ()]
+        self.report(
+            constant,
+            path,
+            f"names hypothesis {hypothesis!r}, which the spec does not register"
+            f" (hypotheses: {_listing(ids)})",
+        )
+        return None
+
+
+def comparisons(cond: Any, ptr: str, binding: Mapping[str, str] | None = None):
+    """``(pointer, filled target, comparison)`` for every comparison of a condition, each
+    ``for_each`` instance filled in."""
+    import re
+
+    binding = dict(binding or {})
+    if not isinstance(cond, Mapping):
+        return
+    if isinstance(cond.get("compare"), Mapping):
+        c = cond["compare"]
+        target = re.sub(
+            r"\{([a-z][a-z0-9_]*)\}",
+            lambda m: binding.get(m.group(1), m.group(0)),
+            str(c.get("target")),
+        )
+        yield f"{ptr}/compare", target, c
+    for key in ("all_of", "any_of"):
+        for i, sub in enumerate(cond.get(key) or ()):
+            yield from comparisons(sub, f"{ptr}/{key}/{i}", binding)
+    if isinstance(cond.get("at_least"), Mapping):
+        for i, sub in enumerate(cond["at_least"].get("of") or ()):
+            yield from comparisons(sub, f"{ptr}/at_least/of/{i}", binding)
+    if isinstance(cond.get("for_each"), Mapping):
+        fe = cond["for_each"]
+        for v in fe.get("values") or ():
+            yield from comparisons(
+                fe.get("condition"), f"{ptr}/for_each/condition", {**binding, fe["name"]: str(v)}
+            )

@@ -5,6 +5,8 @@ Reads the outputs its commands wrote (found through the steps: the ``power_plan`
 
 - the power plan: status, selected task count, and a figure of simulated power against the
   task-count ladder with 95% Monte Carlo intervals (±z·mc_se) and the plan's own target power;
+  the verdicts: the status as the registered rule's verdict with its deciding figures, and the
+  confirmatory hypothesis the plan serves (reported only);
 - the freeze manifest: every bound artifact by role with its SHA-256, and whether validation
   (which re-hashes every bound file) held.
 """
@@ -28,6 +30,7 @@ from prereg.reports.common import (
     steps_block,
 )
 from prereg.reports.page import Facts, Figure, Heading, Para, Report, Table
+from prereg.reports.verdicts import figure_verdicts
 
 MC_LEVEL = 0.95  # the Monte Carlo error bars drawn (a display choice, stated in the caption)
 
@@ -75,6 +78,36 @@ def power_figure(plan: dict, name: str = "power") -> Figure:
         f" reject at that task count; bars are ±{z:.2f} Monte Carlo standard errors"
         f" ({MC_LEVEL:.0%}). The dashed line is the plan's target power; the dotted line the"
         " task count the plan selected.",
+    )
+
+
+def _verdicts(info: StudyInfo, plan: dict, step: Step) -> list:
+    """The plan's status as the verdict of its registered rule, with the figures it read
+    (the stratum counts re-read from the calibration input when it is the one the plan
+    recorded), and the reported-only confirmatory hypothesis."""
+    from prereg.engines.clusterpower.calibration_input import read_calibration
+    from prereg.engines.clusterpower.config import plan_config
+    from prereg.engines.clusterpower.figures import report_figures
+    from prereg.errors import UserError
+
+    cfg = plan_config(info.config)
+    cal = None
+    path = step.args[1] if len(step.args) > 1 else None
+    if path and Path(path).is_file():
+        try:
+            cal = read_calibration(path, cfg.input)
+        except UserError:
+            cal = None
+        recorded = (plan.get("calibration") or {}).get("calibrationSha256")
+        if cal is not None and cal.sha256 != recorded:
+            cal = None
+    return figure_verdicts(
+        info,
+        {cfg.status_decision.hypothesis: str(plan.get("status"))},
+        report_figures(plan, cal),
+        "The plan's status is the verdict of the registered rule (as PREREG.md states it,"
+        " linked) over the figures the engine reports: every comparison the rule reads, with"
+        " the figures that met it (powers are successes over simulations, compared exactly).",
     )
 
 
@@ -163,6 +196,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         for key in ("warnings", "reasons"):
             for w in plan.get(key) or []:
                 report.add(Para(f"{key[:-1]}: {w}", note=True))
+        report.add(*_verdicts(info, plan, plan_step[-1]))
 
     if manifest:
         report.add(Heading("Freeze manifest"))

@@ -8,7 +8,8 @@ and its ``--binary-outputs`` input; the ``diagnostic`` step's ``--out``):
 - the ten-bin reliability diagram of the independent binary outputs (bins as the engine's ECE
   defines them, :func:`prereg.stats.calibration.ten_bin_index`), read from the input file the
   report names, after checking its SHA-256 against the digest the report recorded;
-- the fit and evaluate split figures side by side; the diagnostic contracts per seed.
+- the fit and evaluate split figures side by side; the diagnostic contracts per seed, and the
+  diagnostic's pass as the verdict of its registered rule with the deciding figures.
 
 Split names, field names and the ECE bin count come from the study's compiled configuration.
 """
@@ -26,6 +27,7 @@ from prereg.errors import UserError
 from prereg.reports import Step, StudyInfo, plot
 from prereg.reports.common import fmt, header, inputs_block, read_json, registered, steps_block
 from prereg.reports.page import Facts, Figure, Heading, Para, Report, Table
+from prereg.reports.verdicts import figure_verdicts
 from prereg.stats.calibration import ten_bin_index
 
 # Figures of a split shown in the comparison table, in this order: the report's key, what the
@@ -292,6 +294,19 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                 numeric=frozenset({0}),
                 code=frozenset({1}),
             ),
+        )
+        from prereg.engines.multicorrect.figures import held_figures
+
+        decision = cfg.diagnostic.decision
+        report.add(
+            *figure_verdicts(
+                info,
+                {decision.hypothesis: "supported" if diag.get("passed") else "not-supported"},
+                held_figures(seeds, cfg.diagnostic.contracts),
+                "The diagnostic passes when the registered rule holds (as PREREG.md states it,"
+                " linked) over the figures the engine reports: each contract's share of the"
+                " seeds on which it held.",
+            )
         )
     report.add(*steps_block(steps), *registered(info))
     return report

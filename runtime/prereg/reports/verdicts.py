@@ -33,8 +33,12 @@ _CMP = {
 
 
 def anchor(hypothesis: Mapping[str, Any]) -> str:
-    """The id of a hypothesis's heading in the rendered PREREG.md (see :mod:`markdown`)."""
-    return markdown.PREFIX + markdown.slug(f"{hypothesis.get('id')}: {hypothesis.get('title')}")
+    """The id of a hypothesis's heading in the rendered PREREG.md (see :mod:`markdown`); the
+    heading of a reported-only hypothesis ends "(reported only)"."""
+    heading = f"{hypothesis.get('id')}: {hypothesis.get('title')}"
+    if hypothesis.get("reported_only"):
+        heading += " (reported only)"
+    return markdown.PREFIX + markdown.slug(heading)
 
 
 def rule_text(prereg_md: str | None, hypothesis_id: str) -> str:
@@ -79,9 +83,16 @@ def _pattern(target: str) -> re.Pattern:
 
 
 def deciding_figures(
-    hypothesis: Mapping[str, Any], figures: Sequence[Mapping[str, Any]], digits: int = 4
+    hypothesis: Mapping[str, Any],
+    figures: Sequence[Mapping[str, Any]],
+    digits: int = 4,
+    study_figures: frozenset[str] = frozenset(),
 ) -> str:
-    """Each comparison the rule reads, with how many of its targets met it and which."""
+    """Each comparison the rule reads, with how many of its targets met it and which.
+
+    A comparison of study figures (ids in ``study_figures``) says "value", and when none of
+    its figures met it, lists their values (a rule over a few engine figures reads best with
+    the figures that did not meet it)."""
     leaves = list(_leaves(hypothesis.get("rule")))
     for v in hypothesis.get("verdicts") or []:
         leaves += list(_leaves(v.get("when")))
@@ -94,7 +105,8 @@ def deciding_figures(
         seen.add(key)
         words, field = QUANTITY.get(str(leaf.get("quantity")), (leaf.get("quantity"), None))
         pat = _pattern(str(leaf.get("target")))
-        met, total = [], 0
+        is_study = any(pat.match(f) for f in study_figures)
+        met, unmet, total = [], [], 0
         for f in figures:
             if not pat.match(str(f.get("id"))):
                 continue
@@ -104,10 +116,76 @@ def deciding_figures(
                 continue
             if leaf.get("quantity") == "abs_estimate":
                 x = abs(x)
+            shown_x = fmt_p(x) if field in ("p", "adjustedP") else f"{x:.{digits}g}"
             if _CMP[str(leaf.get("op"))](x, leaf.get("value")):
-                shown_x = fmt_p(x) if field in ("p", "adjustedP") else f"{x:.{digits}g}"
                 met.append(f"{f.get('id')} ({shown_x})")
+            else:
+                unmet.append(f"{f.get('id')} ({shown_x})")
+        if is_study:
+            words = "value"
         cond = f"{words} {OPS.get(str(leaf.get('op')))} {leaf.get('value')}"
         shown = ", ".join(met[:6]) + (f", … {len(met) - 6} more" if len(met) > 6 else "")
-        parts.append(f"{cond}: met by {len(met)} of {total}" + (f": {shown}" if met else ""))
+        text = f"{cond}: met by {len(met)} of {total}" + (f": {shown}" if met else "")
+        if is_study and not met and unmet:
+            text += " (" + ", ".join(unmet[:8]) + (", …" if len(unmet) > 8 else "") + ")"
+        parts.append(text)
     return "; ".join(parts)
+
+
+def figure_verdicts(
+    info, verdicts: Mapping[str, str], figures: Mapping[str, Any], note: str
+) -> list:
+    """The verdicts of hypotheses decided over study figures, as d17's verdict table shows
+    them: each hypothesis linked to its registered rule in PREREG.md, its verdict, the rule in
+    words and the deciding figures (``figures``: study figure id -> value, None when the
+    engine did not report it).  Every registered hypothesis gets a row; one without a
+    verdict in ``verdicts`` is reported only."""
+    from prereg.reports.page import Heading, Para, Table
+    from prereg.rules import REPORTED_ONLY
+
+    declared = {
+        str(f.get("id")): f for f in info.spec.get("figures") or [] if isinstance(f, Mapping)
+    }
+    shown = [
+        {"id": k, "estimate": None if v is None else float(v)}
+        for k, v in figures.items()
+        if v is not None
+    ]
+    rows = []
+    for h in info.spec.get("hypotheses") or []:
+        hid = str(h.get("id"))
+        verdict = verdicts.get(hid, REPORTED_ONLY)
+        external = [t for t in declared if declared[t].get("external") and _reads(h, t)]
+        if verdict == REPORTED_ONLY and external and not any(_reads(h, t) for t in figures):
+            deciding = (
+                "none: its figures (" + ", ".join(external) + ") are computed by another analysis"
+            )
+        else:
+            deciding = deciding_figures(h, shown, study_figures=frozenset(declared))
+        rows.append(
+            (
+                f"[{hid}](#{anchor(h)})",
+                str(h.get("title") or ""),
+                verdict,
+                rule_text(info.prereg_md, hid),
+                deciding,
+            )
+        )
+    if not rows:
+        return []
+    return [
+        Heading("Verdicts"),
+        Para(note, note=True),
+        Table(
+            ("hypothesis", "title", "verdict", "registered rule", "deciding figures"),
+            rows,
+            markdown=frozenset({0, 3}),
+        ),
+    ]
+
+
+def _reads(hypothesis: Mapping[str, Any], figure: str) -> bool:
+    leaves = list(_leaves(hypothesis.get("rule")))
+    for v in hypothesis.get("verdicts") or []:
+        leaves += list(_leaves(v.get("when")))
+    return any(_pattern(str(leaf.get("target"))).match(figure) for leaf in leaves)

@@ -300,6 +300,9 @@ def test_config_from_the_spec_drives_names(tmp_path):
     cfg = copy.deepcopy(CONFIG)
     cfg["constants"]["power_plan"]["statuses"]["infeasible"] = "not-feasible"
     cfg["constants"]["power_plan"]["schema"] = "example-plan/v9"
+    # the registered status rule names its verdicts as the statuses (compile checks it)
+    (status_rule,) = [h for h in cfg["decisions"] if h["id"] == "power-plan-status"]
+    status_rule["verdicts"][0]["verdict"] = "not-feasible"
     code, out = run(tmp_path, g=1, config=cfg)
     plan = load(out)
     assert (

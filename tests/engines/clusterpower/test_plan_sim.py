@@ -39,9 +39,26 @@ SAMPLE = FIX / "calibration-sample.jsonl"
 DELTA = float(CONSTANTS["frozen"]["smallest_effect"])
 
 
+def _power_thresholds(cond, value):
+    """Set every power comparison of a status rule to ``value`` (as a spec with another target
+    power must register it; prereg compile refuses a rule that differs from target_power)."""
+    if isinstance(cond, dict):
+        c = cond.get("compare")
+        if isinstance(c, dict) and str(c.get("target")).startswith("power-"):
+            c["value"] = value
+        for v in cond.values():
+            _power_thresholds(v, value)
+    elif isinstance(cond, (list, tuple)):
+        for v in cond:
+            _power_thresholds(v, value)
+
+
 def cfg_with(**frozen):
     c = copy.deepcopy(CONFIG)
     c["constants"]["frozen"].update(frozen)
+    if "target_power" in frozen:
+        tp = frozen["target_power"]
+        _power_thresholds(c["decisions"], tp["numerator"] / tp["denominator"])
     return plan_config(c)
 
 

@@ -189,6 +189,111 @@ CASES = {
         "the calibration contract's field 'class_label' must allow exactly 2 distinct"
         " value(s): the pass label, then the fail label" + E + ")",
     ),
+    # study figures and the registered status rule
+    "figure-unknown-target": (
+        [
+            (
+                "{target: power-full-universe, quantity: estimate, op: ge, value: 0.9}",
+                "{target: power-full-universes, quantity: estimate, op: ge, value: 0.9}",
+            )
+        ],
+        "/hypotheses/0/verdicts/1/when/any_of/1/compare/target",
+        "comparison names unknown contrast, estimate or figure 'power-full-universes'",
+    ),
+    "figure-not-reported": (
+        [
+            (
+                "  - {id: eligible-repositories, title:",
+                "  - {id: eligible-repository-share, title: A share}\n"
+                "  - {id: eligible-repositories, title:",
+            )
+        ],
+        "/figures/4/id",
+        "figure 'eligible-repository-share' is not one engine 'cluster-power-freeze' reports"
+        " (it reports: calibration-repositories, calibration-repositories-beyond-eligible,",
+    ),
+    "figure-quantity": (
+        [
+            (
+                "{target: eligible-repositories, quantity: estimate, op: lt, value: 2}",
+                "{target: eligible-repositories, quantity: lower, op: lt, value: 2}",
+            )
+        ],
+        "/hypotheses/0/verdicts/0/when/any_of/3/compare/quantity",
+        "figure 'eligible-repositories' is compared with quantity estimate only (not 'lower')",
+    ),
+    "external-figure-decided": (
+        [("    reported_only: true\n", "")],
+        "/hypotheses/1/rule/all_of/0/compare/target",
+        "figure 'confirmatory-lower-bound-repository' is external (the engine never reports"
+        " it): only a reported-only hypothesis may read it",
+    ),
+    "figure-duplicate": (
+        [
+            (
+                "  - {id: eligible-repositories, title:",
+                "  - {id: eligible-fail-items, title: Again}\n"
+                "  - {id: eligible-repositories, title:",
+            )
+        ],
+        "/figures/7/id",
+        "duplicate figure id 'eligible-fail-items' (first at /figures/4)",
+    ),
+    "status-power-threshold": (
+        [
+            (
+                "{target: power-full-universe, quantity: estimate, op: ge, value: 0.9}",
+                "{target: power-full-universe, quantity: estimate, op: ge, value: 0.95}",
+            )
+        ],
+        "/hypotheses/0/verdicts/1/when/any_of/1/compare",
+        "compares figure 'power-full-universe' ≥ 0.95, but the plan's constants fix ≥ 0.9"
+        " (exactly 9/10)",
+    ),
+    "status-power-strict": (
+        [
+            (
+                'target: "power-rung-{rung}", quantity: estimate, op: ge',
+                'target: "power-rung-{rung}", quantity: estimate, op: gt',
+            )
+        ],
+        "/hypotheses/0/verdicts/1/when/any_of/0/for_each/condition/compare",
+        "compares figure 'power-rung-50' > 0.9, but the plan's constants fix ≥ 0.9",
+    ),
+    "status-floor": (
+        [
+            (
+                "{target: eligible-repositories, quantity: estimate, op: lt, value: 2}",
+                "{target: eligible-repositories, quantity: estimate, op: le, value: 2}",
+            )
+        ],
+        "/hypotheses/0/verdicts/0/when/any_of/3/compare",
+        "compares figure 'eligible-repositories' ≤ 2, but the plan's constants fix < 2",
+    ),
+    "status-verdict-names": (
+        [("      - verdict: powered\n", "      - verdict: adequate\n")],
+        "/hypotheses/0/verdicts",
+        "hypothesis 'power-plan-status' decides the plan's status, so its verdicts must be the"
+        " status names of constant power_plan, each once",
+    ),
+    "status-hypothesis-unknown": (
+        [("status_hypothesis: power-plan-status", "status_hypothesis: plan-status")],
+        "/constants/1/value/status_hypothesis",
+        "names hypothesis 'plan-status', which the spec does not register (hypotheses:"
+        " power-plan-status, positive-at-both-levels)" + PLAN,
+    ),
+    "status-hypothesis-reported-only": (
+        [
+            (
+                "  - id: power-plan-status\n    title: The power plan's status\n",
+                "  - id: power-plan-status\n    title: The power plan's status\n"
+                "    reported_only: true\n",
+            )
+        ],
+        "/hypotheses/0",
+        "hypothesis 'power-plan-status' is the decision constant power_plan names, so it must"
+        " register verdicts and not be reported only" + E + ")",
+    ),
 }
 
 
@@ -205,3 +310,5 @@ def test_a_broken_fact_fails_compile_with_file_line_and_rule(tmp_path, case):
 def test_the_shipped_spec_compiles(tmp_path):
     code, err, _ = compile_edited(tmp_path, "s3-verifier-freeze", [])
     assert code == 0, err
+    # ready to register: the readiness check (prereg compile's warnings) finds nothing
+    assert "warning" not in err, err

@@ -175,6 +175,39 @@ CASES = {
         "allows validation, dev, but constant threshold-fit fits on 'validation' and evaluates"
         " 'test'; a label's split is one of those two (or state no allowed values)" + E + ")",
     ),
+    # the diagnostic's registered rule and its figures
+    "diagnostic-hypothesis-unknown": (
+        [("hypothesis: diagnostic-passes", "hypothesis: diagnostic-holds")],
+        "/constants/6/value/hypothesis",
+        "names hypothesis 'diagnostic-holds', which the spec does not register (hypotheses:"
+        " diagnostic-passes)" + E + ", constant diagnostic)",
+    ),
+    "diagnostic-hypothesis-reported-only": (
+        [
+            (
+                "    title: The diagnostic passes\n",
+                "    title: The diagnostic passes\n    reported_only: true\n",
+            )
+        ],
+        "/hypotheses/0",
+        "hypothesis 'diagnostic-passes' is the decision constant diagnostic names, so it must"
+        " register a rule and not be reported only" + E + ")",
+    ),
+    "figure-not-reported": (
+        [
+            (
+                "  - {id: held-five_copy_gap,",
+                "  - {id: held-sixth_copy_gap, title: Another}\n  - {id: held-five_copy_gap,",
+            )
+        ],
+        "/figures/6/id",
+        "figure 'held-sixth_copy_gap' is not one engine 'multicorrect-scoring' reports",
+    ),
+    "figure-unknown-target": (
+        [('compare: {target: "held-{contract}"', 'compare: {target: "holds-{contract}"')],
+        "/hypotheses/0/rule/for_each/condition/compare/target",
+        "comparison names unknown contrast, estimate or figure 'holds-ranking_vs_set_recovery'",
+    ),
 }
 
 
@@ -191,6 +224,8 @@ def test_a_broken_fact_fails_compile_with_file_line_and_rule(tmp_path, case):
 def test_the_shipped_spec_compiles(tmp_path):
     code, err, _ = compile_edited(tmp_path, "jev-multicorrect", [])
     assert code == 0, err
+    # ready to register: the readiness check (prereg compile's warnings) finds nothing
+    assert "warning" not in err, err
 
 
 def test_a_label_contract_may_still_list_the_two_splits(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+from fractions import Fraction
 
 import pytest
 from jev_helpers import CONFIG, CONSTANTS, context
@@ -115,3 +116,60 @@ def test_the_configured_contracts_run_in_order():
 def test_bad_seeds_are_refused(seeds):
     with pytest.raises(UserError, match="--seeds"):
         COMMANDS["diagnostic"](_ctx(), argparse.Namespace(seeds=seeds))
+
+
+# -- the diagnostic's pass: the registered rule (hypothesis diagnostic-passes) ---------------
+
+
+def _one_contract_fails(monkeypatch, contract: str, seeds: set[int] | None = None):
+    """Contract ``contract`` reports failure (on ``seeds`` only, when given)."""
+    real = contracts_module.CONTRACTS[contract]
+
+    def failing(ctx):
+        res = real(ctx)
+        seed = int(ctx["syn"].fit_rows[0].public.request_id.split("-")[1])
+        return {**res, "passed": False} if seeds is None or seed in seeds else res
+
+    monkeypatch.setitem(contracts_module.CONTRACTS, contract, failing)
+
+
+def test_the_pass_is_the_registered_rule_over_the_held_figures():
+    from prereg.engines.multicorrect.config import engine_config
+
+    d = engine_config(CONFIG).diagnostic.decision
+    assert d.hypothesis == CONSTANTS["diagnostic"]["hypothesis"] == "diagnostic-passes"
+    assert d.verdicts == () and d.rule.quantifier == "all"
+    assert d.rule.values == tuple(IDS)
+    assert (d.rule.condition.target, d.rule.condition.op, d.rule.condition.value) == (
+        "held-{contract}",
+        "ge",
+        1.0,
+    )
+
+
+@pytest.mark.parametrize("contract", ["threshold_frozen", "first_bin_exclusion_renormalised"])
+def test_one_failing_contract_fails_the_seed_and_the_diagnostic(monkeypatch, capsys, contract):
+    _one_contract_fails(monkeypatch, contract)
+    r = diagnostic(42, CONFIG)
+    held = [c["contract"] for c in r["contracts"] if c["passed"]]
+    assert len(held) == 7 and contract not in held
+    assert r["passed"] is False
+    assert COMMANDS["diagnostic"](_ctx(), argparse.Namespace(seeds=[42, 43])) == 1
+    out = capsys.readouterr()
+    doc = json.loads(out.out)
+    assert doc["passed"] is False and [s["passed"] for s in doc["seeds"]] == [False, False]
+    assert f"contract {IDS.index(contract) + 1} ({contract}) failed" in out.err
+
+
+def test_a_contract_failing_on_one_seed_fails_only_that_seed(monkeypatch, capsys):
+    from prereg.engines.multicorrect.figures import held_figures
+
+    _one_contract_fails(monkeypatch, "overlap_refused", seeds={43})
+    assert COMMANDS["diagnostic"](_ctx(), argparse.Namespace(seeds=[42, 43, 44])) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert [s["passed"] for s in doc["seeds"]] == [True, False, True]
+    assert doc["passed"] is False
+    # the figure the rule read: the contract held on 2 of the 3 seeds
+    figures = held_figures(doc["seeds"], IDS)
+    assert figures["held-overlap_refused"] == Fraction(2, 3)
+    assert all(v == 1 for k, v in figures.items() if k != "held-overlap_refused")

@@ -22,6 +22,7 @@ from prereg.engines.multicorrect import (
 )
 from prereg.engines.multicorrect.reader import read_packed_inputs
 from prereg.errors import UserError
+from prereg.rules import Decision, condition
 
 SPEC = yaml.safe_load((ROOT / "spec" / "studies" / "jev-multicorrect.yaml").read_text("utf-8"))
 CONSTANTS = {c["id"]: c["value"] for c in SPEC["constants"]}
@@ -67,7 +68,10 @@ def test_every_engine_value_comes_from_a_spec_constant_or_contract():
         for cid, contract in CONTRACTS.items()
     }
     d, dg = c["diagnostic"], cfg.diagnostic
-    assert dataclasses.asdict(dg) == {
+    # the diagnostic's pass: the rule of the hypothesis the constant names, as registered
+    (hyp,) = [h for h in SPEC["hypotheses"] if h["id"] == d["hypothesis"]]
+    assert dg.decision == Decision(d["hypothesis"], condition(hyp["rule"]), ())
+    assert {k: v for k, v in dataclasses.asdict(dg).items() if k != "decision"} == {
         "contracts": tuple(d["contracts"]),
         "fit_lists": d["lists"]["fit"],
         "evaluate_lists": d["lists"]["evaluate"],

@@ -12,8 +12,9 @@ Where each value is stated in the spec:
 - constant ``frozen``: the frozen planning constants, kept whole (a plan records them, a
   freeze compares a bound plan's against them) and read for the simulation;
 - constant ``power_plan``: the plan's schema id (also the only plan schema a freeze accepts),
-  the confirmatory stage value, the feasibility floors, the bound level, the status names and
-  the most problems listed per refused calibration file;
+  the confirmatory stage value, the feasibility floors, the bound level, the status names,
+  the hypothesis whose registered verdicts decide the status (its rule tree from the
+  configuration's ``decisions``) and the most problems listed per refused calibration file;
 - the record contract with role ``calibration``: its fields' names by role
   (:data:`FIELD_ROLES`), the calibration stage (the ``stage`` field's one allowed value) and
   the pass and fail labels (the ``class`` field's two allowed values, in that order);
@@ -40,6 +41,7 @@ from functools import cached_property
 from typing import Any
 
 from prereg.errors import UserError
+from prereg.rules import Decision, decision_of
 
 #: The roles of the calibration input's fields (the record contract with role ``calibration``).
 FIELD_ROLES = ("stage", "repository", "task", "class", "statistic")
@@ -85,7 +87,8 @@ class PlanConfig:
     ``smallest_effect``, ``target_numerator``/``target_denominator`` (``target_power``),
     ``simulations`` (``simulations_per_rung``), ``seed``, ``ladder`` and ``block_size`` are
     read from it; ``schema``, the three ``min_*`` floors, ``bound_level``
-    (``bound_two_sided_level``) and ``statuses`` come from constant ``power_plan``; ``input``
+    (``bound_two_sided_level``), ``statuses`` and ``status_decision`` (``status_hypothesis``,
+    decided by the shared evaluator) come from constant ``power_plan``; ``input``
     is the calibration reader's :class:`InputSpec`."""
 
     frozen: dict
@@ -103,6 +106,8 @@ class PlanConfig:
     min_eligible_repositories: int
     bound_level: float
     statuses: dict[str, str]
+    #: the registered decision of the plan's status (constant power_plan's status_hypothesis)
+    status_decision: Decision
 
 
 def _calibration_fields(config: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -157,7 +162,19 @@ def plan_config(config: Mapping[str, Any] | PlanConfig) -> PlanConfig:
         min_eligible_repositories=plan["min_eligible_repositories"],
         bound_level=float(plan["bound_two_sided_level"]),
         statuses=dict(plan["statuses"]),
+        status_decision=_status_decision(config, plan["status_hypothesis"]),
     )
+
+
+def _status_decision(config: Mapping[str, Any], hypothesis: str) -> Decision:
+    try:
+        return decision_of(config, hypothesis)
+    except KeyError:
+        raise UserError(
+            f"engine configuration: hypothesis {hypothesis!r} (constant power_plan's"
+            " status_hypothesis) is not among the compiled decisions; prereg compile refuses"
+            " such a spec, so compile it (make generate)"
+        ) from None
 
 
 # --------------------------------------------------------------------------------------------

@@ -34,7 +34,10 @@ The simulation (every constant comes from the config, none from this module):
    reductions (``reduceat``, row sums), so results do not depend on the evaluation batch.
 
 Statuses (names from the config): *powered*, *underpowered* (no rung reached the target, the
-full universe included), *infeasible* with every failing reason, each a string
+full universe included), *infeasible* with every failing reason.  The status written is the
+verdict of the registered rule (constant ``power_plan``'s ``status_hypothesis``) over the
+plan's figures (:mod:`.figures`), decided by the shared evaluator; the engine's own test below
+must agree, or nothing is written.  Reasons are strings
 ``"<code>: <detail>"`` with these codes:
 
 - ``too_few_calibration_repositories``: fewer than min(G, min_calibration_repositories);
@@ -446,6 +449,21 @@ def simulate_rung(
 # the plan
 
 
+def _registered_status(cfg: PlanConfig, cal: Calibration, el: Eligible, rungs, engine_status):
+    """The status the registered rule gives over the plan's figures (:mod:`.figures`); it must
+    be the engine's own (the floors, the first rung reaching the target)."""
+    from .figures import decided_status, plan_figures
+
+    figures = plan_figures(
+        calibration_repositories=len(cal.repositories),
+        pass_repositories=cal.repositories_with("pass"),
+        fail_repositories=cal.repositories_with("fail"),
+        eligible=el.as_dict(),
+        rungs=rungs,
+    )
+    return decided_status(cfg, figures, engine_status)
+
+
 def build_plan(
     cfg: PlanConfig,
     cal: Calibration,
@@ -508,6 +526,7 @@ def build_plan(
             ):
                 selected = n
         status = cfg.statuses["powered" if selected is not None else "underpowered"]
+    status = _registered_status(cfg, cal, el, rungs, status)
     plan = {
         "schemaVersion": cfg.schema,
         "canonical": canonical,

@@ -9,4 +9,5 @@ ENGINE = Engine(
     schema="prereg.engines.clusterpower:constants.schema.json",
     checks="prereg.engines.clusterpower.spec_checks:checks",
     reporter="prereg.reports.clusterpower:build",
+    figures="prereg.engines.clusterpower.figures:reported",
 )

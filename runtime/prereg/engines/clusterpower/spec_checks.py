@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from prereg.engines.base import Problem
-from prereg.engines.checking import SpecNames
+from prereg.engines.checking import SpecNames, comparisons
 from prereg.engines.clusterpower.config import FIELD_ROLES
 
 #: The calibration fields whose allowed values the engine reads, and how many it needs.
@@ -145,4 +145,51 @@ def checks(spec: Mapping[str, Any]) -> list[Problem]:
             ["contract", *exc.absolute_path],
             f"not a valid JSON Schema: {exc.message}",
         )
+    _status_rule(n, statuses)
     return n.problems
+
+
+def _status_rule(n: SpecNames, statuses: Mapping[str, str]) -> None:
+    """The hypothesis deciding the plan's status: verdicts named as the statuses (each once),
+    and every comparison of an engine figure stating what the constants fix (the floors, the
+    target power), so that the registered rule and the constants cannot disagree."""
+    from fractions import Fraction
+
+    from prereg.engines.clusterpower.figures import expected_comparison
+    from prereg.rules import threshold
+
+    k = n.constants
+    found = n.decision(
+        "power_plan", ["status_hypothesis"], k["power_plan"]["status_hypothesis"], verdicts=True
+    )
+    if found is None:
+        return
+    i, hyp = found
+    names = [str(v.get("verdict")) for v in hyp["verdicts"]]
+    if sorted(names) != sorted(statuses.values()):
+        n.problems.append(
+            (
+                f"/hypotheses/{i}/verdicts",
+                f"hypothesis {hyp['id']!r} decides the plan's status, so its verdicts must be"
+                f" the status names of constant power_plan, each once"
+                f" ({', '.join(statuses.values())}; found {', '.join(names)})",
+            )
+        )
+    ops = {"lt": "<", "le": "≤", "gt": ">", "ge": "≥"}
+    for j, v in enumerate(hyp["verdicts"]):
+        for ptr, target, c in comparisons(v.get("when"), f"/hypotheses/{i}/verdicts/{j}/when"):
+            want = expected_comparison(target, k)
+            if want is None:
+                continue
+            op, value = want
+            if c.get("op") != op or threshold(c.get("value")) != value:
+                shown = value.numerator if value.denominator == 1 else float(value)
+                n.problems.append(
+                    (
+                        ptr,
+                        f"compares figure {target!r} {ops.get(c.get('op'), c.get('op'))}"
+                        f" {c.get('value')}, but the plan's constants fix {ops[op]} {shown}"
+                        f" (exactly {Fraction(value)}): the rule must say what the engine's"
+                        " floors and target power say",
+                    )
+                )

@@ -107,6 +107,14 @@ def score(ctx: StudyContext, args) -> int:
     return 0
 
 
+def diagnostic_passes(cfg, results: list[dict[str, Any]]) -> bool:
+    """The diagnostic's pass: the registered rule over the held-<contract> shares of every seed
+    run, decided by the shared evaluator."""
+    from prereg.engines.multicorrect.figures import held_figures, passes
+
+    return passes(cfg.diagnostic.decision, held_figures(results, cfg.diagnostic.contracts))
+
+
 def diagnostic(ctx: StudyContext, args) -> int:
     """Run the diagnostic for each seed; print canonical JSON (or, given ``args.out``, write it
     to that new file and print one line per seed); exit 1 if a contract fails."""
@@ -126,7 +134,7 @@ def diagnostic(ctx: StudyContext, args) -> int:
     if len(set(seeds)) != len(seeds):
         raise UserError("--seeds: a seed is listed twice")
     results = [run_diagnostic(s, cfg) for s in seeds]
-    passed = all(r["passed"] for r in results)
+    passed = diagnostic_passes(cfg, results)
     doc = {
         "schemaVersion": cfg.diagnostic_schema,
         "study_id": ctx.study_id,

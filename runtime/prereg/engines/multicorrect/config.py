@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 from prereg.errors import UserError
+from prereg.rules import Decision, decision_of
 
 #: The engine's inputs: the record contract role of each, and the roles of its fields.
 FIELD_ROLES = {
@@ -59,7 +60,8 @@ class FiveCopyReference:
 class DiagnosticConfig:
     """Constant ``diagnostic`` (``lists.fit`` is ``fit_lists``, ``weight_scale.dominant`` is
     ``dominant_scale``, ``binary_draws.positive`` is ``positive_draws``, ``text.question`` is
-    ``question_format``, and so on)."""
+    ``question_format``, and so on; ``decision`` is the registered rule of the hypothesis
+    ``hypothesis`` names, which decides whether the diagnostic passes)."""
 
     contracts: tuple[str, ...]
     fit_lists: int
@@ -79,6 +81,8 @@ class DiagnosticConfig:
     candidate_format: str
     five_copy: FiveCopyReference
     tolerance: float
+    #: the registered decision of the diagnostic's pass (``hypothesis``; prereg.rules)
+    decision: Decision
 
 
 @dataclass(frozen=True)
@@ -147,7 +151,18 @@ def _floats(values) -> tuple[float, ...]:
     return tuple(float(v) for v in values)
 
 
-def _diagnostic(d: Mapping[str, Any]) -> DiagnosticConfig:
+def _decision(config: Mapping[str, Any], hypothesis: str) -> Decision:
+    try:
+        return decision_of(config, hypothesis)
+    except KeyError:
+        raise UserError(
+            f"engine configuration: hypothesis {hypothesis!r} (constant diagnostic's"
+            " hypothesis) is not among the compiled decisions; prereg compile refuses such a"
+            " spec, so compile it (make generate)"
+        ) from None
+
+
+def _diagnostic(d: Mapping[str, Any], config: Mapping[str, Any]) -> DiagnosticConfig:
     five, text, scale = d["five_copy"], d["text"], d["weight_scale"]
     return DiagnosticConfig(
         contracts=tuple(d["contracts"]),
@@ -174,6 +189,7 @@ def _diagnostic(d: Mapping[str, Any]) -> DiagnosticConfig:
             uneven_gap=float(five["uneven_gap"]),
         ),
         tolerance=float(d["tolerance"]),
+        decision=_decision(config, d["hypothesis"]),
     )
 
 
@@ -227,7 +243,7 @@ def engine_config(config: Mapping[str, Any] | EngineConfig) -> EngineConfig:
                 for kind, fields in inputs.items()
             }
         ),
-        diagnostic=_diagnostic(k["diagnostic"]),
+        diagnostic=_diagnostic(k["diagnostic"], config),
         diagnostic_seeds=tuple(k["diagnostic-seeds"]),
     )
     # The two values that would change the figures without an error (see the docstring).

@@ -17,6 +17,10 @@ distractors their own scales, so a correct option is often far below another.  B
 (one per option of every list): ``q`` is the largest of ``binary_draws.positive`` uniforms for
 a correct option and the smallest of ``binary_draws.negative`` uniforms for a distractor.
 
+Whether a seed passes is decided by the registered rule (constant ``diagnostic``'s
+``hypothesis``) over the figures ``held-<contract>`` (:mod:`.figures`), by the shared
+evaluator.
+
 Contracts (ids as in the configuration):
 
 1. ``ranking_vs_set_recovery``: on the evaluate split, some multi-correct lists rank every
@@ -492,7 +496,16 @@ def diagnostic(seed: int, config: Mapping[str, Any] | EngineConfig) -> dict[str,
     for number, cid in enumerate(cfg.diagnostic.contracts, start=1):
         res = CONTRACTS[cid](ctx)
         results.append({"number": number, "contract": cid, **res})
-    return {"seed": seed, "passed": all(r["passed"] for r in results), "contracts": results}
+    return {"seed": seed, "passed": seed_passes(cfg, results), "contracts": results}
+
+
+def seed_passes(cfg: EngineConfig, contracts: list[dict[str, Any]]) -> bool:
+    """A seed's pass: the registered rule over this seed's held-<contract> figures (every
+    contract holds, as jev registers it), decided by the shared evaluator."""
+    from prereg.engines.multicorrect.figures import held_figures, passes
+
+    figures = held_figures([{"contracts": contracts}], cfg.diagnostic.contracts)
+    return passes(cfg.diagnostic.decision, figures)
 
 
 __all__ = ["CONTRACTS", "diagnostic", "synthesize"]

@@ -10,4 +10,5 @@ ENGINE = Engine(
     checks="prereg.engines.multicorrect.spec_checks:checks",
     reporter="prereg.reports.multicorrect:build",
     api="prereg.engines.multicorrect.study_api:api",
+    figures="prereg.engines.multicorrect.figures:reported",
 )

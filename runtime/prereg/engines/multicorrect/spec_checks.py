@@ -9,7 +9,9 @@ text formats may use only their placeholders.  The inputs are the record contrac
 role of :data:`~prereg.engines.multicorrect.config.FIELD_ROLES` and no other; the ``candidates``
 field states the candidate count per list (``min_items`` and ``max_items``); the labels'
 ``split`` field, when it states ``allowed`` values, allows exactly the two splits of
-``threshold-fit``.  The engine reads all of these at run time without checking them again.
+``threshold-fit``.  The hypothesis constant ``diagnostic``'s ``hypothesis`` names decides the
+diagnostic's pass: it must register a rule and not be reported only.  The engine reads all of
+these at run time without checking them again.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ def _formats(text: str, placeholders: tuple[str, ...]) -> bool:
 def checks(spec: Mapping[str, Any]) -> list[Problem]:
     n = SpecNames(spec)
     k = n.constants
+
+    n.decision("diagnostic", ["hypothesis"], k["diagnostic"]["hypothesis"], verdicts=False)
 
     fit = k["threshold-fit"]
     for role in ("fit", "evaluate"):
