@@ -58,6 +58,7 @@ def test_digests_equal_the_summary():
     assert p.gold_digest == s["goldDigest"]
     assert digest(p.gold) == s["goldDigest"]  # the general encoder agrees
     assert p.dispatch_digest == s["dispatchOrderDigest"]
+    assert digest([r.id for r in p.order]) == s["dispatchOrderDigest"]  # general encoder too
     assert p.audit_digest == s["auditDigest"]
 
 

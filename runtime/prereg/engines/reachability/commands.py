@@ -424,6 +424,7 @@ def _sweep_one(config_json: str, seed: str, positive_control: bool) -> dict[str,
             positive_control=positive_control,
             generator=gen,
             auditor=auditor,
+            dispatch=False,
         )
     except UserError as exc:
         return {"seed": seed, "error": "; ".join(exc.lines())}

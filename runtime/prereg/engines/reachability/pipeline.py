@@ -36,7 +36,7 @@ class Prepared:
     ec: EngineConfig
     corpus: Corpus
     order: list[Row]  # dispatch order
-    dispatch_digest: str
+    dispatch_digest: str | None
     gold: dict[str, Any] | None
     gold_digest: str | None
     audit: dict[str, Any]
@@ -217,11 +217,14 @@ def prepare_memory(
     workers: int = 1,
     generator: Generator | None = None,
     auditor: ShortcutAudit | None = None,
+    dispatch: bool = True,
 ) -> Prepared:
     """Everything ``prepare`` computes, without writing; raises UserError on any refusal.
 
     ``workers`` > 1 runs the work units in forked processes (where fork is available); rows
-    coming back from workers keep their payload, world, label and record line only.
+    coming back from workers keep their payload, world, label and record line only. With
+    ``dispatch`` false (the audit sweep), the dispatch order is not drawn: ``order`` is
+    empty and ``dispatch_digest`` None.
     """
     check_seed_syntax(seed, ec.seed_policy)
     sd = seed_digest(seed)
@@ -265,7 +268,7 @@ def prepare_memory(
         raise _oracle_refusal(count, [p for r in results for p in r.oracle_problems])
     rows = sorted((row for r in results for row in r.rows), key=lambda row: row.index)
     corpus = Corpus(seed=seed, seed_digest=sd, seed_id=seed_id, rows=rows)
-    order = dispatch_order(ec, corpus)
+    order = dispatch_order(ec, corpus) if dispatch else []
     gold = gold_digest = gold_members = None
     if records:
         gold = gold_object(ec, rows)
@@ -284,7 +287,7 @@ def prepare_memory(
         ec=ec,
         corpus=corpus,
         order=order,
-        dispatch_digest=dispatch_order_digest(order),
+        dispatch_digest=dispatch_order_digest(order) if dispatch else None,
         gold=gold,
         gold_digest=gold_digest,
         gold_members=gold_members,
