@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import math
+import random
+import re
 from types import SimpleNamespace
 
 import numpy as np
@@ -18,6 +20,7 @@ from prereg.engines.reachability.audit import (
     cv_tree,
     fit_stump,
     logistic_batch,
+    scan_pattern,
 )
 from prereg.stats.classification import balanced_accuracy
 
@@ -181,3 +184,31 @@ def test_chain_first_order_of_the_positive_control():
             want.insert(v % (len(want) + 1), ln)
         assert auditor.chain_first(r) == want
         assert sorted(want) == sorted(r.fact_lines)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"\b[A-Z][a-z0-9]{4}\b",  # the study's entity pattern
+        r"\b[A-Z]",
+        r"\b[a-z_][0-9]\b",
+        r"\b[A-Z][a-z]+|x\b",
+        r"\b[A-Za-z_]+",  # a quantified class: kept as it is
+        r"\b[^a]x",  # not a class of word characters only: kept
+        r"\b[A-z]x",  # A-z holds [ \ ] ^ _ `: kept
+    ],
+)
+def test_scan_pattern_matches_exactly_where_the_pattern_does(pattern):
+    fast = re.compile(scan_pattern(pattern))
+    slow = re.compile(pattern)
+    if pattern in (r"\b[A-Za-z_]+", r"\b[^a]x", r"\b[A-z]x"):
+        assert scan_pattern(pattern) == pattern
+    else:
+        assert not scan_pattern(pattern).startswith("\\b")
+    rng = random.Random(7)
+    alphabet = "AQZaqz059_ \n.,-é߲٣Éx"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(3000)]
+    texts += [r.payload for r in demo().corpus.rows[::50]]
+    for t in texts:
+        assert [m.span() for m in fast.finditer(t)] == [m.span() for m in slow.finditer(t)], t
+        assert fast.sub("ENTITY", t) == slow.sub("ENTITY", t)

@@ -5,10 +5,22 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from d17_helpers import demo, demo_positive_control, engine_config, golden_lines, summary
+from d17_helpers import (
+    ctx,
+    demo,
+    demo_positive_control,
+    engine_config,
+    golden_lines,
+    summary,
+)
 
 from prereg.digest import canonical_json, digest
-from prereg.engines.reachability.canon import canonical_record_json
+from prereg.engines.reachability.canon import (
+    canonical_members,
+    canonical_record_json,
+    join_members,
+)
+from prereg.engines.reachability.commands import prepared_files
 from prereg.engines.reachability.oracle import TextOracle
 
 
@@ -46,6 +58,7 @@ def test_digests_equal_the_summary():
     assert p.gold_digest == s["goldDigest"]
     assert digest(p.gold) == s["goldDigest"]  # the general encoder agrees
     assert p.dispatch_digest == s["dispatchOrderDigest"]
+    assert digest([r.id for r in p.order]) == s["dispatchOrderDigest"]  # general encoder too
     assert p.audit_digest == s["auditDigest"]
 
 
@@ -99,6 +112,27 @@ def test_fast_record_encoder_equals_rfc8785_on_the_whole_corpus():
         assert canonical_record_json(rec) == canonical_json(rec)
     tricky = {"s": 'a"b\\c\n\t\x01\x1f\x7f é ☃ 😀 \u2028', "k": [1, -2, 0, None, True, False]}
     assert canonical_record_json(tricky) == canonical_json(tricky)
+    members = canonical_members(tricky)
+    members.update(canonical_members({"specDigest": "sha256:" + "0" * 64}))
+    assert join_members(members) == canonical_json({**tricky, "specDigest": "sha256:" + "0" * 64})
+
+
+def test_record_lines_and_gold_file_equal_the_general_encoders_on_the_whole_corpus():
+    # the record line and outputDigest are joined from pre-encoded parts: each row's must be
+    # json.dumps of its record and the RFC 8785 digest of the record without provenance
+    p = demo()
+    for r in p.corpus.rows:
+        assert (
+            r.record_line == json.dumps(r.record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        )
+        rec = {k: v for k, v in r.record.items() if k != "provenance"}
+        assert r.record["provenance"]["outputDigest"] == digest(rec)
+    # gold.json: the gold object with specDigest, its members encoded once for the digest too
+    assert join_members(p.gold_members) == canonical_json(p.gold)
+    files, _ = prepared_files(ctx(), p)
+    gold_file = next(data for name, data, _ in files if name == "gold.json")
+    assert gold_file == canonical_json({**p.gold, "specDigest": ctx().spec_digest}) + b"\n"
+    assert json.loads(gold_file)["specDigest"] == ctx().spec_digest
 
 
 def test_text_oracle_reads_every_golden_payload():

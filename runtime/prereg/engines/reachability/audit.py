@@ -58,6 +58,28 @@ _BASE_FEATURES = (
 _CLASS_SUFFIXES = ("Count", "MeanPos", "MinPos", "MaxPos")
 
 
+# A class of word characters only: ranges and characters within A-Z, a-z, 0-9, and "_".
+_WORD_CLASS = re.compile(r"\[(?:[A-Z](?:-[A-Z])?|[a-z](?:-[a-z])?|[0-9](?:-[0-9])?|_)+\]")
+
+
+def scan_pattern(pattern: str) -> str:
+    """A pattern that matches exactly where ``pattern`` does, and faster to scan with.
+
+    Python's regular-expression engine skips ahead to the characters a pattern can start with
+    only when the pattern starts with a character or a class; a leading ``\\b`` makes it try
+    every position of the text.  For ``\\bC…`` with a class C of word characters only, the
+    boundary before C's character just says the character before it is not a word character
+    (or there is none), which is ``C(?<!\\wC)…``: the same matches, starting with the class
+    (when C carries no quantifier).  Any other pattern is returned as it is.
+    """
+    if pattern.startswith("\\b"):
+        m = _WORD_CLASS.match(pattern, 2)
+        if m is not None and pattern[m.end() : m.end() + 1] not in ("*", "+", "?", "{"):
+            cls = m.group(0)
+            return f"{cls}(?<!\\w{cls}){pattern[m.end() :]}"
+    return pattern
+
+
 def feature_keys(ec: EngineConfig) -> list[str]:
     """The scalar feature keys in plain string order (the order that decides ties)."""
     keys = list(_BASE_FEATURES)
@@ -70,7 +92,7 @@ class FeatureExtractor:
     def __init__(self, ec: EngineConfig):
         a = ec.audit
         self.ec = ec
-        self.entity_re = re.compile(a["entityPattern"])
+        self.entity_re = re.compile(scan_pattern(a["entityPattern"]))
         self.entity_token = a["entityToken"]
         seps = a["mentionSeparators"]
         # a name is a token of a line (split on the separators) iff it occurs between
@@ -236,14 +258,19 @@ def fit_stump(rc: RankedColumns, rows: np.ndarray, y: np.ndarray) -> Stump:
     yy = y[rows]
     n, F = R.shape
     V = rc.width
-    P = int(yy.sum())
-    N = n - P
     flat = R + (np.arange(F, dtype=np.intp) * V)[None, :]
     cnt_all = np.bincount(flat.ravel(), minlength=F * V).reshape(F, V)
+    cnt_pos = np.bincount(flat[yy].ravel(), minlength=F * V).reshape(F, V)
+    return _best_stump(cnt_all, cnt_pos, int(yy.sum()), n, V)
+
+
+def _best_stump(cnt_all: np.ndarray, cnt_pos: np.ndarray, P: int, n: int, V: int) -> Stump:
+    """The first best candidate from the (feature, rank) counts of the training rows and of
+    their positives (``P`` of the ``n`` rows)."""
+    N = n - P
     if P == 0 or N == 0:
         # every candidate scores 0.5: the first one (first key, smallest value, "≥") is kept
         return Stump(0, int(np.flatnonzero(cnt_all[0])[0]), True)
-    cnt_pos = np.bincount(flat[yy].ravel(), minlength=F * V).reshape(F, V)
     cnt_neg = cnt_all - cnt_pos
     pos_below = np.cumsum(cnt_pos, axis=1) - cnt_pos
     neg_below = np.cumsum(cnt_neg, axis=1) - cnt_neg
@@ -257,23 +284,52 @@ def fit_stump(rc: RankedColumns, rows: np.ndarray, y: np.ndarray) -> Stump:
     return Stump(f, v, d == 0)
 
 
+class _FoldCounts:
+    """The (feature, rank) counts of all rows and of the positives, once per column set: a
+    fold's training counts are these less its held-out rows' (integers, so exactly the counts
+    of the training rows), which touches a fifth of the matrix instead of four fifths."""
+
+    def __init__(self, rc: RankedColumns, y: np.ndarray):
+        n, F = rc.ranks.shape
+        self.rc, self.y, self.n, self.F, self.V = rc, y, n, F, rc.width
+        self.flat = rc.ranks + (np.arange(F, dtype=np.intp) * rc.width)[None, :]
+        size = F * rc.width
+        self.all = np.bincount(self.flat.ravel(), minlength=size)
+        self.pos = np.bincount(self.flat[y].ravel(), minlength=size)
+
+    def fit(self, tr: np.ndarray, te: np.ndarray) -> Stump:
+        """:func:`fit_stump` on ``tr`` when ``tr`` and ``te`` split the rows between them."""
+        cover = np.bincount(np.concatenate((tr, te)), minlength=self.n)
+        if cover.size != self.n or not (cover == 1).all():
+            return fit_stump(self.rc, tr, self.y)  # not a split of the rows
+        F, V = self.F, self.V
+        held = self.flat[te]
+        cnt_all = (self.all - np.bincount(held.ravel(), minlength=F * V)).reshape(F, V)
+        cnt_pos = (self.pos - np.bincount(held[self.y[te]].ravel(), minlength=F * V)).reshape(F, V)
+        return _best_stump(cnt_all, cnt_pos, int(self.y[tr].sum()), len(tr), V)
+
+
 def _folds(n: int, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
     pos = np.arange(n)
     return [(np.flatnonzero(pos % k != f), np.flatnonzero(pos % k == f)) for f in range(k)]
 
 
-def cv_stump(rc: RankedColumns, y: np.ndarray, folds) -> np.ndarray:
+def cv_stump(rc: RankedColumns, y: np.ndarray, folds, counts: _FoldCounts | None = None):
+    """Cross-validated predictions of the single threshold (``folds``: (train, test) index
+    pairs, each splitting the rows between them)."""
+    counts = counts or _FoldCounts(rc, y)
     pred = np.zeros(len(y), dtype=bool)
     for tr, te in folds:
-        pred[te] = fit_stump(rc, tr, y).predict(rc.ranks[te])
+        pred[te] = counts.fit(tr, te).predict(rc.ranks[te])
     return pred
 
 
-def cv_tree(rc: RankedColumns, y: np.ndarray, folds) -> np.ndarray:
+def cv_tree(rc: RankedColumns, y: np.ndarray, folds, counts: _FoldCounts | None = None):
+    counts = counts or _FoldCounts(rc, y)
     pred = np.zeros(len(y), dtype=bool)
     ranks = rc.ranks
     for tr, te in folds:
-        root = fit_stump(rc, tr, y)
+        root = counts.fit(tr, te)
         col = ranks[:, root.feature]
         hi_tr = col[tr] >= root.rank
         hi_te = col[te] >= root.rank
@@ -420,14 +476,15 @@ class ShortcutAudit:
         for g in groups:
             folds = folds_of[g.key]
             rc = RankedColumns.of(g.X)
+            counts = _FoldCounts(rc, g.y)
             if token_scores is not None and g.key in token_scores:
                 tok = token_scores[g.key]
             else:
                 tok = self._score(g.y, cv_stump(g.tokens, g.y, folds))
             result[g.key] = {
-                "scalarThreshold": self._score(g.y, cv_stump(rc, g.y, folds)),
+                "scalarThreshold": self._score(g.y, cv_stump(rc, g.y, folds, counts)),
                 "tokenThreshold": tok,
-                "depth2Tree": self._score(g.y, cv_tree(rc, g.y, folds)),
+                "depth2Tree": self._score(g.y, cv_tree(rc, g.y, folds, counts)),
                 "logistic": self._score(g.y, logit[g.key]),
             }
         return result

@@ -33,3 +33,17 @@ def canonical_record_json(value: Any) -> bytes:
 
 def record_digest(value: Any) -> str:
     return PREFIX + hashlib.sha256(canonical_record_json(value)).hexdigest()
+
+
+def canonical_members(value: dict[str, Any]) -> dict[str, str]:
+    """Each member of an object (ASCII keys, values as for :func:`canonical_record_json`) as
+    its key's and value's canonical text, to join with :func:`join_members`."""
+    return {k: _dumps(k) + ":" + _dumps(v) for k, v in value.items()}
+
+
+def join_members(members: dict[str, str]) -> bytes:
+    """The canonical JSON of the object whose members :func:`canonical_members` gave: the
+    members in key order (for ASCII keys, code point order is RFC 8785's UTF-16 order), so
+    ``join_members(canonical_members(v)) == canonical_record_json(v)``; an object that differs
+    by a member reuses the encoding of the others."""
+    return ("{" + ",".join(members[k] for k in sorted(members)) + "}").encode("utf-8")

@@ -59,7 +59,7 @@ from prereg.stats.rounding import round_half_up
 
 from .audit import LEARNERS
 from .budget import budget_plan, calibration_window, iso_ms, parse_instant
-from .canon import canonical_record_json, record_digest
+from .canon import canonical_members, join_members, record_digest
 from .config import EngineConfig, study_config
 from .layout import ANALYSIS, AUDIT, CORPUS, GOLD, PREREGISTRATION
 from .oracle import OracleError, TextOracle
@@ -238,8 +238,8 @@ def prepared_files(ctx: StudyContext, p: Prepared) -> tuple[list[tuple[str, byte
     ec = p.ec
     corpus_bytes = "".join(r.record_line for r in p.order).encode("utf-8")
     corpus_digest = PREFIX + sha256_hex(corpus_bytes)
-    gold_file = dict(p.gold)
-    gold_file["specDigest"] = ctx.spec_digest
+    gold_members = dict(p.gold_members or canonical_members(p.gold))
+    gold_members.update(canonical_members({"specDigest": ctx.spec_digest}))
     audit_file = dict(p.audit)
     audit_file["specDigest"] = ctx.spec_digest
     counts: dict[str, dict[str, int]] = {}
@@ -270,7 +270,7 @@ def prepared_files(ctx: StudyContext, p: Prepared) -> tuple[list[tuple[str, byte
     }
     files = [
         (CORPUS, corpus_bytes, 0o644),
-        (GOLD, canonical_record_json(gold_file) + b"\n", 0o600),
+        (GOLD, join_members(gold_members) + b"\n", 0o600),
         (AUDIT, canonical_bytes_nl(audit_file), 0o644),
         (ANALYSIS, canonical_bytes_nl(analysis), 0o644),
         (PREREGISTRATION, canonical_bytes_nl(prereg), 0o644),
@@ -420,6 +420,7 @@ def _sweep_one(config_json: str, seed: str, positive_control: bool) -> dict[str,
             positive_control=positive_control,
             generator=gen,
             auditor=auditor,
+            dispatch=False,
         )
     except UserError as exc:
         return {"seed": seed, "error": "; ".join(exc.lines())}

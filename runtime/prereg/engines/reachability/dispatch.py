@@ -9,8 +9,7 @@ dispatch order).
 
 from __future__ import annotations
 
-from prereg.digest import digest
-
+from .canon import record_digest
 from .config import EngineConfig
 from .draws import Stream, fill, fisher_yates
 from .generate import Corpus, Row
@@ -25,4 +24,6 @@ def dispatch_order(ec: EngineConfig, corpus: Corpus) -> list[Row]:
 
 
 def dispatch_order_digest(rows: list[Row]) -> str:
-    return digest([r.id for r in rows])
+    """digest(row ids in dispatch order): the ids are hex strings, so the fast canonical
+    encoder of :mod:`.canon` writes the RFC 8785 bytes."""
+    return record_digest([r.id for r in rows])

@@ -17,14 +17,17 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from prereg.digest import digest
+from prereg.digest import PREFIX, digest
 from prereg.errors import UserError
 
-from .canon import record_digest
+from .canon import canonical_record_json
 from .config import Cell, EngineConfig
 from .draws import Stream, fill, fisher_yates
 
 _B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+# a string's JSON text as json.dumps(ensure_ascii=False) writes it, which is also its RFC 8785
+# text (see .canon)
+_str_json = json.encoder.encode_basestring
 
 
 @dataclass(slots=True)
@@ -135,6 +138,10 @@ class Generator:
         self.role_pad = rn["pad"]
         self.cue_index = {q.name: k for k, q in enumerate(ec.cue_classes)}
         self.requests = [dict(r) for r in ec.requests]
+        # the JSON texts of the parts of every row record that do not depend on the row
+        self._requests_canon = canonical_record_json(self.requests).decode("utf-8")
+        self._requests_line = json.dumps(self.requests, ensure_ascii=False, separators=(",", ":"))
+        self._generator_json = _str_json(ec.generator_id)
 
     # -- names ---------------------------------------------------------------------------
     def _neutral_names(self, s: Stream, count: int) -> list[str]:
@@ -327,24 +334,47 @@ class Generator:
         )
 
     def record(self, row: Row, seed: str) -> None:
-        """Fill ``row.record`` and ``row.record_line`` (the corpus.jsonl line, with newline)."""
+        """Fill ``row.record`` and ``row.record_line`` (the corpus.jsonl line, with newline).
+
+        The line is ``json.dumps`` of the record (insertion order, compact, ``ensure_ascii``
+        off) and ``outputDigest`` the canonical digest of the record without its provenance;
+        both are joined from the values' JSON texts, each value encoded once (the tests
+        compare them with both encoders on whole corpora)."""
+        ec = self.ec
+        cell = row.cell
+        prov_seed = ec.provenance_seed.format(seed=seed, rowIndex=row.index)
         rec = {
             "id": row.id,
             "familyId": row.family_id,
-            "split": row.cell.split.word,
-            "slice": row.cell.key,
+            "split": cell.split.word,
+            "slice": cell.key,
             "input": {"payload": row.payload},
             "requests": [dict(r) for r in self.requests],
             "localOutcome": None,
         }
-        out_digest = record_digest(rec)
+        enc = _str_json
+        j_id, j_family, j_payload = enc(row.id), enc(row.family_id), enc(row.payload)
+        j_split, j_slice = enc(cell.split.word), enc(cell.key)
+        # the canonical members in key order: familyId, id, input, localOutcome, requests,
+        # slice, split
+        canon = (
+            f'{{"familyId":{j_family},"id":{j_id},"input":{{"payload":{j_payload}}},'
+            f'"localOutcome":null,"requests":{self._requests_canon},"slice":{j_slice},'
+            f'"split":{j_split}}}'
+        )
+        out_digest = PREFIX + hashlib.sha256(canon.encode("utf-8")).hexdigest()
         rec["provenance"] = {
-            "generatorId": self.ec.generator_id,
-            "seed": self.ec.provenance_seed.format(seed=seed, rowIndex=row.index),
+            "generatorId": ec.generator_id,
+            "seed": prov_seed,
             "outputDigest": out_digest,
         }
         row.record = rec
-        row.record_line = json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n"
+        row.record_line = (
+            f'{{"id":{j_id},"familyId":{j_family},"split":{j_split},"slice":{j_slice},'
+            f'"input":{{"payload":{j_payload}}},"requests":{self._requests_line},'
+            f'"localOutcome":null,"provenance":{{"generatorId":{self._generator_json},'
+            f'"seed":{enc(prov_seed)},"outputDigest":{enc(out_digest)}}}}}\n'
+        )
 
     def corpus(self, seed: str, *, records: bool = True) -> Corpus:
         ec = self.ec

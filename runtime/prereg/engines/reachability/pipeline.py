@@ -9,6 +9,7 @@ are merged in allocation order, so the outputs are the same bytes for any number
 
 from __future__ import annotations
 
+import hashlib
 import json
 import multiprocessing
 import os
@@ -16,10 +17,11 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from prereg.digest import PREFIX
 from prereg.errors import UserError
 
 from .audit import LEARNERS, Group, ShortcutAudit, audit_digest
-from .canon import record_digest
+from .canon import canonical_members, join_members
 from .config import EngineConfig, load_config
 from .dispatch import dispatch_order, dispatch_order_digest
 from .generate import Corpus, Generator, Row, gold_object, seed_digest
@@ -34,12 +36,14 @@ class Prepared:
     ec: EngineConfig
     corpus: Corpus
     order: list[Row]  # dispatch order
-    dispatch_digest: str
+    dispatch_digest: str | None
     gold: dict[str, Any] | None
     gold_digest: str | None
     audit: dict[str, Any]
     audit_digest: str
     positive_control_result: dict[str, Any] | None = None
+    # the gold object's members as canonical JSON text (the digest's and the file's)
+    gold_members: dict[str, str] | None = None
     # in-process preparations keep the audit groups, so the positive control can run later
     groups: list[Group] = field(default_factory=list)
     scores: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -213,11 +217,14 @@ def prepare_memory(
     workers: int = 1,
     generator: Generator | None = None,
     auditor: ShortcutAudit | None = None,
+    dispatch: bool = True,
 ) -> Prepared:
     """Everything ``prepare`` computes, without writing; raises UserError on any refusal.
 
     ``workers`` > 1 runs the work units in forked processes (where fork is available); rows
-    coming back from workers keep their payload, world, label and record line only.
+    coming back from workers keep their payload, world, label and record line only. With
+    ``dispatch`` false (the audit sweep), the dispatch order is not drawn: ``order`` is
+    empty and ``dispatch_digest`` None.
     """
     check_seed_syntax(seed, ec.seed_policy)
     sd = seed_digest(seed)
@@ -261,11 +268,12 @@ def prepare_memory(
         raise _oracle_refusal(count, [p for r in results for p in r.oracle_problems])
     rows = sorted((row for r in results for row in r.rows), key=lambda row: row.index)
     corpus = Corpus(seed=seed, seed_digest=sd, seed_id=seed_id, rows=rows)
-    order = dispatch_order(ec, corpus)
-    gold = gold_digest = None
+    order = dispatch_order(ec, corpus) if dispatch else []
+    gold = gold_digest = gold_members = None
     if records:
         gold = gold_object(ec, rows)
-        gold_digest = record_digest(gold)
+        gold_members = canonical_members(gold)
+        gold_digest = PREFIX + hashlib.sha256(join_members(gold_members)).hexdigest()
     judge = ShortcutAudit(ec) if auditor is None else auditor
     audit = judge.audit_object([s for r in results for s in r.summaries])
     if refuse_failing_audit and not audit["equalizedPasses"]:
@@ -279,9 +287,10 @@ def prepare_memory(
         ec=ec,
         corpus=corpus,
         order=order,
-        dispatch_digest=dispatch_order_digest(order),
+        dispatch_digest=dispatch_order_digest(order) if dispatch else None,
         gold=gold,
         gold_digest=gold_digest,
+        gold_members=gold_members,
         audit=audit,
         audit_digest=audit_digest(audit),
         positive_control_result=pc,
