@@ -271,10 +271,10 @@ def test_index_page_escapes_its_values():
     )  # fmt: skip
     assert "<script" not in page and "<b>" not in page
     escaped = "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;co&lt;/b&gt;"
-    for where in ("overall ", "<code>s", "st ", "step "):
+    for where in ("overall ", '<code class="id">s', "st ", "step "):
         assert where + escaped in page, where
     assert '<a href="s/a&amp;b &lt;x&gt;.json"><code>s/a&amp;b &lt;x&gt;.json</code></a>' in page
-    assert '<td class="bad">not run</td><td>–</td>' in page
+    assert '<td class="bad">not run</td><td class="links">–</td>' in page
     hrefs = [a["href"] for tag, a in refs(page).starts if tag == "a"]
     assert hrefs == ["s/report.html", "s/report.md", "s/a&b <x>.json"]
 
