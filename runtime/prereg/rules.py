@@ -21,11 +21,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-import numpy as np
-
-from prereg.stats.multiplicity import holm_adjust
-from prereg.stats.rounding import round_half_up
-
 _PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 
 SUPPORTED = "supported"
@@ -157,6 +152,10 @@ def adjust_families(
     results: dict[str, ContrastResult], contrasts, families: Mapping[str, Family]
 ) -> dict[str, ContrastResult]:
     """Add adjusted P values: per family, over its members in registration order."""
+    import numpy as np  # here, not at import: `prereg check` reads rules without numpy
+
+    from prereg.stats.multiplicity import holm_adjust
+
     out = dict(results)
     members: dict[str, list[str]] = {}
     for c in contrasts:
@@ -232,6 +231,8 @@ def evaluate(
         if x is None or (isinstance(x, float) and math.isnan(x)):
             return False
         if node.decimals is not None:
+            from prereg.stats.rounding import round_half_up
+
             x = round_half_up(x, node.decimals)
         return _OPS[node.op](x, node.value)
     if isinstance(node, AllOf):

@@ -38,10 +38,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prereg.errors import UserError
-from prereg.rules import Decision, decision_of
+
+if TYPE_CHECKING:  # prereg.rules brings numpy: loaded when a decision is built, not by check
+    from prereg.rules import Decision
 
 #: The roles of the calibration input's fields (the record contract with role ``calibration``).
 FIELD_ROLES = ("stage", "repository", "task", "class", "statistic")
@@ -167,6 +169,8 @@ def plan_config(config: Mapping[str, Any] | PlanConfig) -> PlanConfig:
 
 
 def _status_decision(config: Mapping[str, Any], hypothesis: str) -> Decision:
+    from prereg.rules import decision_of
+
     try:
         return decision_of(config, hypothesis)
     except KeyError:

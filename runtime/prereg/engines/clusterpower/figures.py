@@ -24,10 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prereg.errors import UserError
-from prereg.rules import ContrastResult, figure_result, share
+
+if TYPE_CHECKING:
+    from prereg.rules import ContrastResult
 
 FULL_UNIVERSE = "power-full-universe"
 RUNG = "power-rung-{}"
@@ -89,6 +91,8 @@ def plan_figures(
     """Every figure from the plan's inputs and its simulated rungs (``taskCount`` or
     ``task_count``, ``successes``, ``simulations``); ``eligible`` by the plan's snake_case or
     camelCase keys.  A count given as None is missing."""
+    from prereg.rules import share  # lazily: prereg.rules brings numpy
+
     g = eligible.get("repository_count", eligible.get("repositoryCount"))
     n = eligible.get("task_count", eligible.get("taskCount"))
     out: dict[str, int | Fraction | None] = {
@@ -111,6 +115,8 @@ def plan_figures(
 
 
 def results(figures: Mapping[str, int | Fraction | None]) -> dict[str, ContrastResult]:
+    from prereg.rules import figure_result  # lazily: prereg.rules brings numpy
+
     return {k: figure_result(k, v) for k, v in figures.items()}
 
 

@@ -18,10 +18,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prereg.errors import UserError
-from prereg.rules import Decision, decision_of
+
+if TYPE_CHECKING:  # prereg.rules brings numpy: loaded when a decision is built, not by check
+    from prereg.rules import Decision
 
 #: The engine's inputs: the record contract role of each, and the roles of its fields.
 FIELD_ROLES = {
@@ -152,6 +154,8 @@ def _floats(values) -> tuple[float, ...]:
 
 
 def _decision(config: Mapping[str, Any], hypothesis: str) -> Decision:
+    from prereg.rules import decision_of
+
     try:
         return decision_of(config, hypothesis)
     except KeyError:

@@ -14,8 +14,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from prereg.rules import SUPPORTED, figure_result, share
-
 HELD = "held-{}"
 
 
@@ -33,6 +31,8 @@ def held_figures(
     seeds: Sequence[Mapping[str, Any]], contracts: Iterable[str]
 ) -> dict[str, Fraction | None]:
     """``held-<c>`` over seed results ``{"contracts": [{"contract", "passed"}, ...]}``."""
+    from prereg.rules import share  # lazily: prereg.rules brings numpy
+
     out = {}
     for c in contracts:
         held = sum(
@@ -47,5 +47,7 @@ def held_figures(
 
 def passes(decision, figures: Mapping[str, Fraction | None]) -> bool:
     """Whether the registered rule holds over the figures (the hypothesis is supported)."""
+    from prereg.rules import SUPPORTED, figure_result  # lazily: prereg.rules brings numpy
+
     results = {k: figure_result(k, v) for k, v in figures.items()}
     return decision.decide(results) == SUPPORTED
