@@ -2143,3 +2143,13 @@ HYPOTHESES = {
     "h4": h4,
     "replication": replication,
 }
+
+# Each hypothesis' compiled rule and verdicts, for readers that explain a verdict.
+RULES = {
+    "h1": (H1_RULE, H1_VERDICTS),
+    "h2": (H2_RULE, H2_VERDICTS),
+    "h3": (H3_RULE, H3_VERDICTS),
+    "h3a": (H3A_RULE, H3A_VERDICTS),
+    "h4": (H4_RULE, H4_VERDICTS),
+    "replication": (REPLICATION_RULE, REPLICATION_VERDICTS),
+}

@@ -48,3 +48,8 @@ def diagnostic_passes(results) -> str:
 HYPOTHESES = {
     "diagnostic-passes": diagnostic_passes,
 }
+
+# Each hypothesis' compiled rule and verdicts, for readers that explain a verdict.
+RULES = {
+    "diagnostic-passes": (DIAGNOSTIC_PASSES_RULE, DIAGNOSTIC_PASSES_VERDICTS),
+}

@@ -83,3 +83,9 @@ HYPOTHESES = {
     "power-plan-status": power_plan_status,
     "positive-at-both-levels": positive_at_both_levels,
 }
+
+# Each hypothesis' compiled rule and verdicts, for readers that explain a verdict.
+RULES = {
+    "power-plan-status": (POWER_PLAN_STATUS_RULE, POWER_PLAN_STATUS_VERDICTS),
+    "positive-at-both-levels": (POSITIVE_AT_BOTH_LEVELS_RULE, POSITIVE_AT_BOTH_LEVELS_VERDICTS),
+}

@@ -57,11 +57,7 @@ def verdict_explanations(
     figures = list(doc.get("contrasts") or []) + list(doc.get("estimates") or [])
     out = []
     for h, verdict in doc["verdicts"].items():
-        # the generated constant's name (compiler.render.const; not imported: it brings jinja2)
-        name = h.replace("-", "_").upper()
-        name = "V_" + name if name[:1].isdigit() else name
-        rule = getattr(rules, f"{name}_RULE", None)
-        verdicts = getattr(rules, f"{name}_VERDICTS", ()) or ()
+        rule, verdicts = getattr(rules, "RULES", {}).get(h, (None, ()))
         spec_form = {
             "rule": as_condition(rule),
             "verdicts": [{"when": as_condition(v.when)} for v in verdicts],

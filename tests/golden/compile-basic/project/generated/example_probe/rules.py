@@ -88,3 +88,10 @@ HYPOTHESES = {
     "h2": h2,
     "diagnostic-holds": diagnostic_holds,
 }
+
+# Each hypothesis' compiled rule and verdicts, for readers that explain a verdict.
+RULES = {
+    "h1": (H1_RULE, H1_VERDICTS),
+    "h2": (H2_RULE, H2_VERDICTS),
+    "diagnostic-holds": (DIAGNOSTIC_HOLDS_RULE, DIAGNOSTIC_HOLDS_VERDICTS),
+}
