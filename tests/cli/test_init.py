@@ -132,3 +132,28 @@ def test_a_refused_init_writes_nothing(tmp_path, capsys, monkeypatch):
     assert main(["init", "my-study", "--from", "no-such-study"]) == 2
     assert not (tmp_path / "generated").exists()
     assert list((tmp_path / "spec" / "studies").iterdir()) == []
+
+
+def test_a_language_copy_that_is_no_regular_file_is_refused_not_read_or_replaced(
+    tmp_path, capsys, monkeypatch
+):
+    """A FIFO (or a folder) where the copy belongs: check and compile name it without blocking
+    on it, and compile writes nothing."""
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "my-study"]) == 0
+    copy = tmp_path / "generated" / "prereg.schema.json"
+    copy.unlink()
+    os.mkfifo(copy)
+    capsys.readouterr()
+    assert main(["check"]) == 1
+    assert "generated/prereg.schema.json: cannot read: a FIFO" in capsys.readouterr().out
+    assert main(["compile"]) == 2
+    err = capsys.readouterr().err
+    assert "generated/prereg.schema.json: cannot read" in err and "Traceback" not in err
+    assert not (tmp_path / "generated" / "my_study").exists()
+    copy.unlink()
+    copy.mkdir()
+    assert main(["compile"]) == 2
+    assert "a folder, not a regular file" in capsys.readouterr().err

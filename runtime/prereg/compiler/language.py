@@ -60,18 +60,22 @@ def schema_is_current(project: Project) -> str | None:
 def copy_problem(project: Project) -> str | None:
     """For a project without the language source: what is wrong with its copy of the shipped
     language schema (generated/prereg.schema.json, which editors read), or None when it has
-    none or the copy is current."""
+    none or the copy is current. Only a regular file is read (a FIFO there would block)."""
     from prereg.compiler.project import HOME
+    from prereg.files import read_regular
 
     copy = project.root / "generated/prereg.schema.json"
-    if project.language_source.exists() or not copy.exists():
+    if project.language_source.exists() or not (copy.exists() or copy.is_symlink()):
         return None
-    shipped = HOME / "generated/prereg.schema.json"
     try:
-        if copy.read_bytes() == shipped.read_bytes():
+        if read_regular(copy) == (HOME / "generated/prereg.schema.json").read_bytes():
             return None
     except OSError as exc:
-        return f"generated/prereg.schema.json: cannot read: {exc.strerror or exc}"
+        return (
+            f"generated/prereg.schema.json: cannot read: {exc.strerror or exc}"
+            " (it should be a copy of the language this prereg speaks; remove it and run"
+            " prereg compile, or prereg init writes it anew)"
+        )
     return (
         "stale: generated/prereg.schema.json is not the language this prereg speaks"
         " (run prereg compile to refresh the copy)"
@@ -79,12 +83,16 @@ def copy_problem(project: Project) -> str | None:
 
 
 def refresh_copy(project: Project) -> bool:
-    """Rewrite a project's stale copy of the shipped language schema; True when written."""
+    """Rewrite a project's stale copy of the shipped language schema; True when written. A
+    copy that is not a regular file is refused (never replaced)."""
     from prereg.compiler.build import write_generated
     from prereg.compiler.project import HOME
 
-    if copy_problem(project) is None:
+    problem = copy_problem(project)
+    if problem is None:
         return False
+    if not problem.startswith("stale:"):
+        raise UserError(problem)
     shipped = (HOME / "generated/prereg.schema.json").read_bytes()
     write_generated(project, {"generated/prereg.schema.json": shipped}, prune=False)
     return True
