@@ -30,28 +30,36 @@ from prereg.reports.page import Facts, Figure, Heading, Para, Report, Table
 from prereg.reports.verdicts import figure_verdicts
 from prereg.stats.calibration import ten_bin_index
 
-# Figures of a split shown in the comparison table, in this order: the report's key, what the
-# figure is, and what it counts or is a share of (|G| is a list's number of correct options).
-SPLIT_FIGURES = (
-    ("lists", "lists", "count"),
-    ("answered", "answered lists", "count"),
-    ("refusals", "refusals", "count (each scores 0)"),
-    ("exactCount", "lists whose selection is exactly G", "count"),
-    ("exactSetAccuracy", "exact-set accuracy", "share of all lists"),
-    ("microPrecision", "micro precision", "share of selected options that are correct"),
-    ("microRecall", "micro recall", "share of correct options selected"),
-    ("microF1", "micro F1", "2PR / (P + R)"),
-    ("multiCorrectLists", "answered lists with |G| ≥ 2", "count"),
-    ("topKExactShare", "top-|G| options are exactly G", "share of lists with |G| ≥ 2"),
-    ("gapMean", "multi-correct gap, mean", "points: 100 × (max − min) of G's probabilities"),
-    (
-        "belowUniformShare",
-        "correct options below 1/|G|",
-        "share of G's options, where top-|G| is G",
-    ),
-    ("noCorrectCount", "answered lists with no correct option", "count"),
-    ("noCorrectMeanMax", "no-correct confidence", "mean of the largest probability"),
-)
+
+def split_figures(multi_min: int, gap_scale: float) -> tuple[tuple[str, str, str], ...]:
+    """Figures of a split shown in the comparison table, in this order: the report's key, what
+    the figure is, and what it counts or is a share of (|G| is a list's number of correct
+    options; the multi-correct minimum and the gap's scale are the study's constants)."""
+    multi = f"|G| ≥ {multi_min:g}"
+    return (
+        ("lists", "lists", "count"),
+        ("answered", "answered lists", "count"),
+        ("refusals", "refusals", "count (each scores 0)"),
+        ("exactCount", "lists whose selection is exactly G", "count"),
+        ("exactSetAccuracy", "exact-set accuracy", "share of all lists"),
+        ("microPrecision", "micro precision", "share of selected options that are correct"),
+        ("microRecall", "micro recall", "share of correct options selected"),
+        ("microF1", "micro F1", "2PR / (P + R)"),
+        ("multiCorrectLists", f"answered lists with {multi}", "count"),
+        ("topKExactShare", "top-|G| options are exactly G", f"share of lists with {multi}"),
+        (
+            "gapMean",
+            "multi-correct gap, mean",
+            f"points: {gap_scale:g} × (max − min) of G's probabilities",
+        ),
+        (
+            "belowUniformShare",
+            "correct options below 1/|G|",
+            "share of G's options, where top-|G| is G",
+        ),
+        ("noCorrectCount", "answered lists with no correct option", "count"),
+        ("noCorrectMeanMax", "no-correct confidence", "mean of the largest probability"),
+    )
 
 
 def _engine_config(info: StudyInfo):
@@ -259,7 +267,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                         fmt(splits.get(evaluate, {}).get(k)),
                         k,
                     )
-                    for k, label, unit in SPLIT_FIGURES
+                    for k, label, unit in split_figures(cfg.multi_correct_min, cfg.gap_scale)
                     if k in splits.get(fit, {}) or k in splits.get(evaluate, {})
                 ],
                 numeric=frozenset({2, 3}),
