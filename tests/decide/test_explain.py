@@ -32,3 +32,27 @@ def test_a_compiled_rule_reads_back_into_the_spec_form():
     assert inner[2]["at_least"]["count"] == 1
     assert inner[2]["at_least"]["of"][0]["compare"]["quantity"] == "abs_estimate"
     assert as_condition(None) is None
+
+
+def test_without_prereg_md_a_rule_is_not_called_reported_only(tmp_path):
+    """A compiled study whose PREREG.md is gone: the explanation says the words were not
+    found, and still lists the deciding figures; a reported-only verdict stays so."""
+    import types
+
+    from prereg import rules as r
+    from prereg.decide.explain import explanation_lines, verdict_explanations
+
+    module = types.SimpleNamespace(__file__=str(tmp_path / "__init__.py"))
+    rules = types.SimpleNamespace(
+        RULES={"h1": (r.Compare("c1", "p", "lt", 0.05), ()), "h2": (None, ())}
+    )
+    doc = {
+        "verdicts": {"h1": "supported", "h2": "reported-only"},
+        "contrasts": [{"id": "c1", "p": 0.01}],
+        "estimates": [],
+    }
+    lines = explanation_lines(verdict_explanations(module, rules, doc))
+    text = "\n".join(lines)
+    assert "- `h1`: (its rule's words were not found" in text
+    assert "  - deciding figures: P < 0.05: met by 1 of 1: c1 (0.01)" in text
+    assert "- `h2`: reported only" in text

@@ -63,7 +63,15 @@ def verdict_explanations(
             "verdicts": [{"when": as_condition(v.when)} for v in verdicts],
         }
         read = "" if verdict == "reported-only" else deciding_figures(spec_form, figures)
-        out.append((h, rule_text(prereg_md, h), read))
+        text = rule_text(prereg_md, h)
+        if not text:
+            text = (
+                "reported only"
+                if verdict == "reported-only"
+                else "(its rule's words were not found: no PREREG.md beside the compiled study,"
+                " or no heading for this hypothesis in it)"
+            )
+        out.append((h, text, read))
     return out
 
 
@@ -78,7 +86,7 @@ def explanation_lines(explained: list[tuple[str, str, str]]) -> list[str]:
         "",
     ]
     for h, rule, figures in explained:
-        lines.append(f"- `{h}`: {rule or 'reported only'}")
+        lines.append(f"- `{h}`: {rule}")
         if figures:
             lines.append(f"  - deciding figures: {figures}")
     return lines
