@@ -380,3 +380,200 @@ def decision_of(config: Mapping, hypothesis: str) -> Decision:
             )
             return Decision(hypothesis, condition(h.get("rule")), verdicts)
     raise KeyError(hypothesis)
+
+
+# -- many simulated studies at once -------------------------------------------------------------
+#
+# The same decisions over arrays: one result per estimate or contrast holds its figures for many
+# studies (one per element), and a condition tree is decided for all of them in a few array
+# operations.  Every function gives, element by element, what its one-study counterpart gives
+# (tests compare them over every compiled study's rules and many random results).
+
+
+@dataclass(frozen=True)
+class ResultArrays:
+    """An estimate's or contrast's figures in many studies: float arrays of one length, NaN
+    where a figure is missing (a P value that is None, an empty arm); ``extra`` holds the
+    integer counts (``k``, ``n``, or ``k1``, ``n1``, ``k2``, ``n2``) the exact comparisons read."""
+
+    id: str
+    estimate: object  # numpy arrays, shape (studies,)
+    lower: object
+    upper: object
+    p: object
+    adjusted_p: object
+    extra: Mapping[str, object] = field(default_factory=dict)
+
+    def quantity(self, name: str):
+        import numpy as np
+
+        if name == "abs_estimate":
+            return np.abs(self.estimate)
+        return getattr(self, name)
+
+
+_INT64_SAFE = 2**62
+
+
+def _exact_many(res: ResultArrays, quantity: str):
+    """(numerator, denominator, defined) of the exact value in each study, as
+    :func:`exact_quantity` gives it (``defined`` False where it gives None), or None when the
+    result carries no counts or the quantity is never exact."""
+    import numpy as np
+
+    if quantity not in ("estimate", "abs_estimate"):
+        return None
+    e = res.extra
+    if "k1" in e:
+        k1, n1, k2, n2 = (np.asarray(e[x]) for x in ("k1", "n1", "k2", "n2"))
+        big = max(int(np.abs(v).max(initial=0)) for v in (k1, n1, k2, n2))
+        if big >= 2**31:  # the products below would leave int64
+            k1, n1, k2, n2 = (v.astype(object) for v in (k1, n1, k2, n2))
+        defined = (n1 != 0) & (n2 != 0)
+        num = k1 * n2 - k2 * n1
+        den = n1 * n2
+    elif "k" in e:
+        num, den = np.asarray(e["k"]), np.asarray(e["n"])
+        defined = den != 0
+    else:
+        return None
+    if quantity == "abs_estimate":
+        num = abs(num)
+    one = 1 if den.dtype == object else np.int64(1)
+    return num, np.where(defined, den, one), np.asarray(defined, dtype=bool)
+
+
+def _exact_compare_many(num, den, node: Compare):
+    """``Fraction(num, den)`` (rounded half-up exactly to the node's decimals) ``op`` the
+    threshold, element by element, in integers: int64 where every product fits, else Python
+    integers."""
+
+    t = threshold(node.value)
+    p, q = t.numerator, t.denominator
+    top = max(int(abs(num).max(initial=0)), 1)
+    bottom = max(int(den.max(initial=0)), 1)
+    if node.decimals is None:
+        fits = top * q < _INT64_SAFE and abs(p) * bottom < _INT64_SAFE
+        if not fits and num.dtype != object:
+            num, den = num.astype(object), den.astype(object)
+        return _OPS[node.op](num * q, p * den)
+    scale = 10**node.decimals
+    # floor(num/den · scale + 1/2) = floor((2·num·scale + den) / (2·den)), den > 0
+    fits = (2 * top * scale + bottom) * max(q, 1) < _INT64_SAFE and abs(p) * scale < _INT64_SAFE
+    if not fits and num.dtype != object:
+        num, den = num.astype(object), den.astype(object)
+    rounded = (2 * num * scale + den) // (2 * den)
+    return _OPS[node.op](rounded * q, p * scale)
+
+
+def _float_compare_many(x, node: Compare):
+    """``x op value`` where x is neither missing (NaN) nor None, rounded half-up to the node's
+    decimals first as :func:`prereg.stats.rounding.round_half_up` rounds a float."""
+    import numpy as np
+
+    x = np.asarray(x, dtype=np.float64)
+    missing = np.isnan(x)
+    if node.decimals is not None:
+        present = x[~missing]
+        if np.all(np.isfinite(present)):
+            scale = 10.0**node.decimals
+            x = np.floor(x * scale + 0.5) / scale
+        else:  # as the scalar function does (it refuses an infinity)
+            from prereg.stats.rounding import round_half_up
+
+            x = np.array([v if math.isnan(v) else round_half_up(v, node.decimals) for v in x])
+    with np.errstate(invalid="ignore"):
+        return ~missing & _OPS[node.op](x, node.value)
+
+
+def evaluate_many(
+    node,
+    results: Mapping[str, ResultArrays],
+    size: int,
+    binding: Mapping[str, str] | None = None,
+):
+    """:func:`evaluate` in each of ``size`` studies at once: a bool array, element i the
+    decision over the results' element i."""
+    import numpy as np
+
+    binding = binding or {}
+    if isinstance(node, Compare):
+        res = results.get(fill(node.target, binding))
+        if res is None:
+            return np.zeros(size, dtype=bool)
+        x = res.quantity(node.quantity)
+        if x is None:
+            return np.zeros(size, dtype=bool)
+        out = _float_compare_many(x, node)
+        exact = _exact_many(res, node.quantity)
+        if exact is not None:
+            num, den, defined = exact
+            if defined.any():
+                hit = np.asarray(_exact_compare_many(num, den, node), dtype=bool)
+                out = np.where(defined, hit, out)
+        return out
+    if isinstance(node, (AllOf, AnyOf, AtLeast)):
+        hits = [evaluate_many(c, results, size, binding) for c in node.conditions]
+    elif isinstance(node, ForEach):
+        hits = [
+            evaluate_many(node.condition, results, size, {**binding, node.name: v})
+            for v in node.values
+        ]
+    else:
+        raise TypeError(f"not a condition node: {node!r}")
+    stacked = np.asarray(hits, dtype=bool).reshape(len(hits), size)
+    if isinstance(node, AllOf) or (isinstance(node, ForEach) and node.quantifier == "all"):
+        return stacked.all(axis=0)
+    if isinstance(node, AnyOf) or (isinstance(node, ForEach) and node.quantifier == "any"):
+        return stacked.any(axis=0)
+    count = node.count
+    return stacked.sum(axis=0, dtype=np.int64) >= count
+
+
+def decide_many(rule, verdicts, results: Mapping[str, ResultArrays], size: int) -> list[str]:
+    """:func:`decide` in each of ``size`` studies at once: the verdict of each."""
+    import numpy as np
+
+    if rule is None and not verdicts:
+        return [REPORTED_ONLY] * size
+    if verdicts:
+        out = np.empty(size, dtype=object)
+        open_ = np.ones(size, dtype=bool)
+        for v in verdicts:
+            holds = open_ if v.when is None else open_ & evaluate_many(v.when, results, size)
+            out[holds] = v.verdict
+            open_ = open_ & ~holds
+            if not open_.any():
+                break
+        if open_.any():
+            raise ValueError("no verdict applies and no default verdict is registered")
+        return out.tolist()
+    holds = evaluate_many(rule, results, size)
+    return [SUPPORTED if h else NOT_SUPPORTED for h in holds.tolist()]
+
+
+def adjust_families_many(
+    results: dict[str, ResultArrays], contrasts, families: Mapping[str, Family]
+) -> dict[str, ResultArrays]:
+    """:func:`adjust_families` in each study at once (adjusted P NaN where missing)."""
+    import numpy as np
+
+    from prereg.stats.multiplicity import holm_adjust_rows
+
+    out = dict(results)
+    members: dict[str, list[str]] = {}
+    for c in contrasts:
+        if c.family is not None:
+            members.setdefault(c.family, []).append(c.id)
+    for fam_id, ids in members.items():
+        fam = families[fam_id]
+        ps = np.stack([np.asarray(out[i].p, dtype=np.float64) for i in ids], axis=1)
+        if fam.adjustment == "holm":
+            adj = holm_adjust_rows(ps)
+        elif fam.adjustment == "none":
+            adj = ps
+        else:  # pragma: no cover - the language admits no other value
+            raise ValueError(f"unknown adjustment {fam.adjustment!r}")
+        for j, i in enumerate(ids):
+            out[i] = replace(out[i], adjusted_p=np.array(adj[:, j]))
+    return out

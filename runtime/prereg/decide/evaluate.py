@@ -448,3 +448,246 @@ def decide_all(rules, results: Mapping[str, ContrastResult], table: RowTable, fi
             if any(verdicts.get(b) != SUPPORTED for b in before):
                 verdicts[h] = NOT_TESTED
     return Decision(failures, verdicts)
+
+
+# -- many simulated studies at once -------------------------------------------------------------
+#
+# ``diagnose`` scores blocks of simulated studies over one table.  These are the functions above
+# over a leading axis of studies: a metric's ``num`` and ``den`` are (studies, rows) arrays, and
+# every estimate and contrast is a :class:`prereg.rules.ResultArrays`.  Each gives, study by
+# study, the figures, gates and verdicts its one-study counterpart gives (the tests compare
+# them): sums of whole counts are exact in any order, the methods are called once per block on
+# the block's counts (element by element the same arithmetic), and the rules are decided by
+# :func:`prereg.rules.evaluate_many`.
+
+
+def _bincount_columns(index: np.ndarray, weights: np.ndarray, length: int) -> np.ndarray:
+    """``np.bincount(index, weights=w, minlength=length)`` of every row ``w`` of ``weights``
+    (studies, len(index)), adding in the same order."""
+    weights = np.asarray(weights, dtype=np.float64)
+    out = np.zeros((weights.shape[0], length))
+    index = np.asarray(index, dtype=np.intp)
+    if np.unique(index).size == index.size:
+        out[:, index] += weights
+        return out
+    for j, target in enumerate(index.tolist()):
+        out[:, target] += weights[:, j]
+    return out
+
+
+def _selected_sums(values: np.ndarray, stacked: np.ndarray) -> np.ndarray:
+    """``values @ stacked.T`` for whole-number ``values`` (studies, groups) and a 0/1 matrix of
+    selections (selections, groups): each selection's groups added (exact in any order, as
+    the sums are whole numbers below 2**53), without BLAS, whose threads cost more to wake on a
+    busy machine than these few additions."""
+    if not np.all((stacked == 0) | (stacked == 1)):
+        return values @ stacked.T
+    rows, cols = np.nonzero(stacked)
+    out = np.zeros((values.shape[0], stacked.shape[0]))
+    if cols.size == 0:
+        return out
+    per = np.bincount(rows, minlength=stacked.shape[0])
+    starts = np.concatenate(([0], np.cumsum(per)[:-1]))
+    taken = per > 0
+    out[:, taken] = np.add.reduceat(values[:, cols], starts[taken], axis=1)
+    return out
+
+
+def _whole(x: np.ndarray) -> bool:
+    """Whether every sum of ``x``'s entries along a row is an exact integer in float64."""
+    return bool(
+        np.all(np.isfinite(x))
+        and np.array_equal(x, np.rint(x))
+        and (x.size == 0 or float(np.abs(x).sum(axis=1).max()) < 2.0**53)
+    )
+
+
+def _count_results_many(
+    rules, metrics: Mapping[str, RowMetric], sel: Selections, size: int
+) -> dict | None:
+    """:func:`_count_results` of ``size`` studies at once (None when a metric's sums are not
+    whole numbers, which only the one-study path sums in its own order)."""
+    from prereg.rules import ResultArrays
+    from prereg.stats.methods import MethodError, method
+
+    def get(kind: str, name: str, what: str):
+        try:
+            return method(kind, name)
+        except MethodError as exc:
+            raise UserError(f"rules: {what}: {exc}") from None
+
+    plan = sel.plan(rules)
+    sums: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
+
+    def group_sums(m: RowMetric):
+        if m.id not in sums:
+            num = _bincount_columns(sel.group, m.num, sel.n_groups)
+            den = _bincount_columns(sel.group, m.den, sel.n_groups)
+            sums[m.id] = (num, den) if _whole(num) and _whole(den) else None
+        return sums[m.id]
+
+    def counts(items: _Sums):
+        k = np.zeros((size, items.size), dtype=np.int64)
+        n = np.zeros((size, items.size), dtype=np.int64)
+        for name, js, what, stacked in items.by_metric:
+            got = group_sums(_metric(metrics, name, what, proportion=True))
+            if got is None:
+                return None
+            k[:, js] = np.rint(_selected_sums(got[0], stacked))
+            n[:, js] = np.rint(_selected_sums(got[1], stacked))
+        return k, n
+
+    nan = np.full(size, np.nan)
+    results: dict = {}
+    es = list(rules.ESTIMATES)
+    if es:
+        got = counts(plan.estimates)
+        if got is None:
+            return None
+        ek, en = got
+        for e in es:
+            get("proportion-interval", e.interval, f"estimate {e.id}")
+        elo = np.full((size, len(es)), np.nan)
+        ehi = np.full((size, len(es)), np.nan)
+        for (interval, level), js in plan.estimate_groups:
+            fn = get("proportion-interval", interval, f"estimate {es[js[0]].id}").fn
+            lo, hi = fn(ek[:, js].ravel(), en[:, js].ravel(), level=level)
+            elo[:, js] = np.reshape(lo, (size, js.size))
+            ehi[:, js] = np.reshape(hi, (size, js.size))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            est = np.where(en != 0, ek / np.where(en != 0, en, 1), np.nan)
+        for j, e in enumerate(es):
+            results[e.id] = ResultArrays(
+                e.id,
+                est[:, j].copy(),
+                elo[:, j].copy(),
+                ehi[:, j].copy(),
+                p=nan,
+                adjusted_p=nan,
+                extra={"k": ek[:, j].copy(), "n": en[:, j].copy()},
+            )
+    cs = list(rules.CONTRASTS)
+    if cs:
+        got = counts(plan.sides)
+        if got is None:
+            return None
+        sk, sn = got
+        arms = (sk[:, 0::2], sn[:, 0::2], sk[:, 1::2], sn[:, 1::2])
+        d = np.full((size, len(cs)), np.nan)
+        lo = np.full((size, len(cs)), np.nan)
+        hi = np.full((size, len(cs)), np.nan)
+        ps = np.full((size, len(cs)), np.nan)
+        for (interval, level, test, alt, margin), idx in plan.contrast_groups:
+            what = f"contrast {cs[idx[0]].id}"
+            args = [a[:, idx].ravel() for a in arms]
+            shape = (size, idx.size)
+            dj, loj, hij = get("difference-interval", interval, what).fn(*args, level=level)
+            d[:, idx], lo[:, idx], hi[:, idx] = (np.reshape(v, shape) for v in (dj, loj, hij))
+            if test != "none":
+                tm = get("two-proportion-test", test, what)
+                try:
+                    _, p = tm.fn(*args, alternative=alt, margin=margin)
+                except MethodError as exc:
+                    raise UserError(f"rules: {what}: {exc}") from None
+                ps[:, idx] = np.reshape(p, shape)
+        for j, c in enumerate(cs):
+            results[c.id] = ResultArrays(
+                c.id,
+                d[:, j].copy(),
+                lo[:, j].copy(),
+                hi[:, j].copy(),
+                p=ps[:, j].copy() if c.test != "none" else nan,
+                adjusted_p=nan,
+                extra={
+                    x: a[:, j].copy() for x, a in zip(("k1", "n1", "k2", "n2"), arms, strict=True)
+                },
+            )
+    return results
+
+
+def registered_results_many(
+    rules, metrics: Mapping[str, RowMetric], sel: Selections, size: int
+) -> dict | None:
+    """:func:`registered_results` of ``size`` studies at once, each metric's ``num`` and
+    ``den`` a (studies, rows) array: ``{id: ResultArrays}`` with family-adjusted P values, or
+    None when a figure needs the one-study path (one computed from rows, or sums of numbers
+    that are not whole)."""
+    from prereg.rules import adjust_families_many
+
+    split = sel._splits.get(id(rules))
+    if split is None or split[0] is not rules:
+        split = sel._splits[id(rules)] = (rules, _Split(rules, metrics))
+    if not split[1].complete:
+        return None
+    counted = _count_results_many(rules, metrics, sel, size)
+    if counted is None:
+        return None
+    return adjust_families_many(counted, rules.CONTRASTS, rules.FAMILIES)
+
+
+@dataclass(frozen=True)
+class Decisions:
+    """:class:`Decision` of many studies: which gates failed (studies, gates) and each
+    hypothesis' verdict per study."""
+
+    failed: np.ndarray
+    verdicts: dict[str, list]
+
+
+def decide_all_many(
+    rules, results: Mapping, table: RowTable, metrics: Mapping[str, RowMetric], size: int
+) -> Decisions | None:
+    """:func:`decide_all` of ``size`` studies at once, the cells' figures computed from the
+    metrics as :func:`cell_figures` computes them; None when a gate reads a figure not
+    computed from sums (ECE, AUROC, a geometric mean) or the rules do not expose their
+    decisions (``RULES``)."""
+    from prereg.rules import _OPS, decide_many, selection_matches
+
+    decisions = getattr(rules, "RULES", None)
+    if decisions is None or any(h not in decisions for h in rules.HYPOTHESES):
+        return None
+    gates = list(rules.GATES)
+    nc = len(table.cells)
+    attrs = [cell_attributes(c) for c in table.cells]
+    failed = np.zeros((size, len(gates)), dtype=bool)
+    figures: dict[str, np.ndarray] = {}
+    for j, gate in enumerate(gates):
+        cells = [ci for ci, a in enumerate(attrs) if selection_matches(gate.where, a)]
+        if not cells:
+            continue
+        m = metrics.get(gate.metric)
+        if m is None:
+            failed[:, j] = True
+            continue
+        if m.kind in ("ece", "auroc", "geometric_mean"):
+            return None
+        fig = figures.get(gate.metric)
+        if fig is None:
+            num = _bincount_columns(table.cell, m.num, nc)
+            den = _bincount_columns(table.cell, m.den, nc)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                fig = figures[gate.metric] = np.where(
+                    den > 0, num / np.where(den > 0, den, 1), np.nan
+                )
+        with np.errstate(invalid="ignore"):
+            held = _OPS[gate.op](fig[:, cells], gate.value)
+        failed[:, j] = ~np.all(held, axis=1)
+    verdicts: dict[str, list] = {}
+    for h in rules.HYPOTHESES:
+        rule, registered = decisions[h]
+        verdicts[h] = decide_many(rule, registered, results, size)
+    gated = failed.any(axis=1)
+    if gated.any():
+        first = failed.argmax(axis=1)
+        for i in np.flatnonzero(gated).tolist():
+            otherwise = gates[int(first[i])].otherwise
+            for v in verdicts.values():
+                if v[i] != REPORTED_ONLY:
+                    v[i] = otherwise
+    sequence = getattr(rules, "SEQUENCE", {})
+    if sequence:
+        for i in np.flatnonzero(~gated).tolist():
+            for h, before in sequence.items():
+                if any(verdicts[b][i] != SUPPORTED if b in verdicts else True for b in before):
+                    verdicts.setdefault(h, [None] * size)[i] = NOT_TESTED
+    return Decisions(failed, verdicts)

@@ -15,7 +15,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from prereg.decide.evaluate import Selections, cell_figures, decide_all, registered_results
+from prereg.decide.evaluate import (
+    Selections,
+    cell_figures,
+    decide_all,
+    decide_all_many,
+    registered_results,
+    registered_results_many,
+)
 from prereg.decide.metrics import RowMetric
 
 from .design import Design, Rules
@@ -75,6 +82,18 @@ class Scorer:
         figures = cell_figures(metrics, self.table)
         return res, decide_all(rules, res.results, self.table, figures)
 
+    def score_many(self, metrics: dict[str, RowMetric], size: int):
+        """(results, decisions) of ``size`` studies at once (``metrics`` over (studies, rows)),
+        or None when these rules need the one-study path."""
+        rules = self.plan.rules
+        res = registered_results_many(rules, metrics, self.sel, size)
+        if res is None:
+            return None
+        decisions = decide_all_many(rules, res, self.table, metrics, size)
+        if decisions is None:
+            return None
+        return res, decisions
+
 
 _SCORERS: dict[str, Scorer] = {}
 
@@ -93,15 +112,19 @@ def _num(x) -> float:
     return math.nan if x is None else float(x)
 
 
+def _sums(plan: Plan, counts: np.ndarray) -> dict[str, tuple[str, np.ndarray, np.ndarray]]:
+    c = np.asarray(counts, dtype=np.float64)
+    return {
+        mid: (kind, np.einsum("bgk,gk->bg", c, num), np.einsum("bgk,gk->bg", c, den))
+        for mid, (kind, num, den) in plan.design.contributions.items()
+    }
+
+
 def score_counts(plan: Plan, counts: np.ndarray) -> list:
     """(results, decision) of each simulated study, ``counts`` (studies, groups, kinds)."""
-    design = plan.design
     sc = scorer(plan)
     c = np.asarray(counts, dtype=np.float64)
-    sums = {
-        mid: (kind, np.einsum("bgk,gk->bg", c, num), np.einsum("bgk,gk->bg", c, den))
-        for mid, (kind, num, den) in design.contributions.items()
-    }
+    sums = _sums(plan, c)
     out = []
     for i in range(c.shape[0]):
         metrics = {mid: RowMetric(mid, kind, n[i], d[i]) for mid, (kind, n, d) in sums.items()}
@@ -109,11 +132,37 @@ def score_counts(plan: Plan, counts: np.ndarray) -> list:
     return out
 
 
-def run_block(plan: Plan, condition: int, block: int) -> BlockResult:
-    cond = plan.conditions[condition]
-    n = plan.size(block)
-    counts = draw_block(plan.design, cond, plan.seed, block, plan.block_size)[:n]
+def score_block(plan: Plan, counts: np.ndarray):
+    """(verdicts, failed gates, estimates, contrasts) of a block of simulated studies, scored
+    all at once (:func:`prereg.decide.evaluate.registered_results_many` and
+    :func:`~prereg.decide.evaluate.decide_all_many`), as :func:`run_block` lays them out; None
+    when the rules need the one-study path."""
     rules = plan.rules
+    n = int(counts.shape[0])
+    sums = _sums(plan, counts)
+    metrics = {mid: RowMetric(mid, kind, num, den) for mid, (kind, num, den) in sums.items()}
+    got = scorer(plan).score_many(metrics, n)
+    if got is None:
+        return None
+    res, decisions = got
+    columns = [decisions.verdicts[h] for h in rules.HYPOTHESES]
+    verdicts = [tuple(v[i] for v in columns) for i in range(n)]
+    es, cs = list(rules.ESTIMATES), list(rules.CONTRASTS)
+    est = np.full((n, len(es), len(ESTIMATE_FIELDS)), np.nan)
+    con = np.full((n, len(cs), len(CONTRAST_FIELDS)), np.nan)
+    for j, e in enumerate(es):
+        x = res[e.id]
+        est[:, j] = np.stack([x.estimate, x.lower, x.upper], axis=1)
+    for j, c in enumerate(cs):
+        x = res[c.id]
+        con[:, j] = np.stack([x.estimate, x.lower, x.upper, x.p, x.adjusted_p], axis=1)
+    return verdicts, decisions.failed, est, con
+
+
+def score_block_per_study(plan: Plan, counts: np.ndarray):
+    """What :func:`score_block` gives, one simulated study at a time (:func:`score_counts`)."""
+    rules = plan.rules
+    n = int(counts.shape[0])
     hyps = list(rules.HYPOTHESES)
     gates = list(rules.GATES)
     es, cs = list(rules.ESTIMATES), list(rules.CONTRASTS)
@@ -132,7 +181,17 @@ def run_block(plan: Plan, condition: int, block: int) -> BlockResult:
         for j, ct in enumerate(cs):
             x = r[ct.id]
             con[i, j] = (x.estimate, x.lower, x.upper, _num(x.p), _num(x.adjusted_p))
-    return BlockResult(condition, block, verdicts, failed, est, con)
+    return verdicts, failed, est, con
+
+
+def run_block(plan: Plan, condition: int, block: int) -> BlockResult:
+    cond = plan.conditions[condition]
+    n = plan.size(block)
+    counts = draw_block(plan.design, cond, plan.seed, block, plan.block_size)[:n]
+    scored = score_block(plan, counts)
+    if scored is None:
+        scored = score_block_per_study(plan, counts)
+    return BlockResult(condition, block, *scored)
 
 
 def run_task(plan: Plan, task: tuple[int, int]) -> BlockResult:

@@ -46,3 +46,30 @@ def holm_adjust(p) -> np.ndarray:
     scaled = np.minimum(1.0, (m - np.arange(m)) * values[order])
     adjusted[order] = np.maximum.accumulate(scaled)
     return adjusted
+
+
+def holm_adjust_rows(p) -> np.ndarray:
+    """:func:`holm_adjust` of each row of a 2-d float array (NaN = missing), at once.
+
+    Row by row the same operations on the same values: the present P values sorted stably
+    (NaN sorts last, so the present ones keep their order), scaled by ``m − k`` with ``m`` the
+    row's count of present values, and carried forward by the running maximum.
+    """
+    values = np.array(p, dtype=np.float64, ndmin=2)
+    if values.ndim != 2:
+        raise ValueError("P values must be a 2-d array, one row per set")
+    present = ~np.isnan(values)
+    if np.any((values[present] < 0) | (values[present] > 1)):
+        raise ValueError("every P value must be missing or lie in [0, 1]")
+    rows, width = values.shape
+    adjusted = np.full(values.shape, np.nan)
+    if values.size == 0:
+        return adjusted
+    order = np.argsort(values, axis=1, kind="stable")
+    ordered = np.take_along_axis(values, order, axis=1)
+    m = present.sum(axis=1, dtype=np.int64)[:, None]
+    rank = np.arange(width, dtype=np.int64)[None, :]
+    scaled = np.minimum(1.0, (m - rank) * ordered)
+    carried = np.maximum.accumulate(scaled, axis=1)
+    np.put_along_axis(adjusted, order, np.where(rank < m, carried, np.nan), axis=1)
+    return adjusted
