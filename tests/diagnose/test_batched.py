@@ -7,7 +7,7 @@ seeds, partial blocks, and counts pushed to the edges: empty arms, all right, al
 random results for every compiled study's rules (and variants of their comparisons with other
 quantities and registered decimals, counts large enough to leave int64), over the counted
 figures of latency-cost and paired-verifiers, and for the methods themselves in arrays of any
-length, and Holm by rows."""
+length; plus Holm by rows and the binomial pmf the claims sum."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ from prereg.decide.evaluate import (
 )
 from prereg.decide.metrics import RowMetric
 from prereg.decide.table import from_items
+from prereg.diagnose.claims import binom_pmf
 from prereg.diagnose.design import DROPPED, KINDS, RIGHT, WRONG, targets
 from prereg.diagnose.model import draw_block
 from prereg.diagnose.run import score_block, score_block_per_study
@@ -278,7 +279,7 @@ def test_a_comparison_of_an_unreported_figure_is_false():
     assert evaluate_many(node, {}, 3).tolist() == [False] * 3 == [evaluate(node, {})] * 3
 
 
-# -- Holm, the methods ---------------------------------------------------------
+# -- Holm, the methods, the binomial pmf ---------------------------------------------------------
 
 
 def test_holm_by_rows_equals_holm_of_each_row():
@@ -354,6 +355,17 @@ def test_methods_give_the_same_figures_in_arrays_of_any_length():
             assert same_bits(np.array(one, dtype=np.float64), whole[i]), (fn.__name__, kw, i)
 
 
+def test_binomial_pmf_is_scipys():
+    from scipy.stats import binom
+
+    rng = np.random.default_rng(6)
+    for n in (0, 1, 2, 5, 37, 150, 1000, 5778):
+        for p in (0.0, 1.0, 0.5, 0.13, 1e-4, 1 - 1e-4, float(rng.random())):
+            k = np.arange(n + 1)
+            assert same_bits(binom_pmf(k, n, p), binom.pmf(k, n, p)), (n, p)
+            assert same_bits(binom_pmf(k[n // 3 :], n, p), binom.pmf(k[n // 3 :], n, p))
+
+
 # -- selections summed without BLAS ---------------------------------------------------------------
 
 
@@ -410,3 +422,30 @@ def test_counted_figures_of_many_studies_equal_each_study(tmp_path, study):
                 want = getattr(r, q)
                 assert same_bits(getattr(x, q)[i], np.nan if want is None else want), (rid, q)
             assert {k: int(v[i]) for k, v in x.extra.items()} == dict(r.extra), rid
+
+
+# -- what the command loads ---------------------------------------------------------------------
+
+
+def loaded_by_diagnose(project: Path, out: Path) -> list[str]:
+    """Which of the heavy modules a fresh interpreter holds after one diagnose run."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from prereg.cli import main\n"
+        f"args = ['--project', {str(project)!r}, {AP!r}, 'diagnose', '--simulations', '20',"
+        f" '--seed', '1', '--quiet', '--out', {str(out)!r}]\n"
+        "assert main(args) == 0\n"
+        "print(sorted(m for m in ('scipy.stats', 'numpy.ma') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_diagnose_loads_neither_scipy_stats_nor_numpy_ma(ap, tmp_path):
+    assert loaded_by_diagnose(ap, tmp_path / "DIAGNOSE.json") == "[]"

@@ -467,7 +467,7 @@ def _bincount_columns(index: np.ndarray, weights: np.ndarray, length: int) -> np
     weights = np.asarray(weights, dtype=np.float64)
     out = np.zeros((weights.shape[0], length))
     index = np.asarray(index, dtype=np.intp)
-    if np.unique(index).size == index.size:
+    if index.size == 0 or np.bincount(index, minlength=length).max() <= 1:  # each at most once
         out[:, index] += weights
         return out
     for j, target in enumerate(index.tolist()):

@@ -80,6 +80,34 @@ def check_half_width(plan: Plan, body: Mapping[str, Any]) -> dict:
 # -- exact power ----------------------------------------------------------------------------------
 
 
+def _binom_ufunc():
+    """The compiled binomial pmf ``scipy.stats.binom.pmf`` evaluates (None when this scipy has
+    none by that name)."""
+    from prereg.stats.special import function
+
+    try:
+        return function("_binom_pmf")
+    except (AttributeError, ImportError):
+        pass
+    try:
+        from scipy.special._ufuncs import _binom_pmf
+    except ImportError:
+        return None
+    return _binom_pmf
+
+
+def binom_pmf(k, n: int, p: float) -> np.ndarray:
+    """``scipy.stats.binom.pmf(k, n, p)`` for counts ``k`` in 0..n and p in [0, 1]: the same
+    compiled function, clipped to [0, 1] as ``pmf`` clips it, without importing scipy.stats
+    (which takes longer than everything else ``diagnose`` does at the demo's sizes)."""
+    fn = _binom_ufunc()
+    if fn is None:
+        from scipy.stats import binom
+
+        return binom.pmf(k, n, p)
+    return np.clip(fn(np.asarray(k), n, p), 0, 1)
+
+
 def _support(n: int, p: float) -> np.ndarray:
     if p <= 0.0:
         return np.array([0])
@@ -95,12 +123,10 @@ def exact_power(
     test: str, n1: int, p1: float, n2: int, p2: float, alpha: float, alternative: str, margin: float
 ) -> float:
     """P(test's P < alpha) for k1 ~ Bin(n1, p1), k2 ~ Bin(n2, p2), by summing over both."""
-    from scipy.stats import binom
-
     from prereg.stats.methods import method as find
 
     k1, k2 = _support(n1, p1), _support(n2, p2)
-    w = np.outer(binom.pmf(k1, n1, p1), binom.pmf(k2, n2, p2))
+    w = np.outer(binom_pmf(k1, n1, p1), binom_pmf(k2, n2, p2))
     g1, g2 = np.meshgrid(k1, k2, indexing="ij")
     _, p = find("two-proportion-test", test).fn(
         g1.astype(float), n1, g2.astype(float), n2, alternative=alternative, margin=margin
@@ -181,8 +207,6 @@ def check_detectable(plan: Plan, body: Mapping[str, Any]) -> dict:
 def _binomial_count(plan: Plan, cond: Condition, metric: str, selection, what: str):
     """(n, probability of each k = 0..n) when the metric over the selection is one binomial
     count of fixed n, else None."""
-    from scipy.stats import binom
-
     design = plan.design
     _, num, den = design.contributions[metric]
     sel = Selections(design.table())
@@ -202,7 +226,7 @@ def _binomial_count(plan: Plan, cond: Condition, metric: str, selection, what: s
             return None
         m = int(round(kept))
         q = float(cond.rate[g]) if a == 1.0 else 1.0 - float(cond.rate[g])
-        pmf = np.convolve(pmf, binom.pmf(np.arange(m + 1), m, q))
+        pmf = np.convolve(pmf, binom_pmf(np.arange(m + 1), m, q))
         n += m
     return n, pmf
 
