@@ -7,15 +7,19 @@ seeds, partial blocks, and counts pushed to the edges: empty arms, all right, al
 random results for every compiled study's rules (and variants of their comparisons with other
 quantities and registered decimals, counts large enough to leave int64), over the counted
 figures of latency-cost and paired-verifiers, and for the methods themselves in arrays of any
-length; plus Holm by rows and the binomial pmf the claims sum."""
+length; plus the pieces around them (Holm by rows, the binomial pmf the claims sum, the
+compiled check of the document, what the command imports)."""
 
 from __future__ import annotations
 
+import copy
 import importlib
+import json
 import math
 from dataclasses import replace
 from pathlib import Path
 
+import jsonschema
 import numpy as np
 import pytest
 
@@ -30,10 +34,12 @@ from prereg.decide.evaluate import (
 )
 from prereg.decide.metrics import RowMetric
 from prereg.decide.table import from_items
+from prereg.diagnose import command
 from prereg.diagnose.claims import binom_pmf
 from prereg.diagnose.design import DROPPED, KINDS, RIGHT, WRONG, targets
 from prereg.diagnose.model import draw_block
 from prereg.diagnose.run import score_block, score_block_per_study
+from prereg.errors import UserError
 from prereg.rules import (
     AllOf,
     AnyOf,
@@ -424,6 +430,75 @@ def test_counted_figures_of_many_studies_equal_each_study(tmp_path, study):
             assert {k: int(v[i]) for k, v in x.extra.items()} == dict(r.extra), rid
 
 
+# -- the compiled check of the document -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def document(ap, tmp_path_factory) -> dict:
+    out = tmp_path_factory.mktemp("doc") / "DIAGNOSE.json"
+    args = ["--simulations", "40", "--seed", "2", "--out", str(out), "--quiet"]
+    assert run(ap, AP, "diagnose", *args) == 0
+    return json.loads(out.read_text())
+
+
+def mutations(doc: dict):
+    """(what, document) pairs, each one change away from ``doc``."""
+    cond = 0
+    yield "valid", doc
+    for path, value in [
+        (("schemaVersion",), "prereg-diagnose/v2"),
+        (("simulations",), "40"),
+        (("simulations",), True),
+        (("conditions", cond, "gates", "anyFailed", "count"), -1),
+        (("conditions", cond, "gates", "anyFailed", "share"), "0"),
+        (("conditions", cond, "estimates", 0, "coverage"), None),
+        (("conditions", cond, "estimates", 0, "coverage"), "all"),
+        (("conditions", cond, "estimates", 0, "coverage"), {"count": 1}),
+        (("conditions", cond, "contrasts", 0, "coverage"), None),
+        (("conditions", cond, "contrasts", 0, "excludesNull"), None),
+        (("conditions", cond, "hypotheses", 0, "verdicts"), {}),
+        (("claims", 0, "holds"), "yes"),
+        (("claims", 0, "method"), "guess"),
+        (("families",), None),
+        (("rows",), 1.5),
+    ]:
+        changed = copy.deepcopy(doc)
+        *head, last = path
+        target = changed
+        for p in head:
+            target = target[p]
+        target[last] = value
+        yield f"{path} = {value!r}", changed
+    for path in [("study",), ("conditions", cond, "gates"), ("claims", 0, "figure")]:
+        changed = copy.deepcopy(doc)
+        *head, last = path
+        target = changed
+        for p in head:
+            target = target[p]
+        del target[last]
+        yield f"without {path}", changed
+    extra = copy.deepcopy(doc)
+    extra["conditions"][cond]["estimates"][0]["coverage"]["extra"] = 1
+    yield "an extra member", extra
+
+
+def test_the_compiled_check_agrees_with_jsonschema(document):
+    accepts = command._accepts()
+    assert accepts is not None
+    validator = jsonschema.Draft202012Validator(command.schema())
+    seen = set()
+    for what, doc in mutations(document):
+        valid = not list(validator.iter_errors(doc))
+        assert accepts(doc) == valid, what
+        seen.add(valid)
+        if valid:
+            command.validate(doc)
+        else:
+            with pytest.raises(UserError, match="does not match its schema"):
+                command.validate(doc)
+    assert seen == {True, False}
+
+
 # -- what the command loads ---------------------------------------------------------------------
 
 
@@ -438,7 +513,7 @@ def loaded_by_diagnose(project: Path, out: Path) -> list[str]:
         f"args = ['--project', {str(project)!r}, {AP!r}, 'diagnose', '--simulations', '20',"
         f" '--seed', '1', '--quiet', '--out', {str(out)!r}]\n"
         "assert main(args) == 0\n"
-        "print(sorted(m for m in ('scipy.stats', 'numpy.ma') if m in sys.modules))\n"
+        "print(sorted(m for m in ('scipy.stats', 'numpy.ma', 'jsonschema') if m in sys.modules))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
@@ -447,5 +522,5 @@ def loaded_by_diagnose(project: Path, out: Path) -> list[str]:
     return done.stdout.strip().splitlines()[-1]
 
 
-def test_diagnose_loads_neither_scipy_stats_nor_numpy_ma(ap, tmp_path):
+def test_diagnose_loads_no_scipy_stats_numpy_ma_or_jsonschema(ap, tmp_path):
     assert loaded_by_diagnose(ap, tmp_path / "DIAGNOSE.json") == "[]"

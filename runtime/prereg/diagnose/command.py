@@ -17,6 +17,7 @@ bytes with any ``--workers`` or scheduler.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Mapping
@@ -46,7 +47,69 @@ def schema() -> dict:
     return json.loads(resources.files("prereg.diagnose").joinpath(SCHEMA_FILE).read_text("utf-8"))
 
 
+_OBJECT_KEYS = frozenset(
+    {"type", "properties", "required", "additionalProperties", "title", "description"}
+)
+
+
+def _fast_schema(node: Any, defs: Mapping[str, Any]) -> Any:
+    """The schema with the keywords :func:`prereg.records.schema_predicate` lacks rewritten
+    into ones it has, each rewrite accepting exactly what the original accepts: a bare local
+    ``$ref`` by its definition, a string ``const`` by a one-string ``enum``, and ``oneOf`` an
+    object schema or null by that object schema whose type also admits null (its other
+    keywords hold for anything that is not an object).  ValueError for anything else."""
+    if isinstance(node, list):
+        return [_fast_schema(x, defs) for x in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        ref = node["$ref"]
+        if set(node) - {"$ref", "description"} or not ref.startswith("#/$defs/"):
+            raise ValueError(f"$ref {ref!r} beside other keywords")
+        return _fast_schema(defs[ref.removeprefix("#/$defs/")], defs)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "$defs":
+            continue
+        if key == "const":
+            if not isinstance(value, str):
+                raise ValueError("a const that is not a string")
+            out["enum"] = [value]
+        elif key == "oneOf":
+            options = [_fast_schema(x, defs) for x in value]
+            nulls = [x for x in options if x == {"type": "null"}]
+            objects = [x for x in options if x not in nulls]
+            if len(nulls) != 1 or len(objects) != 1:
+                raise ValueError("a oneOf other than an object or null")
+            (obj,) = objects
+            if obj.get("type") != "object" or set(obj) - _OBJECT_KEYS:
+                raise ValueError("a oneOf other than an object or null")
+            out.update({**obj, "type": ["object", "null"]})
+        elif key in ("properties", "$defs"):
+            out[key] = {k: _fast_schema(v, defs) for k, v in value.items()}
+        else:
+            out[key] = _fast_schema(value, defs)
+    return out
+
+
+@functools.cache
+def _accepts():
+    """A compiled predicate of the document schema (True only for a valid document), or None."""
+    from prereg.records import schema_predicate
+
+    s = schema()
+    try:
+        return schema_predicate(_fast_schema(s, s.get("$defs", {})))
+    except (ValueError, KeyError):
+        return None
+
+
 def validate(doc: Mapping[str, Any]) -> None:
+    """Refuse a document that does not match the shipped schema.  A document the compiled
+    predicate accepts is valid; any other is validated by jsonschema, which names the problems."""
+    accepts = _accepts()
+    if accepts is not None and accepts(doc):
+        return
     import jsonschema
 
     errors = sorted(
