@@ -34,7 +34,7 @@ from prereg.decide.evaluate import (
 )
 from prereg.decide.metrics import RowMetric
 from prereg.decide.table import from_items
-from prereg.diagnose import command
+from prereg.diagnose import claims, command
 from prereg.diagnose.claims import binom_pmf
 from prereg.diagnose.design import DROPPED, KINDS, RIGHT, WRONG, targets
 from prereg.diagnose.model import draw_block
@@ -370,6 +370,31 @@ def test_binomial_pmf_is_scipys():
             k = np.arange(n + 1)
             assert same_bits(binom_pmf(k, n, p), binom.pmf(k, n, p)), (n, p)
             assert same_bits(binom_pmf(k[n // 3 :], n, p), binom.pmf(k[n // 3 :], n, p))
+
+
+@pytest.mark.parametrize(
+    ("test", "alternative", "margin"),
+    [
+        ("pooled-z", "two-sided", 0.0),
+        ("pooled-z", "greater", 0.0),
+        ("farrington-manning", "greater", -0.05),
+        ("farrington-manning", "less", 0.1),
+    ],
+)
+def test_exact_power_from_every_counts_p_values_equals_the_supports_own(
+    monkeypatch, test, alternative, margin
+):
+    for n1, n2 in ((150, 150), (220, 180), (3, 40)):
+        for p1, p2 in ((0.5, 0.5), (0.63, 0.5), (0.0, 0.4), (0.97, 1.0), (0.2, 0.01)):
+            k1, k2 = claims._support(n1, p1), claims._support(n2, p2)
+            taken = claims._p_values(test, n1, n2, alternative, margin, k1, k2)
+            own = claims.grid_p_values(test, n1, n2, alternative, margin, k1, k2)
+            assert same_bits(taken, own), (n1, n2, p1, p2)
+            args = (test, n1, p1, n2, p2, 0.05, alternative, margin)
+            cached = claims.exact_power(*args)
+            with monkeypatch.context() as m:
+                m.setattr(claims, "GRID_LIMIT", 0)
+                assert claims.exact_power(*args) == cached
 
 
 # -- selections summed without BLAS ---------------------------------------------------------------

@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -34,7 +35,7 @@ from prereg.rules import ContrastResult, failed_gates
 
 from .design import DROPPED, RETRIED_RIGHT, RETRIED_WRONG, RIGHT, WRONG, hypothesis_targets
 from .model import Condition, condition, expected_counts, kept_is_fixed
-from .run import Plan
+from .run import Plan, scorer
 
 _OPS = {
     "lt": lambda x, v: x < v,
@@ -119,18 +120,49 @@ def _support(n: int, p: float) -> np.ndarray:
     return np.arange(lo, hi + 1)
 
 
-def exact_power(
-    test: str, n1: int, p1: float, n2: int, p2: float, alpha: float, alternative: str, margin: float
-) -> float:
-    """P(test's P < alpha) for k1 ~ Bin(n1, p1), k2 ~ Bin(n2, p2), by summing over both."""
+#: The most test P values kept for one pair of arm sizes (every count of both: 32 MiB).
+GRID_LIMIT = 2**22
+
+
+def grid_p_values(
+    test: str, n1: int, n2: int, alternative: str, margin: float, k1: np.ndarray, k2: np.ndarray
+) -> np.ndarray:
+    """The test's P value at every (k1[i], k2[j]), k1 and k2 consecutive counts."""
     from prereg.stats.methods import method as find
 
-    k1, k2 = _support(n1, p1), _support(n2, p2)
-    w = np.outer(binom_pmf(k1, n1, p1), binom_pmf(k2, n2, p2))
     g1, g2 = np.meshgrid(k1, k2, indexing="ij")
     _, p = find("two-proportion-test", test).fn(
         g1.astype(float), n1, g2.astype(float), n2, alternative=alternative, margin=margin
     )
+    return np.asarray(p)
+
+
+@functools.lru_cache(maxsize=8)
+def _all_p_values(test: str, n1: int, n2: int, alternative: str, margin: float) -> np.ndarray:
+    p = grid_p_values(test, n1, n2, alternative, margin, np.arange(n1 + 1), np.arange(n2 + 1))
+    p.flags.writeable = False
+    return p
+
+
+def _p_values(
+    test: str, n1: int, n2: int, alternative: str, margin: float, k1: np.ndarray, k2: np.ndarray
+) -> np.ndarray:
+    """:func:`grid_p_values`, taken from the P values of every pair of counts, computed once
+    per test and arm sizes (a detectable difference's bisection asks for ~20 overlapping
+    supports); the methods compute each element alike in arrays of any shape."""
+    if (n1 + 1) * (n2 + 1) > GRID_LIMIT:
+        return grid_p_values(test, n1, n2, alternative, margin, k1, k2)
+    every = _all_p_values(test, n1, n2, alternative, margin)
+    return every[int(k1[0]) : int(k1[-1]) + 1, int(k2[0]) : int(k2[-1]) + 1]
+
+
+def exact_power(
+    test: str, n1: int, p1: float, n2: int, p2: float, alpha: float, alternative: str, margin: float
+) -> float:
+    """P(test's P < alpha) for k1 ~ Bin(n1, p1), k2 ~ Bin(n2, p2), by summing over both."""
+    k1, k2 = _support(n1, p1), _support(n2, p2)
+    w = np.outer(binom_pmf(k1, n1, p1), binom_pmf(k2, n2, p2))
+    p = _p_values(test, n1, n2, alternative, margin, k1, k2)
     with np.errstate(invalid="ignore"):
         reject = np.asarray(p) < alpha
     return math.fsum(w[reject].tolist())
@@ -144,7 +176,7 @@ def _contrast(plan: Plan, cid: str):
 
 
 def arm_rows(plan: Plan, selection, what: str) -> int:
-    sel = Selections(plan.design.table())
+    sel = scorer(plan).sel
     return int(round(float(sel.stacked([(selection, what)])[0] @ plan.design.group_rows)))
 
 
@@ -209,7 +241,7 @@ def _binomial_count(plan: Plan, cond: Condition, metric: str, selection, what: s
     count of fixed n, else None."""
     design = plan.design
     _, num, den = design.contributions[metric]
-    sel = Selections(design.table())
+    sel = scorer(plan).sel
     groups = np.flatnonzero(sel.stacked([(selection, what)])[0] > 0)
     fixed = kept_is_fixed(design, cond)
     exp = expected_counts(design, cond)

@@ -25,11 +25,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from prereg.decide.evaluate import Selections
 from prereg.stats.rounding import round_half_up
 
 from .model import expected_counts
-from .run import Plan
+from .run import Plan, scorer
 
 DECIMALS = 6
 
@@ -66,7 +65,7 @@ def truths(plan: Plan, condition: int) -> tuple[dict[str, float], dict[str, floa
     """(estimate id -> truth, contrast id -> truth) of a condition."""
     design, rules = plan.design, plan.rules
     exp = expected_counts(design, plan.conditions[condition])
-    sel = Selections(design.table())
+    sel = scorer(plan).sel  # the plan's selections, shared by its conditions
     group_sums = {}
     for mid, (_, num, den) in design.contributions.items():
         group_sums[mid] = ((exp * num).sum(axis=1), (exp * den).sum(axis=1))
