@@ -413,6 +413,38 @@ def w_freeze(a, tmp: Path) -> None:
     shutil.rmtree(root)
 
 
+def prepare_answer_position(folder: Path) -> Path:
+    """The answer-position example compiled into a project folder of its own."""
+    root = folder / "answer-position"
+    shutil.copytree(ROOT / "examples" / "answer-position" / "spec", root / "spec")
+    (root / "generated").mkdir()
+    shutil.copy(ROOT / "generated" / "prereg.schema.json", root / "generated")
+    subprocess.run(prereg_cmd("--project", root, "compile"), check=True, capture_output=True)
+    return root
+
+
+def w_diagnose(a, tmp: Path) -> None:
+    """The demo's two diagnose steps, as it runs them (2 worker processes each)."""
+    ap = prepare_answer_position(tmp / "ap")
+    runs = [
+        (
+            "answer-position diagnose (300 x 10 conditions)",
+            ["--project", ap, "answer-position", "diagnose", "--simulations", 300],
+        ),
+        (
+            "d17-multifact diagnose (200 x 9 conditions)",
+            ["d17-multifact", "diagnose", "--scenario", "no-difference", "--scenario"]
+            + ["pool-c-contrastive-shift", "--simulations", 200],
+        ),
+    ]
+    common = ["--seed", 1, "--workers", 2]
+    for name, args in runs:
+        res = timed(
+            name, lambda d, args=args: prereg_cmd(*args, *common, "--out", d / "D.json"), a.runs
+        )
+        report(res, None)
+
+
 def w_demo(a, tmp: Path) -> None:
     res = timed(
         "prereg demo (after install)",
@@ -431,6 +463,7 @@ WORKLOADS = {
     "d17-score": w_d17_score,
     "jev": w_jev,
     "freeze": w_freeze,
+    "diagnose": w_diagnose,
     "demo": w_demo,
 }
 

@@ -3,9 +3,12 @@
 A :class:`Plan` is everything a worker needs, as plain data (the design, the rules, the
 conditions, the seed and the block size), so that it travels to another process or a cluster
 worker by value.  :func:`run_block` draws one block (:func:`.model.draw_block`) and scores
-each simulated study with ``registered_results``, ``cell_figures`` and ``decide_all`` over one
-row per group, as ``score`` scores observed rows; it keeps, per study, every verdict, whether
-each gate failed, and each estimate's and contrast's figures.
+its simulated studies over one row per group, as ``score`` scores observed rows: all at once
+(:func:`score_block`: ``registered_results_many`` and ``decide_all_many``, the batched forms of
+``registered_results``, ``cell_figures`` and ``decide_all``, which give every study the same
+figures and verdicts bit for bit), or, for rules the batched forms do not cover, one study at
+a time through those functions themselves (:func:`score_block_per_study`).  It keeps, per
+study, every verdict, whether each gate failed, and each estimate's and contrast's figures.
 """
 
 from __future__ import annotations
