@@ -447,7 +447,6 @@ def _exact_compare_many(num, den, node: Compare):
     """``Fraction(num, den)`` (rounded half-up exactly to the node's decimals) ``op`` the
     threshold, element by element, in integers: int64 where every product fits, else Python
     integers."""
-
     t = threshold(node.value)
     p, q = t.numerator, t.denominator
     top = max(int(abs(num).max(initial=0)), 1)
