@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -193,7 +194,7 @@ class Packed:
     @staticmethod
     def concat(parts: list[Packed]) -> Packed:
         """The lists of several packs, in order (split None); request ids must not repeat."""
-        ids = tuple(rid for p in parts for rid in p.request_ids)
+        ids = tuple(chain.from_iterable(p.request_ids for p in parts))
         if len(set(ids)) != len(ids):
             raise UserError("cannot combine splits that share request ids")
         offsets = [np.zeros(1, dtype=np.int64)]
