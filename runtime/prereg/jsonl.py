@@ -41,14 +41,16 @@ from typing import Any
 from prereg.files import open_regular
 
 BLOCK = 1 << 18  # 256 KiB: the records of a bigger block cost tens of MiB while alive
+READ = 1 << 20  # bytes read (and handed to the hashing thread) at a time
 BOM = b"\xef\xbb\xbf"
 _SPACED_KEY = re.compile(rb'"[ \t\r]+:')
 
 
 class LineBlocks:
     """``(first line number, block, LF count)`` for a regular file, each block whole
-    LF-terminated lines (the file's last line may lack its LF). ``sha256`` and ``size``
-    describe the bytes read so far; after a complete iteration, the whole file."""
+    LF-terminated lines (the file's last line may lack its LF). ``size`` counts the bytes
+    read so far; after a complete iteration ``sha256`` and ``size`` describe the whole
+    file."""
 
     def __init__(self, path: str | os.PathLike, block: int | None = None) -> None:
         self.path = path
@@ -69,30 +71,75 @@ class LineBlocks:
 
     def blocks(self) -> Iterator[bytes]:
         """The blocks alone, each whole LF-terminated lines (the file's last may lack its LF),
-        not counted."""
+        not counted.
+
+        The file is read :data:`READ` bytes at a time (or a block, if larger). A file of at
+        least that size is hashed on a thread of its own while the caller works on the
+        blocks (hashlib lets go of the interpreter lock over a large buffer); the hash is
+        complete when the iteration ends."""
         fd = open_regular(self.path)
+        hasher: _Hasher | None = None
+        block = self.block
         try:
-            rest: list[bytes] = []
-            while chunk := os.read(fd, self.block):
-                self._hash.update(chunk)
+            rest = b""  # the bytes after the last block's end: less than a block, or one line
+            while chunk := os.read(fd, max(READ, block)):
                 self.size += len(chunk)
-                cut = chunk.rfind(b"\n") + 1
-                if cut == 0:  # a line longer than a block: keep it whole
-                    rest.append(chunk)
-                    continue
-                if rest:
-                    rest.append(chunk[:cut])
-                    block = b"".join(rest)
-                    rest = []
+                if hasher is None and len(chunk) >= READ:
+                    hasher = _Hasher(self._hash)
+                if hasher is None:
+                    self._hash.update(chunk)
                 else:
-                    block = chunk if cut == len(chunk) else chunk[:cut]
-                if cut < len(chunk):
-                    rest.append(chunk[cut:])
-                yield block
-            if rest:
-                yield b"".join(rest)
+                    hasher.put(chunk)
+                pos, n = 0, len(chunk)
+                while True:  # the next block: rest, then chunk[pos:cut] up to a line end
+                    limit = pos + max(block - len(rest), 1)
+                    if limit >= n:
+                        break
+                    cut = chunk.rfind(b"\n", pos, limit) + 1
+                    if cut == 0:  # a line longer than a block: keep it whole
+                        cut = chunk.find(b"\n", limit) + 1
+                        if cut == 0:
+                            break
+                    yield rest + chunk[pos:cut] if rest else chunk[pos:cut]
+                    rest, pos = b"", cut
+                rest += chunk[pos:] if pos else chunk
+            if hasher is not None:
+                hasher.close()
+                hasher = None
+            cut = rest.rfind(b"\n") + 1
+            if cut:
+                yield rest[:cut]
+            if cut < len(rest):
+                yield rest[cut:]
         finally:
+            if hasher is not None:
+                hasher.close()
             os.close(fd)
+
+
+class _Hasher:
+    """Feeds chunks to a hash object on a thread of its own, in the order given."""
+
+    def __init__(self, hash_object) -> None:
+        import threading
+        from queue import SimpleQueue
+
+        self._queue: SimpleQueue = SimpleQueue()
+        self._thread = threading.Thread(target=self._run, args=(hash_object,), daemon=True)
+        self._thread.start()
+
+    def _run(self, hash_object) -> None:
+        get, update = self._queue.get, hash_object.update
+        while (chunk := get()) is not None:
+            update(chunk)
+
+    def put(self, chunk: bytes) -> None:
+        self._queue.put(chunk)
+
+    def close(self) -> None:
+        """Wait until every chunk given is hashed."""
+        self._queue.put(None)
+        self._thread.join()
 
 
 def _utf8(data: bytes) -> bool:

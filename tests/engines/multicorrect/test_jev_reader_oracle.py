@@ -208,11 +208,20 @@ def _compare(d: Path, binary: bool) -> str:
     return "accepted"
 
 
-@pytest.fixture(params=[None, 7, 200], ids=["block-default", "block-7B", "block-200B"])
+@pytest.fixture(
+    params=[(None, None), (7, None), (200, None), (7, 16), (200, 64), (64, 200)],
+    ids=["block-default", "block-7B", "block-200B", "block-7B-read-16B", "block-200B-read-64B",
+         "block-64B-read-200B"],
+)  # fmt: skip
 def block(request, monkeypatch):
-    if request.param is not None:
-        monkeypatch.setattr(prereg.jsonl, "BLOCK", request.param)
-    return request.param
+    """The block size, and the read size: a file at least a read long is hashed on a thread
+    of its own while its blocks are decoded."""
+    size, read = request.param
+    if size is not None:
+        monkeypatch.setattr(prereg.jsonl, "BLOCK", size)
+    if read is not None:
+        monkeypatch.setattr(prereg.jsonl, "READ", read)
+    return size
 
 
 @settings(
