@@ -5,7 +5,8 @@
 Lists have 5-10 candidates; the threshold is fitted over the 101-point grid on validation and
 applied to test.  Prints the median wall time of several runs for: packing the (EvaluatorRow,
 Prediction) pairs, fit + evaluate from pairs (what the API does), fit + evaluate from packed
-arrays, and the retrospective curve.  Figures only; nothing is asserted.
+arrays, the retrospective curve from pairs and as the score command computes it (the fit's
+counts plus the test pack's).  Figures only; nothing is asserted.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from prereg.engines.multicorrect import (
     pack,
     threshold_curve,
 )
+from prereg.engines.multicorrect.scoring import retrospective_curve
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -111,6 +113,10 @@ def main() -> None:
     print(f"fit + evaluate from packed:      median {median_time(packed, r):.3f} s")
     print(
         f"retrospective curve (pairs):     median {median_time(lambda: threshold_curve(val + test, cfg), r):.3f} s"
+    )
+    fit_pv = fit_threshold(pv, cfg)
+    print(
+        f"retrospective curve (fit + test pack): median {median_time(lambda: retrospective_curve(fit_pv, pt, cfg), r):.3f} s"
     )
     m = api()
     print(f"test threshold {m.threshold}, exact-set accuracy {m.exact_set_accuracy:.4f}")

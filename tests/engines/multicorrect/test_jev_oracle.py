@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from jev_helpers import CONFIG, TEST, VAL, exact_ece, pair, ref_metrics
+from jev_helpers import CONFIG, TEST, VAL, config, exact_ece, pair, ref_metrics
 
 from prereg.engines.multicorrect import (
     BinaryOutput,
@@ -20,7 +20,8 @@ from prereg.engines.multicorrect import (
     pack,
     threshold_curve,
 )
-from prereg.engines.multicorrect.scoring import split_metrics
+from prereg.engines.multicorrect.scoring import grid_rank, retrospective_curve, split_metrics
+from prereg.errors import UserError
 
 CFG = engine_config(CONFIG)
 GRID = [k / 100 for k in range(101)]
@@ -162,3 +163,95 @@ def test_large_random_split_matches_reference():
         ref = ref_metrics(pairs, t)
         for f in FIGURES:
             assert getattr(got, f) == ref[f], (t, f)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(split("v", VAL), split("t", TEST), st.sampled_from([None, 0, 2, 4]))
+def test_the_retrospective_curve_sums_the_splits_counts(val, test, decimals):
+    """retrospective_curve (the fit curve's counts plus the test split's) gives the points of
+    the curve over both splits packed together, the computation it replaced."""
+    pv, pt = pack(val, CFG, VAL), pack(test, CFG, TEST)
+    fit = fit_threshold(pv, CONFIG, rounding_decimals=decimals)
+    got = retrospective_curve(fit, pt, CONFIG, rounding_decimals=decimals)
+    assert got == threshold_curve(Packed.concat([pv, pt]), CONFIG, rounding_decimals=decimals)
+    assert retrospective_curve(fit, test, CONFIG, rounding_decimals=decimals) == got
+
+
+def test_the_retrospective_curve_refuses_shared_ids_and_an_empty_split():
+    val = [pair("a", [0.5, 0.5], {0}), pair("b", None, {1})]
+    fit = fit_threshold(val, CONFIG)
+    with pytest.raises(UserError, match="share request ids"):
+        retrospective_curve(fit, [pair("a", [0.5, 0.5], {0}, split=TEST)], CONFIG)
+    with pytest.raises(UserError, match="no lists of split"):
+        retrospective_curve(fit, [], CONFIG)
+    with pytest.raises(UserError, match="FittedThreshold"):
+        retrospective_curve(None, [pair("c", [1.0, 0.0], {0}, split=TEST)], CONFIG)
+
+
+def _grid_config(den: int, first: int, step: int, upto: int):
+    """The engine configuration with the grid (first + k·step) / den, k = 0, 1, ... up to at
+    most ``upto``."""
+    last = first + step * ((upto - first) // step)
+    grid = {"denominator": den, "first": first, "last": last, "step": step}
+    return engine_config(config({"threshold-grid": grid}))
+
+
+def _grid_values(cfg, rng) -> np.ndarray:
+    """Values on, just beside and between a grid's thresholds, the ends, infinities and signed
+    zeros, and uniform draws."""
+    ts = cfg.thresholds()
+    near = [ts, np.nextafter(ts, -np.inf), np.nextafter(ts, np.inf)]
+    near += [np.nextafter(near[1], -np.inf), np.nextafter(near[2], np.inf)]
+    mids = (ts[:-1] + ts[1:]) / 2 if ts.size > 1 else ts
+    fixed = [-np.inf, np.inf, -0.0, 0.0, 1.0, -1e-300, 1e-300, 2.0, -1.0, 5e-324]
+    return np.concatenate([*near, mids, fixed, rng.random(5000), rng.random(200) * 3 - 1])
+
+
+@pytest.mark.parametrize(
+    "den, first, upto, step",
+    [
+        (100, 0, 100, 1),
+        (100, 5, 95, 5),
+        (1000, 1, 999, 7),
+        (3, 0, 3, 1),
+        (49, 7, 42, 7),
+        (1 << 20, 3, (1 << 20) - 3, 4099),
+        (10**9, 10**8, 9 * 10**8, 10**8),
+        (37, 10, 10, 1),
+    ],
+)
+def test_grid_rank_is_the_binary_search(monkeypatch, den, first, upto, step):
+    """grid_rank, which replaced np.searchsorted in the curves, gives its counts exactly, and
+    without falling back on it."""
+    cfg = _grid_config(den, first, step, upto)
+    rng = np.random.default_rng(den + step)
+    v = _grid_values(cfg, rng)
+    with_nan = np.concatenate([v[:50], [np.nan]])
+    search = np.searchsorted
+    expect, expect_nan = (search(cfg.thresholds(), x, side="right") for x in (v, with_nan))
+    with monkeypatch.context() as m:
+        m.setattr(np, "searchsorted", None)
+        assert np.array_equal(grid_rank(v, cfg), expect)
+    # NaN takes the binary search itself
+    assert np.array_equal(grid_rank(with_nan, cfg), expect_nan)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 10**6).flatmap(
+        lambda den: st.tuples(
+            st.just(den),
+            st.integers(0, den),
+            st.integers(1, den),
+        )
+    ),
+    st.lists(st.floats(allow_nan=False), min_size=1, max_size=30),
+)
+def test_grid_rank_is_the_binary_search_on_any_grid(grid, extra):
+    den, first, step = grid
+    cfg = _grid_config(den, first, step, den)
+    ts = cfg.thresholds()
+    v = np.concatenate(
+        [ts[:50], np.nextafter(ts[:50], -np.inf), np.nextafter(ts[-50:], np.inf), extra]
+    )
+    assert np.array_equal(grid_rank(v, cfg), np.searchsorted(ts, v, side="right"))

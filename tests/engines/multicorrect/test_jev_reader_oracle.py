@@ -208,11 +208,20 @@ def _compare(d: Path, binary: bool) -> str:
     return "accepted"
 
 
-@pytest.fixture(params=[None, 7, 200], ids=["block-default", "block-7B", "block-200B"])
+@pytest.fixture(
+    params=[(None, None), (7, None), (200, None), (7, 16), (200, 64), (64, 200)],
+    ids=["block-default", "block-7B", "block-200B", "block-7B-read-16B", "block-200B-read-64B",
+         "block-64B-read-200B"],
+)  # fmt: skip
 def block(request, monkeypatch):
-    if request.param is not None:
-        monkeypatch.setattr(prereg.jsonl, "BLOCK", request.param)
-    return request.param
+    """The block size, and the read size: a file at least a read long is hashed on a thread
+    of its own while its blocks are decoded."""
+    size, read = request.param
+    if size is not None:
+        monkeypatch.setattr(prereg.jsonl, "BLOCK", size)
+    if read is not None:
+        monkeypatch.setattr(prereg.jsonl, "READ", read)
+    return size
 
 
 @settings(
@@ -279,3 +288,62 @@ def test_a_fifo_is_refused_with_the_path(tmp_path):
         f"{d / 'labels.jsonl'}: cannot read the file: a FIFO, not a regular file"
         in e.value.problems
     )
+
+
+def _generated(n: int, seed: int) -> dict[str, list[str]]:
+    """n lists of 2-5 candidates with a label, a prediction (some refused) and one binary
+    output per option of each labelled list, as lines, in the lists' order."""
+    import json
+
+    rng = np.random.default_rng(seed)
+    out: dict[str, list[str]] = {k: [] for k in NAMES}
+    for i in range(n):
+        rid = f"r{i}"
+        m = int(rng.integers(2, 6))
+        correct = sorted(rng.choice(m, size=int(rng.integers(0, m + 1)), replace=False).tolist())
+        split = CFG.fit_split if i % 2 else CFG.evaluate_split
+        cands = [f"c{j}" for j in range(m)]
+        out["lists"].append(json.dumps({"request_id": rid, "question": "q", "candidates": cands}))
+        out["labels"].append(json.dumps({"request_id": rid, "split": split, "correct": correct}))
+        refused = bool(rng.random() < 0.1)
+        probs = None if refused else [1 / m] * m
+        pred = {"request_id": rid, "refused": refused, "probabilities": probs}
+        out["predictions"].append(json.dumps(pred))
+        for j in range(m):
+            b = {"request_id": rid, "candidate_index": j, "probability": float(rng.random())}
+            out["binary"].append(json.dumps({**b, "label": int(j in correct)}))
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize(
+    "order", ["aligned", "reversed", "shuffled", "lists-shuffled", "one-moved", "repeat-far"]
+)
+def test_files_in_another_order_than_the_lists_agree(tmp_path, block, seed, order):
+    """The other files' blocks are matched to the lists' rows in the lists' order first and
+    looked up by id otherwise: any order gives the per-line reader's packs or refusals."""
+    rng = np.random.default_rng(seed)
+    lines = _generated(120, seed)
+    for name in ("labels", "predictions", "binary"):
+        rows = lines[name]
+        if order == "reversed":
+            rows.reverse()
+        elif order == "shuffled":
+            rng.shuffle(rows)
+        elif order == "lists-shuffled" and name == "binary":  # each list's outputs together
+            runs: dict[str, list[str]] = {}
+            for r in rows:
+                runs.setdefault(r.split('"')[3], []).append(r)
+            keys = list(runs)
+            rng.shuffle(keys)
+            rows[:] = [r for k in keys for r in runs[k]]
+        elif order == "lists-shuffled":
+            rng.shuffle(rows)
+        elif order == "one-moved":
+            rows.insert(len(rows) // 3, rows.pop(-2))
+        elif order == "repeat-far":
+            rows.append(rows[1])
+    for name in NAMES:
+        (tmp_path / f"{name}.jsonl").write_text("\n".join(lines[name]) + "\n", encoding="utf-8")
+    outcome = _compare(tmp_path, True)
+    assert outcome == ("refused" if order == "repeat-far" else "accepted")

@@ -71,7 +71,8 @@ def test_every_engine_value_comes_from_a_spec_constant_or_contract():
     # the diagnostic's pass: the rule of the hypothesis the constant names, as registered
     (hyp,) = [h for h in SPEC["hypotheses"] if h["id"] == d["hypothesis"]]
     assert dg.decision == Decision(d["hypothesis"], condition(hyp["rule"]), ())
-    assert {k: v for k, v in dataclasses.asdict(dg).items() if k != "decision"} == {
+    assert dg.config is CONFIG  # the decision is read from the compiled study, on first use
+    assert {k: v for k, v in dataclasses.asdict(dg).items() if k != "config"} == {
         "contracts": tuple(d["contracts"]),
         "fit_lists": d["lists"]["fit"],
         "evaluate_lists": d["lists"]["evaluate"],
@@ -90,6 +91,7 @@ def test_every_engine_value_comes_from_a_spec_constant_or_contract():
         "candidate_format": d["text"]["candidate"],
         "five_copy": {k: tuple(v) if isinstance(v, list) else v for k, v in d["five_copy"].items()},
         "tolerance": d["tolerance"],
+        "hypothesis": d["hypothesis"],
     }
     assert cfg.diagnostic_seeds == tuple(c["diagnostic-seeds"])
     # the study page's conventions, stated by hand

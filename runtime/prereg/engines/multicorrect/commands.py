@@ -16,11 +16,10 @@ from prereg.engines.multicorrect.config import engine_config
 from prereg.engines.multicorrect.ece import ece_of_arrays
 from prereg.engines.multicorrect.reader import read_packed_inputs
 from prereg.engines.multicorrect.scoring import (
-    Packed,
     check_rounding,
     evaluate_test,
     fit_threshold,
-    threshold_curve,
+    retrospective_curve,
 )
 from prereg.errors import UserError
 from prereg.files import canonical_bytes_nl, refuse_existing, write_new
@@ -48,7 +47,7 @@ def build_report(ctx: StudyContext, args) -> dict[str, Any]:
             raise UserError(f"{args.labels}: no row has split {split!r}; both splits are needed")
     fit = fit_threshold(fit_pk, cfg, rounding_decimals=d)
     test = evaluate_test(fit, evaluate_pk, cfg, rounding_decimals=d)
-    retro = threshold_curve(Packed.concat([fit_pk, evaluate_pk]), cfg, rounding_decimals=d)
+    retro = retrospective_curve(fit, evaluate_pk, cfg, rounding_decimals=d)
     report: dict[str, Any] = {
         "schemaVersion": cfg.report_schema,
         "study_id": ctx.study_id,

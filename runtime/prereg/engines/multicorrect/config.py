@@ -16,7 +16,8 @@ without failing: the ECE binning and the threshold grid.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -83,8 +84,16 @@ class DiagnosticConfig:
     candidate_format: str
     five_copy: FiveCopyReference
     tolerance: float
-    #: the registered decision of the diagnostic's pass (``hypothesis``; prereg.rules)
-    decision: Decision
+    #: the hypothesis whose registered rule decides the diagnostic's pass
+    hypothesis: str
+    #: the compiled study configuration the rule is read from
+    config: Mapping[str, Any] = field(repr=False, compare=False)
+
+    @cached_property
+    def decision(self) -> Decision:
+        """The registered decision of the diagnostic's pass (prereg.rules, which brings
+        numpy: read on first use, so that a command that runs no diagnostic never loads it)."""
+        return _decision(self.config, self.hypothesis)
 
 
 @dataclass(frozen=True)
@@ -193,7 +202,8 @@ def _diagnostic(d: Mapping[str, Any], config: Mapping[str, Any]) -> DiagnosticCo
             uneven_gap=float(five["uneven_gap"]),
         ),
         tolerance=float(d["tolerance"]),
-        decision=_decision(config, d["hypothesis"]),
+        hypothesis=d["hypothesis"],
+        config=config,
     )
 
 

@@ -24,8 +24,9 @@ import gc
 import json
 import math
 from dataclasses import dataclass
-from itertools import chain
-from typing import Any
+from itertools import chain, compress
+from operator import not_
+from typing import Annotated, Any, Literal
 
 import numpy as np
 
@@ -256,24 +257,59 @@ class _Chunks:
 class _State:
     """What is known per list row with a usable request id (index ``i`` in the lists file's
     order), filled while the files are read. ``m[i]`` is the candidate count, or -1 when the
-    row had a problem (its id is known, its list is not scored)."""
+    row had a problem (its id is known, its list is not scored).
+
+    While the lists are read the ids are kept in order (``rids``) and in a set (``ids``, for
+    repeats); the dictionary from id to row (``index``) is built only when a file's block is
+    not in the lists file's order (see :class:`_Rows`)."""
 
     def __init__(self, lists_path: str) -> None:
         self.lists_path = lists_path
-        self.index: dict[str, int] = {}
+        self.rids: list[str] = []
+        self.ids: set[str] = set()
+        self._index: dict[str, int] | None = None
         self._line: list[int] = []
         self._m: list[int] = []
 
+    @property
+    def index(self) -> dict[str, int]:
+        if self._index is None:
+            self._index = dict(zip(self.rids, range(len(self.rids)), strict=True))
+        return self._index
+
+    def known(self, rid: str) -> bool:
+        return rid in self.ids
+
     def add_list(self, rid: str, no: int, m: int) -> None:
-        self.index[rid] = len(self._m)
+        if self._index is not None:
+            self._index[rid] = len(self.rids)
+        self.ids.add(rid)
+        self.rids.append(rid)
         self._line.append(no)
         self._m.append(m)
+
+    def add_lists(self, first: int, rids: list[str], ms: list[int]) -> bool:
+        """Add a block of usable rows (lines ``first`` on) when none of its ids is known or
+        repeats; False, and nothing added, otherwise."""
+        ids = self.ids
+        base = len(self.rids)
+        ids.update(rids)
+        if len(ids) != base + len(rids):
+            self.ids = set(self.rids)  # undo
+            return False
+        if self._index is not None:
+            self._index.update(zip(rids, range(base, base + len(rids)), strict=True))
+        self.rids.extend(rids)
+        self._line.extend(range(first, first + len(rids)))
+        self._m.extend(ms)
+        return True
 
     def lists_read(self, splits: tuple[str, ...]) -> None:
         n = len(self._m)
         self.n = n
         self.line = np.array(self._line, dtype=np.int64)
         self.m = np.array(self._m, dtype=np.int64)
+        self._line = self._m = []
         self.split_code = {s: k for k, s in enumerate(splits)}
         self.splits = splits
         # labels: the line of the first row seen (0: none), its split (code, or -1 with the
@@ -307,6 +343,42 @@ class _State:
             self.odd_split[i] = split
         else:
             self.label_code[i] = code
+
+
+class _Rows:
+    """The list rows of the request ids of one file's blocks, in order: the rows after the
+    previous block's are tried first (one comparison of the block's ids with the lists file's,
+    in C), and the dictionary ``S.index`` only for a block that is not in the lists' order."""
+
+    def __init__(self, S: _State) -> None:
+        self.S = S
+        self.next = 0
+
+    def of(self, rids: list[str]) -> np.ndarray | None:
+        """The rows of ``rids`` (int64), or None when one is not in the lists file."""
+        c, n = self.next, len(rids)
+        if self.S.rids[c : c + n] == rids:
+            self.next = c + n
+            return np.arange(c, c + n, dtype=np.int64)
+        idx = list(map(self.S.index.get, rids))
+        if None in idx:
+            return None
+        if idx:
+            self.next = idx[-1] + 1
+        return np.array(idx, dtype=np.int64)
+
+    def of_runs(self, rids: list[str]) -> np.ndarray | None:
+        """:meth:`of` for ids that come in runs (a list's binary outputs one after another):
+        each distinct id is looked up once."""
+        u = dict.fromkeys(rids)
+        keys = list(u)
+        if keys and self.next and self.S.rids[self.next - 1] == keys[0]:
+            self.next -= 1  # the previous block's last list goes on
+        rows = self.of(keys)
+        if rows is None:
+            return None
+        u.update(zip(keys, rows.tolist(), strict=True))
+        return np.fromiter(map(u.__getitem__, rids), dtype=np.int64, count=len(rids))
 
 
 def read_packed_inputs(
@@ -355,21 +427,24 @@ def _read(
 
     # the probabilities of every usable answer, checked together (in the file's order)
     answered = np.flatnonzero(S.pred_ok & ~S.pred_refused)
-    order = answered[np.argsort(S.pred_line[answered], kind="stable")]
-    m = S.m[order]
+    lines = S.pred_line[answered]
+    if lines.size > 1 and not (lines[1:] > lines[:-1]).all():
+        answered = answered[np.argsort(lines, kind="stable")]
+    m = S.m[answered]
     flat = S.prob_flat.array()
-    offsets = np.zeros(order.size + 1, dtype=np.int64)
+    offsets = np.zeros(answered.size + 1, dtype=np.int64)
     np.cumsum(m, out=offsets[1:])
-    checked = flat[_segments(S.prob_start[order], m)]
+    checked = _gather(flat, S.prob_start[answered], m, offsets)
     name = f_pred.names["probabilities"]
     for k, msg in probability_problems(checked, offsets, cfg.probability_sum_tolerance):
-        i = int(order[k])
+        i = int(answered[k])
         f_pred.add(int(S.pred_line[i]), f"{name}: {msg}")
         S.pred_ok[i] = False
+    del checked
 
     # every list needs a label and a prediction
     scored = S.m >= 0
-    rids = list(S.index)
+    rids = S.rids
     for i in np.flatnonzero(scored & ((S.label_line == 0) | (S.pred_line == 0))).tolist():
         if not S.label_line[i]:
             P.add(lists_path, int(S.line[i]), f"request {rids[i]!r}: no row in {labels_path}")
@@ -395,19 +470,14 @@ def _read(
         lens = S.m[ans]
         offs = np.zeros(ans.size + 1, dtype=np.int64)
         np.cumsum(lens, out=offs[1:])
-        probs = flat[_segments(S.prob_start[ans], lens)]
+        probs = _gather(flat, S.prob_start[ans], lens, offs)
         g = S.corr_len[ans]
         pos = np.repeat(offs[:-1], g) + corr_np[_segments(S.corr_start[ans], g)]
-        parts[split] = packed_from(
-            split,
-            [rids[i] for i in rows.tolist()],
-            refused,
-            S.corr_len[rows],
-            probs,
-            offs,
-            g,
-            pos,
-        )
+        if rows.size and int(rows[-1]) - int(rows[0]) == rows.size - 1:
+            ids = rids[int(rows[0]) : int(rows[-1]) + 1]
+        else:
+            ids = list(map(rids.__getitem__, rows.tolist()))
+        parts[split] = packed_from(split, ids, refused, S.corr_len[rows], probs, offs, g, pos)
     return PackedInputs(
         fit=parts[cfg.fit_split],
         evaluate=parts[cfg.evaluate_split],
@@ -417,31 +487,34 @@ def _read(
     )
 
 
+def _gather(flat: np.ndarray, starts: np.ndarray, lengths: np.ndarray, offsets: np.ndarray):
+    """``flat``'s segments ``starts[k]`` … of ``lengths[k]`` elements, back to back (their
+    places given by ``offsets``, the cumulative lengths): a copy, or a slice of ``flat`` when
+    they already lie there back to back."""
+    if not starts.size:
+        return flat[:0].copy()
+    s0 = int(starts[0])
+    if np.array_equal(starts, offsets[:-1] + s0):
+        return flat[s0 : s0 + int(offsets[-1])]
+    return flat[_segments(starts, lengths)]
+
+
 # -- lists ----------------------------------------------------------------------------------
 
 
 def _read_lists(cfg: EngineConfig, path: str, P: _Problems, S: _State) -> _File:
-    f = _File(path, dict(cfg.fields["lists"]), LIST_TYPES, P)
+    f = _File(path, dict(cfg.fields["lists"]), _list_types(cfg), P)
     cmin, cmax = cfg.candidates_min, cfg.candidates_max
-    index = S.index
     for first, recs, typed in f.blocks():
-        if typed:
-            rids = [r.request_id for r in recs]
-            ms = [len(r.candidates) for r in recs]
-            base = len(S._m)
-            if all(rids) and cmin <= min(ms) and max(ms) <= cmax:
-                index.update(zip(rids, range(base, base + len(rids)), strict=True))
-                if len(index) == base + len(rids):  # every id new, none twice
-                    S._line.extend(range(first, first + len(rids)))
-                    S._m.extend(ms)
-                    continue
-                # undo: the ids before the block are the first ``base`` keys, each numbered
-                # by its place (an id of the block that was known kept its place)
-                S.index = index = {rid: k for k, rid in zip(range(base), index, strict=False)}
+        # typed: every id non-empty and every candidate count in bounds (the struct's rules)
+        if typed and S.add_lists(
+            first, [r.request_id for r in recs], [len(r.candidates) for r in recs]
+        ):
+            continue
         for no, rec in enumerate(recs, start=first):
             if type(rec) is f.struct:
                 rid, m = rec.request_id, len(rec.candidates)
-                if rid and cmin <= m <= cmax and rid not in index:
+                if rid and cmin <= m <= cmax and not S.known(rid):
                     S.add_list(rid, no, m)
                     continue
                 rec = f.lines.strict_at(no)
@@ -471,7 +544,7 @@ def _list_row(f: _File, cfg: EngineConfig, S: _State, no: int, obj: dict) -> Non
             f"[{cfg.candidates_min}, {cfg.candidates_max}]",
         )
         ok = False
-    if rid is not None and rid in S.index:
+    if rid is not None and S.known(rid):
         f.add(no, f"{n['request_id']}: {rid!r} appears more than once")
         return
     if rid is not None:
@@ -479,14 +552,6 @@ def _list_row(f: _File, cfg: EngineConfig, S: _State, no: int, obj: dict) -> Non
 
 
 # -- labels ---------------------------------------------------------------------------------
-
-
-def _int_array(values: list) -> np.ndarray | None:
-    """``values`` as int64, or None when one does not fit."""
-    try:
-        return np.array(values, dtype=np.int64)
-    except OverflowError:
-        return None
 
 
 def _first_rows(seen: np.ndarray, ia: np.ndarray, lines: np.ndarray) -> bool:
@@ -501,35 +566,32 @@ def _first_rows(seen: np.ndarray, ia: np.ndarray, lines: np.ndarray) -> bool:
     return False
 
 
-def _labels_block(S: _State, cfg: EngineConfig, first: int, recs: list) -> bool:
+def _labels_block(S: _State, rows: _Rows, first: int, recs: list) -> bool:
     """Take a block of typed label rows in one go when every row is a first, usable label of a
-    scored list; False (nothing taken) otherwise."""
-    idx = list(map(S.index.get, [r.request_id for r in recs]))
-    codes = list(map(S.split_code.get, [r.split for r in recs]))
-    if None in idx or None in codes:
+    scored list; False (nothing taken) otherwise. The struct has checked each split to be a
+    split name and each index to lie in [0, candidates max)."""
+    ia = rows.of([r.request_id for r in recs])
+    if ia is None:
         return False
-    ia = np.array(idx, dtype=np.int64)
     m = S.m[ia]
     if (m < 0).any():
         return False
     corrs = [r.correct for r in recs]
     lens = np.fromiter(map(len, corrs), dtype=np.int64, count=len(corrs))
-    try:
-        fa = np.fromiter(chain.from_iterable(corrs), dtype=np.int64, count=int(lens.sum()))
-    except OverflowError:
-        return False
-    seg = np.repeat(np.arange(ia.size, dtype=np.int64), lens)
+    fa = np.fromiter(chain.from_iterable(corrs), dtype=np.int64, count=int(lens.sum()))
     if fa.size:
-        if (fa < 0).any() or (fa >= m[seg]).any():
+        seg = np.repeat(np.arange(ia.size, dtype=np.int64), lens)
+        if (fa >= m[seg]).any():
             return False
         pos = S.opt_start[ia[seg]] + fa  # distinct per (list, index) pair
         scratch = S.scratch
-        scratch[pos] = np.arange(pos.size, dtype=np.int64)
-        if not np.array_equal(scratch[pos], np.arange(pos.size, dtype=np.int64)):
+        order = np.arange(pos.size, dtype=np.int64)
+        scratch[pos] = order
+        if not np.array_equal(scratch[pos], order):
             return False  # an index listed twice
     if not _first_rows(S.label_line, ia, np.arange(first, first + ia.size, dtype=np.int64)):
         return False
-    S.label_code[ia] = codes
+    S.label_code[ia] = list(map(S.split_code.__getitem__, [r.split for r in recs]))
     S.label_ok[ia] = True
     starts = np.zeros(ia.size, dtype=np.int64)
     np.cumsum(lens[:-1], out=starts[1:])
@@ -540,10 +602,11 @@ def _labels_block(S: _State, cfg: EngineConfig, first: int, recs: list) -> bool:
 
 
 def _read_labels(cfg: EngineConfig, path: str, P: _Problems, S: _State) -> _File:
-    f = _File(path, dict(cfg.fields["labels"]), LABEL_TYPES, P, S.lists_path)
+    f = _File(path, dict(cfg.fields["labels"]), _label_types(cfg), P, S.lists_path)
+    rows = _Rows(S)
     seen_elsewhere: dict[str, tuple[int, Any]] = {}  # rows whose id is not in the lists file
     for first, recs, typed in f.blocks():
-        if typed and _labels_block(S, cfg, first, recs):
+        if typed and _labels_block(S, rows, first, recs):
             continue
         for no, rec in enumerate(recs, start=first):
             if type(rec) is f.struct:
@@ -618,37 +681,40 @@ def _label_row(f: _File, cfg: EngineConfig, S: _State, no: int, obj: dict, seen_
 # -- predictions ----------------------------------------------------------------------------
 
 
-def _predictions_block(S: _State, first: int, recs: list) -> bool:
+def _predictions_block(S: _State, rows: _Rows, first: int, recs: list) -> bool:
     """Take a block of typed predictions in one go when each is the first, usable prediction
     of a scored list; False (nothing taken) otherwise."""
-    idx = list(map(S.index.get, [r.request_id for r in recs]))
-    if None in idx:
+    ia = rows.of([r.request_id for r in recs])
+    if ia is None:
         return False
-    ia = np.array(idx, dtype=np.int64)
+    flags = [r.refused for r in recs]
     probs = [r.probabilities for r in recs]
-    refused = np.fromiter((r.refused for r in recs), dtype=bool, count=len(recs))
-    lens = np.fromiter((-1 if p is None else len(p) for p in probs), np.int64, len(probs))
+    answers = list(compress(probs, map(not_, flags)))  # each must be a list, each refusal None
+    refused = np.array(flags, dtype=bool)
+    if None in answers or probs.count(None) != ia.size - len(answers):
+        return False
     m = S.m[ia]
-    if (m < 0).any() or not np.array_equal(lens, np.where(refused, -1, m)):
+    lens = np.fromiter(map(len, answers), dtype=np.int64, count=len(answers))
+    if (m < 0).any() or not np.array_equal(lens, m[~refused]):
         return False
     if not _first_rows(S.pred_line, ia, np.arange(first, first + ia.size, dtype=np.int64)):
         return False
     S.pred_ok[ia] = True
     S.pred_refused[ia] = refused
-    ans = ~refused
-    starts = np.zeros(ia.size, dtype=np.int64)
-    np.cumsum(np.where(ans, lens, 0)[:-1], out=starts[1:])
-    S.prob_start[ia[ans]] = S.prob_flat.size + starts[ans]
-    total = int(lens[ans].sum())
-    S.prob_flat.add(np.fromiter(chain.from_iterable(filter(None, probs)), np.float64, total))
+    starts = np.zeros(lens.size, dtype=np.int64)
+    np.cumsum(lens[:-1], out=starts[1:])
+    S.prob_start[ia[~refused]] = S.prob_flat.size + starts
+    total = int(lens.sum())
+    S.prob_flat.add(np.fromiter(chain.from_iterable(answers), np.float64, total))
     return True
 
 
 def _read_predictions(cfg: EngineConfig, path: str, P: _Problems, S: _State) -> _File:
-    f = _File(path, dict(cfg.fields["predictions"]), PREDICTION_TYPES, P, S.lists_path)
+    f = _File(path, dict(cfg.fields["predictions"]), _prediction_types(), P, S.lists_path)
+    rows = _Rows(S)
     seen_elsewhere: dict[str, int] = {}
     for first, recs, typed in f.blocks():
-        if typed and _predictions_block(S, first, recs):
+        if typed and _predictions_block(S, rows, first, recs):
             continue
         for no, rec in enumerate(recs, start=first):
             if type(rec) is f.struct:
@@ -709,99 +775,87 @@ def _prediction_row(f: _File, S: _State, no: int, obj: dict, seen_elsewhere) -> 
 # -- binary outputs -------------------------------------------------------------------------
 
 
-def _binary_block(S: _State, recs: list) -> tuple | None:
-    """(list index, option, q, y) arrays of a block of typed binary outputs when every one
-    names an option of a scored list with a probability in [0, 1] and a 0/1 label."""
-    idx = list(map(S.index.get, [r.request_id for r in recs]))
-    if None in idx:
+def _binary_block(S: _State, rows: _Rows, seen: np.ndarray, correct: np.ndarray, first: int, recs):
+    """``(q, y)`` of a block of typed binary outputs when every one is the first output for an
+    option of a scored list and agrees with its list's correct set (when that is known); None,
+    and nothing marked, otherwise. The struct has checked each probability to lie in [0, 1],
+    each label to be 0 or 1 and each option index to lie in [0, candidates max)."""
+    ia = rows.of_runs([r.request_id for r in recs])
+    if ia is None:
         return None
-    ia = np.array(idx, dtype=np.int64)
-    ja = _int_array([r.candidate_index for r in recs])
-    ya = _int_array([r.label for r in recs])
-    if ja is None or ya is None:
+    ja = np.array([r.candidate_index for r in recs], dtype=np.int64)
+    if not (ja < S.m[ia]).all():
         return None
-    qa = np.array([r.probability for r in recs], dtype=np.float64)
-    m = S.m[ia]
-    if not ((ja >= 0) & (ja < m) & (qa >= 0.0) & (qa <= 1.0) & ((ya == 0) | (ya == 1))).all():
+    key = S.opt_start[ia] + ja
+    if not _first_rows(seen, key, np.arange(first, first + ia.size, dtype=np.int64)):
         return None
-    return ia, ja, qa, ya
+    ya = np.array([r.label for r in recs], dtype=np.int64)
+    if (S.label_ok[ia] & (correct[key] != (ya == 1))).any():
+        seen[key] = 0
+        return None
+    return np.array([r.probability for r in recs], dtype=np.float64), ya
 
 
 def _read_binary(cfg: EngineConfig, path: str, P: _Problems, S: _State, labels_path, rids):
-    """The binary outputs: (file, q, y) with q and y in file order. Repeated options and
-    labels that disagree with the correct set are found after reading, over arrays."""
-    f = _File(path, dict(cfg.fields["binary"]), BINARY_TYPES, P, S.lists_path)
-    chunks: list[tuple[np.ndarray, ...]] = []
+    """The binary outputs: (file, q, y) with q and y in file order, checked block by block as
+    they are read. An output for an option that had one before repeats it (the first, on its
+    line, is kept); the label of an option of a list with a usable label must be its correct
+    set's."""
+    f = _File(path, dict(cfg.fields["binary"]), _binary_types(cfg), P, S.lists_path)
+    n = f.names
+    start = S.opt_start
+    lab = np.flatnonzero(S.label_ok)
+    g = S.corr_len[lab]
+    correct = np.zeros(int(start[-1]), dtype=bool)  # per option of every scored list
+    correct[np.repeat(start[lab], g) + S.corr_flat.array()[_segments(S.corr_start[lab], g)]] = True
+    seen = np.zeros(int(start[-1]), dtype=np.int64)  # the line of each option's first output
+    rows = _Rows(S)
+    qs: list[np.ndarray] = []
+    ys: list[np.ndarray] = []
     for first, recs, typed in f.blocks():
-        got = _binary_block(S, recs) if typed else None
+        got = _binary_block(S, rows, seen, correct, first, recs) if typed else None
         if got is not None:
-            chunks.append((*got, np.arange(first, first + len(recs), dtype=np.int64)))
+            qs.append(got[0])
+            ys.append(got[1])
             continue
-        kept: list[tuple[int, int, float, int, int]] = []
+        kept_q: list[float] = []
+        kept_y: list[int] = []
         for no, rec in enumerate(recs, start=first):
+            row = None
             if type(rec) is f.struct:
                 i = S.index.get(rec.request_id)
-                j, q, y = rec.candidate_index, rec.probability, rec.label
-                m = -1 if i is None else int(S.m[i])
-                if 0 <= j < m and 0.0 <= q <= 1.0 and (y == 0 or y == 1):
-                    kept.append((i, j, q, y, no))
-                    continue
-                rec = f.lines.strict_at(no)
-            if rec is not None:
+                if i is not None and rec.candidate_index < S.m[i]:
+                    row = (i, rec.candidate_index, rec.probability, rec.label)
+                else:
+                    rec = f.lines.strict_at(no)
+            if row is None and rec is not None:
                 row = _binary_row(f, S, no, rec)
-                if row is not None:
-                    kept.append((*row, no))
-        cols = list(zip(*kept, strict=True)) if kept else [[], [], [], [], []]
-        chunks.append(
-            tuple(
-                np.array(c, dtype=t)
-                for c, t in zip(
-                    cols, (np.int64, np.int64, np.float64, np.int64, np.int64), strict=True
+            if row is None:
+                continue
+            i, j, q, y = row
+            k = int(start[i]) + j
+            if seen[k]:
+                f.add(
+                    no,
+                    f"{n['candidate_index']}: option {j} of {rids[i]!r} repeats line "
+                    f"{int(seen[k])}",
                 )
-            )
-        )
-    row_a, opt_a, q_a, y_a, line_a = (
-        np.concatenate([c[k] for c in chunks]) if chunks else np.zeros(0, dtype=t)
-        for k, t in enumerate((np.int64, np.int64, np.float64, np.int64, np.int64))
-    )
-    n = f.names
-    keep = np.ones(row_a.size, dtype=bool)
-    # a repeated (list, option) pair: every occurrence after the first, in file order
-    key = row_a * (cfg.candidates_max + 1) + opt_a
-    order = np.argsort(key, kind="stable")
-    ks = key[order]
-    repeat = np.zeros(ks.size, dtype=bool)
-    repeat[1:] = ks[1:] == ks[:-1]
-    if repeat.any():
-        starts = np.where(~repeat, np.arange(ks.size), 0)
-        first_at = order[np.maximum.accumulate(starts)]
-        for k in np.flatnonzero(repeat).tolist():
-            at = int(order[k])
-            keep[at] = False
-            f.add(
-                int(line_a[at]),
-                f"{n['candidate_index']}: option {int(opt_a[at])} of {rids[int(row_a[at])]!r}"
-                f" repeats line {int(line_a[first_at[k]])}",
-            )
-    # the label of an option of a labelled list must be the correct set's
-    if row_a.size and S.label_ok.any():
-        start = S.opt_start
-        lab = np.flatnonzero(S.label_ok)
-        corr_np = S.corr_flat.array()
-        g = S.corr_len[lab]
-        is_correct = np.zeros(int(start[-1]), dtype=bool)
-        is_correct[np.repeat(start[lab], g) + corr_np[_segments(S.corr_start[lab], g)]] = True
-        truth = is_correct[start[row_a] + opt_a].astype(np.int64)
-        wrong = keep & S.label_ok[row_a] & (truth != y_a)
-        for at in np.flatnonzero(wrong).tolist():
-            i = int(row_a[at])
-            f.add(
-                int(line_a[at]),
-                f"{n['label']}: {int(y_a[at])} disagrees with the correct set of "
-                f"{rids[i]!r} ({labels_path}:{int(S.label_line[i])}), which gives {int(truth[at])}",
-            )
-        keep &= ~wrong
-    return f, q_a[keep], y_a[keep]
+                continue
+            seen[k] = no
+            if S.label_ok[i] and int(correct[k]) != y:
+                f.add(
+                    no,
+                    f"{n['label']}: {y} disagrees with the correct set of {rids[i]!r} "
+                    f"({labels_path}:{int(S.label_line[i])}), which gives {int(correct[k])}",
+                )
+                continue
+            kept_q.append(q)
+            kept_y.append(y)
+        qs.append(np.array(kept_q, dtype=np.float64))
+        ys.append(np.array(kept_y, dtype=np.int64))
+    q_a = np.concatenate(qs) if qs else np.zeros(0, dtype=np.float64)
+    y_a = np.concatenate(ys) if ys else np.zeros(0, dtype=np.int64)
+    return f, q_a, y_a
 
 
 def _binary_row(f: _File, S: _State, no: int, obj: dict) -> tuple[int, int, float, int] | None:
@@ -841,7 +895,47 @@ def _binary_row(f: _File, S: _State, no: int, obj: dict) -> tuple[int, int, floa
     return i, j, float(q), y
 
 
-LIST_TYPES = {"request_id": str, "question": str, "candidates": list[str]}
-LABEL_TYPES = {"request_id": str, "split": str, "correct": list[int]}
-PREDICTION_TYPES = {"request_id": str, "refused": bool, "probabilities": list[float] | None}
-BINARY_TYPES = {"request_id": str, "candidate_index": int, "probability": float, "label": int}
+def _id() -> Any:
+    import msgspec
+
+    return Annotated[str, msgspec.Meta(min_length=1)]
+
+
+def _index(cfg: EngineConfig) -> Any:
+    import msgspec
+
+    return Annotated[int, msgspec.Meta(ge=0, lt=cfg.candidates_max)]
+
+
+# The records' types on the fast path: a value the type refuses sends its line to the strict
+# reader (which gives the message), so each constraint here is one that line's checks make too.
+
+
+def _list_types(cfg: EngineConfig) -> dict[str, Any]:
+    import msgspec
+
+    bounds = msgspec.Meta(min_length=cfg.candidates_min, max_length=cfg.candidates_max)
+    return {"request_id": _id(), "question": str, "candidates": Annotated[list[str], bounds]}
+
+
+def _label_types(cfg: EngineConfig) -> dict[str, Any]:
+    return {
+        "request_id": _id(),
+        "split": Literal[cfg.split_names],
+        "correct": list[_index(cfg)],
+    }
+
+
+def _prediction_types() -> dict[str, Any]:
+    return {"request_id": _id(), "refused": bool, "probabilities": list[float] | None}
+
+
+def _binary_types(cfg: EngineConfig) -> dict[str, Any]:
+    import msgspec
+
+    return {
+        "request_id": _id(),
+        "candidate_index": _index(cfg),
+        "probability": Annotated[float, msgspec.Meta(ge=0.0, le=1.0)],
+        "label": Literal[0, 1],
+    }
