@@ -8,7 +8,9 @@ written: ``file:line: at /constants/<index>/value/<path>: rule (engine <kind>, c
 Only when the schema holds do the engine's checks (:meth:`~prereg.engines.base.Engine.run_checks`)
 run, reported the same way, and is each study figure (``figures:``) checked to be one the engine
 declares it reports (:meth:`~prereg.engines.base.Engine.reported_figures`), unless it is marked
-external.
+external.  Constants the schema's compiled predicate (:mod:`prereg.compiler.predicate`) accepts
+hold without jsonschema being imported; any others are validated by jsonschema, which words
+each problem.
 """
 
 from __future__ import annotations
@@ -17,8 +19,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-import jsonschema
-
+from prereg.compiler import predicate
 from prereg.compiler.load import Loaded
 from prereg.compiler.validate import describe, pointer
 from prereg.engines import registry
@@ -30,6 +31,8 @@ _CONSTANT = re.compile(r"^/constants/([0-9]+)(/|$)")
 
 @lru_cache(maxsize=1)
 def _validator_class():
+    import jsonschema
+
     base = jsonschema.Draft202012Validator
     # A JSON integer: 5.0 is a number, not an integer (the engines refuse it too).
     checker = base.TYPE_CHECKER.redefine(
@@ -53,8 +56,31 @@ def _line(loaded: Loaded, ptr: str) -> tuple[int, str]:
     return line, f"{loaded.path}:{line}" if line else str(loaded.path)
 
 
+#: id(schema) -> (schema, its compiled predicate or None); the schema is kept so that its id
+#: is not reused while the entry lives (an engine's schema is read once per process).
+_PREDICATES: dict[int, tuple[dict[str, Any], Any]] = {}
+
+
+def _holds(schema: dict[str, Any], value: Any) -> bool:
+    """Whether the compiled predicate of an engine's configuration schema accepts ``value``
+    (draft 2020-12, integers are Python ints, formats not checked: as
+    :func:`_validator_class`); False lets jsonschema decide."""
+    entry = _PREDICATES.get(id(schema))
+    if entry is None or entry[0] is not schema:
+        compiled = predicate.compile_schema(
+            schema, draft="2020-12", integer_floats=False, formats=False
+        )
+        entry = _PREDICATES[id(schema)] = (schema, compiled)
+    try:
+        return entry[1] is not None and entry[1](value)
+    except RecursionError:
+        return False
+
+
 def _schema_problems(loaded: Loaded, engine: Engine, schema: dict[str, Any]) -> list[tuple]:
     spec = loaded.data
+    if _holds(schema, constants(spec)):
+        return []
     index = {
         c.get("id"): i for i, c in enumerate(spec.get("constants") or []) if isinstance(c, dict)
     }

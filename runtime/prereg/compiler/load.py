@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +53,40 @@ _Resolver.add_implicit_resolver(
 )
 _Resolver.add_implicit_resolver(STD + "merge", re.compile(r"^(?:<<)$"), ["<"])
 
+# BaseResolver.resolve, specialised (it runs for every key and value): this resolver has no
+# path resolvers, so descending and ascending do nothing and a plain scalar's tag is found
+# from its first character alone (a test compares it with BaseResolver.resolve).
+assert not _Resolver.yaml_path_resolvers
+_WILDCARD = tuple(_Resolver.yaml_implicit_resolvers.get(None, ()))
+_BY_FIRST = {
+    first: (*resolvers, *_WILDCARD)
+    for first, resolvers in _Resolver.yaml_implicit_resolvers.items()
+    if first is not None
+}
+
+
+def _resolve(self, kind, value, implicit):
+    if kind is ScalarNode:
+        if implicit[0]:
+            for tag, regexp in _BY_FIRST.get(value[:1], _WILDCARD):
+                if regexp.match(value):
+                    return tag
+        return _Resolver.DEFAULT_SCALAR_TAG
+    if kind is SequenceNode:
+        return _Resolver.DEFAULT_SEQUENCE_TAG
+    if kind is MappingNode:
+        return _Resolver.DEFAULT_MAPPING_TAG
+    return None
+
+
+def _no_path_resolvers(self, *args):
+    return None
+
+
+_Resolver.resolve = _resolve
+_Resolver.descend_resolver = _no_path_resolvers
+_Resolver.ascend_resolver = _no_path_resolvers
+
 
 class _Loader(
     yaml.reader.Reader,
@@ -87,20 +120,40 @@ else:  # pragma: no cover - PyYAML wheels ship libyaml
     _LOADER = _Loader
 
 
-@dataclass
 class Loaded:
-    """A parsed spec: its data and where each JSON pointer starts in the file."""
+    """A parsed spec: its data and where each JSON pointer starts in the file.
 
-    path: Path
-    data: Any
-    lines: dict[str, int] = field(default_factory=dict)
+    ``lines`` (``{json pointer: line}``) is worked out from the parsed nodes when first asked
+    for: a spec that holds is never asked where anything is.
+    """
+
+    __slots__ = ("path", "data", "_lines", "_root")
+
+    def __init__(self, path: Path, data: Any, lines: dict[str, int] | None = None, *, root=None):
+        self.path = path
+        self.data = data
+        self._lines = lines
+        self._root = root
+
+    @property
+    def lines(self) -> dict[str, int]:
+        if self._lines is None:
+            self._lines = {}
+            if self._root is not None:
+                _line_map(self._root, "", self._lines)
+            self._root = None
+        return self._lines
+
+    def __repr__(self) -> str:
+        return f"Loaded(path={self.path!r})"
 
     def line_of(self, pointer: str) -> int | None:
         """The line of ``pointer`` or of its nearest ancestor that has one."""
+        lines = self.lines
         p = pointer
         while True:
-            if p in self.lines:
-                return self.lines[p]
+            if p in lines:
+                return lines[p]
             if not p:
                 return None
             p = p.rsplit("/", 1)[0]
@@ -108,6 +161,18 @@ class Loaded:
     def where(self, pointer: str) -> str:
         line = self.line_of(pointer)
         return f"{self.path}:{line}" if line else str(self.path)
+
+
+def _line_map(node: Node, pointer: str, lines: dict[str, int]) -> None:
+    """The line of every value of a built document, by JSON pointer (the nodes the builder
+    accepted: no tags, merge keys or duplicates left to refuse)."""
+    lines.setdefault(pointer, node.start_mark.line + 1)
+    if isinstance(node, SequenceNode):
+        for i, n in enumerate(node.value):
+            _line_map(n, f"{pointer}/{i}", lines)
+    elif isinstance(node, MappingNode):
+        for knode, vnode in node.value:
+            _line_map(vnode, f"{pointer}/{_escape(knode.value)}", lines)
 
 
 MAX_SAFE_INTEGER = 2**53 - 1  # the largest integer every JSON reader carries exactly
@@ -128,70 +193,75 @@ def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
+_STR, _SEQ, _MAP, _INT, _FLOAT = (STD + t for t in ("str", "seq", "map", "int", "float"))
+_BOOL, _NULL, _MERGE = STD + "bool", STD + "null", STD + "merge"
+
+
 class _Builder:
     def __init__(self, loader: _Loader, path: Path):
         self.loader = loader
         self.path = path
         self.count = 0
-        self.lines: dict[str, int] = {}
 
     def fail(self, node: Node, message: str) -> UserError:
         return UserError(f"{self.path}:{node.start_mark.line + 1}: {message}")
 
-    def build(self, node: Node, pointer: str) -> Any:
+    def build(self, node: Node) -> Any:
         self.count += 1
         if self.count > MAX_NODES:
             raise self.fail(node, f"document expands to more than {MAX_NODES} values (alias bomb?)")
-        self.lines.setdefault(pointer, node.start_mark.line + 1)
-        tag = node.tag or ""
         if isinstance(node, ScalarNode):
             return self.scalar(node)
+        tag = node.tag or ""
         if isinstance(node, SequenceNode):
-            if tag != STD + "seq":
+            if tag != _SEQ:
                 raise self.fail(node, f"tag {tag!r} is not allowed in a spec")
-            return [self.build(n, f"{pointer}/{i}") for i, n in enumerate(node.value)]
+            build = self.build
+            return [build(n) for n in node.value]
         if isinstance(node, MappingNode):
-            if tag != STD + "map":
+            if tag != _MAP:
                 raise self.fail(node, f"tag {tag!r} is not allowed in a spec")
             out: dict[str, Any] = {}
             for knode, vnode in node.value:
-                if knode.tag == STD + "merge":
+                if knode.tag == _MERGE:
                     raise self.fail(knode, "merge keys (<<) are not allowed in a spec")
                 if not isinstance(knode, ScalarNode):
                     raise self.fail(knode, "mapping keys must be plain strings")
                 key = knode.value
-                bad = _control_message(key)
-                if bad:
-                    raise self.fail(knode, bad)
+                if _CONTROL.search(key):
+                    raise self.fail(knode, _control_message(key))
                 if key in out:
                     raise self.fail(knode, f"duplicate key {key!r}")
-                out[key] = self.build(vnode, f"{pointer}/{_escape(key)}")
+                out[key] = self.build(vnode)
             return out
         raise self.fail(node, "unsupported YAML node")  # pragma: no cover
 
     def scalar(self, node: ScalarNode) -> Any:
         tag = node.tag
-        if tag == STD + "str":
-            bad = _control_message(node.value)
-            if bad:
-                raise self.fail(node, bad)
+        if tag == _STR:
+            if _CONTROL.search(node.value):
+                raise self.fail(node, _control_message(node.value))
             return node.value
-        if tag == STD + "int":
-            digits = node.value.lstrip("+-").replace("_", "")
+        if tag == _INT:
+            text = node.value
+            if len(text) <= 15 and text.isascii() and text.isdigit():
+                if text[0] != "0" or text == "0":  # a plain decimal below 2^53, as
+                    return int(text)  # construct_yaml_int reads it
+            digits = text.lstrip("+-").replace("_", "")
             if len(digits) > 20:
-                raise self.fail(
-                    node, f"integer {node.value[:24]}… is too large (more than 20 digits)"
-                )
+                raise self.fail(node, f"integer {text[:24]}… is too large (more than 20 digits)")
             value = self.loader.construct_object(node)
             if abs(value) > MAX_SAFE_INTEGER:
                 raise self.fail(
                     node,
-                    f"integer {node.value} is outside ±(2^53 − 1), which JSON does not carry exactly",
+                    f"integer {text} is outside ±(2^53 − 1), which JSON does not carry exactly",
                 )
             return value
-        if tag in (STD + "bool", STD + "null"):
-            return self.loader.construct_object(node)
-        if tag == STD + "float":
+        if tag == _NULL:
+            return None  # construct_yaml_null
+        if tag == _BOOL:
+            return self.loader.bool_values[node.value.lower()]  # construct_yaml_bool
+        if tag == _FLOAT:
             value = self.loader.construct_object(node)
             if not math.isfinite(value):
                 raise self.fail(node, f"non-finite number {node.value!r} is not allowed")
@@ -213,9 +283,8 @@ def load_yaml_text(text: str, path: Path) -> Loaded:
             raise UserError(f"{path}: invalid YAML: {exc}") from None
         if node is None:
             raise UserError(f"{path}: the file is empty")
-        builder = _Builder(loader, path)
-        data = builder.build(node, "")
-        return Loaded(path=path, data=data, lines=builder.lines)
+        data = _Builder(loader, path).build(node)
+        return Loaded(path=path, data=data, root=node)
     finally:
         loader.dispose()
 

@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from prereg.compiler import diff
 from prereg.compiler.project import Project
 from prereg.digest import digest
 from prereg.errors import UserError
 from prereg.files import canonical_bytes_nl, read_regular, write_new
+
+if TYPE_CHECKING:  # imported where a seal is read: a project without seals never needs it
+    from prereg.compiler import diff
 
 SUFFIX = ".seal.json"
 FORMAT = "prereg-seal/1"
@@ -50,6 +52,8 @@ def version_key(version: Any) -> tuple[int, ...]:
 
 
 def make_seal(spec: dict) -> dict[str, Any]:
+    from prereg.compiler import diff
+
     content = diff.registered_content(spec)
     return {
         "format": FORMAT,
@@ -112,6 +116,8 @@ def read_seal(path: Path, shown: str) -> dict[str, Any]:
 
 def undeclared(spec: dict, seal: dict) -> list[diff.Change]:
     """Registered changes since ``seal`` that no later amendment declares."""
+    from prereg.compiler import diff
+
     changes = diff.diff_specs(seal["content"], diff.registered_content(spec))
     if not changes:
         return []
