@@ -252,8 +252,13 @@ class _RungStream:
         self.next_row = 0
 
     def take(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-        """Cluster draws (hi−lo, G) and uniforms (hi−lo, n) of cohorts lo..hi−1 (in order)."""
-        cs, us = [], []
+        """Cluster draws (hi−lo, G) and uniforms (hi−lo, n) of cohorts lo..hi−1 (in order).
+
+        The uniforms are drawn straight into one array (``Generator.random(out=…)`` fills it
+        row-major from the same stream, the same doubles as ``random((rows, n))``), so a
+        range that crosses a block boundary is not drawn into pieces and joined."""
+        u = np.empty((hi - lo, self.n))
+        cs = []
         pos = lo
         while pos < hi:
             block, row = divmod(pos, self.block_size)
@@ -263,12 +268,10 @@ class _RungStream:
                 raise RuntimeError("cohort ranges must be requested in order")
             end = min(hi - pos, self.block_size - row)
             cs.append(self.clusters[row : row + end])
-            us.append(self.rng.random((end, self.n)))
+            self.rng.random(out=u[pos - lo : pos - lo + end])
             self.next_row = row + end
             pos += end
-        if len(cs) == 1:
-            return cs[0], us[0]
-        return np.concatenate(cs), np.concatenate(us)
+        return (cs[0] if len(cs) == 1 else np.concatenate(cs)), u
 
 
 def allocate(m: np.ndarray, n: int) -> np.ndarray:
@@ -302,6 +305,44 @@ class CohortStats:
     se_task: np.ndarray
 
 
+# Presence counts of both strata share one running sum: pass presence + PACK · fail presence,
+# exact in float64 while a batch holds fewer than PACK slots (sums below PACK² ≤ 2⁵³).
+PACK_BITS = 26
+PACK = float(1 << PACK_BITS)
+
+
+def _presence_counts(
+    a: np.ndarray | None, b: np.ndarray | None, seg: np.ndarray
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Per-segment sums of the 0.0/1.0 slot arrays ``a`` and ``b`` (None stays None).
+
+    Counts are integers, so any order of summation gives the same float64 values as
+    ``np.add.reduceat``; a running sum read at the segment ends costs one pass over the slots
+    (and one for both strata together), where each ``reduceat`` pays per segment."""
+    if a is None and b is None:
+        return None, None
+    size = (a if a is not None else b).shape[0]
+    last = np.empty(seg.shape[0], dtype=np.intp)
+    last[:-1] = seg[1:]
+    last[-1] = size
+    last -= 1
+
+    def segment_sums(v: np.ndarray) -> np.ndarray:
+        run = np.cumsum(v)
+        return np.diff(run[last], prepend=0.0)
+
+    if a is not None and b is not None and size < PACK:
+        both = np.multiply(b, PACK)
+        both += a
+        packed = segment_sums(both).astype(np.int64)
+        fail = packed >> PACK_BITS
+        return (packed - (fail << PACK_BITS)).astype(np.float64), fail.astype(np.float64)
+    return (
+        None if a is None else segment_sums(a),
+        None if b is None else segment_sums(b),
+    )
+
+
 def evaluate_cohorts(
     tab: Tables, clusters: np.ndarray, u: np.ndarray, n: int, w_pass: float, w_fail: float
 ) -> CohortStats:
@@ -320,25 +361,28 @@ def evaluate_cohorts(
     seg[0] = 0
     np.cumsum(counts[:-1], out=seg[1:])
 
-    x = np.take(tab.x, idx)
-    y = np.take(tab.y, idx)
+    # Every index lies inside its profile (u < 1 and m_g < 2⁵³ give fl(u·m_g) < m_g), so
+    # mode="clip" never clips: it only spares the per-slot bounds test of mode="raise".
+    x = np.take(tab.x, idx, mode="clip")
+    y = np.take(tab.y, idx, mode="clip")
+    a = None if tab.a is None else np.take(tab.a, idx, mode="clip")
+    b = None if tab.b is None else np.take(tab.b, idx, mode="clip")
     sx = np.add.reduceat(x, seg).reshape(bsz, g)
     sy = np.add.reduceat(y, seg).reshape(bsz, g)
     # presence counts per cluster, and per cohort as their row sums (exact integers)
-    if tab.a is not None:
-        a = np.take(tab.a, idx)
-        ca = np.add.reduceat(a, seg).reshape(bsz, g)
+    ca, cb = _presence_counts(a, b, seg)
+    if a is not None:
+        ca = ca.reshape(bsz, g)
         a = a.reshape(bsz, n)
         na = ca.sum(axis=1)
     else:
-        a, ca, na = None, alloc, None
-    if tab.b is not None:
-        b = np.take(tab.b, idx)
-        cb = np.add.reduceat(b, seg).reshape(bsz, g)
+        ca, na = alloc, None
+    if b is not None:
+        cb = cb.reshape(bsz, g)
         b = b.reshape(bsz, n)
         nb = cb.sum(axis=1)
     else:
-        b, cb, nb = None, alloc, None
+        cb, nb = alloc, None
     theta0, se_r = cluster_jackknife_two_stratum(sx, ca, sy, cb, w_pass, w_fail)
     theta_t, se_t = unit_jackknife_two_stratum_filled(
         x.reshape(bsz, n), a, y.reshape(bsz, n), b, w_pass, w_fail, na, nb
