@@ -305,8 +305,9 @@ class CohortStats:
     se_task: np.ndarray
 
 
-# Presence counts of both strata share one running sum: pass presence + PACK · fail presence,
-# exact in float64 while a batch holds fewer than PACK slots (sums below PACK² ≤ 2⁵³).
+# Presence counts of both strata share one segment sum: pass presence + PACK · fail presence,
+# exact in float64 while a batch holds fewer than PACK slots (every partial sum an integer
+# below PACK² ≤ 2⁵³, so no rounding whatever the order of summation).
 PACK_BITS = 26
 PACK = float(1 << PACK_BITS)
 
@@ -314,32 +315,22 @@ PACK = float(1 << PACK_BITS)
 def _presence_counts(
     a: np.ndarray | None, b: np.ndarray | None, seg: np.ndarray
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """Per-segment sums of the 0.0/1.0 slot arrays ``a`` and ``b`` (None stays None).
+    """Per-segment sums of the 0.0/1.0 slot arrays ``a`` and ``b`` (None stays None): the
+    float64 values of ``np.add.reduceat`` of each, from one ``reduceat`` when both are given.
 
-    Counts are integers, so any order of summation gives the same float64 values as
-    ``np.add.reduceat``; a running sum read at the segment ends costs one pass over the slots
-    (and one for both strata together), where each ``reduceat`` pays per segment."""
-    if a is None and b is None:
-        return None, None
-    size = (a if a is not None else b).shape[0]
-    last = np.empty(seg.shape[0], dtype=np.intp)
-    last[:-1] = seg[1:]
-    last[-1] = size
-    last -= 1
-
-    def segment_sums(v: np.ndarray) -> np.ndarray:
-        run = np.cumsum(v)
-        return np.diff(run[last], prepend=0.0)
-
-    if a is not None and b is not None and size < PACK:
+    ``reduceat`` pays per segment (a dozen instructions a slot here), so one pass over the
+    packed sum instead of two saves about a third of it.  (A running sum read at the segment
+    ends takes fewer instructions still but more time: ``cumsum``'s chain of dependent
+    additions through memory runs at a fraction of ``reduceat``'s speed.)"""
+    if a is not None and b is not None and a.shape[0] < PACK:
         both = np.multiply(b, PACK)
         both += a
-        packed = segment_sums(both).astype(np.int64)
+        packed = np.add.reduceat(both, seg).astype(np.int64)
         fail = packed >> PACK_BITS
         return (packed - (fail << PACK_BITS)).astype(np.float64), fail.astype(np.float64)
     return (
-        None if a is None else segment_sums(a),
-        None if b is None else segment_sums(b),
+        None if a is None else np.add.reduceat(a, seg),
+        None if b is None else np.add.reduceat(b, seg),
     )
 
 
@@ -393,6 +384,28 @@ def evaluate_cohorts(
         se_r = np.where(bad, np.nan, se_r)
         se_t = np.where(bad, np.nan, se_t)
     return CohortStats(theta0, se_r, se_t)
+
+
+def keep_freed_memory() -> None:
+    """Let glibc's malloc keep the memory a batch frees for the next batch.
+
+    Each batch allocates and frees a few dozen slot arrays of 256–512 KiB.  glibc serves those
+    from fresh ``mmap`` regions or trims its heap top once more than its trim threshold is free,
+    so every batch faults its pages in from the kernel again: about 100,000 page faults and
+    0.2 CPU-s of system time in the canonical plan, a sixth of the whole command.  Raising the
+    mmap threshold to 32 MiB (glibc's own ceiling for its dynamic threshold on 64-bit) and the
+    trim threshold to 64 MiB keeps those pages in the process (its peak memory is unchanged:
+    the freed blocks are reused by the next batch).  Process-wide and idempotent; a no-op where
+    the C library has no ``mallopt`` (not glibc).  Memory reuse changes no computed value."""
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt
+    except Exception:  # no C library to ask, or not glibc's
+        return
+    m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's <malloc.h> parameter numbers
+    mallopt(m_mmap_threshold, 32 << 20)
+    mallopt(m_trim_threshold, 64 << 20)
 
 
 @dataclass(frozen=True)
@@ -533,6 +546,7 @@ def build_plan(
     if reasons:
         status = cfg.statuses["infeasible"]
     else:
+        keep_freed_memory()
         tab = centred_tables(cal)
         total_items = el.pass_items + el.fail_items
         w_pass = el.pass_items / total_items
