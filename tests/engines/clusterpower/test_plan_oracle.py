@@ -1,0 +1,262 @@
+"""The power-plan simulation equals its former implementation bit for bit.
+
+The simulation was made cheaper (gathers without the per-slot bounds test, the
+presence counts from one running sum instead of two ``reduceat`` passes, uniforms drawn
+straight into one array); the plan's bytes must not move.  The former code is kept here,
+verbatim, as the oracle: per-cohort results are compared as raw float64 bytes (NaN positions
+included) over many calibrations, task counts, cluster counts, seeds and batch shapes, and
+whole plans as their canonical bytes with the former code swapped in.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from s3_study import CONFIG
+
+from prereg.engines.clusterpower import plan as plan_module
+from prereg.engines.clusterpower.calibration_input import parse_calibration, read_calibration
+from prereg.engines.clusterpower.config import plan_config
+from prereg.engines.clusterpower.plan import (
+    CohortStats,
+    Eligible,
+    _RungStream,
+    allocate,
+    build_plan,
+    centred_tables,
+    evaluate_cohorts,
+)
+from prereg.files import canonical_bytes_nl
+from prereg.stats.resampling import (
+    cluster_jackknife_two_stratum,
+    unit_jackknife_two_stratum_filled,
+)
+
+CFG = plan_config(CONFIG)
+SAMPLE = Path(__file__).resolve().parents[2] / "fixtures" / "s3" / "calibration-sample.jsonl"
+
+
+def cfg_with(**frozen):
+    c = copy.deepcopy(CONFIG)
+    c["constants"]["frozen"].update(frozen)
+    return plan_config(c)
+
+
+# --------------------------------------------------------------------------------------------
+# the former implementation (the oracle), as it was before the rewrite
+
+
+def old_take(stream: _RungStream, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    cs, us = [], []
+    pos = lo
+    while pos < hi:
+        block, row = divmod(pos, stream.block_size)
+        if block != stream.block:
+            stream._open(block)
+        if row != stream.next_row:
+            raise RuntimeError("cohort ranges must be requested in order")
+        end = min(hi - pos, stream.block_size - row)
+        cs.append(stream.clusters[row : row + end])
+        us.append(stream.rng.random((end, stream.n)))
+        stream.next_row = row + end
+        pos += end
+    if len(cs) == 1:
+        return cs[0], us[0]
+    return np.concatenate(cs), np.concatenate(us)
+
+
+def old_evaluate_cohorts(tab, clusters, u, n, w_pass, w_fail) -> CohortStats:
+    bsz, g = clusters.shape
+    m = np.take(tab.size, clusters)
+    alloc = allocate(m, n)
+    counts = alloc.reshape(-1)
+    flat_c = clusters.reshape(-1)
+    st = np.repeat(np.take(tab.start, flat_c), counts)
+    sz = np.repeat(np.take(tab.size_f, flat_c), counts)
+    sz *= u.reshape(-1)
+    idx = st
+    idx += sz.astype(np.int64)
+    seg = np.empty(counts.shape[0], dtype=np.intp)
+    seg[0] = 0
+    np.cumsum(counts[:-1], out=seg[1:])
+
+    x = np.take(tab.x, idx)
+    y = np.take(tab.y, idx)
+    sx = np.add.reduceat(x, seg).reshape(bsz, g)
+    sy = np.add.reduceat(y, seg).reshape(bsz, g)
+    if tab.a is not None:
+        a = np.take(tab.a, idx)
+        ca = np.add.reduceat(a, seg).reshape(bsz, g)
+        a = a.reshape(bsz, n)
+        na = ca.sum(axis=1)
+    else:
+        a, ca, na = None, alloc, None
+    if tab.b is not None:
+        b = np.take(tab.b, idx)
+        cb = np.add.reduceat(b, seg).reshape(bsz, g)
+        b = b.reshape(bsz, n)
+        nb = cb.sum(axis=1)
+    else:
+        b, cb, nb = None, alloc, None
+    theta0, se_r = cluster_jackknife_two_stratum(sx, ca, sy, cb, w_pass, w_fail)
+    theta_t, se_t = unit_jackknife_two_stratum_filled(
+        x.reshape(bsz, n), a, y.reshape(bsz, n), b, w_pass, w_fail, na, nb
+    )
+    bad = np.isnan(theta0) | np.isnan(theta_t) | np.isnan(se_r) | np.isnan(se_t)
+    if bad.any():
+        theta0 = np.where(bad, np.nan, theta0)
+        se_r = np.where(bad, np.nan, se_r)
+        se_t = np.where(bad, np.nan, se_t)
+    return CohortStats(theta0, se_r, se_t)
+
+
+# --------------------------------------------------------------------------------------------
+# calibrations of many shapes
+
+
+def calibration(seed: int, repos: int, max_tasks: int, p_pass: float, p_fail: float):
+    """Random profiles (1..max_tasks tasks each); p_pass/p_fail 1.0 gives a stratum in every
+    task (its presence column is then None), small values give degenerate cohorts."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for r in range(repos):
+        for t in range(int(rng.integers(1, max_tasks + 1))):
+            has_p = rng.random() < p_pass
+            has_f = (not has_p) or rng.random() < p_fail
+            for has, label, mu in ((has_p, "official-pass", 0.2), (has_f, "official-fail", -0.1)):
+                if has:
+                    lines.append(
+                        json.dumps(
+                            {
+                                "stage": "calibration",
+                                "repository_id": f"r{r}",
+                                "task_id": f"r{r}-t{t}",
+                                "class_label": label,
+                                # rounded and exactly representable values as well
+                                "delta_logscore": float(rng.normal(mu, 1.0))
+                                if rng.random() < 0.7
+                                else round(float(rng.normal(mu, 1.0)), 2),
+                            }
+                        )
+                    )
+    return parse_calibration(("\n".join(lines) + "\n").encode(), "oracle.jsonl", CFG.input)
+
+
+SHAPES = [
+    # (seed, repositories, max tasks per repository, p_pass, p_fail)
+    (1, 6, 6, 0.6, 0.8),
+    (2, 12, 25, 0.5, 0.7),
+    (3, 4, 3, 1.0, 0.5),  # every task has a pass statistic: a is None
+    (4, 5, 8, 0.3, 1.0),  # every task has a fail statistic: b is None
+    (5, 3, 60, 1.0, 1.0),  # both None; long profiles
+    (6, 9, 2, 0.15, 0.9),  # rare pass statistics: many degenerate cohorts
+    (7, 2, 40, 0.5, 0.5),
+    (8, 20, 10, 0.7, 0.7),
+]
+
+
+def same_bits(got: CohortStats, ref: CohortStats) -> None:
+    for name in ("theta0", "se_repository", "se_task"):
+        a, b = getattr(got, name), getattr(ref, name)
+        assert a.dtype == b.dtype == np.float64 and a.shape == b.shape, name
+        assert a.tobytes() == b.tobytes(), name
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=[f"cal{s[0]}" for s in SHAPES])
+def test_evaluate_cohorts_is_the_former_computation_bit_for_bit(shape):
+    cal = calibration(*shape)
+    tab = centred_tables(cal)
+    c = len(cal.repositories)
+    rng = np.random.default_rng(100 + shape[0])
+    cases = [(2, 2), (3, 3), (2, 9), (12, 50), (12, 500)]
+    for _ in range(9):
+        g = int(rng.integers(2, 14))
+        cases.append((g, g + int(rng.integers(0, 700))))
+    degenerate = finite = 0
+    for g, n in cases:
+        seed = int(rng.integers(0, 2**31))
+        cohorts = int(rng.integers(1, 120))
+        clusters, u = _RungStream(seed, n, g, c, 64).take(0, cohorts)
+        w_pass = float(rng.random())
+        got = evaluate_cohorts(tab, clusters, u, n, w_pass, 1.0 - w_pass)
+        ref = old_evaluate_cohorts(tab, clusters, u, n, w_pass, 1.0 - w_pass)
+        same_bits(got, ref)
+        degenerate += int(np.isnan(ref.theta0).sum())
+        finite += int((~np.isnan(ref.theta0)).sum())
+    assert finite > 0  # the comparison covers real estimates, not only NaNs
+    if shape[3] < 0.2:
+        assert degenerate > 0  # and degenerate cohorts where a stratum is rare
+
+
+def test_presence_counts_without_packing_are_the_same(monkeypatch):
+    # a batch of PACK slots or more counts each stratum with its own running sum
+    cal = calibration(2, 12, 25, 0.5, 0.7)
+    tab = centred_tables(cal)
+    clusters, u = _RungStream(9, 300, 12, len(cal.repositories), 100).take(0, 150)
+    packed = evaluate_cohorts(tab, clusters, u, 300, 0.3, 0.7)
+    monkeypatch.setattr(plan_module, "PACK", 1.0)
+    separate = evaluate_cohorts(tab, clusters, u, 300, 0.3, 0.7)
+    same_bits(separate, packed)
+    same_bits(separate, old_evaluate_cohorts(tab, clusters, u, 300, 0.3, 0.7))
+
+
+@pytest.mark.parametrize(("lo_hi", "block"), [((0, 1000), 1000), ((0, 2500), 1000), ((0, 130), 7)])
+def test_draws_are_the_former_draws(lo_hi, block):
+    lo, hi = lo_hi
+    for step in (1, 17, 333, hi):
+        new, old = _RungStream(11, 37, 5, 8, block), _RungStream(11, 37, 5, 8, block)
+        for a in range(lo, hi, step):
+            b = min(a + step, hi)
+            c1, u1 = new.take(a, b)
+            c2, u2 = old_take(old, a, b)
+            assert c1.tobytes() == c2.tobytes() and u1.tobytes() == u2.tobytes()
+            assert u1.flags.c_contiguous and u1.shape == (b - a, 37)
+
+
+# --------------------------------------------------------------------------------------------
+# whole plans: the same bytes with the former simulation swapped in
+
+
+def plan_bytes(cfg, cal, el, sims, batch=None) -> bytes:
+    p = build_plan(
+        cfg,
+        cal,
+        el,
+        spec_digest="sha256:" + "0" * 64,
+        amendment_version="v",
+        simulations=sims,
+        batch_size=batch,
+    )
+    return canonical_bytes_nl(p)
+
+
+@pytest.mark.parametrize(
+    ("which", "eligible", "sims", "batch", "frozen"),
+    [
+        ("sample", (500, 12, 210, 430), 600, None, {}),
+        ("sample", (120, 12, 210, 430), 700, 333, {}),
+        ("sample", (640, 12, 1, 639), 300, None, {"block_size": 64}),
+        ("sample", (75, 3, 40, 35), 900, 100, {"seed": 7}),
+        ("cal2", (300, 5, 100, 200), 400, None, {"seed": 123, "block_size": 250}),
+        ("cal6", (60, 4, 20, 40), 500, None, {}),
+        ("cal5", (200, 3, 50, 150), 400, 37, {}),
+    ],
+)
+def test_plans_are_the_former_plans_byte_for_byte(
+    monkeypatch, which, eligible, sims, batch, frozen
+):
+    cal = (
+        read_calibration(SAMPLE, CFG.input)
+        if which == "sample"
+        else calibration(*next(s for s in SHAPES if f"cal{s[0]}" == which))
+    )
+    cfg = cfg_with(**frozen) if frozen else CFG
+    el = Eligible(*eligible)
+    new = plan_bytes(cfg, cal, el, sims, batch)
+    monkeypatch.setattr(plan_module, "evaluate_cohorts", old_evaluate_cohorts)
+    monkeypatch.setattr(_RungStream, "take", old_take)
+    assert plan_bytes(cfg, cal, el, sims, batch) == new
