@@ -324,3 +324,33 @@ VALUES = st.recursive(
 @given(st.dictionaries(KEYS, VALUES, max_size=6))
 def test_the_sorted_encoder_equals_json_dumps_on_objects(value):
     assert fast._encode(value) == canonical_record_json(value)
+
+
+def test_score_imports_no_scipy_no_preparation_and_no_jsonschema(folders, tmp_path):
+    """The score command reads typed records and takes its normal quantiles from a table and
+    ndtr from scipy's compiled module alone: no scipy module stays loaded, and neither the
+    preparation, the engine configuration, the seed policy nor jsonschema is imported."""
+    import subprocess
+    import sys
+
+    _score(folders[SEEDS[0]], tmp_path, "warm")
+    cal = tmp_path / "cal.json"
+    argv = [
+        "--project", str(ROOT), STUDY, "score", str(folders[SEEDS[0]]), str(tmp_path / "obs.jsonl"),
+        "--calibrator", str(cal), "--calibrator-digest", json.loads(cal.read_text())["digest"],
+        "--session-start", STARTS, "--evaluated-at", EVALUATED, "--out", str(tmp_path / "S.json"),
+    ]  # fmt: skip
+    code = (
+        "import json, sys\n"
+        "from prereg.cli import main\n"
+        "assert main(sys.argv[1:]) == 0\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in"
+        " ('scipy', 'jsonschema') or m.rsplit('.', 1)[-1] in"
+        " ('commands', 'pipeline', 'generate', 'config', 'seeds', 'audit'))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *argv], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+    assert (tmp_path / "S.json").read_bytes() == (tmp_path / "warm.json").read_bytes()
