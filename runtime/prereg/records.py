@@ -592,10 +592,8 @@ def _typed_decoders(schema_path: str):
 
 def _patterns_hold(rows: list[dict], patterns) -> bool:
     """Every string value of each patterned field matches its pattern (``re.search``)."""
-    from operator import methodcaller
-
     for name, rx in patterns:
-        values = list(map(methodcaller("get", name), rows))
+        values = [r.get(name) for r in rows]
         try:
             held = all(map(rx.search, values))
         except TypeError:  # a field left out, or another type than a string

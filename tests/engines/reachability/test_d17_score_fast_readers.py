@@ -354,3 +354,76 @@ def test_score_imports_no_scipy_no_preparation_and_no_jsonschema(folders, tmp_pa
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
     assert (tmp_path / "S.json").read_bytes() == (tmp_path / "warm.json").read_bytes()
+
+
+# -- the row table, field by field -------------------------------------------------------------
+
+
+def _table_outcome(records, gold, by_column: bool):
+    from prereg.engines.reachability import scoring
+
+    config = context().config
+    spec = scoring_spec(config)
+    fn = scoring._rows_by_column
+    try:
+        if not by_column:
+            scoring._rows_by_column = lambda *a: None
+        t = scoring.row_table(config, spec, records, gold)
+    except Exception as exc:  # the row loop's own failures, compared as they are
+        return type(exc).__name__, str(exc)
+    finally:
+        scoring._rows_by_column = fn
+    return (t.ids, t.requests, t.cell.tolist(), t.position.tolist(), t.gold_yes.tolist())
+
+
+@pytest.fixture(scope="module")
+def demo_rows(folders):
+    folder = folders[SEEDS[0]]
+    rows = fast.corpus_rows((folder / "corpus.jsonl").read_bytes())
+    gold, _ = fast.gold_object((folder / "gold.json").read_bytes())
+    return rows, gold
+
+
+def test_the_row_table_by_column_is_the_row_loops_on_prepared_folders(demo_rows):
+    rows, gold = demo_rows
+    got = _table_outcome(rows, gold, True)
+    assert isinstance(got[0], tuple) and len(got[0]) == len(rows)
+    assert got == _table_outcome(rows, gold, False)
+
+
+@SETTINGS
+@given(st.data())
+def test_the_row_table_by_column_equals_the_row_loop_on_hostile_rows(demo_rows, data):
+    import copy
+
+    rows, gold = demo_rows
+    picked = sorted(data.draw(st.sets(st.integers(0, len(rows) - 1), min_size=1, max_size=6)))
+    records = [rows[i] for i in picked]
+    labels = {r[0]: gold["labels"][r[0]] for r in records}
+    worlds = {r[0]: copy.deepcopy(gold["worlds"][r[0]]) for r in records}
+    for _ in range(data.draw(st.integers(0, 4))):
+        rid = data.draw(st.sampled_from([r[0] for r in records]))
+        how = data.draw(st.sampled_from(["label", "no label", "no world", "world", "factor", "split", "twice"]))  # fmt: skip
+        if how == "label":
+            labels[rid] = data.draw(st.sampled_from(["yes", "no", "maybe", ["no"], 1]))
+        elif how == "no label":
+            labels.pop(rid, None)
+        elif how == "no world":
+            worlds.pop(rid, None)
+        elif how == "world":
+            worlds[rid] = data.draw(st.sampled_from(["w", [], None, 3]))
+        elif how == "factor" and isinstance(worlds.get(rid), dict):
+            key = data.draw(st.sampled_from(["hops", "pool", "outcome", "layout", "failurePosition", "failureKind"]))  # fmt: skip
+            value = data.draw(st.sampled_from([None, 0, 1, 3, "1", "x", [1], True]))
+            if data.draw(st.booleans()):
+                worlds[rid].pop(key, None)
+            else:
+                worlds[rid][key] = value
+        elif how == "split":
+            at = [r[0] for r in records].index(rid)
+            r = records[at]
+            records[at] = (r[0], data.draw(st.sampled_from(["tuning", "test", "x", 1])), r[2])
+        elif how == "twice":
+            records.append(records[0])
+    g = {"labels": labels, "worlds": worlds}
+    assert _table_outcome(records, g, True) == _table_outcome(records, g, False)

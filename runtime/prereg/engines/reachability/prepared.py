@@ -37,6 +37,7 @@ whole prepared folders).
 from __future__ import annotations
 
 import hashlib
+from operator import attrgetter
 from typing import Annotated, Any
 
 import msgspec
@@ -74,6 +75,7 @@ class _Row(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 
 _corpus_decoder = msgspec.json.Decoder(_Row)
+_ID = attrgetter("id")
 _corpus_encoder = msgspec.json.Encoder()
 _FAILED = (msgspec.DecodeError, ValueError, RecursionError)
 
@@ -89,7 +91,7 @@ def corpus_rows(data: bytes) -> list[tuple[str, str, tuple[str, ...]]] | None:
         return None
     if not rows or _corpus_encoder.encode_lines(rows) != data:
         return None
-    return [(r.id, r.split, tuple(q.id for q in r.requests)) for r in rows]
+    return [(r.id, r.split, tuple(map(_ID, r.requests))) for r in rows]
 
 
 _Int = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
