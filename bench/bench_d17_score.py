@@ -4,7 +4,9 @@ Prepares the public demo seed under the compiled study, simulates the d17-findin
 and fits a calibrator, then prints medians of:
 
 - the stages of ``score`` in this process (prepared-folder verification, observation reading
-  against the contract, figures + rules, the whole handler including writing SCORE.json/.md);
+  against the contract with the typed reader the command uses and with the strict per-line
+  reader it falls back to, figures + rules, the whole handler including writing
+  SCORE.json/.md);
 - ``prereg d17-multifact score`` in a new Python process (interpreter start and imports
   included).
 
@@ -54,7 +56,7 @@ def main() -> int:
     from prereg.compiler.project import Project
     from prereg.engines.reachability import score_commands as sc
     from prereg.engines.reachability import scoring
-    from prereg.records import read_records
+    from prereg.records import read_jsonl_records, read_records
     from prereg.study import study_context
 
     module, ctx = study_context(Project(ROOT), STUDY)
@@ -84,7 +86,8 @@ def main() -> int:
         ]  # fmt: skip
         for r in range(runs):
             _, table, _ = timed("verify prepared folder", sc.load_prepared, ctx, prep, spec)
-            recs = timed("read observations (contract)", read_records, obs, schema, "jsonl")
+            recs = timed("read observations (typed reader)", read_jsonl_records, obs, schema)
+            timed("read observations (strict reader)", read_records, obs, schema, "jsonl")
             counted = timed("terminal attempts", scoring.counted_attempts, recs, table, spec, "o")
             args = (ctx.config, rules, table, counted.p_yes(spec), blocks, spec)
             score = functools.partial(scoring.score, counted=counted)

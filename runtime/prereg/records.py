@@ -396,3 +396,305 @@ class Record:
         names = {f.name: json_names.get(f.name, f.name) for f in dataclasses.fields(cls)}
         rows = read_records(path, cls.SCHEMA, cls.FORMAT, max_problems=max_problems)
         return [cls(**{a: row.get(j) for a, j in names.items()}) for row in rows]
+
+
+# -- a typed fast path for JSONL record files ------------------------------------------------
+#
+# ``read_jsonl_records`` is ``read_records(path, schema_path, "jsonl")`` with msgspec: the same
+# records and the same refusals, word for word. A record contract that is a closed object
+# schema of scalar fields, each with a ``type`` (or an ``enum`` of strings) and the keywords the
+# compiler writes for scalars (numeric bounds, string length and pattern), is compiled into a
+# msgspec Struct that accepts only records the contract's predicate accepts (see
+# ``_scalar_type``). A block of whole lines is taken at C speed when every line decodes alone
+# (one JSON value each: no blank line, nothing after the value) into that Struct and into plain
+# values, holds no CR, and the block's count of ``"`` [whitespace] ``:`` sequences (at least its
+# count of object keys; a quote-colon in a string only adds) equals the decoded records' count
+# of keys (no nested objects: every field is a scalar), so no key occurs twice. NaN, Infinity,
+# numbers that overflow, invalid UTF-8 and lone surrogates are refused by the decoder. Any other
+# block is read line by line as ``read_records`` reads it, with its messages.
+
+_INT_BOUND = 2**63  # integers the fast path takes: far below the JSON reader's digit limit
+_EXACT = 2**53  # an integer bound of a float compared exactly
+
+
+def _int_meta(schema: dict):
+    """(ge, le) for an integer under the bounds of ``schema``, or None when they are not
+    numbers."""
+    lo, hi = -_INT_BOUND + 1, _INT_BOUND - 1
+    for key in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        if key not in schema:
+            continue
+        b = schema[key]
+        if type(b) not in (int, float) or not math.isfinite(b):
+            return None
+        if key == "minimum":
+            lo = max(lo, math.ceil(b))
+        elif key == "exclusiveMinimum":
+            lo = max(lo, math.floor(b) + 1)
+        elif key == "maximum":
+            hi = min(hi, math.floor(b))
+        else:
+            hi = min(hi, math.ceil(b) - 1)
+    return lo, hi
+
+
+def _float_meta(schema: dict) -> dict | None:
+    """msgspec bounds for a float under the bounds of ``schema``, or None when they cannot be
+    compared exactly (a bound not a finite number, an integer bound beyond 2**53, both an
+    inclusive and an exclusive bound on one side)."""
+    names = {"minimum": "ge", "exclusiveMinimum": "gt", "maximum": "le", "exclusiveMaximum": "lt"}
+    meta = {}
+    for key, name in names.items():
+        if key not in schema:
+            continue
+        b = schema[key]
+        if type(b) not in (int, float) or not math.isfinite(b):
+            return None
+        if type(b) is int and abs(b) > _EXACT:
+            return None
+        meta[name] = float(b)
+    if ("ge" in meta and "gt" in meta) or ("le" in meta and "lt" in meta):
+        return None
+    return meta
+
+
+_SCALAR_KEYS = frozenset(
+    {
+        "type",
+        "enum",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minLength",
+        "maxLength",
+        "pattern",
+    }
+)
+
+
+def _scalar_type(schema: Any):
+    """A msgspec type accepting only values ``schema_predicate(schema)`` accepts (decoded from
+    JSON), or None where the fast path has none. With an ``enum`` the type is a Literal of the
+    listed strings the predicate accepts; otherwise a union of one type per JSON type, each
+    constrained by the keywords that apply to it (integers also to a 64-bit range)."""
+    import msgspec
+
+    if not isinstance(schema, dict):
+        return None
+    if any(k not in _SCALAR_KEYS and not _annotation(k) for k in schema):
+        return None
+    accept = schema_predicate(schema)
+    if accept is None:
+        return None
+    if "enum" in schema:
+        from typing import Literal
+
+        allowed = [e for e in schema["enum"] if accept(e)]
+        return Literal[tuple(allowed)] if allowed else None
+    t = schema.get("type")
+    names = [t] if isinstance(t, str) else t
+    if not isinstance(names, list) or not names or len(set(names)) != len(names):
+        return None
+    from typing import Annotated, Union
+
+    members: list[Any] = []
+    for name in names:
+        if name == "string":
+            meta = {}
+            for key, arg in (("minLength", "min_length"), ("maxLength", "max_length")):
+                if key in schema:
+                    if type(schema[key]) is not int or schema[key] < 0:
+                        return None
+                    meta[arg] = schema[key]
+            # a pattern is checked on the decoded values (``_patterns``): msgspec's own check
+            # costs several times Python's ``re`` search per value
+            members.append(Annotated[str, msgspec.Meta(**meta)] if meta else str)
+        elif name in ("integer", "number"):
+            bounds = _int_meta(schema)
+            if bounds is None or bounds[0] > bounds[1]:
+                return None
+            members.append(Annotated[int, msgspec.Meta(ge=bounds[0], le=bounds[1])])
+            if name == "number":
+                fmeta = _float_meta(schema)
+                if fmeta is None:
+                    return None
+                members.append(Annotated[float, msgspec.Meta(**fmeta)] if fmeta else float)
+        elif name == "boolean":
+            members.append(bool)
+        elif name == "null":
+            members.append(None)
+        else:
+            return None
+    return members[0] if len(members) == 1 else Union[tuple(members)]  # noqa: UP007 (built)
+
+
+def _record_struct(schema: Any):
+    """(a msgspec Struct, the ``(field, compiled pattern)`` its string values must match) of a
+    closed object schema of scalar fields (see ``_scalar_type``), or None."""
+    import msgspec
+
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return None
+    keys = {"type", "properties", "required", "additionalProperties"}
+    if any(k not in keys and not _annotation(k) for k in schema):
+        return None
+    props = schema.get("properties", {})
+    required = schema.get("required", [])
+    if schema.get("additionalProperties", True) is not False or not isinstance(props, dict):
+        return None
+    if not isinstance(required, list) or not all(type(r) is str for r in required):
+        return None
+    if not set(required) <= set(props):
+        return None
+    fields: list[tuple] = []
+    rename = {}
+    patterns = []
+    for i, (name, sub) in enumerate(props.items()):
+        t = _scalar_type(sub)
+        if t is None:
+            return None
+        if "pattern" in sub and "enum" not in sub:
+            try:
+                patterns.append((name, re.compile(sub["pattern"])))
+            except (re.error, TypeError):
+                return None
+        attr = f"f{i}"
+        rename[attr] = name
+        if name in required:
+            fields.append((attr, t))
+        else:
+            fields.append((attr, t | msgspec.UnsetType, msgspec.UNSET))
+    try:
+        struct = msgspec.defstruct(
+            "Record", fields, rename=rename, forbid_unknown_fields=True, kw_only=True, gc=False
+        )
+    except (TypeError, ValueError):
+        return None
+    return struct, tuple(patterns)
+
+
+@lru_cache(maxsize=32)
+def _typed_decoders(schema_path: str):
+    """(typed decoder, plain decoder, patterns) for a record contract in a file, or None."""
+    try:
+        schema = json.loads(Path(schema_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    compiled = _record_struct(schema)
+    if compiled is None:
+        return None
+    import msgspec
+
+    struct, patterns = compiled
+    return msgspec.json.Decoder(struct), msgspec.json.Decoder(), patterns
+
+
+def _patterns_hold(rows: list[dict], patterns) -> bool:
+    """Every string value of each patterned field matches its pattern (``re.search``)."""
+    for name, rx in patterns:
+        values = [r.get(name) for r in rows]
+        try:
+            held = all(map(rx.search, values))
+        except TypeError:  # a field left out, or another type than a string
+            held = all(rx.search(v) for v in values if type(v) is str)
+        if not held:
+            return False
+    return True
+
+
+def _typed_block(block: bytes, typed, plain, patterns) -> list[dict] | None:
+    """The records of a block of whole LF-terminated lines, or None when the fast path cannot
+    vouch for it (see above)."""
+    import msgspec
+
+    if not block.endswith(b"\n") or b"\r" in block:
+        return None
+    lines = block.split(b"\n")
+    lines.pop()
+    try:
+        list(map(typed.decode, lines))
+        rows = list(map(plain.decode, lines))
+    except (msgspec.DecodeError, ValueError, RecursionError):
+        return None
+    from prereg.jsonl import _keys
+
+    if sum(map(len, rows)) != _keys(block) or not _patterns_hold(rows, patterns):
+        return None
+    return rows
+
+
+def read_jsonl_records(
+    path, schema_path: Path, *, max_problems: int = 50, block: int | None = None
+) -> list[dict]:
+    """``read_records(path, schema_path, "jsonl")``: every record, or one UserError listing the
+    problems, the same records and words; blocks of lines (``block`` bytes or more, default
+    :data:`prereg.jsonl.BLOCK`) a typed decoder vouches for skip the per-line parse and the
+    per-record schema check (see above)."""
+    decoders = _typed_decoders(str(schema_path))
+    if decoders is None:
+        return read_records(path, schema_path, "jsonl", max_problems=max_problems)
+    from prereg.jsonl import BOM, LineBlocks
+
+    typed, plain, patterns = decoders
+    path = Path(path)
+    problems: list[str] = []
+    rows: list[dict] = []
+    source = LineBlocks(path, block)
+    blocks = iter(source)
+    offset = 0
+    lineno = 0
+    while True:
+        try:
+            item = next(blocks, None)
+        except OSError as exc:
+            raise UserError(f"{path}: cannot read: {exc.strerror}") from None
+        if item is None:
+            break
+        _first, data, _n = item
+        if offset == 0 and data.startswith(BOM):
+            raise UserError(
+                f"{path}:1: starts with a byte-order mark; save it as UTF-8 without BOM"
+            )
+        fast = _typed_block(data, typed, plain, patterns)
+        if fast is not None:
+            rows.extend(fast)
+            offset += len(data)
+            lineno += len(fast)
+            continue
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UserError(f"{path}: not UTF-8 (byte {offset + exc.start})") from None
+        offset += len(data)
+        lines = text.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        for line in lines:
+            lineno += 1
+            if line.strip() == "":
+                problems.append(f"{path}:{lineno}: blank line")
+                continue
+            if line.endswith("\r"):
+                problems.append(f"{path}:{lineno}: CRLF line ending; use LF")
+                line = line[:-1]
+            try:
+                obj = loads_strict(line)
+            except (ValueError, StrictJSONError) as exc:
+                problems.append(f"{path}:{lineno}: not valid JSON: {exc}")
+                continue
+            if not isinstance(obj, dict):
+                problems.append(f"{path}:{lineno}: not a JSON object")
+                continue
+            problems.extend(f"{path}:{lineno}: {p}" for p in schema_problems(obj, schema_path))
+            rows.append(obj)
+    if source.size == 0:
+        raise UserError(f"{path}: the file is empty")
+    if problems:
+        shown = problems[:max_problems]
+        if len(problems) > max_problems:
+            shown.append(f"… and {len(problems) - max_problems} more")
+        raise UserError(
+            f"{path}: {len(problems)} problem(s) against {schema_path.name}", problems=shown
+        )
+    return rows

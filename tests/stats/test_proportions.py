@@ -275,3 +275,22 @@ def test_vectorized_equals_scalar(rows):
                 [d[i], dlo[i], dhi[i]], newcombe_difference(*args, level=0.95)
             )
             np.testing.assert_array_equal([z[i], p[i]], pooled_z_test(*args))
+
+
+def test_critical_values_at_the_usual_levels_are_scipys_ndtri_bit_for_bit():
+    from scipy.special import ndtri
+
+    from prereg.stats.proportions import _CRITICAL
+
+    assert 0.95 in _CRITICAL
+    for level, z in _CRITICAL.items():
+        assert z.hex() == float(ndtri((1.0 + level) / 2.0)).hex()
+        assert critical_z(level=level).hex() == z.hex()
+
+
+@SETTINGS
+@given(st.floats(1e-9, 1 - 1e-9) | st.sampled_from([0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 0.999]))
+def test_critical_z_is_ndtri_of_the_upper_tail_bit_for_bit(level):
+    from scipy.special import ndtri
+
+    assert critical_z(level=level).hex() == float(ndtri((1.0 + level) / 2.0)).hex()

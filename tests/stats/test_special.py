@@ -75,3 +75,28 @@ def test_power_plan_t_quantiles_equal_scipy_stdtrit_bit_for_bit():
     assert set(out["eq"].values()) == {True}
     assert set(out["eq_vec"].values()) == {True}
     assert "0.975" in out["eq"]
+
+
+def test_special_ufuncs_load_alone_and_hand_out_scipys_objects():
+    """ndtr (and the error functions) from scipy.special's ``_special_ufuncs`` alone: neither
+    the scipy package nor another scipy module is imported or left in sys.modules, and the
+    package imported afterwards hands out the same object, giving the same values."""
+    out = run_fresh(
+        """
+        import json, sys
+        import numpy as np
+        from prereg.stats.special import special_function
+        ndtr = special_function("ndtr")
+        after = sorted(m for m in sys.modules if m.split(".")[0] == "scipy")
+        x = np.linspace(-40, 40, 200_001)
+        light = ndtr(x)
+        import scipy.special
+        print(json.dumps({
+            "after": after,
+            "same": ndtr is scipy.special.ndtr,
+            "erf": special_function("erf") is scipy.special.erf,
+            "values": light.tobytes() == scipy.special.ndtr(x).tobytes(),
+        }))
+        """
+    )
+    assert out == {"after": [], "same": True, "erf": True, "values": True}

@@ -41,13 +41,44 @@ from __future__ import annotations
 
 import numpy as np
 
-from prereg.stats.special import function
+from prereg.stats.special import function, special_function
 
-# scipy.special's own ufuncs, loaded without the scipy.special package (prereg.stats.special)
-betainccinv = function("betainccinv")
-betaincinv = function("betaincinv")
-ndtr = function("ndtr")
-ndtri = function("ndtri")
+
+class _Loaded:
+    """A scipy.special ufunc, loaded at its first call (``load(name)``) and called as it is."""
+
+    def __init__(self, name: str, load) -> None:
+        self.name = name
+        self._load = load
+        self._fn = None
+
+    def __call__(self, *args):
+        fn = self._fn
+        if fn is None:
+            fn = self._fn = self._load(self.name)
+        return fn(*args)
+
+
+# scipy.special's own ufuncs, loaded on first use without the scipy.special package
+# (prereg.stats.special): ndtr from its compiled module alone, the others from _ufuncs
+betainccinv = _Loaded("betainccinv", function)
+betaincinv = _Loaded("betaincinv", function)
+ndtr = _Loaded("ndtr", special_function)
+ndtri = _Loaded("ndtri", function)
+
+# Φ⁻¹((1 + level)/2) at the usual two-sided levels: scipy.special.ndtri's own values (the
+# tests compare each with it bit for bit), so that a Wilson or Newcombe bound at one of these
+# levels needs no quantile function at all.
+_CRITICAL = {
+    0.5: 0.6744897501960817,
+    0.8: 1.2815515655446004,
+    0.9: 1.6448536269514722,
+    0.95: 1.959963984540054,
+    0.98: 2.3263478740408408,
+    0.99: 2.5758293035489004,
+    0.995: 2.807033768343811,
+    0.999: 3.2905267314919255,
+}
 
 
 def critical_z(level=None, z=None) -> float:
@@ -65,7 +96,8 @@ def critical_z(level=None, z=None) -> float:
     lv = float(level)
     if not (0.0 < lv < 1.0):
         raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}")
-    return float(ndtri((1.0 + lv) / 2.0))
+    known = _CRITICAL.get(lv)
+    return known if known is not None else float(ndtri((1.0 + lv) / 2.0))
 
 
 def _counts(k, n, names: tuple[str, str]) -> tuple[np.ndarray, np.ndarray]:

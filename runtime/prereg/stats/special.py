@@ -59,3 +59,62 @@ def function(name: str):
     import scipy.special
 
     return getattr(scipy.special, name)
+
+
+# -- one compiled module alone ---------------------------------------------------------------
+#
+# Some of scipy.special's functions (``ndtr`` and the error functions among them) live in the
+# compiled module ``scipy.special._special_ufuncs``, which imports neither the scipy package
+# nor the other compiled modules: loaded from its file alone it costs a few million
+# instructions, where the scipy package and ``_ufuncs`` cost about seventy. As with
+# :func:`function`, nothing is left in ``sys.modules``, and a later ``import scipy.special``
+# hands out the same objects (the tests check the identity and the values).
+
+_SPECIAL = "scipy.special._special_ufuncs"
+_special = None  # that module, once loaded by _special_ufuncs
+
+
+def _special_ufuncs():
+    """``scipy.special._special_ufuncs`` loaded from its file without its packages, or None
+    when that fails; ``sys.modules`` is left as it was found."""
+    global _special
+    if _special is not None:
+        return _special
+    import importlib.machinery
+    import importlib.util
+    import os
+
+    import numpy  # noqa: F401 (the compiled module imports numpy's C API: loaded for good)
+
+    before = set(sys.modules)
+    try:
+        scipy_spec = importlib.util.find_spec("scipy")
+        folder = os.path.join(scipy_spec.submodule_search_locations[0], "special")
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = os.path.join(folder, "_special_ufuncs" + suffix)
+            if os.path.isfile(path):
+                break
+        else:
+            return None
+        loader = importlib.machinery.ExtensionFileLoader(_SPECIAL, path)
+        spec = importlib.util.spec_from_file_location(_SPECIAL, path, loader=loader)
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+    except Exception:
+        return None
+    finally:
+        for added in set(sys.modules) - before:  # single-phase init registers the module
+            del sys.modules[added]
+    _special = module
+    return _special
+
+
+def special_function(name: str):
+    """scipy.special's ``name`` from ``_special_ufuncs`` loaded alone (see above), or
+    :func:`function` when scipy.special is imported already, the light load fails, or the
+    module has no such function."""
+    if sys.modules.get("scipy.special") is None:
+        module = _special_ufuncs()
+        if module is not None and hasattr(module, name):
+            return getattr(module, name)
+    return function(name)

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prereg.digest import PREFIX, digest, sha256_hex
 from prereg.engines import StudyContext
@@ -65,8 +65,10 @@ from prereg.files import canonical_bytes_nl, read_regular, refuse_existing, writ
 from prereg.records import loads_strict, read_json_file
 
 from .budget import budget_plan, calibration_window, iso_ms, parse_instant
-from .config import EngineConfig, study_config
-from .seeds import check_seed_syntax, classify_seed
+
+if TYPE_CHECKING:  # the engine configuration and the seed policy: loaded where a handler needs
+    # them, so that the command table (and score, which finds its handler in it) does not
+    from .config import EngineConfig
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -95,6 +97,8 @@ class HandOff:
 
     @classmethod
     def of(cls, ctx: StudyContext) -> HandOff:
+        from .config import study_config
+
         consts = ctx.config["constants"]
         return cls(
             {
@@ -237,6 +241,8 @@ def read_prepared(h: HandOff, outdir: Path) -> dict[str, Any]:
             f"{prereg_path}: prepared under spec {prereg.get('specDigest')}, not the current"
             f" spec {h.spec_digest}",
         )
+    from .seeds import check_seed_syntax
+
     check_seed_syntax(prereg["seed"], h.ec.seed_policy)
     return prereg
 
@@ -452,6 +458,8 @@ def bundle_document(
 
 
 def bundle(ctx: StudyContext, args: argparse.Namespace) -> int:
+    from .seeds import classify_seed
+
     h = HandOff.of(ctx)
     out = Path(args.out)
     refuse_existing(out)
@@ -636,6 +644,8 @@ def validate_bundle(
             f" {h.ec.generator_id!r}",
         )
     seed = _field(doc, path, "/seed")
+    from .seeds import check_seed_syntax, classify_seed
+
     check_seed_syntax(seed, h.ec.seed_policy)
     sc = classify_seed(seed, h.ec.seed_policy)
     if sc.public:

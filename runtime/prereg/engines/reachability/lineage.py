@@ -66,7 +66,7 @@ def _trusted(h: HandOff, cfg_path: Path, cfg: dict, key: str, code: str) -> tupl
 
 
 def score_from_config(ctx: StudyContext, args: argparse.Namespace) -> int:
-    from prereg.records import read_records
+    from prereg.records import read_jsonl_records
 
     from .score_commands import (
         _markdown_path,
@@ -195,7 +195,7 @@ def score_from_config(ctx: StudyContext, args: argparse.Namespace) -> int:
     records: list[dict] = []
     whole = hashlib.sha256()
     for path in observation_files:
-        records += read_records(path, schema, "jsonl")
+        records += read_jsonl_records(path, schema)
         _, data = file_digest(path, "a run's observations")
         whole.update(data)
     return write_score(

@@ -98,6 +98,35 @@ def _without(obj: Any, key: str, path: Path) -> dict:
     return {k: v for k, v in obj.items() if k != key}
 
 
+def _gold(path: Path) -> tuple[dict, str]:
+    """(gold object without specDigest, the digest of its canonical JSON) of a gold file:
+    the fast path of :mod:`.prepared` for a file as prepare wrote it, else the strict reader."""
+    from .prepared import gold_object
+
+    try:
+        fast = gold_object(read_regular(path))
+    except OSError:
+        fast = None  # the strict reader names the problem
+    if fast is not None:
+        return fast
+    gold = _without(_read_json(path), "specDigest", path)
+    return gold, record_digest(gold)
+
+
+def _corpus_records_strict(
+    corpus_bytes: bytes, corpus_path: Path
+) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(row id, split, request ids) per corpus line, each line parsed by the strict reader."""
+    records = []
+    for n, line in enumerate(corpus_bytes.decode("utf-8", "replace").splitlines(), start=1):
+        try:
+            rec = loads_strict(line)
+            records.append((rec["id"], rec["split"], tuple(r["id"] for r in rec["requests"])))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise UserError(f"{corpus_path}:{n}: not a corpus record ({str(exc)[:120]})") from None
+    return records
+
+
 def load_prepared(
     ctx: StudyContext, outdir: Path, spec: ScoringSpec
 ) -> tuple[dict, RowTable, dict]:
@@ -127,8 +156,8 @@ def load_prepared(
             " altered after preparation"
         )
     gold_path = outdir / GOLD
-    gold = _without(_read_json(gold_path), "specDigest", gold_path)
-    if record_digest(gold) != prereg.get("goldDigest"):
+    gold, gold_digest = _gold(gold_path)
+    if gold_digest != prereg.get("goldDigest"):
         raise UserError(
             f"{gold_path}: digest differs from goldDigest in {prereg_path}; the gold file was"
             " altered after preparation"
@@ -137,13 +166,11 @@ def load_prepared(
     audit = _without(_read_json(audit_path), "specDigest", audit_path)
     if digest(audit) != prereg.get("auditDigest"):
         raise UserError(f"{audit_path}: digest differs from auditDigest in {prereg_path}")
-    records = []
-    for n, line in enumerate(corpus_bytes.decode("utf-8", "replace").splitlines(), start=1):
-        try:
-            rec = loads_strict(line)
-            records.append((rec["id"], rec["split"], tuple(r["id"] for r in rec["requests"])))
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise UserError(f"{corpus_path}:{n}: not a corpus record ({str(exc)[:120]})") from None
+    from .prepared import corpus_rows
+
+    records = corpus_rows(corpus_bytes)
+    if records is None:  # not as prepare writes it: the strict reader says what is wrong
+        records = _corpus_records_strict(corpus_bytes, corpus_path)
     if record_digest([r[0] for r in records]) != prereg.get("dispatchOrderDigest"):
         raise UserError(f"{corpus_path}: row order differs from dispatchOrderDigest")
     table = row_table(ctx.config, spec, records, gold)
@@ -387,7 +414,7 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
             )
             + ")"
         )
-    from prereg.records import read_records
+    from prereg.records import read_jsonl_records
 
     from .calibrator import load_calibrator
     from .scoring import scoring_spec
@@ -416,7 +443,7 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
     )
     prereg, table, _ = load_prepared(ctx, Path(args.outdir), spec)
     obs_path = Path(args.observations)
-    records = read_records(obs_path, schema_path(module, spec.contracts["observation"]), "jsonl")
+    records = read_jsonl_records(obs_path, schema_path(module, spec.contracts["observation"]))
     sha, _ = file_sha256(obs_path)
     return write_score(
         ctx,
@@ -546,7 +573,7 @@ def _part(recs: list[dict], table: RowTable, spec: ScoringSpec, part: str) -> li
 
 
 def calibrator_fit(ctx: StudyContext, args: argparse.Namespace) -> int:
-    from prereg.records import read_records
+    from prereg.records import read_jsonl_records
 
     from .calibrator import fit_artifact
     from .scoring import RowTable, scoring_spec, terminal_p_yes
@@ -574,7 +601,7 @@ def calibrator_fit(ctx: StudyContext, args: argparse.Namespace) -> int:
         factors=(),
     )
     obs_path = Path(args.observations)
-    records = read_records(obs_path, schema_path(module, spec.contracts["observation"]), "jsonl")
+    records = read_jsonl_records(obs_path, schema_path(module, spec.contracts["observation"]))
     p = terminal_p_yes(records, light, spec, str(obs_path))
     observed = ~np.isnan(p)
     artifact = fit_artifact(

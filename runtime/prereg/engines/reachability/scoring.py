@@ -308,6 +308,78 @@ def row_table(
     }
     labels = gold["labels"]
     worlds = gold["worlds"]
+    records = list(records)
+    fast = _rows_by_column(records, factors, by_key, spec, labels, worlds)
+    if fast is not None:
+        ids, reqs, cell, position, gold_yes = fast
+    else:  # some row is not right: the loop below names the first
+        ids, reqs, cell, position, gold_yes = _rows_one_by_one(
+            records, factors, by_key, spec, labels, worlds
+        )
+    index = {r: i for i, r in enumerate(ids)}
+    if len(index) != len(ids):
+        raise UserError("corpus: a row id occurs twice")
+    counts = np.bincount(np.asarray(cell, dtype=np.int64), minlength=len(cells))
+    for c, n in zip(cells, counts.tolist(), strict=True):
+        if n != int(c["rows"]):
+            raise UserError(f"corpus: cell {c['id']} has {n} rows, the study registers {c['rows']}")
+    return RowTable(
+        ids=tuple(ids),
+        index=index,
+        requests=tuple(reqs),
+        cell=np.asarray(cell, dtype=np.int64),
+        position=np.asarray(position, dtype=np.int64),
+        gold_yes=np.asarray(gold_yes, dtype=bool),
+        cells=cells,
+        factors=factors,
+    )
+
+
+def _rows_by_column(records, factors, by_key, spec, labels, worlds):
+    """(ids, requests, cell, position, gold yes) of the rows, one field at a time over all
+    rows (the look-ups run as C loops), or None when some row is not right or anything is
+    unusual (then :func:`_rows_one_by_one` says so, or fails, exactly as it always did)."""
+    yes, no = spec.label_yes, spec.label_no
+    try:
+        ids = [r[0] for r in records]
+        world_of = list(map(worlds.get, ids))
+        label_of = list(map(labels.get, ids))
+        if None in world_of or label_of.count(yes) + label_of.count(no) != len(ids):
+            return None
+        if not all(type(w) is dict for w in world_of):
+            return None
+        columns = [_as_text([w.get(f) for w in world_of]) for f in factors]
+        splits = _as_text([r[1] for r in records])
+        cell = list(map(by_key.get, zip(splits, *columns, strict=True)))
+        if None in cell:
+            return None
+        reqs = [tuple(r[2]) for r in records]
+    except Exception:
+        return None
+    # position_index's first two cases inline; its failures are the row loop's too
+    failure = [w.get("failurePosition") for w in world_of]
+    position = [
+        0 if f is None else 1 if f == 0 else position_index(w)
+        for w, f in zip(world_of, failure, strict=True)
+    ]
+    return ids, reqs, cell, position, [label == yes for label in label_of]
+
+
+def _as_text(values: list) -> list[str]:
+    """``str`` of each value: strings as they are, integers through one ``str`` per distinct
+    value (a column of levels holds a few)."""
+    kinds = set(map(type, values))
+    if kinds <= {str}:
+        return values
+    if kinds == {int}:
+        text = {v: str(v) for v in set(values)}
+        return list(map(text.__getitem__, values))
+    return list(map(str, values))
+
+
+def _rows_one_by_one(records, factors, by_key, spec, labels, worlds):
+    """The same as :func:`_rows_by_column`, row by row, refusing the first row that is not
+    right (no gold label or world, in no registered cell, an unknown label)."""
     ids: list[str] = []
     reqs: list[tuple[str, ...]] = []
     cell = []
@@ -329,23 +401,7 @@ def row_table(
         cell.append(ci)
         position.append(position_index(world))
         gold_yes.append(label == spec.label_yes)
-    index = {r: i for i, r in enumerate(ids)}
-    if len(index) != len(ids):
-        raise UserError("corpus: a row id occurs twice")
-    counts = np.bincount(np.asarray(cell, dtype=np.int64), minlength=len(cells))
-    for c, n in zip(cells, counts.tolist(), strict=True):
-        if n != int(c["rows"]):
-            raise UserError(f"corpus: cell {c['id']} has {n} rows, the study registers {c['rows']}")
-    return RowTable(
-        ids=tuple(ids),
-        index=index,
-        requests=tuple(reqs),
-        cell=np.asarray(cell, dtype=np.int64),
-        position=np.asarray(position, dtype=np.int64),
-        gold_yes=np.asarray(gold_yes, dtype=bool),
-        cells=cells,
-        factors=factors,
-    )
+    return ids, reqs, cell, position, gold_yes
 
 
 # -- observations -------------------------------------------------------------------------------
