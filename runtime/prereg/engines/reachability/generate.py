@@ -218,7 +218,6 @@ class Generator:
         head, _, tail = plan.message.replace("{index}", str(i)).partition("{counter}")
         s = Stream(head.encode("utf-8"), tail.encode("utf-8"))
         n_chain = hops + 2
-        s.reserve(3 * (n_chain + ec.decoy_entities) + len(ec.cue_classes) + 2)
         # (1) names
         if layout.names == "neutral":
             names = self._neutral_names(s, n_chain + ec.decoy_entities)
