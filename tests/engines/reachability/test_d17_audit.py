@@ -20,6 +20,7 @@ from prereg.engines.reachability.audit import (
     cv_tree,
     fit_stump,
     logistic_batch,
+    logistic_scores,
     scan_pattern,
 )
 from prereg.stats.classification import balanced_accuracy
@@ -212,3 +213,117 @@ def test_scan_pattern_matches_exactly_where_the_pattern_does(pattern):
     for t in texts:
         assert [m.span() for m in fast.finditer(t)] == [m.span() for m in slow.finditer(t)], t
         assert fast.sub("ENTITY", t) == slow.sub("ENTITY", t)
+
+
+def _row_like(payload, lines, subject, destination, pool):
+    return SimpleNamespace(
+        payload=payload, fact_lines=lines, subject=subject, destination=destination,
+        cell=SimpleNamespace(pool=SimpleNamespace(id=pool)),
+    )  # fmt: skip
+
+
+def test_group_matrix_equals_the_row_by_row_features():
+    p = demo()
+    fx = p.auditor.fx
+    rows = p.corpus.rows[::7]  # both layouts, all pools, development and test rows
+    X, toks = fx.group_matrix(rows)
+    want = fx.matrix([fx.scalar_values(r)[0] for r in rows])
+    assert X.tobytes() == want.tobytes()  # bit for bit (the class means too)
+    assert toks == [fx.scalar_values(r)[1] for r in rows]
+    # other lines and payloads (the positive control's form), rows of several pools mixed
+    rng = random.Random(3)
+    lines_of, payloads = [], []
+    for r in rows:
+        lines = list(r.fact_lines)
+        rng.shuffle(lines)
+        lines_of.append(lines)
+        payloads.append(r.payload[::-1] if rng.random() < 0.1 else r.payload)
+    X2, none = fx.group_matrix(rows, lines_of, payloads)
+    want2 = fx.matrix(
+        [fx.scalar_values(r, ls, pl)[0] for r, ls, pl in zip(rows, lines_of, payloads, strict=True)]
+    )
+    assert none is None and X2.tobytes() == want2.tobytes()
+
+
+def test_group_matrix_on_odd_lines_equals_the_row_by_row_features():
+    fx = ShortcutAudit(engine_config()).fx
+    words = ["Ba123", "connects", "is", "enabled.", "does", "not", "bypasses", "x", "", " ."]
+    rng = random.Random(11)
+    rows = []
+    for t in range(400):
+        n = rng.choice([0, 0, 1, 2, 5, 12])
+        lines = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 5))) for _ in range(n)]
+        if t % 17 == 0 and lines:
+            lines[0] += "\nCe456 is enabled."  # a line holding a newline: the row-wise path
+        payload = "\n".join(["Header 12.", "Facts:", *lines, "Question: Ba123 to Ce456?"])
+        pool = rng.choice(["pool-a", "pool-b", "pool-c"])
+        rows.append(_row_like(payload, lines, "Ba123", rng.choice(["Ce456", "", "x y"]), pool))
+    for chunk in (rows[:1], rows[:37], rows):
+        X, toks = fx.group_matrix(chunk)
+        want = fx.matrix([fx.scalar_values(r)[0] for r in chunk])
+        assert X.tobytes() == want.tobytes()
+        assert toks == [fx.scalar_values(r)[1] for r in chunk]
+    assert fx.group_matrix([])[0].shape == (0, len(fx.keys))
+
+
+def test_line_codes_equal_first_matching_rules():
+    fx = ShortcutAudit(engine_config()).fx
+    rules = (
+        (True, " ab ", 1), (False, "ab.", 2), (True, "", 3), (False, "b", 4),
+    )  # fmt: skip
+    rng = random.Random(5)
+    lines = ["".join(rng.choice("ab .") for _ in range(rng.randint(0, 9))) for _ in range(2000)]
+    for rs in (rules[:2], rules[1:2], rules[3:], rules, ()):
+        want = [fx.line_class(ln, rs) for ln in lines]
+        assert fx.line_codes(lines, rs).tolist() == want
+    assert fx.line_codes([], rules).tolist() == []
+
+
+def plain_logistic_batch(problems, steps, lr, l2):
+    """The batched regression as first written (a new array per operation)."""
+    B, F = len(problems), problems[0][0].shape[1]
+    m = max(len(p[1]) for p in problems)
+    Z, Y, RW = np.zeros((B, m, F)), np.zeros((B, m)), np.zeros((B, m))
+    tests = []
+    for k, (Xtr, ytr, Xte) in enumerate(problems):
+        n = len(ytr)
+        mu = Xtr.mean(axis=0)
+        sd = np.sqrt(((Xtr - mu) ** 2).mean(axis=0))
+        sd[sd == 0] = 1.0
+        Z[k, :n] = (Xtr - mu) / sd
+        yv = ytr.astype(np.float64)
+        Y[k, :n] = yv
+        npos = yv.sum()
+        nneg = n - npos
+        RW[k, :n] = np.where(ytr, 0.5 / npos if npos else 0.0, 0.5 / nneg if nneg else 0.0)
+        tests.append((Xte - mu) / sd)
+    w, b = np.zeros((B, F)), np.zeros(B)
+    Zt = np.ascontiguousarray(np.swapaxes(Z, 1, 2))
+    for _ in range(steps):
+        s = np.matmul(Z, w[:, :, None])[:, :, 0] + b[:, None]
+        p = 1.0 / (1.0 + np.exp(-s))
+        r = RW * (p - Y)
+        gw = np.matmul(Zt, r[:, :, None])[:, :, 0]
+        gb = r.sum(axis=1)
+        w = w - lr * (gw + l2 * w)
+        b = b - lr * gb
+    return [T @ w[k] + b[k] for k, T in enumerate(tests)]
+
+
+@pytest.mark.parametrize("trial", range(12))
+def test_logistic_batch_scores_equal_the_plain_form_bit_for_bit(trial):
+    rng = np.random.default_rng(100 + trial)
+    F = int(rng.integers(1, 40))
+    problems = []
+    for _ in range(int(rng.integers(1, 12))):
+        n = int(rng.integers(2, 300))
+        X = rng.normal(size=(n, F)) * rng.uniform(0, 50, size=F)
+        X[:, 0] = np.round(X[:, 0])  # counts, as the scalar features are
+        y = rng.random(n) < rng.uniform(0.05, 0.95)
+        problems.append((X, y, rng.normal(size=(int(rng.integers(1, 80)), F))))
+    steps, lr, l2 = int(rng.integers(1, 250)), float(rng.uniform(0.01, 1)), 0.01
+    want = plain_logistic_batch(problems, steps, lr, l2)
+    got = logistic_scores(problems, steps, lr, l2)
+    assert [g.tobytes() for g in got] == [w.tobytes() for w in want]
+    preds = logistic_batch(problems, steps, lr, l2)
+    assert [p.tolist() for p in preds] == [(w > 0).tolist() for w in want]

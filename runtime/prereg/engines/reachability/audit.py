@@ -198,6 +198,142 @@ class FeatureExtractor:
                 vals.extend((0, -1, -1, -1))
         return vals, (toks if own else None)
 
+    def line_codes(self, lines: list[str], rules) -> np.ndarray:
+        """``[line_class(ln, rules) for ln in lines]`` as an array, one scan of the joined lines
+        per rule: lines without a newline, joined with one, hold a text without a newline
+        exactly where the joined text does inside their span, and end with it exactly where
+        the text and a newline occur there; each rule's occurrences (left to right, so every
+        line holding one has one found) are mapped to their lines, and the rules are applied
+        last to first so that the first matching rule decides."""
+        n = len(lines)
+        codes = np.full(n, self.other_code, dtype=np.int64)
+        if not n:
+            return codes
+        joined = "\n".join(lines) + "\n"
+        if joined.count("\n") != n or any("\n" in text for _, text, _ in rules):
+            return np.array([self.line_class(ln, rules) for ln in lines], dtype=np.int64)
+        ends = np.cumsum(np.fromiter(map(len, lines), dtype=np.int64, count=n) + 1)
+        for contains, text, code in reversed(rules):
+            needle = text if contains else text + "\n"
+            if not needle:  # every line holds "" and ends with it
+                codes[:] = code
+                continue
+            pieces = joined.split(needle)
+            if len(pieces) == 1:
+                continue
+            k = len(pieces) - 1
+            starts = np.cumsum(np.fromiter(map(len, pieces), dtype=np.int64, count=k + 1)[:k])
+            starts += np.arange(k, dtype=np.int64) * len(needle)
+            codes[np.searchsorted(ends, starts, side="right")] = code
+        return codes
+
+    def group_matrix(
+        self,
+        rows: list[Row],
+        fact_lines: list[list[str]] | None = None,
+        payloads: list[str] | None = None,
+    ) -> tuple[np.ndarray, list[list[str]] | None]:
+        """:meth:`matrix` of :meth:`scalar_values` over ``rows`` (with ``fact_lines`` and
+        ``payloads`` in place of the rows' own when given) and, for the rows' own payloads,
+        their abstracted tokens; the line classes and their statistics are computed for all
+        rows at once (the same values: class means summed left to right, as there)."""
+        own = payloads is None
+        R = len(rows)
+        lines_of = [r.fact_lines for r in rows] if fact_lines is None else fact_lines
+        texts = [r.payload for r in rows] if own else payloads
+        nb = len(_BASE_FEATURES)
+        out = np.empty((R, len(self.perm)), dtype=np.float64)
+        counts = np.fromiter(map(len, lines_of), dtype=np.int64, count=R)
+        denom = np.maximum(1, counts - 1)
+        # line classes of all lines, pool by pool
+        codes = np.empty(int(counts.sum()), dtype=np.int64)
+        first = np.concatenate(([0], np.cumsum(counts)[:-1])) if R else counts
+        by_pool: dict[str, list[int]] = {}
+        for j, r in enumerate(rows):
+            by_pool.setdefault(r.cell.pool.id, []).append(j)
+        for pool, js in by_pool.items():
+            flat = [ln for j in js for ln in lines_of[j]]
+            got = self.line_codes(flat, self.rules_by_pool[pool])
+            if len(js) == R:
+                codes[:] = got
+            else:
+                at = np.concatenate([np.arange(first[j], first[j] + counts[j]) for j in js])
+                codes[at] = got
+        line_row = np.repeat(np.arange(R), counts)
+        k = np.arange(len(codes)) - np.repeat(first, counts)
+        pos = k / denom[line_row]
+        has = counts > 0
+        other = float(self.other_code)
+        first_cls = np.full(R, other)
+        last_cls = np.full(R, other)
+        first_cls[has] = codes[first[has]]
+        last_cls[has] = codes[first[has] + counts[has] - 1]
+        col = nb
+        for _, code in self.class_codes:
+            m = codes == code
+            r_m = line_row[m]
+            pos_m = pos[m]
+            cnt = np.bincount(r_m, minlength=R)
+            block = np.full((R, 4), -1.0)
+            block[:, 0] = cnt
+            if len(r_m):
+                seg = np.flatnonzero(np.diff(r_m, prepend=-1) != 0)
+                rows_p = r_m[seg]
+                c_p = cnt[rows_p]
+                total = np.zeros(len(seg))
+                for j in range(int(c_p.max())):  # left to right, as the row-wise sum
+                    sel = c_p > j
+                    total[sel] += pos_m[seg[sel] + j]
+                block[rows_p, 1] = total / c_p
+                block[rows_p, 2] = pos_m[seg]
+                block[rows_p, 3] = pos_m[seg + c_p - 1]
+            out[:, col : col + 4] = block
+            col += 4
+        toks_all = [] if own else None
+        base = []
+        er, token, sep = self.entity_re, self.entity_token, self.sep
+        for j, r in enumerate(rows):
+            text = texts[j]
+            lines = lines_of[j]
+            n = int(counts[j])
+            d = int(denom[j])
+            chars = len(text) if text.isascii() else len(text.encode("utf-16-le")) // 2
+            raw = text.encode("utf-8")
+            digits = len(raw) - len(raw.translate(None, b"0123456789"))
+            toks = er.sub(token, text).split()
+            joined = "\n".join(lines)
+            ents = len(set(er.findall(joined)))
+            padded = [sep + ln + sep for ln in joined.translate(self.sep_table).split("\n")]
+            s_hits = self._mention_lines(r.subject, padded)
+            d_hits = self._mention_lines(r.destination, padded)
+            if s_hits and d_hits:
+                sbd = 1 if s_hits[0] < d_hits[0] else 0
+            else:
+                sbd = -1
+            base.append(
+                (
+                    chars,
+                    d_hits[0] / d if d_hits else -1,
+                    len(d_hits),
+                    digits,
+                    ents,
+                    first_cls[j],
+                    last_cls[j],
+                    n,
+                    sbd,
+                    s_hits[0] / d if s_hits else -1,
+                    len(s_hits),
+                    len(toks),
+                )
+            )
+            if own:
+                toks_all.append(toks)
+        if R:
+            out[:, :nb] = base
+        X = np.empty_like(out)
+        X[:, self.perm] = out
+        return X, toks_all
+
     def matrix(self, values: list[list[float]]) -> np.ndarray:
         """Rows of :meth:`scalar_values` as a float64 matrix in sorted-key column order."""
         raw = np.array(values, dtype=np.float64).reshape(len(values), len(self.perm))
@@ -347,12 +483,18 @@ def cv_tree(rc: RankedColumns, y: np.ndarray, folds, counts: _FoldCounts | None 
 
 
 def logistic_batch(problems, steps: int, lr: float, l2: float) -> list[np.ndarray]:
-    """Fit and predict many (X_train, y_train, X_test) problems at once.
+    """Fit and predict many (X_train, y_train, X_test) problems at once (the test rows'
+    predictions: yes iff the score of :func:`logistic_scores` is above 0)."""
+    return [sc > 0 for sc in logistic_scores(problems, steps, lr, l2)]
+
+
+def logistic_scores(problems, steps: int, lr: float, l2: float) -> list[np.ndarray]:
+    """Fit many (X_train, y_train, X_test) problems at once; the test rows' scores.
 
     Per problem: z-score with the training mean and population SD (SD 0 ⇒ 1); weights and a
     separate intercept start at 0; each step: score = Z·w + b, p = σ(score), r = rowweight·(p−y)
     (rowweight 0.5/n_pos for yes rows, 0.5/n_neg for no rows), grad = Σ r·x, then
-    w ← w − lr·(grad + l2·w) and b ← b − lr·Σ r.  Predict yes iff the test score > 0.
+    w ← w − lr·(grad + l2·w) and b ← b − lr·Σ r.  The test score is T·w + b.
     """
     if not problems:
         return []
@@ -378,15 +520,37 @@ def logistic_batch(problems, steps: int, lr: float, l2: float) -> list[np.ndarra
     w = np.zeros((B, F))
     b = np.zeros(B)
     Zt = np.ascontiguousarray(np.swapaxes(Z, 1, 2))
+    # the steps below in preallocated arrays, each operation the one of the plain form
+    #   s = Z·w + b; p = 1 / (1 + exp(−s)); r = RW·(p − Y); gw = Zᵀ·r; gb = Σ r
+    #   w ← w − lr·(gw + l2·w); b ← b − lr·gb
+    # (operands of + and · swapped where that is exact: IEEE addition and multiplication
+    # commute), so that a step allocates nothing
+    S = np.empty((B, m, 1))
+    s = S[:, :, 0]
+    G = np.empty((B, F, 1))
+    gw = G[:, :, 0]
+    t = np.empty((B, F))
+    gb = np.empty(B)
+    wv = w[:, :, None]
+    bv = b[:, None]
     for _ in range(steps):
-        s = np.matmul(Z, w[:, :, None])[:, :, 0] + b[:, None]
-        p = 1.0 / (1.0 + np.exp(-s))
-        r = RW * (p - Y)
-        gw = np.matmul(Zt, r[:, :, None])[:, :, 0]
-        gb = r.sum(axis=1)
-        w = w - lr * (gw + l2 * w)
-        b = b - lr * gb
-    return [(T @ w[k] + b[k]) > 0 for k, T in enumerate(tests)]
+        np.matmul(Z, wv, out=S)
+        s += bv
+        np.negative(s, out=s)
+        np.exp(s, out=s)
+        s += 1.0
+        np.divide(1.0, s, out=s)
+        s -= Y
+        s *= RW  # r
+        np.matmul(Zt, S, out=G)
+        np.sum(s, axis=1, out=gb)
+        np.multiply(w, l2, out=t)
+        t += gw
+        t *= lr
+        w -= t
+        gb *= lr
+        b -= gb
+    return [T @ w[k] + b[k] for k, T in enumerate(tests)]
 
 
 # -- the audit ------------------------------------------------------------------------------
@@ -432,16 +596,13 @@ class ShortcutAudit:
         for key in sorted(by):
             grp = sorted(by[key], key=lambda r: r.id)
             y = np.array([r.label == ec.label_yes for r in grp], dtype=bool)
-            vals = []
             vocab: defaultdict[str, int] = defaultdict(itertools.count().__next__)
             ids: list[int] = []
             lens = []
-            for r in grp:
-                v, toks = self.fx.scalar_values(r)
-                vals.append(v)
+            X, toks_of = self.fx.group_matrix(grp)
+            for toks in toks_of:
                 ids.extend(map(vocab.__getitem__, toks))  # new tokens get the next id
                 lens.append(len(toks))
-            X = self.fx.matrix(vals)
             K = len(vocab)
             flat = np.repeat(np.arange(len(grp)) * K, lens) + np.array(ids, dtype=np.intp)
             T = np.bincount(flat, minlength=len(grp) * K).reshape(len(grp), K)
@@ -559,16 +720,18 @@ class ShortcutAudit:
         for g in groups:
             if not g.gated:
                 continue
-            vals = []
+            lines_of = []
+            payloads = []
             for r in g.rows:
                 lines = self.chain_first(r)
                 lines_all = r.payload.split("\n")
                 start = lines_all.index(ec.facts_marker) + 1
-                payload = "\n".join(
-                    lines_all[:start] + lines + lines_all[start + len(r.fact_lines) :]
+                payloads.append(
+                    "\n".join(lines_all[:start] + lines + lines_all[start + len(r.fact_lines) :])
                 )
-                vals.append(self.fx.scalar_values(r, lines, payload)[0])
-            pc_groups.append(Group(g.key, True, g.rows, g.y, self.fx.matrix(vals), g.tokens))
+                lines_of.append(lines)
+            X = self.fx.group_matrix(g.rows, lines_of, payloads)[0]
+            pc_groups.append(Group(g.key, True, g.rows, g.y, X, g.tokens))
         tok = {g.key: scores[g.key]["tokenThreshold"] for g in pc_groups}
         pc_scores = self.scores(pc_groups, token_scores=tok)
         return [

@@ -10,14 +10,22 @@ function of its message.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import operator
 import struct
 
 _TWO32 = 1 << 32
 _sha256 = hashlib.sha256
-_unpack = struct.Struct(">I").unpack_from
 _N_COUNTERS = 4096
 _COUNTERS = [b"%d" % n for n in range(_N_COUNTERS)]  # decimal counters, precomputed
+_mod = operator.mod
+
+
+@functools.lru_cache(maxsize=256)
+def _heads(n: int) -> struct.Struct:
+    """The struct reading the first four bytes (big-endian) of each of n joined digests."""
+    return struct.Struct(">" + "I28x" * n)
 
 
 def split_counter_template(message: str) -> tuple[bytes, bytes]:
@@ -33,8 +41,9 @@ def split_counter_template(message: str) -> tuple[bytes, bytes]:
 class Stream:
     """One seeded stream of draws (see the module docstring).
 
-    Hash values are computed ahead in small batches (the values for counters c, c+1, ... do
-    not depend on how they are consumed), which keeps the per-draw cost low.
+    Hash values are computed in batches of exactly the draws asked for (the values for
+    counters c, c+1, ... do not depend on how they are consumed; a rejected value costs one
+    more), so that no hash is computed ahead and left unused.
     """
 
     __slots__ = ("_head", "_tail", "_buf", "_pos", "_next", "_hasher")
@@ -67,14 +76,26 @@ class Stream:
         buf = self._buf[self._pos :]
         if self._hasher is None:
             self._hasher = _sha256(self._head)
-        h0, tail, append = self._hasher, self._tail, buf.append
-        for n in range(c, c + more):
-            h = h0.copy()
-            h.update((_COUNTERS[n] if n < _N_COUNTERS else b"%d" % n) + tail)
-            append(_unpack(h.digest())[0])
+        end = c + more
+        if end <= _N_COUNTERS:
+            suffixes = _COUNTERS[c:end]
+        else:
+            suffixes = [b"%d" % n for n in range(c, end)]
+        if self._tail:
+            tail = self._tail
+            suffixes = [x + tail for x in suffixes]
+        copy = self._hasher.copy
+        digests = []
+        append = digests.append
+        for x in suffixes:
+            h = copy()
+            h.update(x)
+            append(h.digest())
+        # the first four bytes of each 32-byte digest, big-endian, in one call
+        buf.extend(_heads(more).unpack(b"".join(digests)))
         self._buf = buf
         self._pos = 0
-        self._next = c + more
+        self._next = end
 
     def draw(self, bound: int) -> int:
         if bound < 1:
@@ -82,34 +103,44 @@ class Stream:
         limit = _TWO32 // bound * bound
         while True:
             if self._pos >= len(self._buf):
-                self.reserve(4)
+                self.reserve(1)
             v = self._buf[self._pos]
             self._pos += 1
             if v < limit:
                 return v % bound
 
     def draws(self, bounds) -> list[int]:
-        """``[draw(b) for b in bounds]``, in one call."""
+        """``[draw(b) for b in bounds]``, in one call.
+
+        A value below ``2^32 − b`` is below ``floor(2^32 / b) · b`` (which exceeds
+        ``2^32 − b``), so when every one of the next ``len(bounds)`` values is below
+        ``2^32 − max(bounds)`` none is rejected and draw k is value k mod bound k; otherwise
+        the draws are taken one by one."""
+        bounds = bounds if isinstance(bounds, (list, tuple, range)) else list(bounds)
+        n = len(bounds)
+        if not n:
+            return []
+        if min(bounds) < 1:
+            raise ValueError("draw bound must be at least 1")
+        if len(self._buf) - self._pos < n:
+            self.reserve(n)
+        pos = self._pos
+        vals = self._buf[pos : pos + n]
+        if max(vals) < _TWO32 - max(bounds):
+            self._pos = pos + n
+            return list(map(_mod, vals, bounds))
         out = []
         append = out.append
-        buf = self._buf
-        pos = self._pos
         for bound in bounds:
-            if bound < 1:
-                raise ValueError("draw bound must be at least 1")
             limit = _TWO32 // bound * bound
             while True:
-                if pos >= len(buf):
-                    self._pos = pos
-                    self.reserve(4)
-                    buf = self._buf
-                    pos = self._pos
-                v = buf[pos]
-                pos += 1
+                if self._pos >= len(self._buf):
+                    self.reserve(1)
+                v = self._buf[self._pos]
+                self._pos += 1
                 if v < limit:
                     append(v % bound)
                     break
-        self._pos = pos
         return out
 
 
@@ -123,7 +154,6 @@ def fisher_yates(items: list, stream: Stream) -> list:
     n = len(items)
     if n < 2:
         return items
-    stream.reserve(n - 1)
     for k, j in zip(range(n - 1, 0, -1), stream.draws(range(n, 1, -1)), strict=True):
         items[k], items[j] = items[j], items[k]
     return items

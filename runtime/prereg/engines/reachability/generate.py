@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import string
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from prereg.digest import PREFIX, digest
@@ -84,6 +86,51 @@ class _ZeroPadded:
         return str(d).zfill(self.width)
 
 
+class _FormatCall:
+    """``template.format(a=..., b=...)`` behind the ``%`` operator of a line plan (for a
+    template the fast form of :func:`_line_format` cannot express)."""
+
+    __slots__ = ("template", "keys")
+
+    def __init__(self, template: str, keys: tuple[str, ...]):
+        self.template = template
+        self.keys = keys
+
+    def __mod__(self, values):
+        if len(self.keys) == 1:
+            values = (values,)
+        return self.template.format(**dict(zip(self.keys, values, strict=True)))
+
+
+def _line_format(template: str, keys: tuple[str, ...]):
+    """(format, fields): ``format % values`` equals ``template.format(**{key: value})`` for
+    ``values`` the names of ``fields`` in order (a tuple, or the one name alone).
+
+    ``format`` is a printf-style string when every replacement field of ``template`` is one
+    of ``keys`` with no conversion or format spec (``{a}`` and ``format(s, "")`` are ``s`` for
+    a string); otherwise a :class:`_FormatCall` of ``template`` with ``keys`` (fields ``keys``).
+    """
+    parts = []
+    fields = []
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError:
+        parsed = None
+    plain = parsed is not None
+    for literal, name, spec, conversion in parsed or ():
+        parts.append(literal.replace("%", "%%"))
+        if name is None:
+            continue
+        if name not in keys or spec or conversion:
+            plain = False
+            break
+        parts.append("%s")
+        fields.append(name)
+    if not plain or not fields:
+        return _FormatCall(template, keys), keys
+    return "".join(parts), tuple(fields)
+
+
 @dataclass
 class _CellPlan:
     """What every row of a cell shares (computed once per cell)."""
@@ -97,6 +144,9 @@ class _CellPlan:
     rule_line: str
     target_bounds: list[int]
     target_base: list[int]
+    # the draw message's head around {index} (None: build it per row from ``message``)
+    head_parts: tuple[bytes, bytes] | None = None
+    tail: bytes = b""
 
 
 class _Renderer:
@@ -111,6 +161,9 @@ class _Renderer:
             self.cue[q.name] = q.template.format(a="{a}", b="{b}", **w)
         self.rules = {rid: r.template.format(**w) for rid, r in ec.rules.items()}
         self.framing = pool.framing
+        # per cue class: (format, fields) for a pair line (a, b) and for a state line (a)
+        self.pair_fmt = {n: _line_format(t, ("a", "b")) for n, t in self.cue.items()}
+        self.state_fmt = {n: _line_format(t, ("a",)) for n, t in self.cue.items()}
 
 
 class Generator:
@@ -142,6 +195,9 @@ class Generator:
         self._requests_canon = canonical_record_json(self.requests).decode("utf-8")
         self._requests_line = json.dumps(self.requests, ensure_ascii=False, separators=(",", ":"))
         self._generator_json = _str_json(ec.generator_id)
+        # line plans (see _chain_plan and _decoy_plan), kept across rows and seeds
+        self._chain_plans: dict = {}
+        self._decoy_plans: dict = {}
 
     # -- names ---------------------------------------------------------------------------
     def _neutral_names(self, s: Stream, count: int) -> list[str]:
@@ -189,15 +245,23 @@ class Generator:
             count = cell.hops + 1 if failure.kind == "link" else cell.hops
             span = failure.positions.resolve(count)
         rend = self.renderers[cell.pool.id]
+        message = fill(
+            ec.row_draw_message, split=cell.split.word, familyId=family_id, index="{index}"
+        )
+        head_parts = None
+        tail = b""
+        pieces = message.split("{index}")
+        if len(pieces) == 2 and "{counter}" not in pieces[0]:
+            mid, sep, rest = pieces[1].partition("{counter}")
+            if sep and "{counter}" not in rest:
+                head_parts = (pieces[0].encode("utf-8"), mid.encode("utf-8"))
+                tail = rest.encode("utf-8")
         return _CellPlan(
             cell=cell,
             family_id=family_id,
-            message=fill(
-                ec.row_draw_message,
-                split=cell.split.word,
-                familyId=family_id,
-                index="{index}",
-            ),
+            message=message,
+            head_parts=head_parts,
+            tail=tail,
             rend=rend,
             failure=failure,
             span=span,
@@ -209,16 +273,108 @@ class Generator:
     def row(self, cell: Cell, i: int, index: int, seed: str, seed_id: str) -> Row:
         return self._row(self._plan(cell, seed_id), i, index, seed)
 
+    def _pair_entry(self, rend: _Renderer, cls: str, x: int, y: int):
+        fmt, fields = rend.pair_fmt[cls]
+        idx = {"a": x, "b": y}
+        return fmt, itemgetter(*(idx[f] for f in fields))
+
+    def _state_entry(self, rend: _Renderer, cls: str, x: int):
+        fmt, fields = rend.state_fmt[cls]
+        return fmt, itemgetter(*(x for _ in fields))
+
+    def _chain_plan(self, plan: _CellPlan, fpos):
+        """The chain's own lines of a row as ``(format, get)`` pairs (the line is ``format %
+        get(names)``) and their count per cue class: a function of the pool, the hops, the
+        failure and its position, so kept across rows and seeds."""
+        key = (id(plan.rend), plan.cell.hops, plan.failure, fpos)
+        got = self._chain_plans.get(key)
+        if got is not None:
+            return got
+        ec = self.ec
+        hops = plan.cell.hops
+        rend = plan.rend
+        failure = plan.failure
+        entries = []
+        counts: dict[str, int] = {}
+        link_fail = failure is not None and failure.kind == "link"
+        relay_fail = failure is not None and failure.kind == "relay"
+        for j in range(hops + 1):
+            cls = ec.link_class
+            if link_fail and j == fpos:
+                cls = failure.line_class
+                if cls is None:
+                    continue  # absence: no line
+            entries.append(self._pair_entry(rend, cls, j, j + 1))
+            counts[cls] = counts.get(cls, 0) + 1
+        for r in range(hops):
+            cls = ec.relay_class
+            if relay_fail and r == fpos:
+                cls = failure.line_class
+            entries.append(self._state_entry(rend, cls, r + 1))
+            counts[cls] = counts.get(cls, 0) + 1
+        got = (entries, counts)
+        self._chain_plans[key] = got
+        return got
+
+    def _decoy_plan(self, plan: _CellPlan, counts: dict[str, int], targets, n_names: int):
+        """The decoy lines of an equalized row as ``(format, get)`` pairs (names = chain, then
+        decoys): a function of the pool, the chain length, the decoy count and each cue
+        class's need (target less the chain's own lines), so kept across rows and seeds;
+        None when a decoy pair lies outside the decoys (then rendered row by row)."""
+        ec = self.ec
+        cell = plan.cell
+        needs = []
+        for q in ec.cue_classes:
+            need = targets[q.name] - counts.get(q.name, 0)
+            if need < 0:
+                raise UserError(
+                    f"config.cueClasses ({q.name}): target {targets[q.name]} is below the"
+                    f" chain's own {counts[q.name]} line(s) in cell {cell.key}"
+                )
+            needs.append(need)
+        n_chain = cell.hops + 2
+        key = (id(plan.rend), n_chain, n_names, tuple(needs))
+        if key in self._decoy_plans:
+            return self._decoy_plans[key]
+        rend = plan.rend
+        pairs = ec.decoy_pairs
+        nd = n_names - n_chain
+        pc = sc = 0
+        entries = []
+        for q, need in zip(ec.cue_classes, needs, strict=True):
+            for _ in range(need):
+                if q.kind == "pair":
+                    if pc >= len(pairs):
+                        raise UserError(
+                            f"config.decoys.pairs: {len(pairs)} pairs are too few for cell"
+                            f" {cell.key}"
+                        )
+                    x, y = pairs[pc]
+                    pc += 1
+                    if not (0 <= x < nd and 0 <= y < nd):
+                        entries = None  # a pair outside the decoys: rendered row by row
+                        break
+                    entries.append(self._pair_entry(rend, q.name, n_chain + x, n_chain + y))
+                else:
+                    entries.append(self._state_entry(rend, q.name, n_chain + sc % nd))
+                    sc += 1
+            if entries is None:
+                break
+        self._decoy_plans[key] = entries
+        return entries
+
     def _row(self, plan: _CellPlan, i: int, index: int, seed: str) -> Row:
         ec = self.ec
         cell = plan.cell
         hops = cell.hops
         layout = cell.layout
         rend = plan.rend
-        head, _, tail = plan.message.replace("{index}", str(i)).partition("{counter}")
-        s = Stream(head.encode("utf-8"), tail.encode("utf-8"))
+        if plan.head_parts is not None:
+            s = Stream(plan.head_parts[0] + b"%d" % i + plan.head_parts[1], plan.tail)
+        else:
+            head, _, tail = plan.message.replace("{index}", str(i)).partition("{counter}")
+            s = Stream(head.encode("utf-8"), tail.encode("utf-8"))
         n_chain = hops + 2
-        s.reserve(3 * (n_chain + ec.decoy_entities) + len(ec.cue_classes) + 2)
         # (1) names
         if layout.names == "neutral":
             names = self._neutral_names(s, n_chain + ec.decoy_entities)
@@ -237,58 +393,21 @@ class Generator:
         day += ec.day[1]
         quantity += ec.quantity[1]
 
-        # the chain's own lines
         failure = plan.failure
         fpos = None
         if failure is not None:
             lo, hi = plan.span
             fpos = lo + i % (hi - lo + 1)
-        cue = rend.cue
-        chain_lines: list[str] = []
-        chain_counts: dict[str, int] = {}
-        link_fail = failure is not None and failure.kind == "link"
-        relay_fail = failure is not None and failure.kind == "relay"
-        for j in range(hops + 1):
-            cls = ec.link_class
-            if link_fail and j == fpos:
-                cls = failure.line_class
-                if cls is None:
-                    continue  # absence: no line
-            chain_lines.append(cue[cls].format(a=chain[j], b=chain[j + 1]))
-            chain_counts[cls] = chain_counts.get(cls, 0) + 1
-        for r in range(hops):
-            cls = ec.relay_class
-            if relay_fail and r == fpos:
-                cls = failure.line_class
-            chain_lines.append(cue[cls].format(a=chain[r + 1]))
-            chain_counts[cls] = chain_counts.get(cls, 0) + 1
-
-        lines = list(chain_lines)
-        if layout.equalize:
-            pairs = ec.decoy_pairs
-            nd = len(decoys)
-            pc = sc = 0
-            for q in ec.cue_classes:
-                need = targets[q.name] - chain_counts.get(q.name, 0)
-                if need < 0:
-                    raise UserError(
-                        f"config.cueClasses ({q.name}): target {targets[q.name]} is below the"
-                        f" chain's own {chain_counts[q.name]} line(s) in cell {cell.key}"
-                    )
-                t = cue[q.name]
-                for _ in range(need):
-                    if q.kind == "pair":
-                        if pc >= len(pairs):
-                            raise UserError(
-                                f"config.decoys.pairs: {len(pairs)} pairs are too few for cell"
-                                f" {cell.key}"
-                            )
-                        x, y = pairs[pc]
-                        pc += 1
-                        lines.append(t.format(a=decoys[x], b=decoys[y]))
-                    else:
-                        lines.append(t.format(a=decoys[sc % nd]))
-                        sc += 1
+        entries, counts = self._chain_plan(plan, fpos)
+        chain_lines = [fmt % get(names) for fmt, get in entries]
+        if not layout.equalize:
+            lines = list(chain_lines)
+        else:
+            decoy = self._decoy_plan(plan, counts, targets, len(names))
+            if decoy is not None:
+                lines = chain_lines + [fmt % get(names) for fmt, get in decoy]
+            else:
+                chain_lines, lines = self._lines(plan, chain, decoys, fpos, targets)
         order = list(range(len(lines)))
         if layout.equalize:
             fisher_yates(order, s)  # (5) shuffle
@@ -332,6 +451,60 @@ class Generator:
             subject=chain[0],
             destination=chain[-1],
         )
+
+    def _lines(self, plan: _CellPlan, chain, decoys, fpos, targets):
+        """(chain lines, fact lines before the shuffle), rendered line by line (the form of
+        the line plans, for a row whose decoy pairs the plan cannot index)."""
+        ec = self.ec
+        cell = plan.cell
+        hops = cell.hops
+        cue = plan.rend.cue
+        failure = plan.failure
+        chain_lines: list[str] = []
+        chain_counts: dict[str, int] = {}
+        link_fail = failure is not None and failure.kind == "link"
+        relay_fail = failure is not None and failure.kind == "relay"
+        for j in range(hops + 1):
+            cls = ec.link_class
+            if link_fail and j == fpos:
+                cls = failure.line_class
+                if cls is None:
+                    continue  # absence: no line
+            chain_lines.append(cue[cls].format(a=chain[j], b=chain[j + 1]))
+            chain_counts[cls] = chain_counts.get(cls, 0) + 1
+        for r in range(hops):
+            cls = ec.relay_class
+            if relay_fail and r == fpos:
+                cls = failure.line_class
+            chain_lines.append(cue[cls].format(a=chain[r + 1]))
+            chain_counts[cls] = chain_counts.get(cls, 0) + 1
+        lines = list(chain_lines)
+        if cell.layout.equalize:
+            pairs = ec.decoy_pairs
+            nd = len(decoys)
+            pc = sc = 0
+            for q in ec.cue_classes:
+                need = targets[q.name] - chain_counts.get(q.name, 0)
+                if need < 0:
+                    raise UserError(
+                        f"config.cueClasses ({q.name}): target {targets[q.name]} is below the"
+                        f" chain's own {chain_counts[q.name]} line(s) in cell {cell.key}"
+                    )
+                t = cue[q.name]
+                for _ in range(need):
+                    if q.kind == "pair":
+                        if pc >= len(pairs):
+                            raise UserError(
+                                f"config.decoys.pairs: {len(pairs)} pairs are too few for cell"
+                                f" {cell.key}"
+                            )
+                        x, y = pairs[pc]
+                        pc += 1
+                        lines.append(t.format(a=decoys[x], b=decoys[y]))
+                    else:
+                        lines.append(t.format(a=decoys[sc % nd]))
+                        sc += 1
+        return chain_lines, lines
 
     def record(self, row: Row, seed: str) -> None:
         """Fill ``row.record`` and ``row.record_line`` (the corpus.jsonl line, with newline).
