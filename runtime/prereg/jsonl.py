@@ -15,8 +15,11 @@ strict reader:
 
 - valid UTF-8 and no byte-order mark at the start of the file;
 - exactly one JSON object per line, no blank line: a block is decoded as one JSON array whose
-  elements are its lines (each LF becomes ``,`` LF), which is malformed unless every line
-  holds one value, and must give as many records as there are lines;
+  elements are its lines (each LF becomes ``,`` LF). A count of elements equal to the count of
+  lines is not enough (a line ``{"a":1,"b":2},{"a":3`` followed by ``"b":4}`` makes two valid
+  elements of two lines, the inserted comma serving inside the second object), so the array
+  is also decoded into raw elements, which joined by LF must be the block itself: then no
+  element holds a line break and each element is exactly its line;
 - no duplicate key: the typed decode proves every field present, so a line whose count of
   colons (or, failing that, of key-ending ``"`` … ``:`` sequences) equals the number of fields
   has no key twice (a colon inside a string only raises the count, sending the line to the
@@ -187,6 +190,7 @@ class TypedLines:
         self.strict = strict
         self._decoder = msgspec.json.Decoder(struct)
         self._array = msgspec.json.Decoder(list[struct])
+        self._raw = msgspec.json.Decoder(list[msgspec.Raw])
         self._errors = (msgspec.DecodeError, msgspec.ValidationError)
         self._fields = len(struct.__struct_fields__)
         self._first = 1
@@ -217,11 +221,18 @@ class TypedLines:
             return None, n
         if not _utf8(block):
             return None, n
+        doc = b"".join((b"[", body, b"]"))
         try:
-            records = self._array.decode(b"".join((b"[", body, b"]")))
+            records = self._array.decode(doc)
         except self._errors:
             return None, n
-        return (records if len(records) == n else None), n
+        if len(records) != n:
+            return None, n
+        # The elements must be the lines: joined by LF, the raw elements give back the block
+        # only if none holds a line break, and then element k is line k (module docstring).
+        if b"\n".join(self._raw.decode(doc)) != block[:-1]:
+            return None, n
+        return records, n
 
     def _line(self, no: int, raw: bytes) -> Any:
         if (

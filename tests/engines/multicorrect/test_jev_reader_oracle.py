@@ -347,3 +347,22 @@ def test_files_in_another_order_than_the_lists_agree(tmp_path, block, seed, orde
         (tmp_path / f"{name}.jsonl").write_text("\n".join(lines[name]) + "\n", encoding="utf-8")
     outcome = _compare(tmp_path, True)
     assert outcome == ("refused" if order == "repeat-far" else "accepted")
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("at", [0, 1, 3])
+def test_an_object_split_over_two_lines_is_refused(tmp_path, block, name, at):
+    """Line ``at`` followed on the same line by the head of the next line's object, whose tail
+    is the next line: joined into one array with a comma at each line break, the two lines make
+    two valid objects (the inserted comma separates the second one's members), as many as there
+    are lines. The strict reader refuses both lines; so must the streaming reader, with the
+    same message."""
+    d = tmp_path / "in"
+    shutil.copytree(SMALL, d)
+    path = d / f"{name}.jsonl"
+    lines = path.read_bytes().splitlines()
+    nxt = lines[at + 1]
+    cut = nxt.index(b', "')
+    lines[at : at + 2] = [lines[at] + b"," + nxt[:cut], nxt[cut + 2 :]]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    assert _compare(d, True) == "refused"
