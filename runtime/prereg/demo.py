@@ -95,6 +95,18 @@ def _need_matplotlib() -> None:
 
 
 def run_demo(project: Project, out: Path, force: bool = False) -> int:
+    # The example projects' generated modules are imported from OUT/projects/: no bytecode is
+    # written beside them, so OUT holds only what the steps and reports wrote (the index lists
+    # every file, and a .pyc would carry the copy's time).
+    before = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    try:
+        return _run_demo(project, out, force)
+    finally:
+        sys.dont_write_bytecode = before
+
+
+def _run_demo(project: Project, out: Path, force: bool) -> int:
     from prereg.cli import main as cli_main
     from prereg.reports import Step
 

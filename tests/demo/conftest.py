@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,13 @@ def runs(tmp_path_factory) -> tuple[Path, Path, str]:
     """Two demo runs (the second over an existing folder with --force) and the first's output."""
     base = tmp_path_factory.mktemp("demo")
     a, b = base / "a", base / "b"
-    code, stdout, stderr = run_demo(a)
+    # As a user's shell runs it (PYTHONDONTWRITEBYTECODE unset), so that a test can show that
+    # the demo writes no bytecode into its output.
+    before, sys.dont_write_bytecode = sys.dont_write_bytecode, False
+    try:
+        code, stdout, stderr = run_demo(a)
+    finally:
+        sys.dont_write_bytecode = before
     assert code == 0, stderr
     b.mkdir()
     (b / "left-over.txt").write_text("from an earlier run")

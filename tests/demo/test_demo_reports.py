@@ -382,6 +382,16 @@ def test_two_runs_give_the_same_bytes(runs):
             assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
 
 
+def test_the_demo_writes_no_bytecode_into_its_output(runs):
+    """The example projects' generated modules are imported from the output folder; the
+    first run had bytecode writing on, and no __pycache__ may appear there (nor in the index,
+    which lists every file)."""
+    a, _, _ = runs
+    assert (a / "projects").is_dir()
+    assert not [p for p in a.rglob("__pycache__")]
+    assert "__pycache__" not in (a / "index.md").read_text(encoding="utf-8")
+
+
 def test_existing_output_is_refused_without_force(tmp_path):
     out = tmp_path / "demo"
     out.mkdir()
