@@ -19,7 +19,10 @@ strict reader:
   lines is not enough (a line ``{"a":1,"b":2},{"a":3`` followed by ``"b":4}`` makes two valid
   elements of two lines, the inserted comma serving inside the second object), so the array
   is also decoded into raw elements, which joined by LF must be the block itself: then no
-  element holds a line break and each element is exactly its line;
+  element holds a line break and each element is exactly its line. Where the record's fields
+  can hold no object (strings, numbers, booleans, literals and arrays of those), every line
+  starting with ``{`` is proof enough: an inserted comma followed by ``{`` can then separate
+  only records;
 - no duplicate key: the typed decode proves every field present, so a line whose count of
   colons (or, failing that, of key-ending ``"`` … ``:`` sequences) equals the number of fields
   has no key twice (a colon inside a string only raises the count, sending the line to the
@@ -171,6 +174,29 @@ def _keys(data: bytes) -> int:
     return n
 
 
+def _flat(struct: type) -> bool:
+    """Whether no field of ``struct`` can hold a JSON object (only strings, numbers, booleans,
+    null, literals and arrays of those): then a record's only object is the record itself."""
+    import msgspec.inspect as mi
+
+    scalar = (
+        mi.StrType, mi.IntType, mi.FloatType, mi.BoolType, mi.NoneType, mi.LiteralType,
+    )  # fmt: skip
+    arrays = (mi.ListType, mi.VarTupleType, mi.SetType, mi.FrozenSetType)
+
+    def flat(t) -> bool:
+        if isinstance(t, scalar):
+            return True
+        if isinstance(t, arrays):
+            return flat(t.item_type)
+        if isinstance(t, mi.UnionType):
+            return all(map(flat, t.types))
+        return False
+
+    info = mi.type_info(struct)
+    return isinstance(info, mi.StructType) and all(flat(f.type) for f in info.fields)
+
+
 class TypedLines:
     """``(line number, record)`` for each line of a JSONL file that yields a record: an
     instance of ``struct`` (decoded on the fast path) or whatever ``strict`` returned (lines
@@ -191,6 +217,7 @@ class TypedLines:
         self._decoder = msgspec.json.Decoder(struct)
         self._array = msgspec.json.Decoder(list[struct])
         self._raw = msgspec.json.Decoder(list[msgspec.Raw])
+        self._flat = _flat(struct)
         self._errors = (msgspec.DecodeError, msgspec.ValidationError)
         self._fields = len(struct.__struct_fields__)
         self._first = 1
@@ -228,6 +255,13 @@ class TypedLines:
             return None, n
         if len(records) != n:
             return None, n
+        if self._flat:
+            # Every line starts with "{": an inserted comma followed by "{" cannot separate an
+            # object's members, nor (the record holds no object below its top) an inner
+            # array's elements, so the n - 1 inserted commas are the array's n - 1 separators
+            # and each line is exactly one element.
+            if block.startswith(b"{") and block.count(b"\n{") == n - 1:
+                return records, n
         # The elements must be the lines: joined by LF, the raw elements give back the block
         # only if none holds a line break, and then element k is line k (module docstring).
         if b"\n".join(self._raw.decode(doc)) != block[:-1]:

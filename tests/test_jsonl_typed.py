@@ -1,0 +1,67 @@
+"""prereg.jsonl.TypedLines on its own: a block is taken in one decode only when each of its
+lines is exactly one record; lines that merely decode into as many records as there are lines
+go to the strict reader of one line."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+import prereg.jsonl
+from prereg.jsonl import TypedLines, _flat
+
+
+class Inner(msgspec.Struct, forbid_unknown_fields=True):
+    pass
+
+
+class Nested(msgspec.Struct, forbid_unknown_fields=True):
+    id: int
+    k: list[Inner]
+
+
+class Flat(msgspec.Struct, forbid_unknown_fields=True):
+    id: int
+    k: list[float]
+
+
+def _read(path, struct) -> list:
+    """What the reader yields per line: the typed record, or ('strict', line number)."""
+    lines = TypedLines(path, struct, lambda no, raw: ("strict", no))
+    return [rec for _, rec in lines]
+
+
+def test_flat_tells_records_that_can_hold_an_object():
+    assert _flat(Flat)
+    assert not _flat(Nested)
+
+
+@pytest.mark.parametrize("size", [None, 64])
+def test_an_object_spread_over_two_lines_through_an_inner_array_goes_to_the_strict_reader(
+    tmp_path, monkeypatch, size
+):
+    # Joined with a comma at the line break: [{"id":1,"k":[]},{"id":2,"k":[{},\n{}]}], two
+    # valid records of two lines, every line starting with "{", as many colons as two records
+    # have keys. Neither line is one record.
+    if size is not None:
+        monkeypatch.setattr(prereg.jsonl, "BLOCK", size)
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b'{"id":1,"k":[]},{"id":2,"k":[{}\n{}]}\n')
+    assert _read(path, Nested) == [("strict", 1), ("strict", 2)]
+
+
+@pytest.mark.parametrize("struct", [Flat, Nested])
+def test_records_one_per_line_are_decoded(tmp_path, struct):
+    path = tmp_path / "x.jsonl"
+    if struct is Flat:
+        path.write_bytes(b'{"id":1,"k":[0.5]}\n{"id":2,"k":[]}\n')
+        assert _read(path, Flat) == [Flat(1, [0.5]), Flat(2, [])]
+    else:
+        path.write_bytes(b'{"id":1,"k":[{}]}\n{"id":2,"k":[]}\n')
+        assert _read(path, Nested) == [Nested(1, [Inner()]), Nested(2, [])]
+
+
+def test_a_flat_record_split_over_two_lines_goes_to_the_strict_reader(tmp_path):
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b'{"id":1,"k":[]},{"id":2\n"k":[]}\n')
+    assert _read(path, Flat) == [("strict", 1), ("strict", 2)]
