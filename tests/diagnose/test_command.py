@@ -4,6 +4,7 @@ and a Dask cluster; a document that matches the shipped schema; the refusals."""
 from __future__ import annotations
 
 import json
+import shutil
 from importlib import resources
 from pathlib import Path
 
@@ -150,3 +151,37 @@ def test_rules_reading_an_unmodelled_metric_are_refused():
     )
     with pytest.raises(UserError, match="does not determine"):
         refuse_unmodelled(design, rules)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_fixed_sequence_testing_is_simulated(tmp_path, workers):
+    """answer-position with h2 registered as tested only after h1 is supported: in every
+    simulated study where h1 is not supported and no gate failed, h2 is not tested, so it is
+    never supported without h1 (diagnose used to drop the sequence and test h2 regardless)."""
+    from tests.engines.factorial.examples import run
+
+    root = tmp_path / "p"
+    shutil.copytree(ROOT / "examples" / "answer-position" / "spec", root / "spec")
+    spec = root / "spec" / "studies" / "answer-position.yaml"
+    text = spec.read_text(encoding="utf-8")
+    assert text.count("\n  - id: h2\n") == 1
+    spec.write_text(
+        text.replace("\n  - id: h2\n", "\n  - id: h2\n    tested_after: [h1]\n"), encoding="utf-8"
+    )
+    (root / "generated").mkdir()
+    shutil.copy(ROOT / "generated" / "prereg.schema.json", root / "generated")
+    assert main(["--project", str(root), "compile"]) == 0
+    out = tmp_path / "DIAGNOSE.json"
+    args = ["--simulations", 40, "--seed", 3, "--workers", workers, "--out", out]
+    assert run(root, "answer-position", "diagnose", *args) == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    seen_not_tested = 0
+    for cond in doc["conditions"]:
+        hyps = {
+            h["id"]: {v["verdict"]: v["count"] for v in h["verdicts"]} for h in cond["hypotheses"]
+        }
+        h1, h2 = hyps["h1"], hyps["h2"]
+        assert "not-tested" in h2
+        assert h2.get("supported", 0) <= h1.get("supported", 0)
+        seen_not_tested += h2["not-tested"]
+    assert seen_not_tested > 0

@@ -134,7 +134,7 @@ def differing(
 
 class Rules:
     """A study's compiled rules as plain data (``ESTIMATES``, ``CONTRASTS``, ``FAMILIES``,
-    ``GATES`` and ``HYPOTHESES``), so that they travel to worker processes and cluster workers
+    ``GATES``, ``SEQUENCE`` and ``HYPOTHESES``), so that they travel to worker processes and cluster workers
     by value.  Each hypothesis is :func:`prereg.rules.decide` bound to the rule and verdicts the
     generated module registers, which is exactly what the generated function calls."""
 
@@ -146,6 +146,9 @@ class Rules:
         self.CONTRASTS = tuple(module.CONTRASTS)
         self.FAMILIES = dict(module.FAMILIES)
         self.GATES = tuple(module.GATES)
+        # Fixed-sequence testing: a hypothesis is tested only when these earlier ones are
+        # supported (read by prereg.decide.evaluate as the generated module's SEQUENCE).
+        self.SEQUENCE = {h: tuple(b) for h, b in getattr(module, "SEQUENCE", {}).items()}
         self.RULES: dict[str, tuple[Any, tuple]] = {}
         for h in module.HYPOTHESES:
             try:
@@ -162,7 +165,7 @@ class Rules:
 
     def verdicts(self, hypothesis: str) -> list[str]:
         """The verdicts a hypothesis can get, in registered order (then the gates')."""
-        from prereg.rules import NOT_SUPPORTED, REPORTED_ONLY, SUPPORTED
+        from prereg.rules import NOT_SUPPORTED, NOT_TESTED, REPORTED_ONLY, SUPPORTED
 
         rule, verdicts = self.RULES[hypothesis]
         if verdicts:
@@ -171,6 +174,8 @@ class Rules:
             out = [SUPPORTED, NOT_SUPPORTED]
         else:
             return [REPORTED_ONLY]
+        if hypothesis in self.SEQUENCE and NOT_TESTED not in out:
+            out.append(NOT_TESTED)
         for g in self.GATES:
             if g.otherwise not in out:
                 out.append(g.otherwise)
