@@ -355,22 +355,36 @@ def read_records(path, schema_path: Path, fmt: str, *, max_problems: int = 50) -
         rows = [obj]
     else:
         for lineno, line in iter_jsonl_lines(path):
-            if line.strip() == "":
-                problems.append(f"{path}:{lineno}: blank line")
-                continue
-            if line.endswith("\r"):
-                problems.append(f"{path}:{lineno}: CRLF line ending; use LF")
-                line = line[:-1]
-            try:
-                obj = loads_strict(line)
-            except (ValueError, StrictJSONError) as exc:
-                problems.append(f"{path}:{lineno}: not valid JSON: {exc}")
-                continue
-            if not isinstance(obj, dict):
-                problems.append(f"{path}:{lineno}: not a JSON object")
-                continue
-            problems.extend(f"{path}:{lineno}: {p}" for p in schema_problems(obj, schema_path))
-            rows.append(obj)
+            _strict_line(path, lineno, line, schema_path, rows, problems)
+    _refuse_problems(path, schema_path, problems, max_problems)
+    return rows
+
+
+def _strict_line(
+    path: Path, lineno: int, line: str, schema_path: Path, rows: list, problems: list
+) -> None:
+    """One JSONL line read strictly: its object appended to ``rows`` (when it is one), its
+    problems, located, to ``problems``."""
+    if line.strip() == "":
+        problems.append(f"{path}:{lineno}: blank line")
+        return
+    if line.endswith("\r"):
+        problems.append(f"{path}:{lineno}: CRLF line ending; use LF")
+        line = line[:-1]
+    try:
+        obj = loads_strict(line)
+    except (ValueError, StrictJSONError) as exc:
+        problems.append(f"{path}:{lineno}: not valid JSON: {exc}")
+        return
+    if not isinstance(obj, dict):
+        problems.append(f"{path}:{lineno}: not a JSON object")
+        return
+    problems.extend(f"{path}:{lineno}: {p}" for p in schema_problems(obj, schema_path))
+    rows.append(obj)
+
+
+def _refuse_problems(path, schema_path: Path, problems: list[str], max_problems: int) -> None:
+    """One UserError listing the first ``max_problems`` problems, if there are any."""
     if problems:
         shown = problems[:max_problems]
         if len(problems) > max_problems:
@@ -378,7 +392,6 @@ def read_records(path, schema_path: Path, fmt: str, *, max_problems: int = 50) -
         raise UserError(
             f"{path}: {len(problems)} problem(s) against {schema_path.name}", problems=shown
         )
-    return rows
 
 
 class Record:
@@ -672,29 +685,8 @@ def read_jsonl_records(
             lines.pop()
         for line in lines:
             lineno += 1
-            if line.strip() == "":
-                problems.append(f"{path}:{lineno}: blank line")
-                continue
-            if line.endswith("\r"):
-                problems.append(f"{path}:{lineno}: CRLF line ending; use LF")
-                line = line[:-1]
-            try:
-                obj = loads_strict(line)
-            except (ValueError, StrictJSONError) as exc:
-                problems.append(f"{path}:{lineno}: not valid JSON: {exc}")
-                continue
-            if not isinstance(obj, dict):
-                problems.append(f"{path}:{lineno}: not a JSON object")
-                continue
-            problems.extend(f"{path}:{lineno}: {p}" for p in schema_problems(obj, schema_path))
-            rows.append(obj)
+            _strict_line(path, lineno, line, schema_path, rows, problems)
     if source.size == 0:
         raise UserError(f"{path}: the file is empty")
-    if problems:
-        shown = problems[:max_problems]
-        if len(problems) > max_problems:
-            shown.append(f"… and {len(problems) - max_problems} more")
-        raise UserError(
-            f"{path}: {len(problems)} problem(s) against {schema_path.name}", problems=shown
-        )
+    _refuse_problems(path, schema_path, problems, max_problems)
     return rows
