@@ -148,6 +148,15 @@ _OPS = {
 }
 
 
+def family_members(contrasts) -> dict[str, list[str]]:
+    """Family id -> its contrasts' ids, in registration order."""
+    members: dict[str, list[str]] = {}
+    for c in contrasts:
+        if c.family is not None:
+            members.setdefault(c.family, []).append(c.id)
+    return members
+
+
 def adjust_families(
     results: dict[str, ContrastResult], contrasts, families: Mapping[str, Family]
 ) -> dict[str, ContrastResult]:
@@ -157,11 +166,7 @@ def adjust_families(
     from prereg.stats.multiplicity import holm_adjust
 
     out = dict(results)
-    members: dict[str, list[str]] = {}
-    for c in contrasts:
-        if c.family is not None:
-            members.setdefault(c.family, []).append(c.id)
-    for fam_id, ids in members.items():
+    for fam_id, ids in family_members(contrasts).items():
         fam = families[fam_id]
         ps = np.array([np.nan if out[i].p is None else out[i].p for i in ids], dtype=float)
         if fam.adjustment == "holm":
@@ -560,11 +565,7 @@ def adjust_families_many(
     from prereg.stats.multiplicity import holm_adjust_rows
 
     out = dict(results)
-    members: dict[str, list[str]] = {}
-    for c in contrasts:
-        if c.family is not None:
-            members.setdefault(c.family, []).append(c.id)
-    for fam_id, ids in members.items():
+    for fam_id, ids in family_members(contrasts).items():
         fam = families[fam_id]
         ps = np.stack([np.asarray(out[i].p, dtype=np.float64) for i in ids], axis=1)
         if fam.adjustment == "holm":
