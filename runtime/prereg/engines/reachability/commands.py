@@ -278,6 +278,48 @@ def prepared_files(ctx: StudyContext, p: Prepared) -> tuple[list[tuple[str, byte
     return files, prereg
 
 
+# Regenerated prepared folders, kept in the process: (study id, spec digest, the engine
+# configuration's JSON, seed) -> (each file's name and digest, the preregistration object).
+# Preparation is a function of these alone (the tests regenerate every folder byte for byte,
+# with any number of workers), so a process that prepared or checked a seed once need not
+# generate the study again to check a folder against it: the demo runs prepare,
+# approval-template, bundle and the lineage score of the same two seeds in one process.
+# Only the regenerated side is kept, never a folder's bytes: a folder changed after it was
+# written is found out as before.
+_REGENERATED: dict[tuple[str, str, str, str], tuple[tuple[tuple[str, str], ...], dict]] = {}
+_REGENERATED_KEPT = 8
+
+
+def _regenerated_key(ctx: StudyContext, ec, seed: str) -> tuple[str, str, str, str]:
+    return (ctx.study_id, ctx.spec_digest, json.dumps(ec.raw, sort_keys=True), seed)
+
+
+def _remember(key, files, prereg: dict) -> None:
+    digests = tuple(
+        (name, PREFIX + sha256_hex(data if isinstance(data, bytes) else data.encode("utf-8")))
+        for name, data, _mode in files
+    )
+    _REGENERATED.pop(key, None)
+    _REGENERATED[key] = (digests, json.loads(json.dumps(prereg)))
+    while len(_REGENERATED) > _REGENERATED_KEPT:
+        del _REGENERATED[next(iter(_REGENERATED))]
+
+
+def regenerated_digests(
+    ctx: StudyContext, ec, seed: str
+) -> tuple[tuple[tuple[str, str], ...], dict[str, Any]]:
+    """Each prepared file's (name, ``sha256:`` digest) and the preregistration object of the
+    study regenerated from ``seed``, as ``prepare`` would write them (generated once per
+    process and seed; see ``_REGENERATED``)."""
+    key = _regenerated_key(ctx, ec, seed)
+    if key not in _REGENERATED:
+        p = prepare_memory(ec, seed, workers=default_workers())
+        files, prereg = prepared_files(ctx, p)
+        _remember(key, files, prereg)
+    digests, prereg = _REGENERATED[key]
+    return digests, json.loads(json.dumps(prereg))
+
+
 def prepare(ctx: StudyContext, args: argparse.Namespace) -> int:
     ec = study_config(ctx.config)
     seed = args.seed
@@ -295,6 +337,7 @@ def prepare(ctx: StudyContext, args: argparse.Namespace) -> int:
     outdir.parent.mkdir(parents=True, exist_ok=True)
     # All five files appear at once (a folder renamed into place), or none does.
     write_folder_new(outdir, files)
+    _remember(_regenerated_key(ctx, ec, seed), files, prereg)
     a = p.audit
     _out(f"prepared {len(p.order):,} rows for seed {seed!r} into {outdir}")
     for k in ("corpusDigest", "goldDigest", "dispatchOrderDigest", "auditDigest"):

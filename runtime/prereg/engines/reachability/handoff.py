@@ -250,15 +250,12 @@ def read_prepared(h: HandOff, outdir: Path) -> dict[str, Any]:
 def verify_prepared(ctx: StudyContext, h: HandOff, outdir: Path) -> dict[str, Any]:
     """The preregistration object of the study regenerated from the prepared folder's seed,
     after comparing every file of the folder with it byte for byte (``prepared-mismatch``)."""
-    from .commands import prepared_files
-    from .pipeline import default_workers, prepare_memory
+    from .commands import regenerated_digests
 
     seed = read_prepared(h, outdir)["seed"]
-    p = prepare_memory(h.ec, seed, workers=default_workers())
-    files, regenerated = prepared_files(ctx, p)
-    for name, data, _mode in files:
+    files, regenerated = regenerated_digests(ctx, h.ec, seed)
+    for name, want in files:
         got, _ = file_digest(outdir / name, "a prepared file")
-        want = PREFIX + sha256_hex(data if isinstance(data, bytes) else data.encode("utf-8"))
         if got != want:
             raise h.refuse(
                 "preparedMismatch",
