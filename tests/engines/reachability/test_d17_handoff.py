@@ -478,6 +478,44 @@ def test_the_boundary_refuses_another_generator_and_another_corpus(bundled, tmp_
             "preparedMismatch")  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    "edits, code, needle",
+    [
+        # the fast reader reads the file (every record has the corpus shape): the second
+        # record's generator is refused
+        ([(1, b'"generatorId":"d17-multifact/v1"', b'"generatorId":"d17-multifact/v0"')],
+         "generatorId", "corpus.jsonl:2: at /provenance/generatorId: 'd17-multifact/v0'"),
+        # the strict reader reads it (line 3 is no JSON): line 2's generator comes first
+        ([(1, b'"generatorId":"d17-multifact/v1"', b'"generatorId":"d17-multifact/v0"'),
+          (2, b'"localOutcome":null', b'"localOutcome":NaN')],
+         "generatorId", "corpus.jsonl:2: at /provenance/generatorId: 'd17-multifact/v0'"),
+        ([(0, b'"localOutcome":null', b'"localOutcome":NaN')],
+         None, "corpus.jsonl:1: not a corpus record (NaN is not a JSON value)"),
+        ([(0, b'{"id":', b'{"split":"x","id":')],
+         None, "corpus.jsonl:1: not a corpus record (duplicate key 'split')"),
+    ],
+)  # fmt: skip
+def test_the_boundary_reads_every_corpus_record(bundled, tmp_path, capsys, edits, code, needle):
+    """A bundle whose corpus digest is the edited corpus's: each record's generator is checked,
+    by the fast reader or, for a file it cannot vouch for, the strict one, alike."""
+    w = bundled.copy(tmp_path / "w")
+    corpus = w / "prepared/corpus.jsonl"
+    lines = corpus.read_bytes().splitlines(keepends=True)
+    for n, old, new in edits:
+        assert old in lines[n]
+        lines[n] = lines[n].replace(old, new, 1)
+    data = b"".join(lines)
+    corpus.write_bytes(data)
+    doc = json.loads((w / "BUNDLE.json").read_text())
+    doc["corpusDigest"] = doc["corpus"]["sha256"] = "sha256:" + hashlib.sha256(data).hexdigest()
+    rc = cli("validate-bundle", write_json(w / "BUNDLE.json", doc))
+    if code is None:
+        err = capsys.readouterr().err
+        assert rc == 2 and f"{corpus}{needle[len('corpus.jsonl') :]}" in err, err
+    else:
+        refused(capsys, rc, code, f"{corpus}{needle[len('corpus.jsonl') :]}")
+
+
 # -- refusals of the ledger ---------------------------------------------------------------------
 
 

@@ -688,11 +688,7 @@ def validate_bundle(
             f" {doc.get('corpusDigest')}",
         )
     rows = 0
-    for n, line in enumerate(corpus.decode("utf-8", "replace").splitlines(), start=1):
-        try:
-            rec_gen = loads_strict(line)["provenance"]["generatorId"]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise UserError(f"{b.corpus_path}:{n}: not a corpus record ({exc})") from None
+    for n, rec_gen in enumerate(_corpus_generators(b.corpus_path, corpus), start=1):
         if rec_gen != h.ec.generator_id:
             raise h.refuse(
                 "generatorId",
@@ -727,6 +723,23 @@ def validate_bundle(
                 f" {iso_ms(win.expires_at)}: stop the collection",
             )
     return b
+
+
+def _corpus_generators(path: Path, corpus: bytes):
+    """Each corpus line's ``provenance.generatorId``, in file order: from the fast reader
+    when it vouches for the file (a corpus as ``prepare`` writes it), else line by line with
+    the strict reader, refusing a line that is not a corpus record."""
+    from .prepared import corpus_records
+
+    records = corpus_records(corpus)
+    if records is not None:
+        yield from (r.provenance.generatorId for r in records)
+        return
+    for n, line in enumerate(corpus.decode("utf-8", "replace").splitlines(), start=1):
+        try:
+            yield loads_strict(line)["provenance"]["generatorId"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UserError(f"{path}:{n}: not a corpus record ({exc})") from None
 
 
 def check_session_window(h: HandOff, start: datetime) -> None:

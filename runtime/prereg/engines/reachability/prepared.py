@@ -80,9 +80,10 @@ _corpus_encoder = msgspec.json.Encoder()
 _FAILED = (msgspec.DecodeError, ValueError, RecursionError)
 
 
-def corpus_rows(data: bytes) -> list[tuple[str, str, tuple[str, ...]]] | None:
-    """``(row id, split, request ids)`` per line of a prepared corpus's bytes, or None when
-    the fast path cannot vouch for them (see the module docstring)."""
+def corpus_records(data: bytes) -> list[_Row] | None:
+    """The records of a prepared corpus's bytes, one per line (``id``, ``split``,
+    ``requests[].id``, ``provenance.generatorId`` … as attributes), or None when the fast path
+    cannot vouch for them (see the module docstring)."""
     if not data.isascii() and any(s in data for s in _SEPARATORS):
         return None
     try:
@@ -90,6 +91,15 @@ def corpus_rows(data: bytes) -> list[tuple[str, str, tuple[str, ...]]] | None:
     except _FAILED:
         return None
     if not rows or _corpus_encoder.encode_lines(rows) != data:
+        return None
+    return rows
+
+
+def corpus_rows(data: bytes) -> list[tuple[str, str, tuple[str, ...]]] | None:
+    """``(row id, split, request ids)`` per line of a prepared corpus's bytes, or None when
+    the fast path cannot vouch for them (see the module docstring)."""
+    rows = corpus_records(data)
+    if rows is None:
         return None
     return [(r.id, r.split, tuple(map(_ID, r.requests))) for r in rows]
 
