@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from prereg.compiler.load import load_yaml
+from prereg.compiler.load import Loaded, load_yaml_bytes, read_spec_bytes
 from prereg.compiler.project import Project, package_name
 from prereg.digest import digest, sha256_hex
 from prereg.engines import StudyContext
@@ -49,6 +49,28 @@ def load_generated(project: Project, study_id: str) -> ModuleType:
     return module
 
 
+# Parsed specs and their digests, kept in the process by the file's bytes: a process that runs
+# many commands of one study (the demo, a test session) parses the spec once, and any change to
+# the file is a new key, so the pin is checked against the file as it is now.  Read-only: the
+# parse is shared by every context pinned to the same bytes.
+_PARSED: dict[tuple[str, bytes], tuple[Loaded, str]] = {}
+_PARSED_KEPT = 8
+
+
+def _parsed_spec(path: Path, shown: Path) -> tuple[Loaded, str]:
+    """(the parse of the spec at ``path``, its digest), parsed once per process and content."""
+    raw = read_spec_bytes(path, shown)
+    key = (str(shown), raw)
+    hit = _PARSED.get(key)
+    if hit is None:
+        loaded = load_yaml_bytes(raw, shown)
+        hit = (loaded, digest(loaded.data))
+        _PARSED[key] = hit
+        while len(_PARSED) > _PARSED_KEPT:
+            del _PARSED[next(iter(_PARSED))]
+    return hit
+
+
 def pinned_context(
     *, study_id, version, spec_file, spec_digest, config, project_root=None
 ) -> StudyContext:
@@ -56,8 +78,7 @@ def pinned_context(
         path = Path(project_root) / spec_file
         if not path.exists():
             raise UserError(f"{spec_file}: the spec of study {study_id!r} is missing")
-        loaded = load_yaml(path, display=Path(spec_file))
-        current = digest(loaded.data)
+        loaded, current = _parsed_spec(path, Path(spec_file))
         if current != spec_digest:
             raise UserError(
                 f"{spec_file}: spec changed since the last compile "

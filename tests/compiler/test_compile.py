@@ -153,6 +153,31 @@ def test_hostile_strings_stay_literals(tmp_path):
     assert "__import__('os')" not in (gen / "__init__.py").read_text()
 
 
+def test_a_spec_is_parsed_once_per_content_and_a_change_is_still_refused(project_copy, monkeypatch):
+    """The run-time pin keeps a spec's parse by the file's bytes: two contexts parse it once,
+    and the file changed afterwards (same path, same process) is parsed again and refused."""
+    from prereg import study
+
+    parsed = []
+    real = study.load_yaml_bytes
+
+    def counting(raw, shown):
+        parsed.append(shown)
+        return real(raw, shown)
+
+    monkeypatch.setattr(study, "load_yaml_bytes", counting)
+    monkeypatch.setattr(study, "_PARSED", {})
+    project = Project(project_copy)
+    study.study_context(project, "jev-multicorrect")
+    study.study_context(project, "jev-multicorrect")
+    assert len(parsed) == 1
+    spec = project_copy / "spec/studies/jev-multicorrect.yaml"
+    spec.write_text(spec.read_text().replace("\ntitle: ", "\ntitle: Retitled ", 1))
+    with pytest.raises(Exception, match="spec changed since the last compile"):
+        study.study_context(project, "jev-multicorrect")
+    assert len(parsed) == 2
+
+
 def test_study_command_refuses_when_spec_changed_since_compile(project_copy):
     spec = project_copy / "spec/studies/jev-multicorrect.yaml"
     text = spec.read_text()

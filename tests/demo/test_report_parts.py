@@ -470,3 +470,15 @@ def test_step_options_and_the_command_shown():
     assert step.option("--root") == "/p"
     assert step.option("--seed") is None
     assert step.shown() == "score in.jsonl --out R.json --root=. ."
+
+
+# -- s3's error bars ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("level", [0.95, 0.9, 0.99, 0.5, 0.999])
+def test_the_power_figures_quantile_is_scipy_stats_norm_ppf_bit_for_bit(level):
+    from scipy.stats import norm
+
+    from prereg.reports.clusterpower import mc_z
+
+    assert mc_z(level).hex() == float(norm.ppf(0.5 + level / 2)).hex()

@@ -289,15 +289,24 @@ def load_yaml_text(text: str, path: Path) -> Loaded:
         loader.dispose()
 
 
-def load_yaml(path: Path, display: Path | None = None) -> Loaded:
-    """Read and parse a spec file; errors name it as ``display`` (default: ``path``)."""
-    shown = display if display is not None else path
+def read_spec_bytes(path: Path, shown: Path) -> bytes:
+    """A spec file's bytes (a regular file); errors name it as ``shown``."""
     try:
-        raw = read_regular(path)
+        return read_regular(path)
     except OSError as exc:
         raise UserError(f"{shown}: cannot read: {exc.strerror}") from None
+
+
+def load_yaml_bytes(raw: bytes, shown: Path) -> Loaded:
+    """Parse a spec file's bytes (UTF-8); errors name it as ``shown``."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UserError(f"{shown}: not UTF-8 (byte {exc.start})") from None
     return load_yaml_text(text, shown)
+
+
+def load_yaml(path: Path, display: Path | None = None) -> Loaded:
+    """Read and parse a spec file; errors name it as ``display`` (default: ``path``)."""
+    shown = display if display is not None else path
+    return load_yaml_bytes(read_spec_bytes(path, shown), shown)
