@@ -6,9 +6,11 @@ project root; ``{sha256:PATH}`` stands for the digest of a file an earlier step 
 operator anchors) and ``{json:PATH#/pointer}`` for a string in one.  A step with ``"json"``
 writes a file an operator would write by hand (``args``: ``["write", PATH]``; its strings
 filled in the same way) instead of running a command.  The runner checks that generated/ is current, runs the steps in order with
-visible progress, then builds each study's report from its folder (:mod:`prereg.reports`:
-``OUT/<study>/report.html``, ``report.md`` and ``figures/``) and writes ``OUT/index.html`` and
-``OUT/index.md`` linking them with each study's status.  Nothing written carries a timestamp
+visible progress, builds each study's report from its folder once the study's last step has
+run (:mod:`prereg.reports`: ``OUT/<study>/report.html``, ``report.md`` and ``figures/``; in a
+forked process, beside the next steps, where fork is available) and writes ``OUT/index.html``
+and ``OUT/index.md`` linking them with each study's status.  A failed step stops the demo: the
+studies finished before it keep their reports, the index names the step.  Nothing written carries a timestamp
 or an absolute path of the machine, so two runs give the same bytes.
 
 ``OUT`` is new for every run: an existing one is refused unless ``force`` is given (then it is
@@ -19,10 +21,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
+import os
+import pickle
 import re
 import shutil
 import sys
 import time
+import traceback
 from pathlib import Path
 
 from prereg.compiler import build
@@ -129,6 +135,8 @@ def _run_demo(project: Project, out: Path, force: bool) -> int:
     projects = _example_projects(project, plan, out)
     results: list[Step] = []
     total = len(plan["steps"])
+    last = {s["study"]: i for i, s in enumerate(plan["steps"], start=1)}
+    building: dict[str, _Built] = {}
     started = time.perf_counter()
     for i, step in enumerate(plan["steps"], start=1):
         step_out = out / step["study"]
@@ -147,7 +155,10 @@ def _run_demo(project: Project, out: Path, force: bool) -> int:
                 code = write_step(step, args, step_out, project.root)
             else:
                 print(f"[{i}/{total}] {step['title']}: prereg {' '.join(argv[2:])}", flush=True)
-                code = cli_main(argv)
+                try:
+                    code = cli_main(argv)
+                except SystemExit as exc:  # the command's parser refused the step's arguments
+                    code = exc.code if isinstance(exc.code, int) else 2
         seconds = time.perf_counter() - t0
         ok = code in step.get("expect_exit", [0])
         results.append(
@@ -164,11 +175,18 @@ def _run_demo(project: Project, out: Path, force: bool) -> int:
         if not ok:
             print(f"demo step failed (exit {code}): {step['title']}", file=sys.stderr)
             studies = _studies(plan, results)
-            _write_index(out, studies, {})
+            # the studies whose steps all ran before the failure keep their reports
+            _write_index(out, studies, {st: b.result() for st, b in building.items()})
             return 1
+        if i == last[step["study"]]:  # the study's steps are done: its report can be built
+            study = step["study"]
+            steps = _studies(plan, results)[study]
+            building[study] = _Built(
+                lambda study=study, steps=steps: _write_report(project, out, study, steps, projects)
+            )
     studies = _studies(plan, results)
     print("writing reports ...", flush=True)
-    reports = _write_reports(project, out, studies, projects)
+    reports = {study: building[study].result() for study in studies if study in building}
     _write_index(out, studies, reports)
     seconds = time.perf_counter() - started
     print(f"demo finished: {len(results)} steps in {seconds:.1f} s", flush=True)
@@ -210,20 +228,74 @@ def _example_projects(project: Project, plan: dict, out: Path) -> dict[str, Proj
     return found
 
 
-def _write_reports(
-    project: Project, out: Path, studies: dict[str, list], projects: dict[str, Project]
-) -> dict:
+def _write_report(
+    project: Project, out: Path, study: str, steps: list, projects: dict[str, Project]
+) -> tuple[str, bool]:
+    """Build and write ``study``'s report into OUT/<study>/; (its status line, whether it is
+    good)."""
     from prereg.reports import build_report, study_info
     from prereg.reports.page import write_report
 
-    reports = {}
-    for study, steps in studies.items():
-        home = projects.get(study, project)
-        report = build_report(study_info(home, study), out / study, steps)
-        write_report(report, out / study)
-        status = report.status + (f" · {report.decision}" if report.decision else "")
-        reports[study] = (status, report.ok)
-    return reports
+    home = projects.get(study, project)
+    report = build_report(study_info(home, study), out / study, steps)
+    write_report(report, out / study)
+    status = report.status + (f" · {report.decision}" if report.decision else "")
+    return status, report.ok
+
+
+class _Built:
+    """A study's report, built in a forked child while the demo's next steps run (each report
+    reads only its own study's folder, which no later step writes), or in this process when
+    fork is not available (:meth:`result` then builds it).
+
+    The child sends back its result, or the exception it raised, pickled through a pipe, and
+    leaves with ``os._exit`` (no exit handlers, no second flush of the parent's buffers). A
+    child that dies without answering is reported as an error naming its exit status.
+    """
+
+    def __init__(self, build):
+        self._build = build
+        self._pid = None
+        if "fork" not in multiprocessing.get_all_start_methods():
+            return
+        import prereg.reports.plot  # noqa: F401  (matplotlib, imported once for every child)
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child
+            os.close(read)
+            try:
+                try:
+                    payload = pickle.dumps((True, build()))
+                except BaseException as exc:  # sent to the parent, raised there
+                    try:
+                        payload = pickle.dumps((False, exc))
+                    except Exception:
+                        payload = pickle.dumps((False, RuntimeError(traceback.format_exc())))
+                with os.fdopen(write, "wb") as pipe:
+                    pipe.write(payload)
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(0)
+        os.close(write)
+        self._pid, self._read = pid, read
+
+    def result(self) -> tuple[str, bool]:
+        if self._pid is None:
+            return self._build()
+        with os.fdopen(self._read, "rb") as pipe:
+            payload = pipe.read()
+        _, status = os.waitpid(self._pid, 0)
+        self._pid = None
+        if not payload:
+            raise RuntimeError(f"a report's process ended without a result (wait status {status})")
+        good, value = pickle.loads(payload)
+        if not good:
+            raise value
+        return value
 
 
 def _write_index(out: Path, studies: dict[str, list], reports: dict) -> None:

@@ -425,8 +425,8 @@ def test_a_report_of_a_fresh_folder_copy_is_the_same(runs, tmp_path):
 
 
 def test_a_failed_step_stops_the_demo_and_the_index_says_so(project_copy, tmp_path):
-    """A step exiting otherwise than expected: exit 1, later steps not run, no reports, and
-    index.html names the failed step."""
+    """A step exiting otherwise than expected: exit 1, later steps not run, no report of the
+    failed study, and index.html names the failed step."""
     study = PLAN["steps"][0]["study"]
     (project_copy / "examples").mkdir()
     bad = {"title": "validate a manifest that is not there", "study": study,
@@ -443,6 +443,71 @@ def test_a_failed_step_stops_the_demo_and_the_index_says_so(project_copy, tmp_pa
     page = parse(out / "index.html")
     text = "".join(page.text)
     assert "attention needed" in text and "step failed" in text and bad["title"] in text
+
+
+def test_a_study_finished_before_a_failed_step_keeps_its_report(project_copy, tmp_path):
+    """Reports are built as soon as a study's steps are done (in a forked process where fork
+    is available): a later study's failure leaves the finished study's report, linked from the
+    index, and none for the failed study."""
+    first = PLAN["steps"][0]
+    assert first["args"][0] == "assemble"
+    shutil.copytree(ROOT / "examples" / "s3", project_copy / "examples" / "s3")
+    bad = {"title": "score lists that are not there", "study": "jev-multicorrect",
+           "args": ["score", "--lists", "{out}/missing.jsonl", "--labels", "{out}/l.jsonl",
+                    "--predictions", "{out}/p.jsonl", "--out", "{out}/s.json"]}  # fmt: skip
+    (project_copy / "examples" / "demo.json").write_text(json.dumps({"steps": [first, bad]}))
+    out = tmp_path / "out"
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["--project", str(project_copy), "demo", "--out", str(out)])
+    assert code == 1
+    assert (out / first["study"] / "report.html").is_file()
+    assert not (out / "jev-multicorrect" / "report.html").exists()
+    page = parse(out / "index.html")
+    hrefs = [attrs["href"] for tag, attrs in page.starts if tag == "a"]
+    assert f"{first['study']}/report.html" in hrefs
+    assert "jev-multicorrect/report.html" not in hrefs
+    text = "".join(page.text)
+    assert "attention needed" in text and "step failed" in text and bad["title"] in text
+
+
+def test_a_step_whose_arguments_the_command_refuses_is_a_failed_step(project_copy, tmp_path):
+    """A plan step the command's parser refuses (exit 2 with its usage) stops the demo like
+    any failed step: the index is written and names it; the demo does not exit with it."""
+    (project_copy / "examples").mkdir()
+    bad = {"title": "score without its inputs", "study": "jev-multicorrect",
+           "args": ["score", "--lists", "{out}/missing.jsonl"]}  # fmt: skip
+    (project_copy / "examples" / "demo.json").write_text(json.dumps({"steps": [bad]}))
+    out = tmp_path / "out"
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["--project", str(project_copy), "demo", "--out", str(out)])
+    assert code == 1
+    assert "the following arguments are required" in err.getvalue()
+    assert "demo step failed (exit 2): score without its inputs" in err.getvalue()
+    text = "".join(parse(out / "index.html").text)
+    assert "step failed (exit 2)" in text and bad["title"] in text
+
+
+def test_a_report_that_fails_in_its_process_fails_the_demo_with_its_error(
+    project_copy, tmp_path, monkeypatch
+):
+    """An error raised while a report is built (in its forked process) reaches the demo's
+    caller as that error."""
+    from prereg import demo
+    from prereg.errors import UserError
+
+    def broken(*a, **k):
+        raise UserError("the report could not be built")
+
+    monkeypatch.setattr(demo, "_write_report", broken)
+    first = PLAN["steps"][0]
+    shutil.copytree(ROOT / "examples" / "s3", project_copy / "examples" / "s3")
+    (project_copy / "examples" / "demo.json").write_text(json.dumps({"steps": [first]}))
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["--project", str(project_copy), "demo", "--out", str(tmp_path / "out")])
+    assert code == 2
+    assert "the report could not be built" in err.getvalue()
 
 
 def test_answer_position_report_runs_from_its_own_project(runs):
@@ -599,3 +664,43 @@ def test_every_report_renders_in_headless_chromium(runs, browser, tmp_path):
         if keep:
             Path(keep).mkdir(parents=True, exist_ok=True)
             shutil.copyfile(shot, Path(keep) / shot.name)
+
+
+# -- a report built beside the next steps --------------------------------------------------------
+
+FORK = "fork" in __import__("multiprocessing").get_all_start_methods()
+
+
+def test_built_runs_in_a_forked_process_and_returns_its_result():
+    import os
+
+    from prereg.demo import _Built
+
+    built = _Built(lambda: (os.getpid(), "status", True))
+    pid, status, good = built.result()
+    assert (status, good) == ("status", True)
+    assert (pid != os.getpid()) is FORK
+
+
+def test_built_raises_the_error_of_its_process():
+    from prereg.demo import _Built
+    from prereg.errors import UserError
+
+    def fails():
+        raise UserError("no report", exit_code=3, problems=["one", "two"])
+
+    with pytest.raises(UserError) as exc:
+        _Built(fails).result()
+    assert (exc.value.message, exc.value.exit_code, exc.value.problems) == (
+        "no report", 3, ["one", "two"],
+    )  # fmt: skip
+
+
+@pytest.mark.skipif(not FORK, reason="a process of its own needs fork")
+def test_built_reports_a_process_that_died_without_an_answer():
+    import os
+
+    from prereg.demo import _Built
+
+    with pytest.raises(RuntimeError, match="ended without a result"):
+        _Built(lambda: os._exit(3)).result()
