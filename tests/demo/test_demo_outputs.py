@@ -135,6 +135,56 @@ def test_every_demo_output_validates_against_its_schema(runs):
     assert checked >= 16
 
 
+def _mutations(doc, rng, count: int):
+    """Copies of ``doc`` with one member removed, retyped or replaced (at a random depth)."""
+    values = [None, True, 0, 1.0, -1, 2**70, "", "x", "sha256:" + "0" * 64, [], {}, [1], {"a": 1}]
+    for _ in range(count):
+        d = copy.deepcopy(doc)
+        node, steps = d, rng.randrange(1, 5)
+        for _ in range(steps):
+            keys = list(node) if isinstance(node, dict) else list(range(len(node)))
+            if not keys:
+                break
+            k = rng.choice(keys)
+            if rng.random() < 0.5 and isinstance(node[k], dict | list) and node[k]:
+                node = node[k]
+                continue
+            if isinstance(node, dict) and rng.random() < 0.3:
+                del node[k]
+            else:
+                node[k] = copy.deepcopy(rng.choice(values))
+            break
+        yield d
+
+
+def test_the_compiled_predicate_agrees_with_jsonschema_on_every_demo_document(runs):
+    """``outputs.problems`` says "no problems" from a schema's compiled predicate without
+    jsonschema: on every demo document and a few hundred mutations of each kind, whatever the
+    predicate accepts jsonschema accepts, and whatever jsonschema accepts the predicate
+    accepts (so a refusal is never left to a slow path for a valid document)."""
+    import random
+
+    from prereg.outputs import _accepts
+
+    out = runs[0]
+    rng = random.Random(16)
+    compiled = 0
+    for path in demo_outputs(out):
+        schema = schema_of(out, path)
+        if schema is None or (accepts := _accepts(schema)) is None:
+            continue
+        compiled += 1
+        validator = outputs.validator(schema)
+        docs = documents(path)[:3]
+        for doc in [*docs, *(m for d in docs for m in _mutations(d, rng, 150))]:
+            assert accepts(doc) == validator.is_valid(doc), (path.relative_to(out), doc)
+            if accepts(doc):
+                assert outputs.problems(doc, schema) == []
+            else:
+                assert outputs.problems(doc, schema), path.relative_to(out)
+    assert compiled >= 10
+
+
 def test_every_study_step_output_is_covered(runs):
     """Each `--out` a demo step names is one of the files validated above (and a step the plan
     expects to be refused wrote nothing there)."""
