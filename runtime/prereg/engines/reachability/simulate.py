@@ -64,14 +64,23 @@ def respondent(config: Mapping[str, Any], scenario: str) -> tuple[Mapping, Mappi
 
 
 def uniforms(message: str, scenario: str, seed: int, row_ids, count: int) -> np.ndarray:
-    """(rows, count) uniforms in [0, 1) from SHA-256 (see the module docstring)."""
-    out = np.empty((len(row_ids), count))
-    for i, row_id in enumerate(row_ids):
-        for k in range(count):
-            text = message.format(scenario=scenario, seed=seed, rowId=row_id, k=k)
-            h = hashlib.sha256(text.encode("utf-8")).digest()
-            out[i, k] = (int.from_bytes(h[:8], "big") >> 11) / 9007199254740992.0
-    return out
+    """(rows, count) uniforms in [0, 1) from SHA-256 (see the module docstring).
+
+    Each draw is ``(first 8 bytes of the hash as a big-endian integer >> 11) / 2**53``: the
+    integer is below 2**53, so its conversion to float and the division by a power of two are
+    exact, and taking the whole array at once gives the same bits as one draw at a time."""
+    fmt, sha256 = message.format, hashlib.sha256
+    heads = b"".join(
+        [
+            sha256(fmt(scenario=scenario, seed=seed, rowId=row_id, k=k).encode("utf-8")).digest()[
+                :8
+            ]
+            for row_id in row_ids
+            for k in range(count)
+        ]
+    )
+    words = np.frombuffer(heads, dtype=">u8") >> np.uint64(11)
+    return (words.astype(np.float64) / 9007199254740992.0).reshape(len(row_ids), count)
 
 
 def simulate_observations(
