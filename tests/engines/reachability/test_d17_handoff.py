@@ -624,6 +624,32 @@ def test_score_config_digest_refusals(walked, tmp_path, capsys):
     refused(capsys, rc, "lineageDigest", "priorRuns", outputs=[out])
 
 
+def test_the_score_configs_gold_file_is_the_bundled_gold_however_it_is_written(
+    walked, tmp_path, capsys
+):
+    """A gold file as prepare writes it is read by the fast reader, another one (the same gold
+    indented) by the strict reader: the same gold passes either way, a changed one is
+    refused."""
+    w = walked
+    gold = json.loads((w / "prepared/gold.json").read_text())
+    indented = w / "G-indented.json"
+    indented.write_text(json.dumps(gold, indent=1) + "\n", encoding="utf-8")
+    row = sorted(gold["labels"])[0]
+    gold["labels"][row] = "no" if gold["labels"][row] == "yes" else "yes"
+    changed = w / "G-changed.json"
+    changed.write_bytes(
+        json.dumps(gold, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+    )
+    for path, ok in ((changed, False), (indented, True)):
+        g = {"file": path.name, "trustedDigest": sha(path)}
+        (tmp_path / path.stem).mkdir()
+        rc, out = _score(w, tmp_path / path.stem, w.score_config("C.json", gold=g))
+        if ok:
+            assert rc == 0, capsys.readouterr().err
+        else:
+            refused(capsys, rc, "goldDigest", f"{path}: not the bundled gold", outputs=[out])
+
+
 def test_a_score_config_that_breaks_its_schema(walked, tmp_path, capsys):
     w = walked
     cfg = json.loads(w.score_config("C.json").read_text())

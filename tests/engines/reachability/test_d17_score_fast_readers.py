@@ -73,6 +73,7 @@ def _strict_only(monkeypatch) -> None:
     import prereg.records as records
 
     monkeypatch.setattr(fast, "corpus_rows", lambda data: None)
+    monkeypatch.setattr(fast, "corpus_records", lambda data: None)
     monkeypatch.setattr(fast, "gold_object", lambda raw: None)
     monkeypatch.setattr(records, "_typed_decoders", lambda schema_path: None)
 
@@ -121,6 +122,40 @@ def test_the_fast_readers_equal_the_strict_readers_on_prepared_folders(folders):
         raw = (folder / "gold.json").read_bytes()
         gold = {k: v for k, v in read_json_file(folder / "gold.json").items() if k != "specDigest"}
         assert fast.gold_object(raw) == (gold, record_digest(gold))
+
+
+def test_the_corpus_records_as_builtins_are_the_strict_readers_records(folders):
+    import msgspec
+
+    from prereg.records import loads_strict
+
+    for folder in folders.values():
+        data = (folder / "corpus.jsonl").read_bytes()
+        strict = [loads_strict(line) for line in data.decode("utf-8").splitlines()]
+        got = msgspec.to_builtins(fast.corpus_records(data))
+        assert got == strict
+        assert [list(r) for r in got] == [list(r) for r in strict]  # key order too
+
+
+@pytest.mark.parametrize("seed", SEEDS[:2])
+def test_dev_review_material_is_the_same_with_and_without_the_fast_readers(
+    folders, tmp_path, monkeypatch, seed
+):
+    folder = tmp_path / "prepared"
+    shutil.copytree(folders[seed], folder)
+    assert cli("dev-review-material", folder, tmp_path / "fast.json") == 0
+    _strict_only(monkeypatch)
+    assert cli("dev-review-material", folder, tmp_path / "strict.json") == 0
+    assert (tmp_path / "fast.json").read_bytes() == (tmp_path / "strict.json").read_bytes()
+
+
+def test_dev_review_material_refuses_a_gold_file_that_is_no_object(folders, tmp_path, capsys):
+    folder = tmp_path / "prepared"
+    shutil.copytree(folders[SEEDS[0]], folder)
+    (folder / "gold.json").write_text("[]\n")
+    assert cli("dev-review-material", folder, tmp_path / "m.json") == 2
+    assert f"{folder / 'gold.json'}: not a JSON object" in capsys.readouterr().err
+    assert not (tmp_path / "m.json").exists()
 
 
 # -- hostile corpus lines ------------------------------------------------------------------------

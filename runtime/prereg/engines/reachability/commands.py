@@ -59,7 +59,7 @@ from prereg.stats.rounding import round_half_up
 
 from .audit import LEARNERS
 from .budget import budget_plan, calibration_window, iso_ms, parse_instant
-from .canon import canonical_members, join_members, record_digest
+from .canon import canonical_members, join_members
 from .config import EngineConfig, study_config
 from .layout import ANALYSIS, AUDIT, CORPUS, GOLD, PREREGISTRATION
 from .oracle import OracleError, TextOracle
@@ -394,16 +394,24 @@ def dev_review_material(ctx: StudyContext, args: argparse.Namespace) -> int:
         raise UserError(f"{corpus_path}: cannot read: {exc.strerror or exc}") from None
     if PREFIX + sha256_hex(corpus_bytes) != prereg.get("corpusDigest"):
         raise UserError(f"{corpus_path}: digest differs from corpusDigest in {PREREGISTRATION}")
-    gold = _read_json(outdir / GOLD)
-    gold_obj = {k: v for k, v in gold.items() if k != "specDigest"}
-    if record_digest(gold_obj) != prereg.get("goldDigest"):
+    from .prepared import corpus_records
+    from .score_commands import gold_file
+
+    gold_obj, gold_digest = gold_file(outdir / GOLD)
+    if gold_digest != prereg.get("goldDigest"):
         raise UserError(f"{outdir / GOLD}: digest differs from goldDigest in {PREREGISTRATION}")
-    records = []
-    for n, line in enumerate(corpus_bytes.decode("utf-8", "replace").splitlines(), start=1):
-        try:
-            records.append(loads_strict(line))
-        except ValueError as exc:
-            raise UserError(f"{corpus_path}:{n}: not valid JSON ({str(exc)[:120]})") from None
+    fast = corpus_records(corpus_bytes)
+    if fast is not None:  # a corpus as prepare writes it: the same records as the strict reader's
+        import msgspec
+
+        records = msgspec.to_builtins(fast)
+    else:
+        records = []
+        for n, line in enumerate(corpus_bytes.decode("utf-8", "replace").splitlines(), start=1):
+            try:
+                records.append(loads_strict(line))
+            except ValueError as exc:
+                raise UserError(f"{corpus_path}:{n}: not valid JSON ({str(exc)[:120]})") from None
     oracle = TextOracle(ec)
     items = []
     for _, rec in select_dev_rows(ec, records, gold_obj["worlds"]):

@@ -95,8 +95,15 @@ def score_from_config(ctx: StudyContext, args: argparse.Namespace) -> int:
     doc = b.doc
     outdir = b.corpus_path.parent
     gold_path, gold_bytes = _trusted(h, cfg_path, cfg, "gold", "goldDigest")
-    gold = _object(gold_path, gold_bytes, "a gold file")
-    if record_digest({k: v for k, v in gold.items() if k != "specDigest"}) != doc["goldDigest"]:
+    from .prepared import gold_object
+
+    fast = gold_object(gold_bytes)  # a gold file as prepare writes it, or None
+    if fast is not None:
+        gold_digest = fast[1]
+    else:
+        gold = _object(gold_path, gold_bytes, "a gold file")
+        gold_digest = record_digest({k: v for k, v in gold.items() if k != "specDigest"})
+    if gold_digest != doc["goldDigest"]:
         raise h.refuse("goldDigest", f"{gold_path}: not the bundled gold {doc['goldDigest']}")
     context_path, _ = _trusted(h, cfg_path, cfg, "calibrationContext", "contextDigest")
     calibrator, trusted_cal = load_context_calibrator(ctx, h, context_path, module)

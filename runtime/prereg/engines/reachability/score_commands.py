@@ -98,7 +98,7 @@ def _without(obj: Any, key: str, path: Path) -> dict:
     return {k: v for k, v in obj.items() if k != key}
 
 
-def _gold(path: Path) -> tuple[dict, str]:
+def gold_file(path: Path) -> tuple[dict, str]:
     """(gold object without specDigest, the digest of its canonical JSON) of a gold file:
     the fast path of :mod:`.prepared` for a file as prepare wrote it, else the strict reader."""
     from .prepared import gold_object
@@ -156,7 +156,7 @@ def load_prepared(
             " altered after preparation"
         )
     gold_path = outdir / GOLD
-    gold, gold_digest = _gold(gold_path)
+    gold, gold_digest = gold_file(gold_path)
     if gold_digest != prereg.get("goldDigest"):
         raise UserError(
             f"{gold_path}: digest differs from goldDigest in {prereg_path}; the gold file was"
