@@ -5,12 +5,17 @@ The steps are data (examples/demo.json): each names a study command and its argu
 project root; ``{sha256:PATH}`` stands for the digest of a file an earlier step wrote (what an
 operator anchors) and ``{json:PATH#/pointer}`` for a string in one.  A step with ``"json"``
 writes a file an operator would write by hand (``args``: ``["write", PATH]``; its strings
-filled in the same way) instead of running a command.  The runner checks that generated/ is current, runs the steps in order with
-visible progress, builds each study's report from its folder once the study's last step has
-run (:mod:`prereg.reports`: ``OUT/<study>/report.html``, ``report.md`` and ``figures/``; in a
-forked process, beside the next steps, where fork is available) and writes ``OUT/index.html``
-and ``OUT/index.md`` linking them with each study's status.  A failed step stops the demo: the
-studies finished before it keep their reports, the index names the step.  Nothing written carries a timestamp
+filled in the same way) instead of running a command.
+
+The runner checks that generated/ is current, then runs the studies side by side: each study's
+steps in the plan's order, then its report from its folder (:mod:`prereg.reports`:
+``OUT/<study>/report.html``, ``report.md`` and ``figures/``), each study in a forked process
+of its own where fork is available (:func:`side_by_side`; a study's steps read and write only
+its own folder, ``OUT/<study>``).  The output reads as if the studies had run one after
+another in the plan's order: the first study's steps as they run, each later study's once the
+one before it has ended.  Then ``OUT/index.html`` and ``OUT/index.md`` link the reports with
+each study's status.  A failed step stops its study (no report for it); the other studies
+still run, the index names the failed step and the demo exits 1.  Nothing written carries a timestamp
 or an absolute path of the machine, so two runs give the same bytes.
 
 ``OUT`` is new for every run: an existing one is refused unless ``force`` is given (then it is
@@ -19,17 +24,23 @@ removed first).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import multiprocessing
 import os
 import pickle
 import re
 import shutil
+import signal
+import struct
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from prereg.compiler import build
 from prereg.compiler.project import Project
@@ -133,63 +144,38 @@ def _run_demo(project: Project, out: Path, force: bool) -> int:
         )
     out.mkdir(parents=True)
     projects = _example_projects(project, plan, out)
-    results: list[Step] = []
     total = len(plan["steps"])
-    last = {s["study"]: i for i, s in enumerate(plan["steps"], start=1)}
-    building: dict[str, _Built] = {}
-    started = time.perf_counter()
+    chains: dict[str, list[tuple[int, dict]]] = {}
     for i, step in enumerate(plan["steps"], start=1):
-        step_out = out / step["study"]
-        step_out.mkdir(exist_ok=True)
-        t0 = time.perf_counter()
-        try:
-            args = [fill_arg(a, step_out, project.root) for a in step["args"]]
-        except UserError as exc:
-            print(f"[{i}/{total}] {step['title']}: {exc.message}", file=sys.stderr, flush=True)
-            args, code = list(step["args"]), 2
-        else:
-            home = projects.get(step["study"], project)
-            argv = ["--project", str(home.root), step["study"], *args]
-            if "json" in step:  # a file the operator writes: no command runs
-                print(f"[{i}/{total}] {step['title']}: write {args[1]}", flush=True)
-                code = write_step(step, args, step_out, project.root)
-            else:
-                print(f"[{i}/{total}] {step['title']}: prereg {' '.join(argv[2:])}", flush=True)
-                try:
-                    code = cli_main(argv)
-                except SystemExit as exc:  # the command's parser refused the step's arguments
-                    code = exc.code if isinstance(exc.code, int) else 2
-        seconds = time.perf_counter() - t0
-        ok = code in step.get("expect_exit", [0])
-        results.append(
-            Step(
-                title=step["title"],
-                command=step["args"][0] if step["args"] else "",
-                template=list(step["args"]),
-                args=args,
-                exit=code,
-                ok=ok,
-            )
-        )
-        print(f"      {'ok' if ok else 'FAILED'} in {seconds:.1f} s", flush=True)
-        if not ok:
-            print(f"demo step failed (exit {code}): {step['title']}", file=sys.stderr)
-            studies = _studies(plan, results)
-            # the studies whose steps all ran before the failure keep their reports
-            _write_index(out, studies, {st: b.result() for st, b in building.items()})
-            return 1
-        if i == last[step["study"]]:  # the study's steps are done: its report can be built
-            study = step["study"]
-            steps = _studies(plan, results)[study]
-            building[study] = _Built(
-                lambda study=study, steps=steps: _write_report(project, out, study, steps, projects)
-            )
-    studies = _studies(plan, results)
-    print("writing reports ...", flush=True)
-    reports = {study: building[study].result() for study in studies if study in building}
+        chains.setdefault(step["study"], []).append((i, step))
+
+    def run_chain(study: str) -> tuple[list[Step], tuple[str, bool] | None]:
+        """The study's steps in order until one fails; then its report if every step held."""
+        ran: list[Step] = []
+        for i, step in chains[study]:
+            result = _run_step(project, projects, out, step, i, total, cli_main)
+            ran.append(result)
+            if not result.ok:
+                print(f"demo step failed (exit {result.exit}): {step['title']}", file=sys.stderr)
+                return ran, None
+        return ran, _write_report(project, out, study, ran, projects)
+
+    started = time.perf_counter()
+    jobs = {study: (lambda study=study: run_chain(study)) for study in chains}
+    if len(jobs) > 1 and "fork" in multiprocessing.get_all_start_methods():
+        import prereg.reports.plot  # noqa: F401  (matplotlib, imported once for every study)
+
+        outcomes = side_by_side(jobs)
+    else:
+        outcomes = {study: job() for study, job in jobs.items()}
+    studies = {study: ran for study, (ran, _) in outcomes.items()}
+    reports = {study: rep for study, (_, rep) in outcomes.items() if rep is not None}
     _write_index(out, studies, reports)
+    if any(not s.ok for ran in studies.values() for s in ran):
+        return 1
     seconds = time.perf_counter() - started
-    print(f"demo finished: {len(results)} steps in {seconds:.1f} s", flush=True)
+    steps_run = sum(len(ran) for ran in studies.values())
+    print(f"demo finished: {steps_run} steps in {seconds:.1f} s", flush=True)
     for study, (status, good) in reports.items():
         print(f"  {study}: {status}{'' if good else '  [attention]'}")
         print(f"    {out / study / 'report.html'}")
@@ -197,12 +183,41 @@ def _run_demo(project: Project, out: Path, force: bool) -> int:
     return 0
 
 
-def _studies(plan: dict, results: list) -> dict[str, list]:
-    """Study id -> the steps that ran for it, studies in the plan's order."""
-    studies: dict[str, list] = {s["study"]: [] for s in plan["steps"]}
-    for spec, result in zip(plan["steps"], results, strict=False):
-        studies[spec["study"]].append(result)
-    return studies
+def _run_step(project, projects, out: Path, step: dict, i: int, total: int, cli_main):
+    """Run plan step ``i`` (a command, or a file the operator writes); its :class:`Step`."""
+    from prereg.reports import Step
+
+    step_out = out / step["study"]
+    step_out.mkdir(exist_ok=True)
+    t0 = time.perf_counter()
+    try:
+        args = [fill_arg(a, step_out, project.root) for a in step["args"]]
+    except UserError as exc:
+        print(f"[{i}/{total}] {step['title']}: {exc.message}", file=sys.stderr, flush=True)
+        args, code = list(step["args"]), 2
+    else:
+        home = projects.get(step["study"], project)
+        argv = ["--project", str(home.root), step["study"], *args]
+        if "json" in step:  # a file the operator writes: no command runs
+            print(f"[{i}/{total}] {step['title']}: write {args[1]}", flush=True)
+            code = write_step(step, args, step_out, project.root)
+        else:
+            print(f"[{i}/{total}] {step['title']}: prereg {' '.join(argv[2:])}", flush=True)
+            try:
+                code = cli_main(argv)
+            except SystemExit as exc:  # the command's parser refused the step's arguments
+                code = exc.code if isinstance(exc.code, int) else 2
+    seconds = time.perf_counter() - t0
+    ok = code in step.get("expect_exit", [0])
+    print(f"      {'ok' if ok else 'FAILED'} in {seconds:.1f} s", flush=True)
+    return Step(
+        title=step["title"],
+        command=step["args"][0] if step["args"] else "",
+        template=list(step["args"]),
+        args=args,
+        exit=code,
+        ok=ok,
+    )
 
 
 def _example_projects(project: Project, plan: dict, out: Path) -> dict[str, Project]:
@@ -243,59 +258,165 @@ def _write_report(
     return status, report.ok
 
 
-class _Built:
-    """A study's report, built in a forked child while the demo's next steps run (each report
-    reads only its own study's folder, which no later step writes), or in this process when
-    fork is not available (:meth:`result` then builds it).
+# -- studies side by side ----------------------------------------------------------------------
 
-    The child sends back its result, or the exception it raised, pickled through a pipe, and
-    leaves with ``os._exit`` (no exit handlers, no second flush of the parent's buffers). A
-    child that dies without answering is reported as an error naming its exit status.
+_HEADER = struct.Struct("<I")
+
+
+def _send(fd: int, frame: tuple) -> None:
+    data = pickle.dumps(frame)
+    view = memoryview(_HEADER.pack(len(data)) + data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+class _Relay(io.TextIOBase):
+    """A child's sys.stdout or sys.stderr: each write goes to the parent as one frame. Written
+    from another process (a worker the child forked), it goes to the real stream instead, so
+    that no two processes write frames into one pipe."""
+
+    def __init__(self, fd: int, stream: int, tty: bool):
+        self._fd, self._stream, self._tty, self._pid = fd, stream, tty, os.getpid()
+
+    def write(self, text: str) -> int:
+        if text:
+            if os.getpid() != self._pid:
+                real = sys.__stdout__ if self._stream == 1 else sys.__stderr__
+                if real is not None:
+                    real.write(text)
+                    real.flush()
+            else:
+                _send(self._fd, ("text", self._stream, text))
+        return len(text)
+
+    def isatty(self) -> bool:
+        return self._tty
+
+    def writable(self) -> bool:
+        return True
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+class _Child:
+    def __init__(self, name: str, pid: int, fd: int):
+        self.name, self.pid, self.fd = name, pid, fd
+        self.buffer = bytearray()
+        self.pending: list[tuple[int, str]] = []
+        self.frame: tuple | None = None
+        self.open = True
+        self.status: int | None = None
+
+    def take(self, data: bytes) -> None:
+        """Frames out of the bytes read so far: texts wait in ``pending``, the last frame is
+        the job's result (or the exception it raised)."""
+        self.buffer += data
+        while len(self.buffer) >= _HEADER.size:
+            (size,) = _HEADER.unpack_from(self.buffer)
+            if len(self.buffer) < _HEADER.size + size:
+                return
+            frame = pickle.loads(bytes(self.buffer[_HEADER.size : _HEADER.size + size]))
+            del self.buffer[: _HEADER.size + size]
+            if frame[0] == "text":
+                self.pending.append((frame[1], frame[2]))
+            else:
+                self.frame = frame
+
+
+def _child(job, fd: int, tty: tuple[bool, bool]) -> None:
+    """Run ``job`` in this forked child with its output sent to the parent; never returns."""
+    try:
+        sys.stdout = _Relay(fd, 1, tty[0])
+        sys.stderr = _Relay(fd, 2, tty[1])
+        try:
+            frame = ("result", job())
+        except BaseException as exc:  # sent to the parent, raised there
+            frame = ("error", exc)
+        try:
+            _send(fd, frame)
+        except Exception:  # an exception or result that does not pickle
+            _send(fd, ("error", RuntimeError(traceback.format_exc())))
+    finally:
+        os._exit(0)
+
+
+def side_by_side(jobs: dict[str, Callable[[], Any]]) -> dict[str, Any]:
+    """Each job's result, the jobs run at the same time, each in a forked process.
+
+    What a job prints is shown in the jobs' order, as if they had run one after another: the
+    first job's output as it comes, the next job's (kept until then) once the first has ended,
+    and so on; stdout and stderr stay apart and in order within a job. A job's exception is
+    raised here once every job has ended (the first job's first); a job's process that ends
+    without a result is a RuntimeError naming it. On any exception here (an interrupt) the
+    jobs still running are stopped.
     """
+    import selectors
 
-    def __init__(self, build):
-        self._build = build
-        self._pid = None
-        if "fork" not in multiprocessing.get_all_start_methods():
-            return
-        import prereg.reports.plot  # noqa: F401  (matplotlib, imported once for every child)
-
-        sys.stdout.flush()
-        sys.stderr.flush()
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child
-            os.close(read)
-            try:
-                try:
-                    payload = pickle.dumps((True, build()))
-                except BaseException as exc:  # sent to the parent, raised there
-                    try:
-                        payload = pickle.dumps((False, exc))
-                    except Exception:
-                        payload = pickle.dumps((False, RuntimeError(traceback.format_exc())))
-                with os.fdopen(write, "wb") as pipe:
-                    pipe.write(payload)
-                sys.stdout.flush()
-                sys.stderr.flush()
-            finally:
-                os._exit(0)
-        os.close(write)
-        self._pid, self._read = pid, read
-
-    def result(self) -> tuple[str, bool]:
-        if self._pid is None:
-            return self._build()
-        with os.fdopen(self._read, "rb") as pipe:
-            payload = pipe.read()
-        _, status = os.waitpid(self._pid, 0)
-        self._pid = None
-        if not payload:
-            raise RuntimeError(f"a report's process ended without a result (wait status {status})")
-        good, value = pickle.loads(payload)
-        if not good:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    tty = (_isatty(sys.stdout), _isatty(sys.stderr))
+    children: list[_Child] = []
+    try:
+        for name, job in jobs.items():
+            read, write = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(read)
+                for c in children:
+                    os.close(c.fd)
+                _child(job, write, tty)
+            os.close(write)
+            children.append(_Child(name, pid, read))
+        with selectors.DefaultSelector() as sel:
+            for c in children:
+                sel.register(c.fd, selectors.EVENT_READ, c)
+            head = 0
+            while head < len(children):
+                for key, _ in sel.select():
+                    c = key.data
+                    data = os.read(c.fd, 1 << 16)
+                    if data:
+                        c.take(data)
+                        continue
+                    sel.unregister(c.fd)
+                    os.close(c.fd)
+                    c.open = False
+                    _, c.status = os.waitpid(c.pid, 0)
+                while head < len(children):  # the head job's output, as it comes
+                    c = children[head]
+                    for stream, text in c.pending:
+                        target = sys.stdout if stream == 1 else sys.stderr
+                        target.write(text)
+                        target.flush()
+                    c.pending.clear()
+                    if c.open:
+                        break
+                    head += 1
+    finally:
+        for c in children:
+            if c.open:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(c.pid, signal.SIGTERM)
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(c.pid, 0)
+                os.close(c.fd)
+                c.open = False
+    results = {}
+    for c in children:
+        if c.frame is None:
+            raise RuntimeError(
+                f"{c.name}: its process ended without a result (wait status {c.status})"
+            )
+        kind, value = c.frame
+        if kind == "error":
             raise value
-        return value
+        results[c.name] = value
+    return results
 
 
 def _write_index(out: Path, studies: dict[str, list], reports: dict) -> None:

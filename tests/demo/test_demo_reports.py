@@ -8,6 +8,7 @@ import io
 import json
 import re
 import shutil
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -666,41 +667,95 @@ def test_every_report_renders_in_headless_chromium(runs, browser, tmp_path):
             shutil.copyfile(shot, Path(keep) / shot.name)
 
 
-# -- a report built beside the next steps --------------------------------------------------------
+# -- studies side by side -----------------------------------------------------------------------
 
 FORK = "fork" in __import__("multiprocessing").get_all_start_methods()
+needs_fork = pytest.mark.skipif(not FORK, reason="side_by_side forks")
 
 
-def test_built_runs_in_a_forked_process_and_returns_its_result():
+@needs_fork
+def test_side_by_side_runs_each_job_in_a_process_and_shows_output_in_job_order(capsys):
+    """The second job ends first, yet its output follows the first job's; stdout and stderr
+    stay apart; results come back by name; every job ran in a process of its own."""
     import os
+    import time
 
-    from prereg.demo import _Built
+    from prereg.demo import side_by_side
 
-    built = _Built(lambda: (os.getpid(), "status", True))
-    pid, status, good = built.result()
-    assert (status, good) == ("status", True)
-    assert (pid != os.getpid()) is FORK
+    def first():
+        print("first: one")
+        time.sleep(0.3)
+        print("first: warning", file=sys.stderr)
+        print("first: two")
+        return os.getpid(), [1, 2]
+
+    def second():
+        print("second: one")
+        return os.getpid(), {"x": None}
+
+    got = side_by_side({"a": first, "b": second})
+    (pid_a, value_a), (pid_b, value_b) = got["a"], got["b"]
+    assert (value_a, value_b) == ([1, 2], {"x": None})
+    assert len({pid_a, pid_b, os.getpid()}) == 3
+    out, err = capsys.readouterr()
+    assert out == "first: one\nfirst: two\nsecond: one\n"
+    assert err == "first: warning\n"
 
 
-def test_built_raises_the_error_of_its_process():
-    from prereg.demo import _Built
+@needs_fork
+def test_side_by_side_raises_a_jobs_error_after_every_job_ended(tmp_path):
+    from prereg.demo import side_by_side
     from prereg.errors import UserError
+
+    done = tmp_path / "done"
 
     def fails():
         raise UserError("no report", exit_code=3, problems=["one", "two"])
 
+    def slow():
+        import time
+
+        time.sleep(0.3)
+        done.write_text("ended")
+        return 1
+
     with pytest.raises(UserError) as exc:
-        _Built(fails).result()
+        side_by_side({"fails": fails, "slow": slow})
     assert (exc.value.message, exc.value.exit_code, exc.value.problems) == (
         "no report", 3, ["one", "two"],
     )  # fmt: skip
+    assert done.read_text() == "ended"
 
 
-@pytest.mark.skipif(not FORK, reason="a process of its own needs fork")
-def test_built_reports_a_process_that_died_without_an_answer():
+@needs_fork
+def test_side_by_side_names_a_job_whose_process_died_without_an_answer():
     import os
 
-    from prereg.demo import _Built
+    from prereg.demo import side_by_side
 
-    with pytest.raises(RuntimeError, match="ended without a result"):
-        _Built(lambda: os._exit(3)).result()
+    with pytest.raises(RuntimeError, match="b: its process ended without a result"):
+        side_by_side({"a": lambda: 1, "b": lambda: os._exit(3)})
+
+
+@needs_fork
+def test_a_worker_forked_by_a_job_writes_past_the_relay(capfd):
+    """Output of a process a job forks (a pool worker) does not go into the job's frames: it
+    reaches the real stream, and the job's own output is still shown whole."""
+    import os
+
+    from prereg.demo import side_by_side
+
+    def job():
+        print("job: before")
+        pid = os.fork()
+        if pid == 0:
+            print("worker: hello", flush=True)
+            os._exit(0)
+        os.waitpid(pid, 0)
+        print("job: after")
+        return "ok"
+
+    assert side_by_side({"a": job, "b": lambda: "ok"}) == {"a": "ok", "b": "ok"}
+    out = capfd.readouterr().out
+    assert "worker: hello\n" in out
+    assert out.replace("worker: hello\n", "") == "job: before\njob: after\n"
