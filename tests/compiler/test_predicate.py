@@ -306,10 +306,11 @@ print(code, "jsonschema" in sys.modules)
 
 
 def test_a_check_of_specs_that_hold_imports_no_jsonschema(tmp_path):
-    """jev-multicorrect and d17-multifact (whose engines' checks do not use jsonschema)."""
+    """jev-multicorrect, d17-multifact and s3-verifier-freeze (whose freeze-input contract is
+    plainly a valid schema, so its engine's check asks no metaschema)."""
     project = tmp_path / "p"
     (project / "spec" / "studies").mkdir(parents=True)
-    for sid in ("jev-multicorrect", "d17-multifact"):
+    for sid in ("jev-multicorrect", "d17-multifact", "s3-verifier-freeze"):
         src = ROOT / "spec" / "studies" / f"{sid}.yaml"
         (project / "spec" / "studies" / src.name).write_bytes(src.read_bytes())
     (project / "spec" / "prereg.linkml.yaml").write_bytes(
@@ -318,7 +319,7 @@ def test_a_check_of_specs_that_hold_imports_no_jsonschema(tmp_path):
     gen = project / "generated"
     gen.mkdir()
     (gen / "prereg.schema.json").write_bytes(LANGUAGE.read_bytes())
-    for pkg in ("jev_multicorrect", "d17_multifact"):
+    for pkg in ("jev_multicorrect", "d17_multifact", "s3_verifier_freeze"):
         __import__("shutil").copytree(
             ROOT / "generated" / pkg,
             gen / pkg,
@@ -415,3 +416,94 @@ def test_edge_cases_are_judged_exactly_as_jsonschema_judges_them(schema, value, 
         valid = cls(schema, format_checker=cls.FORMAT_CHECKER).is_valid(value)
     assert accepts is not None
     assert accepts(value) == valid
+
+
+# -- a schema that is plainly valid (the s3 freeze-input contract's check) ---------------------
+
+
+def test_the_metaschema_keywords_are_those_jsonschema_checks():
+    from jsonschema_specifications import REGISTRY
+
+    keys = set()
+    for uri in REGISTRY:
+        if "draft/2020-12/" in uri:
+            keys |= set(REGISTRY.contents(uri).get("properties", {}))
+    # every keyword the metaschema constrains is listed (a listed keyword it does not constrain,
+    # such as draft 2019-09's additionalItems, only sends a schema to jsonschema)
+    assert keys <= predicate.METASCHEMA_KEYWORDS
+    assert predicate.METASCHEMA_KEYWORDS - keys == {"additionalItems"}
+
+
+def _refs(x) -> bool:
+    if isinstance(x, dict):
+        return "$ref" in x or any(_refs(v) for v in x.values())
+    return isinstance(x, list) and any(_refs(v) for v in x)
+
+
+_BROKEN = st.sampled_from(
+    [
+        ("type", "strin"), ("type", []), ("type", ["string", "string"]), ("type", 3),
+        ("enum", "x"), ("minLength", -1), ("minLength", 1.5), ("minLength", True),
+        ("maxItems", "2"), ("minimum", "0"), ("minimum", None), ("pattern", "("),
+        ("pattern", 3), ("required", ["a", "a"]), ("required", "a"), ("required", [1]),
+        ("allOf", []), ("anyOf", {}), ("oneOf", [3]), ("properties", []),
+        ("properties", {"a": 3}), ("items", "x"), ("additionalProperties", []),
+        ("not", 1), ("uniqueItems", 1), ("title", 3), ("format", 3), ("$defs", {"d": 2}),
+        ("examples", {}), ("deprecated", "yes"), ("dependentRequired", {"a": 3}),
+        ("prefixItems", []), ("$id", "#frag"), ("definitions", {"d": 2}), ("x-any", object),
+    ]
+)  # fmt: skip
+
+
+def _break(schema, at, draw):
+    """``schema`` with one keyword set to an invalid (or unsupported) value at a random depth."""
+    if isinstance(schema, dict) and draw(st.booleans()):
+        subs = [k for k, v in schema.items() if isinstance(v, dict)]
+        if subs:
+            k = draw(st.sampled_from(subs))
+            return {**schema, k: _break(schema[k], at, draw)}
+    key, value = at
+    if value is object:
+        value = draw(_VALUES)
+    base = schema if isinstance(schema, dict) else {}
+    return {**base, key: value}
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=_SCHEMAS, data=st.data())
+def test_a_plainly_valid_schema_passes_jsonschemas_check(schema, data):
+    """Soundness: whatever ``plainly_valid_schema`` accepts, check_schema accepts, on random
+    schemas and on schemas with a keyword broken anywhere; and the common schemas (no $ref)
+    are accepted, so the check takes the fast path."""
+
+    def valid(x) -> bool:
+        try:
+            jsonschema.Draft202012Validator.check_schema(x)
+        except jsonschema.SchemaError:
+            return False
+        return True
+
+    broken = _break(schema, data.draw(_BROKEN), data.draw)
+    for x in (schema, broken):
+        if predicate.plainly_valid_schema(x):
+            assert valid(x), x
+    if valid(schema) and not _refs(schema):
+        assert predicate.plainly_valid_schema(schema), schema
+
+
+def test_a_contract_that_is_no_schema_is_refused_in_jsonschemas_words(tmp_path):
+    """The s3 spec's freeze-input contract is checked by the predicate; one with a broken
+    keyword goes to jsonschema, which names it."""
+    import re as _re
+
+    from prereg.engines.clusterpower import spec_checks
+
+    spec = _spec(ROOT / "spec" / "studies" / "s3-verifier-freeze.yaml")
+    assert spec_checks.checks(spec) == []
+    const = next(c for c in spec["constants"] if "contract" in (c.get("value") or {}))
+    assert predicate.plainly_valid_schema(const["value"]["contract"])
+    const["value"]["contract"]["properties"]["seeds"] = {"type": "lists"}
+    found = [message for _pointer, message in spec_checks.checks(spec)]
+    assert any(_re.search(r"not a valid JSON Schema: 'lists' is not valid", m) for m in found), (
+        found
+    )

@@ -443,3 +443,107 @@ def compile_schema(
         return compiler.node(schema)
     except (_Unsupported, TypeError, AttributeError, RecursionError):
         return None
+
+
+# -- a schema that is plainly a valid draft 2020-12 schema -------------------------------------
+
+#: Every keyword the draft 2020-12 metaschema (with its vocabularies) constrains; any other key
+#: of a schema object is unconstrained there (a test checks this list against jsonschema's).
+METASCHEMA_KEYWORDS = ASSERTING | frozenset(
+    {
+        "$anchor", "$comment", "$defs", "$dynamicAnchor", "$id", "$recursiveAnchor", "$schema",
+        "$vocabulary", "contentEncoding", "contentMediaType", "contentSchema", "default",
+        "definitions", "dependencies", "deprecated", "description", "else", "examples", "then",
+        "readOnly", "title", "writeOnly",
+    }
+)  # fmt: skip
+_META_SIMPLE_TYPES = frozenset(
+    ("array", "boolean", "integer", "null", "number", "object", "string")
+)
+_META_COUNTS = frozenset(
+    ("maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties")
+)
+_META_BOUNDS = frozenset(("maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum"))
+_META_TEXTS = frozenset(("title", "description", "$comment", "format"))
+_META_FLAGS = frozenset(("uniqueItems", "deprecated", "readOnly", "writeOnly"))
+_META_FREE = frozenset(("const", "default"))
+_META_SCHEMA_LISTS = frozenset(("allOf", "anyOf", "oneOf"))
+_META_SCHEMAS = frozenset(("items", "additionalProperties", "not"))
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
+
+
+def _unique_strings(x: Any) -> bool:
+    return isinstance(x, list) and all(isinstance(s, str) for s in x) and len(set(x)) == len(x)
+
+
+def plainly_valid_schema(schema: Any, _depth: int = 0) -> bool:
+    """True only when ``jsonschema.Draft202012Validator.check_schema(schema)`` passes, for a
+    schema written with the common keywords (``type``, ``enum``, ``const``, ``properties``,
+    ``required``, ``additionalProperties``, ``items``, the bounds and counts, ``pattern``,
+    ``uniqueItems``, ``allOf``/``anyOf``/``oneOf``, ``not``, ``$defs`` and the annotations);
+    False when it cannot say (another metaschema keyword, a value of another shape, an
+    invalid regular expression), and the caller asks jsonschema.  Values are what JSON or
+    :mod:`prereg.compiler.load` builds."""
+    if isinstance(schema, bool):
+        return True
+    if not isinstance(schema, dict) or _depth > 64:
+        return False
+    for key, v in schema.items():
+        if not isinstance(key, str):
+            return False
+        if key not in METASCHEMA_KEYWORDS or key in _META_FREE:
+            continue
+        if key == "type":
+            if isinstance(v, str):
+                ok = v in _META_SIMPLE_TYPES
+            else:
+                ok = (
+                    isinstance(v, list)
+                    and bool(v)
+                    and all(isinstance(t, str) and t in _META_SIMPLE_TYPES for t in v)
+                    and len(set(v)) == len(v)
+                )
+        elif key == "enum":
+            ok = isinstance(v, list)
+        elif key in _META_COUNTS:
+            ok = isinstance(v, int) and not isinstance(v, bool) and v >= 0
+        elif key in _META_BOUNDS:
+            ok = _number(v)
+        elif key in _META_TEXTS:
+            ok = isinstance(v, str)
+        elif key in _META_FLAGS:
+            ok = isinstance(v, bool)
+        elif key == "examples":
+            ok = isinstance(v, list)
+        elif key == "required":
+            ok = _unique_strings(v)
+        elif key == "pattern":
+            ok = isinstance(v, str) and _compiles(v)
+        elif key in _META_SCHEMAS:
+            ok = plainly_valid_schema(v, _depth + 1)
+        elif key in _META_SCHEMA_LISTS:
+            ok = (
+                isinstance(v, list)
+                and bool(v)
+                and all(plainly_valid_schema(s, _depth + 1) for s in v)
+            )
+        elif key in ("properties", "$defs"):
+            ok = isinstance(v, dict) and all(
+                plainly_valid_schema(s, _depth + 1) for s in v.values()
+            )
+        else:
+            return False
+        if not ok:
+            return False
+    return True
+
+
+def _compiles(pattern: str) -> bool:
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return True
