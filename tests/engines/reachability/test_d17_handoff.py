@@ -750,3 +750,29 @@ def test_the_flag_form_scores_exactly_as_the_lineage_does(walked, tmp_path):
     lineage = json.loads((w / "SCORE.json").read_text())
     assert "lineage" not in flag and lineage.pop("lineage")
     assert flag == lineage
+
+
+def test_a_hand_off_command_imports_no_scoring_and_no_preparation(walked):
+    """ledger-show and validate-bundle find their handlers without importing the scoring
+    (numpy) or the preparation, and validate-bundle reads the corpus without jsonschema."""
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys\n"
+        "from prereg.cli import main\n"
+        "assert main(sys.argv[1:]) == 0\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in"
+        " ('numpy', 'scipy', 'jsonschema') or m.rsplit('.', 1)[-1] in"
+        " ('commands', 'score_commands', 'scoring', 'pipeline', 'generate', 'audit'))))\n"
+    )
+    for args in (
+        ("ledger-show", walked.root),
+        ("validate-bundle", walked / "BUNDLE.json", "--session-start", START_2, "--now", START_2),
+    ):
+        argv = ["--project", str(ROOT), STUDY, *map(str, args)]
+        done = subprocess.run(
+            [sys.executable, "-c", code, *argv], capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout.strip().splitlines()[-1]) == [], args

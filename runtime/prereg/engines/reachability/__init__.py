@@ -113,20 +113,28 @@ __all__ = ["COMMANDS", "config_from_spec", "study_config"]
 
 class _Commands(Mapping):
     """The handlers by name: those of :mod:`.commands`, overridden by :mod:`.score_commands`'
-    and then :mod:`.handoff`'s.  A scoring or hand-off handler is found without importing
-    :mod:`.commands` (the preparation, its learners and its worker pool): that module is
+    and then :mod:`.handoff`'s.  A hand-off handler is found without importing
+    :mod:`.score_commands` (numpy, the scoring), and a scoring or hand-off handler without
+    :mod:`.commands` (the preparation, its learners and its worker pool): each module is
     imported only for one of its own handlers, or to list them all."""
 
     def __init__(self) -> None:
+        self._handoff: dict[str, Callable[..., Any]] | None = None
         self._light: dict[str, Callable[..., Any]] | None = None
         self._every: dict[str, Callable[..., Any]] | None = None
 
+    def handoff(self) -> dict[str, Callable[..., Any]]:
+        if self._handoff is None:
+            from .handoff import HANDOFF_COMMANDS
+
+            self._handoff = dict(HANDOFF_COMMANDS)
+        return self._handoff
+
     def light(self) -> dict[str, Callable[..., Any]]:
         if self._light is None:
-            from .handoff import HANDOFF_COMMANDS
             from .score_commands import SCORE_COMMANDS
 
-            self._light = {**SCORE_COMMANDS, **HANDOFF_COMMANDS}
+            self._light = {**SCORE_COMMANDS, **self.handoff()}
         return self._light
 
     def every(self) -> dict[str, Callable[..., Any]]:
@@ -137,11 +145,14 @@ class _Commands(Mapping):
         return self._every
 
     def __getitem__(self, name: str) -> Callable[..., Any]:
-        light = self.light()
-        return light[name] if name in light else self.every()[name]
+        for table in (self.handoff, self.light, self.every):
+            found = table()
+            if name in found:
+                return found[name]
+        raise KeyError(name)
 
     def __contains__(self, name: object) -> bool:
-        return name in self.light() or name in self.every()
+        return any(name in table() for table in (self.handoff, self.light, self.every))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.every())
