@@ -422,3 +422,31 @@ def test_prereg_md_states_the_engine_decisions_in_the_rule_vocabulary():
     assert rule_text(jev, "diagnostic-passes").startswith(
         "Decision rule (supported when it holds):"
     )
+
+
+def test_a_study_compiled_again_within_the_second_runs_its_new_code(tmp_path, monkeypatch):
+    """A generated module rewritten with the same size and modification second as the one
+    already imported (and cached as bytecode) is run from its new source: compile removes the
+    rewritten modules' cached bytecode."""
+    import os
+
+    from prereg import study
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    project_dir = tmp_path / "ap"
+    shutil.copytree(ROOT / "examples" / "answer-position" / "spec", project_dir / "spec")
+    project = Project(project_dir)
+    assert main(["--project", str(project_dir), "compile"]) == 0
+    module, _ = study.study_context(project, "answer-position")
+    init = Path(module.__file__)
+    assert list((init.parent / "__pycache__").glob("__init__.*.pyc"))  # bytecode was written
+    stamp = init.stat()
+    spec = project_dir / "spec" / "studies" / "answer-position.yaml"
+    text = spec.read_text()
+    assert "margin: -0.05" in text
+    spec.write_text(text.replace("margin: -0.05", "margin: -0.06", 1))
+    assert main(["--project", str(project_dir), "compile"]) == 0
+    assert init.stat().st_size == stamp.st_size  # the digest changed, not the size
+    os.utime(init, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # and within the same second
+    module2, ctx = study.study_context(project, "answer-position")
+    assert module2.SPEC_DIGEST == ctx.spec_digest != module.SPEC_DIGEST

@@ -7,6 +7,7 @@ parse (load.py) -> validate against the language (validate.py) -> semantic check
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
@@ -450,6 +451,20 @@ def _generated_study_files(project: Project) -> dict[str, bytes]:
     return out
 
 
+def _forget_bytecode(path: Path) -> None:
+    """Remove the cached bytecode of a generated module that was rewritten or removed. Python
+    trusts a .pyc whose recorded source size and modification second match, so a module
+    rewritten with the same size within the second after it was imported would otherwise run
+    its old code (a study compiled, run, edited and compiled again at once)."""
+    if path.suffix != ".py":
+        return
+    cache = path.parent / "__pycache__"
+    if cache.is_dir():
+        for pyc in cache.glob(f"{path.stem}.*.pyc"):
+            with contextlib.suppress(FileNotFoundError):
+                pyc.unlink()
+
+
 def write_generated(project: Project, files: dict[str, bytes], prune: bool = True) -> list[str]:
     """Write changed files atomically; remove study files no spec produces. Returns changed paths."""
     changed = []
@@ -464,10 +479,12 @@ def write_generated(project: Project, files: dict[str, bytes], prune: bool = Tru
             fh.write(data)
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)
+        _forget_bytecode(target)
         changed.append(rel)
     if prune:
         for rel in sorted(set(current) - set(files)):
             (project.root / rel).unlink()
+            _forget_bytecode(project.root / rel)
             changed.append(rel)
         gen = project.generated_dir
         dirs = [p for p in gen.rglob("*") if p.is_dir() and p.name != "__pycache__"]
