@@ -234,9 +234,15 @@ def t_quantile(p, df):
     """Quantile of Student's t with ``df`` degrees of freedom (``scipy.special.stdtrit``).
 
     Accurate to about 1e-12 relative or better.  ``p`` in (0, 1), ``df`` > 0 (arrays
-    broadcast).  scipy.special's ``stdtrit`` is loaded here, on first use, without the
-    scipy.special package (:mod:`prereg.stats.special`), to keep start-up fast.
+    broadcast).  A scalar ``p`` of 0.975 (a two-sided 0.95 level) with a whole ``df`` up to
+    :data:`prereg.stats.t_table.DF_MAX` is read from the table of stdtrit's own values
+    (:mod:`prereg.stats.t_table`, the same float); anything else is computed by
+    scipy.special's ``stdtrit``, loaded on first use without the scipy.special package
+    (:mod:`prereg.stats.special`), to keep start-up fast.
     """
+    tabled = _tabled_t_quantile(p, df)
+    if tabled is not None:
+        return tabled
     from prereg.stats.special import function
 
     stdtrit = function("stdtrit")
@@ -249,6 +255,24 @@ def t_quantile(p, df):
         raise ValueError("t_quantile: df must be positive")
     out = stdtrit(df_arr, p_arr)
     return float(out) if np.ndim(out) == 0 else out
+
+
+def _tabled_t_quantile(p, df) -> float | None:
+    """stdtrit(df, p) from :mod:`prereg.stats.t_table` for a scalar p == 0.975 and a whole
+    df in 1..DF_MAX (Python or numpy numbers), else None."""
+    if not isinstance(p, float | np.floating) or p != 0.975:
+        return None
+    if isinstance(df, int | np.integer) and not isinstance(df, bool):
+        k = int(df)
+    elif isinstance(df, float | np.floating) and float(df).is_integer():
+        k = int(df)
+    else:
+        return None
+    from prereg.stats import t_table
+
+    if not 1 <= k <= t_table.DF_MAX or p != t_table.Q:
+        return None
+    return t_table.T_0975[k - 1]
 
 
 def two_sided_quantile(level: float) -> float:
