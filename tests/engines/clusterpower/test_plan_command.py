@@ -346,7 +346,8 @@ def test_progress_is_a_bar_on_a_terminal_and_lines_otherwise(tmp_path, monkeypat
 
 def test_the_command_loads_neither_scipy_nor_the_freeze(tmp_path):
     # the plan's t quantiles come from the table of stdtrit's values (prereg.stats.t_table),
-    # and the freeze (with its JSON Schema validation) is another command's
+    # and the freeze (its JSON Schema validation, its configuration's classes) is another
+    # command's
     code = f"""
 import json, sys
 from prereg.cli import main
@@ -356,7 +357,8 @@ code = main(["s3-verifier-freeze", "power-plan", {str(SAMPLE)!r},
     "--simulations", "20", "--out", {str(tmp_path / "p.json")!r}, "--quiet"])
 loaded = [m for m in sys.modules
           if m.split(".")[0] in ("scipy", "jsonschema")
-          or m.startswith("prereg.engines.clusterpower.freeze")]
+          or m.startswith(("prereg.engines.clusterpower.freeze",
+                           "prereg.engines.clusterpower.config_freeze"))]
 print(json.dumps([code, loaded]))
 """
     proc = subprocess.run(
