@@ -27,6 +27,7 @@ counts and seeds are arguments.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -97,7 +98,7 @@ def segment_sums(values, lengths) -> np.ndarray:
 
 def _weights(w_pass: float, w_fail: float) -> tuple[float, float]:
     w_pass, w_fail = float(w_pass), float(w_fail)
-    if not (np.isfinite(w_pass) and np.isfinite(w_fail)):
+    if not (math.isfinite(w_pass) and math.isfinite(w_fail)):
         raise ValueError("stratum weights must be finite")
     return w_pass, w_fail
 
@@ -134,17 +135,14 @@ def cluster_jackknife_two_stratum(
             se = np.sqrt((k - 1) / k * (dev * dev).sum(axis=-1))
         else:
             se = np.full(theta.shape, np.nan)
-    bad = (
-        (tot_cp < 2)
-        | (tot_cf < 2)
-        | np.any(rest_cp <= 0, axis=-1)
-        | np.any(rest_cf <= 0, axis=-1)
-        | ~np.isfinite(theta)
-        | ~np.isfinite(se)
-    )
-    theta = np.where(bad, np.nan, theta)
-    se = np.where(bad, np.nan, se)
-    return theta, se
+    # (array methods, and the NaN marks only when a cohort needs one: a simulation calls this
+    # once per small batch, where numpy's Python-level dispatch is most of the time)
+    bad = (tot_cp < 2) | (tot_cf < 2) | (rest_cp <= 0).any(axis=-1) | (rest_cf <= 0).any(axis=-1)
+    bad |= ~np.isfinite(theta)
+    bad |= ~np.isfinite(se)
+    if bad.any():
+        return np.where(bad, np.nan, theta), np.where(bad, np.nan, se)
+    return np.asarray(theta), np.asarray(se)
 
 
 def _centred(v: np.ndarray, has: np.ndarray | None, mean: np.ndarray) -> np.ndarray:
@@ -193,10 +191,12 @@ def unit_jackknife_two_stratum_filled(
         d += t
         ss = np.einsum("...i,...i->...", d, d)
         se = np.sqrt((n - 1) / n * ss) if n >= 2 else np.full(theta.shape, np.nan)
-    bad = (np_ < 2) | (nf < 2) | ~np.isfinite(theta) | ~np.isfinite(se)
-    theta = np.where(bad, np.nan, theta)
-    se = np.where(bad, np.nan, se)
-    return theta, se
+    bad = (np_ < 2) | (nf < 2)
+    bad |= ~np.isfinite(theta)
+    bad |= ~np.isfinite(se)
+    if bad.any():
+        return np.where(bad, np.nan, theta), np.where(bad, np.nan, se)
+    return np.asarray(theta), np.asarray(se)
 
 
 def unit_jackknife_two_stratum(

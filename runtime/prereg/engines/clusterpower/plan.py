@@ -288,10 +288,11 @@ def allocate(m: np.ndarray, n: int) -> np.ndarray:
     r = prod - q * total
     alloc = q + 1
     left = extra - q.sum(axis=1)
-    if np.any(left):
-        order = np.argsort(-r, axis=1, kind="stable")
-        ranks = np.empty_like(order)
-        np.put_along_axis(ranks, order, np.broadcast_to(np.arange(g), (bsz, g)), axis=1)
+    if left.any():
+        order = (-r).argsort(axis=1, kind="stable")
+        # each draw's rank in that order: the inverse permutation, itself an argsort (the
+        # ranks are distinct, so any sort gives it)
+        ranks = order.argsort(axis=1)
         alloc += ranks < left[:, None]
     return alloc
 
@@ -338,13 +339,14 @@ def evaluate_cohorts(
     tab: Tables, clusters: np.ndarray, u: np.ndarray, n: int, w_pass: float, w_fail: float
 ) -> CohortStats:
     """θ̂₀ and both jackknife SEs for cohorts given by their draws."""
+    # (array methods rather than the np.* functions: the same C calls without the Python
+    # dispatch layer, which is most of a small batch's time)
     bsz, g = clusters.shape
-    m = np.take(tab.size, clusters)
-    alloc = allocate(m, n)
+    alloc = allocate(tab.size.take(clusters), n)
     counts = alloc.reshape(-1)
     flat_c = clusters.reshape(-1)
-    st = np.repeat(np.take(tab.start, flat_c), counts)
-    sz = np.repeat(np.take(tab.size_f, flat_c), counts)
+    st = tab.start.take(flat_c).repeat(counts)
+    sz = tab.size_f.take(flat_c).repeat(counts)
     sz *= u.reshape(-1)
     idx = st
     idx += sz.astype(np.int64)  # task = profile start + ⌊u·m_g⌋
@@ -354,10 +356,10 @@ def evaluate_cohorts(
 
     # Every index lies inside its profile (u < 1 and m_g < 2⁵³ give fl(u·m_g) < m_g), so
     # mode="clip" never clips: it only spares the per-slot bounds test of mode="raise".
-    x = np.take(tab.x, idx, mode="clip")
-    y = np.take(tab.y, idx, mode="clip")
-    a = None if tab.a is None else np.take(tab.a, idx, mode="clip")
-    b = None if tab.b is None else np.take(tab.b, idx, mode="clip")
+    x = tab.x.take(idx, mode="clip")
+    y = tab.y.take(idx, mode="clip")
+    a = None if tab.a is None else tab.a.take(idx, mode="clip")
+    b = None if tab.b is None else tab.b.take(idx, mode="clip")
     sx = np.add.reduceat(x, seg).reshape(bsz, g)
     sy = np.add.reduceat(y, seg).reshape(bsz, g)
     # presence counts per cluster, and per cohort as their row sums (exact integers)
@@ -378,6 +380,10 @@ def evaluate_cohorts(
     theta_t, se_t = unit_jackknife_two_stratum_filled(
         x.reshape(bsz, n), a, y.reshape(bsz, n), b, w_pass, w_fail, na, nb
     )
+    # the estimators mark a degenerate cohort NaN in both of their results; the combined
+    # mark is needed only when one of them has any
+    if not (np.isnan(theta0).any() or np.isnan(theta_t).any()):
+        return CohortStats(theta0, se_r, se_t)
     bad = np.isnan(theta0) | np.isnan(theta_t) | np.isnan(se_r) | np.isnan(se_t)
     if bad.any():
         theta0 = np.where(bad, np.nan, theta0)
