@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -242,6 +243,72 @@ def old_evaluate_cohorts(tab, clusters, u, n, w_pass, w_fail) -> CohortStats:
     return CohortStats(theta0, se_r, se_t)
 
 
+def old_simulate_rung(
+    tab,
+    n: int,
+    g: int,
+    *,
+    seed: int,
+    simulations: int,
+    block_size: int,
+    w_pass: float,
+    w_fail: float,
+    effect: float,
+    bound_level: float,
+    batch_size: int | None = None,
+    keep_cohorts: bool = False,
+    progress: object = None,
+) -> plan_module.RungResult:
+    """Simulate one rung of n tasks in g clusters (see the module docstring)."""
+    if n < g or g < 2:
+        raise ValueError("a rung needs n ≥ G ≥ 2")
+    if batch_size is not None:
+        batch = max(1, min(batch_size, plan_module.MAX_BATCH_SLOTS // n))
+    else:
+        batch = max(1, min(block_size, plan_module.DEFAULT_BATCH_SLOTS // n))
+    stream = _RungStream(seed, n, g, len(tab.size), block_size)
+    theta0 = np.empty(simulations)
+    se_r = np.empty(simulations)
+    se_t = np.empty(simulations)
+    for lo in range(0, simulations, batch):
+        hi = min(lo + batch, simulations)
+        clusters, u = stream.take(lo, hi)
+        res = plan_module.evaluate_cohorts(tab, clusters, u, n, w_pass, w_fail)
+        theta0[lo:hi] = res.theta0
+        se_r[lo:hi] = res.se_repository
+        se_t[lo:hi] = res.se_task
+        if progress is not None:
+            progress(hi, simulations)
+
+    q = plan_module.two_sided_quantile(bound_level)
+    t_r = plan_module.t_quantile(q, g - 1)
+    t_t = plan_module.t_quantile(q, n - 1)
+    ok = ~np.isnan(theta0)
+    n_ok = int(ok.sum())
+    if n_ok:
+        mean0 = math.fsum(theta0[ok].tolist()) / n_ok
+        centred = theta0 - mean0
+        theta = centred + effect
+        with np.errstate(invalid="ignore"):
+            succ = ok & (theta - t_r * se_r > 0) & (theta - t_t * se_t > 0)
+            null = ok & (centred - t_r * se_r > 0) & (centred - t_t * se_t > 0)
+        successes, null_successes = int(succ.sum()), int(null.sum())
+    else:
+        mean0 = None
+        successes = null_successes = 0
+    return plan_module.RungResult(
+        task_count=n,
+        simulations=simulations,
+        successes=successes,
+        null_successes=null_successes,
+        degenerate=simulations - n_ok,
+        removed_null_mean=mean0,
+        df_repository=g - 1,
+        df_task=n - 1,
+        cohorts=CohortStats(theta0, se_r, se_t) if keep_cohorts else None,
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # calibrations of many shapes
 
@@ -448,6 +515,26 @@ def test_plans_are_the_former_plans_byte_for_byte(
     cfg = cfg_with(**frozen) if frozen else CFG
     el = Eligible(*eligible)
     new = plan_bytes(cfg, cal, el, sims, batch)
+    monkeypatch.setattr(plan_module, "simulate_rung", old_simulate_rung)
     monkeypatch.setattr(plan_module, "evaluate_cohorts", old_evaluate_cohorts)
     monkeypatch.setattr(_RungStream, "take", old_take)
     assert plan_bytes(cfg, cal, el, sims, batch) == new
+
+
+@pytest.mark.parametrize("span", [1, 7, 100, 333, 10**6])
+def test_the_cluster_jackknife_span_does_not_change_a_rung(monkeypatch, span):
+    # one cluster jackknife over many batches' cluster figures is the per-batch one, row for
+    # row; spans smaller than a batch, spans that split a block and one span for all included
+    cal = calibration(6, 9, 2, 0.15, 0.9)  # many degenerate cohorts
+    tab = centred_tables(cal)
+    kw = dict(
+        seed=5, simulations=1234, block_size=100, w_pass=0.4, w_fail=0.6, effect=0.1,
+        bound_level=0.95, batch_size=37, keep_cohorts=True,
+    )  # fmt: skip
+    want = old_simulate_rung(tab, 60, 4, **kw)
+    monkeypatch.setattr(plan_module, "CLUSTER_SPAN", span)
+    got = plan_module.simulate_rung(tab, 60, 4, **kw)
+    same_bits(got.cohorts, want.cohorts)
+    assert got.degenerate == want.degenerate > 0
+    assert (got.successes, got.null_successes) == (want.successes, want.null_successes)
+    assert repr(got.removed_null_mean) == repr(want.removed_null_mean)
