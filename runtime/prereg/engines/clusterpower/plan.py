@@ -110,7 +110,7 @@ MAX_BATCH_SLOTS = 1 << 20
 DEFAULT_BATCH_SLOTS = 1 << 16
 # Cohorts whose cluster figures one cluster-jackknife call takes at most (memory bound: four
 # float64 values per cluster and cohort); results do not depend on it.
-CLUSTER_SPAN = 10_000
+CLUSTER_SPAN = 4096
 
 
 # --------------------------------------------------------------------------------------------
