@@ -64,7 +64,7 @@ def in_process() -> dict:
         plan = build_plan(cfg, cal, el, spec_digest="sha256:" + "0" * 64, amendment_version="bench")
         runs.append(time.perf_counter() - start)
     print(
-        f"build_plan, warm process (first run {runs[0]:.3f} s, incl. scipy.special import): "
+        f"build_plan, warm process (first run {runs[0]:.3f} s, incl. its first-use imports): "
         f"median {statistics.median(runs[1:]):.3f} s (min {min(runs[1:]):.3f}, "
         f"max {max(runs[1:]):.3f}, {REPEATS} runs)"
     )

@@ -8,6 +8,7 @@ with math.fsum, so they share no algebra with the closed forms under test.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -312,6 +313,50 @@ def test_t_quantile_closed_forms(p):
     assert t_quantile(p, 4) == pytest.approx(
         math.copysign(2 * math.sqrt(q - 1), p - 0.5), rel=1e-12
     )
+
+
+def test_t_table_is_scipys_stdtrit_bit_for_bit():
+    from scipy.special import stdtrit
+
+    from prereg.stats import t_table
+
+    assert t_table.Q == two_sided_quantile(0.95)
+    assert len(t_table.T_0975) == t_table.DF_MAX >= 1000
+    dfs = np.arange(1, t_table.DF_MAX + 1, dtype=np.float64)
+    want = stdtrit(dfs, t_table.Q)
+    assert np.array(t_table.T_0975).tobytes() == want.tobytes()
+    # the module's text is what its generator writes from the installed scipy
+    assert t_table.render() == Path(t_table.__file__).read_text(encoding="utf-8")
+
+
+def test_tabled_t_quantiles_are_stdtrits_and_others_still_reach_scipy(monkeypatch):
+    from scipy.special import stdtrit
+
+    from prereg.stats import t_table
+
+    # every form a caller passes: Python and numpy ints and whole floats
+    for df in (1, 11, 49, 499, t_table.DF_MAX, np.int64(75), 99.0, np.float64(299)):
+        got = t_quantile(0.975, df)
+        assert type(got) is float
+        assert got.hex() == float(stdtrit(float(df), 0.975)).hex()
+    assert t_quantile(np.float64(0.975), 11) == t_table.T_0975[10]
+    # outside the table (other p, df past the table, fractional df, arrays): scipy, the same
+    # bits as before
+    calls = []
+    import prereg.stats.special as special
+
+    real = special.function
+    monkeypatch.setattr(special, "function", lambda name: calls.append(name) or real(name))
+    for p, df in ((0.95, 11), (0.975, t_table.DF_MAX + 1), (0.975, 11.5), (0.975, 1e6)):
+        assert t_quantile(p, df).hex() == float(stdtrit(float(df), p)).hex()
+    vec = t_quantile(0.975, np.array([11, 49]))
+    assert vec.tobytes() == stdtrit(np.array([11.0, 49.0]), 0.975).tobytes()
+    assert calls == ["stdtrit"] * 5
+    # the table does not bypass the argument checks: df 0 or a bad p still raise
+    with pytest.raises(ValueError):
+        t_quantile(0.975, 0)
+    with pytest.raises(ValueError):
+        t_quantile(1.0, 11)
 
 
 def test_t_quantile_large_df_tends_to_normal():

@@ -27,6 +27,7 @@ counts and seeds are arguments.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -97,7 +98,7 @@ def segment_sums(values, lengths) -> np.ndarray:
 
 def _weights(w_pass: float, w_fail: float) -> tuple[float, float]:
     w_pass, w_fail = float(w_pass), float(w_fail)
-    if not (np.isfinite(w_pass) and np.isfinite(w_fail)):
+    if not (math.isfinite(w_pass) and math.isfinite(w_fail)):
         raise ValueError("stratum weights must be finite")
     return w_pass, w_fail
 
@@ -134,17 +135,14 @@ def cluster_jackknife_two_stratum(
             se = np.sqrt((k - 1) / k * (dev * dev).sum(axis=-1))
         else:
             se = np.full(theta.shape, np.nan)
-    bad = (
-        (tot_cp < 2)
-        | (tot_cf < 2)
-        | np.any(rest_cp <= 0, axis=-1)
-        | np.any(rest_cf <= 0, axis=-1)
-        | ~np.isfinite(theta)
-        | ~np.isfinite(se)
-    )
-    theta = np.where(bad, np.nan, theta)
-    se = np.where(bad, np.nan, se)
-    return theta, se
+    # (array methods, and the NaN marks only when a cohort needs one: a simulation calls this
+    # once per small batch, where numpy's Python-level dispatch is most of the time)
+    bad = (tot_cp < 2) | (tot_cf < 2) | (rest_cp <= 0).any(axis=-1) | (rest_cf <= 0).any(axis=-1)
+    bad |= ~np.isfinite(theta)
+    bad |= ~np.isfinite(se)
+    if bad.any():
+        return np.where(bad, np.nan, theta), np.where(bad, np.nan, se)
+    return np.asarray(theta), np.asarray(se)
 
 
 def _centred(v: np.ndarray, has: np.ndarray | None, mean: np.ndarray) -> np.ndarray:
@@ -193,10 +191,12 @@ def unit_jackknife_two_stratum_filled(
         d += t
         ss = np.einsum("...i,...i->...", d, d)
         se = np.sqrt((n - 1) / n * ss) if n >= 2 else np.full(theta.shape, np.nan)
-    bad = (np_ < 2) | (nf < 2) | ~np.isfinite(theta) | ~np.isfinite(se)
-    theta = np.where(bad, np.nan, theta)
-    se = np.where(bad, np.nan, se)
-    return theta, se
+    bad = (np_ < 2) | (nf < 2)
+    bad |= ~np.isfinite(theta)
+    bad |= ~np.isfinite(se)
+    if bad.any():
+        return np.where(bad, np.nan, theta), np.where(bad, np.nan, se)
+    return np.asarray(theta), np.asarray(se)
 
 
 def unit_jackknife_two_stratum(
@@ -234,9 +234,15 @@ def t_quantile(p, df):
     """Quantile of Student's t with ``df`` degrees of freedom (``scipy.special.stdtrit``).
 
     Accurate to about 1e-12 relative or better.  ``p`` in (0, 1), ``df`` > 0 (arrays
-    broadcast).  scipy.special's ``stdtrit`` is loaded here, on first use, without the
-    scipy.special package (:mod:`prereg.stats.special`), to keep start-up fast.
+    broadcast).  A scalar ``p`` of 0.975 (a two-sided 0.95 level) with a whole ``df`` up to
+    :data:`prereg.stats.t_table.DF_MAX` is read from the table of stdtrit's own values
+    (:mod:`prereg.stats.t_table`, the same float); anything else is computed by
+    scipy.special's ``stdtrit``, loaded on first use without the scipy.special package
+    (:mod:`prereg.stats.special`), to keep start-up fast.
     """
+    tabled = _tabled_t_quantile(p, df)
+    if tabled is not None:
+        return tabled
     from prereg.stats.special import function
 
     stdtrit = function("stdtrit")
@@ -249,6 +255,24 @@ def t_quantile(p, df):
         raise ValueError("t_quantile: df must be positive")
     out = stdtrit(df_arr, p_arr)
     return float(out) if np.ndim(out) == 0 else out
+
+
+def _tabled_t_quantile(p, df) -> float | None:
+    """stdtrit(df, p) from :mod:`prereg.stats.t_table` for a scalar p == 0.975 and a whole
+    df in 1..DF_MAX (Python or numpy numbers), else None."""
+    if not isinstance(p, float | np.floating) or p != 0.975:
+        return None
+    if isinstance(df, int | np.integer) and not isinstance(df, bool):
+        k = int(df)
+    elif isinstance(df, float | np.floating) and float(df).is_integer():
+        k = int(df)
+    else:
+        return None
+    from prereg.stats import t_table
+
+    if not 1 <= k <= t_table.DF_MAX or p != t_table.Q:
+        return None
+    return t_table.T_0975[k - 1]
 
 
 def two_sided_quantile(level: float) -> float:

@@ -342,3 +342,27 @@ def test_progress_is_a_bar_on_a_terminal_and_lines_otherwise(tmp_path, monkeypat
     assert lines[-1].startswith("power-plan: 800/800 cohorts rung 4/4 (n = 120)")
     assert "\r" not in pipe.getvalue() and 1 < len(lines) <= 11
     assert (tmp_path / "tty.json").read_bytes() == (tmp_path / "pipe.json").read_bytes()
+
+
+def test_the_command_loads_neither_scipy_nor_the_freeze(tmp_path):
+    # the plan's t quantiles come from the table of stdtrit's values (prereg.stats.t_table),
+    # and the freeze (its JSON Schema validation, its configuration's classes) is another
+    # command's
+    code = f"""
+import json, sys
+from prereg.cli import main
+code = main(["s3-verifier-freeze", "power-plan", {str(SAMPLE)!r},
+    "--eligible-task-count", "500", "--eligible-repository-count", "12",
+    "--eligible-pass-items", "210", "--eligible-fail-items", "430",
+    "--simulations", "20", "--out", {str(tmp_path / "p.json")!r}, "--quiet"])
+loaded = [m for m in sys.modules
+          if m.split(".")[0] in ("scipy", "jsonschema")
+          or m.startswith(("prereg.engines.clusterpower.freeze",
+                           "prereg.engines.clusterpower.config_freeze"))]
+print(json.dumps([code, loaded]))
+"""
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert json.loads(proc.stdout.splitlines()[-1]) == [0, []]
+    assert load(tmp_path / "p.json")["rungs"]

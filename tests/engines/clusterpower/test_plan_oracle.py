@@ -2,7 +2,9 @@
 
 The simulation was made cheaper (gathers without the per-slot bounds test, the
 presence counts from one running sum instead of two ``reduceat`` passes, uniforms drawn
-straight into one array); the plan's bytes must not move.  The former code is kept here,
+straight into one array; later array methods instead of numpy's functions, the leftover
+allocation's ranks by an argsort, the jackknives' NaN marks only when needed); the plan's bytes
+must not move.  The former code (the allocation and both jackknives included) is kept here,
 verbatim, as the oracle: per-cohort results are compared as raw float64 bytes (NaN positions
 included) over many calibrations, task counts, cluster counts, seeds and batch shapes, and
 whole plans as their canonical bytes with the former code swapped in.
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -69,10 +72,136 @@ def old_take(stream: _RungStream, lo: int, hi: int) -> tuple[np.ndarray, np.ndar
     return np.concatenate(cs), np.concatenate(us)
 
 
+def old_allocate(m: np.ndarray, n: int) -> np.ndarray:
+    """Task counts per cluster (B, G) for cluster profile sizes ``m`` (B, G), exact integers.
+
+    a_g = 1 + ⌊(n − G)·m_g / M⌋; the leftover units go one each to the largest remainders
+    (n − G)·m_g mod M, ties to the earlier draw.
+    """
+    bsz, g = m.shape
+    extra = n - g
+    total = m.sum(axis=1, keepdims=True)
+    prod = extra * m
+    q = prod // total
+    r = prod - q * total
+    alloc = q + 1
+    left = extra - q.sum(axis=1)
+    if np.any(left):
+        order = np.argsort(-r, axis=1, kind="stable")
+        ranks = np.empty_like(order)
+        np.put_along_axis(ranks, order, np.broadcast_to(np.arange(g), (bsz, g)), axis=1)
+        alloc += ranks < left[:, None]
+    return alloc
+
+
+def old_weights(w_pass: float, w_fail: float) -> tuple[float, float]:
+    w_pass, w_fail = float(w_pass), float(w_fail)
+    if not (np.isfinite(w_pass) and np.isfinite(w_fail)):
+        raise ValueError("stratum weights must be finite")
+    return w_pass, w_fail
+
+
+def old_cluster_jackknife_two_stratum(
+    sum_pass, count_pass, sum_fail, count_fail, w_pass: float, w_fail: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """(θ̂, cluster-level jackknife SE) per cohort from per-cluster stratum sums and counts.
+
+    Each argument has shape (..., k): cohort axes then the k clusters (a cluster drawn twice is
+    two clusters).  Deleting cluster g removes its sums and counts of both strata.  Returns two
+    arrays of shape (...); NaN for degenerate cohorts (see the module docstring).
+    """
+    w_pass, w_fail = old_weights(w_pass, w_fail)
+    sp = np.asarray(sum_pass, dtype=np.float64)
+    sf = np.asarray(sum_fail, dtype=np.float64)
+    cp = np.asarray(count_pass, dtype=np.float64)
+    cf = np.asarray(count_fail, dtype=np.float64)
+    k = sp.shape[-1]
+    tot_sp = sp.sum(axis=-1)
+    tot_sf = sf.sum(axis=-1)
+    tot_cp = cp.sum(axis=-1)
+    tot_cf = cf.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        theta = w_pass * (tot_sp / tot_cp) + w_fail * (tot_sf / tot_cf)
+        rest_cp = tot_cp[..., None] - cp
+        rest_cf = tot_cf[..., None] - cf
+        loo = w_pass * ((tot_sp[..., None] - sp) / rest_cp) + w_fail * (
+            (tot_sf[..., None] - sf) / rest_cf
+        )
+        if k >= 2:
+            mean = loo.sum(axis=-1) / k
+            dev = loo - mean[..., None]
+            se = np.sqrt((k - 1) / k * (dev * dev).sum(axis=-1))
+        else:
+            se = np.full(theta.shape, np.nan)
+    bad = (
+        (tot_cp < 2)
+        | (tot_cf < 2)
+        | np.any(rest_cp <= 0, axis=-1)
+        | np.any(rest_cf <= 0, axis=-1)
+        | ~np.isfinite(theta)
+        | ~np.isfinite(se)
+    )
+    theta = np.where(bad, np.nan, theta)
+    se = np.where(bad, np.nan, se)
+    return theta, se
+
+
+def old_centred(v: np.ndarray, has: np.ndarray | None, mean: np.ndarray) -> np.ndarray:
+    """v − has·mean (a new array): the deviations of present values, 0 at absent slots."""
+    if has is None:
+        return np.subtract(v, mean[..., None])
+    out = np.multiply(has, mean[..., None])
+    np.subtract(v, out, out=out)
+    return out
+
+
+def old_unit_jackknife_two_stratum_filled(
+    x, a, y, b, w_pass: float, w_fail: float, count_pass=None, count_fail=None
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`unit_jackknife_two_stratum` on zero-filled float64 slot arrays (no copies).
+
+    ``x``/``y`` (..., n) hold 0.0 where a slot has no statistic of the stratum; ``a``/``b``
+    are 0.0/1.0 float64 presence arrays of the same shape, or ``None`` when every slot holds a
+    statistic of that stratum.  For hot loops that already hold arrays in this form.
+    ``count_pass``/``count_fail`` (float64, shape (...)) may give the per-cohort counts the
+    caller already has (the sums of ``a``/``b``; integers, so exactly the same whatever the
+    order of summation); without them they are summed here.
+    """
+    n = x.shape[-1]
+    sp = x.sum(axis=-1)
+    sf = y.sum(axis=-1)
+    if count_pass is not None:
+        np_ = count_pass
+    else:
+        np_ = a.sum(axis=-1) if a is not None else np.full(sp.shape, float(n))
+    if count_fail is not None:
+        nf = count_fail
+    else:
+        nf = b.sum(axis=-1) if b is not None else np.full(sf.shape, float(n))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        mp = sp / np_
+        mf = sf / nf
+        theta = w_pass * mp + w_fail * mf
+        alpha = w_pass / (np_ - 1.0)
+        beta = w_fail / (nf - 1.0)
+        # d_i = α·a_i·(x_i − m_p) + β·b_i·(y_i − m_f)   (the sign of θ̂₍₋ᵢ₎ − θ̂ does not matter)
+        d = old_centred(x, a, mp)
+        d *= alpha[..., None]
+        t = old_centred(y, b, mf)
+        t *= beta[..., None]
+        d += t
+        ss = np.einsum("...i,...i->...", d, d)
+        se = np.sqrt((n - 1) / n * ss) if n >= 2 else np.full(theta.shape, np.nan)
+    bad = (np_ < 2) | (nf < 2) | ~np.isfinite(theta) | ~np.isfinite(se)
+    theta = np.where(bad, np.nan, theta)
+    se = np.where(bad, np.nan, se)
+    return theta, se
+
+
 def old_evaluate_cohorts(tab, clusters, u, n, w_pass, w_fail) -> CohortStats:
     bsz, g = clusters.shape
     m = np.take(tab.size, clusters)
-    alloc = allocate(m, n)
+    alloc = old_allocate(m, n)
     counts = alloc.reshape(-1)
     flat_c = clusters.reshape(-1)
     st = np.repeat(np.take(tab.start, flat_c), counts)
@@ -102,8 +231,8 @@ def old_evaluate_cohorts(tab, clusters, u, n, w_pass, w_fail) -> CohortStats:
         nb = cb.sum(axis=1)
     else:
         b, cb, nb = None, alloc, None
-    theta0, se_r = cluster_jackknife_two_stratum(sx, ca, sy, cb, w_pass, w_fail)
-    theta_t, se_t = unit_jackknife_two_stratum_filled(
+    theta0, se_r = old_cluster_jackknife_two_stratum(sx, ca, sy, cb, w_pass, w_fail)
+    theta_t, se_t = old_unit_jackknife_two_stratum_filled(
         x.reshape(bsz, n), a, y.reshape(bsz, n), b, w_pass, w_fail, na, nb
     )
     bad = np.isnan(theta0) | np.isnan(theta_t) | np.isnan(se_r) | np.isnan(se_t)
@@ -112,6 +241,72 @@ def old_evaluate_cohorts(tab, clusters, u, n, w_pass, w_fail) -> CohortStats:
         se_r = np.where(bad, np.nan, se_r)
         se_t = np.where(bad, np.nan, se_t)
     return CohortStats(theta0, se_r, se_t)
+
+
+def old_simulate_rung(
+    tab,
+    n: int,
+    g: int,
+    *,
+    seed: int,
+    simulations: int,
+    block_size: int,
+    w_pass: float,
+    w_fail: float,
+    effect: float,
+    bound_level: float,
+    batch_size: int | None = None,
+    keep_cohorts: bool = False,
+    progress: object = None,
+) -> plan_module.RungResult:
+    """Simulate one rung of n tasks in g clusters (see the module docstring)."""
+    if n < g or g < 2:
+        raise ValueError("a rung needs n ≥ G ≥ 2")
+    if batch_size is not None:
+        batch = max(1, min(batch_size, plan_module.MAX_BATCH_SLOTS // n))
+    else:
+        batch = max(1, min(block_size, plan_module.DEFAULT_BATCH_SLOTS // n))
+    stream = _RungStream(seed, n, g, len(tab.size), block_size)
+    theta0 = np.empty(simulations)
+    se_r = np.empty(simulations)
+    se_t = np.empty(simulations)
+    for lo in range(0, simulations, batch):
+        hi = min(lo + batch, simulations)
+        clusters, u = stream.take(lo, hi)
+        res = plan_module.evaluate_cohorts(tab, clusters, u, n, w_pass, w_fail)
+        theta0[lo:hi] = res.theta0
+        se_r[lo:hi] = res.se_repository
+        se_t[lo:hi] = res.se_task
+        if progress is not None:
+            progress(hi, simulations)
+
+    q = plan_module.two_sided_quantile(bound_level)
+    t_r = plan_module.t_quantile(q, g - 1)
+    t_t = plan_module.t_quantile(q, n - 1)
+    ok = ~np.isnan(theta0)
+    n_ok = int(ok.sum())
+    if n_ok:
+        mean0 = math.fsum(theta0[ok].tolist()) / n_ok
+        centred = theta0 - mean0
+        theta = centred + effect
+        with np.errstate(invalid="ignore"):
+            succ = ok & (theta - t_r * se_r > 0) & (theta - t_t * se_t > 0)
+            null = ok & (centred - t_r * se_r > 0) & (centred - t_t * se_t > 0)
+        successes, null_successes = int(succ.sum()), int(null.sum())
+    else:
+        mean0 = None
+        successes = null_successes = 0
+    return plan_module.RungResult(
+        task_count=n,
+        simulations=simulations,
+        successes=successes,
+        null_successes=null_successes,
+        degenerate=simulations - n_ok,
+        removed_null_mean=mean0,
+        df_repository=g - 1,
+        df_task=n - 1,
+        cohorts=CohortStats(theta0, se_r, se_t) if keep_cohorts else None,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -204,6 +399,69 @@ def test_presence_counts_without_packing_are_the_same(monkeypatch):
     same_bits(separate, old_evaluate_cohorts(tab, clusters, u, 300, 0.3, 0.7))
 
 
+def test_allocation_is_the_former_allocation():
+    # the leftover units' ranks are now the inverse permutation by an argsort instead of
+    # put_along_axis: the same integers, ties (equal sizes) and no leftovers included
+    rng = np.random.default_rng(5)
+    for _ in range(400):
+        g = int(rng.integers(2, 25))
+        n = g + int(rng.integers(0, 1200))
+        m = rng.integers(1, int(rng.integers(2, 60)), size=(int(rng.integers(1, 300)), g))
+        if rng.random() < 0.3:
+            m[:] = m[:, :1]
+        got, want = allocate(m, n), old_allocate(m, n)
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+def _same(got, want) -> None:
+    for a, b in zip(got, want, strict=True):
+        assert type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape
+        assert a.tobytes() == b.tobytes()
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the overflowing inputs, in both versions
+def test_the_jackknives_are_the_former_ones_bit_for_bit():
+    # the NaN marks are set only when a cohort needs one, and the checks use array methods:
+    # every result (NaN positions, 0-d results for one cohort) is the former one
+    rng = np.random.default_rng(6)
+    for trial in range(300):
+        lead = [(), (1,), (int(rng.integers(1, 40)),), (3, int(rng.integers(1, 9)))][trial % 4]
+        k = int(rng.integers(1, 15))
+        sp, sf = rng.normal(size=(*lead, k)), rng.normal(size=(*lead, k))
+        cp = rng.integers(0, 4, size=(*lead, k)).astype(float)
+        cf = rng.integers(0, 4, size=(*lead, k)).astype(float)
+        if trial % 7 == 0:
+            sp[..., 0] = np.inf
+        if trial % 11 == 0:
+            sf[..., -1] = np.nan
+        w = float(rng.random())
+        _same(
+            cluster_jackknife_two_stratum(sp, cp, sf, cf, w, 1 - w),
+            old_cluster_jackknife_two_stratum(sp, cp, sf, cf, w, 1 - w),
+        )
+        n = int(rng.integers(1, 60))
+        a = (rng.random((*lead, n)) < rng.random()).astype(float)
+        b = (rng.random((*lead, n)) < rng.random()).astype(float)
+        x, y = rng.normal(size=(*lead, n)) * a, rng.normal(size=(*lead, n)) * b
+        if trial % 9 == 0:
+            x = x * 1e308
+        for args in (
+            (x, a, y, b),
+            (x, None, y, b),
+            (x, a, y, None),
+            (x, None, y, None),
+        ):
+            _same(
+                unit_jackknife_two_stratum_filled(*args, w, 1 - w),
+                old_unit_jackknife_two_stratum_filled(*args, w, 1 - w),
+            )
+        counts = (a.sum(axis=-1), b.sum(axis=-1))
+        _same(
+            unit_jackknife_two_stratum_filled(x, a, y, b, w, 1 - w, *counts),
+            old_unit_jackknife_two_stratum_filled(x, a, y, b, w, 1 - w, *counts),
+        )
+
+
 @pytest.mark.parametrize(("lo_hi", "block"), [((0, 1000), 1000), ((0, 2500), 1000), ((0, 130), 7)])
 def test_draws_are_the_former_draws(lo_hi, block):
     lo, hi = lo_hi
@@ -257,6 +515,26 @@ def test_plans_are_the_former_plans_byte_for_byte(
     cfg = cfg_with(**frozen) if frozen else CFG
     el = Eligible(*eligible)
     new = plan_bytes(cfg, cal, el, sims, batch)
+    monkeypatch.setattr(plan_module, "simulate_rung", old_simulate_rung)
     monkeypatch.setattr(plan_module, "evaluate_cohorts", old_evaluate_cohorts)
     monkeypatch.setattr(_RungStream, "take", old_take)
     assert plan_bytes(cfg, cal, el, sims, batch) == new
+
+
+@pytest.mark.parametrize("span", [1, 7, 100, 333, 10**6])
+def test_the_cluster_jackknife_span_does_not_change_a_rung(monkeypatch, span):
+    # one cluster jackknife over many batches' cluster figures is the per-batch one, row for
+    # row; spans smaller than a batch, spans that split a block and one span for all included
+    cal = calibration(6, 9, 2, 0.15, 0.9)  # many degenerate cohorts
+    tab = centred_tables(cal)
+    kw = dict(
+        seed=5, simulations=1234, block_size=100, w_pass=0.4, w_fail=0.6, effect=0.1,
+        bound_level=0.95, batch_size=37, keep_cohorts=True,
+    )  # fmt: skip
+    want = old_simulate_rung(tab, 60, 4, **kw)
+    monkeypatch.setattr(plan_module, "CLUSTER_SPAN", span)
+    got = plan_module.simulate_rung(tab, 60, 4, **kw)
+    same_bits(got.cohorts, want.cohorts)
+    assert got.degenerate == want.degenerate > 0
+    assert (got.successes, got.null_successes) == (want.successes, want.null_successes)
+    assert repr(got.removed_null_mean) == repr(want.removed_null_mean)

@@ -108,6 +108,9 @@ MAX_BATCH_SLOTS = 1 << 20
 # stay in the core's cache between the dozen passes over them, which takes about a third off
 # the simulation against whole blocks of 1,000 cohorts; results do not depend on it either.
 DEFAULT_BATCH_SLOTS = 1 << 16
+# Cohorts whose cluster figures one cluster-jackknife call takes at most (memory bound: four
+# float64 values per cluster and cohort); results do not depend on it.
+CLUSTER_SPAN = 4096
 
 
 # --------------------------------------------------------------------------------------------
@@ -288,10 +291,11 @@ def allocate(m: np.ndarray, n: int) -> np.ndarray:
     r = prod - q * total
     alloc = q + 1
     left = extra - q.sum(axis=1)
-    if np.any(left):
-        order = np.argsort(-r, axis=1, kind="stable")
-        ranks = np.empty_like(order)
-        np.put_along_axis(ranks, order, np.broadcast_to(np.arange(g), (bsz, g)), axis=1)
+    if left.any():
+        order = (-r).argsort(axis=1, kind="stable")
+        # each draw's rank in that order: the inverse permutation, itself an argsort (the
+        # ranks are distinct, so any sort gives it)
+        ranks = order.argsort(axis=1)
         alloc += ranks < left[:, None]
     return alloc
 
@@ -338,13 +342,37 @@ def evaluate_cohorts(
     tab: Tables, clusters: np.ndarray, u: np.ndarray, n: int, w_pass: float, w_fail: float
 ) -> CohortStats:
     """θ̂₀ and both jackknife SEs for cohorts given by their draws."""
+    part = _slot_figures(tab, clusters, u, n, w_pass, w_fail)
+    theta0, se_r = cluster_jackknife_two_stratum(part.sx, part.ca, part.sy, part.cb, w_pass, w_fail)
+    return _marked(theta0, se_r, part.theta_t, part.se_t)
+
+
+@dataclass
+class _SlotFigures:
+    """What a batch's task slots give: the per-cluster sums and presence counts (B, G) the
+    cluster jackknife needs, and the unit jackknife's θ̂ and SE per cohort (B,)."""
+
+    sx: np.ndarray
+    ca: np.ndarray
+    sy: np.ndarray
+    cb: np.ndarray
+    theta_t: np.ndarray
+    se_t: np.ndarray
+
+
+def _slot_figures(
+    tab: Tables, clusters: np.ndarray, u: np.ndarray, n: int, w_pass: float, w_fail: float
+) -> _SlotFigures:
+    """The slot-level part of :func:`evaluate_cohorts` (everything but the cluster jackknife,
+    which :func:`simulate_rung` runs once over many batches' cluster figures)."""
+    # (array methods rather than the np.* functions: the same C calls without the Python
+    # dispatch layer, which is most of a small batch's time)
     bsz, g = clusters.shape
-    m = np.take(tab.size, clusters)
-    alloc = allocate(m, n)
+    alloc = allocate(tab.size.take(clusters), n)
     counts = alloc.reshape(-1)
     flat_c = clusters.reshape(-1)
-    st = np.repeat(np.take(tab.start, flat_c), counts)
-    sz = np.repeat(np.take(tab.size_f, flat_c), counts)
+    st = tab.start.take(flat_c).repeat(counts)
+    sz = tab.size_f.take(flat_c).repeat(counts)
     sz *= u.reshape(-1)
     idx = st
     idx += sz.astype(np.int64)  # task = profile start + ⌊u·m_g⌋
@@ -354,10 +382,10 @@ def evaluate_cohorts(
 
     # Every index lies inside its profile (u < 1 and m_g < 2⁵³ give fl(u·m_g) < m_g), so
     # mode="clip" never clips: it only spares the per-slot bounds test of mode="raise".
-    x = np.take(tab.x, idx, mode="clip")
-    y = np.take(tab.y, idx, mode="clip")
-    a = None if tab.a is None else np.take(tab.a, idx, mode="clip")
-    b = None if tab.b is None else np.take(tab.b, idx, mode="clip")
+    x = tab.x.take(idx, mode="clip")
+    y = tab.y.take(idx, mode="clip")
+    a = None if tab.a is None else tab.a.take(idx, mode="clip")
+    b = None if tab.b is None else tab.b.take(idx, mode="clip")
     sx = np.add.reduceat(x, seg).reshape(bsz, g)
     sy = np.add.reduceat(y, seg).reshape(bsz, g)
     # presence counts per cluster, and per cohort as their row sums (exact integers)
@@ -374,10 +402,18 @@ def evaluate_cohorts(
         nb = cb.sum(axis=1)
     else:
         cb, nb = alloc, None
-    theta0, se_r = cluster_jackknife_two_stratum(sx, ca, sy, cb, w_pass, w_fail)
     theta_t, se_t = unit_jackknife_two_stratum_filled(
         x.reshape(bsz, n), a, y.reshape(bsz, n), b, w_pass, w_fail, na, nb
     )
+    return _SlotFigures(sx, ca, sy, cb, theta_t, se_t)
+
+
+def _marked(theta0, se_r, theta_t, se_t) -> CohortStats:
+    """The cohort figures with every figure of a degenerate cohort NaN."""
+    # the estimators mark a degenerate cohort NaN in both of their results; the combined
+    # mark is needed only when one of them has any
+    if not (np.isnan(theta0).any() or np.isnan(theta_t).any()):
+        return CohortStats(theta0, se_r, se_t)
     bad = np.isnan(theta0) | np.isnan(theta_t) | np.isnan(se_r) | np.isnan(se_t)
     if bad.any():
         theta0 = np.where(bad, np.nan, theta0)
@@ -463,15 +499,29 @@ def simulate_rung(
     theta0 = np.empty(simulations)
     se_r = np.empty(simulations)
     se_t = np.empty(simulations)
-    for lo in range(0, simulations, batch):
-        hi = min(lo + batch, simulations)
-        clusters, u = stream.take(lo, hi)
-        res = evaluate_cohorts(tab, clusters, u, n, w_pass, w_fail)
-        theta0[lo:hi] = res.theta0
-        se_r[lo:hi] = res.se_repository
-        se_t[lo:hi] = res.se_task
-        if progress is not None:
-            progress(hi, simulations)
+    # The cluster jackknife works on (cohorts, G) figures: it runs once per span of whole
+    # batches (up to CLUSTER_SPAN cohorts) instead of once per batch, which spares its fixed
+    # cost per call; it is a row-wise computation, so the figures are the same.
+    span = batch * max(1, CLUSTER_SPAN // batch)
+    for s in range(0, simulations, span):
+        e = min(s + span, simulations)
+        sx, ca, sy, cb = (np.empty((e - s, g)) for _ in range(4))
+        theta_t = np.empty(e - s)
+        for lo in range(s, e, batch):
+            hi = min(lo + batch, e)
+            clusters, u = stream.take(lo, hi)
+            part = _slot_figures(tab, clusters, u, n, w_pass, w_fail)
+            rows = slice(lo - s, hi - s)
+            sx[rows], ca[rows], sy[rows], cb[rows] = part.sx, part.ca, part.sy, part.cb
+            theta_t[rows] = part.theta_t
+            se_t[lo:hi] = part.se_t
+            if progress is not None:
+                progress(hi, simulations)
+        t0, sr = cluster_jackknife_two_stratum(sx, ca, sy, cb, w_pass, w_fail)
+        res = _marked(t0, sr, theta_t, se_t[s:e])
+        theta0[s:e] = res.theta0
+        se_r[s:e] = res.se_repository
+        se_t[s:e] = res.se_task
 
     q = two_sided_quantile(bound_level)
     t_r = t_quantile(q, g - 1)
