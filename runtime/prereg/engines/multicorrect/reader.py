@@ -348,24 +348,35 @@ class _State:
 
 class _Rows:
     """The list rows of the request ids of one file's blocks, in order: the rows after the
-    previous block's are tried first (one comparison of the block's ids with the lists file's,
-    in C), and the dictionary ``S.index`` only for a block that is not in the lists' order."""
+    previous block's in the expected order are tried first (one comparison of the block's ids
+    with theirs, in C), and the dictionary ``S.index`` only for a block that is not in that
+    order. The expected order is the lists file's, or the rows ``rows`` in their order (the
+    binary outputs: the answered lists)."""
 
-    def __init__(self, S: _State) -> None:
+    def __init__(self, S: _State, rows: np.ndarray | None = None) -> None:
         self.S = S
         self.next = 0
+        self.rows = rows
+        if rows is None:
+            self.ids = S.rids
+        else:
+            self.ids = list(map(S.rids.__getitem__, rows.tolist()))
+            self.place = np.full(len(S.rids), -1, dtype=np.int64)  # each row's place in rows
+            self.place[rows] = np.arange(rows.size, dtype=np.int64)
 
     def of(self, rids: list[str]) -> np.ndarray | None:
         """The rows of ``rids`` (int64), or None when one is not in the lists file."""
         c, n = self.next, len(rids)
-        if self.S.rids[c : c + n] == rids:
+        if self.ids[c : c + n] == rids:
             self.next = c + n
-            return np.arange(c, c + n, dtype=np.int64)
+            if self.rows is None:
+                return np.arange(c, c + n, dtype=np.int64)
+            return self.rows[c : c + n]
         idx = list(map(self.S.index.get, rids))
         if None in idx:
             return None
         if idx:
-            self.next = idx[-1] + 1
+            self.next = idx[-1] + 1 if self.rows is None else int(self.place[idx[-1]]) + 1
         return np.array(idx, dtype=np.int64)
 
     def of_runs(self, rids: list[str]) -> np.ndarray | None:
@@ -373,7 +384,7 @@ class _Rows:
         each distinct id is looked up once."""
         u = dict.fromkeys(rids)
         keys = list(u)
-        if keys and self.next and self.S.rids[self.next - 1] == keys[0]:
+        if keys and self.next and self.ids[self.next - 1] == keys[0]:
             self.next -= 1  # the previous block's last list goes on
         rows = self.of(keys)
         if rows is None:
@@ -935,7 +946,7 @@ def _read_binary(cfg: EngineConfig, path: str, P: _Problems, S: _State, labels_p
     correct = np.zeros(int(start[-1]), dtype=bool)  # per option of every scored list
     correct[np.repeat(start[lab], g) + S.corr_flat.array()[_segments(S.corr_start[lab], g)]] = True
     seen = np.zeros(int(start[-1]), dtype=np.int64)  # the line of each option's first output
-    rows = _Rows(S)
+    rows = _Rows(S, np.flatnonzero(S.pred_ok & ~S.pred_refused))  # the lists with outputs
     qs: list[np.ndarray] = []
     ys: list[np.ndarray] = []
     for first, recs, typed in f.blocks():
