@@ -14,7 +14,7 @@ from typing import Any
 from prereg.console import console_of
 from prereg.engines import StudyContext
 from prereg.engines.multicorrect.config import engine_config
-from prereg.engines.multicorrect.ece import ece_of_arrays
+from prereg.engines.multicorrect.ece import ece_pair_of_arrays
 from prereg.engines.multicorrect.reader import read_packed_inputs
 from prereg.engines.multicorrect.scoring import (
     check_rounding,
@@ -70,8 +70,7 @@ def build_report(ctx: StudyContext, args) -> dict[str, Any]:
     if inputs.binary_q is not None:
         q, y = inputs.binary_q, inputs.binary_y
         report["binary_outputs"] = int(q.size)
-        report["ece"] = ece_of_arrays(q, y, False, d)
-        report["ece_excluding_first_bin"] = ece_of_arrays(q, y, True, d)
+        report["ece"], report["ece_excluding_first_bin"] = ece_pair_of_arrays(q, y, d)
     report = camel_keys(report)
     # keyed by the spec's split ids, which keep their spelling
     report["splits"] = {
