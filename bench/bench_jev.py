@@ -144,6 +144,49 @@ def main() -> None:
             runs.append(time.perf_counter() - t0)
         size = sum(f.stat().st_size for f in d.glob("*.jsonl")) / 1e6
         print(f"score command ({size:.0f} MB of JSONL): median {statistics.median(runs):.3f} s")
+        read_files(d, cfg, r)
+
+
+def read_files(d: Path, cfg, repeats: int) -> None:
+    """Each input file's reading on its own (main-thread CPU seconds, median), and how many of
+    the lists file's blocks the light decode took (a block it declines costs the typed
+    decode of every candidate string: a drop here is a slowdown nobody else reports)."""
+    import gc
+
+    from prereg.engines.multicorrect import reader
+
+    light = []
+    decide = reader._light_lists
+
+    def counted(*args):
+        got = decide(*args)
+        light.append(got is not None)
+        return got
+
+    reader._light_lists = counted
+    times: dict[str, list[float]] = {"lists": [], "labels": [], "predictions": []}
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            light.clear()
+            P = reader._Problems()
+            S = reader._State(str(d / "lists.jsonl"))
+            for name, step in (
+                ("lists", reader._read_lists),
+                ("labels", reader._read_labels),
+                ("predictions", reader._read_predictions),
+            ):
+                t0 = time.thread_time()
+                step(cfg, str(d / f"{name}.jsonl"), P, S)
+                if name == "lists":
+                    S.lists_read(cfg.split_names)
+                times[name].append(time.thread_time() - t0)
+    finally:
+        gc.enable()
+        reader._light_lists = decide
+    for name, ts in times.items():
+        print(f"  reading {name + ':':13s} median {statistics.median(ts):.3f} CPU-s (main thread)")
+    print(f"  lists blocks taken by the light decode: {sum(light)} of {len(light)}")
 
 
 def write_jsonl(d: Path, pairs) -> None:

@@ -65,3 +65,37 @@ def test_a_flat_record_split_over_two_lines_goes_to_the_strict_reader(tmp_path):
     path = tmp_path / "x.jsonl"
     path.write_bytes(b'{"id":1,"k":[]},{"id":2\n"k":[]}\n')
     assert _read(path, Flat) == [("strict", 1), ("strict", 2)]
+
+
+@pytest.mark.parametrize("size", [None, 64])
+def test_two_flat_records_on_one_line_go_to_the_strict_reader(tmp_path, monkeypatch, size):
+    # Decoded as a sequence of values the block gives three records for two lines; neither
+    # line is taken whole, and each is read alone (the first holds two values: strict).
+    if size is not None:
+        monkeypatch.setattr(prereg.jsonl, "BLOCK", size)
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b'{"id":1,"k":[]} {"id":2,"k":[]}\n{"id":3,"k":[]}\n')
+    assert _read(path, Flat) == [("strict", 1), Flat(3, [])]
+
+
+def test_a_flat_record_and_a_blank_line_go_to_the_strict_reader(tmp_path):
+    # Two values, two records' worth of lines: the blank line has none, the first line two.
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b'{"id":1,"k":[]}{"id":2,"k":[]}\n\n')
+    assert _read(path, Flat) == [("strict", 1), ("strict", 2)]
+
+
+def test_an_inner_object_at_a_line_start_of_a_flat_record_goes_to_the_strict_reader(tmp_path):
+    # Line 2 starts with "{" inside line 1's record: the typed decode refuses the object.
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b'{"id":1,"k":[\n{}]}\n')
+    assert _read(path, Flat) == [("strict", 1), ("strict", 2)]
+
+
+def test_whitespace_after_a_flat_record_keeps_the_block_whole(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(TypedLines, "_line", lambda self, no, raw: calls.append(no))
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b'{"id":1,"k":[0.5]} \t\r\n{"id":2,"k":[]}\n')
+    assert _read(path, Flat) == [Flat(1, [0.5]), Flat(2, [])]
+    assert calls == []

@@ -20,9 +20,10 @@ strict reader:
   elements of two lines, the inserted comma serving inside the second object), so the array
   is also decoded into raw elements, which joined by LF must be the block itself: then no
   element holds a line break and each element is exactly its line. Where the record's fields
-  can hold no object (strings, numbers, booleans, literals and arrays of those), every line
-  starting with ``{`` is proof enough: an inserted comma followed by ``{`` can then separate
-  only records;
+  can hold no object (strings, numbers, booleans, literals and arrays of those), the block is
+  decoded as it is, as a sequence of values (no copy with commas), and as many values as lines
+  with every line starting with ``{`` is proof enough: each line then starts a record (see
+  :meth:`TypedLines._flat_block`);
 - no duplicate key: the typed decode proves every field present, so a line whose count of
   colons (or, failing that, of key-ending ``"`` … ``:`` sequences) equals the number of fields
   has no key twice (a colon inside a string only raises the count, sending the line to the
@@ -236,6 +237,8 @@ class TypedLines:
         """``(records or None, the block's LF count)``."""
         if not block.endswith(b"\n"):  # the file's last line, without its LF
             return None, 0
+        if self._flat:
+            return self._flat_block(first, block)
         # One JSON array whose elements are the lines: a blank line, a second value on a line
         # or a value running on over a line break (a raw LF is never inside a JSON string) is
         # malformed, so n elements are exactly the n lines. Each LF gains one byte, so the
@@ -255,16 +258,42 @@ class TypedLines:
             return None, n
         if len(records) != n:
             return None, n
-        if self._flat:
-            # Every line starts with "{": an inserted comma followed by "{" cannot separate an
-            # object's members, nor (the record holds no object below its top) an inner
-            # array's elements, so the n - 1 inserted commas are the array's n - 1 separators
-            # and each line is exactly one element.
-            if block.startswith(b"{") and block.count(b"\n{") == n - 1:
-                return records, n
         # The elements must be the lines: joined by LF, the raw elements give back the block
         # only if none holds a line break, and then element k is line k (module docstring).
         if b"\n".join(self._raw.decode(doc)) != block[:-1]:
+            return None, n
+        return records, n
+
+    def _flat_block(self, first: int, block: bytes) -> tuple[list | None, int]:
+        """:meth:`_whole_block` for a record that can hold no object below its top: the block
+        is decoded as a sequence of JSON values (``decode_lines``, which takes any whitespace,
+        line breaks included, between values), accepted when there are as many values as
+        lines and every line starts with ``{``.
+
+        Then each line is exactly one record: the byte after an LF is outside any string (a
+        raw LF is never inside a JSON string), so each line's ``{`` starts an object, and that
+        object is a record, not a member or element of one (the record's fields hold no
+        object: the typed decode refuses one). The n lines thus start n distinct records; as
+        there are only n, record k starts at line k's first byte and ends before line k + 1
+        starts, and only whitespace follows it on its line."""
+        import numpy as np
+
+        a = np.frombuffer(block, dtype=np.uint8)
+        ends = np.flatnonzero(a == 10)  # the LFs; the block ends with one
+        n = int(ends.size)
+        if first == 1 and block.startswith(BOM):
+            return None, n
+        if a[0] != 123 or not (a[ends[:-1] + 1] == 123).all():
+            return None, n
+        if _colons(block) != self._fields * n and _keys(block) != self._fields * n:
+            return None, n
+        if not _utf8(block):
+            return None, n
+        try:
+            records = self._decoder.decode_lines(block)
+        except self._errors:
+            return None, n
+        if len(records) != n:
             return None, n
         return records, n
 

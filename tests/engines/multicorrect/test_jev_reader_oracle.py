@@ -18,7 +18,7 @@ import pytest
 import reference_reader
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from jev_helpers import CONFIG, FIXTURES
+from jev_helpers import CONFIG, FIXTURES, with_field
 
 import prereg.jsonl
 from prereg.digest import file_sha256
@@ -54,6 +54,27 @@ HOSTILE = {
         '{"request_id": "v1", "question": "q", "candidates": ["a", "b"]}',
         '{"request_id": "v1", "question": "q", "candidates": ["a", "b"]}{"a": 1}',
         '{"request_id": "v9", "question": "q", "candidates": {"a": "b"}}',
+        # against the lists' light decode (candidates kept raw, proven strings by the bytes)
+        '{"request_id": "v9", "question": "q", "candidates": "[a, b]"}',
+        '{"request_id": "v9", "question": "[", "candidates": "x"}',
+        '{"request_id": "v9", "question": "q", "candidates": ["a", ["b"]]}',
+        '{"request_id": "v9", "question": "q", "candidates": [["a", "b"]]}',
+        '{"request_id": "v9", "question": "q", "candidates": ["a,b", "c"]}',
+        '{"request_id": "v9", "question": "q,", "candidates": ["a", "b"]}',
+        '{"request_id": "v9", "question": "q", "candidates": ["a", null]}',
+        '{"request_id": "v9", "question": "q", "candidates": ["a", 1, "b"]}',
+        '{"request_id": "v9", "question": "q", "candidates": [true, "a", "b"]}',
+        '{"request_id": "v9", "question": "q", "candidates": []}',
+        '{"request_id": "v9", "question": "q", "candidates": [{"a": "b"}, "c"]}',
+        '{"request_id": "v9", "question": "q", "candidates": [ "a" , "b" ]}',
+        '{"request_id": "v9", "question": "q", "candidates":["a","b","c"]}',
+        '{"request_id": "v9", "question": "q", "candidates":  ["a", "b"]}',
+        '{"request_id": "v9", "question": "q", "candidates" : ["a", "b"]}',
+        '{"request_id": "v9", "candidates": ["a", "b"], "question": "q"}',
+        '{"request_id": "v9", "question": "q", "candidates": ["\u00e9", "b"]}',
+        '{"request_id": "v9", "question": "q", "candidates": ["é", "b", "c"]}',
+        '{"request_id": "v9", "question": "q", "candidates": [' + ", ".join(['"x"'] * 256) + "]}",
+        '{"request_id": "v9", "question": "q", "candidates": ["a", "b"]}  ',
         "[1, 2]",
         '"text"',
         "",
@@ -158,14 +179,14 @@ def _file(name: str):
     return st.builds(apply, edits, st.sampled_from([b"\n", b"", b"\n\n"]))
 
 
-def _old(d: Path, binary: bool):
+def _old(d: Path, binary: bool, cfg=CFG):
     args = [str(d / f"{n}.jsonl") for n in NAMES[:3]] + [
         str(d / "binary.jsonl") if binary else None
     ]
-    inputs = reference_reader.read_score_inputs(CFG, *args)
+    inputs = reference_reader.read_score_inputs(cfg, *args)
     return (
-        pack(inputs.fit_pairs, CFG, CFG.fit_split),
-        pack(inputs.evaluate_pairs, CFG, CFG.evaluate_split),
+        pack(inputs.fit_pairs, cfg, cfg.fit_split),
+        pack(inputs.evaluate_pairs, cfg, cfg.evaluate_split),
         inputs.binary,
     )
 
@@ -181,19 +202,19 @@ def _same_pack(a, b) -> None:
         assert x.tobytes() == y.tobytes(), name
 
 
-def _compare(d: Path, binary: bool) -> str:
+def _compare(d: Path, binary: bool, cfg=CFG) -> str:
     args = [str(d / f"{n}.jsonl") for n in NAMES[:3]] + [
         str(d / "binary.jsonl") if binary else None
     ]
     try:
-        old = _old(d, binary)
+        old = _old(d, binary, cfg)
     except UserError as e:
         with pytest.raises(UserError) as new:
-            read_packed_inputs(CFG, *args)
+            read_packed_inputs(cfg, *args)
         assert new.value.message == e.message
         assert new.value.problems == e.problems
         return "refused"
-    new = read_packed_inputs(CFG, *args)
+    new = read_packed_inputs(cfg, *args)
     _same_pack(old[0], new.fit)
     _same_pack(old[1], new.evaluate)
     if binary:
@@ -365,4 +386,69 @@ def test_an_object_split_over_two_lines_is_refused(tmp_path, block, name, at):
     cut = nxt.index(b', "')
     lines[at : at + 2] = [lines[at] + b"," + nxt[:cut], nxt[cut + 2 :]]
     path.write_bytes(b"\n".join(lines) + b"\n")
+    assert _compare(d, True) == "refused"
+
+
+# The lists' light decode proves candidates to be strings from the block's bytes; with one
+# candidate allowed, a string (not an array) would pass every count but the key's.
+ONE_CANDIDATE = engine_config(with_field(CONFIG, "lists", "candidates", min_items=1))
+RENAMED = engine_config(with_field(CONFIG, "lists", "candidates", name="options"))
+LIGHT = [
+    '{"request_id": "v9", "question": "q", "candidates": ["a"]}',
+    '{"request_id": "v9", "question": "q", "candidates": "a"}',
+    '{"request_id": "v9", "question": "[", "candidates": "a"}',
+    '{"request_id": "v9", "question": "q", "candidates": "[a"}',
+    '{"request_id": "v9", "question": "q", "candidates": "a", "x": ["b"]}',
+    '{"request_id": "v9", "question": "q", "candidates": [{}]}',
+    '{"request_id": "v9", "question": "q", "candidates": [{}, "a"]}',
+    '{"request_id": "v9", "question": "q", "candidates": []}',
+    '{"request_id": "v9", "question": ["q"], "candidates": "a"}',
+    '{"request_id": "v9", "question": "q", "candidates": ["a", "b"]}',
+]
+
+
+@pytest.mark.parametrize("variant", ["one-candidate", "renamed"])
+@pytest.mark.parametrize("mode", ["append", "replace"])
+@pytest.mark.parametrize("index", range(len(LIGHT)))
+def test_lists_lines_against_the_light_decode(tmp_path, block, variant, mode, index):
+    cfg = ONE_CANDIDATE if variant == "one-candidate" else RENAMED
+    d = tmp_path / "in"
+    shutil.copytree(SMALL, d)
+    path = d / "lists.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    text = LIGHT[index]
+    if mode == "append":
+        lines.append(text)
+    else:
+        lines[1] = text.replace('"v9"', '"v2"')
+    if variant == "renamed":
+        lines = [line.replace('"candidates"', '"options"') for line in lines]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8", newline="")
+    _compare(d, True, cfg)
+
+
+@pytest.mark.parametrize(
+    "pair",
+    [
+        # a key twice (one string and one comma too many) and a number among the candidates
+        (
+            '{"request_id": "v8", "question": "q", "candidates": ["a", "b"], "request_id": "v7"}',
+            '{"request_id": "v9", "question": "q", "candidates": ["a", 1, "b"]}',
+        ),
+        # escaped quotes (two quotes more than strings) and a number among the candidates
+        (
+            '{"request_id": "v8", "question": "x\\"\\"y", "candidates": ["a", "b"]}',
+            '{"request_id": "v9", "question": "q", "candidates": ["a", 1, "b"]}',
+        ),
+    ],
+    ids=["repeated-key", "escaped-quotes"],
+)
+def test_lists_lines_whose_counts_would_cancel_in_one_block(tmp_path, pair):
+    """Two lines whose counts of quotes and commas, off in opposite directions, add up to a
+    block of records that each look right: the light decode must not take the block."""
+    d = tmp_path / "in"
+    shutil.copytree(SMALL, d)
+    path = d / "lists.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join([*lines, *pair]) + "\n", encoding="utf-8", newline="")
     assert _compare(d, True) == "refused"

@@ -139,6 +139,7 @@ class _File:
         types: dict[str, Any],
         P: _Problems,
         lists_path: str | None = None,
+        lines=None,
     ):
         from prereg.jsonl import TypedLines
 
@@ -147,7 +148,7 @@ class _File:
         self.names = names
         self.P = P
         self.struct = _struct("Record", names, types)
-        self.lines = TypedLines(path, self.struct, _strict(path, P))
+        self.lines = (lines or TypedLines)(path, self.struct, _strict(path, P))
         self.read_ok = True
 
     def blocks(self):
@@ -347,24 +348,35 @@ class _State:
 
 class _Rows:
     """The list rows of the request ids of one file's blocks, in order: the rows after the
-    previous block's are tried first (one comparison of the block's ids with the lists file's,
-    in C), and the dictionary ``S.index`` only for a block that is not in the lists' order."""
+    previous block's in the expected order are tried first (one comparison of the block's ids
+    with theirs, in C), and the dictionary ``S.index`` only for a block that is not in that
+    order. The expected order is the lists file's, or the rows ``rows`` in their order (the
+    binary outputs: the answered lists)."""
 
-    def __init__(self, S: _State) -> None:
+    def __init__(self, S: _State, rows: np.ndarray | None = None) -> None:
         self.S = S
         self.next = 0
+        self.rows = rows
+        if rows is None:
+            self.ids = S.rids
+        else:
+            self.ids = list(map(S.rids.__getitem__, rows.tolist()))
+            self.place = np.full(len(S.rids), -1, dtype=np.int64)  # each row's place in rows
+            self.place[rows] = np.arange(rows.size, dtype=np.int64)
 
     def of(self, rids: list[str]) -> np.ndarray | None:
         """The rows of ``rids`` (int64), or None when one is not in the lists file."""
         c, n = self.next, len(rids)
-        if self.S.rids[c : c + n] == rids:
+        if self.ids[c : c + n] == rids:
             self.next = c + n
-            return np.arange(c, c + n, dtype=np.int64)
+            if self.rows is None:
+                return np.arange(c, c + n, dtype=np.int64)
+            return self.rows[c : c + n]
         idx = list(map(self.S.index.get, rids))
         if None in idx:
             return None
         if idx:
-            self.next = idx[-1] + 1
+            self.next = idx[-1] + 1 if self.rows is None else int(self.place[idx[-1]]) + 1
         return np.array(idx, dtype=np.int64)
 
     def of_runs(self, rids: list[str]) -> np.ndarray | None:
@@ -372,7 +384,7 @@ class _Rows:
         each distinct id is looked up once."""
         u = dict.fromkeys(rids)
         keys = list(u)
-        if keys and self.next and self.S.rids[self.next - 1] == keys[0]:
+        if keys and self.next and self.ids[self.next - 1] == keys[0]:
             self.next -= 1  # the previous block's last list goes on
         rows = self.of(keys)
         if rows is None:
@@ -503,16 +515,25 @@ def _gather(flat: np.ndarray, starts: np.ndarray, lengths: np.ndarray, offsets: 
 
 
 def _read_lists(cfg: EngineConfig, path: str, P: _Problems, S: _State) -> _File:
-    f = _File(path, dict(cfg.fields["lists"]), _list_types(cfg), P)
+    names = dict(cfg.fields["lists"])
+    f = _File(path, names, _list_types(cfg), P, lines=_list_lines(cfg, names))
     cmin, cmax = cfg.candidates_min, cfg.candidates_max
     for first, recs, typed in f.blocks():
-        # typed: every id non-empty and every candidate count in bounds (the struct's rules)
-        if typed and S.add_lists(
-            first, [r.request_id for r in recs], [len(r.candidates) for r in recs]
-        ):
+        # typed: every id non-empty and every candidate count in bounds (the struct's rules,
+        # or the counts of _ListLines, which has checked them)
+        counts = f.lines.counts
+        if counts is None and typed:
+            counts = [len(r.candidates) for r in recs]
+        if typed and S.add_lists(first, [r.request_id for r in recs], counts):
             continue
-        for no, rec in enumerate(recs, start=first):
-            if type(rec) is f.struct:
+        for k, (no, rec) in enumerate(enumerate(recs, start=first)):
+            if typed:
+                rid, m = rec.request_id, counts[k]
+                if rid and cmin <= m <= cmax and not S.known(rid):
+                    S.add_list(rid, no, m)
+                    continue
+                rec = f.lines.strict_at(no)
+            elif type(rec) is f.struct:
                 rid, m = rec.request_id, len(rec.candidates)
                 if rid and cmin <= m <= cmax and not S.known(rid):
                     S.add_list(rid, no, m)
@@ -521,6 +542,122 @@ def _read_lists(cfg: EngineConfig, path: str, P: _Problems, S: _State) -> _File:
             if rec is not None:
                 _list_row(f, cfg, S, no, rec)
     return f
+
+
+def _list_lines(cfg: EngineConfig, names: dict[str, str]):
+    """A :class:`prereg.jsonl.TypedLines` for the lists file that takes a block without
+    making a Python string of any candidate (:class:`_ListLines`), the typed struct's decode
+    kept for every block it cannot vouch for."""
+    import msgspec
+
+    from prereg.jsonl import TypedLines
+
+    light = _struct(
+        "ListHead",
+        names,
+        {"request_id": _id(), "question": str, "candidates": msgspec.Raw},
+    )
+    key = json.dumps(names["candidates"]).encode("utf-8") + b":"
+    fields = len(names)
+
+    class _ListLines(TypedLines):
+        """The lists' typed lines; ``counts`` is the candidate count of each record of the
+        block just yielded when it was taken by the light decode (None otherwise).
+
+        The light decode (:func:`_light_lists`) keeps each record's candidates as the raw
+        JSON text and proves from the block's bytes that every one of them is an array of
+        strings of a count within the bounds; a block it cannot vouch for is taken by the
+        typed decode or line by line, as before."""
+
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            self._light = msgspec.json.Decoder(light)
+            self.counts: list[int] | None = None
+
+        def _whole_block(self, first: int, block: bytes):
+            self.counts = None
+            got = _light_lists(self._light, key, fields, cfg, first, block, self._errors)
+            if got is not None:
+                records, self.counts = got
+                return records, len(records)
+            return super()._whole_block(first, block)
+
+    return _ListLines
+
+
+def _light_lists(decoder, key: bytes, fields: int, cfg: EngineConfig, first: int, block, errors):
+    """``(records, candidate counts)`` of a block of list lines decoded by ``decoder`` (request
+    id and question typed, the candidates raw JSON), or None when the block's bytes do not
+    prove each line to be one record whose candidates are an array of strings, as many as the
+    bounds allow.
+
+    Proof, for a block of n LF-terminated lines without a backslash (so every ``"`` opens or
+    closes a string, and no string holds one) and without a byte-order mark, which
+    ``decode_lines`` reads as n records with only whitespace around them:
+
+    - keys: the typed decode proves the 3 fields present and no other; 3n colons in all leave
+      each record exactly its 3 key colons (no key twice, no colon in a string or a value);
+    - candidates an array: each of the block's n ``[`` is preceded by the candidates key and
+      ``:`` (one space allowed), a key there (its first ``"`` cannot close a string: the
+      name would then stand bare, which the decode refuses); a record holds that key once, so
+      each record holds one of the n ``[``, which starts its candidates: an array, holding no
+      array (no other ``[`` in the record), so e elements, none an array;
+    - strings only: a record holds Q quotes, so Q/2 strings: 3 keys, the request id and the
+      question (strings, by type) and the k strings among its candidates; and C commas: the 2
+      between the members, e - 1 between the candidates (e >= 1) and any inside strings or
+      inner objects. So C - Q/2 + 4 = (e - k) + (the other commas) >= 0 for e >= 1, and >= 1
+      for e = 0 (then k = 0); the block's sum of these is 0 exactly when every record has
+      e = k >= 1 and no other comma: every candidate a string, C - 1 of them;
+    - lines: no record then holds an object below its top, so every ``{`` outside a string
+      starts a record; every line starts with ``{`` (outside a string: it follows an LF,
+      which no JSON string holds), so the n lines start n records, and record k lies within
+      line k (as in :meth:`prereg.jsonl.TypedLines._flat_block`).
+    """
+    import numpy as np
+
+    from prereg.jsonl import BOM, _utf8
+
+    if not block.endswith(b"\n") or b"\\" in block or (first == 1 and block.startswith(BOM)):
+        return None
+    a = np.frombuffer(block, dtype=np.uint8)
+    # the places of every LF, "[" and "," in one pass
+    mask = a == 10
+    mask |= a == 91
+    mask |= a == 44
+    at = np.flatnonzero(mask)
+    what = a[at]
+    is_end = what == 10
+    ends = at[is_end]
+    opens = at[what == 91]
+    n = int(ends.size)
+    if a[0] != 123 or not (a[ends[:-1] + 1] == 123).all() or opens.size != n:
+        return None
+    if int(np.count_nonzero(a == 58)) != fields * n:
+        return None
+    start = opens - (a[opens - 1] == 32) - len(key)  # where the key's first quote must be
+    if n and int(start[0]) < 0:
+        return None
+    if not (a[start[:, None] + np.arange(len(key))] == np.frombuffer(key, dtype=np.uint8)).all():
+        return None
+    quotes = int(np.count_nonzero(a == 34))
+    commas = at.size - 2 * n
+    if quotes % 2 or commas - quotes // 2 + 4 * n != 0:
+        return None
+    # the commas before line k's LF: its place among the places less the k earlier LFs and
+    # the k + 1 "[" of lines 0 … k (one a line, once the counts below hold)
+    before = np.flatnonzero(is_end) - 2 * np.arange(n) - 1
+    counts = np.diff(before, prepend=0) - 1
+    if n and (int(counts.min()) < cfg.candidates_min or int(counts.max()) > cfg.candidates_max):
+        return None
+    if not _utf8(block):
+        return None
+    try:
+        records = decoder.decode_lines(block)
+    except errors:
+        return None
+    if len(records) != n:
+        return None
+    return records, counts.tolist()
 
 
 def _list_row(f: _File, cfg: EngineConfig, S: _State, no: int, obj: dict) -> None:
@@ -809,7 +946,7 @@ def _read_binary(cfg: EngineConfig, path: str, P: _Problems, S: _State, labels_p
     correct = np.zeros(int(start[-1]), dtype=bool)  # per option of every scored list
     correct[np.repeat(start[lab], g) + S.corr_flat.array()[_segments(S.corr_start[lab], g)]] = True
     seen = np.zeros(int(start[-1]), dtype=np.int64)  # the line of each option's first output
-    rows = _Rows(S)
+    rows = _Rows(S, np.flatnonzero(S.pred_ok & ~S.pred_refused))  # the lists with outputs
     qs: list[np.ndarray] = []
     ys: list[np.ndarray] = []
     for first, recs, typed in f.blocks():

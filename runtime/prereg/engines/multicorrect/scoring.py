@@ -315,7 +315,7 @@ def packed_from(split, ids, refused, n_correct, probs, offsets, seg_correct, cor
         max_d = np.maximum.reduceat(np.where(correct, -np.inf, probs), starts)
         min_c = np.minimum.reduceat(np.where(correct, probs, np.inf), starts)
         max_c = np.maximum.reduceat(np.where(correct, probs, -np.inf), starts)
-        max_p = np.maximum.reduceat(probs, starts)
+        max_p = np.maximum(max_d, max_c)  # the larger of the two maxima is every option's
     else:
         max_d = min_c = max_c = max_p = np.zeros(0, dtype=np.float64)
     return Packed(
