@@ -327,3 +327,167 @@ def test_logistic_batch_scores_equal_the_plain_form_bit_for_bit(trial):
     assert [g.tobytes() for g in got] == [w.tobytes() for w in want]
     preds = logistic_batch(problems, steps, lr, l2)
     assert [p.tolist() for p in preds] == [(w > 0).tolist() for w in want]
+
+
+# -- the group-wide text features against the row-by-row form -------------------------------
+
+
+def _extractor(pattern=None, token=None, seps=None):
+    from d17_helpers import config
+
+    from prereg.engines.reachability.config import load_config
+
+    cfg = config()
+    if pattern is not None:
+        cfg["audit"]["entityPattern"] = pattern
+    if token is not None:
+        cfg["audit"]["entityToken"] = token
+    if seps is not None:
+        cfg["audit"]["mentionSeparators"] = seps
+    return ShortcutAudit(load_config(cfg)).fx
+
+
+def _both_forms(fx, rows, lines_of=None, payloads=None):
+    """group_matrix and group_features as they run, and with the row-by-row text values."""
+    fast = (fx.group_matrix(rows, lines_of, payloads), None)
+    if payloads is None:
+        fast = (fast[0], fx.group_features(rows))
+    fx._text_values = lambda *a, **k: None
+    try:
+        slow = (fx.group_matrix(rows, lines_of, payloads), None)
+        if payloads is None:
+            slow = (slow[0], fx.group_features(rows))
+    finally:
+        del fx._text_values
+    return fast, slow
+
+
+def _assert_same(fast, slow):
+    (X1, t1), f1 = fast
+    (X2, t2), f2 = slow
+    assert X1.tobytes() == X2.tobytes()
+    assert t1 == t2
+    if f1 is not None:
+        assert f1[0].tobytes() == f2[0].tobytes() == X1.tobytes()
+        assert f1[1].dtype == f2[1].dtype and f1[1].shape == f2[1].shape
+        assert np.array_equal(f1[1], f2[1])
+
+
+@pytest.mark.parametrize(
+    ("pattern", "tokenwise"),
+    [
+        (r"\b[A-Z][a-z0-9]{4}\b", True),  # the study's
+        (r"\b[A-Z][a-z]+\b", True),
+        (r"\b[a-z_]{2,3}x\b", True),
+        (r"\bQ[0-9]\b", True),
+        (r"\b[A-Z]", False),  # no closing boundary: a match may end inside a word
+        (r"\b[A-Z][a-z]?\b", False),  # an optional atom
+        (r"\b[A-Z]{0,2}\b", False),  # may match nothing
+        (r"\b(?:Ab)\b", False),  # a group
+        (r"[A-Z][a-z]{4}", False),  # no boundaries
+        (r"\b[A-Z]\w{4}\b", False),  # \w: kept out (only listed classes)
+        (r"\b[A-Z][a-z]{4}\b|\.", False),
+    ],
+)
+def test_word_run_patterns_are_recognized(pattern, tokenwise):
+    from prereg.engines.reachability.audit import matches_word_runs
+
+    assert matches_word_runs(pattern) is tokenwise
+    if not tokenwise:
+        return
+    # the property the group-wide features rest on: the substitution and the matches of a
+    # text are those of its whitespace-separated tokens (and so of its lines), one by one
+    er = re.compile(pattern)
+    rng = random.Random(13)
+    alphabet = "AQZaqxz0159_ \n\t\r.,-?é߲٣É\x00\x1c\u2003"
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        toks = text.split()
+        assert er.sub("ENTITY", text).split() == [
+            t for tok in toks for t in er.sub("ENTITY", tok).split()
+        ]
+        assert er.findall(text) == [m for tok in toks for m in er.findall(tok)]
+        assert er.findall(text) == [m for ln in text.split("\n") for m in er.findall(ln)]
+
+
+def test_whitespace_is_never_a_word_character():
+    # why a word-run pattern's matches never cross a token: every whitespace character
+    # str.split() splits at is outside \w
+    spaces = [chr(c) for c in range(0x110000) if chr(c).isspace()]
+    assert spaces and not any(re.match(r"\w", ch) for ch in spaces)
+
+
+def test_group_text_features_equal_the_row_by_row_form_over_seeds():
+    from prereg.engines.reachability.generate import Generator
+
+    ec = engine_config()
+    fx = ShortcutAudit(ec).fx
+    gen = Generator(ec)
+    for seed in ("d17mf-sweep-0", "d17mf-sweep-7", "another-seed-1"):
+        rows = gen.corpus(seed, records=False).rows
+        by: dict = {}
+        for r in rows:
+            by.setdefault((r.cell.layout.word, r.cell.pool.id, r.cell.hops), []).append(r)
+        for grp in by.values():
+            lines_of = [r.fact_lines for r in grp]
+            counts = np.array([len(ls) for ls in lines_of])
+            texts = [r.payload for r in grp]
+            assert fx._text_values(grp, lines_of, texts, counts, counts, "none") is not None
+            _assert_same(*_both_forms(fx, grp))
+        # the positive control's form: other lines and payloads
+        grp = max(by.values(), key=len)
+        lines_of = [list(reversed(r.fact_lines)) for r in grp]
+        payloads = [r.payload.replace("Facts:", "Facts: x") for r in grp]
+        _assert_same(*_both_forms(fx, grp, lines_of, payloads))
+
+
+@pytest.mark.parametrize(
+    ("pattern", "token", "seps"),
+    [
+        (None, None, None),
+        (r"\b[A-Z][a-z]+\b", "E_1", " .?"),
+        (r"\b[a-z]{2}\b", "W", "."),
+        (None, "two words", None),  # a token with a space: the row-by-row form
+        (None, r"E\tX", None),  # an escape in the replacement: the row-by-row form
+        (r"\b[A-Z]", None, None),  # not a word-run pattern: the row-by-row form
+        (None, None, " \n"),  # a newline separator: the row-by-row form
+    ],
+)
+def test_group_text_features_on_odd_texts(pattern, token, seps):
+    fx = _extractor(pattern, token, seps)
+    words = [
+        "Ba123", "Ba123.", "Ce456?", "connects", "is", "enabled.", "Ab123-Cd456", "x",
+        "Éa123", "Ba١٢٣", "", " .", "\x00", "a\x00b", "ENTITY", "Q\tR", "a\rb", "12", "١٢",
+    ]  # fmt: skip
+    rng = random.Random(17)
+    rows = []
+    for t in range(300):
+        n = rng.choice([0, 0, 1, 2, 5, 12])
+        lines = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 5))) for _ in range(n)]
+        if t % 13 == 0 and lines:
+            lines[0] += "\nCe456 is enabled."
+        head = rng.choice(["Header 12.", "Header ٣ é.", "", "Day 7. Day 7."])
+        payload = "\n".join([head, "Facts:", *lines, "Question: Ba123 to Ce456?"])
+        pool = rng.choice(["pool-a", "pool-b", "pool-c"])
+        names = ["Ba123", "Ce456", "", "x y", "a.b", "enabled.", "\x00"]
+        rows.append(_row_like(payload, lines, rng.choice(names), rng.choice(names), pool))
+    group_wide = pattern != r"\b[A-Z]" and " " not in (token or "") and "\n" not in (seps or "")
+    group_wide = group_wide and "\\" not in (token or "")
+    mark = rows[7].fact_lines[0] if rows[7].fact_lines else ""
+    for chunk in (rows[:1], rows[:2], rows[5:60], rows):
+        lines_of = [r.fact_lines for r in chunk]
+        texts = [r.payload for r in chunk]
+        counts = np.array([len(ls) for ls in lines_of])
+        got = fx._text_values(chunk, lines_of, texts, counts, np.maximum(1, counts - 1), "none")
+        assert (got is not None) is group_wide  # which form runs
+        fast, slow = _both_forms(fx, chunk)
+        _assert_same(fast, slow)
+        want = fx.matrix([fx.scalar_values(r)[0] for r in chunk])
+        assert fast[0][0].tobytes() == want.tobytes()
+        assert fast[0][1] == [fx.scalar_values(r)[1] for r in chunk]
+    # a text holding the match marker: the row-by-row form
+    odd = [_row_like("a \x01 b\nFacts:\n" + mark, [mark], "a", "b", "pool-a")] + rows[:9]
+    assert fx._text_values(odd, [r.fact_lines for r in odd], [r.payload for r in odd],
+                           np.ones(10, int), np.ones(10, int), "none") is None  # fmt: skip
+    _assert_same(*_both_forms(fx, odd))
+    assert fx.group_features([])[0].shape == (0, len(fx.keys))

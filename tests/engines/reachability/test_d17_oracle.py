@@ -116,3 +116,65 @@ def test_pool_words_come_from_the_framing_sentence(oracle):
 def test_unreadable_payloads(oracle, text, message):
     with pytest.raises(OracleError, match=message):
         oracle.label(text)
+
+
+def _line_by_line_facts(pool, facts):
+    """The edges and enabled entities as first written: per fact line, the edge form, else
+    the state form."""
+    _, edge_re, state_re, _, _ = pool
+    edges, enabled = {}, set()
+    for line in facts:
+        e = edge_re.match(line)
+        if e is not None:
+            edges.setdefault(e.group(1), []).append(e.group(2))
+            continue
+        st = state_re.match(line)
+        if st is not None:
+            enabled.add(st.group(1))
+    return edges, enabled
+
+
+def _one_pass_facts(pool, facts):
+    edges, enabled = {}, set()
+    for a, b, c in pool[4].findall("\n".join(facts)):
+        if a:
+            edges.setdefault(a, []).append(b)
+        else:
+            enabled.add(c)
+    return edges, enabled
+
+
+def test_one_pass_over_the_fact_lines_equals_the_line_by_line_matches(oracle):
+    import random
+
+    from prereg.engines.reachability.generate import Generator
+
+    assert all(pool[4] is not None for pool in oracle.pools)
+    rng = random.Random(23)
+    words = ["Sa000", "Ra000", "x", "connects", "is", "enabled.", "enabled", "blocked.", "does",
+             "not", "connect", "Da000.", "Ra000.", "", "\t", "connects connects", "é.", "\r"]  # fmt: skip
+    for pool in oracle.pools:
+        for _ in range(3000):
+            facts = []
+            for _ in range(rng.randint(0, 8)):
+                if rng.random() < 0.4:
+                    facts.append(" ".join(rng.choice(words) for _ in range(rng.randint(0, 4))))
+                else:
+                    a, b = rng.choice(words[:3] + ["\u2003", "a\u00a0b"]), rng.choice(words)
+                    facts.append(rng.choice([f"{a} connects {b}.", f"{a} is enabled.", f"{a}."]))
+            assert _one_pass_facts(pool, facts) == _line_by_line_facts(pool, facts), facts
+    # every row of two seeds: the labels equal gold, and the fact lines give the same graph
+    ec = engine_config()
+    for seed in ("d17mf-sweep-4", "x-17"):
+        for r in Generator(ec).corpus(seed, records=False).rows:
+            assert oracle.label(r.payload) == r.label
+            pool = next(p for p in oracle.pools if r.payload.startswith(p[0]))
+            facts = r.fact_lines
+            assert _one_pass_facts(pool, facts) == _line_by_line_facts(pool, facts)
+
+
+def test_a_newline_in_a_template_falls_back_to_line_by_line(oracle):
+    from prereg.engines.reachability.oracle import _fact_lines_re
+
+    assert _fact_lines_re("^a\\\nb (\\S+)$", "^(\\S+)$") is None
+    assert _fact_lines_re("^(\\S+) x (\\S+)$", "^(\\S+) y$") is not None

@@ -26,9 +26,11 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import operator
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -56,6 +58,12 @@ _BASE_FEATURES = (
     "words",
 )
 _CLASS_SUFFIXES = ("Count", "MeanPos", "MinPos", "MaxPos")
+# the base features computed from the texts, and their columns in computation order
+_TEXT_COLUMNS = {
+    name: j
+    for j, name in enumerate(_BASE_FEATURES)
+    if name not in ("firstLineClass", "lastLineClass", "lines")
+}
 
 
 # A class of word characters only: ranges and characters within A-Z, a-z, 0-9, and "_".
@@ -80,6 +88,28 @@ def scan_pattern(pattern: str) -> str:
     return pattern
 
 
+# An atom of a word-run pattern: a class of word characters only (as above) or one word
+# character, alone, with a count of at least one ({m} or {m,n}) or with +.
+_RUN_ATOM = (
+    r"(?:\[(?:[A-Z](?:-[A-Z])?|[a-z](?:-[a-z])?|[0-9](?:-[0-9])?|_)+\]|[A-Za-z0-9_])"
+    r"(?:\{[1-9][0-9]*(?:,[1-9][0-9]*)?\}|\+)?"
+)
+_RUN_PATTERN = re.compile(rf"\\b(?:{_RUN_ATOM})+\\b")
+_PLAIN_TOKEN = re.compile(r"[A-Za-z0-9_]+")
+_MARK = "\x01"  # stands for an entity match while counting them (a text holding it is not sped up)
+
+
+def matches_word_runs(pattern: str) -> bool:
+    """True when ``pattern`` is ``\\b``, word-character atoms (see ``_RUN_ATOM``) and ``\\b``.
+
+    Such a pattern matches only word characters, between a position that is not preceded by a
+    word character and one that is not followed by one: its matches are exactly the maximal
+    runs of word characters that its atoms match as a whole.  Whitespace is never a word
+    character, so the matches in a text are the matches in its whitespace-separated tokens,
+    each token on its own (and a substitution of them, the substitution token by token)."""
+    return _RUN_PATTERN.fullmatch(pattern) is not None
+
+
 def feature_keys(ec: EngineConfig) -> list[str]:
     """The scalar feature keys in plain string order (the order that decides ties)."""
     keys = list(_BASE_FEATURES)
@@ -94,12 +124,21 @@ class FeatureExtractor:
         self.ec = ec
         self.entity_re = re.compile(scan_pattern(a["entityPattern"]))
         self.entity_token = a["entityToken"]
+        # the pattern as one group: its split yields the texts between matches and the matches
+        self.entity_split = re.compile(f"({scan_pattern(a['entityPattern'])})").split
+        # the group-wide text pass (see _text_values) needs matches inside tokens and a plain
+        # replacement (a token of word characters: no escapes, no whitespace)
+        self.tokenwise = (
+            matches_word_runs(a["entityPattern"])
+            and _PLAIN_TOKEN.fullmatch(self.entity_token) is not None
+        )
         seps = a["mentionSeparators"]
         # a name is a token of a line (split on the separators) iff it occurs between
         # separators once every separator is mapped to the first one and the line is padded
         self.sep = seps[0]
         self.sep_table = str.maketrans({ch: seps[0] for ch in seps})
         self.seps = seps
+        self.sep_delete = str.maketrans("", "", seps)
         self.other_code = a["otherLineClassCode"]
         self.class_codes = [(lc["name"], lc["code"]) for lc in a["lineClasses"]]
         code_of = dict(self.class_codes)
@@ -236,12 +275,19 @@ class FeatureExtractor:
         """:meth:`matrix` of :meth:`scalar_values` over ``rows`` (with ``fact_lines`` and
         ``payloads`` in place of the rows' own when given) and, for the rows' own payloads,
         their abstracted tokens; the line classes and their statistics are computed for all
-        rows at once (the same values: class means summed left to right, as there)."""
+        rows at once (the same values: class means summed left to right, as there), and so
+        are the text features (see :meth:`_text_values`)."""
+        return self._group(rows, fact_lines, payloads, "lists" if payloads is None else "none")
+
+    def group_features(self, rows: list[Row]) -> tuple[np.ndarray, np.ndarray]:
+        """(:meth:`group_matrix` of the rows, :func:`_token_counts` of their tokens)."""
+        return self._group(rows, None, None, "counts")
+
+    def _group(self, rows, fact_lines, payloads, tokens: str):
         own = payloads is None
         R = len(rows)
         lines_of = [r.fact_lines for r in rows] if fact_lines is None else fact_lines
         texts = [r.payload for r in rows] if own else payloads
-        nb = len(_BASE_FEATURES)
         out = np.empty((R, len(self.perm)), dtype=np.float64)
         counts = np.fromiter(map(len, lines_of), dtype=np.int64, count=R)
         denom = np.maximum(1, counts - 1)
@@ -268,7 +314,7 @@ class FeatureExtractor:
         last_cls = np.full(R, other)
         first_cls[has] = codes[first[has]]
         last_cls[has] = codes[first[has] + counts[has] - 1]
-        col = nb
+        col = len(_BASE_FEATURES)
         for _, code in self.class_codes:
             m = codes == code
             r_m = line_row[m]
@@ -289,20 +335,30 @@ class FeatureExtractor:
                 block[rows_p, 3] = pos_m[seg + c_p - 1]
             out[:, col : col + 4] = block
             col += 4
-        toks_all = [] if own else None
-        base = []
+        cols = self._text_values(rows, lines_of, texts, counts, denom, tokens)
+        if cols is None:  # the row-by-row form
+            cols = self._text_values_rowwise(rows, lines_of, texts, denom, tokens)
+        text_cols, toks = cols
+        for name, j in _TEXT_COLUMNS.items():
+            out[:, j] = text_cols[name]
+        out[:, _BASE_FEATURES.index("firstLineClass")] = first_cls
+        out[:, _BASE_FEATURES.index("lastLineClass")] = last_cls
+        out[:, _BASE_FEATURES.index("lines")] = counts
+        X = np.empty_like(out)
+        X[:, self.perm] = out
+        return X, toks
+
+    def _text_values_rowwise(self, rows, lines_of, texts, denom, tokens: str):
+        """:meth:`_text_values`, one row at a time (the form of :meth:`scalar_values`)."""
+        R = len(rows)
+        cols = {name: np.empty(R) for name in _TEXT_COLUMNS}
+        toks_all = []
         er, token, sep = self.entity_re, self.entity_token, self.sep
         for j, r in enumerate(rows):
             text = texts[j]
-            lines = lines_of[j]
-            n = int(counts[j])
             d = int(denom[j])
-            chars = len(text) if text.isascii() else len(text.encode("utf-16-le")) // 2
-            raw = text.encode("utf-8")
-            digits = len(raw) - len(raw.translate(None, b"0123456789"))
             toks = er.sub(token, text).split()
-            joined = "\n".join(lines)
-            ents = len(set(er.findall(joined)))
+            joined = "\n".join(lines_of[j])
             padded = [sep + ln + sep for ln in joined.translate(self.sep_table).split("\n")]
             s_hits = self._mention_lines(r.subject, padded)
             d_hits = self._mention_lines(r.destination, padded)
@@ -310,29 +366,159 @@ class FeatureExtractor:
                 sbd = 1 if s_hits[0] < d_hits[0] else 0
             else:
                 sbd = -1
-            base.append(
-                (
-                    chars,
-                    d_hits[0] / d if d_hits else -1,
-                    len(d_hits),
-                    digits,
-                    ents,
-                    first_cls[j],
-                    last_cls[j],
-                    n,
-                    sbd,
-                    s_hits[0] / d if s_hits else -1,
-                    len(s_hits),
-                    len(toks),
-                )
-            )
-            if own:
+            raw = text.encode("utf-8")
+            cols["chars"][j] = len(text) if text.isascii() else len(text.encode("utf-16-le")) // 2
+            cols["digits"][j] = len(raw) - len(raw.translate(None, b"0123456789"))
+            cols["words"][j] = len(toks)
+            cols["entities"][j] = len(set(er.findall(joined)))
+            cols["destinationFirstPos"][j] = d_hits[0] / d if d_hits else -1
+            cols["destinationMentions"][j] = len(d_hits)
+            cols["subjectFirstPos"][j] = s_hits[0] / d if s_hits else -1
+            cols["subjectMentions"][j] = len(s_hits)
+            cols["subjectBeforeDestination"][j] = sbd
+            if tokens != "none":
                 toks_all.append(toks)
-        if R:
-            out[:, :nb] = base
-        X = np.empty_like(out)
-        X[:, self.perm] = out
-        return X, toks_all
+        if tokens == "none":
+            return cols, None
+        return cols, (toks_all if tokens == "lists" else _token_counts(toks_all))
+
+    def _text_values(self, rows, lines_of, texts, counts, denom, tokens: str):
+        """The text features of every row (``_TEXT_COLUMNS``: characters, digits, words,
+        entities and the subject's and destination's mention lines) and the rows' abstracted
+        tokens (``tokens``: "none", "lists" per row, or "counts": :func:`_token_counts` of
+        them), in passes over the whole group; None where the row-by-row form is needed.
+
+        With :attr:`tokenwise` the entity pattern matches only inside whitespace-separated
+        tokens (see :func:`matches_word_runs`), so also only inside lines, and a payload's
+        substitution and its tokens are those of its lines one by one; the fact lines' matches
+        are those of their pieces at newlines.  So every distinct line of the group (header,
+        rule and marker lines recur in every row) is searched once: one split of all distinct
+        lines, joined by newlines, at the entity pattern's matches (a marker, a character no
+        line holds, counts each line's matches before the entity token replaces it), then
+        every distinct abstracted line (fact lines abstract to a few) is split into tokens
+        once.  A row's words, tokens and entities are its lines' ones, gathered with numpy.
+        A mention line is a line whose padded form holds the padded name: all fact lines of
+        the group are padded at once and tested against their row's name."""
+        if not self.tokenwise or "\n" in self.seps or not rows:
+            return None
+        R = len(rows)
+        ftexts = list(map("\n".join, lines_of))
+        p_lines = "\n".join(texts).split("\n")
+        f_lines = "\n".join(ftexts).split("\n")
+        p_n = np.fromiter(map(str.count, texts, repeat("\n")), dtype=np.intp, count=R) + 1
+        f_n = np.fromiter(map(str.count, ftexts, repeat("\n")), dtype=np.intp, count=R) + 1
+        seen = dict.fromkeys(p_lines)
+        seen.update(dict.fromkeys(f_lines))
+        distinct = list(seen)
+        index = dict(zip(distinct, itertools.count()))
+        p_id = np.fromiter(map(index.__getitem__, p_lines), dtype=np.intp, count=len(p_lines))
+        f_id = np.fromiter(map(index.__getitem__, f_lines), dtype=np.intp, count=len(f_lines))
+        joined = "\n".join(distinct)
+        if _MARK in joined:
+            return None
+        parts = self.entity_split(joined)  # text, match, text, match, ..., text
+        found = parts[1::2]
+        marked = _MARK.join(parts[0::2]).split("\n")  # matches hold no newline
+        n_match = np.fromiter(
+            map(str.count, marked, repeat(_MARK)), dtype=np.intp, count=len(distinct)
+        )
+        # entities: each fact-line piece's matches, as entity numbers, per row
+        entity_no = dict(zip(dict.fromkeys(found), itertools.count()))
+        match_entity = np.fromiter(
+            map(entity_no.__getitem__, found), dtype=np.intp, count=len(found)
+        )
+        f_row = np.repeat(np.arange(R), f_n)
+        x_row, x_at = _expand(f_row, np.cumsum(n_match) - n_match, n_match, f_id)
+        E = max(1, len(entity_no))
+        pairs = np.unique(x_row * E + match_entity[x_at])
+        cols = {"entities": np.bincount(pairs // E, minlength=R)}
+        # tokens: each distinct abstracted line split once
+        kinds = dict.fromkeys(marked)
+        token = self.entity_token
+        kind_no = {m: k for k, m in enumerate(kinds)}
+        abstracted = [m.replace(_MARK, token) for m in kinds]
+        line_kind = np.fromiter(
+            map(kind_no.__getitem__, marked), dtype=np.intp, count=len(distinct)
+        )
+        p_kind = line_kind[p_id]
+        words_of = [a.split() for a in abstracted]
+        n_tok = np.fromiter(map(len, words_of), dtype=np.intp, count=len(words_of))
+        p_row = np.repeat(np.arange(R), p_n)
+        t_row, t_at = _expand(p_row, np.cumsum(n_tok) - n_tok, n_tok, p_kind)
+        cols["words"] = np.bincount(t_row, minlength=R)
+        # characters (UTF-16 code units) and ASCII digits (bytes of the UTF-8 form)
+        if all(map(str.isascii, texts)):
+            nbytes = np.fromiter(map(len, texts), dtype=np.int64, count=R)
+            cols["chars"] = nbytes
+            raw = "\n".join(texts).encode("ascii")
+        else:
+            nbytes = np.fromiter((len(t.encode("utf-8")) for t in texts), dtype=np.int64, count=R)
+            cols["chars"] = np.fromiter(
+                (len(t) if t.isascii() else len(t.encode("utf-16-le")) // 2 for t in texts),
+                dtype=np.int64,
+                count=R,
+            )
+            raw = "\n".join(texts).encode("utf-8")
+        is_digit = np.subtract(np.frombuffer(raw, dtype=np.uint8), 48, dtype=np.uint8) < 10
+        below = np.concatenate(([0], np.cumsum(is_digit, dtype=np.int64)))
+        starts = np.concatenate(([0], np.cumsum(nbytes + 1)[:-1]))
+        cols["digits"] = below[starts + nbytes] - below[starts]
+        # mention lines: every fact-line piece padded with separators (each separator mapped
+        # to the first, as the translation table does), tested against its row's padded name
+        sep = self.sep
+        facts = "\n".join(ftexts)
+        for ch in self.seps[1:]:
+            facts = facts.replace(ch, sep)
+        padded = (sep + facts.replace("\n", sep + "\n" + sep) + sep).split("\n")
+        piece_k = np.arange(len(padded)) - np.repeat(np.cumsum(f_n) - f_n, f_n)
+        reps = f_n.tolist()
+        for who, names in (
+            ("subject", [r.subject for r in rows]),
+            ("destination", [r.destination for r in rows]),
+        ):
+            # a name holding a separator (or empty) is never a whole token
+            whole = np.fromiter(map(len, names), dtype=np.intp, count=R)
+            kept = np.fromiter(
+                map(len, map(str.translate, names, repeat(self.sep_delete))),
+                dtype=np.intp,
+                count=R,
+            )
+            can = (whole > 0) & (whole == kept)
+            needles = chain.from_iterable(map(repeat, [sep + n + sep for n in names], reps))
+            hit = np.fromiter(
+                map(operator.contains, padded, needles), dtype=bool, count=len(padded)
+            )
+            hit &= can[f_row]
+            h_row = f_row[hit]
+            first_pos = np.full(R, -1.0)
+            if len(h_row):
+                seg = np.flatnonzero(np.diff(h_row, prepend=-1) != 0)
+                at = h_row[seg]
+                first_pos[at] = piece_k[hit][seg] / denom[at]
+            cols[who + "Mentions"] = np.bincount(h_row, minlength=R)
+            cols[who + "FirstPos"] = first_pos
+        s_first, d_first = cols["subjectFirstPos"], cols["destinationFirstPos"]
+        both = (cols["subjectMentions"] > 0) & (cols["destinationMentions"] > 0)
+        cols["subjectBeforeDestination"] = np.where(both, (s_first < d_first).astype(np.int64), -1)
+        if tokens == "none":
+            return cols, None
+        # the vocabulary: tokens of the payloads' lines, in sorted order
+        present = np.unique(p_kind).tolist()
+        vocab = sorted(set(chain.from_iterable(map(words_of.__getitem__, present))))
+        column = dict(zip(vocab, itertools.count()))
+        K = len(vocab)
+        flat_cols = np.fromiter(
+            map(column.get, chain.from_iterable(words_of), repeat(-1)),
+            dtype=np.intp,
+            count=int(n_tok.sum()),
+        )
+        t_col = flat_cols[t_at]
+        if tokens == "lists":
+            flat = [vocab[c] for c in t_col.tolist()]
+            ends = np.cumsum(cols["words"]).tolist()
+            return cols, [flat[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+        T = np.bincount(t_row * K + t_col, minlength=R * K).reshape(R, K)
+        return cols, T
 
     def matrix(self, values: list[list[float]]) -> np.ndarray:
         """Rows of :meth:`scalar_values` as a float64 matrix in sorted-key column order."""
@@ -340,6 +526,31 @@ class FeatureExtractor:
         out = np.empty_like(raw)
         out[:, self.perm] = raw
         return out
+
+
+def _expand(rows: np.ndarray, starts: np.ndarray, lengths: np.ndarray, items: np.ndarray):
+    """For a sequence of ``items`` (indexes into a table of runs: run k is ``lengths[k]``
+    positions from ``starts[k]``) that belong to ``rows``: the row and the position of every
+    element of every item's run, in sequence order."""
+    n = lengths[items]
+    total = int(n.sum())
+    x_row = np.repeat(rows, n)
+    x_at = np.repeat(starts[items] - (np.cumsum(n) - n), n) + np.arange(total)
+    return x_row, x_at
+
+
+def _token_counts(toks_of: list[list[str]]) -> np.ndarray:
+    """Per row, the count of each token, one column per distinct token in sorted order."""
+    vocab: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+    ids: list[int] = []
+    lens = []
+    for toks in toks_of:
+        ids.extend(map(vocab.__getitem__, toks))  # new tokens get the next id
+        lens.append(len(toks))
+    R, K = len(toks_of), len(vocab)
+    flat = np.repeat(np.arange(R) * K, lens) + np.array(ids, dtype=np.intp)
+    T = np.bincount(flat, minlength=R * K).reshape(R, K)
+    return T[:, [vocab[t] for t in sorted(vocab)]]  # keys in sorted order
 
 
 # -- threshold learners ---------------------------------------------------------------------
@@ -596,17 +807,7 @@ class ShortcutAudit:
         for key in sorted(by):
             grp = sorted(by[key], key=lambda r: r.id)
             y = np.array([r.label == ec.label_yes for r in grp], dtype=bool)
-            vocab: defaultdict[str, int] = defaultdict(itertools.count().__next__)
-            ids: list[int] = []
-            lens = []
-            X, toks_of = self.fx.group_matrix(grp)
-            for toks in toks_of:
-                ids.extend(map(vocab.__getitem__, toks))  # new tokens get the next id
-                lens.append(len(toks))
-            K = len(vocab)
-            flat = np.repeat(np.arange(len(grp)) * K, lens) + np.array(ids, dtype=np.intp)
-            T = np.bincount(flat, minlength=len(grp) * K).reshape(len(grp), K)
-            T = T[:, [vocab[t] for t in sorted(vocab)]]  # keys in sorted order
+            X, T = self.fx.group_features(grp)
             out.append(Group(key, gated[key], grp, y, X, RankedColumns.of(T, integer=True)))
         return out
 

@@ -52,6 +52,7 @@ class Row:
     destination: str
     record: dict[str, Any] = field(default_factory=dict)
     record_line: str = ""
+    world_json: str = ""  # the world's canonical JSON (see pipeline.gold_members_of)
 
 
 @dataclass

@@ -45,6 +45,20 @@ def template_regex(template: str, entity_names: tuple[str, ...], words: dict[str
     return "^" + "".join(out) + "$"
 
 
+def _fact_lines_re(edge_rx: str, state_rx: str) -> re.Pattern | None:
+    """One multiline pattern for the fact lines joined by newlines: at each line's start the
+    edge form (groups 1 and 2), else the state form (group 3), each up to the line's end.
+
+    Neither form can match a newline (entities are ``\\S+``, and the literal text is checked
+    to hold none), so a match starts at a line's start and ends at its end, the edge form
+    is tried first, and ``findall`` gives each line's match in order: the per-line matches of
+    ``edge_rx`` and else ``state_rx``.  None when a literal holds a newline."""
+    for rx in (edge_rx, state_rx):
+        if not (rx.startswith("^") and rx.endswith("$")) or "\n" in rx:
+            return None
+    return re.compile(f"(?m)^(?:{edge_rx[1:-1]})$|^(?:{state_rx[1:-1]})$")
+
+
 class TextOracle:
     def __init__(self, ec: EngineConfig):
         self.ec = ec
@@ -55,10 +69,12 @@ class TextOracle:
         self.pools = []
         for p in ec.pools:
             w = dict(p.words)
-            edge = re.compile(template_regex(link_t, ("a", "b"), w))
-            state = re.compile(template_regex(relay_t, ("a",), w))
+            edge_rx = template_regex(link_t, ("a", "b"), w)
+            state_rx = template_regex(relay_t, ("a",), w)
+            edge = re.compile(edge_rx)
+            state = re.compile(state_rx)
             rules = {r.template.format(**w): r.semantics for r in ec.rules.values()}
-            self.pools.append((p.framing, edge, state, rules))
+            self.pools.append((p.framing, edge, state, rules, _fact_lines_re(edge_rx, state_rx)))
         self.question = re.compile(
             template_regex(ec.question_template, ("subject", "destination"), {})
         )
@@ -70,7 +86,7 @@ class TextOracle:
         pool = next((p for p in self.pools if header.startswith(p[0])), None)
         if pool is None:
             raise OracleError("the first line starts with no known framing sentence")
-        _, edge_re, state_re, rules = pool
+        _, edge_re, state_re, rules, facts_re = pool
         m = self.question.match(lines[-1])
         if m is None:
             raise OracleError("the last line is not a question")
@@ -87,14 +103,21 @@ class TextOracle:
             raise OracleError(f"unknown rule line {facts[-1]!r}")
         edges: dict[str, list[str]] = {}
         enabled: set[str] = set()
-        for line in facts[:-1]:
-            e = edge_re.match(line)
-            if e is not None:
-                edges.setdefault(e.group(1), []).append(e.group(2))
-                continue
-            st = state_re.match(line)
-            if st is not None:
-                enabled.add(st.group(1))
+        if facts_re is not None:
+            for a, b, c in facts_re.findall("\n".join(facts[:-1])):
+                if a:  # an edge line (its entities are never empty)
+                    edges.setdefault(a, []).append(b)
+                else:
+                    enabled.add(c)
+        else:
+            for line in facts[:-1]:
+                e = edge_re.match(line)
+                if e is not None:
+                    edges.setdefault(e.group(1), []).append(e.group(2))
+                    continue
+                st = state_re.match(line)
+                if st is not None:
+                    enabled.add(st.group(1))
         if semantics == "one-enabled-relay":
             ok = any(
                 r in enabled and destination in edges.get(r, ()) for r in edges.get(subject, ())

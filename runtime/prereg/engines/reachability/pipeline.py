@@ -24,11 +24,52 @@ from .audit import LEARNERS, Group, ShortcutAudit, audit_digest
 from .canon import canonical_members, join_members
 from .config import EngineConfig, load_config
 from .dispatch import dispatch_order, dispatch_order_digest
+from .draws import Stream, fill, fisher_yates
 from .generate import Corpus, Generator, Row, gold_object, seed_digest
 from .oracle import OracleError, TextOracle
 from .seeds import check_seed_syntax
 
 MAX_LISTED = 20
+
+# the canonical JSON of a row's world: the encoder of .canon (sorted keys, compact, no ASCII
+# escapes), which writes a nested object as it writes the object alone
+_world_json = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+).encode
+_str_json = json.encoder.encode_basestring
+
+
+def gold_members_of(ec: EngineConfig, rows: list[Row]) -> dict[str, str]:
+    """``canonical_members(gold_object(ec, rows))`` with the worlds' member joined from each
+    row's ``world_json`` (computed where the row was made, in a worker; here if it was not):
+    the encoder writes an object's members sorted by key, each value as it writes that value
+    alone."""
+    members = canonical_members(
+        {"schemaVersion": ec.schema_versions["gold"], "labels": {r.id: r.label for r in rows}}
+    )
+    worlds = {r.id: r.world_json or _world_json(r.world) for r in rows}
+    members["worlds"] = (
+        '"worlds":{' + ",".join([_str_json(i) + ":" + w for i, w in sorted(worlds.items())]) + "}"
+    )
+    return members
+
+
+def dispatch_positions(ec: EngineConfig, sd: str) -> list[int]:
+    """The allocation positions of the rows in dispatch order (:func:`.dispatch.dispatch_order`
+    of a corpus in allocation order, drawn from the configuration and the seed digest alone)."""
+    first: list[int] = []
+    rest: list[int] = []
+    at = 0
+    for c in ec.cells:
+        word = c.split.word
+        span = range(at, at + c.rows)
+        if word in ec.first_splits:
+            first.extend(span)
+        elif word in ec.permuted_splits:
+            rest.extend(span)
+        at += c.rows
+    fisher_yates(rest, Stream.from_message(fill(ec.dispatch_draw_message, seedDigest=sd)))
+    return first + rest
 
 
 @dataclass
@@ -163,6 +204,7 @@ def run_unit(
             row = gen._row(plan, i, offsets[k] + i, seed)
             if records:
                 gen.record(row, seed)
+                row.world_json = _world_json(row.world)
             rows.append(row)
     count, problems = oracle_problems(ec, rows)
     if count:
@@ -231,22 +273,24 @@ def prepare_memory(
     seed_id = sd.split(":", 1)[1][: ec.seed_id_hex_chars]
     units = work_units(ec)
     forkable = "fork" in multiprocessing.get_all_start_methods()
+    positions = None
     if workers > 1 and len(units) > 1 and forkable:
         config_json = json.dumps(ec.raw, sort_keys=True)
         with ProcessPoolExecutor(
             max_workers=min(workers, len(units)), mp_context=multiprocessing.get_context("fork")
         ) as pool:
-            results = list(
-                pool.map(
-                    _unit_in_worker,
-                    [config_json] * len(units),
-                    [seed] * len(units),
-                    [seed_id] * len(units),
-                    units,
-                    [records] * len(units),
-                    [positive_control] * len(units),
-                )
+            done = pool.map(
+                _unit_in_worker,
+                [config_json] * len(units),
+                [seed] * len(units),
+                [seed_id] * len(units),
+                units,
+                [records] * len(units),
+                [positive_control] * len(units),
             )
+            # drawn here while the workers run (this process would wait for them)
+            positions = dispatch_positions(ec, sd) if dispatch else None
+            results = list(done)
         auditor = None
     else:
         gen = generator or Generator(ec)
@@ -268,11 +312,16 @@ def prepare_memory(
         raise _oracle_refusal(count, [p for r in results for p in r.oracle_problems])
     rows = sorted((row for r in results for row in r.rows), key=lambda row: row.index)
     corpus = Corpus(seed=seed, seed_digest=sd, seed_id=seed_id, rows=rows)
-    order = dispatch_order(ec, corpus) if dispatch else []
+    if not dispatch:
+        order = []
+    elif positions is not None and [r.index for r in rows] == list(range(len(positions))):
+        order = [rows[k] for k in positions]
+    else:
+        order = dispatch_order(ec, corpus)
     gold = gold_digest = gold_members = None
     if records:
         gold = gold_object(ec, rows)
-        gold_members = canonical_members(gold)
+        gold_members = gold_members_of(ec, rows)
         gold_digest = PREFIX + hashlib.sha256(join_members(gold_members)).hexdigest()
     judge = ShortcutAudit(ec) if auditor is None else auditor
     audit = judge.audit_object([s for r in results for s in r.summaries])
