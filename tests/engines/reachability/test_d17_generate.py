@@ -248,3 +248,20 @@ def test_fisher_yates_and_dispatch_equal_the_naive_scheme(sweep_corpus):
         j = d.draw(k + 1)
         test[k], test[j] = test[j], test[k]
     assert [r.id for r in order] == [r.id for r in dev + test]
+
+
+def test_rows_rendered_line_by_line_equal_the_rows_of_the_line_plans(monkeypatch):
+    """The line-by-line form (taken for an equalized row whose decoy pairs a plan cannot
+    index) renders the same chain lines, fact lines and payload as the kept line plans."""
+    ec = engine_config()
+    seed, seed_id = "d17mf-public-demo", "0123456789ab"
+    cells = [c for c in ec.cells if c.layout.equalize]
+    assert cells
+    planned = Generator(ec)
+    rows = [planned.row(c, i, i, seed, seed_id) for c in cells for i in range(3)]
+    plain = Generator(ec)
+    monkeypatch.setattr(plain, "_decoy_plan", lambda *a, **k: None)
+    for row in rows:
+        again = plain.row(row.cell, row.i, row.index, seed, seed_id)
+        assert again.chain_lines == row.chain_lines, row.cell.key
+        assert (again.fact_lines, again.payload) == (row.fact_lines, row.payload), row.cell.key

@@ -283,6 +283,37 @@ class Generator:
         fmt, fields = rend.state_fmt[cls]
         return fmt, itemgetter(*(x for _ in fields))
 
+    def _chain_steps(self, plan: _CellPlan, fpos) -> list[tuple[str, tuple[int, ...]]]:
+        """The chain's own lines of a row in order, as (cue class, chain positions): a pair
+        line ``(j, j + 1)`` per link, then a state line ``(r + 1,)`` per relay, the failure's
+        class (or no line, for an absence) at its position."""
+        ec = self.ec
+        hops = plan.cell.hops
+        failure = plan.failure
+        link_fail = failure is not None and failure.kind == "link"
+        relay_fail = failure is not None and failure.kind == "relay"
+        steps: list[tuple[str, tuple[int, ...]]] = []
+        for j in range(hops + 1):
+            cls = ec.link_class
+            if link_fail and j == fpos:
+                cls = failure.line_class
+                if cls is None:
+                    continue  # absence: no line
+            steps.append((cls, (j, j + 1)))
+        for r in range(hops):
+            cls = ec.relay_class
+            if relay_fail and r == fpos:
+                cls = failure.line_class
+            steps.append((cls, (r + 1,)))
+        return steps
+
+    @staticmethod
+    def _class_counts(steps) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for cls, _ in steps:
+            counts[cls] = counts.get(cls, 0) + 1
+        return counts
+
     def _chain_plan(self, plan: _CellPlan, fpos):
         """The chain's own lines of a row as ``(format, get)`` pairs (the line is ``format %
         get(names)``) and their count per cue class: a function of the pool, the hops, the
@@ -291,29 +322,13 @@ class Generator:
         got = self._chain_plans.get(key)
         if got is not None:
             return got
-        ec = self.ec
-        hops = plan.cell.hops
         rend = plan.rend
-        failure = plan.failure
-        entries = []
-        counts: dict[str, int] = {}
-        link_fail = failure is not None and failure.kind == "link"
-        relay_fail = failure is not None and failure.kind == "relay"
-        for j in range(hops + 1):
-            cls = ec.link_class
-            if link_fail and j == fpos:
-                cls = failure.line_class
-                if cls is None:
-                    continue  # absence: no line
-            entries.append(self._pair_entry(rend, cls, j, j + 1))
-            counts[cls] = counts.get(cls, 0) + 1
-        for r in range(hops):
-            cls = ec.relay_class
-            if relay_fail and r == fpos:
-                cls = failure.line_class
-            entries.append(self._state_entry(rend, cls, r + 1))
-            counts[cls] = counts.get(cls, 0) + 1
-        got = (entries, counts)
+        steps = self._chain_steps(plan, fpos)
+        entries = [
+            self._pair_entry(rend, cls, *at) if len(at) == 2 else self._state_entry(rend, cls, *at)
+            for cls, at in steps
+        ]
+        got = (entries, self._class_counts(steps))
         self._chain_plans[key] = got
         return got
 
@@ -458,27 +473,15 @@ class Generator:
         the line plans, for a row whose decoy pairs the plan cannot index)."""
         ec = self.ec
         cell = plan.cell
-        hops = cell.hops
         cue = plan.rend.cue
-        failure = plan.failure
-        chain_lines: list[str] = []
-        chain_counts: dict[str, int] = {}
-        link_fail = failure is not None and failure.kind == "link"
-        relay_fail = failure is not None and failure.kind == "relay"
-        for j in range(hops + 1):
-            cls = ec.link_class
-            if link_fail and j == fpos:
-                cls = failure.line_class
-                if cls is None:
-                    continue  # absence: no line
-            chain_lines.append(cue[cls].format(a=chain[j], b=chain[j + 1]))
-            chain_counts[cls] = chain_counts.get(cls, 0) + 1
-        for r in range(hops):
-            cls = ec.relay_class
-            if relay_fail and r == fpos:
-                cls = failure.line_class
-            chain_lines.append(cue[cls].format(a=chain[r + 1]))
-            chain_counts[cls] = chain_counts.get(cls, 0) + 1
+        steps = self._chain_steps(plan, fpos)
+        chain_lines = [
+            cue[cls].format(a=chain[at[0]], b=chain[at[1]])
+            if len(at) == 2
+            else cue[cls].format(a=chain[at[0]])
+            for cls, at in steps
+        ]
+        chain_counts = self._class_counts(steps)
         lines = list(chain_lines)
         if cell.layout.equalize:
             pairs = ec.decoy_pairs
