@@ -308,6 +308,27 @@ def _accepts(schema_path: str):
     return schema_predicate(schema)
 
 
+def _refuse_bom(path: Path, block: bytes, offset: int) -> None:
+    """Refuse a file whose first block starts with a UTF-8 byte-order mark."""
+    from prereg.jsonl import BOM
+
+    if offset == 0 and block.startswith(BOM):
+        raise UserError(f"{path}:1: starts with a byte-order mark; save it as UTF-8 without BOM")
+
+
+def _block_lines(path: Path, block: bytes, offset: int) -> list[str]:
+    """A block's lines (whole lines, the block at byte ``offset`` of the file), decoded as
+    UTF-8; a block that is not UTF-8 is refused at the file's byte."""
+    try:
+        text = block.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 (byte {offset + exc.start})") from None
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def iter_jsonl_lines(path: Path):
     """(line number, text) for each line of a JSONL file, streamed; refuses BOM, CR and
     blank lines (those are the caller's), a file that is not UTF-8 and an empty file."""
@@ -318,18 +339,9 @@ def iter_jsonl_lines(path: Path):
     no = 1
     try:
         for _first, block, _n in source:
-            if offset == 0 and block.startswith(b"\xef\xbb\xbf"):
-                raise UserError(
-                    f"{path}:1: starts with a byte-order mark; save it as UTF-8 without BOM"
-                )
-            try:
-                text = block.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise UserError(f"{path}: not UTF-8 (byte {offset + exc.start})") from None
+            _refuse_bom(path, block, offset)
+            lines = _block_lines(path, block, offset)
             offset += len(block)
-            lines = text.split("\n")
-            if lines[-1] == "":
-                lines.pop()
             for line in lines:
                 yield no, line
                 no += 1
@@ -647,7 +659,7 @@ def read_jsonl_records(
     decoders = _typed_decoders(str(schema_path))
     if decoders is None:
         return read_records(path, schema_path, "jsonl", max_problems=max_problems)
-    from prereg.jsonl import BOM, LineBlocks
+    from prereg.jsonl import LineBlocks
 
     typed, plain, patterns = decoders
     path = Path(path)
@@ -665,24 +677,15 @@ def read_jsonl_records(
         if item is None:
             break
         _first, data, _n = item
-        if offset == 0 and data.startswith(BOM):
-            raise UserError(
-                f"{path}:1: starts with a byte-order mark; save it as UTF-8 without BOM"
-            )
+        _refuse_bom(path, data, offset)
         fast = _typed_block(data, typed, plain, patterns)
         if fast is not None:
             rows.extend(fast)
             offset += len(data)
             lineno += len(fast)
             continue
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise UserError(f"{path}: not UTF-8 (byte {offset + exc.start})") from None
+        lines = _block_lines(path, data, offset)
         offset += len(data)
-        lines = text.split("\n")
-        if lines[-1] == "":
-            lines.pop()
         for line in lines:
             lineno += 1
             _strict_line(path, lineno, line, schema_path, rows, problems)
