@@ -317,6 +317,14 @@ def item_fields_name_factors(spec: dict, report: Reporter) -> None:
                     f"{fptr}/allowed",
                     f"field {f.get('name')!r} allows {extra}, which are not levels of {factor!r}",
                 )
+            allowed = {str(a) for a in f.get("allowed") or []}
+            missing = [lv for lv in levels[factor] if allowed and lv not in allowed]
+            if missing:
+                report(
+                    f"{fptr}/allowed",
+                    f"field {f.get('name')!r} leaves out {missing}, levels of {factor!r}"
+                    " (the study's own rows at those levels would break their contract)",
+                )
 
 
 @check
