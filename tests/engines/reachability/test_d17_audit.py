@@ -6,11 +6,14 @@ import hashlib
 import math
 import random
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from d17_helpers import demo, engine_config
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from prereg.engines.reachability.audit import (
     RankedColumns,
@@ -491,3 +494,37 @@ def test_group_text_features_on_odd_texts(pattern, token, seps):
                            np.ones(10, int), np.ones(10, int), "none") is None  # fmt: skip
     _assert_same(*_both_forms(fx, odd))
     assert fx.group_features([])[0].shape == (0, len(fx.keys))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(min_value=-(2**62), max_value=2**62), max_size=60))
+def test_sorted_unique_is_numpys_unique(values):
+    from prereg.engines.reachability.audit import _sorted_unique
+
+    a = np.array(values, dtype=np.intp)
+    got = _sorted_unique(a.copy())
+    want = np.unique(a)
+    assert got.dtype == want.dtype and got.tolist() == want.tolist()
+
+
+def test_the_audit_does_not_load_numpy_ma():
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(
+        """
+        import sys
+        sys.path.insert(0, sys.argv[1])
+        from d17_helpers import config
+        from prereg.engines.reachability.config import load_config
+        from prereg.engines.reachability.pipeline import prepare_memory
+        prepare_memory(load_config(config()), "d17mf-public-demo", records=False, dispatch=False)
+        print("numpy.ma" in sys.modules)
+        """
+    )
+    here = str(Path(__file__).parent)
+    out = subprocess.run(
+        [sys.executable, "-c", code, here], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "False"

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import gc
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from prereg.engines.multicorrect.scoring import (
 )
 from prereg.errors import UserError
 from prereg.files import canonical_bytes_nl, refuse_existing, write_new
+from prereg.gcpause import paused
 from prereg.outputs import camel_keys
 
 
@@ -88,14 +88,9 @@ def score(ctx: StudyContext, args) -> int:
     passes over the hundreds of thousands of containers the reading leaves young cost about
     30 ms otherwise."""
     _check_out(args.out)
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused():
         report = build_report(ctx, args)
         data = canonical_bytes_nl(report)
-    finally:
-        if was_enabled:
-            gc.enable()
     write_new(args.out, data)
     cfg = engine_config(ctx.config)
     evaluated = report["splits"][cfg.evaluate_split]

@@ -20,7 +20,6 @@ read).
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from prereg.engines.multicorrect.config import EngineConfig
 from prereg.engines.multicorrect.records import probability_problems
 from prereg.engines.multicorrect.scoring import Packed, packed_from
 from prereg.errors import UserError
+from prereg.gcpause import paused
 from prereg.records import StrictJSONError, loads_strict
 
 
@@ -411,13 +411,8 @@ def read_packed_inputs(
             f"{binary_path}: the spec declares no record contract with role 'binary', so this"
             " study reads no binary outputs"
         )
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused():
         return _read(cfg, lists_path, labels_path, predictions_path, binary_path)
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _read(

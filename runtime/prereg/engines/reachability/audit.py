@@ -118,6 +118,17 @@ def feature_keys(ec: EngineConfig) -> list[str]:
     return sorted(keys)
 
 
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)`` of a 1-D integer array: its distinct values, ascending. Written
+    out because numpy 2.3+'s ``unique`` imports ``numpy.ma`` (25 ms, and more in two workers
+    at once) to ask whether the array is masked."""
+    a = np.sort(values)
+    keep = np.empty(len(a), dtype=bool)
+    keep[:1] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
+
+
 class FeatureExtractor:
     def __init__(self, ec: EngineConfig):
         a = ec.audit
@@ -430,7 +441,7 @@ class FeatureExtractor:
         f_row = np.repeat(np.arange(R), f_n)
         x_row, x_at = _expand(f_row, np.cumsum(n_match) - n_match, n_match, f_id)
         E = max(1, len(entity_no))
-        pairs = np.unique(x_row * E + match_entity[x_at])
+        pairs = _sorted_unique(x_row * E + match_entity[x_at])
         cols = {"entities": np.bincount(pairs // E, minlength=R)}
         # tokens: each distinct abstracted line split once
         kinds = dict.fromkeys(marked)
@@ -503,7 +514,7 @@ class FeatureExtractor:
         if tokens == "none":
             return cols, None
         # the vocabulary: tokens of the payloads' lines, in sorted order
-        present = np.unique(p_kind).tolist()
+        present = _sorted_unique(p_kind).tolist()
         vocab = sorted(set(chain.from_iterable(map(words_of.__getitem__, present))))
         column = dict(zip(vocab, itertools.count()))
         K = len(vocab)
