@@ -468,8 +468,10 @@ def _run_study(project, study_id: str, argv: Sequence[str]) -> int:
     quiet_stdout = (
         contextlib.redirect_stdout(sys.stderr) if con.json_mode else contextlib.nullcontext()
     )
+    from prereg.gcpause import relaxed
+
     try:
-        with quiet_stdout:
+        with quiet_stdout, relaxed():
             code = int(handlers[command["handler"]](ctx, args) or 0)
     except UserError as exc:
         con.summary({"error": exc.message, "problems": exc.problems})
