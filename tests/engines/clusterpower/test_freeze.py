@@ -1073,3 +1073,59 @@ def test_development_and_infeasible_plans_from_the_plan_engine_are_refused(
     for m in messages:
         assert m in text
     assert not out.exists()
+
+
+def _mutations(doc: Any, rng, count: int):
+    """Copies of ``doc`` with one member removed, retyped or replaced (at a random depth)."""
+    values = [None, True, 0, 1.0, -1, 2**70, "", "x", "sha256:" + "0" * 64, [], {}, [1], {"a": 1}]
+    for _ in range(count):
+        d = copy.deepcopy(doc)
+        node = d
+        for _ in range(rng.randrange(1, 6)):
+            keys = list(node) if isinstance(node, dict) else list(range(len(node)))
+            if not keys:
+                break
+            k = rng.choice(keys)
+            if rng.random() < 0.5 and isinstance(node[k], dict | list) and node[k]:
+                node = node[k]
+                continue
+            if isinstance(node, dict) and rng.random() < 0.3:
+                del node[k]
+            else:
+                node[k] = copy.deepcopy(rng.choice(values))
+            break
+        yield d
+
+
+def test_the_contracts_predicates_agree_with_jsonschema(x7: Case) -> None:
+    """What ``contract_problems`` accepts without jsonschema is what jsonschema (with the
+    contract's integer rule: 1.0 is not an integer) accepts, for the manifest, the freeze
+    input and the power plan, on each written document and 300 mutations of it."""
+    import random
+
+    from prereg.engines.clusterpower import freeze
+    from prereg.engines.clusterpower.config_freeze import freeze_config
+
+    assert x7.freeze() == 0
+    fc = freeze_config(CONFIG)
+    manifest = json.loads(x7.out.read_text())
+    plan = json.loads((x7.root / "plan/power_plan.json").read_text())
+    cases = [
+        (freeze.manifest_contract(fc), manifest),
+        (fc.contract, x7.data),
+        (fc.engine_contract, x7.data),
+        (freeze._PLAN_CONTRACT, plan),
+    ]
+    rng = random.Random(16)
+    for schema, doc in cases:
+        accept = freeze._contract_predicate(schema)
+        assert accept is not None
+        validator = freeze._contract_validator(schema)
+        assert accept(doc) and validator.is_valid(doc)
+        refused = 0
+        for m in _mutations(doc, rng, 300):
+            assert accept(m) == validator.is_valid(m), m
+            refused += not accept(m)
+            if not accept(m):
+                assert freeze.contract_problems(m, schema)
+        assert refused > 30

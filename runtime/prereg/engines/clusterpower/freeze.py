@@ -213,13 +213,27 @@ def _contract_validator(schema: Mapping[str, Any]) -> jsonschema.protocols.Valid
     return cls(schema)
 
 
+def _contract_predicate(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
+    """The compiled predicate :func:`contract_problems` trusts for ``schema``, or None."""
+    accept = schema_predicate(schema)
+    if accept is None:
+        from prereg.compiler.predicate import compile_schema
+
+        accept = compile_schema(schema, draft="2020-12", integer_floats=False, formats=False)
+    return accept
+
+
 def contract_problems(value: Any, schema: Mapping[str, Any]) -> list[str]:
     """One message per JSON Schema violation, each naming its JSON path; sorted.
 
-    A value the schema's compiled predicate accepts (:func:`prereg.records.schema_predicate`,
-    True only when the schema holds) has none; any other is validated by jsonschema.
+    A value the schema's compiled predicate accepts has none: the record predicate
+    (:func:`prereg.records.schema_predicate`), or for a schema it lacks a keyword of (the
+    manifest's) the compiler's (:func:`prereg.compiler.predicate.compile_schema` as
+    :func:`_contract_validator` validates: draft 2020-12, 1.0 not an integer, formats not
+    checked); both are True only when the schema holds. Any other value is validated by
+    jsonschema, which words every problem.
     """
-    accept = schema_predicate(schema)
+    accept = _contract_predicate(schema)
     if accept is not None and accept(value):
         return []
     errors = _contract_validator(schema).iter_errors(value)
