@@ -5,7 +5,11 @@ The steps are data (examples/demo.json): each names a study command and its argu
 project root; ``{sha256:PATH}`` stands for the digest of a file an earlier step wrote (what an
 operator anchors) and ``{json:PATH#/pointer}`` for a string in one.  A step with ``"json"``
 writes a file an operator would write by hand (``args``: ``["write", PATH]``; its strings
-filled in the same way) instead of running a command.
+filled in the same way) instead of running a command.  A step with ``"lane"`` (a name) runs
+side by side with the study's other laned steps next to it (:func:`lane_blocks`): a plan marks
+as lanes the steps that read nothing the others of the block write (d17's public-seed chain,
+its diagnosis and the private seed's first hand-off steps), and the steps after the block
+begin once every lane has ended.
 
 The runner checks that generated/ is current, then runs the studies side by side: each study's
 steps in the plan's order, then its report from its folder (:mod:`prereg.reports`:
@@ -42,6 +46,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from prereg import kept
 from prereg.compiler import build
 from prereg.compiler.project import Project
 from prereg.errors import UserError
@@ -131,6 +136,10 @@ def _run_demo(project: Project, out: Path, force: bool) -> int:
     if not plan_path.exists():
         raise UserError(f"{PLAN}: the demo plan is missing")
     plan = json.loads(plan_path.read_text(encoding="utf-8"))
+    for i, step in enumerate(plan["steps"], start=1):
+        lane = step.get("lane")
+        if lane is not None and (not isinstance(lane, str) or not lane):
+            raise UserError(f"{PLAN}: step {i} ({step['study']}): lane must be a non-empty string")
     _need_matplotlib()
     if out.exists():
         if not force:
@@ -148,22 +157,53 @@ def _run_demo(project: Project, out: Path, force: bool) -> int:
     chains: dict[str, list[tuple[int, dict]]] = {}
     for i, step in enumerate(plan["steps"], start=1):
         chains.setdefault(step["study"], []).append((i, step))
+    forkable = "fork" in multiprocessing.get_all_start_methods()
 
-    def run_chain(study: str) -> tuple[list[Step], tuple[str, bool] | None]:
-        """The study's steps in order until one fails; then its report if every step held."""
-        ran: list[Step] = []
-        for i, step in chains[study]:
+    def run_steps(steps: list[tuple[int, dict]]) -> tuple[list[tuple[int, Step]], bool]:
+        """Steps in order until one fails: (each step run with its number, all held)."""
+        ran: list[tuple[int, Step]] = []
+        for i, step in steps:
             result = _run_step(project, projects, out, step, i, total, cli_main)
-            ran.append(result)
+            ran.append((i, result))
             if not result.ok:
                 print(f"demo step failed (exit {result.exit}): {step['title']}", file=sys.stderr)
-                return ran, None
-        return ran, _write_report(project, out, study, ran, projects)
+                return ran, False
+        return ran, True
+
+    def run_lane(steps: list[tuple[int, dict]]):
+        ran, held = run_steps(steps)
+        return ran, held, kept.snapshot()
+
+    def run_chain(study: str) -> tuple[list[Step], tuple[str, bool] | None]:
+        """The study's steps until one fails (a block of lanes side by side, see
+        :func:`lane_blocks`); then its report if every step held."""
+        ran: list[tuple[int, Step]] = []
+        for block in lane_blocks(chains[study]):
+            if len(block) == 1 or not forkable:
+                done, held = run_steps(sorted(s for steps in block.values() for s in steps))
+                ran += done
+            else:
+                lanes = {
+                    name: (lambda steps=steps: run_lane(steps)) for name, steps in block.items()
+                }
+                held = True
+                for done, lane_held, snap in side_by_side(lanes).values():
+                    ran += done
+                    held = held and lane_held
+                    kept.merge(snap)
+                ran.sort(key=lambda pair: pair[0])
+            if not held:
+                return [s for _, s in ran], None
+        steps = [s for _, s in ran]
+        return steps, _write_report(project, out, study, steps, projects)
 
     started = time.perf_counter()
     jobs = {study: (lambda study=study: run_chain(study)) for study in chains}
-    if len(jobs) > 1 and "fork" in multiprocessing.get_all_start_methods():
+    if len(jobs) > 1 and forkable:
         import prereg.reports.plot  # noqa: F401  (matplotlib, imported once for every study)
+        from prereg.reports.page import warm
+
+        warm()  # Jinja2, the page templates and markdown-it, built once for every study
 
         outcomes = side_by_side(jobs)
     else:
@@ -181,6 +221,26 @@ def _run_demo(project: Project, out: Path, force: bool) -> int:
         print(f"    {out / study / 'report.html'}")
     print(f"reports: {out / 'index.html'}")
     return 0
+
+
+def lane_blocks(steps: list[tuple[int, dict]]) -> list[dict[str, list[tuple[int, dict]]]]:
+    """A study's steps cut into blocks run one after another: a step without a ``"lane"`` is a
+    block of its own (lane ``""``); consecutive steps with one form a block of lanes, each
+    lane's steps in plan order, the lanes side by side (each in a process of its own, what
+    it keeps merged back: :mod:`prereg.kept`). The steps after a block begin once every lane
+    of it has ended; a failed step stops its lane, and the study after its block."""
+    blocks: list[dict[str, list[tuple[int, dict]]]] = []
+    laned = False
+    for i, step in steps:
+        lane = step.get("lane")
+        if lane is None:
+            blocks.append({"": [(i, step)]})
+        elif laned:
+            blocks[-1].setdefault(lane, []).append((i, step))
+        else:
+            blocks.append({lane: [(i, step)]})
+        laned = lane is not None
+    return blocks
 
 
 def _run_step(project, projects, out: Path, step: dict, i: int, total: int, cli_main):

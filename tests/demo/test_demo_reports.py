@@ -759,3 +759,76 @@ def test_a_worker_forked_by_a_job_writes_past_the_relay(capfd):
     out = capfd.readouterr().out
     assert "worker: hello\n" in out
     assert out.replace("worker: hello\n", "") == "job: before\njob: after\n"
+
+
+def test_lane_blocks_cut_a_study_into_blocks_of_side_by_side_lanes():
+    from prereg.demo import lane_blocks
+
+    steps = [(1, {}), (2, {"lane": "x"}), (3, {"lane": "y"}), (4, {"lane": "x"}), (5, {}),
+             (6, {"lane": "z"})]  # fmt: skip
+    blocks = lane_blocks(steps)
+    assert [{k: [i for i, _ in v] for k, v in b.items()} for b in blocks] == [
+        {"": [1]},
+        {"x": [2, 4], "y": [3]},
+        {"": [5]},
+        {"z": [6]},
+    ]
+
+
+@needs_fork
+def test_a_failed_lane_lets_its_sibling_lanes_finish_and_stops_the_study(project_copy, tmp_path):
+    """Lanes run side by side; one lane's failed step stops that lane only, the block's other
+    lanes run to their end, the steps after the block do not run, the output keeps the plan's
+    order, and the index names the failed step."""
+    first = dict(PLAN["steps"][0], lane="copy")
+    assert first["args"][0] == "assemble"
+    study = first["study"]
+    shutil.copytree(ROOT / "examples" / "s3", project_copy / "examples" / "s3")
+    bad = {"title": "validate a manifest that is not there", "study": study, "lane": "check",
+           "args": ["validate", "{out}/missing.json"], "expect_exit": [0]}  # fmt: skip
+    later = {"title": "never runs", "study": study, "args": ["validate", "{out}/x.json"]}
+    (project_copy / "examples" / "demo.json").write_text(json.dumps({"steps": [bad, first, later]}))
+    out = tmp_path / "out"
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(["--project", str(project_copy), "demo", "--out", str(out)])
+    assert code == 1
+    text = stdout.getvalue()
+    assert "[1/3]" in text and "[2/3]" in text and "[3/3]" not in text
+    assert text.index("[1/3]") < text.index("[2/3]")
+    assert (out / study / "frozen" / "calibration-sample.jsonl").is_file()  # the sibling lane ran
+    assert not (out / study / "report.html").exists()
+    index = "".join(parse(out / "index.html").text)
+    assert "step failed" in index and bad["title"] in index
+
+
+def test_a_lane_step_must_name_its_lane(project_copy, tmp_path):
+    (project_copy / "examples").mkdir()
+    step = {"title": "t", "study": "jev-multicorrect", "lane": "", "args": ["score"]}
+    (project_copy / "examples" / "demo.json").write_text(json.dumps({"steps": [step]}))
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["--project", str(project_copy), "demo", "--out", str(tmp_path / "out")])
+    assert code == 2
+    assert "step 1 (jev-multicorrect): lane must be a non-empty string" in err.getvalue()
+    assert not (tmp_path / "out").exists()
+
+
+@needs_fork
+def test_what_a_lane_keeps_is_merged_into_its_study(capsys):
+    """prereg.kept: a value kept in a forked process comes back as its snapshot and merges."""
+    from prereg import kept
+    from prereg.demo import side_by_side
+
+    def lane():
+        kept.kept("test.lane")["k"] = ("v", 1)
+        return kept.snapshot()
+
+    assert "k" not in kept.kept("test.lane")
+    snap = side_by_side({"a": lane, "b": lambda: {}})["a"]
+    assert "k" not in kept.kept("test.lane")  # the fork's dict, not this process's
+    kept.merge(snap)
+    assert kept.kept("test.lane")["k"] == ("v", 1)
+    from prereg.engines.reachability import commands
+
+    assert commands._REGENERATED is kept.kept("reachability.regenerated")

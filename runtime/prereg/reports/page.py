@@ -131,6 +131,16 @@ def _environment():
     return env
 
 
+def warm() -> None:
+    """Import and build now what rendering a page needs (Jinja2 and its compiled templates,
+    markdown-it and its parser), so that processes forked afterwards share it: the demo calls
+    this before it forks a process per study, each of which renders a report."""
+    env = _environment()
+    for name in env.list_templates(extensions=["j2"]):
+        env.get_template(name)
+    markdown.render("")
+
+
 def _render(template: str, **context) -> str:
     return _environment().get_template(template).render(**context)
 

@@ -54,6 +54,7 @@ from prereg.files import (
     write_folder_new,
     write_new,
 )
+from prereg.kept import kept
 from prereg.records import loads_strict, read_json_file
 from prereg.stats.rounding import round_half_up
 
@@ -283,10 +284,13 @@ def prepared_files(ctx: StudyContext, p: Prepared) -> tuple[list[tuple[str, byte
 # Preparation is a function of these alone (the tests regenerate every folder byte for byte,
 # with any number of workers), so a process that prepared or checked a seed once need not
 # generate the study again to check a folder against it: the demo runs prepare,
-# approval-template, bundle and the lineage score of the same two seeds in one process.
+# approval-template, bundle and the lineage score of the same two seeds in one process (and
+# carries what a lane's process kept into its study's process: prereg.kept).
 # Only the regenerated side is kept, never a folder's bytes: a folder changed after it was
 # written is found out as before.
-_REGENERATED: dict[tuple[str, str, str, str], tuple[tuple[tuple[str, str], ...], dict]] = {}
+_REGENERATED: dict[tuple[str, str, str, str], tuple[tuple[tuple[str, str], ...], dict]] = kept(
+    "reachability.regenerated"
+)
 _REGENERATED_KEPT = 8
 
 
