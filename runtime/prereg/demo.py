@@ -177,6 +177,8 @@ def _run_demo(project: Project, out: Path, force: bool) -> int:
     def run_chain(study: str) -> tuple[list[Step], tuple[str, bool] | None]:
         """The study's steps until one fails (a block of lanes side by side, see
         :func:`lane_blocks`); then its report if every step held."""
+        if study in projects:
+            _compile_example(project, projects[study], plan, study)
         ran: list[tuple[int, Step]] = []
         for block in lane_blocks(chains[study]):
             if len(block) == 1 or not forkable:
@@ -282,8 +284,9 @@ def _run_step(project, projects, out: Path, step: dict, i: int, total: int, cli_
 
 def _example_projects(project: Project, plan: dict, out: Path) -> dict[str, Project]:
     """Studies the plan runs from an example project of their own (``"project"``: a folder
-    with spec/studies/, as a user's project would be): each is copied to OUT/projects/<name>/
-    and compiled there, so the demo shows a study that needs no code of this repository."""
+    with spec/studies/, as a user's project would be), each to be copied to
+    OUT/projects/<name>/ and compiled there (:func:`_compile_example`), so the demo shows a
+    study that needs no code of this repository."""
     found: dict[str, Project] = {}
     for step in plan["steps"]:
         rel = step.get("project")
@@ -294,13 +297,17 @@ def _example_projects(project: Project, plan: dict, out: Path) -> dict[str, Proj
             raise UserError(
                 f"{PLAN}: project {rel!r} of study {step['study']!r} has no spec/studies/"
             )
-        dst = out / "projects" / Path(rel).name
-        shutil.copytree(src / "spec", dst / "spec")
-        example = Project(dst)
-        print(f"compiling the example project {rel} ...", flush=True)
-        build.write_generated(example, build.compile_project(example))
-        found[step["study"]] = example
+        found[step["study"]] = Project(out / "projects" / Path(rel).name)
     return found
+
+
+def _compile_example(project: Project, example: Project, plan: dict, study: str) -> None:
+    """Copy a study's example project into OUT/projects/ and compile it there; run in the
+    study's own process before its first step, so the other studies need not wait."""
+    rel = next(s["project"] for s in plan["steps"] if s["study"] == study and "project" in s)
+    shutil.copytree(project.root / rel / "spec", example.root / "spec")
+    print(f"compiling the example project {rel} ...", flush=True)
+    build.write_generated(example, build.compile_project(example))
 
 
 def _write_report(
