@@ -395,9 +395,17 @@ class _Child:
                 self.frame = frame
 
 
+def _interrupted(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
 def _child(job, fd: int, tty: tuple[bool, bool]) -> None:
-    """Run ``job`` in this forked child with its output sent to the parent; never returns."""
+    """Run ``job`` in this forked child with its output sent to the parent; never returns.
+
+    The parent stops a child with SIGTERM; here that is an interrupt, so a job that runs
+    jobs of its own (a study's lanes) stops them on its way out instead of leaving them."""
     try:
+        signal.signal(signal.SIGTERM, _interrupted)
         sys.stdout = _Relay(fd, 1, tty[0])
         sys.stderr = _Relay(fd, 2, tty[1])
         try:

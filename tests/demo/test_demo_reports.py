@@ -832,3 +832,51 @@ def test_what_a_lane_keeps_is_merged_into_its_study(capsys):
     from prereg.engines.reachability import commands
 
     assert commands._REGENERATED is kept.kept("reachability.regenerated")
+
+
+@needs_fork
+def test_a_stopped_job_stops_the_jobs_it_runs(tmp_path):
+    """SIGTERM to a job's process (what side_by_side sends on an interrupt) reaches the jobs
+    that job runs side by side (a study's lanes): none is left running."""
+    import os
+    import signal
+    import time
+
+    from prereg.demo import side_by_side
+
+    pids = tmp_path / "lane.pid"
+
+    def lane():
+        pids.write_text(str(os.getpid()))
+        time.sleep(60)
+
+    def study():
+        side_by_side({"lane": lane, "other": lambda: None})
+
+    pid = os.fork()
+    if pid == 0:  # the demo's parent, stand-in
+        try:
+            side_by_side({"study": study})
+        finally:
+            os._exit(0)
+    for _ in range(200):
+        if pids.exists() and pids.read_text():
+            break
+        time.sleep(0.05)
+    lane_pid = int(pids.read_text())
+    os.kill(pid, signal.SIGTERM)  # the stand-in dies; its study child lives on with its lane
+    os.waitpid(pid, 0)
+    study_pid = None
+    for line in os.popen(f"ps -o ppid= -p {lane_pid}"):
+        study_pid = int(line)
+    assert study_pid is not None
+    os.kill(study_pid, signal.SIGTERM)
+    for _ in range(100):
+        try:
+            os.kill(lane_pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(lane_pid, signal.SIGKILL)
+        raise AssertionError("the lane outlived its stopped study")
