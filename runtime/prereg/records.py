@@ -141,6 +141,19 @@ def schema_problems(obj: Any, schema_path: Path) -> list[str]:
     return [f"at {json_path(e.absolute_path)}: {describe(e)}" for e in errs]
 
 
+def rows_problems(rows: list[Any], schema_path: Path) -> list[tuple[int, str]]:
+    """``(index, problem)`` for every problem of every row against the record contract in
+    ``schema_path``: the contract's compiled predicate accepts a row that holds, and only a row
+    it does not accept is worded by :func:`schema_problems` (jsonschema)."""
+    accept = _accepts(str(schema_path))
+    out: list[tuple[int, str]] = []
+    for i, row in enumerate(rows):
+        if accept is not None and accept(row):
+            continue
+        out.extend((i, p) for p in schema_problems(row, schema_path))
+    return out
+
+
 # -- a typed fast path: a schema compiled into one predicate ---------------------------------
 #
 # A record contract is a small object schema; jsonschema spends tens of microseconds walking it

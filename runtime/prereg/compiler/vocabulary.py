@@ -328,6 +328,33 @@ def item_fields_name_factors(spec: dict, report: Reporter) -> None:
 
 
 @check
+def split_fields_allow_the_splits(spec: dict, report: Reporter) -> None:
+    """A field with role ``split`` that lists allowed values lists exactly the registered
+    splits, as a field naming a factor lists exactly its levels."""
+    splits = [str(s.get("id")) for s in spec.get("splits") or []]
+    for ptr, contract in items(spec, "record_contracts"):
+        for j, f in enumerate(contract.get("fields") or []):
+            if f.get("role") != "split" or not f.get("allowed"):
+                continue
+            fptr = f"{ptr}/fields/{j}/allowed"
+            allowed = [str(a) for a in f["allowed"]]
+            extra = [a for a in allowed if a not in splits]
+            if extra:
+                report(
+                    fptr,
+                    f"field {f.get('name')!r} allows {extra}, which are not splits of the study"
+                    f" (splits: {', '.join(splits) or 'none'})",
+                )
+            missing = [s for s in splits if s not in allowed]
+            if missing:
+                report(
+                    fptr,
+                    f"field {f.get('name')!r} leaves out {missing}, splits of the study"
+                    " (the study's own rows in those splits would break their contract)",
+                )
+
+
+@check
 def rule_methods_fit(spec: dict, report: Reporter) -> None:
     """Each estimate's and contrast's interval and test fit its metric and design
     (:mod:`prereg.decide.designs`); a bootstrap interval has its block; a paired contrast names

@@ -3,6 +3,7 @@ figure and verdict agrees with an independent computation (statsmodels, scipy)."
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -377,6 +378,71 @@ def test_items_that_miss_a_registered_row_are_refused(project, tmp_path, capsys)
     err = capsys.readouterr().err
     assert code == 2 and "has 9 rows, the study registers 10" in err
     assert not obs.exists()
+
+
+def test_the_item_manifest_keeps_its_bytes(project):
+    """The manifest of the example, checked against its contract before it is written, is the
+    one written before that check existed (its SHA-256 then)."""
+    data = (project / "items.jsonl").read_bytes()
+    assert data.count(b"\n") == 2560
+    assert hashlib.sha256(data).hexdigest() == (
+        "137010eb7b75be6f35cba046925f5a5b5ac3a39d0459551ba724ddc9691e32c2"
+    )
+
+
+ROW_ID = "      - {name: rowId, role: row, type: string, min_length: 1}\n"
+
+
+@pytest.mark.parametrize(
+    "field, bad_rows, problems, first",
+    [
+        # only the test rows' ids start with tst-: the 160 tuning rows break the pattern
+        (
+            ROW_ID.replace("min_length: 1}", 'min_length: 1, pattern: "^tst-"}'),
+            160,
+            160,
+            "row 1 (rowId 'dev-a-pa-plain-01'): at /rowId: \"dev-a-pa-plain-01\" does not match"
+            " the pattern ^tst-",
+        ),
+        # two required fields the engine does not fill: every row lacks both
+        (
+            ROW_ID
+            + "      - {name: difficulty, type: integer}\n"
+            + "      - {name: source, type: string}\n",
+            2560,
+            5120,
+            "row 1 (rowId 'dev-a-pa-plain-01'): at /: missing field 'difficulty'",
+        ),
+    ],
+    ids=["pattern", "unfilled-field"],
+)
+def test_items_refuses_rows_that_break_the_studys_own_contract(
+    tmp_path, capsys, field, bad_rows, problems, first
+):
+    root = tmp_path / "p"
+    shutil.copytree(EXAMPLE / "spec", root / "spec")
+    spec = root / "spec" / "studies" / f"{STUDY}.yaml"
+    text = spec.read_text()
+    assert text.count(ROW_ID) == 1
+    spec.write_text(text.replace(ROW_ID, field))
+    assert main(["--project", str(root), "compile"]) == 0
+    capsys.readouterr()
+    out = root / "items.jsonl"
+    assert run(root, "items", "--out", out) == 2
+    captured = capsys.readouterr()
+    err = captured.err
+    assert "Traceback" not in err + captured.out
+    assert err.startswith(
+        f"error: items: {bad_rows} of the 2560 rows the engine writes break record contract"
+        f" 'item' of spec/studies/{STUDY}.yaml (generated/answer_position/schemas/item.schema.json),"
+        f" {problems} problem(s); nothing was written (the contract must admit the study's own"
+        " rows)\n"
+    )
+    listed = err.splitlines()[1:]
+    assert listed[0] == f"  {first}"
+    assert len(listed) == 11 and listed[-1] == f"  … and {problems - 10} more"
+    assert not out.exists()
+    assert sorted(p.name for p in root.iterdir()) == ["generated", "spec"]
 
 
 def test_outputs_are_never_overwritten_and_unknown_scenarios_named(project, tmp_path, capsys):

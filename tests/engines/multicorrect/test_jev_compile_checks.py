@@ -164,7 +164,9 @@ CASES = {
         "/record_contracts/0/fields/2",
         "the candidates field 'candidates' needs 1 <= min_items <= max_items (got 12, 3)" + E + ")",
     ),
-    "label-splits-disagree": (
+    # a split field's allowed values are the study's splits (a language rule, before the
+    # engine's), and a label's split is one threshold-fit fits or evaluates on (the engine's)
+    "label-split-not-declared": (
         [
             (
                 "{name: split, role: split, type: string,",
@@ -172,8 +174,26 @@ CASES = {
             )
         ],
         "/record_contracts/1/fields/1/allowed",
-        "allows validation, dev, but constant threshold-fit fits on 'validation' and evaluates"
-        " 'test'; a label's split is one of those two (or state no allowed values)" + E + ")",
+        "field 'split' allows ['dev'], which are not splits of the study (splits: validation,"
+        " test)",
+    ),
+    "label-splits-disagree": (
+        [
+            (
+                "  - {id: test, code: tst, description: Evaluated once with the frozen threshold.}\n",
+                "  - {id: test, code: tst, description: Evaluated once with the frozen threshold.}\n"
+                "  - {id: dev, code: dev}\n",
+            ),
+            (
+                "{name: split, role: split, type: string,",
+                "{name: split, role: split, type: string, allowed: [validation, test, dev],",
+            ),
+        ],
+        "/record_contracts/1/fields/1/allowed",
+        "allows validation, test, dev, but constant threshold-fit fits on 'validation' and"
+        " evaluates 'test'; a label's split is one of those two (or state no allowed values)"
+        + E
+        + ")",
     ),
     # the diagnostic's registered rule and its figures
     "diagnostic-hypothesis-unknown": (

@@ -7,7 +7,8 @@ with ``compute`` blocks, estimates, contrasts, families, gates, hypotheses and s
 The engine's commands:
 
 - ``items --out ITEMS``: the item manifest of every registered row (ids ``<cell>-<n>``), for
-  simulation and as the template a study's own manifest follows.
+  simulation and as the template a study's own manifest follows; every row is checked against
+  the study's item contract first, and a manifest that breaks it is refused, nothing written.
 - ``simulate --items ITEMS --scenario NAME --seed N --out OBS``: synthetic observations from a
   registered scenario, seeded per row (the bytes do not depend on the order of work).
 - ``score --items ITEMS --observations OBS --out SCORE.json``: validated observations →

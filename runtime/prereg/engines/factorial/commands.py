@@ -40,7 +40,7 @@ from prereg.digest import PREFIX, file_sha256
 from prereg.engines import StudyContext
 from prereg.errors import UserError
 from prereg.files import canonical_bytes_nl, refuse_existing, write_files_new, write_new
-from prereg.records import read_records
+from prereg.records import read_records, rows_problems
 from prereg.stats.rounding import round_half_up
 
 SCORE_SCHEMA = "prereg-factorial-score/v1"
@@ -72,8 +72,8 @@ def _contract(config: Mapping[str, Any], role: str) -> Mapping[str, Any]:
     return found[0]
 
 
-def _read(module: ModuleType, contract: Mapping[str, Any], path: str) -> list[dict]:
-    """Records validated by the study's generated reader of the contract (its JSON Schema)."""
+def _record_class(module: ModuleType, contract: Mapping[str, Any]):
+    """The study's generated record class of the contract (its ``SCHEMA`` and ``FORMAT``)."""
     records = importlib.import_module(f"{module.__name__}.records")
     contracts = getattr(records, "CONTRACTS", None)
     if contracts is None or contract["id"] not in contracts:
@@ -81,7 +81,12 @@ def _read(module: ModuleType, contract: Mapping[str, Any], path: str) -> list[di
             f"generated/{Path(module.__file__).parent.name}/records.py is older than this prereg:"
             " run prereg compile"
         )
-    cls = contracts[contract["id"]]
+    return contracts[contract["id"]]
+
+
+def _read(module: ModuleType, contract: Mapping[str, Any], path: str) -> list[dict]:
+    """Records validated by the study's generated reader of the contract (its JSON Schema)."""
+    cls = _record_class(module, contract)
     return read_records(path, cls.SCHEMA, cls.FORMAT)
 
 
@@ -134,7 +139,7 @@ def items(ctx: StudyContext, args: argparse.Namespace) -> int:
     split = next((f["name"] for f in fields if f.get("role") == "split"), None)
     item = next((f["name"] for f in fields if f.get("role") == "item"), None)
     item_width = len(str(max([int(c["rows"]) for c in config["cells"]] or [0])))
-    lines = []
+    rows: list[dict[str, Any]] = []
     for cell in config["cells"]:
         width = len(str(int(cell["rows"])))
         for n in range(1, int(cell["rows"]) + 1):
@@ -147,10 +152,34 @@ def items(ctx: StudyContext, args: argparse.Namespace) -> int:
             for f in fields:
                 if f.get("factor") and f["factor"] in cell["levels"]:
                     rec[f["name"]] = cell["levels"][f["factor"]]
-            lines.append(canonical_bytes_nl(rec))
-    write_new(args.out, b"".join(lines))
-    _out(f"wrote {args.out}: {len(lines)} rows in {len(config['cells'])} cells")
+            rows.append(rec)
+    _refuse_rows_breaking(_module(ctx, args), contract, rows, row)
+    write_new(args.out, b"".join(map(canonical_bytes_nl, rows)))
+    _out(f"wrote {args.out}: {len(rows)} rows in {len(config['cells'])} cells")
     return 0
+
+
+def _refuse_rows_breaking(
+    module: ModuleType, contract: Mapping[str, Any], rows: list[dict], row: str, *, shown: int = 10
+) -> None:
+    """Refuse, before anything is written, a manifest whose rows break the study's own item
+    contract: the schema its generated reader validates against, so the one ``simulate`` and
+    ``score`` would refuse the manifest by."""
+    cls = _record_class(module, contract)
+    problems = rows_problems(rows, cls.SCHEMA)
+    if not problems:
+        return
+    project = module.__prereg_project__
+    listed = [f"row {i + 1} ({row} {rows[i][row]!r}): {p}" for i, p in problems[:shown]]
+    if len(problems) > shown:
+        listed.append(f"… and {len(problems) - shown} more")
+    raise UserError(
+        f"items: {len({i for i, _ in problems})} of the {len(rows)} rows the engine writes break"
+        f" record contract {contract['id']!r} of {module.SPEC_FILE} ({project.rel(cls.SCHEMA)}),"
+        f" {len(problems)} problem(s); nothing was written (the contract must admit the study's"
+        " own rows)",
+        problems=listed,
+    )
 
 
 # -- simulate -----------------------------------------------------------------------------------
