@@ -189,8 +189,10 @@ def _annotation(key: str) -> bool:
 
 def _keyword_check(key: str, v: Any):
     """The check of one keyword (True for a value it does not apply to), None when unknown."""
-    if key == "enum" and isinstance(v, list) and all(type(e) is str for e in v):
-        allowed = frozenset(v)
+    if key == "enum" and isinstance(v, list) and all(type(e) is str or e is None for e in v):
+        allowed = frozenset(e for e in v if e is not None)
+        if None in v:  # a nullable field's allowed values: null is one of them
+            return lambda x, a=allowed: x is None or (type(x) is str and x in a)
         return lambda x, a=allowed: type(x) is str and x in a
     if key in _BOUNDS and type(v) in (int, float):
         op = _BOUNDS[key]

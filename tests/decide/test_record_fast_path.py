@@ -134,6 +134,8 @@ NESTED = [
     },
     {"type": "array", "maxItems": 2, "items": {"enum": ["a", "b"]}},
     {"type": ["string", "null"], "enum": ["a", "b"], "maxLength": 1},
+    {"type": ["string", "null"], "enum": ["a", "b", None]},  # a nullable field's allowed values
+    {"enum": ["X6", None]},
 ]
 
 LEAVES = st.one_of(
@@ -154,7 +156,9 @@ NESTED_VALUES = st.recursive(
 )
 
 
-@pytest.mark.parametrize("schema", NESTED, ids=["object", "array", "nullable-enum"])
+@pytest.mark.parametrize(
+    "schema", NESTED, ids=["object", "array", "nullable-enum", "enum-with-null", "bare-enum-null"]
+)
 @settings(max_examples=400, deadline=None)
 @given(value=NESTED_VALUES)
 def test_nested_predicates_accept_only_what_jsonschema_accepts(schema, value):
@@ -184,3 +188,22 @@ def test_nested_predicate_on_examples():
         assert not accept(bad), bad
     nullable = records.schema_predicate(NESTED[2])
     assert nullable("a") and not nullable(None) and not nullable("c")
+
+
+def test_a_nullable_fields_allowed_values_take_the_fast_path():
+    """A contract field with ``nullable`` and ``allowed`` lists null among its enum values; the
+    fast path takes it (it used to leave every such record to jsonschema)."""
+    accept = records.schema_predicate(NESTED[3])
+    assert accept is not None
+    assert accept(None) and accept("a") and accept("b")
+    for bad in ("c", "", 1, 0, False, ["a"], {"a": 1}):
+        assert not accept(bad)
+        assert list(jsonschema.Draft202012Validator(NESTED[3]).iter_errors(bad))
+
+
+def test_a_compiled_nullable_allowed_field_has_a_predicate():
+    from prereg.compiler.contracts import field_schema
+
+    schema = field_schema({"type": "string", "nullable": True, "allowed": ["x", "y"]})
+    accept = records.schema_predicate(schema)
+    assert accept is not None and accept(None) and accept("y") and not accept("z")
