@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from statsmodels.stats.multitest import multipletests
 
 from prereg.stats.multiplicity import holm_adjust
+from tests.oracles import multipletests
 
 SETTINGS = settings(max_examples=200, deadline=None)
 

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 from scipy.stats import norm
-from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import (
     confint_proportions_2indep,
     proportion_confint,
@@ -21,6 +20,7 @@ from statsmodels.stats.proportion import (
 
 from prereg.cli import main
 from tests.conftest import ROOT
+from tests.oracles import multipletests
 
 EXAMPLE = ROOT / "examples" / "answer-position"
 STUDY = "answer-position"

@@ -10,7 +10,6 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
-from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import confint_proportions_2indep
 from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
 
@@ -23,6 +22,7 @@ from tests.engines.factorial.examples import (
     write_jsonl,
 )
 from tests.engines.factorial.test_answer_position import fm_z
+from tests.oracles import multipletests
 
 STUDY = "latency-cost"
 

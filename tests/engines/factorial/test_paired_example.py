@@ -9,7 +9,6 @@ import math
 import numpy as np
 import pytest
 from statsmodels.stats.contingency_tables import mcnemar
-from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
 from tests.engines.factorial.examples import (
@@ -20,6 +19,7 @@ from tests.engines.factorial.examples import (
     scored,
     write_jsonl,
 )
+from tests.oracles import multipletests
 
 STUDY = "paired-verifiers"
 

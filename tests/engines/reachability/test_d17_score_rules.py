@@ -9,7 +9,6 @@ from __future__ import annotations
 import d17_score_helpers as h
 import numpy as np
 import pytest
-from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import (
     confint_proportions_2indep,
     proportion_confint,
@@ -18,6 +17,7 @@ from statsmodels.stats.proportion import (
 
 from prereg.errors import UserError
 from prereg.rules import Contrast
+from tests.oracles import multipletests
 
 TEST_EQ = {"split": "test", "layout": "equalized"}
 HYPS = ("h1", "h2", "h3", "h3a", "h4", "replication")
