@@ -486,9 +486,10 @@ def _one_blas_thread() -> None:
 
     Read once, when numpy first loads OpenBLAS, so this runs before any import of numpy. The
     matrices here are small (the audit's learners, the power plan's sums): a pool of threads
-    only costs, about 0.1 CPU-s a process to start and keep spinning, and 0.2 s of prepare's
-    wall time measured on 2 cores. The bytes written do not depend on the count (a test
-    prepares a seed with 1 and with 4 threads).
+    only costs, about 0.1 CPU-s a numpy-importing process to start and keep spinning (25
+    alternating runs of ``import numpy``: 0.31 against 0.20 CPU-s, the same wall time). The
+    bytes written do not depend on the count (a test prepares the demo seed with 4 threads
+    and gets the reference digests).
     """
     import os
 
