@@ -146,7 +146,16 @@ def _run_demo(project: Project, out: Path, force: bool) -> int:
             raise UserError(f"{out}: an earlier demo run is there; remove it or pass --force")
         shutil.rmtree(out)
     print("checking that generated/ matches the specs ...", flush=True)
-    stale = build.diff_generated(project, build.compile_project(project))
+    # the check runs in a process of its own while this one imports what every study's
+    # process shares (matplotlib, the page templates): both are on the critical path
+    checked = in_background(lambda: build.diff_generated(project, build.compile_project(project)))
+    forkable = "fork" in multiprocessing.get_all_start_methods()
+    if len(plan["steps"]) and forkable:
+        import prereg.reports.plot  # noqa: F401  (matplotlib, imported once for every study)
+        from prereg.reports.page import warm
+
+        warm()  # Jinja2, the page templates and markdown-it, built once for every study
+    stale = checked()
     if stale:
         raise UserError(
             "generated/ is stale: run make generate", problems=[s.splitlines()[0] for s in stale]
@@ -157,7 +166,6 @@ def _run_demo(project: Project, out: Path, force: bool) -> int:
     chains: dict[str, list[tuple[int, dict]]] = {}
     for i, step in enumerate(plan["steps"], start=1):
         chains.setdefault(step["study"], []).append((i, step))
-    forkable = "fork" in multiprocessing.get_all_start_methods()
 
     def run_steps(steps: list[tuple[int, dict]]) -> tuple[list[tuple[int, Step]], bool]:
         """Steps in order until one fails: (each step run with its number, all held)."""
@@ -202,11 +210,6 @@ def _run_demo(project: Project, out: Path, force: bool) -> int:
     started = time.perf_counter()
     jobs = {study: (lambda study=study: run_chain(study)) for study in chains}
     if len(jobs) > 1 and forkable:
-        import prereg.reports.plot  # noqa: F401  (matplotlib, imported once for every study)
-        from prereg.reports.page import warm
-
-        warm()  # Jinja2, the page templates and markdown-it, built once for every study
-
         outcomes = side_by_side(jobs)
     else:
         outcomes = {study: job() for study, job in jobs.items()}
@@ -418,6 +421,44 @@ def _child(job, fd: int, tty: tuple[bool, bool]) -> None:
             _send(fd, ("error", RuntimeError(traceback.format_exc())))
     finally:
         os._exit(0)
+
+
+def in_background(job: Callable[[], Any]) -> Callable[[], Any]:
+    """``job`` started now in a forked process; the function returned waits for it, shows
+    what it printed (stdout and stderr apart) and returns its result or raises its exception.
+    Without fork, ``job`` runs when that function is called."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return job
+    sys.stdout.flush()
+    sys.stderr.flush()
+    tty = (_isatty(sys.stdout), _isatty(sys.stderr))
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        _child(job, write, tty)
+    os.close(write)
+    c = _Child("the background job", pid, read)
+
+    def finish() -> Any:
+        try:
+            while data := os.read(c.fd, 1 << 16):
+                c.take(data)
+        finally:
+            os.close(c.fd)
+            _, c.status = os.waitpid(c.pid, 0)
+        for stream, text in c.pending:
+            (sys.stdout if stream == 1 else sys.stderr).write(text)
+        if c.frame is None:
+            raise RuntimeError(
+                f"{c.name}: its process ended without a result (wait status {c.status})"
+            )
+        kind, value = c.frame
+        if kind == "error":
+            raise value
+        return value
+
+    return finish
 
 
 def side_by_side(jobs: dict[str, Callable[[], Any]]) -> dict[str, Any]:

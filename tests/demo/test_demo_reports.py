@@ -880,3 +880,42 @@ def test_a_stopped_job_stops_the_jobs_it_runs(tmp_path):
     else:
         os.kill(lane_pid, signal.SIGKILL)
         raise AssertionError("the lane outlived its stopped study")
+
+
+@needs_fork
+def test_in_background_returns_the_result_shows_the_output_and_raises_the_error(capsys):
+    import os
+
+    from prereg.demo import in_background
+    from prereg.errors import UserError
+
+    def job():
+        print("from the job")
+        return os.getpid(), [1]
+
+    finish = in_background(job)
+    pid, value = finish()
+    assert pid != os.getpid() and value == [1]
+    assert capsys.readouterr().out == "from the job\n"
+
+    def bad():
+        raise UserError("refused in the background")
+
+    with pytest.raises(UserError, match="refused in the background"):
+        in_background(bad)()
+
+
+def test_a_stale_generated_folder_is_refused_before_anything_is_written(project_copy, tmp_path):
+    """The check that generated/ matches the specs runs beside the imports; a stale file still
+    stops the demo before its output folder exists."""
+    (project_copy / "examples").mkdir()
+    (project_copy / "examples" / "demo.json").write_text(json.dumps({"steps": PLAN["steps"][:1]}))
+    init = next((project_copy / "generated").glob("*/__init__.py"))
+    init.write_text(init.read_text() + "# edited\n")
+    out = tmp_path / "out"
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["--project", str(project_copy), "demo", "--out", str(out)])
+    assert code == 2
+    assert "generated/ is stale: run make generate" in err.getvalue()
+    assert not out.exists()
