@@ -190,7 +190,8 @@ def _run_demo(project: Project, out: Path, force: bool) -> int:
         ran: list[tuple[int, Step]] = []
         for block in lane_blocks(chains[study]):
             if len(block) == 1 or not forkable:
-                done, held = run_steps(sorted(s for steps in block.values() for s in steps))
+                in_order = sorted((s for steps in block.values() for s in steps), key=_number)
+                done, held = run_steps(in_order)
                 ran += done
             else:
                 lanes = {
@@ -201,7 +202,7 @@ def _run_demo(project: Project, out: Path, force: bool) -> int:
                     ran += done
                     held = held and lane_held
                     kept.merge(snap)
-                ran.sort(key=lambda pair: pair[0])
+                ran.sort(key=_number)
             if not held:
                 return [s for _, s in ran], None
         steps = [s for _, s in ran]
@@ -226,6 +227,10 @@ def _run_demo(project: Project, out: Path, force: bool) -> int:
         print(f"    {out / study / 'report.html'}")
     print(f"reports: {out / 'index.html'}")
     return 0
+
+
+def _number(pair: tuple[int, Any]) -> int:
+    return pair[0]
 
 
 def lane_blocks(steps: list[tuple[int, dict]]) -> list[dict[str, list[tuple[int, dict]]]]:
