@@ -402,6 +402,17 @@ class _Child:
             else:
                 self.frame = frame
 
+    def result(self) -> Any:
+        """The job's result; its exception raised; a RuntimeError if it sent neither."""
+        if self.frame is None:
+            raise RuntimeError(
+                f"{self.name}: its process ended without a result (wait status {self.status})"
+            )
+        kind, value = self.frame
+        if kind == "error":
+            raise value
+        return value
+
 
 def _interrupted(signum, frame) -> None:
     raise KeyboardInterrupt
@@ -428,12 +439,9 @@ def _child(job, fd: int, tty: tuple[bool, bool]) -> None:
         os._exit(0)
 
 
-def in_background(job: Callable[[], Any]) -> Callable[[], Any]:
-    """``job`` started now in a forked process; the function returned waits for it, shows
-    what it printed (stdout and stderr apart) and returns its result or raises its exception.
-    Without fork, ``job`` runs when that function is called."""
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return job
+def _start(name: str, job: Callable[[], Any], others: list[_Child]) -> _Child:
+    """``job`` forked into a process of its own, its output and result coming through a pipe
+    (the pipes of ``others``, children started before, closed in it)."""
     sys.stdout.flush()
     sys.stderr.flush()
     tty = (_isatty(sys.stdout), _isatty(sys.stderr))
@@ -441,9 +449,20 @@ def in_background(job: Callable[[], Any]) -> Callable[[], Any]:
     pid = os.fork()
     if pid == 0:
         os.close(read)
+        for c in others:
+            os.close(c.fd)
         _child(job, write, tty)
     os.close(write)
-    c = _Child("the background job", pid, read)
+    return _Child(name, pid, read)
+
+
+def in_background(job: Callable[[], Any]) -> Callable[[], Any]:
+    """``job`` started now in a forked process; the function returned waits for it, shows
+    what it printed (stdout and stderr apart) and returns its result or raises its exception.
+    Without fork, ``job`` runs when that function is called."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return job
+    c = _start("the background job", job, [])
 
     def finish() -> Any:
         try:
@@ -454,14 +473,7 @@ def in_background(job: Callable[[], Any]) -> Callable[[], Any]:
             _, c.status = os.waitpid(c.pid, 0)
         for stream, text in c.pending:
             (sys.stdout if stream == 1 else sys.stderr).write(text)
-        if c.frame is None:
-            raise RuntimeError(
-                f"{c.name}: its process ended without a result (wait status {c.status})"
-            )
-        kind, value = c.frame
-        if kind == "error":
-            raise value
-        return value
+        return c.result()
 
     return finish
 
@@ -478,21 +490,10 @@ def side_by_side(jobs: dict[str, Callable[[], Any]]) -> dict[str, Any]:
     """
     import selectors
 
-    sys.stdout.flush()
-    sys.stderr.flush()
-    tty = (_isatty(sys.stdout), _isatty(sys.stderr))
     children: list[_Child] = []
     try:
         for name, job in jobs.items():
-            read, write = os.pipe()
-            pid = os.fork()
-            if pid == 0:
-                os.close(read)
-                for c in children:
-                    os.close(c.fd)
-                _child(job, write, tty)
-            os.close(write)
-            children.append(_Child(name, pid, read))
+            children.append(_start(name, job, children))
         with selectors.DefaultSelector() as sel:
             for c in children:
                 sel.register(c.fd, selectors.EVENT_READ, c)
@@ -527,17 +528,7 @@ def side_by_side(jobs: dict[str, Callable[[], Any]]) -> dict[str, Any]:
                     os.waitpid(c.pid, 0)
                 os.close(c.fd)
                 c.open = False
-    results = {}
-    for c in children:
-        if c.frame is None:
-            raise RuntimeError(
-                f"{c.name}: its process ended without a result (wait status {c.status})"
-            )
-        kind, value = c.frame
-        if kind == "error":
-            raise value
-        results[c.name] = value
-    return results
+    return {c.name: c.result() for c in children}
 
 
 def _write_index(out: Path, studies: dict[str, list], reports: dict) -> None:
