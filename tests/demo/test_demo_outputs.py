@@ -13,6 +13,7 @@ import pytest
 
 from prereg import outputs
 from prereg.engines import registry
+from tests.mutate import mutations
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAN = json.loads((ROOT / "examples" / "demo.json").read_text(encoding="utf-8"))
@@ -135,28 +136,6 @@ def test_every_demo_output_validates_against_its_schema(runs):
     assert checked >= 16
 
 
-def _mutations(doc, rng, count: int):
-    """Copies of ``doc`` with one member removed, retyped or replaced (at a random depth)."""
-    values = [None, True, 0, 1.0, -1, 2**70, "", "x", "sha256:" + "0" * 64, [], {}, [1], {"a": 1}]
-    for _ in range(count):
-        d = copy.deepcopy(doc)
-        node, steps = d, rng.randrange(1, 5)
-        for _ in range(steps):
-            keys = list(node) if isinstance(node, dict) else list(range(len(node)))
-            if not keys:
-                break
-            k = rng.choice(keys)
-            if rng.random() < 0.5 and isinstance(node[k], dict | list) and node[k]:
-                node = node[k]
-                continue
-            if isinstance(node, dict) and rng.random() < 0.3:
-                del node[k]
-            else:
-                node[k] = copy.deepcopy(rng.choice(values))
-            break
-        yield d
-
-
 def test_the_compiled_predicate_agrees_with_jsonschema_on_every_demo_document(runs):
     """``outputs.problems`` says "no problems" from a schema's compiled predicate without
     jsonschema: on every demo document and a few hundred mutations of each kind, whatever the
@@ -183,7 +162,7 @@ def test_the_compiled_predicate_agrees_with_jsonschema_on_every_demo_document(ru
         def count(d) -> int:
             return max(10, min(150, 150 * 20_000 // max(1, len(json.dumps(d)))))
 
-        for doc in [*docs, *(m for d in docs for m in _mutations(d, rng, count(d)))]:
+        for doc in [*docs, *(m for d in docs for m in mutations(d, rng, count(d)))]:
             assert accepts(doc) == validator.is_valid(doc), (path.relative_to(out), doc)
             if accepts(doc):
                 assert outputs.problems(doc, schema) == []

@@ -20,6 +20,7 @@ from prereg.engines import StudyContext
 from prereg.engines.clusterpower.freeze import build_manifest, validate_manifest
 from prereg.engines.clusterpower.freeze_commands import COMMANDS
 from prereg.errors import UserError
+from tests.mutate import mutations
 
 HERE = Path(__file__).resolve().parent
 EXAMPLES = HERE.parents[2] / "examples" / "s3"
@@ -1075,28 +1076,6 @@ def test_development_and_infeasible_plans_from_the_plan_engine_are_refused(
     assert not out.exists()
 
 
-def _mutations(doc: Any, rng, count: int):
-    """Copies of ``doc`` with one member removed, retyped or replaced (at a random depth)."""
-    values = [None, True, 0, 1.0, -1, 2**70, "", "x", "sha256:" + "0" * 64, [], {}, [1], {"a": 1}]
-    for _ in range(count):
-        d = copy.deepcopy(doc)
-        node = d
-        for _ in range(rng.randrange(1, 6)):
-            keys = list(node) if isinstance(node, dict) else list(range(len(node)))
-            if not keys:
-                break
-            k = rng.choice(keys)
-            if rng.random() < 0.5 and isinstance(node[k], dict | list) and node[k]:
-                node = node[k]
-                continue
-            if isinstance(node, dict) and rng.random() < 0.3:
-                del node[k]
-            else:
-                node[k] = copy.deepcopy(rng.choice(values))
-            break
-        yield d
-
-
 def test_the_contracts_predicates_agree_with_jsonschema(x7: Case) -> None:
     """What ``contract_problems`` accepts without jsonschema is what jsonschema (with the
     contract's integer rule: 1.0 is not an integer) accepts, for the manifest, the freeze
@@ -1123,7 +1102,7 @@ def test_the_contracts_predicates_agree_with_jsonschema(x7: Case) -> None:
         validator = freeze._contract_validator(schema)
         assert accept(doc) and validator.is_valid(doc)
         refused = 0
-        for m in _mutations(doc, rng, 300):
+        for m in mutations(doc, rng, 300):
             assert accept(m) == validator.is_valid(m), m
             refused += not accept(m)
             if not accept(m):
