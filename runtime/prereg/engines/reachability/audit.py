@@ -471,9 +471,11 @@ class FeatureExtractor:
             )
             raw = "\n".join(texts).encode("utf-8")
         is_digit = np.subtract(np.frombuffer(raw, dtype=np.uint8), 48, dtype=np.uint8) < 10
-        below = np.concatenate(([0], np.cumsum(is_digit, dtype=np.int64)))
         starts = np.concatenate(([0], np.cumsum(nbytes + 1)[:-1]))
-        cols["digits"] = below[starts + nbytes] - below[starts]
+        # a row's digits: the digit positions inside its span (digits are few, and a running
+        # count over every byte of the group cost more than the rest of this pass)
+        at = np.flatnonzero(is_digit)
+        cols["digits"] = np.searchsorted(at, starts + nbytes) - np.searchsorted(at, starts)
         # mention lines: every fact-line piece padded with separators (each separator mapped
         # to the first, as the translation table does), tested against its row's padded name
         sep = self.sep
