@@ -76,17 +76,41 @@ class _Parser(argparse.ArgumentParser):
                 hint = f"; did you mean {close[0]!r}?"
         m = re.search(r"unrecognized arguments: (\S+)", message)
         if m and m.group(1).startswith("--"):
-            parsers = [self]
-            for a in self._actions:
-                if isinstance(a, argparse._SubParsersAction):
-                    parsers.extend(a.choices.values())
-            options = sorted(
-                {o for q in parsers for a in q._actions for o in a.option_strings if o[:2] == "--"}
-            )
-            close = difflib.get_close_matches(m.group(1).split("=")[0], options, n=1, cutoff=0.6)
-            if close:
-                hint = f"; did you mean {close[0]!r}?"
+            hint = self._option_hint(m.group(1).split("=")[0], difflib)
         super().error(message + hint)
+
+    def parse_args(self, args=None, namespace=None):
+        self._argv = list(sys.argv[1:] if args is None else args)
+        return super().parse_args(args, namespace)
+
+    def _option_hint(self, option: str, difflib) -> str:
+        """What to say of an option no parser on the way took: the command given has it under
+        another spelling, or it is an option of another command (argparse reports the
+        unrecognized arguments of a command from the top parser, which knows all of them)."""
+
+        def long_options(q):
+            return {o for a in q._actions for o in a.option_strings if o[:2] == "--"}
+
+        commands = {}
+        for a in self._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                commands.update(a.choices)
+        given = next((t for t in getattr(self, "_argv", ()) if t in commands), None)
+        own = long_options(self) | (long_options(commands[given]) if given else set())
+        elsewhere = sorted(
+            c for c, q in commands.items() if c != given and option in long_options(q)
+        )
+        if given and elsewhere and option not in own:
+            others = ", ".join(map(repr, elsewhere[:3])) + (
+                " and others" if len(elsewhere) > 3 else ""
+            )
+            verb = "has" if len(elsewhere) == 1 else "have"
+            return (
+                f"; {given!r} has no option {option} ({others} {verb} it; see"
+                f" `{self.prog} {given} --help`)"
+            )
+        close = difflib.get_close_matches(option, sorted(own - {option}), n=1, cutoff=0.7)
+        return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def _base_parser(add_help: bool = True) -> argparse.ArgumentParser:
@@ -509,6 +533,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exits.OK
     parser = _base_parser()
     try:
+        from prereg.console import progress_delay
+
+        progress_delay()  # a bad PREREG_PROGRESS_DELAY is refused before any work
         pre, rest = _base_parser(add_help=False).parse_known_args(argv)
         from prereg.compiler.project import find_project
 
@@ -535,7 +562,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
         except UserError:
             project = None
-        args = parser.parse_args(argv)
+        # the global options were taken from anywhere on the line (as a study command takes
+        # them), so `prereg check --project DIR` is `prereg --project DIR check`
+        args = parser.parse_args(rest)
+        args.project = pre.project
         if args.cmd is None:
             parser.print_help()
             return EXIT_USER

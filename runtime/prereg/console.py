@@ -24,8 +24,29 @@ import time
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-#: Seconds of work before progress is first shown.
+#: Seconds of work before progress is first shown (``PREREG_PROGRESS_DELAY`` overrides it).
 DELAY = 1.0
+
+
+def progress_delay() -> float:
+    import math
+    import os
+
+    text = os.environ.get("PREREG_PROGRESS_DELAY")
+    if text is None:
+        return DELAY
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not (math.isfinite(value) and value >= 0):
+        from prereg.errors import UserError
+
+        raise UserError(
+            f"environment: PREREG_PROGRESS_DELAY is {text!r}; it is the seconds of work before"
+            " progress is shown, a number of at least 0"
+        )
+    return value
 
 
 class Console:
@@ -102,7 +123,7 @@ class Progress:
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.clock = clock
         self.started = clock()
-        self.delay = DELAY if delay is None else delay
+        self.delay = progress_delay() if delay is None else delay
         self.shown = False
         self.next_tenth = 1
         self.last_draw = 0.0

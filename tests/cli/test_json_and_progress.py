@@ -13,6 +13,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from prereg import exits
 from prereg.console import Console, Progress
 from tests.conftest import ROOT, run_prereg
@@ -90,7 +92,7 @@ def _on_a_terminal(*argv: str) -> tuple[int, str, bytes]:
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=slave,
-        env=dict(os.environ),
+        env=dict(os.environ, PREREG_PROGRESS_DELAY="0"),  # shown at once, however fast
     )
     os.close(slave)
     seen = b""
@@ -203,3 +205,12 @@ def test_audit_sweep_prints_each_seed_before_the_next_is_audited(monkeypatch):
     # when seed k was audited, the lines of seeds 0 .. k-1 had been printed
     assert audited == [("d17mf-stream-0", 0), ("d17mf-stream-1", 1), ("d17mf-stream-2", 2)]
     assert "passing: 3 of 3 seed(s)" in out.getvalue()
+
+
+@pytest.mark.parametrize("value", ["soon", "-1", "nan", "inf"])
+def test_a_bad_progress_delay_is_refused_by_name(value):
+    p = run_prereg(
+        "d17-multifact", "audit-sweep", "d17mf-pty-", "1", env={"PREREG_PROGRESS_DELAY": value}
+    )
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert f"PREREG_PROGRESS_DELAY is {value!r}" in p.stderr

@@ -14,11 +14,35 @@ from tests.conftest import ROOT, run_prereg
         (["compil"], "did you mean 'compile'?"),
         (["d17-multifact", "dry-rn"], "did you mean 'dry-run'?"),
         (["d17-multifact", "dry-run", "d17mf-smoke", "--nw", "x"], "did you mean '--now'?"),
+        # an option of another command of the study: said so, not suggested as itself
+        (
+            ["d17-multifact", "prepare", "d17mf-smoke", "out", "--out", "x"],
+            "'prepare' has no option --out ('bundle', 'calibrator-fit', 'diagnose' and others"
+            " have it; see `prereg d17-multifact prepare --help`)",
+        ),
+        (["check", "--out", "x"], "'check' has no option --out ('demo' has it; see"),
+        # the suggestion comes from the command given, not from every command
+        (["d17-multifact", "prepare", "d17mf-smoke", "out", "--quite"], "did you mean '--quiet'?"),
     ],
 )
 def test_suggestions(argv, hint):
     p = run_prereg(*argv)
     assert p.returncode == 2 and hint in p.stderr and "Traceback" not in p.stderr
+    assert "did you mean '" + argv[-1] + "'" not in p.stderr
+
+
+@pytest.mark.parametrize("argv", [["check", "--out", "x"], ["compile", "--chek"]])
+def test_no_far_fetched_suggestion(argv):
+    p = run_prereg(*argv)
+    assert p.returncode == 2 and "did you mean" not in p.stderr, p.stderr
+
+
+def test_the_project_option_after_a_core_command(tmp_path):
+    # as after a study command: `prereg check --project DIR` is `prereg --project DIR check`
+    p = run_prereg("check", "--project", tmp_path / "none")
+    assert p.returncode == 2
+    assert "not a prereg project (no spec/studies/ folder)" in p.stderr, p.stderr
+    assert "unrecognized" not in p.stderr
 
 
 def test_a_study_without_commands_says_so(tmp_path):

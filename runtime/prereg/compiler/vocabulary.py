@@ -329,12 +329,22 @@ def item_fields_name_factors(spec: dict, report: Reporter) -> None:
 
 @check
 def split_fields_allow_the_splits(spec: dict, report: Reporter) -> None:
-    """A field with role ``split`` that lists allowed values lists exactly the registered
-    splits, as a field naming a factor lists exactly its levels."""
+    """A field with role ``split`` is a string, and one that lists allowed values allows
+    only registered splits; in the contract of the study's own rows (role ``items``), every
+    registered split, as a field naming a factor lists every level of it.  A contract of
+    another input may allow fewer (an engine that reads labels of two splits only says
+    which, and checks it)."""
     splits = [str(s.get("id")) for s in spec.get("splits") or []]
     for ptr, contract in items(spec, "record_contracts"):
         for j, f in enumerate(contract.get("fields") or []):
-            if f.get("role") != "split" or not f.get("allowed"):
+            if f.get("role") != "split":
+                continue
+            if f.get("type") != "string":
+                report(
+                    f"{ptr}/fields/{j}/type",
+                    f"field {f.get('name')!r} holds a split, so it is a string",
+                )
+            if not f.get("allowed"):
                 continue
             fptr = f"{ptr}/fields/{j}/allowed"
             allowed = [str(a) for a in f["allowed"]]
@@ -346,7 +356,7 @@ def split_fields_allow_the_splits(spec: dict, report: Reporter) -> None:
                     f" (splits: {', '.join(splits) or 'none'})",
                 )
             missing = [s for s in splits if s not in allowed]
-            if missing:
+            if missing and contract.get("role") == "items":
                 report(
                     fptr,
                     f"field {f.get('name')!r} leaves out {missing}, splits of the study"

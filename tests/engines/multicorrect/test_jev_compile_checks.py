@@ -255,3 +255,22 @@ def test_a_label_contract_may_still_list_the_two_splits(tmp_path):
     )
     code, err, _ = compile_edited(tmp_path, "jev-multicorrect", [edit])
     assert code == 0, err
+
+
+def test_a_label_contract_lists_the_two_splits_of_a_study_with_a_third(tmp_path):
+    # the labels are of the fit and the evaluate split only, so a third split of the study is
+    # not among the label contract's allowed values (the rule that a split field lists every
+    # split is the items contract's: the study's own rows are in all of them)
+    edits = [
+        (
+            "  - {id: test, code: tst, description: Evaluated once with the frozen threshold.}\n",
+            "  - {id: test, code: tst, description: Evaluated once with the frozen threshold.}\n"
+            "  - {id: dev, code: dev}\n",
+        ),
+        (
+            "{name: split, role: split, type: string,",
+            "{name: split, role: split, type: string, allowed: [validation, test],",
+        ),
+    ]
+    code, err, _ = compile_edited(tmp_path, "jev-multicorrect", edits)
+    assert code == 0, err
