@@ -468,6 +468,41 @@ WORKLOADS = {
 }
 
 
+def machine_speed(runs: int = 5) -> tuple[float, float]:
+    """The machine's speed at this moment, so that figures taken on different days compare:
+    the median seconds of a fixed pure-Python loop and of SHA-256 over 64 MiB in this process.
+    This machine's speed has moved by 3x between sessions with no load of its own (the same
+    code's prepare took 2.2 s one day and 0.74 s another), so a figure says little without
+    these two beside it."""
+    import hashlib
+
+    block = bytes(range(256)) * 4096  # 1 MiB
+
+    def loop() -> None:
+        total = 0
+        for k in range(2_000_000):
+            total += k * k
+        digest = {}
+        for k in range(200_000):
+            digest[k] = str(k)
+
+    def sha() -> None:
+        h = hashlib.sha256()
+        for _ in range(64):
+            h.update(block)
+        h.digest()
+
+    out = []
+    for fn in (loop, sha):
+        times = []
+        for _ in range(runs):
+            t = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t)
+        out.append(statistics.median(times))
+    return out[0], out[1]
+
+
 def main() -> int:
     if sys.argv[1:2] == ["--write-jev"]:
         write_jev_inputs(Path(sys.argv[2]), int(sys.argv[3]), binary=bool(int(sys.argv[4])))
@@ -487,6 +522,12 @@ def main() -> int:
     print(
         f"whole processes, median of {a.runs} (min–max); cores {os.cpu_count()}, load average "
         f"{os.getloadavg()[0]:.2f}; OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}",
+        flush=True,
+    )
+    loop, sha = machine_speed()
+    print(
+        f"machine speed now: pure-Python loop {loop:.3f} s, SHA-256 of 64 MiB {sha:.3f} s"
+        " (medians of 5; compare figures of different days only with these beside them)",
         flush=True,
     )
     with tempfile.TemporaryDirectory(prefix="prereg-bench-inputs-") as tmp:
