@@ -129,3 +129,24 @@ def test_tool_agents_end_to_end(tools):
     c = con["score-beta-ni"]
     assert c["lower"] == round(d - stats.t.ppf(0.95, df) * se, 4)
     assert c["p"] == pytest.approx(stats.t.sf((d + 0.05) / se, df), rel=1e-3)
+
+
+def compiled_or_refused(tmp_path: Path, study: str, edits, capsys) -> tuple[int, str]:
+    root = project_of(tmp_path / "edited", study, edits=edits)
+    code = main(["--project", str(root), "compile"])
+    return code, capsys.readouterr().err
+
+
+def test_rows_by_missing_a_level_is_reported(tmp_path, capsys):
+    """A rows_by that leaves a crossed level out is one problem at the crossing (the totals
+    check crashed on the cells it left without rows)."""
+    code, err = compiled_or_refused(
+        tmp_path, TOOLS, [("        - {level: hard, rows: 40}\n", "")], capsys
+    )
+    assert code == 2
+    assert "Traceback" not in err
+    assert (
+        "tool-agents.yaml:36: at /crossings/0/rows_by: rows_by must give the rows of each"
+        " crossed level of 'difficulty' once; missing ['hard']"
+    ) in err
+    assert "declared total" not in err
