@@ -150,3 +150,21 @@ def test_rows_by_missing_a_level_is_reported(tmp_path, capsys):
         " crossed level of 'difficulty' once; missing ['hard']"
     ) in err
     assert "declared total" not in err
+
+
+@pytest.mark.parametrize(
+    ("field", "why"),
+    [
+        ("status", "a string field of 'attempt', not a number"),
+        ("passed", "a boolean field of 'attempt', not a number"),
+        ("credited", "a derived test (true or false), not a number"),
+        ("grade", "a derived field none of whose cases gives a number"),
+    ],
+)
+def test_a_mean_of_a_field_without_numbers_is_refused(tmp_path, capsys, field, why):
+    """A mean of a string, boolean or derived non-numeric field compiled, and score then
+    averaged nothing (every row skipped, the figure missing) without a word."""
+    edit = ("compute: {kind: mean, field: score}", f"compute: {{kind: mean, field: {field}}}")
+    code, err = compiled_or_refused(tmp_path, TOOLS, [edit], capsys)
+    assert code == 2
+    assert f"at /metrics/3/compute/field: metric 'mean-score': mean of {field!r}, {why}" in err
