@@ -137,6 +137,32 @@ def compiled_or_refused(tmp_path: Path, study: str, edits, capsys) -> tuple[int,
     return code, capsys.readouterr().err
 
 
+def test_first_match_rows_simulate_as_observed(tmp_path):
+    """simulate writes the counted attempt of a first-match policy meeting its select (status
+    final); it wrote the first allowed status (partial), so no row was ever observed."""
+    root = project_of(tmp_path, REFUSAL)
+    assert main(["--project", str(root), "compile"]) == 0
+    assert run(root, REFUSAL, "items", "--out", root / "items.jsonl") == 0
+    obs = root / "obs.jsonl"
+    assert run(root, REFUSAL, "simulate", "--items", root / "items.jsonl", "--scenario",
+               "comparable", "--seed", 5, "--out", obs) == 0  # fmt: skip
+    records = read_jsonl(obs)
+    assert {r["status"] for r in records} == {"final", "error"}
+    assert all(r["judge"] == "primary" for r in records)
+    assert run(root, REFUSAL, "score", "--items", root / "items.jsonl", "--observations", obs,
+               "--out", root / "SCORE.json") == 0  # fmt: skip
+    doc = json.loads((root / "SCORE.json").read_text())
+    assert doc["rows"]["observed"] == doc["rows"]["registered"] == 1170
+    con = by_id(doc["contrasts"])
+    assert (con["ni-m4"]["a"]["n"], con["ni-m4"]["b"]["n"]) == (50, 100)
+    assert doc["gates"][0]["passed"] is True
+    out = root / "DIAGNOSE.json"
+    assert run(root, REFUSAL, "diagnose", "--scenario", "comparable", "--simulations", 50,
+               "--seed", 1, "--out", out, "--quiet") == 0  # fmt: skip
+    (condition,) = json.loads(out.read_text())["conditions"]
+    assert condition["gates"]["anyFailed"]["count"] == 0
+
+
 def test_rows_by_missing_a_level_is_reported(tmp_path, capsys):
     """A rows_by that leaves a crossed level out is one problem at the crossing (the totals
     check crashed on the cells it left without rows)."""

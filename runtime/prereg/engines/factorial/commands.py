@@ -214,9 +214,13 @@ def _failed_record(policy: Mapping[str, Any], outcome: str) -> dict[str, Any]:
 
 
 def _fixed_fields(policy: Mapping[str, Any]) -> dict[str, Any]:
-    """Fields the scored attempts must carry (``where`` conditions eq a value)."""
+    """Fields the scored attempts must carry (``where`` conditions eq a value, and for
+    ``first-match`` the ``select`` conditions the attempt that counts meets)."""
     out = {}
-    for c in policy.get("where") or ():
+    conds = list(policy.get("where") or ())
+    if policy.get("counts") == "first-match":
+        conds += list(policy.get("select") or ())
+    for c in conds:
         if c["op"] == "eq" and c.get("other") is None:
             out[c["field"]] = c.get("value")
         elif c["op"] == "in" and c.get("values"):
