@@ -194,3 +194,41 @@ def test_a_mean_of_a_field_without_numbers_is_refused(tmp_path, capsys, field, w
     code, err = compiled_or_refused(tmp_path, TOOLS, [edit], capsys)
     assert code == 2
     assert f"at /metrics/3/compute/field: metric 'mean-score': mean of {field!r}, {why}" in err
+
+
+def test_diagnose_refuses_what_it_cannot_simulate(tmp_path, capsys):
+    """diagnose draws only whether each row's outcome is right: a rule reading a mean (which
+    it scored as the mean of per-cell sums) or a proportion of a field a scenario draws by
+    values (which it fixed at one draw of the first scenario) is refused, each named."""
+    root = project_of(tmp_path, TOOLS)
+    assert main(["--project", str(root), "compile"]) == 0
+    capsys.readouterr()
+    out = root / "DIAGNOSE.json"
+    args = ["--simulations", 20, "--seed", 1, "--out", out, "--quiet"]
+    assert run(root, TOOLS, "diagnose", *args) == 2
+    err = capsys.readouterr().err
+    assert "diagnose: it simulates counts of independent rows, and these rules need more" in err
+    assert "contrast score-beta-ni reads metric 'mean-score', a mean" in err
+    assert "estimate steps-gamma reads metric 'steps-solved', a mean" in err
+    assert (
+        "estimate credit-gamma reads metric 'credit-rate', which depends on more than whether a"
+        " row's outcome is right (a scenario gives no model of it: derived field 'credited'"
+        " reads 'grade': derived field 'grade' reads 'score': scenario gamma-best draws 'score')"
+    ) in err
+    assert not out.exists()
+
+
+def test_diagnose_of_the_outcome_alone_runs(tmp_path):
+    """Without the rules that read numbers, the same design diagnoses, and its pass-rate
+    estimates are unbiased under every scenario."""
+    text = (FIXTURES / "factorial" / f"{TOOLS}.yaml").read_text(encoding="utf-8")
+    cut = text.index("  - id: h3\n"), text.index("constants:\n")
+    root = project_of(tmp_path, TOOLS, edits=[(text[cut[0] : cut[1]], "")])
+    assert main(["--project", str(root), "compile"]) == 0
+    out = root / "DIAGNOSE.json"
+    args = ["--simulations", 100, "--seed", 1, "--out", out, "--quiet"]
+    assert run(root, TOOLS, "diagnose", *args) == 0
+    doc = json.loads(out.read_text())
+    for condition in doc["conditions"]:
+        for c in condition["contrasts"]:
+            assert abs(c["bias"]) < 0.03, (condition["scenario"], c)
