@@ -114,6 +114,27 @@ def derived_fields_resolve(spec: dict, report: Reporter) -> None:
         known = known | {did}
 
 
+def _not_numeric(spec: dict, name: str) -> str | None:
+    """Why the row field ``name`` holds no number (None when it may: a numeric field of a
+    record contract, a derived field with a numeric case, a field the engine provides)."""
+    for d in spec.get("derived_fields") or []:
+        if d.get("id") == name:
+            if d.get("test") is not None:
+                return "a derived test (true or false), not a number"
+            values = [case.get("value") for case in d.get("cases") or []]
+            if any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+                return None
+            return "a derived field none of whose cases gives a number"
+    policy = spec.get("attempts") or {}
+    for contract in spec.get("record_contracts") or []:
+        if contract.get("role") != "items" and contract.get("id") != policy.get("contract"):
+            continue
+        for f in contract.get("fields") or []:
+            if f.get("name") == name and f.get("type") not in ("integer", "number"):
+                return f"a {f.get('type')} field of {contract.get('id')!r}, not a number"
+    return None
+
+
 def all_fields(spec: dict) -> set[str]:
     return row_fields(spec) | {d.get("id") for d in spec.get("derived_fields") or []}
 
@@ -138,6 +159,8 @@ def metric_compute_well_formed(spec: dict, report: Reporter) -> None:
         if kind in ("mean", "geometric_mean", "ece", "auroc"):
             if c.get("field") not in known:
                 report(f"{cptr}/field", f"{what}: {kind} of unknown field {c.get('field')!r}")
+            elif (kept := _not_numeric(spec, c.get("field"))) is not None:
+                report(f"{cptr}/field", f"{what}: {kind} of {c.get('field')!r}, {kept}")
         if kind in ("mean", "geometric_mean") and c.get("where"):
             report(f"{cptr}/where", f"{what}: a {kind} takes among, not where")
         if kind in ("ece", "auroc") and not c.get("where"):

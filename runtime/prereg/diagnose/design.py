@@ -49,6 +49,7 @@ class Design:
     contributions: Mapping[str, tuple[str, np.ndarray, np.ndarray]]
     unmodelled: frozenset[str] = frozenset()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    unmodelled_why: Mapping[str, str] = field(default_factory=dict)  # metric -> the reason
 
     @property
     def groups(self) -> int:
@@ -225,24 +226,31 @@ def refuse_unmodelled(design: Design, rules: Rules) -> None:
         for i in (*rules.ESTIMATES, *rules.CONTRASTS)
         if i.interval in ("bootstrap", "none")
     ]
+    sampled = {
+        m
+        for m in used
+        if m in design.contributions
+        and design.contributions[m][0] not in ("coverage", "proportion")
+    }
     designed += [
         f"{what} reads metric {m!r}, a {design.contributions[m][0]}"
         for m, what in used.items()
-        if m in design.contributions
-        and design.contributions[m][0] not in ("coverage", "proportion", "mean")
+        if m in sampled
+    ]
+    bad = sorted(m for m in used if m in design.unmodelled and m not in sampled)
+    undetermined = [
+        f"{used[m]} reads metric {m!r}, which depends on more than whether a row's"
+        " outcome is right (a scenario gives no model of it"
+        + (f": {design.unmodelled_why[m]})" if m in design.unmodelled_why else ")")
+        for m in bad
     ]
     if designed:
         raise UserError(
             "diagnose: it simulates counts of independent rows, and these rules need more",
-            problems=designed,
+            problems=designed + undetermined,
         )
-    bad = sorted(m for m in used if m in design.unmodelled)
-    if bad:
+    if undetermined:
         raise UserError(
             "diagnose: the rules read metric(s) a scenario does not determine",
-            problems=[
-                f"{used[m]} reads metric {m!r}, which depends on more than whether a row's"
-                " outcome is right (a scenario gives no model of it)"
-                for m in bad
-            ],
+            problems=undetermined,
         )

@@ -214,9 +214,13 @@ def _failed_record(policy: Mapping[str, Any], outcome: str) -> dict[str, Any]:
 
 
 def _fixed_fields(policy: Mapping[str, Any]) -> dict[str, Any]:
-    """Fields the scored attempts must carry (``where`` conditions eq a value)."""
+    """Fields the scored attempts must carry (``where`` conditions eq a value, and for
+    ``first-match`` the ``select`` conditions the attempt that counts meets)."""
     out = {}
-    for c in policy.get("where") or ():
+    conds = list(policy.get("where") or ())
+    if policy.get("counts") == "first-match":
+        conds += list(policy.get("select") or ())
+    for c in conds:
         if c["op"] == "eq" and c.get("other") is None:
             out[c["field"]] = c.get("value")
         elif c["op"] == "in" and c.get("values"):
@@ -695,6 +699,50 @@ def _item_columns(config, ids: Sequence[str], cells: Sequence[Mapping[str, Any]]
     return cols
 
 
+def _conditions_read(conds) -> set[str]:
+    return {str(x) for c in conds or () for x in (c.get("field"), c.get("other")) if x}
+
+
+def drawn_metrics(config) -> dict[str, str]:
+    """Metrics that read a number a scenario draws by ``values`` (through derived fields, or
+    every metric when the attempt policy reads one), each with the reason: their figures
+    depend on more than whether each row's outcome is right, which is all diagnose draws."""
+    drawn: dict[str, str] = {}
+    for sc in config.get("scenarios") or ():
+        for v in sc.get("values") or ():
+            drawn.setdefault(str(v["field"]), f"scenario {sc['id']} draws {v['field']!r}")
+    if not drawn:
+        return {}
+    policy = config.get("attempts") or {}
+    read = set()
+    for part in ("failed", "failed_if_any", "where", "select"):
+        read |= _conditions_read(policy.get(part))
+    policy_reads = sorted(read & set(drawn))
+    reads = dict(drawn)
+    for d in config.get("derived_fields") or ():
+        used = _conditions_read(d.get("test"))
+        for case in d.get("cases") or ():
+            used |= _conditions_read(case.get("when"))
+        via = sorted(used & set(reads))
+        if via:
+            reads[str(d["id"])] = f"derived field {d['id']!r} reads {via[0]!r}: {reads[via[0]]}"
+    out = {}
+    for m in config.get("metrics") or ():
+        c = m.get("compute")
+        if c is None:
+            continue
+        if policy_reads:
+            out[m["id"]] = f"the attempt policy reads {policy_reads[0]!r}: {drawn[policy_reads[0]]}"
+            continue
+        used = _conditions_read(c.get("where")) | _conditions_read(c.get("among"))
+        if c.get("field"):
+            used.add(str(c["field"]))
+        via = sorted(used & set(reads))
+        if via:
+            out[m["id"]] = reads[via[0]] if via[0] not in drawn else drawn[via[0]]
+    return out
+
+
 def diagnose_design(config):
     """The study's rows as row groups (one per registered cell: the factorial engine derives
     no row attribute) and what each kind of row contributes to each metric: prototype rows,
@@ -743,12 +791,15 @@ def diagnose_design(config):
     )
     metrics, _ = row_metrics_of(config, table, records, "the prototype rows")
     n = len(cells)
+    why = drawn_metrics(config)
     return Design(
         cells=cells,
         group_cell=np.arange(n, dtype=np.int64),
         group_attributes={},
         group_rows=np.array([int(c["rows"]) for c in cells], dtype=np.int64),
         contributions=contributions_of(metrics, n),
+        unmodelled=frozenset(why),
+        unmodelled_why=why,
         notes=(
             "Rows carry the item fields the items command writes and the records simulate"
             " writes; a row group is a registered cell.",

@@ -1,0 +1,234 @@
+"""Two factorial studies written as a methodologist would, in YAML alone, run through the CLI.
+
+``tool-agents``: one split, three factors crossed with ``rows_by`` and ``exclude``, first-success
+attempts with ``failed_if_any`` and ``unknown_rows: ignore``, derived fields with cases, means
+over numeric fields, pairwise contrasts (``pairs_of``) under Holm, a Welch non-inferiority
+margin with ordered verdicts, Clopper-Pearson estimates. ``refusal-ni``: two splits, crossings
+with ``subset``, ``fixed`` and ``exclude``, first-match attempts behind a scored-attempt filter,
+Farrington-Manning non-inferiority, ``at_least`` over a placeholder, a scenario family.
+Figures are checked against an independent computation from the files the commands wrote."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
+
+from prereg.cli import main
+from tests.conftest import FIXTURES, ROOT
+from tests.engines.factorial.examples import by_id, read_jsonl, run
+
+TOOLS = "tool-agents"
+REFUSAL = "refusal-ni"
+
+
+def project_of(root: Path, *studies: str, edits=()) -> Path:
+    (root / "spec" / "studies").mkdir(parents=True)
+    for study in studies:
+        text = (FIXTURES / "factorial" / f"{study}.yaml").read_text(encoding="utf-8")
+        for old, new in edits:
+            assert text.count(old) == 1, old
+            text = text.replace(old, new)
+        (root / "spec" / "studies" / f"{study}.yaml").write_text(text, encoding="utf-8")
+    (root / "generated").mkdir()
+    shutil.copy(ROOT / "generated" / "prereg.schema.json", root / "generated")
+    return root
+
+
+@pytest.fixture(scope="module")
+def tools(tmp_path_factory) -> Path:
+    root = project_of(tmp_path_factory.mktemp("tools"), TOOLS)
+    assert main(["--project", str(root), "compile"]) == 0
+    assert run(root, TOOLS, "items", "--out", root / "items.jsonl") == 0
+    obs = root / "obs.jsonl"
+    assert run(root, TOOLS, "simulate", "--items", root / "items.jsonl", "--scenario",
+               "gamma-best", "--seed", 3, "--out", obs) == 0  # fmt: skip
+    ghost = {"attempt": 1, "passed": True, "rowId": "ghost-1", "score": 0.9, "status": "ok",
+             "steps": 3}  # fmt: skip
+    with obs.open("a") as f:
+        f.write(json.dumps(ghost) + "\n")
+    assert run(root, TOOLS, "score", "--items", root / "items.jsonl", "--observations", obs,
+               "--out", root / "SCORE.json") == 0  # fmt: skip
+    return root
+
+
+def counted_rows(root: Path) -> dict[str, dict]:
+    """First-success by hand: the lowest attempt whose status is ok, registered rows only."""
+    items = {r["rowId"]: r for r in read_jsonl(root / "items.jsonl")}
+    attempts = defaultdict(list)
+    for r in read_jsonl(root / "obs.jsonl"):
+        attempts[r["rowId"]].append(r)
+    out = {}
+    for rid, rs in attempts.items():
+        ok = sorted((r for r in rs if r["status"] == "ok"), key=lambda r: r["attempt"])
+        if rid in items and ok:
+            out[rid] = {**items[rid], **ok[0]}
+    return out
+
+
+def test_tool_agents_end_to_end(tools):
+    items = read_jsonl(tools / "items.jsonl")
+    assert len(items) == 780  # 3 agents x (3 tools easy x 60 + 2 tools hard x 40)
+    assert not any(r["tool"] == "calc" and r["difficulty"] == "hard" for r in items)
+    doc = json.loads((tools / "SCORE.json").read_text())
+    assert doc["rows"] == {"registered": 780, "observed": 780, "ignoredRecords": 1}
+    assert doc["verdicts"] == {
+        "h1": "supported", "h2": "supported", "h3": "non-inferior", "h4": "reported-only"
+    }  # fmt: skip
+    est, con = by_id(doc["estimates"]), by_id(doc["contrasts"])
+    assert (est["pass-alpha"]["k"], est["pass-alpha"]["n"]) == (160, 260)
+    assert (est["pass-gamma"]["k"], est["pass-gamma"]["n"]) == (201, 260)
+    assert con["pass-alpha-vs-gamma"]["estimate"] == -0.1577
+
+    rows = counted_rows(tools)
+    assert len(rows) == 780
+
+    def sel(**kw):
+        return [r for r in rows.values() if all(r[k] in v for k, v in kw.items())]
+
+    def kn(rs):
+        return sum(r["passed"] is True for r in rs), len(rs)
+
+    for agent in ("alpha", "beta", "gamma"):
+        k, n = kn(sel(agent=[agent]))
+        e = est[f"pass-{agent}"]
+        assert (e["k"], e["n"]) == (k, n)
+        lo, hi = proportion_confint(k, n, method="beta")
+        assert (e["lower"], e["upper"]) == (round(lo, 4), round(hi, 4))
+        credited = sum(r["score"] >= 0.5 for r in sel(agent=[agent]))
+        assert est[f"credit-{agent}"]["k"] == credited
+        steps = np.array([r["steps"] for r in sel(agent=[agent]) if r["passed"]], dtype=float)
+        assert est[f"steps-{agent}"]["n"] == steps.size
+        assert est[f"steps-{agent}"]["estimate"] == round(float(steps.mean()), 4)
+    pairs = [("alpha", "beta"), ("alpha", "gamma"), ("beta", "gamma")]
+    ps = []
+    for x, y in pairs:
+        (ka, na), (kb, nb) = kn(sel(agent=[x])), kn(sel(agent=[y]))
+        pooled = (ka + kb) / (na + nb)
+        z = (ka / na - kb / nb) / np.sqrt(pooled * (1 - pooled) * (1 / na + 1 / nb))
+        ps.append(2 * stats.norm.sf(abs(z)))
+        lo, hi = confint_proportions_2indep(ka, na, kb, nb, method="newcomb")
+        c = con[f"pass-{x}-vs-{y}"]
+        assert (c["lower"], c["upper"]) == (round(lo, 4), round(hi, 4))
+    holm = multipletests(ps, method="holm")[1]
+    for (x, y), adj in zip(pairs, holm, strict=True):
+        assert con[f"pass-{x}-vs-{y}"]["adjustedP"] == pytest.approx(adj, rel=1e-3, abs=1e-7)
+    # Welch non-inferiority of beta's mean score against alpha's at margin -0.05 (90% interval)
+    a = np.array([r["score"] for r in sel(agent=["beta"])])
+    b = np.array([r["score"] for r in sel(agent=["alpha"])])
+    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+    df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
+    d, se = a.mean() - b.mean(), np.sqrt(va + vb)
+    c = con["score-beta-ni"]
+    assert c["lower"] == round(d - stats.t.ppf(0.95, df) * se, 4)
+    assert c["p"] == pytest.approx(stats.t.sf((d + 0.05) / se, df), rel=1e-3)
+
+
+def compiled_or_refused(tmp_path: Path, study: str, edits, capsys) -> tuple[int, str]:
+    root = project_of(tmp_path / "edited", study, edits=edits)
+    code = main(["--project", str(root), "compile"])
+    return code, capsys.readouterr().err
+
+
+def test_first_match_rows_simulate_as_observed(tmp_path):
+    """simulate writes the counted attempt of a first-match policy meeting its select (status
+    final); it wrote the first allowed status (partial), so no row was ever observed."""
+    root = project_of(tmp_path, REFUSAL)
+    assert main(["--project", str(root), "compile"]) == 0
+    assert run(root, REFUSAL, "items", "--out", root / "items.jsonl") == 0
+    obs = root / "obs.jsonl"
+    assert run(root, REFUSAL, "simulate", "--items", root / "items.jsonl", "--scenario",
+               "comparable", "--seed", 5, "--out", obs) == 0  # fmt: skip
+    records = read_jsonl(obs)
+    assert {r["status"] for r in records} == {"final", "error"}
+    assert all(r["judge"] == "primary" for r in records)
+    assert run(root, REFUSAL, "score", "--items", root / "items.jsonl", "--observations", obs,
+               "--out", root / "SCORE.json") == 0  # fmt: skip
+    doc = json.loads((root / "SCORE.json").read_text())
+    assert doc["rows"]["observed"] == doc["rows"]["registered"] == 1170
+    con = by_id(doc["contrasts"])
+    assert (con["ni-m4"]["a"]["n"], con["ni-m4"]["b"]["n"]) == (50, 100)
+    assert doc["gates"][0]["passed"] is True
+    out = root / "DIAGNOSE.json"
+    assert run(root, REFUSAL, "diagnose", "--scenario", "comparable", "--simulations", 50,
+               "--seed", 1, "--out", out, "--quiet") == 0  # fmt: skip
+    (condition,) = json.loads(out.read_text())["conditions"]
+    assert condition["gates"]["anyFailed"]["count"] == 0
+
+
+def test_rows_by_missing_a_level_is_reported(tmp_path, capsys):
+    """A rows_by that leaves a crossed level out is one problem at the crossing (the totals
+    check crashed on the cells it left without rows)."""
+    code, err = compiled_or_refused(
+        tmp_path, TOOLS, [("        - {level: hard, rows: 40}\n", "")], capsys
+    )
+    assert code == 2
+    assert "Traceback" not in err
+    assert (
+        "tool-agents.yaml:36: at /crossings/0/rows_by: rows_by must give the rows of each"
+        " crossed level of 'difficulty' once; missing ['hard']"
+    ) in err
+    assert "declared total" not in err
+
+
+@pytest.mark.parametrize(
+    ("field", "why"),
+    [
+        ("status", "a string field of 'attempt', not a number"),
+        ("passed", "a boolean field of 'attempt', not a number"),
+        ("credited", "a derived test (true or false), not a number"),
+        ("grade", "a derived field none of whose cases gives a number"),
+    ],
+)
+def test_a_mean_of_a_field_without_numbers_is_refused(tmp_path, capsys, field, why):
+    """A mean of a string, boolean or derived non-numeric field compiled, and score then
+    averaged nothing (every row skipped, the figure missing) without a word."""
+    edit = ("compute: {kind: mean, field: score}", f"compute: {{kind: mean, field: {field}}}")
+    code, err = compiled_or_refused(tmp_path, TOOLS, [edit], capsys)
+    assert code == 2
+    assert f"at /metrics/3/compute/field: metric 'mean-score': mean of {field!r}, {why}" in err
+
+
+def test_diagnose_refuses_what_it_cannot_simulate(tmp_path, capsys):
+    """diagnose draws only whether each row's outcome is right: a rule reading a mean (which
+    it scored as the mean of per-cell sums) or a proportion of a field a scenario draws by
+    values (which it fixed at one draw of the first scenario) is refused, each named."""
+    root = project_of(tmp_path, TOOLS)
+    assert main(["--project", str(root), "compile"]) == 0
+    capsys.readouterr()
+    out = root / "DIAGNOSE.json"
+    args = ["--simulations", 20, "--seed", 1, "--out", out, "--quiet"]
+    assert run(root, TOOLS, "diagnose", *args) == 2
+    err = capsys.readouterr().err
+    assert "diagnose: it simulates counts of independent rows, and these rules need more" in err
+    assert "contrast score-beta-ni reads metric 'mean-score', a mean" in err
+    assert "estimate steps-gamma reads metric 'steps-solved', a mean" in err
+    assert (
+        "estimate credit-gamma reads metric 'credit-rate', which depends on more than whether a"
+        " row's outcome is right (a scenario gives no model of it: derived field 'credited'"
+        " reads 'grade': derived field 'grade' reads 'score': scenario gamma-best draws 'score')"
+    ) in err
+    assert not out.exists()
+
+
+def test_diagnose_of_the_outcome_alone_runs(tmp_path):
+    """Without the rules that read numbers, the same design diagnoses, and its pass-rate
+    estimates are unbiased under every scenario."""
+    text = (FIXTURES / "factorial" / f"{TOOLS}.yaml").read_text(encoding="utf-8")
+    cut = text.index("  - id: h3\n"), text.index("constants:\n")
+    root = project_of(tmp_path, TOOLS, edits=[(text[cut[0] : cut[1]], "")])
+    assert main(["--project", str(root), "compile"]) == 0
+    out = root / "DIAGNOSE.json"
+    args = ["--simulations", 100, "--seed", 1, "--out", out, "--quiet"]
+    assert run(root, TOOLS, "diagnose", *args) == 0
+    doc = json.loads(out.read_text())
+    for condition in doc["conditions"]:
+        for c in condition["contrasts"]:
+            assert abs(c["bias"]) < 0.03, (condition["scenario"], c)
