@@ -272,7 +272,10 @@ def _cmd_compile(project, args) -> int:
     for rel in changed:
         print(f"wrote {rel}" if rel in files else f"removed {rel}")
     _warn_unready(project, args.studies or None)
-    studies = sorted({rel.split("/")[1] for rel in files})
+    from prereg.compiler.project import package_name
+
+    packages = {rel.split("/")[1] for rel in files}
+    studies = sorted(p.stem for p in project.spec_files() if package_name(p.stem) in packages)
     print(
         f"compiled {len(studies)} stud{'y' if len(studies) == 1 else 'ies'}: {', '.join(studies)}; {len(changed)} file(s) changed"
     )

@@ -20,6 +20,7 @@ EXPECTED = {
     "allowed-not-the-levels": "allowed-not-the-levels.yaml:21: at /record_contracts/0/fields/1/allowed: field 'arm' leaves out ['arm-b'], levels of 'arm' (the study's own rows at those levels would break their contract)",
     "allowed-not-the-splits": "allowed-not-the-splits.yaml:23: at /record_contracts/0/fields/1/allowed: field 'split' leaves out ['tuning'], splits of the study (the study's own rows in those splits would break their contract)",
     "allowed-unknown-split": "allowed-unknown-split.yaml:23: at /record_contracts/0/fields/1/allowed: field 'split' allows ['holdout'], which are not splits of the study (splits: tuning, test)",
+    "order-on-a-boolean": "order-on-a-boolean.yaml:41: at /metrics/0/compute/where/0/field: metric 'accuracy': op ge orders numbers, and 'correct' is a boolean field of 'observation', not a number",
     "split-not-a-string": "split-not-a-string.yaml:23: at /record_contracts/0/fields/1/type: field 'split' holds a split, so it is a string",
     "attempts-unknown-field": "attempts-unknown-field.yaml:32: at /attempts/order: order field 'attempt_no' is not a field of 'observation'",
     "crossing-repeated-ids": "crossing-repeated-ids.yaml:14: at /crossings/0/id: the cell id template must name every crossed factor ({factor}), or the cells' ids repeat",

@@ -140,7 +140,7 @@ def _prereg(*args, site: Path | None):
 def test_a_plugin_outside_runtime_compiles_and_runs_a_study(site: Path, project: Path):
     c = _prereg("--project", project, "compile", site=site)
     assert c.returncode == 0, c.stderr
-    assert "compiled 1 study: my_study" in c.stdout
+    assert "compiled 1 study: my-study;" in c.stdout  # the study id, not its package
     init = (project / "generated" / "my_study" / "__init__.py").read_text()
     assert 'ENGINE = "my-engine"' in init and 'ENGINE_MODULE = "myengine.commands"' in init
 

@@ -36,7 +36,7 @@ def row_fields(spec: dict) -> set[str]:
 
 
 def _conditions(
-    conds, ptr: str, known: set[str], what: str, report: Reporter, *, fields=None
+    conds, ptr: str, known: set[str], what: str, report: Reporter, *, spec: dict, fields=None
 ) -> None:
     for i, c in enumerate(conds or []):
         cptr = f"{ptr}/{i}"
@@ -62,6 +62,15 @@ def _conditions(
                 and (isinstance(c["value"], bool) or not isinstance(c["value"], (int, float)))
             ):
                 report(f"{cptr}/value", f"{what}: op {op} compares with a number")
+            if op not in ("eq", "ne"):
+                # an order holds only between numbers: on anything else it is never true
+                for key, named in (("field", name), ("other", other)):
+                    why = _not_numeric(spec, named) if named is not None else None
+                    if why is not None:
+                        report(
+                            f"{cptr}/{key}",
+                            f"{what}: op {op} orders numbers, and {named!r} is {why}",
+                        )
 
 
 @check
@@ -88,7 +97,13 @@ def attempt_policy_resolves(spec: dict, report: Reporter) -> None:
     fields = set(types)
     for part in ("failed", "failed_if_any", "where", "select"):
         _conditions(
-            policy.get(part), f"/attempts/{part}", fields, "attempt policy", report, fields=fields
+            policy.get(part),
+            f"/attempts/{part}",
+            fields,
+            "attempt policy",
+            report,
+            spec=spec,
+            fields=fields,
         )
     if (policy.get("counts") == "first-match") != bool(policy.get("select")):
         report(
@@ -109,8 +124,8 @@ def derived_fields_resolve(spec: dict, report: Reporter) -> None:
         if (d.get("cases") is None) == (d.get("test") is None):
             report(ptr, f"{what} takes exactly one of cases and test")
         for j, case in enumerate(d.get("cases") or []):
-            _conditions(case.get("when"), f"{ptr}/cases/{j}/when", known, what, report)
-        _conditions(d.get("test"), f"{ptr}/test", known, what, report)
+            _conditions(case.get("when"), f"{ptr}/cases/{j}/when", known, what, report, spec=spec)
+        _conditions(d.get("test"), f"{ptr}/test", known, what, report, spec=spec)
         known = known | {did}
 
 
@@ -177,8 +192,8 @@ def metric_compute_well_formed(spec: dict, report: Reporter) -> None:
                 report(f"{cptr}/bins", f"{what}: the bin edges must be strictly increasing")
         elif c.get("bins") or c.get("closed") is not None:
             report(f"{cptr}/bins", f"{what}: bins and closed are for ece")
-        _conditions(c.get("where"), f"{cptr}/where", known, what, report)
-        _conditions(c.get("among"), f"{cptr}/among", known, what, report)
+        _conditions(c.get("where"), f"{cptr}/where", known, what, report, spec=spec)
+        _conditions(c.get("among"), f"{cptr}/among", known, what, report, spec=spec)
 
 
 def _cell_matches(flts: list, cell: dict) -> bool | None:

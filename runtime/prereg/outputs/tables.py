@@ -10,6 +10,7 @@ Every table of one call is created or none (files are never overwritten).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -103,6 +104,7 @@ def write_tables(score: str | Path, csv_dir: str | Path | None, parquet_dir: str
         raise UserError(f"{path}: not valid JSON ({exc})") from None
     found = tables_of(doc, str(path))
     files = []
+    folders = []
     for folder, suffix, render in (
         (csv_dir, ".csv", csv_bytes),
         (parquet_dir, ".parquet", parquet_bytes),
@@ -110,10 +112,27 @@ def write_tables(score: str | Path, csv_dir: str | Path | None, parquet_dir: str
         if folder is None:
             continue
         folder = Path(folder)
-        if not folder.is_dir():
-            raise UserError(f"{folder}: not a folder")
+        if folder.exists() and not folder.is_dir():
+            raise UserError(f"{folder}: exists and is not a folder")
+        if not folder.exists() and not folder.parent.is_dir():
+            raise UserError(f"{folder}: its parent folder {folder.parent} does not exist")
+        folders.append(folder)
         files += [(folder / f"{name}{suffix}", render(*t), 0o644) for name, t in found.items()]
     if not files:
         raise UserError("tables: give --csv DIR and/or --parquet DIR")
-    write_files_new(files)
+    made = []  # folders created here, removed again when the tables cannot all be written
+    try:
+        for folder in folders:
+            if not folder.exists():
+                try:
+                    folder.mkdir()
+                except OSError as exc:
+                    raise UserError(f"{folder}: cannot create ({exc.strerror or exc})") from None
+                made.append(folder)
+        write_files_new(files)
+    except BaseException:
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
     return [p for p, _, _ in files]
