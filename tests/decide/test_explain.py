@@ -56,3 +56,20 @@ def test_without_prereg_md_a_rule_is_not_called_reported_only(tmp_path):
     assert "- `h1`: (its rule's words were not found" in text
     assert "  - deciding figures: P < 0.05: met by 1 of 1: c1 (0.01)" in text
     assert "- `h2`: reported only" in text
+
+
+def test_a_comparison_no_figure_met_names_the_figures_it_read():
+    from prereg.reports.verdicts import deciding_figures
+
+    hyp = {"rule": {"compare": {"target": "c-{k}", "quantity": "p", "op": "lt", "value": 0.05}}}
+    figures = [{"id": f"c-{k}", "p": p} for k, p in enumerate([0.2, 0.06, None, 0.5])]
+    # none met: the values read are listed (a figure without the quantity is counted, not shown)
+    assert (
+        deciding_figures(hyp, figures)
+        == "P < 0.05: met by 0 of 4 (c-0 (0.2), c-1 (0.06), c-3 (0.5))"
+    )
+    many = [{"id": f"c-{k}", "p": 0.5} for k in range(10)]
+    assert deciding_figures(hyp, many).endswith("c-7 (0.5), …)")
+    # some met: those are listed, as before
+    figures[1]["p"] = 0.01
+    assert deciding_figures(hyp, figures) == "P < 0.05: met by 1 of 4: c-1 (0.01)"

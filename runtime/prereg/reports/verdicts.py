@@ -90,9 +90,9 @@ def deciding_figures(
 ) -> str:
     """Each comparison the rule reads, with how many of its targets met it and which.
 
-    A comparison of study figures (ids in ``study_figures``) says "value", and when none of
-    its figures met it, lists their values (a rule over a few engine figures reads best with
-    the figures that did not meet it)."""
+    A comparison of study figures (ids in ``study_figures``) says "value".  When none of a
+    comparison's figures met it, their values are listed (up to 8), so that the line still
+    names what the rule read."""
     leaves = list(_leaves(hypothesis.get("rule")))
     for v in hypothesis.get("verdicts") or []:
         leaves += list(_leaves(v.get("when")))
@@ -126,7 +126,7 @@ def deciding_figures(
         cond = f"{words} {OPS.get(str(leaf.get('op')))} {leaf.get('value')}"
         shown = ", ".join(met[:6]) + (f", … {len(met) - 6} more" if len(met) > 6 else "")
         text = f"{cond}: met by {len(met)} of {total}" + (f": {shown}" if met else "")
-        if is_study and not met and unmet:
+        if not met and unmet:  # what the rule read instead, so the line names the figures
             text += " (" + ", ".join(unmet[:8]) + (", …" if len(unmet) > 8 else "") + ")"
         parts.append(text)
     return "; ".join(parts)
