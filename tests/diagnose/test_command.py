@@ -99,6 +99,11 @@ def test_a_family_gives_a_power_curve(ap, tmp_path):
     assert [p["effect"] for p in h1["points"]] == [0, 0.04, 0.08, 0.1, 0.12, 0.16, 0.2]
     assert shares[0] < 0.05 < 0.9 < shares[-1]
     assert 0.08 < h1["detectable"] < 0.2
+    # a reported-only hypothesis has no rule and so no power: no curve (its share was 1 at
+    # every effect, and DIAGNOSE.md called 0 its detectable effect)
+    reported = [h for h in ("accuracy-a",) if h in {c["hypothesis"] for c in fam["curves"]}]
+    assert reported == [] and len(fam["curves"]) == 3
+    assert "accuracy-a (reported-only)" not in (tmp_path / "D.md").read_text()
 
 
 def test_refusals(ap, tmp_path, capsys):

@@ -30,6 +30,7 @@ from prereg.decide import scenarios as registered
 from prereg.engines import StudyContext
 from prereg.errors import UserError
 from prereg.files import refuse_existing, write_files_new
+from prereg.rules import REPORTED_ONLY
 
 from . import claims as claim_checks
 from . import runner
@@ -191,6 +192,8 @@ def _families(plan: Plan, summaries: list[dict], found, target: float) -> list[d
         curves = []
         for h in plan.rules.HYPOTHESES:
             verdict = plan.rules.first_verdict(h)
+            if verdict == REPORTED_ONLY:
+                continue  # no rule, so no power: its share is 1 at every effect
             points = []
             for s in rows:
                 got = power_share(s, h, verdict)
