@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
+import re
 import sys
 from collections.abc import Sequence
 
@@ -37,18 +38,37 @@ def _iso_datetime(text: str) -> str:
     return text
 
 
-def _integer_list(text: str) -> list[int]:
-    try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
+MAX_SAFE_INTEGER = 2**53 - 1  # the largest integer every JSON reader carries exactly
+_INTEGER = re.compile(r"-?[0-9]+")
+
+
+def _integer(text: str) -> int:
+    """An integer option: ASCII digits with an optional minus sign, within ±(2^53 − 1), the
+    range JSON carries exactly (what a command writes, its seeds and counts, is JSON).  Not
+    Python's ``int``, which takes other scripts' digits, spaces and underscores and any size."""
+    if not _INTEGER.fullmatch(text):
+        raise ValueError(text)  # argparse: "invalid int value: '...'"
+    if len(text.lstrip("-")) > 20 or abs(int(text)) > MAX_SAFE_INTEGER:
+        shown = text if len(text) <= 24 else text[:24] + "…"
         raise argparse.ArgumentTypeError(
-            f"not a comma-separated list of integers: {text!r}"
-        ) from None
+            f"integer {shown} is outside ±(2^53 − 1), which JSON does not carry exactly"
+        )
+    return int(text)
+
+
+_integer.__name__ = "int"
+
+
+def _integer_list(text: str) -> list[int]:
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    if not all(_INTEGER.fullmatch(x) for x in items):
+        raise argparse.ArgumentTypeError(f"not a comma-separated list of integers: {text!r}")
+    return [_integer(x) for x in items]
 
 
 ARG_TYPES = {
     "string": str,
-    "integer": int,
+    "integer": _integer,
     "number": float,
     "path": str,
     "datetime": _iso_datetime,

@@ -62,6 +62,31 @@ def loads_strict(text: str) -> Any:
         raise StrictJSONError("nesting too deep to parse") from None
 
 
+MAX_SAFE_INTEGER = 2**53 - 1  # the largest integer every JSON reader carries exactly
+
+
+def unsafe_integer(value: Any) -> str | None:
+    """The first integer in ``value`` outside ±(2^53 − 1), as ``at /json/path: rule``, or None.
+
+    Canonical JSON (RFC 8785), which every digest is taken over, has no such integer, so a
+    document holding one can be neither digested nor written again; it is refused where it is
+    read, at its place, instead of failing later in the digest."""
+    stack: list[tuple[tuple, Any]] = [((), value)]
+    while stack:
+        where, v = stack.pop()
+        if type(v) is int and not -MAX_SAFE_INTEGER <= v <= MAX_SAFE_INTEGER:
+            text = str(v) if len(str(v)) <= 24 else str(v)[:24] + "…"
+            return (
+                f"at {json_path(where)}: integer {text} is outside ±(2^53 − 1), which JSON"
+                " does not carry exactly"
+            )
+        if isinstance(v, dict):
+            stack.extend((where + (k,), x) for k, x in reversed(list(v.items())))
+        elif isinstance(v, list):
+            stack.extend((where + (i,), x) for i, x in reversed(list(enumerate(v))))
+    return None
+
+
 def read_json_file(path, *, missing: str | None = None, obj: bool = True) -> Any:
     """One JSON document from a regular file, parsed strictly (:func:`loads_strict`).
 
@@ -84,6 +109,9 @@ def read_json_file(path, *, missing: str | None = None, obj: bool = True) -> Any
         raise UserError(f"{path}: not valid JSON ({str(exc)[:200]})") from None
     if obj and not isinstance(value, dict):
         raise UserError(f"{path}: not a JSON object")
+    problem = unsafe_integer(value)
+    if problem:
+        raise UserError(f"{path}: {problem}")
     return value
 
 
@@ -378,6 +406,9 @@ def read_records(path, schema_path: Path, fmt: str, *, max_problems: int = 50) -
             raise UserError(f"{path}: cannot read: {exc.strerror}") from None
         except (ValueError, StrictJSONError) as exc:
             raise UserError(f"{path}: not valid JSON: {exc}") from None
+        problem = unsafe_integer(obj)
+        if problem:
+            raise UserError(f"{path}: {problem}")
         problems = [f"{path}: {p}" for p in schema_problems(obj, schema_path)]
         rows = [obj]
     else:

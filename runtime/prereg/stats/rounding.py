@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import math
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 
 import numpy as np
 
@@ -39,5 +39,13 @@ def round_half_up_shortest(x: float | None, decimals: int) -> float | None:
         raise TypeError("booleans are not numbers")
     if isinstance(x, float) and not math.isfinite(x):
         raise ValueError(f"cannot round non-finite value {x!r}")
-    quantum = Decimal(1).scaleb(-decimals)
-    return float(Decimal(repr(float(x))).quantize(quantum, rounding=ROUND_HALF_UP))
+    shortest = Decimal(repr(float(x)))
+    if shortest.as_tuple().exponent >= -decimals:
+        return float(shortest)  # no more than ``decimals`` places: nothing to round
+    # A double's shortest form has at most 309 digits before the point and 340 after it, so
+    # this precision holds every quantized result exactly (the default 28 digits refuses
+    # ``quantize`` beyond them: decimal.InvalidOperation).
+    with localcontext() as context:
+        context.prec = 700
+        quantum = Decimal(1).scaleb(-decimals)
+        return float(shortest.quantize(quantum, rounding=ROUND_HALF_UP))

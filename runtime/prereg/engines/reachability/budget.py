@@ -90,6 +90,10 @@ def budget_plan(budget: Mapping[str, Any], rows: int) -> BudgetPlan:
     )
 
 
+EARLIEST = datetime(2, 1, 1, tzinfo=UTC)
+LATEST = datetime(9999, 1, 1, tzinfo=UTC)
+
+
 def parse_instant(text: str, what: str) -> datetime:
     """An ISO 8601 instant with a time zone (``Z`` or an offset); naive times are refused."""
     try:
@@ -98,7 +102,16 @@ def parse_instant(text: str, what: str) -> datetime:
         raise UserError(f"{what}: {text!r} is not an ISO 8601 date-time") from None
     if t.tzinfo is None:
         raise UserError(f"{what}: {text!r} has no time zone (write Z or an offset such as +02:00)")
-    return t.astimezone(UTC)
+    try:
+        t = t.astimezone(UTC)
+    except OverflowError:
+        t = None
+    if t is None or not EARLIEST <= t < LATEST:
+        raise UserError(
+            f"{what}: {text!r} is outside the years 0002 to 9998 (a session or a validity"
+            " period added to it must stay a date)"
+        )
+    return t
 
 
 def iso_ms(t: datetime) -> str:

@@ -62,7 +62,7 @@ from prereg.digest import PREFIX, digest, sha256_hex
 from prereg.engines import StudyContext
 from prereg.errors import UserError
 from prereg.files import canonical_bytes_nl, read_regular, refuse_existing, write_new
-from prereg.records import loads_strict, read_json_file
+from prereg.records import loads_strict, read_json_file, unsafe_integer
 
 from .budget import budget_plan, calibration_window, iso_ms, parse_instant
 
@@ -165,6 +165,9 @@ def _object(path: Path, data: bytes | None = None, what: str = "a JSON object") 
             raise UserError(f"{path}: not valid JSON ({str(exc)[:120]})") from None
     if not isinstance(obj, dict):
         raise UserError(f"{path}: not a JSON object ({what})")
+    problem = unsafe_integer(obj)
+    if problem:
+        raise UserError(f"{path}: {problem}")
     return obj
 
 
