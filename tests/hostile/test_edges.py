@@ -209,3 +209,21 @@ def test_a_hand_off_file_with_a_huge_integer_is_refused_at_its_path(tmp_path):
     with pytest.raises(UserError) as e:
         _object(path, data)
     assert str(e.value) == f"{path}: at /floorsUsd/study: integer {HUGE} {RULE}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 9007199254740991, "b": -9007199254740991}',
+        '{"a": [1, {"b": 9007199254740992}]}',
+        '{"a": -99999999999999999999}',
+        '{"a": "12345678901234567890"}',
+        '{"a": 1.0000000000000000001, "b": 12345678901234567e3}',
+        '{"a": 123456789012345}',
+    ],
+)
+def test_the_text_precheck_agrees_with_the_walk(text):
+    from prereg.records import loads_strict, unsafe_integer
+
+    value = loads_strict(text)
+    assert unsafe_integer(value, text) == unsafe_integer(value)

@@ -157,17 +157,18 @@ def file_digest(path: Path, what: str) -> tuple[str, bytes]:
 
 def _object(path: Path, data: bytes | None = None, what: str = "a JSON object") -> dict[str, Any]:
     if data is None:
-        obj = read_json_file(path, missing=what)
+        obj = read_json_file(path, missing=what)  # its integers checked there
     else:
         try:
-            obj = loads_strict(data.decode("utf-8"))
+            text = data.decode("utf-8")
+            obj = loads_strict(text)
         except (UnicodeDecodeError, ValueError) as exc:
             raise UserError(f"{path}: not valid JSON ({str(exc)[:120]})") from None
+        problem = unsafe_integer(obj, text)
+        if problem:
+            raise UserError(f"{path}: {problem}")
     if not isinstance(obj, dict):
         raise UserError(f"{path}: not a JSON object ({what})")
-    problem = unsafe_integer(obj)
-    if problem:
-        raise UserError(f"{path}: {problem}")
     return obj
 
 
