@@ -24,11 +24,12 @@ check: setup  ## fail when generated/ is not exactly what the specs compile to
 
 lint: setup
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check runtime tests bench examples
+	$(BIN)/ruff format --check .
 
 test: setup  ## check (with the language schema and reference), lint, then the test suite
 	$(BIN)/prereg check --language
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -n auto --dist loadfile
 
 demo: setup  ## run all three studies on bundled inputs; reports in out/demo/
