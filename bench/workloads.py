@@ -468,39 +468,44 @@ WORKLOADS = {
 }
 
 
+_SPEED = """
+import hashlib, statistics, sys, time
+block = bytes(range(256)) * 4096  # 1 MiB
+def loop():
+    total = 0
+    for k in range(2_000_000):
+        total += k * k
+    table = {}
+    for k in range(200_000):
+        table[k] = str(k)
+def sha():
+    h = hashlib.sha256()
+    for _ in range(64):
+        h.update(block)
+    h.digest()
+out = []
+for fn in (loop, sha):
+    times = []
+    for _ in range(int(sys.argv[1])):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    out.append(statistics.median(times))
+print(*out)
+"""
+
+
 def machine_speed(runs: int = 5) -> tuple[float, float]:
     """The machine's speed at this moment, so that figures taken on different days compare:
-    the median seconds of a fixed pure-Python loop and of SHA-256 over 64 MiB in this process.
+    the median seconds of a fixed pure-Python loop and of SHA-256 over 64 MiB, in a child
+    process (the harness keeps its own peak memory small: Linux counts it in a child's).
     This machine's speed has moved by 3x between sessions with no load of its own (the same
     code's prepare took 2.2 s one day and 0.74 s another), so a figure says little without
     these two beside it."""
-    import hashlib
-
-    block = bytes(range(256)) * 4096  # 1 MiB
-
-    def loop() -> None:
-        total = 0
-        for k in range(2_000_000):
-            total += k * k
-        digest = {}
-        for k in range(200_000):
-            digest[k] = str(k)
-
-    def sha() -> None:
-        h = hashlib.sha256()
-        for _ in range(64):
-            h.update(block)
-        h.digest()
-
-    out = []
-    for fn in (loop, sha):
-        times = []
-        for _ in range(runs):
-            t = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t)
-        out.append(statistics.median(times))
-    return out[0], out[1]
+    out = subprocess.run(
+        [sys.executable, "-c", _SPEED, str(runs)], capture_output=True, text=True, check=True
+    ).stdout.split()
+    return float(out[0]), float(out[1])
 
 
 def main() -> int:
