@@ -620,6 +620,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exits.INTERRUPTED
     except BrokenPipeError:
         return exits.BROKEN_PIPE
+    except MemoryError as exc:
+        # the inputs asked for more memory than there is (a count of billions, say): a
+        # refusal like any other, and nothing was written (outputs are written at the end)
+        detail = str(exc).strip()
+        print(
+            "error: out of memory: the inputs ask for more than this machine has"
+            + (f" ({detail[:200]})" if detail else "")
+            + "; nothing was written",
+            file=sys.stderr,
+        )
+        return exits.USAGE
 
 
 if __name__ == "__main__":  # pragma: no cover

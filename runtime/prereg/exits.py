@@ -6,7 +6,7 @@
        sealed study changed without an amendment, a registered change (``diff``), a freeze
        manifest that does not hold (``validate``), a seed failing the audit
        (``audit-sweep``), a failed diagnostic contract, a failed demo step
-2      bad usage or bad input (``error: ...`` on stderr): nothing was written
+2      bad usage or bad input (``error: ...`` on stderr), or out of memory: nothing was written
 3      the power plan is infeasible (``power-plan``; the plan is still written)
 130    interrupted (Ctrl-C)
 141    stdout was closed before the command finished (a broken pipe, as shells report it)

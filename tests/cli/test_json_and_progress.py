@@ -182,6 +182,19 @@ def test_the_readme_exit_code_table_is_the_one_the_code_uses():
     assert run_prereg("compil").returncode == exits.USAGE
 
 
+def test_running_out_of_memory_is_a_refusal_not_a_traceback(monkeypatch, capsys):
+    from prereg import cli
+
+    def greedy(project, args):
+        raise MemoryError("Unable to allocate 64.0 PiB for an array")
+
+    monkeypatch.setattr(cli, "_cmd_check", greedy)
+    assert cli.main(["check"]) == exits.USAGE
+    err = capsys.readouterr().err
+    assert err.startswith("error: out of memory: the inputs ask for more than this machine has")
+    assert "64.0 PiB" in err and "nothing was written" in err and "Traceback" not in err
+
+
 def test_audit_sweep_prints_each_seed_before_the_next_is_audited(monkeypatch):
     """The sweep's lines stream: seed k's line is out before seed k+1's audit starts."""
     import argparse
