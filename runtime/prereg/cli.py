@@ -518,8 +518,11 @@ def _run_study(project, study_id: str, argv: Sequence[str]) -> int:
     from prereg.gcpause import relaxed
 
     try:
-        with quiet_stdout, relaxed():
-            code = int(handlers[command["handler"]](ctx, args) or 0)
+        try:
+            with quiet_stdout, relaxed():
+                code = int(handlers[command["handler"]](ctx, args) or 0)
+        except MemoryError as exc:
+            raise _out_of_memory(exc) from None
     except UserError as exc:
         con.summary({"error": exc.message, "problems": exc.problems})
         con.finish(exc.exit_code, **where)
@@ -621,16 +624,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return exits.BROKEN_PIPE
     except MemoryError as exc:
-        # the inputs asked for more memory than there is (a count of billions, say): a
-        # refusal like any other, and nothing was written (outputs are written at the end)
-        detail = str(exc).strip()
-        print(
-            "error: out of memory: the inputs ask for more than this machine has"
-            + (f" ({detail[:200]})" if detail else "")
-            + "; nothing was written",
-            file=sys.stderr,
-        )
+        print(f"error: {_out_of_memory(exc).message}", file=sys.stderr)
         return exits.USAGE
+
+
+def _out_of_memory(exc: MemoryError) -> UserError:
+    """The inputs asked for more memory than there is (a count of billions, say): a refusal
+    like any other, and nothing was written (outputs are written at the end)."""
+    detail = str(exc).strip()
+    return UserError(
+        "out of memory: the inputs ask for more than this machine has"
+        + (f" ({detail[:200]})" if detail else "")
+        + "; nothing was written"
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

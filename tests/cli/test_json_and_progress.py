@@ -195,6 +195,20 @@ def test_running_out_of_memory_is_a_refusal_not_a_traceback(monkeypatch, capsys)
     assert "64.0 PiB" in err and "nothing was written" in err and "Traceback" not in err
 
 
+def test_a_study_command_out_of_memory_answers_in_json(tmp_path):
+    # a task count of 2^53 - 1 makes the power plan ask numpy for 64 PiB at once
+    p = run_prereg(
+        "s3-verifier-freeze", "power-plan", ROOT / "examples" / "s3" / "calibration-sample.jsonl",
+        "--eligible-task-count", 2**53 - 1, "--eligible-repository-count", 12,
+        "--eligible-pass-items", 210, "--eligible-fail-items", 430,
+        "--out", tmp_path / "plan.json", "--json",
+    )  # fmt: skip
+    assert p.returncode == exits.USAGE and "Traceback" not in p.stderr, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["error"].startswith("out of memory: the inputs ask for more than this machine has")
+    assert doc["exitCode"] == 2 and not (tmp_path / "plan.json").exists()
+
+
 def test_audit_sweep_prints_each_seed_before_the_next_is_audited(monkeypatch):
     """The sweep's lines stream: seed k's line is out before seed k+1's audit starts."""
     import argparse
