@@ -34,7 +34,7 @@ from prereg.rules import REPORTED_ONLY
 
 from . import claims as claim_checks
 from . import runner
-from .design import Design, Rules, refuse_unmodelled
+from .design import Design, Rules, leave_out_unread, refuse_unmodelled
 from .model import Condition, conditions
 from .run import BLOCK_SIZE, Plan, run_task
 from .summary import detectable, power_share, r, summarize
@@ -232,6 +232,7 @@ def run(
     scenario_ids = list(dict.fromkeys(asked or registered.registered(ctx.config)))
     rules = Rules(_rules_module(ctx, args))
     design = build_design(ctx.config)
+    left_out = leave_out_unread(design, rules, ctx.config.get("claims") or ())
     refuse_unmodelled(design, rules)
     plan, found = build_plan(ctx, design, rules, scenario_ids, simulations, seed)
     tasks = plan.tasks()
@@ -261,7 +262,7 @@ def run(
         "requested": scenario_ids,
         "rows": int(design.group_rows.sum()),
         "rowGroups": design.groups,
-        "notes": list(design.notes),
+        "notes": list(design.notes) + left_out,
         "conditions": summaries,
         "families": _families(plan, summaries, found, target),
         "claims": checked,
@@ -334,6 +335,10 @@ def markdown(doc: Mapping[str, Any]) -> str:
         f" condition, seed {doc['seed']} (blocks of {doc['blockSize']}).",
         "",
     ]
+    left_out = [n for n in doc["notes"] if " is not simulated: " in n]
+    if left_out:
+        lines += ["Not simulated (reported figures no rule reads):", ""]
+        lines += [f"- {n}" for n in left_out] + [""]
     if doc["claims"]:
         lines += [
             "## Sizing claims",

@@ -211,6 +211,57 @@ def hypothesis_targets(rules: Rules, hypothesis: str) -> list[tuple[str, str]]:
     return list(dict.fromkeys(out))
 
 
+def _strings(value) -> set[str]:
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, Mapping):
+        return {s for v in value.values() for s in _strings(v)}
+    if isinstance(value, (list, tuple)):
+        return {s for v in value for s in _strings(v)}
+    return set()
+
+
+def _why_not_simulated(design: Design, item) -> str | None:
+    """Why diagnose cannot simulate an estimate or a contrast (None when it can)."""
+    if getattr(item, "pair_by", None) is not None:
+        return f"it is paired (pair_by {item.pair_by})"
+    if item.interval in ("bootstrap", "none"):
+        return f"it has a {item.interval} interval"
+    m = item.metric
+    if m in design.contributions and design.contributions[m][0] not in ("coverage", "proportion"):
+        return f"it reads metric {m!r}, a {design.contributions[m][0]}"
+    if m in design.unmodelled:
+        why = design.unmodelled_why.get(m)
+        return f"it reads metric {m!r}, which a scenario does not determine" + (
+            f" ({why})" if why else ""
+        )
+    return None
+
+
+def leave_out_unread(design: Design, rules: Rules, claims=()) -> list[str]:
+    """Leave out of ``rules`` (in place) the reported figures diagnose cannot simulate, and say
+    so: an estimate, or a contrast in no multiplicity family, that no hypothesis' rule or
+    verdict and no claim reads.  What a rule, a family or a claim reads is kept, and refused
+    by :func:`refuse_unmodelled` when it cannot be simulated; a study whose only such figures
+    are reported (a mean latency, say) is diagnosed without them."""
+    read = {t for h in rules.RULES for t, _ in hypothesis_targets(rules, h)}
+    named = _strings(list(claims))
+    notes = []
+
+    def keep(item, kind: str) -> bool:
+        if item.id in read or item.id in named or getattr(item, "family", None):
+            return True
+        why = _why_not_simulated(design, item)
+        if why is None:
+            return True
+        notes.append(f"{kind} {item.id} is not simulated: {why}, and no rule reads it")
+        return False
+
+    rules.ESTIMATES = tuple(e for e in rules.ESTIMATES if keep(e, "estimate"))
+    rules.CONTRASTS = tuple(c for c in rules.CONTRASTS if keep(c, "contrast"))
+    return notes
+
+
 def refuse_unmodelled(design: Design, rules: Rules) -> None:
     """Diagnose only rules whose metrics the scenarios determine."""
     used = {e.metric: f"estimate {e.id}" for e in rules.ESTIMATES}

@@ -199,7 +199,8 @@ def test_a_mean_of_a_field_without_numbers_is_refused(tmp_path, capsys, field, w
 def test_diagnose_refuses_what_it_cannot_simulate(tmp_path, capsys):
     """diagnose draws only whether each row's outcome is right: a rule reading a mean (which
     it scored as the mean of per-cell sums) or a proportion of a field a scenario draws by
-    values (which it fixed at one draw of the first scenario) is refused, each named."""
+    values (which it fixed at one draw of the first scenario) is refused, each named; the
+    reported estimates that read such metrics (h4's) are no reason to refuse."""
     root = project_of(tmp_path, TOOLS)
     assert main(["--project", str(root), "compile"]) == 0
     capsys.readouterr()
@@ -209,13 +210,53 @@ def test_diagnose_refuses_what_it_cannot_simulate(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "diagnose: it simulates counts of independent rows, and these rules need more" in err
     assert "contrast score-beta-ni reads metric 'mean-score', a mean" in err
-    assert "estimate steps-gamma reads metric 'steps-solved', a mean" in err
-    assert (
-        "estimate credit-gamma reads metric 'credit-rate', which depends on more than whether a"
-        " row's outcome is right (a scenario gives no model of it: derived field 'credited'"
-        " reads 'grade': derived field 'grade' reads 'score': scenario gamma-best draws 'score')"
-    ) in err
+    assert "steps-gamma" not in err and "credit-gamma" not in err
     assert not out.exists()
+    # the credit rate read by a rule: refused with the chain of fields that makes it drawn
+    text = (FIXTURES / "factorial" / f"{TOOLS}.yaml").read_text(encoding="utf-8")
+    cut = text.index("  - id: h3\n"), text.index("  - id: h4\n")
+    ruled = text[cut[0] : cut[1]].replace("metric: mean-score", "metric: credit-rate")
+    ruled = ruled.replace("interval: welch\n", "interval: newcombe-hybrid\n").replace(
+        "test: welch-t", "test: farrington-manning"
+    )
+    root = project_of(tmp_path / "ruled", TOOLS, edits=[(text[cut[0] : cut[1]], ruled)])
+    assert main(["--project", str(root), "compile"]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert run(root, TOOLS, "diagnose", *args) == 2
+    err = capsys.readouterr().err
+    assert (
+        "contrast score-beta-ni reads metric 'credit-rate', which depends on more than whether"
+        " a row's outcome is right (a scenario gives no model of it: derived field 'credited'"
+        " reads 'grade': derived field 'grade' reads 'score': scenario gamma-best draws 'score')"
+    ) in err, err
+
+
+def test_diagnose_leaves_out_reported_figures_it_cannot_simulate(tmp_path):
+    """Without h3 (the rule reading a mean), the study diagnoses: h4's reported estimates of
+    the credit rate (a drawn number) and of the steps (a mean) are left out, each named in
+    the notes and in DIAGNOSE.md, and its pass-rate estimates are simulated."""
+    text = (FIXTURES / "factorial" / f"{TOOLS}.yaml").read_text(encoding="utf-8")
+    cut = text.index("  - id: h3\n"), text.index("  - id: h4\n")
+    root = project_of(tmp_path, TOOLS, edits=[(text[cut[0] : cut[1]], "")])
+    assert main(["--project", str(root), "compile"]) == 0
+    out = root / "DIAGNOSE.json"
+    args = ["--simulations", 40, "--seed", 1, "--out", out, "--quiet"]
+    assert run(root, TOOLS, "diagnose", *args) == 0
+    doc = json.loads(out.read_text())
+    left = [n for n in doc["notes"] if "is not simulated" in n]
+    assert sorted(n.split(" ")[1] for n in left) == [
+        "credit-alpha", "credit-beta", "credit-gamma", "steps-alpha", "steps-beta", "steps-gamma",
+    ]  # fmt: skip
+    assert (
+        "estimate steps-alpha is not simulated: it reads metric 'steps-solved', a mean, and no"
+        " rule reads it"
+    ) in left
+    shown = {e["id"] for c in doc["conditions"] for e in c["estimates"]}
+    assert shown == {"pass-alpha", "pass-beta", "pass-gamma"}
+    md = out.with_suffix(".md").read_text()
+    assert (
+        "Not simulated (reported figures no rule reads):" in md and "- estimate credit-beta" in md
+    )
 
 
 def test_diagnose_of_the_outcome_alone_runs(tmp_path):
