@@ -3,6 +3,8 @@ each compiles; nothing is overwritten."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from prereg.cli import main
@@ -35,6 +37,14 @@ def test_the_factorial_starter_compiles_and_runs(tmp_path, capsys, monkeypatch):
         == 0
     )
     assert main(["my-study", "score", "--items", items, "--observations", obs, "--out", out]) == 0
+    # the starter's sizing claims are checked by its diagnose command, and hold
+    diag = tmp_path / "D.json"
+    argv = ["my-study", "diagnose", "--simulations", "200", "--seed", "1", "--out", str(diag)]
+    assert main(argv) == 0
+    claims = {c["id"]: c for c in json.loads(diag.read_text())["claims"]}
+    assert sorted(claims) == ["cell-half-width", "h1-false-positives"]
+    assert all(c["holds"] for c in claims.values())
+    assert claims["cell-half-width"]["figure"] == pytest.approx(0.0838, abs=1e-4)
     capsys.readouterr()
     assert main(["init", "my-study"]) == 2
     assert "already exists; refusing to overwrite it" in capsys.readouterr().err
