@@ -60,7 +60,7 @@ _integer.__name__ = "int"
 
 
 def _integer_list(text: str) -> list[int]:
-    items = [x.strip() for x in text.split(",") if x.strip()]
+    items = [x.strip() for x in text.split(",")]  # an empty item ("1,,2", "1,") is refused
     if not all(_INTEGER.fullmatch(x) for x in items):
         raise argparse.ArgumentTypeError(f"not a comma-separated list of integers: {text!r}")
     return [_integer(x) for x in items]

@@ -75,8 +75,9 @@ def test_an_integer_list_option_holds_json_integers(tmp_path, capsys):
     args = ["--project", ROOT, "jev-multicorrect", "diagnostic", "--out", out, "--seeds"]
     code, err = _run([*args, f"42,{2**64}"], capsys)
     assert code == 2 and f"argument --seeds: integer {2**64} {RULE}" in err, err
-    code, err = _run([*args, "42,x"], capsys)
-    assert code == 2 and "not a comma-separated list of integers: '42,x'" in err, err
+    for bad in ("42,x", "42,,43", "42,", ""):
+        code, err = _run([*args, bad], capsys)
+        assert code == 2 and f"not a comma-separated list of integers: {bad!r}" in err, err
     assert not out.exists()
 
 
