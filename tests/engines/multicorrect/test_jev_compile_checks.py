@@ -228,6 +228,50 @@ CASES = {
         "/hypotheses/0/rule/for_each/condition/compare/target",
         "comparison names unknown contrast, estimate or figure 'holds-ranking_vs_set_recovery'",
     ),
+    # the commands: each declares every argument its handler reads, as the handler reads it
+    "argument-renamed": (
+        [("{name: --lists, kind: option", "{name: --choice-lists, kind: option")],
+        "/commands/0/arguments",
+        "command 'score': handler 'score' reads argument --lists (path or string), which the"
+        " command does not declare" + E + ")",
+    ),
+    "argument-ignored": (
+        [("{name: --lists, kind: option", "{name: --choice-lists, kind: option")],
+        "/commands/0/arguments/0/name",
+        "command 'score': handler 'score' reads no argument '--choice-lists', so it would be"
+        " ignored (it reads --lists, --labels, --predictions, --binary-outputs,"
+        " --rounding-decimals, --out)" + E + ")",
+    ),
+    "argument-not-required": (
+        [
+            (
+                "{name: --out, kind: option, type: path, required: true,\n         help: the report",
+                "{name: --out, kind: option, type: path, required: false,\n         help: the report",
+            )
+        ],
+        "/commands/0/arguments/5/required",
+        "command 'score': handler 'score' needs a value of --out, so the argument must be"
+        " required" + E + ")",
+    ),
+    "argument-type": (
+        [
+            (
+                "{name: --seeds, kind: option, type: integer_list,",
+                "{name: --seeds, kind: option, type: string,",
+            )
+        ],
+        "/commands/1/arguments/0/type",
+        "command 'diagnostic': handler 'diagnostic' reads --seeds as integer_list, not string"
+        + E
+        + ")",
+    ),
+    "unknown-handler": (
+        [("    handler: diagnostic\n", "    handler: diagnose\n")],
+        "/commands/1/handler",
+        "the multicorrect-scoring engine has no handler 'diagnose' (handlers: score, diagnostic)"
+        + E
+        + ")",
+    ),
 }
 
 

@@ -20,13 +20,44 @@ from typing import Any
 
 from prereg.compiler.predicate import plainly_valid_schema
 from prereg.engines.base import Problem
-from prereg.engines.checking import SpecNames, comparisons
+from prereg.engines.checking import Argument, SpecNames, command_problems, comparisons
 from prereg.engines.clusterpower.config import FIELD_ROLES
 
 #: The calibration fields whose allowed values the engine reads, and how many it needs.
 _ALLOWED = {
     "stage": (1, "the calibration stage"),
     "class": (2, "the pass label, then the fail label"),
+}
+
+
+_TEXT = ("path", "string")
+
+#: The arguments each handler reads (a command's spec must declare them as stated).
+HANDLERS = {
+    "power_plan": (
+        Argument("calibration", _TEXT),
+        Argument("--eligible-task-count", ("integer",)),
+        Argument("--eligible-repository-count", ("integer",)),
+        Argument("--eligible-pass-items", ("integer",)),
+        Argument("--eligible-fail-items", ("integer",)),
+        Argument("--out", _TEXT),
+        Argument("--simulations", ("integer",), "optional"),
+    ),
+    "assemble": (
+        Argument("input", _TEXT),
+        Argument("--root", _TEXT, "declared"),
+        Argument("--out", _TEXT),
+        Argument("--leave-out", ("string",), "optional"),
+    ),
+    "freeze_manifest": (
+        Argument("input", _TEXT),
+        Argument("--root", _TEXT, "declared"),
+        Argument("--out", _TEXT),
+    ),
+    "validate": (
+        Argument("manifest", _TEXT),
+        Argument("--root", _TEXT, "declared"),
+    ),
 }
 
 
@@ -149,6 +180,7 @@ def checks(spec: Mapping[str, Any]) -> list[Problem]:
                 f"not a valid JSON Schema: {exc.message}",
             )
     _status_rule(n, statuses)
+    n.problems.extend(command_problems(spec, "cluster-power-freeze", HANDLERS))
     return n.problems
 
 

@@ -20,8 +20,26 @@ from collections.abc import Mapping
 from typing import Any
 
 from prereg.engines.base import Problem
-from prereg.engines.checking import SpecNames
+from prereg.engines.checking import Argument, SpecNames, command_problems
 from prereg.engines.multicorrect.config import FIELD_ROLES, OPTIONAL_INPUTS, TEXT_PLACEHOLDERS
+
+_TEXT = ("path", "string")
+
+#: The arguments each handler reads (a command's spec must declare them as stated).
+HANDLERS = {
+    "score": (
+        Argument("--lists", _TEXT),
+        Argument("--labels", _TEXT),
+        Argument("--predictions", _TEXT),
+        Argument("--binary-outputs", _TEXT, "optional"),
+        Argument("--rounding-decimals", ("integer",), "optional"),
+        Argument("--out", _TEXT),
+    ),
+    "diagnostic": (
+        Argument("--seeds", ("integer_list",), "optional"),
+        Argument("--out", _TEXT, "optional"),
+    ),
+}
 
 
 def _formats(text: str, placeholders: tuple[str, ...]) -> bool:
@@ -144,4 +162,5 @@ def checks(spec: Mapping[str, Any]) -> list[Problem]:
                     " of those two (or state no allowed values)",
                 )
             )
+    n.problems.extend(command_problems(spec, "multicorrect-scoring", HANDLERS))
     return n.problems
