@@ -272,6 +272,26 @@ CASES = {
         + E
         + ")",
     ),
+    # the diagnostic's synthetic lists: one request id each, and a gap for contract 7
+    "request-id-without-index": (
+        [('request_id: "diag-{seed}-{split}-{index}"', 'request_id: "diag-{seed}-{split}"')],
+        "/constants/6/value/text/request_id",
+        "must give every synthetic list of both splits its own request id (use {split} and"
+        " {index})" + E + ", constant diagnostic)",
+    ),
+    "request-id-without-split": (
+        [('request_id: "diag-{seed}-{split}-{index}"', 'request_id: "diag-{seed}-{index}"')],
+        "/constants/6/value/text/request_id",
+        "must give every synthetic list of both splits its own request id (use {split} and"
+        " {index})" + E + ", constant diagnostic)",
+    ),
+    "five-copies-below-multi-correct": (
+        [("multi_correct_min: 2,", "multi_correct_min: 6,")],
+        "/constants/6/value/five_copy/candidates",
+        "5 copies of the correct option are fewer than the 6 correct options from which constant"
+        " metric-conventions computes the gap (multi_correct_min), so contract five_copy_gap"
+        " would have no gap to compare" + E + ", constant diagnostic)",
+    ),
 }
 
 
