@@ -335,6 +335,26 @@ CASES = {
         "command 'assemble': handler 'assemble' reads one value of --leave-out, so it may not be"
         " repeated" + E + ")",
     ),
+    # a forbidden key the bound plan or calibration statistics always hold
+    "forbidden-calibration-field": (
+        [("names: [verdict, verdicts,", "names: [delta_logscore, verdict, verdicts,")],
+        "/constants/3/value/forbidden_keys/names/0",
+        "forbids key 'delta_logscore', but 'delta_logscore' is a field of the calibration"
+        " contract, in every line of the role calibration_statistics file, so every freeze"
+        " would be refused" + RULES,
+    ),
+    "forbidden-class-label": (
+        [("names: [verdict, verdicts,", "names: [official_fail, verdict, verdicts,")],
+        "/constants/3/value/forbidden_keys/names/0",
+        "forbids key 'official_fail', but 'official-fail' is a class label, which the power"
+        " plan records per stratum, so every freeze would be refused" + RULES,
+    ),
+    "forbidden-plan-key": (
+        [("names: [verdict, verdicts,", "names: [status, verdict, verdicts,")],
+        "/constants/3/value/forbidden_keys/names/0",
+        "forbids key 'status', but 'status' is a key the power plan (role power_plan) holds,"
+        " so every freeze would be refused" + RULES,
+    ),
 }
 
 
