@@ -10,6 +10,7 @@ adds the file, the line and ``(engine <kind>, constant <id>)``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from prereg.engines.base import Problem, constant_pointer, constants
@@ -262,3 +263,108 @@ def comparisons(cond: Any, ptr: str, binding: Mapping[str, str] | None = None):
             yield from comparisons(
                 fe.get("condition"), f"{ptr}/for_each/condition", {**binding, fe["name"]: str(v)}
             )
+
+
+#: How a handler reads one of its arguments (:func:`command_problems`): ``required``, the spec
+#: must declare it and make it required (the handler reads its value); ``declared``, the spec
+#: must declare it (the handler reads it, and takes a missing value as None); ``optional``, the
+#: handler goes without it when the spec declares none.
+NEEDS = ("required", "declared", "optional")
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One argument a handler reads: its name as a spec declares it (``--lists``,
+    ``calibration``), the argument types it accepts (``flag`` for a flag) and how it is needed
+    (one of :data:`NEEDS`)."""
+
+    name: str
+    types: tuple[str, ...]
+    need: str = "required"
+
+    @property
+    def dest(self) -> str:
+        return argument_dest(self.name)
+
+
+def argument_dest(name: str) -> str:
+    """The attribute the handler reads an argument under (``--binary-outputs`` →
+    ``binary_outputs``), as the CLI's parser names it."""
+    return str(name).lstrip("-").replace("-", "_")
+
+
+def command_problems(
+    spec: Mapping[str, Any], kind: str, handlers: Mapping[str, Iterable[Argument]]
+) -> list[Problem]:
+    """The commands of a spec against the engine's handlers: each command names a handler the
+    engine has, and declares every argument that handler reads, under its name, with a type
+    it accepts, required where the handler needs a value, not repeated, and no argument the
+    handler does not read (an argument it would silently ignore)."""
+    out: list[Problem] = []
+    for i, c in enumerate(spec.get("commands") or ()):
+        handler = c.get("handler")
+        cid = c.get("id")
+        if handler not in handlers:
+            out.append(
+                (
+                    f"/commands/{i}/handler",
+                    f"the {kind} engine has no handler {handler!r}"
+                    f" (handlers: {_listing(handlers)})",
+                )
+            )
+            continue
+        wanted = {a.dest: a for a in handlers[handler]}
+        declared = {}
+        for j, a in enumerate(c.get("arguments") or ()):
+            dest = argument_dest(a.get("name", ""))
+            declared[dest] = (j, a)
+            want = wanted.get(dest)
+            ptr = f"/commands/{i}/arguments/{j}"
+            if want is None:
+                if dest in ("json_summary", "json", "quiet"):
+                    continue
+                out.append(
+                    (
+                        f"{ptr}/name",
+                        f"command {cid!r}: handler {handler!r} reads no argument"
+                        f" {a.get('name')!r}, so it would be ignored (it reads"
+                        f" {_listing(w.name for w in wanted.values())})",
+                    )
+                )
+                continue
+            typ = "flag" if a.get("kind") == "flag" else a.get("type")
+            if typ not in want.types:
+                out.append(
+                    (
+                        f"{ptr}/{'kind' if typ == 'flag' else 'type'}",
+                        f"command {cid!r}: handler {handler!r} reads {want.name} as"
+                        f" {' or '.join(want.types)}, not {typ}",
+                    )
+                )
+            if a.get("repeated"):
+                out.append(
+                    (
+                        f"{ptr}/repeated",
+                        f"command {cid!r}: handler {handler!r} reads one value of"
+                        f" {want.name}, so it may not be repeated",
+                    )
+                )
+            required = a.get("required", a.get("kind") == "positional")
+            if want.need == "required" and not required:
+                out.append(
+                    (
+                        f"{ptr}/required",
+                        f"command {cid!r}: handler {handler!r} needs a value of {want.name},"
+                        " so the argument must be required",
+                    )
+                )
+        for dest, want in wanted.items():
+            if want.need != "optional" and dest not in declared:
+                out.append(
+                    (
+                        f"/commands/{i}/arguments",
+                        f"command {cid!r}: handler {handler!r} reads argument {want.name}"
+                        f" ({' or '.join(want.types)}), which the command does not declare",
+                    )
+                )
+    return out

@@ -294,6 +294,67 @@ CASES = {
         "hypothesis 'power-plan-status' is the decision constant power_plan names, so it must"
         " register verdicts and not be reported only" + E + ")",
     ),
+    # the commands: each declares every argument its handler reads, as the handler reads it
+    "argument-renamed": (
+        [("{name: --eligible-task-count, kind: option", "{name: --tasks, kind: option")],
+        "/commands/0/arguments",
+        "command 'power-plan': handler 'power_plan' reads argument --eligible-task-count"
+        " (integer), which the command does not declare" + E + ")",
+    ),
+    "positional-optional": (
+        [
+            (
+                "{name: manifest, kind: positional, type: path, required: true,",
+                "{name: manifest, kind: positional, type: path, required: false,",
+            )
+        ],
+        "/commands/3/arguments/0/required",
+        "command 'validate': handler 'validate' needs a value of manifest, so the argument must"
+        " be required" + E + ")",
+    ),
+    "root-undeclared": (
+        [
+            (
+                "      - {name: --root, kind: option, type: path, required: false,\n"
+                "         help: the folder the bound paths are relative to (re-hash every file)}\n",
+                "",
+            )
+        ],
+        "/commands/3/arguments",
+        "command 'validate': handler 'validate' reads argument --root (path or string), which"
+        " the command does not declare" + E + ")",
+    ),
+    "argument-repeated": (
+        [
+            (
+                "{name: --leave-out, kind: option, type: string, required: false,",
+                "{name: --leave-out, kind: option, type: string, required: false, repeated: true,",
+            )
+        ],
+        "/commands/1/arguments/3/repeated",
+        "command 'assemble': handler 'assemble' reads one value of --leave-out, so it may not be"
+        " repeated" + E + ")",
+    ),
+    # a forbidden key the bound plan or calibration statistics always hold
+    "forbidden-calibration-field": (
+        [("names: [verdict, verdicts,", "names: [delta_logscore, verdict, verdicts,")],
+        "/constants/3/value/forbidden_keys/names/0",
+        "forbids key 'delta_logscore', but 'delta_logscore' is a field of the calibration"
+        " contract, in every line of the role calibration_statistics file, so every freeze"
+        " would be refused" + RULES,
+    ),
+    "forbidden-class-label": (
+        [("names: [verdict, verdicts,", "names: [official_fail, verdict, verdicts,")],
+        "/constants/3/value/forbidden_keys/names/0",
+        "forbids key 'official_fail', but 'official-fail' is a class label, which the power"
+        " plan records per stratum, so every freeze would be refused" + RULES,
+    ),
+    "forbidden-plan-key": (
+        [("names: [verdict, verdicts,", "names: [status, verdict, verdicts,")],
+        "/constants/3/value/forbidden_keys/names/0",
+        "forbids key 'status', but 'status' is a key the power plan (role power_plan) holds,"
+        " so every freeze would be refused" + RULES,
+    ),
 }
 
 

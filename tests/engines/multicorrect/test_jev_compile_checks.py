@@ -228,6 +228,70 @@ CASES = {
         "/hypotheses/0/rule/for_each/condition/compare/target",
         "comparison names unknown contrast, estimate or figure 'holds-ranking_vs_set_recovery'",
     ),
+    # the commands: each declares every argument its handler reads, as the handler reads it
+    "argument-renamed": (
+        [("{name: --lists, kind: option", "{name: --choice-lists, kind: option")],
+        "/commands/0/arguments",
+        "command 'score': handler 'score' reads argument --lists (path or string), which the"
+        " command does not declare" + E + ")",
+    ),
+    "argument-ignored": (
+        [("{name: --lists, kind: option", "{name: --choice-lists, kind: option")],
+        "/commands/0/arguments/0/name",
+        "command 'score': handler 'score' reads no argument '--choice-lists', so it would be"
+        " ignored (it reads --lists, --labels, --predictions, --binary-outputs,"
+        " --rounding-decimals, --out)" + E + ")",
+    ),
+    "argument-not-required": (
+        [
+            (
+                "{name: --out, kind: option, type: path, required: true,\n         help: the report",
+                "{name: --out, kind: option, type: path, required: false,\n         help: the report",
+            )
+        ],
+        "/commands/0/arguments/5/required",
+        "command 'score': handler 'score' needs a value of --out, so the argument must be"
+        " required" + E + ")",
+    ),
+    "argument-type": (
+        [
+            (
+                "{name: --seeds, kind: option, type: integer_list,",
+                "{name: --seeds, kind: option, type: string,",
+            )
+        ],
+        "/commands/1/arguments/0/type",
+        "command 'diagnostic': handler 'diagnostic' reads --seeds as integer_list, not string"
+        + E
+        + ")",
+    ),
+    "unknown-handler": (
+        [("    handler: diagnostic\n", "    handler: diagnose\n")],
+        "/commands/1/handler",
+        "the multicorrect-scoring engine has no handler 'diagnose' (handlers: score, diagnostic)"
+        + E
+        + ")",
+    ),
+    # the diagnostic's synthetic lists: one request id each, and a gap for contract 7
+    "request-id-without-index": (
+        [('request_id: "diag-{seed}-{split}-{index}"', 'request_id: "diag-{seed}-{split}"')],
+        "/constants/6/value/text/request_id",
+        "must give every synthetic list of both splits its own request id (use {split} and"
+        " {index})" + E + ", constant diagnostic)",
+    ),
+    "request-id-without-split": (
+        [('request_id: "diag-{seed}-{split}-{index}"', 'request_id: "diag-{seed}-{index}"')],
+        "/constants/6/value/text/request_id",
+        "must give every synthetic list of both splits its own request id (use {split} and"
+        " {index})" + E + ", constant diagnostic)",
+    ),
+    "five-copies-below-multi-correct": (
+        [("multi_correct_min: 2,", "multi_correct_min: 6,")],
+        "/constants/6/value/five_copy/candidates",
+        "5 copies of the correct option are fewer than the 6 correct options from which constant"
+        " metric-conventions computes the gap (multi_correct_min), so contract five_copy_gap"
+        " would have no gap to compare" + E + ", constant diagnostic)",
+    ),
 }
 
 

@@ -5,7 +5,8 @@ The roles constant ``freeze_rules`` names must be freeze roles of the spec (the 
 calibration roles required metadata roles, each metadata extension with a format), every freeze
 role must accept some file-name ending, the plan statuses a freeze accepts must be statuses
 ``power_plan`` names, the frozen ladder must rise and the target power must not exceed 1, and
-the freeze input's contract must be a JSON Schema.  The calibration input is the record contract
+the freeze input's contract must be a JSON Schema, and no forbidden key may be one the bound plan
+or calibration statistics always hold.  The calibration input is the record contract
 with role ``calibration``: a field for each role of
 :data:`~prereg.engines.clusterpower.config.FIELD_ROLES` and no other, the ``stage`` field
 allowing exactly one value (the calibration stage) and the ``class`` field exactly two (the pass
@@ -20,13 +21,44 @@ from typing import Any
 
 from prereg.compiler.predicate import plainly_valid_schema
 from prereg.engines.base import Problem
-from prereg.engines.checking import SpecNames, comparisons
+from prereg.engines.checking import Argument, SpecNames, command_problems, comparisons
 from prereg.engines.clusterpower.config import FIELD_ROLES
 
 #: The calibration fields whose allowed values the engine reads, and how many it needs.
 _ALLOWED = {
     "stage": (1, "the calibration stage"),
     "class": (2, "the pass label, then the fail label"),
+}
+
+
+_TEXT = ("path", "string")
+
+#: The arguments each handler reads (a command's spec must declare them as stated).
+HANDLERS = {
+    "power_plan": (
+        Argument("calibration", _TEXT),
+        Argument("--eligible-task-count", ("integer",)),
+        Argument("--eligible-repository-count", ("integer",)),
+        Argument("--eligible-pass-items", ("integer",)),
+        Argument("--eligible-fail-items", ("integer",)),
+        Argument("--out", _TEXT),
+        Argument("--simulations", ("integer",), "optional"),
+    ),
+    "assemble": (
+        Argument("input", _TEXT),
+        Argument("--root", _TEXT, "declared"),
+        Argument("--out", _TEXT),
+        Argument("--leave-out", ("string",), "optional"),
+    ),
+    "freeze_manifest": (
+        Argument("input", _TEXT),
+        Argument("--root", _TEXT, "declared"),
+        Argument("--out", _TEXT),
+    ),
+    "validate": (
+        Argument("manifest", _TEXT),
+        Argument("--root", _TEXT, "declared"),
+    ),
 }
 
 
@@ -148,8 +180,74 @@ def checks(spec: Mapping[str, Any]) -> list[Problem]:
                 ["contract", *exc.absolute_path],
                 f"not a valid JSON Schema: {exc.message}",
             )
+    _forbidden_engine_keys(n, fields)
     _status_rule(n, statuses)
+    n.problems.extend(command_problems(spec, "cluster-power-freeze", HANDLERS))
     return n.problems
+
+
+def _property_names(node: Any):
+    """Every key a JSON Schema's ``properties`` name, at any depth."""
+    if isinstance(node, Mapping):
+        props = node.get("properties")
+        if isinstance(props, Mapping):
+            yield from props
+        for v in node.values():
+            yield from _property_names(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _property_names(v)
+
+
+def _keys(value: Any):
+    if isinstance(value, Mapping):
+        for key, v in value.items():
+            yield key
+            yield from _keys(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _keys(v)
+
+
+def _forbidden_engine_keys(n: SpecNames, fields: Mapping[str, Mapping[str, Any]]) -> None:
+    """A forbidden key may not be one the bound power plan or calibration statistics always
+    hold (the plan's own keys, constant frozen's keys and the class labels, which the plan
+    records; the calibration contract's field names): no freeze could ever hold."""
+    from prereg.outputs import schema_for
+
+    k = n.constants
+    rules = k["freeze_rules"]
+    held: dict[str, str] = {}
+    for key in _property_names(schema_for("cluster-power-freeze", "power-plan")):
+        held.setdefault(key, f"a key the power plan (role {rules['plan_role']}) holds")
+    for key in _keys(k["frozen"]):
+        held.setdefault(key, "a key of constant frozen, which every power plan records")
+    for label in (fields.get("class") or {}).get("allowed") or ():
+        held.setdefault(str(label), "a class label, which the power plan records per stratum")
+    for f in fields.values():
+        held.setdefault(
+            str(f.get("name")),
+            f"a field of the calibration contract, in every line of the role"
+            f" {rules['calibration_role']} file",
+        )
+    forbidden = rules["forbidden_keys"]
+    names = set(forbidden["names"])
+
+    def normalise(key: str) -> str:
+        if forbidden["lowercase"]:
+            key = key.lower()
+        for a, b in forbidden["replace"]:
+            key = key.replace(a, b)
+        return key
+
+    for key, what in held.items():
+        norm = normalise(key)
+        if norm in names:
+            n.report(
+                "freeze_rules",
+                ["forbidden_keys", "names", forbidden["names"].index(norm)],
+                f"forbids key {norm!r}, but {key!r} is {what}, so every freeze would be refused",
+            )
 
 
 def _status_rule(n: SpecNames, statuses: Mapping[str, str]) -> None:

@@ -4,14 +4,16 @@ constants matched the engine's configuration schema (constants.schema.json).
 Constant ``threshold-fit`` must name two different splits the spec declares; the threshold
 grid must step from ``first`` to ``last`` within its denominator; the diagnostic's sizes must
 agree with one another and with the candidate counts the choice-list contract states, and its
-text formats may use only their placeholders.  The inputs are the record contracts with roles
+text formats may use only their placeholders (the request id format must give
+every synthetic list of both splits its own id), and contract ``five_copy_gap``'s copies must be
+at least ``multi_correct_min``, so that the list has a gap.  The inputs are the record contracts with roles
 ``lists``, ``labels``, ``predictions`` and (optional) ``binary``, each with a field for every
 role of :data:`~prereg.engines.multicorrect.config.FIELD_ROLES` and no other; the ``candidates``
 field states the candidate count per list (``min_items`` and ``max_items``); the labels'
 ``split`` field, when it states ``allowed`` values, allows exactly the two splits of
 ``threshold-fit``.  The hypothesis constant ``diagnostic``'s ``hypothesis`` names decides the
-diagnostic's pass: it must register a rule and not be reported only.  The engine reads all of
-these at run time without checking them again.
+diagnostic's pass: it must register a rule and not be reported only.  Each command declares the arguments its handler reads (:data:`HANDLERS`).  The engine reads
+all of these at run time without checking them again.
 """
 
 from __future__ import annotations
@@ -20,8 +22,26 @@ from collections.abc import Mapping
 from typing import Any
 
 from prereg.engines.base import Problem
-from prereg.engines.checking import SpecNames
+from prereg.engines.checking import Argument, SpecNames, command_problems
 from prereg.engines.multicorrect.config import FIELD_ROLES, OPTIONAL_INPUTS, TEXT_PLACEHOLDERS
+
+_TEXT = ("path", "string")
+
+#: The arguments each handler reads (a command's spec must declare them as stated).
+HANDLERS = {
+    "score": (
+        Argument("--lists", _TEXT),
+        Argument("--labels", _TEXT),
+        Argument("--predictions", _TEXT),
+        Argument("--binary-outputs", _TEXT, "optional"),
+        Argument("--rounding-decimals", ("integer",), "optional"),
+        Argument("--out", _TEXT),
+    ),
+    "diagnostic": (
+        Argument("--seeds", ("integer_list",), "optional"),
+        Argument("--out", _TEXT, "optional"),
+    ),
+}
 
 
 def _formats(text: str, placeholders: tuple[str, ...]) -> bool:
@@ -92,6 +112,30 @@ def checks(spec: Mapping[str, Any]) -> list[Problem]:
             f" {', '.join('{' + a + '}' for a in allowed)}",
         )
 
+    if _formats(d["text"]["request_id"], TEXT_PLACEHOLDERS["request_id"]):
+        ids = {
+            d["text"]["request_id"].format(seed=0, split=split, index=i)
+            for split in (fit["fit"], fit["evaluate"])
+            for i in range(3)
+        }
+        n.expect(
+            len(ids) == 6,
+            "diagnostic",
+            ["text", "request_id"],
+            "must give every synthetic list of both splits its own request id (use {split} and"
+            " {index})",
+        )
+    if "five_copy_gap" in d["contracts"]:
+        multi = k["metric-conventions"]["multi_correct_min"]
+        n.expect(
+            len(five["candidates"]) >= multi,
+            "diagnostic",
+            ["five_copy", "candidates"],
+            f"{len(five['candidates'])} copies of the correct option are fewer than the"
+            f" {multi} correct options from which constant metric-conventions computes the gap"
+            " (multi_correct_min), so contract five_copy_gap would have no gap to compare",
+        )
+
     inputs = {
         kind: n.contract_fields(kind, roles)
         for kind, roles in FIELD_ROLES.items()
@@ -144,4 +188,5 @@ def checks(spec: Mapping[str, Any]) -> list[Problem]:
                     " of those two (or state no allowed values)",
                 )
             )
+    n.problems.extend(command_problems(spec, "multicorrect-scoring", HANDLERS))
     return n.problems
