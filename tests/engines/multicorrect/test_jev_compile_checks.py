@@ -195,6 +195,31 @@ CASES = {
         + E
         + ")",
     ),
+    # the types the engine reads each role's field as
+    "request-id-integer": (
+        [
+            (
+                "type: string, min_length: 1}\n      - {name: question",
+                "type: integer}\n      - {name: question",
+            )
+        ],
+        "/record_contracts/0/fields/0/type",
+        "field 'request_id' (role request_id) is read as string, so it must be declared so"
+        " (declared: integer)" + E + ")",
+    ),
+    "correct-of-numbers": (
+        [("type: array, items: integer}", "type: array, items: number}")],
+        "/record_contracts/1/fields/2/items",
+        "field 'correct' (role correct) is read as array of integer, so it must be declared so"
+        " (declared: array of number)" + E + ")",
+    ),
+    "probabilities-not-nullable": (
+        [("items: number, nullable: true}", "items: number}")],
+        "/record_contracts/2/fields/2/nullable",
+        "field 'probabilities' (role probabilities) is null for a refusal, so it must be"
+        " nullable: true" + E + ")",
+        "/record_contracts/2/fields/2",
+    ),
     # the diagnostic's registered rule and its figures
     "diagnostic-hypothesis-unknown": (
         [("hypothesis: diagnostic-passes", "hypothesis: diagnostic-holds")],

@@ -34,6 +34,22 @@ FIELD_ROLES = {
     "binary": ("request_id", "candidate_index", "probability", "label"),
 }
 
+#: What the engine reads in the field of each role: (JSON type, item type of an array, whether
+#: null must be allowed); a contract must declare these types (its own bounds and names are
+#: free), since the readers take the values as these types whatever the contract says.
+FIELD_TYPES = {
+    "request_id": ("string", None, False),
+    "question": ("string", None, False),
+    "candidates": ("array", "string", False),
+    "split": ("string", None, False),
+    "correct": ("array", "integer", False),
+    "refused": ("boolean", None, False),
+    "probabilities": ("array", "number", True),  # null for a refusal
+    "candidate_index": ("integer", None, False),
+    "probability": ("number", None, False),
+    "label": ("integer", None, False),  # 0 or 1
+}
+
 #: The inputs a study may go without (it then scores no independent binary outputs).
 OPTIONAL_INPUTS = ("binary",)
 

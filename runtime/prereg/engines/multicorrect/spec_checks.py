@@ -23,7 +23,12 @@ from typing import Any
 
 from prereg.engines.base import Problem
 from prereg.engines.checking import Argument, SpecNames, command_problems
-from prereg.engines.multicorrect.config import FIELD_ROLES, OPTIONAL_INPUTS, TEXT_PLACEHOLDERS
+from prereg.engines.multicorrect.config import (
+    FIELD_ROLES,
+    FIELD_TYPES,
+    OPTIONAL_INPUTS,
+    TEXT_PLACEHOLDERS,
+)
 
 _TEXT = ("path", "string")
 
@@ -51,6 +56,35 @@ def _formats(text: str, placeholders: tuple[str, ...]) -> bool:
     except (KeyError, IndexError, ValueError, AttributeError, TypeError):
         return False
     return True
+
+
+def _check_type(n: SpecNames, kind: str, role: str, f: Mapping[str, Any]) -> None:
+    """The field of ``role`` declares the type the engine reads it as (:data:`FIELD_TYPES`)."""
+    typ, items, nullable = FIELD_TYPES[role]
+    want = f"{typ} of {items}" if items else typ
+    got = f"{f.get('type')} of {f.get('items')}" if f.get("type") == "array" else f.get("type")
+    name = f.get("name")
+    if f.get("type") != typ or (items is not None and f.get("items") != items):
+        where = "type" if f.get("type") != typ else "items"
+        n.problems.append(
+            (
+                n.field_pointer(kind, role, where),
+                f"field {name!r} (role {role}) is read as {want}, so it must be declared so"
+                f" (declared: {got})",
+            )
+        )
+    if bool(f.get("nullable")) != nullable:
+        n.problems.append(
+            (
+                n.field_pointer(kind, role, "nullable"),
+                f"field {name!r} (role {role}) "
+                + (
+                    "is null for a refusal, so it must be nullable: true"
+                    if nullable
+                    else "is never null for the engine, so it may not be nullable"
+                ),
+            )
+        )
 
 
 def checks(spec: Mapping[str, Any]) -> list[Problem]:
@@ -141,6 +175,9 @@ def checks(spec: Mapping[str, Any]) -> list[Problem]:
         for kind, roles in FIELD_ROLES.items()
         if kind not in OPTIONAL_INPUTS or kind in n.contracts
     }
+    for kind, fields in inputs.items():
+        for role, f in (fields or {}).items():
+            _check_type(n, kind, role, f)
     candidates = (inputs["lists"] or {}).get("candidates")
     if candidates is not None:
         for bound in ("min_items", "max_items"):
