@@ -8,7 +8,8 @@ text formats may use only their placeholders (the request id format must give
 every synthetic list of both splits its own id), and contract ``five_copy_gap``'s copies must be
 at least ``multi_correct_min``, so that the list has a gap.  The inputs are the record contracts with roles
 ``lists``, ``labels``, ``predictions`` and (optional) ``binary``, each with a field for every
-role of :data:`~prereg.engines.multicorrect.config.FIELD_ROLES` and no other; the ``candidates``
+role of :data:`~prereg.engines.multicorrect.config.FIELD_ROLES` and no other, each declared
+with the type the engine reads it as (``FIELD_TYPES``); the ``candidates``
 field states the candidate count per list (``min_items`` and ``max_items``); the labels'
 ``split`` field, when it states ``allowed`` values, allows exactly the two splits of
 ``threshold-fit``.  The hypothesis constant ``diagnostic``'s ``hypothesis`` names decides the
