@@ -767,9 +767,10 @@ BUDGET_KEYS = {
     ("dispatchIntervalSeconds",): "dispatch-interval",
 }
 FACTOR_ROLES = ("pool", "hops", "outcome", "layout")
-# Pool word roles in the spec (kebab-case) that are not connective or state words.
+# The pool word role (kebab-case in the spec) that is not a connective or state word.  Any role
+# beyond it and the engine's words (POOL_WORDS, camelCase) is the study's own note on the pool:
+# it is carried in the pool's words and read by nothing.
 FRAMING_ROLE = "framing"
-D17_SPLIT_ROLE = "d17-split"
 
 
 def _camel(role: str) -> str:
@@ -800,8 +801,8 @@ def config_from_spec(config: Mapping[str, Any]) -> dict[str, Any]:
     Sources: constants (see ``CONSTANT_KEYS``; ``factor-roles``, ``split-roles``,
     ``seed-syntax``, ``outcomes``, ``layouts``, ``reservation-floor-usd-per-million-tokens``),
     the spec sections ``splits`` (word = id, short = code), ``factors`` (level codes are the short
-    codes of pools, outcomes and layouts), ``pools`` (framing and d17-split roles; the other
-    word roles become camelCase engine words), ``cells``, ``seed_policy`` and ``budget``.  A
+    codes of pools, outcomes and layouts), ``pools`` (the framing role; the other word roles
+    become camelCase engine words), ``cells``, ``seed_policy`` and ``budget``.  A
     missing source raises one :class:`UserError` listing every problem; the shape of the values
     is then checked by :func:`load_config`.
     """
@@ -854,14 +855,12 @@ def config_from_spec(config: Mapping[str, Any]) -> dict[str, Any]:
                 f"spec pools: pool {p['id']!r} must name a level of factor"
                 f" {roles.get('pool')!r} (got {level!r})"
             )
-        for role in (FRAMING_ROLE, D17_SPLIT_ROLE):
-            if role not in words:
-                problems.append(f"spec pools: pool {p['id']!r} has no word of role {role!r}")
+        if FRAMING_ROLE not in words:
+            problems.append(f"spec pools: pool {p['id']!r} has no word of role {FRAMING_ROLE!r}")
         pools.append(
             {
                 "id": p["id"],
                 "letter": pool_codes.get(lid),
-                "d17Split": words.pop(D17_SPLIT_ROLE, None),
                 "framing": words.pop(FRAMING_ROLE, None),
                 "words": {_camel(role): text for role, text in words.items()},
             }
