@@ -18,3 +18,26 @@ def test_the_variant_compiles_as_it_is(tmp_path):
     # among others: pools without d17's informational pool role, factors named otherwise
     code, err, _ = _variant(tmp_path, [])
     assert code == 0, err
+
+
+def test_a_crossing_cell_the_engine_refuses_is_placed_at_its_crossing(tmp_path):
+    # the faithful layout's one-enabled-relay rule at three hops: the crossing registering it
+    code, err, line_of = compile_edited(
+        tmp_path,
+        D17,
+        [
+            (
+                '    fixed: [{factor: hops, level: "1"}, {factor: layout, level: d17-faithful}]\n'
+                "  - id:",
+                '    fixed: [{factor: hops, level: "3"}, {factor: layout, level: d17-faithful}]\n'
+                "  - id:",
+            )
+        ],
+    )
+    assert code == 2
+    line = line_of("/crossings/1")
+    assert (
+        f"d17-multifact.yaml:{line}: at /crossings/1: cell"
+        " 'dev-pool-a_h3_yes_d17-faithful': rule 'd17' is defined for one relay only"
+    ) in err
+    assert "at /cells/" not in err

@@ -253,11 +253,14 @@ def _engine_check(spec: Mapping[str, Any]) -> list[Problem]:
     """The engine's own configuration check on what the spec compiles to, each problem placed
     at the constant (or the spec section) it comes from."""
     from prereg.compiler.build import engine_config
+    from prereg.compiler.expand import cell_entries
     from prereg.errors import UserError
 
     from .config import CONSTANT_KEYS, config_from_spec, load_config
 
     sources = {**_SOURCES, **CONSTANT_KEYS, "outcomes": "outcomes", "layouts": "layouts"}
+    # the engine's cells in allocation order, each at the written cell or crossing registering it
+    cells = list(cell_entries(dict(spec)))
     try:
         load_config(config_from_spec(engine_config(dict(spec))))
     except UserError as exc:
@@ -269,11 +272,17 @@ def _engine_check(spec: Mapping[str, Any]) -> list[Problem]:
                 source = sources[m.group(1)]
                 steps = re.findall(r"\.([A-Za-z0-9_]+)|\[([0-9]+)\]", m.group(2))
                 path = [a or int(b) for a, b in steps]
-                if source.startswith("/"):  # a section: the item, when the path starts with one
+                message = text[m.end() :].lstrip(": ") or text
+                if m.group(1) == "cells" and path and isinstance(path[0], int):
+                    if path[0] < len(cells):  # a crossing's cell: the crossing, naming the cell
+                        ptr, cell = cells[path[0]]
+                        message = f"cell {cell.get('id')!r}: {message}"
+                    else:
+                        ptr = "/cells"
+                elif source.startswith("/"):  # a section: the item, when the path starts with one
                     ptr = source + (f"/{path[0]}" if path and isinstance(path[0], int) else "")
                 else:
                     ptr = constant_pointer(spec, source, *path) or "/constants"
-                message = text[m.end() :].lstrip(": ") or text
             out.append((ptr, f"{message} (the engine's configuration check)"))
         return out
     return []
