@@ -242,6 +242,8 @@ def load_config(cfg: Mapping[str, Any]) -> EngineConfig:
     labels = c.get(cfg, "labels", P, Mapping) or {}
     yes = c.get(labels, "yes", f"{P}.labels", str)
     no = c.get(labels, "no", f"{P}.labels", str)
+    if yes is not None and yes == no:
+        c.problems.append(f"{P}.labels: yes and no must be different words (both {yes!r})")
 
     h = c.get(cfg, "hashing", P, Mapping) or {}
     hp = f"{P}.hashing"
@@ -565,6 +567,7 @@ def load_config(cfg: Mapping[str, Any]) -> EngineConfig:
                 c.problems.append(f"{cp}: rule {layout.rule!r} is defined for one relay only")
         cells.append(cell)
     _unique(c, [(ce.split.word, ce.key) for ce in cells], f"{P}.cells", "split and cell key")
+    _distinct_streams(c, cells, fam, row_msg, P)
 
     dp = c.get(cfg, "dispatch", P, Mapping) or {}
     first_splits = tuple(c.get(dp, "firstSplits", f"{P}.dispatch", list) or ())
@@ -720,6 +723,37 @@ def load_config(cfg: Mapping[str, Any]) -> EngineConfig:
         dev_review=tuple(dev_review),
         cue_by_name=cue_by_name,
     )
+
+
+def _distinct_streams(c: _Checker, cells: list[Cell], fam: Any, row_msg: Any, P: str) -> None:
+    """Every cell draws its rows from its own stream: the row draw message (with its family id)
+    must tell every two cells apart, whatever the seed."""
+    if not isinstance(fam, str) or not isinstance(row_msg, str):
+        return
+    seen: dict[str, Cell] = {}
+    for j, ce in enumerate(cells):
+        try:
+            family = fam.format(
+                seedId="{seedId}",
+                splitShort=ce.split.short,
+                poolLetter=ce.pool.letter,
+                hops=ce.hops,
+                outcomeShort=ce.outcome.short,
+                layoutShort=ce.layout.short,
+            )
+            stream = row_msg.format(
+                split=ce.split.word, familyId=family, index="{index}", counter="{counter}"
+            )
+        except (KeyError, IndexError, ValueError):
+            return  # a malformed template, reported where it is checked
+        if stream in seen:
+            c.problems.append(
+                f"{P}.cells[{j}]: draws the same rows as the {seen[stream].split.word} cell"
+                f" {seen[stream].key} (stream {stream!r}): hashing.familyId and"
+                " hashing.rowDrawMessage must tell every two cells apart"
+            )
+        else:
+            seen[stream] = ce
 
 
 def _unique(c: _Checker, values: list, path: str, what: str) -> None:
