@@ -23,11 +23,13 @@ def test_the_variant_compiles_as_it_is(tmp_path):
 def test_more_review_items_than_development_rows_are_refused(tmp_path):
     # d17 registers 18 tuning rows of outcome yes (2 in each of 9 cells): 19 items cannot be drawn
     code, err, line_of = compile_edited(
-        tmp_path, D17, [("{outcome: \"yes\", items: 8}", "{outcome: \"yes\", items: 19}")]
+        tmp_path, D17, [('{outcome: "yes", items: 8}', '{outcome: "yes", items: 19}')]
     )
     assert code == 2
     ptr = "/constants/17/value/perOutcome/0/items"
-    assert f"d17-multifact.yaml:{line_of(ptr)}: at {ptr}: asks for 19 review items of outcome" in err
+    assert (
+        f"d17-multifact.yaml:{line_of(ptr)}: at {ptr}: asks for 19 review items of outcome" in err
+    )
     assert "the development splits (tuning) register 18 rows of it" in err
     assert "constant dev-review" in err and "Traceback" not in err
 
