@@ -66,9 +66,10 @@ def write_d17_cells(spec: Path) -> None:
     spec.write_text(text[:start] + D17_WRITTEN_CELLS.read_text(encoding="utf-8") + text[end:])
 
 
-def compile_edited(tmp_path: Path, study: str, edits):
-    """Compile, in process, a project holding only a copy of ``study``'s spec with each
-    ``(old, new)`` text replacement applied (``old`` must occur exactly once).
+def compile_edited(tmp_path: Path, study: str, edits, source: Path | None = None):
+    """Compile, in process, a project holding only a copy of ``study``'s spec (or of the spec
+    file ``source``) with each ``(old, new)`` text replacement applied (``old`` must occur
+    exactly once).
 
     Returns the exit code, what was written to stderr and a function giving the line of a JSON
     pointer in the edited spec (or of its nearest ancestor that has one).
@@ -82,7 +83,7 @@ def compile_edited(tmp_path: Path, study: str, edits):
     project = tmp_path / "edited"
     studies = project / "spec" / "studies"
     studies.mkdir(parents=True)
-    text = (ROOT / "spec" / "studies" / f"{study}.yaml").read_text(encoding="utf-8")
+    text = (source or ROOT / "spec" / "studies" / f"{study}.yaml").read_text(encoding="utf-8")
     for old, new in edits:
         assert text.count(old) == 1, old
         text = text.replace(old, new)

@@ -28,11 +28,12 @@ def test_pools_take_their_letter_from_the_factor_level_and_words_from_the_roles(
         words = {w["role"]: w["text"] for w in p["words"]}
         assert mine["letter"] == codes[p["id"]]
         assert mine["framing"] == words["framing"]
-        assert mine["d17Split"] == words["d17-split"]
+        assert "d17Split" not in mine  # a role the engine does not read stays a plain note
+        assert mine["words"]["d17Split"] == words["d17-split"]
         assert mine["words"]["nonConnective"] == words["non-connective"]
         assert mine["words"]["contrastive"] == words["contrastive"]
         assert set(mine["words"]) == {
-            "link", "base", "contrastive", "nonConnective", "enabled", "disabled"
+            "link", "base", "contrastive", "nonConnective", "enabled", "disabled", "d17Split"
         }  # fmt: skip
 
 

@@ -35,10 +35,10 @@ caches the result).  Where each engine key comes from in the spec:
 - constants ``outcomes`` and ``layouts``: as below without ``short`` (taken from the factor);
 - section ``splits``: ``word`` = id, ``short`` = code; constant ``split-roles`` ``{split id:
   role}`` gives each split's ``role``;
-- section ``pools``: the word of role ``framing`` is ``framing``, of role ``d17-split``
-  ``d17Split``; every other role becomes a pool word, kebab-case turned camelCase
-  (``non-connective`` → ``nonConnective``); the pool's ``level`` (``factor:level``) gives its
-  letter;
+- section ``pools``: the word of role ``framing`` is ``framing``; every other role becomes a
+  pool word, kebab-case turned camelCase (``non-connective`` → ``nonConnective``): the six
+  below are required, any other is the study's own note on the pool, read by nothing; the
+  pool's ``level`` (``factor:level``) gives its letter;
 - section ``cells``: split, rows and the four factor levels (hops as an integer);
 - section ``seed_policy`` (``pattern``, ``public_seeds``, ``public_prefixes``,
   ``private_min_hex_run``) and constant ``seed-syntax`` ``{wording, maxLength}``;
@@ -63,8 +63,8 @@ available in line, rule and line-class templates as ``{link}``, ``{base}``, ``{c
   ``cellKey`` (``{pool}``, ``{hops}``, ``{outcome}``, ``{layout}``).
 - ``record``: ``requests`` (list of ``{id, arm, definitionId}``), ``provenanceSeed``
   (``{seed}``, ``{rowIndex}``).
-- ``pools``: list of ``{id, letter, d17Split (informational), framing, words: {link, base,
-  contrastive, nonConnective, enabled, disabled}}``.
+- ``pools``: list of ``{id, letter, framing, words: {link, base, contrastive, nonConnective,
+  enabled, disabled, ...notes}}``.
 - ``splits``: list of ``{word, short, role}`` (role ``development`` marks dev-review rows).
 - ``outcomes``: list of ``{word, short, failure}``; ``failure`` is null (gold yes) or ``{kind:
   link|relay, lineClass: cue class of the broken line or null for an absent line, positions:

@@ -242,6 +242,8 @@ def load_config(cfg: Mapping[str, Any]) -> EngineConfig:
     labels = c.get(cfg, "labels", P, Mapping) or {}
     yes = c.get(labels, "yes", f"{P}.labels", str)
     no = c.get(labels, "no", f"{P}.labels", str)
+    if yes is not None and yes == no:
+        c.problems.append(f"{P}.labels: yes and no must be different words (both {yes!r})")
 
     h = c.get(cfg, "hashing", P, Mapping) or {}
     hp = f"{P}.hashing"
@@ -565,6 +567,7 @@ def load_config(cfg: Mapping[str, Any]) -> EngineConfig:
                 c.problems.append(f"{cp}: rule {layout.rule!r} is defined for one relay only")
         cells.append(cell)
     _unique(c, [(ce.split.word, ce.key) for ce in cells], f"{P}.cells", "split and cell key")
+    _distinct_streams(c, cells, fam, row_msg, P)
 
     dp = c.get(cfg, "dispatch", P, Mapping) or {}
     first_splits = tuple(c.get(dp, "firstSplits", f"{P}.dispatch", list) or ())
@@ -722,6 +725,37 @@ def load_config(cfg: Mapping[str, Any]) -> EngineConfig:
     )
 
 
+def _distinct_streams(c: _Checker, cells: list[Cell], fam: Any, row_msg: Any, P: str) -> None:
+    """Every cell draws its rows from its own stream: the row draw message (with its family id)
+    must tell every two cells apart, whatever the seed."""
+    if not isinstance(fam, str) or not isinstance(row_msg, str):
+        return
+    seen: dict[str, Cell] = {}
+    for j, ce in enumerate(cells):
+        try:
+            family = fam.format(
+                seedId="{seedId}",
+                splitShort=ce.split.short,
+                poolLetter=ce.pool.letter,
+                hops=ce.hops,
+                outcomeShort=ce.outcome.short,
+                layoutShort=ce.layout.short,
+            )
+            stream = row_msg.format(
+                split=ce.split.word, familyId=family, index="{index}", counter="{counter}"
+            )
+        except (KeyError, IndexError, ValueError):
+            return  # a malformed template, reported where it is checked
+        if stream in seen:
+            c.problems.append(
+                f"{P}.cells[{j}]: draws the same rows as the {seen[stream].split.word} cell"
+                f" {seen[stream].key} (stream {stream!r}): hashing.familyId and"
+                " hashing.rowDrawMessage must tell every two cells apart"
+            )
+        else:
+            seen[stream] = ce
+
+
 def _unique(c: _Checker, values: list, path: str, what: str) -> None:
     seen = set()
     for v in values:
@@ -767,9 +801,10 @@ BUDGET_KEYS = {
     ("dispatchIntervalSeconds",): "dispatch-interval",
 }
 FACTOR_ROLES = ("pool", "hops", "outcome", "layout")
-# Pool word roles in the spec (kebab-case) that are not connective or state words.
+# The pool word role (kebab-case in the spec) that is not a connective or state word.  Any role
+# beyond it and the engine's words (POOL_WORDS, camelCase) is the study's own note on the pool:
+# it is carried in the pool's words and read by nothing.
 FRAMING_ROLE = "framing"
-D17_SPLIT_ROLE = "d17-split"
 
 
 def _camel(role: str) -> str:
@@ -800,8 +835,8 @@ def config_from_spec(config: Mapping[str, Any]) -> dict[str, Any]:
     Sources: constants (see ``CONSTANT_KEYS``; ``factor-roles``, ``split-roles``,
     ``seed-syntax``, ``outcomes``, ``layouts``, ``reservation-floor-usd-per-million-tokens``),
     the spec sections ``splits`` (word = id, short = code), ``factors`` (level codes are the short
-    codes of pools, outcomes and layouts), ``pools`` (framing and d17-split roles; the other
-    word roles become camelCase engine words), ``cells``, ``seed_policy`` and ``budget``.  A
+    codes of pools, outcomes and layouts), ``pools`` (the framing role; the other word roles
+    become camelCase engine words), ``cells``, ``seed_policy`` and ``budget``.  A
     missing source raises one :class:`UserError` listing every problem; the shape of the values
     is then checked by :func:`load_config`.
     """
@@ -854,14 +889,12 @@ def config_from_spec(config: Mapping[str, Any]) -> dict[str, Any]:
                 f"spec pools: pool {p['id']!r} must name a level of factor"
                 f" {roles.get('pool')!r} (got {level!r})"
             )
-        for role in (FRAMING_ROLE, D17_SPLIT_ROLE):
-            if role not in words:
-                problems.append(f"spec pools: pool {p['id']!r} has no word of role {role!r}")
+        if FRAMING_ROLE not in words:
+            problems.append(f"spec pools: pool {p['id']!r} has no word of role {FRAMING_ROLE!r}")
         pools.append(
             {
                 "id": p["id"],
                 "letter": pool_codes.get(lid),
-                "d17Split": words.pop(D17_SPLIT_ROLE, None),
                 "framing": words.pop(FRAMING_ROLE, None),
                 "words": {_camel(role): text for role, text in words.items()},
             }

@@ -294,6 +294,15 @@ def position_index(world: Mapping[str, Any]) -> int:
     return 2
 
 
+def world_keys(config: Mapping[str, Any], factors: Sequence[str]) -> tuple[str, ...]:
+    """The key of each factor's level in a gold world: a world names the part a factor plays in
+    the design (``pool``, ``hops``, ``outcome``, ``layout``), constant ``factor-roles`` gives
+    the factor playing it."""
+    roles = (config.get("constants") or {}).get("factor-roles") or {}
+    part = {str(fid): str(role) for role, fid in roles.items()}
+    return tuple(part.get(f, f) for f in factors)
+
+
 def row_table(
     config: Mapping[str, Any],
     spec: ScoringSpec,
@@ -306,15 +315,16 @@ def row_table(
     by_key = {
         (str(c["split"]), *(str(c["levels"][f]) for f in factors)): i for i, c in enumerate(cells)
     }
+    keys = world_keys(config, factors)
     labels = gold["labels"]
     worlds = gold["worlds"]
     records = list(records)
-    fast = _rows_by_column(records, factors, by_key, spec, labels, worlds)
+    fast = _rows_by_column(records, keys, by_key, spec, labels, worlds)
     if fast is not None:
         ids, reqs, cell, position, gold_yes = fast
     else:  # some row is not right: the loop below names the first
         ids, reqs, cell, position, gold_yes = _rows_one_by_one(
-            records, factors, by_key, spec, labels, worlds
+            records, keys, by_key, spec, labels, worlds
         )
     index = {r: i for i, r in enumerate(ids)}
     if len(index) != len(ids):

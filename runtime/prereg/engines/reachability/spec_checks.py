@@ -109,14 +109,72 @@ def checks(spec: Mapping[str, Any]) -> list[Problem]:
             )
     for j, item in enumerate(k["dev-review"]["perOutcome"]):
         n.level("dev-review", ["perOutcome", j, "outcome"], factor.get("outcome"), item["outcome"])
+    _dev_review_rows(n, spec, k, factor)
 
     _scoring(n, k, factor)
+    _gold_comparisons(n, spec, k)
     _scenarios(n, spec, k)
     _worst_case(n, spec, k)
 
     if not n.problems:
         n.problems.extend(_engine_check(spec))
     return n.problems
+
+
+def _dev_review_rows(
+    n: SpecNames, spec: Mapping[str, Any], k: Mapping[str, Any], factor: Mapping[str, str]
+) -> None:
+    """dev-review-material draws each outcome's review items from the development rows: the
+    development splits must register at least that many rows of the outcome."""
+    from prereg.compiler.expand import all_cells
+
+    outcome = factor.get("outcome")
+    if outcome is None:
+        return
+    development = {sid for sid, role in k["split-roles"].items() if role == "development"}
+    rows: dict[str, int] = {}
+    for cell in all_cells(dict(spec)):
+        if cell.get("split") in development:
+            levels = {lv.get("factor"): str(lv.get("level")) for lv in cell.get("levels") or ()}
+            if outcome in levels:
+                rows[levels[outcome]] = rows.get(levels[outcome], 0) + int(cell.get("rows") or 0)
+    for j, item in enumerate(k["dev-review"]["perOutcome"]):
+        have = rows.get(str(item["outcome"]), 0)
+        n.expect(
+            item["items"] <= have,
+            "dev-review",
+            ["perOutcome", j, "items"],
+            f"asks for {item['items']} review items of outcome {item['outcome']!r}, but the"
+            f" development splits ({', '.join(sorted(development)) or 'none'}) register {have}"
+            f" rows of it",
+        )
+
+
+def _gold_comparisons(n: SpecNames, spec: Mapping[str, Any], k: Mapping[str, Any]) -> None:
+    """A derived field compared with the engine field ``gold`` (a row's gold label word, from
+    constant labels) must be able to equal it: its values must include both label words."""
+    words = [k["labels"]["yes"], k["labels"]["no"]]
+    fields = {d.get("id"): (i, d) for i, d in enumerate(spec.get("derived_fields") or ())}
+    for d in spec.get("derived_fields") or ():
+        for cond in d.get("test") or ():
+            pair = (cond.get("field"), cond.get("other"))
+            if "gold" not in pair or cond.get("op") not in ("eq", "ne"):
+                continue
+            other = pair[1] if pair[0] == "gold" else pair[0]
+            if other not in fields or not fields[other][1].get("cases"):
+                continue
+            i, source = fields[other]
+            values = [c.get("value") for c in source["cases"]]
+            missing = [w for w in words if w not in values]
+            if missing:
+                n.problems.append(
+                    (
+                        f"/derived_fields/{i}/cases",
+                        f"derived field {other!r} is compared with gold (in {d.get('id')!r}), but"
+                        f" it never takes the gold label word(s) {', '.join(map(repr, missing))}"
+                        f" of constant labels (its values: {', '.join(map(repr, values))})",
+                    )
+                )
 
 
 # Metric roles the engine reads: computed by prereg.decide from their compute blocks, or by
@@ -253,11 +311,14 @@ def _engine_check(spec: Mapping[str, Any]) -> list[Problem]:
     """The engine's own configuration check on what the spec compiles to, each problem placed
     at the constant (or the spec section) it comes from."""
     from prereg.compiler.build import engine_config
+    from prereg.compiler.expand import cell_entries
     from prereg.errors import UserError
 
     from .config import CONSTANT_KEYS, config_from_spec, load_config
 
     sources = {**_SOURCES, **CONSTANT_KEYS, "outcomes": "outcomes", "layouts": "layouts"}
+    # the engine's cells in allocation order, each at the written cell or crossing registering it
+    cells = list(cell_entries(dict(spec)))
     try:
         load_config(config_from_spec(engine_config(dict(spec))))
     except UserError as exc:
@@ -269,11 +330,17 @@ def _engine_check(spec: Mapping[str, Any]) -> list[Problem]:
                 source = sources[m.group(1)]
                 steps = re.findall(r"\.([A-Za-z0-9_]+)|\[([0-9]+)\]", m.group(2))
                 path = [a or int(b) for a, b in steps]
-                if source.startswith("/"):  # a section: the item, when the path starts with one
+                message = text[m.end() :].lstrip(": ") or text
+                if m.group(1) == "cells" and path and isinstance(path[0], int):
+                    if path[0] < len(cells):  # a crossing's cell: the crossing, naming the cell
+                        ptr, cell = cells[path[0]]
+                        message = f"cell {cell.get('id')!r}: {message}"
+                    else:
+                        ptr = "/cells"
+                elif source.startswith("/"):  # a section: the item, when the path starts with one
                     ptr = source + (f"/{path[0]}" if path and isinstance(path[0], int) else "")
                 else:
                     ptr = constant_pointer(spec, source, *path) or "/constants"
-                message = text[m.end() :].lstrip(": ") or text
             out.append((ptr, f"{message} (the engine's configuration check)"))
         return out
     return []
