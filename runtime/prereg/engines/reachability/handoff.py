@@ -472,8 +472,8 @@ def bundle(ctx: StudyContext, args: argparse.Namespace) -> int:
     if sc.public:
         raise h.refuse(
             "publicSeed",
-            f"seed {seed!r} is public ({sc.reason}): public and review seeds regenerate gold"
-            " from source, so they are never bundled for live collection; prepare a fresh"
+            f"seed {seed!r} is public ({sc.reason}): a public seed's gold can be regenerated"
+            " from source, so it is never bundled for live collection; prepare a fresh"
             " private seed",
         )
     # the development review, anchored by its digest
