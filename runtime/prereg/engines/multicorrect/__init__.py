@@ -40,8 +40,8 @@ Configuration: what the engine reads from ``ctx.config``, by the spec's names (a
 - constant ``output-schemas``: ``report`` and ``diagnostic``, the schema ids written into
   REPORT.json and the diagnostic output.
 - constant ``threshold-fit``: ``fit`` and ``evaluate``, the split names (declared in the
-  spec's ``splits``) used in the labels and as the report's section keys (the fit split's
-  curve is reported as ``<fit>_curve``); ``ties``, ``smallest`` or ``largest``: which grid
+  spec's ``splits``) used in the labels and as the keys of the report's ``splits`` (the
+  fit split's curve is the report's ``fitCurve``, named by ``fitSplit``); ``ties``, ``smallest`` or ``largest``: which grid
   threshold wins a tie of exact-set accuracy.
 - constant ``threshold-grid``: ``denominator``, ``first``, ``last``, ``step`` integers; the
   thresholds are ``k / denominator`` for ``k = first, first+step, …, last`` (float division,
