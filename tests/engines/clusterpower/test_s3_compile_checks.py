@@ -13,6 +13,8 @@ E = " (engine cluster-power-freeze"
 FROZEN = E + ", constant frozen)"
 PLAN = E + ", constant power_plan)"
 RULES = E + ", constant freeze_rules)"
+INPUT = E + ", constant freeze_input)"
+UNDECLARED = "but the contract declares no such property there (it declares "
 
 CASES = {
     # the frozen planning constants
@@ -348,6 +350,30 @@ CASES = {
         "/constants/3/value/forbidden_keys/names/0",
         "forbids key 'official_fail', but 'official-fail' is a class label, which the power"
         " plan records per stratum, so every freeze would be refused" + RULES,
+    ),
+    # the freeze input's contract declares what the freeze rules read
+    "input-target-undeclared": (
+        [("        target: freeze_target\n", "        target: stage_target\n")],
+        "/constants/2/value/fields/target",
+        f"names 'stage_target' as the freeze target, {UNDECLARED}'schema', 'freeze_target',",
+    ),
+    "input-model-key-undeclared": (
+        [("        model_id: id\n", "        model_id: name\n")],
+        "/constants/2/value/fields/model_id",
+        f"names 'name' as the model id of each item, {UNDECLARED}'id', 'checkpoint',"
+        " 'base_lineage', 'benchmark_specific_finetune'), so every freeze input would be"
+        " refused" + INPUT,
+    ),
+    "input-claim-path-undeclared": (
+        [("[execution_boundary, executes_untrusted_code]", "[execution_boundary, runs_code]")],
+        "/constants/2/value/fields/executes_untrusted_code",
+        f"names 'runs_code' as the claim executes_untrusted_code, {UNDECLARED}",
+    ),
+    "input-target-unregistered": (
+        [("freeze_target: {enum: [X6, X7]}", "freeze_target: {enum: [X6, X7, X9]}")],
+        "/constants/2/value/contract/properties/freeze_target/enum/2",
+        "allows freeze target 'X9', which constant freeze_rules does not register (targets:"
+        " 'X6', 'X7')" + INPUT,
     ),
     "forbidden-plan-key": (
         [("names: [verdict, verdicts,", "names: [status, verdict, verdicts,")],

@@ -5,7 +5,8 @@ The roles constant ``freeze_rules`` names must be freeze roles of the spec (the 
 calibration roles required metadata roles, each metadata extension with a format), every freeze
 role must accept some file-name ending, the plan statuses a freeze accepts must be statuses
 ``power_plan`` names, the frozen ladder must rise and the target power must not exceed 1, and
-the freeze input's contract must be a JSON Schema, and no forbidden key may be one the bound plan
+the freeze input's contract must be a JSON Schema declaring the fields the freeze rules read
+(and allowing only registered targets), and no forbidden key may be one the bound plan
 or calibration statistics always hold.  The calibration input is the record contract
 with role ``calibration``: a field for each role of
 :data:`~prereg.engines.clusterpower.config.FIELD_ROLES` and no other, the ``stage`` field
@@ -181,9 +182,75 @@ def checks(spec: Mapping[str, Any]) -> list[Problem]:
                 f"not a valid JSON Schema: {exc.message}",
             )
     _forbidden_engine_keys(n, fields)
+    _freeze_input_fields(n)
     _status_rule(n, statuses)
     n.problems.extend(command_problems(spec, "cluster-power-freeze", HANDLERS))
     return n.problems
+
+
+def _freeze_input_fields(n: SpecNames) -> None:
+    """The names constant ``freeze_input`` gives the freeze rules are properties its contract
+    declares where the rules read them (the schema field, the target, the artifacts and the
+    models at the top, an artifact's role and path in an artifact, a model's keys in a model,
+    the two execution claims along their paths), and every target the contract allows is a
+    target of constant ``freeze_rules``: otherwise every freeze input would be refused.  Only
+    an object schema that allows no other properties (``additionalProperties: false``) is
+    held to its ``properties``."""
+    k = n.constants
+    inp = k["freeze_input"]
+    contract = inp["contract"]
+    f = inp["fields"]
+
+    def closed(schema: Any) -> Mapping[str, Any] | None:
+        """The properties of a schema that admits no others, else None (nothing to hold)."""
+        if not isinstance(schema, Mapping) or schema.get("additionalProperties") is not False:
+            return None
+        props = schema.get("properties")
+        return props if isinstance(props, Mapping) else {}
+
+    def lacks(schema: Any, names, where: list, what: str) -> Any:
+        """Follow ``names`` through ``schema``'s properties; report the first one missing."""
+        for name in names:
+            props = closed(schema)
+            if props is None:
+                return None
+            if name not in props:
+                n.report(
+                    "freeze_input",
+                    where,
+                    f"names {name!r} as {what}, but the contract declares no such property"
+                    f" there (it declares {', '.join(map(repr, props)) or 'none'}), so every"
+                    " freeze input would be refused",
+                )
+                return None
+            schema = props[name]
+        return schema
+
+    def path(value: Any) -> list[str]:
+        return [value] if isinstance(value, str) else list(value)
+
+    lacks(contract, [inp["schema_field"]], ["schema_field"], "the field holding the schema id")
+    target = lacks(contract, [f["target"]], ["fields", "target"], "the freeze target")
+    ids = [t["id"] for t in k["freeze_rules"]["targets"]]
+    if isinstance(target, Mapping) and isinstance(target.get("enum"), list):
+        for j, t in enumerate(target["enum"]):
+            n.expect(
+                t in ids,
+                "freeze_input",
+                ["contract", "properties", f["target"], "enum", j],
+                f"allows freeze target {t!r}, which constant freeze_rules does not register"
+                f" (targets: {', '.join(map(repr, ids))})",
+            )
+    for group, keys in (
+        ("artifacts", ("artifact_role", "artifact_path")),
+        ("models", ("model_id", "model_base_lineage", "model_benchmark_specific_finetune")),
+    ):
+        listed = lacks(contract, [f[group]], ["fields", group], f"the {group} list")
+        item = listed.get("items") if isinstance(listed, Mapping) else None
+        for key in keys:
+            lacks(item, [f[key]], ["fields", key], f"the {key.replace('_', ' ')} of each item")
+    for claim in ("executes_untrusted_code", "sandbox_required"):
+        lacks(contract, path(f[claim]), ["fields", claim], f"the claim {claim}")
 
 
 def _property_names(node: Any):
