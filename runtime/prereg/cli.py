@@ -189,13 +189,19 @@ def _add_core_commands(sub) -> None:
     m = sub.add_parser(
         "demo",
         help="run every study on the bundled demo inputs and write reports",
-        description="Check the specs, then run each study's commands on the bundled inputs (examples/demo.json) "
-        "into OUT, write one HTML and one Markdown report per study (plots inline, the registered PREREG.md "
-        "beside the findings), and end with OUT/index.html.",
+        description="Check the specs, then run each study's commands on the bundled inputs (examples/demo.json, "
+        "or the steps of the plan --plan names) into OUT, write one HTML and one Markdown report per study "
+        "(plots inline, the registered PREREG.md beside the findings), and end with OUT/index.html.",
     )
     m.add_argument("--out", default="out/demo", help="output folder (default: out/demo)")
     m.add_argument(
         "--force", action="store_true", help="replace an earlier run in the output folder"
+    )
+    m.add_argument(
+        "--plan",
+        metavar="FILE",
+        help="run the steps of this plan instead (the form of examples/demo.json: a project's own"
+        " studies, their commands and the reports)",
     )
     d = sub.add_parser(
         "diff",
@@ -365,7 +371,8 @@ def _cmd_demo(project, args) -> int:
 
     from prereg.demo import run_demo
 
-    return run_demo(project, Path(args.out), force=args.force)
+    plan = None if args.plan is None else Path(args.plan)
+    return run_demo(project, Path(args.out), force=args.force, plan=plan)
 
 
 def _cmd_diff(project, args) -> int:

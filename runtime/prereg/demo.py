@@ -23,7 +23,9 @@ still run, the index names the failed step and the demo exits 1.  Nothing writte
 or an absolute path of the machine, so two runs give the same bytes.
 
 ``OUT`` is new for every run: an existing one is refused unless ``force`` is given (then it is
-removed first).
+removed first).  Another plan of the same form (a user's own study and its steps) runs the same
+way (``prereg demo --plan FILE``); a plan is read strictly and checked (:func:`plan_problems`)
+before anything runs.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ _SHA256 = re.compile(r"\{sha256:([^{}]+)\}")
 _JSON = re.compile(r"\{json:([^{}#]+)#(/[^{}]*)\}")
 
 
-def fill_arg(arg: str, out: Path, root: Path) -> str:
+def fill_arg(arg: str, out: Path, root: Path, plan: Path | str = PLAN) -> str:
     """``{out}`` and ``{root}`` filled in, then ``{sha256:PATH}`` (``sha256:`` and the hex
     SHA-256 of the file's bytes: the digest an operator anchors) and ``{json:PATH#/pointer}``
     (a string in a JSON file an earlier step wrote, such as a printed digest)."""
@@ -68,7 +70,7 @@ def fill_arg(arg: str, out: Path, root: Path) -> str:
     def sha(m: re.Match) -> str:
         path = Path(m.group(1))
         if not path.is_file():
-            raise UserError(f"{PLAN}: {{sha256:{m.group(1)}}}: no such file (yet)")
+            raise UserError(f"{plan}: {{sha256:{m.group(1)}}}: no such file (yet)")
         return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
 
     def pointer(m: re.Match) -> str:
@@ -78,7 +80,7 @@ def fill_arg(arg: str, out: Path, root: Path) -> str:
             for key in m.group(2).strip("/").split("/"):
                 value = value[int(key)] if isinstance(value, list) else value[key]
         except (OSError, ValueError, KeyError, IndexError, TypeError):
-            raise UserError(f"{PLAN}: {{json:{m.group(1)}#{m.group(2)}}}: not found") from None
+            raise UserError(f"{plan}: {{json:{m.group(1)}#{m.group(2)}}}: not found") from None
         return str(value)
 
     return _JSON.sub(pointer, _SHA256.sub(sha, arg))
@@ -116,30 +118,111 @@ def _need_matplotlib() -> None:
         ) from None
 
 
-def run_demo(project: Project, out: Path, force: bool = False) -> int:
+def run_demo(project: Project, out: Path, force: bool = False, plan: Path | None = None) -> int:
     # The example projects' generated modules are imported from OUT/projects/: no bytecode is
     # written beside them, so OUT holds only what the steps and reports wrote (the index lists
     # every file, and a .pyc would carry the copy's time).
     before = sys.dont_write_bytecode
     sys.dont_write_bytecode = True
     try:
-        return _run_demo(project, out, force)
+        return _run_demo(project, out, force, plan)
     finally:
         sys.dont_write_bytecode = before
 
 
-def _run_demo(project: Project, out: Path, force: bool) -> int:
+def load_plan(project: Project, path: Path | None = None) -> tuple[dict, Path | str]:
+    """The plan at ``path`` (default: the project's examples/demo.json) and the name its
+    messages use, read strictly and checked step by step (:func:`plan_problems`)."""
+    from prereg.records import read_json_file
+
+    if path is None:
+        path, name = project.root / PLAN, PLAN
+        if not path.exists():
+            raise UserError(f"{PLAN}: the demo plan is missing (give another with --plan)")
+    else:
+        name = path
+    plan = read_json_file(path, missing="the plan of steps to run", obj=False)
+    studies = {p.stem for p in project.spec_files()}
+    # a study the plan runs from an example project of its own ("project": a folder of this
+    # project holding its spec)
+    steps = plan.get("steps") if isinstance(plan, dict) else None
+    for step in steps if isinstance(steps, list) else ():
+        if isinstance(step, dict) and isinstance(step.get("project"), str):
+            study = step.get("study")
+            spec = project.root / step["project"] / "spec" / "studies" / f"{study}.yaml"
+            if isinstance(study, str) and spec.is_file():
+                studies.add(study)
+    problems = plan_problems(plan, studies)
+    if problems:
+        raise UserError(
+            f"{name}: not a plan of steps this project can run",
+            problems=[f"at {where}: {what}" for where, what in problems],
+        )
+    return plan, name
+
+
+_STEP_KEYS = ("title", "study", "args", "expect_exit", "lane", "project", "json")
+
+
+def plan_problems(plan: Any, studies: set[str]) -> list[tuple[str, str]]:
+    """(JSON pointer, rule) of each way ``plan`` is not a plan: an object whose ``steps`` is a
+    non-empty list of steps, each an object with ``title`` (a string), ``study`` (a study of
+    the project), ``args`` (strings; a ``json`` step's are ``["write", PATH]``) and,
+    optionally, ``expect_exit`` (exit codes), ``lane`` (a non-empty string), ``project`` (a
+    folder of the plan's project holding the study's spec) and ``json`` (the file to write)."""
+    if not isinstance(plan, dict):
+        return [("/", "a plan is a JSON object with steps")]
+    out = [(f"/{k}", "unknown key (a plan holds steps)") for k in plan if k != "steps"]
+    steps = plan.get("steps")
+    if not isinstance(steps, list) or not steps:
+        return out + [("/steps", "a non-empty list of steps")]
+    for i, step in enumerate(steps):
+        at = f"/steps/{i}"
+        if not isinstance(step, dict):
+            out.append((at, "a step is an object (title, study, args)"))
+            continue
+        out += [
+            (f"{at}/{k}", f"unknown key (a step has {', '.join(_STEP_KEYS)})")
+            for k in step
+            if k not in _STEP_KEYS
+        ]
+        for key in ("title", "study", "args"):
+            if key not in step:
+                out.append((at, f"a step needs {key}"))
+        if "title" in step and not isinstance(step["title"], str):
+            out.append((f"{at}/title", "a string"))
+        study = step.get("study")
+        if "study" in step and (not isinstance(study, str) or study not in studies):
+            known = ", ".join(sorted(studies)) or "none"
+            out.append(
+                (f"{at}/study", f"{study!r} is not a study of the project (studies: {known})")
+            )
+        args = step.get("args")
+        if "args" in step:
+            if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+                out.append((f"{at}/args", "a list of strings"))
+            elif "json" in step and (len(args) != 2 or args[0] != "write"):
+                out.append((f"{at}/args", 'a step with json writes a file: ["write", PATH]'))
+        codes = step.get("expect_exit")
+        if "expect_exit" in step and not (
+            isinstance(codes, list)
+            and codes
+            and all(type(c) is int and 0 <= c <= 255 for c in codes)
+        ):
+            out.append((f"{at}/expect_exit", "a non-empty list of exit codes (0 to 255)"))
+        lane = step.get("lane")
+        if "lane" in step and (not isinstance(lane, str) or not lane):
+            out.append((f"{at}/lane", "a non-empty string"))
+        if "project" in step and (not isinstance(step["project"], str) or not step["project"]):
+            out.append((f"{at}/project", "a folder of the project (a string)"))
+    return out
+
+
+def _run_demo(project: Project, out: Path, force: bool, plan_file: Path | None = None) -> int:
     from prereg.cli import main as cli_main
     from prereg.reports import Step
 
-    plan_path = project.root / PLAN
-    if not plan_path.exists():
-        raise UserError(f"{PLAN}: the demo plan is missing")
-    plan = json.loads(plan_path.read_text(encoding="utf-8"))
-    for i, step in enumerate(plan["steps"], start=1):
-        lane = step.get("lane")
-        if lane is not None and (not isinstance(lane, str) or not lane):
-            raise UserError(f"{PLAN}: step {i} ({step['study']}): lane must be a non-empty string")
+    plan, plan_name = load_plan(project, plan_file)
     _need_matplotlib()
     if out.exists():
         if not force:
@@ -171,7 +254,7 @@ def _run_demo(project: Project, out: Path, force: bool) -> int:
         """Steps in order until one fails: (each step run with its number, all held)."""
         ran: list[tuple[int, Step]] = []
         for i, step in steps:
-            result = _run_step(project, projects, out, step, i, total, cli_main)
+            result = _run_step(project, projects, out, step, i, total, cli_main, plan_name)
             ran.append((i, result))
             if not result.ok:
                 print(f"demo step failed (exit {result.exit}): {step['title']}", file=sys.stderr)
@@ -216,7 +299,9 @@ def _run_demo(project: Project, out: Path, force: bool) -> int:
         outcomes = {study: job() for study, job in jobs.items()}
     studies = {study: ran for study, (ran, _) in outcomes.items()}
     reports = {study: rep for study, (_, rep) in outcomes.items() if rep is not None}
-    _write_index(out, studies, reports)
+    # the bundled demo's title, or the plan's file name for a plan of one's own
+    title = "prereg demo" if plan_file is None else f"prereg: {Path(plan_file).name}"
+    _write_index(out, studies, reports, title)
     if any(not s.ok for ran in studies.values() for s in ran):
         return 1
     seconds = time.perf_counter() - started
@@ -253,7 +338,7 @@ def lane_blocks(steps: list[tuple[int, dict]]) -> list[dict[str, list[tuple[int,
     return blocks
 
 
-def _run_step(project, projects, out: Path, step: dict, i: int, total: int, cli_main):
+def _run_step(project, projects, out: Path, step: dict, i: int, total: int, cli_main, plan=PLAN):
     """Run plan step ``i`` (a command, or a file the operator writes); its :class:`Step`."""
     from prereg.reports import Step
 
@@ -261,7 +346,7 @@ def _run_step(project, projects, out: Path, step: dict, i: int, total: int, cli_
     step_out.mkdir(exist_ok=True)
     t0 = time.perf_counter()
     try:
-        args = [fill_arg(a, step_out, project.root) for a in step["args"]]
+        args = [fill_arg(a, step_out, project.root, plan) for a in step["args"]]
     except UserError as exc:
         print(f"[{i}/{total}] {step['title']}: {exc.message}", file=sys.stderr, flush=True)
         args, code = list(step["args"]), 2
@@ -531,7 +616,7 @@ def side_by_side(jobs: dict[str, Callable[[], Any]]) -> dict[str, Any]:
     return {c.name: c.result() for c in children}
 
 
-def _write_index(out: Path, studies: dict[str, list], reports: dict) -> None:
+def _write_index(out: Path, studies: dict[str, list], reports: dict, title: str) -> None:
     from prereg.reports.page import render_index
 
     files = sorted(
@@ -539,7 +624,7 @@ def _write_index(out: Path, studies: dict[str, list], reports: dict) -> None:
         for p in out.rglob("*")
         if p.is_file() and p.name not in ("index.html", "index.md")
     )
-    md = ["# prereg demo", ""]
+    md = [f"# {title}", ""]
     all_ok = all(s.ok for steps in studies.values() for s in steps) and all(
         ok for _, ok in reports.values()
     )
@@ -574,6 +659,6 @@ def _write_index(out: Path, studies: dict[str, list], reports: dict) -> None:
             md.append(f"| `{study}` | {s.title} | {res} |")
     md += ["", "## Outputs", ""]
     md += [f"- [{f}]({f})" for f in files]
-    page = render_index("prereg demo", overall, ran and all_ok, rows, step_rows, files)
+    page = render_index(title, overall, ran and all_ok, rows, step_rows, files)
     write_new(out / "index.html", page)
     write_new(out / "index.md", "\n".join(md) + "\n")

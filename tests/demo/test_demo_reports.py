@@ -810,7 +810,8 @@ def test_a_lane_step_must_name_its_lane(project_copy, tmp_path):
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
         code = main(["--project", str(project_copy), "demo", "--out", str(tmp_path / "out")])
     assert code == 2
-    assert "step 1 (jev-multicorrect): lane must be a non-empty string" in err.getvalue()
+    assert "examples/demo.json: not a plan of steps this project can run" in err.getvalue()
+    assert "at /steps/0/lane: a non-empty string" in err.getvalue()
     assert not (tmp_path / "out").exists()
 
 
