@@ -38,7 +38,6 @@ def _iso_datetime(text: str) -> str:
     return text
 
 
-MAX_SAFE_INTEGER = 2**53 - 1  # the largest integer every JSON reader carries exactly
 _INTEGER = re.compile(r"-?[0-9]+")
 
 
@@ -46,13 +45,12 @@ def _integer(text: str) -> int:
     """An integer option: ASCII digits with an optional minus sign, within ±(2^53 − 1), the
     range JSON carries exactly (what a command writes, its seeds and counts, is JSON).  Not
     Python's ``int``, which takes other scripts' digits, spaces and underscores and any size."""
+    from prereg.records import MAX_SAFE_INTEGER, integer_out_of_range
+
     if not _INTEGER.fullmatch(text):
         raise ValueError(text)  # argparse: "invalid int value: '...'"
     if len(text.lstrip("-")) > 20 or abs(int(text)) > MAX_SAFE_INTEGER:
-        shown = text if len(text) <= 24 else text[:24] + "…"
-        raise argparse.ArgumentTypeError(
-            f"integer {shown} is outside ±(2^53 − 1), which JSON does not carry exactly"
-        )
+        raise argparse.ArgumentTypeError(integer_out_of_range(text))
     return int(text)
 
 

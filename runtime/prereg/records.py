@@ -65,6 +65,13 @@ def loads_strict(text: str) -> Any:
 MAX_SAFE_INTEGER = 2**53 - 1  # the largest integer every JSON reader carries exactly
 
 
+def integer_out_of_range(text: str) -> str:
+    """The rule an integer outside ±(2^53 − 1) breaks, in words (``text``: its digits, cut
+    to 24 characters), as every reader of JSON, YAML and options says it."""
+    shown = text if len(text) <= 24 else text[:24] + "…"
+    return f"integer {shown} is outside ±(2^53 − 1), which JSON does not carry exactly"
+
+
 _LONG_DIGITS = re.compile(r"[0-9]{16}")  # 2^53 has 16 digits: a shorter integer is safe
 
 
@@ -82,11 +89,7 @@ def unsafe_integer(value: Any, text: str | None = None) -> str | None:
     while stack:
         where, v = stack.pop()
         if type(v) is int and not -MAX_SAFE_INTEGER <= v <= MAX_SAFE_INTEGER:
-            text = str(v) if len(str(v)) <= 24 else str(v)[:24] + "…"
-            return (
-                f"at {json_path(where)}: integer {text} is outside ±(2^53 − 1), which JSON"
-                " does not carry exactly"
-            )
+            return f"at {json_path(where)}: {integer_out_of_range(str(v))}"
         if isinstance(v, dict):
             stack.extend((where + (k,), x) for k, x in reversed(list(v.items())))
         elif isinstance(v, list):

@@ -19,6 +19,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from prereg.errors import UserError
 from prereg.files import read_regular
+from prereg.records import MAX_SAFE_INTEGER, integer_out_of_range
 
 MAX_NODES = 200_000
 STD = "tag:yaml.org,2002:"
@@ -175,7 +176,6 @@ def _line_map(node: Node, pointer: str, lines: dict[str, int]) -> None:
             _line_map(vnode, f"{pointer}/{_escape(knode.value)}", lines)
 
 
-MAX_SAFE_INTEGER = 2**53 - 1  # the largest integer every JSON reader carries exactly
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -252,10 +252,7 @@ class _Builder:
                 raise self.fail(node, f"integer {text[:24]}… is too large (more than 20 digits)")
             value = self.loader.construct_object(node)
             if abs(value) > MAX_SAFE_INTEGER:
-                raise self.fail(
-                    node,
-                    f"integer {text} is outside ±(2^53 − 1), which JSON does not carry exactly",
-                )
+                raise self.fail(node, integer_out_of_range(text))
             return value
         if tag == _NULL:
             return None  # construct_yaml_null

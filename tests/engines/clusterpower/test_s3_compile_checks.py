@@ -351,6 +351,12 @@ CASES = {
         "forbids key 'official_fail', but 'official-fail' is a class label, which the power"
         " plan records per stratum, so every freeze would be refused" + RULES,
     ),
+    "forbidden-plan-key": (
+        [("names: [verdict, verdicts,", "names: [status, verdict, verdicts,")],
+        "/constants/3/value/forbidden_keys/names/0",
+        "forbids key 'status', but 'status' is a key the power plan (role power_plan) holds,"
+        " so every freeze would be refused" + RULES,
+    ),
     # the freeze input's contract declares what the freeze rules read
     "input-target-undeclared": (
         [("        target: freeze_target\n", "        target: stage_target\n")],
@@ -374,12 +380,6 @@ CASES = {
         "/constants/2/value/contract/properties/freeze_target/enum/2",
         "allows freeze target 'X9', which constant freeze_rules does not register (targets:"
         " 'X6', 'X7')" + INPUT,
-    ),
-    "forbidden-plan-key": (
-        [("names: [verdict, verdicts,", "names: [status, verdict, verdicts,")],
-        "/constants/3/value/forbidden_keys/names/0",
-        "forbids key 'status', but 'status' is a key the power plan (role power_plan) holds,"
-        " so every freeze would be refused" + RULES,
     ),
 }
 

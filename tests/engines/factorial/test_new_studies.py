@@ -29,6 +29,12 @@ TOOLS = "tool-agents"
 REFUSAL = "refusal-ni"
 
 
+def tools_span(start: str, end: str) -> str:
+    """The text of the tool-agents fixture from the line ``start`` up to the line ``end``."""
+    text = (FIXTURES / "factorial" / f"{TOOLS}.yaml").read_text(encoding="utf-8")
+    return text[text.index(start) : text.index(end)]
+
+
 def project_of(root: Path, *studies: str, edits=()) -> Path:
     (root / "spec" / "studies").mkdir(parents=True)
     for study in studies:
@@ -213,13 +219,12 @@ def test_diagnose_refuses_what_it_cannot_simulate(tmp_path, capsys):
     assert "steps-gamma" not in err and "credit-gamma" not in err
     assert not out.exists()
     # the credit rate read by a rule: refused with the chain of fields that makes it drawn
-    text = (FIXTURES / "factorial" / f"{TOOLS}.yaml").read_text(encoding="utf-8")
-    cut = text.index("  - id: h3\n"), text.index("  - id: h4\n")
-    ruled = text[cut[0] : cut[1]].replace("metric: mean-score", "metric: credit-rate")
+    h3 = tools_span("  - id: h3\n", "  - id: h4\n")
+    ruled = h3.replace("metric: mean-score", "metric: credit-rate")
     ruled = ruled.replace("interval: welch\n", "interval: newcombe-hybrid\n").replace(
         "test: welch-t", "test: farrington-manning"
     )
-    root = project_of(tmp_path / "ruled", TOOLS, edits=[(text[cut[0] : cut[1]], ruled)])
+    root = project_of(tmp_path / "ruled", TOOLS, edits=[(h3, ruled)])
     assert main(["--project", str(root), "compile"]) == 0, capsys.readouterr().err
     capsys.readouterr()
     assert run(root, TOOLS, "diagnose", *args) == 2
@@ -235,9 +240,7 @@ def test_diagnose_leaves_out_reported_figures_it_cannot_simulate(tmp_path):
     """Without h3 (the rule reading a mean), the study diagnoses: h4's reported estimates of
     the credit rate (a drawn number) and of the steps (a mean) are left out, each named in
     the notes and in DIAGNOSE.md, and its pass-rate estimates are simulated."""
-    text = (FIXTURES / "factorial" / f"{TOOLS}.yaml").read_text(encoding="utf-8")
-    cut = text.index("  - id: h3\n"), text.index("  - id: h4\n")
-    root = project_of(tmp_path, TOOLS, edits=[(text[cut[0] : cut[1]], "")])
+    root = project_of(tmp_path, TOOLS, edits=[(tools_span("  - id: h3\n", "  - id: h4\n"), "")])
     assert main(["--project", str(root), "compile"]) == 0
     out = root / "DIAGNOSE.json"
     args = ["--simulations", 40, "--seed", 1, "--out", out, "--quiet"]
@@ -262,9 +265,7 @@ def test_diagnose_leaves_out_reported_figures_it_cannot_simulate(tmp_path):
 def test_diagnose_of_the_outcome_alone_runs(tmp_path):
     """Without the rules that read numbers, the same design diagnoses, and its pass-rate
     estimates are unbiased under every scenario."""
-    text = (FIXTURES / "factorial" / f"{TOOLS}.yaml").read_text(encoding="utf-8")
-    cut = text.index("  - id: h3\n"), text.index("constants:\n")
-    root = project_of(tmp_path, TOOLS, edits=[(text[cut[0] : cut[1]], "")])
+    root = project_of(tmp_path, TOOLS, edits=[(tools_span("  - id: h3\n", "constants:\n"), "")])
     assert main(["--project", str(root), "compile"]) == 0
     out = root / "DIAGNOSE.json"
     args = ["--simulations", 100, "--seed", 1, "--out", out, "--quiet"]
