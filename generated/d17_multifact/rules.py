@@ -2153,3 +2153,5 @@ RULES = {
     "h4": (H4_RULE, H4_VERDICTS),
     "replication": (REPLICATION_RULE, REPLICATION_VERDICTS),
 }
+
+DECISION = None  # the study registers no decision

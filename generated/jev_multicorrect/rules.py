@@ -53,3 +53,5 @@ HYPOTHESES = {
 RULES = {
     "diagnostic-passes": (DIAGNOSTIC_PASSES_RULE, DIAGNOSTIC_PASSES_VERDICTS),
 }
+
+DECISION = None  # the study registers no decision

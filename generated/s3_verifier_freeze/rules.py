@@ -89,3 +89,5 @@ RULES = {
     "power-plan-status": (POWER_PLAN_STATUS_RULE, POWER_PLAN_STATUS_VERDICTS),
     "positive-at-both-levels": (POSITIVE_AT_BOTH_LEVELS_RULE, POSITIVE_AT_BOTH_LEVELS_VERDICTS),
 }
+
+DECISION = None  # the study registers no decision

@@ -27,6 +27,10 @@ SUPPORTED = "supported"
 NOT_SUPPORTED = "not-supported"
 REPORTED_ONLY = "reported-only"
 NOT_TESTED = "not-tested"  # fixed-sequence testing: an earlier hypothesis was not supported
+INCONCLUSIVE = "inconclusive"  # a gate failed (the default of a gate's otherwise)
+# The fixed verdict words; a gate's otherwise may not be one of the first four, so that one word
+# never means two things.
+VERDICT_WORDS = (SUPPORTED, NOT_SUPPORTED, NOT_TESTED, REPORTED_ONLY, INCONCLUSIVE)
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,9 @@ class ContrastResult:
     p: float | None = None
     adjusted_p: float | None = None
     extra: Mapping[str, float] = field(default_factory=dict)
+    # quantity -> its exact (Fraction) or certified (prereg.stats.compare.Certified) form, for
+    # figures a comparison must decide exactly that the counts in ``extra`` do not give
+    certified: Mapping[str, object] | None = None
 
     def quantity(self, name: str) -> float | None:
         if name == "abs_estimate":
@@ -128,6 +135,36 @@ class ForEach:
     quantifier: str
     count: int | None
     condition: object
+
+
+@dataclass(frozen=True)
+class Not:
+    condition: object
+
+
+@dataclass(frozen=True)
+class VerdictIs:
+    """Decision rules only: the hypothesis' verdict is one of ``verdicts``."""
+
+    hypothesis: str
+    verdicts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GateIs:
+    """Decision rules only: gate ``gate`` (None: the gates as a whole) ``held`` or ``failed``."""
+
+    gate: str | None
+    state: str
+
+
+@dataclass(frozen=True)
+class State:
+    """What decision rules read beside the figures: each hypothesis' verdict and whether each
+    gate held."""
+
+    verdicts: Mapping[str, str]
+    gates: Mapping[str, bool]
 
 
 @dataclass(frozen=True)
@@ -182,13 +219,14 @@ def adjust_families(
 
 def threshold(value: float) -> Fraction:
     """A registered threshold as the decimal written in the spec (0.1 is exactly 1/10)."""
-    return Fraction(repr(float(value)))
+    from prereg.stats.compare import threshold as exact_threshold
+
+    return exact_threshold(value)
 
 
 def exact_quantity(res: ContrastResult, quantity: str) -> Fraction | None:
     """The exact value of a proportion estimate (k/n) or difference (k1/n1 − k2/n2), from the
-    counts the result carries; None when it has no counts (or an empty arm), so the float is
-    compared instead. Interval bounds and P values are never exact."""
+    counts the result carries; None when it has no counts (or an empty arm)."""
     if quantity not in ("estimate", "abs_estimate"):
         return None
     e = res.extra
@@ -208,46 +246,87 @@ def exact_quantity(res: ContrastResult, quantity: str) -> Fraction | None:
     return abs(x) if quantity == "abs_estimate" else x
 
 
-def _round_half_up_exact(x: Fraction, decimals: int) -> Fraction:
-    scale = 10**decimals
-    return Fraction(math.floor(x * scale + Fraction(1, 2)), scale)
+def figure_of(res: ContrastResult, quantity: str):
+    """The figure a comparison decides with: the exact fraction of the result's counts, else
+    the certified form the engine gave (``res.certified``), else the float (None: missing)."""
+    exact = exact_quantity(res, quantity)
+    if exact is not None:
+        return exact
+    certified = res.certified.get(quantity) if res.certified else None
+    if certified is not None:
+        if quantity == "abs_estimate":
+            return None  # pragma: no cover - engines certify abs_estimate themselves
+        return certified
+    if quantity == "abs_estimate" and res.certified and "estimate" in res.certified:
+        return _abs_figure(res.certified["estimate"])
+    x = res.quantity(quantity)
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return None
+    return x
+
+
+def _abs_figure(figure):
+    from prereg.stats.compare import Certified
+
+    if isinstance(figure, Fraction):
+        return abs(figure)
+    if isinstance(figure, Certified):
+        exact = figure.exact
+        ball = figure.ball
+        return Certified(
+            abs(figure.value),
+            error=figure.error,
+            exact=None if exact is None else (lambda: abs(Fraction(exact()))),
+            ball=None if ball is None else (lambda prec: abs(ball(prec))),
+        )
+    return abs(figure)
+
+
+def compare_node(node: Compare, res: ContrastResult | None) -> bool:
+    """One comparison of a rule, decided by :func:`prereg.stats.compare.compare`."""
+    from prereg.stats.compare import compare
+
+    if res is None:  # a figure the engine did not report (the compiler checked the id)
+        return False
+    return compare(figure_of(res, node.quantity), node.op, node.value, decimals=node.decimals)
 
 
 def evaluate(
-    node, results: Mapping[str, ContrastResult], binding: Mapping[str, str] | None = None
+    node,
+    results: Mapping[str, ContrastResult],
+    binding: Mapping[str, str] | None = None,
+    state: State | None = None,
 ) -> bool:
     """Decide a condition tree; a missing figure makes its comparison false.
 
-    A proportion estimate or a difference of proportions is compared exactly (the fraction of
-    its counts against the threshold as written, rounded half-up exactly when the rule
-    registers decimals); interval bounds and P values are compared in floating point.
+    Every comparison is decided exactly (:mod:`prereg.stats.compare`): a proportion or a
+    difference of proportions as the fraction of its counts, a figure the engine certified by
+    its exact value or by balls of rising precision, against the threshold as written (rounded
+    half-up exactly when the rule registers decimals).
     """
     binding = binding or {}
     if isinstance(node, Compare):
-        res = results.get(fill(node.target, binding))
-        if res is None:  # a figure the engine did not report (the compiler checked the id)
-            return False
-        exact = exact_quantity(res, node.quantity)
-        if exact is not None:
-            if node.decimals is not None:
-                exact = _round_half_up_exact(exact, node.decimals)
-            return _OPS[node.op](exact, threshold(node.value))
-        x = res.quantity(node.quantity)
-        if x is None or (isinstance(x, float) and math.isnan(x)):
-            return False
-        if node.decimals is not None:
-            from prereg.stats.rounding import round_half_up
-
-            x = round_half_up(x, node.decimals)
-        return _OPS[node.op](x, node.value)
+        return compare_node(node, results.get(fill(node.target, binding)))
     if isinstance(node, AllOf):
-        return all([evaluate(c, results, binding) for c in node.conditions])
+        return all([evaluate(c, results, binding, state) for c in node.conditions])
     if isinstance(node, AnyOf):
-        return any([evaluate(c, results, binding) for c in node.conditions])
+        return any([evaluate(c, results, binding, state) for c in node.conditions])
     if isinstance(node, AtLeast):
-        return sum(evaluate(c, results, binding) for c in node.conditions) >= node.count
+        return sum(evaluate(c, results, binding, state) for c in node.conditions) >= node.count
+    if isinstance(node, Not):
+        return not evaluate(node.condition, results, binding, state)
+    if isinstance(node, (VerdictIs, GateIs)):
+        if state is None:
+            raise ValueError(f"{node!r} is read by decision rules only")
+        if isinstance(node, VerdictIs):
+            return state.verdicts.get(node.hypothesis) in node.verdicts
+        held = state.gates.values() if node.gate is None else [state.gates[node.gate]]
+        return all(held) if node.state == "held" else not all(held)
     if isinstance(node, ForEach):
-        hits = [evaluate(node.condition, results, {**binding, node.name: v}) for v in node.values]
+        hits = [
+            evaluate(node.condition, results, {**binding, node.name: v}, state)
+            for v in node.values
+        ]
         if node.quantifier == "all":
             return all(hits)
         if node.quantifier == "any":
@@ -282,19 +361,18 @@ def failed_gates(gates, cells) -> list[tuple[Gate, str, float | None]]:
     """(gate, cell id, figure) for every cell that breaks a gate.
 
     ``cells`` is an iterable of ``(cell_id, levels, figures)`` with ``figures`` a mapping from
-    metric id to the cell's figure (None or NaN when it could not be computed, which fails).
+    metric id to the cell's figure (None or NaN when it could not be computed, which fails): a
+    Fraction or a certified figure is compared exactly (:mod:`prereg.stats.compare`).
     """
+    from prereg.stats.compare import compare
+
     failures = []
     for gate in gates:
         for cell_id, levels, figures in cells:
             if not selection_matches(gate.where, levels):
                 continue
             x = figures.get(gate.metric)
-            if (
-                x is None
-                or (isinstance(x, float) and math.isnan(x))
-                or not _OPS[gate.op](x, gate.value)
-            ):
+            if not compare(x, gate.op, gate.value):
                 failures.append((gate, cell_id, x))
     return failures
 
@@ -345,6 +423,14 @@ def condition(data: Mapping | None):
     if data.get("at_least") is not None:
         a = data["at_least"]
         return AtLeast(int(a["count"]), tuple(condition(x) for x in a["of"]))
+    if data.get("not") is not None:
+        return Not(condition(data["not"]))
+    if data.get("verdict") is not None:
+        v = data["verdict"]
+        return VerdictIs(str(v["hypothesis"]), tuple(str(x) for x in v["is"]))
+    if data.get("gate") is not None:
+        g = data["gate"]
+        return GateIs(None if g.get("id") is None else str(g["id"]), str(g["is"]))
     if data.get("for_each") is not None:
         fe = data["for_each"]
         return ForEach(
@@ -471,21 +557,24 @@ def _exact_compare_many(num, den, node: Compare):
 
 
 def _float_compare_many(x, node: Compare):
-    """``x op value`` where x is neither missing (NaN) nor None, rounded half-up to the node's
-    decimals first as :func:`prereg.stats.rounding.round_half_up` rounds a float."""
+    """``x op value`` where x is not missing (NaN), element by element as
+    :func:`prereg.stats.compare.compare` decides a plain float (its shortest decimal, which is
+    what comparing the float with the threshold's float gives); rounded half-up exactly to the
+    node's decimals first."""
     import numpy as np
 
     x = np.asarray(x, dtype=np.float64)
     missing = np.isnan(x)
     if node.decimals is not None:
-        present = x[~missing]
-        if np.all(np.isfinite(present)):
-            scale = 10.0**node.decimals
-            x = np.floor(x * scale + 0.5) / scale
-        else:  # as the scalar function does (it refuses an infinity)
-            from prereg.stats.rounding import round_half_up
+        from prereg.stats.compare import compare
 
-            x = np.array([v if math.isnan(v) else round_half_up(v, node.decimals) for v in x])
+        return np.array(
+            [
+                not m and compare(v, node.op, node.value, decimals=node.decimals)
+                for v, m in zip(x.tolist(), missing.tolist(), strict=True)
+            ],
+            dtype=bool,
+        )
     with np.errstate(invalid="ignore"):
         return ~missing & _OPS[node.op](x, node.value)
 
@@ -516,6 +605,8 @@ def evaluate_many(
                 hit = np.asarray(_exact_compare_many(num, den, node), dtype=bool)
                 out = np.where(defined, hit, out)
         return out
+    if isinstance(node, Not):
+        return ~np.asarray(evaluate_many(node.condition, results, size, binding), dtype=bool)
     if isinstance(node, (AllOf, AnyOf, AtLeast)):
         hits = [evaluate_many(c, results, size, binding) for c in node.conditions]
     elif isinstance(node, ForEach):

@@ -216,6 +216,7 @@ def spec_config(spec: dict) -> dict[str, Any]:
             for c in spec.get("record_contracts") or []
         ],
         **_decisions(spec),
+        **({"decision": spec["decision"]} if spec.get("decision") else {}),
     }
 
 
@@ -302,6 +303,9 @@ _NODE_NAMES = {
     "any_of": "AnyOf",
     "at_least": "AtLeast",
     "for_each": "ForEach",
+    "not": "Not",
+    "verdict": "VerdictIs",
+    "gate": "GateIs",
 }
 
 
@@ -325,6 +329,8 @@ def _rule_imports(spec: dict) -> list[str]:
                     walk(sub)
             elif key == "for_each":
                 walk(body.get("condition"))
+            elif key == "not":
+                walk(body)
 
     hypotheses = spec.get("hypotheses") or []
     if spec.get("families"):
@@ -340,6 +346,8 @@ def _rule_imports(spec: dict) -> list[str]:
         for verdict in hyp.get("verdicts") or []:
             names.add("Verdict")
             walk(verdict.get("when"))
+    for rule in (spec.get("decision") or {}).get("rules") or []:
+        walk(rule.get("when"))
     if hypotheses:
         names.add("decide")
     return sorted(names, key=lambda n: (n[0].islower(), n))

@@ -12,11 +12,13 @@ import itertools
 import keyword
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from prereg.compiler.expand import PLACEHOLDER as _CELL_PLACEHOLDER
 from prereg.compiler.expand import all_cells, cell_entries
 from prereg.compiler.load import Loaded
+from prereg.rules import INCONCLUSIVE, NOT_SUPPORTED, NOT_TESTED, REPORTED_ONLY, SUPPORTED
 
 Check = Callable[[dict, "Reporter"], None]
 CHECKS: list[Check] = []
@@ -514,21 +516,58 @@ def _walk_condition(
     report: Reporter,
     figures: dict[str, dict] | None = None,
     reported_only: bool = False,
+    decision: DecisionNames | None = None,
 ) -> None:
     figures = figures or {}
-    keys = [
-        k
-        for k in ("compare", "all_of", "any_of", "at_least", "for_each")
-        if cond.get(k) is not None
-    ]
+    kinds = ("compare", "all_of", "any_of", "at_least", "for_each", "not", "verdict", "gate")
+    keys = [k for k in kinds if cond.get(k) is not None]
     if len(keys) != 1:
         report(
             ptr,
-            f"a condition takes exactly one of compare, all_of, any_of, at_least, for_each (found {len(keys)})",
+            f"a condition takes exactly one of {', '.join(kinds)} (found {len(keys)})",
         )
         return
     key = keys[0]
     body = cond[key]
+
+    def walk(sub, sub_ptr, inner=bound):
+        _walk_condition(sub, sub_ptr, inner, ids, report, figures, reported_only, decision)
+
+    if key in ("verdict", "gate") and decision is None:
+        report(
+            f"{ptr}/{key}",
+            f"a {key} condition belongs in the study's decision rules (decision: rules:), not"
+            " in a hypothesis' rule (a hypothesis reads earlier verdicts with tested_after)",
+        )
+        return
+    if key == "verdict":
+        hid = str(body.get("hypothesis"))
+        if hid not in decision.verdicts:
+            report(
+                f"{ptr}/verdict/hypothesis", f"verdict condition names unknown hypothesis {hid!r}"
+            )
+            return
+        possible = decision.verdicts[hid]
+        for i, v in enumerate(body.get("is") or []):
+            if str(v) not in possible:
+                report(
+                    f"{ptr}/verdict/is/{i}",
+                    f"hypothesis {hid!r} can never have verdict {v!r}; its verdicts are"
+                    f" {', '.join(possible)}",
+                )
+        return
+    if key == "gate":
+        if not decision.gates:
+            report(f"{ptr}/gate", "gate condition in a study that registers no gate")
+        elif body.get("id") is not None and str(body["id"]) not in decision.gates:
+            report(
+                f"{ptr}/gate/id",
+                f"gate condition names unknown gate {body['id']!r} (gates: {', '.join(decision.gates)})",
+            )
+        return
+    if key == "not":
+        walk(body, f"{ptr}/not")
+        return
     if key == "compare":
         target = body.get("target", "")
         names = PLACEHOLDER.findall(target)
@@ -568,7 +607,7 @@ def _walk_condition(
                 break
     elif key in ("all_of", "any_of"):
         for i, sub in enumerate(body):
-            _walk_condition(sub, f"{ptr}/{key}/{i}", bound, ids, report, figures, reported_only)
+            walk(sub, f"{ptr}/{key}/{i}")
     elif key == "at_least":
         if body.get("count", 0) > len(body.get("of", [])):
             report(
@@ -576,24 +615,14 @@ def _walk_condition(
                 f"at_least {body.get('count')} of {len(body.get('of', []))} conditions can never hold",
             )
         for i, sub in enumerate(body.get("of", [])):
-            _walk_condition(
-                sub, f"{ptr}/at_least/of/{i}", bound, ids, report, figures, reported_only
-            )
+            walk(sub, f"{ptr}/at_least/of/{i}")
     else:
         if body.get("quantifier") == "at_least" and not body.get("count"):
             report(f"{ptr}/for_each", "quantifier at_least needs a count")
         if body.get("quantifier") != "at_least" and body.get("count") is not None:
             report(f"{ptr}/for_each/count", "count is only for quantifier at_least")
         inner = {**bound, body["name"]: [str(v) for v in body.get("values", [])]}
-        _walk_condition(
-            body.get("condition") or {},
-            f"{ptr}/for_each/condition",
-            inner,
-            ids,
-            report,
-            figures,
-            reported_only,
-        )
+        walk(body.get("condition") or {}, f"{ptr}/for_each/condition", inner)
 
 
 @check
@@ -609,6 +638,106 @@ def conditions_well_formed(spec: dict, report: Reporter) -> None:
                 _walk_condition(
                     v["when"], f"{hptr}/verdicts/{i}/when", {}, ids, report, figures, only
                 )
+
+
+@dataclass(frozen=True)
+class DecisionNames:
+    """What a decision rule may read beside figures: each hypothesis' possible verdicts and
+    the gate ids."""
+
+    verdicts: dict[str, list[str]]
+    gates: list[str]
+
+
+def possible_verdicts(spec: dict) -> dict[str, list[str]]:
+    """Each hypothesis' possible verdicts, in a fixed order: its own (a rule's supported and
+    not-supported, or its named verdicts), not-tested under tested_after, and each gate's
+    otherwise; reported-only for a hypothesis reported only."""
+    gate_words = list(
+        dict.fromkeys(str(g.get("otherwise") or INCONCLUSIVE) for g in spec.get("gates") or [])
+    )
+    out: dict[str, list[str]] = {}
+    for h in spec.get("hypotheses") or []:
+        if not isinstance(h, dict) or h.get("id") is None:
+            continue
+        if h.get("reported_only") or (h.get("rule") is None and not h.get("verdicts")):
+            out[str(h["id"])] = [REPORTED_ONLY]
+            continue
+        own = (
+            [str(v.get("verdict")) for v in h["verdicts"]]
+            if h.get("verdicts")
+            else [SUPPORTED, NOT_SUPPORTED]
+        )
+        if h.get("tested_after"):
+            own.append(NOT_TESTED)
+        out[str(h["id"])] = list(dict.fromkeys(own + gate_words))
+    return out
+
+
+@check
+def gate_words_are_their_own(spec: dict, report: Reporter) -> None:
+    for ptr, gate in items(spec, "gates"):
+        word = gate.get("otherwise")
+        if word in (SUPPORTED, NOT_SUPPORTED, NOT_TESTED, REPORTED_ONLY):
+            report(
+                f"{ptr}/otherwise",
+                f"gate {gate.get('id')!r}: otherwise {word!r} would give a failed gate the word"
+                f" of another verdict; a failed gate's verdict is {INCONCLUSIVE!r} (the default)"
+                " or a word of the study's own",
+            )
+
+
+@check
+def decision_well_formed(spec: dict, report: Reporter) -> None:
+    from prereg.compiler.reach import unreachable_rules
+
+    dec = spec.get("decision")
+    if not isinstance(dec, dict):
+        return
+    before = len(report.problems)
+    outcomes: dict[str, str] = {}
+    for i, o in enumerate(dec.get("outcomes") or []):
+        oid = str(o.get("id"))
+        if oid in outcomes:
+            report(
+                f"/decision/outcomes/{i}/id",
+                f"duplicate outcome {oid!r} (first at {outcomes[oid]})",
+            )
+        outcomes.setdefault(oid, f"/decision/outcomes/{i}")
+    names = DecisionNames(
+        possible_verdicts(spec), [str(g.get("id")) for g in spec.get("gates") or []]
+    )
+    ids = contrast_ids(spec)
+    figures = figure_ids(spec)
+    used: set[str] = set()
+    for i, rule in enumerate(dec.get("rules") or []):
+        ptr = f"/decision/rules/{i}"
+        oid = str(rule.get("outcome"))
+        used.add(oid)
+        if oid not in outcomes:
+            report(
+                f"{ptr}/outcome",
+                f"decision rule gives unknown outcome {oid!r} (outcomes: {', '.join(outcomes)})",
+            )
+        if rule.get("when") is not None:
+            _walk_condition(rule["when"], f"{ptr}/when", {}, ids, report, figures, False, names)
+    other = str(dec.get("otherwise"))
+    used.add(other)
+    if other not in outcomes:
+        report(
+            "/decision/otherwise",
+            f"otherwise names unknown outcome {other!r} (outcomes: {', '.join(outcomes)})",
+        )
+    for oid, ptr in outcomes.items():
+        if oid not in used:
+            report(
+                ptr,
+                f"outcome {oid!r} can never be reached: no rule gives it and it is not otherwise",
+            )
+    if len(report.problems) > before:
+        return
+    for i, why in unreachable_rules(spec, names.verdicts):
+        report(f"/decision/rules/{i}", why)
 
 
 @check

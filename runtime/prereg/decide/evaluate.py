@@ -634,6 +634,21 @@ class Decisions:
     verdicts: dict[str, list]
 
 
+def _counts_meet(num: np.ndarray, den: np.ndarray, op: str, value) -> np.ndarray:
+    """``num / den op value`` exactly, element by element, for integer counts (as floats
+    below 2**53); a zero denominator is a missing figure, which fails."""
+    from prereg.rules import _OPS
+    from prereg.stats.compare import threshold
+
+    t = threshold(value)
+    p, q = t.numerator, t.denominator
+    num_i = num.astype(np.int64)
+    den_i = den.astype(np.int64)
+    if max(int(np.abs(num_i).max(initial=0)), int(den_i.max(initial=0))) * max(abs(p), q) >= 2**62:
+        num_i, den_i = num_i.astype(object), den_i.astype(object)
+    return (den_i > 0) & _OPS[op](num_i * q, den_i * p)
+
+
 def decide_all_many(
     rules, results: Mapping, table: RowTable, metrics: Mapping[str, RowMetric], size: int
 ) -> Decisions | None:
@@ -665,12 +680,19 @@ def decide_all_many(
         if fig is None:
             num = _bincount_columns(table.cell, m.num, nc)
             den = _bincount_columns(table.cell, m.den, nc)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                fig = figures[gate.metric] = np.where(
-                    den > 0, num / np.where(den > 0, den, 1), np.nan
-                )
-        with np.errstate(invalid="ignore"):
-            held = _OPS[gate.op](fig[:, cells], gate.value)
+            if m.is_proportion:  # integer counts: decided exactly, as decide_all does
+                fig = figures[gate.metric] = ("counts", np.rint(num), np.rint(den))
+            else:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    fig = figures[gate.metric] = np.where(
+                        den > 0, num / np.where(den > 0, den, 1), np.nan
+                    )
+        if isinstance(fig, tuple):
+            _, num, den = fig
+            held = _counts_meet(num[:, cells], den[:, cells], gate.op, gate.value)
+        else:
+            with np.errstate(invalid="ignore"):
+                held = _OPS[gate.op](fig[:, cells], gate.value)
         failed[:, j] = ~np.all(held, axis=1)
     verdicts: dict[str, list] = {}
     for h in rules.HYPOTHESES:

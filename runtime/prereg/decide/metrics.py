@@ -43,6 +43,8 @@ class RowMetric:
     back: str | None = None  # "exp": the figure is exp of the mean (a geometric mean)
     bins: tuple[float, ...] = ()
     closed: str = "left"
+    raw: np.ndarray | None = None  # the number of a counted row as read (before a log), else NaN
+    log: bool = False  # the figure averages logs (transform log, or a geometric mean)
 
     @property
     def is_proportion(self) -> bool:
@@ -102,6 +104,7 @@ def row_metric(metric: Mapping[str, Any], columns: Columns, observed: np.ndarray
     if kind in ("mean", "geometric_mean", "ece", "auroc"):
         x, ok = _as_numbers(_column(columns, compute["field"], f"{kind} of unknown field"))
         den = among & ok
+        raw = np.where(den, x, np.nan)
         log = kind == "geometric_mean" or compute.get("transform") == "log"
         if log:
             bad = den & ~(x > 0)
@@ -142,6 +145,8 @@ def row_metric(metric: Mapping[str, Any], columns: Columns, observed: np.ndarray
             back="exp" if kind == "geometric_mean" else None,
             bins=tuple(float(b) for b in compute.get("bins") or ()),
             closed=str(compute.get("closed") or "left"),
+            raw=raw,
+            log=log,
         )
     raise UserError(f"metric {metric['id']!r}: unknown kind {kind!r}")  # pragma: no cover
 

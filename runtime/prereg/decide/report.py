@@ -1,18 +1,82 @@
 """The registered results as SCORE.json rows, shared by every engine that scores.
 
-``figure(x)`` rounds a reported figure (None when missing) and ``p_value(x)`` a P value, by
-the study's registered reporting rules; verdicts never read these rounded values.
+``figure(x)`` gives a reported figure as SCORE.json writes it: :func:`full`, the float at full
+precision (JSON writes its shortest round-trip decimal), None when missing. Rounding belongs to
+human displays (SCORE.md, the reports) only; verdicts never read displayed values.
+:func:`decision_lines` is the Decision section every SCORE.md opens with.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Mapping
 from typing import Any
 
 Round = Callable[[Any], Any]
 
 
 _SIZES = ("n", "positives", "negatives")
+
+
+def full(x) -> float | None:
+    """A figure at full precision: the float (JSON writes its shortest round-trip decimal), or
+    None when it is missing (None or NaN)."""
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) else x
+
+
+def _shown(x) -> str:
+    if isinstance(x, Mapping) and "exact" in x:
+        return f"{x['exact']} ({x['value']:.10g})"
+    if isinstance(x, float):
+        return f"{x:.10g}"
+    return "–" if x is None else str(x)
+
+
+def _reading_line(r: Mapping[str, Any]) -> str:
+    if "target" in r:
+        dec = f" rounded to {r['decimals']} decimals" if "decimals" in r else ""
+        return (
+            f"`{r['target']}` {r['quantity']} = {_shown(r['figure'])}{dec} {r['op']}"
+            f" {_shown(r['value'])}: {'holds' if r['held'] else 'does not hold'}"
+        )
+    if "hypothesis" in r:
+        return (
+            f"`{r['hypothesis']}` is {r['verdict']} (the rule asks {' or '.join(r['is'])}):"
+            f" {'holds' if r['held'] else 'does not hold'}"
+        )
+    if "gate" in r:
+        gates = ", ".join(f"`{g}` {'held' if h else 'failed'}" for g, h in r["held"].items())
+        return (
+            f"gates {gates} (the rule asks {r['is']}): {'holds' if r['holds'] else 'does not hold'}"
+        )
+    inner = "; ".join(_reading_line(x) for x in r.get("not", []))
+    return f"not ({inner}): {'holds' if r['held'] else 'does not hold'}"
+
+
+def decision_lines(record: Mapping[str, Any] | None) -> list[str]:
+    """The Decision section of a SCORE.md: the outcome, the rule that fired and what it read."""
+    lines = ["## Decision", ""]
+    if record is None:
+        return lines + ["The study registers no decision.", ""]
+    title = f" ({record['title']})" if record.get("title") else ""
+    lines.append(f"**{record['outcome']}**{title}")
+    lines.append("")
+    if record.get("rule") == "otherwise":
+        if record.get("why") == "no rule held":
+            lines.append("No decision rule held; the registered otherwise applies.")
+        else:
+            lines.append(f"The registered outcome ({record.get('why')}).")
+    else:
+        why = f": {record['why']}" if record.get("why") else ""
+        lines.append(f"Decision rule {record['rule']} fired{why}.")
+        reads = record.get("read") or []
+        if reads:
+            lines.append("")
+            lines += [f"- {_reading_line(r)}" for r in reads]
+    return lines + [""]
 
 
 def _sample_sizes(extra, figure: Round) -> dict[str, Any]:

@@ -133,7 +133,13 @@ def estimate_result(item, m: RowMetric, rows: np.ndarray) -> tuple[ContrastResul
         raise UserError(
             f"rules: {what}: interval {interval!r} does not fit metric {m.id!r} ({m.kind})"
         )
-    return ContrastResult(item.id, float(est), float(lo), float(hi), extra=extra), counts
+    from prereg.decide import certify
+
+    certified = certify.estimate(m, rows, float(est)) or None
+    result = ContrastResult(
+        item.id, float(est), float(lo), float(hi), extra=extra, certified=certified
+    )
+    return result, counts
 
 
 def _pairs(
@@ -340,7 +346,15 @@ def contrast_result(
             raise UserError(f"rules: {what}: {exc}") from None
         p = float(p)
         p = None if math.isnan(p) else p
-    return ContrastResult(item.id, float(est), float(lo), float(hi), p=p, extra=extra), counts
+    from prereg.decide import certify
+
+    certified = None
+    if not m.is_proportion and not math.isnan(float(est)):
+        certified = certify.contrast(m, ra, rb, float(est), ratio=ratio) or None
+    result = ContrastResult(
+        item.id, float(est), float(lo), float(hi), p=p, extra=extra, certified=certified
+    )
+    return result, counts
 
 
 def row_results(item, metrics: Mapping[str, RowMetric], sel, columns):

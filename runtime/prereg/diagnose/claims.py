@@ -32,6 +32,7 @@ import numpy as np
 from prereg.decide.evaluate import Selections, cell_figures
 from prereg.errors import UserError
 from prereg.rules import ContrastResult, failed_gates
+from prereg.stats.compare import compare
 
 from .design import DROPPED, RETRIED_RIGHT, RETRIED_WRONG, RIGHT, WRONG, hypothesis_targets
 from .model import Condition, condition, expected_counts, kept_is_fixed
@@ -381,7 +382,7 @@ def check(
                 {"scenario": cond.scenario, "effect": cond.effect, "verdict": verdict}
             )
         figure = got["figure"]
-        holds = figure is not None and _OPS[c["op"]](float(figure), float(c["value"]))
+        holds = compare(figure, c["op"], c["value"])
         entry = {
             "id": c["id"],
             "kind": kind,

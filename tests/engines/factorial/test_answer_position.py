@@ -207,7 +207,12 @@ def test_position_bias_scenario_matches_an_independent_computation(project):
     }
     assert doc["verdicts"] == want
     assert doc["gated"] is False and all(g["passed"] for g in doc["gates"])
-    assert doc["decision"] == "HOLD"
+    assert doc["decision"] == {
+        "outcome": "HOLD",
+        "title": "no change to either model's deployment",
+        "rule": "otherwise",
+        "why": "the registered decision reads no data",
+    }
     # The scenario's bias is large enough to be found with 150 rows per cell.
     assert doc["verdicts"]["h1"] == "supported"
 
@@ -257,7 +262,7 @@ def test_score_md_explains_each_verdict_with_its_rule_and_deciding_figures(proje
         assert c["id"] in h1
 
 
-def test_the_coverage_gate_makes_every_verdict_insufficient(project):
+def test_the_coverage_gate_makes_every_verdict_inconclusive(project):
     doc, obs = scored(project, "low-coverage", 7, "gate")
     (gate,) = doc["gates"]
     assert gate["passed"] is False
@@ -266,9 +271,9 @@ def test_the_coverage_gate_makes_every_verdict_insufficient(project):
     assert failing == {c["cell"] for c in doc["cells"] if c["split"] == "test"}
     assert all(f["figure"] == 0.9 for f in gate["failures"])
     assert doc["verdicts"] == {
-        "h1": "insufficient",
-        "h2": "insufficient",
-        "h3": "insufficient",
+        "h1": "inconclusive",
+        "h2": "inconclusive",
+        "h3": "inconclusive",
         "accuracy-a": "reported-only",  # a reported-only hypothesis stays reported
     }
     assert doc["gated"] is True

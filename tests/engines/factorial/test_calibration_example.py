@@ -134,7 +134,7 @@ def check(doc, recs):
         "h2": "supported" if h2 else "not-supported",
     }
     if gated:
-        want = {k: "insufficient" for k in want}
+        want = {k: "inconclusive" for k in want}
     want["ece-overall"] = "reported-only"
     assert doc["verdicts"] == want
 
@@ -211,7 +211,7 @@ def test_a_confidence_outside_the_bins_is_refused(project, capsys):
 def test_a_null_confidence_or_a_missing_row_is_unobserved(project):
     # status refused, a null confidence and an absent record all leave a row unobserved: in
     # cell m2-law 21 rows are so (7 of each), coverage 179/200 < 0.9, so every tested verdict
-    # is insufficient while the report-only one stays reported
+    # is inconclusive while the report-only one stays reported
     recs = []
     for m in MODELS:
         for d in DOMAINS:
@@ -239,8 +239,8 @@ def test_a_null_confidence_or_a_missing_row_is_unobserved(project):
     assert cell["observed"] == 179 and cell["rows"] == 200
     assert doc["gated"] is True
     assert doc["verdicts"] == {
-        "h1": "insufficient",
-        "h2": "insufficient",
+        "h1": "inconclusive",
+        "h2": "inconclusive",
         "ece-overall": "reported-only",
     }
     check(doc, first_attempts(obs))

@@ -174,7 +174,7 @@ def check(doc, rows):
     want = {"h1": v(h1), "h2": v(h2), "h3": v(h3), "h4": v(p4 < 0.025) if h1 else "not-tested"}
     want["figures"] = "reported-only"
     if gated:
-        want = {k: x if x == "reported-only" else "insufficient" for k, x in want.items()}
+        want = {k: x if x == "reported-only" else "inconclusive" for k, x in want.items()}
     assert doc["verdicts"] == want
 
 

@@ -127,7 +127,7 @@ def check(doc, rows):
     want["h2"] = ("supported" if h2 else "not-supported") if h1 else "not-tested"
     want["accuracy-by-verifier"] = "reported-only"
     if gated:
-        want = {k: v if v == "reported-only" else "insufficient" for k, v in want.items()}
+        want = {k: v if v == "reported-only" else "inconclusive" for k, v in want.items()}
     assert doc["verdicts"] == want
     # the reported estimates: Wilson over every judged test row of each verifier
     for e in doc["estimates"]:

@@ -17,6 +17,7 @@ import numpy as np
 
 from prereg.decide import attempts as attempt_policy
 from prereg.decide import scenarios as registered
+from prereg.decide.decision import in_words as decision_words
 from prereg.decide.evaluate import (
     Selections,
     cell_counts,
@@ -30,7 +31,9 @@ from prereg.decide.metrics import row_metrics
 from prereg.decide.report import (
     arm_text,
     contrast_rows,
+    decision_lines,
     estimate_rows,
+    full,
     gate_rows,
     pairs_text,
     size_text,
@@ -464,10 +467,10 @@ def score_document(
     config, rules, table: RowTable, records: Sequence[Mapping[str, Any]], source: str
 ):
     """Every figure, contrast, gate and verdict of validated observation records."""
+    from prereg.decide.decision import decide as decide_outcome
     from prereg.stats.methods import MethodError, method
 
     rep = _reporting(config)
-    dec, pd = int(rep["decimals"]), int(rep["p_value_digits"])
     tally: dict[str, int] = {}
     metrics, observed, columns = row_data(config, table, records, source, tally=tally)
     sel = Selections(table)
@@ -493,14 +496,14 @@ def score_document(
                 figs[mid] = {
                     "k": k,
                     "n": n,
-                    "estimate": _r(k / n if n else None, dec),
-                    "lower": _r(lo, dec),
-                    "upper": _r(hi, dec),
+                    "estimate": full(k / n if n else None),
+                    "lower": full(lo),
+                    "upper": full(hi),
                 }
             elif m.kind in ("mean",):
-                figs[mid] = {"n": int(round(den)), "estimate": _r(num / den if den else None, dec)}
+                figs[mid] = {"n": int(round(den)), "estimate": full(num / den if den else None)}
             else:
-                figs[mid] = {"n": int(round(den)), "estimate": _r(m.figure(table.cell == i), dec)}
+                figs[mid] = {"n": int(round(den)), "estimate": full(m.figure(table.cell == i))}
         cells.append(
             {
                 "cell": c["id"],
@@ -512,13 +515,13 @@ def score_document(
             }
         )
 
-    def figure(x):
-        return _r(x, dec)
-
-    estimates = estimate_rows(rules, res, figure)
-    contrasts = contrast_rows(rules, res, figure, lambda x: _rp(x, pd))
-    gates = gate_rows(rules, decision, figure)
+    estimates = estimate_rows(rules, res, full)
+    contrasts = contrast_rows(rules, res, full, full)
+    gates = gate_rows(rules, decision, full)
+    held = {g["id"]: g["passed"] for g in gates}
+    outcome = decide_outcome(getattr(rules, "DECISION", None), decision.verdicts, held, res.results)
     return {
+        "decision": outcome,
         "schemaVersion": SCORE_SCHEMA,
         "rows": {
             "registered": len(table),
@@ -531,7 +534,6 @@ def score_document(
         "gates": gates,
         "gated": decision.gated,
         "verdicts": decision.verdicts,
-        "decision": config["constants"].get("decision"),
     }
 
 
@@ -564,6 +566,7 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
     rules = importlib.import_module(f"{module.__name__}.rules")
     doc = score_document(config, rules, table, records, args.observations)
     doc = {
+        "decision": doc.pop("decision"),
         "study": ctx.study_id,
         "version": ctx.version,
         "specDigest": ctx.spec_digest,
@@ -580,10 +583,12 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
         ]
     )
     verdicts = ", ".join(f"{h} {v}" for h, v in doc["verdicts"].items())
-    gate = "gates held" if not doc["gated"] else "a gate failed"
+    if not doc["gates"]:
+        gate = "no gate registered"
+    else:
+        gate = "gates held" if not doc["gated"] else "a gate failed"
+    _out(f"decision: {decision_words(doc['decision'])}")
     _out(f"wrote {out} and {md.name}: {gate}; {verdicts}")
-    if doc["decision"] is not None:
-        _out(f"decision: {doc['decision']}")
     return 0
 
 
@@ -599,6 +604,7 @@ def score_markdown(config, module: ModuleType, doc: Mapping[str, Any]) -> str:
         f"Spec digest `{doc['specDigest']}`; observed {doc['rows']['observed']} of"
         f" {doc['rows']['registered']} registered rows.",
         "",
+        *decision_lines(doc["decision"]),
         "## Verdicts",
         "",
         "| hypothesis | verdict |",
@@ -608,8 +614,6 @@ def score_markdown(config, module: ModuleType, doc: Mapping[str, Any]) -> str:
     for h, v in doc["verdicts"].items():
         lines.append(f"| `{h}` | {v} |")
     lines += explanation_lines(verdict_explanations(module, rules, doc))
-    if doc["decision"] is not None:
-        lines += ["", f"Decision: **{doc['decision']}**"]
     lines += [
         "",
         "## Gates",

@@ -95,3 +95,5 @@ RULES = {
     "h2": (H2_RULE, H2_VERDICTS),
     "diagnostic-holds": (DIAGNOSTIC_HOLDS_RULE, DIAGNOSTIC_HOLDS_VERDICTS),
 }
+
+DECISION = None  # the study registers no decision

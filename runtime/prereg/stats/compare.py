@@ -1,0 +1,264 @@
+"""One comparison for every registered threshold: ``figure op threshold``, decided exactly.
+
+Every rule, gate, claim and decision compares a figure with a threshold through
+:func:`compare`; no engine compares a float with a threshold on its own.  The threshold is the
+decimal written in the spec (``0.9`` is exactly 9/10).  The figure is one of:
+
+- an ``int`` or a :class:`~fractions.Fraction`: a figure rational in the data (a proportion
+  k/n, a difference of proportions, an AUROC, a count, an exact test's P value) is compared
+  exactly;
+- a :class:`Certified` figure: its float value, an error bound on that float, and a way to
+  obtain the exact value (``exact``: a Fraction, for figures rational in decimal data such as
+  a mean or an ECE) or an enclosing ball at any precision (``ball``: an arb ball of
+  python-flint, for logs, geometric means, square roots and P values).  The float decides
+  when it is farther from the threshold than its error bound (the fast path, as robust
+  geometric predicates filter in floating point); otherwise the exact value decides, or balls
+  of rising precision (64 to 4096 bits) until the ball lies on one side;
+- a plain ``float``: the shortest decimal that reads back as it (what SCORE.json shows; an
+  engine figure with no certified form, deterministic but with no guarantee that the float is
+  the true value);
+- ``None`` or NaN: a missing figure, for which every comparison is false.
+
+Ties follow one convention: a figure equal to its threshold meets ``le``, ``ge`` and ``eq``
+and fails ``lt`` and ``gt``.  A certified figure whose ball still contains the threshold at
+4096 bits (2^-4096 relative) is taken to equal it: no registered decision turns on a
+difference that small, and only a true tie gets there.
+
+``decimals`` rounds the figure half-up (``floor(x * 10**d + 1/2) / 10**d``) on its exact value
+(or, for a ball, on the rounding that every point of the ball agrees on) before comparing:
+2.675 rounds to 2.68, whatever binary float stores it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from fractions import Fraction
+
+OPS = ("lt", "le", "gt", "ge", "eq", "ne")
+PRECISIONS = (64, 128, 256, 512, 1024, 2048, 4096)
+EPS = 2.0**-52
+
+
+def threshold(value) -> Fraction:
+    """A registered threshold as the decimal written in the spec (0.1 is exactly 1/10)."""
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, bool):
+        raise TypeError("a threshold is a number, not a boolean")
+    if isinstance(value, int):
+        return Fraction(value)
+    return Fraction(repr(float(value)))
+
+
+def decimal_fraction(x: float) -> Fraction:
+    """A number read from data as the shortest decimal that reads back as it (a JSON 0.1 is
+    1/10): how data values enter exact figures."""
+    return Fraction(repr(float(x)))
+
+
+def _sign(cmp: int, op: str) -> bool:
+    if op == "lt":
+        return cmp < 0
+    if op == "le":
+        return cmp <= 0
+    if op == "gt":
+        return cmp > 0
+    if op == "ge":
+        return cmp >= 0
+    if op == "eq":
+        return cmp == 0
+    if op == "ne":
+        return cmp != 0
+    raise ValueError(f"unknown comparison {op!r}; the comparisons are {', '.join(OPS)}")
+
+
+def _cmp(a: Fraction, b: Fraction) -> int:
+    return (a > b) - (a < b)
+
+
+def round_half_up(x: Fraction, decimals: int) -> Fraction:
+    """``x`` rounded half-up to ``decimals`` decimals, exactly."""
+    scale = 10**decimals
+    return Fraction(math.floor(x * scale + Fraction(1, 2)), scale)
+
+
+class Certified:
+    """A figure that is not (cheaply) a fraction: its float ``value`` with ``error``, a bound
+    on ``|value - true value|`` (None: unknown), and ``exact()`` (the true value as a
+    Fraction) or ``ball(prec)`` (an arb ball holding the true value, at ``prec`` bits)."""
+
+    __slots__ = ("value", "error", "exact", "ball")
+
+    def __init__(
+        self,
+        value: float,
+        *,
+        error: float | None = None,
+        exact: Callable[[], Fraction] | None = None,
+        ball: Callable[[int], object] | None = None,
+    ):
+        if exact is None and ball is None:
+            raise ValueError("a certified figure needs exact() or ball(prec)")
+        self.value = float(value)
+        self.error = error
+        self.exact = exact
+        self.ball = ball
+
+    def __float__(self) -> float:
+        return self.value
+
+    def __repr__(self) -> str:
+        return f"Certified({self.value!r}, error={self.error!r})"
+
+
+def _missing(figure) -> bool:
+    if figure is None:
+        return True
+    if isinstance(figure, float):
+        return math.isnan(figure)
+    if isinstance(figure, Certified):
+        return math.isnan(figure.value)
+    return False
+
+
+def _ball_cmp(ball_of: Callable[[int], object], t: Fraction, decimals: int | None) -> int:
+    """Sign of (true value, rounded when asked) - t, from balls of rising precision; 0 when
+    still undecided at the highest precision (the tie convention)."""
+    from flint import arb, ctx, fmpq
+
+    saved = ctx.prec
+    try:
+        for prec in PRECISIONS:
+            ctx.prec = prec
+            b = ball_of(prec)
+            if not isinstance(b, arb):
+                b = arb(b)
+            if not b.is_finite():
+                if b.is_nan():
+                    continue
+                return 1 if b > 0 else -1
+            if decimals is not None:
+                scale = arb(10) ** decimals
+                y = b * scale + arb(fmpq(1, 2))
+                lo, hi = y.lower().floor(), y.upper().floor()
+                if lo == hi:  # every point of the ball rounds to the same decimal
+                    m = lo.unique_fmpz()
+                    return _cmp(Fraction(int(m), 10**decimals), t)
+                continue
+            tt = arb(fmpq(t.numerator, t.denominator))
+            if b > tt:
+                return 1
+            if b < tt:
+                return -1
+            if b.is_exact() and b.mid() == tt.mid():
+                return 0
+        if decimals is not None:  # on a rounding boundary: it rounds up
+            y = b * (arb(10) ** decimals) + arb(fmpq(1, 2))
+            m = y.upper().floor().unique_fmpz()
+            return _cmp(Fraction(int(m), 10**decimals), t)
+        return 0
+    finally:
+        ctx.prec = saved
+
+
+def sign(figure, value, *, decimals: int | None = None) -> int | None:
+    """The sign of ``figure - threshold`` (-1, 0, 1) decided exactly, or None when the figure
+    is missing.  ``value`` is the registered threshold (a float as written, an int or a
+    Fraction)."""
+    if _missing(figure):
+        return None
+    t = threshold(value)
+    if isinstance(figure, bool):
+        figure = int(figure)
+    if isinstance(figure, (int, Fraction)):
+        x = Fraction(figure)
+        return _cmp(round_half_up(x, decimals) if decimals is not None else x, t)
+    if isinstance(figure, Certified):
+        v = figure.value
+        if math.isinf(v) and figure.error is not None:
+            return 1 if v > 0 else -1
+        if figure.error is not None and decimals is None and math.isfinite(v):
+            gap = v - float(t)
+            # the float threshold is within half an ulp of t: widen the band by it
+            band = figure.error + abs(float(t)) * EPS
+            if gap > band:
+                return 1
+            if gap < -band:
+                return -1
+        if figure.exact is not None:
+            x = Fraction(figure.exact())
+            return _cmp(round_half_up(x, decimals) if decimals is not None else x, t)
+        return _ball_cmp(figure.ball, t, decimals)
+    if isinstance(figure, float):
+        if math.isinf(figure):
+            return 1 if figure > 0 else -1
+        x = decimal_fraction(figure)
+        return _cmp(round_half_up(x, decimals) if decimals is not None else x, t)
+    raise TypeError(f"not a figure: {figure!r}")
+
+
+def compare(figure, op: str, value, *, decimals: int | None = None) -> bool:
+    """Whether ``figure op threshold`` holds, decided exactly; a missing figure fails every
+    comparison."""
+    s = sign(figure, value, decimals=decimals)
+    if s is None:
+        return False
+    return _sign(s, op)
+
+
+def mean_certified(values, *, log: bool = False) -> Certified | float | None:
+    """The mean of numbers read from data (a float array), certified: its float, a bound on
+    the float's error, and the exact mean of the values as decimals (or, with ``log``, a ball
+    of the mean of their natural logs)."""
+    import numpy as np
+
+    x = np.asarray(values, dtype=np.float64).reshape(-1)
+    n = x.size
+    if n == 0:
+        return None
+    if log:
+        lx = np.log(x)
+        m = float(lx.mean())
+        # each log within 1 ulp-ish (|log x| eps), the sum within n eps sum|.|
+        err = (n + 4) * EPS * float(np.abs(lx).mean()) + 4 * EPS * abs(m)
+        return Certified(m, error=err, ball=lambda prec, x=x: _mean_log_ball(x))
+    m = float(x.mean())
+    err = (n + 4) * EPS * float(np.abs(x).mean())
+    return Certified(m, error=err, exact=lambda x=x: _exact_mean(x))
+
+
+def _grouped(x):
+    """(distinct values, their counts) of a float array: exact figures sum each distinct value
+    once, so data made of a few values (the usual tie) cost little however many rows."""
+    import numpy as np
+
+    values, counts = np.unique(x, return_counts=True)
+    return values.tolist(), counts.tolist()
+
+
+def _exact_mean(x) -> Fraction:
+    values, counts = _grouped(x)
+    total = sum((decimal_fraction(v) * c for v, c in zip(values, counts, strict=True)), Fraction(0))
+    return total / len(x)
+
+
+def _mean_log_ball(x):
+    from flint import arb, fmpq
+
+    values, counts = _grouped(x)
+    total = arb(0)
+    for v, c in zip(values, counts, strict=True):
+        f = decimal_fraction(v)
+        total += arb(fmpq(f.numerator, f.denominator)).log() * c
+    return total / len(x)
+
+
+def exp_ball(inner: Callable[[int], object]) -> Callable[[int], object]:
+    """The ball of exp(x) from a ball function of x."""
+    return lambda prec: inner(prec).exp()
+
+
+def difference_ball(a: Callable[[int], object], b: Callable[[int], object]):
+    """The ball of a - b from two ball functions."""
+    return lambda prec: a(prec) - b(prec)
