@@ -324,8 +324,7 @@ def evaluate(
         return all(held) if node.state == "held" else not all(held)
     if isinstance(node, ForEach):
         hits = [
-            evaluate(node.condition, results, {**binding, node.name: v}, state)
-            for v in node.values
+            evaluate(node.condition, results, {**binding, node.name: v}, state) for v in node.values
         ]
         if node.quantifier == "all":
             return all(hits)

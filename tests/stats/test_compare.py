@@ -68,12 +68,13 @@ def test_geometric_mean_ratio_on_its_threshold():
     ga = mean_certified(raw_a, log=True)
     gb = mean_certified(raw_b, log=True)
     diff = ga.ball
-    ratio = Certified(
-        math.exp(ga.value - gb.value), ball=lambda p: (diff(p) - gb.ball(p)).exp()
-    )
+    ratio = Certified(math.exp(ga.value - gb.value), ball=lambda p: (diff(p) - gb.ball(p)).exp())
     tie(ratio, 0.9)
     # a geometric mean of 8 and 2 is 4 exactly (sqrt 16)
-    g = Certified(math.exp(np.log([8.0, 2.0]).mean()), ball=lambda p: mean_certified(np.array([8.0, 2.0]), log=True).ball(p).exp())
+    g = Certified(
+        math.exp(np.log([8.0, 2.0]).mean()),
+        ball=lambda p: mean_certified(np.array([8.0, 2.0]), log=True).ball(p).exp(),
+    )
     tie(g, 4)
 
 
