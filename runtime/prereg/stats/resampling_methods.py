@@ -13,7 +13,8 @@ rows as in one call; the code draws blocks to bound its memory.)  This is what
 interval with an inner bootstrap then draws, for r = 0, 1, …, resamples − 1 in order and within
 r sample by sample, ``rng.integers(0, n, size=(inner, n))``: indices into resample r.
 
-*Intervals* (α = (1 − level)/2, θ̂ the estimate, θ*_r the resampled ones, q the registered
+*Intervals* (α = (1 − level)/2, rounded once from the level's shortest decimal form, so that
+level 0.95 gives exactly the floats 0.025 and 0.975; θ̂ the estimate, θ*_r the resampled ones, q the registered
 numpy quantile method over them):
 percentile [q(α), q(1 − α)]; basic [2θ̂ − q(1 − α), 2θ̂ − q(α)];
 BCa [q(α₁), q(α₂)], α₁,₂ = Φ(z₀ + (z₀ + z)/(1 − â(z₀ + z))) with z = Φ⁻¹(α), Φ⁻¹(1 − α),
@@ -157,6 +158,18 @@ def _exact_estimate(*samples: np.ndarray) -> dict[str, Fraction]:
 # -- bootstrap ------------------------------------------------------------------------------------
 
 
+def _tail(level: float) -> float:
+    """(1 − level)/2 from the level's shortest decimal form: level 0.95 gives the float 0.025
+    exactly rounded (the float sum (1 − 0.95)/2 is 0.025000000000000022, which moves a
+    discontinuous quantile such as inverted_cdf to the next replicate when B·α is whole)."""
+    return float((1 - Fraction(repr(float(level)))) / 2)
+
+
+def _upper(a: float) -> float:
+    """1 − a, rounded once from the exact difference."""
+    return float(1 - Fraction(a))
+
+
 def _ndtr(v):
     from prereg.stats.special import special_function
 
@@ -265,13 +278,13 @@ def _bootstrap_ratio(
         "quantile_method": quantile_method,
         "interval": interval,
     }
-    a = (1.0 - level) / 2.0
+    a = _tail(level)
     lower = upper = None
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if interval == "percentile":
-            lower, upper = _quantiles(reps, [a, 1.0 - a], quantile_method)
+            lower, upper = _quantiles(reps, [a, _upper(a)], quantile_method)
         elif interval == "basic":
-            lo_q, hi_q = _quantiles(reps, [a, 1.0 - a], quantile_method)
+            lo_q, hi_q = _quantiles(reps, [a, _upper(a)], quantile_method)
             lower, upper = 2.0 * theta - hi_q, 2.0 * theta - lo_q
         elif interval == "bca":
             below = np.count_nonzero(reps < theta) + np.count_nonzero(reps <= theta)
@@ -347,7 +360,7 @@ def _studentized(
     extra["nonfinite_resamples"] = bad
     if bad or not se_hat > 0:
         return None, None
-    q_lo, q_hi = _quantiles(t_star, [a, 1.0 - a], quantile_method)
+    q_lo, q_hi = _quantiles(t_star, [a, _upper(a)], quantile_method)
     return theta - q_hi * se_hat, theta - q_lo * se_hat
 
 
