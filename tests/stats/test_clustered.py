@@ -19,6 +19,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import statsmodels.api as sm
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from prereg.stats.clustered import (
@@ -906,3 +908,59 @@ def test_importing_the_families_does_not_import_scipy():
         "sorted(m for m in sys.modules if m.startswith('scipy'))"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# -- properties ----------------------------------------------------------------------------------
+
+CLUSTERED = st.lists(
+    st.tuples(st.integers(-3, 3), st.integers(0, 5), st.booleans()), min_size=3, max_size=30
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=CLUSTERED, correction=st.sampled_from(["CR1", "CR0"]))
+def test_cluster_robust_property(rows, correction):
+    x = np.array([r[0] for r in rows], dtype=float)
+    c = np.array([r[1] for r in rows])
+    g = np.array(["a" if r[2] else "b" for r in rows], dtype=object)
+    r = cluster_robust_mean(
+        x,
+        c,
+        g,
+        arms=("a", "b"),
+        correction=correction,
+        reference="t",
+        level=0.95,
+        alternative="two-sided",
+        margin=0,
+    )
+    xa, xb = [int(v) for v in x[g == "a"]], [int(v) for v in x[g == "b"]]
+    if not xa or not xb:
+        assert r.estimate is None
+        return
+    assert r.exact["estimate"] == Fraction(sum(xa), len(xa)) - Fraction(sum(xb), len(xb))
+    G = len(set(c.tolist()))
+    if G < 2 or x.size <= 2:
+        assert r.se is None
+        return
+    with np.errstate(invalid="ignore"):  # (the intercept's variance may round below 0)
+        res, j = _ols_cluster(x, c, g, correction, "t")
+        bse = res.bse[j]
+    assert r.se == pytest.approx(bse, rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=CLUSTERED, weighting=st.sampled_from(["equal", "size"]))
+def test_summary_exact_estimate_property(rows, weighting):
+    x = [r[0] for r in rows]
+    c = [r[1] for r in rows]
+    r = cluster_summary_t(
+        x, c, None, arms=None, weighting=weighting, level=0.95, alternative="two-sided", margin=0
+    )
+    clusters = {k: [v for v, kk in zip(x, c, strict=True) if kk == k] for k in set(c)}
+    if weighting == "size":
+        want = Fraction(sum(x), len(x))
+    else:
+        want = sum(Fraction(sum(v), len(v)) for v in clusters.values()) / len(clusters)
+    assert r.exact["estimate"] == want
+    assert r.estimate == pytest.approx(float(want), rel=1e-14, abs=1e-15)

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import inspect
 from fractions import Fraction
+from itertools import combinations, product
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from prereg.stats import resampling_methods as rm
@@ -476,3 +479,54 @@ def test_catalogue_entries_document_every_option():
         assert keyword == set(e.options), e.name
         positional = [k for k, p in params.items() if p.kind is p.POSITIONAL_OR_KEYWORD]
         assert positional == POSITIONAL[e.shape], e.name
+
+
+# -- properties: exact enumeration against a brute force in rationals -----------------------------
+
+SMALL = st.lists(st.integers(-5, 5), min_size=1, max_size=6)
+ALT = st.sampled_from(["two-sided", "greater", "less"])
+TWO_SIDED = st.sampled_from(["double-smaller", "absolute"])
+
+
+def _brute_p(null, observed, alt, two_sided):
+    """P of an exact test by counting rational statistics (no floating point, no tolerance)."""
+    total = len(null)
+    ge = Fraction(sum(t >= observed for t in null), total)
+    le = Fraction(sum(t <= observed for t in null), total)
+    if alt == "greater":
+        return ge
+    if alt == "less":
+        return le
+    if two_sided == "absolute":
+        return Fraction(sum(abs(t) >= abs(observed) for t in null), total)
+    return min(Fraction(1), 2 * min(ge, le))
+
+
+@settings(max_examples=60, deadline=None)
+@given(x=SMALL, y=SMALL, alt=ALT, two=TWO_SIDED)
+def test_exact_relabelling_equals_rational_brute_force(x, y, alt, two):
+    pooled = x + y
+    n, nx = len(pooled), len(x)
+
+    def t(sel):
+        a = [pooled[i] for i in sel]
+        b = [pooled[i] for i in range(n) if i not in sel]
+        return Fraction(sum(a), len(a)) - Fraction(sum(b), len(b))
+
+    null = [t(set(c)) for c in combinations(range(n), nx)]
+    want = _brute_p(null, t(set(range(nx))), alt, two)
+    r = permutation_mean_difference(x, y, **_perm_opts(alt, 0, "exact", None, None, "none", two))
+    assert r.exact["p"] == want
+    assert r.exact["estimate"] == Fraction(sum(x), len(x)) - Fraction(sum(y), len(y))
+
+
+@settings(max_examples=60, deadline=None)
+@given(d=st.lists(st.integers(-4, 4), min_size=1, max_size=9), alt=ALT, two=TWO_SIDED)
+def test_exact_sign_flip_equals_rational_brute_force(d, alt, two):
+    null = [
+        Fraction(sum(s * v for s, v in zip(signs, d, strict=True)), len(d))
+        for signs in product((1, -1), repeat=len(d))
+    ]
+    want = _brute_p(null, Fraction(sum(d), len(d)), alt, two)
+    r = permutation_mean(d, **_perm_opts(alt, 0, "exact", None, None, "none", two))
+    assert r.exact["p"] == want
