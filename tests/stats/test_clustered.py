@@ -873,6 +873,32 @@ def test_cluster_bootstrap_degenerate():
             ),
             "quantile_method",
         ),
+        (
+            lambda: cluster_summary_t(
+                ["1", "2"],
+                [1, 2],
+                None,
+                arms=None,
+                weighting="equal",
+                level=0.9,
+                alternative="less",
+                margin=0,
+            ),
+            "non-numeric values",
+        ),
+        (
+            lambda: cluster_summary_t(
+                [1, 2],
+                ["a", 1],
+                None,
+                arms=None,
+                weighting="equal",
+                level=0.9,
+                alternative="less",
+                margin=0,
+            ),
+            "all numbers or all strings",
+        ),
     ],
 )
 def test_bad_input_raises_method_error(call, message):

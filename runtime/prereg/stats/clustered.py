@@ -103,15 +103,18 @@ class _Clusters:
 
 
 def _values(x) -> np.ndarray:
-    try:
-        a = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise MethodError("x must be a 1-d array of numbers") from None
+    raw = np.asarray(x)
+    if raw.size and raw.dtype.kind not in "biuf":
+        raise MethodError(
+            f"x must be a 1-d array of numbers; got non-numeric values "
+            f"(e.g. {raw.reshape(-1)[0].tolist()!r})"
+        )
+    a = raw.astype(np.float64)
     if a.ndim != 1:
         raise MethodError(f"x must be a 1-d array of numbers; got {a.ndim} dimensions")
     bad = np.flatnonzero(~np.isfinite(a))
     if bad.size:
-        raise MethodError(f"x must hold finite numbers; x[{int(bad[0])}] is {a[bad[0]]!r}")
+        raise MethodError(f"x must hold finite numbers; x[{int(bad[0])}] is {float(a[bad[0]])}")
     return a
 
 
@@ -121,6 +124,9 @@ def _clusters(x, cluster, group, arms, *, nested: bool) -> _Clusters:
     c = np.asarray(cluster)
     if c.ndim != 1 or c.shape[0] != xv.shape[0]:
         raise MethodError(f"cluster must be a 1-d array as long as x ({xv.shape[0]} values)")
+    if c.dtype.kind in "US" and not isinstance(cluster, np.ndarray):
+        if not all(isinstance(v, str | bytes) for v in cluster):
+            raise MethodError("cluster ids must be all numbers or all strings")
     if c.dtype.kind == "f" and not np.all(np.isfinite(c)):
         raise MethodError("cluster ids must not be NaN or infinite")
     try:
@@ -159,7 +165,7 @@ def _clusters(x, cluster, group, arms, *, nested: bool) -> _Clusters:
             mixed = np.flatnonzero((a_count > 0) & (a_count < m))
             if mixed.size:
                 raise MethodError(
-                    f"cluster {ids[mixed[0]]!r} holds units of both arms; this method needs "
+                    f"cluster {ids[mixed[0]].item()!r} holds units of both arms; this method needs "
                     "every cluster within one arm"
                 )
             cluster_in_a = a_count > 0

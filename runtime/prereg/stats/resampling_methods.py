@@ -119,16 +119,19 @@ def _count(name: str, value, minimum: int) -> int:
 
 
 def _sample(name: str, x) -> np.ndarray:
-    try:
-        a = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise MethodError(f"{name} must be a 1-d array of numbers") from None
+    raw = np.asarray(x)
+    if raw.size and raw.dtype.kind not in "biuf":
+        raise MethodError(
+            f"{name} must be a 1-d array of numbers; got non-numeric values "
+            f"(e.g. {raw.reshape(-1)[0].tolist()!r})"
+        )
+    a = raw.astype(np.float64)
     if a.ndim != 1:
         raise MethodError(f"{name} must be a 1-d array of numbers; got {a.ndim} dimensions")
     bad = np.flatnonzero(~np.isfinite(a))
     if bad.size:
         raise MethodError(
-            f"{name} must hold finite numbers; {name}[{int(bad[0])}] is {a[bad[0]]!r}"
+            f"{name} must hold finite numbers; {name}[{int(bad[0])}] is {float(a[bad[0]])}"
         )
     return a
 
