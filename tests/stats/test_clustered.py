@@ -990,3 +990,16 @@ def test_summary_exact_estimate_property(rows, weighting):
         want = sum(Fraction(sum(v), len(v)) for v in clusters.values()) / len(clusters)
     assert r.exact["estimate"] == want
     assert r.estimate == pytest.approx(float(want), rel=1e-14, abs=1e-15)
+
+
+def test_arm_labels_of_any_kind():
+    # numeric labels, and a list mixing a string and a number, name the same arms as text does
+    x, c, g = TWO_ARMS[1]
+    kw = dict(correction="CR1", reference="t", level=0.9, alternative="less", margin=0)
+    want = cluster_robust_mean(x, c, g, arms=("a", "b"), **kw).as_dict()
+    numeric = np.where(g == "a", 1, 0)
+    assert cluster_robust_mean(x, c, numeric, arms=(1, 0), **kw).as_dict() == want
+    mixed = ["a" if v == "a" else 7 for v in g]
+    assert cluster_robust_mean(x, c, mixed, arms=("a", 7), **kw).as_dict() == want
+    with pytest.raises(MethodError, match=r"is '7', which is neither arm"):
+        cluster_robust_mean(x, c, [str(v) for v in mixed], arms=("a", 7), **kw)

@@ -118,6 +118,20 @@ def _values(x) -> np.ndarray:
     return a
 
 
+def _labels(group, gr: np.ndarray) -> tuple[list, np.ndarray]:
+    """The distinct labels of a group column (Python values) and each unit's index into them,
+    so that the arms are compared once per label, not once per unit.  A list numpy would have
+    turned into text (mixing strings and numbers) is read as the objects it holds."""
+    if gr.dtype.kind in "US" and not isinstance(group, np.ndarray):
+        if not all(isinstance(v, str | bytes) for v in group):
+            gr = np.asarray(group, dtype=object)
+    try:
+        labels, where = np.unique(gr, return_inverse=True)
+    except TypeError:  # labels that do not sort together: compare each
+        return gr.tolist(), np.arange(gr.shape[0])
+    return labels.tolist(), where.reshape(-1)
+
+
 def _clusters(x, cluster, group, arms, *, nested: bool) -> _Clusters:
     """Check and index the data; ``nested``: every cluster must lie in one arm."""
     xv = _values(x)
@@ -149,16 +163,19 @@ def _clusters(x, cluster, group, arms, *, nested: bool) -> _Clusters:
             or arms[0] == arms[1]
         ):
             raise MethodError(f"arms must name the two arms (a, b), distinct; got {arms!r}")
-        gr = np.asarray(group, dtype=object)
+        gr = np.asarray(group)
         if gr.ndim != 1 or gr.shape[0] != xv.shape[0]:
             raise MethodError(f"group must be a 1-d array as long as x ({xv.shape[0]} values)")
-        in_a = np.fromiter((v == arms[0] for v in gr), dtype=bool, count=gr.shape[0])
-        in_b = np.fromiter((v == arms[1] for v in gr), dtype=bool, count=gr.shape[0])
+        labels, where = _labels(group, gr)
+        label_a = np.fromiter((v == arms[0] for v in labels), dtype=bool, count=len(labels))
+        label_b = np.fromiter((v == arms[1] for v in labels), dtype=bool, count=len(labels))
+        in_a, in_b = label_a[where], label_b[where]
         other = np.flatnonzero(~(in_a | in_b))
         if other.size:
             i = int(other[0])
+            label = gr[i].item() if isinstance(gr[i], np.generic) else gr[i]
             raise MethodError(
-                f"group[{i}] is {gr[i]!r}, which is neither arm ({arms[0]!r}, {arms[1]!r})"
+                f"group[{i}] is {label!r}, which is neither arm ({arms[0]!r}, {arms[1]!r})"
             )
         if nested:
             a_count = np.bincount(inv, weights=in_a, minlength=g)

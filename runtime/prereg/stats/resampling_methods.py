@@ -24,7 +24,8 @@ U_ji = (n_j − 1)(θ̄_(j·) − θ̂_(ji)) (Efron & Tibshirani 1993, 14.15 and
 studentized [θ̂ − q_t(1 − α)·SE, θ̂ − q_t(α)·SE] with t*_r = (θ*_r − θ̂)/SE*_r, where SE is the
 closed form s/√n (√(s_x²/n_x + s_y²/n_y) for two samples) of the data and SE*_r of resample r,
 or, with an inner bootstrap, SE*_r the SD of the inner resamples' means and SE the SD of the
-θ*_r.  ``se`` is the SD (ddof 1) of the θ*_r.  A studentized interval with a resample of zero
+θ*_r.  ``se`` is the SD (ddof 1) of the θ*_r.  BCa has no bounds (None) when every θ*
+lies on one side of θ̂ (z₀ infinite) or the jackknife has no spread (â is 0/0).  A studentized interval with a resample of zero
 spread (t* not finite) has no bounds (None; the count is in ``extra``).
 
 Permutation tests (the difference of two means, by relabelling; the mean of paired differences
