@@ -336,23 +336,24 @@ def sign_test(x, y, *, alternative, margin, ties) -> Result:
     )
 
 
-_EXACT_LIMIT = 2000
+_EXACT_LIMIT = 1000
 
 
-def _signed_rank_distribution(ranks2: np.ndarray) -> np.ndarray:
-    """P(W = w) for w = 0 … Σ ranks2 where W = Σ ranks2[i]·[sign i positive], each sign ±
-    with chance ½ independently (ranks2: the ranks doubled, integers)."""
-    total = int(ranks2.sum())
-    dist = np.zeros(total + 1)
+def _signed_rank_cdf(ranks2: np.ndarray, bound: int) -> np.ndarray:
+    """P(W ≤ w) for w = 0 … bound, where W = Σ ranks2[i]·[sign i positive], each sign ± with
+    chance ½ independently (ranks2: the ranks doubled, so integers).  The distribution is
+    built one rank at a time and kept only up to ``bound``."""
+    dist = np.zeros(bound + 1)
     dist[0] = 1.0
-    top = 0
     for r in ranks2.tolist():
         r = int(r)
-        new = dist[: top + r + 1] * 0.5
-        new[r:] += dist[: top + 1] * 0.5
-        top += r
-        dist[: top + 1] = new
-    return dist
+        if r <= bound:
+            shifted = dist[: bound + 1 - r].copy()
+            dist *= 0.5
+            dist[r:] += 0.5 * shifted
+        else:
+            dist *= 0.5
+    return np.cumsum(dist)
 
 
 def wilcoxon_signed_rank(x, y, *, alternative, margin, zero_method, method, correction) -> Result:
@@ -361,7 +362,7 @@ def wilcoxon_signed_rank(x, y, *, alternative, margin, zero_method, method, corr
     ``zero_method``: "wilcox" (zero differences left out before ranking) or "pratt" (ranked
     with the others, then left out of the sum).  ``method``: "exact" (the distribution of W+
     over all 2^n sign changes given the observed ranks, ties and Pratt's zeros included;
-    at most 2000 non-zero differences) or "normal" (the mean and variance of W+ with the tie
+    at most 1000 non-zero differences) or "normal" (the mean and variance of W+ with the tie
     correction and, for Pratt, Cureton's zero adjustment).  ``correction``: "none" or
     "continuity" (½ toward the mean, normal only; with "exact" it must be "none").
     """
@@ -392,9 +393,17 @@ def wilcoxon_signed_rank(x, y, *, alternative, margin, zero_method, method, corr
                 f"the exact signed-rank distribution is computed for at most {_EXACT_LIMIT} "
                 f"non-zero differences, got {nonzero}; register method normal"
             )
-        dist = _signed_rank_distribution(ranks2[d != 0])
-        cdf = float(math.fsum(dist[: pos2 + 1]))
-        sf = float(math.fsum(dist[pos2:]))
+        # W+ and its mirror total − W+ have one distribution: only the lower half is built.
+        nz = ranks2[d != 0]
+        total = int(nz.sum())
+        low_side = pos2 <= total - pos2
+        near = pos2 if low_side else total - pos2  # the observed value or its mirror
+        cum = _signed_rank_cdf(nz, near)
+        at_most = float(cum[near])  # P(W ≤ near)
+        below = float(cum[near - 1]) if near > 0 else 0.0  # P(W < near)
+        # low side: P(W ≤ pos2) = at_most, P(W ≥ pos2) = 1 − P(W < pos2) = 1 − below;
+        # mirrored: P(W ≥ pos2) = P(W ≤ total − pos2) = at_most, P(W ≤ pos2) = 1 − below.
+        cdf, sf = (at_most, 1.0 - below) if low_side else (1.0 - below, at_most)
         if alt == "greater":
             p = sf
         elif alt == "less":
@@ -654,7 +663,7 @@ CATALOGUE = (
             "alternative": _ALT,
             "margin": "margin: the null location of the differences (any finite number)",
             "zero_method": '"wilcox" (zeros dropped) or "pratt" (zeros ranked, then dropped)',
-            "method": '"exact" (all sign changes given the observed ranks, ≤ 2000 non-zero) or '
+            "method": '"exact" (all sign changes given the observed ranks, ≤ 1000 non-zero) or '
             '"normal"',
             "correction": '"none" or "continuity" (normal only)',
         },

@@ -15,10 +15,10 @@ difference of 15/100 − 10/100 against a margin of 0.05 is 0 (the float margin'
 value is what is compared), not 1e−17.
 
 The score tests against a margin (Farrington–Manning, Miettinen–Nurminen) solve for the
-constrained maximum-likelihood proportions by a safeguarded Newton iteration on the score of
-the arm whose constrained proportion is the smaller (after replacing successes by failures when
-the pooled proportion exceeds ½), so that both ``p̃`` and ``1 − p̃`` keep their relative
-precision at n ≈ 1e6 and margins of 1e−6 or 1e−9; see :func:`constrained_proportions`.
+constrained maximum-likelihood proportions by a safeguarded Newton iteration on the score, in
+the unknown that is the smallest of ``p̃1, p̃2, 1 − p̃1, 1 − p̃2``, so that each keeps its
+relative precision at n ≈ 1e6 and margins of 1e−6 or 1e−9; see
+:func:`constrained_proportions`.
 
 Importing this module imports numpy only; scipy is imported inside the functions that need it.
 """
@@ -379,36 +379,39 @@ def _solve_low(kl: int, nl: int, kh: int, nh: int, a: float) -> float:
     return s
 
 
+def _constrained(k1, n1, k2, n2, d: float):
+    """(p̃1, p̃2, 1 − p̃1, 1 − p̃2, s, 1 − |d| − s) with s the smaller constrained proportion."""
+    a = abs(d)
+    rest = 1.0 - a  # exact for a in [0.5, 1] (Sterbenz), correctly rounded below
+    if d > 0:  # p̃1 = p̃2 + a: arm 2 is the low one
+        s = _solve_low(k2, n2, k1, n1, a)
+        return s + a, s, rest - s, 1.0 - s, s, rest - s
+    s = _solve_low(k1, n1, k2, n2, a)
+    return s, s + a, 1.0 - s, rest - s, s, rest - s
+
+
 def constrained_proportions(k1, n1, k2, n2, margin) -> tuple[float, float, float, float]:
     """``(p̃1, p̃2, 1 − p̃1, 1 − p̃2)``: the maximum-likelihood proportions under
     ``p1 − p2 = margin`` (Farrington & Manning 1990), each to within a few ulps.
 
-    At margin 0 the pooled proportion (from exact integers).  Otherwise successes and failures
-    are exchanged when the pooled proportion exceeds ½ (so the proportions solved for are the
-    small ones and ``1 − p̃`` is computed from them without loss), and the score equation is
-    solved for the arm whose constrained proportion is the smaller, s, the other being
-    ``s + |margin|`` (an addition, not a difference).  Arms with ``n = 0`` are refused by the
-    callers.
+    At margin 0 the pooled proportion (from exact integers).  Otherwise the score equation is
+    solved for the smallest of the four figures, which is either the lower constrained
+    proportion s (the other arm's being ``s + |margin|``, an addition) or the complement
+    ``1 − |margin| − s`` of the higher one; in the second case the problem is solved again
+    with successes and failures exchanged (margin negated), where that complement is the
+    unknown.  Every figure is then an unknown solved to full relative precision, or a sum or
+    difference whose rounding is small against its own size.  Arms with ``n = 0`` are refused
+    by the callers.
     """
-    d = float(margin)
     if margin == 0:
         k, n = k1 + k2, n1 + n2
         p, q = k / n, (n - k) / n
         return p, p, q, q
-    flip = 2 * (k1 + k2) > n1 + n2
-    if flip:
-        k1, k2, d = n1 - k1, n2 - k2, -d
-    a = abs(d)
-    if d > 0:  # p̃1 = p̃2 + a: arm 2 is the low one
-        s = _solve_low(k2, n2, k1, n1, a)
-        t2, t1 = s, s + a
-        c2, c1 = 1.0 - s, (1.0 - a) - s
-    else:
-        s = _solve_low(k1, n1, k2, n2, a)
-        t1, t2 = s, s + a
-        c1, c2 = 1.0 - s, (1.0 - a) - s
-    if flip:
-        return c1, c2, t1, t2
+    d = float(margin)
+    t1, t2, c1, c2, s, other = _constrained(k1, n1, k2, n2, d)
+    if other < s:
+        u1, u2, v1, v2, _, _ = _constrained(n1 - k1, n1, n2 - k2, n2, -d)
+        t1, t2, c1, c2 = v1, v2, u1, u2
     return t1, t2, c1, c2
 
 
