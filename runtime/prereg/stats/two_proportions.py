@@ -310,7 +310,7 @@ def agresti_caffo(k1, n1, k2, n2, *, level) -> Result:
 
 def _solve_low(kl: int, nl: int, kh: int, nh: int, a: float) -> float:
     """The root s in [0, 1 − a] of the score of the binomial likelihood of arms L (proportion
-    s) and H (proportion s + a), a ≥ 0:
+    s) and H (proportion s + a), a > 0:
 
         g(s) = kl/s − (nl − kl)/(1 − s) + kh/(s + a) − (nh − kh)/(1 − s − a),
 
@@ -321,15 +321,10 @@ def _solve_low(kl: int, nl: int, kh: int, nh: int, a: float) -> float:
     # no successes) points outwards.
     if kl == 0:
         g0 = -nl + (kh / a if kh else 0.0) - ((nh - kh) / (1.0 - a) if nh - kh else 0.0)
-        if kh and a == 0:
-            g0 = math.inf
         if g0 <= 0:
             return 0.0
     if kh == nh:
-        if a == 0 and nl - kl:
-            gt = -math.inf
-        else:
-            gt = kl / top - ((nl - kl) / a if nl - kl else 0.0) + nh
+        gt = kl / top - ((nl - kl) / a if nl - kl else 0.0) + nh
         if gt >= 0:
             return top
 
@@ -521,9 +516,6 @@ def _table(k1, n1, k2, n2) -> list[list[int]]:
     return [[k1, n1 - k1], [k2, n2 - k2]]
 
 
-_SCIPY_ALT = {"two-sided": "two-sided", "greater": "greater", "less": "less"}
-
-
 def fisher_exact(k1, n1, k2, n2, *, alternative) -> Result:
     """Fisher's exact test of the 2×2 table (conditional on both margins), with the
     conditional maximum-likelihood odds ratio as the estimate."""
@@ -536,7 +528,7 @@ def fisher_exact(k1, n1, k2, n2, *, alternative) -> Result:
     table = _table(k1, n1, k2, n2)
     if n1 == 0 or n2 == 0:
         return Result("fisher-exact", p=1.0, counts=counts)
-    p = float(_fisher(table, alternative=_SCIPY_ALT[alt]).pvalue)
+    p = float(_fisher(table, alternative=alt).pvalue)
     cond = float(odds_ratio(table, kind="conditional").statistic)
     return Result(
         "fisher-exact",
