@@ -13,7 +13,14 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
+
+# Largest number of between-group pairs (Σ_{i<j} n_i n_j: the statistic takes one value more)
+# for which an exact distribution is built: at 10 000 it takes about 0.3 s, at 20 000 about
+# 1.5 s.
+EXACT_MAX_PAIRS = 20_000
 
 
 def doubled_ranks(values: np.ndarray) -> tuple[np.ndarray, list[int]]:
@@ -68,3 +75,17 @@ def inversion_counts(sizes: list[int]) -> list[int]:
             poly = _over_qint(_times_qint(poly, total + i), i)
         total += n
     return poly
+
+
+def exact_tail(counts: list[int], value: int, alt: str) -> Fraction:
+    """P value of an integer statistic whose null distribution (symmetric about its mean)
+    has ``counts`` arrangements at 0, 1, ...: "greater" P(X ≥ value), "less" P(X ≤ value),
+    "two-sided" min(1, 2·min of both)."""
+    total = sum(counts)
+    upper = Fraction(sum(counts[max(value, 0) :]), total)
+    lower = Fraction(sum(counts[: max(value + 1, 0)]), total)
+    if alt == "greater":
+        return upper
+    if alt == "less":
+        return lower
+    return min(Fraction(1), 2 * min(upper, lower))
