@@ -146,10 +146,9 @@ def _two_means(x, y):
     return a, b, d, exact, counts
 
 
-def welch_t(x, y, *, margin, alternative, level) -> Result:
-    """Welch's t: ``t = (x̄ − ȳ − margin)/√(s_x²/n_x + s_y²/n_y)`` with the
-    Welch–Satterthwaite degrees of freedom."""
-    margin, alternative, level = _options(margin, alternative, level)
+def welch_parts(x, y):
+    """(difference of means, Welch se, Welch–Satterthwaite df, exact, counts); None where
+    undefined (an arm with fewer than 2 values; df when the se is 0)."""
     a, b, d, exact, counts = _two_means(x, y)
     se = df = None
     if a.size >= 2 and b.size >= 2:
@@ -157,6 +156,43 @@ def welch_t(x, y, *, margin, alternative, level) -> Result:
         se = math.sqrt(va + vb)
         if se > 0:
             df = (va + vb) ** 2 / (va * va / (a.size - 1) + vb * vb / (b.size - 1))
+    return d, se, df, exact, counts
+
+
+def pooled_parts(x, y):
+    """(difference of means, pooled se, n_x + n_y − 2, exact, counts); None where undefined."""
+    a, b, d, exact, counts = _two_means(x, y)
+    se = df = None
+    if a.size >= 1 and b.size >= 1 and a.size + b.size >= 3:
+        ssq = float(np.sum((a - a.mean()) ** 2)) + float(np.sum((b - b.mean()) ** 2))
+        df = a.size + b.size - 2
+        se = math.sqrt(ssq / df * (1.0 / a.size + 1.0 / b.size))
+    return d, se, df, exact, counts
+
+
+def paired_parts(x, y):
+    """(mean difference, se, n − 1, exact, counts) of the differences x − y."""
+    a, b = _paired(x, y)
+    d = a - b
+    n = int(d.size)
+    counts = {"n": n}
+    exact = {}
+    m = _exact_mean(d)
+    if m is not None:
+        exact["estimate"] = m
+    if n == 0:
+        return None, None, None, exact, counts
+    mean = float(m) if m is not None else float(d.mean())
+    if n < 2:
+        return mean, None, None, exact, counts
+    return mean, float(d.std(ddof=1)) / math.sqrt(n), n - 1, exact, counts
+
+
+def welch_t(x, y, *, margin, alternative, level) -> Result:
+    """Welch's t: ``t = (x̄ − ȳ − margin)/√(s_x²/n_x + s_y²/n_y)`` with the
+    Welch–Satterthwaite degrees of freedom."""
+    margin, alternative, level = _options(margin, alternative, level)
+    d, se, df, exact, counts = welch_parts(x, y)
     return t_figures(
         "welch-t",
         d,
@@ -174,12 +210,7 @@ def student_t(x, y, *, margin, alternative, level) -> Result:
     """Student's pooled t: ``s_p² = ((n_x − 1)s_x² + (n_y − 1)s_y²)/(n_x + n_y − 2)``,
     ``se = s_p·√(1/n_x + 1/n_y)``, ``n_x + n_y − 2`` degrees of freedom."""
     margin, alternative, level = _options(margin, alternative, level)
-    a, b, d, exact, counts = _two_means(x, y)
-    se = df = None
-    if a.size >= 1 and b.size >= 1 and a.size + b.size >= 3:
-        ssq = float(np.sum((a - a.mean()) ** 2)) + float(np.sum((b - b.mean()) ** 2))
-        df = a.size + b.size - 2
-        se = math.sqrt(ssq / df * (1.0 / a.size + 1.0 / b.size))
+    d, se, df, exact, counts = pooled_parts(x, y)
     return t_figures(
         "student-t",
         d,
