@@ -256,14 +256,29 @@ def test_hodges_lehmann_exact_against_enumeration(x, y, level):
 
 
 def test_hodges_lehmann_asymptotic_and_unbounded():
-    # Hollander & Wolfe's large-sample C_alpha: mn/2 - z sqrt(mn(m+n+1)/12), rounded to the
-    # nearest whole number. Permeability data, 95%: 25 - 1.96·sqrt(50·16/12) = 8.997 -> 9.
+    # Hollander & Wolfe's large-sample C_alpha = mn/2 - z sqrt(mn(m+n+1)/12), its whole part
+    # (as SAS's Moses limits): permeability data, 95%: 25 - 1.96·sqrt(50·16/12) = 8.997 -> 8
     r = continuous.hodges_lehmann(PERM_X, PERM_Y, level=0.95, method="asymptotic")
     diffs = sorted(a - b for a in PERM_X for b in PERM_Y)
-    assert r.extra["c"] == 9 and (r.lower, r.upper) == (diffs[8], diffs[41])
+    assert r.extra["c"] == 8 and (r.lower, r.upper) == (diffs[7], diffs[42])
     # 2 against 2 values: P(U <= 0) = 1/6 > 0.025, no order statistic can bound a 95% interval
     r = continuous.hodges_lehmann([1.0, 2.0], [0.5, 3.0], level=0.95, method="exact")
     assert r.lower == -math.inf and r.upper == math.inf and r.estimate == -0.25
+
+
+def test_hodges_lehmann_sas_published_example():
+    # SAS PROC NPAR1WAY HL(refclass=B) on Hollander, Wolfe & Chicken's example, as published
+    # by the CAMIS project (psiaims.github.io/CAMIS, "Non-parametric point estimation in
+    # SAS"): location shift (A - B) 0.5600, asymptotic (Moses) 95% limits -0.3700, 1.1830.
+    # The data have ties: the exact interval is not given (SAS's exact limits -0.22, 1.082
+    # come from the permutation distribution with ties, which is not implemented).
+    a = [1.83, 0.50, 1.62, 2.48, 1.68, 1.88, 1.55, 3.06, 1.30]
+    b = [0.878, 0.647, 0.598, 2.050, 1.060, 1.290, 1.060, 3.140, 1.290]
+    r = continuous.hodges_lehmann(a, b, level=0.95, method="asymptotic")
+    assert round(r.estimate, 4) == 0.56
+    assert (round(r.lower, 4), round(r.upper, 4)) == (-0.37, 1.183)
+    re = continuous.hodges_lehmann(a, b, level=0.95, method="exact")
+    assert re.estimate == r.estimate and re.lower is None and re.extra["undefined"]
 
 
 @settings(max_examples=40, deadline=None)
@@ -275,6 +290,14 @@ def test_hodges_lehmann_median_property(x, y):
     r = continuous.hodges_lehmann(x, y, level=0.9, method="asymptotic")
     assert r.estimate == float(np.median(np.subtract.outer(x, y)))
     assert r.lower <= r.estimate <= r.upper
+    # the interval's bounds are the c-th smallest and c-th largest differences
+    diffs = sorted(a - b for a in x for b in y)
+    c = math.floor(
+        len(diffs) / 2
+        - stats.norm.ppf(0.95) * math.sqrt(len(x) * len(y) * (len(x) + len(y) + 1) / 12)
+    )
+    if c >= 1:
+        assert (r.lower, r.upper) == (diffs[c - 1], diffs[-c])
 
 
 # -- bad input, the catalogue ---------------------------------------------------------------------

@@ -355,9 +355,11 @@ def hodges_lehmann(x, y, *, level, method) -> Result:
     """The Hodges–Lehmann shift ``median(x_i − y_j)`` and its distribution-free interval
     ``[D_(c), D_(mn + 1 − c)]`` (D the sorted mn differences), c the largest whole number with
     ``P(U ≤ c − 1) ≤ α/2`` under the null, α = 1 − level: by the exact distribution of U
-    (``method="exact"``) or ``c = ⌊mn/2 + ½ − z(1 − α/2)·√(mn(N + 1)/12)⌋``
-    (``method="asymptotic"``).  With c < 1 the interval is unbounded.  ``extra`` holds c and
-    the interval's confidence ``1 − 2·P(U ≤ c − 1)`` (for continuous data; exact method)."""
+    (``method="exact"``; data without ties, else the bounds are None) or, as Hollander & Wolfe's
+    large-sample approximation and SAS's Moses limits have it,
+    ``c = ⌊mn/2 − z(1 − α/2)·√(mn(N + 1)/12)⌋`` (``method="asymptotic"``).  With c < 1 the
+    interval is unbounded.  ``extra`` holds c and, with the exact method, the interval's
+    confidence ``1 − 2·P(U ≤ c − 1)``."""
     from prereg.stats.ranks import inversion_counts
 
     lv = checks.level(level)
@@ -383,6 +385,9 @@ def hodges_lehmann(x, y, *, level, method) -> Result:
     alpha = 1.0 - lv
     extra: dict[str, object] = {}
     if method == "exact":
+        if len(np.unique(np.concatenate([a, b]))) < m + n:
+            extra["undefined"] = "the exact interval is for data without ties"
+            return Result("hodges-lehmann", estimate=estimate, counts=counts, extra=extra)
         dist = inversion_counts([m, n])
         total = sum(dist)
         c, below = 0, 0  # below = #(U <= c - 1)
@@ -393,7 +398,7 @@ def hodges_lehmann(x, y, *, level, method) -> Result:
     else:
         sigma = math.sqrt(mn * (m + n + 1) / 12.0)
         z = checks.normal_quantile(1.0 - alpha / 2.0)
-        c = math.floor(mn / 2.0 + 0.5 - z * sigma)
+        c = math.floor(mn / 2.0 - z * sigma)
     c = min(c, (mn + 1) // 2)
     extra["c"] = c
     if c < 1:
@@ -526,18 +531,20 @@ CATALOGUE = (
         "distribution-free interval.",
         options={
             "level": "the two-sided level, in (0, 1)",
-            "method": "exact (the null distribution of U) | asymptotic (normal) for the "
-            "interval's order statistic",
+            "method": "exact (the null distribution of U; data without ties) | asymptotic "
+            "(normal, Moses) for the interval's order statistic",
         },
         reports=("estimate", "lower", "upper"),
         formula="$\\hat\\Delta = \\mathrm{median}(x_i - y_j)$; interval "
         "$[D_{(c)}, D_{(mn+1-c)}]$, c the largest with $P_0(U \\le c - 1) \\le \\alpha/2$; "
-        "asymptotic $c = \\lfloor mn/2 + 1/2 - z_{1-\\alpha/2}\\sqrt{mn(N+1)/12}\\rfloor$; "
+        "asymptotic $c = \\lfloor mn/2 - z_{1-\\alpha/2}\\sqrt{mn(N+1)/12}\\rfloor$; "
         "unbounded when c < 1",
         reference="Hodges JL, Lehmann EL (1963), Annals of Mathematical Statistics 34:598-611; "
         "Lehmann EL (1975), Nonparametrics; Hollander M, Wolfe DA (1999), section 4.3",
-        oracle="the sorted differences and the null distribution of U by enumerating every "
-        "split of the ranks (in the tests); R's wilcox.test(conf.int=TRUE) differs only when "
+        oracle="SAS PROC NPAR1WAY HL's published output for Hollander, Wolfe & Chicken's "
+        "example (estimate 0.56, asymptotic Moses limits -0.37, 1.183); the sorted differences "
+        "and the null distribution of U by enumerating every split of the ranks (in the "
+        "tests); R's wilcox.test(conf.int=TRUE, exact=TRUE) differs only when "
         "P(U <= c - 1) equals alpha/2 exactly (it takes the wider interval) and never returns "
         "an unbounded one",
         exactness="the estimate and the bounds are differences of two data values (floating "
