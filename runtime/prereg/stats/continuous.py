@@ -16,7 +16,8 @@ The alternative speaks of ``a − b`` (or ``a/b``) against the margin: "greater"
 difference exceeds the margin.  Each t method's interval is the one its test inverts at the
 registered level: two-sided ``estimate ± t(1 − α/2)·se``; one-sided "greater"
 ``[estimate − t(1 − α)·se, ∞)``, "less" ``(−∞, estimate + t(1 − α)·se]`` (α = 1 − level), as
-scipy's ``confidence_interval`` gives them.  Means of whole-number data are exact fractions.
+scipy's ``confidence_interval`` gives them; the unbounded side is reported as None (a bound
+that does not exist; JSON has no infinity).  Means of whole-number data are exact fractions.
 """
 
 from __future__ import annotations
@@ -52,12 +53,13 @@ def t_figures(name, estimate, se, df, *, margin, alternative, level, scale=None,
         half = checks.t_quantile(1.0 - a / 2.0, df) * se
         lower, upper = estimate - half, estimate + half
     elif alternative == "greater":
-        lower, upper = estimate - checks.t_quantile(1.0 - a, df) * se, math.inf
+        lower, upper = estimate - checks.t_quantile(1.0 - a, df) * se, None
     else:
-        lower, upper = -math.inf, estimate + checks.t_quantile(1.0 - a, df) * se
+        lower, upper = None, estimate + checks.t_quantile(1.0 - a, df) * se
     if scale is not None:
         figures["estimate"] = scale(estimate)
-        lower, upper = scale(lower), scale(upper)
+        lower = None if lower is None else scale(lower)
+        upper = None if upper is None else scale(upper)
     return Result(
         name,
         statistic=t,
@@ -358,7 +360,8 @@ def hodges_lehmann(x, y, *, level, method) -> Result:
     (``method="exact"``; data without ties, else the bounds are None) or, as Hollander & Wolfe's
     large-sample approximation and SAS's Moses limits have it,
     ``c = ⌊mn/2 − z(1 − α/2)·√(mn(N + 1)/12)⌋`` (``method="asymptotic"``).  With c < 1 the
-    interval is unbounded.  ``extra`` holds c and, with the exact method, the interval's
+    interval is unbounded (both bounds None).  ``extra`` holds c and, with the exact method, the
+    interval's
     confidence ``1 − 2·P(U ≤ c − 1)``."""
     from prereg.stats.ranks import inversion_counts
 
@@ -402,7 +405,7 @@ def hodges_lehmann(x, y, *, level, method) -> Result:
     c = min(c, (mn + 1) // 2)
     extra["c"] = c
     if c < 1:
-        lower, upper = -math.inf, math.inf
+        lower = upper = None
     else:
         lower, upper = float(diffs[c - 1]), float(diffs[mn - c])
     return Result(
@@ -538,7 +541,7 @@ CATALOGUE = (
         formula="$\\hat\\Delta = \\mathrm{median}(x_i - y_j)$; interval "
         "$[D_{(c)}, D_{(mn+1-c)}]$, c the largest with $P_0(U \\le c - 1) \\le \\alpha/2$; "
         "asymptotic $c = \\lfloor mn/2 - z_{1-\\alpha/2}\\sqrt{mn(N+1)/12}\\rfloor$; "
-        "unbounded when c < 1",
+        "unbounded (bounds None) when c < 1",
         reference="Hodges JL, Lehmann EL (1963), Annals of Mathematical Statistics 34:598-611; "
         "Lehmann EL (1975), Nonparametrics; Hollander M, Wolfe DA (1999), section 4.3",
         oracle="SAS PROC NPAR1WAY HL's published output for Hollander, Wolfe & Chicken's "

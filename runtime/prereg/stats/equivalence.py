@@ -28,7 +28,7 @@ level α when it is at most α), as ``statistic`` the statistic of that side, an
 statistics and P values in ``extra`` (``lower`` side: H1 ``a − b > lower``; ``upper`` side:
 H1 ``a − b < upper``).  A non-inferiority test takes the alternative "greater" (higher is
 better: H1 ``a − b > margin``) or "less" (lower is better) and reports the one-sided bound at
-the registered level (the other side unbounded).
+the registered level (the unbounded side None).
 
 For proportions the deviation from a margin, ``k1/n1 − k2/n2 − margin``, is computed in exact
 fractions with the margin read as the decimal it is written as (``repr`` of the float: 0.05 is
@@ -239,9 +239,9 @@ def noninferiority_proportions(k1, n1, k2, n2, *, margin, alternative, se, level
     if se == "wald" and se_value > 0:
         q = checks.normal_quantile(lv)
         if alternative == "greater":
-            lower, upper = float(d) - q * se_value, math.inf
+            lower = float(d) - q * se_value
         else:
-            lower, upper = -math.inf, float(d) + q * se_value
+            upper = float(d) + q * se_value
     return Result(
         "noninferiority-proportions",
         estimate=d,
@@ -284,9 +284,9 @@ def noninferiority_ratio_proportions(k1, n1, k2, n2, *, margin, alternative, lev
         p = checks.normal_p(z, alternative)
         q = checks.normal_quantile(lv)
         if alternative == "greater":
-            lower, upper = math.exp(log_ratio - q * se), math.inf
+            lower = math.exp(log_ratio - q * se)
         else:
-            lower, upper = 0.0, math.exp(log_ratio + q * se)
+            upper = math.exp(log_ratio + q * se)
     return Result(
         name,
         estimate=ratio,
