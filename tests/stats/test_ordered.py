@@ -19,6 +19,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.contingency_tables import StratifiedTable, Table
 
@@ -131,6 +133,38 @@ def test_cochran_armitage_against_correlation_and_statsmodels(k, n, scores, alte
     y = np.concatenate([np.r_[np.ones(a), np.zeros(b - a)] for a, b in zip(k, n, strict=True)])
     close(r_n.estimate, np.polyfit(x, y, 1)[0], rel=1e-9)
     close(r_n.estimate / r_n.se, r_n.statistic, rel=1e-12)
+
+
+def test_cochran_armitage_exact_slope_with_decimal_scores():
+    # scores 0.1, 0.2, 0.3 are read as the decimals 1/10, 2/10, 3/10: with k = (1, 2, 3) of
+    # n = (10, 10, 10) the proportions rise by exactly 1/10 per 1/10 of score, slope 1
+    r = ordered.cochran_armitage(
+        [1, 2, 3], [10, 10, 10], scores=[0.1, 0.2, 0.3], alternative="greater", variance="n"
+    )
+    assert r.exact["estimate"] == 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 30), st.integers(1, 30), st.integers(0, 30), st.integers(1, 30)),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_cmh_property_against_statsmodels(strata):
+    strata = [(min(a, b), b, min(c, d), d) for a, b, c, d in strata]
+    k1, n1, k2, n2 = (list(v) for v in zip(*strata, strict=True))
+    r = ordered.cochran_mantel_haenszel(k1, n1, k2, n2, correction=False, level=0.95)
+    tables = np.array([[[a, b - a], [c, d - c]] for a, b, c, d in strata], dtype=float).transpose(
+        1, 2, 0
+    )
+    st_ = StratifiedTable(tables, shift_zeros=False)
+    if r.statistic is not None:
+        close(r.statistic, st_.test_null_odds(correction=False).statistic, rel=1e-10)
+    if r.se is not None:
+        close(r.estimate, st_.oddsratio_pooled, rel=1e-12)
+        close(r.se, st_.logodds_pooled_se, rel=1e-10)
 
 
 def test_cochran_armitage_degenerate():

@@ -100,7 +100,12 @@ def _scores(scores, g: int) -> list[Fraction]:
         raise MethodError("scores must be a list of numbers, one per group")
     if len(scores) != g:
         raise MethodError(f"scores must have one number per group ({g}), got {len(scores)}")
-    return [Fraction(checks.number(s, f"scores[{i}]")) for i, s in enumerate(scores)]
+    out = []
+    for i, s in enumerate(scores):
+        checks.number(s, f"scores[{i}]")
+        # a score is the decimal it is written as (0.1 is 1/10); ints and fractions as they are
+        out.append(s if isinstance(s, Fraction) else Fraction(repr(float(s))))
+    return out
 
 
 def cochran_armitage(k, n, *, scores, alternative, variance) -> Result:
