@@ -94,6 +94,33 @@ def test_tost_proportions_farrington_manning_against_likelihood(k1, n1, k2, n2, 
     close(r.p, max(stats.norm.sf(z_lo), stats.norm.cdf(z_hi)), rel=1e-8)
 
 
+@pytest.mark.parametrize(("k1", "n1", "k2", "n2"), [b for b in BINOMIAL if b[2] > 0])
+def test_farrington_manning_interval_and_tost_agree(k1, n1, k2, n2):
+    r = eq.equivalence_interval_proportions(
+        k1, n1, k2, n2, alpha=0.05, interval="farrington-manning"
+    )
+    q = stats.norm.ppf(0.95)
+    close(fm_z(k1, n1, k2, n2, r.lower), q, rel=1e-9)
+    close(fm_z(k1, n1, k2, n2, r.upper), -q, rel=1e-9)
+    # interval inclusion at 1 − 2α is the TOST at α, margins on either side of each bound
+    for lower, upper in [
+        (r.lower - 1e-6, r.upper + 1e-6),
+        (r.lower + 1e-6, r.upper + 1e-6),
+        (r.lower - 1e-6, r.upper - 1e-6),
+    ]:
+        t = eq.tost_proportions(k1, n1, k2, n2, lower=lower, upper=upper, se="farrington-manning")
+        assert (t.p <= 0.05) == (lower < r.lower and r.upper < upper)
+
+
+def test_farrington_manning_bound_at_the_end():
+    # every success in arm b, none in arm a: d = −1, no margin above −1 is rejected by "less"
+    # nor reached by "greater"
+    r = eq.noninferiority_proportions(
+        0, 20, 20, 20, margin=-0.5, alternative="greater", se="farrington-manning", level=0.95
+    )
+    assert r.lower == -1.0 and r.p > 0.5
+
+
 def test_tost_difference_exactly_at_margin():
     # 15/100 − 10/100 is 0.04999999999999999 in floats (P 0.5000000000000016 at the margin
     # 0.05); the difference less the margin, both as exact fractions (the margin as the decimal
@@ -167,7 +194,14 @@ def test_noninferiority_proportions_against_oracles(k1, n1, k2, n2, margin, alte
         z = fm_z(k1, n1, k2, n2, margin)
         close(rf.statistic, z, rel=1e-9)
         close(rf.p, stats.norm.sf(z) if alternative == "greater" else stats.norm.cdf(z), rel=1e-8)
-        assert rf.lower is None
+        # the score bound: the margin at which the Farrington–Manning z is ±Φ⁻¹(level)
+        q = stats.norm.ppf(0.975)
+        if alternative == "greater":
+            close(fm_z(k1, n1, k2, n2, rf.lower), q, rel=1e-9)
+            assert rf.upper is None
+        else:
+            close(fm_z(k1, n1, k2, n2, rf.upper), -q, rel=1e-9)
+            assert rf.lower is None
 
 
 @pytest.mark.parametrize(("k1", "n1", "k2", "n2"), [b for b in BINOMIAL if b[2] > 0])

@@ -114,6 +114,34 @@ def _side_z(k1, n1, k2, n2, margin, se_kind) -> tuple[float | None, float | None
     return _fm_side(k1, n1, k2, n2, margin)
 
 
+def _fm_limit(k1, n1, k2, n2, q: float, side: str) -> float:
+    """The end of the Farrington–Manning score interval: the margin δ at which the test's z
+    equals ``q`` (``side="lower"``) or ``−q`` (``"upper"``); z falls as δ rises, so the lower
+    end is the δ below which "greater" is rejected at ``Φ(−q)``.  Found by Brent's method on
+    (−1, 1) to 1e-15; −1 or 1 when z does not reach the target inside."""
+    from scipy.optimize import brentq
+
+    from prereg.stats.proportions import farrington_manning_estimates
+
+    d = k1 / n1 - k2 / n2
+    target = q if side == "lower" else -q
+
+    def gap(delta: float) -> float:
+        t1, t2 = farrington_manning_estimates(k1, n1, k2, n2, margin=delta)
+        se = math.sqrt(t1 * (1.0 - t1) / n1 + t2 * (1.0 - t2) / n2)
+        if se == 0:
+            return math.copysign(math.inf, d - delta) - target if d != delta else -target
+        return (d - delta) / se - target
+
+    eps = 1e-12
+    lo, hi = -1.0 + eps, 1.0 - eps
+    if gap(lo) <= 0:
+        return -1.0
+    if gap(hi) >= 0:
+        return 1.0
+    return float(brentq(gap, lo, hi, xtol=1e-15, rtol=1e-15, maxiter=200))
+
+
 def _tost(
     name,
     estimate,
@@ -185,10 +213,12 @@ def tost_proportions(k1, n1, k2, n2, *, lower, upper, se) -> Result:
 
 def equivalence_interval_proportions(k1, n1, k2, n2, *, alpha, interval) -> Result:
     """The two-sided ``1 − 2α`` interval of ``p1 − p2``: ``wald`` (``d ± z·se``, the unpooled
-    se, z = Φ⁻¹(1 − α)) or ``newcombe`` (Newcombe's hybrid score, method 10)."""
+    se, z = Φ⁻¹(1 − α)), ``newcombe`` (Newcombe's hybrid score, method 10) or
+    ``farrington-manning`` (the margins at which the Farrington–Manning z is ±z: its bounds
+    lie inside the margins exactly when the TOST with that se rejects at α)."""
     k1, n1, k2, n2 = _two_binomial(k1, n1, k2, n2)
     a = _alpha(alpha)
-    checks.choice(interval, "interval", ("wald", "newcombe"))
+    checks.choice(interval, "interval", ("wald", "newcombe", "farrington-manning"))
     counts = {"k1": k1, "n1": n1, "k2": k2, "n2": n2}
     extra = {"level": 1.0 - 2.0 * a}
     if n1 == 0 or n2 == 0:
@@ -199,6 +229,10 @@ def equivalence_interval_proportions(k1, n1, k2, n2, *, alpha, interval) -> Resu
         se = _wald_se(k1, n1, k2, n2)
         z = checks.normal_quantile(1.0 - a)
         lower, upper = float(d) - z * se, float(d) + z * se
+    elif interval == "farrington-manning":
+        z = checks.normal_quantile(1.0 - a)
+        lower = _fm_limit(k1, n1, k2, n2, z, "lower")
+        upper = _fm_limit(k1, n1, k2, n2, z, "upper")
     else:
         from prereg.stats.proportions import newcombe_difference
 
@@ -218,8 +252,10 @@ def equivalence_interval_proportions(k1, n1, k2, n2, *, alpha, interval) -> Resu
 def noninferiority_proportions(k1, n1, k2, n2, *, margin, alternative, se, level) -> Result:
     """One-sided z test of ``p1 − p2`` against ``margin``: ``z = (d − margin)/se``, "greater"
     ``P = Φ(−z)``, "less" ``P = Φ(z)``; se ``wald`` or ``farrington-manning`` (restricted to
-    ``p1 − p2 = margin``).  The one-sided Wald bound at ``level`` (``d − z_level·se`` for
-    "greater", ``d + z_level·se`` for "less") is reported with ``se="wald"`` only."""
+    ``p1 − p2 = margin``).  The one-sided bound at ``level`` is the Wald one
+    (``d − z_level·se`` for "greater", ``d + z_level·se`` for "less") or the
+    Farrington–Manning score bound (the margin at which its z is ``±z_level``), so that the
+    bound passes the margin exactly when P < 1 − level."""
     k1, n1, k2, n2 = _two_binomial(k1, n1, k2, n2)
     m = checks.number(margin, "margin")
     if not -1.0 < m < 1.0:
@@ -236,8 +272,13 @@ def noninferiority_proportions(k1, n1, k2, n2, *, margin, alternative, se, level
     d = Fraction(k1, n1) - Fraction(k2, n2)
     z, se_value = _side_z(k1, n1, k2, n2, m, se)
     lower = upper = None
-    if se == "wald" and se_value > 0:
-        q = checks.normal_quantile(lv)
+    q = checks.normal_quantile(lv)
+    if se == "farrington-manning":
+        if alternative == "greater":
+            lower = _fm_limit(k1, n1, k2, n2, q, "lower")
+        else:
+            upper = _fm_limit(k1, n1, k2, n2, q, "upper")
+    elif se_value > 0:
         if alternative == "greater":
             lower = float(d) - q * se_value
         else:
@@ -448,17 +489,21 @@ CATALOGUE = (
         "bounds a rule compares with the equivalence margins.",
         options={
             "alpha": "the one-sided alpha of each side, in (0, 0.5)",
-            "interval": "wald | newcombe (Newcombe's hybrid score, method 10)",
+            "interval": "wald | newcombe (Newcombe's hybrid score, method 10) | "
+            "farrington-manning (the inverted Farrington-Manning score test)",
         },
         reports=("estimate", "lower", "upper"),
         formula="Wald $d \\pm \\Phi^{-1}(1-\\alpha)\\,se$; Newcombe "
         "$d - \\sqrt{(\\hat p_1 - l_1)^2 + (u_2 - \\hat p_2)^2}$, "
         "$d + \\sqrt{(u_1 - \\hat p_1)^2 + (\\hat p_2 - l_2)^2}$ from Wilson bounds at "
-        "level $1 - 2\\alpha$",
+        "level $1 - 2\\alpha$; Farrington-Manning: the margins at which its z is "
+        "$\\pm\\Phi^{-1}(1-\\alpha)$",
         reference="Westlake WJ (1976), Biometrics 32:741-744; Newcombe RG (1998), Statistics "
-        "in Medicine 17:873-890",
+        "in Medicine 17:873-890; " + _FM_REF,
         oracle="statsmodels confint_proportions_2indep(method='wald' | 'newcomb', "
-        "compare='diff', alpha=2 alpha)",
+        "compare='diff', alpha=2 alpha); Farrington-Manning: the z of the likelihood's own "
+        "restricted proportions at each bound (statsmodels' score interval shares the "
+        "issue #10269 error)",
         exactness="the estimate is the fraction k1/n1 - k2/n2 (exact); the bounds are floating "
         "point, compared with a margin by the certified comparison with their error bound",
     ),
@@ -473,11 +518,12 @@ CATALOGUE = (
             "margin": "the difference under the null, in (-1, 1) (e.g. -0.05)",
             "alternative": "greater (higher is better: H1 a - b > margin) | less",
             **_SE,
-            "level": "the level of the one-sided Wald bound, in (0, 1)",
+            "level": "the level of the one-sided bound, in (0, 1)",
         },
         reports=("estimate", "se", "statistic", "lower", "upper", "p"),
         formula="$z = (d - \\delta)/se$, greater $P = \\Phi(-z)$, less $P = \\Phi(z)$; "
-        "Wald bound $d \\mp \\Phi^{-1}(level)\\,se$ (Wald only)",
+        "bound: Wald $d \\mp \\Phi^{-1}(level)\\,se$, or the margin at which the "
+        "Farrington-Manning z equals $\\pm\\Phi^{-1}(level)$ (Brent's method, to 1e-15)",
         reference=_FM_REF,
         oracle=_FM_ORACLE,
         exactness="the difference is an exact fraction; " + _FLOAT,
