@@ -332,3 +332,20 @@ def test_catalogue_entries_are_complete():
         params = inspect.signature(e.load()).parameters.values()
         keyword_only = {p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
         assert keyword_only == set(e.options), e.name
+
+
+def test_hommel_above_the_exact_limit():
+    rng = np.random.default_rng(21)
+    p = rng.random(mt.HOMMEL_EXACT_MAX + 50) ** 2
+    r = mt.hommel(p, alpha=0.05, missing="refuse")
+    assert not r.exact  # the float path
+    exact = mt._exact_adjust([Fraction(v) for v in p], "hommel")
+    for got, want in zip(r.extra["adjusted"], exact, strict=True):
+        assert abs(Fraction(got) - want) <= Fraction(2.2 * 2.0**-53) * want
+    np.testing.assert_allclose(
+        r.extra["adjusted"], multipletests(p, method="hommel")[1], rtol=1e-12
+    )
+    # every P value 0.05: every adjusted value is 0.05, too close to alpha 0.05 to decide in
+    # floats: the exact algorithm decides (0.05 <= 0.05: all rejected)
+    same = mt.hommel([0.05] * (mt.HOMMEL_EXACT_MAX + 1), alpha=0.05, missing="refuse")
+    assert same.exact and all(same.extra["rejected"])
