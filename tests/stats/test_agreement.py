@@ -437,6 +437,59 @@ def test_krippendorff_interval_matches_definition_on_complete_data():
     close(r.estimate, 1 - d_o / d_e)
 
 
+def alpha_by_pairs(x, delta2):
+    """alpha = 1 − D_o/D_e from the pairs themselves: D_o averages δ² over the ordered pairs
+    of ratings within each unit (weight 1/(m_u − 1) per unit), D_e over all ordered pairs of
+    pairable ratings."""
+    units = [[v for v in row if not np.isnan(v)] for row in x]
+    units = [u for u in units if len(u) >= 2]
+    pooled = [v for u in units for v in u]
+    n = len(pooled)
+    d_o = (
+        sum(
+            Fraction(
+                sum(delta2(u[i], u[j]) for i in range(len(u)) for j in range(len(u)) if i != j)
+            )
+            / (len(u) - 1)
+            for u in units
+        )
+        / n
+    )
+    d_e = Fraction(
+        sum(delta2(pooled[i], pooled[j]) for i in range(n) for j in range(n) if i != j)
+    ) / (n * (n - 1))
+    return None if d_e == 0 else 1 - d_o / d_e
+
+
+DELTA2 = {
+    "nominal": lambda c, k: Fraction(int(c != k)),
+    "interval": lambda c, k: (Fraction(c) - Fraction(k)) ** 2,
+    "ratio": lambda c, k: (
+        Fraction(0)
+        if c + k == 0
+        else ((Fraction(c) - Fraction(k)) / (Fraction(c) + Fraction(k))) ** 2
+    ),
+}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.one_of(st.none(), st.integers(0, 5)), min_size=4, max_size=4),
+        min_size=2,
+        max_size=10,
+    ),
+    st.sampled_from(sorted(DELTA2)),
+)
+def test_krippendorff_with_missing_matches_the_pairs(rows, level):
+    x = np.array([[nan if v is None else v for v in row] for row in rows], dtype=float)
+    r = ag.krippendorff_alpha(x, level_of_measurement=level)
+    if r.counts["pairable_values"] < 2:
+        assert r.estimate is None
+        return
+    assert r.exact.get("estimate") == alpha_by_pairs(x, DELTA2[level])
+
+
 def test_krippendorff_degenerate():
     r = ag.krippendorff_alpha([[1, 1], [1, 1]], level_of_measurement="nominal")
     assert r.estimate is None  # no variation: expected disagreement 0

@@ -308,16 +308,19 @@ def fleiss_kappa(x, *, categories, alternative) -> Result:
     cats = _categories(categories)
     a = _ratings(x, complete=True)
     units, raters = a.shape
-    index = {c: i for i, c in enumerate(cats)}
     q = len(cats)
+    order = np.argsort(np.array(cats, dtype=np.float64), kind="stable")
+    sorted_cats = np.array(cats, dtype=np.float64)[order]
+    at = np.clip(np.searchsorted(sorted_cats, a), 0, q - 1)
+    unknown = sorted_cats[at] != a
+    if unknown.any():
+        i, j = np.argwhere(unknown)[0]
+        raise MethodError(
+            f"x[{i}][{j}] is {float(a[i, j])!r}, not one of the registered categories {cats}"
+        )
+    position = order[at]
     nij = np.zeros((units, q), dtype=np.int64)
-    for (i, j), v in np.ndenumerate(a):
-        code = int(v) if v == int(v) else None
-        if code not in index:
-            raise MethodError(
-                f"x[{i}][{j}] is {float(v)!r}, not one of the registered categories {cats}"
-            )
-        nij[i, index[code]] += 1
+    np.add.at(nij, (np.repeat(np.arange(units), raters), position.ravel()), 1)
     counts = {"units": units, "raters": raters, "category_totals": nij.sum(axis=0).tolist()}
     if units == 0 or raters < 2:
         if raters < 2 and units:
@@ -403,18 +406,24 @@ def krippendorff_alpha(x, *, level_of_measurement) -> Result:
     pairable = m_u >= 2
     values_sorted = sorted(set(a[present & pairable[:, None]].tolist()))
     values = [Fraction(v) for v in values_sorted]
-    index = {v: i for i, v in enumerate(values_sorted)}
     nv = len(values)
+    # coincidences: per number of ratings m, the integer pair counts Σ_u n_uc·n_uk (minus n_uc
+    # on the diagonal: ordered pairs of distinct ratings), then divided by m − 1
     o = [[Fraction(0)] * nv for _ in range(nv)]
-    for u in np.flatnonzero(pairable).tolist():
-        row = a[u][present[u]].tolist()
-        cnt: dict[int, int] = {}
-        for v in row:
-            cnt[index[v]] = cnt.get(index[v], 0) + 1
-        inv = Fraction(1, len(row) - 1)
-        for c, nc in cnt.items():
-            for k_, nk in cnt.items():
-                o[c][k_] += (nc * (nc - 1) if c == k_ else nc * nk) * inv
+    codes = np.searchsorted(
+        np.array(values_sorted), np.where(present, a, values_sorted[0] if nv else 0)
+    )
+    for m in sorted(set(m_u[pairable].tolist())):
+        units = np.flatnonzero(m_u == m)
+        counts_um = np.zeros((units.size, nv), dtype=np.int64)
+        for j in range(a.shape[1]):
+            rated = present[units, j]
+            np.add.at(counts_um, (np.flatnonzero(rated), codes[units[rated], j]), 1)
+        pairs = counts_um.T @ counts_um - np.diag(counts_um.sum(axis=0))
+        for c in range(nv):
+            for k_ in range(nv):
+                if pairs[c, k_]:
+                    o[c][k_] += Fraction(int(pairs[c, k_]), m - 1)
     totals = [sum(r) for r in o]
     n = int(m_u[pairable].sum())
     counts = {
