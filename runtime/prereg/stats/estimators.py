@@ -412,6 +412,7 @@ def auroc(y, q, *, se_method, level) -> Result:
     """The area under the ROC curve (ties count one half), with the Hanley–McNeil (1982) or the
     DeLong et al. (1988) standard error and the Wald interval ``A ± z·SE`` clipped to [0, 1]."""
     from prereg.stats.proportions import critical_z
+    from prereg.stats.roc import auroc as roc_auroc
     from prereg.stats.roc import hanley_mcneil
 
     _choice(se_method, AUROC_SE, "se_method")
@@ -426,7 +427,7 @@ def auroc(y, q, *, se_method, level) -> Result:
     # 2U = Σ 2·rank(positive) − n1(n1 + 1)
     u2 = int(r2[pos].sum()) - n1 * (n1 + 1)
     area = Fraction(u2, 2 * n1 * n0)
-    a = float(area)
+    a = roc_auroc(qa, ya)  # the figure as prereg.stats.roc computes it (mid-ranks, floats)
     zc = critical_z(level=lv)
     se_hm, _, _ = hanley_mcneil(a, n1, n0, z=zc)
     # DeLong's placements: V10_i = (rank_all(x_i) − rank_pos(x_i)) / n0,
@@ -444,7 +445,7 @@ def auroc(y, q, *, se_method, level) -> Result:
         lower, upper = max(0.0, a - zc * se), min(1.0, a + zc * se)
     return Result(
         method="auroc",
-        estimate=area,
+        estimate=a,
         se=se,
         lower=lower,
         upper=upper,
@@ -651,6 +652,9 @@ CATALOGUE = (
             "sklearn.metrics.roc_auc_score for A; DeLong's placements by brute force over all "
             "pairs in the tests; Hanley–McNeil's formula by hand and their published example"
         ),
-        exactness="A is the fraction 2U/(2n₁n₀), compared exactly; SE and bounds are floats",
+        exactness=(
+            "estimate: prereg.stats.roc.auroc's float; exact.estimate the fraction 2U/(2n₁n₀), "
+            "which a threshold is decided with; SE and bounds are floats"
+        ),
     ),
 )
