@@ -1,0 +1,660 @@
+"""Estimators of evaluation studies: pass@k, majority vote, precision / recall / F1, Brier
+score, log loss, binned calibration error and AUROC with its standard error.
+
+Input shapes (:data:`prereg.stats.catalogue.SHAPES`):
+
+- ``samples-per-problem``: ``n, c``, per problem the number of samples drawn and of correct ones
+- ``answers-per-problem``: ``answers, gold``, per problem the list of sampled answers and the
+  correct answer (any values compared with ``==``; hashable)
+- ``labels``: ``y_true, y_pred``, class labels (integers or strings)
+- ``probabilities``: ``y, q``, the 0/1 outcome and the predicted probability of outcome 1
+
+Figures that are rational in the data are computed exactly and reported in ``exact`` (floats
+are taken at their exact binary values): pass@k, majority-vote accuracy, precision, recall,
+F1, the Brier score, the calibration error and the AUROC. Log loss and standard errors are
+floats. Importing this module does not import scipy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from fractions import Fraction
+
+import numpy as np
+
+from prereg.stats.catalogue import Entry
+from prereg.stats.exactsum import scaled
+from prereg.stats.methods import MethodError
+from prereg.stats.result import Result
+
+TIE_BREAKS = ("wrong", "first", "split")
+AVERAGES = ("binary", "micro", "macro")
+ZERO_DIVISION = ("zero", "one", "undefined")
+AUROC_SE = ("hanley-mcneil", "delong")
+
+
+def _choice(value, allowed: tuple[str, ...], name: str) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise MethodError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+    return value
+
+
+def _level(level) -> float:
+    if isinstance(level, bool) or not isinstance(level, (int, float)):
+        raise MethodError(f"level must be a number strictly between 0 and 1, got {level!r}")
+    lv = float(level)
+    if not (0.0 < lv < 1.0):
+        raise MethodError(f"level must lie strictly between 0 and 1, got {level!r}")
+    return lv
+
+
+def _integers(values, name: str) -> list[int]:
+    a = np.asarray(values)
+    if a.ndim != 1:
+        raise MethodError(f"{name} must be a 1-d array of counts")
+    out = []
+    for i, v in enumerate(a.tolist()):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v):
+            raise MethodError(f"{name}[{i}] is {v!r}, not a whole number")
+        if v < 0:
+            raise MethodError(f"{name}[{i}] is {v!r}, a negative count")
+        out.append(int(v))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# pass@k
+
+
+def pass_at_k(n, c, *, k) -> Result:
+    """The unbiased pass@k of Chen et al. (2021), averaged over problems, as an exact fraction.
+
+    Per problem ``1 − C(n − c, k) / C(n, k)``: the probability that k samples drawn without
+    replacement from the n include a correct one.
+    """
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise MethodError(f"k must be a positive whole number, got {k!r}")
+    k = int(k)
+    ns, cs = _integers(n, "n"), _integers(c, "c")
+    if len(ns) != len(cs):
+        raise MethodError(f"n and c differ in length ({len(ns)} vs {len(cs)})")
+    for i, (ni, ci) in enumerate(zip(ns, cs, strict=True)):
+        if ci > ni:
+            raise MethodError(f"problem {i}: c = {ci} correct samples exceed n = {ni}")
+        if k > ni:
+            raise MethodError(
+                f"problem {i}: k = {k} exceeds its n = {ni} samples; pass@{k} needs at "
+                f"least {k} samples per problem"
+            )
+    counts = {"problems": len(ns), "samples": sum(ns), "correct": sum(cs), "k": k}
+    if not ns:
+        return Result(method="pass-at-k", counts=counts)
+    # problems with the same n share the denominator C(n, k): sum their numerators first
+    by_n: dict[int, int] = {}
+    per_problem = []
+    for ni, ci in zip(ns, cs, strict=True):
+        total = math.comb(ni, k)
+        miss = math.comb(ni - ci, k)
+        by_n[ni] = by_n.get(ni, 0) + (total - miss)
+        per_problem.append(Fraction(total - miss, total))
+    mean = sum((Fraction(num, math.comb(ni, k)) for ni, num in by_n.items()), Fraction(0))
+    mean /= len(ns)
+    return Result(
+        method="pass-at-k",
+        estimate=mean,
+        exact={"estimate": mean},
+        counts=counts,
+        extra={"per_problem": [float(v) for v in per_problem]},
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# majority vote
+
+
+def majority_vote(answers, gold, *, tie_break) -> Result:
+    """Majority-vote (self-consistency) accuracy: per problem the most frequent sampled answer
+    is the prediction; ``tie_break`` decides a problem whose top count is shared.
+
+    - ``wrong``: a tie counts as a wrong prediction
+    - ``first``: the tied answer sampled first wins
+    - ``split``: the problem scores 1/t when the correct answer is one of the t tied answers
+      (the expected accuracy under a uniformly random choice among them)
+    """
+    _choice(tie_break, TIE_BREAKS, "tie_break")
+    if isinstance(answers, (str, bytes)) or isinstance(gold, (str, bytes)):
+        raise MethodError("answers and gold must be sequences, one item per problem")
+    answers, gold = list(answers), list(gold)
+    if len(answers) != len(gold):
+        raise MethodError(f"answers and gold differ in length ({len(answers)} vs {len(gold)})")
+    score = Fraction(0)
+    ties = 0
+    for i, (sampled, truth) in enumerate(zip(answers, gold, strict=True)):
+        if isinstance(sampled, (str, bytes)) or not hasattr(sampled, "__iter__"):
+            raise MethodError(f"answers[{i}] must be the list of the problem's sampled answers")
+        sampled = list(sampled)
+        if not sampled:
+            raise MethodError(f"answers[{i}] is empty: problem {i} has no sampled answer")
+        try:
+            tally = Counter(sampled)
+        except TypeError:
+            raise MethodError(f"answers[{i}] holds an answer that cannot be compared") from None
+        top = max(tally.values())
+        tied = [a for a in tally if tally[a] == top]  # in order of first appearance
+        if len(tied) > 1:
+            ties += 1
+        if len(tied) == 1 or tie_break == "first":
+            score += int(tied[0] == truth)
+        elif tie_break == "split":
+            score += Fraction(int(any(a == truth for a in tied)), len(tied))
+    counts = {"problems": len(gold), "ties": ties}
+    if not gold:
+        return Result(method="majority-vote", counts=counts)
+    accuracy = score / len(gold)
+    return Result(
+        method="majority-vote",
+        estimate=accuracy,
+        exact={"estimate": accuracy, "score": score},
+        counts=counts,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# precision, recall, F1
+
+
+def _label_list(labels) -> list:
+    if isinstance(labels, (str, bytes)) or not hasattr(labels, "__iter__"):
+        raise MethodError(f"labels must be the list of the class labels, got {labels!r}")
+    out = list(labels.tolist() if isinstance(labels, np.ndarray) else labels)
+    if not out:
+        raise MethodError("labels must list at least one class")
+    if len(set(out)) != len(out):
+        raise MethodError("labels must be distinct")
+    return out
+
+
+def _labels_in(values, name: str, allowed: list) -> list:
+    a = np.asarray(values)
+    if a.ndim != 1:
+        raise MethodError(f"{name} must be a 1-d array of class labels")
+    known = set(allowed)
+    out = a.tolist()
+    for i, v in enumerate(out):
+        if v not in known:
+            raise MethodError(f"{name}[{i}] is {v!r}, not one of the registered labels {allowed}")
+    return out
+
+
+def _ratio(num: int, den: int, zero_division: str) -> Fraction | None:
+    if den:
+        return Fraction(num, den)
+    return {"zero": Fraction(0), "one": Fraction(1), "undefined": None}[zero_division]
+
+
+def _prf(metric: str, y_true, y_pred, labels, average, positive, zero_division) -> Result:
+    _choice(average, AVERAGES, "average")
+    _choice(zero_division, ZERO_DIVISION, "zero_division")
+    cls = _label_list(labels)
+    if average == "binary":
+        if positive not in cls:
+            raise MethodError(
+                f"average binary needs positive, one of the registered labels {cls}; "
+                f"got {positive!r}"
+            )
+    elif positive is not None:
+        raise MethodError(f"positive applies to average binary only; give None for {average}")
+    yt = _labels_in(y_true, "y_true", cls)
+    yp = _labels_in(y_pred, "y_pred", cls)
+    if len(yt) != len(yp):
+        raise MethodError(f"y_true and y_pred differ in length ({len(yt)} vs {len(yp)})")
+    tp = Counter(t for t, p in zip(yt, yp, strict=True) if t == p)
+    pred = Counter(yp)
+    true = Counter(yt)
+    per = []
+    for c in cls:
+        t, f_p, f_n = tp[c], pred[c] - tp[c], true[c] - tp[c]
+        per.append(
+            {
+                "label": c,
+                "tp": t,
+                "fp": f_p,
+                "fn": f_n,
+                "precision": _ratio(t, t + f_p, zero_division),
+                "recall": _ratio(t, t + f_n, zero_division),
+                "f1": _ratio(2 * t, 2 * t + f_p + f_n, zero_division),
+            }
+        )
+    if average == "binary":
+        row = per[cls.index(positive)]
+        figures = {m: row[m] for m in ("precision", "recall", "f1")}
+        counts = {"tp": row["tp"], "fp": row["fp"], "fn": row["fn"], "n": len(yt)}
+    elif average == "micro":
+        t = sum(r["tp"] for r in per)
+        f_p = sum(r["fp"] for r in per)
+        f_n = sum(r["fn"] for r in per)
+        figures = {
+            "precision": _ratio(t, t + f_p, zero_division),
+            "recall": _ratio(t, t + f_n, zero_division),
+            "f1": _ratio(2 * t, 2 * t + f_p + f_n, zero_division),
+        }
+        counts = {"tp": t, "fp": f_p, "fn": f_n, "n": len(yt)}
+    else:
+        figures = {}
+        for m in ("precision", "recall", "f1"):
+            defined = [r[m] for r in per if r[m] is not None]
+            figures[m] = sum(defined, Fraction(0)) / len(defined) if defined else None
+        counts = {"classes": len(cls), "n": len(yt)}
+    exact = {m: v for m, v in figures.items() if v is not None}
+    if figures[metric] is not None:
+        exact["estimate"] = figures[metric]
+    extra = {m: (None if v is None else float(v)) for m, v in figures.items()}
+    extra["per_class"] = [
+        {
+            key: (None if r[key] is None else float(r[key]))
+            if key in ("precision", "recall", "f1")
+            else r[key]
+            for key in r
+        }
+        for r in per
+    ]
+    return Result(
+        method=metric if metric != "f1" else "f1-score",
+        estimate=figures[metric],
+        exact=exact,
+        counts=counts,
+        extra=extra,
+    )
+
+
+def precision(y_true, y_pred, *, labels, average, positive, zero_division) -> Result:
+    """Precision tp / (tp + fp): of the positive class (binary), of the pooled counts (micro) or
+    the mean over the registered classes (macro)."""
+    return _prf("precision", y_true, y_pred, labels, average, positive, zero_division)
+
+
+def recall(y_true, y_pred, *, labels, average, positive, zero_division) -> Result:
+    """Recall tp / (tp + fn), averaged as :func:`precision`."""
+    return _prf("recall", y_true, y_pred, labels, average, positive, zero_division)
+
+
+def f1_score(y_true, y_pred, *, labels, average, positive, zero_division) -> Result:
+    """F1 2tp / (2tp + fp + fn), averaged as :func:`precision` (macro: the mean of the
+    per-class F1, not the F1 of the mean precision and recall)."""
+    return _prf("f1", y_true, y_pred, labels, average, positive, zero_division)
+
+
+# ---------------------------------------------------------------------------------------------
+# probabilities: Brier score, log loss, ECE, AUROC
+
+
+def _probabilities(y, q) -> tuple[np.ndarray, np.ndarray]:
+    ya = np.asarray(y)
+    qa = np.asarray(q, dtype=np.float64) if np.asarray(q).dtype.kind in "fiub" else None
+    if qa is None:
+        raise MethodError("q must be an array of probabilities")
+    if ya.ndim != 1 or qa.ndim != 1:
+        raise MethodError("y and q must be 1-d arrays")
+    if ya.size != qa.size:
+        raise MethodError(f"y and q differ in length ({ya.size} vs {qa.size})")
+    bad = ~((ya == 0) | (ya == 1))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise MethodError(f"y[{i}] is {ya[i].item()!r}; every outcome must be 0 or 1")
+    bad = ~(np.isfinite(qa) & (qa >= 0) & (qa <= 1))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise MethodError(f"q[{i}] is {qa[i].item()!r}; every probability must lie in [0, 1]")
+    return ya.astype(np.int64), qa
+
+
+def brier_score(y, q) -> Result:
+    """The Brier score mean((q − y)²), exact over the floats given."""
+    ya, qa = _probabilities(y, q)
+    n = ya.size
+    counts = {"n": n, "positives": int(ya.sum())}
+    if n == 0:
+        return Result(method="brier-score", counts=counts)
+    nums, shift = scaled(qa)
+    one = 1 << shift
+    total = sum((m - one * t) ** 2 for m, t in zip(nums, ya.tolist(), strict=True))
+    score = Fraction(total, (one * one) * n)
+    return Result(method="brier-score", estimate=score, exact={"estimate": score}, counts=counts)
+
+
+def log_loss(y, q, *, clip) -> Result:
+    """Mean negative log-likelihood −mean(y·ln q + (1 − y)·ln(1 − q)), natural log.
+
+    ``clip``: None (no clipping: a probability 0 on the outcome that happened gives an infinite
+    loss) or eps in (0, 0.5): q is first clipped to [eps, 1 − eps].
+    """
+    if clip is not None:
+        if isinstance(clip, bool) or not isinstance(clip, (int, float)) or not 0 < clip < 0.5:
+            raise MethodError(f"clip must be None or a number in (0, 0.5), got {clip!r}")
+    ya, qa = _probabilities(y, q)
+    n = ya.size
+    counts = {"n": n, "positives": int(ya.sum())}
+    if n == 0:
+        return Result(method="log-loss", counts=counts)
+    if clip is not None:
+        qa = np.clip(qa, float(clip), 1.0 - float(clip))
+    clipped = int((qa != np.asarray(q, dtype=np.float64)).sum())
+    with np.errstate(divide="ignore"):
+        terms = np.where(ya == 1, -np.log(qa), -np.log1p(-qa))
+    loss = math.fsum(terms.tolist()) / n
+    return Result(method="log-loss", estimate=loss, counts=counts, extra={"clipped": clipped})
+
+
+def expected_calibration_error(y, q, *, edges, closed) -> Result:
+    """Σ_b (n_b / N)·|mean(y_b) − mean(q_b)| over the registered bins, with each bin's n, mean
+    predicted probability and observed frequency of outcome 1 in ``extra["bins"]``."""
+    from prereg.stats.calibration import bin_index, ece_binned
+
+    _choice(closed, ("left", "right"), "closed")
+    if isinstance(edges, (str, bytes)) or not hasattr(edges, "__iter__"):
+        raise MethodError(f"edges must be a list of bin edges, got {edges!r}")
+    e = [float(v) for v in edges]
+    if (
+        len(e) < 2
+        or any(not math.isfinite(v) for v in e)
+        or any(b <= a for a, b in zip(e, e[1:], strict=False))
+    ):
+        raise MethodError("edges must be at least two strictly increasing finite numbers")
+    ya, qa = _probabilities(y, q)
+    n = ya.size
+    counts = {"n": n}
+    if n == 0:
+        return Result(method="expected-calibration-error", counts=counts)
+    try:
+        idx = bin_index(qa, e, closed)
+        figure = ece_binned(qa, ya, e, closed)
+    except ValueError as err:
+        raise MethodError(f"q: {err}") from None
+    nums, shift = scaled(qa)
+    one = 1 << shift
+    k = len(e) - 1
+    sum_q = [0] * k
+    sum_y = [0] * k
+    n_b = [0] * k
+    for b, m, t in zip(idx.tolist(), nums, ya.tolist(), strict=True):
+        sum_q[b] += m
+        sum_y[b] += t
+        n_b[b] += 1
+    exact = Fraction(sum(abs(sum_y[b] * one - sum_q[b]) for b in range(k)), one * n)
+    bins = [
+        {
+            "lower": e[b],
+            "upper": e[b + 1],
+            "n": n_b[b],
+            "mean_confidence": (sum_q[b] / one / n_b[b]) if n_b[b] else None,
+            "accuracy": (sum_y[b] / n_b[b]) if n_b[b] else None,
+        }
+        for b in range(k)
+    ]
+    return Result(
+        method="expected-calibration-error",
+        estimate=figure,
+        exact={"estimate": exact},
+        counts=counts,
+        extra={"bins": bins},
+    )
+
+
+def _midranks_doubled(values: np.ndarray) -> np.ndarray:
+    """Twice the 1-based mid-ranks (integers: ties share the mean of their ranks)."""
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts)
+    return (2 * ends - (counts - 1))[inverse].astype(np.int64)
+
+
+def auroc(y, q, *, se_method, level) -> Result:
+    """The area under the ROC curve (ties count one half), with the Hanley–McNeil (1982) or the
+    DeLong et al. (1988) standard error and the Wald interval ``A ± z·SE`` clipped to [0, 1]."""
+    from prereg.stats.proportions import critical_z
+    from prereg.stats.roc import auroc as roc_auroc
+    from prereg.stats.roc import hanley_mcneil
+
+    _choice(se_method, AUROC_SE, "se_method")
+    lv = _level(level)
+    ya, qa = _probabilities(y, q)
+    pos = ya == 1
+    n1, n0 = int(pos.sum()), int((~pos).sum())
+    counts = {"n_pos": n1, "n_neg": n0}
+    if n1 == 0 or n0 == 0:
+        return Result(method="auroc", counts=counts)
+    r2 = _midranks_doubled(qa)
+    # 2U = Σ 2·rank(positive) − n1(n1 + 1)
+    u2 = int(r2[pos].sum()) - n1 * (n1 + 1)
+    area = Fraction(u2, 2 * n1 * n0)
+    a = roc_auroc(qa, ya)  # the figure as prereg.stats.roc computes it (mid-ranks, floats)
+    zc = critical_z(level=lv)
+    se_hm, _, _ = hanley_mcneil(a, n1, n0, z=zc)
+    # DeLong's placements: V10_i = (rank_all(x_i) − rank_pos(x_i)) / n0,
+    # V01_j = 1 − (rank_all(y_j) − rank_neg(y_j)) / n1
+    se_dl = None
+    if n1 > 1 and n0 > 1:
+        v10 = (r2[pos] - _midranks_doubled(qa[pos])) / (2.0 * n0)
+        v01 = 1.0 - (r2[~pos] - _midranks_doubled(qa[~pos])) / (2.0 * n1)
+        s10 = float(((v10 - a) ** 2).sum()) / (n1 - 1)
+        s01 = float(((v01 - a) ** 2).sum()) / (n0 - 1)
+        se_dl = math.sqrt(s10 / n1 + s01 / n0)
+    se = se_hm if se_method == "hanley-mcneil" else se_dl
+    lower = upper = None
+    if se is not None and math.isfinite(se):
+        lower, upper = max(0.0, a - zc * se), min(1.0, a + zc * se)
+    return Result(
+        method="auroc",
+        estimate=a,
+        se=se,
+        lower=lower,
+        upper=upper,
+        exact={"estimate": area},
+        counts=counts,
+        extra={"se_hanley_mcneil": se_hm, "se_delong": se_dl},
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+
+_FAMILY = "estimators"
+_MOD = "prereg.stats.estimators"
+
+_PRF_OPTIONS = {
+    "labels": "the list of the class labels (every label of y_true and y_pred must be one)",
+    "average": "binary (the positive class) | micro (pooled counts) | macro (mean over labels)",
+    "positive": "the positive label for average binary; None for micro and macro",
+    "zero_division": (
+        "zero | one | undefined: the value of a ratio with a zero denominator (undefined: "
+        "None, and a macro mean over the classes where it is defined)"
+    ),
+}
+_PRF_ORACLE = (
+    "sklearn.metrics.precision_recall_fscore_support(labels=labels, pos_label=positive, "
+    "average='binary'|'micro'|'macro', zero_division=0|1|np.nan): our zero / one / "
+    "undefined; its default 'warn' acts as 0; with np.nan its macro mean skips undefined "
+    "classes, as ours does"
+)
+_PRF_EXACT = (
+    "the figure is a fraction of the counts (a mean of fractions for macro), compared exactly"
+)
+
+CATALOGUE = (
+    Entry(
+        name="pass-at-k",
+        family=_FAMILY,
+        function=f"{_MOD}:pass_at_k",
+        shape="samples-per-problem",
+        summary="Unbiased pass@k averaged over problems, an exact fraction",
+        options={"k": "the number of samples a solver may submit (a whole number, 1 <= k <= n)"},
+        reports=("estimate", "exact", "counts", "extra"),
+        formula="pass@k = mean over problems of 1 − C(n − c, k) / C(n, k).",
+        reference=(
+            "Chen M et al. (2021), Evaluating Large Language Models Trained on Code, "
+            "arXiv:2107.03374, section 2.1"
+        ),
+        oracle=(
+            "the paper's numerically stable form 1 − Π_{i=n−c+1..n} (1 − k/i) and "
+            "scipy.special.comb(exact=True), per problem, in the tests"
+        ),
+        exactness="the estimate is a fraction of binomial coefficients, compared exactly",
+    ),
+    Entry(
+        name="majority-vote",
+        family=_FAMILY,
+        function=f"{_MOD}:majority_vote",
+        shape="answers-per-problem",
+        summary="Majority-vote (self-consistency) accuracy with a registered tie rule",
+        options={
+            "tie_break": (
+                "wrong (a tie is wrong) | first (the tied answer sampled first) | split "
+                "(1/t credit when the correct answer is among the t tied)"
+            )
+        },
+        reports=("estimate", "exact", "counts"),
+        formula=(
+            "Per problem the answer with the most votes among its samples; accuracy = "
+            "(number of problems whose voted answer equals the correct one) / problems, ties "
+            "per tie_break."
+        ),
+        reference=(
+            "Wang X et al. (2023), Self-Consistency Improves Chain of Thought Reasoning in "
+            "Language Models, ICLR"
+        ),
+        oracle="hand-counted votes in the tests (collections.Counter written out per case)",
+        exactness="the estimate is a fraction of problems, compared exactly",
+    ),
+    Entry(
+        name="precision",
+        family=_FAMILY,
+        function=f"{_MOD}:precision",
+        shape="labels",
+        summary="Precision of predicted class labels (binary, micro or macro)",
+        options=_PRF_OPTIONS,
+        reports=("estimate", "exact", "counts", "extra"),
+        formula="tp / (tp + fp) per class; micro pools tp and fp over classes; macro averages.",
+        reference="e.g. Manning CD, Raghavan P, Schütze H (2008), Introduction to IR, ch. 8 and 13",
+        oracle=_PRF_ORACLE,
+        exactness=_PRF_EXACT,
+    ),
+    Entry(
+        name="recall",
+        family=_FAMILY,
+        function=f"{_MOD}:recall",
+        shape="labels",
+        summary="Recall of predicted class labels (binary, micro or macro)",
+        options=_PRF_OPTIONS,
+        reports=("estimate", "exact", "counts", "extra"),
+        formula="tp / (tp + fn) per class; micro pools tp and fn over classes; macro averages.",
+        reference="e.g. Manning CD, Raghavan P, Schütze H (2008), Introduction to IR, ch. 8 and 13",
+        oracle=_PRF_ORACLE,
+        exactness=_PRF_EXACT,
+    ),
+    Entry(
+        name="f1-score",
+        family=_FAMILY,
+        function=f"{_MOD}:f1_score",
+        shape="labels",
+        summary="F1 of predicted class labels (binary, micro or macro)",
+        options=_PRF_OPTIONS,
+        reports=("estimate", "exact", "counts", "extra"),
+        formula=(
+            "2tp / (2tp + fp + fn) per class (zero_division only when tp + fp + fn = 0); micro "
+            "from pooled counts; macro is the mean of the per-class F1."
+        ),
+        reference="van Rijsbergen CJ (1979), Information Retrieval, 2nd ed., ch. 7",
+        oracle=_PRF_ORACLE,
+        exactness=_PRF_EXACT,
+    ),
+    Entry(
+        name="brier-score",
+        family=_FAMILY,
+        function=f"{_MOD}:brier_score",
+        shape="probabilities",
+        summary="Brier score: the mean squared difference of probability and 0/1 outcome",
+        options={},
+        reports=("estimate", "exact", "counts"),
+        formula="mean over units of (q − y)².",
+        reference="Brier GW (1950), Verification of forecasts expressed in terms of probability, "
+        "Monthly Weather Review 78:1-3",
+        oracle="sklearn.metrics.brier_score_loss(y, q) (binary: the plain mean squared error)",
+        exactness="the estimate is the exact mean of the floats' squares, compared exactly",
+    ),
+    Entry(
+        name="log-loss",
+        family=_FAMILY,
+        function=f"{_MOD}:log_loss",
+        shape="probabilities",
+        summary="Mean negative log-likelihood (natural log) of the 0/1 outcomes",
+        options={
+            "clip": (
+                "None (no clipping; a probability 0 on the outcome that happened gives an "
+                "infinite loss) or eps in (0, 0.5): q clipped to [eps, 1 − eps] first"
+            )
+        },
+        reports=("estimate", "counts", "extra"),
+        formula="−mean(y·ln q + (1 − y)·ln(1 − q)), ln(1 − q) computed as log1p(−q).",
+        reference="e.g. Good IJ (1952), Rational decisions, J R Stat Soc B 14:107-114",
+        oracle=(
+            "sklearn.metrics.log_loss(y, q, labels=[0, 1]), which always clips q to [eps, 1 − "
+            "eps] with eps the float64 machine epsilon (no option since sklearn 1.5): equal to "
+            "ours where q lies inside that range; our clip=eps is compared with sklearn on q "
+            "clipped beforehand"
+        ),
+        exactness="a float (logarithms), compared by the certified comparison with its error bound",
+    ),
+    Entry(
+        name="expected-calibration-error",
+        family=_FAMILY,
+        function=f"{_MOD}:expected_calibration_error",
+        shape="probabilities",
+        summary="Expected calibration error over registered bins, with the per-bin table",
+        options={
+            "edges": "the bin edges, strictly increasing, covering every q",
+            "closed": "left ([e0, e1), ..., last bin closed) | right ((e_k-1, e_k], first closed)",
+        },
+        reports=("estimate", "exact", "counts", "extra"),
+        formula="Σ_b (n_b / N)·|mean(y_b) − mean(q_b)| over the registered bins.",
+        reference=(
+            "Naeini MP, Cooper GF, Hauskrecht M (2015), Obtaining well calibrated probabilities "
+            "using Bayesian binning, AAAI; Guo C et al. (2017), On calibration of modern neural "
+            "networks, ICML"
+        ),
+        oracle="a plain loop over the registered bins in the tests (no library function)",
+        exactness=(
+            "estimate: prereg.stats.calibration.ece_binned's float; exact.estimate the exact "
+            "value over the floats given, which a threshold is decided with"
+        ),
+    ),
+    Entry(
+        name="auroc",
+        family=_FAMILY,
+        function=f"{_MOD}:auroc",
+        shape="probabilities",
+        summary="AUROC (ties count half) with Hanley-McNeil or DeLong SE and Wald interval",
+        options={
+            "se_method": "hanley-mcneil | delong",
+            "level": "the interval's confidence level, in (0, 1)",
+        },
+        reports=("estimate", "se", "lower", "upper", "exact", "counts", "extra"),
+        formula=(
+            "A = (#{x > y} + ½#{x = y}) / (n₁n₀) over positive scores x and negative y. "
+            "Hanley–McNeil: SE² = (A(1 − A) + (n₁ − 1)(Q₁ − A²) + (n₀ − 1)(Q₂ − A²))/(n₁n₀), "
+            "Q₁ = A/(2 − A), Q₂ = 2A²/(1 + A). DeLong: V₁₀(x_i) = mean_j ψ(x_i, y_j), "
+            "V₀₁(y_j) = mean_i ψ(x_i, y_j), SE² = s²(V₁₀)/n₁ + s²(V₀₁)/n₀ (sample variances). "
+            "Interval A ± z·SE clipped to [0, 1]."
+        ),
+        reference=(
+            "Hanley JA, McNeil BJ (1982), Radiology 143:29-36; DeLong ER, DeLong DM, "
+            "Clarke-Pearson DL (1988), Biometrics 44:837-845"
+        ),
+        oracle=(
+            "sklearn.metrics.roc_auc_score for A; DeLong's placements by brute force over all "
+            "pairs in the tests; Hanley–McNeil's formula by hand and their published example"
+        ),
+        exactness=(
+            "estimate: prereg.stats.roc.auroc's float; exact.estimate the fraction 2U/(2n₁n₀), "
+            "which a threshold is decided with; SE and bounds are floats"
+        ),
+    ),
+)
