@@ -451,21 +451,6 @@ CATALOGUE = (
         exactness=_T_EXACT,
     ),
     Entry(
-        name="paired-t",
-        family="continuous",
-        function=_F + "paired_t",
-        shape="paired-samples",
-        summary="Paired t test of the mean difference x - y against a margin, with its interval.",
-        options=dict(_T_OPTIONS),
-        reports=_T_REPORTS,
-        formula="$d_i = x_i - y_i$; $t = (\\bar d - \\delta)/(s_d/\\sqrt n)$, $n - 1$ df"
-        + _T_INTERVAL,
-        reference="Student (1908), Biometrika 6:1-25",
-        oracle="scipy.stats.ttest_rel(x, y, alternative=...) (margin 0) and "
-        "scipy.stats.ttest_1samp(x - y, popmean=margin) with its confidence_interval",
-        exactness=_T_EXACT,
-    ),
-    Entry(
         name="welch-t",
         family="continuous",
         function=_F + "welch_t",

@@ -67,11 +67,19 @@ class Result:
 
     def as_dict(self) -> dict:
         """The figures as JSON-ready values (floats at full precision; exact values as
-        ``"p/q"`` strings; None where a figure does not exist)."""
+        ``"p/q"`` strings; None where a figure does not exist; an infinite figure (a ratio
+        with an empty arm) is None and listed in ``infinite`` with its sign)."""
         out: dict = {"method": self.method}
+        infinite: list[str] = []
         for name in ("estimate", "se", "statistic", "statistic_name", "df", "lower", "upper", "p"):
             value = getattr(self, name)
+            if isinstance(value, float) and math.isinf(value):
+                # JSON has no infinity: the figure is null and named here with its sign
+                infinite.append(("+" if value > 0 else "-") + name)
+                value = None
             out[name] = list(value) if isinstance(value, tuple) else value
+        if infinite:
+            out["infinite"] = infinite
         if self.exact:
             out["exact"] = {k: f"{v.numerator}/{v.denominator}" for k, v in self.exact.items()}
         if self.counts:
