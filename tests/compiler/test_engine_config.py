@@ -117,7 +117,7 @@ def test_removing_folds_fails_check_at_the_line_the_readme_shows(project_copy):
     r = run_prereg("--project", project_copy, "check")
     assert r.returncode == 2
     message = (
-        f"{D17}:592: at /constants/15/value: missing required key: 'folds'"
+        f"{D17}:598: at /constants/15/value: missing required key: 'folds'"
         " (engine reachability-probe, constant audit)"
     )
     assert message in r.stderr

@@ -57,11 +57,11 @@ EXPECTED = {
     "wrong-total": "wrong-total.yaml:17: at /totals/0/rows: declared total 13 for 'test' differs from the sum of its cells, 12",
     "wrong-type": 'wrong-type.yaml:14: at /cells/0/rows: expected integer, got "five"',
     # the engine's configuration: its schema over the constants, then its checks
-    "engine-missing-setting": "engine-missing-setting.yaml:186: at /constants/15/value: missing required key: 'folds' (engine reachability-probe, constant audit)",
+    "engine-missing-setting": "engine-missing-setting.yaml:189: at /constants/15/value: missing required key: 'folds' (engine reachability-probe, constant audit)",
     "engine-wrong-type": 'engine-wrong-type.yaml:62: at /constants/4/value/gap_scale: expected integer, got "100" (engine multicorrect-scoring, constant metric-conventions)',
     "engine-unknown-key": "engine-unknown-key.yaml:57: at /constants/3/value: unknown key 'frozen' (allowed here: evaluate, fit, ties) (engine multicorrect-scoring, constant threshold-fit)",
     "engine-unknown-split": "engine-unknown-split.yaml:57: at /constants/3/value/fit: names split 'calibration', which the spec does not declare (splits: validation, test) (engine multicorrect-scoring, constant threshold-fit)",
-    "engine-unknown-factor": "engine-unknown-factor.yaml:231: at /constants/18/value/hops: names factor 'relays', which the spec does not declare (factors: pool, hops, outcome, layout) (engine reachability-probe, constant factor-roles)",
+    "engine-unknown-factor": "engine-unknown-factor.yaml:234: at /constants/18/value/hops: names factor 'relays', which the spec does not declare (factors: pool, hops, outcome, layout) (engine reachability-probe, constant factor-roles)",
 }
 
 BUILT_IN_ENGINES = {"cluster-power-freeze", "multicorrect-scoring", "reachability-probe"}

@@ -153,7 +153,14 @@ def test_a_reported_only_hypothesis_with_a_rule_is_reported(tmp_path, capsys):
     text = spec.read_text()
     old = "    title: Confidence separates right from wrong answers in every cell\n"
     assert text.count(old) == 1
-    spec.write_text(text.replace(old, old + "    reported_only: true\n"))
+    text = text.replace(old, old + "    reported_only: true\n")
+    # the decision reads h2's verdict, which a reported-only h2 never gives: compile refuses
+    spec.write_text(text)
+    assert main(["--project", str(tmp_path), "compile"]) != 0
+    assert "can never have verdict 'supported'" in capsys.readouterr().err
+    read_h2 = "          - {verdict: {hypothesis: h2, is: [supported]}}\n"
+    assert text.count(read_h2) == 1
+    spec.write_text(text.replace(read_h2, ""))
     assert main(["--project", str(tmp_path), "compile"]) == 0
     obs, out = tmp_path / "obs.jsonl", tmp_path / "SCORE.json"
     study = ["--project", str(tmp_path), "calibration-cells"]

@@ -216,7 +216,6 @@ def spec_config(spec: dict) -> dict[str, Any]:
             for c in spec.get("record_contracts") or []
         ],
         **_decisions(spec),
-        **({"decision": spec["decision"]} if spec.get("decision") else {}),
     }
 
 

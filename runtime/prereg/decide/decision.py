@@ -181,9 +181,12 @@ def in_words(record: Mapping | None) -> str:
     if not record:
         return "no decision registered"
     rule = record.get("rule")
-    fired = "no rule held (otherwise)" if rule == "otherwise" else f"rule {rule}"
     why = record.get("why")
+    if rule != "otherwise":
+        fired = f"rule {rule}" + (f": {why}" if why else "")
+    elif why == "no rule held":
+        fired = "no rule held (otherwise)"
+    else:
+        fired = "registered whatever the data"
     title = f" ({record['title']})" if record.get("title") else ""
-    return f"{record['outcome']}{title}: {fired}" + (
-        f": {why}" if why and rule != "otherwise" else ""
-    )
+    return f"{record['outcome']}{title}: {fired}"

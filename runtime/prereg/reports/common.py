@@ -116,3 +116,41 @@ def generic_report(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Repo
         ),
     )
     return report.add(*registered(info))
+
+
+def decision_blocks(record: dict | None) -> list:
+    """The Decision section every report opens with: the evaluated outcome, the rule that fired
+    and what each of its conditions read (the same record SCORE.json holds)."""
+    from prereg.decide.report import _reading_line
+
+    if record is None:
+        return [Heading("Decision"), Para("The study registers no decision.", note=True)]
+    title = f" ({record['title']})" if record.get("title") else ""
+    if record.get("rule") == "otherwise":
+        why = record.get("why")
+        fired = (
+            "no decision rule held; the registered otherwise applies"
+            if why == "no rule held"
+            else f"the registered outcome ({why})"
+        )
+    else:
+        fired = f"decision rule {record['rule']} fired" + (
+            f": {record['why']}" if record.get("why") else ""
+        )
+    out: list = [Heading("Decision"), Para(f"**{record['outcome']}**{title}: {fired}.")]
+    reads = record.get("read") or []
+    if reads:
+        out.append(
+            Table(
+                ("what the rule read", "held"),
+                [(_reading_line(r).rsplit(": ", 1)[0], _held(r)) for r in reads],
+                markdown=frozenset({0}),
+                caption="The conditions of the decision rule that fired",
+            )
+        )
+    return out
+
+
+def _held(r: dict) -> str:
+    value = r.get("held") if "holds" not in r else r.get("holds")
+    return "yes" if value else "no"

@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from prereg.decide.decision import in_words as decision_words
 from prereg.decide.report import arm_text, pairs_text, size_text
 from prereg.reports import Step, StudyInfo
 from prereg.reports.common import (
+    decision_blocks,
     fmt,
     fmt_p,
     header,
@@ -73,15 +75,18 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
     decision = doc.get("decision")
     ok = steps_ok and not doc.get("gated")
     status = (
-        "every step ran; gates held"
+        ("every step ran; gates held" if doc.get("gates") else "every step ran; no gate registered")
         if ok
         else "needs attention: " + ("a step failed" if not steps_ok else "a gate failed")
     )
     report = Report(info.study_id, info.title, status, ok)
     report.decision = (
-        f"decision {decision}: {summary}" if decision is not None else f"verdicts: {summary}"
+        f"decision {decision_words(decision)}; verdicts: {summary}"
+        if decision is not None
+        else f"verdicts: {summary}"
     )
     report.add(*header(info, [("score", doc.get("specDigest"))]))
+    report.add(*decision_blocks(decision))
     inputs = doc.get("inputs") or {}
     report.add(*inputs_block([(k, v.get("sha256"), v.get("bytes")) for k, v in inputs.items()]))
     rows = doc.get("rows") or {}
@@ -96,9 +101,12 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                 ),
                 (
                     "gates",
-                    "held" if not doc.get("gated") else "failed: every verdict is the gate's",
+                    "none registered"
+                    if not doc.get("gates")
+                    else "held"
+                    if not doc.get("gated")
+                    else "failed: every verdict is the gate's",
                 ),
-                ("decision", fmt(decision)),
             ]
         ),
         Table(

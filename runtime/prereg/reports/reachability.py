@@ -25,9 +25,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from prereg.decide.decision import in_words as decision_words
 from prereg.errors import UserError
 from prereg.reports import Step, StudyInfo, plot
 from prereg.reports.common import (
+    decision_blocks,
     fmt,
     fmt_p,
     header,
@@ -195,8 +197,8 @@ def reliability_figure(
                 continue
             x = [c["metrics"][conf] for c in sel]
             y = [c["metrics"][cal]["estimate"] for c in sel]
-            lo = [c["metrics"][cal]["estimate"] - c["metrics"][cal]["lower"] for c in sel]
-            hi = [c["metrics"][cal]["upper"] - c["metrics"][cal]["estimate"] for c in sel]
+            lo = [max(0.0, c["metrics"][cal]["estimate"] - c["metrics"][cal]["lower"]) for c in sel]
+            hi = [max(0.0, c["metrics"][cal]["upper"] - c["metrics"][cal]["estimate"]) for c in sel]
             ax.errorbar(
                 x, y, yerr=[lo, hi], fmt="o", ms=3.5, color=colour, elinewidth=0.8,
                 capsize=0, alpha=0.85, label=label,
@@ -399,7 +401,7 @@ def handoff_blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
                 f" {len(lin.get('runs') or [])} run(s) (observations {obs.get('sha256')});"
                 f" collection-end bound {clock.get('collectionEndBound')}, evaluated at"
                 f" {clock.get('evaluatedAt')}; corpus {lineage.get('corpusDigest')}."
-                f" **Decision: {lineage.get('decision')}**"
+                f" **Decision: {decision_words(lineage.get('decision'))}**"
             ),
             Table(
                 ("run", "session start", "evidence"),
@@ -477,7 +479,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         counts: dict[str, int] = {}
         for v in (doc.get("verdicts") or {}).values():
             counts[v] = counts.get(v, 0) + 1
-        decision = f"decision {doc.get('decision')}: " + ", ".join(
+        decision = f"decision {decision_words(doc.get('decision'))}; verdicts: " + ", ".join(
             f"{n} {v}" for v, n in counts.items()
         )
         gates_ok = all(g.get("passed") for g in doc.get("gates", []))
@@ -565,7 +567,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                 ],
                 markdown=frozenset({0, 3}),
             ),
-            Para(f"**Decision: {doc.get('decision')}**"),
+            *decision_blocks(doc.get("decision")),
         )
         obs = doc.get("observations") or {}
         clock = doc.get("clock") or {}

@@ -174,6 +174,7 @@ def figure_verdicts(
     if not rows:
         return []
     return [
+        *figure_decision_blocks(info, verdicts, figures),
         Heading("Verdicts"),
         Para(note, note=True),
         Table(
@@ -182,6 +183,31 @@ def figure_verdicts(
             markdown=frozenset({0, 3}),
         ),
     ]
+
+
+def figure_decision(info, verdicts: Mapping[str, str], figures: Mapping[str, Any]) -> dict | None:
+    """The study's decision evaluated over the verdicts and study figures of an engine that
+    decides on figures (no gates), as :func:`prereg.decide.decision.decide` records it."""
+    from prereg.decide.decision import decide, from_spec
+    from prereg.rules import REPORTED_ONLY, figure_result
+
+    registered = from_spec(info.spec.get("decision"))
+    if registered is None:
+        return None
+    every = {
+        str(h.get("id")): verdicts.get(str(h.get("id")), REPORTED_ONLY)
+        for h in info.spec.get("hypotheses") or []
+    }
+    results = {k: figure_result(k, v) for k, v in figures.items() if not isinstance(v, bool)}
+    return decide(registered, every, {}, results)
+
+
+def figure_decision_blocks(info, verdicts, figures) -> list:
+    from prereg.reports.common import decision_blocks
+
+    if not info.spec.get("decision"):
+        return []
+    return decision_blocks(figure_decision(info, verdicts, figures))
 
 
 def _reads(hypothesis: Mapping[str, Any], figure: str) -> bool:

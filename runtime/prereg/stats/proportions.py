@@ -131,8 +131,10 @@ def _wilson(ka: np.ndarray, na: np.ndarray, zf: float):
     denom = 1.0 + z2 / n_safe
     centre = (p + z2 / (2.0 * n_safe)) / denom
     half = zf * np.sqrt(p * (1.0 - p) / n_safe + z2 / (4.0 * n_safe * n_safe)) / denom
-    lo = np.clip(centre - half, 0.0, 1.0)
-    hi = np.clip(centre + half, 0.0, 1.0)
+    # at k = 0 the lower bound is 0 and at k = n the upper bound is 1, exactly (the formula
+    # leaves a rounding error such as 0.9999999999999999, below the estimate 1)
+    lo = np.where(ka == 0, 0.0, np.clip(centre - half, 0.0, 1.0))
+    hi = np.where(ka == na, 1.0, np.clip(centre + half, 0.0, 1.0))
     nan = np.nan
     return (
         np.where(empty, nan, p),

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from prereg.compiler.project import Project
+from prereg.decide.decision import in_words as decision_words
+from prereg.decide.report import decision_lines
 from prereg.digest import PREFIX, digest, file_sha256, sha256_hex
 from prereg.engines import StudyContext
 from prereg.errors import UserError
@@ -46,6 +48,7 @@ from prereg.files import (
     write_new,
 )
 from prereg.records import loads_strict, read_json_file
+from prereg.rules import REPORTED_ONLY
 
 from .budget import iso_ms, parse_instant
 from .canon import canonical_record_json, record_digest
@@ -250,8 +253,7 @@ def render_markdown(
         f"- collection-end bound {doc['clock']['collectionEndBound']}; evaluated at"
         f" {doc['clock']['evaluatedAt']}",
         "",
-        f"**Decision: {doc['decision']}**",
-        "",
+        *decision_lines(doc["decision"]),
         "## Gates",
         "",
     ]
@@ -511,12 +513,13 @@ def write_score(
     data = canonical_bytes_nl(doc)
     write_files_new([(out, data, 0o644), (md, render_markdown(doc, spec, module), 0o644)])
     _out(f"scored {result.observed_rows:,} of {len(table.ids):,} rows into {out} and {md}")
+    _out(f"  decision: {decision_words(result.decision)}")
     if result.gated:
         failed = [g["id"] for g in doc["gates"] if not g["passed"]]
-        _out(f"  gate(s) failed: {', '.join(failed)}; every verdict is insufficient")
+        words = sorted({v for v in result.verdicts.values() if v != REPORTED_ONLY})
+        _out(f"  gate(s) failed: {', '.join(failed)}; every tested verdict is {', '.join(words)}")
     for h, v in result.verdicts.items():
         _out(f"  {h}: {v}")
-    _out(f"  decision: {result.decision}")
     _out(f"  {out.name}: {PREFIX}{sha256_hex(data)}")
     return 0
 

@@ -46,7 +46,7 @@ The ``scoring`` constant (``config["constants"]["scoring"]``):
   rows matching ``where``, the AUROC of raw P(yes) between rows whose ``factor`` is a positive
   level and rows whose ``factor`` is a negative level (pooled), and per negative level.
 
-The study's ``decision`` constant is copied into the result.
+The study's registered decision is evaluated after the verdicts (:mod:`prereg.decide.decision`).
 
 The two inputs are the record contracts (``config["record_contracts"]``) with ``role``
 ``observation`` and ``calibrator``; their fields' roles name what the engine reads:
@@ -77,7 +77,6 @@ from prereg.engines.contract_roles import contract_for, names_by_role
 from prereg.errors import UserError
 from prereg.rules import selection_matches
 from prereg.stats.calibration import apply_isotonic, decile_ece
-from prereg.stats.rounding import round_half_up
 
 from .spec_checks import DECIDED_ROLES as DECIDED
 from .spec_checks import ENGINE_ROLES as COMPUTED_HERE
@@ -112,7 +111,6 @@ class ScoringSpec:
     position_attribute: str
     position_labels: tuple[str, ...]  # in POSITION_KEYS order
     auroc: Mapping[str, Any]
-    decision: Any
     label_yes: str
     label_no: str
 
@@ -222,8 +220,6 @@ def scoring_spec(config: Mapping[str, Any]) -> ScoringSpec:
             f"study config: the attempt policy reads contract {policy.get('contract')!r}, not the"
             f" observation contract {observation['id']!r}"
         )
-    if "decision" not in consts:
-        raise UserError("study config: /constants/decision is missing")
     return ScoringSpec(
         schema_version=_need(s, "schemaVersion", w, str),
         request=_scored_request(policy, fields),
@@ -242,7 +238,6 @@ def scoring_spec(config: Mapping[str, Any]) -> ScoringSpec:
         position_attribute=_need(pos, "attribute", w + "/position", str),
         position_labels=tuple(_need(pos, k, w + "/position", str) for k in POSITION_KEYS),
         auroc=auc,
-        decision=consts["decision"],
         label_yes=_need(labels, "yes", "/constants/labels", str),
         label_no=_need(labels, "no", "/constants/labels", str),
     )
@@ -497,7 +492,7 @@ class Score:
     gates: list[dict]
     verdicts: dict[str, str]
     gated: bool
-    decision: Any
+    decision: dict | None  # the evaluated decision (prereg.decide.decision.decide)
     observed_rows: int
 
 
@@ -509,13 +504,13 @@ def _nan_none(x: float | None) -> float | None:
 
 
 def _r(spec: ScoringSpec, x) -> float | None:
-    x = _nan_none(x)
-    return None if x is None else round_half_up(x, spec.decimals)
+    """A figure as SCORE.json writes it: at full precision (the registered decimals and P-value
+    digits round only what SCORE.md displays)."""
+    return _nan_none(x)
 
 
 def _rp(spec: ScoringSpec, x) -> float | None:
-    x = _nan_none(x)
-    return None if x is None else float(f"{x:.{spec.p_digits}g}")
+    return _nan_none(x)
 
 
 def _ratio(num: float, den: float) -> float:
@@ -728,6 +723,7 @@ def score(
     res = registered_results(rules, metrics, Selections(decided))
     cells = cell_figures(table, decided, metrics, observed, c, spec)
     decision = decide_all(rules, res.results, decided, [x.pop("_figures") for x in cells])
+    from prereg.decide.decision import decide as decide_outcome
 
     def figure(x):
         return _r(spec, x)
@@ -745,6 +741,11 @@ def score(
         gates=gates,
         verdicts=decision.verdicts,
         gated=decision.gated,
-        decision=spec.decision,
+        decision=decide_outcome(
+            getattr(rules, "DECISION", None),
+            decision.verdicts,
+            {g["id"]: g["passed"] for g in gates},
+            res.results,
+        ),
         observed_rows=int(observed.sum()),
     )
