@@ -7,7 +7,7 @@ Each rule is data built from prereg.rules nodes and decided by prereg.rules.deci
 contrast results the engine computes; nothing here is evaluated from spec text.
 """
 
-from prereg.decide.decision import Outcome, Registered, Rule
+from prereg.decide.decision import Outcome, Registered
 from prereg.rules import (
     AllOf,
     AnyOf,
