@@ -87,9 +87,22 @@ def attempt_policy_resolves(spec: dict, report: Reporter) -> None:
         return
     types = {f.get("name"): f.get("type") for f in contract.get("fields") or []}
     cid = contract.get("id")
-    for i, name in enumerate(policy.get("key") or []):
+    from prereg.decide.attempts import pinned_key_fields
+
+    key = list(policy.get("key") or [])
+    pinned = pinned_key_fields(policy)
+    for i, name in enumerate(key):
         if name not in types:
             report(f"/attempts/key/{i}", f"key field {name!r} is not a field of {cid!r}")
+        elif i > 0 and name not in pinned:
+            report(
+                f"/attempts/key/{i}",
+                f"key field {name!r} cannot be honoured: a row is named by the first key field"
+                f" {key[0]!r} and one record counts per row, so several {name} values per"
+                f" {key[0]} would be collapsed into one; fix {name} to one value with a where"
+                f" condition ({{field: {name}, op: eq, value: ...}}) or give each {name} its own"
+                f" row id",
+            )
     if policy.get("order") not in types:
         report("/attempts/order", f"order field {policy.get('order')!r} is not a field of {cid!r}")
     elif types[policy["order"]] not in ("integer", "number"):

@@ -116,6 +116,8 @@ def counted(
     found = [] if check is None else list(check(row_of, records))
     if None in row_of or found.count(None) < len(found) or len(set(keys)) < n_rec:
         _refuse(row_ids, row_of, found, keys, orders, key_fields, order, source, rows, max_problems)
+    if len(key_fields) > 1:
+        _one_series_per_row(keys, scored, key_fields, source, max_problems)
     # No problem: each row's attempt that counts, by sorting the scored attempts.
     if rule == "first-success":
         eligible = scored & ~failed
@@ -172,6 +174,43 @@ def _refuse(row_ids, row_of, found, keys, orders, key_fields, order, source, row
     if len(problems) > max_problems:
         shown.append(f"… and {len(problems) - max_problems} more")
     raise UserError(f"{source}: {len(problems)} problem(s) in the observations", problems=shown)
+
+
+def pinned_key_fields(policy: Mapping[str, Any]) -> set[str]:
+    """The key fields after the first that the policy's ``where`` fixes to one value (``eq`` a
+    value, or ``in`` a single value): with each of them fixed, a row has one scored series."""
+    out = set()
+    for c in policy.get("where") or ():
+        if c.get("op") == "eq" and c.get("other") is None and c.get("value") is not None:
+            out.add(c["field"])
+        elif c.get("op") == "in" and len(c.get("values") or ()) == 1:
+            out.add(c["field"])
+    return out
+
+
+def _one_series_per_row(keys, scored, key_fields, source, max_problems) -> None:
+    """Refuse scored records that give one row several series (the key fields after the first
+    differ): one record counts per row, so choosing among them would silently drop the others."""
+    first: dict[Any, tuple[tuple, int]] = {}
+    problems: list[str] = []
+    for j in np.flatnonzero(scored).tolist():
+        row, tail = keys[j][0], keys[j][1:-1]
+        seen = first.setdefault(row, (tail, j + 1))
+        if seen[0] != tail:
+            problems.append(
+                f"{source}:{j + 1}: row {key_fields[0]}={row!r} has a second series ("
+                + ", ".join(f"{f}={v!r}" for f, v in zip(key_fields[1:], tail, strict=True))
+                + f"; line {seen[1]} has "
+                + ", ".join(f"{f}={v!r}" for f, v in zip(key_fields[1:], seen[0], strict=True))
+                + f"): one record counts per {key_fields[0]}, so the key "
+                + f"[{', '.join(key_fields)}] cannot be honoured; refused rather than keeping one"
+                " series and dropping the others"
+            )
+    if problems:
+        shown = problems[:max_problems]
+        if len(problems) > max_problems:
+            shown.append(f"… and {len(problems) - max_problems} more")
+        raise UserError(f"{source}: {len(problems)} problem(s) in the observations", problems=shown)
 
 
 def record_columns(
