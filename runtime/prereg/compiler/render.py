@@ -146,6 +146,8 @@ def condition(cond: Any) -> str:
         return f"{field} is not null"
     if op == "in":
         return f"{field} in {{{', '.join(_literal(v) for v in cond.get('values') or [])}}}"
+    if op == "not_in":
+        return f"{field} not in {{{', '.join(_literal(v) for v in cond.get('values') or [])}}}"
     rhs = (
         f"`{mdcode(cond['other'])}`"
         if cond.get("other") is not None
