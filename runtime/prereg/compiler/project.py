@@ -11,6 +11,7 @@ current and check reports a stale one, but the copy never decides what compiles)
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,8 +31,18 @@ CORE_COMMANDS = frozenset(
 )
 
 
+def python_name(ident: str) -> str:
+    """The Python identifier an id becomes in generated code: lowercase, each hyphen or dot an
+    underscore (``My-Study`` -> ``my_study``, ``v1.2`` -> ``v1_2``), ``v_`` before a leading
+    digit. Deterministic, and the same for ids that differ only in case or separator, which
+    the compiler therefore refuses as a clash."""
+    name = re.sub(r"[^A-Za-z0-9_]", "_", str(ident)).lower()
+    return "v_" + name if name[:1].isdigit() else name
+
+
 def package_name(study_id: str) -> str:
-    return study_id.replace("-", "_")
+    """The package of a study's generated code (``My-Study`` -> ``my_study``)."""
+    return python_name(study_id)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Any
 from prereg.compiler.expand import PLACEHOLDER as _CELL_PLACEHOLDER
 from prereg.compiler.expand import all_cells, cell_entries
 from prereg.compiler.load import Loaded
+from prereg.compiler.project import python_name
 
 Check = Callable[[dict, "Reporter"], None]
 CHECKS: list[Check] = []
@@ -53,11 +54,6 @@ def _unique(report: Reporter, entries, key: str, what: str) -> None:
             report(f"{ptr}/{key}", f"duplicate {what} {value!r} (first at {seen[value]})")
         else:
             seen[value] = ptr
-
-
-def python_name(ident: str) -> str:
-    """The Python identifier an id becomes in generated code."""
-    return ident.replace("-", "_")
 
 
 @check
