@@ -179,7 +179,8 @@ def from_items(
             columns[name].append(rec.get(name))
     if problems:
         shown = problems[:50] + ([f"… and {len(problems) - 50} more"] if len(problems) > 50 else [])
-        raise UserError(f"{source}: {len(problems)} problem(s) in the items", problems=shown)
+        what = "items" if complete else "observations"  # rows read from observations
+        raise UserError(f"{source}: {len(problems)} problem(s) in the {what}", problems=shown)
     cells = tuple(config["cells"])
     if not complete:
         counts = np.bincount(np.asarray(cell, dtype=np.int64), minlength=len(cells))
