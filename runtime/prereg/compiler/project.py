@@ -21,8 +21,16 @@ LANGUAGE_SOURCE = Path("spec/prereg.linkml.yaml")
 LANGUAGE_SCHEMA = Path("generated/prereg.schema.json")
 STUDIES = Path("spec/studies")
 GENERATED = Path("generated")
-# The checkout prereg itself lives in (runtime/prereg/compiler/project.py -> repo root).
-HOME = Path(__file__).resolve().parents[3]
+# Where prereg finds its templates, the language's schema and its bundled studies: the
+# checkout it runs from (runtime/prereg/compiler/project.py -> the repository's root), or,
+# installed from a wheel, the copy the wheel carries (prereg/_shipped, laid out the same way;
+# setup.py puts it there).
+_CHECKOUT = Path(__file__).resolve().parents[3]
+HOME = (
+    _CHECKOUT
+    if (_CHECKOUT / "templates").is_dir() and (_CHECKOUT / "runtime" / "prereg").is_dir()
+    else Path(__file__).resolve().parents[1] / "_shipped"
+)
 
 
 #: The CLI's own commands: a study id may not be one of them (`prereg <id>` would be ambiguous).
