@@ -191,3 +191,25 @@ def test_compile_refuses_a_nullable_order_field_at_its_line(tmp_path, monkeypatc
     assert main(["compile"]) == 2
     err = capsys.readouterr().err
     assert f"logs.yaml:{line}" in err and "order field 'attempt'" in err and "null" in err
+
+
+def test_problems_after_records_set_aside_name_their_own_lines():
+    # line 2 repeats line 1 and is set aside (duplicates: first); line 3 is a stray row
+    records = [{"rowId": "r1", "ok": True}, {"rowId": "r1", "ok": True}, {"rowId": "zz"}]
+    with pytest.raises(UserError) as exc:
+        counted(no_order(duplicates="first"), records, INDEX, "log.jsonl")
+    assert exc.value.problems == ["log.jsonl:3: unknown row id 'zz' (not in the registered rows)"]
+    # unknown rows ignored (line 1), then a repeated attempt on line 4 of line 2
+    policy = {"contract": "o", "key": ["rowId"], "order": "attempt", "counts": "last"}
+    records = [
+        {"rowId": "zz", "attempt": 1},
+        {"rowId": "r1", "attempt": 1},
+        {"rowId": "r2", "attempt": 1},
+        {"rowId": "r1", "attempt": 1},
+    ]
+    with pytest.raises(UserError) as exc:
+        counted({**policy, "unknown_rows": "ignore"}, records, INDEX, "log.jsonl")
+    assert exc.value.problems == [
+        "log.jsonl:4: duplicate attempt 1 of rowId='r1' (first on line 2): repeats line 2's"
+        " rowId and attempt"
+    ]

@@ -69,6 +69,7 @@ def counted(
     rows: str = "the registered rows",
     max_problems: int = 50,
     tally: dict[str, int] | None = None,
+    lines: Sequence[int] | None = None,
 ) -> tuple[list[int | None], np.ndarray]:
     """(record index that counts per row or None, observed mask) for records in line order.
 
@@ -76,13 +77,15 @@ def counted(
     an engine's own test of the records of known rows (:data:`RecordCheck`; its problems are
     listed with the others); ``rows`` names the registered rows in the message for an unknown
     row id. With ``unknown_rows: ignore`` such records are left out and counted in ``tally``
-    (``ignoredRecords``).
+    (``ignoredRecords``). ``lines`` gives each record's line in ``source`` (default: its
+    position, from 1).
     """
     key_fields = list(policy["key"])
     order = policy.get("order")
     rule = policy["counts"]
     n_rows = len(index)
     n_rec = len(records)
+    lines = list(range(1, n_rec + 1)) if lines is None else list(lines)
     required = required_fields(contract)
     rec_cols = {
         name: Column.of(_read(records, name, name in required)) for name in policy_fields(policy)
@@ -96,7 +99,7 @@ def counted(
         failed = failed | all_of([cond], rec_cols, n_rec)
     scored = all_of(policy.get("where"), rec_cols, n_rec)
     row_ids = _read(records, key_fields[0], True)
-    orders = _orders(records, order, source, max_problems)
+    orders = _orders(records, order, source, max_problems, lines)
     keys = list(
         zip(
             row_ids,
@@ -106,13 +109,14 @@ def counted(
         )
     )
     if policy.get("duplicates") not in (None, "refuse") and len(set(keys)) < n_rec:
-        keep = _dedupe(policy["duplicates"], records, keys, source, max_problems)
+        keep = _dedupe(policy["duplicates"], records, keys, source, max_problems, lines)
         if tally is not None:
             tally["duplicateRecords"] = n_rec - len(keep)
         sub = [records[j] for j in keep]
         chosen, has = counted(
             {**policy, "duplicates": "refuse"}, sub, index, source,
             contract=contract, check=check, rows=rows, max_problems=max_problems, tally=tally,
+            lines=[lines[j] for j in keep],
         )  # fmt: skip
         return [None if c is None else int(keep[c]) for c in chosen], has
     row_of = list(map(index.get, row_ids))
@@ -125,13 +129,17 @@ def counted(
         chosen, has = counted(
             {**policy, "unknown_rows": "refuse"}, sub, index, source,
             contract=contract, check=check, rows=rows, max_problems=max_problems,
+            lines=[lines[j] for j in keep],
         )  # fmt: skip
         return [None if c is None else int(keep[c]) for c in chosen], has
     found = [] if check is None else list(check(row_of, records))
     if None in row_of or found.count(None) < len(found) or len(set(keys)) < n_rec:
-        _refuse(row_ids, row_of, found, keys, orders, key_fields, order, source, rows, max_problems)
+        _refuse(
+            row_ids, row_of, found, keys, orders, key_fields, order, source, rows, max_problems,
+            lines,
+        )  # fmt: skip
     if len(key_fields) > 1:
-        _one_series_per_row(keys, scored, key_fields, source, max_problems)
+        _one_series_per_row(keys, scored, key_fields, source, max_problems, lines)
     # No problem: each row's attempt that counts, by sorting the scored attempts.
     if rule == "first-success":
         eligible = scored & ~failed
@@ -166,7 +174,7 @@ def _raise(source: str, problems: list[str], max_problems: int) -> None:
     raise UserError(f"{source}: {len(problems)} problem(s) in the observations", problems=shown)
 
 
-def _orders(records, order: str | None, source: str, max_problems: int) -> list[Any]:
+def _orders(records, order: str | None, source: str, max_problems: int, lines) -> list[Any]:
     """Each record's order (0 for all without an order field); a missing, null or non-numeric
     order is refused at its line."""
     if order is None:
@@ -181,7 +189,7 @@ def _orders(records, order: str | None, source: str, max_problems: int) -> list[
         _raise(
             source,
             [
-                f"{source}:{j + 1}: {order} is "
+                f"{source}:{lines[j]}: {order} is "
                 + (json.dumps(records[j][order]) if order in records[j] else "absent")
                 + f": the attempt policy orders a row's attempts by {order}, so every record"
                 " needs a number there"
@@ -192,7 +200,7 @@ def _orders(records, order: str | None, source: str, max_problems: int) -> list[
     return values
 
 
-def _dedupe(rule: str, records, keys, source: str, max_problems: int) -> list[int]:
+def _dedupe(rule: str, records, keys, source: str, max_problems: int, lines) -> list[int]:
     """The records kept under a duplicates policy (``identical-once``, ``first``, ``last``), in
     line order; an ``identical-once`` repeat that differs from its first record is refused."""
     first: dict[tuple, int] = {}
@@ -207,7 +215,8 @@ def _dedupe(rule: str, records, keys, source: str, max_problems: int) -> list[in
             a = json.dumps(records[first[k]], sort_keys=True, ensure_ascii=False)
             if json.dumps(records[j], sort_keys=True, ensure_ascii=False) != a:
                 problems.append(
-                    f"{source}:{j + 1}: repeats the key of line {first[k] + 1} with other values"
+                    f"{source}:{lines[j]}: repeats the key of line {lines[first[k]]} with other"
+                    " values"
                     " (duplicates: identical-once counts an identical copy once and refuses a"
                     " different one)"
                 )
@@ -219,13 +228,15 @@ def _dedupe(rule: str, records, keys, source: str, max_problems: int) -> list[in
     return keep
 
 
-def _refuse(row_ids, row_of, found, keys, orders, key_fields, order, source, rows, max_problems):
+def _refuse(
+    row_ids, row_of, found, keys, orders, key_fields, order, source, rows, max_problems, lines
+):
     """Raise the problems of the records in line order (unknown rows, the engine's check,
     repeated attempts)."""
     problems: list[str] = []
     seen: dict[tuple, int] = {}
     for j, rid in enumerate(row_ids):
-        line = j + 1
+        line = lines[j]
         if row_of[j] is None:
             problems.append(f"{source}:{line}: unknown row id {rid!r} (not in {rows})")
             continue
@@ -265,17 +276,17 @@ def pinned_key_fields(policy: Mapping[str, Any]) -> set[str]:
     return out
 
 
-def _one_series_per_row(keys, scored, key_fields, source, max_problems) -> None:
+def _one_series_per_row(keys, scored, key_fields, source, max_problems, lines) -> None:
     """Refuse scored records that give one row several series (the key fields after the first
     differ): one record counts per row, so choosing among them would silently drop the others."""
     first: dict[Any, tuple[tuple, int]] = {}
     problems: list[str] = []
     for j in np.flatnonzero(scored).tolist():
         row, tail = keys[j][0], keys[j][1:-1]
-        seen = first.setdefault(row, (tail, j + 1))
+        seen = first.setdefault(row, (tail, lines[j]))
         if seen[0] != tail:
             problems.append(
-                f"{source}:{j + 1}: row {key_fields[0]}={row!r} has a second series ("
+                f"{source}:{lines[j]}: row {key_fields[0]}={row!r} has a second series ("
                 + ", ".join(f"{f}={v!r}" for f, v in zip(key_fields[1:], tail, strict=True))
                 + f"; line {seen[1]} has "
                 + ", ".join(f"{f}={v!r}" for f, v in zip(key_fields[1:], seen[0], strict=True))
