@@ -327,7 +327,9 @@ def _cmd_check(project, args) -> int:
     elif args.language:
         want = language.render_schema(project)
         if (project.root / "generated/prereg.schema.json").read_bytes() != want:
-            problems.append("stale or edited: generated/prereg.schema.json (run make generate)\n")
+            problems.append(
+                "stale or edited: generated/prereg.schema.json (run prereg compile --language)\n"
+            )
     if args.language:
         problems.extend(langdoc.docs_problems(project))
     studies = build.load_all(project)
@@ -339,7 +341,7 @@ def _cmd_check(project, args) -> int:
         for p in problems:
             con.line(p.rstrip("\n"))
         con.line(
-            f"check failed: {len(problems)} generated file(s) differ from what the specs compile to; run make generate"
+            f"check failed: {len(problems)} generated file(s) differ from what the specs compile to; run prereg compile"
         )
     if sealed:
         for p in sealed:

@@ -241,7 +241,7 @@ def _run_demo(project: Project, out: Path, force: bool, plan_file: Path | None =
     stale = checked()
     if stale:
         raise UserError(
-            "generated/ is stale: run make generate", problems=[s.splitlines()[0] for s in stale]
+            "generated/ is stale: run prereg compile", problems=[s.splitlines()[0] for s in stale]
         )
     out.mkdir(parents=True)
     projects = _example_projects(project, plan, out)

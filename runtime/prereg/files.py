@@ -75,25 +75,67 @@ def refuse_existing(*paths: str | Path) -> None:
             raise UserError(f"{p}: output file already exists; refusing to overwrite it")
 
 
+def make_parents(path: str | Path) -> list[Path]:
+    """Create the folders above ``path`` that do not exist yet (an output may go into a new
+    folder, ``--out results/run1/SCORE.json``); the folders created, outermost first, for
+    :func:`remove_folders` when the write fails. A file where a folder should be is refused."""
+    path = Path(path)
+    missing: list[Path] = []
+    p = path.parent if str(path.parent) else Path(".")
+    while not os.path.lexists(p) and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    if os.path.lexists(p) and not p.is_dir():
+        raise UserError(f"{path}: {p} is not a folder")
+    created: list[Path] = []
+    for d in reversed(missing):
+        try:
+            os.mkdir(d)
+        except FileExistsError:
+            continue  # made meanwhile by someone else: not ours to remove
+        except OSError as exc:
+            remove_folders(created)
+            raise UserError(f"{path}: cannot create folder {d}: {exc.strerror}") from None
+        created.append(d)
+    return created
+
+
+def remove_folders(created: list[Path]) -> None:
+    """Remove the folders :func:`make_parents` created, innermost first, if they are empty."""
+    for d in reversed(created):
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+
+
 def write_new(path: str | Path, data: bytes | str, *, mode: int = 0o644) -> Path:
-    """Create ``path`` exclusively and atomically with ``data`` and file ``mode``."""
+    """Create ``path`` exclusively and atomically with ``data`` and file ``mode`` (and the
+    folders above it that do not exist yet, removed again if the write fails)."""
     shown = str(path)
     if shown.endswith(("/", os.sep)) or os.path.isdir(path):
         raise UserError(f"{shown}: is a folder; name the file to create")
     path = Path(path)
-    tmp = _staged(path, data, mode)
+    if os.path.lexists(path):
+        raise UserError(f"{path}: output file already exists; refusing to overwrite it")
+    created = make_parents(path)
     try:
+        tmp = _staged(path, data, mode)
         try:
-            os.link(tmp, path)  # fails if path exists: exclusive, and atomic
-        except FileExistsError:
-            raise UserError(
-                f"{path}: output file already exists; refusing to overwrite it"
-            ) from None
-    finally:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+            try:
+                os.link(tmp, path)  # fails if path exists: exclusive, and atomic
+            except FileExistsError:
+                raise UserError(
+                    f"{path}: output file already exists; refusing to overwrite it"
+                ) from None
+        finally:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+    except BaseException:
+        remove_folders(created)
+        raise
     return path
 
 
@@ -131,11 +173,13 @@ def write_files_new(files: list[tuple[str | Path, bytes | str, int]]) -> None:
     refuse_existing(*(p for p, _, _ in files))
     staged: list[tuple[Path, str]] = []
     created: list[Path] = []
+    folders: list[Path] = []
     try:
         for p, data, mode in files:
             path = Path(p)
             if str(p).endswith(("/", os.sep)):
                 raise UserError(f"{p}: is a folder; name the file to create")
+            folders += make_parents(path)
             staged.append((path, _staged(path, data, mode)))
         for path, tmp in staged:
             try:
@@ -151,6 +195,12 @@ def write_files_new(files: list[tuple[str | Path, bytes | str, int]]) -> None:
                 os.unlink(path)
             except FileNotFoundError:
                 pass
+        for _, tmp in staged:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+        remove_folders(folders)
         raise
     finally:
         for _, tmp in staged:
@@ -173,11 +223,11 @@ def write_folder_new(folder: str | Path, files: list[tuple[str, bytes | str, int
     parent = folder.parent if str(folder.parent) else Path(".")
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise UserError(f"{folder}: exists and is not an empty folder; refusing to write into it")
-    if not parent.is_dir():
-        raise UserError(f"{folder}: folder {parent} does not exist")
+    made = make_parents(folder)
     try:
         tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".partial", dir=parent))
     except OSError as exc:
+        remove_folders(made)
         raise UserError(f"{folder}: cannot write in {parent}: {exc.strerror}") from None
     try:
         for name, data, mode in files:
@@ -203,6 +253,7 @@ def write_folder_new(folder: str | Path, files: list[tuple[str, bytes | str, int
             raise UserError(f"{folder}: cannot create it: {exc.strerror}") from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        remove_folders(made)
         raise
     return folder
 

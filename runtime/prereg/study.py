@@ -27,7 +27,7 @@ def load_generated(project: Project, study_id: str) -> ModuleType:
     init = project.generated_dir / pkg / "__init__.py"
     if not init.exists():
         raise UserError(
-            f"study {study_id!r} is not compiled ({project.rel(init)} is missing): run make generate"
+            f"study {study_id!r} is not compiled ({project.rel(init)} is missing): run prereg compile {study_id}"
         )
     # The module name pins the project and the compiled package's digest line, so a process
     # that recompiles a study imports the new code rather than a cached module.
@@ -82,7 +82,7 @@ def pinned_context(
         if current != spec_digest:
             raise UserError(
                 f"{spec_file}: spec changed since the last compile "
-                f"(spec {current}, generated code {spec_digest}): run make generate"
+                f"(spec {current}, generated code {spec_digest}): run prereg compile {study_id}"
             )
         _refuse_unsealed_changes(Path(project_root), study_id, loaded)
     return StudyContext(study_id=study_id, spec_digest=spec_digest, version=version, config=config)

@@ -189,7 +189,7 @@ def test_study_command_refuses_when_spec_changed_since_compile(project_copy):
     with pytest.raises(Exception) as info:
         study_context(Project(project_copy), "jev-multicorrect")
     assert "spec changed since the last compile" in str(info.value)
-    assert "run make generate" in str(info.value)
+    assert "run prereg compile" in str(info.value)
 
 
 def test_help_explains_itself():

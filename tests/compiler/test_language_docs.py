@@ -140,7 +140,7 @@ def test_check_language_refuses_docs_the_language_no_longer_renders(project_with
     out = capsys.readouterr().out
     assert (
         "stale or edited: docs/language.md does not match spec/prereg.linkml.yaml"
-        " (run `prereg compile --language` or `make generate`)"
+        " (run `prereg compile --language`)"
     ) in out
     assert "-| `splits` | [Split](#split) |  | yes |  | The partitions of" in out
     assert "+| `splits` | [Split](#split) |  | yes |  | How the rows are partitioned" in out

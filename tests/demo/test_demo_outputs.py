@@ -313,17 +313,19 @@ def test_tables_create_a_missing_folder_and_remove_it_on_a_refusal(runs, tmp_pat
     p = run_prereg("tables", score, "--csv", tmp_path / "new")
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "new" / "cells.csv").is_file()
-    # a missing parent, or a file where the folder should be: refused by name, nothing made
+    # a missing parent is made too; a file where the folder should be is refused by name
     p = run_prereg("tables", score, "--csv", tmp_path / "no" / "such")
-    assert p.returncode == 2 and "its parent folder" in p.stderr and "no" in p.stderr
-    assert not (tmp_path / "no").exists()
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "no" / "such" / "cells.csv").is_file()
     (tmp_path / "file").write_text("x")
     p = run_prereg("tables", score, "--csv", tmp_path / "file")
     assert p.returncode == 2 and "exists and is not a folder" in p.stderr
     # the csv folder is made, then the parquet one clashes: the made folder goes again
     (tmp_path / "pq").mkdir()
     (tmp_path / "pq" / "cells.parquet").write_text("mine")
-    p = run_prereg("tables", score, "--csv", tmp_path / "made", "--parquet", tmp_path / "pq")
+    p = run_prereg(
+        "tables", score, "--csv", tmp_path / "made" / "deeper", "--parquet", tmp_path / "pq"
+    )
     assert p.returncode == 2 and "exists" in p.stderr and "Traceback" not in p.stderr
     assert not (tmp_path / "made").exists()
     assert [x.name for x in (tmp_path / "pq").iterdir()] == ["cells.parquet"]

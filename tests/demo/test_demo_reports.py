@@ -918,5 +918,5 @@ def test_a_stale_generated_folder_is_refused_before_anything_is_written(project_
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
         code = main(["--project", str(project_copy), "demo", "--out", str(out)])
     assert code == 2
-    assert "generated/ is stale: run make generate" in err.getvalue()
+    assert "generated/ is stale: run prereg compile" in err.getvalue()
     assert not out.exists()

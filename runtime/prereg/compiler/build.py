@@ -510,7 +510,7 @@ def diff_generated(project: Project, files: dict[str, bytes]) -> list[str]:
         if want == have:
             continue
         if have is None:
-            out.append(f"missing: {rel} (a spec produces it; run make generate)\n")
+            out.append(f"missing: {rel} (a spec produces it; run prereg compile)\n")
             continue
         if want is None:
             out.append(f"unexpected: {rel} (no spec produces it)\n")

@@ -18,8 +18,8 @@ import re
 from collections.abc import Iterator
 
 #: ``{name}`` or ``{name.id}`` / ``{name.code}`` in a cell-id template.
-PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)(?:\.(?:id|code))?\}")
-_TOKEN = re.compile(r"\{([a-z][a-z0-9_]*)(?:\.(id|code))?\}")
+PLACEHOLDER = re.compile(r"\{([A-Za-z][A-Za-z0-9_]*)(?:\.(?:id|code))?\}")
+_TOKEN = re.compile(r"\{([A-Za-z][A-Za-z0-9_]*)(?:\.(id|code))?\}")
 
 
 def _factor_levels(spec: dict) -> dict[str, list[dict]]:

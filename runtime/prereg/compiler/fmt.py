@@ -15,7 +15,10 @@ def _ruff() -> str:
     try:
         from ruff.__main__ import find_ruff_bin
     except ImportError as exc:  # pragma: no cover - ruff is a dependency
-        raise UserError("ruff is not installed; run make setup") from exc
+        raise UserError(
+            "ruff is not installed (prereg formats generated code with it): install prereg"
+            " with its dependencies"
+        ) from exc
     return str(find_ruff_bin())
 
 

@@ -18,7 +18,7 @@ from prereg.compiler.project import CORE_COMMANDS, HOME, STUDIES, Project
 from prereg.errors import UserError
 from prereg.files import write_new
 
-ID = re.compile(r"^[a-z][a-z0-9]*([-_][a-z0-9]+)*$")
+ID = re.compile(r"^[A-Za-z][A-Za-z0-9]*([-_.][A-Za-z0-9]+)*$")
 
 
 def project_for_init(explicit: str | None) -> Project:

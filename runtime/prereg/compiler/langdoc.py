@@ -24,7 +24,7 @@ from prereg.errors import UserError
 
 DOCS = Path("docs/language.md")
 TEMPLATE = "language.md.j2"
-REGENERATE = "run `prereg compile --language` or `make generate`"
+REGENERATE = "run `prereg compile --language`"
 
 #: Ranges that LinkML's standard types (linkml:types) provide: shown as words, not links.
 BUILTIN_TYPES = frozenset(

@@ -47,13 +47,13 @@ def schema_is_current(project: Project) -> str | None:
     if not project.language_source.exists():
         return None
     if not path.exists():
-        return "missing: generated/prereg.schema.json (run make generate)"
+        return "missing: generated/prereg.schema.json (run prereg compile --language)"
     try:
         recorded = json.loads(path.read_text(encoding="utf-8")).get(SOURCE_KEY)
     except (OSError, ValueError):
-        return "generated/prereg.schema.json is not valid JSON (run make generate)"
+        return "generated/prereg.schema.json is not valid JSON (run prereg compile --language)"
     if recorded != source_digest(project):
-        return "stale: generated/prereg.schema.json does not match spec/prereg.linkml.yaml (run make generate)"
+        return "stale: generated/prereg.schema.json does not match spec/prereg.linkml.yaml (run prereg compile --language)"
     return None
 
 

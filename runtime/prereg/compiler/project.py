@@ -11,6 +11,7 @@ current and check reports a stale one, but the copy never decides what compiles)
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,8 +21,16 @@ LANGUAGE_SOURCE = Path("spec/prereg.linkml.yaml")
 LANGUAGE_SCHEMA = Path("generated/prereg.schema.json")
 STUDIES = Path("spec/studies")
 GENERATED = Path("generated")
-# The checkout prereg itself lives in (runtime/prereg/compiler/project.py -> repo root).
-HOME = Path(__file__).resolve().parents[3]
+# Where prereg finds its templates, the language's schema and its bundled studies: the
+# checkout it runs from (runtime/prereg/compiler/project.py -> the repository's root), or,
+# installed from a wheel, the copy the wheel carries (prereg/_shipped, laid out the same way;
+# setup.py puts it there).
+_CHECKOUT = Path(__file__).resolve().parents[3]
+HOME = (
+    _CHECKOUT
+    if (_CHECKOUT / "templates").is_dir() and (_CHECKOUT / "runtime" / "prereg").is_dir()
+    else Path(__file__).resolve().parents[1] / "_shipped"
+)
 
 
 #: The CLI's own commands: a study id may not be one of them (`prereg <id>` would be ambiguous).
@@ -30,8 +39,18 @@ CORE_COMMANDS = frozenset(
 )
 
 
+def python_name(ident: str) -> str:
+    """The Python identifier an id becomes in generated code: lowercase, each hyphen or dot an
+    underscore (``My-Study`` -> ``my_study``, ``v1.2`` -> ``v1_2``), ``v_`` before a leading
+    digit. Deterministic, and the same for ids that differ only in case or separator, which
+    the compiler therefore refuses as a clash."""
+    name = re.sub(r"[^A-Za-z0-9_]", "_", str(ident)).lower()
+    return "v_" + name if name[:1].isdigit() else name
+
+
 def package_name(study_id: str) -> str:
-    return study_id.replace("-", "_")
+    """The package of a study's generated code (``My-Study`` -> ``my_study``)."""
+    return python_name(study_id)
 
 
 @dataclass(frozen=True)

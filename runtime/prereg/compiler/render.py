@@ -28,8 +28,11 @@ def _checked(name: str) -> str:
 
 
 def ident(value: str) -> str:
-    """A lowercase Python identifier from a spec id (``pool-a`` -> ``pool_a``)."""
-    return _checked(str(value).replace("-", "_"))
+    """A lowercase Python identifier from a spec id (``pool-a`` -> ``pool_a``, ``GPT-4o`` ->
+    ``gpt_4o``; :func:`prereg.compiler.semantic.python_name`)."""
+    from prereg.compiler.project import python_name
+
+    return _checked(python_name(value))
 
 
 def attr(value: str) -> str:
@@ -40,16 +43,16 @@ def attr(value: str) -> str:
 
 
 def const(value: str) -> str:
-    """An upper-case constant name; ids starting with a digit get a ``V_`` prefix."""
-    name = str(value).replace("-", "_").upper()
-    if name[:1].isdigit():
-        name = "V_" + name
-    return _checked(name)
+    """An upper-case constant name (``v1.2`` -> ``V1_2``); ids starting with a digit get a
+    ``V_`` prefix."""
+    from prereg.compiler.project import python_name
+
+    return _checked(python_name(value).upper())
 
 
 def camel(value: str) -> str:
     """A class name from a spec id (``record-contract`` -> ``RecordContract``)."""
-    parts = re.split(r"[-_]", str(value))
+    parts = re.split(r"[-_.]", str(value))
     return _checked("".join(p[:1].upper() + p[1:] for p in parts if p))
 
 
@@ -146,6 +149,8 @@ def condition(cond: Any) -> str:
         return f"{field} is not null"
     if op == "in":
         return f"{field} in {{{', '.join(_literal(v) for v in cond.get('values') or [])}}}"
+    if op == "not_in":
+        return f"{field} not in {{{', '.join(_literal(v) for v in cond.get('values') or [])}}}"
     rhs = (
         f"`{mdcode(cond['other'])}`"
         if cond.get("other") is not None

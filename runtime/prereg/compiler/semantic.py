@@ -18,6 +18,7 @@ from typing import Any
 from prereg.compiler.expand import PLACEHOLDER as _CELL_PLACEHOLDER
 from prereg.compiler.expand import all_cells, cell_entries
 from prereg.compiler.load import Loaded
+from prereg.compiler.project import python_name
 from prereg.rules import INCONCLUSIVE, NOT_SUPPORTED, NOT_TESTED, REPORTED_ONLY, SUPPORTED
 
 Check = Callable[[dict, "Reporter"], None]
@@ -55,11 +56,6 @@ def _unique(report: Reporter, entries, key: str, what: str) -> None:
             report(f"{ptr}/{key}", f"duplicate {what} {value!r} (first at {seen[value]})")
         else:
             seen[value] = ptr
-
-
-def python_name(ident: str) -> str:
-    """The Python identifier an id becomes in generated code."""
-    return ident.replace("-", "_")
 
 
 @check
@@ -740,6 +736,14 @@ def decision_well_formed(spec: dict, report: Reporter) -> None:
         report(f"/decision/rules/{i}", why)
 
 
+_ALLOWED_TYPES = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+}
+
+
 @check
 def patterns_compile(spec: dict, report: Reporter) -> None:
     policy = spec.get("seed_policy")
@@ -765,8 +769,16 @@ def patterns_compile(spec: dict, report: Reporter) -> None:
             lo, hi = f.get("minimum"), f.get("maximum")
             if lo is not None and hi is not None and lo > hi:
                 report(f"{fptr}/minimum", f"minimum {lo} is above maximum {hi}")
-            if f.get("allowed") and f.get("type") != "string":
-                report(f"{fptr}/allowed", "allowed values are only for string fields")
+            kind = f.get("type")
+            if f.get("allowed") and kind not in _ALLOWED_TYPES:
+                report(
+                    f"{fptr}/allowed",
+                    "allowed values are only for string, integer, number and boolean fields",
+                )
+            elif f.get("allowed"):
+                wrong = [a for a in f["allowed"] if not _ALLOWED_TYPES[kind](a)]
+                if wrong:
+                    report(f"{fptr}/allowed", f"allowed values {wrong} are not of type {kind}")
             if f.get("items") and f.get("type") != "array":
                 report(f"{fptr}/items", "items is only for array fields")
 

@@ -65,7 +65,13 @@ def describe(err: jsonschema.ValidationError) -> str:
     if v == "type":
         want = err.validator_value
         want = " or ".join(want) if isinstance(want, list) else want
-        return f"expected {want}, got {json.dumps(err.instance, ensure_ascii=False)[:60]}"
+        got = json.dumps(err.instance, ensure_ascii=False)[:60]
+        if want == "string" and isinstance(err.instance, (bool, int, float)):
+            # YAML reads 16384, 1.5 and true as a number and a boolean: an id is text
+            return (
+                f"expected string, got {got} (an id is text: write it in quotes, {json.dumps(got)})"
+            )
+        return f"expected {want}, got {got}"
     if v == "pattern":
         return f"{json.dumps(err.instance, ensure_ascii=False)} does not match the pattern {err.validator_value}"
     if v == "enum":

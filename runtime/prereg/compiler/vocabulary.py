@@ -48,9 +48,11 @@ def _conditions(
         if op in _NULL_OPS:
             if has_value or other is not None or c.get("values"):
                 report(cptr, f"{what}: op {op} takes no value, values or other")
-        elif op == "in":
+        elif op in ("in", "not_in"):
             if not c.get("values") or has_value or other is not None:
-                report(cptr, f"{what}: op in takes a non-empty values list (and no value or other)")
+                report(
+                    cptr, f"{what}: op {op} takes a non-empty values list (and no value or other)"
+                )
         elif op in _VALUE_OPS:
             if has_value == (other is not None) or c.get("values"):
                 report(cptr, f"{what}: op {op} takes exactly one of value and other")
@@ -87,13 +89,44 @@ def attempt_policy_resolves(spec: dict, report: Reporter) -> None:
         return
     types = {f.get("name"): f.get("type") for f in contract.get("fields") or []}
     cid = contract.get("id")
-    for i, name in enumerate(policy.get("key") or []):
+    from prereg.decide.attempts import pinned_key_fields
+
+    key = list(policy.get("key") or [])
+    pinned = pinned_key_fields(policy)
+    # a field holding the row's level of a factor (or its split) has one value per row: a
+    # row's records that disagree are refused when scored
+    pinned |= {
+        f.get("name")
+        for f in contract.get("fields") or []
+        if f.get("factor") or f.get("role") == "split"
+    }
+    for i, name in enumerate(key):
         if name not in types:
             report(f"/attempts/key/{i}", f"key field {name!r} is not a field of {cid!r}")
-    if policy.get("order") not in types:
-        report("/attempts/order", f"order field {policy.get('order')!r} is not a field of {cid!r}")
-    elif types[policy["order"]] not in ("integer", "number"):
-        report("/attempts/order", f"order field {policy['order']!r} must be a number")
+        elif i > 0 and name not in pinned:
+            report(
+                f"/attempts/key/{i}",
+                f"key field {name!r} cannot be honoured: a row is named by the first key field"
+                f" {key[0]!r} and one record counts per row, so several {name} values per"
+                f" {key[0]} would be collapsed into one; fix {name} to one value with a where"
+                f" condition ({{field: {name}, op: eq, value: ...}}), give each {name} its own"
+                f" row id, or, if {name} is the row's level of a factor, say so (factor: ...)",
+            )
+    order = policy.get("order")
+    spec_of = {f.get("name"): f for f in contract.get("fields") or []}
+    if order is None:
+        pass  # without an order a series is one record
+    elif order not in types:
+        report("/attempts/order", f"order field {order!r} is not a field of {cid!r}")
+    elif types[order] not in ("integer", "number"):
+        report("/attempts/order", f"order field {order!r} must be a number")
+    elif spec_of[order].get("nullable") or spec_of[order].get("required") is False:
+        report(
+            "/attempts/order",
+            f"order field {order!r} of {cid!r} may be null or absent, so some attempts would"
+            " have no place in their series: make it required and not nullable, or leave out"
+            " order (a series of one record)",
+        )
     fields = set(types)
     for part in ("failed", "failed_if_any", "where", "select"):
         _conditions(
@@ -337,6 +370,8 @@ def contrast_tests_well_formed(spec: dict, report: Reporter) -> None:
 
 @check
 def item_fields_name_factors(spec: dict, report: Reporter) -> None:
+    from prereg.decide.table import level_text
+
     levels = _levels(spec)
     for ptr, contract in items(spec, "record_contracts"):
         for j, f in enumerate(contract.get("fields") or []):
@@ -347,15 +382,26 @@ def item_fields_name_factors(spec: dict, report: Reporter) -> None:
             if factor not in levels:
                 report(f"{fptr}/factor", f"field {f.get('name')!r} names unknown factor {factor!r}")
                 continue
-            if f.get("type") != "string":
-                report(f"{fptr}/type", f"field {f.get('name')!r} holds a level, so it is a string")
-            extra = [a for a in f.get("allowed") or [] if str(a) not in levels[factor]]
+            if f.get("type") not in ("string", "integer", "number", "boolean"):
+                report(
+                    f"{fptr}/type",
+                    f"field {f.get('name')!r} holds a level, so it is a string, integer, number"
+                    " or boolean",
+                )
+            elif f.get("type") != "string" and not f.get("allowed"):
+                report(
+                    f"{fptr}/allowed",
+                    f"field {f.get('name')!r} holds a level as a {f.get('type')}, so it lists the"
+                    f" levels' values as the data write them (allowed: each level id of"
+                    f" {factor!r} as a {f.get('type')})",
+                )
+            extra = [a for a in f.get("allowed") or [] if level_text(a) not in levels[factor]]
             if extra:
                 report(
                     f"{fptr}/allowed",
                     f"field {f.get('name')!r} allows {extra}, which are not levels of {factor!r}",
                 )
-            allowed = {str(a) for a in f.get("allowed") or []}
+            allowed = {level_text(a) for a in f.get("allowed") or []}
             missing = [lv for lv in levels[factor] if allowed and lv not in allowed]
             if missing:
                 report(

@@ -5,13 +5,17 @@ names the row), ``order`` orders a series, ``where`` keeps the series that are s
 others are still checked), ``failed`` marks a failed attempt and ``counts`` picks the one that
 counts: ``last`` (highest order; failed → unobserved), ``first`` (lowest order only, never a
 fallback), ``first-success`` (lowest order that did not fail), ``last-any`` (highest order,
-observed even when it failed) or ``first-match`` (lowest order meeting ``select``). Unknown rows, a repeated
-(key, order) and whatever an engine's own record check finds are refused with their line
-numbers, all problems at once.
+observed even when it failed) or ``first-match`` (lowest order meeting ``select``). Without
+``order`` a series is one record. Records repeating a (key, order) follow ``duplicates``:
+``refuse`` (the default), ``identical-once`` (an identical copy counts once), ``first`` or
+``last`` (in line order; the others are counted in ``duplicateRecords``). Unknown rows,
+refused repeats, a null or missing order and whatever an engine's own record check finds are
+refused with their line numbers, all problems at once.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from operator import itemgetter, methodcaller
 from typing import Any
@@ -65,6 +69,7 @@ def counted(
     rows: str = "the registered rows",
     max_problems: int = 50,
     tally: dict[str, int] | None = None,
+    lines: Sequence[int] | None = None,
 ) -> tuple[list[int | None], np.ndarray]:
     """(record index that counts per row or None, observed mask) for records in line order.
 
@@ -72,13 +77,15 @@ def counted(
     an engine's own test of the records of known rows (:data:`RecordCheck`; its problems are
     listed with the others); ``rows`` names the registered rows in the message for an unknown
     row id. With ``unknown_rows: ignore`` such records are left out and counted in ``tally``
-    (``ignoredRecords``).
+    (``ignoredRecords``). ``lines`` gives each record's line in ``source`` (default: its
+    position, from 1).
     """
     key_fields = list(policy["key"])
-    order = policy["order"]
+    order = policy.get("order")
     rule = policy["counts"]
     n_rows = len(index)
     n_rec = len(records)
+    lines = list(range(1, n_rec + 1)) if lines is None else list(lines)
     required = required_fields(contract)
     rec_cols = {
         name: Column.of(_read(records, name, name in required)) for name in policy_fields(policy)
@@ -92,7 +99,7 @@ def counted(
         failed = failed | all_of([cond], rec_cols, n_rec)
     scored = all_of(policy.get("where"), rec_cols, n_rec)
     row_ids = _read(records, key_fields[0], True)
-    orders = _read(records, order, True)
+    orders = _orders(records, order, source, max_problems, lines)
     keys = list(
         zip(
             row_ids,
@@ -101,6 +108,17 @@ def counted(
             strict=True,
         )
     )
+    if policy.get("duplicates") not in (None, "refuse") and len(set(keys)) < n_rec:
+        keep = _dedupe(policy["duplicates"], records, keys, source, max_problems, lines)
+        if tally is not None:
+            tally["duplicateRecords"] = n_rec - len(keep)
+        sub = [records[j] for j in keep]
+        chosen, has = counted(
+            {**policy, "duplicates": "refuse"}, sub, index, source,
+            contract=contract, check=check, rows=rows, max_problems=max_problems, tally=tally,
+            lines=[lines[j] for j in keep],
+        )  # fmt: skip
+        return [None if c is None else int(keep[c]) for c in chosen], has
     row_of = list(map(index.get, row_ids))
     known = np.array([r is not None for r in row_of], dtype=bool)
     if policy.get("unknown_rows") == "ignore" and not known.all():
@@ -111,11 +129,17 @@ def counted(
         chosen, has = counted(
             {**policy, "unknown_rows": "refuse"}, sub, index, source,
             contract=contract, check=check, rows=rows, max_problems=max_problems,
+            lines=[lines[j] for j in keep],
         )  # fmt: skip
         return [None if c is None else int(keep[c]) for c in chosen], has
     found = [] if check is None else list(check(row_of, records))
     if None in row_of or found.count(None) < len(found) or len(set(keys)) < n_rec:
-        _refuse(row_ids, row_of, found, keys, orders, key_fields, order, source, rows, max_problems)
+        _refuse(
+            row_ids, row_of, found, keys, orders, key_fields, order, source, rows, max_problems,
+            lines,
+        )  # fmt: skip
+    if len(key_fields) > 1:
+        _one_series_per_row(keys, scored, key_fields, source, max_problems, lines)
     # No problem: each row's attempt that counts, by sorting the scored attempts.
     if rule == "first-success":
         eligible = scored & ~failed
@@ -143,13 +167,76 @@ def counted(
     return chosen, has
 
 
-def _refuse(row_ids, row_of, found, keys, orders, key_fields, order, source, rows, max_problems):
+def _raise(source: str, problems: list[str], max_problems: int) -> None:
+    shown = problems[:max_problems]
+    if len(problems) > max_problems:
+        shown.append(f"… and {len(problems) - max_problems} more")
+    raise UserError(f"{source}: {len(problems)} problem(s) in the observations", problems=shown)
+
+
+def _orders(records, order: str | None, source: str, max_problems: int, lines) -> list[Any]:
+    """Each record's order (0 for all without an order field); a missing, null or non-numeric
+    order is refused at its line."""
+    if order is None:
+        return [0] * len(records)
+    values = _read(records, order, False)
+    bad = [
+        j
+        for j, v in enumerate(values)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v
+    ]
+    if bad:
+        _raise(
+            source,
+            [
+                f"{source}:{lines[j]}: {order} is "
+                + (json.dumps(records[j][order]) if order in records[j] else "absent")
+                + f": the attempt policy orders a row's attempts by {order}, so every record"
+                " needs a number there"
+                for j in bad
+            ],
+            max_problems,
+        )
+    return values
+
+
+def _dedupe(rule: str, records, keys, source: str, max_problems: int, lines) -> list[int]:
+    """The records kept under a duplicates policy (``identical-once``, ``first``, ``last``), in
+    line order; an ``identical-once`` repeat that differs from its first record is refused."""
+    first: dict[tuple, int] = {}
+    last: dict[tuple, int] = {}
+    problems: list[str] = []
+    keep: list[int] = []
+    for j, k in enumerate(keys):
+        if k not in first:
+            first[k] = j
+            keep.append(j)
+        elif rule == "identical-once":
+            a = json.dumps(records[first[k]], sort_keys=True, ensure_ascii=False)
+            if json.dumps(records[j], sort_keys=True, ensure_ascii=False) != a:
+                problems.append(
+                    f"{source}:{lines[j]}: repeats the key of line {lines[first[k]]} with other"
+                    " values"
+                    " (duplicates: identical-once counts an identical copy once and refuses a"
+                    " different one)"
+                )
+        last[k] = j
+    if problems:
+        _raise(source, problems, max_problems)
+    if rule == "last":
+        return sorted(last.values())
+    return keep
+
+
+def _refuse(
+    row_ids, row_of, found, keys, orders, key_fields, order, source, rows, max_problems, lines
+):
     """Raise the problems of the records in line order (unknown rows, the engine's check,
     repeated attempts)."""
     problems: list[str] = []
     seen: dict[tuple, int] = {}
     for j, rid in enumerate(row_ids):
-        line = j + 1
+        line = lines[j]
         if row_of[j] is None:
             problems.append(f"{source}:{line}: unknown row id {rid!r} (not in {rows})")
             continue
@@ -159,19 +246,56 @@ def _refuse(row_ids, row_of, found, keys, orders, key_fields, order, source, row
         k = keys[j]
         first = seen.get(k)
         if first is not None:
+            what = f"duplicate attempt {orders[j]} of " if order else "duplicate record of "
             problems.append(
-                f"{source}:{line}: duplicate attempt {orders[j]} of "
+                f"{source}:{line}: {what}"
                 + ", ".join(f"{f}={v!r}" for f, v in zip(key_fields, k, strict=False))
                 + f" (first on line {first}): repeats line {first}'s "
                 + ", ".join(key_fields)
-                + f" and {order}"
+                + (
+                    f" and {order}"
+                    if order
+                    else " (the attempt policy's duplicates: refuse; identical-once, first or"
+                    " last registers another policy)"
+                )
             )
             continue
         seen[k] = line
-    shown = problems[:max_problems]
-    if len(problems) > max_problems:
-        shown.append(f"… and {len(problems) - max_problems} more")
-    raise UserError(f"{source}: {len(problems)} problem(s) in the observations", problems=shown)
+    _raise(source, problems, max_problems)
+
+
+def pinned_key_fields(policy: Mapping[str, Any]) -> set[str]:
+    """The key fields after the first that the policy's ``where`` fixes to one value (``eq`` a
+    value, or ``in`` a single value): with each of them fixed, a row has one scored series."""
+    out = set()
+    for c in policy.get("where") or ():
+        if c.get("op") == "eq" and c.get("other") is None and c.get("value") is not None:
+            out.add(c["field"])
+        elif c.get("op") == "in" and len(c.get("values") or ()) == 1:
+            out.add(c["field"])
+    return out
+
+
+def _one_series_per_row(keys, scored, key_fields, source, max_problems, lines) -> None:
+    """Refuse scored records that give one row several series (the key fields after the first
+    differ): one record counts per row, so choosing among them would silently drop the others."""
+    first: dict[Any, tuple[tuple, int]] = {}
+    problems: list[str] = []
+    for j in np.flatnonzero(scored).tolist():
+        row, tail = keys[j][0], keys[j][1:-1]
+        seen = first.setdefault(row, (tail, lines[j]))
+        if seen[0] != tail:
+            problems.append(
+                f"{source}:{lines[j]}: row {key_fields[0]}={row!r} has a second series ("
+                + ", ".join(f"{f}={v!r}" for f, v in zip(key_fields[1:], tail, strict=True))
+                + f"; line {seen[1]} has "
+                + ", ".join(f"{f}={v!r}" for f, v in zip(key_fields[1:], seen[0], strict=True))
+                + f"): one record counts per {key_fields[0]}, so the key "
+                + f"[{', '.join(key_fields)}] cannot be honoured; refused rather than keeping one"
+                " series and dropping the others"
+            )
+    if problems:
+        _raise(source, problems, max_problems)
 
 
 def record_columns(

@@ -2,7 +2,8 @@
 
 Columns are :class:`prereg.decide.columns.Column` objects (lists of JSON values and numpy
 arrays are turned into columns on the way in). A condition gives a boolean array; a null or
-missing value meets only ``is_null`` and ``ne`` (and is never less or greater than anything).
+missing value meets only ``is_null``, ``ne``
+and ``not_in`` (and is never less or greater than anything).
 Values compare as JSON: ``true`` equals neither ``1`` nor ``"true"``.
 """
 
@@ -90,11 +91,11 @@ def condition_mask(cond: Mapping[str, Any], columns: Columns, n: int) -> np.ndar
         return col.null.copy()
     if op == "not_null":
         return ~col.null
-    if op == "in":
+    if op in ("in", "not_in"):
         mask = np.zeros(n, dtype=bool)
         for v in cond.get("values") or []:
             mask |= _eq_value(col, v)
-        return mask
+        return mask if op == "in" else ~mask
     other = cond.get("other")
     rhs = (
         None if other is None else _column(columns, other, "condition compares with unknown field")

@@ -74,6 +74,28 @@ def cell_lookup(config: Mapping[str, Any]) -> tuple[tuple[str, ...], dict[tuple[
     return factors, by_key
 
 
+def level_text(value: Any) -> str:
+    """The level id a data value of a factor field stands for: a string is itself, a boolean
+    ``true``/``false``, a whole number its digits (``16384``, also for ``16384.0``), another
+    number its shortest decimal form (``0.5``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def level_value(contract_field: Mapping[str, Any], level: Any) -> Any:
+    """The data value a factor field holds for a level id: the allowed value written as that
+    level (a number or boolean for a typed field), else the level id itself."""
+    if contract_field.get("type", "string") == "string" or level is None:
+        return level
+    for a in contract_field.get("allowed") or ():
+        if level_text(a) == str(level):
+            return a
+    return level
+
+
 def from_items(
     config: Mapping[str, Any],
     contract: Mapping[str, Any],
@@ -128,7 +150,7 @@ def from_items(
             )
         key = (
             split,
-            *(str(rec.get(factor_fields[f])) if f in factor_fields else "" for f in factors),
+            *(level_text(rec.get(factor_fields[f])) if f in factor_fields else "" for f in factors),
         )
         ci = by_key.get(key)
         if ci is None and missing:
@@ -157,7 +179,8 @@ def from_items(
             columns[name].append(rec.get(name))
     if problems:
         shown = problems[:50] + ([f"… and {len(problems) - 50} more"] if len(problems) > 50 else [])
-        raise UserError(f"{source}: {len(problems)} problem(s) in the items", problems=shown)
+        what = "items" if complete else "observations"  # rows read from observations
+        raise UserError(f"{source}: {len(problems)} problem(s) in the {what}", problems=shown)
     cells = tuple(config["cells"])
     if not complete:
         counts = np.bincount(np.asarray(cell, dtype=np.int64), minlength=len(cells))

@@ -159,7 +159,7 @@ class Rules:
                 raise UserError(
                     f"{module.__name__}: hypothesis {h!r} has no {const(h)}_RULE and"
                     f" {const(h)}_VERDICTS: the generated rules are older than this prereg; run"
-                    " make generate"
+                    " prereg compile"
                 ) from None
             self.RULES[h] = (rule, verdicts)
         self.HYPOTHESES = {h: partial(decide, r, v) for h, (r, v) in self.RULES.items()}

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from prereg.errors import UserError
-from prereg.files import write_files_new
+from prereg.files import make_parents, write_files_new
 
 TABLES = ("cells", "estimates", "contrasts", "auroc")
 
@@ -114,8 +114,6 @@ def write_tables(score: str | Path, csv_dir: str | Path | None, parquet_dir: str
         folder = Path(folder)
         if folder.exists() and not folder.is_dir():
             raise UserError(f"{folder}: exists and is not a folder")
-        if not folder.exists() and not folder.parent.is_dir():
-            raise UserError(f"{folder}: its parent folder {folder.parent} does not exist")
         folders.append(folder)
         files += [(folder / f"{name}{suffix}", render(*t), 0o644) for name, t in found.items()]
     if not files:
@@ -123,12 +121,7 @@ def write_tables(score: str | Path, csv_dir: str | Path | None, parquet_dir: str
     made = []  # folders created here, removed again when the tables cannot all be written
     try:
         for folder in folders:
-            if not folder.exists():
-                try:
-                    folder.mkdir()
-                except OSError as exc:
-                    raise UserError(f"{folder}: cannot create ({exc.strerror or exc})") from None
-                made.append(folder)
+            made += make_parents(folder / "_")
         write_files_new(files)
     except BaseException:
         for folder in reversed(made):

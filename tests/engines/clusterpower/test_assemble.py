@@ -88,9 +88,12 @@ def test_an_input_failing_its_contract_copies_nothing(root: Path, tmp_path: Path
     assert not (tmp_path / "copy").exists()
 
 
-def test_missing_parent_and_missing_root(root: Path, tmp_path: Path) -> None:
-    with pytest.raises(UserError, match="does not exist"):
-        assemble(root, tmp_path / "no" / "copy")
+def test_missing_parent_is_created_and_a_missing_root_creates_nothing(
+    root: Path, tmp_path: Path
+) -> None:
+    assert assemble(root, tmp_path / "no" / "copy") == 0
+    assert (tmp_path / "no" / "copy").is_dir()
     with pytest.raises(UserError, match="root is not a readable folder"):
-        assemble(tmp_path / "no-root", tmp_path / "copy")
+        assemble(tmp_path / "no-root", tmp_path / "new" / "copy")
+    assert not (tmp_path / "new").exists()
     assert not (tmp_path / "copy").exists()

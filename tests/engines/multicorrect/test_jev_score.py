@@ -176,8 +176,9 @@ def test_existing_output_is_never_overwritten(tmp_path):
     with pytest.raises(UserError, match="already exists"):
         COMMANDS["score"](CTX, _args(SMALL, out))
     assert out.read_text() == "keep"
-    with pytest.raises(UserError, match="does not exist"):
-        COMMANDS["score"](CTX, _args(SMALL, tmp_path / "nowhere" / "R.json"))
+    # a folder that does not exist yet is created for the output
+    COMMANDS["score"](CTX, _args(SMALL, tmp_path / "nowhere" / "R.json"))
+    assert (tmp_path / "nowhere" / "R.json").is_file()
 
 
 def test_bad_rounding_is_refused(tmp_path):

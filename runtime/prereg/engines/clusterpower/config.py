@@ -122,7 +122,7 @@ def _calibration_fields(config: Mapping[str, Any]) -> dict[str, Mapping[str, Any
             return {f["role"]: f for f in contract["fields"] if f.get("role") in FIELD_ROLES}
     raise UserError(
         "engine configuration: no record contract with role 'calibration'; prereg compile"
-        " refuses such a spec, so compile it (make generate)"
+        " refuses such a spec, so compile it (prereg compile)"
     )
 
 
@@ -180,7 +180,7 @@ def _status_decision(config: Mapping[str, Any], hypothesis: str) -> Decision:
         raise UserError(
             f"engine configuration: hypothesis {hypothesis!r} (constant power_plan's"
             " status_hypothesis) is not among the compiled decisions; prereg compile refuses"
-            " such a spec, so compile it (make generate)"
+            " such a spec, so compile it (prereg compile)"
         ) from None
 
 

@@ -33,7 +33,13 @@ from typing import Any
 from prereg.console import console_of
 from prereg.engines import StudyContext
 from prereg.errors import UserError
-from prereg.files import canonical_bytes_nl, refuse_existing, write_files_new
+from prereg.files import (
+    canonical_bytes_nl,
+    make_parents,
+    refuse_existing,
+    remove_folders,
+    write_files_new,
+)
 
 from .config import freeze_config
 from .freeze import (
@@ -68,8 +74,8 @@ def assemble(ctx: StudyContext, args: Any) -> int:
     out = Path(args.out)
     refuse_existing(out)
     parent = out.parent if str(out.parent) else Path(".")
-    if not parent.is_dir():
-        raise UserError(f"{out}: folder {parent} does not exist")
+    if os.path.lexists(parent) and not parent.is_dir():
+        raise UserError(f"{out}: {parent} is not a folder")
     fc = freeze_config(ctx.config)
     leave_out = getattr(args, "leave_out", None)
     if leave_out is not None and leave_out not in fc.role_by_id:
@@ -100,6 +106,7 @@ def assemble(ctx: StudyContext, args: Any) -> int:
         raise UserError(f"{label}: nothing copied ({len(problems)} problem(s))", problems=problems)
     root = args.root if args.root is not None else "."
     root_fd, root_real = open_root(root)
+    made = make_parents(out)  # removed again when nothing is copied
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=parent))
     total = 0
     try:
@@ -126,6 +133,7 @@ def assemble(ctx: StudyContext, args: Any) -> int:
         os.rename(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        remove_folders(made)
         raise
     line = f"{out}: copied {len(wanted)} bound files ({total} bytes) from {root}"
     if leave_out is not None:

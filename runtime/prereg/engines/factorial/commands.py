@@ -38,7 +38,7 @@ from prereg.decide.report import (
     pairs_text,
     size_text,
 )
-from prereg.decide.table import RowTable, cell_attributes, from_items
+from prereg.decide.table import RowTable, cell_attributes, from_items, level_value
 from prereg.digest import PREFIX, file_sha256
 from prereg.engines import StudyContext
 from prereg.errors import UserError
@@ -154,7 +154,7 @@ def items(ctx: StudyContext, args: argparse.Namespace) -> int:
                 rec[item] = f"item-{n:0{item_width}d}"
             for f in fields:
                 if f.get("factor") and f["factor"] in cell["levels"]:
-                    rec[f["name"]] = cell["levels"][f["factor"]]
+                    rec[f["name"]] = level_value(f, cell["levels"][f["factor"]])
             rows.append(rec)
     _refuse_rows_breaking(_module(ctx, args), contract, rows, row)
     write_new(args.out, b"".join(map(canonical_bytes_nl, rows)))
@@ -267,15 +267,13 @@ class RecordWriter:
         policy = config["attempts"]
         obs = _contract(config, "observation")
         names = {f["name"] for f in obs["fields"]}
-        self.row_field, self.order = policy["key"][0], policy["order"]
+        self.row_field, self.order = policy["key"][0], policy.get("order")
         self.outcome = scenario["outcome"]
         self.fixed = _fixed_fields(policy)
         self.placing = {
             f["name"]: ("split", None) for f in obs["fields"] if f.get("role") == "split"
         }
-        self.placing.update(
-            {f["name"]: ("factor", f["factor"]) for f in obs["fields"] if f.get("factor")}
-        )
+        self.placing.update({f["name"]: ("factor", f) for f in obs["fields"] if f.get("factor")})
         self.failed = _failed_record(policy, self.outcome)
         types = {f["name"]: f.get("type") for f in obs["fields"]}
         # a required field with allowed values that nothing else draws takes, on a successful
@@ -298,13 +296,14 @@ class RecordWriter:
         required = {f["name"] for f in obs["fields"] if f.get("required", True)}
         drawn = {
             self.row_field,
-            self.order,
+            *([self.order] if self.order else []),
             self.outcome,
             *self.fixed,
             *self.failed,
             *(name for name, _ in self.values),
         }
-        success = {self.row_field, self.order, self.outcome, *self.fixed, *self.placing}
+        success = {self.row_field, self.outcome, *self.fixed, *self.placing}
+        success |= {self.order} if self.order else set()
         success |= {name for name, _ in self.values}
         self.defaults = {k: v for k, v in self.defaults.items() if k not in success}
         drawn |= set(self.defaults)
@@ -347,11 +346,15 @@ class RecordWriter:
 
     def records(self, rid: str, cell: Mapping[str, Any], failed_first: bool, right: bool, seed=0):
         levels = {
-            name: cell["split"] if kind == "split" else cell["levels"].get(factor)
-            for name, (kind, factor) in self.placing.items()
+            name: cell["split"]
+            if kind == "split"
+            else level_value(field, cell["levels"].get(field["factor"]))
+            for name, (kind, field) in self.placing.items()
         }
         base = {self.row_field: rid, **self.defaults, **levels, **self.fixed}
         numbers = self.numbers(rid, cell, right, seed)
+        if self.order is None:  # a series of one record: no failed attempt before it
+            return [{**base, self.outcome: bool(right), **numbers}]
         out = []
         attempt = 1
         if failed_first:
@@ -527,6 +530,11 @@ def score_document(
             "registered": len(table),
             "observed": int(observed.sum()),
             **({"ignoredRecords": tally["ignoredRecords"]} if "ignoredRecords" in tally else {}),
+            **(
+                {"duplicateRecords": tally["duplicateRecords"]}
+                if "duplicateRecords" in tally
+                else {}
+            ),
         },
         "cells": cells,
         "estimates": estimates,
@@ -697,7 +705,7 @@ def _item_columns(config, ids: Sequence[str], cells: Sequence[Mapping[str, Any]]
         elif f.get("role") == "split":
             cols[f["name"]] = [c["split"] for c in cells]
         elif f.get("factor"):
-            cols[f["name"]] = [c["levels"].get(f["factor"]) for c in cells]
+            cols[f["name"]] = [level_value(f, c["levels"].get(f["factor"])) for c in cells]
         else:
             cols[f["name"]] = [None] * len(ids)
     return cols

@@ -30,8 +30,8 @@ from prereg.outputs import camel_keys
 def _check_out(path: str) -> None:
     refuse_existing(path)
     parent = Path(path).parent
-    if not parent.is_dir():
-        raise UserError(f"{path}: folder {parent} does not exist")
+    if parent.exists() and not parent.is_dir():
+        raise UserError(f"{path}: {parent} is not a folder")
 
 
 def build_report(ctx: StudyContext, args) -> dict[str, Any]:

@@ -187,7 +187,7 @@ def _decision(config: Mapping[str, Any], hypothesis: str) -> Decision:
         raise UserError(
             f"engine configuration: hypothesis {hypothesis!r} (constant diagnostic's"
             " hypothesis) is not among the compiled decisions; prereg compile refuses such a"
-            " spec, so compile it (make generate)"
+            " spec, so compile it (prereg compile)"
         ) from None
 
 
@@ -234,7 +234,7 @@ def _inputs(config: Mapping[str, Any]) -> dict[str, dict[str, Mapping[str, Any]]
                 continue
             raise UserError(
                 f"engine configuration: no record contract with role {kind!r}; prereg compile"
-                " refuses such a spec, so compile it (make generate)"
+                " refuses such a spec, so compile it (prereg compile)"
             )
         fields = by_role[kind]["fields"]
         out[kind] = {f["role"]: f for f in fields if f.get("role") in roles}

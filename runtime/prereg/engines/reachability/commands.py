@@ -338,7 +338,6 @@ def prepare(ctx: StudyContext, args: argparse.Namespace) -> int:
     workers = int(getattr(args, "workers", None) or default_workers())
     p = prepare_memory(ec, seed, workers=workers)
     files, prereg = prepared_files(ctx, p)
-    outdir.parent.mkdir(parents=True, exist_ok=True)
     # All five files appear at once (a folder renamed into place), or none does.
     write_folder_new(outdir, files)
     _remember(_regenerated_key(ctx, ec, seed), files, prereg)

@@ -305,7 +305,6 @@ def approval_template(ctx: StudyContext, args: argparse.Namespace) -> int:
             else f"{ph} a reference that cites the development review digest>"
         ),
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
     write_new(out, json.dumps(approval, indent=2, ensure_ascii=False) + "\n", mode=0o600)
     todo = [
         k for k, v in (("calibrationArtifactDigest", cal), ("approvalReference", review)) if not v
@@ -583,7 +582,6 @@ def bundle(ctx: StudyContext, args: argparse.Namespace) -> int:
         qualified_at=now,
     )
     data = canonical_bytes_nl(doc)
-    out.parent.mkdir(parents=True, exist_ok=True)
     write_new(out, data, mode=0o600)
     _out(f"bundled seed {seed!r} ({prereg['rows']:,} rows) into {out}")
     _out(f"  bundle digest: {PREFIX}{sha256_hex(data)}")
