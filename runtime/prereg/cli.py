@@ -287,6 +287,10 @@ def _cmd_compile(project, args) -> int:
             print("wrote generated/prereg.schema.json")
         if langdoc.write_docs(project):
             print(f"wrote {langdoc.DOCS.as_posix()}")
+        from prereg.compiler import methodsdoc
+
+        if methodsdoc.write(project):
+            print(f"wrote {methodsdoc.DOCS.as_posix()}")
     files = build.compile_project(project, args.studies or None)
     if not args.language and language.refresh_copy(project):
         print("wrote generated/prereg.schema.json (the language this prereg speaks)")
@@ -331,7 +335,10 @@ def _cmd_check(project, args) -> int:
                 "stale or edited: generated/prereg.schema.json (run prereg compile --language)\n"
             )
     if args.language:
+        from prereg.compiler import methodsdoc
+
         problems.extend(langdoc.docs_problems(project))
+        problems.extend(methodsdoc.problems(project))
     studies = build.load_all(project)
     files = {rel: text.encode("utf-8") for rel, text in build.render_studies(studies).items()}
     problems.extend(build.diff_generated(project, files))

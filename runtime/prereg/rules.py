@@ -38,6 +38,7 @@ class Family:
     id: str
     adjustment: str
     alpha: float
+    missing: str = "exclude"  # a member without a P value: exclude, as-one or refuse
 
 
 @dataclass(frozen=True)
@@ -197,21 +198,31 @@ def family_members(contrasts) -> dict[str, list[str]]:
 def adjust_families(
     results: dict[str, ContrastResult], contrasts, families: Mapping[str, Family]
 ) -> dict[str, ContrastResult]:
-    """Add adjusted P values: per family, over its members in registration order."""
+    """Add adjusted P values: per family, over its members in registration order, by the
+    family's adjustment and its convention for a member without a P value
+    (:func:`prereg.stats.multiplicity.adjust_p_values`; ``refuse`` raises a
+    :class:`prereg.errors.UserError` naming the member)."""
     import numpy as np  # here, not at import: `prereg check` reads rules without numpy
 
-    from prereg.stats.multiplicity import holm_adjust
+    from prereg.errors import UserError
+    from prereg.stats.multiplicity import adjust_p_values, holm_adjust
 
     out = dict(results)
     for fam_id, ids in family_members(contrasts).items():
         fam = families[fam_id]
         ps = np.array([np.nan if out[i].p is None else out[i].p for i in ids], dtype=float)
-        if fam.adjustment == "holm":
-            adj = holm_adjust(ps)
-        elif fam.adjustment == "none":
+        missing = [i for i, p in zip(ids, ps.tolist(), strict=True) if math.isnan(p)]
+        if missing and fam.missing == "refuse":
+            raise UserError(
+                f"family {fam_id}: {', '.join(missing)} has no P value, and the family"
+                " registers missing: refuse"
+            )
+        if fam.adjustment == "none":
             adj = ps
-        else:  # pragma: no cover - the language admits no other value
-            raise ValueError(f"unknown adjustment {fam.adjustment!r}")
+        elif fam.adjustment == "holm" and fam.missing == "exclude":
+            adj = holm_adjust(ps)  # the d17 convention, kept bit for bit
+        else:
+            adj = adjust_p_values(ps, method=fam.adjustment, missing=fam.missing)
         for i, a in zip(ids, adj, strict=True):
             out[i] = replace(out[i], adjusted_p=None if math.isnan(a) else float(a))
     return out
@@ -658,12 +669,20 @@ def adjust_families_many(
     for fam_id, ids in family_members(contrasts).items():
         fam = families[fam_id]
         ps = np.stack([np.asarray(out[i].p, dtype=np.float64) for i in ids], axis=1)
-        if fam.adjustment == "holm":
+        if fam.adjustment == "holm" and fam.missing == "exclude":
             adj = holm_adjust_rows(ps)
         elif fam.adjustment == "none":
             adj = ps
-        else:  # pragma: no cover - the language admits no other value
-            raise ValueError(f"unknown adjustment {fam.adjustment!r}")
+        else:  # study by study, as adjust_families adjusts one (refuse: a study with a
+            # missing P value gets no adjusted P, as scoring it would stop)
+            from prereg.stats.multiplicity import adjust_p_values
+
+            adj = np.full(ps.shape, np.nan)
+            for r in range(ps.shape[0]):
+                row = ps[r]
+                if fam.missing == "refuse" and np.isnan(row).any():
+                    continue
+                adj[r] = adjust_p_values(row, method=fam.adjustment, missing=fam.missing)
         for j, i in enumerate(ids):
             out[i] = replace(out[i], adjusted_p=np.array(adj[:, j]))
     return out

@@ -163,6 +163,8 @@ def contrast_rows(
         )
         if test_options:
             row.update(alternative=c.alternative, margin=c.margin)
+        if "statistic" in e:
+            row.update(statistic=figure(e["statistic"]), statisticName=e["statisticName"])
         row.update(p=p_value(r.p), family=c.family, adjustedP=p_value(r.adjusted_p))
         rows.append(row)
     return rows
@@ -215,3 +217,25 @@ def pairs_text(row: dict[str, Any]) -> str:
     if p["unpairedA"] or p["unpairedB"]:
         text += f"; unpaired rows left out: {p['unpairedA']} of a, {p['unpairedB']} of b"
     return text
+
+
+def family_rows(rules, res) -> list[dict[str, Any]]:
+    """One row per multiplicity family: its adjustment, alpha, convention for a missing P
+    value, members in registration order and the members whose P value was missing."""
+    from prereg.rules import family_members
+
+    members = family_members(rules.CONTRASTS)
+    rows = []
+    for fid, fam in rules.FAMILIES.items():
+        ids = members.get(fid, [])
+        rows.append(
+            {
+                "id": fid,
+                "adjustment": fam.adjustment,
+                "alpha": fam.alpha,
+                "missing": fam.missing,
+                "members": ids,
+                "withoutP": [i for i in ids if res.results[i].p is None],
+            }
+        )
+    return rows

@@ -203,6 +203,16 @@ def _pairs(
     return ra, rb, int(a.sum()) - len(both), int(b.sum()) - len(both)
 
 
+# what each test's statistic is, as SCORE.json names it
+_STATISTIC_NAMES = {
+    "pooled-z": "z",
+    "farrington-manning": "z",
+    "welch-t": "t",
+    "paired-t": "t",
+    "mcnemar-exact": "n10 - n01",
+}
+
+
 def contrast_result(
     item, m: RowMetric, a: np.ndarray, b: np.ndarray, columns, sel
 ) -> tuple[ContrastResult, tuple | None]:
@@ -325,19 +335,19 @@ def contrast_result(
 
         try:
             if m.is_proportion and paired:
-                _, p = _method("paired-proportion-test", item.test, what).fn(
+                statistic, p = _method("paired-proportion-test", item.test, what).fn(
                     *table, alternative=alternative, margin=margin
                 )
             elif m.is_proportion:
-                _, p = _method("two-proportion-test", item.test, what).fn(
+                statistic, p = _method("two-proportion-test", item.test, what).fn(
                     k1, n1, k2, n2, alternative=alternative, margin=margin
                 )
             elif m.is_sample and paired:
-                _, p = _method("paired-sample-test", item.test, what).fn(
+                statistic, p = _method("paired-sample-test", item.test, what).fn(
                     va - vb, alternative=alternative, margin=log_margin if ratio else margin
                 )
             elif m.is_sample:
-                _, p = _method("sample-test", item.test, what).fn(
+                statistic, p = _method("sample-test", item.test, what).fn(
                     va, vb, alternative=alternative, margin=log_margin if ratio else margin
                 )
             else:
@@ -346,11 +356,21 @@ def contrast_result(
             raise UserError(f"rules: {what}: {exc}") from None
         p = float(p)
         p = None if math.isnan(p) else p
+        statistic = float(statistic)
+        if not math.isnan(statistic):
+            extra["statistic"] = statistic
+            extra["statisticName"] = _STATISTIC_NAMES.get(item.test, item.test)
     from prereg.decide import certify
 
     certified = None
     if not m.is_proportion and not math.isnan(float(est)):
         certified = certify.contrast(m, ra, rb, float(est), ratio=ratio) or None
+    if m.is_proportion and paired and item.test == "mcnemar-exact" and p is not None:
+        # an exact test's P value is a fraction (or a certified ball for very many pairs)
+        from prereg.stats.samples import mcnemar_exact_figure
+
+        alternative = getattr(item, "alternative", "two-sided") or "two-sided"
+        certified = {"p": mcnemar_exact_figure(*table, alternative=alternative)}
     result = ContrastResult(
         item.id, float(est), float(lo), float(hi), p=p, extra=extra, certified=certified
     )

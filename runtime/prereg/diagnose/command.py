@@ -372,7 +372,13 @@ def markdown(doc: Mapping[str, Any]) -> str:
         lines.append("")
     for s in doc["conditions"]:
         label = s["scenario"] + ("" if s["effect"] is None else f" at effect {s['effect']:g}")
-        lines += [f"## {label}", "", "| hypothesis | verdict shares (± MC SE) |", "|---|---|"]
+        lines += [f"## {label}", ""]
+        if s.get("decision"):
+            shares = "; ".join(
+                f"{o['outcome']} {_fmt(o['share'])} ± {_fmt(o['mcSe'])}" for o in s["decision"]
+            )
+            lines += [f"Decision: {shares}.", ""]
+        lines += ["| hypothesis | verdict shares (± MC SE) |", "|---|---|"]
         for h in s["hypotheses"]:
             shares = "; ".join(
                 f"{v['verdict']} {_fmt(v['share'])} ± {_fmt(v['mcSe'])}" for v in h["verdicts"]

@@ -147,6 +147,7 @@ class Rules:
         self.CONTRASTS = tuple(module.CONTRASTS)
         self.FAMILIES = dict(module.FAMILIES)
         self.GATES = tuple(module.GATES)
+        self.DECISION = getattr(module, "DECISION", None)  # the study's registered decision
         # Fixed-sequence testing: a hypothesis is tested only when these earlier ones are
         # supported (read by prereg.decide.evaluate as the generated module's SEQUENCE).
         self.SEQUENCE = {h: tuple(b) for h, b in getattr(module, "SEQUENCE", {}).items()}

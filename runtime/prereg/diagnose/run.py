@@ -68,6 +68,54 @@ class BlockResult:
     gates: np.ndarray  # bool (n, gates): the gate failed
     estimates: np.ndarray  # float (n, estimates, 3); NaN for a missing figure
     contrasts: np.ndarray  # float (n, contrasts, 5)
+    outcomes: list[str | None] | None = None  # per study, the decision's outcome
+
+
+def decision_outcomes(plan: Plan, verdicts, failed, est, con) -> list[str | None] | None:
+    """The registered decision of each simulated study (None when the study registers none),
+    evaluated by :func:`prereg.decide.decision.decide` over the study's verdicts, gates and
+    figures, as score evaluates it."""
+    from prereg.decide.decision import decide
+    from prereg.rules import ContrastResult
+
+    rules = plan.rules
+    registered = getattr(rules, "DECISION", None)
+    if registered is None:
+        return None
+    hyps = list(rules.HYPOTHESES)
+    gates = [g.id for g in rules.GATES]
+    es, cs = list(rules.ESTIMATES), list(rules.CONTRASTS)
+    reads_figures = any(_reads_figures(r.when) for r in registered.rules)
+    out: list[str | None] = []
+    for i, v in enumerate(verdicts):
+        results = {}
+        if reads_figures:
+            for j, e in enumerate(es):
+                x = est[i, j]
+                results[e.id] = ContrastResult(e.id, *map(float, x[:3]))
+            for j, c in enumerate(cs):
+                x = con[i, j]
+                p = None if math.isnan(x[3]) else float(x[3])
+                adj = None if math.isnan(x[4]) else float(x[4])
+                results[c.id] = ContrastResult(c.id, *map(float, x[:3]), p=p, adjusted_p=adj)
+        held = {g: not bool(failed[i, k]) for k, g in enumerate(gates)}
+        record = decide(registered, dict(zip(hyps, v, strict=True)), held, results)
+        out.append(None if record is None else record["outcome"])
+    return out
+
+
+def _reads_figures(node) -> bool:
+    from prereg.rules import AllOf, AnyOf, AtLeast, Compare, ForEach, Not
+
+    if isinstance(node, Compare):
+        return True
+    if isinstance(node, (AllOf, AnyOf, AtLeast)):
+        return any(_reads_figures(c) for c in node.conditions)
+    if isinstance(node, Not):
+        return _reads_figures(node.condition)
+    if isinstance(node, ForEach):
+        return _reads_figures(node.condition)
+    return False
 
 
 class Scorer:
@@ -194,7 +242,7 @@ def run_block(plan: Plan, condition: int, block: int) -> BlockResult:
     scored = score_block(plan, counts)
     if scored is None:
         scored = score_block_per_study(plan, counts)
-    return BlockResult(condition, block, *scored)
+    return BlockResult(condition, block, *scored, decision_outcomes(plan, *scored))
 
 
 def run_task(plan: Plan, task: tuple[int, int]) -> BlockResult:

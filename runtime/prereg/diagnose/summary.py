@@ -84,10 +84,44 @@ def truths(plan: Plan, condition: int) -> tuple[dict[str, float], dict[str, floa
     return est, con
 
 
-def _alpha(rules, c) -> float:
+def _alpha(rules, c) -> tuple[float, str]:
+    """The level at which diagnose counts a contrast's test as rejected, and where it comes
+    from: its family's alpha; else the threshold its hypothesis' rule compares its P value
+    with (``p lt/le value``); else, for a test no rule reads, 1 − its interval's level."""
     if c.family is not None:
-        return float(rules.FAMILIES[c.family].alpha)
-    return 1.0 - float(c.level)
+        return float(rules.FAMILIES[c.family].alpha), "family"
+    found = _rule_alphas(rules).get(c.id)
+    if found is not None:
+        return found, "rule"
+    return 1.0 - float(c.level), "interval level"
+
+
+def _rule_alphas(rules) -> dict[str, float]:
+    """Contrast id -> the one threshold a rule compares its unadjusted P value with."""
+    from prereg.rules import AllOf, AnyOf, AtLeast, Compare, ForEach, Not, fill
+
+    found: dict[str, set[float]] = {}
+
+    def walk(node, binding):
+        if node is None:
+            return
+        if isinstance(node, Compare):
+            if node.quantity == "p" and node.op in ("lt", "le"):
+                found.setdefault(fill(node.target, binding), set()).add(float(node.value))
+        elif isinstance(node, (AllOf, AnyOf, AtLeast)):
+            for c in node.conditions:
+                walk(c, binding)
+        elif isinstance(node, Not):
+            walk(node.condition, binding)
+        elif isinstance(node, ForEach):
+            for v in node.values:
+                walk(node.condition, {**binding, node.name: v})
+
+    for rule, verdicts in getattr(rules, "RULES", {}).values():
+        walk(rule, {})
+        for v in verdicts:
+            walk(v.when, {})
+    return {k: next(iter(v)) for k, v in found.items() if len(v) == 1}
 
 
 def summarize(plan: Plan, condition: int, blocks: Sequence) -> dict:
@@ -143,10 +177,11 @@ def summarize(plan: Plan, condition: int, blocks: Sequence) -> dict:
             excl = (lo > null) | (hi < null)
         row["excludesNull"] = share(int(excl.sum()), n)
         if c.test != "none":
-            alpha = _alpha(rules, c)
+            alpha, source = _alpha(rules, c)
             with np.errstate(invalid="ignore"):
                 raw = p < alpha
             row["alpha"] = alpha
+            row["alphaFrom"] = source
             row["rejected"] = share(int(raw.sum()), n)
             if c.family is not None:
                 fam_alpha = float(rules.FAMILIES[c.family].alpha)
@@ -165,10 +200,21 @@ def summarize(plan: Plan, condition: int, blocks: Sequence) -> dict:
         }
         for f, hits in fam_hits.items()
     ]
+    registered = getattr(rules, "DECISION", None)
+    decision = None
+    if registered is not None:
+        outcomes = [o for b in blocks for o in (b.outcomes or [])]
+        counted: dict[str, int] = {}
+        for o in outcomes:
+            counted[o] = counted.get(o, 0) + 1
+        decision = [
+            {"outcome": o.id, **share(counted.get(o.id, 0), n)} for o in registered.outcomes
+        ]
     return {
         "scenario": cond.scenario,
         "effect": cond.effect,
         "simulations": n,
+        "decision": decision,
         "gates": {"anyFailed": share(int(any_gate.sum()), n), "byGate": gate_rows},
         "hypotheses": hyps,
         "families": families,

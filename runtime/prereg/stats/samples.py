@@ -199,30 +199,56 @@ def _table(n11, n10, n01, n00) -> tuple[int, int, int, int]:
     return t  # type: ignore[return-value]
 
 
-def mcnemar_exact(n11, n10, n01, n00, *, alternative: str) -> float:
-    """P of McNemar's exact test: under the null a discordant pair is (1, 0) with chance ½.
+EXACT_SUM_LIMIT = 2000  # discordant pairs up to which the P value is summed in integers
 
-    "two-sided": min(1, 2 · P(X ≤ min(n10, n01))); "greater" (arm a above arm b):
-    P(X ≥ n10); "less": P(X ≤ n10); X ~ Binomial(n10 + n01, ½). 1 with no discordant pair.
-    Summed in exact integers.
-    """
+
+def mcnemar_exact_figure(n11, n10, n01, n00, *, alternative: str):
+    """P of McNemar's exact test as a figure the certified comparison decides exactly: under
+    the null a discordant pair is (1, 0) with chance ½, X ~ Binomial(n10 + n01, ½);
+    "two-sided": min(1, 2 · P(X ≤ min(n10, n01))); "greater" (arm a above arm b): P(X ≥ n10);
+    "less": P(X ≤ n10); 1 with no discordant pair.
+
+    Up to :data:`EXACT_SUM_LIMIT` discordant pairs the P value is the fraction summed in
+    integers; beyond, a :class:`prereg.stats.compare.Certified` figure: its float from the
+    binomial CDF in log space (scipy) and its balls from the regularized incomplete beta
+    function, P(X ≤ k) = I_{1/2}(m − k, k + 1) (python-flint), so any number of pairs works."""
+    from fractions import Fraction
+
     _, b, c, _ = _table(n11, n10, n01, n00)
     m = b + c
+    if alternative not in ("two-sided", "greater", "less"):
+        raise ValueError(f"unknown alternative {alternative!r}")
     if m == 0:
-        return 1.0
-
-    def cdf(k: int) -> float:  # P(X <= k)
-        if k < 0:
-            return 0.0
-        return math.fsum(math.comb(m, j) for j in range(min(k, m) + 1)) / 2.0**m
-
+        return Fraction(1)
+    # the tail as P(X <= k), times a factor (2 for two-sided), or its complement
     if alternative == "two-sided":
-        return min(1.0, 2.0 * cdf(min(b, c)))
-    if alternative == "greater":
-        return 1.0 - cdf(b - 1) if b > 0 else 1.0
-    if alternative == "less":
-        return cdf(b)
-    raise ValueError(f"unknown alternative {alternative!r}")
+        k, factor, upper = min(b, c), 2, False
+    elif alternative == "greater":  # P(X >= b) = P(X <= m - b) by symmetry
+        k, factor, upper = m - b, 1, False
+    else:
+        k, factor, upper = b, 1, False
+    del upper
+    if m <= EXACT_SUM_LIMIT:
+        tail = Fraction(sum(math.comb(m, j) for j in range(k + 1)), 2**m)
+        return min(Fraction(1), factor * tail)
+    from scipy.stats import binom
+
+    from prereg.stats.compare import Certified
+
+    value = min(1.0, factor * float(binom.cdf(k, m, 0.5)))
+
+    def ball(prec):
+        from flint import arb
+
+        p = arb(0.5).beta_lower(m - k, k + 1, regularized=True) * factor
+        return p if not p > 1 else arb(1)
+
+    return Certified(value, ball=ball)
+
+
+def mcnemar_exact(n11, n10, n01, n00, *, alternative: str) -> float:
+    """P of McNemar's exact test as a float (see :func:`mcnemar_exact_figure`)."""
+    return float(mcnemar_exact_figure(n11, n10, n01, n00, alternative=alternative))
 
 
 def newcombe_paired(n11, n10, n01, n00, *, level: float) -> tuple[float, float, float]:
