@@ -95,3 +95,15 @@ def compile_edited(tmp_path: Path, study: str, edits, source: Path | None = None
     assert not (project / "generated").exists() or code == 0  # a refusal writes nothing
     loaded = load_yaml(spec)
     return code, err.getvalue(), loaded.line_of
+
+
+def data_free_decision(spec: str) -> tuple[str, str]:
+    """A :func:`compile_edited` edit replacing a spec's decision by one that reads nothing (for
+    the cases that break what its rules read, so that the engine's own check is what compile
+    reports)."""
+    import re
+
+    text = (ROOT / spec).read_text(encoding="utf-8")
+    start = text.index("\ndecision:\n") + 1
+    end = start + 1 + re.search(r"\n[a-z_]+:", text[start + 1 :]).start() + 1
+    return text[start:end], "decision: {outcomes: [{id: any}], otherwise: any}\n"

@@ -307,7 +307,8 @@ def test_d17_report_plots_and_verdicts(runs):
     power = [f"Power against effect size under {f['scenario']}" for f in diagnosed(a, D17)]
     assert len(titles) == 3 + len(power) and titles[2] == audit_title and titles[3:] == power
     assert "Wilson intervals" in titles[0] and "per cell" in titles[1]
-    assert f"decision {doc['decision']}" in html
+    assert f"decision {doc['decision']['outcome']} ({doc['decision']['title']})" in html
+    assert "<h2" in html and html.index(">Decision<") < html.index(">Verdicts<")
     ids = re.findall(r' id="([^"]+)"', html)
     assert len(ids) == len(set(ids))  # heading ids are unique
     for h, verdict in doc["verdicts"].items():
@@ -522,7 +523,8 @@ def test_answer_position_report_runs_from_its_own_project(runs):
     power = [f"Power against effect size under {f['scenario']}" for f in diagnosed(a, study)]
     assert svg_titles(path) == ["Registered contrasts with their intervals", *power]
     html = path.read_text(encoding="utf-8")
-    assert f"decision {doc['decision']}: " in html
+    assert f"decision {doc['decision']['outcome']} " in html
+    assert html.index(">Decision<") < html.index(">Verdicts<")
     for h, v in doc["verdicts"].items():
         assert re.search(rf'<td><a href="#prereg-{h}-[a-z0-9-]+">{h}</a></td><td>{v}</td>', html)
     for c in doc["contrasts"]:

@@ -417,7 +417,8 @@ def test_d17_score_report(tmp_path, d17):
         _cell("c3", "tuning", {"pool": "pool-a", "hops": "1", "outcome": "yes", "layout": "equalized"}, 1, 2, 0.7, 1),
     ]  # fmt: skip
     doc = {
-        "specDigest": d17.spec_digest, "seed": "demo-seed", "decision": "HOLD",
+        "specDigest": d17.spec_digest, "seed": "demo-seed",
+        "decision": {"outcome": "HOLD", "rule": "otherwise", "why": "the registered decision reads no data"},
         "corpusDigest": "sha256:" + "1" * 64, "goldDigest": "sha256:" + "2" * 64,
         "observations": {"sha256": "sha256:" + "5" * 64, "records": 210, "rows": 202, "observedRows": 202},
         "calibrator": {"id": "cal-1", "digest": "sha256:" + "6" * 64, "effectiveAt": "a", "expiresAt": "b"},
@@ -434,7 +435,9 @@ def test_d17_score_report(tmp_path, d17):
     ]  # fmt: skip
     report = build_report(d17, tmp_path, steps)
     html = render_html(report)
-    assert report.decision == "decision HOLD: 2 insufficient"
+    assert (
+        report.decision == "decision HOLD: registered whatever the data; verdicts: 2 insufficient"
+    )
     assert report.status.startswith("needs attention")
     assert report.ok is False  # a gate failed
     got = titles(html)
@@ -454,7 +457,7 @@ def test_d17_score_report(tmp_path, d17):
     reliability = html[html.index('<figure id="fig-reliability">') :]
     assert "calibration unreliable" in reliability[: reliability.index("</figure>")]
     md = render_markdown(report)
-    assert "| `c3` |" in md and "**Decision: HOLD**" in md
+    assert "| `c3` |" in md and "**HOLD**: the registered outcome" in md
 
 
 def test_step_options_and_the_command_shown():

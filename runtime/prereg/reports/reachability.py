@@ -510,6 +510,8 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
             ],
         )
     )
+    if doc:
+        report.add(*decision_blocks(doc.get("decision")))
     inputs = []
     files = {"corpusDigest": "corpus.jsonl", "goldDigest": "gold.json", "auditDigest": AUDIT}
     if prereg:
@@ -567,7 +569,6 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                 ],
                 markdown=frozenset({0, 3}),
             ),
-            *decision_blocks(doc.get("decision")),
         )
         obs = doc.get("observations") or {}
         clock = doc.get("clock") or {}

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import compile_edited
+from tests.conftest import compile_edited, data_free_decision
 
 SPEC = "spec/studies/s3-verifier-freeze.yaml"
+
+
 E = " (engine cluster-power-freeze"
 FROZEN = E + ", constant frozen)"
 PLAN = E + ", constant power_plan)"
@@ -273,7 +275,10 @@ CASES = {
         "compares figure 'eligible-repositories' ≤ 2, but the plan's constants fix < 2",
     ),
     "status-verdict-names": (
-        [("      - verdict: powered\n", "      - verdict: adequate\n")],
+        [
+            ("      - verdict: powered\n", "      - verdict: adequate\n"),
+            data_free_decision(SPEC),
+        ],
         "/hypotheses/0/verdicts",
         "hypothesis 'power-plan-status' decides the plan's status, so its verdicts must be the"
         " status names of constant power_plan, each once",
@@ -290,7 +295,9 @@ CASES = {
                 "  - id: power-plan-status\n    title: The power plan's status\n",
                 "  - id: power-plan-status\n    title: The power plan's status\n"
                 "    reported_only: true\n",
-            )
+            ),
+            # the decision reads its verdicts, which a reported-only hypothesis never gives
+            data_free_decision(SPEC),
         ],
         "/hypotheses/0",
         "hypothesis 'power-plan-status' is the decision constant power_plan names, so it must"

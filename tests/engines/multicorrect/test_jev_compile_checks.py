@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import compile_edited
+from tests.conftest import compile_edited, data_free_decision
 
 SPEC = "spec/studies/jev-multicorrect.yaml"
+
+
 E = " (engine multicorrect-scoring"
 
 CASES = {
@@ -222,7 +224,7 @@ CASES = {
     ),
     # the diagnostic's registered rule and its figures
     "diagnostic-hypothesis-unknown": (
-        [("hypothesis: diagnostic-passes", "hypothesis: diagnostic-holds")],
+        [("      hypothesis: diagnostic-passes\n", "      hypothesis: diagnostic-holds\n")],
         "/constants/6/value/hypothesis",
         "names hypothesis 'diagnostic-holds', which the spec does not register (hypotheses:"
         " diagnostic-passes)" + E + ", constant diagnostic)",
@@ -232,7 +234,9 @@ CASES = {
             (
                 "    title: The diagnostic passes\n",
                 "    title: The diagnostic passes\n    reported_only: true\n",
-            )
+            ),
+            # the decision reads the hypothesis' verdict, which a reported-only one never gives
+            data_free_decision(SPEC),
         ],
         "/hypotheses/0",
         "hypothesis 'diagnostic-passes' is the decision constant diagnostic names, so it must"

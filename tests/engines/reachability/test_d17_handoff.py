@@ -189,7 +189,7 @@ def test_the_procedure_end_to_end(walked, capsys):
     w = walked
     doc = json.loads((w / "SCORE.json").read_text())
     bundle = json.loads((w / "BUNDLE.json").read_text())
-    assert doc["seed"] == SEED and doc["decision"] == "HOLD" and doc["complete"] is True
+    assert doc["seed"] == SEED and doc["decision"]["outcome"] == "HOLD" and doc["complete"] is True
     assert doc["observations"]["observedRows"] == doc["observations"]["rows"] == 5778
     lineage = doc["lineage"]
     assert lineage["bundleDigest"] == sha(w / "BUNDLE.json")

@@ -100,7 +100,7 @@ def test_d17_finding_is_contrastive_specific_and_replicates(finding):
     assert doc["verdicts"]["h3a"] == "contrastive-specific"
     assert doc["verdicts"]["replication"] == "supported"
     assert doc["verdicts"]["h3"] == "supported"
-    assert doc["decision"] == "HOLD"
+    assert doc["decision"]["outcome"] == "HOLD"
     assert doc["observations"]["observedRows"] == doc["observations"]["rows"] == 5778
     # 78 + 5,700 rows; some first attempts failed and were retried
     assert doc["observations"]["records"] > 5778
@@ -110,7 +110,7 @@ def test_d17_finding_is_contrastive_specific_and_replicates(finding):
     # AUROC per pool x hops: pooled and per encoding (absence only at three hops)
     assert len(doc["auroc"]) == 3 * (1 + 3) + 3 * (1 + 4)
     md = finding[3].with_suffix(".md").read_text(encoding="utf-8")
-    assert "| h3a | contrastive-specific |" in md and "**Decision: HOLD**" in md
+    assert "| h3a | contrastive-specific |" in md and "## Decision\n\n**HOLD**" in md
 
 
 def test_score_md_and_json_stamped(finding, prepared):
@@ -152,7 +152,7 @@ def test_coverage_090_is_insufficient_everywhere(prepared, finding, tmp_path):
     assert doc["verdicts"] == {h: "insufficient" for h in HYPS}
     (gate,) = doc["gates"]
     assert gate["passed"] is False and len(gate["failures"]) == 39  # every test cell
-    assert doc["decision"] == "HOLD"
+    assert doc["decision"]["outcome"] == "HOLD"
 
 
 def test_same_inputs_same_bytes(prepared, finding, tmp_path):
@@ -390,7 +390,9 @@ def test_figures_recomputed_independently(prepared, finding):
         c for c in doc["cells"] if c["cell"] == "tst-pool-b_h3_missing-contrastive_equalized"
     )
     assert cell["metrics"]["raw-accuracy"]["correct"] == correct
-    assert cell["metrics"]["said-yes-rate"] == round(sum(x > 0.5 for x in p) / len(p), 4)
+    assert cell["metrics"]["said-yes-rate"] == pytest.approx(
+        sum(x > 0.5 for x in p) / len(p), rel=1e-12
+    )
     yes = rows("pool-b", 3, "yes")
     y = [1] * len(yes) + [0] * len(mc)
     s = [last[r][1] for r in yes] + p

@@ -87,7 +87,7 @@ def test_simulate_and_score_follow_the_variant(variant):
                "--evaluated-at", "2026-09-03T12:00:00Z", "--out", out)  # fmt: skip
     assert r.returncode == 0, r.stderr
     score = json.loads(out.read_text())
-    assert score["schemaVersion"] == "e23-score/v1" and score["decision"] == "NO-GO"
+    assert score["schemaVersion"] == "e23-score/v1" and score["decision"]["outcome"] == "NO-GO"
     assert set(score["verdicts"]) == {
         "wording-effect", "relay-decline", "gap-readings", "legacy-format", "anchor"
     }  # fmt: skip
@@ -102,7 +102,7 @@ def test_simulate_and_score_follow_the_variant(variant):
     assert trap["metrics"]["acc-raw"]["estimate"] < 0.3
     assert cells["mn-lex-north_r1_relay-down_balanced"]["metrics"]["acc-raw"]["estimate"] > 0.7
     assert set(trap["byPosition"]) == {"head", "tail"}
-    assert "Decision: NO-GO" in (root / "SCORE.md").read_text()
+    assert "## Decision\n\n**NO-GO**" in (root / "SCORE.md").read_text()
 
 
 def test_dev_review_material_follows_the_variant(variant):

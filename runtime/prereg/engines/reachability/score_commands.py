@@ -232,14 +232,29 @@ def check_clock(
     return bound
 
 
-def _num(x) -> str:
-    return "–" if x is None else f"{x}"
+def _display(x, decimals: int | None = None) -> str:
+    """A figure as SCORE.md displays it: rounded half-up to the registered decimals (SCORE.json
+    keeps it at full precision)."""
+    if x is None:
+        return "–"
+    if decimals is not None and isinstance(x, float):
+        from prereg.stats.rounding import round_half_up_shortest
+
+        return f"{round_half_up_shortest(x, decimals)}"
+    return f"{x}"
 
 
 def render_markdown(
     doc: Mapping[str, Any], spec: ScoringSpec, module: ModuleType | None = None
 ) -> str:
     m = spec.metrics
+
+    def _num(x) -> str:  # the display rounding of this score's spec
+        return _display(x, spec.decimals)
+
+    def _p(x) -> str:  # P values to the registered significant digits
+        return "–" if x is None else f"{float(f'{x:.{spec.p_digits}g}')}"
+
     lines = [
         f"# Score of {doc['studyId']} {doc['version']}",
         "",
@@ -325,7 +340,7 @@ def render_markdown(
                 lines.append(
                     f"| {c['id']} | {c['a']['k']}/{c['a']['n']} | {c['b']['k']}/{c['b']['n']} |"
                     f" {_num(c['estimate'])} | [{_num(c['lower'])}, {_num(c['upper'])}] |"
-                    f" {_num(c['p'])} | {_num(c['adjustedP'])} |"
+                    f" {_p(c['p'])} | {_p(c['adjustedP'])} |"
                 )
     return "\n".join(lines) + "\n"
 
