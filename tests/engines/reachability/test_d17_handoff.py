@@ -776,3 +776,105 @@ def test_a_hand_off_command_imports_no_scoring_and_no_preparation(walked):
         )
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout.strip().splitlines()[-1]) == [], args
+
+
+# -- the run file before the ledger: a crash between them resumes -------------------------------
+
+
+class _Killed(BaseException):
+    """Stands for the process dying between the run file and the ledger's commit."""
+
+
+def test_a_start_interrupted_after_its_run_file_resumes_and_a_refused_one_leaves_none(
+    bundled, tmp_path, capsys, monkeypatch
+):
+    from prereg.engines.reachability import handoff
+    from prereg.ledger import LedgerConflict
+
+    w = bundled.copy(tmp_path / "root")
+    b, r = w / "BUNDLE.json", w.root
+    assert cli("ledger-freeze", b, r, "--now", START_1) == 0
+    start = ("session-start", b, r, "run-1", "--run-dir", r / "runs/run-1", "--at", START_1)
+    real = Ledger.start_session
+
+    def dies_before_commit(self, **kw):
+        if kw.get("record", True):
+            raise _Killed
+        return real(self, **kw)
+
+    # killed after the run file was written, before the ledger recorded the start (a crash
+    # runs no cleanup)
+    monkeypatch.setattr(Ledger, "start_session", dies_before_commit)
+    monkeypatch.setattr(handoff, "_unlink_quietly", lambda p: None)
+    with pytest.raises(_Killed):
+        cli(*start, "--now", START_1)
+    assert (r / "runs/run-1/frozen.json").is_file()
+    with Ledger(w.ledger) as led:
+        assert led.sessions() == []
+    monkeypatch.undo()
+    capsys.readouterr()
+    assert cli(*start, "--now", START_1) == 0  # the same command resumes the start
+    assert "was already written" in capsys.readouterr().out
+    with Ledger(w.ledger) as led:
+        assert [s["run_id"] for s in led.sessions()] == ["run-1"]
+    frozen = json.loads((r / "runs/run-1/frozen.json").read_text())
+    assert (
+        frozen["runId"] == "run-1" and frozen["collectionStartedAt"] == "2026-10-15T09:00:00.000Z"
+    )
+
+    # the ledger refusing after the run file was written: the run file goes again
+    (r / "runs/run-1/observations.jsonl").write_text("")
+    end = ("session-end", b, r, "--run-dir", r / "runs/run-1", "--calls", 0, "--tokens", 0)
+    assert cli(*end, "--usd", "0") == 0
+
+    def refuses(self, **kw):
+        if kw.get("record", True):
+            raise LedgerConflict("session-open", "another session started meanwhile")
+        return real(self, **kw)
+
+    monkeypatch.setattr(Ledger, "start_session", refuses)
+    rc = cli("session-start", b, r, "run-2", "--run-dir", r / "runs/run-2", "--at", START_2,
+             "--now", START_2)  # fmt: skip
+    refused(capsys, rc, "sessionOpen", "meanwhile", outputs=[r / "runs/run-2/frozen.json"])
+
+
+def test_an_end_interrupted_after_its_integrity_file_resumes(
+    bundled, tmp_path, capsys, monkeypatch
+):
+    from prereg.engines.reachability import handoff
+
+    w = bundled.copy(tmp_path / "root")
+    b, r = w / "BUNDLE.json", w.root
+    assert cli("ledger-freeze", b, r, "--now", START_1) == 0
+    assert cli("session-start", b, r, "run-1", "--run-dir", r / "runs/run-1", "--at", START_1,
+               "--now", START_1) == 0  # fmt: skip
+    (r / "runs/run-1/observations.jsonl").write_text("")
+    end = ("session-end", b, r, "--run-dir", r / "runs/run-1", "--calls", 3, "--tokens", 4)
+    real = Ledger.end_session
+
+    def dies_before_commit(self, **kw):
+        if kw.get("record", True):
+            raise _Killed
+        return real(self, **kw)
+
+    monkeypatch.setattr(Ledger, "end_session", dies_before_commit)
+    monkeypatch.setattr(handoff, "_unlink_quietly", lambda p: None)
+    with pytest.raises(_Killed):
+        cli(*end, "--usd", "0.5")
+    assert (r / "runs/run-1/integrity.json").is_file()
+    monkeypatch.undo()
+    assert cli(*end, "--usd", "0.5") == 0
+    with Ledger(w.ledger) as led:
+        (s,) = led.sessions()
+    assert (s["calls"], s["tokens"], s["usd"]) == (3, 4, "0.5")
+    assert s["evidence_digest"] == w.evidence("run-1")
+
+
+def test_a_session_start_before_the_seeds_freeze_is_refused(bundled, tmp_path, capsys):
+    w = bundled.copy(tmp_path / "root")
+    b, r = w / "BUNDLE.json", w.root
+    assert cli("ledger-freeze", b, r, "--now", START_2) == 0
+    rc = cli("session-start", b, r, "run-1", "--run-dir", r / "runs/run-1", "--at", START_1,
+             "--now", START_2)  # fmt: skip
+    refused(capsys, rc, "sessionOpen", "before the seed's freeze",
+            outputs=[r / "runs/run-1/frozen.json"])  # fmt: skip

@@ -794,6 +794,7 @@ _CONFLICT_CODES = {
     "session-open": "sessionOpen",
     "run-unknown": "sessionUnrecorded",
     "run-ended": "runReused",
+    "instant-order": "sessionOpen",
 }
 
 
@@ -927,8 +928,31 @@ def ledger_freeze(ctx: StudyContext, args: argparse.Namespace) -> int:
     return 0
 
 
+def _open_ledger(h: HandOff, path: Path):
+    """The existing ledger at ``path`` (refused: none there, ``seed-not-frozen``)."""
+    from prereg.ledger import open_existing
+
+    led = open_existing(path)
+    if led is None:
+        raise h.refuse("seedNotFrozen", f"{path}: no ledger there (nothing has been frozen)")
+    return led
+
+
+def _unlink_quietly(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
 def session_start(ctx: StudyContext, args: argparse.Namespace) -> int:
-    from prereg.ledger import Ledger, LedgerConflict
+    """Write the run's ``frozen.json`` (atomically), then record the start in the ledger.
+
+    The run file comes first: a crash between the two leaves a run file the ledger does not
+    know, and the same command run again finds it (the same run, bundle and start) and records
+    it; a refusal by the ledger removes the run file this command wrote.  The other order left
+    a started session without its run file, and no way forward."""
+    from prereg.ledger import LedgerConflict
 
     h = HandOff.of(ctx)
     now = _now(args)
@@ -941,39 +965,64 @@ def session_start(ctx: StudyContext, args: argparse.Namespace) -> int:
     doc = b.doc
     run_dir = Path(args.run_dir)
     frozen_path = run_dir / h.raw["runFiles"]["frozen"]
-    refuse_existing(frozen_path)
     path = h.ledger_path(args)
-    try:
-        with Ledger(path) as led:
-            prior = led.start_session(
-                run_id=args.run_id,
-                seed=doc["seed"],
-                corpus_digest=doc["corpusDigest"],
-                preregistration_digest=doc["preregistrationDigest"],
-                bundle_digest=b.digest,
-                started_at=iso_ms(at),
-                started_at_ms=ms(at),
-            )
-    except LedgerConflict as exc:
-        raise _conflict(h, exc) from None
-    frozen = {
-        "schemaVersion": h.version_of("frozen"),
-        "studyId": h.study_id,
-        "runId": args.run_id,
-        "bundleDigest": b.digest,
+    keys = {
+        "run_id": args.run_id,
         "seed": doc["seed"],
-        "corpusDigest": doc["corpusDigest"],
-        "preregistrationDigest": doc["preregistrationDigest"],
-        "collectionStartedAt": iso_ms(at),
-        "priorRuns": [
-            {"runId": p["run_id"], "evidenceDigest": p["evidence_digest"]} for p in prior
-        ],
+        "corpus_digest": doc["corpusDigest"],
+        "preregistration_digest": doc["preregistrationDigest"],
+        "bundle_digest": b.digest,
+        "started_at": iso_ms(at),
+        "started_at_ms": ms(at),
     }
-    run_dir.mkdir(parents=True, exist_ok=True)
-    write_new(frozen_path, canonical_bytes_nl(frozen))
+    resumed = False
+    with _open_ledger(h, path) as led:
+        try:
+            prior = led.start_session(**keys, record=False)
+        except LedgerConflict as exc:
+            raise _conflict(h, exc) from None
+        frozen = {
+            "schemaVersion": h.version_of("frozen"),
+            "studyId": h.study_id,
+            "runId": args.run_id,
+            "bundleDigest": b.digest,
+            "seed": doc["seed"],
+            "corpusDigest": doc["corpusDigest"],
+            "preregistrationDigest": doc["preregistrationDigest"],
+            "collectionStartedAt": iso_ms(at),
+            "priorRuns": [
+                {"runId": p["run_id"], "evidenceDigest": p["evidence_digest"]} for p in prior
+            ],
+        }
+        data = canonical_bytes_nl(frozen)
+        if os.path.lexists(frozen_path):
+            # an interrupted start of this very session (run file written, ledger not) resumes
+            try:
+                resumed = read_regular(frozen_path) == data
+            except OSError:
+                resumed = False
+            if not resumed:
+                refuse_existing(frozen_path)
+        else:
+            try:
+                run_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise UserError(
+                    f"{run_dir}: cannot create the run folder: {exc.strerror}"
+                ) from None
+            write_new(frozen_path, data)
+        try:
+            led.start_session(**keys, expect_prior=[p["run_id"] for p in prior])
+        except BaseException as exc:
+            if not resumed:
+                _unlink_quietly(frozen_path)
+            if isinstance(exc, LedgerConflict):
+                raise _conflict(h, exc) from None
+            raise
     _out(
         f"session {args.run_id!r} started {iso_ms(at)} (ends by {iso_ms(at + h.window.session)});"
-        f" recorded in {path}; wrote {frozen_path}"
+        f" recorded in {path}; "
+        + (f"its run file {frozen_path} was already written" if resumed else f"wrote {frozen_path}")
     )
     if prior:
         _out(f"  resumes after {', '.join(p['run_id'] for p in prior)}")
@@ -999,14 +1048,15 @@ def evidence(h: HandOff, run_dir: Path) -> dict[str, Any]:
 
 
 def session_end(ctx: StudyContext, args: argparse.Namespace) -> int:
-    from prereg.ledger import Ledger, LedgerConflict
+    """Write the run's ``integrity.json`` (atomically), then record the end in the ledger; as
+    with the start, a crash between the two is resumed by the same command run again."""
+    from prereg.ledger import LedgerConflict
 
     h = HandOff.of(ctx)
     now = _now(args)
     b = validate_bundle(ctx, args.bundle)
     run_dir = Path(args.run_dir)
     integrity_path = run_dir / h.raw["runFiles"]["integrity"]
-    refuse_existing(integrity_path)
     ev = evidence(h, run_dir)
     frozen = ev.pop("frozen")
     if frozen.get("bundleDigest") != b.digest:
@@ -1020,19 +1070,38 @@ def session_end(ctx: StudyContext, args: argparse.Namespace) -> int:
             raise UserError(f"--{name}: must not be negative")
     usd = _decimal(args.usd, "--usd")
     path = h.ledger_path(args)
-    try:
-        with Ledger(path) as led:
-            led.end_session(
-                run_id=ev["runId"],
-                evidence_digest=ev["evidenceDigest"],
-                calls=int(args.calls),
-                tokens=int(args.tokens),
-                usd=usd,
-                at=iso_ms(now),
-            )
-    except LedgerConflict as exc:
-        raise _conflict(h, exc) from None
-    write_new(integrity_path, canonical_bytes_nl(ev))
+    keys = {
+        "run_id": ev["runId"],
+        "evidence_digest": ev["evidenceDigest"],
+        "calls": int(args.calls),
+        "tokens": int(args.tokens),
+        "usd": usd,
+        "at": iso_ms(now),
+    }
+    data = canonical_bytes_nl(ev)
+    resumed = False
+    with _open_ledger(h, path) as led:
+        try:
+            led.end_session(**keys, record=False)
+        except LedgerConflict as exc:
+            raise _conflict(h, exc) from None
+        if os.path.lexists(integrity_path):
+            try:
+                resumed = read_regular(integrity_path) == data
+            except OSError:
+                resumed = False
+            if not resumed:
+                refuse_existing(integrity_path)
+        else:
+            write_new(integrity_path, data)
+        try:
+            led.end_session(**keys)
+        except BaseException as exc:
+            if not resumed:
+                _unlink_quietly(integrity_path)
+            if isinstance(exc, LedgerConflict):
+                raise _conflict(h, exc) from None
+            raise
     _out(
         f"session {ev['runId']!r} ended; spend {args.calls} calls, {args.tokens} tokens, USD {usd}"
     )
