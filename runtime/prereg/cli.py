@@ -552,8 +552,25 @@ def _one_blas_thread() -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
+def _tolerant_streams() -> None:
+    """Make stdout and stderr survive any encoding (``PYTHONIOENCODING=ascii``, ``LANG=C``): a
+    character the stream cannot encode is written as its escape (``\\u2265``) instead of
+    raising UnicodeEncodeError in the middle of a command.  UTF-8 streams are left alone."""
+    import codecs
+
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        try:
+            if codecs.lookup(encoding).name == "utf-8":
+                continue
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, LookupError, ValueError, OSError):
+            pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     _one_blas_thread()
+    _tolerant_streams()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["__complete"]:
         from prereg.completion import candidates
