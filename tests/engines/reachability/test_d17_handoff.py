@@ -878,3 +878,61 @@ def test_a_session_start_before_the_seeds_freeze_is_refused(bundled, tmp_path, c
              "--now", START_2)  # fmt: skip
     refused(capsys, rc, "sessionOpen", "before the seed's freeze",
             outputs=[r / "runs/run-1/frozen.json"])  # fmt: skip
+
+
+# -- the bundle re-checked against its sources at every later step ------------------------------
+
+
+def _set(doc: dict, pointer: str, value) -> None:
+    keys = pointer.strip("/").split("/")
+    for k in keys[:-1]:
+        doc = doc[k]
+    doc[keys[-1]] = value
+
+
+@pytest.mark.parametrize(
+    "pointer, value, code",
+    [
+        ("/seed", "d17mf-ffffffffffffffffffffffffff", "approvalMismatch"),
+        ("/floorsUsd/study", 99, "approvalMismatch"),
+        ("/floorsUsd/portfolio", 0.0, "approvalMismatch"),
+        ("/calibration/calibrationArtifactDigest", "sha256:" + "0" * 64, "approvalMismatch"),
+        ("/approvalReference", "approved by nobody", "approvalMismatch"),
+        ("/approvalDigest", "sha256:" + "1" * 64, "approvalDigest"),
+        ("/approval/sha256", "sha256:" + "1" * 64, "approvalDigest"),
+        ("/goldDigest", "sha256:" + "2" * 64, "preparedMismatch"),
+        ("/dispatchOrderDigest", "sha256:" + "3" * 64, "preparedMismatch"),
+        ("/worstCase/usd", "0.01", "changedPreregistration"),
+        ("/window/latestSessionStart", "2027-01-01T00:00:00.000Z", "changedPreregistration"),
+        ("/window/sessionMinutes", 600, "changedPreregistration"),
+    ],
+)
+def test_an_edited_bundle_is_refused_at_every_later_step(
+    bundled, tmp_path, capsys, pointer, value, code
+):
+    w = bundled.copy(tmp_path / "root")
+    doc = json.loads((w / "BUNDLE.json").read_text())
+    _set(doc, pointer, value)
+    b = write_json(w / "BUNDLE.json", doc)
+    refused(capsys, cli("validate-bundle", b, "--now", START_1), code, f"at {pointer}:")
+    refused(capsys, cli("ledger-freeze", b, w.root, "--now", START_1), code, f"at {pointer}:",
+            outputs=[w.ledger])  # fmt: skip
+    refused(capsys, cli("dry-run-ledger", b, w.approval_digest, w.root, "--now", START_1), code)
+
+
+def test_an_approval_edited_after_the_bundle_is_refused(bundled, tmp_path, capsys):
+    w = bundled.copy(tmp_path / "root")
+    approval = json.loads((w / "APPROVAL.json").read_text())
+    approval["floorsUsd"]["study"] = 50
+    write_json(w / "APPROVAL.json", approval)
+    rc = cli("validate-bundle", w / "BUNDLE.json", "--now", START_1)
+    refused(capsys, rc, "approvalDigest", "at /approvalDigest:", str(w / "APPROVAL.json"))
+
+
+def test_an_edited_bundle_does_not_reach_score(walked, tmp_path, capsys):
+    w = walked.copy(tmp_path / "root")
+    doc = json.loads((w / "BUNDLE.json").read_text())
+    doc["floorsUsd"]["study"] = 1000
+    write_json(w / "BUNDLE.json", doc)  # the score config then trusts the edited bundle
+    rc, out = _score(w, tmp_path, w.score_config("EDITED.json"))
+    refused(capsys, rc, "approvalMismatch", "at /floorsUsd/study:", outputs=[out])

@@ -418,6 +418,7 @@ def bundle_document(
     corpus_rel: str,
     approval_digest: str,
     approval: Mapping[str, Any],
+    approval_rel: str,
     dev_review_digest: str,
     calibrator_digest: str,
     qualified_at: datetime,
@@ -439,6 +440,7 @@ def bundle_document(
         "dispatchOrderDigest": prereg["dispatchOrderDigest"],
         "corpus": {"file": corpus_rel, "sha256": prereg["corpusDigest"]},
         "approvalDigest": approval_digest,
+        "approval": {"file": approval_rel, "sha256": approval_digest},
         "approvalReference": approval["approvalReference"],
         "devReviewDigest": dev_review_digest,
         "floorsUsd": dict(approval["floorsUsd"]),
@@ -578,6 +580,7 @@ def bundle(ctx: StudyContext, args: argparse.Namespace) -> int:
         corpus_rel=_relative(outdir / CORPUS, out.parent if str(out.parent) else Path(".")),
         approval_digest=approval_digest,
         approval=approval,
+        approval_rel=_relative(approval_path, out.parent if str(out.parent) else Path(".")),
         dev_review_digest=review_digest,
         calibrator_digest=trusted,
         qualified_at=now,
@@ -703,6 +706,7 @@ def validate_bundle(
         raise h.refuse(
             "preparedMismatch", f"{b.corpus_path}: {rows} rows, the bundle says {doc.get('rows')}"
         )
+    check_chain(h, b)
     if now is not None:
         if now > win.expires_at:
             raise h.refuse(
@@ -727,6 +731,108 @@ def validate_bundle(
                 f" {iso_ms(win.expires_at)}: stop the collection",
             )
     return b
+
+
+def _differs(doc: Mapping[str, Any], pointer: str, want: Any) -> tuple[bool, Any]:
+    value: Any = doc
+    for key in pointer.strip("/").split("/"):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    same = value == want and type(value) is type(want)
+    if not same and isinstance(value, (int, float)) and isinstance(want, (int, float)):
+        same = not isinstance(value, bool) and Decimal(str(value)) == Decimal(str(want))
+    return not same, value
+
+
+def check_chain(h: HandOff, b: Bundle) -> None:
+    """Every value the bundle carries, re-checked against where it came from: the approval it
+    names (its bytes' digest the bundle's ``approvalDigest``; each approved value the bundle's
+    copy), the prepared folder of its corpus (the seed, rows and digests of its
+    preregistration.json) and the registered facts (window, worst case, version).  An edited
+    value anywhere in the bundle is refused at its JSON pointer, with the digest of the source
+    it no longer matches."""
+    from .layout import PREREGISTRATION
+
+    doc, path = b.doc, b.path
+    # the approval, anchored by the digest the bundle carries (and the ledger records)
+    ref = doc.get("approval")
+    if not isinstance(ref, Mapping) or not isinstance(ref.get("file"), str):
+        raise h.refuse("approvalDigest", f"{path}: at /approval: names no approval file")
+    approval_path = _resolve(path, ref["file"])
+    approval_digest, approval_bytes = file_digest(approval_path, "the bundle's approval")
+    for pointer in ("/approvalDigest", "/approval/sha256"):
+        bad, got = _differs(doc, pointer, approval_digest)
+        if bad:
+            raise h.refuse(
+                "approvalDigest",
+                f"{path}: at {pointer}: {got}, but the approval {approval_path} has digest"
+                f" {approval_digest}",
+            )
+    approval = _object(approval_path, approval_bytes, "an approval")
+    copies = {
+        "/studyId": "/studyId",
+        "/specDigest": "/specDigest",
+        "/generatorId": "/generatorId",
+        "/seed": "/seed",
+        "/corpusDigest": "/corpusDigest",
+        "/preregistrationDigest": "/preregistrationDigest",
+        "/approvalReference": "/approvalReference",
+        "/floorsUsd/study": "/floorsUsd/study",
+        "/floorsUsd/portfolio": "/floorsUsd/portfolio",
+        "/calibration/mode": "/calibration/mode",
+        "/calibration/calibrationArtifactDigest": "/calibration/calibrationArtifactDigest",
+    }
+    for here, there in copies.items():
+        _, want = _differs(approval, there, None)
+        bad, got = _differs(doc, here, want)
+        if bad:
+            raise h.refuse(
+                "approvalMismatch",
+                f"{path}: at {here}: {got!r}, but the approval ({approval_digest}) approved"
+                f" {want!r}",
+            )
+    # the prepared folder the corpus lies in
+    prereg_path = b.corpus_path.parent / PREREGISTRATION
+    prereg_digest_bytes, prereg_bytes = file_digest(prereg_path, "the bundle's prepared folder")
+    prereg = _object(prereg_path, prereg_bytes, "a preregistration")
+    expected = {
+        "/seed": prereg.get("seed"),
+        "/rows": prereg.get("rows"),
+        "/corpusDigest": prereg.get("corpusDigest"),
+        "/goldDigest": prereg.get("goldDigest"),
+        "/auditDigest": prereg.get("auditDigest"),
+        "/dispatchOrderDigest": prereg.get("dispatchOrderDigest"),
+        "/preregistrationDigest": preregistration_digest(prereg),
+    }
+    for pointer, want in expected.items():
+        bad, got = _differs(doc, pointer, want)
+        if bad:
+            raise h.refuse(
+                "preparedMismatch",
+                f"{path}: at {pointer}: {got!r}, but the prepared {prereg_path}"
+                f" ({prereg_digest_bytes}) has {want!r}",
+            )
+    # the registered facts
+    win = h.window
+    rows = prereg.get("rows")
+    wc = worst_case(h, int(rows)) if type(rows) is int else {}
+    registered = {
+        "/studyId": h.study_id,
+        "/version": h.version,
+        "/calibration/effectiveAt": iso_ms(win.effective_at),
+        "/calibration/expiresAt": iso_ms(win.expires_at),
+        "/window/sessionMinutes": h.ec.calibration["sessionMinutes"],
+        "/window/callTimeoutSeconds": h.ec.budget["timeoutSeconds"],
+        "/window/latestSessionStart": iso_ms(win.latest_start),
+        **{f"/worstCase/{k}": (str(v) if k == "usd" else int(v)) for k, v in wc.items()},
+    }
+    for pointer, want in registered.items():
+        bad, got = _differs(doc, pointer, want)
+        if bad:
+            raise h.refuse(
+                "changedPreregistration",
+                f"{path}: at {pointer}: {got!r}, but the registered study ({h.spec_digest}) has"
+                f" {want!r}",
+            )
 
 
 def _corpus_generators(path: Path, corpus: bytes):
