@@ -1,6 +1,7 @@
 """prereg seal, and prereg check of sealed registered content against amendments.
 
-Everything runs on copies (the repository's real studies are never sealed).
+Everything runs on copies of unsealed projects (the repository's registered studies are sealed;
+the copies drop the seals and seal again as each test needs).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ EXAMPLE = "spec/studies/example-probe.yaml"
 @pytest.fixture
 def golden_copy(tmp_path) -> Path:
     dst = tmp_path / "golden"
-    shutil.copytree(GOLDEN, dst, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(GOLDEN, dst, ignore=shutil.ignore_patterns("__pycache__", "*.seal.json"))
     return dst
 
 

@@ -656,7 +656,8 @@ def test_a_score_config_that_breaks_its_schema(walked, tmp_path, capsys):
     cfg["runs"][1] = {"dir": "runs/run-2"}
     cfg["evaluatedAt"] = "tomorrow"
     rc, out = _score(w, tmp_path, write_json(w / "C.json", cfg))
-    err = refused(capsys, rc, "bundleDigest", "C.json: at /evaluatedAt: 'tomorrow'",
+    # led by the rule of its first problem (the clock's), not a digest's
+    err = refused(capsys, rc, "scoringClock", "C.json: at /evaluatedAt: 'tomorrow'",
                   "at /runs/1: 'trustedEvidenceDigest' is a required property", outputs=[out])  # fmt: skip
     assert "prereg-reachability-score-config/v1" in err
 
@@ -749,7 +750,14 @@ def test_the_flag_form_scores_exactly_as_the_lineage_does(walked, tmp_path):
     flag = json.loads(out.read_text())
     lineage = json.loads((w / "SCORE.json").read_text())
     assert "lineage" not in flag and lineage.pop("lineage")
+    # the flag form is labelled a development score (SCORE.json and SCORE.md); the lineage not
+    development = flag.pop("development")
+    assert development["form"] == "flags" and "development score" in development["reason"]
+    assert "development" not in lineage
     assert flag == lineage
+    md = out.with_suffix(".md").read_text()
+    assert "**Development score**" in md.split("## Gates")[0]
+    assert "Development score" not in (w / "SCORE.md").read_text()
 
 
 def test_a_hand_off_command_imports_no_scoring_and_no_preparation(walked):
@@ -936,3 +944,54 @@ def test_an_edited_bundle_does_not_reach_score(walked, tmp_path, capsys):
     write_json(w / "BUNDLE.json", doc)  # the score config then trusts the edited bundle
     rc, out = _score(w, tmp_path, w.score_config("EDITED.json"))
     refused(capsys, rc, "approvalMismatch", "at /floorsUsd/study:", outputs=[out])
+
+
+# -- the rest of the hand-off rules ---------------------------------------------------------------
+
+
+def test_a_backdated_session_start_on_the_real_clock_is_refused(bundled, tmp_path, capsys):
+    w = bundled.copy(tmp_path / "root")
+    b, r = w / "BUNDLE.json", w.root
+    assert cli("ledger-freeze", b, r, "--now", START_1) == 0
+    capsys.readouterr()
+    rc = cli(
+        "session-start",
+        b,
+        r,
+        "run-1",
+        "--run-dir",
+        r / "runs/run-1",
+        "--at",
+        "2026-10-20T00:00:00Z",
+    )  # fmt: skip (no --now: the real clock)
+    refused(capsys, rc, "sessionWindow", "before the clock", "a backdated start is for",
+            outputs=[r / "runs/run-1/frozen.json"])  # fmt: skip
+    with Ledger(w.ledger) as led:
+        assert led.sessions() == []
+
+
+def test_a_score_config_that_leaves_out_the_last_run_is_refused(walked, tmp_path, capsys):
+    w = walked.copy(tmp_path / "root")
+    cfg = json.loads(w.score_config().read_text())
+    cfg["runs"] = cfg["runs"][:1]  # run-2, the last session, left out
+    rc, out = _score(w, tmp_path, write_json(w / "ONE_RUN.json", cfg))
+    refused(capsys, rc, "lineageDigest", "at /runs:", "left out: run-2", outputs=[out])
+
+
+def test_a_malformed_evaluated_at_is_a_clock_refusal(walked, tmp_path, capsys):
+    w = walked.copy(tmp_path / "root")
+    for bad in ("2026-13-45T99:00:00Z", "yesterday", "2026-10-16T12:00:00"):
+        cfg = w.score_config("BAD_CLOCK.json", evaluatedAt=bad)
+        rc, out = _score(w, tmp_path, cfg)
+        err = refused(capsys, rc, "scoringClock", "evaluatedAt", outputs=[out])
+        assert CODES["bundleDigest"] not in err
+        cfg.unlink()
+
+
+def test_dry_run_exits_1_when_the_session_window_has_closed(capsys):
+    assert cli("dry-run", SEED, "--now", "2026-10-20T00:00:00Z") == 0
+    capsys.readouterr()
+    assert cli("dry-run", SEED, "--now", "2026-11-01T10:00:00Z") == 1  # 30 min before expiry
+    assert "may no longer start" in capsys.readouterr().out
+    assert cli("dry-run", SEED, "--now", "2026-10-01T00:00:00Z") == 1  # not effective yet
+    assert "may not start yet" in capsys.readouterr().out

@@ -144,6 +144,15 @@ def _now(args: argparse.Namespace) -> datetime:
     return parse_instant(text, "--now") if text else datetime.now(UTC)
 
 
+def _span(d: timedelta) -> str:
+    seconds = int(d.total_seconds())
+    if seconds >= 86400:
+        return f"{seconds // 86400} d {seconds % 86400 // 3600} h"
+    if seconds >= 3600:
+        return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+    return f"{seconds} s"
+
+
 def file_digest(path: Path, what: str) -> tuple[str, bytes]:
     """``sha256:<hex>`` of a regular file's bytes, and the bytes."""
     try:
@@ -200,9 +209,17 @@ _SCHEMAS = {
 }
 
 
-def _schema(h: HandOff, obj: Mapping[str, Any], path: Path, kind: str, code: str) -> None:
-    """Refuse ``obj`` (led by ``code``) unless it carries the study's version id of ``kind``
-    and holds to the shipped schema of its kind: every problem located by JSON pointer."""
+def _schema(
+    h: HandOff,
+    obj: Mapping[str, Any],
+    path: Path,
+    kind: str,
+    code: str,
+    codes: Mapping[str, str] | None = None,
+) -> None:
+    """Refuse ``obj`` (led by ``code``, or by ``codes[key]`` when the first problem is under
+    the top-level ``key``) unless it carries the study's version id of ``kind`` and holds to
+    the shipped schema of its kind: every problem located by JSON pointer."""
     from prereg import outputs
 
     want = h.version_of(kind)
@@ -213,6 +230,10 @@ def _schema(h: HandOff, obj: Mapping[str, Any], path: Path, kind: str, code: str
     doc_schema = outputs.schema_for("reachability-probe", _SCHEMAS[kind])
     found = outputs.problems(obj, doc_schema)
     if found:
+        for key, other in (codes or {}).items():
+            if found[0].startswith((f"at /{key}:", f"at /{key}/")):
+                code = other
+                break
         raise UserError(
             f"{h.code(code)}: {path}: {found[0]} (schema {doc_schema['$id']})",
             problems=found[1:],
@@ -1066,6 +1087,16 @@ def session_start(ctx: StudyContext, args: argparse.Namespace) -> int:
     if at > now:
         raise h.refuse(
             "futureInstant", f"--at {iso_ms(at)} is after now {iso_ms(now)}: not started yet"
+        )
+    if getattr(args, "now", None) is None and now - at > h.call_timeout:
+        # on the real clock a session starts now: an earlier --at is development only (with
+        # --now, the simulated clock), never a backdated start of a live collection
+        raise h.refuse(
+            "sessionWindow",
+            f"--at {iso_ms(at)} is {_span(now - at)} before the clock ({iso_ms(now)}): on the"
+            f" real clock a session starts now (at most the call timeout,"
+            f" {h.ec.budget['timeoutSeconds']} s, earlier); a backdated start is for"
+            " development, with --now",
         )
     b = validate_bundle(ctx, args.bundle, session_start=at)
     doc = b.doc
