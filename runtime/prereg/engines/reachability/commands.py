@@ -398,6 +398,16 @@ def dev_review_material(ctx: StudyContext, args: argparse.Namespace) -> int:
             f"{outdir / PREREGISTRATION}: prepared under spec {prereg.get('specDigest')},"
             f" not the current spec {ctx.spec_digest}; prepare again"
         )
+    seed = prereg.get("seed")
+    check_seed_syntax(seed, ec.seed_policy)
+    sc = classify_seed(seed, ec.seed_policy)
+    if sc.public:  # review material holds gold: only for a seed whose gold is not public
+        code = ctx.config["constants"]["refusal-codes"]["publicSeed"]
+        raise UserError(
+            f"{code}: {outdir / PREREGISTRATION}: seed {seed!r} is public ({sc.reason}); its"
+            " development review material would hold gold anyone can regenerate from source,"
+            " so none is written; prepare a fresh private seed"
+        )
     corpus_path = outdir / CORPUS
     try:
         corpus_bytes = read_regular(corpus_path)
