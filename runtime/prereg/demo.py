@@ -112,7 +112,7 @@ def _under(path: Path, folder: Path) -> bool:
 _GLOBAL = ("--project",)
 
 
-def confinement_problems(plan: dict, root: Path) -> list[tuple[str, str]]:
+def confinement_problems(plan: dict, root: Path, *, exists: bool = True) -> list[tuple[str, str]]:
     """(JSON pointer, rule) of each way a plan's steps would reach outside what the runner
     confines them to: a step runs a command of a study of this project only (no
     ``--project``), writes only under the output folder (``{out}``: the value of ``--out``,
@@ -145,7 +145,7 @@ def confinement_problems(plan: dict, root: Path) -> list[tuple[str, str]]:
                 target = Path(os.path.normpath(str(root) + arg[len("{root}") :]))
                 if not _under(target, root) or "{" in arg[len("{root}") :]:
                     problems.append((where, f"{arg!r}: outside the project {{root}}"))
-                elif not target.exists():
+                elif exists and not target.exists():
                     problems.append(
                         (where, f"{arg!r}: no such file in the project (a step reads there)")
                     )
@@ -233,7 +233,9 @@ def load_plan(project: Project, path: Path | None = None) -> tuple[dict, Path | 
                 studies.add(study)
     problems = plan_problems(plan, studies)
     if not problems:
-        problems = confinement_problems(plan, project.root)
+        # the structure now; that each {root} input exists, when its step runs (an earlier
+        # step cannot create one: it writes under {out} only)
+        problems = confinement_problems(plan, project.root, exists=False)
     if problems:
         raise UserError(
             f"{name}: not a plan of steps this project can run",
@@ -469,6 +471,10 @@ def _run_step(project, projects, out: Path, step: dict, i: int, total: int, cli_
     step_out.mkdir(exist_ok=True)
     t0 = time.perf_counter()
     try:
+        missing = confinement_problems({"steps": [step]}, project.root)
+        if missing:
+            where, what = missing[0]
+            raise UserError(f"{plan}: at /steps/{i - 1}{where[len('/steps/0') :]}: {what}")
         args = [fill_arg(a, step_out, project.root, plan) for a in step["args"]]
     except UserError as exc:
         print(f"[{i}/{total}] {step['title']}: {exc.message}", file=sys.stderr, flush=True)
