@@ -20,6 +20,7 @@ import datetime as dt
 import re
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from prereg import __version__, exits
 from prereg.console import Console
@@ -74,6 +75,11 @@ ARG_TYPES = {
 }
 
 
+# the last refusal of this process (a usage error or a UserError), for the JSON answer of a
+# command run with --json that ended before printing its own (:func:`main`)
+_LAST_ERROR: dict[str, Any] = {}
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with suggestions: a misspelt command, study or option gets "did you mean"."""
 
@@ -95,6 +101,7 @@ class _Parser(argparse.ArgumentParser):
         m = re.search(r"unrecognized arguments: (\S+)", message)
         if m and m.group(1).startswith("--"):
             hint = self._option_hint(m.group(1).split("=")[0], difflib)
+        _LAST_ERROR["message"] = f"{self.prog}: {message + hint}"
         super().error(message + hint)
 
     def parse_args(self, args=None, namespace=None):
@@ -561,9 +568,53 @@ def _one_blas_thread() -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
+def _tolerant_streams() -> None:
+    """Make stdout and stderr survive any encoding (``PYTHONIOENCODING=ascii``, ``LANG=C``): a
+    character the stream cannot encode is written as its escape (``\\u2265``) instead of
+    raising UnicodeEncodeError in the middle of a command.  UTF-8 streams are left alone."""
+    import codecs
+
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        try:
+            if codecs.lookup(encoding).name == "utf-8":
+                continue
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, LookupError, ValueError, OSError):
+            pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command line; with ``--json``, stdout holds exactly one JSON object whatever
+    happens: the command's own answer, or, when it was refused before it could give one (a
+    usage error, a refusal), ``{"error", "problems", "exitCode"}``."""
+    from prereg import console
+
     _one_blas_thread()
+    _tolerant_streams()
     argv = list(sys.argv[1:] if argv is None else argv)
+    wants_json = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
+    answered = console.JSON_ANSWERS[0]
+    _LAST_ERROR.clear()
+    try:
+        code = _main(argv)
+    except SystemExit as exc:  # argparse: a usage error (2), or --help / --version (0)
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        if not wants_json or code == 0 or console.JSON_ANSWERS[0] != answered:
+            raise
+    if wants_json and code != 0 and console.JSON_ANSWERS[0] == answered:
+        con = console.Console(json_mode=True)
+        con.summary(
+            {
+                "error": _LAST_ERROR.get("message", "refused (see stderr)"),
+                "problems": list(_LAST_ERROR.get("problems", ())),
+            }
+        )
+        con.finish(code)
+    return code
+
+
+def _main(argv: list[str]) -> int:
     if argv[:1] == ["__complete"]:
         from prereg.completion import candidates
 
@@ -628,6 +679,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         return commands[args.cmd](project, args)
     except UserError as exc:
+        _LAST_ERROR.update(message=exc.message, problems=exc.problems)
         lines = exc.lines()
         print(f"error: {lines[0]}", file=sys.stderr)
         for line in lines[1:]:
@@ -639,6 +691,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return exits.BROKEN_PIPE
     except MemoryError as exc:
+        _LAST_ERROR.update(message=_out_of_memory(exc).message)
         print(f"error: {_out_of_memory(exc).message}", file=sys.stderr)
         return exits.USAGE
 

@@ -91,6 +91,12 @@ class Console:
             doc = {**context, **(self._summary or {}), "exitCode": int(code)}
             self.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
             self.stdout.flush()
+            JSON_ANSWERS[0] += 1
+
+
+# how many JSON answers this process printed (the CLI answers once more when a command was
+# refused before it printed its own)
+JSON_ANSWERS = [0]
 
 
 def console_of(args: Any) -> Console:

@@ -64,19 +64,31 @@ _JSON = re.compile(r"\{json:([^{}#]+)#(/[^{}]*)\}")
 def fill_arg(arg: str, out: Path, root: Path, plan: Path | str = PLAN) -> str:
     """``{out}`` and ``{root}`` filled in, then ``{sha256:PATH}`` (``sha256:`` and the hex
     SHA-256 of the file's bytes: the digest an operator anchors) and ``{json:PATH#/pointer}``
-    (a string in a JSON file an earlier step wrote, such as a printed digest)."""
+    (a string in a JSON file an earlier step wrote, such as a printed digest).  A PATH is read
+    only inside the study's output folder or the project (a regular file, read strictly)."""
+    from prereg.files import read_regular
+    from prereg.records import loads_strict
+
     arg = arg.replace("{out}", str(out)).replace("{root}", str(root))
 
+    def inside(text: str) -> Path:
+        path = Path(text)
+        if not _under(path, out) and not _under(path, root):
+            raise UserError(f"{plan}: {text}: outside the output folder and the project")
+        return path
+
     def sha(m: re.Match) -> str:
-        path = Path(m.group(1))
-        if not path.is_file():
-            raise UserError(f"{plan}: {{sha256:{m.group(1)}}}: no such file (yet)")
-        return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+        path = inside(m.group(1))
+        try:
+            data = read_regular(path)
+        except OSError:
+            raise UserError(f"{plan}: {{sha256:{m.group(1)}}}: no such file (yet)") from None
+        return "sha256:" + hashlib.sha256(data).hexdigest()
 
     def pointer(m: re.Match) -> str:
-        path = Path(m.group(1))
+        path = inside(m.group(1))
         try:
-            value = json.loads(path.read_text(encoding="utf-8"))
+            value = loads_strict(read_regular(path).decode("utf-8"))
             for key in m.group(2).strip("/").split("/"):
                 value = value[int(key)] if isinstance(value, list) else value[key]
         except (OSError, ValueError, KeyError, IndexError, TypeError):
@@ -86,23 +98,90 @@ def fill_arg(arg: str, out: Path, root: Path, plan: Path | str = PLAN) -> str:
     return _JSON.sub(pointer, _SHA256.sub(sha, arg))
 
 
-def _filled(value, out: Path, root: Path):
+def _under(path: Path, folder: Path) -> bool:
+    """Whether ``path`` (its links followed, ``..`` resolved) lies in ``folder``."""
+    try:
+        real = Path(os.path.realpath(path))
+        base = Path(os.path.realpath(folder))
+    except (OSError, ValueError):
+        return False
+    return real == base or base in real.parents
+
+
+# arguments that name another project (and so import its generated Python) or a global option
+_GLOBAL = ("--project",)
+
+
+def confinement_problems(plan: dict, root: Path, *, exists: bool = True) -> list[tuple[str, str]]:
+    """(JSON pointer, rule) of each way a plan's steps would reach outside what the runner
+    confines them to: a step runs a command of a study of this project only (no
+    ``--project``), writes only under the output folder (``{out}``: the value of ``--out``,
+    a written file, any path starting ``{out}``, which must stay in it) and reads only
+    existing files of the project (``{root}``); an absolute or ``..`` path, or ``~``, is
+    refused, and an example project is a folder of this project."""
+    out_base = Path("/__prereg_out__")
+    problems: list[tuple[str, str]] = []
+    for i, step in enumerate(plan["steps"]):
+        at = f"/steps/{i}"
+        rel = step.get("project")
+        if isinstance(rel, str):
+            path = root / rel
+            if Path(rel).is_absolute() or ".." in Path(rel).parts or not _under(path, root):
+                problems.append((f"{at}/project", f"{rel!r} is not a folder of the project"))
+        args = step["args"]
+        for j, arg in enumerate(args):
+            where = f"{at}/args/{j}"
+            if arg in _GLOBAL or any(arg.startswith(g + "=") for g in _GLOBAL):
+                problems.append((where, f"{arg!r}: a step runs this project's commands only"))
+                continue
+            written = (j > 0 and args[j - 1] == "--out") or ("json" in step and j == 1)
+            if arg.startswith("{out}"):
+                target = os.path.normpath(str(out_base) + arg[len("{out}") :])
+                if not _under(Path(target), out_base) or "{" in arg[len("{out}") :]:
+                    problems.append((where, f"{arg!r}: outside the output folder {{out}}"))
+            elif written:
+                problems.append((where, f"{arg!r}: a step writes only under {{out}}"))
+            elif arg.startswith("{root}"):
+                target = Path(os.path.normpath(str(root) + arg[len("{root}") :]))
+                if not _under(target, root) or "{" in arg[len("{root}") :]:
+                    problems.append((where, f"{arg!r}: outside the project {{root}}"))
+                elif exists and not target.exists():
+                    problems.append(
+                        (where, f"{arg!r}: no such file in the project (a step reads there)")
+                    )
+            elif (
+                arg.startswith(("/", "~", "./", "../"))
+                or arg == ".."
+                or "/../" in arg
+                or arg.endswith("/..")
+            ):
+                problems.append(
+                    (where, f"{arg!r}: a path is {{out}}/... or {{root}}/... (no absolute or ..)")
+                )
+    return problems
+
+
+def _filled(value, out: Path, root: Path, plan: Path | str = PLAN):
     """A JSON value with every string filled in (:func:`fill_arg`)."""
     if isinstance(value, str):
-        return fill_arg(value, out, root)
+        return fill_arg(value, out, root, plan)
     if isinstance(value, list):
-        return [_filled(v, out, root) for v in value]
+        return [_filled(v, out, root, plan) for v in value]
     if isinstance(value, dict):
-        return {k: _filled(v, out, root) for k, v in value.items()}
+        return {k: _filled(v, out, root, plan) for k, v in value.items()}
     return value
 
 
-def write_step(step: dict, args: list[str], out: Path, root: Path) -> int:
+def write_step(step: dict, args: list[str], out: Path, root: Path, plan: Path | str = PLAN) -> int:
     """A plan step that writes a file an operator would write by hand (``"json"``: its content,
-    strings filled in; ``args``: ``["write", PATH]``); never overwrites."""
+    strings filled in; ``args``: ``["write", PATH]``, in the output folder); never
+    overwrites."""
     path = Path(args[1])
+    if not _under(path.parent if path.parent.exists() else path, out.parent):
+        raise UserError(f"{plan}: {path}: a step writes only under the output folder")
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(_filled(step["json"], out, root), indent=2, ensure_ascii=False) + "\n"
+    filled = _filled(step["json"], out, root, plan)
+    text = json.dumps(filled, indent=2, ensure_ascii=False) + "\n"
     write_new(path, text)
     print(f"      wrote {path}", flush=True)
     return 0
@@ -153,6 +232,10 @@ def load_plan(project: Project, path: Path | None = None) -> tuple[dict, Path | 
             if isinstance(study, str) and spec.is_file():
                 studies.add(study)
     problems = plan_problems(plan, studies)
+    if not problems:
+        # the structure now; that each {root} input exists, when its step runs (an earlier
+        # step cannot create one: it writes under {out} only)
+        problems = confinement_problems(plan, project.root, exists=False)
     if problems:
         raise UserError(
             f"{name}: not a plan of steps this project can run",
@@ -219,15 +302,58 @@ def plan_problems(plan: Any, studies: set[str]) -> list[tuple[str, str]]:
 
 
 def _run_demo(project: Project, out: Path, force: bool, plan_file: Path | None = None) -> int:
+    plan, plan_name = load_plan(project, plan_file)
+    _need_matplotlib()
+    created = not os.path.lexists(out)
+    lock = _claim(out, force)
+    try:
+        return _run_claimed(project, out, plan, plan_name, plan_file, lock)
+    except UserError:
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()  # refused before anything was written: no folder left behind
+        raise
+    finally:
+        os.close(lock)
+
+
+def _claim(out: Path, force: bool) -> int:
+    """Take ``out`` for this run (a descriptor holding its lock): a new or empty folder, or,
+    with ``force``, an earlier run's (emptied).  Refused: an earlier run without ``force``,
+    another demo run writing there now, something that is not a folder."""
+    import fcntl
+
+    try:
+        out.mkdir(parents=True)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise UserError(f"{out}: cannot create the output folder: {exc.strerror}") from None
+    if out.is_symlink() or not out.is_dir():
+        raise UserError(f"{out}: not a folder; the demo writes its output folder there")
+    fd = os.open(out, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise UserError(
+            f"{out}: another demo run is writing there now; wait for it or choose another --out"
+        ) from None
+    if any(out.iterdir()):
+        if not force:
+            os.close(fd)
+            raise UserError(f"{out}: an earlier demo run is there; remove it or pass --force")
+        for child in out.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+    return fd
+
+
+def _run_claimed(project, out: Path, plan, plan_name, plan_file, lock: int) -> int:
     from prereg.cli import main as cli_main
     from prereg.reports import Step
 
-    plan, plan_name = load_plan(project, plan_file)
-    _need_matplotlib()
-    if out.exists():
-        if not force:
-            raise UserError(f"{out}: an earlier demo run is there; remove it or pass --force")
-        shutil.rmtree(out)
     print("checking that generated/ matches the specs ...", flush=True)
     # the check runs in a process of its own while this one imports what every study's
     # process shares (matplotlib, the page templates): both are on the critical path
@@ -243,8 +369,7 @@ def _run_demo(project: Project, out: Path, force: bool, plan_file: Path | None =
         raise UserError(
             "generated/ is stale: run prereg compile", problems=[s.splitlines()[0] for s in stale]
         )
-    out.mkdir(parents=True)
-    projects = _example_projects(project, plan, out)
+    projects = _example_projects(project, plan, out, plan_name)
     total = len(plan["steps"])
     chains: dict[str, list[tuple[int, dict]]] = {}
     for i, step in enumerate(plan["steps"], start=1):
@@ -346,6 +471,10 @@ def _run_step(project, projects, out: Path, step: dict, i: int, total: int, cli_
     step_out.mkdir(exist_ok=True)
     t0 = time.perf_counter()
     try:
+        missing = confinement_problems({"steps": [step]}, project.root)
+        if missing:
+            where, what = missing[0]
+            raise UserError(f"{plan}: at /steps/{i - 1}{where[len('/steps/0') :]}: {what}")
         args = [fill_arg(a, step_out, project.root, plan) for a in step["args"]]
     except UserError as exc:
         print(f"[{i}/{total}] {step['title']}: {exc.message}", file=sys.stderr, flush=True)
@@ -355,7 +484,11 @@ def _run_step(project, projects, out: Path, step: dict, i: int, total: int, cli_
         argv = ["--project", str(home.root), step["study"], *args]
         if "json" in step:  # a file the operator writes: no command runs
             print(f"[{i}/{total}] {step['title']}: write {args[1]}", flush=True)
-            code = write_step(step, args, step_out, project.root)
+            try:
+                code = write_step(step, args, step_out, project.root, plan)
+            except UserError as exc:
+                print(f"error: {exc.message}", file=sys.stderr, flush=True)
+                code = 2
         else:
             print(f"[{i}/{total}] {step['title']}: prereg {' '.join(argv[2:])}", flush=True)
             try:
@@ -375,7 +508,9 @@ def _run_step(project, projects, out: Path, step: dict, i: int, total: int, cli_
     )
 
 
-def _example_projects(project: Project, plan: dict, out: Path) -> dict[str, Project]:
+def _example_projects(
+    project: Project, plan: dict, out: Path, plan_name: Path | str = PLAN
+) -> dict[str, Project]:
     """Studies the plan runs from an example project of their own (``"project"``: a folder
     with spec/studies/, as a user's project would be), each to be copied to
     OUT/projects/<name>/ and compiled there (:func:`_compile_example`), so the demo shows a
@@ -388,7 +523,7 @@ def _example_projects(project: Project, plan: dict, out: Path) -> dict[str, Proj
         src = project.root / rel
         if not (src / "spec" / "studies").is_dir():
             raise UserError(
-                f"{PLAN}: project {rel!r} of study {step['study']!r} has no spec/studies/"
+                f"{plan_name}: project {rel!r} of study {step['study']!r} has no spec/studies/"
             )
         found[step["study"]] = Project(out / "projects" / Path(rel).name)
     return found

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -67,7 +68,9 @@ def read_regular(path: str | os.PathLike) -> bytes:
 
 
 def refuse_existing(*paths: str | Path) -> None:
-    """Refuse before any work when an output already exists."""
+    """Refuse before any work when an output already exists (what a killed run left of an
+    output is cleared first: :func:`sweep_stale`)."""
+    sweep_stale(*paths)
     for p in paths:
         if os.path.isdir(p):
             raise UserError(f"{p}: already exists (a folder); refusing to overwrite it")
@@ -116,6 +119,7 @@ def write_new(path: str | Path, data: bytes | str, *, mode: int = 0o644) -> Path
     if shown.endswith(("/", os.sep)) or os.path.isdir(path):
         raise UserError(f"{shown}: is a folder; name the file to create")
     path = Path(path)
+    sweep_stale(path)
     if os.path.lexists(path):
         raise UserError(f"{path}: output file already exists; refusing to overwrite it")
     created = make_parents(path)
@@ -147,7 +151,7 @@ def _staged(path: Path, data: bytes | str, mode: int) -> str:
     if not parent.is_dir():
         raise UserError(f"{path}: folder {parent} does not exist")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+        fd, tmp = tempfile.mkstemp(prefix=_prefix(path.name), suffix=".tmp", dir=parent)
     except OSError as exc:
         raise UserError(f"{path}: cannot write in {parent}: {exc.strerror}") from None
     try:
@@ -163,17 +167,21 @@ def _staged(path: Path, data: bytes | str, mode: int) -> str:
 
 
 def write_files_new(files: list[tuple[str | Path, bytes | str, int]]) -> None:
-    """Write several files exclusively, all or none.
+    """Write several files exclusively, as one unit: all or none, kill -9 included.
 
-    Every file is written and synced to a temporary sibling first; only then are they linked
-    into place one after the other (so the window in which a crash leaves some of them is the
-    few microseconds of the links, not the writing). If any step fails, the files this call
-    linked are removed again and no temporary file is left.
+    Every file is written and synced to a temporary sibling first; then a journal naming each
+    file and its temporary is written beside them (``.<first name>.<pid>.*.unit``), the files
+    are linked into place one after the other, and the journal is removed.  A failure removes
+    the files this call linked; a process killed among the links leaves its journal, and the
+    next write or check of any of those files (:func:`sweep_stale`) removes what the dead
+    process linked, so no reader is left with one file of the unit without the others.
     """
+    sweep_stale(*(p for p, _, _ in files))
     refuse_existing(*(p for p, _, _ in files))
     staged: list[tuple[Path, str]] = []
     created: list[Path] = []
     folders: list[Path] = []
+    journals: list[str] = []
     try:
         for p, data, mode in files:
             path = Path(p)
@@ -181,6 +189,8 @@ def write_files_new(files: list[tuple[str | Path, bytes | str, int]]) -> None:
                 raise UserError(f"{p}: is a folder; name the file to create")
             folders += make_parents(path)
             staged.append((path, _staged(path, data, mode)))
+        if len(staged) > 1:
+            journals = _journals(staged)
         for path, tmp in staged:
             try:
                 os.link(tmp, path)
@@ -190,24 +200,147 @@ def write_files_new(files: list[tuple[str | Path, bytes | str, int]]) -> None:
                 ) from None
             created.append(path)
     except BaseException:
+        failed = True
         for path in created:
             try:
                 os.unlink(path)
             except FileNotFoundError:
                 pass
-        for _, tmp in staged:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-        remove_folders(folders)
         raise
+    else:
+        failed = False
     finally:
+        for name in journals:  # first: from here on the unit is whole (or removed above)
+            try:
+                os.unlink(name)
+            except FileNotFoundError:
+                pass
         for _, tmp in staged:
             try:
                 os.unlink(tmp)
             except FileNotFoundError:
                 pass
+        if failed:  # last: the folders this call created are empty again
+            remove_folders(folders)
+
+
+def _prefix(name: str) -> str:
+    """The prefix of a temporary beside the output ``name``: it carries this process's id, so
+    that what a dead process left can be told from what a live one is writing."""
+    return f".{name}.{os.getpid()}."
+
+
+def _journals(staged: list[tuple[Path, str]]) -> list[str]:
+    """Write the journal of a unit of files into every folder it writes to (synced)."""
+    body = json.dumps([[str(p), tmp] for p, tmp in staged]).encode("utf-8")
+    names: list[str] = []
+    try:
+        for folder in dict.fromkeys(p.parent if str(p.parent) else Path(".") for p, _ in staged):
+            first = next(
+                p for p, _ in staged if (p.parent if str(p.parent) else Path(".")) == folder
+            )
+            fd, name = tempfile.mkstemp(prefix=_prefix(first.name), suffix=".unit", dir=folder)
+            names.append(name)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(body)
+                fh.flush()
+                os.fsync(fh.fileno())
+    except BaseException:
+        for name in names:
+            try:
+                os.unlink(name)
+            except FileNotFoundError:
+                pass
+        raise
+    return names
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # someone else's process (or not a pid we can ask about): leave it
+    return True
+
+
+_LEFTOVER = re.compile(r"\.(?P<pid>[0-9]{1,10})\.[A-Za-z0-9_]+\.(?P<kind>tmp|partial|unit)")
+
+
+_UNIT = re.compile(r"\..+\.(?P<pid>[0-9]{1,10})\.[A-Za-z0-9_]+\.unit")
+
+
+def sweep_stale(*paths: str | Path) -> None:
+    """Remove what a killed writer left beside these outputs: for a unit of files it was
+    linking (its journal ``.<name>.<pid>.*.unit`` in the folder), the files it had linked;
+    its temporaries (``.<name>.<pid>.*.tmp``) and partial folders (``.<name>.<pid>.*.partial``).
+    Only what a process that is no longer running left is touched."""
+    listed: dict[Path, list[str]] = {}
+    for p in paths:
+        path = Path(p)
+        parent = path.parent if str(path.parent) else Path(".")
+        if parent not in listed:
+            try:
+                listed[parent] = [e for e in os.listdir(parent) if e.startswith(".")]
+            except OSError:
+                listed[parent] = []
+            for entry in listed[parent]:  # units first: they need their temporaries
+                m = _UNIT.fullmatch(entry)
+                if m is not None and not _alive(int(m["pid"])):
+                    try:
+                        _undo_unit(parent / entry)
+                    except OSError:
+                        pass
+    for p in paths:
+        path = Path(p)
+        parent = path.parent if str(path.parent) else Path(".")
+        head = f".{path.name}"
+        for entry in listed[parent]:
+            if not entry.startswith(head + "."):
+                continue
+            m = _LEFTOVER.fullmatch(entry[len(head) :])
+            if m is None or m["kind"] == "unit" or _alive(int(m["pid"])):
+                continue
+            where = parent / entry
+            try:
+                if m["kind"] == "partial":
+                    if where.is_dir() and not where.is_symlink():
+                        shutil.rmtree(where, ignore_errors=True)
+                else:
+                    os.unlink(where)
+            except OSError:
+                pass
+
+
+def _undo_unit(journal: Path) -> None:
+    """Remove the files a dead writer linked from its unit's temporaries (each still the
+    same file as its temporary), the temporaries, and the journal."""
+    from prereg.records import loads_strict
+
+    try:
+        pairs = loads_strict(read_regular(journal).decode("utf-8"))
+    except (OSError, ValueError):
+        pairs = []
+    if isinstance(pairs, list):
+        for pair in pairs:
+            if not (
+                isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)
+            ):
+                continue
+            dest, tmp = pair
+            try:
+                if os.path.samefile(dest, tmp):
+                    os.unlink(dest)
+            except OSError:
+                pass
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    os.unlink(journal)
 
 
 def write_folder_new(folder: str | Path, files: list[tuple[str, bytes | str, int]]) -> Path:
@@ -221,11 +354,12 @@ def write_folder_new(folder: str | Path, files: list[tuple[str, bytes | str, int
     """
     folder = Path(folder)
     parent = folder.parent if str(folder.parent) else Path(".")
+    sweep_stale(folder)
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise UserError(f"{folder}: exists and is not an empty folder; refusing to write into it")
     made = make_parents(folder)
     try:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".partial", dir=parent))
+        tmp = Path(tempfile.mkdtemp(prefix=_prefix(folder.name), suffix=".partial", dir=parent))
     except OSError as exc:
         remove_folders(made)
         raise UserError(f"{folder}: cannot write in {parent}: {exc.strerror}") from None

@@ -24,7 +24,10 @@ Instants are stored as integer milliseconds since the epoch (UTC) beside their I
 
 from __future__ import annotations
 
+import os
+import re
 import sqlite3
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -32,10 +35,16 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from prereg.errors import UserError
 
 SCHEMA_VERSION = 1
+# PRAGMA application_id of every ledger ("preg"): an SQLite file without it is not a ledger
+APPLICATION_ID = 0x70726567
+_TABLES = frozenset({"schema_version", "seeds", "sessions", "events"})
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 # the version id of the document :meth:`Ledger.state` returns (prereg.outputs conventions)
 STATE_VERSION = "prereg-ledger-state/v1"
 
@@ -88,6 +97,7 @@ CONFLICTS = (
     "session-open",  # an earlier session of the corpus has not ended
     "run-unknown",  # ending a session that never started
     "run-ended",  # ending a session twice
+    "instant-order",  # a session start before the seed's freeze
 )
 
 
@@ -130,16 +140,27 @@ class Ledger:
         *,
         timeout: float = 30.0,
         before_commit: Callable[[str], None] | None = None,
+        create: bool = True,
     ):
         self.path = Path(path)
         self._before_commit = before_commit
+        if not os.path.lexists(self.path):
+            if not create:
+                raise UserError(f"{self.path}: no ledger there")
+            _create(self.path, timeout)
+        _check_file(self.path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
+            self._db = sqlite3.connect(
+                f"file:{quote(str(self.path.absolute()))}?mode=rw",
+                uri=True,
+                timeout=timeout,
+                isolation_level=None,
+            )
         except (OSError, sqlite3.Error) as exc:
             raise UserError(f"{self.path}: cannot open the ledger: {exc}") from None
         try:
             self._setup(timeout)
+            self._audit()
         except sqlite3.DatabaseError as exc:
             self._db.close()
             raise UserError(f"{self.path}: not a usable ledger database: {exc}") from None
@@ -152,6 +173,18 @@ class Ledger:
     def _setup(self, timeout: float) -> None:
         db = self._db
         db.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        app = db.execute("PRAGMA application_id").fetchone()[0]
+        tables = {
+            r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        } - {"sqlite_sequence"}
+        # a ledger carries the application id; one written before it was set is known by its
+        # tables (exactly the ledger's)
+        if app != APPLICATION_ID and not (app == 0 and tables == _TABLES):
+            raise UserError(
+                f"{self.path}: not a prereg ledger (an SQLite database of another application:"
+                f" application id {app}, tables {', '.join(sorted(tables)) or 'none'});"
+                " refusing to use it"
+            )
         deadline = time.monotonic() + timeout
         while True:  # switching to WAL needs a moment alone with the file
             try:
@@ -166,23 +199,81 @@ class Ledger:
         db.execute("PRAGMA synchronous = FULL")
         db.execute("PRAGMA foreign_keys = ON")
         with self._write("migrate") as cur:
-            cur.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-            row = cur.execute("SELECT version FROM schema_version").fetchall()
-            if len(row) > 1:
-                raise sqlite3.DatabaseError("schema_version holds more than one row")
-            version = row[0][0] if row else 0
-            if version > SCHEMA_VERSION:
+            _migrate(cur, self.path)
+
+    def _audit(self) -> None:
+        """Refuse a damaged or hand-edited ledger, naming the table and row: the integrity
+        check, every column's type and range (no negative spend), and every row matched by its
+        event in the append-only log (and every event by its row)."""
+        db = self._db
+        where = f"{self.path}: tampered or damaged ledger"
+        check = self.integrity()
+        if check != "ok":
+            raise UserError(f"{where}: integrity check: {check[:300]}")
+        bad_fk = db.execute("PRAGMA foreign_key_check").fetchall()
+        if bad_fk:
+            raise UserError(f"{where}: table {bad_fk[0][0]}: row {bad_fk[0][1]} names no seed")
+        events: dict[tuple[Any, Any, Any], list[Any]] = {}
+        for e in _rows(db.execute("SELECT * FROM events ORDER BY n")):
+            at = f"{where}: table events, row {e['n']}"
+            if e["kind"] not in ("freeze", "session-start", "session-end"):
+                raise UserError(f"{at}: unknown kind {e['kind']!r}")
+            for col in ("seed", "at", "detail"):
+                if not isinstance(e[col], str):
+                    raise UserError(f"{at}: {col} {e[col]!r} is not text")
+            events.setdefault((e["kind"], e["seed"], e["run_id"]), []).append(e["detail"])
+
+        def logged(kind: str, seed: Any, run_id: Any, detail: Any, at: str) -> None:
+            details = events.pop((kind, seed, run_id), None)
+            if details != [detail]:
+                found = "none" if details is None else ", ".join(map(repr, details))
                 raise UserError(
-                    f"{self.path}: ledger schema version {version} is newer than this prereg"
-                    f" knows ({SCHEMA_VERSION}); use the prereg that wrote it"
+                    f"{at}: its {kind} event in table events does not match (event detail"
+                    f" {found}; the row says {detail!r})"
                 )
-            for v in range(version, SCHEMA_VERSION):
-                for statement in MIGRATIONS[v]:
-                    cur.execute(statement)
-            if not row:
-                cur.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-            elif version != SCHEMA_VERSION:
-                cur.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
+
+        for r in _rows(db.execute("SELECT * FROM seeds ORDER BY seed")):
+            at = f"{where}: table seeds, seed {r['seed']!r}"
+            for col, value in r.items():
+                want = int if col == "frozen_at_ms" else str
+                if type(value) is not want or value == "":
+                    raise UserError(f"{at}: {col} {value!r} is not {_KIND[want]}")
+            logged("freeze", r["seed"], None, r["corpus_digest"], at)
+        text_columns = (
+            "run_id",
+            "seed",
+            "corpus_digest",
+            "preregistration_digest",
+            "bundle_digest",
+            "started_at",
+        )
+        for r in _rows(db.execute("SELECT * FROM sessions ORDER BY run_id")):
+            at = f"{where}: table sessions, run {r['run_id']!r}"
+            for col in text_columns:
+                if type(r[col]) is not str or r[col] == "":
+                    raise UserError(f"{at}: {col} {r[col]!r} is not {_KIND[str]}")
+            if type(r["started_at_ms"]) is not int:
+                raise UserError(f"{at}: started_at_ms {r['started_at_ms']!r} is not an integer")
+            logged("session-start", r["seed"], r["run_id"], r["bundle_digest"], at)
+            if r["evidence_digest"] is None:
+                if any(r[c] is not None for c in ("calls", "tokens", "usd")):
+                    raise UserError(f"{at}: a spend recorded without an evidence digest")
+                continue
+            if type(r["evidence_digest"]) is not str or r["evidence_digest"] == "":
+                raise UserError(f"{at}: evidence_digest {r['evidence_digest']!r} is not text")
+            for col in ("calls", "tokens"):
+                if type(r[col]) is not int or r[col] < 0:
+                    raise UserError(f"{at}: {col} {r[col]!r} is not a non-negative integer")
+            if _amount(r["usd"]) is None:
+                raise UserError(f"{at}: usd {r['usd']!r} is not a non-negative amount")
+            logged("session-end", r["seed"], r["run_id"], r["evidence_digest"], at)
+        if events:
+            kind, seed, run_id = next(iter(events))
+            raise UserError(
+                f"{where}: table events: a {kind} event of seed {seed!r}"
+                + (f", run {run_id!r}" if run_id else "")
+                + " has no row it records (or more than one event records its row)"
+            )
 
     @contextmanager
     def _write(self, what: str) -> Iterator[sqlite3.Cursor]:
@@ -361,10 +452,16 @@ class Ledger:
         bundle_digest: str,
         started_at: str,
         started_at_ms: int,
+        record: bool = True,
+        expect_prior: list[str] | None = None,
     ) -> list[dict[str, Any]]:
         """Record a session start; returns the corpus's earlier sessions (all ended), oldest
         first.  Refused: an unfrozen seed or one frozen with another corpus, another
-        preregistration, a run id already recorded, an earlier session not yet ended."""
+        preregistration, a run id already recorded, an earlier session not yet ended, a start
+        before the seed's freeze or an earlier session's start.
+
+        ``record=False`` runs the checks only; ``expect_prior`` (the run ids of the earlier
+        sessions a run file written beforehand lists) refuses the start when they changed."""
         with self._write("session-start") as cur:
             rows = _rows(cur.execute("SELECT * FROM seeds WHERE seed = ?", (seed,)))
             if not rows:
@@ -375,6 +472,13 @@ class Ledger:
                     "seed-corpus",
                     f"seed {seed!r} was frozen with corpus {row['corpus_digest']}, not"
                     f" {corpus_digest}",
+                    row,
+                )
+            if started_at_ms < row["frozen_at_ms"]:
+                raise LedgerConflict(
+                    "instant-order",
+                    f"a session start {started_at} is before the seed's freeze at"
+                    f" {row['frozen_at']} (the ledger's events run forwards)",
                     row,
                 )
             if row["preregistration_digest"] != preregistration_digest:
@@ -411,6 +515,14 @@ class Ledger:
                         f" {started_at}",
                         p,
                     )
+            if expect_prior is not None and [p["run_id"] for p in prior] != expect_prior:
+                raise LedgerConflict(
+                    "session-open",
+                    f"the corpus's sessions changed while the run file was written (now"
+                    f" {[p['run_id'] for p in prior]}, the run file lists {expect_prior})",
+                )
+            if not record:
+                return prior
             cur.execute(
                 "INSERT INTO sessions (run_id, seed, corpus_digest, preregistration_digest,"
                 " bundle_digest, started_at, started_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -428,9 +540,20 @@ class Ledger:
         return prior
 
     def end_session(
-        self, *, run_id: str, evidence_digest: str, calls: int, tokens: int, usd: Decimal, at: str
+        self,
+        *,
+        run_id: str,
+        evidence_digest: str,
+        calls: int,
+        tokens: int,
+        usd: Decimal,
+        at: str,
+        record: bool = True,
     ) -> dict[str, Any]:
-        """Record a session's evidence digest and attested spend (once)."""
+        """Record a session's evidence digest and attested spend (once; ``record=False`` runs
+        the checks only).  A negative or non-finite spend is refused (ValueError)."""
+        if int(calls) < 0 or int(tokens) < 0 or not Decimal(usd).is_finite() or usd < 0:
+            raise ValueError(f"a negative or non-finite spend ({calls}, {tokens}, {usd})")
         with self._write("session-end") as cur:
             rows = _rows(cur.execute("SELECT * FROM sessions WHERE run_id = ?", (run_id,)))
             if not rows:
@@ -441,6 +564,8 @@ class Ledger:
                     f"run {run_id!r} already ended with evidence {rows[0]['evidence_digest']}",
                     rows[0],
                 )
+            if not record:
+                return rows[0]
             cur.execute(
                 "UPDATE sessions SET evidence_digest = ?, calls = ?, tokens = ?, usd = ?"
                 " WHERE run_id = ?",
@@ -451,5 +576,111 @@ class Ledger:
 
 
 def open_existing(path: str | Path) -> Ledger | None:
-    """The ledger at ``path`` if the file exists (a fresh ledger is not created), else None."""
-    return Ledger(path) if Path(path).is_file() else None
+    """The ledger at ``path``, or None when nothing is there (a fresh ledger is not created).
+
+    Anything at the path that is not a sound ledger (an empty or foreign file, a folder, a
+    FIFO, a tampered database) is refused with its location, never taken for a fresh ledger."""
+    return Ledger(path, create=False) if os.path.lexists(path) else None
+
+
+_KIND = {int: "an integer", str: "non-empty text"}
+
+
+def _amount(text: Any) -> Decimal | None:
+    """A stored USD amount (text of a finite, non-negative decimal), or None."""
+    if type(text) is not str:
+        return None
+    try:
+        d = Decimal(text)
+    except ArithmeticError:
+        return None
+    return d if d.is_finite() and d >= 0 else None
+
+
+def _check_file(path: Path) -> None:
+    """Refuse, before SQLite sees it, anything at ``path`` that cannot be a ledger."""
+    from prereg.files import open_regular
+
+    try:
+        fd = open_regular(path)
+    except FileNotFoundError:
+        raise UserError(f"{path}: no ledger there (a link to nothing)") from None
+    except OSError as exc:
+        raise UserError(
+            f"{path}: not a ledger ({exc.strerror or exc}); refusing to use it"
+        ) from None
+    try:
+        size = os.fstat(fd).st_size
+        head = os.read(fd, len(_SQLITE_HEADER))
+    finally:
+        os.close(fd)
+    if size == 0:
+        raise UserError(
+            f"{path}: an empty file (0 bytes), not a ledger; refusing to take it for a fresh one"
+            " (remove it if no ledger was ever written there)"
+        )
+    if head != _SQLITE_HEADER:
+        raise UserError(f"{path}: not a ledger (not an SQLite database); refusing to use it")
+
+
+def _migrate(cur: sqlite3.Cursor, path: Path) -> None:
+    cur.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+    row = cur.execute("SELECT version FROM schema_version").fetchall()
+    if len(row) > 1:
+        raise sqlite3.DatabaseError("schema_version holds more than one row")
+    version = row[0][0] if row else 0
+    if type(version) is not int or version < 0:
+        raise sqlite3.DatabaseError(f"schema_version holds {version!r}, not a version")
+    if version > SCHEMA_VERSION:
+        raise UserError(
+            f"{path}: ledger schema version {version} is newer than this prereg"
+            f" knows ({SCHEMA_VERSION}); use the prereg that wrote it"
+        )
+    for v in range(version, SCHEMA_VERSION):
+        for statement in MIGRATIONS[v]:
+            cur.execute(statement)
+    if not row:
+        cur.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+    elif version != SCHEMA_VERSION:
+        cur.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
+
+
+def _create(path: Path, timeout: float) -> None:
+    """A fresh ledger at ``path``, whole or not at all: built in a temporary sibling and linked
+    into place (when another process created one first, theirs is kept)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+    except OSError as exc:
+        raise UserError(f"{path}: cannot create the ledger: {exc.strerror or exc}") from None
+    try:
+        db = sqlite3.connect(tmp, timeout=timeout, isolation_level=None)
+        try:
+            db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            db.execute("PRAGMA synchronous = FULL")
+            cur = db.cursor()
+            cur.execute("BEGIN IMMEDIATE")
+            _migrate(cur, path)
+            cur.execute("COMMIT")
+        finally:
+            db.close()
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise UserError(f"{path}: cannot create the ledger: {exc.strerror or exc}") from None
+    except sqlite3.Error as exc:
+        raise UserError(f"{path}: cannot create the ledger: {exc}") from None
+    finally:
+        for leftover in (tmp, tmp + "-journal"):
+            try:
+                os.unlink(leftover)
+            except FileNotFoundError:
+                pass

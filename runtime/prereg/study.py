@@ -89,24 +89,24 @@ def pinned_context(
 
 
 def _refuse_unsealed_changes(root: Path, study_id: str, loaded) -> None:
-    """A sealed study runs only while its registered content matches the seal (or a later
-    amendment declares each change): the seal holds at run time, not only in `prereg check`."""
-    from prereg.compiler.project import STUDIES
-
-    seal_file = root / STUDIES / f"{study_id}.seal.json"
-    if not seal_file.exists():
-        return
+    """A sealed study runs only while its registered content matches its seal (or a later
+    amendment declares each change): the seal holds at run time, not only in `prereg check`.
+    The seal is the seal file or, when that was deleted, moved back or rewritten, the latest
+    one committed to git (:func:`prereg.compiler.seal.last_seal`)."""
     from types import SimpleNamespace
 
     from prereg.compiler import seal
 
-    shown = f"{STUDIES}/{study_id}.seal.json"
-    sealed = seal.read_seal(seal_file, shown)
-    problems = seal.check_study(SimpleNamespace(data=loaded.data, loaded=loaded), sealed, shown)
+    sealed, shown, problems = seal.last_seal(root, study_id)
+    if sealed is None:
+        return
+    problems = problems + seal.check_study(
+        SimpleNamespace(data=loaded.data, loaded=loaded), sealed, shown
+    )
     if problems:
         raise UserError(
             f"study {study_id!r} is sealed ({shown}) and its registered content changed without"
-            " an amendment declaring it; it will not run",
+            " an amendment declaring it, or its seal was removed or altered; it will not run",
             problems=problems,
         )
 

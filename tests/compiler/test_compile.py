@@ -61,6 +61,9 @@ def test_repository_generated_tree_is_current(repo_root, capsys):
 
 def test_one_character_change_makes_check_fail_then_generate_fixes_it(project_copy, capsys):
     spec = project_copy / "spec/studies/d17-multifact.yaml"
+    # a change of registered content: the study is sealed anew below (a registered study must
+    # be sealed; the seal tests cover amendments)
+    (project_copy / "spec/studies/d17-multifact.seal.json").unlink()
     text = spec.read_text()
     assert "{level: missing-contrastive, rows: 220}" in text
     # one character in the crossing's rows_by: six test cells (3 pools x 2 hops) gain a row
@@ -79,6 +82,7 @@ def test_one_character_change_makes_check_fail_then_generate_fixes_it(project_co
     assert "stale or edited: generated/d17_multifact/constants.py" in out
     assert "generated/s3_verifier_freeze" not in out
     assert main(["--project", str(project_copy), "compile"]) == 0
+    assert main(["--project", str(project_copy), "seal", "d17-multifact"]) == 0
     assert main(["--project", str(project_copy), "check"]) == 0
 
 

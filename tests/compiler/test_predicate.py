@@ -311,8 +311,8 @@ def test_a_check_of_specs_that_hold_imports_no_jsonschema(tmp_path):
     project = tmp_path / "p"
     (project / "spec" / "studies").mkdir(parents=True)
     for sid in ("jev-multicorrect", "d17-multifact", "s3-verifier-freeze"):
-        src = ROOT / "spec" / "studies" / f"{sid}.yaml"
-        (project / "spec" / "studies" / src.name).write_bytes(src.read_bytes())
+        for src in (ROOT / "spec" / "studies").glob(f"{sid}.*"):  # the spec and its seal
+            (project / "spec" / "studies" / src.name).write_bytes(src.read_bytes())
     (project / "spec" / "prereg.linkml.yaml").write_bytes(
         (ROOT / "spec" / "prereg.linkml.yaml").read_bytes()
     )

@@ -147,3 +147,107 @@ def test_a_missing_or_broken_plan_file_is_named(starter, tmp_path):
     code, _, stderr = _cli("--project", starter, "demo", "--out", out)
     assert code == 2 and "the demo plan is missing (give another with --plan)" in stderr
     assert not out.exists()
+
+
+# -- the runner is confined: this project's commands, writes under --out only ------------------
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (
+            lambda s: {**s, "args": [*s["args"], "--project", "/elsewhere"]},
+            "at /steps/0/args/3: '--project': a step runs this project's commands only",
+        ),
+        (
+            lambda s: {**s, "args": ["--project=/elsewhere", *s["args"]]},
+            "at /steps/0/args/0: '--project=/elsewhere': a step runs this project's commands",
+        ),
+        (
+            lambda s: {**s, "args": ["items", "--out", "{out}/../../escaped.jsonl"]},
+            "at /steps/0/args/2: '{out}/../../escaped.jsonl': outside the output folder",
+        ),
+        (
+            lambda s: {**s, "args": ["items", "--out", "/tmp/escaped.jsonl"]},
+            "at /steps/0/args/2: '/tmp/escaped.jsonl': a step writes only under {out}",
+        ),
+        (
+            lambda s: {**s, "args": ["items", "--out", "{root}/escaped.jsonl"]},
+            "at /steps/0/args/2: '{root}/escaped.jsonl': a step writes only under {out}",
+        ),
+        (
+            lambda s: {**s, "args": ["items", "--out", "escaped.jsonl"]},
+            "at /steps/0/args/2: 'escaped.jsonl': a step writes only under {out}",
+        ),
+        (
+            lambda s: {**s, "json": {"a": 1}, "args": ["write", "{root}/../escaped.json"]},
+            "at /steps/0/args/1: '{root}/../escaped.json': a step writes only under {out}",
+        ),
+        (
+            lambda s: {**s, "args": ["items", "../x", "--out", "{out}/i.jsonl"]},
+            "at /steps/0/args/1: '../x': a path is {out}/... or {root}/...",
+        ),
+        (
+            lambda s: {**s, "project": "../other"},
+            "at /steps/0/project: '../other' is not a folder of the project",
+        ),
+    ],
+)
+def test_a_plan_step_cannot_reach_outside_the_project_or_the_output_folder(
+    starter, tmp_path, edit, problem
+):
+    plan = tmp_path / "mine.json"
+    plan.write_text(json.dumps({"steps": [edit(STEPS[0]), *STEPS[1:]]}), encoding="utf-8")
+    out = tmp_path / "out"
+    code, _, stderr = _cli("--project", starter, "demo", "--plan", plan, "--out", out)
+    assert code == 2 and "Traceback" not in stderr, stderr
+    assert f"error: {plan}: not a plan of steps this project can run" in stderr
+    assert problem in stderr, stderr
+    assert not out.exists() and not (tmp_path / "escaped.jsonl").exists()
+    assert not (starter / "escaped.jsonl").exists()
+
+
+def test_plan_refusals_name_the_users_plan_file(starter, tmp_path):
+    plan = tmp_path / "mine.json"
+    steps = [{**STEPS[0], "args": ["items", "--out", "{out}/i.jsonl"]},
+             {**STEPS[1], "args": ["simulate", "{sha256:{out}/never-written.json}"]}]  # fmt: skip
+    plan.write_text(json.dumps({"steps": steps}), encoding="utf-8")
+    code, _, stderr = _cli("--project", starter, "demo", "--plan", plan, "--out", tmp_path / "o")
+    assert code == 1
+    assert f"{plan}: {{sha256:" in stderr and "no such file (yet)" in stderr, stderr
+    assert "examples/demo.json" not in stderr
+
+
+def test_a_second_run_into_the_same_out_is_refused_clearly(starter, tmp_path):
+    import fcntl
+
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"steps": STEPS[:1]}), encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    fd = os.open(out, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a run writing there now
+    try:
+        for extra in ((), ("--force",)):
+            code, _, stderr = _cli("--project", starter, "demo", "--plan", plan, "--out", out,
+                                   *extra)  # fmt: skip
+            assert code == 2 and "Traceback" not in stderr
+            assert f"{out}: another demo run is writing there now" in stderr
+    finally:
+        os.close(fd)
+    assert list(out.iterdir()) == []
+    assert _cli("--project", starter, "demo", "--plan", plan, "--out", out)[0] == 0
+    code, _, stderr = _cli("--project", starter, "demo", "--plan", plan, "--out", out)
+    assert code == 2 and f"{out}: an earlier demo run is there" in stderr
+    assert (out / "my-study" / "items.jsonl").is_file()  # the earlier run is untouched
+
+
+def test_a_root_input_that_does_not_exist_fails_its_step(starter, tmp_path):
+    plan = tmp_path / "mine.json"
+    steps = [{**STEPS[0], "args": ["items", "{root}/no-such-input", "--out", "{out}/i.jsonl"]}]
+    plan.write_text(json.dumps({"steps": steps}), encoding="utf-8")
+    out = tmp_path / "out"
+    code, _, stderr = _cli("--project", starter, "demo", "--plan", plan, "--out", out)
+    assert code == 1 and "Traceback" not in stderr
+    assert f"{plan}: at /steps/0/args/1: '{{root}}/no-such-input': no such file" in stderr
+    assert not (out / "my-study" / "i.jsonl").exists()

@@ -33,4 +33,6 @@ def test_prepare_killed_leaves_nothing_or_everything(tmp_path, delay):
         again = subprocess.run(cmd, capture_output=True, text=True)
         assert again.returncode == 0, again.stderr
         assert {p.name for p in out.iterdir()} == OUTPUTS
+        # the successful run cleared what the killed one left beside its output
+        assert [p.name for p in tmp_path.iterdir()] == ["prepared"]
     assert os.stat(out / "gold.json").st_mode & 0o777 == 0o600

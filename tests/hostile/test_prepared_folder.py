@@ -22,7 +22,9 @@ STUDY = "d17-multifact"
 @pytest.fixture(scope="module")
 def prepared(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("hostile-d17") / "prepared"
-    assert main(["--project", str(ROOT), STUDY, "prepare", "d17mf-public-demo", str(out)]) == 0
+    # a private seed: development review material is written for no other
+    seed = "d17mf-5e0c7b19a3f48d26b1e97a0c3d"
+    assert main(["--project", str(ROOT), STUDY, "prepare", seed, str(out)]) == 0
     return out
 
 

@@ -23,13 +23,14 @@ ID = re.compile(r"^[A-Za-z][A-Za-z0-9]*([-_.][A-Za-z0-9]+)*$")
 
 def project_for_init(explicit: str | None) -> Project:
     """The project to add a study to: ``--project``, the nearest one upwards, or the current
-    folder (spec/studies/ is created)."""
+    folder (its spec/studies/ is created by :func:`init_study`, once the new spec is ready)."""
     if explicit is not None:
         root = Path(explicit)
+        if root.exists() and not root.is_dir():
+            raise UserError(f"--project {explicit}: not a folder")
     else:
         here = Path.cwd().resolve()
         root = next((c for c in (here, *here.parents) if (c / STUDIES).is_dir()), here)
-    (root / STUDIES).mkdir(parents=True, exist_ok=True)
     return Project(root.resolve())
 
 
@@ -40,15 +41,16 @@ def _schema_ref(project: Project, spec: Path) -> str:
     return os.path.relpath(project.root / "generated" / "prereg.schema.json", spec.parent)
 
 
-def _language_copy(project: Project) -> None:
+def _language_copy(project: Project) -> Path | None:
     """A project without the language source gets a copy of the shipped language schema for
     editors (compile keeps it current, check reports a stale one; it never decides what
-    compiles)."""
+    compiles); the copy written, or None."""
     own = project.root / "generated" / "prereg.schema.json"
-    if project.language_source.exists() or own.exists():
-        return
+    if project.language_source.exists() or os.path.lexists(own):
+        return None
     own.parent.mkdir(parents=True, exist_ok=True)
     write_new(own, (HOME / "generated" / "prereg.schema.json").read_bytes())
+    return own
 
 
 def _engine_source(project: Project, engine: str) -> tuple[Project, str]:
@@ -82,7 +84,7 @@ def init_study(
     if study_id in CORE_COMMANDS:
         raise UserError(f"study id {study_id!r} is a prereg command; choose another")
     path = project.spec_file(study_id)
-    if path.exists():
+    if os.path.lexists(path):
         raise UserError(f"{project.rel(path)}: already exists; refusing to overwrite it")
     origin = project
     if engine is not None and engine != "factorial":
@@ -98,9 +100,41 @@ def init_study(
         )
     else:
         text = _copy_of(origin, source, study_id, _schema_ref(project, path))
-    write_new(path, text)
-    _language_copy(project)
+    _write_all(project, path, text)
     return path
+
+
+def _write_all(project: Project, path: Path, text: str) -> None:
+    """Create the project's folders, the spec and the editors' schema copy: all of them, or,
+    when any step fails, none (what this call created is removed again)."""
+    made: list[Path] = []  # created here, in order
+    try:
+        for folder in reversed([path.parent, *path.parent.parents]):
+            if folder == project.root or project.root in folder.parents:
+                if not folder.exists():
+                    folder.mkdir()
+                    made.append(folder)
+        write_new(path, text)
+        made.append(path)
+        for folder in (project.root / "generated",):
+            if not folder.exists() and not project.language_source.exists():
+                folder.mkdir()
+                made.append(folder)
+        copy = _language_copy(project)
+        if copy is not None:
+            made.append(copy)
+    except BaseException as exc:
+        for p in reversed(made):
+            try:
+                p.rmdir() if p.is_dir() else p.unlink()
+            except OSError:
+                pass
+        if isinstance(exc, OSError):
+            where = exc.filename or path
+            raise UserError(
+                f"{where}: cannot create ({exc.strerror or exc}); nothing was written"
+            ) from None
+        raise
 
 
 def _copy_of(project: Project, source: str, study_id: str, schema_ref: str) -> str:
@@ -108,7 +142,21 @@ def _copy_of(project: Project, source: str, study_id: str, schema_ref: str) -> s
 
     from prereg.compiler.load import load_yaml
 
+    if not isinstance(source, str) or not ID.match(source):
+        raise UserError(
+            f"--from: {source!r} is not a study id of the project ({ID.pattern}); a study is"
+            " copied from the project's own spec/studies/ only"
+        )
     src = project.spec_file(source)
+    try:
+        inside = src.resolve().parent == project.studies_dir.resolve()
+    except (OSError, RuntimeError):
+        inside = False
+    if src.exists() and not inside:
+        raise UserError(
+            f"--from: {project.rel(src)} leads outside the project's spec/studies/ (a link);"
+            " refusing to read it"
+        )
     if not src.exists():
         known = ", ".join(p.stem for p in project.spec_files()) or "none"
         raise UserError(

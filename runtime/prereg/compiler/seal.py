@@ -34,6 +34,7 @@ SUFFIX = ".seal.json"
 FORMAT = "prereg-seal/1"
 KEYS = frozenset({"content", "digest", "format", "study", "version"})
 DRAFT = "draft"
+STUDIES_REL = "spec/studies"
 
 
 def seal_path(project: Project, study_id: str) -> Path:
@@ -156,23 +157,158 @@ def check_study(study, seal: dict, shown_seal: str) -> list[str]:
 
 
 def check_seals(project: Project, studies: list) -> list[str]:
-    """Problems of every sealed study of the project, and of seals without a spec."""
+    """Problems of every sealed study of the project (held to its seal file, or to the seal
+    committed to git when the file was deleted or moved back), of a registered or amended
+    study never sealed, and of seals without a spec."""
     by_id = {s.id: s for s in studies}
     problems = []
+    seen: set[str] = set()
     for path in seal_files(project):
         shown = project.rel(path)
         study_id = path.name[: -len(SUFFIX)]
+        seen.add(study_id)
         try:
-            seal = read_seal(path, shown)
+            read_seal(path, shown)
         except UserError as exc:
             problems.extend(exc.lines())
             continue
-        study = by_id.get(study_id)
-        if study is None:
+        if study_id not in by_id:
             problems.append(
                 f"{shown}: seals study {study_id!r} but "
                 f"{project.rel(project.spec_file(study_id))} does not exist"
             )
+    for study in studies:
+        if study.id in seen and any(
+            p.startswith(f"{STUDIES_REL}/{study.id}{SUFFIX}:") for p in problems
+        ):
+            continue  # its seal file is unreadable: reported above
+        try:
+            seal, where, found = last_seal(project.root, study.id)
+        except UserError as exc:
+            problems.extend(exc.lines())
             continue
-        problems.extend(check_study(study, seal, shown))
+        problems.extend(found)
+        if seal is None:
+            if study.data.get("status") in REGISTERED:
+                problems.append(
+                    f"{study.loaded.where('/status')}: at /status: the study is"
+                    f" {study.data.get('status')} but was never sealed; run prereg seal"
+                    f" {study.id} and commit {STUDIES_REL}/{study.id}{SUFFIX}"
+                )
+            continue
+        problems.extend(check_study(study, seal, where))
     return problems
+
+
+# -- the seal tied to history -------------------------------------------------------------------
+
+REGISTERED = ("registered", "amended")
+GIT_SECONDS = 10.0  # each git call's bound
+GIT_COMMITS = 200  # the commits that touched a seal file read at most (newest first)
+
+
+def _git(root: Path, *args: str) -> bytes | None:
+    """The output of ``git -C root ARGS`` (no shell, a bounded wait), or None when git is not
+    there, ``root`` is not in a work tree, or the call fails."""
+    import os
+    import shutil
+    import subprocess
+
+    exe = shutil.which("git")
+    if exe is None:
+        return None
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+    try:
+        done = subprocess.run(  # noqa: S603 (a fixed program, arguments as a list)
+            [exe, "-C", str(root), "-c", "core.fsmonitor=false", *args],
+            capture_output=True,
+            timeout=GIT_SECONDS,
+            env=env,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _parse_seal(data: bytes, study_id: str, shown: str) -> dict[str, Any] | None:
+    try:
+        seal = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if (
+        not isinstance(seal, dict)
+        or set(seal) != KEYS
+        or seal.get("format") != FORMAT
+        or seal.get("study") != study_id
+        or not isinstance(seal.get("content"), dict)
+        or digest(seal["content"]) != seal.get("digest")
+        or not version_key(seal.get("version"))
+    ):
+        return None
+    return seal
+
+
+def committed_seals(root: Path, study_id: str) -> list[tuple[str, dict[str, Any]]]:
+    """(commit, seal) of every sound version of ``spec/studies/<id>.seal.json`` committed on
+    any branch or tag of the git repository holding ``root``, newest commit first (none
+    outside a repository).  A seal file deleted from the work tree is still found here."""
+    from prereg.compiler.project import STUDIES
+
+    rel = f"{STUDIES}/{study_id}{SUFFIX}"
+    out = _git(root, "log", "--all", f"--max-count={GIT_COMMITS}", "--format=%H", "--", rel)
+    if not out:
+        return []
+    found = []
+    for commit in out.decode("ascii", "replace").split():
+        data = _git(root, "show", f"{commit}:./{rel}")
+        if data is None:
+            continue  # the commit deleted the file
+        seal = _parse_seal(data, study_id, rel)
+        if seal is not None:
+            found.append((commit, seal))
+    return found
+
+
+def last_seal(root: Path, study_id: str) -> tuple[dict[str, Any] | None, str, list[str]]:
+    """(the seal a study's registered content is held to, where it is from, problems): the
+    seal file, or, when it was deleted, moved back to an older version or rewritten, the
+    latest seal committed to git (by version; the newest commit of it)."""
+    from prereg.compiler.project import STUDIES
+
+    shown = f"{STUDIES}/{study_id}{SUFFIX}"
+    path = Path(root) / shown
+    problems: list[str] = []
+    current = read_seal(path, shown) if path.exists() else None
+    history = committed_seals(Path(root), study_id)
+    best = None
+    for commit, seal in history:
+        if best is None or version_key(seal["version"]) > version_key(best[1]["version"]):
+            best = (commit, seal)
+    if best is None:
+        return current, shown, problems
+    commit, committed = best
+    where = f"{shown} as committed in {commit[:12]}"
+    if current is None:
+        problems.append(
+            f"{shown}: the seal of version {committed['version']} was deleted (committed in"
+            f" {commit[:12]}); a seal is never removed: restore it (git checkout {commit[:12]}"
+            f" -- {shown})"
+        )
+        return committed, where, problems
+    if version_key(current["version"]) < version_key(committed["version"]):
+        problems.append(
+            f"{shown}: at /version: seals version {current['version']}, but version"
+            f" {committed['version']} was sealed in commit {commit[:12]}; a seal never goes back"
+        )
+        return committed, where, problems
+    same = [s for _, s in history if version_key(s["version"]) == version_key(current["version"])]
+    if same and all(s["digest"] != current["digest"] for s in same):
+        problems.append(
+            f"{shown}: at /digest: version {current['version']} was sealed with"
+            f" {same[0]['digest']} in git history, not {current['digest']}; a seal is never"
+            " rewritten (amend the study and seal the new version)"
+        )
+        return same[0], where, problems
+    return current, shown, problems

@@ -245,6 +245,15 @@ def crossings_resolve(spec: dict, report: Reporter) -> None:
                 )
         _crossing_shape(crossing, ptr, factors, levels, report)
         allowed = {"split", *factors, *(r.get("factor") for r in crossing.get("fixed") or [])}
+        left = _CELL_PLACEHOLDER.sub("", str(crossing.get("id", "")))
+        stray = re.search(r"\{[^{}]*\}?|\}", left)
+        if stray:  # {split.__class__}, {0}, {split!r}, an unclosed brace: never a placeholder
+            report(
+                f"{ptr}/id",
+                f"{stray.group(0)!r} in the cell id template is not a placeholder: a placeholder"
+                " is a plain name, {split}, {<factor>}, {<factor>.id} or {<factor>.code}",
+            )
+            continue
         for name in _CELL_PLACEHOLDER.findall(str(crossing.get("id", ""))):
             if name not in allowed:
                 report(

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 from collections.abc import Callable, Mapping
 from importlib import resources
 from pathlib import Path
@@ -132,6 +133,55 @@ def _int(args, name: str, minimum: int, default: int | None = None) -> int:
     return v
 
 
+# a simulated study's figures kept until the summary (verdicts, gates, estimates, contrasts),
+# in bytes: a tuple of shared verdict names, one bool per gate, 3 and 5 doubles per estimate
+# and contrast, with the arrays' and the tuple's own overhead; the summary copies them once
+_STUDY_OVERHEAD = 120
+
+
+def study_bytes(rules) -> int:
+    """Bytes one simulated study holds until the summary."""
+    return (
+        _STUDY_OVERHEAD
+        + 8 * len(rules.HYPOTHESES)
+        + len(rules.GATES)
+        + 8 * 3 * len(rules.ESTIMATES)
+        + 8 * 5 * len(rules.CONTRASTS)
+    )
+
+
+def available_memory() -> int:
+    """Bytes of memory this machine has available (MemAvailable), or its physical memory."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, AttributeError):
+        return 1 << 33
+
+
+def refuse_beyond_memory(plan, memory: int | None = None) -> None:
+    """Refuse, before any work, a diagnosis whose simulated studies (scenarios × effects ×
+    ``--simulations``) would not fit in half the available memory (held twice at the
+    summary)."""
+    memory = available_memory() if memory is None else memory
+    studies = len(plan.conditions) * plan.simulations
+    need = 2 * studies * study_bytes(plan.rules)
+    if need > memory // 2:
+        most = max(1, (memory // 2) // (2 * study_bytes(plan.rules) * len(plan.conditions)))
+        raise UserError(
+            f"--simulations: {plan.simulations:,} simulated studies for each of"
+            f" {len(plan.conditions)} scenario and effect conditions need about"
+            f" {need / 2**30:,.1f} GiB, more than half the {memory / 2**30:,.1f} GiB available;"
+            f" at most {most:,} here (nothing was run)"
+        )
+
+
 def _rules_module(ctx: StudyContext, args):
     import importlib
 
@@ -219,6 +269,8 @@ def run(
     seed = _int(args, "seed", 0)
     workers = _int(args, "workers", 1, default=1)
     scheduler = getattr(args, "scheduler", None)
+    if scheduler is not None:
+        runner.scheduler_address(scheduler)  # a malformed address is refused before any work
     target = getattr(args, "power", None)
     target = DEFAULT_POWER if target is None else float(target)
     if not 0 < target < 1:
@@ -235,6 +287,7 @@ def run(
     left_out = leave_out_unread(design, rules, ctx.config.get("claims") or ())
     refuse_unmodelled(design, rules)
     plan, found = build_plan(ctx, design, rules, scenario_ids, simulations, seed)
+    refuse_beyond_memory(plan)
     tasks = plan.tasks()
     con = console_of(args)
     progress = con.progress(f"diagnose {ctx.study_id}", len(tasks), unit="blocks")

@@ -11,6 +11,7 @@ a terminal, a line every tenth of the work otherwise, nothing with ``--quiet``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -66,28 +67,114 @@ def run(
     return results
 
 
-def _on_dask(fn, payload, tasks, address: str, step) -> list:
+# bounded waits on the network: reaching the scheduler, and any one block's result (a block is
+# 250 simulated studies: seconds of work, so minutes without one mean the cluster is gone)
+CONNECT_SECONDS = 10.0
+RESULT_SECONDS = 600.0
+
+_ADDRESS = re.compile(
+    r"(?:(?P<scheme>tcp|tls)://)?(?P<host>[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]+\])"
+    r":(?P<port>[0-9]{1,5})"
+)
+
+
+def scheduler_address(address: str) -> tuple[str, int]:
+    """The host and port of a Dask scheduler address (``[tcp://|tls://]HOST:PORT``); anything
+    else is refused before a connection is tried."""
+    m = _ADDRESS.fullmatch(address) if isinstance(address, str) else None
+    if m is None or not 0 < int(m["port"]) < 65536:
+        shown = address if len(address) <= 80 else address[:80] + "…"
+        raise UserError(
+            f"--scheduler: {shown!r} is not a scheduler address ([tcp://|tls://]HOST:PORT, the"
+            " port 1 to 65535)"
+        )
+    return m["host"].strip("[]"), int(m["port"])
+
+
+def _probe(address: str, host: str, port: int, seconds: float) -> None:
+    """Refuse, within ``seconds``, an address where nothing accepts a connection."""
+    import socket
+
     try:
+        with socket.create_connection((host, port), timeout=seconds):
+            pass
+    except (OSError, UnicodeError) as exc:
+        why = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+        raise UserError(
+            f"--scheduler: cannot reach a Dask scheduler at {address} ({why} within {seconds:g} s)"
+        ) from None
+
+
+def _on_dask(fn, payload, tasks, address: str, step) -> list:
+    host, port = scheduler_address(address)
+    try:
+        import dask
         from distributed import Client, as_completed
     except ImportError:
         raise UserError(
             "--scheduler: running on a Dask cluster needs the optional extra"
             " prereg[distributed] (pip install 'prereg[distributed]')"
         ) from None
-    try:
-        client = Client(address, timeout="20s", set_as_default=False)
-    except (OSError, TimeoutError) as exc:
-        raise UserError(
-            f"--scheduler: cannot reach a Dask scheduler at {address} ({exc})"
-        ) from None
-    try:
-        shared = client.scatter(payload, broadcast=True, hash=False)
-        futures = [client.submit(fn, shared, t, pure=False) for t in tasks]
-        index = {f.key: i for i, f in enumerate(futures)}
-        results: list = [None] * len(tasks)
-        for fut in as_completed(futures, loop=client.loop):
-            results[index[fut.key]] = fut.result()
-            step()
-        return results
-    finally:
-        client.close()
+    _probe(address, host, port, CONNECT_SECONDS)
+    timeouts = {
+        "distributed.comm.timeouts.connect": f"{CONNECT_SECONDS:g}s",
+        "distributed.comm.timeouts.tcp": f"{RESULT_SECONDS:g}s",
+    }
+    with dask.config.set(timeouts):
+        try:
+            client = Client(address, timeout=f"{2 * CONNECT_SECONDS:g}s", set_as_default=False)
+        except Exception as exc:  # noqa: BLE001 (any failure to connect is the user's address)
+            raise UserError(
+                f"--scheduler: cannot reach a Dask scheduler at {address}"
+                f" ({type(exc).__name__}: {str(exc)[:200]})"
+            ) from None
+        try:
+            shared = client.scatter(payload, broadcast=True, hash=False)
+            futures = [client.submit(fn, shared, t, pure=False) for t in tasks]
+            index = {f.key: i for i, f in enumerate(futures)}
+            results: list = [None] * len(tasks)
+            done = as_completed(futures, loop=client.loop)
+            left = len(futures)
+            while left:
+                try:
+                    batch = done.next_batch(block=False) or [_next(done, RESULT_SECONDS)]
+                except TimeoutError:
+                    raise UserError(
+                        f"--scheduler: no result from the cluster at {address} for"
+                        f" {RESULT_SECONDS:g} s ({len(tasks) - left} of {len(tasks)} blocks done);"
+                        " nothing was written"
+                    ) from None
+                for fut in batch:
+                    results[index[fut.key]] = fut.result()
+                    step()
+                    left -= 1
+            return results
+        except (OSError, TimeoutError) as exc:
+            raise UserError(
+                f"--scheduler: the cluster at {address} stopped answering ({exc}); nothing was"
+                " written"
+            ) from None
+        finally:
+            client.close(timeout=CONNECT_SECONDS)
+
+
+def _next(done, seconds: float):
+    """The next finished future of ``done`` (an ``as_completed``) within ``seconds``."""
+    import threading
+
+    box: list = []
+    ready = threading.Event()
+
+    def wait() -> None:
+        try:
+            box.append(next(done))
+        except BaseException as exc:  # noqa: BLE001 (handed to the caller)
+            box.append(exc)
+        ready.set()
+
+    threading.Thread(target=wait, daemon=True).start()
+    if not ready.wait(seconds):
+        raise TimeoutError
+    if isinstance(box[0], BaseException):
+        raise box[0]
+    return box[0]

@@ -22,6 +22,23 @@ from prereg.errors import UserError
 from prereg.files import make_parents, write_files_new
 
 TABLES = ("cells", "estimates", "contrasts", "auroc")
+MAX_DEPTH = 64  # a score document's figures nest a few levels; deeper is not one
+
+
+def _too_deep(doc: Any) -> str | None:
+    """The JSON path of the first value nested deeper than :data:`MAX_DEPTH`, or None."""
+    from prereg.records import json_path
+
+    stack: list[tuple[tuple, Any]] = [((), doc)]
+    while stack:
+        where, v = stack.pop()
+        if len(where) > MAX_DEPTH:
+            return json_path(where[: MAX_DEPTH + 1])
+        if isinstance(v, dict):
+            stack.extend((where + (k,), x) for k, x in v.items())
+        elif isinstance(v, list):
+            stack.extend((where + (i,), x) for i, x in enumerate(v))
+    return None
 
 
 def flatten(row: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -94,14 +111,16 @@ def parquet_bytes(columns: list[str], rows: list[dict[str, Any]]) -> bytes:
 
 
 def write_tables(score: str | Path, csv_dir: str | Path | None, parquet_dir: str | Path | None):
-    """Write the tables of ``score``; returns the paths written."""
+    """Write the tables of ``score``; returns the paths written.  The score is read as every
+    JSON input is (:func:`prereg.records.read_json_file`: a regular file, strict JSON, no NaN,
+    no duplicate key, no integer beyond 2^53)."""
+    from prereg.records import read_json_file
+
     path = Path(score)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except ValueError as exc:
-        raise UserError(f"{path}: not valid JSON ({exc})") from None
+    doc = read_json_file(path, missing="the SCORE.json to tabulate")
+    deep = _too_deep(doc)
+    if deep is not None:
+        raise UserError(f"{path}: at {deep}: nested more than {MAX_DEPTH} levels deep")
     found = tables_of(doc, str(path))
     files = []
     folders = []

@@ -205,6 +205,8 @@ def test_assemble_refusals_copy_nothing(tmp_path: Path) -> None:
 def test_a_fact_changed_in_the_spec_changes_behaviour(project_copy: Path, tmp_path: Path) -> None:
     """X7 needs 4 distinct base lineages and the plan schema is renamed: no runtime edit."""
     spec = project_copy / "spec" / "studies" / f"{STUDY}.yaml"
+    # an unsealed copy: this test changes registered content to see the runtime follow
+    spec.with_name(spec.name.replace(".yaml", ".seal.json")).unlink()
     text = spec.read_text(encoding="utf-8")
     edits = [
         ("min_distinct_base_lineages: 3,", "min_distinct_base_lineages: 4,"),

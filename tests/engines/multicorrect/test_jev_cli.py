@@ -198,6 +198,8 @@ def test_a_fact_changed_in_the_spec_changes_behaviour(project_copy: Path, tmp_pa
     """Ties go to the largest threshold, the gap is unscaled, the report schema is renamed
     and a diagnostic reference is wrong: no runtime edit."""
     spec = project_copy / "spec" / "studies" / f"{STUDY}.yaml"
+    # an unsealed copy: this test changes registered content to see the runtime follow
+    spec.with_name(spec.name.replace(".yaml", ".seal.json")).unlink()
     text = spec.read_text(encoding="utf-8")
     edits = [
         ("ties: smallest}", "ties: largest}"),
@@ -286,6 +288,8 @@ def test_a_field_renamed_in_the_spec_contract_is_what_score_reads(
     """The choice lists' question field renamed in the record contract only (no constant
     repeats it): after recompiling, score reads the new name and refuses the old one."""
     spec = project_copy / "spec" / "studies" / f"{STUDY}.yaml"
+    # an unsealed copy: this test changes registered content to see the runtime follow
+    spec.with_name(spec.name.replace(".yaml", ".seal.json")).unlink()
     text = spec.read_text(encoding="utf-8")
     old = "{name: question, role: question,"
     assert text.count(old) == 1

@@ -55,6 +55,15 @@ def prepared(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def private_prepared(tmp_path_factory) -> Path:
+    """A private seed's prepared folder (development review material is written for no other)."""
+    out = tmp_path_factory.mktemp("d17cli-private") / "prepared"
+    r = cli("prepare", "d17mf-5e0c7b19a3f48d26b1e97a0c3d", out, "--workers", "2")
+    assert r.returncode == 0, r.stderr
+    return out
+
+
 # -- dry-run -------------------------------------------------------------------------------------
 
 
@@ -81,12 +90,12 @@ def test_dry_run_prints_the_registered_cells_and_budget():
 
 def test_dry_run_a_minute_late_says_no_session_may_start():
     r = cli("dry-run", DEMO, "--now", "2026-11-01T09:32:34.264Z")
-    assert r.returncode == 0
+    assert r.returncode == 1  # a bound exceeded: the window, at --now
     assert "a 30-minute session may no longer start" in r.stdout
 
 
 def test_dry_run_of_a_private_seed():
-    seed = "d17mf-" + "0123456789abcdef0123456789"  # 26 hex characters
+    seed = "d17mf-" + "5e0c7b19a3f48d26b1e97a0c3d"  # 26 hex characters
     r = cli("dry-run", seed)
     assert r.returncode == 0, r.stderr
     assert f"seed {seed!r}: syntax ok; private:" in r.stdout
@@ -155,10 +164,10 @@ def test_prepare_refuses_a_bad_seed_and_writes_nothing(tmp_path):
 # -- dev-review-material -------------------------------------------------------------------------
 
 
-def test_dev_review_material(prepared):
-    out = prepared.parent / "review" / "DEV_REVIEW_MATERIAL.json"
+def test_dev_review_material(private_prepared):
+    out = private_prepared.parent / "review" / "DEV_REVIEW_MATERIAL.json"
     out.parent.mkdir()
-    r = cli("dev-review-material", prepared, out)
+    r = cli("dev-review-material", private_prepared, out)
     assert r.returncode == 0, r.stderr
     per = CONSTANTS["dev-review"]["perOutcome"]
     want = sum(p["items"] for p in per)
@@ -176,23 +185,29 @@ def test_dev_review_material(prepared):
         assert u["goldLabel"] == u["textOracleLabel"]
         assert list(it) == ["blind", "unblind"]
     # again: never overwritten
-    refused(cli("dev-review-material", prepared, out), "exists")
+    refused(cli("dev-review-material", private_prepared, out), "exists")
 
 
-def test_dev_review_material_refuses_outside_the_artifact_root(prepared, tmp_path):
+def test_dev_review_material_refuses_outside_the_artifact_root(private_prepared, tmp_path):
     out = tmp_path / "elsewhere.json"
-    refused(cli("dev-review-material", prepared, out), "must lie under the artifact root")
+    refused(cli("dev-review-material", private_prepared, out), "must lie under the artifact root")
     assert not out.exists()
-    r = cli("dev-review-material", prepared, out, "--artifact-root", tmp_path)
+    r = cli("dev-review-material", private_prepared, out, "--artifact-root", tmp_path)
     assert r.returncode == 0, r.stderr
     assert out.exists()
 
 
-def test_dev_review_material_refuses_a_tampered_corpus(prepared, tmp_path):
+def test_dev_review_material_refuses_a_public_seed(prepared, tmp_path):
+    out = prepared.parent / "PUBLIC_MATERIAL.json"
+    refused(cli("dev-review-material", prepared, out), "public-demo-seed: ")
+    assert not out.exists()
+
+
+def test_dev_review_material_refuses_a_tampered_corpus(private_prepared, tmp_path):
     bad = tmp_path / "prepared"
     bad.mkdir()
     for n in OUTPUTS:
-        (bad / n).write_bytes((prepared / n).read_bytes())
+        (bad / n).write_bytes((private_prepared / n).read_bytes())
     with open(bad / "corpus.jsonl", "ab") as fh:
         fh.write(b"\n")
     refused(

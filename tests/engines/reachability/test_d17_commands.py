@@ -18,7 +18,7 @@ from prereg.engines.reachability.seeds import classify_seed
 from prereg.errors import UserError
 
 NS = argparse.Namespace
-PRIVATE = "d17mf-" + "0123456789abcdef0123456789"  # 26 hex characters, 32 in all
+PRIVATE = "d17mf-" + "7c2e9a41f0b36d85e1a4c09b27"  # 26 hex characters, 32 in all
 
 
 def mode(path) -> int:
@@ -68,10 +68,17 @@ def test_dry_run_window_closes_one_millisecond_later(capsys):
         ("review-0123456789abcdef0123456789", True, "public prefix 'review-'"),
         ("d17mf-sweep-0123456789abcdef01234567"[:32], True, "public prefix 'd17mf-sweep'"),
         ("d17mf-7f3a9c2e1b", True, "listed committed seed"),
-        ("d17mf-0123456789abcdef01234567", False, "run of 24 lowercase hex"),
-        ("d17mf-0123456789abcdef0123456", True, "is 23, fewer than 24"),
-        ("x-0123456789abcdef01234567", False, "run of 24 lowercase hex"),
-        ("0123456789abcdef0123456789abcdef", False, "run of 32"),
+        ("d17mf-9f3b0e7a2c58d14e6a0b7c3f", False, "run of 24 lowercase hex"),
+        ("d17mf-9f3b0e7a2c58d14e6a0b7c3", True, "is 23, fewer than 24"),
+        ("x-9f3b0e7a2c58d14e6a0b7c3f", False, "run of 24 lowercase hex"),
+        ("9f3b0e7a2c58d14e6a0b7c3f51d2e8a4", False, "run of 32"),
+        # the entropy rule: typed, not drawn
+        ("d17mf-0123456789abcdef01234567", True, "counts 24 digits in a row, more than 7"),
+        ("d17mf-fedcba9876543210fedcba98", True, "counts 24 digits in a row"),
+        ("d17mf-" + "a" * 26, True, "uses 1 distinct digits, fewer than 8"),
+        ("d17mf-" + "0f1e" * 6 + "2d", True, "uses 6 distinct digits"),
+        ("1", True, "is 1, fewer than 24"),
+        ("d17mf-3a9c0e1234567b8d2f4c6a1f09", False, "run of 26"),  # a counting run of 7
     ],
 )
 def test_seed_policy(seed, public, reason):
@@ -220,7 +227,20 @@ def test_prepare_refuses_a_failing_audit_and_prints_every_group(tmp_path):
 # -- dev-review-material ------------------------------------------------------------------------
 
 
-def test_dev_review_material(prepared, capsys):
+def test_dev_review_material_of_a_public_seed_is_refused(prepared):
+    out = prepared.parent / "review-public" / "dev.json"
+    out.parent.mkdir()
+    args = NS(outdir=str(prepared), out=str(out), artifact_root=None)
+    with pytest.raises(UserError, match=r"^public-demo-seed: .*seed 'd17mf-public-demo' is public"):
+        COMMANDS["dev_review_material"](ctx(), args)
+    assert not out.exists()
+
+
+def test_dev_review_material(prepared, capsys, monkeypatch):
+    from prereg.engines.reachability.seeds import SeedClass
+
+    # the material's content, checked on the golden (public) seed as if it were private
+    monkeypatch.setattr(cmd, "classify_seed", lambda seed, policy: SeedClass(False, "test"))
     out = prepared.parent / "review" / "dev.json"
     out.parent.mkdir()
     args = NS(outdir=str(prepared), out=str(out), artifact_root=None)
@@ -263,7 +283,10 @@ def test_dev_review_material(prepared, capsys):
     assert m["specDigest"] == SPEC_DIGEST and m["seed"] == DEMO
 
 
-def test_dev_review_material_refusals(prepared, tmp_path):
+def test_dev_review_material_refusals(prepared, tmp_path, monkeypatch):
+    from prereg.engines.reachability.seeds import SeedClass
+
+    monkeypatch.setattr(cmd, "classify_seed", lambda seed, policy: SeedClass(False, "test"))
     outside = tmp_path / "dev.json"
     with pytest.raises(UserError, match="must lie under the artifact root"):
         COMMANDS["dev_review_material"](

@@ -656,7 +656,8 @@ def test_a_score_config_that_breaks_its_schema(walked, tmp_path, capsys):
     cfg["runs"][1] = {"dir": "runs/run-2"}
     cfg["evaluatedAt"] = "tomorrow"
     rc, out = _score(w, tmp_path, write_json(w / "C.json", cfg))
-    err = refused(capsys, rc, "bundleDigest", "C.json: at /evaluatedAt: 'tomorrow'",
+    # led by the rule of its first problem (the clock's), not a digest's
+    err = refused(capsys, rc, "scoringClock", "C.json: at /evaluatedAt: 'tomorrow'",
                   "at /runs/1: 'trustedEvidenceDigest' is a required property", outputs=[out])  # fmt: skip
     assert "prereg-reachability-score-config/v1" in err
 
@@ -749,7 +750,14 @@ def test_the_flag_form_scores_exactly_as_the_lineage_does(walked, tmp_path):
     flag = json.loads(out.read_text())
     lineage = json.loads((w / "SCORE.json").read_text())
     assert "lineage" not in flag and lineage.pop("lineage")
+    # the flag form is labelled a development score (SCORE.json and SCORE.md); the lineage not
+    development = flag.pop("development")
+    assert development["form"] == "flags" and "development score" in development["reason"]
+    assert "development" not in lineage
     assert flag == lineage
+    md = out.with_suffix(".md").read_text()
+    assert "**Development score**" in md.split("## Gates")[0]
+    assert "Development score" not in (w / "SCORE.md").read_text()
 
 
 def test_a_hand_off_command_imports_no_scoring_and_no_preparation(walked):
@@ -776,3 +784,214 @@ def test_a_hand_off_command_imports_no_scoring_and_no_preparation(walked):
         )
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout.strip().splitlines()[-1]) == [], args
+
+
+# -- the run file before the ledger: a crash between them resumes -------------------------------
+
+
+class _Killed(BaseException):
+    """Stands for the process dying between the run file and the ledger's commit."""
+
+
+def test_a_start_interrupted_after_its_run_file_resumes_and_a_refused_one_leaves_none(
+    bundled, tmp_path, capsys, monkeypatch
+):
+    from prereg.engines.reachability import handoff
+    from prereg.ledger import LedgerConflict
+
+    w = bundled.copy(tmp_path / "root")
+    b, r = w / "BUNDLE.json", w.root
+    assert cli("ledger-freeze", b, r, "--now", START_1) == 0
+    start = ("session-start", b, r, "run-1", "--run-dir", r / "runs/run-1", "--at", START_1)
+    real = Ledger.start_session
+
+    def dies_before_commit(self, **kw):
+        if kw.get("record", True):
+            raise _Killed
+        return real(self, **kw)
+
+    # killed after the run file was written, before the ledger recorded the start (a crash
+    # runs no cleanup)
+    monkeypatch.setattr(Ledger, "start_session", dies_before_commit)
+    monkeypatch.setattr(handoff, "_unlink_quietly", lambda p: None)
+    with pytest.raises(_Killed):
+        cli(*start, "--now", START_1)
+    assert (r / "runs/run-1/frozen.json").is_file()
+    with Ledger(w.ledger) as led:
+        assert led.sessions() == []
+    monkeypatch.undo()
+    capsys.readouterr()
+    assert cli(*start, "--now", START_1) == 0  # the same command resumes the start
+    assert "was already written" in capsys.readouterr().out
+    with Ledger(w.ledger) as led:
+        assert [s["run_id"] for s in led.sessions()] == ["run-1"]
+    frozen = json.loads((r / "runs/run-1/frozen.json").read_text())
+    assert (
+        frozen["runId"] == "run-1" and frozen["collectionStartedAt"] == "2026-10-15T09:00:00.000Z"
+    )
+
+    # the ledger refusing after the run file was written: the run file goes again
+    (r / "runs/run-1/observations.jsonl").write_text("")
+    end = ("session-end", b, r, "--run-dir", r / "runs/run-1", "--calls", 0, "--tokens", 0)
+    assert cli(*end, "--usd", "0") == 0
+
+    def refuses(self, **kw):
+        if kw.get("record", True):
+            raise LedgerConflict("session-open", "another session started meanwhile")
+        return real(self, **kw)
+
+    monkeypatch.setattr(Ledger, "start_session", refuses)
+    rc = cli("session-start", b, r, "run-2", "--run-dir", r / "runs/run-2", "--at", START_2,
+             "--now", START_2)  # fmt: skip
+    refused(capsys, rc, "sessionOpen", "meanwhile", outputs=[r / "runs/run-2/frozen.json"])
+
+
+def test_an_end_interrupted_after_its_integrity_file_resumes(
+    bundled, tmp_path, capsys, monkeypatch
+):
+    from prereg.engines.reachability import handoff
+
+    w = bundled.copy(tmp_path / "root")
+    b, r = w / "BUNDLE.json", w.root
+    assert cli("ledger-freeze", b, r, "--now", START_1) == 0
+    assert cli("session-start", b, r, "run-1", "--run-dir", r / "runs/run-1", "--at", START_1,
+               "--now", START_1) == 0  # fmt: skip
+    (r / "runs/run-1/observations.jsonl").write_text("")
+    end = ("session-end", b, r, "--run-dir", r / "runs/run-1", "--calls", 3, "--tokens", 4)
+    real = Ledger.end_session
+
+    def dies_before_commit(self, **kw):
+        if kw.get("record", True):
+            raise _Killed
+        return real(self, **kw)
+
+    monkeypatch.setattr(Ledger, "end_session", dies_before_commit)
+    monkeypatch.setattr(handoff, "_unlink_quietly", lambda p: None)
+    with pytest.raises(_Killed):
+        cli(*end, "--usd", "0.5")
+    assert (r / "runs/run-1/integrity.json").is_file()
+    monkeypatch.undo()
+    assert cli(*end, "--usd", "0.5") == 0
+    with Ledger(w.ledger) as led:
+        (s,) = led.sessions()
+    assert (s["calls"], s["tokens"], s["usd"]) == (3, 4, "0.5")
+    assert s["evidence_digest"] == w.evidence("run-1")
+
+
+def test_a_session_start_before_the_seeds_freeze_is_refused(bundled, tmp_path, capsys):
+    w = bundled.copy(tmp_path / "root")
+    b, r = w / "BUNDLE.json", w.root
+    assert cli("ledger-freeze", b, r, "--now", START_2) == 0
+    rc = cli("session-start", b, r, "run-1", "--run-dir", r / "runs/run-1", "--at", START_1,
+             "--now", START_2)  # fmt: skip
+    refused(capsys, rc, "sessionOpen", "before the seed's freeze",
+            outputs=[r / "runs/run-1/frozen.json"])  # fmt: skip
+
+
+# -- the bundle re-checked against its sources at every later step ------------------------------
+
+
+def _set(doc: dict, pointer: str, value) -> None:
+    keys = pointer.strip("/").split("/")
+    for k in keys[:-1]:
+        doc = doc[k]
+    doc[keys[-1]] = value
+
+
+@pytest.mark.parametrize(
+    "pointer, value, code",
+    [
+        ("/seed", "d17mf-ffffffffffffffffffffffffff", "approvalMismatch"),
+        ("/floorsUsd/study", 99, "approvalMismatch"),
+        ("/floorsUsd/portfolio", 0.0, "approvalMismatch"),
+        ("/calibration/calibrationArtifactDigest", "sha256:" + "0" * 64, "approvalMismatch"),
+        ("/approvalReference", "approved by nobody", "approvalMismatch"),
+        ("/approvalDigest", "sha256:" + "1" * 64, "approvalDigest"),
+        ("/approval/sha256", "sha256:" + "1" * 64, "approvalDigest"),
+        ("/goldDigest", "sha256:" + "2" * 64, "preparedMismatch"),
+        ("/dispatchOrderDigest", "sha256:" + "3" * 64, "preparedMismatch"),
+        ("/worstCase/usd", "0.01", "changedPreregistration"),
+        ("/window/latestSessionStart", "2027-01-01T00:00:00.000Z", "changedPreregistration"),
+        ("/window/sessionMinutes", 600, "changedPreregistration"),
+    ],
+)
+def test_an_edited_bundle_is_refused_at_every_later_step(
+    bundled, tmp_path, capsys, pointer, value, code
+):
+    w = bundled.copy(tmp_path / "root")
+    doc = json.loads((w / "BUNDLE.json").read_text())
+    _set(doc, pointer, value)
+    b = write_json(w / "BUNDLE.json", doc)
+    refused(capsys, cli("validate-bundle", b, "--now", START_1), code, f"at {pointer}:")
+    refused(capsys, cli("ledger-freeze", b, w.root, "--now", START_1), code, f"at {pointer}:",
+            outputs=[w.ledger])  # fmt: skip
+    refused(capsys, cli("dry-run-ledger", b, w.approval_digest, w.root, "--now", START_1), code)
+
+
+def test_an_approval_edited_after_the_bundle_is_refused(bundled, tmp_path, capsys):
+    w = bundled.copy(tmp_path / "root")
+    approval = json.loads((w / "APPROVAL.json").read_text())
+    approval["floorsUsd"]["study"] = 50
+    write_json(w / "APPROVAL.json", approval)
+    rc = cli("validate-bundle", w / "BUNDLE.json", "--now", START_1)
+    refused(capsys, rc, "approvalDigest", "at /approvalDigest:", str(w / "APPROVAL.json"))
+
+
+def test_an_edited_bundle_does_not_reach_score(walked, tmp_path, capsys):
+    w = walked.copy(tmp_path / "root")
+    doc = json.loads((w / "BUNDLE.json").read_text())
+    doc["floorsUsd"]["study"] = 1000
+    write_json(w / "BUNDLE.json", doc)  # the score config then trusts the edited bundle
+    rc, out = _score(w, tmp_path, w.score_config("EDITED.json"))
+    refused(capsys, rc, "approvalMismatch", "at /floorsUsd/study:", outputs=[out])
+
+
+# -- the rest of the hand-off rules ---------------------------------------------------------------
+
+
+def test_a_backdated_session_start_on_the_real_clock_is_refused(bundled, tmp_path, capsys):
+    w = bundled.copy(tmp_path / "root")
+    b, r = w / "BUNDLE.json", w.root
+    assert cli("ledger-freeze", b, r, "--now", START_1) == 0
+    capsys.readouterr()
+    rc = cli(
+        "session-start",
+        b,
+        r,
+        "run-1",
+        "--run-dir",
+        r / "runs/run-1",
+        "--at",
+        "2026-10-20T00:00:00Z",
+    )  # fmt: skip (no --now: the real clock)
+    refused(capsys, rc, "sessionWindow", "before the clock", "a backdated start is for",
+            outputs=[r / "runs/run-1/frozen.json"])  # fmt: skip
+    with Ledger(w.ledger) as led:
+        assert led.sessions() == []
+
+
+def test_a_score_config_that_leaves_out_the_last_run_is_refused(walked, tmp_path, capsys):
+    w = walked.copy(tmp_path / "root")
+    cfg = json.loads(w.score_config().read_text())
+    cfg["runs"] = cfg["runs"][:1]  # run-2, the last session, left out
+    rc, out = _score(w, tmp_path, write_json(w / "ONE_RUN.json", cfg))
+    refused(capsys, rc, "lineageDigest", "at /runs:", "left out: run-2", outputs=[out])
+
+
+def test_a_malformed_evaluated_at_is_a_clock_refusal(walked, tmp_path, capsys):
+    w = walked.copy(tmp_path / "root")
+    for bad in ("2026-13-45T99:00:00Z", "yesterday", "2026-10-16T12:00:00"):
+        cfg = w.score_config("BAD_CLOCK.json", evaluatedAt=bad)
+        rc, out = _score(w, tmp_path, cfg)
+        err = refused(capsys, rc, "scoringClock", "evaluatedAt", outputs=[out])
+        assert CODES["bundleDigest"] not in err
+        cfg.unlink()
+
+
+def test_dry_run_exits_1_when_the_session_window_has_closed(capsys):
+    assert cli("dry-run", SEED, "--now", "2026-10-20T00:00:00Z") == 0
+    capsys.readouterr()
+    assert cli("dry-run", SEED, "--now", "2026-11-01T10:00:00Z") == 1  # 30 min before expiry
+    assert "may no longer start" in capsys.readouterr().out
+    assert cli("dry-run", SEED, "--now", "2026-10-01T00:00:00Z") == 1  # not effective yet
+    assert "may not start yet" in capsys.readouterr().out

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from prereg.errors import UserError
-from prereg.ledger import SCHEMA_VERSION, Ledger, LedgerConflict
+from prereg.ledger import MIGRATIONS, SCHEMA_VERSION, Ledger, LedgerConflict
 
 CTX = mp.get_context("spawn")  # fresh interpreters: nothing shared but the database file
 
@@ -185,14 +185,25 @@ def test_schema_version_and_refusal_of_a_newer_one(tmp_path):
         Ledger(path)
 
 
-def test_an_empty_database_is_migrated_and_a_foreign_file_refused(tmp_path):
-    path = tmp_path / "empty.sqlite3"
-    sqlite3.connect(path).close()  # a version-0 database: no tables
+def test_a_legacy_ledger_without_application_id_is_still_opened_and_a_foreign_file_refused(
+    tmp_path,
+):
+    path = tmp_path / "legacy.sqlite3"
+    db = sqlite3.connect(path)  # a ledger written before the application id: its tables only
+    db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    db.execute("INSERT INTO schema_version VALUES (1)")
+    db.commit()
+    db.close()
+    db = sqlite3.connect(path)
+    for statement in MIGRATIONS[0]:
+        db.execute(statement)
+    db.commit()
+    db.close()
     with Ledger(path) as led:
         assert led.version == SCHEMA_VERSION and led.state()["seeds"] == []
     junk = tmp_path / "junk.sqlite3"
     junk.write_bytes(b"not a database at all" * 100)
-    with pytest.raises(UserError, match="not a usable ledger database"):
+    with pytest.raises(UserError, match="not an SQLite database"):
         Ledger(junk)
 
 

@@ -137,10 +137,19 @@ def test_the_corpus_records_as_builtins_are_the_strict_readers_records(folders):
         assert [list(r) for r in got] == [list(r) for r in strict]  # key order too
 
 
+def _as_private(monkeypatch) -> None:
+    """These seeds are public; the readers, not the seed policy, are under test here."""
+    from prereg.engines.reachability import commands
+    from prereg.engines.reachability.seeds import SeedClass
+
+    monkeypatch.setattr(commands, "classify_seed", lambda seed, policy: SeedClass(False, "t"))
+
+
 @pytest.mark.parametrize("seed", SEEDS[:2])
 def test_dev_review_material_is_the_same_with_and_without_the_fast_readers(
     folders, tmp_path, monkeypatch, seed
 ):
+    _as_private(monkeypatch)
     folder = tmp_path / "prepared"
     shutil.copytree(folders[seed], folder)
     assert cli("dev-review-material", folder, tmp_path / "fast.json") == 0
@@ -149,7 +158,10 @@ def test_dev_review_material_is_the_same_with_and_without_the_fast_readers(
     assert (tmp_path / "fast.json").read_bytes() == (tmp_path / "strict.json").read_bytes()
 
 
-def test_dev_review_material_refuses_a_gold_file_that_is_no_object(folders, tmp_path, capsys):
+def test_dev_review_material_refuses_a_gold_file_that_is_no_object(
+    folders, tmp_path, capsys, monkeypatch
+):
+    _as_private(monkeypatch)
     folder = tmp_path / "prepared"
     shutil.copytree(folders[SEEDS[0]], folder)
     (folder / "gold.json").write_text("[]\n")

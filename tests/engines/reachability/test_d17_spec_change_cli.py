@@ -23,6 +23,8 @@ def _edit(text: str, old: str, new: str) -> str:
 
 def test_the_commands_follow_a_changed_spec_with_no_runtime_edit(project_copy, tmp_path):
     spec = project_copy / "spec" / "studies" / f"{STUDY}.yaml"
+    # an unsealed copy: this test changes registered content to see the runtime follow
+    spec.with_name(spec.name.replace(".yaml", ".seal.json")).unlink()
     write_d17_cells(spec)  # the same registration written cell by cell, so one cell can change
     t = spec.read_text(encoding="utf-8")
     t = _edit(t, '{role: contrastive, text: "halts"}', '{role: contrastive, text: "stems"}')

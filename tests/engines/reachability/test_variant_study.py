@@ -108,7 +108,14 @@ def test_simulate_and_score_follow_the_variant(variant):
 def test_dev_review_material_follows_the_variant(variant):
     out = variant["root"] / "review" / "MATERIAL.json"
     out.parent.mkdir()
+    # the demo seed is public: its review material would hold gold anyone can regenerate
     r = _study(variant, "dev-review-material", variant["prepared"], out,
+               "--artifact-root", variant["root"])  # fmt: skip
+    assert r.returncode == 2 and "error: public-seed: " in r.stderr, r.stderr
+    private = variant["root"] / "private-prepared"
+    r = _study(variant, "prepare", "e23-9c4f0a7e2b61d83f5a0c7e19", private)
+    assert r.returncode == 0, r.stderr
+    r = _study(variant, "dev-review-material", private, out,
                "--artifact-root", variant["root"])  # fmt: skip
     assert r.returncode == 0, r.stderr
     material = json.loads(out.read_text())

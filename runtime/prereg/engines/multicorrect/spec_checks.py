@@ -51,8 +51,16 @@ HANDLERS = {
 
 
 def _formats(text: str, placeholders: tuple[str, ...]) -> bool:
-    """``text`` is a format string that formats with integer values of ``placeholders`` only."""
+    """``text`` is a format string that formats with integer values of ``placeholders`` only,
+    each field a plain name (no ``{p.attr}``, ``{p[0]}``, conversion or nested field)."""
+    import string
+
     try:
+        for _, name, spec, conversion in string.Formatter().parse(text):
+            if name is None:
+                continue
+            if name not in placeholders or conversion or "{" in (spec or ""):
+                return False
         text.format(**{p: 0 for p in placeholders})
     except (KeyError, IndexError, ValueError, AttributeError, TypeError):
         return False

@@ -186,13 +186,21 @@ def dry_run(ctx: StudyContext, args: argparse.Namespace) -> int:
         f" {ec.calibration['validDays']} days, expires {iso_ms(win.expires_at)}"
     )
     _out(f"  latest start of a {minutes}-minute session: {iso_ms(win.latest_start)}")
+    window_ok = True
     if now_t is not None:
-        ok = win.may_start(now_t)
-        _out(
-            f"  now {iso_ms(now_t)}: a {minutes}-minute session may"
-            f" {'still' if ok else 'no longer'} start ({'ends' if ok else 'would end'}"
-            f" {iso_ms(now_t + win.session)}, expiry {iso_ms(win.expires_at)})"
-        )
+        ok = win.may_start(now_t) and now_t >= win.effective_at
+        window_ok = ok
+        if now_t < win.effective_at:
+            _out(
+                f"  now {iso_ms(now_t)}: a session may not start yet (the calibrator is"
+                f" effective from {iso_ms(win.effective_at)})"
+            )
+        else:
+            _out(
+                f"  now {iso_ms(now_t)}: a {minutes}-minute session may"
+                f" {'still' if ok else 'no longer'} start ({'ends' if ok else 'would end'}"
+                f" {iso_ms(now_t + win.session)}, expiry {iso_ms(win.expires_at)})"
+            )
     n = _json_number
     con.summary(
         {
@@ -221,14 +229,15 @@ def dry_run(ctx: StudyContext, args: argparse.Namespace) -> int:
                 "expiresAt": iso_ms(win.expires_at),
                 "latestSessionStart": iso_ms(win.latest_start),
                 **(
-                    {"now": iso_ms(now_t), "sessionMayStart": bool(win.may_start(now_t))}
+                    {"now": iso_ms(now_t), "sessionMayStart": bool(window_ok)}
                     if now_t is not None
                     else {}
                 ),
             },
         }
     )
-    return 0 if within else 1
+    # exit 1 when a bound is exceeded: the registered plan's, or, with --now, the window's
+    return 0 if within and window_ok else 1
 
 
 # -- prepare ------------------------------------------------------------------------------------
@@ -387,6 +396,16 @@ def dev_review_material(ctx: StudyContext, args: argparse.Namespace) -> int:
         raise UserError(
             f"{outdir / PREREGISTRATION}: prepared under spec {prereg.get('specDigest')},"
             f" not the current spec {ctx.spec_digest}; prepare again"
+        )
+    seed = prereg.get("seed")
+    check_seed_syntax(seed, ec.seed_policy)
+    sc = classify_seed(seed, ec.seed_policy)
+    if sc.public:  # review material holds gold: only for a seed whose gold is not public
+        code = ctx.config["constants"]["refusal-codes"]["publicSeed"]
+        raise UserError(
+            f"{code}: {outdir / PREREGISTRATION}: seed {seed!r} is public ({sc.reason}); its"
+            " development review material would hold gold anyone can regenerate from source,"
+            " so none is written; prepare a fresh private seed"
         )
     corpus_path = outdir / CORPUS
     try:

@@ -144,6 +144,15 @@ def _now(args: argparse.Namespace) -> datetime:
     return parse_instant(text, "--now") if text else datetime.now(UTC)
 
 
+def _span(d: timedelta) -> str:
+    seconds = int(d.total_seconds())
+    if seconds >= 86400:
+        return f"{seconds // 86400} d {seconds % 86400 // 3600} h"
+    if seconds >= 3600:
+        return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+    return f"{seconds} s"
+
+
 def file_digest(path: Path, what: str) -> tuple[str, bytes]:
     """``sha256:<hex>`` of a regular file's bytes, and the bytes."""
     try:
@@ -200,9 +209,17 @@ _SCHEMAS = {
 }
 
 
-def _schema(h: HandOff, obj: Mapping[str, Any], path: Path, kind: str, code: str) -> None:
-    """Refuse ``obj`` (led by ``code``) unless it carries the study's version id of ``kind``
-    and holds to the shipped schema of its kind: every problem located by JSON pointer."""
+def _schema(
+    h: HandOff,
+    obj: Mapping[str, Any],
+    path: Path,
+    kind: str,
+    code: str,
+    codes: Mapping[str, str] | None = None,
+) -> None:
+    """Refuse ``obj`` (led by ``code``, or by ``codes[key]`` when the first problem is under
+    the top-level ``key``) unless it carries the study's version id of ``kind`` and holds to
+    the shipped schema of its kind: every problem located by JSON pointer."""
     from prereg import outputs
 
     want = h.version_of(kind)
@@ -213,6 +230,10 @@ def _schema(h: HandOff, obj: Mapping[str, Any], path: Path, kind: str, code: str
     doc_schema = outputs.schema_for("reachability-probe", _SCHEMAS[kind])
     found = outputs.problems(obj, doc_schema)
     if found:
+        for key, other in (codes or {}).items():
+            if found[0].startswith((f"at /{key}:", f"at /{key}/")):
+                code = other
+                break
         raise UserError(
             f"{h.code(code)}: {path}: {found[0]} (schema {doc_schema['$id']})",
             problems=found[1:],
@@ -417,6 +438,7 @@ def bundle_document(
     corpus_rel: str,
     approval_digest: str,
     approval: Mapping[str, Any],
+    approval_rel: str,
     dev_review_digest: str,
     calibrator_digest: str,
     qualified_at: datetime,
@@ -438,6 +460,7 @@ def bundle_document(
         "dispatchOrderDigest": prereg["dispatchOrderDigest"],
         "corpus": {"file": corpus_rel, "sha256": prereg["corpusDigest"]},
         "approvalDigest": approval_digest,
+        "approval": {"file": approval_rel, "sha256": approval_digest},
         "approvalReference": approval["approvalReference"],
         "devReviewDigest": dev_review_digest,
         "floorsUsd": dict(approval["floorsUsd"]),
@@ -577,6 +600,7 @@ def bundle(ctx: StudyContext, args: argparse.Namespace) -> int:
         corpus_rel=_relative(outdir / CORPUS, out.parent if str(out.parent) else Path(".")),
         approval_digest=approval_digest,
         approval=approval,
+        approval_rel=_relative(approval_path, out.parent if str(out.parent) else Path(".")),
         dev_review_digest=review_digest,
         calibrator_digest=trusted,
         qualified_at=now,
@@ -701,6 +725,7 @@ def validate_bundle(
         raise h.refuse(
             "preparedMismatch", f"{b.corpus_path}: {rows} rows, the bundle says {doc.get('rows')}"
         )
+    check_chain(h, b)
     if now is not None:
         if now > win.expires_at:
             raise h.refuse(
@@ -725,6 +750,108 @@ def validate_bundle(
                 f" {iso_ms(win.expires_at)}: stop the collection",
             )
     return b
+
+
+def _differs(doc: Mapping[str, Any], pointer: str, want: Any) -> tuple[bool, Any]:
+    value: Any = doc
+    for key in pointer.strip("/").split("/"):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    same = value == want and type(value) is type(want)
+    if not same and isinstance(value, (int, float)) and isinstance(want, (int, float)):
+        same = not isinstance(value, bool) and Decimal(str(value)) == Decimal(str(want))
+    return not same, value
+
+
+def check_chain(h: HandOff, b: Bundle) -> None:
+    """Every value the bundle carries, re-checked against where it came from: the approval it
+    names (its bytes' digest the bundle's ``approvalDigest``; each approved value the bundle's
+    copy), the prepared folder of its corpus (the seed, rows and digests of its
+    preregistration.json) and the registered facts (window, worst case, version).  An edited
+    value anywhere in the bundle is refused at its JSON pointer, with the digest of the source
+    it no longer matches."""
+    from .layout import PREREGISTRATION
+
+    doc, path = b.doc, b.path
+    # the approval, anchored by the digest the bundle carries (and the ledger records)
+    ref = doc.get("approval")
+    if not isinstance(ref, Mapping) or not isinstance(ref.get("file"), str):
+        raise h.refuse("approvalDigest", f"{path}: at /approval: names no approval file")
+    approval_path = _resolve(path, ref["file"])
+    approval_digest, approval_bytes = file_digest(approval_path, "the bundle's approval")
+    for pointer in ("/approvalDigest", "/approval/sha256"):
+        bad, got = _differs(doc, pointer, approval_digest)
+        if bad:
+            raise h.refuse(
+                "approvalDigest",
+                f"{path}: at {pointer}: {got}, but the approval {approval_path} has digest"
+                f" {approval_digest}",
+            )
+    approval = _object(approval_path, approval_bytes, "an approval")
+    copies = {
+        "/studyId": "/studyId",
+        "/specDigest": "/specDigest",
+        "/generatorId": "/generatorId",
+        "/seed": "/seed",
+        "/corpusDigest": "/corpusDigest",
+        "/preregistrationDigest": "/preregistrationDigest",
+        "/approvalReference": "/approvalReference",
+        "/floorsUsd/study": "/floorsUsd/study",
+        "/floorsUsd/portfolio": "/floorsUsd/portfolio",
+        "/calibration/mode": "/calibration/mode",
+        "/calibration/calibrationArtifactDigest": "/calibration/calibrationArtifactDigest",
+    }
+    for here, there in copies.items():
+        _, want = _differs(approval, there, None)
+        bad, got = _differs(doc, here, want)
+        if bad:
+            raise h.refuse(
+                "approvalMismatch",
+                f"{path}: at {here}: {got!r}, but the approval ({approval_digest}) approved"
+                f" {want!r}",
+            )
+    # the prepared folder the corpus lies in
+    prereg_path = b.corpus_path.parent / PREREGISTRATION
+    prereg_digest_bytes, prereg_bytes = file_digest(prereg_path, "the bundle's prepared folder")
+    prereg = _object(prereg_path, prereg_bytes, "a preregistration")
+    expected = {
+        "/seed": prereg.get("seed"),
+        "/rows": prereg.get("rows"),
+        "/corpusDigest": prereg.get("corpusDigest"),
+        "/goldDigest": prereg.get("goldDigest"),
+        "/auditDigest": prereg.get("auditDigest"),
+        "/dispatchOrderDigest": prereg.get("dispatchOrderDigest"),
+        "/preregistrationDigest": preregistration_digest(prereg),
+    }
+    for pointer, want in expected.items():
+        bad, got = _differs(doc, pointer, want)
+        if bad:
+            raise h.refuse(
+                "preparedMismatch",
+                f"{path}: at {pointer}: {got!r}, but the prepared {prereg_path}"
+                f" ({prereg_digest_bytes}) has {want!r}",
+            )
+    # the registered facts
+    win = h.window
+    rows = prereg.get("rows")
+    wc = worst_case(h, int(rows)) if type(rows) is int else {}
+    registered = {
+        "/studyId": h.study_id,
+        "/version": h.version,
+        "/calibration/effectiveAt": iso_ms(win.effective_at),
+        "/calibration/expiresAt": iso_ms(win.expires_at),
+        "/window/sessionMinutes": h.ec.calibration["sessionMinutes"],
+        "/window/callTimeoutSeconds": h.ec.budget["timeoutSeconds"],
+        "/window/latestSessionStart": iso_ms(win.latest_start),
+        **{f"/worstCase/{k}": (str(v) if k == "usd" else int(v)) for k, v in wc.items()},
+    }
+    for pointer, want in registered.items():
+        bad, got = _differs(doc, pointer, want)
+        if bad:
+            raise h.refuse(
+                "changedPreregistration",
+                f"{path}: at {pointer}: {got!r}, but the registered study ({h.spec_digest}) has"
+                f" {want!r}",
+            )
 
 
 def _corpus_generators(path: Path, corpus: bytes):
@@ -792,6 +919,7 @@ _CONFLICT_CODES = {
     "session-open": "sessionOpen",
     "run-unknown": "sessionUnrecorded",
     "run-ended": "runReused",
+    "instant-order": "sessionOpen",
 }
 
 
@@ -925,8 +1053,31 @@ def ledger_freeze(ctx: StudyContext, args: argparse.Namespace) -> int:
     return 0
 
 
+def _open_ledger(h: HandOff, path: Path):
+    """The existing ledger at ``path`` (refused: none there, ``seed-not-frozen``)."""
+    from prereg.ledger import open_existing
+
+    led = open_existing(path)
+    if led is None:
+        raise h.refuse("seedNotFrozen", f"{path}: no ledger there (nothing has been frozen)")
+    return led
+
+
+def _unlink_quietly(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
 def session_start(ctx: StudyContext, args: argparse.Namespace) -> int:
-    from prereg.ledger import Ledger, LedgerConflict
+    """Write the run's ``frozen.json`` (atomically), then record the start in the ledger.
+
+    The run file comes first: a crash between the two leaves a run file the ledger does not
+    know, and the same command run again finds it (the same run, bundle and start) and records
+    it; a refusal by the ledger removes the run file this command wrote.  The other order left
+    a started session without its run file, and no way forward."""
+    from prereg.ledger import LedgerConflict
 
     h = HandOff.of(ctx)
     now = _now(args)
@@ -935,43 +1086,78 @@ def session_start(ctx: StudyContext, args: argparse.Namespace) -> int:
         raise h.refuse(
             "futureInstant", f"--at {iso_ms(at)} is after now {iso_ms(now)}: not started yet"
         )
+    if getattr(args, "now", None) is None and now - at > h.call_timeout:
+        # on the real clock a session starts now: an earlier --at is development only (with
+        # --now, the simulated clock), never a backdated start of a live collection
+        raise h.refuse(
+            "sessionWindow",
+            f"--at {iso_ms(at)} is {_span(now - at)} before the clock ({iso_ms(now)}): on the"
+            f" real clock a session starts now (at most the call timeout,"
+            f" {h.ec.budget['timeoutSeconds']} s, earlier); a backdated start is for"
+            " development, with --now",
+        )
     b = validate_bundle(ctx, args.bundle, session_start=at)
     doc = b.doc
     run_dir = Path(args.run_dir)
     frozen_path = run_dir / h.raw["runFiles"]["frozen"]
-    refuse_existing(frozen_path)
     path = h.ledger_path(args)
-    try:
-        with Ledger(path) as led:
-            prior = led.start_session(
-                run_id=args.run_id,
-                seed=doc["seed"],
-                corpus_digest=doc["corpusDigest"],
-                preregistration_digest=doc["preregistrationDigest"],
-                bundle_digest=b.digest,
-                started_at=iso_ms(at),
-                started_at_ms=ms(at),
-            )
-    except LedgerConflict as exc:
-        raise _conflict(h, exc) from None
-    frozen = {
-        "schemaVersion": h.version_of("frozen"),
-        "studyId": h.study_id,
-        "runId": args.run_id,
-        "bundleDigest": b.digest,
+    keys = {
+        "run_id": args.run_id,
         "seed": doc["seed"],
-        "corpusDigest": doc["corpusDigest"],
-        "preregistrationDigest": doc["preregistrationDigest"],
-        "collectionStartedAt": iso_ms(at),
-        "priorRuns": [
-            {"runId": p["run_id"], "evidenceDigest": p["evidence_digest"]} for p in prior
-        ],
+        "corpus_digest": doc["corpusDigest"],
+        "preregistration_digest": doc["preregistrationDigest"],
+        "bundle_digest": b.digest,
+        "started_at": iso_ms(at),
+        "started_at_ms": ms(at),
     }
-    run_dir.mkdir(parents=True, exist_ok=True)
-    write_new(frozen_path, canonical_bytes_nl(frozen))
+    resumed = False
+    with _open_ledger(h, path) as led:
+        try:
+            prior = led.start_session(**keys, record=False)
+        except LedgerConflict as exc:
+            raise _conflict(h, exc) from None
+        frozen = {
+            "schemaVersion": h.version_of("frozen"),
+            "studyId": h.study_id,
+            "runId": args.run_id,
+            "bundleDigest": b.digest,
+            "seed": doc["seed"],
+            "corpusDigest": doc["corpusDigest"],
+            "preregistrationDigest": doc["preregistrationDigest"],
+            "collectionStartedAt": iso_ms(at),
+            "priorRuns": [
+                {"runId": p["run_id"], "evidenceDigest": p["evidence_digest"]} for p in prior
+            ],
+        }
+        data = canonical_bytes_nl(frozen)
+        if os.path.lexists(frozen_path):
+            # an interrupted start of this very session (run file written, ledger not) resumes
+            try:
+                resumed = read_regular(frozen_path) == data
+            except OSError:
+                resumed = False
+            if not resumed:
+                refuse_existing(frozen_path)
+        else:
+            try:
+                run_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise UserError(
+                    f"{run_dir}: cannot create the run folder: {exc.strerror}"
+                ) from None
+            write_new(frozen_path, data)
+        try:
+            led.start_session(**keys, expect_prior=[p["run_id"] for p in prior])
+        except BaseException as exc:
+            if not resumed:
+                _unlink_quietly(frozen_path)
+            if isinstance(exc, LedgerConflict):
+                raise _conflict(h, exc) from None
+            raise
     _out(
         f"session {args.run_id!r} started {iso_ms(at)} (ends by {iso_ms(at + h.window.session)});"
-        f" recorded in {path}; wrote {frozen_path}"
+        f" recorded in {path}; "
+        + (f"its run file {frozen_path} was already written" if resumed else f"wrote {frozen_path}")
     )
     if prior:
         _out(f"  resumes after {', '.join(p['run_id'] for p in prior)}")
@@ -997,14 +1183,15 @@ def evidence(h: HandOff, run_dir: Path) -> dict[str, Any]:
 
 
 def session_end(ctx: StudyContext, args: argparse.Namespace) -> int:
-    from prereg.ledger import Ledger, LedgerConflict
+    """Write the run's ``integrity.json`` (atomically), then record the end in the ledger; as
+    with the start, a crash between the two is resumed by the same command run again."""
+    from prereg.ledger import LedgerConflict
 
     h = HandOff.of(ctx)
     now = _now(args)
     b = validate_bundle(ctx, args.bundle)
     run_dir = Path(args.run_dir)
     integrity_path = run_dir / h.raw["runFiles"]["integrity"]
-    refuse_existing(integrity_path)
     ev = evidence(h, run_dir)
     frozen = ev.pop("frozen")
     if frozen.get("bundleDigest") != b.digest:
@@ -1018,19 +1205,38 @@ def session_end(ctx: StudyContext, args: argparse.Namespace) -> int:
             raise UserError(f"--{name}: must not be negative")
     usd = _decimal(args.usd, "--usd")
     path = h.ledger_path(args)
-    try:
-        with Ledger(path) as led:
-            led.end_session(
-                run_id=ev["runId"],
-                evidence_digest=ev["evidenceDigest"],
-                calls=int(args.calls),
-                tokens=int(args.tokens),
-                usd=usd,
-                at=iso_ms(now),
-            )
-    except LedgerConflict as exc:
-        raise _conflict(h, exc) from None
-    write_new(integrity_path, canonical_bytes_nl(ev))
+    keys = {
+        "run_id": ev["runId"],
+        "evidence_digest": ev["evidenceDigest"],
+        "calls": int(args.calls),
+        "tokens": int(args.tokens),
+        "usd": usd,
+        "at": iso_ms(now),
+    }
+    data = canonical_bytes_nl(ev)
+    resumed = False
+    with _open_ledger(h, path) as led:
+        try:
+            led.end_session(**keys, record=False)
+        except LedgerConflict as exc:
+            raise _conflict(h, exc) from None
+        if os.path.lexists(integrity_path):
+            try:
+                resumed = read_regular(integrity_path) == data
+            except OSError:
+                resumed = False
+            if not resumed:
+                refuse_existing(integrity_path)
+        else:
+            write_new(integrity_path, data)
+        try:
+            led.end_session(**keys)
+        except BaseException as exc:
+            if not resumed:
+                _unlink_quietly(integrity_path)
+            if isinstance(exc, LedgerConflict):
+                raise _conflict(h, exc) from None
+            raise
     _out(
         f"session {ev['runId']!r} ended; spend {args.calls} calls, {args.tokens} tokens, USD {usd}"
     )

@@ -65,6 +65,44 @@ def _trusted(h: HandOff, cfg_path: Path, cfg: dict, key: str, code: str) -> tupl
     return path, data
 
 
+def _every_recorded_run(h: HandOff, b, lineage: list[dict], cfg_path: Path) -> None:
+    """The config's runs are exactly the sessions the ledger records for the bundled corpus,
+    in order, each ended with the same evidence: a run left out (the last runs of a
+    collection, say) is refused, never silently not scored.  The ledger is the one under the
+    artifact root (the prepared folder's parent, where ``bundle`` and the ledger commands
+    keep it)."""
+    from prereg.ledger import open_existing
+
+    ledger = h.ledger_path(argparse.Namespace(), b.corpus_path.parent.resolve().parent)
+    led = open_existing(ledger)
+    if led is None:
+        raise h.refuse(
+            "seedNotFrozen",
+            f"{ledger}: no ledger beside the prepared folder; scoring from the lineage needs the"
+            " ledger that recorded its sessions",
+        )
+    with led:
+        sessions = led.sessions(b.doc["corpusDigest"])
+    recorded = [(s["run_id"], s["evidence_digest"]) for s in sessions]
+    given = [(r["runId"], r["evidenceDigest"]) for r in lineage]
+    if recorded == given:
+        return
+    for run_id, ev in recorded:
+        if ev is None:
+            raise h.refuse(
+                "sessionOpen",
+                f"{ledger}: session {run_id!r} of the corpus has not ended; score once every"
+                " session has ended",
+            )
+    missing = [r for r, _ in recorded if r not in {g for g, _ in given}]
+    raise h.refuse(
+        "lineageDigest",
+        f"{cfg_path}: at /runs: runs {[g for g, _ in given]}, but the ledger {ledger} records"
+        f" {[r for r, _ in recorded]} for corpus {b.doc['corpusDigest']}"
+        + (f" (left out: {', '.join(missing)}; every recorded run is scored)" if missing else ""),
+    )
+
+
 def score_from_config(ctx: StudyContext, args: argparse.Namespace) -> int:
     from prereg.records import read_jsonl_records
 
@@ -84,10 +122,19 @@ def score_from_config(ctx: StudyContext, args: argparse.Namespace) -> int:
     refuse_existing(out, _markdown_path(out))
     cfg_path = Path(args.config)
     cfg = _object(cfg_path, what="a score config")
-    _schema(h, cfg, cfg_path, "scoreConfig", "bundleDigest")
-    evaluated_at = parse_instant(
-        _field(cfg, cfg_path, "/evaluatedAt"), f"{cfg_path}: at /evaluatedAt"
-    )
+    codes = {
+        "evaluatedAt": "scoringClock",
+        "runs": "lineageDigest",
+        "gold": "goldDigest",
+        "calibrationContext": "contextDigest",
+    }
+    _schema(h, cfg, cfg_path, "scoreConfig", "bundleDigest", codes)
+    try:
+        evaluated_at = parse_instant(
+            _field(cfg, cfg_path, "/evaluatedAt"), f"{cfg_path}: at /evaluatedAt"
+        )
+    except UserError as exc:  # the clock's rule, not a digest's
+        raise h.refuse("scoringClock", exc.message) from None
     module = study_module(ctx, args)
 
     bundle_path, _ = _trusted(h, cfg_path, cfg, "bundle", "bundleDigest")
@@ -179,6 +226,7 @@ def score_from_config(ctx: StudyContext, args: argparse.Namespace) -> int:
         starts.append(start)
         observation_files.append(run_dir / files["observations"])
 
+    _every_recorded_run(h, b, lineage, cfg_path)
     cal_cfg = ctx.config["constants"]["calibration"]
     bound = check_clock(
         starts,

@@ -258,6 +258,11 @@ def render_markdown(
     lines = [
         f"# Score of {doc['studyId']} {doc['version']}",
         "",
+        *(
+            [f"**Development score**: {doc['development']['reason']}.", ""]
+            if doc.get("development")
+            else []
+        ),
         f"- spec digest: `{doc['specDigest']}`",
         f"- seed: `{doc['seed']}`; corpus `{doc['corpusDigest']}`; gold `{doc['goldDigest']}`",
         f"- observations: `{doc['observations']['sha256']}`, {doc['observations']['records']}"
@@ -476,7 +481,17 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
         bound=bound,
         evaluated_at=evaluated_at,
         out=out,
+        extra={"development": DEVELOPMENT},
     )
+
+
+# the label of a flag-form score (SCORE.json /development, and SCORE.md's first line)
+DEVELOPMENT = {
+    "form": "flags",
+    "reason": "scored from the flag form: no bundle, approval, ledger or trusted run digest"
+    " binds these observations, so this is a development score, not the confirmatory one"
+    " (score --config SCORE_CONFIG.json scores the run lineage)",
+}
 
 
 def write_score(

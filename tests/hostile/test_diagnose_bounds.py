@@ -1,0 +1,111 @@
+"""diagnose on hostile sizes and addresses: a simulation count that cannot fit in memory is
+refused before any work (it ran out of memory), a malformed scheduler address is refused at
+once (a traceback after 40 s), and an address where nothing answers is refused within the
+connect timeout (it hung for more than ten minutes)."""
+
+from __future__ import annotations
+
+import socket
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from prereg.cli import main
+from prereg.diagnose import runner
+from prereg.diagnose.command import refuse_beyond_memory, study_bytes
+from prereg.errors import UserError
+from tests.diagnose.helpers import AP, compile_example
+
+
+@pytest.fixture(scope="module")
+def ap(tmp_path_factory):
+    return compile_example(tmp_path_factory.mktemp("ap"))
+
+
+def _plan(simulations: int, conditions: int = 3):
+    rules = SimpleNamespace(
+        HYPOTHESES={"h1": 0, "h2": 0}, GATES=("g",) * 4, ESTIMATES=("e",) * 10,
+        CONTRASTS=("c",) * 2,
+    )  # fmt: skip
+    return SimpleNamespace(rules=rules, simulations=simulations, conditions=(None,) * conditions)
+
+
+def test_the_memory_bound_by_hand():
+    # one study: 120 + 8·2 hypotheses + 4 gates + 24·10 estimates + 40·2 contrasts = 460 bytes
+    assert study_bytes(_plan(1).rules) == 460
+    # 3 conditions × 1,000 studies × 460 bytes, held twice = 2,760,000 bytes: fits in half of
+    # 5,520,000 bytes, not in half of 5,519,998
+    refuse_beyond_memory(_plan(1000), memory=5_520_000)
+    with pytest.raises(UserError, match=r"--simulations: 1,000 simulated studies .* at most 999"):
+        refuse_beyond_memory(_plan(1000), memory=5_519_998)
+
+
+@pytest.mark.parametrize("count", ["9007199254740991", "100000000000"])
+def test_a_simulation_count_beyond_memory_is_refused_before_work(ap, tmp_path, capsys, count):
+    out = tmp_path / "D.json"
+    t0 = time.monotonic()
+    rc = main(["--project", str(ap), AP, "diagnose", "--simulations", count, "--seed", "1",
+               "--out", str(out)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert rc == 2 and "--simulations:" in err and "GiB" in err and "nothing was run" in err, err
+    assert time.monotonic() - t0 < 60
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["garbage", "tcp://", "tcp://host", "tcp://h:0", "tcp://h:99999", "http://h:80", "h:80/x",
+     "\x00:1", "x" * 5000, "tcp://[zz]:1"],
+)  # fmt: skip
+def test_a_malformed_scheduler_address_is_refused_at_once(ap, tmp_path, capsys, address):
+    out = tmp_path / "D.json"
+    t0 = time.monotonic()
+    rc = main(["--project", str(ap), AP, "diagnose", "--simulations", "10", "--seed", "1",
+               "--out", str(out), "--scheduler", address])  # fmt: skip
+    err = capsys.readouterr().err
+    assert rc == 2 and "--scheduler:" in err and "is not a scheduler address" in err, err
+    assert "Traceback" not in err and time.monotonic() - t0 < 30
+    assert not out.exists()
+
+
+def test_an_address_where_nothing_answers_is_refused_within_the_connect_timeout(
+    ap, tmp_path, capsys, monkeypatch
+):
+    # a listening socket that never accepts (backlog full): a connection neither succeeds nor
+    # is refused, as with a host that drops packets
+    monkeypatch.setattr(runner, "CONNECT_SECONDS", 2.0)
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(0)
+    port = silent.getsockname()[1]
+    fillers = []
+    for _ in range(8):  # fill the backlog so the next connection waits
+        s = socket.socket()
+        s.setblocking(False)
+        s.connect_ex(("127.0.0.1", port))
+        fillers.append(s)
+    try:
+        out = tmp_path / "D.json"
+        t0 = time.monotonic()
+        rc = main(["--project", str(ap), AP, "diagnose", "--simulations", "10", "--seed", "1",
+                   "--out", str(out), "--scheduler", f"tcp://127.0.0.1:{port}"])  # fmt: skip
+        took = time.monotonic() - t0
+    finally:
+        for s in fillers:
+            s.close()
+        silent.close()
+    err = capsys.readouterr().err
+    assert rc == 2 and "--scheduler: cannot reach a Dask scheduler" in err, err
+    assert took < 60 and not out.exists()
+
+
+def test_a_closed_port_is_refused_with_its_reason(ap, tmp_path, capsys):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    rc = main(["--project", str(ap), AP, "diagnose", "--simulations", "10", "--seed", "1",
+               "--out", str(tmp_path / "D.json"), "--scheduler", f"127.0.0.1:{port}"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert rc == 2 and f"cannot reach a Dask scheduler at 127.0.0.1:{port}" in err, err
