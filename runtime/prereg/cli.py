@@ -207,7 +207,10 @@ def _add_core_commands(sub) -> None:
         description="List every semantic change from OLD to NEW by path, each classified as "
         "registered (changes what the study does or decides) or editorial (prose and record-keeping). "
         "With --against GIT_REF, compare the specs (or one STUDY's) as committed at that revision with "
-        "the working tree. Exit 0 when every change is editorial, 1 when a registered change exists.",
+        "the working tree. A registered change is declared when an amendment of NEW after OLD's "
+        "version names its path (as `prereg check` holds a sealed study). --format json keys are "
+        "camelCase like every other output. Exit 0 when every registered change is declared by an "
+        "amendment (or there is none), 1 when one is not, 2 on an error.",
     )
     d.add_argument(
         "specs",
@@ -392,7 +395,8 @@ def _cmd_diff(project, args) -> int:
         study = str(new.get("id") or Path(new_file).stem)
         comparisons = [diff.compare(old, new, study, old_file, new_file)]
     sys.stdout.write(diff.RENDERERS[args.format](comparisons))
-    return exits.FAILED if any(c.registered for c in comparisons) else exits.OK
+    # a registered change is fine when a new amendment declares it, as `prereg check` holds
+    return exits.FAILED if any(c.undeclared for c in comparisons) else exits.OK
 
 
 def _cmd_init(project, args) -> int:
