@@ -268,9 +268,12 @@ def _add_core_commands(sub) -> None:
     co.add_argument("shell", choices=["bash", "zsh"], help="the shell")
     s = sub.add_parser(
         "seal",
-        help="pin a study's registered content in spec/studies/<id>.seal.json",
-        description="Write spec/studies/<STUDY>.seal.json: the version sealed, the registered content "
-        "(prose, version, status and amendments left out) and its digest. Afterwards `prereg check` fails "
+        help="register a study (a draft) and pin its registered content in spec/studies/<id>.seal.json",
+        description="Register and seal a study in one step, after `prereg compile`: a draft's status "
+        "is set to registered (that line of the spec only) and generated/ compiled again; then "
+        "spec/studies/<STUDY>.seal.json is written: the version sealed, the registered content "
+        "(prose, version, status and amendments left out) and its digest. When the study is not "
+        "ready, every problem is listed at once and nothing changes. Afterwards `prereg check` fails "
         "when the registered content changes without a new amendment naming the changed paths. A seal is "
         "never overwritten.",
     )
@@ -431,9 +434,18 @@ def _cmd_completion(project, args) -> int:
 def _cmd_seal(project, args) -> int:
     from prereg.compiler import seal
 
-    path, sealed = seal.seal_study(project, args.study)
+    path, sealed, registered = seal.seal_study(project, args.study)
+    spec = project.rel(project.spec_file(args.study))
+    if registered:
+        print(
+            f"registered {sealed['study']}: status set to registered in {spec}; generated/ compiled"
+        )
     print(
         f"sealed {sealed['study']} version {sealed['version']}: {project.rel(path)} ({sealed['digest']})"
+    )
+    print(
+        f"next: commit {spec}, {project.rel(path)} and generated/; from now on a registered change"
+        " needs an amendment naming its path (`prereg check` and `prereg diff` say which)"
     )
     return 0
 
