@@ -81,32 +81,12 @@ def check_half_width(plan: Plan, body: Mapping[str, Any]) -> dict:
 # -- exact power ----------------------------------------------------------------------------------
 
 
-def _binom_ufunc():
-    """The compiled binomial pmf ``scipy.stats.binom.pmf`` evaluates (None when this scipy has
-    none by that name)."""
-    from prereg.stats.special import function
-
-    try:
-        return function("_binom_pmf")
-    except (AttributeError, ImportError):
-        pass
-    try:
-        from scipy.special._ufuncs import _binom_pmf
-    except ImportError:
-        return None
-    return _binom_pmf
-
-
 def binom_pmf(k, n: int, p: float) -> np.ndarray:
-    """``scipy.stats.binom.pmf(k, n, p)`` for counts ``k`` in 0..n and p in [0, 1]: the same
-    compiled function, clipped to [0, 1] as ``pmf`` clips it, without importing scipy.stats
-    (which takes longer than everything else ``diagnose`` does at the demo's sizes)."""
-    fn = _binom_ufunc()
-    if fn is None:
-        from scipy.stats import binom
+    """``scipy.stats.binom.pmf(k, n, p)`` for counts ``k`` in 0..n and p in [0, 1] (scipy's
+    public API, imported at the first call)."""
+    from scipy.stats import binom
 
-        return binom.pmf(k, n, p)
-    return np.clip(fn(np.asarray(k), n, p), 0, 1)
+    return binom.pmf(np.asarray(k), n, p)
 
 
 def _support(n: int, p: float) -> np.ndarray:
