@@ -260,12 +260,14 @@ def _add_core_commands(sub) -> None:
     )
     co = sub.add_parser(
         "completion",
-        help="print the shell completion script (bash or zsh)",
-        description="Print a script that completes prereg's commands, study ids, study commands and "
-        'options as you type. Enable it with `eval "$(prereg completion bash)"` in ~/.bashrc '
-        "(or zsh with `prereg completion zsh` in ~/.zshrc).",
+        help="print the shell completion script (bash, zsh or fish)",
+        description="Print a script (made by shtab from prereg's own parsers) that completes "
+        "prereg's commands and options, and the studies of the project in the current folder (or "
+        "--project) with their commands and options, as they are when it is made. Enable it with "
+        '`eval "$(prereg completion bash)"` in ~/.bashrc, `prereg completion zsh` in ~/.zshrc the '
+        "same way, or `prereg completion fish | source` in fish's config.fish.",
     )
-    co.add_argument("shell", choices=["bash", "zsh"], help="the shell")
+    co.add_argument("shell", choices=["bash", "zsh", "fish"], help="the shell")
     s = sub.add_parser(
         "seal",
         help="register a study (a draft) and pin its registered content in spec/studies/<id>.seal.json",
@@ -427,7 +429,7 @@ def _cmd_tables(project, args) -> int:
 def _cmd_completion(project, args) -> int:
     from prereg.completion import script
 
-    sys.stdout.write(script(args.shell))
+    sys.stdout.write(script(args.shell, project))
     return exits.OK
 
 
@@ -457,7 +459,12 @@ def _study_parser(project, study_id: str, module) -> argparse.ArgumentParser:
         prog=f"prereg {study_id}",
         description=f"Operator commands of {study_id} {module.VERSION}, as its spec declares them.",
     )
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    add_study_commands(p.add_subparsers(dest="command", metavar="COMMAND", required=True), module)
+    return p
+
+
+def add_study_commands(sub, module) -> None:
+    """A subparser for each command the study's spec declares (its arguments typed)."""
     for c in module.COMMANDS:
         cp = sub.add_parser(
             c["id"], help=c["summary"], description=c["description"] or c["summary"]
@@ -494,7 +501,6 @@ def _study_parser(project, study_id: str, module) -> argparse.ArgumentParser:
                     nargs=None if a["required"] else "?",
                     help=a["help"],
                 )
-    return p
 
 
 def _prepare_study(project, study_id: str, argv: Sequence[str]):
@@ -571,14 +577,6 @@ def _one_blas_thread() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     _one_blas_thread()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["__complete"]:
-        from prereg.completion import candidates
-
-        try:
-            sys.stdout.write("".join(c + "\n" for c in candidates(argv[1:])))
-        except Exception:  # completion never prints a traceback into the user's prompt
-            return exits.FAILED
-        return exits.OK
     parser = _base_parser()
     try:
         from prereg.console import progress_delay
