@@ -214,7 +214,10 @@ def _add_core_commands(sub) -> None:
         description="List every semantic change from OLD to NEW by path, each classified as "
         "registered (changes what the study does or decides) or editorial (prose and record-keeping). "
         "With --against GIT_REF, compare the specs (or one STUDY's) as committed at that revision with "
-        "the working tree. Exit 0 when every change is editorial, 1 when a registered change exists.",
+        "the working tree. A registered change is declared when an amendment of NEW after OLD's "
+        "version names its path (as `prereg check` holds a sealed study). --format json keys are "
+        "camelCase like every other output. Exit 0 when every registered change is declared by an "
+        "amendment (or there is none), 1 when one is not, 2 on an error.",
     )
     d.add_argument(
         "specs",
@@ -264,17 +267,22 @@ def _add_core_commands(sub) -> None:
     )
     co = sub.add_parser(
         "completion",
-        help="print the shell completion script (bash or zsh)",
-        description="Print a script that completes prereg's commands, study ids, study commands and "
-        'options as you type. Enable it with `eval "$(prereg completion bash)"` in ~/.bashrc '
-        "(or zsh with `prereg completion zsh` in ~/.zshrc).",
+        help="print the shell completion script (bash, zsh or fish)",
+        description="Print a script (made by shtab from prereg's own parsers) that completes "
+        "prereg's commands and options, and the studies of the project in the current folder (or "
+        "--project) with their commands and options, as they are when it is made. Enable it with "
+        '`eval "$(prereg completion bash)"` in ~/.bashrc, `prereg completion zsh` in ~/.zshrc the '
+        "same way, or `prereg completion fish | source` in fish's config.fish.",
     )
-    co.add_argument("shell", choices=["bash", "zsh"], help="the shell")
+    co.add_argument("shell", choices=["bash", "zsh", "fish"], help="the shell")
     s = sub.add_parser(
         "seal",
-        help="pin a study's registered content in spec/studies/<id>.seal.json",
-        description="Write spec/studies/<STUDY>.seal.json: the version sealed, the registered content "
-        "(prose, version, status and amendments left out) and its digest. Afterwards `prereg check` fails "
+        help="register a study (a draft) and pin its registered content in spec/studies/<id>.seal.json",
+        description="Register and seal a study in one step, after `prereg compile`: a draft's status "
+        "is set to registered (that line of the spec only) and generated/ compiled again; then "
+        "spec/studies/<STUDY>.seal.json is written: the version sealed, the registered content "
+        "(prose, version, status and amendments left out) and its digest. When the study is not "
+        "ready, every problem is listed at once and nothing changes. Afterwards `prereg check` fails "
         "when the registered content changes without a new amendment naming the changed paths. A seal is "
         "never overwritten.",
     )
@@ -408,7 +416,8 @@ def _cmd_diff(project, args) -> int:
         study = str(new.get("id") or Path(new_file).stem)
         comparisons = [diff.compare(old, new, study, old_file, new_file)]
     sys.stdout.write(diff.RENDERERS[args.format](comparisons))
-    return exits.FAILED if any(c.registered for c in comparisons) else exits.OK
+    # a registered change is fine when a new amendment declares it, as `prereg check` holds
+    return exits.FAILED if any(c.undeclared for c in comparisons) else exits.OK
 
 
 def _cmd_init(project, args) -> int:
@@ -436,16 +445,25 @@ def _cmd_tables(project, args) -> int:
 def _cmd_completion(project, args) -> int:
     from prereg.completion import script
 
-    sys.stdout.write(script(args.shell))
+    sys.stdout.write(script(args.shell, project))
     return exits.OK
 
 
 def _cmd_seal(project, args) -> int:
     from prereg.compiler import seal
 
-    path, sealed = seal.seal_study(project, args.study)
+    path, sealed, registered = seal.seal_study(project, args.study)
+    spec = project.rel(project.spec_file(args.study))
+    if registered:
+        print(
+            f"registered {sealed['study']}: status set to registered in {spec}; generated/ compiled"
+        )
     print(
         f"sealed {sealed['study']} version {sealed['version']}: {project.rel(path)} ({sealed['digest']})"
+    )
+    print(
+        f"next: commit {spec}, {project.rel(path)} and generated/; from now on a registered change"
+        " needs an amendment naming its path (`prereg check` and `prereg diff` say which)"
     )
     return 0
 
@@ -457,7 +475,12 @@ def _study_parser(project, study_id: str, module) -> argparse.ArgumentParser:
         prog=f"prereg {study_id}",
         description=f"Operator commands of {study_id} {module.VERSION}, as its spec declares them.",
     )
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    add_study_commands(p.add_subparsers(dest="command", metavar="COMMAND", required=True), module)
+    return p
+
+
+def add_study_commands(sub, module) -> None:
+    """A subparser for each command the study's spec declares (its arguments typed)."""
     for c in module.COMMANDS:
         cp = sub.add_parser(
             c["id"], help=c["summary"], description=c["description"] or c["summary"]
@@ -494,7 +517,6 @@ def _study_parser(project, study_id: str, module) -> argparse.ArgumentParser:
                     nargs=None if a["required"] else "?",
                     help=a["help"],
                 )
-    return p
 
 
 def _prepare_study(project, study_id: str, argv: Sequence[str]):
@@ -615,14 +637,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
-    if argv[:1] == ["__complete"]:
-        from prereg.completion import candidates
-
-        try:
-            sys.stdout.write("".join(c + "\n" for c in candidates(argv[1:])))
-        except Exception:  # completion never prints a traceback into the user's prompt
-            return exits.FAILED
-        return exits.OK
     parser = _base_parser()
     try:
         from prereg.console import progress_delay

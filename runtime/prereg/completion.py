@@ -1,101 +1,81 @@
-"""Shell completion of prereg: commands, study ids, a study's commands and options.
+"""Shell completion of prereg (bash, zsh, fish), written by shtab from prereg's own parsers.
 
-``prereg completion bash`` (or ``zsh``) prints a small script that asks prereg itself for the
-candidates of the word being completed (``prereg __complete WORD ...``, the words after
-``prereg``, the last one being completed), so the study ids and each study's commands come
-from the project's specs as compiled, with no list kept anywhere else.  Where a file name or
-another value is wanted, the script leaves the shell's own completion to it.
+:func:`parser` is the whole command line as argparse knows it: the global options, every core
+command with its options, and every study of the project (when there is one) with the
+commands and options its spec declares, built by the same code the commands are parsed with
+(``cli._add_core_commands``, ``cli.add_study_commands``); shtab turns it into the shell's
+script.  Paths complete as files (``--project`` as a folder).  The script lists the studies as
+they are when it is made, so it is made again (``eval`` at the shell's start) after a study is
+added.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 
 from prereg.errors import UserError
 
-HIDDEN = "__complete"
-
-_BASH = """# prereg completion for bash: eval "$(prereg completion bash)" in ~/.bashrc
-_prereg_complete() {
-    local IFS=$'\\n'
-    COMPREPLY=($(prereg __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null))
-}
-complete -o default -F _prereg_complete prereg
-"""
-
-_ZSH = """# prereg completion for zsh: eval "$(prereg completion zsh)" in ~/.zshrc
-autoload -U +X bashcompinit && bashcompinit
-""" + _BASH.split("\n", 1)[1]
+SHELLS = ("bash", "zsh", "fish")
 
 
-def script(shell: str) -> str:
-    return {"bash": _BASH, "zsh": _ZSH}[shell]
-
-
-def _options(parser: argparse.ArgumentParser) -> list[str]:
-    return [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
-
-
-def candidates(words: Sequence[str]) -> list[str]:
-    """The completions of ``words[-1]`` after ``prereg words[:-1]``."""
-    from prereg import cli
-    from prereg.compiler.project import CORE_COMMANDS, find_project
-
-    words = list(words) or [""]
-    cur, before = words[-1], words[:-1]
-    top = cli._base_parser(add_help=False)
-    project_dir, positional, i = None, [], 0
-    while i < len(before):
-        w = before[i]
-        if w == "--project" and not positional:
-            project_dir = before[i + 1] if i + 1 < len(before) else None
-            i += 2
-            continue
-        if not w.startswith("-"):
-            positional.append(w)
-        i += 1
-    if before and before[-1] == "--project" and len(positional) == 0:
-        return []  # a folder: the shell completes it
+def _shtab():
     try:
-        project = find_project(project_dir)
-        studies = [p.stem for p in project.spec_files()]
-    except UserError:
-        project, studies = None, []
+        import shtab
+    except ImportError:
+        raise UserError(
+            "prereg completion needs shtab, a dependency of prereg: reinstall prereg"
+            " (pip install -e .) or pip install shtab"
+        ) from None
+    return shtab
 
-    def match(options):
-        return sorted(o for o in dict.fromkeys(options) if o.startswith(cur))
 
-    if not positional:
-        if cur.startswith("-"):
-            return match([*_options(top), "--help"])
-        return match([*CORE_COMMANDS, *studies])
-    first = positional[0]
-    if first in studies and first not in CORE_COMMANDS:
+def _files(parser: argparse.ArgumentParser, shtab) -> None:
+    """Complete the values of a parser's arguments (and its subcommands') as file names; a
+    flag, a choice or a subcommand keeps its own completion."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _files(child, shtab)
+        elif action.nargs != 0 and not action.choices and action.dest != "help":
+            action.complete = shtab.FILE
+
+
+def parser(project=None) -> argparse.ArgumentParser:
+    """prereg's command line: core commands, and each study of ``project`` with its commands."""
+    from prereg import cli
+    from prereg.compiler.project import CORE_COMMANDS
+
+    shtab = _shtab()
+    top = cli._base_parser()
+    top.prog = "prereg"
+    sub = top.add_subparsers(dest="cmd", metavar="COMMAND")
+    cli._add_core_commands(sub)
+    _files(top, shtab)
+    for action in top._actions:
+        if "--project" in action.option_strings:
+            action.complete = shtab.DIRECTORY
+    if project is not None:
         from prereg.study import load_generated
 
-        try:
-            module = load_generated(project, first)
-            parser = cli._study_parser(project, first, module)
-        except UserError:
-            return []
-        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        if len(positional) == 1:
-            return match(sub.choices) if not cur.startswith("-") else match(["--help"])
-        command = sub.choices.get(positional[1])
-        if command is None:
-            return []
-        # an option's value or a positional argument: the shell completes file names
-        return match(_options(command)) if cur.startswith("-") else []
-    parser = argparse.ArgumentParser(add_help=True)
-    cli._add_core_commands(parser.add_subparsers(dest="cmd"))
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    command = sub.choices.get(first)
-    if command is None:
-        return []
-    if cur.startswith("-"):
-        return match(_options(command))
-    choices = [a for a in command._actions if a.choices and not a.option_strings]
-    if choices and len(positional) == 1:
-        return match(choices[0].choices)
-    return []
+        for path in project.spec_files():
+            sid = path.stem
+            if sid in CORE_COMMANDS:
+                continue
+            try:
+                module = load_generated(project, sid)
+            except UserError:  # not compiled yet: offered without its commands
+                sub.add_parser(sid, help=f"study {sid} (not compiled)")
+                continue
+            study = sub.add_parser(sid, help=f"the commands of study {sid}")
+            if module.COMMANDS:
+                cli.add_study_commands(study.add_subparsers(dest="command"), module)
+            _files(study, shtab)
+    return top
+
+
+def script(shell: str, project=None) -> str:
+    """The completion script of ``shell`` for prereg and ``project``'s studies."""
+    if shell not in SHELLS:
+        raise UserError(f"completion: unknown shell {shell!r} (one of {', '.join(SHELLS)})")
+    shtab = _shtab()
+    return shtab.complete(parser(project), shell=shell)

@@ -3,9 +3,9 @@
 =====  ==================================================================================
 0      done: everything the command checks holds
 1      the command ran and found what it checks for: a stale or edited generated/, a
-       sealed study changed without an amendment, a registered change (``diff``), a freeze
-       manifest that does not hold (``validate``), a seed failing the audit
-       (``audit-sweep``), a failed diagnostic contract, a failed demo step
+       sealed study changed without an amendment, a registered change no amendment
+       declares (``diff``), a freeze manifest that does not hold (``validate``), a seed
+       failing the audit (``audit-sweep``), a failed diagnostic contract, a failed demo step
 2      bad usage or bad input (``error: ...`` on stderr), or out of memory: nothing was written
 3      the power plan is infeasible (``power-plan``; the plan is still written)
 130    interrupted (Ctrl-C)

@@ -53,7 +53,7 @@ EXPECTED = {
     "unknown-engine": "unknown-engine.yaml:5: at /engine: unknown engine 'magic' (registered: "
     + ", ".join(registry.kinds())
     + ")",
-    "unknown-key": "unknown-key.yaml:4: at /: unknown key 'colour' (allowed here:",
+    "unknown-key": "unknown-key.yaml:4:1; allowed here: amendments, attempts, budget,",
     "wrong-total": "wrong-total.yaml:17: at /totals/0/rows: declared total 13 for 'test' differs from the sum of its cells, 12",
     "wrong-type": 'wrong-type.yaml:14: at /cells/0/rows: expected integer, got "five"',
     # the engine's configuration: its schema over the constants, then its checks

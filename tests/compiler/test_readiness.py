@@ -53,6 +53,37 @@ def test_a_missing_slot_and_a_hypothesis_without_a_rule(tmp_path, capsys):
     assert not list((root / "spec" / "studies").glob("*.seal.json"))
 
 
+def test_a_draft_not_ready_is_refused_with_every_problem_at_once_and_nothing_changed(
+    tmp_path, capsys
+):
+    def edit(text):
+        text = without_record(text)  # a draft without its record, as prereg init writes one
+        return text.replace("    reported_only: true\n", "")
+
+    root = project(tmp_path, edit)
+    assert main(["--project", str(root), "compile"]) == 0
+    spec = root / "spec" / "studies" / "answer-position.yaml"
+    before = spec.read_bytes(), sorted(p.read_bytes() for p in (root / "generated").rglob("*.py"))
+    capsys.readouterr()
+    assert main(["--project", str(root), "seal", "answer-position"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == (
+        "error: spec/studies/answer-position.yaml: not ready to seal (2 problem(s)); nothing was changed"
+    )
+    # both problems in one round: the record (naming every slot it needs) and the rule
+    assert "needs its registration record (registration: with authors, source_title," in err[1]
+    assert "hypothesis 'accuracy-a' has no rule and no verdicts" in err[2]
+    assert err[3] == (
+        "  next: fix each in spec/studies/answer-position.yaml, then run `prereg seal answer-position` again"
+    )
+    assert len(err) == 4
+    assert (
+        spec.read_bytes(),
+        sorted(p.read_bytes() for p in (root / "generated").rglob("*.py")),
+    ) == before
+    assert not list((root / "spec" / "studies").glob("*.seal.json"))
+
+
 def test_a_ready_study_seals(tmp_path, capsys):
     root = project(tmp_path, registered)  # the example carries its record
     assert main(["--project", str(root), "compile"]) == 0

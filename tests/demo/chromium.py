@@ -155,7 +155,9 @@ class Browser:
                 self._events.append(message)
 
     # -- one page -----------------------------------------------------------------------
-    def visit(self, path: Path) -> Visit:
+    def visit(self, path: Path, width: int | None = None) -> Visit:
+        """Load ``path`` in a window ``width`` pixels wide (default: the browser's)."""
+        width = width or self.width
         url = path.resolve().as_uri()
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})[
@@ -165,7 +167,7 @@ class Browser:
             self.call(f"{domain}.enable", session=session)
         self.call(
             "Emulation.setDeviceMetricsOverride",
-            {"width": self.width, "height": self.height, "deviceScaleFactor": 1, "mobile": False},
+            {"width": width, "height": self.height, "deviceScaleFactor": 1, "mobile": False},
             session=session,
         )
         self._events.clear()
@@ -181,7 +183,7 @@ class Browser:
             },
             session=session,
         )["result"]["value"]
-        full = {"width": self.width, "height": max(self.height, int(layout["scrollHeight"]))}
+        full = {"width": width, "height": max(self.height, int(layout["scrollHeight"]))}
         self.call(
             "Emulation.setDeviceMetricsOverride",
             {**full, "deviceScaleFactor": 1, "mobile": False},
@@ -221,18 +223,51 @@ class Browser:
         self.close()
 
 
+# What is measured of a laid-out page.  ``overflowing`` names what reaches past the window
+# outside a box of its own that scrolls (an element, or a text too long for its line), for the
+# message of a page wider than its window.
 LAYOUT = """
 new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
   const root = document.documentElement;
+  const W = root.clientWidth;
   const images = [...document.images];
+  const scrolls = n => {
+    for (let p = n.parentElement; p && p !== document.body; p = p.parentElement)
+      if (getComputedStyle(p).overflowX !== 'visible') return true;
+    return false;
+  };
+  const overflowing = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n && overflowing.length < 8; n = walker.nextNode()) {
+    let box;
+    if (n.nodeType === Node.TEXT_NODE) {
+      const range = document.createRange(); range.selectNodeContents(n);
+      box = range.getBoundingClientRect();
+    } else box = n.getBoundingClientRect();
+    if (box.right > W + 0.5 && !scrolls(n)) {
+      const e = n.nodeType === Node.TEXT_NODE ? n.parentElement : n;
+      overflowing.push(`${e.tagName.toLowerCase()}${e.className ? '.' + e.className : ''} ` +
+        `to ${Math.round(box.right)} px: ${(n.textContent || '').trim().slice(0, 60)}`);
+    }
+  }
+  const toc = [...document.querySelectorAll('nav a[href^="#"]')];
   done({
     title: document.title,
     scrollWidth: root.scrollWidth,
-    clientWidth: root.clientWidth,
+    clientWidth: W,
+    innerWidth: window.innerWidth,
     scrollHeight: root.scrollHeight,
     brokenImages: images.filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src),
     svgs: document.querySelectorAll('svg').length,
     headings: document.querySelectorAll('h1, h2, h3').length,
+    headingsWithoutId: [...document.querySelectorAll('h1, h2, h3, h4, h5, h6')]
+      .filter(h => !h.id).map(h => h.textContent.slice(0, 60)),
+    toc: toc.map(a => a.getAttribute('href').slice(1)),
+    tocTargetsMissing: toc.filter(a => !document.getElementById(a.getAttribute('href').slice(1)))
+      .map(a => a.getAttribute('href')),
+    sections: document.querySelectorAll('details.section').length,
+    sectionHeadings: [...document.querySelectorAll('details.section > summary > h2')].map(h => h.id),
+    overflowing,
   });
 })))
 """

@@ -278,6 +278,14 @@ def test_tables_of_a_score(runs, tmp_path, study):
     assert p.returncode == 0, p.stderr
     written = json.loads(p.stdout)["outputs"]
     assert len(written) == 2 * (4 if "auroc" in doc else 3)
+    for name in [w for w in written if w.endswith(".csv")]:  # every CSV reads back, header first
+        try:
+            import pandas as pd
+        except ImportError:
+            with open(name, newline="", encoding="utf-8") as f:
+                assert len(list(csv.reader(f))) == 1 + len(doc[Path(name).stem]), name
+        else:
+            assert len(pd.read_csv(name)) == len(doc[Path(name).stem]), name
     with open(tmp_path / "csv" / "cells.csv", newline="", encoding="utf-8") as f:
         cells = list(csv.DictReader(f))
     assert [c["cell"] for c in cells] == [c["cell"] for c in doc["cells"]]

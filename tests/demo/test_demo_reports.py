@@ -162,8 +162,13 @@ def test_index_links_every_report_and_shows_its_status(runs):
     for study in STUDIES:
         assert f"{study}/report.html" in hrefs
         assert f"{study}/report.md" in hrefs
+    ids = {attrs.get("id") for _, attrs in page.starts}
     for h in hrefs:
-        assert (a / h).is_file(), h
+        if h.startswith("#"):  # the contents: a heading of the page
+            assert h[1:] in ids, h
+        else:
+            assert (a / h).is_file(), h
+    assert [h for h in hrefs if h.startswith("#")] == ["#studies", "#steps", "#outputs"]
     md = (a / "index.md").read_text(encoding="utf-8")
     for study in STUDIES:
         assert f"[report]({study}/report.md)" in md
@@ -204,7 +209,7 @@ def test_s3_report_plot_and_digests(runs):
     target = plan["frozen"]["target_power"]
     assert f"target power {target['numerator'] / target['denominator']:g}" in html  # the line
     for art in manifest["artifacts"]:
-        assert art["sha256"] in html and art["path"] in html
+        assert art["sha256"] in html and art["path"] in html.replace("<wbr>", "")
     assert plan["calibration"]["calibrationSha256"] in html
     # one error bar per rung in the power plot: the rung task counts are its x tick labels
     svg = html[html.index("<svg") : html.index("</svg>")]
@@ -353,7 +358,10 @@ def test_d17_report_shows_the_hand_off_and_the_ledger(runs):
     assert [s["seed"] for s in state["seeds"]] == [bundle["seed"]]
     assert state["sessions"] and all(s["evidenceDigest"] for s in state["sessions"])
     for s in state["sessions"]:
-        assert f"<code>{s['runId']}</code>" in html and s["evidenceDigest"] in html
+        assert (
+            f"<code>{s['runId']}</code>" in html.replace("<wbr>", "")
+            and s["evidenceDigest"] in html
+        )
         assert s["startedAt"] in html
     lineage = json.loads((a / D17 / step_out(D17, "score")).read_text())
     assert [r["evidenceDigest"] for r in lineage["lineage"]["runs"]] == [
@@ -528,7 +536,7 @@ def test_answer_position_report_runs_from_its_own_project(runs):
     for h, v in doc["verdicts"].items():
         assert re.search(rf'<td><a href="#prereg-{h}-[a-z0-9-]+">{h}</a></td><td>{v}</td>', html)
     for c in doc["contrasts"]:
-        assert f"<code>{c['id']}</code>" in html
+        assert f"<code>{c['id']}</code>" in html.replace("<wbr>", "")
 
 
 def diagnosed(a: Path, study: str) -> list[dict]:
@@ -557,7 +565,7 @@ def test_diagnose_sections_show_the_claims_and_power(runs, study):
     html = (a / study / "report.html").read_text(encoding="utf-8")
     assert "Operating characteristics (diagnose)" in html and "Sizing claims" in html
     for c in doc["claims"]:
-        assert f"<code>{c['id']}</code>" in html
+        assert f"<code>{c['id']}</code>" in html.replace("<wbr>", "")
     failing = [c for c in doc["claims"] if not c["holds"]]
     assert html.count("<td>NO") >= len(failing)
     assert doc["families"], "the demo diagnoses a scenario family: power against effect size"
@@ -582,10 +590,11 @@ def test_reports_read_cleanly(runs, study):
     assert len(ids) == len(set(ids))
     tables = page.count("<table>")
     assert tables and page.count("<caption>") == tables
-    assert "<th>" not in page.split("<details", 1)[0]
+    assert "<th>" not in page.split('<details class="registered"', 1)[0]
     for code in re.findall(r'<code( class="[^"]*")?>(sha256:[0-9a-f]{64})</code>', page):
         assert code[0] == ' class="digest"'
-    assert "@media print" in page and "code.digest{overflow-wrap:normal" in page
+    # a digest is never broken: it scrolls in its own box (and wraps only in print)
+    assert "@media print" in page and "white-space:nowrap}" in page.split("code.digest{", 1)[1]
     if study in ("d17-multifact", "answer-position"):
         # the score's own Markdown explains each verdict too
         score_md = (out / study / "SCORE.md").read_text()
@@ -618,7 +627,7 @@ def browser():
             "headless Chromium not found (install Debian's chromium, as .ci/run does, or set "
             "PREREG_CHROMIUM): the reports were not rendered in a browser"
         )
-    with chromium.Browser(binary, width=1200) as b:
+    with chromium.Browser(binary, width=1280) as b:
         yield b
 
 
@@ -627,10 +636,15 @@ def test_the_browser_check_sees_a_broken_page(browser, tmp_path):
     page wider than the window are each reported."""
     page = tmp_path / "broken.html"
     page.write_text(
-        '<html><body><div style="width:3000px">wide</div><img src="missing.png">'
+        '<html><body><h2>no id</h2><div style="width:3000px">wide</div><img src="missing.png">'
+        "<p>a_long_unbreakable_word_that_is_wider_than_any_phone_is_held_upright_at_all</p>"
         '<script>console.error("boom"); notDefined();</script></body></html>'
     )
-    visit = browser.visit(page)
+    visit = browser.visit(page, width=400)
+    assert visit.layout["headingsWithoutId"] == ["no id"] and visit.layout["toc"] == []
+    assert visit.layout["innerWidth"] == 400
+    overflowing = "\n".join(visit.layout["overflowing"])
+    assert "div to 3008 px" in overflowing and "p to " in overflowing
     text = "\n".join(visit.problems)
     assert "console.error: boom" in text
     assert "notDefined is not defined" in text
@@ -640,11 +654,18 @@ def test_the_browser_check_sees_a_broken_page(browser, tmp_path):
     )
 
 
-def test_every_report_renders_in_headless_chromium(runs, browser, tmp_path):
+# a phone held upright and a desktop window
+WIDTHS = (400, 1280)
+
+
+@pytest.mark.parametrize("window", WIDTHS)
+def test_every_report_renders_in_headless_chromium(runs, browser, tmp_path, window):
     """Every HTML page of the demo loads in headless Chromium without a console message of level
-    warning or error, an uncaught exception or a failed load; nothing is wider than the window,
-    every inline figure is laid out, and a full-page screenshot is taken (kept in
-    $PREREG_SCREENSHOTS when set, for a reviewer to look at)."""
+    warning or error, an uncaught exception or a failed load; at a phone's width and a
+    desktop's, the document is no wider than the window (a wide table scrolls in its own box),
+    every inline figure is laid out, every heading has an id, the table of contents links
+    headings that exist and each report's sections fold; a full-page screenshot is taken (kept
+    in $PREREG_SCREENSHOTS when set, for a reviewer to look at)."""
     import os
 
     out = runs[0]
@@ -653,16 +674,27 @@ def test_every_report_renders_in_headless_chromium(runs, browser, tmp_path):
     keep = os.environ.get("PREREG_SCREENSHOTS")
     for path in pages:
         name = str(path.relative_to(out))
-        visit = browser.visit(path)
+        visit = browser.visit(path, width=window)
         assert visit.problems == [], name
         layout = visit.layout
-        assert layout["scrollWidth"] <= layout["clientWidth"], f"{name} scrolls sideways"
+        assert layout["innerWidth"] == window, name
+        assert layout["scrollWidth"] <= layout["clientWidth"], (
+            f"{name} is {layout['scrollWidth']} px wide in a {layout['clientWidth']} px window: "
+            + "; ".join(layout["overflowing"])
+        )
+        assert layout["overflowing"] == [], name
         assert layout["brokenImages"] == [], name
         assert layout["svgs"] == path.read_text().count("<svg"), name
         assert layout["headings"] > 0 and layout["title"], name
+        assert layout["headingsWithoutId"] == [], name
+        assert layout["toc"] and layout["tocTargetsMissing"] == [], name
+        if path.name == "report.html":
+            # every section folds under its heading, and the contents list each of them
+            assert layout["sections"] >= 3, name
+            assert set(layout["sectionHeadings"]) <= set(layout["toc"]), name
         width, height = visit.png_size()
-        assert width == 1200 and height >= layout["scrollHeight"] >= 900, name
-        shot = tmp_path / (name.replace("/", "__") + ".png")
+        assert width == window and height >= layout["scrollHeight"] >= 900, name
+        shot = tmp_path / (name.replace("/", "__") + f"-{window}.png")
         shot.write_bytes(visit.png)
         if keep:
             Path(keep).mkdir(parents=True, exist_ok=True)

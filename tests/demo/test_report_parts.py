@@ -252,7 +252,9 @@ def test_page_escapes_every_value_and_refers_to_no_other_site():
     assert page.count(f'<code class="digest">{digest}</code>') == 2
     parsed = refs(page)
     hrefs = [a.get("href") or a.get("src") for _, a in parsed.starts if {"href", "src"} & set(a)]
-    assert hrefs == ["../index.html", "#fig-f"]  # the back link and the in-page link only
+    # the back link, the contents' link to the heading (an id made of its text, escaped) and
+    # the in-page link only
+    assert hrefs == ["../index.html", "#heading-script-alert-1-script-b-co-b", "#fig-f"]
     text = "".join(parsed.text)
     assert "away (https://example.org/x)" in text and "site (http://example.org/)" in text
     assert render_html(report) == page  # same report, same bytes
@@ -273,10 +275,21 @@ def test_index_page_escapes_its_values():
     escaped = "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;co&lt;/b&gt;"
     for where in ("overall ", '<code class="id">s', "st ", "step "):
         assert where + escaped in page, where
-    assert '<a href="s/a&amp;b &lt;x&gt;.json"><code>s/a&amp;b &lt;x&gt;.json</code></a>' in page
+    assert (
+        '<a href="s/a&amp;b &lt;x&gt;.json"><code>s/<wbr>a&amp;b &lt;x&gt;.json</code></a>' in page
+    )
     assert '<td class="bad">not run</td><td class="links">–</td>' in page
     hrefs = [a["href"] for tag, a in refs(page).starts if tag == "a"]
-    assert hrefs == ["s/report.html", "s/report.md", "s/a&b <x>.json"]
+    # the contents (the sections the index has, each an id of it), then the links
+    assert hrefs == [
+        "#studies",
+        "#steps",
+        "#outputs",
+        "s/report.html",
+        "s/report.md",
+        "s/a&b <x>.json",
+    ]
+    assert all(f'id="{h[1:]}"' in page for h in hrefs[:3])
 
 
 def _loaded_after(code: str, *args: str) -> str:
@@ -485,3 +498,16 @@ def test_the_power_figures_quantile_is_scipy_stats_norm_ppf_bit_for_bit(level):
     from prereg.reports.clusterpower import mc_z
 
     assert mc_z(level).hex() == float(norm.ppf(0.5 + level / 2)).hex()
+
+
+def test_ids_and_paths_may_break_only_after_their_separators():
+    from prereg.reports.markdown import breakable
+
+    # a <wbr> after each separator between two word characters, none inside a word, none in
+    # a decimal number or a version, and the text escaped
+    assert breakable("spec/studies/d17-multifact.yaml") == (
+        "spec/<wbr>studies/<wbr>d17-<wbr>multifact.<wbr>yaml"
+    )
+    assert breakable("tst-pool-a_h1_yes") == "tst-<wbr>pool-<wbr>a_<wbr>h1_<wbr>yes"
+    assert breakable("1.0 0.05 -3 a<b") == "1.0 0.05 -3 a&lt;b"
+    assert inline("`key-cell`") == "<code>key-<wbr>cell</code>"

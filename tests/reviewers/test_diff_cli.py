@@ -48,8 +48,8 @@ def test_text_format(capsys):
     assert capsys.readouterr().out == (
         f"example: {old} -> {new}\n"
         f"  registered  /cells[{cell}]/rows  (/cells/1/rows)  [cell_rows_changed]\n"
-        f'      Previously 220 rows, cell "{cell}" now has 200.\n'
-        "1 registered change, 0 editorial changes\n"
+        f'      Previously 220 rows, cell "{cell}" now has 200. Not declared by an amendment.\n'
+        "1 registered change (0 declared by an amendment, 1 not), 0 editorial changes\n"
     )
 
 
@@ -58,12 +58,12 @@ def test_markdown_format_for_a_pull_request_comment(capsys):
     assert main(["diff", "--format", "markdown", old, new]) == 1
     assert capsys.readouterr().out == (
         "## prereg diff\n\n"
-        "**1 registered change** (changes what the study does or decides), "
-        "0 editorial changes.\n\n"
+        "**1 registered change** (changes what the study does or decides; "
+        "0 declared by an amendment, 1 not), 0 editorial changes.\n\n"
         f"### example: `{old}` → `{new}`\n\n"
         "| kind | path | change | rule |\n"
         "|---|---|---|---|\n"
-        "| **registered** | `/hypotheses[h2]/rule/for_each/quantifier`"
+        "| **registered** (undeclared) | `/hypotheses[h2]/rule/for_each/quantifier`"
         "<br>`/hypotheses/0/rule/for_each/quantifier` | "
         'Previously hypothesis "h2" used quantifier "all"; it now uses "any" '
         "(at rule/for_each/quantifier). | `rule_quantifier_changed` |\n"
@@ -87,7 +87,7 @@ def test_json_format(capsys):
     old, new = _pair("prose_changed")
     assert main(["diff", "--format", "json", old, new]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert (doc["registered"], doc["editorial"]) == (0, 3)
+    assert (doc["registered"], doc["undeclared"], doc["editorial"]) == (0, 0, 3)
     (study,) = doc["studies"]
     assert (study["study"], study["old"], study["new"]) == ("example", old, new)
     first = study["changes"][0]
@@ -97,13 +97,82 @@ def test_json_format(capsys):
         "op": "changed",
         "path": "/title",
         "pointer": "/title",
-        "old_pointer": "/title",
+        "oldPointer": "/title",
         "message": 'Previously /title read "Example probe"; it now reads "Example probe, two pools".',
         "old": "Example probe",
         "new": "Example probe, two pools",
+        "amendment": None,
     }
     added = study["changes"][2]
     assert (added["op"], added["old"], added["new"]) == ("added", None, "First pool")
+
+
+def _keys(value):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            if k not in ("old", "new"):  # spec content, spelt as the spec is
+                yield from _keys(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _keys(v)
+
+
+def test_json_keys_are_camel_case_like_every_other_output(capsys):
+    for rule in ("cell_rows_changed", "prose_changed", "rule_quantifier_changed"):
+        old, new = _pair(rule)
+        main(["diff", "--format", "json", old, new])
+        keys = set(_keys(json.loads(capsys.readouterr().out)))
+        assert keys and all("_" not in k for k in keys), sorted(keys)
+
+
+# the cell_rows_changed pair as a registration and its amendment: OLD is version 1.0, NEW makes
+# version 1.1 and (perhaps) declares the changed cell's rows
+AMENDED = """
+version: "1.1"
+amendments:
+  - {{version: "1.1", date: 2026-01-05, rationale: "More rows were needed.", paths: [{path}]}}
+"""
+
+
+def _amended(tmp_path, path: str, version: str = "1.1") -> tuple[str, str]:
+    old, new = _pair("cell_rows_changed")
+    text = Path(new).read_text(encoding="utf-8").replace('version: "1.0"\n', "")
+    out = tmp_path / f"new-{len(list(tmp_path.iterdir()))}.yaml"
+    amended = AMENDED.format(path=json.dumps(path)).replace('"1.1"', json.dumps(version))
+    out.write_text(text + amended, encoding="utf-8")
+    return old, str(out)
+
+
+@pytest.mark.parametrize(
+    "declared",
+    [
+        "/cells/1/rows",  # the JSON pointer
+        "/cells[tst-pool-a_h1_missing-contrastive_equalized]/rows",  # the id path
+        "/cells",  # a prefix covers everything below it
+    ],
+)
+def test_exit_0_when_an_amendment_declares_every_registered_change(tmp_path, capsys, declared):
+    old, new = _amended(tmp_path, declared)
+    assert main(["diff", old, new]) == 0
+    text = capsys.readouterr().out
+    assert "Declared by amendment 1.1." in text
+    assert "1 registered change (1 declared by an amendment, 0 not)" in text
+    assert main(["diff", "--format", "json", old, new]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["registered"], doc["undeclared"]) == (1, 0)
+    rows = next(c for c in doc["studies"][0]["changes"] if c["rule"] == "cell_rows_changed")
+    assert rows["amendment"] == "1.1"
+
+
+def test_exit_1_when_a_registered_change_is_not_declared(tmp_path, capsys):
+    # an amendment naming another path, and one naming the path but not after OLD's version
+    for path, version in (("/cells/0/rows", "1.1"), ("/cells/1/rows", "1.0")):
+        old, new = _amended(tmp_path, path, version)
+        assert main(["diff", old, new]) == 1, (path, version)
+        assert "Not declared by an amendment." in capsys.readouterr().out
+        assert main(["diff", "--format", "json", old, new]) == 1
+        assert json.loads(capsys.readouterr().out)["undeclared"] == 1
 
 
 def test_diff_runs_outside_a_project(tmp_path):

@@ -126,19 +126,39 @@ def test_seal_is_never_overwritten(project_copy, capsys):
     assert target.read_bytes() == before
 
 
-def test_seal_refuses_unknown_study_and_draft(project_copy, capsys):
+def test_seal_refuses_an_unknown_study(project_copy, capsys):
     assert run(project_copy, "seal", "nope") == 2
     assert "no spec for study 'nope'" in capsys.readouterr().err
+
+
+def test_sealing_a_draft_registers_it_in_one_command(project_copy, capsys):
     spec = project_copy / "spec/studies/jev-multicorrect.yaml"
-    edit(spec, "status: registered", "status: draft")
-    assert run(project_copy, "seal", "jev-multicorrect") == 2
-    err = capsys.readouterr().err
-    line = line_of(spec, "status: draft")
+    edit(spec, "status: registered", "status: draft  # until the reviewers agree")
+    assert run(project_copy, "compile", "jev-multicorrect") == 0
+    before = spec.read_text().splitlines()
+    capsys.readouterr()
+    assert run(project_copy, "seal", "jev-multicorrect") == 0
+    out = capsys.readouterr().out.splitlines()
+    # only the status line changed, its comment kept
+    after = spec.read_text().splitlines()
+    changed = [(a, b) for a, b in zip(before, after, strict=True) if a != b]
+    assert changed == [
+        (
+            "status: draft  # until the reviewers agree",
+            "status: registered  # until the reviewers agree",
+        )
+    ]
+    assert out[0].startswith("registered jev-multicorrect: status set to registered")
+    assert out[1].startswith("sealed jev-multicorrect version")
+    assert out[-1].startswith("next: commit spec/studies/jev-multicorrect.yaml, ") and len(out) == 3
+    seal = json.loads((project_copy / "spec/studies/jev-multicorrect.seal.json").read_text())
+    assert seal["study"] == "jev-multicorrect"
+    # generated/ was compiled again: check holds with the seal and the registered status
+    assert run(project_copy, "check") == 0
     assert (
-        f"spec/studies/jev-multicorrect.yaml:{line}: at /status: a draft study cannot be sealed"
-        in err
+        'STATUS = "registered"'
+        in (project_copy / "generated/jev_multicorrect/__init__.py").read_text()
     )
-    assert not (project_copy / "spec/studies/jev-multicorrect.seal.json").exists()
 
 
 # -- check ------------------------------------------------------------------------------------

@@ -38,6 +38,13 @@ executable plan, so it is editorial, except :data:`REGISTRATION_KEYS` (``registr
 and ``identifier``), which pin the registration act itself and are registered.
 :func:`registered_content` is the spec without all editorial content: what a seal pins.
 
+Declared changes
+----------------
+A registered change is declared when an amendment of the new spec whose version comes after the
+old spec's names its path (:func:`new_amendments`, :func:`declare`; the same covering rule as a
+seal's, :meth:`Change.covered_by`).  ``prereg diff`` exits 0 when every registered change is
+declared, 1 when one is not.
+
 Paths
 -----
 Each change names its place twice: ``path`` uses ids (``/cells[tst-a_h1_yes]/rows``,
@@ -51,7 +58,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -207,6 +214,7 @@ class Change:
     new: Any = None
     op: str = "changed"
     anchor: str = ""  # the new spec's pointer of the change, or of its nearest existing parent
+    amendment: str | None = None  # the version of the new amendment declaring a registered change
 
     def covered_by(self, declared: str) -> bool:
         """True when ``declared`` (a JSON pointer or id path) equals or is a prefix of this change."""
@@ -216,16 +224,19 @@ class Change:
         return False
 
     def as_json(self) -> dict[str, Any]:
+        """The change as ``--format json`` writes it: prereg's own keys camelCase like every
+        other output (the ``old`` and ``new`` values are spec content, spelt as the spec is)."""
         return {
             "rule": self.rule,
             "kind": self.kind,
             "op": self.op,
             "path": self.path,
             "pointer": self.pointer,
-            "old_pointer": self.old_pointer,
+            "oldPointer": self.old_pointer,
             "message": self.message,
             "old": None if self.old is MISSING else self.old,
             "new": None if self.new is MISSING else self.new,
+            "amendment": self.amendment,
         }
 
 
@@ -1106,6 +1117,11 @@ class Comparison:
     def editorial(self) -> int:
         return sum(c.kind == EDITORIAL for c in self.changes)
 
+    @property
+    def undeclared(self) -> int:
+        """Registered changes no new amendment declares."""
+        return sum(c.kind == REGISTERED and c.amendment is None for c in self.changes)
+
 
 def parse_spec_text(text: str, label: str) -> dict:
     loaded = load_yaml_text(text, Path(label))
@@ -1122,8 +1138,35 @@ def read_spec_file(path, label: str | None = None) -> dict:
     return loaded.data
 
 
+def new_amendments(old: dict, new: dict) -> list[tuple[str, list[str]]]:
+    """(version, paths) of each amendment of ``new`` after ``old``'s version: the amendments
+    made since ``old``, as a seal counts them (:func:`prereg.compiler.seal.undeclared`)."""
+    from prereg.compiler.seal import version_key
+
+    after = version_key(old.get("version"))
+    out = []
+    for a in new.get("amendments") or []:
+        if isinstance(a, dict) and version_key(a.get("version")) > after:
+            out.append((str(a.get("version")), [str(p) for p in a.get("paths") or []]))
+    return out
+
+
+def declare(changes: list[Change], amendments: list[tuple[str, list[str]]]) -> list[Change]:
+    """``changes`` with each registered one that an amendment's path covers marked with the
+    first such amendment's version."""
+    out = []
+    for c in changes:
+        if c.kind == REGISTERED:
+            by = next((v for v, paths in amendments if any(c.covered_by(p) for p in paths)), None)
+            if by is not None:
+                c = replace(c, amendment=by)
+        out.append(c)
+    return out
+
+
 def compare(old: dict, new: dict, study: str, old_label: str, new_label: str) -> Comparison:
-    return Comparison(study, old_label, new_label, diff_specs(old, new))
+    changes = declare(diff_specs(old, new), new_amendments(old, new))
+    return Comparison(study, old_label, new_label, changes)
 
 
 class Git:
@@ -1253,10 +1296,24 @@ def render_text(comparisons: list[Comparison]) -> str:
             if c.pointer and c.pointer != c.path:
                 where += f"  ({c.pointer})"
             lines.append(f"  {c.kind:<10}  {where}  [{c.rule}]")
-            lines.append(f"      {c.message}")
-    reg, edit = _counts(comparisons)
-    lines.append(f"{_plural(reg, 'registered')}, {_plural(edit, 'editorial')}")
+            lines.append(f"      {c.message}{_declared(c)}")
+    lines.append(_summary(comparisons))
     return "\n".join(lines) + "\n"
+
+
+def _declared(c: Change) -> str:
+    if c.kind != REGISTERED:
+        return ""
+    if c.amendment is None:
+        return " Not declared by an amendment."
+    return f" Declared by amendment {c.amendment}."
+
+
+def _summary(comparisons: list[Comparison]) -> str:
+    reg, edit = _counts(comparisons)
+    undeclared = sum(c.undeclared for c in comparisons)
+    declared = f" ({reg - undeclared} declared by an amendment, {undeclared} not)" if reg else ""
+    return f"{_plural(reg, 'registered')}{declared}, {_plural(edit, 'editorial')}"
 
 
 def _md(text: str) -> str:
@@ -1270,8 +1327,10 @@ def _code(text: str) -> str:
 
 def render_markdown(comparisons: list[Comparison]) -> str:
     reg, edit = _counts(comparisons)
+    undeclared = sum(c.undeclared for c in comparisons)
     verdict = (
-        f"**{_plural(reg, 'registered')}** (changes what the study does or decides), "
+        f"**{_plural(reg, 'registered')}** (changes what the study does or decides; "
+        f"{reg - undeclared} declared by an amendment, {undeclared} not), "
         if reg
         else "No registered change, "
     )
@@ -1285,6 +1344,8 @@ def render_markdown(comparisons: list[Comparison]) -> str:
         lines.extend(["| kind | path | change | rule |", "|---|---|---|---|"])
         for c in comp.changes:
             kind = f"**{c.kind}**" if c.kind == REGISTERED else c.kind
+            if c.kind == REGISTERED:
+                kind += " (undeclared)" if c.amendment is None else f" (amendment {c.amendment})"
             path = _code(c.path)
             if c.pointer and c.pointer != c.path:
                 path += f"<br>{_code(c.pointer)}"
@@ -1297,12 +1358,14 @@ def render_json(comparisons: list[Comparison]) -> str:
     reg, edit = _counts(comparisons)
     doc = {
         "registered": reg,
+        "undeclared": sum(c.undeclared for c in comparisons),
         "editorial": edit,
         "studies": [
             {
                 "study": comp.study,
                 "old": comp.old_label,
                 "new": comp.new_label,
+                "undeclared": comp.undeclared,
                 "changes": [c.as_json() for c in comp.changes],
             }
             for comp in comparisons

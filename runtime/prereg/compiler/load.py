@@ -128,12 +128,13 @@ class Loaded:
     for: a spec that holds is never asked where anything is.
     """
 
-    __slots__ = ("path", "data", "_lines", "_root")
+    __slots__ = ("path", "data", "_lines", "_keys", "_root")
 
     def __init__(self, path: Path, data: Any, lines: dict[str, int] | None = None, *, root=None):
         self.path = path
         self.data = data
         self._lines = lines
+        self._keys: dict[str, tuple[int, int]] = {}
         self._root = root
 
     @property
@@ -141,9 +142,15 @@ class Loaded:
         if self._lines is None:
             self._lines = {}
             if self._root is not None:
-                _line_map(self._root, "", self._lines)
+                _line_map(self._root, "", self._lines, self._keys)
             self._root = None
         return self._lines
+
+    def key_at(self, pointer: str) -> tuple[int, int] | None:
+        """(line, column), both from 1, where the key of the mapping entry ``pointer`` is
+        written; None for the root, a list item or a spec built without its nodes."""
+        self.lines  # noqa: B018 (works the positions out on first use)
+        return self._keys.get(pointer)
 
     def __repr__(self) -> str:
         return f"Loaded(path={self.path!r})"
@@ -164,16 +171,21 @@ class Loaded:
         return f"{self.path}:{line}" if line else str(self.path)
 
 
-def _line_map(node: Node, pointer: str, lines: dict[str, int]) -> None:
-    """The line of every value of a built document, by JSON pointer (the nodes the builder
-    accepted: no tags, merge keys or duplicates left to refuse)."""
+def _line_map(
+    node: Node, pointer: str, lines: dict[str, int], keys: dict[str, tuple[int, int]]
+) -> None:
+    """The line of every value of a built document, by JSON pointer, and the line and column
+    of every mapping key (the nodes the builder accepted: no tags, merge keys or duplicates
+    left to refuse)."""
     lines.setdefault(pointer, node.start_mark.line + 1)
     if isinstance(node, SequenceNode):
         for i, n in enumerate(node.value):
-            _line_map(n, f"{pointer}/{i}", lines)
+            _line_map(n, f"{pointer}/{i}", lines, keys)
     elif isinstance(node, MappingNode):
         for knode, vnode in node.value:
-            _line_map(vnode, f"{pointer}/{_escape(knode.value)}", lines)
+            at = f"{pointer}/{_escape(knode.value)}"
+            keys.setdefault(at, (knode.start_mark.line + 1, knode.start_mark.column + 1))
+            _line_map(vnode, at, lines, keys)
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

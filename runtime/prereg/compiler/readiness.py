@@ -60,7 +60,11 @@ def gaps(spec: dict) -> list[tuple[str, str]]:
         reg = spec.get("registration")
         if not isinstance(reg, dict):
             out.append(
-                ("/status", "a registered study needs its registration record (registration:)")
+                (
+                    "/status",
+                    "a registered study needs its registration record (registration: with "
+                    f"authors, {', '.join(PROSE)}; see docs/language.md, Registration)",
+                )
             )
         else:
             for slot in PROSE:

@@ -12,13 +12,18 @@ amendment (a version after the sealed one) whose ``paths`` name the change: a pa
 change when it equals the change's JSON pointer (into the current spec, or into the sealed one
 for something removed) or its id path (``/cells[<id>]/rows``), or is a prefix of one of them.
 
-Sealing is a registration act: a seal is created exclusively (never overwritten) and a
-``draft`` study cannot be sealed.
+Sealing is a registration act, and one command: ``prereg seal STUDY`` after ``prereg
+compile`` either refuses with every problem at once (what the registration record lacks, each
+with its line) and one next step, or registers the study: a ``draft`` status is set to
+``registered`` in the spec (that one line, nothing else of the file changes), the study is
+compiled again so ``generated/`` matches, and the seal is written.  A seal is created
+exclusively (never overwritten); nothing is changed when anything is refused.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,31 +70,75 @@ def make_seal(spec: dict) -> dict[str, Any]:
     }
 
 
-def seal_study(project: Project, study_id: str) -> tuple[Path, dict[str, Any]]:
-    """Validate the study's spec and write its seal; returns (path, seal)."""
+# a top-level ``status: draft`` line as the starter and every example writes it
+_DRAFT_LINE = re.compile(r"""^status:[ \t]*(draft|"draft"|'draft')[ \t]*(#.*)?$""")
+
+
+def _registered_text(text: str, line: int) -> str | None:
+    """``text`` with the draft status on ``line`` (from 1) set to registered; None when that
+    line is not one plain ``status: draft``."""
+    lines = text.splitlines(keepends=True)
+    if not 0 < line <= len(lines):
+        return None
+    body = lines[line - 1].rstrip("\r\n")
+    m = _DRAFT_LINE.match(body)
+    if m is None:
+        return None
+    lines[line - 1] = (
+        body[: m.start(1)] + "registered" + body[m.end(1) :] + lines[line - 1][len(body) :]
+    )
+    return "".join(lines)
+
+
+def seal_study(project: Project, study_id: str) -> tuple[Path, dict[str, Any], bool]:
+    """Register (a draft) and seal the study; returns (path, seal, whether the status was set
+    to registered).  Refuses, changing nothing, with every problem at once."""
     from prereg.compiler import build
+    from prereg.compiler.readiness import gaps
 
     spec_file = project.spec_file(study_id)
     if not spec_file.is_file():
         raise UserError(f"no spec for study {study_id!r} under {project.rel(project.studies_dir)}/")
     study = build.load_study(project, spec_file)
-    if study.data.get("status") == DRAFT:
-        raise UserError(
-            f"{study.loaded.where('/status')}: at /status: a draft study cannot be sealed; "
-            "set status: registered first"
-        )
-    from prereg.compiler.readiness import gaps
-
-    missing = gaps(study.data)
-    if missing:
-        raise UserError(
-            f"{study.spec_rel}: not ready to seal ({len(missing)} problem(s))",
-            problems=[f"{study.loaded.where(p)}: at {p}: {m}" for p, m in missing],
-        )
     target = seal_path(project, study_id)
+    if target.exists():
+        raise UserError(f"{project.rel(target)}: already exists; refusing to overwrite it")
+    draft = study.data.get("status") == DRAFT
+    # what the study would lack once registered, all at once
+    missing = gaps({**study.data, "status": "registered"} if draft else study.data)
+    problems = [f"{study.loaded.where(p)}: at {p}: {m}" for p, m in missing]
+    original = spec_file.read_bytes()
+    registered_text = None
+    if draft:
+        at = study.loaded.key_at("/status")
+        registered_text = _registered_text(original.decode("utf-8"), at[0] if at else 0)
+        if registered_text is None:
+            problems.append(
+                f"{study.loaded.where('/status')}: at /status: the study is a draft and its status"
+                " is not written as one line `status: draft`; write `status: registered`"
+            )
+    if problems:
+        raise UserError(
+            f"{study.spec_rel}: not ready to seal ({len(problems)} problem(s)); nothing was changed",
+            problems=[
+                *problems,
+                f"next: fix each in {study.spec_rel}, then run `prereg seal {study_id}` again",
+            ],
+        )
+    if registered_text is not None:
+        # register: the one status line, then generated/ compiled again from the spec as it
+        # now is; the spec goes back as it was when anything after fails
+        spec_file.write_bytes(registered_text.encode("utf-8"))
+        try:
+            study = build.load_study(project, spec_file)
+            files = build.compile_project(project, [study_id])
+            build.write_generated(project, files, prune=False)
+        except BaseException:
+            spec_file.write_bytes(original)
+            raise
     seal = make_seal(study.data)
     write_new(target, canonical_bytes_nl(seal))
-    return target, seal
+    return target, seal, registered_text is not None
 
 
 def read_seal(path: Path, shown: str) -> dict[str, Any]:

@@ -2,7 +2,11 @@
 
 A spec is first checked by the schema's compiled predicate (:mod:`prereg.compiler.predicate`):
 when it holds, jsonschema is not imported.  Otherwise jsonschema validates the spec and words
-every problem, as it always did.
+every problem: a key the language does not know is one line with its file, line and column and
+the nearest allowed key (``unknown key 'quantifer' at spec/studies/x.yaml:41:7; did you mean
+'quantifier'?``), and a value that matches none of the forms a slot allows is reported by the
+form it came nearest to (:func:`leaves`), never as the whole value and "is not valid under any
+of the given schemas".
 """
 
 from __future__ import annotations
@@ -52,14 +56,47 @@ def holds(data, schema_path: Path) -> bool:
         return False
 
 
+# a message stays one readable line: a long list of allowed keys is cut to this many characters
+ALLOWED_CHARS = 300
+
+
+def _allowed(names) -> str:
+    text = ", ".join(sorted(names))
+    if len(text) <= ALLOWED_CHARS:
+        return text
+    return text[: text.rfind(", ", 0, ALLOWED_CHARS)] + ", ..."
+
+
+def suggestion(key: str, allowed) -> str | None:
+    """The allowed key nearest to the unknown ``key`` (a misspelling), or None."""
+    import difflib
+
+    close = difflib.get_close_matches(key, sorted(allowed), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def unknown_keys(err: jsonschema.ValidationError) -> list[str]:
+    return sorted(set(err.instance) - set(err.schema.get("properties", {})))
+
+
 def describe(err: jsonschema.ValidationError) -> str:
     """The rule a JSON Schema violation breaks, in the words of a prereg message."""
     v = err.validator
     if v == "additionalProperties":
-        extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+        allowed = err.schema.get("properties", {})
+        extra = unknown_keys(err)
         names = ", ".join(repr(e) for e in extra)
-        allowed = ", ".join(sorted(err.schema.get("properties", {})))
-        return f"unknown key {names} (allowed here: {allowed})"
+        near = suggestion(extra[0], allowed) if len(extra) == 1 else None
+        hint = f"; did you mean {near!r}?" if near else ""
+        return f"unknown key {names} (allowed here: {_allowed(allowed)}){hint}"
+    if v in ("anyOf", "oneOf") and err.context:
+        if all(e.validator == "type" and not e.path for e in err.context):
+            want = []
+            for e in err.context:
+                t = e.validator_value
+                want += [x for x in (t if isinstance(t, list) else [t]) if x not in want]
+            got = json.dumps(err.instance, ensure_ascii=False)[:60]
+            return f"expected {' or '.join(want)}, got {got}"
     if v == "required":
         return f"missing required key: {err.message.split(' is a required')[0]}"
     if v == "type":
@@ -82,20 +119,80 @@ def describe(err: jsonschema.ValidationError) -> str:
     return err.message
 
 
+def _reach(err: jsonschema.ValidationError) -> tuple[int, bool]:
+    """How far into the value ``err`` (or the furthest of its own branches) got: the depth,
+    and at that depth whether the value at least had the form's type."""
+    own = (len(err.absolute_path), err.validator != "type")
+    return max([own] + [_reach(e) for e in err.context or ()])
+
+
+def leaves(err: jsonschema.ValidationError) -> list[jsonschema.ValidationError]:
+    """The violations to report for ``err``.  For a value matching none of an ``anyOf`` or
+    ``oneOf``'s forms: the violations of the form it got furthest into (an optional slot's
+    ``{$ref: ...}`` rather than ``{type: null}``; the ``for_each`` a condition holds), found
+    the same way below; ``err`` itself when no form got further than the others."""
+    if err.validator not in ("anyOf", "oneOf") or not err.context:
+        return [err]
+    branches: dict[object, list] = {}
+    for e in err.context:
+        branches.setdefault(e.relative_schema_path[0], []).append(e)
+    reach = sorted(((max(map(_reach, es)), i) for i, es in branches.items()), reverse=True)
+    if len(reach) > 1 and reach[0][0] == reach[1][0]:
+        return [err]  # no form came nearer than another: the value is of none of them
+    return [leaf for e in branches[reach[0][1]] for leaf in leaves(e)]
+
+
+def _located_unknown_key(loaded: Loaded, err, ptr: str) -> tuple[int, str] | None:
+    """``unknown key 'k' at file:line:col; did you mean 'key'?`` for one unknown key."""
+    extra = unknown_keys(err)
+    if len(extra) != 1:
+        return None
+    key = extra[0]
+    at = loaded.key_at(f"{ptr}/{key.replace('~', '~0').replace('/', '~1')}")
+    if at is None:
+        return None
+    allowed = err.schema.get("properties", {})
+    near = suggestion(key, allowed)
+    hint = f"did you mean {near!r}?" if near else f"allowed here: {_allowed(allowed)}"
+    return at[0], f"unknown key {key!r} at {loaded.path}:{at[0]}:{at[1]}; {hint}"
+
+
 def validate(loaded: Loaded, schema_path: Path) -> list[str]:
-    """Every schema violation as ``file:line: at /json/pointer: rule``, sorted by position."""
+    """Every schema violation as ``file:line: at /json/pointer: rule``, sorted by position
+    (an unknown key as ``unknown key 'k' at file:line:column; did you mean 'key'?``)."""
     if holds(loaded.data, schema_path):
         return []
     validator = _validator(str(schema_path))
+    found = [leaf for err in validator.iter_errors(loaded.data) for leaf in leaves(err)]
+    # a misspelt required key is one mistake, not two: its "missing required key" goes
+    meant = set()
+    for err in found:
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+            extra = unknown_keys(err)
+            if len(extra) == 1:
+                near = suggestion(extra[0], err.schema.get("properties", {}))
+                meant.add((pointer(err.absolute_path), near))
     problems = []
-    for err in validator.iter_errors(loaded.data):
+    for err in found:
         ptr = pointer(err.absolute_path)
+        if err.validator == "required" and (ptr, _missing(err)) in meant:
+            continue
         line = loaded.line_of(ptr) or 0
         if err.validator == "additionalProperties" and isinstance(err.instance, dict):
-            extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+            located = _located_unknown_key(loaded, err, ptr)
+            if located is not None:
+                problems.append((located[0], ptr, located[1]))
+                continue
+            extra = unknown_keys(err)
             if extra:
                 line = loaded.line_of(f"{ptr}/{extra[0]}") or line
         where = f"{loaded.path}:{line}" if line else str(loaded.path)
         problems.append((line, ptr, f"{where}: at {ptr or '/'}: {describe(err)}"))
-    problems.sort()
+    problems = sorted(set(problems))
     return [p[2] for p in problems]
+
+
+def _missing(err) -> str | None:
+    """The key a ``required`` violation misses."""
+    missing = [k for k in err.validator_value if k not in err.instance]
+    return missing[0] if len(missing) == 1 else None

@@ -5,6 +5,8 @@ One table per list of rows: ``cells`` (per-cell figures), ``estimates`` and ``co
 (``metrics.accuracy.estimate``, ``a.k``, ``levels.position``); lists become their JSON text;
 columns follow the order of first appearance.  Written as CSV (RFC 4180, a header line,
 empty cells for null) or, with the optional extra ``prereg[tables]`` (pyarrow), as Parquet.
+A table without rows still has its columns: those every row of it must have, by the shipped
+output schemas (:func:`empty_columns`), so a reader gets an empty frame, not a parse error.
 Every table of one call is created or none (files are never overwritten).
 """
 
@@ -63,6 +65,41 @@ def table(rows: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[dict[str, 
     return list(columns), flat
 
 
+# where the shipped schemas define each table's row: (schema name, JSON pointer to the row)
+_ROW_SCHEMAS = {
+    "cells": ("factorial-score", ("$defs", "cell")),
+    "estimates": ("decide-rows", ("$defs", "estimate")),
+    "contrasts": ("decide-rows", ("$defs", "contrast")),
+    "auroc": ("reachability-score", ("$defs", "document", "properties", "auroc", "items")),
+}
+
+
+def _required_columns(row_schema: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """The dotted columns every row holding to ``row_schema`` has: its required keys, a
+    required object with fixed properties opened into its own required keys (an object keyed
+    by the spec's ids, like ``metrics`` or ``levels``, has no fixed columns)."""
+    props = row_schema.get("properties", {})
+    out: list[str] = []
+    for key in row_schema.get("required", []):
+        sub = props.get(key, {})
+        if sub.get("type") == "object":
+            if sub.get("properties"):
+                out += _required_columns(sub, f"{prefix}{key}.")
+            continue
+        out.append(prefix + key)
+    return out
+
+
+def empty_columns(name: str) -> list[str]:
+    """The columns of table ``name`` when the score has no rows for it."""
+    from prereg import outputs
+
+    node: Any = outputs.schema(_ROW_SCHEMAS[name][0])
+    for part in _ROW_SCHEMAS[name][1]:
+        node = node[part]
+    return _required_columns(node)
+
+
 def tables_of(doc: Mapping[str, Any], where: str) -> dict[str, tuple[list[str], list[dict]]]:
     """The tables of a score document (a SCORE.json of any engine that writes cells)."""
     if not isinstance(doc, Mapping) or not isinstance(doc.get("cells"), list):
@@ -71,7 +108,7 @@ def tables_of(doc: Mapping[str, Any], where: str) -> dict[str, tuple[list[str], 
     for name in TABLES:
         rows = doc.get(name)
         if isinstance(rows, list) and all(isinstance(r, Mapping) for r in rows):
-            found[name] = table(rows)
+            found[name] = table(rows) if rows else (empty_columns(name), [])
     return found
 
 
@@ -102,7 +139,8 @@ def parquet_bytes(columns: list[str], rows: list[dict[str, Any]]) -> bytes:
         ) from None
     data = {c: [r.get(c) for r in rows] for c in columns}
     try:
-        t = pa.table(data)
+        # a table without rows keeps its columns (typed null: there is no value to type them by)
+        t = pa.table(data) if rows else pa.table({c: pa.array([], pa.null()) for c in columns})
     except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed types in a column: keep them as text
         t = pa.table({c: [None if v is None else _text(v) for v in vs] for c, vs in data.items()})
     sink = pa.BufferOutputStream()

@@ -29,7 +29,6 @@ from prereg.reports.common import (
 )
 from prereg.reports.page import Facts, Figure, Heading, Para, Report, Table
 from prereg.reports.verdicts import figure_verdicts
-from prereg.stats.special import function
 
 MC_LEVEL = 0.95  # the Monte Carlo error bars drawn (a display choice, stated in the caption)
 
@@ -45,7 +44,9 @@ def mc_z(level: float = MC_LEVEL) -> float:
     """The normal quantile of the error bars: ``scipy.stats.norm.ppf(0.5 + level / 2)``, which
     is this compiled ``ndtri`` (times scale 1, plus loc 0), without importing scipy.stats
     (which takes longer than building the rest of the report)."""
-    return float(function("ndtri")(0.5 + level / 2))
+    from scipy.special import ndtri
+
+    return float(ndtri(0.5 + level / 2))
 
 
 def power_figure(plan: dict, name: str = "power") -> Figure:

@@ -14,7 +14,9 @@ own rules and renderer hooks, so every page reads the same way:
 - every table is captioned with the heading it stands under, its column headers carry
   ``scope="col"`` and it scrolls inside ``<div class="scroll">`` instead of overflowing;
 - a code span holding a digest (32 or more hex digits, optionally ``sha256:``) gets
-  ``class="digest"``, which the page's CSS never breaks mid-hex.
+  ``class="digest"``, which the page's CSS never breaks mid-hex (it scrolls in its own box);
+  any other code span may break only after a separator (``-``, ``_``, ``/``, ``.``: a
+  ``<wbr>`` there, :func:`breakable`), never inside a word of an id or a path.
 
 ``render(text, heading_offset=0) -> str`` returns an HTML fragment, ``inline(text) -> str``
 the HTML of one paragraph's inline Markdown.  markdown-it is imported when the first text is
@@ -32,6 +34,17 @@ PREFIX = "prereg-"
 
 _DIGEST = re.compile(r"^(sha256:)?[0-9a-f]{32,}$")
 _SCHEME = re.compile(r"^[a-zA-Z][\w+.-]*:")
+
+
+# a separator inside a word (a "." before a digit is a decimal point or a version, not one)
+_SEPARATOR = re.compile(r"(?<=\w)([-_/]|\.(?!\d))(?=\w)")
+
+
+def breakable(text: str) -> str:
+    """``text`` escaped for HTML, with a ``<wbr>`` (a line may break there) after each
+    ``-``, ``_``, ``/`` or ``.`` between two word characters (not a decimal point): a long id
+    or path wraps at its separators on a narrow page, never inside a word."""
+    return _SEPARATOR.sub(r"\1<wbr>", html.escape(text, quote=False))
 
 
 def slug(text: str) -> str:
@@ -162,5 +175,6 @@ def _offline_links(state) -> None:
 
 def _code_inline(self, tokens, idx: int, options, env) -> str:
     text = tokens[idx].content
-    cls = ' class="digest"' if _DIGEST.match(text.strip()) else ""
-    return f"<code{cls}>" + html.escape(text, quote=False) + "</code>"
+    if _DIGEST.match(text.strip()):
+        return '<code class="digest">' + html.escape(text, quote=False) + "</code>"
+    return "<code>" + breakable(text) + "</code>"

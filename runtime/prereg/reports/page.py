@@ -127,6 +127,8 @@ def _environment():
         markdown.render(str(text), heading_offset=offset)
     )
     env.filters["svg"] = lambda text: Markup(plot.inline(str(text)).rstrip())
+    # text escaped, with a line break allowed after each separator of an id or path
+    env.filters["breakable"] = lambda text: Markup(markdown.breakable(str(text)))
     env.tests["digest"] = _is_digest
     return env
 
@@ -149,18 +151,30 @@ _KINDS = {Heading: "heading", Para: "para", Facts: "facts", Table: "table", Figu
           Registered: "registered"}  # fmt: skip
 
 
+# a table of more rows than this is folded (closed) under a summary line naming it and its
+# rows, so a long page reads as its sections; the rows are in the page (and printed)
+FOLD_ROWS = 30
+
+
 def render_html(report: Report, back: str | None = "../index.html") -> str:
-    """The report as one self-contained HTML page (templates/report.html.j2)."""
+    """The report as one self-contained HTML page (templates/report.html.j2): a table of
+    contents (every heading of the report, each with its id), each section (``h2``) folding
+    in a ``<details>`` open by default, a table longer than :data:`FOLD_ROWS` rows folded."""
     blocks = []
-    ids: set[str] = set()
+    ids: set[str] = {"top"}  # the title's
+    toc = []
     heading = report.title
     for b in report.blocks:
         extra: dict[str, str] = {}
         if isinstance(b, Heading):
             heading = b.text
             extra["id"] = markdown.unique(ids, markdown.slug(b.text))
+            toc.append({"id": extra["id"], "text": b.text, "level": b.level})
         elif isinstance(b, Table):
             extra["caption"] = b.caption or heading
+            extra["folded"] = b.folded or (
+                f"{extra['caption']}: {len(b.rows)} rows" if len(b.rows) > FOLD_ROWS else ""
+            )
         blocks.append((_KINDS[type(b)], b, extra))
     return _render(
         "report.html.j2",
@@ -168,6 +182,7 @@ def render_html(report: Report, back: str | None = "../index.html") -> str:
         back=back,
         report=report,
         blocks=blocks,
+        toc=toc,
     )
 
 
@@ -187,6 +202,11 @@ def render_index(
         title=title,
         heading=title,
         back=None,
+        toc=[
+            {"id": "studies", "text": "Studies", "level": 2},
+            {"id": "steps", "text": "Steps", "level": 2},
+            {"id": "outputs", "text": "Outputs", "level": 2},
+        ],
         overall=overall,
         ok=ok,
         studies=[{"report": None, "markdown": None, **row} for row in studies],

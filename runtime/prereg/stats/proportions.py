@@ -41,30 +41,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from prereg.stats.special import function, special_function
-
 
 class _Loaded:
-    """A scipy.special ufunc, loaded at its first call (``load(name)``) and called as it is."""
+    """A function of scipy.special's public API, imported at its first call (so that
+    importing this module does not import scipy) and called as it is."""
 
-    def __init__(self, name: str, load) -> None:
+    def __init__(self, name: str) -> None:
         self.name = name
-        self._load = load
         self._fn = None
 
     def __call__(self, *args):
         fn = self._fn
         if fn is None:
-            fn = self._fn = self._load(self.name)
+            import scipy.special
+
+            fn = self._fn = getattr(scipy.special, self.name)
         return fn(*args)
 
 
-# scipy.special's own ufuncs, loaded on first use without the scipy.special package
-# (prereg.stats.special): ndtr from its compiled module alone, the others from _ufuncs
-betainccinv = _Loaded("betainccinv", function)
-betaincinv = _Loaded("betaincinv", function)
-ndtr = _Loaded("ndtr", special_function)
-ndtri = _Loaded("ndtri", function)
+betainccinv = _Loaded("betainccinv")
+betaincinv = _Loaded("betaincinv")
+ndtr = _Loaded("ndtr")
+ndtri = _Loaded("ndtri")
 
 # Φ⁻¹((1 + level)/2) at the usual two-sided levels: scipy.special.ndtri's own values (the
 # tests compare each with it bit for bit), so that a Wilson or Newcombe bound at one of these

@@ -236,16 +236,15 @@ def t_quantile(p, df):
     Accurate to about 1e-12 relative or better.  ``p`` in (0, 1), ``df`` > 0 (arrays
     broadcast).  A scalar ``p`` of 0.975 (a two-sided 0.95 level) with a whole ``df`` up to
     :data:`prereg.stats.t_table.DF_MAX` is read from the table of stdtrit's own values
-    (:mod:`prereg.stats.t_table`, the same float); anything else is computed by
-    scipy.special's ``stdtrit``, loaded on first use without the scipy.special package
-    (:mod:`prereg.stats.special`), to keep start-up fast.
+    (:mod:`prereg.stats.t_table`, the same float: importing scipy.special, whose package
+    imports numpy's array-API namespace, would more than double the start-up of the d17
+    ``score`` and add half to the s3 ``power-plan``'s: README, "Start-up"); anything else is
+    computed by scipy.special's public ``stdtrit``, imported at the first such call.
     """
     tabled = _tabled_t_quantile(p, df)
     if tabled is not None:
         return tabled
-    from prereg.stats.special import function
-
-    stdtrit = function("stdtrit")
+    from scipy.special import stdtrit
 
     p_arr = np.asarray(p, dtype=np.float64)
     df_arr = np.asarray(df, dtype=np.float64)

@@ -57,9 +57,9 @@ def _t_quantile(p: float, df: float) -> float:
 
 def _t_sf(t: float, df: float) -> float:
     """P(T > t) for Student's t with ``df`` degrees of freedom."""
-    from prereg.stats.special import function
+    from scipy.special import stdtr
 
-    return float(function("stdtr")(df, -t))
+    return float(stdtr(df, -t))
 
 
 def _p_value(t: float, df: float, alternative: str) -> float:
