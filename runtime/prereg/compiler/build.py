@@ -273,6 +273,48 @@ def _expanded(spec: dict, kind: str) -> list[dict]:
     return out
 
 
+_ANALYSIS_FIELDS = (
+    "pair_by",
+    "strata",
+    "unit",
+    "rater",
+    "rating",
+    "cluster",
+    "prediction",
+    "truth",
+    "family",
+)
+
+
+def _expanded_analyses(spec: dict) -> list[dict]:
+    """Every registered analysis after expansion, as prereg.rules.Analysis takes it."""
+    out = []
+    for hyp in spec.get("hypotheses") or []:
+        for an in hyp.get("analyses") or []:
+            for binding in semantic._expansions(an):
+                item: dict[str, Any] = {
+                    "id": semantic.fill(an["id"], binding),
+                    "hypothesis": hyp["id"],
+                    "method": an["method"],
+                    "metric": an.get("metric"),
+                    "options": dict(an.get("options") or {}),
+                }
+                for side in ("of", "a", "b"):
+                    if an.get(side) is not None:
+                        item[side] = _selection(an[side], binding)
+                if an.get("groups") is not None:
+                    item["groups"] = tuple(_selection(g, binding) for g in an["groups"])
+                for name in _ANALYSIS_FIELDS:
+                    if an.get(name) is not None:
+                        item[name] = str(an[name])
+                if an.get("of_analyses") is not None:
+                    item["of_analyses"] = tuple(
+                        semantic.fill(str(x), binding) for x in an["of_analyses"]
+                    )
+                out.append(item)
+    return out
+
+
 def _dimension(ex: dict) -> str:
     """One expansion dimension in words (``hops ∈ {1, 3}``, ``(x, y) over pairs of {…}``)."""
     if ex.get("pairs_of") is not None:
@@ -342,6 +384,8 @@ def _rule_imports(spec: dict) -> list[str]:
             names.add("Contrast")
         if hyp.get("estimates"):
             names.add("Estimate")
+        if hyp.get("analyses"):
+            names.add("Analysis")
         walk(hyp.get("rule"))
         for verdict in hyp.get("verdicts") or []:
             names.add("Verdict")
@@ -384,6 +428,7 @@ def _render_unformatted(study: Study) -> tuple[dict[str, str], dict[str, str]]:
         "cells": all_cells(spec),
         "contrasts": _expanded(spec, "contrasts"),
         "estimates": _expanded(spec, "estimates"),
+        "analyses": _expanded_analyses(spec),
         "contrast_templates": _templates(spec, "contrasts"),
         "estimate_templates": _templates(spec, "estimates"),
         "engine_module": registry.require(spec["engine"]).module,

@@ -1,0 +1,188 @@
+"""Compile-time checks of registered analyses (a hypothesis' ``analyses``).
+
+An analysis names a method of the catalogue (:mod:`prereg.stats.catalogue`); the method's
+input shape says which inputs it reads (:data:`prereg.decide.analyses.INPUTS`) and which metric
+kinds feed it (:data:`prereg.decide.analyses.METRIC_KINDS`), and its entry lists its options,
+every one of which the spec registers.  Each problem is reported with its JSON pointer.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from prereg.compiler.semantic import (
+    Reporter,
+    _expansions,
+    check,
+    contrast_ids,
+    fill,
+    items,
+)
+
+
+def _methods_fitting(kind: str | None, entries) -> list[str]:
+    from prereg.decide.analyses import METRIC_KINDS
+
+    return [
+        name
+        for name, e in entries.items()
+        if METRIC_KINDS[e.shape] is None or (kind in (METRIC_KINDS[e.shape] or ()))
+    ]
+
+
+def _kind_words(kinds) -> str:
+    return " or ".join(kinds)
+
+
+@check
+def analyses_well_formed(spec: dict, report: Reporter) -> None:
+    from prereg.compiler.vocabulary import all_fields
+    from prereg.decide.analyses import (
+        ALL_INPUTS,
+        INPUTS,
+        METRIC_KINDS,
+        required_options,
+        shape_inputs_text,
+    )
+    from prereg.stats.catalogue import entries as catalogue
+
+    entries = catalogue()
+    kinds = {m.get("id"): (m.get("compute") or {}).get("kind") for m in spec.get("metrics") or []}
+    factors = {str(f.get("id")) for f in spec.get("factors") or []}
+    fields = all_fields(spec)
+    ids = contrast_ids(spec)
+    contrasts = {
+        fill(str(c.get("id")), b)
+        for h in spec.get("hypotheses") or []
+        for c in h.get("contrasts") or []
+        for b in _expansions(c)
+    }
+    earlier: set[str] = set()
+    for hptr, hyp in items(spec, "hypotheses"):
+        for i, an in enumerate(hyp.get("analyses") or []):
+            ptr = f"{hptr}/analyses/{i}"
+            aid = str(an.get("id"))
+            what = f"analysis {aid!r}"
+            own = [fill(aid, b) for b in _expansions(an)]
+            method = an.get("method")
+            entry = entries.get(str(method))
+            if entry is None:
+                close = difflib.get_close_matches(str(method), list(entries), n=3, cutoff=0.5)
+                hint = f"; did you mean {', '.join(close)}?" if close else ""
+                report(
+                    f"{ptr}/method",
+                    f"{what}: {method!r} is not a method of the catalogue{hint} (the methods are"
+                    " listed in docs/analyses.md)",
+                )
+                earlier.update(own)
+                continue
+            shape = entry.shape
+            need = INPUTS[shape]
+            present = [w for w in ALL_INPUTS if an.get(w) is not None]
+            if shape == "clustered-sample":
+                arms = an.get("a") is not None or an.get("b") is not None
+                allowed = ("cluster", "a", "b") if arms else ("cluster", "of")
+                required = allowed
+            else:
+                allowed = required = need
+            for w in required:
+                if an.get(w) is None:
+                    report(
+                        ptr,
+                        f"{what}: method {method} (shape {shape}) needs {w}; it reads"
+                        f" {shape_inputs_text(shape)}",
+                    )
+            for w in present:
+                if w not in allowed:
+                    report(
+                        f"{ptr}/{w}",
+                        f"{what}: method {method} (shape {shape}) does not read {w}; it reads"
+                        f" {shape_inputs_text(shape)}",
+                    )
+            # the metric and its kind
+            fit = METRIC_KINDS[shape]
+            metric = an.get("metric")
+            if fit == ():
+                if metric is not None:
+                    report(
+                        f"{ptr}/metric",
+                        f"{what}: method {method} adjusts P values and reads no metric",
+                    )
+            elif metric is None:
+                report(ptr, f"{what}: method {method} needs the metric whose rows feed it")
+            elif metric in kinds and kinds[metric] is not None and fit is not None:
+                kind = kinds[metric]
+                if kind not in fit:
+                    names = [
+                        n for n in _methods_fitting(kind, entries) if entries[n].shape != "p-values"
+                    ]
+                    report(
+                        f"{ptr}/metric",
+                        f"{what}: method {method} (shape {shape}) takes a {_kind_words(fit)}"
+                        f" metric, and {metric!r} is a {kind}; the methods that fit a {kind}"
+                        f" metric are {', '.join(names)}",
+                    )
+            elif metric in kinds and kinds[metric] is None and fit is not None:
+                report(
+                    f"{ptr}/metric",
+                    f"{what}: metric {metric!r} has no compute block, so no rows feed the method",
+                )
+            # fields and factors
+            for w in ("pair_by", "unit", "rater", "rating", "cluster", "prediction", "truth"):
+                name = an.get(w)
+                if name is not None and name not in fields:
+                    report(
+                        f"{ptr}/{w}",
+                        f"{what}: {w} names unknown field {name!r} (a field of the item manifest,"
+                        " the observations or a derived field)",
+                    )
+            if an.get("strata") is not None and str(an["strata"]) not in factors:
+                report(f"{ptr}/strata", f"{what}: strata names unknown factor {an['strata']!r}")
+            groups = an.get("groups")
+            if groups is not None and len(groups) < 2:
+                report(f"{ptr}/groups", f"{what}: groups lists at least two selections")
+            for j, ref in enumerate(an.get("of_analyses") or []):
+                for b in _expansions(an):
+                    rid = fill(str(ref), b)
+                    if rid not in ids:
+                        report(
+                            f"{ptr}/of_analyses/{j}",
+                            f"{what}: names unknown analysis or contrast {rid!r}",
+                        )
+                        break
+                    if rid not in contrasts and rid not in earlier:
+                        report(
+                            f"{ptr}/of_analyses/{j}",
+                            f"{what}: analysis {rid!r} is registered after it; an analysis of"
+                            " P values reads contrasts and earlier analyses",
+                        )
+                        break
+            # options
+            options = an.get("options")
+            listed = (
+                "; ".join(f"{o}: {entry.options[o]}" for o in required_options(entry)) or "none"
+            )
+            if not isinstance(options, dict):
+                report(
+                    f"{ptr}/options",
+                    f"{what}: options is an object of the method's options ({listed})",
+                )
+            else:
+                expected = required_options(entry)
+                missing = [o for o in expected if o not in options]
+                unknown = [o for o in options if o not in expected]
+                if missing:
+                    report(
+                        f"{ptr}/options",
+                        f"{what}: method {method} needs option(s) {', '.join(missing)} (its"
+                        f" options, every one registered: {listed})",
+                    )
+                for o in unknown:
+                    filled = o in entry.options
+                    report(
+                        f"{ptr}/options/{o}",
+                        f"{what}: method {method} has no option {o!r}"
+                        + (" to write (the inputs give it)" if filled else "")
+                        + f" (its options: {listed})",
+                    )
+            earlier.update(own)
