@@ -395,14 +395,65 @@ def run(item, metrics: Mapping[str, RowMetric], sel, columns, earlier):
         raise _fail(item, f"the method refuses the data: {exc}") from None
     if extra:
         result = replace(result, counts={**extra, **dict(result.counts)})
-    return _as_contrast(item, entry, result), result
+    return _as_contrast(item, entry, result, args), result
 
 
-def _as_contrast(item, entry, result) -> ContrastResult:
+#: Methods whose estimate is the mean of a sample, or the difference of two samples' means (of
+#: the pairs' differences): their estimate is certified by the exact mean of the decimal data.
+MEAN_ESTIMATES = frozenset(
+    {
+        "one-sample-t",
+        "welch-t",
+        "student-t",
+        "paired-t",
+        "tost-means",
+        "tost-paired",
+        "equivalence-interval-means",
+        "equivalence-interval-paired",
+        "noninferiority-means",
+        "bootstrap-mean",
+        "bootstrap-mean-difference",
+        "bootstrap-paired-mean-difference",
+        "permutation-mean",
+        "permutation-mean-difference",
+        "permutation-paired-mean-difference",
+    }
+)
+
+
+def _mean_certified(entry, args, estimate):
+    """The certified mean (difference) of a sample method's inputs, when the method's estimate
+    is that mean (a check that the float agrees guards the list)."""
+    from prereg.stats.compare import EPS, Certified, _exact_mean
+
+    if entry.name not in MEAN_ESTIMATES or estimate is None:
+        return None
+    xs = [np.asarray(a, dtype=np.float64) for a in args[:2] if a is not None]
+    if not xs or any(x.size == 0 for x in xs):
+        return None
+    value = float(sum(float(x.mean()) * (1 if i == 0 else -1) for i, x in enumerate(xs)))
+    scale = sum(float(np.abs(x).mean()) * (x.size + 4) for x in xs) * EPS * 4
+    if abs(value - estimate) > scale + 4 * EPS * abs(estimate):
+        return None  # pragma: no cover - the method's estimate is not the plain mean
+
+    def exact():
+        out = _exact_mean(xs[0])
+        if len(xs) > 1:
+            out -= _exact_mean(xs[1])
+        return out
+
+    return Certified(estimate, error=scale + 4 * EPS * abs(estimate), exact=exact)
+
+
+def _as_contrast(item, entry, result, args=()) -> ContrastResult:
     estimate = result.estimate
     certified: dict[str, object] = {
         k: v for k, v in result.exact.items() if isinstance(v, Fraction)
     }
+    if "estimate" not in certified:
+        mean = _mean_certified(entry, args, estimate)
+        if mean is not None:
+            certified["estimate"] = mean
     if entry.shape == "p-values":
         rejected = result.counts.get("rejected")
         if rejected is not None:
@@ -413,12 +464,6 @@ def _as_contrast(item, entry, result) -> ContrastResult:
         v = getattr(result, name)
         if v is not None and not isinstance(v, tuple):
             extra[name] = v
-            if name == "df":
-                pass
-    for k in ("estimate", "lower", "upper", "p", "se", "statistic"):
-        v = certified.get(k)
-        if v is not None and not isinstance(v, Fraction):  # pragma: no cover
-            certified.pop(k)
     return ContrastResult(
         item.id,
         _NAN if estimate is None else float(estimate),
