@@ -23,11 +23,7 @@ from prereg.compiler.semantic import (
 def _methods_fitting(kind: str | None, entries) -> list[str]:
     from prereg.decide.analyses import METRIC_KINDS
 
-    return [
-        name
-        for name, e in entries.items()
-        if METRIC_KINDS[e.shape] is None or (kind in (METRIC_KINDS[e.shape] or ()))
-    ]
+    return [name for name, e in entries.items() if kind in (METRIC_KINDS[e.shape] or ())]
 
 
 def _kind_words(kinds) -> str:
@@ -120,7 +116,8 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                         f"{ptr}/metric",
                         f"{what}: method {method} (shape {shape}) takes a {_kind_words(fit)}"
                         f" metric, and {metric!r} is a {kind}; the methods that fit a {kind}"
-                        f" metric are {', '.join(names)}",
+                        f" metric are {', '.join(names) or 'none'} (and those that read fields"
+                        " only: agreement, labels, answers per problem)",
                     )
             elif metric in kinds and kinds[metric] is None and fit is not None:
                 report(

@@ -613,7 +613,7 @@ def _walk_condition(
             if tid not in ids:
                 report(
                     f"{ptr}/compare/target",
-                    f"comparison names unknown contrast, estimate or figure {tid!r}",
+                    f"comparison names unknown contrast, estimate, analysis or figure {tid!r}",
                 )
                 break
     elif key in ("all_of", "any_of"):
