@@ -251,3 +251,19 @@ def test_diagnose_leaves_an_unread_analysis_out(tmp_path, capsys):
     assert main([*study, *args, "--out", str(out)]) == 0
     notes = json.loads(out.read_text())["notes"]
     assert any(n.startswith("analysis b-fisher is not simulated:") for n in notes)
+
+
+def test_the_methods_page_lists_the_catalogue_as_it_is():
+    """docs/analyses.md ends with the reference rendered from the catalogue's entries: every
+    method with its shape, inputs, metric kinds and options (a new method or option shows
+    here, or this fails)."""
+    from prereg.compiler.analyses import BEGIN, methods_reference
+    from prereg.stats.catalogue import entries
+
+    page = (ROOT / "docs" / "analyses.md").read_text()
+    assert page[page.index(BEGIN) :] == methods_reference()
+    for name, entry in entries().items():
+        assert f"### {name}\n" in page
+        for option in entry.options:
+            if option != "arms":
+                assert f"  - `{option}`: " in page

@@ -183,3 +183,77 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                         + f" (its options: {listed})",
                     )
             earlier.update(own)
+
+
+BEGIN = (
+    "<!-- methods: generated from the catalogue by prereg.compiler.analyses.methods_reference -->"
+)
+END = "<!-- end of methods -->"
+
+
+def methods_reference() -> str:
+    """The reference part of docs/analyses.md: every method of the catalogue with the shape it
+    reads, the inputs and metric kinds an analysis gives it, its options and what it reports
+    (rendered from the catalogue's entries, so it cannot drift from them)."""
+    from prereg.decide.analyses import METRIC_KINDS, required_options, shape_inputs_text
+    from prereg.stats.catalogue import FAMILIES, SHAPES, entries
+
+    def kinds(shape: str) -> str:
+        k = METRIC_KINDS[shape]
+        if k is None:
+            return "any (its counted rows)"
+        return "none" if k == () else ", ".join(k)
+
+    def cell(text: str) -> str:
+        return " ".join(str(text).split()).replace("|", "\\|")
+
+    all_entries = entries()
+    lines = [BEGIN, "", "## Every method", ""]
+    lines += [
+        "| method | family | shape | inputs | metric kinds | options |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, e in all_entries.items():
+        opts = ", ".join(f"`{o}`" for o in required_options(e)) or "none (`options: {}`)"
+        lines.append(
+            f"| [`{name}`](#{name}) | {e.family} | {e.shape} | {shape_inputs_text(e.shape)} |"
+            f" {kinds(e.shape)} | {opts} |"
+        )
+    lines += ["", "## Shapes", "", "| shape | what the method reads | an analysis writes |"]
+    lines.append("|---|---|---|")
+    for shape, text in SHAPES.items():
+        lines.append(f"| {shape} | {cell(text)} | {shape_inputs_text(shape)} |")
+    for family in FAMILIES:
+        members = [e for e in all_entries.values() if e.family == family]
+        if not members:
+            continue
+        lines += ["", f"## {family.replace('_', ' ')}", ""]
+        for e in members:
+            lines += [f"### {e.name}", "", cell(e.summary), ""]
+            lines.append(
+                f"- shape `{e.shape}`: write {shape_inputs_text(e.shape)}; metric kinds:"
+                f" {kinds(e.shape)}"
+            )
+            opts = required_options(e)
+            if opts:
+                lines.append("- options (every one required):")
+                lines += [f"  - `{o}`: {cell(e.options[o])}" for o in opts]
+            else:
+                lines.append("- options: none (`options: {}`)")
+            filled = [o for o in e.options if o not in opts]
+            if filled:
+                lines.append(f"- given by the inputs, not written: {', '.join(filled)}")
+            if e.reports:
+                lines.append(f"- reports: {', '.join(e.reports)}")
+            for label, text in (
+                ("formula", e.formula),
+                ("reference", e.reference),
+                ("checked against", e.oracle),
+                ("decided exactly", e.exactness),
+            ):
+                if text:
+                    lines.append(f"- {label}: {cell(text)}")
+            lines.append("")
+    while lines[-1] == "":
+        lines.pop()
+    return "\n".join([*lines, "", END]) + "\n"
