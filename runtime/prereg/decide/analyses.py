@@ -395,6 +395,11 @@ def run(item, metrics: Mapping[str, RowMetric], sel, columns, earlier):
         raise _fail(item, f"the method refuses the data: {exc}") from None
     if extra:
         result = replace(result, counts={**extra, **dict(result.counts)})
+    if entry.shape == "p-values" and result.counts.get("rejected") is not None:
+        # the figure a rule reads of a multiplicity procedure: how many it rejects
+        rejected = int(result.counts["rejected"])
+        exact = {**dict(result.exact), "estimate": Fraction(rejected)}
+        result = replace(result, estimate=float(rejected), exact=exact)
     return _as_contrast(item, entry, result, args), result
 
 
@@ -454,11 +459,6 @@ def _as_contrast(item, entry, result, args=()) -> ContrastResult:
         mean = _mean_certified(entry, args, estimate)
         if mean is not None:
             certified["estimate"] = mean
-    if entry.shape == "p-values":
-        rejected = result.counts.get("rejected")
-        if rejected is not None:
-            estimate = float(rejected)
-            certified["estimate"] = Fraction(int(rejected))
     extra: dict[str, Any] = {}
     for name in ("se", "statistic", "df"):
         v = getattr(result, name)

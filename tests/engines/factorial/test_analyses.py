@@ -332,3 +332,104 @@ def test_a_mean_difference_on_its_threshold(tmp_path, op, verdict):
     assert exact == Fraction(1, 10) and floats != 0.1
     assert _analysis(doc, "quality-tost")["p"] < 0.05
     assert doc["verdicts"]["equivalent"] == verdict
+
+
+# -- most other shapes in one study --------------------------------------------------------------
+
+
+def _runs(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    out = []
+    for domain in ("d1", "d2"):
+        for i in range(40):
+            item = f"{domain}-{i}"
+            repo = f"repo-{i % 8}"
+            base = rng.random()
+            for system, skill, slow in (("x", 0.75, 0.0), ("y", 0.55, 0.8)):
+                gold = rng.choice(["cat", "dog"])
+                right = rng.random() < skill + (0.1 if domain == "d2" else 0.0)
+                out.append(
+                    {
+                        "rowId": f"{system}-{item}",
+                        "item": item,
+                        "repo": repo,
+                        "system": system,
+                        "domain": domain,
+                        "correct": right,
+                        "latency": round(2.0 + slow + base + rng.gauss(0, 0.5), 3),
+                        "conf": round(rng.random(), 2),
+                        "label": gold if rng.random() < 0.8 else rng.choice(["cat", "dog"]),
+                        "gold": gold,
+                        "attempt": 1,
+                    }
+                )
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_other_shapes_against_their_oracles(tmp_path, seed):
+    import statsmodels.api as sm
+    from sklearn.metrics import brier_score_loss, f1_score
+    from statsmodels.stats.contingency_tables import StratifiedTable, cochrans_q, mcnemar
+    from statsmodels.stats.multitest import multipletests
+
+    runs = _runs(seed)
+    root = _project(tmp_path, "many-shapes")
+    doc = _score(root, "many-shapes", runs)
+    by = {(r["system"], r["item"]): r for r in runs}
+    items = [r["item"] for r in runs if r["system"] == "x"]
+    xa = np.array([by["x", i]["correct"] for i in items])
+    ya = np.array([by["y", i]["correct"] for i in items])
+    table = [
+        [int((xa & ya).sum()), int((xa & ~ya).sum())],
+        [int((~xa & ya).sum()), int((~xa & ~ya).sum())],
+    ]
+    p_mc = mcnemar(table, exact=True).pvalue
+    assert _analysis(doc, "mcnemar")["p"] == pytest.approx(p_mc, rel=1e-12)
+    tables = []
+    for d in ("d1", "d2"):
+        k = [sum(r["correct"] for r in runs if r["system"] == s and r["domain"] == d) for s in "xy"]
+        tables.append(np.array([[k[0], 40 - k[0]], [k[1], 40 - k[1]]], dtype=float))
+    st = StratifiedTable(tables)
+    cmh = _analysis(doc, "cmh")
+    assert cmh["estimate"] == pytest.approx(st.oddsratio_pooled, rel=1e-12)
+    assert cmh["p"] == pytest.approx(st.test_null_odds(correction=False).pvalue, rel=1e-9)
+    q = cochrans_q(np.stack([xa, ya], axis=1).astype(int))
+    assert _analysis(doc, "cochran-q")["statistic"] == pytest.approx(q.statistic, rel=1e-12)
+    lat = {d: [r["latency"] for r in runs if r["domain"] == d] for d in ("d1", "d2")}
+    f, p = stats.f_oneway(lat["d1"], lat["d2"])
+    assert _analysis(doc, "anova")["statistic"] == pytest.approx(f, rel=1e-10)
+    assert _analysis(doc, "anova")["p"] == pytest.approx(p, rel=1e-9)
+    lx = np.array([r["latency"] for r in runs if r["system"] == "x"])
+    ly = np.array([r["latency"] for r in runs if r["system"] == "y"])
+    w = stats.ttest_ind(lx, ly, equal_var=False)
+    welch = _analysis(doc, "welch")
+    assert welch["statistic"] == pytest.approx(w.statistic, rel=1e-12)
+    assert welch["p"] == pytest.approx(w.pvalue, rel=1e-9)
+    adjusted = multipletests([p_mc, w.pvalue], method="holm")[1]
+    assert _analysis(doc, "mcnemar")["adjustedP"] == pytest.approx(adjusted[0], rel=1e-12)
+    assert welch["adjustedP"] == pytest.approx(adjusted[1], rel=1e-12)
+    holm = _analysis(doc, "holm-primary")
+    rejected = int(multipletests([p_mc, w.pvalue], alpha=0.05, method="holm")[0].sum())
+    assert holm["counts"]["rejected"] == rejected
+    assert holm["estimate"] == rejected and holm["exact"]["estimate"] == f"{rejected}/1"
+    assert doc["verdicts"]["shapes"] == ("supported" if rejected >= 1 else "not-supported")
+    # cluster-robust (CR1, t with G - 1 df): statsmodels OLS of latency on arm a, by repo
+    rows = [r for r in runs]
+    y = np.array([r["latency"] for r in rows])
+    arm = np.array([1.0 if r["system"] == "x" else 0.0 for r in rows])
+    groups = np.array([int(r["repo"].split("-")[1]) for r in rows])
+    fit = sm.OLS(y, sm.add_constant(arm)).fit(
+        cov_type="cluster", cov_kwds={"groups": groups}, use_t=True
+    )
+    cl = _analysis(doc, "clustered")
+    assert cl["estimate"] == pytest.approx(fit.params[1], rel=1e-12)
+    assert cl["se"] == pytest.approx(fit.bse[1], rel=1e-10)
+    assert cl["p"] == pytest.approx(fit.pvalues[1], rel=1e-8)
+    f1 = f1_score([r["gold"] for r in runs], [r["label"] for r in runs], average="macro")
+    assert _analysis(doc, "f1")["estimate"] == pytest.approx(f1, rel=1e-12)
+    xs = [r for r in runs if r["system"] == "x"]
+    brier = brier_score_loss([int(r["correct"]) for r in xs], [r["conf"] for r in xs])
+    assert _analysis(doc, "brier")["estimate"] == pytest.approx(brier, rel=1e-12)
+    ws = welch["statistic"] > 2 and welch["se"] < 1 and welch["df"] > 10
+    assert doc["verdicts"]["welch-statistic"] == ("supported" if ws else "not-supported")
