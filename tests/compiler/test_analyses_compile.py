@@ -267,3 +267,26 @@ def test_the_methods_page_lists_the_catalogue_as_it_is():
         for option in entry.options:
             if option != "arms":
                 assert f"  - `{option}`: " in page
+
+
+def test_prereg_md_shows_each_analysis_as_registered(tmp_path):
+    _project(tmp_path, TREND)
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    page = (tmp_path / "generated" / "dose_trend" / "PREREG.md").read_text()
+    assert (
+        "| `accuracy-trend` | cochran-armitage | accuracy | groups (in order): passages∈one;"
+        ' passages∈two; passages∈four | scores [1, 2, 4], alternative "greater", variance "n" |'
+    ) in page
+    rules = (tmp_path / "generated" / "dose_trend" / "rules.py").read_text()
+    assert 'options={"scores": (1, 2, 4), "alternative": "greater", "variance": "n"}' in rules
+
+
+def test_diff_reports_a_changed_option_as_registered(tmp_path, capsys):
+    spec = _project(tmp_path, TREND)
+    new = tmp_path / "new.yaml"
+    new.write_text(
+        spec.read_text().replace(CA_OPTIONS, CA_OPTIONS.replace("[1, 2, 4]", "[0, 1, 2]"))
+    )
+    assert main(["--project", str(tmp_path), "diff", str(spec), str(new)]) == 1
+    out = capsys.readouterr().out
+    assert "registered  /hypotheses[trend]/analyses[accuracy-trend]/options/scores" in out

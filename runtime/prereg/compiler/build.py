@@ -315,6 +315,51 @@ def _expanded_analyses(spec: dict) -> list[dict]:
     return out
 
 
+def _selection_words(side: dict) -> str:
+    return " ".join(
+        f"{f['factor']}∈{'/'.join(str(v) for v in f['levels'])}" for f in side.get("where") or []
+    )
+
+
+def _analysis_templates(spec: dict) -> list[dict]:
+    """Every registered analysis as written (placeholders kept), its inputs and options in
+    words, for PREREG.md."""
+    out = []
+    for hyp in spec.get("hypotheses") or []:
+        for an in hyp.get("analyses") or []:
+            inputs = []
+            for side in ("of", "a", "b"):
+                if an.get(side) is not None:
+                    inputs.append(f"{side}: {_selection_words(an[side])}")
+            if an.get("groups") is not None:
+                groups = "; ".join(_selection_words(g) for g in an["groups"])
+                inputs.append(f"groups (in order): {groups}")
+            for name in (*_ANALYSIS_FIELDS[:-1], "of_analyses"):
+                if an.get(name) is not None:
+                    value = an[name]
+                    if isinstance(value, list):
+                        value = ", ".join(str(v) for v in value)
+                    inputs.append(f"{name}: {value}")
+            options = an.get("options") or {}
+            out.append(
+                {
+                    "id": an["id"],
+                    "hypothesis": hyp["id"],
+                    "method": an["method"],
+                    "metric": an.get("metric"),
+                    "family": an.get("family"),
+                    "inputs": "; ".join(inputs),
+                    "options": ", ".join(
+                        f"{k} {json.dumps(v, ensure_ascii=False)}" for k, v in options.items()
+                    )
+                    or "none",
+                    "count": len(semantic._expansions(an)),
+                    "dimensions": [_dimension(ex) for ex in an.get("expand") or []],
+                }
+            )
+    return out
+
+
 def _dimension(ex: dict) -> str:
     """One expansion dimension in words (``hops ∈ {1, 3}``, ``(x, y) over pairs of {…}``)."""
     if ex.get("pairs_of") is not None:
@@ -429,6 +474,7 @@ def _render_unformatted(study: Study) -> tuple[dict[str, str], dict[str, str]]:
         "contrasts": _expanded(spec, "contrasts"),
         "estimates": _expanded(spec, "estimates"),
         "analyses": _expanded_analyses(spec),
+        "analysis_templates": _analysis_templates(spec),
         "contrast_templates": _templates(spec, "contrasts"),
         "estimate_templates": _templates(spec, "estimates"),
         "engine_module": registry.require(spec["engine"]).module,
