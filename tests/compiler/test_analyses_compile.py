@@ -112,6 +112,13 @@ CASES = [
         " analysis or contrast 'nothing'",
     ),
     (
+        "pass-at-k",
+        "        options: {k: 5}\n",
+        '        options: {k: "{decoding}"}\n',
+        "/hypotheses/0/analyses/1/options: analysis 'pass-at-5-{decoding}': an option cannot"
+        " hold a placeholder ({decoding}); register one analysis per option value",
+    ),
+    (
         "tost-latency",
         "method: tost-means",
         "method: tost-proportions",
@@ -290,3 +297,20 @@ def test_diff_reports_a_changed_option_as_registered(tmp_path, capsys):
     assert main(["--project", str(tmp_path), "diff", str(spec), str(new)]) == 1
     out = capsys.readouterr().out
     assert "registered  /hypotheses[trend]/analyses[accuracy-trend]/options/scores" in out
+
+
+def test_se_statistic_and_df_are_read_of_analyses_only(tmp_path, capsys):
+    """A contrast has no se, statistic or df to compare: such a rule is refused at compile."""
+    shutil.copytree(ROOT / "examples" / "answer-position" / "spec", tmp_path / "spec")
+    (tmp_path / "generated").mkdir()
+    shutil.copy(ROOT / "generated" / "prereg.schema.json", tmp_path / "generated")
+    spec = tmp_path / "spec" / "studies" / "answer-position.yaml"
+    text = spec.read_text()
+    old = '            - compare: {target: "a-vs-d-model-b-{format}", quantity: upper, op: lt, value: 0.15}\n'
+    new = '            - compare: {target: "a-vs-d-model-b-{format}", quantity: statistic, op: lt, value: 2}\n'
+    assert text.count(old) == 1
+    spec.write_text(text.replace(old, new))
+    assert main(["--project", str(tmp_path), "compile"]) != 0
+    err = capsys.readouterr().err
+    assert "/compare/quantity: quantity statistic is a figure of an analysis, and" in err
+    assert "'a-vs-d-model-b-{format}' is not one" in err

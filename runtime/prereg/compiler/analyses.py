@@ -9,6 +9,7 @@ every one of which the spec registers.  Each problem is reported with its JSON p
 from __future__ import annotations
 
 import difflib
+import json
 
 from prereg.compiler.semantic import (
     Reporter,
@@ -165,6 +166,16 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                     f"{what}: options is an object of the method's options ({listed})",
                 )
             else:
+                names = {str(ex.get("name")) for ex in an.get("expand") or []}
+                names |= {str(n) for ex in an.get("expand") or [] for n in ex.get("names") or []}
+                text = json.dumps(options)
+                held = sorted(n for n in names if "{" + n + "}" in text)
+                if held:
+                    report(
+                        f"{ptr}/options",
+                        f"{what}: an option cannot hold a placeholder ({{{held[0]}}}); register"
+                        " one analysis per option value",
+                    )
                 expected = required_options(entry)
                 missing = [o for o in expected if o not in options]
                 unknown = [o for o in options if o not in expected]
@@ -257,3 +268,53 @@ def methods_reference() -> str:
     while lines[-1] == "":
         lines.pop()
     return "\n".join([*lines, "", END]) + "\n"
+
+
+_ANALYSIS_ONLY = ("se", "statistic", "df")
+
+
+def _compares(cond, ptr: str):
+    """(pointer, compare body) of every comparison in a condition tree."""
+    if isinstance(cond, dict):
+        if isinstance(cond.get("compare"), dict):
+            yield f"{ptr}/compare", cond["compare"]
+        for key, value in cond.items():
+            if key != "compare":
+                yield from _compares(value, f"{ptr}/{key}")
+    elif isinstance(cond, list):
+        for i, value in enumerate(cond):
+            yield from _compares(value, f"{ptr}/{i}")
+
+
+@check
+def analysis_quantities_read_analyses(spec: dict, report: Reporter) -> None:
+    """se, statistic and df are figures of analyses: a comparison reading them names one."""
+    import re
+
+    analyses = {
+        fill(str(a.get("id")), b)
+        for h in spec.get("hypotheses") or []
+        for a in h.get("analyses") or []
+        for b in _expansions(a)
+    }
+    conditions = []
+    for hptr, hyp in items(spec, "hypotheses"):
+        conditions.append((f"{hptr}/rule", hyp.get("rule")))
+        for i, v in enumerate(hyp.get("verdicts") or []):
+            conditions.append((f"{hptr}/verdicts/{i}/when", v.get("when")))
+    for i, r in enumerate((spec.get("decision") or {}).get("rules") or []):
+        conditions.append((f"/decision/rules/{i}/when", r.get("when")))
+    for ptr, cond in conditions:
+        for cptr, body in _compares(cond, ptr):
+            if body.get("quantity") not in _ANALYSIS_ONLY:
+                continue
+            target = str(body.get("target"))
+            parts = re.split(r"\{[^}]*\}", target)
+            rx = re.compile("^" + ".+".join(map(re.escape, parts)) + "$")
+            if not any(rx.match(a) for a in analyses):
+                report(
+                    f"{cptr}/quantity",
+                    f"quantity {body['quantity']} is a figure of an analysis, and {target!r} is"
+                    " not one (an estimate or a contrast has estimate, abs_estimate, lower,"
+                    " upper, p and adjusted_p)",
+                )
