@@ -36,7 +36,6 @@ What each shape reads (``rows``: the metric's counted rows of a selection):
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import replace
 from fractions import Fraction
@@ -117,10 +116,6 @@ METRIC_KINDS: Mapping[str, tuple[str, ...] | None] = {
 
 #: Options the runtime fills from the inputs (the spec does not write them).
 FILLED_OPTIONS: Mapping[str, tuple[str, ...]] = {"clustered-sample": ("arms",)}
-
-
-def inputs_of(shape: str) -> tuple[str, ...]:
-    return INPUTS[shape]
 
 
 def shape_inputs_text(shape: str) -> str:
@@ -367,11 +362,6 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
     raise _fail(item, f"unknown shape {shape!r}")  # pragma: no cover - the compiler checks
 
 
-def _options(value):
-    """An option as the method takes it: lists stay lists (tuples for pairs of arms)."""
-    return value
-
-
 def run(item, metrics: Mapping[str, RowMetric], sel, columns, earlier):
     """(ContrastResult, Result) of one analysis."""
     from prereg.stats.catalogue import entries
@@ -387,7 +377,7 @@ def run(item, metrics: Mapping[str, RowMetric], sel, columns, earlier):
             raise _fail(item, f"metric {item.metric!r} has no compute block")
     extra: dict[str, Any] = {}
     args, filled = _inputs(item, entry, m, sel, columns, earlier, extra)
-    options = {**{k: _options(v) for k, v in item.options.items()}, **filled}
+    options = {**dict(item.options), **filled}
     try:
         with np.errstate(all="ignore"):
             result = entry.load()(*args, **options)
@@ -485,7 +475,3 @@ def analysis_results(rules, metrics, sel, columns, earlier: Mapping[str, Contras
         out[item.id] = (res, result)
         known[item.id] = res
     return out
-
-
-def is_finite(x) -> bool:
-    return x is not None and not (isinstance(x, float) and math.isnan(x))

@@ -366,8 +366,11 @@ def registered_results(
     Proportions with closed-form methods are computed in a few array operations over every
     estimate and contrast at once (:func:`_count_results`); every other figure (means,
     geometric means, ECE, AUROC, paired contrasts, bootstrap intervals) is computed from the
-    counted rows of its selections (:mod:`prereg.decide.samples`). ``columns`` are the rows'
-    fields, needed by paired contrasts (their ``pair_by`` field).
+    counted rows of its selections (:mod:`prereg.decide.samples`). Then each registered
+    analysis runs its method of the catalogue (:mod:`prereg.decide.analyses`), its Result kept
+    in ``Results.analyses``; families adjust contrasts' and analyses' P values together.
+    ``columns`` are the rows' fields, needed by paired contrasts (their ``pair_by`` field) and
+    by analyses that read fields.
     """
     split = sel._splits.get(id(rules))
     if split is None or split[0] is not rules:
