@@ -59,6 +59,14 @@ CASES = [
     (
         TREND,
         CA_OPTIONS,
+        "options: {scores: [1, 2, 4], alternative: bigger, variance: n}",
+        "/hypotheses/0/analyses/0/options/alternative: analysis 'accuracy-trend': option"
+        " alternative of method cochran-armitage is 'bigger', which is not one of its values"
+        " (alternative: two-sided | greater (the proportion increases with the score) | less)",
+    ),
+    (
+        TREND,
+        CA_OPTIONS,
         "options: [1, 2, 4]",
         "/hypotheses/0/analyses/0/options: analysis 'accuracy-trend': options is an object of"
         " the method's options (scores:",

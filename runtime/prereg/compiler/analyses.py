@@ -27,6 +27,16 @@ def _methods_fitting(kind: str | None, entries) -> list[str]:
     return [name for name, e in entries.items() if kind in (METRIC_KINDS[e.shape] or ())]
 
 
+def _among_choices(value: str, description: str) -> bool:
+    """Whether a word option's value is one its description lists, when the description is
+    a list of choices (words joined by ``|``, or quoted); True when it is not a list."""
+    import re
+
+    if "|" not in description and description.count('"') < 4:
+        return True  # not a list of choices: the method checks the value
+    return re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", description) is not None
+
+
 def _kind_words(kinds) -> str:
     return " or ".join(kinds)
 
@@ -185,6 +195,14 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                         f"{what}: method {method} needs option(s) {', '.join(missing)} (its"
                         f" options, every one registered: {listed})",
                     )
+                for o in expected:
+                    value = options.get(o)
+                    if isinstance(value, str) and not _among_choices(value, entry.options[o]):
+                        report(
+                            f"{ptr}/options/{o}",
+                            f"{what}: option {o} of method {method} is {value!r}, which is not"
+                            f" one of its values ({o}: {entry.options[o]})",
+                        )
                 for o in unknown:
                     filled = o in entry.options
                     report(

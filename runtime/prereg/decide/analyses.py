@@ -382,7 +382,7 @@ def run(item, metrics: Mapping[str, RowMetric], sel, columns, earlier):
         with np.errstate(all="ignore"):
             result = entry.load()(*args, **options)
     except MethodError as exc:
-        raise _fail(item, f"the method refuses the data: {exc}") from None
+        raise _fail(item, f"the method refuses its input or options: {exc}") from None
     if extra:
         result = replace(result, counts={**extra, **dict(result.counts)})
     if entry.shape == "p-values" and result.counts.get("rejected") is not None:
