@@ -433,3 +433,22 @@ def test_the_other_shapes_against_their_oracles(tmp_path, seed):
     assert _analysis(doc, "brier")["estimate"] == pytest.approx(brier, rel=1e-12)
     ws = welch["statistic"] > 2 and welch["se"] < 1 and welch["df"] > 10
     assert doc["verdicts"]["welch-statistic"] == ("supported" if ws else "not-supported")
+
+
+def test_data_the_method_refuses_stop_score_naming_the_analysis(tmp_path, capsys):
+    """pass@5 of a problem with 3 samples does not exist: score stops, naming the analysis and
+    the method's reason, and writes nothing."""
+    records = [
+        r
+        for r in _sample_records({"greedy-temp": [3] * 20, "nucleus": [5] * 20})
+        if not (r["problem"] == "p0" and r["decoding"] == "nucleus" and r["sampleId"][-1] > "2")
+    ]
+    root = _project(tmp_path, "pass-at-k")
+    obs = root / "obs.jsonl"
+    obs.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = root / "SCORE.json"
+    args = ["--project", str(root), "pass-at-k", "score", "--observations", str(obs)]
+    assert main([*args, "--out", str(out)]) != 0
+    err = capsys.readouterr().err
+    assert "analysis pass-at-5-nucleus (pass-at-k): the method refuses its input or options" in err
+    assert "Traceback" not in err and not out.exists() and not out.with_suffix(".md").exists()
