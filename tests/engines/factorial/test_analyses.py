@@ -431,6 +431,9 @@ def test_the_other_shapes_against_their_oracles(tmp_path, seed):
     xs = [r for r in runs if r["system"] == "x"]
     brier = brier_score_loss([int(r["correct"]) for r in xs], [r["conf"] for r in xs])
     assert _analysis(doc, "brier")["estimate"] == pytest.approx(brier, rel=1e-12)
+    # SCORE.md explains the verdict with the analysis' figures the rule read
+    md = (root / "SCORE.md").read_text()
+    assert f"standard error < 1: met by 1 of 1: welch ({welch['se']:.4g})" in md
     ws = welch["statistic"] > 2 and welch["se"] < 1 and welch["df"] > 10
     assert doc["verdicts"]["welch-statistic"] == ("supported" if ws else "not-supported")
 
