@@ -455,3 +455,24 @@ def test_data_the_method_refuses_stop_score_naming_the_analysis(tmp_path, capsys
     err = capsys.readouterr().err
     assert "analysis pass-at-5-nucleus (pass-at-k): the method refuses its input or options" in err
     assert "Traceback" not in err and not out.exists() and not out.with_suffix(".md").exists()
+
+
+def test_the_report_shows_the_analyses_and_explains_the_verdict(tmp_path):
+    """report.html (prereg demo --plan) lists each analysis with its figures, and the verdict's
+    deciding figures name the analysis the rule read."""
+    root = _project(tmp_path, "dose-trend")
+    obs = root / "obs.jsonl"
+    obs.write_text("".join(json.dumps(r) + "\n" for r in _trend_records((22, 26, 45))))
+    plan = root / "plan.json"
+    step = ["score", "--observations", "{root}/obs.jsonl", "--out", "{out}/SCORE.json"]
+    plan.write_text(
+        json.dumps({"steps": [{"title": "score", "study": "dose-trend", "args": step}]})
+    )
+    out = tmp_path / "out"
+    assert main(["--project", str(root), "demo", "--plan", str(plan), "--out", str(out)]) == 0
+    page = (out / "dose-trend" / "report.md").read_text()
+    assert "## Analyses" in page
+    doc = json.loads((out / "dose-trend" / "SCORE.json").read_text())
+    z = _analysis(doc, "accuracy-trend")["statistic"]
+    assert f"z = {z:.4g}" in page or f"z = {z:.6g}" in page
+    assert "met by 1 of 1: accuracy-trend" in page
