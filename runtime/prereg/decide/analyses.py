@@ -298,10 +298,14 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
         for i, row in enumerate(table.values()):
             for j, r in enumerate(raters):
                 v = row.get(r)
-                if v is not None:
-                    x[i, j] = (
-                        float(v) if entry.name != "fleiss-kappa" else _code(v, item, item.rating)
-                    )
+                if v is None:
+                    continue
+                if entry.name == "fleiss-kappa":
+                    x[i, j] = _code(v, item, item.rating)
+                elif isinstance(v, bool) or not isinstance(v, (int, float)):
+                    raise _fail(item, f"{item.rating} {v!r} is not a number")
+                else:
+                    x[i, j] = float(v)
         return (x,), {}
     if shape == "clustered-sample":
         ccol = _field(columns, item.cluster, item)
