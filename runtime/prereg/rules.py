@@ -74,6 +74,37 @@ class Estimate:
 
 
 @dataclass(frozen=True)
+class Analysis:
+    """A registered method of the catalogue (:mod:`prereg.stats.catalogue`) over the rows of
+    its metric: the inputs its shape reads and the options it was registered with.
+
+    ``of``, ``a`` and ``b`` are selections; ``groups`` an ordered tuple of selections; the
+    other inputs name a factor (``strata``), a row field (``pair_by``, ``unit``, ``rater``,
+    ``rating``, ``cluster``, ``prediction``, ``truth``) or earlier analyses and contrasts
+    (``of_analyses``). ``options`` are the entry's keyword options, every one registered."""
+
+    id: str
+    hypothesis: str
+    method: str
+    metric: str | None
+    options: Mapping[str, object]
+    of: Mapping[str, tuple[str, ...]] | None = None
+    a: Mapping[str, tuple[str, ...]] | None = None
+    b: Mapping[str, tuple[str, ...]] | None = None
+    groups: tuple[Mapping[str, tuple[str, ...]], ...] | None = None
+    pair_by: str | None = None
+    strata: str | None = None
+    unit: str | None = None
+    rater: str | None = None
+    rating: str | None = None
+    cluster: str | None = None
+    prediction: str | None = None
+    truth: str | None = None
+    of_analyses: tuple[str, ...] | None = None
+    family: str | None = None
+
+
+@dataclass(frozen=True)
 class Gate:
     """Every cell matching ``where`` must satisfy ``metric op value``, else all verdicts are ``otherwise``."""
 
@@ -101,6 +132,9 @@ class ContrastResult:
     def quantity(self, name: str) -> float | None:
         if name == "abs_estimate":
             return abs(self.estimate)
+        if name in ("se", "statistic", "df"):  # an analysis' figures (None elsewhere)
+            x = self.extra.get(name)
+            return None if x is None or isinstance(x, (tuple, list)) else float(x)
         return getattr(self, name)
 
 
@@ -187,10 +221,10 @@ _OPS = {
 
 
 def family_members(contrasts) -> dict[str, list[str]]:
-    """Family id -> its contrasts' ids, in registration order."""
+    """Family id -> its contrasts' (and analyses') ids, in registration order."""
     members: dict[str, list[str]] = {}
     for c in contrasts:
-        if c.family is not None:
+        if getattr(c, "family", None) is not None:
             members.setdefault(c.family, []).append(c.id)
     return members
 

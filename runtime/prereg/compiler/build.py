@@ -272,6 +272,93 @@ def _expanded(spec: dict, kind: str) -> list[dict]:
     return out
 
 
+_ANALYSIS_FIELDS = (
+    "pair_by",
+    "strata",
+    "unit",
+    "rater",
+    "rating",
+    "cluster",
+    "prediction",
+    "truth",
+    "family",
+)
+
+
+def _expanded_analyses(spec: dict) -> list[dict]:
+    """Every registered analysis after expansion, as prereg.rules.Analysis takes it."""
+    out = []
+    for hyp in spec.get("hypotheses") or []:
+        for an in hyp.get("analyses") or []:
+            for binding in semantic._expansions(an):
+                item: dict[str, Any] = {
+                    "id": semantic.fill(an["id"], binding),
+                    "hypothesis": hyp["id"],
+                    "method": an["method"],
+                    "metric": an.get("metric"),
+                    "options": dict(an.get("options") or {}),
+                }
+                for side in ("of", "a", "b"):
+                    if an.get(side) is not None:
+                        item[side] = _selection(an[side], binding)
+                if an.get("groups") is not None:
+                    item["groups"] = tuple(_selection(g, binding) for g in an["groups"])
+                for name in _ANALYSIS_FIELDS:
+                    if an.get(name) is not None:
+                        item[name] = str(an[name])
+                if an.get("of_analyses") is not None:
+                    item["of_analyses"] = tuple(
+                        semantic.fill(str(x), binding) for x in an["of_analyses"]
+                    )
+                out.append(item)
+    return out
+
+
+def _selection_words(side: dict) -> str:
+    return " ".join(
+        f"{f['factor']}∈{'/'.join(str(v) for v in f['levels'])}" for f in side.get("where") or []
+    )
+
+
+def _analysis_templates(spec: dict) -> list[dict]:
+    """Every registered analysis as written (placeholders kept), its inputs and options in
+    words, for PREREG.md."""
+    out = []
+    for hyp in spec.get("hypotheses") or []:
+        for an in hyp.get("analyses") or []:
+            inputs = []
+            for side in ("of", "a", "b"):
+                if an.get(side) is not None:
+                    inputs.append(f"{side}: {_selection_words(an[side])}")
+            if an.get("groups") is not None:
+                groups = "; ".join(_selection_words(g) for g in an["groups"])
+                inputs.append(f"groups (in order): {groups}")
+            for name in (*_ANALYSIS_FIELDS[:-1], "of_analyses"):
+                if an.get(name) is not None:
+                    value = an[name]
+                    if isinstance(value, list):
+                        value = ", ".join(str(v) for v in value)
+                    inputs.append(f"{name}: {value}")
+            options = an.get("options") or {}
+            out.append(
+                {
+                    "id": an["id"],
+                    "hypothesis": hyp["id"],
+                    "method": an["method"],
+                    "metric": an.get("metric"),
+                    "family": an.get("family"),
+                    "inputs": "; ".join(inputs),
+                    "options": ", ".join(
+                        f"{k} {json.dumps(v, ensure_ascii=False)}" for k, v in options.items()
+                    )
+                    or "none",
+                    "count": len(semantic._expansions(an)),
+                    "dimensions": [_dimension(ex) for ex in an.get("expand") or []],
+                }
+            )
+    return out
+
+
 def _dimension(ex: dict) -> str:
     """One expansion dimension in words (``hops ∈ {1, 3}``, ``(x, y) over pairs of {…}``)."""
     if ex.get("pairs_of") is not None:
@@ -341,6 +428,8 @@ def _rule_imports(spec: dict) -> list[str]:
             names.add("Contrast")
         if hyp.get("estimates"):
             names.add("Estimate")
+        if hyp.get("analyses"):
+            names.add("Analysis")
         walk(hyp.get("rule"))
         for verdict in hyp.get("verdicts") or []:
             names.add("Verdict")
@@ -383,6 +472,8 @@ def _render_unformatted(study: Study) -> tuple[dict[str, str], dict[str, str]]:
         "cells": all_cells(spec),
         "contrasts": _expanded(spec, "contrasts"),
         "estimates": _expanded(spec, "estimates"),
+        "analyses": _expanded_analyses(spec),
+        "analysis_templates": _analysis_templates(spec),
         "contrast_templates": _templates(spec, "contrasts"),
         "estimate_templates": _templates(spec, "estimates"),
         "engine_module": registry.require(spec["engine"]).module,

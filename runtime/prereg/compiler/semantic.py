@@ -399,15 +399,20 @@ def _selectable(spec: dict) -> dict[str, list[str]]:
 
 
 def _targets(spec: dict):
-    """(kind, pointer, item) for every estimate and contrast of every hypothesis."""
+    """(kind, pointer, item) for every estimate, contrast and analysis of every hypothesis."""
     for hptr, hyp in items(spec, "hypotheses"):
-        for kind in ("estimates", "contrasts"):
+        for kind, one in (
+            ("estimates", "estimate"),
+            ("contrasts", "contrast"),
+            ("analyses", "analysis"),
+        ):
             for i, item in enumerate(hyp.get(kind) or []):
-                yield kind[:-1], f"{hptr}/{kind}/{i}", item
+                if isinstance(item, dict):
+                    yield one, f"{hptr}/{kind}/{i}", item
 
 
 def contrast_ids(spec: dict) -> dict[str, str]:
-    """Every estimate and contrast id after expansion, mapped to its pointer."""
+    """Every estimate, contrast and analysis id after expansion, mapped to its pointer."""
     out: dict[str, str] = {}
     for _, ptr, item in _targets(spec):
         for binding in _expansions(item):
@@ -451,7 +456,7 @@ def contrasts_resolve(spec: dict, report: Reporter) -> None:
     selectable = _selectable(spec)
     seen: dict[str, str] = {}
     for kind, ptr, c in _targets(spec):
-        if c.get("metric") not in metrics:
+        if c.get("metric") not in metrics and not (kind == "analysis" and c.get("metric") is None):
             report(
                 f"{ptr}/metric", f"{kind} {c.get('id')!r} names unknown metric {c.get('metric')!r}"
             )
@@ -468,6 +473,12 @@ def contrasts_resolve(spec: dict, report: Reporter) -> None:
                 report(f"{ptr}/id", f"duplicate {kind} id {cid!r} (first at {seen[cid]})")
             seen.setdefault(cid, ptr)
             sides = ("a", "b") if kind == "contrast" else ("of",)
+            if kind == "analysis":
+                sides = tuple(s for s in ("of", "a", "b") if isinstance(c.get(s), dict))
+                for j, g in enumerate(c.get("groups") or []):
+                    _check_selection(
+                        g, f"{ptr}/groups/{j}", f"{kind} {cid!r}", binding, selectable, report
+                    )
             for side in sides:
                 _check_selection(
                     c.get(side), f"{ptr}/{side}", f"{kind} {cid!r}", binding, selectable, report
@@ -607,7 +618,7 @@ def _walk_condition(
             if tid not in ids:
                 report(
                     f"{ptr}/compare/target",
-                    f"comparison names unknown contrast, estimate or figure {tid!r}",
+                    f"comparison names unknown contrast, estimate, analysis or figure {tid!r}",
                 )
                 break
     elif key in ("all_of", "any_of"):
@@ -841,7 +852,7 @@ def commands_well_formed(spec: dict, report: Reporter) -> None:
 
 
 def run_checks(loaded: Loaded, expected_id: str | None = None) -> list[str]:
-    from prereg.compiler import vocabulary  # noqa: F401  (registers the vocabulary's checks)
+    from prereg.compiler import analyses, vocabulary  # noqa: F401  (register their checks)
 
     report = Reporter(loaded)
     spec = loaded.data

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -190,6 +190,8 @@ def _metric(metrics: Mapping[str, RowMetric], name: str, what: str, *, proportio
 class Results:
     results: dict[str, ContrastResult]
     counts: dict[str, tuple[int, int, int, int]]
+    # analysis id -> the method's Result (prereg.stats.result), reported whole
+    analyses: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -364,8 +366,11 @@ def registered_results(
     Proportions with closed-form methods are computed in a few array operations over every
     estimate and contrast at once (:func:`_count_results`); every other figure (means,
     geometric means, ECE, AUROC, paired contrasts, bootstrap intervals) is computed from the
-    counted rows of its selections (:mod:`prereg.decide.samples`). ``columns`` are the rows'
-    fields, needed by paired contrasts (their ``pair_by`` field).
+    counted rows of its selections (:mod:`prereg.decide.samples`). Then each registered
+    analysis runs its method of the catalogue (:mod:`prereg.decide.analyses`), its Result kept
+    in ``Results.analyses``; families adjust contrasts' and analyses' P values together.
+    ``columns`` are the rows' fields, needed by paired contrasts (their ``pair_by`` field) and
+    by analyses that read fields.
     """
     split = sel._splits.get(id(rules))
     if split is None or split[0] is not rules:
@@ -373,24 +378,34 @@ def registered_results(
     part = split[1]
     if part.complete:
         counted = _count_results(rules, metrics, sel)
-        return Results(
-            adjust_families(counted.results, rules.CONTRASTS, rules.FAMILIES), counted.counts
-        )
-    counted = _count_results(part, metrics, sel)
-    from prereg.decide.samples import row_results
+        results, counts = counted.results, counted.counts
+    else:
+        counted = _count_results(part, metrics, sel)
+        from prereg.decide.samples import row_results
 
-    results = dict(counted.results)
-    counts = dict(counted.counts)
-    done = set(results)
-    for item in (*rules.ESTIMATES, *rules.CONTRASTS):
-        if item.id in done:
-            continue
-        r, cnt = row_results(item, metrics, sel, columns)
-        results[item.id] = r
-        if cnt is not None:
-            counts[item.id] = cnt
-    ordered = {i.id: results[i.id] for i in (*rules.ESTIMATES, *rules.CONTRASTS) if i.id in results}
-    return Results(adjust_families(ordered, rules.CONTRASTS, rules.FAMILIES), counts)
+        results = dict(counted.results)
+        counts = dict(counted.counts)
+        done = set(results)
+        for item in (*rules.ESTIMATES, *rules.CONTRASTS):
+            if item.id in done:
+                continue
+            r, cnt = row_results(item, metrics, sel, columns)
+            results[item.id] = r
+            if cnt is not None:
+                counts[item.id] = cnt
+        results = {
+            i.id: results[i.id] for i in (*rules.ESTIMATES, *rules.CONTRASTS) if i.id in results
+        }
+    analyses = getattr(rules, "ANALYSES", ())
+    reports: dict[str, object] = {}
+    if analyses:
+        from prereg.decide.analyses import analysis_results
+
+        for aid, (r, result) in analysis_results(rules, metrics, sel, columns, results).items():
+            results[aid] = r
+            reports[aid] = result
+    tested = (*rules.CONTRASTS, *analyses)
+    return Results(adjust_families(results, tested, rules.FAMILIES), counts, reports)
 
 
 def cell_figures(metrics: Mapping[str, RowMetric], table: RowTable) -> list[dict[str, float]]:
@@ -617,7 +632,7 @@ def registered_results_many(
     split = sel._splits.get(id(rules))
     if split is None or split[0] is not rules:
         split = sel._splits[id(rules)] = (rules, _Split(rules, metrics))
-    if not split[1].complete:
+    if not split[1].complete or getattr(rules, "ANALYSES", ()):
         return None
     counted = _count_results_many(rules, metrics, sel, size)
     if counted is None:

@@ -46,7 +46,7 @@ def verdict_explanations(
     module: ModuleType, rules: ModuleType, doc: Mapping[str, Any]
 ) -> list[tuple[str, str, str]]:
     """Per hypothesis: its rule in words (from the generated PREREG.md) and the deciding
-    figures (each comparison the rule reads, over the reported contrasts and estimates)."""
+    figures (each comparison the rule reads, over the reported contrasts, estimates and analyses)."""
     from prereg.reports.verdicts import deciding_figures, rule_text
 
     prereg_md = None
@@ -54,7 +54,11 @@ def verdict_explanations(
         path = Path(module.__file__).parent / "PREREG.md"
         if path.is_file():
             prereg_md = path.read_text(encoding="utf-8")
-    figures = list(doc.get("contrasts") or []) + list(doc.get("estimates") or [])
+    figures = [
+        *(doc.get("contrasts") or []),
+        *(doc.get("estimates") or []),
+        *(doc.get("analyses") or []),
+    ]
     out = []
     for h, verdict in doc["verdicts"].items():
         rule, verdicts = getattr(rules, "RULES", {}).get(h, (None, ()))

@@ -224,7 +224,7 @@ def family_rows(rules, res) -> list[dict[str, Any]]:
     value, members in registration order and the members whose P value was missing."""
     from prereg.rules import family_members
 
-    members = family_members(rules.CONTRASTS)
+    members = family_members(tuple(rules.CONTRASTS) + tuple(getattr(rules, "ANALYSES", ())))
     rows = []
     for fid, fam in rules.FAMILIES.items():
         ids = members.get(fid, [])
@@ -238,4 +238,48 @@ def family_rows(rules, res) -> list[dict[str, Any]]:
                 "withoutP": [i for i in ids if res.results[i].p is None],
             }
         )
+    return rows
+
+
+def _jsonable(x):
+    """A method's counts and extra figures as strict JSON: numpy scalars and arrays as numbers
+    and lists, fractions as ``"p/q"``, a NaN or infinite float as None."""
+    from fractions import Fraction
+
+    if isinstance(x, Mapping):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if hasattr(x, "tolist") and not isinstance(x, (str, bytes)):
+        return _jsonable(x.tolist())
+    if isinstance(x, Fraction):
+        return f"{x.numerator}/{x.denominator}"
+    if isinstance(x, bool) or x is None or isinstance(x, (int, str)):
+        return x
+    if isinstance(x, float):
+        return None if math.isnan(x) or math.isinf(x) else x
+    return str(x)
+
+
+def analysis_rows(rules, res) -> list[dict[str, Any]]:
+    """One row per registered analysis: its method and options as registered, and every
+    figure of the method's Result at full precision (``Result.as_dict``), with the P value
+    adjusted over its family."""
+    rows = []
+    for a in getattr(rules, "ANALYSES", ()):
+        result = res.analyses[a.id]
+        figures = result.as_dict()
+        figures.pop("method", None)
+        row: dict[str, Any] = {
+            "id": a.id,
+            "hypothesis": a.hypothesis,
+            "method": a.method,
+            "metric": a.metric,
+            "options": _jsonable(dict(a.options)),
+        }
+        row.update(_jsonable(figures))
+        row["adjustedP"] = full(res.results[a.id].adjusted_p)
+        if a.family is not None:
+            row["family"] = a.family
+        rows.append(row)
     return rows

@@ -151,7 +151,7 @@ def _pairs(
     Two rows pair when they have the same value of the ``pair_by`` field and the same level of
     every factor (and the split, and every row attribute) the two arms do not contrast: a
     factor is contrasted when the arms select different levels of it."""
-    what = f"contrast {item.id}"
+    what = f"{'analysis' if hasattr(item, 'method') else 'contrast'} {item.id}"
     if columns is None or item.pair_by not in columns:
         raise UserError(
             f"rules: {what} pairs rows by {item.pair_by!r}, which is not a field of the rows"

@@ -145,6 +145,7 @@ class Rules:
 
         self.ESTIMATES = tuple(module.ESTIMATES)
         self.CONTRASTS = tuple(module.CONTRASTS)
+        self.ANALYSES = tuple(getattr(module, "ANALYSES", ()))
         self.FAMILIES = dict(module.FAMILIES)
         self.GATES = tuple(module.GATES)
         self.DECISION = getattr(module, "DECISION", None)  # the study's registered decision
@@ -260,11 +261,28 @@ def leave_out_unread(design: Design, rules: Rules, claims=()) -> list[str]:
 
     rules.ESTIMATES = tuple(e for e in rules.ESTIMATES if keep(e, "estimate"))
     rules.CONTRASTS = tuple(c for c in rules.CONTRASTS if keep(c, "contrast"))
+    analyses = []
+    for a in getattr(rules, "ANALYSES", ()):
+        if a.id in read or a.id in named or a.family:
+            analyses.append(a)
+        else:
+            notes.append(
+                f"analysis {a.id} is not simulated: diagnose does not simulate analyses"
+                f" ({a.method}) yet, and no rule reads it"
+            )
+    rules.ANALYSES = tuple(analyses)
     return notes
 
 
 def refuse_unmodelled(design: Design, rules: Rules) -> None:
     """Diagnose only rules whose metrics the scenarios determine."""
+    analyses = getattr(rules, "ANALYSES", ())
+    if analyses:
+        raise UserError(
+            "diagnose: it does not simulate analyses (methods of the catalogue) yet, and these"
+            " are read by a rule, a family or a claim",
+            problems=[f"analysis {a.id} ({a.method})" for a in analyses],
+        )
     used = {e.metric: f"estimate {e.id}" for e in rules.ESTIMATES}
     used.update({c.metric: f"contrast {c.id}" for c in rules.CONTRASTS})
     used.update({g.metric: f"gate {g.id}" for g in rules.GATES})

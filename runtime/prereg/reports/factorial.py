@@ -118,7 +118,11 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                     rule_text(info.prereg_md, h),
                     deciding_figures(
                         hyps.get(h, {}),
-                        list(doc.get("contrasts") or []) + list(doc.get("estimates") or []),
+                        [
+                            *(doc.get("contrasts") or []),
+                            *(doc.get("estimates") or []),
+                            *(doc.get("analyses") or []),
+                        ],
                     ),
                 )
                 for h, v in verdicts.items()
@@ -193,6 +197,51 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                     for e in doc["estimates"]
                 ],
                 numeric=frozenset({3}),
+                code=frozenset({0}),
+            ),
+        )
+    if doc.get("analyses"):
+
+        def df_text(df) -> str:
+            return ", ".join(fmt(d) for d in df) if isinstance(df, list) else fmt(df)
+
+        report.add(
+            Heading("Analyses"),
+            Para(
+                "Each registered analysis (a method of the catalogue, with its options as"
+                " registered) and its figures; SCORE.json holds them at full precision.",
+                note=True,
+            ),
+            Table(
+                (
+                    "analysis",
+                    "hypothesis",
+                    "method",
+                    "estimate",
+                    "interval",
+                    "se",
+                    "statistic",
+                    "df",
+                    "P",
+                    "adjusted P",
+                ),
+                [
+                    (
+                        a["id"],
+                        a["hypothesis"],
+                        a["method"],
+                        fmt(a["estimate"]),
+                        f"[{fmt(a['lower'])}, {fmt(a['upper'])}]",
+                        fmt(a["se"]),
+                        (f"{a['statistic_name']} = " if a.get("statistic_name") else "")
+                        + fmt(a["statistic"]),
+                        df_text(a["df"]),
+                        fmt_p(a["p"]),
+                        fmt_p(a["adjustedP"]),
+                    )
+                    for a in doc["analyses"]
+                ],
+                numeric=frozenset({3, 5, 8, 9}),
                 code=frozenset({0}),
             ),
         )

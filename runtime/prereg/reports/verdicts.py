@@ -23,6 +23,9 @@ QUANTITY = {
     "upper": ("upper bound", "upper"),
     "p": ("P", "p"),
     "adjusted_p": ("adjusted P", "adjustedP"),
+    "se": ("standard error", "se"),
+    "statistic": ("statistic", "statistic"),
+    "df": ("degrees of freedom", "df"),
 }
 _CMP = {
     "lt": lambda a, b: a < b,
@@ -112,7 +115,7 @@ def deciding_figures(
                 continue
             total += 1
             x = f.get(field) if field else None
-            if x is None:
+            if x is None or isinstance(x, list):  # missing, or a pair of df (no single figure)
                 continue
             if leaf.get("quantity") == "abs_estimate":
                 x = abs(x)

@@ -202,7 +202,7 @@ CASES = {
             )
         ],
         "/hypotheses/0/verdicts/1/when/any_of/1/compare/target",
-        "comparison names unknown contrast, estimate or figure 'power-full-universes'",
+        "comparison names unknown contrast, estimate, analysis or figure 'power-full-universes'",
     ),
     "figure-not-reported": (
         [

@@ -255,7 +255,7 @@ CASES = {
     "figure-unknown-target": (
         [('compare: {target: "held-{contract}"', 'compare: {target: "holds-{contract}"')],
         "/hypotheses/0/rule/for_each/condition/compare/target",
-        "comparison names unknown contrast, estimate or figure 'holds-ranking_vs_set_recovery'",
+        "comparison names unknown contrast, estimate, analysis or figure 'holds-ranking_vs_set_recovery'",
     ),
     # the commands: each declares every argument its handler reads, as the handler reads it
     "argument-renamed": (

@@ -29,6 +29,7 @@ from prereg.decide.explain import explanation_lines, verdict_explanations
 from prereg.decide.fields import derive
 from prereg.decide.metrics import row_metrics
 from prereg.decide.report import (
+    analysis_rows,
     arm_text,
     contrast_rows,
     decision_lines,
@@ -521,6 +522,7 @@ def score_document(
 
     estimates = estimate_rows(rules, res, full)
     contrasts = contrast_rows(rules, res, full, full)
+    analyses = analysis_rows(rules, res)
     gates = gate_rows(rules, decision, full)
     held = {g["id"]: g["passed"] for g in gates}
     outcome = decide_outcome(getattr(rules, "DECISION", None), decision.verdicts, held, res.results)
@@ -540,6 +542,7 @@ def score_document(
         "cells": cells,
         "estimates": estimates,
         "contrasts": contrasts,
+        "analyses": analyses,
         "families": family_rows(rules, res),
         "gates": gates,
         "gated": decision.gated,
@@ -689,6 +692,31 @@ def score_markdown(config, module: ModuleType, doc: Mapping[str, Any]) -> str:
         if paired:
             lines += ["", "Paired contrasts:", ""]
             lines += [f"- `{c['id']}`: {pairs_text(c)}" for c in paired]
+    if doc.get("analyses"):
+        lines += [
+            "",
+            "## Analyses",
+            "",
+            "| analysis | method | estimate [interval] | se | statistic | df | P | adjusted P |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for a in doc["analyses"]:
+            stat = _fmt(a["statistic"])
+            if a["statistic"] is not None and a.get("statistic_name"):
+                stat = f"{a['statistic_name']} = {stat}"
+            df = a["df"]
+            df = ", ".join(_fmt(d) for d in df) if isinstance(df, list) else _fmt(df)
+            lines.append(
+                f"| `{a['id']}` | {a['method']} | {_fmt(a['estimate'])} [{_fmt(a['lower'])},"
+                f" {_fmt(a['upper'])}] | {_fmt(a['se'])} | {stat} | {df} | {_fmt(a['p'])} |"
+                f" {_fmt(a['adjustedP'])} |"
+            )
+        lines += ["", "Options as registered:", ""]
+        lines += [
+            f"- `{a['id']}`: "
+            + (", ".join(f"{k} {json.dumps(v)}" for k, v in a["options"].items()) or "none")
+            for a in doc["analyses"]
+        ]
     return "\n".join(lines) + "\n"
 
 

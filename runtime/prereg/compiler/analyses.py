@@ -1,0 +1,338 @@
+"""Compile-time checks of registered analyses (a hypothesis' ``analyses``).
+
+An analysis names a method of the catalogue (:mod:`prereg.stats.catalogue`); the method's
+input shape says which inputs it reads (:data:`prereg.decide.analyses.INPUTS`) and which metric
+kinds feed it (:data:`prereg.decide.analyses.METRIC_KINDS`), and its entry lists its options,
+every one of which the spec registers.  Each problem is reported with its JSON pointer.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+
+from prereg.compiler.semantic import (
+    Reporter,
+    _expansions,
+    check,
+    contrast_ids,
+    fill,
+    items,
+)
+
+
+def _methods_fitting(kind: str | None, entries) -> list[str]:
+    from prereg.decide.analyses import METRIC_KINDS
+
+    return [name for name, e in entries.items() if kind in (METRIC_KINDS[e.shape] or ())]
+
+
+def _among_choices(value: str, description: str) -> bool:
+    """Whether a word option's value is one its description lists, when the description is
+    a list of choices (words joined by ``|``, or quoted); True when it is not a list."""
+    import re
+
+    if "|" not in description and description.count('"') < 4:
+        return True  # not a list of choices: the method checks the value
+    return re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", description) is not None
+
+
+def _kind_words(kinds) -> str:
+    return " or ".join(kinds)
+
+
+@check
+def analyses_well_formed(spec: dict, report: Reporter) -> None:
+    from prereg.compiler.vocabulary import all_fields
+    from prereg.decide.analyses import (
+        ALL_INPUTS,
+        INPUTS,
+        METRIC_KINDS,
+        required_options,
+        shape_inputs_text,
+    )
+    from prereg.stats.catalogue import entries as catalogue
+
+    entries = catalogue()
+    kinds = {m.get("id"): (m.get("compute") or {}).get("kind") for m in spec.get("metrics") or []}
+    factors = {str(f.get("id")) for f in spec.get("factors") or []}
+    fields = all_fields(spec)
+    ids = contrast_ids(spec)
+    contrasts = {
+        fill(str(c.get("id")), b)
+        for h in spec.get("hypotheses") or []
+        for c in h.get("contrasts") or []
+        for b in _expansions(c)
+    }
+    earlier: set[str] = set()
+    for hptr, hyp in items(spec, "hypotheses"):
+        for i, an in enumerate(hyp.get("analyses") or []):
+            ptr = f"{hptr}/analyses/{i}"
+            aid = str(an.get("id"))
+            what = f"analysis {aid!r}"
+            own = [fill(aid, b) for b in _expansions(an)]
+            method = an.get("method")
+            entry = entries.get(str(method))
+            if entry is None:
+                close = difflib.get_close_matches(str(method), list(entries), n=3, cutoff=0.5)
+                hint = f"; did you mean {', '.join(close)}?" if close else ""
+                report(
+                    f"{ptr}/method",
+                    f"{what}: {method!r} is not a method of the catalogue{hint} (the methods are"
+                    " listed in docs/analyses.md)",
+                )
+                earlier.update(own)
+                continue
+            shape = entry.shape
+            need = INPUTS[shape]
+            present = [w for w in ALL_INPUTS if an.get(w) is not None]
+            if shape == "clustered-sample":
+                arms = an.get("a") is not None or an.get("b") is not None
+                allowed = ("cluster", "a", "b") if arms else ("cluster", "of")
+                required = allowed
+            else:
+                allowed = required = need
+            for w in required:
+                if an.get(w) is None:
+                    report(
+                        ptr,
+                        f"{what}: method {method} (shape {shape}) needs {w}; it reads"
+                        f" {shape_inputs_text(shape)}",
+                    )
+            for w in present:
+                if w not in allowed:
+                    report(
+                        f"{ptr}/{w}",
+                        f"{what}: method {method} (shape {shape}) does not read {w}; it reads"
+                        f" {shape_inputs_text(shape)}",
+                    )
+            # the metric and its kind
+            fit = METRIC_KINDS[shape]
+            metric = an.get("metric")
+            if fit == ():
+                if metric is not None:
+                    report(
+                        f"{ptr}/metric",
+                        f"{what}: method {method} adjusts P values and reads no metric",
+                    )
+            elif metric is None:
+                report(ptr, f"{what}: method {method} needs the metric whose rows feed it")
+            elif metric in kinds and kinds[metric] is not None and fit is not None:
+                kind = kinds[metric]
+                if kind not in fit:
+                    names = [
+                        n for n in _methods_fitting(kind, entries) if entries[n].shape != "p-values"
+                    ]
+                    report(
+                        f"{ptr}/metric",
+                        f"{what}: method {method} (shape {shape}) takes a {_kind_words(fit)}"
+                        f" metric, and {metric!r} is a {kind}; the methods that fit a {kind}"
+                        f" metric are {', '.join(names) or 'none'} (and those that read fields"
+                        " only: agreement, labels, answers per problem)",
+                    )
+            elif metric in kinds and kinds[metric] is None and fit is not None:
+                report(
+                    f"{ptr}/metric",
+                    f"{what}: metric {metric!r} has no compute block, so no rows feed the method",
+                )
+            # fields and factors
+            for w in ("pair_by", "unit", "rater", "rating", "cluster", "prediction", "truth"):
+                name = an.get(w)
+                if name is not None and name not in fields:
+                    report(
+                        f"{ptr}/{w}",
+                        f"{what}: {w} names unknown field {name!r} (a field of the item manifest,"
+                        " the observations or a derived field)",
+                    )
+            if an.get("strata") is not None and str(an["strata"]) not in factors:
+                report(f"{ptr}/strata", f"{what}: strata names unknown factor {an['strata']!r}")
+            groups = an.get("groups")
+            if groups is not None and len(groups) < 2:
+                report(f"{ptr}/groups", f"{what}: groups lists at least two selections")
+            for j, ref in enumerate(an.get("of_analyses") or []):
+                for b in _expansions(an):
+                    rid = fill(str(ref), b)
+                    if rid not in ids:
+                        report(
+                            f"{ptr}/of_analyses/{j}",
+                            f"{what}: names unknown analysis or contrast {rid!r}",
+                        )
+                        break
+                    if rid not in contrasts and rid not in earlier:
+                        report(
+                            f"{ptr}/of_analyses/{j}",
+                            f"{what}: analysis {rid!r} is registered after it; an analysis of"
+                            " P values reads contrasts and earlier analyses",
+                        )
+                        break
+            # options
+            options = an.get("options")
+            listed = (
+                "; ".join(f"{o}: {entry.options[o]}" for o in required_options(entry)) or "none"
+            )
+            if not isinstance(options, dict):
+                report(
+                    f"{ptr}/options",
+                    f"{what}: options is an object of the method's options ({listed})",
+                )
+            else:
+                names = {str(ex.get("name")) for ex in an.get("expand") or []}
+                names |= {str(n) for ex in an.get("expand") or [] for n in ex.get("names") or []}
+                text = json.dumps(options)
+                held = sorted(n for n in names if "{" + n + "}" in text)
+                if held:
+                    report(
+                        f"{ptr}/options",
+                        f"{what}: an option cannot hold a placeholder ({{{held[0]}}}); register"
+                        " one analysis per option value",
+                    )
+                expected = required_options(entry)
+                missing = [o for o in expected if o not in options]
+                unknown = [o for o in options if o not in expected]
+                if missing:
+                    report(
+                        f"{ptr}/options",
+                        f"{what}: method {method} needs option(s) {', '.join(missing)} (its"
+                        f" options, every one registered: {listed})",
+                    )
+                for o in expected:
+                    value = options.get(o)
+                    if isinstance(value, str) and not _among_choices(value, entry.options[o]):
+                        report(
+                            f"{ptr}/options/{o}",
+                            f"{what}: option {o} of method {method} is {value!r}, which is not"
+                            f" one of its values ({o}: {entry.options[o]})",
+                        )
+                for o in unknown:
+                    filled = o in entry.options
+                    report(
+                        f"{ptr}/options/{o}",
+                        f"{what}: method {method} has no option {o!r}"
+                        + (" to write (the inputs give it)" if filled else "")
+                        + f" (its options: {listed})",
+                    )
+            earlier.update(own)
+
+
+BEGIN = (
+    "<!-- methods: generated from the catalogue by prereg.compiler.analyses.methods_reference -->"
+)
+END = "<!-- end of methods -->"
+
+
+def methods_reference() -> str:
+    """The reference part of docs/analyses.md: every method of the catalogue with the shape it
+    reads, the inputs and metric kinds an analysis gives it, its options and what it reports
+    (rendered from the catalogue's entries, so it cannot drift from them)."""
+    from prereg.decide.analyses import METRIC_KINDS, required_options, shape_inputs_text
+    from prereg.stats.catalogue import FAMILIES, SHAPES, entries
+
+    def kinds(shape: str) -> str:
+        k = METRIC_KINDS[shape]
+        if k is None:
+            return "any (its counted rows)"
+        return "none" if k == () else ", ".join(k)
+
+    def cell(text: str) -> str:
+        return " ".join(str(text).split()).replace("|", "\\|")
+
+    all_entries = entries()
+    lines = [BEGIN, "", "## Every method", ""]
+    lines += [
+        "| method | family | shape | inputs | metric kinds | options |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, e in all_entries.items():
+        opts = ", ".join(f"`{o}`" for o in required_options(e)) or "none (`options: {}`)"
+        lines.append(
+            f"| [`{name}`](#{name}) | {e.family} | {e.shape} | {shape_inputs_text(e.shape)} |"
+            f" {kinds(e.shape)} | {opts} |"
+        )
+    lines += ["", "## Shapes", "", "| shape | what the method reads | an analysis writes |"]
+    lines.append("|---|---|---|")
+    for shape, text in SHAPES.items():
+        lines.append(f"| {shape} | {cell(text)} | {shape_inputs_text(shape)} |")
+    for family in FAMILIES:
+        members = [e for e in all_entries.values() if e.family == family]
+        if not members:
+            continue
+        lines += ["", f"## {family.replace('_', ' ')}", ""]
+        for e in members:
+            lines += [f"### {e.name}", "", cell(e.summary), ""]
+            lines.append(
+                f"- shape `{e.shape}`: write {shape_inputs_text(e.shape)}; metric kinds:"
+                f" {kinds(e.shape)}"
+            )
+            opts = required_options(e)
+            if opts:
+                lines.append("- options (every one required):")
+                lines += [f"  - `{o}`: {cell(e.options[o])}" for o in opts]
+            else:
+                lines.append("- options: none (`options: {}`)")
+            filled = [o for o in e.options if o not in opts]
+            if filled:
+                lines.append(f"- given by the inputs, not written: {', '.join(filled)}")
+            if e.reports:
+                lines.append(f"- reports: {', '.join(e.reports)}")
+            for label, text in (
+                ("formula", e.formula),
+                ("reference", e.reference),
+                ("checked against", e.oracle),
+                ("decided exactly", e.exactness),
+            ):
+                if text:
+                    lines.append(f"- {label}: {cell(text)}")
+            lines.append("")
+    while lines[-1] == "":
+        lines.pop()
+    return "\n".join([*lines, "", END]) + "\n"
+
+
+_ANALYSIS_ONLY = ("se", "statistic", "df")
+
+
+def _compares(cond, ptr: str):
+    """(pointer, compare body) of every comparison in a condition tree."""
+    if isinstance(cond, dict):
+        if isinstance(cond.get("compare"), dict):
+            yield f"{ptr}/compare", cond["compare"]
+        for key, value in cond.items():
+            if key != "compare":
+                yield from _compares(value, f"{ptr}/{key}")
+    elif isinstance(cond, list):
+        for i, value in enumerate(cond):
+            yield from _compares(value, f"{ptr}/{i}")
+
+
+@check
+def analysis_quantities_read_analyses(spec: dict, report: Reporter) -> None:
+    """se, statistic and df are figures of analyses: a comparison reading them names one."""
+    import re
+
+    analyses = {
+        fill(str(a.get("id")), b)
+        for h in spec.get("hypotheses") or []
+        for a in h.get("analyses") or []
+        for b in _expansions(a)
+    }
+    conditions = []
+    for hptr, hyp in items(spec, "hypotheses"):
+        conditions.append((f"{hptr}/rule", hyp.get("rule")))
+        for i, v in enumerate(hyp.get("verdicts") or []):
+            conditions.append((f"{hptr}/verdicts/{i}/when", v.get("when")))
+    for i, r in enumerate((spec.get("decision") or {}).get("rules") or []):
+        conditions.append((f"/decision/rules/{i}/when", r.get("when")))
+    for ptr, cond in conditions:
+        for cptr, body in _compares(cond, ptr):
+            if body.get("quantity") not in _ANALYSIS_ONLY:
+                continue
+            target = str(body.get("target"))
+            parts = re.split(r"\{[^}]*\}", target)
+            rx = re.compile("^" + ".+".join(map(re.escape, parts)) + "$")
+            if not any(rx.match(a) for a in analyses):
+                report(
+                    f"{cptr}/quantity",
+                    f"quantity {body['quantity']} is a figure of an analysis, and {target!r} is"
+                    " not one (an estimate or a contrast has estimate, abs_estimate, lower,"
+                    " upper, p and adjusted_p)",
+                )

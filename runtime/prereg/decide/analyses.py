@@ -1,0 +1,481 @@
+"""Registered analyses: a method of the catalogue run over the rows of its metric.
+
+A spec's hypothesis lists ``analyses``: each names a method of :mod:`prereg.stats.catalogue`,
+the metric whose counted rows feed it, the inputs the method's shape reads and every option of
+the method.  :func:`analysis_results` builds the shape's inputs from the rows (the
+:class:`~prereg.decide.evaluate.Selections` masks, the metric's counts and numbers, the row
+fields), calls the method with the registered options, and gives both the method's
+:class:`~prereg.stats.result.Result` (reported whole in SCORE.json) and a
+:class:`~prereg.rules.ContrastResult` that rules read: ``estimate``, ``lower``, ``upper`` and
+``p``, with ``se``, ``statistic`` and ``df`` reachable by quantity, and the exact fractions of
+the Result (``Result.exact``) as the certified figures a comparison decides with.
+
+What each shape reads (``rows``: the metric's counted rows of a selection):
+
+- ``binomial``: k, n of ``of``; ``two-binomial``: of ``a`` and ``b``;
+- ``paired-binary``: the table of pairs of ``a`` and ``b`` rows with the same ``pair_by`` value;
+- ``binomial-groups``: k, n of each selection of ``groups``, in order;
+- ``strata-2x2``: k, n of ``a`` and ``b`` at each level of the factor ``strata``;
+- ``binary-blocks``: per value of ``unit`` present in every group, its 0/1 outcome per group;
+- ``sample`` / ``two-samples`` / ``samples-groups``: the metric's numbers as read (before any
+  log: a method on the log scale takes the logs itself);
+- ``paired-samples``: the numbers of the pairs of ``a`` and ``b`` (``pair_by``);
+- ``two-raters`` / ``ratings``: per ``unit``, the integer ``rating`` each ``rater`` gave;
+- ``clustered-sample``: the numbers of ``of`` (or of ``a`` then ``b``, arm labels "a" and
+  "b") with the ``cluster`` field of each row;
+- ``samples-per-problem``: per ``unit``, its counted rows (n) and the ones that are hits (c);
+- ``answers-per-problem``: per ``unit``, the ``rating`` (answer) of each row in row order and
+  the unit's ``truth``;
+- ``labels``: ``truth`` and ``prediction`` of each row;
+- ``probabilities``: the metric's positives (``where``) and its numbers (an ece or auroc
+  metric: the predicted probability);
+- ``p-values``: the P values of ``of_analyses`` (analyses or contrasts), in order; the
+  analysis' estimate is the number of hypotheses the procedure rejects.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import replace
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from prereg.decide.metrics import RowMetric
+from prereg.errors import UserError
+from prereg.rules import ContrastResult
+
+_NAN = float("nan")
+
+#: The shape's inputs a spec writes (beside ``metric`` and ``options``).
+INPUTS: Mapping[str, tuple[str, ...]] = {
+    "binomial": ("of",),
+    "two-binomial": ("a", "b"),
+    "paired-binary": ("a", "b", "pair_by"),
+    "binomial-groups": ("groups",),
+    "strata-2x2": ("a", "b", "strata"),
+    "binary-blocks": ("groups", "unit"),
+    "sample": ("of",),
+    "two-samples": ("a", "b"),
+    "paired-samples": ("a", "b", "pair_by"),
+    "samples-groups": ("groups",),
+    "two-raters": ("of", "unit", "rater", "rating"),
+    "ratings": ("of", "unit", "rater", "rating"),
+    "clustered-sample": ("cluster",),  # with of, or with a and b
+    "samples-per-problem": ("of", "unit"),
+    "answers-per-problem": ("of", "unit", "rating", "truth"),
+    "labels": ("of", "prediction", "truth"),
+    "probabilities": ("of",),
+    "p-values": ("of_analyses",),
+}
+
+#: Every input word an analysis may carry.
+ALL_INPUTS = (
+    "of",
+    "a",
+    "b",
+    "groups",
+    "pair_by",
+    "strata",
+    "unit",
+    "rater",
+    "rating",
+    "cluster",
+    "prediction",
+    "truth",
+    "of_analyses",
+)
+
+#: The metric kinds that feed each shape (None: any kind; the metric says which rows count).
+METRIC_KINDS: Mapping[str, tuple[str, ...] | None] = {
+    **{
+        s: ("proportion", "coverage")
+        for s in (
+            "binomial",
+            "two-binomial",
+            "paired-binary",
+            "binomial-groups",
+            "strata-2x2",
+            "binary-blocks",
+            "samples-per-problem",
+        )
+    },
+    **{
+        s: ("mean", "geometric_mean")
+        for s in ("sample", "two-samples", "paired-samples", "samples-groups", "clustered-sample")
+    },
+    "two-raters": None,
+    "ratings": None,
+    "answers-per-problem": None,
+    "labels": None,
+    "probabilities": ("ece", "auroc"),
+    "p-values": (),  # no metric
+}
+
+#: Options the runtime fills from the inputs (the spec does not write them).
+FILLED_OPTIONS: Mapping[str, tuple[str, ...]] = {"clustered-sample": ("arms",)}
+
+
+def shape_inputs_text(shape: str) -> str:
+    """The inputs a shape needs, in words (for compile errors and docs)."""
+    if shape == "clustered-sample":
+        return "cluster, with of (one sample) or a and b (two arms)"
+    return ", ".join(INPUTS[shape])
+
+
+def required_options(entry) -> list[str]:
+    filled = FILLED_OPTIONS.get(entry.shape, ())
+    return [o for o in entry.options if o not in filled]
+
+
+def _fail(item, message: str) -> UserError:
+    return UserError(f"rules: analysis {item.id} ({item.method}): {message}")
+
+
+def _field(columns, name: str, item):
+    from prereg.decide.columns import as_column
+
+    if columns is None or name not in columns:
+        raise _fail(item, f"{name!r} is not a field of the rows")
+    return as_column(columns[name])
+
+
+def _key(v):
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if not isinstance(v, (str, int, float, bool)):
+        return json.dumps(v, sort_keys=True)
+    return v
+
+
+def _values_at(col, rows: np.ndarray, item, name: str, *, nullable: bool = False) -> list:
+    out = []
+    vals = col.values
+    for i in rows.tolist():
+        if col.null[i]:
+            if nullable:
+                out.append(None)
+                continue
+            raise _fail(item, f"field {name!r} is missing on counted row {i + 1}")
+        out.append(_key(vals[i].item() if hasattr(vals[i], "item") else vals[i]))
+    return out
+
+
+def _rows(item, m: RowMetric, sel, selection) -> np.ndarray:
+    return np.flatnonzero(m.counted(sel.mask(selection, f"analysis {item.id}")))
+
+
+def _kn(m: RowMetric, rows: np.ndarray) -> tuple[int, int]:
+    return int(round(float(m.num[rows].sum()))), int(round(float(m.den[rows].sum())))
+
+
+def _numbers(m: RowMetric, rows: np.ndarray) -> np.ndarray:
+    src = m.raw if m.raw is not None else m.value
+    return np.asarray(src[rows], dtype=np.float64)
+
+
+def _hits(m: RowMetric, rows: np.ndarray) -> np.ndarray:
+    if m.hit is not None:
+        return np.asarray(m.hit[rows], dtype=bool)
+    return np.asarray(m.num[rows] > 0.5, dtype=bool)
+
+
+def _code(v, item, name: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or float(v) != int(v):
+        raise _fail(item, f"{name} {v!r} is not an integer category code")
+    return int(v)
+
+
+def _by_unit(item, rows, columns, extra: dict[str, Any]):
+    """(unit -> rater -> rating) of the rows, units and raters in order of first appearance."""
+    units = _values_at(_field(columns, item.unit, item), rows, item, item.unit)
+    raters = _values_at(_field(columns, item.rater, item), rows, item, item.rater)
+    ratings = _values_at(_field(columns, item.rating, item), rows, item, item.rating, nullable=True)
+    table: dict[Any, dict[Any, Any]] = {}
+    for u, r, x in zip(units, raters, ratings, strict=True):
+        got = table.setdefault(u, {})
+        if r in got:
+            raise _fail(
+                item, f"{item.unit} {u!r} has more than one counted rating by {item.rater} {r!r}"
+            )
+        got[r] = x
+    order = sorted(set(raters), key=lambda v: (str(type(v)), v))
+    extra.update(units=len(table), raters=len(order))
+    return table, order
+
+
+def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict) -> tuple:
+    """(positional arguments, filled options) of the entry's function."""
+    shape = entry.shape
+    if shape == "binomial":
+        return _kn(m, _rows(item, m, sel, item.of)), {}
+    if shape == "two-binomial":
+        return (*_kn(m, _rows(item, m, sel, item.a)), *_kn(m, _rows(item, m, sel, item.b))), {}
+    if shape in ("paired-binary", "paired-samples"):
+        from prereg.decide.samples import _pairs
+
+        a = m.counted(sel.mask(item.a, f"analysis {item.id}"))
+        b = m.counted(sel.mask(item.b, f"analysis {item.id}"))
+        ra, rb, ua, ub = _pairs(item, m, a, b, columns, sel)
+        extra.update(pairs=int(ra.size), unpairedA=ua, unpairedB=ub)
+        if shape == "paired-samples":
+            return (_numbers(m, ra), _numbers(m, rb)), {}
+        ya, yb = _hits(m, ra), _hits(m, rb)
+        return (
+            int((ya & yb).sum()),
+            int((ya & ~yb).sum()),
+            int((~ya & yb).sum()),
+            int((~ya & ~yb).sum()),
+        ), {}
+    if shape == "binomial-groups":
+        kn = [_kn(m, _rows(item, m, sel, g)) for g in item.groups]
+        return (np.array([k for k, _ in kn]), np.array([n for _, n in kn])), {}
+    if shape == "strata-2x2":
+        levels = list(
+            dict.fromkeys(
+                str(c[item.strata]) for c in sel.cell_attrs if c.get(item.strata) is not None
+            )
+        )
+        cols: list[list[int]] = [[], [], [], []]
+        for level in levels:
+            for j, side in enumerate((item.a, item.b)):
+                s = dict(side)
+                if item.strata in s and level not in s[item.strata]:
+                    k = n = 0
+                else:
+                    s[item.strata] = (level,)
+                    k, n = _kn(m, _rows(item, m, sel, s))
+                cols[2 * j].append(k)
+                cols[2 * j + 1].append(n)
+        extra["strata"] = levels
+        return tuple(np.array(c) for c in cols), {}
+    if shape == "binary-blocks":
+        ucol = _field(columns, item.unit, item)
+        outcome: list[dict] = []
+        for j, g in enumerate(item.groups):
+            rows = _rows(item, m, sel, g)
+            units = _values_at(ucol, rows, item, item.unit)
+            got: dict = {}
+            for u, h in zip(units, _hits(m, rows).tolist(), strict=True):
+                if u in got:
+                    raise _fail(
+                        item, f"{item.unit} {u!r} has more than one counted row in group {j + 1}"
+                    )
+                got[u] = h
+            outcome.append(got)
+        complete = [u for u in outcome[0] if all(u in o for o in outcome[1:])]
+        every = set().union(*outcome)
+        extra.update(units=len(complete), incompleteUnits=len(every) - len(complete))
+        x = np.array([[int(o[u]) for o in outcome] for u in complete], dtype=np.int64)
+        return (x.reshape(len(complete), len(outcome)),), {}
+    if shape == "sample":
+        return (_numbers(m, _rows(item, m, sel, item.of)),), {}
+    if shape == "two-samples":
+        return (
+            _numbers(m, _rows(item, m, sel, item.a)),
+            _numbers(m, _rows(item, m, sel, item.b)),
+        ), {}
+    if shape == "samples-groups":
+        return ([_numbers(m, _rows(item, m, sel, g)) for g in item.groups],), {}
+    if shape in ("two-raters", "ratings"):
+        rows = _rows(item, m, sel, item.of)
+        table, raters = _by_unit(item, rows, columns, extra)
+        if shape == "two-raters":
+            if len(raters) != 2:
+                raise _fail(
+                    item,
+                    f"two-raters needs exactly two values of {item.rater!r} among the rows;"
+                    f" found {len(raters)} ({', '.join(map(str, raters))})",
+                )
+            both = [u for u, r in table.items() if all(table[u].get(x) is not None for x in raters)]
+            extra.update(raterA=raters[0], raterB=raters[1], incompleteUnits=len(table) - len(both))
+            a = np.array([_code(table[u][raters[0]], item, item.rating) for u in both])
+            b = np.array([_code(table[u][raters[1]], item, item.rating) for u in both])
+            return (a, b), {}
+        x = np.full((len(table), len(raters)), np.nan)
+        for i, row in enumerate(table.values()):
+            for j, r in enumerate(raters):
+                v = row.get(r)
+                if v is None:
+                    continue
+                if entry.name == "fleiss-kappa":
+                    x[i, j] = _code(v, item, item.rating)
+                elif isinstance(v, bool) or not isinstance(v, (int, float)):
+                    raise _fail(item, f"{item.rating} {v!r} is not a number")
+                else:
+                    x[i, j] = float(v)
+        return (x,), {}
+    if shape == "clustered-sample":
+        ccol = _field(columns, item.cluster, item)
+        if item.of is not None:
+            rows = _rows(item, m, sel, item.of)
+            return (
+                _numbers(m, rows),
+                np.array(_values_at(ccol, rows, item, item.cluster), dtype=object),
+                None,
+            ), {"arms": None}
+        ra, rb = _rows(item, m, sel, item.a), _rows(item, m, sel, item.b)
+        rows = np.concatenate([ra, rb])
+        group = np.array(["a"] * ra.size + ["b"] * rb.size, dtype=object)
+        return (
+            _numbers(m, rows),
+            np.array(_values_at(ccol, rows, item, item.cluster), dtype=object),
+            group,
+        ), {"arms": ("a", "b")}
+    if shape == "samples-per-problem":
+        rows = _rows(item, m, sel, item.of)
+        units = _values_at(_field(columns, item.unit, item), rows, item, item.unit)
+        n: dict = {}
+        c: dict = {}
+        for u, h in zip(units, _hits(m, rows).tolist(), strict=True):
+            n[u] = n.get(u, 0) + 1
+            c[u] = c.get(u, 0) + int(h)
+        extra["units"] = len(n)
+        return (np.array(list(n.values())), np.array([c[u] for u in n])), {}
+    if shape == "answers-per-problem":
+        rows = _rows(item, m, sel, item.of)
+        units = _values_at(_field(columns, item.unit, item), rows, item, item.unit)
+        answers = _values_at(_field(columns, item.rating, item), rows, item, item.rating)
+        truth = _values_at(_field(columns, item.truth, item), rows, item, item.truth)
+        per: dict = {}
+        gold: dict = {}
+        for u, x, t in zip(units, answers, truth, strict=True):
+            per.setdefault(u, []).append(x)
+            if gold.setdefault(u, t) != t:
+                raise _fail(item, f"{item.unit} {u!r} has more than one {item.truth!r}")
+        extra["units"] = len(per)
+        return (list(per.values()), [gold[u] for u in per]), {}
+    if shape == "labels":
+        rows = _rows(item, m, sel, item.of)
+        y = _values_at(_field(columns, item.truth, item), rows, item, item.truth)
+        p = _values_at(_field(columns, item.prediction, item), rows, item, item.prediction)
+        return (np.array(y, dtype=object), np.array(p, dtype=object)), {}
+    if shape == "probabilities":
+        rows = _rows(item, m, sel, item.of)
+        return (_hits(m, rows).astype(np.int64), _numbers(m, rows)), {}
+    if shape == "p-values":
+        ps = []
+        for ref in item.of_analyses:
+            r = earlier.get(ref)
+            if r is None:
+                raise _fail(item, f"{ref!r} has no result before this analysis")
+            ps.append(_NAN if r.p is None else float(r.p))
+        return (np.array(ps, dtype=np.float64),), {}
+    raise _fail(item, f"unknown shape {shape!r}")  # pragma: no cover - the compiler checks
+
+
+def run(item, metrics: Mapping[str, RowMetric], sel, columns, earlier):
+    """(ContrastResult, Result) of one analysis."""
+    from prereg.stats.catalogue import entries
+    from prereg.stats.methods import MethodError
+
+    entry = entries().get(item.method)
+    if entry is None:
+        raise _fail(item, "not a method of the catalogue")  # pragma: no cover - compiled
+    m = None
+    if item.metric is not None:
+        m = metrics.get(item.metric)
+        if m is None:
+            raise _fail(item, f"metric {item.metric!r} has no compute block")
+    extra: dict[str, Any] = {}
+    args, filled = _inputs(item, entry, m, sel, columns, earlier, extra)
+    options = {**dict(item.options), **filled}
+    try:
+        with np.errstate(all="ignore"):
+            result = entry.load()(*args, **options)
+    except MethodError as exc:
+        raise _fail(item, f"the method refuses its input or options: {exc}") from None
+    if extra:
+        result = replace(result, counts={**extra, **dict(result.counts)})
+    if entry.shape == "p-values" and result.counts.get("rejected") is not None:
+        # the figure a rule reads of a multiplicity procedure: how many it rejects
+        rejected = int(result.counts["rejected"])
+        exact = {**dict(result.exact), "estimate": Fraction(rejected)}
+        result = replace(result, estimate=float(rejected), exact=exact)
+    return _as_contrast(item, entry, result, args), result
+
+
+#: Methods whose estimate is the mean of a sample, or the difference of two samples' means (of
+#: the pairs' differences): their estimate is certified by the exact mean of the decimal data.
+MEAN_ESTIMATES = frozenset(
+    {
+        "one-sample-t",
+        "welch-t",
+        "student-t",
+        "paired-t",
+        "tost-means",
+        "tost-paired",
+        "equivalence-interval-means",
+        "equivalence-interval-paired",
+        "noninferiority-means",
+        "bootstrap-mean",
+        "bootstrap-mean-difference",
+        "bootstrap-paired-mean-difference",
+        "permutation-mean",
+        "permutation-mean-difference",
+        "permutation-paired-mean-difference",
+    }
+)
+
+
+def _mean_certified(entry, args, estimate):
+    """The certified mean (difference) of a sample method's inputs, when the method's estimate
+    is that mean (a check that the float agrees guards the list)."""
+    from prereg.stats.compare import EPS, Certified, _exact_mean
+
+    if entry.name not in MEAN_ESTIMATES or estimate is None:
+        return None
+    xs = [np.asarray(a, dtype=np.float64) for a in args[:2] if a is not None]
+    if not xs or any(x.size == 0 for x in xs):
+        return None
+    value = float(sum(float(x.mean()) * (1 if i == 0 else -1) for i, x in enumerate(xs)))
+    scale = sum(float(np.abs(x).mean()) * (x.size + 4) for x in xs) * EPS * 4
+    if abs(value - estimate) > scale + 4 * EPS * abs(estimate):
+        return None  # pragma: no cover - the method's estimate is not the plain mean
+
+    def exact():
+        out = _exact_mean(xs[0])
+        if len(xs) > 1:
+            out -= _exact_mean(xs[1])
+        return out
+
+    return Certified(estimate, error=scale + 4 * EPS * abs(estimate), exact=exact)
+
+
+def _as_contrast(item, entry, result, args=()) -> ContrastResult:
+    estimate = result.estimate
+    certified: dict[str, object] = {
+        k: v for k, v in result.exact.items() if isinstance(v, Fraction)
+    }
+    if "estimate" not in certified:
+        mean = _mean_certified(entry, args, estimate)
+        if mean is not None:
+            certified["estimate"] = mean
+    extra: dict[str, Any] = {}
+    for name in ("se", "statistic", "df"):
+        v = getattr(result, name)
+        if v is not None and not isinstance(v, tuple):
+            extra[name] = v
+    return ContrastResult(
+        item.id,
+        _NAN if estimate is None else float(estimate),
+        _NAN if result.lower is None else float(result.lower),
+        _NAN if result.upper is None else float(result.upper),
+        p=result.p,
+        extra=extra,
+        certified=certified or None,
+    )
+
+
+def analysis_results(rules, metrics, sel, columns, earlier: Mapping[str, ContrastResult]):
+    """{id: (ContrastResult, Result)} of every registered analysis, in registration order
+    (an analysis of P values reads the contrasts' and earlier analyses' results)."""
+    out: dict[str, tuple[ContrastResult, Any]] = {}
+    known = dict(earlier)
+    for item in getattr(rules, "ANALYSES", ()):
+        res, result = run(item, metrics, sel, columns, known)
+        out[item.id] = (res, result)
+        known[item.id] = res
+    return out

@@ -1,0 +1,324 @@
+"""Compile-time refusals of registered analyses: each edit of an analysis fixture breaks one
+rule (an unknown method, a missing or extra input for the method's shape, a missing or unknown
+option, a metric kind the shape does not take, an unknown field, factor or id, a field the
+language does not have) and is refused with the file, line, JSON pointer and the rule, with
+nothing written; and diagnose, which does not simulate analyses yet, refuses a rule that reads
+one and leaves an unread one out, saying so."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import pytest
+
+from prereg.cli import main
+from tests.conftest import FIXTURES, ROOT
+
+TREND = "dose-trend"
+CA_OPTIONS = "options: {scores: [1, 2, 4], alternative: greater, variance: n}"
+
+CASES = [
+    (
+        TREND,
+        "method: cochran-armitage",
+        "method: cochran-armitag",
+        "/hypotheses/0/analyses/0/method: analysis 'accuracy-trend': 'cochran-armitag' is not a"
+        " method of the catalogue; did you mean cochran-armitage",
+    ),
+    (
+        TREND,
+        "method: cochran-armitage",
+        "method: fisher-exact",
+        "/hypotheses/0/analyses/0: analysis 'accuracy-trend': method fisher-exact (shape"
+        " two-binomial) needs a; it reads a, b",
+    ),
+    (
+        TREND,
+        "method: cochran-armitage",
+        "method: fisher-exact",
+        "/hypotheses/0/analyses/0/groups: analysis 'accuracy-trend': method fisher-exact (shape"
+        " two-binomial) does not read groups; it reads a, b",
+    ),
+    (
+        TREND,
+        CA_OPTIONS,
+        "options: {scores: [1, 2, 4], alternative: greater}",
+        "/hypotheses/0/analyses/0/options: analysis 'accuracy-trend': method cochran-armitage"
+        " needs option(s) variance (its options, every one registered: scores: one number per"
+        " group, in the registered order; alternative: two-sided | greater",
+    ),
+    (
+        TREND,
+        CA_OPTIONS,
+        "options: {scores: [1, 2, 4], alternative: greater, variance: n, correction: yates}",
+        "/hypotheses/0/analyses/0/options/correction: analysis 'accuracy-trend': method"
+        " cochran-armitage has no option 'correction'",
+    ),
+    (
+        TREND,
+        CA_OPTIONS,
+        "options: {scores: [1, 2, 4], alternative: bigger, variance: n}",
+        "/hypotheses/0/analyses/0/options/alternative: analysis 'accuracy-trend': option"
+        " alternative of method cochran-armitage is 'bigger', which is not one of its values"
+        " (alternative: two-sided | greater (the proportion increases with the score) | less)",
+    ),
+    (
+        TREND,
+        CA_OPTIONS,
+        "options: [1, 2, 4]",
+        "/hypotheses/0/analyses/0/options: analysis 'accuracy-trend': options is an object of"
+        " the method's options (scores:",
+    ),
+    (
+        TREND,
+        "        method: cochran-armitage\n        metric: accuracy\n",
+        "        method: cochran-armitage\n        metric: coverages\n",
+        "/hypotheses/0/analyses/0/metric: analysis 'accuracy-trend' names unknown metric"
+        " 'coverages'",
+    ),
+    (
+        TREND,
+        "        method: cochran-armitage\n",
+        "        method: cochran-armitage\n        strata: dose\n",
+        "/hypotheses/0/analyses/0/strata: analysis 'accuracy-trend': method cochran-armitage"
+        " (shape binomial-groups) does not read strata",
+    ),
+    (
+        TREND,
+        "compare: {target: accuracy-trend, quantity: p, op: lt, value: 0.05}",
+        "compare: {target: accuracy-trnd, quantity: p, op: lt, value: 0.05}",
+        "/hypotheses/0/rule/compare/target: comparison names unknown contrast, estimate,"
+        " analysis or figure 'accuracy-trnd'",
+    ),
+    (
+        TREND,
+        "      - id: accuracy-homogeneity\n",
+        "      - id: accuracy-trend\n",
+        "/hypotheses/0/analyses/1/id: duplicate analysis id 'accuracy-trend'",
+    ),
+    (
+        TREND,
+        "          - {where: [{factor: passages, levels: [four]}]}\n        options: {}",
+        "          - {where: [{factor: passages, levels: [eight]}]}\n        options: {}",
+        "analysis 'accuracy-homogeneity' selects level 'eight', which factor 'passages' does not"
+        " have",
+    ),
+    (
+        TREND,
+        "method: chi-square-homogeneity\n        metric: accuracy\n",
+        "method: holm\n        metric: accuracy\n        of_analyses: [accuracy-trend, nothing]\n",
+        "/hypotheses/0/analyses/1/metric: analysis 'accuracy-homogeneity': method holm adjusts P"
+        " values and reads no metric",
+    ),
+    (
+        TREND,
+        "method: chi-square-homogeneity\n        metric: accuracy\n",
+        "method: holm\n        of_analyses: [accuracy-trend, nothing]\n",
+        "/hypotheses/0/analyses/1/of_analyses/1: analysis 'accuracy-homogeneity': names unknown"
+        " analysis or contrast 'nothing'",
+    ),
+    (
+        "pass-at-k",
+        "        options: {k: 5}\n",
+        '        options: {k: "{decoding}"}\n',
+        "/hypotheses/0/analyses/1/options: analysis 'pass-at-5-{decoding}': an option cannot"
+        " hold a placeholder ({decoding}); register one analysis per option value",
+    ),
+    (
+        "tost-latency",
+        "method: tost-means",
+        "method: tost-proportions",
+        "/hypotheses/0/analyses/0/metric: analysis 'quality-tost': method tost-proportions (shape"
+        " two-binomial) takes a proportion or coverage metric, and 'quality' is a mean; the"
+        " methods that fit a mean metric are",
+    ),
+    (
+        "dose-trend",
+        "method: cochran-armitage",
+        "method: one-way-anova",
+        "takes a mean or geometric_mean metric, and 'accuracy' is a proportion; the methods that"
+        " fit a proportion metric are",
+    ),
+    (
+        "rater-agreement",
+        "        unit: answer\n        rater: rater\n        rating: grade\n        options: {categories: [0, 1, 2], alternative: greater}",
+        "        unit: answr\n        rater: rater\n        rating: grade\n        options: {categories: [0, 1, 2], alternative: greater}",
+        "/hypotheses/0/analyses/0/unit: analysis 'fleiss': unit names unknown field 'answr'",
+    ),
+    (
+        "rater-agreement",
+        "        unit: answer\n        rater: rater\n        rating: grade\n        options: {categories: [0, 1, 2], alternative: greater}",
+        "        unit: answer\n        rating: grade\n        options: {categories: [0, 1, 2], alternative: greater}",
+        "/hypotheses/0/analyses/0: analysis 'fleiss': method fleiss-kappa (shape ratings) needs"
+        " rater; it reads of, unit, rater, rating",
+    ),
+    (
+        "tost-latency",
+        "        method: tost-means\n        metric: quality\n",
+        "        method: cluster-summary-t\n        metric: quality\n        cluster: rowId\n",
+        "method cluster-summary-t needs option(s) weighting, level, alternative, margin",
+    ),
+]
+
+
+def _project(tmp_path, study):
+    spec = tmp_path / "spec" / "studies" / f"{study}.yaml"
+    spec.parent.mkdir(parents=True)
+    shutil.copy(FIXTURES / "analyses" / f"{study}.yaml", spec)
+    (tmp_path / "generated").mkdir()
+    shutil.copy(ROOT / "generated" / "prereg.schema.json", tmp_path / "generated")
+    return spec
+
+
+@pytest.mark.parametrize("study, old, new, message", CASES)
+def test_a_bad_analysis_is_refused_with_its_rule(tmp_path, capsys, study, old, new, message):
+    spec = _project(tmp_path, study)
+    text = spec.read_text()
+    assert text.count(old) == 1, "the edit must be unambiguous"
+    spec.write_text(text.replace(old, new))
+    assert main(["--project", str(tmp_path), "compile"]) != 0
+    err = capsys.readouterr().err
+    assert message in err
+    # the file, the line and the JSON pointer of the problem
+    assert re.search(rf"{study}\.yaml:\d+: at /hypotheses/\d+/", err) and "Traceback" not in err
+    assert sorted(p.name for p in (tmp_path / "generated").iterdir()) == ["prereg.schema.json"]
+
+
+def test_an_unknown_field_of_an_analysis_is_named(tmp_path, capsys):
+    spec = _project(tmp_path, TREND)
+    text = spec.read_text()
+    spec.write_text(
+        text.replace(
+            "        method: cochran-armitage\n",
+            "        method: cochran-armitage\n        level: 0.95\n",
+        )
+    )
+    assert main(["--project", str(tmp_path), "compile"]) != 0
+    err = capsys.readouterr().err
+    assert "at /hypotheses/0/analyses/0" in err and "'level'" in err
+
+
+def test_a_catalogue_option_the_inputs_give_is_not_written(tmp_path, capsys):
+    """cluster-summary-t's arms come from the inputs (of, or a and b): writing it is refused."""
+    spec = _project(tmp_path, "tost-latency")
+    text = spec.read_text()
+    old = "        method: tost-means\n        metric: quality\n"
+    new = "        method: cluster-summary-t\n        metric: quality\n        cluster: rowId\n"
+    text = text.replace(old, new).replace(
+        "options: {lower: -0.3, upper: 0.3, variance: welch}",
+        "options: {arms: [a, b], weighting: equal, level: 0.95, alternative: two-sided, margin: 0}",
+    )
+    spec.write_text(text)
+    assert main(["--project", str(tmp_path), "compile"]) != 0
+    err = capsys.readouterr().err
+    assert "has no option 'arms' to write (the inputs give it)" in err
+
+
+# -- diagnose -----------------------------------------------------------------------------------
+
+ANALYSIS = """    analyses:
+      - id: b-fisher
+        method: fisher-exact
+        metric: accuracy
+        a: {where: [{factor: split, levels: [test]}, {factor: model, levels: [model-b]}, {factor: position, levels: [a]}]}
+        b: {where: [{factor: split, levels: [test]}, {factor: model, levels: [model-b]}, {factor: position, levels: [d]}]}
+        options: {alternative: two-sided}
+"""
+H2 = "    title: Model B shows no position effect larger than 0.15\n"
+
+
+def _answer_position(tmp_path, *, read: bool):
+    shutil.copytree(ROOT / "examples" / "answer-position" / "spec", tmp_path / "spec")
+    (tmp_path / "generated").mkdir()
+    shutil.copy(ROOT / "generated" / "prereg.schema.json", tmp_path / "generated")
+    spec = tmp_path / "spec" / "studies" / "answer-position.yaml"
+    text = spec.read_text()
+    assert text.count(H2) == 1
+    text = text.replace(H2, H2 + ANALYSIS)
+    if read:
+        old = '            - compare: {target: "a-vs-d-model-b-{format}", quantity: upper, op: lt, value: 0.15}\n'
+        assert text.count(old) == 1
+        text = text.replace(
+            old,
+            old + "            - compare: {target: b-fisher, quantity: p, op: ge, value: 0.05}\n",
+        )
+    spec.write_text(text)
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    return ["--project", str(tmp_path), "answer-position"]
+
+
+def test_diagnose_refuses_a_rule_that_reads_an_analysis(tmp_path, capsys):
+    study = _answer_position(tmp_path, read=True)
+    out = tmp_path / "DIAGNOSE.json"
+    args = ["diagnose", "--simulations", "4", "--seed", "1", "--out", str(out)]
+    assert main([*study, *args]) != 0
+    err = capsys.readouterr().err
+    assert "does not simulate analyses" in err and "analysis b-fisher (fisher-exact)" in err
+    assert "Traceback" not in err and not out.exists()
+
+
+def test_diagnose_leaves_an_unread_analysis_out(tmp_path, capsys):
+    study = _answer_position(tmp_path, read=False)
+    out = tmp_path / "DIAGNOSE.json"
+    args = ["diagnose", "--scenario", "no-bias", "--simulations", "4", "--seed", "1"]
+    assert main([*study, *args, "--out", str(out)]) == 0
+    notes = json.loads(out.read_text())["notes"]
+    assert any(n.startswith("analysis b-fisher is not simulated:") for n in notes)
+
+
+def test_the_methods_page_lists_the_catalogue_as_it_is():
+    """docs/analyses.md ends with the reference rendered from the catalogue's entries: every
+    method with its shape, inputs, metric kinds and options (a new method or option shows
+    here, or this fails)."""
+    from prereg.compiler.analyses import BEGIN, methods_reference
+    from prereg.stats.catalogue import entries
+
+    page = (ROOT / "docs" / "analyses.md").read_text()
+    assert page[page.index(BEGIN) :] == methods_reference()
+    for name, entry in entries().items():
+        assert f"### {name}\n" in page
+        for option in entry.options:
+            if option != "arms":
+                assert f"  - `{option}`: " in page
+
+
+def test_prereg_md_shows_each_analysis_as_registered(tmp_path):
+    _project(tmp_path, TREND)
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    page = (tmp_path / "generated" / "dose_trend" / "PREREG.md").read_text()
+    assert (
+        "| `accuracy-trend` | cochran-armitage | accuracy | groups (in order): passages∈one;"
+        ' passages∈two; passages∈four | scores [1, 2, 4], alternative "greater", variance "n" |'
+    ) in page
+    rules = (tmp_path / "generated" / "dose_trend" / "rules.py").read_text()
+    assert 'options={"scores": (1, 2, 4), "alternative": "greater", "variance": "n"}' in rules
+
+
+def test_diff_reports_a_changed_option_as_registered(tmp_path, capsys):
+    spec = _project(tmp_path, TREND)
+    new = tmp_path / "new.yaml"
+    new.write_text(
+        spec.read_text().replace(CA_OPTIONS, CA_OPTIONS.replace("[1, 2, 4]", "[0, 1, 2]"))
+    )
+    assert main(["--project", str(tmp_path), "diff", str(spec), str(new)]) == 1
+    out = capsys.readouterr().out
+    assert "registered  /hypotheses[trend]/analyses[accuracy-trend]/options/scores" in out
+
+
+def test_se_statistic_and_df_are_read_of_analyses_only(tmp_path, capsys):
+    """A contrast has no se, statistic or df to compare: such a rule is refused at compile."""
+    shutil.copytree(ROOT / "examples" / "answer-position" / "spec", tmp_path / "spec")
+    (tmp_path / "generated").mkdir()
+    shutil.copy(ROOT / "generated" / "prereg.schema.json", tmp_path / "generated")
+    spec = tmp_path / "spec" / "studies" / "answer-position.yaml"
+    text = spec.read_text()
+    old = '            - compare: {target: "a-vs-d-model-b-{format}", quantity: upper, op: lt, value: 0.15}\n'
+    new = '            - compare: {target: "a-vs-d-model-b-{format}", quantity: statistic, op: lt, value: 2}\n'
+    assert text.count(old) == 1
+    spec.write_text(text.replace(old, new))
+    assert main(["--project", str(tmp_path), "compile"]) != 0
+    err = capsys.readouterr().err
+    assert "/compare/quantity: quantity statistic is a figure of an analysis, and" in err
+    assert "'a-vs-d-model-b-{format}' is not one" in err
