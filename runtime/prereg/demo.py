@@ -137,13 +137,21 @@ def confinement_problems(plan: dict, root: Path, *, exists: bool = True) -> list
             written = (j > 0 and args[j - 1] == "--out") or ("json" in step and j == 1)
             if arg.startswith("{out}"):
                 target = os.path.normpath(str(out_base) + arg[len("{out}") :])
-                if not _under(Path(target), out_base) or "{" in arg[len("{out}") :]:
+                if (
+                    not _under(Path(target), out_base)
+                    or "{" in arg[len("{out}") :]
+                    or ".." in arg.split("/")
+                ):
                     problems.append((where, f"{arg!r}: outside the output folder {{out}}"))
             elif written:
                 problems.append((where, f"{arg!r}: a step writes only under {{out}}"))
             elif arg.startswith("{root}"):
                 target = Path(os.path.normpath(str(root) + arg[len("{root}") :]))
-                if not _under(target, root) or "{" in arg[len("{root}") :]:
+                if (
+                    not _under(target, root)
+                    or "{" in arg[len("{root}") :]
+                    or ".." in arg.split("/")
+                ):
                     problems.append((where, f"{arg!r}: outside the project {{root}}"))
                 elif exists and not target.exists():
                     problems.append(

@@ -2,9 +2,8 @@
 
 Every check raises :class:`prereg.stats.methods.MethodError` with a message naming the
 argument and what it must be; nothing here has a statistical default.  The tails are
-scipy.special's ufuncs, loaded on first call without the scipy.special package
-(:mod:`prereg.stats.special`), so importing this module imports neither scipy nor its
-special functions.
+scipy.special's public ufuncs, imported inside the functions, so importing this module imports
+neither scipy nor its special functions.
 """
 
 from __future__ import annotations
@@ -128,16 +127,16 @@ def exact_sum(a: np.ndarray) -> int:
 
 
 def _special(name: str):
-    from prereg.stats.special import function
+    import scipy.special
 
-    return function(name)
+    return getattr(scipy.special, name)
 
 
 def normal_sf(z: float) -> float:
     """P(Z > z)."""
-    from prereg.stats.special import special_function
+    import scipy.special
 
-    return float(special_function("ndtr")(-z))
+    return float(scipy.special.ndtr(-z))
 
 
 def normal_p(z: float, alt: str) -> float:

@@ -244,15 +244,15 @@ def _exact_estimate(d: _Clusters, weighting: str) -> dict[str, Fraction]:
 
 
 def _t_sf(t: float, df: float) -> float:
-    from prereg.stats.special import function
+    import scipy.special
 
-    return float(function("stdtr")(df, -t))
+    return float(scipy.special.stdtr(df, -t))
 
 
 def _norm_sf(z: float) -> float:
-    from prereg.stats.special import special_function
+    import scipy.special
 
-    return float(special_function("ndtr")(-z))
+    return float(scipy.special.ndtr(-z))
 
 
 def _p(stat: float, df: float | None, alternative: str) -> float:
@@ -266,9 +266,9 @@ def _p(stat: float, df: float | None, alternative: str) -> float:
 
 def _quantile(q: float, df: float | None) -> float:
     if df is None:
-        from prereg.stats.special import function
+        import scipy.special
 
-        return float(function("ndtri")(q))
+        return float(scipy.special.ndtri(q))
     from prereg.stats.resampling import t_quantile
 
     return float(t_quantile(q, df))

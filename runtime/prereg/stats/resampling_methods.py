@@ -175,15 +175,15 @@ def _upper(a: float) -> float:
 
 
 def _ndtr(v):
-    from prereg.stats.special import special_function
+    import scipy.special
 
-    return special_function("ndtr")(v)
+    return scipy.special.ndtr(v)
 
 
 def _ndtri(v):
-    from prereg.stats.special import function
+    import scipy.special
 
-    return function("ndtri")(v)
+    return scipy.special.ndtri(v)
 
 
 def _rows(n: int) -> int:

@@ -108,16 +108,16 @@ def _choice(name: str, value, allowed: tuple[str, ...]) -> str:
 
 
 def _ndtr(x: float) -> float:
-    from prereg.stats.special import special_function
+    import scipy.special
 
-    return float(special_function("ndtr")(x))
+    return float(scipy.special.ndtr(x))
 
 
 def critical(level: float) -> float:
     """``Φ⁻¹((1 + level)/2)``, the two-sided critical value of a standard normal."""
-    from prereg.stats.special import function
+    import scipy.special
 
-    return float(function("ndtri")((1.0 + level) / 2.0))
+    return float(scipy.special.ndtri((1.0 + level) / 2.0))
 
 
 def normal_p(z: float | None, alternative: str) -> float | None:
@@ -136,9 +136,9 @@ def chi2_sf(x: float | None, df: int) -> float | None:
     """P(χ²_df ≥ x)."""
     if x is None:
         return None
-    from prereg.stats.special import function
+    import scipy.special
 
-    return float(function("chdtrc")(df, x))
+    return float(scipy.special.chdtrc(df, x))
 
 
 def _diff(k1, n1, k2, n2) -> Fraction:
