@@ -238,7 +238,7 @@ def _add_core_commands(sub) -> None:
         "init",
         help="start a new study spec that compiles",
         description="Write spec/studies/<STUDY>.yaml: the commented factorial starter (a crossed design "
-        "with items, attempts, metrics, a gate, a family, sizing claims, a hypothesis, scenarios and a "
+        "with items, attempts, metrics, a gate, a family, sizing claims, a hypothesis, a decision, scenarios and a "
         "diagnose command), or with --from a "
         "copy of an existing study of the project (any engine) as a new draft. The project is --project, "
         "the nearest one upwards, or the current folder. Never overwrites.",

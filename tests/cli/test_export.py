@@ -160,3 +160,11 @@ def test_refusals_write_nothing(project_copy, tmp_path, capsys):
     assert main([*base, "jev-multicorrect", "--format", "json", "--out", str(other)]) == 2
     assert "decison" in capsys.readouterr().err
     assert not other.exists()
+
+
+def test_without_out_the_form_is_printed_and_the_same(project_copy, tmp_path, capsys):
+    written = export(project_copy, "jev-multicorrect", "prp-quant", tmp_path / "p.md", capsys)
+    capsys.readouterr()
+    argv = ["--project", str(project_copy), "export", "jev-multicorrect", "--format", "prp-quant"]
+    assert main(argv) == 0
+    assert capsys.readouterr().out == written
