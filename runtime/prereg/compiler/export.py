@@ -8,7 +8,10 @@ laid out again in the sections of two templates:
 - the OSF preregistration template (study information, design plan, sampling plan,
   variables, analysis plan, other);
 - the PRP-QUANT template of the joint psychological societies' preregistration task force
-  (title and contributors, introduction, method, analysis plan, other), item by item.
+  (title and contributors, introduction, method, analysis plan, other), item by item. The
+  item titles name the template's topics in short (the template's own item wording and
+  numbering are not reproduced); a topic a study spec cannot speak to (funding, ethics) is
+  left to the registrant.
 
 The decision (its outcomes and its rules in order, in the words PREREG.md gives rule
 conditions) is rendered by ``templates/export-decision.md.j2`` with the same rule macro.
