@@ -238,7 +238,7 @@ def _add_core_commands(sub) -> None:
         "init",
         help="start a new study spec that compiles",
         description="Write spec/studies/<STUDY>.yaml: the commented factorial starter (a crossed design "
-        "with items, attempts, metrics, a gate, a family, sizing claims, a hypothesis, scenarios and a "
+        "with items, attempts, metrics, a gate, a family, sizing claims, a hypothesis, a decision, scenarios and a "
         "diagnose command), or with --from a "
         "copy of an existing study of the project (any engine) as a new draft. The project is --project, "
         "the nearest one upwards, or the current folder. Never overwrites.",
@@ -287,6 +287,31 @@ def _add_core_commands(sub) -> None:
         "never overwritten.",
     )
     s.add_argument("study", metavar="STUDY", help="the study id")
+    x = sub.add_parser(
+        "export",
+        help="write a study's registration in the OSF or PRP-QUANT template (Markdown) or as JSON",
+        description="Lay out the study's registration (checked as compile checks it, in the words "
+        "of its PREREG.md) in the sections of the OSF preregistration template (--format osf) or "
+        "the items of the PRP-QUANT template (--format prp-quant), as Markdown, or both as JSON "
+        "(--format json); each stamped with the spec digest. Printed, or written to --out (created, "
+        "never overwritten).",
+    )
+    x.add_argument("study", metavar="STUDY", help="the study id")
+    x.add_argument("--format", required=True, metavar="FORMAT", help="osf, prp-quant or json")
+    x.add_argument("--out", metavar="FILE", help="the file to create (default: print)")
+
+
+def _cmd_export(project, args) -> int:
+    from prereg.compiler.export import export
+    from prereg.files import write_new
+
+    text = export(project, args.study, args.format)
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        write_new(args.out, text.encode("utf-8"))
+        print(f"wrote {args.out}: {args.study} in the {args.format} form")
+    return exits.OK
 
 
 def _cmd_compile(project, args) -> int:
@@ -690,6 +715,7 @@ def _main(argv: list[str]) -> int:
             "demo": _cmd_demo,
             "tables": _cmd_tables,
             "completion": _cmd_completion,
+            "export": _cmd_export,
         }
         return commands[args.cmd](project, args)
     except UserError as exc:

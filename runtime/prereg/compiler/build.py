@@ -458,11 +458,15 @@ def render_studies(studies: list[Study]) -> dict[str, str]:
     return files
 
 
-def _render_unformatted(study: Study) -> tuple[dict[str, str], dict[str, str]]:
-    """(the study's Python files before formatting, its other files)."""
+def render_prereg_md(study: Study) -> str:
+    """The study's PREREG.md, as compile writes it (``prereg export`` lays it out again)."""
+    return render("PREREG.md.j2", **_context(study))
+
+
+def _context(study: Study) -> dict[str, Any]:
     spec = study.data
     pkg = package_name(study.id)
-    context = {
+    return {
         "study": spec,
         "spec_rel": study.spec_rel,
         "digest": study.digest,
@@ -479,6 +483,13 @@ def _render_unformatted(study: Study) -> tuple[dict[str, str], dict[str, str]]:
         "engine_module": registry.require(spec["engine"]).module,
         "rule_imports": _rule_imports(spec),
     }
+
+
+def _render_unformatted(study: Study) -> tuple[dict[str, str], dict[str, str]]:
+    """(the study's Python files before formatting, its other files)."""
+    spec = study.data
+    pkg = package_name(study.id)
+    context = _context(study)
     python = {
         f"generated/{pkg}/__init__.py": render("study_init.py.j2", **context),
         f"generated/{pkg}/constants.py": render("constants.py.j2", **context),

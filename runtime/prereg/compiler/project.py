@@ -35,7 +35,7 @@ HOME = (
 
 #: The CLI's own commands: a study id may not be one of them (`prereg <id>` would be ambiguous).
 CORE_COMMANDS = frozenset(
-    {"compile", "check", "diff", "seal", "demo", "init", "tables", "completion"}
+    {"compile", "check", "diff", "seal", "demo", "init", "tables", "completion", "export"}
 )
 
 
