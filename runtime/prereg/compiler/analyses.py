@@ -98,9 +98,9 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                 hint = f"; did you mean {', '.join(close)}?" if close else ""
                 report(
                     f"{ptr}/method",
-                    f"{what}: {method!r} is not a method of the catalogue nor a statistic of"
-                    f" the study{hint} (the methods are listed in docs/analyses.md; a study's"
-                    " own are registered under statistics)",
+                    f"{what}: {method!r} is not a method of the catalogue{hint} (the methods are"
+                    " listed in docs/analyses.md) nor a statistic of the study's own (registered"
+                    " under statistics)",
                 )
                 earlier.update(own)
                 continue
