@@ -352,3 +352,21 @@ def test_diagnose_refuses_a_rule_that_reads_a_statistic_of_ones_own(tmp_path, ca
     assert "does not simulate analyses" in err
     assert "analysis b-wins (win-rate: a statistic of the study's own, in" in err
     assert STAT in err and "Traceback" not in err and not out.exists()
+
+
+def test_a_seal_sees_a_changed_file_as_a_registered_change(tmp_path):
+    """The seal holds the registered content with each statistic's digest: a changed file is
+    an undeclared registered change at /statistics[<id>]/sha256."""
+    from prereg.compiler import build, seal
+    from prereg.compiler.project import Project
+
+    root = _project(tmp_path)
+    project = Project(root)
+    sealed = seal.make_seal(build.load_study(project, root / SPEC).data)
+    first = custom.file_digest(root / STAT)
+    assert seal.undeclared(build.load_study(project, root / SPEC).data, sealed) == []
+    with (root / STAT).open("a") as fh:
+        fh.write("# changed\n")
+    changes = seal.undeclared(build.load_study(project, root / SPEC).data, sealed)
+    assert [c.path for c in changes] == ["/statistics[win-rate]/sha256"]
+    assert first in changes[0].message and custom.file_digest(root / STAT) in changes[0].message
