@@ -370,3 +370,22 @@ def test_a_seal_sees_a_changed_file_as_a_registered_change(tmp_path):
     changes = seal.undeclared(build.load_study(project, root / SPEC).data, sealed)
     assert [c.path for c in changes] == ["/statistics[win-rate]/sha256"]
     assert first in changes[0].message and custom.file_digest(root / STAT) in changes[0].message
+
+
+def test_diff_against_a_revision_shows_a_changed_file(tmp_path, capsys):
+    import subprocess
+
+    root = _project(tmp_path)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], cwd=root, check=True)
+    before = custom.file_digest(root / STAT)
+    main(["--project", str(root), "diff", "--against", "HEAD", "--format", "json"])
+    assert "statistics" not in capsys.readouterr().out
+    with (root / STAT).open("a") as fh:
+        fh.write("# changed\n")
+    main(["--project", str(root), "diff", "--against", "HEAD", "--format", "json"])
+    out = capsys.readouterr().out
+    assert "/statistics[win-rate]/sha256" in out
+    assert before in out and custom.file_digest(root / STAT) in out
