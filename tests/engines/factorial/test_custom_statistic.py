@@ -85,6 +85,11 @@ def test_the_worked_example_against_statsmodels(tmp_path, wins):
     assert row["extra"]["statistic"] == {"file": STAT, "sha256": sha}
     rules = (root / "generated" / "win_rate" / "rules.py").read_text()
     assert f'"sha256": "{sha}"' in rules
+    prereg_md = (root / "generated" / "win_rate" / "PREREG.md").read_text()
+    assert (
+        f"| `win-rate` | `{STAT}` | `win_rate` | binomial | level, null_rate | `{sha}` |"
+        in prereg_md
+    )
     # the rule: P below 0.05 and a rate of at least 0.55 (70/120 = 0.583: p = 0.034; 59/120:
     # p = 0.57)
     verdict = doc["verdicts"]["new-better"]
