@@ -205,7 +205,7 @@ def load_function(root: Path, stat: Mapping, label: str):
         module = importlib.util.module_from_spec(spec)
         try:
             spec.loader.exec_module(module)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             raise UserError(
                 f"{label}: importing {rel}{_where(exc, path)} failed: {type(exc).__name__}: {exc}"
             ) from None
@@ -310,6 +310,6 @@ def call(fn, path: Path, rel: str, args: tuple, options: Mapping, method: str, f
     of their file where it was raised, is refused through ``fail``."""
     try:
         value = fn(*args, **dict(options))
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         fail(f"raised {type(exc).__name__}: {exc} ({rel}{_where(exc, path)})")
     return as_result(value, method, fail)

@@ -394,3 +394,28 @@ def test_diff_against_a_revision_shows_a_changed_file(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "/statistics[win-rate]/sha256" in out
     assert before in out and custom.file_digest(root / STAT) in out
+
+
+def test_a_file_that_fails_to_import_is_refused_with_its_line(tmp_path, capsys):
+    root = _project(tmp_path, stat_edit=("import math\n", "import math\n\nLIMIT = 1 / 0\n"))
+    assert _compile(root) == 0  # compile reads the syntax tree only
+    capsys.readouterr()
+    code, out = _score(root, _records({"math": 40, "prose": 30}))
+    err = capsys.readouterr().err
+    assert code != 0 and not out.exists()
+    line = (root / STAT).read_text().splitlines().index("LIMIT = 1 / 0") + 1
+    assert f"importing {STAT}:{line} failed: ZeroDivisionError: division by zero" in err
+    assert "Traceback" not in err
+
+
+def test_a_statistic_beside_the_spec(tmp_path):
+    """The file may live beside the spec instead of under statistics/; the pin names where."""
+    root = _project(tmp_path)
+    (root / STAT).rename(root / "spec" / "studies" / "win_rate.py")
+    (root / "statistics").rmdir()
+    assert _compile(root) == 0
+    code, out = _score(root, _records({"math": 40, "prose": 30}))
+    assert code == 0
+    row = json.loads(out.read_text())["analyses"][0]
+    assert row["extra"]["statistic"]["file"] == "spec/studies/win_rate.py"
+    assert row["exact"] == {"estimate": "7/12"}
