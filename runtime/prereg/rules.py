@@ -81,7 +81,8 @@ class Analysis:
     ``of``, ``a`` and ``b`` are selections; ``groups`` an ordered tuple of selections; the
     other inputs name a factor (``strata``), a row field (``pair_by``, ``unit``, ``rater``,
     ``rating``, ``cluster``, ``prediction``, ``truth``) or earlier analyses and contrasts
-    (``of_analyses``). ``options`` are the entry's keyword options, every one registered."""
+    (``of_analyses``). ``options`` are the entry's keyword options, every one registered;
+    ``statistic`` pins a statistic of the study's own that ``method`` names."""
 
     id: str
     hypothesis: str
@@ -102,6 +103,9 @@ class Analysis:
     truth: str | None = None
     of_analyses: tuple[str, ...] | None = None
     family: str | None = None
+    # a statistic of the study's own (prereg.custom): id, path (relative to the project),
+    # function, shape and the file's hex sha256 as compiled
+    statistic: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)

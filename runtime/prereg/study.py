@@ -79,10 +79,22 @@ def pinned_context(
         if not path.exists():
             raise UserError(f"{spec_file}: the spec of study {study_id!r} is missing")
         loaded, current = _parsed_spec(path, Path(spec_file))
+        if isinstance(loaded.data, dict) and loaded.data.get("statistics"):
+            # the statistics' files are part of the registration: digest them as they are now
+            from prereg.custom import pinned
+
+            loaded.data = pinned(loaded.data, Path(project_root), path.parent)
+            current = digest(loaded.data)
         if current != spec_digest:
+            files = [
+                f"{s.get('path') or s.get('file')} (sha256:{s.get('sha256')})"
+                for s in (loaded.data.get("statistics") or [])
+                if isinstance(s, dict)
+            ]
+            also = f"; its statistics' files are part of it: {', '.join(files)}" if files else ""
             raise UserError(
                 f"{spec_file}: spec changed since the last compile "
-                f"(spec {current}, generated code {spec_digest}): run prereg compile {study_id}"
+                f"(spec {current}, generated code {spec_digest}{also}): run prereg compile {study_id}"
             )
         _refuse_unsealed_changes(Path(project_root), study_id, loaded)
     return StudyContext(study_id=study_id, spec_digest=spec_digest, version=version, config=config)

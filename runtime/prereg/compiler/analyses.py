@@ -37,6 +37,26 @@ def _among_choices(value: str, description: str) -> bool:
     return re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", description) is not None
 
 
+def custom_entries(spec: dict) -> dict:
+    """The study's own statistics (``statistics``) as catalogue entries (shape and options;
+    prereg.custom calls their functions), by id."""
+    from prereg.stats.catalogue import SHAPES, Entry
+
+    out = {}
+    for s in spec.get("statistics") or []:
+        if not isinstance(s, dict) or str(s.get("shape")) not in SHAPES:
+            continue  # reported by build.custom_problems
+        out[str(s.get("id"))] = Entry(
+            name=str(s.get("id")),
+            family="custom",
+            function="",
+            shape=str(s["shape"]),
+            summary=str(s.get("summary") or ""),
+            options={str(o): "an option of the study's statistic" for o in s.get("options") or []},
+        )
+    return out
+
+
 def _kind_words(kinds) -> str:
     return " or ".join(kinds)
 
@@ -53,7 +73,7 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
     )
     from prereg.stats.catalogue import entries as catalogue
 
-    entries = catalogue()
+    entries = {**catalogue(), **custom_entries(spec)}
     kinds = {m.get("id"): (m.get("compute") or {}).get("kind") for m in spec.get("metrics") or []}
     factors = {str(f.get("id")) for f in spec.get("factors") or []}
     fields = all_fields(spec)
@@ -79,7 +99,8 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                 report(
                     f"{ptr}/method",
                     f"{what}: {method!r} is not a method of the catalogue{hint} (the methods are"
-                    " listed in docs/analyses.md)",
+                    " listed in docs/analyses.md) nor a statistic of the study's own (registered"
+                    " under statistics)",
                 )
                 earlier.update(own)
                 continue

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from prereg import custom
 from prereg.compiler import contracts, semantic
 from prereg.compiler.engines import engine_problems
 from prereg.compiler.expand import all_cells
@@ -66,6 +67,10 @@ def load_study(project: Project, path: Path) -> Study:
             f"{project.rel(schema)}: the language schema is missing; run `prereg compile --language`"
         )
     problems = validate(loaded, schema)
+    if not problems and loaded.data.get("statistics"):
+        # each statistic's file digest is registered content (custom.pinned)
+        loaded.data = custom.pinned(loaded.data, project.root, path.parent)
+        problems = custom_problems(loaded, project.root)
     if not problems:
         problems = semantic.run_checks(loaded, expected_id=path.stem)
     if not problems:
@@ -74,6 +79,55 @@ def load_study(project: Project, path: Path) -> Study:
         noun = "problem" if len(problems) == 1 else "problems"
         raise UserError(f"{loaded.path}: {len(problems)} {noun}", problems=problems)
     return Study(loaded=loaded, spec_rel=project.rel(path), digest=digest(loaded.data))
+
+
+def custom_problems(loaded: Loaded, root: Path) -> list[str]:
+    """Problems of the spec's statistics: an id the catalogue already has or given twice, a
+    file refused or missing, a function whose signature is not the declared one (read from
+    the file's syntax tree: nothing of the file runs at compile time)."""
+    from prereg.stats.catalogue import SHAPES, entries
+
+    catalogue = entries()
+    problems = []
+    seen: set[str] = set()
+    for i, s in enumerate(loaded.data.get("statistics") or []):
+        ptr = f"/statistics/{i}"
+
+        sid = str(s.get("id"))
+
+        def report(at: str, message: str, sid: str = sid) -> None:
+            problems.append(f"{loaded.where(at)}: at {at}: statistic {sid!r}: {message}")
+
+        if sid in catalogue:
+            report(
+                f"{ptr}/id", f"{sid} is a method of the catalogue; give the statistic its own id"
+            )
+        if sid in seen:
+            report(f"{ptr}/id", "is registered twice")
+        seen.add(sid)
+        shape = str(s.get("shape"))
+        if shape not in SHAPES:
+            report(f"{ptr}/shape", f"{shape!r} is not a shape (the shapes: {', '.join(SHAPES)})")
+        options = [str(o) for o in s.get("options") or []]
+        if len(set(options)) != len(options):
+            report(f"{ptr}/options", "names an option twice")
+        why = custom.path_problem(str(s.get("file")))
+        if why is not None:
+            report(f"{ptr}/file", f"file {s.get('file')!r} {why}")
+            continue
+        if s.get("path") is None:
+            report(
+                f"{ptr}/file",
+                f"file {s.get('file')!r} is neither beside the spec nor under the project's"
+                f" {custom.FOLDER}/ folder (inside the project)",
+            )
+            continue
+        if shape in SHAPES:
+            for p in custom.signature_problems(
+                Path(root) / s["path"], str(s.get("function")), shape, options
+            ):
+                report(f"{ptr}/function", f"{s['path']}: {p}")
+    return problems
 
 
 #: What an engine sees of a record contract's field (its prose, ``description``, is left out).
@@ -288,6 +342,7 @@ _ANALYSIS_FIELDS = (
 def _expanded_analyses(spec: dict) -> list[dict]:
     """Every registered analysis after expansion, as prereg.rules.Analysis takes it."""
     out = []
+    own = custom.by_id(spec)
     for hyp in spec.get("hypotheses") or []:
         for an in hyp.get("analyses") or []:
             for binding in semantic._expansions(an):
@@ -310,6 +365,16 @@ def _expanded_analyses(spec: dict) -> list[dict]:
                     item["of_analyses"] = tuple(
                         semantic.fill(str(x), binding) for x in an["of_analyses"]
                     )
+                stat = own.get(str(an["method"]))
+                if stat is not None:
+                    # the study's own function, pinned by its file's digest
+                    item["statistic"] = {
+                        "id": str(stat["id"]),
+                        "path": stat["path"],
+                        "function": str(stat["function"]),
+                        "shape": str(stat["shape"]),
+                        "sha256": stat["sha256"],
+                    }
                 out.append(item)
     return out
 

@@ -1207,6 +1207,13 @@ class Git:
         names = out.stdout.decode("utf-8", "replace").split("\0")
         return sorted(n.rsplit("/", 1)[-1] for n in names if n)
 
+    def read_bytes(self, rel: str) -> bytes | None:
+        """The bytes of ``rel`` (relative to cwd) at the revision, or None when absent."""
+        if self._run("cat-file", "-e", f"{self.commit}:./{rel}").returncode != 0:
+            return None
+        out = self._run("show", f"{self.commit}:./{rel}")
+        return out.stdout if out.returncode == 0 else None
+
     def read(self, rel: str) -> str | None:
         """The text of ``rel`` (relative to cwd) at the revision, or None when absent."""
         exists = self._run("cat-file", "-e", f"{self.commit}:./{rel}")
@@ -1224,6 +1231,36 @@ class Git:
 def _first_line(data: bytes) -> str:
     text = data.decode("utf-8", "replace").strip()
     return text.splitlines()[0] if text else ""
+
+
+def _pinned_at(git: Git, spec: dict, spec_folder: str) -> dict:
+    """``spec`` (as committed at the revision) with each statistic's file digest at the
+    revision, as :func:`prereg.custom.pinned` pins the working tree's."""
+    from posixpath import normpath
+
+    from prereg import custom
+    from prereg.digest import sha256_hex
+
+    if not isinstance(spec.get("statistics"), list):
+        return spec
+    out = []
+    for st in spec["statistics"]:
+        if not isinstance(st, dict):
+            out.append(st)
+            continue
+        st = {k: v for k, v in st.items() if k not in ("sha256", "path")}
+        found = data = None
+        if custom.path_problem(str(st.get("file"))) is None:
+            for base in (spec_folder, custom.FOLDER):
+                rel = normpath(f"{base}/{st['file']}")
+                data = git.read_bytes(rel)
+                if data is not None:
+                    found = rel
+                    break
+        st["path"] = found
+        st["sha256"] = sha256_hex(data) if data is not None else None
+        out.append(st)
+    return {**spec, "statistics": out}
 
 
 def compare_against(project, ref: str, study: str | None = None) -> list[Comparison]:
@@ -1247,6 +1284,13 @@ def compare_against(project, ref: str, study: str | None = None) -> list[Compari
             raise UserError(f"{old_label}: {rel} does not exist at revision {ref}")
         old = parse_spec_text(text, old_label) if text is not None else None
         new = read_spec_file(current[sid], rel) if sid in current else None
+        # a statistic's file is registered content: its digest then and now
+        if old is not None:
+            old = _pinned_at(git, old, folder)
+        if new is not None:
+            from prereg.custom import pinned
+
+            new = pinned(new, project.root, current[sid].parent)
         if old is None:
             out.append(Comparison(sid, old_label, rel, [_whole(sid, new, "added")]))
         elif new is None:

@@ -366,11 +366,47 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
     raise _fail(item, f"unknown shape {shape!r}")  # pragma: no cover - the compiler checks
 
 
-def run(item, metrics: Mapping[str, RowMetric], sel, columns, earlier):
-    """(ContrastResult, Result) of one analysis."""
+def _own(item, m, sel, columns, earlier, root):
+    """(ContrastResult, Result) of an analysis of a statistic of the study's own: its file
+    imported after its digest is checked, its function called with the shape's inputs and the
+    registered options, and what it returns validated (prereg.custom)."""
+    from prereg import custom
+    from prereg.stats.catalogue import Entry
+
+    stat = item.statistic
+    label = f"rules: analysis {item.id} (statistic {stat['id']})"
+    if root is None:
+        raise _fail(item, "the project of the compiled rules is unknown")
+    fn, path = custom.load_function(root, stat, label)
+    entry = Entry(item.method, "custom", "", stat["shape"], "", dict.fromkeys(item.options, ""))
+    extra: dict[str, Any] = {}
+    args, _filled = _inputs(item, entry, m, sel, columns, earlier, extra)
+
+    def fail(message: str):
+        raise UserError(f"{label}: {stat['path']}: {message}")
+
+    with np.errstate(all="ignore"):
+        result = custom.call(fn, path, stat["path"], args, item.options, item.method, fail)
+    pin = {"statistic": {"file": stat["path"], "sha256": stat["sha256"]}}
+    result = replace(
+        result, counts={**extra, **dict(result.counts)}, extra={**pin, **dict(result.extra)}
+    )
+    return _as_contrast(item, entry, result, args), result
+
+
+def run(item, metrics: Mapping[str, RowMetric], sel, columns, earlier, root=None):
+    """(ContrastResult, Result) of one analysis (``root``: the project's folder, where a
+    statistic of the study's own is found)."""
     from prereg.stats.catalogue import entries
     from prereg.stats.methods import MethodError
 
+    if getattr(item, "statistic", None) is not None:
+        m = None
+        if item.metric is not None:
+            m = metrics.get(item.metric)
+            if m is None:
+                raise _fail(item, f"metric {item.metric!r} has no compute block")
+        return _own(item, m, sel, columns, earlier, root)
     entry = entries().get(item.method)
     if entry is None:
         raise _fail(item, "not a method of the catalogue")  # pragma: no cover - compiled
@@ -472,10 +508,14 @@ def _as_contrast(item, entry, result, args=()) -> ContrastResult:
 def analysis_results(rules, metrics, sel, columns, earlier: Mapping[str, ContrastResult]):
     """{id: (ContrastResult, Result)} of every registered analysis, in registration order
     (an analysis of P values reads the contrasts' and earlier analyses' results)."""
+    from pathlib import Path
+
     out: dict[str, tuple[ContrastResult, Any]] = {}
     known = dict(earlier)
+    here = getattr(rules, "__file__", None)
+    root = Path(here).resolve().parents[2] if here else None  # generated/<pkg>/rules.py
     for item in getattr(rules, "ANALYSES", ()):
-        res, result = run(item, metrics, sel, columns, known)
+        res, result = run(item, metrics, sel, columns, known, root)
         out[item.id] = (res, result)
         known[item.id] = res
     return out

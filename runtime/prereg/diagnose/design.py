@@ -281,7 +281,13 @@ def refuse_unmodelled(design: Design, rules: Rules) -> None:
         raise UserError(
             "diagnose: it does not simulate analyses (methods of the catalogue) yet, and these"
             " are read by a rule, a family or a claim",
-            problems=[f"analysis {a.id} ({a.method})" for a in analyses],
+            problems=[
+                f"analysis {a.id} ({a.method})"
+                if getattr(a, "statistic", None) is None
+                else f"analysis {a.id} ({a.method}: a statistic of the study's own, in"
+                f" {a.statistic['path']}, which diagnose does not simulate)"
+                for a in analyses
+            ],
         )
     used = {e.metric: f"estimate {e.id}" for e in rules.ESTIMATES}
     used.update({c.metric: f"contrast {c.id}" for c in rules.CONTRASTS})
