@@ -272,3 +272,18 @@ def test_a_failing_claim_turns_the_status_red(ap, tmp_path):
     failed = _report_of(project, tmp_path / "failed")
     assert failed.ok is False
     assert failed.status == "needs attention: sizing claim FAILS: cell-half-width"
+
+
+def test_d17_report_names_its_failing_claims(tmp_path):
+    """d17 as registered: three claims fail (exact figures, README "Diagnosing the rules"):
+    the key contrast's power 0.785 < 0.80, H1's power at 0.13, the replication rule's."""
+    out = tmp_path / "DIAGNOSE.json"
+    args = ["diagnose", "--simulations", "50", "--seed", "1", "--out", str(out)]
+    code = main(["--project", str(ROOT), "d17-multifact", *args])
+    assert code == 0
+    failing = [c["id"] for c in json.loads(out.read_text())["claims"] if not c["holds"]]
+    assert {"key-contrast-power", "replication-power-at-040"} <= set(failing)
+    step = Step("diagnose", "diagnose", args, args, 0, True)
+    report = build_report(study_info(Project(ROOT), "d17-multifact"), tmp_path, [step])
+    assert report.ok is False
+    assert report.status == "no outputs; sizing claims FAIL: " + ", ".join(failing)
