@@ -287,3 +287,16 @@ def test_d17_report_names_its_failing_claims(tmp_path):
     report = build_report(study_info(Project(ROOT), "d17-multifact"), tmp_path, [step])
     assert report.ok is False
     assert report.status == "no outputs; sizing claims FAIL: " + ", ".join(failing)
+
+
+def test_the_document_matches_the_shipped_schema(varied):
+    import jsonschema
+
+    from prereg.diagnose.command import schema
+
+    _, doc = varied
+    jsonschema.Draft202012Validator(schema()).validate(doc)
+    broken = json.loads(json.dumps(doc))
+    broken["redesign"]["points"][0]["claims"][0]["holds"] = "yes"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema()).validate(broken)
