@@ -114,6 +114,12 @@ def test_each_value_matches_the_exact_oracles(varied):
         assert got["a-vs-d-power"]["figure"] == pytest.approx(power, abs=1e-6)
         assert got["a-vs-d-power"]["holds"] is (power >= 0.8)
         assert point["allHold"] is all(c["holds"] for c in point["claims"])
+        for c in point["claims"]:
+            if c["method"] == "simulation":  # marked when 2 MC SE reach the claimed value
+                near = abs(c["figure"] - c["value"]) <= 2 * c["mcSe"]
+                assert c["withinMonteCarloError"] is near
+            else:
+                assert "withinMonteCarloError" not in c
 
 
 def test_a_value_equals_a_separate_diagnose_registered_at_that_size(varied, tmp_path):

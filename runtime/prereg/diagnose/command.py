@@ -431,7 +431,8 @@ def _report(con, doc: Mapping[str, Any], out: Path, md: Path) -> None:
 
 def _claim_cell(c: Mapping[str, Any]) -> str:
     se = f" ± {_fmt(c['mcSe'])}" if c.get("mcSe") is not None else ""
-    return f"{_fmt(c['figure'])}{se} {'holds' if c['holds'] else 'FAILS'}"
+    near = " (within MC error)" if c.get("withinMonteCarloError") else ""
+    return f"{_fmt(c['figure'])}{se} {'holds' if c['holds'] else 'FAILS'}{near}"
 
 
 def redesign_lines(red: Mapping[str, Any]) -> list[str]:

@@ -106,8 +106,9 @@ def _claims(checked) -> list[dict]:
     out = []
     for c in checked:
         entry = {k: c[k] for k in keys}
-        if "mcSe" in c:
-            entry["mcSe"] = c["mcSe"]
+        for k in ("mcSe", "withinMonteCarloError"):
+            if k in c:
+                entry[k] = c[k]
         out.append(entry)
     return out
 
