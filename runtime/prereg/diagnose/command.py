@@ -4,7 +4,8 @@ Arguments (as a spec declares them): ``--scenario NAME`` (repeatable; default ev
 scenario), ``--simulations N``, ``--seed S``, ``--out FILE`` (DIAGNOSE.json; DIAGNOSE.md is
 written beside it, neither overwritten), optional ``--workers K`` (local processes),
 ``--scheduler ADDRESS`` (a Dask distributed scheduler) and ``--power P`` (the target of each
-family's minimum detectable effect; default 0.8).  Every registered claim is checked; a
+family's minimum detectable effect; default 0.8), ``--vary rows=V1,...`` and ``--target``
+(:mod:`.redesign`).  Every registered claim is checked; a
 verdict claim that needs simulation adds its scenario at its effect size to the run.
 
 The document (schema ``prereg-diagnose/v1``, :data:`SCHEMA_FILE` ships with the package and
