@@ -569,6 +569,34 @@ def test_diagnose_sections_show_the_claims_and_power(runs, study):
     failing = [c for c in doc["claims"] if not c["holds"]]
     assert html.count("<td>NO") >= len(failing)
     assert doc["families"], "the demo diagnoses a scenario family: power against effect size"
+    red = doc.get("redesign")
+    if red is not None:
+        assert f"Redesign: {red['parameter']}" in html
+        assert len(red["points"]) == len(red["values"])
+        t = red["target"]
+        assert t["value"] == min(p["value"] for p in red["points"] if p["allHold"])
+        assert f"Smallest listed value meeting every claim: {red['parameter']} =" in html
+
+
+def test_index_names_failing_sizing_claims(runs):
+    """A study whose diagnose finds a failing claim is not green in the index, and the claims
+    are named; one whose claims hold keeps its status."""
+    a, _, _ = runs
+    md = (a / "index.md").read_text(encoding="utf-8")
+    studies = md[: md.index("\n## Steps")]  # the studies table, not the steps one
+    rows = {
+        m.group(1): m.group(2) for m in re.finditer(r"^\| `([^`]+)` \| ([^|]+) \|", studies, re.M)
+    }
+    for study in ("answer-position", D17):
+        out = step_out(study, "diagnose")
+        doc = json.loads((a / study / out).read_text())
+        failing = [c["id"] for c in doc["claims"] if not c["holds"]]
+        if failing:
+            assert "sizing claim" in rows[study] and ", ".join(failing) in rows[study]
+            assert not rows[study].startswith("every step ran")
+        else:
+            assert "sizing claim" not in rows[study]
+    assert "**attention needed (see below)**" in md  # d17 as registered fails three claims
 
 
 REPORTS = ("d17-multifact", "s3-verifier-freeze", "jev-multicorrect", "answer-position")

@@ -29,5 +29,6 @@ bytes depend on neither the batch, the number of worker processes nor the schedu
 - :mod:`.runner`: blocks in this process, in local worker processes, or on a Dask cluster.
 - :mod:`.summary`: the operating characteristics of each scenario.
 - :mod:`.claims`: checking the registered sizing claims.
+- :mod:`.redesign`: ``--vary`` and ``--target``: the diagnosis at other row counts.
 - :mod:`.command`: the ``diagnose`` command every engine that supports it declares.
 """

@@ -4,7 +4,8 @@ Arguments (as a spec declares them): ``--scenario NAME`` (repeatable; default ev
 scenario), ``--simulations N``, ``--seed S``, ``--out FILE`` (DIAGNOSE.json; DIAGNOSE.md is
 written beside it, neither overwritten), optional ``--workers K`` (local processes),
 ``--scheduler ADDRESS`` (a Dask distributed scheduler) and ``--power P`` (the target of each
-family's minimum detectable effect; default 0.8).  Every registered claim is checked; a
+family's minimum detectable effect; default 0.8), ``--vary rows=V1,...`` and ``--target``
+(:mod:`.redesign`).  Every registered claim is checked; a
 verdict claim that needs simulation adds its scenario at its effect size to the run.
 
 The document (schema ``prereg-diagnose/v1``, :data:`SCHEMA_FILE` ships with the package and
@@ -34,7 +35,7 @@ from prereg.files import refuse_existing, write_files_new
 from prereg.rules import REPORTED_ONLY
 
 from . import claims as claim_checks
-from . import runner
+from . import redesign, runner
 from .design import Design, Rules, leave_out_unread, refuse_unmodelled
 from .model import Condition, conditions
 from .run import BLOCK_SIZE, Plan, run_task
@@ -224,8 +225,13 @@ def build_plan(
         if claim_checks.needs_simulation(plan, body, found):
             conds.append(cond)
             have.add((cond.scenario, cond.effect))
+    # the per-process caches of a plan are keyed by this: the group rows are in it because a
+    # redesign runs the same spec at other row counts (other groups, other selections)
+    rows = (design.group_cell.tolist(), design.group_rows.tolist())
     key = hashlib.sha256(
-        repr((ctx.spec_digest, [(c.scenario, c.effect) for c in conds], seed, simulations)).encode()
+        repr(
+            (ctx.spec_digest, [(c.scenario, c.effect) for c in conds], seed, simulations, rows)
+        ).encode()
     ).hexdigest()
     plan = Plan(ctx.study_id, design, rules, tuple(conds), seed, simulations, BLOCK_SIZE, key)
     return plan, found
@@ -260,6 +266,40 @@ def _families(plan: Plan, summaries: list[dict], found, target: float) -> list[d
     return out
 
 
+def _diagnosis(
+    ctx: StudyContext,
+    rules: Rules,
+    build_design: Callable[[Mapping[str, Any]], Design],
+    scenario_ids: list[str],
+    simulations: int,
+    seed: int,
+    run_blocks: Callable[[Plan, str], list],
+    label: str,
+) -> dict:
+    """One whole diagnosis of ``ctx.config``: its design, plan, summaries and claims."""
+    design = build_design(ctx.config)
+    left_out = leave_out_unread(design, rules, ctx.config.get("claims") or ())
+    refuse_unmodelled(design, rules)
+    plan, found = build_plan(ctx, design, rules, scenario_ids, simulations, seed)
+    refuse_beyond_memory(plan)
+    blocks = run_blocks(plan, label)
+    summaries = []
+    for ci in range(len(plan.conditions)):
+        mine = [b for b in blocks if b.condition == ci]
+        mine.sort(key=lambda b: b.block)
+        summaries.append(summarize(plan, ci, mine))
+    by_cond = {(s["scenario"], s["effect"]): s for s in summaries}
+    checked = claim_checks.check(plan, ctx.config.get("claims") or (), found, by_cond)
+    return {
+        "design": design,
+        "plan": plan,
+        "found": found,
+        "left_out": left_out,
+        "summaries": summaries,
+        "claims": checked,
+    }
+
+
 def run(
     ctx: StudyContext,
     args,
@@ -275,6 +315,11 @@ def run(
     target = DEFAULT_POWER if target is None else float(target)
     if not 0 < target < 1:
         raise UserError(f"--power: {target} is not a power strictly between 0 and 1")
+    vary_text = getattr(args, "vary", None)
+    vary = redesign.parse_vary(vary_text, ctx.config) if vary_text is not None else None
+    find_target = bool(getattr(args, "target", False))
+    if find_target and vary is None:
+        raise UserError("--target: needs --vary (the values to choose the smallest from)")
     out = Path(args.out)
     md = out.with_suffix(".md") if out.suffix else out.with_name(out.name + ".md")
     refuse_existing(out, md)
@@ -283,27 +328,26 @@ def run(
         asked = [asked]
     scenario_ids = list(dict.fromkeys(asked or registered.registered(ctx.config)))
     rules = Rules(_rules_module(ctx, args))
-    design = build_design(ctx.config)
-    left_out = leave_out_unread(design, rules, ctx.config.get("claims") or ())
-    refuse_unmodelled(design, rules)
-    plan, found = build_plan(ctx, design, rules, scenario_ids, simulations, seed)
-    refuse_beyond_memory(plan)
-    tasks = plan.tasks()
     con = console_of(args)
-    progress = con.progress(f"diagnose {ctx.study_id}", len(tasks), unit="blocks")
-    try:
-        blocks = runner.run(
-            run_task, plan, tasks, workers=workers, scheduler=scheduler, progress=progress
+
+    def run_blocks(plan: Plan, label: str) -> list:
+        tasks = plan.tasks()
+        progress = con.progress(label, len(tasks), unit="blocks")
+        try:
+            return runner.run(
+                run_task, plan, tasks, workers=workers, scheduler=scheduler, progress=progress
+            )
+        finally:
+            progress.close()
+
+    def diagnosis(context: StudyContext, at_seed: int, label: str) -> dict:
+        return _diagnosis(
+            context, rules, build_design, scenario_ids, simulations, at_seed, run_blocks, label
         )
-    finally:
-        progress.close()
-    summaries = []
-    for ci in range(len(plan.conditions)):
-        mine = [b for b in blocks if b.condition == ci]
-        mine.sort(key=lambda b: b.block)
-        summaries.append(summarize(plan, ci, mine))
-    by_cond = {(s["scenario"], s["effect"]): s for s in summaries}
-    checked = claim_checks.check(plan, ctx.config.get("claims") or (), found, by_cond)
+
+    base = diagnosis(ctx, seed, f"diagnose {ctx.study_id}")
+    design, plan, found = base["design"], base["plan"], base["found"]
+    summaries, checked = base["summaries"], base["claims"]
     doc = {
         "schemaVersion": SCHEMA,
         "study": ctx.study_id,
@@ -315,11 +359,13 @@ def run(
         "requested": scenario_ids,
         "rows": int(design.group_rows.sum()),
         "rowGroups": design.groups,
-        "notes": list(design.notes) + left_out,
+        "notes": list(design.notes) + base["left_out"],
         "conditions": summaries,
         "families": _families(plan, summaries, found, target),
         "claims": checked,
     }
+    if vary is not None:
+        doc["redesign"] = redesign.redesign(ctx, vary, seed, find_target, diagnosis)
     validate(doc)
     text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     write_files_new([(out, text, 0o644), (md, markdown(doc), 0o644)])
@@ -357,9 +403,21 @@ def _report(con, doc: Mapping[str, Any], out: Path, md: Path) -> None:
         fig = "none" if c["figure"] is None else f"{c['figure']:.4f}"
         se = f" ± {c['mcSe']:.4f}" if c.get("mcSe") is not None else ""
         w(f"  claim {c['id']}: {fig}{se} ({c['method']}): {'holds' if c['holds'] else 'FAILS'}")
+    failing = [c["id"] for c in doc["claims"] if not c["holds"]]
+    if doc["claims"]:
+        w(
+            f"  every sizing claim holds ({len(doc['claims'])})"
+            if not failing
+            else f"  sizing claims FAIL: {', '.join(failing)} (of {len(doc['claims'])})"
+        )
+    red = doc.get("redesign")
+    for line in redesign_lines(red) if red else ():
+        w("  " + line)
     con.summary(
         {
             "outputs": [str(out), str(md)],
+            "claimsHold": not failing,
+            "failingClaims": failing,
             "simulations": doc["simulations"],
             "seed": doc["seed"],
             "conditions": conditions,
@@ -367,8 +425,39 @@ def _report(con, doc: Mapping[str, Any], out: Path, md: Path) -> None:
                 {k: c.get(k) for k in ("id", "figure", "mcSe", "method", "holds")}
                 for c in doc["claims"]
             ],
+            **({"redesign": red} if red else {}),
         }
     )
+
+
+def _claim_cell(c: Mapping[str, Any]) -> str:
+    se = f" ± {_fmt(c['mcSe'])}" if c.get("mcSe") is not None else ""
+    near = " (within MC error)" if c.get("withinMonteCarloError") else ""
+    return f"{_fmt(c['figure'])}{se} {'holds' if c['holds'] else 'FAILS'}{near}"
+
+
+def redesign_lines(red: Mapping[str, Any]) -> list[str]:
+    """The redesign in words: one line per value, then the target and its confirmation."""
+    lines = []
+    for p in red["points"]:
+        claims = "; ".join(f"{c['id']} {_claim_cell(c)}" for c in p["claims"])
+        verdict = "every claim holds" if p["allHold"] else "a claim fails"
+        lines.append(f"{red['parameter']}={p['value']} ({p['rows']:,} rows): {claims}: {verdict}")
+    t = red.get("target")
+    if t is not None:
+        if t["value"] is None:
+            lines.append(f"target: no listed value of {red['parameter']} meets every claim")
+        else:
+            c = t["confirmation"]
+            lines.append(
+                f"target: {red['parameter']}={t['value']}, the smallest listed value meeting every"
+                f" claim; confirmed with fresh seed {c['seed']}: "
+                + ("every claim holds" if t["confirmed"] else "NOT confirmed, a claim fails")
+                + " ("
+                + "; ".join(f"{x['id']} {_claim_cell(x)}" for x in c["claims"])
+                + ")"
+            )
+    return lines
 
 
 def _fmt(x) -> str:
@@ -407,6 +496,29 @@ def markdown(doc: Mapping[str, Any]) -> str:
                 f" {c['method']} | {mark} |"
             )
         lines.append("")
+    red = doc.get("redesign")
+    if red:
+        ids = [c["id"] for c in red["points"][0]["claims"]] if red["points"] else []
+        lines += [
+            f"## Redesign: `{red['parameter']}`",
+            "",
+            "Each sizing claim's figure at each value of the varied size (seed"
+            f" {doc['seed']} at every value).",
+            "",
+            f"| {red['parameter']} | total rows | "
+            + " | ".join(f"`{i}`" for i in ids)
+            + " | all hold |",
+            "|---|---|" + "---|" * (len(ids) + 1),
+        ]
+        for p in red["points"]:
+            lines.append(
+                f"| {p['value']} | {p['rows']:,} | "
+                + " | ".join(_claim_cell(c) for c in p["claims"])
+                + f" | {'yes' if p['allHold'] else '**no**'} |"
+            )
+        lines.append("")
+        for line in redesign_lines(red)[len(red["points"]) :]:
+            lines += [line[0].upper() + line[1:] + ".", ""]
     for fam in doc["families"]:
         lines += [f"## Power against effect size: `{fam['scenario']}`", ""]
         effects = [p["effect"] for p in fam["curves"][0]["points"]] if fam["curves"] else []

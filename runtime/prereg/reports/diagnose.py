@@ -21,6 +21,24 @@ def document(info: StudyInfo, steps: Sequence[Step]) -> Mapping[str, Any] | None
     return read_json(found[-1].option("--out")) if found else None
 
 
+def failing_claims(info: StudyInfo, steps: Sequence[Step]) -> list[str]:
+    """The ids of the registered sizing claims the study's diagnose run found failing."""
+    doc = document(info, steps)
+    if not doc:
+        return []
+    return [str(c.get("id")) for c in doc.get("claims") or () if not c.get("holds")]
+
+
+def claims_status(status: str, ok: bool, failing: Sequence[str]) -> tuple[str, bool]:
+    """A study's status line and whether it is well, with failing sizing claims named: a
+    design that does not meet its own claims needs attention even when every step ran."""
+    if not failing:
+        return status, ok
+    said = f"sizing claim{'s' if len(failing) > 1 else ''} FAIL{'' if len(failing) > 1 else 'S'}:"
+    said += " " + ", ".join(failing)
+    return (f"needs attention: {said}" if ok else f"{status}; {said}"), False
+
+
 def _label(c: Mapping[str, Any]) -> str:
     return c["scenario"] + ("" if c["effect"] is None else f" @ {fmt(c['effect'])}")
 
@@ -98,6 +116,45 @@ def blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
                 code=frozenset({0}),
             ),
         ]
+    red = doc.get("redesign")
+    if red and red["points"]:
+        ids = [c["id"] for c in red["points"][0]["claims"]]
+
+        def cell(c):
+            se = f" ± {fmt(c['mcSe'])}" if c.get("mcSe") is not None else ""
+            return f"{fmt(c['figure'])}{se} " + ("holds" if c["holds"] else "FAILS")
+
+        out += [
+            Heading(f"Redesign: {red['parameter']}", 3),
+            Para(
+                "The whole diagnosis again at each value of the varied size (the same seed at"
+                " every value); each sizing claim's figure there and whether it holds.",
+                note=True,
+            ),
+            Table(
+                (red["parameter"], "rows", *ids, "every claim holds"),
+                [
+                    (
+                        fmt(p["value"]),
+                        fmt(p["rows"]),
+                        *(cell(c) for c in p["claims"]),
+                        "yes" if p["allHold"] else "NO",
+                    )
+                    for p in red["points"]
+                ],
+            ),
+        ]
+        t = red.get("target")
+        if t is not None:
+            out.append(
+                Para(
+                    f"No listed value of {red['parameter']} meets every claim."
+                    if t["value"] is None
+                    else f"Smallest listed value meeting every claim: {red['parameter']} ="
+                    f" {fmt(t['value'])}; under the fresh seed {t['confirmation']['seed']} every"
+                    " claim " + ("holds again." if t["confirmed"] else "does NOT hold again.")
+                )
+            )
     for i, fam in enumerate(doc["families"]):
         out += [Heading(f"Power against effect size: {fam['scenario']}", 3)]
         out.append(power_figure(fam, f"power-{i + 1}"))

@@ -24,6 +24,7 @@ from prereg.reports.common import (
     steps_block,
 )
 from prereg.reports.diagnose import blocks as diagnose_blocks
+from prereg.reports.diagnose import claims_status, failing_claims
 from prereg.reports.page import Facts, Figure, Heading, Para, Report, Table
 from prereg.reports.verdicts import anchor, deciding_figures, rule_text
 
@@ -63,7 +64,11 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
     doc = read_json(step.option("--out")) if step else None
     steps_ok = all(s.ok for s in steps)
     if doc is None:
-        report = Report(info.study_id, info.title, "not scored", False)
+        report = Report(
+            info.study_id,
+            info.title,
+            *claims_status("not scored", False, failing_claims(info, steps)),
+        )
         return report.add(
             *header(info), *diagnose_blocks(info, steps), *steps_block(steps), *registered(info)
         )
@@ -79,6 +84,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         if ok
         else "needs attention: " + ("a step failed" if not steps_ok else "a gate failed")
     )
+    status, ok = claims_status(status, ok, failing_claims(info, steps))
     report = Report(info.study_id, info.title, status, ok)
     report.decision = (
         f"decision {decision_words(decision)}; verdicts: {summary}"
