@@ -74,13 +74,19 @@ def test_jev_diagnostic_json_is_the_document_once():
     assert doc["schemaVersion"] == "prereg-jev-multicorrect-diagnostic/v2"
 
 
-def test_a_command_without_a_summary_still_answers_in_json(tmp_path):
+def test_items_answers_in_json_with_what_it_wrote(tmp_path):
     project = tmp_path / "project"
     shutil.copytree(ROOT / "examples" / "answer-position" / "spec", project / "spec")
     assert run_prereg("--project", project, "compile").returncode == 0
     out = tmp_path / "items.jsonl"
     p = run_prereg("--project", project, "answer-position", "items", "--out", out, "--json")
-    assert _json(p) == {"study": "answer-position", "command": "items", "exitCode": 0}
+    assert _json(p) == {
+        "study": "answer-position",
+        "command": "items",
+        "outputs": [str(out)],
+        "rows": 2560,
+        "exitCode": 0,
+    }
     assert out.exists()
 
 

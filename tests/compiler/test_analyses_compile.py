@@ -197,7 +197,8 @@ def test_an_unknown_field_of_an_analysis_is_named(tmp_path, capsys):
     )
     assert main(["--project", str(tmp_path), "compile"]) != 0
     err = capsys.readouterr().err
-    assert "at /hypotheses/0/analyses/0" in err and "'level'" in err
+    # one located line: the key, its file, line and column, and what may stand there
+    assert "unknown key 'level' at spec/studies/" in err and "method" in err
 
 
 def test_a_catalogue_option_the_inputs_give_is_not_written(tmp_path, capsys):

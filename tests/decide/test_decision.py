@@ -277,3 +277,23 @@ def test_score_reports_the_decision_first(tmp_path, capsys):
     md = (out / "SCORE.md").read_text()
     assert md.index("## Decision") < md.index("## Verdicts")
     assert f"**{want}**" in md
+
+
+def test_score_json_answers_with_the_decision(tmp_path, capsys):
+    project = tmp_path / "pv"
+    shutil.copytree(EXAMPLE, project)
+    assert main(["--project", str(project), "compile"]) == 0
+    out = project / "out"
+    out.mkdir()
+    study = ["--project", str(project), "paired-verifiers"]
+    assert main([*study, "items", "--out", str(out / "items.jsonl")]) == 0
+    assert main([*study, "simulate", "--items", str(out / "items.jsonl"), "--scenario",
+                 "b-better", "--seed", "5", "--out", str(out / "obs.jsonl")]) == 0  # fmt: skip
+    capsys.readouterr()
+    code = main([*study, "score", "--items", str(out / "items.jsonl"), "--observations",
+                 str(out / "obs.jsonl"), "--out", str(out / "SCORE.json"), "--json"])  # fmt: skip
+    answer = json.loads(capsys.readouterr().out)  # one JSON object, nothing else on stdout
+    doc = json.loads((out / "SCORE.json").read_text())
+    assert code == 0 and answer["exitCode"] == 0
+    assert answer["decision"] == doc["decision"] and answer["verdicts"] == doc["verdicts"]
+    assert answer["outputs"] == [str(out / "SCORE.json"), str(out / "SCORE.md")]

@@ -470,7 +470,7 @@ def test_d17_score_report(tmp_path, d17):
     reliability = html[html.index('<figure id="fig-reliability">') :]
     assert "calibration unreliable" in reliability[: reliability.index("</figure>")]
     md = render_markdown(report)
-    assert "| `c3` |" in md and "**HOLD**: the registered outcome" in md
+    assert "| `c3` |" in md and "**HOLD**: registered whatever the data" in md
 
 
 def test_step_options_and_the_command_shown():

@@ -83,8 +83,15 @@ def amend(path: Path, version: str, paths: list[str], status: str | None = None)
         f"    rationale: A declared change.\n    paths: {json.dumps(paths)}\n"
     )
     if "\namendments:\n" not in text:
-        text += "amendments:\n"
-    path.write_text(text + entry)
+        path.write_text(text + "amendments:\n" + entry)
+        return
+    # after the last amendment: before the next top-level key, or at the end
+    import re
+
+    start = text.index("\namendments:\n") + len("\namendments:\n")
+    following = re.search(r"^[a-z_]+:", text[start:], re.MULTILINE)
+    at = start + following.start() if following else len(text)
+    path.write_text(text[:at] + entry + text[at:])
 
 
 # -- sealing ----------------------------------------------------------------------------------
@@ -94,12 +101,13 @@ def test_seal_writes_canonical_registered_content_with_its_digest(project_copy, 
     assert run(project_copy, "seal", "d17-multifact") == 0
     out = capsys.readouterr().out
     target = project_copy / "spec/studies/d17-multifact.seal.json"
-    assert "sealed d17-multifact version 1.0: spec/studies/d17-multifact.seal.json" in out
+    version = yaml.safe_load((project_copy / D17).read_text())["version"]
+    assert f"sealed d17-multifact version {version}: spec/studies/d17-multifact.seal.json" in out
     raw = target.read_bytes()
     seal = json.loads(raw)
     assert raw == rfc8785.dumps(seal) + b"\n"
     assert sorted(seal) == ["content", "digest", "format", "study", "version"]
-    assert (seal["study"], seal["version"]) == ("d17-multifact", "1.0")
+    assert (seal["study"], seal["version"]) == ("d17-multifact", version)
     assert seal["digest"] == "sha256:" + hashlib.sha256(rfc8785.dumps(seal["content"])).hexdigest()
     assert seal["digest"] in out
     content = seal["content"]
@@ -132,8 +140,14 @@ def test_seal_refuses_an_unknown_study(project_copy, capsys):
 
 
 def test_sealing_a_draft_registers_it_in_one_command(project_copy, capsys):
+    seal_others(project_copy, "jev-multicorrect")
     spec = project_copy / "spec/studies/jev-multicorrect.yaml"
-    edit(spec, "status: registered", "status: draft  # until the reviewers agree")
+    # back to a draft: version 1.0, no amendment (a draft has none)
+    text = spec.read_text()
+    start = text.index("\namendments:\n") + 1
+    spec.write_text(text[:start] + text[text.index("registration:\n", start) :])
+    edit(spec, 'version: "1.1"', 'version: "1.0"')
+    edit(spec, "status: amended", "status: draft  # until the reviewers agree")
     assert run(project_copy, "compile", "jev-multicorrect") == 0
     before = spec.read_text().splitlines()
     capsys.readouterr()
@@ -253,7 +267,7 @@ def test_cell_rows_and_pool_verb_need_an_amendment_naming_each_path(project_copy
     assert "3 problem(s) with sealed registered content" in out
 
     # an amendment naming two of the three paths leaves the third undeclared
-    amend(spec, "1.1", [f"/cells/{i_from}/rows", "/pools[pool-a]/words[contrastive]"], "amended")
+    amend(spec, "1.3", [f"/cells/{i_from}/rows", "/pools[pool-a]/words[contrastive]"], "amended")
     assert run(project_copy, "compile") == 0
     capsys.readouterr()
     assert run(project_copy, "check") == 1
@@ -262,7 +276,7 @@ def test_cell_rows_and_pool_verb_need_an_amendment_naming_each_path(project_copy
     assert f"at /cells/{i_from}/rows:" not in out and "/pools/0/words" not in out
     assert "1 problem(s) with sealed registered content" in out
 
-    amend(spec, "1.2", [f"/cells[{moved_to}]/rows"])
+    amend(spec, "1.4", [f"/cells[{moved_to}]/rows"])
     assert run(project_copy, "compile") == 0
     capsys.readouterr()
     assert run(project_copy, "check") == 0, capsys.readouterr().out

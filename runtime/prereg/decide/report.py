@@ -68,7 +68,9 @@ def decision_lines(record: Mapping[str, Any] | None) -> list[str]:
         if record.get("why") == "no rule held":
             lines.append("No decision rule held; the registered otherwise applies.")
         else:
-            lines.append(f"The registered outcome ({record.get('why')}).")
+            lines.append(
+                "Registered whatever the data (the decision reads no gate, verdict or figure)."
+            )
     else:
         why = f": {record['why']}" if record.get("why") else ""
         lines.append(f"Decision rule {record['rule']} fired{why}.")

@@ -88,7 +88,7 @@ def power_figure(plan: dict, name: str = "power") -> Figure:
     )
 
 
-def _verdicts(info: StudyInfo, plan: dict, step: Step) -> list:
+def _verdicts(info: StudyInfo, plan: dict, step: Step, report=None) -> list:
     """The plan's status as the verdict of its registered rule, with the figures it read
     (the stratum counts re-read from the calibration input when it is the one the plan
     recorded), and the reported-only confirmatory hypothesis."""
@@ -115,6 +115,7 @@ def _verdicts(info: StudyInfo, plan: dict, step: Step) -> list:
         "The plan's status is the verdict of the registered rule (as PREREG.md states it,"
         " linked) over the figures the engine reports: every comparison the rule reads, with"
         " the figures that met it (powers are successes over simulations, compared exactly).",
+        report,
     )
 
 
@@ -203,7 +204,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         for key in ("warnings", "reasons"):
             for w in plan.get(key) or []:
                 report.add(Para(f"{key[:-1]}: {w}", note=True))
-        report.add(*_verdicts(info, plan, plan_step[-1]))
+        report.add(*_verdicts(info, plan, plan_step[-1], report))
 
     if manifest:
         report.add(Heading("Freeze manifest"))

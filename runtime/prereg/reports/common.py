@@ -131,7 +131,7 @@ def decision_blocks(record: dict | None) -> list:
         fired = (
             "no decision rule held; the registered otherwise applies"
             if why == "no rule held"
-            else f"the registered outcome ({why})"
+            else "registered whatever the data (the decision reads no gate, verdict or figure)"
         )
     else:
         fired = f"decision rule {record['rule']} fired" + (

@@ -239,7 +239,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                         fmt(a["estimate"]),
                         f"[{fmt(a['lower'])}, {fmt(a['upper'])}]",
                         fmt(a["se"]),
-                        (f"{a['statistic_name']} = " if a.get("statistic_name") else "")
+                        (f"{a['statisticName']} = " if a.get("statisticName") else "")
                         + fmt(a["statistic"]),
                         df_text(a["df"]),
                         fmt_p(a["p"]),

@@ -314,6 +314,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                 "The diagnostic passes when the registered rule holds (as PREREG.md states it,"
                 " linked) over the figures the engine reports: each contract's share of the"
                 " seeds on which it held.",
+                report,
             )
         )
     report.add(*steps_block(steps), *registered(info))

@@ -136,7 +136,7 @@ def deciding_figures(
 
 
 def figure_verdicts(
-    info, verdicts: Mapping[str, str], figures: Mapping[str, Any], note: str
+    info, verdicts: Mapping[str, str], figures: Mapping[str, Any], note: str, report=None
 ) -> list:
     """The verdicts of hypotheses decided over study figures, as d17's verdict table shows
     them: each hypothesis linked to its registered rule in PREREG.md, its verdict, the rule in
@@ -176,6 +176,10 @@ def figure_verdicts(
         )
     if not rows:
         return []
+    if report is not None and info.spec.get("decision"):
+        from prereg.decide.decision import in_words
+
+        report.decision = "decision " + in_words(figure_decision(info, verdicts, figures))
     return [
         *figure_decision_blocks(info, verdicts, figures),
         Heading("Verdicts"),

@@ -73,6 +73,8 @@ class Result:
         infinite: list[str] = []
         for name in ("estimate", "se", "statistic", "statistic_name", "df", "lower", "upper", "p"):
             value = getattr(self, name)
+            if name == "statistic_name":  # JSON keys are camelCase, as in every output
+                name = "statisticName"
             if isinstance(value, float) and math.isinf(value):
                 # JSON has no infinity: the figure is null and named here with its sign
                 infinite.append(("+" if value > 0 else "-") + name)

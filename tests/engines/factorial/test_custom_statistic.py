@@ -76,7 +76,7 @@ def test_the_worked_example_against_statsmodels(tmp_path, wins):
     assert row["estimate"] == k / n and row["exact"] == {"estimate": str(Fraction(k, n))}
     assert row["lower"] == pytest.approx(lo, rel=1e-12)
     assert row["upper"] == pytest.approx(hi, rel=1e-12)
-    assert row["statistic"] == pytest.approx(z, rel=1e-12) and row["statistic_name"] == "z"
+    assert row["statistic"] == pytest.approx(z, rel=1e-12) and row["statisticName"] == "z"
     assert row["p"] == pytest.approx(p, rel=1e-9)
     assert row["se"] == pytest.approx((0.25 / n) ** 0.5, rel=1e-15)
     assert row["counts"] == {"wins": k, "comparisons": n}

@@ -901,7 +901,7 @@ def _set(doc: dict, pointer: str, value) -> None:
 @pytest.mark.parametrize(
     "pointer, value, code",
     [
-        ("/seed", "d17mf-ffffffffffffffffffffffffff", "approvalMismatch"),
+        ("/seed", "d17mf-9c1e4b7a2f8d06e35b7c9a1d42", "approvalMismatch"),
         ("/floorsUsd/study", 99, "approvalMismatch"),
         ("/floorsUsd/portfolio", 0.0, "approvalMismatch"),
         ("/calibration/calibrationArtifactDigest", "sha256:" + "0" * 64, "approvalMismatch"),

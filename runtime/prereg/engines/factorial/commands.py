@@ -52,8 +52,14 @@ SCORE_SCHEMA = "prereg-factorial-score/v1"
 OBSERVATIONS_SCHEMA = "prereg-factorial-observations/v1"
 
 
-def _out(text: str = "") -> None:
-    sys.stdout.write(text + "\n")
+def _out(text: str = "", args: argparse.Namespace | None = None) -> None:
+    """A human line: through the command's console (none under --json), else to stdout."""
+    from prereg.console import console_of
+
+    if args is not None:
+        console_of(args).line(text)
+    else:
+        sys.stdout.write(text + "\n")
 
 
 # -- the compiled study -------------------------------------------------------------------------
@@ -160,7 +166,10 @@ def items(ctx: StudyContext, args: argparse.Namespace) -> int:
             rows.append(rec)
     _refuse_rows_breaking(_module(ctx, args), contract, rows, row)
     write_new(args.out, b"".join(map(canonical_bytes_nl, rows)))
-    _out(f"wrote {args.out}: {len(rows)} rows in {len(config['cells'])} cells")
+    _out(f"wrote {args.out}: {len(rows)} rows in {len(config['cells'])} cells", args)
+    from prereg.console import console_of
+
+    console_of(args).summary({"outputs": [str(args.out)], "rows": len(rows)})
     return 0
 
 
@@ -410,8 +419,12 @@ def simulate(ctx: StudyContext, args: argparse.Namespace) -> int:
     write_new(args.out, b"".join(canonical_bytes_nl(r) for r in records))
     _out(
         f"wrote {args.out}: {len(records)} attempts of {len({r[config['attempts']['key'][0]] for r in records})}"
-        f" rows (scenario {args.scenario}, seed {args.seed})"
+        f" rows (scenario {args.scenario}, seed {args.seed})",
+        args,
     )
+    from prereg.console import console_of
+
+    console_of(args).summary({"outputs": [str(args.out)], "attempts": len(records)})
     return 0
 
 
@@ -600,8 +613,18 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
         gate = "no gate registered"
     else:
         gate = "gates held" if not doc["gated"] else "a gate failed"
-    _out(f"decision: {decision_words(doc['decision'])}")
-    _out(f"wrote {out} and {md.name}: {gate}; {verdicts}")
+    _out(f"decision: {decision_words(doc['decision'])}", args)
+    _out(f"wrote {out} and {md.name}: {gate}; {verdicts}", args)
+    from prereg.console import console_of
+
+    console_of(args).summary(
+        {
+            "decision": doc["decision"],
+            "verdicts": doc["verdicts"],
+            "gated": doc["gated"],
+            "outputs": [str(out), str(md)],
+        }
+    )
     return 0
 
 
@@ -702,8 +725,8 @@ def score_markdown(config, module: ModuleType, doc: Mapping[str, Any]) -> str:
         ]
         for a in doc["analyses"]:
             stat = _fmt(a["statistic"])
-            if a["statistic"] is not None and a.get("statistic_name"):
-                stat = f"{a['statistic_name']} = {stat}"
+            if a["statistic"] is not None and a.get("statisticName"):
+                stat = f"{a['statisticName']} = {stat}"
             df = a["df"]
             df = ", ".join(_fmt(d) for d in df) if isinstance(df, list) else _fmt(df)
             lines.append(
