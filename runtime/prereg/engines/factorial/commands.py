@@ -90,9 +90,15 @@ def _record_class(module: ModuleType, contract: Mapping[str, Any]):
 
 
 def _read(module: ModuleType, contract: Mapping[str, Any], path: str) -> list[dict]:
-    """Records validated by the study's generated reader of the contract (its JSON Schema)."""
+    """Records validated against the study's generated schema of the contract: a JSONL
+    contract's file is read by its extension (``.parquet`` and ``.csv`` as columns, anything
+    else as JSONL, see :mod:`prereg.tabular`)."""
     cls = _record_class(module, contract)
-    return read_records(path, cls.SCHEMA, cls.FORMAT)
+    if cls.FORMAT != "jsonl":
+        return read_records(path, cls.SCHEMA, cls.FORMAT)
+    from prereg.tabular import read_contract_records
+
+    return read_contract_records(path, cls.SCHEMA, contract["fields"])
 
 
 def _reporting(config: Mapping[str, Any]) -> Mapping[str, Any]:
