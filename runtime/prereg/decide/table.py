@@ -132,24 +132,6 @@ def from_items(
     item_names = [f["name"] for f in fields]
     columns: dict[str, list[Any]] = {n: [] for n in item_names}
     placed: dict[str, int] = {}
-    kept: list[Mapping[str, Any]] = []
-    if split_field is None and len(splits) != 1:
-        raise UserError(
-            f"record contract {contract['id']}: the study has several splits, so one field"
-            " needs role split"
-        )
-    # a record's cell key from its level fields, worked out once per distinct set of values
-    # (told apart by type too: True, 1 and 1.0 are one dict key but not one level)
-    level_names = [factor_fields[f] for f in factors if f in factor_fields]
-    keys_of: dict[tuple, tuple[str, ...]] = {}
-
-    def cell_key(rec: Mapping[str, Any]) -> tuple[str, ...]:
-        split = str(rec[split_field]) if split_field is not None else splits[0]
-        return (
-            split,
-            *(level_text(rec.get(factor_fields[f])) if f in factor_fields else "" for f in factors),
-        )
-
     for n, rec in enumerate(records, start=1):
         rid = rec[row_field]
         if rid in seen and complete:
@@ -157,18 +139,19 @@ def from_items(
             continue
         first = rid in seen
         seen.setdefault(rid, n)
-        values = (rec[split_field] if split_field is not None else None,) + tuple(
-            [rec.get(name) for name in level_names]
+        if split_field is not None:
+            split = str(rec[split_field])
+        elif len(splits) == 1:
+            split = splits[0]
+        else:
+            raise UserError(
+                f"record contract {contract['id']}: the study has several splits, so one field"
+                " needs role split"
+            )
+        key = (
+            split,
+            *(level_text(rec.get(factor_fields[f])) if f in factor_fields else "" for f in factors),
         )
-        memo = (values, tuple(map(type, values)))
-        try:
-            key = keys_of.get(memo)
-        except TypeError:  # a value that cannot be a dict key: worked out each time
-            key = memo = None
-        if key is None:
-            key = cell_key(rec)
-            if memo is not None:
-                keys_of[memo] = key
         ci = by_key.get(key)
         if ci is None and missing:
             raise UserError(
@@ -192,9 +175,8 @@ def from_items(
         placed[rid] = ci
         ids.append(str(rid))
         cell.append(ci)
-        kept.append(rec)
-    for name in item_names:
-        columns[name] = [rec.get(name) for rec in kept]
+        for name in item_names:
+            columns[name].append(rec.get(name))
     if problems:
         shown = problems[:50] + ([f"… and {len(problems) - 50} more"] if len(problems) > 50 else [])
         what = "items" if complete else "observations"  # rows read from observations
