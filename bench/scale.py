@@ -13,6 +13,7 @@ rows (the 16 tuning cells keep their 10 rows each). Floors, each a whole process
 
     python bench/scale.py                      # N = 200,000, median of 3
     python bench/scale.py --rows 1000000 --runs 1
+    python bench/scale.py --only items score  # simulate left out
     BENCH_BEFORE=/tmp/before/runtime python bench/scale.py   # alternate with older code
 
 Peak RSS is each process's own (``wait4``; the harness stays small and writes nothing large
@@ -37,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from workloads import BEFORE, ROOT, Result, prereg_cmd, report, timed  # noqa: E402
 
 STUDY = "answer-position"
+WORKLOADS = ("items", "simulate", "score")
 TUNING_ROWS = 16 * 10
 
 
@@ -91,6 +93,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=200_000, help="registered rows (about)")
     ap.add_argument("--runs", type=int, default=3, help="timed runs of each workload")
+    ap.add_argument(
+        "--only", nargs="+", choices=WORKLOADS, default=list(WORKLOADS), help="these workloads"
+    )
     args = ap.parse_args()
     if BEFORE:
         print(f"[before]: the runtime in BENCH_BEFORE={BEFORE}, alternating with this checkout's")
@@ -125,43 +130,54 @@ def main() -> int:
             flush=True,
         )
         r = args.runs
-        it = timed("items", lambda d: study_cmd(root, "items", "--out", d / "i.jsonl"), r)
-        it_floor = timed("copy items.jsonl", lambda d: copy_cmd(items, d / "i.jsonl"), r, warm=True)
-        sim = timed(
-            "simulate",
-            lambda d: study_cmd(
-                root,
+        shown: list[tuple[str, Result, Result]] = []
+        if "items" in args.only:
+            it = timed("items", lambda d: study_cmd(root, "items", "--out", d / "i.jsonl"), r)
+            floor = timed("copy items.jsonl", lambda d: copy_cmd(items, d / "i.jsonl"), r)
+            shown.append(("items", it, floor))
+        if "simulate" in args.only:
+            sim = timed(
                 "simulate",
-                "--items",
-                items,
-                "--scenario",
-                "position-bias",
-                "--seed",
-                1,
-                "--out",
-                d / "o.jsonl",
-            ),
-            r,
-        )
-        sim_floor = timed("copy observations", lambda d: copy_cmd(obs, d / "o.jsonl"), r)
-        sc = timed(
-            "score",
-            lambda d: study_cmd(
-                root, "score", "--items", items, "--observations", obs, "--out", d / "S.json"
-            ),
-            r,
-        )
-        sc_floor = timed("pyarrow.json.read_json of both", lambda d: pyarrow_cmd(items, obs), r)
-        for res in (it, it_floor, sim, sim_floor, sc, sc_floor):
-            report(res, None)
+                lambda d: study_cmd(
+                    root,
+                    "simulate",
+                    "--items",
+                    items,
+                    "--scenario",
+                    "position-bias",
+                    "--seed",
+                    1,
+                    "--out",
+                    d / "o.jsonl",
+                ),
+                r,
+            )
+            floor = timed("copy observations", lambda d: copy_cmd(obs, d / "o.jsonl"), r)
+            shown.append(("simulate", sim, floor))
+        if "score" in args.only:
+            sc = timed(
+                "score",
+                lambda d: study_cmd(
+                    root, "score", "--items", items, "--observations", obs, "--out", d / "S.json"
+                ),
+                r,
+            )
+            floor = timed("pyarrow.json.read_json of both", lambda d: pyarrow_cmd(items, obs), r)
+            shown.append(("score", sc, floor))
+        for _, ours, floor in shown:
+            report(ours, None)
+            report(floor, None)
         print("ratios (median wall / median wall of the floor, same run):")
-        ratio_line("items", it, it_floor)
-        ratio_line("simulate", sim, sim_floor)
-        ratio_line("score", sc, sc_floor)
+        for name, ours, floor in shown:
+            ratio_line(name, ours, floor)
         per_m = 1e6 / rows
-        for res in (it.before, it, sim.before, sim):
-            if res is not None:
-                print(f"  {res.name:<52} {statistics.median(res.walls) * per_m:7.2f} s per 1M rows")
+        for name, ours, _ in shown:
+            if name == "score":
+                continue
+            for res in (ours.before, ours):
+                if res is not None:
+                    med = statistics.median(res.walls) * per_m
+                    print(f"  {res.name:<52} {med:7.2f} s per 1M rows")
     return 0
 
 
