@@ -96,6 +96,48 @@ def level_value(contract_field: Mapping[str, Any], level: Any) -> Any:
     return level
 
 
+def _placed_at_once(records, row_field, split_field, split, factors, factor_fields):
+    """(row ids, each record's level values, the distinct level values with their cell keys)
+    of manifest records, worked out a field at a time; None unless every row id is distinct
+    and hashable and every level field holds values of one type (so that equal values are one
+    level: True, 1 and 1.0 are one dict key but not one level). The record loop of
+    :func:`from_items` finds and words whatever this leaves."""
+    try:
+        rids = [rec[row_field] for rec in records]
+        if len(set(rids)) != len(rids):
+            return None
+        cols = []
+        if split_field is not None:
+            cols.append([rec[split_field] for rec in records])
+        named = [f for f in factors if f in factor_fields]
+        cols.extend([rec.get(factor_fields[f]) for rec in records] for f in named)
+        if any(len(set(map(type, col))) > 1 for col in cols):
+            return None
+        values = list(zip(*cols, strict=True)) if cols else [()] * len(rids)
+        distinct = set(values)
+    except (KeyError, TypeError):  # a missing field, a value that cannot be a dict key
+        return None
+    keys = {}
+    for v in distinct:
+        it = iter(v)
+        s = str(next(it)) if split_field is not None else split
+        keys[v] = (s, *(level_text(next(it)) if f in factor_fields else "" for f in factors))
+    return rids, values, keys
+
+
+def _cells_of(placed, by_key):
+    """(row ids as strings, cell index per record), or None when a record's levels are in no
+    registered cell."""
+    rids, values, keys = placed
+    index = {}
+    for v, key in keys.items():
+        ci = by_key.get(key)
+        if ci is None:
+            return None
+        index[v] = ci
+    return [str(r) for r in rids], [index[v] for v in values]
+
+
 def from_items(
     config: Mapping[str, Any],
     contract: Mapping[str, Any],
@@ -132,6 +174,15 @@ def from_items(
     item_names = [f["name"] for f in fields]
     columns: dict[str, list[Any]] = {n: [] for n in item_names}
     placed: dict[str, int] = {}
+    fast = None
+    if complete and (split_field is not None or len(splits) == 1):
+        split = splits[0] if splits else ""
+        fast = _placed_at_once(records, row_field, split_field, split, factors, factor_fields)
+        fast = fast and _cells_of(fast, by_key)
+    if fast:
+        ids, cell = fast
+        columns = {name: [rec.get(name) for rec in records] for name in item_names}
+        records = []  # every record placed: the loop below has nothing to find
     for n, rec in enumerate(records, start=1):
         rid = rec[row_field]
         if rid in seen and complete:

@@ -7,6 +7,7 @@ import hashlib
 import importlib
 import json
 import math
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -96,9 +97,15 @@ def _record_class(module: ModuleType, contract: Mapping[str, Any]):
 
 
 def _read(module: ModuleType, contract: Mapping[str, Any], path: str) -> list[dict]:
-    """Records validated by the study's generated reader of the contract (its JSON Schema)."""
+    """Records validated against the study's generated schema of the contract: a JSONL
+    contract's file is read by its extension (``.parquet`` and ``.csv`` as columns, anything
+    else as JSONL, see :mod:`prereg.tabular`)."""
     cls = _record_class(module, contract)
-    return read_records(path, cls.SCHEMA, cls.FORMAT)
+    if cls.FORMAT != "jsonl":
+        return read_records(path, cls.SCHEMA, cls.FORMAT)
+    from prereg.tabular import read_contract_records
+
+    return read_contract_records(path, cls.SCHEMA, contract["fields"])
 
 
 def _reporting(config: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -151,8 +158,10 @@ def items(ctx: StudyContext, args: argparse.Namespace) -> int:
     item = next((f["name"] for f in fields if f.get("role") == "item"), None)
     item_width = len(str(max([int(c["rows"]) for c in config["cells"]] or [0])))
     rows: list[dict[str, Any]] = []
+    chunks: list[bytes] = []
     for cell in config["cells"]:
         width = len(str(int(cell["rows"])))
+        first = len(rows)
         for n in range(1, int(cell["rows"]) + 1):
             rec: dict[str, Any] = {row: f"{cell['id']}-{n:0{width}d}"}
             if split:
@@ -164,13 +173,52 @@ def items(ctx: StudyContext, args: argparse.Namespace) -> int:
                 if f.get("factor") and f["factor"] in cell["levels"]:
                     rec[f["name"]] = level_value(f, cell["levels"][f["factor"]])
             rows.append(rec)
+        chunks.append(_cell_lines(rows[first:], [row, *([item] if item else [])]))
     _refuse_rows_breaking(_module(ctx, args), contract, rows, row)
-    write_new(args.out, b"".join(map(canonical_bytes_nl, rows)))
+    write_new(args.out, b"".join(chunks))
     _out(f"wrote {args.out}: {len(rows)} rows in {len(config['cells'])} cells", args)
     from prereg.console import console_of
 
     console_of(args).summary({"outputs": [str(args.out)], "rows": len(rows)})
     return 0
+
+
+_MARKS = ("\ue000row\ue000", "\ue000item\ue000")
+
+
+def _cell_lines(rows: list[dict[str, Any]], varying: list[str]) -> bytes:
+    """The canonical JSON lines of one cell's manifest rows, which differ only in the string
+    fields ``varying`` (the row id and the item): one row is encoded canonically with a marker
+    in each varying field, and every row is that text with its own strings' JSON in the
+    markers' places (canonical JSON writes a string alone, whatever its neighbours). The first
+    and last rows are checked against the canonical encoder, and any row whose varying values
+    are not plain strings is encoded on its own."""
+    from prereg.digest import _ENCODE
+
+    if not rows:
+        return b""
+    marks = dict(zip(varying, _MARKS, strict=False))
+    text = canonical_bytes_nl({**rows[0], **marks}).decode("utf-8")
+    encoded = [_ENCODE(m) for m in marks.values()]
+    parts = re.split("(" + "|".join(map(re.escape, encoded)) + ")", text)
+    slots = [i for i, p in enumerate(parts) if p in encoded]
+    if len(slots) != len(marks) or any(parts.count(e) != 1 for e in encoded):
+        return b"".join(map(canonical_bytes_nl, rows))
+    field_at = {i: varying[encoded.index(parts[i])] for i in slots}
+
+    def line(rec: dict[str, Any]) -> str:
+        for i, name in field_at.items():
+            value = rec[name]
+            if type(value) is not str or "\x00" in value:
+                return canonical_bytes_nl(rec).decode("utf-8")
+            parts[i] = _ENCODE(value)
+        return "".join(parts)
+
+    lines = [line(r) for r in rows]
+    for k in (0, -1):
+        if lines[k].encode("utf-8") != canonical_bytes_nl(rows[k]):
+            return b"".join(map(canonical_bytes_nl, rows))
+    return "".join(lines).encode("utf-8")
 
 
 def _refuse_rows_breaking(

@@ -1,0 +1,160 @@
+"""Item manifests and observations as Parquet or CSV: the same SCORE.json as JSONL (but for
+the inputs' names and digests), and the contract's problems located in the file's own terms
+(Parquet row group and row, CSV line) with the JSONL reader's words."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from prereg.cli import main
+from tests.conftest import ROOT
+
+STUDY = "answer-position"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("columnar")
+    shutil.copytree(ROOT / "examples" / STUDY / "spec", root / "spec")
+    (root / "generated").mkdir()
+    shutil.copy(ROOT / "generated" / "prereg.schema.json", root / "generated")
+    assert main(["--project", str(root), "compile"]) == 0
+    items = root / "items.jsonl"
+    assert main(["--project", str(root), STUDY, "items", "--out", str(items)]) == 0
+    obs = root / "obs.jsonl"
+    assert (
+        main(
+            ["--project", str(root), STUDY, "simulate", "--items", str(items)]
+            + ["--scenario", "position-bias", "--seed", "5", "--out", str(obs)]
+        )
+        == 0
+    )
+    return root
+
+
+def run(project: Path, *args) -> int:
+    return main(["--project", str(project), STUDY, *map(str, args)])
+
+
+def records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def write_parquet(path: Path, rows: list[dict], schema: pa.Schema, group: int) -> Path:
+    # several row groups, so that a reader that kept only the first would lose rows
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path, row_group_size=group)
+    return path
+
+
+def write_csv(path: Path, rows: list[dict], names: list[str]) -> Path:
+    def cell(v):
+        return "" if v is None else ("true" if v is True else "false" if v is False else v)
+
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(names)
+        for r in rows:
+            w.writerow([cell(r.get(n)) for n in names])
+    return path
+
+
+ITEMS = pa.schema([(n, pa.string()) for n in ("rowId", "split", "model", "position", "format")])
+OBS = pa.schema([("rowId", pa.string()), ("correct", pa.bool_()), ("attempt", pa.int64())])
+
+
+def score_text(project: Path, tag: str, items: Path, obs: Path) -> dict:
+    out = project / f"{tag}.SCORE.json"
+    assert run(project, "score", "--items", items, "--observations", obs, "--out", out) == 0
+    doc = json.loads(out.read_text())
+    inputs = doc.pop("inputs")
+    assert inputs["items"]["file"] == items.name and inputs["observations"]["file"] == obs.name
+    return json.dumps(doc, indent=2, ensure_ascii=False)
+
+
+def test_parquet_csv_and_jsonl_give_the_same_score(project):
+    items, obs = project / "items.jsonl", project / "obs.jsonl"
+    item_rows, obs_rows = records(items), records(obs)
+    # the simulated attempts include failed ones (a null outcome), so nulls are exercised
+    assert any(r["correct"] is None for r in obs_rows)
+    want = score_text(project, "jsonl", items, obs)
+    pitems = write_parquet(project / "items.parquet", item_rows, ITEMS, 1000)
+    pobs = write_parquet(project / "obs.parquet", obs_rows, OBS, 700)
+    assert pq.ParquetFile(pobs).num_row_groups > 1
+    citems = write_csv(project / "items.csv", item_rows, ITEMS.names)
+    cobs = write_csv(project / "obs.csv", obs_rows, OBS.names)
+    assert score_text(project, "parquet", pitems, pobs) == want
+    assert score_text(project, "csv", citems, cobs) == want
+    assert score_text(project, "mixed", citems, pobs) == want
+
+
+def _refusal(project, tmp_path, capsys, obs: Path) -> str:
+    out = tmp_path / "SCORE.json"
+    code = run(
+        project, "score", "--items", project / "items.jsonl", "--observations", obs, "--out", out
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert not out.exists() and not out.with_suffix(".md").exists()
+    return err
+
+
+def test_a_parquet_problem_is_located_by_row_group_and_row(project, tmp_path, capsys):
+    rows = records(project / "obs.jsonl")[:10]
+    rows[6] = {**rows[6], "attempt": 0}  # row group 1 (rows 4-7), its third row
+    rows[9] = {**rows[9], "rowId": None}  # row group 2, first row: the required id missing
+    err = _refusal(project, tmp_path, capsys, write_parquet(tmp_path / "o.parquet", rows, OBS, 4))
+    # the same words as the JSONL reader's for the same records
+    jl = tmp_path / "o.jsonl"
+    jl.write_text(
+        "".join(
+            json.dumps({k: v for k, v in r.items() if v is not None or k == "correct"}) + "\n"
+            for r in rows
+        )
+    )
+    jerr = _refusal(project, tmp_path, capsys, jl)
+    lines = {ln.strip() for ln in jerr.splitlines() if f"{jl}:" in ln}
+    seven = next(ln for ln in lines if ln.startswith(f"{jl}:7: "))
+    ten = next(ln for ln in lines if ln.startswith(f"{jl}:10: "))
+    assert "0 is less than the minimum of 1" in seven and "'rowId'" in ten
+    assert f"{tmp_path / 'o.parquet'}: row group 1, row 3: {seven.split(': ', 1)[1]}" in err
+    assert f"{tmp_path / 'o.parquet'}: row group 2, row 2: {ten.split(': ', 1)[1]}" in err
+    assert "2 problem(s)" in err
+
+
+def test_a_csv_problem_is_located_by_line(project, tmp_path, capsys):
+    rows = records(project / "obs.jsonl")[:5]
+    rows[2] = {**rows[2], "attempt": -3}
+    err = _refusal(project, tmp_path, capsys, write_csv(tmp_path / "o.csv", rows, OBS.names))
+    # header on line 1: the third record is line 4
+    assert f"{tmp_path / 'o.csv'}:4: at /attempt: -3 is less than the minimum of 1" in err
+
+
+@pytest.mark.parametrize(
+    "header, body, words",
+    [
+        ("rowId,correct,attempt,extra", "x,true,1,y\n", "'extra' are not fields"),
+        ("rowId,correct,attempt", "x,yes,1\n", "not a CSV file of this contract"),
+        ("rowId,correct,attempt", "x,true,one\n", "not a CSV file of this contract"),
+    ],
+)
+def test_a_csv_that_breaks_the_contracts_columns_is_refused(
+    project, tmp_path, capsys, header, body, words
+):
+    bad = tmp_path / "o.csv"
+    bad.write_text(header + "\n" + body)
+    err = _refusal(project, tmp_path, capsys, bad)
+    assert str(bad) in err and words in err
+
+
+def test_a_file_that_is_not_parquet_is_refused(project, tmp_path, capsys):
+    bad = tmp_path / "o.parquet"
+    bad.write_bytes(b"rowId,correct,attempt\n")
+    err = _refusal(project, tmp_path, capsys, bad)
+    assert f"{bad}: not a readable Parquet file" in err

@@ -1,0 +1,40 @@
+"""The item manifest's lines written from one encoded row per cell are the canonical encoder's
+own lines, row by row, whatever the cell id holds."""
+
+from __future__ import annotations
+
+import pytest
+
+from prereg.engines.factorial.commands import _cell_lines
+from prereg.files import canonical_bytes_nl
+
+
+def rows_of(cell_id: str, n: int, extra: dict) -> list[dict]:
+    return [
+        {"rowId": f"{cell_id}-{k:03d}", "item": f"item-{k:03d}", "split": "test", **extra}
+        for k in range(1, n + 1)
+    ]
+
+
+@pytest.mark.parametrize(
+    "cell_id, extra",
+    [
+        ("tst-a-plain", {"model": "model-a", "format": "plain"}),
+        ('quote"back\\slash', {"level": "é ünïcode ☃", "tokens": 16384, "on": True}),
+        ("tab\tnew\nline\u2028", {"weight": 0.1, "none": None}),
+        ("\ue000row\ue000", {"z": "\ue000item\ue000"}),  # the markers themselves as data
+        ("nul\x00inside", {"a": "b"}),  # left to rfc8785 row by row
+    ],
+)
+def test_cell_lines_are_the_canonical_lines(cell_id, extra):
+    rows = rows_of(cell_id, 12, extra)
+    want = b"".join(canonical_bytes_nl(r) for r in rows)
+    assert _cell_lines(rows, ["rowId", "item"]) == want
+    assert _cell_lines(rows, ["rowId"]) == want
+
+
+def test_a_row_whose_varying_field_is_not_a_string_is_encoded_alone():
+    rows = rows_of("c", 5, {})
+    rows[2] = {**rows[2], "item": 7}
+    want = b"".join(canonical_bytes_nl(r) for r in rows)
+    assert _cell_lines(rows, ["rowId", "item"]) == want
