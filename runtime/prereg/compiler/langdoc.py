@@ -226,39 +226,49 @@ def docs_problems(project: Project) -> list[str]:
     """What is wrong with the committed docs/language.md (empty when it is current)."""
     if not project.language_source.exists():
         return []
-    want = render_docs(project)
-    path = project.root / DOCS
+    return rendered_page_problems(
+        project, DOCS, render_docs(project), project.rel(project.language_source), "the language"
+    )
+
+
+def rendered_page_problems(
+    project: Project, rel: Path, want: bytes, source: str, renderer: str
+) -> list[str]:
+    """What is wrong with a committed page rendered from ``source`` by ``renderer`` (missing,
+    unreadable, or a unified diff against ``want``); empty when it is current."""
+    path = project.root / rel
     try:
         have = path.read_bytes()
     except FileNotFoundError:
-        return [f"missing: {DOCS.as_posix()} (the language renders it; {REGENERATE})\n"]
+        return [f"missing: {rel.as_posix()} ({renderer} renders it; {REGENERATE})\n"]
     except OSError as exc:
-        return [f"{DOCS.as_posix()}: cannot read: {exc.strerror} ({REGENERATE})\n"]
+        return [f"{rel.as_posix()}: cannot read: {exc.strerror} ({REGENERATE})\n"]
     if have == want:
         return []
     diff = "".join(
         difflib.unified_diff(
             have.decode("utf-8", "replace").splitlines(keepends=True),
             want.decode("utf-8", "replace").splitlines(keepends=True),
-            fromfile=f"{DOCS.as_posix()} (committed)",
-            tofile=f"{DOCS.as_posix()} (rendered)",
+            fromfile=f"{rel.as_posix()} (committed)",
+            tofile=f"{rel.as_posix()} (rendered)",
         )
     )
-    return [
-        f"stale or edited: {DOCS.as_posix()} does not match {project.rel(project.language_source)}"
-        f" ({REGENERATE})\n{diff}"
-    ]
+    return [f"stale or edited: {rel.as_posix()} does not match {source} ({REGENERATE})\n{diff}"]
+
+
+def write_page(project: Project, rel: Path, data: bytes) -> bool:
+    """Write a rendered page when it differs from the committed one (True if written)."""
+    from prereg.compiler import build
+
+    path = project.root / rel
+    if path.is_file() and path.read_bytes() == data:
+        return False
+    build.write_generated(project, {rel.as_posix(): data}, prune=False)
+    return True
 
 
 def write_docs(project: Project) -> bool:
     """Write docs/language.md when it differs from what the language renders (True if written)."""
-    from prereg.compiler import build
-
     if not project.language_source.exists():
         return False
-    data = render_docs(project)
-    path = project.root / DOCS
-    if path.is_file() and path.read_bytes() == data:
-        return False
-    build.write_generated(project, {DOCS.as_posix(): data}, prune=False)
-    return True
+    return write_page(project, DOCS, render_docs(project))

@@ -9,7 +9,6 @@ written by ``prereg compile --language`` and checked by ``prereg check --languag
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from pathlib import Path
 
@@ -17,7 +16,6 @@ from prereg.compiler.project import Project
 
 DOCS = Path("docs/methods.md")
 TEMPLATE = "methods.md.j2"
-REGENERATE = "run prereg compile --language"
 
 
 def _options(fn) -> str:
@@ -69,36 +67,19 @@ def render(project: Project) -> bytes:
 
 def problems(project: Project) -> list[str]:
     """What is wrong with the committed docs/methods.md (empty when it is current)."""
+    from prereg.compiler.langdoc import rendered_page_problems
+
     if not project.language_source.exists():
         return []
-    want = render(project)
-    path = project.root / DOCS
-    try:
-        have = path.read_bytes()
-    except FileNotFoundError:
-        return [f"missing: {DOCS.as_posix()} (the methods render it; {REGENERATE})\n"]
-    if have == want:
-        return []
-    diff = "".join(
-        difflib.unified_diff(
-            have.decode("utf-8", "replace").splitlines(keepends=True),
-            want.decode("utf-8", "replace").splitlines(keepends=True),
-            fromfile=f"{DOCS.as_posix()} (committed)",
-            tofile=f"{DOCS.as_posix()} (rendered)",
-        )
+    return rendered_page_problems(
+        project, DOCS, render(project), "the methods' registrations", "the methods"
     )
-    return [f"stale or edited: {DOCS.as_posix()} ({REGENERATE})\n{diff}"]
 
 
 def write(project: Project) -> bool:
     """Write docs/methods.md when it differs from what the methods render (True if written)."""
-    from prereg.compiler import build
+    from prereg.compiler.langdoc import write_page
 
     if not project.language_source.exists():
         return False
-    data = render(project)
-    path = project.root / DOCS
-    if path.is_file() and path.read_bytes() == data:
-        return False
-    build.write_generated(project, {DOCS.as_posix(): data}, prune=False)
-    return True
+    return write_page(project, DOCS, render(project))

@@ -36,6 +36,7 @@ import numpy as np
 
 from prereg.stats.catalogue import Entry
 from prereg.stats.methods import MethodError
+from prereg.stats.resampling_methods import _choice, _count, _level, _margin
 from prereg.stats.result import Result
 
 ALTERNATIVES = ("two-sided", "greater", "less")
@@ -48,35 +49,7 @@ NEGATIVE_ICC = ("keep", "truncate")
 # -- argument checks ----------------------------------------------------------------------------
 
 
-def _choice(name: str, value, allowed: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        raise MethodError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
-    return value
-
-
-def _level(level) -> float:
-    if isinstance(level, bool) or not isinstance(level, int | float | np.floating | np.integer):
-        raise MethodError(f"level must be a number strictly between 0 and 1; got {level!r}")
-    lv = float(level)
-    if not 0.0 < lv < 1.0:
-        raise MethodError(f"level must lie strictly between 0 and 1; got {level!r}")
-    return lv
-
-
-def _margin(margin) -> float:
-    if isinstance(margin, bool) or not isinstance(margin, int | float | np.floating | np.integer):
-        raise MethodError(f"margin must be a finite number; got {margin!r}")
-    m = float(margin)
-    if not math.isfinite(m):
-        raise MethodError(f"margin must be a finite number; got {margin!r}")
-    return m
-
-
-def _count(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise MethodError(f"{name} must be a whole number of at least {minimum}; got {value!r}")
-    return int(value)
-
+# (the argument checks are the resampling family's: one definition)
 
 # -- the data -----------------------------------------------------------------------------------
 
