@@ -77,3 +77,19 @@ def test_every_figure_is_decided_exactly_at_its_threshold(tmp_path, capsys):
     # the decision rule that fired read each verdict
     read = doc["decision"]["read"]
     assert [r["verdict"] for r in read] == ["supported", "not-supported"]
+
+
+def test_a_rounding_beyond_100_decimals_is_refused_at_compile(tmp_path, capsys):
+    """Rounding a figure to 10^15 decimals would build a number of 10^15 digits at score time:
+    the language bounds decimals to 100 and compile refuses more, with the line."""
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    text = FIXTURE.read_text()
+    old = "op: ge, value: 2.68, decimals: 2}"
+    assert text.count(old) == 1
+    spec = tmp_path / "spec" / "studies" / "thresholds.yaml"
+    spec.write_text(text.replace(old, "op: ge, value: 2.68, decimals: 1000000000000000}"))
+    assert main(["--project", str(tmp_path), "compile"]) == 2
+    err = capsys.readouterr().err
+    line = 1 + text[: text.index(old)].count("\n")
+    assert f"thresholds.yaml:{line}:" in err and "decimals" in err and "100" in err
+    assert not (tmp_path / "generated").exists()
