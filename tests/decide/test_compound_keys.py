@@ -1,11 +1,11 @@
-"""A compound attempt key is honoured or refused, never collapsed.
+"""A compound attempt key names rows by every field of it, never collapsing them.
 
-The attempt policy names a row by its first key field and counts one record per row. With a
-key of several fields (item x rater, problem x model x sample) and no ``where`` fixing the
-others, the old code kept one rater's (or one sample's) record per item and dropped the rest
-without a word. Now compile refuses such a key at its line, and scoring refuses records that
-give a row a second series; a key whose other fields a ``where`` fixes to one value is
-honoured: exactly the records of that value count, one per row.
+The attempt policy's whole key names a row (item x rater, problem x model x sample), except the
+fields a ``where`` fixes to one value. The old code named a row by the first key field only and
+kept one rater's (or one sample's) record per item, dropping the rest without a word; then it
+refused such keys. Now every full key is its own row: exactly one record counts per full key,
+a record whose full key is not registered is refused at its line, and compile refuses a key
+that an item manifest cannot list.
 """
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ from __future__ import annotations
 import pytest
 
 from prereg.cli import main
-from prereg.decide.attempts import counted
+from prereg.decide.attempts import counted, row_name
 from prereg.errors import UserError
 
-INDEX = {"i1": 0, "i2": 1}
-# three raters per item, one attempt each: nine labels, six of them on the two items here
+# three raters per item, one attempt each: six labels of two items
 LABELS = [
     {"itemId": "i1", "rater": "ann", "attempt": 1, "label": True},
     {"itemId": "i1", "rater": "bob", "attempt": 1, "label": False},
@@ -26,6 +25,8 @@ LABELS = [
     {"itemId": "i2", "rater": "bob", "attempt": 1, "label": False},
     {"itemId": "i2", "rater": "cat", "attempt": 1, "label": True},
 ]
+INDEX = {"i1": 0, "i2": 1}  # rows named by the item alone
+FULL = {(r["itemId"], r["rater"]): i for i, r in enumerate(LABELS)}  # rows named by item x rater
 
 
 def rater_policy(**extra):
@@ -38,22 +39,34 @@ def rater_policy(**extra):
     }
 
 
-def test_three_raters_per_item_are_refused_not_collapsed_to_one_row_per_item():
+def test_three_raters_per_item_are_three_rows_each_with_its_own_record():
+    chosen, observed = counted(rater_policy(), LABELS, FULL, "labels.jsonl")
+    assert row_name(rater_policy()) == ["itemId", "rater"]
+    assert chosen == [0, 1, 2, 3, 4, 5]  # one record per full key, none dropped
+    assert observed.tolist() == [True] * 6
+
+
+def test_rows_named_by_the_item_alone_refuse_every_rater_record_rather_than_choose_one():
     with pytest.raises(UserError) as exc:
         counted(rater_policy(), LABELS, INDEX, "labels.jsonl")
     text = "\n".join(exc.value.lines())
-    # the second and third rater of each item: four problems, each at its line
-    assert "4 problem(s)" in text
-    for line, rater, item in ((2, "bob", "i1"), (3, "cat", "i1"), (5, "bob", "i2")):
-        assert f"labels.jsonl:{line}: row itemId={item!r} has a second series (rater={rater!r}" in (
-            text
-        )
-    assert "cannot be honoured" in text
+    assert "6 problem(s)" in text
+    assert "labels.jsonl:2: unknown row itemId='i1', rater='bob'" in text
 
 
-def test_problem_model_sample_key_is_refused_when_samples_vary():
+def test_a_repeated_full_key_is_refused_at_its_line():
+    records = [*LABELS, dict(LABELS[1])]
+    with pytest.raises(UserError) as exc:
+        counted(rater_policy(), records, FULL, "labels.jsonl")
+    text = "\n".join(exc.value.lines())
+    assert "labels.jsonl:7: duplicate attempt 1 of itemId='i1', rater='bob'" in text
+
+
+def test_problem_model_sample_key_names_each_sample_its_own_row():
     records = [
-        {"problemId": "i1", "model": "m", "sample": s, "attempt": 1, "ok": True} for s in range(3)
+        {"problemId": "p1", "model": "m", "sample": s, "attempt": a, "ok": a == 2}
+        for s in range(3)
+        for a in (1, 2)
     ]
     policy = {
         "contract": "o",
@@ -62,8 +75,12 @@ def test_problem_model_sample_key_is_refused_when_samples_vary():
         "counts": "last",
         "where": [{"field": "model", "op": "eq", "value": "m"}],
     }
-    with pytest.raises(UserError, match="2 problem"):
-        counted(policy, records, INDEX, "runs.jsonl")
+    # model is fixed by where: the row is problem x sample
+    assert row_name(policy) == ["problemId", "sample"]
+    index = {("p1", s): s for s in range(3)}
+    chosen, observed = counted(policy, records, index, "runs.jsonl")
+    assert chosen == [1, 3, 5]  # each sample's last attempt
+    assert observed.all()
 
 
 @pytest.mark.parametrize(
@@ -74,6 +91,7 @@ def test_problem_model_sample_key_is_refused_when_samples_vary():
     ],
 )
 def test_a_key_field_fixed_by_where_is_honoured_one_record_per_full_key(where):
+    assert row_name(rater_policy(where=where)) == ["itemId"]
     chosen, observed = counted(rater_policy(where=where), LABELS, INDEX, "labels.jsonl")
     # bob's label of i1 is line 2 (index 1), of i2 line 5 (index 4): one record per full key
     assert chosen == [1, 4]
@@ -103,14 +121,17 @@ def _starter_with_rater(tmp_path, monkeypatch, where: str) -> str:
     return text
 
 
-def test_compile_refuses_a_key_field_it_cannot_honour_at_its_line(tmp_path, monkeypatch, capsys):
+def test_compile_refuses_a_naming_key_field_the_manifest_lacks_at_its_line(
+    tmp_path, monkeypatch, capsys
+):
     text = _starter_with_rater(tmp_path, monkeypatch, "")
     line = text.splitlines().index("  key: [rowId, rater]") + 1
     capsys.readouterr()
     assert main(["compile"]) == 2
     err = capsys.readouterr().err
     assert f"raters.yaml:{line}" in err
-    assert "key field 'rater' cannot be honoured" in err
+    assert "key field 'rater' names the row together with 'rowId'" in err
+    assert "has no field 'rater'" in err
     assert not (tmp_path / "generated" / "raters").exists()
 
 

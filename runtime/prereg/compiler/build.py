@@ -256,6 +256,23 @@ def spec_config(spec: dict) -> dict[str, Any]:
             for d in spec.get("derived_fields") or []
         ],
         "attempts": spec.get("attempts"),
+        **(
+            {
+                "units": [
+                    {
+                        **{k: v for k, v in u.items() if k not in ("title", "figures", "include")},
+                        "figures": [
+                            {k: v for k, v in f.items() if k != "description"}
+                            for f in u.get("figures") or []
+                        ],
+                        "include": list(u.get("include") or []),
+                    }
+                    for u in spec["units"]
+                ]
+            }
+            if spec.get("units")
+            else {}
+        ),
         "scenarios": [
             {k: v for k, v in s.items() if k != "description"} for s in spec.get("scenarios") or []
         ],

@@ -165,6 +165,13 @@ def conditions(conds: Any) -> str:
     return " and ".join(condition(c) for c in conds) if conds else "every row"
 
 
+def unit_rule(r: Any) -> str:
+    """A unit's inclusion rule in words: ``valid ≥ 10``."""
+    from prereg.decide.units import rule_words
+
+    return f"`{mdcode(r.get('figure'))}`" + rule_words(r)[len(str(r.get("figure"))) :]
+
+
 def compute(c: Any) -> str:
     """A metric's compute block in words."""
     if not c:
@@ -173,6 +180,8 @@ def compute(c: Any) -> str:
     among = f" among observed rows with {conditions(c.get('among'))}" if c.get("among") else ""
     if kind == "coverage":
         return "observed rows / registered rows"
+    if kind == "units":
+        return f"included units of `{mdcode(c.get('unit'))}` / the cell's units"
     if kind == "proportion":
         base = f"observed rows{among[len(' among observed rows') :]}" if among else "observed rows"
         return f"share of {base} with {conditions(c.get('where'))}"
@@ -346,6 +355,7 @@ def environment() -> jinja2.Environment:
         condition=condition,
         conditions=conditions,
         compute=compute,
+        unit_rule=unit_rule,
         method_words=method_words,
         design_words=design_words,
         rate=rate,

@@ -89,28 +89,37 @@ def attempt_policy_resolves(spec: dict, report: Reporter) -> None:
         return
     types = {f.get("name"): f.get("type") for f in contract.get("fields") or []}
     cid = contract.get("id")
-    from prereg.decide.attempts import pinned_key_fields
+    from prereg.decide.attempts import row_name
 
     key = list(policy.get("key") or [])
-    pinned = pinned_key_fields(policy)
-    # a field holding the row's level of a factor (or its split) has one value per row: a
-    # row's records that disagree are refused when scored
-    pinned |= {
-        f.get("name")
-        for f in contract.get("fields") or []
-        if f.get("factor") or f.get("role") == "split"
-    }
     for i, name in enumerate(key):
         if name not in types:
             report(f"/attempts/key/{i}", f"key field {name!r} is not a field of {cid!r}")
-        elif i > 0 and name not in pinned:
+    if len(set(key)) < len(key):
+        report("/attempts/key", "a key field is listed twice")
+    items = next((c for c in _contracts(spec).values() if c.get("role") == "items"), None)
+    if items is not None and key and all(k in types for k in key):
+        # with a manifest, the registered rows are its records: each field naming a row must
+        # be there too (by name, or as the field of the same factor or the split)
+        by_name = {f.get("name") for f in items.get("fields") or []}
+        factor_of = {f.get("name"): f.get("factor") for f in contract.get("fields") or []}
+        split_of = {f.get("name") for f in contract.get("fields") or [] if f.get("role") == "split"}
+        item_factors = {f.get("factor") for f in items.get("fields") or [] if f.get("factor")}
+        item_split = any(f.get("role") == "split" for f in items.get("fields") or [])
+        for name in row_name(policy)[1:]:
+            if name in by_name:
+                continue
+            if factor_of.get(name) and factor_of[name] in item_factors:
+                continue
+            if name in split_of and item_split:
+                continue
             report(
-                f"/attempts/key/{i}",
-                f"key field {name!r} cannot be honoured: a row is named by the first key field"
-                f" {key[0]!r} and one record counts per row, so several {name} values per"
-                f" {key[0]} would be collapsed into one; fix {name} to one value with a where"
-                f" condition ({{field: {name}, op: eq, value: ...}}), give each {name} its own"
-                f" row id, or, if {name} is the row's level of a factor, say so (factor: ...)",
+                f"/attempts/key/{key.index(name)}",
+                f"key field {name!r} names the row together with {key[0]!r}, but the item"
+                f" manifest {items.get('id')!r} has no field {name!r} (nor one holding the same"
+                f" factor), so its records cannot list the rows: add {name} to the manifest,"
+                f" or fix {name} to one value with a where condition ({{field: {name}, op: eq,"
+                " value: ...})",
             )
     order = policy.get("order")
     spec_of = {f.get("name"): f for f in contract.get("fields") or []}
@@ -710,3 +719,62 @@ def verdicts_end_with_a_default(spec: dict, report: Reporter) -> None:
                     f"hypothesis {h.get('id')!r}: only the last verdict may omit when (the"
                     " verdicts after it could never apply)",
                 )
+
+
+@check
+def units_well_formed(spec: dict, report: Reporter) -> None:
+    """Each unit names known fields, its figures count rows or earlier units, its rules read
+    its own figures; a units metric names a unit."""
+    known = all_fields(spec)
+    seen: list[str] = []
+    for ptr, u in items(spec, "units"):
+        uid = u.get("id")
+        what = f"unit {uid!r}"
+        if uid in seen:
+            report(f"{ptr}/id", f"{what} is registered twice")
+        for i, f in enumerate(u.get("by") or []):
+            if f not in known:
+                report(f"{ptr}/by/{i}", f"{what} is named by unknown field {f!r}")
+        if len(set(u.get("by") or [])) < len(u.get("by") or []):
+            report(f"{ptr}/by", f"{what}: a field is listed twice in by")
+        figures: list[str] = []
+        for j, fig in enumerate(u.get("figures") or []):
+            fptr = f"{ptr}/figures/{j}"
+            fid = fig.get("id")
+            if fid in figures:
+                report(f"{fptr}/id", f"{what}: figure {fid!r} is registered twice")
+            figures.append(fid)
+            if fig.get("units") is not None:
+                if fig.get("rows"):
+                    report(fptr, f"{what}: figure {fid!r} counts rows or units, not both")
+                if fig["units"] == uid:
+                    report(f"{fptr}/units", f"{what}: figure {fid!r} counts the unit's own level")
+                elif fig["units"] not in seen:
+                    report(
+                        f"{fptr}/units",
+                        f"{what}: figure {fid!r} counts units of {fig['units']!r}, which is not"
+                        " an earlier unit (levels apply in order)",
+                    )
+            _conditions(fig.get("rows"), f"{fptr}/rows", known, what, report, spec=spec)
+        for j, rule in enumerate(u.get("include") or []):
+            if rule.get("figure") not in figures:
+                report(
+                    f"{ptr}/include/{j}/figure",
+                    f"{what}: rule reads unknown figure {rule.get('figure')!r} (its figures:"
+                    f" {', '.join(map(str, figures)) or 'none'})",
+                )
+        seen.append(uid)
+    for ptr, m in items(spec, "metrics"):
+        c = m.get("compute") or {}
+        if c.get("kind") == "units":
+            if c.get("unit") not in seen:
+                report(
+                    f"{ptr}/compute/unit",
+                    f"metric {m.get('id')!r}: units of unknown unit {c.get('unit')!r}"
+                    f" (registered: {', '.join(map(str, seen)) or 'none'})",
+                )
+            for key in ("where", "among", "field", "transform", "bins"):
+                if c.get(key):
+                    report(f"{ptr}/compute/{key}", f"metric {m.get('id')!r}: units takes no {key}")
+        elif c.get("unit") is not None:
+            report(f"{ptr}/compute/unit", f"metric {m.get('id')!r}: unit is for kind units")

@@ -1,7 +1,8 @@
 """Which observation record of a row counts: the study's attempt policy.
 
-Records are attempts. The policy's ``key`` fields identify a series of attempts (the first
-names the row), ``order`` orders a series, ``where`` keeps the series that are scored (the
+Records are attempts. The policy's ``key`` fields identify a series of attempts; the whole key
+names the row (one item x model, item x rater, problem x sample), except the fields a ``where``
+fixes to one value, which select the series scored (:func:`row_name`); ``order`` orders a series, ``where`` keeps the series that are scored (the
 others are still checked), ``failed`` marks a failed attempt and ``counts`` picks the one that
 counts: ``last`` (highest order; failed → unobserved), ``first`` (lowest order only, never a
 fallback), ``first-success`` (lowest order that did not fail), ``last-any`` (highest order,
@@ -98,12 +99,11 @@ def counted(
     for cond in policy.get("failed_if_any") or ():
         failed = failed | all_of([cond], rec_cols, n_rec)
     scored = all_of(policy.get("where"), rec_cols, n_rec)
-    row_ids = _read(records, key_fields[0], True)
+    row_ids = row_names(policy, records, required)
     orders = _orders(records, order, source, max_problems, lines)
     keys = list(
         zip(
-            row_ids,
-            *(_read(records, f, f in required) for f in key_fields[1:]),
+            *(_read(records, f, i == 0 or f in required) for i, f in enumerate(key_fields)),
             orders,
             strict=True,
         )
@@ -136,10 +136,8 @@ def counted(
     if None in row_of or found.count(None) < len(found) or len(set(keys)) < n_rec:
         _refuse(
             row_ids, row_of, found, keys, orders, key_fields, order, source, rows, max_problems,
-            lines,
+            lines, row_name(policy),
         )  # fmt: skip
-    if len(key_fields) > 1:
-        _one_series_per_row(keys, scored, key_fields, source, max_problems, lines)
     # No problem: each row's attempt that counts, by sorting the scored attempts.
     if rule == "first-success":
         eligible = scored & ~failed
@@ -229,8 +227,9 @@ def _dedupe(rule: str, records, keys, source: str, max_problems: int, lines) -> 
 
 
 def _refuse(
-    row_ids, row_of, found, keys, orders, key_fields, order, source, rows, max_problems, lines
-):
+    row_ids, row_of, found, keys, orders, key_fields, order, source, rows, max_problems, lines,
+    name,
+):  # fmt: skip
     """Raise the problems of the records in line order (unknown rows, the engine's check,
     repeated attempts)."""
     problems: list[str] = []
@@ -238,7 +237,7 @@ def _refuse(
     for j, rid in enumerate(row_ids):
         line = lines[j]
         if row_of[j] is None:
-            problems.append(f"{source}:{line}: unknown row id {rid!r} (not in {rows})")
+            problems.append(f"{source}:{line}: unknown row {name_text(name, rid)} (not in {rows})")
             continue
         if found and found[j] is not None:
             problems.append(f"{source}:{line}: {found[j]}")
@@ -264,6 +263,64 @@ def _refuse(
     _raise(source, problems, max_problems)
 
 
+def row_name(policy: Mapping[str, Any]) -> list[str]:
+    """The key fields that name a row: the first, and every later one that no ``where`` fixes to
+    one value (a fixed field selects the records scored; it does not name rows). A row is one
+    value of the whole name: one item x rater, one problem x model x sample."""
+    pinned = pinned_key_fields(policy)
+    key = list(policy["key"])
+    return [key[0], *(f for f in key[1:] if f not in pinned)]
+
+
+def row_names(
+    policy: Mapping[str, Any], records: Sequence[Mapping[str, Any]], required=frozenset()
+) -> list[Any]:
+    """Each record's row name: the value of the first key field, or the tuple of the naming
+    fields' values when several fields name a row (:func:`row_name`)."""
+    name = row_name(policy)
+    if len(name) == 1:
+        return _read(records, name[0], True)
+    cols = [_read(records, f, i == 0 or f in required) for i, f in enumerate(name)]
+    return list(zip(*cols, strict=True))
+
+
+def name_text(fields: Sequence[str], value: Any) -> str:
+    """A row name as a message shows it: ``id 'q1'`` for one field, else
+    ``itemId='q1', rater='ann'``."""
+    if not isinstance(value, tuple):
+        return f"id {value!r}"
+    return ", ".join(f"{f}={v!r}" for f, v in zip(fields, value, strict=True))
+
+
+def manifest_name(
+    policy: Mapping[str, Any], observation: Mapping[str, Any], items: Mapping[str, Any]
+) -> list[str]:
+    """The item manifest's fields that name a row as the policy's :func:`row_name` does: its
+    field with role ``row`` for the first, and for each other naming field the manifest field
+    of the same name, else the one holding the same factor (or the split). A naming field the
+    manifest lacks raises ValueError (compile refuses such a study)."""
+    obs = {f["name"]: f for f in observation.get("fields") or ()}
+    fields = list(items.get("fields") or ())
+    by_name = {f["name"]: f for f in fields}
+    row = next((f["name"] for f in fields if f.get("role") == "row"), None)
+    out = [row]
+    for name in row_name(policy)[1:]:
+        spec = obs.get(name) or {}
+        if name in by_name:
+            out.append(name)
+            continue
+        same = [
+            f["name"]
+            for f in fields
+            if (spec.get("factor") and f.get("factor") == spec.get("factor"))
+            or (spec.get("role") == "split" and f.get("role") == "split")
+        ]
+        if not same:
+            raise ValueError(name)
+        out.append(same[0])
+    return out
+
+
 def pinned_key_fields(policy: Mapping[str, Any]) -> set[str]:
     """The key fields after the first that the policy's ``where`` fixes to one value (``eq`` a
     value, or ``in`` a single value): with each of them fixed, a row has one scored series."""
@@ -274,28 +331,6 @@ def pinned_key_fields(policy: Mapping[str, Any]) -> set[str]:
         elif c.get("op") == "in" and len(c.get("values") or ()) == 1:
             out.add(c["field"])
     return out
-
-
-def _one_series_per_row(keys, scored, key_fields, source, max_problems, lines) -> None:
-    """Refuse scored records that give one row several series (the key fields after the first
-    differ): one record counts per row, so choosing among them would silently drop the others."""
-    first: dict[Any, tuple[tuple, int]] = {}
-    problems: list[str] = []
-    for j in np.flatnonzero(scored).tolist():
-        row, tail = keys[j][0], keys[j][1:-1]
-        seen = first.setdefault(row, (tail, lines[j]))
-        if seen[0] != tail:
-            problems.append(
-                f"{source}:{lines[j]}: row {key_fields[0]}={row!r} has a second series ("
-                + ", ".join(f"{f}={v!r}" for f, v in zip(key_fields[1:], tail, strict=True))
-                + f"; line {seen[1]} has "
-                + ", ".join(f"{f}={v!r}" for f, v in zip(key_fields[1:], seen[0], strict=True))
-                + f"): one record counts per {key_fields[0]}, so the key "
-                + f"[{', '.join(key_fields)}] cannot be honoured; refused rather than keeping one"
-                " series and dropping the others"
-            )
-    if problems:
-        _raise(source, problems, max_problems)
 
 
 def record_columns(

@@ -13,7 +13,7 @@ runtime dispatches by the same table. ``none`` (no interval, or no test) always 
 
 from __future__ import annotations
 
-PROPORTION = ("coverage", "proportion")
+PROPORTION = ("coverage", "proportion", "units")
 SAMPLE = ("mean", "geometric_mean")
 WHOLE = ("ece", "auroc")
 METRIC_KINDS = PROPORTION + SAMPLE + WHOLE

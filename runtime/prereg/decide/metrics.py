@@ -1,6 +1,8 @@
 """What each registered metric computes, per row: a numerator and a denominator.
 
 - ``coverage``: numerator 1 for an observed row, denominator 1 for every registered row.
+- ``units``: a cell's included units over its units (:func:`prereg.decide.units.share_metric`).
+  With units registered, every other kind counts only the rows of included units.
 - ``proportion``: denominator 1 for an observed row meeting ``among``; numerator 1 when it
   also meets ``where``.
 - ``mean``: denominator 1 for an observed row meeting ``among`` whose ``field`` is a number;
@@ -29,7 +31,7 @@ import numpy as np
 from prereg.decide.fields import Columns, _as_numbers, _column, all_of
 from prereg.errors import UserError
 
-PROPORTION_KINDS = ("coverage", "proportion")
+PROPORTION_KINDS = ("coverage", "proportion", "units")
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,17 @@ class RowMetric:
         return self.statistic(self.value[c], None if self.hit is None else self.hit[c])
 
 
-def row_metric(metric: Mapping[str, Any], columns: Columns, observed: np.ndarray) -> RowMetric:
+def row_metric(
+    metric: Mapping[str, Any],
+    columns: Columns,
+    observed: np.ndarray,
+    *,
+    kept: np.ndarray | None = None,
+    unit_share=None,
+) -> RowMetric:
+    """The metric per row. ``kept`` (the rows of included units, see :mod:`prereg.decide.units`)
+    restricts every kind but coverage to those rows; ``unit_share(unit id)`` gives a units
+    metric's (numerator, denominator) per row."""
     compute = metric.get("compute")
     if compute is None:
         raise UserError(
@@ -97,6 +109,13 @@ def row_metric(metric: Mapping[str, Any], columns: Columns, observed: np.ndarray
     kind = compute["kind"]
     if kind == "coverage":
         return RowMetric(metric["id"], kind, observed.astype(float), np.ones(n))
+    if kind == "units":
+        if unit_share is None:
+            raise UserError(f"metric {metric['id']!r}: the study registers no units")
+        num, den = unit_share(compute["unit"])
+        return RowMetric(metric["id"], kind, num, den)
+    if kept is not None:
+        observed = observed & np.asarray(kept, dtype=bool)
     among = observed & all_of(compute.get("among"), columns, n)
     if kind == "proportion":
         hit = among & all_of(compute.get("where"), columns, n)
@@ -152,6 +171,15 @@ def row_metric(metric: Mapping[str, Any], columns: Columns, observed: np.ndarray
 
 
 def row_metrics(
-    metrics: Sequence[Mapping[str, Any]], columns: Columns, observed: np.ndarray
+    metrics: Sequence[Mapping[str, Any]],
+    columns: Columns,
+    observed: np.ndarray,
+    *,
+    kept: np.ndarray | None = None,
+    unit_share=None,
 ) -> dict[str, RowMetric]:
-    return {m["id"]: row_metric(m, columns, observed) for m in metrics if m.get("compute")}
+    return {
+        m["id"]: row_metric(m, columns, observed, kept=kept, unit_share=unit_share)
+        for m in metrics
+        if m.get("compute")
+    }

@@ -31,7 +31,7 @@ def cell_attributes(cell: Mapping[str, Any]) -> dict[str, str]:
 class RowTable:
     """Rows in a fixed order: id, cell index, row attributes and item fields (columns)."""
 
-    ids: tuple[str, ...]
+    ids: tuple[Any, ...]  # a row's name: a string, or a tuple when several key fields name it
     cell: np.ndarray  # int index into cells
     cells: tuple[Mapping[str, Any], ...]  # engine-config cells (id, split, rows, levels)
     attributes: Mapping[str, np.ndarray] = field(default_factory=dict)  # name -> label per row
@@ -96,6 +96,20 @@ def level_value(contract_field: Mapping[str, Any], level: Any) -> Any:
     return level
 
 
+def _name_of(rec: Mapping[str, Any], row_field: str | tuple[str, ...]) -> Any:
+    """A record's row name: its row field, or the tuple of its naming fields."""
+    if isinstance(row_field, str):
+        return rec[row_field]
+    return tuple(rec.get(f) for f in row_field)
+
+
+def name_words(row_field: str | tuple[str, ...], rid: Any) -> str:
+    """A row name as messages show it: ``'q1'`` or ``(itemId='q1', rater='ann')``."""
+    if isinstance(row_field, str):
+        return repr(rid)
+    return "(" + ", ".join(f"{f}={v!r}" for f, v in zip(row_field, rid, strict=True)) + ")"
+
+
 def _placed_at_once(records, row_field, split_field, split, factors, factor_fields):
     """(row ids, each record's level values, the distinct level values with their cell keys)
     of manifest records, worked out a field at a time; None unless every row id is distinct
@@ -103,8 +117,10 @@ def _placed_at_once(records, row_field, split_field, split, factors, factor_fiel
     level: True, 1 and 1.0 are one dict key but not one level). The record loop of
     :func:`from_items` finds and words whatever this leaves."""
     try:
-        rids = [rec[row_field] for rec in records]
+        rids = [_name_of(rec, row_field) for rec in records]
         if len(set(rids)) != len(rids):
+            return None
+        if not isinstance(row_field, str) and any(None in r for r in rids):
             return None
         cols = []
         if split_field is not None:
@@ -135,7 +151,7 @@ def _cells_of(placed, by_key):
         if ci is None:
             return None
         index[v] = ci
-    return [str(r) for r in rids], [index[v] for v in values]
+    return [r if isinstance(r, tuple) else str(r) for r in rids], [index[v] for v in values]
 
 
 def from_items(
@@ -144,7 +160,7 @@ def from_items(
     records: Iterable[Mapping[str, Any]],
     source: str,
     *,
-    row_field: str | None = None,
+    row_field: str | Sequence[str] | None = None,
     complete: bool = True,
     ignore_unplaced: bool = False,
 ) -> RowTable:
@@ -157,6 +173,8 @@ def from_items(
     cell is left out of the table, so the attempt policy ignores and counts it.
     """
     fields = contract["fields"]
+    if row_field is not None and not isinstance(row_field, str):
+        row_field = tuple(row_field) if len(row_field) > 1 else row_field[0]
     if row_field is None:
         row_field = next((f["name"] for f in fields if f.get("role") == "row"), None)
     if row_field is None:
@@ -184,9 +202,18 @@ def from_items(
         columns = {name: [rec.get(name) for rec in records] for name in item_names}
         records = []  # every record placed: the loop below has nothing to find
     for n, rec in enumerate(records, start=1):
-        rid = rec[row_field]
+        rid = _name_of(rec, row_field)
+        if isinstance(rid, tuple) and None in rid:
+            gone = [f for f, v in zip(row_field, rid, strict=True) if v is None]
+            problems.append(
+                f"{source}:{n}: {', '.join(gone)} is null or absent, and it names the row"
+                f" with {', '.join(f for f in row_field if f not in gone)}"
+            )
+            continue
         if rid in seen and complete:
-            problems.append(f"{source}:{n}: row {rid!r} repeats line {seen[rid]}")
+            problems.append(
+                f"{source}:{n}: row {name_words(row_field, rid)} repeats line {seen[rid]}"
+            )
             continue
         first = rid in seen
         seen.setdefault(rid, n)
@@ -214,17 +241,20 @@ def from_items(
             continue
         if ci is None:
             where = ", ".join(f"{k}={v}" for k, v in zip(("split", *factors), key, strict=True))
-            problems.append(f"{source}:{n}: row {rid!r} ({where}) is in no registered cell")
+            problems.append(
+                f"{source}:{n}: row {name_words(row_field, rid)} ({where}) is in no registered cell"
+            )
             continue
         if first:
             if placed.get(rid) != ci:
                 problems.append(
-                    f"{source}:{n}: row {rid!r} is in cell {config['cells'][ci]['id']} here but"
+                    f"{source}:{n}: row {name_words(row_field, rid)} is in cell"
+                    f" {config['cells'][ci]['id']} here but"
                     f" in another cell on line {seen[rid]}"
                 )
             continue
         placed[rid] = ci
-        ids.append(str(rid))
+        ids.append(rid if isinstance(rid, tuple) else str(rid))
         cell.append(ci)
         for name in item_names:
             columns[name].append(rec.get(name))

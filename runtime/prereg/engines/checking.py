@@ -368,3 +368,18 @@ def command_problems(
                     )
                 )
     return out
+
+
+def units_unread(spec: Mapping[str, Any]) -> list[Problem]:
+    """A study's ``units`` refused by an engine that scores rows by its own mechanism (only
+    engines scoring with the language's vocabulary, such as factorial, read them)."""
+    if not spec.get("units"):
+        return []
+    return [
+        (
+            "/units",
+            f"engine {spec.get('engine')!r} does not read units: its scoring counts rows its own"
+            " way, so inclusion rules would not be applied (register the study with an engine"
+            " that scores the language's vocabulary, such as factorial)",
+        )
+    ]

@@ -22,7 +22,7 @@ from typing import Any
 
 from prereg.compiler.predicate import plainly_valid_schema
 from prereg.engines.base import Problem
-from prereg.engines.checking import Argument, SpecNames, command_problems, comparisons
+from prereg.engines.checking import Argument, SpecNames, command_problems, comparisons, units_unread
 from prereg.engines.clusterpower.config import FIELD_ROLES
 
 #: The calibration fields whose allowed values the engine reads, and how many it needs.
@@ -185,7 +185,7 @@ def checks(spec: Mapping[str, Any]) -> list[Problem]:
     _freeze_input_fields(n)
     _status_rule(n, statuses)
     n.problems.extend(command_problems(spec, "cluster-power-freeze", HANDLERS))
-    return n.problems
+    return n.problems + units_unread(spec)
 
 
 def _freeze_input_fields(n: SpecNames) -> None:

@@ -18,6 +18,7 @@ import numpy as np
 
 from prereg.decide import attempts as attempt_policy
 from prereg.decide import scenarios as registered
+from prereg.decide import units as unit_levels
 from prereg.decide.decision import in_words as decision_words
 from prereg.decide.evaluate import (
     Selections,
@@ -126,7 +127,10 @@ def _items_table(config, module, path: str | None) -> RowTable | None:
     if path is None:
         raise UserError("this study's rows come from an item manifest: give --items")
     contract = _contract(config, "items")
-    return from_items(config, contract, _read(module, contract, path), path)
+    name = attempt_policy.manifest_name(
+        config["attempts"], _contract(config, "observation"), contract
+    )
+    return from_items(config, contract, _read(module, contract, path), path, row_field=name)
 
 
 def registered_rows(config) -> RowTable:
@@ -327,6 +331,7 @@ class RecordWriter:
         obs = _contract(config, "observation")
         names = {f["name"] for f in obs["fields"]}
         self.row_field, self.order = policy["key"][0], policy.get("order")
+        self.name = attempt_policy.row_name(policy)
         self.outcome = scenario["outcome"]
         self.fixed = _fixed_fields(policy)
         self.placing = {
@@ -410,7 +415,8 @@ class RecordWriter:
             else level_value(field, cell["levels"].get(field["factor"]))
             for name, (kind, field) in self.placing.items()
         }
-        base = {self.row_field: rid, **self.defaults, **levels, **self.fixed}
+        named = dict(zip(self.name, rid, strict=True)) if isinstance(rid, tuple) else {}
+        base = {self.row_field: rid, **self.defaults, **levels, **self.fixed, **named}
         numbers = self.numbers(rid, cell, right, seed)
         if self.order is None:  # a series of one record: no failed attempt before it
             return [{**base, self.outcome: bool(right), **numbers}]
@@ -466,7 +472,7 @@ def simulate(ctx: StudyContext, args: argparse.Namespace) -> int:
     records = simulate_records(config, table, sc, int(args.seed))
     write_new(args.out, b"".join(canonical_bytes_nl(r) for r in records))
     _out(
-        f"wrote {args.out}: {len(records)} attempts of {len({r[config['attempts']['key'][0]] for r in records})}"
+        f"wrote {args.out}: {len(records)} attempts of {len(set(attempt_policy.row_names(config['attempts'], records)))}"
         f" rows (scenario {args.scenario}, seed {args.seed})",
         args,
     )
@@ -504,7 +510,7 @@ def row_metrics_of(
     """(row metrics, observed mask) of validated observation records: the counted attempts,
     the item and record fields, the derived fields, then each metric's compute block
     (``tally`` counts what the attempt policy ignored, see :func:`attempt_policy.counted`)."""
-    metrics, observed, _ = row_data(config, table, records, source, tally=tally)
+    metrics, observed, _, _ = row_data(config, table, records, source, tally=tally)
     return metrics, observed
 
 
@@ -516,7 +522,9 @@ def row_data(
     *,
     tally: dict[str, int] | None = None,
 ) -> tuple[dict, np.ndarray, dict]:
-    """(row metrics, observed mask, row columns) as :func:`row_metrics_of` computes them."""
+    """(row metrics, observed mask, row columns, unit levels or None) as
+    :func:`row_metrics_of` computes them: with units registered, every metric but coverage
+    counts only the rows of included units."""
     chosen, observed = attempt_policy.counted(
         config["attempts"], records, table.index, source, tally=tally
     )
@@ -526,7 +534,26 @@ def row_data(
         attempt_policy.record_columns(records, chosen, [f["name"] for f in obs["fields"]])
     )
     columns = derive(config.get("derived_fields") or [], columns, len(table), observed)
-    return row_metrics(config["metrics"], columns, observed), observed, columns
+    units = unit_levels.build(
+        config.get("units"), columns, observed, row_words=lambda i: _row_words(config, table, i)
+    )
+    if units is None:
+        return row_metrics(config["metrics"], columns, observed), observed, columns, None
+    for lv in units.levels:
+        unit_levels.check_registered(lv, table.cells, table.cell, source)
+
+    def share(uid: str):
+        return unit_levels.share_metric(units.level(uid), table.cell, len(table.cells))
+
+    metrics = row_metrics(config["metrics"], columns, observed, kept=units.kept, unit_share=share)
+    return metrics, observed, columns, units
+
+
+def _row_words(config, table: RowTable, i: int) -> str:
+    """Row ``i`` as a message names it: by its key fields' values."""
+    rid = table.ids[i]
+    name = attempt_policy.row_name(config["attempts"])
+    return "row " + attempt_policy.name_text(name, rid)
 
 
 def score_document(
@@ -538,7 +565,7 @@ def score_document(
 
     rep = _reporting(config)
     tally: dict[str, int] = {}
-    metrics, observed, columns = row_data(config, table, records, source, tally=tally)
+    metrics, observed, columns, units = row_data(config, table, records, source, tally=tally)
     sel = Selections(table)
     res = registered_results(rules, metrics, sel, columns)
     figures = cell_figures(metrics, table)
@@ -599,7 +626,13 @@ def score_document(
                 if "duplicateRecords" in tally
                 else {}
             ),
+            **({"counted": int((observed & units.kept).sum())} if units is not None else {}),
         },
+        **(
+            {"units": unit_levels.score_rows(units, table.cells, table.cell)}
+            if units is not None
+            else {}
+        ),
         "cells": cells,
         "estimates": estimates,
         "contrasts": contrasts,
@@ -627,7 +660,7 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
     obs_contract = _contract(config, "observation")
     records = _read(module, obs_contract, args.observations)
     if table is None:
-        row_field = config["attempts"]["key"][0]
+        row_field = attempt_policy.row_name(config["attempts"])
         table = from_items(
             config,
             obs_contract,
@@ -676,6 +709,26 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
     return 0
 
 
+def unit_lines(units: Sequence[Mapping[str, Any]], shown: int = 20) -> list[str]:
+    """SCORE.md's Units section: each level's counts and its first excluded units with the
+    rules they failed (SCORE.json lists every one)."""
+    if not units:
+        return []
+    lines = ["", "## Units", "", "| unit | units | included | excluded |", "|---|---|---|---|"]
+    for u in units:
+        lines.append(f"| `{u['id']}` | {u['units']} | {u['included']} | {u['excluded']} |")
+    for u in units:
+        if not u["excludedUnits"]:
+            continue
+        lines += ["", f"Excluded `{u['id']}` units ({u['excluded']}):", ""]
+        for x in u["excludedUnits"][:shown]:
+            name = ", ".join(f"{k}={v}" for k, v in x["unit"].items())
+            lines.append(f"- {name}: {'; '.join(x['reasons'])}")
+        if len(u["excludedUnits"]) > shown:
+            lines.append(f"- … and {len(u['excludedUnits']) - shown} more (SCORE.json lists all)")
+    return lines
+
+
 def _fmt(x) -> str:
     return "–" if x is None else f"{x:g}" if isinstance(x, float) else str(x)
 
@@ -711,6 +764,7 @@ def score_markdown(config, module: ModuleType, doc: Mapping[str, Any]) -> str:
             f"| `{g['id']}` | {g['metric']} | {g['op']} {_fmt(g['value'])} | {'yes' if g['passed'] else 'no'} | {failing} |"
         )
     metric_ids = list(doc["cells"][0]["metrics"]) if doc["cells"] else []
+    lines += unit_lines(doc.get("units") or [])
     lines += ["", "## Cells", "", "| cell | rows | observed | " + " | ".join(metric_ids) + " |"]
     lines.append("|---|---|---|" + "---|" * len(metric_ids))
     for c in doc["cells"]:
@@ -923,4 +977,11 @@ def diagnose_design(config):
 def diagnose(ctx: StudyContext, args: argparse.Namespace) -> int:
     from prereg.diagnose.command import run
 
+    if ctx.config.get("units"):
+        raise UserError(
+            "diagnose: this study registers units (rows rolled up into units with inclusion"
+            " rules), and diagnose does not simulate unit roll-ups yet: its figures would count"
+            " rows of units the registration excludes. Score real or simulated observations"
+            " with `score` to see the units"
+        )
     return run(ctx, args, diagnose_design)

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from prereg.engines.base import Problem
-from prereg.engines.checking import Argument, SpecNames, command_problems
+from prereg.engines.checking import Argument, SpecNames, command_problems, units_unread
 from prereg.engines.multicorrect.config import (
     FIELD_ROLES,
     FIELD_TYPES,
@@ -235,4 +235,4 @@ def checks(spec: Mapping[str, Any]) -> list[Problem]:
                 )
             )
     n.problems.extend(command_problems(spec, "multicorrect-scoring", HANDLERS))
-    return n.problems
+    return n.problems + units_unread(spec)

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from prereg.engines.base import Problem, constant_pointer
-from prereg.engines.checking import SpecNames
+from prereg.engines.checking import SpecNames, units_unread
 
 FACTOR_ROLES = ("pool", "hops", "outcome", "layout")
 
@@ -118,7 +118,7 @@ def checks(spec: Mapping[str, Any]) -> list[Problem]:
 
     if not n.problems:
         n.problems.extend(_engine_check(spec))
-    return n.problems
+    return n.problems + units_unread(spec)
 
 
 def _dev_review_rows(

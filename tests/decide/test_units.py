@@ -1,0 +1,255 @@
+"""Units built from rows, as a registration counts them, scored end to end through the CLI.
+
+The fixture (tests/fixtures/factorial/units-repo-pairs.yaml) has the rows an evaluation log
+has: one per item x arm, no row ids, no attempt numbers, some rows missing and some answers
+failed. It registers two unit levels: a pair (an item with both arms answered) and a
+repository (at least 5 complete pairs, 40 registered), a gate on the share of analysable
+repositories, and a paired contrast. The oracle below recomputes every figure from the raw
+rows in plain Python, following the registration's words, not the engine's code.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from prereg.cli import main
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "factorial" / "units-repo-pairs.yaml"
+
+
+def log_rows(seed: int, repos: int = 40, items: int = 6, gap: float = 0.04) -> list[dict]:
+    rnd = random.Random(seed)
+    rows = []
+    for r in range(repos):
+        for i in range(items):
+            for arm in ("base", "tuned"):
+                u = rnd.random()
+                if u < gap:
+                    continue  # the log has no row for this item and arm
+                status = "error" if u < 2 * gap else "ok"
+                correct = None if status == "error" else rnd.random() < 0.7
+                rows.append(
+                    {"repo": f"repo{r}", "itemId": f"r{r}-i{i}", "arm": arm, "status": status,
+                     "correct": correct}
+                )  # fmt: skip
+    return rows
+
+
+def oracle(rows: list[dict]) -> dict:
+    """The registration in plain Python: a pair counts when both arms answered (status ok); a
+    repository is analysable with at least 5 complete pairs; the contrast pairs the answers of
+    the complete pairs of analysable repositories."""
+    answered: dict[str, dict[str, bool]] = {}
+    repo_of: dict[str, str] = {}
+    items = set()
+    for r in rows:
+        items.add(r["itemId"])
+        repo_of[r["itemId"]] = r["repo"]
+        if r["status"] == "ok":
+            answered.setdefault(r["itemId"], {})[r["arm"]] = r["correct"]
+    complete = {i for i, a in answered.items() if len(a) == 2}
+    pairs_in: dict[str, int] = {}
+    for i in complete:
+        pairs_in[repo_of[i]] = pairs_in.get(repo_of[i], 0) + 1
+    repos = {r["repo"] for r in rows}
+    analysable = {g for g in repos if pairs_in.get(g, 0) >= 5}
+    used = [i for i in complete if repo_of[i] in analysable]
+    n10 = sum(answered[i]["tuned"] and not answered[i]["base"] for i in used)
+    n01 = sum(answered[i]["base"] and not answered[i]["tuned"] for i in used)
+    return {
+        "pairs": len(items),
+        "complete": len(complete),
+        "analysable": len(analysable),
+        "excluded_repos": sorted(repos - analysable),
+        "n": len(used),
+        "estimate": Fraction(n10 - n01, len(used)),
+        "share": Fraction(len(analysable), 40),
+    }
+
+
+def score(tmp_path: Path, rows: list[dict]) -> dict:
+    (tmp_path / "spec" / "studies").mkdir(parents=True, exist_ok=True)
+    shutil.copy(FIXTURE, tmp_path / "spec" / "studies" / "repo-pairs.yaml")
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    obs = tmp_path / "answers.jsonl"
+    obs.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "SCORE.json"
+    assert main(["--project", str(tmp_path), "repo-pairs", "score", "--observations",
+                 str(obs), "--out", str(out)]) == 0  # fmt: skip
+    return json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("seed", [7, 11, 23])
+def test_units_counts_exclusions_and_the_paired_contrast_equal_the_oracle(tmp_path, capsys, seed):
+    rows = log_rows(seed)
+    want = oracle(rows)
+    doc = score(tmp_path, rows)
+    capsys.readouterr()
+    pair, repo = doc["units"]
+    assert (pair["id"], pair["units"], pair["included"]) == (
+        "pair",
+        want["pairs"],
+        want["complete"],
+    )
+    assert repo["included"] == want["analysable"]
+    assert sorted(x["unit"]["repo"] for x in repo["excludedUnits"]) == want["excluded_repos"]
+    for x in repo["excludedUnits"]:
+        assert x["reasons"] == [f"pairs {x['figures']['pairs']} < 5"]
+    con = doc["contrasts"][0]
+    assert con["pairs"]["n"] == want["n"]
+    assert Fraction(con["estimate"]).limit_denominator(10**6) == want["estimate"]
+    gate = doc["gates"][0]
+    assert gate["passed"] == (want["share"] >= Fraction(9, 10))
+    for failure in gate["failures"]:
+        assert Fraction(failure["figure"]).limit_denominator(1000) == want["share"]
+    assert doc["rows"]["observed"] == len(rows)
+
+
+def test_a_gate_on_units_is_decided_exactly_at_36_of_40(tmp_path, capsys):
+    """Exactly 4 of the 40 registered repositories fall short: 36/40 = 0.9, the gate's
+    threshold, holds (ge)."""
+    rows = log_rows(5, gap=0.0)
+    short = {f"repo{r}" for r in range(4)}
+    # in 4 repositories, two pairs lose their tuned answer: 4 complete pairs remain
+    rows = [
+        r for r in rows
+        if not (r["repo"] in short and r["arm"] == "tuned" and r["itemId"][-1] in "01")
+    ]  # fmt: skip
+    doc = score(tmp_path, rows)
+    capsys.readouterr()
+    assert oracle(rows)["analysable"] == 36
+    assert doc["units"][1]["included"] == 36
+    assert doc["gates"][0]["passed"] is True
+    assert doc["decision"]["outcome"] != "inconclusive"
+
+
+def test_registered_units_are_counted_when_never_seen_and_more_are_refused(tmp_path, capsys):
+    # 38 repositories in the log: the two never seen count as not analysable, so 38 of the 40
+    # registered are (0.95, the gate holds)
+    rows = [r for r in log_rows(5, gap=0.0) if r["repo"] not in ("repo38", "repo39")]
+    doc = score(tmp_path, rows)
+    cells = doc["units"][1]["cells"]
+    assert [(c["units"], c["included"], c["registered"]) for c in cells] == [(38, 38, 40)] * 2
+    assert [f["figure"] for f in doc["gates"][0]["failures"]] == []
+    assert doc["gates"][0]["passed"] is True  # 38/40 = 0.95
+    # 41 repositories (of 5 items each, so the rows stay within the cells): refused
+    more = log_rows(5, repos=41, items=5, gap=0.0)
+    capsys.readouterr()
+    obs = tmp_path / "answers.jsonl"
+    obs.write_text("".join(json.dumps(r) + "\n" for r in more))
+    out = tmp_path / "SCORE2.json"
+    assert main(["--project", str(tmp_path), "repo-pairs", "score", "--observations", str(obs),
+                 "--out", str(out)]) != 0  # fmt: skip
+    err = capsys.readouterr().err
+    assert "has 41 units of repository, the study registers 40" in err
+    assert not out.exists()
+
+
+SAMPLES = FIXTURE.parent / "units-samples.yaml"
+
+
+def sample_rows(seed: int) -> list[dict]:
+    """20 problems x 2 settings x 12 samples; some samples have no verdict (null) and some
+    are missing from the log, so some problems keep fewer than 10 valid samples."""
+    rnd = random.Random(seed)
+    rows = []
+    for p in range(20):
+        skill = rnd.random()
+        for dec in ("greedy-temp", "nucleus"):
+            for s in range(1, 13):
+                u = rnd.random()
+                if u < 0.06:
+                    continue
+                passed = None if u < 0.14 else rnd.random() < skill
+                rows.append({"problem": f"p{p}", "decoding": dec, "sample": s, "passed": passed})
+    return rows
+
+
+def pass_at_k_oracle(rows: list[dict], dec: str, k: int) -> tuple[Fraction | None, int]:
+    """The unbiased pass@k (Chen et al., 2021): per problem 1 - C(n-c, k)/C(n, k) over its n
+    valid samples with c passes, averaged over the problems with at least 10 valid samples."""
+    from math import comb
+
+    got: dict[str, list[bool]] = {}
+    for r in rows:
+        if r["decoding"] == dec and r["passed"] is not None:
+            got.setdefault(r["problem"], []).append(r["passed"])
+    kept = [v for v in got.values() if len(v) >= 10]
+    if not kept:
+        return None, 0
+    vals = [1 - Fraction(comb(len(v) - sum(v), k), comb(len(v), k)) for v in kept]
+    return sum(vals) / len(vals), len(kept)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_pass_at_k_reads_only_the_problems_the_units_include(tmp_path, capsys, seed):
+    rows = sample_rows(seed)
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    shutil.copy(SAMPLES, tmp_path / "spec" / "studies" / "samples-units.yaml")
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    obs = tmp_path / "samples.jsonl"
+    obs.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "SCORE.json"
+    assert main(["--project", str(tmp_path), "samples-units", "score", "--observations",
+                 str(obs), "--out", str(out)]) == 0  # fmt: skip
+    capsys.readouterr()
+    doc = json.loads(out.read_text())
+    analyses = {a["id"]: a for a in doc["analyses"]}
+    (level,) = doc["units"]
+    for c, dec in zip(level["cells"], ("greedy-temp", "nucleus"), strict=True):
+        want, kept = pass_at_k_oracle(rows, dec, 5)
+        assert c["included"] == kept
+        assert abs(analyses[f"pass-at-5-{dec}"]["estimate"] - float(want)) < 1e-12
+    for x in level["excludedUnits"]:
+        assert x["figures"]["valid"] < 10 or x["reasons"] == ["no counted row"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("by: [repo]", "by: [repository]", "unit 'repository' is named by unknown field 'repository'"),
+        ("{id: pairs, units: pair}", "{id: pairs, units: repository}",
+         "figure 'pairs' counts the unit's own level"),
+        ("{figure: pairs, op: ge, value: 5}", "{figure: pair, op: ge, value: 5}",
+         "rule reads unknown figure 'pair' (its figures: pairs)"),
+        ("{kind: units, unit: repository}", "{kind: units, unit: repo}",
+         "metric 'analysable': units of unknown unit 'repo' (registered: pair, repository)"),
+        ("{figure: answered, op: ge, value: 2, reason: both arms answered}",
+         "{figure: answered, op: ge, value: 2.5}", "value"),
+    ],
+)  # fmt: skip
+def test_compile_refuses_a_unit_it_cannot_build_at_its_line(tmp_path, capsys, old, new, message):
+    text = FIXTURE.read_text()
+    assert old in text
+    text = text.replace(old, new, 1)
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if new in t)
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "repo-pairs.yaml").write_text(text)
+    capsys.readouterr()
+    assert main(["--project", str(tmp_path), "compile"]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert f"repo-pairs.yaml:{line}" in err
+    assert not (tmp_path / "generated" / "repo_pairs").exists()
+
+
+def test_diagnose_refuses_a_study_with_units_rather_than_count_excluded_rows(tmp_path, capsys):
+    text = FIXTURE.read_text() + (
+        "  - id: diagnose\n    handler: diagnose\n    summary: diagnose\n    arguments:\n"
+        "      - {name: --out, kind: option, type: path, required: true, help: folder}\n"
+    )
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "repo-pairs.yaml").write_text(text)
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    capsys.readouterr()
+    code = main(["--project", str(tmp_path), "repo-pairs", "diagnose", "--out",
+                 str(tmp_path / "d")])  # fmt: skip
+    assert code != 0
+    assert "does not simulate unit roll-ups" in capsys.readouterr().err
+    assert not (tmp_path / "d").exists()
