@@ -253,3 +253,85 @@ def test_diagnose_refuses_a_study_with_units_rather_than_count_excluded_rows(tmp
     assert code != 0
     assert "does not simulate unit roll-ups" in capsys.readouterr().err
     assert not (tmp_path / "d").exists()
+
+
+RATERS = FIXTURE.parent / "units-raters.yaml"
+
+
+def rater_data(seed: int) -> tuple[list[dict], list[dict]]:
+    """30 items (15 per domain); each rater's label agrees with a true grade most of the time;
+    some labels are null (the rater skipped) and some rows are missing from the log."""
+    rnd = random.Random(seed)
+    items = [{"itemId": f"q{i}", "domain": "code" if i < 15 else "prose"} for i in range(30)]
+    labels = []
+    for it in items:
+        truth = rnd.randrange(3)
+        for rater in ("ann", "bob", "cat"):
+            u = rnd.random()
+            if u < 0.03:
+                continue  # no row for this item and rater
+            grade = None if u < 0.07 else (truth if rnd.random() < 0.8 else rnd.randrange(3))
+            labels.append({"itemId": it["itemId"], "rater": rater, "grade": grade})
+    return items, labels
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_an_expanded_manifest_and_fleiss_kappa_over_the_included_items(tmp_path, capsys, seed):
+    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+
+    items, labels = rater_data(seed)
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    shutil.copy(RATERS, tmp_path / "spec" / "studies" / "raters-units.yaml")
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items))
+    (tmp_path / "labels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in labels))
+    out = tmp_path / "SCORE.json"
+    assert main(["--project", str(tmp_path), "raters-units", "score", "--items",
+                 str(tmp_path / "items.jsonl"), "--observations",
+                 str(tmp_path / "labels.jsonl"), "--out", str(out)]) == 0  # fmt: skip
+    capsys.readouterr()
+    doc = json.loads(out.read_text())
+    # the oracle: the items all three raters graded, by statsmodels
+    grades: dict[str, dict[str, int]] = {}
+    for r in labels:
+        if r["grade"] is not None:
+            grades.setdefault(r["itemId"], {})[r["rater"]] = r["grade"]
+    full = [g for g in grades.values() if len(g) == 3]
+    table, _ = aggregate_raters([[g["ann"], g["bob"], g["cat"]] for g in full], n_cat=3)
+    want = fleiss_kappa(table, method="fleiss")
+    (fleiss,) = doc["analyses"]
+    assert abs(fleiss["estimate"] - want) < 1e-12
+    assert doc["rows"]["registered"] == 90  # 30 items x 3 raters, from the expansion
+    assert doc["rows"]["observed"] == len(labels)
+    (level,) = doc["units"]
+    assert level["included"] == len(full)
+    excluded = {x["unit"]["itemId"] for x in level["excludedUnits"]}
+    assert excluded == {it["itemId"] for it in items} - {
+        i for i, g in grades.items() if len(g) == 3
+    }
+
+
+def test_expand_is_refused_with_values_not_allowed_and_of_the_rows_own_name(tmp_path, capsys):
+    text = RATERS.read_text().replace(
+        "    - {field: rater, values: [ann, bob, cat]}",
+        "    - {field: rater, values: [ann, bob, dan]}\n    - {field: itemId, count: 2}",
+    )
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "raters-units.yaml").write_text(text)
+    capsys.readouterr()
+    assert main(["--project", str(tmp_path), "compile"]) == 2
+    err = capsys.readouterr().err
+    assert "expand of 'rater': ['dan'] not among its allowed values" in err
+    assert "expand names 'itemId', the first key field" in err
+    assert "expand of 'itemId': count numbers 1..n, and it is a string" in err
+
+
+def test_expand_is_refused_in_a_study_without_a_manifest(tmp_path, capsys):
+    text = FIXTURE.read_text().replace(
+        "  counts: first\n", "  counts: first\n  expand:\n    - {field: arm, values: [base]}\n"
+    )
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "repo-pairs.yaml").write_text(text)
+    capsys.readouterr()
+    assert main(["--project", str(tmp_path), "compile"]) == 2
+    assert "the study has no item manifest" in capsys.readouterr().err

@@ -75,6 +75,89 @@ def _conditions(
                         )
 
 
+def _expansions(
+    policy: dict, contract: dict, items: dict | None, report: Reporter, spec: dict | None = None
+) -> None:
+    """Each expansion names a key field that names rows, which the manifest does not carry,
+    with either values (of the field's allowed values) or a count."""
+    from prereg.decide.attempts import row_name
+
+    exp = policy.get("expand") or []
+    if not exp:
+        return
+    if items is None:
+        report(
+            "/attempts/expand",
+            "expand multiplies the item manifest's records, and the study has no item manifest"
+            " (a record contract with role items); without one, the rows are the full keys"
+            " found in the observations",
+        )
+        return
+    naming = row_name(policy)[1:] if policy.get("key") else []
+    fields = {f.get("name"): f for f in contract.get("fields") or []}
+    item_names = {f.get("name") for f in items.get("fields") or []}
+    item_factors = {f.get("factor") for f in items.get("fields") or [] if f.get("factor")}
+    seen: set[str] = set()
+    for i, e in enumerate(exp):
+        ptr = f"/attempts/expand/{i}"
+        name = e.get("field")
+        f = fields.get(name) or {}
+        if name in seen:
+            report(f"{ptr}/field", f"expand lists {name!r} twice")
+        seen.add(name)
+        if policy.get("key") and name == policy["key"][0]:
+            report(
+                f"{ptr}/field",
+                f"expand names {name!r}, the first key field, which the manifest's records"
+                " name themselves (role row); expand multiplies them by later key fields",
+            )
+        elif name not in naming:
+            report(
+                f"{ptr}/field",
+                f"expand names {name!r}, which is not a key field naming the rows (key:"
+                f" {', '.join(map(str, policy.get('key') or []))})",
+            )
+        elif name in item_names or (f.get("factor") and f.get("factor") in item_factors):
+            report(
+                f"{ptr}/field",
+                f"expand names {name!r}, which the item manifest {items.get('id')!r} already"
+                " carries: each manifest record names its own value",
+            )
+        has_values, has_count = bool(e.get("values")), e.get("count") is not None
+        if has_values == has_count:
+            report(ptr, f"expand of {name!r} takes exactly one of values and count")
+        allowed = f.get("allowed")
+        if has_values and allowed:
+            wrong = [v for v in e["values"] if v not in allowed]
+            if wrong:
+                report(
+                    f"{ptr}/values",
+                    f"expand of {name!r}: {wrong} not among its allowed values {allowed}",
+                )
+        if has_values and len({repr(v) for v in e["values"]}) < len(e["values"]):
+            report(f"{ptr}/values", f"expand of {name!r} lists a value twice")
+        if has_count and f.get("type") not in (None, "integer", "number"):
+            report(
+                f"{ptr}/count",
+                f"expand of {name!r}: count numbers 1..n, and it is a {f.get('type')}",
+            )
+    factor_fields = {n for n, f in fields.items() if f.get("factor") or f.get("role") == "split"}
+    if spec is not None and not any(e.get("field") in factor_fields for e in exp):
+        from prereg.compiler.expand import all_cells
+
+        size = 1
+        for e in exp:
+            size *= len(e.get("values") or []) or int(e.get("count") or 1)
+        for c in all_cells(spec):
+            rows = c.get("rows")
+            if isinstance(rows, int) and rows % size:
+                report(
+                    "/attempts/expand",
+                    f"each manifest record stands for {size} rows (the expansion), and cell"
+                    f" {c.get('id')!r} registers {rows} rows, not a multiple of {size}",
+                )
+
+
 @check
 def attempt_policy_resolves(spec: dict, report: Reporter) -> None:
     policy = spec.get("attempts")
@@ -106,8 +189,9 @@ def attempt_policy_resolves(spec: dict, report: Reporter) -> None:
         split_of = {f.get("name") for f in contract.get("fields") or [] if f.get("role") == "split"}
         item_factors = {f.get("factor") for f in items.get("fields") or [] if f.get("factor")}
         item_split = any(f.get("role") == "split" for f in items.get("fields") or [])
+        expanded = {e.get("field") for e in policy.get("expand") or []}
         for name in row_name(policy)[1:]:
-            if name in by_name:
+            if name in by_name or name in expanded:
                 continue
             if factor_of.get(name) and factor_of[name] in item_factors:
                 continue
@@ -118,9 +202,11 @@ def attempt_policy_resolves(spec: dict, report: Reporter) -> None:
                 f"key field {name!r} names the row together with {key[0]!r}, but the item"
                 f" manifest {items.get('id')!r} has no field {name!r} (nor one holding the same"
                 f" factor), so its records cannot list the rows: add {name} to the manifest,"
+                f" register its values (expand: [{{field: {name}, values: [...]}}]),"
                 f" or fix {name} to one value with a where condition ({{field: {name}, op: eq,"
                 " value: ...})",
             )
+    _expansions(policy, contract, items, report, spec)
     order = policy.get("order")
     spec_of = {f.get("name"): f for f in contract.get("fields") or []}
     if order is None:

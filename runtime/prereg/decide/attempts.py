@@ -100,10 +100,11 @@ def counted(
         failed = failed | all_of([cond], rec_cols, n_rec)
     scored = all_of(policy.get("where"), rec_cols, n_rec)
     row_ids = row_names(policy, records, required)
+    _named(row_ids, row_name(policy), records, source, max_problems, lines)
     orders = _orders(records, order, source, max_problems, lines)
     keys = list(
         zip(
-            *(_read(records, f, i == 0 or f in required) for i, f in enumerate(key_fields)),
+            *(_read(records, f, f in required) for f in key_fields),
             orders,
             strict=True,
         )
@@ -279,9 +280,28 @@ def row_names(
     fields' values when several fields name a row (:func:`row_name`)."""
     name = row_name(policy)
     if len(name) == 1:
-        return _read(records, name[0], True)
-    cols = [_read(records, f, i == 0 or f in required) for i, f in enumerate(name)]
+        return _read(records, name[0], name[0] in required)
+    cols = [_read(records, f, f in required) for f in name]
     return list(zip(*cols, strict=True))
+
+
+def _named(row_ids, name, records, source: str, max_problems: int, lines) -> None:
+    """Refuse records whose row name has a null or absent field, each at its line."""
+    if len(name) == 1:
+        bad = [j for j, r in enumerate(row_ids) if r is None]
+    else:
+        bad = [j for j, r in enumerate(row_ids) if None in r]
+    if not bad:
+        return
+    problems = []
+    for j in bad:
+        gone = [f for f in name if records[j].get(f) is None]
+        which = ", ".join(f"{f} is " + ("null" if f in records[j] else "absent") for f in gone)
+        problems.append(
+            f"{source}:{lines[j]}: {which}, and the attempt policy's key names each row by"
+            f" {', '.join(name)}"
+        )
+    _raise(source, problems, max_problems)
 
 
 def name_text(fields: Sequence[str], value: Any) -> str:
@@ -319,6 +339,45 @@ def manifest_name(
             raise ValueError(name)
         out.append(same[0])
     return out
+
+
+def expansion_values(e: Mapping[str, Any]) -> list[Any]:
+    """A row expansion's values: ``values`` as written, or 1 to ``count``."""
+    if e.get("count") is not None:
+        return list(range(1, int(e["count"]) + 1))
+    return list(e.get("values") or ())
+
+
+def expanded_manifest(
+    policy: Mapping[str, Any],
+    observation: Mapping[str, Any],
+    items: Mapping[str, Any],
+    records: Sequence[Mapping[str, Any]],
+) -> tuple[Mapping[str, Any], list[Mapping[str, Any]], list[int]]:
+    """(contract, records, manifest line of each record) of a manifest under the policy's
+    ``expand``: each record becomes one row per combination of the expansion values (records
+    in order, the last expansion varying fastest); the contract gains the expanded fields,
+    with their factor, so that the rows are placed in cells by them."""
+    import itertools
+
+    exp = list(policy.get("expand") or ())
+    if not exp:
+        return items, list(records), list(range(1, len(records) + 1))
+    obs = {f["name"]: f for f in observation.get("fields") or ()}
+    names = [e["field"] for e in exp]
+    extra = [
+        {k: v for k, v in obs[n].items() if k in ("name", "type", "factor", "role", "allowed")}
+        for n in names
+    ]
+    contract = {**items, "fields": [*items["fields"], *extra]}
+    combos = list(itertools.product(*(expansion_values(e) for e in exp)))
+    out: list[Mapping[str, Any]] = []
+    lines: list[int] = []
+    for n, rec in enumerate(records, start=1):
+        for combo in combos:
+            out.append({**rec, **dict(zip(names, combo, strict=True))})
+            lines.append(n)
+    return contract, out, lines
 
 
 def pinned_key_fields(policy: Mapping[str, Any]) -> set[str]:

@@ -120,7 +120,7 @@ def _placed_at_once(records, row_field, split_field, split, factors, factor_fiel
         rids = [_name_of(rec, row_field) for rec in records]
         if len(set(rids)) != len(rids):
             return None
-        if not isinstance(row_field, str) and any(None in r for r in rids):
+        if any(r is None or (isinstance(r, tuple) and None in r) for r in rids):
             return None
         cols = []
         if split_field is not None:
@@ -163,6 +163,7 @@ def from_items(
     row_field: str | Sequence[str] | None = None,
     complete: bool = True,
     ignore_unplaced: bool = False,
+    lines: Sequence[int] | None = None,
 ) -> RowTable:
     """The row table of an item manifest (records validated against ``contract``).
 
@@ -201,8 +202,12 @@ def from_items(
         ids, cell = fast
         columns = {name: [rec.get(name) for rec in records] for name in item_names}
         records = []  # every record placed: the loop below has nothing to find
-    for n, rec in enumerate(records, start=1):
-        rid = _name_of(rec, row_field)
+    for k, rec in enumerate(records):
+        n = k + 1 if lines is None else lines[k]
+        rid = _name_of(rec, row_field) if not isinstance(row_field, str) else rec.get(row_field)
+        if rid is None:
+            problems.append(f"{source}:{n}: {row_field} is null or absent, and it names the row")
+            continue
         if isinstance(rid, tuple) and None in rid:
             gone = [f for f, v in zip(row_field, rid, strict=True) if v is None]
             problems.append(

@@ -127,10 +127,13 @@ def _items_table(config, module, path: str | None) -> RowTable | None:
     if path is None:
         raise UserError("this study's rows come from an item manifest: give --items")
     contract = _contract(config, "items")
-    name = attempt_policy.manifest_name(
-        config["attempts"], _contract(config, "observation"), contract
+    records = _read(module, contract, path)
+    obs = _contract(config, "observation")
+    contract, records, lines = attempt_policy.expanded_manifest(
+        config["attempts"], obs, contract, records
     )
-    return from_items(config, contract, _read(module, contract, path), path, row_field=name)
+    name = attempt_policy.manifest_name(config["attempts"], obs, contract)
+    return from_items(config, contract, records, path, row_field=name, lines=lines)
 
 
 def registered_rows(config) -> RowTable:
@@ -160,13 +163,14 @@ def items(ctx: StudyContext, args: argparse.Namespace) -> int:
         raise UserError(f"record contract {contract['id']}: no field has role row")
     split = next((f["name"] for f in fields if f.get("role") == "split"), None)
     item = next((f["name"] for f in fields if f.get("role") == "item"), None)
-    item_width = len(str(max([int(c["rows"]) for c in config["cells"]] or [0])))
+    per = _expansion_size(config)
+    item_width = len(str(max([int(c["rows"]) // per for c in config["cells"]] or [0])))
     rows: list[dict[str, Any]] = []
     chunks: list[bytes] = []
     for cell in config["cells"]:
-        width = len(str(int(cell["rows"])))
+        width = len(str(int(cell["rows"]) // per))
         first = len(rows)
-        for n in range(1, int(cell["rows"]) + 1):
+        for n in range(1, int(cell["rows"]) // per + 1):
             rec: dict[str, Any] = {row: f"{cell['id']}-{n:0{width}d}"}
             if split:
                 rec[split] = cell["split"]
@@ -180,11 +184,33 @@ def items(ctx: StudyContext, args: argparse.Namespace) -> int:
         chunks.append(_cell_lines(rows[first:], [row, *([item] if item else [])]))
     _refuse_rows_breaking(_module(ctx, args), contract, rows, row)
     write_new(args.out, b"".join(chunks))
-    _out(f"wrote {args.out}: {len(rows)} rows in {len(config['cells'])} cells", args)
+    what = f"{len(rows)} rows" if per == 1 else f"{len(rows)} records ({len(rows) * per} rows)"
+    _out(f"wrote {args.out}: {what} in {len(config['cells'])} cells", args)
     from prereg.console import console_of
 
     console_of(args).summary({"outputs": [str(args.out)], "rows": len(rows)})
     return 0
+
+
+def _expansion_size(config) -> int:
+    """How many rows one manifest record stands for under the attempt policy's ``expand``
+    (1 without one). An expansion over a factor spreads a record's rows over several cells,
+    which the manifest template cannot show: refused (write the manifest of the items)."""
+    policy = config.get("attempts") or {}
+    exp = policy.get("expand") or []
+    obs = _contract(config, "observation")
+    factors = {f["name"] for f in obs["fields"] if f.get("factor") or f.get("role") == "split"}
+    if any(e["field"] in factors for e in exp):
+        raise UserError(
+            "items: the attempt policy expands each manifest record over a factor"
+            f" ({', '.join(e['field'] for e in exp if e['field'] in factors)}), so its rows lie"
+            " in several cells; write the manifest of the items themselves (one record per"
+            " item, without that field)"
+        )
+    size = 1
+    for e in exp:
+        size *= len(attempt_policy.expansion_values(e))
+    return size
 
 
 _MARKS = ("\ue000row\ue000", "\ue000item\ue000")
