@@ -1,6 +1,6 @@
 """Units built from rows, as a registration counts them, scored end to end through the CLI.
 
-The fixture (tests/fixtures/factorial/units-repo-pairs.yaml) has the rows an evaluation log
+The example (examples/units/spec/studies/repo-pairs.yaml) has the rows an evaluation log
 has: one per item x arm, no row ids, no attempt numbers, some rows missing and some answers
 failed. It registers two unit levels: a pair (an item with both arms answered) and a
 repository (at least 5 complete pairs, 40 registered), a gate on the share of analysable
@@ -20,7 +20,8 @@ import pytest
 
 from prereg.cli import main
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "factorial" / "units-repo-pairs.yaml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "units"
+FIXTURE = EXAMPLE / "spec" / "studies" / "repo-pairs.yaml"
 
 
 def log_rows(seed: int, repos: int = 40, items: int = 6, gap: float = 0.04) -> list[dict]:
@@ -151,7 +152,7 @@ def test_registered_units_are_counted_when_never_seen_and_more_are_refused(tmp_p
     assert not out.exists()
 
 
-SAMPLES = FIXTURE.parent / "units-samples.yaml"
+SAMPLES = FIXTURE.parent / "samples-units.yaml"
 
 
 def sample_rows(seed: int) -> list[dict]:
@@ -255,7 +256,7 @@ def test_diagnose_refuses_a_study_with_units_rather_than_count_excluded_rows(tmp
     assert not (tmp_path / "d").exists()
 
 
-RATERS = FIXTURE.parent / "units-raters.yaml"
+RATERS = FIXTURE.parent / "raters-units.yaml"
 
 
 def rater_data(seed: int) -> tuple[list[dict], list[dict]]:
@@ -335,3 +336,41 @@ def test_expand_is_refused_in_a_study_without_a_manifest(tmp_path, capsys):
     capsys.readouterr()
     assert main(["--project", str(tmp_path), "compile"]) == 2
     assert "the study has no item manifest" in capsys.readouterr().err
+
+
+def test_the_bundled_example_data_score_as_the_oracles_say(tmp_path, capsys):
+    """examples/units runs from its README's commands on its bundled logs."""
+    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+
+    project = tmp_path / "units"
+    shutil.copytree(EXAMPLE, project)
+    assert main(["--project", str(project), "compile"]) == 0
+    data = project / "data"
+
+    def run(study: str, *args: str) -> dict:
+        out = project / "out" / study / "SCORE.json"
+        assert main(["--project", str(project), study, "score", *args, "--out", str(out)]) == 0
+        return json.loads(out.read_text())
+
+    read = [json.loads(x) for x in (data / "answers.jsonl").read_text().splitlines()]
+    doc = run("repo-pairs", "--observations", str(data / "answers.jsonl"))
+    want = oracle(read)
+    assert doc["units"][1]["included"] == want["analysable"]
+    assert doc["contrasts"][0]["pairs"]["n"] == want["n"]
+
+    read = [json.loads(x) for x in (data / "samples.jsonl").read_text().splitlines()]
+    doc = run("samples-units", "--observations", str(data / "samples.jsonl"))
+    got = {a["id"]: a["estimate"] for a in doc["analyses"]}
+    assert abs(got["pass-at-5-nucleus"] - float(pass_at_k_oracle(read, "nucleus", 5)[0])) < 1e-12
+
+    labels = [json.loads(x) for x in (data / "labels.jsonl").read_text().splitlines()]
+    doc = run("raters-units", "--items", str(data / "items.jsonl"), "--observations",
+              str(data / "labels.jsonl"))  # fmt: skip
+    grades: dict[str, dict[str, int]] = {}
+    for r in labels:
+        if r["grade"] is not None:
+            grades.setdefault(r["itemId"], {})[r["rater"]] = r["grade"]
+    full = [g for g in grades.values() if len(g) == 3]
+    table, _ = aggregate_raters([[g["ann"], g["bob"], g["cat"]] for g in full], n_cat=3)
+    assert abs(doc["analyses"][0]["estimate"] - fleiss_kappa(table, method="fleiss")) < 1e-12
+    capsys.readouterr()
