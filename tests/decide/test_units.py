@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from prereg import outputs
 from prereg.cli import main
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "units"
@@ -83,7 +84,10 @@ def score(tmp_path: Path, rows: list[dict]) -> dict:
     out = tmp_path / "SCORE.json"
     assert main(["--project", str(tmp_path), "repo-pairs", "score", "--observations",
                  str(obs), "--out", str(out)]) == 0  # fmt: skip
-    return json.loads(out.read_text())
+    doc = json.loads(out.read_text())
+    # SCORE.json, units included, is what its published schema says
+    assert outputs.problems(doc, outputs.schema_for("factorial", "score")) == []
+    return doc
 
 
 @pytest.mark.parametrize("seed", [7, 11, 23])
