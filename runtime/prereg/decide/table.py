@@ -151,7 +151,7 @@ def _cells_of(placed, by_key):
         if ci is None:
             return None
         index[v] = ci
-    return [r if isinstance(r, tuple) else str(r) for r in rids], [index[v] for v in values]
+    return list(rids), [index[v] for v in values]
 
 
 def from_items(
@@ -259,7 +259,7 @@ def from_items(
                 )
             continue
         placed[rid] = ci
-        ids.append(rid if isinstance(rid, tuple) else str(rid))
+        ids.append(rid)  # as the data write it: an integer id is looked up as one
         cell.append(ci)
         for name in item_names:
             columns[name].append(rec.get(name))
