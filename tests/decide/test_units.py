@@ -378,3 +378,17 @@ def test_the_bundled_example_data_score_as_the_oracles_say(tmp_path, capsys):
     table, _ = aggregate_raters([[g["ann"], g["bob"], g["cat"]] for g in full], n_cat=3)
     assert abs(doc["analyses"][0]["estimate"] - fleiss_kappa(table, method="fleiss")) < 1e-12
     capsys.readouterr()
+
+
+def test_preregistration_and_its_export_state_the_units_and_their_rules(tmp_path, capsys):
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    shutil.copy(FIXTURE, tmp_path / "spec" / "studies" / "repo-pairs.yaml")
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    prereg = (tmp_path / "generated" / "repo_pairs" / "PREREG.md").read_text()
+    row = "| `repository` | A repository with its complete pairs | `repo` | `pairs`: included"
+    assert row + " `pair` units | `pairs` ≥ 5 | 40 |" in prereg
+    capsys.readouterr()
+    assert main(["--project", str(tmp_path), "export", "repo-pairs", "--format", "osf"]) == 0
+    form = capsys.readouterr().out
+    exclusion = form[form.index("### Data exclusion") : form.index("### Missing data")]
+    assert "`answered` ≥ 2" in exclusion and "`pairs` ≥ 5" in exclusion

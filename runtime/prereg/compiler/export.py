@@ -151,6 +151,15 @@ def forms(study) -> dict[str, list[dict[str, Any]]]:
     facts = _facts(study)
     decision = _decision(study)
     scenarios = analysis.sub("Scenarios (synthetic respondents)")
+    units = variables.sub("Units")
+    exclusion = "\n\n".join(
+        x
+        for x in (
+            analysis.sub("Exclusions"),
+            f"#### Units and their inclusion rules (executable)\n\n{units}" if units else "",
+        )
+        if x
+    )
     description = (study.data.get("description") or "").strip()
     hypotheses = hyp.whole()
     blinding = design.sub("Blinding")
@@ -216,7 +225,7 @@ def forms(study) -> dict[str, list[dict[str, Any]]]:
             [
                 ("Statistical models and inference criteria", models),
                 ("Decision", decision),
-                ("Data exclusion", analysis.sub("Exclusions")),
+                ("Data exclusion", exclusion),
                 ("Missing data", analysis.sub("Missing data")),
                 ("Exploratory analysis", analysis.sub("Exploratory analyses")),
             ],
@@ -265,7 +274,7 @@ def forms(study) -> dict[str, list[dict[str, Any]]]:
             [
                 ("Statistical models and inference criteria", models),
                 ("Decision", decision),
-                ("Data exclusion", analysis.sub("Exclusions")),
+                ("Data exclusion", exclusion),
                 ("Missing data", analysis.sub("Missing data")),
                 ("Exploratory analyses", analysis.sub("Exploratory analyses")),
             ],
