@@ -392,3 +392,37 @@ def test_preregistration_and_its_export_state_the_units_and_their_rules(tmp_path
     form = capsys.readouterr().out
     exclusion = form[form.index("### Data exclusion") : form.index("### Missing data")]
     assert "`answered` ≥ 2" in exclusion and "`pairs` ≥ 5" in exclusion
+
+
+def test_clustered_files_in_repositories_analysed_by_repository(tmp_path, capsys):
+    """Files nested in repositories randomised to two linters: a repository counts with at
+    least 5 timed files, and the cluster-level t test (equal weights) reads the included
+    repositories' means; the oracle is scipy's Student t test of those means."""
+    from scipy import stats
+
+    project = tmp_path / "units"
+    shutil.copytree(EXAMPLE, project)
+    assert main(["--project", str(project), "compile"]) == 0
+    out = project / "out" / "SCORE.json"
+    assert main(["--project", str(project), "cluster-arms", "score", "--observations",
+                 str(project / "data" / "runs.jsonl"), "--out", str(out)]) == 0  # fmt: skip
+    capsys.readouterr()
+    doc = json.loads(out.read_text())
+    rows = [json.loads(x) for x in (project / "data" / "runs.jsonl").read_text().splitlines()]
+    timed: dict[tuple[str, str], list[float]] = {}
+    for r in rows:
+        if r["seconds"] is not None:
+            timed.setdefault((r["repo"], r["linter"]), []).append(r["seconds"])
+    kept = {k: sum(v) / len(v) for k, v in timed.items() if len(v) >= 5}
+    new = [m for (_, arm), m in kept.items() if arm == "new"]
+    old = [m for (_, arm), m in kept.items() if arm == "old"]
+    want = stats.ttest_ind(new, old, alternative="less")
+    (an,) = doc["analyses"]
+    assert abs(an["estimate"] - (sum(new) / len(new) - sum(old) / len(old))) < 1e-12
+    assert abs(an["p"] - want.pvalue) < 1e-12
+    assert an["df"] == len(kept) - 2
+    (level,) = doc["units"]
+    assert level["included"] == len(kept)
+    assert all(x["figures"]["timed"] < 5 for x in level["excludedUnits"])
+    # 13 of 20 repositories are analysable: below the registered 80%, so the gate fails
+    assert doc["gated"] and doc["decision"]["outcome"] == "inconclusive"
