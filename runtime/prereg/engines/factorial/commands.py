@@ -423,12 +423,27 @@ class RecordWriter:
         return out
 
 
-def simulate_records(config, table: RowTable, scenario: Mapping[str, Any], seed: int) -> list[dict]:
+#: Rows between two progress updates of ``simulate``.
+PROGRESS_ROWS = 1024
+
+
+def simulate_records(
+    config, table: RowTable, scenario: Mapping[str, Any], seed: int, progress=None
+) -> list[dict]:
+    """The observation records of one simulated run; ``progress`` (a
+    :class:`prereg.console.Progress` over the rows, or None) counts the rows drawn (most of
+    the time: a SHA-256 per row), and is done when their records are written."""
     writer = RecordWriter(config, scenario)
     coverage = registered.coverage(scenario)
     fail_rate = registered.failed_attempt_rate(scenario)
     rates = registered.compiled_rates(scenario)
-    draws = {rid: _uniforms(scenario["id"], seed, rid, k=3) for rid in table.ids}
+    draws = {}
+    for i, rid in enumerate(table.ids, 1):
+        draws[rid] = _uniforms(scenario["id"], seed, rid, k=3)
+        if progress is not None and i % PROGRESS_ROWS == 0 and i < len(table.ids):
+            progress.update(i, label="drawn")
+    if progress is not None:
+        progress.update(len(table.ids) - 1, label="writing records")
     # Coverage: in each cell, the floor(coverage * rows) rows with the smallest first draw.
     observed: set[str] = set()
     for ci in range(len(table.cells)):
@@ -448,6 +463,8 @@ def simulate_records(config, table: RowTable, scenario: Mapping[str, Any], seed:
             )
         _, u_fail, u_out = draws[rid]
         out.extend(writer.records(rid, cell, u_fail < fail_rate, u_out < rate, seed))
+    if progress is not None:
+        progress.update(len(table.ids), label="written")
     return out
 
 
@@ -463,15 +480,19 @@ def simulate(ctx: StudyContext, args: argparse.Namespace) -> int:
     refuse_existing(args.out)
     module = _module(ctx, args)
     table = _items_table(config, module, getattr(args, "items", None)) or registered_rows(config)
-    records = simulate_records(config, table, sc, int(args.seed))
+    from prereg.console import console_of
+
+    progress = console_of(args).progress("simulate", len(table.ids), unit="rows")
+    try:
+        records = simulate_records(config, table, sc, int(args.seed), progress)
+    finally:
+        progress.close()
     write_new(args.out, b"".join(canonical_bytes_nl(r) for r in records))
     _out(
         f"wrote {args.out}: {len(records)} attempts of {len({r[config['attempts']['key'][0]] for r in records})}"
         f" rows (scenario {args.scenario}, seed {args.seed})",
         args,
     )
-    from prereg.console import console_of
-
     console_of(args).summary({"outputs": [str(args.out)], "attempts": len(records)})
     return 0
 
