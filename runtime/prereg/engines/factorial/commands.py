@@ -638,15 +638,27 @@ def _input(path: str) -> dict[str, Any]:
 
 
 def score(ctx: StudyContext, args: argparse.Namespace) -> int:
-    config = ctx.config
     out = Path(args.out)
     md = out.with_suffix(".md")
     refuse_existing(out, md)
     module = _module(ctx, args)
+    from prereg.console import console_of
+
+    # a big input's stages, on a terminal: the observations read, the figures, the files
+    progress = console_of(args).progress("score", 3, unit="steps")
+    try:
+        return _score(ctx, args, module, out, md, progress)
+    finally:
+        progress.close()
+
+
+def _score(ctx: StudyContext, args: argparse.Namespace, module, out: Path, md: Path, progress):
+    config = ctx.config
     items_path = getattr(args, "items", None)
     table = _items_table(config, module, items_path)
     obs_contract = _contract(config, "observation")
     records = _read(module, obs_contract, args.observations)
+    progress.update(1, label="observations read")
     if table is None:
         row_field = config["attempts"]["key"][0]
         table = from_items(
@@ -660,6 +672,7 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
         )
     rules = importlib.import_module(f"{module.__name__}.rules")
     doc = score_document(config, rules, table, records, args.observations)
+    progress.update(2, label="figures and verdicts")
     doc = {
         "decision": doc.pop("decision"),
         "study": ctx.study_id,
@@ -677,6 +690,8 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
             (md, score_markdown(config, module, doc), 0o644),
         ]
     )
+    progress.update(3, label="written")
+    progress.close()  # the bar's line ends before the command's own lines
     verdicts = ", ".join(f"{h} {v}" for h, v in doc["verdicts"].items())
     if not doc["gates"]:
         gate = "no gate registered"
