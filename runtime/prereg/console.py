@@ -1,5 +1,5 @@
 """How a command speaks: human lines on stdout, or with ``--json`` one JSON document; progress
-on stderr.
+on stderr when it is a terminal.
 
 Every study command gets ``--json`` and ``--quiet`` from the CLI, which hands the handler a
 :class:`Console` as ``args.console`` (:func:`console_of` gives a plain one to a handler called
@@ -11,9 +11,9 @@ output of prereg).  A command that states no summary still prints those three, a
 handler prints to stdout by itself goes to stderr under ``--json``.  Adding
 ``--json`` to a new command is one ``console_of(args).summary({...})`` call.
 
-:class:`Progress` reports work that takes longer than about a second: on a terminal a bar
-redrawn in place, otherwise a plain line at each tenth of the work; nothing with ``--quiet``
-or before the first second has passed.
+:class:`Progress` reports work that takes longer than about a second, on a terminal only: a
+bar drawn by rich when it is installed, else a plain one redrawn in place; nothing in a pipe
+or a file, with ``--quiet`` or ``--json``, or before the first second has passed.
 """
 
 from __future__ import annotations
@@ -83,7 +83,9 @@ class Console:
         self._summary = {**(self._summary or {}), **doc}
 
     def progress(self, what: str, total: int, unit: str = "") -> Progress:
-        return Progress(what, total, unit=unit, enabled=not self.quiet, stream=self.stderr)
+        """Progress on stderr when it is a terminal; none with ``--quiet`` or ``--json``."""
+        enabled = not (self.quiet or self.json_mode)
+        return Progress(what, total, unit=unit, enabled=enabled, stream=self.stderr)
 
     def finish(self, code: int, **context: Any) -> None:
         """With --json, print ``context``, the summary and ``exitCode`` as one JSON object."""
@@ -108,7 +110,11 @@ def console_of(args: Any) -> Console:
 
 
 class Progress:
-    """Progress of ``total`` units of work on ``stream`` (stderr)."""
+    """Progress of ``total`` units of work, shown on a terminal only (``stream``, stderr): a bar
+    drawn by rich when it is installed (the ``progress`` extra; imported when a bar is first
+    drawn, so a command's start-up never pays for it), else a plain bar redrawn in place.
+    Nothing is shown when the stream is not a terminal (a pipe, a file, CI's log), when it is
+    disabled (``--quiet``, ``--json``) or before ``delay`` seconds of work have passed."""
 
     def __init__(
         self,
@@ -125,22 +131,22 @@ class Progress:
         self.done = 0
         self.label = ""
         self.stream = stream or sys.stderr
-        self.enabled = enabled and self.total > 0
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.enabled = enabled and self.total > 0 and self.tty
         self.clock = clock
         self.started = clock()
         self.delay = progress_delay() if delay is None else delay
         self.shown = False
-        self.next_tenth = 1
         self.last_draw = 0.0
         self.ended = False
+        self._rich: tuple | None = None  # (rich Progress, task id) once rich draws the bar
 
     def step(self, n: int = 1, label: str | None = None) -> None:
         self.update(self.done + n, label=label)
 
     def update(self, done: int, total: int | None = None, label: str | None = None) -> None:
         if total is not None and total != self.total:
-            self.total, self.next_tenth = int(total), 1
+            self.total = int(total)
         self.done = min(int(done), self.total) if self.total else int(done)
         if label is not None:
             self.label = label
@@ -151,32 +157,70 @@ class Progress:
         finished = self.done >= self.total
         if elapsed < self.delay and not (finished and self.shown):
             return
+        self.ended = finished
+        if finished or now - self.last_draw >= 0.1 or not self.shown:
+            self._draw(elapsed)
+            self.shown, self.last_draw = True, now
+
+    def _draw(self, elapsed: float) -> None:
         units = f" {self.unit}" if self.unit else ""
         tail = f" {self.label}" if self.label else ""
-        self.ended = finished
-        if self.tty:
-            if finished or now - self.last_draw >= 0.1 or not self.shown:
-                width = 30
-                filled = int(width * self.done / self.total)
-                self.stream.write(
-                    f"\r\x1b[K{self.what} [{'#' * filled}{'.' * (width - filled)}]"
-                    f" {self.done}/{self.total}{units}{tail} ({elapsed:.0f} s)"
-                )
-                self.stream.flush()
-                self.shown, self.last_draw = True, now
+        if not self.shown:
+            self._rich = _rich_bar(self.stream, self.what, self.total)
+        if self._rich is not None:
+            bar, task = self._rich
+            bar.update(task, total=self.total, completed=self.done, extra=f"{units}{tail}")
+            if bar.live.is_started:
+                bar.refresh()
+            else:
+                bar.start()  # drawn once, as it stands now
             return
-        tenth = self.done * 10 // self.total
-        if tenth >= self.next_tenth or (finished and self.shown):
-            self.stream.write(
-                f"{self.what}: {self.done}/{self.total}{units}{tail} ({elapsed:.1f} s)\n"
-            )
-            self.stream.flush()
-            self.shown = True
-            self.next_tenth = tenth + 1
+        width = 30
+        filled = int(width * self.done / self.total)
+        self.stream.write(
+            f"\r\x1b[K{self.what} [{'#' * filled}{'.' * (width - filled)}]"
+            f" {self.done}/{self.total}{units}{tail} ({elapsed:.0f} s)"
+        )
+        self.stream.flush()
 
     def close(self) -> None:
-        """End the bar's line on a terminal (nothing was drawn: nothing to end)."""
-        if self.tty and self.shown:
+        """End the bar's line (nothing was drawn: nothing to end)."""
+        if not self.shown:
+            return
+        self.shown = False
+        if self._rich is not None:
+            self._rich[0].stop()
+            self._rich = None
+        else:
             self.stream.write("\n")
             self.stream.flush()
-            self.shown = False
+
+
+def _rich_bar(stream: TextIO, what: str, total: int) -> tuple | None:
+    """A rich progress bar on ``stream`` with one task (not started), or None without rich. It
+    refreshes only when :class:`Progress` draws (no thread of its own), and leaves
+    ``sys.stdout`` and ``sys.stderr`` as they are."""
+    try:
+        from rich.console import Console as RichConsole
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+        from rich.progress import Progress as RichProgress
+    except ImportError:
+        return None
+    bar = RichProgress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[extra]}"),
+        TimeElapsedColumn(),
+        console=RichConsole(file=stream, force_terminal=True),
+        auto_refresh=False,
+        # stdout stays the command's own (a pipe may take it while stderr is a terminal)
+        redirect_stdout=False,
+        redirect_stderr=False,
+    )
+    return bar, bar.add_task(what, total=total, extra="")

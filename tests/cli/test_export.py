@@ -22,7 +22,14 @@ from prereg.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 STUDIES = ["d17-multifact", "s3-verifier-freeze", "jev-multicorrect"]
 OSF = ["Study information", "Design plan", "Sampling plan", "Variables", "Analysis plan", "Other"]
-PRP = ["Title and contributors", "Introduction", "Method", "Analysis plan", "Other"]
+PRP = ["Title and title page", "Abstract", "Introduction", "Method", "Analysis plan", "Other"]
+# The items of the PRP-QUANT template (Bosnjak et al. 2021, American Psychologist,
+# doi:10.1037/amp0000879; the template's version 2 as the task force publishes it), by code.
+PRP_CODES = (
+    [f"T{i}" for i in range(1, 13)] + [f"A{i}" for i in range(1, 5)]
+    + [f"I{i}" for i in range(1, 5)] + [f"M{i}" for i in range(1, 16)]
+    + [f"AP{i}" for i in range(1, 10)] + ["O1"]
+)  # fmt: skip
 
 
 def oracle_digest(spec: Path) -> str:
@@ -62,6 +69,7 @@ def item(markdown: str, title: str) -> str:
 
 
 def check_markdown(text: str, spec_file: Path, heads: list[str]) -> None:
+    decision_item = "AP7 Inference criteria" if heads == PRP else "Decision"
     spec = yaml.safe_load(spec_file.read_text())
     assert f"Spec digest: `{oracle_digest(spec_file)}`" in text
     assert sections(text) == heads
@@ -80,7 +88,7 @@ def check_markdown(text: str, spec_file: Path, heads: list[str]) -> None:
         assert re.search(rf"^\| {re.escape(str(a['version']))} \| ", text, re.M), a["version"]
     dec = spec.get("decision")
     if dec:
-        decision = item(text, "Decision")
+        decision = item(text, decision_item)
         assert f"Otherwise: **{dec['otherwise']}**." in decision
         for n, r in enumerate(dec.get("rules") or [], 1):
             assert f"- rule {n}: **{r['outcome']}** when" in decision
@@ -114,10 +122,21 @@ def test_prose_lands_in_its_item(project_copy, tmp_path, capsys):
     assert squash(item(osf, "Research questions")) == squash(reg["research_question"])
     assert squash(item(osf, "Stopping rule")) == squash(reg["stopping_rule"])
     assert squash(item(osf, "Data exclusion")) == squash(reg["exclusions"])
-    assert squash(item(prp, "Objectives and research questions")) == squash(
+    assert squash(item(prp, "I2 Objectives and research question(s)")) == squash(
         reg["research_question"]
     )
-    assert squash(item(prp, "Masking (blinding)")) == squash(reg["blinding"])
+    assert squash(item(prp, "M6 Masking of participants and researchers")) == squash(
+        reg["blinding"]
+    )
+    assert squash(reg["stopping_rule"]) in squash(item(prp, "M3 Sample size, power and precision"))
+    assert squash(item(prp, "AP1 Criteria for post-data collection exclusion of participants,"
+                             " if any")) == squash(reg["exclusions"])  # fmt: skip
+    # every item of the template, in its order, under its code; one the spec cannot fill
+    # says so
+    codes = re.findall(r"^### ([A-Z]+\d+) ", prp, flags=re.M)
+    assert codes == PRP_CODES
+    assert squash(item(prp, "T7 IRB status")) == "Not registered in the spec."
+    assert item(prp, "A1 Background").strip() == "See I1."
 
 
 def test_an_example_project_and_the_starter(project_copy, tmp_path, capsys, monkeypatch):
@@ -136,7 +155,8 @@ def test_an_example_project_and_the_starter(project_copy, tmp_path, capsys, monk
     starter = export(tmp_path, "my-study", "prp-quant", tmp_path / "s.md", capsys)
     check_markdown(starter, tmp_path / "spec" / "studies" / "my-study.yaml", PRP)
     assert (
-        item(starter, "Objectives and research questions").strip() == "Not registered in the spec."
+        item(starter, "I2 Objectives and research question(s)").strip()
+        == "Not registered in the spec."
     )
 
 

@@ -1,5 +1,5 @@
-"""`--json` summaries of the CLI, progress on stderr (a bar on a terminal, plain lines
-otherwise, nothing with --quiet), and the exit-code table."""
+"""`--json` summaries of the CLI, progress on stderr (a bar on a terminal; nothing in a pipe
+or a file, with --quiet or with --json), and the exit-code table."""
 
 from __future__ import annotations
 
@@ -119,15 +119,19 @@ def _on_a_terminal(*argv: str) -> tuple[int, str, bytes]:
     return proc.wait(), out, seen
 
 
-def test_audit_sweep_draws_a_bar_on_a_terminal_and_nothing_when_quiet():
+def test_audit_sweep_draws_a_bar_on_a_terminal_and_nothing_when_quiet_or_json():
     argv = ("d17-multifact", "audit-sweep", "d17mf-pty-", "1", "--workers", "1")
     code, out, term = _on_a_terminal(*argv)
     assert code == 0, term
     assert "d17mf-pty-0: equalizedMax" in out
-    assert b"\r\x1b[Kaudit-sweep d17mf-pty- [" in term and b"1/1 seeds" in term
-    assert term.endswith(b"\r\n")  # the bar's line is ended
-    code, out, term = _on_a_terminal(*argv, "--quiet")
-    assert code == 0 and "passing: 1 of 1" in out and term == b""
+    # the bar (rich's, or the plain one without rich) names the work and its count
+    shown = re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", term)
+    assert b"audit-sweep d17mf-pty-" in shown and b"1/1" in shown
+    assert shown.endswith(b"\r\n")  # the bar's line is ended
+    for off in ("--quiet", "--json"):
+        code, out, term = _on_a_terminal(*argv, off)
+        assert code == 0 and term == b"", off
+    assert json.loads(out)["exitCode"] == 0
 
 
 class _Clock:
@@ -143,39 +147,100 @@ class _Terminal(io.StringIO):
         return True
 
 
-def test_progress_waits_a_second_then_prints_a_line_per_tenth():
+def test_progress_shows_nothing_off_a_terminal():
+    """A pipe or a file (CI's log, `| tee`) gets no progress, however long the work."""
     clock, stream = _Clock(), io.StringIO()
     p = Progress("work", 20, unit="blocks", stream=stream, clock=clock)
-    for _ in range(5):  # quick work: nothing
+    clock.now = 5.0
+    for _ in range(20):
         p.step()
-    assert stream.getvalue() == ""
-    clock.now = 2.0
-    for _ in range(15):
-        p.step()
-    lines = stream.getvalue().splitlines()
-    assert lines[0] == "work: 6/20 blocks (2.0 s)" and lines[-1] == "work: 20/20 blocks (2.0 s)"
-    assert len(lines) == 8  # tenths 3..10, one line each
     p.close()
-    assert "\r" not in stream.getvalue()
+    assert stream.getvalue() == ""
 
 
-def test_progress_bar_on_a_terminal_and_none_when_disabled():
+def test_progress_waits_a_second_then_draws_a_plain_bar_without_rich(monkeypatch):
+    import prereg.console
+
+    monkeypatch.setattr(prereg.console, "_rich_bar", lambda *a: None)  # as without rich
     clock, term = _Clock(), _Terminal()
-    p = Progress("work", 4, stream=term, clock=clock)
+    p = Progress("work", 4, unit="blocks", stream=term, clock=clock)
+    p.step()  # quick work: nothing
+    assert term.getvalue() == ""
     clock.now = 1.5
-    for _ in range(4):
+    for _ in range(3):
         p.step()
     p.close()
     shown = term.getvalue()
-    assert shown.startswith("\r\x1b[Kwork [") and "[" + "#" * 30 + "] 4/4" in shown
-    assert shown.endswith("\n")
-    quiet = _Terminal()
-    q = Console(quiet=True, stderr=quiet).progress("work", 4)
+    assert shown.startswith("\r\x1b[Kwork [" + "#" * 15 + "." * 15 + "] 2/4 blocks (2 s)")
+    assert "[" + "#" * 30 + "] 4/4 blocks" in shown and shown.endswith("\n")
+
+
+@pytest.mark.parametrize("how", ["quiet", "json"])
+def test_no_progress_with_quiet_or_json_even_on_a_terminal(how):
+    clock, term = _Clock(), _Terminal()
+    q = Console(stderr=term, quiet=how == "quiet", json_mode=how == "json").progress("work", 4)
     q.clock, q.started = clock, 0.0
+    clock.now = 5.0
     for _ in range(4):
         q.step()
     q.close()
-    assert quiet.getvalue() == ""
+    assert term.getvalue() == ""
+
+
+def test_progress_is_drawn_by_rich_when_it_is_installed(monkeypatch):
+    """With rich (the `progress` extra) the bar is rich's: first drawn as the work stands,
+    redrawn in place, its line ended on close; stdout and stderr are left as they are (a
+    pipe may take stdout while stderr is a terminal)."""
+    pytest.importorskip("rich", reason="rich (the progress extra) is not installed")
+    clock, term = _Clock(), _Terminal()
+    before = (sys.stdout, sys.stderr)
+    p = Progress("work", 4, unit="blocks", stream=term, clock=clock)
+    p.step()
+    assert term.getvalue() == ""
+    clock.now = 1.5
+    p.step(label="rung 2")
+    assert (sys.stdout, sys.stderr) == before
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", term.getvalue())
+    assert plain.startswith("work ") and "2/4" in plain and "blocks rung 2" in plain
+    assert "0/4" not in plain and "1/4" not in plain  # nothing drawn before the first second
+    p.step(2)
+    p.close()
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", term.getvalue())
+    assert plain.rstrip("\n").split("\r")[-1].startswith("work ") and "4/4" in plain
+    assert plain.endswith("\n") and (sys.stdout, sys.stderr) == before
+
+
+@pytest.mark.parametrize("delay", [None, 0.0])
+def test_rich_is_imported_only_when_a_bar_is_drawn(tmp_path, delay):
+    """A stand-in ``rich`` that notes its import and then fails to import: starting a command
+    and work done within its first second do not import it; the first bar drawn does, and
+    without a working rich the plain bar is drawn instead."""
+    stub = tmp_path / "stub" / "rich"
+    stub.mkdir(parents=True)
+    mark = tmp_path / "imported"
+    (stub / "__init__.py").write_text(
+        f"open({str(mark)!r}, 'w').close()\nraise ImportError('a stand-in')\n"
+    )
+    code = (
+        "import io\n"
+        "import prereg.cli\n"
+        "from prereg.console import Progress\n"
+        "class T(io.StringIO):\n"
+        "    def isatty(self): return True\n"
+        f"t = T(); p = Progress('w', 3, stream=t, delay={delay!r})\n"
+        "for _ in range(3): p.step()\n"
+        "p.close()\n"
+        "print(repr(t.getvalue()))\n"
+    )
+    path = os.pathsep.join([str(tmp_path / "stub"), str(ROOT / "runtime")])
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+        env={**os.environ, "PYTHONPATH": path},
+    )  # fmt: skip
+    if delay is None:  # the default second: the work ended before it, nothing drawn
+        assert not mark.exists() and done.stdout.strip() == "''"
+    else:
+        assert mark.exists() and done.stdout.startswith("'\\r\\x1b[Kw [")
 
 
 def test_the_readme_exit_code_table_is_the_one_the_code_uses():

@@ -73,3 +73,26 @@ def test_a_comparison_no_figure_met_names_the_figures_it_read():
     # some met: those are listed, as before
     figures[1]["p"] = 0.01
     assert deciding_figures(hyp, figures) == "P < 0.05: met by 1 of 4: c-1 (0.01)"
+
+
+def test_a_compiled_rule_read_back_is_the_same_rule():
+    """as_condition writes a compiled rule back in the spec's form; the compiler's own reader
+    (prereg.rules.condition) reads that form back to the same node tree, for_each values,
+    `not` and decimals included (without the values no target of a for_each is known)."""
+    from prereg import rules as r
+    from prereg.decide.explain import as_condition
+
+    node = r.ForEach(
+        "m",
+        ("m1", "m2"),
+        "at_least",
+        2,
+        r.AllOf(
+            (
+                r.Compare("c-{m}", "estimate", "ge", 0.1, 3),
+                r.Not(r.Compare("c-{m}", "adjusted_p", "gt", 0.05)),
+                r.AnyOf((r.AtLeast(1, (r.Compare("d", "upper", "lt", 0.0),)),)),
+            )
+        ),
+    )
+    assert r.condition(as_condition(node)) == node

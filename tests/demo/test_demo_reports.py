@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 import sys
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -310,8 +311,21 @@ def test_d17_report_plots_and_verdicts(runs):
         return
     doc = json.loads((a / D17 / score).read_text())
     power = [f"Power against effect size under {f['scenario']}" for f in diagnosed(a, D17)]
+    v = doc["verdicts"]
+    # what decides each verdict, per the spec's hypotheses: contrasts of raw accuracy for h1,
+    # h2, h3, h3a and h4; h3's said-yes rates; the replication's one Wilson estimate
+    decided = [
+        *(f"{h}: contrasts of raw-accuracy (verdict {v[h]})" for h in ("h1", "h2", "h3")),
+        f"h3: estimates of said-yes-rate (verdict {v['h3']})",
+        *(f"{h}: contrasts of raw-accuracy (verdict {v[h]})" for h in ("h3a", "h4")),
+        f"replication: estimates of raw-accuracy (verdict {v['replication']})",
+    ]
+    assert titles[: len(decided)] == decided
+    titles = titles[len(decided) :]
     assert len(titles) == 3 + len(power) and titles[2] == audit_title and titles[3:] == power
     assert "Wilson intervals" in titles[0] and "per cell" in titles[1]
+    replication = html[html.index('<figure id="fig-decides-replication">') :]
+    assert "rule: upper bound ≤ 0.5" in unescape(replication.split("</figure>")[0])
     assert f"decision {doc['decision']['outcome']} ({doc['decision']['title']})" in html
     assert "<h2" in html and html.index(">Decision<") < html.index(">Verdicts<")
     ids = re.findall(r' id="([^"]+)"', html)
@@ -529,8 +543,25 @@ def test_answer_position_report_runs_from_its_own_project(runs):
     doc = json.loads((a / study / step_out(study, "score")).read_text())
     path = a / study / "report.html"
     power = [f"Power against effect size under {f['scenario']}" for f in diagnosed(a, study)]
-    assert svg_titles(path) == ["Registered contrasts with their intervals", *power]
+    v = doc["verdicts"]
+    # one figure per decided hypothesis (the spec: h1 and h2 read the a-vs-d contrasts, h3 its
+    # non-inferiority contrast; accuracy-a is reported only), each drawing what decides it
+    assert svg_titles(path) == [
+        *(f"{h}: contrasts of accuracy (verdict {v[h]})" for h in ("h1", "h2", "h3")),
+        *power,
+    ]
     html = path.read_text(encoding="utf-8")
+    figures = {
+        h: unescape(html[html.index(f'<figure id="fig-decides-{h}">') :].split("</figure>")[0])
+        for h in ("h1", "h2", "h3")
+    }
+    assert "rule: estimate ≥ 0.05" in figures["h1"] and ">adjusted P<" in figures["h1"]
+    assert "rule: lower bound > -0.15" in figures["h2"]
+    assert "rule: upper bound < 0.15" in figures["h2"]
+    assert "test's margin -0.05 (greater)" in figures["h3"] and "< 0.025?" in figures["h3"]
+    for c in doc["contrasts"]:  # h2 reads h1's model-b contrasts: they are drawn in its figure
+        if c["id"].startswith("a-vs-d-model-b-"):
+            assert f">{c['id']}<" in figures["h2"]
     assert f"decision {doc['decision']['outcome']} " in html
     assert html.index(">Decision<") < html.index(">Verdicts<")
     for h, v in doc["verdicts"].items():

@@ -8,10 +8,11 @@ laid out again in the sections of two templates:
 - the OSF preregistration template (study information, design plan, sampling plan,
   variables, analysis plan, other);
 - the PRP-QUANT template of the joint psychological societies' preregistration task force
-  (title and contributors, introduction, method, analysis plan, other), item by item. The
-  item titles name the template's topics in short (the template's own item wording and
-  numbering are not reproduced); a topic a study spec cannot speak to (funding, ethics) is
-  left to the registrant.
+  (title and title page, abstract, introduction, method, analysis plan, other), every item
+  under the template's code and title (T1 ... O1, as its version 2 numbers them; long titles
+  cut to their first clause). An item a study spec cannot speak to (ethics, recruitment,
+  materials) says it is not registered, and is left to the registrant; the abstract's items
+  point to the items they summarise, as the template's own notes do.
 
 The decision (its outcomes and its rules in order, in the words PREREG.md gives rule
 conditions) is rendered by ``templates/export-decision.md.j2`` with the same rule macro.
@@ -180,18 +181,14 @@ def forms(study) -> dict[str, list[dict[str, Any]]]:
             "Scenarios (synthetic respondents)",
         )
     )
-    other = "\n\n".join(
-        x
-        for x in (
-            f"#### Deviations and amendments\n\n{deviations.whole()}" if deviations.whole() else "",
-            f"#### Freeze roles\n\n{design.sub('Freeze roles')}"
-            if design.sub("Freeze roles")
-            else "",
-            f"#### Frozen constants\n\n{constants.whole()}" if constants.whole() else "",
-            f"#### Operator commands\n\n{commands.whole()}" if commands.whole() else "",
-        )
-        if x
-    )
+    other_parts = [
+        f"#### Deviations and amendments\n\n{deviations.whole()}" if deviations.whole() else "",
+        f"#### Freeze roles\n\n{design.sub('Freeze roles')}" if design.sub("Freeze roles") else "",
+        f"#### Frozen constants\n\n{constants.whole()}" if constants.whole() else "",
+    ]
+    other_prp = "\n\n".join(x for x in other_parts if x)  # its operator commands are M14
+    other_parts.append(f"#### Operator commands\n\n{commands.whole()}" if commands.whole() else "")
+    other = "\n\n".join(x for x in other_parts if x)
     osf = [
         (
             "Study information",
@@ -239,47 +236,86 @@ def forms(study) -> dict[str, list[dict[str, Any]]]:
             ],
         ),
     ]  # fmt: skip
+
+    # The PRP-QUANT template's items, each under its own code and title (T1-T12, A1-A4, I1-I4,
+    # M1-M15, AP1-AP9, O1). An item the spec cannot speak to (ethics, compensation,
+    # materials) says it is not registered, so the registrant sees what is left to fill.
+    def see(*codes: str) -> str:
+        return "See " + ", ".join(codes) + "."
+
     prp = [
         (
-            "Title and contributors",
+            "Title and title page",
             [
-                ("Title", facts["title"]),
-                ("Contributors, affiliations and persistent identifiers", facts["authors"]),
-                ("Date of preregistration", facts["date"]),
-                ("Versioning information", facts["version"]),
-                ("Registration identifier", facts["identifier"]),
+                ("T1 Title", facts["title"]),
+                ("T2 Contributors, affiliations, and persistent IDs", facts["authors"]),
+                ("T3 Date of preregistration", facts["date"]),
+                ("T4 Versioning information", facts["version"]),
+                ("T5 Identifier", facts["identifier"]),
+                ("T6 Estimated duration of project", ""),
+                ("T7 IRB status", ""),
+                ("T8 Conflict of interest statement", ""),
+                ("T9 Keywords", ""),
+                ("T10 Data accessibility statement and planned repository", ""),
+                ("T11 Code availability (optional)", ""),
+                ("T12 Standard lab practices (optional)", ""),
+            ],
+        ),
+        (
+            "Abstract",
+            [
+                ("A1 Background", see("I1")),
+                ("A2 Objectives and research questions", see("I2")),
+                ("A3 Participants", see("M3", "M4")),
+                ("A4 Study method", see("M10", "M12", "M14")),
             ],
         ),
         (
             "Introduction",
             [
-                ("Theoretical background", "\n\n".join(x for x in (description, info.sub("Rationale")) if x)),
-                ("Objectives and research questions", info.sub("Research question")),
-                ("Hypotheses", hypotheses),
+                ("I1 Theoretical background", "\n\n".join(x for x in (description, info.sub("Rationale")) if x)),
+                ("I2 Objectives and research question(s)", info.sub("Research question")),
+                ("I3 Hypothesis (H1, H2, ...)", hypotheses),
+                ("I4 Exploratory research questions", analysis.sub("Exploratory analyses")),
             ],
         ),
         (
             "Method",
             [
-                ("Time point of registration and use of pre-existing data", facts["data_status"]),
-                ("Sample size and power", sample),
-                ("Stopping rule", sampling.sub("Stopping rule")),
-                ("Measured and manipulated variables", variables.whole()),
-                ("Study design", design_body),
-                ("Masking (blinding)", blinding),
+                ("M1 Time point of registration", facts["data_status"]),
+                ("M2 Proposal: use of pre-existing data", facts["data_status"]),
+                ("M3 Sample size, power and precision", sample),  # its stopping rule too
+                ("M4 Participant recruitment, selection, and compensation", ""),
+                ("M5 How will participant drop-out be handled?", ""),
+                ("M6 Masking of participants and researchers", blinding),
+                ("M7 Data cleaning and screening", see("AP1")),
+                ("M8 How will missing data be handled?", analysis.sub("Missing data")),
+                ("M9 Other information (optional)", ""),
+                ("M10 Type of study and study design", design_body),
+                ("M11 Randomization of participants and/or experimental materials", ""),
+                ("M12 Measured variables, manipulated variables, covariates", variables.whole()),
+                ("M13 Study materials", ""),
+                ("M14 Study procedures", commands.whole()),
+                ("M15 Other information (optional)", ""),
             ],
         ),
         (
             "Analysis plan",
             [
-                ("Statistical models and inference criteria", models),
-                ("Decision", decision),
-                ("Data exclusion", exclusion),
-                ("Missing data", analysis.sub("Missing data")),
-                ("Exploratory analyses", analysis.sub("Exploratory analyses")),
+                ("AP1 Criteria for post-data collection exclusion of participants, if any", exclusion),
+                ("AP2 Criteria for post-data collection exclusions on trial level", ""),
+                ("AP3 Data preprocessing", ""),
+                ("AP4 Reliability analysis", ""),
+                ("AP5 Descriptive statistics", ""),
+                ("AP6 Statistical models", models),
+                ("AP7 Inference criteria", "\n\n".join(x for x in (
+                    see("I3") + " Each hypothesis's decision rule or verdicts, with its"
+                    " thresholds, are registered there.", decision) if x)),
+                ("AP8 Exploratory analysis (optional)", analysis.sub("Exploratory analyses")),
+                ("AP9 Other information (optional)", ""),
             ],
         ),
-        ("Other", [("Other information", other)]),
+        ("Other", [("O1 Other information (optional)", other_prp)]),
     ]  # fmt: skip
 
     def shaped(form):

@@ -29,6 +29,7 @@ def as_condition(rule) -> dict[str, Any] | None:
                 "quantity": rule.quantity,
                 "op": rule.op,
                 "value": rule.value,
+                **({} if rule.decimals is None else {"decimals": rule.decimals}),
             }
         }
     if isinstance(rule, r.AllOf):
@@ -38,7 +39,17 @@ def as_condition(rule) -> dict[str, Any] | None:
     if isinstance(rule, r.AtLeast):
         return {"at_least": {"count": rule.count, "of": [as_condition(c) for c in rule.conditions]}}
     if isinstance(rule, r.ForEach):
-        return {"for_each": {"name": rule.name, "condition": as_condition(rule.condition)}}
+        return {
+            "for_each": {
+                "name": rule.name,
+                "values": list(rule.values),
+                "quantifier": rule.quantifier,
+                **({} if rule.count is None else {"count": rule.count}),
+                "condition": as_condition(rule.condition),
+            }
+        }
+    if isinstance(rule, r.Not):
+        return {"not": as_condition(rule.condition)}
     return None
 
 

@@ -1,5 +1,6 @@
 """Report of a factorial study (the generic engine): verdicts with their deciding figures,
-gates, a forest plot of every contrast, per-cell figures, estimates and contrasts.
+gates, per hypothesis a figure of its contrasts or estimates with the registered thresholds
+(:mod:`prereg.reports.decides`), per-cell figures, estimates and contrasts.
 
 Everything shown comes from SCORE.json and the study's compiled configuration: factor and
 metric names, thresholds and labels are the study's own.
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from prereg.decide.decision import in_words as decision_words
 from prereg.decide.report import arm_text, pairs_text, size_text
-from prereg.reports import Step, StudyInfo
+from prereg.reports import Step, StudyInfo, decides
 from prereg.reports.common import (
     decision_blocks,
     fmt,
@@ -25,37 +26,8 @@ from prereg.reports.common import (
 )
 from prereg.reports.diagnose import blocks as diagnose_blocks
 from prereg.reports.diagnose import claims_status, failing_claims
-from prereg.reports.page import Facts, Figure, Heading, Para, Report, Table
+from prereg.reports.page import Facts, Heading, Para, Report, Table
 from prereg.reports.verdicts import anchor, deciding_figures, rule_text
-
-
-def forest_figure(doc: dict, name: str = "contrasts") -> Figure:
-    """Each contrast's estimate (a − b) with its interval; red when a gate failed."""
-    from prereg.reports import plot
-
-    rows = doc.get("contrasts") or []
-    height = 0.9 + 0.32 * max(len(rows), 1)
-    color = plot.RED if doc.get("gated") else plot.BLUE  # Okabe-Ito: safe for colour-blind readers
-    with plot.figure(6.4, height) as (fig, ax):
-        for i, c in enumerate(rows):
-            y = len(rows) - 1 - i
-            if c.get("lower") is not None and c.get("upper") is not None:
-                ax.plot([c["lower"], c["upper"]], [y, y], color=color, lw=1.6)
-            if c.get("estimate") is not None:
-                ax.plot([c["estimate"]], [y], "o", color=color, ms=4)
-            margin = c.get("margin") or 0.0
-            if margin:
-                ax.plot([margin], [y], "|", color="#555", ms=9)
-        ax.axvline(0.0, color="#888", lw=0.8, ls="--")
-        ax.set_yticks(range(len(rows)), [c["id"] for c in reversed(rows)], fontsize=7)
-        ax.set_xlabel("a − b (interval as registered; tick: the test's margin)")
-        return Figure(
-            name,
-            "Contrasts",
-            plot.svg(fig, name, "Registered contrasts with their intervals"),
-            "Every registered contrast, a minus b, with its registered interval. A vertical tick"
-            " marks a non-zero margin its test is against.",
-        )
 
 
 def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
@@ -135,6 +107,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
             ],
             markdown=frozenset({0, 2}),
         ),
+        *decides.blocks(info.spec.get("hypotheses") or [], doc, verdicts),
         Heading("Gates"),
         Table(
             ("gate", "metric", "rule", "held", "failing cells"),
@@ -152,8 +125,8 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         ),
     )
     if doc.get("contrasts"):
-        report.add(Heading("Contrasts"), forest_figure(doc))
         report.add(
+            Heading("Contrasts"),
             Table(
                 (
                     "contrast",
@@ -185,7 +158,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                 ],
                 numeric=frozenset({4, 7, 8}),
                 code=frozenset({0}),
-            )
+            ),
         )
     if doc.get("estimates"):
         report.add(

@@ -27,7 +27,7 @@ from typing import Any
 
 from prereg.decide.decision import in_words as decision_words
 from prereg.errors import UserError
-from prereg.reports import Step, StudyInfo, plot
+from prereg.reports import Step, StudyInfo, decides, plot
 from prereg.reports.common import (
     decision_blocks,
     fmt,
@@ -571,6 +571,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                 ],
                 markdown=frozenset({0, 3}),
             ),
+            *decides.blocks(info.spec.get("hypotheses") or [], doc, doc.get("verdicts")),
         )
         obs = doc.get("observations") or {}
         clock = doc.get("clock") or {}

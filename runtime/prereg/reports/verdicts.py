@@ -9,7 +9,8 @@ engine's, computed exactly as registered.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from prereg.reports import markdown
@@ -65,19 +66,74 @@ def rule_text(prereg_md: str | None, hypothesis_id: str) -> str:
     return " ".join((x if x.endswith(":") else x + ";") for x in out).rstrip(";")
 
 
-def _leaves(cond: Mapping[str, Any] | None) -> Iterator[Mapping[str, Any]]:
-    if not cond:
-        return
-    if "compare" in cond:
-        yield cond["compare"]
-    for key in ("all_of", "any_of"):
-        for sub in cond.get(key) or []:
-            yield from _leaves(sub)
-    if "at_least" in cond:
-        for sub in cond["at_least"].get("of") or []:
-            yield from _leaves(sub)
-    if "for_each" in cond:
-        yield from _leaves(cond["for_each"].get("condition"))
+@dataclass
+class Comparison:
+    """One comparison a rule makes, as written (``leaf``: its ``compare`` mapping), with the
+    targets it reads under every binding of the ``for_each`` above it, whether a ``not``
+    above it negates it (an odd number of them) and, in a list of verdicts, the verdict whose
+    condition makes it (None: the hypothesis's rule, or every verdict that makes it)."""
+
+    leaf: Mapping[str, Any]
+    negated: bool = False
+    targets: list[str] = field(default_factory=list)
+    verdict: str | None = None
+
+    def reads(self, figure_id: str) -> bool:
+        """Whether the comparison reads the figure ``figure_id``: one of its filled-in
+        targets, or a target matching it where a placeholder no ``for_each`` binds stands."""
+        return any(
+            t == figure_id or ("{" in t and _pattern(t).match(figure_id)) for t in self.targets
+        )
+
+
+def comparisons(hypothesis: Mapping[str, Any], by_verdict: bool = False) -> list[Comparison]:
+    """Every comparison of a hypothesis's rule and verdict conditions, once each (the same
+    comparison written twice is merged; with ``by_verdict``, only within one verdict's
+    condition), in the order written."""
+    found: dict[tuple, Comparison] = {}
+    verdict: str | None = None
+
+    def walk(cond, binding: Mapping[str, str], negated: bool) -> None:
+        if not isinstance(cond, Mapping):
+            return
+        if "compare" in cond:
+            leaf = cond["compare"]
+            key = (
+                leaf.get("target"),
+                leaf.get("quantity"),
+                leaf.get("op"),
+                leaf.get("value"),
+                leaf.get("decimals"),
+                negated,
+                verdict,
+            )
+            c = found.setdefault(key, Comparison(leaf, negated, verdict=verdict))
+            target = _PLACEHOLDER.sub(
+                lambda m: binding.get(m.group(1), m.group(0)), str(leaf.get("target"))
+            )
+            if target not in c.targets:
+                c.targets.append(target)
+        for key in ("all_of", "any_of"):
+            for sub in cond.get(key) or []:
+                walk(sub, binding, negated)
+        if "at_least" in cond:
+            for sub in cond["at_least"].get("of") or []:
+                walk(sub, binding, negated)
+        if "not" in cond:
+            walk(cond["not"], binding, not negated)
+        if "for_each" in cond:
+            fe = cond["for_each"]
+            for v in fe.get("values") or []:
+                walk(fe.get("condition"), {**binding, str(fe.get("name")): str(v)}, negated)
+
+    walk(hypothesis.get("rule"), {}, False)
+    for v in hypothesis.get("verdicts") or []:
+        verdict = str(v.get("verdict")) if by_verdict else None
+        walk(v.get("when"), {}, False)
+    return list(found.values())
+
+
+_PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 
 
 def _pattern(target: str) -> re.Pattern:
@@ -96,22 +152,14 @@ def deciding_figures(
     A comparison of study figures (ids in ``study_figures``) says "value".  When none of a
     comparison's figures met it, their values are listed (up to 8), so that the line still
     names what the rule read."""
-    leaves = list(_leaves(hypothesis.get("rule")))
-    for v in hypothesis.get("verdicts") or []:
-        leaves += list(_leaves(v.get("when")))
-    seen: set[tuple] = set()
     parts = []
-    for leaf in leaves:
-        key = (leaf.get("target"), leaf.get("quantity"), leaf.get("op"), leaf.get("value"))
-        if key in seen:
-            continue
-        seen.add(key)
+    for comparison in comparisons(hypothesis):
+        leaf = comparison.leaf
         words, field = QUANTITY.get(str(leaf.get("quantity")), (leaf.get("quantity"), None))
-        pat = _pattern(str(leaf.get("target")))
-        is_study = any(pat.match(f) for f in study_figures)
+        is_study = any(comparison.reads(f) for f in study_figures)
         met, unmet, total = [], [], 0
         for f in figures:
-            if not pat.match(str(f.get("id"))):
+            if not comparison.reads(str(f.get("id"))):
                 continue
             total += 1
             x = f.get(field) if field else None
@@ -120,13 +168,15 @@ def deciding_figures(
             if leaf.get("quantity") == "abs_estimate":
                 x = abs(x)
             shown_x = fmt_p(x) if field in ("p", "adjustedP") else f"{x:.{digits}g}"
-            if _CMP[str(leaf.get("op"))](x, leaf.get("value")):
+            if _CMP[str(leaf.get("op"))](x, leaf.get("value")) != comparison.negated:
                 met.append(f"{f.get('id')} ({shown_x})")
             else:
                 unmet.append(f"{f.get('id')} ({shown_x})")
         if is_study:
             words = "value"
         cond = f"{words} {OPS.get(str(leaf.get('op')))} {leaf.get('value')}"
+        if comparison.negated:
+            cond = f"not ({cond})"
         shown = ", ".join(met[:6]) + (f", … {len(met) - 6} more" if len(met) > 6 else "")
         text = f"{cond}: met by {len(met)} of {total}" + (f": {shown}" if met else "")
         if not met and unmet:  # what the rule read instead, so the line names the figures
@@ -218,7 +268,4 @@ def figure_decision_blocks(info, verdicts, figures) -> list:
 
 
 def _reads(hypothesis: Mapping[str, Any], figure: str) -> bool:
-    leaves = list(_leaves(hypothesis.get("rule")))
-    for v in hypothesis.get("verdicts") or []:
-        leaves += list(_leaves(v.get("when")))
-    return any(_pattern(str(leaf.get("target"))).match(figure) for leaf in leaves)
+    return any(c.reads(figure) for c in comparisons(hypothesis))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -589,3 +590,59 @@ def test_fixed_sequence_testing_leaves_a_later_hypothesis_not_tested(tmp_path):
     assert out["position-bias"]["h1"] == "supported"
     # Under the null, model A's position effect is (here) not found, so h2 was not tested.
     assert out["no-bias"]["h1"] == "not-supported" and out["no-bias"]["h2"] == "not-tested"
+
+
+def test_simulate_shows_its_rows_on_a_terminal_and_writes_the_same_bytes(project):
+    """simulate counts its rows on a terminal (rich's bar or the plain one) and nothing in a
+    pipe; what it writes is the same either way."""
+    import re
+    import subprocess
+    import sys
+
+    from tests.cli.test_json_and_progress import _on_a_terminal
+
+    args = ["--project", str(project), STUDY, "simulate", "--items", str(project / "items.jsonl"),
+            "--scenario", "position-bias", "--seed", "3"]  # fmt: skip
+    code, out, term = _on_a_terminal(*args, "--out", str(project / "tty.obs.jsonl"))
+    assert code == 0, term
+    rows = sum(1 for _ in (project / "items.jsonl").open())
+    shown = re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", term).decode()
+    assert "simulate" in shown and f"{rows}/{rows}" in shown and "written" in shown
+    piped = subprocess.run(
+        [sys.executable, "-m", "prereg.cli", *args, "--out", str(project / "pipe.obs.jsonl"),
+         "--json"], capture_output=True, text=True, env={**os.environ, "PREREG_PROGRESS_DELAY": "0"},
+    )  # fmt: skip
+    assert piped.returncode == 0 and piped.stderr == "" and json.loads(piped.stdout)["attempts"]
+    tty, pipe = (project / "tty.obs.jsonl").read_bytes(), (project / "pipe.obs.jsonl").read_bytes()
+    assert tty == pipe
+
+
+def test_score_shows_its_steps_on_a_terminal_and_ends_the_bar_before_its_lines(project):
+    """score's three steps (observations read, figures, files) on a terminal, the bar's line
+    ended before the command's own lines; nothing on stderr in a pipe."""
+    import re
+    import subprocess
+    import sys
+
+    from tests.cli.test_json_and_progress import _on_a_terminal
+
+    obs = project / "for-score.obs.jsonl"
+    assert run(project, "simulate", "--items", project / "items.jsonl", "--scenario",
+               "position-bias", "--seed", "4", "--out", obs) == 0  # fmt: skip
+    args = ["--project", str(project), STUDY, "score", "--items", str(project / "items.jsonl"),
+            "--observations", str(obs)]  # fmt: skip
+    code, out, term = _on_a_terminal(*args, "--out", str(project / "tty.SCORE.json"))
+    assert code == 0, term
+    shown = re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", term).decode()
+    assert "score" in shown and "3/3" in shown and "written" in shown
+    assert shown.endswith("\r\n")  # ended: the command's lines start on their own line
+    assert out.startswith("decision: ")
+    piped = subprocess.run(
+        [sys.executable, "-m", "prereg.cli", *args, "--out", str(project / "pipe.SCORE.json")],
+        capture_output=True, text=True, env={**os.environ, "PREREG_PROGRESS_DELAY": "0"},
+    )  # fmt: skip
+    assert (
+        piped.returncode == 0
+        and piped.stderr == ""
+        and piped.stdout == out.replace("tty.SCORE", "pipe.SCORE")
+    )

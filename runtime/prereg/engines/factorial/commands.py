@@ -455,12 +455,27 @@ class RecordWriter:
         return out
 
 
-def simulate_records(config, table: RowTable, scenario: Mapping[str, Any], seed: int) -> list[dict]:
+#: Rows between two progress updates of ``simulate``.
+PROGRESS_ROWS = 1024
+
+
+def simulate_records(
+    config, table: RowTable, scenario: Mapping[str, Any], seed: int, progress=None
+) -> list[dict]:
+    """The observation records of one simulated run; ``progress`` (a
+    :class:`prereg.console.Progress` over the rows, or None) counts the rows drawn (most of
+    the time: a SHA-256 per row), and is done when their records are written."""
     writer = RecordWriter(config, scenario)
     coverage = registered.coverage(scenario)
     fail_rate = registered.failed_attempt_rate(scenario)
     rates = registered.compiled_rates(scenario)
-    draws = {rid: _uniforms(scenario["id"], seed, rid, k=3) for rid in table.ids}
+    draws = {}
+    for i, rid in enumerate(table.ids, 1):
+        draws[rid] = _uniforms(scenario["id"], seed, rid, k=3)
+        if progress is not None and i % PROGRESS_ROWS == 0 and i < len(table.ids):
+            progress.update(i, label="drawn")
+    if progress is not None:
+        progress.update(len(table.ids) - 1, label="writing records")
     # Coverage: in each cell, the floor(coverage * rows) rows with the smallest first draw.
     observed: set[str] = set()
     for ci in range(len(table.cells)):
@@ -480,6 +495,8 @@ def simulate_records(config, table: RowTable, scenario: Mapping[str, Any], seed:
             )
         _, u_fail, u_out = draws[rid]
         out.extend(writer.records(rid, cell, u_fail < fail_rate, u_out < rate, seed))
+    if progress is not None:
+        progress.update(len(table.ids), label="written")
     return out
 
 
@@ -495,15 +512,19 @@ def simulate(ctx: StudyContext, args: argparse.Namespace) -> int:
     refuse_existing(args.out)
     module = _module(ctx, args)
     table = _items_table(config, module, getattr(args, "items", None)) or registered_rows(config)
-    records = simulate_records(config, table, sc, int(args.seed))
+    from prereg.console import console_of
+
+    progress = console_of(args).progress("simulate", len(table.ids), unit="rows")
+    try:
+        records = simulate_records(config, table, sc, int(args.seed), progress)
+    finally:
+        progress.close()
     write_new(args.out, b"".join(canonical_bytes_nl(r) for r in records))
     _out(
         f"wrote {args.out}: {len(records)} attempts of {len(set(attempt_policy.row_names(config['attempts'], records)))}"
         f" rows (scenario {args.scenario}, seed {args.seed})",
         args,
     )
-    from prereg.console import console_of
-
     console_of(args).summary({"outputs": [str(args.out)], "attempts": len(records)})
     return 0
 
@@ -676,15 +697,27 @@ def _input(path: str) -> dict[str, Any]:
 
 
 def score(ctx: StudyContext, args: argparse.Namespace) -> int:
-    config = ctx.config
     out = Path(args.out)
     md = out.with_suffix(".md")
     refuse_existing(out, md)
     module = _module(ctx, args)
+    from prereg.console import console_of
+
+    # a big input's stages, on a terminal: the observations read, the figures, the files
+    progress = console_of(args).progress("score", 3, unit="steps")
+    try:
+        return _score(ctx, args, module, out, md, progress)
+    finally:
+        progress.close()
+
+
+def _score(ctx: StudyContext, args: argparse.Namespace, module, out: Path, md: Path, progress):
+    config = ctx.config
     items_path = getattr(args, "items", None)
     table = _items_table(config, module, items_path)
     obs_contract = _contract(config, "observation")
     records = _read(module, obs_contract, args.observations)
+    progress.update(1, label="observations read")
     if table is None:
         row_field = attempt_policy.row_name(config["attempts"])
         table = from_items(
@@ -698,6 +731,7 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
         )
     rules = importlib.import_module(f"{module.__name__}.rules")
     doc = score_document(config, rules, table, records, args.observations)
+    progress.update(2, label="figures and verdicts")
     doc = {
         "decision": doc.pop("decision"),
         "study": ctx.study_id,
@@ -715,6 +749,8 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
             (md, score_markdown(config, module, doc), 0o644),
         ]
     )
+    progress.update(3, label="written")
+    progress.close()  # the bar's line ends before the command's own lines
     verdicts = ", ".join(f"{h} {v}" for h, v in doc["verdicts"].items())
     if not doc["gates"]:
         gate = "no gate registered"
