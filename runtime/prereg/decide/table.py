@@ -202,9 +202,14 @@ def from_items(
         ids, cell = fast
         columns = {name: [rec.get(name) for rec in records] for name in item_names}
         records = []  # every record placed: the loop below has nothing to find
+    if isinstance(row_field, str):
+        names = [rec.get(row_field) for rec in records]
+    else:  # read a field at a time: one pass per field, not one call per record
+        names = list(zip(*([rec.get(f) for rec in records] for f in row_field), strict=True))
+        names = names or [() for _ in records]
     for k, rec in enumerate(records):
         n = k + 1 if lines is None else lines[k]
-        rid = _name_of(rec, row_field) if not isinstance(row_field, str) else rec.get(row_field)
+        rid = names[k]
         if rid is None:
             problems.append(f"{source}:{n}: {row_field} is null or absent, and it names the row")
             continue

@@ -68,17 +68,48 @@ def _key_of(v: Any) -> Any:
     return v
 
 
+def _codes(col) -> tuple[np.ndarray, list[Any]] | None:
+    """(code per row, -1 where null; the distinct values) of one column, by sorting; None when
+    its values cannot be sorted together (a mixed column)."""
+    ok = ~col.null
+    if col.kind not in ("number", "boolean", "string"):
+        return None
+    try:
+        distinct, inverse = np.unique(col.values[ok], return_inverse=True)
+    except TypeError:
+        return None
+    code = np.full(col.null.size, -1, dtype=np.int64)
+    code[ok] = inverse.reshape(-1)
+    return code, distinct.tolist()
+
+
 def _unit_codes(
     by: Sequence[str], columns, n: int, what: str
 ) -> tuple[np.ndarray, list[tuple], np.ndarray]:
-    """(unit index per row or -1, each unit's by values, which rows have a null by field)."""
+    """(unit index per row or -1, each unit's by values, which rows have a null by field);
+    units are numbered in the order of their first row."""
     cols = [_column(columns, f, f"{what}: unknown field") for f in by]
     null = np.zeros(n, dtype=bool)
     for c in cols:
         null |= c.null
+    coded = [_codes(c) for c in cols]
+    if all(c is not None for c in coded):
+        key = np.zeros(n, dtype=np.int64)
+        for code, distinct in coded:
+            key = key * max(len(distinct), 1) + np.maximum(code, 0)
+        rows = np.flatnonzero(~null)
+        _, first, inverse = np.unique(key[rows], return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")  # units in the order of their first row
+        rank = np.empty(order.size, dtype=np.int64)
+        rank[order] = np.arange(order.size)
+        code = np.full(n, -1, dtype=np.int64)
+        code[rows] = rank[inverse.reshape(-1)]
+        firsts = rows[first[order]]
+        keys = [tuple(_key_of(distinct[c[i]]) for c, distinct in coded) for i in firsts.tolist()]
+        return code, keys, null
     values = [c.values.tolist() for c in cols]
     seen: dict[tuple, int] = {}
-    keys: list[tuple] = []
+    keys = []
     code = np.full(n, -1, dtype=np.int64)
     for i in np.flatnonzero(~null).tolist():
         k = tuple(_key_of(v[i]) for v in values)
@@ -88,6 +119,12 @@ def _unit_codes(
             keys.append(k)
         code[i] = u
     return code, keys, null
+
+
+def _pairs(a: np.ndarray, b: np.ndarray, size_b: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (a, b) pairs of two integer codes (b below ``size_b``), as two arrays."""
+    key = np.unique(a.astype(np.int64) * max(size_b, 1) + b)
+    return key // max(size_b, 1), key % max(size_b, 1)
 
 
 def build(
@@ -131,8 +168,8 @@ def build(
                 lower = next(lv for lv in levels if lv.id == f["units"])
                 ok = counted & (lower.code >= 0)
                 ok &= lower.included[np.maximum(lower.code, 0)]
-                pairs = np.unique(np.stack([code[ok], lower.code[ok]]), axis=1)
-                figures[f["id"]] = np.bincount(pairs[0], minlength=n_units).astype(np.int64)
+                mine, _ = _pairs(code[ok], lower.code[ok], len(lower))
+                figures[f["id"]] = np.bincount(mine, minlength=n_units).astype(np.int64)
             else:
                 hit = counted & all_of(f.get("rows"), columns, n)
                 figures[f["id"]] = np.bincount(code[hit], minlength=n_units).astype(np.int64)
@@ -174,9 +211,9 @@ def cell_counts(level: UnitLevel, cell: np.ndarray, n_cells: int) -> list[tuple[
     """(units with a row in the cell, included ones) per cell; a unit with rows in two cells
     is a unit of each."""
     ok = level.code >= 0
-    pairs = np.unique(np.stack([cell[ok], level.code[ok]]), axis=1)
-    found = np.bincount(pairs[0], minlength=n_cells)
-    inc = np.bincount(pairs[0][level.included[pairs[1]]], minlength=n_cells)
+    cells, units = _pairs(np.asarray(cell)[ok], level.code[ok], len(level))
+    found = np.bincount(cells, minlength=n_cells)
+    inc = np.bincount(cells[level.included[units]], minlength=n_cells)
     return list(zip(found.tolist(), inc.tolist(), strict=True))
 
 
