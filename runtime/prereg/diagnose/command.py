@@ -38,6 +38,7 @@ from . import claims as claim_checks
 from . import redesign, runner
 from .design import Design, Rules, leave_out_unread, refuse_unmodelled
 from .model import Condition, conditions
+from .rows import needs_rows
 from .run import BLOCK_SIZE, Plan, run_task
 from .summary import detectable, power_share, r, summarize
 
@@ -148,6 +149,7 @@ def study_bytes(rules) -> int:
         + len(rules.GATES)
         + 8 * 3 * len(rules.ESTIMATES)
         + 8 * 5 * len(rules.CONTRASTS)
+        + 8 * 5 * len(getattr(rules, "ANALYSES", ()))
     )
 
 
@@ -203,6 +205,7 @@ def build_plan(
     scenario_ids: list[str],
     simulations: int,
     seed: int,
+    path: str = "counts",
 ) -> tuple[Plan, dict]:
     """The plan: the requested scenarios' conditions, then those the claims need."""
     found = registered.registered(ctx.config)
@@ -211,7 +214,7 @@ def build_plan(
     conds: list[Condition] = []
     for sid in scenario_ids:
         conds += conditions(design, found[sid])
-    plan = Plan(ctx.study_id, design, rules, tuple(conds), seed, simulations, BLOCK_SIZE)
+    plan = Plan(ctx.study_id, design, rules, tuple(conds), seed, simulations, BLOCK_SIZE, "", path)
     have = {(c.scenario, c.effect) for c in conds}
     for c in ctx.config.get("claims") or ():
         body = c.get("verdict")
@@ -230,11 +233,29 @@ def build_plan(
     rows = (design.group_cell.tolist(), design.group_rows.tolist())
     key = hashlib.sha256(
         repr(
-            (ctx.spec_digest, [(c.scenario, c.effect) for c in conds], seed, simulations, rows)
+            (
+                ctx.spec_digest,
+                [(c.scenario, c.effect) for c in conds],
+                seed,
+                simulations,
+                rows,
+                path,
+                _rules_key(rules),
+            )
         ).encode()
     ).hexdigest()
-    plan = Plan(ctx.study_id, design, rules, tuple(conds), seed, simulations, BLOCK_SIZE, key)
+    plan = Plan(ctx.study_id, design, rules, tuple(conds), seed, simulations, BLOCK_SIZE, key, path)
     return plan, found
+
+
+def _rules_key(rules) -> tuple:
+    """What a redesign may change in the rules (alpha, margins): part of a plan's cache key."""
+    return (
+        repr(rules.ESTIMATES),
+        repr(rules.CONTRASTS),
+        repr(getattr(rules, "ANALYSES", ())),
+        repr(rules.RULES),
+    )
 
 
 def _families(plan: Plan, summaries: list[dict], found, target: float) -> list[dict]:
@@ -278,9 +299,15 @@ def _diagnosis(
 ) -> dict:
     """One whole diagnosis of ``ctx.config``: its design, plan, summaries and claims."""
     design = build_design(ctx.config)
-    left_out = leave_out_unread(design, rules, ctx.config.get("claims") or ())
-    refuse_unmodelled(design, rules)
-    plan, found = build_plan(ctx, design, rules, scenario_ids, simulations, seed)
+    claims = ctx.config.get("claims") or ()
+    path = "counts"
+    if design.rows is not None and needs_rows(design, rules, claims):
+        # the row path simulates everything the rules register: nothing is left out
+        path, left_out = "rows", []
+    else:
+        left_out = leave_out_unread(design, rules, claims)
+        refuse_unmodelled(design, rules)
+    plan, found = build_plan(ctx, design, rules, scenario_ids, simulations, seed, path)
     refuse_beyond_memory(plan)
     blocks = run_blocks(plan, label)
     summaries = []
@@ -359,7 +386,7 @@ def run(
         "requested": scenario_ids,
         "rows": int(design.group_rows.sum()),
         "rowGroups": design.groups,
-        "notes": list(design.notes) + base["left_out"],
+        "notes": list(design.notes) + base["left_out"] + _path_notes(plan),
         "conditions": summaries,
         "families": _families(plan, summaries, found, target),
         "claims": checked,
@@ -371,6 +398,16 @@ def run(
     write_files_new([(out, text, 0o644), (md, markdown(doc), 0o644)])
     _report(con, doc, out, md)
     return 0
+
+
+def _path_notes(plan: Plan) -> list[str]:
+    if plan.path != "rows":
+        return []
+    return [
+        "Simulated row by row: each simulated study is the observation records of every"
+        " registered row, drawn under the scenario and scored by the study's own scoring code"
+        " (the rules read figures the counts of rows do not give)."
+    ]
 
 
 def _report(con, doc: Mapping[str, Any], out: Path, md: Path) -> None:
@@ -570,6 +607,19 @@ def markdown(doc: Mapping[str, Any]) -> str:
                 lines.append(
                     f"| `{c['id']}` | {_fmt(c['truth'])} | {_fmt(c['bias'])} | {_fmt(cov)} |"
                     f" {_fmt(raw)} | {_fmt(adj)} |"
+                )
+            lines.append("")
+        if s.get("analyses"):
+            lines += [
+                "| analysis | method | mean estimate | rejected (raw) | rejected (adjusted) |",
+                "|---|---|---|---|---|",
+            ]
+            for a in s["analyses"]:
+                raw = a.get("rejected", {}).get("share")
+                adj = a.get("rejectedAdjusted", {}).get("share")
+                lines.append(
+                    f"| `{a['id']}` | {a['method']} | {_fmt(a['meanEstimate'])} | {_fmt(raw)} |"
+                    f" {_fmt(adj)} |"
                 )
             lines.append("")
         if s["estimates"]:

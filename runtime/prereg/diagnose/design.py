@@ -50,6 +50,9 @@ class Design:
     unmodelled: frozenset[str] = frozenset()
     notes: tuple[str, ...] = field(default_factory=tuple)
     unmodelled_why: Mapping[str, str] = field(default_factory=dict)  # metric -> the reason
+    # the engine's whole-row simulation (prereg.diagnose.rows.RowModel), or None: diagnose
+    # takes it for rules the counts cannot give (analyses, numbers drawn by a scenario)
+    rows: Any = None
 
     @property
     def groups(self) -> int:
@@ -143,6 +146,8 @@ class Rules:
         from prereg.compiler.render import const
         from prereg.rules import decide
 
+        # where the generated rules live: a statistic of the study's own is found from it
+        self.__file__ = getattr(module, "__file__", None)
         self.ESTIMATES = tuple(module.ESTIMATES)
         self.CONTRASTS = tuple(module.CONTRASTS)
         self.ANALYSES = tuple(getattr(module, "ANALYSES", ()))

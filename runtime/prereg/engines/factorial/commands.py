@@ -156,12 +156,27 @@ def items(ctx: StudyContext, args: argparse.Namespace) -> int:
         raise UserError(f"record contract {contract['id']}: no field has role row")
     split = next((f["name"] for f in fields if f.get("role") == "split"), None)
     item = next((f["name"] for f in fields if f.get("role") == "item"), None)
-    item_width = len(str(max([int(c["rows"]) for c in config["cells"]] or [0])))
     rows: list[dict[str, Any]] = []
     chunks: list[bytes] = []
+    for cell_rows in manifest_rows(config, fields, row, split, item):
+        rows.extend(cell_rows)
+        chunks.append(_cell_lines(cell_rows, [row, *([item] if item else [])]))
+    _refuse_rows_breaking(_module(ctx, args), contract, rows, row)
+    write_new(args.out, b"".join(chunks))
+    _out(f"wrote {args.out}: {len(rows)} rows in {len(config['cells'])} cells", args)
+    from prereg.console import console_of
+
+    console_of(args).summary({"outputs": [str(args.out)], "rows": len(rows)})
+    return 0
+
+
+def manifest_rows(config, fields, row: str, split: str | None, item: str | None):
+    """The manifest rows ``items`` writes, cell by cell (a list of records per cell)."""
+    item_width = len(str(max([int(c["rows"]) for c in config["cells"]] or [0])))
+    out = []
     for cell in config["cells"]:
         width = len(str(int(cell["rows"])))
-        first = len(rows)
+        rows = []
         for n in range(1, int(cell["rows"]) + 1):
             rec: dict[str, Any] = {row: f"{cell['id']}-{n:0{width}d}"}
             if split:
@@ -173,14 +188,8 @@ def items(ctx: StudyContext, args: argparse.Namespace) -> int:
                 if f.get("factor") and f["factor"] in cell["levels"]:
                     rec[f["name"]] = level_value(f, cell["levels"][f["factor"]])
             rows.append(rec)
-        chunks.append(_cell_lines(rows[first:], [row, *([item] if item else [])]))
-    _refuse_rows_breaking(_module(ctx, args), contract, rows, row)
-    write_new(args.out, b"".join(chunks))
-    _out(f"wrote {args.out}: {len(rows)} rows in {len(config['cells'])} cells", args)
-    from prereg.console import console_of
-
-    console_of(args).summary({"outputs": [str(args.out)], "rows": len(rows)})
-    return 0
+        out.append(rows)
+    return out
 
 
 _MARKS = ("\ue000row\ue000", "\ue000item\ue000")
@@ -317,6 +326,48 @@ def _draw(v: Mapping[str, Any], rng: np.random.Generator, integer: bool):
     return x
 
 
+def _draw_many(v: Mapping[str, Any], rng: np.random.Generator, size: int, integer: bool) -> list:
+    """``size`` numbers drawn as :func:`_draw` draws one (the same clipping and rounding)."""
+    dist = v["distribution"]
+    if dist == "normal":
+        x = rng.normal(float(v.get("mean") or 0.0), float(v.get("sd") or 0.0), size)
+    elif dist == "lognormal":
+        x = np.exp(rng.normal(float(v.get("mean") or 0.0), float(v.get("sd") or 0.0), size))
+    else:
+        x = rng.uniform(float(v["low"]), float(v["high"]), size)
+    if v.get("low") is not None:
+        x = np.maximum(x, float(v["low"]))
+    if v.get("high") is not None:
+        x = np.minimum(x, float(v["high"]))
+    if integer:
+        return [int(round(t)) for t in x.tolist()]
+    if v.get("decimals") is not None:
+        d = int(v["decimals"])
+        return [round_half_up(t, d) for t in x.tolist()]
+    return x.tolist()
+
+
+def _confidence_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A calibration entry as a value entry: its confidence clipped into [0, 1]."""
+    low = entry.get("low")
+    high = entry.get("high")
+    return {
+        **entry,
+        "low": 0.0 if low is None else max(0.0, float(low)),
+        "high": 1.0 if high is None else min(1.0, float(high)),
+    }
+
+
+def chance_right(entry: Mapping[str, Any], confidence):
+    """The chance that a row is right given its drawn confidence, by the entry's registered
+    calibration curve: the confidence itself (calibrated), or the confidence less the margin,
+    at least 0 (over-confident by the margin)."""
+    c = np.asarray(confidence, dtype=np.float64)
+    if entry["curve"] == "calibrated":
+        return c
+    return np.maximum(c - float(entry.get("margin") or 0.0), 0.0)
+
+
 class RecordWriter:
     """Writes the observation records of one row the way ``simulate`` does: its scored
     attempts carry the fields the policy's ``where`` fixes and the row's split and levels when
@@ -350,6 +401,8 @@ class RecordWriter:
                 if ok:
                     self.defaults[f["name"]] = ok[0]
         self.values = _value_specs(scenario)
+        self.calibration = [dict(c) for c in scenario.get("calibration") or ()]
+        calibrated = list(dict.fromkeys(str(c["field"]) for c in self.calibration))
         self.integer = {name: types.get(name) == "integer" for name, _ in self.values}
         self.scenario_id = scenario["id"]
         required = {f["name"] for f in obs["fields"] if f.get("required", True)}
@@ -360,10 +413,11 @@ class RecordWriter:
             *self.fixed,
             *self.failed,
             *(name for name, _ in self.values),
+            *calibrated,
         }
         success = {self.row_field, self.outcome, *self.fixed, *self.placing}
         success |= {self.order} if self.order else set()
-        success |= {name for name, _ in self.values}
+        success |= {name for name, _ in self.values} | set(calibrated)
         self.defaults = {k: v for k, v in self.defaults.items() if k not in success}
         drawn |= set(self.defaults)
         missing = sorted(required - drawn - set(self.placing))
@@ -403,7 +457,35 @@ class RecordWriter:
                 )
         return out
 
-    def records(self, rid: str, cell: Mapping[str, Any], failed_first: bool, right: bool, seed=0):
+    def calibration_entry(self, cell: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The first calibration entry whose ``where`` holds for the rows of ``cell``."""
+        from prereg.rules import selection_matches
+
+        attrs = cell_attributes(cell)
+        for c in self.calibration:
+            if selection_matches(registered.selection(c.get("where")), attrs):
+                return c
+        return None
+
+    def confidence(self, rid: str, cell: Mapping[str, Any], seed) -> tuple[str, float] | None:
+        """(field, confidence) of a row under a calibration entry (None without one), drawn
+        from a generator seeded by the scenario, the seed and the row."""
+        entry = self.calibration_entry(cell)
+        if entry is None:
+            return None
+        h = hashlib.sha256(f"{self.scenario_id}:{seed}:{rid}:confidence".encode()).digest()
+        rng = np.random.Generator(np.random.PCG64(int.from_bytes(h[:16], "big")))
+        return str(entry["field"]), _draw(_confidence_entry(entry), rng, False)
+
+    def records(
+        self,
+        rid: str,
+        cell: Mapping[str, Any],
+        failed_first: bool,
+        right: bool,
+        seed=0,
+        numbers: Mapping[str, Any] | None = None,
+    ):
         levels = {
             name: cell["split"]
             if kind == "split"
@@ -411,7 +493,8 @@ class RecordWriter:
             for name, (kind, field) in self.placing.items()
         }
         base = {self.row_field: rid, **self.defaults, **levels, **self.fixed}
-        numbers = self.numbers(rid, cell, right, seed)
+        if numbers is None:
+            numbers = self.numbers(rid, cell, right, seed)
         if self.order is None:  # a series of one record: no failed attempt before it
             return [{**base, self.outcome: bool(right), **numbers}]
         out = []
@@ -447,7 +530,15 @@ def simulate_records(config, table: RowTable, scenario: Mapping[str, Any], seed:
                 f" {cell['id']} (add a rate without where)"
             )
         _, u_fail, u_out = draws[rid]
-        out.extend(writer.records(rid, cell, u_fail < fail_rate, u_out < rate, seed))
+        drawn = writer.confidence(rid, cell, seed)
+        if drawn is not None:  # the outcome follows the registered calibration curve
+            entry = writer.calibration_entry(cell)
+            rate = float(chance_right(entry, drawn[1]))
+        right = bool(u_out < rate)
+        numbers = writer.numbers(rid, cell, right, seed)
+        if drawn is not None:
+            numbers = {**numbers, drawn[0]: drawn[1]}
+        out.extend(writer.records(rid, cell, u_fail < fail_rate, right, seed, numbers))
     return out
 
 
@@ -824,6 +915,15 @@ def drawn_metrics(config) -> dict[str, str]:
     for sc in config.get("scenarios") or ():
         for v in sc.get("values") or ():
             drawn.setdefault(str(v["field"]), f"scenario {sc['id']} draws {v['field']!r}")
+    for sc in config.get("scenarios") or ():
+        if sc.get("calibration"):
+            # the chance of a right outcome follows a drawn confidence: no metric is a count
+            # of rows of each kind at the scenario's rates
+            why = (
+                f"scenario {sc['id']} draws its outcome from a calibration curve of"
+                f" {sc['calibration'][0]['field']!r}"
+            )
+            return {m["id"]: why for m in config.get("metrics") or () if m.get("compute")}
     if not drawn:
         return {}
     policy = config.get("attempts") or {}
@@ -854,6 +954,119 @@ def drawn_metrics(config) -> dict[str, str]:
         if via:
             out[m["id"]] = reads[via[0]] if via[0] not in drawn else drawn[via[0]]
     return out
+
+
+class DrawnRows:
+    """The registered rows of a factorial study drawn whole for diagnose's row path
+    (:mod:`prereg.diagnose.rows`): every simulated study is a set of observation records, as
+    ``simulate`` writes them (:class:`RecordWriter`), scored by :func:`row_data` as ``score``
+    scores observations.
+
+    Under a condition (a scenario at one effect size) and a generator, in this order: the
+    observed rows of each cell (a uniformly random subset of ``floor(coverage · rows)``, cell by
+    cell), whether each row's first attempt failed, one uniform per row for its outcome, each
+    calibration entry's confidences (rows in table order), then each numeric field's values
+    (fields in order of first mention, entries in order, rows in table order).  A row is right
+    when its uniform is below its chance: the scenario's rate for its cell, or the registered
+    calibration curve at its drawn confidence."""
+
+    def __init__(self, config):
+        self.config = config
+        self.scenarios = registered.registered(config)
+        if _has(config, "items"):
+            contract = _contract(config, "items")
+            fields = contract["fields"]
+            row = next(f["name"] for f in fields if f.get("role") == "row")
+            split = next((f["name"] for f in fields if f.get("role") == "split"), None)
+            item = next((f["name"] for f in fields if f.get("role") == "item"), None)
+            recs = [r for rows in manifest_rows(config, fields, row, split, item) for r in rows]
+            self.table = from_items(config, contract, recs, "the registered rows")
+        else:
+            self.table = registered_rows(config)
+        self.cell_rows = [
+            np.flatnonzero(self.table.cell == c) for c in range(len(self.table.cells))
+        ]
+        self._writers: dict[str, RecordWriter] = {}
+
+    def writer(self, sid: str) -> RecordWriter:
+        w = self._writers.get(sid)
+        if w is None:
+            w = self._writers[sid] = RecordWriter(self.config, self.scenarios[sid])
+        return w
+
+    def _entries(self, w: RecordWriter, name: str, entries) -> np.ndarray:
+        """Per cell and outcome (wrong, right), the index of the value entry that draws
+        ``name`` (-1: none)."""
+        from prereg.rules import selection_matches
+
+        out = np.full((len(self.table.cells), 2), -1, dtype=np.int64)
+        for c, cell in enumerate(self.table.cells):
+            attrs = cell_attributes(cell)
+            for right in (0, 1):
+                for j, v in enumerate(entries):
+                    if not selection_matches(registered.selection(v.get("where")), attrs):
+                        continue
+                    if v.get("outcome") is not None and bool(v["outcome"]) != bool(right):
+                        continue
+                    out[c, right] = j
+                    break
+        return out
+
+    def records(self, cond, rng: np.random.Generator) -> list[dict]:
+        """The observation records of one simulated study under ``cond``."""
+        table = self.table
+        w = self.writer(cond.scenario)
+        n = len(table)
+        observed = np.zeros(n, dtype=bool)
+        for c, rows in enumerate(self.cell_rows):
+            keep = int(cond.kept[c])
+            if keep >= rows.size:
+                observed[rows] = True
+            else:
+                observed[rng.choice(rows, size=keep, replace=False)] = True
+        failed = rng.random(n) < cond.failed_attempt_rate
+        u = rng.random(n)
+        chance = np.asarray(cond.rate, dtype=np.float64)[table.cell]
+        numbers: dict[str, list] = {}
+        for entry in w.calibration:
+            cells = [c for c, cell in enumerate(table.cells) if w.calibration_entry(cell) is entry]
+            rows = np.flatnonzero(np.isin(table.cell, cells))
+            if rows.size == 0:
+                continue
+            conf = _draw_many(_confidence_entry(entry), rng, int(rows.size), False)
+            chance[rows] = chance_right(entry, conf)
+            col = numbers.setdefault(str(entry["field"]), [None] * n)
+            for i, x in zip(rows.tolist(), conf, strict=True):
+                col[i] = x
+        right = u < chance
+        for name, entries in w.values:
+            which = self._entries(w, name, entries)[table.cell, right.astype(np.int64)]
+            col = numbers.setdefault(name, [None] * n)
+            for j, v in enumerate(entries):
+                rows = np.flatnonzero(which == j)
+                if rows.size:
+                    got = _draw_many(v, rng, int(rows.size), w.integer[name])
+                    for i, x in zip(rows.tolist(), got, strict=True):
+                        col[i] = x
+            missing = np.flatnonzero(which < 0)
+            if missing.size:
+                cell = table.cells[int(table.cell[missing[0]])]
+                raise UserError(
+                    f"diagnose: scenario {cond.scenario} draws no value of {name!r} for a row"
+                    f" of cell {cell['id']} (end the field's entries with one without where)"
+                )
+        out: list[dict] = []
+        names = list(numbers)
+        for i in np.flatnonzero(observed).tolist():
+            cell = table.cells[int(table.cell[i])]
+            mine = {k: numbers[k][i] for k in names if numbers[k][i] is not None}
+            out.extend(w.records(table.ids[i], cell, bool(failed[i]), bool(right[i]), 0, mine))
+        return out
+
+    def score(self, records: Sequence[Mapping[str, Any]]):
+        """(row metrics, row columns) of a simulated study's records, as score computes them."""
+        metrics, _, columns = row_data(self.config, self.table, records, "a simulated study")
+        return metrics, columns
 
 
 def diagnose_design(config):
@@ -913,6 +1126,7 @@ def diagnose_design(config):
         contributions=contributions_of(metrics, n),
         unmodelled=frozenset(why),
         unmodelled_why=why,
+        rows=DrawnRows(config),
         notes=(
             "Rows carry the item fields the items command writes and the records simulate"
             " writes; a row group is a registered cell.",

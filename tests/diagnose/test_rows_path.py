@@ -1,0 +1,173 @@
+"""diagnose's row path: analyses of the catalogue, a statistic of the study's own and numbers a
+scenario draws, simulated row by row and scored by the study's own scoring code.
+
+Each figure is compared with an independent computation over the same data-generating process:
+the exact power of Fisher's test by enumerating both binomial counts (scipy.stats.fisher_exact
+per table), an independent Monte Carlo of Welch's test on log latencies
+(scipy.stats.ttest_ind), and the exact power of the win rate's score test by the binomial sum.
+Agreement is asked within 4 Monte Carlo standard errors."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from prereg.cli import main
+from tests.conftest import FIXTURES, ROOT
+
+STUDY = "latency-analyses"
+N = 300  # simulated studies per condition
+
+
+def project(root: Path, edits=(), extra_files=()) -> Path:
+    text = (FIXTURES / "diagnose" / f"{STUDY}.yaml").read_text(encoding="utf-8")
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    (root / "spec" / "studies").mkdir(parents=True)
+    (root / "spec" / "studies" / f"{STUDY}.yaml").write_text(text, encoding="utf-8")
+    (root / "generated").mkdir()
+    shutil.copy(ROOT / "generated" / "prereg.schema.json", root / "generated")
+    for src, rel in extra_files:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(src, root / rel)
+    assert main(["--project", str(root), "compile"]) == 0
+    return root
+
+
+def diagnose(root: Path, out: Path, *extra) -> dict:
+    args = ["--simulations", str(N), "--seed", "7", "--out", str(out), "--quiet", *extra]
+    assert main(["--project", str(root), STUDY, "diagnose", *args]) == 0
+    return json.loads(out.read_text())
+
+
+def verdict_share(doc: dict, scenario: str, hypothesis: str, verdict: str = "supported"):
+    cond = next(c for c in doc["conditions"] if c["scenario"] == scenario)
+    h = next(h for h in cond["hypotheses"] if h["id"] == hypothesis)
+    return next(v for v in h["verdicts"] if v["verdict"] == verdict)["share"], cond
+
+
+def within_mc(share: float, truth: float, n: int, truth_se: float = 0.0) -> float:
+    """|z| of a simulated share against a reference (exact, or itself simulated)."""
+    se = math.sqrt(truth * (1 - truth) / n + truth_se**2)
+    return abs(share - truth) / se
+
+
+@pytest.fixture(scope="module")
+def doc(tmp_path_factory) -> dict:
+    root = project(tmp_path_factory.mktemp("rows"))
+    return diagnose(root, root / "DIAGNOSE.json")
+
+
+def fisher_power(n1: int, p1: float, n2: int, p2: float, alpha: float) -> float:
+    """P(one-sided Fisher P < alpha) by enumerating both binomial counts."""
+    total = 0.0
+    for k1 in range(n1 + 1):
+        for k2 in range(n2 + 1):
+            p = stats.fisher_exact([[k1, n1 - k1], [k2, n2 - k2]], alternative="greater").pvalue
+            if p < alpha:
+                total += stats.binom.pmf(k1, n1, p1) * stats.binom.pmf(k2, n2, p2)
+    return total
+
+
+def welch_log_mc(reps: int, n: int, mu_a: float, mu_b: float, sd: float, seed: int):
+    """Independent Monte Carlo of Welch's test of log latencies: (share one-sided P < 0.05,
+    share with that and the two-sided 95% upper bound of the ratio below 1)."""
+    rng = np.random.default_rng(seed)
+    a = rng.normal(mu_a, sd, (reps, n))
+    b = rng.normal(mu_b, sd, (reps, n))
+    p = stats.ttest_ind(a, b, equal_var=False, alternative="less", axis=1).pvalue
+    va, vb = a.var(axis=1, ddof=1) / n, b.var(axis=1, ddof=1) / n
+    df = (va + vb) ** 2 / (va**2 / (n - 1) + vb**2 / (n - 1))
+    upper = a.mean(axis=1) - b.mean(axis=1) + stats.t.ppf(0.975, df) * np.sqrt(va + vb)
+    return float(np.mean(p < 0.05)), float(np.mean((p < 0.05) & (upper < 0)))
+
+
+def test_fisher_exact_power_matches_the_enumeration(doc):
+    exact = fisher_power(30, 0.8, 30, 0.5, 0.05)
+    share, cond = verdict_share(doc, "better", "more-accurate")
+    assert within_mc(share, exact, N) < 4, (share, exact)
+    # under equal rates the test keeps its size (Fisher is conservative: at most alpha)
+    size = fisher_power(30, 0.6, 30, 0.6, 0.05)
+    null_share, _ = verdict_share(doc, "same", "more-accurate")
+    assert size < 0.05 and within_mc(null_share, size, N) < 4
+    row = next(a for a in cond["analyses"] if a["id"] == "accuracy-fisher")
+    assert row["method"] == "fisher-exact" and row["alphaFrom"] == "rule"
+    assert row["rejected"]["share"] == share  # the rule is exactly "p < 0.05"
+
+
+def test_welch_on_log_latencies_and_the_ratio_rule_match_an_independent_simulation(doc):
+    rejected, both = welch_log_mc(40_000, 30, 5.8, 6.0, 0.5, seed=11)
+    se = math.sqrt(rejected * (1 - rejected) / 40_000)
+    by_catalogue, _ = verdict_share(doc, "better", "faster-by-catalogue")
+    assert within_mc(by_catalogue, rejected, N, se) < 4, (by_catalogue, rejected)
+    contrast, cond = verdict_share(doc, "better", "faster")
+    assert within_mc(contrast, both, N, math.sqrt(both * (1 - both) / 40_000)) < 4
+    # the contrast's test and the catalogue's method reject on the same simulated studies
+    row = next(c for c in cond["contrasts"] if c["id"] == "latency-ratio")
+    assert row["rejected"]["share"] == by_catalogue
+    null_share, _ = verdict_share(doc, "same", "faster-by-catalogue")
+    assert within_mc(null_share, 0.05, N) < 4
+
+
+def test_decision_shares_cover_the_analyses(doc):
+    """adopt = Fisher supported and the ratio rule supported: accuracy and latency are drawn
+    independently, so its chance is the product of the two references."""
+    fisher = fisher_power(30, 0.8, 30, 0.5, 0.05)
+    _, both = welch_log_mc(40_000, 30, 5.8, 6.0, 0.5, seed=12)
+    cond = next(c for c in doc["conditions"] if c["scenario"] == "better")
+    adopt = next(o for o in cond["decision"] if o["outcome"] == "adopt")
+    assert within_mc(adopt["share"], fisher * both, N) < 4
+    assert any(n.startswith("Simulated row by row") for n in doc["notes"])
+
+
+def test_the_row_path_gives_the_same_bytes_with_two_workers(tmp_path, doc):
+    root = project(tmp_path / "p")
+    one = diagnose(root, tmp_path / "one.json", "--scenario", "same")
+    two = diagnose(root, tmp_path / "two.json", "--scenario", "same", "--workers", "2")
+    assert (tmp_path / "one.json").read_bytes() == (tmp_path / "two.json").read_bytes()
+    assert one == two
+
+
+WIN_RATE = (
+    "  - id: wins\n"
+    "    title: The new system's win rate is above one half\n"
+    "    analyses:\n"
+    "      - id: new-wins\n"
+    "        method: win-rate\n"
+    "        metric: accuracy\n"
+    "        of: {where: [{factor: system, levels: [new]}]}\n"
+    "        options: {level: 0.95, null_rate: 0.5}\n"
+    "    rule:\n"
+    "      compare: {target: new-wins, quantity: p, op: lt, value: 0.05}\n"
+    "scenarios:\n"
+)
+STATISTICS = (
+    "statistics:\n  - {id: win-rate, file: win_rate.py, function: win_rate, shape: binomial,"
+    " options: [level, null_rate], summary: a win rate}\nhypotheses:\n"
+)
+
+
+def test_a_statistic_of_the_studys_own_is_simulated(tmp_path):
+    """The win rate's one-sided score test rejects when (k/n - 1/2)/sqrt(1/(4n)) > z_0.95:
+    its power is the binomial sum over those k (here n = 30 rows at rate 0.6)."""
+    src = ROOT / "examples" / "custom-statistic" / "statistics" / "win_rate.py"
+    root = project(
+        tmp_path,
+        edits=[("scenarios:\n", WIN_RATE), ("\nhypotheses:\n", "\n" + STATISTICS)],
+        extra_files=[(src, "statistics/win_rate.py")],
+    )
+    doc = diagnose(root, root / "D.json", "--scenario", "same")
+    z = stats.norm.ppf(0.95)
+    ks = [k for k in range(31) if (k / 30 - 0.5) / math.sqrt(0.25 / 30) > z]
+    exact = float(sum(stats.binom.pmf(k, 30, 0.6) for k in ks))
+    share, cond = verdict_share(doc, "same", "wins")
+    assert within_mc(share, exact, N) < 4, (share, exact)
+    row = next(a for a in cond["analyses"] if a["id"] == "new-wins")
+    assert row["method"] == "win-rate" and row["rejected"]["share"] == share
