@@ -171,3 +171,72 @@ def test_a_statistic_of_the_studys_own_is_simulated(tmp_path):
     assert within_mc(share, exact, N) < 4, (share, exact)
     row = next(a for a in cond["analyses"] if a["id"] == "new-wins")
     assert row["method"] == "win-rate" and row["rejected"]["share"] == share
+
+
+def test_vary_alpha_moves_every_p_threshold(tmp_path):
+    """--vary alpha: at each level the Fisher rule's power agrees with the enumeration at that
+    level; at the registered 0.05 the point repeats the base diagnosis (the same seed)."""
+    root = project(tmp_path / "p")
+    out = tmp_path / "D.json"
+    doc = diagnose(root, out, "--scenario", "better", "--vary", "alpha=0.01,0.05,0.1")
+    red = doc["redesign"]
+    assert red["parameter"] == "alpha" and red["values"] == [0.01, 0.05, 0.1]
+    base, _ = verdict_share(doc, "better", "more-accurate")
+    for point in red["points"]:
+        (cond,) = point["conditions"]
+        got = next(h for h in cond["hypotheses"] if h["id"] == "more-accurate")
+        exact = fisher_power(30, 0.8, 30, 0.5, point["value"])
+        assert got["verdict"] == "supported" and within_mc(got["share"], exact, N) < 4
+        if point["value"] == 0.05:
+            assert got["share"] == base
+    shares = [
+        next(h["share"] for h in p["conditions"][0]["hypotheses"] if h["id"] == "more-accurate")
+        for p in red["points"]
+    ]
+    assert shares == sorted(shares) and shares[0] < shares[-1]  # same draws, a looser level
+    md = out.with_suffix(".md").read_text()
+    assert "## Redesign: `alpha`" in md
+
+
+def test_vary_margin_moves_one_tests_margin(tmp_path):
+    """--vary margin:latency-rgm: the catalogue's ratio of geometric means tests the ratio
+    against each margin (Welch's t of log a - log b against log(margin), one-sided), compared
+    with an independent scipy Monte Carlo; the other hypotheses do not move."""
+    root = project(tmp_path / "p")
+    doc = diagnose(
+        root, tmp_path / "D.json", "--scenario", "better", "--vary", "margin:latency-rgm=1,1.1"
+    )
+    rng = np.random.default_rng(5)
+    a = rng.normal(5.8, 0.5, (40_000, 30))
+    b = rng.normal(6.0, 0.5, (40_000, 30))
+    others = None
+    for point in doc["redesign"]["points"]:
+        (cond,) = point["conditions"]
+        got = {h["id"]: h["share"] for h in cond["hypotheses"]}
+        shifted = a - math.log(point["value"])
+        p = stats.ttest_ind(shifted, b, equal_var=False, alternative="less", axis=1).pvalue
+        ref = float(np.mean(p < 0.05))
+        assert within_mc(got["faster-by-catalogue"], ref, N, math.sqrt(ref * (1 - ref) / 4e4)) < 4
+        rest = {k: v for k, v in got.items() if k != "faster-by-catalogue"}
+        assert others is None or rest == others
+        others = rest
+
+
+@pytest.mark.parametrize(
+    ("vary", "message"),
+    [
+        ("alpha=0,0.05", "alpha 0 is not strictly between 0 and 1"),
+        ("alpha:x=0.05", "alpha takes no id"),
+        ("margin=1,1.1", "name the contrast or analysis (margin:ID=...): 2 register a non-zero"),
+        ("margin:nope=1", "no registered contrast with a test or analysis with a margin option"),
+        ("level=0.9", "'level' cannot be varied"),
+        ("alpha=0.05,0.05", "0.05 is listed twice"),
+    ],
+)
+def test_vary_refuses_what_it_cannot_vary(tmp_path, capsys, vary, message):
+    root = project(tmp_path / "p")
+    out = tmp_path / "D.json"
+    args = ["--simulations", "2", "--seed", "1", "--out", str(out), "--vary", vary]
+    assert main(["--project", str(root), STUDY, "diagnose", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and not out.exists()

@@ -343,7 +343,8 @@ def run(
     if not 0 < target < 1:
         raise UserError(f"--power: {target} is not a power strictly between 0 and 1")
     vary_text = getattr(args, "vary", None)
-    vary = redesign.parse_vary(vary_text, ctx.config) if vary_text is not None else None
+    rules = Rules(_rules_module(ctx, args))
+    vary = redesign.parse_vary(vary_text, ctx.config, rules) if vary_text is not None else None
     find_target = bool(getattr(args, "target", False))
     if find_target and vary is None:
         raise UserError("--target: needs --vary (the values to choose the smallest from)")
@@ -354,7 +355,6 @@ def run(
     if isinstance(asked, str):
         asked = [asked]
     scenario_ids = list(dict.fromkeys(asked or registered.registered(ctx.config)))
-    rules = Rules(_rules_module(ctx, args))
     con = console_of(args)
 
     def run_blocks(plan: Plan, label: str) -> list:
@@ -367,9 +367,12 @@ def run(
         finally:
             progress.close()
 
-    def diagnosis(context: StudyContext, at_seed: int, label: str) -> dict:
+    def diagnosis(context: StudyContext, at_seed: int, label: str, value=None) -> dict:
+        at_rules = rules
+        if value is not None and vary is not None and vary.parameter != "rows":
+            at_rules = redesign.varied_rules(rules, vary, value)
         return _diagnosis(
-            context, rules, build_design, scenario_ids, simulations, at_seed, run_blocks, label
+            context, at_rules, build_design, scenario_ids, simulations, at_seed, run_blocks, label
         )
 
     base = diagnosis(ctx, seed, f"diagnose {ctx.study_id}")
@@ -479,7 +482,21 @@ def redesign_lines(red: Mapping[str, Any]) -> list[str]:
     for p in red["points"]:
         claims = "; ".join(f"{c['id']} {_claim_cell(c)}" for c in p["claims"])
         verdict = "every claim holds" if p["allHold"] else "a claim fails"
-        lines.append(f"{red['parameter']}={p['value']} ({p['rows']:,} rows): {claims}: {verdict}")
+        if red["parameter"].startswith("rows"):
+            lines.append(
+                f"{red['parameter']}={p['value']} ({p['rows']:,} rows): {claims}: {verdict}"
+            )
+            continue
+        # alpha or a margin: the claims, then each condition's first verdict shares
+        shares = "; ".join(
+            f"{c['scenario']}"
+            + ("" if c["effect"] is None else f" at effect {c['effect']:g}")
+            + ": "
+            + ", ".join(f"{h['id']} {h['verdict']} {_fmt(h['share'])}" for h in c["hypotheses"])
+            for c in p["conditions"]
+        )
+        head = f"{red['parameter']}={p['value']:g}: "
+        lines.append(head + (f"{claims}: {verdict}; " if p["claims"] else "") + shares)
     t = red.get("target")
     if t is not None:
         if t["value"] is None:
