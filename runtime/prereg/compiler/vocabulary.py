@@ -344,6 +344,28 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
                     )
             if c.get("field") is not None:
                 drawn.add(str(c["field"]))
+        pairing = s.get("pairing")
+        if pairing is not None:
+            item_fields = {
+                f.get("name")
+                for c in spec.get("record_contracts") or []
+                if c.get("role") == "items"
+                for f in c.get("fields") or []
+            }
+            if s.get("outcome") is None:
+                report(f"{ptr}/pairing", f"scenario {sid!r}: pairing needs an outcome field")
+            if pairing.get("field") not in item_fields:
+                report(
+                    f"{ptr}/pairing/field",
+                    f"scenario {sid!r} pairs rows by {pairing.get('field')!r}, which is not a"
+                    " field of the item manifest (a record contract with role items)",
+                )
+            rho = pairing.get("correlation")
+            if isinstance(rho, (int, float)) and not 0 <= rho < 1:
+                report(
+                    f"{ptr}/pairing/correlation",
+                    f"scenario {sid!r}: correlation {rho:g} is not in [0, 1)",
+                )
         _drives_every_rule(spec, s, ptr, drawn, report)
         rates = s.get("rates") or []
         for j, rate in enumerate(rates):

@@ -326,8 +326,47 @@ def _draw(v: Mapping[str, Any], rng: np.random.Generator, integer: bool):
     return x
 
 
-def _draw_many(v: Mapping[str, Any], rng: np.random.Generator, size: int, integer: bool) -> list:
-    """``size`` numbers drawn as :func:`_draw` draws one (the same clipping and rounding)."""
+def _from_latent(v: Mapping[str, Any], z: np.ndarray) -> np.ndarray:
+    """Numbers of ``v``'s distribution from standard normal latents (a paired scenario)."""
+    from scipy.special import ndtr
+
+    dist = v["distribution"]
+    if dist == "normal":
+        return float(v.get("mean") or 0.0) + float(v.get("sd") or 0.0) * z
+    if dist == "lognormal":
+        return np.exp(float(v.get("mean") or 0.0) + float(v.get("sd") or 0.0) * z)
+    return float(v["low"]) + (float(v["high"]) - float(v["low"])) * ndtr(z)
+
+
+def _finish(v: Mapping[str, Any], x: np.ndarray, integer: bool) -> list:
+    """Clip to low/high and round, as :func:`_draw` does."""
+    if v.get("low") is not None:
+        x = np.maximum(x, float(v["low"]))
+    if v.get("high") is not None:
+        x = np.minimum(x, float(v["high"]))
+    if integer:
+        return [int(round(t)) for t in x.tolist()]
+    if v.get("decimals") is not None:
+        d = int(v["decimals"])
+        return [round_half_up(t, d) for t in x.tolist()]
+    return x.tolist()
+
+
+def paired_latent(codes: np.ndarray, items: int, rho: float, rng: np.random.Generator):
+    """Standard normal latents of rows, correlation ``rho`` between rows of one item: one
+    shared normal per item (``items`` of them, drawn first), then one per row."""
+    w = rng.standard_normal(items)
+    e = rng.standard_normal(codes.size)
+    return np.sqrt(rho) * w[codes] + np.sqrt(1.0 - rho) * e
+
+
+def _draw_many(
+    v: Mapping[str, Any], rng: np.random.Generator, size: int, integer: bool, z=None
+) -> list:
+    """``size`` numbers drawn as :func:`_draw` draws one (the same clipping and rounding), or,
+    given standard normal latents ``z``, their numbers (a paired scenario)."""
+    if z is not None:
+        return _finish(v, _from_latent(v, np.asarray(z, dtype=np.float64)), integer)
     dist = v["distribution"]
     if dist == "normal":
         x = rng.normal(float(v.get("mean") or 0.0), float(v.get("sd") or 0.0), size)
@@ -402,6 +441,7 @@ class RecordWriter:
                     self.defaults[f["name"]] = ok[0]
         self.values = _value_specs(scenario)
         self.calibration = [dict(c) for c in scenario.get("calibration") or ()]
+        self.pairing = scenario.get("pairing")
         calibrated = list(dict.fromkeys(str(c["field"]) for c in self.calibration))
         self.integer = {name: types.get(name) == "integer" for name, _ in self.values}
         self.scenario_id = scenario["id"]
@@ -430,10 +470,20 @@ class RecordWriter:
         if unknown:
             raise UserError(f"simulate: the observation contract has no field(s) {unknown}")
 
-    def numbers(self, rid: str, cell: Mapping[str, Any], right: bool, seed) -> dict[str, Any]:
+    def item_normal(self, seed, item, what: str) -> float:
+        """The normal shared by the rows of ``item`` (a paired scenario), seeded by the
+        scenario, the seed, the item and what it draws (the outcome, or a field)."""
+        h = hashlib.sha256(f"{self.scenario_id}:{seed}:{item}:{what}:pair".encode()).digest()
+        return float(np.random.Generator(np.random.PCG64(int.from_bytes(h[:16], "big"))).normal())
+
+    def numbers(
+        self, rid: str, cell: Mapping[str, Any], right: bool, seed, item=None
+    ) -> dict[str, Any]:
         """The numeric fields of a row's attempts: for each field the first entry whose
         ``where`` and ``outcome`` hold, drawn from a generator seeded by the scenario, the
-        seed and the row (one stream per row, fields in order of first mention)."""
+        seed and the row (one stream per row, fields in order of first mention); under a
+        pairing, from the latent √ρ·w + √(1 − ρ)·e, w the item's normal for the field and e
+        the row's next normal."""
         if not self.values:
             return {}
         from prereg.rules import selection_matches
@@ -448,7 +498,14 @@ class RecordWriter:
                     continue
                 if v.get("outcome") is not None and bool(v["outcome"]) != bool(right):
                     continue
-                out[name] = _draw(v, rng, self.integer[name])
+                if self.pairing is not None and item is not None:
+                    rho = float(self.pairing["correlation"])
+                    z = math.sqrt(rho) * self.item_normal(seed, item, name) + math.sqrt(
+                        1.0 - rho
+                    ) * float(rng.standard_normal())
+                    out[name] = _finish(v, _from_latent(v, np.array([z])), self.integer[name])[0]
+                else:
+                    out[name] = _draw(v, rng, self.integer[name])
                 break
             else:
                 raise UserError(
@@ -530,12 +587,22 @@ def simulate_records(config, table: RowTable, scenario: Mapping[str, Any], seed:
                 f" {cell['id']} (add a rate without where)"
             )
         _, u_fail, u_out = draws[rid]
+        item = None
+        if writer.pairing is not None:
+            from scipy.special import ndtr, ndtri
+
+            item = table.columns[writer.pairing["field"]][i]
+            rho = float(writer.pairing["correlation"])
+            z = math.sqrt(rho) * writer.item_normal(seed, item, "outcome") + math.sqrt(
+                1.0 - rho
+            ) * float(ndtri(u_out))
+            u_out = float(ndtr(z))
         drawn = writer.confidence(rid, cell, seed)
         if drawn is not None:  # the outcome follows the registered calibration curve
             entry = writer.calibration_entry(cell)
             rate = float(chance_right(entry, drawn[1]))
         right = bool(u_out < rate)
-        numbers = writer.numbers(rid, cell, right, seed)
+        numbers = writer.numbers(rid, cell, right, seed, item)
         if drawn is not None:
             numbers = {**numbers, drawn[0]: drawn[1]}
         out.extend(writer.records(rid, cell, u_fail < fail_rate, right, seed, numbers))
@@ -916,6 +983,10 @@ def drawn_metrics(config) -> dict[str, str]:
         for v in sc.get("values") or ():
             drawn.setdefault(str(v["field"]), f"scenario {sc['id']} draws {v['field']!r}")
     for sc in config.get("scenarios") or ():
+        if sc.get("pairing"):
+            # the arms of an item are drawn together: counts of separate cells are dependent
+            why = f"scenario {sc['id']} pairs rows by {sc['pairing']['field']!r}"
+            return {m["id"]: why for m in config.get("metrics") or () if m.get("compute")}
         if sc.get("calibration"):
             # the chance of a right outcome follows a drawn confidence: no metric is a count
             # of rows of each kind at the scenario's rates
@@ -964,11 +1035,13 @@ class DrawnRows:
 
     Under a condition (a scenario at one effect size) and a generator, in this order: the
     observed rows of each cell (a uniformly random subset of ``floor(coverage · rows)``, cell by
-    cell), whether each row's first attempt failed, one uniform per row for its outcome, each
-    calibration entry's confidences (rows in table order), then each numeric field's values
-    (fields in order of first mention, entries in order, rows in table order).  A row is right
-    when its uniform is below its chance: the scenario's rate for its cell, or the registered
-    calibration curve at its drawn confidence."""
+    cell), whether each row's first attempt failed, one uniform per row for its outcome (under
+    a pairing: Φ of the paired latent, :func:`paired_latent`, one normal per item then one per
+    row), each calibration entry's confidences (rows in table order), then each numeric field's
+    values (fields in order of first mention; under a pairing the field's paired latents first;
+    then entries in order, rows in table order).  A row is right when its uniform is below its
+    chance: the scenario's rate for its cell, or the registered calibration curve at its drawn
+    confidence."""
 
     def __init__(self, config):
         self.config = config
@@ -987,12 +1060,25 @@ class DrawnRows:
             np.flatnonzero(self.table.cell == c) for c in range(len(self.table.cells))
         ]
         self._writers: dict[str, RecordWriter] = {}
+        self._items: dict[str, tuple[np.ndarray, int]] = {}
 
     def writer(self, sid: str) -> RecordWriter:
         w = self._writers.get(sid)
         if w is None:
             w = self._writers[sid] = RecordWriter(self.config, self.scenarios[sid])
         return w
+
+    def items(self, field: str) -> tuple[np.ndarray, int]:
+        """(item code per row, number of items) of the manifest field naming the item."""
+        got = self._items.get(field)
+        if got is None:
+            values = [str(x) for x in self.table.columns[field]]
+            order = {v: k for k, v in enumerate(dict.fromkeys(values))}
+            got = self._items[field] = (
+                np.array([order[v] for v in values], dtype=np.int64),
+                len(order),
+            )
+        return got
 
     def _entries(self, w: RecordWriter, name: str, entries) -> np.ndarray:
         """Per cell and outcome (wrong, right), the index of the value entry that draws
@@ -1025,7 +1111,15 @@ class DrawnRows:
             else:
                 observed[rng.choice(rows, size=keep, replace=False)] = True
         failed = rng.random(n) < cond.failed_attempt_rate
-        u = rng.random(n)
+        pairing = w.pairing
+        if pairing is None:
+            u = rng.random(n)
+        else:
+            from scipy.special import ndtr
+
+            codes, items = self.items(str(pairing["field"]))
+            rho = float(pairing["correlation"])
+            u = ndtr(paired_latent(codes, items, rho, rng))
         chance = np.asarray(cond.rate, dtype=np.float64)[table.cell]
         numbers: dict[str, list] = {}
         for entry in w.calibration:
@@ -1042,10 +1136,15 @@ class DrawnRows:
         for name, entries in w.values:
             which = self._entries(w, name, entries)[table.cell, right.astype(np.int64)]
             col = numbers.setdefault(name, [None] * n)
+            z = None
+            if pairing is not None:
+                z = paired_latent(codes, items, rho, rng)
             for j, v in enumerate(entries):
                 rows = np.flatnonzero(which == j)
                 if rows.size:
-                    got = _draw_many(v, rng, int(rows.size), w.integer[name])
+                    got = _draw_many(
+                        v, rng, int(rows.size), w.integer[name], None if z is None else z[rows]
+                    )
                     for i, x in zip(rows.tolist(), got, strict=True):
                         col[i] = x
             missing = np.flatnonzero(which < 0)
