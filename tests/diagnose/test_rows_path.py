@@ -240,3 +240,28 @@ def test_vary_refuses_what_it_cannot_vary(tmp_path, capsys, vary, message):
     assert main(["--project", str(root), STUDY, "diagnose", *args]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and not out.exists()
+
+
+def test_a_failed_gate_decides_every_verdict_on_the_row_path(tmp_path):
+    """A coverage gate of 0.9 under a scenario observing 80% of each cell fails in every
+    simulated study (floor(0.8 * 30) = 24 of 30 rows), so every tested hypothesis gets the
+    gate's otherwise, as score gives it; without the low coverage no gate fails."""
+    gate = ("gates:\n  - {id: coverage, metric: coverage, op: ge, value: 0.9}\nhypotheses:\n",)
+    low = "    outcome: ok\n    coverage: 0.8\n    rates:\n      - {rate: 0.6}\n"
+    root = project(
+        tmp_path / "p",
+        edits=[
+            ("\nhypotheses:\n", "\n" + gate[0]),
+            ("    outcome: ok\n    rates:\n      - {rate: 0.6}\n", low),
+        ],
+    )
+    doc = diagnose(root, tmp_path / "D.json")
+    for cond in doc["conditions"]:
+        failed = cond["gates"]["anyFailed"]["share"]
+        assert failed == (1.0 if cond["scenario"] == "same" else 0.0)
+        if cond["scenario"] == "same":
+            for h in cond["hypotheses"]:
+                got = {v["verdict"]: v["share"] for v in h["verdicts"]}
+                assert got["inconclusive"] == 1.0, h
+            keep = next(o for o in cond["decision"] if o["outcome"] == "keep")
+            assert keep["share"] == 1.0

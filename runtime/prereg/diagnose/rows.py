@@ -79,7 +79,7 @@ class RowScorer:
         registered = getattr(rules, "DECISION", None)
         outcome = None
         if registered is not None:
-            failed = {g for g, _, _ in decision.failures}
+            failed = {g.id for g, _, _ in decision.failures}
             held = {g.id: g.id not in failed for g in rules.GATES}
             record = decide(registered, decision.verdicts, held, res.results)
             outcome = None if record is None else record["outcome"]
@@ -138,7 +138,7 @@ def run_block(plan, condition: int, block: int):
         verdicts.append(tuple(decision.verdicts[h] for h in hyps))
         outcomes.append(outcome)
         for gate, _, _ in decision.failures:
-            failed[i, gates.index(gate)] = True
+            failed[i, gates.index(gate.id)] = True
         r = res.results
         for j, e in enumerate(es):
             x = r[e.id]
