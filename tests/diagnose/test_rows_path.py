@@ -246,12 +246,12 @@ def test_a_failed_gate_decides_every_verdict_on_the_row_path(tmp_path):
     """A coverage gate of 0.9 under a scenario observing 80% of each cell fails in every
     simulated study (floor(0.8 * 30) = 24 of 30 rows), so every tested hypothesis gets the
     gate's otherwise, as score gives it; without the low coverage no gate fails."""
-    gate = ("gates:\n  - {id: coverage, metric: coverage, op: ge, value: 0.9}\nhypotheses:\n",)
+    gate = "gates:\n  - {id: coverage, metric: coverage, op: ge, value: 0.9}\nhypotheses:\n"
     low = "    outcome: ok\n    coverage: 0.8\n    rates:\n      - {rate: 0.6}\n"
     root = project(
         tmp_path / "p",
         edits=[
-            ("\nhypotheses:\n", "\n" + gate[0]),
+            ("\nhypotheses:\n", "\n" + gate),
             ("    outcome: ok\n    rates:\n      - {rate: 0.6}\n", low),
         ],
     )
