@@ -308,6 +308,8 @@ def _diagnosis(
         left_out = leave_out_unread(design, rules, claims)
         refuse_unmodelled(design, rules)
     plan, found = build_plan(ctx, design, rules, scenario_ids, simulations, seed, path)
+    if path == "rows" and hasattr(design.rows, "prepare"):
+        design.rows.prepare(list(dict.fromkeys(c.scenario for c in plan.conditions)))
     refuse_beyond_memory(plan)
     blocks = run_blocks(plan, label)
     summaries = []
@@ -482,7 +484,7 @@ def redesign_lines(red: Mapping[str, Any]) -> list[str]:
     for p in red["points"]:
         claims = "; ".join(f"{c['id']} {_claim_cell(c)}" for c in p["claims"])
         verdict = "every claim holds" if p["allHold"] else "a claim fails"
-        if red["parameter"].startswith("rows"):
+        if red["parameter"].startswith("rows") and p["claims"]:
             lines.append(
                 f"{red['parameter']}={p['value']} ({p['rows']:,} rows): {claims}: {verdict}"
             )
@@ -496,6 +498,8 @@ def redesign_lines(red: Mapping[str, Any]) -> list[str]:
             for c in p["conditions"]
         )
         head = f"{red['parameter']}={p['value']:g}: "
+        if red["parameter"].startswith("rows"):
+            head = f"{red['parameter']}={p['value']} ({p['rows']:,} rows): "
         lines.append(head + (f"{claims}: {verdict}; " if p["claims"] else "") + shares)
     t = red.get("target")
     if t is not None:

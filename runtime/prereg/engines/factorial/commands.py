@@ -1062,6 +1062,11 @@ class DrawnRows:
         self._writers: dict[str, RecordWriter] = {}
         self._items: dict[str, tuple[np.ndarray, int]] = {}
 
+    def prepare(self, scenario_ids) -> None:
+        """Refuse, before any simulation, a scenario whose records cannot be written."""
+        for sid in scenario_ids:
+            self.writer(sid)
+
     def writer(self, sid: str) -> RecordWriter:
         w = self._writers.get(sid)
         if w is None:
