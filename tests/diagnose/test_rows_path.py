@@ -265,3 +265,40 @@ def test_a_failed_gate_decides_every_verdict_on_the_row_path(tmp_path):
                 assert got["inconclusive"] == 1.0, h
             keep = next(o for o in cond["decision"] if o["outcome"] == "keep")
             assert keep["share"] == 1.0
+
+
+def test_a_simulated_study_scores_as_score_scores_its_records(tmp_path):
+    """One simulated study of the row path, its records written as observations and scored by
+    the score command: the same verdicts, decision and analysis figures as diagnose's scorer
+    gave it (the row path adds no arithmetic of its own)."""
+    import importlib
+
+    from prereg.compiler.project import Project
+    from prereg.diagnose.command import build_plan
+    from prereg.diagnose.design import Rules
+    from prereg.diagnose.rows import RowScorer
+    from prereg.engines.factorial.commands import diagnose_design
+    from prereg.study import study_context
+
+    root = project(tmp_path / "p")
+    module, ctx = study_context(Project(root), STUDY)
+    rules = Rules(importlib.import_module(module.__name__ + ".rules"))
+    design = diagnose_design(ctx.config)
+    plan, _ = build_plan(ctx, design, rules, ["better"], 1, 4, "rows")
+    rng = np.random.default_rng(4)
+    records = design.rows.records(plan.conditions[0], rng)
+    res, decision, outcome = RowScorer(plan).score(records)
+    obs = tmp_path / "obs.jsonl"
+    obs.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "SCORE.json"
+    args = ["score", "--observations", str(obs), "--out", str(out), "--quiet"]
+    assert main(["--project", str(root), STUDY, *args]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["verdicts"] == decision.verdicts
+    assert doc["decision"]["outcome"] == outcome
+    assert [a["id"] for a in doc["analyses"]] == ["accuracy-fisher", "latency-rgm"]
+    for a in doc["analyses"]:
+        mine = res.analyses[a["id"]]
+        assert a["p"] == mine.p and a["estimate"] == mine.estimate
+    (contrast,) = doc["contrasts"]
+    assert contrast["p"] == res.results["latency-ratio"].p
