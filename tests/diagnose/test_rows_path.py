@@ -302,3 +302,54 @@ def test_a_simulated_study_scores_as_score_scores_its_records(tmp_path):
         assert a["p"] == mine.p and a["estimate"] == mine.estimate
     (contrast,) = doc["contrasts"]
     assert contrast["p"] == res.results["latency-ratio"].p
+
+
+def test_the_truth_of_a_ratio_of_geometric_means(doc):
+    """Lognormal latencies with log-means 5.8 and 6.0: the true ratio of geometric means is
+    exp(-0.2) (by hand); the contrast's Welch interval covers it about 95% of the time."""
+    cond = next(c for c in doc["conditions"] if c["scenario"] == "better")
+    row = next(c for c in cond["contrasts"] if c["id"] == "latency-ratio")
+    assert row["truth"] == round(math.exp(-0.2), 6)
+    assert abs(row["bias"]) < 4 * row["biasMcSe"]
+    assert within_mc(row["coverage"]["share"], 0.95, N) < 4
+
+
+@pytest.mark.parametrize(
+    ("entry", "log"),
+    [
+        ({"distribution": "normal", "mean": 1.0, "sd": 2.0, "low": 0.0}, False),
+        ({"distribution": "normal", "mean": 1.0, "sd": 2.0, "low": -1.0, "high": 2.5}, False),
+        ({"distribution": "normal", "mean": 1.0, "sd": 2.0, "high": 0.5}, False),
+        ({"distribution": "lognormal", "mean": 0.3, "sd": 0.7}, False),
+        ({"distribution": "uniform", "low": 0.5, "high": 3.0}, True),
+        ({"distribution": "uniform", "low": 0.5, "high": 3.0}, False),
+    ],
+)
+def test_expected_numbers_against_numerical_integration(entry, log):
+    """The closed forms of the row path's truths against scipy.integrate.quad of the clipped
+    (or logged) number times the distribution's density."""
+    from scipy import integrate
+
+    from prereg.engines.factorial.commands import expected_number
+
+    lo, hi = entry.get("low", -np.inf), entry.get("high", np.inf)
+    if entry["distribution"] == "normal":
+        dist = stats.norm(entry["mean"], entry["sd"])
+    elif entry["distribution"] == "lognormal":
+        dist = stats.lognorm(entry["sd"], scale=math.exp(entry["mean"]))
+    else:
+        dist = stats.uniform(entry["low"], entry["high"] - entry["low"])
+        lo, hi = -np.inf, np.inf
+
+    def f(x):
+        y = min(max(x, lo), hi)
+        return (math.log(y) if log else y) * dist.pdf(x)
+
+    a, b = dist.support()
+    points = [p for p in (lo, hi) if np.isfinite(p)]
+    ref = (
+        integrate.quad(f, a, b, points=points or None, limit=200)[0]
+        if np.isfinite(a) and np.isfinite(b)
+        else integrate.quad(f, a, b, limit=200)[0]
+    )
+    assert expected_number(entry, log) == pytest.approx(ref, rel=1e-8, abs=1e-10)

@@ -70,8 +70,29 @@ def truths(plan: Plan, condition: int) -> tuple[dict[str, float], dict[str, floa
     for mid, (_, num, den) in design.contributions.items():
         group_sums[mid] = ((exp * num).sum(axis=1), (exp * den).sum(axis=1))
 
+    cond = plan.conditions[condition]
+    numbers: dict[str, tuple[np.ndarray | None, bool]] = {}
+
+    def number_truth(metric: str, selection, what: str) -> float:
+        """The row path's truth of a mean (log-mean) over a selection: the cells' expected
+        numbers weighted by their observed rows (NaN without a closed form)."""
+        if metric not in numbers:
+            per_cell = None
+            model = getattr(design, "rows", None)
+            if plan.path == "rows" and hasattr(model, "cell_truths"):
+                per_cell = model.cell_truths(metric, cond)
+            numbers[metric] = (per_cell, design.contributions[metric][0] == "geometric_mean")
+        per_cell = numbers[metric][0]
+        if per_cell is None:
+            return math.nan
+        m = sel.stacked([(selection, what)])[0]
+        w = m * cond.kept[design.group_cell].astype(float)
+        return float(w @ per_cell[design.group_cell] / w.sum()) if w.sum() > 0 else math.nan
+
     def truth(metric: str, selection, what: str) -> float:
         kind = design.contributions[metric][0] if metric in design.contributions else None
+        if kind in ("mean", "geometric_mean") and metric in design.unmodelled:
+            return number_truth(metric, selection, what)
         if kind not in ("coverage", "proportion") or metric in design.unmodelled:
             return math.nan  # the row path: no closed form of the truth of this metric
         num, den = group_sums[metric]
@@ -79,11 +100,19 @@ def truths(plan: Plan, condition: int) -> tuple[dict[str, float], dict[str, floa
         n, d = float(m @ num), float(m @ den)
         return n / d if d > 0 else math.nan
 
-    est = {e.id: truth(e.metric, e.of, f"estimate {e.id}") for e in rules.ESTIMATES}
-    con = {
-        c.id: truth(c.metric, c.a, f"contrast {c.id}") - truth(c.metric, c.b, f"contrast {c.id}")
-        for c in rules.CONTRASTS
-    }
+    def geometric(metric: str) -> bool:
+        return metric in design.contributions and design.contributions[metric][0] == (
+            "geometric_mean"
+        )
+
+    est = {}
+    for e in rules.ESTIMATES:
+        t = truth(e.metric, e.of, f"estimate {e.id}")
+        est[e.id] = math.exp(t) if geometric(e.metric) and not math.isnan(t) else t
+    con = {}
+    for c in rules.CONTRASTS:
+        d = truth(c.metric, c.a, f"contrast {c.id}") - truth(c.metric, c.b, f"contrast {c.id}")
+        con[c.id] = math.exp(d) if geometric(c.metric) and not math.isnan(d) else d
     return est, con
 
 

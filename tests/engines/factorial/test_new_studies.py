@@ -207,7 +207,7 @@ def test_diagnose_simulates_rules_that_read_drawn_numbers(tmp_path, capsys):
     """A rule reading a mean of a number the scenarios draw (h3's Welch non-inferiority of the
     partial credit) takes the row path: every row's records are drawn and scored as score
     scores them. h3 is tested after h1 (fixed sequence), so in every simulated study where h1
-    is not supported h3 is not tested; a mean has no closed-form truth here (none reported)."""
+    is not supported h3 is not tested; the mean's truth comes from the scenario's distributions."""
     root = project_of(tmp_path, TOOLS)
     assert main(["--project", str(root), "compile"]) == 0
     capsys.readouterr()
@@ -223,8 +223,12 @@ def test_diagnose_simulates_rules_that_read_drawn_numbers(tmp_path, capsys):
         }
         assert shares["h3"]["not-tested"] == 20 - shares["h1"]["supported"]
         row = next(c for c in cond["contrasts"] if c["id"] == "score-beta-ni")
-        assert row["truth"] is None and row["alphaFrom"] == "interval level"
-        assert row["defined"] == 20
+        # by hand: a passed task's score is uniform on [0.6, 1] (mean 0.8), a failed one's on
+        # [0, 0.7] (mean 0.35); beta passes 0.05 more often than alpha in every cell under
+        # gamma-best, so the true difference is 0.45 * 0.05; all-equal draws U(0, 1) for all
+        truth = 0.45 * 0.05 if cond["scenario"] == "gamma-best" else 0.0
+        assert row["truth"] == pytest.approx(truth, abs=1e-12)
+        assert row["alphaFrom"] == "interval level" and row["defined"] == 20
         steps = next(e for e in cond["estimates"] if e["id"] == "steps-alpha")
         assert steps["defined"] == 20 and steps["meanEstimate"] >= 1  # drawn with low 1
     # the credit rate (a proportion of a field derived from a drawn number) read by a rule

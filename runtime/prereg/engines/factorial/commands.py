@@ -1027,6 +1027,47 @@ def drawn_metrics(config) -> dict[str, str]:
     return out
 
 
+def expected_number(v: Mapping[str, Any], log: bool) -> float | None:
+    """The expectation of a value entry's number (of its natural log with ``log``), where a
+    closed form exists: normal, its mean (clipped to low/high: the expectation of the clipped
+    normal); lognormal without clipping, exp(mean + sd²/2) (log: mean); uniform, (low +
+    high)/2 (log: (h ln h − l ln l)/(h − l) − 1 for 0 < l < h).  None otherwise."""
+    dist = v["distribution"]
+    low, high = v.get("low"), v.get("high")
+    if dist == "uniform":
+        lo, hi = float(low), float(high)
+        if not log:
+            return (lo + hi) / 2
+        if lo <= 0:
+            return None
+        return math.log(lo) if hi == lo else (hi * math.log(hi) - lo * math.log(lo)) / (hi - lo) - 1
+    mu, sd = float(v.get("mean") or 0.0), float(v.get("sd") or 0.0)
+    if dist == "lognormal":
+        if low is not None or high is not None:
+            return None
+        return mu if log else math.exp(mu + sd * sd / 2)
+    if log:
+        return None
+    if sd == 0:
+        return min(
+            max(mu, float("-inf") if low is None else float(low)),
+            float("inf") if high is None else float(high),
+        )
+    from statistics import NormalDist
+
+    nd = NormalDist()
+    a = -math.inf if low is None else (float(low) - mu) / sd
+    b = math.inf if high is None else (float(high) - mu) / sd
+    cdf = lambda t: 0.0 if t == -math.inf else 1.0 if t == math.inf else nd.cdf(t)  # noqa: E731
+    pdf = lambda t: 0.0 if math.isinf(t) else nd.pdf(t)  # noqa: E731
+    out = mu * (cdf(b) - cdf(a)) + sd * (pdf(a) - pdf(b))
+    if low is not None:
+        out += float(low) * cdf(a)
+    if high is not None:
+        out += float(high) * (1.0 - cdf(b))
+    return out
+
+
 class DrawnRows:
     """The registered rows of a factorial study drawn whole for diagnose's row path
     (:mod:`prereg.diagnose.rows`): every simulated study is a set of observation records, as
@@ -1165,6 +1206,42 @@ class DrawnRows:
             cell = table.cells[int(table.cell[i])]
             mine = {k: numbers[k][i] for k in names if numbers[k][i] is not None}
             out.extend(w.records(table.ids[i], cell, bool(failed[i]), bool(right[i]), 0, mine))
+        return out
+
+    def cell_truths(self, metric_id: str, cond) -> np.ndarray | None:
+        """Per registered cell, the expected number a ``mean`` or ``geometric_mean`` metric
+        averages (on the log scale for a log), over the rows the scenario observes: a row is
+        right with its cell's rate and its number comes from the entry its cell and outcome
+        select.  None where there is no closed form: a metric with ``among``, a field the
+        attempt policy or a derived field reads or that is an integer, a calibration curve, or
+        an entry without a closed-form expectation (see :func:`expected_number`).  Rounding to
+        ``decimals`` is not taken into account."""
+        metric = next((m for m in self.config["metrics"] if m["id"] == metric_id), None)
+        comp = (metric or {}).get("compute") or {}
+        kind = comp.get("kind")
+        if kind not in ("mean", "geometric_mean") or comp.get("among"):
+            return None
+        log = kind == "geometric_mean" or comp.get("transform") == "log"
+        sc = self.scenarios[cond.scenario]
+        if sc.get("calibration"):
+            return None
+        field = str(comp["field"])
+        w = self.writer(cond.scenario)
+        entries = dict(w.values).get(field)
+        policy = self.config.get("attempts") or {}
+        read = set()
+        for part in ("failed", "failed_if_any", "where", "select"):
+            read |= _conditions_read(policy.get(part))
+        if entries is None or field in read or w.integer.get(field):
+            return None
+        which = self._entries(w, field, entries)
+        out = np.empty(len(self.table.cells))
+        for c in range(len(self.table.cells)):
+            got = [expected_number(entries[j], log) if j >= 0 else None for j in which[c]]
+            if got[0] is None or got[1] is None:
+                return None
+            r = float(cond.rate[c])
+            out[c] = r * got[1] + (1.0 - r) * got[0]
         return out
 
     def score(self, records: Sequence[Mapping[str, Any]]):
