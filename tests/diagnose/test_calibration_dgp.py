@@ -183,3 +183,15 @@ def test_compile_refuses_a_scenario_that_cannot_drive_a_rule(tmp_path, capsys):
         " 'latency_ms', which the scenario does not draw (add values or calibration for it)"
     ) in err, err
     assert "scenarios/0" not in err and "Traceback" not in err
+
+
+def test_prereg_md_states_the_curves(tmp_path):
+    """The registered curves are part of the readable preregistration."""
+    root = project(tmp_path)
+    assert main(["--project", str(root), "compile"]) == 0
+    md = (root / "generated" / STUDY / "PREREG.md").read_text()
+    assert (
+        "- `overconfident`: confidence `confidence` drawn uniform on [0.5, 1]; the outcome holds"
+        " with the confidence less 0.12 (over-confident), not the rate."
+    ) in md
+    assert "- `calibrated`: confidence `confidence` drawn uniform on [0.5, 1]; the outcome" in md

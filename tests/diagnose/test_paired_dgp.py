@@ -156,3 +156,14 @@ def test_compile_refuses_a_malformed_pairing(tmp_path, capsys, old, new, message
     assert main(["--project", str(root), "compile"]) == 2
     err = capsys.readouterr().err
     assert message in err and "paired.yaml:" in err and "Traceback" not in err
+
+
+def test_prereg_md_states_the_pairing(tmp_path):
+    root = project(tmp_path)
+    assert main(["--project", str(root), "compile"]) == 0
+    md = (root / "generated" / STUDY / "PREREG.md").read_text()
+    assert (
+        "- `correlated`: the rows of one `itemId` are drawn together, latent correlation 0.6"
+        " (outcome and each drawn number)."
+    ) in md
+    assert "`independent`: the rows" not in md
