@@ -2,8 +2,8 @@
 rule (an unknown method, a missing or extra input for the method's shape, a missing or unknown
 option, a metric kind the shape does not take, an unknown field, factor or id, a field the
 language does not have) and is refused with the file, line, JSON pointer and the rule, with
-nothing written; and diagnose, which does not simulate analyses yet, refuses a rule that reads
-one and leaves an unread one out, saying so."""
+nothing written; and diagnose simulates a rule that reads one (row by row, through the
+analysis' own method) and leaves an unread one out, saying so."""
 
 from __future__ import annotations
 
@@ -250,14 +250,20 @@ def _answer_position(tmp_path, *, read: bool):
     return ["--project", str(tmp_path), "answer-position"]
 
 
-def test_diagnose_refuses_a_rule_that_reads_an_analysis(tmp_path, capsys):
+def test_diagnose_simulates_a_rule_that_reads_an_analysis(tmp_path, capsys):
+    """A rule reading the analysis' P takes the row path: every condition reports the
+    analysis (the rule asks P >= 0.05, no rejection threshold, so no rejection rate)."""
     study = _answer_position(tmp_path, read=True)
     out = tmp_path / "DIAGNOSE.json"
-    args = ["diagnose", "--simulations", "4", "--seed", "1", "--out", str(out)]
-    assert main([*study, *args]) != 0
-    err = capsys.readouterr().err
-    assert "does not simulate analyses" in err and "analysis b-fisher (fisher-exact)" in err
-    assert "Traceback" not in err and not out.exists()
+    args = ["diagnose", "--scenario", "no-bias", "--simulations", "4", "--seed", "1"]
+    assert main([*study, *args, "--out", str(out), "--quiet"]) == 0
+    doc = json.loads(out.read_text())
+    assert any(n.startswith("Simulated row by row") for n in doc["notes"])
+    for cond in doc["conditions"]:
+        (row,) = cond["analyses"]
+        assert row["id"] == "b-fisher" and row["method"] == "fisher-exact"
+        assert "alpha" not in row and "rejected" not in row
+        assert row["withP"] == 4 and row["defined"] <= 4
 
 
 def test_diagnose_leaves_an_unread_analysis_out(tmp_path, capsys):

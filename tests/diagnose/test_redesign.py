@@ -180,7 +180,9 @@ def test_same_bytes_for_one_and_two_workers(ap, varied, tmp_path):
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (("--vary", "alpha=0.01"), "'alpha' cannot be varied: alpha and margins are compiled"),
+        (("--vary", "alpha=1.5"), "alpha 1.5 is not strictly between 0 and 1"),
+        (("--vary", "margin:nope=0.1"), "no registered contrast with a test or analysis"),
+        (("--vary", "seed=1,2"), "'seed' cannot be varied: rows (every cell)"),
         (("--vary", "rows=0,10"), "0 rows: a cell needs at least one row"),
         (("--vary", "rows=10,x"), "'x' is not a whole number of rows"),
         (("--vary", "rows=10,10"), "10 is listed twice"),

@@ -400,6 +400,68 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
                         f"{vptr}/where/{k}/factor",
                         f"scenario {sid!r} selects on unknown factor {flt.get('factor')!r}",
                     )
+        drawn = {str(v.get("field")) for v in s.get("values") or []}
+        for j, c in enumerate(s.get("calibration") or []):
+            cptr = f"{ptr}/calibration/{j}"
+            if s.get("outcome") is None:
+                report(
+                    cptr,
+                    f"scenario {sid!r}: a calibration curve draws the outcome field, so the"
+                    " scenario names an outcome (not a metric)",
+                )
+            if types.get(c.get("field")) != "number":
+                report(
+                    f"{cptr}/field",
+                    f"scenario {sid!r} draws confidence {c.get('field')!r}, which is not a number"
+                    " field of the observation contract",
+                )
+            if c.get("field") in drawn:
+                report(
+                    f"{cptr}/field",
+                    f"scenario {sid!r} draws {c.get('field')!r} both by values and by calibration",
+                )
+            dist = c.get("distribution")
+            need = ("low", "high") if dist == "uniform" else ("mean", "sd")
+            missing = [k for k in need if c.get(k) is None]
+            if missing:
+                report(cptr, f"scenario {sid!r}: a {dist} draw needs {' and '.join(missing)}")
+            if c.get("low") is not None and c.get("high") is not None and c["low"] > c["high"]:
+                report(cptr, f"scenario {sid!r}: low is above high")
+            if c.get("curve") == "overconfident" and c.get("margin") is None:
+                report(cptr, f"scenario {sid!r}: an overconfident curve needs its margin")
+            if c.get("curve") == "calibrated" and c.get("margin") is not None:
+                report(f"{cptr}/margin", f"scenario {sid!r}: a calibrated curve has no margin")
+            for k, flt in enumerate(c.get("where") or []):
+                if flt.get("factor") not in selectable:
+                    report(
+                        f"{cptr}/where/{k}/factor",
+                        f"scenario {sid!r} selects on unknown factor {flt.get('factor')!r}",
+                    )
+            if c.get("field") is not None:
+                drawn.add(str(c["field"]))
+        pairing = s.get("pairing")
+        if pairing is not None:
+            item_fields = {
+                f.get("name")
+                for c in spec.get("record_contracts") or []
+                if c.get("role") == "items"
+                for f in c.get("fields") or []
+            }
+            if s.get("outcome") is None:
+                report(f"{ptr}/pairing", f"scenario {sid!r}: pairing needs an outcome field")
+            if pairing.get("field") not in item_fields:
+                report(
+                    f"{ptr}/pairing/field",
+                    f"scenario {sid!r} pairs rows by {pairing.get('field')!r}, which is not a"
+                    " field of the item manifest (a record contract with role items)",
+                )
+            rho = pairing.get("correlation")
+            if isinstance(rho, (int, float)) and not 0 <= rho < 1:
+                report(
+                    f"{ptr}/pairing/correlation",
+                    f"scenario {sid!r}: correlation {rho:g} is not in [0, 1)",
+                )
+        _drives_every_rule(spec, s, ptr, drawn, report)
         rates = s.get("rates") or []
         for j, rate in enumerate(rates):
             for k, flt in enumerate(rate.get("where") or []):
@@ -450,6 +512,58 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
                     " (end with a rate without where)",
                 )
                 break
+
+
+def _numbers_read_by_rules(spec: dict) -> dict[str, str]:
+    """Observation fields whose numbers a registered rule reads (the field of a mean,
+    geometric mean, ECE or AUROC metric that an estimate, contrast or analysis of a hypothesis
+    with a rule, or a gate, reads), each with what reads it."""
+    policy = spec.get("attempts") or {}
+    contract = _contracts(spec).get(policy.get("contract"))
+    observed = set(_field_names(contract))
+    for c in spec.get("record_contracts") or []:
+        if c.get("role") == "items":
+            observed -= set(_field_names(c))  # a manifest's numbers are not drawn
+    numeric = {}
+    for m in spec.get("metrics") or []:
+        comp = m.get("compute") or {}
+        if comp.get("kind") in ("mean", "geometric_mean", "ece", "auroc"):
+            if comp.get("field") in observed:
+                numeric[m.get("id")] = str(comp["field"])
+    out: dict[str, str] = {}
+    for hyp in spec.get("hypotheses") or []:
+        if hyp.get("reported_only") or (hyp.get("rule") is None and not hyp.get("verdicts")):
+            continue
+        for part, what in (("estimates", "estimate"), ("contrasts", "contrast")):
+            for item in hyp.get(part) or []:
+                f = numeric.get(item.get("metric"))
+                if f is not None:
+                    out.setdefault(f, f"{what} {item.get('id')!r} (metric {item.get('metric')!r})")
+        for item in hyp.get("analyses") or []:
+            f = numeric.get(item.get("metric"))
+            if f is not None:
+                out.setdefault(f, f"analysis {item.get('id')!r} (metric {item.get('metric')!r})")
+    for g in spec.get("gates") or []:
+        f = numeric.get(g.get("metric"))
+        if f is not None:
+            out.setdefault(f, f"gate {g.get('id')!r} (metric {g.get('metric')!r})")
+    return out
+
+
+def _drives_every_rule(spec: dict, s: dict, ptr: str, drawn: set[str], report: Reporter) -> None:
+    """A scenario that draws observations (an outcome field) draws every number a registered
+    rule reads: otherwise simulate writes rows without it and diagnose has nothing to decide
+    the rule on."""
+    if s.get("outcome") is None:
+        return
+    for name, reader in sorted(_numbers_read_by_rules(spec).items()):
+        if name not in drawn:
+            report(
+                ptr,
+                f"scenario {s.get('id')!r} cannot drive the registered rules: {reader} reads"
+                f" the numbers of {name!r}, which the scenario does not draw (add values or"
+                " calibration for it)",
+            )
 
 
 @check

@@ -419,8 +419,7 @@ def run(item, metrics: Mapping[str, RowMetric], sel, columns, earlier, root=None
     args, filled = _inputs(item, entry, m, sel, columns, earlier, extra)
     options = {**dict(item.options), **filled}
     try:
-        with np.errstate(all="ignore"):
-            result = entry.load()(*args, **options)
+        result = _call(entry, args, options)
     except MethodError as exc:
         raise _fail(item, f"the method refuses its input or options: {exc}") from None
     if extra:
@@ -431,6 +430,32 @@ def run(item, metrics: Mapping[str, RowMetric], sel, columns, earlier, root=None
         exact = {**dict(result.exact), "estimate": Fraction(rejected)}
         result = replace(result, estimate=float(rejected), exact=exact)
     return _as_contrast(item, entry, result, args), result
+
+
+#: Results of methods over counts (every input an integer), per process: a method is a pure
+#: function of its counts and options, and diagnose calls it with the same counts many times.
+_COUNT_RESULTS: dict[tuple, Any] = {}
+_COUNT_RESULTS_MAX = 1 << 16
+
+
+def _call(entry, args: tuple, options: Mapping[str, Any]):
+    """``entry``'s function over ``args`` with ``options`` (its Result), remembered when every
+    input is an integer and every option a plain scalar."""
+    key = None
+    if all(isinstance(a, int) and not isinstance(a, bool) for a in args) and all(
+        isinstance(v, (str, int, float, bool, type(None))) for v in options.values()
+    ):
+        key = (entry.name, args, tuple(sorted(options.items())))
+        found = _COUNT_RESULTS.get(key)
+        if found is not None:
+            return found
+    with np.errstate(all="ignore"):
+        result = entry.load()(*args, **options)
+    if key is not None:
+        if len(_COUNT_RESULTS) >= _COUNT_RESULTS_MAX:
+            _COUNT_RESULTS.clear()
+        _COUNT_RESULTS[key] = result
+    return result
 
 
 #: Methods whose estimate is the mean of a sample, or the difference of two samples' means (of

@@ -18,6 +18,14 @@ row path agree by construction (the tests check that they do).  A simulated stud
 number of rows of each kind per group, a few binomial draws (:mod:`.model`), and its metrics
 are those counts times the contributions: one row per group for :mod:`prereg.decide`.
 
+Rules the counts cannot give (a method of the catalogue or a statistic of the study's own, a
+mean or geometric mean of numbers a scenario draws, a confidence drawn by a calibration curve,
+an ECE or AUROC, a paired contrast, a scenario pairing the rows of an item) take the *row path*
+(:mod:`.rows`) when the engine gives its design a row model: each simulated study is the
+observation records of every registered row, drawn as ``simulate`` writes them and scored by
+the engine's own scoring code, then by ``registered_results``, ``decide_all`` and the
+decision, as ``score`` does.
+
 Randomness is drawn per block of simulations (``numpy.random.SeedSequence(seed,
 spawn_key=(stream, block))``, the stream named by the scenario and effect size), so the output
 bytes depend on neither the batch, the number of worker processes nor the scheduler
@@ -26,9 +34,11 @@ bytes depend on neither the batch, the number of worker processes nor the schedu
 - :mod:`.design`: row groups, the kinds of row and their metric contributions; the rules.
 - :mod:`.model`: a scenario at one effect size; drawing a block of simulated studies.
 - :mod:`.run`: the plan shipped to workers; scoring a block through prereg.decide.
+- :mod:`.rows`: the row path: whole simulated studies of records, scored as score scores them.
 - :mod:`.runner`: blocks in this process, in local worker processes, or on a Dask cluster.
 - :mod:`.summary`: the operating characteristics of each scenario.
 - :mod:`.claims`: checking the registered sizing claims.
-- :mod:`.redesign`: ``--vary`` and ``--target``: the diagnosis at other row counts.
+- :mod:`.redesign`: ``--vary`` and ``--target``: the diagnosis at other row counts, alphas
+  or margins.
 - :mod:`.command`: the ``diagnose`` command every engine that supports it declares.
 """

@@ -38,6 +38,7 @@ from . import claims as claim_checks
 from . import redesign, runner
 from .design import Design, Rules, leave_out_unread, refuse_unmodelled
 from .model import Condition, conditions
+from .rows import needs_rows
 from .run import BLOCK_SIZE, Plan, run_task
 from .summary import detectable, power_share, r, summarize
 
@@ -148,6 +149,7 @@ def study_bytes(rules) -> int:
         + len(rules.GATES)
         + 8 * 3 * len(rules.ESTIMATES)
         + 8 * 5 * len(rules.CONTRASTS)
+        + 8 * 5 * len(getattr(rules, "ANALYSES", ()))
     )
 
 
@@ -203,6 +205,7 @@ def build_plan(
     scenario_ids: list[str],
     simulations: int,
     seed: int,
+    path: str = "counts",
 ) -> tuple[Plan, dict]:
     """The plan: the requested scenarios' conditions, then those the claims need."""
     found = registered.registered(ctx.config)
@@ -211,7 +214,7 @@ def build_plan(
     conds: list[Condition] = []
     for sid in scenario_ids:
         conds += conditions(design, found[sid])
-    plan = Plan(ctx.study_id, design, rules, tuple(conds), seed, simulations, BLOCK_SIZE)
+    plan = Plan(ctx.study_id, design, rules, tuple(conds), seed, simulations, BLOCK_SIZE, "", path)
     have = {(c.scenario, c.effect) for c in conds}
     for c in ctx.config.get("claims") or ():
         body = c.get("verdict")
@@ -230,11 +233,29 @@ def build_plan(
     rows = (design.group_cell.tolist(), design.group_rows.tolist())
     key = hashlib.sha256(
         repr(
-            (ctx.spec_digest, [(c.scenario, c.effect) for c in conds], seed, simulations, rows)
+            (
+                ctx.spec_digest,
+                [(c.scenario, c.effect) for c in conds],
+                seed,
+                simulations,
+                rows,
+                path,
+                _rules_key(rules),
+            )
         ).encode()
     ).hexdigest()
-    plan = Plan(ctx.study_id, design, rules, tuple(conds), seed, simulations, BLOCK_SIZE, key)
+    plan = Plan(ctx.study_id, design, rules, tuple(conds), seed, simulations, BLOCK_SIZE, key, path)
     return plan, found
+
+
+def _rules_key(rules) -> tuple:
+    """What a redesign may change in the rules (alpha, margins): part of a plan's cache key."""
+    return (
+        repr(rules.ESTIMATES),
+        repr(rules.CONTRASTS),
+        repr(getattr(rules, "ANALYSES", ())),
+        repr(rules.RULES),
+    )
 
 
 def _families(plan: Plan, summaries: list[dict], found, target: float) -> list[dict]:
@@ -278,9 +299,17 @@ def _diagnosis(
 ) -> dict:
     """One whole diagnosis of ``ctx.config``: its design, plan, summaries and claims."""
     design = build_design(ctx.config)
-    left_out = leave_out_unread(design, rules, ctx.config.get("claims") or ())
-    refuse_unmodelled(design, rules)
-    plan, found = build_plan(ctx, design, rules, scenario_ids, simulations, seed)
+    claims = ctx.config.get("claims") or ()
+    path = "counts"
+    if design.rows is not None and needs_rows(design, rules, claims):
+        # the row path simulates everything the rules register: nothing is left out
+        path, left_out = "rows", []
+    else:
+        left_out = leave_out_unread(design, rules, claims)
+        refuse_unmodelled(design, rules)
+    plan, found = build_plan(ctx, design, rules, scenario_ids, simulations, seed, path)
+    if path == "rows" and hasattr(design.rows, "prepare"):
+        design.rows.prepare(list(dict.fromkeys(c.scenario for c in plan.conditions)))
     refuse_beyond_memory(plan)
     blocks = run_blocks(plan, label)
     summaries = []
@@ -316,7 +345,8 @@ def run(
     if not 0 < target < 1:
         raise UserError(f"--power: {target} is not a power strictly between 0 and 1")
     vary_text = getattr(args, "vary", None)
-    vary = redesign.parse_vary(vary_text, ctx.config) if vary_text is not None else None
+    rules = Rules(_rules_module(ctx, args))
+    vary = redesign.parse_vary(vary_text, ctx.config, rules) if vary_text is not None else None
     find_target = bool(getattr(args, "target", False))
     if find_target and vary is None:
         raise UserError("--target: needs --vary (the values to choose the smallest from)")
@@ -327,7 +357,6 @@ def run(
     if isinstance(asked, str):
         asked = [asked]
     scenario_ids = list(dict.fromkeys(asked or registered.registered(ctx.config)))
-    rules = Rules(_rules_module(ctx, args))
     con = console_of(args)
 
     def run_blocks(plan: Plan, label: str) -> list:
@@ -340,9 +369,12 @@ def run(
         finally:
             progress.close()
 
-    def diagnosis(context: StudyContext, at_seed: int, label: str) -> dict:
+    def diagnosis(context: StudyContext, at_seed: int, label: str, value=None) -> dict:
+        at_rules = rules
+        if value is not None and vary is not None and vary.parameter != "rows":
+            at_rules = redesign.varied_rules(rules, vary, value)
         return _diagnosis(
-            context, rules, build_design, scenario_ids, simulations, at_seed, run_blocks, label
+            context, at_rules, build_design, scenario_ids, simulations, at_seed, run_blocks, label
         )
 
     base = diagnosis(ctx, seed, f"diagnose {ctx.study_id}")
@@ -359,7 +391,7 @@ def run(
         "requested": scenario_ids,
         "rows": int(design.group_rows.sum()),
         "rowGroups": design.groups,
-        "notes": list(design.notes) + base["left_out"],
+        "notes": list(design.notes) + base["left_out"] + _path_notes(plan),
         "conditions": summaries,
         "families": _families(plan, summaries, found, target),
         "claims": checked,
@@ -371,6 +403,16 @@ def run(
     write_files_new([(out, text, 0o644), (md, markdown(doc), 0o644)])
     _report(con, doc, out, md)
     return 0
+
+
+def _path_notes(plan: Plan) -> list[str]:
+    if plan.path != "rows":
+        return []
+    return [
+        "Simulated row by row: each simulated study is the observation records of every"
+        " registered row, drawn under the scenario and scored by the study's own scoring code"
+        " (the rules read figures the counts of rows do not give)."
+    ]
 
 
 def _report(con, doc: Mapping[str, Any], out: Path, md: Path) -> None:
@@ -442,7 +484,23 @@ def redesign_lines(red: Mapping[str, Any]) -> list[str]:
     for p in red["points"]:
         claims = "; ".join(f"{c['id']} {_claim_cell(c)}" for c in p["claims"])
         verdict = "every claim holds" if p["allHold"] else "a claim fails"
-        lines.append(f"{red['parameter']}={p['value']} ({p['rows']:,} rows): {claims}: {verdict}")
+        if red["parameter"].startswith("rows") and p["claims"]:
+            lines.append(
+                f"{red['parameter']}={p['value']} ({p['rows']:,} rows): {claims}: {verdict}"
+            )
+            continue
+        # alpha or a margin: the claims, then each condition's first verdict shares
+        shares = "; ".join(
+            f"{c['scenario']}"
+            + ("" if c["effect"] is None else f" at effect {c['effect']:g}")
+            + ": "
+            + ", ".join(f"{h['id']} {h['verdict']} {_fmt(h['share'])}" for h in c["hypotheses"])
+            for c in p["conditions"]
+        )
+        head = f"{red['parameter']}={p['value']:g}: "
+        if red["parameter"].startswith("rows"):
+            head = f"{red['parameter']}={p['value']} ({p['rows']:,} rows): "
+        lines.append(head + (f"{claims}: {verdict}; " if p["claims"] else "") + shares)
     t = red.get("target")
     if t is not None:
         if t["value"] is None:
@@ -570,6 +628,19 @@ def markdown(doc: Mapping[str, Any]) -> str:
                 lines.append(
                     f"| `{c['id']}` | {_fmt(c['truth'])} | {_fmt(c['bias'])} | {_fmt(cov)} |"
                     f" {_fmt(raw)} | {_fmt(adj)} |"
+                )
+            lines.append("")
+        if s.get("analyses"):
+            lines += [
+                "| analysis | method | mean estimate | rejected (raw) | rejected (adjusted) |",
+                "|---|---|---|---|---|",
+            ]
+            for a in s["analyses"]:
+                raw = a.get("rejected", {}).get("share")
+                adj = a.get("rejectedAdjusted", {}).get("share")
+                lines.append(
+                    f"| `{a['id']}` | {a['method']} | {_fmt(a['meanEstimate'])} | {_fmt(raw)} |"
+                    f" {_fmt(adj)} |"
                 )
             lines.append("")
         if s["estimates"]:

@@ -50,6 +50,9 @@ class Design:
     unmodelled: frozenset[str] = frozenset()
     notes: tuple[str, ...] = field(default_factory=tuple)
     unmodelled_why: Mapping[str, str] = field(default_factory=dict)  # metric -> the reason
+    # the engine's whole-row simulation (prereg.diagnose.rows.RowModel), or None: diagnose
+    # takes it for rules the counts cannot give (analyses, numbers drawn by a scenario)
+    rows: Any = None
 
     @property
     def groups(self) -> int:
@@ -143,6 +146,8 @@ class Rules:
         from prereg.compiler.render import const
         from prereg.rules import decide
 
+        # where the generated rules live: a statistic of the study's own is found from it
+        self.__file__ = getattr(module, "__file__", None)
         self.ESTIMATES = tuple(module.ESTIMATES)
         self.CONTRASTS = tuple(module.CONTRASTS)
         self.ANALYSES = tuple(getattr(module, "ANALYSES", ()))
@@ -267,8 +272,8 @@ def leave_out_unread(design: Design, rules: Rules, claims=()) -> list[str]:
             analyses.append(a)
         else:
             notes.append(
-                f"analysis {a.id} is not simulated: diagnose does not simulate analyses"
-                f" ({a.method}) yet, and no rule reads it"
+                f"analysis {a.id} is not simulated: the other rules are diagnosed from counts"
+                f" of rows, which do not give a method's inputs ({a.method}), and no rule reads it"
             )
     rules.ANALYSES = tuple(analyses)
     return notes
@@ -279,13 +284,13 @@ def refuse_unmodelled(design: Design, rules: Rules) -> None:
     analyses = getattr(rules, "ANALYSES", ())
     if analyses:
         raise UserError(
-            "diagnose: it does not simulate analyses (methods of the catalogue) yet, and these"
-            " are read by a rule, a family or a claim",
+            "diagnose: this engine simulates counts of rows, not the rows an analysis (a"
+            " method of the catalogue) reads, and these are read by a rule, a family or a claim",
             problems=[
                 f"analysis {a.id} ({a.method})"
                 if getattr(a, "statistic", None) is None
                 else f"analysis {a.id} ({a.method}: a statistic of the study's own, in"
-                f" {a.statistic['path']}, which diagnose does not simulate)"
+                f" {a.statistic['path']})"
                 for a in analyses
             ],
         )

@@ -5,9 +5,16 @@ value that meets every sizing claim.
 (the tuning split's cells too: they are never scored by a rule, so only the totals reported
 change); ``--vary rows:CELL=...`` sets one registered cell's (its expanded id).  A half-width
 claim that states its own ``rows`` is about one cell's size, so under ``rows`` it is checked at
-the varied value (under ``rows:CELL``, when it names that cell).  Nothing else of the spec
-changes: the scenarios, the rules, alpha and margins are the registered ones (they are compiled
-into the study's rules, so varying them would need another compile; diagnose refuses).
+the varied value (under ``rows:CELL``, when it names that cell).
+
+``--vary alpha=0.01,0.05`` varies the significance level: every family's alpha and every
+threshold a rule (a hypothesis' rule or verdicts, or the decision) compares a P value or an
+adjusted P value with (``p``/``adjusted_p`` ``lt``/``le``); a power claim without its own alpha
+follows its family's.  ``--vary margin:ID=...`` varies the margin of one registered contrast
+or analysis (``margin=...`` when exactly one registers a margin): its test's margin (an
+analysis' ``margin`` option) and every threshold a rule compares its ``estimate``, ``lower`` or
+``upper`` with that equals the registered margin (a non-inferiority rule's bound moves with the
+margin).  The rules are varied as compiled (:func:`varied_rules`); nothing is compiled again.
 
 Every value is run with the same ``--seed`` (common random numbers: the figures of
 neighbouring values differ by the size, not by the draw).  ``--target`` picks the smallest
@@ -20,6 +27,7 @@ the seed alone, so the bytes still do not depend on ``--workers``.
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -31,32 +39,36 @@ CONFIRM_KEY = 0x6366
 MAX_VALUES = 64
 
 
+PARAMETERS = ("rows", "alpha", "margin")
+
+
 @dataclass(frozen=True)
 class Vary:
-    parameter: str  # "rows"
-    cell: str | None  # one cell's id, or None for every cell
-    values: tuple[int, ...]
+    parameter: str  # "rows", "alpha" or "margin"
+    cell: str | None  # rows: one cell's id; margin: the contrast's or analysis' id; or None
+    values: tuple[int | float, ...]
 
     @property
     def label(self) -> str:
         return self.parameter if self.cell is None else f"{self.parameter}:{self.cell}"
 
 
-def parse_vary(text: str, config: Mapping[str, Any]) -> Vary:
-    """``rows=V1,V2,...`` or ``rows:CELL=V1,...``: the values distinct positive integers."""
+def parse_vary(text: str, config: Mapping[str, Any], rules=None) -> Vary:
+    """``rows=V1,V2,...`` or ``rows:CELL=V1,...`` (distinct positive integers), ``alpha=...``
+    (distinct levels strictly between 0 and 1) or ``margin[:ID]=...`` (distinct numbers)."""
     where = f"--vary {text!r}"
     name, sep, values = str(text).partition("=")
     if not sep:
         raise UserError(f"{where}: expected NAME=V1,V2,... (for example rows=50,100,200)")
     param, _, cell = name.strip().partition(":")
     param, cell = param.strip(), cell.strip() or None
-    if param != "rows":
-        what = (
-            "alpha and margins are compiled into the study's rules and cannot be varied by diagnose"
-            if param in ("alpha", "margin")
-            else "only rows (every cell) or rows:CELL (one registered cell) can be varied"
+    if param not in PARAMETERS:
+        raise UserError(
+            f"{where}: {param!r} cannot be varied: rows (every cell), rows:CELL (one registered"
+            " cell), alpha, or margin[:ID] (a registered contrast's or analysis' margin)"
         )
-        raise UserError(f"{where}: {param!r} cannot be varied: {what}")
+    if param in ("alpha", "margin"):
+        return _parse_level(where, param, cell, values, rules)
     if cell is not None:
         ids = [str(c["id"]) for c in config.get("cells") or ()]
         if cell not in ids:
@@ -79,8 +91,136 @@ def parse_vary(text: str, config: Mapping[str, Any]) -> Vary:
     return Vary(param, cell, tuple(out))
 
 
+def _parse_level(where: str, param: str, target: str | None, values: str, rules) -> Vary:
+    if param == "alpha" and target is not None:
+        raise UserError(f"{where}: alpha takes no id (it varies every P threshold and family)")
+    out: list[float] = []
+    for part in values.split(","):
+        part = part.strip()
+        try:
+            v = float(part)
+        except ValueError:
+            raise UserError(f"{where}: {part!r} is not a number") from None
+        if v != v or v in (float("inf"), float("-inf")):
+            raise UserError(f"{where}: {part!r} is not a finite number")
+        if param == "alpha" and not 0 < v < 1:
+            raise UserError(f"{where}: alpha {v:g} is not strictly between 0 and 1")
+        if v in out:
+            raise UserError(f"{where}: {v:g} is listed twice")
+        out.append(v)
+    if len(out) > MAX_VALUES:
+        raise UserError(f"{where}: {len(out)} values; at most {MAX_VALUES}")
+    if param == "margin" and rules is not None:
+        target = _margin_target(where, target, rules)
+    return Vary(param, target, tuple(out))
+
+
+def _margins(rules) -> dict[str, float]:
+    """Id -> registered margin of every contrast with a test and every analysis with a
+    ``margin`` option."""
+    out = {c.id: float(c.margin or 0.0) for c in rules.CONTRASTS if c.test != "none"}
+    for a in getattr(rules, "ANALYSES", ()):
+        if "margin" in a.options and isinstance(a.options["margin"], (int, float)):
+            out[a.id] = float(a.options["margin"])
+    return out
+
+
+def _margin_target(where: str, target: str | None, rules) -> str:
+    found = _margins(rules)
+    if target is None:
+        nonzero = [k for k, v in found.items() if v != 0.0]
+        if len(nonzero) != 1:
+            raise UserError(
+                f"{where}: name the contrast or analysis (margin:ID=...):"
+                f" {len(nonzero)} register a non-zero margin"
+                + (f" ({', '.join(nonzero[:8])})" if nonzero else "")
+            )
+        return nonzero[0]
+    if target not in found:
+        near = ", ".join(list(found)[:8]) or "none"
+        raise UserError(
+            f"{where}: no registered contrast with a test or analysis with a margin option"
+            f" {target!r} (those that have one: {near})"
+        )
+    return target
+
+
+def varied_rules(rules, vary: Vary, value: float):
+    """A copy of the compiled ``rules`` (:class:`.design.Rules`) at ``alpha`` or ``margin``
+    ``value`` (see the module's docstring); the registered rules are left as they are."""
+    from functools import partial
+
+    from prereg.rules import AllOf, AnyOf, AtLeast, Compare, ForEach, Not, decide, fill
+
+    out = copy.copy(rules)
+    old = _margins(rules).get(vary.cell) if vary.parameter == "margin" else None
+
+    def targets_it(node: Compare, binding) -> bool:
+        if "{" not in node.target:
+            return node.target == vary.cell
+        names = [n for n in binding if "{" + n + "}" in node.target]
+        hits = {
+            fill(node.target, {**dict(zip(names, combo, strict=True))}) == vary.cell
+            for combo in itertools.product(*(binding[n] for n in names))
+        }
+        if hits == {True, False}:
+            raise UserError(
+                f"--vary margin:{vary.cell}: a rule compares {node.target!r} inside for_each,"
+                " for this and other ids at once; it cannot move for one of them alone"
+            )
+        return hits == {True}
+
+    def walk(node, binding):
+        if node is None:
+            return None
+        if isinstance(node, Compare):
+            if vary.parameter == "alpha":
+                if node.quantity in ("p", "adjusted_p") and node.op in ("lt", "le"):
+                    return replace(node, value=value)
+                return node
+            if (
+                node.quantity in ("estimate", "lower", "upper")
+                and float(node.value) == old
+                and targets_it(node, binding)
+            ):
+                return replace(node, value=value)
+            return node
+        if isinstance(node, (AllOf, AnyOf, AtLeast)):
+            return replace(node, conditions=tuple(walk(c, binding) for c in node.conditions))
+        if isinstance(node, Not):
+            return replace(node, condition=walk(node.condition, binding))
+        if isinstance(node, ForEach):
+            inner = {**binding, node.name: tuple(node.values)}
+            return replace(node, condition=walk(node.condition, inner))
+        return node
+
+    out.RULES = {
+        h: (walk(rule, {}), tuple(replace(v, when=walk(v.when, {})) for v in verdicts))
+        for h, (rule, verdicts) in rules.RULES.items()
+    }
+    out.HYPOTHESES = {h: partial(decide, r, v) for h, (r, v) in out.RULES.items()}
+    if getattr(rules, "DECISION", None) is not None:
+        out.DECISION = replace(
+            rules.DECISION,
+            rules=tuple(replace(r, when=walk(r.when, {})) for r in rules.DECISION.rules),
+        )
+    if vary.parameter == "alpha":
+        out.FAMILIES = {k: replace(f, alpha=value) for k, f in rules.FAMILIES.items()}
+    else:
+        out.CONTRASTS = tuple(
+            replace(c, margin=value) if c.id == vary.cell else c for c in rules.CONTRASTS
+        )
+        out.ANALYSES = tuple(
+            replace(a, options={**a.options, "margin": value}) if a.id == vary.cell else a
+            for a in getattr(rules, "ANALYSES", ())
+        )
+    return out
+
+
 def varied_config(config: Mapping[str, Any], vary: Vary, value: int) -> dict:
     """The study's config with the varied size set to ``value`` (a copy)."""
+    if vary.parameter != "rows":
+        return copy.deepcopy(dict(config))
     out = copy.deepcopy(dict(config))
     for c in out.get("cells") or ():
         if vary.cell is None or c["id"] == vary.cell:
@@ -119,6 +259,10 @@ def _decisions(summaries) -> list[dict]:
             "scenario": s["scenario"],
             "effect": s["effect"],
             "decision": [dict(o) for o in s.get("decision") or ()],
+            "hypotheses": [
+                {"id": h["id"], **{k: h["verdicts"][0][k] for k in ("verdict", "share", "mcSe")}}
+                for h in s["hypotheses"]
+            ],
         }
         for s in summaries
     ]
@@ -147,7 +291,7 @@ def redesign(
     points = []
     for v in vary.values:
         at = replace(ctx, config=varied_config(ctx.config, vary, v))
-        got = diagnosis(at, seed, f"diagnose {ctx.study_id} at {vary.label}={v}")
+        got = diagnosis(at, seed, f"diagnose {ctx.study_id} at {vary.label}={v}", v)
         points.append(_point(v, seed, got))
     out: dict[str, Any] = {"parameter": vary.label, "values": list(vary.values), "points": points}
     if find_target:
@@ -156,7 +300,7 @@ def redesign(
         if meeting:
             fresh = confirmation_seed(seed)
             at = replace(ctx, config=varied_config(ctx.config, vary, target["value"]))
-            got = diagnosis(at, fresh, f"confirm {vary.label}={target['value']}")
+            got = diagnosis(at, fresh, f"confirm {vary.label}={target['value']}", target["value"])
             target["confirmation"] = _point(target["value"], fresh, got)
             target["confirmed"] = target["confirmation"]["allHold"]
         else:

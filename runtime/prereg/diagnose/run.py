@@ -47,6 +47,7 @@ class Plan:
     simulations: int
     block_size: int = BLOCK_SIZE
     key: str = ""  # identifies the plan for per-process caches
+    path: str = "counts"  # "counts" (counts of rows per group) or "rows" (prereg.diagnose.rows)
 
     @property
     def blocks(self) -> int:
@@ -69,6 +70,7 @@ class BlockResult:
     estimates: np.ndarray  # float (n, estimates, 3); NaN for a missing figure
     contrasts: np.ndarray  # float (n, contrasts, 5)
     outcomes: list[str | None] | None = None  # per study, the decision's outcome
+    analyses: np.ndarray | None = None  # float (n, analyses, 5), on the row path
 
 
 def decision_outcomes(plan: Plan, verdicts, failed, est, con) -> list[str | None] | None:
@@ -236,6 +238,10 @@ def score_block_per_study(plan: Plan, counts: np.ndarray):
 
 
 def run_block(plan: Plan, condition: int, block: int) -> BlockResult:
+    if plan.path == "rows":
+        from .rows import run_block as run_rows
+
+        return run_rows(plan, condition, block)
     cond = plan.conditions[condition]
     n = plan.size(block)
     counts = draw_block(plan.design, cond, plan.seed, block, plan.block_size)[:n]

@@ -70,17 +70,49 @@ def truths(plan: Plan, condition: int) -> tuple[dict[str, float], dict[str, floa
     for mid, (_, num, den) in design.contributions.items():
         group_sums[mid] = ((exp * num).sum(axis=1), (exp * den).sum(axis=1))
 
+    cond = plan.conditions[condition]
+    numbers: dict[str, tuple[np.ndarray | None, bool]] = {}
+
+    def number_truth(metric: str, selection, what: str) -> float:
+        """The row path's truth of a mean (log-mean) over a selection: the cells' expected
+        numbers weighted by their observed rows (NaN without a closed form)."""
+        if metric not in numbers:
+            per_cell = None
+            model = getattr(design, "rows", None)
+            if plan.path == "rows" and hasattr(model, "cell_truths"):
+                per_cell = model.cell_truths(metric, cond)
+            numbers[metric] = (per_cell, design.contributions[metric][0] == "geometric_mean")
+        per_cell = numbers[metric][0]
+        if per_cell is None:
+            return math.nan
+        m = sel.stacked([(selection, what)])[0]
+        w = m * cond.kept[design.group_cell].astype(float)
+        return float(w @ per_cell[design.group_cell] / w.sum()) if w.sum() > 0 else math.nan
+
     def truth(metric: str, selection, what: str) -> float:
+        kind = design.contributions[metric][0] if metric in design.contributions else None
+        if kind in ("mean", "geometric_mean") and metric in design.unmodelled:
+            return number_truth(metric, selection, what)
+        if kind not in ("coverage", "proportion") or metric in design.unmodelled:
+            return math.nan  # the row path: no closed form of the truth of this metric
         num, den = group_sums[metric]
         m = sel.stacked([(selection, what)])[0]
         n, d = float(m @ num), float(m @ den)
         return n / d if d > 0 else math.nan
 
-    est = {e.id: truth(e.metric, e.of, f"estimate {e.id}") for e in rules.ESTIMATES}
-    con = {
-        c.id: truth(c.metric, c.a, f"contrast {c.id}") - truth(c.metric, c.b, f"contrast {c.id}")
-        for c in rules.CONTRASTS
-    }
+    def geometric(metric: str) -> bool:
+        return metric in design.contributions and design.contributions[metric][0] == (
+            "geometric_mean"
+        )
+
+    est = {}
+    for e in rules.ESTIMATES:
+        t = truth(e.metric, e.of, f"estimate {e.id}")
+        est[e.id] = math.exp(t) if geometric(e.metric) and not math.isnan(t) else t
+    con = {}
+    for c in rules.CONTRASTS:
+        d = truth(c.metric, c.a, f"contrast {c.id}") - truth(c.metric, c.b, f"contrast {c.id}")
+        con[c.id] = math.exp(d) if geometric(c.metric) and not math.isnan(d) else d
     return est, con
 
 
@@ -191,6 +223,36 @@ def summarize(plan: Plan, condition: int, blocks: Sequence) -> dict:
                 prev = fam_hits.get(c.family)
                 fam_hits[c.family] = hit if prev is None else (prev | hit)
         contrasts.append(row)
+    analyses = []
+    found_analyses = tuple(getattr(rules, "ANALYSES", ()))
+    if found_analyses:
+        ana = np.concatenate([b.analyses for b in blocks])
+        for j, a in enumerate(found_analyses):
+            x = ana[:, j]
+            # an infinite estimate (an odds ratio over a zero cell) is not averaged
+            mean, se, defined = _mean_se(np.where(np.isinf(x[:, 0]), np.nan, x[:, 0]))
+            row = {
+                "id": a.id,
+                "hypothesis": a.hypothesis,
+                "method": a.method,
+                "defined": defined,
+                "meanEstimate": r(mean),
+                "meanEstimateMcSe": r(se),
+                "withP": int((~np.isnan(x[:, 3])).sum()),
+            }
+            alpha, source = _analysis_alpha(rules, a)
+            if alpha is not None:
+                with np.errstate(invalid="ignore"):
+                    raw = x[:, 3] < alpha
+                row.update(alpha=alpha, alphaFrom=source, rejected=share(int(raw.sum()), n))
+            if a.family is not None:
+                fam_alpha = float(rules.FAMILIES[a.family].alpha)
+                with np.errstate(invalid="ignore"):
+                    hit = x[:, 4] < fam_alpha
+                row["rejectedAdjusted"] = share(int(hit.sum()), n)
+                prev = fam_hits.get(a.family)
+                fam_hits[a.family] = hit if prev is None else (prev | hit)
+            analyses.append(row)
     families = [
         {
             "id": f,
@@ -210,7 +272,7 @@ def summarize(plan: Plan, condition: int, blocks: Sequence) -> dict:
         decision = [
             {"outcome": o.id, **share(counted.get(o.id, 0), n)} for o in registered.outcomes
         ]
-    return {
+    out = {
         "scenario": cond.scenario,
         "effect": cond.effect,
         "simulations": n,
@@ -221,6 +283,20 @@ def summarize(plan: Plan, condition: int, blocks: Sequence) -> dict:
         "estimates": estimates,
         "contrasts": contrasts,
     }
+    if found_analyses:
+        out["analyses"] = analyses
+    return out
+
+
+def _analysis_alpha(rules, a) -> tuple[float | None, str | None]:
+    """The level at which diagnose counts an analysis' P as rejected: its family's alpha, else
+    the one threshold its hypothesis' rule compares its P with; else none (no rate)."""
+    if a.family is not None:
+        return float(rules.FAMILIES[a.family].alpha), "family"
+    found = _rule_alphas(rules).get(a.id)
+    if found is not None:
+        return found, "rule"
+    return None, None
 
 
 def power_share(summary: dict, hypothesis: str, verdict: str) -> dict | None:

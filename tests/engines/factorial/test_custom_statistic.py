@@ -318,7 +318,7 @@ def test_a_result_is_accepted_as_returned(tmp_path):
         custom.as_result({"lower": 0.5, "upper": 0.25}, "own", fail)
 
 
-def test_diagnose_refuses_a_rule_that_reads_a_statistic_of_ones_own(tmp_path, capsys):
+def test_diagnose_simulates_a_rule_that_reads_a_statistic_of_ones_own(tmp_path, capsys):
     spec_dir = ROOT / "examples" / "answer-position" / "spec"
     shutil.copytree(spec_dir, tmp_path / "spec")
     (tmp_path / "generated").mkdir()
@@ -351,12 +351,13 @@ def test_diagnose_refuses_a_rule_that_reads_a_statistic_of_ones_own(tmp_path, ca
     spec.write_text(text)
     assert main(["--project", str(tmp_path), "compile"]) == 0
     out = tmp_path / "DIAGNOSE.json"
-    args = ["diagnose", "--simulations", "4", "--seed", "1", "--out", str(out)]
-    assert main(["--project", str(tmp_path), "answer-position", *args]) != 0
-    err = capsys.readouterr().err
-    assert "does not simulate analyses" in err
-    assert "analysis b-wins (win-rate: a statistic of the study's own, in" in err
-    assert STAT in err and "Traceback" not in err and not out.exists()
+    args = ["diagnose", "--scenario", "no-bias", "--simulations", "4", "--seed", "1"]
+    assert main(["--project", str(tmp_path), "answer-position", *args, "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    for cond in doc["conditions"]:
+        row = next(a for a in cond["analyses"] if a["id"] == "b-wins")
+        assert row["method"] == "win-rate" and row["withP"] == 4
+        assert row["alphaFrom"] == "rule" and 0 <= row["meanEstimate"] <= 1
 
 
 def test_a_seal_sees_a_changed_file_as_a_registered_change(tmp_path):

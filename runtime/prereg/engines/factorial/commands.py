@@ -164,12 +164,31 @@ def items(ctx: StudyContext, args: argparse.Namespace) -> int:
     split = next((f["name"] for f in fields if f.get("role") == "split"), None)
     item = next((f["name"] for f in fields if f.get("role") == "item"), None)
     per = _expansion_size(config)
-    item_width = len(str(max([int(c["rows"]) // per for c in config["cells"]] or [0])))
     rows: list[dict[str, Any]] = []
     chunks: list[bytes] = []
+    for cell_rows in manifest_rows(config, fields, row, split, item, per):
+        rows.extend(cell_rows)
+        chunks.append(_cell_lines(cell_rows, [row, *([item] if item else [])]))
+    _refuse_rows_breaking(_module(ctx, args), contract, rows, row)
+    write_new(args.out, b"".join(chunks))
+    what = f"{len(rows)} rows" if per == 1 else f"{len(rows)} records ({len(rows) * per} rows)"
+    _out(f"wrote {args.out}: {what} in {len(config['cells'])} cells", args)
+    from prereg.console import console_of
+
+    console_of(args).summary({"outputs": [str(args.out)], "rows": len(rows)})
+    return 0
+
+
+def manifest_rows(
+    config, fields, row: str, split: str | None, item: str | None, per: int = 1
+) -> list[list[dict[str, Any]]]:
+    """The manifest rows ``items`` writes, cell by cell (a list of records per cell); with an
+    expansion each record stands for ``per`` rows, so a cell has rows / per records."""
+    item_width = len(str(max([int(c["rows"]) // per for c in config["cells"]] or [0])))
+    out = []
     for cell in config["cells"]:
         width = len(str(int(cell["rows"]) // per))
-        first = len(rows)
+        rows = []
         for n in range(1, int(cell["rows"]) // per + 1):
             rec: dict[str, Any] = {row: f"{cell['id']}-{n:0{width}d}"}
             if split:
@@ -181,15 +200,8 @@ def items(ctx: StudyContext, args: argparse.Namespace) -> int:
                 if f.get("factor") and f["factor"] in cell["levels"]:
                     rec[f["name"]] = level_value(f, cell["levels"][f["factor"]])
             rows.append(rec)
-        chunks.append(_cell_lines(rows[first:], [row, *([item] if item else [])]))
-    _refuse_rows_breaking(_module(ctx, args), contract, rows, row)
-    write_new(args.out, b"".join(chunks))
-    what = f"{len(rows)} rows" if per == 1 else f"{len(rows)} records ({len(rows) * per} rows)"
-    _out(f"wrote {args.out}: {what} in {len(config['cells'])} cells", args)
-    from prereg.console import console_of
-
-    console_of(args).summary({"outputs": [str(args.out)], "rows": len(rows)})
-    return 0
+        out.append(rows)
+    return out
 
 
 def _expansion_size(config) -> int:
@@ -347,6 +359,87 @@ def _draw(v: Mapping[str, Any], rng: np.random.Generator, integer: bool):
     return x
 
 
+def _from_latent(v: Mapping[str, Any], z: np.ndarray) -> np.ndarray:
+    """Numbers of ``v``'s distribution from standard normal latents (a paired scenario)."""
+    from scipy.special import ndtr
+
+    dist = v["distribution"]
+    if dist == "normal":
+        return float(v.get("mean") or 0.0) + float(v.get("sd") or 0.0) * z
+    if dist == "lognormal":
+        return np.exp(float(v.get("mean") or 0.0) + float(v.get("sd") or 0.0) * z)
+    return float(v["low"]) + (float(v["high"]) - float(v["low"])) * ndtr(z)
+
+
+def _finish(v: Mapping[str, Any], x: np.ndarray, integer: bool) -> list:
+    """Clip to low/high and round, as :func:`_draw` does."""
+    if v.get("low") is not None:
+        x = np.maximum(x, float(v["low"]))
+    if v.get("high") is not None:
+        x = np.minimum(x, float(v["high"]))
+    if integer:
+        return [int(round(t)) for t in x.tolist()]
+    if v.get("decimals") is not None:
+        d = int(v["decimals"])
+        return [round_half_up(t, d) for t in x.tolist()]
+    return x.tolist()
+
+
+def paired_latent(codes: np.ndarray, items: int, rho: float, rng: np.random.Generator):
+    """Standard normal latents of rows, correlation ``rho`` between rows of one item: one
+    shared normal per item (``items`` of them, drawn first), then one per row."""
+    w = rng.standard_normal(items)
+    e = rng.standard_normal(codes.size)
+    return np.sqrt(rho) * w[codes] + np.sqrt(1.0 - rho) * e
+
+
+def _draw_many(
+    v: Mapping[str, Any], rng: np.random.Generator, size: int, integer: bool, z=None
+) -> list:
+    """``size`` numbers drawn as :func:`_draw` draws one (the same clipping and rounding), or,
+    given standard normal latents ``z``, their numbers (a paired scenario)."""
+    if z is not None:
+        return _finish(v, _from_latent(v, np.asarray(z, dtype=np.float64)), integer)
+    dist = v["distribution"]
+    if dist == "normal":
+        x = rng.normal(float(v.get("mean") or 0.0), float(v.get("sd") or 0.0), size)
+    elif dist == "lognormal":
+        x = np.exp(rng.normal(float(v.get("mean") or 0.0), float(v.get("sd") or 0.0), size))
+    else:
+        x = rng.uniform(float(v["low"]), float(v["high"]), size)
+    if v.get("low") is not None:
+        x = np.maximum(x, float(v["low"]))
+    if v.get("high") is not None:
+        x = np.minimum(x, float(v["high"]))
+    if integer:
+        return [int(round(t)) for t in x.tolist()]
+    if v.get("decimals") is not None:
+        d = int(v["decimals"])
+        return [round_half_up(t, d) for t in x.tolist()]
+    return x.tolist()
+
+
+def _confidence_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A calibration entry as a value entry: its confidence clipped into [0, 1]."""
+    low = entry.get("low")
+    high = entry.get("high")
+    return {
+        **entry,
+        "low": 0.0 if low is None else max(0.0, float(low)),
+        "high": 1.0 if high is None else min(1.0, float(high)),
+    }
+
+
+def chance_right(entry: Mapping[str, Any], confidence):
+    """The chance that a row is right given its drawn confidence, by the entry's registered
+    calibration curve: the confidence itself (calibrated), or the confidence less the margin,
+    at least 0 (over-confident by the margin)."""
+    c = np.asarray(confidence, dtype=np.float64)
+    if entry["curve"] == "calibrated":
+        return c
+    return np.maximum(c - float(entry.get("margin") or 0.0), 0.0)
+
+
 class RecordWriter:
     """Writes the observation records of one row the way ``simulate`` does: its scored
     attempts carry the fields the policy's ``where`` fixes and the row's split and levels when
@@ -381,6 +474,9 @@ class RecordWriter:
                 if ok:
                     self.defaults[f["name"]] = ok[0]
         self.values = _value_specs(scenario)
+        self.calibration = [dict(c) for c in scenario.get("calibration") or ()]
+        self.pairing = scenario.get("pairing")
+        calibrated = list(dict.fromkeys(str(c["field"]) for c in self.calibration))
         self.integer = {name: types.get(name) == "integer" for name, _ in self.values}
         self.scenario_id = scenario["id"]
         required = {f["name"] for f in obs["fields"] if f.get("required", True)}
@@ -391,10 +487,11 @@ class RecordWriter:
             *self.fixed,
             *self.failed,
             *(name for name, _ in self.values),
+            *calibrated,
         }
         success = {self.row_field, self.outcome, *self.fixed, *self.placing}
         success |= {self.order} if self.order else set()
-        success |= {name for name, _ in self.values}
+        success |= {name for name, _ in self.values} | set(calibrated)
         self.defaults = {k: v for k, v in self.defaults.items() if k not in success}
         drawn |= set(self.defaults)
         missing = sorted(required - drawn - set(self.placing))
@@ -407,10 +504,20 @@ class RecordWriter:
         if unknown:
             raise UserError(f"simulate: the observation contract has no field(s) {unknown}")
 
-    def numbers(self, rid: str, cell: Mapping[str, Any], right: bool, seed) -> dict[str, Any]:
+    def item_normal(self, seed, item, what: str) -> float:
+        """The normal shared by the rows of ``item`` (a paired scenario), seeded by the
+        scenario, the seed, the item and what it draws (the outcome, or a field)."""
+        h = hashlib.sha256(f"{self.scenario_id}:{seed}:{item}:{what}:pair".encode()).digest()
+        return float(np.random.Generator(np.random.PCG64(int.from_bytes(h[:16], "big"))).normal())
+
+    def numbers(
+        self, rid: str, cell: Mapping[str, Any], right: bool, seed, item=None
+    ) -> dict[str, Any]:
         """The numeric fields of a row's attempts: for each field the first entry whose
         ``where`` and ``outcome`` hold, drawn from a generator seeded by the scenario, the
-        seed and the row (one stream per row, fields in order of first mention)."""
+        seed and the row (one stream per row, fields in order of first mention); under a
+        pairing, from the latent √ρ·w + √(1 − ρ)·e, w the item's normal for the field and e
+        the row's next normal."""
         if not self.values:
             return {}
         from prereg.rules import selection_matches
@@ -425,7 +532,14 @@ class RecordWriter:
                     continue
                 if v.get("outcome") is not None and bool(v["outcome"]) != bool(right):
                     continue
-                out[name] = _draw(v, rng, self.integer[name])
+                if self.pairing is not None and item is not None:
+                    rho = float(self.pairing["correlation"])
+                    z = math.sqrt(rho) * self.item_normal(seed, item, name) + math.sqrt(
+                        1.0 - rho
+                    ) * float(rng.standard_normal())
+                    out[name] = _finish(v, _from_latent(v, np.array([z])), self.integer[name])[0]
+                else:
+                    out[name] = _draw(v, rng, self.integer[name])
                 break
             else:
                 raise UserError(
@@ -434,7 +548,35 @@ class RecordWriter:
                 )
         return out
 
-    def records(self, rid: str, cell: Mapping[str, Any], failed_first: bool, right: bool, seed=0):
+    def calibration_entry(self, cell: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The first calibration entry whose ``where`` holds for the rows of ``cell``."""
+        from prereg.rules import selection_matches
+
+        attrs = cell_attributes(cell)
+        for c in self.calibration:
+            if selection_matches(registered.selection(c.get("where")), attrs):
+                return c
+        return None
+
+    def confidence(self, rid: str, cell: Mapping[str, Any], seed) -> tuple[str, float] | None:
+        """(field, confidence) of a row under a calibration entry (None without one), drawn
+        from a generator seeded by the scenario, the seed and the row."""
+        entry = self.calibration_entry(cell)
+        if entry is None:
+            return None
+        h = hashlib.sha256(f"{self.scenario_id}:{seed}:{rid}:confidence".encode()).digest()
+        rng = np.random.Generator(np.random.PCG64(int.from_bytes(h[:16], "big")))
+        return str(entry["field"]), _draw(_confidence_entry(entry), rng, False)
+
+    def records(
+        self,
+        rid: str,
+        cell: Mapping[str, Any],
+        failed_first: bool,
+        right: bool,
+        seed=0,
+        numbers: Mapping[str, Any] | None = None,
+    ):
         levels = {
             name: cell["split"]
             if kind == "split"
@@ -443,7 +585,8 @@ class RecordWriter:
         }
         named = dict(zip(self.name, rid, strict=True)) if isinstance(rid, tuple) else {}
         base = {self.row_field: rid, **self.defaults, **levels, **self.fixed, **named}
-        numbers = self.numbers(rid, cell, right, seed)
+        if numbers is None:
+            numbers = self.numbers(rid, cell, right, seed)
         if self.order is None:  # a series of one record: no failed attempt before it
             return [{**base, self.outcome: bool(right), **numbers}]
         out = []
@@ -494,7 +637,25 @@ def simulate_records(
                 f" {cell['id']} (add a rate without where)"
             )
         _, u_fail, u_out = draws[rid]
-        out.extend(writer.records(rid, cell, u_fail < fail_rate, u_out < rate, seed))
+        item = None
+        if writer.pairing is not None:
+            from scipy.special import ndtr, ndtri
+
+            item = table.columns[writer.pairing["field"]][i]
+            rho = float(writer.pairing["correlation"])
+            z = math.sqrt(rho) * writer.item_normal(seed, item, "outcome") + math.sqrt(
+                1.0 - rho
+            ) * float(ndtri(u_out))
+            u_out = float(ndtr(z))
+        drawn = writer.confidence(rid, cell, seed)
+        if drawn is not None:  # the outcome follows the registered calibration curve
+            entry = writer.calibration_entry(cell)
+            rate = float(chance_right(entry, drawn[1]))
+        right = bool(u_out < rate)
+        numbers = writer.numbers(rid, cell, right, seed, item)
+        if drawn is not None:
+            numbers = {**numbers, drawn[0]: drawn[1]}
+        out.extend(writer.records(rid, cell, u_fail < fail_rate, right, seed, numbers))
     if progress is not None:
         progress.update(len(table.ids), label="written")
     return out
@@ -940,6 +1101,19 @@ def drawn_metrics(config) -> dict[str, str]:
     for sc in config.get("scenarios") or ():
         for v in sc.get("values") or ():
             drawn.setdefault(str(v["field"]), f"scenario {sc['id']} draws {v['field']!r}")
+    for sc in config.get("scenarios") or ():
+        if sc.get("pairing"):
+            # the arms of an item are drawn together: counts of separate cells are dependent
+            why = f"scenario {sc['id']} pairs rows by {sc['pairing']['field']!r}"
+            return {m["id"]: why for m in config.get("metrics") or () if m.get("compute")}
+        if sc.get("calibration"):
+            # the chance of a right outcome follows a drawn confidence: no metric is a count
+            # of rows of each kind at the scenario's rates
+            why = (
+                f"scenario {sc['id']} draws its outcome from a calibration curve of"
+                f" {sc['calibration'][0]['field']!r}"
+            )
+            return {m["id"]: why for m in config.get("metrics") or () if m.get("compute")}
     if not drawn:
         return {}
     policy = config.get("attempts") or {}
@@ -970,6 +1144,229 @@ def drawn_metrics(config) -> dict[str, str]:
         if via:
             out[m["id"]] = reads[via[0]] if via[0] not in drawn else drawn[via[0]]
     return out
+
+
+def expected_number(v: Mapping[str, Any], log: bool) -> float | None:
+    """The expectation of a value entry's number (of its natural log with ``log``), where a
+    closed form exists: normal, its mean (clipped to low/high: the expectation of the clipped
+    normal); lognormal without clipping, exp(mean + sd²/2) (log: mean); uniform, (low +
+    high)/2 (log: (h ln h − l ln l)/(h − l) − 1 for 0 < l < h).  None otherwise."""
+    dist = v["distribution"]
+    low, high = v.get("low"), v.get("high")
+    if dist == "uniform":
+        lo, hi = float(low), float(high)
+        if not log:
+            return (lo + hi) / 2
+        if lo <= 0:
+            return None
+        return math.log(lo) if hi == lo else (hi * math.log(hi) - lo * math.log(lo)) / (hi - lo) - 1
+    mu, sd = float(v.get("mean") or 0.0), float(v.get("sd") or 0.0)
+    if dist == "lognormal":
+        if low is not None or high is not None:
+            return None
+        return mu if log else math.exp(mu + sd * sd / 2)
+    if log:
+        return None
+    if sd == 0:
+        return min(
+            max(mu, float("-inf") if low is None else float(low)),
+            float("inf") if high is None else float(high),
+        )
+    from statistics import NormalDist
+
+    nd = NormalDist()
+    a = -math.inf if low is None else (float(low) - mu) / sd
+    b = math.inf if high is None else (float(high) - mu) / sd
+    cdf = lambda t: 0.0 if t == -math.inf else 1.0 if t == math.inf else nd.cdf(t)  # noqa: E731
+    pdf = lambda t: 0.0 if math.isinf(t) else nd.pdf(t)  # noqa: E731
+    out = mu * (cdf(b) - cdf(a)) + sd * (pdf(a) - pdf(b))
+    if low is not None:
+        out += float(low) * cdf(a)
+    if high is not None:
+        out += float(high) * (1.0 - cdf(b))
+    return out
+
+
+class DrawnRows:
+    """The registered rows of a factorial study drawn whole for diagnose's row path
+    (:mod:`prereg.diagnose.rows`): every simulated study is a set of observation records, as
+    ``simulate`` writes them (:class:`RecordWriter`), scored by :func:`row_data` as ``score``
+    scores observations.
+
+    Under a condition (a scenario at one effect size) and a generator, in this order: the
+    observed rows of each cell (a uniformly random subset of ``floor(coverage · rows)``, cell by
+    cell), whether each row's first attempt failed, one uniform per row for its outcome (under
+    a pairing: Φ of the paired latent, :func:`paired_latent`, one normal per item then one per
+    row), each calibration entry's confidences (rows in table order), then each numeric field's
+    values (fields in order of first mention; under a pairing the field's paired latents first;
+    then entries in order, rows in table order).  A row is right when its uniform is below its
+    chance: the scenario's rate for its cell, or the registered calibration curve at its drawn
+    confidence."""
+
+    def __init__(self, config):
+        self.config = config
+        self.scenarios = registered.registered(config)
+        if _has(config, "items"):
+            contract = _contract(config, "items")
+            fields = contract["fields"]
+            row = next(f["name"] for f in fields if f.get("role") == "row")
+            split = next((f["name"] for f in fields if f.get("role") == "split"), None)
+            item = next((f["name"] for f in fields if f.get("role") == "item"), None)
+            recs = [r for rows in manifest_rows(config, fields, row, split, item) for r in rows]
+            self.table = from_items(config, contract, recs, "the registered rows")
+        else:
+            self.table = registered_rows(config)
+        self.cell_rows = [
+            np.flatnonzero(self.table.cell == c) for c in range(len(self.table.cells))
+        ]
+        self._writers: dict[str, RecordWriter] = {}
+        self._items: dict[str, tuple[np.ndarray, int]] = {}
+
+    def prepare(self, scenario_ids) -> None:
+        """Refuse, before any simulation, a scenario whose records cannot be written."""
+        for sid in scenario_ids:
+            self.writer(sid)
+
+    def writer(self, sid: str) -> RecordWriter:
+        w = self._writers.get(sid)
+        if w is None:
+            w = self._writers[sid] = RecordWriter(self.config, self.scenarios[sid])
+        return w
+
+    def items(self, field: str) -> tuple[np.ndarray, int]:
+        """(item code per row, number of items) of the manifest field naming the item."""
+        got = self._items.get(field)
+        if got is None:
+            values = [str(x) for x in self.table.columns[field]]
+            order = {v: k for k, v in enumerate(dict.fromkeys(values))}
+            got = self._items[field] = (
+                np.array([order[v] for v in values], dtype=np.int64),
+                len(order),
+            )
+        return got
+
+    def _entries(self, w: RecordWriter, name: str, entries) -> np.ndarray:
+        """Per cell and outcome (wrong, right), the index of the value entry that draws
+        ``name`` (-1: none)."""
+        from prereg.rules import selection_matches
+
+        out = np.full((len(self.table.cells), 2), -1, dtype=np.int64)
+        for c, cell in enumerate(self.table.cells):
+            attrs = cell_attributes(cell)
+            for right in (0, 1):
+                for j, v in enumerate(entries):
+                    if not selection_matches(registered.selection(v.get("where")), attrs):
+                        continue
+                    if v.get("outcome") is not None and bool(v["outcome"]) != bool(right):
+                        continue
+                    out[c, right] = j
+                    break
+        return out
+
+    def records(self, cond, rng: np.random.Generator) -> list[dict]:
+        """The observation records of one simulated study under ``cond``."""
+        table = self.table
+        w = self.writer(cond.scenario)
+        n = len(table)
+        observed = np.zeros(n, dtype=bool)
+        for c, rows in enumerate(self.cell_rows):
+            keep = int(cond.kept[c])
+            if keep >= rows.size:
+                observed[rows] = True
+            else:
+                observed[rng.choice(rows, size=keep, replace=False)] = True
+        failed = rng.random(n) < cond.failed_attempt_rate
+        pairing = w.pairing
+        if pairing is None:
+            u = rng.random(n)
+        else:
+            from scipy.special import ndtr
+
+            codes, items = self.items(str(pairing["field"]))
+            rho = float(pairing["correlation"])
+            u = ndtr(paired_latent(codes, items, rho, rng))
+        chance = np.asarray(cond.rate, dtype=np.float64)[table.cell]
+        numbers: dict[str, list] = {}
+        for entry in w.calibration:
+            cells = [c for c, cell in enumerate(table.cells) if w.calibration_entry(cell) is entry]
+            rows = np.flatnonzero(np.isin(table.cell, cells))
+            if rows.size == 0:
+                continue
+            conf = _draw_many(_confidence_entry(entry), rng, int(rows.size), False)
+            chance[rows] = chance_right(entry, conf)
+            col = numbers.setdefault(str(entry["field"]), [None] * n)
+            for i, x in zip(rows.tolist(), conf, strict=True):
+                col[i] = x
+        right = u < chance
+        for name, entries in w.values:
+            which = self._entries(w, name, entries)[table.cell, right.astype(np.int64)]
+            col = numbers.setdefault(name, [None] * n)
+            z = None
+            if pairing is not None:
+                z = paired_latent(codes, items, rho, rng)
+            for j, v in enumerate(entries):
+                rows = np.flatnonzero(which == j)
+                if rows.size:
+                    got = _draw_many(
+                        v, rng, int(rows.size), w.integer[name], None if z is None else z[rows]
+                    )
+                    for i, x in zip(rows.tolist(), got, strict=True):
+                        col[i] = x
+            missing = np.flatnonzero(which < 0)
+            if missing.size:
+                cell = table.cells[int(table.cell[missing[0]])]
+                raise UserError(
+                    f"diagnose: scenario {cond.scenario} draws no value of {name!r} for a row"
+                    f" of cell {cell['id']} (end the field's entries with one without where)"
+                )
+        out: list[dict] = []
+        names = list(numbers)
+        for i in np.flatnonzero(observed).tolist():
+            cell = table.cells[int(table.cell[i])]
+            mine = {k: numbers[k][i] for k in names if numbers[k][i] is not None}
+            out.extend(w.records(table.ids[i], cell, bool(failed[i]), bool(right[i]), 0, mine))
+        return out
+
+    def cell_truths(self, metric_id: str, cond) -> np.ndarray | None:
+        """Per registered cell, the expected number a ``mean`` or ``geometric_mean`` metric
+        averages (on the log scale for a log), over the rows the scenario observes: a row is
+        right with its cell's rate and its number comes from the entry its cell and outcome
+        select.  None where there is no closed form: a metric with ``among``, a field the
+        attempt policy or a derived field reads or that is an integer, a calibration curve, or
+        an entry without a closed-form expectation (see :func:`expected_number`).  Rounding to
+        ``decimals`` is not taken into account."""
+        metric = next((m for m in self.config["metrics"] if m["id"] == metric_id), None)
+        comp = (metric or {}).get("compute") or {}
+        kind = comp.get("kind")
+        if kind not in ("mean", "geometric_mean") or comp.get("among"):
+            return None
+        log = kind == "geometric_mean" or comp.get("transform") == "log"
+        sc = self.scenarios[cond.scenario]
+        if sc.get("calibration"):
+            return None
+        field = str(comp["field"])
+        w = self.writer(cond.scenario)
+        entries = dict(w.values).get(field)
+        policy = self.config.get("attempts") or {}
+        read = set()
+        for part in ("failed", "failed_if_any", "where", "select"):
+            read |= _conditions_read(policy.get(part))
+        if entries is None or field in read or w.integer.get(field):
+            return None
+        which = self._entries(w, field, entries)
+        out = np.empty(len(self.table.cells))
+        for c in range(len(self.table.cells)):
+            got = [expected_number(entries[j], log) if j >= 0 else None for j in which[c]]
+            if got[0] is None or got[1] is None:
+                return None
+            r = float(cond.rate[c])
+            out[c] = r * got[1] + (1.0 - r) * got[0]
+        return out
+
+    def score(self, records: Sequence[Mapping[str, Any]]):
+        """(row metrics, row columns) of a simulated study's records, as score computes them."""
+        metrics, _, columns, _ = row_data(self.config, self.table, records, "a simulated study")
+        return metrics, columns
 
 
 def diagnose_design(config):
@@ -1029,6 +1426,7 @@ def diagnose_design(config):
         contributions=contributions_of(metrics, n),
         unmodelled=frozenset(why),
         unmodelled_why=why,
+        rows=DrawnRows(config),
         notes=(
             "Rows carry the item fields the items command writes and the records simulate"
             " writes; a row group is a registered cell.",

@@ -1,0 +1,77 @@
+"""Benchmark: diagnose's simulated studies per CPU second for each scenario kind.
+
+Each kind is a small study compiled into a scratch project from the test fixtures, diagnosed in
+this process (one block after a warm-up block, CPU time of the process): the counts path on a
+two-arm proportion design (answer-position's spec, 2,560 rows) and the row path on a two-arm
+design with Fisher's exact test, Welch's test on log latencies and the catalogue's ratio of
+geometric means (60 rows), a calibration design with ECE and AUROC rules (200 rows) and a
+paired design with the exact McNemar test and a paired t test (80 rows, a pairing scenario).
+The row path draws and scores every row of every simulated study, as score scores them, so its
+figure is per simulated study, not per row.
+
+    python bench/bench_diagnose_kinds.py [--simulations 250]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "runtime"))
+
+KINDS = (
+    # (label, spec file, study id, scenario)
+    ("two-arm proportions (counts path)", "examples/answer-position/spec/studies/answer-position.yaml", "answer-position", "no-bias"),
+    ("continuous + Fisher (row path)", "tests/fixtures/diagnose/latency-analyses.yaml", "latency-analyses", "better"),
+    ("calibration ECE/AUROC (row path)", "tests/fixtures/diagnose/calibration.yaml", "calibration", "overconfident"),
+    ("paired McNemar + paired t (row path)", "tests/fixtures/diagnose/paired.yaml", "paired", "correlated"),
+)  # fmt: skip
+
+
+def one(root: Path, spec: str, study: str, scenario: str, simulations: int) -> tuple[float, int]:
+    from prereg.cli import main
+    from prereg.compiler.project import Project
+    from prereg.diagnose.command import build_plan
+    from prereg.diagnose.design import Rules
+    from prereg.diagnose.rows import needs_rows
+    from prereg.diagnose.run import run_block
+    from prereg.engines.factorial.commands import diagnose_design
+    from prereg.study import study_context
+
+    (root / "spec" / "studies").mkdir(parents=True)
+    shutil.copy(ROOT / spec, root / "spec" / "studies" / Path(spec).name)
+    (root / "generated").mkdir()
+    shutil.copy(ROOT / "generated" / "prereg.schema.json", root / "generated")
+    assert main(["--project", str(root), "compile"]) == 0
+    module, ctx = study_context(Project(root), study)
+    rules = Rules(importlib.import_module(module.__name__ + ".rules"))
+    design = diagnose_design(ctx.config)
+    path = "rows" if needs_rows(design, rules) else "counts"
+    plan, _ = build_plan(ctx, design, rules, [scenario], simulations, 1, path)
+    run_block(plan, 0, 0)  # warm-up: caches, imports
+    t = time.process_time()
+    run_block(plan, 0, 0)
+    return time.process_time() - t, int(design.group_rows.sum())
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--simulations", type=int, default=250)
+    args = ap.parse_args()
+    n = min(args.simulations, 250)  # one block
+    print(f"simulated studies per CPU second (one block of {n}, after a warm-up block)")
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (label, spec, study, scenario) in enumerate(KINDS):
+            cpu, rows = one(Path(tmp) / str(i), spec, study, scenario, n)
+            print(f"  {label:40s} {rows:6,} rows  {n / cpu:10,.0f} studies/s  ({cpu:.3f} s CPU)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
