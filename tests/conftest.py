@@ -107,3 +107,28 @@ def data_free_decision(spec: str) -> tuple[str, str]:
     start = text.index("\ndecision:\n") + 1
     end = start + 1 + re.search(r"\n[a-z_]+:", text[start + 1 :]).start() + 1
     return text[start:end], "decision: {outcomes: [{id: any}], otherwise: any}\n"
+
+
+def built_once(tmp_path_factory, name: str, build) -> Path:
+    """A folder ``build(folder)`` fills once per test run, for fixtures whose output the tests
+    only read. Under pytest-xdist the workers share it: the first to ask builds it while the
+    others wait for it (each worker held its own copy before, built again). A build that failed
+    is removed and built again by the next worker to ask, which then fails as it did."""
+    base = tmp_path_factory.getbasetemp()
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks: each worker builds its own, as before
+        fcntl = None
+    if fcntl is not None and os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, which holds each worker's own
+    folder, done = base / f"once-{name}", base / f"once-{name}.done"
+    with open(base / f"once-{name}.lock", "w") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            if folder.exists():
+                shutil.rmtree(folder)
+            folder.mkdir()
+            build(folder)
+            done.touch()
+    return folder

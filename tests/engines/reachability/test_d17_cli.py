@@ -17,7 +17,6 @@ import rfc8785
 import yaml
 from d17_helpers import ROOT, STUDY, summary
 
-from prereg.demo import fill_arg, write_step
 from tests.conftest import d17_written_cells, run_prereg
 
 SPEC_FILE = ROOT / "spec" / "studies" / f"{STUDY}.yaml"
@@ -241,18 +240,3 @@ def test_help_lists_the_declared_commands():
     assert r.returncode == 0
     for c in SPEC["commands"]:
         assert c["id"] in r.stdout
-
-
-def test_the_demo_steps_of_the_study_run(tmp_path):
-    steps = [s for s in load(ROOT / "examples" / "demo.json")["steps"] if s["study"] == STUDY]
-    titles = [s["args"][0] for s in steps]
-    assert titles[:2] == ["dry-run", "prepare"]
-    for s in steps:
-        args = [fill_arg(a, tmp_path, ROOT) for a in s["args"]]
-        if "json" in s:  # a file the operator writes (the review record, a score config)
-            assert write_step(s, args, tmp_path, ROOT) == 0
-            continue
-        r = run_prereg(STUDY, *args)
-        assert r.returncode in s["expect_exit"], (s["title"], r.stderr)
-    pre = load(tmp_path / "prepared" / "preregistration.json")
-    assert pre["seed"] == DEMO and pre["goldDigest"] == summary()["goldDigest"]

@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from d17_helpers import engine_config
+from d17_helpers import DEMO, demo, engine_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -57,12 +57,14 @@ def context():
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory) -> dict[str, Path]:
-    """Each seed prepared (in memory, written as prepare writes it)."""
+    """Each seed prepared (in memory, written as prepare writes it); the demo seed's preparation
+    is the one the other d17 test files of this process share."""
     out = {}
     for seed in SEEDS:
         folder = tmp_path_factory.mktemp("fastread") / "prepared"
         folder.mkdir()
-        files, _ = prepared_files(context(), prepare_memory(engine_config(), seed))
+        prep = demo() if seed == DEMO else prepare_memory(engine_config(), seed)
+        files, _ = prepared_files(context(), prep)
         write_files_new([(folder / n, data, mode) for n, data, mode in files])
         out[seed] = folder
     return out
