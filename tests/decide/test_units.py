@@ -426,3 +426,20 @@ def test_clustered_files_in_repositories_analysed_by_repository(tmp_path, capsys
     assert all(x["figures"]["timed"] < 5 for x in level["excludedUnits"])
     # 13 of 20 repositories are analysable: below the registered 80%, so the gate fails
     assert doc["gated"] and doc["decision"]["outcome"] == "inconclusive"
+
+
+def test_rows_beyond_the_registered_count_say_that_a_row_is_a_full_key(tmp_path, capsys):
+    text = FIXTURE.read_text().replace("rows: 240", "rows: 100")
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "repo-pairs.yaml").write_text(text)
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    obs = tmp_path / "answers.jsonl"
+    obs.write_text("".join(json.dumps(r) + "\n" for r in log_rows(7)))
+    capsys.readouterr()
+    out = tmp_path / "SCORE.json"
+    assert main(["--project", str(tmp_path), "repo-pairs", "score", "--observations", str(obs),
+                 "--out", str(out)]) == 2  # fmt: skip
+    err = capsys.readouterr().err
+    assert "cell tst-base has 228 distinct rows, the study registers 100" in err
+    assert "a row is one value of (itemId, arm), the attempt policy's key" in err
+    assert not out.exists()

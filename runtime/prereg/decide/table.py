@@ -281,6 +281,12 @@ def from_items(
             if k > int(c["rows"])
         ]
         if over:
+            if not isinstance(row_field, str):
+                over.append(
+                    f"a row is one value of ({', '.join(row_field)}), the attempt policy's key:"
+                    " a cell's registered rows count every such combination (200 items rated"
+                    " by 3 raters are 600 rows); register units to count the items"
+                )
             raise UserError(f"{source}: more rows than registered", problems=over)
         for ci, (c, k) in enumerate(zip(cells, counts.tolist(), strict=True)):
             for j in range(int(c["rows"]) - k):
