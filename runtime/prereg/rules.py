@@ -383,6 +383,99 @@ def evaluate(
     raise TypeError(f"not a condition node: {node!r}")
 
 
+def _label(node, binding: Mapping[str, str], index: int) -> str:
+    """What one condition of an ``at_least`` is called in its count: a comparison by the
+    target it reads, anything else by its position (``of[i]``)."""
+    if isinstance(node, Compare):
+        return fill(node.target, binding)
+    return f"of[{index}]"
+
+
+def quantifier_counts(
+    node,
+    results: Mapping[str, ContrastResult],
+    *,
+    path: str,
+    binding: Mapping[str, str] | None = None,
+    state: State | None = None,
+) -> list[dict]:
+    """The count behind every quantifier of a condition tree (``at_least``, ``for_each``), in
+    the order written: how many of its conditions (or values) met it, which did and which did
+    not, how many it requires and whether it held.
+
+    ``path`` locates the tree (``"rule"``, ``"verdicts[0].when"``); each entry's ``path``
+    locates its node in the spec's own form (``rule.all_of[1].for_each``). A quantifier inside
+    a ``for_each`` is counted once per value of the outer name, with the ``binding`` it was
+    evaluated under. Every condition is decided by :func:`evaluate`, as the verdict was.
+    """
+    binding = dict(binding or {})
+    out: list[dict] = []
+
+    def entry(kind, required, labels, hits, held, here) -> dict:
+        met = [lab for lab, h in zip(labels, hits, strict=True) if h]
+        row: dict = {"path": here, "quantifier": kind, "required": required}
+        if binding:
+            row["binding"] = dict(binding)
+        row.update(
+            met=len(met),
+            of=len(labels),
+            metBy=met,
+            notMetBy=[lab for lab, h in zip(labels, hits, strict=True) if not h],
+            held=held,
+        )
+        return row
+
+    if isinstance(node, (AllOf, AnyOf)):
+        key = "all_of" if isinstance(node, AllOf) else "any_of"
+        for i, c in enumerate(node.conditions):
+            out += quantifier_counts(
+                c, results, path=f"{path}.{key}[{i}]", binding=binding, state=state
+            )
+    elif isinstance(node, Not):
+        out += quantifier_counts(
+            node.condition, results, path=f"{path}.not", binding=binding, state=state
+        )
+    elif isinstance(node, AtLeast):
+        here = f"{path}.at_least"
+        hits = [evaluate(c, results, binding, state) for c in node.conditions]
+        labels = [_label(c, binding, i) for i, c in enumerate(node.conditions)]
+        held = evaluate(node, results, binding, state)
+        out.append(entry("at_least", node.count, labels, hits, held, here))
+        for i, c in enumerate(node.conditions):
+            out += quantifier_counts(
+                c, results, path=f"{here}.of[{i}]", binding=binding, state=state
+            )
+    elif isinstance(node, ForEach):
+        here = f"{path}.for_each"
+        hits = [
+            evaluate(node.condition, results, {**binding, node.name: v}, state) for v in node.values
+        ]
+        required = {"all": len(node.values), "any": 1}.get(node.quantifier, node.count)
+        held = evaluate(node, results, binding, state)
+        row = entry(node.quantifier, required, list(node.values), hits, held, here)
+        row["name"] = node.name
+        out.append(row)
+        for v in node.values:
+            out += quantifier_counts(
+                node.condition,
+                results,
+                path=f"{here}.condition",
+                binding={**binding, node.name: v},
+                state=state,
+            )
+    return out
+
+
+def hypothesis_quantifiers(rule, verdicts, results: Mapping[str, ContrastResult]) -> list[dict]:
+    """:func:`quantifier_counts` of a hypothesis' rule and of each verdict's ``when``."""
+    out = quantifier_counts(rule, results, path="rule") if rule is not None else []
+    for i, v in enumerate(verdicts or ()):
+        if v.when is not None:
+            for row in quantifier_counts(v.when, results, path=f"verdicts[{i}].when"):
+                out.append({**row, "verdict": v.verdict})
+    return out
+
+
 def decide(rule, verdicts, results: Mapping[str, ContrastResult]) -> str:
     """A hypothesis' verdict: the first verdict whose condition holds, else supported/not-supported.
 

@@ -221,6 +221,21 @@ def pairs_text(row: dict[str, Any]) -> str:
     return text
 
 
+def quantifier_rows(rules, results) -> dict[str, list[dict[str, Any]]]:
+    """Per hypothesis whose rule or verdicts quantify (``at_least``, ``for_each``), the count
+    behind each quantifier (:func:`prereg.rules.hypothesis_quantifiers`): ``met`` of ``of``
+    against ``required``, which met it (``metBy``) and which did not (``notMetBy``), and
+    whether it held. Hypotheses without a quantifier are left out."""
+    from prereg.rules import hypothesis_quantifiers
+
+    out: dict[str, list[dict[str, Any]]] = {}
+    for h, (rule, verdicts) in getattr(rules, "RULES", {}).items():
+        rows = hypothesis_quantifiers(rule, verdicts, results)
+        if rows:
+            out[h] = rows
+    return out
+
+
 def family_rows(rules, res) -> list[dict[str, Any]]:
     """One row per multiplicity family: its adjustment, alpha, convention for a missing P
     value, members in registration order and the members whose P value was missing."""

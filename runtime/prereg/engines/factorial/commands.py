@@ -39,6 +39,7 @@ from prereg.decide.report import (
     full,
     gate_rows,
     pairs_text,
+    quantifier_rows,
     size_text,
 )
 from prereg.decide.table import RowTable, cell_attributes, from_items, level_value
@@ -608,6 +609,7 @@ def score_document(
         "gates": gates,
         "gated": decision.gated,
         "verdicts": decision.verdicts,
+        "quantifiers": quantifier_rows(rules, res.results),
     }
 
 
