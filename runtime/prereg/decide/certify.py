@@ -63,19 +63,25 @@ def _exp(c: Certified | None) -> Certified | None:
     return Certified(v, error=err, ball=lambda prec: ball(prec).exp())
 
 
-def _ece_exact(raw: np.ndarray, hits: np.ndarray, edges, closed: str) -> Fraction:
+def ece_exact_bins(raw: np.ndarray, hits: np.ndarray, edges, closed: str) -> dict[int, Fraction]:
+    """Each non-empty bin's exact share of the ECE, ``|k_b − Σ_{i∈b} q_i| / N``, over the
+    decimal confidences (bin index -> fraction)."""
     from prereg.stats.calibration import bin_index
 
     idx = bin_index(raw, edges, closed)
-    total = Fraction(0)
+    out: dict[int, Fraction] = {}
     for b in np.unique(idx).tolist():
         inside = idx == b
         values, counts = _grouped(raw[inside])
         conf = sum(
             (decimal_fraction(v) * c for v, c in zip(values, counts, strict=True)), Fraction(0)
         )
-        total += abs(int(np.count_nonzero(hits[inside])) - conf)
-    return total / raw.size
+        out[int(b)] = abs(int(np.count_nonzero(hits[inside])) - conf) / raw.size
+    return out
+
+
+def _ece_exact(raw: np.ndarray, hits: np.ndarray, edges, closed: str) -> Fraction:
+    return sum(ece_exact_bins(raw, hits, edges, closed).values(), Fraction(0))
 
 
 def _ece(raw: np.ndarray, hits: np.ndarray, edges, closed: str, value: float):

@@ -82,8 +82,25 @@ def decision_lines(record: Mapping[str, Any] | None) -> list[str]:
 
 
 def _sample_sizes(extra, figure: Round) -> dict[str, Any]:
-    """The sizes (and spread) a figure of numbers carries: n, sd or sdLog, positives..."""
-    return {key: int(v) if key in _SIZES else figure(v) for key, v in extra.items()}
+    """The sizes (and spread) a figure of numbers carries: n, sd or sdLog (with meanLog and
+    seLog), positives..., and an ECE's table of bins and exact value."""
+    out: dict[str, Any] = {}
+    for key, v in extra.items():
+        if key in _SIZES:
+            out[key] = int(v)
+        elif key == "bins":
+            out[key] = [
+                {
+                    k: x if isinstance(x, (int, str)) or x is None else figure(x)
+                    for k, x in row.items()
+                }
+                for row in v
+            ]
+        elif isinstance(v, str):
+            out[key] = v
+        else:
+            out[key] = figure(v)
+    return out
 
 
 def _bootstrap(item) -> dict[str, Any]:
@@ -167,6 +184,8 @@ def contrast_rows(
             row.update(alternative=c.alternative, margin=c.margin)
         if "statistic" in e:
             row.update(statistic=figure(e["statistic"]), statisticName=e["statisticName"])
+            if "se" in e:  # the SE the statistic divides by, and its df (None: normal)
+                row.update(se=figure(e["se"]), df=figure(e["df"]))
         row.update(p=p_value(r.p), family=c.family, adjustedP=p_value(r.adjusted_p))
         rows.append(row)
     return rows
