@@ -406,20 +406,23 @@ def quantifier_counts(
     ``path`` locates the tree (``"rule"``, ``"verdicts[0].when"``); each entry's ``path``
     locates its node in the spec's own form (``rule.all_of[1].for_each``). A quantifier inside
     a ``for_each`` is counted once per value of the outer name, with the ``binding`` it was
-    evaluated under. Every condition is decided by :func:`evaluate`, as the verdict was.
+    evaluated under. Each comparison is decided once, by :func:`evaluate`, as the verdict
+    was; a compound condition holds by the same logic as in :func:`evaluate`.
     """
-    binding = dict(binding or {})
-    out: list[dict] = []
+    return _counted(node, results, path, dict(binding or {}), state)[1]
+
+
+def _counted(node, results, path: str, binding: dict, state) -> tuple[bool, list[dict]]:
+    """(whether ``node`` holds, the quantifier entries under it), every leaf decided once."""
 
     def entry(kind, required, labels, hits, held, here) -> dict:
-        met = [lab for lab, h in zip(labels, hits, strict=True) if h]
         row: dict = {"path": here, "quantifier": kind, "required": required}
         if binding:
             row["binding"] = dict(binding)
         row.update(
-            met=len(met),
+            met=sum(hits),
             of=len(labels),
-            metBy=met,
+            metBy=[lab for lab, h in zip(labels, hits, strict=True) if h],
             notMetBy=[lab for lab, h in zip(labels, hits, strict=True) if not h],
             held=held,
         )
@@ -427,43 +430,44 @@ def quantifier_counts(
 
     if isinstance(node, (AllOf, AnyOf)):
         key = "all_of" if isinstance(node, AllOf) else "any_of"
-        for i, c in enumerate(node.conditions):
-            out += quantifier_counts(
-                c, results, path=f"{path}.{key}[{i}]", binding=binding, state=state
-            )
-    elif isinstance(node, Not):
-        out += quantifier_counts(
-            node.condition, results, path=f"{path}.not", binding=binding, state=state
-        )
-    elif isinstance(node, AtLeast):
-        here = f"{path}.at_least"
-        hits = [evaluate(c, results, binding, state) for c in node.conditions]
-        labels = [_label(c, binding, i) for i, c in enumerate(node.conditions)]
-        held = evaluate(node, results, binding, state)
-        out.append(entry("at_least", node.count, labels, hits, held, here))
-        for i, c in enumerate(node.conditions):
-            out += quantifier_counts(
-                c, results, path=f"{here}.of[{i}]", binding=binding, state=state
-            )
-    elif isinstance(node, ForEach):
-        here = f"{path}.for_each"
-        hits = [
-            evaluate(node.condition, results, {**binding, node.name: v}, state) for v in node.values
+        parts = [
+            _counted(c, results, f"{path}.{key}[{i}]", binding, state)
+            for i, c in enumerate(node.conditions)
         ]
-        required = {"all": len(node.values), "any": 1}.get(node.quantifier, node.count)
-        held = evaluate(node, results, binding, state)
+        hits = [h for h, _ in parts]
+        held = all(hits) if isinstance(node, AllOf) else any(hits)
+        return held, [r for _, rows in parts for r in rows]
+    if isinstance(node, Not):
+        held, rows = _counted(node.condition, results, f"{path}.not", binding, state)
+        return not held, rows
+    if isinstance(node, AtLeast):
+        here = f"{path}.at_least"
+        parts = [
+            _counted(c, results, f"{here}.of[{i}]", binding, state)
+            for i, c in enumerate(node.conditions)
+        ]
+        hits = [h for h, _ in parts]
+        labels = [_label(c, binding, i) for i, c in enumerate(node.conditions)]
+        held = sum(hits) >= node.count
+        rows = [entry("at_least", node.count, labels, hits, held, here)]
+        return held, rows + [r for _, sub in parts for r in sub]
+    if isinstance(node, ForEach):
+        here = f"{path}.for_each"
+        parts = [
+            _counted(node.condition, results, f"{here}.condition", {**binding, node.name: v}, state)
+            for v in node.values
+        ]
+        hits = [h for h, _ in parts]
+        if node.quantifier == "all":
+            required, held = len(node.values), all(hits)
+        elif node.quantifier == "any":
+            required, held = 1, any(hits)
+        else:
+            required, held = node.count, sum(hits) >= node.count
         row = entry(node.quantifier, required, list(node.values), hits, held, here)
         row["name"] = node.name
-        out.append(row)
-        for v in node.values:
-            out += quantifier_counts(
-                node.condition,
-                results,
-                path=f"{here}.condition",
-                binding={**binding, node.name: v},
-                state=state,
-            )
-    return out
+        return held, [row] + [r for _, sub in parts for r in sub]
+    return evaluate(node, results, binding, state), []
 
 
 def hypothesis_quantifiers(rule, verdicts, results: Mapping[str, ContrastResult]) -> list[dict]:

@@ -168,6 +168,9 @@ def estimate_result(item, m: RowMetric, rows: np.ndarray) -> tuple[ContrastResul
     from prereg.decide import certify
 
     certified = certify.estimate(m, rows, float(est)) or None
+    if certified and "exact" in extra:  # the exact ECE just formed decides its comparisons
+        total = Fraction(extra["exact"])
+        certified["estimate"].exact = lambda: total
     result = ContrastResult(
         item.id, float(est), float(lo), float(hi), extra=extra, certified=certified
     )
