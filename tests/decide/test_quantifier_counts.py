@@ -121,3 +121,50 @@ def test_verdict_quantifiers_name_their_verdict_and_plain_rules_give_none():
     assert row["path"] == "verdicts[0].when.for_each" and row["verdict"] == "gap"
     assert (row["met"], row["metBy"]) == (1, ["m2"])
     assert hypothesis_quantifiers(p_below("ni-m2"), (), RESULTS) == []
+
+
+def _tree(draw, depth: int):
+    from hypothesis import strategies as st
+
+    kind = draw(st.sampled_from(["leaf", "all", "any", "not", "at_least", "for_each"]))
+    if depth == 0 or kind == "leaf":
+        return p_below(f"c{draw(st.integers(0, 5))}")
+    if kind == "for_each":
+        return ForEach("i", ("0", "1", "2"), "at_least", draw(st.integers(1, 3)), p_below("c{i}"))
+    if kind == "not":
+        return Not(_tree(draw, depth - 1))
+    kids = tuple(_tree(draw, depth - 1) for _ in range(draw(st.integers(1, 3))))
+    if kind == "at_least":
+        return AtLeast(draw(st.integers(1, len(kids))), kids)
+    from prereg.rules import AnyOf
+
+    return AllOf(kids) if kind == "all" else AnyOf(kids)
+
+
+def test_every_count_agrees_with_evaluate_on_random_trees():
+    # each quantifier's held equals evaluate() of the node it sits at, and met equals the number
+    # of its parts evaluate() finds true: the counts describe the decision that was made
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from prereg.rules import evaluate
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.data(), st.lists(st.sampled_from([0.001, 0.5]), min_size=6, max_size=6))
+    def check(data, ps):
+        results = {f"c{i}": result(f"c{i}", p) for i, p in enumerate(ps)}
+        node = _tree(data.draw, 3)
+        wrapped = AtLeast(1, (node,))  # a quantifier at the root, whatever the tree
+        rows = quantifier_counts(wrapped, results, path="rule")
+        assert rows[0]["held"] == evaluate(wrapped, results) == evaluate(node, results)
+        for row in rows:
+            assert row["met"] == len(row["metBy"]) and row["of"] == row["met"] + len(
+                row["notMetBy"]
+            )
+            if row["quantifier"] == "at_least" and "binding" not in row:
+                assert row["held"] == (row["met"] >= row["required"])
+        fe = [r for r in rows if r["quantifier"] == "at_least" and r.get("name") == "i"]
+        for r in fe:
+            assert r["metBy"] == [v for v in ("0", "1", "2") if ps[int(v)] < 0.025]
+
+    check()

@@ -18,7 +18,9 @@ The score tests against a margin (Farrington–Manning, Miettinen–Nurminen) so
 constrained maximum-likelihood proportions by a safeguarded Newton iteration on the score, in
 the unknown that is the smallest of ``p̃1, p̃2, 1 − p̃1, 1 − p̃2``, so that each keeps its
 relative precision at n ≈ 1e6 and margins of 1e−6 or 1e−9; see
-:func:`constrained_proportions`.
+:func:`constrained_proportions`, which is the registry's vectorised solver
+(:func:`prereg.stats.proportions.solve_low`, started from the closed-form root of the cubic):
+one implementation for both.
 
 Importing this module imports numpy only; scipy is imported inside the functions that need it.
 """
