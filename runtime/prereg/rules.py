@@ -383,6 +383,103 @@ def evaluate(
     raise TypeError(f"not a condition node: {node!r}")
 
 
+def _label(node, binding: Mapping[str, str], index: int) -> str:
+    """What one condition of an ``at_least`` is called in its count: a comparison by the
+    target it reads, anything else by its position (``of[i]``)."""
+    if isinstance(node, Compare):
+        return fill(node.target, binding)
+    return f"of[{index}]"
+
+
+def quantifier_counts(
+    node,
+    results: Mapping[str, ContrastResult],
+    *,
+    path: str,
+    binding: Mapping[str, str] | None = None,
+    state: State | None = None,
+) -> list[dict]:
+    """The count behind every quantifier of a condition tree (``at_least``, ``for_each``), in
+    the order written: how many of its conditions (or values) met it, which did and which did
+    not, how many it requires and whether it held.
+
+    ``path`` locates the tree (``"rule"``, ``"verdicts[0].when"``); each entry's ``path``
+    locates its node in the spec's own form (``rule.all_of[1].for_each``). A quantifier inside
+    a ``for_each`` is counted once per value of the outer name, with the ``binding`` it was
+    evaluated under. Each comparison is decided once, by :func:`evaluate`, as the verdict
+    was; a compound condition holds by the same logic as in :func:`evaluate`.
+    """
+    return _counted(node, results, path, dict(binding or {}), state)[1]
+
+
+def _counted(node, results, path: str, binding: dict, state) -> tuple[bool, list[dict]]:
+    """(whether ``node`` holds, the quantifier entries under it), every leaf decided once."""
+
+    def entry(kind, required, labels, hits, held, here) -> dict:
+        row: dict = {"path": here, "quantifier": kind, "required": required}
+        if binding:
+            row["binding"] = dict(binding)
+        row.update(
+            met=sum(hits),
+            of=len(labels),
+            metBy=[lab for lab, h in zip(labels, hits, strict=True) if h],
+            notMetBy=[lab for lab, h in zip(labels, hits, strict=True) if not h],
+            held=held,
+        )
+        return row
+
+    if isinstance(node, (AllOf, AnyOf)):
+        key = "all_of" if isinstance(node, AllOf) else "any_of"
+        parts = [
+            _counted(c, results, f"{path}.{key}[{i}]", binding, state)
+            for i, c in enumerate(node.conditions)
+        ]
+        hits = [h for h, _ in parts]
+        held = all(hits) if isinstance(node, AllOf) else any(hits)
+        return held, [r for _, rows in parts for r in rows]
+    if isinstance(node, Not):
+        held, rows = _counted(node.condition, results, f"{path}.not", binding, state)
+        return not held, rows
+    if isinstance(node, AtLeast):
+        here = f"{path}.at_least"
+        parts = [
+            _counted(c, results, f"{here}.of[{i}]", binding, state)
+            for i, c in enumerate(node.conditions)
+        ]
+        hits = [h for h, _ in parts]
+        labels = [_label(c, binding, i) for i, c in enumerate(node.conditions)]
+        held = sum(hits) >= node.count
+        rows = [entry("at_least", node.count, labels, hits, held, here)]
+        return held, rows + [r for _, sub in parts for r in sub]
+    if isinstance(node, ForEach):
+        here = f"{path}.for_each"
+        parts = [
+            _counted(node.condition, results, f"{here}.condition", {**binding, node.name: v}, state)
+            for v in node.values
+        ]
+        hits = [h for h, _ in parts]
+        if node.quantifier == "all":
+            required, held = len(node.values), all(hits)
+        elif node.quantifier == "any":
+            required, held = 1, any(hits)
+        else:
+            required, held = node.count, sum(hits) >= node.count
+        row = entry(node.quantifier, required, list(node.values), hits, held, here)
+        row["name"] = node.name
+        return held, [row] + [r for _, sub in parts for r in sub]
+    return evaluate(node, results, binding, state), []
+
+
+def hypothesis_quantifiers(rule, verdicts, results: Mapping[str, ContrastResult]) -> list[dict]:
+    """:func:`quantifier_counts` of a hypothesis' rule and of each verdict's ``when``."""
+    out = quantifier_counts(rule, results, path="rule") if rule is not None else []
+    for i, v in enumerate(verdicts or ()):
+        if v.when is not None:
+            for row in quantifier_counts(v.when, results, path=f"verdicts[{i}].when"):
+                out.append({**row, "verdict": v.verdict})
+    return out
+
+
 def decide(rule, verdicts, results: Mapping[str, ContrastResult]) -> str:
     """A hypothesis' verdict: the first verdict whose condition holds, else supported/not-supported.
 

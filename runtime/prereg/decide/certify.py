@@ -35,6 +35,19 @@ from prereg.stats.compare import (
 )
 
 
+def _once(fn):
+    """``fn`` computed at its first call and kept (a rule, its quantifier counts and the
+    decision may compare the same figure several times)."""
+    kept: list = []
+
+    def get():
+        if not kept:
+            kept.append(fn())
+        return kept[0]
+
+    return get
+
+
 def _error_of_mean(x: np.ndarray) -> float:
     return (x.size + 4) * EPS * float(np.abs(x).mean()) if x.size else 0.0
 
@@ -63,26 +76,44 @@ def _exp(c: Certified | None) -> Certified | None:
     return Certified(v, error=err, ball=lambda prec: ball(prec).exp())
 
 
-def _ece_exact(raw: np.ndarray, hits: np.ndarray, edges, closed: str) -> Fraction:
+def _decimal_sum(values, counts) -> Fraction:
+    """Σ count · value over values read as decimals (:func:`decimal_fraction`), in integers
+    over the common denominator (decimals share powers of ten), one fraction at the end."""
+    fracs = [decimal_fraction(v) for v in values]
+    den = 1
+    for f in fracs:
+        den = math.lcm(den, f.denominator)
+    total = sum(
+        f.numerator * (den // f.denominator) * c for f, c in zip(fracs, counts, strict=True)
+    )
+    return Fraction(total, den)
+
+
+def ece_exact_bins(raw: np.ndarray, hits: np.ndarray, edges, closed: str) -> dict[int, Fraction]:
+    """Each non-empty bin's exact share of the ECE, ``|k_b − Σ_{i∈b} q_i| / N``, over the
+    decimal confidences (bin index -> fraction)."""
     from prereg.stats.calibration import bin_index
 
     idx = bin_index(raw, edges, closed)
-    total = Fraction(0)
+    out: dict[int, Fraction] = {}
     for b in np.unique(idx).tolist():
         inside = idx == b
-        values, counts = _grouped(raw[inside])
-        conf = sum(
-            (decimal_fraction(v) * c for v, c in zip(values, counts, strict=True)), Fraction(0)
-        )
-        total += abs(int(np.count_nonzero(hits[inside])) - conf)
-    return total / raw.size
+        conf = _decimal_sum(*_grouped(raw[inside]))
+        out[int(b)] = abs(int(np.count_nonzero(hits[inside])) - conf) / raw.size
+    return out
+
+
+def _ece_exact(raw: np.ndarray, hits: np.ndarray, edges, closed: str) -> Fraction:
+    return sum(ece_exact_bins(raw, hits, edges, closed).values(), Fraction(0))
 
 
 def _ece(raw: np.ndarray, hits: np.ndarray, edges, closed: str, value: float):
     if raw.size == 0 or not math.isfinite(value):
         return None
     err = (raw.size + 4 * (len(edges) + 1)) * EPS * 2
-    return Certified(value, error=err, exact=lambda: _ece_exact(raw, hits, tuple(edges), closed))
+    return Certified(
+        value, error=err, exact=_once(lambda: _ece_exact(raw, hits, tuple(edges), closed))
+    )
 
 
 def _auroc(raw: np.ndarray, hits: np.ndarray) -> Fraction | None:

@@ -269,6 +269,7 @@ def _count_results(rules, metrics: Mapping[str, RowMetric], sel: Selections) -> 
     same figures for arrays as for scalars), so a study with many rules is decided in a few
     array operations.
     """
+    from prereg.decide.samples import STATISTIC_NAMES
     from prereg.stats.methods import MethodError, method
 
     results: dict[str, ContrastResult] = {}
@@ -304,6 +305,9 @@ def _count_results(rules, metrics: Mapping[str, RowMetric], sel: Selections) -> 
         lo = np.full(len(cs), np.nan)
         hi = np.full(len(cs), np.nan)
         ps = np.full(len(cs), np.nan)
+        zs = np.full(len(cs), np.nan)
+        ses = np.full(len(cs), np.nan)
+        dfs = np.full(len(cs), np.nan)
         for (interval, level, test, alt, margin), idx in plan.contrast_groups:
             what = f"contrast {cs[idx[0]].id}"
             k1, n1, k2, n2 = (kn[idx, i] for i in range(4))
@@ -313,19 +317,37 @@ def _count_results(rules, metrics: Mapping[str, RowMetric], sel: Selections) -> 
             if test != "none":
                 tm = get("two-proportion-test", test, what)
                 try:
-                    _, p = tm.fn(k1, n1, k2, n2, alternative=alt, margin=margin)
+                    zs[idx], ps[idx] = tm.fn(k1, n1, k2, n2, alternative=alt, margin=margin)
                 except MethodError as exc:
                     raise UserError(f"rules: {what}: {exc}") from None
-                ps[idx] = p
-        rows = zip(cs, kn.tolist(), d.tolist(), lo.tolist(), hi.tolist(), ps.tolist(), strict=True)
-        for c, (k1, n1, k2, n2), dj, loj, hij, pj in rows:
+                if tm.se_df is not None:
+                    ses[idx], dfs[idx] = tm.se_df(k1, n1, k2, n2, margin=margin)
+        rows = zip(
+            cs,
+            kn.tolist(),
+            d.tolist(),
+            lo.tolist(),
+            hi.tolist(),
+            ps.tolist(),
+            zip(zs.tolist(), ses.tolist(), dfs.tolist(), strict=True),
+            strict=True,
+        )
+        for c, (k1, n1, k2, n2), dj, loj, hij, pj, (zj, sej, dfj) in rows:
+            extra: dict = {"k1": k1, "n1": n1, "k2": k2, "n2": n2}
+            if c.test != "none" and not math.isnan(zj):
+                extra.update(
+                    statistic=zj,
+                    statisticName=STATISTIC_NAMES.get(c.test, c.test),
+                    se=_nan_none(sej),
+                    df=_nan_none(dfj),
+                )
             results[c.id] = ContrastResult(
                 c.id,
                 dj,
                 loj,
                 hij,
                 p=_nan_none(pj) if c.test != "none" else None,
-                extra={"k1": k1, "n1": n1, "k2": k2, "n2": n2},
+                extra=extra,
             )
             counts[c.id] = (k1, n1, k2, n2)
     return Results(results, counts)

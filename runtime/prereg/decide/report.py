@@ -82,8 +82,25 @@ def decision_lines(record: Mapping[str, Any] | None) -> list[str]:
 
 
 def _sample_sizes(extra, figure: Round) -> dict[str, Any]:
-    """The sizes (and spread) a figure of numbers carries: n, sd or sdLog, positives..."""
-    return {key: int(v) if key in _SIZES else figure(v) for key, v in extra.items()}
+    """The sizes (and spread) a figure of numbers carries: n, sd or sdLog (with meanLog and
+    seLog), positives..., and an ECE's table of bins and exact value."""
+    out: dict[str, Any] = {}
+    for key, v in extra.items():
+        if key in _SIZES:
+            out[key] = int(v)
+        elif key == "bins":
+            out[key] = [
+                {
+                    k: x if isinstance(x, (int, str)) or x is None else figure(x)
+                    for k, x in row.items()
+                }
+                for row in v
+            ]
+        elif isinstance(v, str):
+            out[key] = v
+        else:
+            out[key] = figure(v)
+    return out
 
 
 def _bootstrap(item) -> dict[str, Any]:
@@ -167,6 +184,8 @@ def contrast_rows(
             row.update(alternative=c.alternative, margin=c.margin)
         if "statistic" in e:
             row.update(statistic=figure(e["statistic"]), statisticName=e["statisticName"])
+            if "se" in e:  # the SE the statistic divides by, and its df (None: normal)
+                row.update(se=figure(e["se"]), df=figure(e["df"]))
         row.update(p=p_value(r.p), family=c.family, adjustedP=p_value(r.adjusted_p))
         rows.append(row)
     return rows
@@ -219,6 +238,21 @@ def pairs_text(row: dict[str, Any]) -> str:
     if p["unpairedA"] or p["unpairedB"]:
         text += f"; unpaired rows left out: {p['unpairedA']} of a, {p['unpairedB']} of b"
     return text
+
+
+def quantifier_rows(rules, results) -> dict[str, list[dict[str, Any]]]:
+    """Per hypothesis whose rule or verdicts quantify (``at_least``, ``for_each``), the count
+    behind each quantifier (:func:`prereg.rules.hypothesis_quantifiers`): ``met`` of ``of``
+    against ``required``, which met it (``metBy``) and which did not (``notMetBy``), and
+    whether it held. Hypotheses without a quantifier are left out."""
+    from prereg.rules import hypothesis_quantifiers
+
+    out: dict[str, list[dict[str, Any]]] = {}
+    for h, (rule, verdicts) in getattr(rules, "RULES", {}).items():
+        rows = hypothesis_quantifiers(rule, verdicts, results)
+        if rows:
+            out[h] = rows
+    return out
 
 
 def family_rows(rules, res) -> list[dict[str, Any]]:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,13 @@ from prereg.errors import UserError
 from prereg.rules import ContrastResult
 
 _NAN = float("nan")
+
+
+def _nan_none(x) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) else x
 
 
 def _method(kind: str, name: str, what: str):
@@ -86,6 +94,26 @@ def _exp3(t: tuple[float, float, float]) -> tuple[float, float, float]:
     return tuple(math.exp(x) if not math.isnan(x) else _NAN for x in t)  # type: ignore[return-value]
 
 
+def ece_figures(m: RowMetric, rows: np.ndarray) -> dict[str, Any]:
+    """An ECE's table of bins (:func:`prereg.stats.calibration.ece_bins`), each non-empty bin
+    with its exact share ``|k_b − Σ q_i| / N`` over the decimal confidences as ``p/q``
+    (``exactContribution``), and the exact ECE (``exact``: the sum of the shares, the value a
+    threshold on it is decided with)."""
+    from prereg.decide.certify import ece_exact_bins
+    from prereg.stats.calibration import ece_bins
+
+    v, hits = m.value[rows], m.hit[rows]
+    bins = ece_bins(v, hits, m.bins, m.closed)
+    if not v.size:
+        return {"bins": bins}
+    shares = ece_exact_bins(m.raw[rows], hits, m.bins, m.closed)
+    for b, row in enumerate(bins):
+        f = shares.get(b, Fraction(0))
+        row["exactContribution"] = f"{f.numerator}/{f.denominator}"
+    total = sum(shares.values(), Fraction(0))
+    return {"bins": bins, "exact": f"{total.numerator}/{total.denominator}"}
+
+
 def estimate_result(item, m: RowMetric, rows: np.ndarray) -> tuple[ContrastResult, tuple | None]:
     what = f"estimate {item.id}"
     v = _values(m, rows)
@@ -105,6 +133,8 @@ def estimate_result(item, m: RowMetric, rows: np.ndarray) -> tuple[ContrastResul
         est = stat(v)
         sd = float(np.std(v, ddof=1)) if n > 1 else _NAN
         extra = {"n": n, ("sdLog" if m.back == "exp" else "sd"): sd}
+        if m.back == "exp":  # the log scale the geometric mean and its interval come from
+            extra.update(meanLog=float(np.mean(v)) if n else _NAN, seLog=sd / math.sqrt(n))
     elif m.kind == "auroc":
         est = stat(v, hits)
         pos = int(hits.sum())
@@ -112,6 +142,8 @@ def estimate_result(item, m: RowMetric, rows: np.ndarray) -> tuple[ContrastResul
     else:
         est = stat(v, hits)
         extra = {"n": n}
+        if m.kind == "ece":
+            extra.update(ece_figures(m, rows))
     interval = item.interval
     if interval == "bootstrap":
         resamples, seed = _bootstrap(item, what)
@@ -136,6 +168,9 @@ def estimate_result(item, m: RowMetric, rows: np.ndarray) -> tuple[ContrastResul
     from prereg.decide import certify
 
     certified = certify.estimate(m, rows, float(est)) or None
+    if certified and "exact" in extra:  # the exact ECE just formed decides its comparisons
+        total = Fraction(extra["exact"])
+        certified["estimate"].exact = lambda: total
     result = ContrastResult(
         item.id, float(est), float(lo), float(hi), extra=extra, certified=certified
     )
@@ -204,7 +239,7 @@ def _pairs(
 
 
 # what each test's statistic is, as SCORE.json names it
-_STATISTIC_NAMES = {
+STATISTIC_NAMES = {
     "pooled-z": "z",
     "farrington-manning": "z",
     "welch-t": "t",
@@ -333,25 +368,20 @@ def contrast_result(
             margin = 0.0 if margin is None else float(margin)
         from prereg.stats.methods import MethodError
 
+        if m.is_proportion and paired:
+            kind, args, test_margin = "paired-proportion-test", table, margin
+        elif m.is_proportion:
+            kind, args, test_margin = "two-proportion-test", (k1, n1, k2, n2), margin
+        elif m.is_sample and paired:
+            kind, args = "paired-sample-test", (va - vb,)
+            test_margin = log_margin if ratio else margin
+        elif m.is_sample:
+            kind, args, test_margin = "sample-test", (va, vb), log_margin if ratio else margin
+        else:
+            raise UserError(f"rules: {what}: metric {m.id!r} ({m.kind}) has no test")
+        test = _method(kind, item.test, what)
         try:
-            if m.is_proportion and paired:
-                statistic, p = _method("paired-proportion-test", item.test, what).fn(
-                    *table, alternative=alternative, margin=margin
-                )
-            elif m.is_proportion:
-                statistic, p = _method("two-proportion-test", item.test, what).fn(
-                    k1, n1, k2, n2, alternative=alternative, margin=margin
-                )
-            elif m.is_sample and paired:
-                statistic, p = _method("paired-sample-test", item.test, what).fn(
-                    va - vb, alternative=alternative, margin=log_margin if ratio else margin
-                )
-            elif m.is_sample:
-                statistic, p = _method("sample-test", item.test, what).fn(
-                    va, vb, alternative=alternative, margin=log_margin if ratio else margin
-                )
-            else:
-                raise UserError(f"rules: {what}: metric {m.id!r} ({m.kind}) has no test")
+            statistic, p = test.fn(*args, alternative=alternative, margin=test_margin)
         except MethodError as exc:
             raise UserError(f"rules: {what}: {exc}") from None
         p = float(p)
@@ -359,7 +389,9 @@ def contrast_result(
         statistic = float(statistic)
         if not math.isnan(statistic):
             extra["statistic"] = statistic
-            extra["statisticName"] = _STATISTIC_NAMES.get(item.test, item.test)
+            extra["statisticName"] = STATISTIC_NAMES.get(item.test, item.test)
+            se, df = test.se_df(*args, margin=test_margin) if test.se_df else (None, None)
+            extra["se"], extra["df"] = _nan_none(se), _nan_none(df)
     from prereg.decide import certify
 
     certified = None

@@ -248,3 +248,39 @@ def ece_binned(q, y, edges, closed: str) -> float:
     conf = np.bincount(idx, weights=x, minlength=k)
     acc = np.bincount(idx, weights=t, minlength=k)
     return float(np.abs(acc - conf).sum() / x.size)
+
+
+def ece_bins(q, y, edges, closed: str) -> list[dict]:
+    """The table behind :func:`ece_binned`, one entry per registered bin (empty ones too):
+    ``lower``, ``upper``, ``n`` (confidences in the bin), ``correct`` (their outcomes that are
+    1), ``meanConfidence`` and ``accuracy`` (None in an empty bin), ``gap``
+    ``|accuracy − meanConfidence|``, ``weight`` ``n/N`` and ``contribution`` ``weight·gap``
+    (0 in an empty bin), whose sum over the bins is the ECE. Floats at full precision; the
+    bins are those of :func:`bin_index`."""
+    x = np.asarray(q, dtype=np.float64).reshape(-1)
+    t = np.asarray(y, dtype=np.float64).reshape(-1)
+    if x.size != t.size:
+        raise ValueError(f"confidences and outcomes differ in length ({x.size} vs {t.size})")
+    e = [float(v) for v in edges]
+    k = len(e) - 1
+    idx = bin_index(x, e, closed) if x.size else np.zeros(0, dtype=np.intp)
+    n = np.bincount(idx, minlength=k)
+    conf = np.bincount(idx, weights=x, minlength=k)
+    acc = np.bincount(idx, weights=t, minlength=k)
+    out = []
+    for b in range(k):
+        nb = int(n[b])
+        row = {"lower": e[b], "upper": e[b + 1], "n": nb, "correct": int(round(float(acc[b])))}
+        if nb:
+            mc, ac = float(conf[b]) / nb, float(acc[b]) / nb
+            row.update(
+                meanConfidence=mc,
+                accuracy=ac,
+                gap=abs(ac - mc),
+                weight=nb / x.size,
+                contribution=float(abs(acc[b] - conf[b]) / x.size),
+            )
+        else:
+            row.update(meanConfidence=None, accuracy=None, gap=None, weight=0.0, contribution=0.0)
+        out.append(row)
+    return out

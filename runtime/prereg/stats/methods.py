@@ -24,6 +24,13 @@ A method is one function registered under ``(kind, name)``; ``name`` is what a s
   arms=None) -> (lower, upper)``: an interval of any statistic of the samples (``arms``:
   groups of samples resampled together)
 
+A test may also give the standard error its statistic divides by and the statistic's degrees
+of freedom: :attr:`Method.se_df`, called with the test's data arguments and ``margin``
+(``se_df(k1, n1, k2, n2, *, margin)``, ``se_df(x, y, *, margin)``, ``se_df(d, *, margin)``),
+returns ``(se, df)`` (df NaN for a statistic referred to the standard normal; NaN both where
+the test gives no statistic). A test without one (McNemar's exact test: a binomial count, no
+standard error) has ``se_df`` None.
+
 The proportion kinds broadcast numpy arrays (scalars in give floats out) and give NaN, without a
 warning, where a count of trials is 0; the sample kinds take one sample (a 1-D array) at a time.
 
@@ -73,6 +80,7 @@ class Method:
     summary: str
     alternatives: tuple[str, ...] = ("two-sided",)
     margin: bool = False
+    se_df: Callable | None = None
 
 
 _REGISTRY: dict[str, dict[str, Method]] = {kind: {} for kind in KINDS}
@@ -120,6 +128,22 @@ def register(
             if name in registered:
                 raise MethodError(f"method {name!r} is already registered (as a {other})")
         table[name] = Method(name, kind, fn, summary, alternatives, bool(margin))
+        return fn
+
+    return decorate
+
+
+def se_df_of(kind: str, name: str):
+    """Decorator: give the registered test ``name`` of ``kind`` its ``se_df`` function (see the
+    module notes) and return the function unchanged."""
+    if kind not in TEST_KINDS:
+        raise MethodError(f"{kind} {name!r}: only tests have a standard error and df")
+    table = _kind(kind)
+
+    def decorate(fn: Callable) -> Callable:
+        from dataclasses import replace
+
+        table[name] = replace(method(kind, name), se_df=fn)
         return fn
 
     return decorate
@@ -206,6 +230,21 @@ def pooled_z(k1, n1, k2, n2, *, alternative, margin):
     return z, p
 
 
+@se_df_of("two-proportion-test", "pooled-z")
+def pooled_z_se_df(k1, n1, k2, n2, *, margin):
+    from prereg.stats.proportions import pooled_z_se
+
+    return pooled_z_se(k1, n1, k2, n2), _normal_df(k1, n1, k2, n2)
+
+
+def _normal_df(*args):
+    """NaN, the df of a standard-normal statistic, in the shape of the broadcast arguments."""
+    import numpy as np
+
+    shape = np.broadcast_shapes(*(np.shape(a) for a in args))
+    return float("nan") if shape == () else np.full(shape, np.nan)
+
+
 @register(
     "two-proportion-test",
     "farrington-manning",
@@ -218,6 +257,14 @@ def farrington_manning(k1, n1, k2, n2, *, alternative, margin):
 
     _check_test("farrington-manning", alternative, margin)
     return farrington_manning_test(k1, n1, k2, n2, alternative=alternative, margin=margin)
+
+
+@se_df_of("two-proportion-test", "farrington-manning")
+def farrington_manning_se_df(k1, n1, k2, n2, *, margin):
+    from prereg.stats.proportions import farrington_manning_se
+
+    se = farrington_manning_se(k1, n1, k2, n2, margin=margin)
+    return se, _normal_df(k1, n1, k2, n2, margin)
 
 
 @register(
@@ -265,6 +312,13 @@ def welch_t(x, y, *, alternative, margin):
     return welch_test(x, y, alternative=alternative, margin=margin)
 
 
+@se_df_of("sample-test", "welch-t")
+def welch_t_se_df(x, y, *, margin):
+    from prereg.stats.samples import welch_se_df
+
+    return welch_se_df(x, y)
+
+
 @register(
     "paired-sample-test",
     "paired-t",
@@ -277,6 +331,13 @@ def paired_t(d, *, alternative, margin):
 
     _check_test("paired-t", alternative, margin, "paired-sample-test")
     return paired_t_test(d, alternative=alternative, margin=margin)
+
+
+@se_df_of("paired-sample-test", "paired-t")
+def paired_t_se_df(d, *, margin):
+    from prereg.stats.samples import paired_se_df
+
+    return paired_se_df(d)
 
 
 @register(

@@ -128,6 +128,25 @@ def welch_test(x, y, *, alternative: str, margin: float) -> tuple[float, float]:
     return t, _p_value(t, df, alternative)
 
 
+def welch_se_df(x, y) -> tuple[float, float]:
+    """(standard error, degrees of freedom) of Welch's t test of ``mean(x) − mean(y)``: the
+    unpooled ``√(s²x/nx + s²y/ny)`` and the Welch–Satterthwaite df (NaN where the test gives
+    no statistic: an arm of fewer than 2, or both arms without spread)."""
+    _, se, df = _welch_parts(x, y)
+    if math.isnan(se) or math.isnan(df) or se == 0:
+        return _NAN, _NAN
+    return se, df
+
+
+def paired_se_df(d) -> tuple[float, float]:
+    """(standard error, degrees of freedom) of the one-sample t test of the paired differences
+    ``d``: ``sd/√n`` and ``n − 1`` (NaN where the test gives no statistic)."""
+    n, _, sd = mean_sd(d)
+    if n < 2 or math.isnan(sd) or sd == 0:
+        return _NAN, _NAN
+    return sd / math.sqrt(n), float(n - 1)
+
+
 def paired_t_test(d, *, alternative: str, margin: float) -> tuple[float, float]:
     """(t, P) of the one-sample t test of the mean of the paired differences ``d`` against
     ``margin``."""

@@ -18,7 +18,9 @@ The score tests against a margin (Farrington–Manning, Miettinen–Nurminen) so
 constrained maximum-likelihood proportions by a safeguarded Newton iteration on the score, in
 the unknown that is the smallest of ``p̃1, p̃2, 1 − p̃1, 1 − p̃2``, so that each keeps its
 relative precision at n ≈ 1e6 and margins of 1e−6 or 1e−9; see
-:func:`constrained_proportions`.
+:func:`constrained_proportions`, which is the registry's vectorised solver
+(:func:`prereg.stats.proportions.solve_low`, started from the closed-form root of the cubic):
+one implementation for both.
 
 Importing this module imports numpy only; scipy is imported inside the functions that need it.
 """
@@ -308,106 +310,22 @@ def agresti_caffo(k1, n1, k2, n2, *, level) -> Result:
 # -- score tests against a margin: the constrained maximum-likelihood proportions ---------------
 
 
-def _solve_low(kl: int, nl: int, kh: int, nh: int, a: float) -> float:
-    """The root s in [0, 1 − a] of the score of the binomial likelihood of arms L (proportion
-    s) and H (proportion s + a), a > 0:
-
-        g(s) = kl/s − (nl − kl)/(1 − s) + kh/(s + a) − (nh − kh)/(1 − s − a),
-
-    strictly decreasing; an end of [0, 1 − a] when the maximum lies there.
-    """
-    top = 1.0 - a
-    # An end is the maximum exactly when the score there (finite only for an arm with all or
-    # no successes) points outwards.
-    if kl == 0:
-        g0 = -nl + (kh / a if kh else 0.0) - ((nh - kh) / (1.0 - a) if nh - kh else 0.0)
-        if g0 <= 0:
-            return 0.0
-    if kh == nh:
-        gt = kl / top - ((nl - kl) / a if nl - kl else 0.0) + nh
-        if gt >= 0:
-            return top
-
-    def g(s: float) -> tuple[float, float]:
-        t = s + a
-        v = 0.0
-        dv = 0.0
-        if kl:
-            v += kl / s
-            dv -= kl / (s * s)
-        if nl - kl:
-            v -= (nl - kl) / (1.0 - s)
-            dv -= (nl - kl) / ((1.0 - s) * (1.0 - s))
-        if kh:
-            v += kh / t
-            dv -= kh / (t * t)
-        if nh - kh:
-            c = top - s
-            v -= (nh - kh) / c
-            dv -= (nh - kh) / (c * c)
-        return v, dv
-
-    lo, hi = 0.0, top
-    # Start at the proportion that equates the linearised score: the pooled proportion of L's
-    # scale (clipped into the open interval).
-    s = (kl + kh - nh * a) / (nl + nh)
-    if not lo < s < hi:
-        s = (lo + hi) / 2.0
-    for _ in range(400):
-        v, dv = g(s)
-        if v == 0:
-            return s
-        if v > 0:
-            lo = s
-        else:
-            hi = s
-        step = -v / dv if dv < 0 else math.nan
-        new = s + step
-        if not (lo < new < hi) or math.isnan(new):
-            # Bisect, geometrically when the bracket spans orders of magnitude near 0.
-            new = math.sqrt(lo * hi) if lo > 0 and hi > 4 * lo else (lo + hi) / 2.0
-            if lo == 0 and hi < 1e-3:
-                new = hi / 16.0
-        if abs(new - s) <= 2.0 * _EPS * abs(new) or new == s:
-            return new
-        s = new
-    return s
-
-
-def _constrained(k1, n1, k2, n2, d: float):
-    """(p̃1, p̃2, 1 − p̃1, 1 − p̃2, s, 1 − |d| − s) with s the smaller constrained proportion."""
-    a = abs(d)
-    rest = 1.0 - a  # exact for a in [0.5, 1] (Sterbenz), correctly rounded below
-    if d > 0:  # p̃1 = p̃2 + a: arm 2 is the low one
-        s = _solve_low(k2, n2, k1, n1, a)
-        return s + a, s, rest - s, 1.0 - s, s, rest - s
-    s = _solve_low(k1, n1, k2, n2, a)
-    return s, s + a, 1.0 - s, rest - s, s, rest - s
-
-
 def constrained_proportions(k1, n1, k2, n2, margin) -> tuple[float, float, float, float]:
     """``(p̃1, p̃2, 1 − p̃1, 1 − p̃2)``: the maximum-likelihood proportions under
     ``p1 − p2 = margin`` (Farrington & Manning 1990), each to within a few ulps.
 
-    At margin 0 the pooled proportion (from exact integers).  Otherwise the score equation is
-    solved for the smallest of the four figures, which is either the lower constrained
-    proportion s (the other arm's being ``s + |margin|``, an addition) or the complement
-    ``1 − |margin| − s`` of the higher one; in the second case the problem is solved again
-    with successes and failures exchanged (margin negated), where that complement is the
-    unknown.  Every figure is then an unknown solved to full relative precision, or a sum or
-    difference whose rounding is small against its own size.  Arms with ``n = 0`` are refused
-    by the callers.
+    One implementation with the registry's vectorised test
+    (:func:`prereg.stats.proportions.solve_low` and ``_fm_estimates``): at margin 0 the pooled
+    proportion; otherwise the score equation solved by a safeguarded Newton iteration from the
+    closed-form root for the smallest of the four figures, which is either the lower
+    constrained proportion s (the other arm's being ``s + |margin|``, an addition) or the
+    complement ``1 − |margin| − s`` of the higher one (then solved with successes and failures
+    exchanged).  Arms with ``n = 0`` are refused by the callers.
     """
-    if margin == 0:
-        k, n = k1 + k2, n1 + n2
-        p, q = k / n, (n - k) / n
-        return p, p, q, q
-    d = float(margin)
-    t1, t2, c1, c2, s, other = _constrained(k1, n1, k2, n2, d)
-    if other < s:
-        u1, u2, v1, v2, _, _ = _constrained(n1 - k1, n1, n2 - k2, n2, -d)
-        t1, t2, c1, c2 = v1, v2, u1, u2
-    return t1, t2, c1, c2
+    from prereg.stats.proportions import _fm_estimates
+
+    t1, t2, c1, c2 = _fm_estimates(k1, n1, k2, n2, float(margin))
+    return float(t1), float(t2), float(c1), float(c2)
 
 
 def _score_parts(k1, n1, k2, n2, m: Fraction):

@@ -40,6 +40,7 @@ from prereg.decide.report import (
     full,
     gate_rows,
     pairs_text,
+    quantifier_rows,
     size_text,
 )
 from prereg.decide.table import RowTable, cell_attributes, from_items, level_value
@@ -764,6 +765,27 @@ def _row_words(config, table: RowTable, i: int) -> str:
     return "row " + attempt_policy.name_text(name, rid)
 
 
+def cell_spread(m, mask: np.ndarray) -> dict[str, Any]:
+    """What a cell's figure of a geometric mean or an ECE is made of: the log scale (mean,
+    sd and SE of the logs) of a geometric mean; the table of bins of an ECE
+    (:func:`prereg.stats.calibration.ece_bins`, floats)."""
+    if m.kind == "geometric_mean":
+        logs = m.value[m.counted(mask)]
+        n = logs.size
+        sd = float(np.std(logs, ddof=1)) if n > 1 else None
+        return {
+            "meanLog": full(float(np.mean(logs)) if n else None),
+            "sdLog": full(sd),
+            "seLog": full(None if sd is None else sd / math.sqrt(n)),
+        }
+    if m.kind == "ece":
+        from prereg.stats.calibration import ece_bins
+
+        c = m.counted(mask)
+        return {"bins": ece_bins(m.value[c], m.hit[c], m.bins, m.closed)}
+    return {}
+
+
 def score_document(
     config, rules, table: RowTable, records: Sequence[Mapping[str, Any]], source: str
 ):
@@ -805,6 +827,7 @@ def score_document(
                 figs[mid] = {"n": int(round(den)), "estimate": full(num / den if den else None)}
             else:
                 figs[mid] = {"n": int(round(den)), "estimate": full(m.figure(table.cell == i))}
+                figs[mid].update(cell_spread(m, table.cell == i))
         cells.append(
             {
                 "cell": c["id"],
@@ -849,6 +872,7 @@ def score_document(
         "gates": gates,
         "gated": decision.gated,
         "verdicts": decision.verdicts,
+        "quantifiers": quantifier_rows(rules, res.results),
     }
 
 
