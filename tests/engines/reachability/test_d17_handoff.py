@@ -20,6 +20,7 @@ from prereg.engines.reachability.handoff import evidence, validate_bundle
 from prereg.errors import UserError
 from prereg.ledger import Ledger
 from prereg.study import study_context
+from tests.conftest import copy_project
 
 ROOT = Path(__file__).resolve().parents[3]
 STUDY = "d17-multifact"
@@ -34,8 +35,21 @@ _, CTX = study_context(Project(ROOT), STUDY)
 CODES = CTX.config["constants"]["refusal-codes"]
 
 
+# The hand-off runs in a copy of the project outside git: the seeds of this file are committed
+# (in this file), and the committed-seed rule refuses them for gold material in the repository
+# itself (that rule: tests/hostile/test_committed_seed.py).
+PROJECT = [ROOT]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _outside_git(tmp_path_factory):
+    PROJECT[0] = copy_project(tmp_path_factory.mktemp("project") / "project")
+    yield
+    PROJECT[0] = ROOT
+
+
 def cli(*args) -> int:
-    return main(["--project", str(ROOT), STUDY, *map(str, args)])
+    return main(["--project", str(PROJECT[0]), STUDY, *map(str, args)])
 
 
 def iso(t: datetime) -> str:
@@ -267,9 +281,10 @@ def test_dry_run_ledger_on_a_fresh_ledger_plans_the_source_figures(bundled, caps
 
 
 def test_the_python_boundary_function(bundled):
-    b = validate_bundle(CTX, bundled / "BUNDLE.json", now=datetime(2026, 10, 20, tzinfo=UTC))
+    _, ctx = study_context(Project(PROJECT[0]), STUDY)
+    b = validate_bundle(ctx, bundled / "BUNDLE.json", now=datetime(2026, 10, 20, tzinfo=UTC))
     assert b.doc["seed"] == SEED and b.digest == sha(bundled / "BUNDLE.json")
-    other = type(CTX)(CTX.study_id, "sha256:" + "0" * 64, CTX.version, CTX.config)
+    other = type(ctx)(ctx.study_id, "sha256:" + "0" * 64, ctx.version, ctx.config, ctx.extras)
     with pytest.raises(UserError, match=f"^{CODES['changedPreregistration']}: "):
         validate_bundle(other, bundled / "BUNDLE.json")
 
@@ -778,7 +793,7 @@ def test_a_hand_off_command_imports_no_scoring_and_no_preparation(walked):
         ("ledger-show", walked.root),
         ("validate-bundle", walked / "BUNDLE.json", "--session-start", START_2, "--now", START_2),
     ):
-        argv = ["--project", str(ROOT), STUDY, *map(str, args)]
+        argv = ["--project", str(PROJECT[0]), STUDY, *map(str, args)]
         done = subprocess.run(
             [sys.executable, "-c", code, *argv], capture_output=True, text=True, check=False
         )
@@ -944,6 +959,53 @@ def test_an_edited_bundle_does_not_reach_score(walked, tmp_path, capsys):
     write_json(w / "BUNDLE.json", doc)  # the score config then trusts the edited bundle
     rc, out = _score(w, tmp_path, w.score_config("EDITED.json"))
     refused(capsys, rc, "approvalMismatch", "at /floorsUsd/study:", outputs=[out])
+
+
+# -- a seed committed to the project's repository ---------------------------------------------------
+
+
+def test_a_seed_committed_to_the_repository_is_neither_bundled_nor_dispatched(
+    bundled, tmp_path, capsys
+):
+    """The same bundle and prepared folder, in a project whose repository commits the seed: the
+    collector's boundary refuses it (at every later step) and bundle refuses to bind it."""
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    project = copy_project(tmp_path / "project")
+    (project / "SEEDS.md").write_text(f"collection seed: {SEED}\n")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org",
+           "HOME": str(project), "PATH": "/usr/bin:/bin"}  # fmt: skip
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "seeds"]):
+        subprocess.run(["git", "-C", str(project), *args], check=True, env=env)
+    w = bundled.copy(tmp_path / "root")
+
+    def run(*args) -> int:
+        return main(["--project", str(project), STUDY, *map(str, args)])
+
+    needle = f"seed {SEED!r} is public (it appears in the committed file SEEDS.md"
+    refused(capsys, run("validate-bundle", w / "BUNDLE.json", "--now", START_1), "publicSeed",
+            needle)  # fmt: skip
+    refused(capsys, run("ledger-freeze", w / "BUNDLE.json", w.root, "--now", START_1),
+            "publicSeed", needle, outputs=[w.ledger])  # fmt: skip
+    out = tmp_path / "AGAIN.json"
+    rc = run(*w.bundle_args(), "--out", out, "--now", BUNDLED_AT)
+    refused(capsys, rc, "publicSeed", needle, outputs=[out])
+
+
+def test_a_development_bundle_is_dispatched_only_inside_a_plan_run(bundled, tmp_path, capsys):
+    from prereg.development import development_texts
+
+    w = bundled.copy(tmp_path / "root")
+    doc = json.loads((w / "BUNDLE.json").read_text())
+    doc["development"] = "the seed is written in the plan p.json"
+    b = write_json(w / "BUNDLE.json", doc)
+    rc = cli("validate-bundle", b, "--now", START_1)
+    refused(capsys, rc, "publicSeed", "at /development: a development bundle", "not dispatched")
+    with development_texts([SEED], "p.json"):
+        assert cli("validate-bundle", b, "--now", START_1) == 0
 
 
 # -- the rest of the hand-off rules ---------------------------------------------------------------

@@ -273,6 +273,12 @@ def score_from_config(ctx: StudyContext, args: argparse.Namespace) -> int:
                 "approvalDigest": doc["approvalDigest"],
                 "preregistrationDigest": doc["preregistrationDigest"],
                 "runs": lineage,
-            }
+            },
+            # a bundle of a development seed (a plan run's): a development score, labelled
+            **(
+                {"development": {"form": "development-seed", "reason": doc["development"]}}
+                if doc.get("development")
+                else {}
+            ),
         },
     )
