@@ -230,7 +230,7 @@ def test_the_procedure_end_to_end(walked, capsys):
     assert cli("ledger-show", w.root, "--json") == 0
     state = json.loads(capsys.readouterr().out)
     # a document of its own kind: version id, camelCase keys, the shipped ledger-state schema
-    assert state["schemaVersion"] == "prereg-ledger-state/v1" and state["ledgerSchemaVersion"] == 1
+    assert state["schemaVersion"] == "prereg-ledger-state/v2" and state["ledgerSchemaVersion"] == 2
     assert outputs.problems(state, outputs.schema_for("reachability-probe", "ledger-state")) == []
     assert [s["seed"] for s in state["seeds"]] == [SEED]
     assert state["seeds"][0]["corpusDigest"] == bundle["corpusDigest"]
@@ -959,6 +959,68 @@ def test_an_edited_bundle_does_not_reach_score(walked, tmp_path, capsys):
     write_json(w / "BUNDLE.json", doc)  # the score config then trusts the edited bundle
     rc, out = _score(w, tmp_path, w.score_config("EDITED.json"))
     refused(capsys, rc, "approvalMismatch", "at /floorsUsd/study:", outputs=[out])
+
+
+# -- a session that can never end: an explicit, ledgered abort ------------------------------------
+
+
+def test_a_session_whose_run_file_is_lost_is_aborted_and_the_collection_goes_on(
+    bundled, tmp_path, capsys
+):
+    w = bundled.copy(tmp_path / "root")
+    b, r = w / "BUNDLE.json", w.root
+    assert cli("ledger-freeze", b, r, "--now", START_1) == 0
+    assert cli("session-start", b, r, "run-1", "--run-dir", r / "runs/run-1", "--at", START_1,
+               "--now", START_1) == 0  # fmt: skip
+    (r / "runs/run-1/frozen.json").unlink()  # the run folder lost: the session cannot end
+    capsys.readouterr()
+    assert cli("session-end", b, r, "--run-dir", r / "runs/run-1", "--calls", 0, "--tokens", 0,
+               "--usd", "0") == 2  # fmt: skip
+    start_2 = ("session-start", b, r, "run-2", "--run-dir", r / "runs/run-2", "--at", START_2,
+               "--now", START_2)  # fmt: skip
+    refused(capsys, cli(*start_2), "sessionOpen", "session 'run-1'", outputs=[r / "runs/run-2"])
+    # the abort: explicit, with its reason and the spend the session attested
+    rc = main(["ledger-abort", str(w.ledger), "run-1", "--reason", "the run folder was lost",
+               "--calls", "100", "--tokens", "9000", "--usd", "0.003",
+               "--now", "2026-10-15T09:20:00Z"])  # fmt: skip
+    assert rc == 0, capsys.readouterr().err
+    assert cli(*start_2) == 0
+    frozen = json.loads((r / "runs/run-2/frozen.json").read_text())
+    assert frozen["priorRuns"] == []  # the aborted run has no evidence to chain
+    assert cli("simulate", r / "prepared", "--scenario", "d17-finding", "--seed", 1,
+               "--out", r / "runs/run-2/observations.jsonl") == 0  # fmt: skip
+    assert cli("session-end", b, r, "--run-dir", r / "runs/run-2", "--calls", 2900,
+               "--tokens", 2_000_000, "--usd", "0.085") == 0  # fmt: skip
+    capsys.readouterr()
+    assert cli("ledger-show", r) == 0
+    shown = capsys.readouterr().out
+    assert (
+        "run-1 (" + SEED + "): started 2026-10-15T09:00:00.000Z; aborted 2026-10-15T09:20:00.000Z"
+        " (the run folder was lost); 100 calls, 9000 tokens, USD 0.003"
+    ) in shown
+    assert "recorded spend: 3000 calls, 2009000 tokens, USD 0.088" in shown  # 0.003 + 0.085
+    assert "3. session-abort " + SEED + " run-1 at 2026-10-15T09:20:00.000Z" in shown
+    # scored from run-2 alone; the score lists the aborted run
+    cfg = write_json(w / "ABORTED.json", {
+        "schemaVersion": "prereg-d17mf-score-config/v1",
+        "bundle": {"file": "BUNDLE.json", "trustedDigest": sha(w / "BUNDLE.json")},
+        "runs": [{"dir": "runs/run-2", "trustedEvidenceDigest": w.evidence("run-2")}],
+        "gold": {"file": "prepared/gold.json", "trustedDigest": sha(w / "prepared/gold.json")},
+        "calibrationContext": {"file": "CONTEXT.json", "trustedDigest": sha(w / "CONTEXT.json")},
+        "evaluatedAt": EVALUATED,
+    })  # fmt: skip
+    rc, out = _score(w, tmp_path, cfg)
+    assert rc == 0, capsys.readouterr().err
+    doc = json.loads(out.read_text())
+    assert [x["runId"] for x in doc["lineage"]["runs"]] == ["run-2"]
+    assert doc["lineage"]["abortedRuns"] == [
+        {"runId": "run-1", "startedAt": "2026-10-15T09:00:00.000Z",
+         "abortedAt": "2026-10-15T09:20:00.000Z", "reason": "the run folder was lost",
+         "usd": "0.003"},
+    ]  # fmt: skip
+    assert outputs.problems(doc, outputs.schema_for("reachability-probe", "lineage-score")) == []
+    md = out.with_name("SCORE.md").read_text()
+    assert "**Aborted sessions** (recorded in the ledger, not scored): run-1 (started" in md
 
 
 # -- a seed committed to the project's repository ---------------------------------------------------

@@ -1280,11 +1280,16 @@ def ledger_show(ctx: StudyContext, args: argparse.Namespace) -> int:
         _out(f"  {s['seed']}: corpus {s['corpusDigest']}, frozen {s['frozenAt']}")
         _out(f"    preregistration {s['preregistrationDigest']}, bundle {s['bundleDigest']}")
     _out(f"sessions: {len(state['sessions'])}")
+    aborts = {a["runId"]: a for a in state["aborts"]}
     for s in state["sessions"]:
+        a = aborts.get(s["runId"])
         end = (
             f"ended, evidence {s['evidenceDigest']}; {s['calls']} calls, {s['tokens']} tokens,"
             f" USD {s['usd']}"
             if s["evidenceDigest"]
+            else f"aborted {a['at']} ({a['reason']}); {a['calls']} calls, {a['tokens']} tokens,"
+            f" USD {a['usd']}"
+            if a
             else "not ended"
         )
         _out(f"  {s['runId']} ({s['seed']}): started {s['startedAt']}; {end}")
