@@ -105,6 +105,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             at TEXT NOT NULL,
             at_ms INTEGER NOT NULL
         )""",
+        # the instant a session ended (NULL for one ended under schema version 1)
+        "ALTER TABLE sessions ADD COLUMN ended_at_ms INTEGER",
     ),
 )
 
@@ -273,6 +275,14 @@ class Ledger:
                     raise UserError(f"{at}: {col} {r[col]!r} is not {_KIND[str]}")
             if type(r["started_at_ms"]) is not int:
                 raise UserError(f"{at}: started_at_ms {r['started_at_ms']!r} is not an integer")
+            if r["ended_at_ms"] is not None and (
+                type(r["ended_at_ms"]) is not int
+                or r["evidence_digest"] is None
+                or r["ended_at_ms"] < r["started_at_ms"]
+            ):
+                raise UserError(
+                    f"{at}: ended_at_ms {r['ended_at_ms']!r} is not the instant of its end"
+                )
             logged("session-start", r["seed"], r["run_id"], r["bundle_digest"], at)
             if r["evidence_digest"] is None:
                 if any(r[c] is not None for c in ("calls", "tokens", "usd")):
@@ -549,6 +559,13 @@ class Ledger:
                     f"run {run_id!r} was already recorded (started {dup[0]['started_at']})",
                     dup[0],
                 )
+            last = _last_event(cur)
+            if last is not None and started_at_ms < last[0]:
+                raise LedgerConflict(
+                    "instant-order",
+                    f"a session start {started_at} is before the ledger's last event, {last[1]}"
+                    " (the ledger's events run forwards)",
+                )
             prior = _rows(
                 cur.execute(
                     "SELECT * FROM sessions WHERE corpus_digest = ? AND run_id NOT IN"
@@ -557,18 +574,7 @@ class Ledger:
                 )
             )
             # an aborted session is closed, and no prior run of the lineage (it has no
-            # evidence); a later session must still start after it
-            last_aborted = cur.execute(
-                "SELECT s.run_id, s.started_at FROM sessions s JOIN aborts a USING (run_id)"
-                " WHERE s.corpus_digest = ? AND s.started_at_ms >= ? LIMIT 1",
-                (corpus_digest, started_at_ms),
-            ).fetchone()
-            if last_aborted is not None:
-                raise LedgerConflict(
-                    "session-open",
-                    f"session {last_aborted[0]!r} (aborted) started at {last_aborted[1]}, not"
-                    f" before {started_at}",
-                )
+            # evidence); a later start is after its abort (the last-event rule above)
             for p in prior:
                 if p["evidence_digest"] is None:
                     raise LedgerConflict(
@@ -616,10 +622,12 @@ class Ledger:
         tokens: int,
         usd: Decimal,
         at: str,
+        at_ms: int | None = None,
         record: bool = True,
     ) -> dict[str, Any]:
         """Record a session's evidence digest and attested spend (once; ``record=False`` runs
-        the checks only).  A negative or non-finite spend is refused (ValueError)."""
+        the checks only), and with ``at_ms`` the instant it ended (not before its start:
+        ``instant-order``).  A negative or non-finite spend is refused (ValueError)."""
         if int(calls) < 0 or int(tokens) < 0 or not Decimal(usd).is_finite() or usd < 0:
             raise ValueError(f"a negative or non-finite spend ({calls}, {tokens}, {usd})")
         with self._write("session-end") as cur:
@@ -633,12 +641,19 @@ class Ledger:
                     rows[0],
                 )
             _refuse_aborted(cur, run_id)
+            if at_ms is not None and at_ms < rows[0]["started_at_ms"]:
+                raise LedgerConflict(
+                    "instant-order",
+                    f"an end at {at} is before the session's start at {rows[0]['started_at']}"
+                    " (the ledger's events run forwards)",
+                    rows[0],
+                )
             if not record:
                 return rows[0]
             cur.execute(
-                "UPDATE sessions SET evidence_digest = ?, calls = ?, tokens = ?, usd = ?"
-                " WHERE run_id = ?",
-                (evidence_digest, int(calls), int(tokens), str(usd), run_id),
+                "UPDATE sessions SET evidence_digest = ?, calls = ?, tokens = ?, usd = ?,"
+                " ended_at_ms = ? WHERE run_id = ?",
+                (evidence_digest, int(calls), int(tokens), str(usd), at_ms, run_id),
             )
             self._event(cur, "session-end", rows[0]["seed"], run_id, at, evidence_digest)
             return _rows(cur.execute("SELECT * FROM sessions WHERE run_id = ?", (run_id,)))[0]
@@ -690,6 +705,31 @@ class Ledger:
             )
             self._event(cur, "session-abort", row["seed"], run_id, at, reason)
             return _rows(cur.execute("SELECT * FROM aborts WHERE run_id = ?", (run_id,)))[0]
+
+
+def _last_event(cur: sqlite3.Cursor) -> tuple[int, str] | None:
+    """(milliseconds, what and when) of the latest instant the ledger records: a freeze, a
+    session's start or end, an abort."""
+    from datetime import UTC, datetime, timedelta
+
+    row = cur.execute(
+        "SELECT ms, what FROM ("
+        " SELECT frozen_at_ms AS ms, 'the freeze of seed ' || seed AS what FROM seeds"
+        " UNION ALL SELECT started_at_ms, 'the start of session ' || run_id FROM sessions"
+        " UNION ALL SELECT ended_at_ms, 'the end of session ' || run_id FROM sessions"
+        " WHERE ended_at_ms IS NOT NULL"
+        " UNION ALL SELECT at_ms, 'the abort of session ' || run_id FROM aborts"
+        ") ORDER BY ms DESC LIMIT 1"
+    ).fetchone()
+    if row is None:
+        return None
+    ms = int(row[0])
+    try:
+        when = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
+        shown = when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+    except OverflowError:
+        shown = f"{ms} ms after the epoch"
+    return ms, f"{row[1]} at {shown}"
 
 
 def _refuse_aborted(cur: sqlite3.Cursor, run_id: str) -> None:

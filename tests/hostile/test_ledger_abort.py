@@ -99,10 +99,10 @@ def test_abort_refusals(tmp_path):
         with pytest.raises(LedgerConflict, match="never aborted") as e:
             _abort(led, run="r2", at_ms=50)
         assert e.value.kind == "run-ended"
-        # a session may not start before an aborted one's start
-        with pytest.raises(LedgerConflict, match="aborted") as e:
-            _start(led, "r0", 10)
-        assert e.value.kind == "session-open"
+        # nor may a session start before the ledger's last event
+        with pytest.raises(LedgerConflict, match="before the ledger's last event") as e:
+            _start(led, "r0", 25)
+        assert e.value.kind == "instant-order"
         assert [a["run_id"] for a in led.aborted()] == ["r1"]
 
 

@@ -163,6 +163,9 @@ def _walk_to_bundle(root: Path) -> Walk:
 
 def _sessions(w: Walk) -> None:
     b, r = w / "BUNDLE.json", w.root
+    # each session ends on the same simulated clock it started on (run-1 at run-2's start): the
+    # ledger refuses a start before its last event
+    ends = {"run-1": START_2, "run-2": "2026-10-15T10:00:00Z"}
     for k, (run, start) in enumerate((("run-1", START_1), ("run-2", START_2)), start=1):
         assert (
             cli("session-start", b, r, run, "--run-dir", r / "runs" / run, "--at", start,
@@ -174,7 +177,7 @@ def _sessions(w: Walk) -> None:
         )  # fmt: skip
         assert (
             cli("session-end", b, r, "--run-dir", r / "runs" / run, "--calls", 2900,
-                "--tokens", 2_000_000, "--usd", "0.085") == 0
+                "--tokens", 2_000_000, "--usd", "0.085", "--now", ends[run]) == 0
         )  # fmt: skip
 
 
@@ -848,7 +851,7 @@ def test_a_start_interrupted_after_its_run_file_resumes_and_a_refused_one_leaves
     # the ledger refusing after the run file was written: the run file goes again
     (r / "runs/run-1/observations.jsonl").write_text("")
     end = ("session-end", b, r, "--run-dir", r / "runs/run-1", "--calls", 0, "--tokens", 0)
-    assert cli(*end, "--usd", "0") == 0
+    assert cli(*end, "--usd", "0", "--now", START_2) == 0  # on the simulated clock
 
     def refuses(self, **kw):
         if kw.get("record", True):
@@ -1092,6 +1095,25 @@ def test_a_backdated_session_start_on_the_real_clock_is_refused(bundled, tmp_pat
             outputs=[r / "runs/run-1/frozen.json"])  # fmt: skip
     with Ledger(w.ledger) as led:
         assert led.sessions() == []
+
+
+def test_a_session_start_before_the_ledgers_last_event_is_refused(bundled, tmp_path, capsys):
+    """Even on the development clock (--now), a session cannot start before the latest event
+    the ledger records: here run-1 ended at 09:45, so run-2 at 09:30 would overlap it."""
+    w = bundled.copy(tmp_path / "root")
+    b, r = w / "BUNDLE.json", w.root
+    assert cli("ledger-freeze", b, r, "--now", START_1) == 0
+    assert cli("session-start", b, r, "run-1", "--run-dir", r / "runs/run-1", "--at", START_1,
+               "--now", START_1) == 0  # fmt: skip
+    assert cli("simulate", r / "prepared", "--scenario", "d17-finding", "--seed", 1,
+               "--out", r / "runs/run-1/observations.jsonl") == 0  # fmt: skip
+    assert cli("session-end", b, r, "--run-dir", r / "runs/run-1", "--calls", 0, "--tokens", 0,
+               "--usd", "0", "--now", "2026-10-15T09:45:00Z") == 0  # fmt: skip
+    capsys.readouterr()
+    rc = cli("session-start", b, r, "run-2", "--run-dir", r / "runs/run-2", "--at", START_2,
+             "--now", START_2)  # fmt: skip
+    refused(capsys, rc, "sessionOpen", "is before the ledger's last event, the end of session"
+            " run-1 at 2026-10-15T09:45:00.000Z", outputs=[r / "runs/run-2/frozen.json"])  # fmt: skip
 
 
 def test_a_score_config_that_leaves_out_the_last_run_is_refused(walked, tmp_path, capsys):

@@ -1225,6 +1225,7 @@ def session_end(ctx: StudyContext, args: argparse.Namespace) -> int:
         "tokens": int(args.tokens),
         "usd": usd,
         "at": iso_ms(now),
+        "at_ms": ms(now),
     }
     data = canonical_bytes_nl(ev)
     resumed = False
