@@ -121,3 +121,32 @@ def test_the_demo_plan_declares_its_own_seed_and_nothing_else_does(repo):
     with development_texts(seeds, "examples/demo.json"):
         assert all(development_label(s) for s in seeds)
     assert all(development_label(s) is None for s in seeds)
+
+
+def test_a_repository_that_cannot_be_searched_does_not_pass_the_rule(repo, monkeypatch):
+    """A git search that fails or outlasts its bound (here: grep times out) is no evidence that
+    the seed is in no committed file: the seed is public, and the reason says why."""
+    from prereg import gitrepo
+    from prereg.compiler.project import Project
+    from prereg.engines.reachability.config import study_config
+    from prereg.engines.reachability.seeds import classify_seed
+    from prereg.study import study_context
+
+    project, _ = repo
+    _, ctx = study_context(Project(project), STUDY)
+    policy = study_config(ctx.config).seed_policy
+    fresh = "d17mf-" + "7c2e90b4d1a85f" + "36e0b9c4a27d"  # 26 hex, in no file of that repo
+    assert not classify_seed(fresh, policy, project).public
+    real = gitrepo.git_status
+
+    def slow_grep(root, *args, **kw):
+        return (None, b"") if args[0] == "grep" else real(root, *args, **kw)
+
+    monkeypatch.setattr(gitrepo, "git_status", slow_grep)
+    sc = classify_seed(fresh, policy, project)
+    assert sc.public
+    assert sc.reason.startswith(
+        "the repository could not be searched for it (git grep failed or took longer than 10 s)"
+    )
+    # outside any work tree nothing can be searched: the study's policy alone decides
+    assert not classify_seed(fresh, policy, project.parent / "artifacts").public

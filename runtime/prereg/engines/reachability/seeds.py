@@ -99,12 +99,12 @@ def classify_seed(
     if project_root is not None:
         from prereg.gitrepo import committed_text
 
-        where = committed_text(Path(project_root), seed, history=history)
-        if where:
+        why = committed_text(Path(project_root), seed, history=history)
+        if why:
             return SeedClass(
                 True,
-                f"it appears in {where}: anyone with the repository can regenerate its gold;"
-                " a private seed is drawn fresh and kept out of version control",
+                f"{why}: anyone with the repository can regenerate its gold; a private seed is"
+                " drawn fresh and kept out of version control",
             )
     return sc
 
