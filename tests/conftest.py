@@ -25,7 +25,12 @@ def repo_root() -> Path:
 @pytest.fixture
 def project_copy(tmp_path) -> Path:
     """A copy of this repository's spec tree, language and generated code in a temp folder."""
-    dst = tmp_path / "project"
+    return copy_project(tmp_path / "project")
+
+
+def copy_project(dst: Path) -> Path:
+    """Copy this repository's spec tree, language and generated code to ``dst`` (outside git:
+    a seed this repository commits, e.g. in a test file, is private there)."""
     (dst / "spec").mkdir(parents=True)
     shutil.copytree(ROOT / "spec" / "studies", dst / "spec" / "studies")
     shutil.copy(ROOT / "spec" / "prereg.linkml.yaml", dst / "spec" / "prereg.linkml.yaml")

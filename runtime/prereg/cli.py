@@ -299,6 +299,68 @@ def _add_core_commands(sub) -> None:
     x.add_argument("study", metavar="STUDY", help="the study id")
     x.add_argument("--format", required=True, metavar="FORMAT", help="osf, prp-quant or json")
     x.add_argument("--out", metavar="FILE", help="the file to create (default: print)")
+    la = sub.add_parser(
+        "ledger-abort",
+        help="close a collection session that can never end as recorded, with its reason and spend",
+        description="Record in the seed ledger LEDGER that session RUN_ID, started and never ended "
+        "(its run folder lost, the collector gone, a start interrupted under an older prereg), is "
+        "aborted: its reason, the spend it attested and the instant, in one transaction with an "
+        "event of the append-only log. The session's row is left as it was; `ledger-show` lists "
+        "the abort, later sessions of the corpus may start, and a score from the lineage lists "
+        "the aborted run (abortedRuns) and scores the others. Refused: a run the ledger does not "
+        "know, one that ended or was aborted, an instant before its start. Nothing else is "
+        "written; no run file is touched.",
+    )
+    la.add_argument("ledger", metavar="LEDGER", help="the ledger database (an existing one)")
+    la.add_argument("run_id", metavar="RUN_ID", help="the started session to abort")
+    la.add_argument("--reason", required=True, help="why the session cannot end (recorded)")
+    la.add_argument("--calls", required=True, type=int, help="calls the session made")
+    la.add_argument("--tokens", required=True, type=int, help="tokens the session used")
+    la.add_argument("--usd", required=True, help="the session's attested spend in USD (a decimal)")
+    la.add_argument("--now", help="the instant recorded (ISO 8601 with a zone; default: the clock)")
+
+
+def _cmd_ledger_abort(project, args) -> int:
+    from datetime import UTC, datetime, timedelta
+    from decimal import Decimal, InvalidOperation
+
+    from prereg.engines.reachability.budget import iso_ms, parse_instant
+    from prereg.ledger import LedgerConflict, open_existing
+
+    now = parse_instant(args.now, "--now") if args.now else datetime.now(UTC)
+    for name in ("calls", "tokens"):
+        if getattr(args, name) < 0:
+            raise UserError(f"--{name}: must not be negative")
+    try:
+        usd = Decimal(args.usd)
+    except InvalidOperation:
+        usd = None
+    if usd is None or not usd.is_finite() or usd < 0:
+        raise UserError(f"--usd: {args.usd!r} is not a non-negative decimal amount")
+    if not args.reason.strip():
+        raise UserError("--reason: say why the session cannot end (it is recorded)")
+    led = open_existing(args.ledger)
+    if led is None:
+        raise UserError(f"{args.ledger}: no ledger there")
+    at_ms = (now - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
+    try:
+        with led:
+            row = led.abort_session(
+                run_id=args.run_id,
+                reason=args.reason,
+                calls=args.calls,
+                tokens=args.tokens,
+                usd=usd,
+                at=iso_ms(now),
+                at_ms=at_ms,
+            )
+    except LedgerConflict as exc:
+        raise UserError(f"{exc.kind}: {args.ledger}: {exc.message}") from None
+    print(
+        f"aborted session {row['run_id']!r} at {row['at']} in {args.ledger}: {row['reason']};"
+        f" spend {row['calls']} calls, {row['tokens']} tokens, USD {row['usd']}"
+    )
+    return exits.OK
 
 
 def _cmd_export(project, args) -> int:
@@ -703,7 +765,7 @@ def _main(argv: list[str]) -> int:
         if (
             project is None
             and not (args.cmd == "diff" and args.against is None)
-            and args.cmd not in ("init", "tables", "completion")
+            and args.cmd not in ("init", "tables", "completion", "ledger-abort")
         ):
             project = find_project(pre.project)
         commands = {
@@ -716,6 +778,7 @@ def _main(argv: list[str]) -> int:
             "tables": _cmd_tables,
             "completion": _cmd_completion,
             "export": _cmd_export,
+            "ledger-abort": _cmd_ledger_abort,
         }
         return commands[args.cmd](project, args)
     except UserError as exc:

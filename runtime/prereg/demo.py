@@ -314,8 +314,14 @@ def _run_demo(project: Project, out: Path, force: bool, plan_file: Path | None =
     _need_matplotlib()
     created = not os.path.lexists(out)
     lock = _claim(out, force)
+    from prereg.development import development_texts
+
+    # every argument the plan writes is public with the plan: a seed among them reaches gold
+    # material only as a labelled development seed (prereg.development)
+    texts = [a for step in plan["steps"] for a in step["args"]]
     try:
-        return _run_claimed(project, out, plan, plan_name, plan_file, lock)
+        with development_texts(texts, str(plan_name)):
+            return _run_claimed(project, out, plan, plan_name, plan_file, lock)
     except UserError:
         if created and out.is_dir() and not any(out.iterdir()):
             out.rmdir()  # refused before anything was written: no folder left behind

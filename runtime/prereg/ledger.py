@@ -7,6 +7,9 @@ root.  It records
   prepared under (and the bundle that carried it);
 - **sessions**: each collection session's run id, start instant and, once ended, the digest of
   its evidence and the spend it attested;
+- **aborts**: a session that can never end as recorded (its run folder lost, the collector
+  gone) closed by an explicit, attested abort with its reason and spend (schema version 2);
+  the session's row stays as it was, so the history is never rewritten;
 - **events**: an append-only log of every change, written in the same transaction as the
   change itself.
 
@@ -39,14 +42,19 @@ from urllib.parse import quote
 
 from prereg.errors import UserError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 # PRAGMA application_id of every ledger ("preg"): an SQLite file without it is not a ledger
 APPLICATION_ID = 0x70726567
-_TABLES = frozenset({"schema_version", "seeds", "sessions", "events"})
+# the tables of a ledger at each schema version (one written before the application id was
+# set is known by them)
+_TABLES = (
+    frozenset({"schema_version", "seeds", "sessions", "events"}),
+    frozenset({"schema_version", "seeds", "sessions", "events", "aborts"}),
+)
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 # the version id of the document :meth:`Ledger.state` returns (prereg.outputs conventions)
-STATE_VERSION = "prereg-ledger-state/v1"
+STATE_VERSION = "prereg-ledger-state/v2"
 
 # Each migration brings the schema from version i to version i + 1 (index i).
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -87,6 +95,19 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             detail TEXT NOT NULL
         )""",
     ),
+    (
+        """CREATE TABLE aborts (
+            run_id TEXT PRIMARY KEY REFERENCES sessions (run_id),
+            reason TEXT NOT NULL,
+            calls INTEGER NOT NULL,
+            tokens INTEGER NOT NULL,
+            usd TEXT NOT NULL,
+            at TEXT NOT NULL,
+            at_ms INTEGER NOT NULL
+        )""",
+        # the instant a session ended (NULL for one ended under schema version 1)
+        "ALTER TABLE sessions ADD COLUMN ended_at_ms INTEGER",
+    ),
 )
 
 CONFLICTS = (
@@ -96,7 +117,7 @@ CONFLICTS = (
     "run-reused",  # a run id already recorded
     "session-open",  # an earlier session of the corpus has not ended
     "run-unknown",  # ending a session that never started
-    "run-ended",  # ending a session twice
+    "run-ended",  # ending a session twice, or ending or aborting one that was aborted
     "instant-order",  # a session start before the seed's freeze
 )
 
@@ -179,7 +200,7 @@ class Ledger:
         } - {"sqlite_sequence"}
         # a ledger carries the application id; one written before it was set is known by its
         # tables (exactly the ledger's)
-        if app != APPLICATION_ID and not (app == 0 and tables == _TABLES):
+        if app != APPLICATION_ID and not (app == 0 and tables in _TABLES):
             raise UserError(
                 f"{self.path}: not a prereg ledger (an SQLite database of another application:"
                 f" application id {app}, tables {', '.join(sorted(tables)) or 'none'});"
@@ -216,7 +237,7 @@ class Ledger:
         events: dict[tuple[Any, Any, Any], list[Any]] = {}
         for e in _rows(db.execute("SELECT * FROM events ORDER BY n")):
             at = f"{where}: table events, row {e['n']}"
-            if e["kind"] not in ("freeze", "session-start", "session-end"):
+            if e["kind"] not in ("freeze", "session-start", "session-end", "session-abort"):
                 raise UserError(f"{at}: unknown kind {e['kind']!r}")
             for col in ("seed", "at", "detail"):
                 if not isinstance(e[col], str):
@@ -254,6 +275,14 @@ class Ledger:
                     raise UserError(f"{at}: {col} {r[col]!r} is not {_KIND[str]}")
             if type(r["started_at_ms"]) is not int:
                 raise UserError(f"{at}: started_at_ms {r['started_at_ms']!r} is not an integer")
+            if r["ended_at_ms"] is not None and (
+                type(r["ended_at_ms"]) is not int
+                or r["evidence_digest"] is None
+                or r["ended_at_ms"] < r["started_at_ms"]
+            ):
+                raise UserError(
+                    f"{at}: ended_at_ms {r['ended_at_ms']!r} is not the instant of its end"
+                )
             logged("session-start", r["seed"], r["run_id"], r["bundle_digest"], at)
             if r["evidence_digest"] is None:
                 if any(r[c] is not None for c in ("calls", "tokens", "usd")):
@@ -267,6 +296,25 @@ class Ledger:
             if _amount(r["usd"]) is None:
                 raise UserError(f"{at}: usd {r['usd']!r} is not a non-negative amount")
             logged("session-end", r["seed"], r["run_id"], r["evidence_digest"], at)
+        sessions = {r["run_id"]: r for r in _rows(db.execute("SELECT * FROM sessions"))}
+        for r in _rows(db.execute("SELECT * FROM aborts ORDER BY run_id")):
+            at = f"{where}: table aborts, run {r['run_id']!r}"
+            session = sessions.get(r["run_id"])
+            if session is None:
+                raise UserError(f"{at}: no session of that run")
+            if session["evidence_digest"] is not None:
+                raise UserError(f"{at}: the session also ended (evidence recorded)")
+            for col in ("reason", "at"):
+                if type(r[col]) is not str or r[col] == "":
+                    raise UserError(f"{at}: {col} {r[col]!r} is not {_KIND[str]}")
+            for col in ("calls", "tokens"):
+                if type(r[col]) is not int or r[col] < 0:
+                    raise UserError(f"{at}: {col} {r[col]!r} is not a non-negative integer")
+            if _amount(r["usd"]) is None:
+                raise UserError(f"{at}: usd {r['usd']!r} is not a non-negative amount")
+            if type(r["at_ms"]) is not int or r["at_ms"] < session["started_at_ms"]:
+                raise UserError(f"{at}: at_ms {r['at_ms']!r} is not an instant after its start")
+            logged("session-abort", session["seed"], r["run_id"], r["reason"], at)
         if events:
             kind, seed, run_id = next(iter(events))
             raise UserError(
@@ -336,12 +384,27 @@ class Ledger:
             )
         return _rows(cur)
 
+    def aborted(self, corpus_digest: str | None = None) -> list[dict[str, Any]]:
+        """The aborts (of the sessions of ``corpus_digest``, or all), in the order they were
+        recorded."""
+        if corpus_digest is None:
+            return _rows(self._db.execute("SELECT * FROM aborts ORDER BY at_ms, run_id"))
+        return _rows(
+            self._db.execute(
+                "SELECT a.* FROM aborts a JOIN sessions s USING (run_id)"
+                " WHERE s.corpus_digest = ? ORDER BY a.at_ms, a.run_id",
+                (corpus_digest,),
+            )
+        )
+
     def spend(self) -> dict[str, Any]:
-        """The attested spend of every ended session: calls, tokens (integers), usd (Decimal)."""
+        """The attested spend of every ended or aborted session: calls, tokens (integers), usd
+        (Decimal)."""
         calls = tokens = 0
         usd = Decimal(0)
         for c, t, u in self._db.execute(
             "SELECT calls, tokens, usd FROM sessions WHERE evidence_digest IS NOT NULL"
+            " UNION ALL SELECT calls, tokens, usd FROM aborts"
         ):
             calls += int(c)
             tokens += int(t)
@@ -351,7 +414,7 @@ class Ledger:
     def state(self) -> dict[str, Any]:
         """Everything in the ledger as one document (the ``ledger-show --json`` view, schema
         ``ledger-state`` of :mod:`prereg.outputs`): ``schemaVersion`` (:data:`STATE_VERSION`),
-        ``ledgerSchemaVersion`` (the database's), the seeds, sessions, spend and events with
+        ``ledgerSchemaVersion`` (the database's), the seeds, sessions, aborts, spend and events with
         their columns as camelCase keys."""
         from prereg.outputs import camel_keys
 
@@ -365,6 +428,7 @@ class Ledger:
                         self._db.execute("SELECT * FROM seeds ORDER BY frozen_at_ms, seed")
                     ),
                     "sessions": self.sessions(),
+                    "aborts": self.aborted(),
                     "spend": {**spend, "usd": str(spend["usd"])},
                     "events": _rows(self._db.execute("SELECT * FROM events ORDER BY n")),
                 }
@@ -455,8 +519,8 @@ class Ledger:
         record: bool = True,
         expect_prior: list[str] | None = None,
     ) -> list[dict[str, Any]]:
-        """Record a session start; returns the corpus's earlier sessions (all ended), oldest
-        first.  Refused: an unfrozen seed or one frozen with another corpus, another
+        """Record a session start; returns the corpus's earlier sessions (all ended; an aborted
+        one is not among them), oldest first.  Refused: an unfrozen seed or one frozen with another corpus, another
         preregistration, a run id already recorded, an earlier session not yet ended, a start
         before the seed's freeze or an earlier session's start.
 
@@ -495,12 +559,22 @@ class Ledger:
                     f"run {run_id!r} was already recorded (started {dup[0]['started_at']})",
                     dup[0],
                 )
+            last = _last_event(cur)
+            if last is not None and started_at_ms < last[0]:
+                raise LedgerConflict(
+                    "instant-order",
+                    f"a session start {started_at} is before the ledger's last event, {last[1]}"
+                    " (the ledger's events run forwards)",
+                )
             prior = _rows(
                 cur.execute(
-                    "SELECT * FROM sessions WHERE corpus_digest = ? ORDER BY started_at_ms, run_id",
+                    "SELECT * FROM sessions WHERE corpus_digest = ? AND run_id NOT IN"
+                    " (SELECT run_id FROM aborts) ORDER BY started_at_ms, run_id",
                     (corpus_digest,),
                 )
             )
+            # an aborted session is closed, and no prior run of the lineage (it has no
+            # evidence); a later start is after its abort (the last-event rule above)
             for p in prior:
                 if p["evidence_digest"] is None:
                     raise LedgerConflict(
@@ -548,10 +622,12 @@ class Ledger:
         tokens: int,
         usd: Decimal,
         at: str,
+        at_ms: int | None = None,
         record: bool = True,
     ) -> dict[str, Any]:
         """Record a session's evidence digest and attested spend (once; ``record=False`` runs
-        the checks only).  A negative or non-finite spend is refused (ValueError)."""
+        the checks only), and with ``at_ms`` the instant it ended (not before its start:
+        ``instant-order``).  A negative or non-finite spend is refused (ValueError)."""
         if int(calls) < 0 or int(tokens) < 0 or not Decimal(usd).is_finite() or usd < 0:
             raise ValueError(f"a negative or non-finite spend ({calls}, {tokens}, {usd})")
         with self._write("session-end") as cur:
@@ -564,15 +640,106 @@ class Ledger:
                     f"run {run_id!r} already ended with evidence {rows[0]['evidence_digest']}",
                     rows[0],
                 )
+            _refuse_aborted(cur, run_id)
+            if at_ms is not None and at_ms < rows[0]["started_at_ms"]:
+                raise LedgerConflict(
+                    "instant-order",
+                    f"an end at {at} is before the session's start at {rows[0]['started_at']}"
+                    " (the ledger's events run forwards)",
+                    rows[0],
+                )
             if not record:
                 return rows[0]
             cur.execute(
-                "UPDATE sessions SET evidence_digest = ?, calls = ?, tokens = ?, usd = ?"
-                " WHERE run_id = ?",
-                (evidence_digest, int(calls), int(tokens), str(usd), run_id),
+                "UPDATE sessions SET evidence_digest = ?, calls = ?, tokens = ?, usd = ?,"
+                " ended_at_ms = ? WHERE run_id = ?",
+                (evidence_digest, int(calls), int(tokens), str(usd), at_ms, run_id),
             )
             self._event(cur, "session-end", rows[0]["seed"], run_id, at, evidence_digest)
             return _rows(cur.execute("SELECT * FROM sessions WHERE run_id = ?", (run_id,)))[0]
+
+    def abort_session(
+        self,
+        *,
+        run_id: str,
+        reason: str,
+        calls: int,
+        tokens: int,
+        usd: Decimal,
+        at: str,
+        at_ms: int,
+    ) -> dict[str, Any]:
+        """Close a started session that can never end as recorded, with its reason and the
+        spend it attested (the money is spent whether or not its evidence survived).  The
+        session's row is left as it was; the abort is a row of its own and an event.  Refused:
+        no such run (``run-unknown``), a run that ended or was aborted (``run-ended``), an
+        instant before the session's start (``instant-order``); an empty reason or a negative
+        or non-finite spend (ValueError)."""
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValueError("an abort needs its reason (non-empty text)")
+        if int(calls) < 0 or int(tokens) < 0 or not Decimal(usd).is_finite() or usd < 0:
+            raise ValueError(f"a negative or non-finite spend ({calls}, {tokens}, {usd})")
+        with self._write("session-abort") as cur:
+            rows = _rows(cur.execute("SELECT * FROM sessions WHERE run_id = ?", (run_id,)))
+            if not rows:
+                raise LedgerConflict("run-unknown", f"run {run_id!r} has no recorded start")
+            row = rows[0]
+            if row["evidence_digest"] is not None:
+                raise LedgerConflict(
+                    "run-ended",
+                    f"run {run_id!r} ended with evidence {row['evidence_digest']}: an ended"
+                    " session is never aborted",
+                    row,
+                )
+            _refuse_aborted(cur, run_id)
+            if at_ms < row["started_at_ms"]:
+                raise LedgerConflict(
+                    "instant-order",
+                    f"an abort at {at} is before the session's start at {row['started_at']}"
+                    " (the ledger's events run forwards)",
+                    row,
+                )
+            cur.execute(
+                "INSERT INTO aborts VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (run_id, reason, int(calls), int(tokens), str(usd), at, at_ms),
+            )
+            self._event(cur, "session-abort", row["seed"], run_id, at, reason)
+            return _rows(cur.execute("SELECT * FROM aborts WHERE run_id = ?", (run_id,)))[0]
+
+
+def _last_event(cur: sqlite3.Cursor) -> tuple[int, str] | None:
+    """(milliseconds, what and when) of the latest instant the ledger records: a freeze, a
+    session's start or end, an abort."""
+    from datetime import UTC, datetime, timedelta
+
+    row = cur.execute(
+        "SELECT ms, what FROM ("
+        " SELECT frozen_at_ms AS ms, 'the freeze of seed ' || seed AS what FROM seeds"
+        " UNION ALL SELECT started_at_ms, 'the start of session ' || run_id FROM sessions"
+        " UNION ALL SELECT ended_at_ms, 'the end of session ' || run_id FROM sessions"
+        " WHERE ended_at_ms IS NOT NULL"
+        " UNION ALL SELECT at_ms, 'the abort of session ' || run_id FROM aborts"
+        ") ORDER BY ms DESC LIMIT 1"
+    ).fetchone()
+    if row is None:
+        return None
+    ms = int(row[0])
+    try:
+        when = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
+        shown = when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+    except OverflowError:
+        shown = f"{ms} ms after the epoch"
+    return ms, f"{row[1]} at {shown}"
+
+
+def _refuse_aborted(cur: sqlite3.Cursor, run_id: str) -> None:
+    done = _rows(cur.execute("SELECT * FROM aborts WHERE run_id = ?", (run_id,)))
+    if done:
+        raise LedgerConflict(
+            "run-ended",
+            f"run {run_id!r} was aborted at {done[0]['at']} ({done[0]['reason']})",
+            done[0],
+        )
 
 
 def open_existing(path: str | Path) -> Ledger | None:

@@ -97,7 +97,14 @@ def pinned_context(
                 f"(spec {current}, generated code {spec_digest}{also}): run prereg compile {study_id}"
             )
         _refuse_unsealed_changes(Path(project_root), study_id, loaded)
-    return StudyContext(study_id=study_id, spec_digest=spec_digest, version=version, config=config)
+    return StudyContext(
+        study_id=study_id,
+        spec_digest=spec_digest,
+        version=version,
+        config=config,
+        # the project the study runs in (the rules that ask what it has committed need it)
+        extras={"projectRoot": Path(project_root)} if project_root is not None else {},
+    )
 
 
 def _refuse_unsealed_changes(root: Path, study_id: str, loaded) -> None:

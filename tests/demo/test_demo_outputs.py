@@ -337,3 +337,21 @@ def test_tables_create_a_missing_folder_and_remove_it_on_a_refusal(runs, tmp_pat
     assert p.returncode == 2 and "exists" in p.stderr and "Traceback" not in p.stderr
     assert not (tmp_path / "made").exists()
     assert [x.name for x in (tmp_path / "pq").iterdir()] == ["cells.parquet"]
+
+
+def test_the_demo_hand_off_is_labelled_development(runs):
+    """The demo's stand-in private seed is written in examples/demo.json (committed): its review
+    material, bundle and score carry the development label; the public demo seed's bundle is
+    still refused (a public seed never gets even a development bundle)."""
+    handoff = runs[0] / "d17-multifact" / "handoff"
+    label = (
+        "the seed is written in the plan examples/demo.json, so its gold is public: development"
+        " material for a demonstration, not a real freeze"
+    )
+    material = json.loads((handoff / "DEV_REVIEW_MATERIAL.json").read_text(encoding="utf-8"))
+    bundle = json.loads((handoff / "BUNDLE.json").read_text(encoding="utf-8"))
+    score = json.loads((handoff / "SCORE.json").read_text(encoding="utf-8"))
+    assert material["development"] == bundle["development"] == label
+    assert score["development"] == {"form": "development-seed", "reason": label}
+    assert f"\n\n**Development score**: {label}.\n" in (handoff / "SCORE.md").read_text("utf-8")
+    assert not (handoff / "public-demo" / "BUNDLE.json").exists()

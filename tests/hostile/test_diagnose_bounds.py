@@ -109,3 +109,58 @@ def test_a_closed_port_is_refused_with_its_reason(ap, tmp_path, capsys):
                "--out", str(tmp_path / "D.json"), "--scheduler", f"127.0.0.1:{port}"])  # fmt: skip
     err = capsys.readouterr().err
     assert rc == 2 and f"cannot reach a Dask scheduler at 127.0.0.1:{port}" in err, err
+
+
+def _answering(reply: bytes):
+    """A local server that accepts every connection and writes ``reply`` (then keeps it open)."""
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    held = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            held.append(conn)
+            if reply:
+                conn.sendall(reply)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return srv, held
+
+
+@pytest.mark.parametrize(
+    "reply, needle",
+    [
+        (b"HTTP/1.1 400 Bad Request\r\n\r\n", "is not a Dask scheduler (it answered b'HTTP/1.1'"),
+        (b"", "accepted a connection but is not a Dask scheduler (it sent nothing"),
+        (b"\x05\x00", "is not a Dask scheduler (it sent b'\\x05\\x00' and stopped"),
+    ],
+)
+def test_an_address_where_something_else_answers_is_refused_without_a_traceback(
+    ap, tmp_path, capsys, monkeypatch, reply, needle
+):
+    """Something that is not a scheduler (an HTTP proxy, a silent service) is refused by the
+    probe within the connect timeout; before, the client read b"HTTP/1.1" as a 3.5e18-byte
+    message (MemoryError), and its half-built client printed a traceback 40 s later."""
+    monkeypatch.setattr(runner, "CONNECT_SECONDS", 2.0)
+    srv, held = _answering(reply)
+    port = srv.getsockname()[1]
+    try:
+        out = tmp_path / "D.json"
+        t0 = time.monotonic()
+        rc = main(["--project", str(ap), AP, "diagnose", "--simulations", "10", "--seed", "1",
+                   "--out", str(out), "--scheduler", f"tcp://127.0.0.1:{port}"])  # fmt: skip
+        took = time.monotonic() - t0
+    finally:
+        srv.close()
+        for c in held:
+            c.close()
+    err = capsys.readouterr().err
+    assert rc == 2 and f"--scheduler: tcp://127.0.0.1:{port} " in err and needle in err, err
+    assert "Traceback" not in err and took < 30 and not out.exists()

@@ -14,9 +14,19 @@ from pathlib import Path
 import pytest
 
 from prereg.cli import main
-from tests.conftest import ROOT
+from tests.conftest import ROOT, copy_project
 
 STUDY = "d17-multifact"
+# a copy of the project outside git: this file's seed is committed (here), and the
+# committed-seed rule refuses it for review material in the repository itself
+PROJECT = [ROOT]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _outside_git(tmp_path_factory):
+    PROJECT[0] = copy_project(tmp_path_factory.mktemp("project") / "project")
+    yield
+    PROJECT[0] = ROOT
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +34,7 @@ def prepared(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("hostile-d17") / "prepared"
     # a private seed: development review material is written for no other
     seed = "d17mf-5e0c7b19a3f48d26b1e97a0c3d"
-    assert main(["--project", str(ROOT), STUDY, "prepare", seed, str(out)]) == 0
+    assert main(["--project", str(PROJECT[0]), STUDY, "prepare", seed, str(out)]) == 0
     return out
 
 
@@ -79,7 +89,7 @@ def test_simulate_and_review_refuse_a_broken_prepared_folder(
         ["dev-review-material", folder, tmp_path / "review.json", "--artifact-root", tmp_path],
     ]
     for args in runs:
-        code = main(["--project", str(ROOT), STUDY, *map(str, args)])
+        code = main(["--project", str(PROJECT[0]), STUDY, *map(str, args)])
         err = capsys.readouterr().err
         assert code == 2, (args[0], err)
         assert f"{folder / name}" in err and message in err, err
@@ -94,7 +104,7 @@ def test_calibrator_fit_refuses_a_broken_gold_file(prepared, tmp_path, capsys, h
         main(
             [
                 "--project",
-                str(ROOT),
+                str(PROJECT[0]),
                 STUDY,
                 "simulate",
                 str(prepared),
@@ -116,7 +126,7 @@ def test_calibrator_fit_refuses_a_broken_gold_file(prepared, tmp_path, capsys, h
     code = main(
         [
             "--project",
-            str(ROOT),
+            str(PROJECT[0]),
             STUDY,
             "calibrator-fit",
             str(obs),

@@ -35,7 +35,18 @@ HOME = (
 
 #: The CLI's own commands: a study id may not be one of them (`prereg <id>` would be ambiguous).
 CORE_COMMANDS = frozenset(
-    {"compile", "check", "diff", "seal", "demo", "init", "tables", "completion", "export"}
+    {
+        "compile",
+        "check",
+        "diff",
+        "seal",
+        "demo",
+        "init",
+        "tables",
+        "completion",
+        "export",
+        "ledger-abort",
+    }
 )
 
 

@@ -259,26 +259,9 @@ GIT_COMMITS = 200  # the commits that touched a seal file read at most (newest f
 def _git(root: Path, *args: str) -> bytes | None:
     """The output of ``git -C root ARGS`` (no shell, a bounded wait), or None when git is not
     there, ``root`` is not in a work tree, or the call fails."""
-    import os
-    import shutil
-    import subprocess
+    from prereg.gitrepo import run_git
 
-    exe = shutil.which("git")
-    if exe is None:
-        return None
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
-    try:
-        done = subprocess.run(  # noqa: S603 (a fixed program, arguments as a list)
-            [exe, "-C", str(root), "-c", "core.fsmonitor=false", *args],
-            capture_output=True,
-            timeout=GIT_SECONDS,
-            env=env,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 else None
+    return run_git(root, *args, timeout=GIT_SECONDS)
 
 
 def _parse_seal(data: bytes, study_id: str, shown: str) -> dict[str, Any] | None:

@@ -91,18 +91,55 @@ def scheduler_address(address: str) -> tuple[str, int]:
     return m["host"].strip("[]"), int(m["port"])
 
 
-def _probe(address: str, host: str, port: int, seconds: float) -> None:
-    """Refuse, within ``seconds``, an address where nothing accepts a connection."""
+# a Dask message starts with its size (8 bytes, little-endian); a scheduler's handshake is a
+# few hundred bytes, so a larger size means something else answered (b"HTTP/1.1" reads as
+# 3.5e18 bytes, which the client then tries to allocate)
+HANDSHAKE_MAX_BYTES = 1 << 20
+
+
+def _probe(address: str, host: str, port: int, seconds: float, tls: bool = False) -> None:
+    """Refuse, within ``seconds``, an address where nothing accepts a connection, or (plain TCP)
+    where what answers does not open with a Dask handshake: a scheduler writes its handshake
+    as soon as a connection is accepted."""
     import socket
+    import struct
+    import time
 
     try:
-        with socket.create_connection((host, port), timeout=seconds):
-            pass
+        with socket.create_connection((host, port), timeout=seconds) as conn:
+            if tls:
+                return
+            head = b""
+            deadline = time.monotonic() + seconds
+            while len(head) < 8:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                conn.settimeout(left)
+                try:
+                    more = conn.recv(8 - len(head))
+                except TimeoutError:
+                    break
+                if not more:
+                    break
+                head += more
     except (OSError, UnicodeError) as exc:
         why = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
         raise UserError(
             f"--scheduler: cannot reach a Dask scheduler at {address} ({why} within {seconds:g} s)"
         ) from None
+    if len(head) < 8:
+        said = f"it sent {head!r} and stopped" if head else "it sent nothing"
+        raise UserError(
+            f"--scheduler: {address} accepted a connection but is not a Dask scheduler ({said}"
+            f" within {seconds:g} s; a scheduler sends its handshake at once); nothing was run"
+        )
+    (size,) = struct.unpack("<Q", head)
+    if not 0 < size <= HANDSHAKE_MAX_BYTES:
+        raise UserError(
+            f"--scheduler: {address} is not a Dask scheduler (it answered {head!r}, not a Dask"
+            " handshake); nothing was run"
+        )
 
 
 def _on_dask(fn, payload, tasks, address: str, step) -> list:
@@ -115,7 +152,7 @@ def _on_dask(fn, payload, tasks, address: str, step) -> list:
             "--scheduler: running on a Dask cluster needs the optional extra"
             " prereg[distributed] (pip install 'prereg[distributed]')"
         ) from None
-    _probe(address, host, port, CONNECT_SECONDS)
+    _probe(address, host, port, CONNECT_SECONDS, tls=address.startswith("tls://"))
     timeouts = {
         "distributed.comm.timeouts.connect": f"{CONNECT_SECONDS:g}s",
         "distributed.comm.timeouts.tcp": f"{RESULT_SECONDS:g}s",

@@ -358,6 +358,7 @@ def handoff_blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
         )
     if state is not None:
         spend = state.get("spend") or {}
+        aborted = {a["runId"] for a in state.get("aborts", [])}
         out += [
             Heading("Seed ledger", 3),
             Para(
@@ -380,7 +381,8 @@ def handoff_blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
                     (
                         s["runId"],
                         s["startedAt"],
-                        s["evidenceDigest"] or "not ended",
+                        s["evidenceDigest"]
+                        or ("aborted" if s["runId"] in aborted else "not ended"),
                         fmt(s["calls"]),
                         fmt(s["tokens"]),
                         s["usd"] if s["usd"] is not None else "–",

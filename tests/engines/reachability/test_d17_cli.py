@@ -94,7 +94,9 @@ def test_dry_run_a_minute_late_says_no_session_may_start():
 
 
 def test_dry_run_of_a_private_seed():
-    seed = "d17mf-" + "5e0c7b19a3f48d26b1e97a0c3d"  # 26 hex characters
+    # 26 hex characters, computed so that no committed file holds the seed (a seed written in
+    # one, as this file's other seeds are, is public: tests/hostile/test_committed_seed.py)
+    seed = "d17mf-" + hashlib.sha256(b"prereg: a private seed for the dry run").hexdigest()[:26]
     r = cli("dry-run", seed)
     assert r.returncode == 0, r.stderr
     assert f"seed {seed!r}: syntax ok; private:" in r.stdout
@@ -163,10 +165,20 @@ def test_prepare_refuses_a_bad_seed_and_writes_nothing(tmp_path):
 # -- dev-review-material -------------------------------------------------------------------------
 
 
-def test_dev_review_material(private_prepared):
+@pytest.fixture(scope="module")
+def outside(tmp_path_factory) -> Path:
+    """The project copied outside git: the private seed of ``private_prepared`` is written in
+    this (committed) file, so in the repository itself it is public
+    (tests/hostile/test_committed_seed.py)."""
+    from tests.conftest import copy_project
+
+    return copy_project(tmp_path_factory.mktemp("d17cli-outside") / "project")
+
+
+def test_dev_review_material(private_prepared, outside):
     out = private_prepared.parent / "review" / "DEV_REVIEW_MATERIAL.json"
     out.parent.mkdir()
-    r = cli("dev-review-material", private_prepared, out)
+    r = cli("dev-review-material", private_prepared, out, project=outside)
     assert r.returncode == 0, r.stderr
     per = CONSTANTS["dev-review"]["perOutcome"]
     want = sum(p["items"] for p in per)
@@ -184,14 +196,19 @@ def test_dev_review_material(private_prepared):
         assert u["goldLabel"] == u["textOracleLabel"]
         assert list(it) == ["blind", "unblind"]
     # again: never overwritten
-    refused(cli("dev-review-material", private_prepared, out), "exists")
+    refused(cli("dev-review-material", private_prepared, out, project=outside), "exists")
 
 
-def test_dev_review_material_refuses_outside_the_artifact_root(private_prepared, tmp_path):
+def test_dev_review_material_refuses_outside_the_artifact_root(private_prepared, outside, tmp_path):
     out = tmp_path / "elsewhere.json"
-    refused(cli("dev-review-material", private_prepared, out), "must lie under the artifact root")
+    refused(
+        cli("dev-review-material", private_prepared, out, project=outside),
+        "must lie under the artifact root",
+    )
     assert not out.exists()
-    r = cli("dev-review-material", private_prepared, out, "--artifact-root", tmp_path)
+    r = cli(
+        "dev-review-material", private_prepared, out, "--artifact-root", tmp_path, project=outside
+    )
     assert r.returncode == 0, r.stderr
     assert out.exists()
 
@@ -202,7 +219,7 @@ def test_dev_review_material_refuses_a_public_seed(prepared, tmp_path):
     assert not out.exists()
 
 
-def test_dev_review_material_refuses_a_tampered_corpus(private_prepared, tmp_path):
+def test_dev_review_material_refuses_a_tampered_corpus(private_prepared, outside, tmp_path):
     bad = tmp_path / "prepared"
     bad.mkdir()
     for n in OUTPUTS:
@@ -210,7 +227,7 @@ def test_dev_review_material_refuses_a_tampered_corpus(private_prepared, tmp_pat
     with open(bad / "corpus.jsonl", "ab") as fh:
         fh.write(b"\n")
     refused(
-        cli("dev-review-material", bad, tmp_path / "m.json"),
+        cli("dev-review-material", bad, tmp_path / "m.json", project=outside),
         "digest differs from corpusDigest",
     )
 

@@ -240,7 +240,9 @@ def test_dev_review_material(prepared, capsys, monkeypatch):
     from prereg.engines.reachability.seeds import SeedClass
 
     # the material's content, checked on the golden (public) seed as if it were private
-    monkeypatch.setattr(cmd, "classify_seed", lambda seed, policy: SeedClass(False, "test"))
+    monkeypatch.setattr(
+        cmd, "classify_seed", lambda seed, policy, *a, **k: SeedClass(False, "test")
+    )
     out = prepared.parent / "review" / "dev.json"
     out.parent.mkdir()
     args = NS(outdir=str(prepared), out=str(out), artifact_root=None)
@@ -286,7 +288,9 @@ def test_dev_review_material(prepared, capsys, monkeypatch):
 def test_dev_review_material_refusals(prepared, tmp_path, monkeypatch):
     from prereg.engines.reachability.seeds import SeedClass
 
-    monkeypatch.setattr(cmd, "classify_seed", lambda seed, policy: SeedClass(False, "test"))
+    monkeypatch.setattr(
+        cmd, "classify_seed", lambda seed, policy, *a, **k: SeedClass(False, "test")
+    )
     outside = tmp_path / "dev.json"
     with pytest.raises(UserError, match="must lie under the artifact root"):
         COMMANDS["dev_review_material"](

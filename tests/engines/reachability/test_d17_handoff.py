@@ -20,6 +20,7 @@ from prereg.engines.reachability.handoff import evidence, validate_bundle
 from prereg.errors import UserError
 from prereg.ledger import Ledger
 from prereg.study import study_context
+from tests.conftest import copy_project
 
 ROOT = Path(__file__).resolve().parents[3]
 STUDY = "d17-multifact"
@@ -34,8 +35,21 @@ _, CTX = study_context(Project(ROOT), STUDY)
 CODES = CTX.config["constants"]["refusal-codes"]
 
 
+# The hand-off runs in a copy of the project outside git: the seeds of this file are committed
+# (in this file), and the committed-seed rule refuses them for gold material in the repository
+# itself (that rule: tests/hostile/test_committed_seed.py).
+PROJECT = [ROOT]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _outside_git(tmp_path_factory):
+    PROJECT[0] = copy_project(tmp_path_factory.mktemp("project") / "project")
+    yield
+    PROJECT[0] = ROOT
+
+
 def cli(*args) -> int:
-    return main(["--project", str(ROOT), STUDY, *map(str, args)])
+    return main(["--project", str(PROJECT[0]), STUDY, *map(str, args)])
 
 
 def iso(t: datetime) -> str:
@@ -149,6 +163,9 @@ def _walk_to_bundle(root: Path) -> Walk:
 
 def _sessions(w: Walk) -> None:
     b, r = w / "BUNDLE.json", w.root
+    # each session ends on the same simulated clock it started on (run-1 at run-2's start): the
+    # ledger refuses a start before its last event
+    ends = {"run-1": START_2, "run-2": "2026-10-15T10:00:00Z"}
     for k, (run, start) in enumerate((("run-1", START_1), ("run-2", START_2)), start=1):
         assert (
             cli("session-start", b, r, run, "--run-dir", r / "runs" / run, "--at", start,
@@ -160,7 +177,7 @@ def _sessions(w: Walk) -> None:
         )  # fmt: skip
         assert (
             cli("session-end", b, r, "--run-dir", r / "runs" / run, "--calls", 2900,
-                "--tokens", 2_000_000, "--usd", "0.085") == 0
+                "--tokens", 2_000_000, "--usd", "0.085", "--now", ends[run]) == 0
         )  # fmt: skip
 
 
@@ -216,7 +233,7 @@ def test_the_procedure_end_to_end(walked, capsys):
     assert cli("ledger-show", w.root, "--json") == 0
     state = json.loads(capsys.readouterr().out)
     # a document of its own kind: version id, camelCase keys, the shipped ledger-state schema
-    assert state["schemaVersion"] == "prereg-ledger-state/v1" and state["ledgerSchemaVersion"] == 1
+    assert state["schemaVersion"] == "prereg-ledger-state/v2" and state["ledgerSchemaVersion"] == 2
     assert outputs.problems(state, outputs.schema_for("reachability-probe", "ledger-state")) == []
     assert [s["seed"] for s in state["seeds"]] == [SEED]
     assert state["seeds"][0]["corpusDigest"] == bundle["corpusDigest"]
@@ -267,9 +284,10 @@ def test_dry_run_ledger_on_a_fresh_ledger_plans_the_source_figures(bundled, caps
 
 
 def test_the_python_boundary_function(bundled):
-    b = validate_bundle(CTX, bundled / "BUNDLE.json", now=datetime(2026, 10, 20, tzinfo=UTC))
+    _, ctx = study_context(Project(PROJECT[0]), STUDY)
+    b = validate_bundle(ctx, bundled / "BUNDLE.json", now=datetime(2026, 10, 20, tzinfo=UTC))
     assert b.doc["seed"] == SEED and b.digest == sha(bundled / "BUNDLE.json")
-    other = type(CTX)(CTX.study_id, "sha256:" + "0" * 64, CTX.version, CTX.config)
+    other = type(ctx)(ctx.study_id, "sha256:" + "0" * 64, ctx.version, ctx.config, ctx.extras)
     with pytest.raises(UserError, match=f"^{CODES['changedPreregistration']}: "):
         validate_bundle(other, bundled / "BUNDLE.json")
 
@@ -778,7 +796,7 @@ def test_a_hand_off_command_imports_no_scoring_and_no_preparation(walked):
         ("ledger-show", walked.root),
         ("validate-bundle", walked / "BUNDLE.json", "--session-start", START_2, "--now", START_2),
     ):
-        argv = ["--project", str(ROOT), STUDY, *map(str, args)]
+        argv = ["--project", str(PROJECT[0]), STUDY, *map(str, args)]
         done = subprocess.run(
             [sys.executable, "-c", code, *argv], capture_output=True, text=True, check=False
         )
@@ -833,7 +851,7 @@ def test_a_start_interrupted_after_its_run_file_resumes_and_a_refused_one_leaves
     # the ledger refusing after the run file was written: the run file goes again
     (r / "runs/run-1/observations.jsonl").write_text("")
     end = ("session-end", b, r, "--run-dir", r / "runs/run-1", "--calls", 0, "--tokens", 0)
-    assert cli(*end, "--usd", "0") == 0
+    assert cli(*end, "--usd", "0", "--now", START_2) == 0  # on the simulated clock
 
     def refuses(self, **kw):
         if kw.get("record", True):
@@ -946,6 +964,115 @@ def test_an_edited_bundle_does_not_reach_score(walked, tmp_path, capsys):
     refused(capsys, rc, "approvalMismatch", "at /floorsUsd/study:", outputs=[out])
 
 
+# -- a session that can never end: an explicit, ledgered abort ------------------------------------
+
+
+def test_a_session_whose_run_file_is_lost_is_aborted_and_the_collection_goes_on(
+    bundled, tmp_path, capsys
+):
+    w = bundled.copy(tmp_path / "root")
+    b, r = w / "BUNDLE.json", w.root
+    assert cli("ledger-freeze", b, r, "--now", START_1) == 0
+    assert cli("session-start", b, r, "run-1", "--run-dir", r / "runs/run-1", "--at", START_1,
+               "--now", START_1) == 0  # fmt: skip
+    (r / "runs/run-1/frozen.json").unlink()  # the run folder lost: the session cannot end
+    capsys.readouterr()
+    assert cli("session-end", b, r, "--run-dir", r / "runs/run-1", "--calls", 0, "--tokens", 0,
+               "--usd", "0") == 2  # fmt: skip
+    start_2 = ("session-start", b, r, "run-2", "--run-dir", r / "runs/run-2", "--at", START_2,
+               "--now", START_2)  # fmt: skip
+    refused(capsys, cli(*start_2), "sessionOpen", "session 'run-1'", outputs=[r / "runs/run-2"])
+    # the abort: explicit, with its reason and the spend the session attested
+    rc = main(["ledger-abort", str(w.ledger), "run-1", "--reason", "the run folder was lost",
+               "--calls", "100", "--tokens", "9000", "--usd", "0.003",
+               "--now", "2026-10-15T09:20:00Z"])  # fmt: skip
+    assert rc == 0, capsys.readouterr().err
+    assert cli(*start_2) == 0
+    frozen = json.loads((r / "runs/run-2/frozen.json").read_text())
+    assert frozen["priorRuns"] == []  # the aborted run has no evidence to chain
+    assert cli("simulate", r / "prepared", "--scenario", "d17-finding", "--seed", 1,
+               "--out", r / "runs/run-2/observations.jsonl") == 0  # fmt: skip
+    assert cli("session-end", b, r, "--run-dir", r / "runs/run-2", "--calls", 2900,
+               "--tokens", 2_000_000, "--usd", "0.085") == 0  # fmt: skip
+    capsys.readouterr()
+    assert cli("ledger-show", r) == 0
+    shown = capsys.readouterr().out
+    assert (
+        "run-1 (" + SEED + "): started 2026-10-15T09:00:00.000Z; aborted 2026-10-15T09:20:00.000Z"
+        " (the run folder was lost); 100 calls, 9000 tokens, USD 0.003"
+    ) in shown
+    assert "recorded spend: 3000 calls, 2009000 tokens, USD 0.088" in shown  # 0.003 + 0.085
+    assert "3. session-abort " + SEED + " run-1 at 2026-10-15T09:20:00.000Z" in shown
+    # scored from run-2 alone; the score lists the aborted run
+    cfg = write_json(w / "ABORTED.json", {
+        "schemaVersion": "prereg-d17mf-score-config/v1",
+        "bundle": {"file": "BUNDLE.json", "trustedDigest": sha(w / "BUNDLE.json")},
+        "runs": [{"dir": "runs/run-2", "trustedEvidenceDigest": w.evidence("run-2")}],
+        "gold": {"file": "prepared/gold.json", "trustedDigest": sha(w / "prepared/gold.json")},
+        "calibrationContext": {"file": "CONTEXT.json", "trustedDigest": sha(w / "CONTEXT.json")},
+        "evaluatedAt": EVALUATED,
+    })  # fmt: skip
+    rc, out = _score(w, tmp_path, cfg)
+    assert rc == 0, capsys.readouterr().err
+    doc = json.loads(out.read_text())
+    assert [x["runId"] for x in doc["lineage"]["runs"]] == ["run-2"]
+    assert doc["lineage"]["abortedRuns"] == [
+        {"runId": "run-1", "startedAt": "2026-10-15T09:00:00.000Z",
+         "abortedAt": "2026-10-15T09:20:00.000Z", "reason": "the run folder was lost",
+         "usd": "0.003"},
+    ]  # fmt: skip
+    assert outputs.problems(doc, outputs.schema_for("reachability-probe", "lineage-score")) == []
+    md = out.with_name("SCORE.md").read_text()
+    assert "**Aborted sessions** (recorded in the ledger, not scored): run-1 (started" in md
+
+
+# -- a seed committed to the project's repository ---------------------------------------------------
+
+
+def test_a_seed_committed_to_the_repository_is_neither_bundled_nor_dispatched(
+    bundled, tmp_path, capsys
+):
+    """The same bundle and prepared folder, in a project whose repository commits the seed: the
+    collector's boundary refuses it (at every later step) and bundle refuses to bind it."""
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    project = copy_project(tmp_path / "project")
+    (project / "SEEDS.md").write_text(f"collection seed: {SEED}\n")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org",
+           "HOME": str(project), "PATH": "/usr/bin:/bin"}  # fmt: skip
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "seeds"]):
+        subprocess.run(["git", "-C", str(project), *args], check=True, env=env)
+    w = bundled.copy(tmp_path / "root")
+
+    def run(*args) -> int:
+        return main(["--project", str(project), STUDY, *map(str, args)])
+
+    needle = f"seed {SEED!r} is public (it appears in the committed file SEEDS.md"
+    refused(capsys, run("validate-bundle", w / "BUNDLE.json", "--now", START_1), "publicSeed",
+            needle)  # fmt: skip
+    refused(capsys, run("ledger-freeze", w / "BUNDLE.json", w.root, "--now", START_1),
+            "publicSeed", needle, outputs=[w.ledger])  # fmt: skip
+    out = tmp_path / "AGAIN.json"
+    rc = run(*w.bundle_args(), "--out", out, "--now", BUNDLED_AT)
+    refused(capsys, rc, "publicSeed", needle, outputs=[out])
+
+
+def test_a_development_bundle_is_dispatched_only_inside_a_plan_run(bundled, tmp_path, capsys):
+    from prereg.development import development_texts
+
+    w = bundled.copy(tmp_path / "root")
+    doc = json.loads((w / "BUNDLE.json").read_text())
+    doc["development"] = "the seed is written in the plan p.json"
+    b = write_json(w / "BUNDLE.json", doc)
+    rc = cli("validate-bundle", b, "--now", START_1)
+    refused(capsys, rc, "publicSeed", "at /development: a development bundle", "not dispatched")
+    with development_texts([SEED], "p.json"):
+        assert cli("validate-bundle", b, "--now", START_1) == 0
+
+
 # -- the rest of the hand-off rules ---------------------------------------------------------------
 
 
@@ -968,6 +1095,25 @@ def test_a_backdated_session_start_on_the_real_clock_is_refused(bundled, tmp_pat
             outputs=[r / "runs/run-1/frozen.json"])  # fmt: skip
     with Ledger(w.ledger) as led:
         assert led.sessions() == []
+
+
+def test_a_session_start_before_the_ledgers_last_event_is_refused(bundled, tmp_path, capsys):
+    """Even on the development clock (--now), a session cannot start before the latest event
+    the ledger records: here run-1 ended at 09:45, so run-2 at 09:30 would overlap it."""
+    w = bundled.copy(tmp_path / "root")
+    b, r = w / "BUNDLE.json", w.root
+    assert cli("ledger-freeze", b, r, "--now", START_1) == 0
+    assert cli("session-start", b, r, "run-1", "--run-dir", r / "runs/run-1", "--at", START_1,
+               "--now", START_1) == 0  # fmt: skip
+    assert cli("simulate", r / "prepared", "--scenario", "d17-finding", "--seed", 1,
+               "--out", r / "runs/run-1/observations.jsonl") == 0  # fmt: skip
+    assert cli("session-end", b, r, "--run-dir", r / "runs/run-1", "--calls", 0, "--tokens", 0,
+               "--usd", "0", "--now", "2026-10-15T09:45:00Z") == 0  # fmt: skip
+    capsys.readouterr()
+    rc = cli("session-start", b, r, "run-2", "--run-dir", r / "runs/run-2", "--at", START_2,
+             "--now", START_2)  # fmt: skip
+    refused(capsys, rc, "sessionOpen", "is before the ledger's last event, the end of session"
+            " run-1 at 2026-10-15T09:45:00.000Z", outputs=[r / "runs/run-2/frozen.json"])  # fmt: skip
 
 
 def test_a_score_config_that_leaves_out_the_last_run_is_refused(walked, tmp_path, capsys):

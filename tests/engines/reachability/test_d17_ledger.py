@@ -242,3 +242,25 @@ def test_kill_9_at_random_moments_leaves_whole_records(tmp_path):
         assert f"s{start}" in seeds  # this writer's first commit survived the kill
         start = 1 + max((int(s[1:]) for s in seeds), default=-1)
     assert start > 0  # the writers did write
+
+
+def test_a_session_starts_no_earlier_than_the_ledgers_last_event(tmp_path):
+    """Events run forwards: a start before the latest instant the ledger records (here the end
+    of the previous session at 50 ms, after its start at 10) is refused, as is an end before
+    its own start; a start at that instant or later is recorded."""
+    with Ledger(tmp_path / "l.sqlite3") as led:
+        _freeze(led, "s1", "sha256:c1", at_ms=5)
+        _start(led, "r1", "s1", "sha256:c1", 10)
+        with pytest.raises(LedgerConflict, match="before the session's start") as e:
+            led.end_session(run_id="r1", evidence_digest="sha256:e1", calls=0, tokens=0,
+                            usd=Decimal(0), at="t9", at_ms=9)  # fmt: skip
+        assert e.value.kind == "instant-order"
+        led.end_session(run_id="r1", evidence_digest="sha256:e1", calls=0, tokens=0,
+                        usd=Decimal(0), at="t50", at_ms=50)  # fmt: skip
+        with pytest.raises(LedgerConflict) as e:
+            _start(led, "r2", "s1", "sha256:c1", 30)  # after r1's start, before its end
+        assert e.value.kind == "instant-order"
+        assert "before the ledger's last event, the end of session r1 at" in e.value.message
+        assert "1970-01-01T00:00:00.050Z" in e.value.message
+        assert [p["run_id"] for p in _start(led, "r2", "s1", "sha256:c1", 50)] == ["r1"]
+        assert [s["ended_at_ms"] for s in led.sessions()] == [50, None]

@@ -144,7 +144,9 @@ def _as_private(monkeypatch) -> None:
     from prereg.engines.reachability import commands
     from prereg.engines.reachability.seeds import SeedClass
 
-    monkeypatch.setattr(commands, "classify_seed", lambda seed, policy: SeedClass(False, "t"))
+    monkeypatch.setattr(
+        commands, "classify_seed", lambda seed, policy, *a, **k: SeedClass(False, "t")
+    )
 
 
 @pytest.mark.parametrize("seed", SEEDS[:2])

@@ -117,7 +117,7 @@ def dry_run(ctx: StudyContext, args: argparse.Namespace) -> int:
     ec = study_config(ctx.config)
     seed = args.seed
     check_seed_syntax(seed, ec.seed_policy)
-    sc = classify_seed(seed, ec.seed_policy)
+    sc = classify_seed(seed, ec.seed_policy, ctx.extras.get("projectRoot"))
     now = getattr(args, "now", None)
     now_t = parse_instant(now, "--now") if now else None
     _out(f"study {ctx.study_id} (spec {ctx.spec_digest}), generator {ec.generator_id}")
@@ -399,7 +399,8 @@ def dev_review_material(ctx: StudyContext, args: argparse.Namespace) -> int:
         )
     seed = prereg.get("seed")
     check_seed_syntax(seed, ec.seed_policy)
-    sc = classify_seed(seed, ec.seed_policy)
+    # a seed committed anywhere in the project's repository (or its history) is public too
+    sc = classify_seed(seed, ec.seed_policy, ctx.extras.get("projectRoot"), history=True)
     if sc.public:  # review material holds gold: only for a seed whose gold is not public
         code = ctx.config["constants"]["refusal-codes"]["publicSeed"]
         raise UserError(
@@ -469,12 +470,15 @@ def dev_review_material(ctx: StudyContext, args: argparse.Namespace) -> int:
         "seed": prereg.get("seed"),
         "corpusDigest": prereg.get("corpusDigest"),
         "goldDigest": prereg.get("goldDigest"),
+        **({"development": sc.development} if sc.development else {}),
         "items": items,
     }
     text = json.dumps(material, indent=2, ensure_ascii=False) + "\n"
     write_new(out, text, mode=0o600)
     per = ", ".join(f"{o} {n}" for o, n in ec.dev_review)
     _out(f"wrote {len(items)} development rows for blind review to {out} (mode 600): {per}")
+    if sc.development:
+        _out(f"  development material: {sc.development}")
     return 0
 
 

@@ -442,6 +442,7 @@ def bundle_document(
     dev_review_digest: str,
     calibrator_digest: str,
     qualified_at: datetime,
+    development: str | None = None,
 ) -> dict[str, Any]:
     win = h.window
     wc = worst_case(h, int(prereg["rows"]))
@@ -477,6 +478,8 @@ def bundle_document(
         },
         "worstCase": {k: str(v) if k == "usd" else int(v) for k, v in wc.items()},
         "qualifiedAt": iso_ms(qualified_at),
+        # a seed a plan run declared (:func:`.seeds.development_seeds`): not for live collection
+        **({"development": development} if development else {}),
     }
 
 
@@ -490,7 +493,8 @@ def bundle(ctx: StudyContext, args: argparse.Namespace) -> int:
     outdir = Path(args.outdir)
     prereg = read_prepared(h, outdir)  # regenerated and compared below, after the cheap checks
     seed = prereg["seed"]
-    sc = classify_seed(seed, h.ec.seed_policy)
+    # a seed committed anywhere in the project's repository (or its history) is public too
+    sc = classify_seed(seed, h.ec.seed_policy, ctx.extras.get("projectRoot"), history=True)
     if sc.public:
         raise h.refuse(
             "publicSeed",
@@ -604,6 +608,7 @@ def bundle(ctx: StudyContext, args: argparse.Namespace) -> int:
         dev_review_digest=review_digest,
         calibrator_digest=trusted,
         qualified_at=now,
+        development=sc.development,
     )
     data = canonical_bytes_nl(doc)
     write_new(out, data, mode=0o600)
@@ -614,6 +619,8 @@ def bundle(ctx: StudyContext, args: argparse.Namespace) -> int:
         f"  calibrator {cal.id} qualified at {iso_ms(now)}; sessions may start until"
         f" {doc['window']['latestSessionStart']}"
     )
+    if sc.development:
+        _out(f"  a development bundle: {sc.development}")
     return 0
 
 
@@ -670,10 +677,16 @@ def validate_bundle(
     from .seeds import check_seed_syntax, classify_seed
 
     check_seed_syntax(seed, h.ec.seed_policy)
-    sc = classify_seed(seed, h.ec.seed_policy)
+    sc = classify_seed(seed, h.ec.seed_policy, ctx.extras.get("projectRoot"))
     if sc.public:
         raise h.refuse(
             "publicSeed", f"{path}: seed {seed!r} is public ({sc.reason}); not dispatched"
+        )
+    if "development" in doc and not sc.development:
+        raise h.refuse(
+            "publicSeed",
+            f"{path}: at /development: a development bundle ({doc['development']}); not"
+            " dispatched for live collection",
         )
     mode = _field(doc, path, "/calibration/mode")
     if mode != h.raw["calibrationMode"]:
@@ -1212,6 +1225,7 @@ def session_end(ctx: StudyContext, args: argparse.Namespace) -> int:
         "tokens": int(args.tokens),
         "usd": usd,
         "at": iso_ms(now),
+        "at_ms": ms(now),
     }
     data = canonical_bytes_nl(ev)
     resumed = False
@@ -1267,11 +1281,16 @@ def ledger_show(ctx: StudyContext, args: argparse.Namespace) -> int:
         _out(f"  {s['seed']}: corpus {s['corpusDigest']}, frozen {s['frozenAt']}")
         _out(f"    preregistration {s['preregistrationDigest']}, bundle {s['bundleDigest']}")
     _out(f"sessions: {len(state['sessions'])}")
+    aborts = {a["runId"]: a for a in state["aborts"]}
     for s in state["sessions"]:
+        a = aborts.get(s["runId"])
         end = (
             f"ended, evidence {s['evidenceDigest']}; {s['calls']} calls, {s['tokens']} tokens,"
             f" USD {s['usd']}"
             if s["evidenceDigest"]
+            else f"aborted {a['at']} ({a['reason']}); {a['calls']} calls, {a['tokens']} tokens,"
+            f" USD {a['usd']}"
+            if a
             else "not ended"
         )
         _out(f"  {s['runId']} ({s['seed']}): started {s['startedAt']}; {end}")

@@ -65,11 +65,13 @@ def _trusted(h: HandOff, cfg_path: Path, cfg: dict, key: str, code: str) -> tupl
     return path, data
 
 
-def _every_recorded_run(h: HandOff, b, lineage: list[dict], cfg_path: Path) -> None:
+def _every_recorded_run(h: HandOff, b, lineage: list[dict], cfg_path: Path) -> list[dict]:
     """The config's runs are exactly the sessions the ledger records for the bundled corpus,
     in order, each ended with the same evidence: a run left out (the last runs of a
-    collection, say) is refused, never silently not scored.  The ledger is the one under the
-    artifact root (the prepared folder's parent, where ``bundle`` and the ledger commands
+    collection, say) is refused, never silently not scored.  A session the ledger records as
+    aborted (``prereg ledger-abort``) has no evidence and is not scored; it is returned (run,
+    start, abort instant, reason, spend) for the score to list.  The ledger is the one under
+    the artifact root (the prepared folder's parent, where ``bundle`` and the ledger commands
     keep it)."""
     from prereg.ledger import open_existing
 
@@ -83,10 +85,21 @@ def _every_recorded_run(h: HandOff, b, lineage: list[dict], cfg_path: Path) -> N
         )
     with led:
         sessions = led.sessions(b.doc["corpusDigest"])
-    recorded = [(s["run_id"], s["evidence_digest"]) for s in sessions]
+        aborts = {a["run_id"]: a for a in led.aborted(b.doc["corpusDigest"])}
+    recorded = [(s["run_id"], s["evidence_digest"]) for s in sessions if s["run_id"] not in aborts]
     given = [(r["runId"], r["evidenceDigest"]) for r in lineage]
     if recorded == given:
-        return
+        return [
+            {
+                "runId": s["run_id"],
+                "startedAt": s["started_at"],
+                "abortedAt": aborts[s["run_id"]]["at"],
+                "reason": aborts[s["run_id"]]["reason"],
+                "usd": aborts[s["run_id"]]["usd"],
+            }
+            for s in sessions
+            if s["run_id"] in aborts
+        ]
     for run_id, ev in recorded:
         if ev is None:
             raise h.refuse(
@@ -226,7 +239,7 @@ def score_from_config(ctx: StudyContext, args: argparse.Namespace) -> int:
         starts.append(start)
         observation_files.append(run_dir / files["observations"])
 
-    _every_recorded_run(h, b, lineage, cfg_path)
+    aborted = _every_recorded_run(h, b, lineage, cfg_path)
     cal_cfg = ctx.config["constants"]["calibration"]
     bound = check_clock(
         starts,
@@ -273,6 +286,14 @@ def score_from_config(ctx: StudyContext, args: argparse.Namespace) -> int:
                 "approvalDigest": doc["approvalDigest"],
                 "preregistrationDigest": doc["preregistrationDigest"],
                 "runs": lineage,
-            }
+                # sessions the ledger records as aborted: not scored, listed (never hidden)
+                **({"abortedRuns": aborted} if aborted else {}),
+            },
+            # a bundle of a development seed (a plan run's): a development score, labelled
+            **(
+                {"development": {"form": "development-seed", "reason": doc["development"]}}
+                if doc.get("development")
+                else {}
+            ),
         },
     )

@@ -263,6 +263,20 @@ def render_markdown(
             if doc.get("development")
             else []
         ),
+        *(
+            [
+                "**Aborted sessions** (recorded in the ledger, not scored): "
+                + "; ".join(
+                    f"{a['runId']} (started {a['startedAt']}, aborted {a['abortedAt']}:"
+                    f" {a['reason']}; USD {a['usd']})"
+                    for a in doc["lineage"]["abortedRuns"]
+                )
+                + ".",
+                "",
+            ]
+            if doc.get("lineage", {}).get("abortedRuns")
+            else []
+        ),
         f"- spec digest: `{doc['specDigest']}`",
         f"- seed: `{doc['seed']}`; corpus `{doc['corpusDigest']}`; gold `{doc['goldDigest']}`",
         f"- observations: `{doc['observations']['sha256']}`, {doc['observations']['records']}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from prereg.errors import UserError
@@ -16,6 +17,9 @@ _HEX_RUN = re.compile(r"[0-9a-f]+")
 class SeedClass:
     public: bool
     reason: str
+    # set when the seed is private in form but public in fact and accepted only as a
+    # development seed (:func:`prereg.development.development_texts`): the label every output it reaches carries
+    development: str | None = None
 
     @property
     def word(self) -> str:
@@ -71,9 +75,41 @@ def low_entropy(seed: str) -> str | None:
     return None
 
 
-def classify_seed(seed: str, policy: Mapping[str, Any]) -> SeedClass:
+def classify_seed(
+    seed: str,
+    policy: Mapping[str, Any],
+    project_root: Path | None = None,
+    *,
+    history: bool = False,
+) -> SeedClass:
     """Public or private, with the reason (checks in order: listed, prefix, length, hex run,
-    the hex run's entropy: :func:`low_entropy`)."""
+    the hex run's entropy: :func:`low_entropy`; then, with ``project_root``, whether the seed
+    occurs in a file committed to the project's git repository, or with ``history`` in any
+    commit: :func:`prereg.gitrepo.committed_text`).  A seed written in the plan a demo run
+    follows (:func:`prereg.development.development_texts`) is private with its ``development``
+    label."""
+    from prereg.development import development_label
+
+    sc = _classify(seed, policy)
+    if sc.public:
+        return sc
+    label = development_label(seed)
+    if label:
+        return SeedClass(False, sc.reason, label)
+    if project_root is not None:
+        from prereg.gitrepo import committed_text
+
+        why = committed_text(Path(project_root), seed, history=history)
+        if why:
+            return SeedClass(
+                True,
+                f"{why}: anyone with the repository can regenerate its gold; a private seed is"
+                " drawn fresh and kept out of version control",
+            )
+    return sc
+
+
+def _classify(seed: str, policy: Mapping[str, Any]) -> SeedClass:
     if seed in policy["publicSeeds"]:
         return SeedClass(True, f"{seed!r} is a listed committed seed")
     for prefix in policy["publicPrefixes"]:
