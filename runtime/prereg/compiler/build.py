@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prereg import custom
+from prereg import custom, splits
 from prereg.compiler import contracts, semantic
 from prereg.compiler.engines import effective_commands, engine_problems
 from prereg.compiler.expand import all_cells
@@ -220,7 +220,9 @@ def spec_config(spec: dict) -> dict[str, Any]:
         "study_id": spec["id"],
         "version": spec["version"],
         "constants": {c["id"]: c["value"] for c in spec.get("constants") or []},
-        "splits": [{"id": s["id"], "code": s["code"]} for s in spec.get("splits") or []],
+        # a study without splits has one population: the implicit split (prereg.splits)
+        "splits": [{"id": s["id"], "code": s["code"]} for s in spec.get("splits") or []]
+        or [{"id": splits.IMPLICIT, "code": splits.IMPLICIT}],
         "factors": [
             {
                 "id": f["id"],
@@ -239,7 +241,7 @@ def spec_config(spec: dict) -> dict[str, Any]:
         "cells": [
             {
                 "id": c["id"],
-                "split": c["split"],
+                "split": splits.of(c),
                 "rows": c["rows"],
                 "levels": {r["factor"]: str(r["level"]) for r in c["levels"]},
             }

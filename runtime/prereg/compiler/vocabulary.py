@@ -9,6 +9,7 @@ registered earlier, or a field the study's engine provides (:func:`prereg.engine
 from __future__ import annotations
 
 from prereg.compiler.semantic import Reporter, _levels, check, items
+from prereg.splits import of as split_of
 
 _VALUE_OPS = ("eq", "ne", "lt", "le", "gt", "ge")
 _NULL_OPS = ("is_null", "not_null")
@@ -232,7 +233,7 @@ def metric_compute_well_formed(spec: dict, report: Reporter) -> None:
 def _cell_matches(flts: list, cell: dict) -> bool | None:
     """Whether a cell's rows all meet these level filters (None: a filter names a row
     attribute, so some rows of the cell may and others may not)."""
-    attrs = {"split": str(cell.get("split"))}
+    attrs = {"split": split_of(cell)}
     for r in cell.get("levels") or []:
         if isinstance(r, dict):
             attrs[str(r.get("factor"))] = str(r.get("level"))
@@ -422,6 +423,13 @@ def split_fields_allow_the_splits(spec: dict, report: Reporter) -> None:
     for ptr, contract in items(spec, "record_contracts"):
         for j, f in enumerate(contract.get("fields") or []):
             if f.get("role") != "split":
+                continue
+            if not splits:
+                report(
+                    f"{ptr}/fields/{j}/role",
+                    f"field {f.get('name')!r} holds a split, but the study registers no splits"
+                    " (its rows are one population): leave the field out, or declare the splits",
+                )
                 continue
             if f.get("type") != "string":
                 report(
