@@ -286,8 +286,10 @@ def crossings_resolve(spec: dict, report: Reporter) -> None:
             if name not in allowed:
                 report(
                     f"{ptr}/id",
-                    f"placeholder {{{name}}} of the cell id is neither split nor a crossed or fixed factor"
-                    + (" (the study registers no splits)" if name == "split" else ""),
+                    "placeholder {split} of the cell id names the split, but the study registers"
+                    " no splits"
+                    if name == "split"
+                    else f"placeholder {{{name}}} of the cell id is neither split nor a crossed or fixed factor",
                 )
                 break
         else:
@@ -454,12 +456,21 @@ def contrast_ids(spec: dict) -> dict[str, str]:
     return out
 
 
+def no_split(factor: object) -> str:
+    """Why ``split`` is no factor to select on, when it is not (a study without splits)."""
+    return (
+        " (the study registers no splits: its rows are one population)" if factor == "split" else ""
+    )
+
+
 def _check_selection(sel: dict | None, ptr: str, name: str, binding, selectable, report) -> None:
     for j, flt in enumerate((sel or {}).get("where", [])):
         fptr = f"{ptr}/where/{j}"
         factor = flt.get("factor")
         if factor not in selectable:
-            report(f"{fptr}/factor", f"{name} selects on unknown factor {factor!r}")
+            report(
+                f"{fptr}/factor", f"{name} selects on unknown factor {factor!r}{no_split(factor)}"
+            )
             continue
         for lv in flt.get("levels", []):
             value = fill(str(lv), binding)

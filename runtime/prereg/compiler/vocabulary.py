@@ -8,7 +8,7 @@ registered earlier, or a field the study's engine provides (:func:`prereg.engine
 
 from __future__ import annotations
 
-from prereg.compiler.semantic import Reporter, _levels, check, items
+from prereg.compiler.semantic import Reporter, _levels, check, items, no_split
 from prereg.splits import of as split_of
 
 _VALUE_OPS = ("eq", "ne", "lt", "le", "gt", "ge")
@@ -304,7 +304,8 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
                 if flt.get("factor") not in selectable:
                     report(
                         f"{vptr}/where/{k}/factor",
-                        f"scenario {sid!r} selects on unknown factor {flt.get('factor')!r}",
+                        f"scenario {sid!r} selects on unknown factor {flt.get('factor')!r}"
+                        + no_split(flt.get("factor")),
                     )
         rates = s.get("rates") or []
         for j, rate in enumerate(rates):
@@ -313,7 +314,8 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
                 factor = flt.get("factor")
                 if factor not in selectable:
                     report(
-                        f"{fptr}/factor", f"scenario {sid!r} selects on unknown factor {factor!r}"
+                        f"{fptr}/factor",
+                        f"scenario {sid!r} selects on unknown factor {factor!r}{no_split(factor)}",
                     )
                     continue
                 for lv in flt.get("levels") or []:
