@@ -59,13 +59,10 @@ class Merged:
         if i is None:
             return "/engine", f" (the engine's own command {cid!r})"
         entry = (spec.get("commands") or [])[i]
-        if rest.startswith("/arguments") and "arguments" not in entry:
+        written = rest.lstrip("/").split("/")[0]  # the field the pointer is in, if any
+        if written == "arguments" and written not in entry:
             return f"/commands/{i}", f" (the arguments it keeps of the engine's command {cid!r})"
-        if (
-            rest
-            and rest.lstrip("/").split("/")[0] in _FIELDS
-            and rest.lstrip("/").split("/")[0] not in entry
-        ):
+        if written in _FIELDS and written not in entry:  # a field it keeps of the engine's
             return f"/commands/{i}", ""
         return f"/commands/{i}{rest}", ""
 
@@ -80,7 +77,7 @@ def _normal(command: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _shape_problems(engine: Engine, standard: list) -> list[str]:
+def _shape_problems(standard: list) -> list[str]:
     """What is wrong with an engine's standard commands themselves (a plug-in's bug)."""
     out = []
     seen = set()
@@ -105,7 +102,7 @@ def standard_commands(engine: Engine, spec: Mapping[str, Any]) -> list[dict[str,
     from prereg.errors import UserError
 
     standard = engine.standard_command_list(spec)
-    bad = _shape_problems(engine, standard)
+    bad = _shape_problems(standard)
     if bad:
         raise UserError(
             f"engine {engine.kind!r}: its standard commands are malformed; fix the plug-in",
