@@ -272,7 +272,7 @@ ENGINE_CONFIG = {
         "freeze_input": FREEZE_INPUT,
         "freeze_rules": FREEZE_RULES,
     },
-    "splits": (),
+    "splits": ({"id": "all", "code": "all"},),
     "factors": (),
     "pools": (),
     "cells": (),

@@ -5,7 +5,7 @@
     prereg [--project DIR] diff OLD.yaml NEW.yaml [--format text|markdown|json]
     prereg [--project DIR] diff --against GIT_REF [STUDY] [--format ...]
     prereg [--project DIR] seal STUDY
-    prereg [--project DIR] <study-id> <command> ...   (commands declared in the study's spec)
+    prereg [--project DIR] <study-id> <command> ...   (its engine's commands and its spec's)
 
 A user's mistake prints ``error: ...`` (one line per problem) and exits 2; it never prints a
 traceback.  Every study command also takes ``--json`` (its summary as one JSON object on
@@ -144,7 +144,7 @@ def _base_parser(add_help: bool = True) -> argparse.ArgumentParser:
         add_help=add_help,
         description="Compile study preregistrations (YAML specs) into validated, digest-pinned code and "
         "documents, and run the compiled studies.",
-        epilog="Study commands: `prereg <study-id> --help` lists the commands a study's spec declares.",
+        epilog="Study commands: `prereg <study-id> --help` lists a study's commands (its engine's, changed or added to by its spec).",
     )
     p.add_argument("--version", action="version", version=f"prereg {__version__}")
     p.add_argument(
@@ -557,17 +557,20 @@ def _cmd_seal(project, args) -> int:
 
 def _study_parser(project, study_id: str, module) -> argparse.ArgumentParser:
     if not module.COMMANDS:
-        raise UserError(f"study {study_id!r} declares no commands (its spec has no commands)")
+        raise UserError(
+            f"study {study_id!r} has no commands (its engine provides none and its spec declares"
+            " none)"
+        )
     p = _Parser(
         prog=f"prereg {study_id}",
-        description=f"Operator commands of {study_id} {module.VERSION}, as its spec declares them.",
+        description=f"Operator commands of {study_id} {module.VERSION}.",
     )
     add_study_commands(p.add_subparsers(dest="command", metavar="COMMAND", required=True), module)
     return p
 
 
 def add_study_commands(sub, module) -> None:
-    """A subparser for each command the study's spec declares (its arguments typed)."""
+    """A subparser for each of the study's commands (its arguments typed)."""
     for c in module.COMMANDS:
         cp = sub.add_parser(
             c["id"], help=c["summary"], description=c["description"] or c["summary"]

@@ -33,7 +33,7 @@ MODEL = [
         "  - id: Model\n    title: System under test\n    levels:\n"
         "      - {id: GPT-4o, code: g}\n      - {id: v1.2, code: v}",
     ),
-    ("{split}-{system}-{condition}", "{split}-{Model}-{condition}"),
+    ("{system}-{condition}", "{Model}-{condition}"),
     ("factors: [system, condition]", "factors: [Model, condition]"),
     (
         "{name: system, factor: system, type: string, allowed: [system-a, system-b]}",

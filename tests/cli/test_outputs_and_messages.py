@@ -103,6 +103,6 @@ def test_rows_read_from_observations_are_named_as_observations():
     with pytest.raises(UserError) as exc:
         from_items(config, contract, records, "answers.jsonl", row_field="rowId", complete=False)
     assert exc.value.message == "answers.jsonl: 1 problem(s) in the observations"
-    assert "answers.jsonl:2: row 'r2' (split=test, arm=c) is in no registered cell" in json.dumps(
+    assert "answers.jsonl:2: row 'r2' (arm=c) is in no registered cell" in json.dumps(
         exc.value.problems
     )

@@ -1,5 +1,6 @@
 """A misspelt study, command or option gets a suggestion; a study without commands says so."""
 
+import re
 import shutil
 
 import pytest
@@ -46,12 +47,18 @@ def test_the_project_option_after_a_core_command(tmp_path):
 
 
 def test_a_study_without_commands_says_so(tmp_path):
+    # the multicorrect engine provides no standard commands: its spec's are all there are
     project = tmp_path / "p"
-    shutil.copytree(ROOT / "examples" / "answer-position" / "spec", project / "spec")
-    spec = project / "spec" / "studies" / "answer-position.yaml"
+    golden = ROOT / "tests" / "golden" / "compile-basic" / "project" / "spec"
+    shutil.copytree(golden, project / "spec")
+    spec = project / "spec" / "studies" / "example-probe.yaml"
     text = spec.read_text()
-    spec.write_text(text[: text.index("commands:\n")])
+    start = text.index("commands:\n")
+    rest = re.search(r"^[a-z_]+:", text[start + len("commands:\n") :], re.M)
+    spec.write_text(
+        text[:start] + (text[start + len("commands:\n") + rest.start() :] if rest else "")
+    )
     assert run_prereg("--project", project, "compile").returncode == 0
-    p = run_prereg("--project", project, "answer-position", "score")
+    p = run_prereg("--project", project, "example-probe", "diagnostic")
     assert p.returncode == 2
-    assert "study 'answer-position' declares no commands" in p.stderr
+    assert "study 'example-probe' has no commands (its engine provides none" in p.stderr

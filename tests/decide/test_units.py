@@ -245,16 +245,16 @@ def test_compile_refuses_a_unit_it_cannot_build_at_its_line(tmp_path, capsys, ol
 
 
 def test_diagnose_refuses_a_study_with_units_rather_than_count_excluded_rows(tmp_path, capsys):
-    text = FIXTURE.read_text() + (
-        "  - id: diagnose\n    handler: diagnose\n    summary: diagnose\n    arguments:\n"
-        "      - {name: --out, kind: option, type: path, required: true, help: folder}\n"
+    text = FIXTURE.read_text().replace(
+        "constants:\n",
+        "scenarios:\n  - id: flat\n    outcome: correct\n    rates: [{rate: 0.7}]\nconstants:\n",
     )
     (tmp_path / "spec" / "studies").mkdir(parents=True)
     (tmp_path / "spec" / "studies" / "repo-pairs.yaml").write_text(text)
     assert main(["--project", str(tmp_path), "compile"]) == 0
     capsys.readouterr()
-    code = main(["--project", str(tmp_path), "repo-pairs", "diagnose", "--out",
-                 str(tmp_path / "d")])  # fmt: skip
+    code = main(["--project", str(tmp_path), "repo-pairs", "diagnose", "--simulations", "10",
+                 "--seed", "1", "--out", str(tmp_path / "d" / "DIAGNOSE.json")])  # fmt: skip
     assert code != 0
     assert "does not simulate unit roll-ups" in capsys.readouterr().err
     assert not (tmp_path / "d").exists()

@@ -84,8 +84,22 @@ CASES = {
         "the half-width of a clopper-pearson interval has no closed form here",
     ),
     "a repeated positional": (
-        lambda s: next(c for c in s["commands"] if c["id"] == "items")["arguments"][0].update(
-            kind="positional", name="out", repeated=True
+        # an override of the engine's items command
+        lambda s: s.update(
+            commands=[
+                {
+                    "id": "items",
+                    "arguments": [
+                        {
+                            "name": "out",
+                            "kind": "positional",
+                            "type": "path",
+                            "repeated": True,
+                            "help": "the manifest",
+                        }
+                    ],
+                }
+            ]
         ),
         "only an option may be repeated",
     ),

@@ -117,8 +117,8 @@ def case_output_exists(d: Path):
 
 def case_stale(d: Path):
     spec = compiled_with_data(d)
-    edit(spec, "split: test, rows: 100,", "split: test, rows: 90,")
-    edit(spec, "{scope: test, rows: 400}", "{scope: test, rows: 360}")
+    edit(spec, "rows: 100, factors", "rows: 90, factors")
+    edit(spec, "{scope: all, rows: 400}", "{scope: all, rows: 360}")
     return 2, run(["my-study", "items", "--out", "items2.jsonl"], d)
 
 
@@ -133,8 +133,8 @@ def case_sealed_changed(d: Path):
     spec.write_text(spec.read_text() + REGISTRATION)
     assert run(["compile"], d)[0] == 0
     assert run(["seal", "my-study"], d)[0] == 0
-    edit(spec, "split: test, rows: 100,", "split: test, rows: 400,")
-    edit(spec, "{scope: test, rows: 400}", "{scope: test, rows: 1600}")
+    edit(spec, "rows: 100, factors", "rows: 400, factors")
+    edit(spec, "{scope: all, rows: 400}", "{scope: all, rows: 1600}")
     assert run(["compile"], d)[0] == 0
     code, text = run(["check"], d)
     # and the FAQ's fix: a new version, amended, with an amendment naming the paths

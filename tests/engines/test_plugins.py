@@ -5,6 +5,7 @@ without it on the path the study's engine is unknown; a broken plug-in is a loca
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import textwrap
@@ -314,3 +315,121 @@ def test_discovering_the_engines_imports_no_engine_code():
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout == "False\n"
+
+
+# -- a plug-in that owns its commands ------------------------------------------------------
+
+OWNING = {
+    **PLUGIN,
+    "myengine/plugin.py": """\
+        from prereg.engines.base import Engine
+
+        ENGINE = Engine(
+            kind="my-engine",
+            summary="Greets people the way the study's constants say.",
+            module="myengine.commands",
+            schema="myengine:constants.schema.json",
+            checks="myengine.checks:checks",
+            standard_commands="myengine.standard:commands",
+        )
+        """,
+    "myengine/standard.py": """\
+        import os
+
+
+        def commands(spec):
+            kind = os.environ.get("MYENGINE_NAME_TYPE", "string")
+            return [
+                {
+                    "id": "greet",
+                    "handler": "greet",
+                    "summary": "greet someone",
+                    "arguments": [
+                        {"name": "--name", "kind": "option", "type": kind, "required": True,
+                         "help": "who to greet"},
+                    ],
+                }
+            ]
+        """,
+    "myengine/checks.py": """\
+        from prereg.engines.checking import Argument, command_problems
+
+
+        def checks(spec):
+            return command_problems(spec, "my-engine", {"greet": [Argument("--name", ("string",))]})
+        """,
+}
+
+
+@pytest.fixture
+def owning_site(tmp_path: Path) -> Path:
+    site = tmp_path / "owning-site"
+    _write(site, OWNING)
+    (site / "myengine" / "constants.schema.json").write_text(json.dumps(SCHEMA, indent=2))
+    _distribution(site, "myengine", "my-engine = myengine.plugin:ENGINE")
+    return site
+
+
+def _owning(*args, site: Path, **env):
+    # the plug-in's folder first, then the path this test runs prereg from
+    path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH", "")]))
+    return run_prereg(*args, env={"PYTHONPATH": path, **env})
+
+
+def _spec_with(project: Path, commands: str) -> Path:
+    spec = project / "spec" / "studies" / f"{STUDY}.yaml"
+    spec.write_text(SPEC.split("commands:\n", 1)[0] + commands, encoding="utf-8")
+    return spec
+
+
+def _line(spec: Path, needle: str) -> int:
+    return next(n for n, x in enumerate(spec.read_text().splitlines(), 1) if needle in x)
+
+
+def test_a_plugins_standard_commands_run_without_a_commands_block(owning_site, project):
+    _spec_with(project, "")
+    assert _owning("--project", project, "compile", site=owning_site).returncode == 0
+    r = _owning("--project", project, STUDY, "greet", "--name", "Ada", site=owning_site)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "Hello, Ada! Hello, Ada! (my-study 1.0, split main)\n"
+
+
+def test_the_plugins_checks_see_an_override_and_report_it_where_it_is_written(owning_site, project):
+    # the override's own argument: reported at that argument's line
+    spec = _spec_with(
+        project,
+        "commands:\n  - id: greet\n    arguments:\n"
+        "      - {name: --name, kind: option, type: integer, required: true, help: who}\n",
+    )
+    c = _owning("--project", project, "compile", site=owning_site)
+    assert c.returncode == 2
+    line = _line(spec, "type: integer")
+    assert (
+        f"spec/studies/my-study.yaml:{line}: at /commands/0/arguments/0/type: command 'greet':"
+        " handler 'greet' reads --name as string, not integer"
+    ) in c.stderr, c.stderr
+    # an override that keeps the engine's arguments compiles and greets
+    _spec_with(project, "commands:\n  - {id: greet, summary: say hello}\n")
+    assert _owning("--project", project, "compile", site=owning_site).returncode == 0
+    r = _owning("--project", project, STUDY, "greet", "--name", "Bo", site=owning_site)
+    assert r.stdout == "Hello, Bo! Hello, Bo! (my-study 1.0, split main)\n"
+
+
+def test_a_plugins_broken_standard_command_is_reported_as_the_engines(owning_site, project):
+    spec = _spec_with(project, "commands:\n  - {id: greet, summary: say hello}\n")
+    env = {"MYENGINE_NAME_TYPE": "integer"}
+    c = _owning("--project", project, "compile", site=owning_site, **env)
+    assert c.returncode == 2
+    line = _line(spec, "{id: greet, summary: say hello}")
+    assert (
+        f"spec/studies/my-study.yaml:{line}: at /commands/0: command 'greet': handler 'greet'"
+        " reads --name as string, not integer (the arguments it keeps of the engine's command"
+        " 'greet')"
+    ) in c.stderr, c.stderr
+    _spec_with(project, "")  # no spec entry: the engine's own command is named
+    c = _owning("--project", project, "compile", site=owning_site, **env)
+    assert c.returncode == 2
+    assert (
+        "at /engine: command 'greet': handler 'greet' reads --name as string, not integer (the"
+        " engine's own command 'greet')"
+    ) in c.stderr, c.stderr

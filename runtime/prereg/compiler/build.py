@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prereg import custom
+from prereg import custom, splits
 from prereg.compiler import contracts, semantic
-from prereg.compiler.engines import engine_problems
+from prereg.compiler.engines import effective_commands, engine_problems
 from prereg.compiler.expand import all_cells
 from prereg.compiler.fmt import format_python
 from prereg.compiler.load import Loaded, load_yaml
@@ -41,6 +41,8 @@ class Study:
     loaded: Loaded
     spec_rel: str
     digest: str
+    #: the effective commands: the engine's standard ones merged with the spec's
+    commands: list[dict] = field(default_factory=list)
 
     @property
     def data(self) -> dict:
@@ -78,7 +80,11 @@ def load_study(project: Project, path: Path) -> Study:
     if problems:
         noun = "problem" if len(problems) == 1 else "problems"
         raise UserError(f"{loaded.path}: {len(problems)} {noun}", problems=problems)
-    return Study(loaded=loaded, spec_rel=project.rel(path), digest=digest(loaded.data))
+    engine = registry.require(loaded.data["engine"])
+    commands = effective_commands(engine, loaded.data).commands
+    return Study(
+        loaded=loaded, spec_rel=project.rel(path), digest=digest(loaded.data), commands=commands
+    )
 
 
 def custom_problems(loaded: Loaded, root: Path) -> list[str]:
@@ -214,7 +220,9 @@ def spec_config(spec: dict) -> dict[str, Any]:
         "study_id": spec["id"],
         "version": spec["version"],
         "constants": {c["id"]: c["value"] for c in spec.get("constants") or []},
-        "splits": [{"id": s["id"], "code": s["code"]} for s in spec.get("splits") or []],
+        # a study without splits has one population: the implicit split (prereg.splits)
+        "splits": [{"id": s["id"], "code": s["code"]} for s in spec.get("splits") or []]
+        or [{"id": splits.IMPLICIT, "code": splits.IMPLICIT}],
         "factors": [
             {
                 "id": f["id"],
@@ -233,7 +241,7 @@ def spec_config(spec: dict) -> dict[str, Any]:
         "cells": [
             {
                 "id": c["id"],
-                "split": c["split"],
+                "split": splits.of(c),
                 "rows": c["rows"],
                 "levels": {r["factor"]: str(r["level"]) for r in c["levels"]},
             }
@@ -550,6 +558,7 @@ def _context(study: Study) -> dict[str, Any]:
     pkg = package_name(study.id)
     return {
         "study": spec,
+        "commands": study.commands,
         "spec_rel": study.spec_rel,
         "digest": study.digest,
         "pkg": pkg,

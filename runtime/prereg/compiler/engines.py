@@ -20,6 +20,7 @@ from functools import lru_cache
 from typing import Any
 
 from prereg.compiler import predicate
+from prereg.compiler.commands import Merged, merge, with_commands
 from prereg.compiler.load import Loaded
 from prereg.compiler.validate import describe, pointer
 from prereg.engines import registry
@@ -159,13 +160,19 @@ def engine_problems(loaded: Loaded) -> list[str]:
     schema = engine.config_schema()
     problems = _schema_problems(loaded, engine, schema) if schema is not None else []
     if not problems:
-        try:
-            found = engine.run_checks(spec)
-        except UserError:
-            raise
-        except Exception as exc:  # a bug in a plug-in's checks is reported, not a traceback
-            found = [("/engine", f"the engine's checks failed: {type(exc).__name__}: {exc}")]
-        found = list(found) + _figure_problems(spec, engine)
+        merged = effective_commands(engine, spec)
+        found = list(merged.problems)
+        if not found:  # the engine checks the commands as they take effect
+            try:
+                checked = engine.run_checks(with_commands(spec, merged))
+            except UserError:
+                raise
+            except Exception as exc:  # a bug in a plug-in's checks is reported, not a traceback
+                checked = [("/engine", f"the engine's checks failed: {type(exc).__name__}: {exc}")]
+            for ptr, message in checked:
+                at, note = merged.spec_pointer(spec, ptr)
+                found.append((at, message + note))
+        found += _figure_problems(spec, engine)
         for ptr, message in found:
             line, where = _line(loaded, ptr)
             problems.append(
@@ -173,3 +180,16 @@ def engine_problems(loaded: Loaded) -> list[str]:
             )
     problems.sort(key=lambda p: (p[0], p[1]))
     return [p[2] for p in problems]
+
+
+def effective_commands(engine: Engine, spec: dict) -> Merged:
+    """The study's commands: the engine's standard ones merged with the spec's
+    (:mod:`prereg.compiler.commands`)."""
+    try:
+        return merge(engine, spec)
+    except UserError:
+        raise
+    except Exception as exc:  # a bug in a plug-in's standard commands: reported, not a traceback
+        raise UserError(
+            f"engine {engine.kind!r}: its standard commands failed: {type(exc).__name__}: {exc}"
+        ) from None

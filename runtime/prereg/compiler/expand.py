@@ -3,7 +3,7 @@
 A crossing registers one cell per combination of its factors' levels (the first factor varies
 slowest, levels in their registered order; ``subset`` keeps only some levels of a factor and
 ``exclude`` leaves combinations out), each in the crossing's split, with ``rows`` rows or the
-rows ``rows_by`` gives for the level of one crossed factor; ``fixed`` pins further factors to
+rows ``rows_by`` gives for the level of one crossed factor (a study without splits: no split); ``fixed`` pins further factors to
 one level. The expanded cells follow the written ones, crossing by crossing, and are what
 every later stage sees: the semantic checks, the engine configuration, PREREG.md, ``prereg
 diff`` and seals (so a reviewer still sees a change per cell). An expanded cell points at its
@@ -41,7 +41,8 @@ def crossing_cells(spec: dict, crossing: dict) -> list[dict]:
     order = {f: i for i, f in enumerate(levels)}
     codes = {s["id"]: s.get("code") or s["id"] for s in spec.get("splits") or []}
     factors = list(crossing.get("factors") or [])
-    if any(f not in levels for f in factors) or crossing.get("split") not in codes:
+    split = crossing.get("split")
+    if any(f not in levels for f in factors) or (split not in codes if codes else split):
         return []
     subset = {
         str(f["factor"]): [str(v) for v in f.get("levels") or []]
@@ -57,7 +58,7 @@ def crossing_cells(spec: dict, crossing: dict) -> list[dict]:
     ]
     out = []
     for combo in itertools.product(*axes):
-        ids = {"split": (str(crossing["split"]), str(codes[crossing["split"]]))}
+        ids = {} if split is None else {"split": (str(split), str(codes[split]))}
         chosen: dict[str, str] = {}
         for factor, level in zip(factors, combo, strict=True):
             ids[factor] = (str(level["id"]), str(level.get("code") or level["id"]))
@@ -79,14 +80,10 @@ def crossing_cells(spec: dict, crossing: dict) -> list[dict]:
             {"factor": f, "level": chosen[f]}
             for f in sorted(chosen, key=lambda f: order.get(f, len(order)))
         ]
-        out.append(
-            {
-                "id": _TOKEN.sub(name, crossing["id"]),
-                "split": crossing["split"],
-                "rows": _rows(crossing, chosen),
-                "levels": refs,
-            }
-        )
+        cell = {"id": _TOKEN.sub(name, crossing["id"])}
+        if split is not None:  # a study without splits: its cells name none
+            cell["split"] = split
+        out.append({**cell, "rows": _rows(crossing, chosen), "levels": refs})
     return out
 
 

@@ -20,6 +20,8 @@ from prereg.compiler.expand import all_cells, cell_entries
 from prereg.compiler.load import Loaded
 from prereg.compiler.project import python_name
 from prereg.rules import INCONCLUSIVE, NOT_SUPPORTED, NOT_TESTED, REPORTED_ONLY, SUPPORTED
+from prereg.splits import IMPLICIT as IMPLICIT_SPLIT
+from prereg.splits import of as split_of
 
 Check = Callable[[dict, "Reporter"], None]
 CHECKS: list[Check] = []
@@ -88,6 +90,13 @@ def unique_ids(spec: dict, report: Reporter) -> None:
             names.setdefault(pyname, item.get("id"))
             if keyword.iskeyword(pyname):
                 report(f"{ptr}/id", f"{what} {item['id']!r} is a Python keyword")
+    for ptr, split in items(spec, "splits"):
+        if split.get("id") == IMPLICIT_SPLIT:
+            report(
+                f"{ptr}/id",
+                f"split id {IMPLICIT_SPLIT!r} is reserved: a total's scope {IMPLICIT_SPLIT} means"
+                " every row (and a study without splits has that one population)",
+            )
     _unique(report, items(spec, "amendments"), "version", "amendment version")
     for ptr, factor in items(spec, "factors"):
         _unique(
@@ -147,10 +156,8 @@ def cells_resolve_and_do_not_overlap(spec: dict, report: Reporter) -> None:
     levels = _levels(spec)
     assignments = []
     for ptr, cell in cell_entries(spec):
-        if cell.get("split") not in splits:
-            report(
-                f"{ptr}/split", f"cell {cell.get('id')!r} names unknown split {cell.get('split')!r}"
-            )
+        if ptr.startswith("/cells/"):  # a crossing's cells are checked at the crossing
+            _split_named(report, ptr, f"cell {cell.get('id')!r}", cell, splits)
         assign: dict[str, str] = {}
         for j, ref in enumerate(cell.get("levels", [])):
             rptr = f"{ptr}/levels/{j}"
@@ -166,7 +173,7 @@ def cells_resolve_and_do_not_overlap(spec: dict, report: Reporter) -> None:
             if factor in assign:
                 report(f"{rptr}/factor", f"cell {cell.get('id')!r} sets factor {factor!r} twice")
             assign[factor] = level
-        assignments.append((ptr, cell.get("id"), cell.get("split"), assign))
+        assignments.append((ptr, cell.get("id"), split_of(cell), assign))
     by_split: dict[str, list] = {}
     for entry in assignments:
         by_split.setdefault(entry[2], []).append(entry)
@@ -177,6 +184,26 @@ def cells_resolve_and_do_not_overlap(spec: dict, report: Reporter) -> None:
                 a1.keys() <= a2.keys() or a2.keys() <= a1.keys()
             ):
                 report(p2, f"cell {id2!r} overlaps cell {id1!r}: a row could belong to both")
+
+
+def _split_named(report: Reporter, ptr: str, what: str, entry: dict, splits: set) -> None:
+    """A cell or crossing names one of the study's splits, or none when it registers none."""
+    split = entry.get("split")
+    if split is None:
+        if splits:
+            report(
+                ptr,
+                f"{what} names no split; the study registers splits ({', '.join(sorted(splits))}),"
+                " so each cell names one",
+            )
+    elif not splits:
+        report(
+            f"{ptr}/split",
+            f"{what} names split {split!r}, but the study registers no splits (its rows are one"
+            " population): leave split out, or declare the study's splits",
+        )
+    elif split not in splits:
+        report(f"{ptr}/split", f"{what} names unknown split {split!r}")
 
 
 def _crossing_shape(crossing: dict, ptr: str, factors: list, levels: dict, report) -> None:
@@ -224,8 +251,7 @@ def crossings_resolve(spec: dict, report: Reporter) -> None:
     splits = {s["id"] for s in spec.get("splits") or []}
     levels = _levels(spec)
     for ptr, crossing in items(spec, "crossings"):
-        if crossing.get("split") not in splits:
-            report(f"{ptr}/split", f"crossing names unknown split {crossing.get('split')!r}")
+        _split_named(report, ptr, "crossing", crossing, splits)
         factors = list(crossing.get("factors") or [])
         for j, factor in enumerate(factors):
             if factor not in levels:
@@ -244,7 +270,9 @@ def crossings_resolve(spec: dict, report: Reporter) -> None:
                     f"crossing fixes level {level!r}, which factor {factor!r} does not have",
                 )
         _crossing_shape(crossing, ptr, factors, levels, report)
-        allowed = {"split", *factors, *(r.get("factor") for r in crossing.get("fixed") or [])}
+        allowed = {*factors, *(r.get("factor") for r in crossing.get("fixed") or [])}
+        if splits:  # a study without splits has no split to name in a cell id
+            allowed.add("split")
         left = _CELL_PLACEHOLDER.sub("", str(crossing.get("id", "")))
         stray = re.search(r"\{[^{}]*\}?|\}", left)
         if stray:  # {split.__class__}, {0}, {split!r}, an unclosed brace: never a placeholder
@@ -258,7 +286,10 @@ def crossings_resolve(spec: dict, report: Reporter) -> None:
             if name not in allowed:
                 report(
                     f"{ptr}/id",
-                    f"placeholder {{{name}}} of the cell id is neither split nor a crossed or fixed factor",
+                    "placeholder {split} of the cell id names the split, but the study registers"
+                    " no splits"
+                    if name == "split"
+                    else f"placeholder {{{name}}} of the cell id is neither split nor a crossed or fixed factor",
                 )
                 break
         else:
@@ -276,7 +307,11 @@ def totals_match_cells(spec: dict, report: Reporter) -> None:
     for ptr, total in items(spec, "totals"):
         scope = total.get("scope")
         if scope != "all" and scope not in splits:
-            report(f"{ptr}/scope", f"total names unknown split {scope!r}")
+            report(
+                f"{ptr}/scope",
+                f"total names unknown split {scope!r}"
+                + ("" if splits else " (the study registers no splits: its scope is all)"),
+            )
             continue
         rows = [c.get("rows") for c in all_cells(spec) if scope == "all" or c.get("split") == scope]
         if any(not isinstance(r, int) for r in rows):
@@ -392,7 +427,8 @@ def fill(text: str, binding: dict[str, str]) -> str:
 def _selectable(spec: dict) -> dict[str, list[str]]:
     """Factors, the split and row attributes, with their values: what a selection may filter on."""
     out = _levels(spec)
-    out.setdefault("split", [str(sp["id"]) for sp in spec.get("splits") or []])
+    if spec.get("splits"):  # without splits, the study's rows are one population
+        out.setdefault("split", [str(sp["id"]) for sp in spec.get("splits") or []])
     for attr in spec.get("row_attributes") or []:
         out.setdefault(attr["id"], [str(v) for v in attr.get("values", [])])
     return out
@@ -420,12 +456,21 @@ def contrast_ids(spec: dict) -> dict[str, str]:
     return out
 
 
+def no_split(factor: object) -> str:
+    """Why ``split`` is no factor to select on, when it is not (a study without splits)."""
+    return (
+        " (the study registers no splits: its rows are one population)" if factor == "split" else ""
+    )
+
+
 def _check_selection(sel: dict | None, ptr: str, name: str, binding, selectable, report) -> None:
     for j, flt in enumerate((sel or {}).get("where", [])):
         fptr = f"{ptr}/where/{j}"
         factor = flt.get("factor")
         if factor not in selectable:
-            report(f"{fptr}/factor", f"{name} selects on unknown factor {factor!r}")
+            report(
+                f"{fptr}/factor", f"{name} selects on unknown factor {factor!r}{no_split(factor)}"
+            )
             continue
         for lv in flt.get("levels", []):
             value = fill(str(lv), binding)

@@ -8,7 +8,8 @@ registered earlier, or a field the study's engine provides (:func:`prereg.engine
 
 from __future__ import annotations
 
-from prereg.compiler.semantic import Reporter, _levels, check, items
+from prereg.compiler.semantic import Reporter, _levels, check, items, no_split
+from prereg.splits import of as split_of
 
 _VALUE_OPS = ("eq", "ne", "lt", "le", "gt", "ge")
 _NULL_OPS = ("is_null", "not_null")
@@ -327,7 +328,7 @@ def metric_compute_well_formed(spec: dict, report: Reporter) -> None:
 def _cell_matches(flts: list, cell: dict) -> bool | None:
     """Whether a cell's rows all meet these level filters (None: a filter names a row
     attribute, so some rows of the cell may and others may not)."""
-    attrs = {"split": str(cell.get("split"))}
+    attrs = {"split": split_of(cell)}
     for r in cell.get("levels") or []:
         if isinstance(r, dict):
             attrs[str(r.get("factor"))] = str(r.get("level"))
@@ -398,7 +399,8 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
                 if flt.get("factor") not in selectable:
                     report(
                         f"{vptr}/where/{k}/factor",
-                        f"scenario {sid!r} selects on unknown factor {flt.get('factor')!r}",
+                        f"scenario {sid!r} selects on unknown factor {flt.get('factor')!r}"
+                        + no_split(flt.get("factor")),
                     )
         drawn = {str(v.get("field")) for v in s.get("values") or []}
         for j, c in enumerate(s.get("calibration") or []):
@@ -469,7 +471,8 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
                 factor = flt.get("factor")
                 if factor not in selectable:
                     report(
-                        f"{fptr}/factor", f"scenario {sid!r} selects on unknown factor {factor!r}"
+                        f"{fptr}/factor",
+                        f"scenario {sid!r} selects on unknown factor {factor!r}{no_split(factor)}",
                     )
                     continue
                 for lv in flt.get("levels") or []:
@@ -631,6 +634,13 @@ def split_fields_allow_the_splits(spec: dict, report: Reporter) -> None:
     for ptr, contract in items(spec, "record_contracts"):
         for j, f in enumerate(contract.get("fields") or []):
             if f.get("role") != "split":
+                continue
+            if not splits:
+                report(
+                    f"{ptr}/fields/{j}/role",
+                    f"field {f.get('name')!r} holds a split, but the study registers no splits"
+                    " (its rows are one population): leave the field out, or declare the splits",
+                )
                 continue
             if f.get("type") != "string":
                 report(

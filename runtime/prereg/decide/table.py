@@ -250,7 +250,10 @@ def from_items(
             del seen[rid]  # a record of an unregistered row: the attempt policy counts it
             continue
         if ci is None:
-            where = ", ".join(f"{k}={v}" for k, v in zip(("split", *factors), key, strict=True))
+            shown = zip(("split", *factors), key, strict=True)
+            if split_field is None:  # a split the record does not carry is not shown
+                next(shown)
+            where = ", ".join(f"{k}={v}" for k, v in shown)
             problems.append(
                 f"{source}:{n}: row {name_words(row_field, rid)} ({where}) is in no registered cell"
             )

@@ -61,6 +61,12 @@ class Engine:
     - ``figures``: ``"module:function"``, ``function(spec) -> iterable of figure ids``: the
       study-level figures the engine can report for this spec (which a spec's ``figures:``
       may declare and its rules compare); None when it reports none.
+    - ``standard_commands``: ``"module:function"``, ``function(spec) -> [command, ...]``: the
+      commands every study of this kind offers without declaring them, each a mapping shaped
+      as an entry of a spec's ``commands:`` (``id``, ``handler``, ``summary``, optional
+      ``description``, ``arguments``), in the order ``prereg <study-id> --help`` lists them; a
+      spec's ``commands:`` overrides, renames or adds to them (:mod:`prereg.compiler.commands`).
+      None: the engine offers none, and a study's commands are the ones its spec declares.
     - ``row_fields``: names of the per-row fields the engine provides beside the item and
       observation fields (say a gold label), which a study's conditions and metrics may name.
     """
@@ -74,6 +80,7 @@ class Engine:
     api: str | None = None
     row_fields: tuple[str, ...] = ()
     figures: str | None = None
+    standard_commands: str | None = None
 
     def problems(self) -> list[str]:
         """What is wrong with this description itself (empty when it is well formed)."""
@@ -90,6 +97,7 @@ class Engine:
             ("reporter", REFERENCE, "module:function"),
             ("api", REFERENCE, "module:function"),
             ("figures", REFERENCE, "module:function"),
+            ("standard_commands", REFERENCE, "module:function"),
         ):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, str) or not pattern.match(value)):
@@ -123,6 +131,13 @@ class Engine:
             return frozenset()
         fn = resolve(self.figures, f"engine {self.kind!r}: its figures")
         return frozenset(str(f) for f in fn(spec) or ())
+
+    def standard_command_list(self, spec: Mapping[str, Any]) -> list[Any]:
+        """The engine's standard commands for a parsed spec (after the schema held)."""
+        if self.standard_commands is None:
+            return []
+        fn = resolve(self.standard_commands, f"engine {self.kind!r}: its standard commands")
+        return list(fn(spec) or ())
 
     def report_builder(self) -> Callable[..., Any] | None:
         return (

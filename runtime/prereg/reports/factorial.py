@@ -226,6 +226,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         )
     cells = doc.get("cells") or []
     metric_ids = list(cells[0]["metrics"]) if cells else []
+    split = any("split" in c for c in cells)  # a study without splits shows none
     report.add(
         Heading("Cells"),
         Para(
@@ -233,11 +234,11 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
             note=True,
         ),
         Table(
-            ("cell", "split", "rows", "observed", *metric_ids),
+            ("cell", *(["split"] if split else []), "rows", "observed", *metric_ids),
             [
                 (
                     c["cell"],
-                    c["split"],
+                    *([c.get("split", "")] if split else []),
                     fmt(c["rows"]),
                     fmt(c["observed"]),
                     *(
@@ -249,7 +250,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                 )
                 for c in cells
             ],
-            numeric=frozenset({2, 3}),
+            numeric=frozenset({2, 3} if split else {1, 2}),
             code=frozenset({0}),
         ),
     )

@@ -26,9 +26,9 @@ def test_an_example_score_validates(tmp_path, study):
     )
     assert spec["engine"] == "factorial"
     project = example_project(tmp_path, study)
-    args = {c["id"]: {a["name"] for a in c["arguments"]} for c in spec["commands"]}
     items = []
-    if "items" in args:
+    # the engine offers items (and --items) to a study with an item manifest
+    if any(c.get("role") == "items" for c in spec["record_contracts"]):
         assert run(project, study, "items", "--out", tmp_path / "items.jsonl") == 0
         items = ["--items", tmp_path / "items.jsonl"]
     scenario = spec["scenarios"][0]["id"]

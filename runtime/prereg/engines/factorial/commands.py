@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from prereg import splits
 from prereg.decide import attempts as attempt_policy
 from prereg.decide import scenarios as registered
 from prereg.decide import units as unit_levels
@@ -794,6 +795,7 @@ def score_document(
     from prereg.stats.methods import MethodError, method
 
     rep = _reporting(config)
+    one_population = splits.implicit(config)
     tally: dict[str, int] = {}
     metrics, observed, columns, units = row_data(config, table, records, source, tally=tally)
     sel = Selections(table)
@@ -831,7 +833,8 @@ def score_document(
         cells.append(
             {
                 "cell": c["id"],
-                "split": str(c["split"]),
+                # a study without splits: its one implicit split is not shown
+                **({} if one_population else {"split": str(c["split"])}),
                 "levels": {k: str(v) for k, v in c["levels"].items()},
                 "rows": int(rows[i]),
                 "observed": int(round(n_obs[i])),

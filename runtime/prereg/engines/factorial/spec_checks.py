@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from prereg.engines.base import Problem
 
-_COMMANDS = ("items", "simulate", "score", "diagnose")
-
 
 def checks(spec: dict) -> list[Problem]:
     out: list[Problem] = []
@@ -71,14 +69,6 @@ def checks(spec: dict) -> list[Problem]:
                     f"/scenarios/{i}",
                     f"scenario {s.get('id')!r}: the factorial engine writes observations, so a"
                     " scenario draws an outcome field of the observation contract (outcome)",
-                )
-            )
-    for i, c in enumerate(spec.get("commands") or []):
-        if c.get("handler") not in _COMMANDS:
-            out.append(
-                (
-                    f"/commands/{i}/handler",
-                    f"the factorial engine has no handler {c.get('handler')!r} ({', '.join(_COMMANDS)})",
                 )
             )
     return out

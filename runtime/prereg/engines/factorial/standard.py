@@ -1,0 +1,145 @@
+"""The factorial engine's standard commands: what every factorial study offers without
+declaring it, as ``prereg <study-id> <command>``.
+
+A spec's ``commands:`` section adds a command or overrides/renames one of these (the merge is
+:mod:`prereg.compiler.commands`'). Which commands a study gets follows from its spec:
+
+- ``items`` when the study registers an item manifest (a contract with ``role: items``);
+- ``simulate`` when a scenario draws an outcome field (the engine writes observations);
+- ``score`` always;
+- ``diagnose`` when the study registers scenarios or sizing claims.
+
+``--items`` is an argument of ``simulate`` and ``score`` only when the study has a manifest;
+without one the observations carry each row's levels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def _option(name: str, type_: str, help_: str, *, required: bool = True, **more) -> dict:
+    return {
+        "name": name,
+        "kind": "option",
+        "type": type_,
+        "required": required,
+        "help": help_,
+        **more,
+    }
+
+
+_ITEMS = _option("--items", "path", "the item manifest")
+
+
+def commands(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The standard commands of a factorial study with this spec, in the order
+    ``prereg <study-id> --help`` lists them."""
+    manifest = any(
+        isinstance(c, Mapping) and c.get("role") == "items"
+        for c in spec.get("record_contracts") or ()
+    )
+    scenarios = [s for s in spec.get("scenarios") or () if isinstance(s, Mapping)]
+    items = [_ITEMS] if manifest else []
+    drawn = [str(s.get("id")) for s in scenarios if s.get("outcome") is not None]
+    every = [str(s.get("id")) for s in scenarios]
+    out: list[dict[str, Any]] = []
+    if manifest:
+        out.append(
+            {
+                "id": "items",
+                "handler": "items",
+                "summary": "write the item manifest of every registered row",
+                "arguments": [_option("--out", "path", "the manifest to create (JSONL)")],
+            }
+        )
+    if drawn:
+        out.append(
+            {
+                "id": "simulate",
+                "handler": "simulate",
+                "summary": "write synthetic observations from a registered scenario",
+                "arguments": [
+                    *items,
+                    _option("--scenario", "string", f"a registered scenario: {', '.join(drawn)}"),
+                    _option("--seed", "integer", "the simulation seed"),
+                    _option("--out", "path", "the observations to create (JSONL)"),
+                ],
+            }
+        )
+    out.append(
+        {
+            "id": "score",
+            "handler": "score",
+            "summary": "score observations against the registered rules",
+            "arguments": [
+                *items,
+                _option("--observations", "path", "the observations (JSONL, Parquet or CSV)"),
+                _option("--out", "path", "SCORE.json to create; SCORE.md is written beside it"),
+            ],
+        }
+    )
+    if every or spec.get("claims"):
+        out.append(
+            {
+                "id": "diagnose",
+                "handler": "diagnose",
+                "summary": "the operating characteristics of the registered rules by simulation,"
+                " and the sizing claims checked",
+                "arguments": [
+                    _option(
+                        "--scenario",
+                        "string",
+                        "a registered scenario (repeat for several; default all"
+                        + (f": {', '.join(every)})" if every else ")"),
+                        required=False,
+                        repeated=True,
+                    ),
+                    _option("--simulations", "integer", "simulated studies per scenario"),
+                    _option("--seed", "integer", "the simulation seed"),
+                    _option(
+                        "--out",
+                        "path",
+                        "DIAGNOSE.json to create; DIAGNOSE.md is written beside it",
+                    ),
+                    _option(
+                        "--workers",
+                        "integer",
+                        "local worker processes (default 1); the output does not depend on it",
+                        required=False,
+                    ),
+                    _option(
+                        "--scheduler",
+                        "string",
+                        "the address of a Dask distributed scheduler to run on (needs"
+                        " prereg[distributed])",
+                        required=False,
+                    ),
+                    _option(
+                        "--power",
+                        "number",
+                        "the power each scenario family's detectable effect is read at"
+                        " (default 0.8)",
+                        required=False,
+                    ),
+                    _option(
+                        "--vary",
+                        "string",
+                        "rows=V1,V2,... (every cell's rows), rows:CELL=V1,...,"
+                        " alpha=A1,A2,... (every P threshold and family alpha) or"
+                        " margin:ID=M1,... (one contrast's or analysis' margin): the whole"
+                        " diagnosis again at each value, each claim checked there (a redesign"
+                        " section)",
+                        required=False,
+                    ),
+                    {
+                        "name": "--target",
+                        "kind": "flag",
+                        "help": "with --vary: the smallest listed value meeting every claim,"
+                        " confirmed with a fresh seed",
+                    },
+                ],
+            }
+        )
+    return out
