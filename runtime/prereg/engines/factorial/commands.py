@@ -409,16 +409,7 @@ def _draw_many(
         x = np.exp(rng.normal(float(v.get("mean") or 0.0), float(v.get("sd") or 0.0), size))
     else:
         x = rng.uniform(float(v["low"]), float(v["high"]), size)
-    if v.get("low") is not None:
-        x = np.maximum(x, float(v["low"]))
-    if v.get("high") is not None:
-        x = np.minimum(x, float(v["high"]))
-    if integer:
-        return [int(round(t)) for t in x.tolist()]
-    if v.get("decimals") is not None:
-        d = int(v["decimals"])
-        return [round_half_up(t, d) for t in x.tolist()]
-    return x.tolist()
+    return _finish(v, x, integer)
 
 
 def _confidence_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
