@@ -443,3 +443,61 @@ def test_rows_beyond_the_registered_count_say_that_a_row_is_a_full_key(tmp_path,
     assert "cell tst-base has 228 distinct rows, the study registers 100" in err
     assert "a row is one value of (itemId, arm), the attempt policy's key" in err
     assert not out.exists()
+
+
+def _raters_project(tmp_path: Path, extra: str) -> Path:
+    text = RATERS.read_text().replace("attempts:\n", extra + "attempts:\n", 1)
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "raters-units.yaml").write_text(text)
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    return tmp_path
+
+
+def _score_raters(project: Path, items: list[dict], labels: list[dict], name: str) -> int:
+    (project / f"{name}-items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items))
+    (project / f"{name}-labels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in labels))
+    return main(["--project", str(project), "raters-units", "score", "--items",
+                 str(project / f"{name}-items.jsonl"), "--observations",
+                 str(project / f"{name}-labels.jsonl"), "--out",
+                 str(project / name / "SCORE.json")])  # fmt: skip
+
+
+def test_row_counts_from_the_manifest_with_the_registered_total_held(tmp_path, capsys):
+    """The same spec scores a manifest that plans 20 code and 10 prose items (the cells
+    register 15 and 15): with row_counts: manifest the cells take the manifest's counts, and
+    the registered total (90 rows: 30 items x 3 raters) is still checked."""
+    items, labels = rater_data(3)
+    items = [{**it, "domain": "code" if i < 20 else "prose"} for i, it in enumerate(items)]
+    # without the word, the registered counts hold: refused
+    plain = _raters_project(tmp_path / "plain", "")
+    capsys.readouterr()
+    assert _score_raters(plain, items, labels, "run") == 2
+    assert "cell code has 60 rows, the study registers 45" in capsys.readouterr().err
+    project = _raters_project(
+        tmp_path / "manifest", "row_counts: manifest\ntotals:\n  - {scope: all, rows: 90}\n"
+    )
+    prereg = (project / "generated" / "raters_units" / "PREREG.md").read_text()
+    assert "Row counts come from the item manifest" in prereg
+    capsys.readouterr()
+    assert _score_raters(project, items, labels, "run") == 0
+    doc = json.loads((project / "run" / "SCORE.json").read_text())
+    assert [(c["cell"], c["rows"]) for c in doc["cells"]] == [("code", 60), ("prose", 30)]
+    assert doc["rows"]["registered"] == 90
+    # one item more breaks the registered total: refused, nothing written
+    more = [*items, {"itemId": "q30", "domain": "prose"}]
+    capsys.readouterr()
+    assert _score_raters(project, more, labels, "more") == 2
+    err = capsys.readouterr().err
+    assert "the manifest lists 93 rows in 'all', the study registers a total of 90" in err
+    assert not (project / "more").exists()
+
+
+def test_row_counts_manifest_without_a_manifest_is_refused(tmp_path, capsys):
+    text = FIXTURE.read_text().replace("attempts:\n", "row_counts: manifest\nattempts:\n", 1)
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "repo-pairs.yaml").write_text(text)
+    capsys.readouterr()
+    assert main(["--project", str(tmp_path), "compile"]) == 2
+    assert "row_counts: manifest takes each cell's rows from the item manifest" in (
+        capsys.readouterr().err
+    )

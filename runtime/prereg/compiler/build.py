@@ -266,6 +266,16 @@ def spec_config(spec: dict) -> dict[str, Any]:
         "attempts": spec.get("attempts"),
         **(
             {
+                "row_counts": "manifest",
+                "totals": [
+                    {"scope": t["scope"], "rows": t["rows"]} for t in spec.get("totals") or []
+                ],
+            }
+            if spec.get("row_counts") == "manifest"
+            else {}
+        ),
+        **(
+            {
                 "units": [
                     {
                         **{k: v for k, v in u.items() if k not in ("title", "figures", "include")},

@@ -988,3 +988,16 @@ def units_well_formed(spec: dict, report: Reporter) -> None:
                     report(f"{ptr}/compute/{key}", f"metric {m.get('id')!r}: units takes no {key}")
         elif c.get("unit") is not None:
             report(f"{ptr}/compute/unit", f"metric {m.get('id')!r}: unit is for kind units")
+
+
+@check
+def manifest_counts_have_a_manifest(spec: dict, report: Reporter) -> None:
+    """row_counts: manifest takes the counts of an item manifest, which the study must read."""
+    if spec.get("row_counts") != "manifest":
+        return
+    if not any(c.get("role") == "items" for c in spec.get("record_contracts") or []):
+        report(
+            "/row_counts",
+            "row_counts: manifest takes each cell's rows from the item manifest, and the study"
+            " reads none (a record contract with role items)",
+        )

@@ -167,6 +167,10 @@ def from_items(
 ) -> RowTable:
     """The row table of an item manifest (records validated against ``contract``).
 
+    With the study's ``row_counts: manifest`` each cell has the rows the manifest lists in it
+    (the returned cells carry those counts) and only the registered ``totals`` are checked;
+    otherwise every cell must have exactly its registered rows.
+
     With ``complete=False`` (rows read from observations: ``row_field`` names the row, a row
     may repeat with the same levels), cells are filled up to their registered counts with
     rows that were never observed (ids ``<cell>#unobserved-<n>``). With ``ignore_unplaced``
@@ -298,5 +302,31 @@ def from_items(
                 for name in item_names:
                     columns[name].append(None)
     arr = np.asarray(cell, dtype=np.int64)
-    check_cell_counts(cells, arr, source)
+    if complete and config.get("row_counts") == "manifest":
+        cells = manifest_counts(config, cells, arr, source)
+    else:
+        check_cell_counts(cells, arr, source)
     return RowTable(ids=tuple(ids), cell=arr, cells=cells, columns=columns)
+
+
+def manifest_counts(
+    config: Mapping[str, Any], cells: Sequence[Mapping[str, Any]], cell: np.ndarray, source: str
+) -> tuple[Mapping[str, Any], ...]:
+    """The cells with the rows the manifest lists in each (``row_counts: manifest``), after
+    checking every registered total against the manifest's sum over its scope."""
+    counts = np.bincount(cell, minlength=len(cells)).tolist()
+    problems = []
+    for t in config.get("totals") or ():
+        got = sum(
+            k for c, k in zip(cells, counts, strict=True)
+            if t["scope"] == "all" or str(c["split"]) == str(t["scope"])
+        )  # fmt: skip
+        if got != int(t["rows"]):
+            problems.append(
+                f"the manifest lists {got} rows in {t['scope']!r}, the study registers a total"
+                f" of {t['rows']} (row_counts: manifest takes each cell's rows from the manifest;"
+                " its totals still hold)"
+            )
+    if problems:
+        raise UserError(f"{source}: the rows do not match the registered totals", problems=problems)
+    return tuple({**c, "rows": k} for c, k in zip(cells, counts, strict=True))
