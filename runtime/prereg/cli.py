@@ -5,6 +5,8 @@
     prereg [--project DIR] diff OLD.yaml NEW.yaml [--format text|markdown|json]
     prereg [--project DIR] diff --against GIT_REF [STUDY] [--format ...]
     prereg [--project DIR] seal STUDY
+    prereg sign-statement STATEMENT --key PEM [--out ENVELOPE]
+    prereg verify-statement ENVELOPE --public-key PEM [--statement STATEMENT]
     prereg [--project DIR] <study-id> <command> ...   (its engine's commands and its spec's)
 
 A user's mistake prints ``error: ...`` (one line per problem) and exits 2; it never prints a
@@ -318,6 +320,65 @@ def _add_core_commands(sub) -> None:
     la.add_argument("--tokens", required=True, type=int, help="tokens the session used")
     la.add_argument("--usd", required=True, help="the session's attested spend in USD (a decimal)")
     la.add_argument("--now", help="the instant recorded (ISO 8601 with a zone; default: the clock)")
+    _add_attest_commands(sub)
+
+
+def _add_attest_commands(sub) -> None:
+    ss = sub.add_parser(
+        "sign-statement",
+        help="sign an in-toto statement (a freeze's <stem>.intoto.json) as a DSSE envelope",
+        description="Write a DSSE envelope (payload type application/vnd.in-toto+json) whose "
+        "payload is STATEMENT, byte for byte, signed with the private key in the PEM file --key "
+        "(Ed25519, ECDSA or RSA, unencrypted). Default --out: beside the statement, "
+        "<stem>.intoto.dsse.json. Never overwritten. Needs prereg[sign].",
+    )
+    ss.add_argument("statement", metavar="STATEMENT", help="the in-toto statement (JSON)")
+    ss.add_argument("--key", required=True, metavar="PEM", help="the private key to sign with")
+    ss.add_argument("--out", metavar="ENVELOPE", help="the envelope to create")
+    vs = sub.add_parser(
+        "verify-statement",
+        help="check a DSSE envelope's signature and that it carries the statement beside it",
+        description="Check that ENVELOPE's signature verifies with the public key in the PEM file "
+        "--public-key and that its payload is, byte for byte, the statement it signs (--statement; "
+        "default: the <stem>.intoto.json beside a <stem>.intoto.dsse.json). Exit 0 when both hold, "
+        "2 naming what does not. Needs prereg[sign].",
+    )
+    vs.add_argument("envelope", metavar="ENVELOPE", help="the DSSE envelope (JSON)")
+    vs.add_argument("--public-key", required=True, metavar="PEM", help="the signer's public key")
+    vs.add_argument("--statement", metavar="STATEMENT", help="the statement it should carry")
+    for q in (ss, vs):
+        q.add_argument(
+            "--json", dest="json_summary", action="store_true", help="print the outcome as JSON"
+        )
+
+
+def _cmd_sign_statement(project, args) -> int:
+    from prereg.attest import _read, envelope_path, sign_statement
+    from prereg.files import refuse_existing, write_new
+
+    out = args.out if args.out is not None else envelope_path(args.statement)
+    refuse_existing(out)
+    data = sign_statement(_read(args.statement, "statement"), args.key, args.statement)
+    write_new(out, data)
+    con = Console(json_mode=args.json_summary)
+    con.line(f"{out}: {args.statement} signed (a DSSE envelope) with {args.key}")
+    con.summary({"envelope": str(out), "statement": str(args.statement)})
+    con.finish(exits.OK)
+    return exits.OK
+
+
+def _cmd_verify_statement(project, args) -> int:
+    from prereg.attest import verify_envelope
+
+    done = verify_envelope(args.envelope, args.public_key, args.statement)
+    con = Console(json_mode=args.json_summary)
+    con.line(
+        f"{args.envelope}: the signature verifies with {args.public_key} (key id"
+        f" {done['keyid']}); its payload is {done['statement']}"
+    )
+    con.summary({**done, "verified": True})
+    con.finish(exits.OK)
+    return exits.OK
 
 
 def _cmd_ledger_abort(project, args) -> int:
@@ -768,7 +829,15 @@ def _main(argv: list[str]) -> int:
         if (
             project is None
             and not (args.cmd == "diff" and args.against is None)
-            and args.cmd not in ("init", "tables", "completion", "ledger-abort")
+            and args.cmd
+            not in (
+                "init",
+                "tables",
+                "completion",
+                "ledger-abort",
+                "sign-statement",
+                "verify-statement",
+            )
         ):
             project = find_project(pre.project)
         commands = {
@@ -782,6 +851,8 @@ def _main(argv: list[str]) -> int:
             "completion": _cmd_completion,
             "export": _cmd_export,
             "ledger-abort": _cmd_ledger_abort,
+            "sign-statement": _cmd_sign_statement,
+            "verify-statement": _cmd_verify_statement,
         }
         return commands[args.cmd](project, args)
     except UserError as exc:

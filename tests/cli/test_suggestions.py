@@ -21,7 +21,10 @@ from tests.conftest import ROOT, run_prereg
             "'prepare' has no option --out ('bundle', 'calibrator-fit', 'diagnose' and others"
             " have it; see `prereg d17-multifact prepare --help`)",
         ),
-        (["check", "--out", "x"], "'check' has no option --out ('demo', 'export' have it; see"),
+        (
+            ["check", "--out", "x"],
+            "'check' has no option --out ('demo', 'export', 'sign-statement' have it; see",
+        ),
         # the suggestion comes from the command given, not from every command
         (["d17-multifact", "prepare", "d17mf-smoke", "out", "--quite"], "did you mean '--quiet'?"),
     ],

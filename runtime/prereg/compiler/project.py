@@ -46,6 +46,8 @@ CORE_COMMANDS = frozenset(
         "completion",
         "export",
         "ledger-abort",
+        "sign-statement",
+        "verify-statement",
     }
 )
 

@@ -11,13 +11,18 @@ filled under a temporary name and renamed into place, so it never exists half-wr
 ``freeze_manifest(ctx, args)``: ``args.input`` (the freeze input JSON), ``args.root`` (the folder
 bound paths are relative to; the current folder when None) and ``args.out`` (the manifest to
 create).  Beside the manifest, ``<stem>.intoto.json`` holds the same manifest as an in-toto
-Statement v1 (:func:`freeze_statement`); both are written or neither.  Exit 0 when they are
+Statement v1 (:func:`freeze_statement`); both are written or neither.  When the spec declares
+the optional ``--sign-key PEM`` (``args.sign_key``), ``<stem>.intoto.dsse.json`` is written
+with them, in the same unit: the statement signed as a DSSE envelope (:mod:`prereg.attest`).
+Exit 0 when they are
 written; every refusal raises :class:`UserError` (exit 2) and writes nothing.  An existing
 output is refused before any work and, should it appear meanwhile, at the exclusive create.
 
 ``validate(ctx, args)``: ``args.manifest`` and ``args.root`` (None: no re-hashing).  Exit 0
 only when everything holds; 1 with one line per problem on stderr; 2 (UserError) when the
-manifest or the root cannot be read.  ``ctx.config`` is the compiled spec config, read by
+manifest or the root cannot be read.  When the spec declares the optional ``--public-key PEM``
+(``args.public_key``), the envelope beside the manifest must verify with that key and carry
+the statement beside it, which must be the manifest's statement (else exit 2).  ``ctx.config`` is the compiled spec config, read by
 :func:`.config.freeze_config`; see :mod:`.freeze` for what the freeze reads from it.
 """
 
@@ -164,24 +169,37 @@ def freeze_statement(manifest: dict[str, Any]) -> dict[str, Any]:
 
 def freeze_manifest(ctx: StudyContext, args: Any) -> int:
     statement = statement_path(args.out)
-    refuse_existing(args.out, statement)
+    sign_key = getattr(args, "sign_key", None)  # an optional argument a spec may declare
+    envelope = None
+    if sign_key is not None:
+        from prereg.attest import _libraries, envelope_path
+
+        envelope = envelope_path(statement)
+        _libraries()  # refused before any work when the extra is not installed
+    refuse_existing(args.out, statement, *([envelope] if envelope else []))
     root = args.root if args.root is not None else "."
     fc = freeze_config(ctx.config)
     manifest = build_manifest(args.input, root, fc, ctx.spec_digest, ctx.version)
-    write_files_new(
-        [
-            (args.out, canonical_bytes_nl(manifest), 0o644),
-            (statement, canonical_bytes_nl(freeze_statement(manifest)), 0o644),
-        ]
-    )
+    statement_bytes = canonical_bytes_nl(freeze_statement(manifest))
+    files = [
+        (args.out, canonical_bytes_nl(manifest), 0o644),
+        (statement, statement_bytes, 0o644),
+    ]
+    if envelope is not None:
+        from prereg.attest import sign_statement
+
+        files.append((envelope, sign_statement(statement_bytes, sign_key, str(statement)), 0o644))
+    write_files_new(files)
     con = console_of(args)
     con.line(
         f"{args.out}: froze {len(manifest['artifacts'])} files; selfSha256 {manifest['selfSha256']}"
     )
     con.line(f"{statement}: the same as an in-toto Statement v1")
+    if envelope is not None:
+        con.line(f"{envelope}: the statement signed (a DSSE envelope) with {sign_key}")
     con.summary(
         {
-            "outputs": [str(args.out), str(statement)],
+            "outputs": [str(p) for p, _, _ in files],
             "artifacts": len(manifest["artifacts"]),
             "selfSha256": manifest["selfSha256"],
         }
@@ -209,6 +227,19 @@ def validate(ctx: StudyContext, args: Any) -> int:
         for p in problems:
             print("  " + p, file=sys.stderr)
         return 1
+    public_key = getattr(args, "public_key", None)  # an optional argument a spec may declare
+    signed = None
+    if public_key is not None:
+        from prereg.attest import envelope_path, verify_envelope
+
+        statement = statement_path(args.manifest)
+        signed = verify_envelope(envelope_path(statement), public_key, statement)
+        if _statement_of(statement) != freeze_statement(manifest):
+            raise UserError(
+                f"{statement}: not the in-toto statement of {args.manifest} (it was written for"
+                " another manifest, or changed)"
+            )
+        summary["signedBy"] = signed["keyid"]
     recorded = manifest["specDigest"]
     con.summary({**summary, "specDigest": recorded, "currentSpecDigest": ctx.spec_digest})
     if recorded != ctx.spec_digest:
@@ -222,8 +253,19 @@ def validate(ctx: StudyContext, args: Any) -> int:
         if args.root is not None
         else " (no --root: files not re-hashed)"
     )
+    if signed is not None:
+        checked += f"; its statement's signature verifies (key id {signed['keyid']})"
     con.line(f"{args.manifest}: holds: {checked}")
     return 0
+
+
+def _statement_of(path: Path) -> Any:
+    import json
+
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{path}: cannot read the in-toto statement ({exc})") from None
 
 
 COMMANDS = {"assemble": assemble, "freeze_manifest": freeze_manifest, "validate": validate}

@@ -55,10 +55,12 @@ HANDLERS = {
         Argument("input", _TEXT),
         Argument("--root", _TEXT, "declared"),
         Argument("--out", _TEXT),
+        Argument("--sign-key", _TEXT, "optional"),
     ),
     "validate": (
         Argument("manifest", _TEXT),
         Argument("--root", _TEXT, "declared"),
+        Argument("--public-key", _TEXT, "optional"),
     ),
 }
 
