@@ -297,9 +297,8 @@ CASES = {
     "unknown-handler": (
         [("    handler: diagnostic\n", "    handler: diagnose\n")],
         "/commands/1/handler",
-        "the multicorrect-scoring engine has no handler 'diagnose' (handlers: score, diagnostic)"
-        + E
-        + ")",
+        "command 'diagnostic': the multicorrect-scoring engine has no handler 'diagnose'"
+        " (handlers: diagnostic, score)" + E + ")",
     ),
     # the diagnostic's synthetic lists: one request id each, and a gap for contract 7
     "request-id-without-index": (
