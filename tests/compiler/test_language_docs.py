@@ -124,6 +124,7 @@ def test_rendering_is_byte_identical_across_processes_and_hash_seeds():
 def project_with_docs(project_copy):
     (project_copy / "docs").mkdir()
     shutil.copy(DOCS, project_copy / "docs" / "language.md")
+    shutil.copy(ROOT / langdoc.EXAMPLES, project_copy / langdoc.EXAMPLES)
     return project_copy
 
 

@@ -23,6 +23,8 @@ from prereg.compiler.render import TEMPLATES
 from prereg.errors import UserError
 
 DOCS = Path("docs/language.md")
+#: One short example per construct, shown under its class (optional in a project).
+EXAMPLES = Path("spec/language-examples.yaml")
 TEMPLATE = "language.md.j2"
 REGENERATE = "run `prereg compile --language`"
 
@@ -95,13 +97,44 @@ def _number(value: Any) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
-def model(source: dict, where: str) -> dict[str, Any]:
-    """The page's content: every class with its slots, every enum with its values, the types.
+def examples_by_class(examples: Any, classes: dict, where: str) -> dict[str, list[dict[str, str]]]:
+    """The examples of ``examples`` (the ``examples`` list of spec/language-examples.yaml) by
+    the class each is for. Refuses (UserError naming ``where`` and the example's number) an
+    entry that is not ``{for: [classes], about: text, yaml: text}`` or names a class the
+    language does not define."""
+    if not isinstance(examples, list):
+        raise UserError(f"{where}: `examples` must be a list of examples")
+    out: dict[str, list[dict[str, str]]] = {}
+    for number, ex in enumerate(examples, 1):
+        if not isinstance(ex, dict):
+            raise UserError(f"{where}: example {number} is not a mapping")
+        names, about, text = ex.get("for"), ex.get("about"), ex.get("yaml")
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            raise UserError(f"{where}: example {number} needs `for`, a list of class names")
+        if not isinstance(about, str) or not isinstance(text, str) or not text.strip():
+            raise UserError(f"{where}: example {number} needs `about` and `yaml` (text)")
+        for name in names:
+            if name not in classes:
+                raise UserError(
+                    f"{where}: example {number} is for {name!r}, which the language does not"
+                    " define as a class"
+                )
+            out.setdefault(name, []).append({"about": about, "yaml": text.rstrip("\n")})
+    return out
+
+
+def model(
+    source: dict, where: str, examples: Any = None, examples_source: str = ""
+) -> dict[str, Any]:
+    """The page's content: every class with its slots and examples, every enum with its
+    values, the types.
 
     Refuses (UserError naming ``where`` and the element) a range that names nothing the
-    schema defines, and two elements whose anchors would collide, so no link is ever broken.
+    schema defines, and two elements whose anchors would collide, so no link is ever broken;
+    and an example for a class the schema does not define.
     """
     classes = source.get("classes") or {}
+    shown = {} if examples is None else examples_by_class(examples, classes, examples_source)
     enums = source.get("enums") or {}
     types = source.get("types") or {}
     kinds: dict[str, str] = {}
@@ -157,6 +190,7 @@ def model(source: dict, where: str) -> dict[str, Any]:
                 "root": bool(body.get("tree_root")),
                 "uri": body.get("class_uri"),
                 "slots": slots,
+                "examples": shown.get(name, []),
             }
         )
     out_enums = [
@@ -217,7 +251,14 @@ def render_docs(project: Project) -> bytes:
     loaded = load_yaml(src, display=Path(project.rel(src)))
     if not isinstance(loaded.data, dict):
         raise UserError(f"{project.rel(src)}: the language is not a mapping")
-    page = model(loaded.data, project.rel(src))
+    examples, examples_source = None, ""
+    if (project.root / EXAMPLES).is_file():
+        examples_source = EXAMPLES.as_posix()
+        ex = load_yaml(project.root / EXAMPLES, display=EXAMPLES).data
+        if not isinstance(ex, dict):
+            raise UserError(f"{examples_source}: the examples are not a mapping")
+        examples = ex.get("examples")
+    page = model(loaded.data, project.rel(src), examples, examples_source)
     text = _environment().get_template(TEMPLATE).render(source=project.rel(src), **page)
     return text.encode("utf-8")
 
