@@ -140,3 +140,30 @@ def test_an_example_for_a_class_the_language_lacks_is_refused():
             examples=[{"for": ["Gat"], "about": "x", "yaml": "a: 1\n"}],
             examples_source="examples.yaml",
         )
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"for": "Gate", "about": "x", "yaml": "a: 1\n"}, "example 1 needs `for`, a list of"),
+        ({"for": ["Gate"], "about": "x"}, "example 1 needs `about` and `yaml`"),
+        ({"for": ["Gate"], "about": "x", "yaml": "  \n"}, "example 1 needs `about` and `yaml`"),
+        ("gates: []", "example 1 is not a mapping"),
+    ],
+)
+def test_a_malformed_example_is_refused_with_its_number(entry, message):
+    source = {"classes": {"Gate": {"attributes": {}}}}
+    with pytest.raises(UserError, match="^examples\\.yaml: " + re.escape(message)):
+        langdoc.model(source, "lang.yaml", examples=[entry], examples_source="examples.yaml")
+
+
+def test_the_page_renders_an_example_under_its_class_only():
+    source = {"classes": {"Gate": {"description": "A gate."}, "Level": {"description": "L."}}}
+    page = langdoc.model(
+        source,
+        "lang.yaml",
+        examples=[{"for": ["Gate"], "about": "A gate on coverage.", "yaml": "gates: []\n"}],
+        examples_source="examples.yaml",
+    )
+    by_name = {c["name"]: c["examples"] for c in page["classes"]}
+    assert by_name == {"Gate": [{"about": "A gate on coverage.", "yaml": "gates: []"}], "Level": []}
