@@ -103,6 +103,47 @@ def test_every_class_a_study_writes_has_an_example():
     assert shown <= set(_classes()), sorted(shown - set(_classes()))
 
 
+def _used(classes: dict, enums: dict, cls: str, value, slots: set, words: set) -> None:
+    """Collect the (class, slot) pairs and the (enum, value) pairs a fragment writes, walking
+    it from ``cls`` along the schema's ranges."""
+    if isinstance(value, list):
+        for item in value:
+            _used(classes, enums, cls, item, slots, words)
+        return
+    if not isinstance(value, dict) or not (classes.get(cls) or {}).get("attributes"):
+        return  # a value of a standard type or an enum, or a free value (Any)
+    for key, item in value.items():
+        spec = (classes[cls].get("attributes") or {}).get(key)
+        assert spec is not None, f"{cls} has no slot {key!r}"
+        slots.add((cls, key))
+        rng = (spec or {}).get("range") or "string"
+        if rng in enums:
+            words.update((rng, str(v)) for v in (item if isinstance(item, list) else [item]))
+        _used(classes, enums, rng, item, slots, words)
+
+
+def test_every_kind_of_metric_condition_and_claim_has_an_example():
+    schema = yaml.safe_load(LANGUAGE.read_text(encoding="utf-8"))
+    slots: set = set()
+    words: set = set()
+    for example in _examples():
+        fragment = yaml.safe_load(example["yaml"])
+        _used(schema["classes"], schema["enums"], "Study", fragment, slots, words)
+    kinds = {("MetricKind", str(v)) for v in schema["enums"]["MetricKind"]["permissible_values"]}
+    assert sorted(kinds - words) == []
+    conditions = {("Condition", s) for s in schema["classes"]["Condition"]["attributes"]}
+    assert sorted(conditions - slots) == []
+    claims = {
+        ("Claim", s)
+        for s, spec in schema["classes"]["Claim"]["attributes"].items()
+        if spec.get("range", "").endswith("Claim")
+    }
+    assert len(claims) == 4 and sorted(claims - slots) == []
+    # Each sort of analysis input the catalogue's shapes take appears at least once.
+    analysis = {("Analysis", s) for s in ("of", "a", "b", "pair_by", "cluster")}
+    assert sorted(analysis - slots) == []
+
+
 def test_each_example_is_short():
     for example in _examples():
         lines = example["yaml"].strip().splitlines()
