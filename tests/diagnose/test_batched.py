@@ -252,7 +252,7 @@ def verdict_or_error(fn):
 @pytest.mark.parametrize("big", [False, True])
 def test_rules_over_arrays_equal_each_study(modules, big):
     rng = np.random.default_rng(20 + big)
-    size = 160
+    size = 64  # random studies per rule: thresholds are among the drawn values, so ties occur
     for sid, module in modules.items():
         for h, (rule, verdicts) in module.RULES.items():
             roots = [rule, *(v.when for v in verdicts)]
@@ -324,7 +324,7 @@ def chunked(fn, arrays, rng):
 
 def test_methods_give_the_same_figures_in_arrays_of_any_length():
     rng = np.random.default_rng(9)
-    size = 1500
+    size = 600
     k1, n1 = random_arms(rng, size)
     k2, n2 = random_arms(rng, size)
     calls = [
