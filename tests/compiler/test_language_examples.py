@@ -63,7 +63,8 @@ def _compile(tmp_path: Path, study: dict) -> tuple[int, str]:
     project = tmp_path / "project"
     studies = project / "spec" / "studies"
     studies.mkdir(parents=True)
-    shutil.copytree(FIXTURES / "language-examples" / "statistics", project / "statistics")
+    # the Statistic example names the custom-statistic example's own file
+    shutil.copytree(ROOT / "examples" / "custom-statistic" / "statistics", project / "statistics")
     (studies / f"{study['id']}.yaml").write_text(
         yaml.safe_dump(study, sort_keys=False, allow_unicode=True), encoding="utf-8"
     )

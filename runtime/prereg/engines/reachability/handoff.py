@@ -1143,15 +1143,9 @@ def session_start(ctx: StudyContext, args: argparse.Namespace) -> int:
             ],
         }
         data = canonical_bytes_nl(frozen)
-        if os.path.lexists(frozen_path):
-            # an interrupted start of this very session (run file written, ledger not) resumes
-            try:
-                resumed = read_regular(frozen_path) == data
-            except OSError:
-                resumed = False
-            if not resumed:
-                refuse_existing(frozen_path)
-        else:
+        # an interrupted start of this very session (run file written, ledger not) resumes
+        resumed = _already_written(frozen_path, data)
+        if not resumed:
             try:
                 run_dir.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
@@ -1175,6 +1169,20 @@ def session_start(ctx: StudyContext, args: argparse.Namespace) -> int:
     if prior:
         _out(f"  resumes after {', '.join(p['run_id'] for p in prior)}")
     return 0
+
+
+def _already_written(path: Path, data: bytes) -> bool:
+    """Whether ``path`` already holds exactly ``data`` (an interrupted run of the same step,
+    resumed); any other file there is refused, nothing there is False."""
+    if not os.path.lexists(path):
+        return False
+    try:
+        same = read_regular(path) == data
+    except OSError:
+        same = False
+    if not same:
+        refuse_existing(path)
+    return True
 
 
 def evidence(h: HandOff, run_dir: Path) -> dict[str, Any]:
@@ -1234,14 +1242,8 @@ def session_end(ctx: StudyContext, args: argparse.Namespace) -> int:
             led.end_session(**keys, record=False)
         except LedgerConflict as exc:
             raise _conflict(h, exc) from None
-        if os.path.lexists(integrity_path):
-            try:
-                resumed = read_regular(integrity_path) == data
-            except OSError:
-                resumed = False
-            if not resumed:
-                refuse_existing(integrity_path)
-        else:
+        resumed = _already_written(integrity_path, data)
+        if not resumed:
             write_new(integrity_path, data)
         try:
             led.end_session(**keys)
