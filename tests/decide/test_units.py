@@ -501,3 +501,52 @@ def test_row_counts_manifest_without_a_manifest_is_refused(tmp_path, capsys):
     assert "row_counts: manifest takes each cell's rows from the item manifest" in (
         capsys.readouterr().err
     )
+
+
+def test_a_unit_named_by_an_array_field_is_refused_at_its_line(tmp_path, capsys):
+    text = (
+        FIXTURE.read_text()
+        .replace(
+            "      - {name: correct, type: boolean, nullable: true}\n",
+            "      - {name: correct, type: boolean, nullable: true}\n"
+            "      - {name: tags, type: array, items: string, required: false}\n",
+        )
+        .replace("by: [repo]", "by: [tags]")
+    )
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "repo-pairs.yaml").write_text(text)
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "by: [tags]" in t)
+    capsys.readouterr()
+    assert main(["--project", str(tmp_path), "compile"]) == 2
+    err = capsys.readouterr().err
+    assert f"repo-pairs.yaml:{line}" in err
+    assert "unit 'repository' is named by 'tags', an array field" in err
+
+
+def test_a_unit_named_by_a_derived_field_with_list_values_scores(tmp_path, capsys):
+    """A derived field's cases may give any JSON value, lists included: such a value names a
+    unit as its JSON text, never a traceback."""
+    text = (
+        FIXTURE.read_text()
+        .replace(
+            "units:\n",
+            "derived_fields:\n  - id: half\n    cases:\n"
+            "      - {when: [{field: arm, op: eq, value: base}], value: [1, 2]}\n"
+            "      - {value: [3]}\nunits:\n",
+        )
+        .replace("by: [repo]", "by: [half]")
+        .replace("registered: 40", "registered: 2")
+    )
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "repo-pairs.yaml").write_text(text)
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    obs = tmp_path / "answers.jsonl"
+    obs.write_text("".join(json.dumps(r) + "\n" for r in log_rows(7)))
+    out = tmp_path / "SCORE.json"
+    assert main(["--project", str(tmp_path), "repo-pairs", "score", "--observations", str(obs),
+                 "--out", str(out)]) == 0  # fmt: skip
+    capsys.readouterr()
+    level = json.loads(out.read_text())["units"][1]
+    # the rows of included pairs fall into the two halves, one per arm
+    assert level["units"] == 2
+    assert {x["unit"]["half"] for x in level["excludedUnits"]} <= {"[1, 2]", "[3]"}

@@ -942,9 +942,20 @@ def units_well_formed(spec: dict, report: Reporter) -> None:
         what = f"unit {uid!r}"
         if uid in seen:
             report(f"{ptr}/id", f"{what} is registered twice")
+        kinds = {
+            f.get("name"): f.get("type")
+            for c in spec.get("record_contracts") or []
+            for f in c.get("fields") or []
+        }
         for i, f in enumerate(u.get("by") or []):
             if f not in known:
                 report(f"{ptr}/by/{i}", f"{what} is named by unknown field {f!r}")
+            elif kinds.get(f) in ("array", "object"):
+                report(
+                    f"{ptr}/by/{i}",
+                    f"{what} is named by {f!r}, an {kinds[f]} field: a unit is named by"
+                    " string, number or boolean fields",
+                )
         if len(set(u.get("by") or [])) < len(u.get("by") or []):
             report(f"{ptr}/by", f"{what}: a field is listed twice in by")
         figures: list[str] = []

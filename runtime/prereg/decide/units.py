@@ -65,6 +65,10 @@ def _key_of(v: Any) -> Any:
         v = v.item()
     if isinstance(v, float) and v.is_integer():
         return int(v)  # a number column holds 3 as 3.0: the unit is named 3
+    if isinstance(v, (list, dict)):  # a derived field's case may give any JSON value
+        import json
+
+        return json.dumps(v, sort_keys=True, ensure_ascii=False)
     return v
 
 
