@@ -751,3 +751,144 @@ def read_jsonl_records(
         raise UserError(f"{path}: the file is empty")
     _refuse_problems(path, schema_path, problems, max_problems)
     return rows
+
+
+# -- the same records as columns ---------------------------------------------------------------
+
+
+@lru_cache(maxsize=32)
+def _column_decoders(schema_path: str):
+    """(decoder of a JSON array of records, the Struct's attribute per field, the fields in
+    order, the required fields, patterns), or None where the typed fast path has no Struct."""
+    try:
+        schema = json.loads(Path(schema_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    compiled = _record_struct(schema)
+    if compiled is None:
+        return None
+    import msgspec
+
+    struct, patterns = compiled
+    names = list(schema.get("properties", {}))
+    required = frozenset(schema.get("required", []))
+    attrs = [f"f{i}" for i in range(len(names))]
+    return msgspec.json.Decoder(list[struct]), attrs, names, required, patterns
+
+
+def _column_block(block: bytes, decoders) -> tuple[dict[str, list], dict[str, int]] | None:
+    """(columns, absences per field) of a block of whole LF-terminated lines, or None when the
+    fast path cannot vouch for it. The lines are decoded as one JSON array (the LFs become
+    commas): a blank line or a line of anything but one value then fails to decode or yields
+    another count of records than of lines; the key count rules out a repeated key as
+    :func:`_typed_block` does."""
+    import msgspec
+
+    from prereg.columnar import ABSENT
+
+    dec, attrs, names, required, patterns = decoders
+    if not block.endswith(b"\n") or b"\r" in block:
+        return None
+    n = block.count(b"\n")
+    try:
+        rows = dec.decode(b"[" + block[:-1].replace(b"\n", b",") + b"]")
+    except (msgspec.DecodeError, ValueError, RecursionError):
+        return None
+    if len(rows) != n:
+        return None
+    from operator import attrgetter
+
+    from prereg.jsonl import _keys
+
+    columns: dict[str, list] = {}
+    absent: dict[str, int] = {}
+    keys = 0
+    unset = msgspec.UNSET
+    for attr, name in zip(attrs, names, strict=True):
+        col = list(map(attrgetter(attr), rows))
+        if name not in required:
+            gone = col.count(unset)
+            if gone:
+                col = [ABSENT if v is unset else v for v in col]
+                absent[name] = gone
+            keys += n - gone
+        else:
+            keys += n
+        columns[name] = col
+    if keys != _keys(block):
+        return None
+    for name, rx in patterns:
+        col = columns[name]
+        try:
+            held = all(map(rx.search, col))
+        except TypeError:  # a field left out, or another type than a string
+            held = all(rx.search(v) for v in col if type(v) is str)
+        if not held:
+            return None
+    return columns, absent
+
+
+def read_jsonl_columns(
+    path, schema_path: Path, *, max_problems: int = 50, block: int | None = None
+):
+    """:func:`read_jsonl_records`'s records as :class:`prereg.columnar.RecordColumns`: the
+    same records and the same refusals, word for word. Blocks the typed decoder vouches for
+    go straight into columns; any other block is read line by line with the strict reader's
+    messages."""
+    from prereg.columnar import RecordColumns
+
+    decoders = _column_decoders(str(schema_path))
+    if decoders is None:
+        rows = read_records(path, schema_path, "jsonl", max_problems=max_problems)
+        names = list(dict.fromkeys(k for r in rows for k in r))
+        return RecordColumns.from_dicts(names, rows)
+    from prereg.jsonl import LineBlocks
+
+    names = decoders[2]
+    path = Path(path)
+    problems: list[str] = []
+    parts: list[tuple[dict[str, list], dict[str, int], int]] = []
+    source = LineBlocks(path, block)
+    blocks = iter(source)
+    offset = 0
+    lineno = 0
+    while True:
+        try:
+            item = next(blocks, None)
+        except OSError as exc:
+            raise UserError(f"{path}: cannot read: {exc.strerror}") from None
+        if item is None:
+            break
+        _first, data, _n = item
+        _refuse_bom(path, data, offset)
+        fast = _column_block(data, decoders)
+        if fast is not None:
+            columns, absent = fast
+            k = data.count(b"\n")
+            parts.append((columns, absent, k))
+            offset += len(data)
+            lineno += k
+            continue
+        rows: list[dict] = []
+        for line in _block_lines(path, data, offset):
+            lineno += 1
+            _strict_line(path, lineno, line, schema_path, rows, problems)
+        offset += len(data)
+        if not problems:
+            part = RecordColumns.from_dicts(names, rows)
+            parts.append((part.columns, part.absent, part.n))
+    if source.size == 0:
+        raise UserError(f"{path}: the file is empty")
+    _refuse_problems(path, schema_path, problems, max_problems)
+    if len(parts) == 1:
+        columns, absent, n = parts[0]
+        return RecordColumns(names, columns, n, absent)
+    columns = {name: [] for name in names}
+    absent = dict.fromkeys(names, 0)
+    n = 0
+    for cols, gone, k in parts:
+        for name in names:
+            columns[name].extend(cols[name])
+            absent[name] += gone.get(name, 0)
+        n += k
+    return RecordColumns(names, columns, n, absent)

@@ -54,6 +54,21 @@ def read_contract_records(
     return _checked(path, schema_path, fields, parts, max_problems)
 
 
+def read_contract_columns(
+    path, schema_path: Path, fields: Sequence[Mapping[str, Any]], *, max_problems: int = 50
+):
+    """:func:`read_contract_records`'s records as :class:`prereg.columnar.RecordColumns`."""
+    path = Path(path)
+    if path.suffix.lower() not in COLUMNAR:
+        from prereg.records import read_jsonl_columns
+
+        return read_jsonl_columns(path, schema_path, max_problems=max_problems)
+    from prereg.columnar import RecordColumns
+
+    rows = read_contract_records(path, schema_path, fields, max_problems=max_problems)
+    return RecordColumns.from_dicts([f["name"] for f in fields], rows)
+
+
 def _parquet_parts(path: Path):
     """(label of a record's location, table) for each row group of a Parquet file."""
     import pyarrow as pa

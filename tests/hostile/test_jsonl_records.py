@@ -1,7 +1,7 @@
-"""``read_jsonl_records`` against ``read_records(..., "jsonl")``, the strict reader it stands in
-for: on any file, the same records (values and their types) or the same refusal (message and
-every problem), whichever blocks the typed fast path takes; and the fast path is taken on
-ordinary records."""
+"""``read_jsonl_records`` and ``read_jsonl_columns`` against ``read_records(..., "jsonl")``, the
+strict reader they stand in for: on any file, the same records (values and their types) or the
+same refusal (message and every problem), whichever blocks the typed fast path takes; and the
+fast path is taken on ordinary records."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import prereg.records as records
+from prereg.columnar import RecordColumns
 from prereg.errors import UserError
-from prereg.records import read_jsonl_records, read_records
+from prereg.records import read_jsonl_columns, read_jsonl_records, read_records
 
 ROOT = Path(__file__).resolve().parents[2]
 D17 = ROOT / "generated" / "d17_multifact" / "schemas" / "observation.schema.json"
@@ -76,6 +77,8 @@ def _same(path: Path, schema: Path, block: int | None = None) -> tuple:
     old = _outcome(read_records, path, schema, "jsonl")
     new = _outcome(read_jsonl_records, path, schema, block=block)
     assert new == old
+    cols = _outcome(read_jsonl_columns, path, schema, block=block)
+    assert cols == old
     return new
 
 
@@ -100,6 +103,12 @@ def test_ordinary_records_take_the_typed_path(schema_files, tmp_path, monkeypatc
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     monkeypatch.setattr(records, "schema_problems", None)  # the per-record check is not run
     assert read_jsonl_records(path, schema_files["d17"], block=4096) == rows
+    cols = read_jsonl_columns(path, schema_files["d17"], block=4096)
+    assert isinstance(cols, RecordColumns) and list(cols) == rows
+    assert cols.values("error") == [None] * 7 + ["timeout"] + [None] * 492
+    assert cols.has("error").tolist() == [i == 7 for i in range(500)]
+    assert cols.values("pYes", strict=True) == [r["pYes"] for r in rows]
+    assert list(cols.take([7, 0])) == [rows[7], rows[0]]
 
 
 ROW = st.fixed_dictionaries(

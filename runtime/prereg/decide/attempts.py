@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from operator import itemgetter, methodcaller
 from typing import Any
 
 import numpy as np
 
+from prereg.columnar import RecordColumns, field_values, subset
 from prereg.decide.columns import Column
 from prereg.decide.fields import all_of
 from prereg.errors import UserError
@@ -43,9 +43,7 @@ def required_fields(contract: Mapping[str, Any] | None) -> frozenset[str]:
 
 
 def _read(records: Sequence[Mapping[str, Any]], name: str, strict: bool) -> list[Any]:
-    if strict:
-        return list(map(itemgetter(name), records))
-    return list(map(methodcaller("get", name), records))
+    return field_values(records, name, strict)
 
 
 def policy_fields(policy: Mapping[str, Any]) -> set[str]:
@@ -113,7 +111,7 @@ def counted(
         keep = _dedupe(policy["duplicates"], records, keys, source, max_problems, lines)
         if tally is not None:
             tally["duplicateRecords"] = n_rec - len(keep)
-        sub = [records[j] for j in keep]
+        sub = subset(records, keep)
         chosen, has = counted(
             {**policy, "duplicates": "refuse"}, sub, index, source,
             contract=contract, check=check, rows=rows, max_problems=max_problems, tally=tally,
@@ -126,7 +124,7 @@ def counted(
         if tally is not None:
             tally["ignoredRecords"] = int((~known).sum())
         keep = np.flatnonzero(known)
-        sub = [records[j] for j in keep]
+        sub = subset(records, keep)
         chosen, has = counted(
             {**policy, "unknown_rows": "refuse"}, sub, index, source,
             contract=contract, check=check, rows=rows, max_problems=max_problems,
@@ -361,8 +359,9 @@ def expanded_manifest(
     import itertools
 
     exp = list(policy.get("expand") or ())
+    columnar = isinstance(records, RecordColumns)
     if not exp:
-        return items, list(records), list(range(1, len(records) + 1))
+        return items, records if columnar else list(records), list(range(1, len(records) + 1))
     obs = {f["name"]: f for f in observation.get("fields") or ()}
     names = [e["field"] for e in exp]
     extra = [
@@ -371,6 +370,15 @@ def expanded_manifest(
     ]
     contract = {**items, "fields": [*items["fields"], *extra]}
     combos = list(itertools.product(*(expansion_values(e) for e in exp)))
+    if columnar:  # each column repeated per combination, the expanded fields cycling
+        k = len(combos)
+        columns = {n: [v for v in col for _ in combos] for n, col in records.columns.items()}
+        for i, n in enumerate(names):
+            columns[n] = [c[i] for c in combos] * len(records)
+        absent = {n: c * k for n, c in records.absent.items() if n not in names}
+        lines = [n for n in range(1, len(records) + 1) for _ in combos]
+        out_names = [*records.names, *(n for n in names if n not in records.names)]
+        return contract, RecordColumns(out_names, columns, k * len(records), absent), lines
     out: list[Mapping[str, Any]] = []
     lines: list[int] = []
     for n, rec in enumerate(records, start=1):
@@ -402,7 +410,7 @@ def record_columns(
     """One column per observation field: the counted record's value per row (null if none)."""
     required = required_fields(contract)
     present = np.array([c is not None for c in chosen], dtype=bool)
-    counted_records = [records[c] for c in chosen if c is not None]
+    counted_records = subset(records, [c for c in chosen if c is not None])
     pos = np.cumsum(present) - 1  # row -> its position among the counted records
     return {
         name: Column.of(_read(counted_records, name, name in required)).take(pos, present)

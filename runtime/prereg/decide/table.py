@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from prereg.columnar import RecordColumns, field_values
 from prereg.errors import UserError
 
 SPLIT = "split"  # the language's name for a row's split in selections
@@ -117,16 +118,19 @@ def _placed_at_once(records, row_field, split_field, split, factors, factor_fiel
     level: True, 1 and 1.0 are one dict key but not one level). The record loop of
     :func:`from_items` finds and words whatever this leaves."""
     try:
-        rids = [_name_of(rec, row_field) for rec in records]
+        if isinstance(row_field, str):
+            rids = field_values(records, row_field, True)
+        else:
+            rids = list(zip(*(field_values(records, f) for f in row_field), strict=True))
         if len(set(rids)) != len(rids):
             return None
         if any(r is None or (isinstance(r, tuple) and None in r) for r in rids):
             return None
         cols = []
         if split_field is not None:
-            cols.append([rec[split_field] for rec in records])
+            cols.append(field_values(records, split_field, True))
         named = [f for f in factors if f in factor_fields]
-        cols.extend([rec.get(factor_fields[f]) for rec in records] for f in named)
+        cols.extend(field_values(records, factor_fields[f]) for f in named)
         if any(len(set(map(type, col))) > 1 for col in cols):
             return None
         values = list(zip(*cols, strict=True)) if cols else [()] * len(rids)
@@ -193,7 +197,8 @@ def from_items(
     cell: list[int] = []
     problems: list[str] = []
     seen: dict[str, int] = {}
-    records = list(records)
+    if not isinstance(records, RecordColumns):
+        records = list(records)
     item_names = [f["name"] for f in fields]
     columns: dict[str, list[Any]] = {n: [] for n in item_names}
     placed: dict[str, int] = {}
@@ -204,12 +209,12 @@ def from_items(
         fast = fast and _cells_of(fast, by_key)
     if fast:
         ids, cell = fast
-        columns = {name: [rec.get(name) for rec in records] for name in item_names}
+        columns = {name: field_values(records, name) for name in item_names}
         records = []  # every record placed: the loop below has nothing to find
     if isinstance(row_field, str):
-        names = [rec.get(row_field) for rec in records]
+        names = field_values(records, row_field)
     else:  # read a field at a time: one pass per field, not one call per record
-        names = list(zip(*([rec.get(f) for rec in records] for f in row_field), strict=True))
+        names = list(zip(*(field_values(records, f) for f in row_field), strict=True))
         names = names or [() for _ in records]
     for k, rec in enumerate(records):
         n = k + 1 if lines is None else lines[k]

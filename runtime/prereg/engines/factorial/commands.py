@@ -99,16 +99,16 @@ def _record_class(module: ModuleType, contract: Mapping[str, Any]):
     return contracts[contract["id"]]
 
 
-def _read(module: ModuleType, contract: Mapping[str, Any], path: str) -> list[dict]:
+def _read(module: ModuleType, contract: Mapping[str, Any], path: str):
     """Records validated against the study's generated schema of the contract: a JSONL
     contract's file is read by its extension (``.parquet`` and ``.csv`` as columns, anything
-    else as JSONL, see :mod:`prereg.tabular`)."""
+    else as JSONL, see :mod:`prereg.tabular`), into :class:`prereg.columnar.RecordColumns`."""
     cls = _record_class(module, contract)
     if cls.FORMAT != "jsonl":
         return read_records(path, cls.SCHEMA, cls.FORMAT)
-    from prereg.tabular import read_contract_records
+    from prereg.tabular import read_contract_columns
 
-    return read_contract_records(path, cls.SCHEMA, contract["fields"])
+    return read_contract_columns(path, cls.SCHEMA, contract["fields"])
 
 
 def _reporting(config: Mapping[str, Any]) -> Mapping[str, Any]:
