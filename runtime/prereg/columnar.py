@@ -43,7 +43,7 @@ class RecordColumns(Sequence):
     ``absent[name]`` counts the records that leave ``name`` out (only those fields hold
     :data:`ABSENT`); ``lines[j]``, when given, is record j's line in its file."""
 
-    __slots__ = ("names", "columns", "absent", "n", "lines")
+    __slots__ = ("names", "columns", "absent", "n", "lines", "cache")
 
     def __init__(
         self,
@@ -58,6 +58,7 @@ class RecordColumns(Sequence):
         self.n = int(n)
         self.absent = {k: int(v) for k, v in (absent or {}).items() if v}
         self.lines = lines
+        self.cache: dict[Any, Any] = {}  # what readers build once from a column (by name)
 
     @classmethod
     def from_dicts(cls, names: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> RecordColumns:
@@ -115,6 +116,14 @@ class RecordColumns(Sequence):
         if not self.absent.get(name):
             return np.ones(self.n, dtype=bool)
         return np.fromiter((v is not ABSENT for v in col), dtype=bool, count=self.n)
+
+    def __getstate__(self):
+        return (self.names, self.columns, self.n, self.absent, self.lines)
+
+    def __setstate__(self, state):
+        names, columns, n, absent, lines = state
+        self.names, self.columns, self.n, self.absent, self.lines = names, columns, n, absent, lines
+        self.cache = {}
 
     def take(self, index) -> RecordColumns:
         """The records at ``index`` (positions, in that order)."""

@@ -91,7 +91,10 @@ POLICIES = [
     st.lists(
         st.fixed_dictionaries(
             {"id": st.sampled_from(["a", "b", "c", "z"]), "n": st.integers(1, 3)},
-            optional={"ok": st.booleans(), "note": st.sampled_from(["p", "q"])},
+            optional={
+                "ok": st.booleans() | st.just("yes"),  # a mixed column now and then
+                "note": st.sampled_from(["p", "q"]),
+            },
         ),
         max_size=12,
     ),
@@ -110,6 +113,6 @@ def test_an_attempt_policy_counts_columns_as_it_counts_dicts(rows, policy):
         except Exception as exc:  # noqa: BLE001 - the refusal itself is compared
             return type(exc).__name__, str(exc), getattr(exc, "problems", None)
         picked = attempts.record_columns(records, chosen, NAMES)
-        return chosen, has.tolist(), tally, {k: c.tolist() for k, c in picked.items()}
+        return chosen, has.tolist(), tally, {k: (c.kind, c.tolist()) for k, c in picked.items()}
 
     assert outcome(cols) == outcome(rows)

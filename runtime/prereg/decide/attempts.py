@@ -46,6 +46,17 @@ def _read(records: Sequence[Mapping[str, Any]], name: str, strict: bool) -> list
     return field_values(records, name, strict)
 
 
+def _column(records: Sequence[Mapping[str, Any]], name: str, strict: bool) -> Column:
+    """The :class:`Column` of a field (built once per field of a :class:`RecordColumns`)."""
+    if not isinstance(records, RecordColumns):
+        return Column.of(_read(records, name, strict))
+    key = ("column", name)
+    col = records.cache.get(key)
+    if col is None:
+        col = records.cache[key] = Column.of(_read(records, name, strict))
+    return col
+
+
 def policy_fields(policy: Mapping[str, Any]) -> set[str]:
     """Every field the policy's ``failed``, ``where`` and ``select`` conditions name."""
     conds = [
@@ -86,9 +97,7 @@ def counted(
     n_rec = len(records)
     lines = list(range(1, n_rec + 1)) if lines is None else list(lines)
     required = required_fields(contract)
-    rec_cols = {
-        name: Column.of(_read(records, name, name in required)) for name in policy_fields(policy)
-    }
+    rec_cols = {name: _column(records, name, name in required) for name in policy_fields(policy)}
     failed = (
         all_of(policy.get("failed"), rec_cols, n_rec)
         if policy.get("failed")
@@ -100,14 +109,18 @@ def counted(
     row_ids = row_names(policy, records, required)
     _named(row_ids, row_name(policy), records, source, max_problems, lines)
     orders = _orders(records, order, source, max_problems, lines)
-    keys = list(
-        zip(
-            *(_read(records, f, f in required) for f in key_fields),
-            orders,
-            strict=True,
-        )
+    row_of = list(map(index.get, row_ids))
+    unknown = None in row_of
+    repeated = unknown or not _distinct_keys(
+        records, key_fields, row_name(policy), required, row_of, orders
     )
-    if policy.get("duplicates") not in (None, "refuse") and len(set(keys)) < n_rec:
+    keys = None
+    if repeated:  # (key, order) as tuples: what the messages and the duplicates rule read
+        keys = list(
+            zip(*(_read(records, f, f in required) for f in key_fields), orders, strict=True)
+        )
+        repeated = len(set(keys)) < n_rec
+    if policy.get("duplicates") not in (None, "refuse") and repeated:
         keep = _dedupe(policy["duplicates"], records, keys, source, max_problems, lines)
         if tally is not None:
             tally["duplicateRecords"] = n_rec - len(keep)
@@ -118,9 +131,8 @@ def counted(
             lines=[lines[j] for j in keep],
         )  # fmt: skip
         return [None if c is None else int(keep[c]) for c in chosen], has
-    row_of = list(map(index.get, row_ids))
-    known = np.array([r is not None for r in row_of], dtype=bool)
-    if policy.get("unknown_rows") == "ignore" and not known.all():
+    if policy.get("unknown_rows") == "ignore" and unknown:
+        known = np.array([r is not None for r in row_of], dtype=bool)
         if tally is not None:
             tally["ignoredRecords"] = int((~known).sum())
         keep = np.flatnonzero(known)
@@ -132,7 +144,11 @@ def counted(
         )  # fmt: skip
         return [None if c is None else int(keep[c]) for c in chosen], has
     found = [] if check is None else list(check(row_of, records))
-    if None in row_of or found.count(None) < len(found) or len(set(keys)) < n_rec:
+    if unknown or found.count(None) < len(found) or repeated:
+        if keys is None:
+            keys = list(
+                zip(*(_read(records, f, f in required) for f in key_fields), orders, strict=True)
+            )
         _refuse(
             row_ids, row_of, found, keys, orders, key_fields, order, source, rows, max_problems,
             lines, row_name(policy),
@@ -164,6 +180,40 @@ def counted(
     return chosen, has
 
 
+def _distinct_keys(records, key_fields, name, required, row_of, orders) -> bool:
+    """Whether no two records share their (key, order), decided on integer codes: each
+    record's row index stands for the fields that name its row (``row_of`` has no None), and
+    each other key field is coded by a dict (so 1, 1.0 and True are one value, as in a tuple).
+    False also where the codes cannot decide (an unhashable value, an order that is no
+    number): the caller then compares tuples."""
+    cols = [np.asarray(row_of, dtype=np.int64)]
+    for f in key_fields:
+        if f in name:
+            continue
+        codes: dict[Any, int] = {}
+        values = _read(records, f, f in required)
+        try:
+            cols.append(
+                np.fromiter(
+                    (codes.setdefault(v, len(codes)) for v in values), np.int64, len(values)
+                )
+            )
+        except TypeError:
+            return False
+    o = np.asarray(orders)
+    if o.dtype.kind not in "iuf" or o.shape != (len(row_of),):
+        return False
+    cols.append(o)
+    if len(row_of) < 2:
+        return True
+    by = np.lexsort(cols[::-1])
+    same = np.ones(by.size - 1, dtype=bool)
+    for c in cols:
+        s = c[by]
+        same &= s[1:] == s[:-1]
+    return not same.any()
+
+
 def _raise(source: str, problems: list[str], max_problems: int) -> None:
     shown = problems[:max_problems]
     if len(problems) > max_problems:
@@ -177,6 +227,9 @@ def _orders(records, order: str | None, source: str, max_problems: int, lines) -
     if order is None:
         return [0] * len(records)
     values = _read(records, order, False)
+    if set(map(type, values)) <= {int, float}:  # numbers (a JSON number is never NaN)
+        if not any(v != v for v in values if type(v) is float):
+            return values
     bad = [
         j
         for j, v in enumerate(values)
@@ -410,6 +463,20 @@ def record_columns(
     """One column per observation field: the counted record's value per row (null if none)."""
     required = required_fields(contract)
     present = np.array([c is not None for c in chosen], dtype=bool)
+    if isinstance(records, RecordColumns):  # each field's column, taken at the counted records
+        at = np.fromiter((-1 if c is None else c for c in chosen), np.int64, len(chosen))
+        out = {}
+        for name in names:
+            col = _column(records, name, name in required)
+            if col.kind == "mixed":  # the counted records' own kind, as for dicts
+                col = Column.of(_read(records.take(at[present]), name, name in required))
+                out[name] = col.take(np.cumsum(present) - 1, present)
+            else:
+                col = col.take(at, present)
+                if col.kind != "number" and col.null.all():  # no value: as Column.of([None...])
+                    col = Column.numbers(np.full(len(chosen), np.nan))
+                out[name] = col
+        return out
     counted_records = subset(records, [c for c in chosen if c is not None])
     pos = np.cumsum(present) - 1  # row -> its position among the counted records
     return {

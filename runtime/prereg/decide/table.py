@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -38,9 +39,10 @@ class RowTable:
     attributes: Mapping[str, np.ndarray] = field(default_factory=dict)  # name -> label per row
     columns: Mapping[str, Sequence[Any]] = field(default_factory=dict)  # item fields per row
 
-    @property
+    @cached_property
     def index(self) -> dict[str, int]:
-        return {r: i for i, r in enumerate(self.ids)}
+        """Each row's position by its name (built once)."""
+        return dict(zip(self.ids, range(len(self.ids)), strict=True))
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -122,9 +124,10 @@ def _placed_at_once(records, row_field, split_field, split, factors, factor_fiel
             rids = field_values(records, row_field, True)
         else:
             rids = list(zip(*(field_values(records, f) for f in row_field), strict=True))
-        if len(set(rids)) != len(rids):
+        distinct = set(rids)
+        if len(distinct) != len(rids) or None in distinct:
             return None
-        if any(r is None or (isinstance(r, tuple) and None in r) for r in rids):
+        if not isinstance(row_field, str) and any(None in r for r in distinct):
             return None
         cols = []
         if split_field is not None:
