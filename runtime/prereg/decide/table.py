@@ -113,21 +113,38 @@ def name_words(row_field: str | tuple[str, ...], rid: Any) -> str:
     return "(" + ", ".join(f"{f}={v!r}" for f, v in zip(row_field, rid, strict=True)) + ")"
 
 
-def _placed_at_once(records, row_field, split_field, split, factors, factor_fields):
-    """(row ids, each record's level values, the distinct level values with their cell keys)
-    of manifest records, worked out a field at a time; None unless every row id is distinct
-    and hashable and every level field holds values of one type (so that equal values are one
-    level: True, 1 and 1.0 are one dict key but not one level). The record loop of
-    :func:`from_items` finds and words whatever this leaves."""
+class _LevelCells(dict):
+    """Cell index by a record's tuple of level values, each distinct tuple worked out once
+    (None for levels in no registered cell)."""
+
+    def __init__(self, split_field, split, factors, factor_fields, by_key):
+        super().__init__()
+        self.args = split_field, split, factors, factor_fields, by_key
+
+    def __missing__(self, v):
+        split_field, split, factors, factor_fields, by_key = self.args
+        it = iter(v)
+        s = str(next(it)) if split_field is not None else split
+        key = (s, *(level_text(next(it)) if f in factor_fields else "" for f in factors))
+        self[v] = ci = by_key.get(key)
+        return ci
+
+
+def _placed_at_once(records, row_field, split_field, split, factors, factor_fields, by_key):
+    """(row ids, cell index per record, row index by id) of manifest records, worked out a
+    field at a time; None unless every row id is distinct and hashable, every level field
+    holds values of one type (so that equal values are one level: True, 1 and 1.0 are one dict
+    key but not one level) and every record's levels are a registered cell. The record loop
+    of :func:`from_items` finds and words whatever this leaves."""
     try:
         if isinstance(row_field, str):
             rids = field_values(records, row_field, True)
         else:
             rids = list(zip(*(field_values(records, f) for f in row_field), strict=True))
-        distinct = set(rids)
-        if len(distinct) != len(rids) or None in distinct:
+        index = dict(zip(rids, range(len(rids)), strict=True))
+        if len(index) != len(rids) or None in index:
             return None
-        if not isinstance(row_field, str) and any(None in r for r in distinct):
+        if not isinstance(row_field, str) and any(None in r for r in index):
             return None
         cols = []
         if split_field is not None:
@@ -136,29 +153,16 @@ def _placed_at_once(records, row_field, split_field, split, factors, factor_fiel
         cols.extend(field_values(records, factor_fields[f]) for f in named)
         if any(len(set(map(type, col))) > 1 for col in cols):
             return None
-        values = list(zip(*cols, strict=True)) if cols else [()] * len(rids)
-        distinct = set(values)
+        lookup = _LevelCells(split_field, split, factors, factor_fields, by_key)
+        if cols:
+            cell = list(map(lookup.__getitem__, zip(*cols, strict=True)))
+        else:
+            cell = [lookup[()]] * len(rids)
     except (KeyError, TypeError):  # a missing field, a value that cannot be a dict key
         return None
-    keys = {}
-    for v in distinct:
-        it = iter(v)
-        s = str(next(it)) if split_field is not None else split
-        keys[v] = (s, *(level_text(next(it)) if f in factor_fields else "" for f in factors))
-    return rids, values, keys
-
-
-def _cells_of(placed, by_key):
-    """(row ids as strings, cell index per record), or None when a record's levels are in no
-    registered cell."""
-    rids, values, keys = placed
-    index = {}
-    for v, key in keys.items():
-        ci = by_key.get(key)
-        if ci is None:
-            return None
-        index[v] = ci
-    return list(rids), [index[v] for v in values]
+    if None in lookup.values():
+        return None
+    return list(rids), cell, index
 
 
 def from_items(
@@ -208,10 +212,11 @@ def from_items(
     fast = None
     if complete and (split_field is not None or len(splits) == 1):
         split = splits[0] if splits else ""
-        fast = _placed_at_once(records, row_field, split_field, split, factors, factor_fields)
-        fast = fast and _cells_of(fast, by_key)
+        fast = _placed_at_once(
+            records, row_field, split_field, split, factors, factor_fields, by_key
+        )
     if fast:
-        ids, cell = fast
+        ids, cell, index = fast
         columns = {name: field_values(records, name) for name in item_names}
         records = []  # every record placed: the loop below has nothing to find
     if isinstance(row_field, str):
@@ -314,7 +319,10 @@ def from_items(
         cells = manifest_counts(config, cells, arr, source)
     else:
         check_cell_counts(cells, arr, source)
-    return RowTable(ids=tuple(ids), cell=arr, cells=cells, columns=columns)
+    table = RowTable(ids=tuple(ids), cell=arr, cells=cells, columns=columns)
+    if fast:  # the placement built the index already
+        table.__dict__["index"] = index
+    return table
 
 
 def manifest_counts(
