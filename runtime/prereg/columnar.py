@@ -41,9 +41,10 @@ class RecordColumns(Sequence):
     """Records as columns: ``columns[name][j]`` is record j's value of field ``name``.
 
     ``absent[name]`` counts the records that leave ``name`` out (only those fields hold
-    :data:`ABSENT`); ``lines[j]``, when given, is record j's line in its file."""
+    :data:`ABSENT`); ``lines[j]``, when given, is record j's line in its file; ``digest``, when
+    a reader sets it, is the SHA-256 and size of the bytes the records were read from."""
 
-    __slots__ = ("names", "columns", "absent", "n", "lines", "cache")
+    __slots__ = ("names", "columns", "absent", "n", "lines", "cache", "digest")
 
     def __init__(
         self,
@@ -59,6 +60,7 @@ class RecordColumns(Sequence):
         self.absent = {k: int(v) for k, v in (absent or {}).items() if v}
         self.lines = lines
         self.cache: dict[Any, Any] = {}  # what readers build once from a column (by name)
+        self.digest: tuple[str, int] | None = None  # (SHA-256 hex, bytes) of the file read
 
     @classmethod
     def from_dicts(cls, names: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> RecordColumns:
@@ -124,6 +126,7 @@ class RecordColumns(Sequence):
         names, columns, n, absent, lines = state
         self.names, self.columns, self.n, self.absent, self.lines = names, columns, n, absent, lines
         self.cache = {}
+        self.digest = None
 
     def take(self, index) -> RecordColumns:
         """The records at ``index`` (positions, in that order)."""

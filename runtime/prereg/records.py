@@ -776,8 +776,8 @@ def _column_decoders(schema_path: str):
     return msgspec.json.Decoder(list[struct]), attrs, names, required, patterns
 
 
-def _column_block(block: bytes, decoders) -> tuple[dict[str, list], dict[str, int]] | None:
-    """(columns, absences per field) of a block of whole LF-terminated lines, or None when the
+def _column_block(block: bytes, decoders, n: int) -> tuple[dict[str, list], dict[str, int]] | None:
+    """(columns, absences per field) of a block of ``n`` whole LF-terminated lines, or None when the
     fast path cannot vouch for it. The lines are decoded as one JSON array (the LFs become
     commas): a blank line or a line of anything but one value then fails to decode or yields
     another count of records than of lines; the key count rules out a repeated key as
@@ -789,7 +789,6 @@ def _column_block(block: bytes, decoders) -> tuple[dict[str, list], dict[str, in
     dec, attrs, names, required, patterns = decoders
     if not block.endswith(b"\n") or b"\r" in block:
         return None
-    n = block.count(b"\n")
     try:
         rows = dec.decode(b"[" + block[:-1].replace(b"\n", b",") + b"]")
     except (msgspec.DecodeError, ValueError, RecursionError):
@@ -861,10 +860,10 @@ def read_jsonl_columns(
             break
         _first, data, _n = item
         _refuse_bom(path, data, offset)
-        fast = _column_block(data, decoders)
+        fast = _column_block(data, decoders, _n)
         if fast is not None:
             columns, absent = fast
-            k = data.count(b"\n")
+            k = _n
             parts.append((columns, absent, k))
             offset += len(data)
             lineno += k
@@ -882,13 +881,15 @@ def read_jsonl_columns(
     _refuse_problems(path, schema_path, problems, max_problems)
     if len(parts) == 1:
         columns, absent, n = parts[0]
-        return RecordColumns(names, columns, n, absent)
-    columns = {name: [] for name in names}
-    absent = dict.fromkeys(names, 0)
-    n = 0
-    for cols, gone, k in parts:
-        for name in names:
-            columns[name].extend(cols[name])
-            absent[name] += gone.get(name, 0)
-        n += k
-    return RecordColumns(names, columns, n, absent)
+    else:
+        columns = {name: [] for name in names}
+        absent = dict.fromkeys(names, 0)
+        n = 0
+        for cols, gone, k in parts:
+            for name in names:
+                columns[name].extend(cols[name])
+                absent[name] += gone.get(name, 0)
+            n += k
+    out = RecordColumns(names, columns, n, absent)
+    out.digest = (source.sha256, source.size)
+    return out

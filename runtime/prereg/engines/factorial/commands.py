@@ -99,6 +99,11 @@ def _record_class(module: ModuleType, contract: Mapping[str, Any]):
     return contracts[contract["id"]]
 
 
+#: (SHA-256 hex, bytes) of each input file as its reader read it, by path: SCORE.json's
+#: ``inputs`` name the bytes that were scored without hashing the file a second time.
+_READ_DIGESTS: dict[str, tuple[str, int]] = {}
+
+
 def _read(module: ModuleType, contract: Mapping[str, Any], path: str):
     """Records validated against the study's generated schema of the contract: a JSONL
     contract's file is read by its extension (``.parquet`` and ``.csv`` as columns, anything
@@ -108,7 +113,10 @@ def _read(module: ModuleType, contract: Mapping[str, Any], path: str):
         return read_records(path, cls.SCHEMA, cls.FORMAT)
     from prereg.tabular import read_contract_columns
 
-    return read_contract_columns(path, cls.SCHEMA, contract["fields"])
+    records = read_contract_columns(path, cls.SCHEMA, contract["fields"])
+    if records.digest is not None:
+        _READ_DIGESTS[str(path)] = records.digest
+    return records
 
 
 def _reporting(config: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -871,7 +879,7 @@ def score_document(
 
 
 def _input(path: str) -> dict[str, Any]:
-    hexdigest, size = file_sha256(path)
+    hexdigest, size = _READ_DIGESTS.pop(str(path), None) or file_sha256(path)
     return {"file": Path(path).name, "sha256": PREFIX + hexdigest, "bytes": size}
 
 
@@ -893,6 +901,7 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
 def _score(ctx: StudyContext, args: argparse.Namespace, module, out: Path, md: Path, progress):
     config = ctx.config
     items_path = getattr(args, "items", None)
+    _READ_DIGESTS.clear()  # only what this command reads names its inputs
     table = _items_table(config, module, items_path)
     obs_contract = _contract(config, "observation")
     records = _read(module, obs_contract, args.observations)
