@@ -616,9 +616,9 @@ def simulate_records(
     """The observation records of one simulated run; ``progress`` (a
     :class:`prereg.console.Progress` over the rows, or None) counts the rows drawn (most of
     the time: a SHA-256 per row), and is done when their records are written."""
-    if registered.structured(scenario):  # clusters, samples per problem, raters per item
-        from .structure import simulate_structured
+    from .structure import applies, simulate_structured
 
+    if applies(config, scenario):  # clusters, raters, samples, rows named by several fields
         records = simulate_structured(config, table, scenario, seed)
         if progress is not None:
             progress.update(len(table.ids), label="written")
@@ -680,7 +680,7 @@ def simulate(ctx: StudyContext, args: argparse.Namespace) -> int:
     config = ctx.config
     sc = registered.scenario(config, args.scenario)
     registered.fixed(sc, "--scenario")
-    if sc.get("outcome") is None:
+    if sc.get("metric") is not None:
         raise UserError(
             f"--scenario: scenario {args.scenario!r} names a metric, not an outcome field: the"
             " factorial engine writes observations, so its scenarios draw an outcome field"
@@ -1146,6 +1146,9 @@ def drawn_metrics(config) -> dict[str, str]:
         if registered.structured(sc):
             why = f"scenario {sc['id']} draws clustered rows or ratings"
             return dict.fromkeys(every, why)
+    if not _has(config, "items") and len(attempt_policy.row_name(config["attempts"])) > 1:
+        why = "rows are named by several key fields (an item under each arm): drawn whole"
+        return dict.fromkeys(every, why)
     drawn: dict[str, str] = {}
     for sc in config.get("scenarios") or ():
         for v in sc.get("values") or ():
@@ -1336,7 +1339,9 @@ class DrawnRows:
         """The observation records of one simulated study under ``cond``."""
         table = self.table
         w = self.writer(cond.scenario)
-        if registered.structured(self.scenarios[cond.scenario]):
+        from .structure import applies
+
+        if applies(self.config, self.scenarios[cond.scenario]):
             return self._structured(cond, w, rng)
         n = len(table)
         observed = np.zeros(n, dtype=bool)
@@ -1481,14 +1486,16 @@ def diagnose_design(config):
     if not found:
         raise UserError(f"study {config['study_id']}: diagnose needs a registered scenario")
     outcomes = sorted({str(s.get("outcome")) for s in found if s.get("outcome") is not None})
-    if len(outcomes) != 1:
+    if len(outcomes) > 1 or (not outcomes and all(s.get("metric") for s in found)):
         raise UserError(
             f"diagnose: the scenarios draw different outcome fields ({', '.join(outcomes)}); a"
             " study is diagnosed over one outcome field"
         )
     cells = tuple(config["cells"])
     why = drawn_metrics(config)
-    if config.get("units") or any(registered.structured(sc) for sc in found):
+    from .structure import applies
+
+    if config.get("units") or any(applies(config, sc) for sc in found):
         # every figure needs the rows (units roll them up; clustered rows or ratings are
         # drawn together): no prototype row stands for a kind of row
         return _rows_only_design(config, cells, why)

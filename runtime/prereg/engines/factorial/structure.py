@@ -45,6 +45,17 @@ def _codes(values: Sequence[Any]) -> tuple[np.ndarray, int]:
     return codes, len(order)
 
 
+def applies(config, scenario: Mapping[str, Any]) -> bool:
+    """Whether rows under ``scenario`` are laid out here: it registers clusters or ratings, or
+    the study has no item manifest and its key names a row by several fields (an item and
+    its arm, a problem, decoding and sample): the row's name then comes from the layout."""
+    from .commands import _has
+
+    if registered.structured(scenario):
+        return True
+    return not _has(config, "items") and len(attempt_policy.row_name(config["attempts"])) > 1
+
+
 class Layout:
     """The laid-out fields of a structured scenario over a study's registered rows (``base``:
     the manifest's table, or the registered rows of a study without one)."""
@@ -67,6 +78,9 @@ class Layout:
         self.leaves = (
             [] if manifest else [f for f in self.name if f not in self.placed and f not in mine]
         )
+        # a leaf names the n-th row of every cell alike when the name also holds a level (the
+        # same item under each arm, as the manifest ``items`` writes asks); else per cell
+        self.crossed = any(f in self.placed for f in self.name)
 
     def _value(self, lv: Mapping[str, Any], cell: Mapping[str, Any], n: int):
         field = str(lv["field"])
@@ -113,8 +127,9 @@ class Layout:
                 width = len(str(int(rows.size)))
                 for start, stop in runs:
                     for p in range(start, stop):
+                        stem = field if self.crossed else cell["id"]
                         leaf_vals[field][int(rows[p])] = (
-                            p - start + 1 if integer else f"{cell['id']}-{p + 1:0{width}d}"
+                            p - start + 1 if integer else f"{stem}-{p + 1:0{width}d}"
                         )
         if self.manifest:
             return base, fields
