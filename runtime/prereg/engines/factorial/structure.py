@@ -81,6 +81,7 @@ class Layout:
         # a leaf names the n-th row of every cell alike when the name also holds a level (the
         # same item under each arm, as the manifest ``items`` writes asks); else per cell
         self.crossed = any(f in self.placed for f in self.name)
+        self._fixed: dict[str, np.ndarray] | None = None
 
     def _value(self, lv: Mapping[str, Any], cell: Mapping[str, Any], n: int):
         field = str(lv["field"])
@@ -88,19 +89,46 @@ class Layout:
             return n
         return f"{field}-{n}" if lv.get("shared") else f"{cell['id']}-{field}-{n}"
 
+    def _fixed_columns(self) -> dict[str, np.ndarray]:
+        """The naming fields whose values do not depend on the draw: a factor's level or the
+        split, and a string leaf (by its position in the cell)."""
+        base = self.base
+        out: dict[str, np.ndarray] = {}
+        for f in self.name:
+            if f in self.placed:
+                spec = self.placed[f]
+                per_cell = [
+                    c["split"]
+                    if spec.get("role") == "split"
+                    else level_value(spec, c["levels"].get(spec["factor"]))
+                    for c in base.cells
+                ]
+                col = np.empty(len(per_cell), dtype=object)
+                col[:] = per_cell
+                out[f] = col[base.cell]
+            elif f in self.leaves and self.types.get(f) != "integer":
+                col = np.empty(len(base), dtype=object)
+                for c, rows in enumerate(self.cell_rows):
+                    stem = f if self.crossed else base.cells[c]["id"]
+                    width = len(str(int(rows.size)))
+                    col[rows] = [f"{stem}-{p + 1:0{width}d}" for p in range(rows.size)]
+                out[f] = col
+        return out
+
     def lay_out(self, rng: np.random.Generator) -> tuple[RowTable, dict[str, list]]:
         """(the study's row table, the laid-out fields' values per row in table order)."""
         base = self.base
         n = len(base)
-        fields: dict[str, list] = {str(lv["field"]): [None] * n for lv in self.laid}
-        leaf_vals: dict[str, list] = {f: [None] * n for f in self.leaves}
+        fields = {str(lv["field"]): np.empty(n, dtype=object) for lv in self.laid}
+        counted = [f for f in self.leaves if self.types.get(f) == "integer"]
+        leaf_vals = {f: np.zeros(n, dtype=np.int64) for f in counted}
         shared: dict[int, list[int]] = {}
         for c, rows in enumerate(self.cell_rows):
             cell = base.cells[c]
             # the enclosing runs of the level before (the cell itself for the first)
             runs = [(0, int(rows.size))]
             for k, lv in enumerate(self.laid):
-                field = str(lv["field"])
+                col = fields[str(lv["field"])]
                 inner: list[tuple[int, int]] = []
                 count = 0
                 if lv.get("shared"):
@@ -116,42 +144,30 @@ class Layout:
                     while at < stop:
                         end = min(at + next(sizes, stop - at), stop)
                         count += 1
-                        value = self._value(lv, cell, count)
-                        for p in range(at, end):
-                            fields[field][int(rows[p])] = value
+                        col[rows[at:end]] = self._value(lv, cell, count)
                         inner.append((at, end))
                         at = end
                 runs = inner
-            for field in self.leaves:
-                integer = self.types.get(field) == "integer"
-                width = len(str(int(rows.size)))
+            for field in counted:  # an integer leaf: the position in the innermost cluster
+                col = leaf_vals[field]
                 for start, stop in runs:
-                    for p in range(start, stop):
-                        stem = field if self.crossed else cell["id"]
-                        leaf_vals[field][int(rows[p])] = (
-                            p - start + 1 if integer else f"{stem}-{p + 1:0{width}d}"
-                        )
+                    col[rows[start:stop]] = np.arange(1, stop - start + 1)
+        out = {name: col.tolist() for name, col in fields.items()}
         if self.manifest:
-            return base, fields
-        ids = []
-        for i in range(n):
-            cell = base.cells[int(base.cell[i])]
-            parts = []
-            for f in self.name:
-                if f in fields:
-                    parts.append(fields[f][i])
-                elif f in leaf_vals:
-                    parts.append(leaf_vals[f][i])
-                else:
-                    spec = self.placed[f]
-                    parts.append(
-                        cell["split"]
-                        if spec.get("role") == "split"
-                        else level_value(spec, cell["levels"].get(spec["factor"]))
-                    )
-            ids.append(tuple(parts) if len(parts) > 1 else parts[0])
+            return base, out
+        if self._fixed is None:
+            self._fixed = self._fixed_columns()
+        cols = []
+        for f in self.name:
+            if f in out:
+                cols.append(out[f])
+            elif f in leaf_vals:
+                cols.append(leaf_vals[f].tolist())
+            else:
+                cols.append(self._fixed[f].tolist())
+        ids = list(zip(*cols, strict=True)) if len(cols) > 1 else cols[0]
         table = RowTable(ids=tuple(ids), cell=base.cell, cells=base.cells, columns=base.columns)
-        return table, fields
+        return table, out
 
     def field_values(self, table: RowTable, fields: Mapping[str, list], name: str) -> list:
         """A field's value per row: laid out, a manifest column, or a naming field of the id."""
