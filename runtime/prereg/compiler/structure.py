@@ -147,14 +147,19 @@ def scenario_structure(spec: dict, report: Reporter) -> None:
         ratings = s.get("ratings")
         if ratings is not None:
             rptr = f"{ptr}/ratings"
-            known = set(obs) | set(manifest) | laid
+            known = set(key) | set(manifest) | laid | placed  # a value per row
             for what in ("field", "item", "rater"):
                 name = ratings.get(what)
                 if name is not None and name not in (obs if what == "field" else known):
                     report(
                         f"{rptr}/{what}",
                         f"scenario {sid!r}: ratings' {what} {name!r} is not a field of the"
-                        + (" observation contract" if what == "field" else " rows"),
+                        + (
+                            " observation contract"
+                            if what == "field"
+                            else " rows (a key field, a field of the item manifest or a"
+                            " laid-out cluster's field)"
+                        ),
                     )
             cats = list(ratings.get("categories") or [])
             k = len(cats)

@@ -433,12 +433,11 @@ def chance_right(entry: Mapping[str, Any], confidence):
 
 def structure_fields(scenario: Mapping[str, Any]) -> set[str]:
     """The observation fields a structured scenario writes besides the outcome and values: its
-    laid-out cluster fields and its ratings' label (the manifest's fields are not written, but
-    naming one here is harmless: the record carries the manifest's value)."""
-    out = {str(c["field"]) for c in scenario.get("clusters") or ()}
-    if scenario.get("ratings") is not None:
-        out.add(str(scenario["ratings"]["field"]))
-    return out
+    cluster fields and its ratings' label, item and rater (laid out, or copied from the item
+    manifest when the observations carry them too)."""
+    from .structure import structure_read
+
+    return structure_read(scenario) if registered.structured(scenario) else set()
 
 
 class RecordWriter:
@@ -482,7 +481,7 @@ class RecordWriter:
         self.integer = {name: types.get(name) == "integer" for name, _ in self.values}
         self.scenario_id = scenario["id"]
         required = {f["name"] for f in obs["fields"] if f.get("required", True)}
-        structure = structure_fields(scenario)
+        structure = structure_fields(scenario) & names
         drawn = {
             self.row_field,
             *([self.order] if self.order else []),
@@ -500,7 +499,9 @@ class RecordWriter:
         success |= {name for name, _ in self.values} | set(calibrated)
         self.defaults = {k: v for k, v in self.defaults.items() if k not in success}
         drawn |= set(self.defaults)
-        missing = sorted(required - drawn - set(self.placing))
+        # a field only a failed attempt carries is absent from a successful one
+        written = drawn - (set(self.failed) - success - set(self.defaults))
+        missing = sorted(required - written - set(self.placing))
         if missing:
             raise UserError(
                 f"simulate: the observation contract requires field(s) {missing}, which a"

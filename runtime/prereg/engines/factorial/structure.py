@@ -66,6 +66,7 @@ class Layout:
         self.config, self.scenario, self.base, self.manifest = config, scenario, base, manifest
         obs = _contract(config, "observation")
         self.types = {f["name"]: f.get("type") for f in obs["fields"]}
+        self.allowed = {f["name"]: list(f["allowed"]) for f in obs["fields"] if f.get("allowed")}
         self.placed = {
             f["name"]: f for f in obs["fields"] if f.get("factor") or f.get("role") == "split"
         }
@@ -106,7 +107,7 @@ class Layout:
                 col = np.empty(len(per_cell), dtype=object)
                 col[:] = per_cell
                 out[f] = col[base.cell]
-            elif f in self.leaves and self.types.get(f) != "integer":
+            elif f in self.leaves and not self._counted(f):
                 col = np.empty(len(base), dtype=object)
                 for c, rows in enumerate(self.cell_rows):
                     stem = f if self.crossed else base.cells[c]["id"]
@@ -115,12 +116,18 @@ class Layout:
                 out[f] = col
         return out
 
+    def _counted(self, field: str) -> bool:
+        """Whether a leaf's value is its position in its innermost cluster: an integer (1, 2,
+        ...), or a field with allowed values taking them in turn (a rater per row of an
+        item)."""
+        return self.types.get(field) == "integer" or field in self.allowed
+
     def lay_out(self, rng: np.random.Generator) -> tuple[RowTable, dict[str, list]]:
         """(the study's row table, the laid-out fields' values per row in table order)."""
         base = self.base
         n = len(base)
         fields = {str(lv["field"]): np.empty(n, dtype=object) for lv in self.laid}
-        counted = [f for f in self.leaves if self.types.get(f) == "integer"]
+        counted = [f for f in self.leaves if self._counted(f)]
         leaf_vals = {f: np.zeros(n, dtype=np.int64) for f in counted}
         shared: dict[int, list[int]] = {}
         for c, rows in enumerate(self.cell_rows):
@@ -161,6 +168,9 @@ class Layout:
         for f in self.name:
             if f in out:
                 cols.append(out[f])
+            elif f in leaf_vals and f in self.allowed:
+                values = self.allowed[f]
+                cols.append([values[(int(p) - 1) % len(values)] for p in leaf_vals[f]])
             elif f in leaf_vals:
                 cols.append(leaf_vals[f].tolist())
             else:
@@ -220,6 +230,10 @@ def draw_study(
         right = ndtr(z) < np.asarray(rate, dtype=np.float64)[table.cell]
     numbers: dict[str, list] = {name: list(vals) for name, vals in fields.items()}
     ratings = layout.scenario.get("ratings")
+    # a manifest's cluster, item or rater field the observations also carry is written too
+    for name in sorted(structure_read(layout.scenario) - set(numbers)):
+        if name in layout.types and name in table.columns:
+            numbers[name] = list(table.columns[name])
     if ratings is not None:
         codes, items = _codes(layout.field_values(table, fields, str(ratings["item"])))
         raters = (
@@ -257,6 +271,16 @@ def draw_study(
         mine = {k: numbers[k][i] for k in names if numbers[k][i] is not None}
         out.extend(writer.records(table.ids[i], cell, bool(failed[i]), bool(right[i]), 0, mine))
     return table, out
+
+
+def structure_read(scenario: Mapping[str, Any]) -> set[str]:
+    """The fields a structured scenario reads or writes: its cluster levels' fields and its
+    ratings' label, item and rater fields."""
+    out = {str(lv["field"]) for lv in registered.cluster_levels(scenario)}
+    r = scenario.get("ratings")
+    if r is not None:
+        out |= {str(r[k]) for k in ("field", "item", "rater") if r.get(k)}
+    return out
 
 
 def cell_rates(scenario: Mapping[str, Any], cells: Sequence[Mapping[str, Any]]):
