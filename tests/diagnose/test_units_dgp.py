@@ -387,3 +387,60 @@ def test_compile_refuses_a_confusion_matrix_of_the_wrong_shape(
     (root / "spec" / "studies" / "raters-units.yaml").write_text(yaml.safe_dump(spec))
     assert main(["--project", str(root), "compile"]) == 2
     assert message in capsys.readouterr().err
+
+
+# -- diagnose's row path scores a structured study as score does --------------------------------
+
+
+@pytest.mark.parametrize(
+    "study, scenario",
+    [
+        ("repo-pairs", "tuned-worse"),
+        ("samples-units", "nucleus-better"),
+        ("cluster-arms", "new-faster"),
+        ("raters-units", "good-raters"),
+    ],
+)
+def test_a_simulated_study_with_units_scores_as_score_scores_its_records(tmp_path, study, scenario):
+    """One simulated study of the row path, written out as observations (with the manifest
+    `items` writes, for the study that has one) and scored by the score command: the same
+    verdicts, gates, decision and figures as diagnose's scorer gave it, so the units are
+    applied once, by the same code, and the layout's row table differs from score's only in
+    the order of its rows."""
+    import importlib
+
+    from prereg.compiler.project import Project
+    from prereg.diagnose.command import build_plan
+    from prereg.diagnose.design import Rules
+    from prereg.diagnose.rows import RowScorer
+    from prereg.engines.factorial.commands import diagnose_design
+    from prereg.study import study_context
+
+    root = project(tmp_path, study)
+    module, ctx = study_context(Project(root), study)
+    rules = Rules(importlib.import_module(module.__name__ + ".rules"))
+    design = diagnose_design(ctx.config)
+    plan, _ = build_plan(ctx, design, rules, [scenario], 1, 4, "rows")
+    records = design.rows.records(plan.conditions[0], np.random.default_rng(9))
+    res, decision, outcome = RowScorer(plan).score(records)
+    obs = tmp_path / "obs.jsonl"
+    obs.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "SCORE.json"
+    args = ["score", "--observations", str(obs), "--out", str(out), "--quiet"]
+    if study == "raters-units":
+        items = tmp_path / "items.jsonl"
+        assert main(["--project", str(root), study, "items", "--out", str(items)]) == 0
+        args += ["--items", str(items)]
+    assert main(["--project", str(root), study, *args]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["verdicts"] == decision.verdicts
+    assert bool(doc["gated"]) == bool(decision.failures)
+    assert (doc["decision"] or {}).get("outcome") == outcome
+    for a in doc.get("analyses") or []:
+        mine = res.analyses[a["id"]]
+        assert (a["estimate"], a["p"]) == (mine.estimate, mine.p)
+    for c in doc.get("contrasts") or []:
+        assert c["estimate"] == res.results[c["id"]].estimate
+    assert [u["id"] for u in doc["units"]] == [u["id"] for u in ctx.config["units"]]
+    if ctx.config.get("decision"):
+        assert outcome is not None
