@@ -339,6 +339,17 @@ def test_compile_refuses_each_structure_mistake_at_its_path(tmp_path, capsys):
         spec["scenarios"].append(
             {"id": "empty", "clusters": [{"field": "note", "correlation": 0.2}]}
         )
+        spec["scenarios"].append(
+            {
+                "id": "nested",
+                "ratings": dict(sc["ratings"]),
+                "clusters": [
+                    {"field": "note", "correlation": 0.1, "size": {"low": 2, "high": 4}},
+                    {"field": "desk", "correlation": 0.1, "shared": True, "size": {"mean": 2}},
+                ],
+            }
+        )
+        spec["record_contracts"][1]["fields"].append({"name": "desk", "type": "string"})
 
     spec = yaml.safe_load((EXAMPLE / "raters-units.yaml").read_text())
     broken(spec)
@@ -361,6 +372,8 @@ def test_compile_refuses_each_structure_mistake_at_its_path(tmp_path, capsys):
         " needs a size",
         "/scenarios/1: scenario 'empty' takes one of outcome and metric (or, drawing no"
         " outcome, values or ratings)",
+        "/scenarios/2/clusters/1/shared: scenario 'nested': a level shared by every cell cannot"
+        " lie within 'note', whose clusters are each cell's own",
     ]
     for line in expected:
         assert line in err, line

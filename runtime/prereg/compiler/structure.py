@@ -71,6 +71,7 @@ def scenario_structure(spec: dict, report: Reporter) -> None:
                 " case of clusters: write it as a level)",
             )
         laid: set[str] = set()
+        own_before: str | None = None  # the first laid-out level of each cell's own
         total = 0.0
         for j, lv in enumerate(clusters):
             lptr = f"{ptr}/clusters/{j}"
@@ -106,6 +107,14 @@ def scenario_structure(spec: dict, report: Reporter) -> None:
                     " or the split (the cell gives it)",
                 )
                 continue
+            if lv.get("shared") and own_before is not None:
+                report(
+                    f"{lptr}/shared",
+                    f"scenario {sid!r}: a level shared by every cell cannot lie within"
+                    f" {own_before!r}, whose clusters are each cell's own",
+                )
+            if not lv.get("shared") and own_before is None:
+                own_before = str(field)
             laid.add(str(field))
             if size is None:
                 report(
