@@ -457,3 +457,35 @@ def test_a_simulated_study_with_units_scores_as_score_scores_its_records(tmp_pat
     assert [u["id"] for u in doc["units"]] == [u["id"] for u in ctx.config["units"]]
     if ctx.config.get("decision"):
         assert outcome is not None
+
+
+def test_a_calibration_curve_under_clusters_still_draws_the_outcome(tmp_path):
+    """tests/fixtures/diagnose/calibration.yaml's over-confident scenario, its rows clustered
+    in tasks of 10 (latent intraclass correlation 0.5): each row's chance of being right is
+    still its confidence less 0.12 (confidence uniform on [0.5, 1]: 0.63 on average, 0.83 for
+    confidences of 0.9 and more), and tasks differ more than independent rows would."""
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "diagnose" / "calibration.yaml"
+    spec = yaml.safe_load(fixture.read_text())
+    spec["crossings"][0]["rows"] = 2000
+    spec["record_contracts"][0]["fields"].append({"name": "task", "type": "string"})
+    sc = next(s for s in spec["scenarios"] if s["id"] == "overconfident")
+    sc["clusters"] = [{"field": "task", "correlation": 0.5, "size": {"low": 10, "high": 10}}]
+    spec.pop("claims", None)
+    root = tmp_path / "p"
+    (root / "spec" / "studies").mkdir(parents=True)
+    (root / "spec" / "studies" / f"{spec['id']}.yaml").write_text(yaml.safe_dump(spec))
+    assert main(["--project", str(root), "compile"]) == 0
+    rows = simulate(root, spec["id"], "overconfident")
+    assert len(rows) == 4000
+    right = np.array([r["correct"] for r in rows], dtype=float)
+    conf = np.array([r["confidence"] for r in rows])
+    assert abs(right.mean() - 0.63) < 4 * math.sqrt(0.63 * 0.37 / right.size)
+    top = right[conf >= 0.9]
+    assert abs(top.mean() - 0.83) < 4 * math.sqrt(0.83 * 0.17 / top.size)
+    by_task: dict[str, list[float]] = defaultdict(list)
+    for r, x in zip(rows, right, strict=True):
+        by_task[r["task"]].append(x)
+    assert {len(v) for v in by_task.values()} == {10}
+    # the variance of task means: about p(1 - p)/10 for independent rows; far more here
+    spread = np.var([np.mean(v) for v in by_task.values()])
+    assert spread > 2.5 * 0.63 * 0.37 / 10

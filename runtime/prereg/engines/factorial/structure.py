@@ -8,7 +8,8 @@ a whole simulated study at once, for ``simulate`` and for diagnose's row path al
    level, factor or split writes) and its row name, the key fields' values as real data carry
    them (item ids shared across arms, a repository per file, a sample index per problem);
 2. the draws (:func:`draw_study`): the observed rows, failed first attempts, the outcome from
-   the clustered latent (:func:`prereg.decide.scenarios.cluster_latent`), ratings and numbers;
+   the clustered latent (:func:`prereg.decide.scenarios.cluster_latent`; under a calibration
+   entry, from its curve at a drawn confidence), ratings and numbers;
 3. the records, written by the engine's :class:`~.commands.RecordWriter` as ``simulate``
    writes any row.
 
@@ -19,8 +20,8 @@ registered order, named as the records name them, so ``row_data`` scores the rec
 
 Randomness (one generator per study): the sizes of each laid-out level (levels in order; a
 shared level's once, else cell by cell), the observed rows of each cell, the failed first
-attempts, the outcome's latents (a normal per cluster of each level, then one per row), the
-ratings (a uniform per item, then one per row), then each numeric field's latents and values
+attempts, the outcome's latents (a normal per cluster of each level, then one per row), each
+calibration entry's confidences (rows in table order), the ratings (a uniform per item, then one per row), then each numeric field's latents and values
 as :class:`~.commands.DrawnRows` draws them.
 """
 
@@ -208,7 +209,7 @@ def draw_study(
     the observed rows per cell."""
     from scipy.special import ndtr
 
-    from .commands import _draw_many, _entries_of
+    from .commands import _confidence_entry, _draw_many, _entries_of, chance_right
 
     table, fields = layout.lay_out(rng)
     n = len(table)
@@ -225,10 +226,23 @@ def draw_study(
         for lv in layout.levels
     ]
     right = np.zeros(n, dtype=bool)
-    if rate is not None:
-        z = registered.cluster_latent(coded, rng, n)
-        right = ndtr(z) < np.asarray(rate, dtype=np.float64)[table.cell]
     numbers: dict[str, list] = {name: list(vals) for name, vals in fields.items()}
+    if rate is not None:
+        u = ndtr(registered.cluster_latent(coded, rng, n))
+        chance = np.asarray(rate, dtype=np.float64)[table.cell]
+        for entry in writer.calibration:  # as DrawnRows: confidences, then the curve
+            cells = [
+                c for c, cell in enumerate(table.cells) if writer.calibration_entry(cell) is entry
+            ]
+            rows = np.flatnonzero(np.isin(table.cell, cells))
+            if rows.size == 0:
+                continue
+            conf = _draw_many(_confidence_entry(entry), rng, int(rows.size), False)
+            chance[rows] = chance_right(entry, conf)
+            col = numbers.setdefault(str(entry["field"]), [None] * n)
+            for i, x in zip(rows.tolist(), conf, strict=True):
+                col[i] = x
+        right = u < chance
     ratings = layout.scenario.get("ratings")
     # a manifest's cluster, item or rater field the observations also carry is written too
     for name in sorted(structure_read(layout.scenario) - set(numbers)):
