@@ -489,3 +489,24 @@ def test_a_calibration_curve_under_clusters_still_draws_the_outcome(tmp_path):
     # the variance of task means: about p(1 - p)/10 for independent rows; far more here
     spread = np.var([np.mean(v) for v in by_task.values()])
     assert spread > 2.5 * 0.63 * 0.37 / 10
+
+
+def test_cluster_sizes_follow_their_registered_distribution():
+    """Sizes covering 200,000 rows: 1 + Poisson(mean - 1) has the mean and variance scipy's
+    Poisson gives; uniform sizes stay within low..high with mean (low + high) / 2; the sizes
+    cover the rows exactly, the last cut short."""
+    from scipy.stats import poisson
+
+    from prereg.decide.scenarios import cluster_sizes
+
+    rng = np.random.default_rng(8)
+    got = cluster_sizes({"mean": 6.5}, 200_000, rng)
+    assert sum(got) == 200_000 and min(got) >= 1
+    body = np.array(got[:-1])
+    mean, var = poisson(5.5).stats(moments="mv")
+    assert abs(body.mean() - (1 + mean)) < 4 * math.sqrt(var / body.size)
+    assert abs(body.var() - var) < 0.05 * var
+    got = cluster_sizes({"low": 3, "high": 9}, 200_000, rng)
+    assert sum(got) == 200_000 and max(got) <= 9 and min(got[:-1]) >= 3
+    assert abs(np.mean(got[:-1]) - 6) < 4 * math.sqrt(4 / len(got))
+    assert cluster_sizes({"low": 4, "high": 4}, 10, rng) == [4, 4, 2]
