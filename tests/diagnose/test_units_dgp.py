@@ -510,3 +510,22 @@ def test_cluster_sizes_follow_their_registered_distribution():
     assert sum(got) == 200_000 and max(got) <= 9 and min(got[:-1]) >= 3
     assert abs(np.mean(got[:-1]) - 6) < 4 * math.sqrt(4 / len(got))
     assert cluster_sizes({"low": 4, "high": 4}, 10, rng) == [4, 4, 2]
+
+
+def test_compile_refuses_a_scenario_without_the_clusters_its_rules_read(tmp_path, capsys):
+    """cluster-arms without its clusters level: neither the repository units nor the
+    cluster-level t's cluster field would have a value in simulated rows."""
+    spec = yaml.safe_load((EXAMPLE / "cluster-arms.yaml").read_text())
+    for sc in spec["scenarios"]:
+        sc.pop("clusters")
+    root = tmp_path / "p"
+    (root / "spec" / "studies").mkdir(parents=True)
+    (root / "spec" / "studies" / "cluster-arms.yaml").write_text(yaml.safe_dump(spec))
+    assert main(["--project", str(root), "compile"]) == 2
+    err = capsys.readouterr().err
+    for sid in ("new-faster", "same-speed"):
+        assert f"scenario '{sid}' cannot drive unit 'repository': it groups rows by 'repo'" in err
+        assert (
+            f"scenario '{sid}' cannot drive analysis 'new-vs-old' (hypotheses/0/analyses/0):"
+            " its cluster 'repo' is no field the scenario lays out" in err
+        )

@@ -219,10 +219,35 @@ def scenario_structure(spec: dict, report: Reporter) -> None:
                 if v in seen:
                     report(f"{rptr}/raters/{i}/value", f"scenario {sid!r}: rater {v!r} twice")
                 seen.add(v)
-        if s.get("metric") is not None:
+        if s.get("metric") is not None or spec.get("engine") != "factorial":
             continue
         # the fields units group rows by must come from somewhere in simulated data
         given = set(key) | placed | set(manifest) | laid | derived
+        drawn = {str(v.get("field")) for v in s.get("values") or []}
+        drawn |= {str(c.get("field")) for c in s.get("calibration") or []}
+        drawn |= {str(s["outcome"])} if s.get("outcome") else set()
+        drawn |= {str(ratings.get("field"))} if ratings is not None else set()
+        for hi, hyp in enumerate(spec.get("hypotheses") or []):
+            if hyp.get("reported_only") or (hyp.get("rule") is None and not hyp.get("verdicts")):
+                continue
+            for ai, an in enumerate(hyp.get("analyses") or []):
+                where = f"analysis {an.get('id')!r} (hypotheses/{hi}/analyses/{ai})"
+                rating = an.get("rating")
+                if rating in obs and rating not in manifest and rating not in drawn | given:
+                    report(
+                        ptr,
+                        f"scenario {sid!r} cannot drive {where}: it reads the labels of"
+                        f" {rating!r}, which the scenario does not draw (add ratings or values"
+                        " for it)",
+                    )
+                for w in ("unit", "rater", "cluster", "pair_by"):
+                    name = an.get(w)
+                    if name is not None and name in obs and name not in given:
+                        report(
+                            ptr,
+                            f"scenario {sid!r} cannot drive {where}: its {w} {name!r} is no"
+                            " field the scenario lays out (add a clusters level for it)",
+                        )
         for ui, u in enumerate(units):
             for b in u.get("by") or []:
                 if b not in given:
