@@ -223,6 +223,17 @@ def scenario_structure(spec: dict, report: Reporter) -> None:
             continue
         # the fields units group rows by must come from somewhere in simulated data
         given = set(key) | placed | set(manifest) | laid | derived
+        if not manifest and not any(k in placed for k in key):
+            # a key field nothing lays out names each row alone (a string by its position in
+            # its cell): one row per unit, so no unit of several rows; a field with allowed
+            # values or an integer counts within a cluster and may group rows
+            given -= {
+                k
+                for k in key
+                if k not in laid | placed | derived
+                and obs.get(k, {}).get("type") not in ("integer",)
+                and not obs.get(k, {}).get("allowed")
+            }
         drawn = {str(v.get("field")) for v in s.get("values") or []}
         drawn |= {str(c.get("field")) for c in s.get("calibration") or []}
         drawn |= {str(s["outcome"])} if s.get("outcome") else set()
