@@ -180,6 +180,14 @@ class Layout:
         table = RowTable(ids=tuple(ids), cell=base.cell, cells=base.cells, columns=base.columns)
         return table, out
 
+    def cluster_of(self, table: RowTable, fields: Mapping[str, list], lv) -> list:
+        """Each row's cluster of a level: its field's value, with the cell for a laid-out
+        level of each cell's own (an integer field numbers the clusters of every cell alike)."""
+        values = self.field_values(table, fields, str(lv["field"]))
+        if any(lv is mine for mine in self.laid) and not lv.get("shared"):
+            return list(zip(table.cell.tolist(), values, strict=True))
+        return values
+
     def field_values(self, table: RowTable, fields: Mapping[str, list], name: str) -> list:
         """A field's value per row: laid out, a manifest column, or a naming field of the id."""
         if name in fields:
@@ -221,10 +229,8 @@ def draw_study(
         else:
             observed[rng.choice(rows, size=keep, replace=False)] = True
     failed = rng.random(n) < fail_rate
-    coded = [
-        (*_codes(layout.field_values(table, fields, str(lv["field"]))), float(lv["correlation"]))
-        for lv in layout.levels
-    ]
+    coded = [(*_codes(layout.cluster_of(table, fields, lv)), float(lv["correlation"]))
+             for lv in layout.levels]  # fmt: skip
     right = np.zeros(n, dtype=bool)
     numbers: dict[str, list] = {name: list(vals) for name, vals in fields.items()}
     if rate is not None:
