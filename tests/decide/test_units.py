@@ -244,20 +244,24 @@ def test_compile_refuses_a_unit_it_cannot_build_at_its_line(tmp_path, capsys, ol
     assert not (tmp_path / "generated" / "repo_pairs").exists()
 
 
-def test_diagnose_refuses_a_study_with_units_rather_than_count_excluded_rows(tmp_path, capsys):
-    text = FIXTURE.read_text().replace(
-        "constants:\n",
-        "scenarios:\n  - id: flat\n    outcome: correct\n    rates: [{rate: 0.7}]\nconstants:\n",
+def test_compile_refuses_a_scenario_that_lays_out_no_field_a_unit_groups_by(tmp_path, capsys):
+    # without a clusters level for repo, simulated rows would have no repository, and the
+    # repository units (and the gate on them) could not be diagnosed
+    text = FIXTURE.read_text()
+    start = text.index("scenarios:\n")
+    text = (
+        text[:start]
+        + "scenarios:\n  - id: flat\n    outcome: correct\n    rates: [{rate: 0.7}]\n"
+        + text[text.index("constants:\n") :]
     )
     (tmp_path / "spec" / "studies").mkdir(parents=True)
     (tmp_path / "spec" / "studies" / "repo-pairs.yaml").write_text(text)
-    assert main(["--project", str(tmp_path), "compile"]) == 0
-    capsys.readouterr()
-    code = main(["--project", str(tmp_path), "repo-pairs", "diagnose", "--simulations", "10",
-                 "--seed", "1", "--out", str(tmp_path / "d" / "DIAGNOSE.json")])  # fmt: skip
-    assert code != 0
-    assert "does not simulate unit roll-ups" in capsys.readouterr().err
-    assert not (tmp_path / "d").exists()
+    assert main(["--project", str(tmp_path), "compile"]) == 2
+    err = capsys.readouterr().err
+    line = text[:start].count("\n") + 2  # the scenario's first line
+    assert f"repo-pairs.yaml:{line}: at /scenarios/0: scenario 'flat' cannot drive unit" in err
+    assert "'repository': it groups rows by 'repo'" in err
+    assert not (tmp_path / "generated" / "repo_pairs").exists()
 
 
 RATERS = FIXTURE.parent / "raters-units.yaml"

@@ -897,7 +897,7 @@ def commands_well_formed(spec: dict, report: Reporter) -> None:
 
 
 def run_checks(loaded: Loaded, expected_id: str | None = None) -> list[str]:
-    from prereg.compiler import analyses, vocabulary  # noqa: F401  (register their checks)
+    from prereg.compiler import analyses, structure, vocabulary  # noqa: F401  (their checks)
 
     report = Reporter(loaded)
     spec = loaded.data

@@ -360,8 +360,23 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
         if sid in seen:
             report(f"{ptr}/id", f"duplicate scenario id {sid!r} (first at {seen[sid]})")
         seen.setdefault(sid, ptr)
-        if (s.get("outcome") is None) == (s.get("metric") is None):
+        draws_only = s.get("outcome") is None and s.get("metric") is None
+        if s.get("outcome") is not None and s.get("metric") is not None:
             report(ptr, f"scenario {sid!r} takes exactly one of outcome and metric")
+        elif draws_only and not (s.get("values") or s.get("ratings")):
+            report(
+                ptr,
+                f"scenario {sid!r} takes one of outcome and metric (or, drawing no outcome,"
+                " values or ratings)",
+            )
+        elif draws_only and s.get("rates"):
+            report(f"{ptr}/rates", f"scenario {sid!r} draws no outcome, so it has no rates")
+        elif draws_only and contract is None:
+            report(ptr, "a scenario needs the attempt policy's observation contract (attempts)")
+        elif not draws_only and not s.get("rates"):
+            report(ptr, f"scenario {sid!r} needs rates: the true chance of its outcome")
+        elif draws_only:
+            pass  # numbers or ratings only: checked with their words
         elif s.get("metric") is not None:
             m = metrics.get(s["metric"])
             if m is None:
@@ -449,8 +464,8 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
                 if c.get("role") == "items"
                 for f in c.get("fields") or []
             }
-            if s.get("outcome") is None:
-                report(f"{ptr}/pairing", f"scenario {sid!r}: pairing needs an outcome field")
+            if s.get("metric") is not None:
+                report(f"{ptr}/pairing", f"scenario {sid!r}: pairing needs observations drawn")
             if pairing.get("field") not in item_fields:
                 report(
                     f"{ptr}/pairing/field",
@@ -463,6 +478,8 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
                     f"{ptr}/pairing/correlation",
                     f"scenario {sid!r}: correlation {rho:g} is not in [0, 1)",
                 )
+        if s.get("ratings") is not None:
+            drawn.add(str(s["ratings"].get("field")))
         _drives_every_rule(spec, s, ptr, drawn, report)
         rates = s.get("rates") or []
         for j, rate in enumerate(rates):
@@ -501,7 +518,7 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
                         f"scenario {sid!r}: at effect {e:g} this rate is {x:g}, not a probability",
                     )
                     break
-        for cell in cells:
+        for cell in cells if rates or not draws_only else ():
             for r in rates:
                 hit = _cell_matches(r.get("where") or [], cell)
                 if hit is None:
@@ -557,7 +574,7 @@ def _drives_every_rule(spec: dict, s: dict, ptr: str, drawn: set[str], report: R
     """A scenario that draws observations (an outcome field) draws every number a registered
     rule reads: otherwise simulate writes rows without it and diagnose has nothing to decide
     the rule on."""
-    if s.get("outcome") is None:
+    if s.get("metric") is not None:
         return
     for name, reader in sorted(_numbers_read_by_rules(spec).items()):
         if name not in drawn:

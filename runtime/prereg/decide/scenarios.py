@@ -6,6 +6,12 @@ factor or a row attribute. A scenario with ``effects`` is a family: at effect si
 rate with coefficient ``effect`` is ``rate + effect·d``. ``coverage`` (default 1) is the share
 of each cell's rows observed, rounded down; ``failed_attempt_rate`` (default 0) the chance that
 a row's first attempt fails, after which a second one is drawn.
+
+``clusters`` (with ``pairing`` its one-level case) registers dependence between rows: each
+level adds a shared standard normal per cluster to a row's latent, weighted by the square root
+of its intraclass correlation (:func:`cluster_latent`); ``ratings`` registers a true category
+per item and each rater's confusion structure (:func:`rating_draws`). A scenario without an
+outcome draws only numbers or ratings.
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ def compiled_rates(sc: Mapping[str, Any]) -> list[tuple[dict[str, tuple[str, ...
     """``(selection, rate, effect coefficient)`` per rate, in order."""
     return [
         (selection(r.get("where")), float(r["rate"]), float(r.get("effect") or 0.0))
-        for r in sc["rates"]
+        for r in sc.get("rates") or ()
     ]
 
 
@@ -83,3 +89,101 @@ def fixed(sc: Mapping[str, Any], command: str) -> None:
             f"{command}: scenario {sc['id']!r} is a family over effects ({', '.join(f'{e:g}' for e in effects(sc))}):"
             " diagnose runs it; simulate draws fixed scenarios only"
         )
+
+
+def cluster_levels(sc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The scenario's cluster levels, outermost first: ``pairing`` is the one level
+    ``{field, correlation}``, ``clusters`` the general case (compile refuses both at once)."""
+    if sc.get("pairing") is not None:
+        return [sc["pairing"]]
+    return list(sc.get("clusters") or ())
+
+
+def structured(sc: Mapping[str, Any]) -> bool:
+    """Whether the scenario registers clusters or ratings (so its rows are laid out and drawn
+    with their dependence, :mod:`prereg.engines.factorial.structure`)."""
+    return bool(sc.get("clusters")) or sc.get("ratings") is not None
+
+
+def cluster_latent(levels, rng, n: int):
+    """Standard normal latents of ``n`` rows: ``levels`` is a sequence of ``(codes, count,
+    rho)`` (each row's cluster code of a level, the level's number of clusters, its intraclass
+    correlation); one normal per cluster is drawn for each level in order, then one per row,
+    and z = Σ √ρₖ·wₖ[codeₖ] + √(1 − Σ ρₖ)·e."""
+    import numpy as np
+
+    z = np.zeros(n)
+    total = 0.0
+    for codes, count, rho in levels:
+        w = rng.standard_normal(int(count))
+        z += np.sqrt(float(rho)) * w[codes]
+        total += float(rho)
+    return z + np.sqrt(1.0 - total) * rng.standard_normal(n)
+
+
+def cluster_sizes(size: Mapping[str, Any], total: int, rng) -> list[int]:
+    """Sizes of consecutive clusters covering ``total`` rows, drawn from ``size`` (uniform
+    whole numbers from low to high, or 1 + Poisson(mean − 1)); the last is cut short where the
+    rows end. At most ``total`` draws are made, in one call."""
+    import numpy as np
+
+    if total <= 0:
+        return []
+    if size.get("mean") is not None:
+        draws = 1 + rng.poisson(float(size["mean"]) - 1.0, total)
+    else:
+        draws = rng.integers(int(size["low"]), int(size["high"]) + 1, total)
+    ends = np.cumsum(draws)
+    k = int(np.searchsorted(ends, total)) + 1
+    out = [int(x) for x in draws[:k]]
+    out[-1] -= int(ends[k - 1]) - total
+    return out
+
+
+def confusion_matrix(entry: Mapping[str, Any], k: int):
+    """The k × k confusion matrix of a ratings entry or rater entry: its ``confusion``, or
+    ``accuracy`` on the diagonal and the rest spread evenly (None when it gives neither)."""
+    import numpy as np
+
+    if entry.get("confusion") is not None:
+        return np.asarray([[float(x) for x in row] for row in entry["confusion"]])
+    if entry.get("accuracy") is None:
+        return None
+    a = float(entry["accuracy"])
+    if k == 1:
+        return np.ones((1, 1))
+    m = np.full((k, k), (1.0 - a) / (k - 1))
+    np.fill_diagonal(m, a)
+    return m
+
+
+def rating_draws(ratings: Mapping[str, Any], item_codes, items: int, raters, rng):
+    """Each row's label index under a ratings entry: the true category of each of ``items``
+    items drawn from the prevalence (one uniform per item), then each row's label from its
+    rater's confusion row at the item's true category (one uniform per row). ``raters`` holds
+    each row's rater value (None: the scenario's own structure)."""
+    import numpy as np
+
+    k = len(ratings["categories"])
+    prev = np.cumsum([float(x) for x in ratings["prevalence"]])
+    truth = np.minimum(np.searchsorted(prev, rng.random(int(items)), side="right"), k - 1)
+    base = confusion_matrix(ratings, k)
+    own = {str(r["value"]): confusion_matrix(r, k) for r in ratings.get("raters") or ()}
+    mats = [base]
+    which = np.zeros(len(raters), dtype=np.int64)
+    index: dict[str, int] = {}
+    for i, r in enumerate(raters):
+        m = own.get(str(r)) if r is not None else None
+        if m is None:
+            continue
+        j = index.get(str(r))
+        if j is None:
+            j = index[str(r)] = len(mats)
+            mats.append(m)
+        which[i] = j
+    stack = np.cumsum(np.stack([np.eye(k) if m is None else m for m in mats]), axis=2)
+    t = truth[np.asarray(item_codes, dtype=np.int64)]
+    rows = stack[which, t]  # (n, k) cumulative chances of each label
+    u = rng.random(len(raters))
+    label = np.minimum((u[:, None] >= rows).sum(axis=1), k - 1)
+    return truth, label

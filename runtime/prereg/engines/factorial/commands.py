@@ -398,9 +398,7 @@ def _finish(v: Mapping[str, Any], x: np.ndarray, integer: bool) -> list:
 def paired_latent(codes: np.ndarray, items: int, rho: float, rng: np.random.Generator):
     """Standard normal latents of rows, correlation ``rho`` between rows of one item: one
     shared normal per item (``items`` of them, drawn first), then one per row."""
-    w = rng.standard_normal(items)
-    e = rng.standard_normal(codes.size)
-    return np.sqrt(rho) * w[codes] + np.sqrt(1.0 - rho) * e
+    return registered.cluster_latent([(codes, items, rho)], rng, int(codes.size))
 
 
 def _draw_many(
@@ -441,6 +439,15 @@ def chance_right(entry: Mapping[str, Any], confidence):
     return np.maximum(c - float(entry.get("margin") or 0.0), 0.0)
 
 
+def structure_fields(scenario: Mapping[str, Any]) -> set[str]:
+    """The observation fields a structured scenario writes besides the outcome and values: its
+    cluster fields and its ratings' label, item and rater (laid out, or copied from the item
+    manifest when the observations carry them too)."""
+    from .structure import structure_read
+
+    return structure_read(scenario) if registered.structured(scenario) else set()
+
+
 class RecordWriter:
     """Writes the observation records of one row the way ``simulate`` does: its scored
     attempts carry the fields the policy's ``where`` fixes and the row's split and levels when
@@ -452,13 +459,14 @@ class RecordWriter:
         names = {f["name"] for f in obs["fields"]}
         self.row_field, self.order = policy["key"][0], policy.get("order")
         self.name = attempt_policy.row_name(policy)
-        self.outcome = scenario["outcome"]
+        self.outcome = scenario.get("outcome")  # None: the scenario draws no outcome
         self.fixed = _fixed_fields(policy)
         self.placing = {
             f["name"]: ("split", None) for f in obs["fields"] if f.get("role") == "split"
         }
         self.placing.update({f["name"]: ("factor", f) for f in obs["fields"] if f.get("factor")})
-        self.failed = _failed_record(policy, self.outcome)
+        # a failed attempt is written only before a later one (a policy with an order)
+        self.failed = _failed_record(policy, self.outcome) if self.order else {}
         types = {f["name"]: f.get("type") for f in obs["fields"]}
         # a required field with allowed values that nothing else draws takes, on a successful
         # attempt, the first allowed value that does not make the attempt failed
@@ -481,21 +489,27 @@ class RecordWriter:
         self.integer = {name: types.get(name) == "integer" for name, _ in self.values}
         self.scenario_id = scenario["id"]
         required = {f["name"] for f in obs["fields"] if f.get("required", True)}
+        structure = structure_fields(scenario) & names
         drawn = {
             self.row_field,
             *([self.order] if self.order else []),
-            self.outcome,
+            *([self.outcome] if self.outcome else []),
             *self.fixed,
             *self.failed,
             *(name for name, _ in self.values),
             *calibrated,
+            *structure,
+            *(self.name if registered.structured(scenario) else ()),
         }
-        success = {self.row_field, self.outcome, *self.fixed, *self.placing}
+        success = {self.row_field, *self.fixed, *self.placing, *structure}
+        success |= {self.outcome} if self.outcome else set()
         success |= {self.order} if self.order else set()
         success |= {name for name, _ in self.values} | set(calibrated)
         self.defaults = {k: v for k, v in self.defaults.items() if k not in success}
         drawn |= set(self.defaults)
-        missing = sorted(required - drawn - set(self.placing))
+        # a field only a failed attempt carries is absent from a successful one
+        written = drawn - (set(self.failed) - success - set(self.defaults))
+        missing = sorted(required - written - set(self.placing))
         if missing:
             raise UserError(
                 f"simulate: the observation contract requires field(s) {missing}, which a"
@@ -588,14 +602,16 @@ class RecordWriter:
         base = {self.row_field: rid, **self.defaults, **levels, **self.fixed, **named}
         if numbers is None:
             numbers = self.numbers(rid, cell, right, seed)
+        drawn = {self.outcome: bool(right)} if self.outcome else {}
         if self.order is None:  # a series of one record: no failed attempt before it
-            return [{**base, self.outcome: bool(right), **numbers}]
+            return [{**base, **drawn, **numbers}]
         out = []
         attempt = 1
         if failed_first:
-            out.append({**base, self.order: attempt, self.outcome: None, **numbers, **self.failed})
+            gone = {self.outcome: None} if self.outcome else {}
+            out.append({**base, self.order: attempt, **gone, **numbers, **self.failed})
             attempt += 1
-        out.append({**base, self.order: attempt, self.outcome: bool(right), **numbers})
+        out.append({**base, self.order: attempt, **drawn, **numbers})
         return out
 
 
@@ -609,6 +625,13 @@ def simulate_records(
     """The observation records of one simulated run; ``progress`` (a
     :class:`prereg.console.Progress` over the rows, or None) counts the rows drawn (most of
     the time: a SHA-256 per row), and is done when their records are written."""
+    from .structure import applies, simulate_structured
+
+    if applies(config, scenario):  # clusters, raters, samples, rows named by several fields
+        records = simulate_structured(config, table, scenario, seed)
+        if progress is not None:
+            progress.update(len(table.ids), label="written")
+        return records
     writer = RecordWriter(config, scenario)
     coverage = registered.coverage(scenario)
     fail_rate = registered.failed_attempt_rate(scenario)
@@ -666,7 +689,7 @@ def simulate(ctx: StudyContext, args: argparse.Namespace) -> int:
     config = ctx.config
     sc = registered.scenario(config, args.scenario)
     registered.fixed(sc, "--scenario")
-    if sc.get("outcome") is None:
+    if sc.get("metric") is not None:
         raise UserError(
             f"--scenario: scenario {args.scenario!r} names a metric, not an outcome field: the"
             " factorial engine writes observations, so its scenarios draw an outcome field"
@@ -1124,6 +1147,18 @@ def drawn_metrics(config) -> dict[str, str]:
     """Metrics that read a number a scenario draws by ``values`` (through derived fields, or
     every metric when the attempt policy reads one), each with the reason: their figures
     depend on more than whether each row's outcome is right, which is all diagnose draws."""
+    every = [m["id"] for m in config.get("metrics") or () if m.get("compute")]
+    if config.get("units"):
+        # rows of excluded units count in no metric but coverage: counts per cell cannot say
+        why = "the study registers units (rows of excluded units count in no metric)"
+        return dict.fromkeys(every, why)
+    for sc in config.get("scenarios") or ():
+        if registered.structured(sc):
+            why = f"scenario {sc['id']} draws clustered rows or ratings"
+            return dict.fromkeys(every, why)
+    if not _has(config, "items") and len(attempt_policy.row_name(config["attempts"])) > 1:
+        why = "rows are named by several key fields (an item under each arm): drawn whole"
+        return dict.fromkeys(every, why)
     drawn: dict[str, str] = {}
     for sc in config.get("scenarios") or ():
         for v in sc.get("values") or ():
@@ -1214,6 +1249,45 @@ def expected_number(v: Mapping[str, Any], log: bool) -> float | None:
     return out
 
 
+def _entries_of(cells, name: str, entries) -> np.ndarray:
+    """Per cell and outcome (wrong, right), the index of the value entry that draws ``name``
+    (-1: none)."""
+    from prereg.rules import selection_matches
+
+    out = np.full((len(cells), 2), -1, dtype=np.int64)
+    for c, cell in enumerate(cells):
+        attrs = cell_attributes(cell)
+        for right in (0, 1):
+            for j, v in enumerate(entries):
+                if not selection_matches(registered.selection(v.get("where")), attrs):
+                    continue
+                if v.get("outcome") is not None and bool(v["outcome"]) != bool(right):
+                    continue
+                out[c, right] = j
+                break
+    return out
+
+
+def registered_manifest(config) -> RowTable:
+    """The registered rows of a study with an item manifest: the manifest ``items`` writes,
+    expanded by the attempt policy's ``expand`` as ``score`` expands a real one."""
+    contract = _contract(config, "items")
+    fields = contract["fields"]
+    row = next(f["name"] for f in fields if f.get("role") == "row")
+    split = next((f["name"] for f in fields if f.get("role") == "split"), None)
+    item = next((f["name"] for f in fields if f.get("role") == "item"), None)
+    per = _expansion_size(config)
+    recs = [r for rows in manifest_rows(config, fields, row, split, item, per) for r in rows]
+    if per == 1:
+        return from_items(config, contract, recs, "the registered rows")
+    obs = _contract(config, "observation")
+    contract, recs, lines = attempt_policy.expanded_manifest(
+        config["attempts"], obs, contract, recs
+    )
+    name = attempt_policy.manifest_name(config["attempts"], obs, contract)
+    return from_items(config, contract, recs, "the registered rows", row_field=name, lines=lines)
+
+
 class DrawnRows:
     """The registered rows of a factorial study drawn whole for diagnose's row path
     (:mod:`prereg.diagnose.rows`): every simulated study is a set of observation records, as
@@ -1234,13 +1308,7 @@ class DrawnRows:
         self.config = config
         self.scenarios = registered.registered(config)
         if _has(config, "items"):
-            contract = _contract(config, "items")
-            fields = contract["fields"]
-            row = next(f["name"] for f in fields if f.get("role") == "row")
-            split = next((f["name"] for f in fields if f.get("role") == "split"), None)
-            item = next((f["name"] for f in fields if f.get("role") == "item"), None)
-            recs = [r for rows in manifest_rows(config, fields, row, split, item) for r in rows]
-            self.table = from_items(config, contract, recs, "the registered rows")
+            self.table = registered_manifest(config)
         else:
             self.table = registered_rows(config)
         self.cell_rows = [
@@ -1248,6 +1316,8 @@ class DrawnRows:
         ]
         self._writers: dict[str, RecordWriter] = {}
         self._items: dict[str, tuple[np.ndarray, int]] = {}
+        self._layouts: dict[str, Any] = {}
+        self._drawn: tuple[int, RowTable] | None = None  # the last structured study's table
 
     def prepare(self, scenario_ids) -> None:
         """Refuse, before any simulation, a scenario whose records cannot be written."""
@@ -1273,27 +1343,16 @@ class DrawnRows:
         return got
 
     def _entries(self, w: RecordWriter, name: str, entries) -> np.ndarray:
-        """Per cell and outcome (wrong, right), the index of the value entry that draws
-        ``name`` (-1: none)."""
-        from prereg.rules import selection_matches
-
-        out = np.full((len(self.table.cells), 2), -1, dtype=np.int64)
-        for c, cell in enumerate(self.table.cells):
-            attrs = cell_attributes(cell)
-            for right in (0, 1):
-                for j, v in enumerate(entries):
-                    if not selection_matches(registered.selection(v.get("where")), attrs):
-                        continue
-                    if v.get("outcome") is not None and bool(v["outcome"]) != bool(right):
-                        continue
-                    out[c, right] = j
-                    break
-        return out
+        return _entries_of(self.table.cells, name, entries)
 
     def records(self, cond, rng: np.random.Generator) -> list[dict]:
         """The observation records of one simulated study under ``cond``."""
         table = self.table
         w = self.writer(cond.scenario)
+        from .structure import applies
+
+        if applies(self.config, self.scenarios[cond.scenario]):
+            return self._structured(cond, w, rng)
         n = len(table)
         observed = np.zeros(n, dtype=bool)
         for c, rows in enumerate(self.cell_rows):
@@ -1390,9 +1449,31 @@ class DrawnRows:
             out[c] = r * got[1] + (1.0 - r) * got[0]
         return out
 
+    def _structured(self, cond, w: RecordWriter, rng: np.random.Generator) -> list[dict]:
+        """A structured scenario's study (:mod:`.structure`); its row table is kept for
+        :meth:`score`, which scores these records next."""
+        from .structure import Layout, draw_study
+
+        sc = self.scenarios[cond.scenario]
+        layout = self._layouts.get(cond.scenario)
+        if layout is None:
+            layout = Layout(self.config, sc, self.table, _has(self.config, "items"))
+            self._layouts[cond.scenario] = layout
+        rate = None if sc.get("outcome") is None else np.asarray(cond.rate, dtype=np.float64)
+        table, records = draw_study(
+            self.config, layout, w, rate, cond.kept, cond.failed_attempt_rate, rng
+        )
+        self._drawn = (id(records), table)
+        return records
+
     def score(self, records: Sequence[Mapping[str, Any]]):
-        """(row metrics, row columns) of a simulated study's records, as score computes them."""
-        metrics, _, columns, _ = row_data(self.config, self.table, records, "a simulated study")
+        """(row metrics, row columns) of a simulated study's records, as score computes them
+        (a structured study's over its own row table: its rows named as its records name
+        them, in registered order)."""
+        table = self.table
+        if self._drawn is not None and self._drawn[0] == id(records):
+            table = self._drawn[1]
+        metrics, _, columns, _ = row_data(self.config, table, records, "a simulated study")
         return metrics, columns
 
 
@@ -1414,14 +1495,21 @@ def diagnose_design(config):
     found = list(registered.registered(config).values())
     if not found:
         raise UserError(f"study {config['study_id']}: diagnose needs a registered scenario")
-    outcomes = sorted({str(s.get("outcome")) for s in found})
-    if len(outcomes) != 1:
+    outcomes = sorted({str(s.get("outcome")) for s in found if s.get("outcome") is not None})
+    if len(outcomes) > 1 or (not outcomes and all(s.get("metric") for s in found)):
         raise UserError(
             f"diagnose: the scenarios draw different outcome fields ({', '.join(outcomes)}); a"
             " study is diagnosed over one outcome field"
         )
-    writer = RecordWriter(config, found[0])
     cells = tuple(config["cells"])
+    why = drawn_metrics(config)
+    from .structure import applies
+
+    if config.get("units") or any(applies(config, sc) for sc in found):
+        # every figure needs the rows (units roll them up; clustered rows or ratings are
+        # drawn together): no prototype row stands for a kind of row
+        return _rows_only_design(config, cells, why)
+    writer = RecordWriter(config, found[0])
     draws = {
         RIGHT: (False, True),
         WRONG: (False, False),
@@ -1444,7 +1532,6 @@ def diagnose_design(config):
     )
     metrics, _ = row_metrics_of(config, table, records, "the prototype rows")
     n = len(cells)
-    why = drawn_metrics(config)
     return Design(
         cells=cells,
         group_cell=np.arange(n, dtype=np.int64),
@@ -1461,14 +1548,34 @@ def diagnose_design(config):
     )
 
 
+def _rows_only_design(config, cells, why: Mapping[str, str]):
+    """The design of a study diagnosed on the row path alone: every metric is unmodelled by
+    counts (its per-kind contributions are zero and never read)."""
+    from prereg.diagnose.design import KINDS, Design
+
+    n, k = len(cells), len(KINDS)
+    contributions = {
+        str(m["id"]): (str(m["compute"]["kind"]), np.zeros((n, k)), np.zeros((n, k)))
+        for m in config.get("metrics") or ()
+        if m.get("compute")
+    }
+    return Design(
+        cells=cells,
+        group_cell=np.arange(n, dtype=np.int64),
+        group_attributes={},
+        group_rows=np.array([int(c["rows"]) for c in cells], dtype=np.int64),
+        contributions=contributions,
+        unmodelled=frozenset(why),
+        unmodelled_why=dict(why),
+        rows=DrawnRows(config),
+        notes=(
+            "Every simulated study is drawn row by row (its units, clusters or ratings) and"
+            " scored as score scores observations; a row group is a registered cell.",
+        ),
+    )
+
+
 def diagnose(ctx: StudyContext, args: argparse.Namespace) -> int:
     from prereg.diagnose.command import run
 
-    if ctx.config.get("units"):
-        raise UserError(
-            "diagnose: this study registers units (rows rolled up into units with inclusion"
-            " rules), and diagnose does not simulate unit roll-ups yet: its figures would count"
-            " rows of units the registration excludes. Score real or simulated observations"
-            " with `score` to see the units"
-        )
     return run(ctx, args, diagnose_design)

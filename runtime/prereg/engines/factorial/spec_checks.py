@@ -63,12 +63,13 @@ def checks(spec: dict) -> list[Problem]:
                 )
             )
     for i, s in enumerate(spec.get("scenarios") or []):
-        if s.get("outcome") is None:
+        if s.get("metric") is not None:
             out.append(
                 (
                     f"/scenarios/{i}",
                     f"scenario {s.get('id')!r}: the factorial engine writes observations, so a"
-                    " scenario draws an outcome field of the observation contract (outcome)",
+                    " scenario draws an outcome field of the observation contract (outcome),"
+                    " or only numbers (values) or ratings",
                 )
             )
     return out

@@ -5,7 +5,7 @@ A spec's ``commands:`` section adds a command or overrides/renames one of these 
 :mod:`prereg.compiler.commands`'). Which commands a study gets follows from its spec:
 
 - ``items`` when the study registers an item manifest (a contract with ``role: items``);
-- ``simulate`` when a scenario draws an outcome field (the engine writes observations);
+- ``simulate`` when a scenario draws observations (an outcome field, numbers or ratings);
 - ``score`` always;
 - ``diagnose`` when the study registers scenarios or sizing claims.
 
@@ -42,7 +42,7 @@ def commands(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     )
     scenarios = [s for s in spec.get("scenarios") or () if isinstance(s, Mapping)]
     items = [_ITEMS] if manifest else []
-    drawn = [str(s.get("id")) for s in scenarios if s.get("outcome") is not None]
+    drawn = [str(s.get("id")) for s in scenarios if s.get("metric") is None]
     every = [str(s.get("id")) for s in scenarios]
     out: list[dict[str, Any]] = []
     if manifest:

@@ -1,0 +1,270 @@
+"""Semantic checks of a scenario's structure: ``clusters`` (levels of clustered rows, laid out
+with registered sizes or read from the item manifest) and ``ratings`` (a true category per
+item, a confusion structure per rater), and that a scenario of a study with units lays out
+every field its units group rows by. Each mistake is reported at its JSON path."""
+
+from __future__ import annotations
+
+import math
+
+from prereg.compiler.semantic import Reporter, check, items
+
+
+def _fields(spec: dict) -> tuple[dict[str, dict], dict[str, dict]]:
+    """(observation contract fields, item manifest fields) by name."""
+    contracts = {c.get("id"): c for c in spec.get("record_contracts") or []}
+    policy = spec.get("attempts") or {}
+    obs = contracts.get(policy.get("contract")) or {}
+    manifest = [c for c in spec.get("record_contracts") or [] if c.get("role") == "items"]
+    return (
+        {f.get("name"): f for f in obs.get("fields") or []},
+        {f.get("name"): f for c in manifest for f in c.get("fields") or []},
+    )
+
+
+def _rows_per_cell(spec: dict) -> int:
+    from prereg.compiler.expand import all_cells
+
+    rows = [c.get("rows") for c in all_cells(spec) if isinstance(c, dict)]
+    return max([int(r) for r in rows if isinstance(r, int)] or [0])
+
+
+def _matrix(m, k: int, ptr: str, sid, report: Reporter) -> None:
+    if not isinstance(m, list) or len(m) != k:
+        report(ptr, f"scenario {sid!r}: a confusion matrix has one row per category ({k})")
+        return
+    for i, row in enumerate(m):
+        if (
+            not isinstance(row, list)
+            or len(row) != k
+            or not all(isinstance(x, (int, float)) and 0 <= x <= 1 for x in row)
+        ):
+            report(f"{ptr}/{i}", f"scenario {sid!r}: row {i} needs {k} chances from 0 to 1")
+        elif not math.isclose(sum(row), 1.0, abs_tol=1e-9):
+            report(f"{ptr}/{i}", f"scenario {sid!r}: row {i} sums to {sum(row):g}, not 1")
+
+
+def _one_structure(entry: dict, k: int, ptr: str, sid, report: Reporter, what: str) -> None:
+    has = [w for w in ("accuracy", "confusion") if entry.get(w) is not None]
+    if len(has) != 1:
+        report(ptr, f"scenario {sid!r}: {what} takes exactly one of accuracy and confusion")
+    if entry.get("confusion") is not None:
+        _matrix(entry["confusion"], k, f"{ptr}/confusion", sid, report)
+
+
+@check
+def scenario_structure(spec: dict, report: Reporter) -> None:
+    obs, manifest = _fields(spec)
+    policy = spec.get("attempts") or {}
+    key = [str(k) for k in policy.get("key") or []]
+    placed = {n for n, f in obs.items() if f.get("factor") or f.get("role") == "split"}
+    derived = {str(d.get("id")) for d in spec.get("derived_fields") or []}
+    rows = _rows_per_cell(spec)
+    units = [u for u in spec.get("units") or [] if isinstance(u, dict)]
+    for ptr, s in items(spec, "scenarios"):
+        sid = s.get("id")
+        clusters = s.get("clusters") or []
+        if clusters and s.get("pairing") is not None:
+            report(
+                f"{ptr}/pairing",
+                f"scenario {sid!r} registers both pairing and clusters (pairing is the one-level"
+                " case of clusters: write it as a level)",
+            )
+        laid: set[str] = set()
+        own_before: str | None = None  # the first laid-out level of each cell's own
+        total = 0.0
+        for j, lv in enumerate(clusters):
+            lptr = f"{ptr}/clusters/{j}"
+            field = lv.get("field")
+            size = lv.get("size")
+            rho = lv.get("correlation")
+            if isinstance(rho, (int, float)):
+                total += float(rho)
+                if not 0 <= rho < 1:
+                    report(
+                        f"{lptr}/correlation",
+                        f"scenario {sid!r}: correlation {rho:g} is not in [0, 1)",
+                    )
+            if field in manifest:
+                if size is not None:
+                    report(
+                        f"{lptr}/size",
+                        f"scenario {sid!r}: {field!r} is a field of the item manifest, whose"
+                        " values form the clusters, so the level has no size",
+                    )
+                continue
+            if field not in obs:
+                report(
+                    f"{lptr}/field",
+                    f"scenario {sid!r} clusters rows by {field!r}, which is neither a field of"
+                    " the item manifest nor of the observation contract",
+                )
+                continue
+            if field in placed:
+                report(
+                    f"{lptr}/field",
+                    f"scenario {sid!r} clusters rows by {field!r}, which holds a factor's level"
+                    " or the split (the cell gives it)",
+                )
+                continue
+            if lv.get("shared") and own_before is not None:
+                report(
+                    f"{lptr}/shared",
+                    f"scenario {sid!r}: a level shared by every cell cannot lie within"
+                    f" {own_before!r}, whose clusters are each cell's own",
+                )
+            if not lv.get("shared") and own_before is None:
+                own_before = str(field)
+            laid.add(str(field))
+            if size is None:
+                report(
+                    lptr,
+                    f"scenario {sid!r} lays out clusters of {field!r}, so the level needs a size"
+                    " (low and high, or mean)",
+                )
+                continue
+            uniform = size.get("low") is not None or size.get("high") is not None
+            if uniform == (size.get("mean") is not None) or (
+                uniform and (size.get("low") is None or size.get("high") is None)
+            ):
+                report(
+                    f"{lptr}/size",
+                    f"scenario {sid!r}: a cluster size takes low and high (uniform) or mean",
+                )
+                continue
+            if uniform and size["low"] > size["high"]:
+                report(f"{lptr}/size", f"scenario {sid!r}: low is above high")
+                continue
+            smallest = int(size["low"]) if uniform else 1
+            most = -(-rows // smallest)
+            for u in units:
+                if [str(b) for b in u.get("by") or []] == [str(field)] and isinstance(
+                    u.get("registered"), int
+                ):
+                    if most > u["registered"]:
+                        report(
+                            f"{lptr}/size",
+                            f"scenario {sid!r}: clusters of {field!r} as small as {smallest}"
+                            f" row(s) make up to {most} units of {u.get('id')!r} in a cell of"
+                            f" {rows} rows, and the study registers {u['registered']}",
+                        )
+        if total >= 1:
+            report(
+                f"{ptr}/clusters",
+                f"scenario {sid!r}: the levels' correlations sum to {total:g}, not below 1",
+            )
+        ratings = s.get("ratings")
+        if ratings is not None:
+            rptr = f"{ptr}/ratings"
+            known = set(key) | set(manifest) | laid | placed  # a value per row
+            for what in ("field", "item", "rater"):
+                name = ratings.get(what)
+                if name is not None and name not in (obs if what == "field" else known):
+                    report(
+                        f"{rptr}/{what}",
+                        f"scenario {sid!r}: ratings' {what} {name!r} is not a field of the"
+                        + (
+                            " observation contract"
+                            if what == "field"
+                            else " rows (a key field, a field of the item manifest or a"
+                            " laid-out cluster's field)"
+                        ),
+                    )
+            cats = list(ratings.get("categories") or [])
+            k = len(cats)
+            if k == 0:
+                report(f"{rptr}/categories", f"scenario {sid!r}: ratings need categories")
+                continue
+            spec_field = obs.get(ratings.get("field")) or {}
+            allowed = spec_field.get("allowed")
+            for i, c in enumerate(cats):
+                typed = {
+                    "integer": isinstance(c, int) and not isinstance(c, bool),
+                    "boolean": isinstance(c, bool),
+                    "string": isinstance(c, str),
+                    "number": isinstance(c, (int, float)) and not isinstance(c, bool),
+                }.get(spec_field.get("type"), True)
+                lo, hi = spec_field.get("minimum"), spec_field.get("maximum")
+                out = (allowed is not None and c not in allowed) or (
+                    isinstance(c, (int, float))
+                    and ((lo is not None and c < lo) or (hi is not None and c > hi))
+                )
+                if not typed or out:
+                    report(
+                        f"{rptr}/categories/{i}",
+                        f"scenario {sid!r}: category {c!r} is not a value field"
+                        f" {ratings.get('field')!r} admits",
+                    )
+            prev = ratings.get("prevalence") or []
+            if len(prev) != k:
+                report(
+                    f"{rptr}/prevalence",
+                    f"scenario {sid!r}: prevalence has {len(prev)} chance(s) for {k} categories",
+                )
+            elif not math.isclose(sum(float(p) for p in prev), 1.0, abs_tol=1e-9):
+                report(
+                    f"{rptr}/prevalence",
+                    f"scenario {sid!r}: prevalence sums to {sum(prev):g}, not 1",
+                )
+            _one_structure(ratings, k, rptr, sid, report, "ratings")
+            if ratings.get("raters") and ratings.get("rater") is None:
+                report(
+                    f"{rptr}/raters",
+                    f"scenario {sid!r}: per-rater entries need the ratings' rater field",
+                )
+            seen = set()
+            for i, r in enumerate(ratings.get("raters") or []):
+                _one_structure(r, k, f"{rptr}/raters/{i}", sid, report, "a rater entry")
+                v = str(r.get("value"))
+                if v in seen:
+                    report(f"{rptr}/raters/{i}/value", f"scenario {sid!r}: rater {v!r} twice")
+                seen.add(v)
+        if s.get("metric") is not None or spec.get("engine") != "factorial":
+            continue
+        # the fields units group rows by must come from somewhere in simulated data
+        given = set(key) | placed | set(manifest) | laid | derived
+        if not manifest and not any(k in placed for k in key):
+            # a key field nothing lays out names each row alone (a string by its position in
+            # its cell): one row per unit, so no unit of several rows; a field with allowed
+            # values or an integer counts within a cluster and may group rows
+            given -= {
+                k
+                for k in key
+                if k not in laid | placed | derived
+                and obs.get(k, {}).get("type") not in ("integer",)
+                and not obs.get(k, {}).get("allowed")
+            }
+        drawn = {str(v.get("field")) for v in s.get("values") or []}
+        drawn |= {str(c.get("field")) for c in s.get("calibration") or []}
+        drawn |= {str(s["outcome"])} if s.get("outcome") else set()
+        drawn |= {str(ratings.get("field"))} if ratings is not None else set()
+        for hi, hyp in enumerate(spec.get("hypotheses") or []):
+            if hyp.get("reported_only") or (hyp.get("rule") is None and not hyp.get("verdicts")):
+                continue
+            for ai, an in enumerate(hyp.get("analyses") or []):
+                where = f"analysis {an.get('id')!r} (hypotheses/{hi}/analyses/{ai})"
+                rating = an.get("rating")
+                if rating in obs and rating not in manifest and rating not in drawn | given:
+                    report(
+                        ptr,
+                        f"scenario {sid!r} cannot drive {where}: it reads the labels of"
+                        f" {rating!r}, which the scenario does not draw (add ratings or values"
+                        " for it)",
+                    )
+                for w in ("unit", "rater", "cluster", "pair_by"):
+                    name = an.get(w)
+                    if name is not None and name in obs and name not in given:
+                        report(
+                            ptr,
+                            f"scenario {sid!r} cannot drive {where}: its {w} {name!r} is no"
+                            " field the scenario lays out (add a clusters level for it)",
+                        )
+        for ui, u in enumerate(units):
+            for b in u.get("by") or []:
+                if b not in given:
+                    report(
+                        ptr,
+                        f"scenario {sid!r} cannot drive unit {u.get('id')!r}: it groups rows by"
+                        f" {b!r}, which the scenario does not lay out (add a clusters level for"
+                        f" {b!r}; units/{ui})",
+                    )

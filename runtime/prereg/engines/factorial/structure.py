@@ -1,0 +1,344 @@
+"""Simulated rows with a registered structure: clusters, samples per problem, raters per item.
+
+A scenario with ``clusters`` or ``ratings`` (:func:`prereg.decide.scenarios.structured`) draws
+a whole simulated study at once, for ``simulate`` and for diagnose's row path alike:
+
+1. the layout (:class:`Layout`): every registered row of each cell, in registered order, gets
+   the values of the fields its scenario lays out (a cluster level's field; a key field that no
+   level, factor or split writes) and its row name, the key fields' values as real data carry
+   them (item ids shared across arms, a repository per file, a sample index per problem);
+2. the draws (:func:`draw_study`): the observed rows, failed first attempts, the outcome from
+   the clustered latent (:func:`prereg.decide.scenarios.cluster_latent`; under a calibration
+   entry, from its curve at a drawn confidence), ratings and numbers;
+3. the records, written by the engine's :class:`~.commands.RecordWriter` as ``simulate``
+   writes any row.
+
+The study's row table (:class:`prereg.decide.table.RowTable`) has the registered rows in
+registered order, named as the records name them, so ``row_data`` scores the records
+(attempts, derived fields, units, metrics) exactly as ``score`` does: the only difference from
+``score``'s table is the order of its rows.
+
+Randomness (one generator per study): the sizes of each laid-out level (levels in order; a
+shared level's once, else cell by cell), the observed rows of each cell, the failed first
+attempts, the outcome's latents (a normal per cluster of each level, then one per row), each
+calibration entry's confidences (rows in table order), the ratings (a uniform per item, then one per row), then each numeric field's latents and values
+as :class:`~.commands.DrawnRows` draws them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from prereg.decide import attempts as attempt_policy
+from prereg.decide import scenarios as registered
+from prereg.decide.table import RowTable, cell_attributes, level_value
+from prereg.errors import UserError
+
+
+def _codes(values: Sequence[Any]) -> tuple[np.ndarray, int]:
+    order: dict[str, int] = {}
+    codes = np.fromiter(
+        (order.setdefault(repr(v), len(order)) for v in values), dtype=np.int64, count=len(values)
+    )
+    return codes, len(order)
+
+
+def applies(config, scenario: Mapping[str, Any]) -> bool:
+    """Whether rows under ``scenario`` are laid out here: it registers clusters or ratings, or
+    the study has no item manifest and its key names a row by several fields (an item and
+    its arm, a problem, decoding and sample): the row's name then comes from the layout."""
+    from .commands import _has
+
+    if registered.structured(scenario):
+        return True
+    return not _has(config, "items") and len(attempt_policy.row_name(config["attempts"])) > 1
+
+
+class Layout:
+    """The laid-out fields of a structured scenario over a study's registered rows (``base``:
+    the manifest's table, or the registered rows of a study without one)."""
+
+    def __init__(self, config, scenario: Mapping[str, Any], base: RowTable, manifest: bool):
+        from .commands import _contract
+
+        self.config, self.scenario, self.base, self.manifest = config, scenario, base, manifest
+        obs = _contract(config, "observation")
+        self.types = {f["name"]: f.get("type") for f in obs["fields"]}
+        self.allowed = {f["name"]: list(f["allowed"]) for f in obs["fields"] if f.get("allowed")}
+        self.placed = {
+            f["name"]: f for f in obs["fields"] if f.get("factor") or f.get("role") == "split"
+        }
+        self.levels = registered.cluster_levels(scenario)
+        self.laid = [lv for lv in self.levels if str(lv["field"]) not in base.columns]
+        self.name = attempt_policy.row_name(config["attempts"])
+        self.cell_rows = [np.flatnonzero(base.cell == c) for c in range(len(base.cells))]
+        self.order = np.concatenate(self.cell_rows) if self.cell_rows else np.zeros(0, int)
+        mine = {str(lv["field"]) for lv in self.laid}
+        self.leaves = (
+            [] if manifest else [f for f in self.name if f not in self.placed and f not in mine]
+        )
+        # a leaf names the n-th row of every cell alike when the name also holds a level (the
+        # same item under each arm, as the manifest ``items`` writes asks); else per cell
+        self.crossed = any(f in self.placed for f in self.name)
+        self._fixed: dict[str, np.ndarray] | None = None
+
+    def _value(self, lv: Mapping[str, Any], cell: Mapping[str, Any], n: int):
+        field = str(lv["field"])
+        if self.types.get(field) == "integer":
+            return n
+        return f"{field}-{n}" if lv.get("shared") else f"{cell['id']}-{field}-{n}"
+
+    def _fixed_columns(self) -> dict[str, np.ndarray]:
+        """The naming fields whose values do not depend on the draw: a factor's level or the
+        split, and a string leaf (by its position in the cell)."""
+        base = self.base
+        out: dict[str, np.ndarray] = {}
+        for f in self.name:
+            if f in self.placed:
+                spec = self.placed[f]
+                per_cell = [
+                    c["split"]
+                    if spec.get("role") == "split"
+                    else level_value(spec, c["levels"].get(spec["factor"]))
+                    for c in base.cells
+                ]
+                col = np.empty(len(per_cell), dtype=object)
+                col[:] = per_cell
+                out[f] = col[base.cell]
+            elif f in self.leaves and not self._counted(f):
+                col = np.empty(len(base), dtype=object)
+                for c, rows in enumerate(self.cell_rows):
+                    stem = f if self.crossed else base.cells[c]["id"]
+                    width = len(str(int(rows.size)))
+                    col[rows] = [f"{stem}-{p + 1:0{width}d}" for p in range(rows.size)]
+                out[f] = col
+        return out
+
+    def _counted(self, field: str) -> bool:
+        """Whether a leaf's value is its position in its innermost cluster: an integer (1, 2,
+        ...), or a field with allowed values taking them in turn (a rater per row of an
+        item)."""
+        return self.types.get(field) == "integer" or field in self.allowed
+
+    def lay_out(self, rng: np.random.Generator) -> tuple[RowTable, dict[str, list]]:
+        """(the study's row table, the laid-out fields' values per row in table order)."""
+        base = self.base
+        n = len(base)
+        fields = {str(lv["field"]): np.empty(n, dtype=object) for lv in self.laid}
+        counted = [f for f in self.leaves if self._counted(f)]
+        leaf_vals = {f: np.zeros(n, dtype=np.int64) for f in counted}
+        shared: dict[int, list[int]] = {}
+        for c, rows in enumerate(self.cell_rows):
+            cell = base.cells[c]
+            # the enclosing runs of the level before (the cell itself for the first)
+            runs = [(0, int(rows.size))]
+            for k, lv in enumerate(self.laid):
+                col = fields[str(lv["field"])]
+                inner: list[tuple[int, int]] = []
+                count = 0
+                if lv.get("shared"):
+                    cut = shared.get(k)
+                    if cut is None:
+                        longest = max(int(r.size) for r in self.cell_rows)
+                        cut = shared[k] = registered.cluster_sizes(lv["size"], longest, rng)
+                    sizes = iter(cut)
+                for start, stop in runs:
+                    if not lv.get("shared"):
+                        sizes = iter(registered.cluster_sizes(lv["size"], stop - start, rng))
+                    at = start
+                    while at < stop:
+                        end = min(at + next(sizes, stop - at), stop)
+                        count += 1
+                        col[rows[at:end]] = self._value(lv, cell, count)
+                        inner.append((at, end))
+                        at = end
+                runs = inner
+            for field in counted:  # an integer leaf: the position in the innermost cluster
+                col = leaf_vals[field]
+                for start, stop in runs:
+                    col[rows[start:stop]] = np.arange(1, stop - start + 1)
+        out = {name: col.tolist() for name, col in fields.items()}
+        if self.manifest:
+            return base, out
+        if self._fixed is None:
+            self._fixed = self._fixed_columns()
+        cols = []
+        for f in self.name:
+            if f in out:
+                cols.append(out[f])
+            elif f in leaf_vals and f in self.allowed:
+                values = self.allowed[f]
+                cols.append([values[(int(p) - 1) % len(values)] for p in leaf_vals[f]])
+            elif f in leaf_vals:
+                cols.append(leaf_vals[f].tolist())
+            else:
+                cols.append(self._fixed[f].tolist())
+        ids = list(zip(*cols, strict=True)) if len(cols) > 1 else cols[0]
+        table = RowTable(ids=tuple(ids), cell=base.cell, cells=base.cells, columns=base.columns)
+        return table, out
+
+    def cluster_of(self, table: RowTable, fields: Mapping[str, list], lv) -> list:
+        """Each row's cluster of a level: its field's value, with the cell for a laid-out
+        level of each cell's own (an integer field numbers the clusters of every cell alike)."""
+        values = self.field_values(table, fields, str(lv["field"]))
+        if any(lv is mine for mine in self.laid) and not lv.get("shared"):
+            return list(zip(table.cell.tolist(), values, strict=True))
+        return values
+
+    def field_values(self, table: RowTable, fields: Mapping[str, list], name: str) -> list:
+        """A field's value per row: laid out, a manifest column, or a naming field of the id."""
+        if name in fields:
+            return list(fields[name])
+        if name in table.columns:
+            return list(table.columns[name])
+        if name in self.name:
+            j = self.name.index(name)
+            return [rid[j] if isinstance(rid, tuple) else rid for rid in table.ids]
+        raise UserError(
+            f"scenario {self.scenario['id']}: no value of {name!r} per row (not a laid-out"
+            " field, a field of the item manifest or a key field)"
+        )
+
+
+def draw_study(
+    config,
+    layout: Layout,
+    writer,
+    rate: np.ndarray | None,
+    kept: Sequence[int],
+    fail_rate: float,
+    rng: np.random.Generator,
+) -> tuple[RowTable, list[dict]]:
+    """(row table, observation records) of one simulated study under a structured scenario:
+    ``rate`` the true chance of the outcome per registered cell (None: no outcome), ``kept``
+    the observed rows per cell."""
+    from scipy.special import ndtr
+
+    from .commands import _confidence_entry, _draw_many, _entries_of, chance_right
+
+    table, fields = layout.lay_out(rng)
+    n = len(table)
+    observed = np.zeros(n, dtype=bool)
+    for c, rows in enumerate(layout.cell_rows):
+        keep = int(kept[c])
+        if keep >= rows.size:
+            observed[rows] = True
+        else:
+            observed[rng.choice(rows, size=keep, replace=False)] = True
+    failed = rng.random(n) < fail_rate
+    coded = [(*_codes(layout.cluster_of(table, fields, lv)), float(lv["correlation"]))
+             for lv in layout.levels]  # fmt: skip
+    right = np.zeros(n, dtype=bool)
+    numbers: dict[str, list] = {name: list(vals) for name, vals in fields.items()}
+    if rate is not None:
+        u = ndtr(registered.cluster_latent(coded, rng, n))
+        chance = np.asarray(rate, dtype=np.float64)[table.cell]
+        for entry in writer.calibration:  # as DrawnRows: confidences, then the curve
+            cells = [
+                c for c, cell in enumerate(table.cells) if writer.calibration_entry(cell) is entry
+            ]
+            rows = np.flatnonzero(np.isin(table.cell, cells))
+            if rows.size == 0:
+                continue
+            conf = _draw_many(_confidence_entry(entry), rng, int(rows.size), False)
+            chance[rows] = chance_right(entry, conf)
+            col = numbers.setdefault(str(entry["field"]), [None] * n)
+            for i, x in zip(rows.tolist(), conf, strict=True):
+                col[i] = x
+        right = u < chance
+    ratings = layout.scenario.get("ratings")
+    # a manifest's cluster, item or rater field the observations also carry is written too
+    for name in sorted(structure_read(layout.scenario) - set(numbers)):
+        if name in layout.types and name in table.columns:
+            numbers[name] = list(table.columns[name])
+    if ratings is not None:
+        codes, items = _codes(layout.field_values(table, fields, str(ratings["item"])))
+        raters = (
+            layout.field_values(table, fields, str(ratings["rater"]))
+            if ratings.get("rater")
+            else [None] * n
+        )
+        _, label = registered.rating_draws(ratings, codes, items, raters, rng)
+        cats = list(ratings["categories"])
+        numbers[str(ratings["field"])] = [cats[int(j)] for j in label]
+    for name, entries in writer.values:
+        which = _entries_of(table.cells, name, entries)[table.cell, right.astype(np.int64)]
+        col = numbers.setdefault(name, [None] * n)
+        z = registered.cluster_latent(coded, rng, n) if coded else None
+        for j, v in enumerate(entries):
+            rows = np.flatnonzero(which == j)
+            if rows.size:
+                got = _draw_many(
+                    v, rng, int(rows.size), writer.integer[name], None if z is None else z[rows]
+                )
+                for i, x in zip(rows.tolist(), got, strict=True):
+                    col[i] = x
+        missing = np.flatnonzero(which < 0)
+        if missing.size:
+            cell = table.cells[int(table.cell[missing[0]])]
+            raise UserError(
+                f"scenario {layout.scenario['id']} draws no value of {name!r} for a row of cell"
+                f" {cell['id']} (end the field's entries with one without where)"
+            )
+    out: list[dict] = []
+    names = list(numbers)
+    for i in np.flatnonzero(observed[layout.order]).tolist():
+        i = int(layout.order[i])
+        cell = table.cells[int(table.cell[i])]
+        mine = {k: numbers[k][i] for k in names if numbers[k][i] is not None}
+        out.extend(writer.records(table.ids[i], cell, bool(failed[i]), bool(right[i]), 0, mine))
+    return table, out
+
+
+def structure_read(scenario: Mapping[str, Any]) -> set[str]:
+    """The fields a structured scenario reads or writes: its cluster levels' fields and its
+    ratings' label, item and rater fields."""
+    out = {str(lv["field"]) for lv in registered.cluster_levels(scenario)}
+    r = scenario.get("ratings")
+    if r is not None:
+        out |= {str(r[k]) for k in ("field", "item", "rater") if r.get(k)}
+    return out
+
+
+def cell_rates(scenario: Mapping[str, Any], cells: Sequence[Mapping[str, Any]]):
+    """The scenario's rate per cell (None for a scenario without an outcome)."""
+    if scenario.get("outcome") is None:
+        return None
+    rates = registered.compiled_rates(scenario)
+    out = []
+    for cell in cells:
+        r = registered.rate_for(rates, cell_attributes(cell))
+        if r is None:
+            raise UserError(
+                f"simulate: scenario {scenario['id']} gives no rate for cell {cell['id']}"
+                " (add a rate without where)"
+            )
+        out.append(r)
+    return np.asarray(out, dtype=np.float64)
+
+
+def simulate_structured(config, table: RowTable, scenario: Mapping[str, Any], seed: int):
+    """The observation records ``simulate`` writes under a structured scenario: one study
+    drawn by :func:`draw_study` from a generator seeded by SHA-256 of the scenario and seed."""
+    import hashlib
+
+    from .commands import RecordWriter, _has
+
+    h = hashlib.sha256(f"{scenario['id']}:{seed}:structure".encode()).digest()
+    rng = np.random.Generator(np.random.PCG64(int.from_bytes(h[:16], "big")))
+    layout = Layout(config, scenario, table, _has(config, "items"))
+    share = registered.coverage(scenario)
+    kept = [registered.kept_rows(int(r.size), share) for r in layout.cell_rows]
+    _, records = draw_study(
+        config,
+        layout,
+        RecordWriter(config, scenario),
+        cell_rates(scenario, table.cells),
+        kept,
+        registered.failed_attempt_rate(scenario),
+        rng,
+    )
+    return records
