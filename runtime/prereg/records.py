@@ -700,9 +700,10 @@ def _typed_block(block: bytes, typed, plain, patterns) -> list[dict] | None:
         rows = list(map(plain.decode, lines))
     except (msgspec.DecodeError, ValueError, RecursionError):
         return None
-    from prereg.jsonl import _keys
+    from prereg.jsonl import _colons, _keys
 
-    if sum(map(len, rows)) != _keys(block) or not _patterns_hold(rows, patterns):
+    keys = sum(map(len, rows))
+    if (keys != _colons(block) and keys != _keys(block)) or not _patterns_hold(rows, patterns):
         return None
     return rows
 
@@ -797,7 +798,7 @@ def _column_block(block: bytes, decoders, n: int) -> tuple[dict[str, list], dict
         return None
     from operator import attrgetter
 
-    from prereg.jsonl import _keys
+    from prereg.jsonl import _colons, _keys
 
     columns: dict[str, list] = {}
     absent: dict[str, int] = {}
@@ -814,7 +815,7 @@ def _column_block(block: bytes, decoders, n: int) -> tuple[dict[str, list], dict
         else:
             keys += n
         columns[name] = col
-    if keys != _keys(block):
+    if keys != _colons(block) and keys != _keys(block):
         return None
     for name, rx in patterns:
         col = columns[name]
