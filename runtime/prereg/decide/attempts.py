@@ -95,7 +95,7 @@ def counted(
     rule = policy["counts"]
     n_rows = len(index)
     n_rec = len(records)
-    lines = list(range(1, n_rec + 1)) if lines is None else list(lines)
+    lines = range(1, n_rec + 1) if lines is None else list(lines)
     required = required_fields(contract)
     rec_cols = {name: _column(records, name, name in required) for name in policy_fields(policy)}
     failed = (
@@ -111,8 +111,10 @@ def counted(
     orders = _orders(records, order, source, max_problems, lines)
     row_of = list(map(index.get, row_ids))
     unknown = None in row_of
+    row_arr = None if unknown else np.asarray(row_of, dtype=np.int64).reshape(n_rec)
+    order_arr = np.asarray(orders)
     repeated = unknown or not _distinct_keys(
-        records, key_fields, row_name(policy), required, row_of, orders
+        records, key_fields, row_name(policy), required, row_arr, order_arr
     )
     keys = None
     if repeated:  # (key, order) as tuples: what the messages and the duplicates rule read
@@ -161,8 +163,8 @@ def counted(
     else:
         eligible = scored
     cand = np.flatnonzero(eligible)
-    r = np.asarray(row_of, dtype=np.int64)[cand]
-    o = np.asarray(orders)[cand]
+    r = row_arr[cand]
+    o = order_arr[cand]
     # by row, then order (descending for last), then line: the first of each row counts
     by = np.lexsort((-o if rule in ("last", "last-any") else o, r))
     cand, r = cand[by], r[by]
@@ -180,13 +182,13 @@ def counted(
     return chosen, has
 
 
-def _distinct_keys(records, key_fields, name, required, row_of, orders) -> bool:
+def _distinct_keys(records, key_fields, name, required, row_of: np.ndarray, o: np.ndarray) -> bool:
     """Whether no two records share their (key, order), decided on integer codes: each
     record's row index stands for the fields that name its row (``row_of`` has no None), and
     each other key field is coded by a dict (so 1, 1.0 and True are one value, as in a tuple).
     False also where the codes cannot decide (an unhashable value, an order that is no
     number): the caller then compares tuples."""
-    cols = [np.asarray(row_of, dtype=np.int64)]
+    cols = [row_of]
     for f in key_fields:
         if f in name:
             continue
@@ -200,7 +202,6 @@ def _distinct_keys(records, key_fields, name, required, row_of, orders) -> bool:
             )
         except TypeError:
             return False
-    o = np.asarray(orders)
     if o.dtype.kind not in "iuf" or o.shape != (len(row_of),):
         return False
     cols.append(o)
@@ -339,6 +340,8 @@ def row_names(
 def _named(row_ids, name, records, source: str, max_problems: int, lines) -> None:
     """Refuse records whose row name has a null or absent field, each at its line."""
     if len(name) == 1:
+        if None not in row_ids:  # C speed for the usual case
+            return
         bad = [j for j, r in enumerate(row_ids) if r is None]
     else:
         bad = [j for j, r in enumerate(row_ids) if None in r]
