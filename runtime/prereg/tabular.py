@@ -21,6 +21,8 @@ pyarrow is imported only when such a file is read.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -65,8 +67,94 @@ def read_contract_columns(
         return read_jsonl_columns(path, schema_path, max_problems=max_problems)
     from prereg.columnar import RecordColumns
 
+    fast = _columns_at_once(path, schema_path, fields)
+    if fast is not None:
+        return fast
     rows = read_contract_records(path, schema_path, fields, max_problems=max_problems)
     return RecordColumns.from_dicts([f["name"] for f in fields], rows)
+
+
+def _columns_at_once(path: Path, schema_path: Path, fields: Sequence[Mapping[str, Any]]):
+    """The records of a Parquet or CSV file as columns, each column converted by pyarrow and
+    checked whole against its field's msgspec type (the typed JSONL reader's, see
+    :mod:`prereg.records`), or None when that check cannot vouch for every record; then the
+    record-by-record reader reads the file and words its problems."""
+    import math
+
+    import msgspec
+
+    from prereg.columnar import ABSENT, RecordColumns
+    from prereg.records import _scalar_type
+
+    try:
+        schema = json.loads(Path(schema_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict) or schema.get("additionalProperties", True) is not False:
+        return None
+    required = set(schema.get("required") or ())
+    names = [f["name"] for f in fields]
+    if set(names) != set(props):
+        return None
+    nullable = {f["name"] for f in fields if f.get("nullable")}
+    types = {}
+    patterns = {}
+    for name in names:
+        t = _scalar_type(props[name])
+        if t is None:
+            return None
+        types[name] = t
+        if "pattern" in props[name] and "enum" not in props[name]:
+            try:
+                patterns[name] = re.compile(props[name]["pattern"])
+            except (re.error, TypeError):
+                return None
+    try:
+        kind = COLUMNAR[path.suffix.lower()]
+        parts = _parquet_parts(path) if kind == "Parquet" else _csv_parts(path, fields)
+        tables = [table for _where, table in parts]
+    except UserError:
+        return None
+    columns: dict[str, list] = {name: [] for name in names}
+    absent = dict.fromkeys(names, 0)
+    n = 0
+    for table in tables:
+        if any(c not in props for c in table.column_names):
+            return None
+        k = table.num_rows
+        for name in names:
+            if name not in table.column_names:  # no column: every record leaves it out
+                if name in required and k:
+                    return None
+                columns[name].extend([ABSENT] * k)
+                absent[name] += k
+                continue
+            col = table.column(name).to_pylist()
+            if name not in nullable and None in col:  # a null is the field left out
+                if name in required:
+                    return None
+                gone = col.count(None)
+                absent[name] += gone
+                col = [ABSENT if v is None else v for v in col]
+                values = [v for v in col if v is not ABSENT]
+            else:
+                values = col
+            try:
+                msgspec.convert(values, list[types[name]])
+            except (msgspec.ValidationError, TypeError, ValueError):
+                return None
+            if any(type(v) is float and not math.isfinite(v) for v in values):
+                return None
+            rx = patterns.get(name)
+            if rx is not None and not all(rx.search(v) for v in values if type(v) is str):
+                return None
+            columns[name].extend(col)
+        n += k
+    if n == 0:
+        return None
+    out = RecordColumns(names, columns, n, absent)
+    return out
 
 
 def _parquet_parts(path: Path):
