@@ -256,11 +256,23 @@ def _manifest_checks(schema_path, row: str, item: str | None):
         return None
     values = {}
     for name in (row, *([item] if item else [])):
-        check = schema_predicate(props[name]) if name in props else None
+        sub = props.get(name)
+        check = schema_predicate(sub) if sub is not None else None
         if check is None:
             return None
-        values[name] = check
+        # a string schema with length bounds at most: the verdict on a string is its length's
+        keys = {k for k in sub if k not in _ANNOTATIONS and not k.startswith("x-")}
+        by_length = sub.get("type") == "string" and keys <= {"type", "minLength", "maxLength"}
+        values[name] = (check, by_length)
     return record, values
+
+
+def _values_hold(check, by_length: bool, values: list[str]) -> bool:
+    """Whether every value (a string) meets ``check``; with ``by_length``, one value of each
+    length stands for the others."""
+    if by_length:
+        values = list(dict(zip(map(len, values), values, strict=True)).values())
+    return all(map(check, values))
 
 
 def _manifest_chunks(
@@ -273,19 +285,24 @@ def _manifest_chunks(
     from .lines import spliced
 
     widths, iw = _widths(config, per)
+    items: dict[tuple[int, int], list[str]] = {}
     for cell, width in zip(config["cells"], widths, strict=True):
         count = int(cell["rows"]) // per
-        prefix = f"{cell['id']}-"
+        # the ids and items as _manifest_record writes them
+        ids = str(cell["id"]).replace("{", "{{").replace("}", "}}") + f"-{{:0{width}d}}"
         for lo in range(1, count + 1, MANIFEST_BATCH):
             hi = min(count, lo + MANIFEST_BATCH - 1)
             first = _manifest_record(cell, fields, row, split, item, lo, width, iw)
-            columns = {row: [f"{prefix}{n:0{width}d}" for n in range(lo, hi + 1)]}
-            if item:
-                columns[item] = [f"item-{n:0{iw}d}" for n in range(lo, hi + 1)]
+            columns = {row: list(map(ids.format, range(lo, hi + 1)))}
+            if item:  # the same items in every cell
+                if (lo, hi) not in items:
+                    items.clear()
+                    items[lo, hi] = list(map(f"item-{{:0{iw}d}}".format, range(lo, hi + 1)))
+                columns[item] = items[lo, hi]
             if checks is not None:
                 record, values = checks
                 if not record(first) or not all(
-                    all(map(values[name], col)) for name, col in columns.items()
+                    _values_hold(*values[name], col) for name, col in columns.items()
                 ):
                     raise _Breaks
             yield spliced(first, columns)
