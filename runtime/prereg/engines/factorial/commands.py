@@ -614,14 +614,6 @@ class RecordWriter:
         return out
 
 
-def simulate_records(config, table: RowTable, scenario: Mapping[str, Any], seed: int) -> list[dict]:
-    """The observation records of one simulated run, as dicts: the records ``simulate``
-    writes (:mod:`.simulation` draws and encodes them in batches)."""
-    from .simulation import simulated_records
-
-    return simulated_records(config, table, scenario, seed)
-
-
 def simulate(ctx: StudyContext, args: argparse.Namespace) -> int:
     config = ctx.config
     sc = registered.scenario(config, args.scenario)
