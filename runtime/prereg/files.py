@@ -14,6 +14,7 @@ import re
 import shutil
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -112,9 +113,11 @@ def remove_folders(created: list[Path]) -> None:
             pass
 
 
-def write_new(path: str | Path, data: bytes | str, *, mode: int = 0o644) -> Path:
+def write_new(path: str | Path, data: bytes | str | Iterable[bytes], *, mode: int = 0o644) -> Path:
     """Create ``path`` exclusively and atomically with ``data`` and file ``mode`` (and the
-    folders above it that do not exist yet, removed again if the write fails)."""
+    folders above it that do not exist yet, removed again if the write fails).  ``data`` may
+    be an iterable of byte chunks, written one by one into the temporary file as they come (an
+    error while producing them leaves nothing, as any failed write does)."""
     shown = str(path)
     if shown.endswith(("/", os.sep)) or os.path.isdir(path):
         raise UserError(f"{shown}: is a folder; name the file to create")
@@ -143,10 +146,11 @@ def write_new(path: str | Path, data: bytes | str, *, mode: int = 0o644) -> Path
     return path
 
 
-def _staged(path: Path, data: bytes | str, mode: int) -> str:
+def _staged(path: Path, data: bytes | str | Iterable[bytes], mode: int) -> str:
     """A complete, synced temporary file beside ``path`` holding ``data`` (its name)."""
     if isinstance(data, str):
         data = data.encode("utf-8")
+    chunks = (data,) if isinstance(data, bytes | bytearray | memoryview) else data
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise UserError(f"{path}: folder {parent} does not exist")
@@ -156,7 +160,8 @@ def _staged(path: Path, data: bytes | str, mode: int) -> str:
         raise UserError(f"{path}: cannot write in {parent}: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            for chunk in chunks:
+                fh.write(chunk)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)

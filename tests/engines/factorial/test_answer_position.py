@@ -451,6 +451,28 @@ def test_items_refuses_rows_that_break_the_studys_own_contract(
     assert sorted(p.name for p in root.iterdir()) == ["generated", "spec"]
 
 
+def test_items_refuses_ids_too_short_for_the_contract(tmp_path, capsys):
+    """A length bound is checked on every id: with min_length 18 the plain test cells' ids
+    (tst-a-pa-plain-001: 18 characters) hold, the json test cells' (tst-a-pa-json-001: 17)
+    and the tuning rows' (dev-a-pa-plain-01: 17, dev-a-pa-json-01: 16) break it: 8 cells of
+    150 rows and 16 of 10, 1,360 rows, the first of them row 1."""
+    root = tmp_path / "p"
+    shutil.copytree(EXAMPLE / "spec", root / "spec")
+    spec = root / "spec" / "studies" / f"{STUDY}.yaml"
+    text = spec.read_text()
+    spec.write_text(text.replace(ROW_ID, ROW_ID.replace("min_length: 1}", "min_length: 18}")))
+    assert main(["--project", str(root), "compile"]) == 0
+    capsys.readouterr()
+    out = root / "items.jsonl"
+    assert run(root, "items", "--out", out) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: items: 1360 of the 2560 rows the engine writes break")
+    assert ", 1360 problem(s); nothing was written" in err
+    assert err.splitlines()[1].startswith("  row 1 (rowId 'dev-a-pa-plain-01'): at /rowId:")
+    assert not out.exists()
+    assert sorted(p.name for p in root.iterdir()) == ["generated", "spec"]
+
+
 def test_outputs_are_never_overwritten_and_unknown_scenarios_named(project, tmp_path, capsys):
     items = project / "items.jsonl"
     assert run(project, "items", "--out", items) == 2

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib
 import json
 import math
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -48,7 +46,7 @@ from prereg.decide.table import RowTable, cell_attributes, from_items, level_val
 from prereg.digest import PREFIX, file_sha256
 from prereg.engines import StudyContext
 from prereg.errors import UserError
-from prereg.files import canonical_bytes_nl, refuse_existing, write_files_new, write_new
+from prereg.files import refuse_existing, write_files_new, write_new
 from prereg.records import read_records, rows_problems
 from prereg.stats.rounding import round_half_up
 
@@ -174,19 +172,50 @@ def items(ctx: StudyContext, args: argparse.Namespace) -> int:
     split = next((f["name"] for f in fields if f.get("role") == "split"), None)
     item = next((f["name"] for f in fields if f.get("role") == "item"), None)
     per = _expansion_size(config)
-    rows: list[dict[str, Any]] = []
-    chunks: list[bytes] = []
-    for cell_rows in manifest_rows(config, fields, row, split, item, per):
-        rows.extend(cell_rows)
-        chunks.append(_cell_lines(cell_rows, [row, *([item] if item else [])]))
-    _refuse_rows_breaking(_module(ctx, args), contract, rows, row)
-    write_new(args.out, b"".join(chunks))
-    what = f"{len(rows)} rows" if per == 1 else f"{len(rows)} records ({len(rows) * per} rows)"
+    module = _module(ctx, args)
+    shape = (config, fields, row, split, item, per)
+    checks = _manifest_checks(_record_class(module, contract).SCHEMA, row, item)
+    try:
+        write_new(args.out, _manifest_chunks(*shape, checks=checks))
+    except _Breaks:
+        # a row the contract's predicate does not accept: the rows as records, worded
+        recs = [r for cell_rows in manifest_rows(*shape) for r in cell_rows]
+        _refuse_rows_breaking(module, contract, recs, row)
+        write_new(args.out, _manifest_chunks(*shape, checks=None))  # the predicate was stricter
+    count = sum(int(c["rows"]) // per for c in config["cells"])
+    what = f"{count} rows" if per == 1 else f"{count} records ({count * per} rows)"
     _out(f"wrote {args.out}: {what} in {len(config['cells'])} cells", args)
     from prereg.console import console_of
 
-    console_of(args).summary({"outputs": [str(args.out)], "rows": len(rows)})
+    console_of(args).summary({"outputs": [str(args.out)], "rows": count})
     return 0
+
+
+#: Manifest records encoded at a time by ``items``.
+MANIFEST_BATCH = 1 << 16
+
+
+def _manifest_record(
+    cell, fields, row: str, split: str | None, item: str | None, n: int, width: int, iw: int
+) -> dict[str, Any]:
+    """The n-th manifest record of ``cell`` (ids ``<cell>-<n>`` zero-padded to ``width``,
+    items ``item-<n>`` to ``iw``)."""
+    rec: dict[str, Any] = {row: f"{cell['id']}-{n:0{width}d}"}
+    if split:
+        rec[split] = cell["split"]
+    if item:
+        # the n-th row of every cell asks the same item (a paired design pairs by it)
+        rec[item] = f"item-{n:0{iw}d}"
+    for f in fields:
+        if f.get("factor") and f["factor"] in cell["levels"]:
+            rec[f["name"]] = level_value(f, cell["levels"][f["factor"]])
+    return rec
+
+
+def _widths(config, per: int) -> tuple[list[int], int]:
+    """The digits of each cell's row numbers and of the item numbers."""
+    counts = [int(c["rows"]) // per for c in config["cells"]]
+    return [len(str(k)) for k in counts], len(str(max(counts or [0])))
 
 
 def manifest_rows(
@@ -194,24 +223,97 @@ def manifest_rows(
 ) -> list[list[dict[str, Any]]]:
     """The manifest rows ``items`` writes, cell by cell (a list of records per cell); with an
     expansion each record stands for ``per`` rows, so a cell has rows / per records."""
-    item_width = len(str(max([int(c["rows"]) // per for c in config["cells"]] or [0])))
-    out = []
-    for cell in config["cells"]:
-        width = len(str(int(cell["rows"]) // per))
-        rows = []
-        for n in range(1, int(cell["rows"]) // per + 1):
-            rec: dict[str, Any] = {row: f"{cell['id']}-{n:0{width}d}"}
-            if split:
-                rec[split] = cell["split"]
-            if item:
-                # the n-th row of every cell asks the same item (a paired design pairs by it)
-                rec[item] = f"item-{n:0{item_width}d}"
-            for f in fields:
-                if f.get("factor") and f["factor"] in cell["levels"]:
-                    rec[f["name"]] = level_value(f, cell["levels"][f["factor"]])
-            rows.append(rec)
-        out.append(rows)
-    return out
+    widths, iw = _widths(config, per)
+    return [
+        [
+            _manifest_record(cell, fields, row, split, item, n, width, iw)
+            for n in range(1, int(cell["rows"]) // per + 1)
+        ]
+        for cell, width in zip(config["cells"], widths, strict=True)
+    ]
+
+
+class _Breaks(Exception):
+    """A manifest record the item contract's predicate does not accept."""
+
+
+_ANNOTATIONS = frozenset({"$comment", "$schema", "$id", "title", "description", "examples"})
+
+
+def _manifest_checks(schema_path, row: str, item: str | None):
+    """(record check, {field: value check}) proving that every manifest record meets the item
+    contract without a dict per record, or None when the contract is not that simple.
+
+    A contract made only of type object, properties, required and additionalProperties
+    (besides annotations) holds for a record when its keys do and each value meets its
+    property's schema.  A cell's records share their keys and every value but the row id and
+    the item, so they all hold when the cell's first record does and every id and item meets
+    its property's schema.  The checks are the contract's compiled predicates
+    (:func:`prereg.records.schema_predicate`), which accept only what the schema accepts."""
+    from prereg.records import schema_predicate
+
+    schema = json.loads(Path(schema_path).read_text(encoding="utf-8"))
+    simple = {"type", "properties", "required", "additionalProperties"}
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return None
+    if any(k not in simple and k not in _ANNOTATIONS and not k.startswith("x-") for k in schema):
+        return None
+    props = schema.get("properties")
+    record = schema_predicate(schema)
+    if record is None or not isinstance(props, dict):
+        return None
+    values = {}
+    for name in (row, *([item] if item else [])):
+        sub = props.get(name)
+        check = schema_predicate(sub) if sub is not None else None
+        if check is None:
+            return None
+        # a string schema with length bounds at most: the verdict on a string is its length's
+        keys = {k for k in sub if k not in _ANNOTATIONS and not k.startswith("x-")}
+        by_length = sub.get("type") == "string" and keys <= {"type", "minLength", "maxLength"}
+        values[name] = (check, by_length)
+    return record, values
+
+
+def _values_hold(check, by_length: bool, values: list[str]) -> bool:
+    """Whether every value (a string) meets ``check``; with ``by_length``, one value of each
+    length stands for the others."""
+    if by_length:
+        values = list(dict(zip(map(len, values), values, strict=True)).values())
+    return all(map(check, values))
+
+
+def _manifest_chunks(
+    config, fields, row: str, split: str | None, item: str | None, per: int, *, checks
+):
+    """The manifest's bytes, batch by batch: each batch's records spliced into its first
+    record's canonical line (:func:`.lines.spliced`).  With ``checks`` (from
+    :func:`_manifest_checks`, or None: no contract check) a batch whose first record or one
+    of whose ids or items the contract does not accept raises :class:`_Breaks`."""
+    from .lines import spliced
+
+    widths, iw = _widths(config, per)
+    items: dict[tuple[int, int], list[str]] = {}
+    for cell, width in zip(config["cells"], widths, strict=True):
+        count = int(cell["rows"]) // per
+        # the ids and items as _manifest_record writes them
+        ids = str(cell["id"]).replace("{", "{{").replace("}", "}}") + f"-{{:0{width}d}}"
+        for lo in range(1, count + 1, MANIFEST_BATCH):
+            hi = min(count, lo + MANIFEST_BATCH - 1)
+            first = _manifest_record(cell, fields, row, split, item, lo, width, iw)
+            columns = {row: list(map(ids.format, range(lo, hi + 1)))}
+            if item:  # the same items in every cell
+                if (lo, hi) not in items:
+                    items.clear()
+                    items[lo, hi] = list(map(f"item-{{:0{iw}d}}".format, range(lo, hi + 1)))
+                columns[item] = items[lo, hi]
+            if checks is not None:
+                record, values = checks
+                if not record(first) or not all(
+                    _values_hold(*values[name], col) for name, col in columns.items()
+                ):
+                    raise _Breaks
+            yield spliced(first, columns)
 
 
 def _expansion_size(config) -> int:
@@ -233,44 +335,6 @@ def _expansion_size(config) -> int:
     for e in exp:
         size *= len(attempt_policy.expansion_values(e))
     return size
-
-
-_MARKS = ("\ue000row\ue000", "\ue000item\ue000")
-
-
-def _cell_lines(rows: list[dict[str, Any]], varying: list[str]) -> bytes:
-    """The canonical JSON lines of one cell's manifest rows, which differ only in the string
-    fields ``varying`` (the row id and the item): one row is encoded canonically with a marker
-    in each varying field, and every row is that text with its own strings' JSON in the
-    markers' places (canonical JSON writes a string alone, whatever its neighbours). The first
-    and last rows are checked against the canonical encoder, and any row whose varying values
-    are not plain strings is encoded on its own."""
-    from prereg.digest import _ENCODE
-
-    if not rows:
-        return b""
-    marks = dict(zip(varying, _MARKS, strict=False))
-    text = canonical_bytes_nl({**rows[0], **marks}).decode("utf-8")
-    encoded = [_ENCODE(m) for m in marks.values()]
-    parts = re.split("(" + "|".join(map(re.escape, encoded)) + ")", text)
-    slots = [i for i, p in enumerate(parts) if p in encoded]
-    if len(slots) != len(marks) or any(parts.count(e) != 1 for e in encoded):
-        return b"".join(map(canonical_bytes_nl, rows))
-    field_at = {i: varying[encoded.index(parts[i])] for i in slots}
-
-    def line(rec: dict[str, Any]) -> str:
-        for i, name in field_at.items():
-            value = rec[name]
-            if type(value) is not str or "\x00" in value:
-                return canonical_bytes_nl(rec).decode("utf-8")
-            parts[i] = _ENCODE(value)
-        return "".join(parts)
-
-    lines = [line(r) for r in rows]
-    for k in (0, -1):
-        if lines[k].encode("utf-8") != canonical_bytes_nl(rows[k]):
-            return b"".join(map(canonical_bytes_nl, rows))
-    return "".join(lines).encode("utf-8")
 
 
 def _refuse_rows_breaking(
@@ -297,12 +361,6 @@ def _refuse_rows_breaking(
 
 
 # -- simulate -----------------------------------------------------------------------------------
-
-
-def _uniforms(*parts: object, k: int) -> np.ndarray:
-    """k uniforms on [0, 1) seeded by the SHA-256 of the parts (one stream per row)."""
-    h = hashlib.sha256(":".join(str(p) for p in parts).encode("utf-8")).digest()
-    return np.random.Generator(np.random.PCG64(int.from_bytes(h[:16], "big"))).random(k)
 
 
 def _failed_record(policy: Mapping[str, Any], outcome: str) -> dict[str, Any]:
@@ -519,49 +577,16 @@ class RecordWriter:
         if unknown:
             raise UserError(f"simulate: the observation contract has no field(s) {unknown}")
 
-    def item_normal(self, seed, item, what: str) -> float:
-        """The normal shared by the rows of ``item`` (a paired scenario), seeded by the
-        scenario, the seed, the item and what it draws (the outcome, or a field)."""
-        h = hashlib.sha256(f"{self.scenario_id}:{seed}:{item}:{what}:pair".encode()).digest()
-        return float(np.random.Generator(np.random.PCG64(int.from_bytes(h[:16], "big"))).normal())
-
-    def numbers(
-        self, rid: str, cell: Mapping[str, Any], right: bool, seed, item=None
-    ) -> dict[str, Any]:
-        """The numeric fields of a row's attempts: for each field the first entry whose
-        ``where`` and ``outcome`` hold, drawn from a generator seeded by the scenario, the
-        seed and the row (one stream per row, fields in order of first mention); under a
-        pairing, from the latent √ρ·w + √(1 − ρ)·e, w the item's normal for the field and e
-        the row's next normal."""
+    def numbers(self, rid, cell: Mapping[str, Any], right: bool, seed, item=None) -> dict[str, Any]:
+        """The numeric fields of one row's attempts as ``simulate`` draws them (see
+        :mod:`.simulation`): for each field the first entry whose ``where`` and ``outcome``
+        hold, from the row's own uniform for the field (under a pairing, with ``item``, from
+        the latent √ρ·w + √(1 − ρ)·z, w the item's normal for the field)."""
         if not self.values:
             return {}
-        from prereg.rules import selection_matches
+        from .simulation import row_numbers
 
-        h = hashlib.sha256(f"{self.scenario_id}:{seed}:{rid}:values".encode()).digest()
-        rng = np.random.Generator(np.random.PCG64(int.from_bytes(h[:16], "big")))
-        attrs = cell_attributes(cell)
-        out: dict[str, Any] = {}
-        for name, entries in self.values:
-            for v in entries:
-                if not selection_matches(registered.selection(v.get("where")), attrs):
-                    continue
-                if v.get("outcome") is not None and bool(v["outcome"]) != bool(right):
-                    continue
-                if self.pairing is not None and item is not None:
-                    rho = float(self.pairing["correlation"])
-                    z = math.sqrt(rho) * self.item_normal(seed, item, name) + math.sqrt(
-                        1.0 - rho
-                    ) * float(rng.standard_normal())
-                    out[name] = _finish(v, _from_latent(v, np.array([z])), self.integer[name])[0]
-                else:
-                    out[name] = _draw(v, rng, self.integer[name])
-                break
-            else:
-                raise UserError(
-                    f"simulate: scenario {self.scenario_id} draws no value of {name!r} for a row"
-                    f" of cell {cell['id']} (end the field's entries with one without where)"
-                )
-        return out
+        return row_numbers(self, rid, cell, right, seed, item)
 
     def calibration_entry(self, cell: Mapping[str, Any]) -> Mapping[str, Any] | None:
         """The first calibration entry whose ``where`` holds for the rows of ``cell``."""
@@ -573,16 +598,6 @@ class RecordWriter:
                 return c
         return None
 
-    def confidence(self, rid: str, cell: Mapping[str, Any], seed) -> tuple[str, float] | None:
-        """(field, confidence) of a row under a calibration entry (None without one), drawn
-        from a generator seeded by the scenario, the seed and the row."""
-        entry = self.calibration_entry(cell)
-        if entry is None:
-            return None
-        h = hashlib.sha256(f"{self.scenario_id}:{seed}:{rid}:confidence".encode()).digest()
-        rng = np.random.Generator(np.random.PCG64(int.from_bytes(h[:16], "big")))
-        return str(entry["field"]), _draw(_confidence_entry(entry), rng, False)
-
     def records(
         self,
         rid: str,
@@ -592,6 +607,16 @@ class RecordWriter:
         seed=0,
         numbers: Mapping[str, Any] | None = None,
     ):
+        if numbers is None:
+            numbers = self.numbers(rid, cell, right, seed)
+        return self.shaped(rid, cell, failed_first, bool(right), numbers)
+
+    def shaped(
+        self, rid, cell: Mapping[str, Any], failed_first: bool, outcome, numbers: Mapping[str, Any]
+    ) -> list[dict[str, Any]]:
+        """A row's records with these values as they are (``simulate``'s templates pass
+        markers): one record, or, with an order field and ``failed_first``, a failed attempt
+        and the one that counts."""
         levels = {
             name: cell["split"]
             if kind == "split"
@@ -600,9 +625,7 @@ class RecordWriter:
         }
         named = dict(zip(self.name, rid, strict=True)) if isinstance(rid, tuple) else {}
         base = {self.row_field: rid, **self.defaults, **levels, **self.fixed, **named}
-        if numbers is None:
-            numbers = self.numbers(rid, cell, right, seed)
-        drawn = {self.outcome: bool(right)} if self.outcome else {}
+        drawn = {self.outcome: outcome} if self.outcome else {}
         if self.order is None:  # a series of one record: no failed attempt before it
             return [{**base, **drawn, **numbers}]
         out = []
@@ -613,76 +636,6 @@ class RecordWriter:
             attempt += 1
         out.append({**base, self.order: attempt, **drawn, **numbers})
         return out
-
-
-#: Rows between two progress updates of ``simulate``.
-PROGRESS_ROWS = 1024
-
-
-def simulate_records(
-    config, table: RowTable, scenario: Mapping[str, Any], seed: int, progress=None
-) -> list[dict]:
-    """The observation records of one simulated run; ``progress`` (a
-    :class:`prereg.console.Progress` over the rows, or None) counts the rows drawn (most of
-    the time: a SHA-256 per row), and is done when their records are written."""
-    from .structure import applies, simulate_structured
-
-    if applies(config, scenario):  # clusters, raters, samples, rows named by several fields
-        records = simulate_structured(config, table, scenario, seed)
-        if progress is not None:
-            progress.update(len(table.ids), label="written")
-        return records
-    writer = RecordWriter(config, scenario)
-    coverage = registered.coverage(scenario)
-    fail_rate = registered.failed_attempt_rate(scenario)
-    rates = registered.compiled_rates(scenario)
-    draws = {}
-    for i, rid in enumerate(table.ids, 1):
-        draws[rid] = _uniforms(scenario["id"], seed, rid, k=3)
-        if progress is not None and i % PROGRESS_ROWS == 0 and i < len(table.ids):
-            progress.update(i, label="drawn")
-    if progress is not None:
-        progress.update(len(table.ids) - 1, label="writing records")
-    # Coverage: in each cell, the floor(coverage * rows) rows with the smallest first draw.
-    observed: set[str] = set()
-    for ci in range(len(table.cells)):
-        rows = [table.ids[i] for i in np.flatnonzero(table.cell == ci)]
-        keep = registered.kept_rows(len(rows), coverage)
-        observed.update(sorted(rows, key=lambda r: (draws[r][0], r))[:keep])
-    out = []
-    for i, rid in enumerate(table.ids):
-        if rid not in observed:
-            continue
-        cell = table.cells[table.cell[i]]
-        rate = registered.rate_for(rates, cell_attributes(cell))
-        if rate is None:
-            raise UserError(
-                f"simulate: scenario {scenario['id']} gives no rate for cell"
-                f" {cell['id']} (add a rate without where)"
-            )
-        _, u_fail, u_out = draws[rid]
-        item = None
-        if writer.pairing is not None:
-            from scipy.special import ndtr, ndtri
-
-            item = table.columns[writer.pairing["field"]][i]
-            rho = float(writer.pairing["correlation"])
-            z = math.sqrt(rho) * writer.item_normal(seed, item, "outcome") + math.sqrt(
-                1.0 - rho
-            ) * float(ndtri(u_out))
-            u_out = float(ndtr(z))
-        drawn = writer.confidence(rid, cell, seed)
-        if drawn is not None:  # the outcome follows the registered calibration curve
-            entry = writer.calibration_entry(cell)
-            rate = float(chance_right(entry, drawn[1]))
-        right = bool(u_out < rate)
-        numbers = writer.numbers(rid, cell, right, seed, item)
-        if drawn is not None:
-            numbers = {**numbers, drawn[0]: drawn[1]}
-        out.extend(writer.records(rid, cell, u_fail < fail_rate, right, seed, numbers))
-    if progress is not None:
-        progress.update(len(table.ids), label="written")
-    return out
 
 
 def simulate(ctx: StudyContext, args: argparse.Namespace) -> int:
@@ -699,18 +652,36 @@ def simulate(ctx: StudyContext, args: argparse.Namespace) -> int:
     table = _items_table(config, module, getattr(args, "items", None)) or registered_rows(config)
     from prereg.console import console_of
 
+    from .structure import applies, simulate_structured
+
+    if applies(config, sc):  # clusters, raters, samples, rows named by several fields
+        records = simulate_structured(config, table, sc, int(args.seed))
+        from prereg.files import canonical_bytes_nl
+
+        write_new(args.out, b"".join(canonical_bytes_nl(r) for r in records))
+        rows = len(set(attempt_policy.row_names(config["attempts"], records)))
+        _out(
+            f"wrote {args.out}: {len(records)} attempts of {rows} rows (scenario"
+            f" {args.scenario}, seed {args.seed})",
+            args,
+        )
+        console_of(args).summary({"outputs": [str(args.out)], "attempts": len(records)})
+        return 0
+    from .simulation import Simulation
+
+    sim = Simulation(config, table, sc, int(args.seed))
     progress = console_of(args).progress("simulate", len(table.ids), unit="rows")
     try:
-        records = simulate_records(config, table, sc, int(args.seed), progress)
+        # batch by batch into a temporary file, linked into place when every batch is written
+        write_new(args.out, sim.chunks(progress))
     finally:
         progress.close()
-    write_new(args.out, b"".join(canonical_bytes_nl(r) for r in records))
     _out(
-        f"wrote {args.out}: {len(records)} attempts of {len(set(attempt_policy.row_names(config['attempts'], records)))}"
-        f" rows (scenario {args.scenario}, seed {args.seed})",
+        f"wrote {args.out}: {sim.attempts} attempts of {sim.rows} rows (scenario"
+        f" {args.scenario}, seed {args.seed})",
         args,
     )
-    console_of(args).summary({"outputs": [str(args.out)], "attempts": len(records)})
+    console_of(args).summary({"outputs": [str(args.out)], "attempts": sim.attempts})
     return 0
 
 

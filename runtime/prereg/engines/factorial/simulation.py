@@ -1,0 +1,535 @@
+"""The factorial engine's ``simulate``: every row's draws in bulk, its records written in batches.
+
+Each row's draws are a function of the scenario, the seed and the row's name alone (not of the
+other rows, the order of the rows or the batch they are drawn in): the row's uniforms come from
+SHA-256 digests of ``"<scenario>:<seed>:<b>:<row>"`` (``b`` = 0, 1, …; ``<row>`` the row's id,
+or the canonical JSON of the list of its key values), four 64-bit big-endian words per digest, so uniform
+``j`` is word ``j mod 4`` of digest ``j div 4``:
+
+- uniform 0 orders a cell's rows for coverage (the ``floor(coverage · rows)`` rows with the
+  smallest, ties by the row's name, are observed);
+- uniform 1: the row's first attempt fails when it is below ``failed_attempt_rate``;
+- uniform 2: the row's outcome is right when it is below the row's chance (the scenario's rate
+  for its cell, or the calibration curve at the row's drawn confidence);
+- uniform 3: the row's confidence under a calibration entry;
+- uniform 4 + f: the number of the scenario's f-th numeric field (in order of first mention).
+
+A word ``w`` gives the uniform ``(w >> 11) · 2⁻⁵³`` in [0, 1) (compared with a chance) and the
+standard normal ``Φ⁻¹((2·(w >> 12) + 1) · 2⁻⁵³)`` (never infinite), from which a number is
+made as under a pairing: normal ``mean + sd·z``, lognormal its exponential, uniform
+``low + (high − low)·Φ(z)``, then clipped and rounded (:func:`~.commands._finish`).  Under a
+pairing the outcome's latent and each number's are ``√ρ·w + √(1 − ρ)·z``, ``w`` the item's
+normal for the outcome or the field, from the first word of the SHA-256 of
+``"<scenario>:<seed>:pair:<what>:<item>"``.
+
+The records of a batch are encoded by templates: a row's records (one, or a failed attempt and
+the one that counts) are encoded canonically once per cell and kind with a marker in each
+value that varies (the row's key values, its outcome, its numbers), and every row of that cell
+and kind is the template with its own values' JSON in the markers' places (RFC 8785 writes each
+value alone, whatever its neighbours).  The first row of each group in a batch is checked
+against :func:`prereg.files.canonical_bytes_nl` of the records themselves, and a group that
+does not match, or holds a value the template cannot splice, is encoded record by record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from prereg.decide import scenarios as registered
+from prereg.decide.table import RowTable, cell_attributes
+from prereg.errors import UserError
+from prereg.files import canonical_bytes_nl
+
+from .lines import Template, float_texts, mark, value_texts
+
+#: Rows drawn and written at a time (the records of one batch are held at once).
+BATCH_ROWS = 1 << 16
+
+#: Uniforms of a row before its numbers' (coverage, failed attempt, outcome, confidence).
+FIXED_DRAWS = 4
+
+_U53 = 2.0**-53
+
+
+# -- draws ---------------------------------------------------------------------------------------
+
+
+def row_words(scenario_id: str, seed, names: Sequence[Any], k: int) -> np.ndarray:
+    """The first ``k`` 64-bit words of each row's digests (``len(names)`` × ``k``, uint64)."""
+    n = len(names)
+    blocks = max(1, -(-k // 4))
+    out = np.empty((n, 4 * blocks), dtype=np.uint64)
+    sha = hashlib.sha256
+    for b in range(blocks):
+        prefix = f"{scenario_id}:{seed}:{b}:"
+        buf = b"".join(
+            [
+                sha((prefix + (r if type(r) is str else name_text(r))).encode("utf-8")).digest()
+                for r in names
+            ]
+        )
+        out[:, 4 * b : 4 * b + 4] = np.frombuffer(buf, dtype=">u8").reshape(n, 4)
+    return out[:, :k]
+
+
+def name_text(name: Any) -> str:
+    """A row's name as its digests read it: a string as it is, a tuple of key values as the
+    canonical JSON of their list, anything else as its JSON."""
+    from prereg.digest import canonical_json
+
+    if isinstance(name, tuple):
+        name = list(name)
+    return canonical_json(name).decode("utf-8")
+
+
+def uniforms(words: np.ndarray) -> np.ndarray:
+    """Uniforms on [0, 1) of 64-bit words: the top 53 bits."""
+    return (words >> np.uint64(11)).astype(np.float64) * _U53
+
+
+def normals(words: np.ndarray) -> np.ndarray:
+    """Standard normals of 64-bit words: Φ⁻¹ at the midpoint of the top 52 bits' interval."""
+    from scipy.special import ndtri
+
+    mid = ((words >> np.uint64(12)).astype(np.float64) * 2.0 + 1.0) * _U53
+    return ndtri(mid)
+
+
+def item_normals(scenario_id: str, seed, items: Sequence[Any], what: str) -> np.ndarray:
+    """The normal shared by the rows of each item (a paired scenario), for the outcome or a
+    field (``what``)."""
+    prefix = f"{scenario_id}:{seed}:pair:{what}:"
+    sha = hashlib.sha256
+    buf = b"".join([sha((prefix + str(i)).encode("utf-8")).digest()[:8] for i in items])
+    return normals(np.frombuffer(buf, dtype=">u8").astype(np.uint64))
+
+
+def numbers_of(v: Mapping[str, Any], z: np.ndarray, integer: bool) -> np.ndarray:
+    """Numbers of value entry ``v`` from standard normal latents: made, clipped and rounded as
+    :func:`~.commands._finish` does (an integer field's as int64, else float64)."""
+    from scipy.special import ndtr
+
+    from prereg.stats.rounding import round_half_up_array
+
+    dist = v["distribution"]
+    if dist == "normal":
+        x = float(v.get("mean") or 0.0) + float(v.get("sd") or 0.0) * z
+    elif dist == "lognormal":
+        with np.errstate(over="ignore"):
+            x = np.exp(float(v.get("mean") or 0.0) + float(v.get("sd") or 0.0) * z)
+    else:
+        x = float(v["low"]) + (float(v["high"]) - float(v["low"])) * ndtr(z)
+    if v.get("low") is not None:
+        x = np.maximum(x, float(v["low"]))
+    if v.get("high") is not None:
+        x = np.minimum(x, float(v["high"]))
+    if integer:
+        if not np.all(np.abs(x) < 2.0**53):
+            raise UserError(
+                f"simulate: a drawn whole number of {v['field']!r} is beyond ±2^53 (clip it"
+                " with low/high)"
+            )
+        return np.rint(x).astype(np.int64)
+    if v.get("decimals") is not None:
+        x = round_half_up_array(x, int(v["decimals"]))
+    if not np.all(np.isfinite(x)):
+        raise UserError(
+            f"simulate: a drawn number of {v['field']!r} is not finite (clip it with low/high)"
+        )
+    return x
+
+
+def entry_table(cells, entries) -> np.ndarray:
+    """Per cell and outcome (wrong, right), the index of the first value entry whose ``where``
+    and ``outcome`` hold (-1: none)."""
+    from prereg.rules import selection_matches
+
+    out = np.full((len(cells), 2), -1, dtype=np.int64)
+    for c, cell in enumerate(cells):
+        attrs = cell_attributes(cell)
+        for right in (0, 1):
+            for j, v in enumerate(entries):
+                if not selection_matches(registered.selection(v.get("where")), attrs):
+                    continue
+                if v.get("outcome") is not None and bool(v["outcome"]) != bool(right):
+                    continue
+                out[c, right] = j
+                break
+    return out
+
+
+def row_numbers(writer, rid, cell: Mapping[str, Any], right: bool, seed, item=None) -> dict:
+    """One row's numbers (its ``values`` fields, not a calibration's confidence) as
+    :meth:`Simulation.draw` draws them: under a pairing only when ``item`` is given."""
+    from prereg.rules import selection_matches
+
+    words = row_words(str(writer.scenario_id), seed, [rid], FIXED_DRAWS + len(writer.values))
+    attrs = cell_attributes(cell)
+    out: dict[str, Any] = {}
+    for f, (name, entries) in enumerate(writer.values):
+        for v in entries:
+            if not selection_matches(registered.selection(v.get("where")), attrs):
+                continue
+            if v.get("outcome") is not None and bool(v["outcome"]) != bool(right):
+                continue
+            z = normals(words[:, FIXED_DRAWS + f])
+            if writer.pairing is not None and item is not None:
+                rho = float(writer.pairing["correlation"])
+                w = item_normals(str(writer.scenario_id), seed, [item], name)
+                z = math.sqrt(rho) * w + math.sqrt(1.0 - rho) * z
+            out[name] = numbers_of(v, z, writer.integer[name])[0].item()
+            break
+        else:
+            raise UserError(
+                f"simulate: scenario {writer.scenario_id} draws no value of {name!r} for a row"
+                f" of cell {cell['id']} (end the field's entries with one without where)"
+            )
+    return out
+
+
+class Draws:
+    """What a batch of rows drew: whether each is observed, its first attempt failed, it is
+    right, and its numbers (field → array, None where the row has no number)."""
+
+    def __init__(self, rows: np.ndarray, names: list, observed, failed, right, numbers):
+        self.rows = rows
+        self.names = names
+        self.observed = observed
+        self.failed = failed
+        self.right = right
+        self.numbers = numbers
+
+
+class Simulation:
+    """One simulated run of a scenario over a table's rows, drawn and encoded in batches."""
+
+    def __init__(self, config, table: RowTable, scenario: Mapping[str, Any], seed: int):
+        from .commands import RecordWriter
+
+        self.table = table
+        self.scenario = scenario
+        self.seed = seed
+        self.writer = w = RecordWriter(config, scenario)
+        self.sid = str(scenario["id"])
+        self.coverage = registered.coverage(scenario)
+        self.fail_rate = registered.failed_attempt_rate(scenario)
+        rates = registered.compiled_rates(scenario)
+        self.rate = np.array(
+            [
+                math.nan if (r := registered.rate_for(rates, cell_attributes(c))) is None else r
+                for c in table.cells
+            ],
+            dtype=np.float64,
+        )
+        self.calibration = np.array(
+            [
+                next((k for k, e in enumerate(w.calibration) if e is w.calibration_entry(c)), -1)
+                for c in table.cells
+            ],
+            dtype=np.int64,
+        )
+        self.entries = {name: entry_table(table.cells, entries) for name, entries in w.values}
+        self.k = FIXED_DRAWS + len(w.values)
+        self._observed = None
+        if self.coverage < 1.0:
+            self._observed = self.covered()
+        self._templates: dict[tuple[int, bool], _Template | None] = {}
+        self.attempts = 0
+        self.rows = 0
+
+    # -- drawing --------------------------------------------------------------------------------
+
+    def covered(self) -> np.ndarray:
+        """The observed rows: in each cell the ``floor(coverage · rows)`` rows with the
+        smallest uniform 0 (ties by the row's name)."""
+        table = self.table
+        n = len(table)
+        first = np.empty(n, dtype=np.uint64)
+        for s in range(0, n, BATCH_ROWS):
+            names = table.ids[s : s + BATCH_ROWS]
+            first[s : s + len(names)] = row_words(self.sid, self.seed, names, 1)[:, 0] >> 11
+        observed = np.zeros(n, dtype=bool)
+        for c in range(len(table.cells)):
+            rows = np.flatnonzero(table.cell == c)
+            keep = registered.kept_rows(rows.size, self.coverage)
+            if keep >= rows.size:
+                observed[rows] = True
+                continue
+            if keep == 0:
+                continue
+            u = first[rows]
+            edge = np.sort(u)[keep - 1]
+            observed[rows[u < edge]] = True
+            tied = rows[u == edge].tolist()
+            need = keep - int(np.count_nonzero(u < edge))
+            tied.sort(key=lambda i: table.ids[i])
+            observed[tied[:need]] = True
+        return observed
+
+    def draw(self, rows: np.ndarray) -> Draws:
+        """The draws of the table's rows ``rows`` (indices, in order)."""
+        table, w = self.table, self.writer
+        if rows.size and rows[-1] - rows[0] + 1 == rows.size:  # a run of rows: sliced
+            names = list(table.ids[int(rows[0]) : int(rows[-1]) + 1])
+        else:
+            names = [table.ids[i] for i in rows.tolist()]
+        words = row_words(self.sid, self.seed, names, self.k)
+        cell = table.cell[rows]
+        if self._observed is None:
+            observed = np.ones(rows.size, dtype=bool)
+        else:
+            observed = self._observed[rows]
+        failed = uniforms(words[:, 1]) < self.fail_rate
+        chance = self.rate[cell]
+        missing = observed & np.isnan(chance)
+        if missing.any():
+            c = table.cells[int(cell[np.argmax(missing)])]
+            raise UserError(
+                f"simulate: scenario {self.sid} gives no rate for cell {c['id']} (add a rate"
+                " without where)"
+            )
+        codes = None
+        if w.pairing is None:
+            u_out = uniforms(words[:, 2])
+        else:
+            from scipy.special import ndtr
+
+            rho = float(w.pairing["correlation"])
+            column = table.columns[w.pairing["field"]]
+            keys = [column[i] for i in rows.tolist()]
+            order = dict.fromkeys(keys)
+            index = {k: j for j, k in enumerate(order)}
+            codes = np.fromiter((index[k] for k in keys), dtype=np.int64, count=len(keys))
+            items = list(order)
+
+            def latent(what: str, z: np.ndarray) -> np.ndarray:
+                shared = item_normals(self.sid, self.seed, items, what)[codes]
+                return math.sqrt(rho) * shared + math.sqrt(1.0 - rho) * z
+
+            u_out = ndtr(latent("outcome", normals(words[:, 2])))
+        numbers: dict[str, np.ndarray] = {}
+        cal = self.calibration[cell]
+        confidence = None
+        if (cal >= 0).any():
+            from .commands import _confidence_entry, chance_right
+
+            confidence = np.full(rows.size, np.nan)
+            z = normals(words[:, 3])
+            for k, entry in enumerate(w.calibration):
+                at = np.flatnonzero(cal == k)
+                if at.size:
+                    conf = numbers_of(_confidence_entry(entry), z[at], False)
+                    confidence[at] = conf
+                    chance[at] = chance_right(entry, conf)
+        right = u_out < chance
+        for f, (name, entries) in enumerate(w.values):
+            which = self.entries[name][cell, right.astype(np.int64)]
+            lost = observed & (which < 0)
+            if lost.any():
+                c = table.cells[int(cell[np.argmax(lost)])]
+                raise UserError(
+                    f"simulate: scenario {self.sid} draws no value of {name!r} for a row of cell"
+                    f" {c['id']} (end the field's entries with one without where)"
+                )
+            z = normals(words[:, FIXED_DRAWS + f])
+            if codes is not None:
+                z = latent(name, z)
+            col = np.zeros(rows.size, dtype=np.int64 if w.integer[name] else np.float64)
+            for j, v in enumerate(entries):
+                at = np.flatnonzero(which == j)
+                if at.size:
+                    col[at] = numbers_of(v, z[at], w.integer[name])
+            numbers[name] = col
+        if confidence is not None:
+            for k, entry in enumerate(w.calibration):
+                field = str(entry["field"])
+                col = numbers.get(field)
+                col = np.full(rows.size, np.nan) if col is None else col.astype(np.float64)
+                numbers[field] = col
+                at = cal == k
+                col[at] = confidence[at]
+        return Draws(rows, names, observed, failed, right, numbers)
+
+    def row_numbers(self, draws: Draws, j: int) -> dict[str, Any]:
+        """The numbers of the ``j``-th row of a batch as Python values."""
+        out = {}
+        for name, col in draws.numbers.items():
+            x = col[j].item()
+            if not (isinstance(x, float) and math.isnan(x)):
+                out[name] = x
+        return out
+
+    def records(self, draws: Draws, j: int) -> list[dict]:
+        """The observation records of the ``j``-th row of a batch (as dicts)."""
+        i = int(draws.rows[j])
+        table = self.table
+        return self.writer.records(
+            table.ids[i],
+            table.cells[int(table.cell[i])],
+            bool(draws.failed[j]),
+            bool(draws.right[j]),
+            self.seed,
+            self.row_numbers(draws, j),
+        )
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def template(self, cell: int, failed: bool) -> _Template | None:
+        key = (cell, failed)
+        if key not in self._templates:
+            self._templates[key] = _Template.of(self, cell, failed)
+        return self._templates[key]
+
+    def encode(self, draws: Draws) -> bytes:
+        """The canonical JSON lines of a batch's observed rows, in row order."""
+        at = np.flatnonzero(draws.observed)
+        if at.size == 0:
+            return b""
+        table = self.table
+        cell = table.cell[draws.rows[at]]
+        failed = draws.failed[at] & (self.writer.order is not None)
+        group = cell * 2 + failed
+        lines = np.empty(at.size, dtype=object)
+        texts = _Texts(self, draws, at)
+        for g in np.unique(group).tolist():
+            sel = np.flatnonzero(group == g)
+            tpl = self.template(g // 2, bool(g % 2))
+            got = None if tpl is None else tpl.lines(texts, sel)
+            if got is not None:
+                first = "".join(
+                    canonical_bytes_nl(r).decode("utf-8")
+                    for r in self.records(draws, int(at[sel[0]]))
+                )
+                if got[0] != first:
+                    got = None
+            if got is None:
+                got = [
+                    "".join(
+                        canonical_bytes_nl(r).decode("utf-8")
+                        for r in self.records(draws, int(at[s]))
+                    )
+                    for s in sel.tolist()
+                ]
+            lines[sel] = got
+        self.attempts += int(at.size + np.count_nonzero(failed))
+        self.rows += int(at.size)
+        text = "".join(lines.tolist())
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: the canonical encoder's refusal
+            for j in at.tolist():
+                for r in self.records(draws, j):
+                    canonical_bytes_nl(r)
+            raise
+
+    def chunks(self, progress=None, batch: int = BATCH_ROWS) -> Iterator[bytes]:
+        """The output's bytes, batch by batch (``progress`` counts the rows written)."""
+        n = len(self.table)
+        for s in range(0, n, batch):
+            rows = np.arange(s, min(n, s + batch), dtype=np.int64)
+            yield self.encode(self.draw(rows))
+            if progress is not None and s + batch < n:
+                progress.update(s + batch, label="drawn")
+        if progress is not None:
+            progress.update(n, label="written")
+
+
+class _Texts:
+    """The JSON texts of a batch's varying values, per slot, for the observed rows ``at``."""
+
+    def __init__(self, sim: Simulation, draws: Draws, at: np.ndarray):
+        self.sim, self.draws, self.at = sim, draws, at
+        self._cache: dict[Any, tuple[np.ndarray, bool]] = {}
+
+    def of(self, slot: tuple) -> tuple[np.ndarray, bool] | None:
+        """(texts, raw) of a slot's values (``raw``: plain strings the template quotes), or
+        None for a number the batch did not draw."""
+        got = self._cache.get(slot)
+        if got is not None:
+            return got
+        if slot[0] == "id":
+            names = self.draws.names
+            if self.at.size < len(names):
+                names = [names[j] for j in self.at.tolist()]
+            texts, raw = value_texts(names if slot[1] is None else [r[slot[1]] for r in names])
+        elif slot[0] == "outcome":
+            right = self.draws.right[self.at].tolist()
+            texts, raw = [("false", "true")[b] for b in right], False
+        else:
+            col = self.draws.numbers.get(slot[1])
+            if col is None:
+                return None
+            col = col[self.at]
+            if col.dtype == np.int64:
+                texts = [str(v) for v in col.tolist()]
+            else:
+                texts = float_texts(col)
+            raw = False
+        got = self._cache[slot] = (np.array(texts, dtype=object), raw)
+        return got
+
+
+class _Template:
+    """The lines of one cell's rows of one kind (first attempt failed or not): a
+    :class:`~.lines.Template` with a slot per varying value."""
+
+    def __init__(self, template: Template, slots: list[tuple]):
+        self.template = template
+        self.slots = slots  # ("id", k | None), ("outcome",), ("number", field)
+
+    @classmethod
+    def of(cls, sim: Simulation, cell: int, failed: bool) -> _Template | None:
+        w = sim.writer
+        slots: list[tuple] = []
+
+        def marked(slot: tuple) -> str:
+            slots.append(slot)
+            return mark(len(slots) - 1)
+
+        sample = sim.table.ids[int(np.flatnonzero(sim.table.cell == cell)[0])]
+        if isinstance(sample, tuple):
+            rid: Any = tuple(marked(("id", k)) for k in range(len(sample)))
+        else:
+            rid = marked(("id", None))
+        outcome = marked(("outcome",))
+        numbers = {name: marked(("number", name)) for name, _ in w.values}
+        if sim.calibration[cell] >= 0:
+            field = str(w.calibration[int(sim.calibration[cell])]["field"])
+            numbers.setdefault(field, marked(("number", field)))
+        c = sim.table.cells[cell]
+        blank_rid = tuple("" for _ in rid) if isinstance(rid, tuple) else ""
+        tpl = Template.of(
+            w.shaped(rid, c, failed, outcome, numbers),
+            len(slots),
+            w.shaped(blank_rid, c, failed, "", dict.fromkeys(numbers, "")),
+        )
+        return None if tpl is None else cls(tpl, slots)
+
+    def lines(self, texts: _Texts, sel: np.ndarray) -> list[str] | None:
+        """Each selected row's lines, or None where a value cannot be spliced."""
+        cols, raw = [], []
+        for slot in self.slots:
+            got = texts.of(slot)
+            if got is None:
+                return None
+            cols.append(got[0][sel])
+            raw.append(got[1])
+        return self.template.lines(cols, raw)
+
+
+def simulated_records(config, table: RowTable, scenario, seed: int) -> list[dict]:
+    """The observation records of one simulated run, as dicts (the rows' records in row
+    order; what :meth:`Simulation.chunks` writes, record by record)."""
+    sim = Simulation(config, table, scenario, seed)
+    out: list[dict] = []
+    n = len(table)
+    for s in range(0, n, BATCH_ROWS):
+        d = sim.draw(np.arange(s, min(n, s + BATCH_ROWS), dtype=np.int64))
+        for j in np.flatnonzero(d.observed).tolist():
+            out.extend(sim.records(d, j))
+    return out
