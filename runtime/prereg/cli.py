@@ -179,7 +179,24 @@ def _add_core_commands(sub) -> None:
         description="Recompile in memory and compare with generated/. Exit 0 when identical; 1 with a unified "
         "diff naming each stale, edited, missing or unexpected file. For each sealed study "
         "(spec/studies/<id>.seal.json), also exit 1 naming each registered path that changed since the seal "
-        "without a later amendment declaring it.",
+        "without a later amendment declaring it. Then, for each study with sizing claims, where they stand: "
+        "the newest diagnose document (DIAGNOSE.json, any *diagnose*.json in the project, or the files "
+        "--diagnosis names) of the study's design as it is now; a warning names each failing claim, and says "
+        "when every diagnosis is of an earlier design (a note when there is none). These do not change the exit "
+        "status unless --strict is given.",
+    )
+    k.add_argument(
+        "--diagnosis",
+        action="append",
+        metavar="FILE",
+        help="read the sizing claims from this diagnose document (repeat for several) instead of"
+        " searching the project",
+    )
+    k.add_argument(
+        "--strict",
+        action="store_true",
+        help="also exit 1 when a sizing claim fails, or a study with claims has no diagnosis of its"
+        " design as it is now",
     )
     k.add_argument(
         "--language",
@@ -523,6 +540,11 @@ def _cmd_check(project, args) -> int:
     code = exits.FAILED if problems or sealed else exits.OK
     if not code:
         con.line(f"generated/ matches the specs ({len(files)} files)")
+    stands = _claims_standing(project, studies, args.diagnosis, con)
+    unmet = [s.study for s in stands if s.state != "holds"]
+    if args.strict and unmet and not code:
+        con.line(f"check failed (--strict): sizing claims not shown to hold for {', '.join(unmet)}")
+        code = exits.FAILED
     con.summary(
         {
             "ok": not code,
@@ -530,10 +552,36 @@ def _cmd_check(project, args) -> int:
             "studies": sorted(s.id for s in studies),
             "differences": problems,
             "sealProblems": sealed,
+            "claims": [s.summary() for s in stands],
         }
     )
     con.finish(code, command="check")
     return code
+
+
+def _claims_standing(project, studies, named, con) -> list:
+    """Where each study's sizing claims stand (:mod:`prereg.diagnose.standing`), printed."""
+    from pathlib import Path
+
+    from prereg.diagnose import standing
+
+    if not any(s.data.get("claims") for s in studies):
+        return []
+    if named:
+        paths = [Path(p) for p in named]
+        missing = [p for p in named if not Path(p).is_file()]
+        if missing:
+            raise UserError(f"--diagnosis {missing[0]}: no such file")
+        found, bad = standing.read_documents(paths, project.root)
+        if bad:
+            raise UserError("--diagnosis: " + bad[0])
+    else:
+        found, _ = standing.read_documents(standing.candidate_files(project.root), project.root)
+    stands = standing.standings(studies, found)
+    for s in stands:
+        for line in s.lines(s.study):
+            con.line(line)
+    return stands
 
 
 def _cmd_demo(project, args) -> int:
