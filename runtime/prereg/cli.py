@@ -722,6 +722,7 @@ def _prepare_study(project, study_id: str, argv: Sequence[str]):
     from prereg.study import load_generated
 
     module = load_generated(project, study_id)
+    _refuse_missing_command(study_id, module, argv)
     args = _study_parser(project, study_id, module).parse_args(list(argv))
     command = next(c for c in module.COMMANDS if c["id"] == args.command)
     ctx = module.context(project_root=project.root)
@@ -735,6 +736,31 @@ def _prepare_study(project, study_id: str, argv: Sequence[str]):
         )
     args.project_root = project.root
     return module, args, ctx, handlers, command
+
+
+def _refuse_missing_command(study_id: str, module, argv: Sequence[str]) -> None:
+    """A study asked for a command its engine offers other studies (or ``diagnose``, which
+    some engines never offer): refused with the reason, not with argparse's nearest name."""
+    asked = next((a for a in argv if not a.startswith("-")), None)
+    ids = [c["id"] for c in module.COMMANDS]
+    if asked is None or asked in ids or "-h" in argv[:1] or "--help" in argv[:1]:
+        return
+    import importlib
+
+    from prereg.engines import registry
+
+    engine = registry.registry().get(module.ENGINE)
+    why = None
+    if engine is not None:
+        config = importlib.import_module(module.__name__ + ".constants").ENGINE_CONFIG
+        why = engine.missing_command(config, asked)
+    if why is None and asked == "diagnose":
+        why = f"the {module.ENGINE} engine offers no diagnose command"
+    if why is not None:
+        raise UserError(
+            f"{module.SPEC_FILE}: study {study_id!r} has no {asked} command: {why}; its commands:"
+            f" {', '.join(ids)}"
+        )
 
 
 def _run_study(project, study_id: str, argv: Sequence[str]) -> int:

@@ -126,3 +126,35 @@ def test_every_diagnose_command_offers_vary(capsys):
             main([study, "diagnose", "--help"])
         text = capsys.readouterr().out
         assert "--vary VARY" in text and "--target" in text, study
+
+
+def test_a_study_without_diagnose_is_told_why(tmp_path, capsys):
+    project = tmp_path / "units"
+    shutil.copytree(EXAMPLES / "units", project)
+    (project / "generated").mkdir(exist_ok=True)
+    shutil.copy(ROOT / "generated" / "prereg.schema.json", project / "generated")
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["--project", str(project), "compile"]) == 0
+    capsys.readouterr()
+    argv = ["--project", str(project), "repo-pairs", "diagnose", "--seed", "1"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        "error: spec/studies/repo-pairs.yaml: study 'repo-pairs' has no diagnose command: the"
+        " factorial engine diagnoses a study that registers scenarios (`scenarios:`, the"
+        " respondents to simulate) or sizing claims (`claims:`), and this spec has neither;"
+        " its commands: score\n"
+    )
+    assert main(["--project", str(project), "repo-pairs", "simulate"]) == 2
+    assert "has no simulate command: the factorial engine simulates" in capsys.readouterr().err
+    # an engine without diagnose says so, instead of suggesting its `diagnostic` command
+    assert main(["jev-multicorrect", "diagnose", "--out", str(tmp_path / "x")]) == 2
+    assert capsys.readouterr().err == (
+        "error: spec/studies/jev-multicorrect.yaml: study 'jev-multicorrect' has no diagnose"
+        " command: the multicorrect-scoring engine offers no diagnose command; its commands:"
+        " score, diagnostic\n"
+    )
+    # an unknown command is still argparse's, with its suggestion
+    with pytest.raises(SystemExit) as exc:
+        main(["jev-multicorrect", "diagnosti"])
+    assert exc.value.code == 2
+    assert "did you mean 'diagnostic'?" in capsys.readouterr().err
