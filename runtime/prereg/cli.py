@@ -577,7 +577,8 @@ def _claims_standing(project, studies, named, con) -> list:
             raise UserError("--diagnosis: " + bad[0])
     else:
         found, _ = standing.read_documents(standing.candidate_files(project.root), project.root)
-    stands = standing.standings(studies, found)
+    searched = "among the --diagnosis files" if named else "in the project"
+    stands = standing.standings(studies, found, searched)
     for s in stands:
         for line in s.lines(s.study):
             con.line(line)

@@ -159,6 +159,13 @@ def test_diagnosis_names_the_files_to_read(starter, capsys):
     assert "--diagnosis: other.json: not a diagnose document (schemaVersion is not" in err
     assert main(["check", "--diagnosis", "missing.json"]) == 2
     assert "--diagnosis missing.json: no such file" in capsys.readouterr().err
+    # a named file of another study: this one has none there
+    doc = json.loads(Path("elsewhere/run.json").read_text())
+    Path("elsewhere/other-study.json").write_text(json.dumps({**doc, "study": "another"}))
+    code, lines = check(capsys, "--diagnosis", "elsewhere/other-study.json")
+    assert code == 0 and lines[1].startswith(
+        "note: my-study: 3 sizing claims not checked: no diagnosis among the --diagnosis files;"
+    )
 
 
 def test_studies_without_claims_say_nothing(starter, capsys):

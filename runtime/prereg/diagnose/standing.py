@@ -79,6 +79,7 @@ class Standing:
     diagnosis: str | None = None
     failing: list[Mapping[str, Any]] = field(default_factory=list)
     newest: str | None = None  # the newest diagnosis of the study when none is current
+    searched: str = "in the project"  # where diagnoses were looked for, in words
 
     def lines(self, study_id: str) -> list[str]:
         """What ``check`` prints: ``warning:`` for a failing claim or a stale diagnosis,
@@ -88,7 +89,7 @@ class Standing:
         if self.state == "holds":
             return [f"{study_id}: every sizing claim holds ({self.claims}; {self.diagnosis})"]
         if self.state == "none":
-            return [f"note: {study_id}: {n} not checked: no diagnosis in the project; {run}"]
+            return [f"note: {study_id}: {n} not checked: no diagnosis {self.searched}; {run}"]
         if self.state == "stale":
             return [
                 f"warning: {study_id}: {n} not checked: no diagnosis of the design as it is now"
@@ -163,7 +164,9 @@ def _current(doc: Mapping[str, Any], design: str, spec_digest: str) -> bool:
     return doc.get("specDigest") == spec_digest
 
 
-def standings(studies: Sequence[Any], found: Sequence[Found]) -> list[Standing]:
+def standings(
+    studies: Sequence[Any], found: Sequence[Found], searched: str = "in the project"
+) -> list[Standing]:
     """One standing per study with registered claims (``studies``: the compiler's studies,
     each with ``id``, ``data`` and ``digest``), in the order given."""
     by_study: dict[str, list[Found]] = {}
@@ -176,7 +179,7 @@ def standings(studies: Sequence[Any], found: Sequence[Found]) -> list[Standing]:
             continue
         mine = sorted(by_study.get(s.id, []), key=lambda f: (f.mtime, f.shown), reverse=True)
         if not mine:
-            out.append(Standing(s.id, len(claims), "none"))
+            out.append(Standing(s.id, len(claims), "none", searched=searched))
             continue
         design = design_digest(s.data)
         current = [f for f in mine if _current(f.doc, design, s.digest)]
