@@ -157,6 +157,13 @@ def test_diagnosis_names_the_files_to_read(starter, capsys):
     assert main(["check", "--diagnosis", "other.json"]) == 2
     err = capsys.readouterr().err
     assert "--diagnosis: other.json: not a diagnose document (schemaVersion is not" in err
+    bad = json.loads(Path("elsewhere/run.json").read_text())
+    Path("bad-diagnose.json").write_text(json.dumps({**bad, "claims": {"h1-power": 1}}))
+    assert main(["check", "--diagnosis", "bad-diagnose.json"]) == 2
+    err = capsys.readouterr().err
+    assert "--diagnosis: bad-diagnose.json: at /study or /claims: not as diagnose writes" in err
+    # found by the search, a malformed document is passed over
+    assert check(capsys)[1][1].startswith("warning: my-study: 3 sizing claims not checked")
     assert main(["check", "--diagnosis", "missing.json"]) == 2
     assert "--diagnosis missing.json: no such file" in capsys.readouterr().err
     # a named file of another study: this one has none there

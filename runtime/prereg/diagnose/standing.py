@@ -97,8 +97,8 @@ class Standing:
             ]
         out = []
         for c in self.failing:
-            figure = "none" if c.get("figure") is None else f"{c['figure']:.4g}"
-            se = f" ± {c['mcSe']:.2g}" if c.get("mcSe") is not None else ""
+            figure = _number(c.get("figure"), ".4g")
+            se = f" ± {_number(c['mcSe'], '.2g')}" if c.get("mcSe") is not None else ""
             out.append(
                 f"warning: {study_id}: sizing claim {c.get('id')} FAILS: {c.get('claim')}:"
                 f" {figure}{se} ({c.get('method')}) in {self.diagnosis}"
@@ -115,6 +115,15 @@ class Standing:
             "failing": [c.get("id") for c in self.failing],
             **({"newest": self.newest} if self.newest else {}),
         }
+
+
+def _number(x: Any, spec: str) -> str:
+    """A figure as check prints it (a hand-edited document's odd value shown as written)."""
+    if x is None:
+        return "none"
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return format(x, spec)
+    return repr(x)
 
 
 def _is_diagnosis_name(name: str) -> bool:
@@ -145,6 +154,12 @@ def read_documents(paths: Iterable[Path], root: Path) -> tuple[list[Found], list
             continue
         if not isinstance(doc, dict) or doc.get("schemaVersion") != SCHEMA:
             problems.append(f"{shown}: not a diagnose document (schemaVersion is not {SCHEMA})")
+            continue
+        claims = doc.get("claims")
+        if not isinstance(doc.get("study"), str) or not (
+            isinstance(claims, list) and all(isinstance(c, dict) for c in claims)
+        ):
+            problems.append(f"{shown}: at /study or /claims: not as diagnose writes them")
             continue
         found.append(Found(p, shown, mtime, doc))
     return found, problems
