@@ -662,7 +662,22 @@ def _cmd_seal(project, args) -> int:
         f"next: commit {spec}, {project.rel(path)} and generated/; from now on a registered change"
         " needs an amendment naming its path (`prereg check` and `prereg diff` say which)"
     )
+    _warn_claims_at_seal(project, args.study)
     return 0
+
+
+def _warn_claims_at_seal(project, study_id: str) -> None:
+    """Sealing a design whose sizing claims fail, or were never diagnosed as registered, is
+    allowed; it is said on stderr (as `prereg check` says it)."""
+    from prereg.compiler import build
+    from prereg.diagnose import standing
+
+    studies = build.load_all(project, [study_id])
+    found, _ = standing.read_documents(standing.candidate_files(project.root), project.root)
+    for s in standing.standings(studies, found):
+        if s.state != "holds":
+            for line in s.lines(s.study):
+                sys.stderr.write(line + "\n")
 
 
 def _study_parser(project, study_id: str, module) -> argparse.ArgumentParser:

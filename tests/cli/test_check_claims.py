@@ -183,3 +183,38 @@ def test_studies_without_claims_say_nothing(starter, capsys):
     assert main(["compile"]) == 0
     capsys.readouterr()
     assert check(capsys, "--strict") == (0, ["generated/ matches the specs (7 files)"])
+
+
+REGISTRATION = """registration:
+  authors: []
+  source_title: A test.
+  registration_date: Not registered.
+  identifier: Not registered.
+  data_status: No data.
+  research_question: Does the treatment change accuracy?
+  rationale: A test.
+  sampling_plan: 100 rows a cell.
+  stopping_rule: Every row attempted.
+  exclusions: None.
+  missing_data: Failed attempts are unobserved.
+  confirmatory: h1.
+  exploratory: None.
+  blinding: Not stated.
+  deviations: Amendments.
+"""
+
+
+def test_sealing_a_design_whose_claim_fails_says_so(starter, capsys):
+    diagnose("DIAGNOSE.json")
+    spec = Path("spec/studies/my-study.yaml")
+    spec.write_text(spec.read_text() + REGISTRATION)
+    assert main(["compile"]) == 0
+    capsys.readouterr()
+    # the registration record is not the design: the diagnosis is still current, and seals
+    assert main(["seal", STUDY]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("registered my-study: status set to registered")
+    assert captured.err.startswith(
+        "warning: my-study: sizing claim h1-power FAILS: P(h1 supported | scenario `effect`)"
+    )
+    assert captured.err.endswith(" in DIAGNOSE.json\n") and captured.err.count("\n") == 1
