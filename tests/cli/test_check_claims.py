@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from prereg.cli import main
+from prereg.compiler.load import load_yaml
 
 STUDY = "my-study"
 NOTE = (
@@ -218,3 +219,26 @@ def test_sealing_a_design_whose_claim_fails_says_so(starter, capsys):
         "warning: my-study: sizing claim h1-power FAILS: P(h1 supported | scenario `effect`)"
     )
     assert captured.err.endswith(" in DIAGNOSE.json\n") and captured.err.count("\n") == 1
+
+
+def test_the_design_digest_leaves_out_prose_records_and_commands(starter):
+    from prereg.diagnose.standing import design_digest
+
+    spec = load_yaml(Path("spec/studies/my-study.yaml")).data
+    same = [
+        {**spec, "description": "Other words.", "version": "0.2", "status": "registered"},
+        {**spec, "registration": {"research_question": "Why?", "identifier": "osf.io/x"}},
+        {**spec, "commands": [{"id": "diagnose", "summary": "another summary"}]},
+        {**spec, "amendments": [{"version": "0.2", "paths": ["/cells"]}]},
+    ]
+    assert {design_digest(s) for s in same} == {design_digest(spec)}
+    cells = [dict(c) for c in spec["crossings"]]
+    cells[0]["rows"] = 400
+    claims = [dict(c) for c in spec["claims"]]
+    claims[-1]["value"] = 0.1
+    scenarios = [dict(s) for s in spec["scenarios"]]
+    scenarios[0]["failed_attempt_rate"] = 0.05
+    other = [{**spec, "crossings": cells}, {**spec, "claims": claims},
+             {**spec, "scenarios": scenarios}]  # fmt: skip
+    digests = {design_digest(s) for s in other}
+    assert len(digests) == 3 and design_digest(spec) not in digests

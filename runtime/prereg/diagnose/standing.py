@@ -6,10 +6,10 @@ name contains ``diagnose`` and ends in ``.json``, case aside, outside hidden fol
 ``generated/`` and ``__pycache__``; or the files ``--diagnosis`` names), keeps those of schema
 ``prereg-diagnose/v1``, and for each study with claims takes the newest (by modification time)
 whose **design digest** is the study's as it is now.  The design digest is the digest of what
-the spec registers with the registration record left out (:func:`design_digest`): editing the
-prose, the version or the status, or adding the registration record keeps a diagnosis
-current; changing a cell's rows, a rule, a threshold, a scenario or a claim makes it stale.
-A document written before diagnose recorded that digest is current when its spec digest is the
+the spec registers with the registration record and the commands left out
+(:func:`design_digest`): editing the prose, the version, the status or a command's arguments,
+or adding the registration record keeps a diagnosis current; changing a cell's rows, a rule,
+a threshold, a scenario or a claim makes it stale.  A document written before diagnose recorded that digest is current when its spec digest is the
 spec's.
 
 Each study with claims gets one :class:`Standing`: ``holds`` (every claim holds in a current
@@ -33,13 +33,15 @@ SKIPPED = frozenset({"generated", "__pycache__", "node_modules"})
 
 def design_digest(spec: Mapping[str, Any]) -> str:
     """The digest of the spec's registered content (:func:`prereg.compiler.diff.registered_content`:
-    prose, version, status and amendments left out) without the registration record: what a
-    diagnosis depends on."""
+    prose, version, status and amendments left out) without the registration record and the
+    operator commands (a command's arguments change no simulated study): what a diagnosis
+    depends on."""
     from prereg.compiler.diff import registered_content
     from prereg.digest import digest
 
     content = registered_content(dict(spec))
-    content.pop("registration", None)
+    for tooling in ("registration", "commands"):
+        content.pop(tooling, None)
     return digest(content)
 
 
