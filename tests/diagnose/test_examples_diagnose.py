@@ -129,24 +129,29 @@ def test_every_diagnose_command_offers_vary(capsys):
         assert "--vary VARY" in text and "--target" in text, study
 
 
-def test_a_study_without_diagnose_is_told_why(tmp_path, capsys):
-    project = tmp_path / "units"
-    shutil.copytree(EXAMPLES / "units", project)
-    (project / "generated").mkdir(exist_ok=True)
-    shutil.copy(ROOT / "generated" / "prereg.schema.json", project / "generated")
+def test_a_study_without_diagnose_is_told_why(tmp_path, capsys, monkeypatch):
+    # the starter without its scenarios and claims: a factorial study with no diagnose
+    monkeypatch.chdir(tmp_path)
     with contextlib.redirect_stdout(io.StringIO()):
-        assert main(["--project", str(project), "compile"]) == 0
+        assert main(["init", "bare"]) == 0
+    spec = tmp_path / "spec" / "studies" / "bare.yaml"
+    text = spec.read_text()
+    for start, end in (("claims:\n", "hypotheses:\n"), ("scenarios:\n", "constants:\n")):
+        text = text[: text.index(start)] + text[text.index(end) :]
+    spec.write_text(text)
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["compile"]) == 0
     capsys.readouterr()
-    argv = ["--project", str(project), "repo-pairs", "diagnose", "--seed", "1"]
-    assert main(argv) == 2
+    assert main(["bare", "diagnose", "--seed", "1"]) == 2
     assert capsys.readouterr().err == (
-        "error: spec/studies/repo-pairs.yaml: study 'repo-pairs' has no diagnose command: the"
+        "error: spec/studies/bare.yaml: study 'bare' has no diagnose command: the"
         " factorial engine diagnoses a study that registers scenarios (`scenarios:`, the"
         " respondents to simulate) or sizing claims (`claims:`), and this spec has neither;"
-        " its commands: score\n"
+        " its commands: items, score\n"
     )
-    assert main(["--project", str(project), "repo-pairs", "simulate"]) == 2
+    assert main(["bare", "simulate"]) == 2
     assert "has no simulate command: the factorial engine simulates" in capsys.readouterr().err
+    monkeypatch.chdir(ROOT)
     # an engine without diagnose says so, instead of suggesting its `diagnostic` command
     assert main(["jev-multicorrect", "diagnose", "--out", str(tmp_path / "x")]) == 2
     assert capsys.readouterr().err == (
