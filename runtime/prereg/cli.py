@@ -766,11 +766,11 @@ def _refuse_missing_command(study_id: str, module, argv: Sequence[str]) -> None:
     from prereg.engines import registry
 
     engine = registry.registry().get(module.ENGINE)
-    why = None
-    if engine is not None:
-        config = importlib.import_module(module.__name__ + ".constants").ENGINE_CONFIG
-        why = engine.missing_command(config, asked)
-    if why is None and asked == "diagnose":
+    if engine is None:
+        return
+    config = importlib.import_module(module.__name__ + ".constants").ENGINE_CONFIG
+    why = engine.missing_command(config, asked)
+    if why is None and asked == "diagnose" and "diagnose" not in engine.commands():
         why = f"the {module.ENGINE} engine offers no diagnose command"
     if why is not None:
         raise UserError(

@@ -151,6 +151,18 @@ def test_a_study_without_diagnose_is_told_why(tmp_path, capsys, monkeypatch):
     )
     assert main(["bare", "simulate"]) == 2
     assert "has no simulate command: the factorial engine simulates" in capsys.readouterr().err
+    # a spec that renamed its diagnose command is not told it has none: argparse lists them
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["init", "renamed"]) == 0
+    spec = tmp_path / "spec" / "studies" / "renamed.yaml"
+    spec.write_text(spec.read_text() + "commands:\n  - {id: run-diagnose, renames: diagnose}\n")
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["compile", "renamed"]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["renamed", "diagnose"])
+    err = capsys.readouterr().err
+    assert "invalid choice: 'diagnose'" in err and "run-diagnose" in err
     monkeypatch.chdir(ROOT)
     # an engine without diagnose says so, instead of suggesting its `diagnostic` command
     assert main(["jev-multicorrect", "diagnose", "--out", str(tmp_path / "x")]) == 2

@@ -147,7 +147,10 @@ def commands(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def unavailable(spec: Mapping[str, Any], command: str) -> str | None:
     """Why a factorial study with this spec has no standard ``command``, in words a spec's
-    author can act on; None when the engine never offers one by that name."""
+    author can act on; None when the engine never offers one by that name, or offers it to
+    this spec (whose ``commands:`` then renamed it)."""
+    if any(c["id"] == command for c in commands(spec)):
+        return None
     reasons = {
         "items": "the factorial engine writes an item manifest for a study that registers one"
         " (a record contract with `role: items`), and this spec has none",
