@@ -179,7 +179,24 @@ def _add_core_commands(sub) -> None:
         description="Recompile in memory and compare with generated/. Exit 0 when identical; 1 with a unified "
         "diff naming each stale, edited, missing or unexpected file. For each sealed study "
         "(spec/studies/<id>.seal.json), also exit 1 naming each registered path that changed since the seal "
-        "without a later amendment declaring it.",
+        "without a later amendment declaring it. Then, for each study with sizing claims, where they stand: "
+        "the newest diagnose document (DIAGNOSE.json, any *diagnose*.json in the project, or the files "
+        "--diagnosis names) of the study's design as it is now; a warning names each failing claim, and says "
+        "when every diagnosis is of an earlier design (a note when there is none). These do not change the exit "
+        "status unless --strict is given.",
+    )
+    k.add_argument(
+        "--diagnosis",
+        action="append",
+        metavar="FILE",
+        help="read the sizing claims from this diagnose document (repeat for several) instead of"
+        " searching the project",
+    )
+    k.add_argument(
+        "--strict",
+        action="store_true",
+        help="also exit 1 when a sizing claim fails, or a study with claims has no diagnosis of its"
+        " design as it is now",
     )
     k.add_argument(
         "--language",
@@ -523,6 +540,11 @@ def _cmd_check(project, args) -> int:
     code = exits.FAILED if problems or sealed else exits.OK
     if not code:
         con.line(f"generated/ matches the specs ({len(files)} files)")
+    stands = _claims_standing(project, studies, args.diagnosis, con)
+    unmet = [s.study for s in stands if s.state != "holds"]
+    if args.strict and unmet and not code:
+        con.line(f"check failed (--strict): sizing claims not shown to hold for {', '.join(unmet)}")
+        code = exits.FAILED
     con.summary(
         {
             "ok": not code,
@@ -530,10 +552,37 @@ def _cmd_check(project, args) -> int:
             "studies": sorted(s.id for s in studies),
             "differences": problems,
             "sealProblems": sealed,
+            "claims": [s.summary() for s in stands],
         }
     )
     con.finish(code, command="check")
     return code
+
+
+def _claims_standing(project, studies, named, con) -> list:
+    """Where each study's sizing claims stand (:mod:`prereg.diagnose.standing`), printed."""
+    from pathlib import Path
+
+    from prereg.diagnose import standing
+
+    if not any(s.data.get("claims") for s in studies):
+        return []
+    if named:
+        paths = [Path(p) for p in named]
+        missing = [p for p in named if not Path(p).is_file()]
+        if missing:
+            raise UserError(f"--diagnosis {missing[0]}: no such file")
+        found, bad = standing.read_documents(paths, project.root)
+        if bad:
+            raise UserError("--diagnosis: " + bad[0])
+    else:
+        found, _ = standing.read_documents(standing.candidate_files(project.root), project.root)
+    searched = "among the --diagnosis files" if named else "in the project"
+    stands = standing.standings(studies, found, searched)
+    for s in stands:
+        for line in s.lines(s.study):
+            con.line(line)
+    return stands
 
 
 def _cmd_demo(project, args) -> int:
@@ -613,7 +662,22 @@ def _cmd_seal(project, args) -> int:
         f"next: commit {spec}, {project.rel(path)} and generated/; from now on a registered change"
         " needs an amendment naming its path (`prereg check` and `prereg diff` say which)"
     )
+    _warn_claims_at_seal(project, args.study)
     return 0
+
+
+def _warn_claims_at_seal(project, study_id: str) -> None:
+    """Sealing a design whose sizing claims fail, or were never diagnosed as registered, is
+    allowed; it is said on stderr (as `prereg check` says it)."""
+    from prereg.compiler import build
+    from prereg.diagnose import standing
+
+    studies = build.load_all(project, [study_id])
+    found, _ = standing.read_documents(standing.candidate_files(project.root), project.root)
+    for s in standing.standings(studies, found):
+        if s.state != "holds":
+            for line in s.lines(s.study):
+                sys.stderr.write(line + "\n")
 
 
 def _study_parser(project, study_id: str, module) -> argparse.ArgumentParser:
@@ -674,6 +738,7 @@ def _prepare_study(project, study_id: str, argv: Sequence[str]):
     from prereg.study import load_generated
 
     module = load_generated(project, study_id)
+    _refuse_missing_command(study_id, module, argv)
     args = _study_parser(project, study_id, module).parse_args(list(argv))
     command = next(c for c in module.COMMANDS if c["id"] == args.command)
     ctx = module.context(project_root=project.root)
@@ -687,6 +752,31 @@ def _prepare_study(project, study_id: str, argv: Sequence[str]):
         )
     args.project_root = project.root
     return module, args, ctx, handlers, command
+
+
+def _refuse_missing_command(study_id: str, module, argv: Sequence[str]) -> None:
+    """A study asked for a command its engine offers other studies (or ``diagnose``, which
+    some engines never offer): refused with the reason, not with argparse's nearest name."""
+    asked = next((a for a in argv if not a.startswith("-")), None)
+    ids = [c["id"] for c in module.COMMANDS]
+    if asked is None or asked in ids or "-h" in argv[:1] or "--help" in argv[:1]:
+        return
+    import importlib
+
+    from prereg.engines import registry
+
+    engine = registry.registry().get(module.ENGINE)
+    if engine is None:
+        return
+    config = importlib.import_module(module.__name__ + ".constants").ENGINE_CONFIG
+    why = engine.missing_command(config, asked)
+    if why is None and asked == "diagnose" and "diagnose" not in engine.commands():
+        why = f"the {module.ENGINE} engine offers no diagnose command"
+    if why is not None:
+        raise UserError(
+            f"{module.SPEC_FILE}: study {study_id!r} has no {asked} command: {why}; its commands:"
+            f" {', '.join(ids)}"
+        )
 
 
 def _run_study(project, study_id: str, argv: Sequence[str]) -> int:

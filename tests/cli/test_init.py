@@ -37,17 +37,51 @@ def test_the_factorial_starter_compiles_and_runs(tmp_path, capsys, monkeypatch):
         == 0
     )
     assert main(["my-study", "score", "--items", items, "--observations", obs, "--out", out]) == 0
-    # the starter's sizing claims are checked by its diagnose command, and hold
+    # the starter's sizing claims are checked by its diagnose command; as its comment says,
+    # 100 rows a cell do not meet its power claim
+    text = spec.read_text()
+    assert "does NOT meet its own power claim (h1-power)" in text
     diag = tmp_path / "D.json"
     argv = ["my-study", "diagnose", "--simulations", "200", "--seed", "1", "--out", str(diag)]
     assert main(argv) == 0
     claims = {c["id"]: c for c in json.loads(diag.read_text())["claims"]}
-    assert sorted(claims) == ["cell-half-width", "h1-false-positives"]
-    assert all(c["holds"] for c in claims.values())
+    assert sorted(claims) == ["cell-half-width", "h1-false-positives", "h1-power"]
+    assert claims["cell-half-width"]["holds"] and claims["h1-false-positives"]["holds"]
     assert claims["cell-half-width"]["figure"] == pytest.approx(0.0838, abs=1e-4)
+    power = claims["h1-power"]
+    assert not power["holds"]
+    exact = _starter_power()
+    assert exact == pytest.approx(0.1273, abs=1e-4)
+    assert abs(power["figure"] - exact) <= 3 * power["mcSe"], (power, exact)
     capsys.readouterr()
     assert main(["init", "my-study"]) == 2
     assert "already exists; refusing to overwrite it" in capsys.readouterr().err
+
+
+def _starter_power() -> float:
+    """P(h1 supported) under the starter's `effect` scenario, exactly: per system a two-sided
+    pooled z test of 100 treatment rows at 0.80 against 100 control rows at 0.70 (every row is
+    observed: a failed first attempt is retried), the two systems independent.  Holm over two
+    P values supports h1 when both adjusted P values are below 0.05, that is when the smaller
+    P is below 0.025 and the larger below 0.05: with A = P(p < 0.025) and B = P(p < 0.05) of
+    one system, P = A·B + (B − A)·A.  The z statistic by hand over every pair of counts,
+    checked against statsmodels' proportions_ztest at a few of them."""
+    import numpy as np
+    from scipy.stats import binom, norm
+    from statsmodels.stats.proportion import proportions_ztest
+
+    n = 100
+    k = np.arange(n + 1)
+    k1, k2 = np.meshgrid(k, k, indexing="ij")
+    pooled = (k1 + k2) / (2 * n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = (k1 - k2) / n / np.sqrt(pooled * (1 - pooled) * 2 / n)
+    p = np.where(np.isnan(z), 1.0, 2 * norm.sf(np.abs(z)))
+    for a, b in [(80, 70), (75, 62), (91, 90)]:
+        assert p[a, b] == pytest.approx(proportions_ztest([a, b], [n, n])[1], rel=1e-9)
+    w = np.outer(binom.pmf(k, n, 0.8), binom.pmf(k, n, 0.7))
+    a_, b_ = w[p < 0.025].sum(), w[p < 0.05].sum()
+    return float(a_ * b_ + (b_ - a_) * a_)
 
 
 @pytest.mark.parametrize("source", ["d17-multifact", "s3-verifier-freeze", "jev-multicorrect"])

@@ -398,8 +398,12 @@ def test_d17_prepared_only(tmp_path, d17, passes):
     report = build_report(d17, tmp_path, [step])
     html = render_html(report)
     assert titles(html) == ["Shortcut audit: best surface-cue learner per group"]
-    assert report.status == "prepared 30 rows; not scored; shortcut audit " + (
-        "passes" if passes else "FAILS"
+    # d17 registers 7 sizing claims, and no diagnose step ran
+    assert (
+        report.status
+        == "prepared 30 rows; not scored; shortcut audit "
+        + ("passes" if passes else "FAILS")
+        + "; 7 sizing claims not diagnosed"
     )
     assert report.ok is passes
     assert "sha256:" + "1" * 64 in html and d17.spec_digest in html

@@ -149,7 +149,27 @@ def case_sealed_changed(d: Path):
     return 1, (code, text)
 
 
+def case_claim_fails(d: Path):
+    starter(d)
+    assert run(["compile"], d)[0] == 0
+    argv = ["my-study", "diagnose", "--simulations", "200", "--seed", "1"]
+    assert run([*argv, "--out", "run1/DIAGNOSE.json"], d)[0] == 0
+    return 0, run(["check"], d)
+
+
+def case_no_diagnose(d: Path):
+    spec = starter(d)
+    text = spec.read_text(encoding="utf-8")
+    for start, end in (("claims:\n", "hypotheses:\n"), ("scenarios:\n", "constants:\n")):
+        text = text[: text.index(start)] + text[text.index(end) :]
+    spec.write_text(text, encoding="utf-8")
+    assert run(["compile"], d)[0] == 0
+    return 2, run(["my-study", "diagnose", "--simulations", "10", "--seed", "1"], d)
+
+
 CASES = {
+    "claim-fails": case_claim_fails,
+    "no-diagnose": case_no_diagnose,
     "unknown-key": case_unknown_key,
     "rule-never-fires": case_rule_never_fires,
     "verdict-never": case_verdict_never,

@@ -385,6 +385,7 @@ def run(
         "study": ctx.study_id,
         "version": ctx.version,
         "specDigest": ctx.spec_digest,
+        **_design_digest(args, ctx),
         "simulations": simulations,
         "seed": seed,
         "blockSize": plan.block_size,
@@ -403,6 +404,17 @@ def run(
     write_files_new([(out, text, 0o644), (md, markdown(doc), 0o644)])
     _report(con, doc, out, md)
     return 0
+
+
+def _design_digest(args, ctx: StudyContext) -> dict:
+    """``designDigest`` (:func:`.standing.design_digest` of the spec as it is now), by which
+    ``prereg check`` finds the study's current diagnosis; nothing when the spec cannot be
+    read (the study was run without its project)."""
+    from .standing import design_digest_of
+
+    root = getattr(args, "project_root", None)
+    found = design_digest_of(Path(root), ctx.study_id) if root is not None else None
+    return {"designDigest": found} if found else {}
 
 
 def _path_notes(plan: Plan) -> list[str]:

@@ -67,6 +67,9 @@ class Engine:
       ``description``, ``arguments``), in the order ``prereg <study-id> --help`` lists them; a
       spec's ``commands:`` overrides, renames or adds to them (:mod:`prereg.compiler.commands`).
       None: the engine offers none, and a study's commands are the ones its spec declares.
+    - ``missing_commands``: ``"module:function"``, ``function(spec, command) -> str | None``:
+      why a study of this kind lacks one of the engine's standard commands (the spec registers
+      nothing it needs), said when a user asks for it; None for no explanation.
     - ``row_fields``: names of the per-row fields the engine provides beside the item and
       observation fields (say a gold label), which a study's conditions and metrics may name.
     """
@@ -81,6 +84,7 @@ class Engine:
     row_fields: tuple[str, ...] = ()
     figures: str | None = None
     standard_commands: str | None = None
+    missing_commands: str | None = None
 
     def problems(self) -> list[str]:
         """What is wrong with this description itself (empty when it is well formed)."""
@@ -98,6 +102,7 @@ class Engine:
             ("api", REFERENCE, "module:function"),
             ("figures", REFERENCE, "module:function"),
             ("standard_commands", REFERENCE, "module:function"),
+            ("missing_commands", REFERENCE, "module:function"),
         ):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, str) or not pattern.match(value)):
@@ -138,6 +143,14 @@ class Engine:
             return []
         fn = resolve(self.standard_commands, f"engine {self.kind!r}: its standard commands")
         return list(fn(spec) or ())
+
+    def missing_command(self, spec: Mapping[str, Any], command: str) -> str | None:
+        """Why a study with this spec has no standard ``command`` (None: no explanation)."""
+        if self.missing_commands is None:
+            return None
+        fn = resolve(self.missing_commands, f"engine {self.kind!r}: its missing commands")
+        found = fn(spec, command)
+        return None if found is None else str(found)
 
     def report_builder(self) -> Callable[..., Any] | None:
         return (

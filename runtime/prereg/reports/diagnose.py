@@ -29,10 +29,22 @@ def failing_claims(info: StudyInfo, steps: Sequence[Step]) -> list[str]:
     return [str(c.get("id")) for c in doc.get("claims") or () if not c.get("holds")]
 
 
-def claims_status(status: str, ok: bool, failing: Sequence[str]) -> tuple[str, bool]:
+def unchecked_claims(info: StudyInfo, steps: Sequence[Step]) -> int:
+    """The registered sizing claims no diagnose step of the run checked (all or none)."""
+    n = len(info.spec.get("claims") or ())
+    return n if n and document(info, steps) is None else 0
+
+
+def claims_status(
+    status: str, ok: bool, failing: Sequence[str], unchecked: int = 0
+) -> tuple[str, bool]:
     """A study's status line and whether it is well, with failing sizing claims named: a
-    design that does not meet its own claims needs attention even when every step ran."""
+    design that does not meet its own claims needs attention even when every step ran.  Claims
+    no step diagnosed are said too (without turning the status red: nothing is known to fail)."""
     if not failing:
+        if unchecked:
+            s = "" if unchecked == 1 else "s"
+            return f"{status}; {unchecked} sizing claim{s} not diagnosed", ok
         return status, ok
     said = f"sizing claim{'s' if len(failing) > 1 else ''} FAIL{'' if len(failing) > 1 else 'S'}:"
     said += " " + ", ".join(failing)

@@ -25,7 +25,7 @@ from prereg.reports.common import (
     steps_block,
 )
 from prereg.reports.diagnose import blocks as diagnose_blocks
-from prereg.reports.diagnose import claims_status, failing_claims
+from prereg.reports.diagnose import claims_status, failing_claims, unchecked_claims
 from prereg.reports.page import Facts, Heading, Para, Report, Table
 from prereg.reports.verdicts import anchor, deciding_figures, rule_text
 
@@ -39,7 +39,9 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         report = Report(
             info.study_id,
             info.title,
-            *claims_status("not scored", False, failing_claims(info, steps)),
+            *claims_status(
+                "not scored", False, failing_claims(info, steps), unchecked_claims(info, steps)
+            ),
         )
         return report.add(
             *header(info), *diagnose_blocks(info, steps), *steps_block(steps), *registered(info)
@@ -56,7 +58,9 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         if ok
         else "needs attention: " + ("a step failed" if not steps_ok else "a gate failed")
     )
-    status, ok = claims_status(status, ok, failing_claims(info, steps))
+    status, ok = claims_status(
+        status, ok, failing_claims(info, steps), unchecked_claims(info, steps)
+    )
     report = Report(info.study_id, info.title, status, ok)
     report.decision = (
         f"decision {decision_words(decision)}; verdicts: {summary}"

@@ -39,7 +39,7 @@ from prereg.reports.common import (
     steps_block,
 )
 from prereg.reports.diagnose import blocks as diagnose_blocks
-from prereg.reports.diagnose import claims_status, failing_claims
+from prereg.reports.diagnose import claims_status, failing_claims, unchecked_claims
 from prereg.reports.page import Facts, Figure, Heading, Para, Report, Table
 from prereg.reports.verdicts import anchor, deciding_figures, rule_text
 
@@ -500,7 +500,9 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         ok = steps_ok and audit_ok is not False
     else:
         status, ok = "no outputs", False
-    status, ok = claims_status(status, ok, failing_claims(info, steps))
+    status, ok = claims_status(
+        status, ok, failing_claims(info, steps), unchecked_claims(info, steps)
+    )
     report = Report(info.study_id, info.title, status, ok)
     if doc:
         report.decision = decision

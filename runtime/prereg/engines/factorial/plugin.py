@@ -10,4 +10,5 @@ ENGINE = Engine(
     checks="prereg.engines.factorial.spec_checks:checks",
     reporter="prereg.reports.factorial:build",
     standard_commands="prereg.engines.factorial.standard:commands",
+    missing_commands="prereg.engines.factorial.standard:unavailable",
 )

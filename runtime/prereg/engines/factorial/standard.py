@@ -143,3 +143,21 @@ def commands(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def unavailable(spec: Mapping[str, Any], command: str) -> str | None:
+    """Why a factorial study with this spec has no standard ``command``, in words a spec's
+    author can act on; None when the engine never offers one by that name, or offers it to
+    this spec (whose ``commands:`` then renamed it)."""
+    if any(c["id"] == command for c in commands(spec)):
+        return None
+    reasons = {
+        "items": "the factorial engine writes an item manifest for a study that registers one"
+        " (a record contract with `role: items`), and this spec has none",
+        "simulate": "the factorial engine simulates observations for a study with a scenario"
+        " that draws an outcome (`scenarios:` with `outcome:`), and this spec has none",
+        "diagnose": "the factorial engine diagnoses a study that registers scenarios"
+        " (`scenarios:`, the respondents to simulate) or sizing claims (`claims:`), and this"
+        " spec has neither",
+    }
+    return reasons.get(command)
