@@ -176,10 +176,24 @@ def counted(
     if rule in ("first", "last") and n_rec:
         # The attempt that counts failed: the row is unobserved (never a fallback).
         has &= ~failed[np.maximum(best, 0)]
-    chosen: list[int | None] = [
-        int(b) if h else None for b, h in zip(best.tolist(), has.tolist(), strict=True)
-    ]
-    return chosen, has
+    return Chosen.of(best, has), has
+
+
+class Chosen(list):
+    """The record that counts per row, None where none does (a list, as callers index it),
+    with the same as arrays: ``at`` (-1 for none) and ``present``."""
+
+    at: np.ndarray
+    present: np.ndarray
+
+    @classmethod
+    def of(cls, best: np.ndarray, has: np.ndarray) -> Chosen:
+        values = np.where(has, best, -1).astype(object)
+        values[~has] = None
+        out = cls(values.tolist())
+        out.at = np.where(has, best, -1).astype(np.int64)
+        out.present = np.asarray(has, dtype=bool).copy()
+        return out
 
 
 def _distinct_keys(records, key_fields, name, required, row_of: np.ndarray, o: np.ndarray) -> bool:
@@ -465,9 +479,12 @@ def record_columns(
 ) -> dict[str, Column]:
     """One column per observation field: the counted record's value per row (null if none)."""
     required = required_fields(contract)
-    present = np.array([c is not None for c in chosen], dtype=bool)
-    if isinstance(records, RecordColumns):  # each field's column, taken at the counted records
+    if isinstance(chosen, Chosen):
+        present, at = chosen.present, chosen.at
+    else:
+        present = np.array([c is not None for c in chosen], dtype=bool)
         at = np.fromiter((-1 if c is None else c for c in chosen), np.int64, len(chosen))
+    if isinstance(records, RecordColumns):  # each field's column, taken at the counted records
         out = {}
         for name in names:
             col = _column(records, name, name in required)
