@@ -1223,20 +1223,38 @@ def expected_number(v: Mapping[str, Any], log: bool) -> float | None:
 def _entries_of(cells, name: str, entries) -> np.ndarray:
     """Per cell and outcome (wrong, right), the index of the value entry that draws ``name``
     (-1: none)."""
-    from prereg.rules import selection_matches
+    from .simulation import entry_table
 
-    out = np.full((len(cells), 2), -1, dtype=np.int64)
-    for c, cell in enumerate(cells):
-        attrs = cell_attributes(cell)
-        for right in (0, 1):
-            for j, v in enumerate(entries):
-                if not selection_matches(registered.selection(v.get("where")), attrs):
-                    continue
-                if v.get("outcome") is not None and bool(v["outcome"]) != bool(right):
-                    continue
-                out[c, right] = j
-                break
-    return out
+    return entry_table(cells, entries)
+
+
+def fill_values(numbers, w, table: RowTable, right, rng, latent, words: str, entries_of=None):
+    """Each number field ``w`` draws, per row of ``table`` into ``numbers[name]`` (a list,
+    None where nothing is drawn): the value entry that holds for the row's cell and outcome
+    (``right``), drawn from ``rng`` (through ``latent()``'s normals per row when given); a row
+    no entry draws is refused, ``words`` naming the scenario."""
+    n = len(table)
+    for name, entries in w.values:
+        which = (entries_of or (lambda nm, es: _entries_of(table.cells, nm, es)))(name, entries)
+        which = which[table.cell, np.asarray(right).astype(np.int64)]
+        col = numbers.setdefault(name, [None] * n)
+        z = latent() if latent is not None else None
+        for j, v in enumerate(entries):
+            rows = np.flatnonzero(which == j)
+            if rows.size:
+                got = _draw_many(
+                    v, rng, int(rows.size), w.integer[name], None if z is None else z[rows]
+                )
+                for i, x in zip(rows.tolist(), got, strict=True):
+                    col[i] = x
+        missing = np.flatnonzero(which < 0)
+        if missing.size:
+            cell = table.cells[int(table.cell[missing[0]])]
+            raise UserError(
+                f"{words} draws no value of {name!r} for a row of cell {cell['id']} (end the"
+                " field's entries with one without where)"
+            )
+    return numbers
 
 
 def registered_manifest(config) -> RowTable:
@@ -1355,27 +1373,12 @@ class DrawnRows:
             for i, x in zip(rows.tolist(), conf, strict=True):
                 col[i] = x
         right = u < chance
-        for name, entries in w.values:
-            which = self._entries(w, name, entries)[table.cell, right.astype(np.int64)]
-            col = numbers.setdefault(name, [None] * n)
-            z = None
-            if pairing is not None:
-                z = paired_latent(codes, items, rho, rng)
-            for j, v in enumerate(entries):
-                rows = np.flatnonzero(which == j)
-                if rows.size:
-                    got = _draw_many(
-                        v, rng, int(rows.size), w.integer[name], None if z is None else z[rows]
-                    )
-                    for i, x in zip(rows.tolist(), got, strict=True):
-                        col[i] = x
-            missing = np.flatnonzero(which < 0)
-            if missing.size:
-                cell = table.cells[int(table.cell[missing[0]])]
-                raise UserError(
-                    f"diagnose: scenario {cond.scenario} draws no value of {name!r} for a row"
-                    f" of cell {cell['id']} (end the field's entries with one without where)"
-                )
+        fill_values(
+            numbers, w, table, right, rng,
+            (lambda: paired_latent(codes, items, rho, rng)) if pairing is not None else None,
+            f"diagnose: scenario {cond.scenario}",
+            lambda name, entries: self._entries(w, name, entries),
+        )  # fmt: skip
         out: list[dict] = []
         names = list(numbers)
         for i in np.flatnonzero(observed).tolist():

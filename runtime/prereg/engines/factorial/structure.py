@@ -217,7 +217,7 @@ def draw_study(
     the observed rows per cell."""
     from scipy.special import ndtr
 
-    from .commands import _confidence_entry, _draw_many, _entries_of, chance_right
+    from .commands import _confidence_entry, _draw_many, chance_right, fill_values
 
     table, fields = layout.lay_out(rng)
     n = len(table)
@@ -264,25 +264,11 @@ def draw_study(
         _, label = registered.rating_draws(ratings, codes, items, raters, rng)
         cats = list(ratings["categories"])
         numbers[str(ratings["field"])] = [cats[int(j)] for j in label]
-    for name, entries in writer.values:
-        which = _entries_of(table.cells, name, entries)[table.cell, right.astype(np.int64)]
-        col = numbers.setdefault(name, [None] * n)
-        z = registered.cluster_latent(coded, rng, n) if coded else None
-        for j, v in enumerate(entries):
-            rows = np.flatnonzero(which == j)
-            if rows.size:
-                got = _draw_many(
-                    v, rng, int(rows.size), writer.integer[name], None if z is None else z[rows]
-                )
-                for i, x in zip(rows.tolist(), got, strict=True):
-                    col[i] = x
-        missing = np.flatnonzero(which < 0)
-        if missing.size:
-            cell = table.cells[int(table.cell[missing[0]])]
-            raise UserError(
-                f"scenario {layout.scenario['id']} draws no value of {name!r} for a row of cell"
-                f" {cell['id']} (end the field's entries with one without where)"
-            )
+    fill_values(
+        numbers, writer, table, right, rng,
+        (lambda: registered.cluster_latent(coded, rng, n)) if coded else None,
+        f"scenario {layout.scenario['id']}",
+    )  # fmt: skip
     out: list[dict] = []
     names = list(numbers)
     for i in np.flatnonzero(observed[layout.order]).tolist():
