@@ -116,3 +116,60 @@ def test_an_attempt_policy_counts_columns_as_it_counts_dicts(rows, policy):
         return chosen, has.tolist(), tally, {k: (c.kind, c.tolist()) for k, c in picked.items()}
 
     assert outcome(cols) == outcome(rows)
+
+
+PLACE = {
+    "factors": [{"id": "arm", "levels": [{"id": "x"}, {"id": "y"}]}],
+    "splits": [{"id": "s"}, {"id": "t"}],
+    "cells": [
+        {"id": "s-x", "split": "s", "rows": 4, "levels": {"arm": "x"}},
+        {"id": "s-y", "split": "s", "rows": 4, "levels": {"arm": "y"}},
+        {"id": "t-x", "split": "t", "rows": 4, "levels": {"arm": "x"}},
+    ],
+}
+PLACE_FIELDS = [
+    {"name": "id", "type": "string", "role": "row"},
+    {"name": "split", "type": "string", "role": "split"},
+    {"name": "arm", "type": "string", "factor": "arm"},
+    {"name": "n", "type": "integer"},
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {
+                "id": st.sampled_from(["a", "b", "c", "d", "e"]),
+                "split": st.sampled_from(["s", "s", "t"]),
+                "arm": st.sampled_from(["x", "x", "y"]),
+                "n": st.integers(0, 3),
+            }
+        ),
+        max_size=14,
+    ),
+    st.booleans(),
+    st.booleans(),
+)
+def test_rows_placed_from_observations_at_once_are_the_record_loops_rows(rows, ignore, cols):
+    from prereg.decide import table as table_module
+
+    contract = {"id": "obs", "fields": PLACE_FIELDS}
+    records = RecordColumns.from_dicts([f["name"] for f in PLACE_FIELDS], rows) if cols else rows
+
+    def place(at_once: bool):
+        saved = table_module._observed_at_once
+        if not at_once:
+            table_module._observed_at_once = lambda *a: None
+        try:
+            t = table_module.from_items(
+                PLACE, contract, records, "obs.jsonl", row_field="id", complete=False,
+                ignore_unplaced=ignore,
+            )  # fmt: skip
+        except Exception as exc:  # noqa: BLE001 - the refusal itself is compared
+            return type(exc).__name__, str(exc), getattr(exc, "problems", None)
+        finally:
+            table_module._observed_at_once = saved
+        return t.ids, t.cell.tolist(), {k: list(v) for k, v in t.columns.items()}
+
+    assert place(True) == place(False)

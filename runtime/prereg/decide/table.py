@@ -165,6 +165,51 @@ def _placed_at_once(records, row_field, split_field, split, factors, factor_fiel
     return list(rids), cell, index
 
 
+def _taken(values: list, at: list[int]) -> list:
+    return [values[k] for k in at]
+
+
+def _observed_at_once(records, row_field, split_field, split, factors, factor_fields, by_key):
+    """(each row's first record, row ids, cell per row) of observation records that name
+    their rows' levels, worked out a field at a time; None unless every record names its row
+    (no null or missing naming field), every record's levels are a registered cell and the
+    records of a row agree on it. The record loop of :func:`from_items` finds and words
+    whatever this leaves."""
+    try:
+        if isinstance(row_field, str):
+            names = field_values(records, row_field)
+            if None in names:
+                return None
+        else:
+            names = list(zip(*(field_values(records, f) for f in row_field), strict=True))
+            if any(None in r for r in set(names)):
+                return None
+        n = len(names)
+        first = dict(zip(reversed(names), range(n - 1, -1, -1), strict=True))
+        cols = []
+        if split_field is not None:
+            cols.append(field_values(records, split_field))
+        named = [f for f in factors if f in factor_fields]
+        cols.extend(field_values(records, factor_fields[f]) for f in named)
+        if any(len(set(map(type, col))) > 1 for col in cols):
+            return None
+        lookup = _LevelCells(split_field, split, factors, factor_fields, by_key)
+        if cols:
+            cell = list(map(lookup.__getitem__, zip(*cols, strict=True)))
+        else:
+            cell = [lookup[()]] * n
+    except (KeyError, TypeError):  # a value that cannot be a dict key
+        return None
+    if None in lookup.values():
+        return None
+    cells = np.asarray(cell, dtype=np.int64)
+    at = np.fromiter(map(first.__getitem__, names), np.int64, n)
+    if n and not np.array_equal(cells[at], cells):  # a row's records in two cells
+        return None
+    order = sorted(first.values())
+    return order, [names[k] for k in order], [cell[k] for k in order]
+
+
 def from_items(
     config: Mapping[str, Any],
     contract: Mapping[str, Any],
@@ -219,6 +264,15 @@ def from_items(
         ids, cell, index = fast
         columns = {name: field_values(records, name) for name in item_names}
         records = []  # every record placed: the loop below has nothing to find
+    elif not complete and (split_field is not None or len(splits) == 1):
+        split = splits[0] if splits else ""
+        seen_at = _observed_at_once(
+            records, row_field, split_field, split, factors, factor_fields, by_key
+        )
+        if seen_at is not None:  # each row's first record, in line order
+            first, ids, cell = seen_at
+            columns = {name: _taken(field_values(records, name), first) for name in item_names}
+            records = []
     if isinstance(row_field, str):
         names = field_values(records, row_field)
     else:  # read a field at a time: one pass per field, not one call per record
