@@ -33,9 +33,8 @@ does not match, or holds a value the template cannot splice, is encoded record b
 
 from __future__ import annotations
 
-import hashlib
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -45,151 +44,25 @@ from prereg.decide.table import RowTable, cell_attributes
 from prereg.errors import UserError
 from prereg.files import canonical_bytes_nl
 
+from .draws import (
+    FIXED_DRAWS,
+    RecordWriter,
+    _confidence_entry,
+    chance_right,
+    entry_table,
+    item_normals,
+    normals,
+    numbers_of,
+    row_words,
+    uniforms,
+)
 from .lines import Template, float_texts, mark, value_texts
 
 #: Rows drawn and written at a time (the records of one batch are held at once).
 BATCH_ROWS = 1 << 16
 
-#: Uniforms of a row before its numbers' (coverage, failed attempt, outcome, confidence).
-FIXED_DRAWS = 4
-
-_U53 = 2.0**-53
-
 
 # -- draws ---------------------------------------------------------------------------------------
-
-
-def row_words(scenario_id: str, seed, names: Sequence[Any], k: int) -> np.ndarray:
-    """The first ``k`` 64-bit words of each row's digests (``len(names)`` × ``k``, uint64)."""
-    n = len(names)
-    blocks = max(1, -(-k // 4))
-    out = np.empty((n, 4 * blocks), dtype=np.uint64)
-    sha = hashlib.sha256
-    for b in range(blocks):
-        prefix = f"{scenario_id}:{seed}:{b}:"
-        buf = b"".join(
-            [
-                sha((prefix + (r if type(r) is str else name_text(r))).encode("utf-8")).digest()
-                for r in names
-            ]
-        )
-        out[:, 4 * b : 4 * b + 4] = np.frombuffer(buf, dtype=">u8").reshape(n, 4)
-    return out[:, :k]
-
-
-def name_text(name: Any) -> str:
-    """A row's name as its digests read it: a string as it is, a tuple of key values as the
-    canonical JSON of their list, anything else as its JSON."""
-    from prereg.digest import canonical_json
-
-    if isinstance(name, tuple):
-        name = list(name)
-    return canonical_json(name).decode("utf-8")
-
-
-def uniforms(words: np.ndarray) -> np.ndarray:
-    """Uniforms on [0, 1) of 64-bit words: the top 53 bits."""
-    return (words >> np.uint64(11)).astype(np.float64) * _U53
-
-
-def normals(words: np.ndarray) -> np.ndarray:
-    """Standard normals of 64-bit words: Φ⁻¹ at the midpoint of the top 52 bits' interval."""
-    from scipy.special import ndtri
-
-    mid = ((words >> np.uint64(12)).astype(np.float64) * 2.0 + 1.0) * _U53
-    return ndtri(mid)
-
-
-def item_normals(scenario_id: str, seed, items: Sequence[Any], what: str) -> np.ndarray:
-    """The normal shared by the rows of each item (a paired scenario), for the outcome or a
-    field (``what``)."""
-    prefix = f"{scenario_id}:{seed}:pair:{what}:"
-    sha = hashlib.sha256
-    buf = b"".join([sha((prefix + str(i)).encode("utf-8")).digest()[:8] for i in items])
-    return normals(np.frombuffer(buf, dtype=">u8").astype(np.uint64))
-
-
-def numbers_of(v: Mapping[str, Any], z: np.ndarray, integer: bool) -> np.ndarray:
-    """Numbers of value entry ``v`` from standard normal latents: made, clipped and rounded as
-    :func:`~.commands._finish` does (an integer field's as int64, else float64)."""
-    from scipy.special import ndtr
-
-    from prereg.stats.rounding import round_half_up_array
-
-    dist = v["distribution"]
-    if dist == "normal":
-        x = float(v.get("mean") or 0.0) + float(v.get("sd") or 0.0) * z
-    elif dist == "lognormal":
-        with np.errstate(over="ignore"):
-            x = np.exp(float(v.get("mean") or 0.0) + float(v.get("sd") or 0.0) * z)
-    else:
-        x = float(v["low"]) + (float(v["high"]) - float(v["low"])) * ndtr(z)
-    if v.get("low") is not None:
-        x = np.maximum(x, float(v["low"]))
-    if v.get("high") is not None:
-        x = np.minimum(x, float(v["high"]))
-    if integer:
-        if not np.all(np.abs(x) < 2.0**53):
-            raise UserError(
-                f"simulate: a drawn whole number of {v['field']!r} is beyond ±2^53 (clip it"
-                " with low/high)"
-            )
-        return np.rint(x).astype(np.int64)
-    if v.get("decimals") is not None:
-        x = round_half_up_array(x, int(v["decimals"]))
-    if not np.all(np.isfinite(x)):
-        raise UserError(
-            f"simulate: a drawn number of {v['field']!r} is not finite (clip it with low/high)"
-        )
-    return x
-
-
-def entry_table(cells, entries) -> np.ndarray:
-    """Per cell and outcome (wrong, right), the index of the first value entry whose ``where``
-    and ``outcome`` hold (-1: none)."""
-    from prereg.rules import selection_matches
-
-    out = np.full((len(cells), 2), -1, dtype=np.int64)
-    for c, cell in enumerate(cells):
-        attrs = cell_attributes(cell)
-        for right in (0, 1):
-            for j, v in enumerate(entries):
-                if not selection_matches(registered.selection(v.get("where")), attrs):
-                    continue
-                if v.get("outcome") is not None and bool(v["outcome"]) != bool(right):
-                    continue
-                out[c, right] = j
-                break
-    return out
-
-
-def row_numbers(writer, rid, cell: Mapping[str, Any], right: bool, seed, item=None) -> dict:
-    """One row's numbers (its ``values`` fields, not a calibration's confidence) as
-    :meth:`Simulation.draw` draws them: under a pairing only when ``item`` is given."""
-    from prereg.rules import selection_matches
-
-    words = row_words(str(writer.scenario_id), seed, [rid], FIXED_DRAWS + len(writer.values))
-    attrs = cell_attributes(cell)
-    out: dict[str, Any] = {}
-    for f, (name, entries) in enumerate(writer.values):
-        for v in entries:
-            if not selection_matches(registered.selection(v.get("where")), attrs):
-                continue
-            if v.get("outcome") is not None and bool(v["outcome"]) != bool(right):
-                continue
-            z = normals(words[:, FIXED_DRAWS + f])
-            if writer.pairing is not None and item is not None:
-                rho = float(writer.pairing["correlation"])
-                w = item_normals(str(writer.scenario_id), seed, [item], name)
-                z = math.sqrt(rho) * w + math.sqrt(1.0 - rho) * z
-            out[name] = numbers_of(v, z, writer.integer[name])[0].item()
-            break
-        else:
-            raise UserError(
-                f"simulate: scenario {writer.scenario_id} draws no value of {name!r} for a row"
-                f" of cell {cell['id']} (end the field's entries with one without where)"
-            )
-    return out
 
 
 class Draws:
@@ -209,8 +82,6 @@ class Simulation:
     """One simulated run of a scenario over a table's rows, drawn and encoded in batches."""
 
     def __init__(self, config, table: RowTable, scenario: Mapping[str, Any], seed: int):
-        from .commands import RecordWriter
-
         self.table = table
         self.scenario = scenario
         self.seed = seed
@@ -316,8 +187,6 @@ class Simulation:
         cal = self.calibration[cell]
         confidence = None
         if (cal >= 0).any():
-            from .commands import _confidence_entry, chance_right
-
             confidence = np.full(rows.size, np.nan)
             z = normals(words[:, 3])
             for k, entry in enumerate(w.calibration):

@@ -37,6 +37,17 @@ from prereg.decide import scenarios as registered
 from prereg.decide.table import RowTable, cell_attributes, level_value
 from prereg.errors import UserError
 
+from .draws import (
+    RecordWriter,
+    _confidence_entry,
+    _contract,
+    _draw_many,
+    _has,
+    chance_right,
+    fill_values,
+    structure_read,
+)
+
 
 def _codes(values: Sequence[Any]) -> tuple[np.ndarray, int]:
     order: dict[str, int] = {}
@@ -50,8 +61,6 @@ def applies(config, scenario: Mapping[str, Any]) -> bool:
     """Whether rows under ``scenario`` are laid out here: it registers clusters or ratings, or
     the study has no item manifest and its key names a row by several fields (an item and
     its arm, a problem, decoding and sample): the row's name then comes from the layout."""
-    from .commands import _has
-
     if registered.structured(scenario):
         return True
     return not _has(config, "items") and len(attempt_policy.row_name(config["attempts"])) > 1
@@ -62,8 +71,6 @@ class Layout:
     the manifest's table, or the registered rows of a study without one)."""
 
     def __init__(self, config, scenario: Mapping[str, Any], base: RowTable, manifest: bool):
-        from .commands import _contract
-
         self.config, self.scenario, self.base, self.manifest = config, scenario, base, manifest
         obs = _contract(config, "observation")
         self.types = {f["name"]: f.get("type") for f in obs["fields"]}
@@ -217,8 +224,6 @@ def draw_study(
     the observed rows per cell."""
     from scipy.special import ndtr
 
-    from .commands import _confidence_entry, _draw_many, chance_right, fill_values
-
     table, fields = layout.lay_out(rng)
     n = len(table)
     observed = np.zeros(n, dtype=bool)
@@ -279,16 +284,6 @@ def draw_study(
     return table, out
 
 
-def structure_read(scenario: Mapping[str, Any]) -> set[str]:
-    """The fields a structured scenario reads or writes: its cluster levels' fields and its
-    ratings' label, item and rater fields."""
-    out = {str(lv["field"]) for lv in registered.cluster_levels(scenario)}
-    r = scenario.get("ratings")
-    if r is not None:
-        out |= {str(r[k]) for k in ("field", "item", "rater") if r.get(k)}
-    return out
-
-
 def cell_rates(scenario: Mapping[str, Any], cells: Sequence[Mapping[str, Any]]):
     """The scenario's rate per cell (None for a scenario without an outcome)."""
     if scenario.get("outcome") is None:
@@ -310,8 +305,6 @@ def simulate_structured(config, table: RowTable, scenario: Mapping[str, Any], se
     """The observation records ``simulate`` writes under a structured scenario: one study
     drawn by :func:`draw_study` from a generator seeded by SHA-256 of the scenario and seed."""
     import hashlib
-
-    from .commands import RecordWriter, _has
 
     h = hashlib.sha256(f"{scenario['id']}:{seed}:structure".encode()).digest()
     rng = np.random.Generator(np.random.PCG64(int.from_bytes(h[:16], "big")))

@@ -1,0 +1,490 @@
+"""What a simulated row draws and the records it writes: the per-row random words of
+``simulate`` (SHA-256 of the scenario, seed and row), the draws of numbers, confidences and
+latents, and :class:`RecordWriter`, which shapes a row's observation records as real data
+carry them. ``simulation`` (batches), ``structure`` (clusters, ratings) and ``commands``
+(``simulate``, diagnose's row path) build on this module; it imports none of them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from prereg.decide import attempts as attempt_policy
+from prereg.decide import scenarios as registered
+from prereg.decide.table import RowTable, cell_attributes, level_value
+from prereg.errors import UserError
+from prereg.stats.rounding import round_half_up
+
+#: Uniforms of a row before its numbers' (coverage, failed attempt, outcome, confidence).
+FIXED_DRAWS = 4
+
+
+_U53 = 2.0**-53
+
+
+def row_words(scenario_id: str, seed, names: Sequence[Any], k: int) -> np.ndarray:
+    """The first ``k`` 64-bit words of each row's digests (``len(names)`` × ``k``, uint64)."""
+    n = len(names)
+    blocks = max(1, -(-k // 4))
+    out = np.empty((n, 4 * blocks), dtype=np.uint64)
+    sha = hashlib.sha256
+    for b in range(blocks):
+        prefix = f"{scenario_id}:{seed}:{b}:"
+        buf = b"".join(
+            [
+                sha((prefix + (r if type(r) is str else name_text(r))).encode("utf-8")).digest()
+                for r in names
+            ]
+        )
+        out[:, 4 * b : 4 * b + 4] = np.frombuffer(buf, dtype=">u8").reshape(n, 4)
+    return out[:, :k]
+
+
+def name_text(name: Any) -> str:
+    """A row's name as its digests read it: a string as it is, a tuple of key values as the
+    canonical JSON of their list, anything else as its JSON."""
+    from prereg.digest import canonical_json
+
+    if isinstance(name, tuple):
+        name = list(name)
+    return canonical_json(name).decode("utf-8")
+
+
+def uniforms(words: np.ndarray) -> np.ndarray:
+    """Uniforms on [0, 1) of 64-bit words: the top 53 bits."""
+    return (words >> np.uint64(11)).astype(np.float64) * _U53
+
+
+def normals(words: np.ndarray) -> np.ndarray:
+    """Standard normals of 64-bit words: Φ⁻¹ at the midpoint of the top 52 bits' interval."""
+    from scipy.special import ndtri
+
+    mid = ((words >> np.uint64(12)).astype(np.float64) * 2.0 + 1.0) * _U53
+    return ndtri(mid)
+
+
+def item_normals(scenario_id: str, seed, items: Sequence[Any], what: str) -> np.ndarray:
+    """The normal shared by the rows of each item (a paired scenario), for the outcome or a
+    field (``what``)."""
+    prefix = f"{scenario_id}:{seed}:pair:{what}:"
+    sha = hashlib.sha256
+    buf = b"".join([sha((prefix + str(i)).encode("utf-8")).digest()[:8] for i in items])
+    return normals(np.frombuffer(buf, dtype=">u8").astype(np.uint64))
+
+
+def numbers_of(v: Mapping[str, Any], z: np.ndarray, integer: bool) -> np.ndarray:
+    """Numbers of value entry ``v`` from standard normal latents: made, clipped and rounded as
+    :func:`~.commands._finish` does (an integer field's as int64, else float64)."""
+    from scipy.special import ndtr
+
+    from prereg.stats.rounding import round_half_up_array
+
+    dist = v["distribution"]
+    if dist == "normal":
+        x = float(v.get("mean") or 0.0) + float(v.get("sd") or 0.0) * z
+    elif dist == "lognormal":
+        with np.errstate(over="ignore"):
+            x = np.exp(float(v.get("mean") or 0.0) + float(v.get("sd") or 0.0) * z)
+    else:
+        x = float(v["low"]) + (float(v["high"]) - float(v["low"])) * ndtr(z)
+    if v.get("low") is not None:
+        x = np.maximum(x, float(v["low"]))
+    if v.get("high") is not None:
+        x = np.minimum(x, float(v["high"]))
+    if integer:
+        if not np.all(np.abs(x) < 2.0**53):
+            raise UserError(
+                f"simulate: a drawn whole number of {v['field']!r} is beyond ±2^53 (clip it"
+                " with low/high)"
+            )
+        return np.rint(x).astype(np.int64)
+    if v.get("decimals") is not None:
+        x = round_half_up_array(x, int(v["decimals"]))
+    if not np.all(np.isfinite(x)):
+        raise UserError(
+            f"simulate: a drawn number of {v['field']!r} is not finite (clip it with low/high)"
+        )
+    return x
+
+
+def entry_table(cells, entries) -> np.ndarray:
+    """Per cell and outcome (wrong, right), the index of the first value entry whose ``where``
+    and ``outcome`` hold (-1: none)."""
+    from prereg.rules import selection_matches
+
+    out = np.full((len(cells), 2), -1, dtype=np.int64)
+    for c, cell in enumerate(cells):
+        attrs = cell_attributes(cell)
+        for right in (0, 1):
+            for j, v in enumerate(entries):
+                if not selection_matches(registered.selection(v.get("where")), attrs):
+                    continue
+                if v.get("outcome") is not None and bool(v["outcome"]) != bool(right):
+                    continue
+                out[c, right] = j
+                break
+    return out
+
+
+def row_numbers(writer, rid, cell: Mapping[str, Any], right: bool, seed, item=None) -> dict:
+    """One row's numbers (its ``values`` fields, not a calibration's confidence) as
+    :meth:`Simulation.draw` draws them: under a pairing only when ``item`` is given."""
+    from prereg.rules import selection_matches
+
+    words = row_words(str(writer.scenario_id), seed, [rid], FIXED_DRAWS + len(writer.values))
+    attrs = cell_attributes(cell)
+    out: dict[str, Any] = {}
+    for f, (name, entries) in enumerate(writer.values):
+        for v in entries:
+            if not selection_matches(registered.selection(v.get("where")), attrs):
+                continue
+            if v.get("outcome") is not None and bool(v["outcome"]) != bool(right):
+                continue
+            z = normals(words[:, FIXED_DRAWS + f])
+            if writer.pairing is not None and item is not None:
+                rho = float(writer.pairing["correlation"])
+                w = item_normals(str(writer.scenario_id), seed, [item], name)
+                z = math.sqrt(rho) * w + math.sqrt(1.0 - rho) * z
+            out[name] = numbers_of(v, z, writer.integer[name])[0].item()
+            break
+        else:
+            raise UserError(
+                f"simulate: scenario {writer.scenario_id} draws no value of {name!r} for a row"
+                f" of cell {cell['id']} (end the field's entries with one without where)"
+            )
+    return out
+
+
+def _contract(config: Mapping[str, Any], role: str) -> Mapping[str, Any]:
+    found = [c for c in config["record_contracts"] if c.get("role") == role]
+    if not found:
+        raise UserError(
+            f"study {config['study_id']}: the factorial engine needs a record contract with"
+            f" role {role!r}"
+        )
+    return found[0]
+
+
+def _has(config: Mapping[str, Any], role: str) -> bool:
+    return any(c.get("role") == role for c in config["record_contracts"])
+
+
+def _failed_record(policy: Mapping[str, Any], outcome: str) -> dict[str, Any]:
+    """Field values that make an attempt meet the policy's ``failed`` conditions (or, without
+    them, the first of its ``failed_if_any`` conditions)."""
+    out: dict[str, Any] = {}
+    conds = policy.get("failed") or (policy.get("failed_if_any") or ())[:1]
+    for c in conds:
+        if c["op"] == "is_null":
+            out[c["field"]] = None
+        elif c["op"] == "eq" and c.get("other") is None:
+            out[c["field"]] = c.get("value")
+        elif c["op"] == "in" and c.get("values"):
+            out[c["field"]] = c["values"][0]
+        else:
+            raise UserError(
+                f"simulate: cannot write a failed attempt meeting {c['field']} {c['op']}"
+                " (only is_null, eq with a value, and in)"
+            )
+    if not out:
+        raise UserError("simulate: the attempt policy registers no failed condition")
+    return out
+
+
+def _fixed_fields(policy: Mapping[str, Any]) -> dict[str, Any]:
+    """Fields the scored attempts must carry (``where`` conditions eq a value, and for
+    ``first-match`` the ``select`` conditions the attempt that counts meets)."""
+    out = {}
+    conds = list(policy.get("where") or ())
+    if policy.get("counts") == "first-match":
+        conds += list(policy.get("select") or ())
+    for c in conds:
+        if c["op"] == "eq" and c.get("other") is None:
+            out[c["field"]] = c.get("value")
+        elif c["op"] == "in" and c.get("values"):
+            out[c["field"]] = c["values"][0]
+    return out
+
+
+def _value_specs(scenario: Mapping[str, Any]) -> list[tuple[str, list[Mapping[str, Any]]]]:
+    """The scenario's numeric fields in order of first mention, each with its entries."""
+    out: dict[str, list[Mapping[str, Any]]] = {}
+    for v in scenario.get("values") or ():
+        out.setdefault(str(v["field"]), []).append(v)
+    return list(out.items())
+
+
+def _draw(v: Mapping[str, Any], rng: np.random.Generator, integer: bool):
+    dist = v["distribution"]
+    if dist == "normal":
+        x = float(rng.normal(float(v.get("mean") or 0.0), float(v.get("sd") or 0.0)))
+    elif dist == "lognormal":
+        x = float(np.exp(rng.normal(float(v.get("mean") or 0.0), float(v.get("sd") or 0.0))))
+    else:
+        x = float(rng.uniform(float(v["low"]), float(v["high"])))
+    if v.get("low") is not None:
+        x = max(x, float(v["low"]))
+    if v.get("high") is not None:
+        x = min(x, float(v["high"]))
+    if integer:
+        return int(round(x))
+    if v.get("decimals") is not None:
+        return round_half_up(x, int(v["decimals"]))
+    return x
+
+
+def _from_latent(v: Mapping[str, Any], z: np.ndarray) -> np.ndarray:
+    """Numbers of ``v``'s distribution from standard normal latents (a paired scenario)."""
+    from scipy.special import ndtr
+
+    dist = v["distribution"]
+    if dist == "normal":
+        return float(v.get("mean") or 0.0) + float(v.get("sd") or 0.0) * z
+    if dist == "lognormal":
+        return np.exp(float(v.get("mean") or 0.0) + float(v.get("sd") or 0.0) * z)
+    return float(v["low"]) + (float(v["high"]) - float(v["low"])) * ndtr(z)
+
+
+def _finish(v: Mapping[str, Any], x: np.ndarray, integer: bool) -> list:
+    """Clip to low/high and round, as :func:`_draw` does."""
+    if v.get("low") is not None:
+        x = np.maximum(x, float(v["low"]))
+    if v.get("high") is not None:
+        x = np.minimum(x, float(v["high"]))
+    if integer:
+        return [int(round(t)) for t in x.tolist()]
+    if v.get("decimals") is not None:
+        d = int(v["decimals"])
+        return [round_half_up(t, d) for t in x.tolist()]
+    return x.tolist()
+
+
+def paired_latent(codes: np.ndarray, items: int, rho: float, rng: np.random.Generator):
+    """Standard normal latents of rows, correlation ``rho`` between rows of one item: one
+    shared normal per item (``items`` of them, drawn first), then one per row."""
+    return registered.cluster_latent([(codes, items, rho)], rng, int(codes.size))
+
+
+def _draw_many(
+    v: Mapping[str, Any], rng: np.random.Generator, size: int, integer: bool, z=None
+) -> list:
+    """``size`` numbers drawn as :func:`_draw` draws one (the same clipping and rounding), or,
+    given standard normal latents ``z``, their numbers (a paired scenario)."""
+    if z is not None:
+        return _finish(v, _from_latent(v, np.asarray(z, dtype=np.float64)), integer)
+    dist = v["distribution"]
+    if dist == "normal":
+        x = rng.normal(float(v.get("mean") or 0.0), float(v.get("sd") or 0.0), size)
+    elif dist == "lognormal":
+        x = np.exp(rng.normal(float(v.get("mean") or 0.0), float(v.get("sd") or 0.0), size))
+    else:
+        x = rng.uniform(float(v["low"]), float(v["high"]), size)
+    return _finish(v, x, integer)
+
+
+def _confidence_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A calibration entry as a value entry: its confidence clipped into [0, 1]."""
+    low = entry.get("low")
+    high = entry.get("high")
+    return {
+        **entry,
+        "low": 0.0 if low is None else max(0.0, float(low)),
+        "high": 1.0 if high is None else min(1.0, float(high)),
+    }
+
+
+def chance_right(entry: Mapping[str, Any], confidence):
+    """The chance that a row is right given its drawn confidence, by the entry's registered
+    calibration curve: the confidence itself (calibrated), or the confidence less the margin,
+    at least 0 (over-confident by the margin)."""
+    c = np.asarray(confidence, dtype=np.float64)
+    if entry["curve"] == "calibrated":
+        return c
+    return np.maximum(c - float(entry.get("margin") or 0.0), 0.0)
+
+
+def structure_fields(scenario: Mapping[str, Any]) -> set[str]:
+    """The observation fields a structured scenario writes besides the outcome and values: its
+    cluster fields and its ratings' label, item and rater (laid out, or copied from the item
+    manifest when the observations carry them too)."""
+    return structure_read(scenario) if registered.structured(scenario) else set()
+
+
+class RecordWriter:
+    """Writes the observation records of one row the way ``simulate`` does: its scored
+    attempts carry the fields the policy's ``where`` fixes and the row's split and levels when
+    the observations place their rows; a failed attempt meets the policy's ``failed``."""
+
+    def __init__(self, config, scenario: Mapping[str, Any]):
+        policy = config["attempts"]
+        obs = _contract(config, "observation")
+        names = {f["name"] for f in obs["fields"]}
+        self.row_field, self.order = policy["key"][0], policy.get("order")
+        self.name = attempt_policy.row_name(policy)
+        self.outcome = scenario.get("outcome")  # None: the scenario draws no outcome
+        self.fixed = _fixed_fields(policy)
+        self.placing = {
+            f["name"]: ("split", None) for f in obs["fields"] if f.get("role") == "split"
+        }
+        self.placing.update({f["name"]: ("factor", f) for f in obs["fields"] if f.get("factor")})
+        # a failed attempt is written only before a later one (a policy with an order)
+        self.failed = _failed_record(policy, self.outcome) if self.order else {}
+        types = {f["name"]: f.get("type") for f in obs["fields"]}
+        # a required field with allowed values that nothing else draws takes, on a successful
+        # attempt, the first allowed value that does not make the attempt failed
+        failing = {}
+        for c in (*(policy.get("failed") or ()), *(policy.get("failed_if_any") or ())):
+            if c["op"] == "eq":
+                failing.setdefault(c["field"], set()).add(c.get("value"))
+            elif c["op"] == "in":
+                failing.setdefault(c["field"], set()).update(c.get("values") or ())
+        self.defaults: dict[str, Any] = {}
+        for f in obs["fields"]:
+            if f.get("allowed") and f.get("required", True):
+                ok = [v for v in f["allowed"] if v not in failing.get(f["name"], set())]
+                if ok:
+                    self.defaults[f["name"]] = ok[0]
+        self.values = _value_specs(scenario)
+        self.calibration = [dict(c) for c in scenario.get("calibration") or ()]
+        self.pairing = scenario.get("pairing")
+        calibrated = list(dict.fromkeys(str(c["field"]) for c in self.calibration))
+        self.integer = {name: types.get(name) == "integer" for name, _ in self.values}
+        self.scenario_id = scenario["id"]
+        required = {f["name"] for f in obs["fields"] if f.get("required", True)}
+        structure = structure_fields(scenario) & names
+        drawn = {
+            self.row_field,
+            *([self.order] if self.order else []),
+            *([self.outcome] if self.outcome else []),
+            *self.fixed,
+            *self.failed,
+            *(name for name, _ in self.values),
+            *calibrated,
+            *structure,
+            *(self.name if registered.structured(scenario) else ()),
+        }
+        success = {self.row_field, *self.fixed, *self.placing, *structure}
+        success |= {self.outcome} if self.outcome else set()
+        success |= {self.order} if self.order else set()
+        success |= {name for name, _ in self.values} | set(calibrated)
+        self.defaults = {k: v for k, v in self.defaults.items() if k not in success}
+        drawn |= set(self.defaults)
+        # a field only a failed attempt carries is absent from a successful one
+        written = drawn - (set(self.failed) - success - set(self.defaults))
+        missing = sorted(required - written - set(self.placing))
+        if missing:
+            raise UserError(
+                f"simulate: the observation contract requires field(s) {missing}, which a"
+                " scenario does not draw"
+            )
+        unknown = sorted(drawn - names)
+        if unknown:
+            raise UserError(f"simulate: the observation contract has no field(s) {unknown}")
+
+    def numbers(self, rid, cell: Mapping[str, Any], right: bool, seed, item=None) -> dict[str, Any]:
+        """The numeric fields of one row's attempts as ``simulate`` draws them (see
+        :mod:`.simulation`): for each field the first entry whose ``where`` and ``outcome``
+        hold, from the row's own uniform for the field (under a pairing, with ``item``, from
+        the latent √ρ·w + √(1 − ρ)·z, w the item's normal for the field)."""
+        if not self.values:
+            return {}
+        return row_numbers(self, rid, cell, right, seed, item)
+
+    def calibration_entry(self, cell: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The first calibration entry whose ``where`` holds for the rows of ``cell``."""
+        from prereg.rules import selection_matches
+
+        attrs = cell_attributes(cell)
+        for c in self.calibration:
+            if selection_matches(registered.selection(c.get("where")), attrs):
+                return c
+        return None
+
+    def records(
+        self,
+        rid: str,
+        cell: Mapping[str, Any],
+        failed_first: bool,
+        right: bool,
+        seed=0,
+        numbers: Mapping[str, Any] | None = None,
+    ):
+        if numbers is None:
+            numbers = self.numbers(rid, cell, right, seed)
+        return self.shaped(rid, cell, failed_first, bool(right), numbers)
+
+    def shaped(
+        self, rid, cell: Mapping[str, Any], failed_first: bool, outcome, numbers: Mapping[str, Any]
+    ) -> list[dict[str, Any]]:
+        """A row's records with these values as they are (``simulate``'s templates pass
+        markers): one record, or, with an order field and ``failed_first``, a failed attempt
+        and the one that counts."""
+        levels = {
+            name: cell["split"]
+            if kind == "split"
+            else level_value(field, cell["levels"].get(field["factor"]))
+            for name, (kind, field) in self.placing.items()
+        }
+        named = dict(zip(self.name, rid, strict=True)) if isinstance(rid, tuple) else {}
+        base = {self.row_field: rid, **self.defaults, **levels, **self.fixed, **named}
+        drawn = {self.outcome: outcome} if self.outcome else {}
+        if self.order is None:  # a series of one record: no failed attempt before it
+            return [{**base, **drawn, **numbers}]
+        out = []
+        attempt = 1
+        if failed_first:
+            gone = {self.outcome: None} if self.outcome else {}
+            out.append({**base, self.order: attempt, **gone, **numbers, **self.failed})
+            attempt += 1
+        out.append({**base, self.order: attempt, **drawn, **numbers})
+        return out
+
+
+def _entries_of(cells, name: str, entries) -> np.ndarray:
+    """Per cell and outcome (wrong, right), the index of the value entry that draws ``name``
+    (-1: none)."""
+    return entry_table(cells, entries)
+
+
+def fill_values(numbers, w, table: RowTable, right, rng, latent, words: str, entries_of=None):
+    """Each number field ``w`` draws, per row of ``table`` into ``numbers[name]`` (a list,
+    None where nothing is drawn): the value entry that holds for the row's cell and outcome
+    (``right``), drawn from ``rng`` (through ``latent()``'s normals per row when given); a row
+    no entry draws is refused, ``words`` naming the scenario."""
+    n = len(table)
+    for name, entries in w.values:
+        which = (entries_of or (lambda nm, es: _entries_of(table.cells, nm, es)))(name, entries)
+        which = which[table.cell, np.asarray(right).astype(np.int64)]
+        col = numbers.setdefault(name, [None] * n)
+        z = latent() if latent is not None else None
+        for j, v in enumerate(entries):
+            rows = np.flatnonzero(which == j)
+            if rows.size:
+                got = _draw_many(
+                    v, rng, int(rows.size), w.integer[name], None if z is None else z[rows]
+                )
+                for i, x in zip(rows.tolist(), got, strict=True):
+                    col[i] = x
+        missing = np.flatnonzero(which < 0)
+        if missing.size:
+            cell = table.cells[int(table.cell[missing[0]])]
+            raise UserError(
+                f"{words} draws no value of {name!r} for a row of cell {cell['id']} (end the"
+                " field's entries with one without where)"
+            )
+    return numbers
+
+
+def structure_read(scenario: Mapping[str, Any]) -> set[str]:
+    """The fields a structured scenario reads or writes: its cluster levels' fields and its
+    ratings' label, item and rater fields."""
+    out = {str(lv["field"]) for lv in registered.cluster_levels(scenario)}
+    r = scenario.get("ratings")
+    if r is not None:
+        out |= {str(r[k]) for k in ("field", "item", "rater") if r.get(k)}
+    return out
