@@ -718,16 +718,32 @@ def read_jsonl_records(
     decoders = _typed_decoders(str(schema_path))
     if decoders is None:
         return read_records(path, schema_path, "jsonl", max_problems=max_problems)
-    from prereg.jsonl import LineBlocks
-
     typed, plain, patterns = decoders
     path = Path(path)
     problems: list[str] = []
     rows: list[dict] = []
+    for data, _n, offset, lineno in _file_blocks(path, block):
+        fast = _typed_block(data, typed, plain, patterns)
+        if fast is not None:
+            rows.extend(fast)
+            continue
+        for line in _block_lines(path, data, offset):
+            lineno += 1
+            _strict_line(path, lineno, line, schema_path, rows, problems)
+    _refuse_problems(path, schema_path, problems, max_problems)
+    return rows
+
+
+def _file_blocks(path: Path, block: int | None):
+    """(block, its LF count, its byte offset, the lines before it) for each block of whole
+    lines of a JSONL file (:class:`prereg.jsonl.LineBlocks`), a byte-order mark, an unreadable
+    file and an empty one refused; the last item is followed by nothing, and the LineBlocks
+    (its size and SHA-256 complete) is the generator's return value."""
+    from prereg.jsonl import LineBlocks
+
     source = LineBlocks(path, block)
     blocks = iter(source)
     offset = 0
-    lineno = 0
     while True:
         try:
             item = next(blocks, None)
@@ -735,23 +751,13 @@ def read_jsonl_records(
             raise UserError(f"{path}: cannot read: {exc.strerror}") from None
         if item is None:
             break
-        _first, data, _n = item
+        first, data, n = item
         _refuse_bom(path, data, offset)
-        fast = _typed_block(data, typed, plain, patterns)
-        if fast is not None:
-            rows.extend(fast)
-            offset += len(data)
-            lineno += len(fast)
-            continue
-        lines = _block_lines(path, data, offset)
+        yield data, n, offset, first - 1
         offset += len(data)
-        for line in lines:
-            lineno += 1
-            _strict_line(path, lineno, line, schema_path, rows, problems)
     if source.size == 0:
         raise UserError(f"{path}: the file is empty")
-    _refuse_problems(path, schema_path, problems, max_problems)
-    return rows
+    return source
 
 
 # -- the same records as columns ---------------------------------------------------------------
@@ -842,43 +848,28 @@ def read_jsonl_columns(
         rows = read_records(path, schema_path, "jsonl", max_problems=max_problems)
         names = list(dict.fromkeys(k for r in rows for k in r))
         return RecordColumns.from_dicts(names, rows)
-    from prereg.jsonl import LineBlocks
-
     names = decoders[2]
     path = Path(path)
     problems: list[str] = []
     parts: list[tuple[dict[str, list], dict[str, int], int]] = []
-    source = LineBlocks(path, block)
-    blocks = iter(source)
-    offset = 0
-    lineno = 0
+    blocks = _file_blocks(path, block)
     while True:
         try:
-            item = next(blocks, None)
-        except OSError as exc:
-            raise UserError(f"{path}: cannot read: {exc.strerror}") from None
-        if item is None:
+            data, n, offset, lineno = next(blocks)
+        except StopIteration as end:
+            source = end.value
             break
-        _first, data, _n = item
-        _refuse_bom(path, data, offset)
-        fast = _column_block(data, decoders, _n)
+        fast = _column_block(data, decoders, n)
         if fast is not None:
-            columns, absent = fast
-            k = _n
-            parts.append((columns, absent, k))
-            offset += len(data)
-            lineno += k
+            parts.append((*fast, n))
             continue
         rows: list[dict] = []
         for line in _block_lines(path, data, offset):
             lineno += 1
             _strict_line(path, lineno, line, schema_path, rows, problems)
-        offset += len(data)
         if not problems:
             part = RecordColumns.from_dicts(names, rows)
             parts.append((part.columns, part.absent, part.n))
-    if source.size == 0:
-        raise UserError(f"{path}: the file is empty")
     _refuse_problems(path, schema_path, problems, max_problems)
     if len(parts) == 1:
         columns, absent, n = parts[0]
