@@ -67,7 +67,8 @@ def read_contract_columns(
         return read_jsonl_columns(path, schema_path, max_problems=max_problems)
     from prereg.columnar import RecordColumns
 
-    fast = _columns_at_once(path, schema_path, fields)
+    # a FIFO or a folder is refused by the record reader, never opened by pyarrow here
+    fast = _columns_at_once(path, schema_path, fields) if path.is_file() else None
     if fast is not None:
         return fast
     rows = read_contract_records(path, schema_path, fields, max_problems=max_problems)

@@ -115,3 +115,16 @@ def test_ordinary_tables_take_the_column_path(tmp_path):
     pq.write_table(table, tmp_path / "obs.parquet", row_group_size=16)
     got = _columns_at_once(tmp_path / "obs.parquet", schema_path, FIELDS)
     assert got is not None and list(got) == rows
+
+
+def test_a_fifo_named_like_a_table_is_refused_not_opened(tmp_path):
+    import os
+
+    import pytest
+
+    schema_path = tmp_path / "rec.schema.json"
+    schema_path.write_text(json.dumps(SCHEMA))
+    for name in ("obs.parquet", "obs.csv"):
+        os.mkfifo(tmp_path / name)  # opening it for reading would wait for a writer
+        with pytest.raises(UserError, match="not a regular file"):
+            read_contract_columns(tmp_path / name, schema_path, FIELDS)
