@@ -658,18 +658,26 @@ def _record_struct(schema: Any):
 
 
 @lru_cache(maxsize=32)
-def _typed_decoders(schema_path: str):
-    """(typed decoder, plain decoder, patterns) for a record contract in a file, or None."""
+def _contract_struct(schema_path: str):
+    """(schema, Struct, patterns) of a record contract in a file, or None where the typed fast
+    path has no Struct (see ``_record_struct``)."""
     try:
         schema = json.loads(Path(schema_path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     compiled = _record_struct(schema)
+    return None if compiled is None else (schema, *compiled)
+
+
+@lru_cache(maxsize=32)
+def _typed_decoders(schema_path: str):
+    """(typed decoder, plain decoder, patterns) for a record contract in a file, or None."""
+    compiled = _contract_struct(schema_path)
     if compiled is None:
         return None
     import msgspec
 
-    struct, patterns = compiled
+    _schema, struct, patterns = compiled
     return msgspec.json.Decoder(struct), msgspec.json.Decoder(), patterns
 
 
@@ -767,16 +775,12 @@ def _file_blocks(path: Path, block: int | None):
 def _column_decoders(schema_path: str):
     """(decoder of a JSON array of records, the Struct's attribute per field, the fields in
     order, the required fields, patterns), or None where the typed fast path has no Struct."""
-    try:
-        schema = json.loads(Path(schema_path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    compiled = _record_struct(schema)
+    compiled = _contract_struct(schema_path)
     if compiled is None:
         return None
     import msgspec
 
-    struct, patterns = compiled
+    schema, struct, patterns = compiled
     names = list(schema.get("properties", {}))
     required = frozenset(schema.get("required", []))
     attrs = [f"f{i}" for i in range(len(names))]

@@ -52,12 +52,10 @@ from prereg.stats.rounding import round_half_up
 
 from .draws import (
     RecordWriter,
-    _confidence_entry,
     _contract,
-    _draw_many,
     _entries_of,
     _has,
-    chance_right,
+    fill_confidences,
     fill_values,
     paired_latent,
 )
@@ -1048,16 +1046,7 @@ class DrawnRows:
             u = ndtr(paired_latent(codes, items, rho, rng))
         chance = np.asarray(cond.rate, dtype=np.float64)[table.cell]
         numbers: dict[str, list] = {}
-        for entry in w.calibration:
-            cells = [c for c, cell in enumerate(table.cells) if w.calibration_entry(cell) is entry]
-            rows = np.flatnonzero(np.isin(table.cell, cells))
-            if rows.size == 0:
-                continue
-            conf = _draw_many(_confidence_entry(entry), rng, int(rows.size), False)
-            chance[rows] = chance_right(entry, conf)
-            col = numbers.setdefault(str(entry["field"]), [None] * n)
-            for i, x in zip(rows.tolist(), conf, strict=True):
-                col[i] = x
+        fill_confidences(numbers, w, table, chance, rng)
         right = u < chance
         fill_values(
             numbers, w, table, right, rng,

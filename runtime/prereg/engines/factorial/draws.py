@@ -488,3 +488,20 @@ def structure_read(scenario: Mapping[str, Any]) -> set[str]:
     if r is not None:
         out |= {str(r[k]) for k in ("field", "item", "rater") if r.get(k)}
     return out
+
+
+def fill_confidences(numbers, w, table: RowTable, chance: np.ndarray, rng) -> None:
+    """The confidences ``w``'s calibration entries draw for the rows of the cells each selects,
+    into ``numbers[field]`` (a list per row, None elsewhere), and each such row's chance of
+    being right set by the entry's curve at its confidence (``chance`` changed in place)."""
+    n = len(table)
+    for entry in w.calibration:
+        cells = [c for c, cell in enumerate(table.cells) if w.calibration_entry(cell) is entry]
+        rows = np.flatnonzero(np.isin(table.cell, cells))
+        if rows.size == 0:
+            continue
+        conf = _draw_many(_confidence_entry(entry), rng, int(rows.size), False)
+        chance[rows] = chance_right(entry, conf)
+        col = numbers.setdefault(str(entry["field"]), [None] * n)
+        for i, x in zip(rows.tolist(), conf, strict=True):
+            col[i] = x

@@ -39,11 +39,9 @@ from prereg.errors import UserError
 
 from .draws import (
     RecordWriter,
-    _confidence_entry,
     _contract,
-    _draw_many,
     _has,
-    chance_right,
+    fill_confidences,
     fill_values,
     structure_read,
 )
@@ -241,18 +239,7 @@ def draw_study(
     if rate is not None:
         u = ndtr(registered.cluster_latent(coded, rng, n))
         chance = np.asarray(rate, dtype=np.float64)[table.cell]
-        for entry in writer.calibration:  # as DrawnRows: confidences, then the curve
-            cells = [
-                c for c, cell in enumerate(table.cells) if writer.calibration_entry(cell) is entry
-            ]
-            rows = np.flatnonzero(np.isin(table.cell, cells))
-            if rows.size == 0:
-                continue
-            conf = _draw_many(_confidence_entry(entry), rng, int(rows.size), False)
-            chance[rows] = chance_right(entry, conf)
-            col = numbers.setdefault(str(entry["field"]), [None] * n)
-            for i, x in zip(rows.tolist(), conf, strict=True):
-                col[i] = x
+        fill_confidences(numbers, writer, table, chance, rng)  # as DrawnRows
         right = u < chance
     ratings = layout.scenario.get("ratings")
     # a manifest's cluster, item or rater field the observations also carry is written too
