@@ -53,7 +53,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--simulations", type=int, default=10_000)
     args = ap.parse_args()
-    from prereg.diagnose import runner
+    from prereg import runner
     from prereg.diagnose.run import run_task
 
     n = args.simulations

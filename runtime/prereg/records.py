@@ -455,13 +455,17 @@ def _strict_line(
 
 def _refuse_problems(path, schema_path: Path, problems: list[str], max_problems: int) -> None:
     """One UserError listing the first ``max_problems`` problems, if there are any."""
-    if problems:
-        shown = problems[:max_problems]
-        if len(problems) > max_problems:
-            shown.append(f"… and {len(problems) - max_problems} more")
-        raise UserError(
-            f"{path}: {len(problems)} problem(s) against {schema_path.name}", problems=shown
-        )
+    refuse_counted(path, schema_path, problems[:max_problems], len(problems), max_problems)
+
+
+def refuse_counted(path, schema_path: Path, shown: list[str], total: int, max_problems: int):
+    """One UserError listing ``shown`` (the first ``max_problems`` problems) of ``total``, if
+    there are any."""
+    if total:
+        shown = list(shown)
+        if total > max_problems:
+            shown.append(f"… and {total - max_problems} more")
+        raise UserError(f"{path}: {total} problem(s) against {schema_path.name}", problems=shown)
 
 
 class Record:
@@ -852,17 +856,30 @@ def read_jsonl_columns(
         rows = read_records(path, schema_path, "jsonl", max_problems=max_problems)
         names = list(dict.fromkeys(k for r in rows for k in r))
         return RecordColumns.from_dicts(names, rows)
-    names = decoders[2]
     path = Path(path)
     problems: list[str] = []
+    ends: list = []  # the LineBlocks, once every block is read (its size and SHA-256)
+
+    def blocks():
+        ends.append((yield from _file_blocks(path, block)))
+
+    parts = blocks_columns(path, schema_path, decoders, blocks(), problems)
+    _refuse_problems(path, schema_path, problems, max_problems)
+    out = joined_columns(decoders[2], parts)
+    out.digest = (ends[0].sha256, ends[0].size)
+    return out
+
+
+def blocks_columns(path: Path, schema_path: Path, decoders, blocks, problems: list[str]) -> list:
+    """(columns, absences, records) of each block of ``blocks`` (``(block, LF count, byte
+    offset, lines before it)``, whole lines): the typed decoder's columns where it vouches for
+    the block, else the strict reader's records, its problems, located, added to
+    ``problems`` (a block with problems, or any after one, adds no columns)."""
+    from prereg.columnar import RecordColumns
+
+    names = decoders[2]
     parts: list[tuple[dict[str, list], dict[str, int], int]] = []
-    blocks = _file_blocks(path, block)
-    while True:
-        try:
-            data, n, offset, lineno = next(blocks)
-        except StopIteration as end:
-            source = end.value
-            break
+    for data, n, offset, lineno in blocks:
         fast = _column_block(data, decoders, n)
         if fast is not None:
             parts.append((*fast, n))
@@ -874,7 +891,14 @@ def read_jsonl_columns(
         if not problems:
             part = RecordColumns.from_dicts(names, rows)
             parts.append((part.columns, part.absent, part.n))
-    _refuse_problems(path, schema_path, problems, max_problems)
+    return parts
+
+
+def joined_columns(names: list[str], parts: list):
+    """One :class:`prereg.columnar.RecordColumns` of the parts (``(columns, absences,
+    records)``), in order."""
+    from prereg.columnar import RecordColumns
+
     if len(parts) == 1:
         columns, absent, n = parts[0]
     else:
@@ -886,6 +910,4 @@ def read_jsonl_columns(
                 columns[name].extend(cols[name])
                 absent[name] += gone.get(name, 0)
             n += k
-    out = RecordColumns(names, columns, n, absent)
-    out.digest = (source.sha256, source.size)
-    return out
+    return RecordColumns(names, columns, n, absent)

@@ -57,11 +57,24 @@ def read_contract_records(
 
 
 def read_contract_columns(
-    path, schema_path: Path, fields: Sequence[Mapping[str, Any]], *, max_problems: int = 50
+    path,
+    schema_path: Path,
+    fields: Sequence[Mapping[str, Any]],
+    *,
+    max_problems: int = 50,
+    parallel: Mapping[str, Any] | None = None,
 ):
-    """:func:`read_contract_records`'s records as :class:`prereg.columnar.RecordColumns`."""
+    """:func:`read_contract_records`'s records as :class:`prereg.columnar.RecordColumns`; a
+    JSONL file in partitions on worker processes or a Dask cluster with ``parallel``
+    (``{"workers", "scheduler", "size"}``, see :mod:`prereg.partitioned`)."""
     path = Path(path)
     if path.suffix.lower() not in COLUMNAR:
+        if parallel:
+            from prereg import partitioned
+
+            return partitioned.read_jsonl_columns(
+                path, schema_path, max_problems=max_problems, **parallel
+            )
         from prereg.records import read_jsonl_columns
 
         return read_jsonl_columns(path, schema_path, max_problems=max_problems)

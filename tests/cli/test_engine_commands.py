@@ -78,6 +78,9 @@ def test_the_starter_declares_no_commands_and_offers_the_engines_four(starter):
         "--items",
         "--observations",
         "--out",
+        "--workers",
+        "--scheduler",
+        "--partition-bytes",
     ]
     prereg_md = (starter / "generated" / "my_study" / "PREREG.md").read_text()
     appendix = prereg_md.split("## Appendix B: operator commands", 1)[1]
@@ -92,7 +95,9 @@ def test_an_override_keeps_what_it_does_not_write(starter):
     listed = _help_commands(starter, "My-Study")
     assert list(listed) == STANDARD  # same place
     assert listed["score"] == "score the pilot's answers"
-    assert _options(starter, "My-Study", "score")[2:] == ["--items", "--observations", "--out"]
+    assert _options(starter, "My-Study", "score")[2:] == [
+        "--items", "--observations", "--out", "--workers", "--scheduler", "--partition-bytes"
+    ]  # fmt: skip
 
 
 def test_a_rename_replaces_the_name_and_runs_the_same_handler(starter, tmp_path):

@@ -1,7 +1,8 @@
-"""``read_jsonl_records`` and ``read_jsonl_columns`` against ``read_records(..., "jsonl")``, the
-strict reader they stand in for: on any file, the same records (values and their types) or the
-same refusal (message and every problem), whichever blocks the typed fast path takes; and the
-fast path is taken on ordinary records."""
+"""``read_jsonl_records``, ``read_jsonl_columns`` and the partitioned reader of ``score
+--workers`` against ``read_records(..., "jsonl")``, the strict reader they stand in for: on any
+file, the same records (values and their types) or the same refusal (message and every
+problem), whichever blocks the typed fast path takes and however the file is partitioned; and
+the fast path is taken on ordinary records."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import prereg.records as records
+from prereg import partitioned
 from prereg.columnar import RecordColumns
 from prereg.errors import UserError
 from prereg.records import read_jsonl_columns, read_jsonl_records, read_records
@@ -73,12 +75,22 @@ def _outcome(fn, *args, **kw):
         return "refused", exc.message, exc.problems
 
 
-def _same(path: Path, schema: Path, block: int | None = None) -> tuple:
+def _same(path: Path, schema: Path, block: int | None = None, size: int = 1) -> tuple:
     old = _outcome(read_records, path, schema, "jsonl")
     new = _outcome(read_jsonl_records, path, schema, block=block)
     assert new == old
     cols = _outcome(read_jsonl_columns, path, schema, block=block)
     assert cols == old
+    # in partitions of ``size`` bytes of whole lines (1: a line each), each read alone and
+    # joined: the same records, the same first problems with the file's line numbers and the
+    # same count, also when each partition has more problems than are shown
+    assert _outcome(partitioned.read_jsonl_columns, path, schema, size=size) == old
+    few = _outcome(read_jsonl_columns, path, schema, max_problems=2)
+    assert _outcome(partitioned.read_jsonl_columns, path, schema, size=size, max_problems=2) == few
+    if old[0] == "ok" and records._column_decoders(str(schema)) is not None:
+        one = read_jsonl_columns(path, schema)
+        parts = partitioned.read_jsonl_columns(path, schema, size=size)
+        assert (parts.digest, parts.absent, parts.n) == (one.digest, one.absent, one.n)
     return new
 
 
@@ -183,7 +195,8 @@ def test_any_file_is_read_or_refused_alike(schema_files, tmp_path_factory, data)
         raw = raw[:-1]  # no final LF
     path = tmp_path_factory.mktemp("obs") / "obs.jsonl"
     path.write_bytes(raw)
-    _same(path, schema, block=data.draw(st.sampled_from([None, 64, 200])))
+    block = data.draw(st.sampled_from([None, 64, 200]))
+    _same(path, schema, block=block, size=data.draw(st.sampled_from([1, 64, 300, 1 << 24])))
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from prereg import runner
 from prereg.console import console_of
 from prereg.decide import scenarios as registered
 from prereg.engines import StudyContext
@@ -35,7 +36,7 @@ from prereg.files import refuse_existing, write_files_new
 from prereg.rules import REPORTED_ONLY
 
 from . import claims as claim_checks
-from . import redesign, runner
+from . import redesign
 from .design import Design, Rules, leave_out_unread, refuse_unmodelled
 from .model import Condition, conditions
 from .rows import needs_rows

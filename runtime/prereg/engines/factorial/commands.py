@@ -102,16 +102,22 @@ def _record_class(module: ModuleType, contract: Mapping[str, Any]):
 _READ_DIGESTS: dict[str, tuple[str, int]] = {}
 
 
-def _read(module: ModuleType, contract: Mapping[str, Any], path: str):
+def _read(
+    module: ModuleType,
+    contract: Mapping[str, Any],
+    path: str,
+    parallel: Mapping[str, Any] | None = None,
+):
     """Records validated against the study's generated schema of the contract: a JSONL
     contract's file is read by its extension (``.parquet`` and ``.csv`` as columns, anything
-    else as JSONL, see :mod:`prereg.tabular`), into :class:`prereg.columnar.RecordColumns`."""
+    else as JSONL, see :mod:`prereg.tabular`), into :class:`prereg.columnar.RecordColumns`;
+    ``parallel`` reads a JSONL file in partitions (see :mod:`prereg.partitioned`)."""
     cls = _record_class(module, contract)
     if cls.FORMAT != "jsonl":
         return read_records(path, cls.SCHEMA, cls.FORMAT)
     from prereg.tabular import read_contract_columns
 
-    records = read_contract_columns(path, cls.SCHEMA, contract["fields"])
+    records = read_contract_columns(path, cls.SCHEMA, contract["fields"], parallel=parallel)
     if records.digest is not None:
         _READ_DIGESTS[str(path)] = records.digest
     return records
@@ -121,7 +127,9 @@ def _reporting(config: Mapping[str, Any]) -> Mapping[str, Any]:
     return config["constants"]["reporting"]
 
 
-def _items_table(config, module, path: str | None) -> RowTable | None:
+def _items_table(
+    config, module, path: str | None, parallel: Mapping[str, Any] | None = None
+) -> RowTable | None:
     """The registered rows from the item manifest; None when the study has no manifest (its
     observations name each row's levels)."""
     if not _has(config, "items"):
@@ -131,7 +139,7 @@ def _items_table(config, module, path: str | None) -> RowTable | None:
     if path is None:
         raise UserError("this study's rows come from an item manifest: give --items")
     contract = _contract(config, "items")
-    records = _read(module, contract, path)
+    records = _read(module, contract, path, parallel)
     obs = _contract(config, "observation")
     contract, records, lines = attempt_policy.expanded_manifest(
         config["attempts"], obs, contract, records
@@ -598,6 +606,24 @@ def _input(path: str) -> dict[str, Any]:
     return {"file": Path(path).name, "sha256": PREFIX + hexdigest, "bytes": size}
 
 
+def _parallel(args: argparse.Namespace) -> dict[str, Any] | None:
+    """``score``'s reading in partitions (``--workers``, ``--scheduler``,
+    ``--partition-bytes``), checked before any file is read; None for one process."""
+    from prereg import partitioned, runner
+
+    workers = getattr(args, "workers", None)
+    scheduler = getattr(args, "scheduler", None)
+    size = getattr(args, "partition_bytes", None)
+    if workers is not None and workers < 1:
+        raise UserError(f"--workers: must be at least 1 (got {workers})")
+    if scheduler is not None:
+        runner.scheduler_address(scheduler)
+    size = partitioned.DEFAULT_BYTES if size is None else partitioned.partition_bytes(size)
+    if scheduler is None and (workers or 1) == 1 and getattr(args, "partition_bytes", None) is None:
+        return None
+    return {"workers": workers or 1, "scheduler": scheduler, "size": size}
+
+
 def score(ctx: StudyContext, args: argparse.Namespace) -> int:
     out = Path(args.out)
     md = out.with_suffix(".md")
@@ -617,9 +643,10 @@ def _score(ctx: StudyContext, args: argparse.Namespace, module, out: Path, md: P
     config = ctx.config
     items_path = getattr(args, "items", None)
     _READ_DIGESTS.clear()  # only what this command reads names its inputs
-    table = _items_table(config, module, items_path)
+    parallel = _parallel(args)
+    table = _items_table(config, module, items_path, parallel)
     obs_contract = _contract(config, "observation")
-    records = _read(module, obs_contract, args.observations)
+    records = _read(module, obs_contract, args.observations, parallel)
     progress.update(1, label="observations read")
     if table is None:
         row_field = attempt_policy.row_name(config["attempts"])

@@ -77,6 +77,28 @@ def commands(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
                 *items,
                 _option("--observations", "path", "the observations (JSONL, Parquet or CSV)"),
                 _option("--out", "path", "SCORE.json to create; SCORE.md is written beside it"),
+                _option(
+                    "--workers",
+                    "integer",
+                    "local worker processes reading a JSONL input's partitions (default 1);"
+                    " the output does not depend on it",
+                    required=False,
+                ),
+                _option(
+                    "--scheduler",
+                    "string",
+                    "the address of a Dask distributed scheduler whose workers read the"
+                    " partitions (they must see the files at the same paths; needs"
+                    " prereg[distributed])",
+                    required=False,
+                ),
+                _option(
+                    "--partition-bytes",
+                    "string",
+                    "the size of a partition with --workers or --scheduler (default 16M; K, M,"
+                    " G allowed); the output does not depend on it",
+                    required=False,
+                ),
             ],
         }
     )

@@ -1,10 +1,12 @@
 """Running blocks of work in this process, in local worker processes, or on a Dask cluster.
 
-Every block is seeded by its own position (see :mod:`.model`), so which process runs it and in
-which order does not change a single byte: the results are put back in block order.  With
-``workers > 1`` the blocks run in a pool of that many local processes (the plan is sent to
-each process once); with ``scheduler`` they run on the Dask distributed cluster at that
-address (the plan is scattered to every worker once), which needs the optional extra
+The blocks are diagnose's simulated studies (each seeded by its own position, see
+:mod:`prereg.diagnose.model`) or score's partitions of an input file (see
+:mod:`prereg.partitioned`): which process runs a block and in which order does not change a
+single byte, since the results are put back in block order.  With ``workers > 1`` the blocks
+run in a pool of that many local processes (the shared payload is sent to each process once);
+with ``scheduler`` they run on the Dask distributed cluster at that address (the payload is
+scattered to every worker once), which needs the optional extra
 ``prereg[distributed]``.  Progress goes to stderr (:class:`prereg.console.Progress`): a bar on
 a terminal, a line every tenth of the work otherwise, nothing with ``--quiet``.
 """
@@ -68,7 +70,8 @@ def run(
 
 
 # bounded waits on the network: reaching the scheduler, and any one block's result (a block is
-# 250 simulated studies: seconds of work, so minutes without one mean the cluster is gone)
+# 250 simulated studies or a partition of a file: seconds of work, so minutes without one mean
+# the cluster is gone)
 CONNECT_SECONDS = 10.0
 RESULT_SECONDS = 600.0
 
