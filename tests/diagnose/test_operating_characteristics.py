@@ -13,8 +13,8 @@ import pytest
 from scipy.stats import binom, norm
 from statsmodels.stats.proportion import proportion_confint, proportions_ztest
 
-from prereg.diagnose import claims as claim_checks
 from prereg import runner
+from prereg.diagnose import claims as claim_checks
 from prereg.diagnose.run import run_task
 from prereg.diagnose.summary import summarize
 from tests.conftest import ROOT

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from prereg.cli import main
 from prereg import runner
+from prereg.cli import main
 from prereg.diagnose.command import refuse_beyond_memory, study_bytes
 from prereg.errors import UserError
 from tests.diagnose.helpers import AP, compile_example
