@@ -497,7 +497,8 @@ def redesign_lines(red: Mapping[str, Any]) -> list[str]:
     for p in red["points"]:
         claims = "; ".join(f"{c['id']} {_claim_cell(c)}" for c in p["claims"])
         verdict = "every claim holds" if p["allHold"] else "a claim fails"
-        if red["parameter"].startswith("rows") and p["claims"]:
+        sized = red["parameter"].startswith(("rows", "units"))
+        if sized and p["claims"]:
             lines.append(
                 f"{red['parameter']}={p['value']} ({p['rows']:,} rows): {claims}: {verdict}"
             )
@@ -511,7 +512,7 @@ def redesign_lines(red: Mapping[str, Any]) -> list[str]:
             for c in p["conditions"]
         )
         head = f"{red['parameter']}={p['value']:g}: "
-        if red["parameter"].startswith("rows"):
+        if sized:
             head = f"{red['parameter']}={p['value']} ({p['rows']:,} rows): "
         lines.append(head + (f"{claims}: {verdict}; " if p["claims"] else "") + shares)
     t = red.get("target")
@@ -520,13 +521,12 @@ def redesign_lines(red: Mapping[str, Any]) -> list[str]:
             lines.append(f"target: no listed value of {red['parameter']} meets every claim")
         else:
             c = t["confirmation"]
+            held = "; ".join(f"{x['id']} {_claim_cell(x)}" for x in c["claims"])
             lines.append(
                 f"target: {red['parameter']}={t['value']}, the smallest listed value meeting every"
                 f" claim; confirmed with fresh seed {c['seed']}: "
                 + ("every claim holds" if t["confirmed"] else "NOT confirmed, a claim fails")
-                + " ("
-                + "; ".join(f"{x['id']} {_claim_cell(x)}" for x in c["claims"])
-                + ")"
+                + (f" ({held})" if held else " (the study registers no sizing claim)")
             )
     return lines
 

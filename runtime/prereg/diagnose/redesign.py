@@ -7,6 +7,15 @@ change); ``--vary rows:CELL=...`` sets one registered cell's (its expanded id). 
 claim that states its own ``rows`` is about one cell's size, so under ``rows`` it is checked at
 the varied value (under ``rows:CELL``, when it names that cell).
 
+``--vary units:LEVEL=10,20,40`` sets the number of units a unit level registers per cell (the
+problems, repositories or items a study samples) and every cell's rows with it, in the
+registered ratio of rows to units (240 rows for 20 problems: 12 rows a problem; a ratio that
+is not whole is refused); ``units=...`` when one level registers a number.  Under ``rows``,
+each unit level's registered number moves with the rows (times the largest ratio of a cell's
+new rows to its registered rows, rounded up), so that a scenario's clusters of registered
+sizes fill the cells and a share of registered units means what it means at the registered
+size.
+
 ``--vary alpha=0.01,0.05`` varies the significance level: every family's alpha and every
 threshold a rule (a hypothesis' rule or verdicts, or the decision) compares a P value or an
 adjusted P value with (``p``/``adjusted_p`` ``lt``/``le``); a power claim without its own alpha
@@ -28,6 +37,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -39,13 +49,14 @@ CONFIRM_KEY = 0x6366
 MAX_VALUES = 64
 
 
-PARAMETERS = ("rows", "alpha", "margin")
+PARAMETERS = ("rows", "units", "alpha", "margin")
 
 
 @dataclass(frozen=True)
 class Vary:
-    parameter: str  # "rows", "alpha" or "margin"
-    cell: str | None  # rows: one cell's id; margin: the contrast's or analysis' id; or None
+    parameter: str  # "rows", "units", "alpha" or "margin"
+    cell: str | None  # rows: one cell's id; units: the level; margin: the contrast's or
+    # analysis' id; or None
     values: tuple[int | float, ...]
 
     @property
@@ -65,11 +76,14 @@ def parse_vary(text: str, config: Mapping[str, Any], rules=None) -> Vary:
     if param not in PARAMETERS:
         raise UserError(
             f"{where}: {param!r} cannot be varied: rows (every cell), rows:CELL (one registered"
-            " cell), alpha, or margin[:ID] (a registered contrast's or analysis' margin)"
+            " cell), units[:LEVEL] (the units a level registers per cell), alpha, or"
+            " margin[:ID] (a registered contrast's or analysis' margin)"
         )
     if param in ("alpha", "margin"):
         return _parse_level(where, param, cell, values, rules)
-    if cell is not None:
+    if param == "units":
+        cell = _unit_level(where, cell, config)
+    elif cell is not None:
         ids = [str(c["id"]) for c in config.get("cells") or ()]
         if cell not in ids:
             near = ", ".join(ids[:6]) + (", …" if len(ids) > 6 else "")
@@ -80,15 +94,59 @@ def parse_vary(text: str, config: Mapping[str, Any], rules=None) -> Vary:
         try:
             v = int(part)
         except ValueError:
-            raise UserError(f"{where}: {part!r} is not a whole number of rows") from None
+            raise UserError(f"{where}: {part!r} is not a whole number of {param}") from None
         if v < 1:
-            raise UserError(f"{where}: {v} rows: a cell needs at least one row")
+            what = (
+                "units: a cell needs at least one unit"
+                if param == "units"
+                else "rows: a cell needs at least one row"
+            )
+            raise UserError(f"{where}: {v} {what}")
         if v in out:
             raise UserError(f"{where}: {v} is listed twice")
         out.append(v)
     if len(out) > MAX_VALUES:
         raise UserError(f"{where}: {len(out)} values; at most {MAX_VALUES}")
+    if param == "units":
+        rows_per_unit(config, cell, where)  # refused before any run when not whole
     return Vary(param, cell, tuple(out))
+
+
+def _unit_level(where: str, level: str | None, config: Mapping[str, Any]) -> str:
+    """The unit level ``units[:LEVEL]`` varies: one that registers a number per cell."""
+    counted = [str(u["id"]) for u in config.get("units") or () if u.get("registered")]
+    if level is None:
+        if len(counted) != 1:
+            raise UserError(
+                f"{where}: name the unit level (units:LEVEL=...): {len(counted)} levels"
+                " register a number of units per cell"
+                + (f" ({', '.join(counted)})" if counted else "")
+            )
+        return counted[0]
+    if level not in counted:
+        every = [str(u["id"]) for u in config.get("units") or ()]
+        raise UserError(
+            f"{where}: no unit level {level!r} registering a number of units per cell"
+            f" (levels: {', '.join(every) or 'none'}; with a number: {', '.join(counted) or 'none'})"
+        )
+    return level
+
+
+def rows_per_unit(config: Mapping[str, Any], level: str, where: str) -> dict[str, int]:
+    """Each cell's registered rows per registered unit of ``level`` (whole numbers, else
+    refused: the rows of a varied number of units would not be whole)."""
+    unit = next(u for u in config.get("units") or () if str(u["id"]) == level)
+    n = int(unit["registered"])
+    out = {}
+    for c in config.get("cells") or ():
+        rows = int(c["rows"])
+        if rows % n:
+            raise UserError(
+                f"{where}: cell {c['id']} registers {rows} rows for {n} units of {level}, not a"
+                " whole number of rows a unit; vary rows instead"
+            )
+        out[str(c["id"])] = rows // n
+    return out
 
 
 def _parse_level(where: str, param: str, target: str | None, values: str, rules) -> Vary:
@@ -219,12 +277,27 @@ def varied_rules(rules, vary: Vary, value: float):
 
 def varied_config(config: Mapping[str, Any], vary: Vary, value: int) -> dict:
     """The study's config with the varied size set to ``value`` (a copy)."""
-    if vary.parameter != "rows":
+    if vary.parameter not in ("rows", "units"):
         return copy.deepcopy(dict(config))
     out = copy.deepcopy(dict(config))
-    for c in out.get("cells") or ():
-        if vary.cell is None or c["id"] == vary.cell:
-            c["rows"] = value
+    if vary.parameter == "units":
+        per = rows_per_unit(config, vary.cell, f"--vary {vary.label}")
+        for c in out.get("cells") or ():
+            c["rows"] = per[str(c["id"])] * value
+        for u in out.get("units") or ():
+            if str(u["id"]) == vary.cell:
+                u["registered"] = value
+    else:
+        grow = 0.0
+        for c in out.get("cells") or ():
+            if vary.cell is None or c["id"] == vary.cell:
+                grow = max(grow, value / int(c["rows"]))
+                c["rows"] = value
+            else:
+                grow = max(grow, 1.0)
+        for u in out.get("units") or ():
+            if u.get("registered"):
+                u["registered"] = max(1, math.ceil(int(u["registered"]) * grow))
     for claim in out.get("claims") or ():
         body = claim.get("half_width")
         if not body or body.get("rows") is None:

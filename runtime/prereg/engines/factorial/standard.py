@@ -149,6 +149,7 @@ def commands(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
                         "--vary",
                         "string",
                         "rows=V1,V2,... (every cell's rows), rows:CELL=V1,...,"
+                        " units[:LEVEL]=V1,... (units registered per cell, rows with them),"
                         " alpha=A1,A2,... (every P threshold and family alpha) or"
                         " margin:ID=M1,... (one contrast's or analysis' margin): the whole"
                         " diagnosis again at each value, each claim checked there (a redesign"
