@@ -87,3 +87,18 @@ def test_score_md_agrees_with_the_verdict_on_the_threshold(tmp_path):
     assert json.loads(out.read_text())["verdicts"]["h1"] == "supported"
     md = out.with_suffix(".md").read_text()
     assert "estimate ≥ 0.09: met by 1 of 2: treatment-system-a (0.09)" in md
+
+
+def test_the_report_plots_read_the_same_exact_figures():
+    """The demo report's decides panels (prereg.reports.decides) mark a row met or missed with
+    the same exact figures as SCORE.md."""
+    from prereg.reports.decides import figure_value
+
+    ece = {"id": "e", "n": 196, "exact": "1/20", "estimate": 0.05000000000000035}
+    assert figure_value(ece, "estimate") == Fraction(1, 20)
+    kappa = {"id": "k", "exact": {"estimate": "-3/5"}, "estimate": -0.5999999999999999}
+    assert figure_value(kappa, "abs_estimate") == Fraction(3, 5)
+    diff = {"id": "d", "a": {"k": 84, "n": 100}, "b": {"k": 75, "n": 100}, "estimate": 0.09}
+    assert figure_value(diff, "estimate") == Fraction(9, 100)
+    assert figure_value({"id": "m", "estimate": 2.5, "p": 0.01}, "p") == 0.01
+    assert figure_value({"id": "m", "estimate": None}, "estimate") is None

@@ -136,7 +136,7 @@ def _pattern(target: str) -> re.Pattern:
     return re.compile("^" + ".+".join(re.escape(p) for p in parts) + "$")
 
 
-def _exact_figure(row: Mapping[str, Any], quantity, x):
+def exact_figure(row: Mapping[str, Any], quantity, x):
     """The figure a comparison of ``quantity`` is decided with, as SCORE.json carries it: for
     an estimate, its exact fraction (``exact``, a string or an analysis' ``exact.estimate``),
     k/n of a proportion, or the difference of its arms' k/n; otherwise the float ``x``."""
@@ -204,7 +204,7 @@ def deciding_figures(
             if leaf.get("quantity") == "abs_estimate":
                 x = abs(x)
             shown_x = fmt_p(x) if field in ("p", "adjustedP") else f"{x:.{digits}g}"
-            if _holds(leaf, _exact_figure(f, leaf.get("quantity"), x)) != comparison.negated:
+            if _holds(leaf, exact_figure(f, leaf.get("quantity"), x)) != comparison.negated:
                 met.append(f"{f.get('id')} ({shown_x})")
             else:
                 unmet.append(f"{f.get('id')} ({shown_x})")
