@@ -142,6 +142,16 @@ CASES = [
         " fit a proportion metric are",
     ),
     (
+        "dose-trend",
+        "method: cochran-armitage",
+        "method: one-way-anova",
+        "answers per problem); to give this method the right/wrong outcomes as numbers"
+        " (clustered or paired 0/1 outcomes, say), register a derived field that is 1 when the"
+        " row is right and 0 otherwise (derived_fields: [{id: right_n, cases: [{when: [<the"
+        " metric's where>], value: 1}, {value: 0}]}]) and a mean metric of it ({kind: mean,"
+        " field: right_n}); see docs/analyses.md, Picking a method",
+    ),
+    (
         "rater-agreement",
         "        unit: answer\n        rater: rater\n        rating: grade\n        options: {categories: [0, 1, 2], alternative: greater}",
         "        unit: answr\n        rater: rater\n        rating: grade\n        options: {categories: [0, 1, 2], alternative: greater}",

@@ -149,7 +149,12 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                         f"{what}: method {method} (shape {shape}) takes a {_kind_words(fit)}"
                         f" metric, and {metric!r} is a {kind}; the methods that fit a {kind}"
                         f" metric are {', '.join(names) or 'none'} (and those that read fields"
-                        " only: agreement, labels, answers per problem)",
+                        " only: agreement, labels, answers per problem)"
+                        + (
+                            _AS_NUMBERS
+                            if kind in ("proportion", "coverage") and "mean" in fit
+                            else ""
+                        ),
                     )
             elif metric in kinds and kinds[metric] is None and fit is not None:
                 report(
@@ -239,6 +244,15 @@ BEGIN = (
     "<!-- methods: generated from the catalogue by prereg.compiler.analyses.methods_reference -->"
 )
 END = "<!-- end of methods -->"
+
+#: How a method of numbers reads right/wrong outcomes (added to the refusal of a proportion).
+_AS_NUMBERS = (
+    "; to give this method the right/wrong outcomes as numbers (clustered or paired 0/1"
+    " outcomes, say), register a derived field that is 1 when the row is right and 0"
+    " otherwise (derived_fields: [{id: right_n, cases: [{when: [<the metric's where>], value:"
+    " 1}, {value: 0}]}]) and a mean metric of it ({kind: mean, field: right_n}); see"
+    " docs/analyses.md, Picking a method"
+)
 
 
 def methods_reference() -> str:

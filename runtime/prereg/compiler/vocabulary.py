@@ -467,10 +467,19 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
             if s.get("metric") is not None:
                 report(f"{ptr}/pairing", f"scenario {sid!r}: pairing needs observations drawn")
             if pairing.get("field") not in item_fields:
+                field = pairing.get("field")
+                hint = (
+                    ""
+                    if item_fields
+                    else f"; the study has none: pair the rows of a log by {field!r} with a"
+                    " cluster level of one row shared by every cell, clusters: [{field:"
+                    f" {field}, correlation: {pairing.get('correlation')}, shared: true,"
+                    " size: {low: 1, high: 1}}] (docs/vocabulary.md, Scenarios)"
+                )
                 report(
                     f"{ptr}/pairing/field",
-                    f"scenario {sid!r} pairs rows by {pairing.get('field')!r}, which is not a"
-                    " field of the item manifest (a record contract with role items)",
+                    f"scenario {sid!r} pairs rows by {field!r}, which is not a"
+                    " field of the item manifest (a record contract with role items)" + hint,
                 )
             rho = pairing.get("correlation")
             if isinstance(rho, (int, float)) and not 0 <= rho < 1:

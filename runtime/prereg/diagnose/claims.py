@@ -266,6 +266,8 @@ def _gated(plan: Plan, cond: Condition) -> str | None:
     fixed = kept_is_fixed(design, cond)
     for g in rules.GATES:
         _, num, den = design.contributions[g.metric]
+        if not den.any():  # no count model of the metric (a study drawn row by row)
+            raise LookupError(g.id)
         same = np.all(num[:, KEPT] == num[:, [RIGHT]], axis=1) & np.all(
             den[:, KEPT] == den[:, [RIGHT]], axis=1
         )

@@ -16,12 +16,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
 from prereg.reports.numbers import fmt, fmt_p
 from prereg.reports.page import Figure
-from prereg.reports.verdicts import OPS, Comparison, comparisons
+from prereg.reports.verdicts import OPS, Comparison, comparisons, exact_figure
 
 #: Quantities drawn on the figure's own scale, and the row field each reads.
 ON_SCALE = {"estimate": "estimate", "abs_estimate": "estimate", "lower": "lower", "upper": "upper"}
@@ -73,33 +72,17 @@ def panels(
 
 
 def figure_value(row: Mapping[str, Any], quantity: str):
-    """The value a comparison reads from a reported row: a proportion's estimate (or a
-    difference of two) as the exact fraction of its counts, as the engine decides it; else
-    the reported number (None: not reported)."""
-    if quantity in ("estimate", "abs_estimate"):
-        exact = _exact(row)
-        if exact is not None:
-            return abs(exact) if quantity == "abs_estimate" else exact
+    """The value a comparison reads from a reported row: an estimate as the exact figure the
+    engine decides it with (a proportion's k/n or a difference of two, an ECE's or an
+    analysis' exact value: :func:`prereg.reports.verdicts.exact_figure`); else the reported
+    number (None: not reported)."""
     name = ON_SCALE.get(quantity) or COLUMNS.get(quantity, (None, quantity))[1]
     x = row.get(name)
     if not isinstance(x, int | float) or isinstance(x, bool):
-        return None
-    return abs(x) if quantity == "abs_estimate" else x
-
-
-def _exact(row: Mapping[str, Any]) -> Fraction | None:
-    def frac(part) -> Fraction | None:
-        if not isinstance(part, Mapping):
-            return None
-        k, n = part.get("k"), part.get("n")
-        if isinstance(k, int) and isinstance(n, int) and n > 0:
-            return Fraction(k, n)
-        return None
-
-    if "a" in row and "b" in row:
-        a, b = frac(row["a"]), frac(row["b"])
-        return None if a is None or b is None else a - b
-    return frac(row)
+        x = None
+    elif quantity == "abs_estimate":
+        x = abs(x)
+    return exact_figure(row, quantity, x)
 
 
 def meets(row: Mapping[str, Any], comparison: Comparison) -> bool:

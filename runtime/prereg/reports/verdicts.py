@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from prereg.reports import markdown
@@ -27,12 +28,6 @@ QUANTITY = {
     "se": ("standard error", "se"),
     "statistic": ("statistic", "statistic"),
     "df": ("degrees of freedom", "df"),
-}
-_CMP = {
-    "lt": lambda a, b: a < b,
-    "le": lambda a, b: a <= b,
-    "gt": lambda a, b: a > b,
-    "ge": lambda a, b: a >= b,
 }
 
 
@@ -141,6 +136,47 @@ def _pattern(target: str) -> re.Pattern:
     return re.compile("^" + ".+".join(re.escape(p) for p in parts) + "$")
 
 
+def exact_figure(row: Mapping[str, Any], quantity, x):
+    """The figure a comparison of ``quantity`` is decided with, as SCORE.json carries it: for
+    an estimate, its exact fraction (``exact``, a string or an analysis' ``exact.estimate``),
+    k/n of a proportion, or the difference of its arms' k/n; otherwise the float ``x``."""
+    if quantity not in ("estimate", "abs_estimate"):
+        return x
+    exact = row.get("exact")
+    if isinstance(exact, Mapping):
+        exact = exact.get("estimate")
+    value = None
+    try:
+        if isinstance(exact, str):
+            value = Fraction(exact)
+        elif isinstance(row.get("k"), int) and row.get("n"):
+            value = Fraction(row["k"], row["n"])
+        else:
+            a, b = row.get("a"), row.get("b")
+            if (
+                isinstance(a, Mapping)
+                and isinstance(b, Mapping)
+                and isinstance(a.get("k"), int)
+                and isinstance(b.get("k"), int)
+                and a.get("n")
+                and b.get("n")
+            ):
+                value = Fraction(a["k"], a["n"]) - Fraction(b["k"], b["n"])
+    except (TypeError, ValueError, ZeroDivisionError):
+        value = None
+    if value is None:
+        return x
+    return abs(value) if quantity == "abs_estimate" else value
+
+
+def _holds(leaf: Mapping[str, Any], figure) -> bool:
+    """Whether ``figure op value`` holds, decided as the verdict is (the threshold as the
+    decimal written, the figure rounded half-up first when the rule registers ``decimals``)."""
+    from prereg.stats.compare import compare
+
+    return compare(figure, str(leaf.get("op")), leaf.get("value"), decimals=leaf.get("decimals"))
+
+
 def deciding_figures(
     hypothesis: Mapping[str, Any],
     figures: Sequence[Mapping[str, Any]],
@@ -168,7 +204,7 @@ def deciding_figures(
             if leaf.get("quantity") == "abs_estimate":
                 x = abs(x)
             shown_x = fmt_p(x) if field in ("p", "adjustedP") else f"{x:.{digits}g}"
-            if _CMP[str(leaf.get("op"))](x, leaf.get("value")) != comparison.negated:
+            if _holds(leaf, exact_figure(f, leaf.get("quantity"), x)) != comparison.negated:
                 met.append(f"{f.get('id')} ({shown_x})")
             else:
                 unmet.append(f"{f.get('id')} ({shown_x})")
