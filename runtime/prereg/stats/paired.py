@@ -61,20 +61,21 @@ def _with_diff(a, b, c, d) -> tuple[Fraction | None, dict]:
 
 def mcnemar_exact(n11, n10, n01, n00, *, alternative) -> Result:
     """McNemar's exact (conditional) test: n10 ~ Binomial(n10 + n01, ½) under the null."""
-    from scipy.stats import binomtest
+    from prereg.stats.samples import mcnemar_exact_figure
 
     a, b, c, d = _pairs(n11, n10, n01, n00)
     alt = _alternative(alternative)
     diff, exact = _with_diff(a, b, c, d)
-    m = b + c
-    # With no discordant pair the binomial has one outcome: P = 1 for every alternative.
-    p = 1.0 if m == 0 else float(binomtest(b, m, 0.5, alternative=alt).pvalue)
+    # a fraction of integer sums up to 2,000 discordant pairs (1 with none), else certified
+    pe = mcnemar_exact_figure(a, b, c, d, alternative=alt)
+    if isinstance(pe, Fraction):
+        exact = {**exact, "p": pe}
     return Result(
         "mcnemar-exact",
         estimate=diff,
         statistic=b,
         statistic_name="n10",
-        p=min(1.0, p),
+        p=min(1.0, float(pe)),
         exact=exact,
         counts=_pair_counts(a, b, c, d),
     )
@@ -84,12 +85,25 @@ def mcnemar_mid_p(n11, n10, n01, n00, *, alternative) -> Result:
     """McNemar's mid-P test: the exact tail less half the probability of the observed n10."""
     from scipy.stats import binom
 
+    from prereg.stats.samples import EXACT_SUM_LIMIT
+
     a, b, c, d = _pairs(n11, n10, n01, n00)
     alt = _alternative(alternative)
     diff, exact = _with_diff(a, b, c, d)
     m = b + c
     if m == 0:
         p = 1.0
+        exact = {**exact, "p": Fraction(1)}
+    elif m <= EXACT_SUM_LIMIT:  # the same sums in integers: a fraction of 2^(m+1)
+        at = min(b, c) if alt == "two-sided" else b
+        if alt == "greater":  # 2^m P(X > n10)
+            tail = sum(math.comb(m, j) for j in range(b + 1, m + 1))
+        else:  # 2^m P(X < at)
+            tail = sum(math.comb(m, j) for j in range(at))
+        pe = Fraction(2 * tail + math.comb(m, at), 2 ** (m + 1))
+        pe = min(Fraction(1), 2 * pe if alt == "two-sided" else pe)
+        exact = {**exact, "p": pe}
+        p = float(pe)
     else:
         half = 0.5 * float(binom.pmf(b, m, 0.5))
         if alt == "greater":
@@ -536,7 +550,8 @@ CATALOGUE = (
         reference="McNemar Q (1947). Psychometrika 12:153–157; " + _FLL + ".",
         oracle="statsmodels mcnemar(table, exact=True); exact sums of binomial coefficients; "
         + _CAVO,
-        exactness=_DIFF_EXACT + "; P is a float (certified comparison)",
+        exactness=_DIFF_EXACT + "; up to 2,000 discordant pairs P is the fraction of integer "
+        "sums (exact['p']), compared exactly; beyond, certified (regularised incomplete beta)",
     ),
     Entry(
         name="mcnemar-mid-p",
@@ -550,7 +565,8 @@ CATALOGUE = (
         "P(X > n10) + ½P(X = n10); less P(X < n10) + ½P(X = n10)",
         reference=_FLL + ".",
         oracle="exact sums of binomial coefficients; " + _CAVO + " (P = 0.034690)",
-        exactness=_DIFF_EXACT + "; P is a float (certified comparison)",
+        exactness=_DIFF_EXACT + "; up to 2,000 discordant pairs P is the fraction of integer "
+        "sums (exact['p']), compared exactly; beyond, a float (certified comparison)",
     ),
     Entry(
         name="mcnemar-asymptotic",
