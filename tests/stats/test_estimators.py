@@ -254,7 +254,7 @@ def test_brier_matches_sklearn_and_exact(seed, n):
     r = es.brier_score(y, q)
     close(r.estimate, brier_score_loss(y, q), rel=1e-12)
     if n <= 1000:
-        exact = sum((Fraction(float(a)) - int(b)) ** 2 for a, b in zip(q, y, strict=True)) / n
+        exact = sum((Fraction(repr(float(a))) - int(b)) ** 2 for a, b in zip(q, y, strict=True)) / n
         assert r.exact["estimate"] == exact
 
 
@@ -301,7 +301,7 @@ def ece_loop(y, q, edges, closed):
             else:
                 inside = lo < qi <= hi or (b == 0 and qi == lo)
             if inside:
-                members[b].append((int(yi), Fraction(float(qi))))
+                members[b].append((int(yi), Fraction(repr(float(qi)))))
                 break
     total = Fraction(0)
     for m in members:

@@ -14,6 +14,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from prereg.cli import main
 from prereg.stats.paired import mcnemar_exact, mcnemar_mid_p
@@ -109,3 +110,50 @@ def test_a_rule_on_fisher_p_exactly_on_its_threshold(tmp_path):
     assert doc["decision"]["outcome"] == "keep"
     text = out.with_suffix(".md").read_text()
     assert "P ≤ 0.05: met by 1 of 1" in text and "P < 0.05: met by 0 of 1" in text
+
+
+@pytest.mark.parametrize(
+    "method, counts, margin",
+    [
+        ("tango_test", (10, 3, 5, 2), -0.1),  # (3 - 5)/20 = -1/10
+        ("tango_test", (40, 9, 2, 49), 0.07),  # 7/100
+        ("farrington_manning", (19, 20, 20, 20), -0.05),  # 19/20 - 1 = -1/20
+        ("farrington_manning", (57, 60, 20, 20), -0.05),
+        ("wald_difference_test", (33, 100, 30, 100), 0.03),
+    ],
+)
+def test_a_difference_exactly_on_the_written_margin_has_z_zero(method, counts, margin):
+    """The margin is the decimal written in the spec (-0.05 is -1/20), so a difference of counts
+    exactly on it gives a numerator of exactly 0: z = 0, one-sided P = 1/2, two-sided 1 (with
+    the margin's binary value, z was 7.9e-17 and P 0.49999999999999994, so 'p lt 0.5' held)."""
+    from prereg.stats import paired, two_proportions
+
+    fn = getattr(paired, method, None) or getattr(two_proportions, method)
+    for alt, p in (("greater", 0.5), ("less", 0.5), ("two-sided", 1.0)):
+        r = fn(*counts, alternative=alt, margin=margin)
+        assert r.statistic == 0.0 and r.p == p, (alt, r.statistic, r.p)
+        assert r.estimate == margin
+
+
+def test_ece_and_brier_analyses_read_probabilities_as_written():
+    """196 rows at confidence 0.8, 147 right: ECE |147 − 196·4/5|/196 = 1/20 exactly, as the
+    ece metric gives it (over the floats' binary values it was 1/20 + 4.4e-17 and failed
+    'le 0.05'); Brier (147·(1/5)² + 49·(4/5)²)/196 = 19/100. Hand sums; sklearn's float too."""
+    from sklearn.metrics import brier_score_loss
+
+    from prereg.stats.estimators import brier_score, expected_calibration_error
+
+    y = np.array([1] * 147 + [0] * 49)
+    q = np.full(196, 0.8)
+    edges = [i / 10 for i in range(11)]
+    r = expected_calibration_error(y, q, edges=edges, closed="left")
+    assert r.exact["estimate"] == Fraction(1, 20)
+    b = brier_score(y, q)
+    assert b.exact["estimate"] == Fraction(19, 100)
+    assert close(float(b.estimate), brier_score_loss(y, q))
+    rng = np.random.default_rng(3)
+    q = np.round(rng.random(500), 3)
+    y = (rng.random(500) < q).astype(int)
+    hand = sum((Fraction(repr(float(v))) - t) ** 2 for v, t in zip(q, y, strict=True)) / 500
+    assert brier_score(y, q).exact["estimate"] == hand
+    assert close(float(brier_score(y, q).estimate), brier_score_loss(y, q))

@@ -31,7 +31,7 @@ from prereg.stats.compare import (
     _exact_mean,
     _grouped,
     _mean_log_ball,
-    decimal_fraction,
+    decimal_sum,
 )
 
 
@@ -76,19 +76,6 @@ def _exp(c: Certified | None) -> Certified | None:
     return Certified(v, error=err, ball=lambda prec: ball(prec).exp())
 
 
-def _decimal_sum(values, counts) -> Fraction:
-    """Σ count · value over values read as decimals (:func:`decimal_fraction`), in integers
-    over the common denominator (decimals share powers of ten), one fraction at the end."""
-    fracs = [decimal_fraction(v) for v in values]
-    den = 1
-    for f in fracs:
-        den = math.lcm(den, f.denominator)
-    total = sum(
-        f.numerator * (den // f.denominator) * c for f, c in zip(fracs, counts, strict=True)
-    )
-    return Fraction(total, den)
-
-
 def ece_exact_bins(raw: np.ndarray, hits: np.ndarray, edges, closed: str) -> dict[int, Fraction]:
     """Each non-empty bin's exact share of the ECE, ``|k_b − Σ_{i∈b} q_i| / N``, over the
     decimal confidences (bin index -> fraction)."""
@@ -98,7 +85,7 @@ def ece_exact_bins(raw: np.ndarray, hits: np.ndarray, edges, closed: str) -> dic
     out: dict[int, Fraction] = {}
     for b in np.unique(idx).tolist():
         inside = idx == b
-        conf = _decimal_sum(*_grouped(raw[inside]))
+        conf = decimal_sum(*_grouped(raw[inside]))
         out[int(b)] = abs(int(np.count_nonzero(hits[inside])) - conf) / raw.size
     return out
 

@@ -237,6 +237,47 @@ def _grouped(x):
     return values.tolist(), counts.tolist()
 
 
+def fraction_sum(fracs, counts) -> Fraction:
+    """Σ count · fraction, in integers over the common denominator (decimals share powers of
+    ten), one fraction at the end."""
+    den = 1
+    for f in fracs:
+        den = math.lcm(den, f.denominator)
+    total = sum(
+        f.numerator * (den // f.denominator) * c for f, c in zip(fracs, counts, strict=True)
+    )
+    return Fraction(total, den)
+
+
+#: digits of the decimal context the exact sums run in (a square of the smallest subnormal beside
+#: 1 needs about 700); a result that would need more raises
+#: (``Inexact`` is trapped), so no sum is ever rounded
+_DIGITS = 1500
+
+
+def exact_decimals():
+    """A decimal context in which every sum and product is exact or raises."""
+    from decimal import Context, Inexact, Rounded
+
+    return Context(prec=_DIGITS, traps=[Inexact, Rounded], Emax=10**6, Emin=-(10**6))
+
+
+def decimal_sum(values, counts, square_less=None) -> Fraction:
+    """Σ count · value over float values read as decimals (:func:`decimal_fraction`), or with
+    ``square_less`` (integers) Σ count · (value − t)²: in the C decimal module, exact (a sum
+    that would be rounded raises), a fraction at the end."""
+    from decimal import Decimal, localcontext
+
+    with localcontext(exact_decimals()):
+        decs = list(map(Decimal, map(repr, map(float, values))))
+        if square_less is not None:
+            decs = [(d - t) * (d - t) for d, t in zip(decs, square_less, strict=True)]
+        if any(c != 1 for c in counts):
+            decs = [d * c if c != 1 else d for d, c in zip(decs, counts, strict=True)]
+        total = sum(decs, Decimal(0))
+    return Fraction(total)
+
+
 def _exact_mean(x) -> Fraction:
     values, counts = _grouped(x)
     total = sum((decimal_fraction(v) * c for v, c in zip(values, counts, strict=True)), Fraction(0))

@@ -9,9 +9,10 @@ Input shapes (:data:`prereg.stats.catalogue.SHAPES`):
 - ``labels``: ``y_true, y_pred``, class labels (integers or strings)
 - ``probabilities``: ``y, q``, the 0/1 outcome and the predicted probability of outcome 1
 
-Figures that are rational in the data are computed exactly and reported in ``exact`` (floats
-are taken at their exact binary values): pass@k, majority-vote accuracy, precision, recall,
-F1, the Brier score, the calibration error and the AUROC. Log loss and standard errors are
+Figures that are rational in the data are computed exactly and reported in ``exact``: pass@k,
+majority-vote accuracy, precision, recall, F1, the Brier score, the calibration error and the
+AUROC (the Brier score and the calibration error read each probability as the shortest
+decimal that gives its float, the decimal the data write, as the ``ece`` metric does). Log loss and standard errors are
 floats. Importing this module does not import scipy.
 """
 
@@ -24,7 +25,6 @@ from fractions import Fraction
 import numpy as np
 
 from prereg.stats.catalogue import Entry
-from prereg.stats.exactsum import scaled
 from prereg.stats.methods import MethodError
 from prereg.stats.result import Result
 
@@ -310,16 +310,24 @@ def _probabilities(y, q) -> tuple[np.ndarray, np.ndarray]:
 
 
 def brier_score(y, q) -> Result:
-    """The Brier score mean((q − y)²), exact over the floats given."""
+    """The Brier score mean((q − y)²), exact over the probabilities read as the decimals the
+    data write (:func:`prereg.stats.compare.decimal_fraction`: 0.8 is 4/5), as every figure
+    of data is."""
+    from prereg.stats.compare import decimal_sum
+
     ya, qa = _probabilities(y, q)
     n = ya.size
     counts = {"n": n, "positives": int(ya.sum())}
     if n == 0:
         return Result(method="brier-score", counts=counts)
-    nums, shift = scaled(qa)
-    one = 1 << shift
-    total = sum((m - one * t) ** 2 for m, t in zip(nums, ya.tolist(), strict=True))
-    score = Fraction(total, (one * one) * n)
+    from prereg.stats.compare import _grouped
+
+    # each distinct probability once per outcome: (q − y)² of its decimal, times its count
+    total = Fraction(0)
+    for t in (0, 1):
+        values, times = _grouped(qa[ya == t])
+        total += decimal_sum(values, times, [t] * len(values))
+    score = total / n
     return Result(method="brier-score", estimate=score, exact={"estimate": score}, counts=counts)
 
 
@@ -371,23 +379,21 @@ def expected_calibration_error(y, q, *, edges, closed) -> Result:
         figure = ece_binned(qa, ya, e, closed)
     except ValueError as err:
         raise MethodError(f"q: {err}") from None
-    nums, shift = scaled(qa)
-    one = 1 << shift
+    from prereg.stats.compare import _grouped, decimal_sum
+
+    # each bin's |k_b − Σ q_i| over the probabilities read as the decimals the data write
+    # (0.8 is 4/5), as the ece metric decides it
     k = len(e) - 1
-    sum_q = [0] * k
-    sum_y = [0] * k
-    n_b = [0] * k
-    for b, m, t in zip(idx.tolist(), nums, ya.tolist(), strict=True):
-        sum_q[b] += m
-        sum_y[b] += t
-        n_b[b] += 1
-    exact = Fraction(sum(abs(sum_y[b] * one - sum_q[b]) for b in range(k)), one * n)
+    n_b = np.bincount(idx, minlength=k).tolist()
+    sum_y = np.bincount(idx, weights=ya, minlength=k).astype(np.int64).tolist()
+    sum_q = [decimal_sum(*_grouped(qa[idx == b])) if n_b[b] else Fraction(0) for b in range(k)]
+    exact = sum((abs(sum_y[b] - sum_q[b]) for b in range(k)), Fraction(0)) / n
     bins = [
         {
             "lower": e[b],
             "upper": e[b + 1],
             "n": n_b[b],
-            "mean_confidence": (sum_q[b] / one / n_b[b]) if n_b[b] else None,
+            "mean_confidence": float(sum_q[b] / n_b[b]) if n_b[b] else None,
             "accuracy": (sum_y[b] / n_b[b]) if n_b[b] else None,
         }
         for b in range(k)
@@ -578,7 +584,7 @@ CATALOGUE = (
         reference="Brier GW (1950), Verification of forecasts expressed in terms of probability, "
         "Monthly Weather Review 78:1-3",
         oracle="sklearn.metrics.brier_score_loss(y, q) (binary: the plain mean squared error)",
-        exactness="the estimate is the exact mean of the floats' squares, compared exactly",
+        exactness="the estimate is the exact mean of the squares over the probabilities read as the decimals the data write (0.8 is 4/5), compared exactly",
     ),
     Entry(
         name="log-loss",

@@ -309,11 +309,17 @@ def _differences(x, y, margin) -> tuple[np.ndarray, Fraction]:
 
 
 def _margin_any(margin) -> Fraction:
-    """A margin for differences of numbers: any finite number (its exact binary value)."""
+    """A margin for differences of numbers: any finite number, as the decimal written in the
+    spec (see :func:`prereg.stats.two_proportions._margin`)."""
+    from prereg.stats.compare import threshold
+
     if isinstance(margin, bool):
         raise MethodError(f"margin must be a finite number, got {margin!r}")
     try:
-        return Fraction(margin)
+        m = threshold(margin)
+        if not math.isfinite(float(margin)):
+            raise ValueError
+        return m
     except (TypeError, ValueError, OverflowError):
         raise MethodError(f"margin must be a finite number, got {margin!r}") from None
 

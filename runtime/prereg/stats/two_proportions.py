@@ -88,11 +88,15 @@ def _alternative(alternative) -> str:
 
 
 def _margin(margin) -> Fraction:
-    """The margin as the exact value of the number given (a float's own binary value)."""
+    """The margin as the decimal written in the spec (a float as the shortest decimal that
+    reads back as it: -0.05 is exactly -1/20, as every registered threshold is), so that a
+    difference of counts exactly on the margin gives a numerator of exactly 0."""
+    from prereg.stats.compare import threshold
+
     if isinstance(margin, bool):
         raise MethodError(f"margin must be a number in (-1, 1), got {margin!r}")
     try:
-        m = Fraction(margin)
+        m = threshold(margin)
     except (TypeError, ValueError, OverflowError):
         raise MethodError(f"margin must be a number in (-1, 1), got {margin!r}") from None
     if not -1 < m < 1:
