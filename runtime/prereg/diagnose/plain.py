@@ -23,11 +23,11 @@ from typing import Any
 from prereg.console import console_of
 from prereg.errors import UserError
 
-from .redesign import MAX_VALUES, confirmation_seed
-from .summary import r, share
+from .redesign import MAX_VALUES
 
 __all__ = [
     "Options",
+    "command",
     "condition",
     "confirmation_seed",
     "options",
@@ -100,6 +100,27 @@ def options(args, registered: Sequence[str]) -> Options:
         out,
         md,
     )
+
+
+def r(x) -> float | None:
+    """A figure as the document rounds it (:func:`.summary.r`)."""
+    from .summary import r as rounded
+
+    return rounded(x)
+
+
+def share(k: int, n: int) -> dict:
+    """``{"count", "share", "mcSe"}`` of k in n (:func:`.summary.share`)."""
+    from .summary import share as of
+
+    return of(k, n)
+
+
+def confirmation_seed(seed: int) -> int:
+    """The fresh seed ``--target`` confirms with (:func:`.redesign.confirmation_seed`)."""
+    from .redesign import confirmation_seed as fresh
+
+    return fresh(seed)
 
 
 def parse_vary(text: str, names: Sequence[str], low: int, high: int, what: str) -> tuple[int, ...]:
