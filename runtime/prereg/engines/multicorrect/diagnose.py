@@ -150,7 +150,7 @@ def diagnose(ctx: StudyContext, args: Any) -> int:
 
     payload = {"cfg": cfg, "seeds": seeds_per_study}
     points = [None, *(values or ())]
-    tasks = [t for v in points for t in tasks_at(seed, v)]
+    tasks = list(dict.fromkeys(t for v in points for t in tasks_at(seed, v)))
     done = plain.run_tasks(args, opts, f"diagnose {ctx.study_id}", _chunk, payload, tasks)
     got = dict(zip(tasks, done, strict=True))
 
