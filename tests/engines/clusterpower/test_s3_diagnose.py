@@ -199,6 +199,9 @@ def test_decision_by_the_registered_rules(tmp_path):
     assert big["holds"] and big["figure"] >= TARGET
     assert big["details"]["decision"] == "run-at-selected-task-count"
     sel = big["details"]["selectedTaskCount"]
+    assert f"decision run-at-selected-task-count at {sel} tasks" in big["claim"]
+    md = (tmp_path / "b.md").read_text("utf-8")
+    assert f"decision run-at-selected-task-count at {sel} tasks" in md
     d = doc(tmp_path, "b.json")
     # the first rung reaching the target is selected; every earlier one is below it
     for c in d["conditions"]:
@@ -278,3 +281,18 @@ def test_an_existing_output_is_not_overwritten(tmp_path, capsys):
     assert "D.md" in capsys.readouterr().err
     assert (tmp_path / "D.md").read_text() == "mine\n"
     assert not (tmp_path / "D.json").exists()
+
+
+def test_one_scenario_asked(tmp_path):
+    """--scenario no-effect: only the false-positive conditions (the claim still reads the
+    powers, simulated on the same draws)."""
+    assert run(tmp_path, "--simulations", "100", "--seed", "2", "--scenario", "no-effect") == 0
+    d = doc(tmp_path)
+    assert d["requested"] == ["no-effect"]
+    assert [c["scenario"] for c in d["conditions"]] == [
+        "no-effect at 50 tasks",
+        "no-effect at 75 tasks",
+        "no-effect at 100 tasks",
+    ]
+    assert all(c["effect"] == 0 for c in d["conditions"])
+    assert d["claims"][0]["figure"] is not None

@@ -185,7 +185,8 @@ def diagnose(ctx: StudyContext, args: Any) -> int:
         "kind": "power",
         "claim": f"the power at the plan's selected task count reaches {num}/{den} (hypothesis"
         f" {cfg.status_decision.hypothesis}, verdict {cfg.statuses['powered']}: some rung of"
-        " the ladder reaches the target power)",
+        f" the ladder reaches the target power); here status {status}, decision {outcome}"
+        + ("" if selected is None else f" at {selected} tasks"),
         "statement": None,
         "method": "simulation",
         "figure": base["figure"],
