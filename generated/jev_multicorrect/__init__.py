@@ -17,6 +17,71 @@ SPEC_DIGEST = "sha256:7fd7d12f7de26fda664209780d4dad96adf43662a24c4e71cfce45f23d
 # Operator commands: `prereg jev-multicorrect <command>`.
 COMMANDS = (
     {
+        "id": "diagnose",
+        "handler": "diagnose",
+        "summary": "the registered decision and figures over many runs of the registered synthetic diagnostic, at its list counts or others",
+        "description": "Run the registered diagnostic (constant diagnostic's synthetic choice lists, on as many fresh seeds per run as constant diagnostic-seeds lists) --simulations times, scored by the engine's own code; report the share of each verdict and decision outcome, each contract's failure rate and the mean figures of the evaluate split, and with --vary the same at other list counts.",
+        "arguments": (
+            {
+                "name": "--scenario",
+                "kind": "option",
+                "type": "string",
+                "required": False,
+                "help": "a registered scenario (repeat for several; default all: diagnostic)",
+                "repeated": True,
+            },
+            {
+                "name": "--simulations",
+                "kind": "option",
+                "type": "integer",
+                "required": True,
+                "help": "simulated studies per scenario and size",
+            },
+            {
+                "name": "--seed",
+                "kind": "option",
+                "type": "integer",
+                "required": True,
+                "help": "the simulation seed",
+            },
+            {
+                "name": "--out",
+                "kind": "option",
+                "type": "path",
+                "required": True,
+                "help": "DIAGNOSE.json to create; DIAGNOSE.md is written beside it",
+            },
+            {
+                "name": "--workers",
+                "kind": "option",
+                "type": "integer",
+                "required": False,
+                "help": "local worker processes (default 1); the output does not depend on it",
+            },
+            {
+                "name": "--scheduler",
+                "kind": "option",
+                "type": "string",
+                "required": False,
+                "help": "the address of a Dask distributed scheduler to run on (needs prereg[distributed])",
+            },
+            {
+                "name": "--vary",
+                "kind": "option",
+                "type": "string",
+                "required": False,
+                "help": "lists=V1,V2,... (both splits' choice lists; lists:fit or lists:evaluate for one): the registered diagnostic at each count, and whether every run passes",
+            },
+            {
+                "name": "--target",
+                "kind": "flag",
+                "type": None,
+                "required": False,
+                "help": "with --vary: the smallest listed value meeting every claim, confirmed with a fresh seed",
+            },
+        ),
+    },
+    {
         "id": "score",
         "handler": "score",
         "summary": "score external predictions into a new REPORT.json (never overwritten)",

@@ -50,7 +50,24 @@ def test_the_project_option_after_a_core_command(tmp_path):
 
 
 def test_a_study_without_commands_says_so(tmp_path):
-    # the multicorrect engine provides no standard commands: its spec's are all there are
+    # the reachability engine provides no standard commands: its spec's are all there are
+    project = tmp_path / "p"
+    (project / "spec" / "studies").mkdir(parents=True)
+    spec = project / "spec" / "studies" / "e23-relay-chains.yaml"
+    text = (ROOT / "tests" / "fixtures" / "reachability" / "e23-relay-chains.yaml").read_text()
+    start = text.index("\ncommands:\n") + 1
+    rest = re.search(r"^[a-z_]+:", text[start + len("commands:\n") :], re.M)
+    spec.write_text(
+        text[:start] + (text[start + len("commands:\n") + rest.start() :] if rest else "")
+    )
+    assert run_prereg("--project", project, "compile").returncode == 0
+    p = run_prereg("--project", project, "e23-relay-chains", "diagnose")
+    assert p.returncode == 2
+    assert "study 'e23-relay-chains' has no commands (its engine provides none" in p.stderr
+
+
+def test_a_study_without_commands_has_its_engine_s_diagnose(tmp_path):
+    # the multicorrect engine's standard command is all a spec without commands has
     project = tmp_path / "p"
     golden = ROOT / "tests" / "golden" / "compile-basic" / "project" / "spec"
     shutil.copytree(golden, project / "spec")
@@ -64,4 +81,4 @@ def test_a_study_without_commands_says_so(tmp_path):
     assert run_prereg("--project", project, "compile").returncode == 0
     p = run_prereg("--project", project, "example-probe", "diagnostic")
     assert p.returncode == 2
-    assert "study 'example-probe' has no commands (its engine provides none" in p.stderr
+    assert "invalid choice: 'diagnostic' (choose from 'diagnose')" in p.stderr

@@ -276,15 +276,30 @@ NEEDS = ("required", "declared", "optional")
 class Argument:
     """One argument a handler reads: its name as a spec declares it (``--lists``,
     ``calibration``), the argument types it accepts (``flag`` for a flag) and how it is needed
-    (one of :data:`NEEDS`)."""
+    (one of :data:`NEEDS`); ``repeated``, whether it takes the argument repeated (a list)."""
 
     name: str
     types: tuple[str, ...]
     need: str = "required"
+    repeated: bool = False
 
     @property
     def dest(self) -> str:
         return argument_dest(self.name)
+
+
+#: The shared options of a ``diagnose`` command whose engine simulates its own studies
+#: (:mod:`prereg.diagnose.plain`), after the engine's own inputs.
+DIAGNOSE_ARGUMENTS = (
+    Argument("--scenario", ("string",), "declared", repeated=True),
+    Argument("--simulations", ("integer",)),
+    Argument("--seed", ("integer",)),
+    Argument("--out", ("path", "string")),
+    Argument("--workers", ("integer",), "optional"),
+    Argument("--scheduler", ("string",), "optional"),
+    Argument("--vary", ("string",), "optional"),
+    Argument("--target", ("flag",), "optional"),
+)
 
 
 def argument_dest(name: str) -> str:
@@ -341,7 +356,7 @@ def command_problems(
                         f" {' or '.join(want.types)}, not {typ}",
                     )
                 )
-            if a.get("repeated"):
+            if a.get("repeated") and not want.repeated:
                 out.append(
                     (
                         f"{ptr}/repeated",

@@ -199,6 +199,7 @@ def test_freeze_authorizes_only_plan_statuses_that_exist_and_never_infeasible() 
 def test_every_declared_command_has_a_handler() -> None:
     declared = {c["id"]: c["handler"] for c in MODULE.COMMANDS}
     assert declared == {
+        "diagnose": "diagnose",  # the engine's standard command, not declared by the spec
         "power-plan": "power_plan",
         "assemble": "assemble",
         "freeze-manifest": "freeze_manifest",

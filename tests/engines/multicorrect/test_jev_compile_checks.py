@@ -295,10 +295,10 @@ CASES = {
         + ")",
     ),
     "unknown-handler": (
-        [("    handler: diagnostic\n", "    handler: diagnose\n")],
+        [("    handler: diagnostic\n", "    handler: diagnosis\n")],
         "/commands/1/handler",
-        "command 'diagnostic': the multicorrect-scoring engine has no handler 'diagnose'"
-        " (handlers: diagnostic, score)" + E + ")",
+        "command 'diagnostic': the multicorrect-scoring engine has no handler 'diagnosis'"
+        " (handlers: diagnose, diagnostic, score)" + E + ")",
     ),
     # the diagnostic's synthetic lists: one request id each, and a gap for contract 7
     "request-id-without-index": (

@@ -22,6 +22,7 @@ def __getattr__(name: str):
             "assemble": _handler("freeze_commands", "assemble"),
             "freeze_manifest": _handler("freeze_commands", "freeze_manifest"),
             "validate": _handler("freeze_commands", "validate"),
+            "diagnose": _handler("diagnose", "diagnose"),
         }
         return commands
     if name in ("plan_config", "freeze_config"):

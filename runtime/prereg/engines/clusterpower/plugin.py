@@ -10,4 +10,5 @@ ENGINE = Engine(
     checks="prereg.engines.clusterpower.spec_checks:checks",
     reporter="prereg.reports.clusterpower:build",
     figures="prereg.engines.clusterpower.figures:reported",
+    standard_commands="prereg.engines.clusterpower.standard:commands",
 )

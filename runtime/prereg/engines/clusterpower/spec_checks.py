@@ -22,7 +22,14 @@ from typing import Any
 
 from prereg.compiler.predicate import plainly_valid_schema
 from prereg.engines.base import Problem
-from prereg.engines.checking import Argument, SpecNames, command_problems, comparisons, units_unread
+from prereg.engines.checking import (
+    DIAGNOSE_ARGUMENTS,
+    Argument,
+    SpecNames,
+    command_problems,
+    comparisons,
+    units_unread,
+)
 from prereg.engines.clusterpower.config import FIELD_ROLES
 
 #: The calibration fields whose allowed values the engine reads, and how many it needs.
@@ -61,6 +68,14 @@ HANDLERS = {
         Argument("manifest", _TEXT),
         Argument("--root", _TEXT, "declared"),
         Argument("--public-key", _TEXT, "optional"),
+    ),
+    "diagnose": (
+        Argument("calibration", _TEXT),
+        Argument("--eligible-task-count", ("integer",)),
+        Argument("--eligible-repository-count", ("integer",)),
+        Argument("--eligible-pass-items", ("integer",)),
+        Argument("--eligible-fail-items", ("integer",)),
+        *DIAGNOSE_ARGUMENTS,
     ),
 }
 

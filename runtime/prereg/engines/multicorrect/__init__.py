@@ -106,7 +106,16 @@ def __getattr__(name: str):
     if name == "COMMANDS":
         from prereg.engines.multicorrect import commands
 
-        globals()["COMMANDS"] = found = {"score": commands.score, "diagnostic": commands.diagnostic}
+        def diagnose(ctx, args):
+            from prereg.engines.multicorrect.diagnose import diagnose as run
+
+            return run(ctx, args)
+
+        globals()["COMMANDS"] = found = {
+            "score": commands.score,
+            "diagnostic": commands.diagnostic,
+            "diagnose": diagnose,
+        }
         return found
     if name in _EXPORTS:
         value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)

@@ -483,6 +483,14 @@ def diagnostic(seed: int, config: Mapping[str, Any] | EngineConfig) -> dict[str,
     Returns ``{"seed", "passed", "contracts": [{"number", "contract", "passed", "figures"}]}``
     (JSON data; figures are unrounded).
     """
+    return diagnostic_run(seed, config)[0]
+
+
+def diagnostic_run(
+    seed: int, config: Mapping[str, Any] | EngineConfig
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`diagnostic`'s result, and what it was computed from: ``cfg``, ``syn`` (the
+    synthetic data), ``preds`` (the predictions collected) and ``fit`` (the fitted threshold)."""
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise UserError(f"seed: expected a non-negative integer, got {seed!r}")
     cfg = engine_config(config)
@@ -496,7 +504,7 @@ def diagnostic(seed: int, config: Mapping[str, Any] | EngineConfig) -> dict[str,
     for number, cid in enumerate(cfg.diagnostic.contracts, start=1):
         res = CONTRACTS[cid](ctx)
         results.append({"number": number, "contract": cid, **res})
-    return {"seed": seed, "passed": seed_passes(cfg, results), "contracts": results}
+    return {"seed": seed, "passed": seed_passes(cfg, results), "contracts": results}, ctx
 
 
 def seed_passes(cfg: EngineConfig, contracts: list[dict[str, Any]]) -> bool:
@@ -508,4 +516,4 @@ def seed_passes(cfg: EngineConfig, contracts: list[dict[str, Any]]) -> bool:
     return passes(cfg.diagnostic.decision, figures)
 
 
-__all__ = ["CONTRACTS", "diagnostic", "synthesize"]
+__all__ = ["CONTRACTS", "diagnostic", "diagnostic_run", "synthesize"]

@@ -11,4 +11,5 @@ ENGINE = Engine(
     reporter="prereg.reports.multicorrect:build",
     api="prereg.engines.multicorrect.study_api:api",
     figures="prereg.engines.multicorrect.figures:reported",
+    standard_commands="prereg.engines.multicorrect.standard:commands",
 )

@@ -23,7 +23,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from prereg.engines.base import Problem
-from prereg.engines.checking import Argument, SpecNames, command_problems, units_unread
+from prereg.engines.checking import (
+    DIAGNOSE_ARGUMENTS,
+    Argument,
+    SpecNames,
+    command_problems,
+    units_unread,
+)
 from prereg.engines.multicorrect.config import (
     FIELD_ROLES,
     FIELD_TYPES,
@@ -47,6 +53,7 @@ HANDLERS = {
         Argument("--seeds", ("integer_list",), "optional"),
         Argument("--out", _TEXT, "optional"),
     ),
+    "diagnose": DIAGNOSE_ARGUMENTS,
 }
 
 
