@@ -64,9 +64,8 @@ def _int(args, name: str, minimum: int, default: int | None = None) -> int:
 def options(args, registered: Sequence[str]) -> Options:
     """The shared options, each refused with its name before any work; ``registered`` are the
     scenario names the study registers (``--scenario`` must name them)."""
+    from prereg import runner
     from prereg.files import refuse_existing
-
-    from . import runner
 
     simulations = _int(args, "simulations", 1)
     seed = _int(args, "seed", 0)
@@ -154,7 +153,7 @@ def parse_vary(text: str, names: Sequence[str], low: int, high: int, what: str) 
 
 def run_tasks(args, opts: Options, label: str, fn: Callable, payload: Any, tasks: list) -> list:
     """``[fn(payload, t) for t in tasks]`` in this process, local workers or on Dask."""
-    from . import runner
+    from prereg import runner
 
     con = console_of(args)
     progress = con.progress(label, len(tasks), unit="tasks")

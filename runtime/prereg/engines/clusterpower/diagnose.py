@@ -19,7 +19,7 @@ over the diagnosed figures, as the plan evaluates them.  Under ``--vary tasks=V1
 ≤ N) the claim at each value is that its power reaches the target; ``--target`` gives the
 smallest listed value that does, confirmed with a fresh seed.
 
-Each (task count, seed) is one task for :mod:`prereg.diagnose.runner`: a rung is simulated
+Each (task count, seed) is one task for :mod:`prereg.runner`: a rung is simulated
 whole (its θ̂₀ is centred by the rung's own Monte Carlo mean), so the bytes do not depend on
 ``--workers``.
 """
