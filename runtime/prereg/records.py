@@ -839,13 +839,20 @@ def _column_block(block: bytes, decoders, n: int) -> tuple[dict[str, list], dict
 
 
 def read_jsonl_columns(
-    path, schema_path: Path, *, max_problems: int = 50, block: int | None = None
+    path, schema_path: Path, *, max_problems: int = 50, block: int | None = None, share=None
 ):
     """:func:`read_jsonl_records`'s records as :class:`prereg.columnar.RecordColumns`: the
     same records and the same refusals, word for word. Blocks the typed decoder vouches for
     go straight into columns; any other block is read line by line with the strict reader's
-    messages."""
-    from prereg.columnar import RecordColumns
+    messages. ``share`` ({field: (index, ids)}) holds a field's strings once: each block's
+    column goes through :func:`prereg.columnar.shared_strings`."""
+    from prereg.columnar import RecordColumns, shared_strings
+
+    def shared(cols: dict[str, list]) -> dict[str, list]:
+        for name, (index, ids) in (share or {}).items():
+            if cols.get(name):
+                cols[name] = shared_strings(cols[name], index, ids)
+        return cols
 
     decoders = _column_decoders(str(schema_path))
     if decoders is None:
@@ -865,7 +872,7 @@ def read_jsonl_columns(
             break
         fast = _column_block(data, decoders, n)
         if fast is not None:
-            parts.append((*fast, n))
+            parts.append((shared(fast[0]), fast[1], n))
             continue
         rows: list[dict] = []
         for line in _block_lines(path, data, offset):
@@ -873,7 +880,7 @@ def read_jsonl_columns(
             _strict_line(path, lineno, line, schema_path, rows, problems)
         if not problems:
             part = RecordColumns.from_dicts(names, rows)
-            parts.append((part.columns, part.absent, part.n))
+            parts.append((shared(part.columns), part.absent, part.n))
     _refuse_problems(path, schema_path, problems, max_problems)
     if len(parts) == 1:
         columns, absent, n = parts[0]
