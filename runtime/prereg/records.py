@@ -858,7 +858,9 @@ def read_jsonl_columns(
     if decoders is None:
         rows = read_records(path, schema_path, "jsonl", max_problems=max_problems)
         names = list(dict.fromkeys(k for r in rows for k in r))
-        return RecordColumns.from_dicts(names, rows)
+        out = RecordColumns.from_dicts(names, rows)
+        shared(out.columns)
+        return out
     names = decoders[2]
     path = Path(path)
     problems: list[str] = []
