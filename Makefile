@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: setup generate check test lint demo bench clean
+.PHONY: setup generate check test lint demo bench bench-scale clean
 
 setup: $(STAMP)
 
@@ -37,6 +37,9 @@ demo: setup  ## run all three studies on bundled inputs; reports in out/demo/
 
 bench: setup  ## performance figures (medians), not pass/fail
 	$(BIN)/python bench/run.py
+
+bench-scale: setup  ## the scale issue's figures beside their floors: 1M rows, then a 10M-row score (tens of minutes)
+	$(BIN)/python bench/scale.py --rows 1000000 --ten-million
 
 clean:
 	rm -rf out .pytest_cache .ruff_cache

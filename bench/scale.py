@@ -1,6 +1,6 @@
-"""The factorial engine at scale: items, simulate and score of a study with N registered rows,
-each as a whole ``prereg`` process beside its floor measured in the same run. Not a pass/fail
-test; nothing asserts a time.
+"""The scale benchmark: items, simulate and score of a factorial study with N registered rows,
+jev score and freeze-manifest, each as a whole ``prereg`` process beside its floor measured in
+the same run. Not a pass/fail test; nothing asserts a time.
 
 The study is the answer-position example (2 models x 4 positions x 2 formats, a tuning and a
 test split: 32 cells) with its test cells' rows raised so that the study registers about N
@@ -9,16 +9,26 @@ rows (the 16 tuning cells keep their 10 rows each). Floors, each a whole process
 - items, simulate: copying the bytes the command wrote (``shutil.copyfile`` of its output: a
   read from the page cache and a write of the same bytes, interpreter start included);
 - score: ``pyarrow.json.read_json`` of the same two files (items and observations), pyarrow's
-  import included.
+  import included;
+- jev score (100k + 100k lists, the inputs of ``workloads.py``'s jev row): msgspec's
+  ``decode_lines`` of the same three files into Python objects, msgspec's import included;
+- freeze-manifest over a root whose analysis code is a 1 GiB file (``workloads.py``'s freeze
+  row): ``openssl dgst -sha256`` of that file.
+
+``--ten-million`` adds one score of a 10,000,000-row study (about 1.6 GB of JSONL in a
+temporary folder; building it takes a few minutes) and its pyarrow floor, one run each, for
+their peak memory.
 
     python bench/scale.py                      # N = 200,000, median of 3
-    python bench/scale.py --rows 1000000 --runs 1
-    python bench/scale.py --only items score  # simulate left out
+    python bench/scale.py --rows 1000000 --only score jev freeze
+    python bench/scale.py --rows 1000000 --only score --ten-million
     BENCH_BEFORE=/tmp/before/runtime python bench/scale.py   # alternate with older code
 
-Peak RSS is each process's own (``wait4``; the harness stays small and writes nothing large
-itself). With BENCH_BEFORE every prereg workload also runs with the older runtime first on the
-path, alternating run by run; its rows say ``[before]``.
+Each ratio is median over median, of wall time and of CPU seconds (pyarrow reads on both cores,
+so its wall and CPU ratios differ). The load average is printed before and after. Peak RSS is
+each process's own (``wait4``; the harness stays small and writes nothing large itself). With
+BENCH_BEFORE every prereg workload also runs with the older runtime first on the path,
+alternating run by run; its rows say ``[before]``.
 """
 
 from __future__ import annotations
@@ -35,10 +45,22 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from workloads import BEFORE, ROOT, Result, prereg_cmd, report, timed  # noqa: E402
+from workloads import (  # noqa: E402
+    BEFORE,
+    ROOT,
+    Result,
+    freeze_pair,
+    jev_pair,
+    machine_speed,
+    prereg_cmd,
+    ratios,
+    report,
+    timed,
+)
 
 STUDY = "answer-position"
-WORKLOADS = ("items", "simulate", "score")
+WORKLOADS = ("items", "simulate", "score", "jev", "freeze")
+TEN_MILLION = 10_000_000
 TUNING_ROWS = 16 * 10
 
 
@@ -81,12 +103,76 @@ def pyarrow_cmd(*paths: Path) -> list[str]:
     return [sys.executable, "-c", f"import pyarrow.json as j; {reads}"]
 
 
-def ratio_line(name: str, ours: Result, floor: Result) -> None:
+def ratio_line(ours: Result, floor: Result) -> None:
     for res in (ours.before, ours):
-        if res is None:
-            continue
-        r = statistics.median(res.walls) / statistics.median(floor.walls)
-        print(f"  {res.name:<52} {r:6.2f}× its floor ({floor.name})", flush=True)
+        if res is not None:
+            print(f"  {res.name:<52} {ratios(res, floor)} its floor ({floor.name.strip()})")
+
+
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.2f} (5 min {five:.2f}) on {os.cpu_count()} cores"
+
+
+def make_inputs(tmp: Path, rows: int) -> tuple[Path, int, Path, Path]:
+    """(project, registered rows, items.jsonl, observations) of the study at ``rows`` rows,
+    made once and not timed."""
+    root, rows = make_project(tmp, rows)
+    items = tmp / "items.jsonl"
+    obs = tmp / "obs.jsonl"
+    subprocess.run(study_cmd(root, "items", "--out", items), check=True, capture_output=True)
+    subprocess.run(
+        study_cmd(
+            root,
+            "simulate",
+            "--items",
+            items,
+            "--scenario",
+            "position-bias",
+            "--seed",
+            1,
+            "--out",
+            obs,
+        ),  # fmt: skip
+        check=True,
+        capture_output=True,
+    )
+    return root, rows, items, obs
+
+
+def describe(rows: int, items: Path, obs: Path) -> int:
+    attempts = sum(1 for _ in obs.open("rb"))
+    print(
+        f"factorial study {STUDY}: {rows:,} registered rows, {attempts:,} attempts;"
+        f" items.jsonl {items.stat().st_size / 2**20:.1f} MiB, observations"
+        f" {obs.stat().st_size / 2**20:.1f} MiB",
+        flush=True,
+    )
+    return attempts
+
+
+def score_pair(root: Path, items: Path, obs: Path, runs: int, warm: bool = True):
+    sc = timed(
+        "score",
+        lambda d: study_cmd(
+            root, "score", "--items", items, "--observations", obs, "--out", d / "S.json"
+        ),
+        runs,
+        warm=warm,
+    )
+    floor = timed(
+        "pyarrow.json.read_json of both", lambda d: pyarrow_cmd(items, obs), runs, warm=warm
+    )
+    return sc, floor
+
+
+def ten_million(tmp: Path) -> tuple[Result, Result]:
+    """One score of a 10,000,000-row study and one pyarrow read of its files (no warm run:
+    the files were just written, so they are in the page cache)."""
+    print(f"building the {TEN_MILLION:,}-row study (not timed) ...", flush=True)
+    root, rows, items, obs = make_inputs(tmp / "ten-million", TEN_MILLION)
+    describe(rows, items, obs)
+    return score_pair(root, items, obs, 1, warm=False)
 
 
 def main() -> int:
@@ -96,41 +182,30 @@ def main() -> int:
     ap.add_argument(
         "--only", nargs="+", choices=WORKLOADS, default=list(WORKLOADS), help="these workloads"
     )
+    ap.add_argument(
+        "--ten-million",
+        action="store_true",
+        help="also one score of a 10M-row study, for its peak memory (minutes, ~2 GB of disk)",
+    )
+    ap.add_argument("--freeze-mib", type=int, default=1024, help="freeze's analysis code, MiB")
     args = ap.parse_args()
     if BEFORE:
         print(f"[before]: the runtime in BENCH_BEFORE={BEFORE}, alternating with this checkout's")
+    print(f"start: {load()}", flush=True)
+    loop, sha = machine_speed()
+    print(
+        f"machine speed now: pure-Python loop {loop:.3f} s, SHA-256 of 64 MiB {sha:.3f} s",
+        flush=True,
+    )
+    r = args.runs
+    shown: list[tuple[str, Result, Result]] = []
     with tempfile.TemporaryDirectory(prefix="prereg-scale-") as tmp:
         tmp = Path(tmp)
-        root, rows = make_project(tmp, args.rows)
-        items = tmp / "items.jsonl"
-        obs = tmp / "obs.jsonl"
-        # inputs for score and the floors, made once and not timed
-        subprocess.run(study_cmd(root, "items", "--out", items), check=True, capture_output=True)
-        subprocess.run(
-            study_cmd(
-                root,
-                "simulate",
-                "--items",
-                items,
-                "--scenario",
-                "position-bias",
-                "--seed",
-                1,
-                "--out",
-                obs,
-            ),
-            check=True,
-            capture_output=True,
-        )
-        attempts = sum(1 for _ in obs.open("rb"))
-        print(
-            f"factorial study {STUDY} at scale: {rows:,} registered rows, {attempts:,} attempts;"
-            f" items.jsonl {items.stat().st_size / 2**20:.1f} MiB, observations"
-            f" {obs.stat().st_size / 2**20:.1f} MiB; median of {args.runs}",
-            flush=True,
-        )
-        r = args.runs
-        shown: list[tuple[str, Result, Result]] = []
+        rows = 0
+        if {"items", "simulate", "score"} & set(args.only):
+            root, rows, items, obs = make_inputs(tmp, args.rows)
+            describe(rows, items, obs)
+        print(f"whole processes, median of {r}", flush=True)
         if "items" in args.only:
             it = timed("items", lambda d: study_cmd(root, "items", "--out", d / "i.jsonl"), r)
             floor = timed("copy items.jsonl", lambda d: copy_cmd(items, d / "i.jsonl"), r)
@@ -149,35 +224,51 @@ def main() -> int:
                     1,
                     "--out",
                     d / "o.jsonl",
-                ),
+                ),  # fmt: skip
                 r,
             )
             floor = timed("copy observations", lambda d: copy_cmd(obs, d / "o.jsonl"), r)
             shown.append(("simulate", sim, floor))
         if "score" in args.only:
-            sc = timed(
-                "score",
-                lambda d: study_cmd(
-                    root, "score", "--items", items, "--observations", obs, "--out", d / "S.json"
-                ),
-                r,
-            )
-            floor = timed("pyarrow.json.read_json of both", lambda d: pyarrow_cmd(items, obs), r)
-            shown.append(("score", sc, floor))
-        for _, ours, floor in shown:
-            report(ours, None)
-            report(floor, None)
-        print("ratios (median wall / median wall of the floor, same run):")
-        for name, ours, floor in shown:
-            ratio_line(name, ours, floor)
-        per_m = 1e6 / rows
-        for name, ours, _ in shown:
-            if name == "score":
-                continue
-            for res in (ours.before, ours):
-                if res is not None:
-                    med = statistics.median(res.walls) * per_m
-                    print(f"  {res.name:<52} {med:7.2f} s per 1M rows")
+            shown.append(("score", *score_pair(root, items, obs, r)))
+        if "jev" in args.only:
+            res, floor, _ = jev_pair(tmp, r)
+            shown.append(("jev", res, floor))
+        if "freeze" in args.only:
+            ours, theirs = freeze_pair(tmp, args.freeze_mib, r)
+            if theirs is None:
+                print("  openssl not found: freeze-manifest has no floor here")
+            else:
+                shown.append(("freeze", ours, theirs))
+        for f in tmp.iterdir():  # the million-row inputs are not needed any more
+            if f.is_file():
+                f.unlink()
+        big = ten_million(tmp) if args.ten_million else None
+    for _, ours, floor in shown:
+        report(ours, None)
+        report(floor, None)
+    print("ratios (median over median of the floor, same run):")
+    for _, ours, floor in shown:
+        ratio_line(ours, floor)
+    per_m = 1e6 / rows if rows else 0
+    for name, ours, _ in shown:
+        if name not in ("items", "simulate", "score"):
+            continue
+        for res in (ours.before, ours):
+            if res is not None:
+                med = statistics.median(res.walls) * per_m
+                cpu = statistics.median(res.cpus) * per_m
+                print(f"  {res.name:<52} {med:7.2f} s ({cpu:.2f} CPU-s) per 1M rows")
+    if big is not None:
+        sc, floor = big
+        print(f"{TEN_MILLION:,} rows, one run each:")
+        report(sc, None)
+        report(floor, None)
+        ratio_line(sc, floor)
+        for res in (sc.before, sc):
+            if res is not None:
+                print(f"  {res.name:<52} peak RSS {res.rss_kib / 2**20:.2f} GiB (goal ≤ 1 GiB)")
+    print(f"end: {load()}")
     return 0
 
 

@@ -363,10 +363,38 @@ def jev_inputs(folder: Path, n: int, binary: bool = True) -> dict:
     return {k: folder / f"{k}.jsonl" for k in ("lists", "labels", "predictions", "binary")}
 
 
+def msgspec_decode_cmd(*paths: Path) -> list[str]:
+    """A process that decodes each JSONL file with msgspec into Python objects (every value
+    made, no types checked): jev score's floor, interpreter start and msgspec's import
+    included."""
+    reads = "; ".join(f"d.decode_lines(open({str(p)!r}, 'rb').read())" for p in paths)
+    return [sys.executable, "-c", f"import msgspec; d = msgspec.json.Decoder(); {reads}"]
+
+
+def jev_pair(tmp: Path, runs: int, n: int = 100_000) -> tuple[Result, Result, dict]:
+    """(jev score, its floor: msgspec decoding the same three files, the inputs), n + n lists."""
+    paths = jev_inputs(tmp / "jev", n)
+    k = f"{n // 1000}k" if n % 1000 == 0 else f"{n:,}"
+    res = timed(f"jev-multicorrect score, {k} + {k} lists", _jev(paths, False), runs)
+    files = (paths["lists"], paths["labels"], paths["predictions"])
+    floor = timed(
+        "  msgspec decode_lines of the same 3 files", lambda d: msgspec_decode_cmd(*files), runs
+    )
+    return res, floor, paths
+
+
+def ratios(ours: Result, floor: Result) -> str:
+    """Median wall over the floor's median wall, and the same of CPU seconds."""
+    wall = statistics.median(ours.walls) / statistics.median(floor.walls)
+    cpu = statistics.median(ours.cpus) / statistics.median(floor.cpus)
+    return f"wall {wall:.2f}×, CPU {cpu:.2f}×"
+
+
 def w_jev(a, tmp: Path) -> None:
-    paths = jev_inputs(tmp / "jev", 100_000)
-    res = timed("jev-multicorrect score, 100k + 100k lists", _jev(paths, False), a.runs)
+    res, floor, paths = jev_pair(tmp, a.runs)
     report(res, 1.5, f"({_mb(paths, False):.0f} MB; RSS goal ≤ 200 MiB)")
+    report(floor, None)
+    print(f"  ratio to msgspec's decoding: {ratios(res, floor)} (goal ≤ 1.5×)")
     res = timed("  the same with --binary-outputs", _jev(paths, True), a.runs)
     report(res, None, f"({_mb(paths, True):.0f} MB)")
     if a.scaling:
@@ -382,35 +410,43 @@ def w_jev(a, tmp: Path) -> None:
         print(f"  fitted exponent, jev score time ~ lists^{fitted_exponent(sizes, meds):.2f}")
 
 
-def w_freeze(a, tmp: Path) -> None:
-    root = prepare_freeze_root(tmp / "freeze", a.freeze_mib)
+def freeze_pair(tmp: Path, mib: int, runs: int) -> tuple[Result, Result | None]:
+    """(freeze-manifest of a root whose analysis code is ``mib`` MiB, ``openssl dgst -sha256``
+    of that file: its floor, or None without openssl); the root is removed afterwards."""
+    root = prepare_freeze_root(tmp / "freeze", mib)
     big = root / "freeze-demo" / "analysis.py"
     inp = ROOT / "examples" / "s3" / "freeze-demo" / "freeze-input.json"
     openssl = shutil.which("openssl")
     subprocess.run(["cat", str(big)], stdout=subprocess.DEVNULL, check=True)  # page cache
-    ours = timed(
-        f"s3 freeze-manifest, {a.freeze_mib} MiB analysis code",
-        lambda d: prereg_cmd(
-            "s3-verifier-freeze", "freeze-manifest", inp, "--root", root, "--out", d / "m.json"
-        ),
-        a.runs,
-    )
-    if openssl is None:
+    try:
+        ours = timed(
+            f"s3 freeze-manifest, {mib} MiB analysis code",
+            lambda d: prereg_cmd(
+                "s3-verifier-freeze", "freeze-manifest", inp, "--root", root, "--out", d / "m.json"
+            ),
+            runs,
+        )
+        theirs = None
+        if openssl is not None:
+            theirs = timed(
+                "  openssl dgst -sha256 on the same file",
+                lambda d: [openssl, "dgst", "-sha256", big],
+                runs,
+            )
+    finally:
+        shutil.rmtree(root)
+    return ours, theirs
+
+
+def w_freeze(a, tmp: Path) -> None:
+    ours, theirs = freeze_pair(tmp, a.freeze_mib, a.runs)
+    if theirs is None:
         report(ours, None, "(openssl not found: no ratio)")
         return
-    theirs = timed(
-        "  openssl dgst -sha256 on the same file",
-        lambda d: [openssl, "dgst", "-sha256", big],
-        a.runs,
-    )
     goal = 1.2 * statistics.median(theirs.walls)
     report(ours, goal, "(goal: 1.2× openssl's wall)")
     report(theirs, None)
-    print(
-        f"  ratio to openssl: wall {statistics.median(ours.walls) / statistics.median(theirs.walls):.2f}×,"
-        f" CPU {statistics.median(ours.cpus) / statistics.median(theirs.cpus):.2f}×"
-    )
-    shutil.rmtree(root)
+    print(f"  ratio to openssl: {ratios(ours, theirs)}")
 
 
 def prepare_answer_position(folder: Path) -> Path:

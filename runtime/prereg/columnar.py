@@ -119,6 +119,15 @@ class RecordColumns(Sequence):
             return np.ones(self.n, dtype=bool)
         return np.fromiter((v is not ABSENT for v in col), dtype=bool, count=self.n)
 
+    def share(self, name: str, index: Mapping[Any, int], ids: Sequence[Any]) -> None:
+        """Column ``name`` with its strings held once: see :func:`shared_strings`."""
+        col = self.columns.get(name)
+        if not col:
+            return
+        self.columns[name] = shared_strings(col, index, ids)
+        for key in [k for k in self.cache if k == name or (type(k) is tuple and name in k)]:
+            del self.cache[key]
+
     def __getstate__(self):
         return (self.names, self.columns, self.n, self.absent, self.lines)
 
@@ -143,6 +152,24 @@ class RecordColumns(Sequence):
                 absent[name] = sum(1 for v in sub if v is ABSENT)
         lines = None if self.lines is None else [self.lines[j] for j in get]
         return RecordColumns(self.names, columns, len(get), absent, lines)
+
+
+def shared_strings(col: list, index: Mapping[Any, int], ids: Sequence[Any]) -> list:
+    """``col`` with each string that equals a string of ``ids`` replaced by that object
+    (``index`` gives a value's position in ``ids``), so that strings the records repeat from
+    another table are held once: an observation's row id names a manifest row, whose string
+    the row table holds already (a million rows' ids are about 70 MiB). Only a ``str`` is
+    replaced, and only by an equal ``str``: the column reads back the same values of the same
+    kinds. A reader calls it on each block it decodes, so the copies are freed as it goes."""
+    get = index.get
+    try:
+        pos = list(map(get, col))
+    except TypeError:  # a value that cannot be a dict key: nothing to share
+        return col
+    return [
+        w if p is not None and type(v) is str and type(w := ids[p]) is str and v == w else v
+        for v, p in zip(col, pos, strict=True)
+    ]
 
 
 def field_values(records: Sequence[Mapping[str, Any]], name: str, strict: bool = False) -> list:

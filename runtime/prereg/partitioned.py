@@ -141,14 +141,17 @@ def read_jsonl_columns(
     workers: int = 1,
     scheduler: str | None = None,
     max_problems: int = 50,
+    share=None,
 ):
     """:func:`prereg.records.read_jsonl_columns` of ``path``, its partitions read on
-    ``workers`` local processes or the Dask cluster at ``scheduler``."""
+    ``workers`` local processes or the Dask cluster at ``scheduler``; ``share`` as
+    :func:`prereg.records.share_columns`, applied here to the joined columns (the workers'
+    strings are copies)."""
     from prereg import records, runner
 
     decoders = records._column_decoders(str(schema_path))
     if decoders is None:
-        return records.read_jsonl_columns(path, schema_path, max_problems=max_problems)
+        return records.read_jsonl_columns(path, schema_path, max_problems=max_problems, share=share)
     parts, sha256, nbytes = plan(path, size)
     results = runner.run(
         read_part, (str(schema_path), max_problems), parts, workers=workers, scheduler=scheduler
@@ -164,5 +167,6 @@ def read_jsonl_columns(
         total += count
     records.refuse_counted(path, Path(schema_path), shown, total, max_problems)
     out = records.joined_columns(decoders[2], columns)
+    records.share_columns(out.columns, share)
     out.digest = (sha256, nbytes)
     return out

@@ -842,20 +842,34 @@ def _column_block(block: bytes, decoders, n: int) -> tuple[dict[str, list], dict
     return columns, absent
 
 
+def share_columns(cols: dict[str, list], share) -> dict[str, list]:
+    """``cols`` with each field of ``share`` ({field: (index, ids)}) holding its strings once:
+    the column goes through :func:`prereg.columnar.shared_strings`."""
+    from prereg.columnar import shared_strings
+
+    for name, (index, ids) in (share or {}).items():
+        if cols.get(name):
+            cols[name] = shared_strings(cols[name], index, ids)
+    return cols
+
+
 def read_jsonl_columns(
-    path, schema_path: Path, *, max_problems: int = 50, block: int | None = None
+    path, schema_path: Path, *, max_problems: int = 50, block: int | None = None, share=None
 ):
     """:func:`read_jsonl_records`'s records as :class:`prereg.columnar.RecordColumns`: the
     same records and the same refusals, word for word. Blocks the typed decoder vouches for
     go straight into columns; any other block is read line by line with the strict reader's
-    messages."""
+    messages. ``share`` ({field: (index, ids)}) holds a field's strings once, block by block
+    (:func:`share_columns`)."""
     from prereg.columnar import RecordColumns
 
     decoders = _column_decoders(str(schema_path))
     if decoders is None:
         rows = read_records(path, schema_path, "jsonl", max_problems=max_problems)
         names = list(dict.fromkeys(k for r in rows for k in r))
-        return RecordColumns.from_dicts(names, rows)
+        out = RecordColumns.from_dicts(names, rows)
+        share_columns(out.columns, share)
+        return out
     path = Path(path)
     problems: list[str] = []
     ends: list = []  # the LineBlocks, once every block is read (its size and SHA-256)
@@ -863,18 +877,21 @@ def read_jsonl_columns(
     def blocks():
         ends.append((yield from _file_blocks(path, block)))
 
-    parts = blocks_columns(path, schema_path, decoders, blocks(), problems)
+    parts = blocks_columns(path, schema_path, decoders, blocks(), problems, share)
     _refuse_problems(path, schema_path, problems, max_problems)
     out = joined_columns(decoders[2], parts)
     out.digest = (ends[0].sha256, ends[0].size)
     return out
 
 
-def blocks_columns(path: Path, schema_path: Path, decoders, blocks, problems: list[str]) -> list:
+def blocks_columns(
+    path: Path, schema_path: Path, decoders, blocks, problems: list[str], share=None
+) -> list:
     """(columns, absences, records) of each block of ``blocks`` (``(block, LF count, byte
     offset, lines before it)``, whole lines): the typed decoder's columns where it vouches for
     the block, else the strict reader's records, its problems, located, added to
-    ``problems`` (a block with problems, or any after one, adds no columns)."""
+    ``problems`` (a block with problems, or any after one, adds no columns); ``share`` as
+    :func:`share_columns`."""
     from prereg.columnar import RecordColumns
 
     names = decoders[2]
@@ -882,7 +899,7 @@ def blocks_columns(path: Path, schema_path: Path, decoders, blocks, problems: li
     for data, n, offset, lineno in blocks:
         fast = _column_block(data, decoders, n)
         if fast is not None:
-            parts.append((*fast, n))
+            parts.append((share_columns(fast[0], share), fast[1], n))
             continue
         rows: list[dict] = []
         for line in _block_lines(path, data, offset):
@@ -890,7 +907,7 @@ def blocks_columns(path: Path, schema_path: Path, decoders, blocks, problems: li
             _strict_line(path, lineno, line, schema_path, rows, problems)
         if not problems:
             part = RecordColumns.from_dicts(names, rows)
-            parts.append((part.columns, part.absent, part.n))
+            parts.append((share_columns(part.columns, share), part.absent, part.n))
     return parts
 
 

@@ -63,29 +63,34 @@ def read_contract_columns(
     *,
     max_problems: int = 50,
     parallel: Mapping[str, Any] | None = None,
+    share: Mapping[str, tuple[Mapping[Any, int], Sequence[Any]]] | None = None,
 ):
     """:func:`read_contract_records`'s records as :class:`prereg.columnar.RecordColumns`; a
     JSONL file in partitions on worker processes or a Dask cluster with ``parallel``
-    (``{"workers", "scheduler", "size"}``, see :mod:`prereg.partitioned`)."""
+    (``{"workers", "scheduler", "size"}``, see :mod:`prereg.partitioned`); ``share``
+    ({field: (index, ids)}) holds a field's strings once
+    (:func:`prereg.columnar.shared_strings`)."""
     path = Path(path)
     if path.suffix.lower() not in COLUMNAR:
         if parallel:
             from prereg import partitioned
 
             return partitioned.read_jsonl_columns(
-                path, schema_path, max_problems=max_problems, **parallel
+                path, schema_path, max_problems=max_problems, share=share, **parallel
             )
         from prereg.records import read_jsonl_columns
 
-        return read_jsonl_columns(path, schema_path, max_problems=max_problems)
+        return read_jsonl_columns(path, schema_path, max_problems=max_problems, share=share)
     from prereg.columnar import RecordColumns
 
     # a FIFO or a folder is refused by the record reader, never opened by pyarrow here
     fast = _columns_at_once(path, schema_path, fields) if path.is_file() else None
-    if fast is not None:
-        return fast
-    rows = read_contract_records(path, schema_path, fields, max_problems=max_problems)
-    return RecordColumns.from_dicts([f["name"] for f in fields], rows)
+    if fast is None:
+        rows = read_contract_records(path, schema_path, fields, max_problems=max_problems)
+        fast = RecordColumns.from_dicts([f["name"] for f in fields], rows)
+    for name, (index, ids) in (share or {}).items():
+        fast.share(name, index, ids)
+    return fast
 
 
 def _columns_at_once(path: Path, schema_path: Path, fields: Sequence[Mapping[str, Any]]):

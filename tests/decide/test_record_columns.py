@@ -4,14 +4,17 @@ gives what the dicts give."""
 
 from __future__ import annotations
 
+import json
 import pickle
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prereg.columnar import ABSENT, RecordColumns, field_values, subset
+from prereg.columnar import ABSENT, RecordColumns, field_values, shared_strings, subset
 from prereg.decide import attempts
+from prereg.errors import UserError
+from prereg.records import read_jsonl_columns
 
 NAMES = ["id", "n", "note", "ok"]
 RECORD = st.fixed_dictionaries(
@@ -173,3 +176,139 @@ def test_rows_placed_from_observations_at_once_are_the_record_loops_rows(rows, i
         return t.ids, t.cell.tolist(), {k: list(v) for k, v in t.columns.items()}
 
     assert place(True) == place(False)
+
+
+# -- strings held once (shared_strings, RecordColumns.share, the readers' ``share``) ----------
+
+IDS = st.lists(
+    st.text(max_size=3) | st.integers(-2, 2) | st.booleans() | st.floats(allow_nan=False),
+    max_size=8,
+    unique_by=lambda v: (type(v), v),
+)
+CELL = (
+    st.text(max_size=3)
+    | st.integers(-2, 2)
+    | st.booleans()
+    | st.floats(allow_nan=False)
+    | st.none()
+    | st.just(ABSENT)
+)
+
+
+def _kinds(col) -> list:
+    """Each value with its type (1, 1.0 and True differ; ABSENT is itself)."""
+    return [(type(v).__name__, v) for v in col]
+
+
+@settings(max_examples=300, deadline=None)
+@given(IDS, st.lists(CELL, max_size=20))
+def test_shared_strings_are_the_tables_objects_and_nothing_else_changes(ids, drawn):
+    ids = [v for v in ids if not (type(v) is float and v != v)]
+    index = {}
+    for p, v in enumerate(ids):
+        index.setdefault(v, p)  # 1, 1.0 and True are one key, as in a row table's dict
+    # fresh copies of the table's strings, as a reader decodes them
+    col = ["".join(list(v)) if type(v) is str else v for v in drawn + ids]
+    before = list(col)
+    out = shared_strings(col, index, ids)
+    assert _kinds(out) == _kinds(before)  # same values, same kinds
+    assert [v is ABSENT for v in out] == [v is ABSENT for v in before]
+    for v, w in zip(out, before, strict=True):
+        if type(w) is str and w in index and type(ids[index[w]]) is str:
+            assert v is ids[index[w]]  # held once: the table's object
+        elif type(w) is not str:
+            assert v is w  # never replaced
+    assert col == before  # the input list is left as it was
+
+
+def test_a_column_that_cannot_be_looked_up_is_kept_as_it_is():
+    col = [["a"], "a"]  # a list value (an array field) is no dict key
+    assert shared_strings(col, {"a": 0}, ["a"]) is col
+
+
+def test_share_replaces_a_column_and_forgets_what_was_built_from_it():
+    ids = ["r1", "r2"]
+    rows = [{"id": "".join(["r", "1"]), "ok": True}, {"ok": False}, {"id": "r3", "ok": True}]
+    cols = RecordColumns.from_dicts(["id", "ok"], rows)
+    cols.cache[("column", "id")] = "built"
+    cols.cache[("column", "ok")] = "kept"
+    cols.share("id", {"r1": 0, "r2": 1}, ids)
+    assert list(cols) == rows
+    assert cols.columns["id"][0] is ids[0] and cols.columns["id"][1] is ABSENT
+    assert cols.absent == {"id": 1}
+    assert cols.cache == {("column", "ok"): "kept"}
+
+
+@pytest.mark.parametrize("typed", [True, False])  # additional properties: no typed decode
+@pytest.mark.parametrize("block", [None, 64])
+def test_a_reader_sharing_row_ids_reads_the_same_columns(tmp_path, block, typed):
+    schema = tmp_path / "obs.schema.json"
+    schema.write_text(
+        json.dumps(
+            {
+                "type": "object",
+                "properties": {
+                    "rowId": {"type": "string"},
+                    "attempt": {"type": "integer"},
+                    "correct": {"type": ["boolean", "null"]},
+                },
+                "required": ["rowId", "attempt"],
+                "additionalProperties": not typed,
+            }
+        )
+    )
+    lines = [
+        '{"rowId": "r1", "attempt": 1, "correct": true}',
+        '{"rowId": "r2", "attempt": 2}',
+        '{"rowId": "r9", "attempt": 1, "correct": null}',  # a row the table lacks
+        '{"rowId": "r1", "attempt": 2, "correct": false}',
+        '{"rowId": "r2", "rowId": "r2", "attempt": 3}',  # a repeated key: the strict reader
+    ]
+    path = tmp_path / "obs.jsonl"
+    path.write_text("\n".join(lines[:4]) + "\n")
+    ids = ["r1", "r2"]
+    index = {"r1": 0, "r2": 1}
+    plain = read_jsonl_columns(path, schema, block=block)
+    shared = read_jsonl_columns(path, schema, block=block, share={"rowId": (index, ids)})
+    for name in plain.names:
+        assert _kinds(shared.columns[name]) == _kinds(plain.columns[name])
+    assert shared.absent == plain.absent == {"correct": 1}
+    got = shared.columns["rowId"]
+    assert [got[j] is ids[k] for j, k in ((0, 0), (1, 1), (3, 0))] == [True] * 3
+    assert got[2] == "r9"
+    # the same refusal, word for word, with or without sharing
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(UserError) as a:
+        read_jsonl_columns(path, schema, block=block)
+    with pytest.raises(UserError) as b:
+        read_jsonl_columns(path, schema, block=block, share={"rowId": (index, ids)})
+    assert (a.value.message, a.value.problems) == (b.value.message, b.value.problems)
+
+
+def test_a_parquet_file_read_sharing_row_ids_reads_the_same_columns(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from prereg.tabular import read_contract_columns
+
+    schema = tmp_path / "obs.schema.json"
+    schema.write_text(
+        json.dumps(
+            {
+                "type": "object",
+                "properties": {"rowId": {"type": "string"}, "attempt": {"type": "integer"}},
+                "required": ["rowId", "attempt"],
+                "additionalProperties": False,
+            }
+        )
+    )
+    path = tmp_path / "obs.parquet"
+    pq.write_table(pa.table({"rowId": ["r1", "r9", "r1"], "attempt": [1, 1, 2]}), path)
+    fields = [{"name": "rowId", "type": "string"}, {"name": "attempt", "type": "integer"}]
+    ids = ["r1"]
+    plain = read_contract_columns(path, schema, fields)
+    shared = read_contract_columns(path, schema, fields, share={"rowId": ({"r1": 0}, ids)})
+    for name in ("rowId", "attempt"):
+        assert _kinds(shared.columns[name]) == _kinds(plain.columns[name])
+    got = shared.columns["rowId"]
+    assert got[0] is ids[0] and got[2] is ids[0] and got[1] == "r9"

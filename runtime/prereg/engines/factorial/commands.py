@@ -107,17 +107,21 @@ def _read(
     contract: Mapping[str, Any],
     path: str,
     parallel: Mapping[str, Any] | None = None,
+    share=None,
 ):
     """Records validated against the study's generated schema of the contract: a JSONL
     contract's file is read by its extension (``.parquet`` and ``.csv`` as columns, anything
     else as JSONL, see :mod:`prereg.tabular`), into :class:`prereg.columnar.RecordColumns`;
-    ``parallel`` reads a JSONL file in partitions (see :mod:`prereg.partitioned`)."""
+    ``parallel`` reads a JSONL file in partitions (see :mod:`prereg.partitioned`); ``share``:
+    {field: (index, ids)} whose strings are held once."""
     cls = _record_class(module, contract)
     if cls.FORMAT != "jsonl":
         return read_records(path, cls.SCHEMA, cls.FORMAT)
     from prereg.tabular import read_contract_columns
 
-    records = read_contract_columns(path, cls.SCHEMA, contract["fields"], parallel=parallel)
+    records = read_contract_columns(
+        path, cls.SCHEMA, contract["fields"], parallel=parallel, share=share
+    )
     if records.digest is not None:
         _READ_DIGESTS[str(path)] = records.digest
     return records
@@ -646,10 +650,13 @@ def _score(ctx: StudyContext, args: argparse.Namespace, module, out: Path, md: P
     parallel = _parallel(args)
     table = _items_table(config, module, items_path, parallel)
     obs_contract = _contract(config, "observation")
-    records = _read(module, obs_contract, args.observations, parallel)
+    row_field = attempt_policy.row_name(config["attempts"])
+    # one field names a manifest row: each observation's row id held once, the table's string
+    named = table is not None and len(row_field) == 1
+    share = {row_field[0]: (table.index, table.ids)} if named else None
+    records = _read(module, obs_contract, args.observations, parallel, share=share)
     progress.update(1, label="observations read")
     if table is None:
-        row_field = attempt_policy.row_name(config["attempts"])
         table = from_items(
             config,
             obs_contract,
