@@ -1122,6 +1122,16 @@ class DrawnRows:
                 columns[name] = Column.numbers(np.where(seen, x, np.nan))
         return seen.reshape(size, n), columns
 
+    @property
+    def record_fields(self) -> frozenset[str]:
+        """The observation fields (their columns come from the records)."""
+        return frozenset(f["name"] for f in _contract(self.config, "observation")["fields"])
+
+    def batch_metrics(self, seen: np.ndarray, columns):
+        """The row metrics of a block's columns (:meth:`batch`), as :func:`row_data` computes
+        each study's (a study without units): every row on its own, so all at once."""
+        return row_metrics(self.config["metrics"], columns, seen.reshape(-1))
+
     def column_model(self, sid: str):
         """How the counted attempt of a row reads under scenario ``sid``, worked out by the
         engine's own code (:func:`attempt_policy.counted`, :func:`attempt_policy.record_columns`)
@@ -1146,9 +1156,7 @@ class DrawnRows:
             return None
         w = self.writer(sid)
         drawn = list(
-            dict.fromkeys(
-                [str(c["field"]) for c in w.calibration] + [name for name, _ in w.values]
-            )
+            dict.fromkeys([str(c["field"]) for c in w.calibration] + [name for name, _ in w.values])
         )
         if attempt_policy.policy_fields(config["attempts"]) & set(drawn):
             return None  # which attempt counts depends on whether a number is drawn
@@ -1171,7 +1179,9 @@ class DrawnRows:
             except UserError:
                 return None
             cols = attempt_policy.record_columns(records, chosen, obs)
-            runs.append((marks, np.asarray(seen, dtype=bool), {k: v.tolist() for k, v in cols.items()}))
+            runs.append(
+                (marks, np.asarray(seen, dtype=bool), {k: v.tolist() for k, v in cols.items()})
+            )
         (ma, sa, ca), (mb, sb, cb) = runs
         if not np.array_equal(sa, sb):
             return None
