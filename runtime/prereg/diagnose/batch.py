@@ -94,18 +94,16 @@ def _sample_stats(v: np.ndarray, mask: np.ndarray):
     return n, mean, np.sqrt(var), var
 
 
-def _each(fn, x) -> np.ndarray:
-    """``fn`` (a function of one float, as the one-study code calls it) of each element."""
-    return np.array([fn(t) for t in np.asarray(x, dtype=np.float64).tolist()], dtype=np.float64)
-
-
 def _exp(x) -> np.ndarray:
     """``math.exp`` of each element (NaN stays NaN), as the one-study code exponentiates."""
-    return _each(lambda t: math.exp(t) if not math.isnan(t) else math.nan, x)
+    exp = math.exp
+    return np.array([exp(t) for t in np.asarray(x, dtype=np.float64).tolist()])
 
 
 def _square(x) -> np.ndarray:
-    return _each(lambda t: t**2, x)
+    """``t ** 2`` of each element as a Python float (C ``pow``), as the one-study code
+    squares."""
+    return np.array([t**2 for t in np.asarray(x, dtype=np.float64).tolist()])
 
 
 def _t_sf(t, df):

@@ -292,9 +292,14 @@ def _put_clear(plan, out: _Block, clear: np.ndarray, results, decisions, reads: 
         out.ana[clear, j] = figs[clear]
     registered = getattr(rules, "DECISION", None)
     items = (*out.es, *out.cs, *out.an)
+    known: dict[tuple, str | None] = {}  # a decision that reads no figure, by its inputs
     for i in clear.tolist():
         out.verdicts[i] = tuple(v[i] for v in columns)
         if registered is None:
+            continue
+        key = (out.verdicts[i], tuple(out.failed[i].tolist()))
+        if not reads and key in known:
+            out.outcomes[i] = known[key]
             continue
         held = {g: not bool(out.failed[i, k]) for k, g in enumerate(out.gates)}
         figures = {}
@@ -312,7 +317,7 @@ def _put_clear(plan, out: _Block, clear: np.ndarray, results, decisions, reads: 
         record = decide(
             registered, dict(zip(out.hyps, out.verdicts[i], strict=True)), held, figures
         )
-        out.outcomes[i] = None if record is None else record["outcome"]
+        out.outcomes[i] = known[key] = None if record is None else record["outcome"]
 
 
 def _none(x) -> float | None:

@@ -56,6 +56,7 @@ from .draws import (
     _contract,
     _entries_of,
     _has,
+    calibration_rows,
     fill_confidences,
     fill_values,
     paired_latent,
@@ -993,6 +994,8 @@ class DrawnRows:
         self._layouts: dict[str, Any] = {}
         self._drawn: tuple[int, RowTable] | None = None  # the last structured study's table
         self._models: dict[str, Any] = {}  # scenario -> column_model
+        self._entry_tables: dict[tuple[str, str], np.ndarray] = {}
+        self._calibrated: dict[str, list[np.ndarray]] = {}
 
     def prepare(self, scenario_ids) -> None:
         """Refuse, before any simulation, a scenario whose records cannot be written."""
@@ -1018,7 +1021,20 @@ class DrawnRows:
         return got
 
     def _entries(self, w: RecordWriter, name: str, entries) -> np.ndarray:
-        return _entries_of(self.table.cells, name, entries)
+        """The entry table of ``name`` under ``w``'s scenario (worked out once)."""
+        key = (str(w.scenario_id), name)
+        got = self._entry_tables.get(key)
+        if got is None:
+            got = self._entry_tables[key] = _entries_of(self.table.cells, name, entries)
+        return got
+
+    def _calibration_rows(self, w: RecordWriter) -> list[np.ndarray]:
+        """The rows each calibration entry of ``w``'s scenario draws (worked out once)."""
+        key = str(w.scenario_id)
+        got = self._calibrated.get(key)
+        if got is None:
+            got = self._calibrated[key] = calibration_rows(w, self.table)
+        return got
 
     def records(self, cond, rng: np.random.Generator) -> list[dict]:
         """The observation records of one simulated study under ``cond``."""
@@ -1064,7 +1080,9 @@ class DrawnRows:
             u = ndtr(paired_latent(codes, items, rho, rng))
         chance = np.asarray(cond.rate, dtype=np.float64)[table.cell]
         numbers: dict[str, Any] = {}
-        fill_confidences(numbers, w, table, chance, rng, arrays=arrays)
+        fill_confidences(
+            numbers, w, table, chance, rng, arrays=arrays, rows_of=self._calibration_rows(w)
+        )
         right = u < chance
         fill_values(
             numbers, w, table, right, rng,

@@ -508,17 +508,28 @@ def structure_read(scenario: Mapping[str, Any]) -> set[str]:
     return out
 
 
+def calibration_rows(w, table: RowTable) -> list[np.ndarray]:
+    """The rows of ``table`` each of ``w``'s calibration entries draws: those of the cells
+    whose first matching entry it is."""
+    out = []
+    for entry in w.calibration:
+        cells = [c for c, cell in enumerate(table.cells) if w.calibration_entry(cell) is entry]
+        out.append(np.flatnonzero(np.isin(table.cell, cells)))
+    return out
+
+
 def fill_confidences(
-    numbers, w, table: RowTable, chance: np.ndarray, rng, arrays: bool = False
+    numbers, w, table: RowTable, chance: np.ndarray, rng, arrays: bool = False, rows_of=None
 ) -> None:
     """The confidences ``w``'s calibration entries draw for the rows of the cells each selects,
     into ``numbers[field]`` (a list per row, None elsewhere; with ``arrays`` a float array,
     NaN elsewhere), and each such row's chance of being right set by the entry's curve at its
-    confidence (``chance`` changed in place)."""
+    confidence (``chance`` changed in place); ``rows_of``: :func:`calibration_rows`, given
+    when the caller keeps it."""
     n = len(table)
-    for entry in w.calibration:
-        cells = [c for c, cell in enumerate(table.cells) if w.calibration_entry(cell) is entry]
-        rows = np.flatnonzero(np.isin(table.cell, cells))
+    if rows_of is None:
+        rows_of = calibration_rows(w, table)
+    for entry, rows in zip(w.calibration, rows_of, strict=True):
         if rows.size == 0:
             continue
         conf = _draw_many(_confidence_entry(entry), rng, int(rows.size), False, arrays=arrays)
