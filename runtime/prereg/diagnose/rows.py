@@ -251,7 +251,7 @@ def _run_batched(plan, condition: int, block: int):
         got = decide_all_many(rules, results, sc.table, block_scorer.metrics, n)
         if got is None:
             raise Unsupported("gates")
-    except Unsupported:
+    except (Unsupported, UserError):  # the one-study scorer refuses with the study's number
         again = range(n)
     else:
         clear = np.flatnonzero(~block_scorer.unclear)
