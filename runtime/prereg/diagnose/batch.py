@@ -246,12 +246,19 @@ class BlockScorer:
                 lo, hi = mean - half, mean + half
                 out.lower, out.upper = (_exp(lo), _exp(hi)) if m.back == "exp" else (lo, hi)
             return out.result(item.id)
-        if item.interval != "none":
-            raise Unsupported(item.interval)
-        if m.kind == "ece":
+        if m.kind == "ece" and item.interval == "none":
             out.estimate = self._ece(m, arm)
-        elif m.kind == "auroc":
+        elif m.kind == "auroc" and item.interval != "bootstrap":
             out.estimate = self._auroc(m, arm)
+            if item.interval != "none":  # the registered method, over the block's arrays
+                from prereg.decide.samples import _method
+
+                pos = (arm & m.hit).sum(axis=1)
+                neg = arm.sum(axis=1) - pos
+                fn = _method("auroc-interval", item.interval, what).fn
+                lo, hi = fn(out.estimate, pos, neg, level=item.level)
+                out.lower = np.asarray(lo, dtype=np.float64).reshape(self.size)
+                out.upper = np.asarray(hi, dtype=np.float64).reshape(self.size)
         else:
             raise Unsupported(m.kind)
         return out.result(item.id)
@@ -275,18 +282,26 @@ class BlockScorer:
 
     def _auroc(self, m: RowMetric, arm: np.ndarray) -> np.ndarray:
         """Each study's :func:`prereg.stats.roc.auroc` of its counted rows: the positives'
-        rank sum (a study with a tie is scored alone)."""
+        sum of mid-ranks (tied values share the mean of their ranks), half-integers whose sums
+        are exact in any order."""
         v = np.where(arm, m.value, np.inf)
         order = np.argsort(v, axis=1, kind="stable")
         sv = np.take_along_axis(v, order, axis=1)
         hits = np.take_along_axis(arm & m.hit, order, axis=1)
+        size, width = v.shape
+        at = np.broadcast_to(np.arange(width), (size, width))
+        new = np.ones((size, width), dtype=bool)
+        new[:, 1:] = sv[:, 1:] != sv[:, :-1]
+        last = np.ones((size, width), dtype=bool)
+        last[:, :-1] = new[:, 1:]
+        first = np.maximum.accumulate(np.where(new, at, 0), axis=1)
+        end = np.minimum.accumulate(np.where(last, at, width)[:, ::-1], axis=1)[:, ::-1]
+        ranks = (first + end) / 2.0 + 1.0
         total = arm.sum(axis=1)
         pos = hits.sum(axis=1)
         neg = total - pos
-        ranks = np.arange(1, v.shape[1] + 1, dtype=np.float64)[None, :]
         u = np.where(hits, ranks, 0.0).sum(axis=1) - pos * (pos + 1) / 2.0
-        ties = ((sv[:, 1:] == sv[:, :-1]) & np.isfinite(sv[:, 1:])).any(axis=1)
-        self.unclear |= ties | (pos == 0) | (neg == 0)
+        self.unclear |= (pos == 0) | (neg == 0)
         with np.errstate(invalid="ignore", divide="ignore"):
             return u / (pos * neg)
 
@@ -453,14 +468,38 @@ class BlockScorer:
             if counted is None:
                 raise Unsupported("sums")
         results: dict = {}
-        for e in rules.ESTIMATES:
-            results[e.id] = counted[e.id] if _is_counted(e, one) else self.estimate(e)
-        for c in rules.CONTRASTS:
-            results[c.id] = counted[c.id] if _is_counted(c, one) else self.contrast(c)
+        slow = []
+        for item in (*rules.ESTIMATES, *rules.CONTRASTS):
+            if _is_counted(item, one):
+                results[item.id] = counted[item.id]
+                continue
+            try:
+                is_contrast = hasattr(item, "a")
+                results[item.id] = self.contrast(item) if is_contrast else self.estimate(item)
+            except Unsupported:
+                slow.append(item)
         for a in getattr(rules, "ANALYSES", ()):
             results[a.id] = self.analysis(a)
+        if slow:
+            results.update(self.one_by_one(slow))
         tested = (*rules.CONTRASTS, *getattr(rules, "ANALYSES", ()))
         return adjust_families_many(results, tested, rules.FAMILIES)
+
+    def one_by_one(self, items) -> dict:
+        """Items the block does not cover (a bootstrap interval, a paired proportion, ...),
+        each study's figures from score's own code (:func:`prereg.decide.samples.
+        row_results`) over that study's rows."""
+        from prereg.decide.samples import row_results
+
+        out = {item.id: _Arrays(self.size) for item in items}
+        for i in np.flatnonzero(~self.unclear).tolist():  # the others are scored alone anyway
+            metrics, columns = _study(self.flat, self.columns, i, self.n)
+            for item in items:
+                r, _ = row_results(item, metrics, self.sel, columns)
+                got = out[item.id]
+                got.estimate[i], got.lower[i], got.upper[i] = r.estimate, r.lower, r.upper
+                got.p[i] = math.nan if r.p is None else float(r.p)
+        return {k: v.result(k) for k, v in out.items()}
 
     def screen(self, node, results, binding=None) -> None:
         """Mark the studies where a comparison of a figure from sums is not clear of its

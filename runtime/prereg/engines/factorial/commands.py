@@ -1108,7 +1108,7 @@ class DrawnRows:
         model = self.column_model(cond.scenario)
         if model is None:
             return None
-        counted, fields = model
+        counted, fields, model_read = model
         table = self.table
         n = len(table)
         observed = np.zeros((size, n), dtype=bool)
@@ -1121,6 +1121,9 @@ class DrawnRows:
             for name, x in nums.items():
                 numbers.setdefault(name, np.full((size, n), np.nan))[i] = x
         kind = (table.cell * 4)[None, :] + failed * 2 + right
+        for name in model_read:  # whether each number the policy reads is there
+            x = numbers.get(name)
+            kind = kind * 2 + (~np.isnan(x) if x is not None else 0)
         kind = kind.reshape(-1)
         seen = observed.reshape(-1) & counted[kind]
         rows = np.tile(np.arange(n), size)
@@ -1154,8 +1157,10 @@ class DrawnRows:
         """How the counted attempt of a row reads under scenario ``sid``, worked out by the
         engine's own code (:func:`attempt_policy.counted`, :func:`attempt_policy.record_columns`)
         on prototype rows: one per cell, first attempt failed or not and outcome right or not,
-        written by :class:`RecordWriter` twice with different marker numbers.  ``(counted,
-        fields)``: whether each kind of row (cell · 4 + failed · 2 + right) is observed, and
+        written by :class:`RecordWriter` twice with different marker numbers (and, for each drawn
+        number the policy reads as null or not, with it and without it).  ``(counted, fields,
+        read)``: whether each kind of row ((cell · 4 + failed · 2 + right) · 2^len(read) + one
+        bit per number of ``read``, set when it is drawn) is observed, and
         per observation field ``("id",)`` (the row's name), ``("constant", Column per kind)``
         or ``("number", field drawn, kind writes it, constant per kind otherwise)``; None
         when a field is neither (a derived value, a marker changed) or the study registers
@@ -1176,20 +1181,27 @@ class DrawnRows:
         drawn = list(
             dict.fromkeys([str(c["field"]) for c in w.calibration] + [name for name, _ in w.values])
         )
-        if attempt_policy.policy_fields(config["attempts"]) & set(drawn):
-            return None  # which attempt counts depends on whether a number is drawn
+        read = _policy_reads(config["attempts"], drawn)
+        if read is None:
+            return None
         obs = [f["name"] for f in _contract(config, "observation")["fields"]]
         cells = table.cells
-        ids = [f"prototype-{c}-{k}" for c in range(len(cells)) for k in range(4)]
+        shapes = [
+            (c, k, tuple(bool(p >> (len(read) - 1 - j) & 1) for j in range(len(read))))
+            for c in range(len(cells))
+            for k in range(4)
+            for p in range(2 ** len(read))
+        ]
+        ids = [f"prototype-{i}" for i in range(len(shapes))]
         index = {rid: i for i, rid in enumerate(ids)}
         runs = []
         for base in (1234.5, 5678.25):
             marks = {name: base + j for j, name in enumerate(drawn)}
             records: list[dict] = []
-            for c, cell in enumerate(cells):
-                for k in range(4):
-                    rid = ids[c * 4 + k]
-                    records.extend(w.records(rid, cell, bool(k >> 1), bool(k & 1), 0, marks))
+            for rid, (c, k, present) in zip(ids, shapes, strict=True):
+                gone = {name for name, there in zip(read, present, strict=True) if not there}
+                mine = {name: x for name, x in marks.items() if name not in gone}
+                records.extend(w.records(rid, cells[c], bool(k >> 1), bool(k & 1), 0, mine))
             try:
                 chosen, seen = attempt_policy.counted(
                     config["attempts"], records, index, "the prototype rows"
@@ -1234,7 +1246,7 @@ class DrawnRows:
                     return None
                 const[i] = float(a)
             fields[name] = ("number", src, writes, const)
-        return sa, fields
+        return sa, fields, read
 
     def cell_truths(self, metric_id: str, cond) -> np.ndarray | None:
         """Per registered cell, the expected number a ``mean`` or ``geometric_mean`` metric
@@ -1298,6 +1310,26 @@ class DrawnRows:
             table = self._drawn[1]
         metrics, _, columns, _ = row_data(self.config, table, records, "a simulated study")
         return metrics, columns
+
+
+def _policy_reads(policy, drawn) -> list[str] | None:
+    """The drawn number fields the attempt policy reads, each only as present or null (None
+    when it reads one otherwise, or more than three)."""
+    conds = [
+        *(policy.get("failed") or ()),
+        *(policy.get("failed_if_any") or ()),
+        *(policy.get("where") or ()),
+        *(policy.get("select") or ()),
+    ]
+    read = []
+    for c in conds:
+        names = {c.get("field"), c.get("other")} & set(drawn)
+        if not names:
+            continue
+        if c.get("op") not in ("is_null", "not_null") or c.get("other"):
+            return None
+        read.extend(n for n in names if n not in read)
+    return [n for n in drawn if n in read] if len(read) <= 3 else None
 
 
 def diagnose_design(config):
