@@ -101,7 +101,7 @@ KINDS = [
             ),
         ),
     ),  # fmt: skip
-    # confidences rounded to 2 decimals: AUROC ties (those studies are scored alone)
+    # confidences rounded to 2 decimals: AUROC ties (mid-ranks), with a Hanley-McNeil interval
     (
         "calibration",
         (
@@ -109,9 +109,42 @@ KINDS = [
                 "low: 0.5, high: 1, curve: calibrated}",
                 "low: 0.5, high: 1, curve: calibrated, decimals: 2}",
             ),
+            (
+                "metric: auroc, of: {where: [{factor: split, levels: [test]}]}, interval: none",
+                "metric: auroc, of: {where: [{factor: split, levels: [test]}]}, interval:"
+                " hanley-mcneil",
+            ),
         ),
-    ),  # fmt: skip
+    ),
+    # the attempt policy reads the drawn confidence (null: the attempt failed), which only one
+    # prompt's rows draw: the other prompt's rows are never observed
+    (
+        "calibration",
+        (
+            (
+                "  failed: [{field: correct, op: is_null}]",
+                "  failed_if_any: [{field: correct, op: is_null}, {field: confidence, op:"
+                " is_null}]",
+            ),
+            (
+                "    calibration:\n      - {field: confidence, distribution: uniform, low: 0.5,"
+                " high: 1, curve: overconfident",
+                "    calibration:\n      - {field: confidence, where: [{factor: prompt, levels:"
+                " [plain]}], distribution: uniform, low: 0.5, high: 1, curve: overconfident",
+            ),
+        ),
+    ),
 ]
+
+
+def has_ties(plan, condition: int) -> bool:
+    """Whether some study of block 0 has two counted confidences alike."""
+    model = plan.design.rows
+    seen, columns = model.batch(
+        plan.conditions[condition], row_path._generator(plan, condition, 0), N
+    )
+    x = np.where(seen.reshape(-1), columns["confidence"].values, np.nan).reshape(N, -1)
+    return any(np.unique(r[~np.isnan(r)]).size < (~np.isnan(r)).sum() for r in x)
 
 
 @pytest.mark.parametrize(("study", "edits"), KINDS)
@@ -119,11 +152,10 @@ def test_block_equals_one_study_scorer(tmp_path, study, edits):
     _, plan = compiled(tmp_path, study, edits)
     alone = [same_blocks(plan, c) for c in range(len(plan.conditions))]
     if "decimals: 2" in str(edits):
-        # ties in every study's rounded confidences (scenario calibrated): their AUROC comes
-        # from score's code
-        assert max(a.size for a in alone) == N
-    elif not edits:
-        assert all(a.size < N // 4 for a in alone)  # most studies decided from the arrays
+        assert has_ties(plan, 0)  # the calibrated scenario's rounded confidences tie
+    if "failed_if_any" in str(edits):
+        assert plan.design.rows.column_model("overconfident")[2] == ["confidence"]
+    assert all(a.size < N // 4 for a in alone)  # most studies decided from the arrays
 
 
 def test_batch_columns_equal_row_data(tmp_path):
@@ -178,13 +210,30 @@ def test_threshold_on_a_figure_is_decided_alone(tmp_path):
     assert 3 in alone.tolist()
 
 
-def test_unsupported_rules_fall_back(tmp_path, monkeypatch):
-    """A rule the block path does not cover (a bootstrap interval) leaves every study to the
-    one-study scorer, with the same result as the record path."""
+def test_items_the_block_does_not_cover(tmp_path):
+    """A bootstrap interval is computed study by study by score's row_results while the
+    rest of the block stays whole; an analysis the block does not cover (Mann-Whitney) leaves
+    every study to the one-study scorer. Both give what the record path gives."""
     _, plan = compiled(
-        tmp_path,
+        tmp_path / "a",
         "latency-analyses",
-        (("        interval: welch\n", "        interval: bootstrap\n        bootstrap: {resamples: 100, seed: 3}\n"),),
-    )  # fmt: skip
-    alone = same_blocks(plan, 0)
-    assert alone.size == N
+        (
+            (
+                "        interval: welch\n",
+                "        interval: bootstrap\n        bootstrap: {resamples: 100, seed: 3}\n",
+            ),
+        ),
+    )
+    assert same_blocks(plan, 0).size < N // 4
+    _, plan = compiled(
+        tmp_path / "b",
+        "latency-analyses",
+        (
+            ("method: ratio-of-geometric-means", "method: mann-whitney"),
+            (
+                "options: {margin: 1, alternative: less, level: 0.95}",
+                "options: {method: asymptotic, correction: true, alternative: less}",
+            ),
+        ),
+    )
+    assert same_blocks(plan, 0).size == N
