@@ -483,23 +483,75 @@ class BlockScorer:
         if slow:
             results.update(self.one_by_one(slow))
         tested = (*rules.CONTRASTS, *getattr(rules, "ANALYSES", ()))
+        from prereg.rules import family_members
+
+        for fam_id, ids in family_members(tested).items():
+            if rules.FAMILIES[fam_id].missing == "refuse":  # score stops on such a study
+                for i in ids:
+                    self.unclear |= np.isnan(np.asarray(results[i].p, dtype=np.float64))
         return adjust_families_many(results, tested, rules.FAMILIES)
 
     def one_by_one(self, items) -> dict:
         """Items the block does not cover (a bootstrap interval, a paired proportion, ...),
         each study's figures from score's own code (:func:`prereg.decide.samples.
-        row_results`) over that study's rows."""
+        row_results`) over that study's rows; a paired proportion (not bootstrapped), whose
+        figures are those of its table of pairs, once per distinct table."""
         from prereg.decide.samples import row_results
 
         out = {item.id: _Arrays(self.size) for item in items}
-        for i in np.flatnonzero(~self.unclear).tolist():  # the others are scored alone anyway
+        tables = {}
+        for item in items:
+            table = self._pair_table(item)
+            if table is not None:
+                tables[item.id] = np.unique(table, axis=0, return_index=True, return_inverse=True)
+        clear = np.flatnonzero(~self.unclear).tolist()  # the others are scored alone anyway
+        studies = {i: None for i in clear}
+        for _, first, _ in tables.values():
+            studies.update((int(i), None) for i in first.tolist())
+        for i in sorted(studies):
             metrics, columns = _study(self.flat, self.columns, i, self.n)
             for item in items:
+                got = tables.get(item.id)
+                if got is not None and i not in got[1]:
+                    continue
                 r, _ = row_results(item, metrics, self.sel, columns)
-                got = out[item.id]
-                got.estimate[i], got.lower[i], got.upper[i] = r.estimate, r.lower, r.upper
-                got.p[i] = math.nan if r.p is None else float(r.p)
+                a = out[item.id]
+                a.estimate[i], a.lower[i], a.upper[i] = r.estimate, r.lower, r.upper
+                a.p[i] = math.nan if r.p is None else float(r.p)
+        for item_id, (_, first, inverse) in tables.items():
+            a = out[item_id]
+            at = first[inverse.reshape(-1)]
+            a.estimate, a.lower, a.upper, a.p = (x[at] for x in (a.estimate, a.lower, a.upper, a.p))
         return {k: v.result(k) for k, v in out.items()}
+
+    def _pair_table(self, item) -> np.ndarray | None:
+        """(studies, 4) tables of pairs (n11, n10, n01, n00) of a paired proportion contrast
+        that is not bootstrapped, or None."""
+        m = self.metrics.get(item.metric)
+        if (
+            m is None
+            or not m.is_proportion
+            or getattr(item, "pair_by", None) is None
+            or not hasattr(item, "a")
+            or item.interval == "bootstrap"
+        ):
+            return None
+        try:
+            ra, rb = self._pairs(item, f"contrast {item.id}")
+        except Unsupported:
+            return None
+        both = (m.den[:, ra] > 0) & (m.den[:, rb] > 0)
+        ya = (m.num[:, ra] > 0.5) & both
+        yb = (m.num[:, rb] > 0.5) & both
+        return np.stack(
+            [
+                (ya & yb).sum(axis=1),
+                (ya & ~yb).sum(axis=1),
+                (~ya & yb & both).sum(axis=1),
+                (~ya & ~yb & both).sum(axis=1),
+            ],
+            axis=1,
+        )
 
     def screen(self, node, results, binding=None) -> None:
         """Mark the studies where a comparison of a figure from sums is not clear of its
