@@ -20,6 +20,14 @@ Each simulated study is then scored by :func:`prereg.decide.evaluate.registered_
 and :func:`prereg.decide.decision.decide`, exactly as ``score`` does: there is no second
 implementation of any rule.
 
+A row model may also offer ``batch(condition, rng, size)`` (the same studies as ``records``
+draws, as ``(observed, columns)`` of all their rows one after another, or None) and
+``batch_metrics(observed, columns)`` (their row metrics, by the engine's own code), plus
+``record_fields`` (the fields its records carry).  A block is then scored whole
+(:mod:`.batch`): every figure and verdict equal to what the one-study scorer gives each
+study — a study whose figure from sums lies near a threshold, or any study when the rules
+need it, is scored by :class:`RowScorer` from its slice of the block's columns.
+
 Randomness of block ``b`` of condition ``c``: ``Generator(PCG64(SeedSequence(seed,
 spawn_key=(c.stream, b))))``, the block's studies drawn one after another from it (so a
 partial last block is a prefix of a full one), as on the counts path.
