@@ -1119,7 +1119,10 @@ class DrawnRows:
             o, f, r, nums = self.draw(cond, rng, arrays=True)
             observed[i], failed[i], right[i] = o, f, r
             for name, x in nums.items():
-                numbers.setdefault(name, np.full((size, n), np.nan))[i] = x
+                col = numbers.get(name)
+                if col is None:
+                    col = numbers[name] = np.full((size, n), np.nan)
+                col[i] = x
         kind = (table.cell * 4)[None, :] + failed * 2 + right
         for name in model_read:  # whether each number the policy reads is there
             x = numbers.get(name)
