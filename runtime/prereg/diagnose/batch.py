@@ -189,25 +189,10 @@ class BlockScorer:
         if item.pair_by not in table.columns or item.pair_by in self.columns_from_records:
             raise Unsupported("pair_by")
         from prereg.decide.columns import as_column
+        from prereg.decide.samples import pair_key
 
         col = as_column(table.columns[item.pair_by])
-        values = col.values.tolist()
-        names = set(item.a) | set(item.b)
-        contrasted = {
-            n
-            for n in names
-            if n not in item.a or n not in item.b or set(item.a[n]) != set(item.b[n])
-        }
-        shared = sorted(set(self.sel.known) - contrasted)
-        attrs = {k: np.asarray(v).tolist() for k, v in table.attributes.items()}
-        cell_attrs = self.sel.cell_attrs
-
-        def key(i: int):
-            c = cell_attrs[int(table.cell[i])]
-            v = values[i]
-            if not isinstance(v, (str, int, float, bool)):
-                raise Unsupported("pair_by value")
-            return (v, *(attrs[n][i] if n in attrs else c.get(n) for n in shared))
+        key = pair_key(item, col.values.tolist(), self.sel)
 
         def index(rows):
             out = {}
