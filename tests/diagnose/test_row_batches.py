@@ -101,6 +101,16 @@ KINDS = [
             ),
         ),
     ),  # fmt: skip
+    # a paired contrast without an interval: its estimate is the difference of the arms' means
+    (
+        "paired",
+        (
+            (
+                "        pair_by: itemId\n        interval: t\n",
+                "        pair_by: itemId\n        interval: none\n",
+            ),
+        ),
+    ),
     # confidences rounded to 2 decimals: AUROC ties (mid-ranks), with a Hanley-McNeil interval
     (
         "calibration",

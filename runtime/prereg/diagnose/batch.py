@@ -312,6 +312,10 @@ class BlockScorer:
             n, mean, sd, _ = _sample_stats(np.where(both, d, 0.0), both)
             self.unclear |= (n < 2) | ~(sd > 0)
             out.estimate = _exp(mean) if ratio else mean
+            if item.interval == "none":  # the arms' figures over the pairs, as score takes them
+                _, ma, _, _ = _sample_stats(m.value[:, ra], both)
+                _, mb, _, _ = _sample_stats(m.value[:, rb], both)
+                out.estimate = _exp(ma) / _exp(mb) if ratio else ma - mb
             with np.errstate(invalid="ignore", divide="ignore"):
                 if item.interval == "t":
                     half = _t_quantile(1.0 - (1.0 - item.level) / 2.0, n - 1) * sd / np.sqrt(n)
