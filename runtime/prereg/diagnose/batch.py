@@ -408,9 +408,11 @@ class BlockScorer:
         from prereg.stats import checks
 
         opts = dict(item.options)
-        margin = float(opts.get("margin", 1.0))
-        alternative = checks.alternative(opts.get("alternative", "two-sided"))
-        level = checks.level(opts.get("level", 0.95))
+        if not {"margin", "alternative", "level"} <= set(opts):
+            raise Unsupported("options")  # the method's own defaults: the one-study path
+        margin = float(opts["margin"])
+        alternative = checks.alternative(opts["alternative"])
+        level = checks.level(opts["level"])
         if not margin > 0:
             raise Unsupported("margin")
         raw = m.raw if m.raw is not None else m.value

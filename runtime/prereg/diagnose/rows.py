@@ -321,6 +321,7 @@ def _put_clear(plan, out: _Block, clear: np.ndarray, results, decisions, reads: 
                     float(x.upper[i]),
                     p=_none(x.p[i]),
                     adjusted_p=_none(x.adjusted_p[i]),
+                    extra={k: int(v[i]) for k, v in x.extra.items()},  # counts: exact figures
                 )
         record = decide(
             registered, dict(zip(out.hyps, out.verdicts[i], strict=True)), held, figures
