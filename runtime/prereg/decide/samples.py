@@ -177,6 +177,33 @@ def estimate_result(item, m: RowMetric, rows: np.ndarray) -> tuple[ContrastResul
     return result, counts
 
 
+def pair_key(item, values: list, sel):
+    """``key(i)``: what pairs row ``i`` of ``sel``'s table with a row of the other arm — its
+    value of the ``pair_by`` field (``values``, one per row; an array or object by its JSON
+    text) and its level of every factor (and the split, and every row attribute) the two arms
+    do not contrast (a factor is contrasted when the arms select different levels of it)."""
+    names = set(item.a) | set(item.b)
+    contrasted = {
+        n for n in names if n not in item.a or n not in item.b or set(item.a[n]) != set(item.b[n])
+    }
+    table = sel.table
+    shared = sorted(set(sel.known) - contrasted)
+    cell_attrs = sel.cell_attrs
+    attrs = {k: np.asarray(v).tolist() for k, v in table.attributes.items()}
+
+    def key(i: int):
+        c = cell_attrs[int(table.cell[i])]
+        v = values[i]
+        if not isinstance(v, (str, int, float, bool)):
+            v = json.dumps(v, sort_keys=True)  # an array or object pairs by its JSON text
+        return (
+            v,
+            *(attrs[n][i] if n in attrs else c.get(n) for n in shared),
+        )
+
+    return key
+
+
 def _pairs(
     item, m: RowMetric, a: np.ndarray, b: np.ndarray, columns, sel
 ) -> tuple[np.ndarray, np.ndarray, int, int]:
@@ -196,24 +223,7 @@ def _pairs(
     col = as_column(columns[item.pair_by])
     values = col.values.tolist()
     null = col.null
-    names = set(item.a) | set(item.b)
-    contrasted = {
-        n for n in names if n not in item.a or n not in item.b or set(item.a[n]) != set(item.b[n])
-    }
-    table = sel.table
-    shared = sorted(set(sel.known) - contrasted)
-    cell_attrs = sel.cell_attrs
-    attrs = {k: np.asarray(v).tolist() for k, v in table.attributes.items()}
-
-    def key(i: int):
-        c = cell_attrs[int(table.cell[i])]
-        v = values[i]
-        if not isinstance(v, (str, int, float, bool)):
-            v = json.dumps(v, sort_keys=True)  # an array or object pairs by its JSON text
-        return (
-            v,
-            *(attrs[n][i] if n in attrs else c.get(n) for n in shared),
-        )
+    key = pair_key(item, values, sel)
 
     def index(rows: np.ndarray, arm: str) -> dict[Any, int]:
         out: dict[Any, int] = {}

@@ -20,6 +20,14 @@ Each simulated study is then scored by :func:`prereg.decide.evaluate.registered_
 and :func:`prereg.decide.decision.decide`, exactly as ``score`` does: there is no second
 implementation of any rule.
 
+A row model may also offer ``batch(condition, rng, size)`` (the same studies as ``records``
+draws, as ``(observed, columns)`` of all their rows one after another, or None) and
+``batch_metrics(observed, columns)`` (their row metrics, by the engine's own code), plus
+``record_fields`` (the fields its records carry).  A block is then scored whole
+(:mod:`.batch`): every figure and verdict equal to what the one-study scorer gives each
+study — a study whose figure from sums lies near a threshold, or any study when the rules
+need it, is scored by :class:`RowScorer` from its slice of the block's columns.
+
 Randomness of block ``b`` of condition ``c``: ``Generator(PCG64(SeedSequence(seed,
 spawn_key=(c.stream, b))))``, the block's studies drawn one after another from it (so a
 partial last block is a prefix of a full one), as on the counts path.
@@ -67,11 +75,14 @@ class RowScorer:
 
     def score(self, records):
         """(results, decision, outcome) of one simulated study's records."""
+        return self.score_metrics(*self.model.score(records))
+
+    def score_metrics(self, metrics, columns):
+        """(results, decision, outcome) of one simulated study's row metrics and columns."""
         from prereg.decide.decision import decide
         from prereg.decide.evaluate import cell_figures, decide_all, registered_results
 
         rules = self.plan.rules
-        metrics, columns = self.model.score(records)
         self.sel.forget_metrics()
         res = registered_results(rules, metrics, self.sel, columns)
         figures = cell_figures(metrics, self.table)
@@ -105,58 +116,219 @@ def _num(x) -> float:
     return float(x)
 
 
-def run_block(plan, condition: int, block: int):
-    """The :class:`.run.BlockResult` of one block on the row path."""
-    from .run import CONTRAST_FIELDS, ESTIMATE_FIELDS, BlockResult
+#: Whether blocks are scored whole (:mod:`.batch`) where the rules allow it.
+BATCHED = True
 
+
+def run_block(plan, condition: int, block: int):
+    """The :class:`.run.BlockResult` of one block on the row path: drawn and scored whole
+    (:func:`_run_batched`) where the row model and the rules allow it, else study by study
+    from records (:func:`_run_records`), the same studies either way."""
+    if BATCHED and hasattr(plan.design.rows, "batch"):
+        got = _run_batched(plan, condition, block)
+        if got is not None:
+            return got
+    return _run_records(plan, condition, block)
+
+
+def _generator(plan, condition: int, block: int) -> np.random.Generator:
+    cond = plan.conditions[condition]
+    ss = np.random.SeedSequence(plan.seed, spawn_key=(cond.stream, block))
+    return np.random.Generator(np.random.PCG64(ss))
+
+
+class _Block:
+    """What a block keeps of each simulated study (see :class:`.run.BlockResult`)."""
+
+    def __init__(self, plan, n: int):
+        from .run import CONTRAST_FIELDS, ESTIMATE_FIELDS
+
+        rules = plan.rules
+        self.rules = rules
+        self.hyps = list(rules.HYPOTHESES)
+        self.gates = [g.id for g in rules.GATES]
+        self.es, self.cs = list(rules.ESTIMATES), list(rules.CONTRASTS)
+        self.an = list(getattr(rules, "ANALYSES", ()))
+        self.verdicts: list = [None] * n
+        self.outcomes: list = [None] * n
+        self.failed = np.zeros((n, len(self.gates)), dtype=bool)
+        self.est = np.full((n, len(self.es), len(ESTIMATE_FIELDS)), np.nan)
+        self.con = np.full((n, len(self.cs), len(CONTRAST_FIELDS)), np.nan)
+        self.ana = np.full((n, len(self.an), len(ANALYSIS_FIELDS)), np.nan)
+
+    def put(self, i: int, res, decision, outcome) -> None:
+        """Study ``i`` as the one-study scorer scored it."""
+        self.verdicts[i] = tuple(decision.verdicts[h] for h in self.hyps)
+        self.outcomes[i] = outcome
+        self.failed[i] = False
+        for gate, _, _ in decision.failures:
+            self.failed[i, self.gates.index(gate.id)] = True
+        r = res.results
+        for j, e in enumerate(self.es):
+            x = r[e.id]
+            self.est[i, j] = (x.estimate, x.lower, x.upper)
+        for j, c in enumerate(self.cs):
+            x = r[c.id]
+            self.con[i, j] = (x.estimate, x.lower, x.upper, _num(x.p), _num(x.adjusted_p))
+        for j, a in enumerate(self.an):
+            x = r[a.id]
+            self.ana[i, j] = (x.estimate, x.lower, x.upper, _num(x.p), _num(x.adjusted_p))
+
+    def result(self, condition: int, block: int):
+        from .run import BlockResult
+
+        registered = getattr(self.rules, "DECISION", None)
+        return BlockResult(
+            condition,
+            block,
+            self.verdicts,
+            self.failed,
+            self.est,
+            self.con,
+            self.outcomes if registered is not None else None,
+            self.ana,
+        )
+
+
+def _failure(plan, cond, block: int, i: int, exc: UserError) -> UserError:
+    return UserError(
+        f"diagnose: simulated study {block * plan.block_size + i + 1} under"
+        f" {cond.label}: {exc.message}",
+        problems=exc.problems,
+    )
+
+
+def _run_records(plan, condition: int, block: int):
+    """One study at a time: its records drawn, then scored as score scores them."""
     cond = plan.conditions[condition]
     n = plan.size(block)
-    rules = plan.rules
-    ss = np.random.SeedSequence(plan.seed, spawn_key=(cond.stream, block))
-    rng = np.random.Generator(np.random.PCG64(ss))
+    rng = _generator(plan, condition, block)
     sc = scorer(plan)
-    hyps = list(rules.HYPOTHESES)
-    gates = [g.id for g in rules.GATES]
-    es, cs = list(rules.ESTIMATES), list(rules.CONTRASTS)
-    an = list(getattr(rules, "ANALYSES", ()))
-    verdicts: list[tuple[str, ...]] = []
-    outcomes: list[str | None] = []
-    failed = np.zeros((n, len(gates)), dtype=bool)
-    est = np.full((n, len(es), len(ESTIMATE_FIELDS)), np.nan)
-    con = np.full((n, len(cs), len(CONTRAST_FIELDS)), np.nan)
-    ana = np.full((n, len(an), len(ANALYSIS_FIELDS)), np.nan)
+    out = _Block(plan, n)
     for i in range(n):
         records = plan.design.rows.records(cond, rng)
         try:
-            res, decision, outcome = sc.score(records)
+            out.put(i, *sc.score(records))
         except UserError as exc:
-            raise UserError(
-                f"diagnose: simulated study {block * plan.block_size + i + 1} under"
-                f" {cond.label}: {exc.message}",
-                problems=exc.problems,
-            ) from None
-        verdicts.append(tuple(decision.verdicts[h] for h in hyps))
-        outcomes.append(outcome)
-        for gate, _, _ in decision.failures:
-            failed[i, gates.index(gate.id)] = True
-        r = res.results
-        for j, e in enumerate(es):
-            x = r[e.id]
-            est[i, j] = (x.estimate, x.lower, x.upper)
-        for j, c in enumerate(cs):
-            x = r[c.id]
-            con[i, j] = (x.estimate, x.lower, x.upper, _num(x.p), _num(x.adjusted_p))
-        for j, a in enumerate(an):
-            x = r[a.id]
-            ana[i, j] = (x.estimate, x.lower, x.upper, _num(x.p), _num(x.adjusted_p))
+            raise _failure(plan, cond, block, i, exc) from None
+    return out.result(condition, block)
+
+
+def _run_batched(plan, condition: int, block: int):
+    """The whole block drawn as columns (the row model's ``batch``) and scored at once
+    (:class:`.batch.BlockScorer`); a study whose figure from sums is not clear of a threshold
+    is scored alone by :class:`RowScorer` from the same columns, and so is every study when
+    the rules need it.  None when the row model cannot draw the block as columns or a study's
+    rows are refused (the record path then says which study, as score would)."""
+    from prereg.decide.evaluate import decide_all_many
+
+    from .batch import BlockScorer, Unsupported, _study
+
+    cond = plan.conditions[condition]
+    n = plan.size(block)
+    model = plan.design.rows
+    rng = _generator(plan, condition, block)
+    drawn = model.batch(cond, rng, n)
+    if drawn is None:
+        return None
+    seen, columns = drawn
+    try:
+        metrics = model.batch_metrics(seen, columns)
+    except UserError:
+        return None
+    sc = scorer(plan)
+    rows = len(sc.table)
+    out = _Block(plan, n)
+    rules = plan.rules
+    block_scorer = BlockScorer(rules, sc.sel, n, metrics, columns, model.record_fields)
+    try:
+        results = block_scorer.results()
+        decisions = getattr(rules, "RULES", None)
+        if decisions is None:
+            raise Unsupported("RULES")
+        for h in rules.HYPOTHESES:
+            rule, verdicts = decisions[h]
+            block_scorer.screen(rule, results)
+            for v in verdicts:
+                block_scorer.screen(v.when, results)
+        registered = getattr(rules, "DECISION", None)
+        reads = registered is not None and any(_reads_figures(r.when) for r in registered.rules)
+        if reads:
+            for r in registered.rules:
+                block_scorer.screen(r.when, results)
+        got = decide_all_many(rules, results, sc.table, block_scorer.metrics, n)
+        if got is None:
+            raise Unsupported("gates")
+    except (Unsupported, UserError):  # the one-study scorer refuses with the study's number
+        again = range(n)
+    else:
+        clear = np.flatnonzero(~block_scorer.unclear)
+        again = np.flatnonzero(block_scorer.unclear).tolist()
+        _put_clear(plan, out, clear, results, got, reads)
+    for i in again:
+        try:
+            out.put(i, *sc.score_metrics(*_study(metrics, columns, i, rows)))
+        except UserError as exc:
+            raise _failure(plan, cond, block, i, exc) from None
+    return out.result(condition, block)
+
+
+def _reads_figures(node) -> bool:
+    from .run import _reads_figures as reads
+
+    return reads(node)
+
+
+def _put_clear(plan, out: _Block, clear: np.ndarray, results, decisions, reads: bool) -> None:
+    """The studies decided from the block's arrays."""
+    from prereg.decide.decision import decide
+    from prereg.rules import ContrastResult
+
+    rules = plan.rules
+    columns = [decisions.verdicts[h] for h in out.hyps]
+    out.failed[clear] = decisions.failed[clear]
+    for j, e in enumerate(out.es):
+        x = results[e.id]
+        out.est[clear, j] = np.stack([x.estimate, x.lower, x.upper], axis=1)[clear]
+    for j, c in enumerate(out.cs):
+        x = results[c.id]
+        figs = np.stack([x.estimate, x.lower, x.upper, x.p, x.adjusted_p], axis=1)
+        out.con[clear, j] = figs[clear]
+    for j, a in enumerate(out.an):
+        x = results[a.id]
+        figs = np.stack([x.estimate, x.lower, x.upper, x.p, x.adjusted_p], axis=1)
+        out.ana[clear, j] = figs[clear]
     registered = getattr(rules, "DECISION", None)
-    return BlockResult(
-        condition,
-        block,
-        verdicts,
-        failed,
-        est,
-        con,
-        outcomes if registered is not None else None,
-        ana,
-    )
+    items = (*out.es, *out.cs, *out.an)
+    known: dict[tuple, str | None] = {}  # a decision that reads no figure, by its inputs
+    for i in clear.tolist():
+        out.verdicts[i] = tuple(v[i] for v in columns)
+        if registered is None:
+            continue
+        key = (out.verdicts[i], tuple(out.failed[i].tolist()))
+        if not reads and key in known:
+            out.outcomes[i] = known[key]
+            continue
+        held = {g: not bool(out.failed[i, k]) for k, g in enumerate(out.gates)}
+        figures = {}
+        if reads:
+            for item in items:
+                x = results[item.id]
+                figures[item.id] = ContrastResult(
+                    item.id,
+                    float(x.estimate[i]),
+                    float(x.lower[i]),
+                    float(x.upper[i]),
+                    p=_none(x.p[i]),
+                    adjusted_p=_none(x.adjusted_p[i]),
+                    extra={k: int(v[i]) for k, v in x.extra.items()},  # counts: exact figures
+                )
+        record = decide(
+            registered, dict(zip(out.hyps, out.verdicts[i], strict=True)), held, figures
+        )
+        out.outcomes[i] = known[key] = None if record is None else record["outcome"]
+
+
+def _none(x) -> float | None:
+    x = float(x)
+    return None if math.isnan(x) else x

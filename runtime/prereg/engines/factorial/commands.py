@@ -18,6 +18,7 @@ from prereg import splits
 from prereg.decide import attempts as attempt_policy
 from prereg.decide import scenarios as registered
 from prereg.decide import units as unit_levels
+from prereg.decide.columns import Column, as_column
 from prereg.decide.decision import in_words as decision_words
 from prereg.decide.evaluate import (
     Selections,
@@ -55,6 +56,7 @@ from .draws import (
     _contract,
     _entries_of,
     _has,
+    calibration_rows,
     fill_confidences,
     fill_values,
     paired_latent,
@@ -1025,6 +1027,9 @@ class DrawnRows:
         self._items: dict[str, tuple[np.ndarray, int]] = {}
         self._layouts: dict[str, Any] = {}
         self._drawn: tuple[int, RowTable] | None = None  # the last structured study's table
+        self._models: dict[str, Any] = {}  # scenario -> column_model
+        self._entry_tables: dict[tuple[str, str], np.ndarray] = {}
+        self._calibrated: dict[str, list[np.ndarray]] = {}
 
     def prepare(self, scenario_ids) -> None:
         """Refuse, before any simulation, a scenario whose records cannot be written."""
@@ -1050,16 +1055,45 @@ class DrawnRows:
         return got
 
     def _entries(self, w: RecordWriter, name: str, entries) -> np.ndarray:
-        return _entries_of(self.table.cells, name, entries)
+        """The entry table of ``name`` under ``w``'s scenario (worked out once)."""
+        key = (str(w.scenario_id), name)
+        got = self._entry_tables.get(key)
+        if got is None:
+            got = self._entry_tables[key] = _entries_of(self.table.cells, name, entries)
+        return got
+
+    def _calibration_rows(self, w: RecordWriter) -> list[np.ndarray]:
+        """The rows each calibration entry of ``w``'s scenario draws (worked out once)."""
+        key = str(w.scenario_id)
+        got = self._calibrated.get(key)
+        if got is None:
+            got = self._calibrated[key] = calibration_rows(w, self.table)
+        return got
 
     def records(self, cond, rng: np.random.Generator) -> list[dict]:
         """The observation records of one simulated study under ``cond``."""
-        table = self.table
-        w = self.writer(cond.scenario)
         from .structure import applies
 
+        w = self.writer(cond.scenario)
         if applies(self.config, self.scenarios[cond.scenario]):
             return self._structured(cond, w, rng)
+        observed, failed, right, numbers = self.draw(cond, rng)
+        table = self.table
+        out: list[dict] = []
+        names = list(numbers)
+        for i in np.flatnonzero(observed).tolist():
+            cell = table.cells[int(table.cell[i])]
+            mine = {k: numbers[k][i] for k in names if numbers[k][i] is not None}
+            out.extend(w.records(table.ids[i], cell, bool(failed[i]), bool(right[i]), 0, mine))
+        return out
+
+    def draw(self, cond, rng: np.random.Generator, arrays: bool = False):
+        """(observed, failed first attempt, right, numbers) of one simulated study's rows
+        (not a structured scenario's), drawn from ``rng`` in the order the class describes:
+        ``numbers[field]`` per row, a list with None where nothing is drawn, or with
+        ``arrays`` a float array with NaN there (the same numbers)."""
+        table = self.table
+        w = self.writer(cond.scenario)
         n = len(table)
         observed = np.zeros(n, dtype=bool)
         for c, rows in enumerate(self.cell_rows):
@@ -1079,22 +1113,177 @@ class DrawnRows:
             rho = float(pairing["correlation"])
             u = ndtr(paired_latent(codes, items, rho, rng))
         chance = np.asarray(cond.rate, dtype=np.float64)[table.cell]
-        numbers: dict[str, list] = {}
-        fill_confidences(numbers, w, table, chance, rng)
+        numbers: dict[str, Any] = {}
+        fill_confidences(
+            numbers, w, table, chance, rng, arrays=arrays, rows_of=self._calibration_rows(w)
+        )
         right = u < chance
         fill_values(
             numbers, w, table, right, rng,
             (lambda: paired_latent(codes, items, rho, rng)) if pairing is not None else None,
             f"diagnose: scenario {cond.scenario}",
             lambda name, entries: self._entries(w, name, entries),
+            arrays=arrays,
         )  # fmt: skip
-        out: list[dict] = []
-        names = list(numbers)
-        for i in np.flatnonzero(observed).tolist():
-            cell = table.cells[int(table.cell[i])]
-            mine = {k: numbers[k][i] for k in names if numbers[k][i] is not None}
-            out.extend(w.records(table.ids[i], cell, bool(failed[i]), bool(right[i]), 0, mine))
-        return out
+        return observed, failed, right, numbers
+
+    def batch(self, cond, rng: np.random.Generator, size: int):
+        """``size`` simulated studies drawn one after another from ``rng`` as :meth:`records`
+        draws them (the same numbers), as the columns :func:`row_data` would give each
+        study's records, all studies' rows one after another: ``(observed, columns)``, the
+        observed mask and the columns of ``size · len(table)`` rows; None where the records
+        cannot be bypassed this way (a structured scenario, units, derived fields, a row
+        named by several fields, or an attempt policy whose counted attempt is not fixed by
+        the row's cell, first attempt and outcome: :meth:`column_model`)."""
+        from .structure import applies
+
+        if applies(self.config, self.scenarios[cond.scenario]):
+            return None
+        model = self.column_model(cond.scenario)
+        if model is None:
+            return None
+        counted, fields, model_read = model
+        table = self.table
+        n = len(table)
+        observed = np.zeros((size, n), dtype=bool)
+        failed = np.zeros((size, n), dtype=bool)
+        right = np.zeros((size, n), dtype=bool)
+        numbers: dict[str, np.ndarray] = {}
+        for i in range(size):
+            o, f, r, nums = self.draw(cond, rng, arrays=True)
+            observed[i], failed[i], right[i] = o, f, r
+            for name, x in nums.items():
+                col = numbers.get(name)
+                if col is None:
+                    col = numbers[name] = np.full((size, n), np.nan)
+                col[i] = x
+        kind = (table.cell * 4)[None, :] + failed * 2 + right
+        for name in model_read:  # whether each number the policy reads is there
+            x = numbers.get(name)
+            kind = kind * 2 + (~np.isnan(x) if x is not None else 0)
+        kind = kind.reshape(-1)
+        seen = observed.reshape(-1) & counted[kind]
+        rows = np.tile(np.arange(n), size)
+        columns: dict[str, Any] = {
+            name: as_column(values).take(rows, np.ones(rows.size, dtype=bool))
+            for name, values in table.columns.items()
+        }
+        for name, how in fields.items():
+            if how[0] == "id":
+                columns[name] = Column.strings(np.asarray(table.ids, dtype=object)[rows], ~seen)
+            elif how[0] == "constant":
+                columns[name] = how[1].take(kind, seen)
+            else:  # a drawn number where the kind of row writes it, else a constant or null
+                _, src, writes, const = how
+                x = numbers[src].reshape(-1) if src in numbers else np.full(rows.size, np.nan)
+                x = np.where(writes[kind], x, const[kind])
+                columns[name] = Column.numbers(np.where(seen, x, np.nan))
+        return seen.reshape(size, n), columns
+
+    @property
+    def record_fields(self) -> frozenset[str]:
+        """The observation fields (their columns come from the records)."""
+        return frozenset(f["name"] for f in _contract(self.config, "observation")["fields"])
+
+    def batch_metrics(self, seen: np.ndarray, columns):
+        """The row metrics of a block's columns (:meth:`batch`), as :func:`row_data` computes
+        each study's (a study without units): every row on its own, so all at once."""
+        return row_metrics(self.config["metrics"], columns, seen.reshape(-1))
+
+    def column_model(self, sid: str):
+        """How the counted attempt of a row reads under scenario ``sid``, worked out by the
+        engine's own code (:func:`attempt_policy.counted`, :func:`attempt_policy.record_columns`)
+        on prototype rows: one per cell, first attempt failed or not and outcome right or not,
+        written by :class:`RecordWriter` twice with different marker numbers (and, for each drawn
+        number the policy reads as null or not, with it and without it).  ``(counted, fields,
+        read)``: whether each kind of row ((cell · 4 + failed · 2 + right) · 2^len(read) + one
+        bit per number of ``read``, set when it is drawn) is observed, and
+        per observation field ``("id",)`` (the row's name), ``("constant", Column per kind)``
+        or ``("number", field drawn, kind writes it, constant per kind otherwise)``; None
+        when a field is neither (a derived value, a marker changed) or the study registers
+        units or derived fields."""
+        if sid in self._models:
+            return self._models[sid]
+        self._models[sid] = model = self._column_model(sid)
+        return model
+
+    def _column_model(self, sid: str):
+        config = self.config
+        table = self.table
+        if config.get("units") or config.get("derived_fields"):
+            return None
+        if any(not isinstance(rid, str) for rid in table.ids):
+            return None
+        w = self.writer(sid)
+        drawn = list(
+            dict.fromkeys([str(c["field"]) for c in w.calibration] + [name for name, _ in w.values])
+        )
+        read = _policy_reads(config["attempts"], drawn)
+        if read is None:
+            return None
+        obs = [f["name"] for f in _contract(config, "observation")["fields"]]
+        cells = table.cells
+        shapes = [
+            (c, k, tuple(bool(p >> (len(read) - 1 - j) & 1) for j in range(len(read))))
+            for c in range(len(cells))
+            for k in range(4)
+            for p in range(2 ** len(read))
+        ]
+        ids = [f"prototype-{i}" for i in range(len(shapes))]
+        index = {rid: i for i, rid in enumerate(ids)}
+        runs = []
+        for base in (1234.5, 5678.25):
+            marks = {name: base + j for j, name in enumerate(drawn)}
+            records: list[dict] = []
+            for rid, (c, k, present) in zip(ids, shapes, strict=True):
+                gone = {name for name, there in zip(read, present, strict=True) if not there}
+                mine = {name: x for name, x in marks.items() if name not in gone}
+                records.extend(w.records(rid, cells[c], bool(k >> 1), bool(k & 1), 0, mine))
+            try:
+                chosen, seen = attempt_policy.counted(
+                    config["attempts"], records, index, "the prototype rows"
+                )
+            except UserError:
+                return None
+            cols = attempt_policy.record_columns(records, chosen, obs)
+            runs.append(
+                (marks, np.asarray(seen, dtype=bool), {k: v.tolist() for k, v in cols.items()})
+            )
+        (ma, sa, ca), (mb, sb, cb) = runs
+        if not np.array_equal(sa, sb):
+            return None
+        fields: dict[str, Any] = {}
+        for name in obs:
+            if name == w.row_field:
+                if [v for v, s in zip(ca[name], sa, strict=True) if s] != [
+                    r for r, s in zip(ids, sa, strict=True) if s
+                ]:
+                    return None
+                fields[name] = ("id",)
+                continue
+            src = None
+            writes = np.zeros(len(ids), dtype=bool)
+            for i, (a, b) in enumerate(zip(ca[name], cb[name], strict=True)):
+                hit = [d for d in drawn if a == ma[d] and b == mb[d] and type(a) is float]
+                if hit and (src is None or src == hit[0]):
+                    src, writes[i] = hit[0], True
+                elif hit or not (a == b and type(a) is type(b)):
+                    return None
+            if src is None:
+                col = Column.of(ca[name])
+                if col.kind == "mixed":
+                    return None
+                fields[name] = ("constant", col)
+                continue
+            const = np.full(len(ids), np.nan)
+            for i, a in enumerate(ca[name]):
+                if writes[i] or a is None:
+                    continue
+                if type(a) not in (int, float):
+                    return None
+                const[i] = float(a)
+            fields[name] = ("number", src, writes, const)
+        return sa, fields, read
 
     def cell_truths(self, metric_id: str, cond) -> np.ndarray | None:
         """Per registered cell, the expected number a ``mean`` or ``geometric_mean`` metric
@@ -1158,6 +1347,26 @@ class DrawnRows:
             table = self._drawn[1]
         metrics, _, columns, _ = row_data(self.config, table, records, "a simulated study")
         return metrics, columns
+
+
+def _policy_reads(policy, drawn) -> list[str] | None:
+    """The drawn number fields the attempt policy reads, each only as present or null (None
+    when it reads one otherwise, or more than three)."""
+    conds = [
+        *(policy.get("failed") or ()),
+        *(policy.get("failed_if_any") or ()),
+        *(policy.get("where") or ()),
+        *(policy.get("select") or ()),
+    ]
+    read = []
+    for c in conds:
+        names = {c.get("field"), c.get("other")} & set(drawn)
+        if not names:
+            continue
+        if c.get("op") not in ("is_null", "not_null") or c.get("other"):
+            return None
+        read.extend(n for n in names if n not in read)
+    return [n for n in drawn if n in read] if len(read) <= 3 else None
 
 
 def diagnose_design(config):

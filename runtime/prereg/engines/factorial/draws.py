@@ -250,12 +250,17 @@ def _from_latent(v: Mapping[str, Any], z: np.ndarray) -> np.ndarray:
     return float(v["low"]) + (float(v["high"]) - float(v["low"])) * ndtr(z)
 
 
-def _finish(v: Mapping[str, Any], x: np.ndarray, integer: bool) -> list:
-    """Clip to low/high and round, as :func:`_draw` does."""
+def _finish(v: Mapping[str, Any], x: np.ndarray, integer: bool, arrays: bool = False):
+    """Clip to low/high and round, as :func:`_draw` does: a list, or with ``arrays`` a float
+    array of the same numbers (a whole number rounded half to even, as ``round`` rounds)."""
     if v.get("low") is not None:
         x = np.maximum(x, float(v["low"]))
     if v.get("high") is not None:
         x = np.minimum(x, float(v["high"]))
+    if arrays and v.get("decimals") is None:
+        return np.rint(x) if integer else np.asarray(x, dtype=np.float64)
+    if arrays:
+        return np.array(_finish(v, x, integer), dtype=np.float64)
     if integer:
         return [int(round(t)) for t in x.tolist()]
     if v.get("decimals") is not None:
@@ -271,12 +276,18 @@ def paired_latent(codes: np.ndarray, items: int, rho: float, rng: np.random.Gene
 
 
 def _draw_many(
-    v: Mapping[str, Any], rng: np.random.Generator, size: int, integer: bool, z=None
-) -> list:
+    v: Mapping[str, Any],
+    rng: np.random.Generator,
+    size: int,
+    integer: bool,
+    z=None,
+    arrays: bool = False,
+):
     """``size`` numbers drawn as :func:`_draw` draws one (the same clipping and rounding), or,
-    given standard normal latents ``z``, their numbers (a paired scenario)."""
+    given standard normal latents ``z``, their numbers (a paired scenario); a list, or with
+    ``arrays`` a float array (:func:`_finish`)."""
     if z is not None:
-        return _finish(v, _from_latent(v, np.asarray(z, dtype=np.float64)), integer)
+        return _finish(v, _from_latent(v, np.asarray(z, dtype=np.float64)), integer, arrays)
     dist = v["distribution"]
     if dist == "normal":
         x = rng.normal(float(v.get("mean") or 0.0), float(v.get("sd") or 0.0), size)
@@ -284,7 +295,7 @@ def _draw_many(
         x = np.exp(rng.normal(float(v.get("mean") or 0.0), float(v.get("sd") or 0.0), size))
     else:
         x = rng.uniform(float(v["low"]), float(v["high"]), size)
-    return _finish(v, x, integer)
+    return _finish(v, x, integer, arrays)
 
 
 def _confidence_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -451,23 +462,30 @@ def _entries_of(cells, name: str, entries) -> np.ndarray:
     return entry_table(cells, entries)
 
 
-def fill_values(numbers, w, table: RowTable, right, rng, latent, words: str, entries_of=None):
+def fill_values(
+    numbers, w, table: RowTable, right, rng, latent, words: str, entries_of=None, arrays=False
+):
     """Each number field ``w`` draws, per row of ``table`` into ``numbers[name]`` (a list,
-    None where nothing is drawn): the value entry that holds for the row's cell and outcome
-    (``right``), drawn from ``rng`` (through ``latent()``'s normals per row when given); a row
-    no entry draws is refused, ``words`` naming the scenario."""
+    None where nothing is drawn; with ``arrays`` a float array, NaN there): the value entry
+    that holds for the row's cell and outcome (``right``), drawn from ``rng`` (through
+    ``latent()``'s normals per row when given); a row no entry draws is refused, ``words``
+    naming the scenario."""
     n = len(table)
     for name, entries in w.values:
         which = (entries_of or (lambda nm, es: _entries_of(table.cells, nm, es)))(name, entries)
         which = which[table.cell, np.asarray(right).astype(np.int64)]
-        col = numbers.setdefault(name, [None] * n)
+        col = numbers.setdefault(name, np.full(n, np.nan) if arrays else [None] * n)
         z = latent() if latent is not None else None
         for j, v in enumerate(entries):
             rows = np.flatnonzero(which == j)
             if rows.size:
                 got = _draw_many(
-                    v, rng, int(rows.size), w.integer[name], None if z is None else z[rows]
-                )
+                    v, rng, int(rows.size), w.integer[name], None if z is None else z[rows],
+                    arrays,
+                )  # fmt: skip
+                if arrays:
+                    col[rows] = got
+                    continue
                 for i, x in zip(rows.tolist(), got, strict=True):
                     col[i] = x
         missing = np.flatnonzero(which < 0)
@@ -490,18 +508,35 @@ def structure_read(scenario: Mapping[str, Any]) -> set[str]:
     return out
 
 
-def fill_confidences(numbers, w, table: RowTable, chance: np.ndarray, rng) -> None:
-    """The confidences ``w``'s calibration entries draw for the rows of the cells each selects,
-    into ``numbers[field]`` (a list per row, None elsewhere), and each such row's chance of
-    being right set by the entry's curve at its confidence (``chance`` changed in place)."""
-    n = len(table)
+def calibration_rows(w, table: RowTable) -> list[np.ndarray]:
+    """The rows of ``table`` each of ``w``'s calibration entries draws: those of the cells
+    whose first matching entry it is."""
+    out = []
     for entry in w.calibration:
         cells = [c for c, cell in enumerate(table.cells) if w.calibration_entry(cell) is entry]
-        rows = np.flatnonzero(np.isin(table.cell, cells))
+        out.append(np.flatnonzero(np.isin(table.cell, cells)))
+    return out
+
+
+def fill_confidences(
+    numbers, w, table: RowTable, chance: np.ndarray, rng, arrays: bool = False, rows_of=None
+) -> None:
+    """The confidences ``w``'s calibration entries draw for the rows of the cells each selects,
+    into ``numbers[field]`` (a list per row, None elsewhere; with ``arrays`` a float array,
+    NaN elsewhere), and each such row's chance of being right set by the entry's curve at its
+    confidence (``chance`` changed in place); ``rows_of``: :func:`calibration_rows`, given
+    when the caller keeps it."""
+    n = len(table)
+    if rows_of is None:
+        rows_of = calibration_rows(w, table)
+    for entry, rows in zip(w.calibration, rows_of, strict=True):
         if rows.size == 0:
             continue
-        conf = _draw_many(_confidence_entry(entry), rng, int(rows.size), False)
+        conf = _draw_many(_confidence_entry(entry), rng, int(rows.size), False, arrays=arrays)
         chance[rows] = chance_right(entry, conf)
-        col = numbers.setdefault(str(entry["field"]), [None] * n)
+        col = numbers.setdefault(str(entry["field"]), np.full(n, np.nan) if arrays else [None] * n)
+        if arrays:
+            col[rows] = conf
+            continue
         for i, x in zip(rows.tolist(), conf, strict=True):
             col[i] = x
