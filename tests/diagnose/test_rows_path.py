@@ -353,3 +353,34 @@ def test_expected_numbers_against_numerical_integration(entry, log):
         else integrate.quad(f, a, b, limit=200)[0]
     )
     assert expected_number(entry, log) == pytest.approx(ref, rel=1e-8, abs=1e-10)
+
+
+def test_vary_rows_at_the_registered_size_repeats_the_base_diagnosis(tmp_path):
+    """--vary rows=20,30 on a study drawn row by row: the registered size (30) has the base
+    plan's key but a row model of its own; its point is the base diagnosis again (the same
+    seed), not a refusal of every drawn row as unknown (the kept scorer of the base plan)."""
+    root = project(tmp_path / "p")
+    doc = diagnose(root, tmp_path / "D.json", "--scenario", "better", "--vary", "rows=20,30")
+    base, _ = verdict_share(doc, "better", "more-accurate")
+    small, same = doc["redesign"]["points"]
+    assert (small["rows"], same["rows"]) == (40, 60)
+    got = next(h for h in same["conditions"][0]["hypotheses"] if h["id"] == "more-accurate")
+    assert got["share"] == base
+
+
+def test_vary_rows_at_the_registered_size_on_a_structured_scenario(tmp_path):
+    """The same on a study drawn study by study (rows named by [item_id, arm], no manifest, a
+    cluster of one row shared by both arms: the paired non-inferiority fixture, 205 rows a
+    cell): the registered size's point is the base diagnosis, not 'unknown row' refusals."""
+    root = tmp_path / "ni"
+    (root / "spec" / "studies").mkdir(parents=True)
+    shutil.copy(FIXTURES / "diagnose" / "ni.yaml", root / "spec" / "studies" / "ni.yaml")
+    assert main(["--project", str(root), "compile"]) == 0
+    out = tmp_path / "D.json"
+    args = ["--simulations", "20", "--seed", "1", "--out", str(out), "--quiet"]
+    assert main(["--project", str(root), "ni", "diagnose", *args, "--vary", "rows=205"]) == 0
+    doc = json.loads(out.read_text())
+    (point,) = doc["redesign"]["points"]
+    for cond, again in zip(doc["conditions"], point["conditions"], strict=True):
+        shares = [h["verdicts"][0]["share"] for h in cond["hypotheses"]]
+        assert [h["share"] for h in again["hypotheses"]] == shares

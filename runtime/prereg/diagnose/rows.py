@@ -101,7 +101,12 @@ _SCORERS: dict[str, RowScorer] = {}
 
 
 def scorer(plan) -> RowScorer:
+    """The process's scorer of ``plan``: kept by the plan's key, and rebuilt when the plan's
+    row model is another object (a redesign at the registered size has the registered plan's
+    key but draws with a row model of its own, whose records the kept scorer would refuse)."""
     found = _SCORERS.get(plan.key) if plan.key else None
+    if found is not None and found.model is not plan.design.rows:
+        found = None
     if found is None:
         found = RowScorer(plan)
         if plan.key:
