@@ -216,9 +216,61 @@ def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
     )
     try:
         table = pcsv.read_csv(path, convert_options=convert)
+    except pa.ArrowInvalid as exc:
+        _refuse_cells(path, fields, exc)
     except (pa.ArrowException, OSError) as exc:
         raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
     yield (lambda i: f"{path}:{i + 2}"), table
+
+
+_CSV_WORDS = {
+    "integer": ("a whole number", re.compile(r"[+-]?[0-9]+")),
+    "number": (
+        "a number",
+        re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|nan)", re.I),
+    ),
+    "boolean": ("true or false (CSV booleans are written exactly so)", re.compile(r"true|false")),
+}
+
+
+def _refuse_cells(path: Path, fields: Sequence[Mapping[str, Any]], exc) -> None:
+    """A CSV file whose cells pyarrow could not convert to the contract's types, refused at
+    each bad cell's line and field (the file read again as text); pyarrow's own words when no
+    cell is found (a malformed row)."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    typed = {f["name"]: f.get("type", "string") for f in fields}
+    typed = {k: v for k, v in typed.items() if v in _CSV_WORDS}
+    try:
+        text = pcsv.read_csv(
+            path,
+            convert_options=pcsv.ConvertOptions(
+                column_types={k: pa.string() for k in typed}, strings_can_be_null=False
+            ),
+        )
+    except (pa.ArrowException, OSError):
+        raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
+    problems: list[str] = []
+    count = 0
+    for name, kind in typed.items():
+        if name not in text.column_names:
+            continue
+        words, rx = _CSV_WORDS[kind]
+        for i, v in enumerate(text.column(name).to_pylist()):
+            if v is None or v == "" or rx.fullmatch(v):
+                continue
+            count += 1
+            if len(problems) < 20:
+                problems.append(f"{path}:{i + 2}: field {name}: {v!r} is not {words}")
+    if not count:
+        raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
+    problems.sort(key=lambda p: int(p[len(str(path)) + 1 :].split(":", 1)[0]))
+    more = [f"… and {count - len(problems)} more"] if count > len(problems) else []
+    raise UserError(
+        f"{path}: {count} cell(s) not of their field's type (an empty cell is null)",
+        problems=problems + more,
+    )
 
 
 def _checked(path: Path, schema_path: Path, fields, parts, max_problems: int) -> list[dict]:

@@ -140,8 +140,13 @@ def test_a_csv_problem_is_located_by_line(project, tmp_path, capsys):
     "header, body, words",
     [
         ("rowId,correct,attempt,extra", "x,true,1,y\n", "'extra' are not fields"),
-        ("rowId,correct,attempt", "x,yes,1\n", "not a CSV file of this contract"),
-        ("rowId,correct,attempt", "x,true,one\n", "not a CSV file of this contract"),
+        (
+            "rowId,correct,attempt",
+            "x,true,1\nx,yes,1\n",
+            ":3: field correct: 'yes' is not true or false",
+        ),
+        ("rowId,correct,attempt", "x,true,one\n", ":2: field attempt: 'one' is not a whole number"),
+        ("rowId,correct,attempt", 'x,true,1\n"y,true\n', "not a CSV file of this contract"),
     ],
 )
 def test_a_csv_that_breaks_the_contracts_columns_is_refused(
@@ -151,6 +156,8 @@ def test_a_csv_that_breaks_the_contracts_columns_is_refused(
     bad.write_text(header + "\n" + body)
     err = _refusal(project, tmp_path, capsys, bad)
     assert str(bad) in err and words in err
+    if words.startswith(":"):  # the bad cell's line and field, not pyarrow's column number
+        assert "cell(s) not of their field's type" in err and "CSV column #" not in err
 
 
 def test_a_file_that_is_not_parquet_is_refused(project, tmp_path, capsys):
