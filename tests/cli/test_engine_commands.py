@@ -8,6 +8,8 @@ written on), never taken from prereg's output."""
 from __future__ import annotations
 
 import ast
+import contextlib
+import io
 import json
 import re
 import shutil
@@ -16,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from prereg.cli import main
 from tests.conftest import ROOT, run_prereg
 
 STANDARD = ["items", "simulate", "score", "diagnose"]
@@ -44,12 +47,21 @@ def _options(project: Path, study: str, command: str) -> list[str]:
     return re.findall(r"^  (--[a-z-]+)", p.stdout.split("options:", 1)[1], re.M)
 
 
+def _ok(*argv) -> None:
+    """A step that must succeed, run by the CLI in this process (the help texts and the
+    refusals are read from a subprocess, as a user sees them)."""
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main([*map(str, argv)])
+    assert code == 0, err.getvalue()
+
+
 @pytest.fixture
-def starter(tmp_path) -> Path:
+def starter(tmp_path, monkeypatch) -> Path:
     project = tmp_path / "p"
     project.mkdir()
-    p = run_prereg("init", "My-Study", cwd=project)
-    assert p.returncode == 0, p.stderr
+    monkeypatch.chdir(project)
+    _ok("init", "My-Study")
     return project
 
 
@@ -70,7 +82,7 @@ def _line_of(project: Path, needle: str) -> int:
 def test_the_starter_declares_no_commands_and_offers_the_engines_four(starter):
     data = yaml.safe_load(_spec(starter).read_text())
     assert "commands" not in data and "splits" not in data
-    assert run_prereg("--project", starter, "compile").returncode == 0
+    _ok("--project", starter, "compile")
     assert list(_help_commands(starter, "My-Study")) == STANDARD
     assert _options(starter, "My-Study", "score") == [
         "--json",
@@ -90,8 +102,7 @@ def test_the_starter_declares_no_commands_and_offers_the_engines_four(starter):
 
 def test_an_override_keeps_what_it_does_not_write(starter):
     _append(starter, "commands:\n  - id: score\n    summary: score the pilot's answers\n")
-    p = run_prereg("--project", starter, "compile")
-    assert p.returncode == 0, p.stderr
+    _ok("--project", starter, "compile")
     listed = _help_commands(starter, "My-Study")
     assert list(listed) == STANDARD  # same place
     assert listed["score"] == "score the pilot's answers"
@@ -102,7 +113,7 @@ def test_an_override_keeps_what_it_does_not_write(starter):
 
 def test_a_rename_replaces_the_name_and_runs_the_same_handler(starter, tmp_path):
     _append(starter, "commands:\n  - {id: run-score, renames: score}\n")
-    assert run_prereg("--project", starter, "compile").returncode == 0
+    _ok("--project", starter, "compile")
     assert list(_help_commands(starter, "My-Study")) == [
         "items",
         "simulate",
@@ -118,8 +129,7 @@ def test_a_rename_replaces_the_name_and_runs_the_same_handler(starter, tmp_path)
         + ["--out", out / "SCORE.json"],
     ]
     for argv in steps:
-        p = run_prereg("--project", starter, "My-Study", *argv)
-        assert p.returncode == 0, p.stderr
+        _ok("--project", starter, "My-Study", *argv)
     assert json.loads((out / "SCORE.json").read_text())["study"] == "My-Study"
     p = run_prereg("--project", starter, "My-Study", "score", "--help")
     assert p.returncode == 2  # the old name is no longer offered
@@ -132,7 +142,7 @@ def test_an_added_command_comes_after_the_engines(starter):
         "    arguments:\n      - {name: --out, kind: option, type: path, required: true,"
         " help: where}\n",
     )
-    assert run_prereg("--project", starter, "compile").returncode == 0
+    _ok("--project", starter, "compile")
     assert list(_help_commands(starter, "My-Study")) == [*STANDARD, "pilot-items"]
 
 
@@ -193,7 +203,7 @@ def test_a_study_without_a_manifest_gets_no_items_command(tmp_path):
     assert "commands" not in yaml.safe_load(
         (project / "spec" / "studies" / "calibration-cells.yaml").read_text()
     )
-    assert run_prereg("--project", project, "compile").returncode == 0
+    _ok("--project", project, "compile")
     assert list(_help_commands(project, "calibration-cells")) == ["simulate", "score", "diagnose"]
     assert "--items" not in _options(project, "calibration-cells", "score")
 

@@ -9,6 +9,8 @@ test by statsmodels' ``proportions_ztest`` and the Holm adjustment by statsmodel
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -16,16 +18,19 @@ from pathlib import Path
 import pytest
 import yaml
 
+from prereg.cli import main
 from tests.conftest import run_prereg
 
 STUDY = "solo"
 
 
 @pytest.fixture
-def project(tmp_path) -> Path:
+def project(tmp_path, monkeypatch) -> Path:
     root = tmp_path / "p"
     root.mkdir()
-    assert run_prereg("init", STUDY, cwd=root).returncode == 0
+    monkeypatch.chdir(root)
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["init", STUDY]) == 0
     return root
 
 
@@ -34,9 +39,12 @@ def _spec(project: Path) -> Path:
 
 
 def _run(project: Path, *argv) -> str:
-    p = run_prereg("--project", project, *argv)
-    assert p.returncode == 0, p.stderr
-    return p.stdout
+    """The CLI in this process (the refusals below run it in a subprocess, as a user would)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["--project", str(project), *map(str, argv)])
+    assert code == 0, err.getvalue()
+    return out.getvalue()
 
 
 def test_a_split_free_study_runs_end_to_end_and_shows_no_split(project, tmp_path):

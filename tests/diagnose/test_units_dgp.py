@@ -55,15 +55,6 @@ def agree(p_diag: float, n_diag: int, p_oracle: float, n_oracle: int, z: float =
     assert abs(p_diag - p_oracle) <= z * se, (p_diag, p_oracle, se)
 
 
-def sizes(rng, total: int, low: int, high: int) -> list[int]:
-    """Consecutive cluster sizes uniform on low..high covering total rows, the last cut."""
-    out = []
-    while sum(out) < total:
-        out.append(int(rng.integers(low, high + 1)))
-    out[-1] -= sum(out) - total
-    return out
-
-
 # -- the cluster-level t (cluster-arms) ------------------------------------------------------
 
 
@@ -78,23 +69,38 @@ def test_cluster_level_t_power_matches_an_independent_simulation(tmp_path):
     cond = diagnose(root, "cluster-arms", "new-faster", 200)
     rng = np.random.default_rng(20261203)
     rho, sd, reps = 0.3, 0.5, 3000
-    failed = 0
+    # every replicate at once: 50 sizes of at least 4 cover 200 rows; a replicate's clusters
+    # are its sizes up to the first whose running total reaches 200, that one cut short
+    held = np.ones(reps, dtype=bool)
+    means = {}
+    for arm, mu in (("old", 0.5), ("new", 0.3)):
+        drawn = rng.integers(4, 17, (reps, 50))
+        ends = np.cumsum(drawn, axis=1)
+        count = (ends < 200).sum(axis=1) + 1  # clusters per replicate
+        live = np.arange(50) < count[:, None]
+        size = np.where(live, drawn, 0)
+        size[np.arange(reps), count - 1] -= ends[np.arange(reps), count - 1] - 200
+        # the cluster of each row: rows 0..199 against the running totals, replicate by
+        # replicate (offset so that one searchsorted serves them all)
+        offset = 1000 * np.arange(reps)[:, None]
+        code = np.searchsorted(
+            (np.cumsum(size, axis=1) + offset).ravel(),
+            (np.arange(200)[None, :] + offset).ravel(),
+            side="right",
+        ).reshape(reps, 200)  # a flat cluster index, replicate r's from 50 r
+        w = rng.standard_normal((reps, 50)).ravel()
+        z = math.sqrt(rho) * w[code] + math.sqrt(1 - rho) * rng.standard_normal((reps, 200))
+        seconds = np.round(np.exp(mu + sd * z), 3)
+        total = np.bincount(code.ravel(), weights=seconds.ravel(), minlength=50 * reps)
+        analysable = size >= 5
+        held &= analysable.sum(axis=1) / count >= 0.8
+        mean = total.reshape(reps, 50) / np.maximum(size, 1)
+        means[arm] = [m[a] for m, a in zip(mean, analysable, strict=True)]
+    failed = int((~held).sum())
     by_shape: dict[tuple[int, int], list] = defaultdict(list)  # one scipy call per shape
-    for _ in range(reps):
-        means, held = {}, True
-        for arm, mu in (("old", 0.5), ("new", 0.3)):
-            size = np.array(sizes(rng, 200, 4, 16))
-            code = np.repeat(np.arange(size.size), size)
-            w = rng.standard_normal(size.size)
-            z = math.sqrt(rho) * w[code] + math.sqrt(1 - rho) * rng.standard_normal(200)
-            seconds = np.round(np.exp(mu + sd * z), 3)
-            mean = np.bincount(code, weights=seconds) / size
-            means[arm] = mean[size >= 5]
-            held &= (size >= 5).mean() >= 0.8
-        if not held:
-            failed += 1
-            continue
-        by_shape[(means["new"].size, means["old"].size)].append((means["new"], means["old"]))
+    for r in np.flatnonzero(held):
+        new, old = means["new"][r], means["old"][r]
+        by_shape[(new.size, old.size)].append((new, old))
     supported = 0
     for pairs in by_shape.values():
         new, old = np.array([a for a, _ in pairs]), np.array([b for _, b in pairs])
@@ -127,24 +133,29 @@ def test_pass_at_k_power_matches_the_unbiased_formula_on_an_independent_simulati
     rng = np.random.default_rng(5)
     reps, rho = 4000, 0.4
     q = {"greedy-temp": ndtri(0.2), "nucleus": ndtri(0.24)}
-    supported = 0
-    estimates = []
-    for _ in range(reps):
-        w = rng.standard_normal(20)
-        held, est = True, None
-        for decoding in ("greedy-temp", "nucleus"):
-            problem = np.repeat(np.arange(20), 12)
-            z = math.sqrt(rho) * w[problem] + math.sqrt(1 - rho) * rng.standard_normal(240)
-            passed = z < q[decoding]
-            seen = rng.choice(240, size=232, replace=False)
-            n = np.bincount(problem[seen], minlength=20)
-            c = np.bincount(problem[seen], weights=passed[seen], minlength=20).astype(int)
-            ok = n >= 10
-            held &= ok.sum() / 20 >= 0.75
-            if decoding == "nucleus":
-                est = np.mean([pass_at_k(int(n[i]), int(c[i]), 5) for i in np.flatnonzero(ok)])
-        estimates.append(est)
-        supported += held and est >= 0.55
+    # the unbiased estimator for every (n, c) a problem can show, from math.comb
+    table = np.full((13, 13), np.nan)
+    for n_ in range(5, 13):
+        for c_ in range(n_ + 1):
+            table[n_, c_] = pass_at_k(n_, c_, 5)
+    problem = np.repeat(np.arange(20), 12)
+    flat = 20 * np.arange(reps)[:, None] + problem[None, :]  # replicate r's problems 20 r..
+    w = rng.standard_normal((reps, 20))
+    held = np.ones(reps, dtype=bool)
+    for decoding in ("greedy-temp", "nucleus"):
+        z = math.sqrt(rho) * w[:, problem] + math.sqrt(1 - rho) * rng.standard_normal((reps, 240))
+        passed = z < q[decoding]
+        # 232 of the 240 samples seen, a uniformly random subset in each replicate
+        seen = np.zeros((reps, 240), dtype=bool)
+        np.put_along_axis(seen, rng.random((reps, 240)).argsort(axis=1)[:, :232], True, axis=1)
+        n = np.bincount(flat[seen], minlength=20 * reps).reshape(reps, 20)
+        c = np.bincount(flat[seen & passed], minlength=20 * reps).reshape(reps, 20)
+        ok = n >= 10
+        held &= ok.sum(axis=1) / 20 >= 0.75
+        if decoding == "nucleus":
+            per_problem = np.where(ok, table[n, np.minimum(c, n)], 0.0)
+            estimates = per_problem.sum(axis=1) / np.maximum(ok.sum(axis=1), 1)
+    supported = int((held & (estimates >= 0.55)).sum())
     agree(share(cond)[0], 300, supported / reps, reps)
     assert 0.2 < supported / reps < 0.8
     mean, se = np.mean(estimates), np.std(estimates) / math.sqrt(reps)
@@ -165,23 +176,27 @@ def test_fleiss_kappa_distribution_matches_statsmodels_on_data_drawn_here(tmp_pa
     cond = diagnose(root, "raters-units", "good-raters", 300)
     rng = np.random.default_rng(11)
     reps = 3000
-    kappas = []
-    for _ in range(reps):
-        complete = []
-        for _domain in range(2):
-            truth = rng.choice(3, size=15, p=[0.3, 0.3, 0.4])
-            labels = np.empty((15, 3), dtype=int)
-            for r, acc in enumerate((0.9, 0.9, 0.75)):
-                right = rng.random(15) < acc
-                other = (truth + rng.integers(1, 3, 15)) % 3
-                labels[:, r] = np.where(right, truth, other)
-            gone = rng.choice(45, size=1, replace=False)
-            kept = np.ones(45, dtype=bool)
-            kept[gone] = False
-            complete += [labels[i] for i in range(15) if kept[3 * i : 3 * i + 3].all()]
-        table, _ = aggregate_raters(np.array(complete), n_cat=3)
-        kappas.append(fleiss_kappa(table, method="fleiss"))
-    kappas = np.array(kappas)
+    # 44 of a domain's 45 labels observed: one item per domain loses a label, so every
+    # replicate keeps 28 complete items, and its 28 x 3 label table is drawn for all at once
+    truth = rng.choice(3, size=(reps, 2, 15), p=[0.3, 0.3, 0.4])
+    labels = np.empty((reps, 2, 15, 3), dtype=int)
+    for r, acc in enumerate((0.9, 0.9, 0.75)):
+        right = rng.random((reps, 2, 15)) < acc
+        other = (truth + rng.integers(1, 3, (reps, 2, 15))) % 3
+        labels[..., r] = np.where(right, truth, other)
+    gone = rng.integers(0, 45, (reps, 2)) // 3  # the item of the label not observed
+    kept = np.arange(15)[None, None, :] != gone[..., None]
+    complete = labels[kept].reshape(reps, 28, 3)
+    # Fleiss' kappa of each replicate by its formula (Fleiss 1971), checked against
+    # statsmodels' on the first 300 replicates
+    counts = (complete[..., None] == np.arange(3)).sum(axis=2)  # (reps, 28 items, 3 categories)
+    share_cat = counts.sum(axis=1) / (28 * 3)
+    agreement = ((counts * (counts - 1)).sum(axis=2) / (3 * 2)).mean(axis=1)
+    chance = (share_cat**2).sum(axis=1)
+    kappas = (agreement - chance) / (1 - chance)
+    for i in range(300):
+        table, _ = aggregate_raters(complete[i], n_cat=3)
+        assert abs(kappas[i] - fleiss_kappa(table, method="fleiss")) < 1e-12
     got = cond["analyses"][0]
     se = kappas.std() / math.sqrt(reps)
     assert abs(got["meanEstimate"] - kappas.mean()) <= 4 * math.hypot(got["meanEstimateMcSe"], se)

@@ -429,11 +429,21 @@ def test_farrington_manning_at_margin_zero_is_the_pooled_score_test(alternative)
 
 
 def test_farrington_manning_swapping_the_arms_negates_z():
+    """Over the whole grid at each margin in one call of arrays (equal, bit for bit, to the
+    call of each row: test_farrington_manning_vectorized_equals_scalar), and row by row on
+    every fifth row."""
     fn = method("two-proportion-test", "farrington-manning").fn
-    for k1, n1, k2, n2 in pair_grid():
-        for delta in MARGINS:
-            z, p = fn(k1, n1, k2, n2, alternative="greater", margin=delta)
-            zs, ps = fn(k2, n2, k1, n1, alternative="less", margin=-delta)
+    rows = pair_grid()
+    k1, n1, k2, n2 = (np.array(c) for c in zip(*rows, strict=True))
+    for delta in MARGINS:
+        z, p = fn(k1, n1, k2, n2, alternative="greater", margin=delta)
+        zs, ps = fn(k2, n2, k1, n1, alternative="less", margin=-delta)
+        # pytest.approx's tolerance, the larger of the relative and the absolute one
+        assert np.all(np.abs(zs + z) <= np.maximum(1e-9 * np.abs(z), 1e-12)), delta
+        assert np.all(np.abs(ps - p) <= np.maximum(1e-7 * np.abs(p), 1e-15)), delta
+        for a1, m1, a2, m2 in rows[::5]:
+            z, p = fn(a1, m1, a2, m2, alternative="greater", margin=delta)
+            zs, ps = fn(a2, m2, a1, m1, alternative="less", margin=-delta)
             assert zs == pytest.approx(-z, rel=1e-9, abs=1e-12)
             assert ps == pytest.approx(p, rel=1e-7, abs=1e-15)
 
