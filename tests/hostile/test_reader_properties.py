@@ -171,3 +171,25 @@ def test_score_refuses_hostile_observations_and_writes_nothing(project, capsys, 
         assert str(obs) in err or "error:" in err
     else:
         assert json.loads(out.read_text())["gated"] is True  # at most 5 of 480 rows observed
+
+
+def test_a_geometric_mean_of_no_observed_value_is_null_not_a_crash(project, capsys):
+    """One observation whose latency is 0 ms (left out of the log scale): the geometric-mean
+    estimates have n = 0; their log-scale SE is null (it divided by √0, a ZeroDivisionError
+    traceback, found by the property test above)."""
+    from prereg.cli import main
+
+    obs = project / "zero-latency.jsonl"
+    record = {"rowId": "tst-base-qa-001", "attempt": 1, "status": "ok", "correct": None}
+    obs.write_text(json.dumps({**record, "latency_ms": 0.0, "tokens": 0}) + "\n")
+    out = project / "SCORE-zero.json"
+    args = ["--project", str(project), "latency-cost", "score", "--items"]
+    code = main(
+        [*args, str(project / "items.jsonl"), "--observations", str(obs), "--out", str(out)]
+    )
+    err = capsys.readouterr().err
+    assert code == 0 and "Traceback" not in err, err
+    doc = json.loads(out.read_text())
+    logs = [e for e in doc["estimates"] if "seLog" in e]
+    assert logs and all(e["n"] == 0 and e["seLog"] is None for e in logs if e["n"] == 0)
+    assert any(e["n"] == 0 for e in logs)

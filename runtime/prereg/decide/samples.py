@@ -134,7 +134,8 @@ def estimate_result(item, m: RowMetric, rows: np.ndarray) -> tuple[ContrastResul
         sd = float(np.std(v, ddof=1)) if n > 1 else _NAN
         extra = {"n": n, ("sdLog" if m.back == "exp" else "sd"): sd}
         if m.back == "exp":  # the log scale the geometric mean and its interval come from
-            extra.update(meanLog=float(np.mean(v)) if n else _NAN, seLog=sd / math.sqrt(n))
+            mean_log = float(np.mean(v)) if n else _NAN
+            extra.update(meanLog=mean_log, seLog=sd / math.sqrt(n) if n else _NAN)
     elif m.kind == "auroc":
         est = stat(v, hits)
         pos = int(hits.sum())
