@@ -23,7 +23,7 @@ from typing import Any
 from prereg.console import console_of
 from prereg.errors import UserError
 
-from .redesign import MAX_VALUES
+from .redesign import whole_values
 
 __all__ = [
     "Options",
@@ -134,21 +134,11 @@ def parse_vary(text: str, names: Sequence[str], low: int, high: int, what: str) 
             f"{where}: {name.strip()!r} cannot be varied here; the registered size is"
             f" {' or '.join(names)}"
         )
-    out: list[int] = []
-    for part in values.split(","):
-        part = part.strip()
-        try:
-            v = int(part)
-        except ValueError:
-            raise UserError(f"{where}: {part!r} is not a whole number") from None
-        if not low <= v <= high:
-            raise UserError(f"{where}: {v} is outside {low}..{high} ({what})")
-        if v in out:
-            raise UserError(f"{where}: {v} is listed twice")
-        out.append(v)
-    if len(out) > MAX_VALUES:
-        raise UserError(f"{where}: {len(out)} values; at most {MAX_VALUES}")
-    return tuple(out)
+
+    def inside(v: int) -> str | None:
+        return None if low <= v <= high else f"{v} is outside {low}..{high} ({what})"
+
+    return tuple(whole_values(where, values, "", inside))
 
 
 def run_tasks(args, opts: Options, label: str, fn: Callable, payload: Any, tasks: list) -> list:

@@ -88,28 +88,39 @@ def parse_vary(text: str, config: Mapping[str, Any], rules=None) -> Vary:
         if cell not in ids:
             near = ", ".join(ids[:6]) + (", …" if len(ids) > 6 else "")
             raise UserError(f"{where}: no registered cell {cell!r} (cells: {near})")
+
+    def at_least_one(v: int) -> str | None:
+        if v >= 1:
+            return None
+        if param == "units":
+            return f"{v} units: a cell needs at least one unit"
+        return f"{v} rows: a cell needs at least one row"
+
+    out = whole_values(where, values, f" of {param}", at_least_one)
+    if param == "units":
+        rows_per_unit(config, cell, where)  # refused before any run when not whole
+    return Vary(param, cell, tuple(out))
+
+
+def whole_values(where: str, values: str, noun: str, check) -> list[int]:
+    """``V1,V2,...``: distinct whole numbers, at most :data:`MAX_VALUES`, each passing
+    ``check`` (None, or the words of its refusal); ``noun`` ends "is not a whole number"."""
     out: list[int] = []
     for part in values.split(","):
         part = part.strip()
         try:
             v = int(part)
         except ValueError:
-            raise UserError(f"{where}: {part!r} is not a whole number of {param}") from None
-        if v < 1:
-            what = (
-                "units: a cell needs at least one unit"
-                if param == "units"
-                else "rows: a cell needs at least one row"
-            )
-            raise UserError(f"{where}: {v} {what}")
+            raise UserError(f"{where}: {part!r} is not a whole number{noun}") from None
+        bad = check(v)
+        if bad:
+            raise UserError(f"{where}: {bad}")
         if v in out:
             raise UserError(f"{where}: {v} is listed twice")
         out.append(v)
     if len(out) > MAX_VALUES:
         raise UserError(f"{where}: {len(out)} values; at most {MAX_VALUES}")
-    if param == "units":
-        rows_per_unit(config, cell, where)  # refused before any run when not whole
-    return Vary(param, cell, tuple(out))
+    return out
 
 
 def _unit_level(where: str, level: str | None, config: Mapping[str, Any]) -> str:
