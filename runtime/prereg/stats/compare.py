@@ -237,18 +237,6 @@ def _grouped(x):
     return values.tolist(), counts.tolist()
 
 
-def fraction_sum(fracs, counts) -> Fraction:
-    """Σ count · fraction, in integers over the common denominator (decimals share powers of
-    ten), one fraction at the end."""
-    den = 1
-    for f in fracs:
-        den = math.lcm(den, f.denominator)
-    total = sum(
-        f.numerator * (den // f.denominator) * c for f, c in zip(fracs, counts, strict=True)
-    )
-    return Fraction(total, den)
-
-
 #: digits of the decimal context the exact sums run in (a square of the smallest subnormal beside
 #: 1 needs about 700); a result that would need more raises
 #: (``Inexact`` is trapped), so no sum is ever rounded
@@ -279,9 +267,7 @@ def decimal_sum(values, counts, square_less=None) -> Fraction:
 
 
 def _exact_mean(x) -> Fraction:
-    values, counts = _grouped(x)
-    total = sum((decimal_fraction(v) * c for v, c in zip(values, counts, strict=True)), Fraction(0))
-    return total / len(x)
+    return decimal_sum(*_grouped(x)) / len(x)
 
 
 def _mean_log_ball(x):
