@@ -198,6 +198,25 @@ def condition(
     }
 
 
+def head(ctx, simulations: int, seed: int, block_size: int, requested, rows, groups) -> dict:
+    """The fields a diagnose document opens with, as :mod:`.command` writes them
+    (``designDigest`` is added by :func:`write`)."""
+    from .command import SCHEMA
+
+    return {
+        "schemaVersion": SCHEMA,
+        "study": ctx.study_id,
+        "version": ctx.version,
+        "specDigest": ctx.spec_digest,
+        "simulations": simulations,
+        "seed": seed,
+        "blockSize": block_size,
+        "requested": list(requested),
+        "rows": rows,
+        "rowGroups": groups,
+    }
+
+
 def write(ctx, args, opts: Options, doc: dict, lines: Sequence[str] = ()) -> int:
     """Add ``designDigest`` after ``specDigest``, validate ``doc``, write DIAGNOSE.json and
     DIAGNOSE.md together (neither when either exists), and report as :mod:`.command` does,

@@ -216,16 +216,9 @@ def diagnose(ctx: StudyContext, args: Any) -> int:
     if skipped:
         notes.append(f"Rungs below G = {el.repository_count} are skipped: {skipped}.")
     doc: dict[str, Any] = {
-        "schemaVersion": "prereg-diagnose/v1",
-        "study": ctx.study_id,
-        "version": ctx.version,
-        "specDigest": ctx.spec_digest,
-        "simulations": sims,
-        "seed": seed,
-        "blockSize": cfg.block_size,
-        "requested": list(scenarios),
-        "rows": el.task_count,
-        "rowGroups": el.repository_count,
+        **plain.head(
+            ctx, sims, seed, cfg.block_size, scenarios, el.task_count, el.repository_count
+        ),
         "notes": notes,
         "conditions": [c for n in evaluated for c in conditions(n, seed)],
         "families": [],

@@ -228,16 +228,7 @@ def diagnose(ctx: StudyContext, args: Any) -> int:
         },
     }
     doc: dict[str, Any] = {
-        "schemaVersion": "prereg-diagnose/v1",
-        "study": ctx.study_id,
-        "version": ctx.version,
-        "specDigest": ctx.spec_digest,
-        "simulations": sims,
-        "seed": seed,
-        "blockSize": CHUNK,
-        "requested": [SCENARIO],
-        "rows": d.fit_lists + d.evaluate_lists,
-        "rowGroups": 2,
+        **plain.head(ctx, sims, seed, CHUNK, [SCENARIO], d.fit_lists + d.evaluate_lists, 2),
         "notes": [
             f"Each simulated study is the registered diagnostic (constant diagnostic: {d.fit_lists}"
             f" + {d.evaluate_lists} choice lists) run on {seeds_per_study} fresh seeds, scored"
