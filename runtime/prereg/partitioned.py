@@ -30,6 +30,8 @@ from prereg.errors import UserError
 #: the partition size when none is given: big enough that a partition's decoding outweighs
 #: sending its columns back, small enough that four workers share a 100 MB file
 DEFAULT_BYTES = 16 << 20
+#: the largest partition: a worker reads its partition whole
+MAX_BYTES = 1 << 30
 _SIZE = re.compile(r"([0-9]+)\s*(|k|K|KiB|M|MiB|G|GiB)")
 _UNITS = {"": 1, "k": 1 << 10, "K": 1 << 10, "KiB": 1 << 10, "M": 1 << 20, "MiB": 1 << 20}
 _UNITS |= {"G": 1 << 30, "GiB": 1 << 30}
@@ -44,7 +46,13 @@ def partition_bytes(text: str) -> int:
             f"--partition-bytes: {text!r} is not a size (a whole number of bytes, at least 1,"
             " optionally followed by K, M or G: 64M)"
         )
-    return int(m[1]) * _UNITS[m[2]]
+    size = int(m[1]) * _UNITS[m[2]]
+    if size > MAX_BYTES:
+        raise UserError(
+            f"--partition-bytes: {text!r} is more than 1G (a worker holds its partition's bytes"
+            " and records at once)"
+        )
+    return size
 
 
 @dataclass(frozen=True)
@@ -63,18 +71,31 @@ def plan(path, size: int) -> tuple[list[Part], str, int]:
     """(the partitions of about ``size`` bytes of whole lines, the file's SHA-256, its size);
     an unreadable, empty or byte-order-marked file refused as the one-process reader refuses
     it."""
+    from prereg.jsonl import BLOCK
     from prereg.records import _file_blocks
 
     path = Path(path)
     parts: list[Part] = []
-    blocks = _file_blocks(path, size)
+    # the file in blocks of at most BLOCK bytes of whole lines (bounded memory whatever the
+    # size), gathered into partitions of at most ``size`` bytes (a longer line: its own)
+    blocks = _file_blocks(path, min(size, BLOCK))
+    start = length = lines = 0
+    digest = hashlib.sha256()
     while True:
         try:
-            data, _n, offset, lines = next(blocks)
+            data, n, offset, before = next(blocks)
         except StopIteration as end:
             source = end.value
             break
-        parts.append(Part(str(path), offset, len(data), lines, hashlib.sha256(data).hexdigest()))
+        if length and length + len(data) > size:  # this block would overflow the partition
+            parts.append(Part(str(path), start, length, lines, digest.hexdigest()))
+            length = 0
+        if not length:
+            start, lines, digest = offset, before, hashlib.sha256()
+        digest.update(data)
+        length += len(data)
+    if length:
+        parts.append(Part(str(path), start, length, lines, digest.hexdigest()))
     return parts, source.sha256, source.size
 
 

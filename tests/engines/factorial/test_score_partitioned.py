@@ -175,6 +175,8 @@ def test_a_file_that_changed_after_the_plan_is_refused(study, tmp_path):
         (("--workers", "0"), "--workers: must be at least 1"),
         (("--partition-bytes", "0"), "--partition-bytes: '0' is not a size"),
         (("--partition-bytes", "12 parsecs"), "--partition-bytes: '12 parsecs' is not a size"),
+        (("--partition-bytes", "2G"), "--partition-bytes: '2G' is more than 1G"),
+        (("--partition-bytes", "9" * 30 + "G"), "is more than 1G"),  # was an OverflowError
         (("--scheduler", "not an address"), "--scheduler: 'not an address' is not a scheduler"),
         (("--scheduler", "127.0.0.1:1"), "--scheduler: cannot reach a Dask scheduler"),
     ],
@@ -187,7 +189,7 @@ def test_bad_options_are_refused_and_nothing_is_written(study, tmp_path, capsys,
 
 
 @pytest.mark.parametrize(
-    "text, size", [("1", 1), ("64K", 65536), ("3 MiB", 3 << 20), ("2G", 2 << 30)]
+    "text, size", [("1", 1), ("64K", 65536), ("3 MiB", 3 << 20), ("1G", 1 << 30)]
 )
 def test_partition_sizes(text, size):
     assert partitioned.partition_bytes(text) == size

@@ -95,7 +95,7 @@ def commands(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
                 _option(
                     "--partition-bytes",
                     "string",
-                    "the size of a partition with --workers or --scheduler (default 16M; K, M,"
+                    "the size of a partition with --workers or --scheduler (default 16M, at most 1G; K, M,"
                     " G allowed); the output does not depend on it",
                     required=False,
                 ),
