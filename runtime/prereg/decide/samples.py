@@ -172,10 +172,29 @@ def estimate_result(item, m: RowMetric, rows: np.ndarray) -> tuple[ContrastResul
     if certified and "exact" in extra:  # the exact ECE just formed decides its comparisons
         total = Fraction(extra["exact"])
         certified["estimate"].exact = lambda: total
+    elif m.is_sample and certified and getattr(certified.get("estimate"), "exact", None):
+        _record_exact(certified["estimate"], extra)  # a mean of numbers
     result = ContrastResult(
         item.id, float(est), float(lo), float(hi), extra=extra, certified=certified
     )
     return result, counts
+
+
+def _record_exact(figure, extra: dict) -> None:
+    """A mean's exact value is formed only when a comparison needs it (the float lies within
+    its error bound of a threshold); once formed it is kept and written into the estimate's
+    row (``extra["exact"]``, ``p/q``), so that every report of that comparison decides it on
+    the figure the verdict used."""
+    inner = figure.exact
+    kept: list[Fraction] = []
+
+    def exact() -> Fraction:
+        if not kept:
+            kept.append(inner())
+            extra["exact"] = f"{kept[0].numerator}/{kept[0].denominator}"
+        return kept[0]
+
+    figure.exact = exact
 
 
 def pair_key(item, values: list, sel):
