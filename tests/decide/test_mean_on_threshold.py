@@ -41,6 +41,9 @@ def test_a_mean_exactly_on_its_threshold_is_decided_and_reported_alike(tmp_path)
     (est,) = doc["estimates"]
     assert est["n"] == 3 and est["estimate"] == 0.39999999999999997
     assert est["exact"] == "2/5"
+    from prereg import outputs
+
+    assert not list(outputs.validator(outputs.schema_for("factorial", "score")).iter_errors(doc))
     assert "estimate ≥ 0.4: met by 1 of 1" in md
     sd = math.sqrt(((0.1 - 0.4) ** 2 * 2 + 0.6**2) / 2)
     half = t.ppf(0.975, 2) * sd / math.sqrt(3)
