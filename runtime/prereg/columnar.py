@@ -44,7 +44,7 @@ class RecordColumns(Sequence):
     :data:`ABSENT`); ``lines[j]``, when given, is record j's line in its file; ``digest``, when
     a reader sets it, is the SHA-256 and size of the bytes the records were read from."""
 
-    __slots__ = ("names", "columns", "absent", "n", "lines", "cache", "digest")
+    __slots__ = ("names", "columns", "absent", "n", "lines", "cache", "digest", "positions")
 
     def __init__(
         self,
@@ -61,6 +61,9 @@ class RecordColumns(Sequence):
         self.lines = lines
         self.cache: dict[Any, Any] = {}  # what readers build once from a column (by name)
         self.digest: tuple[str, int] | None = None  # (SHA-256 hex, bytes) of the file read
+        #: {field: (index, positions)}: each record's ``index.get(value)`` of a field whose
+        #: strings are shared (:meth:`share`), -1 where the index has no such value
+        self.positions: dict[str, tuple[Mapping[Any, int], np.ndarray]] = {}
 
     @classmethod
     def from_dicts(cls, names: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> RecordColumns:
@@ -124,7 +127,10 @@ class RecordColumns(Sequence):
         col = self.columns.get(name)
         if not col:
             return
-        self.columns[name] = shared_strings(col, index, ids)
+        self.columns[name], at = shared_positions(col, index, ids)
+        self.positions.pop(name, None)
+        if at is not None:
+            self.positions[name] = (index, at)
         for key in [k for k in self.cache if k == name or (type(k) is tuple and name in k)]:
             del self.cache[key]
 
@@ -136,6 +142,7 @@ class RecordColumns(Sequence):
         self.names, self.columns, self.n, self.absent, self.lines = names, columns, n, absent, lines
         self.cache = {}
         self.digest = None
+        self.positions = {}
 
     def take(self, index) -> RecordColumns:
         """The records at ``index`` (positions, in that order)."""
@@ -151,25 +158,47 @@ class RecordColumns(Sequence):
             if self.absent.get(name):
                 absent[name] = sum(1 for v in sub if v is ABSENT)
         lines = None if self.lines is None else [self.lines[j] for j in get]
-        return RecordColumns(self.names, columns, len(get), absent, lines)
+        out = RecordColumns(self.names, columns, len(get), absent, lines)
+        out.positions = {k: (index, at[idx]) for k, (index, at) in self.positions.items()}
+        return out
 
 
 def shared_strings(col: list, index: Mapping[Any, int], ids: Sequence[Any]) -> list:
+    """``col`` with its strings held once: the column of :func:`shared_positions`."""
+    return shared_positions(col, index, ids)[0]
+
+
+def shared_positions(
+    col: list, index: Mapping[Any, int], ids: Sequence[Any]
+) -> tuple[list, np.ndarray | None]:
     """``col`` with each string that equals a string of ``ids`` replaced by that object
     (``index`` gives a value's position in ``ids``), so that strings the records repeat from
     another table are held once: an observation's row id names a manifest row, whose string
     the row table holds already (a million rows' ids are about 70 MiB). Only a ``str`` is
     replaced, and only by an equal ``str``: the column reads back the same values of the same
-    kinds. A reader calls it on each block it decodes, so the copies are freed as it goes."""
+    kinds. A reader calls it on each block it decodes, so the copies are freed as it goes.
+
+    Also each value's position, ``index.get(value)`` (-1 where it has none), as an array
+    (None where a value cannot be a dict key): the attempt policy reads the rows from it
+    instead of looking every id up again."""
     get = index.get
     try:
         pos = list(map(get, col))
     except TypeError:  # a value that cannot be a dict key: nothing to share
-        return col
-    return [
+        return col, None
+    if None not in pos:
+        at = np.array(pos, dtype=np.int64).reshape(len(pos))
+        # every value found: each equals its id (dict keys), so only the kinds are checked
+        same = list(map(ids.__getitem__, pos))
+        if set(map(type, col)) <= {str} and set(map(type, same)) <= {str}:
+            return same, at
+    else:
+        at = np.fromiter((-1 if p is None else p for p in pos), np.int64, len(pos))
+    shared = [
         w if p is not None and type(v) is str and type(w := ids[p]) is str and v == w else v
         for v, p in zip(col, pos, strict=True)
     ]
+    return shared, at
 
 
 def field_values(records: Sequence[Mapping[str, Any]], name: str, strict: bool = False) -> list:

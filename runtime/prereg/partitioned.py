@@ -188,6 +188,6 @@ def read_jsonl_columns(
         total += count
     records.refuse_counted(path, Path(schema_path), shown, total, max_problems)
     out = records.joined_columns(decoders[2], columns)
-    records.share_columns(out.columns, share)
+    out.positions = records.share_columns(out.columns, share)
     out.digest = (sha256, nbytes)
     return out

@@ -842,15 +842,19 @@ def _column_block(block: bytes, decoders, n: int) -> tuple[dict[str, list], dict
     return columns, absent
 
 
-def share_columns(cols: dict[str, list], share) -> dict[str, list]:
-    """``cols`` with each field of ``share`` ({field: (index, ids)}) holding its strings once:
-    the column goes through :func:`prereg.columnar.shared_strings`."""
-    from prereg.columnar import shared_strings
+def share_columns(cols: dict[str, list], share) -> dict[str, tuple]:
+    """Each field of ``share`` ({field: (index, ids)}) in ``cols`` holding its strings once
+    (the column goes through :func:`prereg.columnar.shared_positions`); returns {field:
+    (index, positions)} of the fields whose positions were found."""
+    from prereg.columnar import shared_positions
 
+    found = {}
     for name, (index, ids) in (share or {}).items():
         if cols.get(name):
-            cols[name] = shared_strings(cols[name], index, ids)
-    return cols
+            cols[name], at = shared_positions(cols[name], index, ids)
+            if at is not None:
+                found[name] = (index, at)
+    return found
 
 
 def read_jsonl_columns(
@@ -868,7 +872,7 @@ def read_jsonl_columns(
         rows = read_records(path, schema_path, "jsonl", max_problems=max_problems)
         names = list(dict.fromkeys(k for r in rows for k in r))
         out = RecordColumns.from_dicts(names, rows)
-        share_columns(out.columns, share)
+        out.positions = share_columns(out.columns, share)
         return out
     path = Path(path)
     problems: list[str] = []
@@ -887,7 +891,8 @@ def read_jsonl_columns(
 def blocks_columns(
     path: Path, schema_path: Path, decoders, blocks, problems: list[str], share=None
 ) -> list:
-    """(columns, absences, records) of each block of ``blocks`` (``(block, LF count, byte
+    """(columns, absences, records, shared positions) of each block of ``blocks`` (``(block,
+    LF count, byte
     offset, lines before it)``, whole lines): the typed decoder's columns where it vouches for
     the block, else the strict reader's records, its problems, located, added to
     ``problems`` (a block with problems, or any after one, adds no columns); ``share`` as
@@ -899,7 +904,7 @@ def blocks_columns(
     for data, n, offset, lineno in blocks:
         fast = _column_block(data, decoders, n)
         if fast is not None:
-            parts.append((share_columns(fast[0], share), fast[1], n))
+            parts.append((fast[0], fast[1], n, share_columns(fast[0], share)))
             continue
         rows: list[dict] = []
         for line in _block_lines(path, data, offset):
@@ -907,24 +912,34 @@ def blocks_columns(
             _strict_line(path, lineno, line, schema_path, rows, problems)
         if not problems:
             part = RecordColumns.from_dicts(names, rows)
-            parts.append((share_columns(part.columns, share), part.absent, part.n))
+            parts.append((part.columns, part.absent, part.n, share_columns(part.columns, share)))
     return parts
 
 
 def joined_columns(names: list[str], parts: list):
     """One :class:`prereg.columnar.RecordColumns` of the parts (``(columns, absences,
-    records)``), in order."""
+    records, shared positions)``), in order."""
     from prereg.columnar import RecordColumns
 
     if len(parts) == 1:
-        columns, absent, n = parts[0]
+        columns, absent, n, positions = parts[0]
     else:
         columns = {name: [] for name in names}
         absent = dict.fromkeys(names, 0)
         n = 0
-        for cols, gone, k in parts:
+        for cols, gone, k, _ in parts:
             for name in names:
                 columns[name].extend(cols[name])
                 absent[name] += gone.get(name, 0)
             n += k
-    return RecordColumns(names, columns, n, absent)
+        import numpy as np
+
+        positions = {}
+        for name, (index, _) in (parts[0][3] if parts else {}).items():
+            # a field's positions, when every part found them in the same index
+            ats = [p[3].get(name) for p in parts]
+            if all(a is not None and a[0] is index for a in ats):
+                positions[name] = (index, np.concatenate([a[1] for a in ats]))
+    out = RecordColumns(names, columns, n, absent)
+    out.positions = positions
+    return out

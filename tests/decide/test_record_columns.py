@@ -11,7 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prereg.columnar import ABSENT, RecordColumns, field_values, shared_strings, subset
+from prereg.columnar import (
+    ABSENT,
+    RecordColumns,
+    field_values,
+    shared_positions,
+    shared_strings,
+    subset,
+)
 from prereg.decide import attempts
 from prereg.errors import UserError
 from prereg.records import read_jsonl_columns
@@ -119,6 +126,16 @@ def test_an_attempt_policy_counts_columns_as_it_counts_dicts(rows, policy):
         return chosen, has.tolist(), tally, {k: (c.kind, c.tolist()) for k, c in picked.items()}
 
     assert outcome(cols) == outcome(rows)
+    if len(policy["key"]) == 1:
+        # the reader's positions of the shared row ids stand for looking each id up again
+        shared = RecordColumns.from_dicts(NAMES, rows)
+        shared.share("id", index, ["a", "b", "c"])
+        assert ("id" in shared.positions) == bool(rows)
+        assert outcome(shared) == outcome(rows)
+        # positions of another index are not read (the table they name is another)
+        other = RecordColumns.from_dicts(NAMES, rows)
+        other.share("id", dict(index), ["a", "b", "c"])
+        assert outcome(other) == outcome(rows)
 
 
 PLACE = {
@@ -219,6 +236,9 @@ def test_shared_strings_are_the_tables_objects_and_nothing_else_changes(ids, dra
         elif type(w) is not str:
             assert v is w  # never replaced
     assert col == before  # the input list is left as it was
+    shared, at = shared_positions(col, index, ids)
+    assert shared == out and _kinds(shared) == _kinds(out)
+    assert at.tolist() == [index.get(v, -1) for v in before]
 
 
 def test_a_column_that_cannot_be_looked_up_is_kept_as_it_is():
@@ -276,6 +296,9 @@ def test_a_reader_sharing_row_ids_reads_the_same_columns(tmp_path, block, typed)
     got = shared.columns["rowId"]
     assert [got[j] is ids[k] for j, k in ((0, 0), (1, 1), (3, 0))] == [True] * 3
     assert got[2] == "r9"
+    assert shared.positions["rowId"][0] is index
+    assert shared.positions["rowId"][1].tolist() == [0, 1, -1, 0]
+    assert shared.take([3, 2]).positions["rowId"][1].tolist() == [0, -1]
     # the same refusal, word for word, with or without sharing
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(UserError) as a:

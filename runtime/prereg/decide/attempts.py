@@ -109,9 +109,8 @@ def counted(
     row_ids = row_names(policy, records, required)
     _named(row_ids, row_name(policy), records, source, max_problems, lines)
     orders = _orders(records, order, source, max_problems, lines)
-    row_of = list(map(index.get, row_ids))
-    unknown = None in row_of
-    row_arr = None if unknown else np.asarray(row_of, dtype=np.int64).reshape(n_rec)
+    row_of, row_arr = _row_positions(records, row_name(policy), row_ids, index)
+    unknown = row_arr is None
     order_arr = np.asarray(orders)
     repeated = unknown or not _distinct_keys(
         records, key_fields, row_name(policy), required, row_arr, order_arr
@@ -145,6 +144,8 @@ def counted(
             lines=[lines[j] for j in keep],
         )  # fmt: skip
         return [None if c is None else int(keep[c]) for c in chosen], has
+    if check is not None and isinstance(row_of, _Positions):
+        row_of = row_of.at.tolist()
     found = [] if check is None else list(check(row_of, records))
     if unknown or found.count(None) < len(found) or repeated:
         if keys is None:
@@ -177,6 +178,38 @@ def counted(
         # The attempt that counts failed: the row is unobserved (never a fallback).
         has &= ~failed[np.maximum(best, 0)]
     return Chosen.of(best, has), has
+
+
+def _row_positions(records, name: list[str], row_ids: list, index: Mapping[Any, int]):
+    """(each record's row index or None, the same as an array, None when a row is unknown):
+    from the positions the reader found while holding the row ids once
+    (:func:`prereg.columnar.shared_positions`, ``index.get`` of each id), else by looking each
+    id up."""
+    held = getattr(records, "positions", {}).get(name[0]) if len(name) == 1 else None
+    if held is not None and held[0] is index and held[1].shape == (len(row_ids),):
+        at = held[1]
+        if not (at < 0).any():
+            return _Positions(at), at
+    row_of = list(map(index.get, row_ids))
+    if None in row_of:
+        return row_of, None
+    return row_of, np.asarray(row_of, dtype=np.int64).reshape(len(row_of))
+
+
+class _Positions(Sequence):
+    """Each record's row index, read from an array as a list would be (every row known)."""
+
+    def __init__(self, at: np.ndarray):
+        self.at = at
+
+    def __len__(self) -> int:
+        return len(self.at)
+
+    def __getitem__(self, j):
+        return int(self.at[j])
+
+    def __contains__(self, v) -> bool:
+        return v is not None and bool((self.at == v).any())
 
 
 class Chosen(list):
