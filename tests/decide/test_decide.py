@@ -249,3 +249,14 @@ def test_numbers_from_numpy_keep_nan_as_null():
     assert col.tolist() == [0.2, None]
     assert condition_mask({"field": "p", "op": "is_null"}, {"p": col}, 2).tolist() == [False, True]
     assert random  # the module is imported for hypothesis' st.randoms
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from([True, False, None]), max_size=30))
+def test_a_boolean_column_holds_each_value_and_its_nulls(values):
+    col = Column.of(values)
+    if any(v is not None for v in values):
+        assert col.kind == "boolean" and col.values.dtype == bool
+        assert col.values.tolist() == [v is True for v in values]
+    assert col.null.tolist() == [v is None for v in values]
+    assert col.tolist() == values

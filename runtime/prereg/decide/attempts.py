@@ -275,8 +275,9 @@ def _orders(records, order: str | None, source: str, max_problems: int, lines) -
     if order is None:
         return [0] * len(records)
     values = _read(records, order, False)
-    if set(map(type, values)) <= {int, float}:  # numbers (a JSON number is never NaN)
-        if not any(v != v for v in values if type(v) is float):
+    kinds = set(map(type, values))
+    if kinds <= {int, float}:  # numbers (a JSON number is never NaN)
+        if float not in kinds or not any(v != v for v in values if type(v) is float):
             return values
     bad = [
         j

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import is_
 from typing import Any
 
 import numpy as np
@@ -76,17 +78,17 @@ class Column:
         if kind == "number":  # None becomes NaN (JSON has no NaN of its own)
             x = np.array(values, dtype=np.float64).reshape(n)
             return cls("number", x, np.isnan(x))
+        if kind == "boolean":  # True, False and None are singletons: compared by identity
+            null = np.fromiter(map(is_, values, repeat(None)), dtype=bool, count=n)
+            return cls("boolean", np.fromiter(map(is_, values, repeat(True)), bool, n), null)
         obj = np.empty(n, dtype=object)
-        if kind in ("string", "boolean"):
+        if kind == "string":
             obj[:] = values
         else:
             for i, v in enumerate(values):  # element by element: a value may itself be a list
                 obj[i] = v
         null = np.equal(obj, None) if type(None) in types else np.zeros(n, dtype=bool)
-        null = np.asarray(null, dtype=bool)
-        if kind == "boolean":
-            return cls("boolean", np.where(null, False, obj).astype(bool), null)
-        return cls(kind, obj, null)
+        return cls(kind, obj, np.asarray(null, dtype=bool))
 
     @classmethod
     def constant(cls, value: Any, mask: np.ndarray) -> Column:
