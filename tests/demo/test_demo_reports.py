@@ -576,7 +576,7 @@ def diagnosed(a: Path, study: str) -> list[dict]:
     return [] if out is None else json.loads((a / study / out).read_text())["families"]
 
 
-@pytest.mark.parametrize("study", ["answer-position", D17])
+@pytest.mark.parametrize("study", ["answer-position", D17, "s3-verifier-freeze"])
 def test_diagnose_sections_show_the_claims_and_power(runs, study):
     """A diagnose step's document matches its shipped schema, and the report shows every
     claim with its checked figure (failing ones as failing) and power per hypothesis."""
@@ -599,7 +599,12 @@ def test_diagnose_sections_show_the_claims_and_power(runs, study):
         assert f"<code>{c['id']}</code>" in html.replace("<wbr>", "")
     failing = [c for c in doc["claims"] if not c["holds"]]
     assert html.count("<td>NO") >= len(failing)
-    assert doc["families"], "the demo diagnoses a scenario family: power against effect size"
+    if study == "s3-verifier-freeze":  # the plan's own ladder: a condition per rung and effect
+        assert not doc["families"] and len(doc["conditions"]) == 14
+        for c in doc["conditions"]:
+            assert f"<code>{c['scenario']} @ " in html.replace("<wbr>", "")
+    else:
+        assert doc["families"], "the demo diagnoses a scenario family: power against effect size"
     red = doc.get("redesign")
     if red is not None:
         assert f"Redesign: {red['parameter']}" in html

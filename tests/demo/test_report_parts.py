@@ -515,3 +515,29 @@ def test_ids_and_paths_may_break_only_after_their_separators():
     assert breakable("tst-pool-a_h1_yes") == "tst-<wbr>pool-<wbr>a_<wbr>h1_<wbr>yes"
     assert breakable("1.0 0.05 -3 a<b") == "1.0 0.05 -3 a&lt;b"
     assert inline("`key-cell`") == "<code>key-<wbr>cell</code>"
+
+
+def test_a_jev_diagnose_step_is_reported_and_a_failing_claim_turns_the_status_red(tmp_path):
+    """The multicorrect report shows a diagnose step's section (the PASS claim, the verdict
+    shares) and, when the claim fails, says so in its status line."""
+    from prereg.cli import main
+
+    out = tmp_path / "DIAGNOSE.json"
+    args = ["jev-multicorrect", "diagnose", "--simulations", "2", "--seed", "1"]
+    args += ["--out", str(out), "--quiet"]
+    assert main(["--project", str(ROOT), *args]) == 0
+    info = study_info(Project(ROOT), "jev-multicorrect")
+    step = Step("diagnose", "diagnose", args, args, 0, True)
+    report = build_report(info, tmp_path, [step])
+    html = render_html(report)
+    doc = json.loads(out.read_text())
+    assert [c["id"] for c in doc["claims"]] == ["PASS"]
+    assert "Operating characteristics (diagnose)" in html and "<code>PASS</code>" in html
+    held = doc["claims"][0]["holds"]
+    assert ("sizing claim FAILS: PASS" in report.status) is (not held)
+    # the same run with its claim failing: the status names it and is not well
+    doc["claims"][0]["holds"] = False
+    out.write_text(json.dumps(doc))
+    failed = build_report(info, tmp_path, [step])
+    assert "sizing claim FAILS: PASS" in failed.status and failed.ok is False
+    assert "<td>NO" in render_html(failed)

@@ -8,7 +8,10 @@ Reads the outputs its commands wrote (found through the steps: the ``power_plan`
   the verdicts: the status as the registered rule's verdict with its deciding figures, and the
   confirmatory hypothesis the plan serves (reported only);
 - the freeze manifest: every bound artifact by role with its SHA-256, and whether validation
-  (which re-hashes every bound file) held.
+  (which re-hashes every bound file) held;
+- a ``diagnose`` step's operating characteristics (:mod:`prereg.reports.diagnose`): the power
+  plan's claim checked at fresh seeds, each rung's power and false-positive rate; a claim that
+  fails turns the status line red.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from prereg.reports.common import (
     sha,
     steps_block,
 )
+from prereg.reports.diagnose import blocks as diagnose_blocks
+from prereg.reports.diagnose import claims_status, failing_claims, unchecked_claims
 from prereg.reports.page import Facts, Figure, Heading, Para, Report, Table
 from prereg.reports.verdicts import figure_verdicts
 
@@ -140,6 +145,9 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         )
     status = "; ".join(parts) or "no outputs"
     ok = steps_ok and plan is not None and (manifest is None or validated)
+    status, ok = claims_status(
+        status, ok, failing_claims(info, steps), unchecked_claims(info, steps)
+    )
     report = Report(info.study_id, info.title, status, ok)
     report.add(
         *header(
@@ -205,6 +213,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
             for w in plan.get(key) or []:
                 report.add(Para(f"{key[:-1]}: {w}", note=True))
         report.add(*_verdicts(info, plan, plan_step[-1], report))
+    report.add(*diagnose_blocks(info, steps))
 
     if manifest:
         report.add(Heading("Freeze manifest"))

@@ -9,7 +9,10 @@ and its ``--binary-outputs`` input; the ``diagnostic`` step's ``--out``):
   defines them, :func:`prereg.stats.calibration.ten_bin_index`), read from the input file the
   report names, after checking its SHA-256 against the digest the report recorded;
 - the fit and evaluate split figures side by side; the diagnostic contracts per seed, and the
-  diagnostic's pass as the verdict of its registered rule with the deciding figures.
+  diagnostic's pass as the verdict of its registered rule with the deciding figures;
+- a ``diagnose`` step's operating characteristics (:mod:`prereg.reports.diagnose`): the
+  registered diagnostic run on fresh seeds, each verdict's and decision's share; a claim that
+  fails turns the status line red.
 
 Split names, field names and the ECE bin count come from the study's compiled configuration.
 """
@@ -26,6 +29,8 @@ from prereg.digest import file_sha256
 from prereg.errors import UserError
 from prereg.reports import Step, StudyInfo, plot
 from prereg.reports.common import fmt, header, inputs_block, read_json, registered, steps_block
+from prereg.reports.diagnose import blocks as diagnose_blocks
+from prereg.reports.diagnose import claims_status, failing_claims, unchecked_claims
 from prereg.reports.page import Facts, Figure, Heading, Para, Report, Table
 from prereg.reports.verdicts import figure_verdicts
 from prereg.stats.calibration import ten_bin_index
@@ -196,7 +201,13 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         parts.append("diagnostic " + ("passed" if diag.get("passed") else "FAILED"))
     steps_ok = all(s.ok for s in steps)
     ok = steps_ok and doc is not None and (diag is None or bool(diag.get("passed")))
-    report = Report(info.study_id, info.title, "; ".join(parts) or "no outputs", ok)
+    status, ok = claims_status(
+        "; ".join(parts) or "no outputs",
+        ok,
+        failing_claims(info, steps),
+        unchecked_claims(info, steps),
+    )
+    report = Report(info.study_id, info.title, status, ok)
     report.add(
         *header(
             info,
@@ -317,5 +328,6 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                 report,
             )
         )
+    report.add(*diagnose_blocks(info, steps))
     report.add(*steps_block(steps), *registered(info))
     return report
