@@ -335,3 +335,43 @@ def test_a_parquet_file_read_sharing_row_ids_reads_the_same_columns(tmp_path):
         assert _kinds(shared.columns[name]) == _kinds(plain.columns[name])
     got = shared.columns["rowId"]
     assert got[0] is ids[0] and got[2] is ids[0] and got[1] == "r9"
+
+
+KEYS = st.lists(st.text(max_size=4), max_size=40, unique=True)
+PROBES = st.lists(
+    st.text(max_size=4) | st.integers() | st.none() | st.booleans() | st.floats(), max_size=30
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(KEYS, PROBES)
+def test_a_hash_index_finds_what_the_dict_finds(keys, probes):
+    from prereg.columnar import HashIndex, index_positions, row_index
+
+    want = dict(zip(keys, range(len(keys)), strict=True))
+    index = row_index(keys, least=0)
+    assert isinstance(index, HashIndex) or not keys  # distinct strings: no dict
+    probes = probes + keys[::2] + ["".join(list(k)) for k in keys[1::3]]  # equal, not identical
+    # a number with a key's hash is no key: the hash is found, the comparison refuses it
+    probes += [hash(k) for k in keys[:5]]
+    assert [index.get(v) for v in probes] == [want.get(v) for v in probes]
+    assert [v in index for v in probes] == [v in want for v in probes]
+    assert index_positions(index, probes).tolist() == [want.get(v, -1) for v in probes]
+    assert len(index) == len(want) and list(index) == list(want)
+    for k in keys[:3]:
+        assert index[k] == want[k]
+    with pytest.raises(KeyError):
+        index[object()]
+    with pytest.raises(TypeError):  # as a dict raises for a value that cannot be a key
+        index_positions(index, [["a"]])
+
+
+def test_row_index_keeps_a_dict_where_a_hash_index_cannot_stand_for_one():
+    from prereg.columnar import HashIndex, row_index
+
+    assert type(row_index(["a", "b"])) is dict  # few keys
+    assert isinstance(row_index([f"r{i}" for i in range(2000)]), HashIndex)
+    repeated = [f"r{i}" for i in range(2000)] + ["r7"]
+    got = row_index(repeated)
+    assert type(got) is dict and len(got) == 2000  # the placement's own check sees the repeat
+    assert type(row_index([*(f"r{i}" for i in range(2000)), 5])) is dict  # another kind

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from prereg.columnar import RecordColumns, field_values, subset
+from prereg.columnar import HashIndex, RecordColumns, field_values, subset
 from prereg.decide.columns import Column
 from prereg.decide.fields import all_of
 from prereg.errors import UserError
@@ -190,6 +190,15 @@ def _row_positions(records, name: list[str], row_ids: list, index: Mapping[Any, 
         at = held[1]
         if not (at < 0).any():
             return _Positions(at), at
+    if isinstance(index, HashIndex) and len(name) == 1:
+        try:
+            at = index.positions(row_ids)
+        except TypeError:
+            at = None
+        if at is not None:
+            if not (at < 0).any():
+                return _Positions(at), at
+            return [None if p < 0 else p for p in at.tolist()], None
     row_of = list(map(index.get, row_ids))
     if None in row_of:
         return row_of, None

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from prereg.columnar import RecordColumns, field_values
+from prereg.columnar import RecordColumns, field_values, row_index
 from prereg.errors import UserError
 
 SPLIT = "split"  # the language's name for a row's split in selections
@@ -40,9 +40,9 @@ class RowTable:
     columns: Mapping[str, Sequence[Any]] = field(default_factory=dict)  # item fields per row
 
     @cached_property
-    def index(self) -> dict[str, int]:
+    def index(self) -> Mapping[Any, int]:
         """Each row's position by its name (built once)."""
-        return dict(zip(self.ids, range(len(self.ids)), strict=True))
+        return row_index(self.ids)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -141,7 +141,7 @@ def _placed_at_once(records, row_field, split_field, split, factors, factor_fiel
             rids = field_values(records, row_field, True)
         else:
             rids = list(zip(*(field_values(records, f) for f in row_field), strict=True))
-        index = dict(zip(rids, range(len(rids)), strict=True))
+        index = row_index(rids)
         if len(index) != len(rids) or None in index:
             return None
         if not isinstance(row_field, str) and any(None in r for r in index):

@@ -242,7 +242,9 @@ def test_the_demo_steps_of_this_study_run(project_copy: Path, tmp_path: Path) ->
     """examples/demo.json's s3 steps, run by `prereg demo` in a copy of the project."""
     steps = json.loads((ROOT / "examples" / "demo.json").read_text(encoding="utf-8"))["steps"]
     ours = [s for s in steps if s["study"] == STUDY]
-    assert [s["args"][0] for s in ours] == ["assemble", "power-plan", "freeze-manifest", "validate"]
+    assert [s["args"][0] for s in ours] == [
+        "assemble", "power-plan", "diagnose", "freeze-manifest", "validate"
+    ]  # fmt: skip
     # this study alone, so another study's work in progress cannot fail this test
     for spec in (project_copy / "spec" / "studies").glob("*.yaml"):
         if spec.stem != STUDY:
@@ -257,10 +259,12 @@ def test_the_demo_steps_of_this_study_run(project_copy: Path, tmp_path: Path) ->
     out = tmp_path / "demo"
     p = run_prereg("--project", project_copy, "demo", "--out", out)
     assert p.returncode == 0, p.stdout + p.stderr
-    assert "demo finished: 4 steps" in p.stdout
+    assert "demo finished: 5 steps" in p.stdout
     manifest = json.loads((out / STUDY / "freeze-manifest.json").read_bytes())
     assert len(manifest["artifacts"]) == 9
     assert (out / "index.html").exists()
+    diagnosed = json.loads((out / STUDY / "DIAGNOSE.json").read_bytes())
+    assert [c["id"] for c in diagnosed["claims"]] == ["powered"]
     # the demo wrote nothing into the examples it read
     assert sorted(p.name for p in (project_copy / "examples" / "s3").rglob("*")) == sorted(
         p.name for p in EXAMPLES.rglob("*") if p.name != "power_plan.json"
