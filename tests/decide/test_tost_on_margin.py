@@ -1,0 +1,65 @@
+"""A TOST of two means whose difference is exactly on its lower margin, scored from a spec
+(tests/fixtures/tost_margin): new grades 0.3, 0.5, 0.4 (mean 2/5), old 0.1, 0.3, 0.2 (mean
+1/5), margins 0.2 and 0.5. By hand: d − 0.2 = 0, so t_L = 0 and P_L = 1/2 exactly; the
+upper side t_U = (0.2 − 0.5)/se with se = √(0.01/3 + 0.01/3) (both sds 0.1), df 4 (Welch with
+equal variances and sizes), P_U from scipy's t. p = max(P_L, P_U) = 1/2, so the rule
+`p lt 0.5` is not supported and `p le 0.5` is (floats gave t = 3.4e-16, p = 0.4999999999999999:
+`lt 0.5` was supported). The analyses table of `prereg tables` carries the same figures."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+from prereg.cli import main
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tost_margin"
+
+
+def score(tmp_path: Path, op: str) -> dict:
+    root = tmp_path / "p"
+    (root / "spec" / "studies").mkdir(parents=True)
+    spec = (FIXTURES / "tostm.yaml").read_text()
+    spec = spec.replace("op: lt, value: 0.5", f"op: {op}, value: 0.5")
+    (root / "spec" / "studies" / "tostm.yaml").write_text(spec)
+    assert main(["--project", str(root), "compile"]) == 0
+    out = tmp_path / "SCORE.json"
+    obs = FIXTURES / "grades.jsonl"
+    args = ["--observations", str(obs), "--out", str(out), "--quiet"]
+    assert main(["--project", str(root), "tostm", "score", *args]) == 0
+    return json.loads(out.read_text())
+
+
+def test_tost_means_exactly_on_the_lower_margin(tmp_path):
+    from scipy.stats import t
+
+    doc = score(tmp_path, "lt")
+    assert doc["verdicts"] == {"same": "not-supported"}
+    (a,) = doc["analyses"]
+    se = math.sqrt(0.01 / 3 + 0.01 / 3)
+    assert a["extra"]["statistic_lower"] == 0.0 and a["extra"]["p_lower"] == 0.5
+    assert a["p"] == 0.5 and a["statistic"] == 0.0
+    assert math.isclose(a["se"], se, rel_tol=1e-12)
+    assert math.isclose(a["extra"]["statistic_upper"], -0.3 / se, rel_tol=1e-12)
+    assert math.isclose(a["extra"]["p_upper"], t.cdf(-0.3 / se, 4), rel_tol=1e-10)
+    assert score(tmp_path / "le", "le")["verdicts"] == {"same": "supported"}
+
+
+def test_the_analyses_table(tmp_path):
+    doc = score(tmp_path, "lt")
+    out = tmp_path / "tables"
+    assert main(["tables", str(tmp_path / "SCORE.json"), "--csv", str(out)]) == 0
+    with open(out / "analyses.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    (row,) = rows
+    assert (row["id"], row["hypothesis"], row["method"]) == ("tost", "same", "tost-means")
+    assert (row["options.lower"], row["options.upper"], row["options.variance"]) == (
+        "0.2",
+        "0.5",
+        "welch",
+    )
+    (a,) = doc["analyses"]
+    assert float(row["p"]) == 0.5 and float(row["se"]) == a["se"]
+    assert row["extra.statistic_lower"] == "0.0" and row["counts.n1"] == "3"
