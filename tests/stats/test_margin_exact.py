@@ -117,3 +117,56 @@ def test_away_from_the_margin_statsmodels_agrees(seed):
     p, lo, hi = ttost_paired(x, y12, -0.2, 0.2)
     assert math.isclose(r.p, p, rel_tol=1e-10)
     assert math.isclose(r.extra["statistic_lower"], lo[0], rel_tol=1e-10)
+
+
+@pytest.mark.parametrize(
+    ("k1", "n1", "k2", "n2", "margin"),
+    [(45, 100, 50, 100, 0.9), (27, 30, 30, 30, 0.9), (33, 100, 30, 100, 1.1)],
+)
+def test_a_ratio_of_proportions_on_its_margin(k1, n1, k2, n2, margin):
+    # by hand: 45/100 ÷ 50/100 = 9/10, 27/30 ÷ 30/30 = 9/10, 33/100 ÷ 30/100 = 11/10; the
+    # floats' log(k1 n2) − log(n1 k2) − log(margin) is ±3e-15 (P 0.5000000000000013)
+    assert Fraction(k1 * n2, n1 * k2) == Fraction(str(margin))
+    r = equivalence.noninferiority_ratio_proportions(
+        k1, n1, k2, n2, margin=margin, alternative="greater", level=0.95
+    )
+    assert r.statistic == 0.0 and r.p == 0.5
+
+
+def test_a_ratio_of_proportions_off_its_margin_against_statsmodels():
+    from statsmodels.stats.proportion import test_proportions_2indep
+
+    for k1, n1, k2, n2, margin in [(46, 100, 50, 100, 0.9), (40, 90, 52, 100, 0.8)]:
+        r = equivalence.noninferiority_ratio_proportions(
+            k1, n1, k2, n2, margin=margin, alternative="greater", level=0.95
+        )
+        ref = test_proportions_2indep(
+            k1, n1, k2, n2, value=margin, method="log", compare="ratio", alternative="larger"
+        )
+        assert math.isclose(r.statistic, ref.statistic, rel_tol=1e-10)
+        assert math.isclose(r.p, ref.pvalue, rel_tol=1e-10)
+
+
+def test_a_ratio_of_geometric_means_on_its_margin():
+    # geometric means √(0.9 · 3.6) = 1.8 and 2, ratio 0.9 exactly (by hand); √(1.1 · 4.4) = 2.2
+    # against 2.2: ratio 1. The floats' mean of logs less log(margin) is −8e-17.
+    r = equivalence.noninferiority_ratio_means(
+        [0.9, 3.6], [2.0, 2.0], margin=0.9, alternative="greater", level=0.95
+    )
+    assert r.statistic == 0.0 and r.p == 0.5
+    r = continuous.ratio_of_geometric_means(
+        [1.1, 4.4], [2.2, 2.2], margin=1, alternative="less", level=0.95
+    )
+    assert r.statistic == 0.0 and r.p == 0.5
+
+
+def test_a_ratio_of_geometric_means_off_its_margin_against_statsmodels():
+    from statsmodels.stats.weightstats import ttest_ind
+
+    x, y = [0.9, 3.6, 2.5], [2.0, 2.1, 1.7]
+    r = continuous.ratio_of_geometric_means(x, y, margin=0.9, alternative="greater", level=0.95)
+    t, p, _ = ttest_ind(
+        np.log(x), np.log(y), usevar="unequal", value=math.log(0.9), alternative="larger"
+    )
+    assert math.isclose(r.statistic, t, rel_tol=1e-10)
+    assert math.isclose(r.p, p, rel_tol=1e-10)

@@ -62,6 +62,30 @@ def margin_deviation(estimate: float, margin: float, samples=None) -> float:
     return float(exact - threshold(margin))
 
 
+def log_ratio_deviation(d: float, margin: float, a: np.ndarray, b: np.ndarray) -> float:
+    """``mean(log a) − mean(log b) − log(margin)`` (``d``: the float of the first two), decided
+    near 0 as the ratio of geometric means against the margin written: a ratio exactly on it
+    gives 0 (floats give ±1e-16), by the certified comparison of
+    :func:`prereg.stats.compare.sign` (balls of the logs of the decimals the data write)."""
+    dev = d - math.log(margin)
+    err = sum(16.0 * (x.size + 4) * EPS * float(np.abs(np.log(x)).mean()) for x in (a, b))
+    if abs(dev) > err + 4.0 * EPS * (abs(d) + abs(math.log(margin))):
+        return dev
+    from prereg.stats.compare import (
+        Certified,
+        _mean_log_ball,
+        difference_ball,
+        exp_ball,
+        sign,
+    )
+
+    ball = difference_ball(lambda prec: _mean_log_ball(a), lambda prec: _mean_log_ball(b))
+    s = sign(Certified(math.exp(d), error=None, ball=exp_ball(ball)), margin)
+    if s == 0:
+        return 0.0
+    return math.copysign(max(abs(dev), 2.0**-1074), s)
+
+
 def _variance(x: np.ndarray, values=None) -> float:
     """The sample variance (ddof 1) of ``x``, 0 exactly when the decimals the data write are all
     equal (``values``: the differences' two samples (a, b), whose decimal differences are
@@ -85,20 +109,35 @@ def _variance(x: np.ndarray, values=None) -> float:
 
 
 def t_figures(
-    name, estimate, se, df, *, margin, alternative, level, scale=None, samples=None, **kw
+    name,
+    estimate,
+    se,
+    df,
+    *,
+    margin,
+    alternative,
+    level,
+    scale=None,
+    samples=None,
+    deviation=None,
+    **kw,
 ) -> Result:
     """A t test of ``estimate`` against ``margin`` and the interval it inverts.
 
     ``scale`` (exp for a log-scale method) maps the estimate and the bounds, not the se.
     ``samples`` ((array, sign) pairs whose means sum to ``estimate``) decide ``estimate −
-    margin`` exactly near 0 (:func:`margin_deviation`).
+    margin`` exactly near 0 (:func:`margin_deviation`); ``deviation``, a function of the
+    estimate and margin, decides it instead.
     """
     figures = {"estimate": estimate, "se": se, "df": df}
     if se is None or df is None or se == 0 or estimate is None:
         if scale is not None and estimate is not None:
             figures["estimate"] = scale(estimate)
         return Result(name, statistic_name="t", **figures, **kw)
-    t = margin_deviation(estimate, margin, samples) / se
+    if deviation is not None:
+        t = deviation(estimate, margin) / se
+    else:
+        t = margin_deviation(estimate, margin, samples) / se
     a = 1.0 - level
     if alternative == "two-sided":
         half = checks.t_quantile(1.0 - a / 2.0, df) * se
@@ -327,6 +366,7 @@ def ratio_of_geometric_means(x, y, *, margin, alternative, level) -> Result:
         alternative=alternative,
         level=level,
         scale=math.exp,
+        deviation=lambda est, _: log_ratio_deviation(est, m, a, b),
         counts=counts,
         extra={"log_estimate": d} if d is not None else {},
     )
@@ -628,7 +668,9 @@ CATALOGUE = (
         reference="Welch BL (1947); Julious SA, Debarnot CA (2000), J Biopharm Stat 10:55-64",
         oracle="statsmodels ttest_ind(log x, log y, usevar='unequal', value=log margin) and "
         "CompareMeans.tconfint_diff on the logs, exponentiated",
-        exactness="floating point throughout (logarithms); compared by the certified "
+        exactness="floating point (logarithms); the log ratio less the log margin is decided "
+        "near 0 by balls of the logs of the decimals the data write (a ratio on the margin "
+        "gives t = 0, a one-sided P of 1/2); compared by the certified "
         "comparison with its error bound",
     ),
 )

@@ -326,7 +326,9 @@ def noninferiority_ratio_proportions(k1, n1, k2, n2, *, margin, alternative, lev
     se = math.sqrt((n1 - k1) / (k1 * n1) + (n2 - k2) / (k2 * n2))
     z = p = lower = upper = None
     if se > 0:
-        z = (log_ratio - math.log(m)) / se
+        # log(ratio/margin) from the exact fraction (the margin as written): 0 on the margin
+        margin_q = _decimal(m)
+        z = math.log1p(float((ratio - margin_q) / margin_q)) / se
         p = checks.normal_p(z, alternative)
         q = checks.normal_quantile(lv)
         if alternative == "greater":
@@ -557,7 +559,9 @@ CATALOGUE = (
         reference="Katz D et al. (1978), Biometrics 34:469-474",
         oracle="statsmodels test_proportions_2indep(compare='ratio', method='log', "
         "value=margin) and confint_proportions_2indep(compare='ratio', method='log')",
-        exactness="the ratio is the fraction k1 n2/(n1 k2) (exact['estimate']); " + _FLOAT,
+        exactness="the ratio is the fraction k1 n2/(n1 k2) (exact['estimate']); log(ratio / "
+        "margin) is log1p of the exact fraction (ratio - margin)/margin, the margin as written "
+        "(0 on it); " + _FLOAT,
     ),
     Entry(
         name="tost-means",
@@ -653,6 +657,7 @@ CATALOGUE = (
         "the logs); estimate and bound exponentiated",
         reference="Julious SA, Debarnot CA (2000), J Biopharm Stat 10:55-64",
         oracle="statsmodels ttest_ind on the logs (usevar='unequal', value=log margin)",
-        exactness="floating point throughout; compared by the certified comparison",
+        exactness="floating point (logarithms); a ratio of geometric means exactly on the "
+        "margin gives t = 0 (balls of the logs decide it); compared by the certified comparison",
     ),
 )
