@@ -359,12 +359,18 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
         rows = _rows(item, m, sel, item.of)
         return (_hits(m, rows).astype(np.int64), _numbers(m, rows)), {}
     if shape == "p-values":
-        ps = []
+        ps: list = []
         for ref in item.of_analyses:
             r = earlier.get(ref)
             if r is None:
                 raise _fail(item, f"{ref!r} has no result before this analysis")
-            ps.append(_NAN if r.p is None else float(r.p))
+            exact = (r.certified or {}).get("p")
+            if isinstance(exact, Fraction):  # an exact test's P: adjusted exactly
+                ps.append(exact)
+            else:
+                ps.append(_NAN if r.p is None else float(r.p))
+        if any(isinstance(v, Fraction) for v in ps):
+            return (np.array(ps, dtype=object),), {}
         return (np.array(ps, dtype=np.float64),), {}
     raise _fail(item, f"unknown shape {shape!r}")  # pragma: no cover - the compiler checks
 
