@@ -71,3 +71,39 @@ def test_the_catalogues_procedures_take_fractions_as_given():
     assert multiplicity.adjusted_fractions(ps, method="holm", missing="exclude")[0] == Fraction(
         1, 20
     )
+
+
+def test_a_holm_family_of_fisher_analyses_scored_end_to_end(tmp_path):
+    """tests/fixtures/holm_exact (written from the docs): eleven prompts of 3 items against a
+    control of 9, Fisher's exact test each, Holm over the eleven; prompt a1 right 3 of 3, the
+    control and every other prompt right 0 times. a1's P is 1/220, its adjusted P 1/20: the
+    rule `adjusted_p lt 0.05` fails, and SCORE.md says so."""
+    import json
+    from pathlib import Path
+
+    from prereg.cli import main
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "holm_exact" / "holm.yaml"
+    root = tmp_path / "p"
+    (root / "spec" / "studies").mkdir(parents=True)
+    (root / "spec" / "studies" / "holm.yaml").write_text(fixture.read_text())
+    assert main(["--project", str(root), "compile"]) == 0
+    obs = tmp_path / "obs.jsonl"
+    arms = [f"a{i}" for i in range(1, 12)]
+    with obs.open("w") as f:
+        for arm in arms:
+            for i in range(3):
+                f.write(json.dumps({"item": f"{arm}-{i}", "arm": arm, "correct": arm == "a1"}))
+                f.write("\n")
+        for i in range(9):
+            f.write(json.dumps({"item": f"ctl-{i}", "arm": "ctl", "correct": False}) + "\n")
+    out = tmp_path / "S.json"
+    args = ["--observations", str(obs), "--out", str(out), "--quiet"]
+    assert main(["--project", str(root), "holm", "score", *args]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["verdicts"] == {"a1-better": "not-supported"}
+    first = doc["analyses"][0]
+    assert first["exact"]["p"] == "1/220" and first["adjustedP"] == 0.05
+    assert all(a["adjustedP"] == 1.0 for a in doc["analyses"][1:])
+    md = out.with_suffix(".md").read_text()
+    assert "adjusted P < 0.05: met by 0 of 1" in md
