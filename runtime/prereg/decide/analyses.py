@@ -542,11 +542,16 @@ def _as_contrast(item, entry, result, args=()) -> ContrastResult:
     certified: dict[str, object] = {
         k: v for k, v in result.exact.items() if isinstance(v, Fraction)
     }
+    extra: dict[str, Any] = {}
     if "estimate" not in certified:
         mean = _mean_certified(entry, args, estimate)
         if mean is not None:
+            from prereg.decide.samples import _record_exact
+
+            # once a comparison forms the exact mean, extra["exact"] carries it to the
+            # analysis' row, so SCORE.md decides on the figure the verdict used
+            _record_exact(mean, extra)
             certified["estimate"] = mean
-    extra: dict[str, Any] = {}
     for name in ("se", "statistic", "df"):
         v = getattr(result, name)
         if v is not None and not isinstance(v, tuple):

@@ -314,6 +314,9 @@ def analysis_rows(rules, res) -> list[dict[str, Any]]:
             "options": _jsonable(dict(a.options)),
         }
         row.update(_jsonable(figures))
+        formed = res.results[a.id].extra.get("exact")  # a mean's exact value a rule formed
+        if isinstance(formed, str) and "estimate" not in (row.get("exact") or {}):
+            row["exact"] = {**(row.get("exact") or {}), "estimate": formed}
         row["adjustedP"] = full(res.results[a.id].adjusted_p)
         if a.family is not None:
             row["family"] = a.family
