@@ -63,3 +63,67 @@ def test_the_analyses_table(tmp_path):
     (a,) = doc["analyses"]
     assert float(row["p"]) == 0.5 and float(row["se"]) == a["se"]
     assert row["extra.statistic_lower"] == "0.0" and row["counts.n1"] == "3"
+
+
+CONTRAST = """    contrasts:
+      - id: diff
+        metric: grade
+        a: {where: [{factor: grader, levels: [new]}]}
+        b: {where: [{factor: grader, levels: [old]}]}
+        interval: welch
+        level: 0.9
+        test: welch-t
+        alternative: greater
+        margin: 0.2
+    rule:
+      all_of:
+        - compare: {target: diff, quantity: estimate, op: OP, value: 0.2}
+        - compare: {target: diff, quantity: p, op: le, value: 0.5}
+"""
+
+
+def score_contrast(tmp_path: Path, op: str, rows: int, grades) -> tuple[dict, str]:
+    """The fixture with a Welch contrast (margin 0.2) in place of the TOST analysis."""
+    root = tmp_path / "p"
+    (root / "spec" / "studies").mkdir(parents=True)
+    spec = (FIXTURES / "tostm.yaml").read_text()
+    start = spec.index("    analyses:\n")
+    end = spec.index("constants:\n")
+    spec = spec[:start] + CONTRAST.replace("OP", op) + spec[end:]
+    spec = spec.replace("rows: 3,", f"rows: {rows},")
+    (root / "spec" / "studies" / "tostm.yaml").write_text(spec)
+    assert main(["--project", str(root), "compile"]) == 0
+    obs = tmp_path / "obs.jsonl"
+    with obs.open("w") as f:
+        for grader, values in grades.items():
+            for i, v in enumerate(values):
+                f.write(json.dumps({"task": f"t{i}", "grader": grader, "score": v}) + "\n")
+    out = tmp_path / "SCORE.json"
+    args = ["--observations", str(obs), "--out", str(out), "--quiet"]
+    assert main(["--project", str(root), "tostm", "score", *args]) == 0
+    return json.loads(out.read_text()), out.with_suffix(".md").read_text()
+
+
+def test_a_difference_of_means_on_the_threshold_is_shown_as_decided(tmp_path):
+    """Decimals: new 0.3, 0.5, 0.4 against old 0.1, 0.3, 0.2 differ by 1/5 exactly (the floats
+    by 0.20000000000000004): `estimate gt 0.2` fails, and SCORE.md said it was met by 1 of 1
+    beside the not-supported verdict; the contrast's Welch t against the margin 0.2 is 0, its
+    one-sided P 1/2. Whole numbers: 1, 1, 1, 0, 0 against 1, 1, 0, 0, 0 differ by 1/5 (the
+    floats by 0.19999999999999996): `estimate ge 0.2` holds and SCORE.md says so."""
+    from prereg import outputs
+
+    validator = outputs.validator(outputs.schema_for("factorial", "score"))
+    grades = {"new": [0.3, 0.5, 0.4], "old": [0.1, 0.3, 0.2]}
+    doc, md = score_contrast(tmp_path / "dec", "gt", 3, grades)
+    assert doc["verdicts"] == {"same": "not-supported"}
+    (c,) = doc["contrasts"]
+    assert c["exact"] == "1/5" and c["statistic"] == 0.0 and c["p"] == 0.5
+    assert "estimate > 0.2: met by 0 of 1" in md
+    assert not list(validator.iter_errors(doc))
+    grades = {"new": [1, 1, 1, 0, 0], "old": [1, 1, 0, 0, 0]}
+    doc, md = score_contrast(tmp_path / "int", "ge", 5, grades)
+    assert doc["verdicts"] == {"same": "supported"}
+    (c,) = doc["contrasts"]
+    assert c["estimate"] < 0.2 and c["exact"] == "1/5"
+    assert "estimate ≥ 0.2: met by 1 of 1" in md
+    assert not list(validator.iter_errors(doc))

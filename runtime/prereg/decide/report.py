@@ -182,6 +182,8 @@ def contrast_rows(
         )
         if test_options:
             row.update(alternative=c.alternative, margin=c.margin)
+        if isinstance(e.get("exact"), str):  # a difference of means a comparison formed
+            row["exact"] = e["exact"]
         if "statistic" in e:
             row.update(statistic=figure(e["statistic"]), statisticName=e["statisticName"])
             if "se" in e:  # the SE the statistic divides by, and its df (None: normal)

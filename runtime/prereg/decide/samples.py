@@ -429,6 +429,15 @@ def contrast_result(
     certified = None
     if not m.is_proportion and not math.isnan(float(est)):
         certified = certify.contrast(m, ra, rb, float(est), ratio=ratio) or None
+        figure = (certified or {}).get("estimate")
+        if isinstance(figure, Fraction):  # whole numbers: decided on the fraction, shown as it
+            from prereg.stats.compare import EPS, Certified
+
+            exact = figure
+            figure = Certified(float(exact), error=4 * EPS * abs(float(exact)), exact=lambda: exact)
+            certified["estimate"] = figure
+        if getattr(figure, "exact", None) is not None:
+            _record_exact(figure, extra)  # the contrast's row carries it once a rule formed it
     if m.is_proportion and paired and item.test == "mcnemar-exact" and p is not None:
         # an exact test's P value is a fraction (or a certified ball for very many pairs)
         from prereg.stats.samples import mcnemar_exact_figure
