@@ -127,3 +127,23 @@ def test_a_difference_of_means_on_the_threshold_is_shown_as_decided(tmp_path):
     assert c["estimate"] < 0.2 and c["exact"] == "1/5"
     assert "estimate ≥ 0.2: met by 1 of 1" in md
     assert not list(validator.iter_errors(doc))
+
+
+def test_a_paired_t_contrast_on_its_margin(tmp_path, monkeypatch):
+    """Paired by task: new 0.3, 0.5, 0.4 against old 0.1, 0.2, 0.3 differ by 0.2, 0.3, 0.1
+    (mean 1/5 exactly, sd 0.1): the paired t against the margin 0.2 is 0 and its one-sided P
+    1/2 (the floats' differences 0.19999999999999998, 0.3, 0.10000000000000003 gave t ≠ 0);
+    se = 0.1/√3 by hand."""
+    paired = CONTRAST.replace(
+        "        interval: welch\n        level: 0.9\n        test: welch-t\n",
+        "        pair_by: task\n        interval: t\n        level: 0.9\n        test: paired-t\n",
+    )
+    assert paired != CONTRAST
+    monkeypatch.setitem(globals(), "CONTRAST", paired)
+    grades = {"new": [0.3, 0.5, 0.4], "old": [0.1, 0.2, 0.3]}
+    doc, md = score_contrast(tmp_path, "gt", 3, grades)
+    assert doc["verdicts"] == {"same": "not-supported"}
+    (c,) = doc["contrasts"]
+    assert c["statistic"] == 0.0 and c["p"] == 0.5
+    assert math.isclose(c["se"], 0.1 / math.sqrt(3), rel_tol=1e-12)
+    assert c["pairs"]["n"] == 3
