@@ -272,9 +272,11 @@ def _add_core_commands(sub) -> None:
     )
     t = sub.add_parser(
         "tables",
-        help="write the per-cell figures, estimates and contrasts of a SCORE.json as CSV or Parquet",
-        description="Flatten a SCORE.json (any engine that scores cells) into cells, estimates and "
-        "contrasts tables (and auroc where present): nested figures become dotted column names. "
+        help="write the per-cell figures, estimates, contrasts and analyses of a SCORE.json as CSV "
+        "or Parquet",
+        description="Flatten a SCORE.json (any engine that scores cells) into cells, estimates, "
+        "contrasts and analyses tables (and auroc where present): nested figures become dotted "
+        "column names (an analysis' options.lower, exact.estimate, counts.n1). "
         "--csv DIR writes <table>.csv, --parquet DIR <table>.parquet (needs prereg[tables]); "
         "all tables are created or none, never overwritten.",
     )

@@ -243,7 +243,7 @@ def adjust_families(
     import numpy as np  # here, not at import: `prereg check` reads rules without numpy
 
     from prereg.errors import UserError
-    from prereg.stats.multiplicity import adjust_p_values, holm_adjust
+    from prereg.stats.multiplicity import adjust_p_values, adjusted_fractions, holm_adjust
 
     out = dict(results)
     for fam_id, ids in family_members(contrasts).items():
@@ -255,6 +255,23 @@ def adjust_families(
                 f"family {fam_id}: {', '.join(missing)} has no P value, and the family"
                 " registers missing: refuse"
             )
+        exact = [(out[i].certified or {}).get("p") for i in ids]
+        if fam.adjustment != "none" and any(isinstance(e, Fraction) for e in exact):
+            # an exact test's P (a fraction) in the family: every adjusted P exactly, the
+            # others' floats at their exact values (7 x 1/140 is 1/20, not 0.049999999999999996)
+            given = np.array(
+                [e if isinstance(e, Fraction) else p for e, p in zip(exact, ps, strict=True)],
+                dtype=object,
+            )
+            fractions = adjusted_fractions(given, method=fam.adjustment, missing=fam.missing)
+            for i, a in zip(ids, fractions, strict=True):
+                certified = {**(out[i].certified or {}), "adjusted_p": a}
+                if a is None:
+                    certified.pop("adjusted_p")
+                out[i] = replace(
+                    out[i], adjusted_p=None if a is None else float(a), certified=certified
+                )
+            continue
         if fam.adjustment == "none":
             adj = ps
         elif fam.adjustment == "holm" and fam.missing == "exclude":

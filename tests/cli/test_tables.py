@@ -11,7 +11,7 @@ import pytest
 from prereg.outputs import tables
 from tests.conftest import run_prereg
 
-# a score with one cell and nothing registered to estimate, contrast or rank: three tables
+# a score with one cell and nothing registered to estimate, contrast, analyse or rank: four tables
 # have no rows at all
 SCORE = {
     "cells": [
@@ -28,6 +28,7 @@ SCORE = {
     ],
     "estimates": [],
     "contrasts": [],
+    "analyses": [],
     "auroc": [],
 }
 
@@ -51,7 +52,7 @@ def test_every_table_reads_back_with_its_header_even_without_rows(tmp_path):
     p = run_prereg("tables", score, "--csv", tmp_path / "csv", "--parquet", tmp_path / "pq")
     assert p.returncode == 0, p.stderr
     written = sorted(x.name for x in (tmp_path / "csv").iterdir())
-    assert written == ["auroc.csv", "cells.csv", "contrasts.csv", "estimates.csv"]
+    assert written == ["analyses.csv", "auroc.csv", "cells.csv", "contrasts.csv", "estimates.csv"]
 
     columns, rows = _read_csv(tmp_path / "csv" / "cells.csv")
     assert columns[:5] == ["cell", "split", "levels.hops", "rows", "observed"]
@@ -60,7 +61,7 @@ def test_every_table_reads_back_with_its_header_even_without_rows(tmp_path):
 
     # the header of a table without rows: what every row of it must carry (written out here
     # from the row definitions in docs and schemas: an estimate's figure and interval, a
-    # contrast's two arms and P values, an AUROC group's counts)
+    # contrast's two arms and P values, an AUROC group's counts, an analysis' figures)
     expected = {
         "estimates": ["id", "hypothesis", "metric", "estimate", "lower", "upper", "interval", "level"],
         "contrasts": [
@@ -68,6 +69,11 @@ def test_every_table_reads_back_with_its_header_even_without_rows(tmp_path):
             "estimate", "lower", "upper", "interval", "level", "test", "p", "family", "adjustedP",
         ],
         "auroc": ["negative", "positives", "negatives", "estimate", "lower", "upper"],
+        # an analysis' method and its figures (its options are keyed by the method: no column)
+        "analyses": [
+            "id", "hypothesis", "method", "metric", "estimate", "se", "statistic",
+            "statisticName", "df", "lower", "upper", "p", "adjustedP",
+        ],
     }  # fmt: skip
     for name, want in expected.items():
         columns, rows = _read_csv(tmp_path / "csv" / f"{name}.csv")

@@ -61,3 +61,33 @@ def test_a_mean_far_from_its_threshold_carries_no_exact_value(tmp_path):
     (est,) = doc["estimates"]
     assert doc["verdicts"] == {"new-good": "supported"} and "exact" not in est
     assert "met by 1 of 1" in md
+
+
+def test_a_negative_mean_on_its_threshold_is_a_valid_score(tmp_path):
+    """The same grades negated (−0.1, −0.1, −1.0: exactly −2/5, the float −0.39999999999999997)
+    against `estimate le -0.4`: supported, and the exact mean written as "-2/5" holds to the
+    published score schema (its pattern had no sign)."""
+    from prereg import outputs
+
+    root = tmp_path / "p"
+    (root / "spec" / "studies").mkdir(parents=True)
+    spec = (FIXTURES / "grader-mean.yaml").read_text()
+    spec = spec.replace("minimum: 0, maximum: 10", "minimum: -10, maximum: 10")
+    spec = spec.replace("op: ge, value: 0.4}", "op: le, value: -0.4}")
+    (root / "spec" / "studies" / "grader-mean.yaml").write_text(spec)
+    assert main(["--project", str(root), "compile"]) == 0
+    obs = tmp_path / "g.jsonl"
+    lines = (FIXTURES / "grades.jsonl").read_text().splitlines()
+    negated = [
+        line.replace('"score": 0.1', '"score": -0.1').replace('"score": 1.0', '"score": -1.0')
+        for line in lines
+    ]
+    obs.write_text("\n".join(negated) + "\n")
+    out = tmp_path / "SCORE.json"
+    args = ["--observations", str(obs), "--out", str(out), "--quiet"]
+    assert main(["--project", str(root), "grader-mean", "score", *args]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["verdicts"] == {"new-good": "supported"}
+    (est,) = doc["estimates"]
+    assert est["exact"] == "-2/5" and est["estimate"] == -0.39999999999999997
+    assert not list(outputs.validator(outputs.schema_for("factorial", "score")).iter_errors(doc))

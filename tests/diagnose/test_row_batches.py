@@ -101,6 +101,22 @@ KINDS = [
             ),
         ),
     ),  # fmt: skip
+    # under 'better' every latency of an arm is one decimal (330.3 ms, 403.4 ms): their logs'
+    # float variances are 1e-32 or so, but the one-study code finds no spread (no t): the block
+    # sends each such study to it rather than give a t of 1e15
+    (
+        "latency-analyses",
+        (
+            (
+                "levels: [new]}], distribution: lognormal, mean: 5.8, sd: 0.5}\n"
+                "      - {field: latency_ms, distribution: lognormal, mean: 6.0, sd: 0.5}\n"
+                "  - id: same",
+                "levels: [new]}], distribution: lognormal, mean: 5.8, sd: 0.000001, decimals: 1}\n"
+                "      - {field: latency_ms, distribution: lognormal, mean: 6.0, sd: 0.000001,"
+                " decimals: 1}\n  - id: same",
+            ),
+        ),
+    ),
     # a paired contrast without an interval: its estimate is the difference of the arms' means
     (
         "paired",
@@ -165,6 +181,9 @@ def test_block_equals_one_study_scorer(tmp_path, study, edits):
         assert has_ties(plan, 0)  # the calibrated scenario's rounded confidences tie
     if "failed_if_any" in str(edits):
         assert plan.design.rows.column_model("overconfident")[2] == ["confidence"]
+    if "sd: 0.000001" in str(edits):  # every 'better' study has no spread: scored alone
+        assert alone[0].size == N and alone[1].size < N // 4
+        return
     assert all(a.size < N // 4 for a in alone)  # most studies decided from the arrays
 
 

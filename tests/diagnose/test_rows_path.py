@@ -384,3 +384,96 @@ def test_vary_rows_at_the_registered_size_on_a_structured_scenario(tmp_path):
     for cond, again in zip(doc["conditions"], point["conditions"], strict=True):
         shares = [h["verdicts"][0]["share"] for h in cond["hypotheses"]]
         assert [h["share"] for h in again["hypotheses"]] == shares
+
+
+# an equivalence analysis of the latencies (ms) with two margins, -100 and 100
+TOST = (
+    "scenarios:\n",
+    """  - id: same-latency
+    title: The two systems' mean latencies are within 100 ms
+    analyses:
+      - id: latency-tost
+        method: tost-means
+        metric: latency
+        a: {where: [{factor: system, levels: [new]}]}
+        b: {where: [{factor: system, levels: [old]}]}
+        options: {lower: -100, upper: 100, variance: welch}
+    rule:
+      compare: {target: latency-tost, quantity: p, op: lt, value: 0.05}
+scenarios:
+""",
+)
+
+
+def tost_share(lower: float, upper: float, studies: int = 40_000) -> float:
+    """Share of studies a Welch TOST at 0.05 declares equivalent, both arms lognormal(6, 0.5)
+    of 30 rows (the scenario 'same'): an independent Monte Carlo with scipy's t."""
+    rng = np.random.default_rng(11)
+    a = np.exp(rng.normal(6.0, 0.5, (studies, 30)))
+    b = np.exp(rng.normal(6.0, 0.5, (studies, 30)))
+    va, vb = a.var(axis=1, ddof=1) / 30, b.var(axis=1, ddof=1) / 30
+    se = np.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va**2 / 29 + vb**2 / 29)
+    d = a.mean(axis=1) - b.mean(axis=1)
+    p = np.maximum(stats.t.sf((d - lower) / se, df), stats.t.cdf((d - upper) / se, df))
+    return float(np.mean(p < 0.05))
+
+
+@pytest.mark.parametrize(
+    ("vary", "margins"),
+    [
+        ("margin:latency-tost=120,180", [(-120, 120), (-180, 180)]),
+        ("upper=150,250", [(-100, 150), (-100, 250)]),  # the one analysis with two margins
+        ("lower:latency-tost=-150", [(-150, 100)]),
+    ],
+)
+def test_vary_an_equivalence_analysis_margins(tmp_path, vary, margins):
+    """--vary lower/upper move one of a TOST's margins, --vary margin a symmetric pair;
+    each point's equivalence share against a scipy Monte Carlo of the Welch TOST; the other
+    hypotheses do not move."""
+    root = project(tmp_path / "p", edits=[TOST])
+    doc = diagnose(root, tmp_path / "D.json", "--scenario", "same", "--vary", vary)
+    others = None
+    for point, (lo, hi) in zip(doc["redesign"]["points"], margins, strict=True):
+        (cond,) = point["conditions"]
+        got = {h["id"]: h["share"] for h in cond["hypotheses"]}
+        ref = tost_share(lo, hi)
+        assert within_mc(got["same-latency"], ref, N, math.sqrt(ref * (1 - ref) / 4e4)) < 4
+        rest = {k: v for k, v in got.items() if k != "same-latency"}
+        assert others is None or rest == others
+        others = rest
+    shares = [
+        next(h for h in p["conditions"][0]["hypotheses"] if h["id"] == "same-latency")["share"]
+        for p in doc["redesign"]["points"]
+    ]
+    assert shares == sorted(shares)  # same draws, wider margins: never fewer equivalent
+
+
+@pytest.mark.parametrize(
+    ("vary", "message"),
+    [
+        ("lower:latency-tost=100", "lower 100 is not below latency-tost's upper margin 100"),
+        ("upper:latency-tost=-100", "upper -100 is not above latency-tost's lower margin -100"),
+        ("lower:latency-rgm=1", "no registered analysis with lower and upper margins"),
+        ("margin:latency-tost=0,50", "latency-tost's margins are -m and m: m must be positive"),
+    ],
+)
+def test_vary_refuses_margins_it_cannot_move(tmp_path, capsys, vary, message):
+    root = project(tmp_path / "p", edits=[TOST])
+    out = tmp_path / "D.json"
+    args = ["--simulations", "2", "--seed", "1", "--out", str(out), "--vary", vary]
+    assert main(["--project", str(root), STUDY, "diagnose", *args]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_vary_margin_of_an_asymmetric_pair_says_to_vary_each_side(tmp_path, capsys):
+    root = project(
+        tmp_path / "p", edits=[TOST, ("lower: -100, upper: 100", "lower: -50, upper: 100")]
+    )
+    args = ["--simulations", "2", "--seed", "1", "--out", str(tmp_path / "D.json")]
+    args += ["--vary", "margin:latency-tost=50"]
+    assert main(["--project", str(root), STUDY, "diagnose", *args]) == 2
+    err = capsys.readouterr().err
+    assert "registers the margins lower -50 and upper 100, not a symmetric pair" in err
+    assert "--vary lower:latency-tost=... or --vary upper:latency-tost=..." in err

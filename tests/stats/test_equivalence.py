@@ -92,6 +92,12 @@ def test_tost_proportions_farrington_manning_against_likelihood(k1, n1, k2, n2, 
     close(r.extra["statistic_lower"], z_lo, rel=1e-9)
     close(r.extra["statistic_upper"], z_hi, rel=1e-9)
     close(r.p, max(stats.norm.sf(z_lo), stats.norm.cdf(z_hi)), rel=1e-8)
+    # the reported se is the deciding side's: (d − margin)/z of the side with the larger P
+    d = k1 / n1 - k2 / n2
+    side_se = (
+        (d - lower) / z_lo if stats.norm.sf(z_lo) >= stats.norm.cdf(z_hi) else (d - upper) / z_hi
+    )
+    close(r.se, side_se, rel=1e-9)
 
 
 @pytest.mark.parametrize(("k1", "n1", "k2", "n2"), [b for b in BINOMIAL if b[2] > 0])

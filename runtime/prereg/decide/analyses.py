@@ -36,6 +36,7 @@ What each shape reads (``rows``: the metric's counted rows of a selection):
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from fractions import Fraction
@@ -295,6 +296,8 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
             b = np.array([_code(table[u][raters[1]], item, item.rating) for u in both])
             return (a, b), {}
         x = np.full((len(table), len(raters)), np.nan)
+        # the unit and rater of each row and column, for a refusal that names them
+        extra[_LABELS] = (list(table), raters)
         for i, row in enumerate(table.values()):
             for j, r in enumerate(raters):
                 v = row.get(r)
@@ -356,12 +359,18 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
         rows = _rows(item, m, sel, item.of)
         return (_hits(m, rows).astype(np.int64), _numbers(m, rows)), {}
     if shape == "p-values":
-        ps = []
+        ps: list = []
         for ref in item.of_analyses:
             r = earlier.get(ref)
             if r is None:
                 raise _fail(item, f"{ref!r} has no result before this analysis")
-            ps.append(_NAN if r.p is None else float(r.p))
+            exact = (r.certified or {}).get("p")
+            if isinstance(exact, Fraction):  # an exact test's P: adjusted exactly
+                ps.append(exact)
+            else:
+                ps.append(_NAN if r.p is None else float(r.p))
+        if any(isinstance(v, Fraction) for v in ps):
+            return (np.array(ps, dtype=object),), {}
         return (np.array(ps, dtype=np.float64),), {}
     raise _fail(item, f"unknown shape {shape!r}")  # pragma: no cover - the compiler checks
 
@@ -381,6 +390,7 @@ def _own(item, m, sel, columns, earlier, root):
     entry = Entry(item.method, "custom", "", stat["shape"], "", dict.fromkeys(item.options, ""))
     extra: dict[str, Any] = {}
     args, _filled = _inputs(item, entry, m, sel, columns, earlier, extra)
+    extra.pop(_LABELS, None)
 
     def fail(message: str):
         raise UserError(f"{label}: {stat['path']}: {message}")
@@ -417,11 +427,13 @@ def run(item, metrics: Mapping[str, RowMetric], sel, columns, earlier, root=None
             raise _fail(item, f"metric {item.metric!r} has no compute block")
     extra: dict[str, Any] = {}
     args, filled = _inputs(item, entry, m, sel, columns, earlier, extra)
+    labels = extra.pop(_LABELS, None)
     options = {**dict(item.options), **filled}
     try:
         result = _call(entry, args, options)
     except MethodError as exc:
-        raise _fail(item, f"the method refuses its input or options: {exc}") from None
+        words = _rating_words(item, str(exc), labels)
+        raise _fail(item, f"the method refuses its input or options: {words}") from None
     if extra:
         result = replace(result, counts={**extra, **dict(result.counts)})
     if entry.shape == "p-values" and result.counts.get("rejected") is not None:
@@ -430,6 +442,26 @@ def run(item, metrics: Mapping[str, RowMetric], sel, columns, earlier, root=None
         exact = {**dict(result.exact), "estimate": Fraction(rejected)}
         result = replace(result, estimate=float(rejected), exact=exact)
     return _as_contrast(item, entry, result, args), result
+
+
+_LABELS = "_labels"  # extra's key of a ratings table's units and raters (not reported)
+_CELL = re.compile(r"^x\[(\d+)\]\[(\d+)\] is (missing|infinite)(.*)$", re.S)
+
+
+def _rating_words(item, message: str, labels) -> str:
+    """A method's refusal of a ratings table's cell ``x[i][j]``, said with the unit and rater
+    it is (``item 'i03' has no rating by rater 'r2'``)."""
+    found = _CELL.match(message)
+    if labels is None or found is None:
+        return message
+    units, raters = labels
+    i, j = int(found.group(1)), int(found.group(2))
+    if i >= len(units) or j >= len(raters):  # pragma: no cover - the table is units x raters
+        return message
+    u, r = units[i], raters[j]
+    if found.group(3) == "missing":
+        return f"{item.unit} {u!r} has no rating by {item.rater} {r!r}{found.group(4)}"
+    return f"{item.unit} {u!r}: the rating by {item.rater} {r!r} is infinite"
 
 
 #: Results of methods over counts (every input an integer), per process: a method is a pure
@@ -510,11 +542,16 @@ def _as_contrast(item, entry, result, args=()) -> ContrastResult:
     certified: dict[str, object] = {
         k: v for k, v in result.exact.items() if isinstance(v, Fraction)
     }
+    extra: dict[str, Any] = {}
     if "estimate" not in certified:
         mean = _mean_certified(entry, args, estimate)
         if mean is not None:
+            from prereg.decide.samples import _record_exact
+
+            # once a comparison forms the exact mean, extra["exact"] carries it to the
+            # analysis' row, so SCORE.md decides on the figure the verdict used
+            _record_exact(mean, extra)
             certified["estimate"] = mean
-    extra: dict[str, Any] = {}
     for name in ("se", "statistic", "df"):
         v = getattr(result, name)
         if v is not None and not isinstance(v, tuple):

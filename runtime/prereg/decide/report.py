@@ -182,6 +182,8 @@ def contrast_rows(
         )
         if test_options:
             row.update(alternative=c.alternative, margin=c.margin)
+        if isinstance(e.get("exact"), str):  # a difference of means a comparison formed
+            row["exact"] = e["exact"]
         if "statistic" in e:
             row.update(statistic=figure(e["statistic"]), statisticName=e["statisticName"])
             if "se" in e:  # the SE the statistic divides by, and its df (None: normal)
@@ -314,6 +316,9 @@ def analysis_rows(rules, res) -> list[dict[str, Any]]:
             "options": _jsonable(dict(a.options)),
         }
         row.update(_jsonable(figures))
+        formed = res.results[a.id].extra.get("exact")  # a mean's exact value a rule formed
+        if isinstance(formed, str) and "estimate" not in (row.get("exact") or {}):
+            row["exact"] = {**(row.get("exact") or {}), "estimate": formed}
         row["adjustedP"] = full(res.results[a.id].adjusted_p)
         if a.family is not None:
             row["family"] = a.family

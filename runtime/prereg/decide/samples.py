@@ -410,8 +410,10 @@ def contrast_result(
         else:
             raise UserError(f"rules: {what}: metric {m.id!r} ({m.kind}) has no test")
         test = _method(kind, item.test, what)
+        # the paired t reads the pairs' decimals (a mean difference on its margin gives t = 0)
+        pairs = {"pairs": (va, vb)} if kind == "paired-sample-test" and not ratio else {}
         try:
-            statistic, p = test.fn(*args, alternative=alternative, margin=test_margin)
+            statistic, p = test.fn(*args, alternative=alternative, margin=test_margin, **pairs)
         except MethodError as exc:
             raise UserError(f"rules: {what}: {exc}") from None
         p = float(p)
@@ -420,13 +422,22 @@ def contrast_result(
         if not math.isnan(statistic):
             extra["statistic"] = statistic
             extra["statisticName"] = STATISTIC_NAMES.get(item.test, item.test)
-            se, df = test.se_df(*args, margin=test_margin) if test.se_df else (None, None)
+            se, df = test.se_df(*args, margin=test_margin, **pairs) if test.se_df else (None, None)
             extra["se"], extra["df"] = _nan_none(se), _nan_none(df)
     from prereg.decide import certify
 
     certified = None
     if not m.is_proportion and not math.isnan(float(est)):
         certified = certify.contrast(m, ra, rb, float(est), ratio=ratio) or None
+        figure = (certified or {}).get("estimate")
+        if isinstance(figure, Fraction):  # whole numbers: decided on the fraction, shown as it
+            from prereg.stats.compare import EPS, Certified
+
+            exact = figure
+            figure = Certified(float(exact), error=4 * EPS * abs(float(exact)), exact=lambda: exact)
+            certified["estimate"] = figure
+        if getattr(figure, "exact", None) is not None:
+            _record_exact(figure, extra)  # the contrast's row carries it once a rule formed it
     if m.is_proportion and paired and item.test == "mcnemar-exact" and p is not None:
         # an exact test's P value is a fraction (or a certified ball for very many pairs)
         from prereg.stats.samples import mcnemar_exact_figure

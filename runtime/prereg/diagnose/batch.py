@@ -90,7 +90,11 @@ def _sample_stats(v: np.ndarray, mask: np.ndarray):
         x = np.ascontiguousarray(packed[rows, :k])
         mean[rows] = x.mean(axis=1)
         if k > 1:
-            var[rows] = x.var(axis=1, ddof=1)
+            v2 = x.var(axis=1, ddof=1)
+            # a variance at rounding level may be decimals all alike (no spread, as the one-study
+            # code decides exactly): undefined here, so the study goes to the one-study scorer
+            tiny = (v2 > 0) & (v2 <= np.square(64.0 * 2.0**-52 * np.abs(x).max(axis=1)))
+            var[rows] = np.where(tiny, np.nan, v2)
     return n, mean, np.sqrt(var), var
 
 
@@ -224,7 +228,7 @@ class BlockScorer:
                 raise Unsupported(item.interval)
             n, mean, sd, _ = _sample_stats(m.value, arm)
             out.estimate = _exp(mean) if m.back == "exp" else mean
-            self.unclear |= n < 2
+            self.unclear |= (n < 2) | np.isnan(sd)  # NaN sd: also decimals all alike
             if item.interval == "t":
                 with np.errstate(invalid="ignore", divide="ignore"):
                     half = _t_quantile(1.0 - (1.0 - item.level) / 2.0, n - 1) * sd / np.sqrt(n)

@@ -23,7 +23,14 @@ follows its family's.  ``--vary margin:ID=...`` varies the margin of one registe
 or analysis (``margin=...`` when exactly one registers a margin): its test's margin (an
 analysis' ``margin`` option) and every threshold a rule compares its ``estimate``, ``lower`` or
 ``upper`` with that equals the registered margin (a non-inferiority rule's bound moves with the
-margin).  The rules are varied as compiled (:func:`varied_rules`); nothing is compiled again.
+margin).  An equivalence analysis registers two margins, its ``lower`` and ``upper`` options
+(``tost-means``, ``tost-paired``, ``tost-proportions``): ``--vary lower:ID=...`` and
+``--vary upper:ID=...`` vary one of them (the id may be left out when one analysis registers
+both; each value must stay on its side of the other margin), and ``--vary margin:ID=M1,...``
+varies a symmetric pair (registered as ``-m`` and ``m``) to ``-M1`` and ``M1``; an asymmetric
+pair is refused there with the words to vary each side.  Thresholds a rule compares the
+analysis' ``estimate``, ``lower`` or ``upper`` with move with the margin they equal.  The rules
+are varied as compiled (:func:`varied_rules`); nothing is compiled again.
 
 Every value is run with the same ``--seed`` (common random numbers: the figures of
 neighbouring values differ by the size, not by the draw).  ``--target`` picks the smallest
@@ -49,14 +56,14 @@ CONFIRM_KEY = 0x6366
 MAX_VALUES = 64
 
 
-PARAMETERS = ("rows", "units", "alpha", "margin")
+PARAMETERS = ("rows", "units", "alpha", "margin", "lower", "upper")
 
 
 @dataclass(frozen=True)
 class Vary:
-    parameter: str  # "rows", "units", "alpha" or "margin"
-    cell: str | None  # rows: one cell's id; units: the level; margin: the contrast's or
-    # analysis' id; or None
+    parameter: str  # "rows", "units", "alpha", "margin", "lower" or "upper"
+    cell: str | None  # rows: one cell's id; units: the level; margin, lower, upper: the
+    # contrast's or analysis' id; or None
     values: tuple[int | float, ...]
 
     @property
@@ -66,7 +73,8 @@ class Vary:
 
 def parse_vary(text: str, config: Mapping[str, Any], rules=None) -> Vary:
     """``rows=V1,V2,...`` or ``rows:CELL=V1,...`` (distinct positive integers), ``alpha=...``
-    (distinct levels strictly between 0 and 1) or ``margin[:ID]=...`` (distinct numbers)."""
+    (distinct levels strictly between 0 and 1) or ``margin[:ID]=...``, ``lower[:ID]=...``,
+    ``upper[:ID]=...`` (distinct numbers)."""
     where = f"--vary {text!r}"
     name, sep, values = str(text).partition("=")
     if not sep:
@@ -77,9 +85,10 @@ def parse_vary(text: str, config: Mapping[str, Any], rules=None) -> Vary:
         raise UserError(
             f"{where}: {param!r} cannot be varied: rows (every cell), rows:CELL (one registered"
             " cell), units[:LEVEL] (the units a level registers per cell), alpha, or"
-            " margin[:ID] (a registered contrast's or analysis' margin)"
+            " margin[:ID] (a registered contrast's or analysis' margin), lower[:ID] or upper[:ID]"
+            " (an equivalence analysis' lower or upper margin)"
         )
-    if param in ("alpha", "margin"):
+    if param in ("alpha", "margin", "lower", "upper"):
         return _parse_level(where, param, cell, values, rules)
     if param == "units":
         cell = _unit_level(where, cell, config)
@@ -181,21 +190,79 @@ def _parse_level(where: str, param: str, target: str | None, values: str, rules)
         raise UserError(f"{where}: {len(out)} values; at most {MAX_VALUES}")
     if param == "margin" and rules is not None:
         target = _margin_target(where, target, rules)
+        if target in _bounds(rules) and "margin" not in _options_of(rules, target):
+            for v in out:
+                if not v > 0:
+                    raise UserError(
+                        f"{where}: {target}'s margins are -m and m: m must be positive, got {v:g}"
+                    )
+    if param in ("lower", "upper") and rules is not None:
+        target = _bound_target(where, param, target, rules, out)
     return Vary(param, target, tuple(out))
 
 
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _bounds(rules) -> dict[str, tuple[float, float]]:
+    """Id -> (lower, upper) of every analysis registering both margins as options (TOST)."""
+    return {
+        a.id: (float(a.options["lower"]), float(a.options["upper"]))
+        for a in getattr(rules, "ANALYSES", ())
+        if _number(a.options.get("lower")) and _number(a.options.get("upper"))
+    }
+
+
+def _bound_target(where: str, side: str, target: str | None, rules, values) -> str:
+    found = _bounds(rules)
+    if target is None:
+        if len(found) != 1:
+            raise UserError(
+                f"{where}: name the analysis ({side}:ID=...): {len(found)} register lower and"
+                " upper margins" + (f" ({', '.join(list(found)[:8])})" if found else "")
+            )
+        target = next(iter(found))
+    if target not in found:
+        margins = ", ".join(_margins(rules)) or "none"
+        raise UserError(
+            f"{where}: no registered analysis with lower and upper margins {target!r} (those"
+            f" that have them: {', '.join(found) or 'none'}; a single margin is varied with"
+            f" margin:ID, and has: {margins})"
+        )
+    lo, hi = found[target]
+    for v in values:
+        if side == "lower" and not v < hi:
+            raise UserError(f"{where}: lower {v:g} is not below {target}'s upper margin {hi:g}")
+        if side == "upper" and not v > lo:
+            raise UserError(f"{where}: upper {v:g} is not above {target}'s lower margin {lo:g}")
+    return target
+
+
 def _margins(rules) -> dict[str, float]:
-    """Id -> registered margin of every contrast with a test and every analysis with a
-    ``margin`` option."""
+    """Id -> registered margin of every contrast with a test, every analysis with a
+    ``margin`` option and every analysis with symmetric ``lower`` and ``upper`` margins
+    (``-m`` and ``m``: its margin is ``m``)."""
     out = {c.id: float(c.margin or 0.0) for c in rules.CONTRASTS if c.test != "none"}
     for a in getattr(rules, "ANALYSES", ()):
         if "margin" in a.options and isinstance(a.options["margin"], (int, float)):
             out[a.id] = float(a.options["margin"])
+    for k, (lo, hi) in _bounds(rules).items():
+        if lo == -hi:
+            out[k] = hi
     return out
 
 
 def _margin_target(where: str, target: str | None, rules) -> str:
     found = _margins(rules)
+    bounds = _bounds(rules)
+    if target is not None and target not in found and target in bounds:
+        lo, hi = bounds[target]
+        raise UserError(
+            f"{where}: analysis {target!r} registers the margins lower {lo:g} and upper {hi:g},"
+            f" not a symmetric pair (-m and m): vary one side, --vary lower:{target}=... or"
+            f" --vary upper:{target}=..."
+        )
     if target is None:
         nonzero = [k for k, v in found.items() if v != 0.0]
         if len(nonzero) != 1:
@@ -222,7 +289,15 @@ def varied_rules(rules, vary: Vary, value: float):
     from prereg.rules import AllOf, AnyOf, AtLeast, Compare, ForEach, Not, decide, fill
 
     out = copy.copy(rules)
-    old = _margins(rules).get(vary.cell) if vary.parameter == "margin" else None
+    # the registered value(s) a threshold moves from, with the value each moves to
+    moves: dict[float, float] = {}
+    bounds = _bounds(rules).get(vary.cell)
+    if vary.parameter in ("lower", "upper"):
+        moves[bounds[0 if vary.parameter == "lower" else 1]] = value
+    elif vary.parameter == "margin":
+        moves[_margins(rules)[vary.cell]] = value
+        if bounds is not None and "margin" not in _options_of(rules, vary.cell):
+            moves = {bounds[0]: -value, bounds[1]: value}
 
     def targets_it(node: Compare, binding) -> bool:
         if "{" not in node.target:
@@ -234,7 +309,7 @@ def varied_rules(rules, vary: Vary, value: float):
         }
         if hits == {True, False}:
             raise UserError(
-                f"--vary margin:{vary.cell}: a rule compares {node.target!r} inside for_each,"
+                f"--vary {vary.label}: a rule compares {node.target!r} inside for_each,"
                 " for this and other ids at once; it cannot move for one of them alone"
             )
         return hits == {True}
@@ -249,10 +324,10 @@ def varied_rules(rules, vary: Vary, value: float):
                 return node
             if (
                 node.quantity in ("estimate", "lower", "upper")
-                and float(node.value) == old
+                and float(node.value) in moves
                 and targets_it(node, binding)
             ):
-                return replace(node, value=value)
+                return replace(node, value=moves[float(node.value)])
             return node
         if isinstance(node, (AllOf, AnyOf, AtLeast)):
             return replace(node, conditions=tuple(walk(c, binding) for c in node.conditions))
@@ -279,11 +354,24 @@ def varied_rules(rules, vary: Vary, value: float):
         out.CONTRASTS = tuple(
             replace(c, margin=value) if c.id == vary.cell else c for c in rules.CONTRASTS
         )
+        if vary.parameter in ("lower", "upper"):
+            options = {vary.parameter: value}
+        elif bounds is not None and "margin" not in _options_of(rules, vary.cell):
+            options = {"lower": -value, "upper": value}
+        else:
+            options = {"margin": value}
         out.ANALYSES = tuple(
-            replace(a, options={**a.options, "margin": value}) if a.id == vary.cell else a
+            replace(a, options={**a.options, **options}) if a.id == vary.cell else a
             for a in getattr(rules, "ANALYSES", ())
         )
     return out
+
+
+def _options_of(rules, analysis_id: str) -> Mapping[str, Any]:
+    for a in getattr(rules, "ANALYSES", ()):
+        if a.id == analysis_id:
+            return a.options
+    return {}
 
 
 def varied_config(config: Mapping[str, Any], vary: Vary, value: int) -> dict:

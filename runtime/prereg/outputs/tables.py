@@ -1,8 +1,10 @@
 """Flat tables of a SCORE.json for pandas, R or Arrow users: ``prereg tables``.
 
-One table per list of rows: ``cells`` (per-cell figures), ``estimates`` and ``contrasts`` (and
-``auroc`` where the engine writes it).  Nested objects become dotted column names
-(``metrics.accuracy.estimate``, ``a.k``, ``levels.position``); lists become their JSON text;
+One table per list of rows: ``cells`` (per-cell figures), ``estimates`` and ``contrasts``,
+``analyses`` (the registered analyses: method, options, every figure of the method's result)
+and ``auroc`` where the engine writes it.  Nested objects become dotted column names
+(``metrics.accuracy.estimate``, ``a.k``, ``levels.position``, ``options.lower``,
+``exact.estimate``); lists become their JSON text;
 columns follow the order of first appearance.  Written as CSV (RFC 4180, a header line,
 empty cells for null) or, with the optional extra ``prereg[tables]`` (pyarrow), as Parquet.
 A table without rows still has its columns: those every row of it must have, by the shipped
@@ -23,7 +25,7 @@ from typing import Any
 from prereg.errors import UserError
 from prereg.files import make_parents, write_files_new
 
-TABLES = ("cells", "estimates", "contrasts", "auroc")
+TABLES = ("cells", "estimates", "contrasts", "analyses", "auroc")
 MAX_DEPTH = 64  # a score document's figures nest a few levels; deeper is not one
 
 
@@ -70,6 +72,7 @@ _ROW_SCHEMAS = {
     "cells": ("factorial-score", ("$defs", "cell")),
     "estimates": ("decide-rows", ("$defs", "estimate")),
     "contrasts": ("decide-rows", ("$defs", "contrast")),
+    "analyses": ("factorial-score", ("$defs", "analysis")),
     "auroc": ("reachability-score", ("$defs", "document", "properties", "auroc", "items")),
 }
 

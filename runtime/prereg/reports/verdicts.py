@@ -8,6 +8,7 @@ engine's, computed exactly as registered.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -169,6 +170,19 @@ def exact_figure(row: Mapping[str, Any], quantity, x):
     return abs(value) if quantity == "abs_estimate" else value
 
 
+def _infinite(row: Mapping[str, Any], field: str | None) -> float | None:
+    """An infinite figure a score document writes as null and names in ``infinite`` with its
+    sign (an odds ratio whose arms never fail), as the float it was decided with."""
+    named = row.get("infinite")
+    if not field or not isinstance(named, list):
+        return None
+    if f"+{field}" in named:
+        return math.inf
+    if f"-{field}" in named:
+        return -math.inf
+    return None
+
+
 def _holds(leaf: Mapping[str, Any], figure) -> bool:
     """Whether ``figure op value`` holds, decided as the verdict is (the threshold as the
     decimal written, the figure rounded half-up first when the rule registers ``decimals``)."""
@@ -199,11 +213,18 @@ def deciding_figures(
                 continue
             total += 1
             x = f.get(field) if field else None
+            if x is None:
+                x = _infinite(f, field)
             if x is None or isinstance(x, list):  # missing, or a pair of df (no single figure)
                 continue
             if leaf.get("quantity") == "abs_estimate":
                 x = abs(x)
-            shown_x = fmt_p(x) if field in ("p", "adjustedP") else f"{x:.{digits}g}"
+            if math.isinf(x):
+                shown_x = "∞" if x > 0 else "−∞"
+            elif field in ("p", "adjustedP"):
+                shown_x = fmt_p(x)
+            else:
+                shown_x = f"{x:.{digits}g}"
             if _holds(leaf, exact_figure(f, leaf.get("quantity"), x)) != comparison.negated:
                 met.append(f"{f.get('id')} ({shown_x})")
             else:

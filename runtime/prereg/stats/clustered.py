@@ -154,9 +154,11 @@ def _clusters(x, cluster, group, arms, *, nested: bool) -> _Clusters:
             a_count = np.bincount(inv, weights=in_a, minlength=g)
             mixed = np.flatnonzero((a_count > 0) & (a_count < m))
             if mixed.size:
+                first = ids[mixed[0]]
+                first = first.item() if isinstance(first, np.generic) else first
                 raise MethodError(
-                    f"cluster {ids[mixed[0]].item()!r} holds units of both arms; this method needs "
-                    "every cluster within one arm"
+                    f"cluster {first!r} holds units of both arms; this method needs every "
+                    "cluster within one arm"
                 )
             cluster_in_a = a_count > 0
     return _Clusters(xv, inv, ids, m, s, in_a, cluster_in_a)
@@ -247,11 +249,29 @@ def _quantile(q: float, df: float | None) -> float:
     return float(t_quantile(q, df))
 
 
-def _inference(method, estimate, se, df, *, level, alternative, margin, name, **parts) -> Result:
-    """The statistic, P and interval of ``estimate`` with standard error ``se``."""
+def _deviation(estimate, margin, exact, samples) -> float:
+    """``estimate − margin``, exactly near 0: the exact estimate (whole-number data) less the
+    margin as written, else the means of the decimals the data write
+    (:func:`prereg.stats.continuous.margin_deviation`); 0 for data on the margin."""
+    from fractions import Fraction
+
+    from prereg.stats.compare import threshold
+    from prereg.stats.continuous import margin_deviation
+
+    e = (exact or {}).get("estimate")
+    if isinstance(e, Fraction):
+        return float(e - threshold(margin))
+    return margin_deviation(estimate, margin, samples)
+
+
+def _inference(
+    method, estimate, se, df, *, level, alternative, margin, name, samples=None, **parts
+) -> Result:
+    """The statistic, P and interval of ``estimate`` with standard error ``se`` (``samples``:
+    the (array, sign) pairs whose means ``estimate`` is, when it is a plain mean)."""
     stat = p = lower = upper = None
     if se is not None and estimate is not None and se > 0 and math.isfinite(se):
-        stat = (estimate - margin) / se
+        stat = _deviation(estimate, margin, parts.get("exact"), samples) / se
         p = _p(stat, df, alternative)
         half = _quantile(1.0 - (1.0 - level) / 2.0, df) * se
         lower, upper = estimate - half, estimate + half
@@ -396,6 +416,7 @@ def cluster_robust_mean(
         u = np.bincount(d.inv, weights=e, minlength=d.g)
         var = float((u * u).sum()) / (d.n * d.n)
         k = 1
+        samples = ((d.x, 1),)
     else:
         na, nb = int(d.in_a.sum()), int((~d.in_a).sum())
         counts = {"n_a": na, "n_b": nb, "clusters": d.g}
@@ -412,6 +433,7 @@ def cluster_robust_mean(
         h = -u0 / nb + u1 * (1.0 / nb + 1.0 / na)
         var = float((h * h).sum())
         k = 2
+        samples = ((d.x[d.in_a], 1), (d.x[~d.in_a], -1))
     if d.g < 2 or d.n - k <= 0:
         return Result(
             method=name, estimate=est, statistic_name=stat_name, exact=exact, counts=counts
@@ -429,6 +451,7 @@ def cluster_robust_mean(
         alternative=alternative,
         margin=margin,
         name=stat_name,
+        samples=samples,
         exact=exact,
         counts=counts,
     )
@@ -595,8 +618,9 @@ CATALOGUE = (
             "WLS(cluster means, [1, arm], weights=sizes) params, bse, t and P at df_resid"
         ),
         exactness=(
-            "estimate: exact fraction for integer data (exact['estimate']); SE, t and P are "
-            "floating point, compared by the certified comparison with its error bound"
+            "estimate: exact fraction for integer data (exact['estimate']); the estimate less the "
+            "margin is that fraction less the margin as written (0 on it: t = 0, P = 1/2); SE, t "
+            "and P are floating point, compared by the certified comparison with its error bound"
         ),
     ),
     Entry(
@@ -629,7 +653,9 @@ CATALOGUE = (
             "for t / False for normal): its default reports normal P values and applies CR1"
         ),
         exactness=(
-            "estimate: exact fraction for integer data; SE, statistic and P are floating point, "
+            "estimate: exact fraction for integer data; the estimate less the margin is decided "
+            "exactly near 0 (integer data, or the means of the decimals the data write): on the "
+            "margin the statistic is 0 and P = 1/2; SE, statistic and P are floating point, "
             "compared by the certified comparison with its error bound"
         ),
     ),

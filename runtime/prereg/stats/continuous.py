@@ -29,6 +29,7 @@ import numpy as np
 
 from prereg.stats import checks
 from prereg.stats.catalogue import Entry
+from prereg.stats.compare import EPS
 from prereg.stats.methods import MethodError
 from prereg.stats.ranks import EXACT_MAX_PAIRS
 from prereg.stats.result import Result
@@ -37,17 +38,106 @@ from prereg.stats.result import Result
 HODGES_LEHMANN_MAX_PAIRS = 25_000_000
 
 
-def t_figures(name, estimate, se, df, *, margin, alternative, level, scale=None, **kw) -> Result:
+def _error(samples) -> float:
+    """A bound on the float error of Σ ± mean(x) over ``samples`` ((array, sign) pairs) against
+    the means of the decimals the data write (each value's own rounding and the summation's)."""
+    return sum(16.0 * (x.size + 4) * EPS * float(np.abs(x).mean()) for x, _ in samples)
+
+
+def margin_deviation(estimate: float, margin: float, samples=None) -> float:
+    """``estimate − margin``, where ``estimate`` is Σ ± mean(x) of ``samples`` ((array, sign)
+    pairs).  Far from 0 the float difference; within its error bound of 0, the difference of the
+    exact means of the decimals the data write and the margin as the decimal written in the spec
+    (:func:`prereg.stats.compare.threshold`), rounded once: data whose mean (difference) is on
+    the margin give exactly 0 (floats give ±1e-16 or so, and a t of ±1e-15 decides a rule on
+    ``p le 0.5`` or ``statistic ge 0`` by rounding)."""
+    dev = estimate - margin
+    if not samples:
+        return dev
+    if abs(dev) > _error(samples) + 4.0 * EPS * (abs(margin) + abs(estimate)):
+        return dev
+    from prereg.stats.compare import _exact_mean, threshold
+
+    exact = sum((sign * _exact_mean(x) for x, sign in samples), Fraction(0))
+    return float(exact - threshold(margin))
+
+
+def log_ratio_deviation(d: float, margin: float, a: np.ndarray, b: np.ndarray) -> float:
+    """``mean(log a) − mean(log b) − log(margin)`` (``d``: the float of the first two), decided
+    near 0 as the ratio of geometric means against the margin written: a ratio exactly on it
+    gives 0 (floats give ±1e-16), by the certified comparison of
+    :func:`prereg.stats.compare.sign` (balls of the logs of the decimals the data write)."""
+    dev = d - math.log(margin)
+    err = sum(16.0 * (x.size + 4) * EPS * float(np.abs(np.log(x)).mean()) for x in (a, b))
+    if abs(dev) > err + 4.0 * EPS * (abs(d) + abs(math.log(margin))):
+        return dev
+    from prereg.stats.compare import (
+        Certified,
+        _mean_log_ball,
+        difference_ball,
+        exp_ball,
+        sign,
+    )
+
+    ball = difference_ball(lambda prec: _mean_log_ball(a), lambda prec: _mean_log_ball(b))
+    s = sign(Certified(math.exp(d), error=None, ball=exp_ball(ball)), margin)
+    if s == 0:
+        return 0.0
+    return math.copysign(max(abs(dev), 2.0**-1074), s)
+
+
+def _variance(x: np.ndarray, values=None) -> float:
+    """The sample variance (ddof 1) of ``x``, 0 exactly when the decimals the data write are all
+    equal (``values``: the differences' two samples (a, b), whose decimal differences are
+    compared; floats of equal decimals give a variance of 1e-34 or so, and a t of 1e16)."""
+    v = float(x.var(ddof=1))
+    if v == 0 or v > (64.0 * EPS * float(np.abs(x).max())) ** 2:
+        return v
+    if values is None:
+        return 0.0 if bool(np.all(x == x[0])) else v
+    from decimal import Decimal, localcontext
+
+    from prereg.stats.compare import exact_decimals
+
+    a, b = values
+    with localcontext(exact_decimals()):
+        diffs = {
+            Decimal(repr(float(p))) - Decimal(repr(float(q)))
+            for p, q in zip(a.tolist(), b.tolist(), strict=True)
+        }
+    return 0.0 if len(diffs) == 1 else v
+
+
+def t_figures(
+    name,
+    estimate,
+    se,
+    df,
+    *,
+    margin,
+    alternative,
+    level,
+    scale=None,
+    samples=None,
+    deviation=None,
+    **kw,
+) -> Result:
     """A t test of ``estimate`` against ``margin`` and the interval it inverts.
 
     ``scale`` (exp for a log-scale method) maps the estimate and the bounds, not the se.
+    ``samples`` ((array, sign) pairs whose means sum to ``estimate``) decide ``estimate −
+    margin`` exactly near 0 (:func:`margin_deviation`); ``deviation``, a function of the
+    estimate and margin, decides it instead.
     """
     figures = {"estimate": estimate, "se": se, "df": df}
     if se is None or df is None or se == 0 or estimate is None:
         if scale is not None and estimate is not None:
             figures["estimate"] = scale(estimate)
         return Result(name, statistic_name="t", **figures, **kw)
-    t = (estimate - margin) / se
+    if deviation is not None:
+        t = deviation(estimate, margin) / se
+    else:
+        t = margin_deviation(estimate, margin, samples) / se
     a = 1.0 - level
     if alternative == "two-sided":
         half = checks.t_quantile(1.0 - a / 2.0, df) * se
@@ -86,7 +176,10 @@ def _exact_mean(a: np.ndarray) -> Fraction | None:
     return None
 
 
-def _one_sample(name, d: np.ndarray, margin, alternative, level, counts, exact_name="estimate"):
+def _one_sample(
+    name, d: np.ndarray, margin, alternative, level, counts, exact_name="estimate", pairs=None
+):
+    """``pairs``: the two samples (a, b) whose differences ``d`` are, read for exactness."""
     n = int(d.size)
     exact = {}
     m = _exact_mean(d)
@@ -97,7 +190,8 @@ def _one_sample(name, d: np.ndarray, margin, alternative, level, counts, exact_n
     mean = float(m) if m is not None else float(d.mean())
     if n < 2:
         return Result(name, estimate=mean, statistic_name="t", exact=exact, counts=counts)
-    se = float(d.std(ddof=1)) / math.sqrt(n)
+    se = math.sqrt(_variance(d, pairs)) / math.sqrt(n)
+    samples = ((d, 1),) if pairs is None else ((pairs[0], 1), (pairs[1], -1))
     return t_figures(
         name,
         mean,
@@ -106,6 +200,7 @@ def _one_sample(name, d: np.ndarray, margin, alternative, level, counts, exact_n
         margin=margin,
         alternative=alternative,
         level=level,
+        samples=samples,
         exact=exact,
         counts=counts,
     )
@@ -129,7 +224,9 @@ def paired_t(x, y, *, margin, alternative, level) -> Result:
     """Paired t: the one-sample t of the differences ``x_i − y_i`` against ``margin``."""
     margin, alternative, level = _options(margin, alternative, level)
     a, b = _paired(x, y)
-    return _one_sample("paired-t", a - b, margin, alternative, level, {"n": int(a.size)})
+    return _one_sample(
+        "paired-t", a - b, margin, alternative, level, {"n": int(a.size)}, pairs=(a, b)
+    )
 
 
 def _two_means(x, y):
@@ -149,31 +246,33 @@ def _two_means(x, y):
 
 
 def welch_parts(x, y):
-    """(difference of means, Welch se, Welch–Satterthwaite df, exact, counts); None where
-    undefined (an arm with fewer than 2 values; df when the se is 0)."""
+    """(difference of means, Welch se, Welch–Satterthwaite df, exact, counts, samples); None
+    where undefined (an arm with fewer than 2 values; df when the se is 0); ``samples`` the
+    arms with their signs (:func:`margin_deviation`)."""
     a, b, d, exact, counts = _two_means(x, y)
     se = df = None
     if a.size >= 2 and b.size >= 2:
-        va, vb = float(a.var(ddof=1)) / a.size, float(b.var(ddof=1)) / b.size
+        va, vb = _variance(a) / a.size, _variance(b) / b.size
         se = math.sqrt(va + vb)
         if se > 0:
             df = (va + vb) ** 2 / (va * va / (a.size - 1) + vb * vb / (b.size - 1))
-    return d, se, df, exact, counts
+    return d, se, df, exact, counts, ((a, 1), (b, -1))
 
 
 def pooled_parts(x, y):
-    """(difference of means, pooled se, n_x + n_y − 2, exact, counts); None where undefined."""
+    """(difference of means, pooled se, n_x + n_y − 2, exact, counts, samples); None where
+    undefined."""
     a, b, d, exact, counts = _two_means(x, y)
     se = df = None
     if a.size >= 1 and b.size >= 1 and a.size + b.size >= 3:
-        ssq = float(np.sum((a - a.mean()) ** 2)) + float(np.sum((b - b.mean()) ** 2))
+        ssq = sum(_variance(v) * (v.size - 1) for v in (a, b) if v.size >= 2)
         df = a.size + b.size - 2
         se = math.sqrt(ssq / df * (1.0 / a.size + 1.0 / b.size))
-    return d, se, df, exact, counts
+    return d, se, df, exact, counts, ((a, 1), (b, -1))
 
 
 def paired_parts(x, y):
-    """(mean difference, se, n − 1, exact, counts) of the differences x − y."""
+    """(mean difference, se, n − 1, exact, counts, samples) of the differences x − y."""
     a, b = _paired(x, y)
     d = a - b
     n = int(d.size)
@@ -182,19 +281,21 @@ def paired_parts(x, y):
     m = _exact_mean(d)
     if m is not None:
         exact["estimate"] = m
+    samples = ((a, 1), (b, -1))
     if n == 0:
-        return None, None, None, exact, counts
+        return None, None, None, exact, counts, samples
     mean = float(m) if m is not None else float(d.mean())
     if n < 2:
-        return mean, None, None, exact, counts
-    return mean, float(d.std(ddof=1)) / math.sqrt(n), n - 1, exact, counts
+        return mean, None, None, exact, counts, samples
+    se = math.sqrt(_variance(d, (a, b))) / math.sqrt(n)
+    return mean, se, n - 1, exact, counts, samples
 
 
 def welch_t(x, y, *, margin, alternative, level) -> Result:
     """Welch's t: ``t = (x̄ − ȳ − margin)/√(s_x²/n_x + s_y²/n_y)`` with the
     Welch–Satterthwaite degrees of freedom."""
     margin, alternative, level = _options(margin, alternative, level)
-    d, se, df, exact, counts = welch_parts(x, y)
+    d, se, df, exact, counts, samples = welch_parts(x, y)
     return t_figures(
         "welch-t",
         d,
@@ -203,6 +304,7 @@ def welch_t(x, y, *, margin, alternative, level) -> Result:
         margin=margin,
         alternative=alternative,
         level=level,
+        samples=samples,
         exact=exact,
         counts=counts,
     )
@@ -212,7 +314,7 @@ def student_t(x, y, *, margin, alternative, level) -> Result:
     """Student's pooled t: ``s_p² = ((n_x − 1)s_x² + (n_y − 1)s_y²)/(n_x + n_y − 2)``,
     ``se = s_p·√(1/n_x + 1/n_y)``, ``n_x + n_y − 2`` degrees of freedom."""
     margin, alternative, level = _options(margin, alternative, level)
-    d, se, df, exact, counts = pooled_parts(x, y)
+    d, se, df, exact, counts, samples = pooled_parts(x, y)
     return t_figures(
         "student-t",
         d,
@@ -221,6 +323,7 @@ def student_t(x, y, *, margin, alternative, level) -> Result:
         margin=margin,
         alternative=alternative,
         level=level,
+        samples=samples,
         exact=exact,
         counts=counts,
     )
@@ -250,7 +353,7 @@ def ratio_of_geometric_means(x, y, *, margin, alternative, level) -> Result:
     d = float(la.mean()) - float(lb.mean()) if a.size and b.size else None
     se = df = None
     if a.size >= 2 and b.size >= 2:
-        va, vb = float(la.var(ddof=1)) / a.size, float(lb.var(ddof=1)) / b.size
+        va, vb = _variance(la) / a.size, _variance(lb) / b.size
         se = math.sqrt(va + vb)
         if se > 0:
             df = (va + vb) ** 2 / (va * va / (a.size - 1) + vb * vb / (b.size - 1))
@@ -263,6 +366,7 @@ def ratio_of_geometric_means(x, y, *, margin, alternative, level) -> Result:
         alternative=alternative,
         level=level,
         scale=math.exp,
+        deviation=lambda est, _: log_ratio_deviation(est, m, a, b),
         counts=counts,
         extra={"log_estimate": d} if d is not None else {},
     )
@@ -431,8 +535,16 @@ _T_INTERVAL = (
 )
 _T_EXACT = (
     "with whole-number data the estimate is an exact fraction (exact['estimate']), compared "
-    "exactly; t, the bounds and P are floating point (scipy.special's stdtr and stdtrit), "
-    "compared by the certified comparison with their error bound"
+    "exactly; the estimate less the margin is decided on the decimals the data and the spec "
+    "write when the float cannot tell it from 0 (on the margin t = 0 and a one-sided P = 1/2 "
+    "exactly), and decimals all equal have no spread (no t); t, the bounds and P are "
+    "floating point (scipy.special's stdtr and stdtrit), compared by the certified comparison "
+    "with their error bound"
+)
+#: the t methods of a margin: what their entries say of it (equivalence's entries too)
+MARGIN_EXACT = (
+    "the mean (difference) less each margin is decided on the decimals the data and the spec "
+    "write when the float cannot tell it from 0 (on a margin t = 0 and its P = 1/2 exactly)"
 )
 
 CATALOGUE = (
@@ -556,7 +668,9 @@ CATALOGUE = (
         reference="Welch BL (1947); Julious SA, Debarnot CA (2000), J Biopharm Stat 10:55-64",
         oracle="statsmodels ttest_ind(log x, log y, usevar='unequal', value=log margin) and "
         "CompareMeans.tconfint_diff on the logs, exponentiated",
-        exactness="floating point throughout (logarithms); compared by the certified "
+        exactness="floating point (logarithms); the log ratio less the log margin is decided "
+        "near 0 by balls of the logs of the decimals the data write (a ratio on the margin "
+        "gives t = 0, a one-sided P of 1/2); compared by the certified "
         "comparison with its error bound",
     ),
 )

@@ -24,9 +24,9 @@ Two samples of numbers, independent (``x, y``) or paired:
   (Welch on the logs).
 
 A TOST reports as ``p`` the larger of its two one-sided P values (equivalence is shown at
-level α when it is at most α), as ``statistic`` the statistic of that side, and both sides'
-statistics and P values in ``extra`` (``lower`` side: H1 ``a − b > lower``; ``upper`` side:
-H1 ``a − b < upper``).  A non-inferiority test takes the alternative "greater" (higher is
+level α when it is at most α), as ``statistic`` and ``se`` the statistic and standard error
+of that side, and both sides' statistics and P values in ``extra`` (``lower`` side: H1
+``a − b > lower``; ``upper`` side: H1 ``a − b < upper``).  A non-inferiority test takes the alternative "greater" (higher is
 better: H1 ``a − b > margin``) or "less" (lower is better) and reports the one-sided bound at
 the registered level (the unbounded side None).
 
@@ -154,8 +154,10 @@ def _tost(
     exact=None,
     counts=None,
     extra=None,
+    side_se=None,
 ) -> Result:
-    """lower_side, upper_side: (statistic, p) each, None where undefined."""
+    """lower_side, upper_side: (statistic, p) each, None where undefined; ``side_se``: each
+    side's se (lower, upper) when they differ, ``se`` then the deciding side's."""
     (s_lo, p_lo), (s_hi, p_hi) = lower_side, upper_side
     extra = dict(extra or {})
     extra.update(
@@ -164,6 +166,8 @@ def _tost(
     stat = p = None
     if p_lo is not None and p_hi is not None:
         stat, p = (s_lo, p_lo) if p_lo >= p_hi else (s_hi, p_hi)
+        if side_se is not None:
+            se = side_se[0] if p_lo >= p_hi else side_se[1]
     return Result(
         name,
         estimate=estimate,
@@ -208,6 +212,7 @@ def tost_proportions(k1, n1, k2, n2, *, lower, upper, se) -> Result:
         exact={"estimate": d},
         counts=counts,
         extra={"se_lower": se_lo, "se_upper": se_hi},
+        side_se=(se_lo, se_hi),
     )
 
 
@@ -321,7 +326,9 @@ def noninferiority_ratio_proportions(k1, n1, k2, n2, *, margin, alternative, lev
     se = math.sqrt((n1 - k1) / (k1 * n1) + (n2 - k2) / (k2 * n2))
     z = p = lower = upper = None
     if se > 0:
-        z = (log_ratio - math.log(m)) / se
+        # log(ratio/margin) from the exact fraction (the margin as written): 0 on the margin
+        margin_q = _decimal(m)
+        z = math.log1p(float((ratio - margin_q) / margin_q)) / se
         p = checks.normal_p(z, alternative)
         q = checks.normal_quantile(lv)
         if alternative == "greater":
@@ -347,12 +354,14 @@ def noninferiority_ratio_proportions(k1, n1, k2, n2, *, margin, alternative, lev
 
 
 def _t_tost(name, parts, lo, hi) -> Result:
-    d, se, df, exact, counts = parts
+    d, se, df, exact, counts, samples = parts
     if d is None or se is None or df is None or se == 0:
         return Result(
             name, estimate=d, se=se, df=df, statistic_name="t", exact=exact, counts=counts
         )
-    t_lo, t_hi = (d - lo) / se, (d - hi) / se
+    # d − margin exactly near 0, the margins as written (as the proportions' sides are)
+    t_lo = continuous.margin_deviation(d, lo, samples) / se
+    t_hi = continuous.margin_deviation(d, hi, samples) / se
     return _tost(
         name,
         d,
@@ -383,7 +392,7 @@ def tost_paired(x, y, *, lower, upper) -> Result:
 
 
 def _t_interval(name, parts, a) -> Result:
-    d, se, df, exact, counts = parts
+    d, se, df, exact, counts, _ = parts
     extra = {"level": 1.0 - 2.0 * a}
     if d is None or se is None or df is None or se == 0:
         return Result(name, estimate=d, se=se, df=df, exact=exact, counts=counts, extra=extra)
@@ -452,6 +461,7 @@ _SE = {
 _FLOAT = (
     "z or t and P are floating point; compared by the certified comparison with their error bound"
 )
+_T_MARGIN = continuous.MARGIN_EXACT + "; " + _FLOAT
 _FM_ORACLE = (
     "Wald: statsmodels test_proportions_2indep(method='wald', correction=False, value=margin, "
     "alternative='larger'/'smaller'); Farrington-Manning: the restricted proportions by bounded "
@@ -469,11 +479,12 @@ CATALOGUE = (
         summary="Two one-sided z tests that a difference of two proportions lies between "
         "two margins.",
         options={**_MARGINS, **_SE},
-        reports=("estimate", "statistic", "p"),
+        reports=_TOST_REPORTS,
         formula="$z_L = (d - \\delta_L)/se_L$, $P_L = \\Phi(-z_L)$; "
         "$z_U = (d - \\delta_U)/se_U$, $P_U = \\Phi(z_U)$; $p = \\max(P_L, P_U)$; both sides "
         "in extra; se Wald $\\sqrt{\\hat p_1\\hat q_1/n_1 + \\hat p_2\\hat q_2/n_2}$ or the "
-        "Farrington-Manning restricted se at each margin",
+        "Farrington-Manning restricted se at each margin (reported: the deciding side's, the "
+        "side of the larger P; both in extra as se_lower, se_upper)",
         reference=_TOST_REF + "; " + _FM_REF,
         oracle="statsmodels tost_proportions_2indep(method='wald', correction=False) for "
         "Wald; " + _FM_ORACLE,
@@ -548,7 +559,9 @@ CATALOGUE = (
         reference="Katz D et al. (1978), Biometrics 34:469-474",
         oracle="statsmodels test_proportions_2indep(compare='ratio', method='log', "
         "value=margin) and confint_proportions_2indep(compare='ratio', method='log')",
-        exactness="the ratio is the fraction k1 n2/(n1 k2) (exact['estimate']); " + _FLOAT,
+        exactness="the ratio is the fraction k1 n2/(n1 k2) (exact['estimate']); log(ratio / "
+        "margin) is log1p of the exact fraction (ratio - margin)/margin, the margin as written "
+        "(0 on it); " + _FLOAT,
     ),
     Entry(
         name="tost-means",
@@ -563,7 +576,7 @@ CATALOGUE = (
         reference=_TOST_REF,
         oracle="statsmodels ttost_ind(x, y, low, upp, usevar='unequal' | 'pooled') (its "
         "default is pooled)",
-        exactness="with whole-number data the difference is an exact fraction; " + _FLOAT,
+        exactness="with whole-number data the difference is an exact fraction; " + _T_MARGIN,
     ),
     Entry(
         name="tost-paired",
@@ -577,7 +590,7 @@ CATALOGUE = (
         "$n - 1$ df; $p = \\max(P_L, P_U)$",
         reference=_TOST_REF,
         oracle="statsmodels ttost_paired(x, y, low, upp)",
-        exactness="with whole-number data the mean difference is an exact fraction; " + _FLOAT,
+        exactness="with whole-number data the mean difference is an exact fraction; " + _T_MARGIN,
     ),
     Entry(
         name="equivalence-interval-means",
@@ -625,7 +638,7 @@ CATALOGUE = (
         reference="Welch BL (1947); Student (1908)",
         oracle="statsmodels ttest_ind(usevar=..., value=margin, alternative='larger' | "
         "'smaller') and CompareMeans.tconfint_diff",
-        exactness="with whole-number data the difference is an exact fraction; " + _FLOAT,
+        exactness="with whole-number data the difference is an exact fraction; " + _T_MARGIN,
     ),
     Entry(
         name="noninferiority-ratio-means",
@@ -644,6 +657,7 @@ CATALOGUE = (
         "the logs); estimate and bound exponentiated",
         reference="Julious SA, Debarnot CA (2000), J Biopharm Stat 10:55-64",
         oracle="statsmodels ttest_ind on the logs (usevar='unequal', value=log margin)",
-        exactness="floating point throughout; compared by the certified comparison",
+        exactness="floating point (logarithms); a ratio of geometric means exactly on the "
+        "margin gives t = 0 (balls of the logs decide it); compared by the certified comparison",
     ),
 )

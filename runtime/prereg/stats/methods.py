@@ -16,7 +16,8 @@ A method is one function registered under ``(kind, name)``; ``name`` is what a s
 - ``sample-difference-interval``: ``fn(x, y, *, level) -> (difference, lower, upper)`` for
   ``mean(x) − mean(y)`` of two independent samples
 - ``sample-test``: ``fn(x, y, *, alternative, margin) -> (t, p)`` for two independent samples
-- ``paired-sample-test``: ``fn(d, *, alternative, margin) -> (t, p)`` for paired differences
+- ``paired-sample-test``: ``fn(d, *, alternative, margin, pairs=None) -> (t, p)`` for paired
+  differences (``pairs``: the two samples a, b whose differences d are, for exactness)
 - ``paired-difference-interval``: ``fn(n11, n10, n01, n00, *, level) -> (difference, lower,
   upper)`` for paired proportions (the four counts of the table of pairs)
 - ``paired-proportion-test``: ``fn(n11, n10, n01, n00, *, alternative, margin) -> (stat, p)``
@@ -326,18 +327,18 @@ def welch_t_se_df(x, y, *, margin):
     alternatives=ALTERNATIVES,
     margin=True,
 )
-def paired_t(d, *, alternative, margin):
+def paired_t(d, *, alternative, margin, pairs=None):
     from prereg.stats.samples import paired_t_test
 
     _check_test("paired-t", alternative, margin, "paired-sample-test")
-    return paired_t_test(d, alternative=alternative, margin=margin)
+    return paired_t_test(d, alternative=alternative, margin=margin, pairs=pairs)
 
 
 @se_df_of("paired-sample-test", "paired-t")
-def paired_t_se_df(d, *, margin):
+def paired_t_se_df(d, *, margin, pairs=None):
     from prereg.stats.samples import paired_se_df
 
-    return paired_se_df(d)
+    return paired_se_df(d, pairs)
 
 
 @register(

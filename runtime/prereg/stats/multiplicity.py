@@ -14,7 +14,8 @@ The catalogue's procedures (below :func:`holm_adjust_rows`; family "multiplicity
 - ``as-one``: a missing P value is taken as 1 (counted in m, never rejected)
 
 They compute every adjusted P value in exact rational arithmetic over the floats given (each P
-value, alpha and graph weight is taken at its exact value), report the nearest floats in
+value, alpha and graph weight is taken at its exact value; a P value given as a Fraction, an
+exact test's, as that fraction), report the nearest floats in
 ``extra["adjusted"]`` and decide each rejection exactly (adjusted ≤ alpha). Procedures:
 Bonferroni, Holm, Hochberg, Hommel, Benjamini–Hochberg, Benjamini–Yekutieli, fixed-sequence
 testing, serial gatekeeping over ordered families and the graphical procedure of Bretz et al.
@@ -128,11 +129,12 @@ def _alpha(alpha) -> Fraction:
 
 def _read_p(p, missing: str) -> tuple[list[Fraction | None], int]:
     """The P values as exact fractions (None where missing under ``exclude``) and the number
-    of missing ones."""
+    of missing ones; a P value given as a Fraction (an exact test's) is kept as it is."""
     try:
         values = _p_values(p)
     except ValueError as e:
         raise MethodError(str(e)) from None
+    given = [] if isinstance(p, np.ndarray) and p.dtype.kind == "f" else list(np.ravel(p))
     out: list[Fraction | None] = []
     n_missing = 0
     for i, v in enumerate(values.tolist()):
@@ -144,6 +146,8 @@ def _read_p(p, missing: str) -> tuple[list[Fraction | None], int]:
                     f"missing: refuse"
                 )
             out.append(Fraction(1) if missing == "as-one" else None)
+        elif given and isinstance(given[i], Fraction):
+            out.append(given[i])
         else:
             out.append(Fraction(v))
     return out, n_missing
@@ -286,6 +290,15 @@ def adjust_p_values(p, *, method, missing) -> np.ndarray:
     read, _ = _read_p(p, _policy(missing))
     adj = _present_adjust(read, method)
     return np.array([np.nan if a is None else float(a) for a in adj], dtype=np.float64)
+
+
+def adjusted_fractions(p, *, method, missing) -> list[Fraction | None]:
+    """:func:`adjust_p_values` as exact fractions (None where a missing one is excluded); a P
+    value given as a Fraction is taken as that fraction."""
+    if not isinstance(method, str) or method not in ADJUSTMENTS:
+        raise MethodError(f"method must be one of {', '.join(ADJUSTMENTS)}, got {method!r}")
+    read, _ = _read_p(p, _policy(missing))
+    return [None if a is None else Fraction(a) for a in _present_adjust(read, method)]
 
 
 def _adjustment(method: str):

@@ -81,8 +81,14 @@ def mean_sd(x) -> tuple[int, float, float]:
     if n == 0:
         return 0, _NAN, _NAN
     m = float(a.mean())
-    sd = float(a.std(ddof=1)) if n > 1 else _NAN
+    sd = math.sqrt(_variance(a)) if n > 1 else _NAN
     return n, m, sd
+
+
+def _variance(a, pairs=None) -> float:
+    from prereg.stats.continuous import _variance as variance
+
+    return variance(a, pairs)
 
 
 def t_interval(x, *, level: float) -> tuple[float, float, float]:
@@ -124,7 +130,10 @@ def welch_test(x, y, *, alternative: str, margin: float) -> tuple[float, float]:
     d, se, df = _welch_parts(x, y)
     if math.isnan(se) or math.isnan(df) or se == 0:
         return _NAN, _NAN
-    t = (d - float(margin)) / se
+    from prereg.stats.continuous import margin_deviation
+
+    samples = ((_sample(x), 1), (_sample(y), -1))
+    t = margin_deviation(d, float(margin), samples) / se
     return t, _p_value(t, df, alternative)
 
 
@@ -138,22 +147,40 @@ def welch_se_df(x, y) -> tuple[float, float]:
     return se, df
 
 
-def paired_se_df(d) -> tuple[float, float]:
+def _paired_mean_sd(d, pairs) -> tuple[int, float, float]:
+    """mean_sd of the differences ``d``, their spread 0 when ``pairs`` (the two samples whose
+    differences ``d`` are) differ by one decimal throughout."""
+    n, m, sd = mean_sd(d)
+    if pairs is not None and n > 1 and sd > 0:
+        a = _sample(d)
+        sd = math.sqrt(_variance(a, (_sample(pairs[0]), _sample(pairs[1]))))
+    return n, m, sd
+
+
+def paired_se_df(d, pairs=None) -> tuple[float, float]:
     """(standard error, degrees of freedom) of the one-sample t test of the paired differences
-    ``d``: ``sd/√n`` and ``n − 1`` (NaN where the test gives no statistic)."""
-    n, _, sd = mean_sd(d)
+    ``d``: ``sd/√n`` and ``n − 1`` (NaN where the test gives no statistic; ``pairs`` as in
+    :func:`paired_t_test`)."""
+    n, _, sd = _paired_mean_sd(d, pairs)
     if n < 2 or math.isnan(sd) or sd == 0:
         return _NAN, _NAN
     return sd / math.sqrt(n), float(n - 1)
 
 
-def paired_t_test(d, *, alternative: str, margin: float) -> tuple[float, float]:
+def paired_t_test(d, *, alternative: str, margin: float, pairs=None) -> tuple[float, float]:
     """(t, P) of the one-sample t test of the mean of the paired differences ``d`` against
-    ``margin``."""
-    n, m, sd = mean_sd(d)
+    ``margin``; with ``pairs`` (the samples a, b whose differences ``d`` are), the mean less the
+    margin is decided on the decimals the data write near 0 and equal decimal differences
+    have no spread (:func:`prereg.stats.continuous.margin_deviation`)."""
+    from prereg.stats.continuous import margin_deviation
+
+    n, m, sd = _paired_mean_sd(d, pairs)
     if n < 2 or math.isnan(sd) or sd == 0:
         return _NAN, _NAN
-    t = (m - float(margin)) / (sd / math.sqrt(n))
+    samples = None
+    if pairs is not None:
+        samples = ((_sample(pairs[0]), 1), (_sample(pairs[1]), -1))
+    t = margin_deviation(m, float(margin), samples) / (sd / math.sqrt(n))
     return t, _p_value(t, n - 1, alternative)
 
 

@@ -827,14 +827,22 @@ def score_markdown(config, module: ModuleType, doc: Mapping[str, Any]) -> str:
             "|---|---|---|---|---|---|---|---|",
         ]
         for a in doc["analyses"]:
-            stat = _fmt(a["statistic"])
+            # an infinite figure is null in SCORE.json and named in "infinite" with its sign
+            infinite = a.get("infinite") or ()
+
+            def show(name, a=a, infinite=infinite):
+                if f"+{name}" in infinite:
+                    return "∞"
+                return "−∞" if f"-{name}" in infinite else _fmt(a[name])
+
+            stat = show("statistic")
             if a["statistic"] is not None and a.get("statisticName"):
                 stat = f"{a['statisticName']} = {stat}"
             df = a["df"]
             df = ", ".join(_fmt(d) for d in df) if isinstance(df, list) else _fmt(df)
             lines.append(
-                f"| `{a['id']}` | {a['method']} | {_fmt(a['estimate'])} [{_fmt(a['lower'])},"
-                f" {_fmt(a['upper'])}] | {_fmt(a['se'])} | {stat} | {df} | {_fmt(a['p'])} |"
+                f"| `{a['id']}` | {a['method']} | {show('estimate')} [{show('lower')},"
+                f" {show('upper')}] | {show('se')} | {stat} | {df} | {show('p')} |"
                 f" {_fmt(a['adjustedP'])} |"
             )
         lines += ["", "Options as registered:", ""]

@@ -151,7 +151,9 @@ def commands(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
                         "rows=V1,V2,... (every cell's rows), rows:CELL=V1,...,"
                         " units[:LEVEL]=V1,... (units registered per cell, rows with them),"
                         " alpha=A1,A2,... (every P threshold and family alpha) or"
-                        " margin:ID=M1,... (one contrast's or analysis' margin): the whole"
+                        " margin:ID=M1,... (one contrast's or analysis' margin; a TOST's"
+                        " symmetric pair -m, m), lower:ID=... or upper:ID=... (one margin of"
+                        " an equivalence analysis): the whole"
                         " diagnosis again at each value, each claim checked there (a redesign"
                         " section)",
                         required=False,
