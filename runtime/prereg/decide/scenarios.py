@@ -99,6 +99,12 @@ def cluster_levels(sc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return list(sc.get("clusters") or ())
 
 
+def level_distribution(level: Mapping[str, Any]) -> str:
+    """How a cluster level's chance of the outcome varies between its clusters: ``probit-normal``
+    (the latent normal, the default) or ``beta``."""
+    return str(level.get("distribution") or "probit-normal")
+
+
 def structured(sc: Mapping[str, Any]) -> bool:
     """Whether the scenario registers clusters or ratings (so its rows are laid out and drawn
     with their dependence, :mod:`prereg.engines.factorial.structure`)."""
