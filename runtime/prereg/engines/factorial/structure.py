@@ -20,7 +20,8 @@ registered order, named as the records name them, so ``row_data`` scores the rec
 
 Randomness (one generator per study): the sizes of each laid-out level (levels in order; a
 shared level's once, else cell by cell), the observed rows of each cell, the failed first
-attempts, the outcome's latents (a normal per cluster of each level, then one per row), each
+attempts, the outcome's latents (a normal per cluster of each level, then one per row; under
+a ``beta`` level a uniform per cluster, then one per row), each
 calibration entry's confidences (rows in table order), the ratings (a uniform per item, then one per row), then each numeric field's latents and values
 as :class:`~.commands.DrawnRows` draws them.
 """
@@ -237,10 +238,18 @@ def draw_study(
     right = np.zeros(n, dtype=bool)
     numbers: dict[str, list] = {name: list(vals) for name, vals in fields.items()}
     if rate is not None:
-        u = ndtr(registered.cluster_latent(coded, rng, n))
-        chance = np.asarray(rate, dtype=np.float64)[table.cell]
-        fill_confidences(numbers, writer, table, chance, rng)  # as DrawnRows
-        right = u < chance
+        levels = layout.levels
+        if levels and registered.level_distribution(levels[-1]) == "beta":
+            codes, count, rho = coded[-1]
+            at = rng.random(int(count))[codes]  # one uniform per cluster
+            chance = registered.beta_chance(np.asarray(rate, dtype=np.float64)[table.cell], rho, at)
+            fill_confidences(numbers, writer, table, chance, rng)  # none: compile refuses it
+            right = rng.random(n) < chance
+        else:
+            u = ndtr(registered.cluster_latent(coded, rng, n))
+            chance = np.asarray(rate, dtype=np.float64)[table.cell]
+            fill_confidences(numbers, writer, table, chance, rng)  # as DrawnRows
+            right = u < chance
     ratings = layout.scenario.get("ratings")
     # a manifest's cluster, item or rater field the observations also carry is written too
     for name in sorted(structure_read(layout.scenario) - set(numbers)):
