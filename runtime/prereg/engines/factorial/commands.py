@@ -1546,14 +1546,15 @@ def marginal_contributions(config, cells) -> dict[str, tuple[str, np.ndarray, np
         return 1 if spec.get("type") in ("integer", "number") else "prototype"
 
     fill: dict[str, Any] = {}
-    ratings = sc.get("ratings")
-    for f in structure_read(sc) - set(name):
-        if f in types:
-            fill[f] = (
-                list(ratings["categories"])[0]
-                if ratings is not None and f == str(ratings["field"])
-                else placeholder(f, 0)
-            )
+    for other in found:  # every scenario's structure fields: the contributions serve them all
+        ratings = other.get("ratings")
+        for f in structure_read(other) - set(name):
+            if f in types and f not in fill:
+                fill[f] = (
+                    list(ratings["categories"])[0]
+                    if ratings is not None and f == str(ratings["field"])
+                    else placeholder(f, 0)
+                )
     draws = {
         RIGHT: (False, True),
         WRONG: (False, False),
