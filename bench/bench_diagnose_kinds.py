@@ -5,8 +5,9 @@ this process (one block after a warm-up block, CPU time of the process): the cou
 two-arm proportion design (answer-position's spec, 2,560 rows) and the row path on a two-arm
 design with Fisher's exact test, Welch's test on log latencies and the catalogue's ratio of
 geometric means (60 rows), a calibration design with ECE and AUROC rules (200 rows) and a
-paired design with the exact McNemar test and a paired t test (80 rows, a pairing scenario).
-The row path draws every row of every simulated study; it is measured both ways: a block
+paired design with the exact McNemar test and a paired t test (80 rows, a pairing scenario),
+and the structured scenarios of examples/units (clusters, samples per problem, raters per
+item, with units), which every block draws and scores study by study.  The row path draws every row of every simulated study; it is measured both ways: a block
 scored whole from arrays (prereg.diagnose.batch, the default) and study by study from records
 (the path before it, still taken by rules the block path does not cover), so its figure is per
 simulated study, not per row.  Each figure is the median of ``--runs`` timed blocks.
@@ -35,6 +36,10 @@ KINDS = (
     ("continuous + Fisher (row path)", "tests/fixtures/diagnose/latency-analyses.yaml", "latency-analyses", "better"),
     ("calibration ECE/AUROC (row path)", "tests/fixtures/diagnose/calibration.yaml", "calibration", "overconfident"),
     ("paired McNemar + paired t (row path)", "tests/fixtures/diagnose/paired.yaml", "paired", "correlated"),
+    ("clustered paired proportions (units)", "examples/units/spec/studies/repo-pairs.yaml", "repo-pairs", "equal-arms"),
+    ("clustered cluster-level t (units)", "examples/units/spec/studies/cluster-arms.yaml", "cluster-arms", "new-faster"),
+    ("samples per problem pass@k (units)", "examples/units/spec/studies/samples-units.yaml", "samples-units", "nucleus-better"),
+    ("raters per item Fleiss (units)", "examples/units/spec/studies/raters-units.yaml", "raters-units", "good-raters"),
 )  # fmt: skip
 
 

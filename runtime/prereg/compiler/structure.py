@@ -153,6 +153,28 @@ def scenario_structure(spec: dict, report: Reporter) -> None:
                 f"{ptr}/clusters",
                 f"scenario {sid!r}: the levels' correlations sum to {total:g}, not below 1",
             )
+        for j, lv in enumerate(clusters):
+            if lv.get("distribution") != "beta":
+                continue
+            dptr = f"{ptr}/clusters/{j}/distribution"
+            if len(clusters) > 1:
+                report(
+                    dptr,
+                    f"scenario {sid!r}: a beta level is the scenario's only level (it has"
+                    f" {len(clusters)}: the beta chance of a cluster does not nest in others)",
+                )
+            if s.get("outcome") is None and s.get("metric") is None:
+                report(
+                    dptr,
+                    f"scenario {sid!r}: a beta level draws the chance of the outcome, and the"
+                    " scenario draws none (no outcome and rates)",
+                )
+            if s.get("calibration"):
+                report(
+                    dptr,
+                    f"scenario {sid!r}: a beta level draws the chance of the outcome, which"
+                    " calibration draws from its curve instead (drop one of them)",
+                )
         ratings = s.get("ratings")
         if ratings is not None:
             rptr = f"{ptr}/ratings"

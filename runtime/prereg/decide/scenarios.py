@@ -9,7 +9,9 @@ a row's first attempt fails, after which a second one is drawn.
 
 ``clusters`` (with ``pairing`` its one-level case) registers dependence between rows: each
 level adds a shared standard normal per cluster to a row's latent, weighted by the square root
-of its intraclass correlation (:func:`cluster_latent`); ``ratings`` registers a true category
+of its intraclass correlation (:func:`cluster_latent`), or, for a ``beta`` level, draws each
+cluster's chance of the outcome from a beta distribution (:func:`beta_chance`); ``ratings``
+registers a true category
 per item and each rater's confusion structure (:func:`rating_draws`). A scenario without an
 outcome draws only numbers or ratings.
 """
@@ -97,6 +99,30 @@ def cluster_levels(sc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     if sc.get("pairing") is not None:
         return [sc["pairing"]]
     return list(sc.get("clusters") or ())
+
+
+def level_distribution(level: Mapping[str, Any]) -> str:
+    """How a cluster level's chance of the outcome varies between its clusters: ``probit-normal``
+    (the latent normal, the default) or ``beta``."""
+    return str(level.get("distribution") or "probit-normal")
+
+
+def beta_chance(rate, rho: float, u):
+    """Each cluster's chance of the outcome under a ``beta`` level: the quantile at ``u`` of
+    Beta(a, b) with mean ``rate`` and intraclass correlation ``rho`` = 1/(a + b + 1) (arrays
+    alike); the rate itself where ``rho`` is 0 or the rate is 0 or 1."""
+    import numpy as np
+    from scipy.special import betaincinv
+
+    r = np.asarray(rate, dtype=np.float64)
+    if rho <= 0.0:
+        return r.copy()
+    s = 1.0 / float(rho) - 1.0
+    inner = (r > 0.0) & (r < 1.0)
+    out = r.copy()
+    ri = r[inner]
+    out[inner] = betaincinv(ri * s, (1.0 - ri) * s, np.asarray(u, dtype=np.float64)[inner])
+    return out
 
 
 def structured(sc: Mapping[str, Any]) -> bool:

@@ -631,37 +631,42 @@ def markdown(doc: Mapping[str, Any]) -> str:
             lines.append("")
         if s["contrasts"]:
             lines += [
-                "| contrast | truth | bias | coverage | rejected (raw) | rejected (adjusted) |",
-                "|---|---|---|---|---|---|",
+                "| contrast | truth | bias | RMSE | coverage | rejected (raw) |"
+                " rejected (adjusted) |",
+                "|---|---|---|---|---|---|---|",
             ]
             for c in s["contrasts"]:
                 cov = c["coverage"]["share"] if c["coverage"] else None
                 raw = c.get("rejected", {}).get("share")
                 adj = c.get("rejectedAdjusted", {}).get("share")
                 lines.append(
-                    f"| `{c['id']}` | {_fmt(c['truth'])} | {_fmt(c['bias'])} | {_fmt(cov)} |"
-                    f" {_fmt(raw)} | {_fmt(adj)} |"
+                    f"| `{c['id']}` | {_fmt(c['truth'])} | {_fmt(c['bias'])} |"
+                    f" {_fmt(c.get('rmse'))} | {_fmt(cov)} | {_fmt(raw)} | {_fmt(adj)} |"
                 )
             lines.append("")
         if s.get("analyses"):
             lines += [
-                "| analysis | method | mean estimate | rejected (raw) | rejected (adjusted) |",
-                "|---|---|---|---|---|",
+                "| analysis | method | mean estimate | truth | bias | RMSE | coverage |"
+                " rejected (raw) | rejected (adjusted) |",
+                "|---|---|---|---|---|---|---|---|---|",
             ]
             for a in s["analyses"]:
                 raw = a.get("rejected", {}).get("share")
                 adj = a.get("rejectedAdjusted", {}).get("share")
+                cov = (a.get("coverage") or {}).get("share")
                 lines.append(
-                    f"| `{a['id']}` | {a['method']} | {_fmt(a['meanEstimate'])} | {_fmt(raw)} |"
-                    f" {_fmt(adj)} |"
+                    f"| `{a['id']}` | {a['method']} | {_fmt(a['meanEstimate'])} |"
+                    f" {_fmt(a.get('truth'))} | {_fmt(a.get('bias'))} | {_fmt(a.get('rmse'))} |"
+                    f" {_fmt(cov)} | {_fmt(raw)} | {_fmt(adj)} |"
                 )
             lines.append("")
         if s["estimates"]:
-            lines += ["| estimate | truth | bias | coverage |", "|---|---|---|---|"]
+            lines += ["| estimate | truth | bias | RMSE | coverage |", "|---|---|---|---|---|"]
             for e in s["estimates"]:
                 cov = e["coverage"]["share"] if e["coverage"] else None
                 lines.append(
-                    f"| `{e['id']}` | {_fmt(e['truth'])} | {_fmt(e['bias'])} | {_fmt(cov)} |"
+                    f"| `{e['id']}` | {_fmt(e['truth'])} | {_fmt(e['bias'])} |"
+                    f" {_fmt(e.get('rmse'))} | {_fmt(cov)} |"
                 )
             lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -53,6 +53,10 @@ class Design:
     # the engine's whole-row simulation (prereg.diagnose.rows.RowModel), or None: diagnose
     # takes it for rules the counts cannot give (analyses, numbers drawn by a scenario)
     rows: Any = None
+    # per proportion metric, what a row of each kind contributes in expectation under any
+    # registered structure, as ``contributions`` (an unmodelled metric's: the counts path
+    # never reads them, diagnose's truths do)
+    marginal: Mapping[str, tuple[str, np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     @property
     def groups(self) -> int:

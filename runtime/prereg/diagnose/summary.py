@@ -61,59 +61,231 @@ def _mean_se(x: np.ndarray) -> tuple[float | None, float | None, int]:
     return mean, math.sqrt(var / n), n
 
 
-def truths(plan: Plan, condition: int) -> tuple[dict[str, float], dict[str, float]]:
-    """(estimate id -> truth, contrast id -> truth) of a condition."""
-    design, rules = plan.design, plan.rules
-    exp = expected_counts(design, plan.conditions[condition])
-    sel = scorer(plan).sel  # the plan's selections, shared by its conditions
-    group_sums = {}
-    for mid, (_, num, den) in design.contributions.items():
-        group_sums[mid] = ((exp * num).sum(axis=1), (exp * den).sum(axis=1))
+class _Truths:
+    """The truths of one condition: a metric's over a selection (the scenario's expected
+    metric: expected numerator over expected denominator for a proportion, the cells' expected
+    numbers weighted by their observed rows for a mean), and an analysis' (:mod:`.truths`)."""
 
-    cond = plan.conditions[condition]
-    numbers: dict[str, tuple[np.ndarray | None, bool]] = {}
+    def __init__(self, plan: Plan, condition: int):
+        design = plan.design
+        self.plan, self.design = plan, design
+        self.cond = plan.conditions[condition]
+        exp = expected_counts(design, self.cond)
+        self.sel = scorer(plan).sel  # the plan's selections, shared by its conditions
+        marginal = getattr(design, "marginal", None) or {}
+        self.group_sums = {
+            mid: ((exp * num).sum(axis=1), (exp * den).sum(axis=1))
+            for mid, (_, num, den) in {**design.contributions, **marginal}.items()
+        }
+        model = getattr(design, "rows", None)
+        scenarios = getattr(model, "scenarios", None) or {}
+        self.scenario = scenarios.get(self.cond.scenario)
+        self.numbers: dict[tuple[str, bool | None], np.ndarray | None] = {}
 
-    def number_truth(metric: str, selection, what: str) -> float:
-        """The row path's truth of a mean (log-mean) over a selection: the cells' expected
-        numbers weighted by their observed rows (NaN without a closed form)."""
-        if metric not in numbers:
-            per_cell = None
-            model = getattr(design, "rows", None)
-            if plan.path == "rows" and hasattr(model, "cell_truths"):
-                per_cell = model.cell_truths(metric, cond)
-            numbers[metric] = (per_cell, design.contributions[metric][0] == "geometric_mean")
-        per_cell = numbers[metric][0]
-        if per_cell is None:
+    def kind(self, metric: str) -> str | None:
+        found = self.design.contributions.get(metric)
+        return None if found is None else found[0]
+
+    def mask(self, selection, what: str) -> np.ndarray:
+        return self.sel.stacked([(selection, what)])[0]
+
+    def weights(self, selection, what: str) -> np.ndarray:
+        """Per group: its observed rows where the selection holds, else 0."""
+        kept = self.cond.kept[self.design.group_cell].astype(float)
+        return self.mask(selection, what) * kept
+
+    def proportions(self, metric: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """Per group, the expected numerator and denominator of a proportion or coverage
+        metric (None without a closed form)."""
+        design = self.design
+        if self.kind(metric) not in ("coverage", "proportion"):
+            return None
+        if metric in design.unmodelled:
+            if metric not in (getattr(design, "marginal", None) or {}):
+                return None
+            if self.scenario is not None and self.scenario.get("calibration"):
+                return None  # the chance of a right row follows a drawn confidence
+        return self.group_sums[metric]
+
+    def proportion(self, metric: str, selection, what: str) -> float:
+        sums = self.proportions(metric)
+        if sums is None:
             return math.nan
-        m = sel.stacked([(selection, what)])[0]
-        w = m * cond.kept[design.group_cell].astype(float)
-        return float(w @ per_cell[design.group_cell] / w.sum()) if w.sum() > 0 else math.nan
-
-    def truth(metric: str, selection, what: str) -> float:
-        kind = design.contributions[metric][0] if metric in design.contributions else None
-        if kind in ("mean", "geometric_mean") and metric in design.unmodelled:
-            return number_truth(metric, selection, what)
-        if kind not in ("coverage", "proportion") or metric in design.unmodelled:
-            return math.nan  # the row path: no closed form of the truth of this metric
-        num, den = group_sums[metric]
-        m = sel.stacked([(selection, what)])[0]
-        n, d = float(m @ num), float(m @ den)
+        m = self.mask(selection, what)
+        n, d = float(m @ sums[0]), float(m @ sums[1])
         return n / d if d > 0 else math.nan
 
-    def geometric(metric: str) -> bool:
-        return metric in design.contributions and design.contributions[metric][0] == (
-            "geometric_mean"
-        )
+    def cell_numbers(self, metric: str, log: bool | None) -> np.ndarray | None:
+        """Per cell, the row path's expected number (or log) of a mean metric."""
+        key = (metric, log)
+        if key not in self.numbers:
+            per_cell = None
+            model = getattr(self.design, "rows", None)
+            if self.plan.path == "rows" and hasattr(model, "cell_truths"):
+                per_cell = (
+                    model.cell_truths(metric, self.cond)
+                    if log is None
+                    else model.cell_truths(metric, self.cond, log=log)
+                )
+            self.numbers[key] = per_cell
+        return self.numbers[key]
 
+    def number(self, metric: str, selection, what: str, log: bool | None = None) -> float:
+        """The truth of a mean (log-mean) over a selection: the cells' expected numbers
+        weighted by their observed rows (NaN without a closed form)."""
+        per_cell = self.cell_numbers(metric, log)
+        if per_cell is None:
+            return math.nan
+        w = self.weights(selection, what)
+        return float(w @ per_cell[self.design.group_cell] / w.sum()) if w.sum() > 0 else math.nan
+
+    def metric(self, metric: str, selection, what: str) -> float:
+        kind = self.kind(metric)
+        if kind in ("mean", "geometric_mean") and metric in self.design.unmodelled:
+            return self.number(metric, selection, what)
+        if kind in ("coverage", "proportion"):
+            return self.proportion(metric, selection, what)
+        return math.nan  # the row path: no closed form of the truth of this metric
+
+    def geometric(self, metric: str) -> bool:
+        return self.kind(metric) == "geometric_mean"
+
+    def analysis(self, a) -> float:
+        """The truth of analysis ``a``'s estimate (NaN where :mod:`.truths` cannot say)."""
+        from .truths import ESTIMANDS, from_selections
+
+        what = f"analysis {a.id}"
+        kind = ESTIMANDS.get(a.method)
+        metric = getattr(a, "metric", None)
+        if kind is not None and metric is not None:
+            if kind.startswith("p") or kind == "odds-ratio":
+                value = self.proportion
+                log = None
+            else:
+                value = self.number
+                log = kind == "gm-ratio"
+
+            def at(side):
+                if side is None:
+                    return None
+                return (
+                    value(metric, side, what) if log is None else value(metric, side, what, log=log)
+                )
+
+            return from_selections(
+                kind,
+                at(getattr(a, "of", None)),
+                at(getattr(a, "a", None)),
+                at(getattr(a, "b", None)),
+            )
+        if a.method == "pass-at-k" and metric is not None:
+            return self.pass_at_k(a)
+        if a.method in ("percent-agreement", "cohens-kappa", "fleiss-kappa"):
+            return self.agreement(a)
+        return math.nan
+
+    def pass_at_k(self, a) -> float:
+        """pass@k's truth over the cells of ``a.of``, weighted by their observed rows: per cell
+        E[1 − (1 − p)^k] for the problems of the level named by ``a.unit`` (the innermost
+        cluster level; without levels each sample on its own), p's mean the cell's rate."""
+        from prereg.decide import scenarios as registered
+
+        from .truths import pass_at_k
+
+        what = f"analysis {a.id}"
+        sums = self.proportions(a.metric)
+        if sums is None or getattr(a, "of", None) is None:
+            return math.nan
+        levels = registered.cluster_levels(self.scenario) if self.scenario is not None else []
+        fields = [str(lv["field"]) for lv in levels]
+        icc, beta = 0.0, False
+        if levels:
+            if fields[-1] != str(a.unit):
+                return math.nan  # problems are not the innermost level of clusters
+            icc = math.fsum(float(lv["correlation"]) for lv in levels)
+            beta = registered.level_distribution(levels[-1]) == "beta"
+            if beta and len(levels) > 1:
+                return math.nan
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = sums[0] / sums[1]
+        k = int(a.options["k"])
+        w = self.weights(a.of, what)
+        total = 0.0
+        for g in np.flatnonzero(w > 0).tolist():
+            r = float(rate[g])
+            if math.isnan(r) or (icc > 0 and abs(r - float(self.cond.rate[g])) > 1e-12):
+                return math.nan  # a sample's chance is not the scenario's rate
+            total += float(w[g]) * pass_at_k(r, k, icc=icc, beta=beta)
+        return total / float(w.sum()) if w.sum() > 0 else math.nan
+
+    def agreement(self, a) -> float:
+        """The agreement of the raters of a ``ratings`` scenario: its raters are the
+        observation field's allowed values (each item rated by each), or, with no rater of
+        its own, any raters alike."""
+        from prereg.decide import scenarios as registered
+
+        from .truths import agreement
+
+        sc = self.scenario
+        ratings = None if sc is None else sc.get("ratings")
+        if ratings is None or str(a.rating) != str(ratings["field"]):
+            return math.nan
+        if str(a.unit) != str(ratings["item"]):
+            return math.nan
+        options = getattr(a, "options", {}) or {}
+        if a.method == "cohens-kappa" and options.get("weights") not in (None, "none"):
+            return math.nan
+        cats = list(ratings["categories"])
+        if [int(c) for c in options.get("categories") or cats] != [int(c) for c in cats]:
+            return math.nan
+        k = len(cats)
+        base = registered.confusion_matrix(ratings, k)
+        own = {
+            str(r["value"]): registered.confusion_matrix(r, k) for r in ratings.get("raters") or ()
+        }
+        raters = self._raters(str(a.rater)) if own or a.method != "fleiss-kappa" else None
+        if raters is None and own:
+            return math.nan
+        if raters is None:
+            matrices = [base, base]
+        else:
+            matrices = [own.get(str(r), base) for r in raters]
+        if any(m is None for m in matrices):
+            return math.nan
+        return agreement(a.method, ratings["prevalence"], matrices)
+
+    def _raters(self, field: str) -> list | None:
+        """The rater values of ``field``: the observation contract's allowed values."""
+        config = getattr(getattr(self.design, "rows", None), "config", None) or {}
+        for c in config.get("record_contracts") or ():
+            if c.get("role") != "observation":
+                continue
+            for f in c.get("fields") or ():
+                if f.get("name") == field and f.get("allowed"):
+                    return sorted(f["allowed"], key=lambda v: (str(type(v)), v))
+        return None
+
+
+def truths(plan: Plan, condition: int) -> tuple[dict[str, float], dict[str, float]]:
+    """(estimate id -> truth, contrast id -> truth) of a condition."""
+    rules = plan.rules
+    t = _Truths(plan, condition)
     est = {}
     for e in rules.ESTIMATES:
-        t = truth(e.metric, e.of, f"estimate {e.id}")
-        est[e.id] = math.exp(t) if geometric(e.metric) and not math.isnan(t) else t
+        x = t.metric(e.metric, e.of, f"estimate {e.id}")
+        est[e.id] = math.exp(x) if t.geometric(e.metric) and not math.isnan(x) else x
     con = {}
     for c in rules.CONTRASTS:
-        d = truth(c.metric, c.a, f"contrast {c.id}") - truth(c.metric, c.b, f"contrast {c.id}")
-        con[c.id] = math.exp(d) if geometric(c.metric) and not math.isnan(d) else d
+        w = f"contrast {c.id}"
+        d = t.metric(c.metric, c.a, w) - t.metric(c.metric, c.b, w)
+        con[c.id] = math.exp(d) if t.geometric(c.metric) and not math.isnan(d) else d
     return est, con
+
+
+def analysis_truths(plan: Plan, condition: int) -> dict[str, float]:
+    """Analysis id -> the truth of its estimate under a condition (NaN: none worked out)."""
+    t = _Truths(plan, condition)
+    return {a.id: t.analysis(a) for a in getattr(plan.rules, "ANALYSES", ())}
 
 
 def _alpha(rules, c) -> tuple[float, str]:
@@ -186,12 +358,15 @@ def summarize(plan: Plan, condition: int, blocks: Sequence) -> dict:
         mean, se, defined = _mean_se(x)
         ok = ~(np.isnan(lo) | np.isnan(hi))
         covered = int((ok & (lo <= truth) & (truth <= hi)).sum()) if not math.isnan(truth) else 0
+        rmse, rmse_se = _rmse(x, truth)
         return {
             "truth": r(truth),
             "defined": defined,
             "meanEstimate": r(mean),
             "bias": r(None if mean is None or math.isnan(truth) else mean - truth),
             "biasMcSe": r(se),
+            "rmse": r(rmse),
+            "rmseMcSe": r(rmse_se),
             "coverage": share(covered, int(ok.sum())) if not math.isnan(truth) else None,
         }
 
@@ -227,10 +402,12 @@ def summarize(plan: Plan, condition: int, blocks: Sequence) -> dict:
     found_analyses = tuple(getattr(rules, "ANALYSES", ()))
     if found_analyses:
         ana = np.concatenate([b.analyses for b in blocks])
+        t_ana = analysis_truths(plan, condition)
         for j, a in enumerate(found_analyses):
             x = ana[:, j]
             # an infinite estimate (an odds ratio over a zero cell) is not averaged
-            mean, se, defined = _mean_se(np.where(np.isinf(x[:, 0]), np.nan, x[:, 0]))
+            finite = np.where(np.isinf(x[:, 0]), np.nan, x[:, 0])
+            mean, se, defined = _mean_se(finite)
             row = {
                 "id": a.id,
                 "hypothesis": a.hypothesis,
@@ -240,6 +417,12 @@ def summarize(plan: Plan, condition: int, blocks: Sequence) -> dict:
                 "meanEstimateMcSe": r(se),
                 "withP": int((~np.isnan(x[:, 3])).sum()),
             }
+            truth = t_ana.get(a.id, math.nan)
+            if not math.isnan(truth):
+                got = figures(np.column_stack([finite, x[:, 1], x[:, 2]]), truth)
+                row.update({k: got[k] for k in ("truth", "bias", "biasMcSe", "rmse", "rmseMcSe")})
+                with_interval = ~(np.isnan(x[:, 1]) | np.isnan(x[:, 2]))
+                row["coverage"] = got["coverage"] if with_interval.any() else None
             alpha, source = _analysis_alpha(rules, a)
             if alpha is not None:
                 with np.errstate(invalid="ignore"):
@@ -286,6 +469,25 @@ def summarize(plan: Plan, condition: int, blocks: Sequence) -> dict:
     if found_analyses:
         out["analyses"] = analyses
     return out
+
+
+def _rmse(x: np.ndarray, truth: float) -> tuple[float | None, float | None]:
+    """The root mean squared error of the defined estimates about the truth and its Monte
+    Carlo SE: the MSE's, √(Σ((x − θ)² − MSE)²/(n(n − 1))) (Morris, White and Crowther 2019,
+    Table 6), carried to the root by the delta method (÷ 2·RMSE)."""
+    if math.isnan(truth):
+        return None, None
+    x = x[~np.isnan(x)]
+    n = int(x.size)
+    if n == 0:
+        return None, None
+    sq = ((x - truth) ** 2).tolist()
+    mse = math.fsum(sq) / n
+    rmse = math.sqrt(mse)
+    if n < 2 or rmse == 0.0:
+        return rmse, None if n < 2 else 0.0
+    se_mse = math.sqrt(math.fsum((q - mse) ** 2 for q in sq) / (n * (n - 1)))
+    return rmse, se_mse / (2.0 * rmse)
 
 
 def _analysis_alpha(rules, a) -> tuple[float | None, str | None]:

@@ -60,6 +60,7 @@ from .draws import (
     fill_confidences,
     fill_values,
     paired_latent,
+    structure_read,
 )
 
 SCORE_SCHEMA = "prereg-factorial-score/v1"
@@ -1293,20 +1294,25 @@ class DrawnRows:
             fields[name] = ("number", src, writes, const)
         return sa, fields, read
 
-    def cell_truths(self, metric_id: str, cond) -> np.ndarray | None:
+    def cell_truths(self, metric_id: str, cond, log: bool | None = None) -> np.ndarray | None:
         """Per registered cell, the expected number a ``mean`` or ``geometric_mean`` metric
         averages (on the log scale for a log), over the rows the scenario observes: a row is
         right with its cell's rate and its number comes from the entry its cell and outcome
-        select.  None where there is no closed form: a metric with ``among``, a field the
-        attempt policy or a derived field reads or that is an integer, a calibration curve, or
-        an entry without a closed-form expectation (see :func:`expected_number`).  Rounding to
-        ``decimals`` is not taken into account."""
+        select.  None where there is no closed form: a metric with an ``among`` other than its
+        field being there, a field the attempt policy or a derived field reads or that is an
+        integer, a calibration curve, or an entry without a closed-form expectation (see :func:`expected_number`).  Rounding to
+        ``decimals`` is not taken into account.  ``log`` True or False asks for the expected
+        log or number whatever the metric averages (a method on the log scale)."""
         metric = next((m for m in self.config["metrics"] if m["id"] == metric_id), None)
         comp = (metric or {}).get("compute") or {}
         kind = comp.get("kind")
-        if kind not in ("mean", "geometric_mean") or comp.get("among"):
+        if kind not in ("mean", "geometric_mean"):
             return None
-        log = kind == "geometric_mean" or comp.get("transform") == "log"
+        among = comp.get("among") or ()
+        if any(c.get("field") != comp.get("field") or c.get("op") != "not_null" for c in among):
+            return None  # an among other than the number being there
+        if log is None:
+            log = kind == "geometric_mean" or comp.get("transform") == "log"
         sc = self.scenarios[cond.scenario]
         if sc.get("calibration"):
             return None
@@ -1441,6 +1447,11 @@ def diagnose_design(config):
         unmodelled=frozenset(why),
         unmodelled_why=why,
         rows=DrawnRows(config),
+        marginal={
+            m: c
+            for m, c in contributions_of(metrics, n).items()
+            if m in _marginal_metrics(config, {m: c})
+        },
         notes=(
             "Rows carry the item fields the items command writes and the records simulate"
             " writes; a row group is a registered cell.",
@@ -1448,9 +1459,163 @@ def diagnose_design(config):
     )
 
 
+def _fields_read(config, conds) -> set[str]:
+    """The fields conditions read, through the derived fields they name."""
+    derived = {str(d["id"]): d for d in config.get("derived_fields") or ()}
+    out: set[str] = set()
+    todo = list(_conditions_read(conds))
+    while todo:
+        f = todo.pop()
+        if f in out:
+            continue
+        out.add(f)
+        d = derived.get(f)
+        if d is not None:
+            used = _conditions_read(d.get("test"))
+            for case in d.get("cases") or ():
+                used |= _conditions_read(case.get("when"))
+            todo.extend(used)
+    return out
+
+
+def _marginal_metrics(config, contributions) -> list[str]:
+    """The proportion and coverage metrics whose expected figure under a scenario is the one
+    a row of each kind contributes, weighted by the chance of the kind (the cell's rate and
+    failed-attempt rate), whatever structure ties rows together: their conditions read no
+    number a scenario draws, nor a structure field (cluster, item, rater, label) except for
+    being null or not, and the attempt policy reads no drawn number."""
+    drawn: set[str] = set()
+    structure: set[str] = set()
+    for sc in config.get("scenarios") or ():
+        drawn |= {str(v["field"]) for v in sc.get("values") or ()}
+        drawn |= {str(c["field"]) for c in sc.get("calibration") or ()}
+        structure |= structure_read(sc)
+    policy = config.get("attempts") or {}
+    for part in ("failed", "failed_if_any", "where", "select"):
+        if _fields_read(config, policy.get(part)) & drawn:
+            return []
+    out = []
+    for m in config.get("metrics") or ():
+        c = m.get("compute") or {}
+        if c.get("kind") not in ("proportion", "coverage") or str(m["id"]) not in contributions:
+            continue
+        conds = [*(c.get("where") or ()), *(c.get("among") or ())]
+        if _fields_read(config, conds) & drawn:
+            continue
+        valued = [x for x in conds if x.get("op") not in ("is_null", "not_null")]
+        if _fields_read(config, valued) & structure:
+            continue
+        out.append(str(m["id"]))
+    return out
+
+
+def marginal_contributions(config, cells) -> dict[str, tuple[str, np.ndarray, np.ndarray]]:
+    """What a row of each kind contributes to each proportion metric of :func:`_marginal_metrics`
+    of a study drawn row by row (structured scenarios, units, rows named by several fields):
+    prototype rows scored as :func:`diagnose_design` scores them, named as the records name
+    rows, with a placeholder for each structure field (a cluster's or rater's name, a rating:
+    none of them read), and the units left out (the truth of a proportion is the scenario's,
+    whichever units an analysis would exclude). Empty when prototype rows cannot be written."""
+    import copy
+
+    from prereg.diagnose.design import (
+        KINDS,
+        RETRIED_RIGHT,
+        RETRIED_WRONG,
+        RIGHT,
+        WRONG,
+        contributions_of,
+    )
+
+    found = list(registered.registered(config).values())
+    if not found:
+        return {}
+    sc = next((s for s in found if s.get("outcome") is not None), found[0])
+    try:
+        writer = RecordWriter(config, sc)
+    except UserError:
+        return {}
+    obs = _contract(config, "observation")
+    types = {f["name"]: f for f in obs["fields"]}
+    placed = {f["name"]: f for f in obs["fields"] if f.get("factor") or f.get("role") == "split"}
+    name = attempt_policy.row_name(config["attempts"])
+    manifest = _has(config, "items")
+    free = [f for f in name if f not in placed]
+    unique = next((f for f in free if not (types.get(f) or {}).get("allowed")), None)
+    if not manifest and len(name) > 1 and unique is None:
+        return {}
+
+    def placeholder(field: str, ordinal: int):
+        spec = types.get(field) or {}
+        if field == unique:
+            return ordinal + 1 if spec.get("type") == "integer" else f"prototype-{ordinal}"
+        if spec.get("allowed"):
+            return spec["allowed"][0]
+        return 1 if spec.get("type") in ("integer", "number") else "prototype"
+
+    fill: dict[str, Any] = {}
+    for other in found:  # every scenario's structure fields: the contributions serve them all
+        ratings = other.get("ratings")
+        for f in structure_read(other) - set(name):
+            if f in types and f not in fill:
+                fill[f] = (
+                    list(ratings["categories"])[0]
+                    if ratings is not None and f == str(ratings["field"])
+                    else placeholder(f, 0)
+                )
+    draws = {
+        RIGHT: (False, True),
+        WRONG: (False, False),
+        RETRIED_RIGHT: (True, True),
+        RETRIED_WRONG: (True, False),
+    }
+    ids: list[Any] = []
+    cell_of, records = [], []
+    for ci, cell in enumerate(cells):
+        for kind, word in enumerate(KINDS):
+            ordinal = ci * len(KINDS) + kind
+            if manifest or len(name) == 1:
+                rid: Any = f"{cell['id']}#{word}"
+            else:
+                rid = tuple(
+                    level_value(placed[f], cell["levels"].get(placed[f].get("factor")))
+                    if f in placed and placed[f].get("factor")
+                    else cell["split"]
+                    if f in placed
+                    else placeholder(f, ordinal)
+                    for f in name
+                )
+            ids.append(rid)
+            cell_of.append(ci)
+            if kind in draws:
+                try:
+                    numbers = writer.numbers(rid, cell, draws[kind][1], 0)
+                except UserError:
+                    return {}
+                records.extend(writer.records(rid, cell, *draws[kind], 0, {**numbers, **fill}))
+    table = RowTable(
+        ids=tuple(ids),
+        cell=np.asarray(cell_of, dtype=np.int64),
+        cells=tuple(cells),
+        columns=_item_columns(config, ids, [cells[c] for c in cell_of]),
+    )
+    plain = copy.deepcopy(dict(config))
+    plain.pop("units", None)
+    plain["metrics"] = [
+        m for m in plain.get("metrics") or () if (m.get("compute") or {}).get("kind") != "units"
+    ]
+    try:
+        metrics, _ = row_metrics_of(plain, table, records, "the prototype rows")
+    except (UserError, KeyError, ValueError, TypeError):
+        return {}
+    got = contributions_of(metrics, len(cells))
+    return {m: got[m] for m in _marginal_metrics(config, got)}
+
+
 def _rows_only_design(config, cells, why: Mapping[str, str]):
     """The design of a study diagnosed on the row path alone: every metric is unmodelled by
-    counts (its per-kind contributions are zero and never read)."""
+    counts (its per-kind contributions are zero and never read); the marginal contributions of
+    its proportions (:func:`marginal_contributions`) give diagnose's truths."""
     from prereg.diagnose.design import KINDS, Design
 
     n, k = len(cells), len(KINDS)
@@ -1459,6 +1624,7 @@ def _rows_only_design(config, cells, why: Mapping[str, str]):
         for m in config.get("metrics") or ()
         if m.get("compute")
     }
+    found = marginal_contributions(config, cells)
     return Design(
         cells=cells,
         group_cell=np.arange(n, dtype=np.int64),
@@ -1468,6 +1634,7 @@ def _rows_only_design(config, cells, why: Mapping[str, str]):
         unmodelled=frozenset(why),
         unmodelled_why=dict(why),
         rows=DrawnRows(config),
+        marginal=found,
         notes=(
             "Every simulated study is drawn row by row (its units, clusters or ratings) and"
             " scored as score scores observations; a row group is a registered cell.",

@@ -20,7 +20,8 @@ registered order, named as the records name them, so ``row_data`` scores the rec
 
 Randomness (one generator per study): the sizes of each laid-out level (levels in order; a
 shared level's once, else cell by cell), the observed rows of each cell, the failed first
-attempts, the outcome's latents (a normal per cluster of each level, then one per row), each
+attempts, the outcome's latents (a normal per cluster of each level, then one per row; under
+a ``beta`` level a uniform per cluster, then one per row), each
 calibration entry's confidences (rows in table order), the ratings (a uniform per item, then one per row), then each numeric field's latents and values
 as :class:`~.commands.DrawnRows` draws them.
 """
@@ -89,6 +90,8 @@ class Layout:
         # same item under each arm, as the manifest ``items`` writes asks); else per cell
         self.crossed = any(f in self.placed for f in self.name)
         self._fixed: dict[str, np.ndarray] | None = None
+        self._last: tuple[tuple, tuple[RowTable, dict[str, list]]] | None = None
+        self._coded: tuple[Mapping[str, list], list[tuple]] | None = None
 
     def _value(self, lv: Mapping[str, Any], cell: Mapping[str, Any], n: int):
         field = str(lv["field"])
@@ -129,19 +132,31 @@ class Layout:
         return self.types.get(field) == "integer" or field in self.allowed
 
     def lay_out(self, rng: np.random.Generator) -> tuple[RowTable, dict[str, list]]:
-        """(the study's row table, the laid-out fields' values per row in table order)."""
-        base = self.base
-        n = len(base)
-        fields = {str(lv["field"]): np.empty(n, dtype=object) for lv in self.laid}
-        counted = [f for f in self.leaves if self._counted(f)]
-        leaf_vals = {f: np.zeros(n, dtype=np.int64) for f in counted}
+        """(the study's row table, the laid-out fields' values per row in table order).
+
+        The cluster sizes are drawn first (:meth:`_cut`), in the order the module describes;
+        the table and fields follow from them alone, so a study drawing the sizes of the study
+        before it (every layout of fixed sizes) is given that study's table and fields again
+        (the same objects: callers copy what they change)."""
+        cuts, runs_of = self._cut(rng)
+        key = tuple(cuts)
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
+        got = self._build(cuts, runs_of)
+        self._last = (key, got)
+        return got
+
+    def _cut(self, rng: np.random.Generator):
+        """The sizes drawn, call by call (a tuple each), and per cell each laid-out level's
+        clusters as (level, start, stop, number) and the innermost runs."""
+        draws: list[tuple[int, ...]] = []
         shared: dict[int, list[int]] = {}
-        for c, rows in enumerate(self.cell_rows):
-            cell = base.cells[c]
+        runs_of = []
+        for rows in self.cell_rows:
             # the enclosing runs of the level before (the cell itself for the first)
             runs = [(0, int(rows.size))]
+            clusters = []
             for k, lv in enumerate(self.laid):
-                col = fields[str(lv["field"])]
                 inner: list[tuple[int, int]] = []
                 count = 0
                 if lv.get("shared"):
@@ -149,18 +164,35 @@ class Layout:
                     if cut is None:
                         longest = max(int(r.size) for r in self.cell_rows)
                         cut = shared[k] = registered.cluster_sizes(lv["size"], longest, rng)
+                        draws.append(tuple(cut))
                     sizes = iter(cut)
                 for start, stop in runs:
                     if not lv.get("shared"):
-                        sizes = iter(registered.cluster_sizes(lv["size"], stop - start, rng))
+                        cut = registered.cluster_sizes(lv["size"], stop - start, rng)
+                        draws.append(tuple(cut))
+                        sizes = iter(cut)
                     at = start
                     while at < stop:
                         end = min(at + next(sizes, stop - at), stop)
                         count += 1
-                        col[rows[at:end]] = self._value(lv, cell, count)
+                        clusters.append((k, at, end, count))
                         inner.append((at, end))
                         at = end
                 runs = inner
+            runs_of.append((clusters, runs))
+        return draws, runs_of
+
+    def _build(self, cuts, runs_of) -> tuple[RowTable, dict[str, list]]:
+        base = self.base
+        n = len(base)
+        fields = {str(lv["field"]): np.empty(n, dtype=object) for lv in self.laid}
+        counted = [f for f in self.leaves if self._counted(f)]
+        leaf_vals = {f: np.zeros(n, dtype=np.int64) for f in counted}
+        for c, (clusters, runs) in enumerate(runs_of):
+            rows, cell = self.cell_rows[c], base.cells[c]
+            for k, at, end, count in clusters:
+                lv = self.laid[k]
+                fields[str(lv["field"])][rows[at:end]] = self._value(lv, cell, count)
             for field in counted:  # an integer leaf: the position in the innermost cluster
                 col = leaf_vals[field]
                 for start, stop in runs:
@@ -184,6 +216,19 @@ class Layout:
         ids = list(zip(*cols, strict=True)) if len(cols) > 1 else cols[0]
         table = RowTable(ids=tuple(ids), cell=base.cell, cells=base.cells, columns=base.columns)
         return table, out
+
+    def coded(self, table: RowTable, fields: Mapping[str, list]) -> list[tuple]:
+        """Per level, (each row's cluster code, the number of clusters, the correlation): the
+        levels :func:`prereg.decide.scenarios.cluster_latent` reads (worked out again only
+        for another layout than the last)."""
+        if self._coded is not None and self._coded[0] is fields:
+            return self._coded[1]
+        got = [
+            (*_codes(self.cluster_of(table, fields, lv)), float(lv["correlation"]))
+            for lv in self.levels
+        ]
+        self._coded = (fields, got)
+        return got
 
     def cluster_of(self, table: RowTable, fields: Mapping[str, list], lv) -> list:
         """Each row's cluster of a level: its field's value, with the cell for a laid-out
@@ -232,15 +277,22 @@ def draw_study(
         else:
             observed[rng.choice(rows, size=keep, replace=False)] = True
     failed = rng.random(n) < fail_rate
-    coded = [(*_codes(layout.cluster_of(table, fields, lv)), float(lv["correlation"]))
-             for lv in layout.levels]  # fmt: skip
+    coded = layout.coded(table, fields)
     right = np.zeros(n, dtype=bool)
     numbers: dict[str, list] = {name: list(vals) for name, vals in fields.items()}
     if rate is not None:
-        u = ndtr(registered.cluster_latent(coded, rng, n))
-        chance = np.asarray(rate, dtype=np.float64)[table.cell]
-        fill_confidences(numbers, writer, table, chance, rng)  # as DrawnRows
-        right = u < chance
+        levels = layout.levels
+        if levels and registered.level_distribution(levels[-1]) == "beta":
+            codes, count, rho = coded[-1]
+            at = rng.random(int(count))[codes]  # one uniform per cluster
+            chance = registered.beta_chance(np.asarray(rate, dtype=np.float64)[table.cell], rho, at)
+            fill_confidences(numbers, writer, table, chance, rng)  # none: compile refuses it
+            right = rng.random(n) < chance
+        else:
+            u = ndtr(registered.cluster_latent(coded, rng, n))
+            chance = np.asarray(rate, dtype=np.float64)[table.cell]
+            fill_confidences(numbers, writer, table, chance, rng)  # as DrawnRows
+            right = u < chance
     ratings = layout.scenario.get("ratings")
     # a manifest's cluster, item or rater field the observations also carry is written too
     for name in sorted(structure_read(layout.scenario) - set(numbers)):
