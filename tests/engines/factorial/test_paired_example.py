@@ -146,7 +146,7 @@ def check(doc, rows):
 
 # b-better's seed is one whose draws keep every cell's coverage and support h1, so that the
 # supported branch is exercised; check() decides every verdict by hand whatever the seed
-@pytest.mark.parametrize("scenario, seed", [("b-better", 5), ("no-difference", 8)])
+@pytest.mark.parametrize("scenario, seed", [("b-better", 1), ("no-difference", 8)])
 def test_scores_agree_with_an_independent_computation(project, scenario, seed):
     obs = project / f"{scenario}.jsonl"
     items = project / "items.jsonl"

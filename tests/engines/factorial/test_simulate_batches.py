@@ -204,3 +204,38 @@ def test_simulate_writes_nothing_when_a_row_cannot_be_drawn(studies, tmp_path):
     with pytest.raises(UserError, match="gives no rate for cell"):
         write_new(out, sim.chunks(batch=7))
     assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+ODD_IDS = [
+    "plain-1",
+    "caf\u00e9-2",  # UTF-8 written as it is
+    'a "quoted" id',  # escaped by the encoder
+    "back\\slash",
+    "tab\tand\nnewline",  # control characters: \t \n
+    "del\x7f",
+    "\U0001f600",
+    "nbsp\u00a0space",  # not printable to Python: written value by value, the same bytes
+    "x" * 5000,  # a long id: the batch's fixed-width texts
+    "",
+]
+
+
+@pytest.mark.parametrize("budget", [None, 4096])
+def test_odd_ids_are_written_as_the_canonical_encoder_writes_them(studies, monkeypatch, budget):
+    """Ids the template cannot quote as they are, non-ASCII ids and a long one, spread over
+    two cells; ``budget`` shrinks the bytes a batch may hold at a fixed width so that the
+    long id's batch takes the record-by-record path."""
+    from prereg.engines.factorial import simulation
+
+    if budget is not None:
+        monkeypatch.setattr(simulation, "_TEXT_BYTES", budget)
+    config, _ = studies["answer-position"]
+    index = {c["id"]: k for k, c in enumerate(config["cells"])}
+    ids = [f"{x}-{k}" for k in range(3) for x in ODD_IDS]
+    cell = [index["tst-a-pa-plain"] if k % 2 else index["tst-b-pb-plain"] for k in range(len(ids))]
+    table = RowTable(ids=tuple(ids), cell=np.array(cell), cells=tuple(config["cells"]))
+    sc = registered.scenario(config, "position-bias")
+    want = b"".join(canonical_bytes_nl(r) for r in simulated_records(config, table, sc, 3))
+    assert written(config, table, "position-bias", seed=3) == want
+    assert written(config, table, "position-bias", seed=3, batch=4) == want
+    assert {json.loads(x)["rowId"] for x in want.splitlines()} == set(ids)

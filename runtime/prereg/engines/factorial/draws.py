@@ -1,5 +1,5 @@
 """What a simulated row draws and the records it writes: the per-row random words of
-``simulate`` (SHA-256 of the scenario, seed and row), the draws of numbers, confidences and
+``simulate`` (:mod:`.rowhash` of the scenario, seed and row), the draws of numbers, confidences and
 latents, and :class:`RecordWriter`, which shapes a row's observation records as real data
 carry them. ``simulation`` (batches), ``structure`` (clusters, ratings) and ``commands``
 (``simulate``, diagnose's row path) build on this module; it imports none of them.
@@ -7,7 +7,6 @@ carry them. ``simulation`` (batches), ``structure`` (clusters, ratings) and ``co
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -20,6 +19,8 @@ from prereg.decide.table import RowTable, cell_attributes, level_value
 from prereg.errors import UserError
 from prereg.stats.rounding import round_half_up
 
+from . import rowhash
+
 #: Uniforms of a row before its numbers' (coverage, failed attempt, outcome, confidence).
 FIXED_DRAWS = 4
 
@@ -28,28 +29,20 @@ _U53 = 2.0**-53
 
 
 def row_words(scenario_id: str, seed, names: Sequence[Any], k: int) -> np.ndarray:
-    """The first ``k`` 64-bit words of each row's digests (``len(names)`` × ``k``, uint64)."""
-    n = len(names)
-    blocks = max(1, -(-k // 4))
-    out = np.empty((n, 4 * blocks), dtype=np.uint64)
-    sha = hashlib.sha256
-    for b in range(blocks):
-        prefix = f"{scenario_id}:{seed}:{b}:"
-        buf = b"".join(
-            [
-                sha((prefix + (r if type(r) is str else name_text(r))).encode("utf-8")).digest()
-                for r in names
-            ]
-        )
-        out[:, 4 * b : 4 * b + 4] = np.frombuffer(buf, dtype=">u8").reshape(n, 4)
-    return out[:, :k]
+    """The first ``k`` 64-bit words of each row (``len(names)`` × ``k``, uint64): the keyed
+    words of :mod:`.rowhash` of the row's name (:func:`name_text`) under the purpose ``rows``."""
+    texts = names if all(type(r) is str for r in names) else [name_text(r) for r in names]
+    k0, k1 = rowhash.key(scenario_id, seed, "rows")
+    return rowhash.words(rowhash.text_keys(texts, k0, k1), k)
 
 
 def name_text(name: Any) -> str:
-    """A row's name as its digests read it: a string as it is, a tuple of key values as the
+    """A row's name as its words read it: a string as it is, a tuple of key values as the
     canonical JSON of their list, anything else as its JSON."""
     from prereg.digest import canonical_json
 
+    if type(name) is str:
+        return name
     if isinstance(name, tuple):
         name = list(name)
     return canonical_json(name).decode("utf-8")
@@ -70,11 +63,9 @@ def normals(words: np.ndarray) -> np.ndarray:
 
 def item_normals(scenario_id: str, seed, items: Sequence[Any], what: str) -> np.ndarray:
     """The normal shared by the rows of each item (a paired scenario), for the outcome or a
-    field (``what``)."""
-    prefix = f"{scenario_id}:{seed}:pair:{what}:"
-    sha = hashlib.sha256
-    buf = b"".join([sha((prefix + str(i)).encode("utf-8")).digest()[:8] for i in items])
-    return normals(np.frombuffer(buf, dtype=">u8").astype(np.uint64))
+    field (``what``): from word 0 of the item's text under the purpose ``pair:<what>``."""
+    k0, k1 = rowhash.key(scenario_id, seed, f"pair:{what}")
+    return normals(rowhash.words(rowhash.text_keys([str(i) for i in items], k0, k1), 1)[:, 0])
 
 
 def numbers_of(v: Mapping[str, Any], z: np.ndarray, integer: bool) -> np.ndarray:

@@ -22,6 +22,8 @@ from prereg.files import canonical_bytes_nl
 
 _MARK = "\ue000{}\ue000"
 _SLOT = re.compile('"\ue000(\\d+)\ue000"')
+#: The printable ASCII characters JSON writes as they are (all but the quote and the backslash).
+_PLAIN_ASCII = bytes(c for c in range(0x20, 0x7F) if c not in b'"\\')
 
 
 def mark(k: int) -> str:
@@ -34,6 +36,8 @@ def plain(text: str) -> bool:
     (no control character, no lone surrogate), none a quote or a backslash.  Text with a
     character Python does not call printable (a non-ASCII space, a format character) counts
     as not plain too: it is encoded value by value, which writes the same."""
+    if text.isascii():  # printable ASCII is 0x20 … 0x7e: nothing is left once they are deleted
+        return not text.encode("ascii").translate(None, _PLAIN_ASCII)
     return text.isprintable() and '"' not in text and "\\" not in text
 
 
@@ -103,6 +107,31 @@ class Template:
                 out.append(part.replace("{", "{{").replace("}", "}}"))
             fmt = self._formats[key] = "".join(out)
         return fmt
+
+    def _pieces(self, raw: Sequence[bool]) -> list[bytes]:
+        """The constant texts as UTF-8 bytes, each with the quotes of the raw slots beside it."""
+        out = [p.encode("utf-8") for p in self.parts]
+        for i, k in enumerate(self.at):
+            if raw[k]:
+                out[i] += b'"'
+                out[i + 1] = b'"' + out[i + 1]
+        return out
+
+    def width(self, widths: Sequence[int], raw: Sequence[bool]) -> int:
+        """The bytes of the longest lines, slot k's texts being at most ``widths[k]`` bytes."""
+        return sum(map(len, self._pieces(raw))) + sum(widths[k] for k in self.at)
+
+    def joined(self, columns: Sequence[np.ndarray], raw: Sequence[bool]) -> np.ndarray:
+        """One text per row as a zero-padded ``S`` array: ``columns[k]`` holds slot k's UTF-8
+        texts (an ``S`` array, its values holding no NUL), ``raw[k]`` whether they are quoted."""
+        pieces = self._pieces(raw)
+        if not self.at:
+            n = len(columns[0]) if columns else 0
+            return np.full(n, pieces[0], dtype=f"S{max(1, len(pieces[0]))}")
+        out = np.char.add(pieces[0], columns[self.at[0]])
+        for k, piece in zip(self.at[1:], pieces[1:-1], strict=True):
+            out = np.char.add(np.char.add(out, piece), columns[k])
+        return np.char.add(out, pieces[-1])
 
     def lines(self, columns: Sequence[Sequence[str]], raw: Sequence[bool]) -> list[str]:
         """One text per row: columns[k] holds slot k's value (or text) of every row."""

@@ -1,10 +1,10 @@
 """The factorial engine's ``simulate``: every row's draws in bulk, its records written in batches.
 
 Each row's draws are a function of the scenario, the seed and the row's name alone (not of the
-other rows, the order of the rows or the batch they are drawn in): the row's uniforms come from
-SHA-256 digests of ``"<scenario>:<seed>:<b>:<row>"`` (``b`` = 0, 1, …; ``<row>`` the row's id,
-or the canonical JSON of the list of its key values), four 64-bit big-endian words per digest, so uniform
-``j`` is word ``j mod 4`` of digest ``j div 4``:
+other rows, the order of the rows or the batch they are drawn in): uniform ``j`` comes from the
+row's word ``j`` (:mod:`.rowhash`: the keyed words of the row's id, or of the canonical JSON of
+the list of its key values, under the key of ``"<scenario>:<seed>:rows"``; a batch's words are
+worked out by numpy at once):
 
 - uniform 0 orders a cell's rows for coverage (the ``floor(coverage · rows)`` rows with the
   smallest, ties by the row's name, are observed);
@@ -19,16 +19,18 @@ standard normal ``Φ⁻¹((2·(w >> 12) + 1) · 2⁻⁵³)`` (never infinite), f
 made as under a pairing: normal ``mean + sd·z``, lognormal its exponential, uniform
 ``low + (high − low)·Φ(z)``, then clipped and rounded (:func:`~.commands._finish`).  Under a
 pairing the outcome's latent and each number's are ``√ρ·w + √(1 − ρ)·z``, ``w`` the item's
-normal for the outcome or the field, from the first word of the SHA-256 of
-``"<scenario>:<seed>:pair:<what>:<item>"``.
+normal for the outcome or the field, from word 0 of the item's text under the key of
+``"<scenario>:<seed>:pair:<what>"``.
 
 The records of a batch are encoded by templates: a row's records (one, or a failed attempt and
 the one that counts) are encoded canonically once per cell and kind with a marker in each
 value that varies (the row's key values, its outcome, its numbers), and every row of that cell
 and kind is the template with its own values' JSON in the markers' places (RFC 8785 writes each
-value alone, whatever its neighbours).  The first row of each group in a batch is checked
-against :func:`prereg.files.canonical_bytes_nl` of the records themselves, and a group that
-does not match, or holds a value the template cannot splice, is encoded record by record.
+value alone, whatever its neighbours), joined a column at a time by numpy over fixed-width
+byte strings.  The first and the last row of each group in a batch are checked against
+:func:`prereg.files.canonical_bytes_nl` of the records themselves, and a group that does not
+match, holds a value the template cannot splice or would take more than ``_TEXT_BYTES`` at a
+fixed width (a very long id) is encoded record by record.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from prereg.decide.table import RowTable, cell_attributes
 from prereg.errors import UserError
 from prereg.files import canonical_bytes_nl
 
+from . import rowhash
 from .draws import (
     FIXED_DRAWS,
     RecordWriter,
@@ -56,10 +59,13 @@ from .draws import (
     row_words,
     uniforms,
 )
-from .lines import Template, float_texts, mark, value_texts
+from .lines import Template, float_texts, mark, plain, value_texts
 
 #: Rows drawn and written at a time (the records of one batch are held at once).
 BATCH_ROWS = 1 << 16
+#: Bytes of a batch's fixed-width texts (names, lines) above which its rows are encoded
+#: record by record instead (one very long id would make every row of its batch as wide).
+_TEXT_BYTES = 1 << 26
 
 
 # -- draws ---------------------------------------------------------------------------------------
@@ -69,9 +75,10 @@ class Draws:
     """What a batch of rows drew: whether each is observed, its first attempt failed, it is
     right, and its numbers (field → array, None where the row has no number)."""
 
-    def __init__(self, rows: np.ndarray, names: list, observed, failed, right, numbers):
+    def __init__(self, rows: np.ndarray, names: list, observed, failed, right, numbers, ids=None):
         self.rows = rows
         self.names = names
+        self.ids = ids  # the names' UTF-8 bytes (zero-padded ``S`` array), or None
         self.observed = observed
         self.failed = failed
         self.right = right
@@ -87,6 +94,8 @@ class Simulation:
         self.seed = seed
         self.writer = w = RecordWriter(config, scenario)
         self.sid = str(scenario["id"])
+        self.key = rowhash.key(self.sid, seed, "rows")
+        self.str_ids = set(map(type, table.ids)) <= {str}  # no row named by several fields
         self.coverage = registered.coverage(scenario)
         self.fail_rate = registered.failed_attempt_rate(scenario)
         rates = registered.compiled_rates(scenario)
@@ -149,7 +158,18 @@ class Simulation:
             names = list(table.ids[int(rows[0]) : int(rows[-1]) + 1])
         else:
             names = [table.ids[i] for i in rows.tolist()]
-        words = row_words(self.sid, self.seed, names, self.k)
+        ids = None
+        if self.str_ids:
+            values, lens = rowhash.utf8(names)
+            width = 8 * -(-int(lens.max()) // 8) if lens.size else 8
+            if lens.size * width <= _TEXT_BYTES:  # the names' bytes, for the words and the lines
+                ids = rowhash.padded(values, width)
+                r = rowhash.keys_of(values, lens, *self.key, ids)
+            else:
+                r = rowhash.keys_of(values, lens, *self.key)
+            words = rowhash.words(r, self.k)
+        else:
+            words = row_words(self.sid, self.seed, names, self.k)
         cell = table.cell[rows]
         if self._observed is None:
             observed = np.ones(rows.size, dtype=bool)
@@ -222,7 +242,7 @@ class Simulation:
                 numbers[field] = col
                 at = cal == k
                 col[at] = confidence[at]
-        return Draws(rows, names, observed, failed, right, numbers)
+        return Draws(rows, names, observed, failed, right, numbers, ids)
 
     def row_numbers(self, draws: Draws, j: int) -> dict[str, Any]:
         """The numbers of the ``j``-th row of a batch as Python values."""
@@ -263,38 +283,37 @@ class Simulation:
         cell = table.cell[draws.rows[at]]
         failed = draws.failed[at] & (self.writer.order is not None)
         group = cell * 2 + failed
-        lines = np.empty(at.size, dtype=object)
         texts = _Texts(self, draws, at)
+        done: list[tuple[np.ndarray, Any]] = []
         for g in np.unique(group).tolist():
             sel = np.flatnonzero(group == g)
             tpl = self.template(g // 2, bool(g % 2))
             got = None if tpl is None else tpl.lines(texts, sel)
             if got is not None:
-                first = "".join(
-                    canonical_bytes_nl(r).decode("utf-8")
-                    for r in self.records(draws, int(at[sel[0]]))
-                )
-                if got[0] != first:
-                    got = None
+                for s in {0, sel.size - 1}:  # the first and the last row, as the encoder writes
+                    if got[s] != self.encoded(draws, int(at[sel[s]])):
+                        got = None
+                        break
             if got is None:
-                got = [
-                    "".join(
-                        canonical_bytes_nl(r).decode("utf-8")
-                        for r in self.records(draws, int(at[s]))
-                    )
-                    for s in sel.tolist()
-                ]
-            lines[sel] = got
+                got = [self.encoded(draws, int(at[s])) for s in sel.tolist()]
+            done.append((sel, got))
         self.attempts += int(at.size + np.count_nonzero(failed))
         self.rows += int(at.size)
-        text = "".join(lines.tolist())
-        try:
-            return text.encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate: the canonical encoder's refusal
-            for j in at.tolist():
-                for r in self.records(draws, j):
-                    canonical_bytes_nl(r)
-            raise
+        width = max(got.itemsize if isinstance(got, np.ndarray) else 0 for _, got in done)
+        if all(isinstance(got, np.ndarray) for _, got in done) and at.size * width <= _TEXT_BYTES:
+            # canonical JSON holds no NUL (RFC 8785 escapes it): the padding is all there is
+            lines = np.empty(at.size, dtype=f"S{width}")
+            for sel, got in done:
+                lines[sel] = got
+            return lines.tobytes().translate(None, b"\0")
+        out = np.empty(at.size, dtype=object)
+        for sel, got in done:
+            out[sel] = got.tolist() if isinstance(got, np.ndarray) else got
+        return b"".join(out.tolist())
+
+    def encoded(self, draws: Draws, j: int) -> bytes:
+        """The canonical lines of the ``j``-th row of a batch, record by record."""
+        return b"".join(canonical_bytes_nl(r) for r in self.records(draws, j))
 
     def chunks(self, progress=None, batch: int = BATCH_ROWS) -> Iterator[bytes]:
         """The output's bytes, batch by batch (``progress`` counts the rows written)."""
@@ -309,38 +328,54 @@ class Simulation:
 
 
 class _Texts:
-    """The JSON texts of a batch's varying values, per slot, for the observed rows ``at``."""
+    """The JSON texts of a batch's varying values, per slot, for the observed rows ``at``:
+    each slot's texts as a zero-padded ``S`` array of UTF-8 bytes, with ``raw`` telling
+    plain strings the template quotes from JSON texts."""
 
     def __init__(self, sim: Simulation, draws: Draws, at: np.ndarray):
         self.sim, self.draws, self.at = sim, draws, at
-        self._cache: dict[Any, tuple[np.ndarray, bool]] = {}
+        self._cache: dict[Any, tuple[np.ndarray, bool] | None] = {}
 
     def of(self, slot: tuple) -> tuple[np.ndarray, bool] | None:
-        """(texts, raw) of a slot's values (``raw``: plain strings the template quotes), or
-        None for a number the batch did not draw."""
-        got = self._cache.get(slot)
-        if got is not None:
-            return got
+        """(texts, raw) of a slot's values, or None for a number the batch did not draw or a
+        text that cannot be written (the rows are then encoded record by record)."""
+        if slot not in self._cache:
+            try:
+                self._cache[slot] = self._texts(slot)
+            except (TypeError, ValueError):  # e.g. a lone surrogate: the encoder words it
+                self._cache[slot] = None
+        return self._cache[slot]
+
+    def _texts(self, slot: tuple) -> tuple[np.ndarray, bool] | None:
+        draws, at = self.draws, self.at
         if slot[0] == "id":
-            names = self.draws.names
-            if self.at.size < len(names):
-                names = [names[j] for j in self.at.tolist()]
+            names = draws.names
+            if at.size < len(names):
+                names = [names[j] for j in at.tolist()]
+            if slot[1] is None and draws.ids is not None and plain("".join(names)):
+                ids = draws.ids
+                return (ids if at.size == ids.size else ids[at]), True
             texts, raw = value_texts(names if slot[1] is None else [r[slot[1]] for r in names])
-        elif slot[0] == "outcome":
-            right = self.draws.right[self.at].tolist()
-            texts, raw = [("false", "true")[b] for b in right], False
-        else:
-            col = self.draws.numbers.get(slot[1])
-            if col is None:
-                return None
-            col = col[self.at]
-            if col.dtype == np.int64:
-                texts = [str(v) for v in col.tolist()]
-            else:
-                texts = float_texts(col)
-            raw = False
-        got = self._cache[slot] = (np.array(texts, dtype=object), raw)
-        return got
+            return _bytes(texts), raw
+        if slot[0] == "outcome":
+            return np.where(draws.right[at], b"true", b"false"), False
+        col = draws.numbers.get(slot[1])
+        if col is None:
+            return None
+        col = col[at]
+        if col.dtype == np.int64:
+            return col.astype("S"), False
+        return _bytes(float_texts(col)), False
+
+
+def _bytes(texts: list[str]) -> np.ndarray:
+    """Texts as a zero-padded ``S`` array of their UTF-8 bytes (ValueError when a text is not
+    UTF-8, a lone surrogate, or when the array would take more than its share of memory)."""
+    values, lens = rowhash.utf8(texts, strict=True)
+    width = int(lens.max()) if lens.size else 1
+    if width * lens.size > _TEXT_BYTES:
+        raise ValueError("texts too long to be held at a fixed width")
+    return rowhash.padded(values, width)
 
 
 class _Template:
@@ -379,16 +414,20 @@ class _Template:
         )
         return None if tpl is None else cls(tpl, slots)
 
-    def lines(self, texts: _Texts, sel: np.ndarray) -> list[str] | None:
-        """Each selected row's lines, or None where a value cannot be spliced."""
+    def lines(self, texts: _Texts, sel: np.ndarray) -> np.ndarray | None:
+        """Each selected row's lines (an ``S`` array), or None where a value cannot be
+        spliced or the lines would take more than their share of memory."""
         cols, raw = [], []
         for slot in self.slots:
             got = texts.of(slot)
             if got is None:
                 return None
-            cols.append(got[0][sel])
+            cols.append(got[0])
             raw.append(got[1])
-        return self.template.lines(cols, raw)
+        width = self.template.width([c.itemsize for c in cols], raw)
+        if width * sel.size > _TEXT_BYTES:
+            return None
+        return self.template.joined([c if c.size == sel.size else c[sel] for c in cols], raw)
 
 
 def simulated_records(config, table: RowTable, scenario, seed: int) -> list[dict]:
