@@ -5,7 +5,9 @@ Over the N simulated studies of a condition:
 - per hypothesis, the count and share of each verdict (Monte Carlo SE ``√(s(1 − s)/N)``);
 - per gate, the share of studies in which it failed, and the share in which any gate failed;
 - per estimate and contrast, the truth (the scenario's expected metric over the selection:
-  the expected numerator over the expected denominator, a − b for a contrast), the mean
+  the expected numerator over the expected denominator, a − b for a contrast; on the row
+  path, a proportion's at the chances of a right outcome its row model gives, a mean's from
+  its cells' expected numbers, where they have a closed form), the mean
   estimate and its bias (SE: the sample SD over √n), and the share of intervals covering the
   truth, over the studies where the figure exists;
 - per contrast, the share whose interval excludes the null (the test's margin, 0 without a
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -89,13 +92,35 @@ def truths(plan: Plan, condition: int) -> tuple[dict[str, float], dict[str, floa
         w = m * cond.kept[design.group_cell].astype(float)
         return float(w @ per_cell[design.group_cell] / w.sum()) if w.sum() > 0 else math.nan
 
+    rated: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
+
+    def row_sums(metric: str):
+        """The row path's expected numerator and denominator of a proportion per group, at
+        the chances of a right outcome the row model gives (None: no closed form)."""
+        if metric not in rated:
+            rates = None
+            model = getattr(design, "rows", None)
+            if plan.path == "rows" and hasattr(model, "cell_rates"):
+                rates = model.cell_rates(metric, cond)
+            if rates is None:
+                rated[metric] = None
+            else:
+                at = replace(cond, rate=np.asarray(rates, dtype=np.float64)[design.group_cell])
+                _, num, den = design.contributions[metric]
+                e = expected_counts(design, at)
+                rated[metric] = ((e * num).sum(axis=1), (e * den).sum(axis=1))
+        return rated[metric]
+
     def truth(metric: str, selection, what: str) -> float:
         kind = design.contributions[metric][0] if metric in design.contributions else None
         if kind in ("mean", "geometric_mean") and metric in design.unmodelled:
             return number_truth(metric, selection, what)
-        if kind not in ("coverage", "proportion") or metric in design.unmodelled:
+        if kind not in ("coverage", "proportion"):
             return math.nan  # the row path: no closed form of the truth of this metric
-        num, den = group_sums[metric]
+        sums = row_sums(metric) if metric in design.unmodelled else group_sums[metric]
+        if sums is None:
+            return math.nan
+        num, den = sums
         m = sel.stacked([(selection, what)])[0]
         n, d = float(m @ num), float(m @ den)
         return n / d if d > 0 else math.nan

@@ -874,6 +874,28 @@ def _conditions_read(conds) -> set[str]:
     return {str(x) for c in conds or () for x in (c.get("field"), c.get("other")) if x}
 
 
+def _reads_any(config, comp: Mapping[str, Any], fields: set[str]) -> bool:
+    """Whether a metric's ``compute`` reads one of ``fields``: itself, through a derived field,
+    or because the attempt policy (which picks the counted attempt) reads one."""
+    policy = config.get("attempts") or {}
+    if any(
+        _conditions_read(policy.get(p)) & fields
+        for p in ("failed", "failed_if_any", "where", "select")
+    ):
+        return True
+    reads = set(fields)
+    for d in config.get("derived_fields") or ():
+        used = _conditions_read(d.get("test"))
+        for case in d.get("cases") or ():
+            used |= _conditions_read(case.get("when"))
+        if used & reads:
+            reads.add(str(d["id"]))
+    used = _conditions_read(comp.get("where")) | _conditions_read(comp.get("among"))
+    if comp.get("field"):
+        used.add(str(comp["field"]))
+    return bool(used & reads)
+
+
 def drawn_metrics(config) -> dict[str, str]:
     """Metrics that read a number a scenario draws by ``values`` (through derived fields, or
     every metric when the attempt policy reads one), each with the reason: their figures
@@ -978,6 +1000,32 @@ def expected_number(v: Mapping[str, Any], log: bool) -> float | None:
     if high is not None:
         out += float(high) * (1.0 - cdf(b))
     return out
+
+
+def expected_chance(entry: Mapping[str, Any]) -> float | None:
+    """The chance that a row is right under calibration entry ``entry``, over its drawn
+    confidence C (clipped into [0, 1]): E[C] on the calibrated curve, E[max(C − m, 0)] when
+    over-confident by the margin m.  Closed forms: a uniform C on [l, h], (l + h)/2 − m when
+    m ≤ l, (h − m)²/(2(h − l)) when l < m < h, 0 when m ≥ h; a normal C clipped to [l, h], the
+    clipped normal's expectation with its lower clip raised to m, less m (C − m is positive
+    exactly where C is clipped below at m instead).  None for a lognormal or rounded
+    confidence."""
+    v = _confidence_entry(entry)
+    if v.get("decimals") is not None or v["distribution"] not in ("uniform", "normal"):
+        return None
+    m = 0.0 if entry["curve"] == "calibrated" else float(entry.get("margin") or 0.0)
+    lo, hi = float(v["low"]), float(v["high"])
+    if m <= 0.0:
+        return expected_number(v, False)
+    if v["distribution"] == "uniform":
+        if m >= hi:
+            return 0.0
+        if m <= lo:
+            return (lo + hi) / 2 - m
+        return (hi - m) ** 2 / (2 * (hi - lo))
+    if m >= hi:
+        return 0.0
+    return expected_number({**v, "low": max(lo, m)}, False) - m
 
 
 def registered_manifest(config) -> RowTable:
@@ -1327,6 +1375,42 @@ class DrawnRows:
                 const[i] = float(a)
             fields[name] = ("number", src, writes, const)
         return sa, fields, read
+
+    def cell_rates(self, metric_id: str, cond) -> np.ndarray | None:
+        """Per registered cell, the chance that a row's outcome is right, where a proportion or
+        coverage metric's truth follows from it as on the counts path (expected rows of each
+        kind, :func:`prereg.diagnose.model.expected_counts`, at these chances): the metric
+        reads no number a scenario draws (itself, through a derived field or through the
+        attempt policy), and each row is right with a chance its cell fixes: the cell's rate
+        (under a pairing too: each row's latent is a standard normal), or the expectation of
+        the registered calibration curve over the cell's confidences
+        (:func:`expected_chance`).  None otherwise: units, a structured scenario, rows named
+        by several fields, a curve without a closed-form expectation."""
+        from .structure import applies
+
+        config = self.config
+        metric = next((m for m in config["metrics"] if m["id"] == metric_id), None)
+        comp = (metric or {}).get("compute") or {}
+        if comp.get("kind") not in ("proportion", "coverage"):
+            return None
+        sc = self.scenarios[cond.scenario]
+        if config.get("units") or applies(config, sc):
+            return None
+        if not _has(config, "items") and len(attempt_policy.row_name(config["attempts"])) > 1:
+            return None
+        w = self.writer(cond.scenario)
+        drawn = {name for name, _ in w.values} | {str(c["field"]) for c in w.calibration}
+        if _reads_any(config, comp, drawn):
+            return None
+        rate = np.array(cond.rate, dtype=np.float64)  # per cell (a cell is a row group)
+        for c, cell in enumerate(self.table.cells):
+            entry = w.calibration_entry(cell)
+            if entry is not None:
+                got = expected_chance(entry)
+                if got is None:
+                    return None
+                rate[c] = got
+        return rate
 
     def cell_truths(self, metric_id: str, cond) -> np.ndarray | None:
         """Per registered cell, the expected number a ``mean`` or ``geometric_mean`` metric
