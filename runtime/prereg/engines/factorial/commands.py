@@ -63,6 +63,7 @@ from .draws import (
     latent_values,
     normals,
     uniforms,
+    word_values,
 )
 
 SCORE_SCHEMA = "prereg-factorial-score/v1"
@@ -1062,10 +1063,11 @@ class DrawnRows:
     scenario's rate; a row is right when the uniform of its outcome word (under a pairing:
     Φ of the latent √ρ·w + √(1 − ρ)·e, w the normal of its item's word, e of its own) is
     below its chance: the scenario's rate for its cell, or the registered calibration curve at
-    its drawn confidence.  A confidence or number is its entry's distribution at a standard
-    normal latent (:func:`latent_values`; under a pairing, the field's paired latent), a
-    normal being Φ⁻¹ at the midpoint of the top 52 bits of its word (:func:`normals`), as
-    ``simulate`` draws them.  A structured scenario's study draws from a generator of its
+    its drawn confidence.  A confidence or number comes from its row's word for the field
+    (:func:`word_values`: a uniform entry's bounds at the word's uniform, another
+    distribution at the word's normal, Φ⁻¹ at the midpoint of the top 52 bits, as
+    ``simulate`` draws normals); under a pairing, from the field's paired latent
+    (:func:`latent_values`).  A structured scenario's study draws from a generator of its
     own."""
 
     def __init__(self, config):
@@ -1086,6 +1088,7 @@ class DrawnRows:
         self._entry_tables: dict[tuple[str, str], np.ndarray] = {}
         self._calibrated: dict[str, list[np.ndarray]] = {}
         self._word_layouts: dict[str, WordLayout] = {}
+        self._tiles: tuple[int, dict[str, Column], np.ndarray] | None = None
 
     def prepare(self, scenario_ids) -> None:
         """Refuse, before any simulation, a scenario whose records cannot be written."""
@@ -1202,11 +1205,11 @@ class DrawnRows:
         numbers: dict[str, np.ndarray] = {}
         if w.calibration:
             chance = chance.copy()
-            z = normals(lay.part(words, "confidence"))
+            held = lay.part(words, "confidence")
             for entry, rows in zip(w.calibration, self._calibration_rows(w), strict=True):
                 if rows.size == 0:
                     continue
-                conf = latent_values(_confidence_entry(entry), z[:, rows], False)
+                conf = word_values(_confidence_entry(entry), held[:, rows], False)
                 chance[:, rows] = chance_right(entry, conf)
                 col = numbers.setdefault(str(entry["field"]), np.full((size, n), np.nan))
                 col[:, rows] = conf
@@ -1220,11 +1223,16 @@ class DrawnRows:
                     f"diagnose: scenario {cond.scenario} draws no value of {name!r} for a row of"
                     f" cell {cell['id']} (end the field's entries with one without where)"
                 )
-            z = latent(name) if pairing is not None else normals(lay.part(words, f"value:{name}"))
+            z = latent(name) if pairing is not None else None
+            held = lay.part(words, f"value:{name}")
             col = numbers.setdefault(name, np.full((size, n), np.nan))
             for j, v in enumerate(entries):
                 hit = which == j
-                if hit.any():
+                if not hit.any():
+                    continue
+                if z is None:
+                    col[hit] = word_values(v, held[hit], w.integer[name])
+                else:
                     col[hit] = latent_values(v, z[hit], w.integer[name])
         return observed, failed, right, numbers
 
@@ -1254,22 +1262,39 @@ class DrawnRows:
             kind = kind * 2 + (~np.isnan(x) if x is not None else 0)
         kind = kind.reshape(-1)
         seen = observed.reshape(-1) & counted[kind]
-        rows = np.tile(np.arange(n), size)
-        columns: dict[str, Any] = {
-            name: as_column(values).take(rows, np.ones(rows.size, dtype=bool))
-            for name, values in table.columns.items()
-        }
+        tiled, ids = self._tiled(size)
+        columns: dict[str, Any] = dict(tiled)
         for name, how in fields.items():
             if how[0] == "id":
-                columns[name] = Column.strings(np.asarray(table.ids, dtype=object)[rows], ~seen)
+                columns[name] = Column.strings(ids, ~seen)
             elif how[0] == "constant":
                 columns[name] = how[1].take(kind, seen)
             else:  # a drawn number where the kind of row writes it, else a constant or null
                 _, src, writes, const = how
-                x = numbers[src].reshape(-1) if src in numbers else np.full(rows.size, np.nan)
+                x = numbers[src].reshape(-1) if src in numbers else np.full(size * n, np.nan)
                 x = np.where(writes[kind], x, const[kind])
                 columns[name] = Column.numbers(np.where(seen, x, np.nan))
         return seen.reshape(size, n), columns
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_tiles"] = None  # a block's tiled columns are not worth shipping to a worker
+        return state
+
+    def _tiled(self, size: int) -> tuple[dict[str, Column], np.ndarray]:
+        """The item columns of ``size`` studies' rows one after another, and their row names
+        (the same for every block of that size: kept for the last size asked)."""
+        got = self._tiles
+        if got is None or got[0] != size:
+            table = self.table
+            rows = np.tile(np.arange(len(table)), size)
+            present = np.ones(rows.size, dtype=bool)
+            columns = {
+                name: as_column(values).take(rows, present)
+                for name, values in table.columns.items()
+            }
+            got = self._tiles = (size, columns, np.asarray(table.ids, dtype=object)[rows])
+        return got[1], got[2]
 
     @property
     def record_fields(self) -> frozenset[str]:

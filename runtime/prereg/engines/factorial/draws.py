@@ -60,12 +60,16 @@ def uniforms(words: np.ndarray) -> np.ndarray:
     return (words >> np.uint64(11)).astype(np.float64) * _U53
 
 
+def midpoints(words: np.ndarray) -> np.ndarray:
+    """Uniforms on (0, 1) of 64-bit words: the midpoint of the top 52 bits' interval."""
+    return ((words >> np.uint64(12)).astype(np.float64) * 2.0 + 1.0) * _U53
+
+
 def normals(words: np.ndarray) -> np.ndarray:
     """Standard normals of 64-bit words: Φ⁻¹ at the midpoint of the top 52 bits' interval."""
     from scipy.special import ndtri
 
-    mid = ((words >> np.uint64(12)).astype(np.float64) * 2.0 + 1.0) * _U53
-    return ndtri(mid)
+    return ndtri(midpoints(words))
 
 
 def item_normals(scenario_id: str, seed, items: Sequence[Any], what: str) -> np.ndarray:
@@ -332,6 +336,17 @@ def latent_values(v: Mapping[str, Any], z: np.ndarray, integer: bool) -> np.ndar
     """Numbers of value entry ``v`` from standard normal latents ``z``, clipped and rounded as
     :func:`_draw` draws one (a float array; a whole number rounded half to even)."""
     return _finish(v, _from_latent(v, np.asarray(z, dtype=np.float64)), integer, arrays=True)
+
+
+def word_values(v: Mapping[str, Any], words: np.ndarray, integer: bool) -> np.ndarray:
+    """Numbers of value entry ``v``, one from each 64-bit word: a uniform entry's low +
+    (high − low)·u, u the word's :func:`midpoints` (the uniform whose Φ⁻¹ is its normal),
+    else the entry's distribution at the word's normal (:func:`normals`); clipped and rounded
+    as :func:`_draw` draws one (a float array)."""
+    if v["distribution"] == "uniform":
+        low, high = float(v["low"]), float(v["high"])
+        return _finish(v, low + (high - low) * midpoints(words), integer, arrays=True)
+    return latent_values(v, normals(words), integer)
 
 
 def _confidence_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
