@@ -166,9 +166,7 @@ KINDS = [
 def has_ties(plan, condition: int) -> bool:
     """Whether some study of block 0 has two counted confidences alike."""
     model = plan.design.rows
-    seen, columns = model.batch(
-        plan.conditions[condition], row_path._generator(plan, condition, 0), N
-    )
+    seen, columns = model.batch(plan.conditions[condition], row_path.stream(plan, condition), 0, N)
     x = np.where(seen.reshape(-1), columns["confidence"].values, np.nan).reshape(N, -1)
     return any(np.unique(r[~np.isnan(r)]).size < (~np.isnan(r)).sum() for r in x)
 
@@ -189,7 +187,7 @@ def test_block_equals_one_study_scorer(tmp_path, study, edits):
 
 def test_batch_columns_equal_row_data(tmp_path):
     """The block's columns and row metrics equal, study by study, those row_data gives the
-    records the one-study path draws from the same generator."""
+    records the one-study path draws from the same stream."""
     ctx, plan = compiled(
         tmp_path,
         "latency-analyses",
@@ -198,12 +196,13 @@ def test_batch_columns_equal_row_data(tmp_path):
     )  # fmt: skip
     model = plan.design.rows
     for c, cond in enumerate(plan.conditions):
-        seen, columns = model.batch(cond, row_path._generator(plan, c, 0), 10)
+        draws = row_path.stream(plan, c)
+        seen, columns = model.batch(cond, draws, 0, 10)
         metrics = row_metrics(ctx.config["metrics"], columns, seen.reshape(-1))
-        rng = row_path._generator(plan, c, 0)
         n = len(model.table)
         for i in range(10):
-            m1, observed, c1, _ = row_data(ctx.config, model.table, model.records(cond, rng), "x")
+            records = model.records(cond, draws, i)
+            m1, observed, c1, _ = row_data(ctx.config, model.table, records, "x")
             cut = slice(i * n, (i + 1) * n)
             for k, m in m1.items():
                 for f in ("num", "den", "value", "hit", "raw"):

@@ -276,7 +276,7 @@ def test_a_simulated_study_scores_as_score_scores_its_records(tmp_path):
     from prereg.compiler.project import Project
     from prereg.diagnose.command import build_plan
     from prereg.diagnose.design import Rules
-    from prereg.diagnose.rows import RowScorer
+    from prereg.diagnose.rows import RowScorer, Stream
     from prereg.engines.factorial.commands import diagnose_design
     from prereg.study import study_context
 
@@ -285,8 +285,7 @@ def test_a_simulated_study_scores_as_score_scores_its_records(tmp_path):
     rules = Rules(importlib.import_module(module.__name__ + ".rules"))
     design = diagnose_design(ctx.config)
     plan, _ = build_plan(ctx, design, rules, ["better"], 1, 4, "rows")
-    rng = np.random.default_rng(4)
-    records = design.rows.records(plan.conditions[0], rng)
+    records = design.rows.records(plan.conditions[0], Stream(4, plan.conditions[0].stream), 0)
     res, decision, outcome = RowScorer(plan).score(records)
     obs = tmp_path / "obs.jsonl"
     obs.write_text("".join(json.dumps(r) + "\n" for r in records))

@@ -274,7 +274,8 @@ class BlockScorer:
         sum of mid-ranks (tied values share the mean of their ranks), half-integers whose sums
         are exact in any order."""
         v = np.where(arm, m.value, np.inf)
-        order = np.argsort(v, axis=1, kind="stable")
+        # the order within a run of equal values is immaterial: they share their mid-rank
+        order = np.argsort(v, axis=1)
         sv = np.take_along_axis(v, order, axis=1)
         hits = np.take_along_axis(arm & m.hit, order, axis=1)
         size, width = v.shape

@@ -9,8 +9,9 @@ need the rows themselves.  An engine that can draw them gives its :class:`~.desi
 
 - ``table``: the registered rows (a :class:`prereg.decide.table.RowTable`, with the item
   fields the engine's manifest holds);
-- ``records(condition, rng)``: the observation records of one simulated study under a
-  condition (:class:`.model.Condition`), drawn from ``rng``;
+- ``records(condition, stream, study)``: the observation records of simulated study number
+  ``study`` (from 0) under a condition (:class:`.model.Condition`), drawn from ``stream``
+  (:class:`Stream`);
 - ``score(records)``: ``(row metrics, row columns)`` of those records, computed by the
   engine's own scoring code.
 
@@ -20,17 +21,22 @@ Each simulated study is then scored by :func:`prereg.decide.evaluate.registered_
 and :func:`prereg.decide.decision.decide`, exactly as ``score`` does: there is no second
 implementation of any rule.
 
-A row model may also offer ``batch(condition, rng, size)`` (the same studies as ``records``
-draws, as ``(observed, columns)`` of all their rows one after another, or None) and
+A row model may also offer ``batch(condition, stream, first, size)`` (the same studies as
+``records`` draws, as ``(observed, columns)`` of all their rows one after another, or None) and
 ``batch_metrics(observed, columns)`` (their row metrics, by the engine's own code), plus
 ``record_fields`` (the fields its records carry).  A block is then scored whole
 (:mod:`.batch`): every figure and verdict equal to what the one-study scorer gives each
 study — a study whose figure from sums lies near a threshold, or any study when the rules
 need it, is scored by :class:`RowScorer` from its slice of the block's columns.
 
-Randomness of block ``b`` of condition ``c``: ``Generator(PCG64(SeedSequence(seed,
-spawn_key=(c.stream, b))))``, the block's studies drawn one after another from it (so a
-partial last block is a prefix of a full one), as on the counts path.
+Randomness of condition ``c`` (:class:`Stream`): one PCG64 stream, ``PCG64(SeedSequence(seed,
+spawn_key=(c.stream, ROW_STREAM)))``, of which simulated study ``s`` reads the 64-bit words
+``s·W`` to ``(s + 1)·W − 1``, ``W`` fixed by the condition (the row model's layout of a study's
+draws); a block jumps to its first study's words (``PCG64.advance``) and takes its studies'
+words in one call.  A study whose draws take a varying number of words (a structured
+scenario) draws from a generator of its own, ``Generator(PCG64(SeedSequence(seed,
+spawn_key=(c.stream, ROW_STREAM, s))))``.  Either way a study's draws depend on the seed, the
+condition and its number alone: not on the block size, the blocks beside it or the workers.
 """
 
 from __future__ import annotations
@@ -136,10 +142,35 @@ def run_block(plan, condition: int, block: int):
     return _run_records(plan, condition, block)
 
 
-def _generator(plan, condition: int, block: int) -> np.random.Generator:
-    cond = plan.conditions[condition]
-    ss = np.random.SeedSequence(plan.seed, spawn_key=(cond.stream, block))
-    return np.random.Generator(np.random.PCG64(ss))
+#: The second spawn key of the row path's streams (the counts path's is the block number).
+ROW_STREAM = 0x726F7773
+
+
+class Stream:
+    """The random words of one condition's simulated studies on the row path: study ``s``
+    reads words ``s·width`` to ``(s + 1)·width − 1`` of one PCG64 stream."""
+
+    def __init__(self, seed: int, stream: int):
+        self.seed = int(seed)
+        self.stream = int(stream)
+
+    def words(self, first: int, size: int, width: int) -> np.ndarray:
+        """The words of studies ``first`` to ``first + size − 1``: uint64, (size, width)."""
+        ss = np.random.SeedSequence(self.seed, spawn_key=(self.stream, ROW_STREAM))
+        bits = np.random.PCG64(ss)
+        if first:
+            bits.advance(int(first) * int(width))
+        return bits.random_raw(int(size) * int(width)).reshape(int(size), int(width))
+
+    def generator(self, study: int) -> np.random.Generator:
+        """Study ``study``'s own generator (for draws of a varying number of words)."""
+        ss = np.random.SeedSequence(self.seed, spawn_key=(self.stream, ROW_STREAM, int(study)))
+        return np.random.Generator(np.random.PCG64(ss))
+
+
+def stream(plan, condition: int) -> Stream:
+    """The row path's stream of condition ``condition`` of ``plan``."""
+    return Stream(plan.seed, plan.conditions[condition].stream)
 
 
 class _Block:
@@ -207,11 +238,12 @@ def _run_records(plan, condition: int, block: int):
     """One study at a time: its records drawn, then scored as score scores them."""
     cond = plan.conditions[condition]
     n = plan.size(block)
-    rng = _generator(plan, condition, block)
+    first = block * plan.block_size
+    draws = stream(plan, condition)
     sc = scorer(plan)
     out = _Block(plan, n)
     for i in range(n):
-        records = plan.design.rows.records(cond, rng)
+        records = plan.design.rows.records(cond, draws, first + i)
         try:
             out.put(i, *sc.score(records))
         except UserError as exc:
@@ -232,8 +264,7 @@ def _run_batched(plan, condition: int, block: int):
     cond = plan.conditions[condition]
     n = plan.size(block)
     model = plan.design.rows
-    rng = _generator(plan, condition, block)
-    drawn = model.batch(cond, rng, n)
+    drawn = model.batch(cond, stream(plan, condition), block * plan.block_size, n)
     if drawn is None:
         return None
     seen, columns = drawn

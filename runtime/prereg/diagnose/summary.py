@@ -5,7 +5,9 @@ Over the N simulated studies of a condition:
 - per hypothesis, the count and share of each verdict (Monte Carlo SE ``√(s(1 − s)/N)``);
 - per gate, the share of studies in which it failed, and the share in which any gate failed;
 - per estimate and contrast, the truth (the scenario's expected metric over the selection:
-  the expected numerator over the expected denominator, a − b for a contrast), the mean
+  the expected numerator over the expected denominator, a − b for a contrast; on the row
+  path, a proportion's at the chances of a right outcome its row model gives, a mean's from
+  its cells' expected numbers, where they have a closed form), the mean
   estimate and its bias (SE: the sample SD over √n), and the share of intervals covering the
   truth, over the studies where the figure exists;
 - per contrast, the share whose interval excludes the null (the test's margin, 0 without a
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -81,6 +84,7 @@ class _Truths:
         scenarios = getattr(model, "scenarios", None) or {}
         self.scenario = scenarios.get(self.cond.scenario)
         self.numbers: dict[tuple[str, bool | None], np.ndarray | None] = {}
+        self.rated: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
 
     def kind(self, metric: str) -> str | None:
         found = self.design.contributions.get(metric)
@@ -101,11 +105,32 @@ class _Truths:
         if self.kind(metric) not in ("coverage", "proportion"):
             return None
         if metric in design.unmodelled:
+            rated = self.row_sums(metric)
+            if rated is not None:
+                return rated
             if metric not in (getattr(design, "marginal", None) or {}):
                 return None
             if self.scenario is not None and self.scenario.get("calibration"):
                 return None  # the chance of a right row follows a drawn confidence
         return self.group_sums[metric]
+
+    def row_sums(self, metric: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """The row path's expected numerator and denominator of a proportion per group, at
+        the chances of a right outcome the row model gives (None: no closed form)."""
+        if metric not in self.rated:
+            design, cond = self.design, self.cond
+            rates = None
+            model = getattr(design, "rows", None)
+            if self.plan.path == "rows" and hasattr(model, "cell_rates"):
+                rates = model.cell_rates(metric, cond)
+            if rates is None:
+                self.rated[metric] = None
+            else:
+                at = replace(cond, rate=np.asarray(rates, dtype=np.float64)[design.group_cell])
+                _, num, den = design.contributions[metric]
+                e = expected_counts(design, at)
+                self.rated[metric] = ((e * num).sum(axis=1), (e * den).sum(axis=1))
+        return self.rated[metric]
 
     def proportion(self, metric: str, selection, what: str) -> float:
         sums = self.proportions(metric)

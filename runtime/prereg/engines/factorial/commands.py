@@ -53,14 +53,18 @@ from prereg.stats.rounding import round_half_up
 
 from .draws import (
     RecordWriter,
+    WordLayout,
+    _confidence_entry,
     _contract,
     _entries_of,
     _has,
     calibration_rows,
-    fill_confidences,
-    fill_values,
-    paired_latent,
+    chance_right,
+    latent_values,
+    normals,
     structure_read,
+    uniforms,
+    word_values,
 )
 
 SCORE_SCHEMA = "prereg-factorial-score/v1"
@@ -880,6 +884,28 @@ def _conditions_read(conds) -> set[str]:
     return {str(x) for c in conds or () for x in (c.get("field"), c.get("other")) if x}
 
 
+def _reads_any(config, comp: Mapping[str, Any], fields: set[str]) -> bool:
+    """Whether a metric's ``compute`` reads one of ``fields``: itself, through a derived field,
+    or because the attempt policy (which picks the counted attempt) reads one."""
+    policy = config.get("attempts") or {}
+    if any(
+        _conditions_read(policy.get(p)) & fields
+        for p in ("failed", "failed_if_any", "where", "select")
+    ):
+        return True
+    reads = set(fields)
+    for d in config.get("derived_fields") or ():
+        used = _conditions_read(d.get("test"))
+        for case in d.get("cases") or ():
+            used |= _conditions_read(case.get("when"))
+        if used & reads:
+            reads.add(str(d["id"]))
+    used = _conditions_read(comp.get("where")) | _conditions_read(comp.get("among"))
+    if comp.get("field"):
+        used.add(str(comp["field"]))
+    return bool(used & reads)
+
+
 def drawn_metrics(config) -> dict[str, str]:
     """Metrics that read a number a scenario draws by ``values`` (through derived fields, or
     every metric when the attempt policy reads one), each with the reason: their figures
@@ -986,6 +1012,32 @@ def expected_number(v: Mapping[str, Any], log: bool) -> float | None:
     return out
 
 
+def expected_chance(entry: Mapping[str, Any]) -> float | None:
+    """The chance that a row is right under calibration entry ``entry``, over its drawn
+    confidence C (clipped into [0, 1]): E[C] on the calibrated curve, E[max(C − m, 0)] when
+    over-confident by the margin m.  Closed forms: a uniform C on [l, h], (l + h)/2 − m when
+    m ≤ l, (h − m)²/(2(h − l)) when l < m < h, 0 when m ≥ h; a normal C clipped to [l, h], the
+    clipped normal's expectation with its lower clip raised to m, less m (C − m is positive
+    exactly where C is clipped below at m instead).  None for a lognormal or rounded
+    confidence."""
+    v = _confidence_entry(entry)
+    if v.get("decimals") is not None or v["distribution"] not in ("uniform", "normal"):
+        return None
+    m = 0.0 if entry["curve"] == "calibrated" else float(entry.get("margin") or 0.0)
+    lo, hi = float(v["low"]), float(v["high"])
+    if m <= 0.0:
+        return expected_number(v, False)
+    if v["distribution"] == "uniform":
+        if m >= hi:
+            return 0.0
+        if m <= lo:
+            return (lo + hi) / 2 - m
+        return (hi - m) ** 2 / (2 * (hi - lo))
+    if m >= hi:
+        return 0.0
+    return expected_number({**v, "low": max(lo, m)}, False) - m
+
+
 def registered_manifest(config) -> RowTable:
     """The registered rows of a study with an item manifest: the manifest ``items`` writes,
     expanded by the attempt policy's ``expand`` as ``score`` expands a real one."""
@@ -1012,15 +1064,20 @@ class DrawnRows:
     ``simulate`` writes them (:class:`RecordWriter`), scored by :func:`row_data` as ``score``
     scores observations.
 
-    Under a condition (a scenario at one effect size) and a generator, in this order: the
-    observed rows of each cell (a uniformly random subset of ``floor(coverage · rows)``, cell by
-    cell), whether each row's first attempt failed, one uniform per row for its outcome (under
-    a pairing: Φ of the paired latent, :func:`paired_latent`, one normal per item then one per
-    row), each calibration entry's confidences (rows in table order), then each numeric field's
-    values (fields in order of first mention; under a pairing the field's paired latents first;
-    then entries in order, rows in table order).  A row is right when its uniform is below its
-    chance: the scenario's rate for its cell, or the registered calibration curve at its drawn
-    confidence."""
+    A simulated study under a condition (a scenario at one effect size) is a function of its
+    64-bit words (:class:`~prereg.diagnose.rows.Stream`, laid out by :class:`WordLayout`), so
+    a block of studies is drawn at once (:meth:`draw_words`): the observed rows of each cell
+    are the ``floor(coverage · rows)`` rows of the cell with the smallest words (a uniformly
+    random subset); a row's first attempt failed when the uniform of its word is below the
+    scenario's rate; a row is right when the uniform of its outcome word (under a pairing:
+    Φ of the latent √ρ·w + √(1 − ρ)·e, w the normal of its item's word, e of its own) is
+    below its chance: the scenario's rate for its cell, or the registered calibration curve at
+    its drawn confidence.  A confidence or number comes from its row's word for the field
+    (:func:`word_values`: a uniform entry's bounds at the word's uniform, another
+    distribution at the word's normal, Φ⁻¹ at the midpoint of the top 52 bits, as
+    ``simulate`` draws normals); under a pairing, from the field's paired latent
+    (:func:`latent_values`).  A structured scenario's study draws from a generator of its
+    own."""
 
     def __init__(self, config):
         self.config = config
@@ -1039,6 +1096,8 @@ class DrawnRows:
         self._models: dict[str, Any] = {}  # scenario -> column_model
         self._entry_tables: dict[tuple[str, str], np.ndarray] = {}
         self._calibrated: dict[str, list[np.ndarray]] = {}
+        self._word_layouts: dict[str, WordLayout] = {}
+        self._tiles: tuple[int, dict[str, Column], np.ndarray] | None = None
 
     def prepare(self, scenario_ids) -> None:
         """Refuse, before any simulation, a scenario whose records cannot be written."""
@@ -1079,71 +1138,121 @@ class DrawnRows:
             got = self._calibrated[key] = calibration_rows(w, self.table)
         return got
 
-    def records(self, cond, rng: np.random.Generator) -> list[dict]:
-        """The observation records of one simulated study under ``cond``."""
+    def word_layout(self, sid: str) -> WordLayout:
+        """Where a study under scenario ``sid`` reads its draws (worked out once)."""
+        got = self._word_layouts.get(sid)
+        if got is None:
+            w = self.writer(sid)
+            items = 0 if w.pairing is None else self.items(str(w.pairing["field"]))[1]
+            got = self._word_layouts[sid] = WordLayout(w, len(self.table), items)
+        return got
+
+    def records(self, cond, stream, study: int) -> list[dict]:
+        """The observation records of simulated study ``study`` under ``cond``."""
         from .structure import applies
 
         w = self.writer(cond.scenario)
         if applies(self.config, self.scenarios[cond.scenario]):
-            return self._structured(cond, w, rng)
-        observed, failed, right, numbers = self.draw(cond, rng)
+            return self._structured(cond, w, stream.generator(study))
+        observed, failed, right, numbers = self.draw(cond, stream, study)
         table = self.table
         out: list[dict] = []
-        names = list(numbers)
+        values = [(k, x, w.integer.get(k, False)) for k, x in numbers.items()]
         for i in np.flatnonzero(observed).tolist():
             cell = table.cells[int(table.cell[i])]
-            mine = {k: numbers[k][i] for k in names if numbers[k][i] is not None}
+            mine = {}
+            for k, x, integer in values:
+                got = float(x[i])
+                if not math.isnan(got):
+                    mine[k] = int(got) if integer else got
             out.extend(w.records(table.ids[i], cell, bool(failed[i]), bool(right[i]), 0, mine))
         return out
 
-    def draw(self, cond, rng: np.random.Generator, arrays: bool = False):
-        """(observed, failed first attempt, right, numbers) of one simulated study's rows
-        (not a structured scenario's), drawn from ``rng`` in the order the class describes:
-        ``numbers[field]`` per row, a list with None where nothing is drawn, or with
-        ``arrays`` a float array with NaN there (the same numbers)."""
+    def draw(self, cond, stream, study: int):
+        """(observed, failed first attempt, right, numbers) of the rows of simulated study
+        ``study`` (not a structured scenario's): :meth:`draw_words` of its words, the numbers
+        float arrays with NaN where nothing is drawn."""
+        width = self.word_layout(cond.scenario).width
+        observed, failed, right, numbers = self.draw_words(cond, stream.words(study, 1, width))
+        return observed[0], failed[0], right[0], {k: x[0] for k, x in numbers.items()}
+
+    def draw_words(self, cond, words: np.ndarray):
+        """(observed, failed first attempt, right, numbers) of the rows of the studies whose
+        words are ``words`` ((studies, width) uint64, :class:`WordLayout`), each a
+        (studies, rows) array (numbers: per field, floats with NaN where nothing is drawn), as
+        the class describes."""
+        from scipy.special import ndtr
+
         table = self.table
         w = self.writer(cond.scenario)
-        n = len(table)
-        observed = np.zeros(n, dtype=bool)
+        lay = self.word_layout(cond.scenario)
+        size, n = words.shape[0], len(table)
+        observed = np.ones((size, n), dtype=bool)
         for c, rows in enumerate(self.cell_rows):
             keep = int(cond.kept[c])
             if keep >= rows.size:
-                observed[rows] = True
-            else:
-                observed[rng.choice(rows, size=keep, replace=False)] = True
-        failed = rng.random(n) < cond.failed_attempt_rate
+                continue
+            observed[:, rows] = False
+            if keep:  # the rows with the smallest words (ranked as their uniforms are)
+                ranks = np.argsort(lay.part(words, "observed")[:, rows], axis=1, kind="stable")
+                observed[np.arange(size)[:, None], rows[ranks[:, :keep]]] = True
+        failed = uniforms(lay.part(words, "failed")) < cond.failed_attempt_rate
         pairing = w.pairing
-        if pairing is None:
-            u = rng.random(n)
-        else:
-            from scipy.special import ndtr
-
-            codes, items = self.items(str(pairing["field"]))
+        if pairing is not None:
+            codes, _ = self.items(str(pairing["field"]))
             rho = float(pairing["correlation"])
-            u = ndtr(paired_latent(codes, items, rho, rng))
-        chance = np.asarray(cond.rate, dtype=np.float64)[table.cell]
-        numbers: dict[str, Any] = {}
-        fill_confidences(
-            numbers, w, table, chance, rng, arrays=arrays, rows_of=self._calibration_rows(w)
-        )
+
+            def latent(what: str) -> np.ndarray:
+                shared = normals(lay.part(words, f"items:{what}"))[:, codes]
+                own = normals(lay.part(words, what if what == "outcome" else f"value:{what}"))
+                return math.sqrt(rho) * shared + math.sqrt(1.0 - rho) * own
+
+            u = ndtr(latent("outcome"))
+        else:
+            u = uniforms(lay.part(words, "outcome"))
+        chance = np.broadcast_to(np.asarray(cond.rate, dtype=np.float64)[table.cell], (size, n))
+        numbers: dict[str, np.ndarray] = {}
+        if w.calibration:
+            chance = chance.copy()
+            held = lay.part(words, "confidence")
+            for entry, rows in zip(w.calibration, self._calibration_rows(w), strict=True):
+                if rows.size == 0:
+                    continue
+                conf = word_values(_confidence_entry(entry), held[:, rows], False)
+                chance[:, rows] = chance_right(entry, conf)
+                col = numbers.setdefault(str(entry["field"]), np.full((size, n), np.nan))
+                col[:, rows] = conf
         right = u < chance
-        fill_values(
-            numbers, w, table, right, rng,
-            (lambda: paired_latent(codes, items, rho, rng)) if pairing is not None else None,
-            f"diagnose: scenario {cond.scenario}",
-            lambda name, entries: self._entries(w, name, entries),
-            arrays=arrays,
-        )  # fmt: skip
+        for name, entries in w.values:
+            which = self._entries(w, name, entries)[table.cell, right.astype(np.int64)]
+            missing = np.flatnonzero((which < 0).any(axis=0))
+            if missing.size:
+                cell = table.cells[int(table.cell[missing[0]])]
+                raise UserError(
+                    f"diagnose: scenario {cond.scenario} draws no value of {name!r} for a row of"
+                    f" cell {cell['id']} (end the field's entries with one without where)"
+                )
+            z = latent(name) if pairing is not None else None
+            held = lay.part(words, f"value:{name}")
+            col = numbers.setdefault(name, np.full((size, n), np.nan))
+            for j, v in enumerate(entries):
+                hit = which == j
+                if not hit.any():
+                    continue
+                if z is None:
+                    col[hit] = word_values(v, held[hit], w.integer[name])
+                else:
+                    col[hit] = latent_values(v, z[hit], w.integer[name])
         return observed, failed, right, numbers
 
-    def batch(self, cond, rng: np.random.Generator, size: int):
-        """``size`` simulated studies drawn one after another from ``rng`` as :meth:`records`
-        draws them (the same numbers), as the columns :func:`row_data` would give each
-        study's records, all studies' rows one after another: ``(observed, columns)``, the
-        observed mask and the columns of ``size · len(table)`` rows; None where the records
-        cannot be bypassed this way (a structured scenario, units, derived fields, a row
-        named by several fields, or an attempt policy whose counted attempt is not fixed by
-        the row's cell, first attempt and outcome: :meth:`column_model`)."""
+    def batch(self, cond, stream, first: int, size: int):
+        """Simulated studies ``first`` to ``first + size − 1`` drawn at once, the same rows as
+        :meth:`records` draws each, as the columns :func:`row_data` would give each study's
+        records, all studies' rows one after another: ``(observed, columns)``, the observed
+        mask and the columns of ``size · len(table)`` rows; None where the records cannot be
+        bypassed this way (a structured scenario, units, derived fields, a row named by
+        several fields, or an attempt policy whose counted attempt is not fixed by the row's
+        cell, first attempt and outcome: :meth:`column_model`)."""
         from .structure import applies
 
         if applies(self.config, self.scenarios[cond.scenario]):
@@ -1154,40 +1263,47 @@ class DrawnRows:
         counted, fields, model_read = model
         table = self.table
         n = len(table)
-        observed = np.zeros((size, n), dtype=bool)
-        failed = np.zeros((size, n), dtype=bool)
-        right = np.zeros((size, n), dtype=bool)
-        numbers: dict[str, np.ndarray] = {}
-        for i in range(size):
-            o, f, r, nums = self.draw(cond, rng, arrays=True)
-            observed[i], failed[i], right[i] = o, f, r
-            for name, x in nums.items():
-                col = numbers.get(name)
-                if col is None:
-                    col = numbers[name] = np.full((size, n), np.nan)
-                col[i] = x
+        width = self.word_layout(cond.scenario).width
+        observed, failed, right, numbers = self.draw_words(cond, stream.words(first, size, width))
         kind = (table.cell * 4)[None, :] + failed * 2 + right
         for name in model_read:  # whether each number the policy reads is there
             x = numbers.get(name)
             kind = kind * 2 + (~np.isnan(x) if x is not None else 0)
         kind = kind.reshape(-1)
         seen = observed.reshape(-1) & counted[kind]
-        rows = np.tile(np.arange(n), size)
-        columns: dict[str, Any] = {
-            name: as_column(values).take(rows, np.ones(rows.size, dtype=bool))
-            for name, values in table.columns.items()
-        }
+        tiled, ids = self._tiled(size)
+        columns: dict[str, Any] = dict(tiled)
         for name, how in fields.items():
             if how[0] == "id":
-                columns[name] = Column.strings(np.asarray(table.ids, dtype=object)[rows], ~seen)
+                columns[name] = Column.strings(ids, ~seen)
             elif how[0] == "constant":
                 columns[name] = how[1].take(kind, seen)
             else:  # a drawn number where the kind of row writes it, else a constant or null
                 _, src, writes, const = how
-                x = numbers[src].reshape(-1) if src in numbers else np.full(rows.size, np.nan)
+                x = numbers[src].reshape(-1) if src in numbers else np.full(size * n, np.nan)
                 x = np.where(writes[kind], x, const[kind])
                 columns[name] = Column.numbers(np.where(seen, x, np.nan))
         return seen.reshape(size, n), columns
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_tiles"] = None  # a block's tiled columns are not worth shipping to a worker
+        return state
+
+    def _tiled(self, size: int) -> tuple[dict[str, Column], np.ndarray]:
+        """The item columns of ``size`` studies' rows one after another, and their row names
+        (the same for every block of that size: kept for the last size asked)."""
+        got = self._tiles
+        if got is None or got[0] != size:
+            table = self.table
+            rows = np.tile(np.arange(len(table)), size)
+            present = np.ones(rows.size, dtype=bool)
+            columns = {
+                name: as_column(values).take(rows, present)
+                for name, values in table.columns.items()
+            }
+            got = self._tiles = (size, columns, np.asarray(table.ids, dtype=object)[rows])
+        return got[1], got[2]
 
     @property
     def record_fields(self) -> frozenset[str]:
@@ -1293,6 +1409,42 @@ class DrawnRows:
                 const[i] = float(a)
             fields[name] = ("number", src, writes, const)
         return sa, fields, read
+
+    def cell_rates(self, metric_id: str, cond) -> np.ndarray | None:
+        """Per registered cell, the chance that a row's outcome is right, where a proportion or
+        coverage metric's truth follows from it as on the counts path (expected rows of each
+        kind, :func:`prereg.diagnose.model.expected_counts`, at these chances): the metric
+        reads no number a scenario draws (itself, through a derived field or through the
+        attempt policy), and each row is right with a chance its cell fixes: the cell's rate
+        (under a pairing too: each row's latent is a standard normal), or the expectation of
+        the registered calibration curve over the cell's confidences
+        (:func:`expected_chance`).  None otherwise: units, a structured scenario, rows named
+        by several fields, a curve without a closed-form expectation."""
+        from .structure import applies
+
+        config = self.config
+        metric = next((m for m in config["metrics"] if m["id"] == metric_id), None)
+        comp = (metric or {}).get("compute") or {}
+        if comp.get("kind") not in ("proportion", "coverage"):
+            return None
+        sc = self.scenarios[cond.scenario]
+        if config.get("units") or applies(config, sc):
+            return None
+        if not _has(config, "items") and len(attempt_policy.row_name(config["attempts"])) > 1:
+            return None
+        w = self.writer(cond.scenario)
+        drawn = {name for name, _ in w.values} | {str(c["field"]) for c in w.calibration}
+        if _reads_any(config, comp, drawn):
+            return None
+        rate = np.array(cond.rate, dtype=np.float64)  # per cell (a cell is a row group)
+        for c, cell in enumerate(self.table.cells):
+            entry = w.calibration_entry(cell)
+            if entry is not None:
+                got = expected_chance(entry)
+                if got is None:
+                    return None
+                rate[c] = got
+        return rate
 
     def cell_truths(self, metric_id: str, cond, log: bool | None = None) -> np.ndarray | None:
         """Per registered cell, the expected number a ``mean`` or ``geometric_mean`` metric

@@ -17,7 +17,7 @@ from prereg.decide import attempts as attempt_policy
 from prereg.decide import scenarios as registered
 from prereg.decide.table import RowTable, cell_attributes, level_value
 from prereg.errors import UserError
-from prereg.stats.rounding import round_half_up
+from prereg.stats.rounding import round_half_up, round_half_up_array
 
 from . import rowhash
 
@@ -53,12 +53,16 @@ def uniforms(words: np.ndarray) -> np.ndarray:
     return (words >> np.uint64(11)).astype(np.float64) * _U53
 
 
+def midpoints(words: np.ndarray) -> np.ndarray:
+    """Uniforms on (0, 1) of 64-bit words: the midpoint of the top 52 bits' interval."""
+    return ((words >> np.uint64(12)).astype(np.float64) * 2.0 + 1.0) * _U53
+
+
 def normals(words: np.ndarray) -> np.ndarray:
     """Standard normals of 64-bit words: Φ⁻¹ at the midpoint of the top 52 bits' interval."""
     from scipy.special import ndtri
 
-    mid = ((words >> np.uint64(12)).astype(np.float64) * 2.0 + 1.0) * _U53
-    return ndtri(mid)
+    return ndtri(midpoints(words))
 
 
 def item_normals(scenario_id: str, seed, items: Sequence[Any], what: str) -> np.ndarray:
@@ -250,20 +254,14 @@ def _finish(v: Mapping[str, Any], x: np.ndarray, integer: bool, arrays: bool = F
         x = np.minimum(x, float(v["high"]))
     if arrays and v.get("decimals") is None:
         return np.rint(x) if integer else np.asarray(x, dtype=np.float64)
-    if arrays:
-        return np.array(_finish(v, x, integer), dtype=np.float64)
+    if arrays:  # the same numbers as round_half_up gives each
+        return round_half_up_array(x, int(v["decimals"]))
     if integer:
         return [int(round(t)) for t in x.tolist()]
     if v.get("decimals") is not None:
         d = int(v["decimals"])
         return [round_half_up(t, d) for t in x.tolist()]
     return x.tolist()
-
-
-def paired_latent(codes: np.ndarray, items: int, rho: float, rng: np.random.Generator):
-    """Standard normal latents of rows, correlation ``rho`` between rows of one item: one
-    shared normal per item (``items`` of them, drawn first), then one per row."""
-    return registered.cluster_latent([(codes, items, rho)], rng, int(codes.size))
 
 
 def _draw_many(
@@ -287,6 +285,59 @@ def _draw_many(
     else:
         x = rng.uniform(float(v["low"]), float(v["high"]), size)
     return _finish(v, x, integer, arrays)
+
+
+class WordLayout:
+    """Where a simulated study of diagnose's row path reads each of its draws, as spans of its
+    64-bit words (``spans[name] = (start, stop)``, ``width`` words in all; see
+    :meth:`~.commands.DrawnRows.draw_words`), for a table of ``rows`` rows under ``writer``'s
+    scenario (``items`` items under a pairing): a word per row for which rows are observed,
+    whether a row's first attempt failed and its outcome (under a pairing, a word per item
+    first), a word per row for a calibration's confidence, and for each numeric field (in
+    order of first mention) a word per row (under a pairing, a word per item first).  Every
+    study reads the same number of words, whatever its draws come to."""
+
+    def __init__(self, writer, rows: int, items: int = 0):
+        self.spans: dict[str, tuple[int, int]] = {}
+        self.width = 0
+        paired = writer.pairing is not None
+        self._take("observed", rows)
+        self._take("failed", rows)
+        if paired:
+            self._take("items:outcome", items)
+        self._take("outcome", rows)
+        if writer.calibration:
+            self._take("confidence", rows)
+        for name, _ in writer.values:
+            if paired:
+                self._take(f"items:{name}", items)
+            self._take(f"value:{name}", rows)
+
+    def _take(self, name: str, k: int) -> None:
+        self.spans[name] = (self.width, self.width + int(k))
+        self.width += int(k)
+
+    def part(self, words: np.ndarray, name: str) -> np.ndarray:
+        """The words of span ``name`` of each study (``words``: (studies, width))."""
+        a, b = self.spans[name]
+        return words[:, a:b]
+
+
+def latent_values(v: Mapping[str, Any], z: np.ndarray, integer: bool) -> np.ndarray:
+    """Numbers of value entry ``v`` from standard normal latents ``z``, clipped and rounded as
+    :func:`_draw` draws one (a float array; a whole number rounded half to even)."""
+    return _finish(v, _from_latent(v, np.asarray(z, dtype=np.float64)), integer, arrays=True)
+
+
+def word_values(v: Mapping[str, Any], words: np.ndarray, integer: bool) -> np.ndarray:
+    """Numbers of value entry ``v``, one from each 64-bit word: a uniform entry's low +
+    (high − low)·u, u the word's :func:`midpoints` (the uniform whose Φ⁻¹ is its normal),
+    else the entry's distribution at the word's normal (:func:`normals`); clipped and rounded
+    as :func:`_draw` draws one (a float array)."""
+    if v["distribution"] == "uniform":
+        low, high = float(v["low"]), float(v["high"])
+        return _finish(v, low + (high - low) * midpoints(words), integer, arrays=True)
+    return latent_values(v, normals(words), integer)
 
 
 def _confidence_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
