@@ -119,6 +119,14 @@ def built_once(tmp_path_factory, name: str, build) -> Path:
     only read. Under pytest-xdist the workers share it: the first to ask builds it while the
     others wait for it (each worker held its own copy before, built again). A build that failed
     is removed and built again by the next worker to ask, which then fails as it did."""
+    return built_once_each(tmp_path_factory, {name: build})[name]
+
+
+def built_once_each(tmp_path_factory, builds: dict) -> dict[str, Path]:
+    """:func:`built_once` of several folders (``{name: build}``), each built once per test
+    run: a worker builds those no other worker is building, and only then waits for the
+    others' (two workers asking at once build one each instead of one building both while the
+    other waits)."""
     base = tmp_path_factory.getbasetemp()
     try:
         import fcntl
@@ -126,14 +134,108 @@ def built_once(tmp_path_factory, name: str, build) -> Path:
         fcntl = None
     if fcntl is not None and os.environ.get("PYTEST_XDIST_WORKER"):
         base = base.parent  # the run's folder, which holds each worker's own
-    folder, done = base / f"once-{name}", base / f"once-{name}.done"
-    with open(base / f"once-{name}.lock", "w") as lock:
-        if fcntl is not None:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        if not done.exists():
-            if folder.exists():
-                shutil.rmtree(folder)
-            folder.mkdir()
-            build(folder)
-            done.touch()
-    return folder
+
+    def once(name: str, build, wait: bool) -> bool:
+        folder, done = base / f"once-{name}", base / f"once-{name}.done"
+        with open(base / f"once-{name}.lock", "w") as lock:
+            if fcntl is not None:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+                except BlockingIOError:
+                    return False  # another worker is building it
+            if not done.exists():
+                if folder.exists():
+                    shutil.rmtree(folder)
+                folder.mkdir()
+                build(folder)
+                done.touch()
+        return True
+
+    busy = [name for name, build in builds.items() if not once(name, build, wait=False)]
+    for name in busy:
+        once(name, builds[name], wait=True)
+    return {name: base / f"once-{name}" for name in builds}
+
+
+# -- the order pytest-xdist hands files to its workers ------------------------------------------
+#
+# `--dist loadfile` gives each worker a whole file at a time, by default the files with the most
+# tests first; a file of few slow tests then comes last and one worker runs it while the other
+# has finished (the tail). The workers are handed the slowest files first instead (the longest
+# first: the tail is then a short file), measured on 2 workers (session 13); a file not listed
+# follows them, most tests first as before. The two demo files come first, one per worker: both
+# ask for the shared demo runs at once, and each makes one (`built_once_each`).
+SLOWEST_FIRST = [
+    "demo/test_demo_reports.py",
+    "demo/test_demo_outputs.py",
+    "diagnose/test_batched.py",
+    "engines/reachability/test_d17_cli.py",
+    "decide/test_record_fast_path.py",
+    "engines/multicorrect/test_jev_diagnose.py",
+    "engines/reachability/test_d17_score_fast_readers.py",
+    "engines/clusterpower/test_s3_cli.py",
+    "engines/multicorrect/test_jev_cli.py",
+    "engines/multicorrect/test_jev_reader_oracle.py",
+    "cli/test_json_and_progress.py",
+    "engines/multicorrect/test_jev_oracle.py",
+    "docs/test_tutorial.py",
+    "compiler/test_compile.py",
+    "engines/reachability/test_d17_handoff.py",
+    "compiler/test_engine_config.py",
+    "hostile/test_kill.py",
+    "engines/reachability/test_d17_commands.py",
+    "reviewers/test_seal_check.py",
+    "stats/test_calibration.py",
+    "engines/test_plugins.py",
+    "stats/test_canonical_json.py",
+    "diagnose/test_row_batches.py",
+    "stats/test_methods.py",
+    "engines/reachability/test_d17_audit.py",
+    "diagnose/test_redesign.py",
+    "engines/factorial/test_simulate_batches.py",
+    "engines/reachability/test_d17_score_cli.py",
+    "compiler/test_language_docs.py",
+    "engines/reachability/test_d17_golden.py",
+    "diagnose/test_examples_diagnose.py",
+    "diagnose/test_units_dgp.py",
+    "engines/factorial/test_answer_position.py",
+    "compiler/test_predicate.py",
+    "diagnose/test_rows_path.py",
+    "engines/clusterpower/test_s3_diagnose.py",
+    "compiler/test_language_examples.py",
+    "engines/reachability/test_variant_study.py",
+    "decide/test_record_columns.py",
+    "engines/reachability/test_d17_pipeline_parts.py",
+    "engines/multicorrect/test_jev_diagnostic.py",
+    "diagnose/test_command.py",
+    "hostile/test_jsonl_records.py",
+    "engines/factorial/test_score_partitioned.py",
+    "hostile/test_prepared_folder.py",
+    "cli/test_engine_commands.py",
+    "engines/factorial/test_analyses.py",
+    "demo/test_report_parts.py",
+    "engines/reachability/test_d17_spec_change_cli.py",
+    "hostile/test_reader_properties.py",
+]
+
+
+def pytest_configure(config):
+    if getattr(config.option, "dist", "no") == "loadfile":
+        config.option.loadscopereorder = False  # the order below is the order handed out
+
+
+def pytest_collection_modifyitems(config, items):
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # one process runs the files in the order they were collected
+    rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
+    tests = ROOT / "tests"
+    per_file: dict[str, int] = {}
+    names = {}
+    for item in items:
+        try:
+            names[item] = item.path.relative_to(tests).as_posix()
+        except ValueError:
+            names[item] = str(item.path)
+        per_file[names[item]] = per_file.get(names[item], 0) + 1
+    # a stable sort keeps each file's tests together and in their order
+    items.sort(key=lambda item: (rank.get(names[item], len(rank)), -per_file[names[item]]))

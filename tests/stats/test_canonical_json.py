@@ -39,7 +39,11 @@ VALUES = st.recursive(
 )
 
 
-@settings(max_examples=1500, deadline=None)
+# 300 examples (1,500 before, 7.7 CPU s; 300: 1.4): under the CI profile's fixed examples 300, and
+# 50, fail each mutation tried in session 13: keys in code-point order (no UTF-16 sort), the
+# ASCII-keys shortcut taken when any key is ASCII, an encoder with ensure_ascii, floats by repr,
+# exponents without "+"; with random examples the subtlest (the shortcut) failed in 5 of 6 runs.
+@settings(max_examples=300, deadline=None)
 @given(value=VALUES)
 def test_equals_rfc8785_on_generated_values(value):
     fast = _fast_canonical(value)

@@ -245,6 +245,23 @@ def block(request, monkeypatch):
     return size
 
 
+@pytest.fixture(scope="module")
+def _scratch_root(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("scratch")
+
+
+@pytest.fixture
+def scratch(_scratch_root) -> Path:
+    """An empty folder for one test: the module's one folder, emptied (pytest's tmp_path makes
+    a numbered folder and moves a symlink for each of this module's ~1,600 tests and examples,
+    which cost as much as the reading they test)."""
+    d = _scratch_root / "t"
+    if d.exists():
+        shutil.rmtree(d)
+    d.mkdir()
+    return d
+
+
 @settings(
     max_examples=150,
     deadline=None,
@@ -257,9 +274,9 @@ def block(request, monkeypatch):
     binary=st.one_of(st.none(), _file("binary")),
 )
 def test_the_streaming_reader_agrees_with_the_per_line_reader(
-    tmp_path_factory, block, lists, labels, predictions, binary
+    scratch, block, lists, labels, predictions, binary
 ):
-    d = tmp_path_factory.mktemp("in")
+    d = scratch  # each example writes all four files
     for name, data in zip(NAMES, (lists, labels, predictions, binary), strict=True):
         (d / f"{name}.jsonl").write_bytes(data if data is not None else b"")
     _compare(d, binary is not None)
@@ -267,11 +284,11 @@ def test_the_streaming_reader_agrees_with_the_per_line_reader(
 
 @pytest.mark.parametrize("mode", ["append", "replace"])
 @pytest.mark.parametrize("name, index", [(n, i) for n in NAMES for i in range(len(HOSTILE[n]))])
-def test_each_hostile_line_alone(tmp_path, block, name, index, mode):
+def test_each_hostile_line_alone(scratch, block, name, index, mode):
     """Each hostile line appended to the clean fixture, or in place of the line of its request
     id (line 2 when it names none there): the same refusal or the same packs."""
     text = HOSTILE[name][index]
-    d = tmp_path / "in"
+    d = scratch / "in"
     shutil.copytree(SMALL, d)
     path = d / f"{name}.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -340,7 +357,7 @@ def _generated(n: int, seed: int) -> dict[str, list[str]]:
 @pytest.mark.parametrize(
     "order", ["aligned", "reversed", "shuffled", "lists-shuffled", "one-moved", "repeat-far"]
 )
-def test_files_in_another_order_than_the_lists_agree(tmp_path, block, seed, order):
+def test_files_in_another_order_than_the_lists_agree(scratch, block, seed, order):
     """The other files' blocks are matched to the lists' rows in the lists' order first and
     looked up by id otherwise: any order gives the per-line reader's packs or refusals."""
     rng = np.random.default_rng(seed)
@@ -365,20 +382,20 @@ def test_files_in_another_order_than_the_lists_agree(tmp_path, block, seed, orde
         elif order == "repeat-far":
             rows.append(rows[1])
     for name in NAMES:
-        (tmp_path / f"{name}.jsonl").write_text("\n".join(lines[name]) + "\n", encoding="utf-8")
-    outcome = _compare(tmp_path, True)
+        (scratch / f"{name}.jsonl").write_text("\n".join(lines[name]) + "\n", encoding="utf-8")
+    outcome = _compare(scratch, True)
     assert outcome == ("refused" if order == "repeat-far" else "accepted")
 
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("at", [0, 1, 3])
-def test_an_object_split_over_two_lines_is_refused(tmp_path, block, name, at):
+def test_an_object_split_over_two_lines_is_refused(scratch, block, name, at):
     """Line ``at`` followed on the same line by the head of the next line's object, whose tail
     is the next line: joined into one array with a comma at each line break, the two lines make
     two valid objects (the inserted comma separates the second one's members), as many as there
     are lines. The strict reader refuses both lines; so must the streaming reader, with the
     same message."""
-    d = tmp_path / "in"
+    d = scratch / "in"
     shutil.copytree(SMALL, d)
     path = d / f"{name}.jsonl"
     lines = path.read_bytes().splitlines()
@@ -410,9 +427,9 @@ LIGHT = [
 @pytest.mark.parametrize("variant", ["one-candidate", "renamed"])
 @pytest.mark.parametrize("mode", ["append", "replace"])
 @pytest.mark.parametrize("index", range(len(LIGHT)))
-def test_lists_lines_against_the_light_decode(tmp_path, block, variant, mode, index):
+def test_lists_lines_against_the_light_decode(scratch, block, variant, mode, index):
     cfg = ONE_CANDIDATE if variant == "one-candidate" else RENAMED
-    d = tmp_path / "in"
+    d = scratch / "in"
     shutil.copytree(SMALL, d)
     path = d / "lists.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -443,10 +460,10 @@ def test_lists_lines_against_the_light_decode(tmp_path, block, variant, mode, in
     ],
     ids=["repeated-key", "escaped-quotes"],
 )
-def test_lists_lines_whose_counts_would_cancel_in_one_block(tmp_path, pair):
+def test_lists_lines_whose_counts_would_cancel_in_one_block(scratch, pair):
     """Two lines whose counts of quotes and commas, off in opposite directions, add up to a
     block of records that each look right: the light decode must not take the block."""
-    d = tmp_path / "in"
+    d = scratch / "in"
     shutil.copytree(SMALL, d)
     path = d / "lists.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines()
