@@ -739,8 +739,33 @@ def _fmt(x) -> str:
     return "–" if x is None else f"{x:g}" if isinstance(x, float) else str(x)
 
 
+def _displays(config):
+    """(figure, P value) formatters of SCORE.md as the constant ``reporting`` registers them:
+    a figure to ``decimals`` places, a P value to ``p_value_digits`` significant digits (a
+    registered threshold is shown as written; SCORE.json keeps every figure whole)."""
+    rep = _reporting(config)
+    places, digits = int(rep["decimals"]), int(rep["p_value_digits"])
+
+    def figure(x) -> str:
+        if not isinstance(x, float):
+            return _fmt(x)
+        if not math.isfinite(x):
+            return _fmt(x)
+        text = f"{x:.{places}f}"
+        return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+    def p_value(x) -> str:
+        if not isinstance(x, float) or not math.isfinite(x):
+            return _fmt(x)
+        return f"{x:.{digits}g}"
+
+    return figure, p_value
+
+
 def score_markdown(config, module: ModuleType, doc: Mapping[str, Any]) -> str:
-    """SCORE.md: the verdicts, gates, cells, estimates and contrasts of a score document."""
+    """SCORE.md: the verdicts, gates, cells, estimates and contrasts of a score document,
+    figures shown as the constant ``reporting`` registers (:func:`_displays`)."""
+    fig, pval = _displays(config)
     lines = [
         f"# {doc['study']} {doc['version']}: score",
         "",
@@ -765,7 +790,7 @@ def score_markdown(config, module: ModuleType, doc: Mapping[str, Any]) -> str:
         "|---|---|---|---|---|",
     ]
     for g in doc["gates"]:
-        failing = ", ".join(f"`{f['cell']}` ({_fmt(f['figure'])})" for f in g["failures"]) or "–"
+        failing = ", ".join(f"`{f['cell']}` ({fig(f['figure'])})" for f in g["failures"]) or "–"
         lines.append(
             f"| `{g['id']}` | {g['metric']} | {g['op']} {_fmt(g['value'])} | {'yes' if g['passed'] else 'no'} | {failing} |"
         )
@@ -778,9 +803,9 @@ def score_markdown(config, module: ModuleType, doc: Mapping[str, Any]) -> str:
         for mid in metric_ids:
             f = c["metrics"][mid]
             if "lower" in f:
-                figs.append(f"{_fmt(f['estimate'])} [{_fmt(f['lower'])}, {_fmt(f['upper'])}]")
+                figs.append(f"{fig(f['estimate'])} [{fig(f['lower'])}, {fig(f['upper'])}]")
             else:
-                figs.append(_fmt(f["estimate"]))
+                figs.append(fig(f["estimate"]))
         lines.append(
             f"| `{c['cell']}` | {c['rows']} | {c['observed']} | " + " | ".join(figs) + " |"
         )
@@ -796,7 +821,7 @@ def score_markdown(config, module: ModuleType, doc: Mapping[str, Any]) -> str:
         ]
         for e in doc["estimates"]:
             lines.append(
-                f"| `{e['id']}` | {size_text(e)} | {_fmt(e['estimate'])} [{_fmt(e['lower'])}, {_fmt(e['upper'])}] ({e['interval']}, {e['level']:g}) |"
+                f"| `{e['id']}` | {size_text(e)} | {fig(e['estimate'])} [{fig(e['lower'])}, {fig(e['upper'])}] ({e['interval']}, {e['level']:g}) |"
             )
     if doc["contrasts"]:
         lines += [
@@ -816,8 +841,8 @@ def score_markdown(config, module: ModuleType, doc: Mapping[str, Any]) -> str:
                 )
             lines.append(
                 f"| `{c['id']}` | {arm_text(c['a'])} | {arm_text(c['b'])} | "
-                f"{_fmt(c['estimate'])} [{_fmt(c['lower'])}, {_fmt(c['upper'])}] | {test} | "
-                f"{_fmt(c['p'])} | {_fmt(c['adjustedP'])} |"
+                f"{fig(c['estimate'])} [{fig(c['lower'])}, {fig(c['upper'])}] | {test} | "
+                f"{pval(c['p'])} | {pval(c['adjustedP'])} |"
             )
         paired = [c for c in doc["contrasts"] if c.get("pairs")]
         if paired:
@@ -838,17 +863,23 @@ def score_markdown(config, module: ModuleType, doc: Mapping[str, Any]) -> str:
             def show(name, a=a, infinite=infinite):
                 if f"+{name}" in infinite:
                     return "∞"
-                return "−∞" if f"-{name}" in infinite else _fmt(a[name])
+                if f"-{name}" in infinite:
+                    return "−∞"
+                return (pval if name == "p" else fig)(a[name])
 
             stat = show("statistic")
             if a["statistic"] is not None and a.get("statisticName"):
                 stat = f"{a['statisticName']} = {stat}"
             df = a["df"]
-            df = ", ".join(_fmt(d) for d in df) if isinstance(df, list) else _fmt(df)
+
+            def dfs(d):  # a whole number of degrees of freedom as a whole number
+                return _fmt(int(d)) if isinstance(d, float) and d.is_integer() else fig(d)
+
+            df = ", ".join(dfs(d) for d in df) if isinstance(df, list) else dfs(df)
             lines.append(
                 f"| `{a['id']}` | {a['method']} | {show('estimate')} [{show('lower')},"
                 f" {show('upper')}] | {show('se')} | {stat} | {df} | {show('p')} |"
-                f" {_fmt(a['adjustedP'])} |"
+                f" {pval(a['adjustedP'])} |"
             )
         lines += ["", "Options as registered:", ""]
         lines += [
