@@ -18,12 +18,14 @@ registered order, named as the records name them, so ``row_data`` scores the rec
 (attempts, derived fields, units, metrics) exactly as ``score`` does: the only difference from
 ``score``'s table is the order of its rows.
 
-Randomness (one generator per study): the sizes of each laid-out level (levels in order; a
-shared level's once, else cell by cell), the observed rows of each cell, the failed first
-attempts, the outcome's latents (a normal per cluster of each level, then one per row; under
-a ``beta`` level a uniform per cluster, then one per row), each
-calibration entry's confidences (rows in table order), the ratings (a uniform per item, then one per row), then each numeric field's latents and values
-as :class:`~.commands.DrawnRows` draws them.
+Randomness (one generator of its own per study, which diagnose's row path gives a
+structured scenario's study; unstructured studies read words of the condition's stream
+instead, see :class:`prereg.diagnose.rows.Stream`): the sizes of each laid-out level (levels
+in order; a shared level's once, else cell by cell), the observed rows of each cell, the
+failed first attempts, the outcome's latents (a normal per cluster of each level, then one per
+row; under a ``beta`` level a uniform per cluster, then one per row), each calibration entry's
+confidences (rows in table order), the ratings (a uniform per item, then one per row), then
+each numeric field's latents and values.
 """
 
 from __future__ import annotations
