@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import pickle
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -375,3 +376,18 @@ def test_row_index_keeps_a_dict_where_a_hash_index_cannot_stand_for_one():
     got = row_index(repeated)
     assert type(got) is dict and len(got) == 2000  # the placement's own check sees the repeat
     assert type(row_index([*(f"r{i}" for i in range(2000)), 5])) is dict  # another kind
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=300, unique=True), st.data())
+def test_a_hash_index_searches_its_windows_as_a_whole_search(hashes, data):
+    from prereg.columnar import HashIndex
+
+    class Strided(HashIndex):
+        STRIDE = data.draw(st.sampled_from([1, 2, 3, 64]))
+
+    h = np.sort(np.array(hashes, dtype=np.int64))
+    index = Strided([str(i) for i in range(h.size)], h, np.arange(h.size))
+    probes = data.draw(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=50))
+    probes = np.array(probes + hashes[:20], dtype=np.int64)
+    assert index._search(probes).tolist() == np.searchsorted(h, probes).tolist()

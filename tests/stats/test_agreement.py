@@ -191,9 +191,11 @@ def test_cohens_kappa_property(pairs, weights):
     t = table_of(a, b, 4)
     sm = sm_cohens_kappa(t, wt=WT[weights]) if weights != "none" else sm_cohens_kappa(t)
     # compare variances: where the exact variance is 0, statsmodels' float one is a rounding
-    # residue of either sign (its SE then NaN or ~1e-8)
-    close(r.extra["variance"], sm.var_kappa, rel=1e-10, abs_=1e-14)
-    close(r.extra["variance_null"], sm.var_kappa0, rel=1e-10, abs_=1e-14)
+    # residue of either sign (its SE then NaN or ~1e-8); with three items and quadratic
+    # weights that residue reached -8.1e-14 (a variance of order 1 summed from terms of order
+    # 10), so the absolute tolerance is 1e-12
+    close(r.extra["variance"], sm.var_kappa, rel=1e-10, abs_=1e-12)
+    close(r.extra["variance_null"], sm.var_kappa0, rel=1e-10, abs_=1e-12)
 
 
 # --------------------------------------------------------------------------------------------
