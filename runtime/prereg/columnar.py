@@ -123,7 +123,7 @@ class RecordColumns(Sequence):
         return np.fromiter((v is not ABSENT for v in col), dtype=bool, count=self.n)
 
     def share(self, name: str, index: Mapping[Any, int], ids: Sequence[Any]) -> None:
-        """Column ``name`` with its strings held once: see :func:`shared_strings`."""
+        """Column ``name`` with its strings held once: see :func:`shared_positions`."""
         col = self.columns.get(name)
         if not col:
             return
@@ -161,11 +161,6 @@ class RecordColumns(Sequence):
         out = RecordColumns(self.names, columns, len(get), absent, lines)
         out.positions = {k: (index, at[idx]) for k, (index, at) in self.positions.items()}
         return out
-
-
-def shared_strings(col: list, index: Mapping[Any, int], ids: Sequence[Any]) -> list:
-    """``col`` with its strings held once: the column of :func:`shared_positions`."""
-    return shared_positions(col, index, ids)[0]
 
 
 def shared_positions(

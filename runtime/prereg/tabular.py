@@ -69,7 +69,7 @@ def read_contract_columns(
     JSONL file in partitions on worker processes or a Dask cluster with ``parallel``
     (``{"workers", "scheduler", "size"}``, see :mod:`prereg.partitioned`); ``share``
     ({field: (index, ids)}) holds a field's strings once
-    (:func:`prereg.columnar.shared_strings`)."""
+    (:func:`prereg.columnar.shared_positions`)."""
     path = Path(path)
     if path.suffix.lower() not in COLUMNAR:
         if parallel:

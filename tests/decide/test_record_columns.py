@@ -17,7 +17,6 @@ from prereg.columnar import (
     RecordColumns,
     field_values,
     shared_positions,
-    shared_strings,
     subset,
 )
 from prereg.decide import attempts
@@ -196,7 +195,7 @@ def test_rows_placed_from_observations_at_once_are_the_record_loops_rows(rows, i
     assert place(True) == place(False)
 
 
-# -- strings held once (shared_strings, RecordColumns.share, the readers' ``share``) ----------
+# -- strings held once (shared_positions, RecordColumns.share, the readers' ``share``) ----------
 
 IDS = st.lists(
     st.text(max_size=3) | st.integers(-2, 2) | st.booleans() | st.floats(allow_nan=False),
@@ -220,7 +219,7 @@ def _kinds(col) -> list:
 
 @settings(max_examples=300, deadline=None)
 @given(IDS, st.lists(CELL, max_size=20))
-def test_shared_strings_are_the_tables_objects_and_nothing_else_changes(ids, drawn):
+def test_shared_positions_hold_the_tables_objects_and_nothing_else_changes(ids, drawn):
     ids = [v for v in ids if not (type(v) is float and v != v)]
     index = {}
     for p, v in enumerate(ids):
@@ -228,7 +227,7 @@ def test_shared_strings_are_the_tables_objects_and_nothing_else_changes(ids, dra
     # fresh copies of the table's strings, as a reader decodes them
     col = ["".join(list(v)) if type(v) is str else v for v in drawn + ids]
     before = list(col)
-    out = shared_strings(col, index, ids)
+    out = shared_positions(col, index, ids)[0]
     assert _kinds(out) == _kinds(before)  # same values, same kinds
     assert [v is ABSENT for v in out] == [v is ABSENT for v in before]
     for v, w in zip(out, before, strict=True):
@@ -244,7 +243,8 @@ def test_shared_strings_are_the_tables_objects_and_nothing_else_changes(ids, dra
 
 def test_a_column_that_cannot_be_looked_up_is_kept_as_it_is():
     col = [["a"], "a"]  # a list value (an array field) is no dict key
-    assert shared_strings(col, {"a": 0}, ["a"]) is col
+    kept, at = shared_positions(col, {"a": 0}, ["a"])
+    assert kept is col and at is None
 
 
 def test_share_replaces_a_column_and_forgets_what_was_built_from_it():
