@@ -177,14 +177,21 @@ def shared_positions(
     (None where a value cannot be a dict key): the attempt policy reads the rows from it
     instead of looking every id up again."""
     try:
-        at = index_positions(index, col)
+        if isinstance(index, HashIndex):  # found by hash, then compared as whole lists below
+            at = index.positions(col, confirm=False)
+        else:
+            at = index_positions(index, col)
     except TypeError:  # a value that cannot be a dict key: nothing to share
         return col, None
     if (at >= 0).all():
-        # every value found: each equals its id (as dict keys), so only the kinds are checked
         same = list(map(ids.__getitem__, at.tolist()))
-        if set(map(type, col)) <= {str} and set(map(type, same)) <= {str}:
-            return same, at
+        # every value equals its id (one comparison of the lists, in C) and is a string: a
+        # JSON value equal to a string is that string, a HashIndex holds only strings
+        if same == col and (isinstance(index, HashIndex) or set(map(type, col)) <= {str}):
+            if isinstance(index, HashIndex) or set(map(type, same)) <= {str}:
+                return same, at
+    if isinstance(index, HashIndex):
+        at = index.positions(col)  # confirmed value by value
     shared = [
         w if p >= 0 and type(v) is str and type(w := ids[p]) is str and v == w else v
         for v, p in zip(col, at.tolist(), strict=True)
@@ -211,42 +218,60 @@ def subset(records: Sequence[Mapping[str, Any]], index) -> Sequence[Mapping[str,
 
 class HashIndex(Mapping):
     """Each string's position in ``keys`` (distinct strings), as ``dict(zip(keys, range(n)))``
-    reads, held as two int64 arrays instead of a dict: the keys' hashes in order and where
-    each sits. A million rows' dict costs about 60 MiB and half a second to build; this costs
-    16 MiB and a sort. Every lookup is confirmed by comparing the value with the key found
-    (``==``, as a dict does), so it finds exactly what the dict finds; :meth:`positions` looks
-    a whole column up at once. Built by :func:`row_index`, which keeps a dict where this
-    cannot stand for one."""
+    reads, held in numpy arrays instead of a dict: an open-addressing table of key positions
+    (linear probing, at most two thirds full) and the keys' hashes. A million rows' dict costs
+    about 60 MiB and half a second to build; this costs about 16 MiB and a few array passes,
+    and :meth:`positions` looks a whole column up in about two rounds of array gathers. Every
+    lookup is confirmed by comparing the value with the key found (``==``, as a dict does), so
+    it finds exactly what the dict finds. Built by :func:`row_index`, which keeps a dict where
+    this cannot stand for one."""
 
-    __slots__ = ("keys", "hashes", "order", "coarse")
+    __slots__ = ("keys", "hashes", "slots", "mask")
 
-    #: every STRIDE-th sorted hash is held again in a small array (``coarse``), so that a
-    #: column's lookup searches that array (it stays in cache) and then a window of STRIDE
-    #: hashes, instead of a binary search of the whole array at random (10M ids: 1.3 s
-    #: per million lookups that way, 0.4 s this way)
-    STRIDE = 64
-
-    def __init__(self, keys: Sequence[str], hashes: np.ndarray, order: np.ndarray):
+    def __init__(self, keys: Sequence[str], hashes: np.ndarray, slots: np.ndarray):
         self.keys = keys
-        self.hashes = hashes  # sorted
-        self.order = order  # position in keys of each sorted hash
-        self.coarse = hashes[:: self.STRIDE].copy()
+        self.hashes = hashes  # each key's hash, in key order
+        self.slots = slots  # a key's position, or -1 for an empty slot
+        self.mask = slots.size - 1
 
-    def _search(self, h: np.ndarray) -> np.ndarray:
-        """``np.searchsorted(self.hashes, h)``: the window of STRIDE hashes ``coarse`` points
-        at, then a binary search within it, all values at once."""
-        size, stride = self.hashes.size, self.STRIDE
-        c = np.searchsorted(self.coarse, h, side="right")
-        lo = np.maximum(c - 1, 0) * stride
-        hi = np.minimum(c * stride, size)
-        while True:
-            active = lo < hi
-            if not active.any():
-                return lo
-            mid = (lo + hi) // 2
-            less = active & (self.hashes[np.minimum(mid, size - 1)] < h)
-            lo = np.where(less, mid + 1, lo)
-            hi = np.where(active & ~less, mid, hi)
+    @classmethod
+    def build(cls, keys: Sequence[str], hashes: np.ndarray) -> HashIndex | None:
+        """The table of ``keys`` with their ``hashes``; None when two keys share a hash (a
+        repeated key, or a collision: the caller keeps a dict)."""
+        n = hashes.size
+        size = 1 << max(3, int(n + n // 2).bit_length())  # over 1.5 slots a key
+        dtype = np.int32 if n < 2**31 - 1 else np.int64
+        slots = np.full(size, -1, dtype=dtype)
+        mask = size - 1
+        pend = np.arange(n, dtype=dtype)
+        s = hashes & mask
+        while pend.size:
+            free = slots[s] < 0
+            slots[s[free]] = pend[free]  # where several claim one slot, one of them gets it
+            held = slots[s]
+            won = held == pend
+            lost = ~won
+            if (hashes[held[lost]] == hashes[pend[lost]]).any():
+                return None  # a slot holds a key of this hash
+            pend, s = pend[lost], (s[lost] + 1) & mask
+        return cls(keys, hashes, slots)
+
+    def _find(self, h: np.ndarray) -> np.ndarray:
+        """The position of the key of each hash of ``h``, -1 where no key has it."""
+        out = np.full(h.size, -1, dtype=np.int64)
+        slots, hashes, mask = self.slots, self.hashes, self.mask
+        if not hashes.size:
+            return out
+        idx = np.arange(h.size)
+        s = h & mask
+        while idx.size:
+            p = slots[s]
+            filled = p >= 0
+            hit = filled & (hashes[np.where(filled, p, 0)] == h)
+            out[idx[hit]] = p[hit]
+            go = filled & ~hit
+            idx, h, s = idx[go], h[go], (s[go] + 1) & mask
+        return out
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -265,37 +290,36 @@ class HashIndex(Mapping):
 
     def get(self, value, default=None):
         h = hash(value)
-        i = int(np.searchsorted(self.hashes, h))
-        if i < self.hashes.size and int(self.hashes[i]) == h:
-            p = int(self.order[i])
-            if self.keys[p] == value:
-                return p
+        slots, mask = self.slots, self.mask
+        s = h & mask
+        while (p := int(slots[s])) >= 0:
+            if int(self.hashes[p]) == h:
+                return p if self.keys[p] == value else default
+            s = (s + 1) & mask
         return default
 
-    def positions(self, values: Sequence[Any]) -> np.ndarray:
+    def positions(self, values: Sequence[Any], confirm: bool = True) -> np.ndarray:
         """Each value's position (-1 where it is no key), as ``[get(v, -1) for v in values]``;
-        TypeError for a value that cannot be a dict key, as a dict raises."""
+        TypeError for a value that cannot be a dict key, as a dict raises. ``confirm=False``
+        leaves out the comparison of each value with its key (a caller that compares them
+        itself): a value is then found by its hash alone."""
         n = len(values)
         h = np.fromiter(map(hash, values), dtype=np.int64, count=n)
-        size = self.hashes.size
-        if size == 0:
-            return np.full(n, -1, dtype=np.int64)
-        i = np.minimum(self._search(h), size - 1)
-        found = self.hashes[i] == h
-        at = np.where(found, self.order[i], -1)
-        if found.any():
-            hit = np.flatnonzero(found)
-            keys = self.keys
-            same = np.fromiter(
-                map(
-                    eq,
-                    map(values.__getitem__, hit.tolist()),
-                    map(keys.__getitem__, at[hit].tolist()),
-                ),
-                dtype=bool,
-                count=hit.size,
-            )
-            at[hit[~same]] = -1
+        at = self._find(h)
+        if confirm:
+            hit = np.flatnonzero(at >= 0)
+            if hit.size:
+                keys = self.keys
+                same = np.fromiter(
+                    map(
+                        eq,
+                        map(values.__getitem__, hit.tolist()),
+                        map(keys.__getitem__, at[hit].tolist()),
+                    ),
+                    dtype=bool,
+                    count=hit.size,
+                )
+                at[hit[~same]] = -1
         return at
 
 
@@ -308,11 +332,10 @@ def row_index(keys: Sequence[Any], least: int = 1024) -> Mapping[Any, int]:
     if n < least or set(map(type, keys)) != {str}:
         return dict(zip(keys, range(n), strict=True))
     h = np.fromiter(map(hash, keys), dtype=np.int64, count=n)
-    order = np.argsort(h, kind="stable")
-    h = h[order]
-    if (h[1:] == h[:-1]).any():  # a repeated key, or two keys of one hash
+    index = HashIndex.build(keys, h)
+    if index is None:  # a repeated key, or two keys of one hash
         return dict(zip(keys, range(n), strict=True))
-    return HashIndex(keys, h, order)
+    return index
 
 
 def index_positions(index: Mapping[Any, int], values: Sequence[Any]) -> np.ndarray:

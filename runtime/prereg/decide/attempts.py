@@ -112,9 +112,14 @@ def counted(
     row_of, row_arr = _row_positions(records, row_name(policy), row_ids, index)
     unknown = row_arr is None
     order_arr = np.asarray(orders)
-    repeated = unknown or not _distinct_keys(
-        records, key_fields, row_name(policy), required, row_arr, order_arr
-    )
+    by_row = None if unknown else _row_order(key_fields, row_name(policy), row_arr, order_arr)
+    if by_row is not None:  # sorted by (row, order): a repeat is two neighbours alike
+        by_row, ordered = by_row
+        repeated = bool((ordered[1:] == ordered[:-1]).any())
+    else:
+        repeated = unknown or not _distinct_keys(
+            records, key_fields, row_name(policy), required, row_arr, order_arr
+        )
     keys = None
     if repeated:  # (key, order) as tuples: what the messages and the duplicates rule read
         keys = list(
@@ -163,14 +168,25 @@ def counted(
         eligible = scored & all_of(policy.get("select"), rec_cols, n_rec)
     else:
         eligible = scored
-    cand = np.flatnonzero(eligible)
-    r = row_arr[cand]
-    o = order_arr[cand]
-    # by row, then order (descending for last), then line: the first of each row counts
-    by = np.lexsort((-o if rule in ("last", "last-any") else o, r))
-    cand, r = cand[by], r[by]
-    head = np.ones(cand.size, dtype=bool)
-    head[1:] = r[1:] != r[:-1]
+    if by_row is not None:
+        # the records by row, then order (no two alike): the eligible ones keep that order;
+        # the first of each row counts, or for last its last
+        cand = by_row[eligible[by_row]]
+        r = row_arr[cand]
+        head = np.ones(cand.size, dtype=bool)
+        if rule in ("last", "last-any"):
+            head[:-1] = r[1:] != r[:-1]
+        else:
+            head[1:] = r[1:] != r[:-1]
+    else:
+        cand = np.flatnonzero(eligible)
+        r = row_arr[cand]
+        o = order_arr[cand]
+        # by row, then order (descending for last), then line: the first of each row counts
+        by = np.lexsort((-o if rule in ("last", "last-any") else o, r))
+        cand, r = cand[by], r[by]
+        head = np.ones(cand.size, dtype=bool)
+        head[1:] = r[1:] != r[:-1]
     best = np.full(n_rows, -1, dtype=np.int64)
     best[r[head]] = cand[head]
     has = best >= 0
@@ -221,21 +237,68 @@ class _Positions(Sequence):
         return v is not None and bool((self.at == v).any())
 
 
-class Chosen(list):
-    """The record that counts per row, None where none does (a list, as callers index it),
-    with the same as arrays: ``at`` (-1 for none) and ``present``."""
+class Chosen(Sequence):
+    """The record that counts per row, None where none does, read as a list reads (indexing,
+    iteration, ``==`` a list), with the same as arrays: ``at`` (-1 for none) and ``present``.
+    The list of Python values is built only when something reads it that way."""
 
-    at: np.ndarray
-    present: np.ndarray
+    __slots__ = ("at", "present", "_list")
+
+    def __init__(self, at: np.ndarray, present: np.ndarray):
+        self.at = at
+        self.present = present
+        self._list: list | None = None
 
     @classmethod
     def of(cls, best: np.ndarray, has: np.ndarray) -> Chosen:
-        values = np.where(has, best, -1).astype(object)
-        values[~has] = None
-        out = cls(values.tolist())
-        out.at = np.where(has, best, -1).astype(np.int64)
-        out.present = np.asarray(has, dtype=bool).copy()
-        return out
+        has = np.asarray(has, dtype=bool).copy()
+        return cls(np.where(has, best, -1).astype(np.int64), has)
+
+    def tolist(self) -> list[int | None]:
+        if self._list is None:
+            values = self.at.astype(object)
+            values[~self.present] = None
+            self._list = values.tolist()
+        return self._list
+
+    def __len__(self) -> int:
+        return int(self.at.size)
+
+    def __getitem__(self, j):
+        return self.tolist()[j]
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Chosen):
+            other = other.tolist()
+        return self.tolist() == other
+
+    def __repr__(self) -> str:
+        return f"Chosen({self.tolist()!r})"
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _row_order(key_fields, name, row_of: np.ndarray, o: np.ndarray):
+    """(the records sorted by (row, order), stably (so by line within equal ones), and their
+    keys in that order), when the
+    row's name is the whole key and the orders are integers whose span times the rows fits
+    in int64 (one sort of one integer key: a log written row by row is already in that order,
+    which the sort finds in one pass); None otherwise."""
+    if any(f not in name for f in key_fields) or o.dtype.kind not in "iu" or not o.size:
+        return None
+    if o.shape != row_of.shape:
+        return None
+    lo, hi = int(o.min()), int(o.max())
+    span = hi - lo + 1
+    rows = int(row_of.max()) + 1
+    if rows * span >= 2**62:
+        return None
+    keys = row_of * span + (o - lo)
+    by = np.argsort(keys, kind="stable")
+    return by, keys[by]
 
 
 def _distinct_keys(records, key_fields, name, required, row_of: np.ndarray, o: np.ndarray) -> bool:

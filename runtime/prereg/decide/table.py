@@ -130,12 +130,16 @@ class _LevelCells(dict):
         return ci
 
 
-def _placed_at_once(records, row_field, split_field, split, factors, factor_fields, by_key):
+def _placed_at_once(
+    records, row_field, split_field, split, factors, factor_fields, by_key, strings=frozenset()
+):
     """(row ids, cell index per record, row index by id) of manifest records, worked out a
     field at a time; None unless every row id is distinct and hashable, every level field
     holds values of one type (so that equal values are one level: True, 1 and 1.0 are one dict
     key but not one level) and every record's levels are a registered cell. The record loop
-    of :func:`from_items` finds and words whatever this leaves."""
+    of :func:`from_items` finds and words whatever this leaves. ``strings``: the fields the
+    contract types as strings (validated: a string, null or absent; no value of another type
+    equals a string, so their types are not scanned)."""
     try:
         if isinstance(row_field, str):
             rids = field_values(records, row_field, True)
@@ -146,18 +150,23 @@ def _placed_at_once(records, row_field, split_field, split, factors, factor_fiel
             return None
         if not isinstance(row_field, str) and any(None in r for r in index):
             return None
-        cols = []
+        cols, names = [], []
         if split_field is not None:
             cols.append(field_values(records, split_field, True))
+            names.append(split_field)
         named = [f for f in factors if f in factor_fields]
         cols.extend(field_values(records, factor_fields[f]) for f in named)
-        if any(len(set(map(type, col))) > 1 for col in cols):
+        names.extend(factor_fields[f] for f in named)
+        scanned = [col for col, name in zip(cols, names, strict=True) if name not in strings]
+        if any(len(set(map(type, col))) > 1 for col in scanned):
             return None
         lookup = _LevelCells(split_field, split, factors, factor_fields, by_key)
         if cols:
-            cell = list(map(lookup.__getitem__, zip(*cols, strict=True)))
+            cell = np.fromiter(
+                map(lookup.__getitem__, zip(*cols, strict=True)), np.int64, len(rids)
+            )
         else:
-            cell = [lookup[()]] * len(rids)
+            cell = np.full(len(rids), lookup[()], dtype=np.int64)
     except (KeyError, TypeError):  # a missing field, a value that cannot be a dict key
         return None
     if None in lookup.values():
@@ -257,8 +266,9 @@ def from_items(
     fast = None
     if complete and (split_field is not None or len(splits) == 1):
         split = splits[0] if splits else ""
+        strings = frozenset(f["name"] for f in fields if f.get("type") == "string")
         fast = _placed_at_once(
-            records, row_field, split_field, split, factors, factor_fields, by_key
+            records, row_field, split_field, split, factors, factor_fields, by_key, strings
         )
     if fast:
         ids, cell, index = fast
