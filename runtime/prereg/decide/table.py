@@ -33,7 +33,7 @@ def cell_attributes(cell: Mapping[str, Any]) -> dict[str, str]:
 class RowTable:
     """Rows in a fixed order: id, cell index, row attributes and item fields (columns)."""
 
-    ids: tuple[Any, ...]  # a row's name: a string, or a tuple when several key fields name it
+    ids: Sequence[Any]  # a row's name: a string, or a tuple when several key fields name it
     cell: np.ndarray  # int index into cells
     cells: tuple[Mapping[str, Any], ...]  # engine-config cells (id, split, rows, levels)
     attributes: Mapping[str, np.ndarray] = field(default_factory=dict)  # name -> label per row
@@ -171,7 +171,7 @@ def _placed_at_once(
         return None
     if None in lookup.values():
         return None
-    return list(rids), cell, index
+    return rids, cell, index  # the column's own list: a manifest's ids are held once
 
 
 def _taken(values: list, at: list[int]) -> list:
@@ -383,7 +383,9 @@ def from_items(
         cells = manifest_counts(config, cells, arr, source)
     else:
         check_cell_counts(cells, arr, source)
-    table = RowTable(ids=tuple(ids), cell=arr, cells=cells, columns=columns)
+    # the ids as placed at once are the manifest column's list (not copied: ten million ids
+    # are 80 MB of pointers a copy)
+    table = RowTable(ids=ids if fast else tuple(ids), cell=arr, cells=cells, columns=columns)
     if fast:  # the placement built the index already
         table.__dict__["index"] = index
     return table
