@@ -144,3 +144,16 @@ def test_prereg_md_states_each_crossing_as_the_source_sizes_it():
     ]
     # the source's totals: 5,700 probe rows plus 78 development rows, 5,778 in total
     assert "| tuning | 78 |\n| test | 5700 |\n| all | 5778 |" in text
+
+
+def test_prereg_md_states_the_seed_entropy_rule_it_applies():
+    """The source asks a private seed for 24 hex characters "of fresh randomness"; the engine
+    reads that as an entropy rule whose numbers PREREG.md must show (8 distinct hex digits,
+    no counting run longer than 7), in the seed policy's words and in the constants."""
+    (d17,) = [s for s in load_all(Project(ROOT)) if s.id == STUDY]
+    text = render_prereg_md(d17)
+    policy = text[text.index("### Seed policy") : text.index("### Budget")]
+    assert "A seed without a run of 24 lowercase hex characters is public." in policy
+    assert "fewer than 8 distinct hex digits, or a counting run of more than 7" in policy
+    syntax = text[text.index("### `seed-syntax`") :]
+    assert "- `minDistinctHex`: `8`" in syntax and "- `maxCountingRun`: `7`" in syntax
