@@ -78,3 +78,23 @@ def test_the_split_table_shows_no_correct_maxima_and_refusals_by_correct_set(tmp
     # no --rounding-decimals: the report says nothing was rounded
     assert re.search(r"rounding\**: none: figures as computed", md)
     assert "half up to None" not in md
+
+
+def test_prereg_md_defines_every_figure_the_source_reports():
+    """The source's list (exact-set accuracy, pooled micro precision/recall/F1, the share below
+    the uniform probability under the strict ranking condition, the largest probability of
+    lists with no correct option, refusals) each has a registered definition in PREREG.md."""
+    from prereg.compiler.build import load_all, render_prereg_md
+
+    (jev,) = [s for s in load_all(Project(ROOT)) if s.id == STUDY]
+    text = render_prereg_md(jev)
+    metrics = text[text.index("### Metrics") :]
+    metrics = metrics[: metrics.index("\n#")]
+    for mid in ("exact-set-accuracy", "micro-precision", "micro-recall", "micro-f1",
+                "below-uniform-share", "no-correct-confidence", "refusals"):  # fmt: skip
+        assert f"| `{mid}` |" in metrics, mid
+    row = next(x for x in metrics.splitlines() if x.startswith("| `no-correct-confidence` |"))
+    assert "the mean and the maximum of max_j p_j" in row
+    row = next(x for x in metrics.splitlines() if x.startswith("| `below-uniform-share` |"))
+    assert "strictly above every distractor" in row and "p_j &lt; 1/\\|G\\|" in row
+    assert "not rounded unless rounding is asked for" in text

@@ -157,3 +157,28 @@ def test_prereg_md_states_the_seed_entropy_rule_it_applies():
     assert "fewer than 8 distinct hex digits, or a counting run of more than 7" in policy
     syntax = text[text.index("### `seed-syntax`") :]
     assert "- `minDistinctHex`: `8`" in syntax and "- `maxCountingRun`: `7`" in syntax
+
+
+def test_prereg_md_carries_the_sources_budget_plan():
+    """The source's "Seeds and budget" figures a reviewer checks against the dry run: the
+    worst case, the fresh-ledger allowance and its headroom, the expected spend, the shared cap
+    and the attested floors."""
+    (d17,) = [s for s in load_all(Project(ROOT)) if s.id == STUDY]
+    text = " ".join(render_prereg_md(d17).split())
+    for figure in (
+        "11,556 calls, 19.96M reserved tokens and USD 1.706 reserved",
+        "12,800 calls, 24M tokens and USD 4.0",
+        "1,244 calls, 4.0M tokens and USD 2.29 of headroom",
+        "about USD 0.87 reserved, roughly USD 0.36 at the published USD 0.042 per million",
+        "shared D17 cap of USD 8",
+        "USD 0.892652",
+        "USD 2.192652",
+    ):
+        assert figure in text, figure
+    # the budget table: 16,000 calls / 30M tokens / USD 5
+    for row in (
+        "| `calls` | 16000 | calls |",
+        "| `tokens` | 30000000 | tokens |",
+        "| `usd` | 5 | USD |",
+    ):
+        assert row in text, row
