@@ -182,3 +182,20 @@ def test_prereg_md_carries_the_sources_budget_plan():
         "| `usd` | 5 | USD |",
     ):
         assert row in text, row
+
+
+def test_prereg_md_says_the_pooled_z_tests_are_two_sided():
+    """Source, H1: "Holm across the whole family of pool-pair contrasts (family-wise 0.05,
+    two-sided pooled two-proportion z)"; the spec leaves the alternative at its default, which
+    PREREG.md now writes out for every tested contrast (H1's, H4's and the unmatched one)."""
+    (d17,) = [s for s in load_all(Project(ROOT)) if s.id == STUDY]
+    text = render_prereg_md(d17)
+    rows = [
+        x for x in text.splitlines() if x.startswith(("| `h1-{", "| `h4-{", "| `h4-unmatched-{"))
+    ]
+    assert len(rows) == 4  # two H1 templates, h4 and h4-unmatched
+    assert all("| pooled-z, two-sided |" in x for x in rows)
+    assert "| `h1-pool-pairs` | holm | 0.05 |" in text and "| `h4-pools` | holm | 0.05 |" in text
+    # the untested contrasts (test none) name no alternative
+    h2 = next(x for x in text.splitlines() if x.startswith("| `h2-"))
+    assert "| none |" in h2
