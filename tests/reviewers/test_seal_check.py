@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -146,7 +147,9 @@ def test_sealing_a_draft_registers_it_in_one_command(project_copy, capsys):
     text = spec.read_text()
     start = text.index("\namendments:\n") + 1
     spec.write_text(text[:start] + text[text.index("registration:\n", start) :])
-    edit(spec, 'version: "1.1"', 'version: "1.0"')
+    spec.write_text(
+        re.sub(r'^version: "[0-9.]+"$', 'version: "1.0"', spec.read_text(), count=1, flags=re.M)
+    )
     edit(spec, "status: amended", "status: draft  # until the reviewers agree")
     assert run(project_copy, "compile", "jev-multicorrect") == 0
     before = spec.read_text().splitlines()
@@ -267,7 +270,8 @@ def test_cell_rows_and_pool_verb_need_an_amendment_naming_each_path(project_copy
     assert "3 problem(s) with sealed registered content" in out
 
     # an amendment naming two of the three paths leaves the third undeclared
-    amend(spec, "1.3", [f"/cells/{i_from}/rows", "/pools[pool-a]/words[contrastive]"], "amended")
+    # (versions 2.x: after every amendment the study's spec already declares)
+    amend(spec, "2.0", [f"/cells/{i_from}/rows", "/pools[pool-a]/words[contrastive]"], "amended")
     assert run(project_copy, "compile") == 0
     capsys.readouterr()
     assert run(project_copy, "check") == 1
@@ -276,7 +280,7 @@ def test_cell_rows_and_pool_verb_need_an_amendment_naming_each_path(project_copy
     assert f"at /cells/{i_from}/rows:" not in out and "/pools/0/words" not in out
     assert "1 problem(s) with sealed registered content" in out
 
-    amend(spec, "1.4", [f"/cells[{moved_to}]/rows"])
+    amend(spec, "2.1", [f"/cells[{moved_to}]/rows"])
     assert run(project_copy, "compile") == 0
     capsys.readouterr()
     assert run(project_copy, "check") == 0, capsys.readouterr().out

@@ -137,7 +137,13 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
 
     parts = []
     if plan:
-        parts.append(f"power plan {plan.get('status')}: {plan.get('selectedTaskCount')} tasks")
+        selected = plan.get("selectedTaskCount")
+        parts.append(
+            f"power plan {plan.get('status')}"
+            + (f": {selected} tasks" if selected is not None else ": no task count selected")
+        )
+        if plan.get("canonical") is not True:
+            parts.append("a development plan (not canonical: it cannot authorize a freeze)")
     if manifest:
         parts.append(
             f"{len(manifest.get('artifacts', []))} artifacts frozen"
@@ -176,9 +182,21 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
             Facts(
                 [
                     ("status", plan.get("status")),
+                    (
+                        "canonical",
+                        "yes: the frozen constants, no development knob"
+                        if plan.get("canonical") is True
+                        else "NO: a development plan, which cannot authorize a freeze",
+                    ),
+                    ("amendment", plan.get("amendmentVersion")),
                     ("selected task count", fmt(plan.get("selectedTaskCount"))),
                     ("target power", fmt(_target(plan))),
                     ("planning method", (plan.get("frozen") or {}).get("planning_method")),
+                    (
+                        "final confirmatory bootstrap",
+                        f"{fmt((plan.get('frozen') or {}).get('final_bootstrap_replicates_per_level'))}"
+                        " resamples per clustering level (recorded, not simulated here)",
+                    ),
                     ("seed", str((plan.get("frozen") or {}).get("seed"))),  # an id, not a quantity
                     (
                         "calibration",
@@ -195,7 +213,16 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
             ),
             power_figure(plan),
             Table(
-                ("task count", "power", "Monte Carlo SE", "successes / simulations", "degenerate"),
+                (
+                    "task count",
+                    "power",
+                    "Monte Carlo SE",
+                    "successes / simulations",
+                    "degenerate",
+                    "null successes",
+                    "removed null mean",
+                    "df (repository, task)",
+                ),
                 [
                     (
                         fmt(r["taskCount"]),
@@ -203,12 +230,27 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                         fmt(r.get("mcSe")),
                         f"{fmt(r.get('successes'))} / {fmt(r.get('simulations'))}",
                         fmt(r.get("degenerate")),
+                        fmt(r.get("nullSuccesses")),
+                        fmt(r.get("removedNullMean"), digits=6),
+                        f"{fmt(r.get('dfRepository'))}, {fmt(r.get('dfTask'))}",
                     )
                     for r in plan.get("rungs", [])
                 ],
-                numeric=frozenset({0, 1, 2, 3, 4}),
+                numeric=frozenset({0, 1, 2, 3, 4, 5, 6}),
+                caption="Each rung of the ladder: power, its Monte Carlo SE, degenerate cohorts,"
+                " the cohorts that would succeed with no effect (null successes: the planning"
+                " approximation's false-positive count, nominally 2.5%), the null mean removed"
+                " and the degrees of freedom of the two t bounds",
             ),
         )
+        if plan.get("skippedRungs"):
+            report.add(
+                Para(
+                    "skipped rungs (fewer tasks than eligible repositories): "
+                    + ", ".join(fmt(n) for n in plan["skippedRungs"]),
+                    note=True,
+                )
+            )
         for key in ("warnings", "reasons"):
             for w in plan.get(key) or []:
                 report.add(Para(f"{key[:-1]}: {w}", note=True))

@@ -45,6 +45,12 @@ def split_figures(multi_min: int, gap_scale: float) -> tuple[tuple[str, str, str
         ("lists", "lists", "count"),
         ("answered", "answered lists", "count"),
         ("refusals", "refusals", "count (each scores 0)"),
+        ("refusalsEmptyCorrect", "refusals of lists with no correct option", "count (still 0)"),
+        (
+            "refusalsNonemptyCorrect",
+            "refusals of lists with a correct option",
+            "count (their correct options are FN)",
+        ),
         ("exactCount", "lists whose selection is exactly G", "count"),
         ("exactSetAccuracy", "exact-set accuracy", "share of all lists"),
         ("microPrecision", "micro precision", "share of selected options that are correct"),
@@ -64,6 +70,7 @@ def split_figures(multi_min: int, gap_scale: float) -> tuple[tuple[str, str, str
         ),
         ("noCorrectCount", "answered lists with no correct option", "count"),
         ("noCorrectMeanMax", "no-correct confidence", "mean of the largest probability"),
+        ("noCorrectMax", "no-correct confidence, highest", "largest probability of those lists"),
     )
 
 
@@ -230,7 +237,12 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                     ("ECE (ten bins)", fmt(doc.get("ece"))),
                     ("ECE without the first bin", fmt(doc.get("eceExcludingFirstBin"))),
                     ("binary outputs", fmt(doc.get("binaryOutputs"))),
-                    ("rounding", f"half up to {doc.get('roundingDecimals')} decimals"),
+                    (
+                        "rounding",
+                        "none: figures as computed (rounding only when asked)"
+                        if doc.get("roundingDecimals") is None
+                        else f"half up to {doc.get('roundingDecimals')} decimals",
+                    ),
                 ]
             ),
             curve_figure(doc, fit),

@@ -11,8 +11,11 @@ Reads what the study's steps wrote:
 - the score (the last flag-form ``score`` step's ``--out``), when the steps scored: verdicts and decision,
   gates, a forest plot of per-cell raw accuracy with its Wilson interval (panels by the first
   factor, rows by the other factors, in the spec's level order, for the split with the most
-  registered rows), a per-cell reliability diagram of the calibrated confidences, and the
-  registered estimates and contrasts.
+  registered rows), a per-cell reliability diagram of the calibrated confidences, two
+  per-cell tables of every figure the score reports (coverage, raw accuracy, said-yes rate,
+  accuracy by failure position; calibrated accuracy, mean confidence, their gap, decile ECE,
+  the unreliable flag), and the registered estimates and contrasts; figures rounded as SCORE.md
+  rounds them (the scoring constant's decimals and P-value digits).
 
 Metric ids, factor order, levels and hypothesis titles come from the study's spec and compiled
 configuration (the metrics' roles), figures from the output files.
@@ -426,6 +429,117 @@ def handoff_blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
 # -- the report ---------------------------------------------------------------------------------
 
 
+def _rounder(info: StudyInfo):
+    """A per-cell figure as SCORE.md shows it: rounded half up to the registered decimals of
+    the scoring constant (its shortest decimal form, so 1/32 shows as 0.0313), then written as
+    the report writes every figure."""
+    from prereg.stats.rounding import round_half_up_shortest
+
+    scoring = (info.config.get("constants") or {}).get("scoring") or {}
+    decimals = scoring.get("decimals") if isinstance(scoring, Mapping) else None
+    if not isinstance(decimals, int) or isinstance(decimals, bool):
+        return fmt
+
+    def num(x: Any) -> str:
+        if isinstance(x, float):
+            return fmt(round_half_up_shortest(x, decimals), digits=decimals)
+        return fmt(x)
+
+    return num
+
+
+def _p_rounder(info: StudyInfo):
+    """A P value as SCORE.md shows it: to the registered significant digits of the scoring
+    constant (``pValueDigits``); without them, the report's usual style."""
+    scoring = (info.config.get("constants") or {}).get("scoring") or {}
+    digits = scoring.get("pValueDigits") if isinstance(scoring, Mapping) else None
+    if not isinstance(digits, int) or isinstance(digits, bool) or digits < 1:
+        return fmt_p
+    return lambda p: "–" if p is None else f"{float(f'{float(p):.{digits}g}')}"
+
+
+def _interval(figure: Mapping[str, Any] | None, num) -> str:
+    figure = figure or {}
+    return f"[{num(figure.get('lower'))}, {num(figure.get('upper'))}]"
+
+
+def _by_position(cell: Mapping[str, Any], num) -> str:
+    """Raw accuracy at each failure position of the cell: ``first 0.5 (2 of 4 rows)``."""
+    parts = []
+    for label, p in (cell.get("byPosition") or {}).items():
+        parts.append(
+            f"{label} {num(p.get('accuracy'))} ({fmt(p.get('observed'))} of {fmt(p.get('rows'))})"
+        )
+    return "; ".join(parts) or "–"
+
+
+def accuracy_table(cells: Sequence[Mapping[str, Any]], m: Mapping[str, str], num=fmt) -> Table:
+    """Every registered cell's coverage, raw accuracy with its interval, said-yes rate and
+    raw accuracy by failure position (observed of registered rows at each position)."""
+    acc = m["accuracy"]
+    return Table(
+        (
+            "cell",
+            "rows",
+            "observed",
+            m["coverage"],
+            acc,
+            "Wilson interval",
+            m["saidYes"],
+            "by failure position",
+        ),
+        [
+            (
+                c["cell"],
+                fmt(c.get("rows")),
+                fmt(c.get("observed")),
+                num(c["metrics"].get(m["coverage"])),
+                num((c["metrics"].get(acc) or {}).get("estimate")),
+                _interval(c["metrics"].get(acc), num),
+                num(c["metrics"].get(m["saidYes"])),
+                _by_position(c, num),
+            )
+            for c in cells
+        ],
+        numeric=frozenset({1, 2, 3, 4, 6}),
+        code=frozenset({0}),
+        caption=f"{acc} per cell: coverage, interval, said-yes rate and failure positions",
+    )
+
+
+def calibration_table(cells: Sequence[Mapping[str, Any]], m: Mapping[str, str], num=fmt) -> Table:
+    """Every registered cell's calibrated accuracy with its interval, mean confidence, their
+    gap, decile ECE and the calibration-unreliable flag (which reads the gap and the
+    interval's upper bound)."""
+    cal = m["calibratedAccuracy"]
+    return Table(
+        (
+            "cell",
+            cal,
+            "Wilson interval",
+            m["meanConfidence"],
+            "confidence − accuracy",
+            m["ece"],
+            "unreliable",
+        ),
+        [
+            (
+                c["cell"],
+                num((c["metrics"].get(cal) or {}).get("estimate")),
+                _interval(c["metrics"].get(cal), num),
+                num(c["metrics"].get(m["meanConfidence"])),
+                num(c.get("confidenceMinusAccuracy")),
+                num(c["metrics"].get(m["ece"])),
+                "yes" if c.get("calibrationUnreliable") else "no",
+            )
+            for c in cells
+        ],
+        numeric=frozenset({1, 3, 4, 5}),
+        code=frozenset({0}),
+        caption=f"{cal} per cell: interval, confidence, gap, decile ECE and the flag",
+    )
+
+
 def _size_if(path, digest, *, without: str | None = None) -> int | None:
     """The size of the file at ``path`` when ``digest`` verifies against it (else None: the
     table shows bytes only for a file that is the input it names). Without ``without`` the
@@ -622,44 +736,19 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         factors = _factors(info, doc.get("cells", []))
         forest = forest_figure(doc, factors, m["accuracy"], failed)
         rel = reliability_figure(doc, m)
-        report.add(Heading("Accuracy per cell"), *([forest] if forest else []))
+        split, _ = _split_cells(doc)
+        ordered = _order(doc.get("cells", []), [("split", [split])] + factors)
+        num, p_num = _rounder(info), _p_rounder(info)
+        report.add(
+            Heading("Accuracy per cell"),
+            *([forest] if forest else []),
+            accuracy_table(ordered, m, num),
+        )
         report.add(Heading("Calibration"), *([rel] if rel else []))
         note = _calibrator_note(folder, score_steps[-1], doc, m)
         if note:
             report.add(Para(note, note=True))
-        split, cells = _split_cells(doc)
-        acc, cal_m = m["accuracy"], m["calibratedAccuracy"]
-        report.add(
-            Table(
-                (
-                    "cell",
-                    "rows",
-                    "observed",
-                    acc,
-                    "Wilson interval",
-                    cal_m,
-                    m["meanConfidence"],
-                    m["ece"],
-                    "unreliable",
-                ),
-                [
-                    (
-                        c["cell"],
-                        fmt(c.get("rows")),
-                        fmt(c.get("observed")),
-                        fmt(c["metrics"][acc]["estimate"]),
-                        f"[{fmt(c['metrics'][acc]['lower'])}, {fmt(c['metrics'][acc]['upper'])}]",
-                        fmt(c["metrics"][cal_m]["estimate"]),
-                        fmt(c["metrics"].get(m["meanConfidence"])),
-                        fmt(c["metrics"].get(m["ece"])),
-                        "yes" if c.get("calibrationUnreliable") else "no",
-                    )
-                    for c in _order(doc.get("cells", []), [("split", [split])] + factors)
-                ],
-                numeric=frozenset({1, 2, 3, 5, 6, 7}),
-                code=frozenset({0}),
-            ),  # fmt: skip
-        )
+        report.add(calibration_table(ordered, m, num))
         if doc.get("auroc"):
             report.add(
                 Heading(f"{m['auroc']} (report only)", 3),
@@ -670,8 +759,8 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                             ", ".join(f"{k} {v}" for k, v in a["group"].items()),
                             a.get("negative"),
                             f"{fmt(a.get('positives'))} / {fmt(a.get('negatives'))}",
-                            fmt(a.get("estimate")),
-                            f"[{fmt(a.get('lower'))}, {fmt(a.get('upper'))}]",
+                            num(a.get("estimate")),
+                            _interval(a, num),
                         )
                         for a in doc["auroc"]
                     ],
@@ -690,8 +779,8 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                             e.get("id"),
                             e.get("metric"),
                             f"{fmt(e.get('k'))} / {fmt(e.get('n'))}",
-                            fmt(e.get("estimate")),
-                            f"[{fmt(e.get('lower'))}, {fmt(e.get('upper'))}]",
+                            num(e.get("estimate")),
+                            _interval(e, num),
                         )
                         for e in doc["estimates"]
                     ],
@@ -713,10 +802,10 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                                 c.get("id"),
                                 f"{c['a']['k']}/{c['a']['n']}",
                                 f"{c['b']['k']}/{c['b']['n']}",
-                                fmt(c.get("estimate")),
-                                f"[{fmt(c.get('lower'))}, {fmt(c.get('upper'))}]",
-                                fmt_p(c.get("p")),
-                                fmt_p(c.get("adjustedP")),
+                                num(c.get("estimate")),
+                                _interval(c, num),
+                                p_num(c.get("p")),
+                                p_num(c.get("adjustedP")),
                             )
                             for c in rows
                         ],

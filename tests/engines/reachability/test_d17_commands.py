@@ -87,6 +87,24 @@ def test_seed_policy(seed, public, reason):
     assert reason in sc.reason
 
 
+def test_the_entropy_rule_reads_its_registered_numbers():
+    """The two numbers of the entropy rule are the spec's (constant seed-syntax), not the
+    engine's: at the registered 8 and 7 the boundary seeds are public; move either number by
+    one in the spec's configuration and the seed it decides becomes private."""
+    policy = config()["seedPolicy"]
+    assert (policy["minDistinctHex"], policy["maxCountingRun"]) == (8, 7)
+    # 26 hex: a counting run 01234567 (8 digits), then 18 digits with no step of 1 or 15
+    counting = "d17mf-01234567d9e3c0a7d5b1f8e2c6"
+    # 26 hex of the 7 even digits 0, 2, 4, 6, 8, a, c: steps are even, so no counting run
+    seven = "d17mf-0a4c82604ca8260a48c2064ac8"
+    assert "counts 8 digits in a row, more than 7" in classify_seed(counting, policy).reason
+    assert "uses 7 distinct digits, fewer than 8" in classify_seed(seven, policy).reason
+    assert not classify_seed(counting, {**policy, "maxCountingRun": 8}).public
+    assert classify_seed(seven, {**policy, "maxCountingRun": 8}).public
+    assert not classify_seed(seven, {**policy, "minDistinctHex": 7}).public
+    assert classify_seed(counting, {**policy, "minDistinctHex": 7}).public
+
+
 @pytest.mark.parametrize("seed", ["", "-abc", "Abc", "a" * 33, "a_b", "a b", "abc\n"])
 def test_invalid_seeds_are_refused(seed):
     with pytest.raises(UserError) as exc:

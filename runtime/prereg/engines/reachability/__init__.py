@@ -41,7 +41,8 @@ caches the result).  Where each engine key comes from in the spec:
   pool's ``level`` (``factor:level``) gives its letter;
 - section ``cells``: split, rows and the four factor levels (hops as an integer);
 - section ``seed_policy`` (``pattern``, ``public_seeds``, ``public_prefixes``,
-  ``private_min_hex_run``) and constant ``seed-syntax`` ``{wording, maxLength}``;
+  ``private_min_hex_run``) and constant ``seed-syntax`` ``{wording, maxLength,
+  minDistinctHex, maxCountingRun}``;
 - section ``budget`` (items ``calls``, ``tokens``, ``usd``, ``shared-cap-usd``,
   ``floor-study-usd``, ``floor-portfolio-usd``, ``retries-per-request``,
   ``per-request-token-bound``, ``output-allowance``, ``provider-overhead``, ``timeout``,
@@ -94,7 +95,8 @@ available in line, rule and line-class templates as ``{link}``, ``{base}``, ``{c
   ``otherLineClassCode``, ``lineClassRules`` (first match wins: ``{class, contains|endsWith}``),
   ``logistic {steps, learningRate, l2}``, ``positiveControl {hashMessage ({rowId}, {k})}``.
 - ``seedPolicy``: ``pattern``, ``syntax`` (its wording for messages), ``publicSeeds``,
-  ``publicPrefixes``, ``privateMinHexRun``, ``maxLength``.
+  ``publicPrefixes``, ``privateMinHexRun``, ``maxLength``, ``minDistinctHex`` and
+  ``maxCountingRun`` (the entropy rule of a private seed's hex run).
 - ``budget``: ``study {calls, tokens, usd}``, ``sharedCapUsd``, ``floorsUsd {study, portfolio}``,
   ``retriesPerRequest``, ``perRequestTokenBound``, ``reservationFloorUsdPerMillionTokens`` and
   informational ``outputAllowanceTokens``, ``providerOverheadTokens``, ``timeoutSeconds``,

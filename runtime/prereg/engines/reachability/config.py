@@ -638,6 +638,8 @@ def load_config(cfg: Mapping[str, Any]) -> EngineConfig:
         ("publicPrefixes", list),
         ("privateMinHexRun", int),
         ("maxLength", int),
+        ("minDistinctHex", int),
+        ("maxCountingRun", int),
     ):
         c.get(sp, k, f"{P}.seedPolicy", kind)
     if isinstance(sp.get("pattern"), str):
@@ -953,6 +955,8 @@ def config_from_spec(config: Mapping[str, Any]) -> dict[str, Any]:
         "publicPrefixes": list(sp.get("public_prefixes") or ()),
         "privateMinHexRun": sp.get("private_min_hex_run"),
         "maxLength": syntax.get("maxLength"),
+        "minDistinctHex": syntax.get("minDistinctHex"),
+        "maxCountingRun": syntax.get("maxCountingRun"),
     }
 
     budget_items = config.get("budget") or {}

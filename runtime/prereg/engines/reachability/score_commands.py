@@ -307,22 +307,23 @@ def render_markdown(
         "## Cells",
         "",
         f"| cell | rows | observed | {m['coverage']} | {m['accuracy']} (Wilson) |"
-        f" {m['saidYes']} | {m['calibratedAccuracy']} | {m['meanConfidence']} |"
-        f" {m['ece']} | unreliable | by position |",
-        "|---|---:|---:|---:|---|---:|---:|---:|---:|---|---|",
+        f" {m['saidYes']} | {m['calibratedAccuracy']} (Wilson) | {m['meanConfidence']} |"
+        f" confidence − accuracy | {m['ece']} | unreliable | by position |",
+        "|---|---:|---:|---:|---|---:|---|---:|---:|---:|---|---|",
     ]
     for c in doc["cells"]:
         f = c["metrics"]
-        acc = f[m["accuracy"]]
+        acc, cal = f[m["accuracy"]], f[m["calibratedAccuracy"]]
         pos = "; ".join(
             f"{k} {_num(v['accuracy'])} ({v['observed']})" for k, v in c["byPosition"].items()
         )
         lines.append(
             f"| {c['cell']} | {c['rows']} | {c['observed']} | {_num(f[m['coverage']])} |"
             f" {_num(acc['estimate'])} [{_num(acc['lower'])}, {_num(acc['upper'])}] |"
-            f" {_num(f[m['saidYes']])} | {_num(f[m['calibratedAccuracy']]['estimate'])} |"
-            f" {_num(f[m['meanConfidence']])} | {_num(f[m['ece']])} |"
-            f" {'yes' if c['calibrationUnreliable'] else 'no'} | {pos} |"
+            f" {_num(f[m['saidYes']])} |"
+            f" {_num(cal['estimate'])} [{_num(cal['lower'])}, {_num(cal['upper'])}] |"
+            f" {_num(f[m['meanConfidence']])} | {_num(c['confidenceMinusAccuracy'])} |"
+            f" {_num(f[m['ece']])} | {'yes' if c['calibrationUnreliable'] else 'no'} | {pos} |"
         )
     lines += [
         "",

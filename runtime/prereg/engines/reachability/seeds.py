@@ -37,24 +37,22 @@ def longest_hex_run(seed: str) -> int:
     return max((len(m) for m in _HEX_RUN.findall(seed)), default=0)
 
 
-# The entropy rule of a private seed's hex run: fresh randomness uses many of the 16 hex digits
-# and holds no long counting sequence.  Of 24 random hex digits, fewer than 8 distinct happens
-# about once in 40,000 draws (simulated: 5 in 200,000) and a counting run of 8 about once in
-# 10 million; "aaaa..." or "0123456789abcdef..." are typed, not drawn.
-MIN_DISTINCT_HEX = 8
-MAX_COUNTING_RUN = 7
-
-
-def low_entropy(seed: str) -> str | None:
-    """Why the longest hex run of ``seed`` is not fresh randomness, or None."""
+def low_entropy(seed: str, policy: Mapping[str, Any]) -> str | None:
+    """Why the longest hex run of ``seed`` is not fresh randomness, or None: the registered
+    entropy rule (constant ``seed-syntax``: ``minDistinctHex``, ``maxCountingRun``).  Fresh
+    randomness uses many of the 16 hex digits and holds no long counting sequence: of 24 random
+    hex digits, fewer than 8 distinct happens about once in 40,000 draws (simulated: 5 in
+    200,000) and a counting run of 8 about once in 10 million; "aaaa..." or
+    "0123456789abcdef..." are typed, not drawn."""
+    min_distinct, max_counting = policy["minDistinctHex"], policy["maxCountingRun"]
     runs = _HEX_RUN.findall(seed)
     if not runs:
         return None
     run = max(runs, key=len)
     distinct = len(set(run))
-    if distinct < MIN_DISTINCT_HEX:
+    if distinct < min_distinct:
         return (
-            f"its hex run uses {distinct} distinct digits, fewer than {MIN_DISTINCT_HEX}: not"
+            f"its hex run uses {distinct} distinct digits, fewer than {min_distinct}: not"
             " fresh randomness"
         )
     longest = current = 1
@@ -67,9 +65,9 @@ def low_entropy(seed: str) -> str | None:
             current = 1
         last = step
         longest = max(longest, current)
-    if longest > MAX_COUNTING_RUN:
+    if longest > max_counting:
         return (
-            f"its hex run counts {longest} digits in a row, more than {MAX_COUNTING_RUN}: not"
+            f"its hex run counts {longest} digits in a row, more than {max_counting}: not"
             " fresh randomness"
         )
     return None
@@ -124,7 +122,7 @@ def _classify(seed: str, policy: Mapping[str, Any]) -> SeedClass:
             True,
             f"its longest run of lowercase hex characters is {run}, fewer than {need}",
         )
-    low = low_entropy(seed)
+    low = low_entropy(seed, policy)
     if low:
         return SeedClass(True, low)
     return SeedClass(

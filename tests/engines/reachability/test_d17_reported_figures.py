@@ -1,0 +1,201 @@
+"""What the d17 hand-off shows a reviewer, checked against the source document.
+
+The D17-MF document promises, per cell, the raw answer's accuracy with a Wilson interval and
+"accuracy by failure position (first, interior, last) ... for every cell"; the study page adds,
+per cell over observed rows, coverage, said-yes rate, calibrated accuracy with its Wilson
+interval, mean calibrated confidence, confidence − accuracy, decile ECE and the
+calibration-unreliable flag (mean confidence − calibrated accuracy > 0.10 and the calibrated
+Wilson upper bound < mean confidence), figures rounded to 4 decimals. The readable
+preregistration states the cells and their row counts (source "Cells" table: key
+missing-link cells 220 rows, yes 110, relay-off 40, D17-faithful control 30, development rows 2
+per cell; pure absence only at three hops; the faithful control one hop, yes and contrastive).
+
+The expected strings below are written by hand from those sentences and from the hand-made
+figures of each test, not copied from an output.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from d17_score_helpers import ROOT, STUDY, study
+
+from prereg.compiler.build import load_all, render_prereg_md
+from prereg.compiler.project import Project
+from prereg.engines.reachability import scoring
+from prereg.engines.reachability.score_commands import render_markdown
+from prereg.reports import Step, build_report, study_info
+from prereg.reports.page import render_markdown as render_report_markdown
+
+# One cell, figures chosen so that rounding half up to 4 decimals is visible:
+# 1/32 = 0.03125 exactly in binary, so a round-half-even formatter would print 0.0312.
+CELL = {
+    "cell": "tst-pool-c_h3_missing-contrastive_equalized",
+    "split": "test",
+    "levels": {"pool": "pool-c", "hops": "3", "outcome": "missing-contrastive", "layout": "equalized"},
+    "rows": 40,
+    "observed": 32,
+    "metrics": {
+        "coverage": 0.8,
+        "raw-accuracy": {"correct": 1, "estimate": 1 / 32, "lower": 0.00554, "upper": 0.15745},
+        "said-yes-rate": 0.96875,
+        "calibrated-accuracy": {"correct": 3, "estimate": 3 / 32, "lower": 0.03245, "upper": 0.24225},
+        "mean-confidence": 0.8,
+        "decile-ece": 0.70625,
+    },
+    "confidenceMinusAccuracy": 0.8 - 3 / 32,
+    "calibrationUnreliable": True,
+    "byPosition": {
+        "first": {"rows": 10, "observed": 8, "correct": 1, "accuracy": 1 / 8},
+        "interior": {"rows": 20, "observed": 16, "correct": 0, "accuracy": 0.0},
+        "last": {"rows": 10, "observed": 8, "correct": 0, "accuracy": 0.0},
+    },
+}  # fmt: skip
+
+
+def _doc(spec_digest: str) -> dict:
+    return {
+        "schemaVersion": "prereg-d17mf-score/v2", "studyId": STUDY, "version": "1.2",
+        "specDigest": spec_digest, "seed": "demo-seed",
+        "corpusDigest": "sha256:" + "1" * 64, "goldDigest": "sha256:" + "2" * 64,
+        "observations": {"sha256": "sha256:" + "5" * 64, "records": 32, "rows": 40, "observedRows": 32},
+        "calibrator": {"id": "cal-1", "digest": "sha256:" + "6" * 64,
+                       "effectiveAt": "2026-10-02T10:02:34.263Z", "expiresAt": "2026-11-01T10:02:34.263Z"},
+        "clock": {"collectionEndBound": "2026-10-15T10:00:00.000Z", "evaluatedAt": "2026-10-16T12:00:00.000Z"},
+        "complete": False,
+        "decision": {"outcome": "HOLD", "rule": "otherwise", "why": "the registered decision reads no data"},
+        "gates": [{"id": "coverage", "metric": "coverage", "op": "ge", "value": 0.95, "passed": False,
+                   "where": {"split": ["test"]}, "failures": [{"cell": CELL["cell"], "figure": 0.8}]}],
+        "verdicts": {"h1": "insufficient"},
+        "cells": [CELL], "auroc": [], "estimates": [],
+        "contrasts": [{"id": "h1-missing-contrastive-h3-pool-a-pool-c", "hypothesis": "h1",
+                       "a": {"k": 20, "n": 32}, "b": {"k": 1, "n": 32},
+                       "estimate": 0.59375, "lower": 0.38255, "upper": 0.72145,
+                       "p": 0.000012346, "adjustedP": 0.00025926}],
+    }  # fmt: skip
+
+
+def test_score_md_shows_every_per_cell_figure_the_source_promises():
+    _, ctx, _ = study()
+    spec = scoring.scoring_spec(ctx.config)
+    assert (spec.decimals, spec.p_digits) == (4, 4)  # the registered scoring constant
+    md = render_markdown(_doc(ctx.spec_digest), spec)
+    header = next(line for line in md.splitlines() if line.startswith("| cell |"))
+    assert header == (
+        "| cell | rows | observed | coverage | raw-accuracy (Wilson) | said-yes-rate |"
+        " calibrated-accuracy (Wilson) | mean-confidence | confidence − accuracy | decile-ece |"
+        " unreliable | by position |"
+    )
+    row = next(line for line in md.splitlines() if line.startswith(f"| {CELL['cell']} |"))
+    # 1/32 → 0.0313 and 3/32 = 0.09375 → 0.0938 (half up); 0.8 − 3/32 = 0.70625 → 0.7063;
+    # 0.96875 → 0.9688; the bounds 0.00554 → 0.0055, 0.15745 → 0.1575, 0.03245 → 0.0325,
+    # 0.24225 → 0.2423; by position: 1/8 = 0.125 of 8 first rows, 0 of 16 and 0 of 8.
+    assert row == (
+        f"| {CELL['cell']} | 40 | 32 | 0.8 | 0.0313 [0.0055, 0.1575] | 0.9688 |"
+        " 0.0938 [0.0325, 0.2423] | 0.8 | 0.7063 | 0.7063 | yes |"
+        " first 0.125 (8); interior 0.0 (16); last 0.0 (8) |"
+    )
+
+
+@pytest.fixture(scope="module")
+def d17_info():
+    return study_info(Project(ROOT), STUDY)
+
+
+def test_the_report_shows_the_same_per_cell_figures_as_score_md(tmp_path: Path, d17_info):
+    (tmp_path / "SCORE.json").write_text(json.dumps(_doc(d17_info.spec_digest)))
+    out = str(tmp_path / "SCORE.json")
+    step = Step(
+        "s", "score", ["score", "--out", "{out}/SCORE.json"], ["score", "--out", out], 0, True
+    )
+    md = render_report_markdown(build_report(d17_info, tmp_path, [step]))
+    rows = [line for line in md.splitlines() if line.startswith(f"| `{CELL['cell']}` |")]
+    assert rows == [
+        # accuracy: rows, observed, coverage, raw accuracy and its interval, said-yes rate and
+        # accuracy at each failure position with its observed and registered rows
+        f"| `{CELL['cell']}` | 40 | 32 | 0.8 | 0.0313 | [0.0055, 0.1575] | 0.9688 |"
+        " first 0.125 (8 of 10); interior 0 (16 of 20); last 0 (8 of 10) |",
+        # calibration: calibrated accuracy and interval, mean confidence, the gap, ECE, flag
+        f"| `{CELL['cell']}` | 0.0938 | [0.0325, 0.2423] | 0.8 | 0.7063 | 0.7063 | yes |",
+    ]
+    # the contrast's P values to the registered 4 significant digits, as SCORE.md shows them
+    contrast = next(line for line in md.splitlines() if line.startswith("| `h1-missing-"))
+    assert "| 0.5938 | [0.3826, 0.7215] | 1.235e-05 | 0.0002593 |" in contrast
+
+
+def test_prereg_md_states_each_crossing_as_the_source_sizes_it():
+    (d17,) = [s for s in load_all(Project(ROOT)) if s.id == STUDY]
+    text = render_prereg_md(d17)
+    lines = [line for line in text.splitlines() if line.startswith("- Crossing ")]
+    cid = "`{split}-{pool.id}_h{hops.id}_{outcome.id}_{layout.id}`"
+    assert lines == [
+        f"- Crossing {cid}: pool × hops × outcome (with layout=equalized), leaving out"
+        " hops=1 with outcome=missing-absence, 2 rows per cell in split tuning",
+        f"- Crossing {cid}: pool × outcome (only outcome ∈ {{yes, missing-contrastive}})"
+        " (with hops=1, layout=d17-faithful), 2 rows per cell in split tuning",
+        f"- Crossing {cid}: pool × hops × outcome (with layout=equalized), leaving out"
+        " hops=1 with outcome=missing-absence, rows per cell by outcome (yes: 110,"
+        " relay-off: 40, missing-contrastive: 220, missing-negation: 220,"
+        " missing-unrelated: 220, missing-absence: 220) in split test",
+        f"- Crossing {cid}: pool × outcome (only outcome ∈ {{yes, missing-contrastive}})"
+        " (with hops=1, layout=d17-faithful), 30 rows per cell in split test",
+    ]
+    # the source's totals: 5,700 probe rows plus 78 development rows, 5,778 in total
+    assert "| tuning | 78 |\n| test | 5700 |\n| all | 5778 |" in text
+
+
+def test_prereg_md_states_the_seed_entropy_rule_it_applies():
+    """The source asks a private seed for 24 hex characters "of fresh randomness"; the engine
+    reads that as an entropy rule whose numbers PREREG.md must show (8 distinct hex digits,
+    no counting run longer than 7), in the seed policy's words and in the constants."""
+    (d17,) = [s for s in load_all(Project(ROOT)) if s.id == STUDY]
+    text = render_prereg_md(d17)
+    policy = text[text.index("### Seed policy") : text.index("### Budget")]
+    assert "A seed without a run of 24 lowercase hex characters is public." in policy
+    assert "fewer than 8 distinct hex digits, or a counting run of more than 7" in policy
+    syntax = text[text.index("### `seed-syntax`") :]
+    assert "- `minDistinctHex`: `8`" in syntax and "- `maxCountingRun`: `7`" in syntax
+
+
+def test_prereg_md_carries_the_sources_budget_plan():
+    """The source's "Seeds and budget" figures a reviewer checks against the dry run: the
+    worst case, the fresh-ledger allowance and its headroom, the expected spend, the shared cap
+    and the attested floors."""
+    (d17,) = [s for s in load_all(Project(ROOT)) if s.id == STUDY]
+    text = " ".join(render_prereg_md(d17).split())
+    for figure in (
+        "11,556 calls, 19.96M reserved tokens and USD 1.706 reserved",
+        "12,800 calls, 24M tokens and USD 4.0",
+        "1,244 calls, 4.0M tokens and USD 2.29 of headroom",
+        "about USD 0.87 reserved, roughly USD 0.36 at the published USD 0.042 per million",
+        "shared D17 cap of USD 8",
+        "USD 0.892652",
+        "USD 2.192652",
+    ):
+        assert figure in text, figure
+    # the budget table: 16,000 calls / 30M tokens / USD 5
+    for row in (
+        "| `calls` | 16000 | calls |",
+        "| `tokens` | 30000000 | tokens |",
+        "| `usd` | 5 | USD |",
+    ):
+        assert row in text, row
+
+
+def test_prereg_md_says_the_pooled_z_tests_are_two_sided():
+    """Source, H1: "Holm across the whole family of pool-pair contrasts (family-wise 0.05,
+    two-sided pooled two-proportion z)"; the spec leaves the alternative at its default, which
+    PREREG.md now writes out for every tested contrast (H1's, H4's and the unmatched one)."""
+    (d17,) = [s for s in load_all(Project(ROOT)) if s.id == STUDY]
+    text = render_prereg_md(d17)
+    rows = [
+        x for x in text.splitlines() if x.startswith(("| `h1-{", "| `h4-{", "| `h4-unmatched-{"))
+    ]
+    assert len(rows) == 4  # two H1 templates, h4 and h4-unmatched
+    assert all("| pooled-z, two-sided |" in x for x in rows)
+    assert "| `h1-pool-pairs` | holm | 0.05 |" in text and "| `h4-pools` | holm | 0.05 |" in text
+    # the untested contrasts (test none) name no alternative
+    h2 = next(x for x in text.splitlines() if x.startswith("| `h2-"))
+    assert "| none |" in h2
