@@ -287,7 +287,7 @@ def _row_order(key_fields, name, row_of: np.ndarray, o: np.ndarray):
     row's name is the whole key and the orders are integers whose span times the rows fits
     in int64 (one sort of one integer key: a log written row by row is already in that order,
     which the sort finds in one pass); None otherwise."""
-    if any(f not in name for f in key_fields) or o.dtype.kind not in "iu" or not o.size:
+    if any(f not in name for f in key_fields) or o.dtype.kind != "i" or not o.size:
         return None
     if o.shape != row_of.shape:
         return None
@@ -296,9 +296,12 @@ def _row_order(key_fields, name, row_of: np.ndarray, o: np.ndarray):
     rows = int(row_of.max()) + 1
     if rows * span >= 2**62:
         return None
-    keys = row_of * span + (o - lo)
+    keys = row_of * span  # built in place: ten million records' temporaries are 80 MB each
+    keys += o
+    if lo:
+        keys -= lo
     by = np.argsort(keys, kind="stable")
-    return by, keys[by]
+    return by, keys.take(by, out=keys)
 
 
 def _distinct_keys(records, key_fields, name, required, row_of: np.ndarray, o: np.ndarray) -> bool:
@@ -527,7 +530,7 @@ def expanded_manifest(
     observation: Mapping[str, Any],
     items: Mapping[str, Any],
     records: Sequence[Mapping[str, Any]],
-) -> tuple[Mapping[str, Any], list[Mapping[str, Any]], list[int]]:
+) -> tuple[Mapping[str, Any], list[Mapping[str, Any]], Sequence[int]]:
     """(contract, records, manifest line of each record) of a manifest under the policy's
     ``expand``: each record becomes one row per combination of the expansion values (records
     in order, the last expansion varying fastest); the contract gains the expanded fields,
@@ -537,7 +540,7 @@ def expanded_manifest(
     exp = list(policy.get("expand") or ())
     columnar = isinstance(records, RecordColumns)
     if not exp:
-        return items, records if columnar else list(records), list(range(1, len(records) + 1))
+        return items, records if columnar else list(records), range(1, len(records) + 1)
     obs = {f["name"]: f for f in observation.get("fields") or ()}
     names = [e["field"] for e in exp]
     extra = [
