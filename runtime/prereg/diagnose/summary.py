@@ -64,6 +64,17 @@ def _mean_se(x: np.ndarray) -> tuple[float | None, float | None, int]:
     return mean, math.sqrt(var / n), n
 
 
+#: The agreement analyses whose truth :func:`.truths.agreement` works out under ``ratings``.
+_AGREEMENT = (
+    "percent-agreement",
+    "cohens-kappa",
+    "gwet-ac1",
+    "fleiss-kappa",
+    "krippendorff-alpha",
+)
+#: Agreement over any number of raters (the others compare two).
+_MANY_RATERS = ("fleiss-kappa", "krippendorff-alpha")
+
 #: The analyses of a confidence metric whose truth :meth:`_Truths.confidence` works out.
 _CONFIDENCE_FIGURES = {
     "expected-calibration-error": "ece",
@@ -289,7 +300,7 @@ class _Truths:
             )
         if a.method == "pass-at-k" and metric is not None:
             return self.pass_at_k(a)
-        if a.method in ("percent-agreement", "cohens-kappa", "fleiss-kappa"):
+        if a.method in _AGREEMENT:
             return self.agreement(a)
         if a.method in _CONFIDENCE_FIGURES and metric is not None and getattr(a, "of", None):
             options = getattr(a, "options", {}) or {}
@@ -354,6 +365,11 @@ class _Truths:
         options = getattr(a, "options", {}) or {}
         if a.method == "cohens-kappa" and options.get("weights") not in (None, "none"):
             return math.nan
+        if a.method == "krippendorff-alpha" and options.get("level_of_measurement") not in (
+            None,
+            "nominal",
+        ):
+            return math.nan  # distances between ordered labels: not worked out here
         cats = list(ratings["categories"])
         if [int(c) for c in options.get("categories") or cats] != [int(c) for c in cats]:
             return math.nan
@@ -362,7 +378,7 @@ class _Truths:
         own = {
             str(r["value"]): registered.confusion_matrix(r, k) for r in ratings.get("raters") or ()
         }
-        raters = self._raters(str(a.rater)) if own or a.method != "fleiss-kappa" else None
+        raters = self._raters(str(a.rater)) if own or a.method not in _MANY_RATERS else None
         if raters is None and own:
             return math.nan
         if raters is None:

@@ -22,7 +22,8 @@ scenario, worked out from the scenario's registered words rather than simulated:
   p_rj = Σ_t π_t M_r[t, j]; percent agreement is P_o, Cohen's kappa (unweighted)
   (P_o − Σ_j p_rj p_sj)/(1 − Σ_j p_rj p_sj), Fleiss' kappa (P̄ − Σ_j p̄_j²)/(1 − Σ_j p̄_j²)
   with P̄ the mean of P_o over pairs of raters and p̄_j the mean of p_rj over raters: the
-  values the estimators converge to as items grow (Fleiss 1971; Cohen 1960);
+  values the estimators converge to as items grow (Fleiss 1971; Cohen 1960); Gwet's AC1 and
+  Krippendorff's alpha (nominal) likewise (:func:`agreement`);
 - the ECE, AUROC and Brier score of a confidence under a ``calibration`` curve
   (:func:`calibration_truth`): the values they converge to as rows grow, over each cell's
   confidence law (:class:`ConfidenceLaw`), by quadrature.
@@ -149,9 +150,14 @@ def agreement(
     prevalence: Sequence[float],
     matrices: Sequence[Any],
 ) -> float:
-    """The agreement estimand of ``method`` (percent-agreement, cohens-kappa: two matrices;
-    fleiss-kappa: any number) for raters with these confusion matrices (k × k, rows the true
-    category) over items with this prevalence."""
+    """The agreement estimand of ``method`` (percent-agreement, cohens-kappa, gwet-ac1: two
+    matrices; fleiss-kappa, krippendorff-alpha: any number) for raters with these confusion
+    matrices (k × k, rows the true category) over items with this prevalence.  Gwet's AC1
+    (Gwet 2008): (P_o − P_e)/(1 − P_e), P_e = Σ_j π_j(1 − π_j)/(k − 1), π_j the two raters'
+    mean chance of label j.  Krippendorff's alpha of nominal labels with every item rated by
+    every rater: 1 − D_o/D_e, D_o the share of pairs of one item's labels that differ and D_e
+    of pairs of any two labels; as items grow its small-sample factor nm/(nm − 1) goes to 1
+    and it converges to the same value as Fleiss' kappa."""
     import numpy as np
 
     pi = np.asarray(prevalence, dtype=np.float64)
@@ -169,7 +175,14 @@ def agreement(
             return po
         pe = float(labels[0] @ labels[1])
         return (po - pe) / (1.0 - pe) if pe < 1 else _nan()
-    if method == "fleiss-kappa":
+    if method == "gwet-ac1":
+        if len(ms) != 2 or len(pi) < 2:
+            return _nan()
+        po = agree(ms[0], ms[1])
+        share = (labels[0] + labels[1]) / 2.0  # the two raters' mean chance of each label
+        pe = float(share @ (1.0 - share)) / (len(pi) - 1)
+        return (po - pe) / (1.0 - pe) if pe < 1 else _nan()
+    if method in ("fleiss-kappa", "krippendorff-alpha"):
         if len(ms) < 2:
             return _nan()
         pairs = [agree(ms[i], ms[j]) for i in range(len(ms)) for j in range(i + 1, len(ms))]
