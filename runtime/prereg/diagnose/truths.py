@@ -39,6 +39,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 #: The estimand of each method whose estimate is a function of its selections' proportions or
 #: means: ``p`` (one proportion), ``p-diff`` (a − b), ``p-ratio`` (a / b), ``odds-ratio``,
 #: ``mean``, ``mean-diff`` (a − b), ``gm-ratio`` (ratio of geometric means, a / b) and
@@ -202,8 +204,9 @@ class ConfidenceLaw:
     uniform X on those bounds, a normal or lognormal X of the entry's mean and sd), and the
     chance g(C) that a row with confidence C is right: C on the calibrated curve, max(C − m, 0)
     over-confident by the margin m.  C has an atom at lo of mass P(X ≤ lo), one at hi of mass
-    P(X ≥ hi), and X's density between them.  Rounded confidences (``decimals``) are not
-    modelled (:meth:`of` gives None)."""
+    P(X ≥ hi), and X's density between them, whose partial moments ∫ x^k f(x) dx (k = 0, 1, 2)
+    over an interval have closed forms (:meth:`moment`).  Rounded confidences (``decimals``)
+    are not modelled (:meth:`of` gives None)."""
 
     def __init__(self, entry: Mapping[str, Any]):
         from prereg.decide.scenarios import confidence_entry
@@ -211,31 +214,14 @@ class ConfidenceLaw:
         v = confidence_entry(entry)
         self.lo, self.hi = float(v["low"]), float(v["high"])
         self.margin = 0.0 if entry["curve"] == "calibrated" else float(entry.get("margin") or 0.0)
-        dist = v["distribution"]
-        mean, sd = float(v.get("mean") or 0.0), float(v.get("sd") or 0.0)
+        self.dist = str(v["distribution"])
+        self.mean, self.sd = float(v.get("mean") or 0.0), float(v.get("sd") or 0.0)
         self.point = None  # X without spread: C is one point
-        if dist == "uniform":
-            self.cdf = lambda x: min(1.0, max(0.0, (x - self.lo) / (self.hi - self.lo)))
-            self.pdf = lambda x: 1.0 / (self.hi - self.lo)
-            if self.hi <= self.lo:
-                self.point = self.lo
-        elif sd <= 0.0:
-            self.point = min(self.hi, max(self.lo, math.exp(mean) if dist == "lognormal" else mean))
-        elif dist == "normal":
-            self.cdf = lambda x: _phi((x - mean) / sd)
-            self.pdf = lambda x: math.exp(-0.5 * ((x - mean) / sd) ** 2) / (sd * _ROOT_2PI)
-        else:  # lognormal
-
-            def cdf(x: float) -> float:
-                return 0.0 if x <= 0.0 else _phi((math.log(x) - mean) / sd)
-
-            def pdf(x: float) -> float:
-                if x <= 0.0:
-                    return 0.0
-                z = (math.log(x) - mean) / sd
-                return math.exp(-0.5 * z * z) / (x * sd * _ROOT_2PI)
-
-            self.cdf, self.pdf = cdf, pdf
+        if self.dist == "uniform" and self.hi <= self.lo:
+            self.point = self.lo
+        elif self.dist != "uniform" and self.sd <= 0.0:
+            x = math.exp(self.mean) if self.dist == "lognormal" else self.mean
+            self.point = min(self.hi, max(self.lo, x))
 
     @classmethod
     def of(cls, entry: Mapping[str, Any]) -> ConfidenceLaw | None:
@@ -247,51 +233,111 @@ class ConfidenceLaw:
         """g(c): the chance that a row of confidence c is right."""
         return max(c - self.margin, 0.0)
 
+    def _z(self, x, shift: float = 0.0):
+        """The standard normal point of x (lognormal: of log x, less ``shift``·sd)."""
+        x = np.asarray(x, dtype=np.float64)
+        if self.dist == "normal":
+            return (x - self.mean) / self.sd
+        with np.errstate(divide="ignore"):
+            return (np.log(x) - self.mean) / self.sd - shift * self.sd
+
+    def cdf(self, x):
+        """P(X ≤ x)."""
+        if self.dist == "uniform":
+            return np.clip((np.asarray(x, dtype=np.float64) - self.lo) / (self.hi - self.lo), 0, 1)
+        return _ndtr(self._z(x))
+
+    def moment(self, k: int, a, b):
+        """∫ x^k f(x) dx over (a, b) (arrays alike, a ≤ b), f the density of X: closed forms
+        for k = 0, 1, 2 — uniform (b^(k+1) − a^(k+1))/((k + 1)(hi − lo)); normal
+        μ^k-weighted sums of ΔΦ, Δφ and Δ(zφ) at the standardised ends; lognormal
+        e^(kμ + k²σ²/2)·ΔΦ(z − kσ)."""
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        if self.dist == "uniform":
+            return (b ** (k + 1) - a ** (k + 1)) / ((k + 1) * (self.hi - self.lo))
+        if self.dist == "lognormal":
+            scale = math.exp(k * self.mean + k * k * self.sd * self.sd / 2.0)
+            return scale * (_ndtr(self._z(b, k)) - _ndtr(self._z(a, k)))
+        za, zb = self._z(a), self._z(b)
+        d0 = _ndtr(zb) - _ndtr(za)
+        if k == 0:
+            return d0
+        pa, pb = _pdf(za), _pdf(zb)
+        d1 = pa - pb  # ∫ z φ(z) dz
+        if k == 1:
+            return self.mean * d0 + self.sd * d1
+        with np.errstate(invalid="ignore"):
+            d2 = d0 - (
+                np.where(np.isfinite(zb), zb * pb, 0.0) - np.where(np.isfinite(za), za * pa, 0.0)
+            )
+        return self.mean**2 * d0 + 2 * self.mean * self.sd * d1 + self.sd**2 * d2
+
     def atoms(self) -> list[tuple[float, float]]:
         """(point, mass) of C's atoms."""
         if self.point is not None:
             return [(self.point, 1.0)]
-        return [
-            (x, p)
-            for x, p in ((self.lo, self.cdf(self.lo)), (self.hi, 1 - self.cdf(self.hi)))
-            if p > 0
-        ]
+        low, high = float(self.cdf(self.lo)), 1.0 - float(self.cdf(self.hi))
+        return [(x, p) for x, p in ((self.lo, low), (self.hi, high)) if p > 0]
 
-    def integral(self, h, a: float, b: float) -> float:
-        """∫ h(x) f(x) dx over (a, b) ∩ (lo, hi), f the density of X (C's continuous part),
-        split at the margin (where g bends)."""
+    def poly(self, below: Sequence[float], above: Sequence[float], a, b):
+        """∫ h(x) f(x) dx over (a, b) ∩ (lo, hi) (``b`` may be an array), h the polynomial
+        with coefficients ``below`` (of 1, x, x², ...) under the margin and ``above`` over it
+        (where g bends)."""
+        b = np.asarray(b, dtype=np.float64)
         if self.point is not None:
-            return 0.0
-        from scipy import integrate
-
-        a, b = max(a, self.lo), min(b, self.hi)
-        cuts = [a] + [x for x in (self.margin,) if a < x < b] + [b]
-        total = 0.0
-        for u, w in zip(cuts, cuts[1:], strict=False):
-            if w > u:
-                got, _ = integrate.quad(
-                    lambda x: h(x) * self.pdf(x), u, w, epsabs=1e-14, epsrel=1e-11, limit=200
-                )
-                total += got
+            return np.zeros_like(b)
+        a = max(float(a), self.lo)
+        b = np.minimum(b, self.hi)
+        m = self.margin
+        total = np.zeros_like(b)
+        for coefs, u, w in ((below, a, np.minimum(b, m)), (above, max(a, m), b)):
+            w = np.maximum(w, u)
+            for k, c in enumerate(coefs):
+                if c:
+                    total = total + c * self.moment(k, u, w)
         return total
 
-    def expect(self, h) -> float:
-        """E[h(C)]."""
-        return self.integral(h, self.lo, self.hi) + math.fsum(p * h(x) for x, p in self.atoms())
+
+def _ndtr(z):
+    from scipy.special import ndtr
+
+    return ndtr(z)
 
 
-_ROOT_2PI = math.sqrt(2.0 * math.pi)
-
-
-def _phi(z: float) -> float:
-    return 0.5 * math.erfc(-z / math.sqrt(2.0))
+def _pdf(z):
+    z = np.asarray(z, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
+    return np.where(np.isfinite(z), out, 0.0)
 
 
 def _chance(law: ConfidenceLaw, positive_right: bool):
-    """The chance that a row of confidence c is positive (right, or wrong)."""
+    """(p(c), the polynomial coefficients of p below and above the margin): the chance that a
+    row of confidence c is positive, right (g) or wrong (1 − g)."""
+    m = law.margin
     if positive_right:
-        return law.right
-    return lambda c: 1.0 - law.right(c)
+        return law.right, (0.0,), (-m, 1.0)
+    return (lambda c: 1.0 - law.right(c)), (1.0,), (1.0 + m, -1.0)
+
+
+def _plus(*polys):
+    """The sum of polynomials given by coefficients."""
+    out = [0.0] * max(len(q) for q in polys)
+    for q in polys:
+        for k, c in enumerate(q):
+            out[k] += c
+    return tuple(out)
+
+
+def _times_x(q):
+    return (0.0, *q)
+
+
+def _expect(law: ConfidenceLaw, h, below, above) -> float:
+    """E[h(C)], h the polynomial ``below``/``above`` the margin (and h itself at the atoms)."""
+    return float(law.poly(below, above, -math.inf, math.inf)) + math.fsum(
+        mass * h(x) for x, mass in law.atoms()
+    )
 
 
 def calibration_truth(
@@ -307,11 +353,13 @@ def calibration_truth(
     False wrong) with chance p(C).  With W the weights' sum and E the weighted mixture:
 
     - ``ece`` over ``bins`` (closed as registered): Σ_b |E[(p(C) − C)·1{C ∈ b}]| — each bin's
-      share of rows times the gap between its accuracy and its mean confidence;
-    - ``brier``: E[C² − 2·C·p(C) + p(C)] = E[(C − Y)²];
+      share of rows times the gap between its accuracy and its mean confidence (closed form);
+    - ``brier``: E[C² − 2·C·p(C) + p(C)] = E[(C − Y)²] (closed form);
     - ``auroc``: P(C₁ > C₀) + ½·P(C₁ = C₀), C₁ a positive row's confidence and C₀ a negative
-      one's (the Mann–Whitney form of the area): the continuous part ∫ G₀(x) dμ₁(x), G₀(x)
-      the negative measure below x, by nested quadrature; the atoms exactly.
+      one's (the Mann–Whitney form of the area): ∫ G₀(x) dμ₁(x), G₀(x) the negative measure
+      below x in closed form, the integral over x by Gauss–Legendre quadrature (64 points on
+      each stretch between the laws' bounds, margins and quantiles at 0, ±1, ±2, ±4 sd), the
+      atoms exactly.
 
     NaN when the weights are all zero (or, for the AUROC, no row can be positive or none
     negative)."""
@@ -322,8 +370,13 @@ def calibration_truth(
     if figure == "brier":
 
         def squared(law: ConfidenceLaw) -> float:
-            p = _chance(law, positive_right)
-            return law.expect(lambda c: c * c - 2 * c * p(c) + p(c))
+            p, lo, hi = _chance(law, positive_right)
+
+            def h(q):  # c² − 2c·p(c) + p(c), p = q₀ + q₁c: q₀ + (q₁ − 2q₀)c + (1 − 2q₁)c²
+                q = _plus(q, (0.0, 0.0))
+                return (q[0], q[1] - 2 * q[0], 1 - 2 * q[1])
+
+            return _expect(law, lambda c: c * c - 2 * c * p(c) + p(c), h(lo), h(hi))
 
         return math.fsum(w * squared(law) for w, law in parts) / total
     if figure == "ece":
@@ -334,9 +387,10 @@ def calibration_truth(
             return math.nan
         gaps = [0.0] * (len(edges) - 1)
         for w, law in parts:
-            p = _chance(law, positive_right)
+            p, lo, hi = _chance(law, positive_right)
+            gap_lo, gap_hi = _plus(lo, (0.0, -1.0)), _plus(hi, (0.0, -1.0))  # p(c) − c
             for b in range(len(gaps)):
-                gaps[b] += w * law.integral(lambda c, p=p: p(c) - c, edges[b], edges[b + 1])
+                gaps[b] += w * float(law.poly(gap_lo, gap_hi, edges[b], edges[b + 1]))
             for x, mass in law.atoms():
                 b = int(bin_index([x], edges, closed)[0])
                 gaps[b] += w * mass * (p(x) - x)
@@ -346,45 +400,71 @@ def calibration_truth(
     return math.nan
 
 
-def _auroc(parts, positive_right: bool) -> float:
-    from scipy import integrate
+_NODES = 64
 
-    chances = [(w, law, _chance(law, positive_right)) for w, law in parts]
-    pos = math.fsum(w * law.expect(p) for w, law, p in chances)
-    neg = math.fsum(w * law.expect(lambda c, p=p: 1.0 - p(c)) for w, law, p in chances)
+
+def _stretches(law: ConfidenceLaw, others) -> list[float]:
+    """Where the integrand of the AUROC may bend or change fast: the bounds and margins of
+    every law, and this law's quantiles at 0, ±1, ±2, ±4 sd, within its range."""
+    cuts = {law.lo, law.hi}
+    for _, other in others:
+        cuts |= {other.lo, other.hi, other.margin}
+    if law.dist != "uniform":
+        for s in (0.0, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0):
+            x = law.mean + s * law.sd
+            cuts.add(math.exp(x) if law.dist == "lognormal" else x)
+    return sorted(c for c in cuts if law.lo <= c <= law.hi)
+
+
+def _auroc(parts, positive_right: bool) -> float:
+    chances = [(w, law, *_chance(law, positive_right)) for w, law in parts]
+    pos = math.fsum(w * _expect(law, p, lo, hi) for w, law, p, lo, hi in chances)
+    neg = math.fsum(
+        w * _expect(law, lambda c, p=p: 1.0 - p(c), _plus((1.0,), [-c for c in lo]),
+                    _plus((1.0,), [-c for c in hi]))
+        for w, law, p, lo, hi in chances
+    )  # fmt: skip
     if pos <= 0 or neg <= 0:
         return math.nan
 
-    def below(x: float, strict: bool = True) -> float:
-        """The negative measure of confidences below x (atoms at x left out when strict)."""
-        out = 0.0
-        for w, law, p in chances:
-            out += w * law.integral(lambda c, p=p: 1.0 - p(c), -math.inf, x)
+    def below(x, strict: bool = True):
+        """The negative measure of confidences below x (an array; atoms at x left out when
+        strict)."""
+        x = np.asarray(x, dtype=np.float64)
+        out = np.zeros_like(x)
+        for w, law, p, lo, hi in chances:
+            one_lo, one_hi = _plus((1.0,), [-c for c in lo]), _plus((1.0,), [-c for c in hi])
+            out = out + w * law.poly(one_lo, one_hi, -math.inf, x)
             for a, mass in law.atoms():
-                if a < x or (a == x and not strict):
-                    out += w * mass * (1.0 - p(a))
+                hit = (a < x) | ((a == x) & (not strict))
+                out = out + np.where(hit, w * mass * (1.0 - p(a)), 0.0)
         return out
 
+    nodes, weights = np.polynomial.legendre.leggauss(_NODES)
     area = 0.0
-    for w, law, p in chances:
+    for w, law, p, _, _ in chances:
         if law.point is None:
-            cuts = sorted(
-                {law.lo, law.hi, *(lw.lo for _, lw in parts), *(lw.hi for _, lw in parts)}
-            )
-            cuts = [c for c in cuts if law.lo <= c <= law.hi]
-            if law.lo < law.margin < law.hi:
-                cuts = sorted({*cuts, law.margin})
+            cuts = _stretches(law, parts)
             for u, v in zip(cuts, cuts[1:], strict=False):
-                got, _ = integrate.quad(
-                    lambda x, p=p, law=law: below(x) * p(x) * law.pdf(x),
-                    u,
-                    v,
-                    epsabs=1e-13,
-                    epsrel=1e-10,
-                    limit=100,
-                )
-                area += w * got
+                if v <= u:
+                    continue
+                x = (v - u) / 2 * nodes + (v + u) / 2
+                # the density of X at x times p(x): p's polynomial times the 0th moment's rate
+                px = np.array([p(t) for t in x.tolist()])
+                f = _density(law, x)
+                area += w * (v - u) / 2 * float(weights @ (below(x) * px * f))
         for a, mass in law.atoms():
-            tie = below(a, strict=False) - below(a)
-            area += w * mass * p(a) * (below(a) + 0.5 * tie)
+            strict = float(below([a])[0])
+            tie = float(below([a], strict=False)[0]) - strict
+            area += w * mass * p(a) * (strict + 0.5 * tie)
     return area / (pos * neg)
+
+
+def _density(law: ConfidenceLaw, x: np.ndarray) -> np.ndarray:
+    """f(x), the density of X."""
+    if law.dist == "uniform":
+        return np.full(x.shape, 1.0 / (law.hi - law.lo))
+    if law.dist == "normal":
+        return _pdf((x - law.mean) / law.sd) / law.sd
+    with np.errstate(divide="ignore"):
+        return np.where(x > 0, _pdf((np.log(x) - law.mean) / law.sd) / (x * law.sd), 0.0)
