@@ -156,8 +156,16 @@ def test_a_calibration_studys_accuracy_has_its_truth(calibration):
         diff = item(calibration, scenario, "contrasts", "acc-diff")
         assert diff["truth"] == pytest.approx(a - b, abs=1e-6)
         unbiased(diff)
-    # the ECE has no closed-form truth: still none
-    assert item(calibration, "calibrated", "estimates", "ece-all")["truth"] is None
+    # the ECE's truth counts the plain rows alone (the cot rows draw no confidence): 0 on
+    # the calibrated curve (each bin's accuracy is its mean confidence); over-confident on
+    # [0.1, 0.9] by 0.12, each bin's accuracy is below its mean confidence, by
+    # E[C − g(C)] = E[min(C, 0.12)] in all: ((0.12² − 0.1²)/2 + 0.12·0.78)/0.8 = 0.11975
+    # (tests/diagnose/test_confidence_truths.py checks more)
+    assert item(calibration, "calibrated", "estimates", "ece-all")["truth"] == 0.0
+    over = ((0.12**2 - 0.1**2) / 2 + 0.12 * 0.78) / 0.8
+    assert item(calibration, "overconfident", "estimates", "ece-all")["truth"] == pytest.approx(
+        over, abs=1e-6
+    )
 
 
 def curve_by_quadrature(mean: float, sd: float, low: float, high: float, margin: float):

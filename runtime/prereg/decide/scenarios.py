@@ -51,6 +51,24 @@ def compiled_rates(sc: Mapping[str, Any]) -> list[tuple[dict[str, tuple[str, ...
     ]
 
 
+def draws_outcome(sc: Mapping[str, Any]) -> bool:
+    """Whether the scenario draws an outcome (an outcome field, or a metric's chance); one
+    that does not draws only numbers or ratings, and no row of it is right (a rate of 0)."""
+    return sc.get("outcome") is not None or sc.get("metric") is not None
+
+
+def confidence_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A calibration entry as a value entry: its confidence clipped into [0, 1] (its low and
+    high within [0, 1]; a uniform confidence is drawn between them)."""
+    low = entry.get("low")
+    high = entry.get("high")
+    return {
+        **entry,
+        "low": 0.0 if low is None else max(0.0, float(low)),
+        "high": 1.0 if high is None else min(1.0, float(high)),
+    }
+
+
 def effects(sc: Mapping[str, Any]) -> tuple[float, ...]:
     """The effect sizes of a family, or ``()`` for a fixed scenario."""
     return tuple(float(e) for e in sc.get("effects") or ())

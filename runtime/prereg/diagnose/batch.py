@@ -485,7 +485,18 @@ class BlockScorer:
             if rules.FAMILIES[fam_id].missing == "refuse":  # score stops on such a study
                 for i in ids:
                     self.unclear |= np.isnan(np.asarray(results[i].p, dtype=np.float64))
-        return adjust_families_many(results, tested, rules.FAMILIES)
+        adjusted = adjust_families_many(results, tested, rules.FAMILIES)
+        # Each member's adjusted P is counted against its family's alpha (rejectedAdjusted),
+        # whether or not a rule reads it: the block adjusts in floats, the one-study scorer an
+        # exact test's P in fractions (11 x 1/220 is 1/20 there, 0.049999999999999996 here),
+        # so a study with an adjusted P within TOL of the alpha is scored alone.
+        for fam_id, ids in family_members(tested).items():
+            alpha = float(rules.FAMILIES[fam_id].alpha)
+            for i in ids:
+                x = np.asarray(adjusted[i].adjusted_p, dtype=np.float64)
+                with np.errstate(invalid="ignore"):
+                    self.unclear |= np.abs(x - alpha) <= TOL * alpha
+        return adjusted
 
     def one_by_one(self, items) -> dict:
         """Items the block does not cover (a bootstrap interval, a paired proportion, ...),

@@ -64,7 +64,7 @@ def condition(design: Design, sc: Mapping[str, Any], effect: float | None) -> Co
     rate = np.empty(design.groups)
     for g in range(design.groups):
         r = registered.rate_for(rates, design.attributes(g), 0.0 if effect is None else effect)
-        if r is None and not rates and sc.get("outcome") is None and sc.get("metric") is None:
+        if r is None and not rates and not registered.draws_outcome(sc):
             r = 0.0  # a scenario that draws only numbers or ratings: no outcome holds
         if r is None:
             cell = design.cells[int(design.group_cell[g])]["id"]

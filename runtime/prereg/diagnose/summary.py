@@ -64,6 +64,25 @@ def _mean_se(x: np.ndarray) -> tuple[float | None, float | None, int]:
     return mean, math.sqrt(var / n), n
 
 
+#: The agreement analyses whose truth :func:`.truths.agreement` works out under ``ratings``.
+_AGREEMENT = (
+    "percent-agreement",
+    "cohens-kappa",
+    "gwet-ac1",
+    "fleiss-kappa",
+    "krippendorff-alpha",
+)
+#: Agreement over any number of raters (the others compare two).
+_MANY_RATERS = ("fleiss-kappa", "krippendorff-alpha")
+
+#: The analyses of a confidence metric whose truth :meth:`_Truths.confidence` works out.
+_CONFIDENCE_FIGURES = {
+    "expected-calibration-error": "ece",
+    "brier-score": "brier",
+    "auroc": "auroc",
+}
+
+
 class _Truths:
     """The truths of one condition: a metric's over a selection (the scenario's expected
     metric: expected numerator over expected denominator for a proportion, the cells' expected
@@ -170,7 +189,83 @@ class _Truths:
             return self.number(metric, selection, what)
         if kind in ("coverage", "proportion"):
             return self.proportion(metric, selection, what)
+        if kind in ("ece", "auroc"):
+            return self.confidence(kind, metric, selection, what)
         return math.nan  # the row path: no closed form of the truth of this metric
+
+    def confidence(
+        self, figure: str, metric: str, selection, what: str, bins=None, closed=None
+    ) -> float:
+        """The truth of a figure of confidences (``ece``, ``auroc``, ``brier``) over the rows
+        of a selection, under a calibration scenario on the row path
+        (:func:`.truths.calibration_truth`): each cell's rows weighted by its observed rows,
+        their confidence from the cell's calibration entry (a cell without one draws none, so
+        its rows are not counted).  NaN where the figure's rows are not simply the observed
+        rows with a confidence and its positives not simply the right (or the wrong) rows: a
+        metric with an ``among`` other than its field being there, positives other than the
+        outcome eq true or false, a field or outcome the attempt policy's ``where`` or
+        ``select`` reads, the field also drawn by ``values``, units, a structured scenario, a
+        rounded confidence."""
+        from prereg.decide import scenarios as registered
+        from prereg.decide.table import cell_attributes
+        from prereg.rules import selection_matches
+
+        from .truths import ConfidenceLaw, calibration_truth
+
+        sc, model = self.scenario, getattr(self.design, "rows", None)
+        config = getattr(model, "config", None)
+        if self.plan.path != "rows" or sc is None or config is None or not sc.get("calibration"):
+            return math.nan
+        if config.get("units") or registered.structured(sc):
+            return math.nan
+        found = next((m for m in config.get("metrics") or () if m.get("id") == metric), None)
+        comp = (found or {}).get("compute") or {}
+        field, outcome = comp.get("field"), sc.get("outcome")
+        if comp.get("kind") not in ("ece", "auroc") or field is None or outcome is None:
+            return math.nan
+        if any(
+            c.get("field") != field or c.get("op") != "not_null" for c in comp.get("among") or ()
+        ):
+            return math.nan
+        where = list(comp.get("where") or ())
+        if len(where) != 1 or where[0].get("field") != outcome:
+            return math.nan
+        op, value = where[0].get("op"), where[0].get("value")
+        if op not in ("eq", "ne") or not isinstance(value, bool):
+            return math.nan
+        policy = config.get("attempts") or {}
+        read = {c.get("field") for part in ("where", "select") for c in policy.get(part) or ()} | {
+            c.get("other") for part in ("where", "select") for c in policy.get(part) or ()
+        }
+        if field in read or outcome in read:
+            return math.nan
+        if any(str(v.get("field")) == field for v in sc.get("values") or ()):
+            return math.nan
+        weights = self.weights(selection, what)
+        parts = []
+        for g in np.flatnonzero(weights > 0).tolist():
+            attrs = cell_attributes(self.design.cells[int(self.design.group_cell[g])])
+            entry = next(
+                (
+                    c
+                    for c in sc["calibration"]
+                    if selection_matches(registered.selection(c.get("where")), attrs)
+                ),
+                None,
+            )
+            if entry is None or str(entry["field"]) != field:
+                continue  # the cell's rows draw no confidence in this field: not counted
+            law = ConfidenceLaw.of(entry)
+            if law is None:
+                return math.nan
+            parts.append((float(weights[g]), law))
+        return calibration_truth(
+            figure,
+            parts,
+            positive_right=(op == "eq") == value,
+            bins=comp.get("bins") if bins is None else bins,
+            closed=str(comp.get("closed") or "left") if closed is None else closed,
+        )
 
     def geometric(self, metric: str) -> bool:
         return self.kind(metric) == "geometric_mean"
@@ -205,8 +300,18 @@ class _Truths:
             )
         if a.method == "pass-at-k" and metric is not None:
             return self.pass_at_k(a)
-        if a.method in ("percent-agreement", "cohens-kappa", "fleiss-kappa"):
+        if a.method in _AGREEMENT:
             return self.agreement(a)
+        if a.method in _CONFIDENCE_FIGURES and metric is not None and getattr(a, "of", None):
+            options = getattr(a, "options", {}) or {}
+            return self.confidence(
+                _CONFIDENCE_FIGURES[a.method],
+                metric,
+                a.of,
+                f"analysis {a.id}",
+                bins=options.get("edges"),
+                closed=options.get("closed"),
+            )
         return math.nan
 
     def pass_at_k(self, a) -> float:
@@ -260,6 +365,11 @@ class _Truths:
         options = getattr(a, "options", {}) or {}
         if a.method == "cohens-kappa" and options.get("weights") not in (None, "none"):
             return math.nan
+        if a.method == "krippendorff-alpha" and options.get("level_of_measurement") not in (
+            None,
+            "nominal",
+        ):
+            return math.nan  # distances between ordered labels: not worked out here
         cats = list(ratings["categories"])
         if [int(c) for c in options.get("categories") or cats] != [int(c) for c in cats]:
             return math.nan
@@ -268,7 +378,7 @@ class _Truths:
         own = {
             str(r["value"]): registered.confusion_matrix(r, k) for r in ratings.get("raters") or ()
         }
-        raters = self._raters(str(a.rater)) if own or a.method != "fleiss-kappa" else None
+        raters = self._raters(str(a.rater)) if own or a.method not in _MANY_RATERS else None
         if raters is None and own:
             return math.nan
         if raters is None:

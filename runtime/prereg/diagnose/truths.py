@@ -22,7 +22,11 @@ scenario, worked out from the scenario's registered words rather than simulated:
   p_rj = Σ_t π_t M_r[t, j]; percent agreement is P_o, Cohen's kappa (unweighted)
   (P_o − Σ_j p_rj p_sj)/(1 − Σ_j p_rj p_sj), Fleiss' kappa (P̄ − Σ_j p̄_j²)/(1 − Σ_j p̄_j²)
   with P̄ the mean of P_o over pairs of raters and p̄_j the mean of p_rj over raters: the
-  values the estimators converge to as items grow (Fleiss 1971; Cohen 1960).
+  values the estimators converge to as items grow (Fleiss 1971; Cohen 1960); Gwet's AC1 and
+  Krippendorff's alpha (nominal) likewise (:func:`agreement`);
+- the ECE, AUROC and Brier score of a confidence under a ``calibration`` curve
+  (:func:`calibration_truth`): the values they converge to as rows grow, over each cell's
+  confidence law (:class:`ConfidenceLaw`), by quadrature.
 
 A method or a scenario this module cannot work out gives NaN (reported as a null truth, with
 no bias or coverage).  The weights of several cells are their observed rows (a problem or item
@@ -34,6 +38,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 #: The estimand of each method whose estimate is a function of its selections' proportions or
 #: means: ``p`` (one proportion), ``p-diff`` (a − b), ``p-ratio`` (a / b), ``odds-ratio``,
@@ -146,9 +152,14 @@ def agreement(
     prevalence: Sequence[float],
     matrices: Sequence[Any],
 ) -> float:
-    """The agreement estimand of ``method`` (percent-agreement, cohens-kappa: two matrices;
-    fleiss-kappa: any number) for raters with these confusion matrices (k × k, rows the true
-    category) over items with this prevalence."""
+    """The agreement estimand of ``method`` (percent-agreement, cohens-kappa, gwet-ac1: two
+    matrices; fleiss-kappa, krippendorff-alpha: any number) for raters with these confusion
+    matrices (k × k, rows the true category) over items with this prevalence.  Gwet's AC1
+    (Gwet 2008): (P_o − P_e)/(1 − P_e), P_e = Σ_j π_j(1 − π_j)/(k − 1), π_j the two raters'
+    mean chance of label j.  Krippendorff's alpha of nominal labels with every item rated by
+    every rater: 1 − D_o/D_e, D_o the share of pairs of one item's labels that differ and D_e
+    of pairs of any two labels; as items grow its small-sample factor nm/(nm − 1) goes to 1
+    and it converges to the same value as Fleiss' kappa."""
     import numpy as np
 
     pi = np.asarray(prevalence, dtype=np.float64)
@@ -166,7 +177,14 @@ def agreement(
             return po
         pe = float(labels[0] @ labels[1])
         return (po - pe) / (1.0 - pe) if pe < 1 else _nan()
-    if method == "fleiss-kappa":
+    if method == "gwet-ac1":
+        if len(ms) != 2 or len(pi) < 2:
+            return _nan()
+        po = agree(ms[0], ms[1])
+        share = (labels[0] + labels[1]) / 2.0  # the two raters' mean chance of each label
+        pe = float(share @ (1.0 - share)) / (len(pi) - 1)
+        return (po - pe) / (1.0 - pe) if pe < 1 else _nan()
+    if method in ("fleiss-kappa", "krippendorff-alpha"):
         if len(ms) < 2:
             return _nan()
         pairs = [agree(ms[i], ms[j]) for i in range(len(ms)) for j in range(i + 1, len(ms))]
@@ -175,3 +193,278 @@ def agreement(
         pe = float(pj @ pj)
         return (pbar - pe) / (1.0 - pe) if pe < 1 else _nan()
     return _nan()
+
+
+# -- a calibration scenario's confidences ----------------------------------------------------
+
+
+class ConfidenceLaw:
+    """The law of the confidence a ``calibration`` entry draws, C = X clipped to [lo, hi]
+    (:func:`prereg.decide.scenarios.confidence_entry`: the entry's bounds within [0, 1]; a
+    uniform X on those bounds, a normal or lognormal X of the entry's mean and sd), and the
+    chance g(C) that a row with confidence C is right: C on the calibrated curve, max(C − m, 0)
+    over-confident by the margin m.  C has an atom at lo of mass P(X ≤ lo), one at hi of mass
+    P(X ≥ hi), and X's density between them, whose partial moments ∫ x^k f(x) dx (k = 0, 1, 2)
+    over an interval have closed forms (:meth:`moment`).  Rounded confidences (``decimals``)
+    are not modelled (:meth:`of` gives None)."""
+
+    def __init__(self, entry: Mapping[str, Any]):
+        from prereg.decide.scenarios import confidence_entry
+
+        v = confidence_entry(entry)
+        self.lo, self.hi = float(v["low"]), float(v["high"])
+        self.margin = 0.0 if entry["curve"] == "calibrated" else float(entry.get("margin") or 0.0)
+        self.dist = str(v["distribution"])
+        self.mean, self.sd = float(v.get("mean") or 0.0), float(v.get("sd") or 0.0)
+        self.point = None  # X without spread: C is one point
+        if self.dist == "uniform" and self.hi <= self.lo:
+            self.point = self.lo
+        elif self.dist != "uniform" and self.sd <= 0.0:
+            x = math.exp(self.mean) if self.dist == "lognormal" else self.mean
+            self.point = min(self.hi, max(self.lo, x))
+
+    @classmethod
+    def of(cls, entry: Mapping[str, Any]) -> ConfidenceLaw | None:
+        if entry.get("decimals") is not None:
+            return None
+        return cls(entry)
+
+    def right(self, c: float) -> float:
+        """g(c): the chance that a row of confidence c is right."""
+        return max(c - self.margin, 0.0)
+
+    def _z(self, x, shift: float = 0.0):
+        """The standard normal point of x (lognormal: of log x, less ``shift``·sd)."""
+        x = np.asarray(x, dtype=np.float64)
+        if self.dist == "normal":
+            return (x - self.mean) / self.sd
+        with np.errstate(divide="ignore"):
+            return (np.log(x) - self.mean) / self.sd - shift * self.sd
+
+    def cdf(self, x):
+        """P(X ≤ x)."""
+        if self.dist == "uniform":
+            return np.clip((np.asarray(x, dtype=np.float64) - self.lo) / (self.hi - self.lo), 0, 1)
+        return _ndtr(self._z(x))
+
+    def moment(self, k: int, a, b):
+        """∫ x^k f(x) dx over (a, b) (arrays alike, a ≤ b), f the density of X: closed forms
+        for k = 0, 1, 2 — uniform (b^(k+1) − a^(k+1))/((k + 1)(hi − lo)); normal
+        μ^k-weighted sums of ΔΦ, Δφ and Δ(zφ) at the standardised ends; lognormal
+        e^(kμ + k²σ²/2)·ΔΦ(z − kσ)."""
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        if self.dist == "uniform":
+            return (b ** (k + 1) - a ** (k + 1)) / ((k + 1) * (self.hi - self.lo))
+        if self.dist == "lognormal":
+            scale = math.exp(k * self.mean + k * k * self.sd * self.sd / 2.0)
+            return scale * (_ndtr(self._z(b, k)) - _ndtr(self._z(a, k)))
+        za, zb = self._z(a), self._z(b)
+        d0 = _ndtr(zb) - _ndtr(za)
+        if k == 0:
+            return d0
+        pa, pb = _pdf(za), _pdf(zb)
+        d1 = pa - pb  # ∫ z φ(z) dz
+        if k == 1:
+            return self.mean * d0 + self.sd * d1
+        with np.errstate(invalid="ignore"):
+            d2 = d0 - (
+                np.where(np.isfinite(zb), zb * pb, 0.0) - np.where(np.isfinite(za), za * pa, 0.0)
+            )
+        return self.mean**2 * d0 + 2 * self.mean * self.sd * d1 + self.sd**2 * d2
+
+    def atoms(self) -> list[tuple[float, float]]:
+        """(point, mass) of C's atoms."""
+        if self.point is not None:
+            return [(self.point, 1.0)]
+        low, high = float(self.cdf(self.lo)), 1.0 - float(self.cdf(self.hi))
+        return [(x, p) for x, p in ((self.lo, low), (self.hi, high)) if p > 0]
+
+    def poly(self, below: Sequence[float], above: Sequence[float], a, b):
+        """∫ h(x) f(x) dx over (a, b) ∩ (lo, hi) (``b`` may be an array), h the polynomial
+        with coefficients ``below`` (of 1, x, x², ...) under the margin and ``above`` over it
+        (where g bends)."""
+        b = np.asarray(b, dtype=np.float64)
+        if self.point is not None:
+            return np.zeros_like(b)
+        a = max(float(a), self.lo)
+        b = np.minimum(b, self.hi)
+        m = self.margin
+        total = np.zeros_like(b)
+        for coefs, u, w in ((below, a, np.minimum(b, m)), (above, max(a, m), b)):
+            w = np.maximum(w, u)
+            for k, c in enumerate(coefs):
+                if c:
+                    total = total + c * self.moment(k, u, w)
+        return total
+
+
+def _ndtr(z):
+    from scipy.special import ndtr
+
+    return ndtr(z)
+
+
+def _pdf(z):
+    z = np.asarray(z, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
+    return np.where(np.isfinite(z), out, 0.0)
+
+
+def _chance(law: ConfidenceLaw, positive_right: bool):
+    """(p(c), the polynomial coefficients of p below and above the margin): the chance that a
+    row of confidence c is positive, right (g) or wrong (1 − g)."""
+    m = law.margin
+    if positive_right:
+        return law.right, (0.0,), (-m, 1.0)
+    return (lambda c: 1.0 - law.right(c)), (1.0,), (1.0 + m, -1.0)
+
+
+def _plus(*polys):
+    """The sum of polynomials given by coefficients."""
+    out = [0.0] * max(len(q) for q in polys)
+    for q in polys:
+        for k, c in enumerate(q):
+            out[k] += c
+    return tuple(out)
+
+
+def _times_x(q):
+    return (0.0, *q)
+
+
+def _expect(law: ConfidenceLaw, h, below, above) -> float:
+    """E[h(C)], h the polynomial ``below``/``above`` the margin (and h itself at the atoms)."""
+    return float(law.poly(below, above, -math.inf, math.inf)) + math.fsum(
+        mass * h(x) for x, mass in law.atoms()
+    )
+
+
+def calibration_truth(
+    figure: str,
+    parts: Sequence[tuple[float, ConfidenceLaw]],
+    *,
+    positive_right: bool = True,
+    bins: Sequence[float] = (),
+    closed: str = "right",
+) -> float:
+    """The value a confidence figure converges to over rows drawn from ``parts`` (weight,
+    law): each row's confidence C from its law, positive (right, or with ``positive_right``
+    False wrong) with chance p(C).  With W the weights' sum and E the weighted mixture:
+
+    - ``ece`` over ``bins`` (closed as registered): Σ_b |E[(p(C) − C)·1{C ∈ b}]| — each bin's
+      share of rows times the gap between its accuracy and its mean confidence (closed form);
+    - ``brier``: E[C² − 2·C·p(C) + p(C)] = E[(C − Y)²] (closed form);
+    - ``auroc``: P(C₁ > C₀) + ½·P(C₁ = C₀), C₁ a positive row's confidence and C₀ a negative
+      one's (the Mann–Whitney form of the area): ∫ G₀(x) dμ₁(x), G₀(x) the negative measure
+      below x in closed form, the integral over x by Gauss–Legendre quadrature (64 points on
+      each stretch between the laws' bounds, margins and quantiles at 0, ±1, ±2, ±4 sd), the
+      atoms exactly.
+
+    NaN when the weights are all zero (or, for the AUROC, no row can be positive or none
+    negative)."""
+    parts = [(float(w), law) for w, law in parts if w > 0]
+    total = math.fsum(w for w, _ in parts)
+    if not parts or total <= 0:
+        return math.nan
+    if figure == "brier":
+
+        def squared(law: ConfidenceLaw) -> float:
+            p, lo, hi = _chance(law, positive_right)
+
+            def h(q):  # c² − 2c·p(c) + p(c), p = q₀ + q₁c: q₀ + (q₁ − 2q₀)c + (1 − 2q₁)c²
+                q = _plus(q, (0.0, 0.0))
+                return (q[0], q[1] - 2 * q[0], 1 - 2 * q[1])
+
+            return _expect(law, lambda c: c * c - 2 * c * p(c) + p(c), h(lo), h(hi))
+
+        return math.fsum(w * squared(law) for w, law in parts) / total
+    if figure == "ece":
+        from prereg.stats.calibration import bin_index
+
+        edges = [float(e) for e in bins]
+        if len(edges) < 2:
+            return math.nan
+        gaps = [0.0] * (len(edges) - 1)
+        for w, law in parts:
+            p, lo, hi = _chance(law, positive_right)
+            gap_lo, gap_hi = _plus(lo, (0.0, -1.0)), _plus(hi, (0.0, -1.0))  # p(c) − c
+            for b in range(len(gaps)):
+                gaps[b] += w * float(law.poly(gap_lo, gap_hi, edges[b], edges[b + 1]))
+            for x, mass in law.atoms():
+                b = int(bin_index([x], edges, closed)[0])
+                gaps[b] += w * mass * (p(x) - x)
+        return math.fsum(abs(g) for g in gaps) / total
+    if figure == "auroc":
+        return _auroc(parts, positive_right)
+    return math.nan
+
+
+_NODES = 64
+
+
+def _stretches(law: ConfidenceLaw, others) -> list[float]:
+    """Where the integrand of the AUROC may bend or change fast: the bounds and margins of
+    every law, and this law's quantiles at 0, ±1, ±2, ±4 sd, within its range."""
+    cuts = {law.lo, law.hi}
+    for _, other in others:
+        cuts |= {other.lo, other.hi, other.margin}
+    if law.dist != "uniform":
+        for s in (0.0, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0):
+            x = law.mean + s * law.sd
+            cuts.add(math.exp(x) if law.dist == "lognormal" else x)
+    return sorted(c for c in cuts if law.lo <= c <= law.hi)
+
+
+def _auroc(parts, positive_right: bool) -> float:
+    chances = [(w, law, *_chance(law, positive_right)) for w, law in parts]
+    pos = math.fsum(w * _expect(law, p, lo, hi) for w, law, p, lo, hi in chances)
+    neg = math.fsum(
+        w * _expect(law, lambda c, p=p: 1.0 - p(c), _plus((1.0,), [-c for c in lo]),
+                    _plus((1.0,), [-c for c in hi]))
+        for w, law, p, lo, hi in chances
+    )  # fmt: skip
+    if pos <= 0 or neg <= 0:
+        return math.nan
+
+    def below(x, strict: bool = True):
+        """The negative measure of confidences below x (an array; atoms at x left out when
+        strict)."""
+        x = np.asarray(x, dtype=np.float64)
+        out = np.zeros_like(x)
+        for w, law, p, lo, hi in chances:
+            one_lo, one_hi = _plus((1.0,), [-c for c in lo]), _plus((1.0,), [-c for c in hi])
+            out = out + w * law.poly(one_lo, one_hi, -math.inf, x)
+            for a, mass in law.atoms():
+                hit = (a < x) | ((a == x) & (not strict))
+                out = out + np.where(hit, w * mass * (1.0 - p(a)), 0.0)
+        return out
+
+    nodes, weights = np.polynomial.legendre.leggauss(_NODES)
+    area = 0.0
+    for w, law, p, _, _ in chances:
+        if law.point is None:
+            cuts = _stretches(law, parts)
+            for u, v in zip(cuts, cuts[1:], strict=False):
+                if v <= u:
+                    continue
+                x = (v - u) / 2 * nodes + (v + u) / 2
+                # the density of X at x times p(x): p's polynomial times the 0th moment's rate
+                px = np.array([p(t) for t in x.tolist()])
+                f = _density(law, x)
+                area += w * (v - u) / 2 * float(weights @ (below(x) * px * f))
+        for a, mass in law.atoms():
+            strict = float(below([a])[0])
+            tie = float(below([a], strict=False)[0]) - strict
+            area += w * mass * p(a) * (strict + 0.5 * tie)
+    return area / (pos * neg)
+
+
+def _density(law: ConfidenceLaw, x: np.ndarray) -> np.ndarray:
+    """f(x), the density of X."""
+    if law.dist == "uniform":
+        return np.full(x.shape, 1.0 / (law.hi - law.lo))
+    if law.dist == "normal":
+        return _pdf((x - law.mean) / law.sd) / law.sd
+    with np.errstate(divide="ignore"):
+        return np.where(x > 0, _pdf((np.log(x) - law.mean) / law.sd) / (x * law.sd), 0.0)

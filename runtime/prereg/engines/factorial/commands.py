@@ -1138,7 +1138,7 @@ class DrawnRows:
     def writer(self, sid: str) -> RecordWriter:
         w = self._writers.get(sid)
         if w is None:
-            w = self._writers[sid] = RecordWriter(self.config, self.scenarios[sid])
+            w = self._writers[sid] = RecordWriter(self.config, self.scenarios[sid], "diagnose")
         return w
 
     def items(self, field: str) -> tuple[np.ndarray, int]:
@@ -1598,7 +1598,7 @@ def diagnose_design(config):
         # every figure needs the rows (units roll them up; clustered rows or ratings are
         # drawn together): no prototype row stands for a kind of row
         return _rows_only_design(config, cells, why)
-    writer = RecordWriter(config, found[0])
+    writer = RecordWriter(config, found[0], "diagnose")
     draws = {
         RIGHT: (False, True),
         WRONG: (False, False),
@@ -1715,7 +1715,7 @@ def marginal_contributions(config, cells) -> dict[str, tuple[str, np.ndarray, np
         return {}
     sc = next((s for s in found if s.get("outcome") is not None), found[0])
     try:
-        writer = RecordWriter(config, sc)
+        writer = RecordWriter(config, sc, "diagnose")
     except UserError:
         return {}
     obs = _contract(config, "observation")

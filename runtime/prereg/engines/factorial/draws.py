@@ -72,9 +72,12 @@ def item_normals(scenario_id: str, seed, items: Sequence[Any], what: str) -> np.
     return normals(rowhash.words(rowhash.text_keys([str(i) for i in items], k0, k1), 1)[:, 0])
 
 
-def numbers_of(v: Mapping[str, Any], z: np.ndarray, integer: bool) -> np.ndarray:
+def numbers_of(
+    v: Mapping[str, Any], z: np.ndarray, integer: bool, command: str = "simulate"
+) -> np.ndarray:
     """Numbers of value entry ``v`` from standard normal latents: made, clipped and rounded as
-    :func:`~.commands._finish` does (an integer field's as int64, else float64)."""
+    :func:`~.commands._finish` does (an integer field's as int64, else float64); a number
+    beyond what the field holds is refused naming ``command``."""
     from scipy.special import ndtr
 
     from prereg.stats.rounding import round_half_up_array
@@ -94,7 +97,7 @@ def numbers_of(v: Mapping[str, Any], z: np.ndarray, integer: bool) -> np.ndarray
     if integer:
         if not np.all(np.abs(x) < 2.0**53):
             raise UserError(
-                f"simulate: a drawn whole number of {v['field']!r} is beyond ±2^53 (clip it"
+                f"{command}: a drawn whole number of {v['field']!r} is beyond ±2^53 (clip it"
                 " with low/high)"
             )
         return np.rint(x).astype(np.int64)
@@ -102,7 +105,7 @@ def numbers_of(v: Mapping[str, Any], z: np.ndarray, integer: bool) -> np.ndarray
         x = round_half_up_array(x, int(v["decimals"]))
     if not np.all(np.isfinite(x)):
         raise UserError(
-            f"simulate: a drawn number of {v['field']!r} is not finite (clip it with low/high)"
+            f"{command}: a drawn number of {v['field']!r} is not finite (clip it with low/high)"
         )
     return x
 
@@ -145,11 +148,11 @@ def row_numbers(writer, rid, cell: Mapping[str, Any], right: bool, seed, item=No
                 rho = float(writer.pairing["correlation"])
                 w = item_normals(str(writer.scenario_id), seed, [item], name)
                 z = math.sqrt(rho) * w + math.sqrt(1.0 - rho) * z
-            out[name] = numbers_of(v, z, writer.integer[name])[0].item()
+            out[name] = numbers_of(v, z, writer.integer[name], writer.command)[0].item()
             break
         else:
             raise UserError(
-                f"simulate: scenario {writer.scenario_id} draws no value of {name!r} for a row"
+                f"{writer.command}: scenario {writer.scenario_id} draws no value of {name!r} for a row"
                 f" of cell {cell['id']} (end the field's entries with one without where)"
             )
     return out
@@ -169,25 +172,49 @@ def _has(config: Mapping[str, Any], role: str) -> bool:
     return any(c.get("role") == role for c in config["record_contracts"])
 
 
-def _failed_record(policy: Mapping[str, Any], outcome: str) -> dict[str, Any]:
+def _failed_conditions(policy: Mapping[str, Any]) -> tuple[str, list]:
+    """The conditions a simulated failed attempt meets, with the key of the policy they are
+    read from: its ``failed`` conditions, or, without them, the first of ``failed_if_any``."""
+    if policy.get("failed"):
+        return "failed", list(policy["failed"])
+    return "failed_if_any", list(policy.get("failed_if_any") or ())[:1]
+
+
+def failed_problem(policy: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Why no failed attempt can be written that meets the policy's failed conditions, as
+    ``(pointer into the spec, rule)``, or None when one can (:func:`_failed_record`)."""
+    key, conds = _failed_conditions(policy)
+    for k, c in enumerate(conds):
+        writable = (
+            c["op"] == "is_null"
+            or (c["op"] == "eq" and c.get("other") is None)
+            or (c["op"] == "in" and c.get("values"))
+        )
+        if not writable:
+            return (
+                f"/attempts/{key}/{k}",
+                f"cannot write a failed attempt meeting {c['field']} {c['op']} (only is_null,"
+                " eq with a value, and in)",
+            )
+    if not conds:
+        return "/attempts", "the attempt policy registers no failed condition"
+    return None
+
+
+def _failed_record(policy: Mapping[str, Any], command: str = "simulate") -> dict[str, Any]:
     """Field values that make an attempt meet the policy's ``failed`` conditions (or, without
     them, the first of its ``failed_if_any`` conditions)."""
+    problem = failed_problem(policy)
+    if problem is not None:
+        raise UserError(f"{command}: {problem[1]}")
     out: dict[str, Any] = {}
-    conds = policy.get("failed") or (policy.get("failed_if_any") or ())[:1]
-    for c in conds:
+    for c in _failed_conditions(policy)[1]:
         if c["op"] == "is_null":
             out[c["field"]] = None
-        elif c["op"] == "eq" and c.get("other") is None:
+        elif c["op"] == "eq":
             out[c["field"]] = c.get("value")
-        elif c["op"] == "in" and c.get("values"):
-            out[c["field"]] = c["values"][0]
         else:
-            raise UserError(
-                f"simulate: cannot write a failed attempt meeting {c['field']} {c['op']}"
-                " (only is_null, eq with a value, and in)"
-            )
-    if not out:
-        raise UserError("simulate: the attempt policy registers no failed condition")
+            out[c["field"]] = c["values"][0]
     return out
 
 
@@ -340,15 +367,8 @@ def word_values(v: Mapping[str, Any], words: np.ndarray, integer: bool) -> np.nd
     return latent_values(v, normals(words), integer)
 
 
-def _confidence_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """A calibration entry as a value entry: its confidence clipped into [0, 1]."""
-    low = entry.get("low")
-    high = entry.get("high")
-    return {
-        **entry,
-        "low": 0.0 if low is None else max(0.0, float(low)),
-        "high": 1.0 if high is None else min(1.0, float(high)),
-    }
+#: A calibration entry as a value entry (:func:`prereg.decide.scenarios.confidence_entry`).
+_confidence_entry = registered.confidence_entry
 
 
 def chance_right(entry: Mapping[str, Any], confidence):
@@ -368,15 +388,126 @@ def structure_fields(scenario: Mapping[str, Any]) -> set[str]:
     return structure_read(scenario) if registered.structured(scenario) else set()
 
 
+#: The farthest a standard normal of ``simulate``'s words reaches: Φ⁻¹ at the midpoint of the
+#: first (or last) interval of the top 52 bits of a word, Φ⁻¹(2⁻⁵³) (:func:`normals`).
+WORD_NORMAL_REACH = 8.209536151601387
+
+
+def _outcomes(scenario: Mapping[str, Any], cell: Mapping[str, Any]) -> tuple[bool, ...]:
+    """The outcomes (right or not) a row of ``cell`` can have under ``scenario``: none is
+    right without an outcome; a rate of 0 or 1 at every effect size allows one; a calibration
+    curve (a chance that moves with each row's confidence) both."""
+    from prereg.rules import selection_matches
+
+    if scenario.get("outcome") is None:
+        return (False,)
+    attrs = cell_attributes(cell)
+    for c in scenario.get("calibration") or ():
+        if selection_matches(registered.selection(c.get("where")), attrs):
+            return (False, True)
+    rate = next(
+        (r for r in registered.compiled_rates(scenario) if selection_matches(r[0], attrs)), None
+    )
+    if rate is None:
+        return (False, True)  # refused as a missing rate
+    chances = {rate[1] + rate[2] * e for e in registered.effects(scenario) or (0.0,)}
+    return tuple(o for o in (False, True) if any((c > 0.0) if o else (c < 1.0) for c in chances))
+
+
+def _reach(v: Mapping[str, Any]) -> tuple[float, float]:
+    """The least and greatest number a value entry draws from a normal within
+    :data:`WORD_NORMAL_REACH` (each draw is monotone in its normal), clipped to low/high."""
+    dist = v["distribution"]
+    ends = []
+    for z in (-WORD_NORMAL_REACH, WORD_NORMAL_REACH):
+        if dist == "uniform":
+            x = float(v["low"]) if z < 0 else float(v["high"])
+        else:
+            x = float(v.get("mean") or 0.0) + float(v.get("sd") or 0.0) * z
+            if dist == "lognormal":
+                try:
+                    x = math.exp(x)
+                except OverflowError:
+                    x = math.inf
+        if v.get("low") is not None:
+            x = max(x, float(v["low"]))
+        if v.get("high") is not None:
+            x = min(x, float(v["high"]))
+        ends.append(x)
+    return ends[0], ends[1]
+
+
+def value_problems(cells, scenario: Mapping[str, Any], integer: Mapping[str, bool]) -> list:
+    """Why the numbers of ``scenario``'s ``values`` cannot be drawn for every row, as
+    ``(pointer relative to the scenario, rule)``: a cell whose rows, right or wrong as they can
+    be, meet none of a field's entries; an entry whose draws reach a number that is not finite,
+    or beyond ±2^53 for a whole-number field, within :data:`WORD_NORMAL_REACH` standard
+    deviations (clip it with low/high)."""
+    out: list[tuple[str, str]] = []
+    sid = scenario.get("id")
+    where: dict[str, list[int]] = {}
+    for j, v in enumerate(scenario.get("values") or ()):
+        where.setdefault(str(v["field"]), []).append(j)
+    for name, entries in _value_specs(scenario):
+        table = entry_table(cells, entries)
+        for c, cell in enumerate(cells):
+            lost = [o for o in _outcomes(scenario, cell) if table[c, int(o)] < 0]
+            if lost:
+                when = ""
+                if scenario.get("outcome") is not None and len(lost) == 1:
+                    when = " when they are right" if lost[0] else " when they are wrong"
+                out.append(
+                    (
+                        f"values/{where[name][-1]}",
+                        f"scenario {sid}: no entry of {name!r} draws a number for the rows of"
+                        f" cell {cell['id']}{when} (end the field's entries with one without"
+                        " where or outcome)",
+                    )
+                )
+                break
+        for j, v in zip(where[name], entries, strict=True):
+            low, high = _reach(v)
+            if not (math.isfinite(low) and math.isfinite(high)):
+                bad = "is not finite"
+            elif integer.get(name) and not max(abs(low), abs(high)) < 2.0**53:
+                bad = "is a whole number beyond ±2^53"
+            else:
+                continue
+            out.append(
+                (
+                    f"values/{j}",
+                    f"scenario {sid}: a number of {name!r} drawn {WORD_NORMAL_REACH:.2f} standard"
+                    f" deviations out {bad} (clip it with low/high)",
+                )
+            )
+    return out
+
+
 class RecordWriter:
     """Writes the observation records of one row the way ``simulate`` does: its scored
     attempts carry the fields the policy's ``where`` fixes and the row's split and levels when
-    the observations place their rows; a failed attempt meets the policy's ``failed``."""
+    the observations place their rows; a failed attempt meets the policy's ``failed``.
 
-    def __init__(self, config, scenario: Mapping[str, Any]):
+    A scenario whose records cannot be written so (a required field it does not draw, a field
+    the contract lacks, a failed attempt no value meets, a row of a cell with no value of a
+    field, a number beyond what a field holds) is refused by the command building the writer
+    (``command``, named in the message); with ``strict=False`` the writer keeps every such
+    problem in :attr:`problems` instead, as ``(pointer, rule)`` (pointer: into the spec, or
+    relative to the scenario when it does not start with ``/``), and compile reports them
+    (:func:`prereg.engines.factorial.spec_checks.checks`)."""
+
+    def __init__(
+        self,
+        config,
+        scenario: Mapping[str, Any],
+        command: str = "simulate",
+        strict: bool = True,
+    ):
         policy = config["attempts"]
         obs = _contract(config, "observation")
         names = {f["name"] for f in obs["fields"]}
+        self.command = command
+        self.problems: list[tuple[str, str]] = []
         self.row_field, self.order = policy["key"][0], policy.get("order")
         self.name = attempt_policy.row_name(policy)
         self.outcome = scenario.get("outcome")  # None: the scenario draws no outcome
@@ -386,7 +517,13 @@ class RecordWriter:
         }
         self.placing.update({f["name"]: ("factor", f) for f in obs["fields"] if f.get("factor")})
         # a failed attempt is written only before a later one (a policy with an order)
-        self.failed = _failed_record(policy, self.outcome) if self.order else {}
+        self.failed = {}
+        if self.order:
+            problem = failed_problem(policy)
+            if problem is None:
+                self.failed = _failed_record(policy, command)
+            else:
+                self.problems.append(problem)
         types = {f["name"]: f.get("type") for f in obs["fields"]}
         # a required field with allowed values that nothing else draws takes, on a successful
         # attempt, the first allowed value that does not make the attempt failed
@@ -419,7 +556,7 @@ class RecordWriter:
             *(name for name, _ in self.values),
             *calibrated,
             *structure,
-            *(self.name if registered.structured(scenario) else ()),
+            *self.name,  # a row named by several fields writes each
         }
         success = {self.row_field, *self.fixed, *self.placing, *structure}
         success |= {self.outcome} if self.outcome else set()
@@ -431,13 +568,26 @@ class RecordWriter:
         written = drawn - (set(self.failed) - success - set(self.defaults))
         missing = sorted(required - written - set(self.placing))
         if missing:
-            raise UserError(
-                f"simulate: the observation contract requires field(s) {missing}, which a"
-                " scenario does not draw"
+            self.problems.append(
+                (
+                    "",
+                    f"scenario {self.scenario_id}: the observation contract {obs.get('id')}"
+                    f" requires field(s) {missing}, which the scenario does not draw (draw them"
+                    " with values, or mark them required: false)",
+                )
             )
         unknown = sorted(drawn - names)
         if unknown:
-            raise UserError(f"simulate: the observation contract has no field(s) {unknown}")
+            self.problems.append(
+                (
+                    "",
+                    f"scenario {self.scenario_id}: the observation contract {obs.get('id')} has"
+                    f" no field(s) {unknown}, which the scenario's records carry",
+                )
+            )
+        self.problems += value_problems(config.get("cells") or (), scenario, self.integer)
+        if strict and self.problems:
+            raise UserError(f"{command}: {self.problems[0][1]}")
 
     def numbers(self, rid, cell: Mapping[str, Any], right: bool, seed, item=None) -> dict[str, Any]:
         """The numeric fields of one row's attempts as ``simulate`` draws them (see

@@ -99,13 +99,16 @@ class Simulation:
         self.coverage = registered.coverage(scenario)
         self.fail_rate = registered.failed_attempt_rate(scenario)
         rates = registered.compiled_rates(scenario)
-        self.rate = np.array(
-            [
-                math.nan if (r := registered.rate_for(rates, cell_attributes(c))) is None else r
-                for c in table.cells
-            ],
-            dtype=np.float64,
-        )
+        if not rates and not registered.draws_outcome(scenario):
+            self.rate = np.zeros(len(table.cells))  # numbers only: no row is right
+        else:
+            self.rate = np.array(
+                [
+                    math.nan if (r := registered.rate_for(rates, cell_attributes(c))) is None else r
+                    for c in table.cells
+                ],
+                dtype=np.float64,
+            )
         self.calibration = np.array(
             [
                 next((k for k, e in enumerate(w.calibration) if e is w.calibration_entry(c)), -1)

@@ -72,4 +72,56 @@ def checks(spec: dict) -> list[Problem]:
                     " or only numbers (values) or ratings",
                 )
             )
+    if not out:
+        out += scenario_problems(spec)
+    return out
+
+
+def scenario_problems(spec: dict) -> list[Problem]:
+    """What ``simulate`` and ``diagnose`` would refuse of the registered scenarios, refused
+    here first: the records a scenario draws are written by the engine's own
+    :class:`~prereg.engines.factorial.draws.RecordWriter` over what the spec compiles to,
+    which keeps every problem instead of refusing the first (the observation contract requires
+    a field the scenario does not draw, a failed attempt no value meets, a cell's rows that no
+    entry of a field draws a number for, a number beyond what its field holds); and diagnose
+    runs every scenario over one outcome field."""
+    scenarios = [s for s in spec.get("scenarios") or [] if isinstance(s, dict)]
+    drawing = [(i, s) for i, s in enumerate(scenarios) if s.get("metric") is None]
+    if not drawing:
+        return []
+    from prereg.compiler.build import engine_config
+
+    from .draws import RecordWriter
+
+    config = engine_config(dict(spec))
+    out: list[Problem] = []
+    seen: set[tuple[str, str]] = set()
+    for i, s in drawing:
+        config_sc = next(c for c in config["scenarios"] if c.get("id") == s.get("id"))
+        for where, rule in RecordWriter(config, config_sc, strict=False).problems:
+            ptr = (
+                where
+                if where.startswith("/")
+                else f"/scenarios/{i}" + (f"/{where}" if where else "")
+            )
+            if where.startswith("/"):
+                if (where, rule) in seen:  # the policy's: said once, for the first scenario
+                    continue
+                seen.add((where, rule))
+                rule = f"{rule}, and scenario {s.get('id')} writes a failed attempt before the one that counts (the policy has an order)"
+            out.append((ptr, rule))
+    outcomes: dict[str, int] = {}
+    for i, s in drawing:
+        if s.get("outcome") is not None:
+            outcomes.setdefault(str(s["outcome"]), i)
+    if len(outcomes) > 1:
+        (first, i0), (second, i1) = list(outcomes.items())[:2]
+        out.append(
+            (
+                f"/scenarios/{i1}/outcome",
+                f"scenario {scenarios[i1].get('id')} draws outcome {second!r} and scenario"
+                f" {scenarios[i0].get('id')} {first!r}: diagnose runs every scenario over one"
+                " outcome field",
+            )
+        )
     return out
