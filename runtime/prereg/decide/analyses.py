@@ -537,6 +537,29 @@ def _mean_certified(entry, args, estimate):
     return Certified(estimate, error=scale + 4 * EPS * abs(estimate), exact=exact)
 
 
+#: Methods whose estimate is the ratio of two samples' geometric means (Welch's t on the logs):
+#: their estimate is certified by balls of the logs of the decimal data, as a geometric-mean
+#: contrast is, so a ratio exactly on a threshold meets ``le`` and ``ge`` (its float is
+#: 0.9000000000000001 or 0.8999999999999999 as the logs round).
+GEOMETRIC_RATIOS = frozenset({"ratio-of-geometric-means", "noninferiority-ratio-means"})
+
+
+def _ratio_certified(entry, args, estimate):
+    """The certified ratio of geometric means of a ratio method's two samples (None when the
+    method is not one, a sample is empty or not positive, or the float disagrees)."""
+    from prereg.decide.certify import _exp, _log_mean, _minus
+
+    if entry.name not in GEOMETRIC_RATIOS or estimate is None or len(args) < 2:
+        return None
+    xs = [np.asarray(a, dtype=np.float64) for a in args[:2]]
+    if any(x.size == 0 or not bool(np.all(x > 0)) for x in xs):
+        return None
+    figure = _exp(_minus(_log_mean(xs[0]), _log_mean(xs[1])))
+    if figure is None or abs(figure.value - float(estimate)) > 4 * figure.error:
+        return None  # pragma: no cover - the method's estimate is not this ratio
+    return figure
+
+
 def _as_contrast(item, entry, result, args=()) -> ContrastResult:
     estimate = result.estimate
     certified: dict[str, object] = {
@@ -545,6 +568,8 @@ def _as_contrast(item, entry, result, args=()) -> ContrastResult:
     extra: dict[str, Any] = {}
     if "estimate" not in certified:
         mean = _mean_certified(entry, args, estimate)
+        if mean is None:
+            mean = _ratio_certified(entry, args, estimate)
         if mean is not None:
             from prereg.decide.samples import _record_exact
 
