@@ -207,6 +207,26 @@ def _by_unit(item, rows, columns, extra: dict[str, Any]):
     return table, order
 
 
+def _one_cell_per_unit(item, rows: np.ndarray, units: list, sel) -> None:
+    """Refuse a problem whose samples lie in more than one cell: an ``of`` that selects two
+    models (or any two levels) with the same problem ids would pool both models' samples into
+    one problem, and pass@k or the vote would be of neither."""
+    cell = np.asarray(sel.table.cell)[rows].tolist()
+    first: dict = {}
+    for u, c in zip(units, cell, strict=True):
+        c0 = first.setdefault(u, c)
+        if c0 != c:
+            cells = sel.table.cells
+            raise _fail(
+                item,
+                f"{item.unit} {u!r} has samples in cells {cells[c0]['id']} and {cells[c]['id']}:"
+                f" a {item.unit}'s samples must all come from one cell, or they are pooled"
+                " across the cells (say, two models' samples counted as one problem's);"
+                " narrow `of` to one level of the factor that differs, and register one"
+                " analysis per level",
+            )
+
+
 def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict) -> tuple:
     """(positional arguments, filled options) of the entry's function."""
     shape = entry.shape
@@ -330,6 +350,7 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
     if shape == "samples-per-problem":
         rows = _rows(item, m, sel, item.of)
         units = _values_at(_field(columns, item.unit, item), rows, item, item.unit)
+        _one_cell_per_unit(item, rows, units, sel)
         n: dict = {}
         c: dict = {}
         for u, h in zip(units, _hits(m, rows).tolist(), strict=True):
@@ -340,6 +361,7 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
     if shape == "answers-per-problem":
         rows = _rows(item, m, sel, item.of)
         units = _values_at(_field(columns, item.unit, item), rows, item, item.unit)
+        _one_cell_per_unit(item, rows, units, sel)
         answers = _values_at(_field(columns, item.rating, item), rows, item, item.rating)
         truth = _values_at(_field(columns, item.truth, item), rows, item, item.truth)
         per: dict = {}

@@ -457,6 +457,32 @@ def test_data_the_method_refuses_stop_score_naming_the_analysis(tmp_path, capsys
     assert "Traceback" not in err and not out.exists() and not out.with_suffix(".md").exists()
 
 
+def test_pass_at_k_over_two_settings_is_refused_not_pooled(tmp_path, capsys):
+    """A newcomer's `of` selecting both decoding settings: the same problem ids in both cells
+    would make one problem of 20 samples (10 of each setting), and pass@5 of neither (with 3
+    and 5 right of 10 per setting, the pooled problem has 8 of 20: 1 - C(12,5)/C(20,5) =
+    0.949, while each setting's own pass@5 is 1 - C(7,5)/C(10,5) = 0.917 and 1 - C(5,5)/C(10,5)
+    = 0.996). score stops naming the analysis, the problem and both cells; nothing is written."""
+    edit = (
+        'levels: ["{decoding}"]}]}\n        unit: problem\n        options: {k: 5}',
+        "levels: [greedy-temp, nucleus]}]}\n        unit: problem\n        options: {k: 5}",
+    )
+    root = _project(tmp_path, "pass-at-k", edit)
+    obs = root / "obs.jsonl"
+    records = _sample_records({"greedy-temp": [3] * 20, "nucleus": [5] * 20})
+    obs.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = root / "SCORE.json"
+    args = ["--project", str(root), "pass-at-k", "score", "--observations", str(obs)]
+    assert main([*args, "--out", str(out)]) != 0
+    err = capsys.readouterr().err
+    assert "(pass-at-k): problem 'p" in err
+    assert "has samples in cells greedy-temp and nucleus" in err or (
+        "has samples in cells nucleus and greedy-temp" in err
+    )
+    assert "register one analysis per level" in err
+    assert "Traceback" not in err and not out.exists() and not out.with_suffix(".md").exists()
+
+
 def test_the_report_shows_the_analyses_and_explains_the_verdict(tmp_path):
     """report.html (prereg demo --plan) lists each analysis with its figures, and the verdict's
     deciding figures name the analysis the rule read."""
