@@ -229,6 +229,8 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                             f"{what}: option {o} of method {method} is {value!r}, which is not"
                             f" one of its values ({o}: {entry.options[o]})",
                         )
+                if entry.family != "custom":
+                    _per_input_lengths(an, options, entry, f"{ptr}/options", what, report)
                 for o in unknown:
                     filled = o in entry.options
                     report(
@@ -238,6 +240,52 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                         + f" (its options: {listed})",
                     )
             earlier.update(own)
+
+
+#: Options that hold one entry per item of an input (a trend's scores: one per group), with
+#: what the entry is called, so a length that can never fit is refused at compile time rather
+#: than when the data are scored.
+_PER_INPUT = {
+    "scores": ("groups", "number", "group"),
+    "coefficients": ("groups", "number", "group"),
+    "weights": ("of_analyses", "weight", "P value"),
+}
+
+
+def _per_input_lengths(an: dict, options: dict, entry, ptr: str, what: str, report) -> None:
+    """A list option with one entry per group (or per P value) must have as many entries as
+    the input lists; a transition matrix is m x m over the m P values."""
+    from prereg.decide.analyses import INPUTS
+
+    reads = INPUTS[entry.shape]
+    for o, (inp, noun, per) in _PER_INPUT.items():
+        if o not in entry.options or o not in options or inp not in reads:
+            continue
+        value, listed = options[o], an.get(inp)
+        if not isinstance(listed, list):
+            continue
+        if not isinstance(value, list):
+            report(
+                f"{ptr}/{o}",
+                f"{what}: option {o} of method {entry.name} is a list of {len(listed)}, one"
+                f" {noun} per {per} of {inp}, in the registered order",
+            )
+        elif len(value) != len(listed):
+            report(
+                f"{ptr}/{o}",
+                f"{what}: option {o} of method {entry.name} has {len(value)} {noun}(s), and"
+                f" {inp} lists {len(listed)}: one {noun} per {per}, in the registered order",
+            )
+    m = an.get("of_analyses")
+    value = options.get("transitions")
+    if "transitions" in entry.options and isinstance(m, list) and isinstance(value, list):
+        if len(value) != len(m) or any(not isinstance(r, list) or len(r) != len(m) for r in value):
+            report(
+                f"{ptr}/transitions",
+                f"{what}: option transitions of method {entry.name} is the {len(m)} x {len(m)}"
+                " matrix over the P values of of_analyses (a row per P value, an entry per"
+                " P value in each row)",
+            )
 
 
 BEGIN = (
