@@ -582,6 +582,30 @@ def _ratio_certified(entry, args, estimate):
     return figure
 
 
+def _linear_contrast_certified(item, entry, args, estimate):
+    """The certified Σ c_i x̄_i of ``linear-contrast-means`` (the coefficients as written, the
+    means of the decimals the data write)."""
+    from prereg.stats.compare import EPS, Certified, _exact_mean, threshold
+
+    if entry.name != "linear-contrast-means" or estimate is None or not args:
+        return None
+    coefficients = [threshold(c) for c in dict(item.options)["coefficients"]]
+    read = [
+        (c, np.asarray(x, dtype=np.float64))
+        for c, x in zip(coefficients, args[0], strict=True)
+        if c
+    ]
+    if any(x.size == 0 for _, x in read):
+        return None
+    scale = sum(abs(float(c)) * float(np.abs(x).mean()) * (x.size + 4) for c, x in read) * EPS * 4
+    error = scale + 4 * EPS * abs(estimate)
+    return Certified(
+        estimate,
+        error=error,
+        exact=lambda: sum((c * _exact_mean(x) for c, x in read), Fraction(0)),
+    )
+
+
 def _as_contrast(item, entry, result, args=()) -> ContrastResult:
     estimate = result.estimate
     certified: dict[str, object] = {
@@ -592,6 +616,8 @@ def _as_contrast(item, entry, result, args=()) -> ContrastResult:
         mean = _mean_certified(entry, args, estimate)
         if mean is None:
             mean = _ratio_certified(entry, args, estimate)
+        if mean is None:
+            mean = _linear_contrast_certified(item, entry, args, estimate)
         if mean is not None:
             from prereg.decide.samples import _record_exact
 
