@@ -253,3 +253,27 @@ def test_a_mean_contrast_on_its_margin_gives_t_zero():
         margin=0,
     )
     assert r.exact["estimate"] == Fraction(2) - Fraction(1, 2) - Fraction(3) + Fraction(3)
+
+
+def test_a_ratio_margin_on_arithmetic_means_is_the_contrast_1_minus_rho():
+    """Non-inferiority of a mean with a ratio margin (mean a at least 0.9 of mean b) is the
+    contrast x̄_a − 0.9 x̄_b against 0 (Welch: se² = s_a²/n_a + 0.81 s_b²/n_b), the
+    Sasabuchi-Fieller test of a ratio of means. Grades with mean 0.495 against 0.55: 0.495 − 0.9 ·
+    0.55 = 0 by hand, so t = 0 and P = 1/2 (the floats give -5.6e-17)."""
+    a = np.array([0.38, 0.12, 0.6, 0.88])
+    b = np.array([0.75, 0.36, 0.87, 0.65, 0.12])
+    mean_a = sum(Fraction(repr(float(v))) for v in a) / 4
+    mean_b = sum(Fraction(repr(float(v))) for v in b) / 5
+    assert mean_a == Fraction(9, 10) * mean_b == Fraction(99, 200)
+    assert math.fsum([float(a.mean()), -0.9 * float(b.mean())]) != 0  # what the floats give
+    r = linear_contrast_means(
+        [a, b],
+        coefficients=[1, -0.9],
+        variance="welch",
+        alternative="greater",
+        level=0.95,
+        margin=0,
+    )
+    assert r.statistic == 0.0 and r.p == 0.5
+    se = math.sqrt(a.var(ddof=1) / 4 + 0.81 * b.var(ddof=1) / 5)
+    assert math.isclose(r.se, se, rel_tol=1e-12)
