@@ -24,6 +24,8 @@ What each shape reads (``rows``: the metric's counted rows of a selection):
 - ``clustered-sample``: the numbers of ``of`` (or of ``a`` then ``b``, arm labels "a" and
   "b") with the ``cluster`` field of each row;
 - ``samples-per-problem``: per ``unit``, its counted rows (n) and the ones that are hits (c);
+- ``paired-samples-per-problem``: the same of ``a`` and of ``b`` for each ``unit`` both arms
+  have (in arm a's order), the others counted as unpaired;
 - ``answers-per-problem``: per ``unit``, the ``rating`` (answer) of each row in row order and
   the unit's ``truth``;
 - ``labels``: ``truth`` and ``prediction`` of each row;
@@ -66,6 +68,7 @@ INPUTS: Mapping[str, tuple[str, ...]] = {
     "ratings": ("of", "unit", "rater", "rating"),
     "clustered-sample": ("cluster",),  # with of, or with a and b
     "samples-per-problem": ("of", "unit"),
+    "paired-samples-per-problem": ("a", "b", "unit"),
     "answers-per-problem": ("of", "unit", "rating", "truth"),
     "labels": ("of", "prediction", "truth"),
     "probabilities": ("of",),
@@ -101,6 +104,7 @@ METRIC_KINDS: Mapping[str, tuple[str, ...] | None] = {
             "strata-2x2",
             "binary-blocks",
             "samples-per-problem",
+            "paired-samples-per-problem",
         )
     },
     **{
@@ -358,6 +362,27 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
             c[u] = c.get(u, 0) + int(h)
         extra["units"] = len(n)
         return (np.array(list(n.values())), np.array([c[u] for u in n])), {}
+    if shape == "paired-samples-per-problem":
+        per_arm = []
+        for side in (item.a, item.b):
+            rows = _rows(item, m, sel, side)
+            units = _values_at(_field(columns, item.unit, item), rows, item, item.unit)
+            _one_cell_per_unit(item, rows, units, sel)
+            n: dict = {}
+            c: dict = {}
+            for u, h in zip(units, _hits(m, rows).tolist(), strict=True):
+                n[u] = n.get(u, 0) + 1
+                c[u] = c.get(u, 0) + int(h)
+            per_arm.append((n, c))
+        (na, ca), (nb, cb) = per_arm
+        both = [u for u in na if u in nb]
+        extra.update(units=len(both), unpairedA=len(na) - len(both), unpairedB=len(nb) - len(both))
+        return (
+            np.array([na[u] for u in both], dtype=np.int64),
+            np.array([ca[u] for u in both], dtype=np.int64),
+            np.array([nb[u] for u in both], dtype=np.int64),
+            np.array([cb[u] for u in both], dtype=np.int64),
+        ), {}
     if shape == "answers-per-problem":
         rows = _rows(item, m, sel, item.of)
         units = _values_at(_field(columns, item.unit, item), rows, item, item.unit)
