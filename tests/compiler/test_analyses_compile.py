@@ -105,6 +105,15 @@ CASES = [
         " method graphical is the 2 x 2 matrix over the P values of of_analyses",
     ),
     (
+        # pass@k has no P value: a rule reading one would never hold, whatever the data
+        "pass-at-k",
+        "compare: {target: pass-at-5-nucleus, quantity: estimate, op: ge, value: 0.55}",
+        "compare: {target: pass-at-5-nucleus, quantity: p, op: lt, value: 0.05}",
+        "/hypotheses/0/rule/compare/quantity: analysis 'pass-at-5-nucleus' (method pass-at-k)"
+        " has no P value, so a comparison of its p is never met; it reports estimate (compare"
+        " one of those, or register a method with a test)",
+    ),
+    (
         TREND,
         CA_OPTIONS,
         "options: [1, 2, 4]",

@@ -372,6 +372,7 @@ def methods_reference() -> str:
 
 
 _ANALYSIS_ONLY = ("se", "statistic", "df")
+_QUANTITIES = ("estimate", "se", "statistic", "df", "lower", "upper", "p")
 
 
 def _compares(cond, ptr: str):
@@ -418,4 +419,55 @@ def analysis_quantities_read_analyses(spec: dict, report: Reporter) -> None:
                     f"quantity {body['quantity']} is a figure of an analysis, and {target!r} is"
                     " not one (an estimate or a contrast has estimate, abs_estimate, lower,"
                     " upper, p and adjusted_p)",
+                )
+
+
+def _conditions(spec: dict) -> list[tuple[str, object]]:
+    out = []
+    for hptr, hyp in items(spec, "hypotheses"):
+        out.append((f"{hptr}/rule", hyp.get("rule")))
+        for i, v in enumerate(hyp.get("verdicts") or []):
+            out.append((f"{hptr}/verdicts/{i}/when", v.get("when")))
+    for i, r in enumerate((spec.get("decision") or {}).get("rules") or []):
+        out.append((f"/decision/rules/{i}/when", r.get("when")))
+    return out
+
+
+@check
+def analysis_p_values_exist(spec: dict, report: Reporter) -> None:
+    """A comparison of the P value (or adjusted P) of an analysis whose method has none (an
+    estimator such as brier-score or pass-at-k, an interval) could never be met: the verdict
+    would be decided by a figure that is always missing."""
+    import re
+
+    from prereg.stats.catalogue import entries as catalogue
+
+    methods = catalogue()
+    without_p = {}
+    for h in spec.get("hypotheses") or []:
+        for a in h.get("analyses") or []:
+            entry = methods.get(str(a.get("method")))
+            for b in _expansions(a):
+                without_p[fill(str(a.get("id")), b)] = (
+                    entry if entry is not None and "p" not in entry.reports else None
+                )
+    contrasts = set(contrast_ids(spec)) - set(without_p)
+    for ptr, cond in _conditions(spec):
+        for cptr, body in _compares(cond, ptr):
+            if body.get("quantity") not in ("p", "adjusted_p"):
+                continue
+            target = str(body.get("target"))
+            parts = re.split(r"\{[^}]*\}", target)
+            rx = re.compile("^" + ".+".join(map(re.escape, parts)) + "$")
+            read = [a for a in without_p if rx.match(a)]
+            if not read or any(rx.match(c) for c in contrasts):
+                continue
+            if all(without_p[a] is not None for a in read):
+                entry = without_p[read[0]]
+                shown = ", ".join(f for f in entry.reports if f in _QUANTITIES) or "no figure"
+                report(
+                    f"{cptr}/quantity",
+                    f"analysis {read[0]!r} (method {entry.name}) has no P value, so a comparison"
+                    f" of its {body['quantity']} is never met; it reports {shown} (compare one"
+                    " of those, or register a method with a test)",
                 )
