@@ -83,6 +83,14 @@ CASES = [
     (
         TREND,
         CA_OPTIONS,
+        "options: {scores: [1, '1/2', 4], alternative: greater, variance: n}",
+        "/hypotheses/0/analyses/0/options/scores/1: analysis 'accuracy-trend': option scores of"
+        " method cochran-armitage holds '1/2', which is not a number (write a decimal: 0.25,"
+        " not '1/4')",
+    ),
+    (
+        TREND,
+        CA_OPTIONS,
         "options: {scores: 4, alternative: greater, variance: n}",
         "/hypotheses/0/analyses/0/options/scores: analysis 'accuracy-trend': option scores of"
         " method cochran-armitage is a list of 3, one number per group of groups",

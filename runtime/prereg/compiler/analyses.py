@@ -276,6 +276,14 @@ def _per_input_lengths(an: dict, options: dict, entry, ptr: str, what: str, repo
                 f"{what}: option {o} of method {entry.name} has {len(value)} {noun}(s), and"
                 f" {inp} lists {len(listed)}: one {noun} per {per}, in the registered order",
             )
+        elif noun == "number":
+            for j, v in enumerate(value):
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    report(
+                        f"{ptr}/{o}/{j}",
+                        f"{what}: option {o} of method {entry.name} holds {v!r}, which is not a"
+                        " number (write a decimal: 0.25, not '1/4')",
+                    )
     m = an.get("of_analyses")
     value = options.get("transitions")
     if "transitions" in entry.options and isinstance(m, list) and isinstance(value, list):
