@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from prereg import outputs
 from prereg.cli import main
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "geo_ratio"
@@ -48,7 +49,10 @@ def score(tmp_path: Path, op: str) -> tuple[dict, str]:
     obs = FIXTURES / "grades.jsonl"
     args = ["--observations", str(obs), "--out", str(out), "--quiet"]
     assert main(["--project", str(root), "georatio", "score", *args]) == 0
-    return json.loads(out.read_text()), out.with_suffix(".md").read_text()
+    doc = json.loads(out.read_text())
+    schema = outputs.schema_for("factorial", "score")
+    assert list(outputs.validator(schema).iter_errors(doc)) == []
+    return doc, out.with_suffix(".md").read_text()
 
 
 @pytest.mark.parametrize(
