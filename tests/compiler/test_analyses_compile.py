@@ -122,6 +122,23 @@ CASES = [
         " one of those, or register a method with a test)",
     ),
     (
+        # option values the method can never take are refused at compile time, not when the
+        # data are scored: a level written as a percentage, a k of 0
+        "interaction",
+        "options: {coefficients: [1, -1, -1, 1], alternative: greater, level: 0.95, margin: 0}",
+        "options: {coefficients: [1, -1, -1, 1], alternative: greater, level: 95, margin: 0}",
+        "/hypotheses/0/analyses/0/options/level: analysis 'ix': method"
+        " linear-contrast-proportions refuses option level: level must lie strictly between 0"
+        " and 1, got 95",
+    ),
+    (
+        "pass-at-k",
+        "        options: {k: 1}",
+        "        options: {k: 0}",
+        "/hypotheses/0/analyses/0/options/k: analysis 'pass-at-1-{decoding}': method pass-at-k"
+        " refuses option k: k must be a positive whole number, got 0",
+    ),
+    (
         TREND,
         CA_OPTIONS,
         "options: [1, 2, 4]",

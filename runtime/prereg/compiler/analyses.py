@@ -231,6 +231,8 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                         )
                 if entry.family != "custom":
                     _per_input_lengths(an, options, entry, f"{ptr}/options", what, report)
+                    if not missing and not unknown:
+                        _options_refused(an, options, entry, f"{ptr}/options", what, report)
                 for o in unknown:
                     filled = o in entry.options
                     report(
@@ -294,6 +296,77 @@ def _per_input_lengths(an: dict, options: dict, entry, ptr: str, what: str, repo
                 " matrix over the P values of of_analyses (a row per P value, an entry per"
                 " P value in each row)",
             )
+
+
+def _synthetic(shape: str, an: dict, options: dict):
+    """Small inputs of a shape that every method takes, on which a method's checks of its
+    options run at compile time; None for the shapes not tried (their inputs depend on the
+    option values themselves: categories, labels). The inputs have no spread (every outcome
+    alike, every number 2), so that most methods return before any distribution tail (scipy)
+    once their options are checked."""
+    import numpy as np
+
+    g = len(an.get("groups") or []) or 2
+    x = np.full(8, 2.0)
+    y = np.full(8, 2.0)
+    k = options.get("k")
+    n = max(10, k) if isinstance(k, int) and not isinstance(k, bool) and k < 10**6 else 10
+    shapes = {
+        "binomial": lambda: (0, 10),
+        "two-binomial": lambda: (0, 10, 0, 10),
+        "paired-binary": lambda: (5, 0, 0, 5),
+        "binomial-groups": lambda: (np.zeros(g, dtype=int), np.full(g, 10)),
+        "strata-2x2": lambda: tuple(np.array(v) for v in ([0, 0], [10, 10], [0, 0], [10, 10])),
+        "sample": lambda: (x,),
+        "two-samples": lambda: (x, y),
+        "paired-samples": lambda: (x, y),
+        "samples-groups": lambda: ([x + j for j in range(g)],),
+        "samples-per-problem": lambda: (np.full(4, n), np.zeros(4, dtype=int)),
+        "paired-samples-per-problem": lambda: (
+            np.full(4, n),
+            np.zeros(4, dtype=int),
+            np.full(4, n),
+            np.zeros(4, dtype=int),
+        ),
+        "probabilities": lambda: (np.array([1, 0, 1, 1, 0, 0, 1, 0]), x / 4.0),
+    }
+    if shape == "clustered-sample":
+        cluster = np.array(["c1", "c1", "c2", "c2", "c3", "c3", "c4", "c4"] * 2, dtype=object)
+        if an.get("a") is not None:
+            arm = np.array(["a"] * 8 + ["b"] * 8, dtype=object)
+            return (np.concatenate([x, y]), cluster, arm), {"arms": ("a", "b")}
+        return (np.concatenate([x, y]), cluster, None), {"arms": None}
+    make = shapes.get(shape)
+    return None if make is None else (make(), {})
+
+
+def _options_refused(an: dict, options: dict, entry, ptr: str, what: str, report) -> None:
+    """Run the method once on small inputs of its shape: a refusal that names one of its
+    options (a level of 95, a margin of proportions outside (-1, 1), a k of 0) is a
+    registration that could never be scored, and is reported here rather than when the data
+    are in. Refusals of the inputs themselves, and any other failure, are left to score."""
+    from prereg.stats.methods import MethodError
+
+    made = _synthetic(entry.shape, an, options)
+    if made is None:
+        return
+    args, filled = made
+    try:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            entry.load()(*args, **{**options, **filled})
+    except MethodError as exc:
+        message = str(exc)
+        head = message.split(" ", 1)[0].split("[", 1)[0]
+        if head in options:
+            report(
+                f"{ptr}/{head}",
+                f"{what}: method {entry.name} refuses option {head}: {message}",
+            )
+    except Exception:  # noqa: BLE001 - the inputs here are ours; score decides on the data
+        return
 
 
 BEGIN = (
