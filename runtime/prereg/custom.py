@@ -50,6 +50,7 @@ POSITIONAL: Mapping[str, tuple[str, ...]] = {
     "ratings": ("x",),
     "clustered-sample": ("x", "cluster", "group"),
     "samples-per-problem": ("n", "c"),
+    "paired-samples-per-problem": ("n_a", "c_a", "n_b", "c_b"),
     "answers-per-problem": ("answers", "gold"),
     "labels": ("y_true", "y_pred"),
     "probabilities": ("y", "q"),

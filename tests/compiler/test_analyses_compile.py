@@ -19,6 +19,12 @@ from tests.conftest import FIXTURES, ROOT
 TREND = "dose-trend"
 CA_OPTIONS = "options: {scores: [1, 2, 4], alternative: greater, variance: n}"
 
+GRAPHICAL = """      - id: both
+        method: graphical
+        of_analyses: [accuracy-trend, accuracy-homogeneity]
+        options: {{weights: {weights}, transitions: {transitions}, alpha: 0.05, missing: refuse}}
+"""
+
 CASES = [
     (
         TREND,
@@ -63,6 +69,74 @@ CASES = [
         "/hypotheses/0/analyses/0/options/alternative: analysis 'accuracy-trend': option"
         " alternative of method cochran-armitage is 'bigger', which is not one of its values"
         " (alternative: two-sided | greater (the proportion increases with the score) | less)",
+    ),
+    (
+        # a trend's scores are one per group: two scores for three groups could never be
+        # scored (score refused it only once the data were in)
+        TREND,
+        CA_OPTIONS,
+        "options: {scores: [1, 2], alternative: greater, variance: n}",
+        "/hypotheses/0/analyses/0/options/scores: analysis 'accuracy-trend': option scores of"
+        " method cochran-armitage has 2 number(s), and groups lists 3: one number per group, in"
+        " the registered order",
+    ),
+    (
+        TREND,
+        CA_OPTIONS,
+        "options: {scores: [1, '1/2', 4], alternative: greater, variance: n}",
+        "/hypotheses/0/analyses/0/options/scores/1: analysis 'accuracy-trend': option scores of"
+        " method cochran-armitage holds '1/2', which is not a number (write a decimal: 0.25,"
+        " not '1/4')",
+    ),
+    (
+        TREND,
+        CA_OPTIONS,
+        "options: {scores: 4, alternative: greater, variance: n}",
+        "/hypotheses/0/analyses/0/options/scores: analysis 'accuracy-trend': option scores of"
+        " method cochran-armitage is a list of 3, one number per group of groups",
+    ),
+    (
+        TREND,
+        "    rule:\n      compare: {target: accuracy-trend, quantity: p,",
+        GRAPHICAL.format(weights="[0.5, 0.25, 0.25]", transitions="[[0, 1], [1, 0]]")
+        + "    rule:\n      compare: {target: accuracy-trend, quantity: p,",
+        "/hypotheses/0/analyses/2/options/weights: analysis 'both': option weights of method"
+        " graphical has 3 weight(s), and of_analyses lists 2: one weight per P value, in the"
+        " registered order",
+    ),
+    (
+        TREND,
+        "    rule:\n      compare: {target: accuracy-trend, quantity: p,",
+        GRAPHICAL.format(weights="[0.5, 0.5]", transitions="[[0, 1], [1]]")
+        + "    rule:\n      compare: {target: accuracy-trend, quantity: p,",
+        "/hypotheses/0/analyses/2/options/transitions: analysis 'both': option transitions of"
+        " method graphical is the 2 x 2 matrix over the P values of of_analyses",
+    ),
+    (
+        # pass@k has no P value: a rule reading one would never hold, whatever the data
+        "pass-at-k",
+        "compare: {target: pass-at-5-nucleus, quantity: estimate, op: ge, value: 0.55}",
+        "compare: {target: pass-at-5-nucleus, quantity: p, op: lt, value: 0.05}",
+        "/hypotheses/0/rule/compare/quantity: analysis 'pass-at-5-nucleus' (method pass-at-k)"
+        " has no P value, so a comparison of its p is never met; it reports estimate (compare"
+        " one of those, or register a method with a test)",
+    ),
+    (
+        # option values the method can never take are refused at compile time, not when the
+        # data are scored: a level written as a percentage, a k of 0
+        "interaction",
+        "options: {coefficients: [1, -1, -1, 1], alternative: greater, level: 0.95, margin: 0}",
+        "options: {coefficients: [1, -1, -1, 1], alternative: greater, level: 95, margin: 0}",
+        "/hypotheses/0/analyses/0/options/level: analysis 'ix': method"
+        " linear-contrast-proportions refuses option level: level must lie strictly between 0"
+        " and 1, got 95",
+    ),
+    (
+        "pass-at-k",
+        "        options: {k: 1}",
+        "        options: {k: 0}",
+        "/hypotheses/0/analyses/0/options/k: analysis 'pass-at-1-{decoding}': method pass-at-k"
+        " refuses option k: k must be a positive whole number, got 0",
     ),
     (
         TREND,
@@ -339,3 +413,15 @@ def test_se_statistic_and_df_are_read_of_analyses_only(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "/compare/quantity: quantity statistic is a figure of an analysis, and" in err
     assert "'a-vs-d-model-b-{format}' is not one" in err
+
+
+def test_list_options_of_the_right_length_compile(tmp_path):
+    """The length checks refuse only what can never be scored: three scores for three groups
+    and a graphical procedure with two weights and a 2 x 2 matrix over two P values compile."""
+    spec = _project(tmp_path, TREND)
+    text = spec.read_text()
+    old = "    rule:\n      compare: {target: accuracy-trend, quantity: p,"
+    assert text.count(old) == 1
+    new = GRAPHICAL.format(weights="[0.5, 0.5]", transitions="[[0, 1], [1, 0]]") + old
+    spec.write_text(text.replace(old, new))
+    assert main(["--project", str(tmp_path), "compile"]) == 0

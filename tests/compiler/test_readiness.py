@@ -113,3 +113,60 @@ def test_contrast_arms_selecting_no_cell_or_the_same_rows_are_warned(tmp_path, c
     err = capsys.readouterr().err
     assert "contrast 'b-not-inferior': both arms select the same rows" in err
     assert "contrast 'a-vs-d-model-a-plain': arm b selects no registered cell" in err
+
+
+def _analysis_project(tmp_path, study: str, old: str, new: str):
+    from tests.conftest import FIXTURES
+
+    root = tmp_path / study
+    (root / "spec" / "studies").mkdir(parents=True)
+    text = (FIXTURES / "analyses" / f"{study}.yaml").read_text()
+    assert text.count(old) == 1
+    (root / "spec" / "studies" / f"{study}.yaml").write_text(text.replace(old, new))
+    return root
+
+
+def test_analysis_arms_or_groups_selecting_the_same_rows_are_warned(tmp_path, capsys):
+    """An analysis whose groups repeat one selection (a trend over one, one, four passages) or
+    whose arms are one selection decides nothing (a McNemar test of a system against itself
+    gives P = 1): compile warns at the analysis, as for a contrast, and seal refuses it."""
+    trend = "          - {where: [{factor: passages, levels: [two]}]}\n"
+    root = _analysis_project(
+        tmp_path,
+        "dose-trend",
+        trend + "          - {where: [{factor: passages, levels: [four]}]}\n"
+        "        options: {scores",
+        trend.replace("two", "one") + "          - {where: [{factor: passages, levels: [four]}]}\n"
+        "        options: {scores",
+    )
+    assert main(["--project", str(root), "compile"]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "dose-trend.yaml:45: at /hypotheses/0/analyses/0: analysis 'accuracy-trend': group 1 and"
+        " group 2 select the same rows" in err
+    )
+    assert main(["--project", str(root), "seal", "dose-trend"]) != 0
+    assert "group 1 and group 2 select the same rows" in capsys.readouterr().err
+    # arms: the pass@k difference of nucleus against itself
+    root = _analysis_project(
+        tmp_path,
+        "pass-at-k",
+        "constants:\n",
+        """  - id: same
+    title: same
+    analyses:
+      - id: d
+        method: pass-at-k-difference
+        metric: solved
+        a: {where: [{factor: decoding, levels: [nucleus]}]}
+        b: {where: [{factor: decoding, levels: [nucleus]}]}
+        unit: problem
+        options: {k: 5, alternative: two-sided, level: 0.9, margin: 0}
+    rule:
+      compare: {target: d, quantity: p, op: lt, value: 0.05}
+constants:
+""",
+    )
+    assert main(["--project", str(root), "compile"]) == 0
+    err = capsys.readouterr().err
+    assert "analysis 'd': arm a and arm b select the same rows" in err

@@ -429,6 +429,7 @@ def test_catalogue_entries_are_complete():
     mine = {name: e for name, e in entries().items() if e.family == "estimators"}
     assert set(mine) == {
         "pass-at-k",
+        "pass-at-k-difference",
         "majority-vote",
         "precision",
         "recall",

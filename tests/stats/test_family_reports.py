@@ -31,6 +31,20 @@ CALLS = {
     "one-way-anova": ((GROUPS,), {}),
     "kruskal-wallis": ((GROUPS,), {"tie_correction": True}),
     "jonckheere-terpstra": ((GROUPS,), {"alternative": "greater", "method": "exact"}),
+    "linear-contrast-proportions": (
+        ([5, 9, 14], [20, 21, 22]),
+        {"coefficients": [1, -2, 1], "alternative": "two-sided", "level": 0.95, "margin": 0},
+    ),
+    "linear-contrast-means": (
+        (GROUPS,),
+        {
+            "coefficients": [-1, 0, 1],
+            "variance": "welch",
+            "alternative": "two-sided",
+            "level": 0.95,
+            "margin": 0,
+        },
+    ),
     "one-sample-t": ((X,), {"margin": 5.0, "alternative": "two-sided", "level": 0.95}),
     "welch-t": ((X, Y), {"margin": 0, "alternative": "two-sided", "level": 0.95}),
     "student-t": ((X, Y), {"margin": 0, "alternative": "less", "level": 0.9}),

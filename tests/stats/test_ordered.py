@@ -506,6 +506,8 @@ def test_catalogue_entries_complete():
         "one-way-anova",
         "kruskal-wallis",
         "jonckheere-terpstra",
+        "linear-contrast-proportions",
+        "linear-contrast-means",
     }
     for e in es.values():
         assert e.shape in SHAPES

@@ -229,6 +229,10 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                             f"{what}: option {o} of method {method} is {value!r}, which is not"
                             f" one of its values ({o}: {entry.options[o]})",
                         )
+                if entry.family != "custom":
+                    _per_input_lengths(an, options, entry, f"{ptr}/options", what, report)
+                    if not missing and not unknown:
+                        _options_refused(an, options, entry, f"{ptr}/options", what, report)
                 for o in unknown:
                     filled = o in entry.options
                     report(
@@ -238,6 +242,131 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                         + f" (its options: {listed})",
                     )
             earlier.update(own)
+
+
+#: Options that hold one entry per item of an input (a trend's scores: one per group), with
+#: what the entry is called, so a length that can never fit is refused at compile time rather
+#: than when the data are scored.
+_PER_INPUT = {
+    "scores": ("groups", "number", "group"),
+    "coefficients": ("groups", "number", "group"),
+    "weights": ("of_analyses", "weight", "P value"),
+}
+
+
+def _per_input_lengths(an: dict, options: dict, entry, ptr: str, what: str, report) -> None:
+    """A list option with one entry per group (or per P value) must have as many entries as
+    the input lists; a transition matrix is m x m over the m P values."""
+    from prereg.decide.analyses import INPUTS
+
+    reads = INPUTS[entry.shape]
+    for o, (inp, noun, per) in _PER_INPUT.items():
+        if o not in entry.options or o not in options or inp not in reads:
+            continue
+        value, listed = options[o], an.get(inp)
+        if not isinstance(listed, list):
+            continue
+        if not isinstance(value, list):
+            report(
+                f"{ptr}/{o}",
+                f"{what}: option {o} of method {entry.name} is a list of {len(listed)}, one"
+                f" {noun} per {per} of {inp}, in the registered order",
+            )
+        elif len(value) != len(listed):
+            report(
+                f"{ptr}/{o}",
+                f"{what}: option {o} of method {entry.name} has {len(value)} {noun}(s), and"
+                f" {inp} lists {len(listed)}: one {noun} per {per}, in the registered order",
+            )
+        elif noun == "number":
+            for j, v in enumerate(value):
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    report(
+                        f"{ptr}/{o}/{j}",
+                        f"{what}: option {o} of method {entry.name} holds {v!r}, which is not a"
+                        " number (write a decimal: 0.25, not '1/4')",
+                    )
+    m = an.get("of_analyses")
+    value = options.get("transitions")
+    if "transitions" in entry.options and isinstance(m, list) and isinstance(value, list):
+        if len(value) != len(m) or any(not isinstance(r, list) or len(r) != len(m) for r in value):
+            report(
+                f"{ptr}/transitions",
+                f"{what}: option transitions of method {entry.name} is the {len(m)} x {len(m)}"
+                " matrix over the P values of of_analyses (a row per P value, an entry per"
+                " P value in each row)",
+            )
+
+
+def _synthetic(shape: str, an: dict, options: dict):
+    """Small inputs of a shape that every method takes, on which a method's checks of its
+    options run at compile time; None for the shapes not tried (their inputs depend on the
+    option values themselves: categories, labels). The inputs have no spread (every outcome
+    alike, every number 2), so that most methods return before any distribution tail (scipy)
+    once their options are checked."""
+    import numpy as np
+
+    g = len(an.get("groups") or []) or 2
+    x = np.full(8, 2.0)
+    y = np.full(8, 2.0)
+    k = options.get("k")
+    n = max(10, k) if isinstance(k, int) and not isinstance(k, bool) and k < 10**6 else 10
+    shapes = {
+        "binomial": lambda: (0, 10),
+        "two-binomial": lambda: (0, 10, 0, 10),
+        "paired-binary": lambda: (5, 0, 0, 5),
+        "binomial-groups": lambda: (np.zeros(g, dtype=int), np.full(g, 10)),
+        "strata-2x2": lambda: tuple(np.array(v) for v in ([0, 0], [10, 10], [0, 0], [10, 10])),
+        "sample": lambda: (x,),
+        "two-samples": lambda: (x, y),
+        "paired-samples": lambda: (x, y),
+        "samples-groups": lambda: ([x + j for j in range(g)],),
+        "samples-per-problem": lambda: (np.full(4, n), np.zeros(4, dtype=int)),
+        "paired-samples-per-problem": lambda: (
+            np.full(4, n),
+            np.zeros(4, dtype=int),
+            np.full(4, n),
+            np.zeros(4, dtype=int),
+        ),
+        "probabilities": lambda: (np.array([1, 0, 1, 1, 0, 0, 1, 0]), x / 4.0),
+    }
+    if shape == "clustered-sample":
+        cluster = np.array(["c1", "c1", "c2", "c2", "c3", "c3", "c4", "c4"] * 2, dtype=object)
+        if an.get("a") is not None:
+            arm = np.array(["a"] * 8 + ["b"] * 8, dtype=object)
+            return (np.concatenate([x, y]), cluster, arm), {"arms": ("a", "b")}
+        return (np.concatenate([x, y]), cluster, None), {"arms": None}
+    make = shapes.get(shape)
+    return None if make is None else (make(), {})
+
+
+def _options_refused(an: dict, options: dict, entry, ptr: str, what: str, report) -> None:
+    """Run the method once on small inputs of its shape: a refusal that names one of its
+    options (a level of 95, a margin of proportions outside (-1, 1), a k of 0) is a
+    registration that could never be scored, and is reported here rather than when the data
+    are in. Refusals of the inputs themselves, and any other failure, are left to score."""
+    from prereg.stats.methods import MethodError
+
+    made = _synthetic(entry.shape, an, options)
+    if made is None:
+        return
+    args, filled = made
+    try:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            entry.load()(*args, **{**options, **filled})
+    except MethodError as exc:
+        message = str(exc)
+        head = message.split(" ", 1)[0].split("[", 1)[0]
+        if head in options:
+            report(
+                f"{ptr}/{head}",
+                f"{what}: method {entry.name} refuses option {head}: {message}",
+            )
+    except Exception:  # noqa: BLE001 - the inputs here are ours; score decides on the data
+        return
 
 
 BEGIN = (
@@ -324,6 +453,7 @@ def methods_reference() -> str:
 
 
 _ANALYSIS_ONLY = ("se", "statistic", "df")
+_QUANTITIES = ("estimate", "se", "statistic", "df", "lower", "upper", "p")
 
 
 def _compares(cond, ptr: str):
@@ -370,4 +500,55 @@ def analysis_quantities_read_analyses(spec: dict, report: Reporter) -> None:
                     f"quantity {body['quantity']} is a figure of an analysis, and {target!r} is"
                     " not one (an estimate or a contrast has estimate, abs_estimate, lower,"
                     " upper, p and adjusted_p)",
+                )
+
+
+def _conditions(spec: dict) -> list[tuple[str, object]]:
+    out = []
+    for hptr, hyp in items(spec, "hypotheses"):
+        out.append((f"{hptr}/rule", hyp.get("rule")))
+        for i, v in enumerate(hyp.get("verdicts") or []):
+            out.append((f"{hptr}/verdicts/{i}/when", v.get("when")))
+    for i, r in enumerate((spec.get("decision") or {}).get("rules") or []):
+        out.append((f"/decision/rules/{i}/when", r.get("when")))
+    return out
+
+
+@check
+def analysis_p_values_exist(spec: dict, report: Reporter) -> None:
+    """A comparison of the P value (or adjusted P) of an analysis whose method has none (an
+    estimator such as brier-score or pass-at-k, an interval) could never be met: the verdict
+    would be decided by a figure that is always missing."""
+    import re
+
+    from prereg.stats.catalogue import entries as catalogue
+
+    methods = catalogue()
+    without_p = {}
+    for h in spec.get("hypotheses") or []:
+        for a in h.get("analyses") or []:
+            entry = methods.get(str(a.get("method")))
+            for b in _expansions(a):
+                without_p[fill(str(a.get("id")), b)] = (
+                    entry if entry is not None and "p" not in entry.reports else None
+                )
+    contrasts = set(contrast_ids(spec)) - set(without_p)
+    for ptr, cond in _conditions(spec):
+        for cptr, body in _compares(cond, ptr):
+            if body.get("quantity") not in ("p", "adjusted_p"):
+                continue
+            target = str(body.get("target"))
+            parts = re.split(r"\{[^}]*\}", target)
+            rx = re.compile("^" + ".+".join(map(re.escape, parts)) + "$")
+            read = [a for a in without_p if rx.match(a)]
+            if not read or any(rx.match(c) for c in contrasts):
+                continue
+            if all(without_p[a] is not None for a in read):
+                entry = without_p[read[0]]
+                shown = ", ".join(f for f in entry.reports if f in _QUANTITIES) or "no figure"
+                report(
+                    f"{cptr}/quantity",
+                    f"analysis {read[0]!r} (method {entry.name}) has no P value, so a comparison"
+                    f" of its {body['quantity']} is never met; it reports {shown} (compare one"
+                    " of those, or register a method with a test)",
                 )

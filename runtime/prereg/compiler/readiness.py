@@ -5,7 +5,8 @@ A study whose status is ``registered`` or ``amended`` must carry the preregistra
 reviewer reads (``registration``: every slot present; prose slots say what the source
 document says, or that it does not state it), and every hypothesis that is not reported only
 must have a rule or verdicts. For any status, a contrast whose arms select no registered cell,
-or exactly the same rows, decides nothing: it is reported too.
+or exactly the same rows, decides nothing: it is reported too, and so is an analysis whose arms
+or groups do.
 """
 
 from __future__ import annotations
@@ -115,4 +116,42 @@ def gaps(spec: dict) -> list[tuple[str, str]]:
             out.append((ptr, f"contrast {c['id']!r}: arm {side} selects no registered cell"))
         elif a == b and not (pa or pb) or c["a"] == c["b"]:
             out.append((ptr, f"contrast {c['id']!r}: both arms select the same rows"))
+    out.extend(_analysis_gaps(spec, cells))
+    return out
+
+
+def _analysis_gaps(spec: dict, cells: list[dict]) -> list[tuple[str, str]]:
+    """An analysis comparing arms (``a``, ``b``) or groups that select no registered cell, or
+    two of them exactly the same rows (a McNemar test of a system against itself: P = 1)."""
+    from prereg.compiler import semantic
+    from prereg.compiler.build import _expanded_analyses
+
+    pointers = {}
+    for i, h in enumerate(spec.get("hypotheses") or []):
+        for j, an in enumerate(h.get("analyses") or []):
+            for binding in semantic._expansions(an):
+                pointers[semantic.fill(str(an.get("id")), binding)] = (
+                    f"/hypotheses/{i}/analyses/{j}"
+                )
+    out: list[tuple[str, str]] = []
+    for an in _expanded_analyses(spec):
+        ptr = pointers.get(an["id"], "/hypotheses")
+        what = f"analysis {an['id']!r}"
+        if "a" in an and "b" in an:
+            sides = [("arm a", an["a"]), ("arm b", an["b"])]
+        elif "groups" in an:
+            sides = [(f"group {k + 1}", g) for k, g in enumerate(an["groups"])]
+        else:
+            continue
+        seen: list[tuple[str, set[str], bool, dict]] = []
+        for name, sel in sides:
+            ids, partial = _matching(sel, cells)
+            if not ids:
+                out.append((ptr, f"{what}: {name} selects no registered cell"))
+                continue
+            for other, oids, opartial, osel in seen:
+                if ids == oids and not (partial or opartial) or sel == osel:
+                    out.append((ptr, f"{what}: {other} and {name} select the same rows"))
+                    break
+            seen.append((name, ids, partial, sel))
     return out

@@ -24,6 +24,8 @@ What each shape reads (``rows``: the metric's counted rows of a selection):
 - ``clustered-sample``: the numbers of ``of`` (or of ``a`` then ``b``, arm labels "a" and
   "b") with the ``cluster`` field of each row;
 - ``samples-per-problem``: per ``unit``, its counted rows (n) and the ones that are hits (c);
+- ``paired-samples-per-problem``: the same of ``a`` and of ``b`` for each ``unit`` both arms
+  have (in arm a's order), the others counted as unpaired;
 - ``answers-per-problem``: per ``unit``, the ``rating`` (answer) of each row in row order and
   the unit's ``truth``;
 - ``labels``: ``truth`` and ``prediction`` of each row;
@@ -66,6 +68,7 @@ INPUTS: Mapping[str, tuple[str, ...]] = {
     "ratings": ("of", "unit", "rater", "rating"),
     "clustered-sample": ("cluster",),  # with of, or with a and b
     "samples-per-problem": ("of", "unit"),
+    "paired-samples-per-problem": ("a", "b", "unit"),
     "answers-per-problem": ("of", "unit", "rating", "truth"),
     "labels": ("of", "prediction", "truth"),
     "probabilities": ("of",),
@@ -101,6 +104,7 @@ METRIC_KINDS: Mapping[str, tuple[str, ...] | None] = {
             "strata-2x2",
             "binary-blocks",
             "samples-per-problem",
+            "paired-samples-per-problem",
         )
     },
     **{
@@ -205,6 +209,26 @@ def _by_unit(item, rows, columns, extra: dict[str, Any]):
     order = sorted(set(raters), key=lambda v: (str(type(v)), v))
     extra.update(units=len(table), raters=len(order))
     return table, order
+
+
+def _one_cell_per_unit(item, rows: np.ndarray, units: list, sel) -> None:
+    """Refuse a problem whose samples lie in more than one cell: an ``of`` that selects two
+    models (or any two levels) with the same problem ids would pool both models' samples into
+    one problem, and pass@k or the vote would be of neither."""
+    cell = np.asarray(sel.table.cell)[rows].tolist()
+    first: dict = {}
+    for u, c in zip(units, cell, strict=True):
+        c0 = first.setdefault(u, c)
+        if c0 != c:
+            cells = sel.table.cells
+            raise _fail(
+                item,
+                f"{item.unit} {u!r} has samples in cells {cells[c0]['id']} and {cells[c]['id']}:"
+                f" a {item.unit}'s samples must all come from one cell, or they are pooled"
+                " across the cells (say, two models' samples counted as one problem's);"
+                " narrow `of` to one level of the factor that differs, and register one"
+                " analysis per level",
+            )
 
 
 def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict) -> tuple:
@@ -330,6 +354,7 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
     if shape == "samples-per-problem":
         rows = _rows(item, m, sel, item.of)
         units = _values_at(_field(columns, item.unit, item), rows, item, item.unit)
+        _one_cell_per_unit(item, rows, units, sel)
         n: dict = {}
         c: dict = {}
         for u, h in zip(units, _hits(m, rows).tolist(), strict=True):
@@ -337,9 +362,31 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
             c[u] = c.get(u, 0) + int(h)
         extra["units"] = len(n)
         return (np.array(list(n.values())), np.array([c[u] for u in n])), {}
+    if shape == "paired-samples-per-problem":
+        per_arm = []
+        for side in (item.a, item.b):
+            rows = _rows(item, m, sel, side)
+            units = _values_at(_field(columns, item.unit, item), rows, item, item.unit)
+            _one_cell_per_unit(item, rows, units, sel)
+            n: dict = {}
+            c: dict = {}
+            for u, h in zip(units, _hits(m, rows).tolist(), strict=True):
+                n[u] = n.get(u, 0) + 1
+                c[u] = c.get(u, 0) + int(h)
+            per_arm.append((n, c))
+        (na, ca), (nb, cb) = per_arm
+        both = [u for u in na if u in nb]
+        extra.update(units=len(both), unpairedA=len(na) - len(both), unpairedB=len(nb) - len(both))
+        return (
+            np.array([na[u] for u in both], dtype=np.int64),
+            np.array([ca[u] for u in both], dtype=np.int64),
+            np.array([nb[u] for u in both], dtype=np.int64),
+            np.array([cb[u] for u in both], dtype=np.int64),
+        ), {}
     if shape == "answers-per-problem":
         rows = _rows(item, m, sel, item.of)
         units = _values_at(_field(columns, item.unit, item), rows, item, item.unit)
+        _one_cell_per_unit(item, rows, units, sel)
         answers = _values_at(_field(columns, item.rating, item), rows, item, item.rating)
         truth = _values_at(_field(columns, item.truth, item), rows, item, item.truth)
         per: dict = {}
@@ -537,6 +584,53 @@ def _mean_certified(entry, args, estimate):
     return Certified(estimate, error=scale + 4 * EPS * abs(estimate), exact=exact)
 
 
+#: Methods whose estimate is the ratio of two samples' geometric means (Welch's t on the logs):
+#: their estimate is certified by balls of the logs of the decimal data, as a geometric-mean
+#: contrast is, so a ratio exactly on a threshold meets ``le`` and ``ge`` (its float is
+#: 0.9000000000000001 or 0.8999999999999999 as the logs round).
+GEOMETRIC_RATIOS = frozenset({"ratio-of-geometric-means", "noninferiority-ratio-means"})
+
+
+def _ratio_certified(entry, args, estimate):
+    """The certified ratio of geometric means of a ratio method's two samples (None when the
+    method is not one, a sample is empty or not positive, or the float disagrees)."""
+    from prereg.decide.certify import _exp, _log_mean, _minus
+
+    if entry.name not in GEOMETRIC_RATIOS or estimate is None or len(args) < 2:
+        return None
+    xs = [np.asarray(a, dtype=np.float64) for a in args[:2]]
+    if any(x.size == 0 or not bool(np.all(x > 0)) for x in xs):
+        return None
+    figure = _exp(_minus(_log_mean(xs[0]), _log_mean(xs[1])))
+    if figure is None or abs(figure.value - float(estimate)) > 4 * figure.error:
+        return None  # pragma: no cover - the method's estimate is not this ratio
+    return figure
+
+
+def _linear_contrast_certified(item, entry, args, estimate):
+    """The certified Σ c_i x̄_i of ``linear-contrast-means`` (the coefficients as written, the
+    means of the decimals the data write)."""
+    from prereg.stats.compare import EPS, Certified, _exact_mean, threshold
+
+    if entry.name != "linear-contrast-means" or estimate is None or not args:
+        return None
+    coefficients = [threshold(c) for c in dict(item.options)["coefficients"]]
+    read = [
+        (c, np.asarray(x, dtype=np.float64))
+        for c, x in zip(coefficients, args[0], strict=True)
+        if c
+    ]
+    if any(x.size == 0 for _, x in read):
+        return None
+    scale = sum(abs(float(c)) * float(np.abs(x).mean()) * (x.size + 4) for c, x in read) * EPS * 4
+    error = scale + 4 * EPS * abs(estimate)
+    return Certified(
+        estimate,
+        error=error,
+        exact=lambda: sum((c * _exact_mean(x) for c, x in read), Fraction(0)),
+    )
+
+
 def _as_contrast(item, entry, result, args=()) -> ContrastResult:
     estimate = result.estimate
     certified: dict[str, object] = {
@@ -545,6 +639,10 @@ def _as_contrast(item, entry, result, args=()) -> ContrastResult:
     extra: dict[str, Any] = {}
     if "estimate" not in certified:
         mean = _mean_certified(entry, args, estimate)
+        if mean is None:
+            mean = _ratio_certified(entry, args, estimate)
+        if mean is None:
+            mean = _linear_contrast_certified(item, entry, args, estimate)
         if mean is not None:
             from prereg.decide.samples import _record_exact
 

@@ -172,20 +172,36 @@ def estimate_result(item, m: RowMetric, rows: np.ndarray) -> tuple[ContrastResul
     if certified and "exact" in extra:  # the exact ECE just formed decides its comparisons
         total = Fraction(extra["exact"])
         certified["estimate"].exact = lambda: total
-    elif m.is_sample and certified and getattr(certified.get("estimate"), "exact", None):
-        _record_exact(certified["estimate"], extra)  # a mean of numbers
+    elif m.is_sample and certified and _formable(certified.get("estimate")):
+        _record_exact(certified["estimate"], extra)  # a mean of numbers, a geometric mean
     result = ContrastResult(
         item.id, float(est), float(lo), float(hi), extra=extra, certified=certified
     )
     return result, counts
 
 
+def _formable(figure) -> bool:
+    """Whether a certified figure has an exact value a comparison may form (a fraction, or the
+    threshold a ball figure is found equal to)."""
+    return getattr(figure, "exact", None) is not None or getattr(figure, "ball", None) is not None
+
+
 def _record_exact(figure, extra: dict) -> None:
     """A mean's exact value is formed only when a comparison needs it (the float lies within
     its error bound of a threshold); once formed it is kept and written into the estimate's
     row (``extra["exact"]``, ``p/q``), so that every report of that comparison decides it on
-    the figure the verdict used."""
+    the figure the verdict used. A figure decided by balls (a ratio of geometric means) has no
+    fraction to form; when a comparison finds it equal to its threshold, the threshold is its
+    exact value, and is written so."""
     inner = figure.exact
+    if inner is None:
+        if figure.ball is not None:
+
+            def tie(t: Fraction) -> None:
+                extra.setdefault("exact", f"{t.numerator}/{t.denominator}")
+
+            figure.on_tie = tie
+        return
     kept: list[Fraction] = []
 
     def exact() -> Fraction:
@@ -436,7 +452,7 @@ def contrast_result(
             exact = figure
             figure = Certified(float(exact), error=4 * EPS * abs(float(exact)), exact=lambda: exact)
             certified["estimate"] = figure
-        if getattr(figure, "exact", None) is not None:
+        if _formable(figure):
             _record_exact(figure, extra)  # the contrast's row carries it once a rule formed it
     if m.is_proportion and paired and item.test == "mcnemar-exact" and p is not None:
         # an exact test's P value is a fraction (or a certified ball for very many pairs)

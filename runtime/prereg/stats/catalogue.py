@@ -47,6 +47,8 @@ SHAPES: Mapping[str, str] = {
     "ratings": "x: 2-d array, one row per unit, one column per rater; NaN where a rating is missing",
     "clustered-sample": "x, cluster: values and cluster ids (equal length); group: arm per value or None",
     "samples-per-problem": "n, c: arrays, per problem the number of samples and of correct ones",
+    "paired-samples-per-problem": "n_a, c_a, n_b, c_b: arrays, per problem present in both arms,"
+    " the samples and correct ones of arm a and of arm b",
     "answers-per-problem": "answers, gold: per problem the list of sampled answers and the correct one",
     "labels": "y_true, y_pred: 1-d arrays of class labels",
     "probabilities": "y, q: 1-d arrays, the 0/1 outcome and the predicted probability",

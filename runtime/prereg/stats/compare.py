@@ -86,9 +86,13 @@ def round_half_up(x: Fraction, decimals: int) -> Fraction:
 class Certified:
     """A figure that is not (cheaply) a fraction: its float ``value`` with ``error``, a bound
     on ``|value - true value|`` (None: unknown), and ``exact()`` (the true value as a
-    Fraction) or ``ball(prec)`` (an arb ball holding the true value, at ``prec`` bits)."""
+    Fraction) or ``ball(prec)`` (an arb ball holding the true value, at ``prec`` bits).
+    ``on_tie(t)``, when set, is called with the threshold a ball figure was found equal to (its
+    ball still holding ``t`` at the highest precision): the figure is then ``t``, and a report
+    that decides from the figure's float (0.9000000000000001 for a ratio exactly 9/10) can be
+    given ``t`` instead."""
 
-    __slots__ = ("value", "error", "exact", "ball")
+    __slots__ = ("value", "error", "exact", "ball", "on_tie")
 
     def __init__(
         self,
@@ -104,6 +108,7 @@ class Certified:
         self.error = error
         self.exact = exact
         self.ball = ball
+        self.on_tie: Callable[[Fraction], None] | None = None
 
     def __float__(self) -> float:
         return self.value
@@ -189,7 +194,10 @@ def sign(figure, value, *, decimals: int | None = None) -> int | None:
         if figure.exact is not None:
             x = Fraction(figure.exact())
             return _cmp(round_half_up(x, decimals) if decimals is not None else x, t)
-        return _ball_cmp(figure.ball, t, decimals)
+        s = _ball_cmp(figure.ball, t, decimals)
+        if s == 0 and decimals is None and figure.on_tie is not None:
+            figure.on_tie(t)
+        return s
     if isinstance(figure, float):
         if math.isinf(figure):
             return 1 if figure > 0 else -1

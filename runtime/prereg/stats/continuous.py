@@ -668,9 +668,11 @@ CATALOGUE = (
         reference="Welch BL (1947); Julious SA, Debarnot CA (2000), J Biopharm Stat 10:55-64",
         oracle="statsmodels ttest_ind(log x, log y, usevar='unequal', value=log margin) and "
         "CompareMeans.tconfint_diff on the logs, exponentiated",
-        exactness="floating point (logarithms); the log ratio less the log margin is decided "
-        "near 0 by balls of the logs of the decimals the data write (a ratio on the margin "
-        "gives t = 0, a one-sided P of 1/2); compared by the certified "
-        "comparison with its error bound",
+        exactness="the estimate (the ratio) is certified by balls of the logs of the decimals "
+        "the data write, so a ratio exactly on a threshold meets le and ge (SCORE.json then "
+        "carries it in exact['estimate']); the log ratio less the log margin is decided "
+        "near 0 the same way (a ratio on the margin gives t = 0, a one-sided P of 1/2); se, t, "
+        "P and the bounds are floating point, compared by the certified comparison with its "
+        "error bound",
     ),
 )

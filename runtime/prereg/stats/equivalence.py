@@ -657,7 +657,10 @@ CATALOGUE = (
         "the logs); estimate and bound exponentiated",
         reference="Julious SA, Debarnot CA (2000), J Biopharm Stat 10:55-64",
         oracle="statsmodels ttest_ind on the logs (usevar='unequal', value=log margin)",
-        exactness="floating point (logarithms); a ratio of geometric means exactly on the "
-        "margin gives t = 0 (balls of the logs decide it); compared by the certified comparison",
+        exactness="the estimate (the ratio) is certified by balls of the logs of the decimals "
+        "the data write, so a ratio exactly on a threshold meets le and ge (SCORE.json then "
+        "carries it in exact['estimate']); a ratio exactly on the margin gives t = 0 (balls of "
+        "the logs decide it); t, P and the bound are floating point, compared by the certified "
+        "comparison",
     ),
 )

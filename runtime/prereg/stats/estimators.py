@@ -113,6 +113,94 @@ def pass_at_k(n, c, *, k) -> Result:
 # majority vote
 
 
+def _pass_at_k_per_problem(ns: list[int], cs: list[int], k: int, arm: str) -> list[Fraction]:
+    out = []
+    for i, (ni, ci) in enumerate(zip(ns, cs, strict=True)):
+        if ci > ni:
+            raise MethodError(f"arm {arm}, problem {i}: c = {ci} correct samples exceed n = {ni}")
+        if k > ni:
+            raise MethodError(
+                f"arm {arm}, problem {i}: k = {k} exceeds its n = {ni} samples; pass@{k} needs"
+                f" at least {k} samples per problem"
+            )
+        total = math.comb(ni, k)
+        out.append(Fraction(total - math.comb(ni - ci, k), total))
+    return out
+
+
+def pass_at_k_difference(n_a, c_a, n_b, c_b, *, k, alternative, level, margin) -> Result:
+    """The difference of two arms' unbiased pass@k over the same problems, with the paired t
+    over problems: per problem ``d_j = pass@k_a(j) − pass@k_b(j)`` (each Chen et al.'s
+    estimator, an exact fraction), ``D = mean d_j`` exactly, ``se = s_d/√P`` and
+    ``t = (D − margin)/se`` with ``P − 1`` degrees of freedom; the interval is two-sided at
+    ``level`` (one-sided for a one-sided alternative), so an equivalence claim reads the
+    two-sided interval at 1 − 2α.  ``D − margin`` is exact: on the margin t = 0."""
+    from prereg.stats import checks
+
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise MethodError(f"k must be a positive whole number, got {k!r}")
+    k = int(k)
+    checks.alternative(alternative)
+    level = checks.level(level)
+    checks.number(margin, "margin")
+    margin_q = margin if isinstance(margin, Fraction) else Fraction(repr(float(margin)))
+    arms = []
+    for arm, n, c in (("a", n_a, c_a), ("b", n_b, c_b)):
+        ns, cs = _integers(n, f"n_{arm}"), _integers(c, f"c_{arm}")
+        if len(ns) != len(cs):
+            raise MethodError(f"n_{arm} and c_{arm} differ in length ({len(ns)} vs {len(cs)})")
+        arms.append(_pass_at_k_per_problem(ns, cs, k, arm))
+    pa, pb = arms
+    if len(pa) != len(pb):
+        raise MethodError(f"the arms must pair problem by problem: {len(pa)} against {len(pb)}")
+    problems = len(pa)
+    counts = {"problems": problems, "k": k}
+    name = "pass-at-k-difference"
+    if problems == 0:
+        return Result(name, statistic_name="t", counts=counts)
+    d = [x - y for x, y in zip(pa, pb, strict=True)]
+    mean = sum(d, Fraction(0)) / problems
+    figures: dict = {
+        "estimate": mean,
+        "exact": {"estimate": mean},
+        "counts": counts,
+        "extra": {
+            "pass_at_k_a": float(sum(pa, Fraction(0)) / problems),
+            "pass_at_k_b": float(sum(pb, Fraction(0)) / problems),
+        },
+    }
+    if problems < 2:
+        return Result(name, statistic_name="t", **figures)
+    var = sum(((x - mean) ** 2 for x in d), Fraction(0)) / (problems - 1)
+    if var == 0:
+        return Result(name, statistic_name="t", **figures)
+    df = problems - 1
+    se = math.sqrt(float(var / problems))
+    dev = mean - margin_q
+    t = float(dev) / se if dev else 0.0
+    a = 1.0 - level
+    est = float(mean)
+    lower = upper = None
+    if alternative == "two-sided":
+        half = checks.t_quantile(1.0 - a / 2.0, df) * se
+        lower, upper = est - half, est + half
+    elif alternative == "greater":
+        lower = est - checks.t_quantile(1.0 - a, df) * se
+    else:
+        upper = est + checks.t_quantile(1.0 - a, df) * se
+    return Result(
+        name,
+        se=se,
+        statistic=t,
+        statistic_name="t",
+        df=df,
+        lower=lower,
+        upper=upper,
+        p=checks.t_p(t, df, alternative),
+        **figures,
+    )
+
+
 def majority_vote(answers, gold, *, tie_break) -> Result:
     """Majority-vote (self-consistency) accuracy: per problem the most frequent sampled answer
     is the prediction; ``tie_break`` decides a problem whose top count is shared.
@@ -504,6 +592,38 @@ CATALOGUE = (
             "scipy.special.comb(exact=True), per problem, in the tests"
         ),
         exactness="the estimate is a fraction of binomial coefficients, compared exactly",
+    ),
+    Entry(
+        name="pass-at-k-difference",
+        family=_FAMILY,
+        function=f"{_MOD}:pass_at_k_difference",
+        shape="paired-samples-per-problem",
+        summary="Difference of two arms' unbiased pass@k over the same problems, with the "
+        "paired t over problems (an equivalence claim reads its interval)",
+        options={
+            "k": "the number of samples a solver may submit (a whole number, 1 <= k <= n)",
+            "alternative": "two-sided | greater (H1: a's pass@k exceeds b's by more than the "
+            "margin) | less",
+            "level": "the interval's level, in (0, 1); one-sided with a one-sided alternative "
+            "(an equivalence claim at alpha: two-sided at 1 - 2 alpha)",
+            "margin": "the difference under the null (a finite number; 0 for none)",
+        },
+        reports=("estimate", "se", "statistic", "df", "lower", "upper", "p", "exact", "counts"),
+        formula="d_j = pass@k_a(j) − pass@k_b(j) per problem present in both arms (each "
+        "1 − C(n − c, k)/C(n, k)); D = mean d_j; se = s_d/√P; t = (D − margin)/se, P − 1 df; "
+        "interval D ± t(1 − α/2, P − 1)·se",
+        reference=(
+            "Chen M et al. (2021), arXiv:2107.03374, section 2.1 (the estimator); Miller E "
+            "(2024), Adding Error Bars to Evals, arXiv:2411.00640, section 4 (paired "
+            "differences over questions)"
+        ),
+        oracle=(
+            "scipy.stats.ttest_rel of the per-problem pass@k values (the paper's product "
+            "form) and ttest_1samp of their differences against the margin"
+        ),
+        exactness="D and D − margin are fractions of binomial coefficients and the margin as "
+        "written, compared exactly (on the margin t = 0, a one-sided P of 1/2); se, t, P and "
+        "the bounds are floating point, compared by the certified comparison",
     ),
     Entry(
         name="majority-vote",

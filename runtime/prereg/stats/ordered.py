@@ -37,6 +37,7 @@ import numpy as np
 
 from prereg.stats import checks
 from prereg.stats.catalogue import Entry
+from prereg.stats.compare import EPS
 from prereg.stats.methods import MethodError
 from prereg.stats.ranks import EXACT_MAX_PAIRS
 from prereg.stats.result import Result
@@ -164,6 +165,155 @@ def cochran_armitage(k, n, *, scores, alternative, variance) -> Result:
         exact={"estimate": slope, "statistic_squared": z2},
         counts=counts,
         extra={"T": float(t), "variance_T": float(var)},
+    )
+
+
+def _coefficients(coefficients, g: int) -> list[Fraction]:
+    """A linear contrast's coefficients, one per group, as the decimals written (not all 0)."""
+    if isinstance(coefficients, str) or not hasattr(coefficients, "__len__"):
+        raise MethodError("coefficients must be a list of numbers, one per group")
+    if len(coefficients) != g:
+        raise MethodError(
+            f"coefficients must have one number per group ({g}), got {len(coefficients)}"
+        )
+    out = []
+    for i, c in enumerate(coefficients):
+        checks.number(c, f"coefficients[{i}]")
+        out.append(c if isinstance(c, Fraction) else Fraction(repr(float(c))))
+    if not any(out):
+        raise MethodError("coefficients must not all be 0")
+    return out
+
+
+def _bounds(estimate: float, se: float, alternative: str, level: float, quantile):
+    """The interval a test inverts: two-sided at ``level``, one-sided for a one-sided
+    alternative (the bound on the side the alternative claims)."""
+    a = 1.0 - level
+    if alternative == "two-sided":
+        half = quantile(1.0 - a / 2.0) * se
+        return estimate - half, estimate + half
+    if alternative == "greater":
+        return estimate - quantile(1.0 - a) * se, None
+    return None, estimate + quantile(1.0 - a) * se
+
+
+def linear_contrast_proportions(k, n, *, coefficients, alternative, level, margin) -> Result:
+    """A linear contrast of the groups' proportions, ``L = Σ c_i k_i/n_i`` (an interaction:
+    coefficients 1, −1, −1, 1 over the cells of a 2×2), with the Wald (unpooled) standard error
+    ``√(Σ c_i² p_i(1 − p_i)/n_i)``, ``z = (L − margin)/se`` and its interval.  Groups whose
+    coefficient is 0 are not read; a group read without trials leaves every figure undefined,
+    and ``se = 0`` (every group read all right or all wrong) leaves the test undefined."""
+    ks, ns = _binomial_groups(k, n)
+    c = _coefficients(coefficients, len(ks))
+    checks.alternative(alternative)
+    level = checks.level(level)
+    checks.number(margin, "margin")
+    margin_q = margin if isinstance(margin, Fraction) else Fraction(repr(float(margin)))
+    counts = {"k": ks, "n": ns}
+    name = "linear-contrast-proportions"
+    if any(ci and b == 0 for ci, b in zip(c, ns, strict=True)):
+        return Result(name, statistic_name="z", counts=counts, extra={"undefined": "empty group"})
+    read = [(ci, a, b) for ci, a, b in zip(c, ks, ns, strict=True) if ci]
+    est = sum((ci * Fraction(a, b) for ci, a, b in read), Fraction(0))
+    var = sum((ci * ci * Fraction(a * (b - a), b**3) for ci, a, b in read), Fraction(0))
+    if var == 0:
+        return Result(
+            name, estimate=est, statistic_name="z", exact={"estimate": est}, counts=counts
+        )
+    dev = est - margin_q
+    z2 = dev * dev / var
+    z = math.copysign(_sqrt(z2), dev) if dev else 0.0
+    se = _sqrt(var)
+    lower, upper = _bounds(float(est), se, alternative, level, checks.normal_quantile)
+    return Result(
+        name,
+        estimate=est,
+        se=se,
+        statistic=z,
+        statistic_name="z",
+        lower=lower,
+        upper=upper,
+        p=checks.normal_p(z, alternative),
+        exact={"estimate": est, "statistic_squared": z2},
+        counts=counts,
+        extra={"variance": float(var)},
+    )
+
+
+def linear_contrast_means(groups, *, coefficients, variance, alternative, level, margin) -> Result:
+    """A linear contrast of the groups' means, ``L = Σ c_i x̄_i`` (an interaction, or a trend
+    with centred scores), with its t test against ``margin`` and interval.  ``welch``:
+    ``se² = Σ c_i² s_i²/n_i`` over the groups read (coefficient not 0), Welch–Satterthwaite
+    df ``(Σ v_i)² / Σ v_i²/(n_i − 1)``; ``pooled``: ``se² = s_p² Σ c_i²/n_i`` with ``s_p²`` the
+    within-group variance of every group (the ANOVA's mean square error), df ``N − g``.  ``L −
+    margin`` is decided on the decimals the data and the spec write near 0 (on the margin,
+    t = 0 and a one-sided P of 1/2)."""
+    from prereg.stats.compare import _exact_mean as decimal_mean
+    from prereg.stats.compare import threshold
+    from prereg.stats.continuous import _variance
+
+    gs = checks.groups(groups)
+    c = _coefficients(coefficients, len(gs))
+    checks.choice(variance, "variance", ("welch", "pooled"))
+    checks.alternative(alternative)
+    level = checks.level(level)
+    checks.number(margin, "margin")
+    sizes = [int(a.size) for a in gs]
+    counts = {"n": sizes}
+    name = "linear-contrast-means"
+    if any(ci and m == 0 for ci, m in zip(c, sizes, strict=True)):
+        return Result(name, statistic_name="t", counts=counts, extra={"undefined": "empty group"})
+    read = [(ci, a) for ci, a in zip(c, gs, strict=True) if ci]
+    exact = {}
+    if all(checks.integral(a) for _, a in read):
+        exact["estimate"] = sum(
+            (ci * Fraction(checks.exact_sum(a), a.size) for ci, a in read), Fraction(0)
+        )
+        est = float(exact["estimate"])
+    else:
+        est = math.fsum(float(ci) * float(a.mean()) for ci, a in read)
+    if variance == "welch":
+        if any(a.size < 2 for _, a in read):
+            return Result(name, estimate=est, statistic_name="t", exact=exact, counts=counts)
+        parts = [(float(ci) ** 2 * _variance(a) / a.size, a.size) for ci, a in read]
+        var = math.fsum(v for v, _ in parts)
+        den = math.fsum(v * v / (m - 1) for v, m in parts)
+        df = var * var / den if den > 0 else None
+    else:
+        big_n, g = sum(sizes), len(gs)
+        if big_n - g < 1:
+            return Result(name, estimate=est, statistic_name="t", exact=exact, counts=counts)
+        ssw = math.fsum(_variance(a) * (a.size - 1) for a in gs if a.size > 1)
+        var = ssw / (big_n - g) * math.fsum(float(ci) ** 2 / a.size for ci, a in read)
+        df = float(big_n - g)
+    if not var > 0 or df is None:
+        return Result(name, estimate=est, statistic_name="t", exact=exact, counts=counts)
+    se = math.sqrt(var)
+    bound = sum(
+        abs(float(ci)) * 16.0 * (a.size + 4) * EPS * float(np.abs(a).mean()) for ci, a in read
+    )
+
+    def deviation(estimate: float, m: float) -> float:
+        dev = estimate - m
+        if abs(dev) > bound + 4.0 * EPS * (abs(m) + abs(estimate)):
+            return dev
+        exact_dev = sum((ci * decimal_mean(a) for ci, a in read), Fraction(0)) - threshold(m)
+        return float(exact_dev)
+
+    t = deviation(est, float(margin)) / se
+    lower, upper = _bounds(est, se, alternative, level, lambda q: checks.t_quantile(q, df))
+    return Result(
+        name,
+        estimate=est,
+        se=se,
+        statistic=t,
+        statistic_name="t",
+        df=df,
+        lower=lower,
+        upper=upper,
+        p=checks.t_p(t, df, alternative),
+        exact=exact,
+        counts=counts,
     )
 
 
@@ -586,6 +736,66 @@ CATALOGUE = (
         "assignment of the values to the groups (exact P, mean and variance with ties)",
         exactness="J is a multiple of 1/2 (exact['statistic']) and the exact P a fraction "
         "(exact['p']), compared exactly; the asymptotic P is floating point, compared by the "
+        "certified comparison with its error bound",
+    ),
+    Entry(
+        name="linear-contrast-proportions",
+        family="ordered",
+        function=_F + "linear_contrast_proportions",
+        shape="binomial-groups",
+        summary="A linear contrast of the groups' proportions (an interaction, a difference of "
+        "differences) with its Wald z test against a margin.",
+        options={
+            "coefficients": "one number per group, in the registered order, not all 0 (an "
+            "interaction of a 2x2: 1, -1, -1, 1)",
+            "alternative": "two-sided | greater (H1: the contrast exceeds the margin) | less",
+            "level": "the interval's level, in (0, 1); one-sided with a one-sided alternative",
+            "margin": "the contrast's value under the null (a finite number; 0 for none)",
+        },
+        reports=("estimate", "se", "statistic", "lower", "upper", "p"),
+        formula="$L = \\sum c_i k_i/n_i$; $se = \\sqrt{\\sum c_i^2 \\hat p_i (1 - \\hat "
+        "p_i)/n_i}$ (Wald, unpooled, over the groups whose coefficient is not 0); "
+        "$z = (L - \\delta)/se$; interval $L \\pm z_{1-\\alpha/2}\\,se$ (one-sided: "
+        "$z_{1-\\alpha}$)",
+        reference="Agresti A (2002), Categorical Data Analysis, 2nd ed., section 3.1.7 "
+        "(delta-method standard errors of functions of independent proportions); Fleiss JL, "
+        "Levin B, Paik MC (2003), Statistical Methods for Rates and Proportions, 3rd ed.",
+        oracle="statsmodels OLS of the 0/1 outcomes on one indicator per group (no intercept) "
+        "with cov_type='HC0': params are the proportions, cov is diag(p(1 - p)/n), and "
+        "t_test(c) (normal reference) gives L, se, z and P",
+        exactness="L and z^2 are fractions of the counts and the coefficients as written "
+        "(exact['estimate'], exact['statistic_squared']); L on the margin gives z = 0 and a "
+        "one-sided P of 1/2; se, z and P are floating point, compared by the certified "
+        "comparison with its error bound",
+    ),
+    Entry(
+        name="linear-contrast-means",
+        family="ordered",
+        function=_F + "linear_contrast_means",
+        shape="samples-groups",
+        summary="A linear contrast of the groups' means (an interaction, a trend with centred "
+        "scores) with its t test against a margin.",
+        options={
+            "coefficients": "one number per group, in the registered order, not all 0",
+            "variance": "welch (each group's own variance, Welch-Satterthwaite df) | pooled "
+            "(the within-group mean square of every group, N - g df)",
+            "alternative": "two-sided | greater (H1: the contrast exceeds the margin) | less",
+            "level": "the interval's level, in (0, 1); one-sided with a one-sided alternative",
+            "margin": "the contrast's value under the null (a finite number; 0 for none)",
+        },
+        reports=("estimate", "se", "statistic", "df", "lower", "upper", "p"),
+        formula="$L = \\sum c_i \\bar x_i$; welch: $se^2 = \\sum v_i$, $v_i = c_i^2 s_i^2/n_i$ "
+        "over the groups whose coefficient is not 0, df $= (\\sum v_i)^2 / \\sum v_i^2/(n_i - "
+        "1)$; pooled: $se^2 = s_p^2 \\sum c_i^2/n_i$, $s_p^2 = \\sum_i (n_i - 1) s_i^2/(N - g)$ "
+        "over every group, df $= N - g$; $t = (L - \\delta)/se$",
+        reference="Maxwell SE, Delaney HD (2004), Designing Experiments and Analyzing Data, 2nd "
+        "ed., ch. 4 and 5 (individual comparisons of means, the separate-variance test)",
+        oracle="pooled: statsmodels OLS on one indicator per group (no intercept), "
+        "t_test(c, value=margin); welch: the formula by hand in fractions, and "
+        "scipy.stats.ttest_ind(equal_var=False) for two groups with coefficients 1, -1",
+        exactness="with whole-number data L is an exact fraction (exact['estimate']); L less the "
+        "margin is decided on the decimals the data and the spec write near 0 (on the margin "
+        "t = 0, a one-sided P of 1/2); se, t, df and P are floating point, compared by the "
         "certified comparison with its error bound",
     ),
 )

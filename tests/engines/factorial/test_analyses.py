@@ -438,6 +438,56 @@ def test_the_other_shapes_against_their_oracles(tmp_path, seed):
     assert doc["verdicts"]["welch-statistic"] == ("supported" if ws else "not-supported")
 
 
+EQUIVALENT = """  - id: same-pass-at-5
+    title: Nucleus and greedy sampling have equivalent pass@5 (within 0.1)
+    analyses:
+      - id: pass-at-5-difference
+        method: pass-at-k-difference
+        metric: solved
+        a: {where: [{factor: decoding, levels: [nucleus]}]}
+        b: {where: [{factor: decoding, levels: [greedy-temp]}]}
+        unit: problem
+        options: {k: 5, alternative: two-sided, level: 0.9, margin: 0}
+    rule:
+      all_of:
+        - compare: {target: pass-at-5-difference, quantity: lower, op: ge, value: -0.1}
+        - compare: {target: pass-at-5-difference, quantity: upper, op: le, value: 0.1}
+        - compare: {target: pass-at-5-difference, quantity: estimate, op: OP, value: 0.05}
+constants:
+"""
+
+
+@pytest.mark.parametrize("op, verdict", [("le", "supported"), ("lt", "not-supported")])
+def test_an_equivalence_claim_on_a_difference_of_pass_at_k(tmp_path, op, verdict):
+    """Two decoding settings on the same 20 problems, an equivalence claim on their pass@5
+    difference (the two-sided 90% interval within +/-0.1, TOST at 0.05), and a difference of
+    exactly 1/20 read with `le` and `lt`: greedy has 3 of 10 right on every problem (pass@5 =
+    1 - C(7,5)/C(10,5) = 1 - 21/252 = 11/12), nucleus the same except 12 problems with 6 right
+    (pass@5 = 1), so by hand D = 12 (1 - 11/12)/20 = 1/20 (the float of the per-problem
+    values' mean is not needed: the figure is the fraction). Checked against scipy's paired t
+    of the per-problem values."""
+    edit = ("constants:\n", EQUIVALENT.replace("op: OP", f"op: {op}"))
+    root = _project(tmp_path, "pass-at-k", edit)
+    nucleus = [3] * 20
+    nucleus[:12] = [6] * 12  # 12 problems at pass@5 = 1: each +1/12
+    greedy = [3] * 20
+    per = [
+        _pass_at_k(10, a, 5) - _pass_at_k(10, b, 5) for a, b in zip(nucleus, greedy, strict=True)
+    ]
+    assert sum(per) / 20 == Fraction(1, 20)  # 12 * (1 - 11/12) / 20 = 1/20, by hand
+    doc = _score(root, "pass-at-k", _sample_records({"greedy-temp": greedy, "nucleus": nucleus}))
+    row = _analysis(doc, "pass-at-5-difference")
+    assert row["exact"]["estimate"] == "1/20"
+    want = stats.ttest_rel([float(x) for x in per], [0.0] * 20)
+    ci = want.confidence_interval(0.9)
+    assert row["statistic"] == pytest.approx(want.statistic, rel=1e-10)
+    assert row["lower"] == pytest.approx(ci.low, rel=1e-10)
+    assert row["upper"] == pytest.approx(ci.high, rel=1e-10)
+    assert ci.low >= -0.1 and ci.high <= 0.1
+    assert row["counts"]["problems"] == 20 and row["counts"]["unpairedA"] == 0
+    assert doc["verdicts"]["same-pass-at-5"] == verdict
+
+
 def test_data_the_method_refuses_stop_score_naming_the_analysis(tmp_path, capsys):
     """pass@5 of a problem with 3 samples does not exist: score stops, naming the analysis and
     the method's reason, and writes nothing."""
@@ -454,6 +504,32 @@ def test_data_the_method_refuses_stop_score_naming_the_analysis(tmp_path, capsys
     assert main([*args, "--out", str(out)]) != 0
     err = capsys.readouterr().err
     assert "analysis pass-at-5-nucleus (pass-at-k): the method refuses its input or options" in err
+    assert "Traceback" not in err and not out.exists() and not out.with_suffix(".md").exists()
+
+
+def test_pass_at_k_over_two_settings_is_refused_not_pooled(tmp_path, capsys):
+    """A newcomer's `of` selecting both decoding settings: the same problem ids in both cells
+    would make one problem of 20 samples (10 of each setting), and pass@5 of neither (with 3
+    and 5 right of 10 per setting, the pooled problem has 8 of 20: 1 - C(12,5)/C(20,5) =
+    0.949, while each setting's own pass@5 is 1 - C(7,5)/C(10,5) = 0.917 and 1 - C(5,5)/C(10,5)
+    = 0.996). score stops naming the analysis, the problem and both cells; nothing is written."""
+    edit = (
+        'levels: ["{decoding}"]}]}\n        unit: problem\n        options: {k: 5}',
+        "levels: [greedy-temp, nucleus]}]}\n        unit: problem\n        options: {k: 5}",
+    )
+    root = _project(tmp_path, "pass-at-k", edit)
+    obs = root / "obs.jsonl"
+    records = _sample_records({"greedy-temp": [3] * 20, "nucleus": [5] * 20})
+    obs.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = root / "SCORE.json"
+    args = ["--project", str(root), "pass-at-k", "score", "--observations", str(obs)]
+    assert main([*args, "--out", str(out)]) != 0
+    err = capsys.readouterr().err
+    assert "(pass-at-k): problem 'p" in err
+    assert "has samples in cells greedy-temp and nucleus" in err or (
+        "has samples in cells nucleus and greedy-temp" in err
+    )
+    assert "register one analysis per level" in err
     assert "Traceback" not in err and not out.exists() and not out.with_suffix(".md").exists()
 
 
