@@ -900,20 +900,62 @@ def blocks_columns(
     from prereg.columnar import RecordColumns
 
     names = decoders[2]
-    parts: list[tuple[dict[str, list], dict[str, int], int]] = []
+    parts: list = []
+    waiting: list[int] = []  # the parts whose shared fields are looked up together, next
+
+    def share_waiting() -> None:
+        if waiting:
+            _share_parts(parts, waiting, share)
+            waiting.clear()
+
     for data, n, offset, lineno in blocks:
         fast = _column_block(data, decoders, n)
         if fast is not None:
-            parts.append((fast[0], fast[1], n, share_columns(fast[0], share)))
-            continue
-        rows: list[dict] = []
-        for line in _block_lines(path, data, offset):
-            lineno += 1
-            _strict_line(path, lineno, line, schema_path, rows, problems)
-        if not problems:
+            parts.append((fast[0], fast[1], n, {}))
+        else:
+            rows: list[dict] = []
+            for line in _block_lines(path, data, offset):
+                lineno += 1
+                _strict_line(path, lineno, line, schema_path, rows, problems)
+            if problems:
+                continue
             part = RecordColumns.from_dicts(names, rows)
-            parts.append((part.columns, part.absent, part.n, share_columns(part.columns, share)))
+            parts.append((part.columns, part.absent, part.n, {}))
+        if share:
+            waiting.append(len(parts) - 1)
+            if sum(parts[i][2] for i in waiting) >= SHARE_BATCH:
+                share_waiting()
+    share_waiting()
     return parts
+
+
+#: how many records' shared fields :func:`blocks_columns` looks up at once: a lookup's array
+#: passes cost about as much for a block of 4,000 ids as for 60,000, and the copies of the
+#: strings a batch replaces (a few MiB) are freed batch by batch
+SHARE_BATCH = 1 << 16
+
+
+def _share_parts(parts: list, at: list[int], share) -> None:
+    """:func:`share_columns` over the parts at ``at`` as one column per field: each part gets
+    its own slice of the shared strings and of the positions back."""
+    if len(at) == 1:
+        cols, absent, n, _ = parts[at[0]]
+        parts[at[0]] = (cols, absent, n, share_columns(cols, share))
+        return
+    joined = {
+        name: [v for i in at for v in parts[i][0][name]]
+        for name in share
+        if all(parts[i][0].get(name) for i in at)
+    }
+    found = share_columns(joined, share)
+    start = 0
+    for i in at:
+        cols, absent, n, _ = parts[i]
+        for name in joined:
+            cols[name] = joined[name][start : start + n]
+        positions = {name: (index, pos[start : start + n]) for name, (index, pos) in found.items()}
+        parts[i] = (cols, absent, n, positions)
+        start += n
 
 
 def joined_columns(names: list[str], parts: list):

@@ -260,9 +260,15 @@ def test_share_replaces_a_column_and_forgets_what_was_built_from_it():
     assert cols.cache == {("column", "ok"): "kept"}
 
 
+@pytest.mark.parametrize("batch", [1, 2, 1 << 16])  # the blocks' ids looked up together
 @pytest.mark.parametrize("typed", [True, False])  # additional properties: no typed decode
 @pytest.mark.parametrize("block", [None, 64])
-def test_a_reader_sharing_row_ids_reads_the_same_columns(tmp_path, block, typed):
+def test_a_reader_sharing_row_ids_reads_the_same_columns(
+    tmp_path, block, typed, batch, monkeypatch
+):
+    import prereg.records
+
+    monkeypatch.setattr(prereg.records, "SHARE_BATCH", batch)
     schema = tmp_path / "obs.schema.json"
     schema.write_text(
         json.dumps(
