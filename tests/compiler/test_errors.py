@@ -14,6 +14,13 @@ BAD = Path(__file__).parent / "bad"
 # name -> (line, message fragment after "at <pointer>: " or the loader's message)
 EXPECTED = {
     "alias-bomb": "alias-bomb.yaml:23: document expands to more than 200000 values (alias bomb?)",
+    # an alias inside the value it names, and nesting (by brackets or by a chain of aliases)
+    # deeper than any spec needs: refused before the loader recurses (RecursionError tracebacks)
+    "alias-cycle": "alias-cycle.yaml:23: an alias refers to a value that contains it (a cycle)",
+    "alias-chain-depth": "alias-chain-depth.yaml:23: values nest more than 64 levels deep",
+    "deep-nesting": "deep-nesting.yaml:23: values nest more than 64 levels deep",
+    # 010 is 8 to a YAML 1.1 reader and 10 to a YAML 1.2 one (it was read as 8)
+    "leading-zero": "leading-zero.yaml:15: integer 010 has a leading zero: YAML 1.1 reads it as octal (8), YAML 1.2 as 10; write 10 (or 0o... for octal)",
     "amendment-version": "amendment-version.yaml:2: at /version: study version 1.0 differs from the latest amendment, 1.1",
     "bad-identifier": 'bad-identifier.yaml:12: at /factors/0/levels/1/id: "pool-b); import os" does not match the pattern',
     "bad-regex": "bad-regex.yaml:23: at /seed_policy/pattern: not a valid regular expression: unterminated character set",
