@@ -363,3 +363,15 @@ def test_the_document_matches_the_shipped_schema(varied):
     broken["redesign"]["points"][0]["claims"][0]["holds"] = "yes"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft202012Validator(schema()).validate(broken)
+
+
+def test_a_registered_study_beyond_memory_is_refused_before_any_run():
+    from prereg.compiler.expand import with_expanded_cells
+    from prereg.compiler.load import load_yaml
+    from prereg.diagnose import redesign
+
+    config = with_expanded_cells(load_yaml(EXAMPLE / "spec" / "studies" / f"{AP}.yaml").data)
+    # 2,560 registered rows of 1,024 B: 2,621,440 B must be at most half the memory
+    redesign.refuse_registered_beyond_memory(config, memory=2 * 2_621_440)
+    with pytest.raises(UserError, match="the study registers 2,560 rows"):
+        redesign.refuse_registered_beyond_memory(config, memory=2 * 2_621_440 - 2)

@@ -120,6 +120,22 @@ def parse_vary(text: str, config: Mapping[str, Any], rules=None) -> Vary:
 ROW_BYTES = 1024
 
 
+def refuse_registered_beyond_memory(config: Mapping[str, Any], memory: int | None = None) -> None:
+    """Refuse, before any run, a diagnosis of a registered study whose rows would not fit in
+    half the available memory (the diagnosis starts at the registered size)."""
+    from .command import available_memory
+
+    memory = available_memory() if memory is None else memory
+    rows = sum(int(c["rows"]) for c in config.get("cells") or ())
+    need = rows * ROW_BYTES
+    if need > memory // 2:
+        raise UserError(
+            f"the study registers {rows:,} rows, which a diagnosis needs about"
+            f" {need / 2**30:,.1f} GiB to hold, more than half the {memory / 2**30:,.1f} GiB"
+            " available (nothing was run)"
+        )
+
+
 def _refuse_beyond_memory(where, param, cell, values, config, per_unit, memory=None) -> None:
     """Refuse a varied size whose study's rows (every registered cell at that size) would
     not fit in half the available memory, naming the most that fits (rows=99999999999 ran
