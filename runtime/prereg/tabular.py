@@ -7,7 +7,10 @@ are read by pyarrow, ``.jsonl`` and every other name by the strict JSONL reader
 contract schema, record by record, and every problem is located in the file's own terms:
 
 - Parquet: ``FILE: row group G, row R`` (R counts from 1 within the row group) and the field;
-- CSV: ``FILE:LINE`` (the header is line 1, so the first record is line 2) and the field.
+- CSV: ``FILE:LINE`` (the header is line 1; a record starts on the line after the one
+  before it ended, as a quoted value may hold line breaks) and the field.
+
+A column named twice is refused.
 
 A column the contract does not name is refused (as an unknown key is), and so is a file that
 pyarrow cannot read, naming it. A null in a column whose field is not nullable means the
@@ -185,6 +188,7 @@ def _parquet_parts(path: Path):
         pf = pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
         raise UserError(f"{path}: not a readable Parquet file: {exc}") from None
+    _unique_columns(path, pf.schema_arrow.names)
     for g in range(pf.num_row_groups):
         try:
             table = pf.read_row_group(g)
@@ -220,7 +224,54 @@ def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
         _refuse_cells(path, fields, exc)
     except (pa.ArrowException, OSError) as exc:
         raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
-    yield (lambda i: f"{path}:{i + 2}"), table
+    _unique_columns(path, table.column_names)
+    yield _csv_where(path, table.num_rows), table
+
+
+def _csv_where(path: Path, n: int):
+    """The location of record i of a CSV file of ``n`` records, ``FILE:LINE``; the lines are
+    worked out when a problem is first located."""
+    lines: list[Sequence[int]] = []
+
+    def where(i: int) -> str:
+        if not lines:
+            lines.append(_csv_record_lines(path, n))
+        return f"{path}:{lines[0][i]}"
+
+    return where
+
+
+def _unique_columns(path: Path, names: Sequence[str]) -> None:
+    """Refuse a file naming a column twice (which of the two would a record hold?)."""
+    seen: set[str] = set()
+    twice = [n for n in names if n in seen or seen.add(n)]
+    if twice:
+        raise UserError(
+            f"{path}: column(s) {', '.join(map(repr, dict.fromkeys(twice)))} appear more than"
+            " once; a record has one value of each field"
+        )
+
+
+def _csv_record_lines(path: Path, n: int) -> Sequence[int]:
+    """The line each of the ``n`` records of a CSV file starts on (the header is line 1): a
+    quoted value may hold line breaks, so a record is not always one line further on."""
+    raw = path.read_bytes()
+    if b'"' not in raw:
+        return range(2, n + 2)
+    import csv
+    import io
+
+    reader = csv.reader(io.StringIO(raw.decode("utf-8", "replace"), newline=""))
+    starts: list[int] = []
+    start = 1
+    for row in reader:
+        if row:  # pyarrow skips an empty line
+            starts.append(start)
+        start = reader.line_num + 1
+    starts = starts[1:]  # the header
+    if len(starts) < n:  # pyarrow and csv disagree on the file: count records as lines
+        return range(2, n + 2)
+    return starts[:n]
 
 
 _CSV_WORDS = {
@@ -253,6 +304,7 @@ def _refuse_cells(path: Path, fields: Sequence[Mapping[str, Any]], exc) -> None:
         raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
     problems: list[str] = []
     count = 0
+    where = _csv_where(path, text.num_rows)
     for name, kind in typed.items():
         if name not in text.column_names:
             continue
@@ -262,7 +314,7 @@ def _refuse_cells(path: Path, fields: Sequence[Mapping[str, Any]], exc) -> None:
                 continue
             count += 1
             if len(problems) < 20:
-                problems.append(f"{path}:{i + 2}: field {name}: {v!r} is not {words}")
+                problems.append(f"{where(i)}: field {name}: {v!r} is not {words}")
     if not count:
         raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
     problems.sort(key=lambda p: int(p[len(str(path)) + 1 :].split(":", 1)[0]))
