@@ -131,3 +131,23 @@ def test_study_ids_that_share_a_package_or_shadow_a_command_are_refused(tmp_path
     assert shown.returncode == 0 and "Traceback" not in shown.stderr
     assert main(["--project", str(project), "check"]) == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("length", [128, 129, 250])
+def test_a_study_id_too_long_to_name_its_files_is_refused(length, tmp_path, capsys):
+    """Files are named after the id (<id>.seal.json: 250 + 10 bytes is past the 255-byte
+    limit on a name), so seal and the study's commands failed with ENAMETOOLONG tracebacks."""
+    sid = "a" * length
+    project = tmp_path / "p"
+    studies = project / "spec" / "studies"
+    studies.mkdir(parents=True)
+    base = (BAD / "metric-unknown-field.yaml").read_text().replace("field: right", "field: correct")
+    (studies / f"{sid}.yaml").write_text(base.replace("id: metric-unknown-field", f"id: {sid}"))
+    code = main(["--project", str(project), "compile"])
+    err = capsys.readouterr().err
+    if length <= 128:
+        assert code == 0, err
+        return
+    assert code == 2
+    assert f"at /id: study id of {length} characters is longer than 128" in err
+    assert not (project / "generated").exists()
