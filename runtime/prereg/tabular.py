@@ -50,7 +50,7 @@ def read_contract_records(
         import pyarrow  # noqa: F401
     except ImportError:  # pragma: no cover - pyarrow is a dependency of the runtime
         raise UserError(f"{path}: reading {kind} needs pyarrow; install it or give JSONL") from None
-    if not path.is_file():
+    if not _is_file(path):
         raise UserError(f"{path}: cannot read: not a regular file")
     if kind == "Parquet":
         parts = _parquet_parts(path)
@@ -87,13 +87,22 @@ def read_contract_columns(
     from prereg.columnar import RecordColumns
 
     # a FIFO or a folder is refused by the record reader, never opened by pyarrow here
-    fast = _columns_at_once(path, schema_path, fields) if path.is_file() else None
+    fast = _columns_at_once(path, schema_path, fields) if _is_file(path) else None
     if fast is None:
         rows = read_contract_records(path, schema_path, fields, max_problems=max_problems)
         fast = RecordColumns.from_dicts([f["name"] for f in fields], rows)
     for name, (index, ids) in (share or {}).items():
         fast.share(name, index, ids)
     return fast
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file; a path the system cannot look up (a name past its
+    length limit, a loop of links) is a UserError naming it (Path.is_file raised them)."""
+    try:
+        return path.is_file()
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def _columns_at_once(path: Path, schema_path: Path, fields: Sequence[Mapping[str, Any]]):

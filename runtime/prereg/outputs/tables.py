@@ -222,8 +222,11 @@ def write_tables(score: str | Path, csv_dir: str | Path | None, parquet_dir: str
         if folder is None:
             continue
         folder = Path(folder)
-        if folder.exists() and not folder.is_dir():
-            raise UserError(f"{folder}: exists and is not a folder")
+        try:
+            if folder.exists() and not folder.is_dir():
+                raise UserError(f"{folder}: exists and is not a folder")
+        except OSError as exc:  # a name past the length limit, a loop of links
+            raise UserError(f"{folder}: cannot write there: {exc.strerror or exc}") from None
         folders.append(folder)
         files += [(folder / f"{name}{suffix}", render(*t), 0o644) for name, t in found.items()]
     if not files:
