@@ -346,9 +346,18 @@ def _checked(path: Path, schema_path: Path, fields, parts, max_problems: int) ->
     for where, table in parts:
         unknown = [c for c in table.column_names if c not in names]
         if unknown:
+            shown = ", ".join(map(repr, unknown[:20])) + (", …" if len(unknown) > 20 else "")
+            headless = path.suffix.lower() == ".csv" and len(unknown) == len(
+                table.column_names
+            )  # no column is a field: the first line is a record, not the header
             raise UserError(
-                f"{path}: column(s) {', '.join(map(repr, unknown))} are not fields of the"
-                f" record contract ({schema_path.name})"
+                f"{path}: column(s) {shown} are not fields of the record contract"
+                f" ({schema_path.name})"
+                + (
+                    f"; a CSV file's first line names its columns ({', '.join(sorted(names))})"
+                    if headless
+                    else ""
+                )
             )
         for i, rec in enumerate(table.to_pylist()):
             rec = {k: v for k, v in rec.items() if v is not None or k in nullable}

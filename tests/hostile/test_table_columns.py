@@ -177,3 +177,26 @@ def test_a_csv_problem_is_located_at_the_line_its_record_starts_on(tmp_path, tex
         read_contract_columns(path, _schema(tmp_path), FIELDS)
     lines = [p for p in info.value.problems if "/n" in p or "field n" in p]
     assert lines and all(p.startswith(f"{path}:{line}: ") for p in lines), info.value.problems
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        # no header: every "column" is a value of the first record
+        ("r1,1\nr2,2\n", "column(s) 'r1', '1' are not fields of the record contract"
+         " (rec.schema.json); a CSV file's first line names its columns (id, kind, n, ok, x)"),
+        # one unknown column beside known ones: no word about the header
+        ("id,n,zz\nr1,1,2\n", "column(s) 'zz' are not fields of the record contract (rec.schema.json)"),
+        # thousands of columns: twenty named
+        (",".join(f"c{i}" for i in range(5000)) + "\n" + ",".join("1" * 5000) + "\n",
+         "column(s) 'c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8', 'c9', 'c10', 'c11',"
+         " 'c12', 'c13', 'c14', 'c15', 'c16', 'c17', 'c18', 'c19', … are not fields"),
+    ],
+)  # fmt: skip
+def test_columns_not_of_the_contract_are_named(tmp_path, text, words):
+    path = tmp_path / "obs.csv"
+    path.write_text(text)
+    with pytest.raises(UserError) as info:
+        read_contract_columns(path, _schema(tmp_path), FIELDS)
+    assert info.value.message.startswith(f"{path}: {words}")
+    assert len(info.value.message) < 600
