@@ -151,3 +151,20 @@ def test_a_study_id_too_long_to_name_its_files_is_refused(length, tmp_path, caps
     assert code == 2
     assert f"at /id: study id of {length} characters is longer than 128" in err
     assert not (project / "generated").exists()
+
+
+@pytest.mark.parametrize("name", ["other.yml", "other.YAML", "other.Yml"])
+def test_a_spec_not_named_yaml_is_refused_not_left_out(name, tmp_path, capsys):
+    """A spec saved as .yml was never compiled nor checked, without a word."""
+    project = tmp_path / "p"
+    studies = project / "spec" / "studies"
+    studies.mkdir(parents=True)
+    base = (BAD / "metric-unknown-field.yaml").read_text().replace("field: right", "field: correct")
+    (studies / "good.yaml").write_text(base.replace("id: metric-unknown-field", "id: good"))
+    (studies / name).write_text(base.replace("id: metric-unknown-field", "id: other"))
+    for command in ("compile", "check"):
+        code = main(["--project", str(project), command])
+        err = capsys.readouterr().err
+        assert code == 2
+        assert f"error: spec/studies/{name}: a spec is named <study-id>.yaml; rename it" in err
+    assert not (project / "generated").exists()
