@@ -56,7 +56,11 @@ STUDIES = {
     "factorial": [AP, "diagnose"],
     # jev built a list of simulations / 8 tasks first: it grew until the OOM killer came
     "multicorrect": ["jev-multicorrect", "diagnose"],
-}
+    # s3 reserved three float64 arrays of --simulations untouched (np.empty) and filled them
+    "clusterpower": ["s3-verifier-freeze", "diagnose", str(ROOT / "examples/s3/calibration-sample.jsonl"),
+                     "--eligible-task-count", "500", "--eligible-repository-count", "12",
+                     "--eligible-pass-items", "210", "--eligible-fail-items", "430"],
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("engine", sorted(STUDIES))
