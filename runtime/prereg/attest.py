@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from pathlib import Path
 from typing import Any
 
@@ -114,8 +113,10 @@ def _public_key(path: str | Path):
 
 def _statement_problem(payload: bytes) -> str | None:
     """What makes ``payload`` not an in-toto Statement v1 (None when it is one)."""
+    from prereg.records import loads_strict
+
     try:
-        value = json.loads(payload.decode("utf-8"))
+        value = loads_strict(payload.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         return f"not JSON ({exc})"
     if not isinstance(value, dict):
@@ -145,8 +146,10 @@ def sign_statement(statement: bytes, key: str | Path, label: str = "statement") 
 
 
 def _envelope(path: str | Path, data: bytes, dsse) -> Any:
+    from prereg.records import loads_strict
+
     try:
-        value = json.loads(data.decode("utf-8"))
+        value = loads_strict(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise UserError(f"{path}: the envelope is not JSON ({exc})") from None
     if not isinstance(value, dict):

@@ -959,6 +959,15 @@ def _main(argv: list[str]) -> int:
         return exits.INTERRUPTED
     except BrokenPipeError:
         return exits.BROKEN_PIPE
+    except OSError as exc:
+        # a path the system refuses where no reader or writer words it (a name past the
+        # length limit, a loop of links): the file and the system's reason, never a traceback
+        if exc.filename is None:
+            raise
+        message = f"{exc.filename}: {exc.strerror or exc}"
+        _LAST_ERROR.update(message=message)
+        print(f"error: {message}", file=sys.stderr)
+        return exits.USAGE
     except MemoryError as exc:
         _LAST_ERROR.update(message=_out_of_memory(exc).message)
         print(f"error: {_out_of_memory(exc).message}", file=sys.stderr)

@@ -7,7 +7,10 @@ are read by pyarrow, ``.jsonl`` and every other name by the strict JSONL reader
 contract schema, record by record, and every problem is located in the file's own terms:
 
 - Parquet: ``FILE: row group G, row R`` (R counts from 1 within the row group) and the field;
-- CSV: ``FILE:LINE`` (the header is line 1, so the first record is line 2) and the field.
+- CSV: ``FILE:LINE`` (the header is line 1; a record starts on the line after the one
+  before it ended, as a quoted value may hold line breaks) and the field.
+
+A column named twice is refused.
 
 A column the contract does not name is refused (as an unknown key is), and so is a file that
 pyarrow cannot read, naming it. A null in a column whose field is not nullable means the
@@ -47,7 +50,7 @@ def read_contract_records(
         import pyarrow  # noqa: F401
     except ImportError:  # pragma: no cover - pyarrow is a dependency of the runtime
         raise UserError(f"{path}: reading {kind} needs pyarrow; install it or give JSONL") from None
-    if not path.is_file():
+    if not _is_file(path):
         raise UserError(f"{path}: cannot read: not a regular file")
     if kind == "Parquet":
         parts = _parquet_parts(path)
@@ -84,13 +87,22 @@ def read_contract_columns(
     from prereg.columnar import RecordColumns
 
     # a FIFO or a folder is refused by the record reader, never opened by pyarrow here
-    fast = _columns_at_once(path, schema_path, fields) if path.is_file() else None
+    fast = _columns_at_once(path, schema_path, fields) if _is_file(path) else None
     if fast is None:
         rows = read_contract_records(path, schema_path, fields, max_problems=max_problems)
         fast = RecordColumns.from_dicts([f["name"] for f in fields], rows)
     for name, (index, ids) in (share or {}).items():
         fast.share(name, index, ids)
     return fast
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file; a path the system cannot look up (a name past its
+    length limit, a loop of links) is a UserError naming it (Path.is_file raised them)."""
+    try:
+        return path.is_file()
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def _columns_at_once(path: Path, schema_path: Path, fields: Sequence[Mapping[str, Any]]):
@@ -185,6 +197,7 @@ def _parquet_parts(path: Path):
         pf = pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
         raise UserError(f"{path}: not a readable Parquet file: {exc}") from None
+    _unique_columns(path, pf.schema_arrow.names)
     for g in range(pf.num_row_groups):
         try:
             table = pf.read_row_group(g)
@@ -220,7 +233,54 @@ def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
         _refuse_cells(path, fields, exc)
     except (pa.ArrowException, OSError) as exc:
         raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
-    yield (lambda i: f"{path}:{i + 2}"), table
+    _unique_columns(path, table.column_names)
+    yield _csv_where(path, table.num_rows), table
+
+
+def _csv_where(path: Path, n: int):
+    """The location of record i of a CSV file of ``n`` records, ``FILE:LINE``; the lines are
+    worked out when a problem is first located."""
+    lines: list[Sequence[int]] = []
+
+    def where(i: int) -> str:
+        if not lines:
+            lines.append(_csv_record_lines(path, n))
+        return f"{path}:{lines[0][i]}"
+
+    return where
+
+
+def _unique_columns(path: Path, names: Sequence[str]) -> None:
+    """Refuse a file naming a column twice (which of the two would a record hold?)."""
+    seen: set[str] = set()
+    twice = [n for n in names if n in seen or seen.add(n)]
+    if twice:
+        raise UserError(
+            f"{path}: column(s) {', '.join(map(repr, dict.fromkeys(twice)))} appear more than"
+            " once; a record has one value of each field"
+        )
+
+
+def _csv_record_lines(path: Path, n: int) -> Sequence[int]:
+    """The line each of the ``n`` records of a CSV file starts on (the header is line 1): a
+    quoted value may hold line breaks, so a record is not always one line further on."""
+    raw = path.read_bytes()
+    if b'"' not in raw:
+        return range(2, n + 2)
+    import csv
+    import io
+
+    reader = csv.reader(io.StringIO(raw.decode("utf-8", "replace"), newline=""))
+    starts: list[int] = []
+    start = 1
+    for row in reader:
+        if row:  # pyarrow skips an empty line
+            starts.append(start)
+        start = reader.line_num + 1
+    starts = starts[1:]  # the header
+    if len(starts) < n:  # pyarrow and csv disagree on the file: count records as lines
+        return range(2, n + 2)
+    return starts[:n]
 
 
 _CSV_WORDS = {
@@ -253,6 +313,7 @@ def _refuse_cells(path: Path, fields: Sequence[Mapping[str, Any]], exc) -> None:
         raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
     problems: list[str] = []
     count = 0
+    where = _csv_where(path, text.num_rows)
     for name, kind in typed.items():
         if name not in text.column_names:
             continue
@@ -262,7 +323,7 @@ def _refuse_cells(path: Path, fields: Sequence[Mapping[str, Any]], exc) -> None:
                 continue
             count += 1
             if len(problems) < 20:
-                problems.append(f"{path}:{i + 2}: field {name}: {v!r} is not {words}")
+                problems.append(f"{where(i)}: field {name}: {v!r} is not {words}")
     if not count:
         raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
     problems.sort(key=lambda p: int(p[len(str(path)) + 1 :].split(":", 1)[0]))
@@ -285,9 +346,18 @@ def _checked(path: Path, schema_path: Path, fields, parts, max_problems: int) ->
     for where, table in parts:
         unknown = [c for c in table.column_names if c not in names]
         if unknown:
+            shown = ", ".join(map(repr, unknown[:20])) + (", …" if len(unknown) > 20 else "")
+            headless = path.suffix.lower() == ".csv" and len(unknown) == len(
+                table.column_names
+            )  # no column is a field: the first line is a record, not the header
             raise UserError(
-                f"{path}: column(s) {', '.join(map(repr, unknown))} are not fields of the"
-                f" record contract ({schema_path.name})"
+                f"{path}: column(s) {shown} are not fields of the record contract"
+                f" ({schema_path.name})"
+                + (
+                    f"; a CSV file's first line names its columns ({', '.join(sorted(names))})"
+                    if headless
+                    else ""
+                )
             )
         for i, rec in enumerate(table.to_pylist()):
             rec = {k: v for k, v in rec.items() if v is not None or k in nullable}

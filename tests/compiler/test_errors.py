@@ -14,6 +14,13 @@ BAD = Path(__file__).parent / "bad"
 # name -> (line, message fragment after "at <pointer>: " or the loader's message)
 EXPECTED = {
     "alias-bomb": "alias-bomb.yaml:23: document expands to more than 200000 values (alias bomb?)",
+    # an alias inside the value it names, and nesting (by brackets or by a chain of aliases)
+    # deeper than any spec needs: refused before the loader recurses (RecursionError tracebacks)
+    "alias-cycle": "alias-cycle.yaml:23: an alias refers to a value that contains it (a cycle)",
+    "alias-chain-depth": "alias-chain-depth.yaml:23: values nest more than 64 levels deep",
+    "deep-nesting": "deep-nesting.yaml:23: values nest more than 64 levels deep",
+    # 010 is 8 to a YAML 1.1 reader and 10 to a YAML 1.2 one (it was read as 8)
+    "leading-zero": "leading-zero.yaml:15: integer 010 has a leading zero: YAML 1.1 reads it as octal (8), YAML 1.2 as 10; write 10 (or 0o... for octal)",
     "amendment-version": "amendment-version.yaml:2: at /version: study version 1.0 differs from the latest amendment, 1.1",
     "bad-identifier": 'bad-identifier.yaml:12: at /factors/0/levels/1/id: "pool-b); import os" does not match the pattern',
     "bad-regex": "bad-regex.yaml:23: at /seed_policy/pattern: not a valid regular expression: unterminated character set",
@@ -124,3 +131,40 @@ def test_study_ids_that_share_a_package_or_shadow_a_command_are_refused(tmp_path
     assert shown.returncode == 0 and "Traceback" not in shown.stderr
     assert main(["--project", str(project), "check"]) == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("length", [128, 129, 250])
+def test_a_study_id_too_long_to_name_its_files_is_refused(length, tmp_path, capsys):
+    """Files are named after the id (<id>.seal.json: 250 + 10 bytes is past the 255-byte
+    limit on a name), so seal and the study's commands failed with ENAMETOOLONG tracebacks."""
+    sid = "a" * length
+    project = tmp_path / "p"
+    studies = project / "spec" / "studies"
+    studies.mkdir(parents=True)
+    base = (BAD / "metric-unknown-field.yaml").read_text().replace("field: right", "field: correct")
+    (studies / f"{sid}.yaml").write_text(base.replace("id: metric-unknown-field", f"id: {sid}"))
+    code = main(["--project", str(project), "compile"])
+    err = capsys.readouterr().err
+    if length <= 128:
+        assert code == 0, err
+        return
+    assert code == 2
+    assert f"at /id: study id of {length} characters is longer than 128" in err
+    assert not (project / "generated").exists()
+
+
+@pytest.mark.parametrize("name", ["other.yml", "other.YAML", "other.Yml"])
+def test_a_spec_not_named_yaml_is_refused_not_left_out(name, tmp_path, capsys):
+    """A spec saved as .yml was never compiled nor checked, without a word."""
+    project = tmp_path / "p"
+    studies = project / "spec" / "studies"
+    studies.mkdir(parents=True)
+    base = (BAD / "metric-unknown-field.yaml").read_text().replace("field: right", "field: correct")
+    (studies / "good.yaml").write_text(base.replace("id: metric-unknown-field", "id: good"))
+    (studies / name).write_text(base.replace("id: metric-unknown-field", "id: other"))
+    for command in ("compile", "check"):
+        code = main(["--project", str(project), command])
+        err = capsys.readouterr().err
+        assert code == 2
+        assert f"error: spec/studies/{name}: a spec is named <study-id>.yaml; rename it" in err
+    assert not (project / "generated").exists()

@@ -7,6 +7,7 @@ malformed-spec corpus and random documents."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ class _ReferenceBuilder:
     def fail(self, node: Node, message: str) -> UserError:
         return UserError(f"{self.path}:{node.start_mark.line + 1}: {message}")
 
-    def build(self, node: Node, pointer: str) -> Any:
+    def build(self, node: Node, pointer: str, within: tuple = ()) -> Any:
         self.count += 1
         if self.count > load.MAX_NODES:
             raise self.fail(
@@ -58,10 +59,17 @@ class _ReferenceBuilder:
         tag = node.tag or ""
         if isinstance(node, ScalarNode):
             return self.scalar(node)
+        # the collections this one is inside: itself among them is a cycle; more than
+        # MAX_DEPTH of them is too deep
+        if any(node is outer for outer in within):
+            raise self.fail(node, "an alias refers to a value that contains it (a cycle)")
+        if len(within) == load.MAX_DEPTH:
+            raise self.fail(node, f"values nest more than {load.MAX_DEPTH} levels deep")
+        within = (*within, node)
         if isinstance(node, SequenceNode):
             if tag != STD + "seq":
                 raise self.fail(node, f"tag {tag!r} is not allowed in a spec")
-            return [self.build(n, f"{pointer}/{i}") for i, n in enumerate(node.value)]
+            return [self.build(n, f"{pointer}/{i}", within) for i, n in enumerate(node.value)]
         if isinstance(node, MappingNode):
             if tag != STD + "map":
                 raise self.fail(node, f"tag {tag!r} is not allowed in a spec")
@@ -77,7 +85,7 @@ class _ReferenceBuilder:
                     raise self.fail(knode, bad)
                 if key in out:
                     raise self.fail(knode, f"duplicate key {key!r}")
-                out[key] = self.build(vnode, f"{pointer}/{load._escape(key)}")
+                out[key] = self.build(vnode, f"{pointer}/{load._escape(key)}", within)
             return out
         raise self.fail(node, "unsupported YAML node")
 
@@ -90,6 +98,15 @@ class _ReferenceBuilder:
             return node.value
         if tag == STD + "int":
             digits = node.value.lstrip("+-").replace("_", "")
+            if re.fullmatch(r"0[0-9]+", digits):  # octal to YAML 1.1, decimal to YAML 1.2
+                sign = node.value[:1] if node.value[:1] == "-" else ""
+                as_octal, as_decimal = int(digits, 8), int(digits, 10)
+                raise self.fail(
+                    node,
+                    f"integer {node.value} has a leading zero: YAML 1.1 reads it as octal"
+                    f" ({sign}{as_octal}), YAML 1.2 as {sign}{as_decimal}; write"
+                    f" {sign}{as_decimal} (or 0o... for octal)",
+                )
             if len(digits) > 20:
                 raise self.fail(
                     node, f"integer {node.value[:24]}… is too large (more than 20 digits)"

@@ -79,6 +79,24 @@ CASES = {
         lambda s: claim(s, "h1-power")["verdict"].update(verdict="maybe"),
         "hypothesis 'h1' gives no verdict 'maybe'",
     ),
+    # the schema's bounds are inclusive: level 1 (or 0) compiled and diagnose failed with a
+    # ValueError traceback from the Wilson interval
+    "a half-width at level 1": (
+        lambda s: claim(s, "cell-half-width")["half_width"].update(level=1),
+        "/claims/0/half_width/level: claim 'cell-half-width': the level of an interval is"
+        " strictly between 0 and 1 (got 1)",
+    ),
+    "a half-width at level 0": (
+        lambda s: claim(s, "cell-half-width")["half_width"].update(level=0),
+        "the level of an interval is strictly between 0 and 1 (got 0)",
+    ),
+    # 150 x 0.006 = 0.9 rounds down to 0 in every cell (the largest has 150 rows): simulate
+    # wrote an empty file, which score refuses
+    "a coverage that observes no row": (
+        lambda s: scenario(s, "low-coverage").update(coverage=0.006),
+        "/scenarios/2/coverage: scenario 'low-coverage': coverage 0.006 observes no row of any"
+        " cell (each cell's rows times 0.006, rounded down, is 0; the largest cell has 150)",
+    ),
     "a Clopper-Pearson half-width": (
         lambda s: claim(s, "cell-half-width")["half_width"].update(interval="clopper-pearson"),
         "the half-width of a clopper-pearson interval has no closed form here",
@@ -118,4 +136,10 @@ def test_refused(tmp_path, capsys, name):
 
 def test_the_example_compiles(tmp_path):
     rc, _ = compile_with(tmp_path, lambda s: None)
+    assert rc == 0
+
+
+def test_a_coverage_observing_one_row_of_the_largest_cell_compiles(tmp_path):
+    # 150 x (1/150) = 1 row of each test cell (the tuning cells' 10 rows keep none)
+    rc, _ = compile_with(tmp_path, lambda s: scenario(s, "low-coverage").update(coverage=1 / 150))
     assert rc == 0

@@ -19,6 +19,7 @@ import pytest
 from prereg.cli import main
 from prereg.compiler.project import Project
 from prereg.diagnose.redesign import CONFIRM_KEY, confirmation_seed
+from prereg.errors import UserError
 from prereg.reports import Step, build_report, study_info
 from tests.conftest import ROOT
 from tests.diagnose.helpers import AP, EXAMPLE
@@ -187,6 +188,13 @@ def test_same_bytes_for_one_and_two_workers(ap, varied, tmp_path):
         (("--vary", "rows=10,x"), "'x' is not a whole number of rows"),
         (("--vary", "rows=10,10"), "10 is listed twice"),
         (("--vary", "rows:nope=10"), "no registered cell 'nope'"),
+        # int() reads these; a size on a command line is ASCII digits
+        (("--vary", "rows=\u0665"), "'\u0665' is not a whole number of rows"),
+        (("--vary", "rows=1_000"), "'1_000' is not a whole number of rows"),
+        (("--vary", "rows=" + "9" * 30), "999999999999999999999999… is too large"),
+        # 32 cells of 10^11 rows: petabytes (this ran for minutes and out of memory)
+        (("--vary", "rows=50,99999999999"), "at 99,999,999,999 the study has 3,199,999,999,968"),
+        (("--vary", "rows:tst-a-pa-plain=99999999999"), "the study has 100,000,002,409 rows"),
         (("--target",), "--target: needs --vary"),
     ],
 )
@@ -196,6 +204,27 @@ def test_refusals_name_the_flag_and_write_nothing(ap, tmp_path, capsys, extra, m
     assert code != 0
     assert message in capsys.readouterr().err
     assert not out.exists() and not out.with_suffix(".md").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "most"),
+    [
+        # half of 1 GiB is 2^29 B: 524,288 rows of ROW_BYTES (1,024); 32 cells of 16,384 rows
+        ("rows", 16_384),
+        # one cell: the other 31 keep 2560 - 150 = 2,410 rows; 524,288 - 2,410 = 521,878
+        ("rows:tst-a-pa-plain", 521_878),
+    ],
+)
+def test_a_varied_size_beyond_memory_is_refused_at_the_most_that_fits(text, most, monkeypatch):
+    from prereg.compiler.expand import with_expanded_cells
+    from prereg.compiler.load import load_yaml
+    from prereg.diagnose import command, redesign
+
+    config = with_expanded_cells(load_yaml(EXAMPLE / "spec" / "studies" / f"{AP}.yaml").data)
+    monkeypatch.setattr(command, "available_memory", lambda: 2**30)
+    assert redesign.parse_vary(f"{text}={most}", config).values == (most,)
+    with pytest.raises(UserError, match=f"at most {most:,} here"):
+        redesign.parse_vary(f"{text}={most + 1}", config)
 
 
 def test_one_cell_varied(ap, tmp_path):
@@ -334,3 +363,15 @@ def test_the_document_matches_the_shipped_schema(varied):
     broken["redesign"]["points"][0]["claims"][0]["holds"] = "yes"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft202012Validator(schema()).validate(broken)
+
+
+def test_a_registered_study_beyond_memory_is_refused_before_any_run():
+    from prereg.compiler.expand import with_expanded_cells
+    from prereg.compiler.load import load_yaml
+    from prereg.diagnose import redesign
+
+    config = with_expanded_cells(load_yaml(EXAMPLE / "spec" / "studies" / f"{AP}.yaml").data)
+    # 2,560 registered rows of 1,024 B: 2,621,440 B must be at most half the memory
+    redesign.refuse_registered_beyond_memory(config, memory=2 * 2_621_440)
+    with pytest.raises(UserError, match="the study registers 2,560 rows"):
+        redesign.refuse_registered_beyond_memory(config, memory=2 * 2_621_440 - 2)

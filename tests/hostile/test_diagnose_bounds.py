@@ -15,6 +15,7 @@ from prereg import runner
 from prereg.cli import main
 from prereg.diagnose.command import refuse_beyond_memory, study_bytes
 from prereg.errors import UserError
+from tests.conftest import ROOT
 from tests.diagnose.helpers import AP, compile_example
 
 
@@ -41,11 +42,36 @@ def test_the_memory_bound_by_hand():
         refuse_beyond_memory(_plan(1000), memory=5_519_998)
 
 
+def test_the_plain_engines_memory_bound_by_hand():
+    from prereg.diagnose.plain import refuse_beyond_memory as plain_bound
+
+    # 2 conditions x 1,000 studies x 2,048 bytes = 4,096,000 bytes: fits in half of
+    # 8,192,000 bytes, not in half of 8,191,998; at most 8,191,998 // 2 // 4,096 = 999
+    plain_bound(1000, 2, 2048, memory=8_192_000)
+    with pytest.raises(UserError, match=r"--simulations: 1,000 simulated studies .* at most 999"):
+        plain_bound(1000, 2, 2048, memory=8_191_998)
+
+
+STUDIES = {
+    "factorial": [AP, "diagnose"],
+    # jev built a list of simulations / 8 tasks first: it grew until the OOM killer came
+    "multicorrect": ["jev-multicorrect", "diagnose"],
+    # s3 reserved three float64 arrays of --simulations untouched (np.empty) and filled them
+    "clusterpower": ["s3-verifier-freeze", "diagnose", str(ROOT / "examples/s3/calibration-sample.jsonl"),
+                     "--eligible-task-count", "500", "--eligible-repository-count", "12",
+                     "--eligible-pass-items", "210", "--eligible-fail-items", "430"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", sorted(STUDIES))
 @pytest.mark.parametrize("count", ["9007199254740991", "100000000000"])
-def test_a_simulation_count_beyond_memory_is_refused_before_work(ap, tmp_path, capsys, count):
+def test_a_simulation_count_beyond_memory_is_refused_before_work(
+    ap, tmp_path, capsys, count, engine
+):
     out = tmp_path / "D.json"
     t0 = time.monotonic()
-    rc = main(["--project", str(ap), AP, "diagnose", "--simulations", count, "--seed", "1",
+    project = ap if engine == "factorial" else ROOT
+    rc = main(["--project", str(project), *STUDIES[engine], "--simulations", count, "--seed", "1",
                "--out", str(out)])  # fmt: skip
     err = capsys.readouterr().err
     assert rc == 2 and "--simulations:" in err and "GiB" in err and "nothing was run" in err, err

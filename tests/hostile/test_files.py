@@ -148,3 +148,55 @@ def test_a_negative_zero_tolerance_is_refused_when_compiling(tmp_path):
         f"jev-multicorrect.yaml:{line_of('/constants/1/value')}: at /constants/1/value: the"
         " tolerance must be a positive number" in err
     )
+
+
+LONG = "n" * 300  # a file name past the 255-byte limit of every common file system
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory):
+    """answer-position compiled, its items, observations and SCORE.json."""
+    tmp = tmp_path_factory.mktemp("scored")
+    project = tmp / "ap"
+    shutil.copytree(ROOT / "examples" / "answer-position" / "spec", project / "spec")
+    assert main(["--project", str(project), "compile"]) == 0
+    study = ["--project", str(project), "answer-position"]
+    assert main([*study, "items", "--out", str(tmp / "items.jsonl")]) == 0
+    assert main([*study, "simulate", "--items", str(tmp / "items.jsonl"), "--scenario", "no-bias",
+                 "--seed", "1", "--out", str(tmp / "obs.jsonl")]) == 0  # fmt: skip
+    assert main([*study, "score", "--items", str(tmp / "items.jsonl"), "--observations",
+                 str(tmp / "obs.jsonl"), "--out", str(tmp / "SCORE.json")]) == 0  # fmt: skip
+    return project, tmp
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["{study}", "items", "--out", "{tmp}/LONG.jsonl"],
+        ["{study}", "score", "--items", "{tmp}/items.jsonl", "--observations", "{tmp}/LONG.csv", "--out", "{out}/S.json"],
+        ["{study}", "score", "--items", "{tmp}/items.jsonl", "--observations", "{tmp}/LONG.parquet", "--out", "{out}/S.json"],
+        ["{study}", "score", "--items", "{tmp}/items.jsonl", "--observations", "{tmp}/LONG.jsonl", "--out", "{out}/S.json"],
+        ["{study}", "score", "--items", "{tmp}/items.jsonl", "--observations", "{tmp}/obs.jsonl", "--out", "{out}/LONG.json"],
+        ["{study}", "diagnose", "--simulations", "5", "--seed", "1", "--out", "{out}/LONG.json"],
+        ["tables", "{tmp}/SCORE.json", "--csv", "{out}/LONG"],
+        ["tables", "{tmp}/SCORE.json", "--parquet", "{out}/LONG/sub"],
+        ["tables", "{tmp}/LONG.json", "--csv", "{out}/t"],
+        ["export", "answer-position", "--format", "osf", "--out", "{out}/LONG.md"],
+        ["diff", "{project}/spec/studies/answer-position.yaml", "{tmp}/LONG.yaml"],
+    ],
+)  # fmt: skip
+def test_a_name_too_long_for_the_file_system_is_refused_naming_it(argv, scored, tmp_path, capsys):
+    """Path.is_file and Path.exists raise ENAMETOOLONG where they answer False for a missing
+    file: score of a .csv or .parquet and tables --csv were OSError tracebacks."""
+    project, tmp = scored
+    out = tmp_path / "out"
+    out.mkdir()
+    args = [
+        a.replace("{study}", "answer-position").replace("{tmp}", str(tmp))
+        .replace("{out}", str(out)).replace("{project}", str(project)).replace("LONG", LONG)
+        for a in argv
+    ]  # fmt: skip
+    code, err = _cli(capsys, "--project", project, *args)
+    assert code == 2, err
+    assert err.startswith("error: ") and LONG in err and "Traceback" not in err
+    assert list(out.iterdir()) == []

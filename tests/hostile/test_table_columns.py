@@ -10,6 +10,7 @@ import math
 import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -128,3 +129,74 @@ def test_a_fifo_named_like_a_table_is_refused_not_opened(tmp_path):
         os.mkfifo(tmp_path / name)  # opening it for reading would wait for a writer
         with pytest.raises(UserError, match="not a regular file"):
             read_contract_columns(tmp_path / name, schema_path, FIELDS)
+
+
+def _schema(tmp_path):
+    schema_path = tmp_path / "rec.schema.json"
+    schema_path.write_text(json.dumps(SCHEMA))
+    return schema_path
+
+
+def _write_twice(path, kind: str) -> None:
+    if kind == "csv":
+        path.write_text("id,n,n\nr1,1,2\n")
+        return
+    table = pa.table({"id": ["r1"], "n": [1], "m": [2]}).rename_columns(["id", "n", "n"])
+    pq.write_table(table, path)
+
+
+@pytest.mark.parametrize("kind", ["csv", "parquet"])
+@pytest.mark.parametrize("reader", [read_contract_columns, read_contract_records])
+def test_a_column_named_twice_is_refused_naming_it(tmp_path, kind, reader):
+    """Which of the two would the record hold? (pyarrow's KeyError was a traceback.)"""
+    path = tmp_path / f"obs.{kind}"
+    _write_twice(path, kind)
+    with pytest.raises(UserError, match=r"obs\.\w+: column\(s\) 'n' appear more than once"):
+        reader(path, _schema(tmp_path), FIELDS)
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        # the bad cell's record starts on the line given (the header is line 1)
+        ("id,n\nr1,1\nr2,x\n", 3),
+        ('id,n\n"r\n1",1\nr2,x\n', 4),  # a quoted value over two lines
+        ('id,n\n"r\n\n1",1\n\nr2,x\n', 6),  # a blank line inside quotes and one between
+        ('id,n\nr1,1\n"a ""quoted"" id",x\n', 3),  # doubled quotes, no line break
+        ('id,n\r\n"r\r\n1",1\r\nr2,x\r\n', 4),  # CRLF
+    ],
+)
+@pytest.mark.parametrize("broken", ["type", "contract"])
+def test_a_csv_problem_is_located_at_the_line_its_record_starts_on(tmp_path, text, line, broken):
+    """Record i is not line i + 2 once a quoted value holds a line break (it was)."""
+    if broken == "contract":  # a whole number pyarrow converts, outside the schema's 0..9
+        text = text.replace(",x", ",12")
+    path = tmp_path / "obs.csv"
+    path.write_bytes(text.encode())
+    with pytest.raises(UserError) as info:
+        read_contract_columns(path, _schema(tmp_path), FIELDS)
+    lines = [p for p in info.value.problems if "/n" in p or "field n" in p]
+    assert lines and all(p.startswith(f"{path}:{line}: ") for p in lines), info.value.problems
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        # no header: every "column" is a value of the first record
+        ("r1,1\nr2,2\n", "column(s) 'r1', '1' are not fields of the record contract"
+         " (rec.schema.json); a CSV file's first line names its columns (id, kind, n, ok, x)"),
+        # one unknown column beside known ones: no word about the header
+        ("id,n,zz\nr1,1,2\n", "column(s) 'zz' are not fields of the record contract (rec.schema.json)"),
+        # thousands of columns: twenty named
+        (",".join(f"c{i}" for i in range(5000)) + "\n" + ",".join("1" * 5000) + "\n",
+         "column(s) 'c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8', 'c9', 'c10', 'c11',"
+         " 'c12', 'c13', 'c14', 'c15', 'c16', 'c17', 'c18', 'c19', … are not fields"),
+    ],
+)  # fmt: skip
+def test_columns_not_of_the_contract_are_named(tmp_path, text, words):
+    path = tmp_path / "obs.csv"
+    path.write_text(text)
+    with pytest.raises(UserError) as info:
+        read_contract_columns(path, _schema(tmp_path), FIELDS)
+    assert info.value.message.startswith(f"{path}: {words}")
+    assert len(info.value.message) < 600

@@ -44,6 +44,15 @@ def test_a_score_document_tabulates(tmp_path, capsys):
         ('{"cells": [' + '{"a":' * 200 + "1" + "}" * 200 + "]}",
          "at /cells/0/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a"),
         ('{"cells": "x"}', "not a score document"),
+        # a table's rows that are not objects were left out without a word (no cells.csv)
+        ('{"cells": ["a", 1]}', "at /cells/0: expected a row of the cells table (an object), got a string"),
+        ('{"cells": [{"x": 1}, null]}', "at /cells/1: expected a row of the cells table (an object), got null"),
+        ('{"cells": [], "estimates": {"a": [1]}}', "at /estimates: expected a list of rows (objects), got an object"),
+        ('{"cells": [], "contrasts": 5}', "at /contrasts: expected a list of rows (objects), got a number"),
+        ('{"cells": [], "auroc": [[1]]}', "at /auroc/0: expected a row of the auroc table (an object), got a list"),
+        # two keys of one row flattening to one column: one value was silently lost
+        ('{"cells": [{"x": 1}, {"a.b": 1, "a": {"b": 2}}]}', "at /cells/1: two keys flatten to the column 'a.b'"),
+        ('{"cells": [{"a": {"b": 2}, "a.b": 1}]}', "at /cells/0: two keys flatten to the column 'a.b'"),
         ("[1]", "not a JSON object"),
         ("\ufeff" + GOOD, "not valid JSON"),
     ],

@@ -621,6 +621,16 @@ def load_all(project: Project, only: list[str] | None = None) -> list[Study]:
                 f"no spec for study {missing[0]!r} under {project.rel(project.studies_dir)}/"
             )
         paths = [known[s] for s in only]
+    misnamed = sorted(
+        p
+        for p in project.studies_dir.glob("*")
+        if p.suffix.lower() in (".yml", ".yaml") and p.suffix != ".yaml" and not p.is_dir()
+    )
+    if misnamed:  # never compiled nor checked: refused rather than silently left out
+        raise UserError(
+            f"{project.rel(misnamed[0])}: a spec is named <study-id>.yaml; rename it"
+            f" {misnamed[0].stem}.yaml (or move it out of {project.rel(project.studies_dir)}/)"
+        )
     if not paths:
         raise UserError(f"{project.rel(project.studies_dir)}/: no *.yaml specs to compile")
     registry.registry()  # a broken engine plug-in is one problem, not one per spec

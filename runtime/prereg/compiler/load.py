@@ -22,6 +22,9 @@ from prereg.files import read_regular
 from prereg.records import MAX_SAFE_INTEGER, integer_out_of_range
 
 MAX_NODES = 200_000
+#: How deep values may nest (the deepest shipped spec nests 15 levels): deeper documents, by
+#: brackets or by a chain of aliases, are refused before anything recurses through them.
+MAX_DEPTH = 64
 STD = "tag:yaml.org,2002:"
 
 
@@ -214,6 +217,8 @@ class _Builder:
         self.loader = loader
         self.path = path
         self.count = 0
+        self.depth = 0
+        self.open: set[int] = set()  # the collections being built (an alias to one is a cycle)
 
     def fail(self, node: Node, message: str) -> UserError:
         return UserError(f"{self.path}:{node.start_mark.line + 1}: {message}")
@@ -224,6 +229,19 @@ class _Builder:
             raise self.fail(node, f"document expands to more than {MAX_NODES} values (alias bomb?)")
         if isinstance(node, ScalarNode):
             return self.scalar(node)
+        if id(node) in self.open:
+            raise self.fail(node, "an alias refers to a value that contains it (a cycle)")
+        if self.depth >= MAX_DEPTH:
+            raise self.fail(node, f"values nest more than {MAX_DEPTH} levels deep")
+        self.open.add(id(node))
+        self.depth += 1
+        try:
+            return self.collection(node)
+        finally:
+            self.depth -= 1
+            self.open.discard(id(node))
+
+    def collection(self, node: Node) -> Any:
         tag = node.tag or ""
         if isinstance(node, SequenceNode):
             if tag != _SEQ:
@@ -260,6 +278,14 @@ class _Builder:
                 if text[0] != "0" or text == "0":  # a plain decimal below 2^53, as
                     return int(text)  # construct_yaml_int reads it
             digits = text.lstrip("+-").replace("_", "")
+            if len(digits) > 1 and digits[0] == "0" and digits.isdigit():
+                sign = "-" if text.startswith("-") else ""
+                raise self.fail(
+                    node,
+                    f"integer {text} has a leading zero: YAML 1.1 reads it as octal"
+                    f" ({sign}{int(digits, 8)}), YAML 1.2 as {sign}{int(digits)}; write"
+                    f" {sign}{int(digits)} (or 0o... for octal)",
+                )
             if len(digits) > 20:
                 raise self.fail(node, f"integer {text[:24]}… is too large (more than 20 digits)")
             value = self.loader.construct_object(node)

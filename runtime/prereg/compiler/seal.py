@@ -22,7 +22,6 @@ exclusively (never overwritten); nothing is changed when anything is refused.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -143,9 +142,11 @@ def seal_study(project: Project, study_id: str) -> tuple[Path, dict[str, Any], b
 
 def read_seal(path: Path, shown: str) -> dict[str, Any]:
     """Read and verify a seal file; raises UserError naming the rule broken."""
+    from prereg.records import loads_strict
+
     try:
-        seal = json.loads(read_regular(path).decode("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        seal = loads_strict(read_regular(path).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: StrictJSONError too
         raise UserError(f"{shown}: not a readable seal: {exc}") from None
     if not isinstance(seal, dict) or set(seal) != KEYS:
         raise UserError(f"{shown}: a seal has exactly the keys {', '.join(sorted(KEYS))}")
@@ -265,8 +266,10 @@ def _git(root: Path, *args: str) -> bytes | None:
 
 
 def _parse_seal(data: bytes, study_id: str, shown: str) -> dict[str, Any] | None:
+    from prereg.records import loads_strict
+
     try:
-        seal = json.loads(data.decode("utf-8"))
+        seal = loads_strict(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return None
     if (

@@ -896,6 +896,11 @@ def commands_well_formed(spec: dict, report: Reporter) -> None:
                     report(aptr, f"required positional {name!r} follows an optional one")
 
 
+#: The longest study id: files are named after it (a 250-character id compiled, and seal and
+#: every command of the study failed with an ENAMETOOLONG traceback).
+MAX_STUDY_ID = 128
+
+
 def run_checks(loaded: Loaded, expected_id: str | None = None) -> list[str]:
     from prereg.compiler import analyses, structure, vocabulary  # noqa: F401  (their checks)
 
@@ -905,6 +910,14 @@ def run_checks(loaded: Loaded, expected_id: str | None = None) -> list[str]:
         report("/id", f"study id {spec.get('id')!r} differs from its file name {expected_id!r}")
     from prereg.compiler.project import CORE_COMMANDS
 
+    sid = spec.get("id")
+    if isinstance(sid, str) and len(sid) > MAX_STUDY_ID:
+        report(
+            "/id",
+            f"study id of {len(sid)} characters is longer than {MAX_STUDY_ID}: the files named"
+            " after it (<id>.seal.json, <id>.intoto.dsse.json, ...) must fit a file system's"
+            " 255-byte limit on a name",
+        )
     if spec.get("id") in CORE_COMMANDS:
         report(
             "/id",

@@ -507,6 +507,19 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
                             f"{fptr}/levels",
                             f"scenario {sid!r} selects level {lv!r}, which factor {factor!r} does not have",
                         )
+        cov = s.get("coverage")
+        sized = [int(c["rows"]) for c in cells if isinstance(c.get("rows"), int)]
+        if isinstance(cov, int | float) and sized:
+            from prereg.decide.scenarios import kept_rows
+
+            if all(kept_rows(n, float(cov)) == 0 for n in sized):
+                report(
+                    f"{ptr}/coverage",
+                    f"scenario {sid!r}: coverage {cov:g} observes no row of any cell (each"
+                    f" cell's rows times {cov:g}, rounded down, is 0; the largest cell has"
+                    f" {max(sized)}), so simulate would write no observation and score refuses"
+                    " an empty file",
+                )
         effects = [float(e) for e in s.get("effects") or []]
         if effects and len(set(effects)) != len(effects):
             report(f"{ptr}/effects", f"scenario {sid!r} lists an effect size twice")
@@ -854,6 +867,12 @@ def claims_resolve(spec: dict, report: Reporter) -> None:
                 )
             if body.get("p_to") is not None and body["p_to"] < body.get("p", 0):
                 report(f"{bptr}/p_to", f"{what}: p_to is below p")
+            level = body.get("level")
+            if isinstance(level, int | float) and not 0 < level < 1:
+                report(
+                    f"{bptr}/level",
+                    f"{what}: the level of an interval is strictly between 0 and 1 (got {level})",
+                )
         elif kind in ("power", "detectable"):
             c = contrasts.get(body.get("contrast"))
             if c is None:

@@ -346,6 +346,7 @@ def run(
     if not 0 < target < 1:
         raise UserError(f"--power: {target} is not a power strictly between 0 and 1")
     vary_text = getattr(args, "vary", None)
+    redesign.refuse_registered_beyond_memory(ctx.config)
     rules = Rules(_rules_module(ctx, args))
     vary = redesign.parse_vary(vary_text, ctx.config, rules) if vary_text is not None else None
     find_target = bool(getattr(args, "target", False))

@@ -141,6 +141,25 @@ def parse_vary(text: str, names: Sequence[str], low: int, high: int, what: str) 
     return tuple(whole_values(where, values, "", inside))
 
 
+def refuse_beyond_memory(
+    simulations: int, conditions: int, study_bytes: int, memory: int | None = None
+) -> None:
+    """Refuse, before any work, ``--simulations`` whose studies (``conditions`` of them each,
+    ``study_bytes`` held per study) would not fit in half the available memory, naming the most
+    that fits (the task list alone of 10^11 simulations grew until the OOM killer came)."""
+    from .command import available_memory
+
+    memory = available_memory() if memory is None else memory
+    need = simulations * conditions * study_bytes
+    if need > memory // 2:
+        most = max(1, (memory // 2) // (conditions * study_bytes))
+        raise UserError(
+            f"--simulations: {simulations:,} simulated studies for each of {conditions}"
+            f" condition(s) need about {need / 2**30:,.1f} GiB, more than half the"
+            f" {memory / 2**30:,.1f} GiB available; at most {most:,} here (nothing was run)"
+        )
+
+
 def run_tasks(args, opts: Options, label: str, fn: Callable, payload: Any, tasks: list) -> list:
     """``[fn(payload, t) for t in tasks]`` in this process, local workers or on Dask."""
     from prereg import runner

@@ -45,6 +45,7 @@ from __future__ import annotations
 import copy
 import itertools
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -106,9 +107,77 @@ def parse_vary(text: str, config: Mapping[str, Any], rules=None) -> Vary:
         return f"{v} rows: a cell needs at least one row"
 
     out = whole_values(where, values, f" of {param}", at_least_one)
-    if param == "units":
-        rows_per_unit(config, cell, where)  # refused before any run when not whole
+    per_unit = rows_per_unit(config, cell, where) if param == "units" else None
+    # refused before any run when not whole (units), or when the largest design's rows
+    # would not fit in memory
+    _refuse_beyond_memory(where, param, cell, out, config, per_unit)
     return Vary(param, cell, tuple(out))
+
+
+#: Peak bytes a diagnosis holds per registered row of the redesigned study (the manifest it
+#: builds, its row table and the drawn columns): measured 630 B a row at 3.2 million rows
+#: (answer-position at rows=100000), with room to spare.
+ROW_BYTES = 1024
+
+
+def refuse_registered_beyond_memory(config: Mapping[str, Any], memory: int | None = None) -> None:
+    """Refuse, before any run, a diagnosis of a registered study whose rows would not fit in
+    half the available memory (the diagnosis starts at the registered size)."""
+    from .command import available_memory
+
+    memory = available_memory() if memory is None else memory
+    rows = sum(int(c["rows"]) for c in config.get("cells") or ())
+    need = rows * ROW_BYTES
+    if need > memory // 2:
+        raise UserError(
+            f"the study registers {rows:,} rows, which a diagnosis needs about"
+            f" {need / 2**30:,.1f} GiB to hold, more than half the {memory / 2**30:,.1f} GiB"
+            " available (nothing was run)"
+        )
+
+
+def _refuse_beyond_memory(where, param, cell, values, config, per_unit, memory=None) -> None:
+    """Refuse a varied size whose study's rows (every registered cell at that size) would
+    not fit in half the available memory, naming the most that fits (rows=99999999999 ran
+    for minutes and out of memory)."""
+    from .command import available_memory
+
+    memory = available_memory() if memory is None else memory
+    cells = {str(c["id"]): int(c["rows"]) for c in config.get("cells") or ()}
+    if not cells:
+        return
+    if param == "units":
+        unit_rows = sum(per_unit.values())  # one more unit adds these rows to the study
+
+        def total(v: int) -> int:
+            return unit_rows * v
+
+        fixed, slope = 0, max(unit_rows, 1)
+    elif cell is None:
+
+        def total(v: int) -> int:
+            return len(cells) * v
+
+        fixed, slope = 0, len(cells)
+    else:
+        fixed, slope = sum(cells.values()) - cells[cell], 1
+
+        def total(v: int) -> int:
+            return fixed + v
+
+    budget = memory // 2
+    biggest = max(values)
+    need = total(biggest) * ROW_BYTES
+    if need > budget:
+        most = max(0, (budget // ROW_BYTES - fixed) // slope)
+        raise UserError(
+            f"{where}: at {biggest:,} the study has {total(biggest):,} rows, which need about"
+            f" {need / 2**30:,.1f} GiB, more than half the {memory / 2**30:,.1f} GiB available;"
+            f" at most {most:,} here (nothing was run)"
+        )
+
+
+_WHOLE = re.compile(r"[+-]?[0-9]+", re.ASCII)
 
 
 def whole_values(where: str, values: str, noun: str, check) -> list[int]:
@@ -117,10 +186,12 @@ def whole_values(where: str, values: str, noun: str, check) -> list[int]:
     out: list[int] = []
     for part in values.split(","):
         part = part.strip()
-        try:
-            v = int(part)
-        except ValueError:
-            raise UserError(f"{where}: {part!r} is not a whole number{noun}") from None
+        # ASCII digits only: int() also reads '١٢', '1_000' and digits of any length
+        if not _WHOLE.fullmatch(part):
+            raise UserError(f"{where}: {part!r} is not a whole number{noun}")
+        if len(part.lstrip("+-")) > 20:
+            raise UserError(f"{where}: {part[:24]}… is too large (more than 20 digits)")
+        v = int(part)
         bad = check(v)
         if bad:
             raise UserError(f"{where}: {bad}")

@@ -19,7 +19,6 @@ design as it is now) or ``none`` (never diagnosed).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -145,11 +144,13 @@ def candidate_files(root: Path) -> list[Path]:
 def read_documents(paths: Iterable[Path], root: Path) -> tuple[list[Found], list[str]]:
     """The diagnose documents among ``paths``, and a problem for each named file that is not
     one (only files given by name are reported: a found file of another kind is skipped)."""
+    from prereg.records import loads_strict
+
     found, problems = [], []
     for p in paths:
         shown = _shown(p, root)
         try:
-            doc = json.loads(p.read_text(encoding="utf-8"))
+            doc = loads_strict(p.read_text(encoding="utf-8"))  # deep nesting: a ValueError
             mtime = p.stat().st_mtime
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             problems.append(f"{shown}: not a diagnose document ({type(exc).__name__})")

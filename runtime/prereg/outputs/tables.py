@@ -46,12 +46,21 @@ def _too_deep(doc: Any) -> str | None:
 
 
 def flatten(row: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``row`` with nested objects as dotted columns; :class:`_Clash` (its column) when two
+    keys give one column (``"a.b"`` beside ``{"a": {"b": ...}}``)."""
     out: dict[str, Any] = {}
     for k, v in row.items():
         name = f"{prefix}{k}"
         if isinstance(v, Mapping):
-            out.update(flatten(v, name + "."))
-        elif isinstance(v, list | tuple):
+            inner = flatten(v, name + ".")
+            clash = next((c for c in inner if c in out), None)
+            if clash is not None:
+                raise _Clash(clash)
+            out.update(inner)
+            continue
+        if name in out:
+            raise _Clash(name)
+        if isinstance(v, list | tuple):
             out[name] = json.dumps(v, ensure_ascii=False)
         else:
             out[name] = v
@@ -59,8 +68,14 @@ def flatten(row: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def table(rows: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
-    """(columns, flattened rows) of ``rows``."""
-    flat = [flatten(r) for r in rows]
+    """(columns, flattened rows) of ``rows``; :class:`_Clash` (row, column) when two keys of
+    a row flatten to one column."""
+    flat = []
+    for i, r in enumerate(rows):
+        try:
+            flat.append(flatten(r))
+        except _Clash as clash:
+            raise _Clash(i, clash.args[0]) from None
     columns: dict[str, None] = {}
     for r in flat:
         columns.update(dict.fromkeys(r))
@@ -109,10 +124,45 @@ def tables_of(doc: Mapping[str, Any], where: str) -> dict[str, tuple[list[str], 
         raise UserError(f"{where}: not a score document (no list of cells at /cells)")
     found = {}
     for name in TABLES:
-        rows = doc.get(name)
-        if isinstance(rows, list) and all(isinstance(r, Mapping) for r in rows):
+        if name not in doc:
+            continue
+        rows = doc[name]
+        if not isinstance(rows, list):
+            raise UserError(
+                f"{where}: at /{name}: expected a list of rows (objects), got {_kind(rows)}"
+            )
+        for i, r in enumerate(rows):
+            if not isinstance(r, Mapping):
+                raise UserError(
+                    f"{where}: at /{name}/{i}: expected a row of the {name} table (an object),"
+                    f" got {_kind(r)}"
+                )
+        try:
             found[name] = table(rows) if rows else (empty_columns(name), [])
+        except _Clash as clash:
+            i, column = clash.args
+            raise UserError(
+                f"{where}: at /{name}/{i}: two keys flatten to the column {column!r} (a key"
+                " with a dot beside an object); a column holds one value"
+            ) from None
     return found
+
+
+def _kind(v: Any) -> str:
+    """The JSON type of ``v`` in words."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, int | float):
+        return "a number"
+    if isinstance(v, str):
+        return "a string"
+    return "a list" if isinstance(v, list) else "an object"
+
+
+class _Clash(Exception):
+    """Two keys of row i flatten to one column."""
 
 
 def _text(v: Any) -> str:
@@ -172,8 +222,11 @@ def write_tables(score: str | Path, csv_dir: str | Path | None, parquet_dir: str
         if folder is None:
             continue
         folder = Path(folder)
-        if folder.exists() and not folder.is_dir():
-            raise UserError(f"{folder}: exists and is not a folder")
+        try:
+            if folder.exists() and not folder.is_dir():
+                raise UserError(f"{folder}: exists and is not a folder")
+        except OSError as exc:  # a name past the length limit, a loop of links
+            raise UserError(f"{folder}: cannot write there: {exc.strerror or exc}") from None
         folders.append(folder)
         files += [(folder / f"{name}{suffix}", render(*t), 0o644) for name, t in found.items()]
     if not files:

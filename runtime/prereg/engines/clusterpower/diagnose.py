@@ -49,6 +49,9 @@ SMALLEST, NULL = "smallest-effect", "no-effect"
 SCENARIOS = (SMALLEST, NULL)
 DEGENERATE = "degenerate-cohort"
 VARIED = "tasks"
+#: Bytes a rung holds per simulated cohort: three float64 arrays of --simulations and room for
+#: their temporaries (np.empty reserves them untouched, so 10^9 cohorts filled 24 GB slowly).
+COHORT_BYTES = 64
 
 
 def _rung(payload: dict, task: tuple[int, int, int]) -> tuple[int, int, int]:
@@ -127,6 +130,8 @@ def diagnose(ctx: StudyContext, args: Any) -> int:
         "bound_level": cfg.bound_level,
     }
     sims, seed = opts.simulations, opts.seed
+    # a rung holds three float64 arrays of --simulations (and their temporaries) on each worker
+    plain.refuse_beyond_memory(sims, min(opts.workers, 64), COHORT_BYTES)
     sizes = list(dict.fromkeys([*evaluated, *(values or ())]))
     tasks = [(n, seed, sims) for n in sizes]
     got = dict(

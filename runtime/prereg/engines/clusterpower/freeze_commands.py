@@ -260,11 +260,11 @@ def validate(ctx: StudyContext, args: Any) -> int:
 
 
 def _statement_of(path: Path) -> Any:
-    import json
+    from prereg.records import loads_strict
 
     try:
-        return json.loads(path.read_bytes())
-    except (OSError, ValueError) as exc:
+        return loads_strict(path.read_bytes().decode("utf-8"))
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError and StrictJSONError too
         raise UserError(f"{path}: cannot read the in-toto statement ({exc})") from None
 
 
