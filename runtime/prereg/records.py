@@ -44,8 +44,18 @@ def _float(text: str) -> float:
     return value
 
 
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:  # more digits than Python converts (4,300)
+        raise StrictJSONError(integer_out_of_range(text)) from None
+
+
 _DECODER = json.JSONDecoder(
-    object_pairs_hook=_no_duplicates, parse_constant=_bad_constant, parse_float=_float
+    object_pairs_hook=_no_duplicates,
+    parse_constant=_bad_constant,
+    parse_float=_float,
+    parse_int=_int,
 )
 
 

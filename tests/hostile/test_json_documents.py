@@ -20,6 +20,11 @@ BAD = {
     "deep": (DEEP, "nesting too deep to parse"),
     "nan": ('{"a": NaN}', "NaN is not a JSON value"),
     "repeated key": ('{"a": 1, "a": 2}', "duplicate key 'a'"),
+    # more digits than Python converts: its own message named sys.set_int_max_str_digits()
+    "huge integer": (
+        '{"a": 1' + "0" * 5000 + "}",
+        "integer 1" + "0" * 23 + "… is outside ±(2^53 − 1), which JSON does not carry exactly",
+    ),
 }
 
 
@@ -86,3 +91,18 @@ def test_an_envelope_that_is_not_strict_json_is_refused(tmp_path, capsys, kind):
     _, public, _ = write_key(tmp_path, "k")
     code, err = _run(capsys, "verify-statement", envelope, "--public-key", public)
     assert code == 2 and f"{envelope}: the envelope is not JSON ({words})" in err
+
+
+def test_a_record_with_more_digits_than_python_converts_is_refused_at_its_line(tmp_path):
+    from prereg.errors import UserError
+    from prereg.records import read_jsonl_columns
+
+    schema = tmp_path / "obs.schema.json"
+    schema.write_text('{"type": "object", "properties": {"n": {"type": "integer"}}}')
+    path = tmp_path / "obs.jsonl"
+    path.write_text('{"n": 1}\n{"n": ' + "9" * 5000 + "}\n")
+    with pytest.raises(UserError) as got:
+        read_jsonl_columns(path, schema)
+    (problem,) = got.value.problems
+    assert problem.startswith(f"{path}:2: ") and "integer 999" in problem
+    assert "outside ±(2^53 − 1)" in problem and "set_int_max_str_digits" not in problem
