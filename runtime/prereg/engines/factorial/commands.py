@@ -134,6 +134,18 @@ def _read(
     return records
 
 
+def _jsonl_out(out: str) -> None:
+    """Refuse an output name that a later reader would take for another format: ``items``
+    and ``simulate`` write JSONL, and ``score`` reads ``.csv`` and ``.parquet`` files as
+    tables by their names."""
+    suffix = Path(out).suffix.lower()
+    if suffix in (".csv", ".parquet"):
+        raise UserError(
+            f"--out {out}: this command writes JSONL, and a {suffix} file is read as"
+            f" {suffix[1:].upper() if suffix == '.csv' else 'Parquet'}; name it .jsonl"
+        )
+
+
 def _reporting(config: Mapping[str, Any]) -> Mapping[str, Any]:
     return config["constants"]["reporting"]
 
@@ -179,6 +191,7 @@ def items(ctx: StudyContext, args: argparse.Namespace) -> int:
     """Write the item manifest of every registered row, in cell order."""
     config = ctx.config
     contract = _contract(config, "items")
+    _jsonl_out(args.out)
     refuse_existing(args.out)
     fields = contract["fields"]
     row = next((f["name"] for f in fields if f.get("role") == "row"), None)
@@ -387,6 +400,7 @@ def simulate(ctx: StudyContext, args: argparse.Namespace) -> int:
             f"--scenario: scenario {args.scenario!r} names a metric, not an outcome field: the"
             " factorial engine writes observations, so its scenarios draw an outcome field"
         )
+    _jsonl_out(args.out)
     refuse_existing(args.out)
     module = _module(ctx, args)
     table = _items_table(config, module, getattr(args, "items", None)) or registered_rows(config)
