@@ -91,9 +91,31 @@ def read_contract_columns(
     if fast is None:
         rows = read_contract_records(path, schema_path, fields, max_problems=max_problems)
         fast = RecordColumns.from_dicts([f["name"] for f in fields], rows)
+    if path.suffix.lower() == ".csv":
+        fast.lines = CsvLines(path, fast.n)  # the attempt policy's and placement's messages
     for name, (index, ids) in (share or {}).items():
         fast.share(name, index, ids)
     return fast
+
+
+class CsvLines(Sequence):
+    """The line each record of a CSV file starts on, worked out at the first look (only a
+    message needs it): see :func:`_csv_record_lines`."""
+
+    def __init__(self, path: Path, n: int):
+        self.path, self.n = path, n
+        self._lines: Sequence[int] | None = None
+
+    def _all(self) -> Sequence[int]:
+        if self._lines is None:
+            self._lines = _csv_record_lines(self.path, self.n)
+        return self._lines
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        return self._all()[i]
 
 
 def _is_file(path: Path) -> bool:

@@ -95,7 +95,7 @@ def counted(
     rule = policy["counts"]
     n_rows = len(index)
     n_rec = len(records)
-    lines = range(1, n_rec + 1) if lines is None else list(lines)
+    lines = range(1, n_rec + 1) if lines is None else lines
     required = required_fields(contract)
     rec_cols = {name: _column(records, name, name in required) for name in policy_fields(policy)}
     failed = (
@@ -540,7 +540,10 @@ def expanded_manifest(
     exp = list(policy.get("expand") or ())
     columnar = isinstance(records, RecordColumns)
     if not exp:
-        return items, records if columnar else list(records), range(1, len(records) + 1)
+        # a reader that knows each record's line says it (a CSV value may hold line breaks)
+        known = getattr(records, "lines", None) if columnar else None
+        lines = known if known is not None else range(1, len(records) + 1)
+        return items, records if columnar else list(records), lines
     obs = {f["name"]: f for f in observation.get("fields") or ()}
     names = [e["field"] for e in exp]
     extra = [

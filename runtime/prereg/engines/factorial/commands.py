@@ -483,8 +483,9 @@ def row_data(
     :func:`row_metrics_of` computes them: with units registered, every metric but coverage
     counts only the rows of included units."""
     chosen, observed = attempt_policy.counted(
-        config["attempts"], records, table.index, source, tally=tally
-    )
+        config["attempts"], records, table.index, source, tally=tally,
+        lines=getattr(records, "lines", None),
+    )  # fmt: skip
     obs = _contract(config, "observation")
     columns = dict(table.columns)
     columns.update(
