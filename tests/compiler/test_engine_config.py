@@ -116,8 +116,9 @@ def test_removing_folds_fails_check_at_the_line_the_readme_shows(project_copy):
     spec.write_text(text.replace("      folds: 5\n", ""), encoding="utf-8")
     r = run_prereg("--project", project_copy, "check")
     assert r.returncode == 2
+    line = load_yaml(spec).lines["/constants/15/value"]  # where the spec holds it today
     message = (
-        f"{D17}:598: at /constants/15/value: missing required key: 'folds'"
+        f"{D17}:{line}: at /constants/15/value: missing required key: 'folds'"
         " (engine reachability-probe, constant audit)"
     )
     assert message in r.stderr
