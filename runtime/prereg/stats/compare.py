@@ -44,6 +44,8 @@ EPS = 2.0**-52
 
 def threshold(value) -> Fraction:
     """A registered threshold as the decimal written in the spec (0.1 is exactly 1/10)."""
+    if type(value) is float:  # the commonest; isinstance against Fraction (an ABC) is slow
+        return _float_threshold(value)
     if isinstance(value, Fraction):
         return value
     if isinstance(value, bool):
@@ -175,6 +177,10 @@ def sign(figure, value, *, decimals: int | None = None) -> int | None:
     """The sign of ``figure - threshold`` (-1, 0, 1) decided exactly, or None when the figure
     is missing.  ``value`` is the registered threshold (a float as written, an int or a
     Fraction)."""
+    if type(figure) is float:  # the commonest figure, decided before any isinstance
+        if figure != figure:
+            return None  # NaN: missing
+        return _float_sign(figure, threshold(value), decimals)
     if _missing(figure):
         return None
     t = threshold(value)
@@ -199,23 +205,28 @@ def sign(figure, value, *, decimals: int | None = None) -> int | None:
             return _ratio_cmp(x.numerator, x.denominator, t, decimals)
         return _ball_cmp(figure.ball, t, decimals)
     if isinstance(figure, float):
-        if math.isinf(figure):
-            return 1 if figure > 0 else -1
-        if decimals is None:
-            # The figure stands for the shortest decimal that reads back as it, d; t reads as
-            # the float nearest it, f. Rounding to the nearest float never reverses an order
-            # (d <= t gives figure <= f), so a figure above f has d above t, one below f has d
-            # below t; only a figure equal to f needs d itself.
-            f = float(t)
-            if figure > f:
-                return 1
-            if figure < f:
-                return -1
-        # the shortest decimal that reads back as the figure, as a ratio (decimal_fraction's
-        # value, without building a Fraction)
-        num, den = Decimal(repr(float(figure))).as_integer_ratio()
-        return _ratio_cmp(num, den, t, decimals)
+        return _float_sign(float(figure), t, decimals)
     raise TypeError(f"not a figure: {figure!r}")
+
+
+def _float_sign(figure: float, t: Fraction, decimals: int | None) -> int:
+    """:func:`sign` of a float figure that is not NaN."""
+    if math.isinf(figure):
+        return 1 if figure > 0 else -1
+    if decimals is None:
+        # The figure stands for the shortest decimal that reads back as it, d; t reads as the
+        # float nearest it, f. Rounding to the nearest float never reverses an order (d <= t
+        # gives figure <= f), so a figure above f has d above t, one below f has d below t;
+        # only a figure equal to f needs d itself.
+        f = t.numerator / t.denominator  # correctly rounded, as float(t)
+        if figure > f:
+            return 1
+        if figure < f:
+            return -1
+    # the shortest decimal that reads back as the figure, as a ratio (decimal_fraction's value,
+    # without building a Fraction)
+    num, den = Decimal(repr(figure)).as_integer_ratio()
+    return _ratio_cmp(num, den, t, decimals)
 
 
 def _ratio_cmp(num: int, den: int, t: Fraction, decimals: int | None) -> int:
