@@ -43,6 +43,7 @@ import hashlib
 import os
 import re
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from typing import Any
 
 from prereg.files import open_regular
@@ -198,6 +199,22 @@ def _flat(struct: type) -> bool:
     return isinstance(info, mi.StructType) and all(flat(f.type) for f in info.fields)
 
 
+@lru_cache(maxsize=64)
+def _decoders(struct: type) -> tuple[Any, Any, Any, bool]:
+    """The decoders of ``struct``, of a JSON array of them and of an array of raw values, and
+    :func:`_flat`: made once per struct class (a decoder holds no state between documents;
+    inspecting and compiling a struct took a few milliseconds a file, more than reading a
+    small one)."""
+    import msgspec
+
+    return (
+        msgspec.json.Decoder(struct),
+        msgspec.json.Decoder(list[struct]),
+        msgspec.json.Decoder(list[msgspec.Raw]),
+        _flat(struct),
+    )
+
+
 class TypedLines:
     """``(line number, record)`` for each line of a JSONL file that yields a record: an
     instance of ``struct`` (decoded on the fast path) or whatever ``strict`` returned (lines
@@ -215,10 +232,7 @@ class TypedLines:
 
         self.source = LineBlocks(path, block)
         self.strict = strict
-        self._decoder = msgspec.json.Decoder(struct)
-        self._array = msgspec.json.Decoder(list[struct])
-        self._raw = msgspec.json.Decoder(list[msgspec.Raw])
-        self._flat = _flat(struct)
+        self._decoder, self._array, self._raw, self._flat = _decoders(struct)
         self._errors = (msgspec.DecodeError, msgspec.ValidationError)
         self._fields = len(struct.__struct_fields__)
         self._first = 1

@@ -213,6 +213,8 @@ class Verdict:
 
 
 def fill(text: str, binding: Mapping[str, str]) -> str:
+    if "{" not in text:  # no placeholder: most targets, decided for every simulated study
+        return text
     return _PLACEHOLDER.sub(lambda m: binding[m.group(1)], text)
 
 
@@ -300,7 +302,8 @@ def exact_quantity(res: ContrastResult, quantity: str) -> Fraction | None:
         if "k1" in e:
             if not (e["n1"] and e["n2"]):
                 return None
-            x = Fraction(int(e["k1"]), int(e["n1"])) - Fraction(int(e["k2"]), int(e["n2"]))
+            k1, n1, k2, n2 = int(e["k1"]), int(e["n1"]), int(e["k2"]), int(e["n2"])
+            x = Fraction(k1 * n2 - k2 * n1, n1 * n2)  # k1/n1 - k2/n2, one Fraction made
         elif "k" in e:
             if not e["n"]:
                 return None

@@ -151,3 +151,70 @@ def test_missing_figure_fails_every_comparison():
 def test_unknown_operator_is_refused():
     with pytest.raises(ValueError, match="unknown comparison"):
         compare(Fraction(1, 2), "approx", 0.5)
+
+
+def test_a_float_figure_is_compared_as_the_decimal_it_reads_as():
+    """A plain float figure is the shortest decimal that reads back as it (what SCORE.json
+    shows), whether the float alone decides or the decimal must: checked against Python's
+    decimal module on floats at, next to and far from thresholds written as decimals, and
+    against a threshold that is no decimal (1/3, by exact Fraction arithmetic)."""
+    import random
+    from decimal import Decimal
+
+    rng = random.Random(7)
+    written = ["0.05", "0.1", "0.3", "0.95", "1e-300", "2.675", "123456.789", "-0.2", "0"]
+    written += [repr(rng.uniform(-2, 2)) for _ in range(20)]
+    written += [f"{rng.randrange(10**6)}e-{rng.randrange(1, 12)}" for _ in range(20)]
+    for text in written:
+        value = float(text)
+        near = [value, math.nextafter(value, math.inf), math.nextafter(value, -math.inf)]
+        near += [value + d for d in (1e-17, -1e-17, 1e-9, -1e-9, 0.5, -0.5)]
+        # decimals that read as the threshold's own float: 0.1 + 1e-18 is the float 0.1
+        near += [float(Decimal(text) + Decimal("1e-30")), float(Decimal(text) * 3) / 3]
+        for x in near:
+            d, t = Decimal(repr(x)), Decimal(repr(value))
+            expected = (d > t) - (d < t)
+            assert sign(x, value) == expected, (x, value)
+    third = Fraction(1, 3)
+    for x in (1 / 3, math.nextafter(1 / 3, 1), math.nextafter(1 / 3, 0), 0.3333333333333333):
+        exact = Fraction(Decimal(repr(x)))
+        assert sign(x, third) == (exact > third) - (exact < third), x
+
+
+def test_a_threshold_read_once_is_still_refused_as_a_boolean():
+    assert threshold(1.0) == 1 and threshold(1) == 1
+    with pytest.raises(TypeError):
+        threshold(True)
+    assert threshold(-0.0) == 0 and threshold(0.0) == 0
+
+
+def test_decimals_round_every_kind_of_figure_half_toward_plus_infinity():
+    """``decimals`` rounds floor(x·10^d + 1/2) of the figure's exact value (a float's shortest
+    decimal, a Fraction, an int) before comparing: checked against the decimal module's floor
+    of x·10^d + 0.5 on halves, their neighbours and negative figures (-2.5 rounds to -2)."""
+    import random
+    from decimal import ROUND_FLOOR, Decimal, localcontext
+
+    def expected(exact: Decimal, value: float, d: int) -> int:
+        with localcontext() as ctx:
+            ctx.prec = 200
+            scaled = (exact * 10**d + Decimal("0.5")).to_integral_value(rounding=ROUND_FLOOR)
+            r, t = scaled / Decimal(10) ** d, Decimal(repr(value))
+        return (r > t) - (r < t)
+
+    rng = random.Random(11)
+    cases = [(2.675, 2.68, 2), (-2.5, -2.0, 0), (-2.5, -3.0, 0), (0.125, 0.13, 2), (1.005, 1.01, 2)]
+    for _ in range(300):
+        d = rng.randrange(0, 5)
+        base = rng.randrange(-(10**6), 10**6)
+        half = (Decimal(base) + Decimal("0.5")) / Decimal(10) ** d
+        value = float(round(half, d)) if rng.random() < 0.5 else float(half)
+        for x in (float(half), math.nextafter(float(half), math.inf), rng.uniform(-50, 50)):
+            cases.append((x, value, d))
+    for x, value, d in cases:
+        assert sign(x, value, decimals=d) == expected(Decimal(repr(x)), value, d), (x, value, d)
+        q = Fraction(Decimal(repr(x))) + Fraction(rng.choice([0, 1, -1]), 10 ** (d + 3))
+        exact = Decimal(q.numerator) / Decimal(q.denominator)  # q's denominator is 2^a 5^b
+        assert sign(q, value, decimals=d) == expected(exact, value, d), (q, value, d)
+    for n in range(-30, 31):
+        assert sign(n, n / 10, decimals=0) == expected(Decimal(n), n / 10, 0)

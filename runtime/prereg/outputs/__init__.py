@@ -86,17 +86,34 @@ def schema_for(engine: str, output: str) -> dict[str, Any]:
     return schema(name)
 
 
-def validator(doc_schema: Mapping[str, Any]):
-    """A draft 2020-12 validator of ``doc_schema`` (other shipped schemas resolve by ``$id``)."""
-    import jsonschema
+@cache
+def _registry():
+    """The shipped schemas by ``$id`` (built once: every shipped schema read and wrapped)."""
     from referencing import Registry, Resource
 
-    registry = Registry().with_resources(
+    return Registry().with_resources(
         (s["$id"], Resource.from_contents(s))
         for s in (schema(n) for n in sorted(set(OUTPUTS.values())))
         if "$id" in s
     )
-    return jsonschema.Draft202012Validator(doc_schema, registry=registry)
+
+
+_VALIDATORS: dict[int, tuple[Mapping[str, Any], Any]] = {}
+
+
+def validator(doc_schema: Mapping[str, Any]):
+    """A draft 2020-12 validator of ``doc_schema`` (other shipped schemas resolve by ``$id``);
+    kept per schema object, as :func:`_accepts` keeps its predicate (a validator holds no
+    state between documents)."""
+    hit = _VALIDATORS.get(id(doc_schema))
+    if hit is not None and hit[0] is doc_schema:
+        return hit[1]
+    import jsonschema
+
+    made = jsonschema.Draft202012Validator(doc_schema, registry=_registry())
+    if len(_VALIDATORS) < 64:
+        _VALIDATORS[id(doc_schema)] = (doc_schema, made)
+    return made
 
 
 _ACCEPTS: dict[int, tuple[Mapping[str, Any], Any]] = {}

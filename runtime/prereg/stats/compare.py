@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from decimal import Decimal
 from fractions import Fraction
+from functools import lru_cache
 
 OPS = ("lt", "le", "gt", "ge", "eq", "ne")
 PRECISIONS = (64, 128, 256, 512, 1024, 2048, 4096)
@@ -42,13 +44,22 @@ EPS = 2.0**-52
 
 def threshold(value) -> Fraction:
     """A registered threshold as the decimal written in the spec (0.1 is exactly 1/10)."""
+    if type(value) is float:  # the commonest; isinstance against Fraction (an ABC) is slow
+        return _float_threshold(value)
     if isinstance(value, Fraction):
         return value
     if isinstance(value, bool):
         raise TypeError("a threshold is a number, not a boolean")
     if isinstance(value, int):
         return Fraction(value)
-    return Fraction(repr(float(value)))
+    return _float_threshold(float(value))
+
+
+@lru_cache(maxsize=1024)
+def _float_threshold(value: float) -> Fraction:
+    # a spec registers few thresholds and every rule of every simulated study reads them:
+    # parsed once (a Fraction is immutable; 0.0 and -0.0, equal keys, are the same Fraction)
+    return Fraction(repr(value))
 
 
 def decimal_fraction(x: float) -> Fraction:
@@ -171,14 +182,17 @@ def sign(figure, value, *, decimals: int | None = None) -> int | None:
     """The sign of ``figure - threshold`` (-1, 0, 1) decided exactly, or None when the figure
     is missing.  ``value`` is the registered threshold (a float as written, an int or a
     Fraction)."""
+    if type(figure) is float:  # the commonest figure, decided before any isinstance
+        if figure != figure:
+            return None  # NaN: missing
+        return _float_sign(figure, threshold(value), decimals)
     if _missing(figure):
         return None
     t = threshold(value)
     if isinstance(figure, bool):
         figure = int(figure)
     if isinstance(figure, (int, Fraction)):
-        x = Fraction(figure)
-        return _cmp(round_half_up(x, decimals) if decimals is not None else x, t)
+        return _ratio_cmp(figure.numerator, figure.denominator, t, decimals)
     if isinstance(figure, Certified):
         v = figure.value
         if math.isinf(v) and figure.error is not None:
@@ -193,17 +207,50 @@ def sign(figure, value, *, decimals: int | None = None) -> int | None:
                 return -1
         if figure.exact is not None:
             x = Fraction(figure.exact())
-            return _cmp(round_half_up(x, decimals) if decimals is not None else x, t)
+            return _ratio_cmp(x.numerator, x.denominator, t, decimals)
         s = _ball_cmp(figure.ball, t, decimals)
         if s == 0 and decimals is None and figure.on_tie is not None:
             figure.on_tie(t)
         return s
     if isinstance(figure, float):
-        if math.isinf(figure):
-            return 1 if figure > 0 else -1
-        x = decimal_fraction(figure)
-        return _cmp(round_half_up(x, decimals) if decimals is not None else x, t)
+        return _float_sign(float(figure), t, decimals)
     raise TypeError(f"not a figure: {figure!r}")
+
+
+def _float_sign(figure: float, t: Fraction, decimals: int | None) -> int:
+    """:func:`sign` of a float figure that is not NaN."""
+    if math.isinf(figure):
+        return 1 if figure > 0 else -1
+    if decimals is None:
+        # The figure stands for the shortest decimal that reads back as it, d; t reads as the
+        # float nearest it, f. Rounding to the nearest float never reverses an order (d <= t
+        # gives figure <= f), so a figure above f has d above t, one below f has d below t;
+        # only a figure equal to f needs d itself.
+        f = t.numerator / t.denominator  # correctly rounded, as float(t)
+        if figure > f:
+            return 1
+        if figure < f:
+            return -1
+    # the shortest decimal that reads back as the figure, as a ratio (decimal_fraction's value,
+    # without building a Fraction)
+    num, den = Decimal(repr(figure)).as_integer_ratio()
+    return _ratio_cmp(num, den, t, decimals)
+
+
+def _ratio_cmp(num: int, den: int, t: Fraction, decimals: int | None) -> int:
+    """The sign of ``num/den`` (``den`` > 0), rounded half-up to ``decimals`` when given, minus
+    ``t``: :func:`round_half_up` and :func:`_cmp` in integers (a figure of every rule of every
+    simulated study passes here; Fraction arithmetic made most of a comparison's time)."""
+    if decimals is None:
+        a, b = num * t.denominator, t.numerator * den
+    elif type(decimals) is int and decimals >= 0:
+        scale = 10**decimals
+        # floor(num/den * scale + 1/2) = floor((2 num scale + den) / (2 den)), den > 0
+        a = (2 * num * scale + den) // (2 * den) * t.denominator
+        b = t.numerator * scale
+    else:
+        return _cmp(round_half_up(Fraction(num, den), decimals), t)
+    return (a > b) - (a < b)
 
 
 def compare(figure, op: str, value, *, decimals: int | None = None) -> bool:

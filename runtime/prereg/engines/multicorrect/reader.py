@@ -23,9 +23,10 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import chain, compress
 from operator import not_
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -117,13 +118,22 @@ def _strict(path: str, problems: _Problems):
 
 
 def _struct(name: str, names: dict[str, str], types: dict[str, Any]) -> type:
-    """A msgspec Struct of the fields ``types`` (by role) named in JSON as ``names`` says."""
+    """A msgspec Struct of the fields ``types`` (by role) named in JSON as ``names`` says;
+    one class per name, field names and types (:func:`_made_struct`)."""
+    fields = tuple((role, names[role], repr(types[role])) for role in names)
+    return _made_struct(name, fields, tuple(types[role] for role in names))
+
+
+@lru_cache(maxsize=64)
+def _made_struct(name: str, fields: tuple[tuple[str, str, str], ...], types: tuple) -> type:
+    # Keyed by each type's repr too: msgspec.Meta(lt=5) and Meta(lt=5.0) are equal keys.
+    # Made once: building a struct and its decoders cost a few milliseconds a file read.
     import msgspec
 
     return msgspec.defstruct(
         name,
-        [(role, types[role]) for role in names],
-        rename={role: names[role] for role in names},
+        [(role, t) for (role, _, _), t in zip(fields, types, strict=True)],
+        rename={role: json_name for role, json_name, _ in fields},
         forbid_unknown_fields=True,
         gc=False,
     )
@@ -539,19 +549,34 @@ def _read_lists(cfg: EngineConfig, path: str, P: _Problems, S: _State) -> _File:
     return f
 
 
+class _Bounds(NamedTuple):
+    """What :func:`_light_lists` reads of the configuration."""
+
+    candidates_min: int
+    candidates_max: int
+
+
 def _list_lines(cfg: EngineConfig, names: dict[str, str]):
     """A :class:`prereg.jsonl.TypedLines` for the lists file that takes a block without
     making a Python string of any candidate (:class:`_ListLines`), the typed struct's decode
-    kept for every block it cannot vouch for."""
+    kept for every block it cannot vouch for; one class per field names and bounds."""
+    bounds = _Bounds(cfg.candidates_min, cfg.candidates_max)
+    return _list_lines_of(tuple(names.items()), bounds, repr(bounds))
+
+
+@lru_cache(maxsize=16)
+def _list_lines_of(named: tuple[tuple[str, str], ...], cfg: _Bounds, _shown: str):
     import msgspec
 
     from prereg.jsonl import TypedLines
 
+    names = dict(named)
     light = _struct(
         "ListHead",
         names,
         {"request_id": _id(), "question": str, "candidates": msgspec.Raw},
     )
+    light_decoder = msgspec.json.Decoder(light)
     key = json.dumps(names["candidates"]).encode("utf-8") + b":"
     fields = len(names)
 
@@ -566,7 +591,7 @@ def _list_lines(cfg: EngineConfig, names: dict[str, str]):
 
         def __init__(self, *args, **kwargs) -> None:
             super().__init__(*args, **kwargs)
-            self._light = msgspec.json.Decoder(light)
+            self._light = light_decoder
             self.counts: list[int] | None = None
 
         def _whole_block(self, first: int, block: bytes):
