@@ -473,7 +473,8 @@ def _cmd_compile(project, args) -> int:
 
         if methodsdoc.write(project):
             print(f"wrote {methodsdoc.DOCS.as_posix()}")
-    files = build.compile_project(project, args.studies or None)
+    loaded = build.load_all(project, args.studies or None)  # loaded once: rendered, then read
+    files = {rel: text.encode("utf-8") for rel, text in build.render_studies(loaded).items()}
     if not args.language and language.refresh_copy(project):
         print("wrote generated/prereg.schema.json (the language this prereg speaks)")
     if args.studies:
@@ -482,7 +483,7 @@ def _cmd_compile(project, args) -> int:
         changed = build.write_generated(project, files)
     for rel in changed:
         print(f"wrote {rel}" if rel in files else f"removed {rel}")
-    _warn_unready(project, args.studies or None)
+    _warn_unready(loaded)
     from prereg.compiler.project import package_name
 
     packages = {rel.split("/")[1] for rel in files}
@@ -493,12 +494,11 @@ def _cmd_compile(project, args) -> int:
     return 0
 
 
-def _warn_unready(project, only) -> None:
-    """Warnings (on stderr) for what keeps a study from being registered or sealed."""
-    from prereg.compiler import build
+def _warn_unready(studies) -> None:
+    """Warnings (on stderr) for what keeps a loaded study from being registered or sealed."""
     from prereg.compiler.readiness import gaps
 
-    for study in build.load_all(project, only):
+    for study in studies:
         for pointer, message in gaps(study.data):
             sys.stderr.write(f"warning: {study.loaded.where(pointer)}: at {pointer}: {message}\n")
 

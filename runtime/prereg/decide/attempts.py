@@ -282,11 +282,10 @@ class Chosen(Sequence):
 
 
 def _row_order(key_fields, name, row_of: np.ndarray, o: np.ndarray):
-    """(the records sorted by (row, order), stably (so by line within equal ones), and their
-    keys in that order), when the
-    row's name is the whole key and the orders are integers whose span times the rows fits
-    in int64 (one sort of one integer key: a log written row by row is already in that order,
-    which the sort finds in one pass); None otherwise."""
+    """(the records sorted by (row, order), stably, so by line within equal ones; their keys
+    in that order) when the row's name is the whole key and the orders are integers whose
+    span times the rows fits in int64: one sort of one integer key (a log written row by row
+    is already in that order, which the stable sort finds in one pass). None otherwise."""
     if any(f not in name for f in key_fields) or o.dtype.kind != "i" or not o.size:
         return None
     if o.shape != row_of.shape:
