@@ -261,15 +261,9 @@ def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
 
 def _csv_where(path: Path, n: int):
     """The location of record i of a CSV file of ``n`` records, ``FILE:LINE``; the lines are
-    worked out when a problem is first located."""
-    lines: list[Sequence[int]] = []
-
-    def where(i: int) -> str:
-        if not lines:
-            lines.append(_csv_record_lines(path, n))
-        return f"{path}:{lines[0][i]}"
-
-    return where
+    worked out when a problem is first located (:class:`CsvLines`)."""
+    lines = CsvLines(path, n)
+    return lambda i: f"{path}:{lines[i]}"
 
 
 def _unique_columns(path: Path, names: Sequence[str]) -> None:

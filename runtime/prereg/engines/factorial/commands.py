@@ -138,11 +138,13 @@ def _jsonl_out(out: str) -> None:
     """Refuse an output name that a later reader would take for another format: ``items``
     and ``simulate`` write JSONL, and ``score`` reads ``.csv`` and ``.parquet`` files as
     tables by their names."""
+    from prereg.tabular import COLUMNAR
+
     suffix = Path(out).suffix.lower()
-    if suffix in (".csv", ".parquet"):
+    if suffix in COLUMNAR:
         raise UserError(
             f"--out {out}: this command writes JSONL, and a {suffix} file is read as"
-            f" {suffix[1:].upper() if suffix == '.csv' else 'Parquet'}; name it .jsonl"
+            f" {COLUMNAR[suffix]}; name it .jsonl"
         )
 
 
