@@ -229,6 +229,7 @@ def from_items(
     complete: bool = True,
     ignore_unplaced: bool = False,
     lines: Sequence[int] | None = None,
+    check_counts: bool = True,
 ) -> RowTable:
     """The row table of an item manifest (records validated against ``contract``).
 
@@ -238,7 +239,9 @@ def from_items(
 
     With ``complete=False`` (rows read from observations: ``row_field`` names the row, a row
     may repeat with the same levels), cells are filled up to their registered counts with
-    rows that were never observed (ids ``<cell>#unobserved-<n>``). With ``ignore_unplaced``
+    rows that were never observed (ids ``<cell>#unobserved-<n>``). ``check_counts=False``
+    leaves the cells' row counts unchecked (a manifest's rows reduced in buckets: see
+    :mod:`prereg.bucketed`, which checks them on every bucket's rows). With ``ignore_unplaced``
     (observations under ``unknown_rows: ignore``) a record whose levels are in no registered
     cell is left out of the table, so the attempt policy ignores and counts it.
     """
@@ -379,7 +382,9 @@ def from_items(
                 for name in item_names:
                     columns[name].append(None)
     arr = np.asarray(cell, dtype=np.int64)
-    if complete and config.get("row_counts") == "manifest":
+    if not check_counts:
+        pass
+    elif complete and config.get("row_counts") == "manifest":
         cells = manifest_counts(config, cells, arr, source)
     else:
         check_cell_counts(cells, arr, source)

@@ -43,7 +43,13 @@ from prereg.decide.report import (
     quantifier_rows,
     size_text,
 )
-from prereg.decide.table import RowTable, from_items, level_value
+from prereg.decide.table import (
+    RowTable,
+    check_cell_counts,
+    from_items,
+    level_value,
+    manifest_counts,
+)
 from prereg.digest import PREFIX, file_sha256
 from prereg.engines import StudyContext
 from prereg.errors import UserError
@@ -480,19 +486,27 @@ def row_data(
     source: str,
     *,
     tally: dict[str, int] | None = None,
+    reduced=None,
 ) -> tuple[dict, np.ndarray, dict]:
     """(row metrics, observed mask, row columns, unit levels or None) as
     :func:`row_metrics_of` computes them: with units registered, every metric but coverage
-    counts only the rows of included units."""
-    chosen, observed = attempt_policy.counted(
-        config["attempts"], records, table.index, source, tally=tally,
-        lines=getattr(records, "lines", None),
-    )  # fmt: skip
-    obs = _contract(config, "observation")
+    counts only the rows of included units. ``reduced`` (:class:`prereg.bucketed.Reduced`)
+    gives the counted attempts' columns already taken, bucket by bucket."""
     columns = dict(table.columns)
-    columns.update(
-        attempt_policy.record_columns(records, chosen, [f["name"] for f in obs["fields"]])
-    )
+    if reduced is not None:
+        observed = reduced.observed
+        columns.update(reduced.record_columns)
+        if tally is not None:
+            tally.update(reduced.tally)
+    else:
+        chosen, observed = attempt_policy.counted(
+            config["attempts"], records, table.index, source, tally=tally,
+            lines=getattr(records, "lines", None),
+        )  # fmt: skip
+        obs = _contract(config, "observation")
+        columns.update(
+            attempt_policy.record_columns(records, chosen, [f["name"] for f in obs["fields"]])
+        )
     columns = derive(config.get("derived_fields") or [], columns, len(table), observed)
     units = unit_levels.build(
         config.get("units"), columns, observed, row_words=lambda i: _row_words(config, table, i)
@@ -538,16 +552,20 @@ def cell_spread(m, mask: np.ndarray) -> dict[str, Any]:
 
 
 def score_document(
-    config, rules, table: RowTable, records: Sequence[Mapping[str, Any]], source: str
-):
-    """Every figure, contrast, gate and verdict of validated observation records."""
+    config, rules, table: RowTable, records: Sequence[Mapping[str, Any]], source: str,
+    reduced=None,
+):  # fmt: skip
+    """Every figure, contrast, gate and verdict of validated observation records (or of the
+    rows ``reduced`` in buckets, see :mod:`prereg.bucketed`)."""
     from prereg.decide.decision import decide as decide_outcome
     from prereg.stats.methods import MethodError, method
 
     rep = _reporting(config)
     one_population = splits.implicit(config)
     tally: dict[str, int] = {}
-    metrics, observed, columns, units = row_data(config, table, records, source, tally=tally)
+    metrics, observed, columns, units = row_data(
+        config, table, records, source, tally=tally, reduced=reduced
+    )
     sel = Selections(table)
     res = registered_results(rules, metrics, sel, columns)
     figures = cell_figures(metrics, table)
@@ -672,13 +690,18 @@ def _score(ctx: StudyContext, args: argparse.Namespace, module, out: Path, md: P
     items_path = getattr(args, "items", None)
     _READ_DIGESTS.clear()  # only what this command reads names its inputs
     parallel = _parallel(args)
-    table = _items_table(config, module, items_path, parallel)
     obs_contract = _contract(config, "observation")
     row_field = attempt_policy.row_name(config["attempts"])
-    # one field names a manifest row: each observation's row id held once, the table's string
-    named = table is not None and len(row_field) == 1
-    share = {row_field[0]: (table.index, table.ids)} if named else None
-    records = _read(module, obs_contract, args.observations, parallel, share=share)
+    reduced = _bucketed(config, module, args, out, parallel)
+    if reduced is not None:
+        table, reduced = reduced
+        records = None
+    else:
+        table = _items_table(config, module, items_path, parallel)
+        # one field names a manifest row: each observation's row id held once, the table's
+        named = table is not None and len(row_field) == 1
+        share = {row_field[0]: (table.index, table.ids)} if named else None
+        records = _read(module, obs_contract, args.observations, parallel, share=share)
     progress.update(1, label="observations read")
     if table is None:
         table = from_items(
@@ -691,7 +714,7 @@ def _score(ctx: StudyContext, args: argparse.Namespace, module, out: Path, md: P
             ignore_unplaced=config["attempts"].get("unknown_rows") == "ignore",
         )
     rules = importlib.import_module(f"{module.__name__}.rules")
-    doc = score_document(config, rules, table, records, args.observations)
+    doc = score_document(config, rules, table, records, args.observations, reduced=reduced)
     progress.update(2, label="figures and verdicts")
     doc = {
         "decision": doc.pop("decision"),
@@ -730,6 +753,67 @@ def _score(ctx: StudyContext, args: argparse.Namespace, module, out: Path, md: P
         }
     )
     return 0
+
+
+def _bucketed(config, module, args: argparse.Namespace, out: Path, parallel):
+    """(row table, :class:`prereg.bucketed.Reduced`) of a manifest and its observations
+    reduced in buckets (:mod:`prereg.bucketed`): when score runs in partitions, or its
+    inputs are large, and the study's rows can be reduced apart (JSONL files, one field names
+    a row, no row expansion, no units); None to score in one process."""
+    from prereg import bucketed
+    from prereg.records import _column_decoders
+    from prereg.tabular import COLUMNAR
+
+    items_path = getattr(args, "items", None)
+    obs_path = args.observations
+    if items_path is None or not _has(config, "items") or config.get("units"):
+        return None
+    policy = config["attempts"]
+    if policy.get("expand") or len(attempt_policy.row_name(policy)) != 1:
+        return None
+    paths = [Path(items_path), Path(obs_path)]
+    if any(p.suffix.lower() in COLUMNAR or not p.is_file() for p in paths):
+        return None
+    if parallel is None and sum(p.stat().st_size for p in paths) < bucketed.LARGE_BYTES:
+        return None
+    items, obs = _contract(config, "items"), _contract(config, "observation")
+    classes = [_record_class(module, items), _record_class(module, obs)]
+    if any(c.FORMAT != "jsonl" or _column_decoders(str(c.SCHEMA)) is None for c in classes):
+        return None
+    try:
+        name = attempt_policy.manifest_name(policy, obs, items)
+    except ValueError:
+        return None
+    inputs = bucketed.Inputs(
+        str(items_path), str(classes[0].SCHEMA), name[0],
+        str(obs_path), str(classes[1].SCHEMA), attempt_policy.row_name(policy)[0],
+    )  # fmt: skip
+    # a row's id is read past the attempt policy only if something names its field: else
+    # it is not gathered (ten million ids are about 700 MiB)
+    rules_file = str(Path(module.__file__).parent / "rules.py")
+    item_names = [f["name"] for f in items["fields"]]
+    obs_names = [f["name"] for f in obs["fields"]]
+    if not bucketed.names_read(config, rules_file, name[0]):
+        item_names.remove(name[0])
+    if not bucketed.names_read(config, rules_file, inputs.obs_field):
+        obs_names.remove(inputs.obs_field)
+    parallel = parallel or {}
+    reduced = bucketed.reduce_rows(
+        config, items, inputs, item_names, obs_names,
+        workers=parallel.get("workers", 1), scheduler=parallel.get("scheduler"),
+        size=parallel.get("size"), spill_dir=out.parent,
+    )  # fmt: skip
+    if reduced is None:
+        return None
+    cells = tuple(config["cells"])
+    if config.get("row_counts") == "manifest":
+        cells = manifest_counts(config, cells, reduced.cell, str(items_path))
+    else:
+        check_cell_counts(cells, reduced.cell, str(items_path))
+    ids = reduced.item_columns.get(name[0], bucketed.Unnamed(reduced.rows))
+    _READ_DIGESTS.update(reduced.digests)
+    table = RowTable(ids=ids, cell=reduced.cell, cells=cells, columns=reduced.item_columns)
+    return table, reduced
 
 
 def unit_lines(units: Sequence[Mapping[str, Any]], shown: int = 20) -> list[str]:
