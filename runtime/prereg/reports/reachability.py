@@ -665,6 +665,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
 
     if doc:
         failed = {f["cell"] for g in doc.get("gates", []) for f in g.get("failures", [])}
+        num, p_num = _rounder(info), _p_rounder(info)
         report.add(Heading("Verdicts"))
         hyps = {str(h.get("id")): h for h in info.spec.get("hypotheses") or []}
         figures = list(doc.get("contrasts") or []) + list(doc.get("estimates") or [])
@@ -683,7 +684,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                         titles.get(h, ""),
                         v,
                         rule_text(info.prereg_md, h),
-                        deciding_figures(hyps.get(h, {}), figures),
+                        deciding_figures(hyps.get(h, {}), figures, number=num, p_value=p_num),
                     )
                     for h, v in (doc.get("verdicts") or {}).items()
                 ],
@@ -738,7 +739,6 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         rel = reliability_figure(doc, m)
         split, _ = _split_cells(doc)
         ordered = _order(doc.get("cells", []), [("split", [split])] + factors)
-        num, p_num = _rounder(info), _p_rounder(info)
         report.add(
             Heading("Accuracy per cell"),
             *([forest] if forest else []),

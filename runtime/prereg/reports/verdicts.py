@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -196,12 +196,16 @@ def deciding_figures(
     figures: Sequence[Mapping[str, Any]],
     digits: int = 4,
     study_figures: frozenset[str] = frozenset(),
+    number: Callable[[float], str] | None = None,
+    p_value: Callable[[float], str] | None = None,
 ) -> str:
     """Each comparison the rule reads, with how many of its targets met it and which.
 
     A comparison of study figures (ids in ``study_figures``) says "value".  When none of a
     comparison's figures met it, their values are listed (up to 8), so that the line still
-    names what the rule read."""
+    names what the rule read.  ``number`` and ``p_value`` write a figure and a P value as the
+    study's tables do (a study that registers its report rounding); by default a figure is
+    written to ``digits`` significant digits and a P value in the reports' usual style."""
     parts = []
     for comparison in comparisons(hypothesis):
         leaf = comparison.leaf
@@ -222,9 +226,9 @@ def deciding_figures(
             if math.isinf(x):
                 shown_x = "∞" if x > 0 else "−∞"
             elif field in ("p", "adjustedP"):
-                shown_x = fmt_p(x)
+                shown_x = fmt_p(x) if p_value is None else p_value(x)
             else:
-                shown_x = f"{x:.{digits}g}"
+                shown_x = f"{x:.{digits}g}" if number is None else number(x)
             if _holds(leaf, exact_figure(f, leaf.get("quantity"), x)) != comparison.negated:
                 met.append(f"{f.get('id')} ({shown_x})")
             else:

@@ -199,3 +199,57 @@ def test_prereg_md_says_the_pooled_z_tests_are_two_sided():
     # the untested contrasts (test none) name no alternative
     h2 = next(x for x in text.splitlines() if x.startswith("| `h2-"))
     assert "| none |" in h2
+
+
+# An h2 contrast whose upper bound has more than 4 significant digits after its leading zeros:
+# 0.05823 is 0.0582 at the registered 4 decimals (and 0.05823 at 4 significant digits), and
+# 0.0022727 (1/440) is 0.0023 (0.002273 at 4 significant digits). The h1 contrast's adjusted
+# P 0.00025926 is 0.0002593 at the registered 4 significant digits ("< 0.001" in the
+# report's usual P style).
+H2 = {"id": "h2-yes-pool-a", "hypothesis": "h2", "a": {"k": 92, "n": 110}, "b": {"k": 96, "n": 110},
+      "estimate": -0.0022727, "lower": -0.1309, "upper": 0.05823, "p": None, "adjustedP": None}  # fmt: skip
+
+
+def _explained_doc(spec_digest: str) -> dict:
+    doc = _doc(spec_digest)
+    doc["verdicts"] = {"h1": "supported", "h2": "not-supported"}
+    doc["gates"][0].update(passed=True, failures=[])
+    doc["complete"] = True
+    doc["contrasts"].append(H2)
+    return doc
+
+
+def test_deciding_figures_are_rounded_as_the_tables_round_them(tmp_path: Path, d17_info):
+    """SCORE.md and the report say the deciding figures are the reported (rounded) ones; the
+    tables round to the registered 4 decimals (P values to 4 significant digits), so the
+    verdict lines must show the same numbers, not 4 significant digits of every figure."""
+    module, ctx, _ = study()
+    spec = scoring.scoring_spec(ctx.config)
+    doc = _explained_doc(ctx.spec_digest)
+    md = render_markdown(doc, spec, module)
+    deciding = [line for line in md.splitlines() if line.startswith("  - deciding figures:")]
+    assert deciding[0].startswith(
+        "  - deciding figures: adjusted P < 0.05: met by 1 of 1:"
+        " h1-missing-contrastive-h3-pool-a-pool-c (0.0002593);"
+    )
+    assert (
+        "|estimate| ≥ 0.1: met by 1 of 1: h1-missing-contrastive-h3-pool-a-pool-c (0.5938)"
+        in (deciding[0])
+    )
+    assert (
+        deciding[1]
+        == "  - deciding figures: upper bound < -0.05: met by 0 of 1 (h2-yes-pool-a (0.0582))"
+    )
+    # the same line in the contrast table
+    assert "| h2-yes-pool-a | 92/110 | 96/110 | -0.0023 | [-0.1309, 0.0582] | – | – |" in md
+
+    (tmp_path / "SCORE.json").write_text(json.dumps(doc))
+    out = str(tmp_path / "SCORE.json")
+    step = Step(
+        "s", "score", ["score", "--out", "{out}/SCORE.json"], ["score", "--out", out], 0, True
+    )
+    page = render_report_markdown(build_report(d17_info, tmp_path, [step]))
+    row = next(line for line in page.splitlines() if line.startswith("| [h2]("))
+    assert row.endswith("| upper bound < -0.05: met by 0 of 1 (h2-yes-pool-a (0.0582)) |")
+    row = next(line for line in page.splitlines() if line.startswith("| [h1]("))
+    assert "h1-missing-contrastive-h3-pool-a-pool-c (0.0002593)" in row

@@ -301,7 +301,8 @@ def render_markdown(
     if module is not None:
         from prereg.decide.explain import explanation_lines, verdict_explanations
 
-        lines += explanation_lines(verdict_explanations(module, rules_module(module), doc))
+        explained = verdict_explanations(module, rules_module(module), doc, number=_num, p_value=_p)
+        lines += explanation_lines(explained)
     lines += [
         "",
         "## Cells",
