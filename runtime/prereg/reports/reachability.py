@@ -601,9 +601,16 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         )
         gates_ok = all(g.get("passed") for g in doc.get("gates", []))
         ok = steps_ok and gates_ok and audit_ok is not False
+        from prereg.engines.reachability.score_commands import incomplete_line
+
+        incomplete = incomplete_line(doc)
         status = (
             "every step ran; gates held" + ("" if audit_ok is not False else "; audit FAILS")
             if ok
+            else f"needs attention: incomplete: {incomplete}"
+            + ("; a step failed" if not steps_ok else "")
+            + ("; the shortcut audit failed" if audit_ok is False else "")
+            if incomplete
             else "needs attention: "
             + ("a step failed" if not steps_ok else "a gate or the audit failed")
         )

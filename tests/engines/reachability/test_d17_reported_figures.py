@@ -253,3 +253,31 @@ def test_deciding_figures_are_rounded_as_the_tables_round_them(tmp_path: Path, d
     assert row.endswith("| upper bound < -0.05: met by 0 of 1 (h2-yes-pool-a (0.0582)) |")
     row = next(line for line in page.splitlines() if line.startswith("| [h1]("))
     assert "h1-missing-contrastive-h3-pool-a-pool-c (0.0002593)" in row
+
+
+def test_a_failed_coverage_gate_marks_the_score_incomplete(tmp_path: Path, d17_info):
+    """Source, Decision rules: "Coverage gate: every test cell must reach 95% observed rows.
+    Otherwise the report is marked incomplete and every verdict is 'insufficient'." The hand-made
+    document's one cell has 32 of 40 rows observed (coverage 0.8 < 0.95)."""
+    _, ctx, _ = study()
+    spec = scoring.scoring_spec(ctx.config)
+    doc = _doc(ctx.spec_digest)
+    md = render_markdown(doc, spec)
+    assert (
+        "**Incomplete**: the coverage gate failed in 1 cell (tst-pool-c_h3_missing-contrastive_"
+        "equalized), so every verdict is insufficient." in md
+    )
+    (tmp_path / "SCORE.json").write_text(json.dumps(doc))
+    out = str(tmp_path / "SCORE.json")
+    step = Step(
+        "s", "score", ["score", "--out", "{out}/SCORE.json"], ["score", "--out", out], 0, True
+    )
+    report = build_report(d17_info, tmp_path, [step])
+    assert report.status.startswith(
+        "needs attention: incomplete: the coverage gate failed in 1 cell"
+        " (tst-pool-c_h3_missing-contrastive_equalized), so every verdict is insufficient"
+    )
+    assert not report.ok
+    # a complete score says nothing of the kind
+    doc = _explained_doc(ctx.spec_digest)
+    assert "Incomplete" not in render_markdown(doc, spec)
