@@ -281,3 +281,61 @@ def test_a_failed_coverage_gate_marks_the_score_incomplete(tmp_path: Path, d17_i
     # a complete score says nothing of the kind
     doc = _explained_doc(ctx.spec_digest)
     assert "Incomplete" not in render_markdown(doc, spec)
+
+
+def test_prereg_md_states_the_sources_caveats_and_report_rules():
+    """What the source says a reader of each verdict must know, and what the report must show,
+    stated in PREREG.md (amendment 1.4): H1's verb × framing confound ("H1 attributes a pool
+    difference to the pool wording as a whole, not to the verb alone"), the oddness of H3a's
+    non-connective verbs, the four differences H4 bundles, the shortcut audit's refusal rule
+    (limit 0.60, "all pass the 0.60 limit" at 0.5994), the calibration-unreliable rule and the
+    report rounding (the study page: "Report figures rounded to 4 decimals")."""
+    (d17,) = [s for s in load_all(Project(ROOT)) if s.id == STUDY]
+    text = " ".join(render_prereg_md(d17).split())
+
+    def section(start: str, end: str) -> str:
+        return text[text.index(start) : text.index(end)]
+
+    h1 = section("### h1:", "### h2:")
+    assert "not to the verb alone" in h1 and "link verb and the framing sentence co-vary" in h1
+    h3a = section("### h3a:", "### h4:")
+    assert "how implausible the non-connective verb is" in h3a
+    h4 = section("### h4:", "### replication:")
+    for difference in (
+        "the rule's wording (D17's sufficient one-relay rule against the exhaustive link-only rule)",
+        "the line order (fixed against uniformly shuffled)",
+        "decoy lines (none against label-independent decoys)",
+        "entity names (role-prefixed against neutral)",
+    ):
+        assert difference in h4, difference
+    exclusions = section("### Exclusions", "### Missing data")
+    assert "balanced accuracy above 0.60 (rounded half up to 4 decimals; 0.60 itself passes)" in (
+        exclusions
+    )
+    assert "six equalized pool × hops groups" in exclusions and "5 folds" in exclusions
+    exploratory = section("### Exploratory analyses", "### Which observation counts")
+    assert (
+        "flagged calibration-unreliable when mean confidence − calibrated accuracy is above 0.10"
+        " and the calibrated Wilson 95% upper bound is below the mean confidence" in exploratory
+    )
+    scoring_row = next(x for x in text.split("| `scoring` |")[1:2])
+    assert "rounded half up to decimals places and P values to pValueDigits significant" in (
+        scoring_row
+    )
+    assert "| 1.4 | 2026-12-03 |" in text
+
+
+@pytest.mark.parametrize(("score", "passes"), [(0.6, True), (0.6001, False)])
+def test_the_audit_limit_is_inclusive_as_prereg_md_says(score, passes):
+    """PREREG.md: a group fails above 0.60; 0.60 itself passes (scores are already rounded to
+    the registered 4 decimals when the limit reads them)."""
+    from d17_helpers import engine_config
+
+    from prereg.engines.reachability.audit import LEARNERS, ShortcutAudit
+
+    audit = ShortcutAudit(engine_config())
+    group = {"group": "equalized:pool-a:h1", "gated": True, "n": 10, "yes": 5,
+             "scores": dict.fromkeys(LEARNERS, 0.5) | {"logistic": score}}  # fmt: skip
+    obj = audit.audit_object([group])
+    assert (obj["limit"], obj["groups"][0]["max"]) == (0.6, score)
+    assert obj["equalizedPasses"] is passes and obj["groups"][0]["passes"] is passes
