@@ -273,7 +273,7 @@ def audit_figure(audit: Mapping[str, Any], name: str = "audit") -> Figure | None
             ax.legend(loc="lower right")
         ax.set_yticks(range(len(names)), names, fontsize=7.5)
         ax.set_xlim(0, 1.02)
-        ax.set_xlabel("best held-out accuracy of a cue-only learner")
+        ax.set_xlabel("best cross-validated balanced accuracy of a cue-only learner")
         ax.set_title(title)
         ax.grid(axis="y", visible=False)
         svg = plot.svg(fig, name, title)
@@ -281,9 +281,11 @@ def audit_figure(audit: Mapping[str, Any], name: str = "audit") -> Figure | None
         name,
         title,
         svg,
-        "Each bar is the best cross-validated accuracy any shortcut learner reached from surface"
-        " cues alone in that group. Green groups are gated and pass (below the limit), red"
-        " gated groups fail, grey groups are not gated (controls, which should be solvable).",
+        "Each bar is the best cross-validated balanced accuracy (the mean of the rates of yes and"
+        " no rows predicted right, as the audit rounds it) any shortcut learner reached from"
+        " surface cues alone in that group. Green groups are gated and pass (at or below the"
+        " limit), red gated groups fail (above it), grey groups are not gated (controls, which"
+        " should be solvable).",
     )
 
 

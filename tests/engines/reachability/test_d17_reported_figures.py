@@ -339,3 +339,21 @@ def test_the_audit_limit_is_inclusive_as_prereg_md_says(score, passes):
     obj = audit.audit_object([group])
     assert (obj["limit"], obj["groups"][0]["max"]) == (0.6, score)
     assert obj["equalizedPasses"] is passes and obj["groups"][0]["passes"] is passes
+
+
+def test_the_audit_figure_says_what_passes_as_the_limit_decides():
+    """The audit's figure is balanced accuracy (the study page: "(TPR + TNR)/2") and a gated
+    group passes at or below the 0.60 limit ("all pass the 0.60 limit" with a group at the
+    limit passing): the caption said "accuracy" and "below the limit"."""
+    from prereg.reports.reachability import audit_figure
+
+    audit = {"limit": 0.6, "groups": [
+        {"group": "equalized:pool-a:h1", "max": 0.6, "passes": True},
+        {"group": "equalized:pool-a:h3", "max": 0.6001, "passes": False},
+        {"group": "d17-faithful:pool-a:h1", "max": 1.0, "passes": None},
+    ]}  # fmt: skip
+    fig = audit_figure(audit)
+    caption = " ".join(fig.caption.split())
+    assert "best cross-validated balanced accuracy" in caption
+    assert "pass (at or below the limit), red gated groups fail (above it)" in caption
+    assert "balanced accuracy of a cue-only learner" in fig.svg
