@@ -323,6 +323,12 @@ def test_prereg_md_states_the_sources_caveats_and_report_rules():
         scoring_row
     )
     assert "| 1.4 | 2026-12-03 |" in text
+    # the source's diagnosis table: each contrastive verb in its own D17 split (tuning
+    # `bypasses` 0.67 of n=9, calibration `blocks` 0.36 of n=25, test `halts` 0.00 of n=73)
+    rationale = section("### Rationale", "## Hypotheses and decision rules")
+    assert "0.67 for `bypasses` in the tuning grammar, n = 9" in rationale
+    assert "0.36 for `blocks` in the calibration grammar, n = 25" in rationale
+    assert "0.00 for `halts` in the test grammar, n = 73" in rationale
     # the call window: the source is not silent on it (a call's timeout must end "before the
     # expiry"); PREREG.md names its words beside the reading the hand-off enforces
     # (test_d17_handoff.test_call_timeout_edge_and_expiry: a timeout ending at the expiry passes)
