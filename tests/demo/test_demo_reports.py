@@ -718,6 +718,37 @@ def test_the_browser_check_sees_a_broken_page(browser, tmp_path):
     )
 
 
+def test_a_table_of_long_text_stacks_its_cells_on_a_phone(browser, tmp_path):
+    """A verdicts table holds long text in two of five columns (d17's h3a rule and deciding
+    figures are about 1,800 characters); at 390 px its columns were squeezed to a few
+    characters and one row was thousands of pixels tall. Marked ``stack``, each row is a card
+    of labelled lines on a narrow screen: the page is at most two thirds as tall (1.75 times
+    shorter here), no wider than the window, and at 1280 px the table is laid out as before
+    (the same height either way)."""
+    from prereg.reports.page import Para, Report, Table, render_html
+
+    long = " ".join(
+        f"h3a-pool-{i}-missing-contrastive-missing-negation (0.5886);" for i in range(30)
+    )
+    rows = [("h3a", "The failure is specific to the contrastive verb", "mixed", long, long)]
+    header = ("hypothesis", "title", "verdict", "registered rule", "deciding figures")
+    heights = {}
+    for stack in (False, True):
+        report = Report("s", "S", "ok", True)
+        report.add(Para("x"), Table(header, rows, stack=stack))
+        page = tmp_path / f"stack-{stack}.html"
+        page.write_text(render_html(report, back=None), encoding="utf-8")
+        for width in (390, 1280):
+            visit = browser.visit(page, width=width)
+            assert visit.problems == [] and visit.layout["overflowing"] == []
+            assert visit.layout["scrollWidth"] <= visit.layout["clientWidth"]
+            heights[stack, width] = visit.layout["scrollHeight"]
+    assert heights[True, 390] * 3 <= heights[False, 390] * 2, heights
+    assert heights[True, 1280] == heights[False, 1280], heights
+    html = (tmp_path / "stack-True.html").read_text(encoding="utf-8")
+    assert '<table class="stack">' in html and 'data-label="deciding figures"' in html
+
+
 # a phone held upright and a desktop window
 WIDTHS = (400, 1280)
 

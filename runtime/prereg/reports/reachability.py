@@ -698,6 +698,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                     for h, v in (doc.get("verdicts") or {}).items()
                 ],
                 markdown=frozenset({0, 3}),
+                stack=True,
             ),
             *decides.blocks(info.spec.get("hypotheses") or [], doc, doc.get("verdicts")),
         )

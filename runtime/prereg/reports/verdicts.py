@@ -299,6 +299,7 @@ def figure_verdicts(
             ("hypothesis", "title", "verdict", "registered rule", "deciding figures"),
             rows,
             markdown=frozenset({0, 3}),
+            stack=True,
         ),
     ]
 
