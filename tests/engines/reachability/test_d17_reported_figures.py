@@ -370,3 +370,25 @@ def test_the_audit_figure_says_what_passes_as_the_limit_decides():
     assert "best cross-validated balanced accuracy" in caption
     assert "pass (at or below the limit), red gated groups fail (above it)" in caption
     assert "balanced accuracy of a cue-only learner" in fig.svg
+
+
+def test_prereg_md_labels_every_factor_level_in_the_sources_words():
+    """Source, Factors: pool = "The three disjoint D17 grammars" (pool-a the tuning grammar with
+    `bypasses`, pool-b calibration with `blocks`, pool-c test with `halts`), relay hops 1 and 3,
+    the outcomes (yes; relay-off; a missing link written as the contrastive verb, an explicit
+    negation or a non-connective verb; or not stated at all: 3 hops, interior link), and the
+    layouts (equalized; D17-faithful control). PREREG.md's factor table had an empty label
+    column."""
+    (d17,) = [s for s in load_all(Project(ROOT)) if s.id == STUDY]
+    text = render_prereg_md(d17)
+    table = text[text.index("### Factors and levels") : text.index("### Wording pools")]
+    rows = [x for x in table.splitlines() if x.startswith("| ") and "`" in x]
+    assert len(rows) == 13 and all(not x.endswith("|  |") for x in rows)
+    for level, words in (
+        ("pool-a", "D17 tuning grammar: connects, contrastive bypasses"),
+        ("pool-b", "D17 calibration grammar: routes, contrastive blocks"),
+        ("pool-c", "D17 test grammar: links, contrastive halts"),
+        ("missing-absence", "one interior link not stated at all, three hops only"),
+        ("d17-faithful", "D17's rendering: one-relay rule, fixed line order, no decoys"),
+    ):
+        assert any(f"| `{level}` |" in x and words in x for x in rows), level
