@@ -230,7 +230,8 @@ def _calibrator_note(
     folder: Path, step: Step, doc: Mapping[str, Any], m: Mapping[str, str]
 ) -> str | None:
     """Why calibrated accuracy is 0 or 1 in every cell, when the calibrator maps every score
-    below one half (its highest block's yes-rate is under 0.5: every calibrated answer is no)."""
+    below one half (its highest calibrated P(yes), (yes + 1)/(n + 2) of a block, is under 0.5:
+    every calibrated answer is no)."""
     given = step.option("--calibrator")
     cal = None
     if given:
@@ -239,7 +240,7 @@ def _calibrator_note(
     blocks = [b for b in (cal or {}).get("blocks") or [] if isinstance(b, Mapping) and b.get("n")]
     if not blocks:
         return None
-    top = max(b["yes"] / b["n"] for b in blocks)
+    top = max((b["yes"] + 1) / (b["n"] + 2) for b in blocks)  # as the calibrator maps a score
     if top >= 0.5:
         return None
     return (

@@ -392,3 +392,21 @@ def test_prereg_md_labels_every_factor_level_in_the_sources_words():
         ("d17-faithful", "D17's rendering: one-relay rule, fixed line order, no decoys"),
     ):
         assert any(f"| `{level}` |" in x and words in x for x in rows), level
+
+
+def test_the_calibrator_note_names_the_probability_the_calibrator_maps_to(tmp_path: Path):
+    """The registered calibrator maps a score to (yes + 1)/(n + 2) of its block (the study
+    page); the report's note said "its highest block maps scores to P(yes) = " the block's
+    yes/n. Blocks 0 of 1 and 1 of 4: yes/n reaches 0.25, the calibrator 2/6 = 1/3 (0.333)."""
+    from prereg.reports.reachability import _calibrator_note
+
+    cal = tmp_path / "calibrator.json"
+    blocks = [{"lower": 0.0, "yes": 0, "n": 1}, {"lower": 0.5, "yes": 1, "n": 4}]
+    cal.write_text(json.dumps({"blocks": blocks}))
+    step = Step("s", "score", ["score"], ["score", "--calibrator", str(cal)], 0, True)
+    m = {"calibratedAccuracy": "calibrated-accuracy"}
+    note = _calibrator_note(tmp_path, step, {}, m)
+    assert "its highest block maps scores to P(yes) = 0.333, below one half" in note
+    # a block mapping to one half or above: no note (2 of 2 maps to 3/4)
+    cal.write_text(json.dumps({"blocks": [*blocks, {"lower": 0.9, "yes": 2, "n": 2}]}))
+    assert _calibrator_note(tmp_path, step, {}, m) is None
