@@ -323,6 +323,10 @@ def test_prereg_md_states_the_sources_caveats_and_report_rules():
         scoring_row
     )
     assert "| 1.4 | 2026-12-03 |" in text
+    # the source's "Sizing and power" states no power for the replication rule: the claim that
+    # checks one is this project's, and PREREG.md says so
+    claim = text.split("| `replication-power-at-040` |")[1].split("\n")[0]
+    assert "Not the source's claim (it states no power for the replication rule)" in claim
     # the source's diagnosis table: each contrastive verb in its own D17 split (tuning
     # `bypasses` 0.67 of n=9, calibration `blocks` 0.36 of n=25, test `halts` 0.00 of n=73)
     rationale = section("### Rationale", "## Hypotheses and decision rules")
