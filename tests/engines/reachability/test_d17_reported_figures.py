@@ -327,6 +327,9 @@ def test_prereg_md_states_the_sources_caveats_and_report_rules():
     # checks one is this project's, and PREREG.md says so
     claim = text.split("| `replication-power-at-040` |")[1].split("\n")[0]
     assert "Not the source's claim (it states no power for the replication rule)" in claim
+    # "detects about 0.13 at 80% power": the power claim at exactly 0.13 is the strict reading
+    claim = text.split("| `key-contrast-power` |")[1].split("\n")[0]
+    assert "read strictly (power at exactly 0.13 at least 0.80; the source says 'about'" in claim
     # the source's diagnosis table: each contrastive verb in its own D17 split (tuning
     # `bypasses` 0.67 of n=9, calibration `blocks` 0.36 of n=25, test `halts` 0.00 of n=73)
     rationale = section("### Rationale", "## Hypotheses and decision rules")
