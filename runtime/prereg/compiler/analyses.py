@@ -435,7 +435,8 @@ def methods_reference() -> str:
                 lines.append("- options: none (`options: {}`)")
             filled = [o for o in e.options if o not in opts]
             if filled:
-                lines.append(f"- given by the inputs, not written: {', '.join(filled)}")
+                lines.append("- given by the inputs, not written:")
+                lines += [f"  - `{o}`: {cell(e.options[o])}" for o in filled]
             if e.reports:
                 lines.append(f"- reports: {', '.join(e.reports)}")
             for label, text in (

@@ -631,6 +631,60 @@ def _linear_contrast_certified(item, entry, args, estimate):
     )
 
 
+#: Clustered methods whose estimate is a mean, or a difference of two arms' means: pooled over
+#: the units (``size``; the sandwich always) or the mean of the cluster means (``equal``).
+CLUSTER_MEANS = frozenset({"cluster-robust-mean", "cluster-summary-t", "cluster-bootstrap"})
+
+
+def _cluster_certified(item, entry, args, estimate):
+    """The certified estimate of a clustered method over decimal data (whole-number data have
+    it in ``exact`` already): the arms' pooled means, or their means of cluster means, of the
+    decimals the data write, so a difference exactly on a threshold meets ``ge`` and ``le``."""
+    from prereg.stats.compare import EPS, Certified, _exact_mean
+
+    if entry.name not in CLUSTER_MEANS or estimate is None or len(args) < 3:
+        return None
+    x = np.asarray(args[0], dtype=np.float64)
+    cluster, group = args[1], args[2]
+    weighting = dict(item.options).get("weighting", "size")
+    if group is None:
+        arms = [(np.ones(x.size, dtype=bool), 1)]
+    else:
+        g = np.asarray(group, dtype=object)
+        arms = [(g == "a", 1), (g == "b", -1)]
+
+    def parts(sel):
+        if weighting == "size":
+            return [x[sel]]
+        ids = np.asarray(cluster, dtype=object)[sel]
+        xs = x[sel]
+        _, inv = np.unique(ids.astype(str), return_inverse=True)
+        return [xs[inv.reshape(-1) == k] for k in range(int(inv.max()) + 1)] if xs.size else []
+
+    split = [(parts(sel), sign) for sel, sign in arms]
+    if any(not ps for ps, _ in split):
+        return None
+    value = 0.0
+    scale = 0.0
+    for ps, sign in split:
+        value += sign * float(np.mean([float(p.mean()) for p in ps]))
+        scale += sum(float(np.abs(p).mean()) * (p.size + 4) for p in ps) / len(ps) + float(
+            np.mean([abs(float(p.mean())) for p in ps])
+        ) * (len(ps) + 4)
+    scale *= 4 * EPS
+    error = scale + 4 * EPS * abs(estimate)
+    if abs(value - estimate) > error:
+        return None  # pragma: no cover - the method's estimate is not this mean
+
+    def exact():
+        total = Fraction(0)
+        for ps, sign in split:
+            total += sign * sum((_exact_mean(p) for p in ps), Fraction(0)) / len(ps)
+        return total
+
+    return Certified(estimate, error=error, exact=exact)
+
+
 def _as_contrast(item, entry, result, args=()) -> ContrastResult:
     estimate = result.estimate
     certified: dict[str, object] = {
@@ -643,6 +697,8 @@ def _as_contrast(item, entry, result, args=()) -> ContrastResult:
             mean = _ratio_certified(entry, args, estimate)
         if mean is None:
             mean = _linear_contrast_certified(item, entry, args, estimate)
+        if mean is None:
+            mean = _cluster_certified(item, entry, args, estimate)
         if mean is not None:
             from prereg.decide.samples import _record_exact
 
