@@ -21,7 +21,15 @@ PAGE = ROOT / "docs" / "designs.md"
 BLOCK = re.compile(r"<!-- (?P<name>[^>]*?) -->\n```yaml\n(?P<body>.*?)```\n", re.S)
 JSON_LINE = re.compile(r"```json\n(?P<line>.*?)\n```\n", re.S)
 DESIGNS = ("factorial", "paired", "non-inferiority", "equivalence", "continuous")
-DESIGNS += ("calibration", "clustered", "trend", "interaction", "agreement", "pass-at-k")
+DESIGNS += (
+    "calibration",
+    "brier-comparison",
+    "clustered",
+    "trend",
+    "interaction",
+    "agreement",
+    "pass-at-k",
+)
 
 
 def fragments() -> tuple[dict, dict[str, dict], dict[str, tuple[str, dict]]]:

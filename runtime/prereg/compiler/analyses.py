@@ -329,6 +329,12 @@ def _synthetic(shape: str, an: dict, options: dict):
             np.zeros(4, dtype=int),
         ),
         "probabilities": lambda: (np.array([1, 0, 1, 1, 0, 0, 1, 0]), x / 4.0),
+        "paired-probabilities": lambda: (
+            np.array([1, 0, 1, 1, 0, 0, 1, 0]),
+            x / 4.0,
+            np.array([1, 0, 1, 1, 0, 0, 1, 0]),
+            y / 4.0,
+        ),
     }
     if shape == "clustered-sample":
         cluster = np.array(["c1", "c1", "c2", "c2", "c3", "c3", "c4", "c4"] * 2, dtype=object)

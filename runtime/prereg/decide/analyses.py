@@ -31,6 +31,7 @@ What each shape reads (``rows``: the metric's counted rows of a selection):
 - ``labels``: ``truth`` and ``prediction`` of each row;
 - ``probabilities``: the metric's positives (``where``) and its numbers (an ece or auroc
   metric: the predicted probability);
+- ``paired-probabilities``: the same of the pairs of ``a`` and ``b`` rows (``pair_by``);
 - ``p-values``: the P values of ``of_analyses`` (analyses or contrasts), in order; the
   analysis' estimate is the number of hypotheses the procedure rejects.
 """
@@ -72,6 +73,7 @@ INPUTS: Mapping[str, tuple[str, ...]] = {
     "answers-per-problem": ("of", "unit", "rating", "truth"),
     "labels": ("of", "prediction", "truth"),
     "probabilities": ("of",),
+    "paired-probabilities": ("a", "b", "pair_by"),
     "p-values": ("of_analyses",),
 }
 
@@ -116,6 +118,7 @@ METRIC_KINDS: Mapping[str, tuple[str, ...] | None] = {
     "answers-per-problem": None,
     "labels": None,
     "probabilities": ("ece", "auroc"),
+    "paired-probabilities": ("ece", "auroc"),
     "p-values": (),  # no metric
 }
 
@@ -238,7 +241,7 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
         return _kn(m, _rows(item, m, sel, item.of)), {}
     if shape == "two-binomial":
         return (*_kn(m, _rows(item, m, sel, item.a)), *_kn(m, _rows(item, m, sel, item.b))), {}
-    if shape in ("paired-binary", "paired-samples"):
+    if shape in ("paired-binary", "paired-samples", "paired-probabilities"):
         from prereg.decide.samples import _pairs
 
         a = m.counted(sel.mask(item.a, f"analysis {item.id}"))
@@ -247,6 +250,13 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
         extra.update(pairs=int(ra.size), unpairedA=ua, unpairedB=ub)
         if shape == "paired-samples":
             return (_numbers(m, ra), _numbers(m, rb)), {}
+        if shape == "paired-probabilities":
+            return (
+                _hits(m, ra).astype(np.int64),
+                _numbers(m, ra),
+                _hits(m, rb).astype(np.int64),
+                _numbers(m, rb),
+            ), {}
         ya, yb = _hits(m, ra), _hits(m, rb)
         return (
             int((ya & yb).sum()),

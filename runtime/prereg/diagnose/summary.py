@@ -312,6 +312,12 @@ class _Truths:
                 bins=options.get("edges"),
                 closed=options.get("closed"),
             )
+        if a.method == "brier-score-difference" and metric is not None:
+            # pairing moves no row's expectation: the difference of the arms' Brier truths
+            what = f"analysis {a.id}"
+            return self.confidence("brier", metric, a.a, what) - self.confidence(
+                "brier", metric, a.b, what
+            )
         return math.nan
 
     def pass_at_k(self, a) -> float:
