@@ -27,6 +27,7 @@ DESIGNS += (
     "clustered",
     "trend",
     "interaction",
+    "size-trend",
     "agreement",
     "pass-at-k",
 )
@@ -89,3 +90,73 @@ def test_each_log_line_holds_its_frames_fields():
     for record, frame in zip(lines, frames.values(), strict=True):
         (contract,) = frame["record_contracts"]
         assert set(record) == {f["name"] for f in contract["fields"]}
+
+
+def test_the_size_trend_is_scored_as_the_page_says(tmp_path):
+    """The size-trend design scored on a log whose math grades average 0.2, 0.3, 0.4 and 0.5
+    over the sizes (each size's ten marks are the mean plus deviations that cancel in pairs):
+    the rise per step is exactly 0.05 (0.15·0.3 + 0.05·0.1), which meets `ge 0.05` though the
+    float is below it. The linear contrasts are statsmodels' OLS t_test on one indicator per
+    size (pooled variance), the Cochran-Armitage z is the formula by hand, and the adjusted P
+    values are statsmodels' Holm over the four."""
+    import random
+
+    import numpy as np
+    import statsmodels.api as sm
+    from scipy.stats import norm
+    from statsmodels.stats.multitest import multipletests
+
+    common, frames, designs = fragments()
+    frame, body = designs["size-trend"]
+    spec = merged(common, frames[frame], body)
+    spec["id"] = "size-trend"
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "size-trend.yaml").write_text(yaml.safe_dump(spec))
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    sizes = ["s1b", "s3b", "s8b", "s70b"]
+    means = {"math": [20, 30, 40, 50], "code": [30, 33, 41, 60]}  # hundredths
+    rnd = random.Random(22)
+    rows = []
+    for bench, targets in means.items():
+        for j, size in enumerate(sizes):
+            half = [rnd.randint(-12, 12) for _ in range(5)]
+            marks = [targets[j] + d for d in half + [-d for d in half]]
+            for i, mark in enumerate(marks):
+                right = rnd.random() < (0.3, 0.45, 0.6, 0.8)[j]
+                rows.append((f"{bench}-t{i}", size, bench, right, mark / 100))
+    log = tmp_path / "runs.jsonl"
+    keys = ("task", "size", "bench", "correct", "grade")
+    log.write_text("".join(json.dumps(dict(zip(keys, r, strict=True))) + "\n" for r in rows))
+    out = tmp_path / "S.json"
+    args = ["--observations", str(log), "--out", str(out), "--quiet"]
+    assert main(["--project", str(tmp_path), "size-trend", "score", *args]) == 0
+    doc = json.loads(out.read_text())
+    got = {a["id"]: a for a in doc["analyses"]}
+    c = np.array([-0.15, -0.05, 0.05, 0.15])
+    raw = []
+    for bench in means:
+        sel = [r for r in rows if r[2] == bench]
+        x = np.array([r[4] for r in sel])
+        design = np.array([[float(r[1] == s) for s in sizes] for r in sel])
+        test = sm.OLS(x, design).fit().t_test(c[None, :])
+        t = float(np.ravel(test.tvalue)[0])
+        raw.append(float(np.ravel(test.pvalue)[0]) / 2 if t > 0 else 1 - float(test.pvalue) / 2)
+        assert got[f"grade-trend-{bench}"]["statistic"] == pytest.approx(t, rel=1e-9)
+    for bench in means:
+        k = np.array([sum(r[3] for r in rows if r[2] == bench and r[1] == s) for s in sizes])
+        n, s = np.full(4, 10), np.arange(4.0)
+        pbar = k.sum() / n.sum()
+        trend = (s * (k - n * pbar)).sum()
+        spread = (n * (s - s.mean()) ** 2).sum()
+        z = trend / np.sqrt(pbar * (1 - pbar) * spread)
+        assert got[f"acc-trend-{bench}"]["statistic"] == pytest.approx(z, rel=1e-12)
+        raw.append(float(norm.sf(z)))
+    adjusted = multipletests(raw, method="holm")[1]
+    order = ["grade-trend-math", "grade-trend-code", "acc-trend-math", "acc-trend-code"]
+    for name, want in zip(order, adjusted, strict=True):
+        assert got[name]["adjustedP"] == pytest.approx(float(want), rel=1e-9)
+    math_rise = got["grade-trend-math"]
+    assert math_rise["estimate"] < 0.05 and math_rise["exact"]["estimate"] == "1/20"
+    (held,) = doc["quantifiers"]["bigger-better"]
+    assert held["metBy"] == ["math"] and held["notMetBy"] == ["code"]  # code: 0.049, 1 - P
+    assert doc["verdicts"] == {"bigger-better": "not-supported"}
