@@ -29,6 +29,7 @@ DESIGNS += (
     "interaction",
     "size-trend",
     "agreement",
+    "agreement-stages",
     "pass-at-k",
 )
 
@@ -160,3 +161,70 @@ def test_the_size_trend_is_scored_as_the_page_says(tmp_path):
     (held,) = doc["quantifiers"]["bigger-better"]
     assert held["metBy"] == ["math"] and held["notMetBy"] == ["code"]  # code: 0.049, 1 - P
     assert doc["verdicts"] == {"bigger-better": "not-supported"}
+
+
+def test_the_agreement_stages_reach_the_outcome_the_page_says(tmp_path):
+    """The agreement-stages design scored on 20 items: ann and the judge (cat) agree with a
+    linear-weighted kappa of exactly 3/5 (33/40 observed against 9/16 expected agreement:
+    (33/40 - 9/16)/(1 - 9/16) = 3/5), which meets `ge 0.6`; its lower 90% bound is
+    statsmodels' kappa - z(0.95)·std_kappa; the panel's lower bound is scipy's bootstrap
+    percentile over the items (same PCG64 draws) of statsmodels' Fleiss kappa. Judge supported,
+    panel short of 0.5: the third rule decides."""
+    import numpy as np
+    from scipy.stats import bootstrap, norm
+    from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
+
+    ann = [2, 1, 2, 2, 0, 1, 1, 0, 0, 2, 0, 0, 1, 1, 1, 1, 2, 2, 1, 2]
+    cat = [2, 1, 2, 1, 0, 2, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 0, 1, 2]
+    bob = [2, 1, 2, 1, 0, 2, 1, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 1, 1, 1]
+    common, frames, designs = fragments()
+    frame, body = designs["agreement-stages"]
+    spec = merged(common, frames[frame], body)
+    spec["id"] = "stages"
+    spec["crossings"] = [{"id": "{rater}", "rows": 20, "factors": ["rater"]}]
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "stages.yaml").write_text(yaml.safe_dump(spec))
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    log = tmp_path / "ratings.jsonl"
+    lines = [
+        json.dumps({"item": f"d{i:02d}", "rater": r, "label": v[i]})
+        for i in range(20)
+        for r, v in (("ann", ann), ("bob", bob), ("cat", cat))
+    ]
+    log.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "S.json"
+    args = ["--observations", str(log), "--out", str(out), "--quiet"]
+    assert main(["--project", str(tmp_path), "stages", "score", *args]) == 0
+    doc = json.loads(out.read_text())
+    got = {a["id"]: a for a in doc["analyses"]}
+    table = np.zeros((3, 3))
+    for a, b in zip(ann, cat, strict=True):
+        table[a, b] += 1
+    ref = cohens_kappa(table, wt="linear")
+    assert got["kappa-judge"]["exact"]["estimate"] == "3/5"
+    low = ref.kappa - norm.ppf(0.95) * ref.std_kappa
+    assert got["kappa-judge"]["lower"] == pytest.approx(low, rel=1e-9)
+    x = np.array([ann, bob, cat], dtype=float).T
+    boot = bootstrap(
+        (np.arange(20),),
+        lambda i: fleiss_kappa(aggregate_raters(x[i.astype(int)])[0]),
+        n_resamples=2000, method="percentile", confidence_level=0.9,
+        rng=np.random.Generator(np.random.PCG64(20261203)), vectorized=False,
+    )  # fmt: skip
+    assert got["panel"]["lower"] == pytest.approx(boot.confidence_interval.low, rel=1e-12)
+    assert got["panel"]["lower"] < 0.5
+    assert doc["verdicts"] == {"judge-agrees": "supported", "panel-agrees": "not-supported"}
+    assert doc["decision"]["outcome"] == "judge-with-audit"
+
+    # diagnose: the bootstrap kappa's truth is Fleiss' kappa of the scenario, by hand: a pair of
+    # raters agrees with chance Σ π_c (a² + (1 − a)²/2), a label's share is π_j a + (1 − π_j)(1 − a)/2
+    dg = tmp_path / "D.json"
+    dargs = ["--scenario", "careful-judge", "--simulations", "10", "--seed", "3", "--out", str(dg)]
+    assert main(["--project", str(tmp_path), "stages", "diagnose", *dargs, "--quiet"]) == 0
+    (cond,) = json.loads(dg.read_text())["conditions"]
+    truth = {a["id"]: a.get("truth") for a in cond["analyses"]}
+    prevalence, acc = np.array([0.3, 0.3, 0.4]), 0.85
+    agree = acc**2 + (1 - acc) ** 2 / 2
+    share = prevalence * acc + (1 - prevalence) * (1 - acc) / 2
+    pe = float((share**2).sum())
+    assert truth["panel"] == pytest.approx((agree - pe) / (1 - pe), abs=5e-7)  # to 6 places

@@ -337,7 +337,7 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
                 v = row.get(r)
                 if v is None:
                     continue
-                if entry.name == "fleiss-kappa":
+                if entry.name in ("fleiss-kappa", "fleiss-kappa-bootstrap"):
                     x[i, j] = _code(v, item, item.rating)
                 elif isinstance(v, bool) or not isinstance(v, (int, float)):
                     raise _fail(item, f"{item.rating} {v!r} is not a number")
