@@ -31,6 +31,7 @@ DESIGNS += (
     "agreement",
     "agreement-stages",
     "pass-at-k",
+    "pass-at-several-k",
 )
 
 
@@ -228,3 +229,41 @@ def test_the_agreement_stages_reach_the_outcome_the_page_says(tmp_path):
     share = prevalence * acc + (1 - prevalence) * (1 - acc) / 2
     pe = float((share**2).sum())
     assert truth["panel"] == pytest.approx((agree - pe) / (1 - pe), abs=5e-7)  # to 6 places
+
+
+def test_pass_at_several_k_takes_each_k(tmp_path):
+    """The pass-at-several-k design scored on 20 problems of 10 samples whose passes are 0, 1,
+    ..., as listed (60 of 200: pass@1 exactly 3/10, which meets `ge 0.3`): each analysis is
+    Chen et al.'s estimator at its own k, 1 - C(n - c, k)/C(n, k) averaged over problems, by
+    hand in fractions."""
+    from fractions import Fraction
+    from math import comb
+
+    passes = [0, 0, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 4, 5]
+    assert sum(passes) == 60
+    common, frames, designs = fragments()
+    frame, body = designs["pass-at-several-k"]
+    spec = merged(common, frames[frame], body)
+    spec["id"] = "several-k"
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "several-k.yaml").write_text(yaml.safe_dump(spec))
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    log = tmp_path / "samples.csv"
+    rows = ["problem,sample,model,passed"]
+    for j, c in enumerate(passes):
+        rows += [f"p{j:02d},{s},m1,{'true' if s <= c else 'false'}" for s in range(1, 11)]
+    log.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "S.json"
+    args = ["--observations", str(log), "--out", str(out), "--quiet"]
+    assert main(["--project", str(tmp_path), "several-k", "score", *args]) == 0
+    doc = json.loads(out.read_text())
+    got = {a["id"]: a for a in doc["analyses"]}
+    assert list(got) == ["pass1", "pass5", "pass10"]
+    for k in (1, 5, 10):
+        want = sum(1 - Fraction(comb(10 - c, k), comb(10, k)) for c in passes) / len(passes)
+        assert got[f"pass{k}"]["options"] == {"k": k}
+        assert Fraction(got[f"pass{k}"]["exact"]["estimate"]) == want
+    assert Fraction(got["pass1"]["exact"]["estimate"]) == Fraction(3, 10)
+    # by hand: pass@5 = 1999/2520 (about 0.79) and pass@10 = 18/20 (two problems never pass)
+    assert Fraction(got["pass10"]["exact"]["estimate"]) == Fraction(9, 10)
+    assert doc["verdicts"] == {"solves-at-k": "supported"}
