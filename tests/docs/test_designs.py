@@ -21,6 +21,7 @@ PAGE = ROOT / "docs" / "designs.md"
 BLOCK = re.compile(r"<!-- (?P<name>[^>]*?) -->\n```yaml\n(?P<body>.*?)```\n", re.S)
 JSON_LINE = re.compile(r"```json\n(?P<line>.*?)\n```\n", re.S)
 DESIGNS = ("factorial", "paired", "non-inferiority", "equivalence", "continuous")
+DESIGNS += ("paired-equivalence",)
 DESIGNS += (
     "calibration",
     "brier-comparison",
@@ -267,3 +268,51 @@ def test_pass_at_several_k_takes_each_k(tmp_path):
     # by hand: pass@5 = 1999/2520 (about 0.79) and pass@10 = 18/20 (two problems never pass)
     assert Fraction(got["pass10"]["exact"]["estimate"]) == Fraction(9, 10)
     assert doc["verdicts"] == {"solves-at-k": "supported"}
+
+
+def test_paired_equivalence_on_its_margin(tmp_path):
+    """The paired-equivalence design on 60 pairs (20 items under each of three hint levels):
+    36 both right, 3 only the new system, 6 only the old one, 15 neither; the difference
+    (3 - 6)/60 is exactly -0.05, the lower margin, so that test's z is 0 and its P 1/2. The
+    upper test's z is Tango's score statistic with the constrained maximum likelihood found
+    numerically by scipy (p10 = p01 + 0.05 maximising the multinomial likelihood)."""
+    import math
+
+    from scipy.optimize import minimize_scalar
+    from scipy.stats import norm
+
+    common, frames, designs = fragments()
+    frame, body = designs["paired-equivalence"]
+    spec = merged(common, frames[frame], body)
+    spec["id"] = "paired-eq"
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "paired-eq.yaml").write_text(yaml.safe_dump(spec))
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    kinds = [(True, True)] * 36 + [(True, False)] * 3 + [(False, True)] * 6 + [(False, False)] * 15
+    lines = []
+    for i, (new, old) in enumerate(kinds):
+        hints, item = ("k0", "k1", "k4")[i // 20], f"q{i % 20:02d}"
+        for system, right in (("new", new), ("old", old)):
+            record = {"item": item, "system": system, "hints": hints, "attempt": 1}
+            record.update(correct=right, score=None, confidence=None, repo="acme/parser")
+            lines.append(json.dumps(record))
+    log = tmp_path / "runs.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "S.json"
+    args = ["--observations", str(log), "--out", str(out), "--quiet"]
+    assert main(["--project", str(tmp_path), "paired-eq", "score", *args]) == 0
+    doc = json.loads(out.read_text())
+    got = {a["id"]: a for a in doc["analyses"]}
+    assert got["not-lower"]["statistic"] == 0.0 and got["not-lower"]["p"] == 0.5
+    n, n10, n01, delta = 60, 3, 6, 0.05
+
+    def minus_log_likelihood(p01):
+        p10 = p01 + delta
+        return -(n10 * math.log(p10) + n01 * math.log(p01) + 51 * math.log(1 - p10 - p01))
+
+    p01 = minimize_scalar(minus_log_likelihood, bounds=(1e-9, 0.475 - 1e-9), method="bounded",
+                          options={"xatol": 1e-12}).x  # fmt: skip
+    z = (n10 - n01 - n * delta) / math.sqrt(n * (2 * p01 + delta * (1 - delta)))
+    assert got["not-higher"]["statistic"] == pytest.approx(z, rel=1e-6)
+    assert got["not-higher"]["p"] == pytest.approx(float(norm.cdf(z)), rel=1e-5)
+    assert doc["verdicts"] == {"same-on-items": "not-supported"}
