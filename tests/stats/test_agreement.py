@@ -798,7 +798,7 @@ def test_krippendorff_alpha_bootstrap_matches_scipy_bootstrap(level):
 
     x = KRIPPENDORFF_2011.T
     r = ag.krippendorff_alpha_bootstrap(
-        x, level_of_measurement=level, interval="percentile", level=0.9, resamples=400,
+        x, level_of_measurement=level, interval="percentile", level=0.9, resamples=150,
         seed=8, quantile_method="linear",
     )  # fmt: skip
 
@@ -808,15 +808,15 @@ def test_krippendorff_alpha_bootstrap_matches_scipy_bootstrap(level):
 
     reps = []
     ref = bootstrap(
-        (np.arange(12),), lambda i: reps.append(alpha(i)) or reps[-1], n_resamples=400,
+        (np.arange(12),), lambda i: reps.append(alpha(i)) or reps[-1], n_resamples=150,
         method="percentile", confidence_level=0.9, rng=np.random.Generator(np.random.PCG64(8)),
         vectorized=False,
     )  # fmt: skip
-    kept = np.array([v for v in reps[:400] if np.isfinite(v)])
+    kept = np.array([v for v in reps[:150] if np.isfinite(v)])
     assert r.extra["resamples_used"] == kept.size
     lo, hi = np.quantile(kept, [0.05, 0.95])
     assert (r.lower, r.upper) == (pytest.approx(lo, rel=1e-12), pytest.approx(hi, rel=1e-12))
-    if kept.size == 400:
+    if kept.size == 150:
         assert r.lower == pytest.approx(ref.confidence_interval.low, rel=1e-12)
     assert float(r.estimate) == pytest.approx(
         float(ag.krippendorff_alpha(x, level_of_measurement=level).estimate)
