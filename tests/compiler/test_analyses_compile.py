@@ -196,9 +196,24 @@ CASES = [
     (
         "pass-at-k",
         "        options: {k: 5}\n",
-        '        options: {k: "{decoding}"}\n',
-        "/hypotheses/0/analyses/1/options: analysis 'pass-at-5-{decoding}': an option cannot"
-        " hold a placeholder ({decoding}); register one analysis per option value",
+        '        options: {k: "k{decoding}"}\n',
+        "/hypotheses/0/analyses/1/options/k: analysis 'pass-at-5-{decoding}': option k holds the"
+        " placeholder {decoding} inside its value; an option takes a placeholder only as its"
+        ' whole value (k: "{decoding}")',
+    ),
+    (
+        "pass-at-k",
+        "        options: {k: 5}\n",
+        '        options: {k: "{kk}"}\n',
+        "/hypotheses/0/analyses/1/options/k: analysis 'pass-at-5-{decoding}': option k is the"
+        " placeholder {kk}, which expand does not name (its placeholders: decoding)",
+    ),
+    (
+        "pass-at-k",
+        "        options: {k: 5}\n        expand:\n          - {name: decoding, values: [greedy-temp, nucleus]}\n",
+        '        options: {k: "{k}"}\n        expand:\n          - {name: decoding, values: [greedy-temp, nucleus]}\n          - {name: k, values: ["5", "0"]}\n',
+        "/hypotheses/0/analyses/1/options/k: analysis 'pass-at-5-{decoding}': method pass-at-k"
+        " refuses option k: k must be",
     ),
     (
         "tost-latency",

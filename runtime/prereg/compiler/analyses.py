@@ -17,7 +17,9 @@ from prereg.compiler.semantic import (
     check,
     contrast_ids,
     fill,
+    fill_options,
     items,
+    whole_placeholder,
 )
 
 
@@ -204,14 +206,24 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
             else:
                 names = {str(ex.get("name")) for ex in an.get("expand") or []}
                 names |= {str(n) for ex in an.get("expand") or [] for n in ex.get("names") or []}
-                text = json.dumps(options)
-                held = sorted(n for n in names if "{" + n + "}" in text)
-                if held:
-                    report(
-                        f"{ptr}/options",
-                        f"{what}: an option cannot hold a placeholder ({{{held[0]}}}); register"
-                        " one analysis per option value",
-                    )
+                for o, value in options.items():
+                    whole = whole_placeholder(value)
+                    if whole is not None and whole not in names:
+                        report(
+                            f"{ptr}/options/{o}",
+                            f"{what}: option {o} is the placeholder {{{whole}}}, which expand"
+                            f" does not name (its placeholders: {', '.join(sorted(names)) or 'none'})",
+                        )
+                        continue
+                    text = "" if whole is not None else json.dumps(value)
+                    held = sorted(n for n in names if "{" + n + "}" in text)
+                    if held:
+                        report(
+                            f"{ptr}/options/{o}",
+                            f"{what}: option {o} holds the placeholder {{{held[0]}}} inside its"
+                            f" value; an option takes a placeholder only as its whole value"
+                            f' ({o}: "{{{held[0]}}}")',
+                        )
                 expected = required_options(entry)
                 missing = [o for o in expected if o not in options]
                 unknown = [o for o in options if o not in expected]
@@ -221,18 +233,26 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                         f"{what}: method {method} needs option(s) {', '.join(missing)} (its"
                         f" options, every one registered: {listed})",
                     )
-                for o in expected:
-                    value = options.get(o)
-                    if isinstance(value, str) and not _among_choices(value, entry.options[o]):
-                        report(
-                            f"{ptr}/options/{o}",
-                            f"{what}: option {o} of method {method} is {value!r}, which is not"
-                            f" one of its values ({o}: {entry.options[o]})",
-                        )
-                if entry.family != "custom":
-                    _per_input_lengths(an, options, entry, f"{ptr}/options", what, report)
-                    if not missing and not unknown:
-                        _options_refused(an, options, entry, f"{ptr}/options", what, report)
+                # each expansion's options (a placeholder option takes each value in turn)
+                seen: set[str] = set()
+                for binding in _expansions(an) or [{}]:
+                    filled = fill_options(options, binding)
+                    key = json.dumps(filled, sort_keys=True, default=str)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    for o in expected:
+                        value = filled.get(o)
+                        if isinstance(value, str) and not _among_choices(value, entry.options[o]):
+                            report(
+                                f"{ptr}/options/{o}",
+                                f"{what}: option {o} of method {method} is {value!r}, which is"
+                                f" not one of its values ({o}: {entry.options[o]})",
+                            )
+                    if entry.family != "custom":
+                        _per_input_lengths(an, filled, entry, f"{ptr}/options", what, report)
+                        if not missing and not unknown:
+                            _options_refused(an, filled, entry, f"{ptr}/options", what, report)
                 for o in unknown:
                     filled = o in entry.options
                     report(
@@ -329,6 +349,12 @@ def _synthetic(shape: str, an: dict, options: dict):
             np.zeros(4, dtype=int),
         ),
         "probabilities": lambda: (np.array([1, 0, 1, 1, 0, 0, 1, 0]), x / 4.0),
+        "paired-probabilities": lambda: (
+            np.array([1, 0, 1, 1, 0, 0, 1, 0]),
+            x / 4.0,
+            np.array([1, 0, 1, 1, 0, 0, 1, 0]),
+            y / 4.0,
+        ),
     }
     if shape == "clustered-sample":
         cluster = np.array(["c1", "c1", "c2", "c2", "c3", "c3", "c4", "c4"] * 2, dtype=object)
@@ -435,7 +461,8 @@ def methods_reference() -> str:
                 lines.append("- options: none (`options: {}`)")
             filled = [o for o in e.options if o not in opts]
             if filled:
-                lines.append(f"- given by the inputs, not written: {', '.join(filled)}")
+                lines.append("- given by the inputs, not written:")
+                lines += [f"  - `{o}`: {cell(e.options[o])}" for o in filled]
             if e.reports:
                 lines.append(f"- reports: {', '.join(e.reports)}")
             for label, text in (

@@ -71,9 +71,16 @@ _AGREEMENT = (
     "gwet-ac1",
     "fleiss-kappa",
     "krippendorff-alpha",
+    "fleiss-kappa-bootstrap",
+    "krippendorff-alpha-bootstrap",
 )
 #: Agreement over any number of raters (the others compare two).
 _MANY_RATERS = ("fleiss-kappa", "krippendorff-alpha")
+#: The agreement figures with a bootstrap interval: the truth of the figure they estimate.
+_BOOTSTRAPPED = {
+    "fleiss-kappa-bootstrap": "fleiss-kappa",
+    "krippendorff-alpha-bootstrap": "krippendorff-alpha",
+}
 
 #: The analyses of a confidence metric whose truth :meth:`_Truths.confidence` works out.
 _CONFIDENCE_FIGURES = {
@@ -312,6 +319,12 @@ class _Truths:
                 bins=options.get("edges"),
                 closed=options.get("closed"),
             )
+        if a.method == "brier-score-difference" and metric is not None:
+            # pairing moves no row's expectation: the difference of the arms' Brier truths
+            what = f"analysis {a.id}"
+            return self.confidence("brier", metric, a.a, what) - self.confidence(
+                "brier", metric, a.b, what
+            )
         return math.nan
 
     def pass_at_k(self, a) -> float:
@@ -363,9 +376,10 @@ class _Truths:
         if str(a.unit) != str(ratings["item"]):
             return math.nan
         options = getattr(a, "options", {}) or {}
-        if a.method == "cohens-kappa" and options.get("weights") not in (None, "none"):
+        method = _BOOTSTRAPPED.get(a.method, a.method)
+        if method == "cohens-kappa" and options.get("weights") not in (None, "none"):
             return math.nan
-        if a.method == "krippendorff-alpha" and options.get("level_of_measurement") not in (
+        if method == "krippendorff-alpha" and options.get("level_of_measurement") not in (
             None,
             "nominal",
         ):
@@ -378,7 +392,7 @@ class _Truths:
         own = {
             str(r["value"]): registered.confusion_matrix(r, k) for r in ratings.get("raters") or ()
         }
-        raters = self._raters(str(a.rater)) if own or a.method not in _MANY_RATERS else None
+        raters = self._raters(str(a.rater)) if own or method not in _MANY_RATERS else None
         if raters is None and own:
             return math.nan
         if raters is None:
@@ -387,7 +401,7 @@ class _Truths:
             matrices = [own.get(str(r), base) for r in raters]
         if any(m is None for m in matrices):
             return math.nan
-        return agreement(a.method, ratings["prevalence"], matrices)
+        return agreement(method, ratings["prevalence"], matrices)
 
     def _raters(self, field: str) -> list | None:
         """The rater values of ``field``: the observation contract's allowed values."""
