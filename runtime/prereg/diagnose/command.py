@@ -661,6 +661,11 @@ def markdown(doc: Mapping[str, Any]) -> str:
                     f" {_fmt(cov)} | {_fmt(raw)} | {_fmt(adj)} |"
                 )
             lines.append("")
+            for a in s["analyses"]:
+                if a.get("truthUndefined"):
+                    lines.append(f"- `{a['id']}` has no truth here: {a['truthUndefined']}.")
+            if any(a.get("truthUndefined") for a in s["analyses"]):
+                lines.append("")
         if s["estimates"]:
             lines += ["| estimate | truth | bias | RMSE | coverage |", "|---|---|---|---|---|"]
             for e in s["estimates"]:

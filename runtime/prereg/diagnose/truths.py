@@ -468,3 +468,305 @@ def _density(law: ConfidenceLaw, x: np.ndarray) -> np.ndarray:
         return _pdf((x - law.mean) / law.sd) / law.sd
     with np.errstate(divide="ignore"):
         return np.where(x > 0, _pdf((np.log(x) - law.mean) / law.sd) / (x * law.sd), 0.0)
+
+
+# -- why a truth is not worked out --------------------------------------------------------------
+
+
+class NoTruth(Exception):
+    """A truth that is not worked out under a scenario, with the reason the report gives."""
+
+
+# -- ratings: the intraclass correlation and Krippendorff's alpha over ordered labels ---------
+
+
+def _label_moments(prevalence, matrices, values):
+    """(mean vector m, covariance Σ) of the k raters' numeric labels of one item: each item's
+    true category t from the prevalence π, rater r's label from row t of M_r independently
+    given t, so E[Y_r | t] = M_r[t]·c, Var(Y_r) = Σ_t π_t M_r[t]·c² − m_r² and, r ≠ s,
+    Cov(Y_r, Y_s) = Σ_t π_t E[Y_r | t]·E[Y_s | t] − m_r·m_s (c the category values)."""
+    pi = np.asarray(prevalence, dtype=np.float64)
+    c = np.asarray(values, dtype=np.float64)
+    ms = [np.asarray(x, dtype=np.float64) for x in matrices]
+    given = np.stack([mat @ c for mat in ms])  # (raters, categories): E[Y_r | t]
+    m = given @ pi
+    cov = (given * pi) @ given.T - np.outer(m, m)
+    second = np.array([pi @ (mat @ (c * c)) for mat in ms])
+    np.fill_diagonal(cov, second - m * m)
+    return m, cov
+
+
+def icc(form: str, prevalence, matrices, values) -> float:
+    """The value a Shrout–Fleiss intraclass correlation (``form`` icc-1-1 ... icc-3-k)
+    converges to as items grow, k raters (one confusion matrix each, in any order) rating each
+    item with labels ``values``: the mean squares' limits from the labels' mean m and
+    covariance Σ (:func:`_label_moments`), C = I − J/k centring over raters:
+    BMS → 1ᵀΣ1/k, EMS → tr(CΣ)/(k − 1), WMS → EMS + S, JMS/n → S with S = mᵀCm/(k − 1)
+    (the raters' spread of means), put into the form's ratio (Shrout & Fleiss 1979, Table 1;
+    McGraw & Wong 1996): ICC(1,1) (BMS − WMS)/(BMS + (k − 1)WMS), ICC(2,1)
+    (BMS − EMS)/(BMS + (k − 1)EMS + k·S), ICC(3,1) (BMS − EMS)/(BMS + (k − 1)EMS),
+    ICC(1,k) (BMS − WMS)/BMS, ICC(2,k) (BMS − EMS)/(BMS + S), ICC(3,k) (BMS − EMS)/BMS.
+    NoTruth when the items' labels do not vary (BMS 0)."""
+    k = len(matrices)
+    if k < 2:
+        raise NoTruth("an intraclass correlation needs at least two raters per item")
+    m, cov = _label_moments(prevalence, matrices, values)
+    centre = np.eye(k) - np.full((k, k), 1.0 / k)
+    bms = float(cov.sum()) / k
+    ems = float(np.trace(centre @ cov)) / (k - 1)
+    spread = float(m @ centre @ m) / (k - 1)
+    wms = ems + spread
+    model, average = form[4], form.endswith("k")
+    if model == "1":
+        num, den = bms - wms, bms if average else bms + (k - 1) * wms
+    elif model == "2":
+        num = bms - ems
+        den = bms + spread if average else bms + (k - 1) * ems + k * spread
+    else:
+        num, den = bms - ems, bms if average else bms + (k - 1) * ems
+    if not den > 0:
+        raise NoTruth("the items' labels do not vary under the scenario (no between-item variance)")
+    return num / den
+
+
+def krippendorff(level: str, prevalence, matrices, values) -> float:
+    """The value Krippendorff's alpha converges to as items grow, every item rated by the
+    raters of ``matrices`` (missing ratings at random leave it unchanged: every rater and pair
+    of raters keeps its share): 1 − D_o/D_e with D_o = Σ_ck P̄(c, k)·δ²(c, k), P̄ the chance
+    of labels (c, k) from an ordered pair of two different raters of one item, averaged over
+    pairs (Σ_t π_t M_r[t, c]·M_s[t, k]), and D_e = Σ_ck p̄_c·p̄_k·δ²(c, k), p̄ the raters'
+    mean chance of each label; δ² as the estimator has it (Krippendorff 2011): nominal
+    [c ≠ k], ordinal (Σ_{g=c..k} p̄_g − (p̄_c + p̄_k)/2)² over the values in order (the
+    counts n_g of the estimator scaled by n, which cancels), interval (c − k)², ratio
+    ((c − k)/(c + k))²."""
+    pi = np.asarray(prevalence, dtype=np.float64)
+    ms = [np.asarray(x, dtype=np.float64) for x in matrices]
+    if len(ms) < 2:
+        raise NoTruth("Krippendorff's alpha needs at least two raters per item")
+    order = np.argsort(np.asarray(values, dtype=np.float64), kind="stable")
+    vals = np.asarray(values, dtype=np.float64)[order]
+    if level == "ratio" and (vals < 0).any():
+        raise NoTruth("ratio-level alpha needs non-negative values")
+    ms = [x[:, order] for x in ms]
+    pairs = np.zeros((len(vals), len(vals)))
+    count = 0
+    for r in range(len(ms)):
+        for s in range(len(ms)):
+            if r != s:
+                pairs += (ms[r].T * pi) @ ms[s]
+                count += 1
+    pairs /= count
+    pbar = np.mean([pi @ x for x in ms], axis=0)
+    if level == "nominal":
+        d2 = 1.0 - np.eye(len(vals))
+    elif level == "interval":
+        d2 = (vals[:, None] - vals[None, :]) ** 2
+    elif level == "ratio":
+        s = vals[:, None] + vals[None, :]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            d2 = np.where(s == 0, 0.0, ((vals[:, None] - vals[None, :]) / s) ** 2)
+    else:
+        cum = np.concatenate([[0.0], np.cumsum(pbar)])
+        lo = np.minimum.outer(np.arange(len(vals)), np.arange(len(vals)))
+        hi = np.maximum.outer(np.arange(len(vals)), np.arange(len(vals)))
+        d2 = (cum[hi + 1] - cum[lo] - (pbar[:, None] + pbar[None, :]) / 2) ** 2
+    observed = float((pairs * d2).sum())
+    expected = float((np.outer(pbar, pbar) * d2).sum())
+    if not expected > 0:
+        raise NoTruth("the labels do not vary under the scenario (no expected disagreement)")
+    return 1.0 - observed / expected
+
+
+# -- majority vote ------------------------------------------------------------------------------
+
+
+def _compositions(n: int, k: int):
+    """Every vector of k non-negative whole numbers summing to n."""
+    if k == 1:
+        yield (n,)
+        return
+    for first in range(n, -1, -1):
+        for rest in _compositions(n - first, k - 1):
+            yield (first, *rest)
+
+
+def vote_credit(counts: Sequence[int], gold: int, tie_break: str) -> float:
+    """The expected credit of a problem whose samples' answers have these ``counts`` (one per
+    answer) and whose correct answer is answer ``gold``: 1 when it alone has the most votes;
+    under a tie of t answers including it 0 (``wrong``), 1/t (``split``) or 1/t (``first``:
+    the samples in random order, each tied answer is equally likely to come first)."""
+    top = max(counts)
+    if counts[gold] != top:
+        return 0.0
+    tied = sum(1 for c in counts if c == top)
+    if tied == 1:
+        return 1.0
+    return 0.0 if tie_break == "wrong" else 1.0 / tied
+
+
+def majority_vote(n: int, probs: Sequence[float], gold: int | None, tie_break: str) -> float:
+    """The chance-weighted credit of a majority vote over ``n`` samples whose answers are drawn
+    independently with chances ``probs`` (one per answer), the correct answer being answer
+    ``gold`` (None: none of them, credit 0): Σ over the multinomial counts of their chance
+    times :func:`vote_credit`."""
+    p = [float(x) for x in probs]
+    if gold is None or n < 1:
+        return 0.0
+    total = 0.0
+    lg = math.lgamma(n + 1)
+    for counts in _compositions(n, len(p)):
+        if any(c and q <= 0 for c, q in zip(counts, p, strict=True)):
+            continue
+        log = lg + math.fsum(
+            c * math.log(q) - math.lgamma(c + 1) for c, q in zip(counts, p, strict=True) if c
+        )
+        total += math.exp(log) * vote_credit(counts, gold, tie_break)
+    return total
+
+
+def binary_vote(
+    n: int, rate: float, gold: bool, tie_break: str, *, icc: float = 0.0, beta: bool = False
+) -> float:
+    """E[credit] of a majority vote over ``n`` right/wrong samples of a problem whose chance p
+    of a right sample has mean ``rate``: constant, probit-normal with latent intraclass
+    correlation ``icc`` (quadrature over the problem's normal), or Beta of mean ``rate`` and
+    intraclass correlation ``icc`` (E[p^c(1 − p)^(n−c)] = B(a + c, b + n − c)/B(a, b)); the
+    correct answer is ``gold`` (True: a right sample's answer)."""
+    from scipy.special import betaln
+
+    credit = []
+    for c in range(n + 1):
+        counts = (c, n - c) if gold else (n - c, c)
+        credit.append(vote_credit(counts, 0, tie_break))
+    r = float(rate)
+    logc = [math.lgamma(n + 1) - math.lgamma(c + 1) - math.lgamma(n - c + 1) for c in range(n + 1)]
+
+    def given(p: float) -> float:
+        if p <= 0.0 or p >= 1.0:
+            c = n if p >= 1.0 else 0
+            return credit[c]
+        lp, lq = math.log(p), math.log1p(-p)
+        return math.fsum(
+            credit[c] * math.exp(logc[c] + c * lp + (n - c) * lq) for c in range(n + 1)
+        )
+
+    if r <= 0.0 or r >= 1.0 or icc <= 0.0:
+        return given(r)
+    if beta:
+        s = 1.0 / icc - 1.0
+        a, b = r * s, (1.0 - r) * s
+        return math.fsum(
+            credit[c] * math.exp(logc[c] + betaln(a + c, b + n - c) - betaln(a, b))
+            for c in range(n + 1)
+        )
+    from scipy import integrate
+    from scipy.special import ndtr, ndtri
+    from scipy.stats import norm
+
+    q = float(ndtri(r))
+    root, rest = math.sqrt(icc), math.sqrt(1.0 - icc)
+    got, _ = integrate.quad(
+        lambda v: given(float(ndtr((q - root * v) / rest))) * float(norm.pdf(v)),
+        -math.inf,
+        math.inf,
+        epsabs=1e-13,
+        epsrel=1e-12,
+        limit=200,
+    )
+    return got
+
+
+# -- the design effect ------------------------------------------------------------------------
+
+
+def value_icc(entry: Mapping[str, Any], rho: float) -> float:
+    """The intraclass correlation on the drawn scale of a number X of value entry ``entry``
+    drawn from a latent z whose two rows of one cluster have correlation ``rho``: normal
+    X = μ + σz, ρ; lognormal X = exp(μ + σz), (e^(σ²ρ) − 1)/(e^(σ²) − 1) (the lognormal's
+    covariance); uniform X = low + (high − low)·Φ(z), (6/π)·arcsin(ρ/2) (Pearson's correlation
+    of Φ of a bivariate normal pair).  NoTruth for an entry that clips, rounds or has no
+    spread."""
+    dist = str(entry.get("distribution"))
+    if entry.get("decimals") is not None:
+        raise NoTruth("the drawn numbers are rounded (decimals), which the ICC does not model")
+    if dist in ("normal", "lognormal") and (
+        entry.get("low") is not None or entry.get("high") is not None
+    ):
+        raise NoTruth("the drawn numbers are clipped (low/high), which the ICC does not model")
+    if dist == "uniform":
+        if not float(entry["high"]) > float(entry["low"]):
+            raise NoTruth("the drawn numbers do not vary (a uniform entry of no width)")
+        return 6.0 / math.pi * math.asin(rho / 2.0)
+    sd = float(entry.get("sd") or 0.0)
+    if sd <= 0:
+        raise NoTruth("the drawn numbers do not vary (sd 0)")
+    if dist == "normal":
+        return float(rho)
+    if dist == "lognormal":
+        return math.expm1(sd * sd * rho) / math.expm1(sd * sd)
+    raise NoTruth(f"no ICC is worked out for a {dist} entry")
+
+
+def hypergeometric_moments(total: int, size: int, kept: int) -> tuple[float, float]:
+    """(mean, variance) of how many of a cluster's ``size`` rows are among ``kept`` rows drawn
+    without replacement from ``total``."""
+    if total <= 0:
+        return 0.0, 0.0
+    mean = size * kept / total
+    if total == 1:
+        return mean, 0.0
+    var = mean * (total - size) / total * (total - kept) / (total - 1)
+    return mean, var
+
+
+def design_effect(
+    icc_value: float,
+    clusters: Sequence[Sequence[tuple[int, int, int, int]]],
+    cluster_size: str,
+    negative_icc: str,
+) -> float:
+    """1 + (m − 1)·ICC with m the expected cluster size the estimator uses: each cluster a list
+    of (cell, its rows in the cell, the cell's registered rows, its observed rows); its observed
+    size m_g is a sum of hypergeometric counts, so E[Σ m_g²] is exact and N = Σ kept fixed;
+    ``size-weighted`` m = E[Σ m_g²]/N; ``mean`` m = N/G, exact when no cluster can be left
+    empty (NoTruth otherwise: N/G then varies with the empty clusters)."""
+    icc_value = max(icc_value, 0.0) if negative_icc == "truncate" else icc_value
+    cells: dict[int, tuple[int, int]] = {}
+    square, empty = 0.0, 0.0
+    for parts in clusters:
+        mean = var = 0.0
+        none = 1.0
+        for cell, size, total, kept in parts:
+            cells[cell] = (total, kept)
+            mu, v = hypergeometric_moments(total, size, kept)
+            mean, var = mean + mu, var + v
+            none *= _none_kept(total, size, kept)
+        square += var + mean * mean
+        empty += none
+    n = float(sum(kept for _, kept in cells.values()))
+    if n <= 0 or not clusters:
+        raise NoTruth("the selection observes no rows")
+    if cluster_size == "mean":
+        if empty > 1e-12:
+            raise NoTruth(
+                "missing rows can leave a cluster empty, so the mean cluster size N/G varies"
+                " from study to study"
+            )
+        m = n / len(clusters)
+    else:
+        m = square / n
+    return 1.0 + (m - 1.0) * icc_value
+
+
+def _none_kept(total: int, size: int, kept: int) -> float:
+    """The chance that none of a cluster's ``size`` rows is among ``kept`` of ``total``."""
+    if size <= 0:
+        return 1.0
+    if total - size < kept:
+        return 0.0
+    return math.exp(
+        math.lgamma(total - size + 1)
+        - math.lgamma(total - size - kept + 1)
+        - math.lgamma(total + 1)
+        + math.lgamma(total - kept + 1)
+    )
