@@ -411,6 +411,40 @@ class _Truths:
         except Exception as e:  # UserError: no value per row
             raise NoTruth(str(e)) from None
 
+    def fixed_values(self, field: str) -> list:
+        """Each registered row's value of a field the scenario does not vary: a number every
+        row's value entry draws without spread (a uniform entry of no width, sd 0), the same
+        whatever the outcome, as the engine draws it (:func:`latent_values` at any latent);
+        else :meth:`row_values`."""
+        from prereg.engines.factorial.draws import _entries_of, latent_values
+
+        from .truths import NoTruth
+
+        model = self.design.rows
+        entries = dict(model.writer(self.cond.scenario).values).get(field)
+        if entries is None:
+            return self.row_values(field)
+        integer = model.writer(self.cond.scenario).integer.get(field, False)
+        which = _entries_of(model.table.cells, field, entries)
+        per_cell = []
+        for c in range(len(model.table.cells)):
+            got = set()
+            for j in {int(x) for x in which[c]}:
+                v = entries[j] if j >= 0 else None
+                if v is None:
+                    got.add(None)
+                    continue
+                flat = (v["distribution"] == "uniform" and float(v["low"]) == float(v["high"])) or (
+                    v["distribution"] != "uniform" and float(v.get("sd") or 0.0) == 0.0
+                )
+                if not flat:
+                    raise NoTruth(f"the scenario draws {field!r} at random, not as a fixed value")
+                got.add(float(latent_values(v, np.zeros(1), integer)[0]))
+            if len(got) != 1:
+                raise NoTruth(f"{field!r} differs between right and wrong rows of a cell")
+            per_cell.append(got.pop())
+        return [per_cell[int(c)] for c in np.asarray(model.table.cell).tolist()]
+
     def majority_vote(self, a) -> float:
         """The accuracy of a majority vote over each problem's registered samples, averaged
         over the problems of ``a.of`` (each problem's samples all observed: missing samples
@@ -430,7 +464,7 @@ class _Truths:
         if float(cond.failed_attempt_rate) > 0:
             raise NoTruth("failed first attempts change which samples count")
         tie = str((getattr(a, "options", {}) or {}).get("tie_break"))
-        gold_of = self.row_values(str(a.truth))
+        gold_of = self.fixed_values(str(a.truth))
         units = self.row_values(str(a.unit))
         cells = np.asarray(self.design.rows.table.cell)
         chosen = self.mask(a.of, f"analysis {a.id}")
@@ -449,10 +483,11 @@ class _Truths:
             levels = registered.cluster_levels(sc)
             icc, beta = self._problem_chance(str(a.unit), levels) if levels else (0.0, False)
             for cell, n, gold in problems.values():
-                if not isinstance(gold, bool):
-                    raise NoTruth(f"the correct answer {gold!r} is not true or false")
+                if gold is None or not (gold == True or gold == False):  # noqa: E712
+                    credit.append(0.0)  # no answer a sample gives is the correct one
+                    continue
                 rate = float(cond.rate[cell])
-                credit.append(binary_vote(n, rate, gold, tie, icc=icc, beta=beta))
+                credit.append(binary_vote(n, rate, gold == True, tie, icc=icc, beta=beta))  # noqa: E712
         elif ratings is not None:
             ratings, cats, base, own = self._ratings(a)
             if own or base is None:

@@ -26,10 +26,18 @@ scenario, worked out from the scenario's registered words rather than simulated:
   Krippendorff's alpha (nominal) likewise (:func:`agreement`);
 - the ECE, AUROC and Brier score of a confidence under a ``calibration`` curve
   (:func:`calibration_truth`): the values they converge to as rows grow, over each cell's
-  confidence law (:class:`ConfidenceLaw`), by quadrature.
+  confidence law (:class:`ConfidenceLaw`), by quadrature;
+- the intraclass correlation (:func:`icc`) and Krippendorff's alpha over ordinal, interval
+  or ratio labels (:func:`krippendorff`) under ``ratings``: their large-sample values from
+  the labels' joint law;
+- majority vote (:func:`majority_vote` over categorical answers, :func:`binary_vote` over
+  right/wrong samples of probit-normal or beta problems): the accuracy of a vote over a
+  problem's registered samples;
+- the design effect (:func:`design_effect`): 1 + (m − 1)·ICC, the ICC of a drawn number
+  (:func:`value_icc`) and m the expected cluster size the method uses.
 
-A method or a scenario this module cannot work out gives NaN (reported as a null truth, with
-no bias or coverage).  The weights of several cells are their observed rows (a problem or item
+A truth that is not defined or not worked out under a scenario raises :class:`NoTruth` with
+the reason (or gives NaN): the report gives no truth, bias or coverage and says why.  The weights of several cells are their observed rows (a problem or item
 per cell in proportion to its rows).
 """
 
@@ -728,8 +736,9 @@ def design_effect(
     """1 + (m − 1)·ICC with m the expected cluster size the estimator uses: each cluster a list
     of (cell, its rows in the cell, the cell's registered rows, its observed rows); its observed
     size m_g is a sum of hypergeometric counts, so E[Σ m_g²] is exact and N = Σ kept fixed;
-    ``size-weighted`` m = E[Σ m_g²]/N; ``mean`` m = N/G, exact when no cluster can be left
-    empty (NoTruth otherwise: N/G then varies with the empty clusters)."""
+    ``size-weighted`` m = E[Σ m_g²]/N; ``mean`` m = E[N/G], to first order in the chance s
+    that a cluster is left empty (NoTruth when s exceeds 10⁻⁵: N/G then varies with the empty
+    clusters)."""
     icc_value = max(icc_value, 0.0) if negative_icc == "truncate" else icc_value
     cells: dict[int, tuple[int, int]] = {}
     square, empty = 0.0, 0.0
@@ -747,12 +756,15 @@ def design_effect(
     if n <= 0 or not clusters:
         raise NoTruth("the selection observes no rows")
     if cluster_size == "mean":
-        if empty > 1e-12:
+        g = len(clusters)
+        if empty > 1e-5 or (empty > 0 and g < 2):
             raise NoTruth(
                 "missing rows can leave a cluster empty, so the mean cluster size N/G varies"
                 " from study to study"
             )
-        m = n / len(clusters)
+        # E[N/G] to first order in the chance s of an empty cluster (the error is of order
+        # s²·N/G, below 10⁻⁹ here)
+        m = n / g * (1.0 - empty) + (n / (g - 1) * empty if empty > 0 else 0.0)
     else:
         m = square / n
     return 1.0 + (m - 1.0) * icc_value
