@@ -334,6 +334,9 @@ class _Truths:
             raise NoTruth("the metric's chance of a hit has no closed form under this scenario")
         levels = registered.cluster_levels(self.scenario) if self.scenario is not None else []
         icc, beta = 0.0, False
+        fields = [str(lv["field"]) for lv in levels]
+        if str(a.unit) in fields[:-1]:
+            return self._pass_at_k_nested(a, sums, levels, fields.index(str(a.unit)))
         if levels:
             icc, beta = self._problem_chance(str(a.unit), levels)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -350,6 +353,59 @@ class _Truths:
                 )
             total += float(w[g]) * pass_at_k(r, k, icc=icc, beta=beta)
         return total / float(w.sum()) if w.sum() > 0 else math.nan
+
+    def _pass_at_k_nested(self, a, sums, levels, at: int) -> float:
+        """pass@k's truth when one cluster level lies inside the problems (level ``at``): the
+        mean over the problems of ``a.of`` of :func:`.truths.pass_at_k_nested`, each problem's
+        samples split into its inner clusters as the registered layout splits them (fixed
+        sizes), at its cell's rate."""
+        from prereg.decide import scenarios as registered
+
+        from .truths import NoTruth, pass_at_k_nested
+
+        inside = levels[at + 1 :]
+        if len(inside) > 1:
+            raise NoTruth(
+                f"more than one cluster level lies inside the problems ({a.unit}): not worked out"
+            )
+        if any(registered.level_distribution(lv) == "beta" for lv in levels):
+            raise NoTruth("a beta level beside other levels has no registered joint law")
+        outer = math.fsum(float(lv["correlation"]) for lv in levels[: at + 1])
+        inner = float(inside[0]["correlation"])
+        problem_of = self.row_values(str(a.unit))
+        cluster_of = self.row_values(str(inside[0]["field"]))
+        cells = np.asarray(self.design.rows.table.cell)
+        chosen = self.mask(a.of, f"analysis {a.id}")  # groups are cells here
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = sums[0] / sums[1]
+        problems: dict[Any, dict[Any, int]] = {}
+        cell_of: dict[Any, int] = {}
+        owner: dict[Any, Any] = {}
+        for i in np.flatnonzero(chosen[cells] > 0).tolist():
+            u, c = problem_of[i], (int(cells[i]), cluster_of[i])
+            if owner.setdefault(c, u) != u:
+                raise NoTruth(f"an inner cluster of {inside[0]['field']!r} spans two problems")
+            per = problems.setdefault(u, {})
+            per[c] = per.get(c, 0) + 1
+            cell_of[u] = int(cells[i])
+        if not problems:
+            raise NoTruth("the selection has no rows")
+        k = int(a.options["k"])
+        done: dict[tuple, float] = {}
+        total = 0.0
+        for u, per in problems.items():
+            g = cell_of[u]
+            r = float(rate[g])
+            if math.isnan(r) or abs(r - float(self.cond.rate[g])) > 1e-12:
+                raise NoTruth(
+                    "a sample's chance of a hit is not the scenario's rate (the metric reads more"
+                    " than the outcome), so the problems' law of it is not registered"
+                )
+            key = (r, tuple(sorted(per.values())))
+            if key not in done:
+                done[key] = pass_at_k_nested(r, k, outer, inner, key[1])
+            total += done[key]
+        return total / len(problems)
 
     def _problem_chance(self, unit: str, levels) -> tuple[float, bool]:
         """(latent intraclass correlation, beta) of a problem's chance of a right sample, the

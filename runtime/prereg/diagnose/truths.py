@@ -15,7 +15,9 @@ scenario, worked out from the scenario's registered words rather than simulated:
   the probit-normal problems of ``clusters`` (p = Φ((Φ⁻¹(r) − √R·v)/√(1 − R)), v standard
   normal, R the intraclass correlations of the problem's level and the levels around it) by
   quadrature over v; under ``beta`` problems (mean r, intraclass correlation ρ = 1/(a + b + 1))
-  in closed form, 1 − Π_{i<k} (b + i)/(a + b + i); without clusters 1 − (1 − r)^k;
+  in closed form, 1 − Π_{i<k} (b + i)/(a + b + i); without clusters 1 − (1 − r)^k; with one
+  cluster level inside the problems, over how k samples fall into its clusters
+  (:func:`pass_at_k_nested`);
 - agreement of raters (:func:`agreement`) under ``ratings``: each item's true category drawn
   from the prevalence π and rater r's label from its confusion matrix M_r, so two raters r, s
   agree with chance P_o = Σ_t π_t Σ_j M_r[t, j]·M_s[t, j] and give label j with chance
@@ -153,6 +155,46 @@ def pass_at_k(rate: float, k: int, *, icc: float = 0.0, beta: bool = False) -> f
 
     got, _ = integrate.quad(miss, -math.inf, math.inf, epsabs=1e-13, epsrel=1e-12, limit=200)
     return 1.0 - got
+
+
+def pass_at_k_nested(
+    rate: float, k: int, outer: float, inner: float, sizes: Sequence[int], nodes: int = 96
+) -> float:
+    """E[1 − C(n − c, k)/C(n, k)] of one problem whose n samples fall into inner clusters of
+    ``sizes``: z = √R·v + √ρ·u_j + √(1 − R − ρ)·e, v the problem's normal (R = ``outer``, the
+    correlations of its level and the levels around it), u_j its inner cluster's (ρ =
+    ``inner``), a sample passing when z < Φ⁻¹(rate).  The unbiased estimator's expectation is
+    the chance that k of the samples drawn without replacement include a pass (missing
+    samples at random leave it unchanged); the k fall into the inner clusters as counts
+    c_j with the multivariate hypergeometric chance Π_j C(s_j, c_j)/C(n, k), and given v the
+    clusters fail independently, each with chance g(v, c_j) = E_u[(1 − Φ((q − √R·v −
+    √ρ·u)/√(1 − R − ρ)))^c_j]: so 1 − ∫ φ(v) Σ_c Π_j C(s_j, c_j)/C(n, k)·g(v, c_j) dv, both
+    integrals by Gauss–Hermite quadrature (``nodes`` points)."""
+    from scipy.special import ndtr, ndtri
+
+    r, k = float(rate), int(k)
+    n = int(sum(sizes))
+    if k > n:
+        raise NoTruth(f"a problem has {n} samples, fewer than k = {k}")
+    if r <= 0.0 or r >= 1.0:
+        return 1.0 - (1.0 - r) ** k
+    x, w = np.polynomial.hermite_e.hermegauss(nodes)
+    w = w / w.sum()
+    q = float(ndtri(r))
+    rest = math.sqrt(max(1.0 - outer - inner, 0.0))
+    if rest <= 0.0:
+        raise NoTruth("the cluster levels' correlations add up to 1: no sample of its own")
+    fail = 1.0 - ndtr((q - math.sqrt(outer) * x[:, None] - math.sqrt(inner) * x[None, :]) / rest)
+    g = np.stack([(fail**c) @ w for c in range(k + 1)])  # (c, v)
+    total = math.comb(n, k)
+    miss = np.zeros(x.size)
+    for counts in _compositions(k, len(sizes)):
+        chance = 1
+        for s, c in zip(sizes, counts, strict=True):
+            chance *= math.comb(int(s), c)
+        if chance:
+            miss += chance / total * np.prod([g[c] for c in counts], axis=0)
+    return 1.0 - float(w @ miss)
 
 
 def agreement(
