@@ -636,3 +636,32 @@ def test_an_analysis_without_a_truth_says_why(tmp_path):
     assert "`pass-at-5-nucleus` has no truth here: the clusters of 'batch' have sizes" in md
     doc = json.loads((root / "d-nucleus-better" / "DIAGNOSE.json").read_text())
     assert doc["conditions"][0]["analyses"] == cond["analyses"]
+
+
+def test_majority_vote_over_ratings_end_to_end_by_hand(tmp_path):
+    """raters-units as a vote: the three labels of an item (grades 0, 1, 2; each right with
+    chance 0.9, a wrong one either other grade alike) voted, the correct answer grade 2 (written
+    into every row, sd 0), ties split. By hand: an item whose true grade is 2 (chance 0.4) wins
+    with 0.9³ + 3·0.9²·0.1 = 0.972 and splits a three-way tie (6·0.9·0.05·0.05 = 0.0135) for
+    0.0045 more; an item of another grade votes 2 with 3·0.05²·0.95 + 0.05³ = 0.00725 and
+    splits the three-way tie for 0.0045: 0.4·0.9765 + 0.6·0.01175 = 0.39765."""
+
+    def edit(spec):
+        spec["record_contracts"][1]["fields"].append(
+            {"name": "gold", "type": "integer", "nullable": True}
+        )
+        spec["hypotheses"][0]["analyses"].append(
+            {"id": "vote", "method": "majority-vote", "metric": "graded",
+             "of": {"where": [{"factor": "domain", "levels": ["code"]}]},
+             "unit": "itemId", "rating": "grade", "truth": "gold",
+             "options": {"tie_break": "split"}}
+        )  # fmt: skip
+        sc = spec["scenarios"][0]
+        sc["values"] = [{"field": "gold", "distribution": "normal", "mean": 2, "sd": 0}]
+        sc["ratings"].pop("raters")
+        sc["coverage"] = 1.0
+
+    root = project(tmp_path, "raters-units", edit)
+    got = analysis(diagnose(root, "raters-units", "good-raters", 100), "vote")
+    assert got["truth"] == pytest.approx(0.39765, abs=1e-6)
+    assert abs(got["bias"]) <= 4 * got["biasMcSe"]
