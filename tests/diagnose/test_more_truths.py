@@ -611,8 +611,9 @@ def test_design_effect_end_to_end_against_an_independent_simulation(tmp_path):
 
 def test_an_analysis_without_a_truth_says_why(tmp_path):
     """pass@k whose problems hold batches of 3 to 5 samples (sizes drawn at random): the
-    estimator's expectation varies with the draw of the sizes, so DIAGNOSE.json gives no truth
-    and says why, and DIAGNOSE.md repeats it."""
+    estimator's expectation varies with the draw of the sizes; and an estimate of a share that
+    reads a cluster's name. DIAGNOSE.json gives neither a truth and says why, and DIAGNOSE.md
+    repeats it."""
 
     def edit(spec):
         spec["scenarios"][0]["clusters"] = [
@@ -626,14 +627,30 @@ def test_an_analysis_without_a_truth_says_why(tmp_path):
         ]
         spec["record_contracts"][0]["fields"].append({"name": "batch", "type": "string"})
         spec["attempts"]["key"] = ["problem", "decoding", "batch", "sample"]
+        # a share that reads a cluster's name: its chance follows the layout, not the rate
+        spec["metrics"].append(
+            {"id": "solved-but-one", "title": "Solved, but problem-1",
+             "definition": "passing samples of the problems other than problem-1",
+             "compute": {"kind": "proportion", "among": [{"field": "passed", "op": "not_null"}],
+                         "where": [{"field": "passed", "op": "eq", "value": True},
+                                   {"field": "problem", "op": "ne", "value": "problem-1"}]}}
+        )  # fmt: skip
+        spec["hypotheses"][0]["estimates"] = [
+            {"id": "share", "metric": "solved-but-one", "interval": "wilson", "level": 0.95,
+             "of": {"where": [{"factor": "decoding", "levels": ["nucleus"]}]}}
+        ]  # fmt: skip
 
     root = project(tmp_path, "samples-units", edit)
     cond = diagnose(root, "samples-units", "nucleus-better", 10)
+    share = next(e for e in cond["estimates"] if e["id"] == "share")
+    assert share["truth"] is None and share["bias"] is None
+    assert "solved-but-one follows more than the scenario's rate" in share["truthUndefined"]
     got = analysis(cond, "pass-at-5-nucleus")
     assert "truth" not in got and "bias" not in got
     assert "'batch' have sizes drawn at random" in got["truthUndefined"]
     md = (root / "d-nucleus-better" / "DIAGNOSE.md").read_text()
     assert "`pass-at-5-nucleus` has no truth here: the clusters of 'batch' have sizes" in md
+    assert "- `share` has no truth here: the chance of a hit of metric solved-but-one" in md
     doc = json.loads((root / "d-nucleus-better" / "DIAGNOSE.json").read_text())
     assert doc["conditions"][0]["analyses"] == cond["analyses"]
 

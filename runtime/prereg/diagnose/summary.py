@@ -762,6 +762,33 @@ def truths(plan: Plan, condition: int) -> tuple[dict[str, float], dict[str, floa
     return est, con
 
 
+def metric_why(plan: Plan, metric: str) -> str:
+    """Why a metric's truth over a selection is not worked out under a scenario (the figure's
+    ``truthUndefined``)."""
+    found = plan.design.contributions.get(metric)
+    kind = None if found is None else found[0]
+    if kind in ("mean", "geometric_mean"):
+        return (
+            f"the expected value of mean metric {metric} has no closed form under this scenario"
+            " (its number is clipped by an `among` other than being there, read by the attempt"
+            " policy or a derived field, whole-numbered, drawn under a calibration curve or by"
+            " an entry without a closed-form expectation)"
+        )
+    if kind in ("coverage", "proportion"):
+        return (
+            f"the chance of a hit of metric {metric} follows more than the scenario's rate (a"
+            " drawn number or confidence, or the value of a cluster, item or rater field), which"
+            " has no closed form here"
+        )
+    if kind in ("ece", "auroc"):
+        return (
+            f"metric {metric}'s rows or positives are not simply the observed rows with a"
+            " confidence and their outcome, or its confidences are rounded or follow no"
+            " calibration entry"
+        )
+    return f"no truth is worked out for a metric of kind {kind}"
+
+
 def analysis_truths(plan: Plan, condition: int) -> tuple[dict[str, float], dict[str, str]]:
     """(analysis id -> the truth of its estimate under a condition, NaN where none is worked
     out; analysis id -> why not, for each NaN)."""
@@ -885,10 +912,15 @@ def summarize(plan: Plan, condition: int, blocks: Sequence) -> dict:
         {"id": e.id, "hypothesis": e.hypothesis, **figures(est[:, j, :3], t_est[e.id])}
         for j, e in enumerate(rules.ESTIMATES)
     ]
+    for e, row in zip(rules.ESTIMATES, estimates, strict=True):
+        if row["truth"] is None:
+            row["truthUndefined"] = metric_why(plan, e.metric)
     contrasts = []
     fam_hits: dict[str, np.ndarray] = {}
     for j, c in enumerate(rules.CONTRASTS):
         row = {"id": c.id, "hypothesis": c.hypothesis, **figures(con[:, j, :3], t_con[c.id])}
+        if row["truth"] is None:
+            row["truthUndefined"] = metric_why(plan, c.metric)
         lo, hi, p, adj = con[:, j, 1], con[:, j, 2], con[:, j, 3], con[:, j, 4]
         null = float(getattr(c, "margin", 0.0) or 0.0)
         with np.errstate(invalid="ignore"):
