@@ -682,3 +682,31 @@ def test_majority_vote_over_ratings_end_to_end_by_hand(tmp_path):
     got = analysis(diagnose(root, "raters-units", "good-raters", 100), "vote")
     assert got["truth"] == pytest.approx(0.39765, abs=1e-6)
     assert abs(got["bias"]) <= 4 * got["biasMcSe"]
+
+
+def test_a_design_effect_over_clusters_numbered_alike_in_each_cell_has_no_truth(tmp_path):
+    """Repositories numbered 1, 2, ... in each linter's cell: a design effect over both cells
+    (one sample) pools repository 1 of each, two clusters of independent latents, so its ICC
+    is not the scenario's; over one cell it is."""
+
+    def edit(spec):
+        cluster_arms(spec, 1.0, {"distribution": "normal", "mean": 5, "sd": 1})
+        for f in spec["record_contracts"][0]["fields"]:
+            if f["name"] == "repo":
+                f["type"] = "integer"
+        hyp = spec["hypotheses"][0]
+        hyp["analyses"] = []  # the cluster t refuses a repository number in both arms
+        hyp["rule"] = {
+            "compare": {"target": "de-new-only", "quantity": "estimate", "op": "ge", "value": 1}
+        }
+        for name, levels in (("both", ["new", "old"]), ("new-only", ["new"])):
+            hyp["analyses"].append(
+                {"id": f"de-{name}", "method": "design-effect", "metric": "latency",
+                 "of": {"where": [{"factor": "linter", "levels": levels}]},
+                 "cluster": "repo", "options": {"cluster_size": "mean", "negative_icc": "keep"}}
+            )  # fmt: skip
+
+    root = project(tmp_path, "cluster-arms", edit)
+    cond = diagnose(root, "cluster-arms", "new-faster", 5)
+    assert "share a name of 'repo'" in analysis(cond, "de-both")["truthUndefined"]
+    assert analysis(cond, "de-new-only")["truth"] == pytest.approx(1 + 7 * 0.3, abs=1e-9)

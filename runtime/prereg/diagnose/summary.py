@@ -597,9 +597,12 @@ class _Truths:
             c.get("field") != field or c.get("op") != "not_null" for c in comp.get("among") or ()
         ):
             raise NoTruth("the metric keeps rows by conditions other than its number being there")
-        entries = dict(model.writer(cond.scenario).values).get(str(field))
+        writer = model.writer(cond.scenario)
+        entries = dict(writer.values).get(str(field))
         if entries is None:
             raise NoTruth(f"the scenario draws no {field!r}")
+        if writer.integer.get(str(field)):
+            raise NoTruth(f"{field!r} is whole-numbered: the drawn numbers are rounded")
         which = _entries_of(model.table.cells, str(field), entries)
         levels = registered.cluster_levels(sc)
         fields = [str(lv["field"]) for lv in levels]
@@ -633,6 +636,12 @@ class _Truths:
                 per[int(cells[i])] = per.get(int(cells[i]), 0) + 1
         if len(iccs) != 1:
             raise NoTruth("the arms' numbers have different ICCs, which the pooled ANOVA mixes")
+        own = levels and not levels[-1].get("shared") and str(a.cluster) not in table.columns
+        if own and any(len(per) > 1 for per in clusters.values()):
+            raise NoTruth(
+                f"clusters of different cells share a name of {a.cluster!r} (numbered alike in"
+                " each cell) but draw their own latents, so the analysis pools unrelated rows"
+            )
         parts = [
             [(c, size, int(registered_rows[c]), int(cond.kept[c])) for c, size in per.items()]
             for per in clusters.values()
