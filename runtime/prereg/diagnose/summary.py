@@ -323,7 +323,8 @@ class _Truths:
     def pass_at_k(self, a) -> float:
         """pass@k's truth over the cells of ``a.of``, weighted by their observed rows: per cell
         E[1 − (1 − p)^k] for the problems of the level named by ``a.unit`` (the innermost
-        cluster level; without levels each sample on its own), p's mean the cell's rate."""
+        cluster level; without levels each sample on its own), p's mean the cell's rate; with a
+        level inside the problems, :meth:`_pass_at_k_nested`."""
         from prereg.decide import scenarios as registered
 
         from .truths import NoTruth, pass_at_k
