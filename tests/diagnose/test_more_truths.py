@@ -512,7 +512,7 @@ def test_majority_vote_end_to_end_against_an_independent_simulation(tmp_path):
         sc["rates"][0]["rate"] = 0.45
 
     root = project(tmp_path, "samples-units", edit)
-    cond = diagnose(root, "samples-units", "nucleus-better", 200)
+    cond = diagnose(root, "samples-units", "nucleus-better", 120)
     rng = np.random.default_rng(29)
     q, rho, reps = NormalDist().inv_cdf(0.45), 0.4, 4000
     w = rng.standard_normal((reps, 20, 1))
@@ -569,7 +569,7 @@ def test_design_effect_end_to_end_against_an_independent_simulation(tmp_path):
     )
     cond = diagnose(root, "cluster-arms", "new-faster", 200)
     rng = np.random.default_rng(31)
-    reps, rho = 3000, 0.3
+    reps, rho = 2000, 0.3
     repo = np.repeat(np.arange(25), 8)
     est, sizes = [], []
     for _ in range(reps):
