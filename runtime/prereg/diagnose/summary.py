@@ -577,7 +577,7 @@ class _Truths:
         from prereg.decide import scenarios as registered
         from prereg.engines.factorial.draws import _entries_of
 
-        from .truths import NoTruth, design_effect, value_icc
+        from .truths import NoTruth, design_effect
 
         sc, cond, model = self.scenario, self.cond, getattr(self.design, "rows", None)
         config = getattr(model, "config", None)
@@ -613,30 +613,20 @@ class _Truths:
                 f" ({', '.join(fields)}): rows of one cluster are correlated unequally"
             )
         rho = math.fsum(float(lv["correlation"]) for lv in levels)
-        clusters_of = self.row_values(str(a.cluster))
         table = model.table
+        options = getattr(a, "options", {}) or {}
+        drawn = self._drawn_sizes(a, levels, entries, which, rho, options)
+        if drawn is not None:
+            return drawn
+        clusters_of = self.row_values(str(a.cluster))
         cells = np.asarray(table.cell)
         registered_rows = np.bincount(cells, minlength=len(table.cells))
-        sides = [s for s in (getattr(a, "of", None), getattr(a, "a", None), a_b(a)) if s]
-        iccs = set()
+        arms, icc_value = self._arm_entries(a, entries, which, rho)
         clusters: dict[tuple, dict[int, int]] = {}
-        for arm, side in enumerate(sides):
-            chosen = self.mask(side, f"analysis {a.id}")  # groups are cells here
-            arm_cells = np.flatnonzero(chosen > 0).tolist()
-            used = {int(which[c, 0]) for c in arm_cells}
-            if sc.get("outcome") is not None:
-                used |= {int(which[c, 1]) for c in arm_cells}
-            if len(used) != 1 or -1 in used:
-                raise NoTruth(
-                    f"the rows of one arm draw {field!r} from more than one entry (by cell or"
-                    " outcome), so its clusters' means differ by more than the clusters"
-                )
-            iccs.add(round(value_icc(entries[used.pop()], rho), 12))
+        for arm, arm_cells in enumerate(arms):
             for i in np.flatnonzero(np.isin(cells, arm_cells)).tolist():
                 per = clusters.setdefault((arm, clusters_of[i]), {})
                 per[int(cells[i])] = per.get(int(cells[i]), 0) + 1
-        if len(iccs) != 1:
-            raise NoTruth("the arms' numbers have different ICCs, which the pooled ANOVA mixes")
         own = levels and not levels[-1].get("shared") and str(a.cluster) not in table.columns
         if own and any(len(per) > 1 for per in clusters.values()):
             raise NoTruth(
@@ -647,10 +637,85 @@ class _Truths:
             [(c, size, int(registered_rows[c]), int(cond.kept[c])) for c, size in per.items()]
             for per in clusters.values()
         ]
-        options = getattr(a, "options", {}) or {}
         return design_effect(
-            iccs.pop(), parts, str(options.get("cluster_size")), str(options.get("negative_icc"))
+            icc_value, parts, str(options.get("cluster_size")), str(options.get("negative_icc"))
         )
+
+    def _arm_entries(self, a, entries, which, rho: float) -> tuple[list[list[int]], float]:
+        """(each arm's cells, the ICC of their number): one value entry per arm, the arms'
+        ICCs alike (NoTruth otherwise)."""
+        from .truths import NoTruth, value_icc
+
+        sides = [s for s in (getattr(a, "of", None), getattr(a, "a", None), a_b(a)) if s]
+        arms, iccs = [], set()
+        for side in sides:
+            chosen = self.mask(side, f"analysis {a.id}")  # groups are cells here
+            arm_cells = np.flatnonzero(chosen > 0).tolist()
+            used = {int(which[c, 0]) for c in arm_cells}
+            if self.scenario.get("outcome") is not None:
+                used |= {int(which[c, 1]) for c in arm_cells}
+            if len(used) != 1 or -1 in used:
+                raise NoTruth(
+                    "the rows of one arm draw the number from more than one entry (by cell or"
+                    " outcome), so its clusters' means differ by more than the clusters"
+                )
+            iccs.add(round(value_icc(entries[used.pop()], rho), 12))
+            arms.append(arm_cells)
+        if len(iccs) != 1:
+            raise NoTruth("the arms' numbers have different ICCs, which the pooled ANOVA mixes")
+        return arms, iccs.pop()
+
+    def _drawn_sizes(self, a, levels, entries, which, rho: float, options) -> float | None:
+        """The design effect when the clusters are the one laid-out level and their sizes are
+        drawn at random (uniform or Poisson, not shared): ``size-weighted`` m = Σ over the arms'
+        cells of E[Σ m_g²] (:func:`.truths.expected_square_sizes` thinned by the observed rows,
+        :func:`.truths.thinned_square`) over N; None where the sizes are fixed or the field is
+        not laid out (the layout then gives the clusters)."""
+        from prereg.engines.factorial.draws import _has
+        from prereg.engines.factorial.structure import Layout
+
+        from .truths import NoTruth, expected_square_sizes, thinned_square
+
+        model, cond = self.design.rows, self.cond
+        if not levels or str(a.cluster) in model.table.columns:
+            return None
+        layout = Layout(model.config, self.scenario, model.table, _has(model.config, "items"))
+        lv = levels[-1]
+        size = lv.get("size") or {}
+        if size.get("mean") is None and int(size.get("low", 0)) == int(size.get("high", 0)):
+            return None
+        if len(layout.laid) != 1 or layout.laid[0] is not lv:
+            raise NoTruth(
+                f"the clusters of {lv['field']!r} have sizes drawn at random inside other"
+                " laid-out clusters: their expected size is not worked out"
+            )
+        if lv.get("shared"):
+            raise NoTruth(
+                f"the clusters of {lv['field']!r} have sizes drawn at random and shared by the"
+                " cells: their expected size is not worked out"
+            )
+        if str(options.get("cluster_size")) == "mean":
+            raise NoTruth(
+                f"the clusters of {lv['field']!r} have sizes drawn at random, so the number of"
+                " clusters G, and N/G, varies from study to study"
+            )
+        arms, icc_value = self._arm_entries(a, entries, which, rho)
+        if layout.types.get(str(a.cluster)) == "integer" and any(len(c) > 1 for c in arms):
+            raise NoTruth(
+                f"clusters of different cells share a name of {a.cluster!r} (numbered alike in"
+                " each cell) but draw their own latents, so the analysis pools unrelated rows"
+            )
+        rows = np.bincount(np.asarray(model.table.cell), minlength=len(model.table.cells))
+        square = n = 0.0
+        for c in sorted({c for cells in arms for c in cells}):
+            total, kept = int(rows[c]), int(cond.kept[c])
+            square += thinned_square(total, kept, expected_square_sizes(total, size))
+            n += kept
+        if n <= 0:
+            raise NoTruth("the selection observes no rows")
+        if str(options.get("negative_icc")) == "truncate":
+            icc_value = max(icc_value, 0.0)
+        return 1.0 + (square / n - 1.0) * icc_value
 
     def _ratings(self, a) -> tuple[Mapping[str, Any], list, np.ndarray, dict]:
         """(the scenario's ratings entry, its categories, the base confusion matrix, each

@@ -824,3 +824,47 @@ def _none_kept(total: int, size: int, kept: int) -> float:
         - math.lgamma(total + 1)
         + math.lgamma(total - kept + 1)
     )
+
+
+def size_chances(size: Mapping[str, Any]) -> tuple[np.ndarray, float]:
+    """(P(s) for s = 0, 1, ..., the chance left beyond the last) of a laid-out cluster's
+    registered size: uniform whole numbers from low to high, or 1 + Poisson(mean − 1) (its
+    support cut where less than 10⁻¹⁶ is left)."""
+    if size.get("mean") is None:
+        low, high = int(size["low"]), int(size["high"])
+        p = np.zeros(high + 1)
+        p[low:] = 1.0 / (high - low + 1)
+        return p, 0.0
+    from scipy.stats import poisson
+
+    lam = float(size["mean"]) - 1.0
+    top = int(poisson.isf(1e-16, lam)) + 2 if lam > 0 else 1
+    p = np.zeros(top + 2)
+    p[1 : top + 2] = poisson.pmf(np.arange(top + 1), lam)
+    return p, float(poisson.sf(top, lam))
+
+
+def expected_square_sizes(total: int, size: Mapping[str, Any]) -> float:
+    """E[Σ s_g²] over the clusters cutting ``total`` rows as the layout cuts them
+    (:func:`prereg.decide.scenarios.cluster_sizes`: sizes drawn one after another, the last
+    cut short where the rows end): f(0) = 0, f(R) = Σ_{s<R} P(s)·(s² + f(R − s)) + P(s ≥ R)·R²."""
+    p, _ = size_chances(size)  # the chance beyond the support is in ``rest`` below
+    f = np.zeros(int(total) + 1)
+    sizes = np.arange(p.size, dtype=np.float64)
+    for r in range(1, int(total) + 1):
+        short = p[1:r]  # sizes 1 .. r − 1 (and none of size 0: sizes are at least 1)
+        s = sizes[1:r]
+        rest = 1.0 - float(short.sum())
+        f[r] = float(short @ (s * s + f[r - s.astype(np.int64)])) + rest * r * r
+    return float(f[int(total)])
+
+
+def thinned_square(total: int, kept: int, squares: float) -> float:
+    """E[Σ m_g²] when ``kept`` of a cell's ``total`` rows are observed (drawn without
+    replacement) and its clusters' sizes s_g have E[Σ s_g²] = ``squares`` (Σ s_g = total):
+    E[m_g² | s_g] = s_g·p(1 − p)·R/(R − 1) + s_g²·(p² − p(1 − p)/(R − 1)), p = K/R."""
+    r, k = int(total), int(kept)
+    if r <= 1:
+        return float(k * k)
+    p = k / r
+    return r * p * (1 - p) * r / (r - 1) + squares * (p * p - p * (1 - p) / (r - 1))
