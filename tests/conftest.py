@@ -173,6 +173,7 @@ SLOWEST_FIRST = [
     "engines/multicorrect/test_jev_reader_oracle.py",
     "engines/reachability/test_d17_score_fast_readers.py",
     "diagnose/test_structured_truths.py",
+    "diagnose/test_more_truths.py",
     "diagnose/test_batched.py",
     "decide/test_record_fast_path.py",
     "engines/reachability/test_d17_cli.py",
