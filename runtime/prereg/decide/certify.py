@@ -133,8 +133,8 @@ def one(m, rows: np.ndarray, value: float):
     return None
 
 
-def _minus(a, b):
-    """a − b of two figures (Fractions or Certified), certified."""
+def minus(a, b):
+    """a − b of two figures (Fractions or Certified), certified (None when either is)."""
     if a is None or b is None:
         return None
     if isinstance(a, Fraction) and isinstance(b, Fraction):
@@ -168,6 +168,9 @@ def _minus(a, b):
     return Certified(v, error=err, ball=lambda prec: fa(prec) - fb(prec))
 
 
+_minus = minus
+
+
 def estimate(m, rows: np.ndarray, value: float) -> dict:
     """``{"estimate": figure}`` of an estimate, or {} when its counts decide."""
     fig = one(m, rows, value)
@@ -179,7 +182,7 @@ def contrast(m, ra: np.ndarray, rb: np.ndarray, value: float, *, ratio: bool) ->
     if m.is_proportion or m.raw is None:
         return {}
     if ratio:  # exp(mean log a − mean log b)
-        d = _minus(_log_mean(m.raw[ra]), _log_mean(m.raw[rb]))
+        d = minus(_log_mean(m.raw[ra]), _log_mean(m.raw[rb]))
         return {} if d is None else {"estimate": _exp(d)}
     if m.kind == "ece":
         fa, fb = (
@@ -188,5 +191,5 @@ def contrast(m, ra: np.ndarray, rb: np.ndarray, value: float, *, ratio: bool) ->
         )
     else:
         fa, fb = one(m, ra, math.nan), one(m, rb, math.nan)
-    d = _minus(fa, fb)
+    d = minus(fa, fb)
     return {} if d is None else {"estimate": d}

@@ -36,7 +36,10 @@ The ``scoring`` constant (``config["constants"]["scoring"]``):
 - ``cellInterval``: ``{method, level}``: the proportion-interval method (by its registered
   name, :mod:`prereg.stats.methods`) of the per-cell accuracies.
 - ``unreliableGap``: a cell's calibration is unreliable iff mean confidence − calibrated
-  accuracy exceeds this and the calibrated accuracy's upper bound is below the mean confidence.
+  accuracy exceeds this and the calibrated accuracy's upper bound is below the mean confidence,
+  decided exactly as a registered threshold is (the mean over the confidences' decimals, the
+  accuracy k/n, the gap as written, the bound as its float's shortest decimal): a gap exactly
+  on it is not above it.
 - ``decimals``: report figures are rounded half-up to this many decimals; ``pValueDigits``:
   P values are reported with this many significant digits.  Verdicts use unrounded figures
   (unless a rule itself names ``decimals``).
@@ -60,6 +63,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from operator import itemgetter
 from typing import Any
 
@@ -517,6 +521,24 @@ def _ratio(num: float, den: float) -> float:
     return num / den if den else float("nan")
 
 
+def _unreliable(conf: RowMetric, idx: np.ndarray, k: int, n: int, upper, spec) -> bool:
+    """A cell's calibration-unreliable flag, decided as a threshold is: the exact mean of its
+    confidences (the decimals they read as) less the exact calibrated accuracy ``k/n`` above
+    ``unreliableGap`` as written, and the accuracy's upper bound (its float's shortest decimal)
+    below that mean."""
+    from prereg.decide import certify
+    from prereg.stats.compare import compare
+
+    rows = idx[conf.counted()[idx]]
+    if not n or rows.size == 0 or not math.isfinite(float(upper)):
+        return False
+    mean = certify.one(conf, rows, math.nan)
+    if mean is None:  # not a mean of numbers: its float, as the other figures
+        mean = float(np.mean(conf.value[rows]))
+    gap = mean - k / n if isinstance(mean, float) else certify.minus(mean, Fraction(k, n))
+    return compare(gap, "gt", spec.unreliable_gap) and compare(mean, "gt", float(upper))
+
+
 def cell_figures(
     table: RowTable,
     decided: decide_table.RowTable,
@@ -573,7 +595,9 @@ def cell_figures(
         mean_conf, cal_acc = figs[m["meanConfidence"]], figs[m["calibratedAccuracy"]]
         gap = mean_conf - cal_acc
         n = int(n_obs[ci])
-        unreliable = bool(n) and bool(gap > spec.unreliable_gap and cal_hi[ci] < mean_conf)
+        unreliable = bool(n) and _unreliable(
+            metrics[m["meanConfidence"]], idx, int(cal_k[ci]), int(cal_n[ci]), cal_hi[ci], spec
+        )
         by_pos = {}
         for pi, label in enumerate(spec.position_labels):
             if pos_rows[ci, pi] == 0:
