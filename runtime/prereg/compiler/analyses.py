@@ -514,41 +514,67 @@ def _conditions(spec: dict) -> list[tuple[str, object]]:
     return out
 
 
+#: The Result field a comparison's quantity reads.
+_FIELD = {"abs_estimate": "estimate", "adjusted_p": "p"}
+
+
+def _reported(entry) -> frozenset[str]:
+    """The figures an analysis of catalogue method ``entry`` can have (its ``reports``; a
+    procedure over P values also has the number it rejects, its estimate)."""
+    out = set(entry.reports)
+    if entry.shape == "p-values":
+        out.add("estimate")
+    return frozenset(out)
+
+
 @check
-def analysis_p_values_exist(spec: dict, report: Reporter) -> None:
-    """A comparison of the P value (or adjusted P) of an analysis whose method has none (an
-    estimator such as brier-score or pass-at-k, an interval) could never be met: the verdict
-    would be decided by a figure that is always missing."""
+def analysis_figures_exist(spec: dict, report: Reporter) -> None:
+    """A comparison of a figure an analysis' method never reports (the P value of an estimator
+    such as brier-score or pass-at-k; the se, statistic, df or a bound of a method that has
+    none, by the catalogue's ``reports``) could never be met: the verdict would be decided by a
+    figure that is always missing."""
     import re
 
     from prereg.stats.catalogue import entries as catalogue
 
     methods = catalogue()
-    without_p = {}
+    entry_of = {}
     for h in spec.get("hypotheses") or []:
         for a in h.get("analyses") or []:
             entry = methods.get(str(a.get("method")))
             for b in _expansions(a):
-                without_p[fill(str(a.get("id")), b)] = (
-                    entry if entry is not None and "p" not in entry.reports else None
-                )
-    contrasts = set(contrast_ids(spec)) - set(without_p)
+                entry_of[fill(str(a.get("id")), b)] = entry
+    contrasts = set(contrast_ids(spec)) - set(entry_of)
     for ptr, cond in _conditions(spec):
         for cptr, body in _compares(cond, ptr):
-            if body.get("quantity") not in ("p", "adjusted_p"):
+            quantity = body.get("quantity")
+            figure = _FIELD.get(str(quantity), quantity)
+            if figure not in _QUANTITIES:
                 continue
             target = str(body.get("target"))
             parts = re.split(r"\{[^}]*\}", target)
             rx = re.compile("^" + ".+".join(map(re.escape, parts)) + "$")
-            read = [a for a in without_p if rx.match(a)]
+            read = [a for a in entry_of if rx.match(a)]
             if not read or any(rx.match(c) for c in contrasts):
                 continue
-            if all(without_p[a] is not None for a in read):
-                entry = without_p[read[0]]
-                shown = ", ".join(f for f in entry.reports if f in _QUANTITIES) or "no figure"
+            lacking = [
+                a for a in read if entry_of[a] is not None and figure not in _reported(entry_of[a])
+            ]
+            if len(lacking) < len(read):
+                continue  # some analysis it reads has the figure (or is the study's own)
+            entry = entry_of[lacking[0]]
+            shown = ", ".join(f for f in _QUANTITIES if f in _reported(entry)) or "no figure"
+            if figure == "p":
                 report(
                     f"{cptr}/quantity",
-                    f"analysis {read[0]!r} (method {entry.name}) has no P value, so a comparison"
-                    f" of its {body['quantity']} is never met; it reports {shown} (compare one"
-                    " of those, or register a method with a test)",
+                    f"analysis {lacking[0]!r} (method {entry.name}) has no P value, so a"
+                    f" comparison of its {quantity} is never met; it reports {shown} (compare"
+                    " one of those, or register a method with a test)",
+                )
+            else:
+                report(
+                    f"{cptr}/quantity",
+                    f"analysis {lacking[0]!r} (method {entry.name}) never reports {figure}, so"
+                    f" a comparison of its {quantity} is never met; method {entry.name} reports"
+                    f" {shown} (its entry in the methods catalogue, docs/analyses.md)",
                 )
