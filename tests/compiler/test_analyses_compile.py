@@ -153,6 +153,15 @@ CASES = [
         " and 1, got 95",
     ),
     (
+        # a coefficient may be an exact fraction written "p/q", never one over 0
+        "interaction",
+        "options: {coefficients: [1, -1, -1, 1], alternative: greater, level: 0.95, margin: 0}",
+        "options: {coefficients: ['1/0', -1, -1, 1], alternative: greater, level: 0.95, margin: 0}",
+        "/hypotheses/0/analyses/0/options/coefficients/0: analysis 'ix': option coefficients of"
+        " method linear-contrast-proportions holds '1/0', which is not a number (write a"
+        " decimal, 0.25, or an exact fraction as a string, '1/3')",
+    ),
+    (
         "pass-at-k",
         "        options: {k: 1}",
         "        options: {k: 0}",

@@ -254,6 +254,11 @@ _PER_INPUT = {
 }
 
 
+#: List options whose entries may be exact fractions written as strings ("1/3"): a linear
+#: contrast's coefficients (an average of three groups is 1/3 each, which no decimal is).
+_FRACTION_WORDS = frozenset({"coefficients"})
+
+
 def _per_input_lengths(an: dict, options: dict, entry, ptr: str, what: str, report) -> None:
     """A list option with one entry per group (or per P value) must have as many entries as
     the input lists; a transition matrix is m x m over the m P values."""
@@ -279,12 +284,21 @@ def _per_input_lengths(an: dict, options: dict, entry, ptr: str, what: str, repo
                 f" {inp} lists {len(listed)}: one {noun} per {per}, in the registered order",
             )
         elif noun == "number":
+            from prereg.stats.compare import is_fraction_word
+
             for j, v in enumerate(value):
+                if o in _FRACTION_WORDS and is_fraction_word(v):
+                    continue  # an exact fraction, "1/3"
                 if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    said = (
+                        "write a decimal, 0.25, or an exact fraction as a string, '1/3'"
+                        if o in _FRACTION_WORDS
+                        else "write a decimal: 0.25, not '1/4'"
+                    )
                     report(
                         f"{ptr}/{o}/{j}",
                         f"{what}: option {o} of method {entry.name} holds {v!r}, which is not a"
-                        " number (write a decimal: 0.25, not '1/4')",
+                        f" number ({said})",
                     )
     m = an.get("of_analyses")
     value = options.get("transitions")

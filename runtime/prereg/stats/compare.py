@@ -37,6 +37,7 @@ SCORE.json shows (``certified``) of a figure whose float may read on the other s
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
@@ -65,6 +66,32 @@ def _float_threshold(value: float) -> Fraction:
     # a spec registers few thresholds and every rule of every simulated study reads them:
     # parsed once (a Fraction is immutable; 0.0 and -0.0, equal keys, are the same Fraction)
     return Fraction(repr(value))
+
+
+_FRACTION_WORD = re.compile(r"^-?[0-9]+/[0-9]+$")
+
+
+def is_fraction_word(value) -> bool:
+    """Whether ``value`` is an exact fraction as a spec writes one: a string ``"p/q"`` of
+    whole numbers (``"1/3"``, ``"-2/3"``), ``q`` not 0."""
+    return (
+        isinstance(value, str)
+        and _FRACTION_WORD.match(value) is not None
+        and int(value.partition("/")[2]) != 0
+    )
+
+
+def exact_number(value) -> Fraction:
+    """A number a spec writes, exactly: a decimal as written (0.1 is 1/10), an integer, a
+    Fraction, or an exact fraction written as the string ``"p/q"`` (``"1/3"``). Anything else
+    raises ValueError."""
+    if isinstance(value, str):
+        if not is_fraction_word(value):
+            raise ValueError(f"{value!r} is not an exact fraction p/q of whole numbers, q not 0")
+        return Fraction(value)
+    if isinstance(value, bool):
+        raise ValueError("a number, not a boolean")
+    return threshold(value)
 
 
 def decimal_fraction(x: float) -> Fraction:
