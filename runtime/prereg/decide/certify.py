@@ -193,3 +193,33 @@ def contrast(m, ra: np.ndarray, rb: np.ndarray, value: float, *, ratio: bool) ->
         fa, fb = one(m, ra, math.nan), one(m, rb, math.nan)
     d = minus(fa, fb)
     return {} if d is None else {"estimate": d}
+
+
+def gate_figures(rules, metrics, table, figures: list[dict]) -> list[dict]:
+    """``figures`` (per registered cell, metric id -> float; :func:`prereg.decide.evaluate.
+    cell_figures`) with the figure of every cell a gate reads in its certified form when the
+    metric is not a proportion (a mean, a geometric mean, an ECE, an AUROC), so that a gate
+    decides it exactly as a rule would: an ECE of exactly 1/20 meets ``le 0.05`` though its
+    float is 0.050000000000000176."""
+    from prereg.decide.table import cell_attributes
+    from prereg.rules import selection_matches
+
+    out = figures
+    for gate in getattr(rules, "GATES", ()):
+        m = metrics.get(gate.metric)
+        if m is None or m.is_proportion or m.raw is None:
+            continue
+        for ci, c in enumerate(table.cells):
+            if not selection_matches(gate.where, cell_attributes(c)):
+                continue
+            value = figures[ci].get(gate.metric)
+            if value is None or isinstance(value, (Fraction, Certified)):
+                continue
+            if isinstance(value, float) and math.isnan(value):
+                continue
+            fig = one(m, m.counted(table.cell == ci), float(value))
+            if fig is not None:
+                if out is figures:
+                    out = [dict(f) for f in figures]
+                out[ci][gate.metric] = fig
+    return out
