@@ -50,10 +50,13 @@ def test_the_data_are_below_the_thresholds_by_hand():
     assert float(np.exp(np.log(NEW).mean())) == 1.8
 
 
-def score(tmp_path: Path, op: str) -> tuple[dict, str]:
-    root = tmp_path / op
+def score(tmp_path: Path, op: str, quantity: str = "estimate") -> tuple[dict, str]:
+    root = tmp_path / op / quantity
     (root / "spec" / "studies").mkdir(parents=True)
     spec = (FIXTURES / "georatio.yaml").read_text().replace("op: OP", f"op: {op}")
+    spec = spec.replace(
+        "{target: ratio, quantity: estimate", f"{{target: ratio, quantity: {quantity}"
+    )
     spec += DECISION.replace("OP", op)
     (root / "spec" / "studies" / "georatio.yaml").write_text(spec)
     assert main(["--project", str(root), "compile"]) == 0
@@ -106,3 +109,16 @@ def test_reports_decide_as_the_balls_do(tmp_path, op, verdict):
     (e,) = doc["estimates"]
     assert Fraction(c["certified"]) < Fraction(9, 10) and Fraction(e["certified"]) < Fraction(9, 5)
     assert "exact" not in c and "exact" not in e  # not exact values: decimals of the balls
+
+
+@pytest.mark.parametrize(("op", "verdict"), [("ge", "not-supported"), ("lt", "supported")])
+def test_an_absolute_value_decided_by_balls_is_shown_on_its_side(tmp_path, op, verdict):
+    """The ratio contrast read as |estimate|: balls decide |ratio| (not the ratio), and the
+    contrast's row still carries a decimal on the verdict's side of 0.9."""
+    doc, md = score(tmp_path, op, "abs_estimate")
+    assert doc["verdicts"] == {"keeps": verdict}
+    met = "met by 1 of 1" if verdict == "supported" else "met by 0 of 1"
+    line = next(x for x in md.splitlines() if "deciding figures" in x)
+    assert line.count(met) == 4, line
+    (c,) = doc["contrasts"]
+    assert Fraction(c["certified"]) < Fraction(9, 10)

@@ -181,8 +181,16 @@ def _arb_fraction(x) -> Fraction:
 
 
 def _bounds(b) -> tuple[Fraction, Fraction]:
-    """An interval of fractions holding the arb ball ``b``."""
-    return _arb_fraction(b.lower()), _arb_fraction(b.upper())
+    """An interval of fractions holding the arb ball ``b`` (its bounds taken at the highest
+    precision, so that rounding them does not widen the interval)."""
+    from flint import ctx
+
+    saved = ctx.prec
+    try:
+        ctx.prec = PRECISIONS[-1]
+        return _arb_fraction(b.lower()), _arb_fraction(b.upper())
+    finally:
+        ctx.prec = saved
 
 
 def _ball_cmp(
@@ -280,6 +288,25 @@ def tie(figure: Certified) -> Fraction | None:
         if s == 0 and decimals is None:
             return t
     return None
+
+
+def abs_ball_decided(figure: Certified, absolute: Certified, ball) -> None:
+    """Balls decided ``absolute`` (|figure|) against a threshold, the last of them holding
+    |x| for ``ball``, a ball of the figure x itself: ``figure`` keeps that ball's bounds (every
+    point of it has its |·| on the decided side, so :func:`representative` stays on the side
+    the verdict took), or, for a tie |x| = t, the threshold with x's sign, and its ``on_ball``
+    hook is told."""
+    if not absolute.decided or ball is None:
+        return
+    t, decimals, s, lo, _ = absolute.decided[-1]
+    if lo is not None:
+        figure.decided.append((None, decimals, s, *_bounds(ball)))
+    elif s == 0 and decimals is None:
+        figure.decided.append((t if ball.mid() >= 0 else -t, None, 0, None, None))
+    else:
+        return
+    if figure.on_ball is not None:
+        figure.on_ball(figure)
 
 
 def representative(figure: Certified) -> Fraction | None:
