@@ -66,3 +66,11 @@ def test_an_analysis_exact_p_decides_the_report():
     }
     line = deciding_figures(hypothesis, [row])
     assert line.startswith("P ≤ 0.05: met by 0 of 1 (binom (0.05000000000000000001))"), line
+
+
+def test_a_threshold_is_shown_as_written():
+    from prereg.reports.numbers import written
+
+    assert written(0.2890625) == "0.2890625"  # not 0.2891
+    assert written(0.00005) == "0.00005"  # not 0 (nor 5e-05)
+    assert written(90) == "90" and written(1.5) == "1.5" and written(-0.1) == "-0.1"

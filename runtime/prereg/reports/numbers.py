@@ -78,3 +78,18 @@ def _significant(x, digits: int) -> str:
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return "0" if text in ("", "-0") else text
+
+
+def written(value: Any) -> str:
+    """A registered threshold as the spec writes it (the shortest decimal of its float,
+    without an exponent: 0.2890625, not 0.2891; 0.00005, not 0)."""
+    from decimal import Decimal
+
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    text = format(Decimal(repr(float(value))), "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("", "-0") else text
