@@ -592,3 +592,63 @@ def analysis_figures_exist(spec: dict, report: Reporter) -> None:
                     f" a comparison of its {quantity} is never met; method {entry.name} reports"
                     f" {shown} (its entry in the methods catalogue, docs/analyses.md)",
                 )
+
+
+def _target_figures(kind: str, item: dict) -> frozenset[str] | None:
+    """The quantities an estimate or a contrast has (None: an analysis, checked by its
+    method): no P value for an estimate or a contrast without a test, no bounds without an
+    interval, no adjusted P outside a family."""
+    if kind == "analysis":
+        return None
+    out = {"estimate", "abs_estimate", "lower", "upper"}
+    if item.get("interval") == "none":
+        out -= {"lower", "upper"}
+    if kind == "contrast" and item.get("test") not in (None, "none"):
+        out.add("p")
+        if item.get("family") is not None:
+            out.add("adjusted_p")
+    return frozenset(out)
+
+
+_WHY = {
+    "p": "has no test, so no P value",
+    "adjusted_p": "is in no family (or has no test), so no adjusted P",
+    "lower": "has no interval (interval: none), so no bounds",
+    "upper": "has no interval (interval: none), so no bounds",
+}
+
+
+@check
+def target_figures_exist(spec: dict, report: Reporter) -> None:
+    """A comparison of a figure an estimate or a contrast never has (the P value of an
+    estimate or of a contrast without a test, a bound without an interval, the adjusted P of
+    a contrast in no family) could never be met."""
+    import re
+
+    from prereg.compiler.semantic import _targets
+
+    has: dict[str, tuple[str, frozenset[str] | None]] = {}
+    for kind, _, item in _targets(spec):
+        for b in _expansions(item):
+            has.setdefault(fill(str(item.get("id")), b), (kind, _target_figures(kind, item)))
+    for ptr, cond in _conditions(spec):
+        for cptr, body in _compares(cond, ptr):
+            quantity = str(body.get("quantity"))
+            if quantity not in _WHY:
+                continue
+            target = str(body.get("target"))
+            parts = re.split(r"\{[^}]*\}", target)
+            rx = re.compile("^" + ".+".join(map(re.escape, parts)) + "$")
+            read = [t for t in has if rx.match(t)]
+            if not read or any(has[t][1] is None or quantity in has[t][1] for t in read):
+                continue
+            kind = has[read[0]][0]
+            if kind == "estimate" and quantity in ("p", "adjusted_p"):
+                why = "is an estimate, which has no test, so no P value"
+            else:
+                why = _WHY[quantity]
+            report(
+                f"{cptr}/quantity",
+                f"{kind} {read[0]!r} {why}: a comparison of its {quantity} is never met"
+                " (compare a figure it has, or register what gives this one)",
+            )
