@@ -274,6 +274,11 @@ _PER_INPUT = {
 }
 
 
+#: List options whose entries may be exact fractions written as strings ("1/3"): a linear
+#: contrast's coefficients (an average of three groups is 1/3 each, which no decimal is).
+_FRACTION_WORDS = frozenset({"coefficients"})
+
+
 def _per_input_lengths(an: dict, options: dict, entry, ptr: str, what: str, report) -> None:
     """A list option with one entry per group (or per P value) must have as many entries as
     the input lists; a transition matrix is m x m over the m P values."""
@@ -299,12 +304,21 @@ def _per_input_lengths(an: dict, options: dict, entry, ptr: str, what: str, repo
                 f" {inp} lists {len(listed)}: one {noun} per {per}, in the registered order",
             )
         elif noun == "number":
+            from prereg.stats.compare import is_fraction_word
+
             for j, v in enumerate(value):
+                if o in _FRACTION_WORDS and is_fraction_word(v):
+                    continue  # an exact fraction, "1/3"
                 if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    said = (
+                        "write a decimal, 0.25, or an exact fraction as a string, '1/3'"
+                        if o in _FRACTION_WORDS
+                        else "write a decimal: 0.25, not '1/4'"
+                    )
                     report(
                         f"{ptr}/{o}/{j}",
                         f"{what}: option {o} of method {entry.name} holds {v!r}, which is not a"
-                        " number (write a decimal: 0.25, not '1/4')",
+                        f" number ({said})",
                     )
     m = an.get("of_analyses")
     value = options.get("transitions")
@@ -541,41 +555,127 @@ def _conditions(spec: dict) -> list[tuple[str, object]]:
     return out
 
 
+#: The Result field a comparison's quantity reads.
+_FIELD = {"abs_estimate": "estimate", "adjusted_p": "p"}
+
+
+def _reported(entry) -> frozenset[str]:
+    """The figures an analysis of catalogue method ``entry`` can have (its ``reports``; a
+    procedure over P values also has the number it rejects, its estimate)."""
+    out = set(entry.reports)
+    if entry.shape == "p-values":
+        out.add("estimate")
+    return frozenset(out)
+
+
 @check
-def analysis_p_values_exist(spec: dict, report: Reporter) -> None:
-    """A comparison of the P value (or adjusted P) of an analysis whose method has none (an
-    estimator such as brier-score or pass-at-k, an interval) could never be met: the verdict
-    would be decided by a figure that is always missing."""
+def analysis_figures_exist(spec: dict, report: Reporter) -> None:
+    """A comparison of a figure an analysis' method never reports (the P value of an estimator
+    such as brier-score or pass-at-k; the se, statistic, df or a bound of a method that has
+    none, by the catalogue's ``reports``) could never be met: the verdict would be decided by a
+    figure that is always missing."""
     import re
 
     from prereg.stats.catalogue import entries as catalogue
 
     methods = catalogue()
-    without_p = {}
+    entry_of = {}
     for h in spec.get("hypotheses") or []:
         for a in h.get("analyses") or []:
             entry = methods.get(str(a.get("method")))
             for b in _expansions(a):
-                without_p[fill(str(a.get("id")), b)] = (
-                    entry if entry is not None and "p" not in entry.reports else None
-                )
-    contrasts = set(contrast_ids(spec)) - set(without_p)
+                entry_of[fill(str(a.get("id")), b)] = entry
+    contrasts = set(contrast_ids(spec)) - set(entry_of)
     for ptr, cond in _conditions(spec):
         for cptr, body in _compares(cond, ptr):
-            if body.get("quantity") not in ("p", "adjusted_p"):
+            quantity = body.get("quantity")
+            figure = _FIELD.get(str(quantity), quantity)
+            if figure not in _QUANTITIES:
                 continue
             target = str(body.get("target"))
             parts = re.split(r"\{[^}]*\}", target)
             rx = re.compile("^" + ".+".join(map(re.escape, parts)) + "$")
-            read = [a for a in without_p if rx.match(a)]
+            read = [a for a in entry_of if rx.match(a)]
             if not read or any(rx.match(c) for c in contrasts):
                 continue
-            if all(without_p[a] is not None for a in read):
-                entry = without_p[read[0]]
-                shown = ", ".join(f for f in entry.reports if f in _QUANTITIES) or "no figure"
+            lacking = [
+                a for a in read if entry_of[a] is not None and figure not in _reported(entry_of[a])
+            ]
+            if len(lacking) < len(read):
+                continue  # some analysis it reads has the figure (or is the study's own)
+            entry = entry_of[lacking[0]]
+            shown = ", ".join(f for f in _QUANTITIES if f in _reported(entry)) or "no figure"
+            if figure == "p":
                 report(
                     f"{cptr}/quantity",
-                    f"analysis {read[0]!r} (method {entry.name}) has no P value, so a comparison"
-                    f" of its {body['quantity']} is never met; it reports {shown} (compare one"
-                    " of those, or register a method with a test)",
+                    f"analysis {lacking[0]!r} (method {entry.name}) has no P value, so a"
+                    f" comparison of its {quantity} is never met; it reports {shown} (compare"
+                    " one of those, or register a method with a test)",
                 )
+            else:
+                report(
+                    f"{cptr}/quantity",
+                    f"analysis {lacking[0]!r} (method {entry.name}) never reports {figure}, so"
+                    f" a comparison of its {quantity} is never met; method {entry.name} reports"
+                    f" {shown} (its entry in the methods catalogue, docs/analyses.md)",
+                )
+
+
+def _target_figures(kind: str, item: dict) -> frozenset[str] | None:
+    """The quantities an estimate or a contrast has (None: an analysis, checked by its
+    method): no P value for an estimate or a contrast without a test, no bounds without an
+    interval, no adjusted P outside a family."""
+    if kind == "analysis":
+        return None
+    out = {"estimate", "abs_estimate", "lower", "upper"}
+    if item.get("interval") == "none":
+        out -= {"lower", "upper"}
+    if kind == "contrast" and item.get("test") not in (None, "none"):
+        out.add("p")
+        if item.get("family") is not None:
+            out.add("adjusted_p")
+    return frozenset(out)
+
+
+_WHY = {
+    "p": "has no test, so no P value",
+    "adjusted_p": "is in no family (or has no test), so no adjusted P",
+    "lower": "has no interval (interval: none), so no bounds",
+    "upper": "has no interval (interval: none), so no bounds",
+}
+
+
+@check
+def target_figures_exist(spec: dict, report: Reporter) -> None:
+    """A comparison of a figure an estimate or a contrast never has (the P value of an
+    estimate or of a contrast without a test, a bound without an interval, the adjusted P of
+    a contrast in no family) could never be met."""
+    import re
+
+    from prereg.compiler.semantic import _targets
+
+    has: dict[str, tuple[str, frozenset[str] | None]] = {}
+    for kind, _, item in _targets(spec):
+        for b in _expansions(item):
+            has.setdefault(fill(str(item.get("id")), b), (kind, _target_figures(kind, item)))
+    for ptr, cond in _conditions(spec):
+        for cptr, body in _compares(cond, ptr):
+            quantity = str(body.get("quantity"))
+            if quantity not in _WHY:
+                continue
+            target = str(body.get("target"))
+            parts = re.split(r"\{[^}]*\}", target)
+            rx = re.compile("^" + ".+".join(map(re.escape, parts)) + "$")
+            read = [t for t in has if rx.match(t)]
+            if not read or any(has[t][1] is None or quantity in has[t][1] for t in read):
+                continue
+            kind = has[read[0]][0]
+            if kind == "estimate" and quantity in ("p", "adjusted_p"):
+                why = "is an estimate, which has no test, so no P value"
+            else:
+                why = _WHY[quantity]
+            report(
+                f"{cptr}/quantity",
+                f"{kind} {read[0]!r} {why}: a comparison of its {quantity} is never met"
+                " (compare a figure it has, or register what gives this one)",
+            )

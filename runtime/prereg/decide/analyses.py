@@ -620,11 +620,11 @@ def _ratio_certified(entry, args, estimate):
 def _linear_contrast_certified(item, entry, args, estimate):
     """The certified Σ c_i x̄_i of ``linear-contrast-means`` (the coefficients as written, the
     means of the decimals the data write)."""
-    from prereg.stats.compare import EPS, Certified, _exact_mean, threshold
+    from prereg.stats.compare import EPS, Certified, _exact_mean, exact_number
 
     if entry.name != "linear-contrast-means" or estimate is None or not args:
         return None
-    coefficients = [threshold(c) for c in dict(item.options)["coefficients"]]
+    coefficients = [exact_number(c) for c in dict(item.options)["coefficients"]]
     read = [
         (c, np.asarray(x, dtype=np.float64))
         for c, x in zip(coefficients, args[0], strict=True)

@@ -560,7 +560,9 @@ def score_document(
     metrics, observed, columns, units = row_data(config, table, records, source, tally=tally)
     sel = Selections(table)
     res = registered_results(rules, metrics, sel, columns)
-    figures = cell_figures(metrics, table)
+    from prereg.decide.certify import gate_figures
+
+    figures = gate_figures(rules, metrics, table, cell_figures(metrics, table))
     decision = decide_all(rules, res.results, table, figures)
     ci = rep["cell_interval"]
     try:
