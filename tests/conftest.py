@@ -173,7 +173,7 @@ def built_once_each(tmp_path_factory, builds: dict) -> dict[str, Path]:
 # before. The two demo files come first, one per worker: both ask for the shared demo runs at
 # once, and each makes one (`built_once_each`). The rest are ordered by CPU seconds measured one
 # file at a time in one process (user + sys with its subprocesses, bytecode written as CI
-# writes it): the first 43 in session 15, less what that session cut from them, the others as
+# writes it): the first 44 in session 15, less what that session cut from them, the others as
 # session 14 measured them (the files over about 4 CPU-s: a file that grows past them should be
 # added here, or it runs late and makes a tail).
 SLOWEST_FIRST = [
@@ -190,6 +190,7 @@ SLOWEST_FIRST = [
     "decide/test_record_fast_path.py",
     "engines/reachability/test_d17_commands.py",
     "engines/reachability/test_d17_score_cli.py",
+    "diagnose/test_confidence_truths.py",
     "diagnose/test_rows_path.py",
     "engines/reachability/test_d17_audit.py",
     "engines/multicorrect/test_jev_cli.py",
