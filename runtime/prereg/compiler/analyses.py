@@ -1,8 +1,8 @@
 """Compile-time checks of registered analyses (a hypothesis' ``analyses``).
 
 An analysis names a method of the catalogue (:mod:`prereg.stats.catalogue`); the method's
-input shape says which inputs it reads (:data:`prereg.decide.analyses.INPUTS`) and which metric
-kinds feed it (:data:`prereg.decide.analyses.METRIC_KINDS`), and its entry lists its options,
+input shape says which inputs it reads (:data:`prereg.decide.shapes.INPUTS`) and which metric
+kinds feed it (:data:`prereg.decide.shapes.METRIC_KINDS`), and its entry lists its options,
 every one of which the spec registers.  Each problem is reported with its JSON pointer.
 """
 
@@ -24,7 +24,7 @@ from prereg.compiler.semantic import (
 
 
 def _methods_fitting(kind: str | None, entries) -> list[str]:
-    from prereg.decide.analyses import METRIC_KINDS
+    from prereg.decide.shapes import METRIC_KINDS
 
     return [name for name, e in entries.items() if kind in (METRIC_KINDS[e.shape] or ())]
 
@@ -63,10 +63,16 @@ def _kind_words(kinds) -> str:
     return " or ".join(kinds)
 
 
+def _registers_analyses(spec: dict) -> bool:
+    """Whether any hypothesis registers an analysis: the checks of analyses read the catalogue,
+    whose families import numpy, only for a spec that does (compile stays light otherwise)."""
+    return any(isinstance(h, dict) and h.get("analyses") for _, h in items(spec, "hypotheses"))
+
+
 @check
 def analyses_well_formed(spec: dict, report: Reporter) -> None:
     from prereg.compiler.vocabulary import all_fields
-    from prereg.decide.analyses import (
+    from prereg.decide.shapes import (
         ALL_INPUTS,
         INPUTS,
         METRIC_KINDS,
@@ -75,6 +81,8 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
     )
     from prereg.stats.catalogue import entries as catalogue
 
+    if not _registers_analyses(spec):
+        return
     entries = {**catalogue(), **custom_entries(spec)}
     kinds = {m.get("id"): (m.get("compute") or {}).get("kind") for m in spec.get("metrics") or []}
     factors = {str(f.get("id")) for f in spec.get("factors") or []}
@@ -282,7 +290,7 @@ _FRACTION_WORDS = frozenset({"coefficients"})
 def _per_input_lengths(an: dict, options: dict, entry, ptr: str, what: str, report) -> None:
     """A list option with one entry per group (or per P value) must have as many entries as
     the input lists; a transition matrix is m x m over the m P values."""
-    from prereg.decide.analyses import INPUTS
+    from prereg.decide.shapes import INPUTS
 
     reads = INPUTS[entry.shape]
     for o, (inp, noun, per) in _PER_INPUT.items():
@@ -428,7 +436,7 @@ def methods_reference() -> str:
     """The reference part of docs/analyses.md: every method of the catalogue with the shape it
     reads, the inputs and metric kinds an analysis gives it, its options and what it reports
     (rendered from the catalogue's entries, so it cannot drift from them)."""
-    from prereg.decide.analyses import METRIC_KINDS, required_options, shape_inputs_text
+    from prereg.decide.shapes import METRIC_KINDS, required_options, shape_inputs_text
     from prereg.stats.catalogue import FAMILIES, SHAPES, entries
 
     def kinds(shape: str) -> str:
@@ -578,6 +586,8 @@ def analysis_figures_exist(spec: dict, report: Reporter) -> None:
 
     from prereg.stats.catalogue import entries as catalogue
 
+    if not _registers_analyses(spec):
+        return
     methods = catalogue()
     entry_of = {}
     for h in spec.get("hypotheses") or []:
