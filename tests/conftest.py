@@ -57,11 +57,18 @@ def run_prereg(*args, cwd=None, env=None):
 D17_WRITTEN_CELLS = FIXTURES / "d17" / "cells-written.yaml"
 
 
-def d17_written_cells() -> list[dict]:
-    """The d17 cells as written one by one (read with PyYAML, independently of prereg)."""
+def safe_yaml(text: str):
+    """``yaml.safe_load`` of ``text`` through libyaml's parser where PyYAML has it (the same
+    safe constructor, a quarter of the pure-Python parser's time: the tests that read a spec
+    at import read it while every xdist worker collects them)."""
     import yaml
 
-    return yaml.safe_load(D17_WRITTEN_CELLS.read_text(encoding="utf-8"))["cells"]
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def d17_written_cells() -> list[dict]:
+    """The d17 cells as written one by one (read with PyYAML, independently of prereg)."""
+    return safe_yaml(D17_WRITTEN_CELLS.read_text(encoding="utf-8"))["cells"]
 
 
 def write_d17_cells(spec: Path) -> None:
@@ -165,54 +172,58 @@ def built_once_each(tmp_path_factory, builds: dict) -> dict[str, Path]:
 # first: the tail is then a short file); a file not listed follows them, most tests first as
 # before. The two demo files come first, one per worker: both ask for the shared demo runs at
 # once, and each makes one (`built_once_each`). The rest are ordered by CPU seconds measured one
-# file at a time in one process (session 14; the files over about 4 CPU-s that were measured:
-# a file that grows past them should be added here, or it runs late and makes a tail).
+# file at a time in one process (user + sys with its subprocesses, bytecode written as CI
+# writes it): the first 44 in session 15, less what that session cut from them, the others as
+# session 14 measured them (the files over about 4 CPU-s: a file that grows past them should be
+# added here, or it runs late and makes a tail).
 SLOWEST_FIRST = [
     "demo/test_demo_reports.py",
     "demo/test_demo_outputs.py",
     "engines/multicorrect/test_jev_reader_oracle.py",
     "engines/reachability/test_d17_score_fast_readers.py",
     "diagnose/test_structured_truths.py",
-    "diagnose/test_batched.py",
-    "decide/test_record_fast_path.py",
-    "engines/reachability/test_d17_cli.py",
+    "diagnose/test_more_truths.py",
     "engines/reachability/test_d17_handoff.py",
+    "engines/reachability/test_d17_cli.py",
+    "diagnose/test_batched.py",
     "engines/multicorrect/test_jev_diagnose.py",
-    "engines/multicorrect/test_jev_cli.py",
-    "engines/reachability/test_d17_audit.py",
+    "compiler/test_predicate.py",
+    "decide/test_record_fast_path.py",
     "engines/reachability/test_d17_commands.py",
     "engines/reachability/test_d17_score_cli.py",
+    "diagnose/test_confidence_truths.py",
+    "diagnose/test_rows_path.py",
+    "engines/reachability/test_d17_audit.py",
+    "engines/multicorrect/test_jev_cli.py",
     "cli/test_json_and_progress.py",
     "engines/clusterpower/test_s3_cli.py",
-    "docs/test_tutorial.py",
     "diagnose/test_row_batches.py",
-    "stats/test_calibration.py",
     "diagnose/test_redesign.py",
-    "engines/multicorrect/test_jev_oracle.py",
-    "compiler/test_predicate.py",
-    "hostile/test_kill.py",
-    "compiler/test_compile.py",
-    "stats/test_methods.py",
-    "compiler/test_engine_config.py",
     "diagnose/test_units_dgp.py",
-    "demo/test_report_parts.py",
+    "engines/multicorrect/test_jev_oracle.py",
+    "hostile/test_kill.py",
+    "stats/test_calibration.py",
+    "stats/test_methods.py",
     "compiler/test_language_docs.py",
+    "demo/test_report_parts.py",
+    "compiler/test_compile.py",
     "engines/factorial/test_simulate_batches.py",
-    "reviewers/test_seal_check.py",
-    "engines/test_plugins.py",
-    "diagnose/test_examples_diagnose.py",
+    "docs/test_tutorial.py",
     "engines/reachability/test_d17_golden.py",
+    "diagnose/test_examples_diagnose.py",
+    "compiler/test_engine_config.py",
+    "engines/factorial/test_answer_position.py",
+    "reviewers/test_seal_check.py",
     "engines/factorial/test_calibration_example.py",
     "diagnose/test_calibration_dgp.py",
-    "engines/factorial/test_answer_position.py",
-    "diagnose/test_rows_path.py",
+    "engines/test_plugins.py",
     "engines/factorial/test_analyses.py",
     "diagnose/test_redesign_units.py",
     "engines/factorial/test_score_partitioned.py",
+    "hostile/test_prepared_folder.py",
+    "diagnose/test_operating_characteristics.py",
     "engines/reachability/test_d17_spec_change_cli.py",
     "engines/clusterpower/test_s3_diagnose.py",
-    "diagnose/test_operating_characteristics.py",
-    "hostile/test_prepared_folder.py",
     "hostile/test_jsonl_records.py",
     "diagnose/test_command.py",
     "diagnose/test_paired_dgp.py",

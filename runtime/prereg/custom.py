@@ -54,6 +54,7 @@ POSITIONAL: Mapping[str, tuple[str, ...]] = {
     "answers-per-problem": ("answers", "gold"),
     "labels": ("y_true", "y_pred"),
     "probabilities": ("y", "q"),
+    "paired-probabilities": ("y_a", "q_a", "y_b", "q_b"),
     "p-values": ("p",),
 }
 

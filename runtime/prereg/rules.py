@@ -340,14 +340,26 @@ def _abs_figure(figure):
     if isinstance(figure, Fraction):
         return abs(figure)
     if isinstance(figure, Certified):
+        from prereg.stats.compare import abs_ball_decided
+
         exact = figure.exact
         ball = figure.ball
-        return Certified(
+        last: list = []  # the ball of the figure itself behind the last ball of |figure|
+
+        def abs_ball(prec):
+            b = ball(prec)
+            last[:] = [b]
+            return abs(b)
+
+        out = Certified(
             abs(figure.value),
             error=figure.error,
             exact=None if exact is None else (lambda: abs(Fraction(exact()))),
-            ball=None if ball is None else (lambda prec: abs(ball(prec))),
+            ball=None if ball is None else abs_ball,
         )
+        if ball is not None:  # what balls decide of |x| the figure x keeps, for its reports
+            out.on_ball = lambda f: abs_ball_decided(figure, f, last[0] if last else None)
+        return out
     return abs(figure)
 
 

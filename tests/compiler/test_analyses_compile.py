@@ -121,6 +121,27 @@ CASES = [
         " has no P value, so a comparison of its p is never met; it reports estimate (compare"
         " one of those, or register a method with a test)",
     ),
+    # the same for every other figure, by the method's entry in the catalogue: a trend test
+    # (cochran-armitage: estimate, se, statistic, p) has no df and no interval, pass@k no se
+    *(
+        (
+            TREND,
+            "compare: {target: accuracy-trend, quantity: estimate, op: ge, value: 0.05}",
+            f"compare: {{target: accuracy-trend, quantity: {q}, op: ge, value: 0.05}}",
+            f"/hypotheses/1/rule/compare/quantity: analysis 'accuracy-trend'"
+            f" (method cochran-armitage) never reports {q}, so a comparison of its {q} is never"
+            " met; method cochran-armitage reports estimate, se, statistic, p",
+        )
+        for q in ("df", "lower", "upper")
+    ),
+    (
+        "pass-at-k",
+        "compare: {target: pass-at-5-nucleus, quantity: estimate, op: ge, value: 0.55}",
+        "compare: {target: pass-at-5-nucleus, quantity: se, op: lt, value: 0.05}",
+        "/hypotheses/0/rule/compare/quantity: analysis 'pass-at-5-nucleus' (method pass-at-k)"
+        " never reports se, so a comparison of its se is never met; method pass-at-k reports"
+        " estimate",
+    ),
     (
         # option values the method can never take are refused at compile time, not when the
         # data are scored: a level written as a percentage, a k of 0
@@ -130,6 +151,15 @@ CASES = [
         "/hypotheses/0/analyses/0/options/level: analysis 'ix': method"
         " linear-contrast-proportions refuses option level: level must lie strictly between 0"
         " and 1, got 95",
+    ),
+    (
+        # a coefficient may be an exact fraction written "p/q", never one over 0
+        "interaction",
+        "options: {coefficients: [1, -1, -1, 1], alternative: greater, level: 0.95, margin: 0}",
+        "options: {coefficients: ['1/0', -1, -1, 1], alternative: greater, level: 0.95, margin: 0}",
+        "/hypotheses/0/analyses/0/options/coefficients/0: analysis 'ix': option coefficients of"
+        " method linear-contrast-proportions holds '1/0', which is not a number (write a"
+        " decimal, 0.25, or an exact fraction as a string, '1/3')",
     ),
     (
         "pass-at-k",
@@ -196,9 +226,24 @@ CASES = [
     (
         "pass-at-k",
         "        options: {k: 5}\n",
-        '        options: {k: "{decoding}"}\n',
-        "/hypotheses/0/analyses/1/options: analysis 'pass-at-5-{decoding}': an option cannot"
-        " hold a placeholder ({decoding}); register one analysis per option value",
+        '        options: {k: "k{decoding}"}\n',
+        "/hypotheses/0/analyses/1/options/k: analysis 'pass-at-5-{decoding}': option k holds the"
+        " placeholder {decoding} inside its value; an option takes a placeholder only as its"
+        ' whole value (k: "{decoding}")',
+    ),
+    (
+        "pass-at-k",
+        "        options: {k: 5}\n",
+        '        options: {k: "{kk}"}\n',
+        "/hypotheses/0/analyses/1/options/k: analysis 'pass-at-5-{decoding}': option k is the"
+        " placeholder {kk}, which expand does not name (its placeholders: decoding)",
+    ),
+    (
+        "pass-at-k",
+        "        options: {k: 5}\n        expand:\n          - {name: decoding, values: [greedy-temp, nucleus]}\n",
+        '        options: {k: "{k}"}\n        expand:\n          - {name: decoding, values: [greedy-temp, nucleus]}\n          - {name: k, values: ["5", "0"]}\n',
+        "/hypotheses/0/analyses/1/options/k: analysis 'pass-at-5-{decoding}': method pass-at-k"
+        " refuses option k: k must be",
     ),
     (
         "tost-latency",

@@ -21,10 +21,11 @@ import yaml
 from prereg.cli import main
 from prereg.decide.decision import decide, from_spec, in_words
 from prereg.rules import ContrastResult
+from tests.conftest import safe_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "paired-verifiers"
-SPEC = yaml.safe_load((EXAMPLE / "spec" / "studies" / "paired-verifiers.yaml").read_text())
+SPEC = safe_yaml((EXAMPLE / "spec" / "studies" / "paired-verifiers.yaml").read_text())
 
 
 def compile_with(tmp_path: Path, capsys, change) -> tuple[int, str]:

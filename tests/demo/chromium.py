@@ -155,8 +155,10 @@ class Browser:
                 self._events.append(message)
 
     # -- one page -----------------------------------------------------------------------
-    def visit(self, path: Path, width: int | None = None) -> Visit:
-        """Load ``path`` in a window ``width`` pixels wide (default: the browser's)."""
+    def visit(self, path: Path, width: int | None = None, screenshot: bool = True) -> Visit:
+        """Load ``path`` in a window ``width`` pixels wide (default: the browser's), and take a
+        full-page screenshot unless ``screenshot`` is false (the page's raster and PNG are
+        most of a visit's time: ``Visit.png`` is then empty)."""
         width = width or self.width
         url = path.resolve().as_uri()
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
@@ -183,18 +185,21 @@ class Browser:
             },
             session=session,
         )["result"]["value"]
-        full = {"width": width, "height": max(self.height, int(layout["scrollHeight"]))}
-        self.call(
-            "Emulation.setDeviceMetricsOverride",
-            {**full, "deviceScaleFactor": 1, "mobile": False},
-            session=session,
-        )
-        shot = self.call(
-            "Page.captureScreenshot",
-            {"format": "png", "captureBeyondViewport": True},
-            session=session,
-        )
-        visit = Visit(url=url, layout=layout, png=base64.b64decode(shot["data"]))
+        png = b""
+        if screenshot:
+            full = {"width": width, "height": max(self.height, int(layout["scrollHeight"]))}
+            self.call(
+                "Emulation.setDeviceMetricsOverride",
+                {**full, "deviceScaleFactor": 1, "mobile": False},
+                session=session,
+            )
+            shot = self.call(
+                "Page.captureScreenshot",
+                {"format": "png", "captureBeyondViewport": True},
+                session=session,
+            )
+            png = base64.b64decode(shot["data"])
+        visit = Visit(url=url, layout=layout, png=png)
         visit.problems = [
             p for e in self._events if e.get("sessionId") == session for p in _problems(e)
         ]

@@ -723,6 +723,8 @@ def test_catalogue_entries_are_complete():
         "gwet-ac1",
         "fleiss-kappa",
         "krippendorff-alpha",
+        "fleiss-kappa-bootstrap",
+        "krippendorff-alpha-bootstrap",
         "intraclass-correlation",
     }
     for e in mine.values():
@@ -749,3 +751,93 @@ def test_importing_the_module_does_not_import_scipy():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "False"
+
+
+# -- bootstrap intervals resampling units ------------------------------------------------------
+
+
+@pytest.mark.parametrize("interval", ["percentile", "basic"])
+def test_fleiss_kappa_bootstrap_matches_scipy_bootstrap(interval):
+    """scipy.stats.bootstrap over the units' indices with the same PCG64 generator draws the
+    same units (rng.integers(0, N, (B, N))); its statistic is statsmodels' Fleiss kappa of the
+    resampled units, its interval the same quantiles (linear)."""
+    from scipy.stats import bootstrap
+    from statsmodels.stats.inter_rater import aggregate_raters
+
+    rng = np.random.default_rng(12)
+    truth = rng.integers(0, 3, 25)
+    x = np.where(rng.random((25, 3)) < 0.75, truth[:, None], rng.integers(0, 3, (25, 3)))
+    x = x.astype(float)
+    r = ag.fleiss_kappa_bootstrap(
+        x, categories=[0, 1, 2], interval=interval, level=0.9, resamples=999, seed=3,
+        quantile_method="linear",
+    )  # fmt: skip
+    assert (
+        r.exact["estimate"]
+        == ag.fleiss_kappa(x, categories=[0, 1, 2], alternative="greater").exact["estimate"]
+    )
+    ref = bootstrap(
+        (np.arange(25),),
+        lambda i: sm_fleiss_kappa(aggregate_raters(x[i.astype(int)])[0]),
+        n_resamples=999, method=interval, confidence_level=0.9,
+        rng=np.random.Generator(np.random.PCG64(3)), vectorized=False,
+    )  # fmt: skip
+    assert r.lower == pytest.approx(ref.confidence_interval.low, rel=1e-12)
+    assert r.upper == pytest.approx(ref.confidence_interval.high, rel=1e-12)
+    assert r.se == pytest.approx(ref.standard_error, rel=1e-12)
+    assert r.extra["resamples_used"] == 999
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+def test_krippendorff_alpha_bootstrap_matches_scipy_bootstrap(level):
+    """Krippendorff's published 12-unit example with its missing ratings: scipy's bootstrap
+    over the units with the same generator, the statistic krippendorff_alpha of the resampled
+    rows (itself checked on the published values above); resamples with no expected
+    disagreement are left out by both (NaN for scipy is kept, so they are counted here)."""
+    from scipy.stats import bootstrap
+
+    x = KRIPPENDORFF_2011.T
+    r = ag.krippendorff_alpha_bootstrap(
+        x, level_of_measurement=level, interval="percentile", level=0.9, resamples=150,
+        seed=8, quantile_method="linear",
+    )  # fmt: skip
+
+    def alpha(i):
+        v = ag.krippendorff_alpha(x[i.astype(int)], level_of_measurement=level).estimate
+        return np.nan if v is None else float(v)
+
+    reps = []
+    ref = bootstrap(
+        (np.arange(12),), lambda i: reps.append(alpha(i)) or reps[-1], n_resamples=150,
+        method="percentile", confidence_level=0.9, rng=np.random.Generator(np.random.PCG64(8)),
+        vectorized=False,
+    )  # fmt: skip
+    kept = np.array([v for v in reps[:150] if np.isfinite(v)])
+    assert r.extra["resamples_used"] == kept.size
+    lo, hi = np.quantile(kept, [0.05, 0.95])
+    assert (r.lower, r.upper) == (pytest.approx(lo, rel=1e-12), pytest.approx(hi, rel=1e-12))
+    if kept.size == 150:
+        assert r.lower == pytest.approx(ref.confidence_interval.low, rel=1e-12)
+    assert float(r.estimate) == pytest.approx(
+        float(ag.krippendorff_alpha(x, level_of_measurement=level).estimate)
+    )
+
+
+def test_agreement_bootstrap_refusals_and_undefined_resamples():
+    # two units, both rated alike by everyone: kappa is undefined (P_e = 1), no interval
+    flat = np.array([[1.0, 1.0], [1.0, 1.0]])
+    r = ag.fleiss_kappa_bootstrap(
+        flat, categories=[0, 1], interval="percentile", level=0.9, resamples=10, seed=1,
+        quantile_method="linear",
+    )  # fmt: skip
+    assert r.estimate is None and r.lower is None
+    with pytest.raises(MethodError, match="interval"):
+        ag.fleiss_kappa_bootstrap(
+            np.array([[0.0, 1.0], [1.0, 1.0]]), categories=[0, 1], interval="bca", level=0.9,
+            resamples=10, seed=1, quantile_method="linear",
+        )  # fmt: skip
+    with pytest.raises(MethodError, match="resamples"):
+        ag.krippendorff_alpha_bootstrap(
+            np.array([[0.0, 1.0], [1.0, 1.0]]), level_of_measurement="nominal",
+            interval="basic", level=0.9, resamples=0, seed=1, quantile_method="linear",
+        )  # fmt: skip

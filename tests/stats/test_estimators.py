@@ -264,6 +264,60 @@ def test_brier_edges():
     assert es.brier_score([], []).estimate is None
 
 
+@pytest.mark.parametrize(
+    "seed, n, alternative, level, margin",
+    [(6, 12, "less", 0.95, 0.0), (7, 300, "two-sided", 0.9, 0.0), (8, 50, "greater", 0.95, -0.03)],
+)
+def test_brier_difference_matches_sklearn_and_ttest_rel(seed, n, alternative, level, margin):
+    """The difference of two arms' Brier scores over the same units: each arm's score is
+    sklearn's, the paired t is scipy's ttest_rel of the per-unit squared errors (shifted by the
+    margin), its interval scipy's confidence_interval; the estimate is exact over decimals."""
+    from scipy.stats import ttest_rel
+
+    rng = np.random.default_rng(seed)
+    qa, qb = np.round(rng.random(n), 2), np.round(rng.random(n), 2)
+    ya, yb = (rng.random(n) < qa).astype(int), (rng.random(n) < qb).astype(int)
+    r = es.brier_score_difference(
+        ya, qa, yb, qb, alternative=alternative, level=level, margin=margin
+    )
+    exact = sum((Fraction(repr(float(q))) - int(y)) ** 2 for q, y in zip(qa, ya, strict=True))
+    exact -= sum((Fraction(repr(float(q))) - int(y)) ** 2 for q, y in zip(qb, yb, strict=True))
+    assert r.exact["estimate"] == exact / n
+    close(r.estimate, brier_score_loss(ya, qa) - brier_score_loss(yb, qb), rel=1e-12, abs_=1e-15)
+    ref = ttest_rel((qa - ya) ** 2 - margin, (qb - yb) ** 2, alternative=alternative)
+    close(r.statistic, float(ref.statistic), rel=1e-9)
+    close(r.p, float(ref.pvalue), rel=1e-9)
+    assert r.df == n - 1
+    ci = ttest_rel((qa - ya) ** 2, (qb - yb) ** 2, alternative=alternative).confidence_interval(
+        level
+    )
+    for ours, theirs in ((r.lower, ci.low), (r.upper, ci.high)):
+        if math.isfinite(theirs):
+            close(ours, float(theirs), rel=1e-9)
+        else:
+            assert ours is None
+
+
+def test_brier_difference_on_its_margin_and_without_spread():
+    # by hand: a's squared errors 0.01, 0.09, 0.25, 0.01 (Brier 0.09), b's 0.04 each (0.04);
+    # the difference is exactly 1/20: against the margin 0.05, t = 0 and P = 1/2
+    r = es.brier_score_difference(
+        [1, 0, 1, 1], [0.9, 0.3, 0.5, 0.9], [1, 1, 0, 0], [0.8, 0.8, 0.2, 0.2],
+        alternative="greater", level=0.95, margin=0.05,
+    )  # fmt: skip
+    assert r.exact["estimate"] == Fraction(1, 20)
+    assert r.statistic == 0.0 and r.p == 0.5
+    assert (r.extra["brier_a"], r.extra["brier_b"]) == (0.09, 0.04)
+    same = es.brier_score_difference(
+        [1, 0], [0.9, 0.1], [0, 1], [0.1, 0.9], alternative="less", level=0.95, margin=0
+    )
+    assert same.exact["estimate"] == 0 and same.p is None  # every difference 0: no t
+    with pytest.raises(MethodError, match="pair unit by unit: 2 against 1"):
+        es.brier_score_difference(
+            [1, 0], [0.5, 0.5], [1], [0.5], alternative="less", level=0.9, margin=0
+        )
+
+
 @pytest.mark.parametrize("seed, n", [(3, 10), (4, 1000), (5, 10**5)])
 def test_log_loss_matches_sklearn(seed, n):
     y, q = data(seed, n)
@@ -435,6 +489,7 @@ def test_catalogue_entries_are_complete():
         "recall",
         "f1-score",
         "brier-score",
+        "brier-score-difference",
         "log-loss",
         "expected-calibration-error",
         "auroc",

@@ -1,8 +1,8 @@
 """Compile-time checks of registered analyses (a hypothesis' ``analyses``).
 
 An analysis names a method of the catalogue (:mod:`prereg.stats.catalogue`); the method's
-input shape says which inputs it reads (:data:`prereg.decide.analyses.INPUTS`) and which metric
-kinds feed it (:data:`prereg.decide.analyses.METRIC_KINDS`), and its entry lists its options,
+input shape says which inputs it reads (:data:`prereg.decide.shapes.INPUTS`) and which metric
+kinds feed it (:data:`prereg.decide.shapes.METRIC_KINDS`), and its entry lists its options,
 every one of which the spec registers.  Each problem is reported with its JSON pointer.
 """
 
@@ -17,12 +17,14 @@ from prereg.compiler.semantic import (
     check,
     contrast_ids,
     fill,
+    fill_options,
     items,
+    whole_placeholder,
 )
 
 
 def _methods_fitting(kind: str | None, entries) -> list[str]:
-    from prereg.decide.analyses import METRIC_KINDS
+    from prereg.decide.shapes import METRIC_KINDS
 
     return [name for name, e in entries.items() if kind in (METRIC_KINDS[e.shape] or ())]
 
@@ -61,10 +63,16 @@ def _kind_words(kinds) -> str:
     return " or ".join(kinds)
 
 
+def _registers_analyses(spec: dict) -> bool:
+    """Whether any hypothesis registers an analysis: the checks of analyses read the catalogue,
+    whose families import numpy, only for a spec that does (compile stays light otherwise)."""
+    return any(isinstance(h, dict) and h.get("analyses") for _, h in items(spec, "hypotheses"))
+
+
 @check
 def analyses_well_formed(spec: dict, report: Reporter) -> None:
     from prereg.compiler.vocabulary import all_fields
-    from prereg.decide.analyses import (
+    from prereg.decide.shapes import (
         ALL_INPUTS,
         INPUTS,
         METRIC_KINDS,
@@ -73,6 +81,8 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
     )
     from prereg.stats.catalogue import entries as catalogue
 
+    if not _registers_analyses(spec):
+        return
     entries = {**catalogue(), **custom_entries(spec)}
     kinds = {m.get("id"): (m.get("compute") or {}).get("kind") for m in spec.get("metrics") or []}
     factors = {str(f.get("id")) for f in spec.get("factors") or []}
@@ -204,14 +214,24 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
             else:
                 names = {str(ex.get("name")) for ex in an.get("expand") or []}
                 names |= {str(n) for ex in an.get("expand") or [] for n in ex.get("names") or []}
-                text = json.dumps(options)
-                held = sorted(n for n in names if "{" + n + "}" in text)
-                if held:
-                    report(
-                        f"{ptr}/options",
-                        f"{what}: an option cannot hold a placeholder ({{{held[0]}}}); register"
-                        " one analysis per option value",
-                    )
+                for o, value in options.items():
+                    whole = whole_placeholder(value)
+                    if whole is not None and whole not in names:
+                        report(
+                            f"{ptr}/options/{o}",
+                            f"{what}: option {o} is the placeholder {{{whole}}}, which expand"
+                            f" does not name (its placeholders: {', '.join(sorted(names)) or 'none'})",
+                        )
+                        continue
+                    text = "" if whole is not None else json.dumps(value)
+                    held = sorted(n for n in names if "{" + n + "}" in text)
+                    if held:
+                        report(
+                            f"{ptr}/options/{o}",
+                            f"{what}: option {o} holds the placeholder {{{held[0]}}} inside its"
+                            f" value; an option takes a placeholder only as its whole value"
+                            f' ({o}: "{{{held[0]}}}")',
+                        )
                 expected = required_options(entry)
                 missing = [o for o in expected if o not in options]
                 unknown = [o for o in options if o not in expected]
@@ -221,18 +241,26 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                         f"{what}: method {method} needs option(s) {', '.join(missing)} (its"
                         f" options, every one registered: {listed})",
                     )
-                for o in expected:
-                    value = options.get(o)
-                    if isinstance(value, str) and not _among_choices(value, entry.options[o]):
-                        report(
-                            f"{ptr}/options/{o}",
-                            f"{what}: option {o} of method {method} is {value!r}, which is not"
-                            f" one of its values ({o}: {entry.options[o]})",
-                        )
-                if entry.family != "custom":
-                    _per_input_lengths(an, options, entry, f"{ptr}/options", what, report)
-                    if not missing and not unknown:
-                        _options_refused(an, options, entry, f"{ptr}/options", what, report)
+                # each expansion's options (a placeholder option takes each value in turn)
+                seen: set[str] = set()
+                for binding in _expansions(an) or [{}]:
+                    filled = fill_options(options, binding)
+                    key = json.dumps(filled, sort_keys=True, default=str)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    for o in expected:
+                        value = filled.get(o)
+                        if isinstance(value, str) and not _among_choices(value, entry.options[o]):
+                            report(
+                                f"{ptr}/options/{o}",
+                                f"{what}: option {o} of method {method} is {value!r}, which is"
+                                f" not one of its values ({o}: {entry.options[o]})",
+                            )
+                    if entry.family != "custom":
+                        _per_input_lengths(an, filled, entry, f"{ptr}/options", what, report)
+                        if not missing and not unknown:
+                            _options_refused(an, filled, entry, f"{ptr}/options", what, report)
                 for o in unknown:
                     filled = o in entry.options
                     report(
@@ -254,10 +282,15 @@ _PER_INPUT = {
 }
 
 
+#: List options whose entries may be exact fractions written as strings ("1/3"): a linear
+#: contrast's coefficients (an average of three groups is 1/3 each, which no decimal is).
+_FRACTION_WORDS = frozenset({"coefficients"})
+
+
 def _per_input_lengths(an: dict, options: dict, entry, ptr: str, what: str, report) -> None:
     """A list option with one entry per group (or per P value) must have as many entries as
     the input lists; a transition matrix is m x m over the m P values."""
-    from prereg.decide.analyses import INPUTS
+    from prereg.decide.shapes import INPUTS
 
     reads = INPUTS[entry.shape]
     for o, (inp, noun, per) in _PER_INPUT.items():
@@ -279,12 +312,21 @@ def _per_input_lengths(an: dict, options: dict, entry, ptr: str, what: str, repo
                 f" {inp} lists {len(listed)}: one {noun} per {per}, in the registered order",
             )
         elif noun == "number":
+            from prereg.stats.compare import is_fraction_word
+
             for j, v in enumerate(value):
+                if o in _FRACTION_WORDS and is_fraction_word(v):
+                    continue  # an exact fraction, "1/3"
                 if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    said = (
+                        "write a decimal, 0.25, or an exact fraction as a string, '1/3'"
+                        if o in _FRACTION_WORDS
+                        else "write a decimal: 0.25, not '1/4'"
+                    )
                     report(
                         f"{ptr}/{o}/{j}",
                         f"{what}: option {o} of method {entry.name} holds {v!r}, which is not a"
-                        " number (write a decimal: 0.25, not '1/4')",
+                        f" number ({said})",
                     )
     m = an.get("of_analyses")
     value = options.get("transitions")
@@ -329,6 +371,12 @@ def _synthetic(shape: str, an: dict, options: dict):
             np.zeros(4, dtype=int),
         ),
         "probabilities": lambda: (np.array([1, 0, 1, 1, 0, 0, 1, 0]), x / 4.0),
+        "paired-probabilities": lambda: (
+            np.array([1, 0, 1, 1, 0, 0, 1, 0]),
+            x / 4.0,
+            np.array([1, 0, 1, 1, 0, 0, 1, 0]),
+            y / 4.0,
+        ),
     }
     if shape == "clustered-sample":
         cluster = np.array(["c1", "c1", "c2", "c2", "c3", "c3", "c4", "c4"] * 2, dtype=object)
@@ -388,7 +436,7 @@ def methods_reference() -> str:
     """The reference part of docs/analyses.md: every method of the catalogue with the shape it
     reads, the inputs and metric kinds an analysis gives it, its options and what it reports
     (rendered from the catalogue's entries, so it cannot drift from them)."""
-    from prereg.decide.analyses import METRIC_KINDS, required_options, shape_inputs_text
+    from prereg.decide.shapes import METRIC_KINDS, required_options, shape_inputs_text
     from prereg.stats.catalogue import FAMILIES, SHAPES, entries
 
     def kinds(shape: str) -> str:
@@ -435,7 +483,8 @@ def methods_reference() -> str:
                 lines.append("- options: none (`options: {}`)")
             filled = [o for o in e.options if o not in opts]
             if filled:
-                lines.append(f"- given by the inputs, not written: {', '.join(filled)}")
+                lines.append("- given by the inputs, not written:")
+                lines += [f"  - `{o}`: {cell(e.options[o])}" for o in filled]
             if e.reports:
                 lines.append(f"- reports: {', '.join(e.reports)}")
             for label, text in (
@@ -514,41 +563,129 @@ def _conditions(spec: dict) -> list[tuple[str, object]]:
     return out
 
 
+#: The Result field a comparison's quantity reads.
+_FIELD = {"abs_estimate": "estimate", "adjusted_p": "p"}
+
+
+def _reported(entry) -> frozenset[str]:
+    """The figures an analysis of catalogue method ``entry`` can have (its ``reports``; a
+    procedure over P values also has the number it rejects, its estimate)."""
+    out = set(entry.reports)
+    if entry.shape == "p-values":
+        out.add("estimate")
+    return frozenset(out)
+
+
 @check
-def analysis_p_values_exist(spec: dict, report: Reporter) -> None:
-    """A comparison of the P value (or adjusted P) of an analysis whose method has none (an
-    estimator such as brier-score or pass-at-k, an interval) could never be met: the verdict
-    would be decided by a figure that is always missing."""
+def analysis_figures_exist(spec: dict, report: Reporter) -> None:
+    """A comparison of a figure an analysis' method never reports (the P value of an estimator
+    such as brier-score or pass-at-k; the se, statistic, df or a bound of a method that has
+    none, by the catalogue's ``reports``) could never be met: the verdict would be decided by a
+    figure that is always missing."""
     import re
 
     from prereg.stats.catalogue import entries as catalogue
 
+    if not _registers_analyses(spec):
+        return
     methods = catalogue()
-    without_p = {}
+    entry_of = {}
     for h in spec.get("hypotheses") or []:
         for a in h.get("analyses") or []:
             entry = methods.get(str(a.get("method")))
             for b in _expansions(a):
-                without_p[fill(str(a.get("id")), b)] = (
-                    entry if entry is not None and "p" not in entry.reports else None
-                )
-    contrasts = set(contrast_ids(spec)) - set(without_p)
+                entry_of[fill(str(a.get("id")), b)] = entry
+    contrasts = set(contrast_ids(spec)) - set(entry_of)
     for ptr, cond in _conditions(spec):
         for cptr, body in _compares(cond, ptr):
-            if body.get("quantity") not in ("p", "adjusted_p"):
+            quantity = body.get("quantity")
+            figure = _FIELD.get(str(quantity), quantity)
+            if figure not in _QUANTITIES:
                 continue
             target = str(body.get("target"))
             parts = re.split(r"\{[^}]*\}", target)
             rx = re.compile("^" + ".+".join(map(re.escape, parts)) + "$")
-            read = [a for a in without_p if rx.match(a)]
+            read = [a for a in entry_of if rx.match(a)]
             if not read or any(rx.match(c) for c in contrasts):
                 continue
-            if all(without_p[a] is not None for a in read):
-                entry = without_p[read[0]]
-                shown = ", ".join(f for f in entry.reports if f in _QUANTITIES) or "no figure"
+            lacking = [
+                a for a in read if entry_of[a] is not None and figure not in _reported(entry_of[a])
+            ]
+            if len(lacking) < len(read):
+                continue  # some analysis it reads has the figure (or is the study's own)
+            entry = entry_of[lacking[0]]
+            shown = ", ".join(f for f in _QUANTITIES if f in _reported(entry)) or "no figure"
+            if figure == "p":
                 report(
                     f"{cptr}/quantity",
-                    f"analysis {read[0]!r} (method {entry.name}) has no P value, so a comparison"
-                    f" of its {body['quantity']} is never met; it reports {shown} (compare one"
-                    " of those, or register a method with a test)",
+                    f"analysis {lacking[0]!r} (method {entry.name}) has no P value, so a"
+                    f" comparison of its {quantity} is never met; it reports {shown} (compare"
+                    " one of those, or register a method with a test)",
                 )
+            else:
+                report(
+                    f"{cptr}/quantity",
+                    f"analysis {lacking[0]!r} (method {entry.name}) never reports {figure}, so"
+                    f" a comparison of its {quantity} is never met; method {entry.name} reports"
+                    f" {shown} (its entry in the methods catalogue, docs/analyses.md)",
+                )
+
+
+def _target_figures(kind: str, item: dict) -> frozenset[str] | None:
+    """The quantities an estimate or a contrast has (None: an analysis, checked by its
+    method): no P value for an estimate or a contrast without a test, no bounds without an
+    interval, no adjusted P outside a family."""
+    if kind == "analysis":
+        return None
+    out = {"estimate", "abs_estimate", "lower", "upper"}
+    if item.get("interval") == "none":
+        out -= {"lower", "upper"}
+    if kind == "contrast" and item.get("test") not in (None, "none"):
+        out.add("p")
+        if item.get("family") is not None:
+            out.add("adjusted_p")
+    return frozenset(out)
+
+
+_WHY = {
+    "p": "has no test, so no P value",
+    "adjusted_p": "is in no family (or has no test), so no adjusted P",
+    "lower": "has no interval (interval: none), so no bounds",
+    "upper": "has no interval (interval: none), so no bounds",
+}
+
+
+@check
+def target_figures_exist(spec: dict, report: Reporter) -> None:
+    """A comparison of a figure an estimate or a contrast never has (the P value of an
+    estimate or of a contrast without a test, a bound without an interval, the adjusted P of
+    a contrast in no family) could never be met."""
+    import re
+
+    from prereg.compiler.semantic import _targets
+
+    has: dict[str, tuple[str, frozenset[str] | None]] = {}
+    for kind, _, item in _targets(spec):
+        for b in _expansions(item):
+            has.setdefault(fill(str(item.get("id")), b), (kind, _target_figures(kind, item)))
+    for ptr, cond in _conditions(spec):
+        for cptr, body in _compares(cond, ptr):
+            quantity = str(body.get("quantity"))
+            if quantity not in _WHY:
+                continue
+            target = str(body.get("target"))
+            parts = re.split(r"\{[^}]*\}", target)
+            rx = re.compile("^" + ".+".join(map(re.escape, parts)) + "$")
+            read = [t for t in has if rx.match(t)]
+            if not read or any(has[t][1] is None or quantity in has[t][1] for t in read):
+                continue
+            kind = has[read[0]][0]
+            if kind == "estimate" and quantity in ("p", "adjusted_p"):
+                why = "is an estimate, which has no test, so no P value"
+            else:
+                why = _WHY[quantity]
+            report(
+                f"{cptr}/quantity",
+                f"{kind} {read[0]!r} {why}: a comparison of its {quantity} is never met"
+                " (compare a figure it has, or register what gives this one)",
+            )

@@ -386,7 +386,7 @@ def _expanded_analyses(spec: dict) -> list[dict]:
                     "hypothesis": hyp["id"],
                     "method": an["method"],
                     "metric": an.get("metric"),
-                    "options": dict(an.get("options") or {}),
+                    "options": semantic.fill_options(dict(an.get("options") or {}), binding),
                 }
                 for side in ("of", "a", "b"):
                     if an.get(side) is not None:

@@ -56,7 +56,7 @@ def render(project: Project) -> bytes:
         undefined=jinja2.StrictUndefined,
         autoescape=False,
     )
-    from prereg.decide.analyses import FILLED_OPTIONS
+    from prereg.decide.shapes import FILLED_OPTIONS
 
     text = env.get_template(TEMPLATE).render(
         filled={shape: tuple(names) for shape, names in FILLED_OPTIONS.items()},

@@ -424,6 +424,38 @@ def fill(text: str, binding: dict[str, str]) -> str:
     return PLACEHOLDER.sub(lambda m: binding.get(m.group(1), m.group(0)), text)
 
 
+def _scalar(text: str):
+    """A placeholder's value as an option takes it: a whole number, a decimal or true/false
+    when it reads as one ("5" is 5, "0.05" is 0.05), else the text."""
+    if re.fullmatch(r"[+-]?[0-9]+", text):
+        return int(text)
+    if re.fullmatch(
+        r"[+-]?([0-9]+\.[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?[0-9]+[eE][+-]?[0-9]+", text
+    ):
+        return float(text)
+    return {"true": True, "false": False}.get(text, text)
+
+
+def whole_placeholder(value) -> str | None:
+    """The placeholder name an option value is, whole ("{k}"), or None."""
+    if isinstance(value, str):
+        m = PLACEHOLDER.fullmatch(value)
+        if m is not None:
+            return m.group(1)
+    return None
+
+
+def fill_options(options: dict, binding: dict[str, str]) -> dict:
+    """An analysis' options under one binding of its expansion: an option whose value is a
+    placeholder, whole, takes the placeholder's value read as a number or true/false when it
+    is one (``k: "{k}"`` over ``values: ["1", "5", "10"]`` gives k 1, 5 and 10)."""
+    out = {}
+    for k, v in options.items():
+        name = whole_placeholder(v)
+        out[k] = _scalar(binding[name]) if name is not None and name in binding else v
+    return out
+
+
 def _selectable(spec: dict) -> dict[str, list[str]]:
     """Factors, the split and row attributes, with their values: what a selection may filter on."""
     out = _levels(spec)

@@ -418,6 +418,7 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
                         + no_split(flt.get("factor")),
                     )
         drawn = {str(v.get("field")) for v in s.get("values") or []}
+        by_values = set(drawn)  # several calibration entries may draw one field, cell by cell
         for j, c in enumerate(s.get("calibration") or []):
             cptr = f"{ptr}/calibration/{j}"
             if s.get("outcome") is None:
@@ -432,7 +433,7 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
                     f"scenario {sid!r} draws confidence {c.get('field')!r}, which is not a number"
                     " field of the observation contract",
                 )
-            if c.get("field") in drawn:
+            if c.get("field") in by_values:
                 report(
                     f"{cptr}/field",
                     f"scenario {sid!r} draws {c.get('field')!r} both by values and by calibration",

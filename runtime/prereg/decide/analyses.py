@@ -31,6 +31,7 @@ What each shape reads (``rows``: the metric's counted rows of a selection):
 - ``labels``: ``truth`` and ``prediction`` of each row;
 - ``probabilities``: the metric's positives (``where``) and its numbers (an ece or auroc
   metric: the predicted probability);
+- ``paired-probabilities``: the same of the pairs of ``a`` and ``b`` rows (``pair_by``);
 - ``p-values``: the P values of ``of_analyses`` (analyses or contrasts), in order; the
   analysis' estimate is the number of hypotheses the procedure rejects.
 """
@@ -51,88 +52,6 @@ from prereg.errors import UserError
 from prereg.rules import ContrastResult
 
 _NAN = float("nan")
-
-#: The shape's inputs a spec writes (beside ``metric`` and ``options``).
-INPUTS: Mapping[str, tuple[str, ...]] = {
-    "binomial": ("of",),
-    "two-binomial": ("a", "b"),
-    "paired-binary": ("a", "b", "pair_by"),
-    "binomial-groups": ("groups",),
-    "strata-2x2": ("a", "b", "strata"),
-    "binary-blocks": ("groups", "unit"),
-    "sample": ("of",),
-    "two-samples": ("a", "b"),
-    "paired-samples": ("a", "b", "pair_by"),
-    "samples-groups": ("groups",),
-    "two-raters": ("of", "unit", "rater", "rating"),
-    "ratings": ("of", "unit", "rater", "rating"),
-    "clustered-sample": ("cluster",),  # with of, or with a and b
-    "samples-per-problem": ("of", "unit"),
-    "paired-samples-per-problem": ("a", "b", "unit"),
-    "answers-per-problem": ("of", "unit", "rating", "truth"),
-    "labels": ("of", "prediction", "truth"),
-    "probabilities": ("of",),
-    "p-values": ("of_analyses",),
-}
-
-#: Every input word an analysis may carry.
-ALL_INPUTS = (
-    "of",
-    "a",
-    "b",
-    "groups",
-    "pair_by",
-    "strata",
-    "unit",
-    "rater",
-    "rating",
-    "cluster",
-    "prediction",
-    "truth",
-    "of_analyses",
-)
-
-#: The metric kinds that feed each shape (None: any kind; the metric says which rows count).
-METRIC_KINDS: Mapping[str, tuple[str, ...] | None] = {
-    **{
-        s: ("proportion", "coverage")
-        for s in (
-            "binomial",
-            "two-binomial",
-            "paired-binary",
-            "binomial-groups",
-            "strata-2x2",
-            "binary-blocks",
-            "samples-per-problem",
-            "paired-samples-per-problem",
-        )
-    },
-    **{
-        s: ("mean", "geometric_mean")
-        for s in ("sample", "two-samples", "paired-samples", "samples-groups", "clustered-sample")
-    },
-    "two-raters": None,
-    "ratings": None,
-    "answers-per-problem": None,
-    "labels": None,
-    "probabilities": ("ece", "auroc"),
-    "p-values": (),  # no metric
-}
-
-#: Options the runtime fills from the inputs (the spec does not write them).
-FILLED_OPTIONS: Mapping[str, tuple[str, ...]] = {"clustered-sample": ("arms",)}
-
-
-def shape_inputs_text(shape: str) -> str:
-    """The inputs a shape needs, in words (for compile errors and docs)."""
-    if shape == "clustered-sample":
-        return "cluster, with of (one sample) or a and b (two arms)"
-    return ", ".join(INPUTS[shape])
-
-
-def required_options(entry) -> list[str]:
-    filled = FILLED_OPTIONS.get(entry.shape, ())
-    return [o for o in entry.options if o not in filled]
 
 
 def _fail(item, message: str) -> UserError:
@@ -238,7 +157,7 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
         return _kn(m, _rows(item, m, sel, item.of)), {}
     if shape == "two-binomial":
         return (*_kn(m, _rows(item, m, sel, item.a)), *_kn(m, _rows(item, m, sel, item.b))), {}
-    if shape in ("paired-binary", "paired-samples"):
+    if shape in ("paired-binary", "paired-samples", "paired-probabilities"):
         from prereg.decide.samples import _pairs
 
         a = m.counted(sel.mask(item.a, f"analysis {item.id}"))
@@ -247,6 +166,13 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
         extra.update(pairs=int(ra.size), unpairedA=ua, unpairedB=ub)
         if shape == "paired-samples":
             return (_numbers(m, ra), _numbers(m, rb)), {}
+        if shape == "paired-probabilities":
+            return (
+                _hits(m, ra).astype(np.int64),
+                _numbers(m, ra),
+                _hits(m, rb).astype(np.int64),
+                _numbers(m, rb),
+            ), {}
         ya, yb = _hits(m, ra), _hits(m, rb)
         return (
             int((ya & yb).sum()),
@@ -327,7 +253,7 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
                 v = row.get(r)
                 if v is None:
                     continue
-                if entry.name == "fleiss-kappa":
+                if entry.name in ("fleiss-kappa", "fleiss-kappa-bootstrap"):
                     x[i, j] = _code(v, item, item.rating)
                 elif isinstance(v, bool) or not isinstance(v, (int, float)):
                     raise _fail(item, f"{item.rating} {v!r} is not a number")
@@ -610,11 +536,11 @@ def _ratio_certified(entry, args, estimate):
 def _linear_contrast_certified(item, entry, args, estimate):
     """The certified Σ c_i x̄_i of ``linear-contrast-means`` (the coefficients as written, the
     means of the decimals the data write)."""
-    from prereg.stats.compare import EPS, Certified, _exact_mean, threshold
+    from prereg.stats.compare import EPS, Certified, _exact_mean, exact_number
 
     if entry.name != "linear-contrast-means" or estimate is None or not args:
         return None
-    coefficients = [threshold(c) for c in dict(item.options)["coefficients"]]
+    coefficients = [exact_number(c) for c in dict(item.options)["coefficients"]]
     read = [
         (c, np.asarray(x, dtype=np.float64))
         for c, x in zip(coefficients, args[0], strict=True)
@@ -631,6 +557,60 @@ def _linear_contrast_certified(item, entry, args, estimate):
     )
 
 
+#: Clustered methods whose estimate is a mean, or a difference of two arms' means: pooled over
+#: the units (``size``; the sandwich always) or the mean of the cluster means (``equal``).
+CLUSTER_MEANS = frozenset({"cluster-robust-mean", "cluster-summary-t", "cluster-bootstrap"})
+
+
+def _cluster_certified(item, entry, args, estimate):
+    """The certified estimate of a clustered method over decimal data (whole-number data have
+    it in ``exact`` already): the arms' pooled means, or their means of cluster means, of the
+    decimals the data write, so a difference exactly on a threshold meets ``ge`` and ``le``."""
+    from prereg.stats.compare import EPS, Certified, _exact_mean
+
+    if entry.name not in CLUSTER_MEANS or estimate is None or len(args) < 3:
+        return None
+    x = np.asarray(args[0], dtype=np.float64)
+    cluster, group = args[1], args[2]
+    weighting = dict(item.options).get("weighting", "size")
+    if group is None:
+        arms = [(np.ones(x.size, dtype=bool), 1)]
+    else:
+        g = np.asarray(group, dtype=object)
+        arms = [(g == "a", 1), (g == "b", -1)]
+
+    def parts(sel):
+        if weighting == "size":
+            return [x[sel]]
+        ids = np.asarray(cluster, dtype=object)[sel]
+        xs = x[sel]
+        _, inv = np.unique(ids.astype(str), return_inverse=True)
+        return [xs[inv.reshape(-1) == k] for k in range(int(inv.max()) + 1)] if xs.size else []
+
+    split = [(parts(sel), sign) for sel, sign in arms]
+    if any(not ps for ps, _ in split):
+        return None
+    value = 0.0
+    scale = 0.0
+    for ps, sign in split:
+        value += sign * float(np.mean([float(p.mean()) for p in ps]))
+        scale += sum(float(np.abs(p).mean()) * (p.size + 4) for p in ps) / len(ps) + float(
+            np.mean([abs(float(p.mean())) for p in ps])
+        ) * (len(ps) + 4)
+    scale *= 4 * EPS
+    error = scale + 4 * EPS * abs(estimate)
+    if abs(value - estimate) > error:
+        return None  # pragma: no cover - the method's estimate is not this mean
+
+    def exact():
+        total = Fraction(0)
+        for ps, sign in split:
+            total += sign * sum((_exact_mean(p) for p in ps), Fraction(0)) / len(ps)
+        return total
+
+    return Certified(estimate, error=error, exact=exact)
+
+
 def _as_contrast(item, entry, result, args=()) -> ContrastResult:
     estimate = result.estimate
     certified: dict[str, object] = {
@@ -643,6 +623,8 @@ def _as_contrast(item, entry, result, args=()) -> ContrastResult:
             mean = _ratio_certified(entry, args, estimate)
         if mean is None:
             mean = _linear_contrast_certified(item, entry, args, estimate)
+        if mean is None:
+            mean = _cluster_certified(item, entry, args, estimate)
         if mean is not None:
             from prereg.decide.samples import _record_exact
 

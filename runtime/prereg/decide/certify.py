@@ -133,8 +133,8 @@ def one(m, rows: np.ndarray, value: float):
     return None
 
 
-def _minus(a, b):
-    """a − b of two figures (Fractions or Certified), certified."""
+def minus(a, b):
+    """a − b of two figures (Fractions or Certified), certified (None when either is)."""
     if a is None or b is None:
         return None
     if isinstance(a, Fraction) and isinstance(b, Fraction):
@@ -168,6 +168,9 @@ def _minus(a, b):
     return Certified(v, error=err, ball=lambda prec: fa(prec) - fb(prec))
 
 
+_minus = minus
+
+
 def estimate(m, rows: np.ndarray, value: float) -> dict:
     """``{"estimate": figure}`` of an estimate, or {} when its counts decide."""
     fig = one(m, rows, value)
@@ -179,7 +182,7 @@ def contrast(m, ra: np.ndarray, rb: np.ndarray, value: float, *, ratio: bool) ->
     if m.is_proportion or m.raw is None:
         return {}
     if ratio:  # exp(mean log a − mean log b)
-        d = _minus(_log_mean(m.raw[ra]), _log_mean(m.raw[rb]))
+        d = minus(_log_mean(m.raw[ra]), _log_mean(m.raw[rb]))
         return {} if d is None else {"estimate": _exp(d)}
     if m.kind == "ece":
         fa, fb = (
@@ -188,5 +191,35 @@ def contrast(m, ra: np.ndarray, rb: np.ndarray, value: float, *, ratio: bool) ->
         )
     else:
         fa, fb = one(m, ra, math.nan), one(m, rb, math.nan)
-    d = _minus(fa, fb)
+    d = minus(fa, fb)
     return {} if d is None else {"estimate": d}
+
+
+def gate_figures(rules, metrics, table, figures: list[dict]) -> list[dict]:
+    """``figures`` (per registered cell, metric id -> float; :func:`prereg.decide.evaluate.
+    cell_figures`) with the figure of every cell a gate reads in its certified form when the
+    metric is not a proportion (a mean, a geometric mean, an ECE, an AUROC), so that a gate
+    decides it exactly as a rule would: an ECE of exactly 1/20 meets ``le 0.05`` though its
+    float is 0.050000000000000176."""
+    from prereg.decide.table import cell_attributes
+    from prereg.rules import selection_matches
+
+    out = figures
+    for gate in getattr(rules, "GATES", ()):
+        m = metrics.get(gate.metric)
+        if m is None or m.is_proportion or m.raw is None:
+            continue
+        for ci, c in enumerate(table.cells):
+            if not selection_matches(gate.where, cell_attributes(c)):
+                continue
+            value = figures[ci].get(gate.metric)
+            if value is None or isinstance(value, (Fraction, Certified)):
+                continue
+            if isinstance(value, float) and math.isnan(value):
+                continue
+            fig = one(m, m.counted(table.cell == ci), float(value))
+            if fig is not None:
+                if out is figures:
+                    out = [dict(f) for f in figures]
+                out[ci][gate.metric] = fig
+    return out

@@ -81,15 +81,30 @@ def from_spec(data: Mapping | None) -> Registered | None:
     )
 
 
-def _number(x) -> Any:
+def _number(x, node: Compare | None = None) -> Any:
+    """A figure as a decision's reading shows it: a fraction with its float, a float as is.
+    A certified figure is shown by its float when the float reads on the side of ``node``'s
+    threshold its true value lies on; otherwise by its exact value, the threshold it ties, or
+    a decimal inside the balls that decided it (``certified``), so the reading never says a
+    figure on one side held a comparison that only the other side holds."""
     from fractions import Fraction
 
-    from prereg.stats.compare import Certified
+    from prereg.stats.compare import Certified, decimal_text, representative, sign
 
     if isinstance(x, Fraction):
         return {"value": float(x), "exact": f"{x.numerator}/{x.denominator}"}
     if isinstance(x, Certified):
-        return x.value
+        if node is None:
+            return x.value
+        side = sign(x, node.value, decimals=node.decimals)
+        if side == sign(x.value, node.value, decimals=node.decimals):
+            return x.value
+        if x.exact is not None:
+            return _number(Fraction(x.exact()))
+        near = representative(x)
+        if near is None:  # pragma: no cover - balls decided it, so they were kept
+            return x.value
+        return {"value": x.value, "certified": decimal_text(near)}
     return x
 
 
@@ -105,7 +120,7 @@ def readings(node, results: Mapping[str, ContrastResult], state: State, binding=
         entry = {
             "target": target,
             "quantity": node.quantity,
-            "figure": _number(figure),
+            "figure": _number(figure, node),
             "op": node.op,
             "value": node.value,
         }

@@ -9,7 +9,7 @@ the spec's own condition form, which :func:`prereg.reports.verdicts.deciding_fig
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -54,10 +54,16 @@ def as_condition(rule) -> dict[str, Any] | None:
 
 
 def verdict_explanations(
-    module: ModuleType, rules: ModuleType, doc: Mapping[str, Any]
+    module: ModuleType,
+    rules: ModuleType,
+    doc: Mapping[str, Any],
+    *,
+    number: Callable[[float], str] | None = None,
+    p_value: Callable[[float], str] | None = None,
 ) -> list[tuple[str, str, str]]:
     """Per hypothesis: its rule in words (from the generated PREREG.md) and the deciding
-    figures (each comparison the rule reads, over the reported contrasts, estimates and analyses)."""
+    figures (each comparison the rule reads, over the reported contrasts, estimates and analyses),
+    each written by ``number`` or ``p_value`` when given (as the score's tables write it)."""
     from prereg.reports.verdicts import deciding_figures, rule_text
 
     prereg_md = None
@@ -77,7 +83,11 @@ def verdict_explanations(
             "rule": as_condition(rule),
             "verdicts": [{"when": as_condition(v.when)} for v in verdicts],
         }
-        read = "" if verdict == "reported-only" else deciding_figures(spec_form, figures)
+        read = (
+            ""
+            if verdict == "reported-only"
+            else deciding_figures(spec_form, figures, number=number, p_value=p_value)
+        )
         text = rule_text(prereg_md, h)
         if not text:
             text = (

@@ -27,10 +27,19 @@ def full(x) -> float | None:
     return None if math.isnan(x) else x
 
 
-def _shown(x) -> str:
+def _shown(x, against: Mapping[str, Any] | None = None) -> str:
+    """A reading's figure: a fraction as ``p/q (float)``, a figure balls decided as the
+    decimal inside them, a float to 10 significant digits, or more when 10 would read on the
+    other side of the reading's threshold (``against``) than the float does."""
     if isinstance(x, Mapping) and "exact" in x:
         return f"{x['exact']} ({x['value']:.10g})"
+    if isinstance(x, Mapping) and "certified" in x:
+        return str(x["certified"])
     if isinstance(x, float):
+        if against is not None and math.isfinite(x):
+            from prereg.reports.numbers import fmt_against
+
+            return fmt_against(x, against["value"], against.get("decimals"), 10)
         return f"{x:.10g}"
     return "–" if x is None else str(x)
 
@@ -39,7 +48,7 @@ def _reading_line(r: Mapping[str, Any]) -> str:
     if "target" in r:
         dec = f" rounded to {r['decimals']} decimals" if "decimals" in r else ""
         return (
-            f"`{r['target']}` {r['quantity']} = {_shown(r['figure'])}{dec} {r['op']}"
+            f"`{r['target']}` {r['quantity']} = {_shown(r['figure'], r)}{dec} {r['op']}"
             f" {_shown(r['value'])}: {'holds' if r['held'] else 'does not hold'}"
         )
     if "hypothesis" in r:
@@ -184,6 +193,8 @@ def contrast_rows(
             row.update(alternative=c.alternative, margin=c.margin)
         if isinstance(e.get("exact"), str):  # a difference of means a comparison formed
             row["exact"] = e["exact"]
+        elif isinstance(e.get("certified"), str):  # a ratio balls decided near a threshold
+            row["certified"] = e["certified"]
         if "statistic" in e:
             row.update(statistic=figure(e["statistic"]), statisticName=e["statisticName"])
             if "se" in e:  # the SE the statistic divides by, and its df (None: normal)
@@ -319,6 +330,9 @@ def analysis_rows(rules, res) -> list[dict[str, Any]]:
         formed = res.results[a.id].extra.get("exact")  # a mean's exact value a rule formed
         if isinstance(formed, str) and "estimate" not in (row.get("exact") or {}):
             row["exact"] = {**(row.get("exact") or {}), "estimate": formed}
+        near = res.results[a.id].extra.get("certified")  # a ratio balls decided, as a decimal
+        if isinstance(near, str) and "estimate" not in (row.get("exact") or {}):
+            row["certified"] = {"estimate": near}
         row["adjustedP"] = full(res.results[a.id].adjusted_p)
         if a.family is not None:
             row["family"] = a.family

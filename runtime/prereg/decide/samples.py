@@ -192,15 +192,23 @@ def _record_exact(figure, extra: dict) -> None:
     row (``extra["exact"]``, ``p/q``), so that every report of that comparison decides it on
     the figure the verdict used. A figure decided by balls (a ratio of geometric means) has no
     fraction to form; when a comparison finds it equal to its threshold, the threshold is its
-    exact value, and is written so."""
+    exact value, and is written so; when balls find it strictly on one side, a decimal inside
+    every deciding ball is written (``extra["certified"]``), on the side the verdict took
+    whichever side its float reads."""
     inner = figure.exact
     if inner is None:
         if figure.ball is not None:
+            from prereg.stats.compare import decimal_text, representative, tie
 
-            def tie(t: Fraction) -> None:
-                extra.setdefault("exact", f"{t.numerator}/{t.denominator}")
+            def on_ball(f) -> None:
+                t = tie(f)
+                if t is not None:
+                    extra.setdefault("exact", f"{t.numerator}/{t.denominator}")
+                    extra.pop("certified", None)
+                elif "exact" not in extra:
+                    extra["certified"] = decimal_text(representative(f))
 
-            figure.on_tie = tie
+            figure.on_ball = on_ball
         return
     kept: list[Fraction] = []
 

@@ -540,6 +540,16 @@ def _fmt(x) -> str:
     return str(x)
 
 
+def _no_truth_lines(rows) -> list[str]:
+    """A line under a table per figure without a truth, saying why."""
+    out = [
+        f"- `{r['id']}` has no truth here: {r['truthUndefined']}."
+        for r in rows
+        if r.get("truthUndefined")
+    ]
+    return [*out, ""] if out else []
+
+
 def markdown(doc: Mapping[str, Any]) -> str:
     """DIAGNOSE.md: the claims, then each condition's verdict shares, gates and contrasts."""
     lines = [
@@ -645,6 +655,7 @@ def markdown(doc: Mapping[str, Any]) -> str:
                     f" {_fmt(c.get('rmse'))} | {_fmt(cov)} | {_fmt(raw)} | {_fmt(adj)} |"
                 )
             lines.append("")
+            lines += _no_truth_lines(s["contrasts"])
         if s.get("analyses"):
             lines += [
                 "| analysis | method | mean estimate | truth | bias | RMSE | coverage |"
@@ -661,6 +672,7 @@ def markdown(doc: Mapping[str, Any]) -> str:
                     f" {_fmt(cov)} | {_fmt(raw)} | {_fmt(adj)} |"
                 )
             lines.append("")
+            lines += _no_truth_lines(s["analyses"])
         if s["estimates"]:
             lines += ["| estimate | truth | bias | RMSE | coverage |", "|---|---|---|---|---|"]
             for e in s["estimates"]:
@@ -670,4 +682,5 @@ def markdown(doc: Mapping[str, Any]) -> str:
                     f" {_fmt(e.get('rmse'))} | {_fmt(cov)} |"
                 )
             lines.append("")
+            lines += _no_truth_lines(s["estimates"])
     return "\n".join(lines).rstrip("\n") + "\n"

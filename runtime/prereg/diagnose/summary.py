@@ -23,8 +23,9 @@ figures are rounded half-up to :data:`DECIMALS` decimals.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -71,9 +72,17 @@ _AGREEMENT = (
     "gwet-ac1",
     "fleiss-kappa",
     "krippendorff-alpha",
+    "intraclass-correlation",
+    "fleiss-kappa-bootstrap",
+    "krippendorff-alpha-bootstrap",
 )
 #: Agreement over any number of raters (the others compare two).
 _MANY_RATERS = ("fleiss-kappa", "krippendorff-alpha")
+#: The agreement figures with a bootstrap interval: the truth of the figure they estimate.
+_BOOTSTRAPPED = {
+    "fleiss-kappa-bootstrap": "fleiss-kappa",
+    "krippendorff-alpha-bootstrap": "krippendorff-alpha",
+}
 
 #: The analyses of a confidence metric whose truth :meth:`_Truths.confidence` works out.
 _CONFIDENCE_FIGURES = {
@@ -300,8 +309,18 @@ class _Truths:
             )
         if a.method == "pass-at-k" and metric is not None:
             return self.pass_at_k(a)
+        if a.method == "majority-vote" and getattr(a, "of", None) is not None:
+            return self.majority_vote(a)
+        if a.method == "design-effect" and metric is not None:
+            return self.design_effect(a)
         if a.method in _AGREEMENT:
             return self.agreement(a)
+        if a.method == "brier-score-difference" and metric is not None:
+            # pairing moves no row's expectation: the difference of the arms' Brier truths
+            what = f"analysis {a.id}"
+            return self.confidence("brier", metric, a.a, what) - self.confidence(
+                "brier", metric, a.b, what
+            )
         if a.method in _CONFIDENCE_FIGURES and metric is not None and getattr(a, "of", None):
             options = getattr(a, "options", {}) or {}
             return self.confidence(
@@ -317,25 +336,23 @@ class _Truths:
     def pass_at_k(self, a) -> float:
         """pass@k's truth over the cells of ``a.of``, weighted by their observed rows: per cell
         E[1 − (1 − p)^k] for the problems of the level named by ``a.unit`` (the innermost
-        cluster level; without levels each sample on its own), p's mean the cell's rate."""
+        cluster level; without levels each sample on its own), p's mean the cell's rate; with a
+        level inside the problems, :meth:`_pass_at_k_nested`."""
         from prereg.decide import scenarios as registered
 
-        from .truths import pass_at_k
+        from .truths import NoTruth, pass_at_k
 
         what = f"analysis {a.id}"
         sums = self.proportions(a.metric)
         if sums is None or getattr(a, "of", None) is None:
-            return math.nan
+            raise NoTruth("the metric's chance of a hit has no closed form under this scenario")
         levels = registered.cluster_levels(self.scenario) if self.scenario is not None else []
-        fields = [str(lv["field"]) for lv in levels]
         icc, beta = 0.0, False
+        fields = [str(lv["field"]) for lv in levels]
+        if str(a.unit) in fields[:-1]:
+            return self._pass_at_k_nested(a, sums, levels, fields.index(str(a.unit)))
         if levels:
-            if fields[-1] != str(a.unit):
-                return math.nan  # problems are not the innermost level of clusters
-            icc = math.fsum(float(lv["correlation"]) for lv in levels)
-            beta = registered.level_distribution(levels[-1]) == "beta"
-            if beta and len(levels) > 1:
-                return math.nan
+            icc, beta = self._problem_chance(str(a.unit), levels)
         with np.errstate(invalid="ignore", divide="ignore"):
             rate = sums[0] / sums[1]
         k = int(a.options["k"])
@@ -344,50 +361,462 @@ class _Truths:
         for g in np.flatnonzero(w > 0).tolist():
             r = float(rate[g])
             if math.isnan(r) or (icc > 0 and abs(r - float(self.cond.rate[g])) > 1e-12):
-                return math.nan  # a sample's chance is not the scenario's rate
+                raise NoTruth(
+                    "a sample's chance of a hit is not the scenario's rate (the metric reads more"
+                    " than the outcome), so the problems' law of it is not registered"
+                )
             total += float(w[g]) * pass_at_k(r, k, icc=icc, beta=beta)
         return total / float(w.sum()) if w.sum() > 0 else math.nan
 
-    def agreement(self, a) -> float:
-        """The agreement of the raters of a ``ratings`` scenario: its raters are the
-        observation field's allowed values (each item rated by each), or, with no rater of
-        its own, any raters alike."""
+    def _pass_at_k_nested(self, a, sums, levels, at: int) -> float:
+        """pass@k's truth when one cluster level lies inside the problems (level ``at``): the
+        mean over the problems of ``a.of`` of :func:`.truths.pass_at_k_nested`, each problem's
+        samples split into its inner clusters as the registered layout splits them (fixed
+        sizes), at its cell's rate."""
         from prereg.decide import scenarios as registered
 
-        from .truths import agreement
+        from .truths import NoTruth, pass_at_k_nested
+
+        inside = levels[at + 1 :]
+        if len(inside) > 1:
+            raise NoTruth(
+                f"more than one cluster level lies inside the problems ({a.unit}): not worked out"
+            )
+        if any(registered.level_distribution(lv) == "beta" for lv in levels):
+            raise NoTruth("a beta level beside other levels has no registered joint law")
+        outer = math.fsum(float(lv["correlation"]) for lv in levels[: at + 1])
+        inner = float(inside[0]["correlation"])
+        problem_of = self.row_values(str(a.unit))
+        cluster_of = self.row_values(str(inside[0]["field"]))
+        cells = np.asarray(self.design.rows.table.cell)
+        chosen = self.mask(a.of, f"analysis {a.id}")  # groups are cells here
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = sums[0] / sums[1]
+        problems: dict[Any, dict[Any, int]] = {}
+        cell_of: dict[Any, int] = {}
+        owner: dict[Any, Any] = {}
+        for i in np.flatnonzero(chosen[cells] > 0).tolist():
+            u, c = problem_of[i], (int(cells[i]), cluster_of[i])
+            if owner.setdefault(c, u) != u:
+                raise NoTruth(f"an inner cluster of {inside[0]['field']!r} spans two problems")
+            per = problems.setdefault(u, {})
+            per[c] = per.get(c, 0) + 1
+            cell_of[u] = int(cells[i])
+        if not problems:
+            raise NoTruth("the selection has no rows")
+        k = int(a.options["k"])
+        done: dict[tuple, float] = {}
+        total = 0.0
+        for u, per in problems.items():
+            g = cell_of[u]
+            r = float(rate[g])
+            if math.isnan(r) or abs(r - float(self.cond.rate[g])) > 1e-12:
+                raise NoTruth(
+                    "a sample's chance of a hit is not the scenario's rate (the metric reads more"
+                    " than the outcome), so the problems' law of it is not registered"
+                )
+            key = (r, tuple(sorted(per.values())))
+            if key not in done:
+                done[key] = pass_at_k_nested(r, k, outer, inner, key[1])
+            total += done[key]
+        return total / len(problems)
+
+    def _problem_chance(self, unit: str, levels) -> tuple[float, bool]:
+        """(latent intraclass correlation, beta) of a problem's chance of a right sample, the
+        problems being the clusters of ``unit``: the innermost cluster level, whose chance
+        every level around it moves too (NoTruth otherwise, with the reason)."""
+        from prereg.decide import scenarios as registered
+
+        from .truths import NoTruth
+
+        fields = [str(lv["field"]) for lv in levels]
+        if unit not in fields:
+            raise NoTruth(
+                f"the problems ({unit}) are not a cluster level of the scenario"
+                f" ({', '.join(fields)}), so their chance of a right sample is not registered"
+            )
+        if fields[-1] != unit:
+            raise NoTruth(
+                f"the problems ({unit}) are not the innermost cluster level (inside them:"
+                f" {', '.join(fields[fields.index(unit) + 1 :])}): a problem's samples are not"
+                " alike given its chance, so the estimator's expectation depends on how its"
+                " samples fall into the inner clusters and is no property of the problems"
+            )
+        beta = registered.level_distribution(levels[-1]) == "beta"
+        if beta and len(levels) > 1:
+            raise NoTruth("a beta level beside other levels has no registered joint law")
+        return math.fsum(float(lv["correlation"]) for lv in levels), beta
+
+    def row_values(self, field: str) -> list:
+        """Each registered row's value of ``field`` (the drawn rows' table, in order): a column
+        of the item manifest, or a field the scenario lays out with fixed cluster sizes
+        (NoTruth when the sizes are drawn at random or the field has no value per row)."""
+        from prereg.engines.factorial.draws import _has
+        from prereg.engines.factorial.structure import Layout, applies
+
+        from .truths import NoTruth
+
+        model = getattr(self.design, "rows", None)
+        table = getattr(model, "table", None)
+        if table is None:
+            raise NoTruth("the study's rows are not drawn one by one (no row table)")
+        if field in table.columns:
+            return list(table.columns[field])
+        sc = self.scenario
+        if sc is None or not applies(model.config, sc):
+            raise NoTruth(f"{field!r} is not a column of the item manifest")
+        layout = Layout(model.config, sc, table, _has(model.config, "items"))
+        for lv in layout.laid:
+            size = lv["size"]
+            if size.get("mean") is not None or int(size["low"]) != int(size["high"]):
+                raise NoTruth(
+                    f"the clusters of {lv['field']!r} have sizes drawn at random, so how many rows"
+                    " share one varies from study to study"
+                )
+        import numpy as np
+
+        laid, fields = layout.lay_out(np.random.default_rng(0))
+        try:
+            return layout.field_values(laid, fields, field)
+        except Exception as e:  # UserError: no value per row
+            raise NoTruth(str(e)) from None
+
+    def fixed_values(self, field: str) -> list:
+        """Each registered row's value of a field the scenario does not vary: a number every
+        row's value entry draws without spread (a uniform entry of no width, sd 0), the same
+        whatever the outcome, as the engine draws it (:func:`latent_values` at any latent);
+        else :meth:`row_values`."""
+        from prereg.engines.factorial.draws import _entries_of, latent_values
+
+        from .truths import NoTruth
+
+        model = self.design.rows
+        entries = dict(model.writer(self.cond.scenario).values).get(field)
+        if entries is None:
+            return self.row_values(field)
+        integer = model.writer(self.cond.scenario).integer.get(field, False)
+        which = _entries_of(model.table.cells, field, entries)
+        per_cell = []
+        for c in range(len(model.table.cells)):
+            got = set()
+            for j in {int(x) for x in which[c]}:
+                v = entries[j] if j >= 0 else None
+                if v is None:
+                    got.add(None)
+                    continue
+                flat = (v["distribution"] == "uniform" and float(v["low"]) == float(v["high"])) or (
+                    v["distribution"] != "uniform" and float(v.get("sd") or 0.0) == 0.0
+                )
+                if not flat:
+                    raise NoTruth(f"the scenario draws {field!r} at random, not as a fixed value")
+                got.add(float(latent_values(v, np.zeros(1), integer)[0]))
+            if len(got) != 1:
+                raise NoTruth(f"{field!r} differs between right and wrong rows of a cell")
+            per_cell.append(got.pop())
+        return [per_cell[int(c)] for c in np.asarray(model.table.cell).tolist()]
+
+    def majority_vote(self, a) -> float:
+        """The accuracy of a majority vote over each problem's registered samples, averaged
+        over the problems of ``a.of`` (each problem's samples all observed: missing samples
+        change the vote, which shows as bias).  The answers are the outcome (``rating`` the
+        scenario's outcome field: a sample's answer is right with the problem's chance, under
+        the clusters of :meth:`_problem_chance`; :func:`.truths.binary_vote`) or a ``ratings``
+        entry's labels (the problem's true category from the prevalence, its samples' answers
+        drawn alike from the confusion row: :func:`.truths.majority_vote`); the correct answer
+        ``truth`` a column of the item manifest."""
+        from prereg.decide import scenarios as registered
+
+        from .truths import NoTruth, binary_vote, majority_vote
+
+        sc, cond = self.scenario, self.cond
+        if sc is None:
+            raise NoTruth("the scenario is not drawn row by row")
+        if float(cond.failed_attempt_rate) > 0:
+            raise NoTruth("failed first attempts change which samples count")
+        tie = str((getattr(a, "options", {}) or {}).get("tie_break"))
+        gold_of = self.fixed_values(str(a.truth))
+        units = self.row_values(str(a.unit))
+        cells = np.asarray(self.design.rows.table.cell)
+        chosen = self.mask(a.of, f"analysis {a.id}")
+        problems: dict[Any, list] = {}  # unit -> [cell, samples, gold]
+        for i in np.flatnonzero(chosen[cells] > 0).tolist():
+            got = problems.setdefault(units[i], [int(cells[i]), 0, gold_of[i]])
+            got[1] += 1
+        if not problems:
+            raise NoTruth("the selection has no rows")
+        outcome = sc.get("outcome")
+        ratings = sc.get("ratings")
+        credit = []
+        if outcome is not None and str(a.rating) == str(outcome):
+            if sc.get("calibration"):
+                raise NoTruth("the outcome follows drawn confidences (calibration)")
+            levels = registered.cluster_levels(sc)
+            icc, beta = self._problem_chance(str(a.unit), levels) if levels else (0.0, False)
+            for cell, n, gold in problems.values():
+                if gold is None or not (gold == True or gold == False):  # noqa: E712
+                    credit.append(0.0)  # no answer a sample gives is the correct one
+                    continue
+                rate = float(cond.rate[cell])
+                credit.append(binary_vote(n, rate, gold == True, tie, icc=icc, beta=beta))  # noqa: E712
+        elif ratings is not None:
+            ratings, cats, base, own = self._ratings(a)
+            if own or base is None:
+                raise NoTruth(
+                    "the samples' answers follow raters of their own, not one confusion matrix"
+                )
+            prevalence = [float(x) for x in ratings["prevalence"]]
+            for _, n, gold in problems.values():
+                at = next((j for j, c in enumerate(cats) if c == gold), None)
+                credit.append(
+                    math.fsum(
+                        pt * majority_vote(n, base[t], at, tie)
+                        for t, pt in enumerate(prevalence)
+                        if pt > 0
+                    )
+                )
+        else:
+            raise NoTruth(
+                f"the scenario draws neither its outcome nor ratings into {a.rating!r}, the"
+                " samples' answers"
+            )
+        return math.fsum(credit) / len(credit)
+
+    def design_effect(self, a) -> float:
+        """1 + (m − 1)·ICC (:func:`.truths.design_effect`): the ICC of the metric's number
+        within the clusters of ``a.cluster`` (:func:`.truths.value_icc` at the latent
+        correlation of the scenario's cluster levels, the cluster field the innermost level; no
+        levels: 0) and m the expected cluster size the method uses, from the clusters' rows
+        in the registered layout and each cell's observed rows."""
+        from prereg.decide import scenarios as registered
+        from prereg.engines.factorial.draws import _entries_of
+
+        from .truths import NoTruth, design_effect
+
+        sc, cond, model = self.scenario, self.cond, getattr(self.design, "rows", None)
+        config = getattr(model, "config", None)
+        if sc is None or config is None:
+            raise NoTruth("the scenario is not drawn row by row")
+        if config.get("units"):
+            raise NoTruth("the study registers units, whose include rules may drop clusters")
+        if float(cond.failed_attempt_rate) > 0:
+            raise NoTruth("failed first attempts change which rows count")
+        if sc.get("calibration"):
+            raise NoTruth("the number follows drawn confidences (calibration)")
+        found = next((m for m in config.get("metrics") or () if m.get("id") == a.metric), None)
+        comp = (found or {}).get("compute") or {}
+        field = comp.get("field")
+        if comp.get("kind") not in ("mean", "geometric_mean") or field is None:
+            raise NoTruth("the metric is not a mean of a drawn number")
+        if comp.get("where") or any(
+            c.get("field") != field or c.get("op") != "not_null" for c in comp.get("among") or ()
+        ):
+            raise NoTruth("the metric keeps rows by conditions other than its number being there")
+        writer = model.writer(cond.scenario)
+        entries = dict(writer.values).get(str(field))
+        if entries is None:
+            raise NoTruth(f"the scenario draws no {field!r}")
+        if writer.integer.get(str(field)):
+            raise NoTruth(f"{field!r} is whole-numbered: the drawn numbers are rounded")
+        which = _entries_of(model.table.cells, str(field), entries)
+        levels = registered.cluster_levels(sc)
+        fields = [str(lv["field"]) for lv in levels]
+        if levels and fields[-1] != str(a.cluster):
+            raise NoTruth(
+                f"the clusters ({a.cluster}) are not the scenario's innermost cluster level"
+                f" ({', '.join(fields)}): rows of one cluster are correlated unequally"
+            )
+        rho = math.fsum(float(lv["correlation"]) for lv in levels)
+        table = model.table
+        options = getattr(a, "options", {}) or {}
+        drawn = self._drawn_sizes(a, levels, entries, which, rho, options)
+        if drawn is not None:
+            return drawn
+        clusters_of = self.row_values(str(a.cluster))
+        cells = np.asarray(table.cell)
+        registered_rows = np.bincount(cells, minlength=len(table.cells))
+        arms, icc_value = self._arm_entries(a, entries, which, rho)
+        clusters: dict[tuple, dict[int, int]] = {}
+        for arm, arm_cells in enumerate(arms):
+            for i in np.flatnonzero(np.isin(cells, arm_cells)).tolist():
+                per = clusters.setdefault((arm, clusters_of[i]), {})
+                per[int(cells[i])] = per.get(int(cells[i]), 0) + 1
+        own = levels and not levels[-1].get("shared") and str(a.cluster) not in table.columns
+        if own and any(len(per) > 1 for per in clusters.values()):
+            raise NoTruth(
+                f"clusters of different cells share a name of {a.cluster!r} (numbered alike in"
+                " each cell) but draw their own latents, so the analysis pools unrelated rows"
+            )
+        parts = [
+            [(c, size, int(registered_rows[c]), int(cond.kept[c])) for c, size in per.items()]
+            for per in clusters.values()
+        ]
+        return design_effect(
+            icc_value, parts, str(options.get("cluster_size")), str(options.get("negative_icc"))
+        )
+
+    def _arm_entries(self, a, entries, which, rho: float) -> tuple[list[list[int]], float]:
+        """(each arm's cells, the ICC of their number): one value entry per arm, the arms'
+        ICCs alike (NoTruth otherwise)."""
+        from .truths import NoTruth, value_icc
+
+        sides = [s for s in (getattr(a, "of", None), getattr(a, "a", None), a_b(a)) if s]
+        arms, iccs = [], set()
+        for side in sides:
+            chosen = self.mask(side, f"analysis {a.id}")  # groups are cells here
+            arm_cells = np.flatnonzero(chosen > 0).tolist()
+            used = {int(which[c, 0]) for c in arm_cells}
+            if self.scenario.get("outcome") is not None:
+                used |= {int(which[c, 1]) for c in arm_cells}
+            if len(used) != 1 or -1 in used:
+                raise NoTruth(
+                    "the rows of one arm draw the number from more than one entry (by cell or"
+                    " outcome), so its clusters' means differ by more than the clusters"
+                )
+            iccs.add(round(value_icc(entries[used.pop()], rho), 12))
+            arms.append(arm_cells)
+        if len(iccs) != 1:
+            raise NoTruth("the arms' numbers have different ICCs, which the pooled ANOVA mixes")
+        return arms, iccs.pop()
+
+    def _drawn_sizes(self, a, levels, entries, which, rho: float, options) -> float | None:
+        """The design effect when the clusters are the one laid-out level and their sizes are
+        drawn at random (uniform or Poisson, not shared): ``size-weighted`` m = Σ over the arms'
+        cells of E[Σ m_g²] (:func:`.truths.expected_square_sizes` thinned by the observed rows,
+        :func:`.truths.thinned_square`) over N; None where the sizes are fixed or the field is
+        not laid out (the layout then gives the clusters)."""
+        from prereg.engines.factorial.draws import _has
+        from prereg.engines.factorial.structure import Layout
+
+        from .truths import NoTruth, expected_square_sizes, thinned_square
+
+        model, cond = self.design.rows, self.cond
+        if not levels or str(a.cluster) in model.table.columns:
+            return None
+        layout = Layout(model.config, self.scenario, model.table, _has(model.config, "items"))
+        lv = levels[-1]
+        size = lv.get("size") or {}
+        if size.get("mean") is None and int(size.get("low", 0)) == int(size.get("high", 0)):
+            return None
+        if len(layout.laid) != 1 or layout.laid[0] is not lv:
+            raise NoTruth(
+                f"the clusters of {lv['field']!r} have sizes drawn at random inside other"
+                " laid-out clusters: their expected size is not worked out"
+            )
+        if lv.get("shared"):
+            raise NoTruth(
+                f"the clusters of {lv['field']!r} have sizes drawn at random and shared by the"
+                " cells: their expected size is not worked out"
+            )
+        if str(options.get("cluster_size")) == "mean":
+            raise NoTruth(
+                f"the clusters of {lv['field']!r} have sizes drawn at random, so the number of"
+                " clusters G, and N/G, varies from study to study"
+            )
+        arms, icc_value = self._arm_entries(a, entries, which, rho)
+        if layout.types.get(str(a.cluster)) == "integer" and any(len(c) > 1 for c in arms):
+            raise NoTruth(
+                f"clusters of different cells share a name of {a.cluster!r} (numbered alike in"
+                " each cell) but draw their own latents, so the analysis pools unrelated rows"
+            )
+        rows = np.bincount(np.asarray(model.table.cell), minlength=len(model.table.cells))
+        square = n = 0.0
+        for c in sorted({c for cells in arms for c in cells}):
+            total, kept = int(rows[c]), int(cond.kept[c])
+            square += thinned_square(total, kept, expected_square_sizes(total, size))
+            n += kept
+        if n <= 0:
+            raise NoTruth("the selection observes no rows")
+        if str(options.get("negative_icc")) == "truncate":
+            icc_value = max(icc_value, 0.0)
+        return 1.0 + (square / n - 1.0) * icc_value
+
+    def _ratings(self, a) -> tuple[Mapping[str, Any], list, np.ndarray, dict]:
+        """(the scenario's ratings entry, its categories, the base confusion matrix, each
+        rater's own matrix) for an analysis of its labels (NoTruth when it draws none)."""
+        from prereg.decide import scenarios as registered
+
+        from .truths import NoTruth
 
         sc = self.scenario
         ratings = None if sc is None else sc.get("ratings")
-        if ratings is None or str(a.rating) != str(ratings["field"]):
-            return math.nan
+        if ratings is None:
+            raise NoTruth("the scenario draws no ratings (no `ratings` entry)")
+        if str(a.rating) != str(ratings["field"]):
+            raise NoTruth(
+                f"the scenario's ratings are written into {ratings['field']!r}, not into the"
+                f" analysis' rating field {a.rating!r}"
+            )
         if str(a.unit) != str(ratings["item"]):
-            return math.nan
-        options = getattr(a, "options", {}) or {}
-        if a.method == "cohens-kappa" and options.get("weights") not in (None, "none"):
-            return math.nan
-        if a.method == "krippendorff-alpha" and options.get("level_of_measurement") not in (
-            None,
-            "nominal",
-        ):
-            return math.nan  # distances between ordered labels: not worked out here
+            raise NoTruth(
+                f"the scenario's rated item is {ratings['item']!r}, not the analysis' unit"
+                f" {a.unit!r}"
+            )
         cats = list(ratings["categories"])
-        if [int(c) for c in options.get("categories") or cats] != [int(c) for c in cats]:
-            return math.nan
         k = len(cats)
         base = registered.confusion_matrix(ratings, k)
         own = {
             str(r["value"]): registered.confusion_matrix(r, k) for r in ratings.get("raters") or ()
         }
-        raters = self._raters(str(a.rater)) if own or a.method not in _MANY_RATERS else None
+        return ratings, cats, base, own
+
+    def _matrices(self, a, base, own, many: bool, k_matters: bool) -> list:
+        """The confusion matrix of each rater of an item: the rater field's allowed values,
+        each with its own matrix or the scenario's; raters alike and no list of them: two
+        (enough where the number of raters does not change the figure, ``k_matters`` False)."""
+        from .truths import NoTruth
+
+        raters = self._raters(str(a.rater)) if own or not many or k_matters else None
         if raters is None and own:
-            return math.nan
-        if raters is None:
-            matrices = [base, base]
-        else:
-            matrices = [own.get(str(r), base) for r in raters]
+            raise NoTruth(
+                f"raters have their own confusion matrices but the rater field {a.rater!r} lists"
+                " no allowed values, so the raters of an item are not known"
+            )
+        if raters is None and k_matters:
+            raise NoTruth(
+                f"the number of raters per item is not registered (the rater field {a.rater!r}"
+                " lists no allowed values)"
+            )
+        matrices = [base, base] if raters is None else [own.get(str(r), base) for r in raters]
         if any(m is None for m in matrices):
-            return math.nan
-        return agreement(a.method, ratings["prevalence"], matrices)
+            raise NoTruth("a rater has neither an accuracy nor a confusion matrix")
+        return matrices
+
+    def agreement(self, a) -> float:
+        """The agreement of the raters of a ``ratings`` scenario: its raters are the
+        observation field's allowed values (each item rated by each), or, with no rater of
+        its own, any raters alike; the intraclass correlation and Krippendorff's alpha over
+        ordered labels read the categories as numbers (:func:`.truths.icc`,
+        :func:`.truths.krippendorff`)."""
+        from .truths import NoTruth, agreement, icc, krippendorff
+
+        ratings, cats, base, own = self._ratings(a)
+        method = _BOOTSTRAPPED.get(a.method, a.method)
+        options = getattr(a, "options", {}) or {}
+        if method == "cohens-kappa" and options.get("weights") not in (None, "none"):
+            raise NoTruth("weighted Cohen's kappa: its truth is not worked out")
+        level = options.get("level_of_measurement")
+        numeric = method == "intraclass-correlation" or level not in (None, "nominal")
+        if numeric:
+            if any(isinstance(c, bool) or not isinstance(c, (int, float)) for c in cats):
+                raise NoTruth("the scenario's categories are not numbers")
+        elif [int(c) for c in options.get("categories") or cats] != [int(c) for c in cats]:
+            raise NoTruth("the analysis' categories differ from the scenario's")
+        form = str(options.get("form") or "")
+        matrices = self._matrices(
+            a,
+            base,
+            own,
+            method in (*_MANY_RATERS, "intraclass-correlation"),
+            method == "intraclass-correlation" and form.endswith("k"),
+        )
+        if method == "intraclass-correlation":
+            return icc(form, ratings["prevalence"], matrices, cats)
+        if method == "krippendorff-alpha" and numeric:
+            return krippendorff(str(level), ratings["prevalence"], matrices, cats)
+        got = agreement(method, ratings["prevalence"], matrices)
+        if math.isnan(got):
+            raise NoTruth(f"{method} needs two raters per item under this scenario")
+        return got
 
     def _raters(self, field: str) -> list | None:
         """The rater values of ``field``: the observation contract's allowed values."""
@@ -399,6 +828,11 @@ class _Truths:
                 if f.get("name") == field and f.get("allowed"):
                     return sorted(f["allowed"], key=lambda v: (str(type(v)), v))
         return None
+
+
+def a_b(a):
+    """An analysis' second arm (None for one sample)."""
+    return getattr(a, "b", None) if getattr(a, "a", None) is not None else None
 
 
 def truths(plan: Plan, condition: int) -> tuple[dict[str, float], dict[str, float]]:
@@ -417,10 +851,68 @@ def truths(plan: Plan, condition: int) -> tuple[dict[str, float], dict[str, floa
     return est, con
 
 
-def analysis_truths(plan: Plan, condition: int) -> dict[str, float]:
-    """Analysis id -> the truth of its estimate under a condition (NaN: none worked out)."""
+def metric_why(plan: Plan, metric: str) -> str:
+    """Why a metric's truth over a selection is not worked out under a scenario (the figure's
+    ``truthUndefined``)."""
+    found = plan.design.contributions.get(metric)
+    kind = None if found is None else found[0]
+    if kind in ("mean", "geometric_mean"):
+        return (
+            f"the expected value of mean metric {metric} has no closed form under this scenario"
+            " (its number is clipped by an `among` other than being there, read by the attempt"
+            " policy or a derived field, whole-numbered, drawn under a calibration curve or by"
+            " an entry without a closed-form expectation)"
+        )
+    if kind in ("coverage", "proportion"):
+        return (
+            f"the chance of a hit of metric {metric} follows more than the scenario's rate (a"
+            " drawn number or confidence, or the value of a cluster, item or rater field), which"
+            " has no closed form here"
+        )
+    if kind in ("ece", "auroc"):
+        return (
+            f"metric {metric}'s rows or positives are not simply the observed rows with a"
+            " confidence and their outcome, or its confidences are rounded or follow no"
+            " calibration entry"
+        )
+    return f"no truth is worked out for a metric of kind {kind}"
+
+
+def analysis_truths(plan: Plan, condition: int) -> tuple[dict[str, float], dict[str, str]]:
+    """(analysis id -> the truth of its estimate under a condition, NaN where none is worked
+    out; analysis id -> why not, for each NaN)."""
+    from .truths import NoTruth
+
     t = _Truths(plan, condition)
-    return {a.id: t.analysis(a) for a in getattr(plan.rules, "ANALYSES", ())}
+    got, why = {}, {}
+    for a in getattr(plan.rules, "ANALYSES", ()):
+        try:
+            got[a.id] = t.analysis(a)
+        except NoTruth as e:
+            got[a.id], why[a.id] = math.nan, str(e)
+        if math.isnan(got[a.id]) and a.id not in why:
+            why[a.id] = _no_truth(plan, a)
+    return got, why
+
+
+def _no_truth(plan: Plan, a) -> str:
+    """Why an analysis has no truth when nothing more specific was said."""
+    from .truths import ESTIMANDS
+
+    known = (
+        set(ESTIMANDS)
+        | set(_AGREEMENT)
+        | set(_CONFIDENCE_FIGURES)
+        | {"pass-at-k", "majority-vote", "design-effect"}
+    )
+    if a.method not in known:
+        return f"no estimand is worked out for method {a.method}"
+    if plan.path != "rows":
+        return "the truth is worked out on the row path only"
+    return (
+        f"the estimand of {a.method} has no closed form under this scenario (a drawn number or"
+        " rate it depends on is not modelled in closed form)"
+    )
 
 
 def _alpha(rules, c) -> tuple[float, str]:
@@ -509,10 +1001,15 @@ def summarize(plan: Plan, condition: int, blocks: Sequence) -> dict:
         {"id": e.id, "hypothesis": e.hypothesis, **figures(est[:, j, :3], t_est[e.id])}
         for j, e in enumerate(rules.ESTIMATES)
     ]
+    for e, row in zip(rules.ESTIMATES, estimates, strict=True):
+        if row["truth"] is None:
+            row["truthUndefined"] = metric_why(plan, e.metric)
     contrasts = []
     fam_hits: dict[str, np.ndarray] = {}
     for j, c in enumerate(rules.CONTRASTS):
         row = {"id": c.id, "hypothesis": c.hypothesis, **figures(con[:, j, :3], t_con[c.id])}
+        if row["truth"] is None:
+            row["truthUndefined"] = metric_why(plan, c.metric)
         lo, hi, p, adj = con[:, j, 1], con[:, j, 2], con[:, j, 3], con[:, j, 4]
         null = float(getattr(c, "margin", 0.0) or 0.0)
         with np.errstate(invalid="ignore"):
@@ -537,7 +1034,7 @@ def summarize(plan: Plan, condition: int, blocks: Sequence) -> dict:
     found_analyses = tuple(getattr(rules, "ANALYSES", ()))
     if found_analyses:
         ana = np.concatenate([b.analyses for b in blocks])
-        t_ana = analysis_truths(plan, condition)
+        t_ana, why_ana = analysis_truths(plan, condition)
         for j, a in enumerate(found_analyses):
             x = ana[:, j]
             # an infinite estimate (an odds ratio over a zero cell) is not averaged
@@ -558,6 +1055,8 @@ def summarize(plan: Plan, condition: int, blocks: Sequence) -> dict:
                 row.update({k: got[k] for k in ("truth", "bias", "biasMcSe", "rmse", "rmseMcSe")})
                 with_interval = ~(np.isnan(x[:, 1]) | np.isnan(x[:, 2]))
                 row["coverage"] = got["coverage"] if with_interval.any() else None
+            else:
+                row["truthUndefined"] = why_ana.get(a.id) or "not worked out"
             alpha, source = _analysis_alpha(rules, a)
             if alpha is not None:
                 with np.errstate(invalid="ignore"):

@@ -15,7 +15,9 @@ scenario, worked out from the scenario's registered words rather than simulated:
   the probit-normal problems of ``clusters`` (p = Φ((Φ⁻¹(r) − √R·v)/√(1 − R)), v standard
   normal, R the intraclass correlations of the problem's level and the levels around it) by
   quadrature over v; under ``beta`` problems (mean r, intraclass correlation ρ = 1/(a + b + 1))
-  in closed form, 1 − Π_{i<k} (b + i)/(a + b + i); without clusters 1 − (1 − r)^k;
+  in closed form, 1 − Π_{i<k} (b + i)/(a + b + i); without clusters 1 − (1 − r)^k; with one
+  cluster level inside the problems, over how k samples fall into its clusters
+  (:func:`pass_at_k_nested`);
 - agreement of raters (:func:`agreement`) under ``ratings``: each item's true category drawn
   from the prevalence π and rater r's label from its confusion matrix M_r, so two raters r, s
   agree with chance P_o = Σ_t π_t Σ_j M_r[t, j]·M_s[t, j] and give label j with chance
@@ -26,10 +28,18 @@ scenario, worked out from the scenario's registered words rather than simulated:
   Krippendorff's alpha (nominal) likewise (:func:`agreement`);
 - the ECE, AUROC and Brier score of a confidence under a ``calibration`` curve
   (:func:`calibration_truth`): the values they converge to as rows grow, over each cell's
-  confidence law (:class:`ConfidenceLaw`), by quadrature.
+  confidence law (:class:`ConfidenceLaw`), by quadrature;
+- the intraclass correlation (:func:`icc`) and Krippendorff's alpha over ordinal, interval
+  or ratio labels (:func:`krippendorff`) under ``ratings``: their large-sample values from
+  the labels' joint law;
+- majority vote (:func:`majority_vote` over categorical answers, :func:`binary_vote` over
+  right/wrong samples of probit-normal or beta problems): the accuracy of a vote over a
+  problem's registered samples;
+- the design effect (:func:`design_effect`): 1 + (m − 1)·ICC, the ICC of a drawn number
+  (:func:`value_icc`) and m the expected cluster size the method uses.
 
-A method or a scenario this module cannot work out gives NaN (reported as a null truth, with
-no bias or coverage).  The weights of several cells are their observed rows (a problem or item
+A truth that is not defined or not worked out under a scenario raises :class:`NoTruth` with
+the reason (or gives NaN): the report gives no truth, bias or coverage and says why.  The weights of several cells are their observed rows (a problem or item
 per cell in proportion to its rows).
 """
 
@@ -145,6 +155,46 @@ def pass_at_k(rate: float, k: int, *, icc: float = 0.0, beta: bool = False) -> f
 
     got, _ = integrate.quad(miss, -math.inf, math.inf, epsabs=1e-13, epsrel=1e-12, limit=200)
     return 1.0 - got
+
+
+def pass_at_k_nested(
+    rate: float, k: int, outer: float, inner: float, sizes: Sequence[int], nodes: int = 96
+) -> float:
+    """E[1 − C(n − c, k)/C(n, k)] of one problem whose n samples fall into inner clusters of
+    ``sizes``: z = √R·v + √ρ·u_j + √(1 − R − ρ)·e, v the problem's normal (R = ``outer``, the
+    correlations of its level and the levels around it), u_j its inner cluster's (ρ =
+    ``inner``), a sample passing when z < Φ⁻¹(rate).  The unbiased estimator's expectation is
+    the chance that k of the samples drawn without replacement include a pass (missing
+    samples at random leave it unchanged); the k fall into the inner clusters as counts
+    c_j with the multivariate hypergeometric chance Π_j C(s_j, c_j)/C(n, k), and given v the
+    clusters fail independently, each with chance g(v, c_j) = E_u[(1 − Φ((q − √R·v −
+    √ρ·u)/√(1 − R − ρ)))^c_j]: so 1 − ∫ φ(v) Σ_c Π_j C(s_j, c_j)/C(n, k)·g(v, c_j) dv, both
+    integrals by Gauss–Hermite quadrature (``nodes`` points)."""
+    from scipy.special import ndtr, ndtri
+
+    r, k = float(rate), int(k)
+    n = int(sum(sizes))
+    if k > n:
+        raise NoTruth(f"a problem has {n} samples, fewer than k = {k}")
+    if r <= 0.0 or r >= 1.0:
+        return 1.0 - (1.0 - r) ** k
+    x, w = np.polynomial.hermite_e.hermegauss(nodes)
+    w = w / w.sum()
+    q = float(ndtri(r))
+    rest = math.sqrt(max(1.0 - outer - inner, 0.0))
+    if rest <= 0.0:
+        raise NoTruth("the cluster levels' correlations add up to 1: no sample of its own")
+    fail = 1.0 - ndtr((q - math.sqrt(outer) * x[:, None] - math.sqrt(inner) * x[None, :]) / rest)
+    g = np.stack([(fail**c) @ w for c in range(k + 1)])  # (c, v)
+    total = math.comb(n, k)
+    miss = np.zeros(x.size)
+    for counts in _compositions(k, len(sizes)):
+        chance = 1
+        for s, c in zip(sizes, counts, strict=True):
+            chance *= math.comb(int(s), c)
+        if chance:
+            miss += chance / total * np.prod([g[c] for c in counts], axis=0)
+    return 1.0 - float(w @ miss)
 
 
 def agreement(
@@ -468,3 +518,353 @@ def _density(law: ConfidenceLaw, x: np.ndarray) -> np.ndarray:
         return _pdf((x - law.mean) / law.sd) / law.sd
     with np.errstate(divide="ignore"):
         return np.where(x > 0, _pdf((np.log(x) - law.mean) / law.sd) / (x * law.sd), 0.0)
+
+
+# -- why a truth is not worked out --------------------------------------------------------------
+
+
+class NoTruth(Exception):
+    """A truth that is not worked out under a scenario, with the reason the report gives."""
+
+
+# -- ratings: the intraclass correlation and Krippendorff's alpha over ordered labels ---------
+
+
+def _label_moments(prevalence, matrices, values):
+    """(mean vector m, covariance Σ) of the k raters' numeric labels of one item: each item's
+    true category t from the prevalence π, rater r's label from row t of M_r independently
+    given t, so E[Y_r | t] = M_r[t]·c, Var(Y_r) = Σ_t π_t M_r[t]·c² − m_r² and, r ≠ s,
+    Cov(Y_r, Y_s) = Σ_t π_t E[Y_r | t]·E[Y_s | t] − m_r·m_s (c the category values)."""
+    pi = np.asarray(prevalence, dtype=np.float64)
+    c = np.asarray(values, dtype=np.float64)
+    ms = [np.asarray(x, dtype=np.float64) for x in matrices]
+    given = np.stack([mat @ c for mat in ms])  # (raters, categories): E[Y_r | t]
+    m = given @ pi
+    cov = (given * pi) @ given.T - np.outer(m, m)
+    second = np.array([pi @ (mat @ (c * c)) for mat in ms])
+    np.fill_diagonal(cov, second - m * m)
+    return m, cov
+
+
+def icc(form: str, prevalence, matrices, values) -> float:
+    """The value a Shrout–Fleiss intraclass correlation (``form`` icc-1-1 ... icc-3-k)
+    converges to as items grow, k raters (one confusion matrix each, in any order) rating each
+    item with labels ``values``: the mean squares' limits from the labels' mean m and
+    covariance Σ (:func:`_label_moments`), C = I − J/k centring over raters:
+    BMS → 1ᵀΣ1/k, EMS → tr(CΣ)/(k − 1), WMS → EMS + S, JMS/n → S with S = mᵀCm/(k − 1)
+    (the raters' spread of means), put into the form's ratio (Shrout & Fleiss 1979, Table 1;
+    McGraw & Wong 1996): ICC(1,1) (BMS − WMS)/(BMS + (k − 1)WMS), ICC(2,1)
+    (BMS − EMS)/(BMS + (k − 1)EMS + k·S), ICC(3,1) (BMS − EMS)/(BMS + (k − 1)EMS),
+    ICC(1,k) (BMS − WMS)/BMS, ICC(2,k) (BMS − EMS)/(BMS + S), ICC(3,k) (BMS − EMS)/BMS.
+    NoTruth when the items' labels do not vary (BMS 0)."""
+    k = len(matrices)
+    if k < 2:
+        raise NoTruth("an intraclass correlation needs at least two raters per item")
+    m, cov = _label_moments(prevalence, matrices, values)
+    centre = np.eye(k) - np.full((k, k), 1.0 / k)
+    bms = float(cov.sum()) / k
+    ems = float(np.trace(centre @ cov)) / (k - 1)
+    spread = float(m @ centre @ m) / (k - 1)
+    wms = ems + spread
+    model, average = form[4], form.endswith("k")
+    if model == "1":
+        num, den = bms - wms, bms if average else bms + (k - 1) * wms
+    elif model == "2":
+        num = bms - ems
+        den = bms + spread if average else bms + (k - 1) * ems + k * spread
+    else:
+        num, den = bms - ems, bms if average else bms + (k - 1) * ems
+    if not den > 0:
+        raise NoTruth("the items' labels do not vary under the scenario (no between-item variance)")
+    return num / den
+
+
+def krippendorff(level: str, prevalence, matrices, values) -> float:
+    """The value Krippendorff's alpha converges to as items grow, every item rated by the
+    raters of ``matrices`` (missing ratings at random leave it unchanged: every rater and pair
+    of raters keeps its share): 1 − D_o/D_e with D_o = Σ_ck P̄(c, k)·δ²(c, k), P̄ the chance
+    of labels (c, k) from an ordered pair of two different raters of one item, averaged over
+    pairs (Σ_t π_t M_r[t, c]·M_s[t, k]), and D_e = Σ_ck p̄_c·p̄_k·δ²(c, k), p̄ the raters'
+    mean chance of each label; δ² as the estimator has it (Krippendorff 2011): nominal
+    [c ≠ k], ordinal (Σ_{g=c..k} p̄_g − (p̄_c + p̄_k)/2)² over the values in order (the
+    counts n_g of the estimator scaled by n, which cancels), interval (c − k)², ratio
+    ((c − k)/(c + k))²."""
+    pi = np.asarray(prevalence, dtype=np.float64)
+    ms = [np.asarray(x, dtype=np.float64) for x in matrices]
+    if len(ms) < 2:
+        raise NoTruth("Krippendorff's alpha needs at least two raters per item")
+    order = np.argsort(np.asarray(values, dtype=np.float64), kind="stable")
+    vals = np.asarray(values, dtype=np.float64)[order]
+    if level == "ratio" and (vals < 0).any():
+        raise NoTruth("ratio-level alpha needs non-negative values")
+    ms = [x[:, order] for x in ms]
+    pairs = np.zeros((len(vals), len(vals)))
+    count = 0
+    for r in range(len(ms)):
+        for s in range(len(ms)):
+            if r != s:
+                pairs += (ms[r].T * pi) @ ms[s]
+                count += 1
+    pairs /= count
+    pbar = np.mean([pi @ x for x in ms], axis=0)
+    if level == "nominal":
+        d2 = 1.0 - np.eye(len(vals))
+    elif level == "interval":
+        d2 = (vals[:, None] - vals[None, :]) ** 2
+    elif level == "ratio":
+        s = vals[:, None] + vals[None, :]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            d2 = np.where(s == 0, 0.0, ((vals[:, None] - vals[None, :]) / s) ** 2)
+    else:
+        cum = np.concatenate([[0.0], np.cumsum(pbar)])
+        lo = np.minimum.outer(np.arange(len(vals)), np.arange(len(vals)))
+        hi = np.maximum.outer(np.arange(len(vals)), np.arange(len(vals)))
+        d2 = (cum[hi + 1] - cum[lo] - (pbar[:, None] + pbar[None, :]) / 2) ** 2
+    observed = float((pairs * d2).sum())
+    expected = float((np.outer(pbar, pbar) * d2).sum())
+    if not expected > 0:
+        raise NoTruth("the labels do not vary under the scenario (no expected disagreement)")
+    return 1.0 - observed / expected
+
+
+# -- majority vote ------------------------------------------------------------------------------
+
+
+def _compositions(n: int, k: int):
+    """Every vector of k non-negative whole numbers summing to n."""
+    if k == 1:
+        yield (n,)
+        return
+    for first in range(n, -1, -1):
+        for rest in _compositions(n - first, k - 1):
+            yield (first, *rest)
+
+
+def vote_credit(counts: Sequence[int], gold: int, tie_break: str) -> float:
+    """The expected credit of a problem whose samples' answers have these ``counts`` (one per
+    answer) and whose correct answer is answer ``gold``: 1 when it alone has the most votes;
+    under a tie of t answers including it 0 (``wrong``), 1/t (``split``) or 1/t (``first``:
+    the samples in random order, each tied answer is equally likely to come first)."""
+    top = max(counts)
+    if counts[gold] != top:
+        return 0.0
+    tied = sum(1 for c in counts if c == top)
+    if tied == 1:
+        return 1.0
+    return 0.0 if tie_break == "wrong" else 1.0 / tied
+
+
+def majority_vote(n: int, probs: Sequence[float], gold: int | None, tie_break: str) -> float:
+    """The chance-weighted credit of a majority vote over ``n`` samples whose answers are drawn
+    independently with chances ``probs`` (one per answer), the correct answer being answer
+    ``gold`` (None: none of them, credit 0): Σ over the multinomial counts of their chance
+    times :func:`vote_credit`."""
+    p = [float(x) for x in probs]
+    if gold is None or n < 1:
+        return 0.0
+    total = 0.0
+    lg = math.lgamma(n + 1)
+    for counts in _compositions(n, len(p)):
+        if any(c and q <= 0 for c, q in zip(counts, p, strict=True)):
+            continue
+        log = lg + math.fsum(
+            c * math.log(q) - math.lgamma(c + 1) for c, q in zip(counts, p, strict=True) if c
+        )
+        total += math.exp(log) * vote_credit(counts, gold, tie_break)
+    return total
+
+
+def binary_vote(
+    n: int, rate: float, gold: bool, tie_break: str, *, icc: float = 0.0, beta: bool = False
+) -> float:
+    """E[credit] of a majority vote over ``n`` right/wrong samples of a problem whose chance p
+    of a right sample has mean ``rate``: constant, probit-normal with latent intraclass
+    correlation ``icc`` (quadrature over the problem's normal), or Beta of mean ``rate`` and
+    intraclass correlation ``icc`` (E[p^c(1 − p)^(n−c)] = B(a + c, b + n − c)/B(a, b)); the
+    correct answer is ``gold`` (True: a right sample's answer)."""
+    from scipy.special import betaln
+
+    credit = []
+    for c in range(n + 1):
+        counts = (c, n - c) if gold else (n - c, c)
+        credit.append(vote_credit(counts, 0, tie_break))
+    r = float(rate)
+    logc = [math.lgamma(n + 1) - math.lgamma(c + 1) - math.lgamma(n - c + 1) for c in range(n + 1)]
+
+    def given(p: float) -> float:
+        if p <= 0.0 or p >= 1.0:
+            c = n if p >= 1.0 else 0
+            return credit[c]
+        lp, lq = math.log(p), math.log1p(-p)
+        return math.fsum(
+            credit[c] * math.exp(logc[c] + c * lp + (n - c) * lq) for c in range(n + 1)
+        )
+
+    if r <= 0.0 or r >= 1.0 or icc <= 0.0:
+        return given(r)
+    if beta:
+        s = 1.0 / icc - 1.0
+        a, b = r * s, (1.0 - r) * s
+        return math.fsum(
+            credit[c] * math.exp(logc[c] + betaln(a + c, b + n - c) - betaln(a, b))
+            for c in range(n + 1)
+        )
+    from scipy import integrate
+    from scipy.special import ndtr, ndtri
+    from scipy.stats import norm
+
+    q = float(ndtri(r))
+    root, rest = math.sqrt(icc), math.sqrt(1.0 - icc)
+    got, _ = integrate.quad(
+        lambda v: given(float(ndtr((q - root * v) / rest))) * float(norm.pdf(v)),
+        -math.inf,
+        math.inf,
+        epsabs=1e-13,
+        epsrel=1e-12,
+        limit=200,
+    )
+    return got
+
+
+# -- the design effect ------------------------------------------------------------------------
+
+
+def value_icc(entry: Mapping[str, Any], rho: float) -> float:
+    """The intraclass correlation on the drawn scale of a number X of value entry ``entry``
+    drawn from a latent z whose two rows of one cluster have correlation ``rho``: normal
+    X = μ + σz, ρ; lognormal X = exp(μ + σz), (e^(σ²ρ) − 1)/(e^(σ²) − 1) (the lognormal's
+    covariance); uniform X = low + (high − low)·Φ(z), (6/π)·arcsin(ρ/2) (Pearson's correlation
+    of Φ of a bivariate normal pair).  NoTruth for an entry that clips, rounds or has no
+    spread."""
+    dist = str(entry.get("distribution"))
+    if entry.get("decimals") is not None:
+        raise NoTruth("the drawn numbers are rounded (decimals), which the ICC does not model")
+    if dist in ("normal", "lognormal") and (
+        entry.get("low") is not None or entry.get("high") is not None
+    ):
+        raise NoTruth("the drawn numbers are clipped (low/high), which the ICC does not model")
+    if dist == "uniform":
+        if not float(entry["high"]) > float(entry["low"]):
+            raise NoTruth("the drawn numbers do not vary (a uniform entry of no width)")
+        return 6.0 / math.pi * math.asin(rho / 2.0)
+    sd = float(entry.get("sd") or 0.0)
+    if sd <= 0:
+        raise NoTruth("the drawn numbers do not vary (sd 0)")
+    if dist == "normal":
+        return float(rho)
+    if dist == "lognormal":
+        return math.expm1(sd * sd * rho) / math.expm1(sd * sd)
+    raise NoTruth(f"no ICC is worked out for a {dist} entry")
+
+
+def hypergeometric_moments(total: int, size: int, kept: int) -> tuple[float, float]:
+    """(mean, variance) of how many of a cluster's ``size`` rows are among ``kept`` rows drawn
+    without replacement from ``total``."""
+    if total <= 0:
+        return 0.0, 0.0
+    mean = size * kept / total
+    if total == 1:
+        return mean, 0.0
+    var = mean * (total - size) / total * (total - kept) / (total - 1)
+    return mean, var
+
+
+def design_effect(
+    icc_value: float,
+    clusters: Sequence[Sequence[tuple[int, int, int, int]]],
+    cluster_size: str,
+    negative_icc: str,
+) -> float:
+    """1 + (m − 1)·ICC with m the expected cluster size the estimator uses: each cluster a list
+    of (cell, its rows in the cell, the cell's registered rows, its observed rows); its observed
+    size m_g is a sum of hypergeometric counts, so E[Σ m_g²] is exact and N = Σ kept fixed;
+    ``size-weighted`` m = E[Σ m_g²]/N; ``mean`` m = E[N/G], to first order in the chance s
+    that a cluster is left empty (NoTruth when s exceeds 10⁻⁵: N/G then varies with the empty
+    clusters)."""
+    icc_value = max(icc_value, 0.0) if negative_icc == "truncate" else icc_value
+    cells: dict[int, tuple[int, int]] = {}
+    square, empty = 0.0, 0.0
+    for parts in clusters:
+        mean = var = 0.0
+        none = 1.0
+        for cell, size, total, kept in parts:
+            cells[cell] = (total, kept)
+            mu, v = hypergeometric_moments(total, size, kept)
+            mean, var = mean + mu, var + v
+            none *= _none_kept(total, size, kept)
+        square += var + mean * mean
+        empty += none
+    n = float(sum(kept for _, kept in cells.values()))
+    if n <= 0 or not clusters:
+        raise NoTruth("the selection observes no rows")
+    if cluster_size == "mean":
+        g = len(clusters)
+        if empty > 1e-5 or (empty > 0 and g < 2):
+            raise NoTruth(
+                "missing rows can leave a cluster empty, so the mean cluster size N/G varies"
+                " from study to study"
+            )
+        # E[N/G] to first order in the chance s of an empty cluster (the error is of order
+        # s²·N/G, below 10⁻⁹ here)
+        m = n / g * (1.0 - empty) + (n / (g - 1) * empty if empty > 0 else 0.0)
+    else:
+        m = square / n
+    return 1.0 + (m - 1.0) * icc_value
+
+
+def _none_kept(total: int, size: int, kept: int) -> float:
+    """The chance that none of a cluster's ``size`` rows is among ``kept`` of ``total``."""
+    if size <= 0:
+        return 1.0
+    if total - size < kept:
+        return 0.0
+    return math.exp(
+        math.lgamma(total - size + 1)
+        - math.lgamma(total - size - kept + 1)
+        - math.lgamma(total + 1)
+        + math.lgamma(total - kept + 1)
+    )
+
+
+def size_chances(size: Mapping[str, Any]) -> tuple[np.ndarray, float]:
+    """(P(s) for s = 0, 1, ..., the chance left beyond the last) of a laid-out cluster's
+    registered size: uniform whole numbers from low to high, or 1 + Poisson(mean − 1) (its
+    support cut where less than 10⁻¹⁶ is left)."""
+    if size.get("mean") is None:
+        low, high = int(size["low"]), int(size["high"])
+        p = np.zeros(high + 1)
+        p[low:] = 1.0 / (high - low + 1)
+        return p, 0.0
+    from scipy.stats import poisson
+
+    lam = float(size["mean"]) - 1.0
+    top = int(poisson.isf(1e-16, lam)) + 2 if lam > 0 else 1
+    p = np.zeros(top + 2)
+    p[1 : top + 2] = poisson.pmf(np.arange(top + 1), lam)
+    return p, float(poisson.sf(top, lam))
+
+
+def expected_square_sizes(total: int, size: Mapping[str, Any]) -> float:
+    """E[Σ s_g²] over the clusters cutting ``total`` rows as the layout cuts them
+    (:func:`prereg.decide.scenarios.cluster_sizes`: sizes drawn one after another, the last
+    cut short where the rows end): f(0) = 0, f(R) = Σ_{s<R} P(s)·(s² + f(R − s)) + P(s ≥ R)·R²."""
+    p, _ = size_chances(size)  # the chance beyond the support is in ``rest`` below
+    f = np.zeros(int(total) + 1)
+    sizes = np.arange(p.size, dtype=np.float64)
+    for r in range(1, int(total) + 1):
+        short = p[1:r]  # sizes 1 .. r − 1 (and none of size 0: sizes are at least 1)
+        s = sizes[1:r]
+        rest = 1.0 - float(short.sum())
+        f[r] = float(short @ (s * s + f[r - s.astype(np.int64)])) + rest * r * r
+    return float(f[int(total)])
+
+
+def thinned_square(total: int, kept: int, squares: float) -> float:
+    """E[Σ m_g²] when ``kept`` of a cell's ``total`` rows are observed (drawn without
+    replacement) and its clusters' sizes s_g have E[Σ s_g²] = ``squares`` (Σ s_g = total):
+    E[m_g² | s_g] = s_g·p(1 − p)·R/(R − 1) + s_g²·(p² − p(1 − p)/(R − 1)), p = K/R."""
+    r, k = int(total), int(kept)
+    if r <= 1:
+        return float(k * k)
+    p = k / r
+    return r * p * (1 - p) * r / (r - 1) + squares * (p * p - p * (1 - p) / (r - 1))

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from prereg.reports.numbers import fmt, fmt_p
+from prereg.reports.numbers import fmt, fmt_p, written
 from prereg.reports.page import Figure
 from prereg.reports.verdicts import OPS, Comparison, comparisons, exact_figure
 
@@ -135,7 +135,7 @@ def _slug(text: str) -> str:
 def _threshold_words(comparison: Comparison) -> str:
     leaf = comparison.leaf
     said = f"{_WORDS[str(leaf.get('quantity'))]} {OPS.get(str(leaf.get('op')))}"
-    said += f" {fmt(float(leaf.get('value')))}"
+    said += f" {written(leaf.get('value'))}"
     said = f"not ({said})" if comparison.negated else said
     return f"{comparison.verdict or 'rule'}: {said}"
 
@@ -209,8 +209,12 @@ def plan(hypothesis: Mapping[str, Any], panel: Panel) -> Plan:
         elif quantity in COLUMNS:
             words = COLUMNS[quantity][0]
             heading = f"{'not ' if c.negated else ''}{words}\n{OPS.get(str(c.leaf['op']))}"
-            heading += f" {fmt(float(c.leaf['value']))}?"
-            cells = {i: (fmt_p(figure_value(rows[i], quantity)), meets(rows[i], c)) for i in idx}
+            heading += f" {written(c.leaf['value'])}?"
+            cells = {}
+            for i in idx:
+                x = figure_value(rows[i], quantity)
+                against = None if x is None else (x, c.leaf["value"], c.leaf.get("decimals"))
+                cells[i] = (fmt_p(x, against=against), meets(rows[i], c))
             columns.append(Column(heading, cells))
     margins: dict[tuple, list[int]] = {}
     for i, r in enumerate(rows):

@@ -110,6 +110,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                 for h, v in verdicts.items()
             ],
             markdown=frozenset({0, 2}),
+            stack=True,
         ),
         *decides.blocks(info.spec.get("hypotheses") or [], doc, verdicts),
         Heading("Gates"),

@@ -59,6 +59,9 @@ class Table:
     folded: str | None = (
         None  # fold the table under this summary line (HTML; a heading in Markdown)
     )
+    # a table of long text (HTML): on a narrow screen each row is a card, each cell a line under
+    # its column's name, instead of columns squeezed to a few characters
+    stack: bool = False
 
 
 @dataclass(frozen=True)

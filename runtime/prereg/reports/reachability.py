@@ -230,7 +230,8 @@ def _calibrator_note(
     folder: Path, step: Step, doc: Mapping[str, Any], m: Mapping[str, str]
 ) -> str | None:
     """Why calibrated accuracy is 0 or 1 in every cell, when the calibrator maps every score
-    below one half (its highest block's yes-rate is under 0.5: every calibrated answer is no)."""
+    below one half (its highest calibrated P(yes), (yes + 1)/(n + 2) of a block, is under 0.5:
+    every calibrated answer is no)."""
     given = step.option("--calibrator")
     cal = None
     if given:
@@ -239,7 +240,7 @@ def _calibrator_note(
     blocks = [b for b in (cal or {}).get("blocks") or [] if isinstance(b, Mapping) and b.get("n")]
     if not blocks:
         return None
-    top = max(b["yes"] / b["n"] for b in blocks)
+    top = max((b["yes"] + 1) / (b["n"] + 2) for b in blocks)  # as the calibrator maps a score
     if top >= 0.5:
         return None
     return (
@@ -273,7 +274,7 @@ def audit_figure(audit: Mapping[str, Any], name: str = "audit") -> Figure | None
             ax.legend(loc="lower right")
         ax.set_yticks(range(len(names)), names, fontsize=7.5)
         ax.set_xlim(0, 1.02)
-        ax.set_xlabel("best held-out accuracy of a cue-only learner")
+        ax.set_xlabel("best cross-validated balanced accuracy of a cue-only learner")
         ax.set_title(title)
         ax.grid(axis="y", visible=False)
         svg = plot.svg(fig, name, title)
@@ -281,9 +282,11 @@ def audit_figure(audit: Mapping[str, Any], name: str = "audit") -> Figure | None
         name,
         title,
         svg,
-        "Each bar is the best cross-validated accuracy any shortcut learner reached from surface"
-        " cues alone in that group. Green groups are gated and pass (below the limit), red"
-        " gated groups fail, grey groups are not gated (controls, which should be solvable).",
+        "Each bar is the best cross-validated balanced accuracy (the mean of the rates of yes and"
+        " no rows predicted right, as the audit rounds it) any shortcut learner reached from"
+        " surface cues alone in that group. Green groups are gated and pass (at or below the"
+        " limit), red gated groups fail (above it), grey groups are not gated (controls, which"
+        " should be solvable).",
     )
 
 
@@ -601,9 +604,16 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         )
         gates_ok = all(g.get("passed") for g in doc.get("gates", []))
         ok = steps_ok and gates_ok and audit_ok is not False
+        from prereg.engines.reachability.score_commands import incomplete_line
+
+        incomplete = incomplete_line(doc)
         status = (
             "every step ran; gates held" + ("" if audit_ok is not False else "; audit FAILS")
             if ok
+            else f"needs attention: incomplete: {incomplete}"
+            + ("; a step failed" if not steps_ok else "")
+            + ("; the shortcut audit failed" if audit_ok is False else "")
+            if incomplete
             else "needs attention: "
             + ("a step failed" if not steps_ok else "a gate or the audit failed")
         )
@@ -665,6 +675,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
 
     if doc:
         failed = {f["cell"] for g in doc.get("gates", []) for f in g.get("failures", [])}
+        num, p_num = _rounder(info), _p_rounder(info)
         report.add(Heading("Verdicts"))
         hyps = {str(h.get("id")): h for h in info.spec.get("hypotheses") or []}
         figures = list(doc.get("contrasts") or []) + list(doc.get("estimates") or [])
@@ -683,11 +694,12 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                         titles.get(h, ""),
                         v,
                         rule_text(info.prereg_md, h),
-                        deciding_figures(hyps.get(h, {}), figures),
+                        deciding_figures(hyps.get(h, {}), figures, number=num, p_value=p_num),
                     )
                     for h, v in (doc.get("verdicts") or {}).items()
                 ],
                 markdown=frozenset({0, 3}),
+                stack=True,
             ),
             *decides.blocks(info.spec.get("hypotheses") or [], doc, doc.get("verdicts")),
         )
@@ -738,7 +750,6 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         rel = reliability_figure(doc, m)
         split, _ = _split_cells(doc)
         ordered = _order(doc.get("cells", []), [("split", [split])] + factors)
-        num, p_num = _rounder(info), _p_rounder(info)
         report.add(
             Heading("Accuracy per cell"),
             *([forest] if forest else []),

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from prereg.reports import markdown
-from prereg.reports.numbers import fmt_p
+from prereg.reports.numbers import fmt_against, fmt_p
 
 OPS = {"lt": "<", "le": "≤", "gt": ">", "ge": "≥"}
 QUANTITY = {
@@ -140,12 +140,22 @@ def _pattern(target: str) -> re.Pattern:
 def exact_figure(row: Mapping[str, Any], quantity, x):
     """The figure a comparison of ``quantity`` is decided with, as SCORE.json carries it: for
     an estimate, its exact fraction (``exact``, a string or an analysis' ``exact.estimate``),
-    k/n of a proportion, or the difference of its arms' k/n; otherwise the float ``x``."""
-    if quantity not in ("estimate", "abs_estimate"):
-        return x
+    k/n of a proportion, or the difference of its arms' k/n, else the decimal inside the balls
+    that decided it (``certified``); an analysis' other figure its exact fraction
+    (``exact.p`` ...); otherwise the float ``x``."""
     exact = row.get("exact")
+    if quantity not in ("estimate", "abs_estimate"):
+        named = exact.get(quantity) if isinstance(exact, Mapping) else None
+        try:
+            return x if not isinstance(named, str) else Fraction(named)
+        except (ValueError, ZeroDivisionError):
+            return x
     if isinstance(exact, Mapping):
         exact = exact.get("estimate")
+    if not isinstance(exact, str):
+        exact = row.get("certified")
+        if isinstance(exact, Mapping):
+            exact = exact.get("estimate")
     value = None
     try:
         if isinstance(exact, str):
@@ -196,12 +206,16 @@ def deciding_figures(
     figures: Sequence[Mapping[str, Any]],
     digits: int = 4,
     study_figures: frozenset[str] = frozenset(),
+    number: Callable[[float], str] | None = None,
+    p_value: Callable[[float], str] | None = None,
 ) -> str:
     """Each comparison the rule reads, with how many of its targets met it and which.
 
     A comparison of study figures (ids in ``study_figures``) says "value".  When none of a
     comparison's figures met it, their values are listed (up to 8), so that the line still
-    names what the rule read."""
+    names what the rule read.  ``number`` and ``p_value`` write a figure and a P value as the
+    study's tables do (a study that registers its report rounding); by default a figure is
+    written to ``digits`` significant digits and a P value in the reports' usual style."""
     parts = []
     for comparison in comparisons(hypothesis):
         leaf = comparison.leaf
@@ -219,13 +233,22 @@ def deciding_figures(
                 continue
             if leaf.get("quantity") == "abs_estimate":
                 x = abs(x)
+            decided = exact_figure(f, leaf.get("quantity"), x)
             if math.isinf(x):
                 shown_x = "∞" if x > 0 else "−∞"
             elif field in ("p", "adjustedP"):
-                shown_x = fmt_p(x)
+                shown_x = (
+                    fmt_p(x, against=(decided, leaf.get("value"), leaf.get("decimals")))
+                    if p_value is None
+                    else p_value(x)
+                )
             else:
-                shown_x = f"{x:.{digits}g}"
-            if _holds(leaf, exact_figure(f, leaf.get("quantity"), x)) != comparison.negated:
+                shown_x = (
+                    fmt_against(decided, leaf.get("value"), leaf.get("decimals"), digits)
+                    if number is None
+                    else number(x)
+                )
+            if _holds(leaf, decided) != comparison.negated:
                 met.append(f"{f.get('id')} ({shown_x})")
             else:
                 unmet.append(f"{f.get('id')} ({shown_x})")
@@ -295,6 +318,7 @@ def figure_verdicts(
             ("hypothesis", "title", "verdict", "registered rule", "deciding figures"),
             rows,
             markdown=frozenset({0, 3}),
+            stack=True,
         ),
     ]
 

@@ -457,6 +457,197 @@ def krippendorff_alpha(x, *, level_of_measurement) -> Result:
 
 
 # ---------------------------------------------------------------------------------------------
+# bootstrap intervals of Fleiss' kappa and Krippendorff's alpha, resampling units
+
+BOOTSTRAP_INTERVALS = ("percentile", "basic")
+
+
+def _fleiss_table(x, categories) -> tuple[np.ndarray, int]:
+    """(n_ij, m): the units-by-categories counts of a complete ratings table."""
+    cats = _categories(categories)
+    a = _ratings(x, complete=True)
+    units, raters = a.shape
+    order = np.argsort(np.array(cats, dtype=np.float64), kind="stable")
+    sorted_cats = np.array(cats, dtype=np.float64)[order]
+    at = np.clip(np.searchsorted(sorted_cats, a), 0, len(cats) - 1)
+    nij = np.zeros((units, len(cats)), dtype=np.int64)
+    np.add.at(nij, (np.repeat(np.arange(units), raters), order[at].ravel()), 1)
+    return nij, raters
+
+
+def _kappa_of_sums(sums: np.ndarray, units: int, m: int) -> np.ndarray:
+    """Fleiss' kappa of each resample from its sums of the units' (n_i1..n_iq, Σ_j n_ij² − m)."""
+    pj = sums[:, :-1] / (units * m)
+    p_bar = sums[:, -1] / (units * m * (m - 1))
+    pe = (pj * pj).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = (p_bar - pe) / (1.0 - pe)
+    out[pe >= 1.0] = np.nan
+    return out
+
+
+def _alpha_of_sums(sums: np.ndarray, values: np.ndarray, level: str) -> np.ndarray:
+    """Krippendorff's alpha of each resample from its summed coincidence matrix (flattened)."""
+    v = values.size
+    o = sums.reshape(-1, v, v)
+    nc = o.sum(axis=2)  # (B, v)
+    n = nc.sum(axis=1)
+    if level == "nominal":
+        d2 = np.broadcast_to(1.0 - np.eye(v), o.shape)
+    elif level == "interval":
+        d2 = np.broadcast_to((values[:, None] - values[None, :]) ** 2, o.shape)
+    elif level == "ratio":
+        s = values[:, None] + values[None, :]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(s == 0, 0.0, ((values[:, None] - values[None, :]) / s) ** 2)
+        d2 = np.broadcast_to(r, o.shape)
+    else:  # ordinal: (Σ_{g=c..k} n_g − (n_c + n_k)/2)² from each resample's totals
+        cum = np.concatenate([np.zeros((nc.shape[0], 1)), np.cumsum(nc, axis=1)], axis=1)
+        i, j = np.meshgrid(np.arange(v), np.arange(v), indexing="ij")
+        lo, hi = np.minimum(i, j), np.maximum(i, j)
+        d2 = (cum[:, hi + 1] - cum[:, lo] - (nc[:, i] + nc[:, j]) / 2.0) ** 2
+    observed = (o * d2).sum(axis=(1, 2))
+    expected = np.einsum("bc,bk,bck->b", nc, nc, d2) / np.maximum(n - 1.0, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = 1.0 - observed / expected
+    out[(expected <= 0) | (n < 2)] = np.nan
+    return out
+
+
+def _unit_bootstrap(
+    name, base: Result, per_unit, statistic, *, interval, level, resamples, seed, quantile_method
+) -> Result:
+    """``base`` (the statistic of the data) with a bootstrap interval over its units: the
+    units resampled with replacement, ``rng.integers(0, N, size=(B, N))`` from
+    Generator(PCG64(seed)) (the draws of scipy.stats.bootstrap with that generator), each
+    resample's statistic from the sums of its units' sufficient statistics; resamples whose
+    statistic is undefined are left out, and the interval is missing when fewer than half
+    remain."""
+    from prereg.stats.resampling_methods import QUANTILE_METHODS, _count
+
+    interval = _choice(interval, BOOTSTRAP_INTERVALS, "interval")
+    level = _level(level)
+    resamples = _count("resamples", resamples, 1)
+    seed = _count("seed", seed, 0)
+    quantile_method = _choice(quantile_method, QUANTILE_METHODS, "quantile_method")
+    counts = dict(base.counts or {})
+    units = per_unit.shape[0]
+    estimate = base.estimate
+    fields = {k: getattr(base, k) for k in ("exact", "extra")}
+    if estimate is None or units == 0:
+        return Result(method=name, estimate=estimate, counts=counts, **fields)
+    rng = np.random.Generator(np.random.PCG64(seed))
+    draws = rng.integers(0, units, size=(resamples, units))
+    reps = np.empty(resamples)
+    step = max(1, 2**20 // units)
+    for start in range(0, resamples, step):
+        block = draws[start : start + step]
+        flat = (block + units * np.arange(block.shape[0])[:, None]).ravel()
+        weights = np.bincount(flat, minlength=block.shape[0] * units).reshape(-1, units)
+        reps[start : start + block.shape[0]] = statistic(weights.astype(np.float64) @ per_unit)
+    kept = reps[np.isfinite(reps)]
+    extra = dict(base.extra or {})
+    extra.update(resamples_used=int(kept.size), resamples_undefined=int(resamples - kept.size))
+    lower = upper = se = None
+    if kept.size >= max(1, (resamples + 1) // 2):
+        a = 1.0 - level
+        lo_q, hi_q = (
+            float(v) for v in np.quantile(kept, [a / 2.0, 1.0 - a / 2.0], method=quantile_method)
+        )
+        theta = float(estimate)
+        lower, upper = (
+            (lo_q, hi_q) if interval == "percentile" else (2 * theta - hi_q, 2 * theta - lo_q)
+        )
+        se = float(np.std(kept, ddof=1)) if kept.size > 1 else None
+    return Result(
+        method=name,
+        estimate=estimate,
+        se=se,
+        lower=lower,
+        upper=upper,
+        exact=base.exact,
+        counts=counts,
+        extra=extra,
+    )
+
+
+def fleiss_kappa_bootstrap(
+    x, *, categories, interval, level, resamples, seed, quantile_method
+) -> Result:
+    """Fleiss' kappa (exact, as :func:`fleiss_kappa`) with a bootstrap interval resampling
+    units (Zapf et al. 2016): each resample's kappa from its units' category counts."""
+    base = fleiss_kappa(x, categories=categories, alternative="two-sided")
+    base = Result(
+        method="fleiss-kappa-bootstrap",
+        estimate=base.estimate,
+        exact=base.exact,
+        counts=base.counts,
+    )
+    if base.estimate is None:
+        return base
+    nij, m = _fleiss_table(x, categories)
+    per_unit = np.concatenate([nij, ((nij * nij).sum(axis=1) - m)[:, None]], axis=1).astype(
+        np.float64
+    )
+    units = nij.shape[0]
+    return _unit_bootstrap(
+        "fleiss-kappa-bootstrap",
+        base,
+        per_unit,
+        lambda s: _kappa_of_sums(s, units, m),
+        interval=interval,
+        level=level,
+        resamples=resamples,
+        seed=seed,
+        quantile_method=quantile_method,
+    )
+
+
+def krippendorff_alpha_bootstrap(
+    x, *, level_of_measurement, interval, level, resamples, seed, quantile_method
+) -> Result:
+    """Krippendorff's alpha (exact, as :func:`krippendorff_alpha`) with a bootstrap interval
+    resampling units (every unit, the unpairable ones adding nothing): each resample's alpha
+    from the sum of its units' coincidence matrices."""
+    base = krippendorff_alpha(x, level_of_measurement=level_of_measurement)
+    base = Result(
+        method="krippendorff-alpha-bootstrap",
+        estimate=base.estimate,
+        exact=base.exact,
+        counts=base.counts,
+        extra=base.extra,
+    )
+    if base.estimate is None:
+        return base
+    a = _ratings(x, complete=False)
+    present = ~np.isnan(a)
+    m_u = present.sum(axis=1)
+    values = np.array(sorted(set(a[present].tolist())), dtype=np.float64)
+    v = values.size
+    codes = np.searchsorted(values, np.where(present, a, values[0]))
+    counts_u = np.zeros((a.shape[0], v))
+    for j in range(a.shape[1]):
+        rated = np.flatnonzero(present[:, j])
+        np.add.at(counts_u, (rated, codes[rated, j]), 1.0)
+    pairs = counts_u[:, :, None] * counts_u[:, None, :]
+    pairs[:, np.arange(v), np.arange(v)] -= counts_u
+    scale = np.where(m_u >= 2, 1.0 / np.maximum(m_u - 1, 1), 0.0)
+    per_unit = (pairs * scale[:, None, None]).reshape(a.shape[0], v * v)
+    level_name = _choice(level_of_measurement, KRIPPENDORFF_LEVELS, "level_of_measurement")
+    return _unit_bootstrap(
+        "krippendorff-alpha-bootstrap",
+        base,
+        per_unit,
+        lambda s: _alpha_of_sums(s, values, level_name),
+        interval=interval,
+        level=level,
+        resamples=resamples,
+        seed=seed,
+        quantile_method=quantile_method,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
 # intraclass correlation
 
 
@@ -582,6 +773,15 @@ def intraclass_correlation(x, *, form, level) -> Result:
 
 _FAMILY = "agreement"
 _MOD = "prereg.stats.agreement"
+
+_UNIT_BOOTSTRAP_OPTIONS = {
+    "interval": "percentile | basic",
+    "level": "the interval's level, in (0, 1) (a one-sided bound at 1 − α: level 1 − 2α)",
+    "resamples": "the number of bootstrap resamples B (at least 1)",
+    "seed": "the PCG64 seed (a whole number, at least 0)",
+    "quantile_method": "numpy.quantile's method (linear, inverted_cdf, hazen, weibull, "
+    "median_unbiased, normal_unbiased, ...)",
+}
 
 CATALOGUE = (
     Entry(
@@ -721,6 +921,74 @@ CATALOGUE = (
         ),
         exactness=(
             "α is a fraction of the ratings (floats taken at their exact values), compared exactly"
+        ),
+    ),
+    Entry(
+        name="fleiss-kappa-bootstrap",
+        family=_FAMILY,
+        function=f"{_MOD}:fleiss_kappa_bootstrap",
+        shape="ratings",
+        summary="Fleiss' kappa with a bootstrap interval resampling units (a lower bound to decide on)",
+        options={
+            "categories": "the list of integer category codes a rating may take",
+            **_UNIT_BOOTSTRAP_OPTIONS,
+        },
+        reports=("estimate", "se", "lower", "upper", "exact", "counts", "extra"),
+        formula=(
+            "κ as fleiss-kappa; rng = Generator(PCG64(seed)), I = rng.integers(0, N, size=(B, N)) "
+            "over the units in row order; κ*_r the kappa of the units I_r (from the sums of their "
+            "n_ij and Σ_j n_ij² − m); SE = sd(κ*) (ddof 1); percentile [q(α/2), q(1 − α/2)], "
+            "basic [2κ − q(1 − α/2), 2κ − q(α/2)], α = 1 − level, q numpy.quantile with "
+            "quantile_method; a resample whose κ* is undefined (every rating alike) is left out "
+            "(extra.resamples_undefined), and the interval is missing when fewer than half remain"
+        ),
+        reference=(
+            "Fleiss JL (1971), Psychol Bull 76:378-382; Zapf A, Castell S, Morawietz L, Karch A "
+            "(2016), Measuring inter-rater reliability for nominal data - which coefficients and "
+            "confidence intervals are appropriate? BMC Med Res Methodol 16:93 (the bootstrap "
+            "over subjects); Efron B, Tibshirani RJ (1993), An Introduction to the Bootstrap"
+        ),
+        oracle=(
+            "scipy.stats.bootstrap((arange(N),), statistic, method='percentile' | 'basic', "
+            "n_resamples=B, rng=Generator(PCG64(seed)), vectorized=False), which draws the same "
+            "units, with the statistic statsmodels' fleiss_kappa(aggregate_raters(x[units]))"
+        ),
+        exactness=(
+            "κ is a fraction of the counts, compared exactly; the bounds and SE are floating "
+            "point quantiles of the replicates, compared by the certified comparison"
+        ),
+    ),
+    Entry(
+        name="krippendorff-alpha-bootstrap",
+        family=_FAMILY,
+        function=f"{_MOD}:krippendorff_alpha_bootstrap",
+        shape="ratings",
+        summary="Krippendorff's alpha with a bootstrap interval resampling units (a lower bound to decide on)",
+        options={
+            "level_of_measurement": "nominal | ordinal | interval | ratio",
+            **_UNIT_BOOTSTRAP_OPTIONS,
+        },
+        reports=("estimate", "se", "lower", "upper", "exact", "counts", "extra"),
+        formula=(
+            "α as krippendorff-alpha; rng = Generator(PCG64(seed)), I = rng.integers(0, N, "
+            "size=(B, N)) over every unit in row order (a unit with fewer than two ratings adds "
+            "nothing); α*_r from the sum of the units' coincidence matrices (ordinal δ² from the "
+            "resample's own totals); SE = sd(α*) (ddof 1); percentile or basic as "
+            "fleiss-kappa-bootstrap; undefined resamples (no disagreement expected) left out"
+        ),
+        reference=(
+            "Krippendorff K (2011), Computing Krippendorff's Alpha-Reliability; Zapf A et al. "
+            "(2016), BMC Med Res Methodol 16:93 (the bootstrap over subjects)"
+        ),
+        oracle=(
+            "scipy.stats.bootstrap((arange(N),), statistic, method='percentile' | 'basic', "
+            "n_resamples=B, rng=Generator(PCG64(seed)), vectorized=False) with the statistic "
+            "krippendorff-alpha of the resampled rows (itself checked on Krippendorff's "
+            "published examples)"
+        ),
+        exactness=(
+            "α is a fraction of the ratings, compared exactly; the bounds and SE are floating "
+            "point quantiles of the replicates, compared by the certified comparison"
         ),
     ),
     Entry(

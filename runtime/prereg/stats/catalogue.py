@@ -52,6 +52,8 @@ SHAPES: Mapping[str, str] = {
     "answers-per-problem": "answers, gold: per problem the list of sampled answers and the correct one",
     "labels": "y_true, y_pred: 1-d arrays of class labels",
     "probabilities": "y, q: 1-d arrays, the 0/1 outcome and the predicted probability",
+    "paired-probabilities": "y_a, q_a, y_b, q_b: 1-d arrays, element i of each from unit i:"
+    " arm a's and arm b's 0/1 outcome and predicted probability",
     "p-values": "p: 1-d array of P values (NaN missing), in registered order",
 }
 

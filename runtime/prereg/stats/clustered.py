@@ -595,7 +595,8 @@ CATALOGUE = (
         shape="clustered-sample",
         summary="t test of cluster means (one sample, or two arms pooled), equal- or size-weighted",
         options={
-            "arms": _ARMS,
+            "arms": _ARMS + " (clusters nested in arms: with two arms every cluster lies within "
+            "one, else the data are refused; cluster-robust-mean takes clusters holding both)",
             "weighting": "equal (each cluster's mean counts once) | size (weighted by cluster "
             "size: weighted least squares of the cluster means)",
             **_TEST_OPTIONS,
@@ -618,9 +619,11 @@ CATALOGUE = (
             "WLS(cluster means, [1, arm], weights=sizes) params, bse, t and P at df_resid"
         ),
         exactness=(
-            "estimate: exact fraction for integer data (exact['estimate']); the estimate less the "
-            "margin is that fraction less the margin as written (0 on it: t = 0, P = 1/2); SE, t "
-            "and P are floating point, compared by the certified comparison with its error bound"
+            "estimate: exact fraction for integer data (exact['estimate']), and for decimal data "
+            "the exact means of the decimals the data write (exact['estimate'] once a comparison "
+            "needs it); the estimate less the margin is that fraction less the margin as written "
+            "(0 on it: t = 0, P = 1/2); SE, t and P are floating point, compared by the certified "
+            "comparison with its error bound"
         ),
     ),
     Entry(
@@ -653,8 +656,10 @@ CATALOGUE = (
             "for t / False for normal): its default reports normal P values and applies CR1"
         ),
         exactness=(
-            "estimate: exact fraction for integer data; the estimate less the margin is decided "
-            "exactly near 0 (integer data, or the means of the decimals the data write): on the "
+            "estimate: exact fraction for integer data, and for decimal data the exact means of "
+            "the decimals the data write (exact['estimate'] once a comparison needs it); the "
+            "estimate less the margin is decided exactly near 0 (integer data, or the means of "
+            "the decimals the data write): on the "
             "margin the statistic is 0 and P = 1/2; SE, statistic and P are floating point, "
             "compared by the certified comparison with its error bound"
         ),
@@ -729,7 +734,9 @@ CATALOGUE = (
             "statistic mapping indices to the cluster statistic; a plain loop over resamples"
         ),
         exactness=(
-            "estimate: exact fraction for integer data; bounds are floating point quantiles of "
+            "estimate: exact fraction for integer data, and for decimal data the exact means of "
+            "the decimals the data write (once a comparison needs it); bounds are floating point "
+            "quantiles of "
             "the replicates, compared by the certified comparison with its error bound"
         ),
     ),

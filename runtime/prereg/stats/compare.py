@@ -24,6 +24,11 @@ and fails ``lt`` and ``gt``.  A certified figure whose ball still contains the t
 4096 bits (2^-4096 relative) is taken to equal it: no registered decision turns on a
 difference that small, and only a true tie gets there.
 
+A certified figure that balls decide keeps what they found (``decided``: each threshold, the
+sign and the ball's bounds); :func:`representative` gives from it a short decimal that lies
+inside every deciding ball and so on the same side of every threshold as the true value: what
+SCORE.json shows (``certified``) of a figure whose float may read on the other side.
+
 ``decimals`` rounds the figure half-up (``floor(x * 10**d + 1/2) / 10**d``) on its exact value
 (or, for a ball, on the rounding that every point of the ball agrees on) before comparing:
 2.675 rounds to 2.68, whatever binary float stores it.
@@ -32,6 +37,7 @@ difference that small, and only a true tie gets there.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
@@ -60,6 +66,32 @@ def _float_threshold(value: float) -> Fraction:
     # a spec registers few thresholds and every rule of every simulated study reads them:
     # parsed once (a Fraction is immutable; 0.0 and -0.0, equal keys, are the same Fraction)
     return Fraction(repr(value))
+
+
+_FRACTION_WORD = re.compile(r"^-?[0-9]+/[0-9]+$")
+
+
+def is_fraction_word(value) -> bool:
+    """Whether ``value`` is an exact fraction as a spec writes one: a string ``"p/q"`` of
+    whole numbers (``"1/3"``, ``"-2/3"``), ``q`` not 0."""
+    return (
+        isinstance(value, str)
+        and _FRACTION_WORD.match(value) is not None
+        and int(value.partition("/")[2]) != 0
+    )
+
+
+def exact_number(value) -> Fraction:
+    """A number a spec writes, exactly: a decimal as written (0.1 is 1/10), an integer, a
+    Fraction, or an exact fraction written as the string ``"p/q"`` (``"1/3"``). Anything else
+    raises ValueError."""
+    if isinstance(value, str):
+        if not is_fraction_word(value):
+            raise ValueError(f"{value!r} is not an exact fraction p/q of whole numbers, q not 0")
+        return Fraction(value)
+    if isinstance(value, bool):
+        raise ValueError("a number, not a boolean")
+    return threshold(value)
 
 
 def decimal_fraction(x: float) -> Fraction:
@@ -98,12 +130,14 @@ class Certified:
     """A figure that is not (cheaply) a fraction: its float ``value`` with ``error``, a bound
     on ``|value - true value|`` (None: unknown), and ``exact()`` (the true value as a
     Fraction) or ``ball(prec)`` (an arb ball holding the true value, at ``prec`` bits).
-    ``on_tie(t)``, when set, is called with the threshold a ball figure was found equal to (its
-    ball still holding ``t`` at the highest precision): the figure is then ``t``, and a report
-    that decides from the figure's float (0.9000000000000001 for a ratio exactly 9/10) can be
-    given ``t`` instead."""
+    ``decided`` lists what balls decided of the figure: ``(t, decimals, sign, lo, hi)``, the
+    threshold, the rounding, the sign found and the deciding ball's bounds (None for a tie:
+    the ball still held ``t`` at the highest precision, and the figure is then ``t``).
+    ``on_ball(figure)``, when set, is called after each such decision, so that a report that
+    would decide from the figure's float (0.9000000000000001 for a ratio exactly 9/10, or just
+    below it) can be given the threshold it ties or :func:`representative` instead."""
 
-    __slots__ = ("value", "error", "exact", "ball", "on_tie")
+    __slots__ = ("value", "error", "exact", "ball", "on_ball", "decided")
 
     def __init__(
         self,
@@ -119,7 +153,8 @@ class Certified:
         self.error = error
         self.exact = exact
         self.ball = ball
-        self.on_tie: Callable[[Fraction], None] | None = None
+        self.on_ball: Callable[[Certified], None] | None = None
+        self.decided: list[tuple] = []
 
     def __float__(self) -> float:
         return self.value
@@ -138,9 +173,33 @@ def _missing(figure) -> bool:
     return False
 
 
-def _ball_cmp(ball_of: Callable[[int], object], t: Fraction, decimals: int | None) -> int:
+def _arb_fraction(x) -> Fraction:
+    """The exact value of an exact arb (a ball's bound) as a fraction."""
+    man, exp = x.mid().man_exp()
+    man, exp = int(man), int(exp)
+    return Fraction(man * 2**exp) if exp >= 0 else Fraction(man, 2**-exp)
+
+
+def _bounds(b) -> tuple[Fraction, Fraction]:
+    """An interval of fractions holding the arb ball ``b`` (its bounds taken at the highest
+    precision, so that rounding them does not widen the interval)."""
+    from flint import ctx
+
+    saved = ctx.prec
+    try:
+        ctx.prec = PRECISIONS[-1]
+        return _arb_fraction(b.lower()), _arb_fraction(b.upper())
+    finally:
+        ctx.prec = saved
+
+
+def _ball_cmp(
+    ball_of: Callable[[int], object], t: Fraction, decimals: int | None
+) -> tuple[int, tuple[Fraction, Fraction] | None]:
     """Sign of (true value, rounded when asked) - t, from balls of rising precision; 0 when
-    still undecided at the highest precision (the tie convention)."""
+    still undecided at the highest precision (the tie convention); with the bounds of the ball
+    that decided, every point of which gives the same sign (None: no such ball, a tie or a
+    rounding boundary)."""
     from flint import arb, ctx, fmpq
 
     saved = ctx.prec
@@ -153,27 +212,27 @@ def _ball_cmp(ball_of: Callable[[int], object], t: Fraction, decimals: int | Non
             if not b.is_finite():
                 if b.is_nan():
                     continue
-                return 1 if b > 0 else -1
+                return (1 if b > 0 else -1), None
             if decimals is not None:
                 scale = arb(10) ** decimals
                 y = b * scale + arb(fmpq(1, 2))
                 lo, hi = y.lower().floor(), y.upper().floor()
                 if lo == hi:  # every point of the ball rounds to the same decimal
                     m = lo.unique_fmpz()
-                    return _cmp(Fraction(int(m), 10**decimals), t)
+                    return _cmp(Fraction(int(m), 10**decimals), t), _bounds(b)
                 continue
             tt = arb(fmpq(t.numerator, t.denominator))
             if b > tt:
-                return 1
+                return 1, _bounds(b)
             if b < tt:
-                return -1
+                return -1, _bounds(b)
             if b.is_exact() and b.mid() == tt.mid():
-                return 0
+                return 0, None
         if decimals is not None:  # on a rounding boundary: it rounds up
             y = b * (arb(10) ** decimals) + arb(fmpq(1, 2))
             m = y.upper().floor().unique_fmpz()
-            return _cmp(Fraction(int(m), 10**decimals), t)
-        return 0
+            return _cmp(Fraction(int(m), 10**decimals), t), None
+        return 0, None
     finally:
         ctx.prec = saved
 
@@ -208,13 +267,94 @@ def sign(figure, value, *, decimals: int | None = None) -> int | None:
         if figure.exact is not None:
             x = Fraction(figure.exact())
             return _ratio_cmp(x.numerator, x.denominator, t, decimals)
-        s = _ball_cmp(figure.ball, t, decimals)
-        if s == 0 and decimals is None and figure.on_tie is not None:
-            figure.on_tie(t)
+        for seen in figure.decided:  # a rule, its counts and the report ask again
+            if seen[0] == t and seen[1] == decimals:
+                return seen[2]
+        s, bounds = _ball_cmp(figure.ball, t, decimals)
+        if bounds is not None or (s == 0 and decimals is None):
+            lo, hi = bounds if bounds is not None else (None, None)
+            figure.decided.append((t, decimals, s, lo, hi))
+            if figure.on_ball is not None:
+                figure.on_ball(figure)
         return s
     if isinstance(figure, float):
         return _float_sign(float(figure), t, decimals)
     raise TypeError(f"not a figure: {figure!r}")
+
+
+def tie(figure: Certified) -> Fraction | None:
+    """The threshold balls found a certified figure equal to (the tie convention), or None."""
+    for t, decimals, s, _, _ in figure.decided:
+        if s == 0 and decimals is None:
+            return t
+    return None
+
+
+def abs_ball_decided(figure: Certified, absolute: Certified, ball) -> None:
+    """Balls decided ``absolute`` (|figure|) against a threshold, the last of them holding
+    |x| for ``ball``, a ball of the figure x itself: ``figure`` keeps that ball's bounds (every
+    point of it has its |·| on the decided side, so :func:`representative` stays on the side
+    the verdict took), or, for a tie |x| = t, the threshold with x's sign, and its ``on_ball``
+    hook is told."""
+    if not absolute.decided or ball is None:
+        return
+    t, decimals, s, lo, _ = absolute.decided[-1]
+    if lo is not None:
+        figure.decided.append((None, decimals, s, *_bounds(ball)))
+    elif s == 0 and decimals is None:
+        figure.decided.append((t if ball.mid() >= 0 else -t, None, 0, None, None))
+    else:
+        return
+    if figure.on_ball is not None:
+        figure.on_ball(figure)
+
+
+def representative(figure: Certified) -> Fraction | None:
+    """A decimal on the same side of every threshold balls decided ``figure`` against as its
+    true value: the one of fewest digits inside every deciding ball (nearest the middle of
+    their common part), the threshold itself for a tie; None when no ball decided it."""
+    tied = tie(figure)
+    if tied is not None:
+        return tied
+    found = [(lo, hi) for _, _, _, lo, hi in figure.decided if lo is not None]
+    if not found:
+        return None
+    lo = max(x for x, _ in found)
+    hi = min(x for _, x in found)
+    if lo >= hi:  # a ball of radius 0 (or bounds that meet): the value itself
+        return lo
+    return shortest_between(lo, hi)
+
+
+def shortest_between(lo: Fraction, hi: Fraction) -> Fraction:
+    """The decimal of fewest digits strictly between ``lo`` < ``hi`` (of those, the nearest
+    their middle)."""
+    top = max(abs(math.floor(lo)), abs(math.ceil(hi)), 1)
+    k = -len(str(top))  # digits after the point (negative: tens, hundreds ...)
+    middle = (lo + hi) / 2
+    while True:
+        scale = Fraction(10) ** k
+        first, last = math.floor(lo * scale) + 1, math.ceil(hi * scale) - 1
+        if first <= last:
+            n = min(max(round(middle * scale), first), last)
+            return Fraction(n) / scale
+        k += 1
+
+
+def decimal_text(x: Fraction) -> str:
+    """A fraction whose denominator divides a power of ten as its decimal, without an
+    exponent (``-0.8999999999999999999``); any other fraction as ``p/q``."""
+    den, twos, fives = x.denominator, 0, 0
+    while den % 2 == 0:
+        den, twos = den // 2, twos + 1
+    while den % 5 == 0:
+        den, fives = den // 5, fives + 1
+    if den != 1:
+        return f"{x.numerator}/{x.denominator}"
+    places = max(twos, fives)
+    digits = str(abs(x.numerator) * 10**places // x.denominator).rjust(places + 1, "0")
+    text = digits if places == 0 else f"{digits[:-places]}.{digits[-places:]}"
+    return ("-" if x < 0 else "") + text
 
 
 def _float_sign(figure: float, t: Fraction, decimals: int | None) -> int:

@@ -419,6 +419,96 @@ def brier_score(y, q) -> Result:
     return Result(method="brier-score", estimate=score, exact={"estimate": score}, counts=counts)
 
 
+def _no_spread(ya, qa, yb, qb) -> bool:
+    """Whether every pair's difference of squared errors is the same, over the decimals the
+    data write (the floats of 0.9 − 1 and 0.1 − 0 square to different numbers)."""
+    from decimal import Decimal, localcontext
+
+    from prereg.stats.compare import exact_decimals
+
+    with localcontext(exact_decimals()):
+        first = None
+        for a, p, b, r in zip(ya.tolist(), qa.tolist(), yb.tolist(), qb.tolist(), strict=True):
+            e = (Decimal(repr(p)) - a) ** 2 - (Decimal(repr(r)) - b) ** 2
+            if first is None:
+                first = e
+            elif e != first:
+                return False
+    return True
+
+
+def brier_score_difference(y_a, q_a, y_b, q_b, *, alternative, level, margin) -> Result:
+    """The difference of two arms' Brier scores over the same units, with the paired t over
+    units (the Diebold–Mariano test of squared-error loss without autocorrelation): per unit
+    ``d_i = (q_a − y_a)² − (q_b − y_b)²``, ``D = mean d_i`` exactly over the probabilities read
+    as the decimals the data write (the Brier score of a less that of b over the pairs),
+    ``se = s_d/√n`` and ``t = (D − margin)/se`` with ``n − 1`` degrees of freedom.  A lower
+    Brier score is better: "a is better than b" is ``alternative: less``.  The interval is
+    two-sided at ``level`` for a two-sided alternative, else the one-sided bound at ``level``.
+    ``D − margin`` is exact: on the margin t = 0."""
+    from prereg.stats import checks
+    from prereg.stats.compare import _grouped, decimal_sum
+
+    checks.alternative(alternative)
+    level = checks.level(level)
+    checks.number(margin, "margin")
+    margin_q = margin if isinstance(margin, Fraction) else Fraction(repr(float(margin)))
+    ya, qa = _probabilities(y_a, q_a)
+    yb, qb = _probabilities(y_b, q_b)
+    if ya.size != yb.size:
+        raise MethodError(f"the arms must pair unit by unit: {ya.size} against {yb.size}")
+    n = int(ya.size)
+    name = "brier-score-difference"
+    counts = {"pairs": n, "positivesA": int(ya.sum()), "positivesB": int(yb.sum())}
+    if n == 0:
+        return Result(name, statistic_name="t", counts=counts)
+
+    def total(y, q) -> Fraction:
+        out = Fraction(0)
+        for t in (0, 1):
+            values, times = _grouped(q[y == t])
+            out += decimal_sum(values, times, [t] * len(values))
+        return out
+
+    brier_a, brier_b = total(ya, qa) / n, total(yb, qb) / n
+    mean = brier_a - brier_b
+    figures: dict = {
+        "estimate": mean,
+        "exact": {"estimate": mean},
+        "counts": counts,
+        "extra": {"brier_a": float(brier_a), "brier_b": float(brier_b)},
+    }
+    d = (qa - ya) ** 2 - (qb - yb) ** 2
+    sd = float(np.std(d, ddof=1)) if n > 1 else 0.0
+    if n < 2 or (sd <= 2.0**-46 and _no_spread(ya, qa, yb, qb)):  # a float spread of 0 or noise
+        return Result(name, statistic_name="t", **figures)
+    df = n - 1
+    se = sd / math.sqrt(n)
+    dev = mean - margin_q
+    t = float(dev) / se if dev else 0.0
+    a = 1.0 - level
+    est = float(mean)
+    lower = upper = None
+    if alternative == "two-sided":
+        half = checks.t_quantile(1.0 - a / 2.0, df) * se
+        lower, upper = est - half, est + half
+    elif alternative == "greater":
+        lower = est - checks.t_quantile(level, df) * se
+    else:
+        upper = est + checks.t_quantile(level, df) * se
+    return Result(
+        name,
+        se=se,
+        statistic=t,
+        statistic_name="t",
+        df=df,
+        lower=lower,
+        upper=upper,
+        p=checks.t_p(t, df, alternative),
+        **figures,
+    )
+
+
 def log_loss(y, q, *, clip) -> Result:
     """Mean negative log-likelihood −mean(y·ln q + (1 − y)·ln(1 − q)), natural log.
 
@@ -705,6 +795,45 @@ CATALOGUE = (
         "Monthly Weather Review 78:1-3",
         oracle="sklearn.metrics.brier_score_loss(y, q) (binary: the plain mean squared error)",
         exactness="the estimate is the exact mean of the squares over the probabilities read as the decimals the data write (0.8 is 4/5), compared exactly",
+    ),
+    Entry(
+        name="brier-score-difference",
+        family=_FAMILY,
+        function=f"{_MOD}:brier_score_difference",
+        shape="paired-probabilities",
+        summary="Difference of two arms' Brier scores over the same units, with the paired t",
+        options={
+            "alternative": "two-sided | greater | less (H1 about the Brier score of a less that "
+            "of b against the margin; a lower Brier score is better, so 'a is better' is less)",
+            "level": "the interval's level, strictly between 0 and 1 (two-sided interval for a "
+            "two-sided alternative, else the one-sided bound)",
+            "margin": "the difference under the null (0 for none; 0.01 with less: a is worse by "
+            "less than 0.01, a non-inferiority margin)",
+        },
+        reports=(
+            "estimate",
+            "se",
+            "statistic",
+            "df",
+            "lower",
+            "upper",
+            "p",
+            "exact",
+            "counts",
+            "extra",
+        ),
+        formula="d_i = (q_a,i − y_a,i)² − (q_b,i − y_b,i)² per pair; D = mean d_i (Brier a − "
+        "Brier b); se = s_d/√n; t = (D − margin)/se, n − 1 df; interval D ± t(1 − α/2, n − 1)·se "
+        "(one-sided: t(level, n − 1)); extra: brier_a, brier_b",
+        reference="Brier GW (1950), Monthly Weather Review 78:1-3; Diebold FX, Mariano RS (1995), "
+        "Comparing predictive accuracy, J Bus Econ Stat 13:253-263 (the paired test of a loss "
+        "difference)",
+        oracle="sklearn.metrics.brier_score_loss of each arm over the pairs; "
+        "scipy.stats.ttest_rel of the per-unit squared errors (its statistic, P and, through "
+        "confidence_interval(level), its interval)",
+        exactness="the estimate is the exact difference of the two Brier scores over the "
+        "probabilities read as the decimals the data write, compared exactly; D − margin is "
+        "exact (on the margin t = 0, one-sided P = 1/2); se, t, bounds and P are floating point",
     ),
     Entry(
         name="log-loss",

@@ -169,7 +169,10 @@ def cochran_armitage(k, n, *, scores, alternative, variance) -> Result:
 
 
 def _coefficients(coefficients, g: int) -> list[Fraction]:
-    """A linear contrast's coefficients, one per group, as the decimals written (not all 0)."""
+    """A linear contrast's coefficients, one per group, as the decimals written or exact
+    fractions written ``"1/3"`` (not all 0)."""
+    from prereg.stats.compare import exact_number, is_fraction_word
+
     if isinstance(coefficients, str) or not hasattr(coefficients, "__len__"):
         raise MethodError("coefficients must be a list of numbers, one per group")
     if len(coefficients) != g:
@@ -178,6 +181,14 @@ def _coefficients(coefficients, g: int) -> list[Fraction]:
         )
     out = []
     for i, c in enumerate(coefficients):
+        if is_fraction_word(c):
+            out.append(exact_number(c))
+            continue
+        if isinstance(c, str):
+            raise MethodError(
+                f"coefficients[{i}] must be a number or an exact fraction written as a string"
+                f" 'p/q' of whole numbers (q not 0), got {c!r}"
+            )
         checks.number(c, f"coefficients[{i}]")
         out.append(c if isinstance(c, Fraction) else Fraction(repr(float(c))))
     if not any(out):
@@ -747,7 +758,8 @@ CATALOGUE = (
         "differences) with its Wald z test against a margin.",
         options={
             "coefficients": "one number per group, in the registered order, not all 0 (an "
-            "interaction of a 2x2: 1, -1, -1, 1)",
+            "interaction of a 2x2: 1, -1, -1, 1); a decimal, or an exact fraction written as a "
+            "string ('1/3': the mean of three groups against a fourth is '1/3', '1/3', '1/3', -1)",
             "alternative": "two-sided | greater (H1: the contrast exceeds the margin) | less",
             "level": "the interval's level, in (0, 1); one-sided with a one-sided alternative",
             "margin": "the contrast's value under the null (a finite number; 0 for none)",
@@ -776,7 +788,8 @@ CATALOGUE = (
         summary="A linear contrast of the groups' means (an interaction, a trend with centred "
         "scores) with its t test against a margin.",
         options={
-            "coefficients": "one number per group, in the registered order, not all 0",
+            "coefficients": "one number per group, in the registered order, not all 0; a "
+            "decimal, or an exact fraction written as a string ('1/3')",
             "variance": "welch (each group's own variance, Welch-Satterthwaite df) | pooled "
             "(the within-group mean square of every group, N - g df)",
             "alternative": "two-sided | greater (H1: the contrast exceeds the margin) | less",

@@ -89,6 +89,14 @@ def jackknife(loo: list[float]) -> float:
     return math.sqrt((k - 1) / k * ((a - a.mean()) ** 2).sum())
 
 
+def leave_one_out_means(col: np.ndarray) -> np.ndarray:
+    """Per row i, the mean of the column's statistics without row i (NaN: none): the sum less
+    row i's statistic over the count less one where row i has one, else the whole mean; the
+    task-level jackknife's estimates, ``estimate(np.delete(slots, i, axis=0))``, at once."""
+    has = ~np.isnan(col)
+    return (col[has].sum() - np.where(has, col, 0.0)) / (has.sum() - has)
+
+
 def oracle(n: int, g: int, p: int, f: int, sims: int, seed: int) -> tuple[int, int]:
     """(successes with the smallest effect, successes with none) over ``sims`` cohorts."""
     profs = profiles()
@@ -121,7 +129,9 @@ def oracle(n: int, g: int, p: int, f: int, sims: int, seed: int) -> tuple[int, i
         se_r = jackknife(
             [estimate(np.concatenate(clusters[:j] + clusters[j + 1 :]), wp, wf) for j in range(g)]
         )
-        se_t = jackknife([estimate(np.delete(slots, i, axis=0), wp, wf) for i in range(n)])
+        se_t = jackknife(
+            list(wp * leave_one_out_means(slots[:, 0]) + wf * leave_one_out_means(slots[:, 1]))
+        )
         thetas.append(theta)
         ses.append((se_r, se_t))
     t0 = np.array(thetas)

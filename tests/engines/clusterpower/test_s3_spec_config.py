@@ -9,15 +9,15 @@ import copy
 import json
 
 import pytest
-import yaml
 from s3_study import CONFIG, MODULE, ROOT, STUDY_CTX
 
 from prereg.engines.clusterpower import COMMANDS
 from prereg.engines.clusterpower.calibration_input import parse_calibration
 from prereg.engines.clusterpower.config import FreezeConfig, freeze_config, plan_config
 from prereg.errors import UserError
+from tests.conftest import safe_yaml
 
-SPEC = yaml.safe_load((ROOT / "spec" / "studies" / "s3-verifier-freeze.yaml").read_text("utf-8"))
+SPEC = safe_yaml((ROOT / "spec" / "studies" / "s3-verifier-freeze.yaml").read_text("utf-8"))
 CONSTANTS = {c["id"]: c["value"] for c in SPEC["constants"]}
 PLAN = plan_config(CONFIG)
 FREEZE = freeze_config(CONFIG)

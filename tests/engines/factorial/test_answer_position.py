@@ -402,7 +402,7 @@ ROW_ID = "      - {name: rowId, role: row, type: string, min_length: 1}\n"
 
 
 @pytest.mark.parametrize(
-    "field, bad_rows, problems, first",
+    "field, bad_rows, problems, first, hint",
     [
         # only the test rows' ids start with tst-: the 160 tuning rows break the pattern
         (
@@ -411,6 +411,7 @@ ROW_ID = "      - {name: rowId, role: row, type: string, min_length: 1}\n"
             160,
             "row 1 (rowId 'dev-a-pa-plain-01'): at /rowId: \"dev-a-pa-plain-01\" does not match"
             " the pattern ^tst-",
+            "",
         ),
         # two required fields the engine does not fill: every row lacks both
         (
@@ -420,12 +421,16 @@ ROW_ID = "      - {name: rowId, role: row, type: string, min_length: 1}\n"
             2560,
             5120,
             "row 1 (rowId 'dev-a-pa-plain-01'): at /: missing field 'difficulty'",
+            # what items fills, and the two ways out (an item field a newcomer left unmarked)
+            "; items fills the row id, the split, the factor fields and a string field with role:"
+            " item (item-<n> for the n-th row of every cell, so equal cells pair): mark"
+            " 'difficulty', 'source' required: false, or the item's field role: item",
         ),
     ],
     ids=["pattern", "unfilled-field"],
 )
 def test_items_refuses_rows_that_break_the_studys_own_contract(
-    tmp_path, capsys, field, bad_rows, problems, first
+    tmp_path, capsys, field, bad_rows, problems, first, hint
 ):
     root = tmp_path / "p"
     shutil.copytree(EXAMPLE / "spec", root / "spec")
@@ -444,7 +449,7 @@ def test_items_refuses_rows_that_break_the_studys_own_contract(
         f"error: items: {bad_rows} of the 2560 rows the engine writes break record contract"
         f" 'item' of spec/studies/{STUDY}.yaml (generated/answer_position/schemas/item.schema.json),"
         f" {problems} problem(s); nothing was written (the contract must admit the study's own"
-        " rows)\n"
+        f" rows{hint})\n"
     )
     listed = err.splitlines()[1:]
     assert listed[0] == f"  {first}"

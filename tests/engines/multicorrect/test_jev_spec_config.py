@@ -10,7 +10,6 @@ import dataclasses
 import json
 
 import pytest
-import yaml
 from jev_helpers import CONFIG, MODULE, ROOT, STUDY_CTX, VAL, config, context, pair, with_field
 
 from prereg.engines.multicorrect import (
@@ -23,8 +22,9 @@ from prereg.engines.multicorrect import (
 from prereg.engines.multicorrect.reader import read_packed_inputs
 from prereg.errors import UserError
 from prereg.rules import Decision, condition
+from tests.conftest import safe_yaml
 
-SPEC = yaml.safe_load((ROOT / "spec" / "studies" / "jev-multicorrect.yaml").read_text("utf-8"))
+SPEC = safe_yaml((ROOT / "spec" / "studies" / "jev-multicorrect.yaml").read_text("utf-8"))
 CONSTANTS = {c["id"]: c["value"] for c in SPEC["constants"]}
 CONTRACTS = {c["id"]: c for c in SPEC["record_contracts"]}
 CFG = engine_config(CONFIG)

@@ -426,7 +426,7 @@ def test_group_text_features_equal_the_row_by_row_form_over_seeds():
     ec = engine_config()
     fx = ShortcutAudit(ec).fx
     gen = Generator(ec)
-    for seed in ("d17mf-sweep-0", "d17mf-sweep-7", "another-seed-1"):
+    for seed in ("d17mf-sweep-0", "another-seed-1"):  # every group of two corpora
         rows = gen.corpus(seed, records=False).rows
         by: dict = {}
         for r in rows:

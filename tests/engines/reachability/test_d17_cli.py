@@ -14,13 +14,12 @@ from pathlib import Path
 
 import pytest
 import rfc8785
-import yaml
 from d17_helpers import ROOT, STUDY, summary
 
-from tests.conftest import d17_written_cells, run_prereg
+from tests.conftest import d17_written_cells, run_prereg, safe_yaml
 
 SPEC_FILE = ROOT / "spec" / "studies" / f"{STUDY}.yaml"
-SPEC = yaml.safe_load(SPEC_FILE.read_text(encoding="utf-8"))
+SPEC = safe_yaml(SPEC_FILE.read_text(encoding="utf-8"))
 CELLS = d17_written_cells()  # the registered cells, written out (the spec crosses them)
 DEMO = SPEC["seed_policy"]["demo_seed"]
 CONSTANTS = {c["id"]: c["value"] for c in SPEC["constants"]}

@@ -199,3 +199,221 @@ def test_prereg_md_says_the_pooled_z_tests_are_two_sided():
     # the untested contrasts (test none) name no alternative
     h2 = next(x for x in text.splitlines() if x.startswith("| `h2-"))
     assert "| none |" in h2
+
+
+# An h2 contrast whose upper bound has more than 4 significant digits after its leading zeros:
+# 0.05823 is 0.0582 at the registered 4 decimals (and 0.05823 at 4 significant digits), and
+# 0.0022727 (1/440) is 0.0023 (0.002273 at 4 significant digits). The h1 contrast's adjusted
+# P 0.00025926 is 0.0002593 at the registered 4 significant digits ("< 0.001" in the
+# report's usual P style).
+H2 = {"id": "h2-yes-pool-a", "hypothesis": "h2", "a": {"k": 92, "n": 110}, "b": {"k": 96, "n": 110},
+      "estimate": -0.0022727, "lower": -0.1309, "upper": 0.05823, "p": None, "adjustedP": None}  # fmt: skip
+
+
+def _explained_doc(spec_digest: str) -> dict:
+    doc = _doc(spec_digest)
+    doc["verdicts"] = {"h1": "supported", "h2": "not-supported"}
+    doc["gates"][0].update(passed=True, failures=[])
+    doc["complete"] = True
+    doc["contrasts"].append(H2)
+    return doc
+
+
+def test_deciding_figures_are_rounded_as_the_tables_round_them(tmp_path: Path, d17_info):
+    """SCORE.md and the report say the deciding figures are the reported (rounded) ones; the
+    tables round to the registered 4 decimals (P values to 4 significant digits), so the
+    verdict lines must show the same numbers, not 4 significant digits of every figure."""
+    module, ctx, _ = study()
+    spec = scoring.scoring_spec(ctx.config)
+    doc = _explained_doc(ctx.spec_digest)
+    md = render_markdown(doc, spec, module)
+    deciding = [line for line in md.splitlines() if line.startswith("  - deciding figures:")]
+    assert deciding[0].startswith(
+        "  - deciding figures: adjusted P < 0.05: met by 1 of 1:"
+        " h1-missing-contrastive-h3-pool-a-pool-c (0.0002593);"
+    )
+    assert (
+        "|estimate| ≥ 0.1: met by 1 of 1: h1-missing-contrastive-h3-pool-a-pool-c (0.5938)"
+        in (deciding[0])
+    )
+    assert (
+        deciding[1]
+        == "  - deciding figures: upper bound < -0.05: met by 0 of 1 (h2-yes-pool-a (0.0582))"
+    )
+    # the same line in the contrast table
+    assert "| h2-yes-pool-a | 92/110 | 96/110 | -0.0023 | [-0.1309, 0.0582] | – | – |" in md
+
+    (tmp_path / "SCORE.json").write_text(json.dumps(doc))
+    out = str(tmp_path / "SCORE.json")
+    step = Step(
+        "s", "score", ["score", "--out", "{out}/SCORE.json"], ["score", "--out", out], 0, True
+    )
+    page = render_report_markdown(build_report(d17_info, tmp_path, [step]))
+    row = next(line for line in page.splitlines() if line.startswith("| [h2]("))
+    assert row.endswith("| upper bound < -0.05: met by 0 of 1 (h2-yes-pool-a (0.0582)) |")
+    row = next(line for line in page.splitlines() if line.startswith("| [h1]("))
+    assert "h1-missing-contrastive-h3-pool-a-pool-c (0.0002593)" in row
+
+
+def test_a_failed_coverage_gate_marks_the_score_incomplete(tmp_path: Path, d17_info):
+    """Source, Decision rules: "Coverage gate: every test cell must reach 95% observed rows.
+    Otherwise the report is marked incomplete and every verdict is 'insufficient'." The hand-made
+    document's one cell has 32 of 40 rows observed (coverage 0.8 < 0.95)."""
+    _, ctx, _ = study()
+    spec = scoring.scoring_spec(ctx.config)
+    doc = _doc(ctx.spec_digest)
+    md = render_markdown(doc, spec)
+    assert (
+        "**Incomplete**: the coverage gate failed in 1 cell (tst-pool-c_h3_missing-contrastive_"
+        "equalized), so every verdict is insufficient." in md
+    )
+    (tmp_path / "SCORE.json").write_text(json.dumps(doc))
+    out = str(tmp_path / "SCORE.json")
+    step = Step(
+        "s", "score", ["score", "--out", "{out}/SCORE.json"], ["score", "--out", out], 0, True
+    )
+    report = build_report(d17_info, tmp_path, [step])
+    assert report.status.startswith(
+        "needs attention: incomplete: the coverage gate failed in 1 cell"
+        " (tst-pool-c_h3_missing-contrastive_equalized), so every verdict is insufficient"
+    )
+    assert not report.ok
+    # a complete score says nothing of the kind
+    doc = _explained_doc(ctx.spec_digest)
+    assert "Incomplete" not in render_markdown(doc, spec)
+
+
+def test_prereg_md_states_the_sources_caveats_and_report_rules():
+    """What the source says a reader of each verdict must know, and what the report must show,
+    stated in PREREG.md (amendment 1.4): H1's verb × framing confound ("H1 attributes a pool
+    difference to the pool wording as a whole, not to the verb alone"), the oddness of H3a's
+    non-connective verbs, the four differences H4 bundles, the shortcut audit's refusal rule
+    (limit 0.60, "all pass the 0.60 limit" at 0.5994), the calibration-unreliable rule and the
+    report rounding (the study page: "Report figures rounded to 4 decimals")."""
+    (d17,) = [s for s in load_all(Project(ROOT)) if s.id == STUDY]
+    text = " ".join(render_prereg_md(d17).split())
+
+    def section(start: str, end: str) -> str:
+        return text[text.index(start) : text.index(end)]
+
+    h1 = section("### h1:", "### h2:")
+    assert "not to the verb alone" in h1 and "link verb and the framing sentence co-vary" in h1
+    h3a = section("### h3a:", "### h4:")
+    assert "how implausible the non-connective verb is" in h3a
+    h4 = section("### h4:", "### replication:")
+    for difference in (
+        "the rule's wording (D17's sufficient one-relay rule against the exhaustive link-only rule)",
+        "the line order (fixed against uniformly shuffled)",
+        "decoy lines (none against label-independent decoys)",
+        "entity names (role-prefixed against neutral)",
+    ):
+        assert difference in h4, difference
+    exclusions = section("### Exclusions", "### Missing data")
+    assert "balanced accuracy above 0.60 (rounded half up to 4 decimals; 0.60 itself passes)" in (
+        exclusions
+    )
+    assert "six equalized pool × hops groups" in exclusions and "5 folds" in exclusions
+    exploratory = section("### Exploratory analyses", "### Which observation counts")
+    assert (
+        "flagged calibration-unreliable when mean confidence − calibrated accuracy is above 0.10"
+        " and the calibrated Wilson 95% upper bound is below the mean confidence" in exploratory
+    )
+    scoring_row = next(x for x in text.split("| `scoring` |")[1:2])
+    assert "rounded half up to decimals places and P values to pValueDigits significant" in (
+        scoring_row
+    )
+    assert "| 1.4 | 2026-12-03 |" in text
+    # the source's "Sizing and power" states no power for the replication rule: the claim that
+    # checks one is this project's, and PREREG.md says so
+    claim = text.split("| `replication-power-at-040` |")[1].split("\n")[0]
+    assert "Not the source's claim (it states no power for the replication rule)" in claim
+    # "detects about 0.13 at 80% power": the power claim at exactly 0.13 is the strict reading
+    claim = text.split("| `key-contrast-power` |")[1].split("\n")[0]
+    assert "read strictly (power at exactly 0.13 at least 0.80; the source says 'about'" in claim
+    # the source's diagnosis table: each contrastive verb in its own D17 split (tuning
+    # `bypasses` 0.67 of n=9, calibration `blocks` 0.36 of n=25, test `halts` 0.00 of n=73)
+    rationale = section("### Rationale", "## Hypotheses and decision rules")
+    assert "0.67 for `bypasses` in the tuning grammar, n = 9" in rationale
+    assert "0.36 for `blocks` in the calibration grammar, n = 25" in rationale
+    assert "0.00 for `halts` in the test grammar, n = 73" in rationale
+    # the call window: the source is not silent on it (a call's timeout must end "before the
+    # expiry"); PREREG.md names its words beside the reading the hand-off enforces
+    # (test_d17_handoff.test_call_timeout_edge_and_expiry: a timeout ending at the expiry passes)
+    hand_off = text.split("| `hand-off` |")[1].split("| `hand-off-budget` |")[0]
+    assert 'a call\'s timeout must end "before the expiry", read here as no later than it' in (
+        hand_off
+    )
+
+
+@pytest.mark.parametrize(("score", "passes"), [(0.6, True), (0.6001, False)])
+def test_the_audit_limit_is_inclusive_as_prereg_md_says(score, passes):
+    """PREREG.md: a group fails above 0.60; 0.60 itself passes (scores are already rounded to
+    the registered 4 decimals when the limit reads them)."""
+    from d17_helpers import engine_config
+
+    from prereg.engines.reachability.audit import LEARNERS, ShortcutAudit
+
+    audit = ShortcutAudit(engine_config())
+    group = {"group": "equalized:pool-a:h1", "gated": True, "n": 10, "yes": 5,
+             "scores": dict.fromkeys(LEARNERS, 0.5) | {"logistic": score}}  # fmt: skip
+    obj = audit.audit_object([group])
+    assert (obj["limit"], obj["groups"][0]["max"]) == (0.6, score)
+    assert obj["equalizedPasses"] is passes and obj["groups"][0]["passes"] is passes
+
+
+def test_the_audit_figure_says_what_passes_as_the_limit_decides():
+    """The audit's figure is balanced accuracy (the study page: "(TPR + TNR)/2") and a gated
+    group passes at or below the 0.60 limit ("all pass the 0.60 limit" with a group at the
+    limit passing): the caption said "accuracy" and "below the limit"."""
+    from prereg.reports.reachability import audit_figure
+
+    audit = {"limit": 0.6, "groups": [
+        {"group": "equalized:pool-a:h1", "max": 0.6, "passes": True},
+        {"group": "equalized:pool-a:h3", "max": 0.6001, "passes": False},
+        {"group": "d17-faithful:pool-a:h1", "max": 1.0, "passes": None},
+    ]}  # fmt: skip
+    fig = audit_figure(audit)
+    caption = " ".join(fig.caption.split())
+    assert "best cross-validated balanced accuracy" in caption
+    assert "pass (at or below the limit), red gated groups fail (above it)" in caption
+    assert "balanced accuracy of a cue-only learner" in fig.svg
+
+
+def test_prereg_md_labels_every_factor_level_in_the_sources_words():
+    """Source, Factors: pool = "The three disjoint D17 grammars" (pool-a the tuning grammar with
+    `bypasses`, pool-b calibration with `blocks`, pool-c test with `halts`), relay hops 1 and 3,
+    the outcomes (yes; relay-off; a missing link written as the contrastive verb, an explicit
+    negation or a non-connective verb; or not stated at all: 3 hops, interior link), and the
+    layouts (equalized; D17-faithful control). PREREG.md's factor table had an empty label
+    column."""
+    (d17,) = [s for s in load_all(Project(ROOT)) if s.id == STUDY]
+    text = render_prereg_md(d17)
+    table = text[text.index("### Factors and levels") : text.index("### Wording pools")]
+    rows = [x for x in table.splitlines() if x.startswith("| ") and "`" in x]
+    assert len(rows) == 13 and all(not x.endswith("|  |") for x in rows)
+    for level, words in (
+        ("pool-a", "D17 tuning grammar: connects, contrastive bypasses"),
+        ("pool-b", "D17 calibration grammar: routes, contrastive blocks"),
+        ("pool-c", "D17 test grammar: links, contrastive halts"),
+        ("missing-absence", "one interior link not stated at all, three hops only"),
+        ("d17-faithful", "D17's rendering: one-relay rule, fixed line order, no decoys"),
+    ):
+        assert any(f"| `{level}` |" in x and words in x for x in rows), level
+
+
+def test_the_calibrator_note_names_the_probability_the_calibrator_maps_to(tmp_path: Path):
+    """The registered calibrator maps a score to (yes + 1)/(n + 2) of its block (the study
+    page); the report's note said "its highest block maps scores to P(yes) = " the block's
+    yes/n. Blocks 0 of 1 and 1 of 4: yes/n reaches 0.25, the calibrator 2/6 = 1/3 (0.333)."""
+    from prereg.reports.reachability import _calibrator_note
+
+    cal = tmp_path / "calibrator.json"
+    blocks = [{"lower": 0.0, "yes": 0, "n": 1}, {"lower": 0.5, "yes": 1, "n": 4}]
+    cal.write_text(json.dumps({"blocks": blocks}))
+    step = Step("s", "score", ["score"], ["score", "--calibrator", str(cal)], 0, True)
+    m = {"calibratedAccuracy": "calibrated-accuracy"}
+    note = _calibrator_note(tmp_path, step, {}, m)
+    assert "its highest block maps scores to P(yes) = 0.333, below one half" in note
+    # a block mapping to one half or above: no note (2 of 2 maps to 3/4)
+    cal.write_text(json.dumps({"blocks": [*blocks, {"lower": 0.9, "yes": 2, "n": 2}]}))
+    assert _calibrator_note(tmp_path, step, {}, m) is None

@@ -244,3 +244,27 @@ def test_calibrated_figures_and_unreliable_flag(resp, config):
     assert yes["metrics"]["calibrated-accuracy"]["correct"] == 110
     assert yes["calibrationUnreliable"] is False
     assert yes["metrics"]["decile-ece"] == pytest.approx(1 - 5 / 6, rel=1e-12)
+
+
+@pytest.mark.parametrize(("correct", "unreliable"), [(154, False), (153, True)])
+def test_unreliable_flag_at_a_gap_of_exactly_the_registered_tenth(
+    resp, config, correct, unreliable
+):
+    """The study page: calibration-unreliable iff mean confidence − calibrated accuracy > 0.10
+    and the calibrated Wilson upper bound < mean confidence. Every calibrated P(yes) here is
+    8/10 or 2/10 (blocks yes 7 of 8 and 1 of 8), so every confidence is 8/10; with 154 of 220
+    rows right the gap is 8/10 − 154/220 = 8/10 − 7/10, exactly 1/10: not above it, so not
+    flagged (in floats 0.8 − 0.7 is 0.10000000000000009). With 153 right the gap is
+    8/10 − 153/220 = 23/220 > 1/10, and the Wilson upper bound of 153/220 (statsmodels) is below
+    8/10: flagged."""
+    from prereg.engines.reachability import scoring
+
+    blocks = [{"lower": 0.0, "yes": 1, "n": 8}, {"lower": 0.5, "yes": 7, "n": 8}]
+    resp.set_correct(correct, pool="pool-a", hops="1", outcome="missing-contrastive", layout="equalized", split="test")  # fmt: skip
+    s = scoring.score(config, h.study()[2], resp.t, resp.p_yes(), blocks)
+    mc = next(c for c in s.cells if c["cell"] == "tst-pool-a_h1_missing-contrastive_equalized")
+    assert mc["metrics"]["calibrated-accuracy"]["correct"] == correct
+    assert mc["metrics"]["mean-confidence"] == pytest.approx(0.8, rel=1e-12)
+    _, upper = proportion_confint(correct, 220, alpha=0.05, method="wilson")
+    assert upper < 0.8  # the second condition holds in both cases: the gap decides
+    assert mc["calibrationUnreliable"] is unreliable

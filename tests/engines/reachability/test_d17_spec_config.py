@@ -4,14 +4,13 @@ spec file read with PyYAML (not through the compiler)."""
 from __future__ import annotations
 
 import pytest
-import yaml
 from d17_helpers import ROOT, STUDY, spec_config
 
 from prereg.engines.reachability.config import config_from_spec, load_config, study_config
 from prereg.errors import UserError
-from tests.conftest import d17_written_cells
+from tests.conftest import d17_written_cells, safe_yaml
 
-SPEC = yaml.safe_load((ROOT / "spec" / "studies" / f"{STUDY}.yaml").read_text(encoding="utf-8"))
+SPEC = safe_yaml((ROOT / "spec" / "studies" / f"{STUDY}.yaml").read_text(encoding="utf-8"))
 CELLS = d17_written_cells()  # the registered cells, written out (the spec crosses them)
 
 

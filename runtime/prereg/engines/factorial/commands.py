@@ -6,6 +6,7 @@ import argparse
 import importlib
 import json
 import math
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -387,11 +388,20 @@ def _refuse_rows_breaking(
     listed = [f"row {i + 1} ({row} {rows[i][row]!r}): {p}" for i, p in problems[:shown]]
     if len(problems) > shown:
         listed.append(f"… and {len(problems) - shown} more")
+    missing = sorted({m for _, p in problems for m in re.findall(r"missing field '([^']+)'", p)})
+    hint = ""
+    if missing:
+        hint = (
+            "; items fills the row id, the split, the factor fields and a string field with role:"
+            " item (item-<n> for the n-th row of every cell, so equal cells pair): mark"
+            f" {', '.join(repr(m) for m in missing)} required: false, or the item's field role:"
+            " item"
+        )
     raise UserError(
         f"items: {len({i for i, _ in problems})} of the {len(rows)} rows the engine writes break"
         f" record contract {contract['id']!r} of {module.SPEC_FILE} ({project.rel(cls.SCHEMA)}),"
         f" {len(problems)} problem(s); nothing was written (the contract must admit the study's"
-        " own rows)",
+        f" own rows{hint})",
         problems=listed,
     )
 
@@ -568,7 +578,9 @@ def score_document(
     )
     sel = Selections(table)
     res = registered_results(rules, metrics, sel, columns)
-    figures = cell_figures(metrics, table)
+    from prereg.decide.certify import gate_figures
+
+    figures = gate_figures(rules, metrics, table, cell_figures(metrics, table))
     decision = decide_all(rules, res.results, table, figures)
     ci = rep["cell_interval"]
     try:

@@ -36,8 +36,6 @@ from typing import Any
 import numpy as np
 
 from prereg.digest import digest
-from prereg.stats.classification import balanced_accuracy
-from prereg.stats.rounding import round_half_up
 
 from .config import EngineConfig
 from .generate import Row
@@ -791,6 +789,31 @@ class Group:
     scalar_rc: RankedColumns | None = None
 
 
+def audit_score(y, pred, decimals: int) -> float:
+    """Balanced accuracy (TPR + TNR)/2 of boolean labels and predictions (0.5 when a class is
+    absent) rounded half-up to ``decimals`` on its exact value, as the float of that decimal."""
+    from fractions import Fraction
+
+    from prereg.stats.compare import round_half_up as exact_round
+
+    yy = np.asarray(y, dtype=bool)
+    pp = np.asarray(pred, dtype=bool)
+    n_pos = int(yy.sum())
+    n_neg = int(yy.size) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return float(exact_round(Fraction(1, 2), decimals))
+    tpr = Fraction(int((pp & yy).sum()), n_pos)
+    tnr = Fraction(int((~pp & ~yy).sum()), n_neg)
+    return float(exact_round((tpr + tnr) / 2, decimals))
+
+
+def _within(score: float, limit) -> bool:
+    """Whether a (rounded) learner score is at most the audit's limit, decided exactly."""
+    from prereg.stats.compare import compare
+
+    return compare(score, "le", limit)
+
+
 class ShortcutAudit:
     def __init__(self, ec: EngineConfig):
         self.ec = ec
@@ -825,7 +848,9 @@ class ShortcutAudit:
         return out
 
     def _score(self, y, pred) -> float:
-        return round_half_up(balanced_accuracy(y, pred), self.decimals)
+        """The balanced accuracy rounded half-up to the registered decimals, exactly: (TPR +
+        TNR)/2 as a fraction of the counts (the floats round 57/800 = 0.07125 down to 0.0712)."""
+        return audit_score(y, pred, self.decimals)
 
     def scores(self, groups: list[Group], token_scores: dict[str, float] | None = None):
         """Per group, the four learner scores (token scores may be passed in to reuse)."""
@@ -885,7 +910,7 @@ class ShortcutAudit:
         for g in sorted(summaries, key=lambda g: g["group"]):
             sc = g["scores"]
             mx = max(sc[k] for k in LEARNERS)
-            passes = (mx <= self.limit) if g["gated"] else None
+            passes = _within(mx, self.limit) if g["gated"] else None
             (gated_max if g["gated"] else control_max).append(mx)
             out_groups.append(
                 {
@@ -902,7 +927,7 @@ class ShortcutAudit:
             "limit": self.limit,
             "folds": self.folds,
             "groups": out_groups,
-            "equalizedPasses": all(mx <= self.limit for mx in gated_max),
+            "equalizedPasses": all(_within(mx, self.limit) for mx in gated_max),
             "equalizedMax": max(gated_max) if gated_max else None,
             "controlMax": max(control_max) if control_max else None,
         }
@@ -957,7 +982,7 @@ class ShortcutAudit:
         """``{groups (sorted by key), equalizedMax, passes}`` over positive-control groups."""
         out = sorted(parts, key=lambda g: g["group"])
         mx = max((max(g["scores"].values()) for g in out), default=None)
-        return {"groups": out, "equalizedMax": mx, "passes": mx is None or mx <= self.limit}
+        return {"groups": out, "equalizedMax": mx, "passes": mx is None or _within(mx, self.limit)}
 
     def positive_control(self, groups: list[Group], scores) -> dict[str, Any]:
         """Re-impose chain-first order on the gated groups and re-score them."""

@@ -244,6 +244,30 @@ def _display(x, decimals: int | None = None) -> str:
     return f"{x}"
 
 
+def incomplete_line(doc: Mapping[str, Any]) -> str | None:
+    """What marks a score incomplete (the source: when the coverage gate fails "the report is
+    marked incomplete and every verdict is 'insufficient'"): the failed gates, the cells each
+    failed in (up to three named) and the verdict they gave; None when every gate held."""
+    failed = [g for g in doc.get("gates") or () if not g.get("passed")]
+    if not failed and doc.get("complete", True):
+        return None
+    parts = []
+    for g in failed:
+        cells = [str(f.get("cell")) for f in g.get("failures") or ()]
+        shown = ", ".join(cells[:3]) + (f", … {len(cells) - 3} more" if len(cells) > 3 else "")
+        parts.append(
+            f"the {g.get('id')} gate failed in {len(cells)} cell{'' if len(cells) == 1 else 's'}"
+            + (f" ({shown})" if cells else "")
+        )
+    verdicts = set((doc.get("verdicts") or {}).values())
+    said = (
+        f"every verdict is {next(iter(verdicts))}"
+        if len(verdicts) == 1
+        else "verdicts are the gate's"
+    )
+    return f"{'; '.join(parts) or 'a gate failed'}, so {said}"
+
+
 def render_markdown(
     doc: Mapping[str, Any], spec: ScoringSpec, module: ModuleType | None = None
 ) -> str:
@@ -254,6 +278,8 @@ def render_markdown(
 
     def _p(x) -> str:  # P values to the registered significant digits
         return "–" if x is None else f"{float(f'{x:.{spec.p_digits}g}')}"
+
+    incomplete = incomplete_line(doc)
 
     lines = [
         f"# Score of {doc['studyId']} {doc['version']}",
@@ -277,6 +303,7 @@ def render_markdown(
             if doc.get("lineage", {}).get("abortedRuns")
             else []
         ),
+        *([f"**Incomplete**: {incomplete}.", ""] if incomplete else []),
         f"- spec digest: `{doc['specDigest']}`",
         f"- seed: `{doc['seed']}`; corpus `{doc['corpusDigest']}`; gold `{doc['goldDigest']}`",
         f"- observations: `{doc['observations']['sha256']}`, {doc['observations']['records']}"
@@ -301,7 +328,8 @@ def render_markdown(
     if module is not None:
         from prereg.decide.explain import explanation_lines, verdict_explanations
 
-        lines += explanation_lines(verdict_explanations(module, rules_module(module), doc))
+        explained = verdict_explanations(module, rules_module(module), doc, number=_num, p_value=_p)
+        lines += explanation_lines(explained)
     lines += [
         "",
         "## Cells",

@@ -36,7 +36,8 @@ The ``scoring`` constant (``config["constants"]["scoring"]``):
 - ``cellInterval``: ``{method, level}``: the proportion-interval method (by its registered
   name, :mod:`prereg.stats.methods`) of the per-cell accuracies.
 - ``unreliableGap``: a cell's calibration is unreliable iff mean confidence − calibrated
-  accuracy exceeds this and the calibrated accuracy's upper bound is below the mean confidence.
+  accuracy exceeds this and the calibrated accuracy's upper bound is below the mean confidence
+  (both decided exactly, as every registered threshold: :func:`unreliable_calibration`).
 - ``decimals``: report figures are rounded half-up to this many decimals; ``pValueDigits``:
   P values are reported with this many significant digits.  Verdicts use unrounded figures
   (unless a rule itself names ``decimals``).
@@ -60,6 +61,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from operator import itemgetter
 from typing import Any
 
@@ -474,6 +476,41 @@ def terminal_p_yes(
 # -- figures ------------------------------------------------------------------------------------
 
 
+def exact_confidences(blocks) -> dict[float, Fraction]:
+    """The confidence max(c, 1 − c) of each block's calibrated P(yes) c = (yes + 1)/(n + 2), as
+    :func:`calibrated` computes it in floats, mapped to its exact fraction."""
+    out: dict[float, Fraction] = {}
+    for b in blocks:
+        yes, n = int(b["yes"]), int(b["n"])
+        c, cf = Fraction(yes + 1, n + 2), (yes + 1) / (n + 2)
+        out[max(cf, 1.0 - cf)] = max(c, 1 - c)
+    return out
+
+
+def unreliable_calibration(
+    confidences: np.ndarray, exact: Mapping[float, Fraction], correct: int, upper, gap
+) -> bool:
+    """The calibration-unreliable flag of one cell: mean confidence − calibrated accuracy above
+    ``gap`` and the calibrated accuracy's upper bound ``upper`` below the mean confidence,
+    decided as every registered threshold is (:func:`prereg.stats.compare.compare`): the mean
+    of the observed rows' ``confidences`` as a fraction (each value from ``exact``, or, when no
+    block gives it, its shortest decimal), the accuracy as ``correct``/n, the bound as the
+    shortest decimal of its float.  In floats a gap of exactly 1/10 (8/10 − 7/10) reads
+    0.10000000000000009 and was flagged."""
+    from prereg.stats.compare import compare, decimal_fraction
+
+    n = int(confidences.size)
+    if n == 0:
+        return False
+    values, counts = np.unique(confidences, return_counts=True)
+    total = Fraction(0)
+    for v, k in zip(values.tolist(), counts.tolist(), strict=True):
+        x = exact.get(v)
+        total += int(k) * (decimal_fraction(v) if x is None else x)
+    mean = total / n
+    return compare(mean - Fraction(correct, n), "gt", gap) and compare(upper, "lt", mean)
+
+
 def calibrated(p: np.ndarray, blocks) -> tuple[np.ndarray, np.ndarray]:
     """(calibrated P(yes) c, confidence max(c, 1 − c)) per row, NaN when unobserved."""
     observed = ~np.isnan(p)
@@ -524,6 +561,7 @@ def cell_figures(
     observed: np.ndarray,
     c: np.ndarray,
     spec: ScoringSpec,
+    exact: Mapping[float, Fraction] | None = None,
 ) -> list[dict]:
     """Per registered cell: the registered metrics (by role), the per-cell intervals, ECE, the
     calibration-unreliable flag and raw accuracy by failure position (report figures rounded);
@@ -573,7 +611,11 @@ def cell_figures(
         mean_conf, cal_acc = figs[m["meanConfidence"]], figs[m["calibratedAccuracy"]]
         gap = mean_conf - cal_acc
         n = int(n_obs[ci])
-        unreliable = bool(n) and bool(gap > spec.unreliable_gap and cal_hi[ci] < mean_conf)
+        # the confidences as calibrated() computes them; exact: each as its block's fraction
+        conf_obs = np.maximum(c[idx_obs], 1.0 - c[idx_obs])
+        unreliable = unreliable_calibration(
+            conf_obs, exact or {}, int(cal_k[ci]), float(cal_hi[ci]), spec.unreliable_gap
+        )
         by_pos = {}
         for pi, label in enumerate(spec.position_labels):
             if pos_rows[ci, pi] == 0:
@@ -721,7 +763,9 @@ def score(
     metrics, observed, c = row_metrics_of(config, table, p, blocks, spec, counted=counted)
     decided = table.decided(spec)
     res = registered_results(rules, metrics, Selections(decided))
-    cells = cell_figures(table, decided, metrics, observed, c, spec)
+    cells = cell_figures(
+        table, decided, metrics, observed, c, spec, exact=exact_confidences(blocks)
+    )
     decision = decide_all(rules, res.results, decided, [x.pop("_figures") for x in cells])
     from prereg.decide.decision import decide as decide_outcome
 

@@ -1,0 +1,92 @@
+"""What a registered analysis writes in a spec for each input shape of
+:mod:`prereg.stats.catalogue`: the inputs it names, the metric kinds that feed it, the options
+the runtime fills.  Words only (no numpy): compile checks a spec's analyses against them
+without importing :mod:`prereg.decide.analyses`, which builds the inputs when rows are scored."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+#: The shape's inputs a spec writes (beside ``metric`` and ``options``).
+INPUTS: Mapping[str, tuple[str, ...]] = {
+    "binomial": ("of",),
+    "two-binomial": ("a", "b"),
+    "paired-binary": ("a", "b", "pair_by"),
+    "binomial-groups": ("groups",),
+    "strata-2x2": ("a", "b", "strata"),
+    "binary-blocks": ("groups", "unit"),
+    "sample": ("of",),
+    "two-samples": ("a", "b"),
+    "paired-samples": ("a", "b", "pair_by"),
+    "samples-groups": ("groups",),
+    "two-raters": ("of", "unit", "rater", "rating"),
+    "ratings": ("of", "unit", "rater", "rating"),
+    "clustered-sample": ("cluster",),  # with of, or with a and b
+    "samples-per-problem": ("of", "unit"),
+    "paired-samples-per-problem": ("a", "b", "unit"),
+    "answers-per-problem": ("of", "unit", "rating", "truth"),
+    "labels": ("of", "prediction", "truth"),
+    "probabilities": ("of",),
+    "paired-probabilities": ("a", "b", "pair_by"),
+    "p-values": ("of_analyses",),
+}
+
+#: Every input word an analysis may carry.
+ALL_INPUTS = (
+    "of",
+    "a",
+    "b",
+    "groups",
+    "pair_by",
+    "strata",
+    "unit",
+    "rater",
+    "rating",
+    "cluster",
+    "prediction",
+    "truth",
+    "of_analyses",
+)
+
+#: The metric kinds that feed each shape (None: any kind; the metric says which rows count).
+METRIC_KINDS: Mapping[str, tuple[str, ...] | None] = {
+    **{
+        s: ("proportion", "coverage")
+        for s in (
+            "binomial",
+            "two-binomial",
+            "paired-binary",
+            "binomial-groups",
+            "strata-2x2",
+            "binary-blocks",
+            "samples-per-problem",
+            "paired-samples-per-problem",
+        )
+    },
+    **{
+        s: ("mean", "geometric_mean")
+        for s in ("sample", "two-samples", "paired-samples", "samples-groups", "clustered-sample")
+    },
+    "two-raters": None,
+    "ratings": None,
+    "answers-per-problem": None,
+    "labels": None,
+    "probabilities": ("ece", "auroc"),
+    "paired-probabilities": ("ece", "auroc"),
+    "p-values": (),  # no metric
+}
+
+#: Options the runtime fills from the inputs (the spec does not write them).
+FILLED_OPTIONS: Mapping[str, tuple[str, ...]] = {"clustered-sample": ("arms",)}
+
+
+def shape_inputs_text(shape: str) -> str:
+    """The inputs a shape needs, in words (for compile errors and docs)."""
+    if shape == "clustered-sample":
+        return "cluster, with of (one sample) or a and b (two arms)"
+    return ", ".join(INPUTS[shape])
+
+
+def required_options(entry) -> list[str]:
+    filled = FILLED_OPTIONS.get(entry.shape, ())
+    return [o for o in entry.options if o not in filled]
