@@ -236,7 +236,8 @@ def _add_core_commands(sub) -> None:
         "the working tree. A registered change is declared when an amendment of NEW after OLD's "
         "version names its path (as `prereg check` holds a sealed study). --format json keys are "
         "camelCase like every other output. Exit 0 when every registered change is declared by an "
-        "amendment (or there is none), 1 when one is not, 2 on an error.",
+        "amendment (or there is none), 1 when one is not, 2 on an error, and 2 when NEW does not "
+        "compile (the changes are listed, then each problem at its line, as compile gives it).",
     )
     d.add_argument(
         "specs",
@@ -606,6 +607,11 @@ def _cmd_diff(project, args) -> int:
             raise UserError("diff --against GIT_REF takes at most one STUDY")
         study = Path(args.specs[0]).name.removesuffix(".yaml") if args.specs else None
         comparisons = diff.compare_against(project, args.against, study)
+        news = [
+            (project.spec_file(c.study), c.new_label)
+            for c in comparisons
+            if project.spec_file(c.study).exists()
+        ]
     else:
         if len(args.specs) != 2:
             raise UserError("diff needs OLD.yaml NEW.yaml (or --against GIT_REF [STUDY])")
@@ -614,9 +620,20 @@ def _cmd_diff(project, args) -> int:
         new = diff.read_spec_file(new_file)
         study = str(new.get("id") or Path(new_file).stem)
         comparisons = [diff.compare(old, new, study, old_file, new_file)]
+        news = [(Path(new_file), new_file)]
     sys.stdout.write(diff.RENDERERS[args.format](comparisons))
-    # a registered change is fine when a new amendment declares it, as `prereg check` holds
-    return exits.FAILED if any(c.undeclared for c in comparisons) else exits.OK
+    # the changes are listed either way; a NEW spec that compile would refuse is an error
+    refused = {label: diff.compile_problems(path, project, label) for path, label in news}
+    problems = [p for found in refused.values() for p in found]
+    if problems:
+        files = ", ".join(label for label, found in refused.items() if found)
+        raise UserError(
+            f"{files}: does not compile ({len(problems)}"
+            f" problem{'' if len(problems) == 1 else 's'}); the changes above are to a spec"
+            " that `prereg compile` refuses",
+            problems=problems,
+        )
+    return diff.exit_code(comparisons)
 
 
 def _cmd_init(project, args) -> int:
