@@ -1,6 +1,6 @@
 """Strict readers for the score command's JSONL inputs.
 
-Each line is one JSON object (UTF-8, no blank lines except a final newline).  Refused, each
+Each line is one JSON object (UTF-8, LF line endings, no blank lines except a final newline).  Refused, each
 reported as ``FILE:LINE: FIELD: rule``: invalid JSON, duplicate keys, NaN/Infinity literals,
 numbers too large to be finite, missing or unknown fields, wrong types, candidate counts out of
 bounds, duplicate request ids, a request id in both splits, request ids unknown to the lists
@@ -102,6 +102,9 @@ def _read_lines(path: str, problems: _Problems, allow_empty: bool) -> list[tuple
         if not text.strip():
             problems.add(path, no, "empty line; every line must hold one JSON object")
             continue
+        if text.endswith("\r"):
+            problems.add(path, no, "CRLF line ending; use LF")
+            text = text[:-1]
         try:
             obj = _loads(text)
         except _LineError as e:

@@ -1,7 +1,7 @@
 """Strict streaming readers for the score command's JSONL inputs, straight into packed arrays.
 
-Each line is one JSON object (UTF-8, no blank lines except a final newline).  Refused, each
-reported as ``FILE:LINE: FIELD: rule``: invalid JSON, duplicate keys, NaN/Infinity literals,
+Each line is one JSON object (UTF-8, LF line endings, no blank lines except a final newline).  Refused, each
+reported as ``FILE:LINE: FIELD: rule``: a CRLF line ending, invalid JSON, duplicate keys, NaN/Infinity literals,
 numbers too large to be finite, missing or unknown fields, wrong types, candidate counts out of
 bounds, duplicate request ids, a request id in both splits, request ids unknown to the lists
 file or missing from the labels or predictions file, label indices out of range or repeated,
@@ -104,6 +104,9 @@ def _strict(path: str, problems: _Problems):
         if not text.strip():
             problems.add(path, no, "empty line; every line must hold one JSON object")
             return None
+        if text.endswith("\r"):  # reported as every reader of the project reports it
+            problems.add(path, no, "CRLF line ending; use LF")
+            text = text[:-1]
         try:
             obj = _loads(text)
         except _LineError as e:

@@ -1,0 +1,66 @@
+"""A CRLF line ending in a JSONL input is refused by every reader, at its line, in the same
+words: the language's ``jsonl`` format is "one JSON object per LF-terminated line" (and the
+records' reader has always said ``CRLF line ending; use LF``). The jev score reader had taken
+such files, its typed decode reading the CR as JSON whitespace."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import prereg.jsonl
+from prereg.engines.multicorrect import engine_config
+from prereg.engines.multicorrect.reader import read_packed_inputs
+from prereg.errors import UserError
+from prereg.records import read_jsonl_records, read_records
+
+ROOT = Path(__file__).resolve().parents[2]
+JEV = ROOT / "tests" / "fixtures" / "jev" / "small"
+NAMES = ("lists", "labels", "predictions", "binary")
+
+
+def _jev_config():
+    from prereg.compiler.project import Project
+    from prereg.study import study_context
+
+    return engine_config(study_context(Project(ROOT), "jev-multicorrect")[1].config)
+
+
+def _crlf(path: Path, lines: list[int]) -> None:
+    """``path`` with the given lines (from 1) ending in CR LF."""
+    text = path.read_bytes().split(b"\n")
+    for no in lines:
+        text[no - 1] += b"\r"
+    path.write_bytes(b"\n".join(text))
+
+
+@pytest.mark.parametrize("block", [None, 64])  # the whole-block decode, and lines across blocks
+@pytest.mark.parametrize("lines", [[1], [2, 3], "all"])
+@pytest.mark.parametrize("name", NAMES)
+def test_jev_refuses_crlf_at_each_line_as_the_records_reader_does(
+    tmp_path, monkeypatch, block, lines, name
+):
+    if block is not None:
+        monkeypatch.setattr(prereg.jsonl, "BLOCK", block)
+    d = tmp_path / "jev"
+    shutil.copytree(JEV, d)
+    n = len((d / f"{name}.jsonl").read_bytes().splitlines())
+    at = list(range(1, n + 1)) if lines == "all" else lines
+    _crlf(d / f"{name}.jsonl", at)
+    with pytest.raises(UserError) as got:
+        read_packed_inputs(_jev_config(), *(str(d / f"{k}.jsonl") for k in NAMES))
+    path = d / f"{name}.jsonl"
+    # the line is still read without its CR: nothing else is wrong, so nothing else is said
+    assert got.value.problems == [f"{path}:{no}: CRLF line ending; use LF" for no in at]
+
+    # the records' reader, strict and typed, on the same bytes
+    schema = tmp_path / "any.schema.json"
+    schema.write_text(json.dumps({"type": "object"}))
+    for read in (read_records, read_jsonl_records):
+        args = (path, schema, "jsonl") if read is read_records else (path, schema)
+        with pytest.raises(UserError) as same:
+            read(*args)
+        assert same.value.problems == got.value.problems
