@@ -64,3 +64,19 @@ def test_jev_refuses_crlf_at_each_line_as_the_records_reader_does(
         with pytest.raises(UserError) as same:
             read(*args)
         assert same.value.problems == got.value.problems
+
+
+def test_a_whole_file_of_crlf_lines_lists_fifty_problems_and_counts_the_rest(tmp_path):
+    """The examples' 320 lists, labels and predictions written on Windows: 960 problems, the
+    first 50 listed by file and line, then how many more (as the records reader lists them)."""
+    for name in ("lists", "labels", "predictions"):
+        data = (ROOT / "examples" / "jev" / f"{name}.jsonl").read_bytes()
+        (tmp_path / f"{name}.jsonl").write_bytes(data.replace(b"\n", b"\r\n"))
+    with pytest.raises(UserError) as got:
+        read_packed_inputs(_jev_config(), *(str(tmp_path / f"{k}.jsonl") for k in NAMES[:3]), None)
+    assert got.value.message == "the score inputs have 960 problem(s)"
+    lists = tmp_path / "lists.jsonl"
+    assert got.value.problems == [
+        *(f"{lists}:{no}: CRLF line ending; use LF" for no in range(1, 51)),
+        "… and 910 more",
+    ]

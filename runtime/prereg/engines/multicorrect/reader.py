@@ -7,7 +7,8 @@ bounds, duplicate request ids, a request id in both splits, request ids unknown 
 file or missing from the labels or predictions file, label indices out of range or repeated,
 predictions not aligned with their list, probabilities not finite, outside [0, 1] or not
 summing to 1 within the tolerance, binary outputs for unknown options or whose label disagrees
-with the correct set.  All problems are collected and raised together as one UserError.
+with the correct set.  All problems are collected and raised together as one UserError
+(the first 50 listed, then how many more).
 
 The files are streamed (:class:`prereg.jsonl.TypedLines`): a line is decoded into a typed
 record at C speed when it provably breaks none of the strict JSON rules, and a record that
@@ -36,6 +37,10 @@ from prereg.engines.multicorrect.scoring import Packed, packed_from
 from prereg.errors import UserError
 from prereg.gcpause import paused
 from prereg.records import StrictJSONError, loads_strict
+
+# the problems listed (the first, by file and line), then how many more: as the records'
+# reader lists them (a file of CRLF lines would otherwise print one line per line)
+MAX_PROBLEMS = 50
 
 
 class _LineError(ValueError):
@@ -479,7 +484,10 @@ def _read(
 
     if P:
         msgs = P.messages()
-        raise UserError(f"the score inputs have {len(msgs)} problem(s)", problems=msgs)
+        shown = msgs[:MAX_PROBLEMS]
+        if len(msgs) > MAX_PROBLEMS:
+            shown.append(f"… and {len(msgs) - MAX_PROBLEMS} more")
+        raise UserError(f"the score inputs have {len(msgs)} problem(s)", problems=shown)
 
     corr_np = S.corr_flat.array()
     parts = {}
