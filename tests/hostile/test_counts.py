@@ -1,0 +1,74 @@
+"""Counts and sizes a user can make huge: jev's ``diagnostic --seeds`` is capped (it ran every
+seed listed, about 0.2 CPU-s each, however many), and compile refuses a registered seed list the
+command would refuse; a schema rule broken by a huge value is said without echoing the value
+(a list of a thousand seeds was printed whole)."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+
+from prereg.cli import main
+from prereg.compiler.validate import describe
+from prereg.engines.multicorrect import commands
+from tests.conftest import ROOT
+
+
+def _diagnostic(capsys, seeds) -> tuple[int, str, str]:
+    argv = ["--project", str(ROOT), "jev-multicorrect", "diagnostic", "--seeds"]
+    code = main([*argv, ",".join(map(str, seeds))])
+    got = capsys.readouterr()
+    return code, got.out, got.err
+
+
+def test_diagnostic_seeds_beyond_the_cap_are_refused_before_any_run(capsys):
+    code, out, err = _diagnostic(capsys, range(1001))
+    assert (code, out) == (2, "")
+    assert err == (
+        "error: --seeds: 1,001 seeds; at most 1,000 (each runs the whole diagnostic; for the"
+        " rules' behaviour over many runs, use diagnose --simulations)\n"
+    )
+    # the registered seed list has the same bound at compile (test_jev_compile_checks.py)
+    schema = json.loads(
+        (ROOT / "runtime/prereg/engines/multicorrect/constants.schema.json").read_text()
+    )
+    assert schema["properties"]["diagnostic-seeds"]["maxItems"] == commands.MAX_SEEDS == 1000
+
+
+def test_diagnostic_seeds_up_to_the_cap_run(capsys, monkeypatch):
+    monkeypatch.setattr(commands, "MAX_SEEDS", 2)
+    code, out, _ = _diagnostic(capsys, [5, 6])
+    assert code in (0, 1)
+    assert [s["seed"] for s in json.loads(out)["seeds"]] == [5, 6]
+    code, _, err = _diagnostic(capsys, [5, 6, 7])
+    assert code == 2 and "--seeds: 3 seeds; at most 2 " in err
+
+
+BIG = list(range(5000))
+TEXT = "x" * 100_000
+
+
+@pytest.mark.parametrize(
+    "schema, value, message",
+    [
+        ({"maxItems": 3}, BIG, "expected at most 3 items, got 5000"),
+        ({"minItems": 1}, [], "expected at least 1 item, got 0"),
+        ({"maxLength": 10}, TEXT, "expected at most 10 characters, got 100000"),
+        ({"minProperties": 2}, {"a": TEXT}, "expected at least 2 keys, got 1"),
+        ({"uniqueItems": True}, [*BIG, 7], "7 is listed more than once (items must be unique)"),
+        (
+            {"const": 10},
+            BIG,
+            "must be 10, got [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, …",  # 59 characters, then …,
+        ),
+        ({"pattern": "^a"}, TEXT, '"' + "x" * 58 + "… does not match the pattern ^a"),
+        ({"enum": [1, 2]}, TEXT, '"' + "x" * 58 + "… is not one of: 1, 2"),
+        ({"type": "integer"}, TEXT, 'expected integer, got "' + "x" * 58 + "…"),
+        ({"multipleOf": 7}, 10, "10 is not a multiple of 7"),  # jsonschema's own words
+    ],
+)
+def test_a_broken_schema_rule_is_said_without_the_whole_value(schema, value, message):
+    (err,) = jsonschema.Draft202012Validator(schema).iter_errors(value)
+    assert describe(err) == message
