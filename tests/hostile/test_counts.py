@@ -1,6 +1,6 @@
 """Counts and sizes a user can make huge: jev's ``diagnostic --seeds`` is capped (it ran every
 seed listed, about 0.2 CPU-s each, however many), and compile refuses a registered seed list the
-command would refuse; a schema rule broken by a huge value is said without echoing the value
+command would refuse; d17's ``audit-sweep COUNT`` is capped (it listed every seed first); a schema rule broken by a huge value is said without echoing the value
 (a list of a thousand seeds was printed whole)."""
 
 from __future__ import annotations
@@ -44,6 +44,18 @@ def test_diagnostic_seeds_up_to_the_cap_run(capsys, monkeypatch):
     assert [s["seed"] for s in json.loads(out)["seeds"]] == [5, 6]
     code, _, err = _diagnostic(capsys, [5, 6, 7])
     assert code == 2 and "--seeds: 3 seeds; at most 2 " in err
+
+
+@pytest.mark.parametrize("count", ["100001", "9007199254740991"])
+def test_an_audit_sweep_beyond_the_cap_is_refused_before_any_seed(capsys, count):
+    # 2^53 - 1 seeds were listed in memory before the first ran
+    code = main(["--project", str(ROOT), "d17-multifact", "audit-sweep", "demo-", count])
+    got = capsys.readouterr()
+    assert (code, got.out) == (2, "")
+    assert got.err == (
+        f"error: COUNT: {int(count):,} seeds; at most 100,000 (each prepares and audits a"
+        " corpus, about 2 CPU-s; the seeds are listed and held until the summary)\n"
+    )
 
 
 BIG = list(range(5000))

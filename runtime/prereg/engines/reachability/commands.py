@@ -517,6 +517,11 @@ def _sweep_one(config_json: str, seed: str, positive_control: bool) -> dict[str,
     return out
 
 
+#: The most seeds one audit-sweep takes: about two CPU-days; a count of 2^53 was listed before
+#: anything ran, until memory ran out.
+MAX_SWEEP = 100_000
+
+
 def sweep(config: Mapping[str, Any], seeds: list[str], positive_control: bool, workers: int):
     """Results of :func:`_sweep_one` for each seed, yielded in seed order as each is ready
     (with workers, a seed's result comes as soon as it and every earlier seed are done)."""
@@ -545,9 +550,14 @@ def audit_sweep(ctx: StudyContext, args: argparse.Namespace) -> int:
         raise UserError(f"COUNT: {args.count!r} is not a whole number") from None
     if count < 1:
         raise UserError(f"COUNT: must be at least 1, got {count}")
-    seeds = [f"{prefix}{k}" for k in range(count)]
-    for s in (seeds[0], seeds[-1]):
+    if count > MAX_SWEEP:
+        raise UserError(
+            f"COUNT: {count:,} seeds; at most {MAX_SWEEP:,} (each prepares and audits a corpus,"
+            " about 2 CPU-s; the seeds are listed and held until the summary)"
+        )
+    for s in (f"{prefix}0", f"{prefix}{count - 1}"):
         check_seed_syntax(s, ec.seed_policy)
+    seeds = [f"{prefix}{k}" for k in range(count)]
     pc = bool(getattr(args, "positive_control", False))
     workers = getattr(args, "workers", None) or default_workers()
     mode = "positive control (chain-first order)" if pc else "shortcut audit"
