@@ -75,16 +75,19 @@ def _as_float(v: Any) -> float:
 
 class _Problems:
     def __init__(self) -> None:
-        self.items: list[tuple[int, int, int, str]] = []
+        self.items: list[tuple[bool, int, int, int, str]] = []
         self.order: dict[str, int] = {}
         # files that could not be read or hold no record: nothing is "not in" them (their one
         # problem says it all, instead of one follow-on problem per line of the other files)
         self.unusable: set[str] = set()
 
-    def add(self, path: str, line: int | None, msg: str) -> None:
+    def add(self, path: str, line: int | None, msg: str, follow: bool = False) -> None:
+        """A problem at ``path:line``; ``follow``: it follows from a problem of another file
+        (a request id missing from one), so it is listed after every problem of the files'
+        own lines, which say what to mend (and are within the first listed)."""
         fi = self.order.setdefault(path, len(self.order))
         where = f"{path}:{line}" if line is not None else path
-        self.items.append((fi, line or 0, len(self.items), f"{where}: {msg}"))
+        self.items.append((follow, fi, line or 0, len(self.items), f"{where}: {msg}"))
 
     def __bool__(self) -> bool:
         return bool(self.items)
@@ -188,7 +191,7 @@ class _File:
     def not_in_lists(self, no: int, rid: str, field: str) -> None:
         """A record whose request id the lists lack (unless the lists are unusable)."""
         if self.lists_path not in self.P.unusable:
-            self.add(no, f"{field}: {rid!r} is not in {self.lists_path}")
+            self.P.add(self.path, no, f"{field}: {rid!r} is not in {self.lists_path}", True)
 
     def fields_ok(self, obj: dict, no: int) -> bool:
         names = self.names
@@ -470,11 +473,16 @@ def _read(
     # every list needs a label and a prediction
     scored = S.m >= 0
     rids = S.rids
-    for i in np.flatnonzero(scored & ((S.label_line == 0) | (S.pred_line == 0))).tolist():
-        if not S.label_line[i]:
-            P.add(lists_path, int(S.line[i]), f"request {rids[i]!r}: no row in {labels_path}")
-        if not S.pred_line[i]:
-            P.add(lists_path, int(S.line[i]), f"request {rids[i]!r}: no row in {predictions_path}")
+    # (not when that file could not be read or is empty: its one problem says it all)
+    lacking = np.zeros(S.n, dtype=bool)
+    if labels_path not in P.unusable:
+        lacking |= S.label_line == 0
+    if predictions_path not in P.unusable:
+        lacking |= S.pred_line == 0
+    for i in np.flatnonzero(scored & lacking).tolist():
+        for path, seen in ((labels_path, S.label_line), (predictions_path, S.pred_line)):
+            if not seen[i] and path not in P.unusable:
+                P.add(lists_path, int(S.line[i]), f"request {rids[i]!r}: no row in {path}", True)
 
     binary_q = binary_y = None
     if binary_path is not None:
