@@ -572,7 +572,7 @@ def _claims_standing(project, studies, named, con) -> list:
         return []
     if named:
         paths = [Path(p) for p in named]
-        missing = [p for p in named if not Path(p).is_file()]
+        missing = [p for p in named if not Path(p).exists()]  # a folder is read, and refused
         if missing:
             raise UserError(f"--diagnosis {missing[0]}: no such file")
         found, bad = standing.read_documents(paths, project.root)
