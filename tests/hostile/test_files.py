@@ -64,6 +64,9 @@ def test_a_fifo_spec_is_refused(fifo, tmp_path, capsys):
         ["s3-verifier-freeze", "power-plan", "{fifo}", "--eligible-task-count", "500", "--eligible-repository-count", "12",
          "--eligible-pass-items", "210", "--eligible-fail-items", "430", "--out", "{tmp}/plan.json"],
         ["s3-verifier-freeze", "validate", "{fifo}"],
+        # each blocked on reading the FIFO, forever
+        ["sign-statement", "{fifo}", "--key", "{fifo}", "--out", "{tmp}/e.json"],
+        ["verify-statement", "{fifo}", "--public-key", "{fifo}", "--statement", "{fifo}"],
     ],
 )  # fmt: skip
 def test_engine_inputs_that_are_fifos_are_refused(argv, fifo, tmp_path, capsys):
@@ -72,6 +75,23 @@ def test_engine_inputs_that_are_fifos_are_refused(argv, fifo, tmp_path, capsys):
     assert code == 2, err
     assert "a FIFO, not a regular file" in err and "Traceback" not in err
     assert not any(p.suffix == ".json" for p in tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("text", ["<<<<<<< HEAD\n", "[]\n"])
+def test_a_language_schema_that_is_not_one_is_refused_naming_it(tmp_path, capsys, text):
+    """A project that carries the language (prereg's own checkout) validates against its
+    generated/prereg.schema.json: conflict markers left there by a merge were a JSONDecodeError
+    traceback from compile."""
+    project = tmp_path / "p"
+    shutil.copytree(ROOT / "examples" / "answer-position" / "spec", project / "spec")
+    (project / "spec" / "prereg.linkml.yaml").write_text("id: x\n")
+    (project / "generated").mkdir()
+    schema = project / "generated" / "prereg.schema.json"
+    schema.write_text(text)
+    code, err = _cli(capsys, "--project", project, "compile")
+    assert code == 2, err
+    assert f"  {schema}: the language schema " in err and "run `prereg compile --language`" in err
+    assert "Traceback" not in err and not (project / "generated" / "answer_position").exists()
 
 
 def test_factorial_inputs_and_outputs(fifo, tmp_path, capsys):

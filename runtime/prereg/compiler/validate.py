@@ -29,7 +29,24 @@ def pointer(path) -> str:
 
 @lru_cache(maxsize=4)
 def _schema(schema_path: str):
-    return json.loads(Path(schema_path).read_text(encoding="utf-8"))
+    """The language schema; one that cannot be read as a JSON object (a merge's conflict
+    markers left in it, say) is refused naming it, never a traceback."""
+    from prereg.errors import UserError
+    from prereg.files import read_regular
+
+    try:
+        schema = json.loads(read_regular(schema_path).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or str(exc)[:200]
+        raise UserError(
+            f"{schema_path}: the language schema cannot be read ({why});"
+            " run `prereg compile --language`"
+        ) from None
+    if not isinstance(schema, dict):
+        raise UserError(
+            f"{schema_path}: the language schema is not a JSON object; run `prereg compile --language`"
+        )
+    return schema
 
 
 @lru_cache(maxsize=4)
