@@ -67,11 +67,22 @@ def _integer_list(text: str) -> list[int]:
     return [_integer(x) for x in items]
 
 
+def _path(text: str) -> str:
+    """A path option: not empty (``Path("")`` is the current folder, so an empty --out named
+    the folder the command ran in)."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path; name a file or folder")
+    return text
+
+
+_path.__name__ = "path"
+
+
 ARG_TYPES = {
     "string": str,
     "integer": _integer,
     "number": float,
-    "path": str,
+    "path": _path,
     "datetime": _iso_datetime,
     "integer_list": _integer_list,
 }
@@ -188,6 +199,7 @@ def _add_core_commands(sub) -> None:
     k.add_argument(
         "--diagnosis",
         action="append",
+        type=_path,
         metavar="FILE",
         help="read the sizing claims from this diagnose document (repeat for several) instead of"
         " searching the project",
@@ -217,12 +229,15 @@ def _add_core_commands(sub) -> None:
         "or the steps of the plan --plan names) into OUT, write one HTML and one Markdown report per study "
         "(plots inline, the registered PREREG.md beside the findings), and end with OUT/index.html.",
     )
-    m.add_argument("--out", default="out/demo", help="output folder (default: out/demo)")
+    m.add_argument(
+        "--out", default="out/demo", type=_path, help="output folder (default: out/demo)"
+    )
     m.add_argument(
         "--force", action="store_true", help="replace an earlier run in the output folder"
     )
     m.add_argument(
         "--plan",
+        type=_path,
         metavar="FILE",
         help="run the steps of this plan instead (the form of examples/demo.json: a project's own"
         " studies, their commands and the reports)",
@@ -242,6 +257,7 @@ def _add_core_commands(sub) -> None:
     d.add_argument(
         "specs",
         nargs="*",
+        type=_path,
         metavar="SPEC",
         help="OLD.yaml NEW.yaml; with --against, an optional STUDY id",
     )
@@ -281,9 +297,11 @@ def _add_core_commands(sub) -> None:
         "--csv DIR writes <table>.csv, --parquet DIR <table>.parquet (needs prereg[tables]); "
         "all tables are created or none, never overwritten.",
     )
-    t.add_argument("score", metavar="SCORE.json", help="the score document")
-    t.add_argument("--csv", metavar="DIR", help="folder to write the CSV tables into")
-    t.add_argument("--parquet", metavar="DIR", help="folder to write Parquet tables into")
+    t.add_argument("score", metavar="SCORE.json", type=_path, help="the score document")
+    t.add_argument("--csv", metavar="DIR", type=_path, help="folder to write the CSV tables into")
+    t.add_argument(
+        "--parquet", metavar="DIR", type=_path, help="folder to write Parquet tables into"
+    )
     t.add_argument(
         "--json", dest="json_summary", action="store_true", help="print what was written as JSON"
     )
@@ -320,7 +338,7 @@ def _add_core_commands(sub) -> None:
     )
     x.add_argument("study", metavar="STUDY", help="the study id")
     x.add_argument("--format", required=True, metavar="FORMAT", help="osf, prp-quant or json")
-    x.add_argument("--out", metavar="FILE", help="the file to create (default: print)")
+    x.add_argument("--out", metavar="FILE", type=_path, help="the file to create (default: print)")
     la = sub.add_parser(
         "ledger-abort",
         help="close a collection session that can never end as recorded, with its reason and spend",
@@ -333,7 +351,9 @@ def _add_core_commands(sub) -> None:
         "know, one that ended or was aborted, an instant before its start. Nothing else is "
         "written; no run file is touched.",
     )
-    la.add_argument("ledger", metavar="LEDGER", help="the ledger database (an existing one)")
+    la.add_argument(
+        "ledger", metavar="LEDGER", type=_path, help="the ledger database (an existing one)"
+    )
     la.add_argument("run_id", metavar="RUN_ID", help="the started session to abort")
     la.add_argument("--reason", required=True, help="why the session cannot end (recorded)")
     la.add_argument("--calls", required=True, type=int, help="calls the session made")
@@ -352,9 +372,13 @@ def _add_attest_commands(sub) -> None:
         "(Ed25519, ECDSA or RSA, unencrypted). Default --out: beside the statement, "
         "<stem>.intoto.dsse.json. Never overwritten. Needs prereg[sign].",
     )
-    ss.add_argument("statement", metavar="STATEMENT", help="the in-toto statement (JSON)")
-    ss.add_argument("--key", required=True, metavar="PEM", help="the private key to sign with")
-    ss.add_argument("--out", metavar="ENVELOPE", help="the envelope to create")
+    ss.add_argument(
+        "statement", metavar="STATEMENT", type=_path, help="the in-toto statement (JSON)"
+    )
+    ss.add_argument(
+        "--key", required=True, metavar="PEM", type=_path, help="the private key to sign with"
+    )
+    ss.add_argument("--out", metavar="ENVELOPE", type=_path, help="the envelope to create")
     vs = sub.add_parser(
         "verify-statement",
         help="check a DSSE envelope's signature and that it carries the statement beside it",
@@ -363,9 +387,13 @@ def _add_attest_commands(sub) -> None:
         "default: the <stem>.intoto.json beside a <stem>.intoto.dsse.json). Exit 0 when both hold, "
         "2 naming what does not. Needs prereg[sign].",
     )
-    vs.add_argument("envelope", metavar="ENVELOPE", help="the DSSE envelope (JSON)")
-    vs.add_argument("--public-key", required=True, metavar="PEM", help="the signer's public key")
-    vs.add_argument("--statement", metavar="STATEMENT", help="the statement it should carry")
+    vs.add_argument("envelope", metavar="ENVELOPE", type=_path, help="the DSSE envelope (JSON)")
+    vs.add_argument(
+        "--public-key", required=True, metavar="PEM", type=_path, help="the signer's public key"
+    )
+    vs.add_argument(
+        "--statement", metavar="STATEMENT", type=_path, help="the statement it should carry"
+    )
     for q in (ss, vs):
         q.add_argument(
             "--json", dest="json_summary", action="store_true", help="print the outcome as JSON"

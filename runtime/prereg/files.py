@@ -68,6 +68,17 @@ def read_regular(path: str | os.PathLike) -> bytes:
         os.close(fd)
 
 
+def output_file(path: str | os.PathLike) -> Path:
+    """The file a command is to create, as the user named it: a name ending in ``/`` names a
+    folder (``Path`` would drop the ``/`` and a file of the folder's name be written)."""
+    shown = str(path)
+    if not shown:
+        raise UserError("an empty path names no file to create")
+    if shown.endswith(("/", os.sep)):
+        raise UserError(f"{shown}: is a folder; name the file to create")
+    return Path(path)
+
+
 def refuse_existing(*paths: str | Path) -> None:
     """Refuse before any work when an output already exists (what a killed run left of an
     output is cleared first: :func:`sweep_stale`)."""

@@ -49,6 +49,7 @@ from prereg.engines import StudyContext
 from prereg.errors import UserError
 from prereg.files import (
     canonical_bytes_nl,
+    output_file,
     read_regular,
     refuse_existing,
     write_folder_new,
@@ -380,7 +381,7 @@ def _under(path: Path, root: Path) -> bool:
 def dev_review_material(ctx: StudyContext, args: argparse.Namespace) -> int:
     ec = study_config(ctx.config)
     outdir = Path(args.outdir)
-    out = Path(args.out)
+    out = output_file(args.out)
     root_arg = getattr(args, "artifact_root", None)
     root = Path(root_arg) if root_arg else outdir.resolve().parent
     root_r = root.resolve()
