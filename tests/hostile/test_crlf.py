@@ -80,3 +80,23 @@ def test_a_whole_file_of_crlf_lines_lists_fifty_problems_and_counts_the_rest(tmp
         *(f"{lists}:{no}: CRLF line ending; use LF" for no in range(1, 51)),
         "… and 910 more",
     ]
+
+
+@pytest.mark.parametrize("lines", [[1], [2, 3]])
+def test_the_s3_calibration_reader_refuses_crlf_at_its_lines(tmp_path, lines):
+    """It took CRLF lines (its JSON whitespace held CR); now in the same words, in its own
+    ``line N, field -`` form, the line read on without its CR."""
+    from prereg.compiler.project import Project
+    from prereg.engines.clusterpower.calibration_input import read_calibration
+    from prereg.engines.clusterpower.config import plan_config
+    from prereg.study import study_context
+
+    cfg = plan_config(study_context(Project(ROOT), "s3-verifier-freeze")[1].config)
+    path = tmp_path / "cal.jsonl"
+    shutil.copy(ROOT / "examples" / "s3" / "calibration-sample.jsonl", path)
+    _crlf(path, lines)
+    with pytest.raises(UserError) as got:
+        read_calibration(str(path), cfg.input)
+    noun = "problem" if len(lines) == 1 else "problems"
+    assert got.value.message == f"{path}: calibration input refused ({len(lines)} {noun})"
+    assert got.value.problems == [f"line {no}, field -: CRLF line ending; use LF" for no in lines]
