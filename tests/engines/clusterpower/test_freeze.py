@@ -557,6 +557,8 @@ def test_metadata_json_that_does_not_parse(x6: Case, data: bytes, message: str) 
         (b'{"a":1}\n{"a":\n', "line 2: not valid JSON"),
         (b"", "empty; a JSON-lines file needs at least one line"),
         (b'{"a":1}\n{"x":1e999}\n', "line 2: not valid JSON: number 1e999 overflows"),
+        # LF-terminated lines, as every JSONL reader asks (CR was taken as JSON whitespace)
+        (b'{"a":1}\n{"b":2}\r\n', "line 2: CRLF line ending; use LF"),
     ],
 )
 def test_metadata_jsonl_that_does_not_parse(x6: Case, data: bytes, message: str) -> None:

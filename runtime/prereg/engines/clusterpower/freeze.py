@@ -544,6 +544,8 @@ def _read_jsonl_fd(fc: FreezeConfig, fd: int, out: _Problems) -> tuple[str, int]
             if not text.strip():
                 out.add(f"line {lineno}: blank line")
                 continue
+            if text.endswith("\r\n"):  # LF-terminated lines, as every JSONL reader asks
+                out.add(f"line {lineno}: CRLF line ending; use LF")
             try:
                 doc = strict_loads(text)
             except ValueError as e:
