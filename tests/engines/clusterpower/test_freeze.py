@@ -921,6 +921,16 @@ def test_input_contract(x6: Case, change, message: str) -> None:
     assert message in text
 
 
+def test_a_huge_bad_value_of_the_input_is_not_echoed_whole(x6: Case) -> None:
+    # jsonschema's message holds the whole value: 200,000 items made a 1.2 MB message
+    x6.data["freeze_target"] = [1] * 200_000
+    with pytest.raises(UserError) as ei:
+        x6.freeze()
+    (problem,) = ei.value.problems
+    # 199 characters of the message ("[" and 66 times "1, "), then "…"
+    assert problem.split("$.freeze_target: ", 1)[1] == "[" + "1, " * 66 + "…"
+
+
 def test_input_problems_collected_together(x6: Case) -> None:
     x6.data["repository_commit"] = "zz"
     x6.data["seeds"]["bootstrap"] = "1"
