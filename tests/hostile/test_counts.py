@@ -84,3 +84,15 @@ TEXT = "x" * 100_000
 def test_a_broken_schema_rule_is_said_without_the_whole_value(schema, value, message):
     (err,) = jsonschema.Draft202012Validator(schema).iter_errors(value)
     assert describe(err) == message
+
+
+def test_a_hand_off_file_breaking_its_schema_is_said_without_the_whole_value():
+    # the d17 hand-off files (approval, review, context, score config) are checked with
+    # prereg.outputs.problems: jsonschema's message held the whole value
+    from prereg.outputs import problems
+
+    schema = {"type": "object", "properties": {"floorsUsd": {"type": "number"}}}
+    (said,) = problems({"floorsUsd": BIG}, schema)
+    # 199 characters of jsonschema's message ("[0, 1, 2, ..." and so on), then "…"
+    text = "[" + ", ".join(map(str, BIG))
+    assert said == "at /floorsUsd: " + text[:199] + "…"
