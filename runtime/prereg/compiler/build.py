@@ -523,7 +523,7 @@ def _rule_imports(spec: dict) -> list[str]:
                 for sub in body:
                     walk(sub)
             elif key == "at_least":
-                for sub in body.get("of", []):
+                for sub in body.get("of") or []:
                     walk(sub)
             elif key == "for_each":
                 walk(body.get("condition"))

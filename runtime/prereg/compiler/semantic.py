@@ -101,14 +101,14 @@ def unique_ids(spec: dict, report: Reporter) -> None:
     for ptr, factor in items(spec, "factors"):
         _unique(
             report,
-            ((f"{ptr}/levels/{i}", lv) for i, lv in enumerate(factor.get("levels", []))),
+            ((f"{ptr}/levels/{i}", lv) for i, lv in enumerate(factor.get("levels") or [])),
             "id",
             f"level of factor {factor.get('id')!r}",
         )
     for ptr, contract in items(spec, "record_contracts"):
         _unique(
             report,
-            ((f"{ptr}/fields/{i}", f) for i, f in enumerate(contract.get("fields", []))),
+            ((f"{ptr}/fields/{i}", f) for i, f in enumerate(contract.get("fields") or [])),
             "name",
             "field",
         )
@@ -116,7 +116,7 @@ def unique_ids(spec: dict, report: Reporter) -> None:
             report,
             (
                 (f"{ptr}/fields/{i}", f)
-                for i, f in enumerate(contract.get("fields", []))
+                for i, f in enumerate(contract.get("fields") or [])
                 if f.get("role") is not None
             ),
             "role",
@@ -138,7 +138,7 @@ def unique_ids(spec: dict, report: Reporter) -> None:
     for ptr, pool in items(spec, "pools"):
         _unique(
             report,
-            ((f"{ptr}/words/{i}", w) for i, w in enumerate(pool.get("words", []))),
+            ((f"{ptr}/words/{i}", w) for i, w in enumerate(pool.get("words") or [])),
             "role",
             "word role",
         )
@@ -146,7 +146,8 @@ def unique_ids(spec: dict, report: Reporter) -> None:
 
 def _levels(spec: dict) -> dict[str, list[str]]:
     return {
-        f["id"]: [str(lv["id"]) for lv in f.get("levels", [])] for f in spec.get("factors") or []
+        f["id"]: [str(lv["id"]) for lv in (f.get("levels") or [])]
+        for f in spec.get("factors") or []
     }
 
 
@@ -159,7 +160,7 @@ def cells_resolve_and_do_not_overlap(spec: dict, report: Reporter) -> None:
         if ptr.startswith("/cells/"):  # a crossing's cells are checked at the crossing
             _split_named(report, ptr, f"cell {cell.get('id')!r}", cell, splits)
         assign: dict[str, str] = {}
-        for j, ref in enumerate(cell.get("levels", [])):
+        for j, ref in enumerate(cell.get("levels") or []):
             rptr = f"{ptr}/levels/{j}"
             factor, level = ref.get("factor"), str(ref.get("level"))
             if factor not in levels:
@@ -336,7 +337,7 @@ def pools_resolve(spec: dict, report: Reporter) -> None:
                 report(
                     f"{ptr}/level", f"pool {pool.get('id')!r} names unknown factor level {ref!r}"
                 )
-        roles_seen.append({w.get("role") for w in pool.get("words", [])})
+        roles_seen.append({w.get("role") for w in (pool.get("words") or [])})
     if roles_seen and any(r != roles_seen[0] for r in roles_seen):
         for (ptr, pool), roles in zip(items(spec, "pools"), roles_seen, strict=True):
             if roles != roles_seen[0]:
@@ -348,7 +349,7 @@ def pools_resolve(spec: dict, report: Reporter) -> None:
 
 
 def _word(pool: dict, role: str) -> str | None:
-    for w in pool.get("words", []):
+    for w in pool.get("words") or []:
         if w.get("role") == role:
             return w.get("text")
     return None
@@ -358,7 +359,7 @@ def _word(pool: dict, role: str) -> str | None:
 def pool_constraints_hold(spec: dict, report: Reporter) -> None:
     pools = spec.get("pools") or []
     for ptr, c in items(spec, "pool_constraints"):
-        kind, roles = c.get("kind"), c.get("roles", [])
+        kind, roles = c.get("kind"), (c.get("roles") or [])
         missing = [r for r in roles if any(_word(p, r) is None for p in pools)]
         if missing:
             report(
@@ -430,7 +431,7 @@ def _selectable(spec: dict) -> dict[str, list[str]]:
     if spec.get("splits"):  # without splits, the study's rows are one population
         out.setdefault("split", [str(sp["id"]) for sp in spec.get("splits") or []])
     for attr in spec.get("row_attributes") or []:
-        out.setdefault(attr["id"], [str(v) for v in attr.get("values", [])])
+        out.setdefault(attr["id"], [str(v) for v in (attr.get("values") or [])])
     return out
 
 
@@ -464,7 +465,7 @@ def no_split(factor: object) -> str:
 
 
 def _check_selection(sel: dict | None, ptr: str, name: str, binding, selectable, report) -> None:
-    for j, flt in enumerate((sel or {}).get("where", [])):
+    for j, flt in enumerate((sel or {}).get("where") or []):
         fptr = f"{ptr}/where/{j}"
         factor = flt.get("factor")
         if factor not in selectable:
@@ -472,7 +473,7 @@ def _check_selection(sel: dict | None, ptr: str, name: str, binding, selectable,
                 f"{fptr}/factor", f"{name} selects on unknown factor {factor!r}{no_split(factor)}"
             )
             continue
-        for lv in flt.get("levels", []):
+        for lv in flt.get("levels") or []:
             value = fill(str(lv), binding)
             if value not in selectable[factor]:
                 report(
@@ -670,19 +671,19 @@ def _walk_condition(
         for i, sub in enumerate(body):
             walk(sub, f"{ptr}/{key}/{i}")
     elif key == "at_least":
-        if body.get("count", 0) > len(body.get("of", [])):
+        if body.get("count", 0) > len(body.get("of") or []):
             report(
                 f"{ptr}/at_least/count",
                 f"at_least {body.get('count')} of {len(body.get('of', []))} conditions can never hold",
             )
-        for i, sub in enumerate(body.get("of", [])):
+        for i, sub in enumerate(body.get("of") or []):
             walk(sub, f"{ptr}/at_least/of/{i}")
     else:
         if body.get("quantifier") == "at_least" and not body.get("count"):
             report(f"{ptr}/for_each", "quantifier at_least needs a count")
         if body.get("quantifier") != "at_least" and body.get("count") is not None:
             report(f"{ptr}/for_each/count", "count is only for quantifier at_least")
-        inner = {**bound, body["name"]: [str(v) for v in body.get("values", [])]}
+        inner = {**bound, body["name"]: [str(v) for v in (body.get("values") or [])]}
         walk(body.get("condition") or {}, f"{ptr}/for_each/condition", inner)
 
 
@@ -824,7 +825,7 @@ def patterns_compile(spec: dict, report: Reporter) -> None:
                     "/seed_policy/demo_seed", f"demo seed {demo!r} does not match the seed pattern"
                 )
     for ptr, contract in items(spec, "record_contracts"):
-        for i, f in enumerate(contract.get("fields", [])):
+        for i, f in enumerate(contract.get("fields") or []):
             fptr = f"{ptr}/fields/{i}"
             if f.get("pattern") is not None:
                 try:
