@@ -356,8 +356,10 @@ def _add_core_commands(sub) -> None:
     )
     la.add_argument("run_id", metavar="RUN_ID", help="the started session to abort")
     la.add_argument("--reason", required=True, help="why the session cannot end (recorded)")
-    la.add_argument("--calls", required=True, type=int, help="calls the session made")
-    la.add_argument("--tokens", required=True, type=int, help="tokens the session used")
+    # integers as every command takes them (session-end's too): ASCII digits within ±(2^53 - 1),
+    # which the ledger's SQLite integers hold (a larger one was an OverflowError traceback)
+    la.add_argument("--calls", required=True, type=_integer, help="calls the session made")
+    la.add_argument("--tokens", required=True, type=_integer, help="tokens the session used")
     la.add_argument("--usd", required=True, help="the session's attested spend in USD (a decimal)")
     la.add_argument("--now", help="the instant recorded (ISO 8601 with a zone; default: the clock)")
     _add_attest_commands(sub)
