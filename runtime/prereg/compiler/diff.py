@@ -1186,6 +1186,11 @@ def declare(changes: list[Change], amendments: list[tuple[str, list[str]]]) -> l
 
 
 def compare(old: dict, new: dict, study: str, old_label: str, new_label: str) -> Comparison:
+    from prereg.compiler.expand import size_problems
+
+    for spec, label in ((old, old_label), (new, new_label)):  # before listing their cells
+        for ptr, rule in size_problems(spec)[:1]:
+            raise UserError(f"{label}: at {ptr}: {rule}")
     changes = declare(diff_specs(old, new), new_amendments(old, new))
     return Comparison(study, old_label, new_label, changes)
 

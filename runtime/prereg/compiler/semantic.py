@@ -179,12 +179,30 @@ def cells_resolve_and_do_not_overlap(spec: dict, report: Reporter) -> None:
     for entry in assignments:
         by_split.setdefault(entry[2], []).append(entry)
     for group in by_split.values():
-        for (_, id1, _, a1), (p2, id2, _, a2) in itertools.combinations(group, 2):
-            common = a1.keys() & a2.keys()
-            if all(a1[f] == a2[f] for f in common) and (
-                a1.keys() <= a2.keys() or a2.keys() <= a1.keys()
-            ):
-                report(p2, f"cell {id2!r} overlaps cell {id1!r}: a row could belong to both")
+        for i, j in _overlapping([a for *_, a in group]):
+            (_, id1, _, _), (p2, id2, _, _) = group[i], group[j]
+            report(p2, f"cell {id2!r} overlaps cell {id1!r}: a row could belong to both")
+
+
+def _overlapping(assigns: list[dict[str, str]]) -> list[tuple[int, int]]:
+    """Every pair ``i < j`` (sorted) of level assignments a row could match both of: one's
+    factors are among the other's, with the same levels. Found through an index of the cells by
+    their factor set, so a crossing of thousands of cells is checked in time linear in its
+    cells (times the number of distinct factor sets), not in their pairs (10,000 cells took
+    minutes)."""
+    index: dict[frozenset, dict[tuple, list[int]]] = {}
+    for i, a in enumerate(assigns):
+        keys = frozenset(a)
+        index.setdefault(keys, {}).setdefault(tuple(sorted(a.items())), []).append(i)
+    pairs: set[tuple[int, int]] = set()
+    for j, b in enumerate(assigns):
+        mine = b.keys()
+        for keys, cells in index.items():
+            if keys <= mine:  # the cells of this factor set that b's levels match
+                for i in cells.get(tuple(sorted((f, b[f]) for f in keys)), ()):
+                    if i != j:
+                        pairs.add((min(i, j), max(i, j)))
+    return sorted(pairs)
 
 
 def _split_named(report: Reporter, ptr: str, what: str, entry: dict, splits: set) -> None:
@@ -925,7 +943,12 @@ def run_checks(loaded: Loaded, expected_id: str | None = None) -> list[str]:
             f"study id {spec.get('id')!r} is a prereg command ({', '.join(sorted(CORE_COMMANDS))});"
             " `prereg <study-id>` could not reach the study",
         )
-    for fn in CHECKS:
+    from prereg.compiler.expand import size_problems
+
+    too_many = size_problems(spec)  # before any check lists the crossings' cells
+    for ptr, rule in too_many:
+        report(ptr, rule)
+    for fn in CHECKS if not too_many else ():
         fn(spec, report)
     report.problems.sort(key=lambda p: p[0])
     return [p[1] for p in report.problems]
