@@ -220,3 +220,36 @@ def test_a_name_too_long_for_the_file_system_is_refused_naming_it(argv, scored, 
     assert code == 2, err
     assert err.startswith("error: ") and LONG in err and "Traceback" not in err
     assert list(out.iterdir()) == []
+
+
+class _FullDisk:
+    """A file object whose writes fail as on a full disk (the error names no file)."""
+
+    def __init__(self, fh):
+        self.fh = fh
+
+    def write(self, data):
+        raise OSError(28, "No space left on device")
+
+    def __getattr__(self, name):
+        return getattr(self.fh, name)
+
+
+def test_a_full_disk_is_said_with_the_file_and_leaves_nothing(tmp_path, monkeypatch, capsys):
+    """ENOSPC carries no file name: the CLI's handler let it through as a traceback."""
+    import prereg.files as files
+
+    real = os.fdopen
+    monkeypatch.setattr(files.os, "fdopen", lambda *a, **k: _FullDisk(real(*a, **k)))
+    out = tmp_path / "sub" / "D.json"
+    code, err = _cli(
+        capsys, "--project", ROOT, "jev-multicorrect", "diagnostic", "--seeds", "1", "--out", out
+    )
+    assert code == 2
+    assert err.endswith(
+        f"error: {out}: cannot write: No space left on device; nothing was written\n"
+    )
+    assert list(tmp_path.iterdir()) == []  # no temporary, no folder made for it
+    with pytest.raises(UserError, match="cannot write: No space left on device"):
+        files.write_files_new([(tmp_path / "a", b"1", 0o644), (tmp_path / "b", b"2", 0o644)])
+    assert list(tmp_path.iterdir()) == []
