@@ -234,6 +234,12 @@ class _FullDisk:
     def __getattr__(self, name):
         return getattr(self.fh, name)
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.fh.close()
+
 
 def test_a_full_disk_is_said_with_the_file_and_leaves_nothing(tmp_path, monkeypatch, capsys):
     """ENOSPC carries no file name: the CLI's handler let it through as a traceback."""
