@@ -686,6 +686,8 @@ def _walk_condition(
                 )
                 break
     elif key in ("all_of", "any_of"):
+        if not body:  # of no conditions: vacuous, never what a registration means
+            report(f"{ptr}/{key}", f"{key} lists no conditions; list at least one")
         for i, sub in enumerate(body):
             walk(sub, f"{ptr}/{key}/{i}")
     elif key == "at_least":
