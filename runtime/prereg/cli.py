@@ -853,6 +853,7 @@ def _run_study(project, study_id: str, argv: Sequence[str]) -> int:
 
     try:
         try:
+            _refuse_too_many_workers(args)
             with quiet_stdout, relaxed():
                 code = int(handlers[command["handler"]](ctx, args) or 0)
         except MemoryError as exc:
@@ -863,6 +864,21 @@ def _run_study(project, study_id: str, argv: Sequence[str]) -> int:
         raise
     con.finish(code, **where)
     return code
+
+
+def _refuse_too_many_workers(args) -> None:
+    """A study command's ``--workers`` beyond what this machine runs (every engine's
+    ``--workers`` starts local processes, as many as it has tasks)."""
+    workers = getattr(args, "workers", None)
+    if isinstance(workers, int) and not isinstance(workers, bool):
+        from prereg.runner import most_workers
+
+        most = most_workers()
+        if workers > most:
+            raise UserError(
+                f"--workers: {workers:,} worker processes; at most {most} on this machine (four"
+                " a CPU, at least eight)"
+            )
 
 
 def _one_blas_thread() -> None:

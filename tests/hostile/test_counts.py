@@ -6,6 +6,7 @@ command would refuse; d17's ``audit-sweep COUNT`` is capped (it listed every see
 from __future__ import annotations
 
 import json
+import os
 
 import jsonschema
 import pytest
@@ -96,3 +97,37 @@ def test_a_hand_off_file_breaking_its_schema_is_said_without_the_whole_value():
     # 199 characters of jsonschema's message ("[0, 1, 2, ..." and so on), then "…"
     text = "[" + ", ".join(map(str, BIG))
     assert said == "at /floorsUsd: " + text[:199] + "…"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["d17-multifact", "audit-sweep", "demo-", "2"],
+        ["d17-multifact", "diagnose", "--simulations", "2", "--seed", "1", "--out", "{tmp}/D.json"],
+        [
+            "jev-multicorrect",
+            "diagnose",
+            "--simulations",
+            "2",
+            "--seed",
+            "1",
+            "--out",
+            "{tmp}/D.json",
+        ],
+    ],
+)
+def test_more_workers_than_the_machine_runs_are_refused_before_any(tmp_path, capsys, argv):
+    """A --workers of a million forked as many processes as the command had tasks."""
+    from prereg.runner import most_workers
+
+    most = most_workers()
+    assert most == max(8, 4 * (os.cpu_count() or 1))
+    args = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    code = main(["--project", str(ROOT), *args, "--workers", str(most + 1)])
+    got = capsys.readouterr()
+    assert (code, got.out) == (2, "")
+    assert got.err == (
+        f"error: --workers: {most + 1:,} worker processes; at most {most} on this machine (four a"
+        " CPU, at least eight)\n"
+    )
+    assert list(tmp_path.iterdir()) == []
