@@ -858,6 +858,10 @@ def _run_study(project, study_id: str, argv: Sequence[str]) -> int:
                 code = int(handlers[command["handler"]](ctx, args) or 0)
         except MemoryError as exc:
             raise _out_of_memory(exc) from None
+        except ValueError as exc:
+            if not _too_big(exc):
+                raise
+            raise _out_of_memory(MemoryError(str(exc))) from None
     except UserError as exc:
         con.summary({"error": exc.message, "problems": exc.problems})
         con.finish(exc.exit_code, **where)
@@ -1035,6 +1039,16 @@ def _main(argv: list[str]) -> int:
         _LAST_ERROR.update(message=_out_of_memory(exc).message)
         print(f"error: {_out_of_memory(exc).message}", file=sys.stderr)
         return exits.USAGE
+
+
+#: numpy's words for an array no machine holds (a ValueError, not a MemoryError): a size
+#: from the inputs (the s3 plan's arrays of --eligible-repository-count columns)
+_TOO_BIG = ("array is too big", "maximum allowed dimension exceeded", "too many elements")
+
+
+def _too_big(exc: ValueError) -> bool:
+    text = str(exc).lower()
+    return any(words in text for words in _TOO_BIG)
 
 
 def _out_of_memory(exc: MemoryError) -> UserError:

@@ -131,3 +131,19 @@ def test_more_workers_than_the_machine_runs_are_refused_before_any(tmp_path, cap
         " CPU, at least eight)\n"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_s3_plan_of_more_repositories_than_an_array_holds_is_out_of_memory(tmp_path, capsys):
+    """numpy refuses such an array with a ValueError (not a MemoryError): a traceback."""
+    huge = "9007199254740991"
+    counts = ["--eligible-task-count", "--eligible-repository-count", "--eligible-pass-items",
+              "--eligible-fail-items"]  # fmt: skip
+    argv = ["--project", str(ROOT), "s3-verifier-freeze", "power-plan",
+            str(ROOT / "examples/s3/calibration-sample.jsonl"), "--out", str(tmp_path / "P.json")]  # fmt: skip
+    code = main([*argv, *(x for c in counts for x in (c, huge))])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith(
+        "error: out of memory: the inputs ask for more than this machine has (array is too big"
+    ), err
+    assert err.endswith("; nothing was written\n") and list(tmp_path.iterdir()) == []
