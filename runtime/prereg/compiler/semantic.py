@@ -205,6 +205,32 @@ def _overlapping(assigns: list[dict[str, str]]) -> list[tuple[int, int]]:
     return sorted(pairs)
 
 
+@check
+def levels_and_alphas_lie_strictly_between_0_and_1(spec: dict, report: Reporter) -> None:
+    """A confidence level, an alpha or a power of 0 or 1 is no level at all: the language lets
+    them through (its bounds are inclusive) and score or diagnose raised a ValueError."""
+
+    def strictly(ptr: str, value, what: str) -> None:
+        if isinstance(value, int | float) and not isinstance(value, bool) and not 0 < value < 1:
+            report(ptr, f"{what} {value} must lie strictly between 0 and 1")
+
+    for hptr, hyp in items(spec, "hypotheses"):
+        for kind in ("estimates", "contrasts"):
+            for i, item in enumerate(hyp.get(kind) or []):
+                if isinstance(item, dict):
+                    strictly(f"{hptr}/{kind}/{i}/level", item.get("level"), "the confidence level")
+    for ptr, fam in items(spec, "families"):
+        strictly(f"{ptr}/alpha", fam.get("alpha"), "alpha")
+    for ptr, claim in items(spec, "claims"):
+        for kind in ("half_width", "detectable", "power"):
+            body = claim.get(kind)
+            if isinstance(body, dict):
+                strictly(f"{ptr}/{kind}/level", body.get("level"), "the confidence level")
+                strictly(f"{ptr}/{kind}/alpha", body.get("alpha"), "alpha")
+                if kind == "detectable":
+                    strictly(f"{ptr}/{kind}/power", body.get("power"), "the power")
+
+
 def _split_named(report: Reporter, ptr: str, what: str, entry: dict, splits: set) -> None:
     """A cell or crossing names one of the study's splits, or none when it registers none."""
     split = entry.get("split")
