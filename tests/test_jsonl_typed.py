@@ -96,6 +96,18 @@ def test_whitespace_after_a_flat_record_keeps_the_block_whole(tmp_path, monkeypa
     calls = []
     monkeypatch.setattr(TypedLines, "_line", lambda self, no, raw: calls.append(no))
     path = tmp_path / "x.jsonl"
-    path.write_bytes(b'{"id":1,"k":[0.5]} \t\r\n{"id":2,"k":[]}\n')
+    path.write_bytes(b'{"id":1,"k":[0.5]} \t\n{"id":2,"k":[]}\n')
     assert _read(path, Flat) == [Flat(1, [0.5]), Flat(2, [])]
     assert calls == []
+
+
+@pytest.mark.parametrize("size", [None, 64])
+def test_a_line_ending_in_cr_goes_to_the_strict_reader(tmp_path, monkeypatch, size):
+    # CR is JSON whitespace, so the typed decode would take a CRLF line; the format is
+    # LF-terminated lines, and the strict reader's is the refusal. A CR inside a line is
+    # whitespace like any other.
+    if size is not None:
+        monkeypatch.setattr(prereg.jsonl, "BLOCK", size)
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b'{"id":1,"k":[0.5]} \t\r\n{"id":2,\r"k":[]}\n{"id":3,"k":[]}\r\n')
+    assert _read(path, Flat) == [("strict", 1), Flat(2, []), ("strict", 3)]

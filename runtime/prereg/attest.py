@@ -63,8 +63,10 @@ def _libraries():
 
 
 def _read(path: str | Path, what: str) -> bytes:
-    try:
-        return Path(path).read_bytes()
+    from prereg.files import read_regular
+
+    try:  # a regular file only: a FIFO would block the command
+        return read_regular(path)
     except FileNotFoundError:
         raise UserError(f"{path}: no such {what}") from None
     except IsADirectoryError:

@@ -67,11 +67,22 @@ def _integer_list(text: str) -> list[int]:
     return [_integer(x) for x in items]
 
 
+def _path(text: str) -> str:
+    """A path option: not empty (``Path("")`` is the current folder, so an empty --out named
+    the folder the command ran in)."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path; name a file or folder")
+    return text
+
+
+_path.__name__ = "path"
+
+
 ARG_TYPES = {
     "string": str,
     "integer": _integer,
     "number": float,
-    "path": str,
+    "path": _path,
     "datetime": _iso_datetime,
     "integer_list": _integer_list,
 }
@@ -188,6 +199,7 @@ def _add_core_commands(sub) -> None:
     k.add_argument(
         "--diagnosis",
         action="append",
+        type=_path,
         metavar="FILE",
         help="read the sizing claims from this diagnose document (repeat for several) instead of"
         " searching the project",
@@ -217,12 +229,15 @@ def _add_core_commands(sub) -> None:
         "or the steps of the plan --plan names) into OUT, write one HTML and one Markdown report per study "
         "(plots inline, the registered PREREG.md beside the findings), and end with OUT/index.html.",
     )
-    m.add_argument("--out", default="out/demo", help="output folder (default: out/demo)")
+    m.add_argument(
+        "--out", default="out/demo", type=_path, help="output folder (default: out/demo)"
+    )
     m.add_argument(
         "--force", action="store_true", help="replace an earlier run in the output folder"
     )
     m.add_argument(
         "--plan",
+        type=_path,
         metavar="FILE",
         help="run the steps of this plan instead (the form of examples/demo.json: a project's own"
         " studies, their commands and the reports)",
@@ -236,11 +251,13 @@ def _add_core_commands(sub) -> None:
         "the working tree. A registered change is declared when an amendment of NEW after OLD's "
         "version names its path (as `prereg check` holds a sealed study). --format json keys are "
         "camelCase like every other output. Exit 0 when every registered change is declared by an "
-        "amendment (or there is none), 1 when one is not, 2 on an error.",
+        "amendment (or there is none), 1 when one is not, 2 on an error, and 2 when NEW does not "
+        "compile (the changes are listed, then each problem at its line, as compile gives it).",
     )
     d.add_argument(
         "specs",
         nargs="*",
+        type=_path,
         metavar="SPEC",
         help="OLD.yaml NEW.yaml; with --against, an optional STUDY id",
     )
@@ -280,9 +297,11 @@ def _add_core_commands(sub) -> None:
         "--csv DIR writes <table>.csv, --parquet DIR <table>.parquet (needs prereg[tables]); "
         "all tables are created or none, never overwritten.",
     )
-    t.add_argument("score", metavar="SCORE.json", help="the score document")
-    t.add_argument("--csv", metavar="DIR", help="folder to write the CSV tables into")
-    t.add_argument("--parquet", metavar="DIR", help="folder to write Parquet tables into")
+    t.add_argument("score", metavar="SCORE.json", type=_path, help="the score document")
+    t.add_argument("--csv", metavar="DIR", type=_path, help="folder to write the CSV tables into")
+    t.add_argument(
+        "--parquet", metavar="DIR", type=_path, help="folder to write Parquet tables into"
+    )
     t.add_argument(
         "--json", dest="json_summary", action="store_true", help="print what was written as JSON"
     )
@@ -319,7 +338,7 @@ def _add_core_commands(sub) -> None:
     )
     x.add_argument("study", metavar="STUDY", help="the study id")
     x.add_argument("--format", required=True, metavar="FORMAT", help="osf, prp-quant or json")
-    x.add_argument("--out", metavar="FILE", help="the file to create (default: print)")
+    x.add_argument("--out", metavar="FILE", type=_path, help="the file to create (default: print)")
     la = sub.add_parser(
         "ledger-abort",
         help="close a collection session that can never end as recorded, with its reason and spend",
@@ -332,11 +351,15 @@ def _add_core_commands(sub) -> None:
         "know, one that ended or was aborted, an instant before its start. Nothing else is "
         "written; no run file is touched.",
     )
-    la.add_argument("ledger", metavar="LEDGER", help="the ledger database (an existing one)")
+    la.add_argument(
+        "ledger", metavar="LEDGER", type=_path, help="the ledger database (an existing one)"
+    )
     la.add_argument("run_id", metavar="RUN_ID", help="the started session to abort")
     la.add_argument("--reason", required=True, help="why the session cannot end (recorded)")
-    la.add_argument("--calls", required=True, type=int, help="calls the session made")
-    la.add_argument("--tokens", required=True, type=int, help="tokens the session used")
+    # integers as every command takes them (session-end's too): ASCII digits within ±(2^53 - 1),
+    # which the ledger's SQLite integers hold (a larger one was an OverflowError traceback)
+    la.add_argument("--calls", required=True, type=_integer, help="calls the session made")
+    la.add_argument("--tokens", required=True, type=_integer, help="tokens the session used")
     la.add_argument("--usd", required=True, help="the session's attested spend in USD (a decimal)")
     la.add_argument("--now", help="the instant recorded (ISO 8601 with a zone; default: the clock)")
     _add_attest_commands(sub)
@@ -351,9 +374,13 @@ def _add_attest_commands(sub) -> None:
         "(Ed25519, ECDSA or RSA, unencrypted). Default --out: beside the statement, "
         "<stem>.intoto.dsse.json. Never overwritten. Needs prereg[sign].",
     )
-    ss.add_argument("statement", metavar="STATEMENT", help="the in-toto statement (JSON)")
-    ss.add_argument("--key", required=True, metavar="PEM", help="the private key to sign with")
-    ss.add_argument("--out", metavar="ENVELOPE", help="the envelope to create")
+    ss.add_argument(
+        "statement", metavar="STATEMENT", type=_path, help="the in-toto statement (JSON)"
+    )
+    ss.add_argument(
+        "--key", required=True, metavar="PEM", type=_path, help="the private key to sign with"
+    )
+    ss.add_argument("--out", metavar="ENVELOPE", type=_path, help="the envelope to create")
     vs = sub.add_parser(
         "verify-statement",
         help="check a DSSE envelope's signature and that it carries the statement beside it",
@@ -362,9 +389,13 @@ def _add_attest_commands(sub) -> None:
         "default: the <stem>.intoto.json beside a <stem>.intoto.dsse.json). Exit 0 when both hold, "
         "2 naming what does not. Needs prereg[sign].",
     )
-    vs.add_argument("envelope", metavar="ENVELOPE", help="the DSSE envelope (JSON)")
-    vs.add_argument("--public-key", required=True, metavar="PEM", help="the signer's public key")
-    vs.add_argument("--statement", metavar="STATEMENT", help="the statement it should carry")
+    vs.add_argument("envelope", metavar="ENVELOPE", type=_path, help="the DSSE envelope (JSON)")
+    vs.add_argument(
+        "--public-key", required=True, metavar="PEM", type=_path, help="the signer's public key"
+    )
+    vs.add_argument(
+        "--statement", metavar="STATEMENT", type=_path, help="the statement it should carry"
+    )
     for q in (ss, vs):
         q.add_argument(
             "--json", dest="json_summary", action="store_true", help="print the outcome as JSON"
@@ -571,7 +602,7 @@ def _claims_standing(project, studies, named, con) -> list:
         return []
     if named:
         paths = [Path(p) for p in named]
-        missing = [p for p in named if not Path(p).is_file()]
+        missing = [p for p in named if not Path(p).exists()]  # a folder is read, and refused
         if missing:
             raise UserError(f"--diagnosis {missing[0]}: no such file")
         found, bad = standing.read_documents(paths, project.root)
@@ -606,6 +637,11 @@ def _cmd_diff(project, args) -> int:
             raise UserError("diff --against GIT_REF takes at most one STUDY")
         study = Path(args.specs[0]).name.removesuffix(".yaml") if args.specs else None
         comparisons = diff.compare_against(project, args.against, study)
+        news = [
+            (project.spec_file(c.study), c.new_label)
+            for c in comparisons
+            if project.spec_file(c.study).exists()
+        ]
     else:
         if len(args.specs) != 2:
             raise UserError("diff needs OLD.yaml NEW.yaml (or --against GIT_REF [STUDY])")
@@ -614,9 +650,20 @@ def _cmd_diff(project, args) -> int:
         new = diff.read_spec_file(new_file)
         study = str(new.get("id") or Path(new_file).stem)
         comparisons = [diff.compare(old, new, study, old_file, new_file)]
+        news = [(Path(new_file), new_file)]
     sys.stdout.write(diff.RENDERERS[args.format](comparisons))
-    # a registered change is fine when a new amendment declares it, as `prereg check` holds
-    return exits.FAILED if any(c.undeclared for c in comparisons) else exits.OK
+    # the changes are listed either way; a NEW spec that compile would refuse is an error
+    refused = {label: diff.compile_problems(path, project, label) for path, label in news}
+    problems = [p for found in refused.values() for p in found]
+    if problems:
+        files = ", ".join(label for label, found in refused.items() if found)
+        raise UserError(
+            f"{files}: does not compile ({len(problems)}"
+            f" problem{'' if len(problems) == 1 else 's'}); the changes above are to a spec"
+            " that `prereg compile` refuses",
+            problems=problems,
+        )
+    return diff.exit_code(comparisons)
 
 
 def _cmd_init(project, args) -> int:
@@ -806,16 +853,36 @@ def _run_study(project, study_id: str, argv: Sequence[str]) -> int:
 
     try:
         try:
+            _refuse_too_many_workers(args)
             with quiet_stdout, relaxed():
                 code = int(handlers[command["handler"]](ctx, args) or 0)
         except MemoryError as exc:
             raise _out_of_memory(exc) from None
+        except ValueError as exc:
+            if not _too_big(exc):
+                raise
+            raise _out_of_memory(MemoryError(str(exc))) from None
     except UserError as exc:
         con.summary({"error": exc.message, "problems": exc.problems})
         con.finish(exc.exit_code, **where)
         raise
     con.finish(code, **where)
     return code
+
+
+def _refuse_too_many_workers(args) -> None:
+    """A study command's ``--workers`` beyond what this machine runs (every engine's
+    ``--workers`` starts local processes, as many as it has tasks)."""
+    workers = getattr(args, "workers", None)
+    if isinstance(workers, int) and not isinstance(workers, bool):
+        from prereg.runner import most_workers
+
+        most = most_workers()
+        if workers > most:
+            raise UserError(
+                f"--workers: {workers:,} worker processes; at most {most} on this machine (four"
+                " a CPU, at least eight)"
+            )
 
 
 def _one_blas_thread() -> None:
@@ -972,6 +1039,16 @@ def _main(argv: list[str]) -> int:
         _LAST_ERROR.update(message=_out_of_memory(exc).message)
         print(f"error: {_out_of_memory(exc).message}", file=sys.stderr)
         return exits.USAGE
+
+
+#: numpy's words for an array no machine holds (a ValueError, not a MemoryError): a size
+#: from the inputs (the s3 plan's arrays of --eligible-repository-count columns)
+_TOO_BIG = ("array is too big", "maximum allowed dimension exceeded", "too many elements")
+
+
+def _too_big(exc: ValueError) -> bool:
+    text = str(exc).lower()
+    return any(words in text for words in _TOO_BIG)
 
 
 def _out_of_memory(exc: MemoryError) -> UserError:

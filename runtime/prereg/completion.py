@@ -55,11 +55,14 @@ def parser(project=None) -> argparse.ArgumentParser:
         if "--project" in action.option_strings:
             action.complete = shtab.DIRECTORY
     if project is not None:
+        from prereg.compiler.init import ID
         from prereg.study import load_generated
 
         for path in project.spec_files():
             sid = path.stem
-            if sid in CORE_COMMANDS:
+            # a name that is no study id never compiles, and is not offered: bash's compgen -W
+            # expands the words it offers, so "a$(cmd).yaml" ran cmd at the first <Tab>
+            if sid in CORE_COMMANDS or not ID.match(sid):
                 continue
             try:
                 module = load_generated(project, sid)

@@ -313,7 +313,7 @@ def _run_demo(project: Project, out: Path, force: bool, plan_file: Path | None =
     plan, plan_name = load_plan(project, plan_file)
     _need_matplotlib()
     created = not os.path.lexists(out)
-    lock = _claim(out, force)
+    lock = _claim(out, force, project.root)
     from prereg.development import development_texts
 
     # every argument the plan writes is public with the plan: a seed among them reaches gold
@@ -330,10 +330,12 @@ def _run_demo(project: Project, out: Path, force: bool, plan_file: Path | None =
         os.close(lock)
 
 
-def _claim(out: Path, force: bool) -> int:
+def _claim(out: Path, force: bool, root: Path | None = None) -> int:
     """Take ``out`` for this run (a descriptor holding its lock): a new or empty folder, or,
     with ``force``, an earlier run's (emptied).  Refused: an earlier run without ``force``,
-    another demo run writing there now, something that is not a folder."""
+    another demo run writing there now, something that is not a folder, and, even with
+    ``force``, a folder no demo run could have made: one holding a project (spec/studies/),
+    the project ``root`` or the current folder or one above them, the home folder."""
     import fcntl
 
     try:
@@ -356,12 +358,30 @@ def _claim(out: Path, force: bool) -> int:
         if not force:
             os.close(fd)
             raise UserError(f"{out}: an earlier demo run is there; remove it or pass --force")
+        why = _not_a_run(out, root)
+        if why is not None:  # --force empties an earlier run, never a user's folder
+            os.close(fd)
+            raise UserError(f"{out}: {why}; --force empties only an earlier demo run's folder")
         for child in out.iterdir():
             if child.is_dir() and not child.is_symlink():
                 shutil.rmtree(child)
             else:
                 child.unlink()
     return fd
+
+
+def _not_a_run(out: Path, root: Path | None) -> str | None:
+    """Why ``out`` cannot be an earlier demo run's folder (``prereg demo --out . --force`` in a
+    project emptied the project), or None."""
+    here = out.resolve()
+    if (out / "spec" / "studies").is_dir():
+        return "it holds a prereg project (spec/studies/)"
+    for place, what in ((root, "the project"), (Path.cwd(), "the current folder")):
+        if place is not None and Path(place).resolve().is_relative_to(here):
+            return f"it is {what} or a folder above it"
+    if here == Path.home().resolve():
+        return "it is the home folder"
+    return None
 
 
 def _run_claimed(project, out: Path, plan, plan_name, plan_file, lock: int) -> int:

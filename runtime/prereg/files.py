@@ -68,6 +68,17 @@ def read_regular(path: str | os.PathLike) -> bytes:
         os.close(fd)
 
 
+def output_file(path: str | os.PathLike) -> Path:
+    """The file a command is to create, as the user named it: a name ending in ``/`` names a
+    folder (``Path`` would drop the ``/`` and a file of the folder's name be written)."""
+    shown = str(path)
+    if not shown:
+        raise UserError("an empty path names no file to create")
+    if shown.endswith(("/", os.sep)):
+        raise UserError(f"{shown}: is a folder; name the file to create")
+    return Path(path)
+
+
 def refuse_existing(*paths: str | Path) -> None:
     """Refuse before any work when an output already exists (what a killed run left of an
     output is cleared first: :func:`sweep_stale`)."""
@@ -159,16 +170,31 @@ def _staged(path: Path, data: bytes | str | Iterable[bytes], mode: int) -> str:
     except OSError as exc:
         raise UserError(f"{path}: cannot write in {parent}: {exc.strerror}") from None
     try:
-        with os.fdopen(fd, "wb") as fh:
-            for chunk in chunks:
-                fh.write(chunk)
-            fh.flush()
-            os.fsync(fh.fileno())
+        fh = os.fdopen(fd, "wb")
+        try:
+            for chunk in chunks:  # an error making the data is the maker's to word
+                _written(path, fh.write, chunk)
+            _written(path, fh.flush)
+            _written(path, os.fsync, fh.fileno())
+        finally:
+            _written(path, fh.close)
         os.chmod(tmp, mode)
     except BaseException:
         os.unlink(tmp)  # a failed write (disk full, interrupted) leaves no temporary file
         raise
     return tmp
+
+
+def _written(path: Path, fn, *args) -> None:
+    """``fn(*args)``, a step of writing ``path``: the system's refusal (a full disk, a quota)
+    is the user's to mend, said with the file (it carries no file name of its own, and was a
+    traceback)."""
+    try:
+        fn(*args)
+    except OSError as exc:
+        raise UserError(
+            f"{path}: cannot write: {exc.strerror or exc}; nothing was written"
+        ) from None
 
 
 def write_files_new(files: list[tuple[str | Path, bytes | str, int]]) -> None:
@@ -247,9 +273,9 @@ def _journals(staged: list[tuple[Path, str]]) -> list[str]:
             fd, name = tempfile.mkstemp(prefix=_prefix(first.name), suffix=".unit", dir=folder)
             names.append(name)
             with os.fdopen(fd, "wb") as fh:
-                fh.write(body)
-                fh.flush()
-                os.fsync(fh.fileno())
+                _written(first, fh.write, body)
+                _written(first, fh.flush)
+                _written(first, os.fsync, fh.fileno())
     except BaseException:
         for name in names:
             try:

@@ -14,6 +14,8 @@ for it; otherwise each line is decoded alone, and a line that fails any test goe
 strict reader:
 
 - valid UTF-8 and no byte-order mark at the start of the file;
+- no carriage return: a block holding a CR byte is read a line at a time, and a line ending in
+  CR (a CRLF line ending, which every reader refuses) goes to the strict reader;
 - exactly one JSON object per line, no blank line: a block is decoded as one JSON array whose
   elements are its lines (each LF becomes ``,`` LF). A count of elements equal to the count of
   lines is not enough (a line ``{"a":1,"b":2},{"a":3`` followed by ``"b":4}`` makes two valid
@@ -316,6 +318,7 @@ class TypedLines:
             (raw.count(b":") == self._fields or _keys(raw) == self._fields)
             and _utf8(raw)
             and not (no == 1 and raw.startswith(BOM))
+            and not raw.endswith(b"\r")
         ):
             try:
                 return self._decoder.decode(raw)
@@ -342,7 +345,10 @@ class TypedLines:
         first = 1
         for block in self.source.blocks():
             self._first, self._block, self._lines = first, block, None
-            records, n = self._whole_block(first, block)
+            if b"\r" in block:  # a CRLF line ending is the strict reader's to refuse
+                records, n = None, block.count(b"\n")
+            else:
+                records, n = self._whole_block(first, block)
             if records is not None:
                 yield first, records, True
             else:

@@ -33,6 +33,14 @@ def _call(fn, task):
     return fn(_STATE["payload"], task)
 
 
+def most_workers() -> int:
+    """The most worker processes a command starts here: four a CPU, at least eight (a
+    --workers of a million forked as many processes as the command had tasks)."""
+    import os
+
+    return max(8, 4 * (os.cpu_count() or 1))
+
+
 def run(
     fn: Callable[[Any, T], Any],
     payload: Any,

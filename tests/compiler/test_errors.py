@@ -38,6 +38,8 @@ EXPECTED = {
     "escape-in-string": "escape-in-string.yaml:3: control character U+001B at position 8 is not allowed in a spec string (only newline and tab are)",
     "huge-integer": "huge-integer.yaml:14: integer 123456789012345678901234… is too large (more than 20 digits)",
     "nul-in-string": "nul-in-string.yaml:3: control character U+0000 at position 7 is not allowed in a spec string (only newline and tab are)",
+    # a raw NUL byte: the YAML reader's error gave an offset into the text and no line
+    "raw-nul": "raw-nul.yaml:3: invalid YAML: character U+0000 at column 15: control characters are not allowed",
     "unsafe-integer": "unsafe-integer.yaml:14: integer 9007199254740993 is outside ±(2^53 − 1), which JSON does not carry exactly",
     "factorial-bad-interval": "factorial-bad-interval.yaml:57: at /constants/0/value/cell_interval/method: cell_interval method must be a proportion interval (wilson or clopper-pearson) (engine factorial, constant reporting)",
     "factorial-no-compute": "factorial-no-compute.yaml:36: at /metrics/0: metric 'accuracy' has no compute block: the factorial engine computes only what the spec says (engine factorial)",

@@ -137,6 +137,14 @@ def _reference(text: str, path: Path):
             mark = exc.problem_mark or exc.context_mark
             line = f":{mark.line + 1}" if mark else ""
             raise UserError(f"{path}{line}: invalid YAML: {exc.problem or exc.context}") from None
+        except yaml.reader.ReaderError as exc:  # a character YAML never takes: its line
+            before = text[: exc.position]
+            line, column = before.count("\n") + 1, len(before) - before.rfind("\n")
+            code = ord(exc.character) if isinstance(exc.character, str) else exc.character
+            raise UserError(
+                f"{path}:{line}: invalid YAML: character U+{code:04X} at column"
+                f" {column}: {exc.reason}"
+            ) from None
         except yaml.YAMLError as exc:
             raise UserError(f"{path}: invalid YAML: {exc}") from None
         if node is None:

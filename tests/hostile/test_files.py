@@ -64,6 +64,9 @@ def test_a_fifo_spec_is_refused(fifo, tmp_path, capsys):
         ["s3-verifier-freeze", "power-plan", "{fifo}", "--eligible-task-count", "500", "--eligible-repository-count", "12",
          "--eligible-pass-items", "210", "--eligible-fail-items", "430", "--out", "{tmp}/plan.json"],
         ["s3-verifier-freeze", "validate", "{fifo}"],
+        # each blocked on reading the FIFO, forever
+        ["sign-statement", "{fifo}", "--key", "{fifo}", "--out", "{tmp}/e.json"],
+        ["verify-statement", "{fifo}", "--public-key", "{fifo}", "--statement", "{fifo}"],
     ],
 )  # fmt: skip
 def test_engine_inputs_that_are_fifos_are_refused(argv, fifo, tmp_path, capsys):
@@ -72,6 +75,23 @@ def test_engine_inputs_that_are_fifos_are_refused(argv, fifo, tmp_path, capsys):
     assert code == 2, err
     assert "a FIFO, not a regular file" in err and "Traceback" not in err
     assert not any(p.suffix == ".json" for p in tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("text", ["<<<<<<< HEAD\n", "[]\n"])
+def test_a_language_schema_that_is_not_one_is_refused_naming_it(tmp_path, capsys, text):
+    """A project that carries the language (prereg's own checkout) validates against its
+    generated/prereg.schema.json: conflict markers left there by a merge were a JSONDecodeError
+    traceback from compile."""
+    project = tmp_path / "p"
+    shutil.copytree(ROOT / "examples" / "answer-position" / "spec", project / "spec")
+    (project / "spec" / "prereg.linkml.yaml").write_text("id: x\n")
+    (project / "generated").mkdir()
+    schema = project / "generated" / "prereg.schema.json"
+    schema.write_text(text)
+    code, err = _cli(capsys, "--project", project, "compile")
+    assert code == 2, err
+    assert f"  {schema}: the language schema " in err and "run `prereg compile --language`" in err
+    assert "Traceback" not in err and not (project / "generated" / "answer_position").exists()
 
 
 def test_factorial_inputs_and_outputs(fifo, tmp_path, capsys):
@@ -200,3 +220,42 @@ def test_a_name_too_long_for_the_file_system_is_refused_naming_it(argv, scored, 
     assert code == 2, err
     assert err.startswith("error: ") and LONG in err and "Traceback" not in err
     assert list(out.iterdir()) == []
+
+
+class _FullDisk:
+    """A file object whose writes fail as on a full disk (the error names no file)."""
+
+    def __init__(self, fh):
+        self.fh = fh
+
+    def write(self, data):
+        raise OSError(28, "No space left on device")
+
+    def __getattr__(self, name):
+        return getattr(self.fh, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.fh.close()
+
+
+def test_a_full_disk_is_said_with_the_file_and_leaves_nothing(tmp_path, monkeypatch, capsys):
+    """ENOSPC carries no file name: the CLI's handler let it through as a traceback."""
+    import prereg.files as files
+
+    real = os.fdopen
+    monkeypatch.setattr(files.os, "fdopen", lambda *a, **k: _FullDisk(real(*a, **k)))
+    out = tmp_path / "sub" / "D.json"
+    code, err = _cli(
+        capsys, "--project", ROOT, "jev-multicorrect", "diagnostic", "--seeds", "1", "--out", out
+    )
+    assert code == 2
+    assert err.endswith(
+        f"error: {out}: cannot write: No space left on device; nothing was written\n"
+    )
+    assert list(tmp_path.iterdir()) == []  # no temporary, no folder made for it
+    with pytest.raises(UserError, match="cannot write: No space left on device"):
+        files.write_files_new([(tmp_path / "a", b"1", 0o644), (tmp_path / "b", b"2", 0o644)])
+    assert list(tmp_path.iterdir()) == []

@@ -30,6 +30,8 @@ def _tree(root: Path) -> list[str]:
         (["init", "new", "--from", "/etc/hosts"], "is not a study id of the project"),
         (["init", "new", "--from", "missing"], "--from: no study 'missing'"),
         (["init", "new", "--engine", "nope"], "unknown engine 'nope'"),
+        # what compile would refuse (it wrote the spec, and compile then refused it)
+        (["init", "a" * 129], "study id of 129 characters is longer than 128"),
     ],
 )
 def test_a_refused_init_in_an_empty_folder_leaves_it_empty(
@@ -88,3 +90,18 @@ def test_a_project_that_is_a_file_is_refused(tmp_path, capsys):
     rc, err = _init(capsys, "--project", f, "init", "new")
     assert rc == 2 and "Traceback" not in err and str(f) in err, err
     assert f.read_text() == "x"
+
+
+@pytest.mark.parametrize("new", ["my_study", "My-Study"])
+def test_an_id_of_the_package_of_another_study_is_refused(tmp_path, capsys, new):
+    """Two ids of one package (generated/my_study/) never compile together: init refuses the
+    second, and writes nothing (it wrote it)."""
+    rc, err = _init(capsys, "--project", tmp_path, "init", "my-study")
+    assert rc == 0, err
+    before = _tree(tmp_path)
+    rc, err = _init(capsys, "--project", tmp_path, "init", new)
+    assert rc == 2 and err == (
+        f"error: study id {new!r} and 'my-study' (spec/studies/my-study.yaml) would compile to"
+        " the same package generated/my_study/; choose another\n"
+    )
+    assert _tree(tmp_path) == before

@@ -61,14 +61,39 @@ def test_a_seal_that_is_not_strict_json_fails_check_naming_it(project, capsys, k
 
 @pytest.mark.parametrize("kind", sorted(BAD))
 def test_a_diagnosis_that_is_not_strict_json_is_not_read_as_one(project, capsys, kind):
-    text, _ = BAD[kind]
+    text, words = BAD[kind]
     doc = project / "DIAGNOSE.json"
     doc.write_text(text)
     try:
         code, err = _run(capsys, "--project", project, "check", "--diagnosis", doc)
     finally:
         doc.unlink()
-    assert "DIAGNOSE.json: not a diagnose document (StrictJSONError)" in err, err
+    # the reason, not the name of Python's exception (it read "(StrictJSONError)")
+    assert f"DIAGNOSE.json: not a diagnose document: not valid JSON ({words})" in err, err
+
+
+def test_a_diagnosis_that_is_not_a_regular_file_is_refused_or_passed_over(project, capsys):
+    """Named, a folder is refused as one (it read "no such file"); found in the project, a FIFO
+    named like a diagnosis is passed over (check blocked on reading it, forever)."""
+    import os
+
+    folder = project / "d-diagnose.json"
+    folder.mkdir()
+    try:
+        code, err = _run(capsys, "--project", project, "check", "--diagnosis", folder)
+    finally:
+        folder.rmdir()
+    assert code == 2
+    assert (
+        "d-diagnose.json: not a diagnose document: cannot read: a folder, not a regular file" in err
+    )
+    fifo = project / "f-diagnose.json"
+    os.mkfifo(fifo)
+    try:
+        code, err = _run(capsys, "--project", project, "check")
+    finally:
+        fifo.unlink()
+    assert code == 0, err
 
 
 @pytest.mark.parametrize("kind", sorted(BAD))

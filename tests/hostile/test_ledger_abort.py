@@ -183,3 +183,23 @@ def test_the_command_records_the_abort_and_refuses_with_the_ledgers_path(tmp_pat
     missing = tmp_path / "none.sqlite3"
     assert main(["ledger-abort", str(missing), "r1", "--reason", "x", *map(str, base)]) == 2
     assert f"{missing}: no ledger there" in capsys.readouterr().err and not missing.exists()
+
+
+@pytest.mark.parametrize(
+    "value, words",
+    [
+        ("99999999999999999999999", "is outside ±(2^53 − 1)"),  # an OverflowError traceback
+        ("9223372036854775808", "is outside ±(2^53 − 1)"),  # one past SQLite's integers
+        ("1_000", "invalid int value: '1_000'"),  # Python's int() took these
+        ("١٢", "invalid int value: '١٢'"),
+    ],
+)
+def test_a_spend_count_is_an_integer_as_every_command_takes_it(tmp_path, capsys, value, words):
+    path = _stuck(tmp_path / "l.sqlite3")
+    before = path.read_bytes()
+    argv = ["ledger-abort", str(path), "r1", "--reason", "lost", "--tokens", "1", "--usd", "1"]
+    with pytest.raises(SystemExit) as done:
+        main([*argv, "--calls", value])
+    assert done.value.code == 2
+    assert words in capsys.readouterr().err
+    assert path.read_bytes() == before

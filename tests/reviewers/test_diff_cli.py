@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from prereg.cli import main
-from tests.conftest import run_prereg
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 GIT_ENV = {
@@ -41,7 +40,7 @@ def _pair(rule: str) -> tuple[str, str]:
 # -- formats ----------------------------------------------------------------------------------
 
 
-def test_text_format(capsys):
+def test_text_format(capsys, fragments):
     old, new = _pair("cell_rows_changed")
     assert main(["diff", old, new]) == 1
     cell = "tst-pool-a_h1_missing-contrastive_equalized"
@@ -53,7 +52,7 @@ def test_text_format(capsys):
     )
 
 
-def test_markdown_format_for_a_pull_request_comment(capsys):
+def test_markdown_format_for_a_pull_request_comment(capsys, fragments):
     old, new = _pair("rule_quantifier_changed")
     assert main(["diff", "--format", "markdown", old, new]) == 1
     assert capsys.readouterr().out == (
@@ -70,7 +69,7 @@ def test_markdown_format_for_a_pull_request_comment(capsys):
     )
 
 
-def test_markdown_escapes_table_pipes(tmp_path, capsys):
+def test_markdown_escapes_table_pipes(tmp_path, capsys, fragments):
     (tmp_path / "a.yaml").write_text('id: x\ntitle: "a | b"\n')
     (tmp_path / "b.yaml").write_text('id: x\ntitle: "a || b"\n')
     assert (
@@ -83,7 +82,7 @@ def test_markdown_escapes_table_pipes(tmp_path, capsys):
     assert "No registered change, 1 editorial change." in out
 
 
-def test_json_format(capsys):
+def test_json_format(capsys, fragments):
     old, new = _pair("prose_changed")
     assert main(["diff", "--format", "json", old, new]) == 0
     doc = json.loads(capsys.readouterr().out)
@@ -118,7 +117,7 @@ def _keys(value):
             yield from _keys(v)
 
 
-def test_json_keys_are_camel_case_like_every_other_output(capsys):
+def test_json_keys_are_camel_case_like_every_other_output(capsys, fragments):
     for rule in ("cell_rows_changed", "prose_changed", "rule_quantifier_changed"):
         old, new = _pair(rule)
         main(["diff", "--format", "json", old, new])
@@ -152,7 +151,9 @@ def _amended(tmp_path, path: str, version: str = "1.1") -> tuple[str, str]:
         "/cells",  # a prefix covers everything below it
     ],
 )
-def test_exit_0_when_an_amendment_declares_every_registered_change(tmp_path, capsys, declared):
+def test_exit_0_when_an_amendment_declares_every_registered_change(
+    tmp_path, capsys, declared, fragments
+):
     old, new = _amended(tmp_path, declared)
     assert main(["diff", old, new]) == 0
     text = capsys.readouterr().out
@@ -165,7 +166,7 @@ def test_exit_0_when_an_amendment_declares_every_registered_change(tmp_path, cap
     assert rows["amendment"] == "1.1"
 
 
-def test_exit_1_when_a_registered_change_is_not_declared(tmp_path, capsys):
+def test_exit_1_when_a_registered_change_is_not_declared(tmp_path, capsys, fragments):
     # an amendment naming another path, and one naming the path but not after OLD's version
     for path, version in (("/cells/0/rows", "1.1"), ("/cells/1/rows", "1.0")):
         old, new = _amended(tmp_path, path, version)
@@ -175,11 +176,11 @@ def test_exit_1_when_a_registered_change_is_not_declared(tmp_path, capsys):
         assert json.loads(capsys.readouterr().out)["undeclared"] == 1
 
 
-def test_diff_runs_outside_a_project(tmp_path):
+def test_diff_runs_outside_a_project(tmp_path, monkeypatch, capsys, fragments):
     old, new = _pair("budget_changed")
-    result = run_prereg("diff", old, new, cwd=tmp_path)
-    assert result.returncode == 1, result.stderr
-    assert 'Previously budget item "usd" was 5 USD; it is now 6 USD.' in result.stdout
+    monkeypatch.chdir(tmp_path)
+    assert main(["diff", old, new]) == 1
+    assert 'Previously budget item "usd" was 5 USD; it is now 6 USD.' in capsys.readouterr().out
 
 
 def test_diff_argument_and_input_errors(tmp_path, capsys):
@@ -196,6 +197,106 @@ def test_diff_argument_and_input_errors(tmp_path, capsys):
     scalar.write_text("just text\n")
     assert main(["diff", old, str(scalar)]) == 2
     assert f"{scalar}:1: a spec must be a mapping" in capsys.readouterr().err
+
+
+# -- a NEW spec that does not compile ---------------------------------------------------------
+
+WHOLE = (
+    Path(__file__).resolve().parents[1]
+    / "golden/compile-basic/project/spec/studies/example-probe.yaml"
+)
+ROWS_10 = "{id: a-h1-yes, split: test, rows: 10"
+
+
+@pytest.mark.parametrize(
+    "edit, shown, problems",
+    [
+        # a registered change that compile refuses: the totals no longer add up (semantic)
+        (
+            (ROWS_10, ROWS_10.replace("10", "11")),
+            "/cells[a-h1-yes]/rows",
+            [
+                "{new}:52: at /totals/0/rows: declared total 60 for 'test' differs from the sum"
+                " of its cells, 61",
+                "{new}:54: at /totals/2/rows: declared total 62 for 'all' differs from the sum"
+                " of its cells, 63",
+            ],
+        ),
+        # a misspelt key (the language), an engine no plug-in provides (the engine stage)
+        (
+            ("\ntitle:", "\ntitel:"),
+            "/titel",
+            ["unknown key 'titel' at {new}:4:1; did you mean 'title'?"],
+        ),
+        (
+            ("engine: multicorrect-scoring", "engine: nope"),
+            "/engine",
+            ["{new}:6: at /engine: unknown engine 'nope' (registered: "],
+        ),
+    ],
+)
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_new_spec_that_does_not_compile_is_an_error_naming_its_lines(
+    tmp_path, monkeypatch, capsys, edit, shown, problems, fmt
+):
+    monkeypatch.chdir(tmp_path)  # outside any project: the language prereg ships
+    text = WHOLE.read_text(encoding="utf-8")
+    assert text.count(edit[0]) == 1
+    Path("old.yaml").write_text(text, encoding="utf-8")
+    Path("new.yaml").write_text(text.replace(edit[0], edit[1]), encoding="utf-8")
+    assert main(["diff", "--format", fmt, "old.yaml", "new.yaml"]) == 2
+    got = capsys.readouterr()
+    assert shown in got.out  # the changes are still listed (and JSON stays JSON)
+    if fmt == "json":
+        assert json.loads(got.out)["registered"] >= 1
+    err = got.err.splitlines()
+    n = len(problems)
+    assert err[0] == (
+        f"error: new.yaml: does not compile ({n} problem{'s' * (n > 1)}); the changes above are"
+        " to a spec that `prereg compile` refuses"
+    )
+    assert len(err) == 1 + n
+    for line, want in zip(err[1:], problems, strict=True):
+        assert line.startswith("  " + want.format(new="new.yaml")), line
+    assert "Traceback" not in got.err
+
+
+def test_a_new_spec_compiles_as_its_project_compiles_it(tmp_path, monkeypatch, capsys):
+    """In a project's spec/studies/, NEW's file name must be its id (as compile asks); outside
+    it, any name will do; the same spec unchanged is no change and exit 0."""
+    studies = tmp_path / "spec" / "studies"
+    studies.mkdir(parents=True)
+    shutil.copy(WHOLE, studies / "renamed.yaml")
+    shutil.copy(WHOLE, tmp_path / "anywhere.yaml")
+    monkeypatch.chdir(tmp_path)
+    assert main(["diff", str(WHOLE), "anywhere.yaml"]) == 0
+    assert "no semantic changes" in capsys.readouterr().out
+    assert main(["diff", str(WHOLE), "spec/studies/renamed.yaml"]) == 2
+    assert (
+        "  spec/studies/renamed.yaml:2: at /id: study id 'example-probe' differs from its file"
+        " name 'renamed'"
+    ) in capsys.readouterr().err.splitlines()
+
+
+def test_against_a_working_tree_spec_that_does_not_compile(tmp_path, monkeypatch, capsys):
+    studies = tmp_path / "spec" / "studies"
+    studies.mkdir(parents=True)
+    spec = studies / "example-probe.yaml"
+    shutil.copy(WHOLE, spec)
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "first")
+    spec.write_text(spec.read_text().replace(ROWS_10, ROWS_10.replace("10", "11")))
+    monkeypatch.chdir(tmp_path)
+    assert main(["diff", "--against", "HEAD"]) == 2
+    got = capsys.readouterr()
+    assert 'Previously 10 rows, cell "a-h1-yes" now has 11.' in got.out
+    assert got.err.splitlines()[:2] == [
+        "error: spec/studies/example-probe.yaml: does not compile (2 problems); the changes"
+        " above are to a spec that `prereg compile` refuses",
+        "  spec/studies/example-probe.yaml:52: at /totals/0/rows: declared total 60 for 'test'"
+        " differs from the sum of its cells, 61",
+    ]
 
 
 # -- --against GIT_REF ------------------------------------------------------------------------
@@ -218,60 +319,70 @@ def repo(tmp_path) -> Path:
     return root / "sub" / "project"
 
 
-def test_against_head_minus_one_in_a_repository(repo):
-    result = run_prereg("diff", "--against", "HEAD~1", "example", cwd=repo)
-    assert result.returncode == 1, result.stderr
-    assert result.stdout.splitlines()[0] == (
+def _run(capsys, *args) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    got = capsys.readouterr()
+    return code, got.out, got.err
+
+
+def test_against_head_minus_one_in_a_repository(repo, monkeypatch, capsys, fragments):
+    monkeypatch.chdir(repo)
+    code, out, err = _run(capsys, "diff", "--against", "HEAD~1", "example")
+    assert code == 1, err
+    assert out.splitlines()[0] == (
         "example: spec/studies/example.yaml@HEAD~1 -> spec/studies/example.yaml"
     )
-    assert "Previously 220 rows, cell" in result.stdout
-    same = run_prereg("diff", "--against", "HEAD", cwd=repo)
-    assert same.returncode == 0, same.stderr
-    assert same.stdout.count("no semantic changes") == 2
+    assert "Previously 220 rows, cell" in out
+    code, out, err = _run(capsys, "diff", "--against", "HEAD")
+    assert code == 0, err
+    assert out.count("no semantic changes") == 2
 
 
-def test_against_all_studies_reports_a_study_added_since(repo):
-    result = run_prereg("--project", repo, "diff", "--against", "HEAD~1", "--format", "json")
-    assert result.returncode == 1, result.stderr
-    doc = json.loads(result.stdout)
+def test_against_all_studies_reports_a_study_added_since(repo, capsys, fragments):
+    code, out, err = _run(
+        capsys, "--project", repo, "diff", "--against", "HEAD~1", "--format", "json"
+    )
+    assert code == 1, err
+    doc = json.loads(out)
     by_study = {s["study"]: s for s in doc["studies"]}
     assert sorted(by_study) == ["example", "other"]
     assert [c["rule"] for c in by_study["other"]["changes"]] == ["study_added"]
     assert [c["rule"] for c in by_study["example"]["changes"]] == ["cell_rows_changed"]
 
 
-def test_against_uses_the_working_tree_and_a_removed_study(repo):
+def test_against_uses_the_working_tree_and_a_removed_study(repo, monkeypatch, capsys, fragments):
     (repo / "spec/studies/other.yaml").unlink()
     text = (repo / "spec/studies/example.yaml").read_text()
     (repo / "spec/studies/example.yaml").write_text(text.replace("rows: 200", "rows: 220"))
-    result = run_prereg("diff", "--against", "HEAD", cwd=repo)
-    assert result.returncode == 1, result.stderr
-    assert 'Previously present study "other" was removed.' in result.stdout
+    monkeypatch.chdir(repo)
+    code, out, err = _run(capsys, "diff", "--against", "HEAD")
+    assert code == 1, err
+    assert 'Previously present study "other" was removed.' in out
     assert (
         'Previously 200 rows, cell "tst-pool-a_h1_missing-contrastive_equalized" now has 220.'
-        in result.stdout
+        in out
     )
 
 
-def test_against_errors_are_user_errors(repo, tmp_path):
-    unknown = run_prereg("diff", "--against", "no-such-branch", cwd=repo)
-    assert unknown.returncode == 2
-    assert "unknown git revision 'no-such-branch'" in unknown.stderr
-    assert "Traceback" not in unknown.stderr
-    absent = run_prereg("diff", "--against", "HEAD~1", "other", cwd=repo)
-    assert absent.returncode == 2
-    assert "spec/studies/other.yaml does not exist at revision HEAD~1" in absent.stderr
-    no_study = run_prereg("diff", "--against", "HEAD", "nope", cwd=repo)
-    assert no_study.returncode == 2 and "no spec for study 'nope'" in no_study.stderr
-    option = run_prereg("diff", "--against=--output=x", cwd=repo)
-    assert option.returncode == 2 and "not a git revision" in option.stderr
+def test_against_errors_are_user_errors(repo, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(repo)
+    code, _, err = _run(capsys, "diff", "--against", "no-such-branch")
+    assert code == 2
+    assert "unknown git revision 'no-such-branch'" in err
+    code, _, err = _run(capsys, "diff", "--against", "HEAD~1", "other")
+    assert code == 2
+    assert "spec/studies/other.yaml does not exist at revision HEAD~1" in err
+    code, _, err = _run(capsys, "diff", "--against", "HEAD", "nope")
+    assert code == 2 and "no spec for study 'nope'" in err
+    code, _, err = _run(capsys, "diff", "--against=--output=x")
+    assert code == 2 and "not a git revision" in err
     plain = tmp_path / "plain"
     shutil.copytree(repo, plain)
-    outside = run_prereg(
-        "diff", "--against", "HEAD", cwd=plain, env={"GIT_CEILING_DIRECTORIES": str(tmp_path)}
-    )
-    assert outside.returncode == 2
-    assert "is not inside a git repository" in outside.stderr
+    monkeypatch.chdir(plain)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    code, _, err = _run(capsys, "diff", "--against", "HEAD")
+    assert code == 2
+    assert "is not inside a git repository" in err
 
 
 def test_help_explains_diff_seal_and_check(capsys):

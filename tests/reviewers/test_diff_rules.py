@@ -417,7 +417,7 @@ def test_rule_fixture_pair(rule):
 
 
 @pytest.mark.parametrize("rule", sorted(EXPECTED))
-def test_cli_exit_code_follows_the_classification(rule, capsys):
+def test_cli_exit_code_follows_the_classification(rule, capsys, fragments):
     folder = FIXTURES / rule
     code = main(["diff", str(folder / "old.yaml"), str(folder / "new.yaml")])
     out = capsys.readouterr().out

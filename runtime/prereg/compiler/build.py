@@ -61,6 +61,25 @@ class Output:
 def load_study(project: Project, path: Path) -> Study:
     """Parse, validate and check one spec; raises UserError listing every problem."""
     loaded = load_yaml(path, display=Path(project.rel(path)))
+    problems = spec_problems(project, loaded, path.parent, path.stem)
+    if problems:
+        noun = "problem" if len(problems) == 1 else "problems"
+        raise UserError(f"{loaded.path}: {len(problems)} {noun}", problems=problems)
+    engine = registry.require(loaded.data["engine"])
+    commands = effective_commands(engine, loaded.data).commands
+    return Study(
+        loaded=loaded, spec_rel=project.rel(path), digest=digest(loaded.data), commands=commands
+    )
+
+
+def spec_problems(
+    project: Project, loaded: Loaded, spec_dir: Path, expected_id: str | None
+) -> list[str]:
+    """Every problem compile finds in a parsed spec (``loaded``, from a file in ``spec_dir``):
+    the language, the statistics' files, the semantic checks, the engine's; each stage runs
+    when the ones before it found none. A statistic's file is looked for beside the spec and
+    in ``project``; ``expected_id`` is the id the file's name asks for (None: any).
+    ``loaded.data`` gets each statistic's digest (:func:`prereg.custom.pinned`)."""
     if not isinstance(loaded.data, dict):
         raise UserError(f"{loaded.path}:1: a spec must be a mapping (a Study)")
     schema = project.schema_path
@@ -71,20 +90,13 @@ def load_study(project: Project, path: Path) -> Study:
     problems = validate(loaded, schema)
     if not problems and loaded.data.get("statistics"):
         # each statistic's file digest is registered content (custom.pinned)
-        loaded.data = custom.pinned(loaded.data, project.root, path.parent)
+        loaded.data = custom.pinned(loaded.data, project.root, spec_dir)
         problems = custom_problems(loaded, project.root)
     if not problems:
-        problems = semantic.run_checks(loaded, expected_id=path.stem)
+        problems = semantic.run_checks(loaded, expected_id=expected_id)
     if not problems:
         problems = engine_problems(loaded)
-    if problems:
-        noun = "problem" if len(problems) == 1 else "problems"
-        raise UserError(f"{loaded.path}: {len(problems)} {noun}", problems=problems)
-    engine = registry.require(loaded.data["engine"])
-    commands = effective_commands(engine, loaded.data).commands
-    return Study(
-        loaded=loaded, spec_rel=project.rel(path), digest=digest(loaded.data), commands=commands
-    )
+    return problems
 
 
 def custom_problems(loaded: Loaded, root: Path) -> list[str]:
@@ -511,7 +523,7 @@ def _rule_imports(spec: dict) -> list[str]:
                 for sub in body:
                     walk(sub)
             elif key == "at_least":
-                for sub in body.get("of", []):
+                for sub in body.get("of") or []:
                     walk(sub)
             elif key == "for_each":
                 walk(body.get("condition"))

@@ -1138,6 +1138,27 @@ def read_spec_file(path, label: str | None = None) -> dict:
     return loaded.data
 
 
+def compile_problems(path, project=None, label: str | None = None) -> list[str]:
+    """What ``prereg compile`` finds wrong with the spec file ``path`` (shown as ``label``), each
+    problem located (``FILE:LINE: at /pointer: rule``); [] when it compiles. Checked in the
+    project that holds the file (``project`` when it does): its language, its statistics'
+    folder, and the id its name asks for when it lies in the project's spec/studies/."""
+    from prereg.compiler import build
+    from prereg.compiler.project import STUDIES, Project
+
+    path = Path(path)
+    loaded = load_yaml(path, display=Path(label) if label else None)
+    if not isinstance(loaded.data, dict):
+        return [f"{loaded.path}:1: a spec must be a mapping (a Study)"]
+    folder = path.resolve().parent
+    roots = [project.root.resolve()] if project is not None else []
+    roots += [d for d in (folder, *folder.parents) if (d / STUDIES).is_dir()]
+    root = next((r for r in roots if folder.is_relative_to(r)), folder)
+    home = Project(root)
+    expected = path.stem if folder == home.studies_dir.resolve() else None
+    return build.spec_problems(home, loaded, folder, expected)
+
+
 def new_amendments(old: dict, new: dict) -> list[tuple[str, list[str]]]:
     """(version, paths) of each amendment of ``new`` after ``old``'s version: the amendments
     made since ``old``, as a seal counts them (:func:`prereg.compiler.seal.undeclared`)."""
@@ -1165,8 +1186,21 @@ def declare(changes: list[Change], amendments: list[tuple[str, list[str]]]) -> l
 
 
 def compare(old: dict, new: dict, study: str, old_label: str, new_label: str) -> Comparison:
+    from prereg.compiler.expand import size_problems
+
+    for spec, label in ((old, old_label), (new, new_label)):  # before listing their cells
+        for ptr, rule in size_problems(spec)[:1]:
+            raise UserError(f"{label}: at {ptr}: {rule}")
     changes = declare(diff_specs(old, new), new_amendments(old, new))
     return Comparison(study, old_label, new_label, changes)
+
+
+def exit_code(comparisons: list[Comparison]) -> int:
+    """1 when a registered change is not declared by an amendment, else 0 (a registered
+    change is fine when a new amendment declares it, as `prereg check` holds a sealed study)."""
+    from prereg import exits
+
+    return exits.FAILED if any(c.undeclared for c in comparisons) else exits.OK
 
 
 class Git:

@@ -17,6 +17,13 @@ import itertools
 import re
 from collections.abc import Iterator
 
+from prereg.errors import UserError
+
+#: The most cells a study registers, written and crossed: each is listed in the study's
+#: generated code and PREREG.md and checked at compile (a crossing of three factors of 1,000
+#: levels each, a billion cells, ran until memory ran out).
+MAX_CELLS = 10_000
+
 #: ``{name}`` or ``{name.id}`` / ``{name.code}`` in a cell-id template.
 PLACEHOLDER = re.compile(r"\{([A-Za-z][A-Za-z0-9_]*)(?:\.(?:id|code))?\}")
 _TOKEN = re.compile(r"\{([A-Za-z][A-Za-z0-9_]*)(?:\.(id|code))?\}")
@@ -32,6 +39,55 @@ def _rows(crossing: dict, levels: dict[str, str]) -> int | None:
         return crossing.get("rows")
     level = levels.get(by.get("factor"))
     return next((int(r["rows"]) for r in by.get("rows") or [] if str(r["level"]) == level), None)
+
+
+def crossing_size(spec: dict, crossing: dict) -> int:
+    """How many combinations of levels ``crossing`` crosses (before any ``exclude``), counted
+    without listing them; 0 when it names an unknown factor."""
+    levels = _factor_levels(spec)
+    subset = {
+        str(f.get("factor")): {str(v) for v in f.get("levels") or []}
+        for f in crossing.get("subset") or []
+        if isinstance(f, dict)
+    }
+    n = 1
+    for f in crossing.get("factors") or []:
+        if f not in levels:
+            return 0
+        n *= sum(1 for lv in levels[f] if f not in subset or str(lv.get("id")) in subset[f])
+    return n
+
+
+def size_problems(spec: dict) -> list[tuple[str, str]]:
+    """``(pointer, rule)`` when the spec registers more than :data:`MAX_CELLS` cells: each
+    crossing that alone crosses more, else the crossings whose cells bring the total past it."""
+    written = len(spec.get("cells") or [])
+    sizes = [
+        (f"/crossings/{j}", crossing_size(spec, c))
+        for j, c in enumerate(spec.get("crossings") or [])
+        if isinstance(c, dict)
+    ]
+    too_big = [
+        (
+            ptr,
+            f"the crossing crosses {n:,} combinations of levels; a study registers at most"
+            f" {MAX_CELLS:,} cells",
+        )
+        for ptr, n in sizes
+        if n > MAX_CELLS
+    ]
+    if too_big:
+        return too_big
+    total = written + sum(n for _, n in sizes)
+    if total > MAX_CELLS:
+        return [
+            (
+                "/crossings" if sizes else "/cells",
+                f"the study registers {total:,} cells ({written:,} written, the rest crossed);"
+                f" at most {MAX_CELLS:,}",
+            )
+        ]
+    return []
 
 
 def crossing_cells(spec: dict, crossing: dict) -> list[dict]:
@@ -88,7 +144,14 @@ def crossing_cells(spec: dict, crossing: dict) -> list[dict]:
 
 
 def cell_entries(spec: dict) -> Iterator[tuple[str, dict]]:
-    """(pointer, cell) for every registered cell: the written ones, then each crossing's."""
+    """(pointer, cell) for every registered cell: the written ones, then each crossing's. A
+    spec of more than :data:`MAX_CELLS` cells is refused before any crossing is listed (compile
+    reports it at its line first, see :func:`size_problems`)."""
+    if spec.get("crossings"):
+        found = size_problems(spec)
+        if found:
+            ptr, rule = found[0]
+            raise UserError(f"at {ptr}: {rule}")
     for i, cell in enumerate(spec.get("cells") or []):
         yield f"/cells/{i}", cell
     for j, crossing in enumerate(spec.get("crossings") or []):

@@ -83,9 +83,28 @@ def init_study(
         raise UserError(f"study id {study_id!r} is not an identifier ({ID.pattern})")
     if study_id in CORE_COMMANDS:
         raise UserError(f"study id {study_id!r} is a prereg command; choose another")
+    from prereg.compiler.project import package_name
+    from prereg.compiler.semantic import MAX_STUDY_ID
+
+    if len(study_id) > MAX_STUDY_ID:  # as compile refuses it
+        raise UserError(
+            f"study id of {len(study_id)} characters is longer than {MAX_STUDY_ID}: the files"
+            " named after it (<id>.seal.json, <id>.intoto.dsse.json, ...) must fit a file"
+            " system's 255-byte limit on a name"
+        )
     path = project.spec_file(study_id)
     if os.path.lexists(path):
         raise UserError(f"{project.rel(path)}: already exists; refusing to overwrite it")
+    same = [
+        p.stem
+        for p in (project.spec_files() if project.studies_dir.is_dir() else [])
+        if package_name(p.stem) == package_name(study_id)
+    ]
+    if same:  # as compile refuses two such studies
+        raise UserError(
+            f"study id {study_id!r} and {same[0]!r} ({project.rel(project.spec_file(same[0]))})"
+            f" would compile to the same package generated/{package_name(study_id)}/; choose another"
+        )
     origin = project
     if engine is not None and engine != "factorial":
         origin, source = _engine_source(project, engine)

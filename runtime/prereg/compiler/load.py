@@ -314,6 +314,8 @@ def load_yaml_text(text: str, path: Path) -> Loaded:
             mark = exc.problem_mark or exc.context_mark
             line = f":{mark.line + 1}" if mark else ""
             raise UserError(f"{path}{line}: invalid YAML: {exc.problem or exc.context}") from None
+        except yaml.reader.ReaderError as exc:  # a character YAML never takes (a raw NUL)
+            raise UserError(_reader_problem(path, text, exc)) from None
         except yaml.YAMLError as exc:
             raise UserError(f"{path}: invalid YAML: {exc}") from None
         if node is None:
@@ -322,6 +324,20 @@ def load_yaml_text(text: str, path: Path) -> Loaded:
         return Loaded(path=path, data=data, root=node)
     finally:
         loader.dispose()
+
+
+def _reader_problem(path: Path, text: str, exc) -> str:
+    """The message for a character the YAML reader refuses (a raw NUL, say): its error gives
+    an offset into the text, not a line, so the line and column are worked out here."""
+    at = exc.position if isinstance(exc.position, int) else None
+    if at is None or not 0 <= at <= len(text):
+        return f"{path}: invalid YAML: {exc.reason}"
+    line = text.count("\n", 0, at) + 1
+    column = at - (text.rfind("\n", 0, at) + 1) + 1
+    ch = exc.character
+    code = ch if isinstance(ch, int) else ord(ch[:1]) if ch else None
+    what = f"character U+{code:04X}" if code is not None else "a character"
+    return f"{path}:{line}: invalid YAML: {what} at column {column}: {exc.reason}"
 
 
 def read_spec_bytes(path: Path, shown: Path) -> bytes:

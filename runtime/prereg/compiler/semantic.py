@@ -101,14 +101,14 @@ def unique_ids(spec: dict, report: Reporter) -> None:
     for ptr, factor in items(spec, "factors"):
         _unique(
             report,
-            ((f"{ptr}/levels/{i}", lv) for i, lv in enumerate(factor.get("levels", []))),
+            ((f"{ptr}/levels/{i}", lv) for i, lv in enumerate(factor.get("levels") or [])),
             "id",
             f"level of factor {factor.get('id')!r}",
         )
     for ptr, contract in items(spec, "record_contracts"):
         _unique(
             report,
-            ((f"{ptr}/fields/{i}", f) for i, f in enumerate(contract.get("fields", []))),
+            ((f"{ptr}/fields/{i}", f) for i, f in enumerate(contract.get("fields") or [])),
             "name",
             "field",
         )
@@ -116,7 +116,7 @@ def unique_ids(spec: dict, report: Reporter) -> None:
             report,
             (
                 (f"{ptr}/fields/{i}", f)
-                for i, f in enumerate(contract.get("fields", []))
+                for i, f in enumerate(contract.get("fields") or [])
                 if f.get("role") is not None
             ),
             "role",
@@ -138,7 +138,7 @@ def unique_ids(spec: dict, report: Reporter) -> None:
     for ptr, pool in items(spec, "pools"):
         _unique(
             report,
-            ((f"{ptr}/words/{i}", w) for i, w in enumerate(pool.get("words", []))),
+            ((f"{ptr}/words/{i}", w) for i, w in enumerate(pool.get("words") or [])),
             "role",
             "word role",
         )
@@ -146,7 +146,8 @@ def unique_ids(spec: dict, report: Reporter) -> None:
 
 def _levels(spec: dict) -> dict[str, list[str]]:
     return {
-        f["id"]: [str(lv["id"]) for lv in f.get("levels", [])] for f in spec.get("factors") or []
+        f["id"]: [str(lv["id"]) for lv in (f.get("levels") or [])]
+        for f in spec.get("factors") or []
     }
 
 
@@ -159,7 +160,7 @@ def cells_resolve_and_do_not_overlap(spec: dict, report: Reporter) -> None:
         if ptr.startswith("/cells/"):  # a crossing's cells are checked at the crossing
             _split_named(report, ptr, f"cell {cell.get('id')!r}", cell, splits)
         assign: dict[str, str] = {}
-        for j, ref in enumerate(cell.get("levels", [])):
+        for j, ref in enumerate(cell.get("levels") or []):
             rptr = f"{ptr}/levels/{j}"
             factor, level = ref.get("factor"), str(ref.get("level"))
             if factor not in levels:
@@ -178,12 +179,56 @@ def cells_resolve_and_do_not_overlap(spec: dict, report: Reporter) -> None:
     for entry in assignments:
         by_split.setdefault(entry[2], []).append(entry)
     for group in by_split.values():
-        for (_, id1, _, a1), (p2, id2, _, a2) in itertools.combinations(group, 2):
-            common = a1.keys() & a2.keys()
-            if all(a1[f] == a2[f] for f in common) and (
-                a1.keys() <= a2.keys() or a2.keys() <= a1.keys()
-            ):
-                report(p2, f"cell {id2!r} overlaps cell {id1!r}: a row could belong to both")
+        for i, j in _overlapping([a for *_, a in group]):
+            (_, id1, _, _), (p2, id2, _, _) = group[i], group[j]
+            report(p2, f"cell {id2!r} overlaps cell {id1!r}: a row could belong to both")
+
+
+def _overlapping(assigns: list[dict[str, str]]) -> list[tuple[int, int]]:
+    """Every pair ``i < j`` (sorted) of level assignments a row could match both of: one's
+    factors are among the other's, with the same levels. Found through an index of the cells by
+    their factor set, so a crossing of thousands of cells is checked in time linear in its
+    cells (times the number of distinct factor sets), not in their pairs (10,000 cells took
+    minutes)."""
+    index: dict[frozenset, dict[tuple, list[int]]] = {}
+    for i, a in enumerate(assigns):
+        keys = frozenset(a)
+        index.setdefault(keys, {}).setdefault(tuple(sorted(a.items())), []).append(i)
+    pairs: set[tuple[int, int]] = set()
+    for j, b in enumerate(assigns):
+        mine = b.keys()
+        for keys, cells in index.items():
+            if keys <= mine:  # the cells of this factor set that b's levels match
+                for i in cells.get(tuple(sorted((f, b[f]) for f in keys)), ()):
+                    if i != j:
+                        pairs.add((min(i, j), max(i, j)))
+    return sorted(pairs)
+
+
+@check
+def levels_and_alphas_lie_strictly_between_0_and_1(spec: dict, report: Reporter) -> None:
+    """A confidence level, an alpha or a power of 0 or 1 is no level at all: the language lets
+    them through (its bounds are inclusive) and score or diagnose raised a ValueError."""
+
+    def strictly(ptr: str, value, what: str) -> None:
+        if isinstance(value, int | float) and not isinstance(value, bool) and not 0 < value < 1:
+            report(ptr, f"{what} {value} must lie strictly between 0 and 1")
+
+    for hptr, hyp in items(spec, "hypotheses"):
+        for kind in ("estimates", "contrasts"):
+            for i, item in enumerate(hyp.get(kind) or []):
+                if isinstance(item, dict):
+                    strictly(f"{hptr}/{kind}/{i}/level", item.get("level"), "the confidence level")
+    for ptr, fam in items(spec, "families"):
+        strictly(f"{ptr}/alpha", fam.get("alpha"), "alpha")
+    for ptr, claim in items(spec, "claims"):
+        for kind in ("half_width", "detectable", "power"):
+            body = claim.get(kind)
+            if isinstance(body, dict):
+                strictly(f"{ptr}/{kind}/level", body.get("level"), "the confidence level")
+                strictly(f"{ptr}/{kind}/alpha", body.get("alpha"), "alpha")
+                if kind == "detectable":
+                    strictly(f"{ptr}/{kind}/power", body.get("power"), "the power")
 
 
 def _split_named(report: Reporter, ptr: str, what: str, entry: dict, splits: set) -> None:
@@ -336,7 +381,7 @@ def pools_resolve(spec: dict, report: Reporter) -> None:
                 report(
                     f"{ptr}/level", f"pool {pool.get('id')!r} names unknown factor level {ref!r}"
                 )
-        roles_seen.append({w.get("role") for w in pool.get("words", [])})
+        roles_seen.append({w.get("role") for w in (pool.get("words") or [])})
     if roles_seen and any(r != roles_seen[0] for r in roles_seen):
         for (ptr, pool), roles in zip(items(spec, "pools"), roles_seen, strict=True):
             if roles != roles_seen[0]:
@@ -348,7 +393,7 @@ def pools_resolve(spec: dict, report: Reporter) -> None:
 
 
 def _word(pool: dict, role: str) -> str | None:
-    for w in pool.get("words", []):
+    for w in pool.get("words") or []:
         if w.get("role") == role:
             return w.get("text")
     return None
@@ -358,7 +403,7 @@ def _word(pool: dict, role: str) -> str | None:
 def pool_constraints_hold(spec: dict, report: Reporter) -> None:
     pools = spec.get("pools") or []
     for ptr, c in items(spec, "pool_constraints"):
-        kind, roles = c.get("kind"), c.get("roles", [])
+        kind, roles = c.get("kind"), (c.get("roles") or [])
         missing = [r for r in roles if any(_word(p, r) is None for p in pools)]
         if missing:
             report(
@@ -462,7 +507,7 @@ def _selectable(spec: dict) -> dict[str, list[str]]:
     if spec.get("splits"):  # without splits, the study's rows are one population
         out.setdefault("split", [str(sp["id"]) for sp in spec.get("splits") or []])
     for attr in spec.get("row_attributes") or []:
-        out.setdefault(attr["id"], [str(v) for v in attr.get("values", [])])
+        out.setdefault(attr["id"], [str(v) for v in (attr.get("values") or [])])
     return out
 
 
@@ -496,7 +541,7 @@ def no_split(factor: object) -> str:
 
 
 def _check_selection(sel: dict | None, ptr: str, name: str, binding, selectable, report) -> None:
-    for j, flt in enumerate((sel or {}).get("where", [])):
+    for j, flt in enumerate((sel or {}).get("where") or []):
         fptr = f"{ptr}/where/{j}"
         factor = flt.get("factor")
         if factor not in selectable:
@@ -504,7 +549,7 @@ def _check_selection(sel: dict | None, ptr: str, name: str, binding, selectable,
                 f"{fptr}/factor", f"{name} selects on unknown factor {factor!r}{no_split(factor)}"
             )
             continue
-        for lv in flt.get("levels", []):
+        for lv in flt.get("levels") or []:
             value = fill(str(lv), binding)
             if value not in selectable[factor]:
                 report(
@@ -699,22 +744,24 @@ def _walk_condition(
                 )
                 break
     elif key in ("all_of", "any_of"):
+        if not body:  # of no conditions: vacuous, never what a registration means
+            report(f"{ptr}/{key}", f"{key} lists no conditions; list at least one")
         for i, sub in enumerate(body):
             walk(sub, f"{ptr}/{key}/{i}")
     elif key == "at_least":
-        if body.get("count", 0) > len(body.get("of", [])):
+        if body.get("count", 0) > len(body.get("of") or []):
             report(
                 f"{ptr}/at_least/count",
                 f"at_least {body.get('count')} of {len(body.get('of', []))} conditions can never hold",
             )
-        for i, sub in enumerate(body.get("of", [])):
+        for i, sub in enumerate(body.get("of") or []):
             walk(sub, f"{ptr}/at_least/of/{i}")
     else:
         if body.get("quantifier") == "at_least" and not body.get("count"):
             report(f"{ptr}/for_each", "quantifier at_least needs a count")
         if body.get("quantifier") != "at_least" and body.get("count") is not None:
             report(f"{ptr}/for_each/count", "count is only for quantifier at_least")
-        inner = {**bound, body["name"]: [str(v) for v in body.get("values", [])]}
+        inner = {**bound, body["name"]: [str(v) for v in (body.get("values") or [])]}
         walk(body.get("condition") or {}, f"{ptr}/for_each/condition", inner)
 
 
@@ -856,7 +903,7 @@ def patterns_compile(spec: dict, report: Reporter) -> None:
                     "/seed_policy/demo_seed", f"demo seed {demo!r} does not match the seed pattern"
                 )
     for ptr, contract in items(spec, "record_contracts"):
-        for i, f in enumerate(contract.get("fields", [])):
+        for i, f in enumerate(contract.get("fields") or []):
             fptr = f"{ptr}/fields/{i}"
             if f.get("pattern") is not None:
                 try:
@@ -956,7 +1003,12 @@ def run_checks(loaded: Loaded, expected_id: str | None = None) -> list[str]:
             f"study id {spec.get('id')!r} is a prereg command ({', '.join(sorted(CORE_COMMANDS))});"
             " `prereg <study-id>` could not reach the study",
         )
-    for fn in CHECKS:
+    from prereg.compiler.expand import size_problems
+
+    too_many = size_problems(spec)  # before any check lists the crossings' cells
+    for ptr, rule in too_many:
+        report(ptr, rule)
+    for fn in CHECKS if not too_many else ():
         fn(spec, report)
     report.problems.sort(key=lambda p: p[0])
     return [p[1] for p in report.problems]

@@ -29,7 +29,24 @@ def pointer(path) -> str:
 
 @lru_cache(maxsize=4)
 def _schema(schema_path: str):
-    return json.loads(Path(schema_path).read_text(encoding="utf-8"))
+    """The language schema; one that cannot be read as a JSON object (a merge's conflict
+    markers left in it, say) is refused naming it, never a traceback."""
+    from prereg.errors import UserError
+    from prereg.files import read_regular
+
+    try:
+        schema = json.loads(read_regular(schema_path).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or str(exc)[:200]
+        raise UserError(
+            f"{schema_path}: the language schema cannot be read ({why});"
+            " run `prereg compile --language`"
+        ) from None
+    if not isinstance(schema, dict):
+        raise UserError(
+            f"{schema_path}: the language schema is not a JSON object; run `prereg compile --language`"
+        )
+    return schema
 
 
 @lru_cache(maxsize=4)
@@ -79,9 +96,49 @@ def unknown_keys(err: jsonschema.ValidationError) -> list[str]:
     return sorted(set(err.instance) - set(err.schema.get("properties", {})))
 
 
+def _shown(value, limit: int = 60) -> str:
+    """A value as JSON for a message, cut to ``limit`` characters (a huge bad value is not
+    echoed whole)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_BOUNDS = {
+    "minItems": ("at least", "item"),
+    "maxItems": ("at most", "item"),
+    "minLength": ("at least", "character"),
+    "maxLength": ("at most", "character"),
+    "minProperties": ("at least", "key"),
+    "maxProperties": ("at most", "key"),
+}
+
+
+def _repeated(items: list):
+    """The first item of ``items`` equal to an earlier one (as JSON compares them)."""
+    seen = []
+    for x in items:
+        key = json.dumps(x, sort_keys=True, default=repr)
+        if key in seen:
+            return x
+        seen.append(key)
+    return None
+
+
 def describe(err: jsonschema.ValidationError) -> str:
-    """The rule a JSON Schema violation breaks, in the words of a prereg message."""
+    """The rule a JSON Schema violation breaks, in the words of a prereg message (a value is
+    shown cut short, never whole)."""
     v = err.validator
+    if v in _BOUNDS and isinstance(err.instance, (str, list, dict)):
+        side, noun = _BOUNDS[v]
+        n = err.validator_value
+        return f"expected {side} {n} {noun}{'s' * (n != 1)}, got {len(err.instance)}"
+    if v == "uniqueItems" and isinstance(err.instance, list):
+        return f"{_shown(_repeated(err.instance))} is listed more than once (items must be unique)"
+    if v == "const":
+        return f"must be {_shown(err.validator_value)}, got {_shown(err.instance)}"
     if v == "additionalProperties":
         allowed = err.schema.get("properties", {})
         extra = unknown_keys(err)
@@ -95,14 +152,13 @@ def describe(err: jsonschema.ValidationError) -> str:
             for e in err.context:
                 t = e.validator_value
                 want += [x for x in (t if isinstance(t, list) else [t]) if x not in want]
-            got = json.dumps(err.instance, ensure_ascii=False)[:60]
-            return f"expected {' or '.join(want)}, got {got}"
+            return f"expected {' or '.join(want)}, got {_shown(err.instance)}"
     if v == "required":
         return f"missing required key: {err.message.split(' is a required')[0]}"
     if v == "type":
         want = err.validator_value
         want = " or ".join(want) if isinstance(want, list) else want
-        got = json.dumps(err.instance, ensure_ascii=False)[:60]
+        got = _shown(err.instance)
         if want == "string" and isinstance(err.instance, (bool, int, float)):
             # YAML reads 16384, 1.5 and true as a number and a boolean: an id is text
             return (
@@ -110,13 +166,14 @@ def describe(err: jsonschema.ValidationError) -> str:
             )
         return f"expected {want}, got {got}"
     if v == "pattern":
-        return f"{json.dumps(err.instance, ensure_ascii=False)} does not match the pattern {err.validator_value}"
+        return f"{_shown(err.instance)} does not match the pattern {err.validator_value}"
     if v == "enum":
         allowed = ", ".join(str(x) for x in err.validator_value)
-        return f"{json.dumps(err.instance, ensure_ascii=False)} is not one of: {allowed}"
+        return f"{_shown(err.instance)} is not one of: {allowed}"
     if v in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        return f"{err.instance} breaks {v} {err.validator_value}"
-    return err.message
+        return f"{_shown(err.instance)} breaks {v} {err.validator_value}"
+    message = err.message
+    return message if len(message) <= 200 else message[:199] + "…"
 
 
 def _reach(err: jsonschema.ValidationError) -> tuple[int, bool]:

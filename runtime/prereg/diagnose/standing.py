@@ -144,16 +144,21 @@ def candidate_files(root: Path) -> list[Path]:
 def read_documents(paths: Iterable[Path], root: Path) -> tuple[list[Found], list[str]]:
     """The diagnose documents among ``paths``, and a problem for each named file that is not
     one (only files given by name are reported: a found file of another kind is skipped)."""
-    from prereg.records import loads_strict
+    from prereg.errors import UserError
+    from prereg.records import read_json_file
 
     found, problems = [], []
     for p in paths:
         shown = _shown(p, root)
-        try:
-            doc = loads_strict(p.read_text(encoding="utf-8"))  # deep nesting: a ValueError
+        try:  # a regular file only (a FIFO named like a diagnosis would block the read)
+            doc = read_json_file(p, obj=False)
             mtime = p.stat().st_mtime
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            problems.append(f"{shown}: not a diagnose document ({type(exc).__name__})")
+        except UserError as exc:
+            why = exc.message.removeprefix(f"{p}: ")
+            problems.append(f"{shown}: not a diagnose document: {why}")
+            continue
+        except OSError as exc:
+            problems.append(f"{shown}: not a diagnose document: {exc.strerror or exc}")
             continue
         if not isinstance(doc, dict) or doc.get("schemaVersion") != SCHEMA:
             problems.append(f"{shown}: not a diagnose document (schemaVersion is not {SCHEMA})")

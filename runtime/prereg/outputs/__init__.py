@@ -146,7 +146,8 @@ def problems(doc: Any, doc_schema: Mapping[str, Any], limit: int = 20) -> list[s
     out = []
     for e in sorted(validator(doc_schema).iter_errors(doc), key=lambda e: list(e.absolute_path)):
         pointer = "".join(f"/{p}" for p in e.absolute_path) or "/"
-        out.append(f"at {pointer}: {e.message}")
+        said = e.message if len(e.message) <= 200 else e.message[:199] + "…"  # not a huge value
+        out.append(f"at {pointer}: {said}")
         if len(out) >= limit:
             break
     return out

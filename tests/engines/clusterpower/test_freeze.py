@@ -557,6 +557,8 @@ def test_metadata_json_that_does_not_parse(x6: Case, data: bytes, message: str) 
         (b'{"a":1}\n{"a":\n', "line 2: not valid JSON"),
         (b"", "empty; a JSON-lines file needs at least one line"),
         (b'{"a":1}\n{"x":1e999}\n', "line 2: not valid JSON: number 1e999 overflows"),
+        # LF-terminated lines, as every JSONL reader asks (CR was taken as JSON whitespace)
+        (b'{"a":1}\n{"b":2}\r\n', "line 2: CRLF line ending; use LF"),
     ],
 )
 def test_metadata_jsonl_that_does_not_parse(x6: Case, data: bytes, message: str) -> None:
@@ -917,6 +919,16 @@ def test_input_contract(x6: Case, change, message: str) -> None:
     text = x6.refusal()
     assert "freeze-input.json: freeze input refused" in text
     assert message in text
+
+
+def test_a_huge_bad_value_of_the_input_is_not_echoed_whole(x6: Case) -> None:
+    # jsonschema's message holds the whole value: 200,000 items made a 1.2 MB message
+    x6.data["freeze_target"] = [1] * 200_000
+    with pytest.raises(UserError) as ei:
+        x6.freeze()
+    (problem,) = ei.value.problems
+    # 199 characters of the message ("[" and 66 times "1, "), then "…"
+    assert problem.split("$.freeze_target: ", 1)[1] == "[" + "1, " * 66 + "…"
 
 
 def test_input_problems_collected_together(x6: Case) -> None:

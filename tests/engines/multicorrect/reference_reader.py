@@ -1,13 +1,14 @@
 """Strict readers for the score command's JSONL inputs.
 
-Each line is one JSON object (UTF-8, no blank lines except a final newline).  Refused, each
+Each line is one JSON object (UTF-8, LF line endings, no blank lines except a final newline).  Refused, each
 reported as ``FILE:LINE: FIELD: rule``: invalid JSON, duplicate keys, NaN/Infinity literals,
 numbers too large to be finite, missing or unknown fields, wrong types, candidate counts out of
 bounds, duplicate request ids, a request id in both splits, request ids unknown to the lists
 file or missing from the labels or predictions file, label indices out of range or repeated,
 predictions not aligned with their list, probabilities not finite, outside [0, 1] or not
 summing to 1 within the tolerance, binary outputs for unknown options or whose label disagrees
-with the correct set.  All problems are collected and raised together as one UserError.
+with the correct set.  All problems are collected and raised together as one UserError
+(the first 50 listed, then how many more).
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ from prereg.engines.multicorrect.records import (
 from prereg.errors import UserError
 from prereg.files import read_regular
 from prereg.records import StrictJSONError, loads_strict
+
+# the problems listed (the first, by file and line), then how many more: as the records'
+# reader lists them (a file of CRLF lines would otherwise print one line per line)
+MAX_PROBLEMS = 50
 
 
 class _LineError(ValueError):
@@ -64,14 +69,23 @@ def _as_float(v: Any) -> float:
 
 
 class _Problems:
-    def __init__(self) -> None:
-        self.items: list[tuple[int, int, int, str]] = []
-        self.order: dict[str, int] = {}
+    """Problems by file and line; those that follow from another file's problem (a request id
+    it lacks) after all the others; none naming a file that cannot be read or is empty."""
 
-    def add(self, path: str, line: int | None, msg: str) -> None:
+    def __init__(self) -> None:
+        self.items: list[tuple[bool, int, int, int, str]] = []
+        self.order: dict[str, int] = {}
+        self.unusable: set[str] = set()
+
+    def add(self, path: str, line: int | None, msg: str, follow: bool = False) -> None:
         fi = self.order.setdefault(path, len(self.order))
         where = f"{path}:{line}" if line is not None else path
-        self.items.append((fi, line or 0, len(self.items), f"{where}: {msg}"))
+        self.items.append((follow, fi, line or 0, len(self.items), f"{where}: {msg}"))
+
+    def lacks(self, path: str, line: int, msg: str, other: str) -> None:
+        """A request id missing from ``other``, unless ``other`` is unusable."""
+        if other not in self.unusable:
+            self.add(path, line, msg, follow=True)
 
     def __bool__(self) -> bool:
         return bool(self.items)
@@ -85,6 +99,7 @@ def _read_lines(path: str, problems: _Problems, allow_empty: bool) -> list[tuple
         data = read_regular(path)
     except OSError as e:
         problems.add(path, None, f"cannot read the file: {e.strerror or e}")
+        problems.unusable.add(path)
         return []
     records: list[tuple[int, Any]] = []
     lines = data.split(b"\n")
@@ -102,6 +117,9 @@ def _read_lines(path: str, problems: _Problems, allow_empty: bool) -> list[tuple
         if not text.strip():
             problems.add(path, no, "empty line; every line must hold one JSON object")
             continue
+        if text.endswith("\r"):
+            problems.add(path, no, "CRLF line ending; use LF")
+            text = text[:-1]
         try:
             obj = _loads(text)
         except _LineError as e:
@@ -113,6 +131,7 @@ def _read_lines(path: str, problems: _Problems, allow_empty: bool) -> list[tuple
         records.append((no, obj))
     if not lines and not allow_empty:
         problems.add(path, None, "the file holds no records")
+        problems.unusable.add(path)
     return records
 
 
@@ -276,7 +295,9 @@ def _read_score_inputs(
             continue
         seen_label[rid] = (no, split)
         if rid not in seen_list:
-            P.add(labels_path, no, f"{f['request_id']}: {rid!r} is not in {lists_path}")
+            P.lacks(
+                labels_path, no, f"{f['request_id']}: {rid!r} is not in {lists_path}", lists_path
+            )
             continue
         if rid not in lists:
             continue
@@ -322,7 +343,12 @@ def _read_score_inputs(
             continue
         seen_pred[rid] = no
         if rid not in seen_list:
-            P.add(predictions_path, no, f"{f['request_id']}: {rid!r} is not in {lists_path}")
+            P.lacks(
+                predictions_path,
+                no,
+                f"{f['request_id']}: {rid!r} is not in {lists_path}",
+                lists_path,
+            )
             continue
         if rid not in lists:
             continue
@@ -350,9 +376,11 @@ def _read_score_inputs(
     # -- every list needs a label and a prediction --------------------------------------------
     for rid, (no, _) in lists.items():
         if rid not in seen_label:
-            P.add(lists_path, no, f"request {rid!r}: no row in {labels_path}")
+            P.lacks(lists_path, no, f"request {rid!r}: no row in {labels_path}", labels_path)
         if rid not in seen_pred:
-            P.add(lists_path, no, f"request {rid!r}: no row in {predictions_path}")
+            P.lacks(
+                lists_path, no, f"request {rid!r}: no row in {predictions_path}", predictions_path
+            )
 
     # -- binary outputs ------------------------------------------------------------------------
     binary: list[BinaryOutput] | None = None
@@ -382,7 +410,12 @@ def _read_score_inputs(
             if not ok:
                 continue
             if rid not in seen_list:
-                P.add(binary_path, no, f"{f['request_id']}: {rid!r} is not in {lists_path}")
+                P.lacks(
+                    binary_path,
+                    no,
+                    f"{f['request_id']}: {rid!r} is not in {lists_path}",
+                    lists_path,
+                )
                 continue
             if rid not in lists:
                 continue
@@ -417,7 +450,10 @@ def _read_score_inputs(
 
     if P:
         msgs = P.messages()
-        raise UserError(f"the score inputs have {len(msgs)} problem(s)", problems=msgs)
+        shown = msgs[:MAX_PROBLEMS]
+        if len(msgs) > MAX_PROBLEMS:
+            shown.append(f"… and {len(msgs) - MAX_PROBLEMS} more")
+        raise UserError(f"the score inputs have {len(msgs)} problem(s)", problems=shown)
 
     fit_pairs: list[tuple[EvaluatorRow, Prediction]] = []
     evaluate_pairs: list[tuple[EvaluatorRow, Prediction]] = []

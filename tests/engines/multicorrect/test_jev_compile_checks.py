@@ -74,7 +74,7 @@ CASES = {
     "repeated-seed": (
         [("    value: [42, 43, 44]", "    value: [1, 1]")],
         "/constants/2/value",
-        "[1, 1] has non-unique elements" + E + ", constant diagnostic-seeds)",
+        "1 is listed more than once (items must be unique)" + E + ", constant diagnostic-seeds)",
     ),
     "negative-seed": (
         [("    value: [42, 43, 44]", "    value: [-3]")],
@@ -299,6 +299,12 @@ CASES = {
         "/commands/1/handler",
         "command 'diagnostic': the multicorrect-scoring engine has no handler 'diagnosis'"
         " (handlers: diagnose, diagnostic, score)" + E + ")",
+    ),
+    # more seeds than the diagnostic command runs (--seeds: at most 1,000)
+    "too-many-seeds": (
+        [("    value: [42, 43, 44]\n", f"    value: {list(range(1001))}\n")],
+        "/constants/2/value",
+        "expected at most 1000 items, got 1001" + E + ", constant diagnostic-seeds)",
     ),
     # the diagnostic's synthetic lists: one request id each, and a gap for contract 7
     "request-id-without-index": (

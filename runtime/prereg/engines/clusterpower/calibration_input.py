@@ -8,13 +8,13 @@ line-level problem) and reported together, up to constant ``power_plan``'s ``err
 then ``… and K more``; a refused file raises :class:`prereg.errors.UserError` with exit code
 2 naming the file.
 
-Refused: a byte-order mark; bytes that are not UTF-8; a blank line; a line that is not a JSON
-object; a duplicate key inside an object; a missing or extra field; a stage other than the
-calibration stage (confirmatory rows are named as such); ids that are not non-empty strings
-(compared exactly); a class label outside the contract's two labels; a statistic that is not a
-finite number (booleans are not numbers, the literals NaN/Infinity and overflowing values are
-refused); a second record for the same (repository, task, class); a task under two
-repositories; an empty file.
+Refused: a byte-order mark; bytes that are not UTF-8; a blank line; a CRLF line ending; a line
+that is not a JSON object; a duplicate key inside an object; a missing or extra field; a stage
+other than the calibration stage (confirmatory rows are named as such); ids that are not
+non-empty strings (compared exactly); a class label outside the contract's two labels; a
+statistic that is not a finite number (booleans are not numbers, the literals NaN/Infinity
+and overflowing values are refused); a second record for the same (repository, task, class); a
+task under two repositories; an empty file.
 
 The accepted records become repository *profiles*: repositories sorted by id, tasks sorted by
 id inside each (code-point order), each task carrying up to two statistics (pass, fail).  The
@@ -194,6 +194,9 @@ def parse_calibration(data: bytes, name: str, spec: InputSpec) -> Calibration:
         if not text.strip(_JSON_WS):
             problems.add(lineno, "-", "blank line (one JSON object per line required)")
             continue
+        if text.endswith("\r"):  # in the words of every reader of the project
+            problems.add(lineno, "-", "CRLF line ending; use LF")
+            text = text[:-1]
         try:
             obj = json.loads(
                 text,

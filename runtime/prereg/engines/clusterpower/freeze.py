@@ -241,7 +241,8 @@ def contract_problems(value: Any, schema: Mapping[str, Any]) -> list[str]:
     for e in errors:
         path = list(e.absolute_path)
         note = e.schema.get("description") if isinstance(e.schema, Mapping) else None
-        msg = f"{json_path(path)}: {e.message}" + (f" ({note})" if note else "")
+        said = e.message if len(e.message) <= 200 else e.message[:199] + "…"  # not a huge value
+        msg = f"{json_path(path)}: {said}" + (f" ({note})" if note else "")
         found.append((tuple(str(p) for p in path), msg))
     return [m for _, m in sorted(found)]
 
@@ -544,6 +545,8 @@ def _read_jsonl_fd(fc: FreezeConfig, fd: int, out: _Problems) -> tuple[str, int]
             if not text.strip():
                 out.add(f"line {lineno}: blank line")
                 continue
+            if text.endswith("\r\n"):  # LF-terminated lines, as every JSONL reader asks
+                out.add(f"line {lineno}: CRLF line ending; use LF")
             try:
                 doc = strict_loads(text)
             except ValueError as e:

@@ -26,6 +26,10 @@ from prereg.files import canonical_bytes_nl, refuse_existing, write_new
 from prereg.gcpause import paused
 from prereg.outputs import camel_keys
 
+#: The most seeds one diagnostic runs (each runs the whole diagnostic, about 0.2 CPU-s and 2 KB
+#: of the document; the registered run has three); constant diagnostic-seeds has the same bound.
+MAX_SEEDS = 1000
+
 
 def _check_out(path: str) -> None:
     refuse_existing(path)
@@ -134,6 +138,11 @@ def diagnostic(ctx: StudyContext, args) -> int:
     seeds = list(cfg.diagnostic_seeds if given is None else given)
     if not seeds:
         raise UserError("--seeds: give at least one seed")
+    if len(seeds) > MAX_SEEDS:
+        raise UserError(
+            f"--seeds: {len(seeds):,} seeds; at most {MAX_SEEDS:,} (each runs the whole"
+            " diagnostic; for the rules' behaviour over many runs, use diagnose --simulations)"
+        )
     for s in seeds:
         if isinstance(s, bool) or not isinstance(s, int) or s < 0:
             raise UserError(f"--seeds: {s!r} is not a non-negative integer")

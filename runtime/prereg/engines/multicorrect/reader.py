@@ -1,13 +1,14 @@
 """Strict streaming readers for the score command's JSONL inputs, straight into packed arrays.
 
-Each line is one JSON object (UTF-8, no blank lines except a final newline).  Refused, each
-reported as ``FILE:LINE: FIELD: rule``: invalid JSON, duplicate keys, NaN/Infinity literals,
+Each line is one JSON object (UTF-8, LF line endings, no blank lines except a final newline).  Refused, each
+reported as ``FILE:LINE: FIELD: rule``: a CRLF line ending, invalid JSON, duplicate keys, NaN/Infinity literals,
 numbers too large to be finite, missing or unknown fields, wrong types, candidate counts out of
 bounds, duplicate request ids, a request id in both splits, request ids unknown to the lists
 file or missing from the labels or predictions file, label indices out of range or repeated,
 predictions not aligned with their list, probabilities not finite, outside [0, 1] or not
 summing to 1 within the tolerance, binary outputs for unknown options or whose label disagrees
-with the correct set.  All problems are collected and raised together as one UserError.
+with the correct set.  All problems are collected and raised together as one UserError
+(the first 50 listed, then how many more).
 
 The files are streamed (:class:`prereg.jsonl.TypedLines`): a line is decoded into a typed
 record at C speed when it provably breaks none of the strict JSON rules, and a record that
@@ -36,6 +37,10 @@ from prereg.engines.multicorrect.scoring import Packed, packed_from
 from prereg.errors import UserError
 from prereg.gcpause import paused
 from prereg.records import StrictJSONError, loads_strict
+
+# the problems listed (the first, by file and line), then how many more: as the records'
+# reader lists them (a file of CRLF lines would otherwise print one line per line)
+MAX_PROBLEMS = 50
 
 
 class _LineError(ValueError):
@@ -70,16 +75,19 @@ def _as_float(v: Any) -> float:
 
 class _Problems:
     def __init__(self) -> None:
-        self.items: list[tuple[int, int, int, str]] = []
+        self.items: list[tuple[bool, int, int, int, str]] = []
         self.order: dict[str, int] = {}
         # files that could not be read or hold no record: nothing is "not in" them (their one
         # problem says it all, instead of one follow-on problem per line of the other files)
         self.unusable: set[str] = set()
 
-    def add(self, path: str, line: int | None, msg: str) -> None:
+    def add(self, path: str, line: int | None, msg: str, follow: bool = False) -> None:
+        """A problem at ``path:line``; ``follow``: it follows from a problem of another file
+        (a request id missing from one), so it is listed after every problem of the files'
+        own lines, which say what to mend (and are within the first listed)."""
         fi = self.order.setdefault(path, len(self.order))
         where = f"{path}:{line}" if line is not None else path
-        self.items.append((fi, line or 0, len(self.items), f"{where}: {msg}"))
+        self.items.append((follow, fi, line or 0, len(self.items), f"{where}: {msg}"))
 
     def __bool__(self) -> bool:
         return bool(self.items)
@@ -104,6 +112,9 @@ def _strict(path: str, problems: _Problems):
         if not text.strip():
             problems.add(path, no, "empty line; every line must hold one JSON object")
             return None
+        if text.endswith("\r"):  # reported as every reader of the project reports it
+            problems.add(path, no, "CRLF line ending; use LF")
+            text = text[:-1]
         try:
             obj = _loads(text)
         except _LineError as e:
@@ -180,7 +191,7 @@ class _File:
     def not_in_lists(self, no: int, rid: str, field: str) -> None:
         """A record whose request id the lists lack (unless the lists are unusable)."""
         if self.lists_path not in self.P.unusable:
-            self.add(no, f"{field}: {rid!r} is not in {self.lists_path}")
+            self.P.add(self.path, no, f"{field}: {rid!r} is not in {self.lists_path}", True)
 
     def fields_ok(self, obj: dict, no: int) -> bool:
         names = self.names
@@ -462,11 +473,16 @@ def _read(
     # every list needs a label and a prediction
     scored = S.m >= 0
     rids = S.rids
-    for i in np.flatnonzero(scored & ((S.label_line == 0) | (S.pred_line == 0))).tolist():
-        if not S.label_line[i]:
-            P.add(lists_path, int(S.line[i]), f"request {rids[i]!r}: no row in {labels_path}")
-        if not S.pred_line[i]:
-            P.add(lists_path, int(S.line[i]), f"request {rids[i]!r}: no row in {predictions_path}")
+    # (not when that file could not be read or is empty: its one problem says it all)
+    lacking = np.zeros(S.n, dtype=bool)
+    if labels_path not in P.unusable:
+        lacking |= S.label_line == 0
+    if predictions_path not in P.unusable:
+        lacking |= S.pred_line == 0
+    for i in np.flatnonzero(scored & lacking).tolist():
+        for path, seen in ((labels_path, S.label_line), (predictions_path, S.pred_line)):
+            if not seen[i] and path not in P.unusable:
+                P.add(lists_path, int(S.line[i]), f"request {rids[i]!r}: no row in {path}", True)
 
     binary_q = binary_y = None
     if binary_path is not None:
@@ -476,7 +492,10 @@ def _read(
 
     if P:
         msgs = P.messages()
-        raise UserError(f"the score inputs have {len(msgs)} problem(s)", problems=msgs)
+        shown = msgs[:MAX_PROBLEMS]
+        if len(msgs) > MAX_PROBLEMS:
+            shown.append(f"… and {len(msgs) - MAX_PROBLEMS} more")
+        raise UserError(f"the score inputs have {len(msgs)} problem(s)", problems=shown)
 
     corr_np = S.corr_flat.array()
     parts = {}

@@ -49,6 +49,7 @@ from prereg.engines import StudyContext
 from prereg.errors import UserError
 from prereg.files import (
     canonical_bytes_nl,
+    output_file,
     read_regular,
     refuse_existing,
     write_folder_new,
@@ -380,7 +381,7 @@ def _under(path: Path, root: Path) -> bool:
 def dev_review_material(ctx: StudyContext, args: argparse.Namespace) -> int:
     ec = study_config(ctx.config)
     outdir = Path(args.outdir)
-    out = Path(args.out)
+    out = output_file(args.out)
     root_arg = getattr(args, "artifact_root", None)
     root = Path(root_arg) if root_arg else outdir.resolve().parent
     root_r = root.resolve()
@@ -517,6 +518,11 @@ def _sweep_one(config_json: str, seed: str, positive_control: bool) -> dict[str,
     return out
 
 
+#: The most seeds one audit-sweep takes: about two CPU-days; a count of 2^53 was listed before
+#: anything ran, until memory ran out.
+MAX_SWEEP = 100_000
+
+
 def sweep(config: Mapping[str, Any], seeds: list[str], positive_control: bool, workers: int):
     """Results of :func:`_sweep_one` for each seed, yielded in seed order as each is ready
     (with workers, a seed's result comes as soon as it and every earlier seed are done)."""
@@ -545,9 +551,14 @@ def audit_sweep(ctx: StudyContext, args: argparse.Namespace) -> int:
         raise UserError(f"COUNT: {args.count!r} is not a whole number") from None
     if count < 1:
         raise UserError(f"COUNT: must be at least 1, got {count}")
-    seeds = [f"{prefix}{k}" for k in range(count)]
-    for s in (seeds[0], seeds[-1]):
+    if count > MAX_SWEEP:
+        raise UserError(
+            f"COUNT: {count:,} seeds; at most {MAX_SWEEP:,} (each prepares and audits a corpus,"
+            " about 2 CPU-s; the seeds are listed and held until the summary)"
+        )
+    for s in (f"{prefix}0", f"{prefix}{count - 1}"):
         check_seed_syntax(s, ec.seed_policy)
+    seeds = [f"{prefix}{k}" for k in range(count)]
     pc = bool(getattr(args, "positive_control", False))
     workers = getattr(args, "workers", None) or default_workers()
     mode = "positive control (chain-first order)" if pc else "shortcut audit"

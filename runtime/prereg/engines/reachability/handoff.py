@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING, Any
 from prereg.digest import PREFIX, digest, sha256_hex
 from prereg.engines import StudyContext
 from prereg.errors import UserError
-from prereg.files import canonical_bytes_nl, read_regular, refuse_existing, write_new
+from prereg.files import canonical_bytes_nl, output_file, read_regular, refuse_existing, write_new
 from prereg.records import loads_strict, read_json_file, unsafe_integer
 
 from .budget import budget_plan, calibration_window, iso_ms, parse_instant
@@ -299,7 +299,7 @@ def preregistration_digest(prereg: Mapping[str, Any]) -> str:
 
 def approval_template(ctx: StudyContext, args: argparse.Namespace) -> int:
     h = HandOff.of(ctx)
-    out = Path(args.out)
+    out = output_file(args.out)
     refuse_existing(out)
     prereg = verify_prepared(ctx, h, Path(args.outdir))
     ph = h.raw["placeholder"]
@@ -487,7 +487,7 @@ def bundle(ctx: StudyContext, args: argparse.Namespace) -> int:
     from .seeds import classify_seed
 
     h = HandOff.of(ctx)
-    out = Path(args.out)
+    out = output_file(args.out)
     refuse_existing(out)
     now = _now(args)
     outdir = Path(args.outdir)

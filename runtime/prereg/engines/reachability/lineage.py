@@ -32,7 +32,7 @@ from pathlib import Path
 from prereg.digest import PREFIX
 from prereg.engines import StudyContext
 from prereg.errors import UserError
-from prereg.files import refuse_existing
+from prereg.files import output_file, refuse_existing
 
 from .budget import iso_ms, parse_instant
 from .canon import record_digest
@@ -131,7 +131,7 @@ def score_from_config(ctx: StudyContext, args: argparse.Namespace) -> int:
 
     h = HandOff.of(ctx)
     spec = scoring_spec(ctx.config)
-    out = Path(args.out)
+    out = output_file(args.out)
     refuse_existing(out, _markdown_path(out))
     cfg_path = Path(args.config)
     cfg = _object(cfg_path, what="a score config")

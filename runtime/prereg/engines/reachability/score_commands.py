@@ -42,6 +42,7 @@ from prereg.engines import StudyContext
 from prereg.errors import UserError
 from prereg.files import (
     canonical_bytes_nl,
+    output_file,
     read_regular,
     refuse_existing,
     write_files_new,
@@ -485,7 +486,7 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
     from .scoring import scoring_spec
 
     spec = scoring_spec(ctx.config)
-    out = Path(args.out)
+    out = output_file(args.out)
     refuse_existing(out, _markdown_path(out))
     module = study_module(ctx, args)
     cal_cfg = ctx.config["constants"]["calibration"]
@@ -605,7 +606,7 @@ def simulate(ctx: StudyContext, args: argparse.Namespace) -> int:
     from .simulate import simulate_observations
 
     spec = scoring_spec(ctx.config)
-    out = Path(args.out)
+    out = output_file(args.out)
     refuse_existing(out)
     _, table, _ = load_prepared(ctx, Path(args.outdir), spec)
     coverage = getattr(args, "coverage", None)
@@ -655,7 +656,7 @@ def calibrator_fit(ctx: StudyContext, args: argparse.Namespace) -> int:
     from .scoring import RowTable, scoring_spec, terminal_p_yes
 
     spec = scoring_spec(ctx.config)
-    out = Path(args.out)
+    out = output_file(args.out)
     refuse_existing(out)
     module = study_module(ctx, args)
     consts = ctx.config["constants"]
