@@ -12,7 +12,9 @@ import pytest
 from tests.conftest import ROOT, compile_edited
 
 SPEC = ROOT / "examples" / "answer-position" / "spec" / "studies" / "answer-position.yaml"
-CONTRAST = "        interval: newcombe-hybrid\n        level: 0.95\n        test: pooled-z\n        family"
+CONTRAST = (
+    "        interval: newcombe-hybrid\n        level: 0.95\n        test: pooled-z\n        family"
+)
 ESTIMATE = "        interval: wilson\n        level: 0.95\n        expand:"
 
 
