@@ -15,6 +15,8 @@ rows (the 16 tuning cells keep their 10 rows each). Floors, each a whole process
 - freeze-manifest over a root whose analysis code is a 1 GiB file (``workloads.py``'s freeze
   row): ``openssl dgst -sha256`` of that file.
 
+``--workers K`` adds a row of ``score --workers K`` (rows reduced in buckets on K local
+processes, :mod:`prereg.bucketed`) beside the one-process score, against the same floor.
 ``--ten-million`` adds one score of a 10,000,000-row study (about 1.6 GB of JSONL in a
 temporary folder; building it takes a few minutes) and its pyarrow floor, one run each, for
 their peak memory.
@@ -22,6 +24,7 @@ their peak memory.
     python bench/scale.py                      # N = 200,000, median of 3
     python bench/scale.py --rows 1000000 --only score jev freeze
     python bench/scale.py --rows 1000000 --only score --ten-million
+    python bench/scale.py --rows 1000000 --only score --workers 2   # plus score --workers 2
     BENCH_BEFORE=/tmp/before/runtime python bench/scale.py   # alternate with older code
 
 Each ratio is median over median, of wall time and of CPU seconds (pyarrow reads on both cores,
@@ -151,11 +154,11 @@ def describe(rows: int, items: Path, obs: Path) -> int:
     return attempts
 
 
-def score_pair(root: Path, items: Path, obs: Path, runs: int, warm: bool = True):
+def score_pair(root: Path, items: Path, obs: Path, runs: int, warm: bool = True, extra: tuple = ()):
     sc = timed(
-        "score",
+        " ".join(("score", *map(str, extra))),
         lambda d: study_cmd(
-            root, "score", "--items", items, "--observations", obs, "--out", d / "S.json"
+            root, "score", "--items", items, "--observations", obs, "--out", d / "S.json", *extra
         ),
         runs,
         warm=warm,
@@ -186,6 +189,9 @@ def main() -> int:
         "--ten-million",
         action="store_true",
         help="also one score of a 10M-row study, for its peak memory (minutes, ~2 GB of disk)",
+    )
+    ap.add_argument(
+        "--workers", type=int, default=None, help="also score --workers K (rows in buckets)"
     )
     ap.add_argument("--freeze-mib", type=int, default=1024, help="freeze's analysis code, MiB")
     args = ap.parse_args()
@@ -231,6 +237,9 @@ def main() -> int:
             shown.append(("simulate", sim, floor))
         if "score" in args.only:
             shown.append(("score", *score_pair(root, items, obs, r)))
+            if args.workers:
+                extra = ("--workers", args.workers)
+                shown.append(("score-workers", *score_pair(root, items, obs, r, extra=extra)))
         if "jev" in args.only:
             res, floor, _ = jev_pair(tmp, r)
             shown.append(("jev", res, floor))

@@ -210,8 +210,11 @@ def test_holm_alpha_change_needs_an_amendment(golden_copy, capsys):
     assert run(golden_copy, "check") == 0, capsys.readouterr().out
     prereg_md = (golden_copy / "generated/example_probe/PREREG.md").read_text()
     history = prereg_md[prereg_md.index("## Amendment history") :]
-    assert "| 1.1 | 2026-11-01 | /cells/0/rows | Raised the rows of a cell. |" in history
-    assert "| 1.2 | 2026-11-30 | /families/0/alpha | A declared change. |" in history
+    assert "| 1.1 | 2026-11-01 | Raised the rows of a cell. |" in history
+    assert "| 1.2 | 2026-11-30 | A declared change. |" in history
+    # each amendment's paths listed after the table, one a line
+    assert "Paths amended in 1.1:\n\n- `/cells/0/rows`\n" in history
+    assert "Paths amended in 1.2:\n\n- `/families/0/alpha`\n" in history
 
 
 def test_an_id_path_or_a_parent_path_declares_a_change(golden_copy, capsys):
