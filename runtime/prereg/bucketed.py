@@ -110,6 +110,15 @@ def names_read(config: Mapping[str, Any], rules_file: str | None, name: str) -> 
 
 
 def _map(payload, task):
+    """:func:`_mapped`, None when the spill cannot be written (a full disk: one process then
+    scores without it)."""
+    try:
+        return _mapped(payload, task)
+    except OSError:
+        return None
+
+
+def _mapped(payload, task):
     """Decode one partition and write it to the spill folder; (records, per-bucket counts),
     or None when one process must read it. A manifest partition is placed in cells here (its
     cells and item columns are kept in file order, its ids go to their buckets); an
@@ -229,6 +238,14 @@ def _load(path: Path):
 
 
 def _reduce(payload, b: int):
+    """:func:`_reduced`, None when the spill cannot be read or written."""
+    try:
+        return _reduced(payload, b)
+    except OSError:
+        return None
+
+
+def _reduced(payload, b: int):
     """One bucket's rows: (rows, tally) after writing their observed flags and counted
     attempts' columns to the spill folder, or None when one process must score the data."""
     from prereg.columnar import ABSENT, RecordColumns, row_index
@@ -333,7 +350,7 @@ def reduce_rows(
     workers: int = 1,
     scheduler: str | None = None,
     size: int | None = None,
-    spill_dir: str | os.PathLike = ".",
+    spill_dir: str | os.PathLike | None = None,
     max_problems: int = 50,
 ) -> Reduced | None:
     """The rows of a manifest and its observations reduced in buckets, or None when one
@@ -341,10 +358,19 @@ def reduce_rows(
     from prereg import partitioned, runner
 
     size = partitioned.DEFAULT_BYTES if size is None else size
-    items_parts, items_sha, items_bytes = partitioned.plan(inputs.items, size)
-    obs_parts, obs_sha, obs_bytes = partitioned.plan(inputs.observations, size)
+    try:  # a file one process would refuse: refused there, in the order it reads them
+        items_parts, items_sha, items_bytes = partitioned.plan(inputs.items, size)
+        obs_parts, obs_sha, obs_bytes = partitioned.plan(inputs.observations, size)
+    except UserError:
+        return None
     buckets = max(2 * workers, -(-(items_bytes + obs_bytes) // BUCKET_BYTES), 1)
-    spill = tempfile.mkdtemp(prefix=".prereg-score-", dir=spill_dir)
+    try:  # beside the output where it can (a cluster's workers see it there), else the temp
+        spill = tempfile.mkdtemp(prefix=".prereg-score-", dir=spill_dir)
+    except OSError:
+        try:
+            spill = tempfile.mkdtemp(prefix=".prereg-score-")
+        except OSError:
+            return None
     try:
         tasks = [
             ("items", i, p, inputs.items_schema, inputs.items_field)

@@ -235,3 +235,24 @@ def test_coded_values_read_as_their_list():
     col = bucketed.CodedValues(words, np.array([2, 0, 1, 0]))
     assert list(col) == [None, "a", "b", "a"] and len(col) == 4
     assert col[1] == "a" and col[1:3] == ["a", "b"] and col == [None, "a", "b", "a"]
+
+
+def test_files_refused_before_any_bucket_are_refused_in_reading_order(projects, tmp_path, capsys):
+    """An empty observations file beside a manifest one row short: one process refuses the
+    manifest first (it reads it first), and so do the buckets; an output folder that does not
+    exist yet is made, with no spill folder left in it."""
+    root, items = projects["last"]
+    short = tmp_path / "items.jsonl"
+    short.write_bytes(b"".join(items.read_bytes().splitlines(keepends=True)[:-1]))
+    empty = tmp_path / "obs.jsonl"
+    empty.write_bytes(b"")
+    errs = []
+    for extra in ((), ("--workers", "2")):
+        assert _score(root, short, empty, tmp_path / "S.json", *extra) == 2
+        errs.append(capsys.readouterr().err)
+    assert errs[0] == errs[1] and "do not match the registered cells" in errs[0]
+    obs = tmp_path / "good.jsonl"
+    obs.write_bytes(_log(items, 3, 0.2, 0.1, 0, 0))
+    out = tmp_path / "new" / "dir" / "S.json"
+    assert _score(root, items, obs, out, "--partition-bytes", "64K") == 0
+    assert sorted(p.name for p in out.parent.iterdir()) == ["S.json", "S.md"]

@@ -813,7 +813,7 @@ def _bucketed(config, module, args: argparse.Namespace, out: Path, parallel):
     reduced = bucketed.reduce_rows(
         config, items, inputs, item_names, obs_names,
         workers=parallel.get("workers", 1), scheduler=parallel.get("scheduler"),
-        size=parallel.get("size"), spill_dir=out.parent,
+        size=parallel.get("size"), spill_dir=out.parent if out.parent.is_dir() else None,
     )  # fmt: skip
     if reduced is None:
         return None
