@@ -80,16 +80,16 @@ def commands(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
                 _option(
                     "--workers",
                     "integer",
-                    "local worker processes reading a JSONL input's partitions (default 1);"
-                    " the output does not depend on it",
+                    "local worker processes reading a JSONL input's partitions and reducing"
+                    " its rows in buckets (default 1); the output does not depend on it",
                     required=False,
                 ),
                 _option(
                     "--scheduler",
                     "string",
                     "the address of a Dask distributed scheduler whose workers read the"
-                    " partitions (they must see the files at the same paths; needs"
-                    " prereg[distributed])",
+                    " partitions and reduce the rows (they must see the files, and the spill"
+                    " folder made beside --out, at the same paths; needs prereg[distributed])",
                     required=False,
                 ),
                 _option(
