@@ -297,7 +297,8 @@ def _reduced(payload, b: int):
 def _item_column(values: list, cell: np.ndarray):
     """A manifest column as it travels back: ``("cell", {cell: value})`` when each cell's rows
     hold one string (a factor's or the split's field, mostly), else ``("codes", distinct
-    values, each row's code)`` for strings and nulls; None for any other kind of value."""
+    values, each row's code)`` for strings and nulls, else ``("packed", column)`` as
+    :func:`_packed` writes it (numbers, booleans, anything else)."""
     if not values:
         return "cell", {}
     cells, first = np.unique(cell, return_index=True)
@@ -309,7 +310,7 @@ def _item_column(values: list, cell: np.ndarray):
         if same[at].tolist() == values:  # compared in C, value by value
             return "cell", dict(zip(cells.tolist(), held, strict=True))
     coded = _coded(values)
-    return None if coded is None else ("codes", *coded)
+    return ("packed", _packed(values)) if coded is None else ("codes", *coded)
 
 
 def _coded(values: Sequence[Any]):
@@ -333,7 +334,7 @@ class Reduced:
 
     cell: np.ndarray
     observed: np.ndarray
-    item_columns: dict[str, CodedValues]
+    item_columns: dict[str, CodedValues | list]
     record_columns: dict[str, Any]
     tally: dict[str, int]
     digests: dict[str, tuple[str, int]]
@@ -479,11 +480,28 @@ class CodedValues(Sequence):
     __hash__ = None  # a column, like the list it stands for
 
 
-def _item_values(forms: list, cells: list[np.ndarray], cell: np.ndarray) -> CodedValues:
+def _item_values(forms: list, cells: list[np.ndarray], cell: np.ndarray) -> CodedValues | list:
     """An item column in manifest order from each partition's form (:func:`_item_column`)
     and cells (``cell``: all of them joined): by the rows' cells when every partition says
     each cell holds one value, the same in every partition; else every value coded in one
-    table of distinct values (equal strings are one object either way)."""
+    table of distinct values (equal strings are one object either way); a column with values
+    of other kinds (numbers, booleans) as a plain list."""
+    if any(form[0] == "packed" for form in forms):  # values of other kinds: as a list
+        out: list = []
+        for form, part in zip(forms, cells, strict=True):
+            if form[0] == "packed":
+                out.extend(_unpacked([form[1]]))
+            elif form[0] == "codes":
+                words = np.empty(len(form[1]), dtype=object)
+                words[:] = form[1]
+                out.extend(words[form[2]].tolist())
+            else:
+                held = form[1]
+                words = np.empty(max(held, default=-1) + 1, dtype=object)
+                for c, value in held.items():
+                    words[c] = value
+                out.extend(words[part].tolist())
+        return out
     by_cell: dict[int, Any] = {}
     if all(form[0] == "cell" for form in forms):
         for _, held in forms:

@@ -256,3 +256,36 @@ def test_files_refused_before_any_bucket_are_refused_in_reading_order(projects, 
     out = tmp_path / "new" / "dir" / "S.json"
     assert _score(root, items, obs, out, "--partition-bytes", "64K") == 0
     assert sorted(p.name for p in out.parent.iterdir()) == ["S.json", "S.md"]
+
+
+scalar = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False),
+    st.sampled_from(["a", "b", "plain", ""]),
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.tuples(st.integers(0, 3), scalar), min_size=1, max_size=12),
+        min_size=1,
+        max_size=4,
+    ),
+    st.booleans(),
+)
+def test_an_item_column_comes_back_as_its_values(parts, by_cell):
+    """Whatever a manifest column holds (strings fixed by the cell or not, nulls, numbers,
+    booleans, huge integers), its partitions' forms read back as its values, of their kinds."""
+    if by_cell:  # every row of a cell holds the cell's string, as a factor's field does
+        parts = [[(c, f"level-{c}") for c, _ in part] for part in parts]
+    cells = [np.array([c for c, _ in part], dtype=np.int64) for part in parts]
+    forms = [
+        bucketed._item_column([v for _, v in part], cell)
+        for part, cell in zip(parts, cells, strict=True)
+    ]
+    got = bucketed._item_values(forms, cells, np.concatenate(cells))
+    want = [v for part in parts for _, v in part]
+    assert list(got) == want
+    assert [type(v) for v in got] == [type(v) for v in want]
+    if by_cell:
+        assert isinstance(got, bucketed.CodedValues)
