@@ -29,7 +29,9 @@ names the problems, their lines and their count as it always does. The fast path
 that is right; wrong data costs a second read.
 
 The spill folder (``.prereg-score-*`` beside the output; on a cluster every worker must see
-it at the same path, as it must see the inputs) is removed when the command ends.
+it at the same path, as it must see the inputs) is removed when the command ends, whether it
+wrote its outputs or refused; a process killed outright leaves it behind, and it may be
+deleted (no output is ever written into it).
 """
 
 from __future__ import annotations

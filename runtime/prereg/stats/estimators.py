@@ -174,8 +174,16 @@ def pass_at_k_difference(n_a, c_a, n_b, c_b, *, k, alternative, level, margin) -
     var = sum(((x - mean) ** 2 for x in d), Fraction(0)) / (problems - 1)
     if var == 0:
         return Result(name, statistic_name="t", **figures)
-    df = problems - 1
     se = math.sqrt(float(var / problems))
+    return _paired_t(name, mean, se, problems - 1, margin_q, alternative, level, figures)
+
+
+def _paired_t(name, mean: Fraction, se: float, df: int, margin_q, alternative, level, figures):
+    """The t test and interval of an exact mean difference ``mean`` (its ``se`` over ``df``
+    degrees of freedom) against the margin: t = (mean − margin)/se, exactly 0 on the margin;
+    two-sided interval at ``level``, or the one bound a one-sided alternative claims."""
+    from prereg.stats import checks
+
     dev = mean - margin_q
     t = float(dev) / se if dev else 0.0
     a = 1.0 - level
@@ -482,31 +490,7 @@ def brier_score_difference(y_a, q_a, y_b, q_b, *, alternative, level, margin) ->
     sd = float(np.std(d, ddof=1)) if n > 1 else 0.0
     if n < 2 or (sd <= 2.0**-46 and _no_spread(ya, qa, yb, qb)):  # a float spread of 0 or noise
         return Result(name, statistic_name="t", **figures)
-    df = n - 1
-    se = sd / math.sqrt(n)
-    dev = mean - margin_q
-    t = float(dev) / se if dev else 0.0
-    a = 1.0 - level
-    est = float(mean)
-    lower = upper = None
-    if alternative == "two-sided":
-        half = checks.t_quantile(1.0 - a / 2.0, df) * se
-        lower, upper = est - half, est + half
-    elif alternative == "greater":
-        lower = est - checks.t_quantile(level, df) * se
-    else:
-        upper = est + checks.t_quantile(level, df) * se
-    return Result(
-        name,
-        se=se,
-        statistic=t,
-        statistic_name="t",
-        df=df,
-        lower=lower,
-        upper=upper,
-        p=checks.t_p(t, df, alternative),
-        **figures,
-    )
+    return _paired_t(name, mean, sd / math.sqrt(n), n - 1, margin_q, alternative, level, figures)
 
 
 def log_loss(y, q, *, clip) -> Result:
