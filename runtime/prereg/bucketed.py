@@ -37,6 +37,7 @@ deleted (no output is ever written into it).
 from __future__ import annotations
 
 import json
+import operator
 import os
 import pickle
 import shutil
@@ -161,11 +162,9 @@ def _mapped(payload, task):
     order = np.argsort(where, kind="stable")
     bounds = np.searchsorted(where[order], np.arange(buckets + 1)).tolist()
     if role == "items":
-        moved = {field: ("list", [ids[j] for j in order.tolist()])}
+        moved = {field: _permuted(_packed(ids), order)}
     else:
-        moved = {
-            name: _packed([col[j] for j in order.tolist()]) for name, col in cols.columns.items()
-        }
+        moved = {name: _permuted(_packed(col), order) for name, col in cols.columns.items()}
     at = order + first  # each record's place in its file (from 0)
     # one file a partition, its buckets one after another: a reduce task reads its own piece
     # of each at the offset given (files grow with partitions, not partitions x buckets)
@@ -181,11 +180,12 @@ def _mapped(payload, task):
 
 def _packed(col: list):
     """A column of JSON values as it travels: booleans and nulls as int8 codes, whole numbers
-    as int64, other numbers as float64 (each reads back as the very value), anything else as
-    it is."""
+    as int64, other numbers as float64 (each reads back as the very value), strings as one
+    string joined by a character none of them holds (``("text", separator)``: pickled as
+    one string, split back in C), anything else as it is."""
     kinds = set(map(type, col))
     if kinds <= {bool, type(None)}:
-        codes = np.fromiter((_FLAG[v] for v in col), dtype=np.int8, count=len(col))
+        codes = np.fromiter(map(_FLAG.__getitem__, col), dtype=np.int8, count=len(col))
         return "flags", codes
     if kinds == {int}:
         try:
@@ -194,24 +194,48 @@ def _packed(col: list):
             return "list", col
     if kinds == {float}:
         return "floats", np.array(col, dtype=np.float64)
+    if kinds == {str}:
+        for sep in _SEPARATORS:
+            if sep.join(col).count(sep) == len(col) - 1:  # no string holds it
+                return ("text", sep), col
     return "list", col
 
 
 _FLAG = {False: 0, True: 1, None: 2}
 _FLAGS = np.array([False, True, None], dtype=object)
+#: characters tried in turn to join a column of strings (a column holding all of them travels
+#: as a list)
+_SEPARATORS = ("\x00", "\x1f", "\n", "\ufffe")
+
+
+def _permuted(col, order: np.ndarray):
+    """A packed column's values in ``order``."""
+    how, values = col
+    if isinstance(values, np.ndarray):
+        return how, values[order]
+    if len(values) < 2:
+        return how, list(values)
+    return how, operator.itemgetter(*order.tolist())(values)  # a tuple, taken in C
 
 
 def _sliced(col, lo: int, hi: int):
+    """Rows ``lo`` to ``hi`` of a packed column, as they are pickled."""
     how, values = col
+    if isinstance(how, tuple):  # strings: one joined string and their number
+        return how, (how[1].join(values[lo:hi]), hi - lo)
     return how, values[lo:hi]
 
 
 def _unpacked(pieces: list) -> list:
-    """The values of a column's pieces (as :func:`_packed` wrote them), joined."""
+    """The values of a column's pieces (as :func:`_sliced` wrote them), joined."""
     out: list = []
     for how, values in pieces:
         if how == "flags":
             out.extend(_FLAGS[values].tolist())
+        elif isinstance(how, tuple):
+            text, n = values
+            if n:
+                out.extend(text.split(how[1]))
         elif how == "list":
             out.extend(values)
         else:
@@ -259,7 +283,7 @@ def _reduced(payload, b: int):
     ordinals = []
     for i, offsets in enumerate(counts["items"]):
         piece, at = _piece(spill, "items", i, offsets, b)
-        ids.extend(piece[inputs.items_field][1])
+        ids.extend(_unpacked([piece[inputs.items_field]]))
         ordinals.append(at)
     index = row_index(ids)
     if len(index) != len(ids):
@@ -312,7 +336,9 @@ def _item_column(values: list, cell: np.ndarray):
         if same[at].tolist() == values:  # compared in C, value by value
             return "cell", dict(zip(cells.tolist(), held, strict=True))
     coded = _coded(values)
-    return ("packed", _packed(values)) if coded is None else ("codes", *coded)
+    if coded is None:
+        return "packed", _sliced(_packed(values), 0, len(values))
+    return ("codes", *coded)
 
 
 def _coded(values: Sequence[Any]):

@@ -289,3 +289,37 @@ def test_an_item_column_comes_back_as_its_values(parts, by_cell):
     assert [type(v) for v in got] == [type(v) for v in want]
     if by_cell:
         assert isinstance(got, bucketed.CodedValues)
+
+
+#: strings built from the characters that join a column of strings, so that some columns hold
+#: one separator, some several and some all of them
+_TEXT = st.text(alphabet=st.sampled_from(["a", "é", *bucketed._SEPARATORS]), max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(_TEXT, st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats()),
+        max_size=30,
+    )
+    | st.lists(_TEXT, max_size=30),
+    st.randoms(use_true_random=False),
+    st.lists(st.integers(0, 30), max_size=4),
+)
+def test_a_record_column_travels_as_its_values(col, rng, cuts):
+    """A column packed, permuted, cut into buckets and pickled reads back as its values in the
+    permuted order, of their kinds: strings holding the separators included (each joined by a
+    character none of them holds, or sent as a list when they hold every one)."""
+    import pickle
+
+    order = np.array(rng.sample(range(len(col)), len(col)), dtype=np.int64)
+    packed = bucketed._permuted(bucketed._packed(col), order)
+    bounds = sorted({0, len(col), *(min(c, len(col)) for c in cuts)})
+    pieces = [
+        pickle.loads(pickle.dumps(bucketed._sliced(packed, lo, hi)))
+        for lo, hi in zip(bounds, bounds[1:], strict=False)
+    ]
+    got = bucketed._unpacked(pieces)
+    want = [col[j] for j in order.tolist()]
+    assert [type(v) for v in got] == [type(v) for v in want]
+    assert [repr(v) for v in got] == [repr(v) for v in want]  # NaN, -0.0 and all
