@@ -130,7 +130,9 @@ def _mapped(payload, task):
 
     config, contract, spill, buckets, max_problems, item_names = payload
     role, number, part, schema_path, field = task
-    parts, problems, count, error = partitioned.read_part((schema_path, max_problems), part)
+    parts, problems, count, error, digest = partitioned.read_part_digest(
+        (schema_path, max_problems), part
+    )
     if error is not None or count:
         return None
     names = records._column_decoders(schema_path)[2]
@@ -139,7 +141,10 @@ def _mapped(payload, task):
     ids = cols.columns.get(field)
     if ids is None or cols.absent.get(field) or set(map(type, ids)) - {str}:
         return None  # a row named by something else than a string: one process reads it
-    first = part.lines  # the records before this one: one record a line
+    # the records before this partition are not known here (the partitions are cut without
+    # reading the file): lines and places are the partition's own, from 0; the reduce adds
+    # the records of the partitions before it
+    first = 0
     if role == "items":
         from prereg.decide.table import from_items
 
@@ -165,7 +170,7 @@ def _mapped(payload, task):
         moved = {field: _permuted(_packed(ids), order)}
     else:
         moved = {name: _permuted(_packed(col), order) for name, col in cols.columns.items()}
-    at = order + first  # each record's place in its file (from 0)
+    at = order + first  # each record's place in its partition (from 0)
     # one file a partition, its buckets one after another: a reduce task reads its own piece
     # of each at the offset given (files grow with partitions, not partitions x buckets)
     offsets = [0]
@@ -175,7 +180,7 @@ def _mapped(payload, task):
             piece = {name: _sliced(col, lo, hi) for name, col in moved.items()}
             pickle.dump((piece, at[lo:hi]), f, protocol=pickle.HIGHEST_PROTOCOL)
             offsets.append(f.tell())
-    return cols.n, offsets
+    return cols.n, offsets, digest
 
 
 def _packed(col: list):
@@ -278,13 +283,13 @@ def _reduced(payload, b: int):
     from prereg.decide import attempts as attempt_policy
     from prereg.records import share_columns
 
-    config, inputs, spill, counts, obs_names = payload
+    config, inputs, spill, counts, firsts, obs_names = payload
     ids: list[str] = []
     ordinals = []
     for i, offsets in enumerate(counts["items"]):
         piece, at = _piece(spill, "items", i, offsets, b)
         ids.extend(_unpacked([piece[inputs.items_field]]))
-        ordinals.append(at)
+        ordinals.append(at + firsts["items"][i])
     index = row_index(ids)
     if len(index) != len(ids):
         return None  # a row id repeated across partitions: one process names it
@@ -292,7 +297,7 @@ def _reduced(payload, b: int):
     for i, offsets in enumerate(counts["observations"]):
         piece, at = _piece(spill, "observations", i, offsets, b)
         pieces.append(piece)
-        lines.append(at)
+        lines.append(at + firsts["observations"][i])
     line = (np.concatenate(lines) + 1).tolist() if lines else []
     columns = {name: _unpacked([p[name] for p in pieces]) for name in pieces[0]} if pieces else {}
     del pieces
@@ -384,14 +389,52 @@ def reduce_rows(
 ) -> Reduced | None:
     """The rows of a manifest and its observations reduced in buckets, or None when one
     process must score them (a problem to name, or data it reads its own way)."""
-    from prereg import partitioned, runner
+    from concurrent.futures import ThreadPoolExecutor
+
+    from prereg import partitioned
 
     size = partitioned.DEFAULT_BYTES if size is None else size
-    try:  # a file one process would refuse: refused there, in the order it reads them
-        items_parts, items_sha, items_bytes = partitioned.plan(inputs.items, size)
-        obs_parts, obs_sha, obs_bytes = partitioned.plan(inputs.observations, size)
-    except UserError:
+    try:  # a file one process would refuse (unreadable, empty): refused there, in its order
+        items_parts = partitioned.cuts(inputs.items, size)
+        obs_parts = partitioned.cuts(inputs.observations, size)
+    except OSError:
         return None
+    if not items_parts or not obs_parts:
+        return None
+    # the files' digests (which SCORE.json names) on a thread of this process while the
+    # partitions are read: their hashing does not hold the workers back
+    with ThreadPoolExecutor(1) as hashing:
+        hashed = hashing.submit(_digests, inputs, items_parts, obs_parts)
+        try:
+            return _reduce_rows(
+                config, items_contract, inputs, item_names, obs_names, items_parts, obs_parts,
+                hashed, workers, scheduler, size, spill_dir, max_problems,
+            )  # fmt: skip
+        finally:
+            hashed.cancel()
+
+
+def _digests(inputs: Inputs, items_parts, obs_parts):
+    """Each file's (SHA-256, size, its partitions' SHA-256), or None when one cannot be read."""
+    from prereg import partitioned
+
+    try:
+        return (
+            partitioned.digests(inputs.items, items_parts),
+            partitioned.digests(inputs.observations, obs_parts),
+        )
+    except OSError:
+        return None
+
+
+def _reduce_rows(
+    config, items_contract, inputs, item_names, obs_names, items_parts, obs_parts, hashed,
+    workers, scheduler, size, spill_dir, max_problems,
+) -> Reduced | None:  # fmt: skip
+    from prereg import runner
+
+    items_bytes = sum(p.length for p in items_parts)
+    obs_bytes = sum(p.length for p in obs_parts)
     buckets = max(2 * workers, -(-(items_bytes + obs_bytes) // BUCKET_BYTES), 1)
     try:  # beside the output where it can (a cluster's workers see it there), else the temp
         spill = tempfile.mkdtemp(prefix=".prereg-score-", dir=spill_dir)
@@ -412,6 +455,19 @@ def reduce_rows(
         mapped = runner.run(_map, payload, tasks, workers=workers, scheduler=scheduler)
         if any(m is None for m in mapped):
             return None
+        files = hashed.result()
+        if files is None:
+            return None
+        (items_sha, items_size, items_each), (obs_sha, obs_size, obs_each) = files
+        if (items_size, obs_size) != (items_bytes, obs_bytes) or [
+            m[2] for m in mapped
+        ] != items_each + obs_each:
+            return None  # a file changed while it was read: one process reads it again
+        # the records before each partition: one record a line, as every partition held
+        firsts = {}
+        for role in ("items", "observations"):
+            n = [m[0] for m, t in zip(mapped, tasks, strict=True) if t[0] == role]
+            firsts[role] = [0, *np.cumsum(n).tolist()][:-1]
         # each partition's file offsets of its buckets, by role
         counts = {
             role: [m[1] for m, t in zip(mapped, tasks, strict=True) if t[0] == role]
@@ -419,7 +475,7 @@ def reduce_rows(
         }
         rows = sum(m[0] for m, t in zip(mapped, tasks, strict=True) if t[0] == "items")
         del mapped
-        payload = (config, inputs, spill, counts, list(obs_names))
+        payload = (config, inputs, spill, counts, firsts, list(obs_names))
         reduced = runner.run(
             _reduce, payload, list(range(buckets)), workers=workers, scheduler=scheduler
         )

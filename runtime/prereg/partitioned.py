@@ -99,6 +99,71 @@ def plan(path, size: int) -> tuple[list[Part], str, int]:
     return parts, source.sha256, source.size
 
 
+def cuts(path, size: int) -> list[Part]:
+    """The partitions of about ``size`` bytes of whole lines of a file, found without reading
+    it: each cut is just after the first LF at or past the next multiple of ``size``, found
+    by reading a little from there (a longer line stays whole in its partition). A partition's
+    ``lines`` and ``sha256`` are not known (0 and ""): :func:`digests` gives the hashes on a
+    thread of its own while the partitions are read, and the lines before each partition are
+    the records of those before it. Raises OSError when the file cannot be read."""
+    from prereg.files import open_regular
+
+    fd = open_regular(Path(path))
+    try:
+        n = os.fstat(fd).st_size
+        bounds = [0]
+        while bounds[-1] + size < n:
+            at, found = bounds[-1] + size - 1, -1
+            while at < n and found < 0:
+                chunk = os.pread(fd, 1 << 16, at)
+                if not chunk:
+                    break
+                i = chunk.find(b"\n")
+                found = at + i if i >= 0 else -1
+                at += len(chunk)
+            if found < 0 or found + 1 >= n:
+                break
+            bounds.append(found + 1)
+    finally:
+        os.close(fd)
+    bounds.append(n)
+    return [
+        Part(str(path), lo, hi - lo, 0, "")
+        for lo, hi in zip(bounds, bounds[1:], strict=False)
+        if hi > lo
+    ]
+
+
+def digests(path, parts: list[Part]) -> tuple[str, int, list[str]]:
+    """(the SHA-256 of the file, its size, the SHA-256 of each partition's bytes), reading the
+    file once (hashlib lets go of the interpreter lock over each megabyte, so this runs beside
+    the partitions' decoding). Raises OSError when the file cannot be read."""
+    from prereg.files import open_regular
+
+    fd = open_regular(Path(path))
+    whole = hashlib.sha256()
+    size, each = 0, []
+    try:
+        for part in parts:
+            one = hashlib.sha256()
+            at, end = part.offset, part.offset + part.length
+            while at < end:
+                chunk = os.pread(fd, min(1 << 20, end - at), at)
+                if not chunk:
+                    break
+                whole.update(chunk)
+                one.update(chunk)
+                at += len(chunk)
+            size += at - part.offset
+            each.append(one.hexdigest())
+        while chunk := os.pread(fd, 1 << 20, size):  # bytes after the last cut: it grew
+            whole.update(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    return whole.hexdigest(), size, each
+
+
 def _sub_blocks(data: bytes, block: int):
     """The blocks of whole lines of ``data`` (each ``block`` bytes or more but the last), as
     :class:`prereg.jsonl.LineBlocks` cuts a file: (block, LF count, offset in data)."""
@@ -121,6 +186,13 @@ def read_part(payload: tuple[str, int], part: Part):
     columns as :func:`prereg.records.blocks_columns` gives them, at most ``max_problems``
     problems with the file's line numbers and their count, or the message of a refusal that
     stops the reading (not UTF-8, the file changed)."""
+    return read_part_digest(payload, part)[:4]
+
+
+def read_part_digest(payload: tuple[str, int], part: Part):
+    """:func:`read_part`'s four and the SHA-256 of the bytes read; a partition of
+    :func:`cuts` (its ``sha256`` not known) is not checked here: its caller compares the
+    digest with :func:`digests`'."""
     from prereg.jsonl import BLOCK
     from prereg.records import _column_decoders, blocks_columns
 
@@ -134,7 +206,8 @@ def read_part(payload: tuple[str, int], part: Part):
             data = os.pread(fd, part.length, part.offset)
         finally:
             os.close(fd)
-        if len(data) != part.length or hashlib.sha256(data).hexdigest() != part.sha256:
+        digest = hashlib.sha256(data).hexdigest()
+        if len(data) != part.length or (part.sha256 and digest != part.sha256):
             raise UserError(
                 f"{path}: the file changed while it was read (bytes {part.offset} to"
                 f" {part.offset + part.length}); nothing was scored"
@@ -148,10 +221,10 @@ def read_part(payload: tuple[str, int], part: Part):
             lines += n
         parts = blocks_columns(path, Path(schema_path), decoders, blocks, problems)
     except OSError as exc:
-        return [], [], 0, UserError(f"{path}: cannot read: {exc.strerror}")
+        return [], [], 0, UserError(f"{path}: cannot read: {exc.strerror}"), ""
     except UserError as exc:
-        return [], [], 0, exc
-    return parts, problems[:max_problems], len(problems), None
+        return [], [], 0, exc, ""
+    return parts, problems[:max_problems], len(problems), None, digest
 
 
 def read_jsonl_columns(

@@ -323,3 +323,71 @@ def test_a_record_column_travels_as_its_values(col, rng, cuts):
     want = [col[j] for j in order.tolist()]
     assert [type(v) for v in got] == [type(v) for v in want]
     assert [repr(v) for v in got] == [repr(v) for v in want]  # NaN, -0.0 and all
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"x")), max_size=25),
+    st.booleans(),
+    st.integers(1, 120),
+)
+def test_cuts_tile_the_file_in_whole_lines(tmp_path_factory, lines, last_lf, size):
+    """The partitions cut without reading the file tile it, each ends just after the first LF
+    at or past its target (a longer line kept whole), and their digests are hashlib's."""
+    import hashlib
+
+    from prereg import partitioned
+
+    data = b"\n".join(lines) + (b"\n" if last_lf and lines else b"")
+    path = tmp_path_factory.mktemp("cuts") / "f.jsonl"
+    path.write_bytes(data)
+    parts = partitioned.cuts(path, size)
+    assert b"".join(data[p.offset : p.offset + p.length] for p in parts) == data
+    assert all(p.length > 0 for p in parts)
+    for p, q in zip(parts, parts[1:], strict=False):
+        end = p.offset + p.length
+        assert q.offset == end and data[end - 1 : end] == b"\n"
+        assert b"\n" not in data[max(p.offset + size - 1, p.offset) : end - 1]
+    whole, n, each = partitioned.digests(path, parts)
+    assert (whole, n) == (hashlib.sha256(data).hexdigest(), len(data))
+    assert each == [hashlib.sha256(data[p.offset : p.offset + p.length]).hexdigest() for p in parts]
+
+
+def test_a_file_changed_while_it_is_read_is_scored_as_it_ends(
+    projects, tmp_path, capsys, monkeypatch
+):
+    """The files are hashed while their partitions are read: bytes written in between (a line
+    appended after the cuts, or one changed in place) send the score to one process, which
+    reads the file as it is then; SCORE.json names that file's digest."""
+    from prereg import partitioned
+
+    root, items = projects["last"]
+    obs = tmp_path / "obs.jsonl"
+    log = _log(items, 3, 0.2, 0.1, 0, 0)
+    real = partitioned.digests
+    for change in ("append", "in-place"):
+        obs.write_bytes(log)
+
+        def changed(path, parts, change=change):
+            if str(path) == str(obs):
+                text = obs.read_bytes()
+                if change == "append":
+                    text += b'{"attempt":9,"correct":false,"rowId":"dev-a-pa-plain-01"}\n'
+                else:
+                    text = text.replace(b'"correct":true', b'"correct":false', 1)
+                obs.write_bytes(text)
+            return real(path, parts)
+
+        monkeypatch.setattr(partitioned, "digests", changed)
+        spy = Spy(monkeypatch)
+        got = tmp_path / change / "SCORE.json"
+        got.parent.mkdir()
+        assert _score(root, items, obs, got, "--partition-bytes", "16K") == 0
+        assert spy.reduced == 0
+        monkeypatch.setattr(partitioned, "digests", real)
+        want = tmp_path / f"{change}-one" / "SCORE.json"
+        want.parent.mkdir()
+        assert _score(root, items, obs, want) == 0  # the file as it ended
+        assert got.read_bytes() == want.read_bytes()
+        assert obs.read_bytes() != log
+    capsys.readouterr()
