@@ -5,8 +5,9 @@ A row and every attempt at it share one row id, so rows can be reduced apart: th
 CRC-32 (of its UTF-8 bytes; the same in every process, unlike Python's ``hash``) picks its
 bucket. Two rounds of tasks run through :func:`prereg.runner.run`:
 
-1. **map** (one task per partition of the manifest and of the observations, see
-   :func:`prereg.partitioned.plan`): the partition is decoded and checked against its
+1. **map** (one task per partition of the manifest and of the observations, cut by
+   :func:`prereg.partitioned.cuts` without reading the files, which are hashed on a thread
+   of the calling process meanwhile): the partition is decoded and checked against its
    contract as the one-process reader checks it; a manifest partition is placed in cells
    (:func:`prereg.decide.table.from_items`, its cells and item columns kept in file order);
    the records' row ids (and an observation's fields, packed) are written to a spill folder,
