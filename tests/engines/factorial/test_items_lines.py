@@ -44,3 +44,49 @@ def test_a_row_whose_varying_field_is_not_a_string_is_encoded_alone():
     rows[2] = {**rows[2], "item": 7}
     want = b"".join(canonical_bytes_nl(r) for r in rows)
     assert _cell_lines(rows, ["rowId", "item"]) == want
+
+
+@pytest.mark.parametrize(
+    "example, study",
+    [
+        ("answer-position", "answer-position"),
+        ("paired-verifiers", "paired-verifiers"),
+        ("latency-cost", "latency-cost"),
+    ],
+)
+def test_items_knows_the_manifest_size_before_writing(
+    tmp_path, monkeypatch, capsys, example, study
+):
+    """``items`` computes the manifest's size exactly before writing a byte, and refuses,
+    writing nothing, a manifest the file system has no room for."""
+    import shutil
+    from collections import namedtuple
+
+    from tests.engines.factorial.examples import example_project, run
+
+    root = example_project(tmp_path / "p", example)
+    out = tmp_path / "items.jsonl"
+    sizes = []
+    real = shutil.disk_usage
+
+    def usage(where):
+        sizes.append(where)
+        return real(where)
+
+    monkeypatch.setattr(shutil, "disk_usage", usage)
+    assert run(root, study, "items", "--out", out) == 0
+    assert sizes  # the room was looked at
+    size = out.stat().st_size
+    usage_t = namedtuple("usage", "total used free")
+    for free, code in ((size, 0), (size - 1, 2)):
+        monkeypatch.setattr(shutil, "disk_usage", lambda _w, f=free: usage_t(f, 0, f))
+        again = tmp_path / f"again-{free}" / "items.jsonl"
+        capsys.readouterr()
+        assert run(root, study, "items", "--out", again) == code
+        err = capsys.readouterr().err
+        if code:
+            assert f"is {size:,} bytes" in err and f"has {size - 1:,} bytes free" in err
+            assert "nothing was written" in err and "Traceback" not in err
+            assert not again.exists() and not again.parent.exists()
+        else:
+            assert again.read_bytes() == out.read_bytes()

@@ -212,6 +212,7 @@ def items(ctx: StudyContext, args: argparse.Namespace) -> int:
     module = _module(ctx, args)
     shape = (config, fields, row, split, item, per)
     checks = _manifest_checks(_record_class(module, contract).SCHEMA, row, item)
+    _refuse_no_room(args.out, _manifest_size(*shape))
     try:
         write_new(args.out, _manifest_chunks(*shape, checks=checks))
     except _Breaks:
@@ -226,6 +227,41 @@ def items(ctx: StudyContext, args: argparse.Namespace) -> int:
 
     console_of(args).summary({"outputs": [str(args.out)], "rows": count})
     return 0
+
+
+def _manifest_size(config, fields, row: str, split: str | None, item: str | None, per: int) -> int:
+    """The manifest's size in bytes, exactly: a cell's lines differ only in their zero-padded
+    row and item numbers, so each is as long as its first."""
+    from prereg.files import canonical_bytes_nl
+
+    widths, iw = _widths(config, per)
+    return sum(
+        (int(cell["rows"]) // per)
+        * len(canonical_bytes_nl(_manifest_record(cell, fields, row, split, item, 1, width, iw)))
+        for cell, width in zip(config["cells"], widths, strict=True)
+        if int(cell["rows"]) // per
+    )
+
+
+def _refuse_no_room(out, size: int) -> None:
+    """Refuse, before writing a byte, a file of ``size`` bytes that the file system holding
+    ``out`` has no room for (a registration of billions of rows would otherwise write until
+    the disk is full)."""
+    import shutil
+
+    where = Path(out).absolute().parent
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    try:
+        free = shutil.disk_usage(where).free
+    except OSError:
+        return  # no figure to go by: the write itself finds out
+    if size > free:
+        raise UserError(
+            f"{out}: the manifest of the registered rows is {size:,} bytes"
+            f" ({size / 2**30:,.1f} GiB) and the file system holding {where} has"
+            f" {free:,} bytes free; nothing was written"
+        )
 
 
 #: Manifest records encoded at a time by ``items``.
