@@ -190,3 +190,32 @@ def test_an_address_where_something_else_answers_is_refused_without_a_traceback(
     err = capsys.readouterr().err
     assert rc == 2 and f"--scheduler: tcp://127.0.0.1:{port} " in err and needle in err, err
     assert "Traceback" not in err and took < 30 and not out.exists()
+
+
+@pytest.mark.parametrize("seeds, per_study", [(3, 2048), (1, 2048), (30, 20480), (1000, 682667)])
+def test_jev_memory_bound_grows_with_its_seeds(tmp_path, capsys, monkeypatch, seeds, per_study):
+    """jev's studies hold figures per seed: the memory bound is taken per seed (its 2,048 bytes
+    were measured at the registered 3), so 1,000 seeds are not allowed 3 seeds' memory."""
+    import dataclasses
+
+    from prereg.diagnose import plain
+    from prereg.engines.multicorrect import diagnose as jev
+
+    real = jev.engine_config
+
+    def more_seeds(config):
+        cfg = real(config)
+        return dataclasses.replace(cfg, diagnostic_seeds=tuple(range(1, seeds + 1)))
+
+    seen = []
+
+    def bound(sims, conditions, study_bytes, memory=None):
+        seen.append(study_bytes)
+        raise UserError("stop here")
+
+    monkeypatch.setattr(jev, "engine_config", more_seeds)
+    monkeypatch.setattr(plain, "refuse_beyond_memory", bound)
+    rc = main(["--project", str(ROOT), "jev-multicorrect", "diagnose", "--simulations", "10",
+               "--seed", "1", "--out", str(tmp_path / "D.json")])  # fmt: skip
+    assert rc == 2 and "stop here" in capsys.readouterr().err
+    assert seen == [per_study]

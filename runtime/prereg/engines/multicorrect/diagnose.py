@@ -45,8 +45,11 @@ MAX_LISTS = 100_000
 #: Studies per task: enough work to outweigh sending the task to a worker.
 CHUNK = 8
 #: Bytes held per simulated study (its verdict, failed contracts and figures per seed, and its
-#: share of the task list): about 1.4 KB measured at 400 studies, rounded up.
+#: share of the task list): about 1.4 KB measured at 400 studies of the registered 3 seeds,
+#: rounded up; a study of more seeds is taken to hold proportionally more (its figures are
+#: per seed), so a registration of 1,000 seeds is refused its share of memory too.
 STUDY_BYTES = 2048
+STUDY_SEEDS = 3
 #: The figures averaged per seed: (id, where it is read).
 FIGURES = (
     ("threshold", "threshold"),
@@ -153,7 +156,8 @@ def diagnose(ctx: StudyContext, args: Any) -> int:
 
     payload = {"cfg": cfg, "seeds": seeds_per_study}
     points = [None, *(values or ())]
-    plain.refuse_beyond_memory(sims, len(points), STUDY_BYTES)
+    per_study = -(-STUDY_BYTES * max(seeds_per_study, STUDY_SEEDS) // STUDY_SEEDS)
+    plain.refuse_beyond_memory(sims, len(points), per_study)
     tasks = list(dict.fromkeys(t for v in points for t in tasks_at(seed, v)))
     done = plain.run_tasks(args, opts, f"diagnose {ctx.study_id}", _chunk, payload, tasks)
     got = dict(zip(tasks, done, strict=True))
