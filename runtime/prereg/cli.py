@@ -433,21 +433,15 @@ def _cmd_verify_statement(project, args) -> int:
 
 def _cmd_ledger_abort(project, args) -> int:
     from datetime import UTC, datetime, timedelta
-    from decimal import Decimal, InvalidOperation
 
     from prereg.engines.reachability.budget import iso_ms, parse_instant
-    from prereg.ledger import LedgerConflict, open_existing
+    from prereg.ledger import LedgerConflict, open_existing, usd_amount
 
     now = parse_instant(args.now, "--now") if args.now else datetime.now(UTC)
     for name in ("calls", "tokens"):
         if getattr(args, name) < 0:
             raise UserError(f"--{name}: must not be negative")
-    try:
-        usd = Decimal(args.usd)
-    except InvalidOperation:
-        usd = None
-    if usd is None or not usd.is_finite() or usd < 0:
-        raise UserError(f"--usd: {args.usd!r} is not a non-negative decimal amount")
+    usd = usd_amount(args.usd, "--usd")
     if not args.reason.strip():
         raise UserError("--reason: say why the session cannot end (it is recorded)")
     led = open_existing(args.ledger)

@@ -400,15 +400,18 @@ class Ledger:
     def spend(self) -> dict[str, Any]:
         """The attested spend of every ended or aborted session: calls, tokens (integers), usd
         (Decimal)."""
+        from decimal import Inexact, localcontext
+
         calls = tokens = 0
         usd = Decimal(0)
-        for c, t, u in self._db.execute(
-            "SELECT calls, tokens, usd FROM sessions WHERE evidence_digest IS NOT NULL"
-            " UNION ALL SELECT calls, tokens, usd FROM aborts"
-        ):
-            calls += int(c)
-            tokens += int(t)
-            usd += Decimal(u)
+        with localcontext(prec=60, traps=[Inexact]):  # exact, or a traceback, never rounded
+            for c, t, u in self._db.execute(
+                "SELECT calls, tokens, usd FROM sessions WHERE evidence_digest IS NOT NULL"
+                " UNION ALL SELECT calls, tokens, usd FROM aborts"
+            ):
+                calls += int(c)
+                tokens += int(t)
+                usd += Decimal(u)
         return {"calls": calls, "tokens": tokens, "usd": usd}
 
     def state(self) -> dict[str, Any]:
@@ -753,15 +756,37 @@ def open_existing(path: str | Path) -> Ledger | None:
 _KIND = {int: "an integer", str: "non-empty text"}
 
 
+#: the largest USD amount one session may attest (exclusive) and its finest fraction
+#: (decimal places): a sum of a billion of them has at most 33 significant digits, so the
+#: ledger's sums (60 digits) are exact
+USD_BELOW = Decimal(10) ** 12
+USD_PLACES = 12
+
+
 def _amount(text: Any) -> Decimal | None:
-    """A stored USD amount (text of a finite, non-negative decimal), or None."""
-    if type(text) is not str:
+    """A stored USD amount (text of a finite, non-negative decimal below :data:`USD_BELOW`,
+    of at most :data:`USD_PLACES` decimal places), or None."""
+    if type(text) is not str or not text.isascii():  # Decimal takes any script's digits
         return None
     try:
         d = Decimal(text)
     except ArithmeticError:
         return None
-    return d if d.is_finite() and d >= 0 else None
+    if not d.is_finite() or d < 0 or d >= USD_BELOW or d.as_tuple().exponent < -USD_PLACES:
+        return None
+    return d
+
+
+def usd_amount(text: Any, where: str) -> Decimal:
+    """A USD amount given on the command line (``where`` names the option), refused in words
+    unless :func:`_amount` takes it."""
+    d = _amount(text.strip() if isinstance(text, str) else text)
+    if d is None or "_" in str(text):
+        raise UserError(
+            f"{where}: {text!r} is not an amount in USD (a non-negative decimal below"
+            f" {USD_BELOW:,}, at most {USD_PLACES} decimal places: 12.50)"
+        )
+    return d
 
 
 def _check_file(path: Path) -> None:

@@ -16,6 +16,7 @@ import pytest
 from prereg.cli import main
 from prereg.errors import UserError
 from prereg.ledger import MIGRATIONS, SCHEMA_VERSION, Ledger, LedgerConflict
+from prereg.ledger import _amount as ledger_amount
 
 
 def _stuck(path: Path) -> Path:
@@ -203,3 +204,33 @@ def test_a_spend_count_is_an_integer_as_every_command_takes_it(tmp_path, capsys,
     assert done.value.code == 2
     assert words in capsys.readouterr().err
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["1e999999", "9e999999", "1000000000000", "1E+12", "0.0000000000001", "1_0", "NaN", "inf",
+     "-0.01", "", "٣"],
+)  # fmt: skip
+def test_a_usd_amount_is_bounded_so_that_sums_are_exact(tmp_path, capsys, value):
+    """An attested USD amount is a decimal below 10^12 of at most 12 places: 1e999999 was
+    taken, two of 9e999999 made the spend's sum overflow (a traceback), and amounts of more
+    than 28 digits were summed rounded (the sums now carry 60 digits, and any sum that would
+    round raises instead)."""
+    path = _stuck(tmp_path / "l.sqlite3")
+    before = path.read_bytes()
+    rc = main(["ledger-abort", str(path), "r1", "--reason", "lost", "--calls", "1", "--tokens",
+               "1", "--usd", value])  # fmt: skip
+    err = capsys.readouterr().err
+    assert rc == 2 and f"--usd: {value!r} is not an amount in USD" in err, err
+    assert "Traceback" not in err and path.read_bytes() == before
+
+
+def test_the_largest_amounts_sum_exactly(tmp_path):
+    most = Decimal("999999999999.999999999999")  # below 10^12, 12 places: 24 digits
+    assert ledger_amount(str(most)) == most and ledger_amount(str(most + 1)) is None
+    path = _stuck(tmp_path / "l.sqlite3")
+    with Ledger(path) as led:
+        _abort(led, usd=most)
+        _start(led, "r2", 30)
+        _abort(led, run="r2", at_ms=40, usd=Decimal("0.000000000001"))
+        assert str(led.spend()["usd"]) == "1000000000000.000000000000"

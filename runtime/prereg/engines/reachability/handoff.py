@@ -1224,7 +1224,9 @@ def session_end(ctx: StudyContext, args: argparse.Namespace) -> int:
     for name in ("calls", "tokens"):
         if int(getattr(args, name)) < 0:
             raise UserError(f"--{name}: must not be negative")
-    usd = _decimal(args.usd, "--usd")
+    from prereg.ledger import usd_amount
+
+    usd = usd_amount(args.usd, "--usd")
     path = h.ledger_path(args)
     keys = {
         "run_id": ev["runId"],
