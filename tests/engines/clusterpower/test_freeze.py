@@ -652,6 +652,8 @@ def test_plan_frozen_constants_differ_each_named(x6: Case) -> None:
     text = x6.refusal()
     for key in ("seed", "ladder", "planning_method"):
         assert f"frozen.{key} differs from the spec's current amendment" in text
+    # the values in the file's words (JSON), not Python's
+    assert ': "cluster-t" here, "' in text and "[50, 100] here" in text
     for key in ("smallest_effect", "simulations_per_rung", "target_power", "block_size"):
         assert f"frozen.{key}" not in text
 
@@ -686,7 +688,7 @@ def test_infeasible_plan(x6: Case) -> None:
             selectedTaskCount=None,
         )
     )
-    assert "status 'infeasible' cannot authorize a freeze" in x6.refusal()
+    assert 'status "infeasible" cannot authorize a freeze' in x6.refusal()
 
 
 @pytest.mark.parametrize(
@@ -703,7 +705,7 @@ def test_plan_not_a_plan(x6: Case, text: str, message: str) -> None:
 
 def test_plan_of_another_schema(x6: Case) -> None:
     x6.set_plan(make_plan(x6.calibration, schemaVersion="other-plan/v1"))
-    assert "schemaVersion 'other-plan/v1' is not 'prereg-s3-power-plan/v2'" in x6.refusal()
+    assert 'schemaVersion "other-plan/v1" is not "prereg-s3-power-plan/v2"' in x6.refusal()
 
 
 def test_calibration_statistics_differ_from_the_plan(x6: Case) -> None:
@@ -1063,7 +1065,7 @@ def test_bundled_demo_with_a_canonical_plan_from_the_plan_engine(tmp_path: Path,
         ),
         (
             {"simulations": 200, "eligible_repository_count": 1},
-            ["canonical is false", "status 'infeasible' cannot authorize a freeze"],
+            ["canonical is false", 'status "infeasible" cannot authorize a freeze'],
         ),
     ],
 )

@@ -161,7 +161,7 @@ def test_an_infeasible_plan_exits_3_and_cannot_authorize_a_freeze(tmp_path: Path
     out = tmp_path / "manifest.json"
     p = prereg("freeze-manifest", INPUT, "--root", root, "--out", out)
     assert p.returncode == 2 and p.stderr.startswith("error: ")
-    assert "status 'infeasible' cannot authorize a freeze" in p.stderr
+    assert 'status "infeasible" cannot authorize a freeze' in p.stderr
     assert not out.exists()
     no_traceback(p)
 

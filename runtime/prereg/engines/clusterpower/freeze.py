@@ -615,12 +615,24 @@ def _canon(value: Any) -> bytes | None:
         return None
 
 
+def _shown(value: Any, most: int = 120) -> str:
+    """A value of a JSON document as JSON (``true``, ``null``, ``"text"``), cut to ``most``
+    characters: a message quotes the file's words, not Python's."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
 def frozen_differences(found: Mapping[str, Any], frozen: Mapping[str, Any]) -> list[str]:
     """One message per frozen key that differs (compared as canonical JSON), sorted by key."""
     out = []
     for k in sorted(set(found) | set(frozen)):
         if k not in found:
-            out.append(f"frozen.{k} is missing (the spec's current amendment has {frozen[k]!r})")
+            out.append(
+                f"frozen.{k} is missing (the spec's current amendment has {_shown(frozen[k])})"
+            )
         elif k not in frozen:
             out.append(f"frozen.{k} is not a frozen constant of the spec's current amendment")
         else:
@@ -628,7 +640,7 @@ def frozen_differences(found: Mapping[str, Any], frozen: Mapping[str, Any]) -> l
             if a is None or a != b:
                 out.append(
                     f"frozen.{k} differs from the spec's current amendment: "
-                    f"{found[k]!r} here, {frozen[k]!r} in the spec"
+                    f"{_shown(found[k])} here, {_shown(frozen[k])} in the spec"
                 )
     return out
 
@@ -711,7 +723,7 @@ def plan_problems(fc: FreezeConfig, plan: Any, where: str, calibration: Bound | 
     problems = []
     if plan["schemaVersion"] != fc.plan_schema:
         problems.append(
-            f"{where}: schemaVersion {plan['schemaVersion']!r} is not {fc.plan_schema!r}; not a power plan of "
+            f"{where}: schemaVersion {_shown(plan['schemaVersion'])} is not {_shown(fc.plan_schema)}; not a power plan of "
             "this study"
         )
     if plan["canonical"] is not True:
@@ -728,7 +740,7 @@ def plan_problems(fc: FreezeConfig, plan: Any, where: str, calibration: Bound | 
     problems += [f"{where}: {d}" for d in frozen_differences(plan["frozen"], fc.frozen)]
     if plan["status"] not in fc.accepted_statuses:
         problems.append(
-            f"{where}: status {plan['status']!r} cannot authorize a freeze "
+            f"{where}: status {_shown(plan['status'])} cannot authorize a freeze "
             f"(accepted: {', '.join(fc.accepted_statuses)})"
         )
     if calibration is not None:
