@@ -224,3 +224,25 @@ def test_the_exclusions_give_the_sources_shortcut_audit_results():
         assert phrase in exclusions, phrase
     # 64 sweep seeds and 4 private-format seeds are the 68 tried
     assert 64 + 4 == int(tried[2])
+
+
+def test_the_reference_audit_reproduces_the_sources_audit_results():
+    """The source's "Audit results" for the public demo seed, against the reference output this
+    project's corpus matches byte for byte (tests/fixtures/d17/golden-public-demo): the demo
+    seed's maximum (0.552 at the source's 3 decimals), the faithful control's 1.0, and the
+    positive control (chain-first order) above the 0.60 limit."""
+    import json
+
+    raw = SOURCE.read_text(encoding="utf-8")
+    demo = re.search(r"\| Public demo seed `([\w-]+)` \| ([\d.]+) \|", raw)
+    assert demo
+    ref = json.loads((FIXTURES / "golden-public-demo" / "summary.json").read_text())
+    assert ref["seed"] == demo[1]
+    audit = ref["audit"]
+    places = len(demo[2].split(".")[1])
+    assert Fraction(str(audit["equalizedMax"])) != Fraction(demo[2])  # 0.5518, at 4 decimals
+    assert round(Fraction(str(audit["equalizedMax"])), places) == Fraction(demo[2])
+    assert audit["equalizedPasses"] is True and audit["limit"] == 0.6
+    assert audit["controlMax"] == 1  # "1.0: D17's rendering is cue-solvable"
+    assert all(g["passes"] is None for g in audit["groups"] if g["group"].startswith("d17-"))
+    assert ref["positiveControl"]["equalizedMax"] > 0.6  # "> 0.60, fails"
