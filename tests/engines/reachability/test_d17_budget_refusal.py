@@ -61,3 +61,38 @@ def test_a_worst_case_that_does_not_count_the_rows_is_refused_at_compile(tmp_pat
     assert code != 0
     assert "is 11000, but the 5,778 registered rows × (1 + 1 retries) make 11,556 attempts" in err
     assert "hand-off-budget" in err and "d17-multifact.yaml:" in err
+
+
+def test_dry_run_names_the_usd_the_registered_tokens_cost_at_the_reservation_floor(capsys):
+    """Source: "19.96M reserved tokens and USD 1.706 reserved, at the USD 0.10/1M reservation
+    floor": the tokens at that floor cost USD 1.996. The plan stays decided on the registered
+    1.706; dry-run says what the tokens cost at the floor and the headroom that would leave
+    (allowance 4.0 − 1.996 = 2.004; cap 8 − floor 0.892652 − 1.996 = 5.111348)."""
+    assert main(["d17-multifact", "dry-run", "d17mf-public-demo"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "  usd at the reservation floor: 19,960,000 tokens × 0.1 per 1M = 1.996, not the"
+        " registered 1.706 (the plan is decided on the registered figure; at 1.996 the headroom"
+        " would be 2.004 and the shared cap 5.111348 left: ok)" in out
+    )
+    assert "plan within the allowance and the shared cap: yes" in out
+    assert main(["d17-multifact", "dry-run", "d17mf-public-demo", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)["registeredPlan"]
+    assert plan["usdAtReservationFloor"] == 1.996 and plan["worstCase"]["usd"] == 1.706
+
+
+def test_no_floor_line_when_the_registered_usd_is_the_tokens_at_the_floor(tmp_path, capsys):
+    """A worst case whose USD is its tokens at the reservation floor (19.96M × 0.1 = 1.996)
+    has nothing to explain; and a floor price that would break the plan says so, while the
+    decision stays on the registered figure."""
+    agree = ("worstCase: {calls: 11556, tokens: 19960000, usd: 1.706}",
+             "worstCase: {calls: 11556, tokens: 19960000, usd: 1.996}")  # fmt: skip
+    assert _run(tmp_path, [agree], "dry-run", "d17mf-public-demo") == 0
+    assert "usd at the reservation floor" not in capsys.readouterr().out
+    # at USD 0.25 per million, 19.96M tokens cost 4.99: over the 4.0 allowance
+    price = ("value: 0.1\n", "value: 0.25\n")
+    assert _run(tmp_path / "b", [price], "dry-run", "d17mf-public-demo") == 0
+    out = capsys.readouterr().out
+    assert "= 4.99, not the registered 1.706" in out and "would be -0.99" in out
+    assert "left: EXCEEDED)" in out
+    assert "plan within the allowance and the shared cap: yes" in out

@@ -1343,10 +1343,28 @@ def registered_plan(ctx: StudyContext, rows: int) -> tuple[bool, list[str], dict
         f"  shared cap USD {cap} − registered study floor {floor} − reserved {need['usd']} ="
         f" {shared} ({'ok' if shared >= 0 else 'EXCEEDED'})"
     )
+    # The registered tokens at the reservation floor need not give the registered USD (the
+    # source's 19.96M tokens at USD 0.10 per million is 1.996, its stated USD 1.706): say so,
+    # and what the plan would be at that figure; the decision stays on the registered one.
+    price = _decimal(
+        b["reservationFloorUsdPerMillionTokens"], "reservationFloorUsdPerMillionTokens"
+    )
+    at_floor = need["tokens"] * price / Decimal(1_000_000)
+    if at_floor != need["usd"]:
+        left, cap_left = allow["usd"] - at_floor, cap - floor - at_floor
+        ok = at_floor <= allow["usd"] and at_floor <= study["usd"] and cap_left >= 0
+        lines.append(
+            f"  usd at the reservation floor: {need['tokens']:,} tokens × {price} per 1M ="
+            f" {at_floor.normalize():f}, not the registered {need['usd']} (the plan is decided on"
+            f" the registered figure; at {at_floor.normalize():f} the headroom would be"
+            f" {left.normalize():f} and the shared cap {cap_left.normalize():f} left:"
+            f" {'ok' if ok else 'EXCEEDED'})"
+        )
     summary = {
         "worstCase": {k: _json_num(v) for k, v in need.items()},
         "allowance": {k: _json_num(v) for k, v in allow.items()},
         "sharedHeadroomUsd": _json_num(shared),
+        "usdAtReservationFloor": _json_num(at_floor),
         "within": within,
         "exceeded": over + ([] if shared >= 0 else ["sharedCap"]),
     }
