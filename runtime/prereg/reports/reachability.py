@@ -701,7 +701,9 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                 markdown=frozenset({0, 3}),
                 stack=True,
             ),
-            *decides.blocks(info.spec.get("hypotheses") or [], doc, doc.get("verdicts")),
+            *decides.blocks(
+                info.spec.get("hypotheses") or [], doc, doc.get("verdicts"), p_value=p_num
+            ),
         )
         obs = doc.get("observations") or {}
         clock = doc.get("clock") or {}
