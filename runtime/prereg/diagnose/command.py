@@ -577,8 +577,7 @@ def markdown(doc: Mapping[str, Any]) -> str:
             # PREREG.md escapes it (a slash there read as a division)
             claim = c["claim"].replace("|", "\\|")
             lines.append(
-                f"| `{c['id']}`: {claim} | {_fmt(c['figure'])}{se} |"
-                f" {c['method']} | {mark} |"
+                f"| `{c['id']}`: {claim} | {_fmt(c['figure'])}{se} | {c['method']} | {mark} |"
             )
         lines.append("")
     red = doc.get("redesign")
