@@ -278,7 +278,13 @@ def test_index_page_escapes_its_values():
     assert (
         '<a href="s/a&amp;b &lt;x&gt;.json"><code>s/<wbr>a&amp;b &lt;x&gt;.json</code></a>' in page
     )
-    assert '<td class="bad">not run</td><td class="links">–</td>' in page
+    assert (
+        '<td data-label="status" class="bad">not run</td><td class="links" data-label="report">–</td>'
+        in page
+    )
+    # on a phone each study is a card of labelled lines (its status is long); the steps stay a table
+    assert page.count('<table class="stack">') == 1
+    assert '<table class="stack"><caption>Studies: each one' in page
     hrefs = [a["href"] for tag, a in refs(page).starts if tag == "a"]
     # the contents (the sections the index has, each an id of it), then the links
     assert hrefs == [
