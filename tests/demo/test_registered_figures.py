@@ -234,3 +234,16 @@ def test_every_registered_jev_metric_is_named_beside_the_figure_that_reports_it(
                 (ln for ln in report.splitlines() if re.search(rf", metric {metric}: ", ln)), None
             )
             assert line is not None, f"registered metric {metric} is not named in the report"
+
+
+@pytest.mark.parametrize(
+    "study", ["d17-multifact", "s3-verifier-freeze", "jev-multicorrect", "answer-position"]
+)
+def test_no_verdict_row_leaves_a_cell_blank(runs, study):
+    """A reported-only hypothesis registers no rule and reads no figure: its row says so (a
+    blank "registered rule" read as a rule that went missing)."""
+    report = body(runs[0] / study / "report.md")
+    rows = [cells(line) for line in report.splitlines() if line.startswith("| [")]
+    assert rows
+    for r in rows:
+        assert all(c for c in r), r

@@ -370,7 +370,11 @@ def study_figures_blocks(declared: Mapping[str, Mapping[str, Any]], figures: Map
             note=True,
         ),
         Table(
-            ("figure", "title", "value", "unit"), rows, numeric=frozenset({2}), code=frozenset({0})
+            ("figure", "title", "value", "unit"),
+            rows,
+            numeric=frozenset({2}),
+            code=frozenset({0}),
+            stack=True,  # a title and a unit in words: a card on a phone
         ),
     ]
 
