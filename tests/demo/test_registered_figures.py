@@ -247,3 +247,19 @@ def test_no_verdict_row_leaves_a_cell_blank(runs, study):
     assert rows
     for r in rows:
         assert all(c for c in r), r
+
+
+def test_jev_study_figures_show_each_contracts_share_of_seeds(runs):
+    """jev's held-<contract> figures in the table are each contract's share of the diagnostic
+    seeds on which it held (diagnostic.json), counted here by hand."""
+    out = runs[0] / "jev-multicorrect"
+    diag = json.loads((out / "diagnostic.json").read_text())
+    report = body(out / "report.md")
+    contracts = {c["contract"] for s in diag["seeds"] for c in s["contracts"]}
+    assert len(contracts) == 8
+    for contract in sorted(contracts):
+        held = sum(
+            c["passed"] for s in diag["seeds"] for c in s["contracts"] if c["contract"] == contract
+        )
+        r = row(report, f"held-{contract}")
+        assert shows(r[2], held / len(diag["seeds"])), r
