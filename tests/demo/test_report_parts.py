@@ -546,4 +546,4 @@ def test_a_jev_diagnose_step_is_reported_and_a_failing_claim_turns_the_status_re
     out.write_text(json.dumps(doc))
     failed = build_report(info, tmp_path, [step])
     assert "sizing claim FAILS: PASS" in failed.status and failed.ok is False
-    assert "<td>NO" in render_html(failed)
+    assert '<td data-label="holds">NO' in render_html(failed)
