@@ -470,3 +470,42 @@ def test_list_options_of_the_right_length_compile(tmp_path):
     new = GRAPHICAL.format(weights="[0.5, 0.5]", transitions="[[0, 1], [1, 0]]") + old
     spec.write_text(text.replace(old, new))
     assert main(["--project", str(tmp_path), "compile"]) == 0
+
+
+def test_prereg_md_shows_each_expanded_analysis_with_its_values(tmp_path):
+    """An option written as an expand placeholder (``k: "{k}"``) is shown, in each expanded
+    analysis' row, as the value that analysis takes, beside the values that gave it; the id
+    and the inputs are filled the same way, and no placeholder is left in the table."""
+    spec = _project(tmp_path, "pass-at-k")
+    text = spec.read_text()
+    old = (
+        '      - id: "pass-at-5-{decoding}"\n        method: pass-at-k\n        metric: solved\n'
+        '        of: {where: [{factor: decoding, levels: ["{decoding}"]}]}\n'
+        "        unit: problem\n        options: {k: 5}\n        expand:\n"
+        "          - {name: decoding, values: [greedy-temp, nucleus]}\n"
+    )
+    new = (
+        '      - id: "pass-at-{k}-{decoding}"\n        method: pass-at-k\n        metric: solved\n'
+        '        of: {where: [{factor: decoding, levels: ["{decoding}"]}]}\n'
+        '        unit: problem\n        options: {k: "{k}"}\n        expand:\n'
+        "          - {name: decoding, values: [greedy-temp, nucleus]}\n"
+        '          - {name: k, values: ["3", "5"]}\n'
+    )
+    assert text.count(old) == 1
+    spec.write_text(text.replace(old, new))
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    page = (tmp_path / "generated" / "pass_at_k" / "PREREG.md").read_text()
+    table = page.split("| analysis | method |", 1)[1].split("\n\n", 1)[0]
+    rows = [r for r in table.splitlines() if r.startswith("| `pass-at-")]
+    over = "decoding ∈ {greedy-temp, nucleus} × k ∈ {3, 5}"
+    for decoding in ("greedy-temp", "nucleus"):
+        for k in ("3", "5"):
+            row = (
+                f"| `pass-at-{k}-{decoding}` | pass-at-k | solved | of: decoding∈{decoding};"
+                f" unit: problem | k {k} |  | decoding = {decoding}, k = {k} (one of 4 over {over}) |"
+            )
+            assert row in rows, (row, rows)
+    assert len(rows) == 2 + 4
+    assert "{k}" not in table and '"{' not in table and "∈{decoding}" not in table
+    rules = (tmp_path / "generated" / "pass_at_k" / "rules.py").read_text()
+    assert rules.count('options={"k": 3}') == 2 and rules.count('options={"k": 5}') == 2

@@ -197,3 +197,37 @@ def test_a_long_id_is_wrapped_at_separators_only():
     assert decides.wrap("short-id") == "short-id"
     # a part longer than the width stays whole rather than being cut inside a word
     assert decides.wrap("a-" + "x" * 30) == "a-\n" + "x" * 30
+
+
+def test_a_p_column_writes_p_as_the_study_registers_it_unless_that_crosses_the_threshold():
+    """d17 registers P values to 4 significant digits; its tables show 0.0002593 and 7.961e-08,
+    so its figure's P column does too (not "< 0.001" or 3 digits). Where 4 digits would read
+    on the threshold (0.049996 as "0.05", which is not < 0.05, though the P is) the cell takes
+    as many digits as it needs to stay on the P's side."""
+    hyp = {"id": "h1", "rule": cmp("c-{m}", "adjusted_p", "lt", 0.05)}
+    rows = [
+        contrast("c-a", 7, 10, 6, 10, -0.3, 0.45, adjustedP=0.00025926),
+        contrast("c-b", 7, 10, 6, 10, -0.3, 0.45, adjustedP=7.9613e-08),
+        contrast("c-c", 7, 10, 6, 10, -0.3, 0.45, adjustedP=0.049996),
+        contrast("c-d", 7, 10, 6, 10, -0.3, 0.45, adjustedP=0.76171),
+    ]
+    ((_, panel),) = decides.panels([hyp], {"contrasts": rows})
+
+    def four(p):  # as d17's tables write a P value: 4 significant digits, as a float prints
+        return f"{float(f'{float(p):.4g}')}"
+
+    (column,) = decides.plan(hyp, panel, p_value=four).columns
+    assert column.cells == {
+        0: ("0.0002593", True),
+        1: ("7.961e-08", True),
+        2: ("0.049996", True),
+        3: ("0.7617", False),
+    }
+    # without the study's rounding: the reports' usual 3 digits and "< 0.001"
+    (column,) = decides.plan(hyp, panel).columns
+    assert column.cells == {
+        0: ("< 0.001", True),
+        1: ("< 0.001", True),
+        2: ("0.049996", True),
+        3: ("0.762", False),
+    }

@@ -278,7 +278,13 @@ def test_index_page_escapes_its_values():
     assert (
         '<a href="s/a&amp;b &lt;x&gt;.json"><code>s/<wbr>a&amp;b &lt;x&gt;.json</code></a>' in page
     )
-    assert '<td class="bad">not run</td><td class="links">–</td>' in page
+    assert (
+        '<td data-label="status" class="bad">not run</td><td class="links" data-label="report">–</td>'
+        in page
+    )
+    # on a phone each study is a card of labelled lines (its status is long); the steps stay a table
+    assert page.count('<table class="stack">') == 1
+    assert '<table class="stack"><caption>Studies: each one' in page
     hrefs = [a["href"] for tag, a in refs(page).starts if tag == "a"]
     # the contents (the sections the index has, each an id of it), then the links
     assert hrefs == [
@@ -540,4 +546,4 @@ def test_a_jev_diagnose_step_is_reported_and_a_failing_claim_turns_the_status_re
     out.write_text(json.dumps(doc))
     failed = build_report(info, tmp_path, [step])
     assert "sizing claim FAILS: PASS" in failed.status and failed.ok is False
-    assert "<td>NO" in render_html(failed)
+    assert '<td data-label="holds">NO' in render_html(failed)

@@ -4,6 +4,7 @@ and a Dask cluster; a document that matches the shipped schema; the refusals."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from importlib import resources
 from pathlib import Path
@@ -133,7 +134,18 @@ def test_d17_reports_failing_claims(tmp_path, capsys):
     finding = doc["conditions"][0]
     verdicts = {h["id"]: h["verdicts"][0] for h in finding["hypotheses"]}
     assert verdicts["h1"]["share"] == 1.0 and verdicts["replication"]["share"] > 0.99
-    assert "Sizing claims" in out.with_suffix(".md").read_text()
+    md = out.with_suffix(".md").read_text()
+    assert "Sizing claims" in md
+    # a power claim is a conditional probability: its bar is kept (escaped for the table, as
+    # PREREG.md writes it), not turned into a slash that reads as a division
+    row = next(line for line in md.splitlines() if line.startswith("| `h1-power-at-013`"))
+    assert row.startswith(
+        "| `h1-power-at-013`: P(h1 supported \\| scenario `pool-c-contrastive-shift` at effect"
+        " 0.13) ≥ 0.8 | "
+    )
+    # four cells: claim, figure, method, holds (an unescaped bar would make a fifth)
+    assert len(re.split(r"(?<!\\)\|", row.strip("|"))) == 4, row
+    assert "supported / scenario" not in md
 
 
 def test_rules_reading_an_unmodelled_metric_are_refused():

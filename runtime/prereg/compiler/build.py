@@ -433,42 +433,58 @@ def _selection_words(side: dict) -> str:
 
 
 def _analysis_templates(spec: dict) -> list[dict]:
-    """Every registered analysis as written (placeholders kept), its inputs and options in
-    words, for PREREG.md."""
+    """Every registered analysis for PREREG.md, one row per analysis it expands to: its id,
+    inputs and options with that expansion's values filled in (an option written ``k: "{k}"``
+    shows as ``k 5``, not as its placeholder), and the values that gave it."""
     out = []
     for hyp in spec.get("hypotheses") or []:
         for an in hyp.get("analyses") or []:
-            inputs = []
-            for side in ("of", "a", "b"):
-                if an.get(side) is not None:
-                    inputs.append(f"{side}: {_selection_words(an[side])}")
-            if an.get("groups") is not None:
-                groups = "; ".join(_selection_words(g) for g in an["groups"])
-                inputs.append(f"groups (in order): {groups}")
-            for name in (*_ANALYSIS_FIELDS[:-1], "of_analyses"):
-                if an.get(name) is not None:
-                    value = an[name]
-                    if isinstance(value, list):
-                        value = ", ".join(str(v) for v in value)
-                    inputs.append(f"{name}: {value}")
-            options = an.get("options") or {}
-            out.append(
-                {
-                    "id": an["id"],
-                    "hypothesis": hyp["id"],
-                    "method": an["method"],
-                    "metric": an.get("metric"),
-                    "family": an.get("family"),
-                    "inputs": "; ".join(inputs),
-                    "options": ", ".join(
-                        f"{k} {json.dumps(v, ensure_ascii=False)}" for k, v in options.items()
-                    )
-                    or "none",
-                    "count": len(semantic._expansions(an)),
-                    "dimensions": [_dimension(ex) for ex in an.get("expand") or []],
-                }
-            )
+            bindings = semantic._expansions(an)
+            dimensions = [_dimension(ex) for ex in an.get("expand") or []]
+            for binding in bindings:
+                inputs = []
+                for side in ("of", "a", "b"):
+                    if an.get(side) is not None:
+                        inputs.append(f"{side}: {_selection_words(_filled(an[side], binding))}")
+                if an.get("groups") is not None:
+                    groups = "; ".join(_selection_words(_filled(g, binding)) for g in an["groups"])
+                    inputs.append(f"groups (in order): {groups}")
+                for name in (*_ANALYSIS_FIELDS[:-1], "of_analyses"):
+                    if an.get(name) is not None:
+                        value = an[name]
+                        if isinstance(value, list):
+                            value = ", ".join(semantic.fill(str(v), binding) for v in value)
+                        inputs.append(f"{name}: {value}")
+                options = semantic.fill_options(dict(an.get("options") or {}), binding)
+                out.append(
+                    {
+                        "id": semantic.fill(an["id"], binding),
+                        "hypothesis": hyp["id"],
+                        "method": an["method"],
+                        "metric": an.get("metric"),
+                        "family": an.get("family"),
+                        "inputs": "; ".join(inputs),
+                        "options": ", ".join(
+                            f"{k} {json.dumps(v, ensure_ascii=False)}" for k, v in options.items()
+                        )
+                        or "none",
+                        "count": len(bindings),
+                        "dimensions": dimensions,
+                        "binding": ", ".join(f"{k} = {v}" for k, v in binding.items()),
+                    }
+                )
     return out
+
+
+def _filled(side: dict, binding: dict[str, str]) -> dict:
+    """A selection (``{where: [{factor, levels}]}``) with one expansion's values filled in."""
+    return {
+        **side,
+        "where": [
+            {**f, "levels": [semantic.fill(str(v), binding) for v in f["levels"]]}
+            for f in side.get("where") or []
+        ],
+    }
 
 
 def _dimension(ex: dict) -> str:

@@ -573,9 +573,11 @@ def markdown(doc: Mapping[str, Any]) -> str:
         for c in doc["claims"]:
             se = f" ± {_fmt(c['mcSe'])}" if c.get("mcSe") is not None else ""
             mark = "yes" if c["holds"] else "**no**"
+            # the conditional bar of P(h1 supported | scenario …), escaped for the table as
+            # PREREG.md escapes it (a slash there read as a division)
+            claim = c["claim"].replace("|", "\\|")
             lines.append(
-                f"| `{c['id']}`: {c['claim'].replace('|', '/')} | {_fmt(c['figure'])}{se} |"
-                f" {c['method']} | {mark} |"
+                f"| `{c['id']}`: {claim} | {_fmt(c['figure'])}{se} | {c['method']} | {mark} |"
             )
         lines.append("")
     red = doc.get("redesign")

@@ -14,7 +14,7 @@ tables show them.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -174,8 +174,13 @@ class Plan:
     columns: list[Column]
 
 
-def plan(hypothesis: Mapping[str, Any], panel: Panel) -> Plan:
-    """The thresholds, margins, P columns and row states of one panel (see the module)."""
+def plan(
+    hypothesis: Mapping[str, Any], panel: Panel, p_value: Callable[[Any], str] | None = None
+) -> Plan:
+    """The thresholds, margins, P columns and row states of one panel (see the module).
+    ``p_value`` writes a P value as the study's tables do (a study that registers its P
+    rounding), with more digits where that rounding would read on the other side of the
+    threshold than the figure does; by default, the reports' usual style."""
     rows = panel.rows
     n = len(rows)
     applies = [
@@ -214,7 +219,7 @@ def plan(hypothesis: Mapping[str, Any], panel: Panel) -> Plan:
             for i in idx:
                 x = figure_value(rows[i], quantity)
                 against = None if x is None else (x, c.leaf["value"], c.leaf.get("decimals"))
-                cells[i] = (fmt_p(x, against=against), meets(rows[i], c))
+                cells[i] = (_p_text(x, against, p_value), meets(rows[i], c))
             columns.append(Column(heading, cells))
     margins: dict[tuple, list[int]] = {}
     for i, r in enumerate(rows):
@@ -232,8 +237,35 @@ def plan(hypothesis: Mapping[str, Any], panel: Panel) -> Plan:
     )
 
 
+def _p_text(x: Any, against: tuple | None, p_value: Callable[[Any], str] | None) -> str:
+    """A P value of a figure's column: as the study's tables write it (``p_value``), unless
+    those digits would read on the other side of the threshold (or on it) than the figure
+    does: then with as many digits as it takes (:func:`fmt_against`). Without ``p_value``, in
+    the reports' usual style."""
+    if p_value is None or x is None or against is None:
+        return fmt_p(x, against=against)
+    from fractions import Fraction
+
+    from prereg.reports.numbers import _sides
+
+    text = p_value(x)
+    try:
+        shown = Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        return fmt_p(x, against=against)
+    if _sides(shown, *against[1:]) == _sides(*against):
+        return text
+    from prereg.reports.numbers import fmt_against
+
+    return fmt_against(*against, digits=3, style="g")
+
+
 def figure(
-    hypothesis: Mapping[str, Any], panel: Panel, name: str, verdict: str | None = None
+    hypothesis: Mapping[str, Any],
+    panel: Panel,
+    name: str,
+    verdict: str | None = None,
+    p_value: Callable[[Any], str] | None = None,
 ) -> Figure:
     """The figure of one panel, drawn from its :func:`plan`."""
     from matplotlib.lines import Line2D
@@ -242,7 +274,7 @@ def figure(
 
     rows = panel.rows
     n = len(rows)
-    drawn = plan(hypothesis, panel)
+    drawn = plan(hypothesis, panel, p_value)
     state = drawn.state
     met_colour, missed_colour = plot.BLUE, plot.GREY
     colours = {"met": met_colour, "read": met_colour, "missed": missed_colour, "unread": "#444444"}
@@ -374,6 +406,7 @@ def blocks(
     doc: Mapping[str, Any],
     verdicts: Mapping[str, str] | None = None,
     prefix: str = "decides",
+    p_value: Callable[[Any], str] | None = None,
 ) -> list[Figure]:
     """One figure per decided hypothesis and scale (see :func:`panels`), named
     ``{prefix}-{hypothesis}`` (with ``-2``, ``-3`` … for a hypothesis's further scales)."""
@@ -386,5 +419,5 @@ def blocks(
         while name in taken:
             name, k = f"{base}-{k}", k + 1
         taken.add(name)
-        out.append(figure(h, panel, name, verdicts.get(panel.hypothesis)))
+        out.append(figure(h, panel, name, verdicts.get(panel.hypothesis), p_value))
     return out

@@ -126,6 +126,7 @@ def blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
                     for c in doc["claims"]
                 ],
                 code=frozenset({0}),
+                stack=True,  # the registered claim is a long sentence: a card on a phone
             ),
         ]
     red = doc.get("redesign")

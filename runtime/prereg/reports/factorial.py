@@ -29,6 +29,9 @@ from prereg.reports.diagnose import claims_status, failing_claims, unchecked_cla
 from prereg.reports.page import Facts, Heading, Para, Report, Table
 from prereg.reports.verdicts import anchor, deciding_figures, rule_text
 
+#: The rule cell of a hypothesis that registers none (reported only): said, not left blank.
+NO_RULE = "none: reported only (its figures are in the tables below)"
+
 
 def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
     score_steps = info.steps_for(steps, "score")
@@ -97,7 +100,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                 (
                     f"[{h}](#{anchor(hyps[h])})" if h in hyps else h,
                     v,
-                    rule_text(info.prereg_md, h),
+                    rule_text(info.prereg_md, h) or NO_RULE,
                     deciding_figures(
                         hyps.get(h, {}),
                         [
@@ -105,7 +108,8 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                             *(doc.get("estimates") or []),
                             *(doc.get("analyses") or []),
                         ],
-                    ),
+                    )
+                    or "–",
                 )
                 for h, v in verdicts.items()
             ],

@@ -35,6 +35,23 @@ from prereg.reports.page import Facts, Figure, Heading, Para, Report, Table
 from prereg.reports.verdicts import figure_verdicts
 from prereg.stats.calibration import ten_bin_index
 
+#: The registered metric each figure of REPORT.json reports (the study's metric ids, as the
+#: engine's diagnose reads them too): the report names it beside the figure, so that every
+#: registered metric can be found in the report.
+METRICS = {
+    "refusals": "refusals",
+    "exactSetAccuracy": "exact-set-accuracy",
+    "microPrecision": "micro-precision",
+    "microRecall": "micro-recall",
+    "microF1": "micro-f1",
+    "topKExactShare": "top-g-exact-share",
+    "gapMean": "gap",
+    "belowUniformShare": "below-uniform-share",
+    "noCorrectMeanMax": "no-correct-confidence",
+    "ece": "ece",
+    "eceExcludingFirstBin": "ece-without-first-bin",
+}
+
 
 def split_figures(multi_min: int, gap_scale: float) -> tuple[tuple[str, str, str], ...]:
     """Figures of a split shown in the comparison table, in this order: the report's key, what
@@ -234,8 +251,11 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
             Facts(
                 [
                     ("fitted threshold", f"{fmt(doc.get('threshold'))} (on {fit}, then frozen)"),
-                    ("ECE (ten bins)", fmt(doc.get("ece"))),
-                    ("ECE without the first bin", fmt(doc.get("eceExcludingFirstBin"))),
+                    ("ECE (ten bins), metric ece", fmt(doc.get("ece"))),
+                    (
+                        "ECE without the first bin, metric ece-without-first-bin",
+                        fmt(doc.get("eceExcludingFirstBin")),
+                    ),
                     ("binary outputs", fmt(doc.get("binaryOutputs"))),
                     (
                         "rounding",
@@ -275,13 +295,17 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                             for i in range(bins)
                         ],
                         numeric=frozenset({1, 2, 3}),
+                        caption="Reliability bins: the binary outputs per bin, their mean stated"
+                        " probability and the share that is correct (computed here from the"
+                        " binary outputs file, to 4 decimals; REPORT.json's rounding is not"
+                        " applied)",
                     )
                 )
         splits = doc.get("splits") or {}
         report.add(
             Heading(f"{fit.capitalize()} and {evaluate} splits"),
             Table(
-                ("figure", "unit", fit, evaluate, "key"),
+                ("figure", "unit", fit, evaluate, "key", "metric"),
                 [
                     (
                         label,
@@ -289,14 +313,16 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                         fmt(splits.get(fit, {}).get(k)),
                         fmt(splits.get(evaluate, {}).get(k)),
                         k,
+                        METRICS.get(k, "–"),
                     )
                     for k, label, unit in split_figures(cfg.multi_correct_min, cfg.gap_scale)
                     if k in splits.get(fit, {}) or k in splits.get(evaluate, {})
                 ],
                 numeric=frozenset({2, 3}),
-                code=frozenset({4}),
+                code=frozenset({4, 5}),
                 caption=f"Figures of the {fit} and {evaluate} splits at the frozen threshold"
-                " (key: the figure's name in REPORT.json)",
+                " (key: the figure's name in REPORT.json; metric: the registered metric it"
+                " reports)",
             ),
         )
     if diag:

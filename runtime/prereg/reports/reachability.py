@@ -701,7 +701,9 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                 markdown=frozenset({0, 3}),
                 stack=True,
             ),
-            *decides.blocks(info.spec.get("hypotheses") or [], doc, doc.get("verdicts")),
+            *decides.blocks(
+                info.spec.get("hypotheses") or [], doc, doc.get("verdicts"), p_value=p_num
+            ),
         )
         obs = doc.get("observations") or {}
         clock = doc.get("clock") or {}
@@ -797,6 +799,9 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                     ],
                     numeric=frozenset({3, 4}),
                     code=frozenset({0, 1}),
+                    # on a phone, each estimate a card: as columns, its value and interval
+                    # sat past the window's edge behind a long id
+                    stack=True,
                 )  # fmt: skip
             )
         if doc.get("contrasts"):
@@ -825,6 +830,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                         caption=f"Contrasts of {hyp}" + (f": {title}" if title else ""),
                         folded=f"{hyp}: {len(rows)} contrast{'s' if len(rows) != 1 else ''}"
                         + (f" ({title})" if title else ""),
+                        stack=True,
                     )  # fmt: skip
                 )
 

@@ -320,6 +320,62 @@ def figure_verdicts(
             markdown=frozenset({0, 3}),
             stack=True,
         ),
+        *study_figures_blocks(declared, figures),
+    ]
+
+
+def figure_text(x: Any) -> str:
+    """A study figure's value for its table: an integer with separators, an exact fraction
+    to 4 significant digits with the fraction itself beside it when that decimal is not
+    exact (``0.9159 (9159/10000)``), any other number to 4 significant digits."""
+    from fractions import Fraction
+
+    from prereg.reports.numbers import _significant, fmt
+
+    if x is None or isinstance(x, bool | int):
+        return fmt(x)
+    if isinstance(x, Fraction):
+        if x.denominator == 1:
+            return fmt(int(x))
+        text = _significant(x, 4)
+        return text if Fraction(text) == x else f"{text} ({x.numerator}/{x.denominator})"
+    if isinstance(x, float) and math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return f"{float(x):.4g}"
+
+
+def study_figures_blocks(declared: Mapping[str, Mapping[str, Any]], figures: Mapping[str, Any]):
+    """Every registered study figure, in registered order, with its title, value and unit:
+    the deciding figures line names only those that met a comparison (and six of them at
+    most), so this table is where each registered figure is reported."""
+    from prereg.reports.page import Heading, Para, Table
+
+    if not declared:
+        return []
+    rows = []
+    for fid, f in declared.items():
+        value = figures.get(fid)
+        if value is None:
+            shown = "– (another analysis computes it)" if f.get("external") else "–"
+        else:
+            shown = figure_text(value)
+        rows.append((fid, str(f.get("title") or ""), shown, str(f.get("unit") or "")))
+    return [
+        Heading("Study figures", 3),
+        Para(
+            "Every figure the study registers, as the engine reported it (a share is written"
+            " to 4 significant digits, with its exact fraction when that decimal is not exact;"
+            " a dash where the engine reported none, as the figure's description in PREREG.md"
+            " says it may).",
+            note=True,
+        ),
+        Table(
+            ("figure", "title", "value", "unit"),
+            rows,
+            numeric=frozenset({2}),
+            code=frozenset({0}),
+            stack=True,  # a title and a unit in words: a card on a phone
+        ),
     ]
 
 

@@ -248,7 +248,12 @@ def test_deciding_figures_are_rounded_as_the_tables_round_them(tmp_path: Path, d
     step = Step(
         "s", "score", ["score", "--out", "{out}/SCORE.json"], ["score", "--out", out], 0, True
     )
-    page = render_report_markdown(build_report(d17_info, tmp_path, [step]))
+    report = build_report(d17_info, tmp_path, [step])
+    page = render_report_markdown(report)
+    # the figure of what decides h1 writes its adjusted P as the tables do (4 significant
+    # digits, not the reports' usual "< 0.001")
+    (h1,) = [f for f in report.figures() if f.name == "decides-h1"]
+    assert ">0.0002593 yes</text>" in h1.svg and "&lt; 0.001" not in h1.svg
     row = next(line for line in page.splitlines() if line.startswith("| [h2]("))
     assert row.endswith("| upper bound < -0.05: met by 0 of 1 (h2-yes-pool-a (0.0582)) |")
     row = next(line for line in page.splitlines() if line.startswith("| [h1]("))
