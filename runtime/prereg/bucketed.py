@@ -89,9 +89,14 @@ class Unnamed(Sequence):
 
 
 def bucket_of(ids: Sequence[str], buckets: int) -> np.ndarray:
-    """Each id's bucket: the CRC-32 of its UTF-8 bytes, modulo ``buckets``."""
-    crc = np.fromiter(map(zlib.crc32, map(str.encode, ids)), dtype=np.int64, count=len(ids))
+    """Each id's bucket: the CRC-32 of its UTF-8 bytes, modulo ``buckets`` (a lone surrogate,
+    which a JSON string may hold as ``"\\ud800"``, taken as its three bytes)."""
+    crc = np.fromiter(map(zlib.crc32, map(_utf8, ids)), dtype=np.int64, count=len(ids))
     return crc % buckets
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 def names_read(config: Mapping[str, Any], rules_file: str | None, name: str) -> bool:
