@@ -25,10 +25,10 @@ from tests.demo.test_demo_plan import STEPS, _cli, starter  # noqa: F401 (a fixt
     ],
 )
 def test_a_control_character_in_a_title_or_argument_is_refused_by_path(
-    starter,
+    starter,  # noqa: F811 (the fixture imported above)
     tmp_path,
     change,
-    pointer,  # noqa: F811
+    pointer,
 ):
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps({"steps": [{**STEPS[0], **change}]}), encoding="utf-8")
