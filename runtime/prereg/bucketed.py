@@ -30,12 +30,14 @@ that is right; wrong data costs a second read.
 
 The spill folder (``.prereg-score-*`` beside the output; on a cluster every worker must see
 it at the same path, as it must see the inputs) is removed when the command ends, whether it
-wrote its outputs or refused; a process killed outright leaves it behind, and it may be
-deleted (no output is ever written into it).
+wrote its outputs or refused, or was stopped by SIGTERM or an interrupt; a process killed
+outright (SIGKILL) leaves it behind, and it may be deleted (no output is ever written into
+it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
@@ -363,7 +365,7 @@ def reduce_rows(
 ) -> Reduced | None:
     """The rows of a manifest and its observations reduced in buckets, or None when one
     process must score them (a problem to name, or data it reads its own way)."""
-    from prereg import partitioned, runner
+    from prereg import partitioned
 
     size = partitioned.DEFAULT_BYTES if size is None else size
     try:  # a file one process would refuse: refused there, in the order it reads them
@@ -371,6 +373,49 @@ def reduce_rows(
         obs_parts, obs_sha, obs_bytes = partitioned.plan(inputs.observations, size)
     except UserError:
         return None
+    with _terminate_as_interrupt():
+        return _reduce_rows(
+            config, items_contract, inputs, item_names, obs_names, workers, scheduler, size,
+            spill_dir, max_problems, items_parts, items_sha, items_bytes, obs_parts, obs_sha,
+            obs_bytes,
+        )  # fmt: skip
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """SIGTERM (a timeout, a CI's cancel, ``kill``) ends the command as an interrupt does, so
+    that the spill folder is removed on the way out (the signal's default ends the process
+    where it stands and left the folder, a copy of the inputs' ids and records, behind). A
+    forked worker that inherits the handler stops as the default would."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    owner = os.getpid()
+
+    def interrupt(signum, frame):
+        if os.getpid() != owner:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _reduce_rows(
+    config, items_contract, inputs, item_names, obs_names, workers, scheduler, size,
+    spill_dir, max_problems, items_parts, items_sha, items_bytes, obs_parts, obs_sha, obs_bytes,
+):  # fmt: skip
+    """:func:`reduce_rows` once the inputs are planned."""
+    from prereg import runner
+
     buckets = max(2 * workers, -(-(items_bytes + obs_bytes) // BUCKET_BYTES), 1)
     try:  # beside the output where it can (a cluster's workers see it there), else the temp
         spill = tempfile.mkdtemp(prefix=".prereg-score-", dir=spill_dir)

@@ -71,9 +71,15 @@ def run(
         futures = {pool.submit(_call, fn, t): i for i, t in enumerate(tasks)}
         from concurrent.futures import as_completed
 
-        for fut in as_completed(futures):
-            results[futures[fut]] = fut.result()
-            step()
+        try:
+            for fut in as_completed(futures):
+                results[futures[fut]] = fut.result()
+                step()
+        except BaseException:
+            # an interrupt (or SIGTERM as one) or a failed block: the blocks not begun are
+            # dropped, so the pool waits only for those running
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
     return results
 
 

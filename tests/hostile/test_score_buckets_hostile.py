@@ -228,3 +228,50 @@ def test_a_server_that_sends_a_handshake_then_nothing_is_refused_within_seconds(
     assert "Traceback" not in err and took < 20, (took, err)
     assert not out.exists()
     _no_spill(tmp_path)
+
+
+# -- a polite stop (SIGTERM: timeout, a CI's cancel, kill) while rows are reduced in buckets ------
+
+_TERMINATED = """
+import os, signal, sys
+from prereg import bucketed
+from prereg.cli import main
+real = bucketed._mapped
+def mapped(payload, task):
+    if task[1] == 1:  # the second partition: the spill folder holds the first's
+        os.kill(os.getpid(), signal.SIGTERM)
+    return real(payload, task)
+bucketed._mapped = mapped
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_sigterm_while_reducing_in_buckets_leaves_no_spill_folder(study, tmp_path):
+    """SIGTERM ended the process where it stood and left the spill folder (a copy of the
+    inputs' row ids and records) beside the output; it now ends the command as an interrupt
+    does: the folder removed, nothing written."""
+    import subprocess
+    import sys
+
+    from prereg import exits
+
+    root, items, obs = study
+    out = tmp_path / "S.json"
+    argv = ["--project", str(root), AP, "score", "--items", str(items), "--observations",
+            str(obs), "--out", str(out), "--quiet", "--partition-bytes", "8K"]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", _TERMINATED, *argv], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == exits.INTERRUPTED, (done.returncode, done.stderr[-2000:])
+    assert "interrupted" in done.stderr and "Traceback" not in done.stderr
+    _no_spill(tmp_path)
+    assert not out.exists() and not out.with_suffix(".md").exists()
+
+
+def test_the_sigterm_handler_is_put_back_after_the_buckets(study, tmp_path):
+    import signal
+
+    before = signal.getsignal(signal.SIGTERM)
+    out = tmp_path / "S.json"
+    assert _score(study, out, "--partition-bytes", "8K") == 0
+    assert signal.getsignal(signal.SIGTERM) is before
