@@ -275,3 +275,45 @@ def test_the_sigterm_handler_is_put_back_after_the_buckets(study, tmp_path):
     out = tmp_path / "S.json"
     assert _score(study, out, "--partition-bytes", "8K") == 0
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+@pytest.mark.parametrize("extra", [(), ("--workers", "2", "--partition-bytes", "8K")])
+@pytest.mark.parametrize("kind", ["unknown", "duplicate"])
+def test_a_row_id_of_megabytes_is_not_echoed_whole(study, tmp_path, capsys, extra, kind):
+    """An unknown row's id (or a repeated record's key) of 3 MB was printed whole: a 3 MB
+    error message. It is cut, as a bad value of the contract is."""
+    _root, items, obs = study
+    huge = "x" * 3_000_000
+    rec = json.dumps({"attempt": 1, "correct": True, "rowId": huge}) + "\n"
+    bad = tmp_path / "obs.jsonl"
+    bad.write_text(obs.read_text() + rec + (rec if kind == "duplicate" else ""))
+    if kind == "duplicate":  # the id registered, so that its second record is the problem
+        its = tmp_path / "items.jsonl"
+        lines = items.read_text().splitlines(keepends=True)
+        first = json.loads(lines[0])["rowId"]
+        its.write_text("".join(lines).replace(f'"{first}"', json.dumps(huge)))
+        bad.write_text(bad.read_text().replace(f'"{first}"', '"nobody-now"'))
+        bad.write_text(
+            "".join(x for x in bad.read_text().splitlines(True) if "nobody-now" not in x)
+        )
+    out = tmp_path / "S.json"
+    rc = _score(study, out, *extra, obs=bad, items=its if kind == "duplicate" else None)
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err
+    assert ("unknown row id" if kind == "unknown" else "duplicate attempt") in err, err[:500]
+    assert len(err) < 2000, len(err)
+    assert not out.exists()
+
+
+def test_a_manifest_row_of_megabytes_listed_twice_is_not_echoed_whole(study, tmp_path, capsys):
+    _root, items, _obs = study
+    lines = items.read_text().splitlines(keepends=True)
+    first = json.loads(lines[0])["rowId"]
+    huge = json.dumps("y" * 3_000_000)
+    its = tmp_path / "items.jsonl"
+    its.write_text(lines[0].replace(f'"{first}"', huge) * 2 + "".join(lines[1:]))
+    out = tmp_path / "S.json"
+    rc = _score(study, out, items=its)
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err and "repeats line 1" in err, err[:500]
+    assert len(err) < 2000, len(err)
