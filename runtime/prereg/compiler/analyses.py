@@ -417,6 +417,8 @@ def _options_refused(an: dict, options: dict, entry, ptr: str, what: str, report
     except MethodError as exc:
         message = str(exc)
         head = message.split(" ", 1)[0].split("[", 1)[0]
+        if len(message) > 300:  # a value of thousands of characters is not echoed whole
+            message = message[:299] + "…"
         if head in options:
             report(
                 f"{ptr}/{head}",
