@@ -949,6 +949,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: list[str]) -> int:
     parser = _base_parser()
     try:
+        for i, arg in enumerate(argv, 1):
+            if isinstance(arg, str) and "\x00" in arg:
+                # no shell passes one; an in-process call or a plan can, and a path holding
+                # one raised ValueError deep in a command
+                shown = repr(arg) if len(arg) <= 60 else repr(arg[:60]) + "…"
+                raise UserError(
+                    f"argument {i} ({shown}) holds a NUL character, which no path or word may"
+                    " hold"
+                )
         from prereg.console import progress_delay
 
         progress_delay()  # a bad PREREG_PROGRESS_DELAY is refused before any work
