@@ -955,8 +955,7 @@ def _main(argv: list[str]) -> int:
                 # one raised ValueError deep in a command
                 shown = repr(arg) if len(arg) <= 60 else repr(arg[:60]) + "…"
                 raise UserError(
-                    f"argument {i} ({shown}) holds a NUL character, which no path or word may"
-                    " hold"
+                    f"argument {i} ({shown}) holds a NUL character, which no path or word may hold"
                 )
         from prereg.console import progress_delay
 
