@@ -949,14 +949,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: list[str]) -> int:
     parser = _base_parser()
     try:
-        for i, arg in enumerate(argv, 1):
-            if isinstance(arg, str) and "\x00" in arg:
-                # no shell passes one; an in-process call or a plan can, and a path holding
-                # one raised ValueError deep in a command
-                shown = repr(arg) if len(arg) <= 60 else repr(arg[:60]) + "…"
-                raise UserError(
-                    f"argument {i} ({shown}) holds a NUL character, which no path or word may hold"
-                )
         from prereg.console import progress_delay
 
         progress_delay()  # a bad PREREG_PROGRESS_DELAY is refused before any work
@@ -1032,6 +1024,18 @@ def _main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return exits.INTERRUPTED
+    except ValueError as exc:
+        # a path holding a NUL character (no shell passes one; an in-process call can), which
+        # the system's calls refuse with ValueError wherever a command opens it
+        held = [(i, a) for i, a in enumerate(argv, 1) if isinstance(a, str) and "\x00" in a]
+        if "null byte" not in str(exc) or not held:
+            raise
+        i, arg = held[0]
+        shown = repr(arg) if len(arg) <= 60 else repr(arg[:60]) + "…"
+        message = f"argument {i} ({shown}) holds a NUL character, which no path may hold"
+        _LAST_ERROR.update(message=message)
+        print(f"error: {message}", file=sys.stderr)
+        return 2
     except BrokenPipeError:
         return exits.BROKEN_PIPE
     except OSError as exc:
