@@ -31,12 +31,14 @@ that is right; wrong data costs a second read.
 
 The spill folder (``.prereg-score-*`` beside the output; on a cluster every worker must see
 it at the same path, as it must see the inputs) is removed when the command ends, whether it
-wrote its outputs or refused; a process killed outright leaves it behind, and it may be
-deleted (no output is ever written into it).
+wrote its outputs or refused, or was stopped by SIGTERM or an interrupt; a process killed
+outright (SIGKILL) leaves it behind, and it may be deleted (no output is ever written into
+it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import operator
 import os
@@ -91,9 +93,14 @@ class Unnamed(Sequence):
 
 
 def bucket_of(ids: Sequence[str], buckets: int) -> np.ndarray:
-    """Each id's bucket: the CRC-32 of its UTF-8 bytes, modulo ``buckets``."""
-    crc = np.fromiter(map(zlib.crc32, map(str.encode, ids)), dtype=np.int64, count=len(ids))
+    """Each id's bucket: the CRC-32 of its UTF-8 bytes, modulo ``buckets`` (a lone surrogate,
+    which a JSON string may hold as ``"\\ud800"``, taken as its three bytes)."""
+    crc = np.fromiter(map(zlib.crc32, map(_utf8, ids)), dtype=np.int64, count=len(ids))
     return crc % buckets
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 def names_read(config: Mapping[str, Any], rules_file: str | None, name: str) -> bool:
@@ -404,25 +411,57 @@ def reduce_rows(
         return None
     # the files' digests (which SCORE.json names) on a thread of this process while the
     # partitions are read: their hashing does not hold the workers back
-    with ThreadPoolExecutor(1) as hashing:
-        hashed = hashing.submit(_digests, inputs, items_parts, obs_parts)
+    import threading
+
+    stop = threading.Event()  # set on the way out: a hash no one will read stops at its chunk
+    with _terminate_as_interrupt(), ThreadPoolExecutor(1) as hashing:
+        hashed = hashing.submit(_digests, inputs, items_parts, obs_parts, stop)
         try:
             return _reduce_rows(
                 config, items_contract, inputs, item_names, obs_names, items_parts, obs_parts,
                 hashed, workers, scheduler, size, spill_dir, max_problems,
             )  # fmt: skip
         finally:
-            hashed.cancel()
+            stop.set()
 
 
-def _digests(inputs: Inputs, items_parts, obs_parts):
-    """Each file's (SHA-256, size, its partitions' SHA-256), or None when one cannot be read."""
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """SIGTERM (a timeout, a CI's cancel, ``kill``) ends the command as an interrupt does, so
+    that the spill folder is removed on the way out (the signal's default ends the process
+    where it stands and left the folder, a copy of the inputs' ids and records, behind). A
+    forked worker that inherits the handler stops as the default would."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    owner = os.getpid()
+
+    def interrupt(signum, frame):
+        if os.getpid() != owner:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _digests(inputs: Inputs, items_parts, obs_parts, stop=None):
+    """Each file's (SHA-256, size, its partitions' SHA-256), or None when one cannot be read
+    (or ``stop`` was set)."""
     from prereg import partitioned
 
     try:
         return (
-            partitioned.digests(inputs.items, items_parts),
-            partitioned.digests(inputs.observations, obs_parts),
+            partitioned.digests(inputs.items, items_parts, stop),
+            partitioned.digests(inputs.observations, obs_parts, stop),
         )
     except OSError:
         return None

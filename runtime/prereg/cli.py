@@ -1018,6 +1018,18 @@ def _main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return exits.INTERRUPTED
+    except ValueError as exc:
+        # a path holding a NUL character (no shell passes one; an in-process call can), which
+        # the system's calls refuse with ValueError wherever a command opens it
+        held = [(i, a) for i, a in enumerate(argv, 1) if isinstance(a, str) and "\x00" in a]
+        if "null byte" not in str(exc) or not held:
+            raise
+        i, arg = held[0]
+        shown = repr(arg) if len(arg) <= 60 else repr(arg[:60]) + "…"
+        message = f"argument {i} ({shown}) holds a NUL character, which no path may hold"
+        _LAST_ERROR.update(message=message)
+        print(f"error: {message}", file=sys.stderr)
+        return 2
     except BrokenPipeError:
         return exits.BROKEN_PIPE
     except OSError as exc:

@@ -255,6 +255,18 @@ def load_plan(project: Project, path: Path | None = None) -> tuple[dict, Path | 
 _STEP_KEYS = ("title", "study", "args", "expect_exit", "lane", "project", "json")
 
 
+def _control(text: str) -> str | None:
+    """The first control character of ``text`` (a line break, a tab, U+2028...) named, or
+    None: a step's title is a line of a report (a heading, a Markdown table's cell) and its
+    arguments are paths and words, which a line break would split."""
+    import unicodedata
+
+    for ch in text:
+        if unicodedata.category(ch) in ("Cc", "Zl", "Zp"):
+            return f"control character U+{ord(ch):04X}"
+    return None
+
+
 def plan_problems(plan: Any, studies: set[str]) -> list[tuple[str, str]]:
     """(JSON pointer, rule) of each way ``plan`` is not a plan: an object whose ``steps`` is a
     non-empty list of steps, each an object with ``title`` (a string), ``study`` (a study of
@@ -282,6 +294,10 @@ def plan_problems(plan: Any, studies: set[str]) -> list[tuple[str, str]]:
                 out.append((at, f"a step needs {key}"))
         if "title" in step and not isinstance(step["title"], str):
             out.append((f"{at}/title", "a string"))
+        elif "title" in step and _control(step["title"]):
+            out.append(
+                (f"{at}/title", f"{_control(step['title'])}: a title is one line of a report")
+            )
         study = step.get("study")
         if "study" in step and (not isinstance(study, str) or study not in studies):
             known = ", ".join(sorted(studies)) or "none"
@@ -294,6 +310,12 @@ def plan_problems(plan: Any, studies: set[str]) -> list[tuple[str, str]]:
                 out.append((f"{at}/args", "a list of strings"))
             elif "json" in step and (len(args) != 2 or args[0] != "write"):
                 out.append((f"{at}/args", 'a step with json writes a file: ["write", PATH]'))
+            else:
+                out += [
+                    (f"{at}/args/{j}", f"{_control(a)}: an argument is one line (a path, a word)")
+                    for j, a in enumerate(args)
+                    if _control(a)
+                ]
         codes = step.get("expect_exit")
         if "expect_exit" in step and not (
             isinstance(codes, list)

@@ -19,3 +19,13 @@ class UserError(Exception):
         if self.problems:
             return [self.message, *("  " + p for p in self.problems)]
         return [self.message]
+
+
+def said(value, limit: int = 80) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters with its length told (a row
+    id of megabytes is not echoed whole)."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    size = len(value) if isinstance(value, str) else len(text)
+    return f"{text[: limit - 1]}… ({size} characters)"

@@ -71,9 +71,15 @@ def run(
         futures = {pool.submit(_call, fn, t): i for i, t in enumerate(tasks)}
         from concurrent.futures import as_completed
 
-        for fut in as_completed(futures):
-            results[futures[fut]] = fut.result()
-            step()
+        try:
+            for fut in as_completed(futures):
+                results[futures[fut]] = fut.result()
+                step()
+        except BaseException:
+            # an interrupt (or SIGTERM as one) or a failed block: the blocks not begun are
+            # dropped, so the pool waits only for those running
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
     return results
 
 
@@ -110,46 +116,103 @@ HANDSHAKE_MAX_BYTES = 1 << 20
 
 def _probe(address: str, host: str, port: int, seconds: float, tls: bool = False) -> None:
     """Refuse, within ``seconds``, an address where nothing accepts a connection, or (plain TCP)
-    where what answers does not open with a Dask handshake: a scheduler writes its handshake
-    as soon as a connection is accepted."""
+    where what answers does not send a whole Dask handshake: a scheduler writes its handshake
+    (a message of its size, then its frames, holding a map) as soon as a connection is
+    accepted, and the client waits for all of it with no timeout of its own."""
     import socket
     import struct
     import time
 
+    def read(conn, n: int, deadline: float) -> bytes:
+        got = b""
+        while len(got) < n:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            conn.settimeout(left)
+            try:
+                more = conn.recv(min(n - len(got), 1 << 16))
+            except TimeoutError:
+                break
+            if not more:
+                break
+            got += more
+        return got
+
+    size = None
     try:
         with socket.create_connection((host, port), timeout=seconds) as conn:
             if tls:
                 return
-            head = b""
             deadline = time.monotonic() + seconds
-            while len(head) < 8:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                conn.settimeout(left)
-                try:
-                    more = conn.recv(8 - len(head))
-                except TimeoutError:
-                    break
-                if not more:
-                    break
-                head += more
+            head = read(conn, 8, deadline)
+            if len(head) == 8:
+                (size,) = struct.unpack("<Q", head)
+                if 0 < size <= HANDSHAKE_MAX_BYTES:
+                    body = read(conn, size, deadline)
     except (OSError, UnicodeError) as exc:
         why = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
         raise UserError(
             f"--scheduler: cannot reach a Dask scheduler at {address} ({why} within {seconds:g} s)"
         ) from None
-    if len(head) < 8:
+    if size is None:
         said = f"it sent {head!r} and stopped" if head else "it sent nothing"
         raise UserError(
             f"--scheduler: {address} accepted a connection but is not a Dask scheduler ({said}"
             f" within {seconds:g} s; a scheduler sends its handshake at once); nothing was run"
         )
-    (size,) = struct.unpack("<Q", head)
     if not 0 < size <= HANDSHAKE_MAX_BYTES:
         raise UserError(
             f"--scheduler: {address} is not a Dask scheduler (it answered {head!r}, not a Dask"
             " handshake); nothing was run"
+        )
+    if len(body) < size:
+        raise UserError(
+            f"--scheduler: {address} is not a Dask scheduler (it sent {len(body)} of the {size}"
+            f" bytes its handshake announced within {seconds:g} s); nothing was run"
+        )
+    if not _handshake(body):
+        raise UserError(
+            f"--scheduler: {address} is not a Dask scheduler (its {size} bytes are not a Dask"
+            " handshake); nothing was run"
+        )
+
+
+def _handshake(body: bytes) -> bool:
+    """Whether ``body`` is a whole Dask message holding a map (a scheduler's handshake: its
+    compression, Python version and pickle protocol), read without unpickling anything."""
+    try:
+        from distributed.protocol.core import loads
+        from distributed.protocol.utils import unpack_frames
+
+        frames, missing = unpack_frames(body, partial=True)
+        if missing or not frames:
+            return False
+        return isinstance(loads(frames, deserialize=False), dict)
+    except ImportError:
+        return True  # the client's import is refused with its own words
+    except Exception:  # noqa: BLE001 (whatever fails to decode is no handshake)
+        return False
+
+
+def _tls_settings(address: str) -> None:
+    """Refuse a tls:// address when Dask's configuration holds no TLS settings for a client
+    (the client would fail with a TypeError, and its half-built client print a traceback
+    after 40 s)."""
+    from distributed.security import Security
+
+    try:
+        context = Security().get_connection_args("client").get("ssl_context")
+    except Exception as exc:  # noqa: BLE001 (a broken TLS configuration is the user's)
+        raise UserError(
+            f"--scheduler: {address}: Dask's TLS settings cannot be read ({type(exc).__name__}:"
+            f" {str(exc)[:200]}); nothing was run"
+        ) from None
+    if context is None:
+        raise UserError(
+            f"--scheduler: {address} is a tls:// address, and Dask's configuration holds no TLS"
+            " settings for a client (distributed.comm.tls.ca-file, .client.cert and"
+            " .client.key, or their DASK_DISTRIBUTED__COMM__TLS__* variables); nothing was run"
         )
 
 
@@ -163,19 +226,16 @@ def _on_dask(fn, payload, tasks, address: str, step) -> list:
             "--scheduler: running on a Dask cluster needs the optional extra"
             " prereg[distributed] (pip install 'prereg[distributed]')"
         ) from None
-    _probe(address, host, port, CONNECT_SECONDS, tls=address.startswith("tls://"))
+    tls = address.startswith("tls://")
+    if tls:
+        _tls_settings(address)
+    _probe(address, host, port, CONNECT_SECONDS, tls=tls)
     timeouts = {
         "distributed.comm.timeouts.connect": f"{CONNECT_SECONDS:g}s",
         "distributed.comm.timeouts.tcp": f"{RESULT_SECONDS:g}s",
     }
     with dask.config.set(timeouts):
-        try:
-            client = Client(address, timeout=f"{2 * CONNECT_SECONDS:g}s", set_as_default=False)
-        except Exception as exc:  # noqa: BLE001 (any failure to connect is the user's address)
-            raise UserError(
-                f"--scheduler: cannot reach a Dask scheduler at {address}"
-                f" ({type(exc).__name__}: {str(exc)[:200]})"
-            ) from None
+        client = _client(Client, address)
         try:
             shared = client.scatter(payload, broadcast=True, hash=False)
             futures = [client.submit(fn, shared, t, pure=False) for t in tasks]
@@ -204,6 +264,38 @@ def _on_dask(fn, payload, tasks, address: str, step) -> list:
             ) from None
         finally:
             client.close(timeout=CONNECT_SECONDS)
+
+
+def _client(Client, address: str):
+    """A client of the scheduler at ``address``, connected within a bounded time: parts of the
+    client's start (a reply it waits for after the handshake) have no timeout of their own, so
+    a server that answers the handshake and then stays silent held the command forever."""
+    import threading
+
+    box: list = []
+    ready = threading.Event()
+    seconds = 3 * CONNECT_SECONDS
+
+    def start() -> None:
+        try:
+            box.append(Client(address, timeout=f"{2 * CONNECT_SECONDS:g}s", set_as_default=False))
+        except BaseException as exc:  # noqa: BLE001 (handed to the caller)
+            box.append(exc)
+        ready.set()
+
+    threading.Thread(target=start, daemon=True).start()
+    if not ready.wait(seconds):
+        raise UserError(
+            f"--scheduler: {address} did not complete a Dask client's connection within"
+            f" {seconds:g} s (it answered the handshake, then nothing); nothing was run"
+        )
+    if isinstance(box[0], BaseException):
+        exc = box[0]
+        why = str(exc)[:200] or f"no reply within {2 * CONNECT_SECONDS:g} s"
+        raise UserError(
+            f"--scheduler: cannot reach a Dask scheduler at {address} ({type(exc).__name__}: {why})"
+        ) from None
+    return box[0]
 
 
 def _next(done, seconds: float):

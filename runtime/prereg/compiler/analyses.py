@@ -312,11 +312,20 @@ def _per_input_lengths(an: dict, options: dict, entry, ptr: str, what: str, repo
                 f" {inp} lists {len(listed)}: one {noun} per {per}, in the registered order",
             )
         elif noun == "number":
-            from prereg.stats.compare import is_fraction_word
+            from prereg.stats.compare import beyond_a_double, is_fraction_word
 
             for j, v in enumerate(value):
                 if o in _FRACTION_WORDS and is_fraction_word(v):
                     continue  # an exact fraction, "1/3"
+                if beyond_a_double(v):
+                    shown = repr(v) if len(repr(v)) <= 40 else repr(v)[:40] + "…"
+                    report(
+                        f"{ptr}/{o}/{j}",
+                        f"{what}: option {o} of method {entry.name} holds {shown}, beyond the"
+                        " largest number a figure can hold (about 1.8e308; a fraction's sides"
+                        " of at most 4,300 digits)",
+                    )
+                    continue
                 if isinstance(v, bool) or not isinstance(v, (int, float)):
                     said = (
                         "write a decimal, 0.25, or an exact fraction as a string, '1/3'"
@@ -408,6 +417,8 @@ def _options_refused(an: dict, options: dict, entry, ptr: str, what: str, report
     except MethodError as exc:
         message = str(exc)
         head = message.split(" ", 1)[0].split("[", 1)[0]
+        if len(message) > 300:  # a value of thousands of characters is not echoed whole
+            message = message[:299] + "…"
         if head in options:
             report(
                 f"{ptr}/{head}",

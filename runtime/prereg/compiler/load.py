@@ -300,6 +300,15 @@ class _Builder:
             value = self.loader.construct_object(node)
             if not math.isfinite(value):
                 raise self.fail(node, f"non-finite number {node.value!r} is not allowed")
+            mantissa = node.value.lower().partition("e")[0]
+            if value == 0 and any(c in "123456789" for c in mantissa):
+                shown = node.value if len(node.value) <= 40 else node.value[:40] + "…"
+                raise self.fail(
+                    node,
+                    f"number {shown!r} is below the smallest double (about 5e-324) and reads as"
+                    " 0: a threshold is decided as written, so write 0 or a number a double"
+                    " holds",
+                )
             return value
         raise self.fail(node, f"tag {tag!r} is not allowed in a spec")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import keyword
+import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -471,13 +472,16 @@ def fill(text: str, binding: dict[str, str]) -> str:
 
 def _scalar(text: str):
     """A placeholder's value as an option takes it: a whole number, a decimal or true/false
-    when it reads as one ("5" is 5, "0.05" is 0.05), else the text."""
+    when it reads as one ("5" is 5, "0.05" is 0.05), else the text. As where a spec writes a
+    number: a whole number of more than 20 digits, or a decimal beyond a double ("1e400",
+    which would be infinite), is no number, and stays text (the method refuses it)."""
     if re.fullmatch(r"[+-]?[0-9]+", text):
-        return int(text)
-    if re.fullmatch(
+        return int(text) if len(text.lstrip("+-")) <= 20 else text
+    if len(text) <= 400 and re.fullmatch(
         r"[+-]?([0-9]+\.[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?[0-9]+[eE][+-]?[0-9]+", text
     ):
-        return float(text)
+        value = float(text)
+        return value if math.isfinite(value) else text
     return {"true": True, "false": False}.get(text, text)
 
 

@@ -25,7 +25,7 @@ import numpy as np
 from prereg.columnar import HashIndex, RecordColumns, field_values, subset
 from prereg.decide.columns import Column
 from prereg.decide.fields import all_of
-from prereg.errors import UserError
+from prereg.errors import UserError, said
 
 # An engine's own test of the records: (row index per record, None for an unknown row;
 # the records) -> a problem or None per record.
@@ -423,7 +423,7 @@ def _refuse(
             what = f"duplicate attempt {orders[j]} of " if order else "duplicate record of "
             problems.append(
                 f"{source}:{line}: {what}"
-                + ", ".join(f"{f}={v!r}" for f, v in zip(key_fields, k, strict=False))
+                + ", ".join(f"{f}={said(v)}" for f, v in zip(key_fields, k, strict=False))
                 + f" (first on line {first}): repeats line {first}'s "
                 + ", ".join(key_fields)
                 + (
@@ -484,8 +484,8 @@ def name_text(fields: Sequence[str], value: Any) -> str:
     """A row name as a message shows it: ``id 'q1'`` for one field, else
     ``itemId='q1', rater='ann'``."""
     if not isinstance(value, tuple):
-        return f"id {value!r}"
-    return ", ".join(f"{f}={v!r}" for f, v in zip(fields, value, strict=True))
+        return f"id {said(value)}"
+    return ", ".join(f"{f}={said(v)}" for f, v in zip(fields, value, strict=True))
 
 
 def manifest_name(

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from prereg.columnar import RecordColumns, field_values, row_index
-from prereg.errors import UserError
+from prereg.errors import UserError, said
 
 SPLIT = "split"  # the language's name for a row's split in selections
 
@@ -109,8 +109,8 @@ def _name_of(rec: Mapping[str, Any], row_field: str | tuple[str, ...]) -> Any:
 def name_words(row_field: str | tuple[str, ...], rid: Any) -> str:
     """A row name as messages show it: ``'q1'`` or ``(itemId='q1', rater='ann')``."""
     if isinstance(row_field, str):
-        return repr(rid)
-    return "(" + ", ".join(f"{f}={v!r}" for f, v in zip(row_field, rid, strict=True)) + ")"
+        return said(rid)
+    return "(" + ", ".join(f"{f}={said(v)}" for f, v in zip(row_field, rid, strict=True)) + ")"
 
 
 class _LevelCells(dict):

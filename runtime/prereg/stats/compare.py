@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
@@ -68,17 +69,44 @@ def _float_threshold(value: float) -> Fraction:
     return Fraction(repr(value))
 
 
-_FRACTION_WORD = re.compile(r"^-?[0-9]+/[0-9]+$")
+_FRACTION_WORD = re.compile(r"\A(-?)([0-9]+)/([0-9]+)\Z")
+#: the most digits a side of a fraction word may have (Python reads no more as an int)
+FRACTION_DIGITS = 4300
+#: the largest magnitude of a number a spec writes: the largest finite double (a figure
+#: computed from a larger coefficient has no float to report)
+LARGEST = Fraction(sys.float_info.max)
 
 
 def is_fraction_word(value) -> bool:
     """Whether ``value`` is an exact fraction as a spec writes one: a string ``"p/q"`` of
-    whole numbers (``"1/3"``, ``"-2/3"``), ``q`` not 0."""
-    return (
-        isinstance(value, str)
-        and _FRACTION_WORD.match(value) is not None
-        and int(value.partition("/")[2]) != 0
-    )
+    whole numbers (``"1/3"``, ``"-2/3"``), ``q`` not 0, each of at most 4,300 digits, whose
+    value a double holds (at most about 1.8e308 in magnitude; nothing else around it, not
+    even a space or a line end)."""
+    if not isinstance(value, str):
+        return False
+    m = _FRACTION_WORD.match(value)
+    if m is None or max(len(m[2]), len(m[3])) > FRACTION_DIGITS:
+        return False
+    q = int(m[3])
+    return q != 0 and abs(Fraction(int(m[2]), q)) <= LARGEST
+
+
+def beyond_a_double(value) -> bool:
+    """Whether ``value`` is a whole number or a fraction word too large for a double (a
+    spec's number that no figure can be computed from)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return abs(value) > LARGEST
+    if isinstance(value, str):
+        m = _FRACTION_WORD.match(value)
+        if m is None:
+            return False
+        if max(len(m[2]), len(m[3])) > FRACTION_DIGITS:
+            return True
+        q = int(m[3])
+        return q != 0 and abs(Fraction(int(m[2]), q)) > LARGEST
+    return False
 
 
 def exact_number(value) -> Fraction:

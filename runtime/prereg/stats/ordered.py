@@ -57,7 +57,25 @@ def _binomial_groups(k, n) -> tuple[list[int], list[int]]:
 
 
 def _sqrt(x: Fraction) -> float:
-    return math.sqrt(float(x))
+    """The square root of ``x`` (not negative) as a float; inf where it is beyond the largest
+    double (a margin of 1e300 over a variance of 1/40 gives a statistic squared of 4e601:
+    its float raised OverflowError, though its square root, 2e300, is a double)."""
+    try:
+        return math.sqrt(float(x))
+    except OverflowError:
+        from decimal import Context, Decimal
+
+        ctx = Context(prec=40, Emax=10**9)
+        root = ctx.divide(Decimal(x.numerator), Decimal(x.denominator)).sqrt(ctx)
+        return float(root)  # inf beyond a double
+
+
+def _float(x: Fraction) -> float:
+    """``float(x)``, or an infinity of its sign where ``x`` is beyond the largest double."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
 
 
 # -- binomial groups ----------------------------------------------------------------------------
@@ -170,7 +188,7 @@ def cochran_armitage(k, n, *, scores, alternative, variance) -> Result:
 
 def _coefficients(coefficients, g: int) -> list[Fraction]:
     """A linear contrast's coefficients, one per group, as the decimals written or exact
-    fractions written ``"1/3"`` (not all 0)."""
+    fractions written ``"1/3"`` (not all 0, none beyond 1e100 in magnitude)."""
     from prereg.stats.compare import exact_number, is_fraction_word
 
     if isinstance(coefficients, str) or not hasattr(coefficients, "__len__"):
@@ -185,15 +203,28 @@ def _coefficients(coefficients, g: int) -> list[Fraction]:
             out.append(exact_number(c))
             continue
         if isinstance(c, str):
+            shown = repr(c) if len(repr(c)) <= 40 else repr(c)[:40] + "…"
             raise MethodError(
                 f"coefficients[{i}] must be a number or an exact fraction written as a string"
-                f" 'p/q' of whole numbers (q not 0), got {c!r}"
+                f" 'p/q' of whole numbers (q not 0, at most about 1.8e308), got {shown}"
             )
         checks.number(c, f"coefficients[{i}]")
         out.append(c if isinstance(c, Fraction) else Fraction(repr(float(c))))
     if not any(out):
         raise MethodError("coefficients must not all be 0")
+    for i, c in enumerate(out):
+        if abs(c) > COEFFICIENT_MAX:
+            raise MethodError(
+                f"coefficients[{i}] is beyond 1e100 in magnitude (a contrast's test does not"
+                " depend on its scale: write 1 and -1, not 1e200 and -1e200; its squares and"
+                " sums must stay figures)"
+            )
     return out
+
+
+#: the largest magnitude of a contrast coefficient: its square, times a group's variance,
+#: stays a double
+COEFFICIENT_MAX = Fraction(10) ** 100
 
 
 def _bounds(estimate: float, se: float, alternative: str, level: float, quantile):
@@ -235,7 +266,7 @@ def linear_contrast_proportions(k, n, *, coefficients, alternative, level, margi
     z2 = dev * dev / var
     z = math.copysign(_sqrt(z2), dev) if dev else 0.0
     se = _sqrt(var)
-    lower, upper = _bounds(float(est), se, alternative, level, checks.normal_quantile)
+    lower, upper = _bounds(_float(est), se, alternative, level, checks.normal_quantile)
     return Result(
         name,
         estimate=est,
@@ -247,7 +278,7 @@ def linear_contrast_proportions(k, n, *, coefficients, alternative, level, margi
         p=checks.normal_p(z, alternative),
         exact={"estimate": est, "statistic_squared": z2},
         counts=counts,
-        extra={"variance": float(var)},
+        extra={"variance": _float(var)},
     )
 
 
@@ -280,7 +311,7 @@ def linear_contrast_means(groups, *, coefficients, variance, alternative, level,
         exact["estimate"] = sum(
             (ci * Fraction(checks.exact_sum(a), a.size) for ci, a in read), Fraction(0)
         )
-        est = float(exact["estimate"])
+        est = _float(exact["estimate"])
     else:
         est = math.fsum(float(ci) * float(a.mean()) for ci, a in read)
     if variance == "welch":
