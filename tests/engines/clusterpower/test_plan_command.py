@@ -202,6 +202,10 @@ def test_warnings_are_carried(tmp_path):
     code, out = run(tmp_path, sims=50, n=100, p=20, f=20)
     plan = load(out)
     assert [w.split(":")[0] for w in plan["warnings"]] == ["stratum_share_exceeds_universe"] * 2
+    # the class label is named as a label, whatever its first letter ("a official-pass" read
+    # as broken English in every plan that carried the warning)
+    for w, label in zip(plan["warnings"], ("official-pass", "official-fail"), strict=True):
+        assert f"calibration tasks hold a statistic of class {label}, more than" in w
 
 
 REASON_CASES = {

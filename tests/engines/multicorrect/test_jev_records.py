@@ -175,6 +175,22 @@ def test_collect_refuses_bad_answers(answer, message):
         collect_public_predictions(lambda x: answer, [_public()], CONFIG)
 
 
+@pytest.mark.parametrize(
+    "answer, message",
+    [
+        ([1.25, -0.25, 0.0, 0.0, 0.0], "probabilities[0] = 1.25 is outside [0, 1]"),
+        ([0.25, 0.75, -0.0625, 0.0625, 0.0], "probabilities[2] = -0.0625 is outside [0, 1]"),
+        ([0.2, 0.2, 0.2, 0.2, float("inf")], "probabilities[4] is not finite (inf)"),
+    ],
+)
+def test_bad_probability_is_quoted_as_a_plain_number(answer, message):
+    # the value a user wrote, as a number: not numpy's repr (np.float64(-0.0625))
+    with pytest.raises(ValueError) as caught:
+        collect_public_predictions(lambda x: answer, [_public()], CONFIG)
+    assert message in str(caught.value)
+    assert "np." not in str(caught.value)
+
+
 def test_sum_tolerance_is_inclusive_and_nothing_is_renormalised():
     ok = [0.2, 0.2, 0.2, 0.2, 0.2 + 5e-7]
     preds = collect_public_predictions(lambda x: ok, [_public()], CONFIG)

@@ -184,7 +184,7 @@ def composition_warnings(cfg: PlanConfig, cal: Calibration, el: Eligible) -> lis
         if with_stratum * n > items * t:  # with_stratum / t > items / n, exactly
             out.append(
                 f"stratum_share_exceeds_universe: {with_stratum}/{t} calibration tasks hold a "
-                f"{label} statistic, more than the eligible universe can have "
+                f"statistic of class {label}, more than the eligible universe can have "
                 f"({items} {label} items / {n} tasks); the planning assumption that a cohort's "
                 f"stratum composition follows the calibration tasks makes power optimistic"
             )

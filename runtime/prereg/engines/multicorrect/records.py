@@ -190,10 +190,10 @@ def probability_problems(
         seg = flat[offsets[i] : offsets[i + 1]]
         if bad_finite[i]:
             j = int(np.flatnonzero(~np.isfinite(seg))[0])
-            problems.append((i, f"probabilities[{j}] is not finite ({seg[j]!r})"))
+            problems.append((i, f"probabilities[{j}] is not finite ({float(seg[j])!r})"))
         elif bad_range[i]:
             j = int(np.flatnonzero((seg < 0.0) | (seg > 1.0))[0])
-            problems.append((i, f"probabilities[{j}] = {seg[j]!r} is outside [0, 1]"))
+            problems.append((i, f"probabilities[{j}] = {float(seg[j])!r} is outside [0, 1]"))
         else:
             problems.append(
                 (i, f"probabilities sum to {float(sums[i])!r}, not 1 within {tolerance!r}")
