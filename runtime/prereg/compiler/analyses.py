@@ -623,11 +623,22 @@ def analysis_figures_exist(spec: dict, report: Reporter) -> None:
                     " one of those, or register a method with a test)",
                 )
             else:
+                kin = [
+                    m.name
+                    for m in methods.values()
+                    if m.shape == entry.shape and figure in _reported(m)
+                ]
+                hint = (
+                    f"; method{'s' if len(kin) > 1 else ''} {', '.join(kin)} of its shape"
+                    f" {entry.shape} report{'' if len(kin) > 1 else 's'} {figure}"
+                    if kin
+                    else ""
+                )
                 report(
                     f"{cptr}/quantity",
                     f"analysis {lacking[0]!r} (method {entry.name}) never reports {figure}, so"
                     f" a comparison of its {quantity} is never met; method {entry.name} reports"
-                    f" {shown} (its entry in the methods catalogue, docs/analyses.md)",
+                    f" {shown} (its entry in the methods catalogue, docs/analyses.md){hint}",
                 )
 
 
