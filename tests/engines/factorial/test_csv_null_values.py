@@ -1,0 +1,174 @@
+"""A CSV export as it comes: R writes a missing value as NA, and a field's `null_values` says
+so (docs/vocabulary.md, Files). Written from the docs by a newcomer's weighted-kappa study
+(tests/fixtures/newcomer/wkappa.yaml): two raters, a 4-point scale, the CSV's columns in an
+order of their own and three labels NA. The quadratic-weighted kappa is checked against
+scikit-learn's cohen_kappa_score and statsmodels' cohens_kappa (the SE, the null SE's z, the
+interval), and the table is chosen so that kappa is exactly 3/5 (by hand in fractions below),
+which meets `ge 0.6` and fails `gt 0.6`."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from prereg.cli import main
+from prereg.errors import UserError
+from prereg.tabular import _csv_parts
+from tests.conftest import FIXTURES
+
+SPEC = FIXTURES / "newcomer" / "wkappa.yaml"
+# ann's label (row) against bob's (column), categories 1..4: 20 items both labelled
+TABLE = [[2, 1, 0, 0], [2, 0, 1, 2], [0, 1, 1, 5], [0, 0, 2, 3]]
+
+
+def _pairs() -> list[tuple[object, object]]:
+    out = [(i + 1, j + 1) for i in range(4) for j in range(4) for _ in range(TABLE[i][j])]
+    return out + [(2, "NA"), ("NA", 3), ("NA", "NA")]  # three items not labelled by both
+
+
+def _csv(path: Path) -> Path:
+    lines = ["label,rater,item"]
+    for n, (a, b) in enumerate(_pairs()):
+        lines += [f"{a},ann,it{n:02d}", f"{b},bob,it{n:02d}"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _project(root: Path, text: str) -> Path:
+    (root / "spec" / "studies").mkdir(parents=True)
+    (root / "spec" / "studies" / "wkappa.yaml").write_text(text)
+    assert main(["--project", str(root), "compile"]) == 0
+    return root
+
+
+def _kappa_by_hand() -> Fraction:
+    n = sum(map(sum, TABLE))
+    w = [[1 - Fraction((i - j) ** 2, 9) for j in range(4)] for i in range(4)]
+    rows = [sum(r) for r in TABLE]
+    cols = [sum(TABLE[i][j] for i in range(4)) for j in range(4)]
+    po = sum(w[i][j] * TABLE[i][j] for i in range(4) for j in range(4)) / n
+    pe = sum(w[i][j] * rows[i] * cols[j] for i in range(4) for j in range(4)) / n**2
+    return (po - pe) / (1 - pe)
+
+
+@pytest.mark.parametrize("op, verdict", [("ge", "supported"), ("gt", "not-supported")])
+def test_weighted_kappa_from_an_r_export(tmp_path, op, verdict):
+    from sklearn.metrics import cohen_kappa_score
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    assert _kappa_by_hand() == Fraction(3, 5)
+    text = SPEC.read_text().replace("op: ge, value: 0.6", f"op: {op}, value: 0.6")
+    root = _project(tmp_path, text)
+    out = tmp_path / "SCORE.json"
+    args = ["--observations", str(_csv(tmp_path / "ratings.csv")), "--out", str(out)]
+    assert main(["--project", str(root), "wkappa", "score", *args]) == 0
+    doc = json.loads(out.read_text())
+    (row,) = doc["analyses"]
+    assert row["exact"]["estimate"] == "3/5"
+    assert row["counts"]["n"] == 20 and row["counts"]["incompleteUnits"] == 3
+    assert row["counts"]["table"] == TABLE
+    both = [(a, b) for a, b in _pairs() if a != "NA" and b != "NA"]
+    a, b = zip(*both, strict=True)
+    want = cohen_kappa_score(a, b, labels=[1, 2, 3, 4], weights="quadratic")
+    assert row["estimate"] == pytest.approx(want, rel=1e-12)
+    sm = cohens_kappa(np.array(TABLE, dtype=float), wt="quadratic")
+    assert row["se"] == pytest.approx(sm.std_kappa, rel=1e-10)
+    assert row["statistic"] == pytest.approx(sm.kappa / sm.std_kappa0, rel=1e-10)
+    assert row["lower"] == pytest.approx(sm.kappa_low, rel=1e-10)
+    assert row["upper"] == pytest.approx(sm.kappa_upp, rel=1e-10)
+    assert row["p"] == pytest.approx(sm.pvalue_one_sided, rel=1e-8)
+    assert doc["verdicts"] == {"agree": verdict}
+    # the three NA labels are null: rows observed (the attempt counts) with no label
+    cells = {c["cell"]: c for c in doc["cells"]}
+    assert cells["ann"]["observed"] == 23
+    for rater in ("ann", "bob"):
+        labelled = cells[rater]["metrics"]["labelled"]
+        assert (labelled["k"], labelled["n"]) == (21, 23)
+
+
+def test_without_null_values_the_na_cells_are_refused_at_their_lines(tmp_path, capsys):
+    text = SPEC.read_text().replace(", null_values: [NA]", "")
+    root = _project(tmp_path, text)
+    obs = _csv(tmp_path / "ratings.csv")
+    out = tmp_path / "SCORE.json"
+    args = ["--observations", str(obs), "--out", str(out)]
+    assert main(["--project", str(root), "wkappa", "score", *args]) == 2
+    err = capsys.readouterr().err
+    assert f"{obs}: 4 cell(s) not of their field's type (an empty cell is null; a field's" in err
+    assert "null_values names cells such as NA that stand for null)" in err
+    assert f"{obs}:43: field label: 'NA' is not a whole number" in err
+    assert not out.exists()
+
+
+FIELDS = [
+    {"name": "n", "type": "integer", "nullable": True, "null_values": ["NA", "-99"]},
+    {"name": "x", "type": "number", "required": False, "null_values": ["NA"]},
+    {"name": "ok", "type": "boolean", "nullable": True, "null_values": ["NA", "."]},
+    {"name": "s", "type": "string", "nullable": True, "null_values": ["n/a"]},
+]
+
+
+def _table(path: Path) -> dict:
+    ((_where, table),) = list(_csv_parts(path, FIELDS))
+    return table.to_pydict()
+
+
+def test_each_type_reads_its_null_values_as_null(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("s,ok,x,n\nn/a,true,1.5,3\nNA,NA,NA,NA\nb,.,,-99\nc,false,-2e1,-98\n")
+    assert _table(path) == {
+        "s": [None, "NA", "b", "c"],  # NA is not one of s's null_values: a string
+        "ok": [True, None, None, False],
+        "x": [1.5, None, None, -20.0],
+        "n": [3, None, None, -98],
+    }
+
+
+@pytest.mark.parametrize(
+    "line, words",
+    [
+        ("a,True,1,1", "t.csv:2: field ok: 'True' is not true or false"),
+        ("a,true,x,1", "t.csv:2: field x: 'x' is not a number"),
+        ("a,true,1,N/A", "t.csv:2: field n: 'N/A' is not a whole number"),
+    ],
+)
+def test_other_cells_of_those_fields_are_refused_at_their_line(tmp_path, line, words):
+    path = tmp_path / "t.csv"
+    path.write_text(f"s,ok,x,n\n{line}\n")
+    with pytest.raises(UserError) as exc:
+        _table(path)
+    message = str(exc.value) + "\n" + "\n".join(getattr(exc.value, "problems", []) or [])
+    assert words in message
+    assert "in n, also 'NA', '-99'" in message
+
+
+@pytest.mark.parametrize(
+    "field, words",
+    [
+        (
+            "{name: label, type: integer, minimum: 1, maximum: 4, null_values: [NA]}",
+            "at /record_contracts/0/fields/2/null_values: field 'label' is neither nullable nor"
+            " optional, so a cell written 'NA' would be refused as the field missing",
+        ),
+        (
+            "{name: label, type: integer, nullable: true, null_values: [-99]}",
+            "at /record_contracts/0/fields/2/null_values/0: expected string, got -99 (an id is"
+            ' text: write it in quotes, "-99")',
+        ),
+        (
+            "{name: label, type: string, nullable: true, allowed: [a, NA], null_values: [NA]}",
+            "['NA'] are both allowed values and null_values of field 'label'",
+        ),
+    ],
+)
+def test_compile_refuses_null_values_that_cannot_mean_null(tmp_path, capsys, field, words):
+    old = "{name: label, type: integer, nullable: true, minimum: 1, maximum: 4, null_values: [NA]}"
+    text = SPEC.read_text().replace(old, field)
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "wkappa.yaml").write_text(text)
+    assert main(["--project", str(tmp_path), "compile"]) != 0
+    assert words in capsys.readouterr().err
