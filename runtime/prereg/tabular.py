@@ -430,10 +430,15 @@ def _checked(path: Path, schema_path: Path, fields, parts, max_problems: int) ->
                     else ""
                 )
             )
-        for i, rec in enumerate(table.to_pylist()):
-            rec = {k: v for k, v in rec.items() if v is not None or k in nullable}
+        empty = "empty" if path.suffix.lower() == ".csv" else "null"
+        for i, raw in enumerate(table.to_pylist()):
+            rec = {k: v for k, v in raw.items() if v is not None or k in nullable}
             if accept is None or not accept(rec):
-                problems.extend(f"{where(i)}: {p}" for p in schema_problems(rec, schema_path))
+                for p in schema_problems(rec, schema_path):
+                    name = p.rsplit("missing field ", 1)[-1].strip("'")
+                    if "missing field " in p and name in raw and name not in rec:
+                        p += f" (its cell is {empty}, and the field is not nullable)"
+                    problems.append(f"{where(i)}: {p}")
             rows.append(rec)
     if not rows and not problems:
         raise UserError(f"{path}: the file holds no records")
