@@ -172,3 +172,59 @@ def test_compile_refuses_null_values_that_cannot_mean_null(tmp_path, capsys, fie
     (tmp_path / "spec" / "studies" / "wkappa.yaml").write_text(text)
     assert main(["--project", str(tmp_path), "compile"]) != 0
     assert words in capsys.readouterr().err
+
+
+LABELS = {1: "low", 2: "mid", 3: "high", 4: "top", "NA": "NA"}
+TEXT_FIELD = (
+    "{name: label, type: string, nullable: true, allowed: [low, mid, high, top], null_values: [NA]}"
+)
+INT_FIELD = (
+    "{name: label, type: integer, nullable: true, minimum: 1, maximum: 4, null_values: [NA]}"
+)
+
+
+def test_text_labels_are_refused_at_compile_naming_the_way_to_codes(tmp_path, capsys):
+    """The export writes the labels as words: an agreement method reads integer codes, so
+    compile (not score) refuses both the text rating and text categories, and says how to map
+    the words to codes."""
+    text = SPEC.read_text().replace(INT_FIELD, TEXT_FIELD)
+    text = text.replace("categories: [1, 2, 3, 4]", "categories: [low, mid, high, top]")
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "wkappa.yaml").write_text(text)
+    assert main(["--project", str(tmp_path), "compile"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "at /hypotheses/0/analyses/0/rating: analysis 'wk': method cohens-kappa reads integer"
+        " category codes (or numbers), and rating 'label' is a string field of 'rating', not a"
+        " number; register a derived field that gives each label its code"
+    ) in err
+    assert (
+        "at /hypotheses/0/analyses/0/options/categories: analysis 'wk': method cohens-kappa"
+        " refuses option categories: categories[0] must be an integer code, got 'low'"
+    ) in err
+    assert not (tmp_path / "generated" / "wkappa").exists()
+
+
+def test_text_labels_through_a_derived_code_give_the_same_kappa(tmp_path):
+    """The refusal's advice taken: a derived field maps low..top to 1..4, the rating reads it,
+    and the kappa is the integer export's, exactly 3/5."""
+    cases = "".join(
+        f"      - {{when: [{{field: label, op: eq, value: {w}}}], value: {c}}}\n"
+        for c, w in ((1, "low"), (2, "mid"), (3, "high"), (4, "top"))
+    )
+    text = SPEC.read_text().replace(INT_FIELD, TEXT_FIELD)
+    text = text.replace(
+        "metrics:\n", f"derived_fields:\n  - id: code\n    cases:\n{cases}metrics:\n"
+    )
+    text = text.replace("rating: label", "rating: code")
+    root = _project(tmp_path, text)
+    path = tmp_path / "ratings.csv"
+    lines = ["label,rater,item"]
+    for n, (a, b) in enumerate(_pairs()):
+        lines += [f"{LABELS[a]},ann,it{n:02d}", f"{LABELS[b]},bob,it{n:02d}"]
+    path.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "SCORE.json"
+    args = ["--observations", str(path), "--out", str(out)]
+    assert main(["--project", str(root), "wkappa", "score", *args]) == 0
+    (row,) = json.loads(out.read_text())["analyses"]
+    assert row["exact"]["estimate"] == "3/5" and row["counts"]["table"] == TABLE
