@@ -429,6 +429,13 @@ def _checked(path: Path, schema_path: Path, fields, parts, max_problems: int) ->
                     if headless
                     else ""
                 )
+                + (
+                    "; a column without a name is often the row numbers an export adds (R's"
+                    " write.csv without row.names = FALSE, pandas' to_csv without index=False):"
+                    " leave them out"
+                    if "" in unknown or any(c.startswith("Unnamed: ") for c in unknown)
+                    else ""
+                )
             )
         empty = "empty" if path.suffix.lower() == ".csv" else "null"
         for i, raw in enumerate(table.to_pylist()):

@@ -228,3 +228,30 @@ def test_text_labels_through_a_derived_code_give_the_same_kappa(tmp_path):
     assert main(["--project", str(root), "wkappa", "score", *args]) == 0
     (row,) = json.loads(out.read_text())["analyses"]
     assert row["exact"]["estimate"] == "3/5" and row["counts"]["table"] == TABLE
+
+
+def test_an_r_export_with_quotes_crlf_and_row_names(tmp_path, capsys):
+    """R's write.csv quotes the text, writes NA bare, ends lines with CRLF on Windows and adds
+    the row numbers as an unnamed first column: quoted cells and CRLF are read as they come;
+    the row numbers are refused, and the refusal says what that column is."""
+    root = _project(tmp_path, SPEC.read_text())
+    rows = []
+    for n, (a, b) in enumerate(_pairs()):
+        rows += [(a, "ann", f"it{n:02d}"), (b, "bob", f"it{n:02d}")]
+    quoted = tmp_path / "quoted.csv"
+    body = [f'{a},"{r}","{i}"' for a, r, i in rows]
+    quoted.write_bytes(("\r\n".join(['"label","rater","item"', *body]) + "\r\n").encode())
+    out = tmp_path / "SCORE.json"
+    args = ["--observations", str(quoted), "--out", str(out)]
+    assert main(["--project", str(root), "wkappa", "score", *args]) == 0
+    assert json.loads(out.read_text())["analyses"][0]["exact"]["estimate"] == "3/5"
+    named = tmp_path / "rownames.csv"
+    body = [f'"{n + 1}",{a},"{r}","{i}"' for n, (a, r, i) in enumerate(rows)]
+    named.write_text("\n".join(['"","label","rater","item"', *body]) + "\n")
+    args = ["--observations", str(named), "--out", str(tmp_path / "S2.json")]
+    assert main(["--project", str(root), "wkappa", "score", *args]) == 2
+    assert (
+        "column(s) '' are not fields of the record contract (rating.schema.json); a column"
+        " without a name is often the row numbers an export adds (R's write.csv without"
+        " row.names = FALSE, pandas' to_csv without index=False): leave them out"
+    ) in capsys.readouterr().err
