@@ -343,7 +343,7 @@ def _csv_record_lines(path: Path, n: int) -> Sequence[int]:
 
 
 _CSV_WORDS = {
-    "integer": ("a whole number", re.compile(r"[+-]?[0-9]+")),
+    "integer": ("a whole number (digits, a leading - for a negative one)", re.compile(r"-?[0-9]+")),
     "number": (
         "a number",
         re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|nan)", re.I),

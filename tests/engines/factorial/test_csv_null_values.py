@@ -255,3 +255,16 @@ def test_an_r_export_with_quotes_crlf_and_row_names(tmp_path, capsys):
         " without a name is often the row numbers an export adds (R's write.csv without"
         " row.names = FALSE, pandas' to_csv without index=False): leave them out"
     ) in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fields", [FIELDS, [{**f, "null_values": None} for f in FIELDS]])
+def test_a_plus_signed_whole_number_is_named_at_its_line(tmp_path, fields):
+    """pyarrow reads no '+3' as an integer; the refusal names the cell (it used to fall back
+    to pyarrow's own words, as no cell looked wrong to the reader's pattern)."""
+    path = tmp_path / "t.csv"
+    path.write_text("s,ok,x,n\na,true,+1.5,+3\n")
+    with pytest.raises(UserError) as exc:
+        list(_csv_parts(path, fields))
+    problems = "\n".join(getattr(exc.value, "problems", []) or [])
+    assert "t.csv:2: field n: '+3' is not a whole number (digits, a leading - for a" in problems
+    assert "field x" not in problems  # '+1.5' is a number pyarrow reads
