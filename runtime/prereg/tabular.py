@@ -242,8 +242,10 @@ def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
         for f in fields
         if f.get("type", "string") in _CSV_TYPES
     }
+    tokens = _null_tokens(fields)
+    # a field with null_values is read as text, its tokens made null, then converted
     convert = pcsv.ConvertOptions(
-        column_types=types,
+        column_types={k: pa.string() if k in tokens else t for k, t in types.items()},
         strings_can_be_null=True,
         null_values=[""],
         true_values=["true"],
@@ -256,7 +258,48 @@ def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
     except (pa.ArrowException, OSError) as exc:
         raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
     _unique_columns(path, table.column_names)
+    if tokens:
+        table = _tokens_to_null(path, fields, table, tokens, types)
     yield _csv_where(path, table.num_rows), table
+
+
+def _null_tokens(fields: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """{field: the CSV cells its ``null_values`` read as null}, for the fields that have
+    them."""
+    return {
+        f["name"]: [str(t) for t in f["null_values"]]
+        for f in fields
+        if f.get("null_values") and f.get("type", "string") in _CSV_TYPES
+    }
+
+
+def _tokens_to_null(path: Path, fields, table, tokens: Mapping[str, list[str]], types):
+    """``table`` with each cell of a field's ``null_values`` made null and the field's column
+    converted to its type; a cell of another text that is not of the type is refused at its
+    line, as pyarrow's conversion refuses one (:func:`_refuse_cells`)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for name, words in tokens.items():
+        if name not in table.column_names:
+            continue
+        at = table.column_names.index(name)
+        col = table.column(name)
+        col = pc.if_else(pc.is_in(col, value_set=pa.array(words, pa.string())), None, col)
+        kind = next(f.get("type", "string") for f in fields if f["name"] == name)
+        if kind in _CSV_WORDS:
+            rx = _CSV_WORDS[kind][1]
+            if not all(v is None or rx.fullmatch(v) for v in col.to_pylist()):
+                _refuse_cells(path, fields, None)
+            if kind == "boolean":
+                col = pc.equal(col, "true")
+            else:
+                try:
+                    col = col.cast(types[name])
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                    _refuse_cells(path, fields, exc)
+        table = table.set_column(at, name, col)
+    return table
 
 
 def _csv_where(path: Path, n: int):
@@ -300,7 +343,7 @@ def _csv_record_lines(path: Path, n: int) -> Sequence[int]:
 
 
 _CSV_WORDS = {
-    "integer": ("a whole number", re.compile(r"[+-]?[0-9]+")),
+    "integer": ("a whole number (digits, a leading - for a negative one)", re.compile(r"-?[0-9]+")),
     "number": (
         "a number",
         re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|nan)", re.I),
@@ -318,6 +361,7 @@ def _refuse_cells(path: Path, fields: Sequence[Mapping[str, Any]], exc) -> None:
 
     typed = {f["name"]: f.get("type", "string") for f in fields}
     typed = {k: v for k, v in typed.items() if v in _CSV_WORDS}
+    tokens = _null_tokens(fields)
     try:
         text = pcsv.read_csv(
             path,
@@ -335,7 +379,7 @@ def _refuse_cells(path: Path, fields: Sequence[Mapping[str, Any]], exc) -> None:
             continue
         words, rx = _CSV_WORDS[kind]
         for i, v in enumerate(text.column(name).to_pylist()):
-            if v is None or v == "" or rx.fullmatch(v):
+            if v is None or v == "" or rx.fullmatch(v) or v in tokens.get(name, ()):
                 continue
             count += 1
             if len(problems) < 20:
@@ -345,8 +389,19 @@ def _refuse_cells(path: Path, fields: Sequence[Mapping[str, Any]], exc) -> None:
     problems.sort(key=lambda p: int(p[len(str(path)) + 1 :].split(":", 1)[0]))
     more = [f"… and {count - len(problems)} more"] if count > len(problems) else []
     raise UserError(
-        f"{path}: {count} cell(s) not of their field's type (an empty cell is null)",
+        f"{path}: {count} cell(s) not of their field's type (an empty cell is null"
+        f"{_tokens_words(tokens)})",
         problems=problems + more,
+    )
+
+
+def _tokens_words(tokens: Mapping[str, list[str]]) -> str:
+    """How the refusal of a CSV cell names the cells read as null besides the empty one, or
+    where to declare them."""
+    if not tokens:
+        return "; a field's null_values names cells such as NA that stand for null"
+    return "".join(
+        f"; in {name}, also {', '.join(map(repr, words))}" for name, words in tokens.items()
     )
 
 
@@ -374,11 +429,23 @@ def _checked(path: Path, schema_path: Path, fields, parts, max_problems: int) ->
                     if headless
                     else ""
                 )
+                + (
+                    "; a column without a name is often the row numbers an export adds (R's"
+                    " write.csv without row.names = FALSE, pandas' to_csv without index=False):"
+                    " leave them out"
+                    if "" in unknown or any(c.startswith("Unnamed: ") for c in unknown)
+                    else ""
+                )
             )
-        for i, rec in enumerate(table.to_pylist()):
-            rec = {k: v for k, v in rec.items() if v is not None or k in nullable}
+        empty = "empty" if path.suffix.lower() == ".csv" else "null"
+        for i, raw in enumerate(table.to_pylist()):
+            rec = {k: v for k, v in raw.items() if v is not None or k in nullable}
             if accept is None or not accept(rec):
-                problems.extend(f"{where(i)}: {p}" for p in schema_problems(rec, schema_path))
+                for p in schema_problems(rec, schema_path):
+                    name = p.rsplit("missing field ", 1)[-1].strip("'")
+                    if "missing field " in p and name in raw and name not in rec:
+                        p += f" (its cell is {empty}, and the field is not nullable)"
+                    problems.append(f"{where(i)}: {p}")
             rows.append(rec)
     if not rows and not problems:
         raise UserError(f"{path}: the file holds no records")

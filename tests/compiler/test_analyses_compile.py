@@ -143,6 +143,16 @@ CASES = [
         " estimate",
     ),
     (
+        # a bound pass@k does not report: the refusal names the method of its shape that does
+        "pass-at-k",
+        "compare: {target: pass-at-5-nucleus, quantity: estimate, op: ge, value: 0.55}",
+        "compare: {target: pass-at-5-nucleus, quantity: lower, op: ge, value: 0.5}",
+        "/hypotheses/0/rule/compare/quantity: analysis 'pass-at-5-nucleus' (method pass-at-k)"
+        " never reports lower, so a comparison of its lower is never met; method pass-at-k"
+        " reports estimate (its entry in the methods catalogue, docs/analyses.md); method"
+        " pass-at-k-t of its shape samples-per-problem reports lower",
+    ),
+    (
         # option values the method can never take are refused at compile time, not when the
         # data are scored: a level written as a percentage, a k of 0
         "interaction",

@@ -33,6 +33,7 @@ DESIGNS += (
     "agreement-stages",
     "pass-at-k",
     "pass-at-several-k",
+    "pass-at-k-lower-bound",
 )
 
 
@@ -268,6 +269,72 @@ def test_pass_at_several_k_takes_each_k(tmp_path):
     # by hand: pass@5 = 1999/2520 (about 0.79) and pass@10 = 18/20 (two problems never pass)
     assert Fraction(got["pass10"]["exact"]["estimate"]) == Fraction(9, 10)
     assert doc["verdicts"] == {"solves-at-k": "supported"}
+
+
+def _score_pass_at_k_lower_bound(tmp_path, passes, value=None):
+    common, frames, designs = fragments()
+    frame, body = designs["pass-at-k-lower-bound"]
+    spec = merged(common, frames[frame], body)
+    spec["id"] = "lower-bound"
+    if value is not None:
+        spec["hypotheses"][0]["rule"]["compare"]["value"] = value
+    (tmp_path / "spec" / "studies").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "spec" / "studies" / "lower-bound.yaml").write_text(yaml.safe_dump(spec))
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    log = tmp_path / "samples.jsonl"
+    lines = []
+    for j, c in enumerate(passes):
+        for s in range(1, 11):
+            row = {"problem": f"p{j:02d}", "sample": s, "model": "m1", "passed": s <= c}
+            lines.append(json.dumps(row) + "\n")
+    log.write_text("".join(lines))
+    out = tmp_path / "S.json"
+    args = ["--observations", str(log), "--out", str(out), "--quiet"]
+    assert main(["--project", str(tmp_path), "lower-bound", "score", *args]) == 0
+    doc = json.loads(out.read_text())
+    (row,) = doc["analyses"]
+    return doc, row
+
+
+def test_pass_at_k_lower_bound_is_the_t_bound_over_problems(tmp_path):
+    """The pass-at-k-lower-bound design on 20 problems of 10 samples: the lower bound is
+    scipy's one-sample t over the per-problem pass@5 values (Chen et al.'s product form),
+    one-sided at 95%; the estimate is the exact mean of 1 - C(10 - c, 5)/C(10, 5). A threshold
+    written as the bound's own decimal meets `ge`; the next float above it does not."""
+    from fractions import Fraction
+    from math import comb
+
+    import numpy as np
+    from scipy import stats
+
+    passes = [3, 9, 8, 2, 5, 9, 7, 10, 9, 1, 9, 0, 7, 4, 8, 3, 3, 7, 8, 8]
+    doc, row = _score_pass_at_k_lower_bound(tmp_path / "a", passes)
+    want = sum(1 - Fraction(comb(10 - c, 5), comb(10, 5)) for c in passes) / 20
+    assert Fraction(row["exact"]["estimate"]) == want == Fraction(9, 10)
+    per = [1.0 - float(np.prod(1 - 5 / np.arange(10 - c + 1, 11))) for c in passes]
+    t = stats.ttest_1samp(per, 0.5, alternative="greater")
+    assert row["lower"] == pytest.approx(t.confidence_interval(0.95).low, rel=1e-12)
+    assert row["upper"] is None
+    assert row["statistic"] == pytest.approx(t.statistic, rel=1e-10)
+    assert row["p"] == pytest.approx(t.pvalue, rel=1e-8)
+    assert row["df"] == 19 and row["counts"]["problems"] == 20
+    assert doc["verdicts"] == {"solves-surely": "supported"}
+    bound = row["lower"]
+    doc, _ = _score_pass_at_k_lower_bound(tmp_path / "b", passes, value=bound)
+    assert doc["verdicts"] == {"solves-surely": "supported"}
+    doc, _ = _score_pass_at_k_lower_bound(tmp_path / "c", passes, float(np.nextafter(bound, 1)))
+    assert doc["verdicts"] == {"solves-surely": "not-supported"}
+
+
+def test_pass_at_k_exactly_on_the_null_margin(tmp_path):
+    """Nine problems never pass (pass@5 = 0), nine always (1) and two pass once in ten (1 -
+    C(9,5)/C(10,5) = 1/2, by hand): pass@5 = (9 + 1)/20 = 1/2 exactly, on the margin 0.5, so
+    t = 0 and the one-sided P is exactly 1/2; the lower bound is below 0.5."""
+    doc, row = _score_pass_at_k_lower_bound(tmp_path, [0] * 9 + [10] * 9 + [1, 1])
+    assert row["exact"]["estimate"] == "1/2"
+    assert row["statistic"] == 0.0 and row["p"] == 0.5
+    assert row["lower"] < 0.5
+    assert doc["verdicts"] == {"solves-surely": "not-supported"}
 
 
 def test_paired_equivalence_on_its_margin(tmp_path):

@@ -483,6 +483,7 @@ def test_catalogue_entries_are_complete():
     mine = {name: e for name, e in entries().items() if e.family == "estimators"}
     assert set(mine) == {
         "pass-at-k",
+        "pass-at-k-t",
         "pass-at-k-difference",
         "majority-vote",
         "precision",

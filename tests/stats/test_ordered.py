@@ -503,6 +503,7 @@ def test_catalogue_entries_complete():
         "chi-square-homogeneity",
         "cochran-armitage",
         "cochran-mantel-haenszel",
+        "mantel-haenszel-risk-difference",
         "one-way-anova",
         "kruskal-wallis",
         "jonckheere-terpstra",

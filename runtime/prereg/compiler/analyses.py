@@ -180,6 +180,20 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                         f"{what}: {w} names unknown field {name!r} (a field of the item manifest,"
                         " the observations or a derived field)",
                     )
+            rating = an.get("rating")
+            if shape in ("two-raters", "ratings") and rating in fields:
+                from prereg.compiler.vocabulary import _not_numeric
+
+                why = _not_numeric(spec, rating)
+                if why is not None:
+                    report(
+                        f"{ptr}/rating",
+                        f"{what}: method {method} reads integer category codes (or numbers),"
+                        f" and rating {rating!r} is {why}; register a derived field that gives"
+                        " each label its code (derived_fields: [{id: code, cases: [{when:"
+                        f" [{{field: {rating}, op: eq, value: low}}], value: 1}}, ...]}}) and"
+                        " name it as the rating",
+                    )
             if an.get("strata") is not None and str(an["strata"]) not in factors:
                 report(f"{ptr}/strata", f"{what}: strata names unknown factor {an['strata']!r}")
             groups = an.get("groups")
@@ -352,7 +366,7 @@ def _per_input_lengths(an: dict, options: dict, entry, ptr: str, what: str, repo
 def _synthetic(shape: str, an: dict, options: dict):
     """Small inputs of a shape that every method takes, on which a method's checks of its
     options run at compile time; None for the shapes not tried (their inputs depend on the
-    option values themselves: categories, labels). The inputs have no spread (every outcome
+    option values themselves: labels). The inputs have no spread (every outcome
     alike, every number 2), so that most methods return before any distribution tail (scipy)
     once their options are checked."""
     import numpy as np
@@ -387,6 +401,15 @@ def _synthetic(shape: str, an: dict, options: dict):
             y / 4.0,
         ),
     }
+    if shape in ("two-raters", "ratings"):
+        # every rating the first category (a whole number, else 0): the method checks its
+        # options (categories, weights, a level) before it reads a rating
+        cats = options.get("categories")
+        c = cats[0] if isinstance(cats, list) and cats else 0
+        c = c if isinstance(c, int) and not isinstance(c, bool) else 0
+        if shape == "two-raters":
+            return (np.full(4, c), np.full(4, c)), {}
+        return (np.full((4, 2), float(c)),), {}
     if shape == "clustered-sample":
         cluster = np.array(["c1", "c1", "c2", "c2", "c3", "c3", "c4", "c4"] * 2, dtype=object)
         if an.get("a") is not None:
@@ -634,11 +657,22 @@ def analysis_figures_exist(spec: dict, report: Reporter) -> None:
                     " one of those, or register a method with a test)",
                 )
             else:
+                kin = [
+                    m.name
+                    for m in methods.values()
+                    if m.shape == entry.shape and figure in _reported(m)
+                ]
+                hint = (
+                    f"; method{'s' if len(kin) > 1 else ''} {', '.join(kin)} of its shape"
+                    f" {entry.shape} report{'' if len(kin) > 1 else 's'} {figure}"
+                    if kin
+                    else ""
+                )
                 report(
                     f"{cptr}/quantity",
                     f"analysis {lacking[0]!r} (method {entry.name}) never reports {figure}, so"
                     f" a comparison of its {quantity} is never met; method {entry.name} reports"
-                    f" {shown} (its entry in the methods catalogue, docs/analyses.md)",
+                    f" {shown} (its entry in the methods catalogue, docs/analyses.md){hint}",
                 )
 
 

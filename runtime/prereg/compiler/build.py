@@ -164,6 +164,7 @@ _CONTRACT_FIELD_KEYS = (
     "min_length",
     "items",
     "pattern",
+    "null_values",
 )
 
 

@@ -929,6 +929,28 @@ def patterns_compile(spec: dict, report: Reporter) -> None:
                     report(f"{fptr}/allowed", f"allowed values {wrong} are not of type {kind}")
             if f.get("items") and f.get("type") != "array":
                 report(f"{fptr}/items", "items is only for array fields")
+            tokens = f.get("null_values")
+            if tokens:
+                if kind not in _ALLOWED_TYPES:
+                    report(
+                        f"{fptr}/null_values",
+                        "null_values are only for string, integer, number and boolean fields"
+                        " (the cells of a CSV file)",
+                    )
+                elif not f.get("nullable") and f.get("required", True):
+                    report(
+                        f"{fptr}/null_values",
+                        f"field {f.get('name')!r} is neither nullable nor optional, so a cell"
+                        f" written {tokens[0]!r} would be refused as the field missing; write"
+                        " nullable: true (or required: false) or leave null_values out",
+                    )
+                both = [t for t in tokens if t in (f.get("allowed") or [])]
+                if both:
+                    report(
+                        f"{fptr}/null_values",
+                        f"{both} are both allowed values and null_values of field"
+                        f" {f.get('name')!r}: a cell so written cannot be both",
+                    )
 
 
 @check

@@ -127,9 +127,10 @@ def _repeated(items: list):
     return None
 
 
-def describe(err: jsonschema.ValidationError) -> str:
+def describe(err: jsonschema.ValidationError, root: dict | None = None) -> str:
     """The rule a JSON Schema violation breaks, in the words of a prereg message (a value is
-    shown cut short, never whole)."""
+    shown cut short, never whole); a missing key is shown with what it says and, when the
+    language lists its values, those (``root``: the schema its ``$ref`` resolves in)."""
     v = err.validator
     if v in _BOUNDS and isinstance(err.instance, (str, list, dict)):
         side, noun = _BOUNDS[v]
@@ -154,7 +155,9 @@ def describe(err: jsonschema.ValidationError) -> str:
                 want += [x for x in (t if isinstance(t, list) else [t]) if x not in want]
             return f"expected {' or '.join(want)}, got {_shown(err.instance)}"
     if v == "required":
-        return f"missing required key: {err.message.split(' is a required')[0]}"
+        return f"missing required key: {err.message.split(' is a required')[0]}" + _key_hint(
+            err, root
+        )
     if v == "type":
         want = err.validator_value
         want = " or ".join(want) if isinstance(want, list) else want
@@ -174,6 +177,24 @@ def describe(err: jsonschema.ValidationError) -> str:
         return f"{_shown(err.instance)} breaks {v} {err.validator_value}"
     message = err.message
     return message if len(message) <= 200 else message[:199] + "…"
+
+
+def _key_hint(err: jsonschema.ValidationError, root: dict | None) -> str:
+    """`` (what the key says; one of: a, b)`` of the missing key of ``err``, or ''."""
+    prop = (err.schema.get("properties") or {}).get(_missing(err))
+    if not isinstance(prop, dict):
+        return ""
+    enum = prop.get("enum")
+    ref = prop.get("$ref")
+    if enum is None and isinstance(ref, str) and ref.startswith("#/$defs/") and root:
+        enum = ((root.get("$defs") or {}).get(ref.rsplit("/", 1)[-1]) or {}).get("enum")
+    parts = []
+    if isinstance(prop.get("description"), str):
+        text = " ".join(prop["description"].split()).rstrip(".")
+        parts.append(text if len(text) <= 120 else text[:119] + "…")
+    if isinstance(enum, list) and enum:
+        parts.append("one of: " + ", ".join(str(x) for x in enum))
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _reach(err: jsonschema.ValidationError) -> tuple[int, bool]:
@@ -244,7 +265,8 @@ def validate(loaded: Loaded, schema_path: Path) -> list[str]:
             if extra:
                 line = loaded.line_of(f"{ptr}/{extra[0]}") or line
         where = f"{loaded.path}:{line}" if line else str(loaded.path)
-        problems.append((line, ptr, f"{where}: at {ptr or '/'}: {describe(err)}"))
+        text = describe(err, validator.schema)
+        problems.append((line, ptr, f"{where}: at {ptr or '/'}: {text}"))
     problems = sorted(set(problems))
     return [p[2] for p in problems]
 

@@ -333,6 +333,7 @@ def _count_results(rules, metrics: Mapping[str, RowMetric], sel: Selections) -> 
                     zs[idx], ps[idx] = tm.fn(k1, n1, k2, n2, alternative=alt, margin=margin)
                 except MethodError as exc:
                     raise UserError(f"rules: {what}: {exc}") from None
+                _on_the_margin(zs, ps, idx, kn, margin, alt)
                 if tm.se_df is not None:
                     ses[idx], dfs[idx] = tm.se_df(k1, n1, k2, n2, margin=margin)
         rows = zip(
@@ -364,6 +365,22 @@ def _count_results(rules, metrics: Mapping[str, RowMetric], sel: Selections) -> 
             )
             counts[c.id] = (k1, n1, k2, n2)
     return Results(results, counts)
+
+
+def _on_the_margin(zs, ps, idx, kn, margin, alternative) -> None:
+    """A test's difference exactly on its margin, read as the decimal the spec writes (k1/n1 −
+    k2/n2 = −0.1, not the float below −0.1), has z = 0 and P = 1/2 one-sided (1 two-sided), as
+    docs/vocabulary.md says; the float margin would leave a z of about 1e-16."""
+    from fractions import Fraction
+
+    if not margin or isinstance(margin, bool):
+        return
+    m = Fraction(repr(float(margin)))
+    for j in np.atleast_1d(idx).tolist():
+        k1, n1, k2, n2 = (int(v) for v in kn[j])
+        if n1 and n2 and not math.isnan(zs[j]) and Fraction(k1, n1) - Fraction(k2, n2) == m:
+            zs[j] = 0.0
+            ps[j] = 1.0 if alternative == "two-sided" else 0.5
 
 
 def _is_counted(item, metrics: Mapping[str, RowMetric]) -> bool:

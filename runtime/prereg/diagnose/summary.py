@@ -307,7 +307,7 @@ class _Truths:
                 at(getattr(a, "a", None)),
                 at(getattr(a, "b", None)),
             )
-        if a.method == "pass-at-k" and metric is not None:
+        if a.method in ("pass-at-k", "pass-at-k-t") and metric is not None:
             return self.pass_at_k(a)
         if a.method == "majority-vote" and getattr(a, "of", None) is not None:
             return self.majority_vote(a)
@@ -903,7 +903,7 @@ def _no_truth(plan: Plan, a) -> str:
         set(ESTIMANDS)
         | set(_AGREEMENT)
         | set(_CONFIDENCE_FIGURES)
-        | {"pass-at-k", "majority-vote", "design-effect"}
+        | {"pass-at-k", "pass-at-k-t", "majority-vote", "design-effect"}
     )
     if a.method not in known:
         return f"no estimand is worked out for method {a.method}"

@@ -109,6 +109,58 @@ def pass_at_k(n, c, *, k) -> Result:
     )
 
 
+def pass_at_k_t(n, c, *, k, alternative, level, margin) -> Result:
+    """The unbiased pass@k averaged over problems with the t interval and test over problems:
+    per problem ``x_j = 1 − C(n_j − c_j, k)/C(n_j, k)`` (an exact fraction), ``m = mean x_j``
+    exactly, ``se = s_x/√P`` and ``t = (m − margin)/se`` with ``P − 1`` degrees of freedom; the
+    interval is two-sided at ``level`` (one-sided, the one bound, for a one-sided alternative).
+    ``m − margin`` is exact: a pass@k exactly on the margin gives t = 0.  The problems are the
+    sampled units (Miller 2024, section 2): the interval is over the problems' population,
+    the k-of-n draw within a problem is averaged exactly by the estimator."""
+    from prereg.stats import checks
+
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise MethodError(f"k must be a positive whole number, got {k!r}")
+    k = int(k)
+    checks.alternative(alternative)
+    level = checks.level(level)
+    checks.number(margin, "margin")
+    margin_q = margin if isinstance(margin, Fraction) else Fraction(repr(float(margin)))
+    ns, cs = _integers(n, "n"), _integers(c, "c")
+    if len(ns) != len(cs):
+        raise MethodError(f"n and c differ in length ({len(ns)} vs {len(cs)})")
+    per = []
+    for i, (ni, ci) in enumerate(zip(ns, cs, strict=True)):
+        if ci > ni:
+            raise MethodError(f"problem {i}: c = {ci} correct samples exceed n = {ni}")
+        if k > ni:
+            raise MethodError(
+                f"problem {i}: k = {k} exceeds its n = {ni} samples; pass@{k} needs at "
+                f"least {k} samples per problem"
+            )
+        total = math.comb(ni, k)
+        per.append(Fraction(total - math.comb(ni - ci, k), total))
+    problems = len(per)
+    counts = {"problems": problems, "samples": sum(ns), "correct": sum(cs), "k": k}
+    name = "pass-at-k-t"
+    if problems == 0:
+        return Result(name, statistic_name="t", counts=counts)
+    mean = sum(per, Fraction(0)) / problems
+    figures: dict = {
+        "estimate": mean,
+        "exact": {"estimate": mean},
+        "counts": counts,
+        "extra": {"per_problem": [float(v) for v in per]},
+    }
+    if problems < 2:
+        return Result(name, statistic_name="t", **figures)
+    var = sum(((x - mean) ** 2 for x in per), Fraction(0)) / (problems - 1)
+    if var == 0:
+        return Result(name, statistic_name="t", **figures)
+    se = math.sqrt(float(var / problems))
+    return _paired_t(name, mean, se, problems - 1, margin_q, alternative, level, figures)
+
+
 # ---------------------------------------------------------------------------------------------
 # majority vote
 
@@ -653,7 +705,8 @@ CATALOGUE = (
         family=_FAMILY,
         function=f"{_MOD}:pass_at_k",
         shape="samples-per-problem",
-        summary="Unbiased pass@k averaged over problems, an exact fraction",
+        summary="Unbiased pass@k averaged over problems, an exact fraction (no interval: "
+        "pass-at-k-t adds the t interval and test over problems)",
         options={"k": "the number of samples a solver may submit (a whole number, 1 <= k <= n)"},
         reports=("estimate", "exact", "counts", "extra"),
         formula="pass@k = mean over problems of 1 − C(n − c, k) / C(n, k).",
@@ -666,6 +719,49 @@ CATALOGUE = (
             "scipy.special.comb(exact=True), per problem, in the tests"
         ),
         exactness="the estimate is a fraction of binomial coefficients, compared exactly",
+    ),
+    Entry(
+        name="pass-at-k-t",
+        family=_FAMILY,
+        function=f"{_MOD}:pass_at_k_t",
+        shape="samples-per-problem",
+        summary="Unbiased pass@k averaged over problems, with the t interval and test over "
+        "problems (a rule on its lower bound)",
+        options={
+            "k": "the number of samples a solver may submit (a whole number, 1 <= k <= n)",
+            "alternative": "two-sided | greater (H1: pass@k exceeds the margin; the interval "
+            "is the one lower bound) | less (the one upper bound)",
+            "level": "the interval's level, in (0, 1); one-sided with a one-sided alternative",
+            "margin": "the pass@k under the null (a finite number; 0 for none)",
+        },
+        reports=(
+            "estimate",
+            "se",
+            "statistic",
+            "df",
+            "lower",
+            "upper",
+            "p",
+            "exact",
+            "counts",
+            "extra",
+        ),
+        formula="x_j = 1 − C(n_j − c_j, k)/C(n_j, k) per problem; m = mean x_j (pass@k); "
+        "se = s_x/√P over the P problems; t = (m − margin)/se, P − 1 df; interval "
+        "m ± t(1 − α/2, P − 1)·se (two-sided), or m − t(1 − α, P − 1)·se (greater); no se, "
+        "t or bounds with one problem or when every problem has the same pass@k",
+        reference=(
+            "Chen M et al. (2021), arXiv:2107.03374, section 2.1 (the estimator); Miller E "
+            "(2024), Adding Error Bars to Evals, arXiv:2411.00640, section 2 (the standard "
+            "error of a mean over questions)"
+        ),
+        oracle=(
+            "scipy.stats.ttest_1samp of the per-problem pass@k values (the paper's product "
+            "form) against the margin, and its confidence_interval(level)"
+        ),
+        exactness="m and m − margin are fractions of binomial coefficients and the margin as "
+        "written, compared exactly (on the margin t = 0, a one-sided P of 1/2); se, t, P and "
+        "the bounds are floating point, compared by the certified comparison",
     ),
     Entry(
         name="pass-at-k-difference",

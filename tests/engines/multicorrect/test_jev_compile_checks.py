@@ -43,7 +43,9 @@ CASES = {
     "missing-key": (
         [("evaluate: test, ties: smallest}", "evaluate: test}")],
         "/constants/3/value",
-        "missing required key: 'ties'" + E + ", constant threshold-fit)",
+        "missing required key: 'ties' (one of: smallest, largest)"
+        + E
+        + ", constant threshold-fit)",
     ),
     "unknown-key": (
         [
