@@ -139,10 +139,11 @@ def cuts(path, size: int) -> list[Part]:
     ]
 
 
-def digests(path, parts: list[Part]) -> tuple[str, int, list[str]]:
+def digests(path, parts: list[Part], stop=None) -> tuple[str, int, list[str]]:
     """(the SHA-256 of the file, its size, the SHA-256 of each partition's bytes), reading the
     file once (hashlib lets go of the interpreter lock over each megabyte, so this runs beside
-    the partitions' decoding). Raises OSError when the file cannot be read."""
+    the partitions' decoding). Raises OSError when the file cannot be read, or when ``stop``
+    (a :class:`threading.Event`) is set: no one waits for the digests any more."""
     from prereg.files import open_regular
 
     fd = open_regular(Path(path))
@@ -153,6 +154,8 @@ def digests(path, parts: list[Part]) -> tuple[str, int, list[str]]:
             one = hashlib.sha256()
             at, end = part.offset, part.offset + part.length
             while at < end:
+                if stop is not None and stop.is_set():
+                    raise OSError("stopped: the digests are not wanted any more")
                 chunk = os.pread(fd, min(1 << 20, end - at), at)
                 if not chunk:
                     break

@@ -391,3 +391,20 @@ def test_a_file_changed_while_it_is_read_is_scored_as_it_ends(
         assert got.read_bytes() == want.read_bytes()
         assert obs.read_bytes() != log
     capsys.readouterr()
+
+
+def test_digests_stop_when_no_one_waits(tmp_path):
+    """The hashing thread stops at its next chunk once the score is over (an interrupt or a
+    fallback): a stopped hash is an OSError, which reads as no digests."""
+    import threading
+
+    from prereg import partitioned
+
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(b'{"a":1}\n' * 1000)
+    parts = partitioned.cuts(path, 1024)
+    stop = threading.Event()
+    assert partitioned.digests(path, parts, stop)[1] == 8000
+    stop.set()
+    with pytest.raises(OSError, match="stopped"):
+        partitioned.digests(path, parts, stop)
