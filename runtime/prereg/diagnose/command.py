@@ -573,8 +573,11 @@ def markdown(doc: Mapping[str, Any]) -> str:
         for c in doc["claims"]:
             se = f" ± {_fmt(c['mcSe'])}" if c.get("mcSe") is not None else ""
             mark = "yes" if c["holds"] else "**no**"
+            # the claim's bar is conditional probability's (P(h1 supported | scenario ...)),
+            # escaped as a table cell keeps it: not a slash, which reads as a division
             lines.append(
-                f"| `{c['id']}`: {c['claim'].replace('|', '/')} | {_fmt(c['figure'])}{se} |"
+                f"| `{c['id']}`: {c['claim'].replace('|', chr(92) + '|')} |"
+                f" {_fmt(c['figure'])}{se} |"
                 f" {c['method']} | {mark} |"
             )
         lines.append("")
