@@ -27,6 +27,8 @@ ESTIMATES = (
     " interval: t, level: 0.95}\n"
     "      - {id: raw-new, metric: raw-latency, of: {where: [{factor: system, levels: [new]}]},"
     " interval: t, level: 0.95}\n"
+    "      - {id: accuracy-new, metric: accuracy, of: {where: [{factor: system, levels: [new]}]},"
+    " interval: wilson, level: 0.95}\n"
     "    rule:\n      all_of:\n"
     "        - compare: {target: latency-ratio, quantity: p, op: lt, value: 0.05}\n"
     "        - compare: {target: latency-new, quantity: estimate, op: lt, value: 400}\n"
@@ -61,6 +63,7 @@ def test_a_policy_failing_attempts_without_the_number_keeps_the_truth(tmp_path):
     # (DIAGNOSE.json writes figures to 6 decimals)
     assert rows["latency-new"]["truth"] == round(math.exp(6.0), 6)
     assert rows["raw-new"]["truth"] == round(math.exp(6.125), 6)
+    assert rows["accuracy-new"]["truth"] == 0.6  # the scenario's rate: a rate's truth too
     for e in rows.values():
         assert "truthUndefined" not in e
         assert e["coverage"] is not None and 0.9 < e["coverage"]["share"] <= 1.0

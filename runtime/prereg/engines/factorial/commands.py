@@ -1034,14 +1034,27 @@ def _conditions_read(conds) -> set[str]:
     return {str(x) for c in conds or () for x in (c.get("field"), c.get("other")) if x}
 
 
+def _policy_picks_by(policy: Mapping[str, Any], fields: set[str]) -> bool:
+    """Whether the attempt policy picks the counted attempt by the value of one of ``fields``:
+    a ``where`` or ``select`` condition on it, or a failed condition other than ``is_null`` (an
+    attempt without the number failed, so the counted one carries the number drawn for it:
+    that reads the field but picks no attempt by its value)."""
+    for part in ("failed", "failed_if_any", "where", "select"):
+        for c in policy.get(part) or ():
+            if not _conditions_read([c]) & fields:
+                continue
+            if part in ("failed", "failed_if_any") and c.get("op") == "is_null":
+                continue
+            return True
+    return False
+
+
 def _reads_any(config, comp: Mapping[str, Any], fields: set[str]) -> bool:
     """Whether a metric's ``compute`` reads one of ``fields``: itself, through a derived field,
-    or because the attempt policy (which picks the counted attempt) reads one."""
+    or because the attempt policy (which picks the counted attempt) picks it by one
+    (:func:`_policy_picks_by`)."""
     policy = config.get("attempts") or {}
-    if any(
-        _conditions_read(policy.get(p)) & fields
-        for p in ("failed", "failed_if_any", "where", "select")
-    ):
+    if _policy_picks_by(policy, fields):
         return True
     reads = set(fields)
     for d in config.get("derived_fields") or ():
