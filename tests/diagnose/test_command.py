@@ -202,3 +202,19 @@ def test_fixed_sequence_testing_is_simulated(tmp_path, workers):
         assert h2.get("supported", 0) <= h1.get("supported", 0)
         seen_not_tested += h2["not-tested"]
     assert seen_not_tested > 0
+
+
+def test_diagnose_md_writes_a_claim_as_a_conditional_probability(one):
+    """DIAGNOSE.md's table of claims shows P(h1 supported | scenario ...) with its bar (escaped
+    for the table, as PREREG.md escapes it), not a slash that reads as a division; rendered,
+    the cell holds the bar and the table keeps its four columns."""
+    from prereg.reports.markdown import render
+
+    text = one.with_suffix(".md").read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| `h1-power`"))
+    assert "P(h1 supported \\| scenario `position-effect` at effect 0.16)" in row
+    assert "supported / scenario" not in text
+    html = render(text)
+    assert "<td><code>h1-<wbr>power</code>: P(h1 supported | scenario <code>position-" in html
+    head = next(line for line in text.splitlines() if line.startswith("| claim |"))
+    assert head.count("|") == 5 and row.replace("\\|", "").count("|") == 5

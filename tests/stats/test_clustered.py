@@ -1003,3 +1003,106 @@ def test_arm_labels_of_any_kind():
     assert cluster_robust_mean(x, c, mixed, arms=("a", 7), **kw).as_dict() == want
     with pytest.raises(MethodError, match=r"is '7', which is neither arm"):
         cluster_robust_mean(x, c, [str(v) for v in mixed], arms=("a", 7), **kw)
+
+
+def _sandwich_exact(x, cluster, group) -> Fraction:
+    """The sandwich variance (before the small-sample factor) in fractions, the data read as
+    the decimals they write: Σ_g u_g² / N² for one sample, Σ_g (u_a,g/N_a − u_b,g/N_b)² for
+    two arms, u an arm's residuals about its exact mean summed over cluster g."""
+    q = [Fraction(repr(float(v))) for v in x]
+    arm = [0] * len(q) if group is None else [0 if a == "a" else 1 for a in group]
+    arms = sorted(set(arm))
+    mean = {a: sum(v for v, b in zip(q, arm, strict=True) if b == a) / arm.count(a) for a in arms}
+    score: dict = {}
+    for v, c, a in zip(q, cluster, arm, strict=True):
+        score[c, a] = score.get((c, a), Fraction(0)) + v - mean[a]
+    ids = sorted(set(cluster))
+    if group is None:
+        return sum(score.get((c, 0), 0) ** 2 for c in ids) / len(q) ** 2
+    na, nb = arm.count(0), arm.count(1)
+    return sum((score.get((c, 0), 0) / na - score.get((c, 1), 0) / nb) ** 2 for c in ids)
+
+
+DECIMALS = st.decimals(min_value=-50, max_value=50, places=3, allow_nan=False).map(float)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    values=st.lists(DECIMALS, min_size=1, max_size=5),
+    clusters=st.integers(2, 6),
+    two=st.booleans(),
+    nudge=st.sampled_from([None, 1e-13, 0.001]),
+    data=st.data(),
+)
+def test_robust_se_is_zero_exactly_when_the_sandwich_is(values, clusters, two, nudge, data):
+    """Clusters that each hold the same decimals (in any order): the sandwich is exactly 0
+    (every cluster's residuals sum to 0), so the SE is 0.0, with no statistic, P or interval,
+    where the floats' sums left 1e-17 or so; a value of one cluster nudged makes it positive,
+    and the SE is then the Fraction oracle's (statsmodels' where it is not at rounding level)."""
+    x, c, g = [], [], []
+    for k in range(clusters):
+        order = data.draw(st.permutations(values))
+        x += order
+        c += [k] * len(order)
+        g += ["a" if (i + k) % 2 == 0 else "b" for i in range(len(order))]
+    if two and ("a" not in g or "b" not in g):
+        g[0] = "b" if g[0] == "a" else "a"
+    if nudge is not None:
+        x[0] = float(repr(x[0] + nudge))
+    group = g if two else None
+    exact = _sandwich_exact(x, c, group)
+    for correction in ("CR1", "CR0"):
+        r = cluster_robust_mean(
+            x, c, group, arms=("a", "b") if two else None, correction=correction,
+            reference="t", level=0.95, alternative="two-sided", margin=0,
+        )  # fmt: skip
+        n, k = len(x), 2 if two else 1
+        if n - k <= 0:
+            continue
+        if exact == 0:
+            assert r.se == 0.0 and r.statistic is None and r.p is None and r.lower is None
+        else:
+            factor = Fraction(clusters, clusters - 1) * Fraction(n - 1, n - k)
+            want = math.sqrt(exact * (factor if correction == "CR1" else 1))
+            assert r.se > 0
+            if want > 1e-9:
+                assert r.se == pytest.approx(want, rel=1e-9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    values=st.lists(DECIMALS, min_size=1, max_size=5),
+    clusters=st.integers(3, 6),
+    two=st.booleans(),
+    weighting=st.sampled_from(WEIGHTS := ("equal", "size")),
+    nudge=st.sampled_from([None, 1e-13]),
+    data=st.data(),
+)
+def test_summary_se_is_zero_exactly_when_the_cluster_means_are_alike(
+    values, clusters, two, weighting, nudge, data
+):
+    """Clusters holding the same decimals in any order have equal means (in fractions), so
+    the analysis of cluster summaries has no spread: SE 0.0 and no statistic (their floats'
+    means differ in the last bit); a nudged value leaves a positive SE."""
+    x, c = [], []
+    for k in range(clusters):
+        order = data.draw(st.permutations(values))
+        x += order
+        c += [k] * len(order)
+    if nudge is not None:
+        x[0] = float(repr(x[0] + nudge))
+    g = ["a" if k < 2 else "b" for k in c] if two else None
+    means = {}
+    for v, k in zip(x, c, strict=True):
+        means.setdefault(k, []).append(Fraction(repr(v)))
+    exact_means = {k: sum(v) / len(v) for k, v in means.items()}
+    arms = [[0, 1], list(range(2, clusters))] if two else [list(range(clusters))]
+    alike = all(len({exact_means[k] for k in arm}) == 1 for arm in arms)
+    r = cluster_summary_t(
+        x, c, g, arms=("a", "b") if two else None, weighting=weighting, level=0.95,
+        alternative="two-sided", margin=0,
+    )  # fmt: skip
+    if alike:
+        assert r.se == 0.0 and r.statistic is None and r.p is None
+    else:
+        assert r.se > 0

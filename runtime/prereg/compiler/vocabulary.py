@@ -343,6 +343,17 @@ def _cell_matches(flts: list, cell: dict) -> bool | None:
     return out
 
 
+def cells_calibrated(s: dict, cells: list) -> list:
+    """The cells (of ``cells``) whose rows' outcome a scenario's calibration curve draws: with
+    an outcome, the cells a calibration entry's ``where`` takes whole; those need no rate."""
+    entries = [c for c in s.get("calibration") or [] if isinstance(c, dict)]
+    if s.get("outcome") is None or not entries:
+        return []
+    return [
+        cell for cell in cells if any(_cell_matches(e.get("where") or [], cell) for e in entries)
+    ]
+
+
 @check
 def scenarios_resolve(spec: dict, report: Reporter) -> None:
     from prereg.compiler.expand import all_cells
@@ -373,8 +384,12 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
             report(f"{ptr}/rates", f"scenario {sid!r} draws no outcome, so it has no rates")
         elif draws_only and contract is None:
             report(ptr, "a scenario needs the attempt policy's observation contract (attempts)")
-        elif not draws_only and not s.get("rates"):
-            report(ptr, f"scenario {sid!r} needs rates: the true chance of its outcome")
+        elif not draws_only and not s.get("rates") and not cells_calibrated(s, cells):
+            report(
+                ptr,
+                f"scenario {sid!r} needs rates: the true chance of its outcome (or, for a"
+                " confidence, calibration entries whose curve draws the outcome of every cell)",
+            )
         elif draws_only:
             pass  # numbers or ratings only: checked with their words
         elif s.get("metric") is not None:
@@ -541,7 +556,10 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
                         f"scenario {sid!r}: at effect {e:g} this rate is {x:g}, not a probability",
                     )
                     break
+        curved = cells_calibrated(s, cells)
         for cell in cells if rates or not draws_only else ():
+            if any(cell is c for c in curved):
+                continue  # the calibration curve draws the outcome of the cell's rows
             for r in rates:
                 hit = _cell_matches(r.get("where") or [], cell)
                 if hit is None:
@@ -549,10 +567,14 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
                 if hit:
                     break
             else:
+                if not rates and not curved:
+                    break  # said above: the scenario needs rates
+                also = ", or a calibration entry whose where takes the cell" if curved else ""
                 report(
                     f"{ptr}/rates",
                     f"scenario {sid!r} gives no rate for the rows of cell {cell.get('id')!r}"
-                    " (end with a rate without where)",
+                    + (", whose outcome no calibration entry draws" if curved else "")
+                    + f" (end with a rate without where{also})",
                 )
                 break
 

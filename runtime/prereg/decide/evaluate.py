@@ -695,10 +695,30 @@ def registered_results_many(
 @dataclass(frozen=True)
 class Decisions:
     """:class:`Decision` of many studies: which gates failed (studies, gates) and each
-    hypothesis' verdict per study."""
+    hypothesis' verdict per study; ``unclear`` marks the studies a gate's float figure leaves
+    within rounding of its threshold (their gates are decided again, one study at a time, as
+    score decides them: :func:`prereg.decide.certify.gate_figures`)."""
 
     failed: np.ndarray
     verdicts: dict[str, list]
+    unclear: np.ndarray | None = None
+
+
+#: Relative band about a gate's threshold within which a figure from floats (a mean, an ECE,
+#: an AUROC, a geometric mean) is decided again exactly: the band is this times the figure,
+#: the threshold and the scale of the numbers it is made of (a sum of decimals exactly on the
+#: threshold lands a few units in the last place of that scale away from it).
+GATE_TOL = 1e-9
+
+
+def _gate_near(fig: np.ndarray, value, scale: np.ndarray | float) -> np.ndarray:
+    """Where a float figure (studies, cells) is within :data:`GATE_TOL` of the threshold."""
+    from prereg.stats.compare import threshold
+
+    t = float(threshold(value))
+    with np.errstate(invalid="ignore"):
+        band = GATE_TOL * (np.abs(fig) + abs(t) + scale)
+        return np.abs(fig - t) <= band
 
 
 def _counts_meet(num: np.ndarray, den: np.ndarray, op: str, value) -> np.ndarray:
@@ -717,12 +737,20 @@ def _counts_meet(num: np.ndarray, den: np.ndarray, op: str, value) -> np.ndarray
 
 
 def decide_all_many(
-    rules, results: Mapping, table: RowTable, metrics: Mapping[str, RowMetric], size: int
+    rules,
+    results: Mapping,
+    table: RowTable,
+    metrics: Mapping[str, RowMetric],
+    size: int,
+    cell_figure=None,
 ) -> Decisions | None:
     """:func:`decide_all` of ``size`` studies at once, the cells' figures computed from the
-    metrics as :func:`cell_figures` computes them; None when a gate reads a figure not
-    computed from sums (ECE, AUROC, a geometric mean) or the rules do not expose their
-    decisions (``RULES``)."""
+    metrics as :func:`cell_figures` computes them.  A proportion's gate is decided exactly on
+    its counts; any other figure in floats, and a study where it is within rounding of the
+    threshold (:func:`_gate_near`) is marked ``unclear``, for the caller to decide alone.
+    ``cell_figure(metric, rows)`` gives (figure, scale), each (studies,), of a figure not
+    computed from sums (ECE, AUROC, a geometric mean) over a cell's rows; None when a gate
+    reads such a figure without it, or the rules do not expose their decisions (``RULES``)."""
     from prereg.rules import _OPS, decide_many, selection_matches
 
     decisions = getattr(rules, "RULES", None)
@@ -732,7 +760,8 @@ def decide_all_many(
     nc = len(table.cells)
     attrs = [cell_attributes(c) for c in table.cells]
     failed = np.zeros((size, len(gates)), dtype=bool)
-    figures: dict[str, np.ndarray] = {}
+    unclear = np.zeros(size, dtype=bool)
+    figures: dict[str, object] = {}
     for j, gate in enumerate(gates):
         cells = [ci for ci, a in enumerate(attrs) if selection_matches(gate.where, a)]
         if not cells:
@@ -741,25 +770,19 @@ def decide_all_many(
         if m is None:
             failed[:, j] = True
             continue
-        if m.kind in ("ece", "auroc", "geometric_mean"):
-            return None
         fig = figures.get(gate.metric)
         if fig is None:
-            num = _bincount_columns(table.cell, m.num, nc)
-            den = _bincount_columns(table.cell, m.den, nc)
-            if m.is_proportion:  # integer counts: decided exactly, as decide_all does
-                fig = figures[gate.metric] = ("counts", np.rint(num), np.rint(den))
-            else:
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    fig = figures[gate.metric] = np.where(
-                        den > 0, num / np.where(den > 0, den, 1), np.nan
-                    )
-        if isinstance(fig, tuple):
+            fig = figures[gate.metric] = _gate_figures(m, table, nc, size, cell_figure)
+            if fig is None:
+                return None
+        if fig[0] == "counts":  # integer counts: decided exactly, as decide_all does
             _, num, den = fig
             held = _counts_meet(num[:, cells], den[:, cells], gate.op, gate.value)
         else:
+            _, x, scale = fig
             with np.errstate(invalid="ignore"):
-                held = _OPS[gate.op](fig[:, cells], gate.value)
+                held = _OPS[gate.op](x[:, cells], gate.value)
+            unclear |= np.any(_gate_near(x[:, cells], gate.value, scale[:, cells]), axis=1)
         failed[:, j] = ~np.all(held, axis=1)
     verdicts: dict[str, list] = {}
     for h in rules.HYPOTHESES:
@@ -779,4 +802,36 @@ def decide_all_many(
             for h, before in sequence.items():
                 if any(verdicts[b][i] != SUPPORTED if b in verdicts else True for b in before):
                     verdicts.setdefault(h, [None] * size)[i] = NOT_TESTED
-    return Decisions(failed, verdicts)
+    return Decisions(failed, verdicts, unclear)
+
+
+def _gate_figures(m: RowMetric, table: RowTable, nc: int, size: int, cell_figure):
+    """("counts", num, den) of a proportion's cells, or ("floats", figure, scale), each
+    (studies, cells): the figure as :func:`cell_figures` computes it and the scale of the
+    numbers it is made of (:func:`_gate_near`); None when it cannot be computed here."""
+    if m.kind in ("ece", "auroc", "geometric_mean"):
+        if cell_figure is None:
+            return None
+        x = np.full((size, nc), np.nan)
+        scale = np.zeros((size, nc))
+        for ci in range(nc):
+            got = cell_figure(m, table.cell == ci)
+            if got is None:
+                return None
+            x[:, ci], scale[:, ci] = got
+        return "floats", x, scale
+    num = _bincount_columns(table.cell, m.num, nc)
+    den = _bincount_columns(table.cell, m.den, nc)
+    if m.is_proportion:
+        return "counts", np.rint(num), np.rint(den)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        x = np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+    num_rows = np.asarray(m.num, dtype=np.float64)
+    if num_rows.ndim == 2:  # rows of studies: the largest number (or log) a cell's figure adds
+        big = np.where(np.asarray(m.den) > 0, np.abs(np.nan_to_num(num_rows)), 0.0)
+        scale = np.zeros((size, nc))
+        for ci in range(nc):
+            scale[:, ci] = big[:, table.cell == ci].max(axis=1, initial=0.0)
+    else:  # per-group sums (the counts path): the figure's own scale
+        scale = np.abs(np.nan_to_num(x))
+    return "floats", x, scale

@@ -141,6 +141,19 @@ def _welch(na, ma, sa, nb, mb, sb):
     return ma - mb, se, df, bad
 
 
+def _largest(v: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Each row's largest |value| where ``mask`` holds (0 where none)."""
+    return np.where(mask, np.abs(np.nan_to_num(v)), 0.0).max(axis=1, initial=0.0)
+
+
+def _scale_of(x, logs, ratio: bool) -> np.ndarray:
+    """The scale of a mean (the largest |value| it adds, ``logs``) or of exp of one (the
+    figure times 1 + that)."""
+    if not ratio:
+        return logs
+    return np.abs(np.nan_to_num(np.asarray(x, dtype=np.float64))) * (1.0 + logs)
+
+
 class _Arrays:
     """An item's figures in every study of the block (NaN: missing)."""
 
@@ -174,6 +187,10 @@ class BlockScorer:
         self.columns_from_records = frozenset(record_fields)
         self.n = len(sel.table)
         self.unclear = np.zeros(size, dtype=bool)  # studies scored again, alone
+        # per item, per study: the scale of the numbers a figure from sums is made of (a
+        # mean of decimals exactly on 0 lands a few units in the last place of that scale
+        # away from it, not of the figure): the screen's band about a threshold grows by it
+        self.scale: dict[str, np.ndarray] = {}
 
     # selections ----------------------------------------------------------------------------
     def _metric(self, name: str) -> RowMetric:
@@ -228,6 +245,7 @@ class BlockScorer:
                 raise Unsupported(item.interval)
             n, mean, sd, _ = _sample_stats(m.value, arm)
             out.estimate = _exp(mean) if m.back == "exp" else mean
+            self.scale[item.id] = _scale_of(out.estimate, _largest(m.value, arm), m.back == "exp")
             self.unclear |= (n < 2) | np.isnan(sd)  # NaN sd: also decimals all alike
             if item.interval == "t":
                 with np.errstate(invalid="ignore", divide="ignore"):
@@ -235,6 +253,7 @@ class BlockScorer:
                 lo, hi = mean - half, mean + half
                 out.lower, out.upper = (_exp(lo), _exp(hi)) if m.back == "exp" else (lo, hi)
             return out.result(item.id)
+        self.scale[item.id] = np.ones(self.size)  # an ECE or AUROC: numbers in [0, 1]
         if m.kind == "ece" and item.interval == "none":
             out.estimate = self._ece(m, arm)
         elif m.kind == "auroc" and item.interval != "bootstrap":
@@ -268,6 +287,23 @@ class BlockScorer:
         self.unclear |= total == 0
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.abs(acc - conf).sum(axis=1) / total
+
+    def cell_figure(self, m: RowMetric, rows: np.ndarray):
+        """(figure, scale) of each study over a cell's rows ``rows`` of a metric not computed
+        from sums, for :func:`prereg.decide.evaluate.decide_all_many`'s gates: the ECE or
+        AUROC (made of numbers in [0, 1]: scale 1), or the geometric mean (scale: the figure
+        times the largest log it averages); None for another kind."""
+        arm = (m.den > 0) & rows[None, :]
+        if m.kind == "ece":
+            return self._ece(m, arm), 1.0
+        if m.kind == "auroc":
+            return self._auroc(m, arm), 1.0
+        if m.kind == "geometric_mean":
+            _, mean, _, _ = _sample_stats(m.value, arm)
+            x = _exp(mean)
+            logs = np.where(arm, np.abs(np.nan_to_num(m.value)), 0.0).max(axis=1, initial=0.0)
+            return x, np.abs(np.nan_to_num(x)) * (1.0 + logs)
+        return None
 
     def _auroc(self, m: RowMetric, arm: np.ndarray) -> np.ndarray:
         """Each study's :func:`prereg.stats.roc.auroc` of its counted rows: the positives'
@@ -315,6 +351,7 @@ class BlockScorer:
             both = (m.den[:, ra] > 0) & (m.den[:, rb] > 0)
             d = m.value[:, ra] - m.value[:, rb]
             n, mean, sd, _ = _sample_stats(np.where(both, d, 0.0), both)
+            big = np.maximum(_largest(m.value[:, ra], both), _largest(m.value[:, rb], both))
             self.unclear |= (n < 2) | ~(sd > 0)
             out.estimate = _exp(mean) if ratio else mean
             if item.interval == "none":  # the arms' figures over the pairs, as score takes them
@@ -329,12 +366,15 @@ class BlockScorer:
                 if item.test == "paired-t":
                     t = (mean - margin) / (sd / np.sqrt(n))
                     out.p = _p_value(t, n - 1, alternative)
+            self.scale[item.id] = _scale_of(out.estimate, 2.0 * big, ratio)
             return out.result(item.id)
         if item.interval not in ("welch", "none") or item.test not in ("welch-t", "none"):
             raise Unsupported(item.interval)
-        na, ma, sa, _ = _sample_stats(m.value, self._arm(m, item.a, what))
-        nb, mb, sb, _ = _sample_stats(m.value, self._arm(m, item.b, what))
+        arm_a, arm_b = self._arm(m, item.a, what), self._arm(m, item.b, what)
+        na, ma, sa, _ = _sample_stats(m.value, arm_a)
+        nb, mb, sb, _ = _sample_stats(m.value, arm_b)
         d, se, df, bad = _welch(na, ma, sa, nb, mb, sb)
+        big = np.maximum(_largest(m.value, arm_a), _largest(m.value, arm_b))
         self.unclear |= bad
         with np.errstate(invalid="ignore", over="ignore"):
             if item.interval == "welch":
@@ -346,6 +386,7 @@ class BlockScorer:
                 out.estimate = _exp(ma) / _exp(mb) if ratio else ma - mb
             if item.test == "welch-t":
                 out.p = _p_value((d - margin) / se, df, alternative)
+        self.scale[item.id] = _scale_of(out.estimate, 2.0 * big, ratio)
         return out.result(item.id)
 
     def analysis(self, item):
@@ -443,6 +484,8 @@ class BlockScorer:
             else:
                 out.upper = _exp(d + _t_quantile(1.0 - a, df) * se)
             out.p = _p_value((d - math.log(margin)) / se, df, alternative)
+        big = np.maximum(*(_largest(logs, arm) for arm in arms))
+        self.scale[item.id] = _scale_of(out.estimate, 2.0 * big, True)
         return out.result(item.id)
 
     # the block -------------------------------------------------------------------------------
@@ -597,7 +640,10 @@ class BlockScorer:
             x = np.asarray(x, dtype=np.float64)
             exact = _exact_many(res, node.quantity)
             counted = np.zeros(self.size, dtype=bool) if exact is None else exact[2]
-            step = TOL * np.abs(x)
+            scale = 0.0
+            if node.quantity not in ("p", "adjusted_p"):
+                scale = self.scale.get(fill(node.target, binding), 0.0)
+            step = TOL * (np.abs(x) + scale)
             lo, hi = x - step, x + step
             a, b, c = (_float_compare_many(v, node) for v in (lo, x, hi))
             near = (a != b) | (b != c)

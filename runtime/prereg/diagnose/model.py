@@ -67,6 +67,8 @@ def condition(design: Design, sc: Mapping[str, Any], effect: float | None) -> Co
         if r is None and not rates and not registered.draws_outcome(sc):
             r = 0.0  # a scenario that draws only numbers or ratings: no outcome holds
         if r is None:
+            r = _curve_rate(sc, design.attributes(g))
+        if r is None:
             cell = design.cells[int(design.group_cell[g])]["id"]
             raise UserError(f"scenario {sc['id']!r} gives no rate for the rows of cell {cell}")
         if not 0.0 <= r <= 1.0:
@@ -84,6 +86,24 @@ def condition(design: Design, sc: Mapping[str, Any], effect: float | None) -> Co
         kept=kept,
         failed_attempt_rate=registered.failed_attempt_rate(sc),
     )
+
+
+def _curve_rate(sc: Mapping[str, Any], attributes) -> float | None:
+    """A cell without a rate whose rows' outcome a calibration entry draws (the scenario has
+    an outcome): the chance of a right row averaged over the entry's confidences, E[g(C)]
+    (its rounding to ``decimals`` aside).  The rows are drawn by the curve, not at this
+    rate; it stands for the cell's accuracy where a figure asks for one.  None otherwise."""
+    from prereg.rules import selection_matches
+
+    if sc.get("outcome") is None:
+        return None
+    for entry in sc.get("calibration") or ():
+        if selection_matches(registered.selection(entry.get("where")), attributes):
+            from .truths import ConfidenceLaw, _chance, _expect
+
+            law = ConfidenceLaw(entry)
+            return min(1.0, max(0.0, _expect(law, *_chance(law, True))))
+    return None
 
 
 def conditions(design: Design, sc: Mapping[str, Any]) -> list[Condition]:

@@ -85,13 +85,15 @@ class RowScorer:
 
     def score_metrics(self, metrics, columns):
         """(results, decision, outcome) of one simulated study's row metrics and columns."""
+        from prereg.decide.certify import gate_figures
         from prereg.decide.decision import decide
         from prereg.decide.evaluate import cell_figures, decide_all, registered_results
 
         rules = self.plan.rules
         self.sel.forget_metrics()
         res = registered_results(rules, metrics, self.sel, columns)
-        figures = cell_figures(metrics, self.table)
+        # a gate's figure as score decides it: exact (an ECE of exactly 1/20 meets le 0.05)
+        figures = gate_figures(rules, metrics, self.table, cell_figures(metrics, self.table))
         decision = decide_all(rules, res.results, self.table, figures)
         registered = getattr(rules, "DECISION", None)
         outcome = None
@@ -257,10 +259,6 @@ def _run_batched(plan, condition: int, block: int):
     is scored alone by :class:`RowScorer` from the same columns, and so is every study when
     the rules need it.  None when the row model cannot draw the block as columns or a study's
     rows are refused (the record path then says which study, as score would)."""
-    from prereg.decide.evaluate import decide_all_many
-
-    from .batch import BlockScorer, Unsupported, _study
-
     cond = plan.conditions[condition]
     n = plan.size(block)
     model = plan.design.rows
@@ -272,6 +270,20 @@ def _run_batched(plan, condition: int, block: int):
         metrics = model.batch_metrics(seen, columns)
     except UserError:
         return None
+    return score_columns(plan, condition, block, n, metrics, columns)
+
+
+def score_columns(plan, condition: int, block: int, n: int, metrics, columns):
+    """The :class:`.run.BlockResult` of ``n`` studies whose rows lie one study after another
+    in ``metrics`` and ``columns`` (the engine's row metrics and columns of them all), scored
+    whole (:class:`.batch.BlockScorer`, :func:`prereg.decide.evaluate.decide_all_many`),
+    with each study not clear of a threshold scored alone by :class:`RowScorer`."""
+    from prereg.decide.evaluate import decide_all_many
+
+    from .batch import BlockScorer, Unsupported, _study
+
+    cond = plan.conditions[condition]
+    model = plan.design.rows
     sc = scorer(plan)
     rows = len(sc.table)
     out = _Block(plan, n)
@@ -292,9 +304,12 @@ def _run_batched(plan, condition: int, block: int):
         if reads:
             for r in registered.rules:
                 block_scorer.screen(r.when, results)
-        got = decide_all_many(rules, results, sc.table, block_scorer.metrics, n)
+        got = decide_all_many(
+            rules, results, sc.table, block_scorer.metrics, n, block_scorer.cell_figure
+        )
         if got is None:
             raise Unsupported("gates")
+        block_scorer.unclear |= got.unclear  # a gate's figure within rounding of its threshold
     except (Unsupported, UserError):  # the one-study scorer refuses with the study's number
         again = range(n)
     else:

@@ -131,8 +131,10 @@ class Scorer:
     def score(self, metrics: dict[str, RowMetric]):
         rules = self.plan.rules
         self.sel.forget_metrics()
+        from prereg.decide.certify import gate_figures
+
         res = registered_results(rules, metrics, self.sel)
-        figures = cell_figures(metrics, self.table)
+        figures = gate_figures(rules, metrics, self.table, cell_figures(metrics, self.table))
         return res, decide_all(rules, res.results, self.table, figures)
 
     def score_many(self, metrics: dict[str, RowMetric], size: int):
@@ -198,6 +200,8 @@ def score_block(plan: Plan, counts: np.ndarray):
     if got is None:
         return None
     res, decisions = got
+    if decisions.unclear is not None and decisions.unclear.any():
+        return None  # a gate's float figure within rounding of its threshold: one by one
     columns = [decisions.verdicts[h] for h in rules.HYPOTHESES]
     verdicts = [tuple(v[i] for v in columns) for i in range(n)]
     es, cs = list(rules.ESTIMATES), list(rules.CONTRASTS)

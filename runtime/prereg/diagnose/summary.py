@@ -851,11 +851,16 @@ def truths(plan: Plan, condition: int) -> tuple[dict[str, float], dict[str, floa
     return est, con
 
 
-def metric_why(plan: Plan, metric: str) -> str:
+def metric_why(plan: Plan, metric: str, condition: int | None = None) -> str:
     """Why a metric's truth over a selection is not worked out under a scenario (the figure's
-    ``truthUndefined``)."""
+    ``truthUndefined``): the row model's own reason where it gives one (``truth_problem``)."""
     found = plan.design.contributions.get(metric)
     kind = None if found is None else found[0]
+    model = getattr(plan.design, "rows", None)
+    if condition is not None and plan.path == "rows" and hasattr(model, "truth_problem"):
+        said = model.truth_problem(metric, plan.conditions[condition])
+        if said is not None:
+            return f"the expected value of mean metric {metric} has no closed form: {said}"
     if kind in ("mean", "geometric_mean"):
         return (
             f"the expected value of mean metric {metric} has no closed form under this scenario"
@@ -1003,13 +1008,13 @@ def summarize(plan: Plan, condition: int, blocks: Sequence) -> dict:
     ]
     for e, row in zip(rules.ESTIMATES, estimates, strict=True):
         if row["truth"] is None:
-            row["truthUndefined"] = metric_why(plan, e.metric)
+            row["truthUndefined"] = metric_why(plan, e.metric, condition)
     contrasts = []
     fam_hits: dict[str, np.ndarray] = {}
     for j, c in enumerate(rules.CONTRASTS):
         row = {"id": c.id, "hypothesis": c.hypothesis, **figures(con[:, j, :3], t_con[c.id])}
         if row["truth"] is None:
-            row["truthUndefined"] = metric_why(plan, c.metric)
+            row["truthUndefined"] = metric_why(plan, c.metric, condition)
         lo, hi, p, adj = con[:, j, 1], con[:, j, 2], con[:, j, 3], con[:, j, 4]
         null = float(getattr(c, "margin", 0.0) or 0.0)
         with np.errstate(invalid="ignore"):

@@ -305,15 +305,40 @@ def _arm_counts(d: _Clusters) -> dict[str, int]:
     }
 
 
+#: A spread (an SE, a cluster mean's deviation) at most this times N·max|x| may be the rounding
+#: of an exact 0 (sums of residuals are off by a few units in the last place of N·max|x|): such
+#: data are decided exactly (:func:`_scores_vanish`, :func:`_means_alike`).
+_ROUNDING = 64 * 2.0**-52
+
+
 # -- analysis of cluster summaries --------------------------------------------------------------
 
 
-def _summary_arm(ybar, w):
-    """(weighted mean, weighted sum of squared deviations, sum of weights) of cluster means."""
+def _summary_arm(ybar, w, d: _Clusters, sel):
+    """(weighted mean, weighted sum of squared deviations, sum of weights) of cluster means;
+    the sum of squares is exactly 0 when the cluster means are (:func:`_means_alike`), not the
+    1e-33 or so their floats' rounding leaves."""
     sw = float(w.sum())
     mean = float((w * ybar).sum() / sw)
     dev = ybar - mean
-    return mean, float((w * dev * dev).sum()), sw
+    ss = float((w * dev * dev).sum())
+    if 0.0 < ss and float(np.abs(dev).max()) <= _ROUNDING * d.n * float(np.abs(d.x).max()):
+        if _means_alike(d, sel):
+            ss = 0.0
+    return mean, ss, sw
+
+
+def _means_alike(d: _Clusters, sel) -> bool:
+    """Whether the selected clusters' means are all equal, the data read as decimals."""
+    from prereg.stats.compare import decimal_fraction
+
+    values, where = np.unique(d.x, return_inverse=True)
+    exact = [decimal_fraction(v) for v in values.tolist()]
+    sums: dict[int, Fraction] = {}
+    for g, v in zip(d.inv.tolist(), where.reshape(-1).tolist(), strict=True):
+        sums[g] = sums.get(g, Fraction(0)) + exact[v]
+    means = {sums[g] / int(d.m[g]) for g in np.flatnonzero(sel).tolist()}
+    return len(means) <= 1
 
 
 def cluster_summary_t(
@@ -339,7 +364,7 @@ def cluster_summary_t(
     ybar = d.s / d.m
     w = np.ones(d.g) if weighting == "equal" else d.m.astype(np.float64)
     if d.cluster_in_a is None:
-        est, ss, sw = _summary_arm(ybar, w)
+        est, ss, sw = _summary_arm(ybar, w, d, np.ones(d.g, dtype=bool))
         df = d.g - 1
         se = math.sqrt(ss / df / sw) if df > 0 else None
         return _inference(
@@ -357,8 +382,8 @@ def cluster_summary_t(
     a = d.cluster_in_a
     if not a.any() or a.all():
         return Result(method=name, statistic_name="t", counts=counts)
-    ma, ssa, wa = _summary_arm(ybar[a], w[a])
-    mb, ssb, wb = _summary_arm(ybar[~a], w[~a])
+    ma, ssa, wa = _summary_arm(ybar[a], w[a], d, a)
+    mb, ssb, wb = _summary_arm(ybar[~a], w[~a], d, ~a)
     est = ma - mb
     df = d.g - 2
     se = math.sqrt((ssa + ssb) / df * (1.0 / wa + 1.0 / wb)) if df > 0 else None
@@ -378,6 +403,33 @@ def cluster_summary_t(
 
 
 # -- cluster-robust standard error --------------------------------------------------------------
+
+
+def _scores_vanish(d: _Clusters) -> bool:
+    """Whether every cluster's score is exactly 0, the data read as decimals
+    (:func:`prereg.stats.compare.decimal_fraction`): one sample, each cluster's residuals sum
+    to 0 (S_g·N = m_g·S); two arms, the score of the arm indicator's coefficient,
+    u_a,g/N_a − u_b,g/N_b with u an arm's residuals in cluster g, is 0 in every cluster."""
+    from prereg.stats.compare import decimal_fraction
+
+    values, where = np.unique(d.x, return_inverse=True)
+    exact = [decimal_fraction(v) for v in values.tolist()]
+    arm = np.zeros(d.n, dtype=np.int64) if d.in_a is None else np.where(d.in_a, 0, 1)
+    sums: dict[tuple[int, int], Fraction] = {}
+    sizes: dict[tuple[int, int], int] = {}
+    for g, a, v in zip(d.inv.tolist(), arm.tolist(), where.reshape(-1).tolist(), strict=True):
+        sums[g, a] = sums.get((g, a), Fraction(0)) + exact[v]
+        sizes[g, a] = sizes.get((g, a), 0) + 1
+    arms = (0,) if d.in_a is None else (0, 1)
+    total = {a: sum((v for (_, b), v in sums.items() if b == a), Fraction(0)) for a in arms}
+    count = {a: sum(m for (_, b), m in sizes.items() if b == a) for a in arms}
+
+    def residual(g: int, a: int) -> Fraction:  # an arm's residuals in cluster g, summed
+        return sums.get((g, a), Fraction(0)) - sizes.get((g, a), 0) * total[a] / count[a]
+
+    if d.in_a is None:
+        return all(residual(g, 0) == 0 for g in range(d.g))
+    return all(residual(g, 0) / count[0] == residual(g, 1) / count[1] for g in range(d.g))
 
 
 def cluster_robust_mean(
@@ -438,6 +490,9 @@ def cluster_robust_mean(
         return Result(
             method=name, estimate=est, statistic_name=stat_name, exact=exact, counts=counts
         )
+    if 0.0 < var and math.sqrt(var) <= _ROUNDING * d.n * float(np.abs(d.x).max()):
+        if _scores_vanish(d):  # rounding of an exact 0 (all clusters alike): no spread
+            var = 0.0
     if correction == "CR1":
         var *= d.g / (d.g - 1) * (d.n - 1) / (d.n - k)
     se = math.sqrt(var)

@@ -1060,18 +1060,37 @@ def _item_columns(config, ids: Sequence[str], cells: Sequence[Mapping[str, Any]]
     return cols
 
 
+def _condition_text(c: Mapping[str, Any]) -> str:
+    """A condition in words: ``latency_ms gt 100``."""
+    rhs = c.get("other") if c.get("other") is not None else c.get("value", c.get("values"))
+    return f"{c.get('field')} {c.get('op')}" + ("" if rhs is None else f" {rhs}")
+
+
 def _conditions_read(conds) -> set[str]:
     return {str(x) for c in conds or () for x in (c.get("field"), c.get("other")) if x}
 
 
+def _policy_picks_by(policy: Mapping[str, Any], fields: set[str]) -> bool:
+    """Whether the attempt policy picks the counted attempt by the value of one of ``fields``:
+    a ``where`` or ``select`` condition on it, or a failed condition other than ``is_null`` (an
+    attempt without the number failed, so the counted one carries the number drawn for it:
+    that reads the field but picks no attempt by its value)."""
+    for part in ("failed", "failed_if_any", "where", "select"):
+        for c in policy.get(part) or ():
+            if not _conditions_read([c]) & fields:
+                continue
+            if part in ("failed", "failed_if_any") and c.get("op") == "is_null":
+                continue
+            return True
+    return False
+
+
 def _reads_any(config, comp: Mapping[str, Any], fields: set[str]) -> bool:
     """Whether a metric's ``compute`` reads one of ``fields``: itself, through a derived field,
-    or because the attempt policy (which picks the counted attempt) reads one."""
+    or because the attempt policy (which picks the counted attempt) picks it by one
+    (:func:`_policy_picks_by`)."""
     policy = config.get("attempts") or {}
-    if any(
-        _conditions_read(policy.get(p)) & fields
-        for p in ("failed", "failed_if_any", "where", "select")
-    ):
+    if _policy_picks_by(policy, fields):
         return True
     reads = set(fields)
     for d in config.get("derived_fields") or ():
@@ -1635,28 +1654,15 @@ class DrawnRows:
         integer, a calibration curve, or an entry without a closed-form expectation (see :func:`expected_number`).  Rounding to
         ``decimals`` is not taken into account.  ``log`` True or False asks for the expected
         log or number whatever the metric averages (a method on the log scale)."""
-        metric = next((m for m in self.config["metrics"] if m["id"] == metric_id), None)
-        comp = (metric or {}).get("compute") or {}
-        kind = comp.get("kind")
-        if kind not in ("mean", "geometric_mean"):
+        if self.truth_problem(metric_id, cond) is not None:
             return None
-        among = comp.get("among") or ()
-        if any(c.get("field") != comp.get("field") or c.get("op") != "not_null" for c in among):
-            return None  # an among other than the number being there
+        metric = next(m for m in self.config["metrics"] if m["id"] == metric_id)
+        comp = metric["compute"]
         if log is None:
-            log = kind == "geometric_mean" or comp.get("transform") == "log"
-        sc = self.scenarios[cond.scenario]
-        if sc.get("calibration"):
-            return None
+            log = comp["kind"] == "geometric_mean" or comp.get("transform") == "log"
         field = str(comp["field"])
         w = self.writer(cond.scenario)
-        entries = dict(w.values).get(field)
-        policy = self.config.get("attempts") or {}
-        read = set()
-        for part in ("failed", "failed_if_any", "where", "select"):
-            read |= _conditions_read(policy.get(part))
-        if entries is None or field in read or w.integer.get(field):
-            return None
+        entries = dict(w.values)[field]
         which = self._entries(w, field, entries)
         out = np.empty(len(self.table.cells))
         for c in range(len(self.table.cells)):
@@ -1666,6 +1672,64 @@ class DrawnRows:
             r = float(cond.rate[c])
             out[c] = r * got[1] + (1.0 - r) * got[0]
         return out
+
+    def truth_problem(self, metric_id: str, cond) -> str | None:
+        """Why :meth:`cell_truths` has no closed form for a ``mean`` or ``geometric_mean``
+        metric under a condition (None: it has one, or the metric is of another kind).
+
+        The attempt policy may read the metric's field to say an attempt failed when the
+        number is missing (``failed: [{field: score, op: is_null}]``, the common policy): a
+        counted attempt is not failed and carries the number the scenario drew, so the
+        expectation stands.  A policy that picks attempts by the number's value (``where``,
+        ``select``, or a failed condition other than ``is_null``) truncates its law, which has
+        no closed form here."""
+        metric = next((m for m in self.config["metrics"] if m["id"] == metric_id), None)
+        comp = (metric or {}).get("compute") or {}
+        kind = comp.get("kind")
+        if kind not in ("mean", "geometric_mean"):
+            return None
+        among = comp.get("among") or ()
+        odd = [c for c in among if c.get("field") != comp.get("field") or c.get("op") != "not_null"]
+        if odd:
+            return (
+                f"metric {metric_id} counts only rows where {_condition_text(odd[0])} (its"
+                " `among`), which cuts the drawn numbers' law"
+            )
+        sc = self.scenarios[cond.scenario]
+        field = str(comp["field"])
+        if sc.get("calibration"):
+            return f"scenario {cond.scenario} draws its outcomes by a calibration curve"
+        w = self.writer(cond.scenario)
+        entries = dict(w.values).get(field)
+        if entries is None:
+            return f"scenario {cond.scenario} draws no number for field {field!r} (`values`)"
+        if w.integer.get(field):
+            return f"field {field!r} is whole-numbered: its drawn numbers are rounded to integers"
+        policy = self.config.get("attempts") or {}
+        for part in ("failed", "failed_if_any", "where", "select"):
+            for k, c in enumerate(policy.get(part) or ()):
+                if field not in _conditions_read([c]):
+                    continue
+                if part in ("failed", "failed_if_any") and c.get("op") == "is_null":
+                    continue  # an attempt without the number failed: the counted one has it
+                return (
+                    f"the attempt policy picks attempts by the number itself"
+                    f" (attempts.{part}[{k}]: {_condition_text(c)}), which truncates its law"
+                )
+        log = kind == "geometric_mean" or comp.get("transform") == "log"
+        which = self._entries(w, field, entries)
+        for c in range(len(self.table.cells)):
+            for j in which[c]:
+                if j < 0:
+                    cell = self.table.cells[c]["id"]
+                    return f"some rows of cell {cell} draw no number for field {field!r}"
+                if expected_number(entries[j], log) is None:
+                    scale = "log " if log else ""
+                    return (
+                        f"an entry of field {field!r} ({entries[j].get('distribution')}) has no"
+                        f" closed-form expected {scale}value"
+                    )
+        return None
 
     def _structured(self, cond, w: RecordWriter, rng: np.random.Generator) -> list[dict]:
         """A structured scenario's study (:mod:`.structure`); its row table is kept for

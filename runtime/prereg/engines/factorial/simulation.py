@@ -180,7 +180,8 @@ class Simulation:
             observed = self._observed[rows]
         failed = uniforms(words[:, 1]) < self.fail_rate
         chance = self.rate[cell]
-        missing = observed & np.isnan(chance)
+        # a row of a cell without a rate is refused unless a calibration curve draws it
+        missing = observed & np.isnan(chance) & (self.calibration[cell] < 0)
         if missing.any():
             c = table.cells[int(cell[np.argmax(missing)])]
             raise UserError(
