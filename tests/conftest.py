@@ -52,6 +52,41 @@ def run_prereg(*args, cwd=None, env=None):
     )
 
 
+def run_main(*args, cwd=None, env=None) -> subprocess.CompletedProcess:
+    """:func:`run_prereg` in this process: ``prereg.cli.main`` with stdout and stderr caught,
+    in ``cwd`` (the repository by default) with ``env`` added to the environment, for the tests
+    that are not about the process boundary (a subprocess is about half a CPU-second of
+    start-up). The exit code is main's, or a usage error's ``SystemExit`` code, as the process
+    would exit with; an exception main lets through fails the test (a process would have
+    printed a traceback)."""
+    import contextlib
+    import io
+
+    from prereg.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    argv = list(map(str, args))
+    saved = {k: os.environ.get(k) for k in env or {}}
+    os.environ.update(env or {})
+    try:
+        with (
+            contextlib.chdir(cwd or ROOT),
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+        ):
+            try:
+                code = main(argv)
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
+
+
 # d17-multifact registers its 78 cells as crossings; this fixture is the same registration
 # written cell by cell (as the spec held it before), for tests that edit one cell.
 D17_WRITTEN_CELLS = FIXTURES / "d17" / "cells-written.yaml"
