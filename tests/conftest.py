@@ -210,7 +210,9 @@ def built_once_each(tmp_path_factory, builds: dict) -> dict[str, Path]:
 # file at a time in one process (user + sys with its subprocesses, bytecode written as CI
 # writes it): the first 44 in session 15, less what that session cut from them, the others as
 # session 14 measured them (the files over about 4 CPU-s: a file that grows past them should be
-# added here, or it runs late and makes a tail).
+# added here, or it runs late and makes a tail). Session 16 moved the CLI files whose commands
+# now run in process (run_main) down to their new cost (test_d17_cli ~11, test_json_and_progress
+# ~8, test_jev_cli and test_s3_cli ~5 CPU-s) and dropped three that fell under 4 CPU-s.
 SLOWEST_FIRST = [
     "demo/test_demo_reports.py",
     "demo/test_demo_outputs.py",
@@ -219,7 +221,6 @@ SLOWEST_FIRST = [
     "diagnose/test_structured_truths.py",
     "diagnose/test_more_truths.py",
     "engines/reachability/test_d17_handoff.py",
-    "engines/reachability/test_d17_cli.py",
     "diagnose/test_batched.py",
     "engines/multicorrect/test_jev_diagnose.py",
     "compiler/test_predicate.py",
@@ -229,9 +230,7 @@ SLOWEST_FIRST = [
     "diagnose/test_confidence_truths.py",
     "diagnose/test_rows_path.py",
     "engines/reachability/test_d17_audit.py",
-    "engines/multicorrect/test_jev_cli.py",
-    "cli/test_json_and_progress.py",
-    "engines/clusterpower/test_s3_cli.py",
+    "engines/reachability/test_d17_cli.py",
     "diagnose/test_row_batches.py",
     "diagnose/test_redesign.py",
     "diagnose/test_units_dgp.py",
@@ -243,11 +242,13 @@ SLOWEST_FIRST = [
     "demo/test_report_parts.py",
     "compiler/test_compile.py",
     "engines/factorial/test_simulate_batches.py",
+    "cli/test_json_and_progress.py",
     "docs/test_tutorial.py",
     "engines/reachability/test_d17_golden.py",
     "diagnose/test_examples_diagnose.py",
-    "compiler/test_engine_config.py",
     "engines/factorial/test_answer_position.py",
+    "engines/multicorrect/test_jev_cli.py",
+    "engines/clusterpower/test_s3_cli.py",
     "reviewers/test_seal_check.py",
     "engines/factorial/test_calibration_example.py",
     "diagnose/test_calibration_dgp.py",
@@ -257,12 +258,10 @@ SLOWEST_FIRST = [
     "engines/factorial/test_score_partitioned.py",
     "hostile/test_prepared_folder.py",
     "diagnose/test_operating_characteristics.py",
-    "engines/reachability/test_d17_spec_change_cli.py",
     "engines/clusterpower/test_s3_diagnose.py",
     "hostile/test_jsonl_records.py",
     "diagnose/test_command.py",
     "diagnose/test_paired_dgp.py",
-    "cli/test_engine_commands.py",
     "hostile/test_reader_properties.py",
     "cli/test_init.py",
     "diagnose/test_counts_path.py",
