@@ -41,20 +41,15 @@ def partition_bytes(text: str) -> int:
     """``--partition-bytes``: a whole number of bytes, optionally with K/KiB, M/MiB or G/GiB
     (powers of 1,024), at least 1."""
     m = _SIZE.fullmatch(text.strip()) if isinstance(text, str) else None
-    shown = repr(text) if not isinstance(text, str) or len(text) <= 40 else repr(text[:40]) + "…"
-    # a number of more than 4,300 digits is no int for Python (ValueError): any number of more
-    # than 12 digits (leading zeros aside) is more than 1G
-    digits = m[1].lstrip("0") if m is not None else ""
-    number = int(digits) if digits and len(digits) <= 12 else (MAX_BYTES + 1) * bool(digits)
-    if m is None or number * _UNITS[m[2]] < 1:
+    if m is None or int(m[1]) * _UNITS[m[2]] < 1:
         raise UserError(
-            f"--partition-bytes: {shown} is not a size (a whole number of bytes, at least 1,"
+            f"--partition-bytes: {text!r} is not a size (a whole number of bytes, at least 1,"
             " optionally followed by K, M or G: 64M)"
         )
-    size = number * _UNITS[m[2]]
+    size = int(m[1]) * _UNITS[m[2]]
     if size > MAX_BYTES:
         raise UserError(
-            f"--partition-bytes: {shown} is more than 1G (a worker holds its partition's bytes"
+            f"--partition-bytes: {text!r} is more than 1G (a worker holds its partition's bytes"
             " and records at once)"
         )
     return size
