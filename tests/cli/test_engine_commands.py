@@ -19,14 +19,14 @@ import pytest
 import yaml
 
 from prereg.cli import main
-from tests.conftest import ROOT, run_prereg
+from tests.conftest import ROOT, run_main
 
 STANDARD = ["items", "simulate", "score", "diagnose"]
 
 
 def _help_commands(project: Path, study: str) -> dict[str, str]:
     """{command: summary} as `prereg <study> --help` lists them (argparse's layout)."""
-    p = run_prereg("--project", project, study, "--help", env={"COLUMNS": "200"})
+    p = run_main("--project", project, study, "--help", env={"COLUMNS": "200"})
     assert p.returncode == 0, p.stderr
     block = p.stdout.split("COMMAND\n", 1)[1].split("\n\n", 1)[0]
     found: dict[str, str] = {}
@@ -42,7 +42,7 @@ def _help_commands(project: Path, study: str) -> dict[str, str]:
 
 
 def _options(project: Path, study: str, command: str) -> list[str]:
-    p = run_prereg("--project", project, study, command, "--help", env={"COLUMNS": "200"})
+    p = run_main("--project", project, study, command, "--help", env={"COLUMNS": "200"})
     assert p.returncode == 0, p.stderr
     return re.findall(r"^  (--[a-z-]+)", p.stdout.split("options:", 1)[1], re.M)
 
@@ -131,7 +131,7 @@ def test_a_rename_replaces_the_name_and_runs_the_same_handler(starter, tmp_path)
     for argv in steps:
         _ok("--project", starter, "My-Study", *argv)
     assert json.loads((out / "SCORE.json").read_text())["study"] == "My-Study"
-    p = run_prereg("--project", starter, "My-Study", "score", "--help")
+    p = run_main("--project", starter, "My-Study", "score", "--help")
     assert p.returncode == 2  # the old name is no longer offered
 
 
@@ -189,7 +189,7 @@ def test_a_command_the_engine_cannot_run_is_refused_at_its_line(
 ):
     _append(starter, "commands:\n" + entry)
     line = _line_of(starter, needle)
-    p = run_prereg("--project", starter, "compile")
+    p = run_main("--project", starter, "compile")
     assert p.returncode == 2
     assert f"spec/studies/My-Study.yaml:{line}: at {pointer}: {rule}" in p.stderr, p.stderr
     assert "Traceback" not in p.stderr

@@ -17,7 +17,7 @@ import pytest
 
 from prereg import exits
 from prereg.console import Console, Progress
-from tests.conftest import ROOT, run_prereg
+from tests.conftest import ROOT, run_main, run_prereg
 
 
 def _json(p) -> dict:
@@ -28,7 +28,7 @@ def _json(p) -> dict:
 
 
 def test_check_json():
-    p = run_prereg("check", "--json")
+    p = run_main("check", "--json")
     doc = _json(p)
     assert p.returncode == 0 and doc["command"] == "check" and doc["ok"] is True
     assert doc["files"] > 0 and doc["differences"] == [] and doc["sealProblems"] == []
@@ -36,8 +36,8 @@ def test_check_json():
 
 
 def test_dry_run_json_gives_the_cells_budget_and_window():
-    text = run_prereg("d17-multifact", "dry-run", "d17mf-public-demo")
-    p = run_prereg(
+    text = run_main("d17-multifact", "dry-run", "d17mf-public-demo")
+    p = run_main(
         "d17-multifact", "dry-run", "d17mf-public-demo", "--now", "2026-10-20T00:00:00Z", "--json"
     )
     doc = _json(p)
@@ -58,17 +58,17 @@ def test_dry_run_json_gives_the_cells_budget_and_window():
 def test_validate_json_reports_problems_and_errors(tmp_path):
     bad = tmp_path / "manifest.json"
     bad.write_text("{}", encoding="utf-8")
-    p = run_prereg("s3-verifier-freeze", "validate", str(bad), "--json")
+    p = run_main("s3-verifier-freeze", "validate", str(bad), "--json")
     doc = _json(p)
     assert p.returncode == exits.FAILED and doc["holds"] is False and doc["problems"]
-    missing = run_prereg("s3-verifier-freeze", "validate", str(tmp_path / "none.json"), "--json")
+    missing = run_main("s3-verifier-freeze", "validate", str(tmp_path / "none.json"), "--json")
     doc = _json(missing)
     assert missing.returncode == exits.USAGE and "cannot read" in doc["error"]
     assert "error:" in missing.stderr  # the message still reaches stderr
 
 
 def test_jev_diagnostic_json_is_the_document_once():
-    p = run_prereg("jev-multicorrect", "diagnostic", "--seeds", "42", "--json")
+    p = run_main("jev-multicorrect", "diagnostic", "--seeds", "42", "--json")
     doc = _json(p)
     assert doc["passed"] is True and [s["seed"] for s in doc["seeds"]] == [42]
     assert doc["schemaVersion"] == "prereg-jev-multicorrect-diagnostic/v2"
@@ -77,9 +77,9 @@ def test_jev_diagnostic_json_is_the_document_once():
 def test_items_answers_in_json_with_what_it_wrote(tmp_path):
     project = tmp_path / "project"
     shutil.copytree(ROOT / "examples" / "answer-position" / "spec", project / "spec")
-    assert run_prereg("--project", project, "compile").returncode == 0
+    assert run_main("--project", project, "compile").returncode == 0
     out = tmp_path / "items.jsonl"
-    p = run_prereg("--project", project, "answer-position", "items", "--out", out, "--json")
+    p = run_main("--project", project, "answer-position", "items", "--out", out, "--json")
     assert _json(p) == {
         "study": "answer-position",
         "command": "items",
@@ -250,7 +250,7 @@ def test_the_readme_exit_code_table_is_the_one_the_code_uses():
     codes = [int(c) for c in re.findall(r"^\| `(\d+)` \|", section, flags=re.M)]
     named = [exits.OK, exits.FAILED, exits.USAGE, exits.INFEASIBLE, exits.INTERRUPTED]
     assert codes == [*named, exits.BROKEN_PIPE]
-    assert run_prereg("compil").returncode == exits.USAGE
+    assert run_main("compil").returncode == exits.USAGE
 
 
 def test_running_out_of_memory_is_a_refusal_not_a_traceback(monkeypatch, capsys):
@@ -307,7 +307,7 @@ def test_audit_sweep_prints_each_seed_before_the_next_is_audited(monkeypatch):
 
 @pytest.mark.parametrize("value", ["soon", "-1", "nan", "inf"])
 def test_a_bad_progress_delay_is_refused_by_name(value):
-    p = run_prereg(
+    p = run_main(
         "d17-multifact", "audit-sweep", "d17mf-pty-", "1", env={"PREREG_PROGRESS_DELAY": value}
     )
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from tests.conftest import ROOT, run_prereg
+from tests.conftest import ROOT, run_main
 
 
 @pytest.mark.parametrize(
@@ -30,20 +30,20 @@ from tests.conftest import ROOT, run_prereg
     ],
 )
 def test_suggestions(argv, hint):
-    p = run_prereg(*argv)
+    p = run_main(*argv)
     assert p.returncode == 2 and hint in p.stderr and "Traceback" not in p.stderr
     assert "did you mean '" + argv[-1] + "'" not in p.stderr
 
 
 @pytest.mark.parametrize("argv", [["check", "--out", "x"], ["compile", "--chek"]])
 def test_no_far_fetched_suggestion(argv):
-    p = run_prereg(*argv)
+    p = run_main(*argv)
     assert p.returncode == 2 and "did you mean" not in p.stderr, p.stderr
 
 
 def test_the_project_option_after_a_core_command(tmp_path):
     # as after a study command: `prereg check --project DIR` is `prereg --project DIR check`
-    p = run_prereg("check", "--project", tmp_path / "none")
+    p = run_main("check", "--project", tmp_path / "none")
     assert p.returncode == 2
     assert "not a prereg project (no spec/studies/ folder)" in p.stderr, p.stderr
     assert "unrecognized" not in p.stderr
@@ -60,8 +60,8 @@ def test_a_study_without_commands_says_so(tmp_path):
     spec.write_text(
         text[:start] + (text[start + len("commands:\n") + rest.start() :] if rest else "")
     )
-    assert run_prereg("--project", project, "compile").returncode == 0
-    p = run_prereg("--project", project, "e23-relay-chains", "diagnose")
+    assert run_main("--project", project, "compile").returncode == 0
+    p = run_main("--project", project, "e23-relay-chains", "diagnose")
     assert p.returncode == 2
     assert "study 'e23-relay-chains' has no commands (its engine provides none" in p.stderr
 
@@ -78,7 +78,7 @@ def test_a_study_without_commands_has_its_engine_s_diagnose(tmp_path):
     spec.write_text(
         text[:start] + (text[start + len("commands:\n") + rest.start() :] if rest else "")
     )
-    assert run_prereg("--project", project, "compile").returncode == 0
-    p = run_prereg("--project", project, "example-probe", "diagnostic")
+    assert run_main("--project", project, "compile").returncode == 0
+    p = run_main("--project", project, "example-probe", "diagnostic")
     assert p.returncode == 2
     assert "invalid choice: 'diagnostic' (choose from 'diagnose')" in p.stderr

@@ -8,7 +8,7 @@ import pytest
 from prereg.compiler.load import load_yaml
 from prereg.engines import registry
 from prereg.engines.base import constants
-from tests.conftest import ROOT, run_prereg
+from tests.conftest import ROOT, run_main
 
 D17 = "spec/studies/d17-multifact.yaml"
 SPECS = ["d17-multifact", "jev-multicorrect", "s3-verifier-freeze"]
@@ -101,7 +101,7 @@ def test_a_broken_d17_constant_fails_compile_with_file_line_and_rule(
     changed = text.replace(old, new)
     spec.write_text(changed, encoding="utf-8")
     before = {p: p.read_bytes() for p in (project_copy / "generated").rglob("*") if p.is_file()}
-    r = run_prereg("--project", project_copy, "compile")
+    r = run_main("--project", project_copy, "compile")
     assert r.returncode == 2
     line = load_yaml(spec).lines[at]
     assert f"  {D17}:{line}: at {at}: {rule}\n" in r.stderr
@@ -114,7 +114,7 @@ def test_removing_folds_fails_check_at_the_line_the_readme_shows(project_copy):
     spec = project_copy / D17
     text = spec.read_text(encoding="utf-8")
     spec.write_text(text.replace("      folds: 5\n", ""), encoding="utf-8")
-    r = run_prereg("--project", project_copy, "check")
+    r = run_main("--project", project_copy, "check")
     assert r.returncode == 2
     line = load_yaml(spec).lines["/constants/15/value"]  # where the spec holds it today
     message = (

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from prereg.cli import main
-from tests.conftest import run_prereg
+from tests.conftest import run_main
 
 STUDY = "solo"
 
@@ -116,7 +116,7 @@ def _refused(project: Path, edits: list[tuple[str, str]], append: str = "") -> s
         assert old in text, old
         text = text.replace(old, new)
     path.write_text(text + append)
-    p = run_prereg("--project", project, "compile")
+    p = run_main("--project", project, "compile")
     assert p.returncode == 2
     assert "Traceback" not in p.stderr
     assert not (project / "generated" / "solo").exists()

@@ -273,15 +273,13 @@ def test_tables_of_a_score(runs, tmp_path, study):
 
     import pyarrow.parquet as pq
 
-    from tests.conftest import run_prereg
+    from tests.conftest import run_main
 
     score = runs[0] / study / "SCORE.json"
     doc = json.loads(score.read_text(encoding="utf-8"))
     (tmp_path / "csv").mkdir()
     (tmp_path / "pq").mkdir()
-    p = run_prereg(
-        "tables", score, "--csv", tmp_path / "csv", "--parquet", tmp_path / "pq", "--json"
-    )
+    p = run_main("tables", score, "--csv", tmp_path / "csv", "--parquet", tmp_path / "pq", "--json")
     assert p.returncode == 0, p.stderr
     written = json.loads(p.stdout)["outputs"]
     # cells, estimates, contrasts; AUROC and analyses where the score has them
@@ -308,38 +306,38 @@ def test_tables_of_a_score(runs, tmp_path, study):
     # never overwritten, all or none
     (tmp_path / "again").mkdir()
     (tmp_path / "again" / "contrasts.csv").write_text("mine")
-    again = run_prereg("tables", score, "--csv", tmp_path / "again")
+    again = run_main("tables", score, "--csv", tmp_path / "again")
     assert again.returncode == 2 and "exists" in again.stderr
     assert sorted(x.name for x in (tmp_path / "again").iterdir()) == ["contrasts.csv"]
 
 
 def test_tables_refuse_what_is_not_a_score(tmp_path):
-    from tests.conftest import run_prereg
+    from tests.conftest import run_main
 
     bad = tmp_path / "x.json"
     bad.write_text('{"cells": 3}', encoding="utf-8")
-    p = run_prereg("tables", bad, "--csv", tmp_path)
+    p = run_main("tables", bad, "--csv", tmp_path)
     assert p.returncode == 2 and "not a score document" in p.stderr and "Traceback" not in p.stderr
 
 
 def test_tables_create_a_missing_folder_and_remove_it_on_a_refusal(runs, tmp_path):
-    from tests.conftest import run_prereg
+    from tests.conftest import run_main
 
     score = runs[0] / "answer-position" / "SCORE.json"
-    p = run_prereg("tables", score, "--csv", tmp_path / "new")
+    p = run_main("tables", score, "--csv", tmp_path / "new")
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "new" / "cells.csv").is_file()
     # a missing parent is made too; a file where the folder should be is refused by name
-    p = run_prereg("tables", score, "--csv", tmp_path / "no" / "such")
+    p = run_main("tables", score, "--csv", tmp_path / "no" / "such")
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "no" / "such" / "cells.csv").is_file()
     (tmp_path / "file").write_text("x")
-    p = run_prereg("tables", score, "--csv", tmp_path / "file")
+    p = run_main("tables", score, "--csv", tmp_path / "file")
     assert p.returncode == 2 and "exists and is not a folder" in p.stderr
     # the csv folder is made, then the parquet one clashes: the made folder goes again
     (tmp_path / "pq").mkdir()
     (tmp_path / "pq" / "cells.parquet").write_text("mine")
-    p = run_prereg(
+    p = run_main(
         "tables", score, "--csv", tmp_path / "made" / "deeper", "--parquet", tmp_path / "pq"
     )
     assert p.returncode == 2 and "exists" in p.stderr and "Traceback" not in p.stderr

@@ -81,7 +81,7 @@ def _expansions(
 ) -> None:
     """Each expansion names a key field that names rows, which the manifest does not carry,
     with either values (of the field's allowed values) or a count."""
-    from prereg.decide.attempts import row_name
+    from prereg.decide.names import row_name
 
     exp = policy.get("expand") or []
     if not exp:
@@ -173,7 +173,7 @@ def attempt_policy_resolves(spec: dict, report: Reporter) -> None:
         return
     types = {f.get("name"): f.get("type") for f in contract.get("fields") or []}
     cid = contract.get("id")
-    from prereg.decide.attempts import row_name
+    from prereg.decide.names import row_name
 
     key = list(policy.get("key") or [])
     for i, name in enumerate(key):
@@ -644,7 +644,7 @@ def contrast_tests_well_formed(spec: dict, report: Reporter) -> None:
 
 @check
 def item_fields_name_factors(spec: dict, report: Reporter) -> None:
-    from prereg.decide.table import level_text
+    from prereg.decide.names import level_text
 
     levels = _levels(spec)
     for ptr, contract in items(spec, "record_contracts"):

@@ -25,6 +25,7 @@ import numpy as np
 from prereg.columnar import HashIndex, RecordColumns, field_values, subset
 from prereg.decide.columns import Column
 from prereg.decide.fields import all_of
+from prereg.decide.names import pinned_key_fields, row_name  # noqa: F401 (re-exported)
 from prereg.errors import UserError, said
 
 # An engine's own test of the records: (row index per record, None for an unknown row;
@@ -438,15 +439,6 @@ def _refuse(
     _raise(source, problems, max_problems)
 
 
-def row_name(policy: Mapping[str, Any]) -> list[str]:
-    """The key fields that name a row: the first, and every later one that no ``where`` fixes to
-    one value (a fixed field selects the records scored; it does not name rows). A row is one
-    value of the whole name: one item x rater, one problem x model x sample."""
-    pinned = pinned_key_fields(policy)
-    key = list(policy["key"])
-    return [key[0], *(f for f in key[1:] if f not in pinned)]
-
-
 def row_names(
     policy: Mapping[str, Any], records: Sequence[Mapping[str, Any]], required=frozenset()
 ) -> list[Any]:
@@ -567,18 +559,6 @@ def expanded_manifest(
             out.append({**rec, **dict(zip(names, combo, strict=True))})
             lines.append(n)
     return contract, out, lines
-
-
-def pinned_key_fields(policy: Mapping[str, Any]) -> set[str]:
-    """The key fields after the first that the policy's ``where`` fixes to one value (``eq`` a
-    value, or ``in`` a single value): with each of them fixed, a row has one scored series."""
-    out = set()
-    for c in policy.get("where") or ():
-        if c.get("op") == "eq" and c.get("other") is None and c.get("value") is not None:
-            out.add(c["field"])
-        elif c.get("op") == "in" and len(c.get("values") or ()) == 1:
-            out.add(c["field"])
-    return out
 
 
 def record_columns(

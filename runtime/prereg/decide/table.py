@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from prereg.columnar import RecordColumns, field_values, row_index
+from prereg.decide.names import level_text, level_value  # noqa: F401 (re-exported)
 from prereg.errors import UserError, said
 
 SPLIT = "split"  # the language's name for a row's split in selections
@@ -75,28 +76,6 @@ def cell_lookup(config: Mapping[str, Any]) -> tuple[tuple[str, ...], dict[tuple[
         for k in keys:
             by_key[k] = i
     return factors, by_key
-
-
-def level_text(value: Any) -> str:
-    """The level id a data value of a factor field stands for: a string is itself, a boolean
-    ``true``/``false``, a whole number its digits (``16384``, also for ``16384.0``), another
-    number its shortest decimal form (``0.5``)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def level_value(contract_field: Mapping[str, Any], level: Any) -> Any:
-    """The data value a factor field holds for a level id: the allowed value written as that
-    level (a number or boolean for a typed field), else the level id itself."""
-    if contract_field.get("type", "string") == "string" or level is None:
-        return level
-    for a in contract_field.get("allowed") or ():
-        if level_text(a) == str(level):
-            return a
-    return level
 
 
 def _name_of(rec: Mapping[str, Any], row_field: str | tuple[str, ...]) -> Any:

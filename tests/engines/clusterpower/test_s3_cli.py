@@ -1,4 +1,5 @@
-"""`prereg s3-verifier-freeze <command>` end to end, in a subprocess, on the bundled inputs.
+"""`prereg s3-verifier-freeze <command>` end to end, on the bundled inputs: through the CLI's
+`main` in this process, and the demo's steps in a subprocess.
 
 The study's commands (declared in its spec) are run as a user runs them: the demo's
 assemble -> power-plan -> freeze-manifest -> validate sequence, refusals with their exit codes,
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 import rfc8785
 
-from tests.conftest import ROOT, run_prereg
+from tests.conftest import ROOT, run_main, run_prereg
 
 STUDY = "s3-verifier-freeze"
 EXAMPLES = ROOT / "examples" / "s3"
@@ -34,7 +35,7 @@ ELIGIBLE = [
 
 def prereg(*args, project: Path | None = None):
     pre = ["--project", str(project)] if project is not None else []
-    return run_prereg(*pre, STUDY, *args)
+    return run_main(*pre, STUDY, *args)
 
 
 def no_traceback(proc) -> None:
@@ -219,7 +220,7 @@ def test_a_fact_changed_in_the_spec_changes_behaviour(project_copy: Path, tmp_pa
     # the runtime refuses to run a study whose spec changed since the last compile
     p = prereg("validate", tmp_path / "none.json", project=project_copy)
     assert p.returncode == 2 and "spec changed since the last compile" in p.stderr
-    c = run_prereg("--project", project_copy, "compile", STUDY)
+    c = run_main("--project", project_copy, "compile", STUDY)
     assert c.returncode == 0, c.stderr
     _, plan, manifest, procs = freeze_flow(tmp_path, project=project_copy)
     assert [p.returncode for p in procs[:3]] == [0, 0, 2]

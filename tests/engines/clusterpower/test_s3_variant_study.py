@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 
-from tests.conftest import FIXTURES, ROOT, run_prereg
+from tests.conftest import FIXTURES, ROOT, run_main
 
 STUDY = "judge-pilot-freeze"
 FIELDS = {
@@ -53,7 +53,7 @@ def _freeze_input(**changes):
 def test_the_variant_plans_freezes_and_validates(tmp_path):
     project = tmp_path / "project"
     shutil.copytree(FIXTURES / "variants" / STUDY, project)
-    r = run_prereg("--project", project, "compile")
+    r = run_main("--project", project, "compile")
     assert r.returncode == 0, r.stderr
     src = tmp_path / "src"
     (src / "art").mkdir(parents=True)
@@ -71,7 +71,7 @@ def test_the_variant_plans_freezes_and_validates(tmp_path):
     frozen = tmp_path / "frozen"
 
     def run(*args):
-        return run_prereg("--project", project, STUDY, *args)
+        return run_main("--project", project, STUDY, *args)
 
     r = run("assemble", inp, "--root", src, "--out", frozen, "--leave-out", "sizing_plan")
     assert r.returncode == 0, r.stderr

@@ -1,4 +1,5 @@
-"""`prereg jev-multicorrect <command>` end to end, in a subprocess, on the bundled sample.
+"""`prereg jev-multicorrect <command>` end to end, on the bundled sample: through the CLI's
+`main` in this process, and the demo's steps in a subprocess.
 
 The study's commands (declared in its spec) run as a user runs them; the report is checked
 against a plain-Python reference computed from the JSONL files directly, refusals against
@@ -19,7 +20,7 @@ import yaml
 from jev_helpers import EXAMPLES, MODULE, exact_ece, pair, ref_metrics
 
 from prereg.outputs import camel
-from tests.conftest import ROOT, run_prereg
+from tests.conftest import ROOT, run_main, run_prereg
 
 STUDY = "jev-multicorrect"
 GRID = [k / 100 for k in range(101)]
@@ -29,7 +30,7 @@ FIGURES += ("below_uniform_options", "top_k_exact_count", "no_correct_count", "l
 
 def prereg(*args, project: Path | None = None):
     pre = ["--project", str(project)] if project is not None else []
-    return run_prereg(*pre, STUDY, *args)
+    return run_main(*pre, STUDY, *args)
 
 
 def no_traceback(proc) -> None:
@@ -215,7 +216,7 @@ def test_a_fact_changed_in_the_spec_changes_behaviour(project_copy: Path, tmp_pa
     p = prereg(*score_args(before), project=project_copy)
     assert p.returncode == 2 and "spec changed since the last compile" in p.stderr
     assert not before.exists()
-    c = run_prereg("--project", project_copy, "compile", STUDY)
+    c = run_main("--project", project_copy, "compile", STUDY)
     assert c.returncode == 0, c.stderr
     out, base = tmp_path / "after.json", tmp_path / "base.json"
     assert prereg(*score_args(out), project=project_copy).returncode == 0
@@ -294,7 +295,7 @@ def test_a_field_renamed_in_the_spec_contract_is_what_score_reads(
     old = "{name: question, role: question,"
     assert text.count(old) == 1
     spec.write_text(text.replace(old, "{name: prompt, role: question,"), encoding="utf-8")
-    c = run_prereg("--project", project_copy, "compile", STUDY)
+    c = run_main("--project", project_copy, "compile", STUDY)
     assert c.returncode == 0, c.stderr
     renamed = tmp_path / "renamed"
     shutil.copytree(EXAMPLES, renamed)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 
-from tests.conftest import FIXTURES, ROOT, run_prereg
+from tests.conftest import FIXTURES, ROOT, run_main
 
 STUDY = "mc-alloc-replication"
 RENAMED = {
@@ -34,7 +34,7 @@ SPLITS = {"validation": "tuning", "test": "heldout"}
 def _project(tmp_path):
     project = tmp_path / "project"
     shutil.copytree(FIXTURES / "variants" / STUDY, project)
-    r = run_prereg("--project", project, "compile")
+    r = run_main("--project", project, "compile")
     assert r.returncode == 0, r.stderr
     inputs = {}
     for kind, names in RENAMED.items():
@@ -52,7 +52,7 @@ def _project(tmp_path):
 def test_the_variant_scores_and_runs_its_diagnostic(tmp_path):
     project, inputs = _project(tmp_path)
     report = tmp_path / "REPORT.json"
-    r = run_prereg(
+    r = run_main(
         "--project", project, STUDY, "score",
         "--lists", inputs["lists"], "--labels", inputs["labels"],
         "--predictions", inputs["predictions"], "--binary-outputs", inputs["binary"],
@@ -84,7 +84,7 @@ def test_the_variant_scores_and_runs_its_diagnostic(tmp_path):
     assert (doc["binaryOutputs"], doc["ece"]) == (2381, 0.118)
 
     out = tmp_path / "diagnostic.json"
-    r = run_prereg("--project", project, STUDY, "diagnostic", "--out", out)
+    r = run_main("--project", project, STUDY, "diagnostic", "--out", out)
     assert r.returncode == 0, r.stderr
     diag = json.loads(out.read_text())
     assert diag["schemaVersion"] == "acme-mc-diag/v3" and diag["passed"] is True
@@ -106,7 +106,7 @@ def test_the_variant_refuses_inputs_in_its_own_words(tmp_path):
     row = json.loads(labels[0])
     row["partition"] = "validation"  # the original study's split
     inputs["labels"].write_text("\n".join([json.dumps(row), *labels[1:]]) + "\n")
-    r = run_prereg(
+    r = run_main(
         "--project", project, STUDY, "score",
         "--lists", inputs["lists"], "--labels", inputs["labels"],
         "--predictions", inputs["predictions"], "--out", tmp_path / "R.json",

@@ -1,4 +1,6 @@
-"""End to end: ``prereg d17-multifact <command>`` in a subprocess, as an operator runs it.
+"""End to end: ``prereg d17-multifact <command>`` as an operator runs it: the two prepared
+folders in a subprocess (with their pool of two workers), the other commands through the same
+``main`` in this process (a subprocess each was half a CPU-second of start-up).
 
 Expected figures come from the spec file itself (read here with PyYAML, not through the
 compiler or the engine) and from the reference generator's summary (tests/fixtures/d17).
@@ -16,7 +18,7 @@ import pytest
 import rfc8785
 from d17_helpers import ROOT, STUDY, summary
 
-from tests.conftest import d17_written_cells, run_prereg, safe_yaml
+from tests.conftest import d17_written_cells, run_main, run_prereg, safe_yaml
 
 SPEC_FILE = ROOT / "spec" / "studies" / f"{STUDY}.yaml"
 SPEC = safe_yaml(SPEC_FILE.read_text(encoding="utf-8"))
@@ -26,9 +28,9 @@ CONSTANTS = {c["id"]: c["value"] for c in SPEC["constants"]}
 OUTPUTS = ("corpus.jsonl", "gold.json", "audit.json", "analysis.json", "preregistration.json")
 
 
-def cli(*args, project: Path | None = None):
+def cli(*args, project: Path | None = None, run=run_main):
     pre = ("--project", project) if project is not None else ()
-    return run_prereg(*pre, STUDY, *args)
+    return run(*pre, STUDY, *args)
 
 
 def load(path: Path):
@@ -47,7 +49,7 @@ def refused(r, *needles: str) -> None:
 @pytest.fixture(scope="module")
 def prepared(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("d17cli") / "prepared"
-    r = cli("prepare", DEMO, out, "--workers", "2")
+    r = cli("prepare", DEMO, out, "--workers", "2", run=run_prereg)
     assert r.returncode == 0, r.stderr
     assert r.stderr == ""
     return out
@@ -57,7 +59,7 @@ def prepared(tmp_path_factory) -> Path:
 def private_prepared(tmp_path_factory) -> Path:
     """A private seed's prepared folder (development review material is written for no other)."""
     out = tmp_path_factory.mktemp("d17cli-private") / "prepared"
-    r = cli("prepare", "d17mf-5e0c7b19a3f48d26b1e97a0c3d", out, "--workers", "2")
+    r = cli("prepare", "d17mf-5e0c7b19a3f48d26b1e97a0c3d", out, "--workers", "2", run=run_prereg)
     assert r.returncode == 0, r.stderr
     return out
 

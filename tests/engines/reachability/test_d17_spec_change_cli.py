@@ -11,7 +11,7 @@ import json
 
 from d17_helpers import STUDY
 
-from tests.conftest import run_prereg, write_d17_cells
+from tests.conftest import run_main, write_d17_cells
 
 CELL = "tst-pool-c_h1_missing-contrastive_equalized"
 
@@ -36,14 +36,14 @@ def test_the_commands_follow_a_changed_spec_with_no_runtime_edit(project_copy, t
     spec.write_text(t, encoding="utf-8")
 
     def study(*args):
-        return run_prereg("--project", project_copy, STUDY, *args)
+        return run_main("--project", project_copy, STUDY, *args)
 
     # the generated code no longer matches the spec: refused until recompiled
     r = study("dry-run", "d17mf-public-demo")
     assert r.returncode == 2 and "spec changed since the last compile" in r.stderr
     assert "Traceback" not in r.stderr
 
-    c = run_prereg("--project", project_copy, "compile", STUDY)
+    c = run_main("--project", project_copy, "compile", STUDY)
     assert c.returncode == 0, c.stdout + c.stderr
     r = study("dry-run", "d17mf-public-demo")
     assert r.returncode == 0, r.stderr
@@ -65,4 +65,4 @@ def test_the_commands_follow_a_changed_spec_with_no_runtime_edit(project_copy, t
     assert sum(" stems " in p for p in pool_c) > 500
     # stamped with the copy's spec digest, not the repository's
     pre = json.loads((out / "preregistration.json").read_text())
-    assert pre["specDigest"] not in run_prereg(STUDY, "dry-run", "d17mf-public-demo").stdout
+    assert pre["specDigest"] not in run_main(STUDY, "dry-run", "d17mf-public-demo").stdout

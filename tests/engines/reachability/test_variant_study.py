@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, run_prereg
+from tests.conftest import FIXTURES, run_main
 
 STUDY = "e23-relay-chains"
 SPEC = FIXTURES / "reachability" / f"{STUDY}.yaml"
@@ -28,17 +28,17 @@ def variant(tmp_path_factory) -> dict[str, Path]:
     project = root / "project"
     (project / "spec" / "studies").mkdir(parents=True)
     shutil.copy(SPEC, project / "spec" / "studies" / SPEC.name)
-    c = run_prereg("--project", project, "compile")
+    c = run_main("--project", project, "compile")
     assert c.returncode == 0, c.stdout + c.stderr
     prepared = root / "prepared"
-    r = run_prereg("--project", project, STUDY, "prepare", SEED, prepared)
+    r = run_main("--project", project, STUDY, "prepare", SEED, prepared)
     assert r.returncode == 0, r.stderr
     assert f"prepared 374 rows for seed {SEED!r}" in r.stdout
     return {"root": root, "project": project, "prepared": prepared}
 
 
 def _study(v, *args):
-    return run_prereg("--project", v["project"], STUDY, *args)
+    return run_main("--project", v["project"], STUDY, *args)
 
 
 def test_prepare_follows_the_variant(variant):
