@@ -82,3 +82,20 @@ def test_p_one_half_on_the_margin_meets_le_and_fails_lt(tmp_path, op, verdict):
     rule = f'compare: {{target: "ni-{{t}}", quantity: p, op: {op}, value: 0.5}}'
     doc = _score(tmp_path, rule)
     assert doc["verdicts"] == {"both-not-worse": verdict}
+
+
+def test_a_block_of_studies_gives_one_studys_p_on_the_margin():
+    """diagnose's block gives P = 1/2 (one-sided) or 1 where the difference is exactly the
+    margin as written, as one study's score does; elsewhere it keeps the method's P."""
+    import numpy as np
+
+    from prereg.decide.evaluate import _on_the_margin_many
+
+    k1, n1 = np.array([9, 45, 7, 0]), np.array([10, 50, 10, 10])
+    k2, n2 = np.array([10, 50, 7, 0]), np.array([10, 50, 10, 0])
+    p = np.array([0.49999999999999994, 0.5000000000000001, 0.3, 0.2])
+    got = _on_the_margin_many(p.copy(), (k1, n1, k2, n2), -0.1, "greater")
+    assert got.tolist() == [0.5, 0.5, 0.3, 0.2]
+    got = _on_the_margin_many(p.copy(), (k1, n1, k2, n2), -0.1, "two-sided")
+    assert got.tolist() == [1.0, 1.0, 0.3, 0.2]
+    assert _on_the_margin_many(p.copy(), (k1, n1, k2, n2), 0, "greater").tolist() == p.tolist()

@@ -383,6 +383,28 @@ def _on_the_margin(zs, ps, idx, kn, margin, alternative) -> None:
             ps[j] = 1.0 if alternative == "two-sided" else 0.5
 
 
+def _on_the_margin_many(p: np.ndarray, args, margin, alternative) -> np.ndarray:
+    """:func:`_on_the_margin` over a block of studies (``args``: k1, n1, k2, n2 arrays): P is
+    1/2 one-sided (1 two-sided) where the difference is exactly the margin as written, so the
+    block gives the very P one study's score gives. Only differences within rounding of the
+    margin are checked in fractions."""
+    from fractions import Fraction
+
+    if not margin or isinstance(margin, bool):
+        return p
+    k1, n1, k2, n2 = (np.asarray(a) for a in args)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        near = np.abs(k1 / n1 - k2 / n2 - float(margin)) < 1e-9
+    near &= (n1 > 0) & (n2 > 0) & ~np.isnan(p)
+    if not near.any():
+        return p
+    m = Fraction(repr(float(margin)))
+    for j in np.flatnonzero(near).tolist():
+        if Fraction(int(k1[j]), int(n1[j])) - Fraction(int(k2[j]), int(n2[j])) == m:
+            p[j] = 1.0 if alternative == "two-sided" else 0.5
+    return p
+
+
 def _is_counted(item, metrics: Mapping[str, RowMetric]) -> bool:
     """Whether an estimate or contrast is a proportion figure of counts with a closed-form
     method (the vectorized path); every other one is computed from its rows."""
@@ -656,6 +678,7 @@ def _count_results_many(
                     _, p = tm.fn(*args, alternative=alt, margin=margin)
                 except MethodError as exc:
                     raise UserError(f"rules: {what}: {exc}") from None
+                p = _on_the_margin_many(np.array(p, dtype=float), args, margin, alt)
                 ps[:, idx] = np.reshape(p, shape)
         for j, c in enumerate(cs):
             results[c.id] = ResultArrays(
