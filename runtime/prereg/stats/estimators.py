@@ -79,27 +79,11 @@ def pass_at_k(n, c, *, k) -> Result:
     ns, cs = _integers(n, "n"), _integers(c, "c")
     if len(ns) != len(cs):
         raise MethodError(f"n and c differ in length ({len(ns)} vs {len(cs)})")
-    for i, (ni, ci) in enumerate(zip(ns, cs, strict=True)):
-        if ci > ni:
-            raise MethodError(f"problem {i}: c = {ci} correct samples exceed n = {ni}")
-        if k > ni:
-            raise MethodError(
-                f"problem {i}: k = {k} exceeds its n = {ni} samples; pass@{k} needs at "
-                f"least {k} samples per problem"
-            )
+    per_problem = _pass_at_k_per_problem(ns, cs, k)
     counts = {"problems": len(ns), "samples": sum(ns), "correct": sum(cs), "k": k}
     if not ns:
         return Result(method="pass-at-k", counts=counts)
-    # problems with the same n share the denominator C(n, k): sum their numerators first
-    by_n: dict[int, int] = {}
-    per_problem = []
-    for ni, ci in zip(ns, cs, strict=True):
-        total = math.comb(ni, k)
-        miss = math.comb(ni - ci, k)
-        by_n[ni] = by_n.get(ni, 0) + (total - miss)
-        per_problem.append(Fraction(total - miss, total))
-    mean = sum((Fraction(num, math.comb(ni, k)) for ni, num in by_n.items()), Fraction(0))
-    mean /= len(ns)
+    mean = sum(per_problem, Fraction(0)) / len(ns)
     return Result(
         method="pass-at-k",
         estimate=mean,
@@ -129,17 +113,7 @@ def pass_at_k_t(n, c, *, k, alternative, level, margin) -> Result:
     ns, cs = _integers(n, "n"), _integers(c, "c")
     if len(ns) != len(cs):
         raise MethodError(f"n and c differ in length ({len(ns)} vs {len(cs)})")
-    per = []
-    for i, (ni, ci) in enumerate(zip(ns, cs, strict=True)):
-        if ci > ni:
-            raise MethodError(f"problem {i}: c = {ci} correct samples exceed n = {ni}")
-        if k > ni:
-            raise MethodError(
-                f"problem {i}: k = {k} exceeds its n = {ni} samples; pass@{k} needs at "
-                f"least {k} samples per problem"
-            )
-        total = math.comb(ni, k)
-        per.append(Fraction(total - math.comb(ni - ci, k), total))
+    per = _pass_at_k_per_problem(ns, cs, k)
     problems = len(per)
     counts = {"problems": problems, "samples": sum(ns), "correct": sum(cs), "k": k}
     name = "pass-at-k-t"
@@ -165,14 +139,19 @@ def pass_at_k_t(n, c, *, k, alternative, level, margin) -> Result:
 # majority vote
 
 
-def _pass_at_k_per_problem(ns: list[int], cs: list[int], k: int, arm: str) -> list[Fraction]:
+def _pass_at_k_per_problem(
+    ns: list[int], cs: list[int], k: int, arm: str | None = None
+) -> list[Fraction]:
+    """Each problem's unbiased pass@k ``1 − C(n − c, k) / C(n, k)``, exactly; a problem with
+    more correct samples than samples, or fewer samples than k, refused (naming ``arm``)."""
+    where = "" if arm is None else f"arm {arm}, "
     out = []
     for i, (ni, ci) in enumerate(zip(ns, cs, strict=True)):
         if ci > ni:
-            raise MethodError(f"arm {arm}, problem {i}: c = {ci} correct samples exceed n = {ni}")
+            raise MethodError(f"{where}problem {i}: c = {ci} correct samples exceed n = {ni}")
         if k > ni:
             raise MethodError(
-                f"arm {arm}, problem {i}: k = {k} exceeds its n = {ni} samples; pass@{k} needs"
+                f"{where}problem {i}: k = {k} exceeds its n = {ni} samples; pass@{k} needs"
                 f" at least {k} samples per problem"
             )
         total = math.comb(ni, k)
