@@ -362,6 +362,18 @@ def linear_contrast_means(groups, *, coefficients, variance, alternative, level,
 # -- strata of 2×2 tables -----------------------------------------------------------------------
 
 
+def _strata_counts(k1, n1, k2, n2) -> tuple[list[int], list[int], list[int], list[int]]:
+    """Each stratum's (k1, n1, k2, n2) as counts, one entry per stratum, at least one."""
+    a1, b1, c1, d1 = (
+        checks.counts(v, name) for v, name in ((k1, "k1"), (n1, "n1"), (k2, "k2"), (n2, "n2"))
+    )
+    if not (len(a1) == len(b1) == len(c1) == len(d1)):
+        raise MethodError("k1, n1, k2 and n2 must have one entry per stratum")
+    if not a1:
+        raise MethodError("at least one stratum is needed")
+    return a1, b1, c1, d1
+
+
 def mantel_haenszel_risk_difference(k1, n1, k2, n2, *, alternative, level, margin) -> Result:
     """The Mantel–Haenszel common risk difference of arm a against arm b across strata, with
     the Greenland–Robins (1985) variance, its z test against ``margin`` and interval.
@@ -381,13 +393,7 @@ def mantel_haenszel_risk_difference(k1, n1, k2, n2, *, alternative, level, margi
             f" got {margin!r}"
         )
     m = margin if isinstance(margin, Fraction) else Fraction(repr(float(margin)))
-    a1, b1, c1, d1 = (
-        checks.counts(v, name) for v, name in ((k1, "k1"), (n1, "n1"), (k2, "k2"), (n2, "n2"))
-    )
-    if not (len(a1) == len(b1) == len(c1) == len(d1)):
-        raise MethodError("k1, n1, k2 and n2 must have one entry per stratum")
-    if not a1:
-        raise MethodError("at least one stratum is needed")
+    a1, b1, c1, d1 = _strata_counts(k1, n1, k2, n2)
     num = weight = var = Fraction(0)
     used = 0
     for i, (a, na, c, nb) in enumerate(zip(a1, b1, c1, d1, strict=True)):
@@ -451,13 +457,7 @@ def cochran_mantel_haenszel(k1, n1, k2, n2, *, correction, level) -> Result:
     """
     lv = checks.level(level)
     checks.choice(correction, "correction", (True, False))
-    a1, b1, c1, d1 = (
-        checks.counts(v, name) for v, name in ((k1, "k1"), (n1, "n1"), (k2, "k2"), (n2, "n2"))
-    )
-    if not (len(a1) == len(b1) == len(c1) == len(d1)):
-        raise MethodError("k1, n1, k2 and n2 must have one entry per stratum")
-    if not a1:
-        raise MethodError("at least one stratum is needed")
+    a1, b1, c1, d1 = _strata_counts(k1, n1, k2, n2)
     tables = []
     for i, (ka, na, kb, nb) in enumerate(zip(a1, b1, c1, d1, strict=True)):
         if ka > na:
