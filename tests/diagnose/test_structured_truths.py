@@ -62,6 +62,7 @@ OPTIONS = {
     "two_sided": "absolute",
     "variance": "welch",
     "se": "wald",
+    "null_proportion": 0.5,
 }
 SPECIAL = {
     "noninferiority-proportions": {"alternative": "greater"},

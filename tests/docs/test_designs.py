@@ -29,6 +29,7 @@ DESIGNS += (
     "trend",
     "interaction",
     "size-trend",
+    "preference",
     "agreement",
     "agreement-stages",
     "pass-at-k",

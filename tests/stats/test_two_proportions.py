@@ -583,7 +583,7 @@ def test_an_empty_arm_gives_none_figures():
 
 def test_catalogue_entries_are_complete():
     mine = [e for e in entries().values() if e.family == "two_proportions"]
-    assert len(mine) == 16
+    assert len(mine) == 17
     for e in mine:
         assert e.load() is not None
         for field in ("summary", "formula", "reference", "oracle", "exactness"):

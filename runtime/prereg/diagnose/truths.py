@@ -57,6 +57,7 @@ import numpy as np
 #: ``cluster-mean`` (the mean of ``of``, or a − b with two arms).
 ESTIMANDS: Mapping[str, str] = {
     "wilson": "p",
+    "binomial-test": "p",
     **dict.fromkeys(
         (
             "wald-difference",

@@ -184,6 +184,97 @@ def wilson(k, n, *, level) -> Result:
     )
 
 
+def binomial_test(k, n, *, alternative, null_proportion, level) -> Result:
+    """The exact binomial test of ``k`` successes in ``n`` trials against the null proportion
+    ``null_proportion`` (the decimal as written: 0.8 is exactly 4/5), with the Clopper–Pearson
+    interval at ``level`` (one-sided with a one-sided alternative, as scipy's ``binomtest``
+    gives it).
+
+    Up to :data:`prereg.stats.samples.EXACT_SUM_LIMIT` trials P is the fraction of integer
+    sums (``exact['p']``): with p0 = a/b each outcome j has probability
+    C(n, j) a^j (b − a)^(n − j) / b^n; "greater" sums j ≥ k, "less" j ≤ k, "two-sided" every j no more likely than k (compared
+    exactly; scipy admits outcomes up to 1e-7 relatively more likely, a tolerance for its
+    floats). Beyond, P is scipy's float."""
+    from prereg.stats.samples import EXACT_SUM_LIMIT
+
+    ki, ni = _arm(k, n)
+    alt = _alternative(alternative)
+    p0 = _null_proportion(null_proportion)
+    lv = _level(level)
+    counts = {"k": ki, "n": ni}
+    if ni == 0:
+        return Result("binomial-test", counts=counts)
+    est = Fraction(ki, ni)
+    exact = {"estimate": est}
+    if ni <= EXACT_SUM_LIMIT:
+        pe = _binomial_p(ki, ni, p0, alt)
+        exact["p"] = pe
+        p = float(pe)
+    else:
+        from scipy.stats import binomtest
+
+        p = min(1.0, float(binomtest(ki, ni, float(p0), alternative=alt).pvalue))
+    lo, hi = _exact_bounds(ki, ni, lv, alt)
+    return Result(
+        "binomial-test",
+        estimate=est,
+        statistic=ki,
+        statistic_name="k",
+        lower=lo,
+        upper=hi,
+        p=p,
+        exact=exact,
+        counts=counts,
+    )
+
+
+def _null_proportion(value) -> Fraction:
+    """The null proportion as the decimal written in the spec, strictly between 0 and 1."""
+    from prereg.stats.compare import threshold
+
+    said = f"null_proportion must be a proportion in (0, 1), got {value!r}"
+    if isinstance(value, bool):
+        raise MethodError(said)
+    try:
+        p0 = threshold(value)
+    except (TypeError, ValueError, OverflowError):
+        raise MethodError(said) from None
+    if not 0 < p0 < 1:
+        raise MethodError(f"null_proportion must lie strictly between 0 and 1, got {value!r}")
+    if p0.denominator > 10**30:
+        raise MethodError(f"null_proportion must be a decimal of at most 30 places, got {value!r}")
+    return p0
+
+
+def _binomial_p(k: int, n: int, p0: Fraction, alternative: str) -> Fraction:
+    """P of the exact binomial test as a fraction (see :func:`binomial_test`)."""
+    a, b = p0.numerator, p0.denominator
+    c = b - a
+    # each outcome's probability times b^n: C(n, j) a^j c^(n - j), from j = 0 upwards
+    terms = [c**n]
+    for j in range(n):
+        terms.append(terms[-1] * (n - j) * a // ((j + 1) * c))
+    if alternative == "greater":
+        top = sum(terms[k:])
+    elif alternative == "less":
+        top = sum(terms[: k + 1])
+    else:
+        at = terms[k]
+        top = sum(t for t in terms if t <= at)
+    return min(Fraction(1), Fraction(top, b**n))
+
+
+def _exact_bounds(k: int, n: int, level: float, alternative: str) -> tuple[float, float]:
+    """The Clopper–Pearson bounds at ``level``: two-sided, or the one bound of a one-sided
+    alternative (the other 0 or 1), as scipy's ``binomtest(...).proportion_ci("exact")``."""
+    from prereg.stats.proportions import betainccinv, betaincinv
+
+    tail = (1.0 - level) / 2.0 if alternative == "two-sided" else 1.0 - level
+    lo = 0.0 if k == 0 or alternative == "less" else float(betaincinv(k, n - k + 1, tail))
+    hi = 1.0 if k == n or alternative == "greater" else float(betainccinv(k + 1, n - k, tail))
+    return lo, hi
+
+
 # -- Wald, pooled z, Newcombe, Agresti–Caffo --------------------------------------------------------
 
 
@@ -821,6 +912,36 @@ CATALOGUE = (
         'method is "normal", the Wald interval)',
         exactness="estimate is the fraction k/n, compared exactly; the bounds are floats "
         "(certified comparison)",
+    ),
+    Entry(
+        name="binomial-test",
+        family="two_proportions",
+        function=_F + "binomial_test",
+        shape="binomial",
+        summary="Exact binomial test of one proportion k/n against a null proportion, with the "
+        "Clopper–Pearson interval.",
+        options={
+            "alternative": 'alternative: "two-sided", "greater" (H1: p > null_proportion), '
+            '"less" (H1: p < null_proportion)',
+            "null_proportion": "null_proportion: the proportion under the null hypothesis, in "
+            "(0, 1), as the decimal written (0.8 is exactly 4/5)",
+            "level": "level: the interval's coverage, in (0, 1); one-sided with a one-sided "
+            "alternative",
+        },
+        reports=("estimate", "statistic", "lower", "upper", "p"),
+        formula=(
+            "k ~ Binomial(n, p0) under the null; greater P(X ≥ k), less P(X ≤ k), two-sided the "
+            "sum of P(X = j) over every j with P(X = j) ≤ P(X = k); interval Clopper–Pearson "
+            "(beta quantiles), the one bound of a one-sided alternative"
+        ),
+        reference="Clopper CJ, Pearson ES (1934). The use of confidence or fiducial limits "
+        "illustrated in the case of the binomial. Biometrika 26:404–413.",
+        oracle="scipy.stats.binomtest(k, n, p, alternative).pvalue and its proportion_ci("
+        'confidence_level, method="exact"); exact sums of binomial probabilities',
+        exactness="estimate is the fraction k/n, compared exactly; up to 2,000 trials P is the "
+        "fraction of integer sums (exact['p']), compared exactly (two-sided: outcomes exactly as "
+        "likely as k count, where scipy admits a relative tolerance of 1e-7); beyond, scipy's "
+        "float; the bounds are floats (certified comparison)",
     ),
     Entry(
         name="wald-difference",
