@@ -105,3 +105,20 @@ def test_catalogue_entry():
     assert e.shape == "binomial"
     assert set(e.options) == {"alternative", "null_proportion", "level"}
     assert e.load() is binomial_test
+
+
+def test_sign_test_p_is_the_exact_fraction():
+    """The sign test is the binomial test against 1/2 on the differences not tied: its P is
+    the fraction over 2^m (scipy's float is an ulp off it for 15 differences, 4 above)."""
+    from prereg.stats.paired import sign_test
+
+    x = [1.0] * 4 + [-1.0] * 11 + [0.0] * 3
+    y = [0.0] * len(x)
+    for alternative in ALTS:
+        r = sign_test(x, y, alternative=alternative, margin=0, ties="drop")
+        assert r.exact["p"] == _by_hand(4, 15, Fraction(1, 2), alternative)
+        assert r.p == float(r.exact["p"])
+    r = sign_test(x, y, alternative="less", margin=0, ties="drop")
+    assert r.exact["p"] == Fraction(sum(math.comb(15, j) for j in range(5)), 2**15)
+    assert compare(r.exact["p"], "le", 0.059234619140625)
+    assert not compare(r.exact["p"], "lt", 0.059234619140625)

@@ -330,6 +330,9 @@ def sign_test(x, y, *, alternative, margin, ties) -> Result:
     (left out), or "split" (half counted above and half below, an odd one left out)."""
     from scipy.stats import binomtest
 
+    from prereg.stats.samples import EXACT_SUM_LIMIT
+    from prereg.stats.two_proportions import binomial_p_fraction
+
     alt = _alternative(alternative)
     how = _choice("ties", ties, ("drop", "split"))
     d, _ = _differences(x, y, margin)
@@ -343,15 +346,21 @@ def sign_test(x, y, *, alternative, margin, ties) -> Result:
     counts = {"above": pos, "below": neg, "tied": tied, "n": int(d.size)}
     if m == 0:
         return Result("sign-test", statistic=0, statistic_name="above", p=1.0, counts=counts)
-    p = float(binomtest(pos, m, 0.5, alternative=alt).pvalue)
     est = Fraction(pos, m)
+    exact = {"estimate": est}
+    if m <= EXACT_SUM_LIMIT:  # a fraction of 2^m: scipy's float may be an ulp off it
+        pe = binomial_p_fraction(pos, m, Fraction(1, 2), alt)
+        exact["p"] = pe
+        p = float(pe)
+    else:
+        p = float(binomtest(pos, m, 0.5, alternative=alt).pvalue)
     return Result(
         "sign-test",
         estimate=est,
         statistic=pos,
         statistic_name="above",
         p=min(1.0, p),
-        exact={"estimate": est},
+        exact=exact,
         counts=counts,
     )
 
@@ -673,7 +682,9 @@ CATALOGUE = (
         reference="Dixon WJ, Mood AM (1946). The statistical sign test. JASA 41:557–566.",
         oracle="exact sums of binomial coefficients; statsmodels sign_test (ties dropped, "
         "two-sided)",
-        exactness="estimate is an exact fraction; P a float",
+        exactness="estimate is an exact fraction; up to 2,000 differences not tied P is the "
+        "fraction of integer sums over 2^m (exact['p']), compared exactly; beyond, scipy's "
+        "float",
     ),
     Entry(
         name="wilcoxon-signed-rank",
