@@ -385,6 +385,23 @@ def _signed_rank_cdf(ranks2: np.ndarray, bound: int) -> np.ndarray:
     return np.cumsum(dist)
 
 
+#: non-zero differences up to which the exact signed-rank P is counted in integers (2^62 sign
+#: changes fit an int64), so that it is a fraction; beyond, the distribution is built in floats
+_COUNTED_LIMIT = 62
+
+
+def _signed_rank_counts(ranks2: np.ndarray, bound: int) -> np.ndarray:
+    """The number of sign changes with W ≤ w, w = 0 … bound (as :func:`_signed_rank_cdf`,
+    counted rather than weighted by ½ each: exact while 2^len(ranks2) fits an int64)."""
+    dist = np.zeros(bound + 1, dtype=np.int64)
+    dist[0] = 1
+    for r in ranks2.tolist():
+        r = int(r)
+        if r <= bound:
+            dist[r:] += dist[: bound + 1 - r].copy()
+    return np.cumsum(dist)
+
+
 def wilcoxon_signed_rank(x, y, *, alternative, margin, zero_method, method, correction) -> Result:
     """Wilcoxon's signed-rank test of the differences x − y − margin.
 
@@ -427,24 +444,36 @@ def wilcoxon_signed_rank(x, y, *, alternative, margin, zero_method, method, corr
         total = int(nz.sum())
         low_side = pos2 <= total - pos2
         near = pos2 if low_side else total - pos2  # the observed value or its mirror
-        cum = _signed_rank_cdf(nz, near)
-        at_most = float(cum[near])  # P(W ≤ near)
-        below = float(cum[near - 1]) if near > 0 else 0.0  # P(W < near)
+        exact = {"statistic": w_plus}
+        if nonzero <= _COUNTED_LIMIT:  # the sign changes counted in integers: P over 2^n
+            cum = _signed_rank_counts(nz, near)
+            whole = 1 << nonzero
+            at_most = Fraction(int(cum[near]), whole)  # P(W ≤ near)
+            below = Fraction(int(cum[near - 1]), whole) if near > 0 else Fraction(0)
+            one = Fraction(1)
+        else:
+            cum = _signed_rank_cdf(nz, near)
+            at_most = float(cum[near])  # P(W ≤ near)
+            below = float(cum[near - 1]) if near > 0 else 0.0  # P(W < near)
+            one = 1.0
         # low side: P(W ≤ pos2) = at_most, P(W ≥ pos2) = 1 − P(W < pos2) = 1 − below;
         # mirrored: P(W ≥ pos2) = P(W ≤ total − pos2) = at_most, P(W ≤ pos2) = 1 − below.
-        cdf, sf = (at_most, 1.0 - below) if low_side else (1.0 - below, at_most)
+        cdf, sf = (at_most, one - below) if low_side else (one - below, at_most)
         if alt == "greater":
             p = sf
         elif alt == "less":
             p = cdf
         else:
-            p = 2.0 * min(cdf, sf)
+            p = 2 * min(cdf, sf)
+        p = min(one, p)
+        if isinstance(p, Fraction):
+            exact["p"] = p
         return Result(
             "wilcoxon-signed-rank",
             statistic=w_plus,
             statistic_name="W+",
-            p=min(1.0, p),
-            exact={"statistic": w_plus},
+            p=float(p),
+            exact=exact,
             counts=counts,
         )
     # Normal approximation.  Mean and variance of W+ over the non-zero ranks: for "wilcox" the
@@ -710,7 +739,9 @@ CATALOGUE = (
         "or 'exact') (its two-sided statistic is min(W+, W−); 'auto' may switch method; its "
         "'exact' assumes no ties, so with ties or zeros the oracle is "
         "method=PermutationMethod over all 2^n sign changes)",
-        exactness="W+ is an exact fraction (a multiple of ½); P a float",
+        exactness="W+ is an exact fraction (a multiple of ½); with method exact and at most 62 "
+        "non-zero differences P is the count of sign changes over 2^n (exact['p']), compared "
+        "exactly; otherwise P a float",
     ),
     Entry(
         name="paired-t",

@@ -1,7 +1,8 @@
-"""The catalogue's exact binomial test of one proportion against a null proportion: its P is
-the fraction of integer sums (up to 2,000 trials), checked against scipy.stats.binomtest and
-against sums of binomial probabilities written out by hand; its Clopper–Pearson bounds against
-scipy's proportion_ci(method="exact"); a P exactly on a threshold decided exactly."""
+"""P values that are sums of binomial probabilities, as exact fractions: the catalogue's
+binomial test of one proportion against a null proportion (up to 2,000 trials; checked against
+scipy.stats.binomtest and sums written out by hand, its Clopper–Pearson bounds against scipy's
+proportion_ci(method="exact")), the sign test (over 2^m) and Wilcoxon's exact signed-rank test
+(sign changes counted); a P exactly on a threshold is decided exactly."""
 
 from __future__ import annotations
 
@@ -122,3 +123,44 @@ def test_sign_test_p_is_the_exact_fraction():
     assert r.exact["p"] == Fraction(sum(math.comb(15, j) for j in range(5)), 2**15)
     assert compare(r.exact["p"], "le", 0.059234619140625)
     assert not compare(r.exact["p"], "lt", 0.059234619140625)
+
+
+def test_signed_rank_exact_p_counts_every_sign_change():
+    """Wilcoxon's exact signed-rank P (ties among |d| included) is the share of the 2^n sign
+    changes whose W+ is as extreme, counted one by one here."""
+    import itertools
+
+    import numpy as np
+    from scipy.stats import rankdata
+
+    from prereg.stats.paired import wilcoxon_signed_rank
+
+    d = np.array([0.5, -1.0, 1.0, 2.0, 2.0, -0.25, 3.0, 1.5])
+    ranks = rankdata(np.abs(d))
+    w = Fraction(int(round(2 * ranks[d > 0].sum())), 2)
+    signs = list(itertools.product((0, 1), repeat=d.size))
+    ws = [
+        Fraction(int(round(2 * sum(r for r, s in zip(ranks, ss, strict=True) if s))), 2)
+        for ss in signs
+    ]
+    total = len(signs)
+    ge = Fraction(sum(v >= w for v in ws), total)
+    le = Fraction(sum(v <= w for v in ws), total)
+    for alternative, want in (
+        ("greater", ge),
+        ("less", le),
+        ("two-sided", min(Fraction(1), 2 * min(ge, le))),
+    ):
+        r = wilcoxon_signed_rank(
+            d, np.zeros(d.size), alternative=alternative, margin=0,
+            zero_method="wilcox", method="exact", correction="none",
+        )  # fmt: skip
+        assert r.exact["p"] == want, alternative
+        assert r.p == float(want)
+    # five differences, all above: P = 1/32 exactly, on the threshold 0.03125
+    r = wilcoxon_signed_rank(
+        [1, 2, 3, 4, 5], [0] * 5, alternative="greater", margin=0,
+        zero_method="wilcox", method="exact", correction="none",
+    )  # fmt: skip
+    assert r.exact["p"] == Fraction(1, 32)
+    assert compare(r.exact["p"], "le", 0.03125) and not compare(r.exact["p"], "lt", 0.03125)
