@@ -273,6 +273,25 @@ new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
     sections: document.querySelectorAll('details.section').length,
     sectionHeadings: [...document.querySelectorAll('details.section > summary > h2')].map(h => h.id),
     overflowing,
+    // each inline figure: its smallest text as drawn (font size in the figure's units times
+    // the scale the page draws it at; rotated text measured along its baseline), its width
+    // and the width of the box it sits in
+    figures: [...document.querySelectorAll('svg')].map(svg => {
+      const sizes = [...svg.querySelectorAll('text')].map(t => {
+        const m = t.getScreenCTM();
+        return parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
+      });
+      const box = svg.parentElement;
+      return {
+        id: (svg.closest('figure') || {}).id || '',
+        smallestText: sizes.length ? Math.min(...sizes) : null,
+        width: svg.getBoundingClientRect().width,
+        boxWidth: box.clientWidth,
+        scrolls: box.scrollWidth > box.clientWidth,
+      };
+    }),
+    // the font stack of the page's text
+    fontFamily: getComputedStyle(document.body).fontFamily,
   });
 })))
 """

@@ -717,9 +717,16 @@ def test_the_browser_check_sees_a_broken_page(browser, tmp_path):
     page.write_text(
         '<html><body><h2>no id</h2><div style="width:3000px">wide</div><img src="missing.png">'
         "<p>a_long_unbreakable_word_that_is_wider_than_any_phone_is_held_upright_at_all</p>"
+        '<figure><svg width="600" viewBox="0 0 600 100" style="max-width:100%">'
+        '<text x="0" y="50" style="font-size:12px">tiny at 400 px</text></svg></figure>'
         '<script>console.error("boom"); notDefined();</script></body></html>'
     )
     visit = browser.visit(page, width=400)
+    # the 600-unit figure scaled to fit 400 px less the body's margins (8 px) and the
+    # figure's (40 px): its 12 px text drawn about 6 px tall
+    (fig,) = visit.layout["figures"]
+    assert fig["width"] == 400 - 16 - 80
+    assert fig["smallestText"] == pytest.approx(12 * 304 / 600, rel=1e-3) and not fig["scrolls"]
     assert visit.layout["headingsWithoutId"] == ["no id"] and visit.layout["toc"] == []
     assert visit.layout["innerWidth"] == 400
     overflowing = "\n".join(visit.layout["overflowing"])
@@ -765,7 +772,7 @@ def test_a_table_of_long_text_stacks_its_cells_on_a_phone(browser, tmp_path):
 
 
 # a phone held upright and a desktop window
-WIDTHS = (400, 1280)
+WIDTHS = (390, 1280)
 
 
 @pytest.mark.parametrize("window", WIDTHS)
@@ -778,6 +785,8 @@ def test_every_report_renders_in_headless_chromium(runs, browser, tmp_path, wind
     phone's width (at every width when $PREREG_SCREENSHOTS is set, where they are kept for a
     reviewer to look at: the screenshots were two thirds of the browser's time)."""
     import os
+
+    from prereg.reports import plot
 
     out = runs[0]
     pages = sorted(out.rglob("*.html"))
@@ -805,6 +814,13 @@ def test_every_report_renders_in_headless_chromium(runs, browser, tmp_path, wind
             assert layout["sections"] >= 3, name
             assert set(layout["sectionHeadings"]) <= set(layout["toc"]), name
         assert layout["scrollHeight"] >= 900, name
+        # every figure's smallest text is legible as drawn (10 px), at a phone's width too,
+        # where a figure that would have to shrink below that scrolls in its own box; a
+        # desktop window shows every figure whole
+        for fig in layout["figures"]:
+            assert fig["smallestText"] >= plot.LEGIBLE_PX - 1e-6, (name, window, fig)
+            if window == WIDTHS[-1]:
+                assert not fig["scrolls"] and fig["width"] <= fig["boxWidth"], (name, fig)
         if not shoot:
             continue
         width, height = visit.png_size()

@@ -167,9 +167,31 @@ def test_inline_svg_drops_namespaces_only():
     doc = _svg("gamma")
     inline = rplot.inline(doc)
     assert "xmlns" in doc and "xmlns" not in inline and "http" not in inline
-    assert inline.replace(" ", "") == doc.replace(" ", "").replace(
+    # the namespaces go and the figure's least width comes (see the next test)
+    least = f' style="min-width:{rplot.min_width(doc)}px"'
+    assert least in inline
+    assert inline.replace(least, "").replace(" ", "") == doc.replace(" ", "").replace(
         'xmlns:xlink="http://www.w3.org/1999/xlink"', ""
     ).replace('xmlns="http://www.w3.org/2000/svg"', "")
+
+
+def test_a_figure_is_never_drawn_narrower_than_its_smallest_text_allows():
+    """The least width of a figure is where its smallest text is 10 px tall, and a pixel
+    more (the browser's rounding of the height): a viewBox 450 units wide with text of 9 and
+    7.5 units is 601 px (7.5 x 600 / 450 = 10); 599 would draw that text below 10 px. No
+    viewBox or no text: no least width."""
+    doc = (
+        '<svg width="450pt" height="100pt" viewBox="0 0 450 100">'
+        "<text style=\"font-size: 9px; font-family: 'DejaVu Sans'\">a</text>"
+        '<text style="font-size: 7.5px" transform="rotate(-90 0 0)">b</text></svg>'
+    )
+    assert rplot.min_width(doc) == 601
+    assert 7.5 * 599 / 450 < 10 <= 7.5 * 600 / 450
+    assert rplot.min_width(doc, legible=12) == 721
+    assert rplot.min_width(doc.replace("7.5px", "9.1px")) == 501  # ceil(450 * 10 / 9) + 1
+    assert rplot.min_width('<svg width="4pt"><text style="font-size: 9px">a</text></svg>') is None
+    assert rplot.min_width('<svg viewBox="0 0 450 100"><path d="M0 0"/></svg>') is None
+    assert 'style="min-width:601px"' in rplot.inline(doc)
 
 
 # -- the page writer ----------------------------------------------------------------------------
