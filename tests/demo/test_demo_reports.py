@@ -693,6 +693,64 @@ def test_reports_read_cleanly(runs, study):
             assert sizes, name
 
 
+# the words a caption may call a colour by (longest first: "sky blue" is not "blue")
+COLOUR_WORDS = sorted(
+    {"red", "vermilion", "orange", "yellow", "green", "blue", "sky blue", "purple",
+     "reddish purple", "pink", "grey", "gray", "dark grey", "black", "brown"},
+    key=len, reverse=True,
+)  # fmt: skip
+
+
+def caption_colours(caption: str) -> list[str]:
+    """The colour words of a caption, each once where it is written."""
+    text, found = f" {caption.lower()} ", []
+    for word in COLOUR_WORDS:
+        pattern = rf"(?<![a-z-]){re.escape(word)}(?![a-z-])"
+        found += re.findall(pattern, text)
+        text = re.sub(pattern, " ", text)
+    return found
+
+
+def drawn_colours(svg: str) -> set[str]:
+    """The names (plot.COLOUR_NAMES) of the colours a figure strokes or fills with; a colour
+    without a name is named by its hex code, which no caption word matches."""
+    from prereg.reports import plot
+
+    names = {k.lower(): v for k, v in plot.COLOUR_NAMES.items()}
+    used = re.findall(r"(?:fill|stroke|stop-color)\s*:\s*(#[0-9a-fA-F]{6})", svg)
+    return {names.get(c.lower(), c.lower()) for c in used}
+
+
+def test_caption_colour_words_checks_what_it_reads():
+    assert sorted(caption_colours("Red lines; the sky blue curve, the blue one; vermilion-ish")) == [
+        "blue", "red", "sky blue",
+    ]  # fmt: skip
+    svg = '<path style="fill: #d55e00; stroke: #0072B2"/><path style="stroke: #123456"/>'
+    assert drawn_colours(svg) == {"vermilion", "blue", "#123456"}
+
+
+@pytest.mark.parametrize("study", REPORTS)
+def test_every_caption_names_only_colours_its_figure_draws(runs, study):
+    """A caption that calls a line or a bar by its colour uses the colour's name (Okabe–Ito's:
+    their vermilion, #D55E00, was called red) and the figure draws with that colour; the
+    Markdown twin carries the same captions."""
+    html = (runs[0] / study / "report.html").read_text(encoding="utf-8")
+    md = (runs[0] / study / "report.md").read_text(encoding="utf-8")
+    figures = re.findall(
+        r'<figure id="fig-([a-z0-9-]+)">(.*?)<figcaption>(.*?)</figcaption>', html, re.S
+    )
+    assert figures and len(figures) == html.count("<figure ")
+    named = 0
+    for name, svg, caption in figures:
+        text = unescape(re.sub(r"<[^>]+>", "", caption))
+        words = caption_colours(text)
+        assert "red" not in words and "gray" not in words, (name, text)
+        assert set(words) <= drawn_colours(svg), (name, words, drawn_colours(svg))
+        assert f"_{text}_" in md, name
+        named += bool(words)
+    assert named, study  # every report has a figure whose caption names colours
+
+
 # -- the reports in a real browser ------------------------------------------------------------
 
 

@@ -491,7 +491,7 @@ def test_d17_score_report(tmp_path, d17):
         "Calibrated confidence against calibrated-accuracy per cell (test split)",
         "Shortcut audit: best surface-cue learner per group",
     ]
-    assert "FAILED in 1 cell(s): c2" in html and "Red cells fail a registered gate" in html
+    assert "FAILED in 1 cell(s): c2" in html and "Vermilion cells fail a registered gate" in html
     for h in ("h1", "replication"):
         assert f'">{h}</a></td>' in html
     forest = html[html.index('<figure id="fig-forest">') : html.index("</figure>")]

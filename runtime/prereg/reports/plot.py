@@ -37,7 +37,23 @@ STYLE = {
 }
 
 #: Colours used across reports (colour-blind safe: Okabe–Ito).
-BLUE, ORANGE, GREEN, RED, GREY = "#0072B2", "#E69F00", "#009E73", "#D55E00", "#777777"
+BLUE, ORANGE, GREEN, VERMILION, GREY = "#0072B2", "#E69F00", "#009E73", "#D55E00", "#777777"
+REDDISH_PURPLE, SKY_BLUE = "#CC79A7", "#56B4E9"
+
+#: The word a caption uses for each colour a figure draws with: Okabe–Ito's names (their
+#: vermilion is not red, nor their orange yellow), and grey for the greys of lines and zero
+#: lines. A caption that names a colour names one of these, and one its figure draws with.
+COLOUR_NAMES = {
+    BLUE: "blue",
+    ORANGE: "orange",
+    GREEN: "green",
+    VERMILION: "vermilion",
+    GREY: "grey",
+    REDDISH_PURPLE: "reddish purple",
+    SKY_BLUE: "sky blue",
+    "#999999": "grey",
+    "#444444": "dark grey",
+}
 
 
 @contextmanager

@@ -151,7 +151,7 @@ def forest_figure(
             for c in per_panel[lv]:
                 a = c["metrics"][metric]
                 y = ypos[tuple(str(c["levels"].get(f)) for f, _ in rest)]
-                colour = plot.RED if c["cell"] in failed else plot.BLUE
+                colour = plot.VERMILION if c["cell"] in failed else plot.BLUE
                 ax.plot([a["lower"], a["upper"]], [y, y], color=colour, lw=1.3)
                 ax.plot([a["estimate"]], [y], "o", color=colour, ms=3.5)
             ax.set_xlim(-0.02, 1.02)
@@ -172,7 +172,7 @@ def forest_figure(
         f" rows are {' · '.join(f for f, _ in rest)}."
     )
     if failed:
-        caption += " Red cells fail a registered gate."
+        caption += " Vermilion cells fail a registered gate; the others are blue."
     return Figure(name, title, svg, caption)
 
 
@@ -265,12 +265,12 @@ def audit_figure(audit: Mapping[str, Any], name: str = "audit") -> Figure | None
         names = [g["group"] for g in groups][::-1]
         vals = [g["max"] for g in groups][::-1]
         colours = [
-            plot.GREY if g.get("passes") is None else plot.GREEN if g["passes"] else plot.RED
+            plot.GREY if g.get("passes") is None else plot.GREEN if g["passes"] else plot.VERMILION
             for g in groups
         ][::-1]
         ax.barh(range(len(names)), vals, color=colours, height=0.6)
         if limit is not None:
-            ax.axvline(limit, color=plot.RED, ls="--", lw=1, label=f"limit {fmt(limit)}")
+            ax.axvline(limit, color=plot.VERMILION, ls="--", lw=1, label=f"limit {fmt(limit)}")
             ax.legend(loc="lower right")
         ax.set_yticks(range(len(names)), names, fontsize=7.5)
         ax.set_xlim(0, 1.02)
@@ -285,8 +285,9 @@ def audit_figure(audit: Mapping[str, Any], name: str = "audit") -> Figure | None
         "Each bar is the best cross-validated balanced accuracy (the mean of the rates of yes and"
         " no rows predicted right, as the audit rounds it) any shortcut learner reached from"
         " surface cues alone in that group. Green groups are gated and pass (at or below the"
-        " limit), red gated groups fail (above it), grey groups are not gated (controls, which"
-        " should be solvable).",
+        " limit), vermilion gated groups fail (above it), grey groups are not gated (controls,"
+        " which should be solvable)."
+        + (" The vermilion dashed line is the limit." if limit is not None else ""),
     )
 
 
