@@ -693,6 +693,35 @@ def test_reports_read_cleanly(runs, study):
             assert sizes, name
 
 
+def _captions(html: str) -> list[str]:
+    return [
+        " ".join(unescape(re.sub(r"<[^>]+>", "", c)).split())
+        for c in re.findall(r"<(?:fig)?caption>(.*?)</(?:fig)?caption>", html, re.S)
+    ]
+
+
+@pytest.mark.parametrize("study", REPORTS)
+def test_no_two_tables_or_figures_share_a_caption(runs, study):
+    """A caption names its table or figure apart from every other on the page (a screen
+    reader lists tables by caption): in the report, and in the registered document it
+    folds in (where a table may share a heading's words with the report's own, as "Gates")."""
+    html = (runs[0] / study / "report.html").read_text(encoding="utf-8")
+    report, registered = html.split('<details class="registered"', 1)
+    for part in (report, registered):
+        captions = _captions(part)
+        repeated = sorted({c for c in captions if captions.count(c) > 1})
+        assert captions and repeated == [], (study, repeated)
+    if study == D17 and step_out(D17, "bundle") is not None:
+        hand_off = report[report.index('id="collection-hand-off"') :]
+        hand_off = hand_off[: hand_off.index('<details class="section"')]
+        assert _captions(hand_off) == [
+            "Seeds frozen in the ledger",
+            "Collection sessions in the ledger",
+            "Runs of the lineage the score read",
+            "Verdicts of the score from the run lineage",
+        ]
+
+
 # the words a caption may call a colour by (longest first: "sky blue" is not "blue")
 COLOUR_WORDS = sorted(
     {"red", "vermilion", "orange", "yellow", "green", "blue", "sky blue", "purple",

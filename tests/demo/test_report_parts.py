@@ -119,7 +119,10 @@ def test_markdown_tables_are_captioned_scoped_and_keep_digests_whole():
     )
     assert out.count("<table>") == 2 and out.count('<div class="scroll"><table>') == 2
     assert "<caption>Inputs <em>seen</em></caption>" in out  # the heading above it, rendered
-    assert out.count("<caption>") == 2  # the second table stands under the same heading
+    assert out.count("<caption>") == 2  # the second table stands under the same heading,
+    assert "<caption>Inputs <em>seen</em> (table 2)</caption>" in out  # captioned apart
+    again = render("## A\n\n| x |\n|---|\n| 1 |\n\n## B\n\n| y |\n|---|\n| 2 |\n")
+    assert "<caption>A</caption>" in again and "<caption>B</caption>" in again  # counted anew
     assert re.findall(r"<th\b[^>]*>", out) == [
         '<th scope="col">',
         '<th scope="col" style="text-align:center">',

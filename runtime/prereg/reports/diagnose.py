@@ -227,6 +227,10 @@ def blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
                 " family below its alpha (under a null scenario, the family-wise error).",
                 note=True,
             ),
-            Table(("condition", "family", "adjustment", "alpha", "any rejected"), fam_rows),
+            Table(
+                ("condition", "family", "adjustment", "alpha", "any rejected"),
+                fam_rows,
+                caption="Family-wise rejection by condition",
+            ),
         ]
     return out

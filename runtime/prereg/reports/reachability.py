@@ -381,6 +381,7 @@ def handoff_blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
                     for s in state.get("seeds", [])
                 ],
                 code=frozenset({0, 1, 2}),
+                caption="Seeds frozen in the ledger",
             ),
             Table(
                 ("run", "started", "evidence", "calls", "tokens", "USD"),
@@ -398,6 +399,7 @@ def handoff_blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
                 ],
                 numeric=frozenset({3, 4, 5}),
                 code=frozenset({0, 2}),
+                caption="Collection sessions in the ledger",
             ),
         ]
     if lineage:
@@ -420,11 +422,13 @@ def handoff_blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
                     for r in lin.get("runs") or []
                 ],
                 code=frozenset({0, 2}),
+                caption="Runs of the lineage the score read",
             ),
             Table(
                 ("hypothesis", "verdict"),
                 list((lineage.get("verdicts") or {}).items()),
                 code=frozenset({0}),
+                caption="Verdicts of the score from the run lineage",
             ),
         ]
     return out
