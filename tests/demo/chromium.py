@@ -290,8 +290,27 @@ new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
         scrolls: box.scrollWidth > box.clientWidth,
       };
     }),
-    // the font stack of the page's text
-    fontFamily: getComputedStyle(document.body).fontFamily,
+    // the page's Chinese, Japanese and Korean characters (up to 64), each drawn alone on a
+    // canvas in the font of the element it is in: a character no font has a glyph for is
+    // drawn as the same empty box as every other such character
+    cjk: (() => {
+      const wide = /[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/u;
+      const seen = new Map();
+      const texts = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+      for (let n = texts.nextNode(); n && seen.size < 64; n = texts.nextNode())
+        for (const ch of n.textContent)
+          if (wide.test(ch) && !seen.has(ch) && seen.size < 64) seen.set(ch, n.parentElement);
+      const drawn = [...seen].map(([ch, e]) => {
+        const style = getComputedStyle(e);
+        const c = document.createElement('canvas');
+        c.width = c.height = 40;
+        const g = c.getContext('2d');
+        g.font = `${style.fontStyle} ${style.fontWeight} 32px ${style.fontFamily}`;
+        g.fillText(ch, 2, 34);
+        return c.toDataURL();
+      });
+      return {chars: [...seen.keys()].join(''), distinct: new Set(drawn).size};
+    })(),
   });
 })))
 """

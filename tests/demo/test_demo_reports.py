@@ -880,6 +880,7 @@ def test_every_report_renders_in_headless_chromium(runs, browser, tmp_path, wind
     assert {p.parent.name for p in pages} >= set(REPORTS)
     keep = os.environ.get("PREREG_SCREENSHOTS")
     shoot = bool(keep) or window == WIDTHS[0]
+    missing_font: list[str] = []
     for path in pages:
         name = str(path.relative_to(out))
         visit = browser.visit(path, width=window, screenshot=shoot)
@@ -901,6 +902,13 @@ def test_every_report_renders_in_headless_chromium(runs, browser, tmp_path, wind
             assert layout["sections"] >= 3, name
             assert set(layout["sectionHeadings"]) <= set(layout["toc"]), name
         assert layout["scrollHeight"] >= 900, name
+        # every Chinese character is drawn from a font that has it, not as a box (jev's
+        # source title): as many different drawings as characters
+        cjk = layout["cjk"]
+        if cjk["distinct"] < len(cjk["chars"]) and not cjk_font():
+            missing_font.append(name)
+        else:
+            assert cjk["distinct"] == len(cjk["chars"]), (name, cjk)
         # every figure's smallest text is legible as drawn (10 px), at a phone's width too,
         # where a figure that would have to shrink below that scrolls in its own box; a
         # desktop window shows every figure whole
@@ -917,6 +925,41 @@ def test_every_report_renders_in_headless_chromium(runs, browser, tmp_path, wind
         if keep:
             Path(keep).mkdir(parents=True, exist_ok=True)
             shutil.copyfile(shot, Path(keep) / shot.name)
+    if missing_font:
+        message = (
+            f"no font with Chinese glyphs on this machine: {', '.join(missing_font)} drew"
+            " boxes (install fonts-wqy-microhei, as .ci/run does)"
+        )
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def cjk_font() -> bool:
+    """Whether fontconfig knows a font with Chinese glyphs (the browser's fallback)."""
+    import subprocess
+
+    fc = shutil.which("fc-list")
+    if fc is None:
+        return False
+    found = subprocess.run([fc, ":lang=zh", "family"], capture_output=True, text=True)
+    return bool(found.stdout.strip())
+
+
+def test_a_character_without_a_font_is_seen_as_a_box(browser, tmp_path):
+    """The glyph check can fail: three code points of the Hangul block left unassigned by
+    Unicode (U+D7A4 to U+D7A6), which no font has, are drawn as one box; Latin text is not
+    collected; the jev title's characters are drawn each its own way where a font has them
+    (and as that same box where none does)."""
+    page = tmp_path / "boxes.html"
+    page.write_text(
+        "<html><body><p>abc \ud7a4\ud7a5\ud7a6 多正确选项<span"
+        " style='font-family:no-such-font-at-all'>审计</span></p></body></html>",
+        encoding="utf-8",
+    )
+    cjk = browser.visit(page, width=390, screenshot=False).layout["cjk"]
+    assert cjk["chars"] == "\ud7a4\ud7a5\ud7a6多正确选项审计"
+    assert cjk["distinct"] == (1 + 7 if cjk_font() else 1)
 
 
 # -- studies side by side -----------------------------------------------------------------------
