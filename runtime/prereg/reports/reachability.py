@@ -374,13 +374,15 @@ def handoff_blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
                 f" {fmt(spend.get('calls'))} calls, {fmt(spend.get('tokens'))} tokens, USD"
                 f" {spend.get('usd')}; {len(state.get('events', []))} event(s)."
             ),
+            # the two digests last: at 1280 px the table is wider than the page, and what
+            # scrolls out of sight is the tail of a digest, not the instant the seed was frozen
             Table(
-                ("seed", "corpus", "preregistration", "frozen at"),
+                ("seed", "frozen at", "corpus", "preregistration"),
                 [
-                    (s["seed"], s["corpusDigest"], s["preregistrationDigest"], s["frozenAt"])
+                    (s["seed"], s["frozenAt"], s["corpusDigest"], s["preregistrationDigest"])
                     for s in state.get("seeds", [])
                 ],
-                code=frozenset({0, 1, 2}),
+                code=frozenset({0, 2, 3}),
                 caption="Seeds frozen in the ledger",
             ),
             Table(
