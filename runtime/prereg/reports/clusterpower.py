@@ -90,8 +90,9 @@ def power_figure(plan: dict, name: str = "power") -> Figure:
         svg,
         f"Each point is the share of {', '.join(fmt(s) for s in n_sims)} simulated studies that"
         f" reject at that task count; bars are ±{z:.2f} Monte Carlo standard errors"
-        f" ({MC_LEVEL:.0%}). The vermilion dashed line is the plan's target power; the green"
-        " dotted line the task count the plan selected.",
+        f" ({MC_LEVEL:.0%})."
+        + (" The vermilion dashed line is the plan's target power." if target is not None else "")
+        + (" The green dotted line is the task count it selected." if selected is not None else ""),
     )
 
 

@@ -219,10 +219,15 @@ def reliability_figure(
         name,
         title,
         svg,
-        f"One point per observed cell: the mean calibrated confidence of its answers against the"
-        f" share the calibrated answers got right. Points below the diagonal are overconfident;"
-        f" orange cells are flagged as unreliable by the registered rule. Each cell's decile"
-        f" ECE ({m['ece']}) is in the table below.",
+        "One point per observed cell: the mean calibrated confidence of its answers against the"
+        " share the calibrated answers got right, the bar its Wilson interval. Points below the"
+        " grey dashed diagonal are overconfident"
+        + (
+            "; orange cells are flagged as unreliable by the registered rule, blue ones are not."
+            if any(c.get("calibrationUnreliable") for c in cells)
+            else "."
+        )
+        + f" Each cell's decile ECE ({m['ece']}) is in the table below.",
     )
 
 
