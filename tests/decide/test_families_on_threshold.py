@@ -111,3 +111,4 @@ def test_every_family_on_its_threshold(tmp_path, op):
     (c,) = doc["contrasts"]
     assert c["pairs"]["n10"] == 6 and c["pairs"]["n01"] == 2
     assert c["p"] == float(h["mcnemar"])
+    assert c["decidedP"] == {"p": "0.2890625"}  # the exact test's P, as decided

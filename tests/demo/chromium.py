@@ -273,6 +273,44 @@ new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
     sections: document.querySelectorAll('details.section').length,
     sectionHeadings: [...document.querySelectorAll('details.section > summary > h2')].map(h => h.id),
     overflowing,
+    // each inline figure: its smallest text as drawn (font size in the figure's units times
+    // the scale the page draws it at; rotated text measured along its baseline), its width
+    // and the width of the box it sits in
+    figures: [...document.querySelectorAll('svg')].map(svg => {
+      const sizes = [...svg.querySelectorAll('text')].map(t => {
+        const m = t.getScreenCTM();
+        return parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
+      });
+      const box = svg.parentElement;
+      return {
+        id: (svg.closest('figure') || {}).id || '',
+        smallestText: sizes.length ? Math.min(...sizes) : null,
+        width: svg.getBoundingClientRect().width,
+        boxWidth: box.clientWidth,
+        scrolls: box.scrollWidth > box.clientWidth,
+      };
+    }),
+    // the page's Chinese, Japanese and Korean characters (up to 64), each drawn alone on a
+    // canvas in the font of the element it is in: a character no font has a glyph for is
+    // drawn as the same empty box as every other such character
+    cjk: (() => {
+      const wide = /[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/u;
+      const seen = new Map();
+      const texts = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+      for (let n = texts.nextNode(); n && seen.size < 64; n = texts.nextNode())
+        for (const ch of n.textContent)
+          if (wide.test(ch) && !seen.has(ch) && seen.size < 64) seen.set(ch, n.parentElement);
+      const drawn = [...seen].map(([ch, e]) => {
+        const style = getComputedStyle(e);
+        const c = document.createElement('canvas');
+        c.width = c.height = 40;
+        const g = c.getContext('2d');
+        g.font = `${style.fontStyle} ${style.fontWeight} 32px ${style.fontFamily}`;
+        g.fillText(ch, 2, 34);
+        return c.toDataURL();
+      });
+      return {chars: [...seen.keys()].join(''), distinct: new Set(drawn).size};
+    })(),
   });
 })))
 """

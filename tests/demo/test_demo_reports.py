@@ -693,6 +693,93 @@ def test_reports_read_cleanly(runs, study):
             assert sizes, name
 
 
+def _captions(html: str) -> list[str]:
+    return [
+        " ".join(unescape(re.sub(r"<[^>]+>", "", c)).split())
+        for c in re.findall(r"<(?:fig)?caption>(.*?)</(?:fig)?caption>", html, re.S)
+    ]
+
+
+@pytest.mark.parametrize("study", REPORTS)
+def test_no_two_tables_or_figures_share_a_caption(runs, study):
+    """A caption names its table or figure apart from every other on the page (a screen
+    reader lists tables by caption): in the report, and in the registered document it
+    folds in (where a table may share a heading's words with the report's own, as "Gates")."""
+    html = (runs[0] / study / "report.html").read_text(encoding="utf-8")
+    report, registered = html.split('<details class="registered"', 1)
+    for part in (report, registered):
+        captions = _captions(part)
+        repeated = sorted({c for c in captions if captions.count(c) > 1})
+        assert captions and repeated == [], (study, repeated)
+    if study == D17 and step_out(D17, "bundle") is not None:
+        hand_off = report[report.index('id="collection-hand-off"') :]
+        hand_off = hand_off[: hand_off.index('<details class="section"')]
+        assert _captions(hand_off) == [
+            "Seeds frozen in the ledger",
+            "Collection sessions in the ledger",
+            "Runs of the lineage the score read",
+            "Verdicts of the score from the run lineage",
+        ]
+
+
+# the words a caption may call a colour by (longest first: "sky blue" is not "blue")
+COLOUR_WORDS = sorted(
+    {"red", "vermilion", "orange", "yellow", "green", "blue", "sky blue", "purple",
+     "reddish purple", "pink", "grey", "gray", "dark grey", "black", "brown"},
+    key=len, reverse=True,
+)  # fmt: skip
+
+
+def caption_colours(caption: str) -> list[str]:
+    """The colour words of a caption, each once where it is written."""
+    text, found = f" {caption.lower()} ", []
+    for word in COLOUR_WORDS:
+        pattern = rf"(?<![a-z-]){re.escape(word)}(?![a-z-])"
+        found += re.findall(pattern, text)
+        text = re.sub(pattern, " ", text)
+    return found
+
+
+def drawn_colours(svg: str) -> set[str]:
+    """The names (plot.COLOUR_NAMES) of the colours a figure strokes or fills with; a colour
+    without a name is named by its hex code, which no caption word matches."""
+    from prereg.reports import plot
+
+    names = {k.lower(): v for k, v in plot.COLOUR_NAMES.items()}
+    used = re.findall(r"(?:fill|stroke|stop-color)\s*:\s*(#[0-9a-fA-F]{6})", svg)
+    return {names.get(c.lower(), c.lower()) for c in used}
+
+
+def test_caption_colour_words_checks_what_it_reads():
+    assert sorted(caption_colours("Red lines; the sky blue curve, the blue one; vermilion-ish")) == [
+        "blue", "red", "sky blue",
+    ]  # fmt: skip
+    svg = '<path style="fill: #d55e00; stroke: #0072B2"/><path style="stroke: #123456"/>'
+    assert drawn_colours(svg) == {"vermilion", "blue", "#123456"}
+
+
+@pytest.mark.parametrize("study", REPORTS)
+def test_every_caption_names_only_colours_its_figure_draws(runs, study):
+    """A caption that calls a line or a bar by its colour uses the colour's name (Okabe–Ito's:
+    their vermilion, #D55E00, was called red) and the figure draws with that colour; the
+    Markdown twin carries the same captions."""
+    html = (runs[0] / study / "report.html").read_text(encoding="utf-8")
+    md = (runs[0] / study / "report.md").read_text(encoding="utf-8")
+    figures = re.findall(
+        r'<figure id="fig-([a-z0-9-]+)">(.*?)<figcaption>(.*?)</figcaption>', html, re.S
+    )
+    assert figures and len(figures) == html.count("<figure ")
+    named = 0
+    for name, svg, caption in figures:
+        text = unescape(re.sub(r"<[^>]+>", "", caption))
+        words = caption_colours(text)
+        assert "red" not in words and "gray" not in words, (name, text)
+        assert set(words) <= drawn_colours(svg), (name, words, drawn_colours(svg))
+        assert f"_{text}_" in md, name
+        named += bool(words)
+    assert named, study  # every report has a figure whose caption names colours
+
+
 # -- the reports in a real browser ------------------------------------------------------------
 
 
@@ -717,9 +804,16 @@ def test_the_browser_check_sees_a_broken_page(browser, tmp_path):
     page.write_text(
         '<html><body><h2>no id</h2><div style="width:3000px">wide</div><img src="missing.png">'
         "<p>a_long_unbreakable_word_that_is_wider_than_any_phone_is_held_upright_at_all</p>"
+        '<figure><svg width="600" viewBox="0 0 600 100" style="max-width:100%">'
+        '<text x="0" y="50" style="font-size:12px">tiny at 400 px</text></svg></figure>'
         '<script>console.error("boom"); notDefined();</script></body></html>'
     )
     visit = browser.visit(page, width=400)
+    # the 600-unit figure scaled to fit 400 px less the body's margins (8 px) and the
+    # figure's (40 px): its 12 px text drawn about 6 px tall
+    (fig,) = visit.layout["figures"]
+    assert fig["width"] == 400 - 16 - 80
+    assert fig["smallestText"] == pytest.approx(12 * 304 / 600, rel=1e-3) and not fig["scrolls"]
     assert visit.layout["headingsWithoutId"] == ["no id"] and visit.layout["toc"] == []
     assert visit.layout["innerWidth"] == 400
     overflowing = "\n".join(visit.layout["overflowing"])
@@ -765,7 +859,7 @@ def test_a_table_of_long_text_stacks_its_cells_on_a_phone(browser, tmp_path):
 
 
 # a phone held upright and a desktop window
-WIDTHS = (400, 1280)
+WIDTHS = (390, 1280)
 
 
 @pytest.mark.parametrize("window", WIDTHS)
@@ -779,11 +873,14 @@ def test_every_report_renders_in_headless_chromium(runs, browser, tmp_path, wind
     reviewer to look at: the screenshots were two thirds of the browser's time)."""
     import os
 
+    from prereg.reports import plot
+
     out = runs[0]
     pages = sorted(out.rglob("*.html"))
     assert {p.parent.name for p in pages} >= set(REPORTS)
     keep = os.environ.get("PREREG_SCREENSHOTS")
     shoot = bool(keep) or window == WIDTHS[0]
+    missing_font: list[str] = []
     for path in pages:
         name = str(path.relative_to(out))
         visit = browser.visit(path, width=window, screenshot=shoot)
@@ -805,6 +902,20 @@ def test_every_report_renders_in_headless_chromium(runs, browser, tmp_path, wind
             assert layout["sections"] >= 3, name
             assert set(layout["sectionHeadings"]) <= set(layout["toc"]), name
         assert layout["scrollHeight"] >= 900, name
+        # every Chinese character is drawn from a font that has it, not as a box (jev's
+        # source title): as many different drawings as characters
+        cjk = layout["cjk"]
+        if cjk["distinct"] < len(cjk["chars"]) and not cjk_font():
+            missing_font.append(name)
+        else:
+            assert cjk["distinct"] == len(cjk["chars"]), (name, cjk)
+        # every figure's smallest text is legible as drawn (10 px), at a phone's width too,
+        # where a figure that would have to shrink below that scrolls in its own box; a
+        # desktop window shows every figure whole
+        for fig in layout["figures"]:
+            assert fig["smallestText"] >= plot.LEGIBLE_PX - 1e-6, (name, window, fig)
+            if window == WIDTHS[-1]:
+                assert not fig["scrolls"] and fig["width"] <= fig["boxWidth"], (name, fig)
         if not shoot:
             continue
         width, height = visit.png_size()
@@ -814,6 +925,41 @@ def test_every_report_renders_in_headless_chromium(runs, browser, tmp_path, wind
         if keep:
             Path(keep).mkdir(parents=True, exist_ok=True)
             shutil.copyfile(shot, Path(keep) / shot.name)
+    if missing_font:
+        message = (
+            f"no font with Chinese glyphs on this machine: {', '.join(missing_font)} drew"
+            " boxes (install fonts-wqy-microhei, as .ci/run does)"
+        )
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def cjk_font() -> bool:
+    """Whether fontconfig knows a font with Chinese glyphs (the browser's fallback)."""
+    import subprocess
+
+    fc = shutil.which("fc-list")
+    if fc is None:
+        return False
+    found = subprocess.run([fc, ":lang=zh", "family"], capture_output=True, text=True)
+    return bool(found.stdout.strip())
+
+
+def test_a_character_without_a_font_is_seen_as_a_box(browser, tmp_path):
+    """The glyph check can fail: three code points of the Hangul block left unassigned by
+    Unicode (U+D7A4 to U+D7A6), which no font has, are drawn as one box; Latin text is not
+    collected; the jev title's characters are drawn each its own way where a font has them
+    (and as that same box where none does)."""
+    page = tmp_path / "boxes.html"
+    page.write_text(
+        "<html><body><p>abc \ud7a4\ud7a5\ud7a6 多正确选项<span"
+        " style='font-family:no-such-font-at-all'>审计</span></p></body></html>",
+        encoding="utf-8",
+    )
+    cjk = browser.visit(page, width=390, screenshot=False).layout["cjk"]
+    assert cjk["chars"] == "\ud7a4\ud7a5\ud7a6多正确选项审计"
+    assert cjk["distinct"] == (1 + 7 if cjk_font() else 1)
 
 
 # -- studies side by side -----------------------------------------------------------------------

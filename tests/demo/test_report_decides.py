@@ -180,7 +180,7 @@ def test_panels_follow_the_rule_to_other_hypotheses_and_skip_the_reported_only()
     text = html.unescape(figures[3].svg)
     assert "rule: upper bound < 0.15" in text and "no difference" in text
     assert 'aria-label="h2: contrasts of accuracy (verdict supported)"' in figures[3].svg
-    assert "Red lines: the thresholds the rule compares them with" in figures[3].caption
+    assert "Vermilion lines: the thresholds the rule compares them with" in figures[3].caption
     # h1 compares the unadjusted P: its column is headed "P", and a contrast without a P
     # (none was reported here) shows a dash and "no": a missing figure meets no comparison
     texts = [html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)<", figures[0].svg)]

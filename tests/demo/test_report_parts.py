@@ -119,7 +119,10 @@ def test_markdown_tables_are_captioned_scoped_and_keep_digests_whole():
     )
     assert out.count("<table>") == 2 and out.count('<div class="scroll"><table>') == 2
     assert "<caption>Inputs <em>seen</em></caption>" in out  # the heading above it, rendered
-    assert out.count("<caption>") == 2  # the second table stands under the same heading
+    assert out.count("<caption>") == 2  # the second table stands under the same heading,
+    assert "<caption>Inputs <em>seen</em> (table 2)</caption>" in out  # captioned apart
+    again = render("## A\n\n| x |\n|---|\n| 1 |\n\n## B\n\n| y |\n|---|\n| 2 |\n")
+    assert "<caption>A</caption>" in again and "<caption>B</caption>" in again  # counted anew
     assert re.findall(r"<th\b[^>]*>", out) == [
         '<th scope="col">',
         '<th scope="col" style="text-align:center">',
@@ -167,9 +170,31 @@ def test_inline_svg_drops_namespaces_only():
     doc = _svg("gamma")
     inline = rplot.inline(doc)
     assert "xmlns" in doc and "xmlns" not in inline and "http" not in inline
-    assert inline.replace(" ", "") == doc.replace(" ", "").replace(
+    # the namespaces go and the figure's least width comes (see the next test)
+    least = f' style="min-width:{rplot.min_width(doc)}px"'
+    assert least in inline
+    assert inline.replace(least, "").replace(" ", "") == doc.replace(" ", "").replace(
         'xmlns:xlink="http://www.w3.org/1999/xlink"', ""
     ).replace('xmlns="http://www.w3.org/2000/svg"', "")
+
+
+def test_a_figure_is_never_drawn_narrower_than_its_smallest_text_allows():
+    """The least width of a figure is where its smallest text is 10 px tall, and a pixel
+    more (the browser's rounding of the height): a viewBox 450 units wide with text of 9 and
+    7.5 units is 601 px (7.5 x 600 / 450 = 10); 599 would draw that text below 10 px. No
+    viewBox or no text: no least width."""
+    doc = (
+        '<svg width="450pt" height="100pt" viewBox="0 0 450 100">'
+        "<text style=\"font-size: 9px; font-family: 'DejaVu Sans'\">a</text>"
+        '<text style="font-size: 7.5px" transform="rotate(-90 0 0)">b</text></svg>'
+    )
+    assert rplot.min_width(doc) == 601
+    assert 7.5 * 599 / 450 < 10 <= 7.5 * 600 / 450
+    assert rplot.min_width(doc, legible=12) == 721
+    assert rplot.min_width(doc.replace("7.5px", "9.1px")) == 501  # ceil(450 * 10 / 9) + 1
+    assert rplot.min_width('<svg width="4pt"><text style="font-size: 9px">a</text></svg>') is None
+    assert rplot.min_width('<svg viewBox="0 0 450 100"><path d="M0 0"/></svg>') is None
+    assert 'style="min-width:601px"' in rplot.inline(doc)
 
 
 # -- the page writer ----------------------------------------------------------------------------
@@ -469,7 +494,7 @@ def test_d17_score_report(tmp_path, d17):
         "Calibrated confidence against calibrated-accuracy per cell (test split)",
         "Shortcut audit: best surface-cue learner per group",
     ]
-    assert "FAILED in 1 cell(s): c2" in html and "Red cells fail a registered gate" in html
+    assert "FAILED in 1 cell(s): c2" in html and "Vermilion cells fail a registered gate" in html
     for h in ("h1", "replication"):
         assert f'">{h}</a></td>' in html
     forest = html[html.index('<figure id="fig-forest">') : html.index("</figure>")]

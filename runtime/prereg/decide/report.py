@@ -200,8 +200,32 @@ def contrast_rows(
             if "se" in e:  # the SE the statistic divides by, and its df (None: normal)
                 row.update(se=figure(e["se"]), df=figure(e["df"]))
         row.update(p=p_value(r.p), family=c.family, adjustedP=p_value(r.adjusted_p))
+        decided = decided_p(r.certified)
+        if decided:
+            row["decidedP"] = decided
         rows.append(row)
     return rows
+
+
+def decided_p(certified: Mapping[str, Any] | None) -> dict[str, str]:
+    """A contrast's P values as the verdict decided them (``decidedP``): an exact test's P
+    (McNemar's, up to 2,000 discordant pairs) as its fraction ``p/q``; a P value certified by
+    balls (beyond) that balls decided against a threshold its float lies too near, as the
+    decimal of fewest digits inside every deciding ball (on the side the verdict took,
+    whichever side its float reads); the adjusted P likewise. A report decides and places
+    each P with these, not with the float beside them."""
+    from fractions import Fraction
+
+    from prereg.stats.compare import Certified, decimal_text, representative
+
+    out: dict[str, str] = {}
+    for quantity, key in (("p", "p"), ("adjusted_p", "adjustedP")):
+        x = (certified or {}).get(quantity)
+        if isinstance(x, Certified):
+            x = representative(x)  # None: no ball decided it (its float was decisive)
+        if isinstance(x, Fraction):
+            out[key] = decimal_text(x)
+    return out
 
 
 def gate_rows(rules, decision, figure: Round) -> list[dict[str, Any]]:

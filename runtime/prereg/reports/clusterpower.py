@@ -69,7 +69,9 @@ def power_figure(plan: dict, name: str = "power") -> Figure:
             label=f"power ({MC_LEVEL:.0%} Monte Carlo interval)",
         )  # fmt: skip
         if target is not None:
-            ax.axhline(target, color=plot.RED, ls="--", lw=1, label=f"target power {fmt(target)}")
+            ax.axhline(
+                target, color=plot.VERMILION, ls="--", lw=1, label=f"target power {fmt(target)}"
+            )
         if selected is not None:
             ax.axvline(selected, color=plot.GREEN, ls=":", lw=1.2, label=f"selected: {selected}")
         ax.set_xscale("log")
@@ -88,8 +90,9 @@ def power_figure(plan: dict, name: str = "power") -> Figure:
         svg,
         f"Each point is the share of {', '.join(fmt(s) for s in n_sims)} simulated studies that"
         f" reject at that task count; bars are ±{z:.2f} Monte Carlo standard errors"
-        f" ({MC_LEVEL:.0%}). The dashed line is the plan's target power; the dotted line the"
-        " task count the plan selected.",
+        f" ({MC_LEVEL:.0%})."
+        + (" The vermilion dashed line is the plan's target power." if target is not None else "")
+        + (" The green dotted line is the task count it selected." if selected is not None else ""),
     )
 
 

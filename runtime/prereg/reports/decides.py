@@ -301,7 +301,7 @@ def figure(
         if panel.kind == "contrast":
             ax.axvline(0.0, color="#999999", lw=0.8, ls=(0, (2, 2)), zorder=1)
             handles.append(Line2D([], [], color="#999999", lw=0.8, ls=(0, (2, 2)), label="no difference"))  # fmt: skip
-        styles = [(t, plot.RED, 1.4, DASHES[k % len(DASHES)]) for k, t in enumerate(drawn.thresholds)]  # fmt: skip
+        styles = [(t, plot.VERMILION, 1.4, DASHES[k % len(DASHES)]) for k, t in enumerate(drawn.thresholds)]  # fmt: skip
         styles += [(t, plot.ORANGE, 1.6, ":") for t in drawn.margins]
         for t, colour, lw, ls in styles:
             handles.append(Line2D([], [], color=colour, lw=lw, ls=ls, label=t.label))
@@ -379,7 +379,7 @@ def _caption(panel: Panel, drawn: Plan, verdict: str | None) -> str:
     ]
     if drawn.thresholds:
         parts.append(
-            "Red lines: the thresholds the rule compares them with (one dash pattern each),"
+            "Vermilion lines: the thresholds the rule compares them with (one dash pattern each),"
             " drawn over the rows each comparison reads"
             + (", labelled with the verdict whose condition makes it." if "read" in state else ".")
         )

@@ -58,7 +58,15 @@ def _label(c: Mapping[str, Any]) -> str:
 def power_figure(family: Mapping[str, Any], name: str) -> Figure:
     from prereg.reports import plot
 
-    colours = [plot.BLUE, plot.ORANGE, plot.GREEN, plot.RED, "#CC79A7", "#56B4E9", plot.GREY]
+    colours = [
+        plot.BLUE,
+        plot.ORANGE,
+        plot.GREEN,
+        plot.VERMILION,
+        plot.REDDISH_PURPLE,
+        plot.SKY_BLUE,
+        plot.GREY,
+    ]
     curves = [c for c in family["curves"] if c["verdict"] != "reported-only"]
     with plot.figure(6.4, 3.4) as (fig, ax):
         for i, c in enumerate(curves):
@@ -81,7 +89,7 @@ def power_figure(family: Mapping[str, Any], name: str) -> Figure:
             plot.svg(fig, name, f"Power against effect size under {family['scenario']}"),
             "Per hypothesis, the share of simulated studies giving its first verdict (supported"
             " for a rule) at each registered effect size of the scenario family, with ±2 Monte"
-            f" Carlo SE; the dashed line is the target power {fmt(family['power'])}.",
+            f" Carlo SE; the grey dashed line is the target power {fmt(family['power'])}.",
         )
 
 
@@ -219,6 +227,10 @@ def blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
                 " family below its alpha (under a null scenario, the family-wise error).",
                 note=True,
             ),
-            Table(("condition", "family", "adjustment", "alpha", "any rejected"), fam_rows),
+            Table(
+                ("condition", "family", "adjustment", "alpha", "any rejected"),
+                fam_rows,
+                caption="Family-wise rejection by condition",
+            ),
         ]
     return out

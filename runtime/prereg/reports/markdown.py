@@ -11,7 +11,8 @@ own rules and renderer hooks, so every page reads the same way:
 - every heading gets an id, ``prereg-`` + :func:`slug` of its text (``-2``, ``-3``... when
   repeated), so a report can link a registered rule; ``heading_offset`` moves every heading
   down that many levels (at most ``<h6>``);
-- every table is captioned with the heading it stands under, its column headers carry
+- every table is captioned with the heading it stands under (a second table under one
+  heading with "(table 2)" after it, and so on), its column headers carry
   ``scope="col"`` and it scrolls inside ``<div class="scroll">`` instead of overflowing;
 - a code span holding a digest (32 or more hex digits, optionally ``sha256:``) gets
   ``class="digest"``, which the page's CSS never breaks mid-hex (it scrolls in its own box);
@@ -116,10 +117,11 @@ def _headings_and_tables(state) -> None:
     ids: set[str] = set()
     tokens, out = state.tokens, []
     heading: str | None = None
+    tables = 0  # under the current heading
     for i, tok in enumerate(tokens):
         if tok.type == "heading_open":
             title = tokens[i + 1].content
-            heading = title
+            heading, tables = title, 0
             tok.attrSet("id", unique(ids, PREFIX + slug(title)))
         if tok.type in ("heading_open", "heading_close"):
             tok.tag = f"h{min(6, int(tok.tag[1:]) + offset)}"
@@ -127,8 +129,11 @@ def _headings_and_tables(state) -> None:
             tok.attrs = {"scope": "col", **tok.attrs}
         out.append(tok)
         if tok.type == "table_open" and heading:
-            caption = Token("inline", "", 0, content=heading, children=[])
-            state.md.inline.parse(heading, state.md, state.env, caption.children)
+            # a second table under one heading is captioned apart: "Cells (table 2)"
+            tables += 1
+            text = heading if tables == 1 else f"{heading} (table {tables})"
+            caption = Token("inline", "", 0, content=text, children=[])
+            state.md.inline.parse(text, state.md, state.env, caption.children)
             out += [
                 Token("caption_open", "caption", 1, block=True),
                 caption,

@@ -122,9 +122,9 @@ def curve_figure(doc: dict, fit: str, name: str = "threshold-curve") -> Figure:
             )
         if t is not None:
             best = next((p for p in points if p["threshold"] == t), None)
-            ax.axvline(t, color=plot.RED, lw=1, ls=":", label=f"fitted threshold {fmt(t)}")
+            ax.axvline(t, color=plot.VERMILION, lw=1, ls=":", label=f"fitted threshold {fmt(t)}")
             if best is not None:
-                ax.plot([t], [best["exactSetAccuracy"]], "o", color=plot.RED, ms=5)
+                ax.plot([t], [best["exactSetAccuracy"]], "o", color=plot.VERMILION, ms=5)
         top = max([p["exactSetAccuracy"] for p in points + retro] or [1.0])
         ax.set_xlim(0, 1)
         ax.set_ylim(0, top * 1.1)
@@ -138,8 +138,8 @@ def curve_figure(doc: dict, fit: str, name: str = "threshold-curve") -> Figure:
         title,
         svg,
         f"A list counts as exact when the selected options are exactly its correct set. The"
-        f" threshold is fitted on the {fit} split only (the red dotted line) and then frozen;"
-        " the dashed curve is reported for diagnosis and plays no part in the fit.",
+        f" threshold is fitted on the {fit} split only (the vermilion dotted line) and then frozen;"
+        " the grey dashed curve is reported for diagnosis and plays no part in the fit.",
     )
 
 

@@ -166,6 +166,7 @@ def render_html(report: Report, back: str | None = "../index.html") -> str:
     blocks = []
     ids: set[str] = {"top"}  # the title's
     toc = []
+    captions: dict[str, int] = {}
     heading = report.title
     for b in report.blocks:
         extra: dict[str, str] = {}
@@ -174,7 +175,12 @@ def render_html(report: Report, back: str | None = "../index.html") -> str:
             extra["id"] = markdown.unique(ids, markdown.slug(b.text))
             toc.append({"id": extra["id"], "text": b.text, "level": b.level})
         elif isinstance(b, Table):
-            extra["caption"] = b.caption or heading
+            # a caption already on the page (a second table under one heading) gets its number
+            caption = b.caption or heading
+            captions[caption] = captions.get(caption, 0) + 1
+            if captions[caption] > 1:
+                caption = f"{caption} (table {captions[caption]})"
+            extra["caption"] = caption
             extra["folded"] = b.folded or (
                 f"{extra['caption']}: {len(b.rows)} rows" if len(b.rows) > FOLD_ROWS else ""
             )

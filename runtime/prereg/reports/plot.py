@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import io
+import math
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,7 +37,23 @@ STYLE = {
 }
 
 #: Colours used across reports (colour-blind safe: Okabe–Ito).
-BLUE, ORANGE, GREEN, RED, GREY = "#0072B2", "#E69F00", "#009E73", "#D55E00", "#777777"
+BLUE, ORANGE, GREEN, VERMILION, GREY = "#0072B2", "#E69F00", "#009E73", "#D55E00", "#777777"
+REDDISH_PURPLE, SKY_BLUE = "#CC79A7", "#56B4E9"
+
+#: The word a caption uses for each colour a figure draws with: Okabe–Ito's names (their
+#: vermilion is not red, nor their orange yellow), and grey for the greys of lines and zero
+#: lines. A caption that names a colour names one of these, and one its figure draws with.
+COLOUR_NAMES = {
+    BLUE: "blue",
+    ORANGE: "orange",
+    GREEN: "green",
+    VERMILION: "vermilion",
+    GREY: "grey",
+    REDDISH_PURPLE: "reddish purple",
+    SKY_BLUE: "sky blue",
+    "#999999": "grey",
+    "#444444": "dark grey",
+}
 
 
 @contextmanager
@@ -76,11 +93,41 @@ def svg(fig: Figure, name: str, title: str) -> str:
     )
 
 
+#: The smallest text of a figure on a page, in CSS pixels: a figure is never drawn narrower
+#: than the width at which its smallest text is this tall (on a phone, 390 px wide, a figure
+#: 600 px wide scaled to fit showed 9 pt labels about 6 px tall); a figure wider than its
+#: column then scrolls in its own box.
+LEGIBLE_PX = 10
+
+_VIEWBOX = re.compile(r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+) [\d.]+"')
+_FONT_SIZE = re.compile(r"font-size:\s*([\d.]+)px")
+
+
+def min_width(svg_text: str, legible: float = LEGIBLE_PX) -> int | None:
+    """The narrowest width, in CSS pixels, at which every text of the figure is at least
+    ``legible`` pixels tall (its font size in the figure's own units scaled by the width
+    over the viewBox's); None for a figure without a viewBox or text. matplotlib writes every
+    text's size in the viewBox's units and only rotates text, so the smallest size scales
+    with the figure's width alone. One pixel is added: the browser lays the height out to a
+    fraction of a pixel and scales the drawing by the smaller of the two ratios, which at the
+    exact width drew 10 px text 9.9995 px tall."""
+    box = _VIEWBOX.search(svg_text[: svg_text.index(">")])
+    sizes = [float(x) for x in _FONT_SIZE.findall(svg_text)]
+    if box is None or not sizes or min(sizes) <= 0:
+        return None
+    return math.ceil(float(box.group(1)) * legible / min(sizes)) + 1
+
+
 def inline(svg_text: str) -> str:
     """An SVG document for inlining in HTML: the namespace declarations are dropped (the HTML
-    parser puts ``<svg>`` in the SVG namespace itself)."""
+    parser puts ``<svg>`` in the SVG namespace itself), and the figure is given its
+    :func:`min_width` as a CSS ``min-width`` (a narrower column scrolls it sideways, see
+    ``.plot`` in the stylesheet, rather than shrink its text below :data:`LEGIBLE_PX`)."""
     head_end = svg_text.index(">")
     head = re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", svg_text[:head_end])
+    least = min_width(svg_text)
+    if least is not None:
+        head += f' style="min-width:{least}px"'
     return head + svg_text[head_end:]
 
 

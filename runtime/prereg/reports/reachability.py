@@ -151,7 +151,7 @@ def forest_figure(
             for c in per_panel[lv]:
                 a = c["metrics"][metric]
                 y = ypos[tuple(str(c["levels"].get(f)) for f, _ in rest)]
-                colour = plot.RED if c["cell"] in failed else plot.BLUE
+                colour = plot.VERMILION if c["cell"] in failed else plot.BLUE
                 ax.plot([a["lower"], a["upper"]], [y, y], color=colour, lw=1.3)
                 ax.plot([a["estimate"]], [y], "o", color=colour, ms=3.5)
             ax.set_xlim(-0.02, 1.02)
@@ -172,7 +172,7 @@ def forest_figure(
         f" rows are {' · '.join(f for f, _ in rest)}."
     )
     if failed:
-        caption += " Red cells fail a registered gate."
+        caption += " Vermilion cells fail a registered gate; the others are blue."
     return Figure(name, title, svg, caption)
 
 
@@ -219,10 +219,15 @@ def reliability_figure(
         name,
         title,
         svg,
-        f"One point per observed cell: the mean calibrated confidence of its answers against the"
-        f" share the calibrated answers got right. Points below the diagonal are overconfident;"
-        f" orange cells are flagged as unreliable by the registered rule. Each cell's decile"
-        f" ECE ({m['ece']}) is in the table below.",
+        "One point per observed cell: the mean calibrated confidence of its answers against the"
+        " share the calibrated answers got right, the bar its Wilson interval. Points below the"
+        " grey dashed diagonal are overconfident"
+        + (
+            "; orange cells are flagged as unreliable by the registered rule, blue ones are not."
+            if any(c.get("calibrationUnreliable") for c in cells)
+            else "."
+        )
+        + f" Each cell's decile ECE ({m['ece']}) is in the table below.",
     )
 
 
@@ -265,12 +270,12 @@ def audit_figure(audit: Mapping[str, Any], name: str = "audit") -> Figure | None
         names = [g["group"] for g in groups][::-1]
         vals = [g["max"] for g in groups][::-1]
         colours = [
-            plot.GREY if g.get("passes") is None else plot.GREEN if g["passes"] else plot.RED
+            plot.GREY if g.get("passes") is None else plot.GREEN if g["passes"] else plot.VERMILION
             for g in groups
         ][::-1]
         ax.barh(range(len(names)), vals, color=colours, height=0.6)
         if limit is not None:
-            ax.axvline(limit, color=plot.RED, ls="--", lw=1, label=f"limit {fmt(limit)}")
+            ax.axvline(limit, color=plot.VERMILION, ls="--", lw=1, label=f"limit {fmt(limit)}")
             ax.legend(loc="lower right")
         ax.set_yticks(range(len(names)), names, fontsize=7.5)
         ax.set_xlim(0, 1.02)
@@ -285,8 +290,9 @@ def audit_figure(audit: Mapping[str, Any], name: str = "audit") -> Figure | None
         "Each bar is the best cross-validated balanced accuracy (the mean of the rates of yes and"
         " no rows predicted right, as the audit rounds it) any shortcut learner reached from"
         " surface cues alone in that group. Green groups are gated and pass (at or below the"
-        " limit), red gated groups fail (above it), grey groups are not gated (controls, which"
-        " should be solvable).",
+        " limit), vermilion gated groups fail (above it), grey groups are not gated (controls,"
+        " which should be solvable)."
+        + (" The vermilion dashed line is the limit." if limit is not None else ""),
     )
 
 
@@ -373,13 +379,16 @@ def handoff_blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
                 f" {fmt(spend.get('calls'))} calls, {fmt(spend.get('tokens'))} tokens, USD"
                 f" {spend.get('usd')}; {len(state.get('events', []))} event(s)."
             ),
+            # the two digests last: at 1280 px the table is wider than the page, and what
+            # scrolls out of sight is the tail of a digest, not the instant the seed was frozen
             Table(
-                ("seed", "corpus", "preregistration", "frozen at"),
+                ("seed", "frozen at", "corpus", "preregistration"),
                 [
-                    (s["seed"], s["corpusDigest"], s["preregistrationDigest"], s["frozenAt"])
+                    (s["seed"], s["frozenAt"], s["corpusDigest"], s["preregistrationDigest"])
                     for s in state.get("seeds", [])
                 ],
-                code=frozenset({0, 1, 2}),
+                code=frozenset({0, 2, 3}),
+                caption="Seeds frozen in the ledger",
             ),
             Table(
                 ("run", "started", "evidence", "calls", "tokens", "USD"),
@@ -397,6 +406,7 @@ def handoff_blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
                 ],
                 numeric=frozenset({3, 4, 5}),
                 code=frozenset({0, 2}),
+                caption="Collection sessions in the ledger",
             ),
         ]
     if lineage:
@@ -419,11 +429,13 @@ def handoff_blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
                     for r in lin.get("runs") or []
                 ],
                 code=frozenset({0, 2}),
+                caption="Runs of the lineage the score read",
             ),
             Table(
                 ("hypothesis", "verdict"),
                 list((lineage.get("verdicts") or {}).items()),
                 code=frozenset({0}),
+                caption="Verdicts of the score from the run lineage",
             ),
         ]
     return out

@@ -137,15 +137,23 @@ def _pattern(target: str) -> re.Pattern:
     return re.compile("^" + ".+".join(re.escape(p) for p in parts) + "$")
 
 
+#: The key of ``decidedP`` (a contrast row's P values as decided) of each P quantity.
+DECIDED_P = {"p": "p", "adjusted_p": "adjustedP"}
+
+
 def exact_figure(row: Mapping[str, Any], quantity, x):
     """The figure a comparison of ``quantity`` is decided with, as SCORE.json carries it: for
     an estimate, its exact fraction (``exact``, a string or an analysis' ``exact.estimate``),
     k/n of a proportion, or the difference of its arms' k/n, else the decimal inside the balls
     that decided it (``certified``); an analysis' other figure its exact fraction
-    (``exact.p`` ...); otherwise the float ``x``."""
+    (``exact.p`` ...), a contrast's P value as its verdict decided it (``decidedP``: an exact
+    test's fraction, a decimal inside the balls that decided it); otherwise the float ``x``."""
     exact = row.get("exact")
     if quantity not in ("estimate", "abs_estimate"):
         named = exact.get(quantity) if isinstance(exact, Mapping) else None
+        decided = row.get("decidedP")  # a contrast's P as its verdict decided it
+        if named is None and isinstance(decided, Mapping):
+            named = decided.get(DECIDED_P.get(str(quantity), ""))
         try:
             return x if not isinstance(named, str) else Fraction(named)
         except (ValueError, ZeroDivisionError):
@@ -193,6 +201,23 @@ def _infinite(row: Mapping[str, Any], field: str | None) -> float | None:
     return None
 
 
+def _p_shown(x, against: tuple, p_value: Callable[[float], str] | None) -> str:
+    """A P value of a deciding-figures line: as the study's tables write it (``p_value``)
+    unless those digits read on the other side of the threshold (or on it) than the figure
+    the comparison decided with (``against``: that figure, the threshold, its decimals)
+    does; then, and without ``p_value``, with the digits it takes (:func:`fmt_p`)."""
+    from prereg.reports.numbers import _sides
+
+    if p_value is not None:
+        text = p_value(x)
+        try:
+            if _sides(Fraction(text), *against[1:]) == _sides(*against):
+                return text
+        except (ValueError, ZeroDivisionError):
+            pass
+    return fmt_p(x, against=against)
+
+
 def _holds(leaf: Mapping[str, Any], figure) -> bool:
     """Whether ``figure op value`` holds, decided as the verdict is (the threshold as the
     decimal written, the figure rounded half-up first when the rule registers ``decimals``)."""
@@ -237,11 +262,7 @@ def deciding_figures(
             if math.isinf(x):
                 shown_x = "∞" if x > 0 else "−∞"
             elif field in ("p", "adjustedP"):
-                shown_x = (
-                    fmt_p(x, against=(decided, leaf.get("value"), leaf.get("decimals")))
-                    if p_value is None
-                    else p_value(x)
-                )
+                shown_x = _p_shown(x, (decided, leaf.get("value"), leaf.get("decimals")), p_value)
             else:
                 shown_x = (
                     fmt_against(decided, leaf.get("value"), leaf.get("decimals"), digits)

@@ -381,7 +381,7 @@ def test_the_audit_figure_says_what_passes_as_the_limit_decides():
     fig = audit_figure(audit)
     caption = " ".join(fig.caption.split())
     assert "best cross-validated balanced accuracy" in caption
-    assert "pass (at or below the limit), red gated groups fail (above it)" in caption
+    assert "pass (at or below the limit), vermilion gated groups fail (above it)" in caption
     assert "balanced accuracy of a cue-only learner" in fig.svg
 
 
