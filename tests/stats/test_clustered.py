@@ -19,7 +19,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import statsmodels.api as sm
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
@@ -945,6 +945,11 @@ CLUSTERED = st.lists(
 
 @settings(max_examples=60, deadline=None)
 @given(rows=CLUSTERED, correction=st.sampled_from(["CR1", "CR0"]))
+@example(
+    rows=[(0, 1, True), (1, 1, False), (-3, 0, False), (-3, 0, False), (-3, 0, False)]
+    + [(-3, 0, True)],
+    correction="CR1",
+)
 def test_cluster_robust_property(rows, correction):
     x = np.array([r[0] for r in rows], dtype=float)
     c = np.array([r[1] for r in rows])
@@ -972,6 +977,19 @@ def test_cluster_robust_property(rows, correction):
     with np.errstate(invalid="ignore"):  # (the intercept's variance may round below 0)
         res, j = _ols_cluster(x, c, g, correction, "t")
         bse = res.bse[j]
+    # each cluster's score of the difference, in fractions: row i adds (1/n_a or -1/n_b) times
+    # its residual from its arm's mean
+    ma, mb = Fraction(sum(xa), len(xa)), Fraction(sum(xb), len(xb))
+    score: dict = {}
+    for v, k, arm in zip(x.tolist(), c.tolist(), g.tolist(), strict=True):
+        w = Fraction(1, len(xa)) * (int(v) - ma) if arm == "a" else -(int(v) - mb) / len(xb)
+        score[k] = score.get(k, 0) + w
+    if all(v == 0 for v in score.values()):
+        # the SE is exactly 0; statsmodels' float sandwich leaves the square root of rounding
+        # (2.4e-8 for a = [0, -3], b = [1, -3, -3, -3] in two clusters)
+        assert r.se == 0
+        assert bse < 1e-6
+        return
     assert r.se == pytest.approx(bse, rel=1e-9, abs=1e-12)
 
 
