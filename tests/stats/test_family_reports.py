@@ -26,7 +26,7 @@ CALLS = {
     ),
     "cochran-mantel-haenszel": (
         ([10, 12], [30, 31], [6, 7], [29, 33]),
-        {"correction": False, "level": 0.95},
+        {"correction": False, "alternative": "two-sided", "level": 0.95},
     ),
     "mantel-haenszel-risk-difference": (
         ([10, 12], [30, 31], [6, 7], [29, 33]),
