@@ -33,6 +33,7 @@ CALLS = {
         {"alternative": "two-sided", "level": 0.95, "margin": 0},
     ),
     "one-way-anova": ((GROUPS,), {}),
+    "dunnett": ((GROUPS,), {"treatment": 3, "alternative": "two-sided", "level": 0.95}),
     "kruskal-wallis": ((GROUPS,), {"tie_correction": True}),
     "jonckheere-terpstra": ((GROUPS,), {"alternative": "greater", "method": "exact"}),
     "linear-contrast-proportions": (

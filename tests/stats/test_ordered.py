@@ -524,6 +524,7 @@ def test_catalogue_entries_complete():
         "cochran-armitage",
         "cochran-mantel-haenszel",
         "mantel-haenszel-risk-difference",
+        "dunnett",
         "one-way-anova",
         "kruskal-wallis",
         "jonckheere-terpstra",

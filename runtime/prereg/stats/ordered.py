@@ -851,6 +851,44 @@ CATALOGUE = (
         "are floating point, compared by the certified comparison",
     ),
     Entry(
+        name="dunnett",
+        family="ordered",
+        function="prereg.stats.dunnett:dunnett",
+        shape="samples-groups",
+        summary="Dunnett's many-to-one comparison: each of several groups' means against one "
+        "control's (the first group), with the family-wise (single-step) adjusted P and "
+        "simultaneous interval over every treatment; one analysis reports one treatment "
+        "(register one per treatment with expand).",
+        options={
+            "treatment": "the position in groups (counted from 1) of the group this analysis "
+            "compares with the control, 2 to the number of groups (groups' first is the "
+            "control; every later group is a treatment of the family)",
+            "alternative": "two-sided | greater (H1: the treatment's mean exceeds the "
+            "control's) | less",
+            "level": "the simultaneous interval's level, in (0, 1) (family-wise over every "
+            "treatment); one-sided with a one-sided alternative",
+        },
+        reports=("estimate", "se", "statistic", "df", "lower", "upper", "p"),
+        formula="$d_i = \\bar x_i - \\bar x_0$, $s^2 = \\sum_j (n_j - 1) s_j^2/(N - g)$, "
+        "$se_i = s\\sqrt{1/n_i + 1/n_0}$, $t_i = d_i/se_i$ ($N - g$ df); adjusted "
+        "$P_i = 1 - \\Pr(\\max_j |T_j| \\le |t_i|)$ (one-sided $\\max_j T_j$) under the "
+        "multivariate t with correlations $\\lambda_i\\lambda_j$, "
+        "$\\lambda_i = \\sqrt{n_i/(n_i + n_0)}$; interval $d_i \\pm c\\,se_i$ with "
+        "$\\Pr(\\max \\le c) = level$; extra: the critical value, every treatment's t",
+        reference="Dunnett CW (1955), A multiple comparison procedure for comparing several "
+        "treatments with a control, JASA 50:1096-1121; Hochberg Y, Tamhane AC (1987), "
+        "Multiple Comparison Procedures, ch. 3",
+        oracle="scipy.stats.dunnett (randomised quasi-Monte Carlo: P and bounds to about "
+        "1e-3); with one treatment Student's t (scipy.stats.ttest_ind) to 1e-7; Dunnett's "
+        "published critical value 2.54 (three treatments, 20 df, two-sided 0.05)",
+        exactness="with whole-number data the difference is an exact fraction "
+        "(exact['estimate']); with decimals it is certified by the exact means of the "
+        "decimals written, so a difference exactly on a threshold meets ge and le, and equal "
+        "means give t = 0; P and the bounds are Gauss-Legendre quadratures of Dunnett's "
+        "integral, deterministic and accurate to about 1e-10 relative, compared as their "
+        "floats by the certified comparison",
+    ),
+    Entry(
         name="one-way-anova",
         family="ordered",
         function=_F + "one_way_anova",
