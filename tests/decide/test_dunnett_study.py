@@ -93,3 +93,35 @@ def test_compile_refuses_a_treatment_outside_the_groups(tmp_path, capsys, value,
     assert main(["--project", str(tmp_path), "compile"]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert "method dunnett refuses option treatment" in err and words in err
+
+
+def test_diagnose_gives_the_difference_of_means_as_truth(tmp_path):
+    """A scenario where ft2 grades one point above the others (normal, sd 1): the truth of
+    each treatment's analysis is its mean less the baseline's (0, 1, 0), and each one-sided
+    interval (lower bound only) has a coverage, which as a simultaneous bound is at least its
+    95% less four Monte Carlo SEs."""
+    text = SPEC.read_text().replace(
+        "constants:\n",
+        "scenarios:\n"
+        "  - id: ft2-better\n"
+        "    description: ft2 one point above the baseline; the others equal to it.\n"
+        "    values:\n"
+        "      - {field: score, where: [{factor: model, levels: [ft2]}], distribution: normal,"
+        " mean: 7, sd: 1}\n"
+        "      - {field: score, distribution: normal, mean: 6, sd: 1}\n"
+        "constants:\n",
+    )
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "dunnett.yaml").write_text(text)
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    out = tmp_path / "DIAGNOSE.json"
+    args = ["--project", str(tmp_path), "dunnett", "diagnose", "--quiet", "--simulations", "200"]
+    assert main([*args, "--seed", "5", "--out", str(out)]) == 0
+    (cond,) = json.loads(out.read_text())["conditions"]
+    got = {a["id"]: a for a in cond["analyses"]}
+    for aid, truth in (("vs2", 0.0), ("vs3", 1.0), ("vs4", 0.0)):
+        a = got[aid]
+        assert a["truth"] == truth
+        assert abs(a["bias"]) <= 4 * a["biasMcSe"]
+        cover = a["coverage"]
+        assert cover["share"] >= 0.95 - 4 * max(cover["mcSe"], 0.01)
