@@ -318,6 +318,8 @@ class _Truths:
             return math.nan
         if a.method == "mantel-haenszel-risk-difference" and metric is not None:
             return self.mh_risk_difference(a, metric, what)
+        if a.method in _GROUP_LINEAR and metric is not None:
+            return self.group_linear(a, metric, what)
         if a.method in ("pass-at-k", "pass-at-k-t") and metric is not None:
             return self.pass_at_k(a)
         if a.method == "majority-vote" and getattr(a, "of", None) is not None:
@@ -343,6 +345,41 @@ class _Truths:
                 closed=options.get("closed"),
             )
         return math.nan
+
+    def group_linear(self, a, metric: str, what: str) -> float:
+        """The truth of a linear function of the groups' proportions or means: a linear
+        contrast ``Σ c_i θ_i`` (the coefficients as written, "1/3" exactly), or the
+        Cochran–Armitage slope ``Σ n_i (s_i − s̄) p_i / Σ n_i (s_i − s̄)²`` with ``s̄`` the
+        n-weighted mean score, ``n_i`` each group's expected counted rows (the registered rows
+        when none is missing, the sizes the method weighs by) and ``p_i`` its proportion."""
+        from prereg.stats.compare import exact_number
+
+        groups = list(getattr(a, "groups", None) or ())
+        options = getattr(a, "options", None) or {}
+        if a.method == "cochran-armitage":
+            sums = self.proportions(metric)
+            if sums is None:
+                return math.nan
+            n, p = [], []
+            for g in groups:
+                m = self.mask(g, what)
+                k, d = float(m @ sums[0]), float(m @ sums[1])
+                n.append(d)
+                p.append(k / d if d > 0 else math.nan)
+            scores = [float(exact_number(v)) for v in options.get("scores") or ()]
+            used = [(ni, si, pi) for ni, si, pi in zip(n, scores, p, strict=True) if ni > 0]
+            total = math.fsum(ni for ni, _, _ in used)
+            if not used or total <= 0:
+                return math.nan
+            mean = math.fsum(ni * si for ni, si, _ in used) / total
+            ss = math.fsum(ni * (si - mean) ** 2 for ni, si, _ in used)
+            if ss <= 0:
+                return math.nan
+            return math.fsum(ni * (si - mean) * pi for ni, si, pi in used) / ss
+        coefficients = [float(exact_number(v)) for v in options.get("coefficients") or ()]
+        value = self.proportion if a.method == "linear-contrast-proportions" else self.number
+        parts = [c * value(metric, g, what) for c, g in zip(coefficients, groups, strict=True) if c]
+        return math.fsum(parts) if parts else math.nan
 
     def mh_risk_difference(self, a, metric: str, what: str) -> float:
         """The Mantel–Haenszel risk difference's truth: ``Σ w_s (p_as − p_bs) / Σ w_s`` over
@@ -954,6 +991,7 @@ def _no_truth(plan: Plan, a) -> str:
         | set(_CONFIDENCE_FIGURES)
         | {"pass-at-k", "pass-at-k-t", "majority-vote", "design-effect"}
         | {"mantel-haenszel-risk-difference", "dunnett"}
+        | set(_GROUP_LINEAR)
     )
     if a.method not in known:
         return f"no estimand is worked out for method {a.method}"
@@ -1154,6 +1192,10 @@ def summarize(plan: Plan, condition: int, blocks: Sequence) -> dict:
     if found_analyses:
         out["analyses"] = analyses
     return out
+
+
+#: Methods whose estimate is a linear function of the groups' proportions or means.
+_GROUP_LINEAR = ("cochran-armitage", "linear-contrast-proportions", "linear-contrast-means")
 
 
 def _one_sided(a, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,180 @@
+"""Three designs written from the docs alone by a newcomer (tests/fixtures/newcomer/), each
+compiled, scored with data placed exactly on its threshold (both sides checked) and diagnosed:
+
+- tostpair.yaml: equivalence (TOST) of paired grades within ±0.5; the student's grades are the
+  teacher's less differences whose mean is exactly −0.5 as written, on the lower margin, so
+  the lower t is 0 and its P exactly 1/2: `p lt 0.05` fails (statsmodels' ttost_paired);
+- niratio.yaml: non-inferiority on a ratio of solve rates, margin 0.9; 36/50 against 40/50 is
+  exactly 9/10: `estimate ge 0.9` holds and `gt` fails, z = 0 and P = 1/2; the one-sided
+  bound is statsmodels' log-ratio interval, and diagnose reports the bound's coverage;
+- difftrend.yaml: a Cochran–Armitage trend over three ordered difficulty levels (scores 1, 2,
+  3, one-sided less); 32, 28 and 24 of 40 fall by exactly 1/10 a level, so `estimate le -0.1`
+  holds and `lt` fails; z from statsmodels' ordinal association test (its N − 1 variance
+  rescaled to N), and diagnose's truth of the slope is −0.1."""
+
+from __future__ import annotations
+
+import json
+import math
+from decimal import Decimal
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from prereg.cli import main
+from tests.conftest import FIXTURES
+
+
+def _project(root: Path, name: str, text: str) -> Path:
+    (root / "spec" / "studies").mkdir(parents=True)
+    (root / "spec" / "studies" / f"{name}.yaml").write_text(text)
+    assert main(["--project", str(root), "compile"]) == 0
+    return root
+
+
+def _score(root: Path, name: str, log: Path) -> dict:
+    out = root / f"{log.stem}.SCORE.json"
+    args = ["--observations", str(log), "--out", str(out), "--quiet"]
+    assert main(["--project", str(root), name, "score", *args]) == 0
+    return json.loads(out.read_text())
+
+
+def _diagnose(root: Path, name: str, n: int = 300) -> dict:
+    out = root / "DIAGNOSE.json"
+    args = ["--project", str(root), name, "diagnose", "--quiet", "--simulations", str(n)]
+    assert main([*args, "--seed", "2", "--out", str(out)]) == 0
+    (cond,) = json.loads(out.read_text())["conditions"]
+    return {a["id"]: a for a in cond["analyses"]}
+
+
+def _swap(text: str, old: str, new: str) -> str:
+    assert text.count(old) == 1, old
+    return text.replace(old, new)
+
+
+# -- TOST on paired grades ------------------------------------------------------------------------
+
+TEACHER = [7.1, 6.4, 8.2, 5.9, 7.7, 6.8, 7.3, 6.6]
+DIFF = [-0.3, -0.8, -0.4, -0.6, -0.2, -0.9, -0.5, -0.3]  # mean exactly -0.5 as written
+
+
+def _grades(root: Path, shift: str = "0") -> Path:
+    student = [float(Decimal(repr(t)) + Decimal(repr(d)) + Decimal(shift)) for t, d in zip(TEACHER, DIFF, strict=True)]  # fmt: skip
+    log = root / f"grades{shift}.jsonl"
+    rows = []
+    for i, (s, t) in enumerate(zip(student, TEACHER, strict=True)):
+        rows.append({"item": f"i{i}", "model": "student", "score": s})
+        rows.append({"item": f"i{i}", "model": "teacher", "score": t})
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return log
+
+
+def test_tost_paired_on_its_margin(tmp_path):
+    from statsmodels.stats.weightstats import ttost_paired
+
+    assert sum(Decimal(repr(d)) for d in DIFF) / 8 == Decimal("-0.5")
+    root = _project(tmp_path, "tostpair", (FIXTURES / "newcomer" / "tostpair.yaml").read_text())
+    doc = _score(root, "tostpair", _grades(root))
+    (a,) = doc["analyses"]
+    assert a["extra"]["statistic_lower"] == 0.0 and a["extra"]["p_lower"] == 0.5
+    assert a["p"] == 0.5
+    assert doc["verdicts"] == {"equivalent": "not-supported"}
+    # 0.3 inside the margin (a mean difference of -0.2): equivalent at 0.05, both P values
+    # statsmodels'
+    doc = _score(root, "tostpair", _grades(root, "0.3"))
+    (a,) = doc["analyses"]
+    student = np.array(TEACHER) + np.array(DIFF) + 0.3
+    p, lower, upper = ttost_paired(student, np.array(TEACHER), -0.5, 0.5)
+    assert a["p"] == pytest.approx(p, rel=1e-9)
+    assert a["extra"]["p_lower"] == pytest.approx(lower[1], rel=1e-9)
+    assert a["extra"]["p_upper"] == pytest.approx(upper[1], rel=1e-9)
+    assert p < 0.05
+    assert doc["verdicts"] == {"equivalent": "supported"}
+
+
+def test_tost_paired_diagnoses(tmp_path):
+    root = _project(tmp_path, "tostpair", (FIXTURES / "newcomer" / "tostpair.yaml").read_text())
+    got = _diagnose(root, "tostpair")["tost"]
+    assert got["truth"] == pytest.approx(-0.1, abs=5e-7)
+    assert abs(got["bias"]) <= 4 * got["biasMcSe"]
+
+
+# -- non-inferiority on a ratio -------------------------------------------------------------------
+
+
+def _runs(root: Path, k: dict[str, int]) -> Path:
+    lines = ["task,model,solved"]
+    for model, hits in k.items():
+        lines += [f"t{i},{model},{'true' if i < hits else 'false'}" for i in range(50)]
+    log = root / "runs.csv"
+    log.write_text("\n".join(lines) + "\n")
+    return log
+
+
+@pytest.mark.parametrize(("op", "verdict"), [("ge", "supported"), ("gt", "not-supported")])
+def test_noninferiority_ratio_on_its_margin(tmp_path, op, verdict):
+    from statsmodels.stats.proportion import confint_proportions_2indep
+
+    text = (FIXTURES / "newcomer" / "niratio.yaml").read_text()
+    old = "compare: {target: ratio, quantity: estimate, op: ge, value: 0.9}"
+    root = _project(tmp_path, "niratio", _swap(text, old, old.replace("op: ge", f"op: {op}")))
+    doc = _score(root, "niratio", _runs(root, {"cheap": 36, "reference": 40}))
+    (a,) = doc["analyses"]
+    assert a["exact"]["estimate"] == "9/10"
+    assert a["statistic"] == 0.0 and a["p"] == 0.5
+    low, _ = confint_proportions_2indep(36, 50, 40, 50, compare="ratio", method="log", alpha=0.1)
+    assert a["lower"] == pytest.approx(low, rel=1e-12)
+    assert a["upper"] is None
+    assert doc["verdicts"] == {"not-inferior": "not-supported", "keeps-ninety": verdict}
+
+
+def test_noninferiority_ratio_diagnoses_its_one_sided_bound(tmp_path):
+    root = _project(tmp_path, "niratio", (FIXTURES / "newcomer" / "niratio.yaml").read_text())
+    got = _diagnose(root, "niratio")["ratio"]
+    assert got["truth"] == pytest.approx(0.78 / 0.8, abs=5e-7)
+    # the lower bound alone is the interval: its coverage is reported (it used to be missing)
+    assert got["coverage"] is not None
+    assert abs(got["coverage"]["share"] - 0.95) <= 4 * max(got["coverage"]["mcSe"], 0.0126)
+
+
+# -- a trend over ordered difficulty --------------------------------------------------------------
+
+
+def _answers(root: Path, k: tuple[int, int, int]) -> Path:
+    log = root / "answers.jsonl"
+    rows = [
+        {"question": f"q{i}", "difficulty": level, "correct": i < hits}
+        for level, hits in zip(("easy", "medium", "hard"), k, strict=True)
+        for i in range(40)
+    ]
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return log
+
+
+@pytest.mark.parametrize(("op", "verdict"), [("le", "supported"), ("lt", "not-supported")])
+def test_trend_slope_on_its_threshold(tmp_path, op, verdict):
+    from statsmodels.stats.contingency_tables import Table
+
+    text = (FIXTURES / "newcomer" / "difftrend.yaml").read_text()
+    old = "compare: {target: trend, quantity: estimate, op: le, value: -0.1}"
+    root = _project(tmp_path, "difftrend", _swap(text, old, old.replace("op: le", f"op: {op}")))
+    doc = _score(root, "difftrend", _answers(root, (32, 28, 24)))
+    (a,) = doc["analyses"]
+    assert a["exact"]["estimate"] == "-1/10"
+    table = Table(np.array([[32, 8], [28, 12], [24, 16]]), shift_zeros=False)
+    res = table.test_ordinal_association(row_scores=np.array([1, 2, 3]))
+    # statsmodels uses the N − 1 (permutation) variance; the registered variance is n (N)
+    z = res.zscore * math.sqrt(120 / (120 - 1))  # N − 1 variance to the registered N
+    assert a["statistic"] == pytest.approx(-abs(z), rel=1e-12)
+    assert a["p"] == pytest.approx(stats.norm.cdf(a["statistic"]), rel=1e-12)
+    assert a["p"] < 0.05
+    assert doc["verdicts"] == {"falls": verdict}
+
+
+def test_trend_diagnoses_its_slope(tmp_path):
+    root = _project(tmp_path, "difftrend", (FIXTURES / "newcomer" / "difftrend.yaml").read_text())
+    got = _diagnose(root, "difftrend")["trend"]
+    assert got["truth"] == pytest.approx(-0.1, abs=5e-7)
+    assert abs(got["bias"]) <= 4 * got["biasMcSe"]
