@@ -178,3 +178,60 @@ def test_trend_diagnoses_its_slope(tmp_path):
     got = _diagnose(root, "difftrend")["trend"]
     assert got["truth"] == pytest.approx(-0.1, abs=5e-7)
     assert abs(got["bias"]) <= 4 * got["biasMcSe"]
+
+
+# -- a stratified one-sided comparison ------------------------------------------------------------
+
+# strat1.yaml: rows per cell 30, 30, 20, 20; (rag right, plain right) per benchmark. The MH
+# weights are n/2 (15, 15, 10, 10), so the risk difference is (15 (3/30) + 10 (2/20))/50 =
+# 1/20 exactly: `estimate ge 0.05` holds and `gt` fails.
+STRAT = {"nq": (30, 20, 17), "tqa": (30, 18, 18), "hpqa": (20, 11, 9), "wiki": (20, 9, 9)}
+
+
+def _strat_answers(root: Path) -> Path:
+    log = root / "strat.jsonl"
+    rows = []
+    for bench, (n, ka, kb) in STRAT.items():
+        for i in range(n):
+            rows.append(
+                {"question": f"{bench}{i}", "model": "rag", "bench": bench, "correct": i < ka}
+            )
+            rows.append({"question": f"{bench}{i}", "model": "plain", "bench": bench, "correct": i < kb})  # fmt: skip
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return log
+
+
+@pytest.mark.parametrize(("op", "verdict"), [("ge", "supported"), ("gt", "not-supported")])
+def test_stratified_one_sided(tmp_path, op, verdict):
+    from statsmodels.stats.contingency_tables import StratifiedTable
+
+    text = (FIXTURES / "newcomer" / "strat1.yaml").read_text()
+    old = "compare: {target: rd, quantity: estimate, op: ge, value: 0.05}"
+    root = _project(tmp_path, "strat1", _swap(text, old, old.replace("op: ge", f"op: {op}")))
+    doc = _score(root, "strat1", _strat_answers(root))
+    got = {a["id"]: a for a in doc["analyses"]}
+    assert got["rd"]["exact"]["estimate"] == "1/20"
+    tables = [np.array([[ka, n - ka], [kb, n - kb]]) for n, ka, kb in STRAT.values()]
+    st = StratifiedTable(tables, shift_zeros=False)
+    chi2 = st.test_null_odds(correction=False).statistic
+    delta = sum(ka - n * (ka + kb) / (2 * n) for n, ka, kb in STRAT.values())
+    z = math.copysign(math.sqrt(chi2), delta)
+    cmh = got["cmh"]
+    assert cmh["extra"]["z"] == pytest.approx(z, rel=1e-10)
+    assert cmh["p"] == pytest.approx(stats.norm.sf(z), rel=1e-9)
+    low = math.exp(math.log(st.oddsratio_pooled) - stats.norm.ppf(0.95) * st.logodds_pooled_se)
+    assert cmh["lower"] == pytest.approx(low, rel=1e-11) and cmh["upper"] is None
+    expected = "supported" if stats.norm.sf(z) < 0.05 else "not-supported"
+    assert doc["verdicts"] == {"rag-better": expected, "rag-by-five": verdict}
+
+
+def test_stratified_one_sided_diagnoses(tmp_path):
+    """The scenario's rates (rag 0.65 against 0.5 on nq and tqa, 0.45 against 0.4 on hpqa and
+    wiki): the MH risk difference's truth is (2 (15) 0.15 + 2 (10) 0.05)/50 = 0.11 and the
+    common odds ratio's Σ w p_a (1 − p_b) / Σ w p_b (1 − p_a) = 15.15/9.65 = 303/193."""
+    root = _project(tmp_path, "strat1", (FIXTURES / "newcomer" / "strat1.yaml").read_text())
+    got = _diagnose(root, "strat1")
+    assert got["rd"]["truth"] == pytest.approx(0.11, abs=5e-7)
+    assert got["cmh"]["truth"] == pytest.approx(303 / 193, abs=5e-7)
+    assert abs(got["rd"]["bias"]) <= 4 * got["rd"]["biasMcSe"]
+    assert got["rd"]["coverage"] is not None and got["cmh"]["coverage"] is not None

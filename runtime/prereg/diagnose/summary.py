@@ -318,6 +318,8 @@ class _Truths:
             return math.nan
         if a.method == "mantel-haenszel-risk-difference" and metric is not None:
             return self.mh_risk_difference(a, metric, what)
+        if a.method == "cochran-mantel-haenszel" and metric is not None:
+            return self.mh_risk_difference(a, metric, what, odds=True)
         if a.method in _GROUP_LINEAR and metric is not None:
             return self.group_linear(a, metric, what)
         if a.method in ("pass-at-k", "pass-at-k-t") and metric is not None:
@@ -381,12 +383,14 @@ class _Truths:
         parts = [c * value(metric, g, what) for c, g in zip(coefficients, groups, strict=True) if c]
         return math.fsum(parts) if parts else math.nan
 
-    def mh_risk_difference(self, a, metric: str, what: str) -> float:
+    def mh_risk_difference(self, a, metric: str, what: str, odds: bool = False) -> float:
         """The Mantel–Haenszel risk difference's truth: ``Σ w_s (p_as − p_bs) / Σ w_s`` over
         the levels of ``strata``, each arm's proportion in a stratum its expected numerator
         over its expected denominator, ``w_s = n_as n_bs / (n_as + n_bs)`` with the expected
         counted rows (the registered rows when none is missing, so the weights are the ones
-        the method uses); a stratum with an empty arm carries no weight, as in the method."""
+        the method uses); a stratum with an empty arm carries no weight, as in the method.
+        With ``odds``, the Mantel–Haenszel common odds ratio's: ``Σ w_s p_as (1 − p_bs) /
+        Σ w_s p_bs (1 − p_as)`` (the expectations of R and S of the method's ``R/S``)."""
         sums = self.proportions(metric)
         if sums is None:
             return math.nan
@@ -410,8 +414,13 @@ class _Truths:
             if na <= 0 or nb <= 0:
                 continue
             w = na * nb / (na + nb)
-            num += w * (ka / na - kb / nb)
-            den += w
+            pa, pb = ka / na, kb / nb
+            if odds:
+                num += w * pa * (1.0 - pb)
+                den += w * pb * (1.0 - pa)
+            else:
+                num += w * (pa - pb)
+                den += w
         return num / den if den > 0 else math.nan
 
     def pass_at_k(self, a) -> float:
@@ -990,7 +999,7 @@ def _no_truth(plan: Plan, a) -> str:
         | set(_AGREEMENT)
         | set(_CONFIDENCE_FIGURES)
         | {"pass-at-k", "pass-at-k-t", "majority-vote", "design-effect"}
-        | {"mantel-haenszel-risk-difference", "dunnett"}
+        | {"mantel-haenszel-risk-difference", "cochran-mantel-haenszel", "dunnett"}
         | set(_GROUP_LINEAR)
     )
     if a.method not in known:
