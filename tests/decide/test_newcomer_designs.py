@@ -235,3 +235,46 @@ def test_stratified_one_sided_diagnoses(tmp_path):
     assert got["cmh"]["truth"] == pytest.approx(303 / 193, abs=5e-7)
     assert abs(got["rd"]["bias"]) <= 4 * got["rd"]["biasMcSe"]
     assert got["rd"]["coverage"] is not None and got["cmh"]["coverage"] is not None
+
+
+# -- agreement with sentences clustered in documents ----------------------------------------------
+
+# cagree.yaml: one row per sentence with both annotators' labels; a derived field is 1 where
+# they agree (`other`: the two fields of one row), its mean the agreement, the interval a
+# bootstrap over documents. 14 of 20 agree: exactly 7/10 (`ge 0.7` holds, `gt` fails).
+AGREE = {"d1": [1, 1, 1, 1], "d2": [1, 1, 0, 1], "d3": [1, 0, 1, 0], "d4": [1, 1, 1, 1], "d5": [0, 1, 0, 0]}  # fmt: skip
+
+
+def _pairs(root: Path) -> Path:
+    log = root / "pairs.jsonl"
+    rows, i = [], 0
+    for doc, agreed in AGREE.items():
+        for a in agreed:
+            label_b = "pos" if a else "neu"
+            rows.append({"sentence": f"s{i}", "batch": "main", "doc": doc, "label_a": "pos", "label_b": label_b})  # fmt: skip
+            i += 1
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return log
+
+
+@pytest.mark.parametrize(("op", "verdict"), [("ge", "supported"), ("gt", "not-supported")])
+def test_clustered_agreement(tmp_path, op, verdict):
+    text = (FIXTURES / "newcomer" / "cagree.yaml").read_text()
+    old = "compare: {target: boot, quantity: estimate, op: ge, value: 0.7}"
+    root = _project(tmp_path, "cagree", _swap(text, old, old.replace("op: ge", f"op: {op}")))
+    doc = _score(root, "cagree", _pairs(root))
+    (a,) = doc["analyses"]
+    assert a["exact"]["estimate"] == "7/10"
+    assert a["counts"] == {"n": 20, "clusters": 5}
+    # the documented resampling by hand: clusters in sorted-id order, B x G indices from
+    # Generator(PCG64(7)), each replicate's pooled mean, numpy's linear quantiles at 5%, 95%
+    sums = np.array([sum(v) for _, v in sorted(AGREE.items())], dtype=float)
+    sizes = np.array([len(v) for _, v in sorted(AGREE.items())], dtype=float)
+    idx = np.random.Generator(np.random.PCG64(7)).integers(0, 5, size=(2000, 5))
+    reps = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)
+    low, high = np.quantile(reps, [0.05, 0.95], method="linear")
+    assert a["lower"] == pytest.approx(low, rel=1e-12)
+    assert a["upper"] == pytest.approx(high, rel=1e-12)
+    # the lower bound is a replicate itself, exactly 1/2: on its threshold (`ge 0.5` holds)
+    assert low == 0.5
+    assert doc["verdicts"] == {"agree": verdict}
