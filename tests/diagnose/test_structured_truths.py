@@ -491,3 +491,54 @@ def test_pass_at_k_t_has_pass_at_k_truth_and_the_t_intervals_coverage(tmp_path):
     cover_se = math.sqrt(cover * (1 - cover) / len(held))
     assert got["coverage"]["count"] <= got["defined"] == 400
     assert z(got["coverage"]["share"], cover, got["coverage"]["mcSe"], cover_se) <= 4
+
+
+@pytest.mark.parametrize("alternative", ["greater", "less"])
+def test_pass_at_k_t_one_sided_coverage(tmp_path, alternative):
+    """As above with a one-sided 95% interval (one bound: the other side is open): the
+    coverage is the share of re-simulated studies whose one bound (scipy's one-sided t
+    interval over the problems) lies on the truth's side of it. Diagnose used to report no
+    coverage, the open bound being missing."""
+    from statistics import NormalDist
+
+    from scipy import stats
+
+    def edit(spec):
+        (a,) = spec["hypotheses"][0]["analyses"]
+        a["method"] = "pass-at-k-t"
+        a["options"] = {"k": 5, "alternative": alternative, "level": 0.95, "margin": 0}
+
+    root = project(tmp_path, "samples-units", edit)
+    cond = diagnose(root, "samples-units", "nucleus-better", 400)
+    rng = np.random.default_rng(47)
+    reps, rho, q = 3000, 0.4, NormalDist().inv_cdf(0.3)
+    w5 = rng.standard_normal((400_000, 1))
+    z5 = math.sqrt(rho) * w5 + math.sqrt(1 - rho) * rng.standard_normal((400_000, 5))
+    truth = float((z5 < q).any(axis=1).mean())
+    truth_se = math.sqrt(truth * (1 - truth) / 400_000)
+    got = analysis(cond, "pass-at-5-nucleus")
+    assert abs(got["truth"] - truth) <= 4 * truth_se
+    table = np.full((13, 13), np.nan)
+    for n_ in range(5, 13):
+        for c_ in range(n_ + 1):
+            table[n_, c_] = 1 - math.comb(n_ - c_, 5) / math.comb(n_, 5)
+    problem = np.repeat(np.arange(20), 12)
+    flat = 20 * np.arange(reps)[:, None] + problem[None, :]
+    zs = math.sqrt(rho) * rng.standard_normal((reps, 20))[:, problem]
+    zs += math.sqrt(1 - rho) * rng.standard_normal((reps, 240))
+    seen = np.zeros((reps, 240), dtype=bool)
+    np.put_along_axis(seen, rng.random((reps, 240)).argsort(axis=1)[:, :232], True, axis=1)
+    n = np.bincount(flat[seen], minlength=20 * reps).reshape(reps, 20)
+    c = np.bincount(flat[seen & (zs < q)], minlength=20 * reps).reshape(reps, 20)
+    held = []
+    for i in range(reps):
+        ok = n[i] >= 10  # as above: a problem is analysed with 10 valid samples
+        x = table[n[i][ok], c[i][ok]]
+        if x.std() == 0:
+            continue  # no spread: no interval (diagnose leaves such studies out as well)
+        ci = stats.ttest_1samp(x, 0, alternative=alternative).confidence_interval(0.95)
+        held.append(ci.low <= got["truth"] <= ci.high)  # one of them infinite
+    cover = float(np.mean(held))
+    cover_se = math.sqrt(cover * (1 - cover) / len(held))
+    assert got["coverage"]["count"] <= got["defined"] == 400
+    assert z(got["coverage"]["share"], cover, got["coverage"]["mcSe"], cover_se) <= 4

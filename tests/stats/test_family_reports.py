@@ -26,13 +26,14 @@ CALLS = {
     ),
     "cochran-mantel-haenszel": (
         ([10, 12], [30, 31], [6, 7], [29, 33]),
-        {"correction": False, "level": 0.95},
+        {"correction": False, "alternative": "two-sided", "level": 0.95},
     ),
     "mantel-haenszel-risk-difference": (
         ([10, 12], [30, 31], [6, 7], [29, 33]),
         {"alternative": "two-sided", "level": 0.95, "margin": 0},
     ),
     "one-way-anova": ((GROUPS,), {}),
+    "dunnett": ((GROUPS,), {"treatment": 3, "alternative": "two-sided", "level": 0.95}),
     "kruskal-wallis": ((GROUPS,), {"tie_correction": True}),
     "jonckheere-terpstra": ((GROUPS,), {"alternative": "greater", "method": "exact"}),
     "linear-contrast-proportions": (

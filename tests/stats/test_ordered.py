@@ -155,7 +155,9 @@ def test_cochran_armitage_exact_slope_with_decimal_scores():
 def test_cmh_property_against_statsmodels(strata):
     strata = [(min(a, b), b, min(c, d), d) for a, b, c, d in strata]
     k1, n1, k2, n2 = (list(v) for v in zip(*strata, strict=True))
-    r = ordered.cochran_mantel_haenszel(k1, n1, k2, n2, correction=False, level=0.95)
+    r = ordered.cochran_mantel_haenszel(
+        k1, n1, k2, n2, correction=False, alternative="two-sided", level=0.95
+    )
     tables = np.array([[[a, b - a], [c, d - c]] for a, b, c, d in strata], dtype=float).transpose(
         1, 2, 0
     )
@@ -196,7 +198,9 @@ def test_cmh_against_statsmodels(k1, n1, k2, n2, correction):
         [[[a, b - a], [c, d - c]] for a, b, c, d in zip(k1, n1, k2, n2, strict=True)], dtype=float
     ).transpose(1, 2, 0)
     st = StratifiedTable(tables, shift_zeros=False)
-    r = ordered.cochran_mantel_haenszel(k1, n1, k2, n2, correction=correction, level=0.9)
+    r = ordered.cochran_mantel_haenszel(
+        k1, n1, k2, n2, correction=correction, alternative="two-sided", level=0.9
+    )
     test = st.test_null_odds(correction=correction)
     close(r.statistic, test.statistic, rel=1e-11)
     close(r.p, stats.chi2.sf(test.statistic, 1), rel=1e-9)
@@ -210,34 +214,48 @@ def test_cmh_against_statsmodels(k1, n1, k2, n2, correction):
 def test_cmh_hand_computed_single_table():
     # One 2×2 table a=10, b=20, c=5, d=23 (N=58): OR = (10·23/58)/(20·5/58) = 2.3 exactly;
     # Δ = 10 − 30·15/58, V = 30·28·15·43/(58²·57); the uncorrected CMH is Δ²/V.
-    r = ordered.cochran_mantel_haenszel([10], [30], [5], [28], correction=False, level=0.95)
+    r = ordered.cochran_mantel_haenszel(
+        [10], [30], [5], [28], correction=False, alternative="two-sided", level=0.95
+    )
     assert r.exact["estimate"] == Fraction(23, 10)
     delta = 10 - Fraction(30 * 15, 58)
     v = Fraction(30 * 28 * 15 * 43, 58 * 58 * 57)
     assert r.exact["statistic"] == delta**2 / v
-    rc = ordered.cochran_mantel_haenszel([10], [30], [5], [28], correction=True, level=0.95)
+    rc = ordered.cochran_mantel_haenszel(
+        [10], [30], [5], [28], correction=True, alternative="two-sided", level=0.95
+    )
     assert rc.exact["statistic"] == (abs(delta) - Fraction(1, 2)) ** 2 / v
 
 
 def test_cmh_drops_single_subject_strata_and_truncates_correction():
     base = ordered.cochran_mantel_haenszel(
-        [10, 3], [30, 8], [5, 2], [28, 9], correction=True, level=0.95
+        [10, 3], [30, 8], [5, 2], [28, 9], correction=True, alternative="two-sided", level=0.95
     )
     more = ordered.cochran_mantel_haenszel(
-        [10, 3, 1], [30, 8, 1], [5, 2, 0], [28, 9, 0], correction=True, level=0.95
+        [10, 3, 1],
+        [30, 8, 1],
+        [5, 2, 0],
+        [28, 9, 0],
+        correction=True,
+        alternative="two-sided",
+        level=0.95,
     )
     assert base.statistic == more.statistic
     # |Δ| < ½: the corrected statistic is 0 (statsmodels would give (½ − |Δ|)²/V > 0)
-    r = ordered.cochran_mantel_haenszel([5], [10], [5], [10], correction=True, level=0.95)
+    r = ordered.cochran_mantel_haenszel(
+        [5], [10], [5], [10], correction=True, alternative="two-sided", level=0.95
+    )
     assert r.statistic == 0.0 and r.p == 1.0
 
 
 def test_cmh_degenerate():
     r = ordered.cochran_mantel_haenszel(
-        [0, 0], [5, 6], [0, 0], [7, 8], correction=False, level=0.95
+        [0, 0], [5, 6], [0, 0], [7, 8], correction=False, alternative="two-sided", level=0.95
     )
     assert r.statistic is None and r.estimate is None and r.lower is None
-    r = ordered.cochran_mantel_haenszel([5], [5], [2], [4], correction=False, level=0.95)
+    r = ordered.cochran_mantel_haenszel(
+        [5], [5], [2], [4], correction=False, alternative="two-sided", level=0.95
+    )
     assert r.estimate == math.inf and r.se is None
 
 
@@ -471,12 +489,14 @@ def test_jonckheere_exact_size_limit():
         ),
         (
             lambda: ordered.cochran_mantel_haenszel(
-                [1], [5], [1], [5], correction="yes", level=0.95
+                [1], [5], [1], [5], correction="yes", alternative="two-sided", level=0.95
             ),
             "correction",
         ),
         (
-            lambda: ordered.cochran_mantel_haenszel([1], [5], [1], [5], correction=False, level=95),
+            lambda: ordered.cochran_mantel_haenszel(
+                [1], [5], [1], [5], correction=False, alternative="two-sided", level=95
+            ),
             "level",
         ),
         (
@@ -504,6 +524,7 @@ def test_catalogue_entries_complete():
         "cochran-armitage",
         "cochran-mantel-haenszel",
         "mantel-haenszel-risk-difference",
+        "dunnett",
         "one-way-anova",
         "kruskal-wallis",
         "jonckheere-terpstra",
@@ -516,3 +537,59 @@ def test_catalogue_entries_complete():
         for name in ("summary", "formula", "reference", "oracle", "exactness"):
             assert getattr(e, name).strip(), (e.name, name)
         assert e.reports
+
+
+@pytest.mark.parametrize(("k1", "n1", "k2", "n2"), STRATA)
+@pytest.mark.parametrize("correction", [True, False])
+@pytest.mark.parametrize("alternative", ["greater", "less"])
+def test_cmh_one_sided_against_statsmodels(k1, n1, k2, n2, correction, alternative):
+    """One-sided: the signed root of statsmodels' statistic (its sign that of Δ, the observed
+    count of a's successes less its expectation) referred to one normal tail; the interval is
+    the one bound of exp(log OR ∓ z_level se)."""
+    tables = np.array(
+        [[[a, b - a], [c, d - c]] for a, b, c, d in zip(k1, n1, k2, n2, strict=True)], dtype=float
+    ).transpose(1, 2, 0)
+    st = StratifiedTable(tables, shift_zeros=False)
+    r = ordered.cochran_mantel_haenszel(
+        k1, n1, k2, n2, correction=correction, alternative=alternative, level=0.9
+    )
+    two = ordered.cochran_mantel_haenszel(
+        k1, n1, k2, n2, correction=correction, alternative="two-sided", level=0.9
+    )
+    assert r.statistic == two.statistic and r.exact == two.exact
+    delta = sum(a - b * (a + c) / (b + d) for a, b, c, d in zip(k1, n1, k2, n2, strict=True))
+    chi2 = st.test_null_odds(correction=correction).statistic
+    z = math.copysign(math.sqrt(chi2), delta)
+    close(r.extra["z"], z, rel=1e-10)
+    close(r.p, stats.norm.sf(z if alternative == "greater" else -z), rel=1e-9)
+    q = stats.norm.ppf(0.9)
+    log_or, se = math.log(st.oddsratio_pooled), st.logodds_pooled_se
+    if alternative == "greater":
+        close(r.lower, math.exp(log_or - q * se), rel=1e-11)
+        assert r.upper is None
+    else:
+        close(r.upper, math.exp(log_or + q * se), rel=1e-11)
+        assert r.lower is None
+
+
+def test_cmh_one_sided_on_no_association_is_one_half():
+    """Δ exactly 0 (each stratum's a equal to its expectation): χ² = 0, z = 0, one-sided P of
+    exactly 1/2 either way; with the correction, |Δ| ≤ 1/2 also gives 1/2."""
+    for alternative in ("greater", "less"):
+        r = ordered.cochran_mantel_haenszel(
+            [5, 3], [10, 6], [5, 3], [10, 6], correction=False, alternative=alternative,
+            level=0.95,
+        )  # fmt: skip
+        assert r.exact["statistic"] == 0 and r.extra["z"] == 0.0 and r.p == 0.5
+        # Δ = 6 − 11·10/20 = 1/2: corrected to 0
+        r = ordered.cochran_mantel_haenszel(
+            [6], [10], [5], [10], correction=True, alternative=alternative, level=0.95
+        )
+        assert r.exact["statistic"] == 0 and r.p == 0.5
+
+
+def test_cmh_alternative_is_checked():
+    with pytest.raises(MethodError, match="alternative"):
+        ordered.cochran_mantel_haenszel(
+            [1], [5], [1], [5], correction=False, alternative="above", level=0.95
+        )

@@ -11,6 +11,9 @@ from __future__ import annotations
 from prereg.compiler.semantic import Reporter, _levels, check, items, no_split
 from prereg.splits import of as split_of
 
+#: The values of the language's AttemptCount (spec/prereg.linkml.yaml; a test holds them equal).
+ATTEMPT_COUNTS = ("last", "first", "first-success", "last-any", "first-match")
+
 _VALUE_OPS = ("eq", "ne", "lt", "le", "gt", "ge")
 _NULL_OPS = ("is_null", "not_null")
 
@@ -234,7 +237,17 @@ def attempt_policy_resolves(spec: dict, report: Reporter) -> None:
             spec=spec,
             fields=fields,
         )
-    if (policy.get("counts") == "first-match") != bool(policy.get("select")):
+    deciding = [p for p in ("order", "failed", "failed_if_any", "select") if policy.get(p)]
+    if policy.get("counts") is None and deciding:
+        report(
+            "/attempts",
+            f"missing required key: 'counts' (with {' and '.join(deciding)} the policy must say"
+            " which attempt of a row counts, and whether a failed one does; one of: "
+            + ", ".join(ATTEMPT_COUNTS)
+            + "); without order, failed, failed_if_any and select a row has one record and"
+            " counts may be left out",
+        )
+    elif (policy.get("counts") == "first-match") != bool(policy.get("select")):
         report(
             "/attempts/counts",
             "counts first-match needs select (the conditions of the attempt that counts), and"

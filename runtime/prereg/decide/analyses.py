@@ -557,6 +557,28 @@ def _linear_contrast_certified(item, entry, args, estimate):
     )
 
 
+def _dunnett_certified(item, entry, args, estimate):
+    """The certified difference of ``dunnett``'s treatment mean and control mean (the means of
+    the decimals the data write), so a difference exactly on a threshold meets ``ge``/``le``."""
+    from prereg.stats.compare import EPS, Certified, _exact_mean
+
+    if entry.name != "dunnett" or estimate is None or not args:
+        return None
+    groups = list(args[0])
+    position = dict(item.options).get("treatment")
+    if not isinstance(position, int) or not 2 <= position <= len(groups):
+        return None  # pragma: no cover - the method refused it first
+    x0 = np.asarray(groups[0], dtype=np.float64)
+    xi = np.asarray(groups[position - 1], dtype=np.float64)
+    if x0.size == 0 or xi.size == 0:
+        return None
+    scale = sum(float(np.abs(x).mean()) * (x.size + 4) for x in (x0, xi)) * EPS * 4
+    error = scale + 4 * EPS * abs(estimate)
+    if abs(float(xi.mean()) - float(x0.mean()) - estimate) > error:
+        return None  # pragma: no cover - the method's estimate is not this difference
+    return Certified(estimate, error=error, exact=lambda: _exact_mean(xi) - _exact_mean(x0))
+
+
 #: Clustered methods whose estimate is a mean, or a difference of two arms' means: pooled over
 #: the units (``size``; the sandwich always) or the mean of the cluster means (``equal``).
 CLUSTER_MEANS = frozenset({"cluster-robust-mean", "cluster-summary-t", "cluster-bootstrap"})
@@ -625,6 +647,8 @@ def _as_contrast(item, entry, result, args=()) -> ContrastResult:
             mean = _linear_contrast_certified(item, entry, args, estimate)
         if mean is None:
             mean = _cluster_certified(item, entry, args, estimate)
+        if mean is None:
+            mean = _dunnett_certified(item, entry, args, estimate)
         if mean is not None:
             from prereg.decide.samples import _record_exact
 

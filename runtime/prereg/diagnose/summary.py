@@ -307,6 +307,21 @@ class _Truths:
                 at(getattr(a, "a", None)),
                 at(getattr(a, "b", None)),
             )
+        if a.method == "dunnett" and metric is not None:
+            # the treatment's mean less the control's (groups' first)
+            groups = list(getattr(a, "groups", None) or ())
+            position = (getattr(a, "options", None) or {}).get("treatment")
+            if isinstance(position, int) and 2 <= position <= len(groups):
+                return self.number(metric, groups[position - 1], what) - self.number(
+                    metric, groups[0], what
+                )
+            return math.nan
+        if a.method == "mantel-haenszel-risk-difference" and metric is not None:
+            return self.mh_risk_difference(a, metric, what)
+        if a.method == "cochran-mantel-haenszel" and metric is not None:
+            return self.mh_risk_difference(a, metric, what, odds=True)
+        if a.method in _GROUP_LINEAR and metric is not None:
+            return self.group_linear(a, metric, what)
         if a.method in ("pass-at-k", "pass-at-k-t") and metric is not None:
             return self.pass_at_k(a)
         if a.method == "majority-vote" and getattr(a, "of", None) is not None:
@@ -332,6 +347,81 @@ class _Truths:
                 closed=options.get("closed"),
             )
         return math.nan
+
+    def group_linear(self, a, metric: str, what: str) -> float:
+        """The truth of a linear function of the groups' proportions or means: a linear
+        contrast ``Σ c_i θ_i`` (the coefficients as written, "1/3" exactly), or the
+        Cochran–Armitage slope ``Σ n_i (s_i − s̄) p_i / Σ n_i (s_i − s̄)²`` with ``s̄`` the
+        n-weighted mean score, ``n_i`` each group's expected counted rows (the registered rows
+        when none is missing, the sizes the method weighs by) and ``p_i`` its proportion."""
+        from prereg.stats.compare import exact_number
+
+        groups = list(getattr(a, "groups", None) or ())
+        options = getattr(a, "options", None) or {}
+        if a.method == "cochran-armitage":
+            sums = self.proportions(metric)
+            if sums is None:
+                return math.nan
+            n, p = [], []
+            for g in groups:
+                m = self.mask(g, what)
+                k, d = float(m @ sums[0]), float(m @ sums[1])
+                n.append(d)
+                p.append(k / d if d > 0 else math.nan)
+            scores = [float(exact_number(v)) for v in options.get("scores") or ()]
+            used = [(ni, si, pi) for ni, si, pi in zip(n, scores, p, strict=True) if ni > 0]
+            total = math.fsum(ni for ni, _, _ in used)
+            if not used or total <= 0:
+                return math.nan
+            mean = math.fsum(ni * si for ni, si, _ in used) / total
+            ss = math.fsum(ni * (si - mean) ** 2 for ni, si, _ in used)
+            if ss <= 0:
+                return math.nan
+            return math.fsum(ni * (si - mean) * pi for ni, si, pi in used) / ss
+        coefficients = [float(exact_number(v)) for v in options.get("coefficients") or ()]
+        value = self.proportion if a.method == "linear-contrast-proportions" else self.number
+        parts = [c * value(metric, g, what) for c, g in zip(coefficients, groups, strict=True) if c]
+        return math.fsum(parts) if parts else math.nan
+
+    def mh_risk_difference(self, a, metric: str, what: str, odds: bool = False) -> float:
+        """The Mantel–Haenszel risk difference's truth: ``Σ w_s (p_as − p_bs) / Σ w_s`` over
+        the levels of ``strata``, each arm's proportion in a stratum its expected numerator
+        over its expected denominator, ``w_s = n_as n_bs / (n_as + n_bs)`` with the expected
+        counted rows (the registered rows when none is missing, so the weights are the ones
+        the method uses); a stratum with an empty arm carries no weight, as in the method.
+        With ``odds``, the Mantel–Haenszel common odds ratio's: ``Σ w_s p_as (1 − p_bs) /
+        Σ w_s p_bs (1 − p_as)`` (the expectations of R and S of the method's ``R/S``)."""
+        sums = self.proportions(metric)
+        if sums is None:
+            return math.nan
+        levels = list(
+            dict.fromkeys(
+                str(c[a.strata]) for c in self.sel.cell_attrs if c.get(a.strata) is not None
+            )
+        )
+        num = den = 0.0
+        for level in levels:
+            parts = []
+            for side in (a.a, a.b):
+                sel = dict(side)
+                if a.strata in sel and level not in sel[a.strata]:
+                    parts.append((0.0, 0.0))
+                    continue
+                sel[a.strata] = (level,)
+                m = self.mask(sel, what)
+                parts.append((float(m @ sums[0]), float(m @ sums[1])))
+            (ka, na), (kb, nb) = parts
+            if na <= 0 or nb <= 0:
+                continue
+            w = na * nb / (na + nb)
+            pa, pb = ka / na, kb / nb
+            if odds:
+                num += w * pa * (1.0 - pb)
+                den += w * pb * (1.0 - pa)
+            else:
+                num += w * (pa - pb)
+                den += w
+        return num / den if den > 0 else math.nan
 
     def pass_at_k(self, a) -> float:
         """pass@k's truth over the cells of ``a.of``, weighted by their observed rows: per cell
@@ -909,6 +999,8 @@ def _no_truth(plan: Plan, a) -> str:
         | set(_AGREEMENT)
         | set(_CONFIDENCE_FIGURES)
         | {"pass-at-k", "pass-at-k-t", "majority-vote", "design-effect"}
+        | {"mantel-haenszel-risk-difference", "cochran-mantel-haenszel", "dunnett"}
+        | set(_GROUP_LINEAR)
     )
     if a.method not in known:
         return f"no estimand is worked out for method {a.method}"
@@ -1056,9 +1148,10 @@ def summarize(plan: Plan, condition: int, blocks: Sequence) -> dict:
             }
             truth = t_ana.get(a.id, math.nan)
             if not math.isnan(truth):
-                got = figures(np.column_stack([finite, x[:, 1], x[:, 2]]), truth)
+                lo, hi = _one_sided(a, x[:, 1], x[:, 2])
+                got = figures(np.column_stack([finite, lo, hi]), truth)
                 row.update({k: got[k] for k in ("truth", "bias", "biasMcSe", "rmse", "rmseMcSe")})
-                with_interval = ~(np.isnan(x[:, 1]) | np.isnan(x[:, 2]))
+                with_interval = ~(np.isnan(lo) | np.isnan(hi))
                 row["coverage"] = got["coverage"] if with_interval.any() else None
             else:
                 row["truthUndefined"] = why_ana.get(a.id) or "not worked out"
@@ -1108,6 +1201,23 @@ def summarize(plan: Plan, condition: int, blocks: Sequence) -> dict:
     if found_analyses:
         out["analyses"] = analyses
     return out
+
+
+#: Methods whose estimate is a linear function of the groups' proportions or means.
+_GROUP_LINEAR = ("cochran-armitage", "linear-contrast-proportions", "linear-contrast-means")
+
+
+def _one_sided(a, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """An analysis' bounds with the open side of a one-sided interval made infinite: under
+    ``alternative: greater`` a study with a lower bound and no upper one has the interval
+    [lower, ∞), which covers the truth when the lower bound is at most the truth (``less``:
+    (−∞, upper]); a study with neither bound still has no interval."""
+    alternative = (getattr(a, "options", None) or {}).get("alternative")
+    if alternative == "greater":
+        hi = np.where(np.isnan(hi) & ~np.isnan(lo), math.inf, hi)
+    elif alternative == "less":
+        lo = np.where(np.isnan(lo) & ~np.isnan(hi), -math.inf, lo)
+    return lo, hi
 
 
 def _rmse(x: np.ndarray, truth: float) -> tuple[float | None, float | None]:

@@ -442,7 +442,7 @@ def mantel_haenszel_risk_difference(k1, n1, k2, n2, *, alternative, level, margi
     )
 
 
-def cochran_mantel_haenszel(k1, n1, k2, n2, *, correction, level) -> Result:
+def cochran_mantel_haenszel(k1, n1, k2, n2, *, correction, alternative, level) -> Result:
     """Cochran–Mantel–Haenszel test and the Mantel–Haenszel common odds ratio.
 
     Stratum i is the table ``a = k1, b = n1 − k1, c = k2, d = n2 − k2`` (N_i its total); strata
@@ -454,9 +454,15 @@ def cochran_mantel_haenszel(k1, n1, k2, n2, *, correction, level) -> Result:
     (1986) variance of ``log OR`` is
     ``Σ P R_i/(2R²) + Σ (P S_i + Q R_i)/(2RS) + Σ Q S_i/(2S²)`` with ``P = (a + d)/N`` and
     ``Q = (b + c)/N``; the interval is ``exp(log OR ± z·se)``, ``z = Φ⁻¹((1 + level)/2)``.
+
+    ``alternative``: ``two-sided`` refers χ² to chi-square with 1 df; ``greater`` (H1: the
+    common odds ratio exceeds 1, arm a's odds the higher) and ``less`` refer the signed root
+    ``z = sign(Δ)·√χ²`` (reported in ``extra['z']``) to the normal, one tail (χ² 0 gives
+    P = 1/2), and give the one bound of a one-sided interval at ``level``.
     """
     lv = checks.level(level)
     checks.choice(correction, "correction", (True, False))
+    checks.alternative(alternative)
     a1, b1, c1, d1 = _strata_counts(k1, n1, k2, n2)
     tables = []
     for i, (ka, na, kb, nb) in enumerate(zip(a1, b1, c1, d1, strict=True)):
@@ -491,7 +497,13 @@ def cochran_mantel_haenszel(k1, n1, k2, n2, *, correction, level) -> Result:
         dev = abs(delta) - Fraction(1, 2) if correction else abs(delta)
         chi2 = max(dev, Fraction(0)) ** 2 / v
         exact["statistic"] = chi2
-        stat, p = chi2, checks.chi2_sf(float(chi2), 1)
+        stat = chi2
+        if alternative == "two-sided":
+            p = checks.chi2_sf(float(chi2), 1)
+        else:
+            z = math.copysign(_sqrt(chi2), delta) if chi2 else 0.0
+            extra["z"] = z
+            p = checks.normal_p(z, alternative)
     estimate = se = lower = upper = None
     if s > 0:
         odds = r / s
@@ -500,9 +512,14 @@ def cochran_mantel_haenszel(k1, n1, k2, n2, *, correction, level) -> Result:
         if r > 0:
             var = pr / (2 * r * r) + psqr / (2 * r * s) + qs / (2 * s * s)
             se = _sqrt(var)
-            z = checks.normal_quantile((1.0 + lv) / 2.0)
             log_or = _log_fraction(odds)
-            lower, upper = math.exp(log_or - z * se), math.exp(log_or + z * se)
+            if alternative == "two-sided":
+                z = checks.normal_quantile((1.0 + lv) / 2.0)
+                lower, upper = math.exp(log_or - z * se), math.exp(log_or + z * se)
+            elif alternative == "greater":
+                lower = math.exp(log_or - checks.normal_quantile(lv) * se)
+            else:
+                upper = math.exp(log_or + checks.normal_quantile(lv) * se)
             extra["log_estimate"] = log_or
     elif r > 0:
         estimate = math.inf
@@ -775,13 +792,18 @@ CATALOGUE = (
         "the Mantel-Haenszel common odds ratio and its Robins-Breslow-Greenland interval.",
         options={
             "correction": "true | false (continuity correction: |Delta| - 1/2, not below 0)",
-            "level": "the two-sided level of the odds ratio's interval, in (0, 1)",
+            "alternative": "two-sided (chi-square, 1 df) | greater (H1: the common odds ratio "
+            "exceeds 1: arm a's odds are the higher) | less (the signed root z = "
+            "sign(Delta) sqrt(chi2), one normal tail)",
+            "level": "the odds ratio's interval's level, in (0, 1); one-sided with a "
+            "one-sided alternative",
         },
         reports=("estimate", "se", "statistic", "df", "lower", "upper", "p"),
         formula=(
             "$\\Delta = \\sum (a_i - (a_i+b_i)(a_i+c_i)/N_i)$, "
             "$V = \\sum (a+b)(c+d)(a+c)(b+d)/(N_i^2(N_i-1))$, $\\chi^2 = \\Delta^2/V$ "
-            "(1 df); $OR = \\sum a d/N / \\sum b c/N$; "
+            "(1 df; one-sided: $z = \\mathrm{sign}(\\Delta)\\sqrt{\\chi^2}$, one normal tail); "
+            "$OR = \\sum a d/N / \\sum b c/N$; "
             "$\\mathrm{Var}\\log OR = \\sum P R/(2R_+^2) + \\sum (P S + Q R)/(2R_+S_+) + "
             "\\sum Q S/(2S_+^2)$; interval $\\exp(\\log OR \\pm z\\,se)$. "
             "a = k1, b = n1 - k1, c = k2, d = n2 - k2; strata with N < 2 leave the test"
@@ -791,7 +813,7 @@ CATALOGUE = (
         oracle="statsmodels StratifiedTable(tables, shift_zeros=False): test_null_odds("
         "correction=...), oddsratio_pooled, logodds_pooled_se, oddsratio_pooled_confint "
         "(statsmodels does not truncate the corrected deviation at 0 and gives P as "
-        "1 - cdf; the tests recompute P with chi2.sf)",
+        "1 - cdf; the tests recompute P with chi2.sf); one-sided: norm.sf of the signed root",
         exactness="the statistic and the odds ratio are fractions of the counts, in "
         "exact['statistic'] and exact['estimate'], compared exactly; the interval and "
         + _FLOAT_P.format(dist="chdtrc"),
@@ -827,6 +849,44 @@ CATALOGUE = (
         exactness="RD and RD - margin are fractions of the counts and the margin as written, "
         "compared exactly (on the margin z = 0, a one-sided P of 1/2); se, z, P and the bounds "
         "are floating point, compared by the certified comparison",
+    ),
+    Entry(
+        name="dunnett",
+        family="ordered",
+        function="prereg.stats.dunnett:dunnett",
+        shape="samples-groups",
+        summary="Dunnett's many-to-one comparison: each of several groups' means against one "
+        "control's (the first group), with the family-wise (single-step) adjusted P and "
+        "simultaneous interval over every treatment; one analysis reports one treatment "
+        "(register one per treatment with expand).",
+        options={
+            "treatment": "the position in groups (counted from 1) of the group this analysis "
+            "compares with the control, 2 to the number of groups (groups' first is the "
+            "control; every later group is a treatment of the family)",
+            "alternative": "two-sided | greater (H1: the treatment's mean exceeds the "
+            "control's) | less",
+            "level": "the simultaneous interval's level, in (0, 1) (family-wise over every "
+            "treatment); one-sided with a one-sided alternative",
+        },
+        reports=("estimate", "se", "statistic", "df", "lower", "upper", "p"),
+        formula="$d_i = \\bar x_i - \\bar x_0$, $s^2 = \\sum_j (n_j - 1) s_j^2/(N - g)$, "
+        "$se_i = s\\sqrt{1/n_i + 1/n_0}$, $t_i = d_i/se_i$ ($N - g$ df); adjusted "
+        "$P_i = 1 - \\Pr(\\max_j |T_j| \\le |t_i|)$ (one-sided $\\max_j T_j$) under the "
+        "multivariate t with correlations $\\lambda_i\\lambda_j$, "
+        "$\\lambda_i = \\sqrt{n_i/(n_i + n_0)}$; interval $d_i \\pm c\\,se_i$ with "
+        "$\\Pr(\\max \\le c) = level$; extra: the critical value, every treatment's t",
+        reference="Dunnett CW (1955), A multiple comparison procedure for comparing several "
+        "treatments with a control, JASA 50:1096-1121; Hochberg Y, Tamhane AC (1987), "
+        "Multiple Comparison Procedures, ch. 3",
+        oracle="scipy.stats.dunnett (randomised quasi-Monte Carlo: P and bounds to about "
+        "1e-3); with one treatment Student's t (scipy.stats.ttest_ind) to 1e-7; Dunnett's "
+        "published critical value 2.54 (three treatments, 20 df, two-sided 0.05)",
+        exactness="with whole-number data the difference is an exact fraction "
+        "(exact['estimate']); with decimals it is certified by the exact means of the "
+        "decimals written, so a difference exactly on a threshold meets ge and le, and equal "
+        "means give t = 0; P and the bounds are Gauss-Legendre quadratures of Dunnett's "
+        "integral, deterministic and accurate to about 1e-10 relative, compared as their "
+        "floats by the certified comparison",
     ),
     Entry(
         name="one-way-anova",
