@@ -68,7 +68,8 @@ class Fallback(Exception):
 
 @dataclass(frozen=True)
 class Inputs:
-    """What the tasks read: each file, its contract's schema and the field naming a row."""
+    """What the tasks read: each file, its contract's schema and the field naming a row (and
+    the contract's fields, with which a Parquet or CSV file is read)."""
 
     items: str
     items_schema: str
@@ -76,6 +77,8 @@ class Inputs:
     observations: str
     obs_schema: str
     obs_field: str
+    items_fields: tuple = ()
+    obs_fields: tuple = ()
 
 
 class Unnamed(Sequence):
@@ -137,15 +140,23 @@ def _mapped(payload, task):
     from prereg import partitioned, records
 
     config, contract, spill, buckets, max_problems, item_names = payload
-    role, number, part, schema_path, field = task
-    parts, problems, count, error, digest = partitioned.read_part_digest(
-        (schema_path, max_problems), part
-    )
-    if error is not None or count:
-        return None
-    names = records._column_decoders(schema_path)[2]
-    cols = records.joined_columns(names, parts)
-    del parts
+    role, number, part, schema_path, field, fields = task
+    if part.kind == "jsonl":
+        parts, problems, count, error, digest = partitioned.read_part_digest(
+            (schema_path, max_problems), part
+        )
+        if error is not None or count:
+            return None
+        names = records._column_decoders(schema_path)[2]
+        cols = records.joined_columns(names, parts)
+        del parts
+    else:  # a Parquet file's row groups, a CSV file's lines
+        from prereg.tabular import read_part_columns
+
+        try:
+            cols, digest = read_part_columns(part, schema_path, fields)
+        except partitioned.Uncut:
+            return None
     ids = cols.columns.get(field)
     if ids is None or cols.absent.get(field) or set(map(type, ids)) - {str}:
         return None  # a row named by something else than a string: one process reads it
@@ -405,7 +416,7 @@ def reduce_rows(
     try:  # a file one process would refuse (unreadable, empty): refused there, in its order
         items_parts = partitioned.cuts(inputs.items, size)
         obs_parts = partitioned.cuts(inputs.observations, size)
-    except OSError:
+    except (OSError, partitioned.Uncut):
         return None
     if not items_parts or not obs_parts:
         return None
@@ -485,10 +496,10 @@ def _reduce_rows(
             return None
     try:
         tasks = [
-            ("items", i, p, inputs.items_schema, inputs.items_field)
+            ("items", i, p, inputs.items_schema, inputs.items_field, inputs.items_fields)
             for i, p in enumerate(items_parts)
         ] + [
-            ("observations", i, p, inputs.obs_schema, inputs.obs_field)
+            ("observations", i, p, inputs.obs_schema, inputs.obs_field, inputs.obs_fields)
             for i, p in enumerate(obs_parts)
         ]
         payload = (config, items_contract, spill, buckets, max_problems, list(item_names))

@@ -63,13 +63,26 @@ def partition_bytes(text: str) -> int:
 @dataclass(frozen=True)
 class Part:
     """A partition of a file: ``length`` bytes at ``offset``, after ``lines`` lines, their
-    SHA-256 ``sha256``."""
+    SHA-256 ``sha256``. A partition of a CSV file (``kind`` "csv") carries the file's header
+    line (``header``), which a worker puts before its bytes; one of a Parquet file ("parquet")
+    holds row groups ``groups`` (first, end) and is read with the file's footer, ``footer``
+    (offset, length, SHA-256)."""
 
     path: str
     offset: int
     length: int
     lines: int
     sha256: str
+    kind: str = "jsonl"
+    header: bytes = b""
+    groups: tuple[int, int] = (0, 0)
+    footer: tuple[int, int, str] = (0, 0, "")
+
+
+class Uncut(Exception):
+    """A file that cannot be cut into partitions, or a partition that cannot be read as one
+    process reads its file (the cut is not proven to fall between records, the bytes changed):
+    one process reads the file and names its problems."""
 
 
 def plan(path, size: int) -> tuple[list[Part], str, int]:
@@ -105,6 +118,19 @@ def plan(path, size: int) -> tuple[list[Part], str, int]:
 
 
 def cuts(path, size: int) -> list[Part]:
+    """The partitions of about ``size`` bytes of a file, by its extension: a Parquet file's
+    row groups (:func:`parquet_cuts`), a CSV file's lines after its header
+    (:func:`csv_cuts`), else JSONL lines (:func:`line_cuts`). Raises OSError when the file
+    cannot be read, :class:`Uncut` when it cannot be cut."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".parquet":
+        return parquet_cuts(path, size)
+    if suffix == ".csv":
+        return csv_cuts(path, size)
+    return line_cuts(path, size)
+
+
+def line_cuts(path, size: int) -> list[Part]:
     """The partitions of about ``size`` bytes of whole lines of a file, found without reading
     it: each cut is just after the first LF at or past the next multiple of ``size``, found
     by reading a little from there (a longer line stays whole in its partition). A partition's
@@ -137,6 +163,104 @@ def cuts(path, size: int) -> list[Part]:
         for lo, hi in zip(bounds, bounds[1:], strict=False)
         if hi > lo
     ]
+
+
+def csv_cuts(path, size: int) -> list[Part]:
+    """:func:`line_cuts` of a CSV file, each partition carrying the file's header line (the
+    bytes up to its first LF). Whether a cut falls between records (a quoted value may hold
+    line breaks) is known only when the partitions are read
+    (:func:`prereg.tabular.read_part_columns` refuses any value holding a line break, so
+    that, from the first partition on, each one starts where a record does). Raises
+    :class:`Uncut` when the file has no line after its header."""
+    from prereg.files import open_regular
+
+    parts = line_cuts(path, size)
+    fd = open_regular(Path(path))
+    try:
+        header = b""
+        while b"\n" not in header:
+            chunk = os.pread(fd, 1 << 16, len(header))
+            if not chunk:
+                raise Uncut("no line after the header")
+            header += chunk
+    finally:
+        os.close(fd)
+    header = header[: header.index(b"\n") + 1]
+    return [
+        Part(p.path, p.offset, p.length, p.lines, p.sha256, kind="csv", header=header)
+        for p in parts
+    ]
+
+
+def parquet_cuts(path, size: int) -> list[Part]:
+    """The partitions of a Parquet file: its row groups gathered in file order until their
+    bytes reach ``size``, read from its footer (the file's other bytes are not read). The
+    partitions tile the file (the first from byte 0, the last to its end, so that
+    :func:`digests` hashes every byte); each carries the footer's offset, length and SHA-256,
+    with which its worker reads its row groups. Raises :class:`Uncut` when the footer cannot
+    be read, or the row groups' bytes do not follow one another."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from prereg.files import open_regular
+
+    fd = open_regular(Path(path))
+    try:
+        n = os.fstat(fd).st_size
+        tail = os.pread(fd, 8, n - 8) if n >= 12 else b""
+        if len(tail) != 8 or tail[4:] != b"PAR1":
+            raise Uncut("not a Parquet file")
+        at = n - 8 - int.from_bytes(tail[:4], "little")
+        if at < 4:
+            raise Uncut("a footer longer than the file")
+        footer = os.pread(fd, n - at, at)
+    finally:
+        os.close(fd)
+    if len(footer) != n - at:
+        raise Uncut("the file changed")
+    try:
+        meta = pq.read_metadata(pa.BufferReader(footer))
+        spans = [_group_span(meta.row_group(g)) for g in range(meta.num_row_groups)]
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise Uncut(f"unreadable footer: {exc}") from None
+    ends = [4, *(hi for _, hi in spans)]
+    if not spans or any(lo < end for (lo, _), end in zip(spans, ends, strict=False)):
+        raise Uncut("row groups out of order")
+    if ends[-1] > at:
+        raise Uncut("row groups past the footer")
+    foot = (at, n - at, hashlib.sha256(footer).hexdigest())
+    bounds, groups, rows = [0], [0], [0]
+    before = 0
+    for g, (lo, hi) in enumerate(spans):
+        if g > groups[-1] and hi - bounds[-1] > size:
+            bounds.append(lo)
+            groups.append(g)
+            rows.append(before)
+        before += meta.row_group(g).num_rows
+    bounds.append(n)
+    groups.append(len(spans))
+    return [
+        Part(str(path), lo, hi - lo, k, "", kind="parquet", groups=(g, h), footer=foot)
+        for lo, hi, g, h, k in zip(bounds, bounds[1:], groups, groups[1:], rows, strict=False)
+    ]
+
+
+def _group_span(group) -> tuple[int, int]:
+    """The bytes (from, to) of a row group's column chunks."""
+    lo, hi = None, None
+    for c in range(group.num_columns):
+        col = group.column(c)
+        start = col.data_page_offset
+        if col.has_dictionary_page and col.dictionary_page_offset:
+            start = min(start, col.dictionary_page_offset)
+        end = start + col.total_compressed_size
+        if start < 0 or col.total_compressed_size < 0:
+            raise ValueError("a column chunk at a negative offset")
+        lo = start if lo is None else min(lo, start)
+        hi = end if hi is None else max(hi, end)
+    if lo is None:
+        raise ValueError("a row group of no column")
+    return lo, hi
 
 
 def digests(path, parts: list[Part], stop=None) -> tuple[str, int, list[str]]:

@@ -806,8 +806,8 @@ def _score(ctx: StudyContext, args: argparse.Namespace, module, out: Path, md: P
 def _bucketed(config, module, args: argparse.Namespace, out: Path, parallel):
     """(row table, :class:`prereg.bucketed.Reduced`) of a manifest and its observations
     reduced in buckets (:mod:`prereg.bucketed`): when score runs in partitions, or its
-    inputs are large, and the study's rows can be reduced apart (JSONL files, one field names
-    a row, no row expansion, no units); None to score in one process."""
+    inputs are large, and the study's rows can be reduced apart (JSONL, Parquet or CSV files,
+    one field names a row, no row expansion, no units); None to score in one process."""
     from prereg import bucketed
     from prereg.records import _column_decoders
     from prereg.tabular import COLUMNAR
@@ -820,13 +820,20 @@ def _bucketed(config, module, args: argparse.Namespace, out: Path, parallel):
     if policy.get("expand") or len(attempt_policy.row_name(policy)) != 1:
         return None
     paths = [Path(items_path), Path(obs_path)]
-    if any(p.suffix.lower() in COLUMNAR or not p.is_file() for p in paths):
+    if not all(p.is_file() for p in paths):
         return None
     if parallel is None and sum(p.stat().st_size for p in paths) < bucketed.LARGE_BYTES:
         return None
     items, obs = _contract(config, "items"), _contract(config, "observation")
     classes = [_record_class(module, items), _record_class(module, obs)]
-    if any(c.FORMAT != "jsonl" or _column_decoders(str(c.SCHEMA)) is None for c in classes):
+    if any(c.FORMAT != "jsonl" for c in classes):
+        return None
+    # a JSONL file is read by the typed decoder; Parquet and CSV files by pyarrow, checked
+    # on columns (a contract neither can vouch for is read record by record, in one process)
+    if any(
+        p.suffix.lower() not in COLUMNAR and _column_decoders(str(c.SCHEMA)) is None
+        for p, c in zip(paths, classes, strict=True)
+    ):
         return None
     try:
         name = attempt_policy.manifest_name(policy, obs, items)
@@ -835,6 +842,7 @@ def _bucketed(config, module, args: argparse.Namespace, out: Path, parallel):
     inputs = bucketed.Inputs(
         str(items_path), str(classes[0].SCHEMA), name[0],
         str(obs_path), str(classes[1].SCHEMA), attempt_policy.row_name(policy)[0],
+        tuple(items["fields"]), tuple(obs["fields"]),
     )  # fmt: skip
     # a row's id is read past the attempt policy only if something names its field: else
     # it is not gathered (ten million ids are about 700 MiB)
