@@ -486,7 +486,8 @@ def _reduce_rows(
 
     items_bytes = sum(p.length for p in items_parts)
     obs_bytes = sum(p.length for p in obs_parts)
-    buckets = max(2 * workers, -(-(items_bytes + obs_bytes) // BUCKET_BYTES), 1)
+    weight = sum(p.size for p in (*items_parts, *obs_parts))  # a Parquet file's decompressed
+    buckets = max(2 * workers, -(-weight // BUCKET_BYTES), 1)
     try:  # beside the output where it can (a cluster's workers see it there), else the temp
         spill = tempfile.mkdtemp(prefix=".prereg-score-", dir=spill_dir)
     except OSError:

@@ -66,7 +66,8 @@ class Part:
     SHA-256 ``sha256``. A partition of a CSV file (``kind`` "csv") carries the file's header
     line (``header``), which a worker puts before its bytes; one of a Parquet file ("parquet")
     holds row groups ``groups`` (first, end) and is read with the file's footer, ``footer``
-    (offset, length, SHA-256)."""
+    (offset, length, SHA-256); its ``weight`` is its row groups' bytes once decompressed,
+    which size it and the buckets of its rows (its ``length`` is compressed)."""
 
     path: str
     offset: int
@@ -77,6 +78,12 @@ class Part:
     header: bytes = b""
     groups: tuple[int, int] = (0, 0)
     footer: tuple[int, int, str] = (0, 0, "")
+    weight: int = 0
+
+    @property
+    def size(self) -> int:
+        """The bytes the partition weighs: its ``weight``, else its ``length``."""
+        return self.weight or self.length
 
 
 class Uncut(Exception):
@@ -194,7 +201,8 @@ def csv_cuts(path, size: int) -> list[Part]:
 
 def parquet_cuts(path, size: int) -> list[Part]:
     """The partitions of a Parquet file: its row groups gathered in file order until their
-    bytes reach ``size``, read from its footer (the file's other bytes are not read). The
+    bytes once decompressed (which the footer gives: the file's are compressed) reach
+    ``size``, read from its footer (the file's other bytes are not read). The
     partitions tile the file (the first from byte 0, the last to its end, so that
     :func:`digests` hashes every byte); each carries the footer's offset, length and SHA-256,
     with which its worker reads its row groups. Raises :class:`Uncut` when the footer cannot
@@ -229,19 +237,24 @@ def parquet_cuts(path, size: int) -> list[Part]:
     if ends[-1] > at:
         raise Uncut("row groups past the footer")
     foot = (at, n - at, hashlib.sha256(footer).hexdigest())
-    bounds, groups, rows = [0], [0], [0]
+    bounds, groups, rows, weights = [0], [0], [0], [0]
     before = 0
-    for g, (lo, hi) in enumerate(spans):
-        if g > groups[-1] and hi - bounds[-1] > size:
+    for g, (lo, _) in enumerate(spans):
+        weight = max(meta.row_group(g).total_byte_size, 1)
+        if g > groups[-1] and weights[-1] + weight > size:
             bounds.append(lo)
             groups.append(g)
             rows.append(before)
+            weights.append(0)
+        weights[-1] += weight
         before += meta.row_group(g).num_rows
     bounds.append(n)
     groups.append(len(spans))
     return [
-        Part(str(path), lo, hi - lo, k, "", kind="parquet", groups=(g, h), footer=foot)
-        for lo, hi, g, h, k in zip(bounds, bounds[1:], groups, groups[1:], rows, strict=False)
+        Part(str(path), lo, hi - lo, k, "", "parquet", b"", (g, h), foot, w)
+        for lo, hi, g, h, k, w in zip(
+            bounds, bounds[1:], groups, groups[1:], rows, weights, strict=False
+        )
     ]
 
 

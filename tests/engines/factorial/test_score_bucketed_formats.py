@@ -281,3 +281,18 @@ def test_files_that_cannot_be_cut_are_scored_in_one_process(tmp_path):
     head.write_bytes(b"a,b")
     with pytest.raises(partitioned.Uncut):
         partitioned.cuts(head, 1024)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_a_float_that_is_not_finite_is_left_to_the_record_reader(tmp_path, bad):
+    """The column check vouches for finite numbers only: NaN and infinities in a column of
+    floats send the records to the reader that names them; an integer column is not a float's."""
+    schema = tmp_path / "n.schema.json"
+    schema.write_text(
+        json.dumps({**SCHEMA, "properties": {"a": {"type": "string"}, "b": {"type": "number"}}})
+    )
+    fields = ({"name": "a", "type": "string"}, {"name": "b", "type": "number"})
+    good = pa.table({"a": ["x", "y"], "b": [0.5, 2.0]})
+    cols = tabular.tables_columns(schema, fields, [good, pa.table({"a": ["z"], "b": [3]})])
+    assert cols.columns["b"] == [0.5, 2.0, 3] and cols.n == 3
+    assert tabular.tables_columns(schema, fields, [pa.table({"a": ["x"], "b": [bad]})]) is None
