@@ -79,6 +79,9 @@ class Inputs:
     obs_field: str
     items_fields: tuple = ()
     obs_fields: tuple = ()
+    #: the manifest's fields naming a row, in the attempt policy's order (the first is
+    #: ``items_field``); a row named by several is the tuple of their values
+    items_name: tuple = ()
 
 
 class Unnamed(Sequence):
@@ -139,7 +142,7 @@ def _mapped(payload, task):
     observation partition's records go to their buckets, their columns packed."""
     from prereg import partitioned, records
 
-    config, contract, spill, buckets, max_problems, item_names = payload
+    config, contract, spill, buckets, max_problems, item_names, obs_contract, naming = payload
     role, number, part, schema_path, field, fields = task
     if part.kind == "jsonl":
         parts, problems, count, error, digest = partitioned.read_part_digest(
@@ -163,33 +166,46 @@ def _mapped(payload, task):
     # the records before this partition are not known here (the partitions are cut without
     # reading the file): lines and places are the partition's own, from 0; the reduce adds
     # the records of the partitions before it
-    first = 0
+    n = cols.n
     if role == "items":
+        from prereg.decide import attempts as attempt_policy
         from prereg.decide.table import from_items
 
-        try:
+        try:  # each record made one row per combination of the policy's expansion, if any
+            expanded, rows, lines = attempt_policy.expanded_manifest(
+                config["attempts"], obs_contract, contract, cols
+            )
             table = from_items(
-                config, contract, cols, part.path, row_field=field,
-                lines=range(first + 1, first + cols.n + 1), check_counts=False,
+                config, expanded, rows, part.path, row_field=list(naming), lines=lines,
+                check_counts=False,
             )  # fmt: skip
         except UserError:
             return None
+        del rows
         columns = {}
         for name in item_names:
+            if name not in table.columns:
+                return None
             columns[name] = _item_column(table.columns[name], table.cell)
             if columns[name] is None:
                 return None
         _dump(Path(spill, f"items-{number}.pkl"), (table.cell, columns))
-        ids = table.ids
+        ids, n = table.ids, len(table.ids)
         del table
+        # a row named by several fields travels as one column a field; its bucket is its
+        # first field's, which every record of the row holds
+        parts = list(zip(*ids, strict=True)) if len(naming) > 1 else [ids]
+        parts = parts or [[] for _ in naming]
+        ids = parts[0]
+        moved_ids = dict(zip(naming, parts, strict=True))
     where = bucket_of(ids, buckets)
     order = np.argsort(where, kind="stable")
     bounds = np.searchsorted(where[order], np.arange(buckets + 1)).tolist()
     if role == "items":
-        moved = {field: _permuted(_packed(ids), order)}
+        moved = {name: _permuted(_packed(list(col)), order) for name, col in moved_ids.items()}
     else:
         moved = {name: _permuted(_packed(col), order) for name, col in cols.columns.items()}
-    at = order + first  # each record's place in its partition (from 0)
+    at = order  # each record's (a manifest's: row's) place in its partition (from 0)
     # one file a partition, its buckets one after another: a reduce task reads its own piece
     # of each at the offset given (files grow with partitions, not partitions x buckets)
     offsets = [0]
@@ -199,7 +215,7 @@ def _mapped(payload, task):
             piece = {name: _sliced(col, lo, hi) for name, col in moved.items()}
             pickle.dump((piece, at[lo:hi]), f, protocol=pickle.HIGHEST_PROTOCOL)
             offsets.append(f.tell())
-    return cols.n, offsets, digest
+    return n, offsets, digest
 
 
 def _packed(col: list):
@@ -303,12 +319,19 @@ def _reduced(payload, b: int):
     from prereg.records import share_columns
 
     config, inputs, spill, counts, firsts, obs_names = payload
-    ids: list[str] = []
+    naming = inputs.items_name or (inputs.items_field,)
+    named: dict[str, list] = {name: [] for name in naming}
     ordinals = []
     for i, offsets in enumerate(counts["items"]):
         piece, at = _piece(spill, "items", i, offsets, b)
-        ids.extend(_unpacked([piece[inputs.items_field]]))
+        for name in naming:
+            named[name].append(piece[name])
         ordinals.append(at + firsts["items"][i])
+    if len(naming) == 1:
+        ids = _unpacked(named[naming[0]])
+    else:  # a row named by several fields: the tuple of their values, as one process names it
+        ids = list(zip(*(_unpacked(named[name]) for name in naming), strict=True))
+    del named
     index = row_index(ids)
     if len(index) != len(ids):
         return None  # a row id repeated across partitions: one process names it
@@ -323,7 +346,8 @@ def _reduced(payload, b: int):
     absent = {name: col.count(ABSENT) for name, col in columns.items()}
     obs = RecordColumns(list(columns), columns, len(line), absent, line)
     try:
-        obs.positions = share_columns(obs.columns, {inputs.obs_field: (index, ids)})
+        if len(naming) == 1:  # as one process shares a row's one naming field
+            obs.positions = share_columns(obs.columns, {inputs.obs_field: (index, ids)})
         tally: dict[str, int] = {}
         chosen, observed = attempt_policy.counted(
             config["attempts"], obs, index, inputs.observations, tally=tally, lines=obs.lines
@@ -405,9 +429,11 @@ def reduce_rows(
     size: int | None = None,
     spill_dir: str | os.PathLike | None = None,
     max_problems: int = 50,
+    obs_contract: Mapping[str, Any] | None = None,
 ) -> Reduced | None:
     """The rows of a manifest and its observations reduced in buckets, or None when one
-    process must score them (a problem to name, or data it reads its own way)."""
+    process must score them (a problem to name, or data it reads its own way).
+    ``obs_contract`` (the observations' contract) gives the fields of a row expansion."""
     from concurrent.futures import ThreadPoolExecutor
 
     from prereg import partitioned
@@ -429,8 +455,9 @@ def reduce_rows(
         hashed = hashing.submit(_digests, inputs, items_parts, obs_parts, stop)
         try:
             return _reduce_rows(
-                config, items_contract, inputs, item_names, obs_names, items_parts, obs_parts,
-                hashed, workers, scheduler, size, spill_dir, max_problems,
+                config, (items_contract, obs_contract or {}), inputs, item_names, obs_names,
+                items_parts, obs_parts, hashed, workers, scheduler, size, spill_dir,
+                max_problems,
             )  # fmt: skip
         finally:
             stop.set()
@@ -479,7 +506,7 @@ def _digests(inputs: Inputs, items_parts, obs_parts, stop=None):
 
 
 def _reduce_rows(
-    config, items_contract, inputs, item_names, obs_names, items_parts, obs_parts, hashed,
+    config, contracts, inputs, item_names, obs_names, items_parts, obs_parts, hashed,
     workers, scheduler, size, spill_dir, max_problems,
 ) -> Reduced | None:  # fmt: skip
     from prereg import runner
@@ -503,7 +530,10 @@ def _reduce_rows(
             ("observations", i, p, inputs.obs_schema, inputs.obs_field, inputs.obs_fields)
             for i, p in enumerate(obs_parts)
         ]
-        payload = (config, items_contract, spill, buckets, max_problems, list(item_names))
+        payload = (
+            config, contracts[0], spill, buckets, max_problems, list(item_names),
+            contracts[1], list(inputs.items_name or (inputs.items_field,)),
+        )  # fmt: skip
         mapped = runner.run(_map, payload, tasks, workers=workers, scheduler=scheduler)
         if any(m is None for m in mapped):
             return None
