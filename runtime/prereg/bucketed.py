@@ -7,11 +7,14 @@ bucket. Two rounds of tasks run through :func:`prereg.runner.run`:
 
 1. **map** (one task per partition of the manifest and of the observations, cut by
    :func:`prereg.partitioned.cuts` without reading the files, which are hashed on a thread
-   of the calling process meanwhile): the partition is decoded and checked against its
-   contract as the one-process reader checks it; a manifest partition is placed in cells
-   (:func:`prereg.decide.table.from_items`, its cells and item columns kept in file order);
-   the records' row ids (and an observation's fields, packed) are written to a spill folder,
-   one file a partition with its buckets one after another, each record with its line;
+   of the calling process meanwhile: JSONL and CSV files at line ends, Parquet files between
+   row groups): the partition is decoded and checked against its contract as the one-process
+   reader checks it; a manifest partition is expanded by the attempt policy's ``expand``, if
+   any, and placed in cells (:func:`prereg.decide.table.from_items`, its cells and item
+   columns kept in file order); the records' row names (and an observation's fields, packed)
+   are written to a spill folder, one file a partition with its buckets one after another,
+   each record with its line. A row named by several fields goes to its first field's bucket,
+   which every record of the row holds;
 2. **reduce** (one task per bucket): the bucket's rows are indexed by id, its observations'
    counted attempts chosen
    (:func:`prereg.decide.attempts.counted`) and taken as row columns

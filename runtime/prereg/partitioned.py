@@ -13,8 +13,9 @@ the bytes written from them do not depend on the number of workers or of partiti
 
 Workers read the file by its path: on a cluster every worker must see the file at the same
 path (a shared file system), as Dask's own readers require. Contracts the typed decoder has no
-Struct for, Parquet and CSV files are read in the calling process (pyarrow reads columns on
-threads of its own).
+Struct for, Parquet and CSV files are read here in the calling process (pyarrow reads columns
+on threads of its own); score's buckets (:mod:`prereg.bucketed`) cut those files too
+(:func:`cuts`: a CSV file at its lines, a Parquet file between its row groups).
 """
 
 from __future__ import annotations
