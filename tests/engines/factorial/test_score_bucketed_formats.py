@@ -296,3 +296,45 @@ def test_a_float_that_is_not_finite_is_left_to_the_record_reader(tmp_path, bad):
     cols = tabular.tables_columns(schema, fields, [good, pa.table({"a": ["z"], "b": [3]})])
     assert cols.columns["b"] == [0.5, 2.0, 3] and cols.n == 3
     assert tabular.tables_columns(schema, fields, [pa.table({"a": ["x"], "b": [bad]})]) is None
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_a_file_changed_while_it_is_read_is_scored_as_it_ends(
+    projects,  # noqa: F811 (the fixture imported above)
+    inputs,
+    tmp_path,
+    capsys,
+    monkeypatch,
+    fmt,
+):
+    """Bytes changed after the cuts (an answer flipped: a CSV file of the same size, a Parquet
+    file written again) send the score to one process, which reads the file as it ends."""
+    root, _ = projects["last"]
+    items, source = inputs[fmt]
+    obs = tmp_path / source.name
+    obs.write_bytes(source.read_bytes())
+    real = partitioned.digests
+
+    def changed(path, parts, stop=None):
+        if str(path) == str(obs):
+            if fmt == "csv":
+                obs.write_text(obs.read_text().replace(",true,", ",false,", 1))
+            else:
+                log = _records(inputs["jsonl"][1])
+                log[5]["correct"] = not log[5]["correct"] if log[5]["correct"] is not None else True
+                _parquet(log, obs, 400, OBS_SCHEMA)
+        return real(path, parts, stop)
+
+    monkeypatch.setattr(partitioned, "digests", changed)
+    spy = Spy(monkeypatch)
+    got = tmp_path / "got" / "SCORE.json"
+    got.parent.mkdir()
+    assert _score(root, items, obs, got, "--workers", "2", "--partition-bytes", "8K") == 0
+    assert spy.reduced == 0
+    monkeypatch.setattr(partitioned, "digests", real)
+    want = tmp_path / "want" / "SCORE.json"
+    want.parent.mkdir()
+    assert _score(root, items, obs, want) == 0  # the file as it ended
+    assert got.read_bytes() == want.read_bytes()
+    assert obs.read_bytes() != source.read_bytes()
+    capsys.readouterr()
