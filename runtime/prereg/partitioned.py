@@ -173,6 +173,18 @@ def line_cuts(path, size: int) -> list[Part]:
     ]
 
 
+def input_bytes(path) -> int:
+    """The bytes a file weighs as input: a Parquet file's row groups once decompressed (from
+    its footer; its size when that cannot be read), any other file's size."""
+    size = Path(path).stat().st_size
+    if Path(path).suffix.lower() != ".parquet":
+        return size
+    try:
+        return max(sum(p.weight for p in parquet_cuts(path, MAX_BYTES)), size)
+    except (OSError, Uncut):
+        return size
+
+
 def csv_cuts(path, size: int) -> list[Part]:
     """:func:`line_cuts` of a CSV file, each partition carrying the file's header line (the
     bytes up to its first LF). Whether a cut falls between records (a quoted value may hold

@@ -338,3 +338,37 @@ def test_a_file_changed_while_it_is_read_is_scored_as_it_ends(
     assert got.read_bytes() == want.read_bytes()
     assert obs.read_bytes() != source.read_bytes()
     capsys.readouterr()
+
+
+def test_a_large_parquet_input_weighs_its_decompressed_bytes(
+    projects,  # noqa: F811 (the fixture imported above)
+    inputs,
+    tmp_path,
+    capsys,
+    monkeypatch,
+):
+    """One process reduces large inputs in buckets without being asked: a Parquet file counts
+    its row groups' bytes once decompressed (more than the file's), and is scored as it is
+    without buckets."""
+    root, _ = projects["last"]
+    items, obs = inputs["parquet"]
+    weight = partitioned.input_bytes(obs)
+    meta = pq.read_metadata(obs)
+    assert weight == sum(meta.row_group(g).total_byte_size for g in range(meta.num_row_groups))
+    assert weight > obs.stat().st_size
+    assert partitioned.input_bytes(inputs["csv"][1]) == inputs["csv"][1].stat().st_size
+    monkeypatch.setattr(bucketed, "BUCKET_BYTES", 8192)
+    # just above the files' sizes, below their weights: reduced in buckets
+    monkeypatch.setattr(bucketed, "LARGE_BYTES", items.stat().st_size + obs.stat().st_size + 1)
+    spy = Spy(monkeypatch)
+    big = tmp_path / "big" / "SCORE.json"
+    big.parent.mkdir()
+    assert _score(root, items, obs, big) == 0
+    assert spy.reduced == 1
+    monkeypatch.setattr(bucketed, "LARGE_BYTES", 1 << 40)
+    one = tmp_path / "one" / "SCORE.json"
+    one.parent.mkdir()
+    assert _score(root, items, obs, one) == 0
+    assert spy.reduced == 1
+    assert big.read_bytes() == one.read_bytes()
+    capsys.readouterr()

@@ -821,7 +821,9 @@ def _bucketed(config, module, args: argparse.Namespace, out: Path, parallel):
     paths = [Path(items_path), Path(obs_path)]
     if not all(p.is_file() for p in paths):
         return None
-    if parallel is None and sum(p.stat().st_size for p in paths) < bucketed.LARGE_BYTES:
+    from prereg.partitioned import input_bytes
+
+    if parallel is None and sum(map(input_bytes, paths)) < bucketed.LARGE_BYTES:
         return None
     items, obs = _contract(config, "items"), _contract(config, "observation")
     classes = [_record_class(module, items), _record_class(module, obs)]
