@@ -549,6 +549,8 @@ def _csv_part_table(part, data: bytes, fields: Sequence[Mapping[str, Any]]):
 
     from prereg.partitioned import Uncut
 
+    if any(f.get("type", "string") not in _CSV_TYPES for f in fields):
+        raise Uncut("a field whose cells pyarrow would type by guessing, block by block")
     if part.offset == 0:
         if not data.startswith(part.header):
             raise Uncut("the header changed")

@@ -218,24 +218,27 @@ FIELDS = ({"name": "a", "type": "string"}, {"name": "b", "type": "integer"})
     ),
     st.sampled_from([csv.QUOTE_MINIMAL, csv.QUOTE_ALL]),
     st.integers(1, 64),
+    st.sampled_from(["\n", "\r\n"]),
+    st.booleans(),
 )
 def test_a_csv_partition_reads_as_the_whole_file_or_is_refused(
-    tmp_path_factory, rows, quoting, size
+    tmp_path_factory, rows, quoting, size, newline, bom
 ):
     """Values holding commas, quotes and line breaks: the partitions' records, joined, are the
     whole file's, or some partition is refused (a line break in a value, which may lie across
     a cut, or a record the whole file's column check refuses too, an empty cell: a null); a
     file of records the check accepts and no line break in a value is always read in
-    partitions."""
+    partitions. Lines may end in CR LF, and the file may begin with a byte-order mark (which
+    every partition then reads before the header it is given)."""
     folder = tmp_path_factory.mktemp("csv")
     schema = folder / "c.schema.json"
     schema.write_text(json.dumps(SCHEMA))
     out = io.StringIO()
-    w = csv.writer(out, quoting=quoting, lineterminator="\n")
+    w = csv.writer(out, quoting=quoting, lineterminator=newline)
     w.writerow(["a", "b"])
     w.writerows(rows)
     path = folder / "f.csv"
-    path.write_bytes(out.getvalue().encode())
+    path.write_bytes(b"\xef\xbb\xbf" * bom + out.getvalue().encode())
     whole = tabular._columns_at_once(path, schema, FIELDS)
     parts = partitioned.cuts(path, size)
     got = []
