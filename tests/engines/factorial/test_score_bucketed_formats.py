@@ -12,6 +12,7 @@ import io
 import json
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -375,3 +376,43 @@ def test_a_large_parquet_input_weighs_its_decompressed_bytes(
     assert spy.reduced == 1
     assert big.read_bytes() == one.read_bytes()
     capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"write_page_index": True},
+        {"write_statistics": False},
+        {"use_dictionary": False, "compression": "zstd"},
+        {"data_page_size": 512, "data_page_version": "2.0"},
+        {"write_page_checksum": True},
+        {"version": "1.0"},
+    ],
+)
+def test_parquet_partitions_read_the_row_groups_of_any_writer(tmp_path, options):
+    """Whatever the writer's options (page indexes, no statistics, other encodings and page
+    versions), each partition's row groups, read from its own bytes and the footer, are the
+    file's."""
+    rng = np.random.default_rng(3)
+    n = 3000
+    table = pa.table(
+        {
+            "attempt": rng.integers(1, 4, n),
+            "correct": pa.array([None if x < 0.1 else x < 0.6 for x in rng.random(n)]),
+            "rowId": [f"row-{i % 997:04d}" for i in range(n)],
+        }
+    )
+    path = tmp_path / "f.parquet"
+    pq.write_table(table, path, row_group_size=250, **options)
+    parts = partitioned.cuts(path, 4096)
+    assert len(parts) > 2
+    raw = path.read_bytes()
+    got = [
+        t
+        for p in parts
+        for t in tabular._parquet_part_tables(
+            p, raw[p.offset : p.offset + p.length], raw[p.footer[0] :]
+        )
+    ]
+    assert pa.concat_tables(got).equals(pq.read_table(path))
