@@ -244,8 +244,10 @@ def parquet_cuts(path, size: int) -> list[Part]:
         spans = [_group_span(meta.row_group(g)) for g in range(meta.num_row_groups)]
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise Uncut(f"unreadable footer: {exc}") from None
+    if not spans:
+        raise Uncut("no row group")
     ends = [4, *(hi for _, hi in spans)]
-    if not spans or any(lo < end for (lo, _), end in zip(spans, ends, strict=False)):
+    if any(lo < end for (lo, _), end in zip(spans, ends, strict=False)):
         raise Uncut("row groups out of order")
     if ends[-1] > at:
         raise Uncut("row groups past the footer")
