@@ -416,3 +416,40 @@ def test_parquet_partitions_read_the_row_groups_of_any_writer(tmp_path, options)
         )
     ]
     assert pa.concat_tables(got).equals(pq.read_table(path))
+
+
+@pytest.mark.parametrize(
+    "fmt, spoil",
+    [
+        ("parquet", lambda b: b[: len(b) // 2]),  # cut short: no footer
+        (
+            "parquet",
+            lambda b: b[:-8] + (10**9).to_bytes(4, "little") + b"PAR1",
+        ),  # a footer too long
+        ("parquet", lambda b: b[:4000] + b"\xff" * 64 + b[4064:]),  # a row group's bytes spoilt
+        ("csv", lambda b: b[:3000] + b"\xff\xfe" + b[3002:]),  # not UTF-8
+        ("csv", lambda b: b[:3000] + b'"' + b[3001:]),  # a quote left open
+        ("csv", lambda b: b[: b.index(b"\n")] + b",extra" + b[b.index(b"\n") :]),  # a column more
+    ],
+)
+def test_a_broken_file_is_refused_as_one_process_refuses_it(
+    projects,  # noqa: F811 (the fixture imported above)
+    inputs,
+    tmp_path,
+    capsys,
+    fmt,
+    spoil,
+):
+    root, _ = projects["last"]
+    items, source = inputs[fmt]
+    bad = tmp_path / source.name
+    bad.write_bytes(spoil(source.read_bytes()))
+    got = []
+    for name, extra in (("one", ()), ("w2", ("--workers", "2", "--partition-bytes", "4K"))):
+        out = tmp_path / name / "SCORE.json"
+        out.parent.mkdir()
+        code = _score(root, items, bad, out, *extra)
+        got.append((code, capsys.readouterr().err, sorted(p.name for p in out.parent.iterdir())))
+    assert got[0] == got[1]
+    code, err, files = got[0]
+    assert code == 2 and files == [] and str(bad) in err and "Traceback" not in err
