@@ -548,10 +548,12 @@ def _reduce_rows(
             m[2] for m in mapped
         ] != items_each + obs_each:
             return None  # a file changed while it was read: one process reads it again
-        # the records before each partition: one record a line, as every partition held
+        # the records (a manifest's: rows) before each partition, in file order
         firsts = {}
         for role in ("items", "observations"):
             n = [m[0] for m, t in zip(mapped, tasks, strict=True) if t[0] == role]
+            if not sum(n):  # a file of no record (a CSV header alone): one process refuses it
+                return None
             firsts[role] = [0, *np.cumsum(n).tolist()][:-1]
         # each partition's file offsets of its buckets, by role
         counts = {

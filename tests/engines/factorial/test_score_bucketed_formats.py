@@ -453,3 +453,36 @@ def test_a_broken_file_is_refused_as_one_process_refuses_it(
     assert got[0] == got[1]
     code, err, files = got[0]
     assert code == 2 and files == [] and str(bad) in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+@pytest.mark.parametrize("which", ["items", "observations"])
+def test_a_file_of_no_records_is_refused_as_one_process_refuses_it(
+    projects,  # noqa: F811 (the fixture imported above)
+    inputs,
+    tmp_path,
+    capsys,
+    fmt,
+    which,
+):
+    """A CSV file of its header alone, a Parquet file of no rows: cut into partitions of no
+    record, yet refused in one process's words (the file holds no records), not as a manifest
+    whose cells are short."""
+    root, _ = projects["last"]
+    pair = dict(zip(("items", "observations"), inputs[fmt], strict=True))
+    source = pair[which]
+    empty = tmp_path / source.name
+    if fmt == "csv":
+        empty.write_bytes(source.read_bytes().splitlines(keepends=True)[0])
+    else:
+        pq.write_table(pq.read_table(source).slice(0, 0), empty)
+    pair[which] = empty
+    got = []
+    for name, extra in (("one", ()), ("w2", ("--workers", "2"))):
+        out = tmp_path / name / "SCORE.json"
+        out.parent.mkdir()
+        code = _score(root, pair["items"], pair["observations"], out, *extra)
+        got.append((code, capsys.readouterr().err, sorted(p.name for p in out.parent.iterdir())))
+    assert got[0] == got[1]
+    code, err, files = got[0]
+    assert code == 2 and files == [] and str(empty) in err and "Traceback" not in err
