@@ -585,7 +585,9 @@ def _parquet_part_tables(part, data: bytes, foot: bytes) -> list:
     source = _Spans(at + length, [(part.offset, data), (at, foot)])
     pf = pq.ParquetFile(pa.PythonFile(source, mode="r"), metadata=meta)
     _unique_columns(Path(part.path), pf.schema_arrow.names)
-    return [pf.read_row_group(g) for g in range(*part.groups)]
+    # on one thread: the Python file is read by a seek and a read, which threads reading
+    # column chunks at once must not interleave (the values do not depend on the threads)
+    return [pf.read_row_group(g, use_threads=False) for g in range(*part.groups)]
 
 
 class _Spans:
