@@ -32,6 +32,24 @@ def project(tmp_path_factory) -> Path:
     return root
 
 
+EXPAND = "  expand:\n    - {field: rater, values: [ann, bob, cat]}\n"
+DOMAIN = "      - {name: domain, factor: domain, type: string, allowed: [code, prose]}\n"
+RATER = "      - {name: rater, type: string, allowed: [ann, bob, cat]}\n"
+
+
+@pytest.fixture(scope="module")
+def listed(tmp_path_factory) -> Path:
+    """The raters study with no expansion: its manifest lists each item x rater row itself."""
+    text = RATERS.read_text()
+    assert EXPAND in text and text.count(DOMAIN) == 1
+    root = tmp_path_factory.mktemp("listed")
+    (root / "spec" / "studies").mkdir(parents=True)
+    text = text.replace(EXPAND, "").replace(DOMAIN, DOMAIN + RATER)
+    (root / "spec" / "studies" / RATERS.name).write_text(text)
+    assert main(["--project", str(root), "compile"]) == 0
+    return root
+
+
 def _write(folder: Path, items: list[dict], labels: list[dict], fmt: str) -> tuple[Path, Path]:
     paths = []
     for name, rows in (("items", items), ("labels", labels)):
@@ -53,11 +71,20 @@ def _score(project: Path, items: Path, labels: Path, out: Path, *extra: str) -> 
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("seed, fmt", [(3, "jsonl"), (4, "jsonl"), (5, "parquet")])
+@pytest.mark.parametrize(
+    "seed, fmt, expand", [(3, "jsonl", True), (4, "jsonl", True), (5, "parquet", True),
+                          (6, "jsonl", False), (7, "parquet", False)]
+)  # fmt: skip
 def test_expanded_rows_of_two_fields_and_units_in_buckets_write_one_process_bytes(
-    project, tmp_path, capsys, monkeypatch, seed, fmt
+    project, listed, tmp_path, capsys, monkeypatch, seed, fmt, expand
 ):
-    items, labels = _write(tmp_path, *rater_data(seed), fmt)
+    """With the expansion, and with a manifest listing each item x rater row (rows named by
+    two fields, units, no expansion)."""
+    items, labels = rater_data(seed)
+    if not expand:  # rows in item order, raters in turn, as the expansion makes them
+        items = [{**it, "rater": r} for it in items for r in ("ann", "bob", "cat")]
+        project = listed
+    items, labels = _write(tmp_path, items, labels, fmt)
     one = tmp_path / "one" / "SCORE.json"
     assert _score(project, items, labels, one) == 0
     want = one.read_bytes(), one.with_suffix(".md").read_bytes()
