@@ -23,6 +23,14 @@ if TYPE_CHECKING:
     import jsonschema
 
 
+#: how a cell of a CSV file is quoted in a field's list of cells, by list
+_CELL_EXAMPLES = {
+    "true_values": '"True", "TRUE" or "1"',
+    "false_values": '"False", "FALSE" or "0"',
+    "null_values": '"NA" or "-99"',
+}
+
+
 def pointer(path) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
@@ -163,6 +171,14 @@ def describe(err: jsonschema.ValidationError, root: dict | None = None) -> str:
         want = " or ".join(want) if isinstance(want, list) else want
         got = _shown(err.instance)
         if want == "string" and isinstance(err.instance, (bool, int, float)):
+            cells = [p for p in err.absolute_path if isinstance(p, str)]
+            like = _CELL_EXAMPLES.get(cells[-1]) if cells else None
+            if like:
+                # YAML reads True, TRUE, yes and 1 unquoted alike: which the file writes is lost
+                return (
+                    f"expected string, got {got} (a cell is text: quote it as the file writes"
+                    f" it, such as {like})"
+                )
             # YAML reads 16384, 1.5 and true as a number and a boolean: an id is text
             return (
                 f"expected string, got {got} (an id is text: write it in quotes, {json.dumps(got)})"
