@@ -17,6 +17,9 @@ rows (the 16 tuning cells keep their 10 rows each). Floors, each a whole process
 
 ``--workers K`` adds a row of ``score --workers K`` (rows reduced in buckets on K local
 processes, :mod:`prereg.bucketed`) beside the one-process score, against the same floor.
+``--formats parquet csv`` adds rows of score (and of ``--workers K``) on the same inputs
+converted to Parquet (row groups of 131,072 rows) or CSV, each against pyarrow's read of
+those files.
 ``--ten-million`` adds one score of a 10,000,000-row study (about 1.6 GB of JSONL in a
 temporary folder; building it takes a few minutes) and its pyarrow floor, one run each, for
 their peak memory.
@@ -102,8 +105,31 @@ def copy_cmd(src: Path, dst: Path) -> list[str]:
 
 
 def pyarrow_cmd(*paths: Path) -> list[str]:
-    reads = "; ".join(f"j.read_json({str(p)!r})" for p in paths)
-    return [sys.executable, "-c", f"import pyarrow.json as j; {reads}"]
+    """A process reading ``paths`` with pyarrow: JSON, or Parquet and CSV by extension."""
+    readers = {".parquet": "pq.read_table", ".csv": "c.read_csv"}
+    reads = "; ".join(f"{readers.get(p.suffix, 'j.read_json')}({str(p)!r})" for p in paths)
+    imports = "import pyarrow.json as j, pyarrow.parquet as pq, pyarrow.csv as c"
+    return [sys.executable, "-c", f"{imports}; {reads}"]
+
+
+def converted(items: Path, obs: Path, fmt: str) -> tuple[Path, Path]:
+    """The manifest and observations as ``fmt`` files beside them (not timed): Parquet of
+    row groups of 131,072 rows (pyarrow's writer's default is one group of up to a million),
+    or CSV as pyarrow writes it (every text quoted)."""
+    import pyarrow.csv as pcsv
+    import pyarrow.json as pj
+    import pyarrow.parquet as pq
+
+    out = []
+    for path in (items, obs):
+        table = pj.read_json(path)
+        target = path.with_suffix(f".{fmt}")
+        if fmt == "parquet":
+            pq.write_table(table, target, row_group_size=1 << 17)
+        else:
+            pcsv.write_csv(table, target)
+        out.append(target)
+    return out[0], out[1]
 
 
 def ratio_line(ours: Result, floor: Result) -> None:
@@ -155,8 +181,11 @@ def describe(rows: int, items: Path, obs: Path) -> int:
 
 
 def score_pair(root: Path, items: Path, obs: Path, runs: int, warm: bool = True, extra: tuple = ()):
+    shown = ("score", *map(str, extra))
+    if items.suffix != ".jsonl":  # a converted pair: its format named
+        shown += (f"({items.suffix[1:]})",)
     sc = timed(
-        " ".join(("score", *map(str, extra))),
+        " ".join(shown),
         lambda d: study_cmd(
             root, "score", "--items", items, "--observations", obs, "--out", d / "S.json", *extra
         ),
@@ -164,7 +193,10 @@ def score_pair(root: Path, items: Path, obs: Path, runs: int, warm: bool = True,
         warm=warm,
     )
     floor = timed(
-        "pyarrow.json.read_json of both", lambda d: pyarrow_cmd(items, obs), runs, warm=warm
+        f"pyarrow's read of both ({items.suffix[1:]})",
+        lambda d: pyarrow_cmd(items, obs),
+        runs,
+        warm=warm,
     )
     return sc, floor
 
@@ -192,6 +224,13 @@ def main() -> int:
     )
     ap.add_argument(
         "--workers", type=int, default=None, help="also score --workers K (rows in buckets)"
+    )
+    ap.add_argument(
+        "--formats",
+        nargs="+",
+        choices=("parquet", "csv"),
+        default=[],
+        help="also score the same inputs as Parquet or CSV files (and --workers K of them)",
     )
     ap.add_argument("--freeze-mib", type=int, default=1024, help="freeze's analysis code, MiB")
     args = ap.parse_args()
@@ -240,6 +279,12 @@ def main() -> int:
             if args.workers:
                 extra = ("--workers", args.workers)
                 shown.append(("score-workers", *score_pair(root, items, obs, r, extra=extra)))
+            for fmt in args.formats:
+                pair = converted(items, obs, fmt)
+                shown.append((f"score-{fmt}", *score_pair(root, *pair, r)))
+                if args.workers:
+                    extra = ("--workers", args.workers)
+                    shown.append((f"score-{fmt}-workers", *score_pair(root, *pair, r, extra=extra)))
         if "jev" in args.only:
             res, floor, _ = jev_pair(tmp, r)
             shown.append(("jev", res, floor))

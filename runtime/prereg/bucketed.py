@@ -7,11 +7,14 @@ bucket. Two rounds of tasks run through :func:`prereg.runner.run`:
 
 1. **map** (one task per partition of the manifest and of the observations, cut by
    :func:`prereg.partitioned.cuts` without reading the files, which are hashed on a thread
-   of the calling process meanwhile): the partition is decoded and checked against its
-   contract as the one-process reader checks it; a manifest partition is placed in cells
-   (:func:`prereg.decide.table.from_items`, its cells and item columns kept in file order);
-   the records' row ids (and an observation's fields, packed) are written to a spill folder,
-   one file a partition with its buckets one after another, each record with its line;
+   of the calling process meanwhile: JSONL and CSV files at line ends, Parquet files between
+   row groups): the partition is decoded and checked against its contract as the one-process
+   reader checks it; a manifest partition is expanded by the attempt policy's ``expand``, if
+   any, and placed in cells (:func:`prereg.decide.table.from_items`, its cells and item
+   columns kept in file order); the records' row names (and an observation's fields, packed)
+   are written to a spill folder, one file a partition with its buckets one after another,
+   each record with its line. A row named by several fields goes to its first field's bucket,
+   which every record of the row holds;
 2. **reduce** (one task per bucket): the bucket's rows are indexed by id, its observations'
    counted attempts chosen
    (:func:`prereg.decide.attempts.counted`) and taken as row columns
@@ -68,7 +71,8 @@ class Fallback(Exception):
 
 @dataclass(frozen=True)
 class Inputs:
-    """What the tasks read: each file, its contract's schema and the field naming a row."""
+    """What the tasks read: each file, its contract's schema and the field naming a row (and
+    the contract's fields, with which a Parquet or CSV file is read)."""
 
     items: str
     items_schema: str
@@ -76,6 +80,11 @@ class Inputs:
     observations: str
     obs_schema: str
     obs_field: str
+    items_fields: tuple = ()
+    obs_fields: tuple = ()
+    #: the manifest's fields naming a row, in the attempt policy's order (the first is
+    #: ``items_field``); a row named by several is the tuple of their values
+    items_name: tuple = ()
 
 
 class Unnamed(Sequence):
@@ -136,49 +145,70 @@ def _mapped(payload, task):
     observation partition's records go to their buckets, their columns packed."""
     from prereg import partitioned, records
 
-    config, contract, spill, buckets, max_problems, item_names = payload
-    role, number, part, schema_path, field = task
-    parts, problems, count, error, digest = partitioned.read_part_digest(
-        (schema_path, max_problems), part
-    )
-    if error is not None or count:
-        return None
-    names = records._column_decoders(schema_path)[2]
-    cols = records.joined_columns(names, parts)
-    del parts
+    config, contract, spill, buckets, max_problems, item_names, obs_contract, naming = payload
+    role, number, part, schema_path, field, fields = task
+    if part.kind == "jsonl":
+        parts, problems, count, error, digest = partitioned.read_part_digest(
+            (schema_path, max_problems), part
+        )
+        if error is not None or count:
+            return None
+        names = records._column_decoders(schema_path)[2]
+        cols = records.joined_columns(names, parts)
+        del parts
+    else:  # a Parquet file's row groups, a CSV file's lines
+        from prereg.tabular import read_part_columns
+
+        try:
+            cols, digest = read_part_columns(part, schema_path, fields)
+        except partitioned.Uncut:
+            return None
     ids = cols.columns.get(field)
     if ids is None or cols.absent.get(field) or set(map(type, ids)) - {str}:
         return None  # a row named by something else than a string: one process reads it
     # the records before this partition are not known here (the partitions are cut without
     # reading the file): lines and places are the partition's own, from 0; the reduce adds
     # the records of the partitions before it
-    first = 0
+    n = cols.n
     if role == "items":
+        from prereg.decide import attempts as attempt_policy
         from prereg.decide.table import from_items
 
-        try:
+        try:  # each record made one row per combination of the policy's expansion, if any
+            expanded, rows, lines = attempt_policy.expanded_manifest(
+                config["attempts"], obs_contract, contract, cols
+            )
             table = from_items(
-                config, contract, cols, part.path, row_field=field,
-                lines=range(first + 1, first + cols.n + 1), check_counts=False,
+                config, expanded, rows, part.path, row_field=list(naming), lines=lines,
+                check_counts=False,
             )  # fmt: skip
         except UserError:
             return None
+        del rows
         columns = {}
         for name in item_names:
+            if name not in table.columns:
+                return None
             columns[name] = _item_column(table.columns[name], table.cell)
             if columns[name] is None:
                 return None
         _dump(Path(spill, f"items-{number}.pkl"), (table.cell, columns))
-        ids = table.ids
+        ids, n = table.ids, len(table.ids)
         del table
+        # a row named by several fields travels as one column a field; its bucket is its
+        # first field's, which every record of the row holds
+        parts = list(zip(*ids, strict=True)) if len(naming) > 1 else [ids]
+        parts = parts or [[] for _ in naming]
+        ids = parts[0]
+        moved_ids = dict(zip(naming, parts, strict=True))
     where = bucket_of(ids, buckets)
     order = np.argsort(where, kind="stable")
     bounds = np.searchsorted(where[order], np.arange(buckets + 1)).tolist()
     if role == "items":
-        moved = {field: _permuted(_packed(ids), order)}
+        moved = {name: _permuted(_packed(list(col)), order) for name, col in moved_ids.items()}
     else:
         moved = {name: _permuted(_packed(col), order) for name, col in cols.columns.items()}
-    at = order + first  # each record's place in its partition (from 0)
+    at = order  # each record's (a manifest's: row's) place in its partition (from 0)
     # one file a partition, its buckets one after another: a reduce task reads its own piece
     # of each at the offset given (files grow with partitions, not partitions x buckets)
     offsets = [0]
@@ -188,7 +218,7 @@ def _mapped(payload, task):
             piece = {name: _sliced(col, lo, hi) for name, col in moved.items()}
             pickle.dump((piece, at[lo:hi]), f, protocol=pickle.HIGHEST_PROTOCOL)
             offsets.append(f.tell())
-    return cols.n, offsets, digest
+    return n, offsets, digest
 
 
 def _packed(col: list):
@@ -292,12 +322,19 @@ def _reduced(payload, b: int):
     from prereg.records import share_columns
 
     config, inputs, spill, counts, firsts, obs_names = payload
-    ids: list[str] = []
+    naming = inputs.items_name or (inputs.items_field,)
+    named: dict[str, list] = {name: [] for name in naming}
     ordinals = []
     for i, offsets in enumerate(counts["items"]):
         piece, at = _piece(spill, "items", i, offsets, b)
-        ids.extend(_unpacked([piece[inputs.items_field]]))
+        for name in naming:
+            named[name].append(piece[name])
         ordinals.append(at + firsts["items"][i])
+    if len(naming) == 1:
+        ids = _unpacked(named[naming[0]])
+    else:  # a row named by several fields: the tuple of their values, as one process names it
+        ids = list(zip(*(_unpacked(named[name]) for name in naming), strict=True))
+    del named
     index = row_index(ids)
     if len(index) != len(ids):
         return None  # a row id repeated across partitions: one process names it
@@ -312,7 +349,8 @@ def _reduced(payload, b: int):
     absent = {name: col.count(ABSENT) for name, col in columns.items()}
     obs = RecordColumns(list(columns), columns, len(line), absent, line)
     try:
-        obs.positions = share_columns(obs.columns, {inputs.obs_field: (index, ids)})
+        if len(naming) == 1:  # as one process shares a row's one naming field
+            obs.positions = share_columns(obs.columns, {inputs.obs_field: (index, ids)})
         tally: dict[str, int] = {}
         chosen, observed = attempt_policy.counted(
             config["attempts"], obs, index, inputs.observations, tally=tally, lines=obs.lines
@@ -394,9 +432,11 @@ def reduce_rows(
     size: int | None = None,
     spill_dir: str | os.PathLike | None = None,
     max_problems: int = 50,
+    obs_contract: Mapping[str, Any] | None = None,
 ) -> Reduced | None:
     """The rows of a manifest and its observations reduced in buckets, or None when one
-    process must score them (a problem to name, or data it reads its own way)."""
+    process must score them (a problem to name, or data it reads its own way).
+    ``obs_contract`` (the observations' contract) gives the fields of a row expansion."""
     from concurrent.futures import ThreadPoolExecutor
 
     from prereg import partitioned
@@ -405,7 +445,7 @@ def reduce_rows(
     try:  # a file one process would refuse (unreadable, empty): refused there, in its order
         items_parts = partitioned.cuts(inputs.items, size)
         obs_parts = partitioned.cuts(inputs.observations, size)
-    except OSError:
+    except (OSError, partitioned.Uncut):
         return None
     if not items_parts or not obs_parts:
         return None
@@ -418,8 +458,9 @@ def reduce_rows(
         hashed = hashing.submit(_digests, inputs, items_parts, obs_parts, stop)
         try:
             return _reduce_rows(
-                config, items_contract, inputs, item_names, obs_names, items_parts, obs_parts,
-                hashed, workers, scheduler, size, spill_dir, max_problems,
+                config, (items_contract, obs_contract or {}), inputs, item_names, obs_names,
+                items_parts, obs_parts, hashed, workers, scheduler, size, spill_dir,
+                max_problems,
             )  # fmt: skip
         finally:
             stop.set()
@@ -468,14 +509,15 @@ def _digests(inputs: Inputs, items_parts, obs_parts, stop=None):
 
 
 def _reduce_rows(
-    config, items_contract, inputs, item_names, obs_names, items_parts, obs_parts, hashed,
+    config, contracts, inputs, item_names, obs_names, items_parts, obs_parts, hashed,
     workers, scheduler, size, spill_dir, max_problems,
 ) -> Reduced | None:  # fmt: skip
     from prereg import runner
 
     items_bytes = sum(p.length for p in items_parts)
     obs_bytes = sum(p.length for p in obs_parts)
-    buckets = max(2 * workers, -(-(items_bytes + obs_bytes) // BUCKET_BYTES), 1)
+    weight = sum(p.size for p in (*items_parts, *obs_parts))  # a Parquet file's decompressed
+    buckets = max(2 * workers, -(-weight // BUCKET_BYTES), 1)
     try:  # beside the output where it can (a cluster's workers see it there), else the temp
         spill = tempfile.mkdtemp(prefix=".prereg-score-", dir=spill_dir)
     except OSError:
@@ -485,13 +527,16 @@ def _reduce_rows(
             return None
     try:
         tasks = [
-            ("items", i, p, inputs.items_schema, inputs.items_field)
+            ("items", i, p, inputs.items_schema, inputs.items_field, inputs.items_fields)
             for i, p in enumerate(items_parts)
         ] + [
-            ("observations", i, p, inputs.obs_schema, inputs.obs_field)
+            ("observations", i, p, inputs.obs_schema, inputs.obs_field, inputs.obs_fields)
             for i, p in enumerate(obs_parts)
         ]
-        payload = (config, items_contract, spill, buckets, max_problems, list(item_names))
+        payload = (
+            config, contracts[0], spill, buckets, max_problems, list(item_names),
+            contracts[1], list(inputs.items_name or (inputs.items_field,)),
+        )  # fmt: skip
         mapped = runner.run(_map, payload, tasks, workers=workers, scheduler=scheduler)
         if any(m is None for m in mapped):
             return None
@@ -503,10 +548,12 @@ def _reduce_rows(
             m[2] for m in mapped
         ] != items_each + obs_each:
             return None  # a file changed while it was read: one process reads it again
-        # the records before each partition: one record a line, as every partition held
+        # the records (a manifest's: rows) before each partition, in file order
         firsts = {}
         for role in ("items", "observations"):
             n = [m[0] for m, t in zip(mapped, tasks, strict=True) if t[0] == role]
+            if not sum(n):  # a file of no record (a CSV header alone): one process refuses it
+                return None
             firsts[role] = [0, *np.cumsum(n).tolist()][:-1]
         # each partition's file offsets of its buckets, by role
         counts = {

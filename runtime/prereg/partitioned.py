@@ -13,8 +13,9 @@ the bytes written from them do not depend on the number of workers or of partiti
 
 Workers read the file by its path: on a cluster every worker must see the file at the same
 path (a shared file system), as Dask's own readers require. Contracts the typed decoder has no
-Struct for, Parquet and CSV files are read in the calling process (pyarrow reads columns on
-threads of its own).
+Struct for, Parquet and CSV files are read here in the calling process (pyarrow reads columns
+on threads of its own); score's buckets (:mod:`prereg.bucketed`) cut those files too
+(:func:`cuts`: a CSV file at its lines, a Parquet file between its row groups).
 """
 
 from __future__ import annotations
@@ -63,13 +64,33 @@ def partition_bytes(text: str) -> int:
 @dataclass(frozen=True)
 class Part:
     """A partition of a file: ``length`` bytes at ``offset``, after ``lines`` lines, their
-    SHA-256 ``sha256``."""
+    SHA-256 ``sha256``. A partition of a CSV file (``kind`` "csv") carries the file's header
+    line (``header``), which a worker puts before its bytes; one of a Parquet file ("parquet")
+    holds row groups ``groups`` (first, end) and is read with the file's footer, ``footer``
+    (offset, length, SHA-256); its ``weight`` is its row groups' bytes once decompressed,
+    which size it and the buckets of its rows (its ``length`` is compressed)."""
 
     path: str
     offset: int
     length: int
     lines: int
     sha256: str
+    kind: str = "jsonl"
+    header: bytes = b""
+    groups: tuple[int, int] = (0, 0)
+    footer: tuple[int, int, str] = (0, 0, "")
+    weight: int = 0
+
+    @property
+    def size(self) -> int:
+        """The bytes the partition weighs: its ``weight``, else its ``length``."""
+        return self.weight or self.length
+
+
+class Uncut(Exception):
+    """A file that cannot be cut into partitions, or a partition that cannot be read as one
+    process reads its file (the cut is not proven to fall between records, the bytes changed):
+    one process reads the file and names its problems."""
 
 
 def plan(path, size: int) -> tuple[list[Part], str, int]:
@@ -105,6 +126,19 @@ def plan(path, size: int) -> tuple[list[Part], str, int]:
 
 
 def cuts(path, size: int) -> list[Part]:
+    """The partitions of about ``size`` bytes of a file, by its extension: a Parquet file's
+    row groups (:func:`parquet_cuts`), a CSV file's lines after its header
+    (:func:`csv_cuts`), else JSONL lines (:func:`line_cuts`). Raises OSError when the file
+    cannot be read, :class:`Uncut` when it cannot be cut."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".parquet":
+        return parquet_cuts(path, size)
+    if suffix == ".csv":
+        return csv_cuts(path, size)
+    return line_cuts(path, size)
+
+
+def line_cuts(path, size: int) -> list[Part]:
     """The partitions of about ``size`` bytes of whole lines of a file, found without reading
     it: each cut is just after the first LF at or past the next multiple of ``size``, found
     by reading a little from there (a longer line stays whole in its partition). A partition's
@@ -137,6 +171,124 @@ def cuts(path, size: int) -> list[Part]:
         for lo, hi in zip(bounds, bounds[1:], strict=False)
         if hi > lo
     ]
+
+
+def input_bytes(path) -> int:
+    """The bytes a file weighs as input: a Parquet file's row groups once decompressed (from
+    its footer; its size when that cannot be read), any other file's size."""
+    size = Path(path).stat().st_size
+    if Path(path).suffix.lower() != ".parquet":
+        return size
+    try:
+        return max(sum(p.weight for p in parquet_cuts(path, MAX_BYTES)), size)
+    except (OSError, Uncut):
+        return size
+
+
+def csv_cuts(path, size: int) -> list[Part]:
+    """:func:`line_cuts` of a CSV file, each partition carrying the file's header line (the
+    bytes up to its first LF). Whether a cut falls between records (a quoted value may hold
+    line breaks) is known only when the partitions are read
+    (:func:`prereg.tabular.read_part_columns` refuses any value holding a line break, so
+    that, from the first partition on, each one starts where a record does). Raises
+    :class:`Uncut` when the file has no line after its header."""
+    from prereg.files import open_regular
+
+    parts = line_cuts(path, size)
+    fd = open_regular(Path(path))
+    try:
+        header = b""
+        while b"\n" not in header:
+            chunk = os.pread(fd, 1 << 16, len(header))
+            if not chunk:
+                raise Uncut("no line after the header")
+            header += chunk
+    finally:
+        os.close(fd)
+    header = header[: header.index(b"\n") + 1]
+    return [
+        Part(p.path, p.offset, p.length, p.lines, p.sha256, kind="csv", header=header)
+        for p in parts
+    ]
+
+
+def parquet_cuts(path, size: int) -> list[Part]:
+    """The partitions of a Parquet file: its row groups gathered in file order until their
+    bytes once decompressed (which the footer gives: the file's are compressed) reach
+    ``size``, read from its footer (the file's other bytes are not read). The
+    partitions tile the file (the first from byte 0, the last to its end, so that
+    :func:`digests` hashes every byte); each carries the footer's offset, length and SHA-256,
+    with which its worker reads its row groups. Raises :class:`Uncut` when the footer cannot
+    be read, or the row groups' bytes do not follow one another."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from prereg.files import open_regular
+
+    fd = open_regular(Path(path))
+    try:
+        n = os.fstat(fd).st_size
+        tail = os.pread(fd, 8, n - 8) if n >= 12 else b""
+        if len(tail) != 8 or tail[4:] != b"PAR1":
+            raise Uncut("not a Parquet file")
+        at = n - 8 - int.from_bytes(tail[:4], "little")
+        if at < 4:
+            raise Uncut("a footer longer than the file")
+        footer = os.pread(fd, n - at, at)
+    finally:
+        os.close(fd)
+    if len(footer) != n - at:
+        raise Uncut("the file changed")
+    try:
+        meta = pq.read_metadata(pa.BufferReader(footer))
+        spans = [_group_span(meta.row_group(g)) for g in range(meta.num_row_groups)]
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise Uncut(f"unreadable footer: {exc}") from None
+    if not spans:
+        raise Uncut("no row group")
+    ends = [4, *(hi for _, hi in spans)]
+    if any(lo < end for (lo, _), end in zip(spans, ends, strict=False)):
+        raise Uncut("row groups out of order")
+    if ends[-1] > at:
+        raise Uncut("row groups past the footer")
+    foot = (at, n - at, hashlib.sha256(footer).hexdigest())
+    bounds, groups, rows, weights = [0], [0], [0], [0]
+    before = 0
+    for g, (lo, _) in enumerate(spans):
+        weight = max(meta.row_group(g).total_byte_size, 1)
+        if g > groups[-1] and weights[-1] + weight > size:
+            bounds.append(lo)
+            groups.append(g)
+            rows.append(before)
+            weights.append(0)
+        weights[-1] += weight
+        before += meta.row_group(g).num_rows
+    bounds.append(n)
+    groups.append(len(spans))
+    return [
+        Part(str(path), lo, hi - lo, k, "", "parquet", b"", (g, h), foot, w)
+        for lo, hi, g, h, k, w in zip(
+            bounds, bounds[1:], groups, groups[1:], rows, weights, strict=False
+        )
+    ]
+
+
+def _group_span(group) -> tuple[int, int]:
+    """The bytes (from, to) of a row group's column chunks."""
+    lo, hi = None, None
+    for c in range(group.num_columns):
+        col = group.column(c)
+        start = col.data_page_offset
+        if col.has_dictionary_page and col.dictionary_page_offset:
+            start = min(start, col.dictionary_page_offset)
+        end = start + col.total_compressed_size
+        if start < 0 or col.total_compressed_size < 0:
+            raise ValueError("a column chunk at a negative offset")
+        lo = start if lo is None else min(lo, start)
+        hi = end if hi is None else max(hi, end)
+    if lo is None:
+        raise ValueError("a row group of no column")
+    return lo, hi
 
 
 def digests(path, parts: list[Part], stop=None) -> tuple[str, int, list[str]]:

@@ -132,11 +132,21 @@ def _columns_at_once(path: Path, schema_path: Path, fields: Sequence[Mapping[str
     checked whole against its field's msgspec type (the typed JSONL reader's, see
     :mod:`prereg.records`), or None when that check cannot vouch for every record; then the
     record-by-record reader reads the file and words its problems."""
-    import math
+    if _column_types(schema_path, fields) is None:
+        return None
+    try:
+        kind = COLUMNAR[path.suffix.lower()]
+        parts = _parquet_parts(path) if kind == "Parquet" else _csv_parts(path, fields)
+        tables = [table for _where, table in parts]
+    except UserError:
+        return None
+    out = tables_columns(schema_path, fields, tables)
+    return None if out is None or out.n == 0 else out
 
-    import msgspec
 
-    from prereg.columnar import ABSENT, RecordColumns
+def _column_types(schema_path: Path, fields: Sequence[Mapping[str, Any]]):
+    """(schema properties, required fields, nullable fields, msgspec type and pattern of each
+    field) of a contract whose every field the column check can vouch for, else None."""
     from prereg.records import _scalar_type
 
     try:
@@ -163,12 +173,26 @@ def _columns_at_once(path: Path, schema_path: Path, fields: Sequence[Mapping[str
                 patterns[name] = re.compile(props[name]["pattern"])
             except (re.error, TypeError):
                 return None
-    try:
-        kind = COLUMNAR[path.suffix.lower()]
-        parts = _parquet_parts(path) if kind == "Parquet" else _csv_parts(path, fields)
-        tables = [table for _where, table in parts]
-    except UserError:
+    return props, required, nullable, types, patterns
+
+
+def tables_columns(schema_path: Path, fields: Sequence[Mapping[str, Any]], tables):
+    """The records of pyarrow ``tables`` (a file's row groups, or a partition's) as one
+    :class:`prereg.columnar.RecordColumns`, each column checked whole as
+    :func:`_columns_at_once` checks it, or None when that check cannot vouch for every
+    record."""
+    import math
+
+    import msgspec
+    import pyarrow as pa
+
+    from prereg.columnar import ABSENT, RecordColumns
+
+    checks = _column_types(schema_path, fields)
+    if checks is None:
         return None
+    props, required, nullable, types, patterns = checks
+    names = [f["name"] for f in fields]
     columns: dict[str, list] = {name: [] for name in names}
     absent = dict.fromkeys(names, 0)
     n = 0
@@ -183,7 +207,8 @@ def _columns_at_once(path: Path, schema_path: Path, fields: Sequence[Mapping[str
                 columns[name].extend([ABSENT] * k)
                 absent[name] += k
                 continue
-            col = table.column(name).to_pylist()
+            arrow = table.column(name)
+            col = arrow.to_pylist()
             if name not in nullable and None in col:  # a null is the field left out
                 if name in required:
                     return None
@@ -197,17 +222,17 @@ def _columns_at_once(path: Path, schema_path: Path, fields: Sequence[Mapping[str
                 msgspec.convert(values, list[types[name]])
             except (msgspec.ValidationError, TypeError, ValueError):
                 return None
-            if any(type(v) is float and not math.isfinite(v) for v in values):
+            # a float comes only from a column of floats (of which msgspec let NaN through)
+            if pa.types.is_floating(arrow.type) and any(
+                type(v) is float and not math.isfinite(v) for v in values
+            ):
                 return None
             rx = patterns.get(name)
             if rx is not None and not all(rx.search(v) for v in values if type(v) is str):
                 return None
             columns[name].extend(col)
         n += k
-    if n == 0:
-        return None
-    out = RecordColumns(names, columns, n, absent)
-    return out
+    return RecordColumns(names, columns, n, absent)
 
 
 def _parquet_parts(path: Path):
@@ -237,6 +262,25 @@ def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
+    convert, types, tokens = _csv_convert(fields)
+    try:
+        table = pcsv.read_csv(path, convert_options=convert)
+    except pa.ArrowInvalid as exc:
+        _refuse_cells(path, fields, exc)
+    except (pa.ArrowException, OSError) as exc:
+        raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
+    _unique_columns(path, table.column_names)
+    if tokens:
+        table = _tokens_to_null(path, fields, table, tokens, types)
+    yield _csv_where(path, table.num_rows), table
+
+
+def _csv_convert(fields: Sequence[Mapping[str, Any]]):
+    """(pyarrow's conversion options of a CSV file of the contract, the pyarrow type of each
+    typed field, :func:`_null_tokens`)."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
     types = {
         f["name"]: getattr(pa, _CSV_TYPES[f.get("type", "string")])()
         for f in fields
@@ -251,16 +295,7 @@ def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
         true_values=["true"],
         false_values=["false"],
     )
-    try:
-        table = pcsv.read_csv(path, convert_options=convert)
-    except pa.ArrowInvalid as exc:
-        _refuse_cells(path, fields, exc)
-    except (pa.ArrowException, OSError) as exc:
-        raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
-    _unique_columns(path, table.column_names)
-    if tokens:
-        table = _tokens_to_null(path, fields, table, tokens, types)
-    yield _csv_where(path, table.num_rows), table
+    return convert, types, tokens
 
 
 def _null_tokens(fields: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
@@ -273,13 +308,16 @@ def _null_tokens(fields: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
     }
 
 
-def _tokens_to_null(path: Path, fields, table, tokens: Mapping[str, list[str]], types):
+def _tokens_to_null(
+    path: Path, fields, table, tokens: Mapping[str, list[str]], types, refuse=None
+):  # fmt: skip
     """``table`` with each cell of a field's ``null_values`` made null and the field's column
     converted to its type; a cell of another text that is not of the type is refused at its
-    line, as pyarrow's conversion refuses one (:func:`_refuse_cells`)."""
+    line, as pyarrow's conversion refuses one (``refuse``: :func:`_refuse_cells`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    refuse = _refuse_cells if refuse is None else refuse
     for name, words in tokens.items():
         if name not in table.column_names:
             continue
@@ -290,14 +328,14 @@ def _tokens_to_null(path: Path, fields, table, tokens: Mapping[str, list[str]], 
         if kind in _CSV_WORDS:
             rx = _CSV_WORDS[kind][1]
             if not all(v is None or rx.fullmatch(v) for v in col.to_pylist()):
-                _refuse_cells(path, fields, None)
+                refuse(path, fields, None)
             if kind == "boolean":
                 col = pc.equal(col, "true")
             else:
                 try:
                     col = col.cast(types[name])
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-                    _refuse_cells(path, fields, exc)
+                    refuse(path, fields, exc)
         table = table.set_column(at, name, col)
     return table
 
@@ -451,3 +489,143 @@ def _checked(path: Path, schema_path: Path, fields, parts, max_problems: int) ->
         raise UserError(f"{path}: the file holds no records")
     _refuse_problems(path, schema_path, problems, max_problems)
     return rows
+
+
+# -- partitions (prereg.partitioned, prereg.bucketed) ---------------------------------------------
+
+
+def read_part_columns(part, schema_path: Path, fields: Sequence[Mapping[str, Any]]):
+    """(records, SHA-256 of the bytes read) of one partition of a Parquet or CSV file
+    (:func:`prereg.partitioned.cuts`), as :func:`_columns_at_once` reads the same records of
+    the whole file; raises :class:`prereg.partitioned.Uncut` where that cannot be vouched for
+    (a record the column check refuses, a value holding a line break in a CSV file, bytes
+    other than were planned), and OSError when the file cannot be read: one process then reads
+    the file and names its problems."""
+    import hashlib
+    import os
+
+    import pyarrow as pa
+
+    from prereg.files import open_regular
+    from prereg.partitioned import Uncut
+
+    fd = open_regular(Path(part.path))
+    try:
+        data = os.pread(fd, part.length, part.offset)
+        foot = b""
+        if part.kind == "parquet":
+            at, length, _ = part.footer
+            end = part.offset + part.length
+            foot = data[at - part.offset :] if end == at + length else os.pread(fd, length, at)
+    finally:
+        os.close(fd)
+    if len(data) != part.length:
+        raise Uncut("the file changed")
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        if part.kind == "csv":
+            tables = [_csv_part_table(part, data, fields)]
+        elif part.kind == "parquet":
+            if hashlib.sha256(foot).hexdigest() != part.footer[2]:
+                raise Uncut("the footer changed")
+            tables = _parquet_part_tables(part, data, foot)
+        else:
+            raise Uncut(f"no columnar reader of {part.kind}")
+    except (pa.ArrowException, UserError, OSError, ValueError) as exc:
+        raise Uncut(str(exc)) from None
+    cols = tables_columns(schema_path, fields, tables)
+    if cols is None:
+        raise Uncut("a record the column check cannot vouch for")
+    return cols, digest
+
+
+def _csv_part_table(part, data: bytes, fields: Sequence[Mapping[str, Any]]):
+    """The table of a CSV partition's bytes (after the file's header line, which the first
+    partition holds itself), converted as :func:`_csv_parts` converts the whole file; Uncut
+    when a column name or a value holds a line break (a record that may span a cut)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+
+    from prereg.partitioned import Uncut
+
+    if any(f.get("type", "string") not in _CSV_TYPES for f in fields):
+        raise Uncut("a field whose cells pyarrow would type by guessing, block by block")
+    if part.offset == 0:
+        if not data.startswith(part.header):
+            raise Uncut("the header changed")
+    else:
+        data = part.header + data
+    convert, types, tokens = _csv_convert(fields)
+    table = pcsv.read_csv(pa.BufferReader(data), convert_options=convert)
+    path = Path(part.path)
+    _unique_columns(path, table.column_names)
+    if any("\n" in c or "\r" in c for c in table.column_names):
+        raise Uncut("a column name holding a line break")
+    for col in table.columns:
+        if pa.types.is_string(col.type) and pc.any(pc.match_substring_regex(col, "[\r\n]")).as_py():
+            raise Uncut("a value holding a line break")
+    if tokens:
+
+        def refuse(path, fields, exc):
+            raise Uncut("a cell not of its field's type")
+
+        table = _tokens_to_null(path, fields, table, tokens, types, refuse=refuse)
+    return table
+
+
+def _parquet_part_tables(part, data: bytes, foot: bytes) -> list:
+    """The row groups of a Parquet partition, read as :func:`_parquet_parts` reads them, from
+    the partition's bytes and the file's footer alone."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    meta = pq.read_metadata(pa.BufferReader(foot))
+    at, length, _ = part.footer
+    source = _Spans(at + length, [(part.offset, data), (at, foot)])
+    pf = pq.ParquetFile(pa.PythonFile(source, mode="r"), metadata=meta)
+    _unique_columns(Path(part.path), pf.schema_arrow.names)
+    # on one thread: the Python file is read by a seek and a read, which threads reading
+    # column chunks at once must not interleave (the values do not depend on the threads)
+    return [pf.read_row_group(g, use_threads=False) for g in range(*part.groups)]
+
+
+class _Spans:
+    """A read-only file of ``size`` bytes of which only some spans are known ((offset,
+    bytes) pairs): reading any other byte raises OSError (a Parquet reader that wants more
+    than its partition's row groups and the footer: one process reads the file)."""
+
+    closed = False
+
+    def __init__(self, size: int, spans: Sequence[tuple[int, bytes]]):
+        self.size, self.spans, self.at = size, list(spans), 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return False
+
+    def tell(self) -> int:
+        return self.at
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self.at = (0, self.at, self.size)[whence] + offset
+        return self.at
+
+    def read(self, n: int = -1) -> bytes:
+        end = self.size if n is None or n < 0 else min(self.at + n, self.size)
+        if end <= self.at:
+            return b""
+        for lo, data in self.spans:
+            if lo <= self.at and end <= lo + len(data):
+                out = data[self.at - lo : end - lo]
+                self.at = end
+                return out
+        raise OSError(f"bytes {self.at} to {end} are outside the partition")
+
+    def close(self) -> None:
+        self.closed = True

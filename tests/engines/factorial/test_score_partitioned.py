@@ -91,7 +91,9 @@ def test_worker_processes_write_the_same_bytes(study, one, tmp_path, extra):
     assert (out.read_bytes(), out.with_suffix(".md").read_bytes()) == one
 
 
-def test_a_dask_cluster_of_one_two_and_four_workers_writes_the_same_bytes(study, one, tmp_path):
+def test_a_dask_cluster_of_one_two_and_four_workers_writes_the_same_bytes(
+    study, one, tmp_path, monkeypatch
+):
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(
         n_workers=1,
@@ -109,6 +111,30 @@ def test_a_dask_cluster_of_one_two_and_four_workers_writes_the_same_bytes(study,
             address = cluster.scheduler_address
             assert score(study, out, "--scheduler", address, "--partition-bytes", size) == 0
             assert (out.read_bytes(), out.with_suffix(".md").read_bytes()) == one
+        # the same inputs as Parquet files of several row groups, cut between them
+        import pyarrow.json as pj
+        import pyarrow.parquet as pq
+
+        root, items, obs = study
+        tables = []
+        for path in (items, obs):
+            tables.append(tmp_path / (path.stem + ".parquet"))
+            pq.write_table(pj.read_json(path), tables[-1], row_group_size=256)
+        parquet = (root, *tables)
+        want = tmp_path / "P1.json"
+        assert score(parquet, want) == 0
+        from tests.engines.factorial.test_score_bucketed import Spy
+
+        spy = Spy(monkeypatch)
+        for workers, size in ((2, "8K"), (4, "16M")):
+            cluster.scale(workers)
+            client.wait_for_workers(workers, timeout=60)
+            out = tmp_path / f"P{workers}-{size}.json"
+            address = cluster.scheduler_address
+            assert score(parquet, out, "--scheduler", address, "--partition-bytes", size) == 0
+            assert out.read_bytes() == want.read_bytes()
+            assert out.with_suffix(".md").read_bytes() == want.with_suffix(".md").read_bytes()
+        assert spy.reduced == 2  # on the cluster, in buckets
 
 
 def observation_schema(study) -> Path:

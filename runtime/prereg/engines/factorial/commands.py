@@ -806,42 +806,56 @@ def _score(ctx: StudyContext, args: argparse.Namespace, module, out: Path, md: P
 def _bucketed(config, module, args: argparse.Namespace, out: Path, parallel):
     """(row table, :class:`prereg.bucketed.Reduced`) of a manifest and its observations
     reduced in buckets (:mod:`prereg.bucketed`): when score runs in partitions, or its
-    inputs are large, and the study's rows can be reduced apart (JSONL files, one field names
-    a row, no row expansion, no units); None to score in one process."""
+    inputs are large, and the study has a manifest (JSONL, Parquet or CSV files; a row named
+    by one field or several, the manifest's rows expanded or not, units or not: a row's
+    records are all in the bucket of its first naming field); None to score in one process."""
     from prereg import bucketed
     from prereg.records import _column_decoders
     from prereg.tabular import COLUMNAR
 
     items_path = getattr(args, "items", None)
     obs_path = args.observations
-    if items_path is None or not _has(config, "items") or config.get("units"):
+    if items_path is None or not _has(config, "items"):
         return None
     policy = config["attempts"]
-    if policy.get("expand") or len(attempt_policy.row_name(policy)) != 1:
-        return None
     paths = [Path(items_path), Path(obs_path)]
-    if any(p.suffix.lower() in COLUMNAR or not p.is_file() for p in paths):
+    if not all(p.is_file() for p in paths):
         return None
-    if parallel is None and sum(p.stat().st_size for p in paths) < bucketed.LARGE_BYTES:
+    from prereg.partitioned import input_bytes
+
+    if parallel is None and sum(map(input_bytes, paths)) < bucketed.LARGE_BYTES:
         return None
     items, obs = _contract(config, "items"), _contract(config, "observation")
     classes = [_record_class(module, items), _record_class(module, obs)]
-    if any(c.FORMAT != "jsonl" or _column_decoders(str(c.SCHEMA)) is None for c in classes):
+    if any(c.FORMAT != "jsonl" for c in classes):
         return None
+    # a JSONL file is read by the typed decoder; Parquet and CSV files by pyarrow, checked
+    # on columns (a contract neither can vouch for is read record by record, in one process)
+    if any(
+        p.suffix.lower() not in COLUMNAR and _column_decoders(str(c.SCHEMA)) is None
+        for p, c in zip(paths, classes, strict=True)
+    ):
+        return None
+    # the manifest's fields once expanded (each task expands its own records), which name a
+    # row as one process names it
+    expanded = attempt_policy.expanded_manifest(policy, obs, items, [])[0]
     try:
-        name = attempt_policy.manifest_name(policy, obs, items)
+        name = attempt_policy.manifest_name(policy, obs, expanded)
     except ValueError:
         return None
     inputs = bucketed.Inputs(
         str(items_path), str(classes[0].SCHEMA), name[0],
         str(obs_path), str(classes[1].SCHEMA), attempt_policy.row_name(policy)[0],
+        tuple(items["fields"]), tuple(obs["fields"]), tuple(name),
     )  # fmt: skip
     # a row's id is read past the attempt policy only if something names its field: else
-    # it is not gathered (ten million ids are about 700 MiB)
+    # it is not gathered (ten million ids are about 700 MiB); a row named by several fields,
+    # or one a unit's message may name, is always gathered
     rules_file = str(Path(module.__file__).parent / "rules.py")
-    item_names = [f["name"] for f in items["fields"]]
+    item_names = [f["name"] for f in expanded["fields"]]
     obs_names = [f["name"] for f in obs["fields"]]
-    if not bucketed.names_read(config, rules_file, name[0]):
+    gather = len(name) > 1 or bool(config.get("units"))
+    if not gather and not bucketed.names_read(config, rules_file, name[0]):
         item_names.remove(name[0])
     if not bucketed.names_read(config, rules_file, inputs.obs_field):
         obs_names.remove(inputs.obs_field)
@@ -850,6 +864,7 @@ def _bucketed(config, module, args: argparse.Namespace, out: Path, parallel):
         config, items, inputs, item_names, obs_names,
         workers=parallel.get("workers", 1), scheduler=parallel.get("scheduler"),
         size=parallel.get("size"), spill_dir=out.parent if out.parent.is_dir() else None,
+        obs_contract=obs,
     )  # fmt: skip
     if reduced is None:
         return None
@@ -858,7 +873,10 @@ def _bucketed(config, module, args: argparse.Namespace, out: Path, parallel):
         cells = manifest_counts(config, cells, reduced.cell, str(items_path))
     else:
         check_cell_counts(cells, reduced.cell, str(items_path))
-    ids = reduced.item_columns.get(name[0], bucketed.Unnamed(reduced.rows))
+    if len(name) > 1:  # each row's name: the tuple of its naming fields' values
+        ids = list(zip(*(reduced.item_columns[f] for f in name), strict=True))
+    else:
+        ids = reduced.item_columns.get(name[0], bucketed.Unnamed(reduced.rows))
     _READ_DIGESTS.update(reduced.digests)
     table = RowTable(ids=ids, cell=reduced.cell, cells=cells, columns=reduced.item_columns)
     return table, reduced
