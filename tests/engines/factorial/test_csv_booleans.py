@@ -90,8 +90,10 @@ def test_without_the_words_true_is_refused_with_the_hint(tmp_path, capsys):
     args = ["--observations", str(obs), "--out", str(tmp_path / "S.json")]
     assert main(["--project", str(root), "acc", "score", *args]) != 0
     err = capsys.readouterr().err
-    assert f"{obs}:2: field correct: 'True' is not true or false" in err
-    assert "true_values" in err and "false_values" in err
+    assert f"{obs}:2: field correct: 'False' is not true or false\n" in err
+    assert f"{obs}:3: field correct: 'True' is not true or false\n" in err
+    assert 'true_values: ["True"], false_values: ["False"]} for pandas' in err
+    assert err.count("true_values") == 1  # the hint once, not on every line
 
 
 def test_null_values_beside_the_words(tmp_path):
@@ -116,7 +118,7 @@ def test_null_values_beside_the_words(tmp_path):
             '{name: correct, type: boolean, true_values: ["1", "True"], false_values: ["0", "1"]}',
             "listed twice (also in true_values)",
         ),
-        ('{name: correct, type: boolean, true_values: [True], false_values: [False]}', "quote it"),
+        ("{name: correct, type: boolean, true_values: [True], false_values: [False]}", "quote it"),
         (
             '{name: correct, type: boolean, nullable: true, true_values: ["True"],'
             ' false_values: ["NA"], null_values: ["NA"]}',
@@ -144,4 +146,3 @@ def test_the_words_are_for_boolean_fields(tmp_path, capsys):
     (tmp_path / "spec" / "studies" / "acc.yaml").write_text(text)
     assert main(["--project", str(tmp_path), "compile"]) != 0
     assert "true_values are only for boolean fields" in capsys.readouterr().err
-
