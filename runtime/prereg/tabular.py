@@ -299,12 +299,29 @@ def _csv_convert(fields: Sequence[Mapping[str, Any]]):
 
 
 def _null_tokens(fields: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
-    """{field: the CSV cells its ``null_values`` read as null}, for the fields that have
-    them."""
-    return {
+    """{field: the CSV cells its ``null_values`` read as null}, for the fields read as text
+    first: those that have them, and the boolean fields whose ``true_values`` and
+    ``false_values`` name their cells (with no null cell but the empty one, ``[]``)."""
+    out = {
         f["name"]: [str(t) for t in f["null_values"]]
         for f in fields
         if f.get("null_values") and f.get("type", "string") in _CSV_TYPES
+    }
+    for name in _bool_words(fields):
+        out.setdefault(name, [])
+    return out
+
+
+def _bool_words(fields: Sequence[Mapping[str, Any]]) -> dict[str, tuple[list[str], list[str]]]:
+    """{field: (the cells read as true, the cells read as false)} of the boolean fields that
+    name their cells (``true_values``, ``false_values``: an export's ``True``, ``TRUE``, ``1``)."""
+    return {
+        f["name"]: (
+            [str(t) for t in f.get("true_values") or ["true"]],
+            [str(t) for t in f.get("false_values") or ["false"]],
+        )
+        for f in fields
+        if f.get("type") == "boolean" and (f.get("true_values") or f.get("false_values"))
     }
 
 
@@ -325,7 +342,14 @@ def _tokens_to_null(
         col = table.column(name)
         col = pc.if_else(pc.is_in(col, value_set=pa.array(words, pa.string())), None, col)
         kind = next(f.get("type", "string") for f in fields if f["name"] == name)
-        if kind in _CSV_WORDS:
+        said = _bool_words(fields).get(name) if kind == "boolean" else None
+        if said is not None:
+            yes, no = said
+            if not all(v is None or v in yes or v in no for v in col.to_pylist()):
+                refuse(path, fields, None)
+            truth = pc.is_in(col, value_set=pa.array(yes, pa.string()))
+            col = pc.if_else(pc.is_valid(col), truth, pa.scalar(None, pa.bool_()))
+        elif kind in _CSV_WORDS:
             rx = _CSV_WORDS[kind][1]
             if not all(v is None or rx.fullmatch(v) for v in col.to_pylist()):
                 refuse(path, fields, None)
@@ -386,7 +410,7 @@ _CSV_WORDS = {
         "a number",
         re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|nan)", re.I),
     ),
-    "boolean": ("true or false (CSV booleans are written exactly so)", re.compile(r"true|false")),
+    "boolean": ("true or false", re.compile(r"true|false")),
 }
 
 
@@ -400,6 +424,7 @@ def _refuse_cells(path: Path, fields: Sequence[Mapping[str, Any]], exc) -> None:
     typed = {f["name"]: f.get("type", "string") for f in fields}
     typed = {k: v for k, v in typed.items() if v in _CSV_WORDS}
     tokens = _null_tokens(fields)
+    bools = _bool_words(fields)
     try:
         text = pcsv.read_csv(
             path,
@@ -416,6 +441,14 @@ def _refuse_cells(path: Path, fields: Sequence[Mapping[str, Any]], exc) -> None:
         if name not in text.column_names:
             continue
         words, rx = _CSV_WORDS[kind]
+        said = bools.get(name)
+        if said is not None:  # the cells the field names, and no others
+            yes, no = said
+            words = (
+                f"one of its true_values ({', '.join(map(repr, yes))}) or false_values"
+                f" ({', '.join(map(repr, no))})"
+            )
+            rx = re.compile("|".join(map(re.escape, yes + no)))
         for i, v in enumerate(text.column(name).to_pylist()):
             if v is None or v == "" or rx.fullmatch(v) or v in tokens.get(name, ()):
                 continue
@@ -424,8 +457,19 @@ def _refuse_cells(path: Path, fields: Sequence[Mapping[str, Any]], exc) -> None:
                 problems.append(f"{where(i)}: field {name}: {v!r} is not {words}")
     if not count:
         raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
+    plain = [
+        name
+        for name, kind in typed.items()
+        if kind == "boolean" and name not in bools and f"field {name}: " in "".join(problems)
+    ]
     problems.sort(key=lambda p: int(p[len(str(path)) + 1 :].split(":", 1)[0]))
     more = [f"… and {count - len(problems)} more"] if count > len(problems) else []
+    if plain:  # a boolean as an export writes it (True, TRUE, 1): the words that read it
+        more.append(
+            "a boolean cell is written true or false unless the field lists the cells its"
+            f' export writes: {{name: {plain[0]}, type: boolean, true_values: ["True"],'
+            ' false_values: ["False"]} for pandas, ["TRUE"] and ["FALSE"] for R'
+        )
     raise UserError(
         f"{path}: {count} cell(s) not of their field's type (an empty cell is null"
         f"{_tokens_words(tokens)})",
@@ -436,6 +480,7 @@ def _refuse_cells(path: Path, fields: Sequence[Mapping[str, Any]], exc) -> None:
 def _tokens_words(tokens: Mapping[str, list[str]]) -> str:
     """How the refusal of a CSV cell names the cells read as null besides the empty one, or
     where to declare them."""
+    tokens = {name: words for name, words in tokens.items() if words}
     if not tokens:
         return "; a field's null_values names cells such as NA that stand for null"
     return "".join(

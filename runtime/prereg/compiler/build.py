@@ -165,6 +165,8 @@ _CONTRACT_FIELD_KEYS = (
     "items",
     "pattern",
     "null_values",
+    "true_values",
+    "false_values",
 )
 
 

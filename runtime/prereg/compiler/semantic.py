@@ -951,6 +951,57 @@ def patterns_compile(spec: dict, report: Reporter) -> None:
                         f"{both} are both allowed values and null_values of field"
                         f" {f.get('name')!r}: a cell so written cannot be both",
                     )
+            _boolean_words(f, fptr, report)
+
+
+def _boolean_words(f: dict, fptr: str, report: Reporter) -> None:
+    """A field's ``true_values`` and ``false_values``: the CSV cells of a boolean field, given
+    together, as text, each word in one list only (and none of its ``null_values``)."""
+    words = {k: f.get(k) for k in ("true_values", "false_values") if f.get(k) is not None}
+    if not words:
+        return
+    if f.get("type") != "boolean":
+        for k in words:
+            report(f"{fptr}/{k}", f"{k} are only for boolean fields (the cells of a CSV file)")
+        return
+    if len(words) == 1:
+        (given,) = words
+        other = "false_values" if given == "true_values" else "true_values"
+        report(
+            f"{fptr}/{given}",
+            f"field {f.get('name')!r} gives {given} without {other}: give both, so that every"
+            " cell of the field is read as the export wrote it",
+        )
+        return
+    seen: dict[str, str] = {}
+    for k, listed in words.items():
+        if not isinstance(listed, list) or not listed:
+            report(f"{fptr}/{k}", f"{k} must list at least one cell")
+            continue
+        for i, w in enumerate(listed):
+            if not isinstance(w, str):
+                report(
+                    f"{fptr}/{k}/{i}",
+                    f"{w!r} is not text: quote each cell as the file writes it (YAML reads"
+                    ' True, TRUE and yes unquoted as a boolean; write "True")',
+                )
+            elif w == "":
+                report(f"{fptr}/{k}/{i}", "an empty cell is a null, not a boolean")
+            elif w in seen:
+                report(
+                    f"{fptr}/{k}/{i}",
+                    f"{w!r} is listed twice"
+                    + (f" (also in {seen[w]})" if seen[w] != k else "")
+                    + ": a cell stands for one value",
+                )
+            else:
+                seen[w] = k
+    nulls = [str(t) for t in f.get("null_values") or []]
+    for w in [w for w in seen if w in nulls]:
+        report(
+            f"{fptr}/{seen[w]}",
+            f"{w!r} is both in {seen[w]} and in null_values of field {f.get('name')!r}",
+        )
 
 
 @check

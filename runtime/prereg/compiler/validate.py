@@ -23,6 +23,14 @@ if TYPE_CHECKING:
     import jsonschema
 
 
+#: how a cell of a CSV file is quoted in a field's list of cells, by list
+_CELL_EXAMPLES = {
+    "true_values": '"True" or "TRUE"',
+    "false_values": '"False" or "FALSE"',
+    "null_values": '"NA" or "N/A"',
+}
+
+
 def pointer(path) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
@@ -163,6 +171,19 @@ def describe(err: jsonschema.ValidationError, root: dict | None = None) -> str:
         want = " or ".join(want) if isinstance(want, list) else want
         got = _shown(err.instance)
         if want == "string" and isinstance(err.instance, (bool, int, float)):
+            cells = [p for p in err.absolute_path if isinstance(p, str)]
+            like = _CELL_EXAMPLES.get(cells[-1]) if cells else None
+            if like and isinstance(err.instance, bool):
+                # YAML reads True, TRUE and yes unquoted alike: which the file writes is lost
+                return (
+                    f"expected string, got {got} (a cell is text: quote it as the file writes"
+                    f" it, such as {like}; YAML reads each of them unquoted as a boolean)"
+                )
+            if like:
+                return (
+                    f"expected string, got {got} (a cell is text: write it in quotes as the"
+                    f" file writes it, {json.dumps(got)})"
+                )
             # YAML reads 16384, 1.5 and true as a number and a boolean: an id is text
             return (
                 f"expected string, got {got} (an id is text: write it in quotes, {json.dumps(got)})"

@@ -156,8 +156,8 @@ def test_other_cells_of_those_fields_are_refused_at_their_line(tmp_path, line, w
         ),
         (
             "{name: label, type: integer, nullable: true, null_values: [-99]}",
-            "at /record_contracts/0/fields/2/null_values/0: expected string, got -99 (an id is"
-            ' text: write it in quotes, "-99")',
+            "at /record_contracts/0/fields/2/null_values/0: expected string, got -99 (a cell is"
+            ' text: write it in quotes as the file writes it, "-99")',
         ),
         (
             "{name: label, type: string, nullable: true, allowed: [a, NA], null_values: [NA]}",
