@@ -8,14 +8,16 @@ SHA-256 needs no second read.
 :class:`TypedLines` decodes the lines of such a file into a typed record (a ``msgspec.Struct``
 whose fields are the contract's, unknown fields forbidden) at C speed, and hands every line it
 cannot vouch for to the caller's strict reader of one line (``strict(line number, bytes)``,
-which reports problems in the caller's words and returns the parsed object or None). The fast
+which reports problems in the caller's words and returns the parsed object or None; a file's
+last line that no LF ends and that ends in CR is handed as ``strict(line number, bytes,
+False)``, a lone CR, not a CRLF ending). The fast
 path takes a whole block at once only when every rule of the strict reader is known to hold
 for it; otherwise each line is decoded alone, and a line that fails any test goes to the
 strict reader:
 
 - valid UTF-8 and no byte-order mark at the start of the file;
-- no carriage return: a block holding a CR byte is read a line at a time, and a line ending in
-  CR (a CRLF line ending, which every reader refuses) goes to the strict reader;
+- no carriage return: a block holding a CR byte is read a line at a time, and a line holding
+  a CR (a CRLF line ending or a lone CR, which every reader refuses) goes to the strict reader;
 - exactly one JSON object per line, no blank line: a block is decoded as one JSON array whose
   elements are its lines (each LF becomes ``,`` LF). A count of elements equal to the count of
   lines is not enough (a line ``{"a":1,"b":2},{"a":3`` followed by ``"b":4}`` makes two valid
@@ -240,6 +242,7 @@ class TypedLines:
         self._first = 1
         self._block = b""
         self._lines: list[bytes] | None = None
+        self._open = 0  # the line number of the block's last line when no LF ends it
 
     @property
     def size(self) -> int:
@@ -318,12 +321,17 @@ class TypedLines:
             (raw.count(b":") == self._fields or _keys(raw) == self._fields)
             and _utf8(raw)
             and not (no == 1 and raw.startswith(BOM))
-            and not raw.endswith(b"\r")
+            and b"\r" not in raw  # a CRLF ending, a lone CR: the strict reader's to refuse
         ):
             try:
                 return self._decoder.decode(raw)
             except self._errors:
                 pass
+        return self._strict(no, raw)
+
+    def _strict(self, no: int, raw: bytes) -> Any:
+        if no == self._open and raw.endswith(b"\r"):  # a lone CR ends the file
+            return self.strict(no, raw, False)
         return self.strict(no, raw)
 
     def _split(self) -> list[bytes]:
@@ -336,7 +344,7 @@ class TypedLines:
 
     def strict_at(self, no: int) -> Any:
         """Line ``no`` of the block being read, through the strict reader."""
-        return self.strict(no, self._split()[no - self._first])
+        return self._strict(no, self._split()[no - self._first])
 
     def blocks(self) -> Iterator[tuple[int, list, bool]]:
         """``(first line number, records, typed)`` per block: ``records[k]`` is line
@@ -345,6 +353,7 @@ class TypedLines:
         first = 1
         for block in self.source.blocks():
             self._first, self._block, self._lines = first, block, None
+            self._open = 0 if block.endswith(b"\n") else first + block.count(b"\n")
             if b"\r" in block:  # a CRLF line ending is the strict reader's to refuse
                 records, n = None, block.count(b"\n")
             else:

@@ -59,13 +59,37 @@ _DECODER = json.JSONDecoder(
 )
 
 
+#: How every reader refuses a UTF-8 byte-order mark (the project's files are UTF-8 without one:
+#: docs/language.md, "Files").
+BOM_WORDS = "starts with a byte-order mark (U+FEFF); save it as UTF-8 without BOM"
+
+
+def cr_problem(line: str, terminated: bool = True) -> str | None:
+    """How a JSONL line holding a carriage return is refused, or None: ``CRLF line ending``
+    for a CR just before the line's LF (``terminated``: an LF follows the line), else the
+    first CR not followed by LF (lone-CR line endings, or a CR as JSON whitespace inside the
+    line), at its column."""
+    at = line.find("\r")
+    if at < 0:
+        return None
+    if at == len(line) - 1 and terminated:
+        return "CRLF line ending; use LF"
+    return (
+        f"carriage return (CR) not followed by LF at column {at + 1}: lines end with LF alone"
+        " (not CR, as classic Mac OS ended them)"
+    )
+
+
 def loads_strict(text: str) -> Any:
-    """Parse JSON refusing duplicate keys, NaN/Infinity literals and numbers that overflow.
+    """Parse JSON refusing duplicate keys, NaN/Infinity literals, numbers that overflow and a
+    leading byte-order mark.
 
     The project's one strict JSON reader. Raises ``StrictJSONError`` for those, or
     ``json.JSONDecodeError`` (which carries line and column) for malformed text; both are
     ``ValueError``s.
     """
+    if text[:1] == "\ufeff":  # json.loads' own words name a codec ("decode using utf-8-sig")
+        raise StrictJSONError(BOM_WORDS)
     try:
         return _DECODER.decode(text)
     except RecursionError:
@@ -121,6 +145,8 @@ def read_json_file(path, *, missing: str | None = None, obj: bool = True) -> Any
         raise UserError(f"{path}: missing" + (f" ({missing})" if missing else "")) from None
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise UserError(f"{path}:1: {BOM_WORDS}")
     try:
         text = raw.decode("utf-8")
         value = loads_strict(text)
@@ -377,7 +403,18 @@ def _refuse_bom(path: Path, block: bytes, offset: int) -> None:
     from prereg.jsonl import BOM
 
     if offset == 0 and block.startswith(BOM):
-        raise UserError(f"{path}:1: starts with a byte-order mark; save it as UTF-8 without BOM")
+        raise UserError(f"{path}:1: {BOM_WORDS}")
+
+
+def _strict_lines(path, data, offset, lineno, schema_path, rows, problems) -> int:
+    """:func:`_strict_line` over each line of a block of a JSONL file (at byte ``offset``, after
+    ``lineno`` lines); the line count after it."""
+    lines = _block_lines(path, data, offset)
+    last = len(lines) - 1 if not data.endswith(b"\n") else -1
+    for i, line in enumerate(lines):
+        lineno += 1
+        _strict_line(path, lineno, line, schema_path, rows, problems, i != last)
+    return lineno
 
 
 def _block_lines(path: Path, block: bytes, offset: int) -> list[str]:
@@ -394,8 +431,9 @@ def _block_lines(path: Path, block: bytes, offset: int) -> list[str]:
 
 
 def iter_jsonl_lines(path: Path):
-    """(line number, text) for each line of a JSONL file, streamed; refuses BOM, CR and
-    blank lines (those are the caller's), a file that is not UTF-8 and an empty file."""
+    """(line number, text, whether an LF ends it) for each line of a JSONL file, streamed;
+    refuses BOM, a file that is not UTF-8 and an empty file (CR and blank lines are the
+    caller's)."""
     from prereg.jsonl import LineBlocks
 
     source = LineBlocks(path)
@@ -406,8 +444,9 @@ def iter_jsonl_lines(path: Path):
             _refuse_bom(path, block, offset)
             lines = _block_lines(path, block, offset)
             offset += len(block)
-            for line in lines:
-                yield no, line
+            last = len(lines) - 1 if not block.endswith(b"\n") else -1
+            for i, line in enumerate(lines):
+                yield no, line, i != last
                 no += 1
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror}") from None
@@ -434,22 +473,32 @@ def read_records(path, schema_path: Path, fmt: str, *, max_problems: int = 50) -
         problems = [f"{path}: {p}" for p in schema_problems(obj, schema_path)]
         rows = [obj]
     else:
-        for lineno, line in iter_jsonl_lines(path):
-            _strict_line(path, lineno, line, schema_path, rows, problems)
+        for lineno, line, terminated in iter_jsonl_lines(path):
+            _strict_line(path, lineno, line, schema_path, rows, problems, terminated)
     _refuse_problems(path, schema_path, problems, max_problems)
     return rows
 
 
 def _strict_line(
-    path: Path, lineno: int, line: str, schema_path: Path, rows: list, problems: list
+    path: Path,
+    lineno: int,
+    line: str,
+    schema_path: Path,
+    rows: list,
+    problems: list,
+    terminated: bool = True,
 ) -> None:
     """One JSONL line read strictly: its object appended to ``rows`` (when it is one), its
-    problems, located, to ``problems``."""
+    problems, located, to ``problems``; ``terminated``: an LF ends the line (all but a file's
+    last line, when the file does not end with one)."""
     if line.strip() == "":
         problems.append(f"{path}:{lineno}: blank line")
         return
-    if line.endswith("\r"):
-        problems.append(f"{path}:{lineno}: CRLF line ending; use LF")
+    cr = cr_problem(line, terminated)
+    if cr is not None:
+        problems.append(f"{path}:{lineno}: {cr}")
+        if not cr.startswith("CRLF"):  # JSON would add "Extra data" to a line of lines
+            return
         line = line[:-1]
     try:
         obj = loads_strict(line)
@@ -749,9 +798,7 @@ def read_jsonl_records(
         if fast is not None:
             rows.extend(fast)
             continue
-        for line in _block_lines(path, data, offset):
-            lineno += 1
-            _strict_line(path, lineno, line, schema_path, rows, problems)
+        _strict_lines(path, data, offset, lineno, schema_path, rows, problems)
     _refuse_problems(path, schema_path, problems, max_problems)
     return rows
 
@@ -924,9 +971,7 @@ def blocks_columns(
             parts.append((fast[0], fast[1], n, {}))
         else:
             rows: list[dict] = []
-            for line in _block_lines(path, data, offset):
-                lineno += 1
-                _strict_line(path, lineno, line, schema_path, rows, problems)
+            _strict_lines(path, data, offset, lineno, schema_path, rows, problems)
             if problems:
                 continue
             part = RecordColumns.from_dicts(names, rows)

@@ -243,6 +243,7 @@ def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
         if f.get("type", "string") in _CSV_TYPES
     }
     tokens = _null_tokens(fields)
+    _refuse_bom(path)
     # a field with null_values is read as text, its tokens made null, then converted
     convert = pcsv.ConvertOptions(
         column_types={k: pa.string() if k in tokens else t for k, t in types.items()},
@@ -261,6 +262,20 @@ def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
     if tokens:
         table = _tokens_to_null(path, fields, table, tokens, types)
     yield _csv_where(path, table.num_rows), table
+
+
+def _refuse_bom(path: Path) -> None:
+    """Refuse a CSV file that starts with a byte-order mark, as every reader of the project
+    does (pyarrow skips it)."""
+    from prereg.records import BOM_WORDS
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(3)
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if head == b"\xef\xbb\xbf":
+        raise UserError(f"{path}:1: {BOM_WORDS}")
 
 
 def _null_tokens(fields: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:

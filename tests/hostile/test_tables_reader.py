@@ -54,7 +54,7 @@ def test_a_score_document_tabulates(tmp_path, capsys):
         ('{"cells": [{"x": 1}, {"a.b": 1, "a": {"b": 2}}]}', "at /cells/1: two keys flatten to the column 'a.b'"),
         ('{"cells": [{"a": {"b": 2}, "a.b": 1}]}', "at /cells/0: two keys flatten to the column 'a.b'"),
         ("[1]", "not a JSON object"),
-        ("\ufeff" + GOOD, "not valid JSON"),
+        # a leading BOM: refused at line 1 (tests/hostile/test_line_endings_and_bom.py)
     ],
 )  # fmt: skip
 def test_a_score_that_is_not_strict_json_is_refused_at_its_place(tmp_path, capsys, text, needle):

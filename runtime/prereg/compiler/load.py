@@ -315,6 +315,10 @@ class _Builder:
 
 def load_yaml_text(text: str, path: Path) -> Loaded:
     """Parse one YAML document from ``text`` (reported as ``path``)."""
+    if text[:1] == "\ufeff":  # YAML skips it; every reader of the project refuses it
+        from prereg.records import BOM_WORDS
+
+        raise UserError(f"{path}:1: {BOM_WORDS}")
     loader = _LOADER(text)
     try:
         try:
