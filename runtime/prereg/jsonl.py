@@ -32,6 +32,9 @@ strict reader:
   colons (or, failing that, of key-ending ``"`` … ``:`` sequences) equals the number of fields
   has no key twice (a colon inside a string only raises the count, sending the line to the
   strict reader);
+- no number of 18 significant digits, of 300 zeros after its point or with an exponent of
+  three digits (:data:`LONG_NUMBER`): a number that a double may not hold as written is the
+  strict reader's to refuse;
 - NaN, Infinity and numbers that overflow a double are refused by the decoder itself, and so
   are malformed JSON, nesting where the type has none, and wrong types (``bool`` is never an
   integer or a number).
@@ -56,6 +59,34 @@ BLOCK = 1 << 18  # 256 KiB: the records of a bigger block cost tens of MiB while
 READ = 1 << 20  # bytes read (and handed to the hashing thread) at a time
 BOM = b"\xef\xbb\xbf"
 _SPACED_KEY = re.compile(rb'"[ \t\r]+:')
+
+
+class _LongNumber:
+    """Whether bytes may hold a number :func:`prereg.records.imprecise_number` refuses, in a
+    JSON number's place (after ``:``, or with ``arrays`` also ``,`` or ``[``, and blanks; a
+    string starts with a quote): 18 significant digits, a negative exponent of three digits,
+    or 300 zeros in a row. A block or line holding one is read by the strict reader, which
+    sees each number's text. A hex id or a digest is inside a string, and a double's 17-digit
+    repr (``0.12345678901234568``) has 17 significant digits: those keep the fast path. A
+    record whose fields hold no array has every number after a ``:`` (a search about half as
+    costly, its pattern starting with a literal)."""
+
+    _EXPONENT = re.compile(rb"e-[0-9]{3}|E-[0-9]{3}")
+    _ZEROS = b"0" * 300
+
+    def __init__(self, arrays: bool) -> None:
+        place = rb"[:,\[]" if arrays else rb":"
+        self._digits = re.compile(place + rb"[ \t]*+-?(?:0\.0*+)?[1-9](?:\.?[0-9]){17}")
+
+    def search(self, data: bytes) -> bool:
+        if (b"e-" in data or b"E-" in data) and self._EXPONENT.search(data):
+            return True
+        return self._ZEROS in data or self._digits.search(data) is not None
+
+
+#: :class:`_LongNumber` for any record, and for records whose fields hold no array.
+LONG_NUMBER = _LongNumber(arrays=True)
+LONG_NUMBER_FLAT = _LongNumber(arrays=False)
 
 
 class LineBlocks:
@@ -264,7 +295,7 @@ class TypedLines:
         # lengths count the lines.
         body = block[:-1].replace(b"\n", b",\n")
         n = len(body) - len(block) + 2
-        if first == 1 and block.startswith(BOM):
+        if (first == 1 and block.startswith(BOM)) or LONG_NUMBER.search(block):
             return None, n
         if _colons(block) != self._fields * n and _keys(block) != self._fields * n:
             return None, n
@@ -300,7 +331,7 @@ class TypedLines:
         a = np.frombuffer(block, dtype=np.uint8)
         ends = np.flatnonzero(a == 10)  # the LFs; the block ends with one
         n = int(ends.size)
-        if first == 1 and block.startswith(BOM):
+        if (first == 1 and block.startswith(BOM)) or LONG_NUMBER.search(block):
             return None, n
         if a[0] != 123 or not (a[ends[:-1] + 1] == 123).all():
             return None, n
@@ -322,6 +353,7 @@ class TypedLines:
             and _utf8(raw)
             and not (no == 1 and raw.startswith(BOM))
             and b"\r" not in raw  # a CRLF ending, a lone CR: the strict reader's to refuse
+            and not LONG_NUMBER.search(raw)
         ):
             try:
                 return self._decoder.decode(raw)

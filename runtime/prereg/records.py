@@ -16,6 +16,7 @@ from typing import Any
 
 from prereg.errors import UserError
 from prereg.files import read_regular
+from prereg.jsonl import LONG_NUMBER
 
 
 class StrictJSONError(ValueError):
@@ -37,11 +38,78 @@ def _bad_constant(name: str) -> Any:
     raise StrictJSONError(f"{name} is not a JSON value")
 
 
+class ImpreciseNumberError(StrictJSONError):
+    """A JSON number that a double does not hold as written (:func:`imprecise_number`)."""
+
+
+_SMALLEST_NORMAL = 2.2250738585072014e-308
+
+
 def _float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
         raise StrictJSONError(f"number {text} overflows a double")
+    if len(text) > 17 or -_SMALLEST_NORMAL < value < _SMALLEST_NORMAL:
+        problem = imprecise_number(text, value)
+        if problem is not None:
+            raise ImpreciseNumberError(problem)
     return value
+
+
+def _shown_number(text: str) -> str:
+    return text if len(text) <= 30 else text[:30] + "…"
+
+
+def imprecise_number(text: str, value: float | None = None, *, spec: bool = False) -> str | None:
+    """The rule a decimal number ``text`` breaks when the double it reads as (``value``) is
+    decided as another decimal than the one written, or None.
+
+    A number in data is read as a double and decided as the shortest decimal that reads back
+    as it (:func:`prereg.stats.compare.decimal_fraction`). Up to 17 significant digits name a
+    double (``printf("%.17g")`` writes them), so such a number is that double; one of more
+    significant digits (other than trailing zeros) claims a value no double holds, and one
+    below the smallest normal double (about 2.2e-308) may read as 0 or another subnormal:
+    those are refused unless the shortest decimal is the number written. With ``spec``
+    (a spec's threshold, "the decimal written"), any number whose double's shortest decimal
+    is not the number written is refused."""
+    from decimal import Decimal, InvalidOperation, localcontext
+
+    if value is None:
+        value = float(text)
+    shown = _shown_number(text)
+    with localcontext() as ctx:
+        ctx.Emax, ctx.Emin = 999999999999999999, -999999999999999999
+        try:
+            written = Decimal(text)
+        except InvalidOperation:  # an exponent past even those bounds (or a YAML 1.1 form)
+            if spec:
+                return None
+            written = None
+    if written is not None and written == Decimal(repr(value)):
+        return None
+    if spec:
+        return (
+            f"number {shown} is not a decimal a double holds: it would be read as"
+            f" {value!r}, not as written; write {value!r} or a number of at most 15"
+            " significant digits"
+        )
+    if value == 0:
+        return (
+            f"number {shown} is below the smallest double (about 5e-324): it would be read"
+            f" as {value!r}, not as written"
+        )
+    if -_SMALLEST_NORMAL < value < _SMALLEST_NORMAL:
+        return (
+            f"number {shown} is below the smallest double that holds it as written (about"
+            f" 2.2e-308): it would be read as {value!r}, not as written"
+        )
+    digits = len("".join(map(str, written.as_tuple().digits)).strip("0")) if written else 0
+    if digits <= 17:
+        return None
+    return (
+        f"number {shown} has {digits} significant digits, more than a double holds: it"
+        f" would be read as {value!r}, not as written"
+    )
 
 
 def _int(text: str) -> int:
@@ -502,6 +570,9 @@ def _strict_line(
         line = line[:-1]
     try:
         obj = loads_strict(line)
+    except ImpreciseNumberError as exc:  # valid JSON, a number no double holds as written
+        problems.append(f"{path}:{lineno}: {exc}")
+        return
     except (ValueError, StrictJSONError) as exc:
         problems.append(f"{path}:{lineno}: not valid JSON: {exc}")
         return
@@ -741,7 +812,19 @@ def _typed_decoders(schema_path: str):
     import msgspec
 
     _schema, struct, patterns = compiled
-    return msgspec.json.Decoder(struct), msgspec.json.Decoder(), patterns
+    return msgspec.json.Decoder(struct), msgspec.json.Decoder(), patterns, _long_numbers(struct)
+
+
+def _long_numbers(struct):
+    """The search for a number a double may not hold as written
+    (:data:`prereg.jsonl.LONG_NUMBER`) where the record has a float field, else None: an
+    integer is exact, and the typed decode refuses a number where a string or boolean is."""
+    from prereg.jsonl import LONG_NUMBER_FLAT
+
+    types = repr(getattr(struct, "__annotations__", {}))
+    if "float" not in types:
+        return None
+    return LONG_NUMBER if "list" in types or "tuple" in types else LONG_NUMBER_FLAT
 
 
 def _patterns_hold(rows: list[dict], patterns) -> bool:
@@ -757,12 +840,12 @@ def _patterns_hold(rows: list[dict], patterns) -> bool:
     return True
 
 
-def _typed_block(block: bytes, typed, plain, patterns) -> list[dict] | None:
+def _typed_block(block: bytes, typed, plain, patterns, long=LONG_NUMBER) -> list[dict] | None:
     """The records of a block of whole LF-terminated lines, or None when the fast path cannot
     vouch for it (see above)."""
     import msgspec
 
-    if not block.endswith(b"\n") or b"\r" in block:
+    if not block.endswith(b"\n") or b"\r" in block or (long and long.search(block)):
         return None
     lines = block.split(b"\n")
     lines.pop()
@@ -789,12 +872,12 @@ def read_jsonl_records(
     decoders = _typed_decoders(str(schema_path))
     if decoders is None:
         return read_records(path, schema_path, "jsonl", max_problems=max_problems)
-    typed, plain, patterns = decoders
+    typed, plain, patterns, long = decoders
     path = Path(path)
     problems: list[str] = []
     rows: list[dict] = []
     for data, _n, offset, lineno in _file_blocks(path, block):
-        fast = _typed_block(data, typed, plain, patterns)
+        fast = _typed_block(data, typed, plain, patterns, long)
         if fast is not None:
             rows.extend(fast)
             continue
@@ -845,7 +928,14 @@ def _column_decoders(schema_path: str):
     names = list(schema.get("properties", {}))
     required = frozenset(schema.get("required", []))
     attrs = [f"f{i}" for i in range(len(names))]
-    return msgspec.json.Decoder(list[struct]), attrs, names, required, patterns
+    return (
+        msgspec.json.Decoder(list[struct]),
+        attrs,
+        names,
+        required,
+        patterns,
+        _long_numbers(struct),
+    )
 
 
 def _column_block(block: bytes, decoders, n: int) -> tuple[dict[str, list], dict[str, int]] | None:
@@ -858,8 +948,8 @@ def _column_block(block: bytes, decoders, n: int) -> tuple[dict[str, list], dict
 
     from prereg.columnar import ABSENT
 
-    dec, attrs, names, required, patterns = decoders
-    if not block.endswith(b"\n") or b"\r" in block:
+    dec, attrs, names, required, patterns, long = decoders
+    if not block.endswith(b"\n") or b"\r" in block or (long and long.search(block)):
         return None
     try:
         rows = dec.decode(b"[" + block[:-1].replace(b"\n", b",") + b"]")

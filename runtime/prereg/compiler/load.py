@@ -19,7 +19,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from prereg.errors import UserError
 from prereg.files import read_regular
-from prereg.records import MAX_SAFE_INTEGER, integer_out_of_range
+from prereg.records import MAX_SAFE_INTEGER, imprecise_number, integer_out_of_range
 
 MAX_NODES = 200_000
 #: How deep values may nest (the deepest shipped spec nests 15 levels): deeper documents, by
@@ -309,6 +309,9 @@ class _Builder:
                     " 0: a threshold is decided as written, so write 0 or a number a double"
                     " holds",
                 )
+            problem = imprecise_number(node.value.replace("_", ""), value, spec=True)
+            if problem is not None:  # a threshold is decided as the decimal written
+                raise self.fail(node, problem)
             return value
         raise self.fail(node, f"tag {tag!r} is not allowed in a spec")
 
