@@ -231,3 +231,31 @@ def test_a_bom_inside_a_jsonl_file_is_named_at_its_line(tmp_path, schema):
     path.write_bytes(LINES + BOM + LINES)
     problems = _refusal(path, schema)
     assert problems == [f"{path}:4: not valid JSON: {BOM_WORDS}"]
+
+
+# -- Unicode line separators in a spec --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, line, column, code",
+    [
+        # in a quoted title: YAML folded NEL into a space, silently ("My study")
+        ('id: x\ntitle: "My\x85study"\n', 2, 11, "0085"),
+        # U+2028 kept in the value, but every line after it was numbered one too far
+        ('id: x\ntitle: "My\u2028study"\nversion: "1"\n', 2, 11, "2028"),
+        ("id: x\ntitle: My\u2029study\n", 2, 10, "2029"),
+    ],
+)
+def test_a_spec_with_a_unicode_line_break_is_refused_at_its_line(
+    tmp_path, text, line, column, code
+):
+    """YAML reads U+0085, U+2028 and U+2029 as line breaks; an editor, a diff and every
+    message of the project count lines by LF. Such a spec is refused at the character."""
+    from prereg.compiler.load import load_yaml_text
+
+    with pytest.raises(UserError) as got:
+        load_yaml_text(text, tmp_path / "s.yaml")
+    assert str(got.value) == (
+        f"{tmp_path / 's.yaml'}:{line}: character U+{code} at column {column} is a line break"
+        " to YAML but not to an editor or a diff; not allowed in a spec (lines end with LF)"
+    )

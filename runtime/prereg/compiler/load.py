@@ -316,12 +316,26 @@ class _Builder:
         raise self.fail(node, f"tag {tag!r} is not allowed in a spec")
 
 
+#: NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR: line breaks to YAML 1.1, not to an editor.
+_YAML_BREAK = re.compile("[\x85\u2028\u2029]")
+
+
 def load_yaml_text(text: str, path: Path) -> Loaded:
     """Parse one YAML document from ``text`` (reported as ``path``)."""
     if text[:1] == "\ufeff":  # YAML skips it; every reader of the project refuses it
         from prereg.records import BOM_WORDS
 
         raise UserError(f"{path}:1: {BOM_WORDS}")
+    breaks = _YAML_BREAK.search(text)
+    if breaks is not None:  # YAML counts lines by them (and folds them in quoted text)
+        at = breaks.start()
+        line = text.count("\n", 0, at) + 1
+        column = at - (text.rfind("\n", 0, at) + 1) + 1
+        raise UserError(
+            f"{path}:{line}: character U+{ord(breaks.group()):04X} at column {column} is a line"
+            " break to YAML but not to an editor or a diff; not allowed in a spec (lines end"
+            " with LF)"
+        )
     loader = _LOADER(text)
     try:
         try:
