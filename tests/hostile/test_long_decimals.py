@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import prereg.jsonl
 from prereg.cli import main
@@ -154,3 +156,34 @@ def test_compile_refuses_a_threshold_a_double_does_not_hold_as_written(project, 
     assert f"my-study.yaml:{line}: number {written} is not a decimal a double holds" in err, err
     assert "write 0.95" in err and "Traceback" not in err
     assert not (project / "generated" / "my_study").exists()
+
+
+# The fast paths skip the strict reader only where :data:`prereg.jsonl.LONG_NUMBER` finds no
+# number a double may not hold as written: it must find every one that
+# :func:`prereg.records.imprecise_number` refuses, wherever a JSON number may stand.
+_NUMBERS = st.builds(
+    lambda sign, whole, frac, exp: f"{sign}{whole}{'.' + frac if frac else ''}{exp}",
+    st.sampled_from(["", "-"]),
+    st.one_of(st.just("0"), st.from_regex(r"[1-9][0-9]{0,25}", fullmatch=True)),
+    st.one_of(st.just(""), st.from_regex(r"[0-9]{1,30}", fullmatch=True)),
+    st.one_of(st.just(""), st.from_regex(r"[eE][-+]?[0-9]{1,3}", fullmatch=True)),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_NUMBERS, place=st.sampled_from(['{"a":%s}', '{"a": %s}', '{"a":[1,%s]}', "[%s]"]))
+def test_the_fast_paths_prefilter_finds_every_number_the_strict_reader_refuses(text, place):
+    import math
+
+    from prereg.jsonl import LONG_NUMBER, LONG_NUMBER_FLAT
+    from prereg.records import imprecise_number
+
+    value = float(text)
+    if not math.isfinite(value):
+        return
+    if imprecise_number(text, value) is None:
+        return
+    line = (place % text).encode() + b"\n"
+    assert LONG_NUMBER.search(line), line
+    if place.startswith('{"a":') and "[" not in place:
+        assert LONG_NUMBER_FLAT.search(line), line
