@@ -232,6 +232,8 @@ def write_files_new(files: list[tuple[str | Path, bytes | str, int]]) -> None:
             created.append(path)
     except BaseException:
         failed = True
+        # and a file linked just before an interrupt (SIGTERM) landed, before it was counted
+        created += [p for p, tmp in staged if p not in created and _same_file(p, tmp)]
         for path in created:
             try:
                 os.unlink(path)
@@ -253,6 +255,14 @@ def write_files_new(files: list[tuple[str | Path, bytes | str, int]]) -> None:
                 pass
         if failed:  # last: the folders this call created are empty again
             remove_folders(folders)
+
+
+def _same_file(path: Path, tmp: str) -> bool:
+    """Whether ``path`` is a link to the staged file ``tmp`` (this call linked it)."""
+    try:
+        return os.path.samefile(path, tmp)
+    except OSError:
+        return False
 
 
 def _prefix(name: str) -> str:

@@ -8,14 +8,16 @@ SHA-256 needs no second read.
 :class:`TypedLines` decodes the lines of such a file into a typed record (a ``msgspec.Struct``
 whose fields are the contract's, unknown fields forbidden) at C speed, and hands every line it
 cannot vouch for to the caller's strict reader of one line (``strict(line number, bytes)``,
-which reports problems in the caller's words and returns the parsed object or None). The fast
+which reports problems in the caller's words and returns the parsed object or None; a file's
+last line that no LF ends and that ends in CR is handed as ``strict(line number, bytes,
+False)``, a lone CR, not a CRLF ending). The fast
 path takes a whole block at once only when every rule of the strict reader is known to hold
 for it; otherwise each line is decoded alone, and a line that fails any test goes to the
 strict reader:
 
 - valid UTF-8 and no byte-order mark at the start of the file;
-- no carriage return: a block holding a CR byte is read a line at a time, and a line ending in
-  CR (a CRLF line ending, which every reader refuses) goes to the strict reader;
+- no carriage return: a block holding a CR byte is read a line at a time, and a line holding
+  a CR (a CRLF line ending or a lone CR, which every reader refuses) goes to the strict reader;
 - exactly one JSON object per line, no blank line: a block is decoded as one JSON array whose
   elements are its lines (each LF becomes ``,`` LF). A count of elements equal to the count of
   lines is not enough (a line ``{"a":1,"b":2},{"a":3`` followed by ``"b":4}`` makes two valid
@@ -30,6 +32,9 @@ strict reader:
   colons (or, failing that, of key-ending ``"`` … ``:`` sequences) equals the number of fields
   has no key twice (a colon inside a string only raises the count, sending the line to the
   strict reader);
+- no number of 18 significant digits, of 300 zeros after its point or with an exponent of
+  three digits (:data:`LONG_NUMBER`): a number that a double may not hold as written is the
+  strict reader's to refuse;
 - NaN, Infinity and numbers that overflow a double are refused by the decoder itself, and so
   are malformed JSON, nesting where the type has none, and wrong types (``bool`` is never an
   integer or a number).
@@ -54,6 +59,43 @@ BLOCK = 1 << 18  # 256 KiB: the records of a bigger block cost tens of MiB while
 READ = 1 << 20  # bytes read (and handed to the hashing thread) at a time
 BOM = b"\xef\xbb\xbf"
 _SPACED_KEY = re.compile(rb'"[ \t\r]+:')
+
+
+class _LongNumber:
+    """Whether bytes may hold a number :func:`prereg.records.imprecise_number` refuses, in a
+    JSON number's place (after ``:``, or with ``arrays`` also ``,`` or ``[``, and blanks; a
+    string starts with a quote): 18 significant digits, a negative exponent of three digits,
+    or 300 zeros in a row. A block or line holding one is read by the strict reader, which
+    sees each number's text. A hex id or a digest is inside a string, and a double's 17-digit
+    repr (``0.12345678901234568``) has 17 significant digits: those keep the fast path. A
+    record whose fields hold no array has every number after a ``:`` (a search about half as
+    costly, its pattern starting with a literal)."""
+
+    _EXPONENT = re.compile(rb"e-[0-9]{3}|E-[0-9]{3}")
+    _ZEROS = b"0" * 300
+
+    def __init__(self, arrays: bool) -> None:
+        place = rb"[:,\[]" if arrays else rb":"
+        self._digits = re.compile(place + rb"[ \t]*+-?(?:0\.0*+)?[1-9](?:\.?[0-9]){17}")
+
+    # digits to D and all else to x: 18 significant digits hold 9 in a row (a point splits
+    # them in two at most), which a plain search finds at C speed before the pattern runs
+    _RUNS = bytes.maketrans(bytes(range(256)), b"x" * 48 + b"D" * 10 + b"x" * 198)
+    _NINE = b"D" * 9
+
+    def search(self, data: bytes) -> bool:
+        if (b"e-" in data or b"E-" in data) and self._EXPONENT.search(data):
+            return True
+        if self._ZEROS in data:
+            return True
+        if self._NINE not in data.translate(self._RUNS):
+            return False
+        return self._digits.search(data) is not None
+
+
+#: :class:`_LongNumber` for any record, and for records whose fields hold no array.
+LONG_NUMBER = _LongNumber(arrays=True)
+LONG_NUMBER_FLAT = _LongNumber(arrays=False)
 
 
 class LineBlocks:
@@ -240,6 +282,7 @@ class TypedLines:
         self._first = 1
         self._block = b""
         self._lines: list[bytes] | None = None
+        self._open = 0  # the line number of the block's last line when no LF ends it
 
     @property
     def size(self) -> int:
@@ -261,7 +304,7 @@ class TypedLines:
         # lengths count the lines.
         body = block[:-1].replace(b"\n", b",\n")
         n = len(body) - len(block) + 2
-        if first == 1 and block.startswith(BOM):
+        if (first == 1 and block.startswith(BOM)) or LONG_NUMBER.search(block):
             return None, n
         if _colons(block) != self._fields * n and _keys(block) != self._fields * n:
             return None, n
@@ -297,7 +340,7 @@ class TypedLines:
         a = np.frombuffer(block, dtype=np.uint8)
         ends = np.flatnonzero(a == 10)  # the LFs; the block ends with one
         n = int(ends.size)
-        if first == 1 and block.startswith(BOM):
+        if (first == 1 and block.startswith(BOM)) or LONG_NUMBER.search(block):
             return None, n
         if a[0] != 123 or not (a[ends[:-1] + 1] == 123).all():
             return None, n
@@ -318,12 +361,18 @@ class TypedLines:
             (raw.count(b":") == self._fields or _keys(raw) == self._fields)
             and _utf8(raw)
             and not (no == 1 and raw.startswith(BOM))
-            and not raw.endswith(b"\r")
+            and b"\r" not in raw  # a CRLF ending, a lone CR: the strict reader's to refuse
+            and not LONG_NUMBER.search(raw)
         ):
             try:
                 return self._decoder.decode(raw)
             except self._errors:
                 pass
+        return self._strict(no, raw)
+
+    def _strict(self, no: int, raw: bytes) -> Any:
+        if no == self._open and raw.endswith(b"\r"):  # a lone CR ends the file
+            return self.strict(no, raw, False)
         return self.strict(no, raw)
 
     def _split(self) -> list[bytes]:
@@ -336,7 +385,7 @@ class TypedLines:
 
     def strict_at(self, no: int) -> Any:
         """Line ``no`` of the block being read, through the strict reader."""
-        return self.strict(no, self._split()[no - self._first])
+        return self._strict(no, self._split()[no - self._first])
 
     def blocks(self) -> Iterator[tuple[int, list, bool]]:
         """``(first line number, records, typed)`` per block: ``records[k]`` is line
@@ -345,6 +394,7 @@ class TypedLines:
         first = 1
         for block in self.source.blocks():
             self._first, self._block, self._lines = first, block, None
+            self._open = 0 if block.endswith(b"\n") else first + block.count(b"\n")
             if b"\r" in block:  # a CRLF line ending is the strict reader's to refuse
                 records, n = None, block.count(b"\n")
             else:

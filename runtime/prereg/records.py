@@ -16,6 +16,7 @@ from typing import Any
 
 from prereg.errors import UserError
 from prereg.files import read_regular
+from prereg.jsonl import LONG_NUMBER
 
 
 class StrictJSONError(ValueError):
@@ -37,11 +38,78 @@ def _bad_constant(name: str) -> Any:
     raise StrictJSONError(f"{name} is not a JSON value")
 
 
+class ImpreciseNumberError(StrictJSONError):
+    """A JSON number that a double does not hold as written (:func:`imprecise_number`)."""
+
+
+_SMALLEST_NORMAL = 2.2250738585072014e-308
+
+
 def _float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
         raise StrictJSONError(f"number {text} overflows a double")
+    if len(text) > 17 or -_SMALLEST_NORMAL < value < _SMALLEST_NORMAL:
+        problem = imprecise_number(text, value)
+        if problem is not None:
+            raise ImpreciseNumberError(problem)
     return value
+
+
+def _shown_number(text: str) -> str:
+    return text if len(text) <= 30 else text[:30] + "…"
+
+
+def imprecise_number(text: str, value: float | None = None, *, spec: bool = False) -> str | None:
+    """The rule a decimal number ``text`` breaks when the double it reads as (``value``) is
+    decided as another decimal than the one written, or None.
+
+    A number in data is read as a double and decided as the shortest decimal that reads back
+    as it (:func:`prereg.stats.compare.decimal_fraction`). Up to 17 significant digits name a
+    double (``printf("%.17g")`` writes them), so such a number is that double; one of more
+    significant digits (other than trailing zeros) claims a value no double holds, and one
+    below the smallest normal double (about 2.2e-308) may read as 0 or another subnormal:
+    those are refused unless the shortest decimal is the number written. With ``spec``
+    (a spec's threshold, "the decimal written"), any number whose double's shortest decimal
+    is not the number written is refused."""
+    from decimal import Decimal, InvalidOperation, localcontext
+
+    if value is None:
+        value = float(text)
+    shown = _shown_number(text)
+    with localcontext() as ctx:
+        ctx.Emax, ctx.Emin = 999999999999999999, -999999999999999999
+        try:
+            written = Decimal(text)
+        except InvalidOperation:  # an exponent past even those bounds (or a YAML 1.1 form)
+            if spec:
+                return None
+            written = None
+    if written is not None and written == Decimal(repr(value)):
+        return None
+    if spec:
+        return (
+            f"number {shown} is not a decimal a double holds: it would be read as"
+            f" {value!r}, not as written; write {value!r} or a number of at most 15"
+            " significant digits"
+        )
+    if value == 0:
+        return (
+            f"number {shown} is below the smallest double (about 5e-324): it would be read"
+            f" as {value!r}, not as written"
+        )
+    if -_SMALLEST_NORMAL < value < _SMALLEST_NORMAL:
+        return (
+            f"number {shown} is below the smallest double that holds it as written (about"
+            f" 2.2e-308): it would be read as {value!r}, not as written"
+        )
+    digits = len("".join(map(str, written.as_tuple().digits)).strip("0")) if written else 0
+    if digits <= 17:
+        return None
+    return (
+        f"number {shown} has {digits} significant digits, more than a double holds: it"
+        f" would be read as {value!r}, not as written"
+    )
 
 
 def _int(text: str) -> int:
@@ -59,13 +127,37 @@ _DECODER = json.JSONDecoder(
 )
 
 
+#: How every reader refuses a UTF-8 byte-order mark (the project's files are UTF-8 without one:
+#: docs/language.md, "Files").
+BOM_WORDS = "starts with a byte-order mark (U+FEFF); save it as UTF-8 without BOM"
+
+
+def cr_problem(line: str, terminated: bool = True) -> str | None:
+    """How a JSONL line holding a carriage return is refused, or None: ``CRLF line ending``
+    for a CR just before the line's LF (``terminated``: an LF follows the line), else the
+    first CR not followed by LF (lone-CR line endings, or a CR as JSON whitespace inside the
+    line), at its column."""
+    at = line.find("\r")
+    if at < 0:
+        return None
+    if at == len(line) - 1 and terminated:
+        return "CRLF line ending; use LF"
+    return (
+        f"carriage return (CR) not followed by LF at column {at + 1}: lines end with LF alone"
+        " (not CR, as classic Mac OS ended them)"
+    )
+
+
 def loads_strict(text: str) -> Any:
-    """Parse JSON refusing duplicate keys, NaN/Infinity literals and numbers that overflow.
+    """Parse JSON refusing duplicate keys, NaN/Infinity literals, numbers that overflow and a
+    leading byte-order mark.
 
     The project's one strict JSON reader. Raises ``StrictJSONError`` for those, or
     ``json.JSONDecodeError`` (which carries line and column) for malformed text; both are
     ``ValueError``s.
     """
+    if text[:1] == "\ufeff":  # json.loads' own words name a codec ("decode using utf-8-sig")
+        raise StrictJSONError(BOM_WORDS)
     try:
         return _DECODER.decode(text)
     except RecursionError:
@@ -121,6 +213,8 @@ def read_json_file(path, *, missing: str | None = None, obj: bool = True) -> Any
         raise UserError(f"{path}: missing" + (f" ({missing})" if missing else "")) from None
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise UserError(f"{path}:1: {BOM_WORDS}")
     try:
         text = raw.decode("utf-8")
         value = loads_strict(text)
@@ -377,7 +471,18 @@ def _refuse_bom(path: Path, block: bytes, offset: int) -> None:
     from prereg.jsonl import BOM
 
     if offset == 0 and block.startswith(BOM):
-        raise UserError(f"{path}:1: starts with a byte-order mark; save it as UTF-8 without BOM")
+        raise UserError(f"{path}:1: {BOM_WORDS}")
+
+
+def _strict_lines(path, data, offset, lineno, schema_path, rows, problems) -> int:
+    """:func:`_strict_line` over each line of a block of a JSONL file (at byte ``offset``, after
+    ``lineno`` lines); the line count after it."""
+    lines = _block_lines(path, data, offset)
+    last = len(lines) - 1 if not data.endswith(b"\n") else -1
+    for i, line in enumerate(lines):
+        lineno += 1
+        _strict_line(path, lineno, line, schema_path, rows, problems, i != last)
+    return lineno
 
 
 def _block_lines(path: Path, block: bytes, offset: int) -> list[str]:
@@ -394,8 +499,9 @@ def _block_lines(path: Path, block: bytes, offset: int) -> list[str]:
 
 
 def iter_jsonl_lines(path: Path):
-    """(line number, text) for each line of a JSONL file, streamed; refuses BOM, CR and
-    blank lines (those are the caller's), a file that is not UTF-8 and an empty file."""
+    """(line number, text, whether an LF ends it) for each line of a JSONL file, streamed;
+    refuses BOM, a file that is not UTF-8 and an empty file (CR and blank lines are the
+    caller's)."""
     from prereg.jsonl import LineBlocks
 
     source = LineBlocks(path)
@@ -406,8 +512,9 @@ def iter_jsonl_lines(path: Path):
             _refuse_bom(path, block, offset)
             lines = _block_lines(path, block, offset)
             offset += len(block)
-            for line in lines:
-                yield no, line
+            last = len(lines) - 1 if not block.endswith(b"\n") else -1
+            for i, line in enumerate(lines):
+                yield no, line, i != last
                 no += 1
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror}") from None
@@ -434,25 +541,38 @@ def read_records(path, schema_path: Path, fmt: str, *, max_problems: int = 50) -
         problems = [f"{path}: {p}" for p in schema_problems(obj, schema_path)]
         rows = [obj]
     else:
-        for lineno, line in iter_jsonl_lines(path):
-            _strict_line(path, lineno, line, schema_path, rows, problems)
+        for lineno, line, terminated in iter_jsonl_lines(path):
+            _strict_line(path, lineno, line, schema_path, rows, problems, terminated)
     _refuse_problems(path, schema_path, problems, max_problems)
     return rows
 
 
 def _strict_line(
-    path: Path, lineno: int, line: str, schema_path: Path, rows: list, problems: list
+    path: Path,
+    lineno: int,
+    line: str,
+    schema_path: Path,
+    rows: list,
+    problems: list,
+    terminated: bool = True,
 ) -> None:
     """One JSONL line read strictly: its object appended to ``rows`` (when it is one), its
-    problems, located, to ``problems``."""
+    problems, located, to ``problems``; ``terminated``: an LF ends the line (all but a file's
+    last line, when the file does not end with one)."""
     if line.strip() == "":
         problems.append(f"{path}:{lineno}: blank line")
         return
-    if line.endswith("\r"):
-        problems.append(f"{path}:{lineno}: CRLF line ending; use LF")
+    cr = cr_problem(line, terminated)
+    if cr is not None:
+        problems.append(f"{path}:{lineno}: {cr}")
+        if not cr.startswith("CRLF"):  # JSON would add "Extra data" to a line of lines
+            return
         line = line[:-1]
     try:
         obj = loads_strict(line)
+    except ImpreciseNumberError as exc:  # valid JSON, a number no double holds as written
+        problems.append(f"{path}:{lineno}: {exc}")
+        return
     except (ValueError, StrictJSONError) as exc:
         problems.append(f"{path}:{lineno}: not valid JSON: {exc}")
         return
@@ -692,7 +812,19 @@ def _typed_decoders(schema_path: str):
     import msgspec
 
     _schema, struct, patterns = compiled
-    return msgspec.json.Decoder(struct), msgspec.json.Decoder(), patterns
+    return msgspec.json.Decoder(struct), msgspec.json.Decoder(), patterns, _long_numbers(struct)
+
+
+def _long_numbers(struct):
+    """The search for a number a double may not hold as written
+    (:data:`prereg.jsonl.LONG_NUMBER`) where the record has a float field, else None: an
+    integer is exact, and the typed decode refuses a number where a string or boolean is."""
+    from prereg.jsonl import LONG_NUMBER_FLAT
+
+    types = repr(getattr(struct, "__annotations__", {}))
+    if "float" not in types:
+        return None
+    return LONG_NUMBER if "list" in types or "tuple" in types else LONG_NUMBER_FLAT
 
 
 def _patterns_hold(rows: list[dict], patterns) -> bool:
@@ -708,12 +840,12 @@ def _patterns_hold(rows: list[dict], patterns) -> bool:
     return True
 
 
-def _typed_block(block: bytes, typed, plain, patterns) -> list[dict] | None:
+def _typed_block(block: bytes, typed, plain, patterns, long=LONG_NUMBER) -> list[dict] | None:
     """The records of a block of whole LF-terminated lines, or None when the fast path cannot
     vouch for it (see above)."""
     import msgspec
 
-    if not block.endswith(b"\n") or b"\r" in block:
+    if not block.endswith(b"\n") or b"\r" in block or (long and long.search(block)):
         return None
     lines = block.split(b"\n")
     lines.pop()
@@ -740,18 +872,16 @@ def read_jsonl_records(
     decoders = _typed_decoders(str(schema_path))
     if decoders is None:
         return read_records(path, schema_path, "jsonl", max_problems=max_problems)
-    typed, plain, patterns = decoders
+    typed, plain, patterns, long = decoders
     path = Path(path)
     problems: list[str] = []
     rows: list[dict] = []
     for data, _n, offset, lineno in _file_blocks(path, block):
-        fast = _typed_block(data, typed, plain, patterns)
+        fast = _typed_block(data, typed, plain, patterns, long)
         if fast is not None:
             rows.extend(fast)
             continue
-        for line in _block_lines(path, data, offset):
-            lineno += 1
-            _strict_line(path, lineno, line, schema_path, rows, problems)
+        _strict_lines(path, data, offset, lineno, schema_path, rows, problems)
     _refuse_problems(path, schema_path, problems, max_problems)
     return rows
 
@@ -798,7 +928,14 @@ def _column_decoders(schema_path: str):
     names = list(schema.get("properties", {}))
     required = frozenset(schema.get("required", []))
     attrs = [f"f{i}" for i in range(len(names))]
-    return msgspec.json.Decoder(list[struct]), attrs, names, required, patterns
+    return (
+        msgspec.json.Decoder(list[struct]),
+        attrs,
+        names,
+        required,
+        patterns,
+        _long_numbers(struct),
+    )
 
 
 def _column_block(block: bytes, decoders, n: int) -> tuple[dict[str, list], dict[str, int]] | None:
@@ -811,8 +948,8 @@ def _column_block(block: bytes, decoders, n: int) -> tuple[dict[str, list], dict
 
     from prereg.columnar import ABSENT
 
-    dec, attrs, names, required, patterns = decoders
-    if not block.endswith(b"\n") or b"\r" in block:
+    dec, attrs, names, required, patterns, long = decoders
+    if not block.endswith(b"\n") or b"\r" in block or (long and long.search(block)):
         return None
     try:
         rows = dec.decode(b"[" + block[:-1].replace(b"\n", b",") + b"]")
@@ -924,9 +1061,7 @@ def blocks_columns(
             parts.append((fast[0], fast[1], n, {}))
         else:
             rows: list[dict] = []
-            for line in _block_lines(path, data, offset):
-                lineno += 1
-                _strict_line(path, lineno, line, schema_path, rows, problems)
+            _strict_lines(path, data, offset, lineno, schema_path, rows, problems)
             if problems:
                 continue
             part = RecordColumns.from_dicts(names, rows)

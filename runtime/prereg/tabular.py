@@ -270,6 +270,7 @@ def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
     except (pa.ArrowException, OSError) as exc:
         raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
     _unique_columns(path, table.column_names)
+    _refuse_imprecise(path, [f["name"] for f in fields if f.get("type") == "number"], table)
     if tokens:
         table = _tokens_to_null(path, fields, table, tokens, types)
     yield _csv_where(path, table.num_rows), table
@@ -296,6 +297,53 @@ def _csv_convert(fields: Sequence[Mapping[str, Any]]):
         false_values=["false"],
     )
     return convert, types, tokens
+
+
+#: Bytes of a CSV file that may hold a number a double does not hold as written (18
+#: significant digits, 300 zeros after a point, or an exponent of three digits): its number
+#: cells are then checked.
+_LONG_CELL = re.compile(rb"[1-9](?:\.?[0-9]){17}|\.0{300}|[eE][-+]?[0-9]{3}")
+
+
+def _refuse_imprecise(path: Path, numbers: Sequence[str], table) -> None:
+    """Refuse a CSV file with a number cell that a double does not hold as written (more than
+    17 significant digits, or below the smallest normal double: see
+    :func:`prereg.records.imprecise_number`), at its line and field; pyarrow would read it as
+    the nearest double, decided as another decimal."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    from prereg.records import imprecise_number
+
+    numbers = [n for n in numbers if n in table.column_names]
+    if not numbers or not _LONG_CELL.search(path.read_bytes()):
+        return
+    text = pcsv.read_csv(
+        path,
+        convert_options=pcsv.ConvertOptions(
+            column_types={n: pa.string() for n in numbers},
+            include_columns=numbers,
+            strings_can_be_null=False,
+        ),
+    )
+    where = _csv_where(path, text.num_rows)
+    rx = _CSV_WORDS["number"][1]
+    problems = []
+    for name in numbers:
+        for i, v in enumerate(text.column(name).to_pylist()):
+            if v and rx.fullmatch(v) and v.lower().lstrip("+-") not in ("inf", "nan"):
+                problem = imprecise_number(v)
+                if problem is not None:
+                    problems.append((i, f"{where(i)}: field {name}: {problem}"))
+    if problems:
+        problems.sort()
+        shown = [p for _, p in problems[:20]]
+        if len(problems) > 20:
+            shown.append(f"… and {len(problems) - 20} more")
+        raise UserError(
+            f"{path}: {len(problems)} number(s) that a double does not hold as written",
+            problems=shown,
+        )
 
 
 def _null_tokens(fields: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
@@ -601,6 +649,8 @@ def _csv_part_table(part, data: bytes, fields: Sequence[Mapping[str, Any]]):
             raise Uncut("the header changed")
     else:
         data = part.header + data
+    if any(f.get("type") == "number" for f in fields) and _LONG_CELL.search(data):
+        raise Uncut("a number a double may not hold as written (one process checks it)")
     convert, types, tokens = _csv_convert(fields)
     table = pcsv.read_csv(pa.BufferReader(data), convert_options=convert)
     path = Path(part.path)

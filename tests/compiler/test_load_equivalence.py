@@ -129,6 +129,21 @@ class _ReferenceBuilder:
 
 
 def _reference(text: str, path: Path):
+    # refused before parsing (tests/hostile/test_line_endings_and_bom.py): a byte-order mark,
+    # and the characters YAML takes as line breaks but an editor does not
+    if text.startswith("\ufeff"):
+        raise UserError(
+            f"{path}:1: starts with a byte-order mark (U+FEFF); save it as UTF-8 without BOM"
+        )
+    at = min((text.find(c) for c in "\x85\u2028\u2029" if c in text), default=-1)
+    if at >= 0:
+        before = text[:at]
+        line, column = before.count("\n") + 1, len(before) - before.rfind("\n")
+        raise UserError(
+            f"{path}:{line}: character U+{ord(text[at]):04X} at column {column} is a line"
+            " break to YAML but not to an editor or a diff; not allowed in a spec (lines end"
+            " with LF)"
+        )
     loader = _ReferenceLoader(text)
     try:
         try:

@@ -19,7 +19,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from prereg.errors import UserError
 from prereg.files import read_regular
-from prereg.records import MAX_SAFE_INTEGER, integer_out_of_range
+from prereg.records import MAX_SAFE_INTEGER, imprecise_number, integer_out_of_range
 
 MAX_NODES = 200_000
 #: How deep values may nest (the deepest shipped spec nests 15 levels): deeper documents, by
@@ -309,12 +309,33 @@ class _Builder:
                     " 0: a threshold is decided as written, so write 0 or a number a double"
                     " holds",
                 )
+            problem = imprecise_number(node.value.replace("_", ""), value, spec=True)
+            if problem is not None:  # a threshold is decided as the decimal written
+                raise self.fail(node, problem)
             return value
         raise self.fail(node, f"tag {tag!r} is not allowed in a spec")
 
 
+#: NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR: line breaks to YAML 1.1, not to an editor.
+_YAML_BREAK = re.compile("[\x85\u2028\u2029]")
+
+
 def load_yaml_text(text: str, path: Path) -> Loaded:
     """Parse one YAML document from ``text`` (reported as ``path``)."""
+    if text[:1] == "\ufeff":  # YAML skips it; every reader of the project refuses it
+        from prereg.records import BOM_WORDS
+
+        raise UserError(f"{path}:1: {BOM_WORDS}")
+    breaks = _YAML_BREAK.search(text)
+    if breaks is not None:  # YAML counts lines by them (and folds them in quoted text)
+        at = breaks.start()
+        line = text.count("\n", 0, at) + 1
+        column = at - (text.rfind("\n", 0, at) + 1) + 1
+        raise UserError(
+            f"{path}:{line}: character U+{ord(breaks.group()):04X} at column {column} is a line"
+            " break to YAML but not to an editor or a diff; not allowed in a spec (lines end"
+            " with LF)"
+        )
     loader = _LOADER(text)
     try:
         try:

@@ -540,7 +540,7 @@ def test_wrong_file_type(x6: Case, role: str, path: str, wanted: str) -> None:
         (b'{"python": "3.11",}\n', "line 1 column 19: not valid JSON"),
         (b'{"a": 1, "a": 2}\n', "not valid JSON: duplicate key 'a'"),
         (b'{"a": NaN}\n', "not valid JSON: NaN is not a JSON value"),
-        (b"\xef\xbb\xbf{}\n", "starts with a byte order mark"),
+        (b"\xef\xbb\xbf{}\n", "starts with a byte-order mark (U+FEFF)"),
         (b'{"a": "\xff"}\n', "not UTF-8 (byte 7)"),
         (b"", "line 1 column 1: not valid JSON"),
     ],

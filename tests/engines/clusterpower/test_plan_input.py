@@ -170,7 +170,8 @@ def test_byte_level_refusals():
     good = ("\n".join(GOOD) + "\n").encode()
     err = refuse(b"\xef\xbb\xbf" + good)
     assert err.problems == [
-        "line 1, field -: the file starts with a byte-order mark (UTF-8 without BOM required)"
+        "line 1, field -: the file starts with a byte-order mark (U+FEFF); save it as UTF-8"
+        " without BOM"
     ]
     err = refuse(good + b'{"stage": "calibr\xff"}\n')
     assert err.problems[0].startswith("line 4, field -: not valid UTF-8")

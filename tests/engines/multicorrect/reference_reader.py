@@ -112,14 +112,25 @@ def _read_lines(path: str, problems: _Problems, allow_empty: bool) -> list[tuple
             problems.add(path, no, f"not valid UTF-8 (byte {e.start + 1})")
             continue
         if no == 1 and text.startswith("\ufeff"):
-            problems.add(path, no, "starts with a byte order mark; write UTF-8 without one")
+            problems.add(
+                path, no, "starts with a byte-order mark (U+FEFF); save it as UTF-8 without BOM"
+            )
             continue
         if not text.strip():
             problems.add(path, no, "empty line; every line must hold one JSON object")
             continue
-        if text.endswith("\r"):
+        cr = text.find("\r")
+        if cr == len(text) - 1 and (no < len(lines) or data.endswith(b"\n")):
             problems.add(path, no, "CRLF line ending; use LF")
             text = text[:-1]
+        elif cr >= 0:
+            problems.add(
+                path,
+                no,
+                f"carriage return (CR) not followed by LF at column {cr + 1}: lines end with"
+                " LF alone (not CR, as classic Mac OS ended them)",
+            )
+            continue
         try:
             obj = _loads(text)
         except _LineError as e:

@@ -34,6 +34,7 @@ from prereg.digest import sha256_hex
 from prereg.engines.clusterpower.config import InputSpec
 from prereg.errors import UserError
 from prereg.files import read_regular
+from prereg.records import BOM_WORDS, cr_problem
 
 BOM = b"\xef\xbb\xbf"
 _JSON_WS = " \t\r"
@@ -172,7 +173,7 @@ def parse_calibration(data: bytes, name: str, spec: InputSpec) -> Calibration:
 
     body = data
     if body.startswith(BOM):
-        problems.add(1, "-", "the file starts with a byte-order mark (UTF-8 without BOM required)")
+        problems.add(1, "-", f"the file {BOM_WORDS}")
         body = body[len(BOM) :]
     if not body:
         problems.add("-", "-", "empty file: no calibration records")
@@ -194,8 +195,11 @@ def parse_calibration(data: bytes, name: str, spec: InputSpec) -> Calibration:
         if not text.strip(_JSON_WS):
             problems.add(lineno, "-", "blank line (one JSON object per line required)")
             continue
-        if text.endswith("\r"):  # in the words of every reader of the project
-            problems.add(lineno, "-", "CRLF line ending; use LF")
+        cr = cr_problem(text, lineno < len(lines) or body.endswith(b"\n"))
+        if cr is not None:  # in the words of every reader of the project
+            problems.add(lineno, "-", cr)
+            if not cr.startswith("CRLF"):
+                continue
             text = text[:-1]
         try:
             obj = json.loads(

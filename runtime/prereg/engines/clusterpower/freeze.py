@@ -97,7 +97,7 @@ from typing import TYPE_CHECKING, Any
 from prereg.digest import canonical_json, digest_hex
 from prereg.errors import UserError
 from prereg.files import read_regular
-from prereg.records import loads_strict, schema_predicate
+from prereg.records import BOM_WORDS, cr_problem, loads_strict, schema_predicate
 
 if TYPE_CHECKING:  # jsonschema is imported only to explain a document the fast check refuses
     import jsonschema
@@ -173,7 +173,7 @@ strict_loads = loads_strict  # the project's strict JSON reader (prereg.records)
 def decode_utf8(data: bytes) -> tuple[str | None, str | None]:
     """``(text, None)`` for UTF-8 without a byte order mark, else ``(None, problem)``."""
     if data.startswith(b"\xef\xbb\xbf"):
-        return None, "starts with a byte order mark; write UTF-8 without BOM"
+        return None, BOM_WORDS
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError as e:
@@ -545,8 +545,12 @@ def _read_jsonl_fd(fc: FreezeConfig, fd: int, out: _Problems) -> tuple[str, int]
             if not text.strip():
                 out.add(f"line {lineno}: blank line")
                 continue
-            if text.endswith("\r\n"):  # LF-terminated lines, as every JSONL reader asks
-                out.add(f"line {lineno}: CRLF line ending; use LF")
+            ended = text.endswith("\n")  # LF-terminated lines, as every JSONL reader asks
+            cr = cr_problem(text[:-1] if ended else text, ended)
+            if cr is not None:
+                out.add(f"line {lineno}: {cr}")
+                if not cr.startswith("CRLF"):
+                    continue
             try:
                 doc = strict_loads(text)
             except ValueError as e:

@@ -36,7 +36,7 @@ from prereg.engines.multicorrect.records import probability_problems
 from prereg.engines.multicorrect.scoring import Packed, packed_from
 from prereg.errors import UserError
 from prereg.gcpause import paused
-from prereg.records import StrictJSONError, loads_strict
+from prereg.records import BOM_WORDS, StrictJSONError, cr_problem, loads_strict
 
 # the problems listed (the first, by file and line), then how many more: as the records'
 # reader lists them (a file of CRLF lines would otherwise print one line per line)
@@ -100,20 +100,23 @@ def _strict(path: str, problems: _Problems):
     """The strict reader of one line: the parsed JSON object, or None with the problem
     reported."""
 
-    def read(no: int, raw: bytes) -> dict | None:
+    def read(no: int, raw: bytes, terminated: bool = True) -> dict | None:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             problems.add(path, no, f"not valid UTF-8 (byte {e.start + 1})")
             return None
         if no == 1 and text.startswith("\ufeff"):
-            problems.add(path, no, "starts with a byte order mark; write UTF-8 without one")
+            problems.add(path, no, BOM_WORDS)
             return None
         if not text.strip():
             problems.add(path, no, "empty line; every line must hold one JSON object")
             return None
-        if text.endswith("\r"):  # reported as every reader of the project reports it
-            problems.add(path, no, "CRLF line ending; use LF")
+        cr = cr_problem(text, terminated)  # reported as every reader of the project reports it
+        if cr is not None:
+            problems.add(path, no, cr)
+            if not cr.startswith("CRLF"):
+                return None
             text = text[:-1]
         try:
             obj = _loads(text)
