@@ -187,3 +187,23 @@ def test_the_fast_paths_prefilter_finds_every_number_the_strict_reader_refuses(t
     assert LONG_NUMBER.search(line), line
     if place.startswith('{"a":') and "[" not in place:
         assert LONG_NUMBER_FLAT.search(line), line
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    data=st.lists(
+        st.sampled_from(
+            [b"0", b"1", b"5", b"9", b".", b":", b",", b"[", b" ", b"-", b'"', b"a"]
+            + [b"123456789", b"000000000", b"0.", b"0.00", b"98765432"]
+        ),
+        max_size=40,
+    ).map(b"".join)
+)
+def test_the_array_prefilter_lets_through_whatever_the_pattern_finds(data):
+    """The array passes that skip the pattern's search (jsonl._eighteen_digits) answer yes
+    wherever the pattern would find a number of 18 significant digits (about one drawn block in
+    six holds one)."""
+    from prereg.jsonl import LONG_NUMBER, _eighteen_digits
+
+    if LONG_NUMBER._digits.search(data):
+        assert _eighteen_digits(data), data
