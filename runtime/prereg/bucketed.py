@@ -41,7 +41,6 @@ it).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import operator
 import os
@@ -57,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from prereg.errors import UserError
+from prereg.interrupts import terminate_as_interrupt
 
 #: input bytes (manifest and observations together) per bucket: a bucket's rows, ids and
 #: records are what a reduce task holds at once
@@ -454,7 +454,7 @@ def reduce_rows(
     import threading
 
     stop = threading.Event()  # set on the way out: a hash no one will read stops at its chunk
-    with _terminate_as_interrupt(), ThreadPoolExecutor(1) as hashing:
+    with terminate_as_interrupt(), ThreadPoolExecutor(1) as hashing:
         hashed = hashing.submit(_digests, inputs, items_parts, obs_parts, stop)
         try:
             return _reduce_rows(
@@ -464,34 +464,6 @@ def reduce_rows(
             )  # fmt: skip
         finally:
             stop.set()
-
-
-@contextlib.contextmanager
-def _terminate_as_interrupt():
-    """SIGTERM (a timeout, a CI's cancel, ``kill``) ends the command as an interrupt does, so
-    that the spill folder is removed on the way out (the signal's default ends the process
-    where it stands and left the folder, a copy of the inputs' ids and records, behind). A
-    forked worker that inherits the handler stops as the default would."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    owner = os.getpid()
-
-    def interrupt(signum, frame):
-        if os.getpid() != owner:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGTERM)
-            return
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _digests(inputs: Inputs, items_parts, obs_parts, stop=None):

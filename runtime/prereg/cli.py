@@ -890,7 +890,6 @@ def _one_blas_thread() -> None:
     bytes written do not depend on the count (a test prepares the demo seed with 4 threads
     and gets the reference digests).
     """
-    import os
 
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
@@ -911,37 +910,6 @@ def _tolerant_streams() -> None:
             pass
 
 
-@contextlib.contextmanager
-def _terminate_as_interrupt():
-    """SIGTERM (a timeout, a CI's cancel, ``kill``) ends a command as an interrupt does: exit
-    130, ``interrupted``, and every output being written removed on the way out (files.py
-    writes a unit's files all or none on an exception). The signal's default killed the
-    process where it stood: between the links of a unit it left SCORE.json without SCORE.md
-    (with a journal and staged files) until a later write swept them. Only the main thread
-    of the process that set it takes the handler (a forked worker stops as the default would),
-    and the caller's handler is back when the command ends."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    owner = os.getpid()
-
-    def interrupt(signum, frame):
-        if os.getpid() != owner:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGTERM)
-            return
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command line; with ``--json``, stdout holds exactly one JSON object whatever
     happens: the command's own answer, or, when it was refused before it could give one (a
@@ -955,7 +923,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     answered = console.JSON_ANSWERS[0]
     _LAST_ERROR.clear()
     try:
-        with _terminate_as_interrupt():
+        from prereg.interrupts import terminate_as_interrupt
+
+        with terminate_as_interrupt():
             code = _main(argv)
     except SystemExit as exc:  # argparse: a usage error (2), or --help / --version (0)
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
