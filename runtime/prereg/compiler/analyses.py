@@ -22,6 +22,15 @@ from prereg.compiler.semantic import (
     whole_placeholder,
 )
 
+#: options a method took without being written before it had them, and what a spec written
+#: then meant: a spec compiled by an older prereg reads as it did once it writes that value
+_OPTIONS_ADDED = {
+    ("cochran-mantel-haenszel", "alternative"): (
+        "a spec written before it was an option meant the two-sided test; write"
+        " alternative: two-sided for the figures it gave"
+    ),
+}
+
 
 def _methods_fitting(kind: str | None, entries) -> list[str]:
     from prereg.decide.shapes import METRIC_KINDS
@@ -250,10 +259,15 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                 missing = [o for o in expected if o not in options]
                 unknown = [o for o in options if o not in expected]
                 if missing:
+                    before = [
+                        f"; {o} is new to {method}: {_OPTIONS_ADDED[method, o]}"
+                        for o in missing
+                        if (method, o) in _OPTIONS_ADDED
+                    ]
                     report(
                         f"{ptr}/options",
                         f"{what}: method {method} needs option(s) {', '.join(missing)} (its"
-                        f" options, every one registered: {listed})",
+                        f" options, every one registered: {listed}){''.join(before)}",
                     )
                 # each expansion's options (a placeholder option takes each value in turn)
                 seen: set[str] = set()

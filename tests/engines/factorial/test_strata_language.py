@@ -70,3 +70,18 @@ def test_strata_by_language(tmp_path, op, verdict):
     assert rd["lower"] == pytest.approx(1 / 6 - norm.ppf(0.95) * math.sqrt(var), rel=1e-12)
     # the odds ratio of exactly 2 (its float 2.0 too) meets ge 2 and fails gt 2
     assert doc["verdicts"] == {"new-better": verdict, "rd": "not-supported"}
+
+
+def test_a_cmh_analysis_written_before_its_alternative_is_told_what_it_meant(tmp_path, capsys):
+    """`alternative` became an option of cochran-mantel-haenszel after specs were written
+    without it (the test was two-sided): compile refuses the spec as every missing option is
+    refused, and says which value gives the figures it gave."""
+    text = (FIXTURES / "newcomer" / "strata.yaml").read_text()
+    old = "alternative: two-sided, "
+    assert old in text
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "strata.yaml").write_text(text.replace(old, "", 1))
+    assert main(["--project", str(tmp_path), "compile"]) != 0
+    err = capsys.readouterr().err
+    assert "method cochran-mantel-haenszel needs option(s) alternative" in err
+    assert "write alternative: two-sided for the figures it gave" in err
