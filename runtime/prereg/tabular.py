@@ -383,6 +383,7 @@ def _tokens_to_null(
     import pyarrow.compute as pc
 
     refuse = _refuse_cells if refuse is None else refuse
+    bools = _bool_words(fields)
     for name, words in tokens.items():
         if name not in table.column_names:
             continue
@@ -390,7 +391,7 @@ def _tokens_to_null(
         col = table.column(name)
         col = pc.if_else(pc.is_in(col, value_set=pa.array(words, pa.string())), None, col)
         kind = next(f.get("type", "string") for f in fields if f["name"] == name)
-        said = _bool_words(fields).get(name) if kind == "boolean" else None
+        said = bools.get(name) if kind == "boolean" else None
         if said is not None:
             yes, no = said
             if not all(v is None or v in yes or v in no for v in col.to_pylist()):

@@ -164,3 +164,15 @@ def test_signed_rank_exact_p_counts_every_sign_change():
     )  # fmt: skip
     assert r.exact["p"] == Fraction(1, 32)
     assert compare(r.exact["p"], "le", 0.03125) and not compare(r.exact["p"], "lt", 0.03125)
+
+
+def test_sign_test_beyond_the_exact_limit_is_certified():
+    """Past 2,000 differences the sign test's P is McNemar's certified figure: its float is
+    scipy's binomial tail, and no fraction is claimed."""
+    from prereg.stats.paired import sign_test
+
+    x = [1.0] * 1300 + [-1.0] * 1200
+    r = sign_test(x, [0.0] * len(x), alternative="greater", margin=0, ties="drop")
+    assert "p" not in r.exact
+    want = binomtest(1300, 2500, 0.5, alternative="greater").pvalue
+    assert r.p == pytest.approx(want, rel=1e-9)

@@ -328,10 +328,7 @@ def sign_test(x, y, *, alternative, margin, ties) -> Result:
     """Exact sign test of the differences x − y − margin: the number above 0 is
     Binomial(number not tied, ½) under the null.  ``ties`` (differences equal to 0): "drop"
     (left out), or "split" (half counted above and half below, an odd one left out)."""
-    from scipy.stats import binomtest
-
-    from prereg.stats.samples import EXACT_SUM_LIMIT
-    from prereg.stats.two_proportions import binomial_p_fraction
+    from prereg.stats.samples import mcnemar_exact_figure
 
     alt = _alternative(alternative)
     how = _choice("ties", ties, ("drop", "split"))
@@ -348,12 +345,12 @@ def sign_test(x, y, *, alternative, margin, ties) -> Result:
         return Result("sign-test", statistic=0, statistic_name="above", p=1.0, counts=counts)
     est = Fraction(pos, m)
     exact = {"estimate": est}
-    if m <= EXACT_SUM_LIMIT:  # a fraction of 2^m: scipy's float may be an ulp off it
-        pe = binomial_p_fraction(pos, m, Fraction(1, 2), alt)
+    # above ~ Binomial(m, 1/2): McNemar's exact test on (above, below) discordant pairs, a
+    # fraction of 2^m up to its limit (scipy's float may be an ulp off it), else certified
+    pe = mcnemar_exact_figure(0, pos, neg, 0, alternative=alt)
+    if isinstance(pe, Fraction):
         exact["p"] = pe
-        p = float(pe)
-    else:
-        p = float(binomtest(pos, m, 0.5, alternative=alt).pvalue)
+    p = float(pe)
     return Result(
         "sign-test",
         estimate=est,
@@ -706,14 +703,14 @@ CATALOGUE = (
             "above, half below, an odd one left out)",
         },
         reports=("estimate", "statistic", "p"),
-        formula="above ~ Binomial(above + below, ½) (scipy.stats.binomtest); estimate "
+        formula="above ~ Binomial(above + below, ½) (as mcnemar-exact: sums of binomial coefficients); estimate "
         "above/(above + below)",
         reference="Dixon WJ, Mood AM (1946). The statistical sign test. JASA 41:557–566.",
         oracle="exact sums of binomial coefficients; statsmodels sign_test (ties dropped, "
         "two-sided)",
         exactness="estimate is an exact fraction; up to 2,000 differences not tied P is the "
-        "fraction of integer sums over 2^m (exact['p']), compared exactly; beyond, scipy's "
-        "float",
+        "fraction of integer sums over 2^m (exact['p']), compared exactly; beyond, certified "
+        "(regularised incomplete beta), as mcnemar-exact's",
     ),
     Entry(
         name="wilcoxon-signed-rank",

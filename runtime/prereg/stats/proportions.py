@@ -254,20 +254,28 @@ def _level(level) -> float:
     return lv
 
 
-def clopper_pearson_interval(k, n, *, level):
+def clopper_pearson_interval(k, n, *, level, alternative="two-sided"):
     """Clopper–Pearson interval ``(lo, hi)`` for ``k`` successes in ``n`` trials.
 
     Beta quantiles (see the module notes); ``lo = 0`` at ``k = 0``, ``hi = 1`` at ``k = n``,
-    ``(nan, nan)`` when ``n = 0``.
+    ``(nan, nan)`` when ``n = 0``. With ``alternative`` "greater" (or "less") only the lower
+    (upper) bound is drawn, at one-sided coverage ``level``; the other is 1 (0), as scipy's
+    ``binomtest(...).proportion_ci(method="exact")`` gives it.
     """
-    tail = (1.0 - _level(level)) / 2.0
+    if alternative not in ALTERNATIVES:
+        raise ValueError(
+            f"alternative must be one of {', '.join(ALTERNATIVES)}, got {alternative!r}"
+        )
+    tail = 1.0 - _level(level)
+    if alternative == "two-sided":
+        tail /= 2.0
     ka, na = _counts(k, n, ("k", "n"))
     ka, na = np.broadcast_arrays(ka, na)
     empty = na == 0
     # Valid Beta parameters (1, 1) stand in where a bound is fixed (k = 0, k = n, which covers
     # n = 0), so that no special function sees a zero shape parameter.
-    at0 = ka == 0
-    atn = ka == na
+    at0 = (ka == 0) | (alternative == "less")
+    atn = (ka == na) | (alternative == "greater")
     lo = np.where(
         at0, 0.0, betaincinv(np.where(at0, 1.0, ka), np.where(at0, 1.0, na - ka + 1.0), tail)
     )

@@ -214,7 +214,9 @@ def binomial_test(k, n, *, alternative, null_proportion, level) -> Result:
         from scipy.stats import binomtest
 
         p = min(1.0, float(binomtest(ki, ni, float(p0), alternative=alt).pvalue))
-    lo, hi = _exact_bounds(ki, ni, lv, alt)
+    from prereg.stats.proportions import clopper_pearson_interval
+
+    lo, hi = clopper_pearson_interval(ki, ni, level=lv, alternative=alt)
     return Result(
         "binomial-test",
         estimate=est,
@@ -262,20 +264,6 @@ def binomial_p_fraction(k: int, n: int, p0: Fraction, alternative: str) -> Fract
         at = terms[k]
         top = sum(t for t in terms if t <= at)
     return min(Fraction(1), Fraction(top, b**n))
-
-
-def _exact_bounds(k: int, n: int, level: float, alternative: str) -> tuple[float, float]:
-    """The Clopper–Pearson bounds at ``level``: two-sided, or the one bound of a one-sided
-    alternative (the other 0 or 1), as scipy's ``binomtest(...).proportion_ci("exact")``."""
-    from prereg.stats.proportions import betainccinv, betaincinv
-
-    tail = (1.0 - level) / 2.0 if alternative == "two-sided" else 1.0 - level
-    lo = 0.0 if k == 0 or alternative == "less" else float(betaincinv(k, n - k + 1, tail))
-    hi = 1.0 if k == n or alternative == "greater" else float(betainccinv(k + 1, n - k, tail))
-    return lo, hi
-
-
-# -- Wald, pooled z, Newcombe, Agresti–Caffo --------------------------------------------------------
 
 
 def _wald_var(k1, n1, k2, n2) -> Fraction:
