@@ -207,7 +207,7 @@ def binomial_test(k, n, *, alternative, null_proportion, level) -> Result:
     est = Fraction(ki, ni)
     exact = {"estimate": est}
     if ni <= EXACT_SUM_LIMIT:
-        pe = binomial_p_fraction(ki, ni, p0, alt)
+        pe = _binomial_p(ki, ni, p0, alt)
         exact["p"] = pe
         p = float(pe)
     else:
@@ -248,7 +248,7 @@ def _null_proportion(value) -> Fraction:
     return p0
 
 
-def binomial_p_fraction(k: int, n: int, p0: Fraction, alternative: str) -> Fraction:
+def _binomial_p(k: int, n: int, p0: Fraction, alternative: str) -> Fraction:
     """P of the exact binomial test as a fraction (see :func:`binomial_test`)."""
     a, b = p0.numerator, p0.denominator
     c = b - a
