@@ -125,3 +125,91 @@ def test_diagnose_gives_the_difference_of_means_as_truth(tmp_path):
         assert abs(a["bias"]) <= 4 * a["biasMcSe"]
         cover = a["coverage"]
         assert cover["share"] >= 0.95 - 4 * max(cover["mcSe"], 0.01)
+
+
+def _named(text: str) -> str:
+    """The fixture with its groups named by model and its treatments by those names."""
+    for m in ("base", "ft1", "ft2", "ft3"):
+        old = f"- {{where: [{{factor: model, levels: [{m}]}}]}}"
+        assert text.count(old) == 1
+        text = text.replace(old, f"- {{id: {m}, where: [{{factor: model, levels: [{m}]}}]}}")
+    old = 'values: ["2", "3", "4"]'
+    assert text.count(old) == 2
+    text = text.replace(old, "values: [ft1, ft2, ft3]").replace('"vs{t}"', '"vs-{t}"')
+    return text.replace("target: vs4,", "target: vs-ft3,")
+
+
+def test_treatments_named_by_their_groups_ids(tmp_path):
+    """Groups registered with ids, each treatment named by its group's id: the same figures as
+    the positions give, the analyses named after the models, and PREREG.md listing the groups
+    under their ids."""
+    by_position = _score(tmp_path / "positions", SPEC.read_text())
+    by_name = _score(tmp_path / "names", _named(SPEC.read_text()))
+    got = {a["id"]: a for a in by_name["analyses"]}
+    assert sorted(got) == ["vs-ft1", "vs-ft2", "vs-ft3"]
+    for j in range(3):
+        a = {k: v for k, v in got[f"vs-ft{j + 1}"].items() if k != "id"}
+        b = {k: v for k, v in by_position["analyses"][j].items() if k != "id"}
+        assert a == b
+    assert by_name["verdicts"] == by_position["verdicts"]
+    prereg = (tmp_path / "names" / "generated" / "dunnett" / "PREREG.md").read_text()
+    assert "groups (in order): base: model∈base; ft1: model∈ft1;" in prereg
+    assert 'treatment "ft2"' in prereg
+
+
+@pytest.mark.parametrize(
+    ("edit", "where", "words"),
+    [
+        # a treatment naming no group: the ids are listed
+        (
+            lambda t: t.replace("values: [ft1, ft2, ft3]}]", "values: [ft1, ft2, ft9]}]", 1),
+            "/hypotheses/0/analyses/0/options/treatment",
+            "option treatment is 'ft9', which names no group (the groups' ids, in order: base,"
+            " ft1, ft2, ft3)",
+        ),
+        # two groups of one id
+        (
+            lambda t: t.replace("{id: ft2, where", "{id: ft1, where"),
+            "/hypotheses/0/analyses/0/groups/2/id",
+            "two groups are named 'ft1'",
+        ),
+        # the control named as the treatment: the method's own rule, at compile
+        (
+            lambda t: t.replace("values: [ft1, ft2, ft3]}]", "values: [base, ft2, ft3]}]", 1),
+            "/hypotheses/0/analyses/0/options/treatment",
+            "treatment must lie from 2 to 4",
+        ),
+    ],
+)
+def test_compile_refuses_a_group_name_it_cannot_place(tmp_path, capsys, edit, where, words):
+    text = edit(_named(SPEC.read_text()))
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "dunnett.yaml").write_text(text)
+    assert main(["--project", str(tmp_path), "compile"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert where in err and words in err
+    assert not (tmp_path / "generated").exists()
+
+
+def test_a_name_without_group_ids_says_how_to_give_them(tmp_path, capsys):
+    text = SPEC.read_text().replace('values: ["2", "3", "4"]}]', "values: [ft1, ft2, ft3]}]")
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "dunnett.yaml").write_text(text)
+    assert main(["--project", str(tmp_path), "compile"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "option treatment is 'ft1', which names no group; give the groups ids" in err
+
+
+def test_an_id_on_a_side_that_is_not_a_group_is_refused(tmp_path, capsys):
+    """of, a and b are named by their place: an id there would name nothing, so compile says
+    so at its line rather than dropping it."""
+    text = (FIXTURES / "newcomer" / "niratio.yaml").read_text()
+    old = "a: {where: [{factor: model, levels: [cheap]}]}"
+    assert text.count(old) == 1
+    text = text.replace(old, "a: {id: cheap, where: [{factor: model, levels: [cheap]}]}")
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "niratio.yaml").write_text(text)
+    assert main(["--project", str(tmp_path), "compile"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "niratio.yaml:39: at /hypotheses/0/analyses/0/a/id" in err
+    assert "an id names one of an analysis' groups; a needs none" in err

@@ -18,7 +18,9 @@ from prereg.compiler.semantic import (
     contrast_ids,
     fill,
     fill_options,
+    group_ids,
     items,
+    named_groups,
     whole_placeholder,
 )
 
@@ -208,6 +210,14 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
             groups = an.get("groups")
             if groups is not None and len(groups) < 2:
                 report(f"{ptr}/groups", f"{what}: groups lists at least two selections")
+            for b in _expansions(an)[:1] or [{}]:
+                gids = group_ids(an, b)
+                for j, gid in enumerate(gids):
+                    if gid is not None and gid in gids[:j]:
+                        report(
+                            f"{ptr}/groups/{j}/id",
+                            f"{what}: two groups are named {gid!r}; a group's id names one group",
+                        )
             for j, ref in enumerate(an.get("of_analyses") or []):
                 for b in _expansions(an):
                     rid = fill(str(ref), b)
@@ -272,7 +282,11 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                 # each expansion's options (a placeholder option takes each value in turn)
                 seen: set[str] = set()
                 for binding in _expansions(an) or [{}]:
-                    filled = fill_options(options, binding)
+                    filled, unnamed = named_groups(
+                        an, fill_options(options, binding), entry.group_options, binding
+                    )
+                    for o, words in unnamed:
+                        report(f"{ptr}/options/{o}", f"{what}: {words}")
                     key = json.dumps(filled, sort_keys=True, default=str)
                     if key in seen:
                         continue

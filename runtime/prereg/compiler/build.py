@@ -391,17 +391,24 @@ _ANALYSIS_FIELDS = (
 
 def _expanded_analyses(spec: dict) -> list[dict]:
     """Every registered analysis after expansion, as prereg.rules.Analysis takes it."""
+    from prereg.stats.catalogue import entries
+
     out = []
     own = custom.by_id(spec)
+    methods = entries() if any(h.get("analyses") for h in spec.get("hypotheses") or []) else {}
     for hyp in spec.get("hypotheses") or []:
         for an in hyp.get("analyses") or []:
             for binding in semantic._expansions(an):
+                entry = methods.get(str(an["method"]))
+                options = semantic.fill_options(dict(an.get("options") or {}), binding)
+                if entry is not None:  # a group named by its id goes to the method by position
+                    options, _ = semantic.named_groups(an, options, entry.group_options, binding)
                 item: dict[str, Any] = {
                     "id": semantic.fill(an["id"], binding),
                     "hypothesis": hyp["id"],
                     "method": an["method"],
                     "metric": an.get("metric"),
-                    "options": semantic.fill_options(dict(an.get("options") or {}), binding),
+                    "options": options,
                 }
                 for side in ("of", "a", "b"):
                     if an.get(side) is not None:
@@ -450,7 +457,12 @@ def _analysis_templates(spec: dict) -> list[dict]:
                     if an.get(side) is not None:
                         inputs.append(f"{side}: {_selection_words(_filled(an[side], binding))}")
                 if an.get("groups") is not None:
-                    groups = "; ".join(_selection_words(_filled(g, binding)) for g in an["groups"])
+                    named = semantic.group_ids(an, binding)
+                    groups = "; ".join(
+                        (f"{gid}: " if gid is not None else "")
+                        + _selection_words(_filled(g, binding))
+                        for g, gid in zip(an["groups"], named, strict=True)
+                    )
                     inputs.append(f"groups (in order): {groups}")
                 for name in (*_ANALYSIS_FIELDS[:-1], "of_analyses"):
                     if an.get(name) is not None:

@@ -505,6 +505,47 @@ def fill_options(options: dict, binding: dict[str, str]) -> dict:
     return out
 
 
+def group_ids(an: dict, binding: dict[str, str]) -> list[str | None]:
+    """The ids of an analysis' groups under one binding of its expansion, in order (None for a
+    group registered without one)."""
+    return [
+        None if g.get("id") is None else fill(str(g["id"]), binding)
+        for g in an.get("groups") or []
+        if isinstance(g, dict)
+    ]
+
+
+def named_groups(an: dict, options: dict, names, binding: dict[str, str]):
+    """(options, problems): ``options`` with each option of ``names`` (an entry's
+    ``group_options``) that gives a group's id replaced by that group's position in
+    ``groups``, counted from 1, as the method takes it; problems are (option, words) for an id
+    that names no group. A position, and anything else, is left to the method's own check."""
+    ids = group_ids(an, binding)
+    out = dict(options)
+    problems = []
+    for o in names:
+        value = out.get(o)
+        if not isinstance(value, str):
+            continue
+        if value in ids:
+            out[o] = ids.index(value) + 1
+            continue
+        named = [i for i in ids if i is not None]
+        problems.append(
+            (
+                o,
+                f"option {o} is {value!r}, which names no group"
+                + (
+                    f" (the groups' ids, in order: {', '.join(named)})"
+                    if named
+                    else "; give the groups ids ({id: ft1, where: [...]}) to name them, or"
+                    " write the group's position in groups, counted from 1"
+                ),
+            )
+        )
+    return out, problems
+
+
 def _selectable(spec: dict) -> dict[str, list[str]]:
     """Factors, the split and row attributes, with their values: what a selection may filter on."""
     out = _levels(spec)
@@ -590,6 +631,14 @@ def contrasts_resolve(spec: dict, report: Reporter) -> None:
             report(
                 f"{ptr}/family", f"{kind} {c.get('id')!r} names unknown family {c.get('family')!r}"
             )
+        for side in ("of", "a", "b"):
+            sel = c.get(side)
+            if isinstance(sel, dict) and sel.get("id") is not None:
+                report(
+                    f"{ptr}/{side}/id",
+                    f"{kind} {c.get('id')!r}: an id names one of an analysis' groups; {side}"
+                    " needs none (it is named by its place)",
+                )
         for binding in _expansions(c):
             cid = fill(c["id"], binding)
             if PLACEHOLDER.search(cid):

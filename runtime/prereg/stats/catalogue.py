@@ -73,6 +73,8 @@ class Entry:
     reference: str = ""  # the literature reference
     oracle: str = ""  # the independent implementation its tests compare with
     exactness: str = ""  # how a threshold on its figures is decided exactly
+    # options that name one of the analysis' groups: by its position (from 1) or by its id
+    group_options: tuple[str, ...] = ()
 
     def load(self):
         module, _, name = self.function.partition(":")

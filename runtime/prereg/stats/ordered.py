@@ -860,14 +860,16 @@ CATALOGUE = (
         "simultaneous interval over every treatment; one analysis reports one treatment "
         "(register one per treatment with expand).",
         options={
-            "treatment": "the position in groups (counted from 1) of the group this analysis "
-            "compares with the control, 2 to the number of groups (groups' first is the "
-            "control; every later group is a treatment of the family)",
+            "treatment": "the group this analysis compares with the control: its id (a group "
+            "registered as {id: ft1, where: [...]}) or its position in groups, 2 to the number "
+            "of groups (groups' first is the control; every later group is a treatment of the "
+            "family)",
             "alternative": "two-sided | greater (H1: the treatment's mean exceeds the "
             "control's) | less",
             "level": "the simultaneous interval's level, in (0, 1) (family-wise over every "
             "treatment); one-sided with a one-sided alternative",
         },
+        group_options=("treatment",),
         reports=("estimate", "se", "statistic", "df", "lower", "upper", "p"),
         formula="$d_i = \\bar x_i - \\bar x_0$, $s^2 = \\sum_j (n_j - 1) s_j^2/(N - g)$, "
         "$se_i = s\\sqrt{1/n_i + 1/n_0}$, $t_i = d_i/se_i$ ($N - g$ df); adjusted "
