@@ -94,6 +94,21 @@ ARG_TYPES = {
 _LAST_ERROR: dict[str, Any] = {}
 
 
+class _Once(argparse.Action):
+    """A study command's option of one value: given twice, it is refused (argparse would keep
+    the last silently, and score would read one of two files named)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seen = namespace.__dict__.setdefault("_given_once", set())
+        if self.dest in seen:
+            parser.error(
+                f"argument {option_string}: given twice; it takes one value (an option the"
+                " command reads several times says so in its help)"
+            )
+        seen.add(self.dest)
+        setattr(namespace, self.dest, values)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with suggestions: a misspelt command, study or option gets "did you mean"."""
 
@@ -766,7 +781,7 @@ def add_study_commands(sub, module) -> None:
                     type=ARG_TYPES[a["type"]],
                     required=bool(a["required"]),
                     help=a["help"],
-                    action="append" if a.get("repeated") else "store",
+                    action="append" if a.get("repeated") else _Once,
                 )
             else:
                 cp.add_argument(

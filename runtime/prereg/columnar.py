@@ -163,6 +163,49 @@ class RecordColumns(Sequence):
         return out
 
 
+class FileLine(str):
+    """A record's place as ``file:line``, for records read from several files as one log
+    (:func:`concatenated`): a message locates it by this text alone (:func:`located`)."""
+
+    __slots__ = ()
+
+
+def located(source: object, line: object) -> str:
+    """Where a record is, for a message: ``source:line``, or the :class:`FileLine` alone when
+    the line names its own file."""
+    return str(line) if isinstance(line, FileLine) else f"{source}:{line}"
+
+
+def concatenated(
+    names: Sequence[str], parts: Sequence[tuple[str, Mapping[str, Any], Sequence]]
+) -> RecordColumns:
+    """One :class:`RecordColumns` of several files' records, file after file: ``parts`` are
+    (file, {field: the value every record of the file takes}, its records); each record's
+    line becomes a :class:`FileLine` naming its file."""
+    columns: dict[str, list] = {name: [] for name in names}
+    absent = dict.fromkeys(names, 0)
+    lines: list[FileLine] = []
+    n = 0
+    for path, given, records in parts:
+        k = len(records)
+        for name in names:
+            if name in given:
+                columns[name].extend([given[name]] * k)
+                continue
+            if isinstance(records, RecordColumns):
+                col = records.columns.get(name)
+                values = [ABSENT] * k if col is None else col
+            else:
+                values = [r.get(name, ABSENT) for r in records]
+            columns[name].extend(values)
+            absent[name] += sum(1 for v in values if v is ABSENT)
+        own = getattr(records, "lines", None)
+        numbers = own if own is not None else range(1, k + 1)
+        lines.extend(FileLine(f"{path}:{line}") for line in numbers)
+        n += k
+    return RecordColumns(names, columns, n, absent, lines)
+
+
 def shared_positions(
     col: list, index: Mapping[Any, int], ids: Sequence[Any]
 ) -> tuple[list, np.ndarray | None]:

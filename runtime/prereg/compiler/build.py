@@ -167,6 +167,7 @@ _CONTRACT_FIELD_KEYS = (
     "null_values",
     "true_values",
     "false_values",
+    "per_file",
 )
 
 

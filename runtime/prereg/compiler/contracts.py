@@ -33,7 +33,8 @@ def field_schema(field: dict) -> dict[str, Any]:
 
 
 def contract_schema(study_id: str, version: str, contract: dict) -> dict[str, Any]:
-    fields = contract["fields"]
+    # a field given per file is not in the file's records (the reader adds it)
+    fields = [f for f in contract["fields"] if not f.get("per_file")]
     schema: dict[str, Any] = {
         "$schema": DRAFT,
         "$id": f"prereg:{study_id}/{contract['id']}",

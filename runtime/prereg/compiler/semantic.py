@@ -1001,6 +1001,47 @@ def patterns_compile(spec: dict, report: Reporter) -> None:
                         f" {f.get('name')!r}: a cell so written cannot be both",
                     )
             _boolean_words(f, fptr, report)
+        _per_file(spec, contract, ptr, report)
+
+
+def _per_file(spec: dict, contract: dict, ptr: str, report: Reporter) -> None:
+    """A field given per observations file: in the factorial engine's observation contract,
+    one at most, a string field whose values are listed (so each file's is checked), never
+    null nor left out (every record of a file has the file's value)."""
+    given = [
+        (i, f)
+        for i, f in enumerate(contract.get("fields") or [])
+        if isinstance(f, dict) and f.get("per_file")
+    ]
+    for k, (i, f) in enumerate(given):
+        fptr = f"{ptr}/fields/{i}/per_file"
+        name = f.get("name")
+        if spec.get("engine") != "factorial" or contract.get("role") != "observation":
+            report(
+                fptr,
+                f"field {name!r}: per_file is for the observations of a factorial study (the"
+                " record contract with role observation), whose score reads one file or several",
+            )
+            continue
+        if k:
+            report(
+                fptr,
+                f"field {name!r}: {given[0][1].get('name')!r} is already given per file; a"
+                " contract has one field per file",
+            )
+        if f.get("type") != "string" or not (f.get("allowed") or f.get("factor")):
+            report(
+                fptr,
+                f"field {name!r}: a field given per file is a string with its values listed"
+                " (allowed: [...], or factor: naming a factor), so that each file's value is"
+                " checked",
+            )
+        if f.get("nullable") or f.get("required") is False or f.get("null_values"):
+            report(
+                fptr,
+                f"field {name!r}: every record of a file has the file's value, so a field given"
+                " per file is neither nullable nor optional",
+            )
 
 
 def _boolean_words(f: dict, fptr: str, report: Reporter) -> None:

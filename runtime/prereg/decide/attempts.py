@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from prereg.columnar import HashIndex, RecordColumns, field_values, subset
+from prereg.columnar import HashIndex, RecordColumns, field_values, located, subset
 from prereg.decide.columns import Column
 from prereg.decide.fields import all_of
 from prereg.decide.names import pinned_key_fields, row_name  # noqa: F401 (re-exported)
@@ -365,7 +365,7 @@ def _orders(records, order: str | None, source: str, max_problems: int, lines) -
         _raise(
             source,
             [
-                f"{source}:{lines[j]}: {order} is "
+                f"{located(source, lines[j])}: {order} is "
                 + (json.dumps(records[j][order]) if order in records[j] else "absent")
                 + f": the attempt policy orders a row's attempts by {order}, so every record"
                 " needs a number there"
@@ -391,7 +391,7 @@ def _dedupe(rule: str, records, keys, source: str, max_problems: int, lines) -> 
             a = json.dumps(records[first[k]], sort_keys=True, ensure_ascii=False)
             if json.dumps(records[j], sort_keys=True, ensure_ascii=False) != a:
                 problems.append(
-                    f"{source}:{lines[j]}: repeats the key of line {lines[first[k]]} with other"
+                    f"{located(source, lines[j])}: repeats the key of line {lines[first[k]]} with other"
                     " values"
                     " (duplicates: identical-once counts an identical copy once and refuses a"
                     " different one)"
@@ -415,17 +415,19 @@ def _refuse(
     for j, rid in enumerate(row_ids):
         line = lines[j]
         if row_of[j] is None:
-            problems.append(f"{source}:{line}: unknown row {name_text(name, rid)} (not in {rows})")
+            problems.append(
+                f"{located(source, line)}: unknown row {name_text(name, rid)} (not in {rows})"
+            )
             continue
         if found and found[j] is not None:
-            problems.append(f"{source}:{line}: {found[j]}")
+            problems.append(f"{located(source, line)}: {found[j]}")
             continue
         k = keys[j]
         first = seen.get(k)
         if first is not None:
             what = f"duplicate attempt {orders[j]} of " if order else "duplicate record of "
             problems.append(
-                f"{source}:{line}: {what}"
+                f"{located(source, line)}: {what}"
                 + ", ".join(f"{f}={said(v)}" for f, v in zip(key_fields, k, strict=False))
                 + f" (first on line {first}): repeats line {first}'s "
                 + ", ".join(key_fields)
@@ -468,7 +470,7 @@ def _named(row_ids, name, records, source: str, max_problems: int, lines) -> Non
         gone = [f for f in name if records[j].get(f) is None]
         which = ", ".join(f"{f} is " + ("null" if f in records[j] else "absent") for f in gone)
         problems.append(
-            f"{source}:{lines[j]}: {which}, and the attempt policy's key names each row by"
+            f"{located(source, lines[j])}: {which}, and the attempt policy's key names each row by"
             f" {', '.join(name)}"
         )
     _raise(source, problems, max_problems)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from prereg.columnar import RecordColumns, field_values, row_index
+from prereg.columnar import RecordColumns, field_values, located, row_index
 from prereg.decide.names import level_text, level_value  # noqa: F401 (re-exported)
 from prereg.errors import UserError, said
 
@@ -274,18 +274,20 @@ def from_items(
         n = k + 1 if lines is None else lines[k]
         rid = names[k]
         if rid is None:
-            problems.append(f"{source}:{n}: {row_field} is null or absent, and it names the row")
+            problems.append(
+                f"{located(source, n)}: {row_field} is null or absent, and it names the row"
+            )
             continue
         if isinstance(rid, tuple) and None in rid:
             gone = [f for f, v in zip(row_field, rid, strict=True) if v is None]
             problems.append(
-                f"{source}:{n}: {', '.join(gone)} is null or absent, and it names the row"
+                f"{located(source, n)}: {', '.join(gone)} is null or absent, and it names the row"
                 f" with {', '.join(f for f in row_field if f not in gone)}"
             )
             continue
         if rid in seen and complete:
             problems.append(
-                f"{source}:{n}: row {name_words(row_field, rid)} repeats line {seen[rid]}"
+                f"{located(source, n)}: row {name_words(row_field, rid)} repeats line {seen[rid]}"
             )
             continue
         first = rid in seen
@@ -318,13 +320,13 @@ def from_items(
                 next(shown)
             where = ", ".join(f"{k}={v}" for k, v in shown)
             problems.append(
-                f"{source}:{n}: row {name_words(row_field, rid)} ({where}) is in no registered cell"
+                f"{located(source, n)}: row {name_words(row_field, rid)} ({where}) is in no registered cell"
             )
             continue
         if first:
             if placed.get(rid) != ci:
                 problems.append(
-                    f"{source}:{n}: row {name_words(row_field, rid)} is in cell"
+                    f"{located(source, n)}: row {name_words(row_field, rid)} is in cell"
                     f" {config['cells'][ci]['id']} here but"
                     f" in another cell on line {seen[rid]}"
                 )

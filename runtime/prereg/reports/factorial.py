@@ -33,6 +33,21 @@ from prereg.reports.verdicts import anchor, deciding_figures, rule_text
 NO_RULE = "none: reported only (its figures are in the tables below)"
 
 
+def input_rows(inputs: dict) -> list[tuple[str, str | None, int | None]]:
+    """(name, digest, bytes) of each input of SCORE.json: an input read from several files
+    (observations, one log per model) gives a row per file, named by its file and by the
+    value the file gives (``observations model-a: a.jsonl``)."""
+    rows = []
+    for k, v in inputs.items():
+        for one in v if isinstance(v, list) else [v]:
+            name = k
+            if isinstance(v, list):
+                given = ", ".join(str(val) for val in (one.get("per_file") or {}).values())
+                name = f"{k} {given}: {one.get('file')}" if given else f"{k}: {one.get('file')}"
+            rows.append((name, one.get("sha256"), one.get("bytes")))
+    return rows
+
+
 def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
     score_steps = info.steps_for(steps, "score")
     step = score_steps[-1] if score_steps else None
@@ -73,7 +88,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
     report.add(*header(info, [("score", doc.get("specDigest"))]))
     report.add(*decision_blocks(decision))
     inputs = doc.get("inputs") or {}
-    report.add(*inputs_block([(k, v.get("sha256"), v.get("bytes")) for k, v in inputs.items()]))
+    report.add(*inputs_block(input_rows(inputs)))
     rows = doc.get("rows") or {}
     hyps = {str(h.get("id")): h for h in info.spec.get("hypotheses") or []}
     report.add(

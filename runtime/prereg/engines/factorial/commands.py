@@ -700,6 +700,79 @@ def _input(path: str) -> dict[str, Any]:
     return {"file": Path(path).name, "sha256": PREFIX + hexdigest, "bytes": size}
 
 
+def _per_file_field(contract: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The observation contract's field given per file (``per_file``), if it has one."""
+    return next((f for f in contract["fields"] if f.get("per_file")), None)
+
+
+def _observation_files(config, contract, given: Sequence[str]) -> list[tuple[str | None, str]]:
+    """(the per-file field's value or None, path) of each ``--observations``, in the order
+    given: ``VALUE=PATH`` when the contract has a field given per file, else a path."""
+    field = _per_file_field(contract)
+    if field is None:
+        if len(given) > 1:
+            dup = next((g for i, g in enumerate(given) if g in given[:i]), None)
+            if dup is not None:
+                raise UserError(f"--observations {dup}: given twice; each file is read once")
+        return [(None, g) for g in given]
+    name = field["name"]
+    if field.get("allowed"):
+        values = [str(v) for v in field["allowed"]]
+    else:
+        factor = next(f for f in config["factors"] if str(f["id"]) == field["factor"])
+        values = [str(lv["id"]) for lv in factor["levels"]]
+    example = f"{values[0]}=logs/{values[0]}.jsonl"
+    out: list[tuple[str | None, str]] = []
+    for g in given:
+        value, eq, path = str(g).partition("=")
+        if not eq or not path:
+            raise UserError(
+                f"--observations {g}: the observations give {name} per file: write each file"
+                f" as {name}'s value, =, and its path (--observations {example}); {name}'s"
+                f" values: {', '.join(values)}"
+            )
+        if value not in values:
+            raise UserError(
+                f"--observations {g}: {value!r} is not a value of {name} (per file): its"
+                f" values are {', '.join(values)}"
+            )
+        if any(path == p for _, p in out):
+            raise UserError(f"--observations {g}: {path} is given twice; each file is read once")
+        out.append((value, path))
+    return out
+
+
+def _read_observation_files(module, contract, files) -> tuple[Any, str]:
+    """(the records of several observations files read as one log, file after file, each
+    record located at its file's line; the files named for a message). Each file is read
+    and checked as a log of its own, without the field given per file, which every record of
+    the file then takes."""
+    from prereg.columnar import RecordColumns, concatenated
+
+    field = _per_file_field(contract)
+    sub = dict(contract)
+    if field is not None:
+        sub["fields"] = [f for f in contract["fields"] if f is not field]
+    parts = []
+    for value, path in files:
+        try:
+            records = _read(module, sub, path)
+        except UserError as exc:
+            said = f"unexpected field {field['name']!r}" if field is not None else None
+            if said and any(said in p for p in [exc.message, *exc.problems]):
+                exc.problems.append(
+                    f"({field['name']} is given per file, --observations {value}={path}: the"
+                    " file's records leave it out)"
+                )
+            raise
+        if not isinstance(records, RecordColumns):
+            records = list(records)
+        given = {} if field is None else {field["name"]: value}
+        parts.append((path, given, records))
+    names = [f["name"] for f in contract["fields"]]
+    return concatenated(names, parts), ", ".join(p for _, p in files)
+
+
 def _parallel(args: argparse.Namespace) -> dict[str, Any] | None:
     """``score``'s reading in partitions (``--workers``, ``--scheduler``,
     ``--partition-bytes``), checked before any file is read; None for one process."""
@@ -739,31 +812,53 @@ def _score(ctx: StudyContext, args: argparse.Namespace, module, out: Path, md: P
     _READ_DIGESTS.clear()  # only what this command reads names its inputs
     parallel = _parallel(args)
     obs_contract = _contract(config, "observation")
+    given = args.observations if isinstance(args.observations, list) else [args.observations]
+    files = _observation_files(config, obs_contract, given)
+    several = len(files) > 1 or files[0][0] is not None  # a log of several files, or labelled
+    if several and parallel is not None:
+        raise UserError(
+            "--workers, --scheduler and --partition-bytes read one observations file in"
+            " partitions; several files (or a file with a value given per file) are scored in"
+            " one process: leave them out"
+        )
+    source = files[0][1]
     row_field = attempt_policy.row_name(config["attempts"])
-    reduced = _bucketed(config, module, args, out, parallel)
+    reduced = None if several else _bucketed(config, module, args, source, out, parallel)
     if reduced is not None:
         table, reduced = reduced
         records = None
     else:
         table = _items_table(config, module, items_path, parallel)
-        # one field names a manifest row: each observation's row id held once, the table's
-        named = table is not None and len(row_field) == 1
-        share = {row_field[0]: (table.index, table.ids)} if named else None
-        records = _read(module, obs_contract, args.observations, parallel, share=share)
+        if several:
+            records, source = _read_observation_files(module, obs_contract, files)
+        else:
+            # one field names a manifest row: each observation's row id held once, the table's
+            named = table is not None and len(row_field) == 1
+            share = {row_field[0]: (table.index, table.ids)} if named else None
+            records = _read(module, obs_contract, source, parallel, share=share)
     progress.update(1, label="observations read")
     if table is None:
         table = from_items(
             config,
             obs_contract,
             records,
-            args.observations,
+            source,
             row_field=row_field,
             complete=False,
             ignore_unplaced=config["attempts"].get("unknown_rows") == "ignore",
+            lines=records.lines if several else None,
         )
     rules = importlib.import_module(f"{module.__name__}.rules")
-    doc = score_document(config, rules, table, records, args.observations, reduced=reduced)
+    doc = score_document(config, rules, table, records, source, reduced=reduced)
     progress.update(2, label="figures and verdicts")
+    field = _per_file_field(obs_contract)
+    if several:
+        observations: Any = [
+            {**_input(path), **({"per_file": {field["name"]: value}} if field else {})}
+            for value, path in files
+        ]
+    else:
+        observations = _input(source)
     doc = {
         "decision": doc.pop("decision"),
         "study": ctx.study_id,
@@ -771,7 +866,7 @@ def _score(ctx: StudyContext, args: argparse.Namespace, module, out: Path, md: P
         "specDigest": ctx.spec_digest,
         "inputs": {
             **({"items": _input(items_path)} if items_path else {}),
-            "observations": _input(args.observations),
+            "observations": observations,
         },
         **doc,
     }
@@ -803,7 +898,7 @@ def _score(ctx: StudyContext, args: argparse.Namespace, module, out: Path, md: P
     return 0
 
 
-def _bucketed(config, module, args: argparse.Namespace, out: Path, parallel):
+def _bucketed(config, module, args: argparse.Namespace, obs_path: str, out: Path, parallel):
     """(row table, :class:`prereg.bucketed.Reduced`) of a manifest and its observations
     reduced in buckets (:mod:`prereg.bucketed`): when score runs in partitions, or its
     inputs are large, and the study has a manifest (JSONL, Parquet or CSV files; a row named
@@ -814,7 +909,6 @@ def _bucketed(config, module, args: argparse.Namespace, out: Path, parallel):
     from prereg.tabular import COLUMNAR
 
     items_path = getattr(args, "items", None)
-    obs_path = args.observations
     if items_path is None or not _has(config, "items"):
         return None
     policy = config["attempts"]

@@ -75,7 +75,14 @@ def commands(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
             "summary": "score observations against the registered rules",
             "arguments": [
                 *items,
-                _option("--observations", "path", "the observations (JSONL, Parquet or CSV)"),
+                _option(
+                    "--observations",
+                    "path",
+                    "the observations (JSONL, Parquet or CSV); repeat it for several files,"
+                    " read as one log in the order given, each written VALUE=PATH when the"
+                    " observation contract has a field given per file (per_file)",
+                    repeated=True,
+                ),
                 _option("--out", "path", "SCORE.json to create; SCORE.md is written beside it"),
                 _option(
                     "--workers",

@@ -1,0 +1,252 @@
+"""Observations as they come, one log per model: `score --observations` repeated, each file
+read and checked as a log of its own and the files scored as one log in the order given; a
+field the records leave out (`per_file: true`) takes the value each file is named with
+(`--observations ft1=logs/ft1.jsonl`). The figures equal those of the same records in one
+file; every problem is located at its own file's line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from prereg.cli import main
+from prereg.reports.factorial import input_rows
+from tests.conftest import FIXTURES
+
+DUNNETT = FIXTURES / "newcomer" / "dunnett.yaml"
+GRADES = {
+    "base": [5.0, 6.2, 5.5, 6.4, 6.5, 4.3],
+    "ft1": [5.2, 6.0, 5.1, 6.6, 6.2, 4.9],
+    "ft2": [6.3, 7.4, 6.9, 7.7, 7.5, 5.6],
+    "ft3": [5.3, 6.6, 6.2, 7.0, 7.0, 4.8],
+}
+MODEL = "- {name: model, factor: model, type: string, allowed: [base, ft1, ft2, ft3]}"
+
+
+def _project(root, text):
+    (root / "spec" / "studies").mkdir(parents=True, exist_ok=True)
+    (root / "spec" / "studies" / "dunnett.yaml").write_text(text)
+    assert main(["--project", str(root), "compile"]) == 0
+
+
+def _per_file_spec() -> str:
+    text = DUNNETT.read_text()
+    assert text.count(MODEL) == 1
+    return text.replace(MODEL, MODEL[:-1] + ", per_file: true}")
+
+
+def _logs(root) -> list[str]:
+    """One JSONL log per model, without a model field: what a harness writes per run."""
+    out = []
+    for m, xs in GRADES.items():
+        path = root / f"{m}.jsonl"
+        path.write_text(
+            "".join(json.dumps({"item": f"i{i}", "score": x}) + "\n" for i, x in enumerate(xs))
+        )
+        out += ["--observations", f"{m}={path}"]
+    return out
+
+
+def _score(root, *observations, code=0):
+    out = root / "SCORE.json"
+    args = ["--project", str(root), "dunnett", "score", *observations, "--out", str(out)]
+    assert main([*args, "--quiet"]) == code
+    return json.loads(out.read_text()) if code == 0 else None
+
+
+def _one_file(root):
+    """The same records in one CSV with the model column."""
+    _project(root, DUNNETT.read_text())
+    log = root / "grades.csv"
+    lines = ["item,model,score"]
+    lines += [f"i{i},{m},{x!r}" for m, xs in GRADES.items() for i, x in enumerate(xs)]
+    log.write_text("\n".join(lines) + "\n")
+    return _score(root, "--observations", str(log))
+
+
+def _figures(doc):
+    return {k: doc[k] for k in ("analyses", "verdicts", "rows", "metrics") if k in doc}
+
+
+def test_one_log_per_model_scores_as_the_one_file(tmp_path):
+    whole = _one_file(tmp_path / "one")
+    root = tmp_path / "per-model"
+    _project(root, _per_file_spec())
+    doc = _score(root, *_logs(root))
+    assert _figures(doc) == _figures(whole)
+    assert doc["verdicts"] == {"some-better": "supported", "ft3-by-half": "supported"}
+    files = doc["inputs"]["observations"]
+    assert [f["file"] for f in files] == [f"{m}.jsonl" for m in GRADES]
+    assert [f["per_file"] for f in files] == [{"model": m} for m in GRADES]
+    assert all(f["sha256"].startswith("sha256:") and f["bytes"] > 0 for f in files)
+    assert input_rows(doc["inputs"])[1][0] == "observations ft1: ft1.jsonl"
+    # one file keeps its one input, as before
+    assert whole["inputs"]["observations"]["file"] == "grades.csv"
+
+
+def test_shards_of_one_log_in_two_formats(tmp_path):
+    """Without a field given per file, several files are one log's parts (a CSV and a JSONL
+    here): the figures are the one file's."""
+    whole = _one_file(tmp_path / "one")
+    root = tmp_path / "shards"
+    _project(root, DUNNETT.read_text())
+    first, second = root / "a.csv", root / "b.jsonl"
+    rows = [(f"i{i}", m, x) for m, xs in GRADES.items() for i, x in enumerate(xs)]
+    first.write_text("item,model,score\n" + "".join(f"{i},{m},{x!r}\n" for i, m, x in rows[:10]))
+    second.write_text(
+        "".join(json.dumps({"item": i, "model": m, "score": x}) + "\n" for i, m, x in rows[10:])
+    )
+    doc = _score(root, "--observations", str(first), "--observations", str(second))
+    assert _figures(doc) == _figures(whole)
+    assert [f["file"] for f in doc["inputs"]["observations"]] == ["a.csv", "b.jsonl"]
+
+
+def test_a_repeated_key_across_shards_is_located_in_each_file(tmp_path, capsys):
+    root = tmp_path / "shards"
+    _project(root, DUNNETT.read_text())
+    a, b = root / "a.jsonl", root / "b.jsonl"
+    a.write_text('{"item": "i0", "model": "base", "score": 5.0}\n')
+    b.write_text(
+        '{"item": "i1", "model": "base", "score": 5.0}\n{"item": "i0", "model": "base", "score": 6.0}\n'
+    )
+    _score(root, "--observations", str(a), "--observations", str(b), code=2)
+    err = capsys.readouterr().err
+    assert f"{b}:2: duplicate record of item='i0', model='base' (first on line {a}:1)" in err
+    assert not (root / "SCORE.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("given", "words"),
+    [
+        (["base.jsonl"], "the observations give model per file: write each file as model's value"),
+        (["ft7=base.jsonl"], "'ft7' is not a value of model (per file): its values are base, ft1"),
+        (["base=base.jsonl", "ft1=base.jsonl"], "base.jsonl is given twice"),
+        (["base=base.jsonl", "ft1=missing.jsonl"], "missing.jsonl: cannot read"),
+    ],
+)
+def test_files_named_wrongly_are_refused(tmp_path, capsys, monkeypatch, given, words):
+    _project(tmp_path, _per_file_spec())
+    _logs(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    obs = [x for g in given for x in ("--observations", g)]
+    _score(tmp_path, *obs, code=2)
+    assert words in " ".join(capsys.readouterr().err.split())
+    assert not (tmp_path / "SCORE.json").exists()
+
+
+def test_a_record_writing_the_field_given_per_file_is_refused_with_why(tmp_path, capsys):
+    _project(tmp_path, _per_file_spec())
+    obs = _logs(tmp_path)
+    (tmp_path / "ft1.jsonl").write_text('{"item": "i0", "model": "ft1", "score": 1.0}\n')
+    _score(tmp_path, *obs, code=2)
+    err = " ".join(capsys.readouterr().err.split())
+    assert "ft1.jsonl:1: at /: unexpected field 'model'" in err
+    assert "(model is given per file, --observations ft1=" in err
+
+
+def test_several_files_are_not_read_in_partitions(tmp_path, capsys):
+    _project(tmp_path, _per_file_spec())
+    _score(tmp_path, *_logs(tmp_path), "--workers", "2", code=2)
+    assert "several files (or a file with a value given per file) are scored in one process" in (
+        capsys.readouterr().err
+    )
+
+
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        (
+            lambda t: t.replace(
+                "- {name: score, type: number, nullable: true}",
+                "- {name: score, type: number, nullable: true, per_file: true}",
+            ),
+            "a field given per file is a string with its values listed",
+        ),
+        (
+            lambda t: t.replace(
+                "- {name: item, type: string, min_length: 1}",
+                "- {name: item, type: string, min_length: 1, per_file: true}",
+            ),
+            "field 'model': 'item' is already given per file; a contract has one field per file",
+        ),
+        (
+            lambda t: t.replace("per_file: true}", "per_file: true, nullable: true}"),
+            "a field given per file is neither nullable nor optional",
+        ),
+        (
+            lambda t: t.replace("role: observation", "role: other"),
+            "per_file is for the observations of a factorial study",
+        ),
+    ],
+)
+def test_compile_refuses_a_field_given_per_file_it_cannot_read(tmp_path, capsys, edit, words):
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "dunnett.yaml").write_text(edit(_per_file_spec()))
+    assert main(["--project", str(tmp_path), "compile"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "per_file" in err and words in err
+    assert not (tmp_path / "generated").exists()
+
+
+def test_shards_with_an_item_manifest(tmp_path):
+    """A study whose rows come from an item manifest reads its observations from two shards
+    (each record names its row) as it reads them from one file."""
+    import numpy as np
+
+    from tests.conftest import ROOT
+
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    # the study declares its own score command: its --observations says it repeats
+    text = (ROOT / "tests" / "fixtures" / "factorial" / "paired-latency.yaml").read_text()
+    old = "help: the runs}"
+    assert text.count(old) == 1
+    (tmp_path / "spec" / "studies" / "paired-latency.yaml").write_text(
+        text.replace(old, "help: the runs, repeated: true}")
+    )
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    items = tmp_path / "items.jsonl"
+    assert main(["--project", str(tmp_path), "paired-latency", "items", "--out", str(items)]) == 0
+    rng = np.random.default_rng(7)
+    rows = [json.loads(line) for line in items.read_text().splitlines()]
+    recs = [
+        {
+            "rowId": r["rowId"],
+            "attempt": 1,
+            "ok": True,
+            "latency_ms": round(float(rng.normal(500, 50)), 3),
+            "tokens": int(rng.integers(800, 1200)),
+        }
+        for r in rows
+    ]
+    lines = [json.dumps(r) + "\n" for r in recs]
+    (tmp_path / "all.jsonl").write_text("".join(lines))
+    (tmp_path / "a.jsonl").write_text("".join(lines[::2]))
+    (tmp_path / "b.jsonl").write_text("".join(lines[1::2]))
+
+    def score(out, *files):
+        obs = [x for f in files for x in ("--observations", str(tmp_path / f))]
+        args = ["--project", str(tmp_path), "paired-latency", "score", "--items", str(items)]
+        assert main([*args, *obs, "--out", str(tmp_path / out), "--quiet"]) == 0
+        return json.loads((tmp_path / out).read_text())
+
+    whole, shards = score("one.json", "all.jsonl"), score("two.json", "a.jsonl", "b.jsonl")
+    assert shards["contrasts"] == whole["contrasts"] and shards["verdicts"] == whole["verdicts"]
+    assert shards["rows"] == whole["rows"]
+    assert [f["file"] for f in shards["inputs"]["observations"]] == ["a.jsonl", "b.jsonl"]
+
+
+def test_an_option_of_one_value_given_twice_is_refused(tmp_path, capsys):
+    """A study's own score command whose --observations does not repeat: a second file is
+    refused, not silently taken in place of the first."""
+    from tests.conftest import ROOT
+
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    text = (ROOT / "tests" / "fixtures" / "factorial" / "paired-latency.yaml").read_text()
+    (tmp_path / "spec" / "studies" / "paired-latency.yaml").write_text(text)
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    args = ["--project", str(tmp_path), "paired-latency", "score", "--items", "i.jsonl"]
+    with pytest.raises(SystemExit) as exc:
+        main([*args, "--observations", "a.jsonl", "--observations", "b.jsonl", "--out", "S.json"])
+    assert exc.value.code == 2
+    assert "argument --observations: given twice; it takes one value" in capsys.readouterr().err
