@@ -11,7 +11,9 @@ score and verdict in the log. Scored end to end and checked against independent 
   `p le 0.5` holds and `p lt 0.5` fails; `estimate ge -0.05` holds and `gt` fails;
 - every program correct (no negative): no AUROC, h1 and h2 not supported, nothing refused;
   a verifier with constant scores has AUROC 1/2; a program whose two manifest rows disagree
-  on the truth is refused by score, naming the analysis.
+  on the truth is refused by score, naming the analysis;
+- a scenario cannot draw one truth per program shared by both verifiers, so compile refuses a
+  scenario beside an auroc-difference a rule reads (diagnose would refuse its first study).
 """
 
 from __future__ import annotations
@@ -173,3 +175,29 @@ def test_a_program_whose_truth_differs_between_its_rows_is_refused(tmp_path, cap
     err = capsys.readouterr().err
     assert "auc-b-minus-a" in err and "positive in one arm and a negative in the other" in err
     assert not (root / "run.SCORE.json").exists()
+
+
+def test_compile_refuses_a_scenario_that_cannot_drive_the_auroc_difference(tmp_path, capsys):
+    scenario = """scenarios:
+  - id: some
+    outcome: accepts
+    rates: [{rate: 0.5}]
+    values: [{field: score, distribution: uniform, low: 0, high: 1}]
+constants:"""
+    text = _swap(SPEC, "constants:", scenario)
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "verifiers.yaml").write_text(text)
+    assert main(["--project", str(tmp_path), "compile"]) == 2
+    err = capsys.readouterr().err
+    assert "scenario 'some' cannot drive analysis 'auc-b-minus-a'" in err
+    assert "one truth per item" in err
+    assert not (tmp_path / "generated").exists()
+    # reported only, the analysis is not simulated, and the scenario is accepted
+    reported = _swap(text, "  - id: h1\n", "  - id: h1\n    reported_only: true\n")
+    reported = _swap(reported, "          - {verdict: {hypothesis: h1, is: [supported]}}\n", "")
+    h1_rule = (
+        "    rule:\n      compare: {target: auc-b-minus-a, quantity: p, op: lt, value: 0.05}\n"
+    )
+    reported = _swap(reported, h1_rule, "")
+    (tmp_path / "spec" / "studies" / "verifiers.yaml").write_text(reported)
+    assert main(["--project", str(tmp_path), "compile"]) == 0, capsys.readouterr().err
