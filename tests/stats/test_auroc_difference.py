@@ -199,3 +199,17 @@ def test_refusals():
         auroc_difference(y, qa, y, qb, alternative="greater", level=0.95, margin="0.05")
     with pytest.raises(MethodError, match="probability"):
         auroc_difference(y, qa + 1, y, qb, alternative="greater", level=0.95, margin=0)
+
+
+def test_a_perfect_verifier_against_a_constant_one_has_no_spread():
+    """Every positive above every negative in arm a, every score tied in arm b: each unit's
+    components differ by exactly 1/2, so Var(D) = 0 while D = 1/2; as a t test without spread,
+    no z and no P (a rule on the estimate still reads D)."""
+    y = np.array([1, 1, 1, 0, 0, 0, 0])
+    perfect = np.array([0.9, 0.8, 0.7, 0.3, 0.2, 0.1, 0.05])
+    const = np.full(7, 0.4)
+    a_a, a_b, var, _ = delong_by_hand(y.tolist(), perfect.tolist(), const.tolist())
+    assert (a_a, a_b, var) == (1, Fraction(1, 2), 0)
+    r = auroc_difference(y, perfect, y, const, alternative="greater", level=0.95, margin=0)
+    assert r.exact["estimate"] == Fraction(1, 2) and r.se == 0.0
+    assert r.statistic is None and r.p is None and r.lower is None

@@ -747,7 +747,7 @@ def auroc_difference(y_a, q_a, y_b, q_b, *, alternative, level, margin) -> Resul
             "covariance": float(d["cov"]),
         },
     }
-    if var == 0:  # the two arms place every unit alike: no spread, no test
+    if var == 0:  # the components' differences do not vary (D need not be 0): no test
         return Result(name, se=0.0, statistic_name="z", **figures)
     se = math.sqrt(var)
     dev = diff - margin_q
@@ -1112,8 +1112,10 @@ CATALOGUE = (
         "mean_i ψ(x_i, y_j) over the positives, A = mean V₁₀. D = A_a − A_b; Var(D) = "
         "s²(V₁₀ᵃ − V₁₀ᵇ)/n₁ + s²(V₀₁ᵃ − V₀₁ᵇ)/n₀ (sample variances, n − 1); z = (D − "
         "margin)/√Var(D), P from the normal; interval D ± z(1 − α/2)·se (one-sided: z(level)), "
-        "clipped to [−1, 1]. No se with fewer than two units of a class, no test when Var(D) = "
-        "0 (both arms place every unit alike), no figure without a positive or a negative. "
+        "clipped to [−1, 1]. No se with fewer than two units of a class; no test when Var(D) "
+        "= 0 (the components' differences do not vary: two arms that rank every unit alike, or "
+        "a perfect arm against a constant one, D = ½), as a t test has none without spread; "
+        "no figure without a positive or a negative. "
         "extra: auroc_a, auroc_b, se_a, se_b (each arm's DeLong se), covariance",
         reference="DeLong ER, DeLong DM, Clarke-Pearson DL (1988), Comparing the areas under two "
         "or more correlated receiver operating characteristic curves: a nonparametric approach, "
