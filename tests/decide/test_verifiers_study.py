@@ -201,3 +201,22 @@ constants:"""
     reported = _swap(reported, h1_rule, "")
     (tmp_path / "spec" / "studies" / "verifiers.yaml").write_text(reported)
     assert main(["--project", str(tmp_path), "compile"]) == 0, capsys.readouterr().err
+
+
+def test_a_missing_score_leaves_its_program_out_of_the_pairs(tmp_path):
+    """A null score is no ranking: the row leaves the metric's counted rows, and its program
+    the pairs (counted as unpaired); the difference is sklearn's over the programs left."""
+    text = _swap(SPEC, "{name: score, type: number,", "{name: score, type: number, nullable: true,")
+    root = _project(tmp_path, text)
+    y, qa, qb = _programs(200, 5)
+    items, log = _write(root, y, qa, qb)
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    lines[2 * 7]["score"] = None  # program 7's va row
+    lines[2 * 11 + 1]["score"] = None  # program 11's vb row
+    log.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    h1 = _analyses(_score(root, (items, log)))["auc-b-minus-a"]
+    keep = np.array([i not in (7, 11) for i in range(200)])
+    assert h1["counts"]["pairs"] == 198
+    assert (h1["counts"]["unpairedA"], h1["counts"]["unpairedB"]) == (1, 1)
+    want = roc_auc_score(y[keep], qb[keep]) - roc_auc_score(y[keep], qa[keep])
+    assert h1["estimate"] == pytest.approx(want, abs=1e-14)
