@@ -113,7 +113,14 @@ def test_the_registered_study_on_200_programs(tmp_path):
     assert h3["counts"]["n10"] == int((acc_b & ~acc_a).sum())
     assert h3["counts"]["n01"] == int((~acc_b & acc_a).sum())
     want = {"h1": "supported", "h2": "supported", "h3": "supported"}
-    assert doc["verdicts"] == want
+    assert doc["verdicts"] == {**want, "by-verifier": "reported-only"}
+    # reported: each verifier's recall and specificity, counted by hand
+    est = {e["id"]: e for e in doc["estimates"]}
+    for v, q in (("va", qa), ("vb", qb)):
+        acc = q >= 0.5
+        recall, spec = est[f"recall-{v}"], est[f"specificity-{v}"]
+        assert (recall["k"], recall["n"]) == (int(acc[correct].sum()), int(correct.sum()))
+        assert (spec["k"], spec["n"]) == (int((~acc)[~correct].sum()), int((~correct).sum()))
     assert doc["decision"]["outcome"] == "adopt-b"
 
 
