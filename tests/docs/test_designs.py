@@ -2,8 +2,8 @@
 naming it: `common` (the head of every study), `frame NAME` (a study's factors, cells, log
 contract and attempts) or `design NAME on FRAME` (merged onto its frame: lists appended, other
 values set); each design is compiled as a study of its own, and `prereg compile` must accept
-it with no error. The page's JSON log lines are parsed too, and each must hold the fields its
-frame's contract declares."""
+it with no error. The page's JSON lines are parsed too, one per contract of each frame in order, and each must
+hold the fields its contract declares."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ DESIGNS += (
     "interaction",
     "size-trend",
     "preference",
+    "verifier-ranking",
     "agreement",
     "agreement-stages",
     "pass-at-k",
@@ -91,9 +92,10 @@ def test_each_design_compiles(tmp_path, design, capsys):
 def test_each_log_line_holds_its_frames_fields():
     _, frames, _ = fragments()
     lines = [json.loads(m["line"]) for m in JSON_LINE.finditer(PAGE.read_text(encoding="utf-8"))]
-    assert len(lines) == len(frames)
-    for record, frame in zip(lines, frames.values(), strict=True):
-        (contract,) = frame["record_contracts"]
+    # one line per contract of each frame, in order (an item manifest's, then the log's)
+    contracts = [c for frame in frames.values() for c in frame["record_contracts"]]
+    assert len(lines) == len(contracts)
+    for record, contract in zip(lines, contracts, strict=True):
         assert set(record) == {f["name"] for f in contract["fields"]}
 
 

@@ -494,6 +494,7 @@ def test_catalogue_entries_are_complete():
         "log-loss",
         "expected-calibration-error",
         "auroc",
+        "auroc-difference",
     }
     for e in mine.values():
         for field in ("summary", "formula", "reference", "oracle", "exactness"):

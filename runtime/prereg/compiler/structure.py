@@ -265,6 +265,15 @@ def scenario_structure(spec: dict, report: Reporter) -> None:
                 continue
             for ai, an in enumerate(hyp.get("analyses") or []):
                 where = f"analysis {an.get('id')!r} (hypotheses/{hi}/analyses/{ai})"
+                if an.get("method") == "auroc-difference":
+                    report(
+                        ptr,
+                        f"scenario {sid!r} cannot drive {where}: auroc-difference ranks both"
+                        " arms against one truth per item, and a scenario draws each row's"
+                        " outcome on its own, so the arms of an item disagree on it (diagnose"
+                        " would refuse the first simulated study); register no scenario, or"
+                        " the analysis in a reported_only hypothesis",
+                    )
                 rating = an.get("rating")
                 if rating in obs and rating not in manifest and rating not in drawn | given:
                     report(
