@@ -200,6 +200,11 @@ def _add_core_commands(sub) -> None:
         action="store_true",
         help="also regenerate generated/prereg.schema.json with LinkML and docs/language.md",
     )
+    c.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no line per file written; the summary line and any warning or error still print",
+    )
     k = sub.add_parser(
         "check",
         help="verify generated/ is exactly what the specs compile to, and sealed studies against their seals",
@@ -516,13 +521,13 @@ def _cmd_compile(project, args) -> int:
             print(f"wrote {methodsdoc.DOCS.as_posix()}")
     loaded = build.load_all(project, args.studies or None)  # loaded once: rendered, then read
     files = {rel: text.encode("utf-8") for rel, text in build.render_studies(loaded).items()}
-    if not args.language and language.refresh_copy(project):
+    if not args.language and language.refresh_copy(project) and not args.quiet:
         print("wrote generated/prereg.schema.json (the language this prereg speaks)")
     if args.studies:
         changed = build.write_generated(project, files, prune=False)
     else:
         changed = build.write_generated(project, files)
-    for rel in changed:
+    for rel in changed if not args.quiet else ():
         print(f"wrote {rel}" if rel in files else f"removed {rel}")
     _warn_unready(loaded)
     from prereg.compiler.project import package_name

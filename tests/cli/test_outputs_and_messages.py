@@ -106,3 +106,15 @@ def test_rows_read_from_observations_are_named_as_observations():
     assert "answers.jsonl:2: row 'r2' (arm=c) is in no registered cell" in json.dumps(
         exc.value.problems
     )
+
+
+def test_compile_quiet_prints_the_summary_alone(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "my-study"]) == 0
+    capsys.readouterr()
+    assert main(["compile", "--quiet"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [next(line for line in out if line.startswith("compiled 1 study: my-study;"))]
+    assert (tmp_path / "generated" / "my_study" / "rules.py").is_file()
+    assert main(["compile"]) == 0  # nothing changed: the summary says 0 files either way
+    assert capsys.readouterr().out.endswith("0 file(s) changed\n")
