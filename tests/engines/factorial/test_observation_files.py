@@ -81,6 +81,14 @@ def test_one_log_per_model_scores_as_the_one_file(tmp_path):
     assert [f["per_file"] for f in files] == [{"model": m} for m in GRADES]
     assert all(f["sha256"].startswith("sha256:") and f["bytes"] > 0 for f in files)
     assert input_rows(doc["inputs"])[1][0] == "observations ft1: ft1.jsonl"
+    from prereg import outputs
+
+    schema = outputs.validator(outputs.schema_for("factorial", "score"))
+    assert [e.message for e in schema.iter_errors(doc)] == []
+    assert [e.message for e in schema.iter_errors(whole)] == []
+    # the schema holds the list to its shape: a file without its digest is refused
+    del files[0]["sha256"]
+    assert list(schema.iter_errors(doc))
     # one file keeps its one input, as before
     assert whole["inputs"]["observations"]["file"] == "grades.csv"
 
