@@ -400,6 +400,7 @@ def _synthetic(shape: str, an: dict, options: dict):
         "two-samples": lambda: (x, y),
         "paired-samples": lambda: (x, y),
         "samples-groups": lambda: ([x + j for j in range(g)],),
+        "sample-blocks": lambda: (np.full((4, g), 2.0),),
         "samples-per-problem": lambda: (np.full(4, n), np.zeros(4, dtype=int)),
         "paired-samples-per-problem": lambda: (
             np.full(4, n),
