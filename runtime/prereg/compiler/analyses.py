@@ -208,6 +208,12 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
             groups = an.get("groups")
             if groups is not None and len(groups) < 2:
                 report(f"{ptr}/groups", f"{what}: groups lists at least two selections")
+            elif groups is not None and method == "correlation-difference" and len(groups) != 3:
+                report(
+                    f"{ptr}/groups",
+                    f"{what}: method correlation-difference reads three groups (the reference,"
+                    f" then the two whose correlations with it are compared), got {len(groups)}",
+                )
             for j, ref in enumerate(an.get("of_analyses") or []):
                 for b in _expansions(an):
                     rid = fill(str(ref), b)

@@ -177,7 +177,7 @@ def _pair_arrays(x, y, need: int) -> tuple[np.ndarray, np.ndarray]:
     for name, v in (("x (arm a)", a), ("y (arm b)", b)):
         if np.all(v == v[0]):
             raise MethodError(
-                f"{name} is constant ({v[0]!r} in all {v.size} pairs): it has no correlation"
+                f"{name} is constant ({float(v[0])!r} in all {v.size} pairs): it has no correlation"
             )
     return a, b
 
@@ -308,7 +308,7 @@ def correlation_difference(x, *, correlation, alternative) -> Result:
     for j in range(3):
         if np.all(m[:, j] == m[0, j]):
             raise MethodError(
-                f"{names[j]} is constant ({m[0, j]!r} in all {n} units): it has no correlation"
+                f"{names[j]} is constant ({float(m[0, j])!r} in all {n} units): it has no correlation"
             )
     if kind == "spearman":
         cols = [doubled_ranks(m[:, j])[0].tolist() for j in range(3)]
