@@ -357,3 +357,31 @@ def test_the_catalogue_entries_are_complete():
         for field in ("summary", "formula", "reference", "oracle", "exactness"):
             assert getattr(e, field).strip(), (e.name, field)
         assert "alternative" in e.options or e.name == "friedman"
+
+
+@pytest.mark.parametrize("kind", ["pearson", "spearman", "kendall"])
+def test_an_irrational_correlation_is_decided_by_its_ball_next_to_its_float(kind):
+    """A threshold at the shortest decimal of the float itself: the float cannot tell which
+    side the irrational value lies on, the ball can; the side is checked by hand Fractions
+    (r > t iff N² > t²·D for positive r and t)."""
+    from prereg.decide.analyses import _correlation_certified
+    from prereg.stats.catalogue import entries as all_entries
+    from prereg.stats.compare import sign
+    from prereg.stats.correlation import _pieces
+
+    name = {"pearson": "pearson-correlation", "spearman": "spearman-correlation"}.get(
+        kind, "kendall-tau-b"
+    )
+    options = {"alternative": "greater", "null_value": 0, "level": 0.95}
+    if kind == "spearman":
+        options["variance"] = "fieller"
+    result = all_entries()[name].load()(H, M, **options)
+    assert "estimate" not in result.exact  # irrational
+    figure = _correlation_certified(None, all_entries()[name], (H, M), result.estimate)
+    t = Fraction(repr(result.estimate))
+    num, den, _ = _pieces(kind, H, M)
+    assert num > 0 and t > 0
+    lhs, rhs = Fraction(num) ** 2, t * t * den
+    assert lhs != rhs
+    assert sign(figure, t) == (1 if lhs > rhs else -1)
+    assert figure.decided  # the ball decided it

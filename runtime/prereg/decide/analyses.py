@@ -597,7 +597,7 @@ CORRELATIONS = {
 def _correlation_certified(item, entry, args, estimate):
     """The certified correlation (or difference of two) of a correlation method's inputs."""
     from prereg.stats import correlation
-    from prereg.stats.compare import Certified
+    from prereg.stats.compare import EPS, Certified
 
     if estimate is None or not args:
         return None
@@ -607,7 +607,11 @@ def _correlation_certified(item, entry, args, estimate):
         ball = correlation.difference_ball(dict(item.options).get("correlation"), args[0])
     else:
         return None
-    return None if ball is None else Certified(estimate, ball=ball)
+    if ball is None:
+        return None
+    # the float is √ of a correctly rounded N²/D, correctly rounded (a relative error below
+    # 2·2⁻⁵³ for each correlation, |r| ≤ 1): far from a threshold it decides without a ball
+    return Certified(estimate, error=8 * EPS, ball=ball)
 
 
 #: Clustered methods whose estimate is a mean, or a difference of two arms' means: pooled over

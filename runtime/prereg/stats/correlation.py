@@ -126,17 +126,24 @@ def _pieces(kind: str, x: np.ndarray, y: np.ndarray) -> tuple[int, int, dict]:
 
 
 def estimate_ball(kind: str, x, y):
-    """A function prec -> arb ball of the correlation ``kind`` of x and y (None when it does not
-    exist): what a threshold is decided with when the correlation is irrational."""
+    """A function prec -> arb ball of the correlation ``kind`` of x and y: what a threshold is
+    decided with when the correlation is irrational. Its whole numbers are formed on the first
+    call (a rule that the float already decides never forms them)."""
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    num, den, _ = _pieces(kind, x, y)
-    if den <= 0:
+    if x.size != y.size or x.size < 2:
         return None
+    formed: list = []
 
     def ball(prec):
         from flint import arb
 
+        if not formed:
+            num, den, _ = _pieces(kind, x, y)
+            formed.append((num, den))
+        num, den = formed[0]
+        if den <= 0:
+            return arb("nan")
         return arb(num) / arb(den).sqrt()
 
     return ball
