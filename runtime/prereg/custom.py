@@ -46,6 +46,7 @@ POSITIONAL: Mapping[str, tuple[str, ...]] = {
     "two-samples": ("x", "y"),
     "paired-samples": ("x", "y"),
     "samples-groups": ("groups",),
+    "sample-blocks": ("x",),
     "two-raters": ("a", "b"),
     "ratings": ("x",),
     "clustered-sample": ("x", "cluster", "group"),

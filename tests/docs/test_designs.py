@@ -37,6 +37,7 @@ DESIGNS += (
     "pass-at-several-k",
     "pass-at-k-lower-bound",
 )
+DESIGNS += ("friedman", "metric-correlation", "metric-comparison")
 
 
 def fragments() -> tuple[dict, dict[str, dict], dict[str, tuple[str, dict]]]:

@@ -210,6 +210,12 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
             groups = an.get("groups")
             if groups is not None and len(groups) < 2:
                 report(f"{ptr}/groups", f"{what}: groups lists at least two selections")
+            elif groups is not None and method == "correlation-difference" and len(groups) != 3:
+                report(
+                    f"{ptr}/groups",
+                    f"{what}: method correlation-difference reads three groups (the reference,"
+                    f" then the two whose correlations with it are compared), got {len(groups)}",
+                )
             for b in _expansions(an)[:1] or [{}]:
                 gids = group_ids(an, b)
                 for j, gid in enumerate(gids):
@@ -414,6 +420,7 @@ def _synthetic(shape: str, an: dict, options: dict):
         "two-samples": lambda: (x, y),
         "paired-samples": lambda: (x, y),
         "samples-groups": lambda: ([x + j for j in range(g)],),
+        "sample-blocks": lambda: (np.full((4, g), 2.0),),
         "samples-per-problem": lambda: (np.full(4, n), np.zeros(4, dtype=int)),
         "paired-samples-per-problem": lambda: (
             np.full(4, n),

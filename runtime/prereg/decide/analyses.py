@@ -17,6 +17,7 @@ What each shape reads (``rows``: the metric's counted rows of a selection):
 - ``binomial-groups``: k, n of each selection of ``groups``, in order;
 - ``strata-2x2``: k, n of ``a`` and ``b`` at each level of the factor ``strata``;
 - ``binary-blocks``: per value of ``unit`` present in every group, its 0/1 outcome per group;
+- ``sample-blocks``: the same with the metric's number of the unit in each group;
 - ``sample`` / ``two-samples`` / ``samples-groups``: the metric's numbers as read (before any
   log: a method on the log scale takes the logs itself);
 - ``paired-samples``: the numbers of the pairs of ``a`` and ``b`` (``pair_by``);
@@ -202,14 +203,16 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
                 cols[2 * j + 1].append(n)
         extra["strata"] = levels
         return tuple(np.array(c) for c in cols), {}
-    if shape == "binary-blocks":
+    if shape in ("binary-blocks", "sample-blocks"):
         ucol = _field(columns, item.unit, item)
+        numbers = shape == "sample-blocks"
         outcome: list[dict] = []
         for j, g in enumerate(item.groups):
             rows = _rows(item, m, sel, g)
             units = _values_at(ucol, rows, item, item.unit)
             got: dict = {}
-            for u, h in zip(units, _hits(m, rows).tolist(), strict=True):
+            values = _numbers(m, rows) if numbers else _hits(m, rows)
+            for u, h in zip(units, values.tolist(), strict=True):
                 if u in got:
                     raise _fail(
                         item, f"{item.unit} {u!r} has more than one counted row in group {j + 1}"
@@ -219,7 +222,10 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
         complete = [u for u in outcome[0] if all(u in o for o in outcome[1:])]
         every = set().union(*outcome)
         extra.update(units=len(complete), incompleteUnits=len(every) - len(complete))
-        x = np.array([[int(o[u]) for o in outcome] for u in complete], dtype=np.int64)
+        if numbers:
+            x = np.array([[o[u] for o in outcome] for u in complete], dtype=np.float64)
+        else:
+            x = np.array([[int(o[u]) for o in outcome] for u in complete], dtype=np.int64)
         return (x.reshape(len(complete), len(outcome)),), {}
     if shape == "sample":
         return (_numbers(m, _rows(item, m, sel, item.of)),), {}
@@ -579,6 +585,35 @@ def _dunnett_certified(item, entry, args, estimate):
     return Certified(estimate, error=error, exact=lambda: _exact_mean(xi) - _exact_mean(x0))
 
 
+#: Correlations whose estimate N/√D is irrational (a rational one is in ``exact``): certified
+#: by arb balls of N/√D, so a threshold is decided on the true value, not its float.
+CORRELATIONS = {
+    "pearson-correlation": "pearson",
+    "spearman-correlation": "spearman",
+    "kendall-tau-b": "kendall",
+}
+
+
+def _correlation_certified(item, entry, args, estimate):
+    """The certified correlation (or difference of two) of a correlation method's inputs."""
+    from prereg.stats import correlation
+    from prereg.stats.compare import EPS, Certified
+
+    if estimate is None or not args:
+        return None
+    if entry.name in CORRELATIONS and len(args) >= 2:
+        ball = correlation.estimate_ball(CORRELATIONS[entry.name], args[0], args[1])
+    elif entry.name == "correlation-difference":
+        ball = correlation.difference_ball(dict(item.options).get("correlation"), args[0])
+    else:
+        return None
+    if ball is None:
+        return None
+    # the float is √ of a correctly rounded N²/D, correctly rounded (a relative error below
+    # 2·2⁻⁵³ for each correlation, |r| ≤ 1): far from a threshold it decides without a ball
+    return Certified(estimate, error=8 * EPS, ball=ball)
+
+
 #: Clustered methods whose estimate is a mean, or a difference of two arms' means: pooled over
 #: the units (``size``; the sandwich always) or the mean of the cluster means (``equal``).
 CLUSTER_MEANS = frozenset({"cluster-robust-mean", "cluster-summary-t", "cluster-bootstrap"})
@@ -649,6 +684,8 @@ def _as_contrast(item, entry, result, args=()) -> ContrastResult:
             mean = _cluster_certified(item, entry, args, estimate)
         if mean is None:
             mean = _dunnett_certified(item, entry, args, estimate)
+        if mean is None:
+            mean = _correlation_certified(item, entry, args, estimate)
         if mean is not None:
             from prereg.decide.samples import _record_exact
 

@@ -19,6 +19,7 @@ INPUTS: Mapping[str, tuple[str, ...]] = {
     "two-samples": ("a", "b"),
     "paired-samples": ("a", "b", "pair_by"),
     "samples-groups": ("groups",),
+    "sample-blocks": ("groups", "unit"),
     "two-raters": ("of", "unit", "rater", "rating"),
     "ratings": ("of", "unit", "rater", "rating"),
     "clustered-sample": ("cluster",),  # with of, or with a and b
@@ -65,7 +66,14 @@ METRIC_KINDS: Mapping[str, tuple[str, ...] | None] = {
     },
     **{
         s: ("mean", "geometric_mean")
-        for s in ("sample", "two-samples", "paired-samples", "samples-groups", "clustered-sample")
+        for s in (
+            "sample",
+            "two-samples",
+            "paired-samples",
+            "samples-groups",
+            "sample-blocks",
+            "clustered-sample",
+        )
     },
     "two-raters": None,
     "ratings": None,

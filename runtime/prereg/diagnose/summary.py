@@ -85,6 +85,15 @@ _BOOTSTRAPPED = {
 }
 
 #: The analyses of a confidence metric whose truth :meth:`_Truths.confidence` works out.
+#: Correlation methods and the correlation each estimates (correlation-difference: of its
+#: ``correlation`` option).
+_CORRELATIONS = {
+    "pearson-correlation": "pearson",
+    "spearman-correlation": "spearman",
+    "kendall-tau-b": "kendall",
+    "correlation-difference": None,
+}
+
 _CONFIDENCE_FIGURES = {
     "expected-calibration-error": "ece",
     "brier-score": "brier",
@@ -328,6 +337,8 @@ class _Truths:
             return self.majority_vote(a)
         if a.method == "design-effect" and metric is not None:
             return self.design_effect(a)
+        if a.method in _CORRELATIONS and metric is not None:
+            return self.correlation(a, metric)
         if a.method in _AGREEMENT:
             return self.agreement(a)
         if a.method == "brier-score-difference" and metric is not None:
@@ -744,6 +755,89 @@ class _Truths:
             icc_value, parts, str(options.get("cluster_size")), str(options.get("negative_icc"))
         )
 
+    def correlation(self, a, metric: str) -> float:
+        """The correlation a correlation method converges to (:func:`.truths.correlation`), or
+        for ``correlation-difference`` the difference of the reference's two: the rows of one
+        item (``pair_by`` or ``unit``) share the latent of the scenario's one cluster level on
+        that field (``pairing``, a manifest field, or a shared laid-out level of one row a
+        cluster), so a row of each arm is a pair of latents with its correlation, and each arm
+        draws its number from one value entry."""
+        from prereg.decide import scenarios as registered
+        from prereg.engines.factorial.draws import _entries_of
+
+        from .truths import NoTruth, correlation
+
+        sc, cond, model = self.scenario, self.cond, getattr(self.design, "rows", None)
+        config = getattr(model, "config", None)
+        if sc is None or config is None:
+            raise NoTruth("the scenario is not drawn row by row")
+        if config.get("units"):
+            raise NoTruth("the study registers units, whose include rules may drop items")
+        if float(cond.failed_attempt_rate) > 0:
+            raise NoTruth("failed first attempts change which rows count")
+        if sc.get("calibration"):
+            raise NoTruth("the number follows drawn confidences (calibration)")
+        found = next((m for m in config.get("metrics") or () if m.get("id") == metric), None)
+        comp = (found or {}).get("compute") or {}
+        field = comp.get("field")
+        if comp.get("kind") not in ("mean", "geometric_mean") or field is None:
+            raise NoTruth("the metric is not a mean of a drawn number")
+        if comp.get("where") or any(
+            c.get("field") != field or c.get("op") != "not_null" for c in comp.get("among") or ()
+        ):
+            raise NoTruth("the metric keeps rows by conditions other than its number being there")
+        writer = model.writer(cond.scenario)
+        entries = dict(writer.values).get(str(field))
+        if entries is None:
+            raise NoTruth(f"the scenario draws no {field!r}")
+        if writer.integer.get(str(field)):
+            raise NoTruth(f"{field!r} is whole-numbered: the drawn numbers are rounded (ties)")
+        key = str(getattr(a, "pair_by", None) or getattr(a, "unit", None))
+        levels = registered.cluster_levels(sc)
+        if len(levels) != 1 or str(levels[0].get("field")) != key:
+            raise NoTruth(
+                f"the rows of one {key} are not paired by the scenario's one cluster level on"
+                f" {key!r} (pairing, or clusters with that one level): their correlation is"
+                " not worked out"
+            )
+        lv = levels[0]
+        size = lv.get("size") or {}
+        laid_one = (
+            lv.get("shared")
+            and size.get("mean") is None
+            and (int(size.get("low", 0)) == int(size.get("high", 0)) == 1)
+        )
+        if sc.get("pairing") is None and key not in model.table.columns and not laid_one:
+            raise NoTruth(
+                f"the scenario's clusters of {key!r} are not the items themselves (a shared level"
+                " of one row a cluster, or a field of the item manifest)"
+            )
+        rho = float(lv["correlation"])
+        which = _entries_of(model.table.cells, str(field), entries)
+        what = f"analysis {a.id}"
+
+        def entry(side):
+            chosen = self.mask(side, what)  # groups are cells here
+            cells = np.flatnonzero(chosen > 0).tolist()
+            used = {int(which[c, 0]) for c in cells}
+            if sc.get("outcome") is not None:
+                used |= {int(which[c, 1]) for c in cells}
+            if len(used) != 1 or -1 in used:
+                raise NoTruth(
+                    "the rows of one arm draw the number from more than one entry (by cell or"
+                    " outcome): not one law per arm"
+                )
+            return entries[used.pop()]
+
+        if a.method == "correlation-difference":
+            groups = list(getattr(a, "groups", None) or ())
+            kind = str((getattr(a, "options", None) or {}).get("correlation"))
+            if len(groups) != 3:
+                return math.nan
+            ref, first, second = (entry(g) for g in groups)
+            return correlation(kind, ref, first, rho) - correlation(kind, ref, second, rho)
+        return correlation(_CORRELATIONS[a.method], entry(a.a), entry(a.b), rho)
+
     def _arm_entries(self, a, entries, which, rho: float) -> tuple[list[list[int]], float]:
         """(each arm's cells, the ICC of their number): one value entry per arm, the arms'
         ICCs alike (NoTruth otherwise)."""
@@ -1001,6 +1095,7 @@ def _no_truth(plan: Plan, a) -> str:
         | {"pass-at-k", "pass-at-k-t", "majority-vote", "design-effect"}
         | {"mantel-haenszel-risk-difference", "cochran-mantel-haenszel", "dunnett"}
         | set(_GROUP_LINEAR)
+        | set(_CORRELATIONS)
     )
     if a.method not in known:
         return f"no estimand is worked out for method {a.method}"

@@ -727,6 +727,56 @@ def binary_vote(
     return got
 
 
+# -- correlations ------------------------------------------------------------------------------
+
+
+def _continuous(entry: Mapping[str, Any]) -> str:
+    """The entry's distribution, refusing one whose numbers tie or do not vary."""
+    dist = str(entry.get("distribution"))
+    if entry.get("decimals") is not None:
+        raise NoTruth("the drawn numbers are rounded (decimals): ties the correlation's law omits")
+    if dist in ("normal", "lognormal") and (
+        entry.get("low") is not None or entry.get("high") is not None
+    ):
+        raise NoTruth("the drawn numbers are clipped (low/high): ties the correlation's law omits")
+    if dist == "uniform":
+        if not float(entry["high"]) > float(entry["low"]):
+            raise NoTruth("the drawn numbers do not vary (a uniform entry of no width)")
+    elif dist in ("normal", "lognormal"):
+        if not float(entry.get("sd") or 0.0) > 0:
+            raise NoTruth("the drawn numbers do not vary (sd 0)")
+    else:
+        raise NoTruth(f"no correlation is worked out for a {dist} entry")
+    return dist
+
+
+def correlation(kind: str, a: Mapping[str, Any], b: Mapping[str, Any], rho: float) -> float:
+    """The correlation ``kind`` of two numbers drawn by value entries ``a`` and ``b`` from
+    standard normal latents of correlation ``rho`` (a Gaussian copula): Spearman's
+    (6/π)·arcsin(ρ/2) and Kendall's (2/π)·arcsin(ρ) whatever the margins (Kruskal 1958);
+    Pearson's ρ for two normal numbers, (e^(σ_aσ_bρ) − 1)/√((e^(σ_a²) − 1)(e^(σ_b²) − 1)) for
+    two lognormal ones, (6/π)·arcsin(ρ/2) for two uniform ones and ρ·√(3/π) for a normal and a
+    uniform one (Stein's lemma); NoTruth otherwise."""
+    da, db = _continuous(a), _continuous(b)
+    if kind == "spearman":
+        return 6.0 / math.pi * math.asin(rho / 2.0)
+    if kind == "kendall":
+        return 2.0 / math.pi * math.asin(rho)
+    if kind != "pearson":
+        raise NoTruth(f"no correlation {kind!r} is worked out")
+    pair = {da, db}
+    if pair == {"normal"}:
+        return float(rho)
+    if pair == {"uniform"}:
+        return 6.0 / math.pi * math.asin(rho / 2.0)
+    if pair == {"normal", "uniform"}:
+        return rho * math.sqrt(3.0 / math.pi)
+    if pair == {"lognormal"}:
+        sa, sb = float(a["sd"]), float(b["sd"])
+        return math.expm1(sa * sb * rho) / math.sqrt(math.expm1(sa * sa) * math.expm1(sb * sb))
+    raise NoTruth(f"Pearson's correlation of a {da} and a {db} number is not worked out")
+
+
 # -- the design effect ------------------------------------------------------------------------
 
 

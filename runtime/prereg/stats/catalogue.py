@@ -29,6 +29,7 @@ FAMILIES = (
     "resampling_methods",
     "estimators",
     "multiplicity",
+    "correlation",
 )
 
 # The input shapes: what a method's function takes (positional arguments, in order).
@@ -43,6 +44,8 @@ SHAPES: Mapping[str, str] = {
     "two-samples": "x, y: 1-d arrays of numbers of arms a and b (independent)",
     "paired-samples": "x, y: 1-d arrays of numbers, element i of both from unit i",
     "samples-groups": "groups: list of 1-d arrays, one per group, in registered order",
+    "sample-blocks": "x: 2-d array of numbers, one row per unit present in every group, one"
+    " column per group in registered order",
     "two-raters": "a, b: 1-d arrays of category codes (integers) given by two raters to each unit",
     "ratings": "x: 2-d array, one row per unit, one column per rater; NaN where a rating is missing",
     "clustered-sample": "x, cluster: values and cluster ids (equal length); group: arm per value or None",

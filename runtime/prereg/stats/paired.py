@@ -565,6 +565,108 @@ def paired_t(x, y, *, alternative, margin, level) -> Result:
 # -- the catalogue ---------------------------------------------------------------------------------
 
 _F = "prereg.stats.paired:"
+
+# -- Friedman ------------------------------------------------------------------------------------
+
+# Largest (states × arrangements) of one block for which the exact Friedman distribution is
+# built (a state is a sorted vector of partial rank sums; about a second at this size).
+FRIEDMAN_EXACT_MAX_WORK = 3_000_000
+
+
+def _friedman_exact(blocks: list[list[int]], observed: int) -> tuple[Fraction, int]:
+    """(P(Σ R_j² ≥ observed), the number of distinct arrangements) over every arrangement of
+    each block's (doubled) mid-ranks, equally likely under the null.  The state is the sorted
+    vector of the columns' partial rank sums: every block's arrangements are closed under
+    permuting the columns, so the count of sequences reaching a sorted state is the sum over
+    the sorted states before it of their counts times the arrangements that sort to it."""
+    from itertools import permutations
+
+    states: dict[tuple[int, ...], int] = {tuple([0] * len(blocks[0])): 1}
+    total = 1
+    for ranks in blocks:
+        arrangements = sorted(set(permutations(ranks)))
+        if len(states) * len(arrangements) > FRIEDMAN_EXACT_MAX_WORK:
+            raise MethodError(
+                "the exact Friedman distribution of these blocks is too large to count "
+                f"(more than {FRIEDMAN_EXACT_MAX_WORK:,} steps in one block); register method "
+                '"chi-square"'
+            )
+        total *= len(arrangements)
+        nxt: dict[tuple[int, ...], int] = {}
+        for state, count in states.items():
+            for arr in arrangements:
+                key = tuple(sorted(a + b for a, b in zip(state, arr, strict=True)))
+                nxt[key] = nxt.get(key, 0) + count
+        states = nxt
+    hits = sum(c for state, c in states.items() if sum(v * v for v in state) >= observed)
+    return Fraction(hits, total), total
+
+
+def friedman(x, *, method, tie_correction) -> Result:
+    """Friedman's test that k conditions rank alike within blocks: the values of each unit
+    (row) ranked across the k conditions (columns), ties given their average rank;
+    ``Q = 12/(nk(k + 1))·Σ R_j² − 3n(k + 1)``, divided, with ``tie_correction``, by
+    ``1 − Σ(t³ − t)/(n(k³ − k))``; ``method`` "chi-square" (χ², k − 1 df) or "exact" (the
+    share of the arrangements of each block's ranks with Σ R_j² at least the observed one);
+    the estimate is Kendall's W = Q/(n(k − 1))."""
+    from prereg.stats.ranks import doubled_ranks
+
+    how = _choice("method", method, ("exact", "chi-square"))
+    if not isinstance(tie_correction, bool):
+        raise MethodError(f"tie_correction must be true or false, got {tie_correction!r}")
+    try:
+        m = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise MethodError(f"x must be a 2-d array of numbers ({e})") from None
+    if m.ndim != 2:
+        raise MethodError("x must be a 2-d array, one row per unit, one column per condition")
+    if not np.all(np.isfinite(m)):
+        raise MethodError("x must hold finite numbers only (no NaN or infinity)")
+    n, k = int(m.shape[0]), int(m.shape[1])
+    if k < 2:
+        raise MethodError(f"Friedman's test compares at least 2 groups, got {k}")
+    if n < 2:
+        raise MethodError(f"Friedman's test needs at least 2 units present in every group, got {n}")
+    blocks = []
+    ties = 0
+    for row in m:
+        d, t = doubled_ranks(row)
+        blocks.append(d.tolist())
+        ties += sum(s**3 - s for s in t)
+    sums = [sum(b[j] for b in blocks) for j in range(k)]  # 2 R_j
+    ss = sum(v * v for v in sums)  # 4 Σ R_j²
+    q = Fraction(12 * ss, 4 * n * k * (k + 1)) - 3 * n * (k + 1)
+    factor = 1 - Fraction(ties, n * (k**3 - k))
+    counts = {"units": n, "groups": k}
+    extra = {"mean_ranks": [s / (2 * n) for s in sums], "tie_factor": float(factor)}
+    if factor == 0:
+        raise MethodError(
+            f"every one of the {n} units has the same value in all {k} groups: nothing ranks"
+        )
+    if tie_correction:
+        q = q / factor
+    w = q / (n * (k - 1))
+    exact = {"statistic": q, "estimate": w}
+    if how == "exact":
+        p_exact, total = _friedman_exact(blocks, ss)
+        exact["p"] = p_exact
+        p = float(p_exact)
+        extra["arrangements"] = total
+    else:
+        p = chi2_sf(float(q), k - 1)
+    return Result(
+        "friedman",
+        estimate=w,
+        statistic=q,
+        statistic_name="chi2",
+        df=k - 1,
+        p=p,
+        exact=exact,
+        counts=counts,
+        extra=extra,
+    )
+
+
 _LEVEL = "level: two-sided coverage, a number in (0, 1)"
 _ALT = 'alternative: "two-sided", "greater" (H1: a above b), "less" (H1: a below b)'
 _FLL = (
@@ -757,5 +859,30 @@ CATALOGUE = (
         oracle="scipy.stats.ttest_1samp(x − y, popmean=δ, alternative=...) and its "
         "confidence_interval(level)",
         exactness="the mean difference of integer data is an exact fraction; t and P floats",
+    ),
+    Entry(
+        name="friedman",
+        family="paired",
+        function=_F + "friedman",
+        shape="sample-blocks",
+        summary="Friedman's rank test that k conditions measured on the same units differ.",
+        options={
+            "method": '"exact" (every arrangement of each unit\'s ranks, counted) or '
+            '"chi-square" (χ², k − 1 df)',
+            "tie_correction": "true (Q divided by 1 − Σ(t³ − t)/(n(k³ − k))) or false",
+        },
+        reports=("estimate", "statistic", "df", "p"),
+        formula="each unit's k values ranked (ties: average ranks); Q = 12/(nk(k + 1))·Σ R_j² − "
+        "3n(k + 1) (over the tie factor with tie_correction); estimate Kendall's W = "
+        "Q/(n(k − 1)); exact P = share of the arrangements of every unit's ranks with Σ R_j² at "
+        "least the observed; units missing a group are counted (`incompleteUnits`) and left out",
+        reference="Friedman M (1937). The use of ranks to avoid the assumption of normality "
+        "implicit in the analysis of variance. JASA 32:675–701; Hollander M, Wolfe DA, Chicken "
+        "E (2014). Nonparametric Statistical Methods, 3rd ed., §7.1.",
+        oracle="scipy.stats.friedmanchisquare(*columns) (tie-corrected Q and its χ² P); the "
+        "exact P by enumerating every arrangement of small blocks with Fractions",
+        exactness="Q and W are exact fractions (exact['statistic'], exact['estimate']); with "
+        "method exact P is a fraction of whole counts (exact['p']), compared exactly (at most "
+        "3,000,000 steps a block, else refused); chi-square P a float",
     ),
 )
