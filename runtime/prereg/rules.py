@@ -94,6 +94,7 @@ class Analysis:
     b: Mapping[str, tuple[str, ...]] | None = None
     groups: tuple[Mapping[str, tuple[str, ...]], ...] | None = None
     pair_by: str | None = None
+    b_metric: str | None = None  # the metric read on b's rows (paired shapes), else metric's
     strata: str | None = None
     unit: str | None = None
     rater: str | None = None

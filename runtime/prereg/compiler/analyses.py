@@ -182,6 +182,23 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                     f"{ptr}/metric",
                     f"{what}: metric {metric!r} has no compute block, so no rows feed the method",
                 )
+            other = an.get("b_metric")
+            if other is not None:
+                paired = ("paired-binary", "paired-samples", "paired-probabilities")
+                if shape not in paired:
+                    report(
+                        f"{ptr}/b_metric",
+                        f"{what}: b_metric is read on b's rows of a paired method (shapes"
+                        f" {', '.join(paired)}); method {method} (shape {shape}) reads one metric",
+                    )
+                elif other not in kinds:
+                    report(f"{ptr}/b_metric", f"{what}: b_metric names unknown metric {other!r}")
+                elif kinds.get(metric) != kinds[other]:
+                    report(
+                        f"{ptr}/b_metric",
+                        f"{what}: b_metric {other!r} is a {kinds[other]} and metric {metric!r}"
+                        f" a {kinds.get(metric)}; a and b are compared on metrics of one kind",
+                    )
             # fields and factors
             for w in ("pair_by", "unit", "rater", "rating", "cluster", "prediction", "truth"):
                 name = an.get(w)

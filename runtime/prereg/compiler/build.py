@@ -379,6 +379,7 @@ def _expanded(spec: dict, kind: str) -> list[dict]:
 
 _ANALYSIS_FIELDS = (
     "pair_by",
+    "b_metric",
     "strata",
     "unit",
     "rater",

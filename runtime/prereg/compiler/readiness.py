@@ -150,6 +150,8 @@ def _analysis_gaps(spec: dict, cells: list[dict]) -> list[tuple[str, str]]:
                 out.append((ptr, f"{what}: {name} selects no registered cell"))
                 continue
             for other, oids, opartial, osel in seen:
+                if an.get("b_metric") is not None:
+                    break  # two fields of the same rows: the rows alike is the design
                 if ids == oids and not (partial or opartial) or sel == osel:
                     out.append((ptr, f"{what}: {other} and {name} select the same rows"))
                     break

@@ -151,9 +151,11 @@ def _one_cell_per_unit(item, rows: np.ndarray, units: list, sel) -> None:
             )
 
 
-def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict) -> tuple:
-    """(positional arguments, filled options) of the entry's function."""
+def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict, mb=None) -> tuple:
+    """(positional arguments, filled options) of the entry's function; ``mb``, the metric
+    read on b's rows of a paired shape (``b_metric``: two fields of one row), else ``m``."""
     shape = entry.shape
+    mb = m if mb is None else mb
     if shape == "binomial":
         return _kn(m, _rows(item, m, sel, item.of)), {}
     if shape == "two-binomial":
@@ -162,19 +164,19 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
         from prereg.decide.samples import _pairs
 
         a = m.counted(sel.mask(item.a, f"analysis {item.id}"))
-        b = m.counted(sel.mask(item.b, f"analysis {item.id}"))
+        b = mb.counted(sel.mask(item.b, f"analysis {item.id}"))
         ra, rb, ua, ub = _pairs(item, m, a, b, columns, sel)
         extra.update(pairs=int(ra.size), unpairedA=ua, unpairedB=ub)
         if shape == "paired-samples":
-            return (_numbers(m, ra), _numbers(m, rb)), {}
+            return (_numbers(m, ra), _numbers(mb, rb)), {}
         if shape == "paired-probabilities":
             return (
                 _hits(m, ra).astype(np.int64),
                 _numbers(m, ra),
-                _hits(m, rb).astype(np.int64),
-                _numbers(m, rb),
+                _hits(mb, rb).astype(np.int64),
+                _numbers(mb, rb),
             ), {}
-        ya, yb = _hits(m, ra), _hits(m, rb)
+        ya, yb = _hits(m, ra), _hits(mb, rb)
         return (
             int((ya & yb).sum()),
             int((ya & ~yb).sum()),
@@ -354,7 +356,18 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
     raise _fail(item, f"unknown shape {shape!r}")  # pragma: no cover - the compiler checks
 
 
-def _own(item, m, sel, columns, earlier, root):
+def _b_metric(item, metrics: Mapping[str, RowMetric]) -> RowMetric | None:
+    """The metric read on b's rows (``b_metric``), or None when b reads the analysis' own."""
+    name = getattr(item, "b_metric", None)
+    if name is None:
+        return None
+    mb = metrics.get(name)
+    if mb is None:
+        raise _fail(item, f"metric {name!r} has no compute block")
+    return mb
+
+
+def _own(item, m, sel, columns, earlier, root, mb=None):
     """(ContrastResult, Result) of an analysis of a statistic of the study's own: its file
     imported after its digest is checked, its function called with the shape's inputs and the
     registered options, and what it returns validated (prereg.custom)."""
@@ -368,7 +381,7 @@ def _own(item, m, sel, columns, earlier, root):
     fn, path = custom.load_function(root, stat, label)
     entry = Entry(item.method, "custom", "", stat["shape"], "", dict.fromkeys(item.options, ""))
     extra: dict[str, Any] = {}
-    args, _filled = _inputs(item, entry, m, sel, columns, earlier, extra)
+    args, _filled = _inputs(item, entry, m, sel, columns, earlier, extra, mb)
     extra.pop(_LABELS, None)
 
     def fail(message: str):
@@ -395,7 +408,7 @@ def run(item, metrics: Mapping[str, RowMetric], sel, columns, earlier, root=None
             m = metrics.get(item.metric)
             if m is None:
                 raise _fail(item, f"metric {item.metric!r} has no compute block")
-        return _own(item, m, sel, columns, earlier, root)
+        return _own(item, m, sel, columns, earlier, root, _b_metric(item, metrics))
     entry = entries().get(item.method)
     if entry is None:
         raise _fail(item, "not a method of the catalogue")  # pragma: no cover - compiled
@@ -405,7 +418,7 @@ def run(item, metrics: Mapping[str, RowMetric], sel, columns, earlier, root=None
         if m is None:
             raise _fail(item, f"metric {item.metric!r} has no compute block")
     extra: dict[str, Any] = {}
-    args, filled = _inputs(item, entry, m, sel, columns, earlier, extra)
+    args, filled = _inputs(item, entry, m, sel, columns, earlier, extra, _b_metric(item, metrics))
     labels = extra.pop(_LABELS, None)
     options = {**dict(item.options), **filled}
     try:

@@ -394,6 +394,8 @@ class BlockScorer:
 
         if getattr(item, "statistic", None) is not None or item.metric is None:
             raise Unsupported("analysis")
+        if getattr(item, "b_metric", None) is not None:  # b's rows read another metric
+            raise Unsupported("b_metric")
         entry = entries().get(item.method)
         m = self._metric(item.metric)
         what = f"analysis {item.id}"
@@ -580,6 +582,7 @@ class BlockScorer:
         m = self.metrics.get(item.metric)
         if (
             m is None
+            or getattr(item, "b_metric", None) is not None
             or not m.is_proportion
             or getattr(item, "pair_by", None) is None
             or not hasattr(item, "a")

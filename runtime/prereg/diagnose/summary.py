@@ -293,6 +293,13 @@ class _Truths:
         from .truths import ESTIMANDS, from_selections
 
         what = f"analysis {a.id}"
+        if getattr(a, "b_metric", None) is not None:
+            from .truths import NoTruth
+
+            raise NoTruth(
+                f"b's rows read metric {a.b_metric!r} and a's {a.metric!r}: the truth of two"
+                " fields of one row compared is not worked out"
+            )
         kind = ESTIMANDS.get(a.method)
         metric = getattr(a, "metric", None)
         if kind is not None and metric is not None:
