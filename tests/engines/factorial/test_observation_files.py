@@ -258,3 +258,14 @@ def test_an_option_of_one_value_given_twice_is_refused(tmp_path, capsys):
         main([*args, "--observations", "a.jsonl", "--observations", "b.jsonl", "--out", "S.json"])
     assert exc.value.code == 2
     assert "argument --observations: given twice; it takes one value" in capsys.readouterr().err
+
+
+def test_a_csv_with_the_field_given_per_file_is_refused_with_why(tmp_path, capsys):
+    _project(tmp_path, _per_file_spec())
+    obs = _logs(tmp_path)
+    (tmp_path / "ft1.csv").write_text("item,model,score\ni0,ft1,1.0\n")
+    obs[obs.index(f"ft1={tmp_path / 'ft1.jsonl'}")] = f"ft1={tmp_path / 'ft1.csv'}"
+    _score(tmp_path, *obs, code=2)
+    err = " ".join(capsys.readouterr().err.split())
+    assert "ft1.csv: column(s) 'model' are not fields of the record contract" in err
+    assert "(model is given per file, --observations ft1=" in err

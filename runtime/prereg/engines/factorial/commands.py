@@ -758,8 +758,9 @@ def _read_observation_files(module, contract, files) -> tuple[Any, str]:
         try:
             records = _read(module, sub, path)
         except UserError as exc:
-            said = f"unexpected field {field['name']!r}" if field is not None else None
-            if said and any(said in p for p in [exc.message, *exc.problems]):
+            name = field["name"] if field is not None else None
+            said = (f"unexpected field {name!r}", f"column(s) {name!r} are not fields")
+            if name and any(w in p for p in [exc.message, *exc.problems] for w in said):
                 exc.problems.append(
                     f"({field['name']} is given per file, --observations {value}={path}: the"
                     " file's records leave it out)"
