@@ -33,15 +33,17 @@ def field_schema(field: dict) -> dict[str, Any]:
 
 
 def contract_schema(study_id: str, version: str, contract: dict) -> dict[str, Any]:
-    # a field given per file is not in the file's records (the reader adds it)
-    fields = [f for f in contract["fields"] if not f.get("per_file")]
+    fields = contract["fields"]
     schema: dict[str, Any] = {
         "$schema": DRAFT,
         "$id": f"prereg:{study_id}/{contract['id']}",
         "title": contract.get("title") or contract["id"],
         "type": "object",
         "properties": {f["name"]: field_schema(f) for f in fields},
-        "required": [f["name"] for f in fields if f.get("required", True)],
+        # a field given per file may be left out of a record (its file's value is given)
+        "required": [
+            f["name"] for f in fields if f.get("required", True) and not f.get("per_file")
+        ],
         "additionalProperties": False,
         "x-prereg-format": contract["format"],
         "x-prereg-study-version": version,

@@ -127,7 +127,7 @@ def test_a_repeated_key_across_shards_is_located_in_each_file(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("given", "words"),
     [
-        (["base.jsonl"], "the observations give model per file: write each file as model's value"),
+        (["base="], "write the file as model's value, =, and its path"),
         (["ft7=base.jsonl"], "'ft7' is not a value of model (per file): its values are base, ft1"),
         (["base=base.jsonl", "ft1=base.jsonl"], "base.jsonl is given twice"),
         (["base=base.jsonl", "ft1=missing.jsonl"], "missing.jsonl: cannot read"),
@@ -143,14 +143,71 @@ def test_files_named_wrongly_are_refused(tmp_path, capsys, monkeypatch, given, w
     assert not (tmp_path / "SCORE.json").exists()
 
 
-def test_a_record_writing_the_field_given_per_file_is_refused_with_why(tmp_path, capsys):
+def test_a_record_writing_another_value_than_its_files_is_refused(tmp_path, capsys):
+    """A record of a file named ft1 may write model ft1 (or leave it out); one that writes
+    ft2 is refused at its line, with the file's value."""
     _project(tmp_path, _per_file_spec())
     obs = _logs(tmp_path)
-    (tmp_path / "ft1.jsonl").write_text('{"item": "i0", "model": "ft1", "score": 1.0}\n')
+    (tmp_path / "ft1.jsonl").write_text(
+        '{"item": "i0", "model": "ft1", "score": 1.0}\n{"item": "i1", "model": "ft2", "score": 1.0}\n'
+    )
     _score(tmp_path, *obs, code=2)
     err = " ".join(capsys.readouterr().err.split())
-    assert "ft1.jsonl:1: at /: unexpected field 'model'" in err
-    assert "(model is given per file, --observations ft1=" in err
+    assert "1 problem(s) with model (given per file)" in err
+    assert "ft1.jsonl:2: model is 'ft2', and the file is given as model 'ft1'" in err
+    assert "ft1.jsonl:1" not in err
+    assert not (tmp_path / "SCORE.json").exists()
+
+
+def test_a_combined_log_and_per_model_logs_score_alike(tmp_path, capsys):
+    """A file named without a value writes the field in every record (one combined log, as
+    simulate writes it); mixed with per-model files, the figures are the same. A record of
+    such a file without the field is refused at its line."""
+    root = tmp_path / "per-model"
+    _project(root, _per_file_spec())
+    per_model = _score(root, *_logs(root))
+    combined = tmp_path / "combined"
+    _project(combined, _per_file_spec())
+    lines = [
+        json.dumps({"item": f"i{i}", "model": m, "score": x}) + "\n"
+        for m, xs in GRADES.items()
+        for i, x in enumerate(xs)
+    ]
+    (combined / "ab.jsonl").write_text("".join(lines[:12]))
+    (combined / "ft2.jsonl").write_text(
+        "".join(
+            json.dumps({"item": f"i{i}", "score": x}) + "\n" for i, x in enumerate(GRADES["ft2"])
+        )
+    )
+    (combined / "ft3.jsonl").write_text("".join(lines[18:]))
+    doc = _score(
+        combined,
+        "--observations",
+        str(combined / "ab.jsonl"),
+        "--observations",
+        f"ft2={combined / 'ft2.jsonl'}",
+        "--observations",
+        str(combined / "ft3.jsonl"),
+    )
+    assert _figures(doc) == _figures(per_model)
+    assert [f.get("per_file") for f in doc["inputs"]["observations"]] == [
+        None,
+        {"model": "ft2"},
+        None,
+    ]
+    # one combined file alone is read as it comes
+    (combined / "all.jsonl").write_text("".join(lines))
+    (combined / "SCORE.json").unlink()
+    (combined / "SCORE.md").unlink()
+    assert _figures(_score(combined, "--observations", str(combined / "all.jsonl"))) == _figures(
+        per_model
+    )
+    (combined / "SCORE.json").unlink()
+    (combined / "SCORE.md").unlink()
+    (combined / "gap.jsonl").write_text(lines[0] + '{"item": "i9", "score": 1.0}\n')
+    _score(combined, "--observations", str(combined / "gap.jsonl"), code=2)
+    err = " ".join(capsys.readouterr().err.split())
+    assert "gap.jsonl:2: model is absent; write it in every record, or name the file" in err
 
 
 def test_several_files_are_not_read_in_partitions(tmp_path, capsys):
@@ -260,12 +317,21 @@ def test_an_option_of_one_value_given_twice_is_refused(tmp_path, capsys):
     assert "argument --observations: given twice; it takes one value" in capsys.readouterr().err
 
 
-def test_a_csv_with_the_field_given_per_file_is_refused_with_why(tmp_path, capsys):
+def test_a_csv_with_the_column_given_per_file(tmp_path, capsys):
+    """A CSV export that keeps the column: its file's value agrees, so it is read; a row with
+    another value is refused at its line."""
     _project(tmp_path, _per_file_spec())
     obs = _logs(tmp_path)
-    (tmp_path / "ft1.csv").write_text("item,model,score\ni0,ft1,1.0\n")
+    whole = _score(tmp_path, *obs)
+    (tmp_path / "SCORE.json").unlink()
+    (tmp_path / "SCORE.md").unlink()
+    rows = "".join(f"i{i},ft1,{x!r}\n" for i, x in enumerate(GRADES["ft1"]))
+    (tmp_path / "ft1.csv").write_text("item,model,score\n" + rows)
     obs[obs.index(f"ft1={tmp_path / 'ft1.jsonl'}")] = f"ft1={tmp_path / 'ft1.csv'}"
+    assert _figures(_score(tmp_path, *obs)) == _figures(whole)
+    (tmp_path / "SCORE.json").unlink()
+    (tmp_path / "SCORE.md").unlink()
+    (tmp_path / "ft1.csv").write_text("item,model,score\n" + rows.replace("i3,ft1", "i3,ft3"))
     _score(tmp_path, *obs, code=2)
     err = " ".join(capsys.readouterr().err.split())
-    assert "ft1.csv: column(s) 'model' are not fields of the record contract" in err
-    assert "(model is given per file, --observations ft1=" in err
+    assert "ft1.csv:5: model is 'ft3', and the file is given as model 'ft1'" in err

@@ -725,13 +725,14 @@ def _observation_files(config, contract, given: Sequence[str]) -> list[tuple[str
     out: list[tuple[str | None, str]] = []
     for g in given:
         value, eq, path = str(g).partition("=")
-        if not eq or not path:
+        if not eq or (value not in values and Path(g).is_file()):
+            value, path = None, str(g)  # a file whose records write the field themselves
+        elif not path:
             raise UserError(
-                f"--observations {g}: the observations give {name} per file: write each file"
-                f" as {name}'s value, =, and its path (--observations {example}); {name}'s"
-                f" values: {', '.join(values)}"
+                f"--observations {g}: write the file as {name}'s value, =, and its path"
+                f" (--observations {example}); {name}'s values: {', '.join(values)}"
             )
-        if value not in values:
+        elif value not in values:
             raise UserError(
                 f"--observations {g}: {value!r} is not a value of {name} (per file): its"
                 f" values are {', '.join(values)}"
@@ -745,31 +746,44 @@ def _observation_files(config, contract, given: Sequence[str]) -> list[tuple[str
 def _read_observation_files(module, contract, files) -> tuple[Any, str]:
     """(the records of several observations files read as one log, file after file, each
     record located at its file's line; the files named for a message). Each file is read
-    and checked as a log of its own, without the field given per file, which every record of
-    the file then takes."""
-    from prereg.columnar import RecordColumns, concatenated
+    and checked as a log of its own. A file named with a value of the field given per file
+    gives that value to every record that leaves the field out (a record that writes another
+    is refused at its line); a file named without one writes the field in every record."""
+    from prereg.columnar import ABSENT, RecordColumns, concatenated
 
     field = _per_file_field(contract)
-    sub = dict(contract)
-    if field is not None:
-        sub["fields"] = [f for f in contract["fields"] if f is not field]
-    parts = []
+    name = None if field is None else field["name"]
+    parts, problems = [], []
     for value, path in files:
-        try:
-            records = _read(module, sub, path)
-        except UserError as exc:
-            name = field["name"] if field is not None else None
-            said = (f"unexpected field {name!r}", f"column(s) {name!r} are not fields")
-            if name and any(w in p for p in [exc.message, *exc.problems] for w in said):
-                exc.problems.append(
-                    f"({field['name']} is given per file, --observations {value}={path}: the"
-                    " file's records leave it out)"
-                )
-            raise
+        records = _read(module, contract, path)
         if not isinstance(records, RecordColumns):
-            records = list(records)
-        given = {} if field is None else {field["name"]: value}
-        parts.append((path, given, records))
+            records = RecordColumns.from_dicts([f["name"] for f in contract["fields"]], records)
+        if name is not None:
+            col = records.columns.get(name) or [ABSENT] * len(records)
+            lines = records.lines or range(1, len(records) + 1)
+            for j, v in enumerate(col):
+                if len(problems) >= 20:
+                    break
+                if value is None and v is ABSENT:
+                    problems.append(
+                        f"{path}:{lines[j]}: {name} is absent; write it in every record, or"
+                        f" name the file with its value (--observations VALUE={path})"
+                    )
+                elif value is not None and v is not ABSENT and v != value:
+                    problems.append(
+                        f"{path}:{lines[j]}: {name} is {v!r}, and the file is given as"
+                        f" {name} {value!r} (--observations {value}={path})"
+                    )
+            if value is not None and records.absent.get(name):
+                records.columns[name] = [value if v is ABSENT else v for v in col]
+                records.absent.pop(name, None)
+            elif value is not None and name not in records.columns:
+                records.columns[name] = [value] * len(records)
+        parts.append((path, {}, records))
+    if problems:
+        raise UserError(
+            f"{len(problems)} problem(s) with {name} (given per file)", problems=problems
+        )
     names = [f["name"] for f in contract["fields"]]
     return concatenated(names, parts), ", ".join(p for _, p in files)
 
@@ -815,7 +829,8 @@ def _score(ctx: StudyContext, args: argparse.Namespace, module, out: Path, md: P
     obs_contract = _contract(config, "observation")
     given = args.observations if isinstance(args.observations, list) else [args.observations]
     files = _observation_files(config, obs_contract, given)
-    several = len(files) > 1 or files[0][0] is not None  # a log of several files, or labelled
+    # several files, or a field given per file: the files are read and checked one by one
+    several = len(files) > 1 or _per_file_field(obs_contract) is not None
     if several and parallel is not None:
         raise UserError(
             "--workers, --scheduler and --partition-bytes read one observations file in"
@@ -855,7 +870,7 @@ def _score(ctx: StudyContext, args: argparse.Namespace, module, out: Path, md: P
     field = _per_file_field(obs_contract)
     if several:
         observations: Any = [
-            {**_input(path), **({"per_file": {field["name"]: value}} if field else {})}
+            {**_input(path), **({"per_file": {field["name"]: value}} if value is not None else {})}
             for value, path in files
         ]
     else:
