@@ -547,6 +547,86 @@ def read_records(path, schema_path: Path, fmt: str, *, max_problems: int = 50) -
     return rows
 
 
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def read_json_array_records(
+    path, schema_path: Path, *, max_problems: int = 50
+) -> tuple[list[dict], list[int]]:
+    """(records, the line each starts on) of a JSON document that is an array of records
+    (``[{...}, {...}]``, as pandas' ``to_json(orient="records")`` and many tools' exports
+    write one), each record read as strictly as a JSONL line and checked against the contract
+    schema; the problems located at each record's line, in one UserError."""
+    path = Path(path)
+    try:
+        text = read_regular(path).decode("utf-8")
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 text (byte {exc.start + 1})") from None
+    if text[:1] == "\ufeff":
+        raise UserError(f"{path}:1: {BOM_WORDS}")
+    at = _SPACE.match(text).end()
+    if at == len(text):
+        raise UserError(f"{path}: the file is empty")
+    if text[at] != "[":
+        kind = "an object" if text[at] == "{" else "not an array"
+        raise UserError(
+            f"{path}: a .json file of records is one JSON array of objects ([{{...}}, {{...}}],"
+            f' pandas\' to_json(orient="records")), and this document is {kind}; a log of one'
+            " object per line is named .jsonl"
+        )
+    rows: list[dict] = []
+    lines: list[int] = []
+    problems: list[str] = []
+    line, seen = 1, 0
+
+    def line_at(i: int) -> int:
+        nonlocal line, seen
+        line += text.count("\n", seen, i)
+        seen = i
+        return line
+
+    at = _SPACE.match(text, at + 1).end()
+    if text.startswith("]", at):
+        raise UserError(f"{path}: the array holds no records")
+    while True:
+        where = line_at(at)
+        try:
+            obj, end = _DECODER.raw_decode(text, at)
+        except RecursionError:
+            problems.append(f"{path}:{where}: nesting too deep to parse")
+            break
+        except json.JSONDecodeError as exc:
+            problems.append(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}")
+            break
+        except ValueError as exc:  # a strict refusal: a repeated key, NaN, a long number
+            problems.append(f"{path}:{where}: {exc}")
+            break
+        if not isinstance(obj, dict):
+            problems.append(f"{path}:{where}: not a JSON object")
+        else:
+            unsafe = unsafe_integer(obj)
+            if unsafe:
+                problems.append(f"{path}:{where}: {unsafe}")
+            problems.extend(f"{path}:{where}: {p}" for p in schema_problems(obj, schema_path))
+            rows.append(obj)
+            lines.append(where)
+        at = _SPACE.match(text, end).end()
+        if text.startswith(",", at):
+            at = _SPACE.match(text, at + 1).end()
+            continue
+        if text.startswith("]", at):
+            at += 1
+            break
+        problems.append(f"{path}:{line_at(at)}: not valid JSON: expected , or ] after a record")
+        break
+    if not problems and _SPACE.match(text, at).end() != len(text):
+        problems.append(f"{path}:{line_at(at)}: not valid JSON: text after the array")
+    _refuse_problems(path, schema_path, problems, max_problems)
+    return rows, lines
+
+
 def _strict_line(
     path: Path,
     lineno: int,

@@ -36,6 +36,26 @@ from prereg.records import _refuse_problems, read_jsonl_records, schema_problems
 #: File extensions read as columns, and the name of their reader.
 COLUMNAR = {".parquet": "Parquet", ".csv": "CSV"}
 
+#: The extension of a JSON document that may hold an array of records (a ``.json`` file whose
+#: first character is not ``[`` is read as JSONL, as any other name is).
+JSON_ARRAY = ".json"
+
+
+def is_json_array(path) -> bool:
+    """Whether ``path`` is a ``.json`` file whose text starts (after blanks) with ``[``: one
+    JSON document holding an array of records."""
+    path = Path(path)
+    if path.suffix.lower() != JSON_ARRAY or not _is_file(path):
+        return False
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+            while head and not head.lstrip(b" \t\r\n"):
+                head = f.read(4096)
+    except OSError:
+        return False  # the reader names it
+    return head.lstrip(b" \t\r\n")[:1] == b"["
+
 
 def read_contract_records(
     path, schema_path: Path, fields: Sequence[Mapping[str, Any]], *, max_problems: int = 50
@@ -44,6 +64,10 @@ def read_contract_records(
     contract schema, or one UserError listing the located problems."""
     path = Path(path)
     kind = COLUMNAR.get(path.suffix.lower())
+    if is_json_array(path):
+        from prereg.records import read_json_array_records
+
+        return read_json_array_records(path, schema_path, max_problems=max_problems)[0]
     if kind is None:
         return read_jsonl_records(path, schema_path, max_problems=max_problems)
     try:
@@ -74,6 +98,19 @@ def read_contract_columns(
     ({field: (index, ids)}) holds a field's strings once
     (:func:`prereg.columnar.shared_positions`)."""
     path = Path(path)
+    if is_json_array(path):  # one document: read whole, in one process
+        from prereg.columnar import RecordColumns
+        from prereg.records import read_json_array_records
+
+        rows, lines = read_json_array_records(path, schema_path, max_problems=max_problems)
+        out = RecordColumns.from_dicts(
+            [f["name"] for f in fields],
+            rows,
+        )
+        out.lines = lines
+        for name, (index, ids) in (share or {}).items():
+            out.share(name, index, ids)
+        return out
     if path.suffix.lower() not in COLUMNAR:
         if parallel:
             from prereg import partitioned

@@ -335,3 +335,70 @@ def test_a_csv_with_the_column_given_per_file(tmp_path, capsys):
     _score(tmp_path, *obs, code=2)
     err = " ".join(capsys.readouterr().err.split())
     assert "ft1.csv:5: model is 'ft3', and the file is given as model 'ft1'" in err
+
+
+# -- a .json file: one document holding an array of records --------------------------------
+
+
+def _json_array(path, records, indent=2):
+    path.write_text(json.dumps(records, indent=indent) + "\n")
+    return path
+
+
+def test_a_json_array_of_records_scores_as_jsonl(tmp_path):
+    """pandas' to_json(orient="records") (here with indent=2, one key per line) read as it
+    comes: the figures equal the JSONL log's, with --workers too (read in one process)."""
+    whole = _one_file(tmp_path / "one")
+    root = tmp_path / "json"
+    _project(root, DUNNETT.read_text())
+    recs = [
+        {"item": f"i{i}", "model": m, "score": x}
+        for m, xs in GRADES.items()
+        for i, x in enumerate(xs)
+    ]
+    log = _json_array(root / "grades.json", recs)
+    doc = _score(root, "--observations", str(log))
+    assert _figures(doc) == _figures(whole)
+    assert doc["inputs"]["observations"]["file"] == "grades.json"
+    (root / "SCORE.json").unlink()
+    (root / "SCORE.md").unlink()
+    assert _figures(_score(root, "--observations", str(log), "--workers", "2")) == _figures(whole)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("[]\n", "the array holds no records"),
+        ("", "the file is empty"),
+        # a .json file of one object per line is read as JSONL, as before
+        ('{"item": "i0", "model": "bse", "score": 1}\n', "grades.json:1: at /model:"),
+        (
+            '[\n  {"item": "i0", "model": "base", "score": 1},\n  {"item": "i1", "model": "bse", "score": 1}\n]\n',
+            "grades.json:3: at /model:",
+        ),
+        (
+            '[\n  {"item": "i0", "model": "base", "score": 1},\n]\n',
+            "grades.json:3: not valid JSON: Expecting value",
+        ),
+        (
+            '[\n  {"item": "i0", "model": "base", "score": 1}\n  {"item": "i1"}\n]\n',
+            "grades.json:3: not valid JSON: expected , or ] after a record",
+        ),
+        (
+            '[\n  {"item": "i0", "item": "i1", "model": "base", "score": 1}\n]\n',
+            "grades.json:2: duplicate key 'item'",
+        ),
+        (
+            '[{"item": "i0", "model": "base", "score": 1}] x\n',
+            "grades.json:1: not valid JSON: text after the array",
+        ),
+        ("[\n  1\n]\n", "grades.json:2: not a JSON object"),
+    ],
+)
+def test_a_json_array_refused_at_its_line(tmp_path, capsys, text, words):
+    _project(tmp_path, DUNNETT.read_text())
+    log = tmp_path / "grades.json"
+    log.write_text(text)
+    _score(tmp_path, "--observations", str(log), code=2)
+    assert words in " ".join(capsys.readouterr().err.split())
+    assert not (tmp_path / "SCORE.json").exists()

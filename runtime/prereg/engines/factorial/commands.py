@@ -935,6 +935,10 @@ def _bucketed(config, module, args: argparse.Namespace, obs_path: str, out: Path
 
     if parallel is None and sum(map(input_bytes, paths)) < bucketed.LARGE_BYTES:
         return None
+    from prereg.tabular import is_json_array
+
+    if any(map(is_json_array, paths)):
+        return None  # one JSON document is read whole, in one process
     items, obs = _contract(config, "items"), _contract(config, "observation")
     classes = [_record_class(module, items), _record_class(module, obs)]
     if any(c.FORMAT != "jsonl" for c in classes):
