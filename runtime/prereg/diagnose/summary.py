@@ -689,28 +689,23 @@ class _Truths:
             )
         return math.fsum(credit) / len(credit)
 
-    def design_effect(self, a) -> float:
-        """1 + (m − 1)·ICC (:func:`.truths.design_effect`): the ICC of the metric's number
-        within the clusters of ``a.cluster`` (:func:`.truths.value_icc` at the latent
-        correlation of the scenario's cluster levels, the cluster field the innermost level; no
-        levels: 0) and m the expected cluster size the method uses, from the clusters' rows
-        in the registered layout and each cell's observed rows."""
-        from prereg.decide import scenarios as registered
-        from prereg.engines.factorial.draws import _entries_of
-
-        from .truths import NoTruth, design_effect
+    def _drawn_number(self, metric: str, dropped: str):
+        """(field, the scenario's writer, its value entries for the field) of a metric that
+        is the mean of a number the scenario draws row by row, or NoTruth saying why not
+        (``dropped``: what a study's units' include rules may drop, for the words)."""
+        from .truths import NoTruth
 
         sc, cond, model = self.scenario, self.cond, getattr(self.design, "rows", None)
         config = getattr(model, "config", None)
         if sc is None or config is None:
             raise NoTruth("the scenario is not drawn row by row")
         if config.get("units"):
-            raise NoTruth("the study registers units, whose include rules may drop clusters")
+            raise NoTruth(f"the study registers units, whose include rules may drop {dropped}")
         if float(cond.failed_attempt_rate) > 0:
             raise NoTruth("failed first attempts change which rows count")
         if sc.get("calibration"):
             raise NoTruth("the number follows drawn confidences (calibration)")
-        found = next((m for m in config.get("metrics") or () if m.get("id") == a.metric), None)
+        found = next((m for m in config.get("metrics") or () if m.get("id") == metric), None)
         comp = (found or {}).get("compute") or {}
         field = comp.get("field")
         if comp.get("kind") not in ("mean", "geometric_mean") or field is None:
@@ -723,6 +718,21 @@ class _Truths:
         entries = dict(writer.values).get(str(field))
         if entries is None:
             raise NoTruth(f"the scenario draws no {field!r}")
+        return field, writer, entries
+
+    def design_effect(self, a) -> float:
+        """1 + (m − 1)·ICC (:func:`.truths.design_effect`): the ICC of the metric's number
+        within the clusters of ``a.cluster`` (:func:`.truths.value_icc` at the latent
+        correlation of the scenario's cluster levels, the cluster field the innermost level; no
+        levels: 0) and m the expected cluster size the method uses, from the clusters' rows
+        in the registered layout and each cell's observed rows."""
+        from prereg.decide import scenarios as registered
+        from prereg.engines.factorial.draws import _entries_of
+
+        from .truths import NoTruth, design_effect
+
+        sc, cond, model = self.scenario, self.cond, getattr(self.design, "rows", None)
+        field, writer, entries = self._drawn_number(a.metric, "clusters")
         if writer.integer.get(str(field)):
             raise NoTruth(f"{field!r} is whole-numbered: the drawn numbers are rounded")
         which = _entries_of(model.table.cells, str(field), entries)
@@ -774,29 +784,8 @@ class _Truths:
 
         from .truths import NoTruth, correlation
 
-        sc, cond, model = self.scenario, self.cond, getattr(self.design, "rows", None)
-        config = getattr(model, "config", None)
-        if sc is None or config is None:
-            raise NoTruth("the scenario is not drawn row by row")
-        if config.get("units"):
-            raise NoTruth("the study registers units, whose include rules may drop items")
-        if float(cond.failed_attempt_rate) > 0:
-            raise NoTruth("failed first attempts change which rows count")
-        if sc.get("calibration"):
-            raise NoTruth("the number follows drawn confidences (calibration)")
-        found = next((m for m in config.get("metrics") or () if m.get("id") == metric), None)
-        comp = (found or {}).get("compute") or {}
-        field = comp.get("field")
-        if comp.get("kind") not in ("mean", "geometric_mean") or field is None:
-            raise NoTruth("the metric is not a mean of a drawn number")
-        if comp.get("where") or any(
-            c.get("field") != field or c.get("op") != "not_null" for c in comp.get("among") or ()
-        ):
-            raise NoTruth("the metric keeps rows by conditions other than its number being there")
-        writer = model.writer(cond.scenario)
-        entries = dict(writer.values).get(str(field))
-        if entries is None:
-            raise NoTruth(f"the scenario draws no {field!r}")
+        sc, model = self.scenario, getattr(self.design, "rows", None)
+        field, writer, entries = self._drawn_number(metric, "items")
         if writer.integer.get(str(field)):
             raise NoTruth(f"{field!r} is whole-numbered: the drawn numbers are rounded (ties)")
         key = str(getattr(a, "pair_by", None) or getattr(a, "unit", None))
