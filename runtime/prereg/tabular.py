@@ -574,6 +574,16 @@ def _tokens_words(tokens: Mapping[str, list[str]]) -> str:
     )
 
 
+def _others_ignored(schema_path: Path) -> bool:
+    """Whether the contract's schema lets a record carry keys that are not its fields
+    (``other_fields: ignore``)."""
+    try:
+        schema = json.loads(Path(schema_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(schema, dict) and schema.get("additionalProperties") is True
+
+
 def _checked(path: Path, schema_path: Path, fields, parts, max_problems: int) -> list[dict]:
     """The records of each (location, table) part, checked as JSONL records are."""
     from prereg.records import _accepts
@@ -583,8 +593,12 @@ def _checked(path: Path, schema_path: Path, fields, parts, max_problems: int) ->
     accept = _accepts(str(schema_path))
     rows: list[dict] = []
     problems: list[str] = []
+    ignored = _others_ignored(schema_path)
     for where, table in parts:
         unknown = [c for c in table.column_names if c not in names]
+        if unknown and ignored:  # other_fields: ignore: columns the contract does not name
+            table = table.drop_columns(unknown)
+            unknown = []
         if unknown:
             shown = ", ".join(map(repr, unknown[:20])) + (", …" if len(unknown) > 20 else "")
             headless = path.suffix.lower() == ".csv" and len(unknown) == len(

@@ -315,7 +315,7 @@ def spec_config(spec: dict) -> dict[str, Any]:
         ],
         "record_contracts": [
             {
-                **{k: c[k] for k in ("id", "format", "role") if k in c},
+                **{k: c[k] for k in ("id", "format", "role", "other_fields") if k in c},
                 "fields": [{k: f[k] for k in _CONTRACT_FIELD_KEYS if k in f} for f in c["fields"]],
             }
             for c in spec.get("record_contracts") or []

@@ -44,7 +44,7 @@ def contract_schema(study_id: str, version: str, contract: dict) -> dict[str, An
         "required": [
             f["name"] for f in fields if f.get("required", True) and not f.get("per_file")
         ],
-        "additionalProperties": False,
+        "additionalProperties": contract.get("other_fields") == "ignore",
         "x-prereg-format": contract["format"],
         "x-prereg-study-version": version,
     }
