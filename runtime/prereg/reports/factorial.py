@@ -42,7 +42,7 @@ def input_rows(inputs: dict) -> list[tuple[str, str | None, int | None]]:
         for one in v if isinstance(v, list) else [v]:
             name = k
             if isinstance(v, list):
-                given = ", ".join(str(val) for val in (one.get("per_file") or {}).values())
+                given = ", ".join(str(val) for val in (one.get("perFile") or {}).values())
                 name = f"{k} {given}: {one.get('file')}" if given else f"{k}: {one.get('file')}"
             rows.append((name, one.get("sha256"), one.get("bytes")))
     return rows

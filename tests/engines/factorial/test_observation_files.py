@@ -78,7 +78,7 @@ def test_one_log_per_model_scores_as_the_one_file(tmp_path):
     assert doc["verdicts"] == {"some-better": "supported", "ft3-by-half": "supported"}
     files = doc["inputs"]["observations"]
     assert [f["file"] for f in files] == [f"{m}.jsonl" for m in GRADES]
-    assert [f["per_file"] for f in files] == [{"model": m} for m in GRADES]
+    assert [f["perFile"] for f in files] == [{"model": m} for m in GRADES]
     assert all(f["sha256"].startswith("sha256:") and f["bytes"] > 0 for f in files)
     assert input_rows(doc["inputs"])[1][0] == "observations ft1: ft1.jsonl"
     from prereg import outputs
@@ -190,7 +190,7 @@ def test_a_combined_log_and_per_model_logs_score_alike(tmp_path, capsys):
         str(combined / "ft3.jsonl"),
     )
     assert _figures(doc) == _figures(per_model)
-    assert [f.get("per_file") for f in doc["inputs"]["observations"]] == [
+    assert [f.get("perFile") for f in doc["inputs"]["observations"]] == [
         None,
         {"model": "ft2"},
         None,

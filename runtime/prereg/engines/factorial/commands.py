@@ -870,7 +870,7 @@ def _score(ctx: StudyContext, args: argparse.Namespace, module, out: Path, md: P
     field = _per_file_field(obs_contract)
     if several:
         observations: Any = [
-            {**_input(path), **({"per_file": {field["name"]: value}} if value is not None else {})}
+            {**_input(path), **({"perFile": {field["name"]: value}} if value is not None else {})}
             for value, path in files
         ]
     else:
