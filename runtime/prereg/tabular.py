@@ -25,6 +25,7 @@ pyarrow is imported only when such a file is read.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -268,7 +269,7 @@ def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
     except pa.ArrowInvalid as exc:
         _refuse_cells(path, fields, exc)
     except (pa.ArrowException, OSError) as exc:
-        raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
+        _refuse_unreadable(path, exc)
     _unique_columns(path, table.column_names)
     _refuse_imprecise(path, [f["name"] for f in fields if f.get("type") == "number"], table)
     if tokens:
@@ -357,6 +358,11 @@ def _null_tokens(fields: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
     }
     for name in _bool_words(fields):
         out.setdefault(name, [])
+    # numbers are read as text and checked against the words of their type before pyarrow
+    # converts them: its own conversion also takes 0x10, blanks around digits and inf
+    for f in fields:
+        if f.get("type") in ("integer", "number"):
+            out.setdefault(f["name"], [])
     return out
 
 
@@ -389,7 +395,8 @@ def _tokens_to_null(
             continue
         at = table.column_names.index(name)
         col = table.column(name)
-        col = pc.if_else(pc.is_in(col, value_set=pa.array(words, pa.string())), None, col)
+        if words:
+            col = pc.if_else(pc.is_in(col, value_set=pa.array(words, pa.string())), None, col)
         kind = next(f.get("type", "string") for f in fields if f["name"] == name)
         said = bools.get(name) if kind == "boolean" else None
         if said is not None:
@@ -399,8 +406,8 @@ def _tokens_to_null(
             truth = pc.is_in(col, value_set=pa.array(yes, pa.string()))
             col = pc.if_else(pc.is_valid(col), truth, pa.scalar(None, pa.bool_()))
         elif kind in _CSV_WORDS:
-            rx = _CSV_WORDS[kind][1]
-            if not all(v is None or rx.fullmatch(v) for v in col.to_pylist()):
+            words_rx = _CSV_RE2[kind]
+            if pc.all(pc.match_substring_regex(col, words_rx)).as_py() is False:
                 refuse(path, fields, None)
             if kind == "boolean":
                 col = pc.equal(col, "true")
@@ -409,6 +416,8 @@ def _tokens_to_null(
                     col = col.cast(types[name])
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                     refuse(path, fields, exc)
+                if kind == "number" and pc.any(pc.is_inf(col)).as_py():
+                    refuse(path, fields, None)  # a number beyond the largest double (1e400)
         table = table.set_column(at, name, col)
     return table
 
@@ -431,6 +440,65 @@ def _unique_columns(path: Path, names: Sequence[str]) -> None:
         )
 
 
+def _refuse_unreadable(path: Path, exc) -> None:
+    """A CSV file pyarrow cannot read (a row with more or fewer cells than the header, a quote
+    never closed, bytes that are not UTF-8), refused at the line the problem starts on, or in
+    pyarrow's words when it is not found."""
+    problem = _unreadable_line(path)
+    if problem is not None:
+        raise UserError(f"{path}: not a CSV file of this contract", problems=[problem])
+    raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
+
+
+def _unreadable_line(path: Path) -> str | None:
+    """``FILE:LINE: what`` for the first line of a CSV file that no CSV reader reads as the
+    header says, or None."""
+    import csv
+    import io
+
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        return (
+            f"{path}:{line}: byte 0x{raw[exc.start]:02x} at column {column} is not UTF-8; save"
+            " the file as UTF-8 (a spreadsheet's CSV UTF-8)"
+        )
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.strip():
+        return f"{path}:1: the file is empty; a CSV file's first line names its columns"
+    old = csv.field_size_limit()
+    csv.field_size_limit(max(old, len(text) + 1))
+    try:
+        reader = csv.reader(io.StringIO(text, newline=""))
+        start, width = 1, None
+        for row in reader:
+            if row:
+                if width is None:
+                    width = len(row)
+                elif len(row) != width:
+                    cells = f"{len(row)} cell{'s' if len(row) != 1 else ''}"
+                    if any("\n" in c or "\r" in c for c in row) and next(reader, None) is None:
+                        return (  # a quote never closed takes in the rest of the file
+                            f"{path}:{start}: a quoted cell starting on this line is never"
+                            " closed (it runs to the end of the file): close its quote"
+                            ' ("), and write a quote inside a cell as ""'
+                        )
+                    return f"{path}:{start}: {cells} where the header names {width} columns"
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        return f"{path}:{start}: {exc}"
+    finally:
+        csv.field_size_limit(old)
+    return None
+
+
 def _csv_record_lines(path: Path, n: int) -> Sequence[int]:
     """The line each of the ``n`` records of a CSV file starts on (the header is line 1): a
     quoted value may hold line breaks, so a record is not always one line further on."""
@@ -443,24 +511,54 @@ def _csv_record_lines(path: Path, n: int) -> Sequence[int]:
     reader = csv.reader(io.StringIO(raw.decode("utf-8", "replace"), newline=""))
     starts: list[int] = []
     start = 1
-    for row in reader:
-        if row:  # pyarrow skips an empty line
-            starts.append(start)
-        start = reader.line_num + 1
+    old = csv.field_size_limit()
+    csv.field_size_limit(max(old, len(raw) + 1))  # a cell may be as long as the file
+    try:
+        for row in reader:
+            if row:  # pyarrow skips an empty line
+                starts.append(start)
+            start = reader.line_num + 1
+    except csv.Error:  # pyarrow read what csv does not: count records as lines
+        return range(2, n + 2)
+    finally:
+        csv.field_size_limit(old)
     starts = starts[1:]  # the header
     if len(starts) < n:  # pyarrow and csv disagree on the file: count records as lines
         return range(2, n + 2)
     return starts[:n]
 
 
+_NUMBER = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 _CSV_WORDS = {
     "integer": ("a whole number (digits, a leading - for a negative one)", re.compile(r"-?[0-9]+")),
-    "number": (
-        "a number",
-        re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|nan)", re.I),
-    ),
+    "number": ("a number", re.compile(_NUMBER)),
     "boolean": ("true or false", re.compile(r"true|false")),
 }
+#: The same words as whole-cell patterns for pyarrow's regular expressions (RE2).
+_CSV_RE2 = {kind: f"^(?:{rx.pattern})$" for kind, (_, rx) in _CSV_WORDS.items()}
+#: Cells a spreadsheet or R writes for a number that is not finite: JSON has none, and a
+#: missing value is an empty cell (or a word of the field's null_values).
+_NOT_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.I)
+#: The range pyarrow holds an integer cell in.
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _cell_problem(kind: str, v: str, rx, words: str) -> str | None:
+    """Why a CSV cell of a field of ``kind`` is not of its type, or None."""
+    if not rx.fullmatch(v):
+        if kind == "number" and _NOT_FINITE.fullmatch(v):
+            return (
+                f"{v!r} is not a finite number (JSON has no NaN or infinity; a missing value"
+                " is an empty cell, or a word the field's null_values lists)"
+            )
+        return f"{v!r} is not {words}"
+    if kind == "integer" and not _INT64[0] <= int(v) <= _INT64[1]:
+        shown = v if len(v) <= 24 else v[:24] + "…"
+        return f"{shown} is outside the range of a 64-bit integer (±9,223,372,036,854,775,807)"
+    if kind == "number" and not math.isfinite(float(v)):
+        shown = v if len(v) <= 24 else v[:24] + "…"
+        return f"{shown} is beyond the largest double (about 1.8e308)"
+    return None
 
 
 def _refuse_cells(path: Path, fields: Sequence[Mapping[str, Any]], exc) -> None:
@@ -482,7 +580,7 @@ def _refuse_cells(path: Path, fields: Sequence[Mapping[str, Any]], exc) -> None:
             ),
         )
     except (pa.ArrowException, OSError):
-        raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
+        _refuse_unreadable(path, exc)
     problems: list[str] = []
     count = 0
     where = _csv_where(path, text.num_rows)
@@ -499,13 +597,16 @@ def _refuse_cells(path: Path, fields: Sequence[Mapping[str, Any]], exc) -> None:
             )
             rx = re.compile("|".join(map(re.escape, yes + no)))
         for i, v in enumerate(text.column(name).to_pylist()):
-            if v is None or v == "" or rx.fullmatch(v) or v in tokens.get(name, ()):
+            if v is None or v == "" or v in tokens.get(name, ()):
+                continue
+            problem = _cell_problem(kind if said is None else "words", v, rx, words)
+            if problem is None:
                 continue
             count += 1
             if len(problems) < 20:
-                problems.append(f"{where(i)}: field {name}: {v!r} is not {words}")
+                problems.append(f"{where(i)}: field {name}: {problem}")
     if not count:
-        raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
+        _refuse_unreadable(path, exc)
     plain = [
         name
         for name, kind in typed.items()
