@@ -54,7 +54,7 @@ def read_contract_records(
     if not _is_file(path):
         raise UserError(f"{path}: cannot read: not a regular file")
     if kind == "Parquet":
-        parts = _parquet_parts(path)
+        parts = _parquet_parts(path, fields)
     else:
         parts = _csv_parts(path, fields)
     return _checked(path, schema_path, fields, parts, max_problems)
@@ -137,7 +137,7 @@ def _columns_at_once(path: Path, schema_path: Path, fields: Sequence[Mapping[str
         return None
     try:
         kind = COLUMNAR[path.suffix.lower()]
-        parts = _parquet_parts(path) if kind == "Parquet" else _csv_parts(path, fields)
+        parts = _parquet_parts(path, fields) if kind == "Parquet" else _csv_parts(path, fields)
         tables = [table for _where, table in parts]
     except UserError:
         return None
@@ -209,6 +209,9 @@ def tables_columns(schema_path: Path, fields: Sequence[Mapping[str, Any]], table
                 absent[name] += k
                 continue
             arrow = table.column(name)
+            kind = next(f.get("type", "string") for f in fields if f["name"] == name)
+            if kind in _ARROW_WORDS and not _arrow_fits(kind, arrow.type):
+                return None
             col = arrow.to_pylist()
             if name not in nullable and None in col:  # a null is the field left out
                 if name in required:
@@ -236,7 +239,7 @@ def tables_columns(schema_path: Path, fields: Sequence[Mapping[str, Any]], table
     return RecordColumns(names, columns, n, absent)
 
 
-def _parquet_parts(path: Path):
+def _parquet_parts(path: Path, fields: Sequence[Mapping[str, Any]] | None = None):
     """(label of a record's location, table) for each row group of a Parquet file."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -246,6 +249,10 @@ def _parquet_parts(path: Path):
     except (pa.ArrowException, OSError) as exc:
         raise UserError(f"{path}: not a readable Parquet file: {exc}") from None
     _unique_columns(path, pf.schema_arrow.names)
+    if fields is not None:
+        problem = _column_types_problem(path, fields, pf.schema_arrow)
+        if problem is not None:
+            raise UserError(problem)
     for g in range(pf.num_row_groups):
         try:
             table = pf.read_row_group(g)
@@ -255,6 +262,65 @@ def _parquet_parts(path: Path):
 
 
 _CSV_TYPES = {"string": "string", "integer": "int64", "number": "float64", "boolean": "bool_"}
+
+#: How a Parquet file writes a field of each type, in words, and the Arrow types that hold it.
+_ARROW_WORDS = {
+    "string": "a string column",
+    "integer": "an integer column (int8 to int64, uint8 to uint64)",
+    "number": "an integer or floating-point column (float32, float64)",
+    "boolean": "a boolean column",
+}
+
+
+def _arrow_fits(kind: str, t) -> bool:
+    """Whether an Arrow column type holds values of a contract field's ``kind``."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if pa.types.is_null(t):
+        return True
+    if kind == "string":
+        return pa.types.is_string(t) or pa.types.is_large_string(t)
+    if kind == "integer":
+        return pa.types.is_integer(t)
+    if kind == "number":
+        return pa.types.is_integer(t) or pa.types.is_floating(t)
+    if kind == "boolean":
+        return pa.types.is_boolean(t)
+    return True  # object and array fields: their values are checked one by one
+
+
+def _column_types_problem(path: Path, fields: Sequence[Mapping[str, Any]], schema) -> str | None:
+    """Why a Parquet file's columns cannot hold their fields (a column of doubles for an
+    integer field, timestamps or decimals for a number, lists or structs for a string), or
+    None: a refusal naming each column once, where every row would be refused alike."""
+    import pyarrow as pa
+
+    kinds = {f["name"]: f.get("type", "string") for f in fields}
+    wrong = []
+    for name, t in zip(schema.names, schema.types, strict=True):
+        kind = kinds.get(name)
+        if kind in _ARROW_WORDS and not _arrow_fits(kind, t):
+            hint = ""
+            if kind == "integer" and pa.types.is_floating(t):
+                hint = (
+                    f" (a double need not hold the integer written; pandas writes an integer"
+                    f" column with missing values as doubles: df[{name!r}].astype('Int64')"
+                    " writes integers and nulls)"
+                )
+            elif pa.types.is_decimal(t):
+                hint = (
+                    " (write it as int64)"
+                    if kind == "integer"
+                    else " (write it as float64: a number is read as a double)"
+                )
+            wrong.append(
+                f"column {name!r} is {t}; field {name} is {kind}, which needs {_ARROW_WORDS[kind]}{hint}"
+            )
+    if not wrong:
+        return None
+    return f"{path}: " + "; ".join(wrong)
 
 
 def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
@@ -673,6 +739,12 @@ def _checked(path: Path, schema_path: Path, fields, parts, max_problems: int) ->
         empty = "empty" if path.suffix.lower() == ".csv" else "null"
         for i, raw in enumerate(table.to_pylist()):
             rec = {k: v for k, v in raw.items() if v is not None or k in nullable}
+            for k, v in rec.items():
+                if type(v) is float and not math.isfinite(v):
+                    problems.append(
+                        f"{where(i)}: at /{k}: {v} is not a finite number (JSON has no NaN or"
+                        " infinity; a missing value is null)"
+                    )
             if accept is None or not accept(rec):
                 for p in schema_problems(rec, schema_path):
                     name = p.rsplit("missing field ", 1)[-1].strip("'")
