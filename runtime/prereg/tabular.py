@@ -735,6 +735,12 @@ def _checked(path: Path, schema_path: Path, fields, parts, max_problems: int) ->
                     if "" in unknown or any(c.startswith("Unnamed: ") for c in unknown)
                     else ""
                 )
+                + (
+                    "; a column __index_level_0__ is the index pandas' to_parquet writes (a"
+                    " data frame's row labels): write the file with index=False"
+                    if any(c.startswith("__index_level_") for c in unknown)
+                    else ""
+                )
             )
         empty = "empty" if path.suffix.lower() == ".csv" else "null"
         for i, raw in enumerate(table.to_pylist()):

@@ -190,3 +190,17 @@ def test_score_refuses_an_attempt_written_as_a_double(starter, tmp_path, capsys,
     err = capsys.readouterr().err
     assert want in err and "Traceback" not in err
     assert not out.exists()
+
+
+def test_pandas_index_column_in_parquet_is_named_with_a_hint(tmp_path):
+    import pandas as pd
+
+    path = tmp_path / "obs.parquet"
+    frame = pd.DataFrame({"id": ["a", "b"], "n": [1, 2], "x": [0.5, None]}, index=[3, 7])
+    frame.to_parquet(path)  # a non-range index is written as the column __index_level_0__
+    message, _ = _refused(path, _schema(tmp_path))
+    assert message.endswith(
+        "column(s) '__index_level_0__' are not fields of the record contract (rec.schema.json);"
+        " a column __index_level_0__ is the index pandas' to_parquet writes (a data frame's row"
+        " labels): write the file with index=False"
+    )
