@@ -52,6 +52,17 @@ def read_contract_records(
     except ImportError:  # pragma: no cover - pyarrow is a dependency of the runtime
         raise UserError(f"{path}: reading {kind} needs pyarrow; install it or give JSONL") from None
     if not _is_file(path):
+        if path.is_dir():
+            raise UserError(
+                f"{path}: cannot read: a folder, not a regular file; a {kind} input is one file"
+                + (
+                    " (a folder of Parquet parts, as Spark or pandas' partition_cols write, is"
+                    " not read: write the table as one file, with several row groups for"
+                    " --workers)"
+                    if kind == "Parquet"
+                    else ""
+                )
+            )
         raise UserError(f"{path}: cannot read: not a regular file")
     if kind == "Parquet":
         parts = _parquet_parts(path, fields)

@@ -204,3 +204,15 @@ def test_pandas_index_column_in_parquet_is_named_with_a_hint(tmp_path):
         " a column __index_level_0__ is the index pandas' to_parquet writes (a data frame's row"
         " labels): write the file with index=False"
     )
+
+
+def test_a_folder_of_parquet_parts_is_refused_naming_what_it_is(tmp_path):
+    folder = tmp_path / "obs.parquet"
+    folder.mkdir()
+    pq.write_table(pa.table({"id": ["a"], "n": [1], "x": [0.5]}), folder / "part-0.parquet")
+    message, _ = _refused(folder, _schema(tmp_path))
+    assert message == (
+        f"{folder}: cannot read: a folder, not a regular file; a Parquet input is one file (a"
+        " folder of Parquet parts, as Spark or pandas' partition_cols write, is not read: write"
+        " the table as one file, with several row groups for --workers)"
+    )
