@@ -195,6 +195,11 @@ def json_line_problem(exc: Exception, line: str) -> str:
                 " one JSON object and nothing else"
             )
         if rest and (ord(rest[0]) < 0x20 or 0x7F <= ord(rest[0]) < 0xA0):
+            if exc.msg.startswith("Invalid control character"):
+                return (
+                    f"not valid JSON: {_char_words(rest[0])} at column {col}, inside a string:"
+                    f" JSON writes it escaped (\\u{ord(rest[0]):04x})"
+                )
             return f"not valid JSON: {_char_words(rest[0])} at column {col} ({exc.msg})"
     return f"not valid JSON: {exc}"
 

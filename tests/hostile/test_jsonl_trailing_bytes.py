@@ -58,3 +58,13 @@ def test_other_problems_keep_json_words():
     with pytest.raises(ValueError) as e:
         loads_strict('{"id": }')
     assert json_line_problem(e.value, '{"id": }').startswith("not valid JSON: Expecting value")
+
+
+def test_a_raw_control_character_inside_a_string_is_named_with_its_escape():
+    line = '{"id": "a\x00b", "n": 1}'
+    with pytest.raises(ValueError) as e:
+        loads_strict(line)
+    assert json_line_problem(e.value, line) == (
+        "not valid JSON: a NUL byte (U+0000) at column 10, inside a string: JSON writes it"
+        " escaped (\\u0000)"
+    )
