@@ -53,10 +53,6 @@ def _loads(text: str) -> Any:
     except StrictJSONError as e:
         raise _LineError(str(e)) from None
     except json.JSONDecodeError as e:
-        if e.msg == "Extra data" or (e.pos < len(text) and not text[e.pos].isprintable()):
-            from prereg.records import json_line_problem
-
-            raise _LineError(json_line_problem(e, text).replace("not valid", "invalid")) from None
         raise _LineError(f"invalid JSON: {e.msg} at column {e.colno}") from None
     except ValueError as e:  # e.g. an integer literal longer than Python converts
         raise _LineError(f"invalid JSON: {e}") from None
