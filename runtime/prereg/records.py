@@ -164,6 +164,46 @@ def loads_strict(text: str) -> Any:
         raise StrictJSONError("nesting too deep to parse") from None
 
 
+def _char_words(ch: str) -> str:
+    if ch == "\x00":
+        return "a NUL byte (U+0000)"
+    if ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0:
+        return f"the control character U+{ord(ch):04X}"
+    return f"{ch!r}"
+
+
+def json_line_problem(exc: Exception, line: str) -> str:
+    """How a JSONL line that is not one JSON value is refused, in the project's words: what
+    follows the object (a NUL byte, a second object, other text) and at which column, where
+    Python's json says "Extra data: line 1 column 47 (char 46)"; a control character where a
+    value should start is named too. Other problems keep json's message."""
+    if isinstance(exc, json.JSONDecodeError) and exc.lineno == 1:
+        rest = line[exc.pos :]
+        col = exc.colno
+        if exc.msg == "Extra data" and rest:
+            first = rest.lstrip(" \t")
+            col += len(rest) - len(first)
+            what = (
+                "a second JSON value"
+                if first[:1] in ("{", "[", '"') or first[:1].isdigit()
+                else _char_words(first[0])
+                if first and not first[0].isalnum()
+                else f"text {first[:20]!r}"
+            )
+            return (
+                f"not valid JSON: {what} at column {col}, after the JSON object; a line holds"
+                " one JSON object and nothing else"
+            )
+        if rest and (ord(rest[0]) < 0x20 or 0x7F <= ord(rest[0]) < 0xA0):
+            if exc.msg.startswith("Invalid control character"):
+                return (
+                    f"not valid JSON: {_char_words(rest[0])} at column {col}, inside a string:"
+                    f" JSON writes it escaped (\\u{ord(rest[0]):04x})"
+                )
+            return f"not valid JSON: {_char_words(rest[0])} at column {col} ({exc.msg})"
+    return f"not valid JSON: {exc}"
+
+
 MAX_SAFE_INTEGER = 2**53 - 1  # the largest integer every JSON reader carries exactly
 
 
@@ -240,7 +280,10 @@ def _validator(schema_path: str):
     import jsonschema  # only for a record the typed fast path does not accept
 
     cls = jsonschema.validators.validator_for(schema)
-    return cls(schema)
+    # an integer field holds an integer as written: JSON Schema's integer also takes 1.0, a
+    # double, which need not be the integer written (9007199254740993.0 is read as ...992)
+    checker = cls.TYPE_CHECKER.redefine("integer", lambda _c, x: type(x) is int)
+    return jsonschema.validators.extend(cls, type_checker=checker)(schema)
 
 
 def _shown(value: Any, limit: int = 60) -> str:
@@ -265,7 +308,13 @@ def describe(err) -> str:  # a jsonschema.ValidationError
     if v == "required":
         return "missing field " + err.message.split(" is a required")[0]
     if v == "type":
-        return f"expected {err.validator_value}, got {_shown(err.instance, 40)}"
+        said = f"expected {err.validator_value}, got {_shown(err.instance, 40)}"
+        if type(err.instance) is float and "integer" in err.validator_value:
+            said += (
+                " (an integer is written without a point or exponent: a number such as 1.0"
+                " is a double, which need not hold the integer written)"
+            )
+        return said
     if v == "pattern":
         return f"{_shown(err.instance)} does not match the pattern {err.validator_value}"
     if v == "enum":
@@ -654,7 +703,7 @@ def _strict_line(
         problems.append(f"{path}:{lineno}: {exc}")
         return
     except (ValueError, StrictJSONError) as exc:
-        problems.append(f"{path}:{lineno}: not valid JSON: {exc}")
+        problems.append(f"{path}:{lineno}: {json_line_problem(exc, line)}")
         return
     if not isinstance(obj, dict):
         problems.append(f"{path}:{lineno}: not a JSON object")

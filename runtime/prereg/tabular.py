@@ -25,6 +25,7 @@ pyarrow is imported only when such a file is read.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -75,9 +76,20 @@ def read_contract_records(
     except ImportError:  # pragma: no cover - pyarrow is a dependency of the runtime
         raise UserError(f"{path}: reading {kind} needs pyarrow; install it or give JSONL") from None
     if not _is_file(path):
+        if path.is_dir():
+            raise UserError(
+                f"{path}: cannot read: a folder, not a regular file; a {kind} input is one file"
+                + (
+                    " (a folder of Parquet parts, as Spark or pandas' partition_cols write, is"
+                    " not read: write the table as one file, with several row groups for"
+                    " --workers)"
+                    if kind == "Parquet"
+                    else ""
+                )
+            )
         raise UserError(f"{path}: cannot read: not a regular file")
     if kind == "Parquet":
-        parts = _parquet_parts(path)
+        parts = _parquet_parts(path, fields)
     else:
         parts = _csv_parts(path, fields)
     return _checked(path, schema_path, fields, parts, max_problems)
@@ -173,7 +185,7 @@ def _columns_at_once(path: Path, schema_path: Path, fields: Sequence[Mapping[str
         return None
     try:
         kind = COLUMNAR[path.suffix.lower()]
-        parts = _parquet_parts(path) if kind == "Parquet" else _csv_parts(path, fields)
+        parts = _parquet_parts(path, fields) if kind == "Parquet" else _csv_parts(path, fields)
         tables = [table for _where, table in parts]
     except UserError:
         return None
@@ -245,6 +257,9 @@ def tables_columns(schema_path: Path, fields: Sequence[Mapping[str, Any]], table
                 absent[name] += k
                 continue
             arrow = table.column(name)
+            kind = next(f.get("type", "string") for f in fields if f["name"] == name)
+            if kind in _ARROW_WORDS and not _arrow_fits(kind, arrow.type):
+                return None
             col = arrow.to_pylist()
             if name not in nullable and None in col:  # a null is the field left out
                 if name in required:
@@ -272,7 +287,7 @@ def tables_columns(schema_path: Path, fields: Sequence[Mapping[str, Any]], table
     return RecordColumns(names, columns, n, absent)
 
 
-def _parquet_parts(path: Path):
+def _parquet_parts(path: Path, fields: Sequence[Mapping[str, Any]] | None = None):
     """(label of a record's location, table) for each row group of a Parquet file."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -282,6 +297,10 @@ def _parquet_parts(path: Path):
     except (pa.ArrowException, OSError) as exc:
         raise UserError(f"{path}: not a readable Parquet file: {exc}") from None
     _unique_columns(path, pf.schema_arrow.names)
+    if fields is not None:
+        problem = _column_types_problem(path, fields, pf.schema_arrow)
+        if problem is not None:
+            raise UserError(problem)
     for g in range(pf.num_row_groups):
         try:
             table = pf.read_row_group(g)
@@ -291,6 +310,65 @@ def _parquet_parts(path: Path):
 
 
 _CSV_TYPES = {"string": "string", "integer": "int64", "number": "float64", "boolean": "bool_"}
+
+#: How a Parquet file writes a field of each type, in words, and the Arrow types that hold it.
+_ARROW_WORDS = {
+    "string": "a string column",
+    "integer": "an integer column (int8 to int64, uint8 to uint64)",
+    "number": "an integer or floating-point column (float32, float64)",
+    "boolean": "a boolean column",
+}
+
+
+def _arrow_fits(kind: str, t) -> bool:
+    """Whether an Arrow column type holds values of a contract field's ``kind``."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if pa.types.is_null(t):
+        return True
+    if kind == "string":
+        return pa.types.is_string(t) or pa.types.is_large_string(t)
+    if kind == "integer":
+        return pa.types.is_integer(t)
+    if kind == "number":
+        return pa.types.is_integer(t) or pa.types.is_floating(t)
+    if kind == "boolean":
+        return pa.types.is_boolean(t)
+    return True  # object and array fields: their values are checked one by one
+
+
+def _column_types_problem(path: Path, fields: Sequence[Mapping[str, Any]], schema) -> str | None:
+    """Why a Parquet file's columns cannot hold their fields (a column of doubles for an
+    integer field, timestamps or decimals for a number, lists or structs for a string), or
+    None: a refusal naming each column once, where every row would be refused alike."""
+    import pyarrow as pa
+
+    kinds = {f["name"]: f.get("type", "string") for f in fields}
+    wrong = []
+    for name, t in zip(schema.names, schema.types, strict=True):
+        kind = kinds.get(name)
+        if kind in _ARROW_WORDS and not _arrow_fits(kind, t):
+            hint = ""
+            if kind == "integer" and pa.types.is_floating(t):
+                hint = (
+                    f" (a double need not hold the integer written; pandas writes an integer"
+                    f" column with missing values as doubles: df[{name!r}].astype('Int64')"
+                    " writes integers and nulls)"
+                )
+            elif pa.types.is_decimal(t):
+                hint = (
+                    " (write it as int64)"
+                    if kind == "integer"
+                    else " (write it as float64: a number is read as a double)"
+                )
+            wrong.append(
+                f"column {name!r} is {t}; field {name} is {kind}, which needs {_ARROW_WORDS[kind]}{hint}"
+            )
+    if not wrong:
+        return None
+    return f"{path}: " + "; ".join(wrong)
 
 
 def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
@@ -305,7 +383,7 @@ def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
     except pa.ArrowInvalid as exc:
         _refuse_cells(path, fields, exc)
     except (pa.ArrowException, OSError) as exc:
-        raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
+        _refuse_unreadable(path, exc)
     _unique_columns(path, table.column_names)
     _refuse_imprecise(path, [f["name"] for f in fields if f.get("type") == "number"], table)
     if tokens:
@@ -394,6 +472,11 @@ def _null_tokens(fields: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
     }
     for name in _bool_words(fields):
         out.setdefault(name, [])
+    # numbers are read as text and checked against the words of their type before pyarrow
+    # converts them: its own conversion also takes 0x10, blanks around digits and inf
+    for f in fields:
+        if f.get("type") in ("integer", "number"):
+            out.setdefault(f["name"], [])
     return out
 
 
@@ -426,7 +509,8 @@ def _tokens_to_null(
             continue
         at = table.column_names.index(name)
         col = table.column(name)
-        col = pc.if_else(pc.is_in(col, value_set=pa.array(words, pa.string())), None, col)
+        if words:
+            col = pc.if_else(pc.is_in(col, value_set=pa.array(words, pa.string())), None, col)
         kind = next(f.get("type", "string") for f in fields if f["name"] == name)
         said = bools.get(name) if kind == "boolean" else None
         if said is not None:
@@ -436,8 +520,8 @@ def _tokens_to_null(
             truth = pc.is_in(col, value_set=pa.array(yes, pa.string()))
             col = pc.if_else(pc.is_valid(col), truth, pa.scalar(None, pa.bool_()))
         elif kind in _CSV_WORDS:
-            rx = _CSV_WORDS[kind][1]
-            if not all(v is None or rx.fullmatch(v) for v in col.to_pylist()):
+            words_rx = _CSV_RE2[kind]
+            if pc.all(pc.match_substring_regex(col, words_rx)).as_py() is False:
                 refuse(path, fields, None)
             if kind == "boolean":
                 col = pc.equal(col, "true")
@@ -446,6 +530,8 @@ def _tokens_to_null(
                     col = col.cast(types[name])
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                     refuse(path, fields, exc)
+                if kind == "number" and pc.any(pc.is_inf(col)).as_py():
+                    refuse(path, fields, None)  # a number beyond the largest double (1e400)
         table = table.set_column(at, name, col)
     return table
 
@@ -468,6 +554,65 @@ def _unique_columns(path: Path, names: Sequence[str]) -> None:
         )
 
 
+def _refuse_unreadable(path: Path, exc) -> None:
+    """A CSV file pyarrow cannot read (a row with more or fewer cells than the header, a quote
+    never closed, bytes that are not UTF-8), refused at the line the problem starts on, or in
+    pyarrow's words when it is not found."""
+    problem = _unreadable_line(path)
+    if problem is not None:
+        raise UserError(f"{path}: not a CSV file of this contract", problems=[problem])
+    raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
+
+
+def _unreadable_line(path: Path) -> str | None:
+    """``FILE:LINE: what`` for the first line of a CSV file that no CSV reader reads as the
+    header says, or None."""
+    import csv
+    import io
+
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        return (
+            f"{path}:{line}: byte 0x{raw[exc.start]:02x} at column {column} is not UTF-8; save"
+            " the file as UTF-8 (a spreadsheet's CSV UTF-8)"
+        )
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.strip():
+        return f"{path}:1: the file is empty; a CSV file's first line names its columns"
+    old = csv.field_size_limit()
+    csv.field_size_limit(max(old, len(text) + 1))
+    try:
+        reader = csv.reader(io.StringIO(text, newline=""))
+        start, width = 1, None
+        for row in reader:
+            if row:
+                if width is None:
+                    width = len(row)
+                elif len(row) != width:
+                    cells = f"{len(row)} cell{'s' if len(row) != 1 else ''}"
+                    if any("\n" in c or "\r" in c for c in row) and next(reader, None) is None:
+                        return (  # a quote never closed takes in the rest of the file
+                            f"{path}:{start}: a quoted cell starting on this line is never"
+                            " closed (it runs to the end of the file): close its quote"
+                            ' ("), and write a quote inside a cell as ""'
+                        )
+                    return f"{path}:{start}: {cells} where the header names {width} columns"
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        return f"{path}:{start}: {exc}"
+    finally:
+        csv.field_size_limit(old)
+    return None
+
+
 def _csv_record_lines(path: Path, n: int) -> Sequence[int]:
     """The line each of the ``n`` records of a CSV file starts on (the header is line 1): a
     quoted value may hold line breaks, so a record is not always one line further on."""
@@ -480,24 +625,54 @@ def _csv_record_lines(path: Path, n: int) -> Sequence[int]:
     reader = csv.reader(io.StringIO(raw.decode("utf-8", "replace"), newline=""))
     starts: list[int] = []
     start = 1
-    for row in reader:
-        if row:  # pyarrow skips an empty line
-            starts.append(start)
-        start = reader.line_num + 1
+    old = csv.field_size_limit()
+    csv.field_size_limit(max(old, len(raw) + 1))  # a cell may be as long as the file
+    try:
+        for row in reader:
+            if row:  # pyarrow skips an empty line
+                starts.append(start)
+            start = reader.line_num + 1
+    except csv.Error:  # pyarrow read what csv does not: count records as lines
+        return range(2, n + 2)
+    finally:
+        csv.field_size_limit(old)
     starts = starts[1:]  # the header
     if len(starts) < n:  # pyarrow and csv disagree on the file: count records as lines
         return range(2, n + 2)
     return starts[:n]
 
 
+_NUMBER = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 _CSV_WORDS = {
     "integer": ("a whole number (digits, a leading - for a negative one)", re.compile(r"-?[0-9]+")),
-    "number": (
-        "a number",
-        re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|nan)", re.I),
-    ),
+    "number": ("a number", re.compile(_NUMBER)),
     "boolean": ("true or false", re.compile(r"true|false")),
 }
+#: The same words as whole-cell patterns for pyarrow's regular expressions (RE2).
+_CSV_RE2 = {kind: f"^(?:{rx.pattern})$" for kind, (_, rx) in _CSV_WORDS.items()}
+#: Cells a spreadsheet or R writes for a number that is not finite: JSON has none, and a
+#: missing value is an empty cell (or a word of the field's null_values).
+_NOT_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.I)
+#: The range pyarrow holds an integer cell in.
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _cell_problem(kind: str, v: str, rx, words: str) -> str | None:
+    """Why a CSV cell of a field of ``kind`` is not of its type, or None."""
+    if not rx.fullmatch(v):
+        if kind == "number" and _NOT_FINITE.fullmatch(v):
+            return (
+                f"{v!r} is not a finite number (JSON has no NaN or infinity; a missing value"
+                " is an empty cell, or a word the field's null_values lists)"
+            )
+        return f"{v!r} is not {words}"
+    if kind == "integer" and not _INT64[0] <= int(v) <= _INT64[1]:
+        shown = v if len(v) <= 24 else v[:24] + "…"
+        return f"{shown} is outside the range of a 64-bit integer (±9,223,372,036,854,775,807)"
+    if kind == "number" and not math.isfinite(float(v)):
+        shown = v if len(v) <= 24 else v[:24] + "…"
+        return f"{shown} is beyond the largest double (about 1.8e308)"
+    return None
 
 
 def _refuse_cells(path: Path, fields: Sequence[Mapping[str, Any]], exc) -> None:
@@ -519,7 +694,7 @@ def _refuse_cells(path: Path, fields: Sequence[Mapping[str, Any]], exc) -> None:
             ),
         )
     except (pa.ArrowException, OSError):
-        raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
+        _refuse_unreadable(path, exc)
     problems: list[str] = []
     count = 0
     where = _csv_where(path, text.num_rows)
@@ -536,13 +711,16 @@ def _refuse_cells(path: Path, fields: Sequence[Mapping[str, Any]], exc) -> None:
             )
             rx = re.compile("|".join(map(re.escape, yes + no)))
         for i, v in enumerate(text.column(name).to_pylist()):
-            if v is None or v == "" or rx.fullmatch(v) or v in tokens.get(name, ()):
+            if v is None or v == "" or v in tokens.get(name, ()):
+                continue
+            problem = _cell_problem(kind if said is None else "words", v, rx, words)
+            if problem is None:
                 continue
             count += 1
             if len(problems) < 20:
-                problems.append(f"{where(i)}: field {name}: {v!r} is not {words}")
+                problems.append(f"{where(i)}: field {name}: {problem}")
     if not count:
-        raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
+        _refuse_unreadable(path, exc)
     plain = [
         name
         for name, kind in typed.items()
@@ -619,10 +797,22 @@ def _checked(path: Path, schema_path: Path, fields, parts, max_problems: int) ->
                     if "" in unknown or any(c.startswith("Unnamed: ") for c in unknown)
                     else ""
                 )
+                + (
+                    "; a column __index_level_0__ is the index pandas' to_parquet writes (a"
+                    " data frame's row labels): write the file with index=False"
+                    if any(c.startswith("__index_level_") for c in unknown)
+                    else ""
+                )
             )
         empty = "empty" if path.suffix.lower() == ".csv" else "null"
         for i, raw in enumerate(table.to_pylist()):
             rec = {k: v for k, v in raw.items() if v is not None or k in nullable}
+            for k, v in rec.items():
+                if type(v) is float and not math.isfinite(v):
+                    problems.append(
+                        f"{where(i)}: at /{k}: {v} is not a finite number (JSON has no NaN or"
+                        " infinity; a missing value is null)"
+                    )
             if accept is None or not accept(rec):
                 for p in schema_problems(rec, schema_path):
                     name = p.rsplit("missing field ", 1)[-1].strip("'")

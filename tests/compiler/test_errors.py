@@ -170,3 +170,28 @@ def test_a_spec_not_named_yaml_is_refused_not_left_out(name, tmp_path, capsys):
         assert code == 2
         assert f"error: spec/studies/{name}: a spec is named <study-id>.yaml; rename it" in err
     assert not (project / "generated").exists()
+
+
+@pytest.mark.parametrize("others", [True, False])
+@pytest.mark.parametrize("name", ["other.yaml", "other.yml"])
+def test_a_folder_named_like_a_spec_is_refused_not_skipped(name, others, tmp_path, capsys):
+    """A folder spec/studies/other.yaml was skipped without a word beside other specs, and
+    alone read "no *.yaml specs to compile" though the folder listing shows one."""
+    project = tmp_path / "p"
+    studies = project / "spec" / "studies"
+    studies.mkdir(parents=True)
+    if others:
+        base = (BAD / "metric-unknown-field.yaml").read_text()
+        base = base.replace("field: right", "field: correct")
+        (studies / "good.yaml").write_text(base.replace("id: metric-unknown-field", "id: good"))
+    (studies / name).mkdir()
+    (studies / name / "spec.yaml").write_text("id: inside\n")
+    for command in ("compile", "check"):
+        code = main(["--project", str(project), command])
+        err = capsys.readouterr().err
+        assert code == 2
+        assert (
+            f"error: spec/studies/{name}/: a folder named like a spec; a spec is a YAML file"
+            " spec/studies/<study-id>.yaml: move the folder out of spec/studies/ or rename it"
+        ) in err
+    assert not (project / "generated").exists()

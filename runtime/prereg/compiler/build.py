@@ -676,6 +676,17 @@ def load_all(project: Project, only: list[str] | None = None) -> list[Study]:
             f"{project.rel(misnamed[0])}: a spec is named <study-id>.yaml; rename it"
             f" {misnamed[0].stem}.yaml (or move it out of {project.rel(project.studies_dir)}/)"
         )
+    folders = sorted(
+        p
+        for p in project.studies_dir.glob("*")
+        if p.suffix.lower() in (".yml", ".yaml") and p.is_dir()
+    )
+    if folders:  # a spec written into a folder of its name, or a copy gone astray: never skipped
+        raise UserError(
+            f"{project.rel(folders[0])}/: a folder named like a spec; a spec is a YAML file"
+            f" {project.rel(project.studies_dir)}/<study-id>.yaml: move the folder out of"
+            f" {project.rel(project.studies_dir)}/ or rename it"
+        )
     if not paths:
         raise UserError(f"{project.rel(project.studies_dir)}/: no *.yaml specs to compile")
     registry.registry()  # a broken engine plug-in is one problem, not one per spec

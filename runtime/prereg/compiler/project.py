@@ -61,6 +61,48 @@ def python_name(ident: str) -> str:
     return "v_" + name if name[:1].isdigit() else name
 
 
+#: Names the generated modules define or import themselves, which an id's name must not take:
+#: rules.py calls prereg.rules.decide (a hypothesis function named decide would call itself),
+#: constants.py defines the engine's SEED_POLICY ... ENGINE_CONFIG after the constants (a
+#: constant named BUDGET would be replaced, and its registered value lost), records.py
+#: subclasses Record and defines CONTRACTS and SCHEMA_DIR.
+RESERVED_FUNCTIONS = frozenset({"decide"})
+RESERVED_CONSTANTS = frozenset(
+    {"SEED_POLICY", "BUDGET", "FREEZE_ROLES", "RECORD_CONTRACTS", "ENGINE_CONFIG"}
+)
+RESERVED_CLASSES = frozenset({"Record", "Path", "CONTRACTS", "SCHEMA_DIR"})
+
+
+def _safe(name: str, reserved: frozenset[str]) -> str:
+    import keyword
+
+    return name + "_" if keyword.iskeyword(name) or name in reserved else name
+
+
+def function_name(ident: str) -> str:
+    """The function a hypothesis id names in rules.py: :func:`python_name`, with a final
+    ``_`` when that is a Python keyword or a name rules.py uses itself (``pass`` ->
+    ``pass_``, ``decide`` -> ``decide_``); the id itself is kept as written everywhere else
+    (HYPOTHESES maps it to the function)."""
+    return _safe(python_name(ident), RESERVED_FUNCTIONS)
+
+
+def constant_name(ident: str) -> str:
+    """The module constant a constant id names in constants.py (``v1.2`` -> ``V1_2``), with a
+    final ``_`` when that is a name constants.py gives the engine's configuration
+    (``budget`` -> ``BUDGET_``)."""
+    return _safe(python_name(ident).upper(), RESERVED_CONSTANTS)
+
+
+def class_name(ident: str) -> str:
+    """The class a record contract id names in records.py (``record-contract`` ->
+    ``RecordContract``), with a final ``_`` when that is a Python keyword (``none`` ->
+    ``None_``) or a name records.py uses itself (``record`` -> ``Record_``)."""
+    parts = re.split(r"[-_.]", str(ident))
+    name = "".join(p[:1].upper() + p[1:] for p in parts if p)
+    return _safe(name, RESERVED_CLASSES)
+
+
 def package_name(study_id: str) -> str:
     """The package of a study's generated code (``My-Study`` -> ``my_study``)."""
     return python_name(study_id)

@@ -28,11 +28,12 @@ def _checked(name: str) -> str:
 
 
 def ident(value: str) -> str:
-    """A lowercase Python identifier from a spec id (``pool-a`` -> ``pool_a``, ``GPT-4o`` ->
-    ``gpt_4o``; :func:`prereg.compiler.semantic.python_name`)."""
-    from prereg.compiler.project import python_name
+    """A lowercase Python function name from a hypothesis id (``pool-a`` -> ``pool_a``,
+    ``GPT-4o`` -> ``gpt_4o``, ``pass`` -> ``pass_``;
+    :func:`prereg.compiler.project.function_name`)."""
+    from prereg.compiler.project import function_name
 
-    return _checked(python_name(value))
+    return _checked(function_name(value))
 
 
 def attr(value: str) -> str:
@@ -43,17 +44,27 @@ def attr(value: str) -> str:
 
 
 def const(value: str) -> str:
-    """An upper-case constant name (``v1.2`` -> ``V1_2``); ids starting with a digit get a
-    ``V_`` prefix."""
+    """An upper-case name (``v1.2`` -> ``V1_2``); ids starting with a digit get a ``V_``
+    prefix. A hypothesis' ``<NAME>_RULE`` and ``<NAME>_VERDICTS`` in rules.py."""
     from prereg.compiler.project import python_name
 
     return _checked(python_name(value).upper())
 
 
+def constant(value: str) -> str:
+    """A constant's name in constants.py (:func:`prereg.compiler.project.constant_name`:
+    ``budget`` -> ``BUDGET_``, clear of the engine configuration's names)."""
+    from prereg.compiler.project import constant_name
+
+    return _checked(constant_name(value))
+
+
 def camel(value: str) -> str:
-    """A class name from a spec id (``record-contract`` -> ``RecordContract``)."""
-    parts = re.split(r"[-_.]", str(value))
-    return _checked("".join(p[:1].upper() + p[1:] for p in parts if p))
+    """A class name from a record contract id (``record-contract`` -> ``RecordContract``,
+    ``none`` -> ``None_``; :func:`prereg.compiler.project.class_name`)."""
+    from prereg.compiler.project import class_name
+
+    return _checked(class_name(value))
 
 
 def py(value: Any) -> str:
@@ -347,6 +358,7 @@ def environment() -> jinja2.Environment:
         ident=ident,
         attr=attr,
         const=const,
+        constant=constant,
         camel=camel,
         md=md,
         mdcode=mdcode,

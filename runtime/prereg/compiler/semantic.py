@@ -9,7 +9,6 @@ order, conditions are well formed and every placeholder is bound.
 from __future__ import annotations
 
 import itertools
-import keyword
 import math
 import re
 from collections.abc import Callable, Iterator
@@ -19,7 +18,7 @@ from typing import Any
 from prereg.compiler.expand import PLACEHOLDER as _CELL_PLACEHOLDER
 from prereg.compiler.expand import all_cells, cell_entries
 from prereg.compiler.load import Loaded
-from prereg.compiler.project import python_name
+from prereg.compiler.project import class_name, constant_name, function_name, python_name
 from prereg.rules import INCONCLUSIVE, NOT_SUPPORTED, NOT_TESTED, REPORTED_ONLY, SUPPORTED
 from prereg.splits import IMPLICIT as IMPLICIT_SPLIT
 from prereg.splits import of as split_of
@@ -61,6 +60,15 @@ def _unique(report: Reporter, entries, key: str, what: str) -> None:
             seen[value] = ptr
 
 
+#: The sections whose ids name something in generated code beyond :func:`python_name`: the
+#: function, the constant or the class an id becomes (keyword-safe), and what it is called.
+_GENERATED_NAMES = {
+    "hypotheses": (function_name, "the function"),
+    "constants": (constant_name, "the constant"),
+    "record_contracts": (class_name, "the class"),
+}
+
+
 @check
 def unique_ids(spec: dict, report: Reporter) -> None:
     _unique(report, cell_entries(spec), "id", "cell id")
@@ -89,8 +97,21 @@ def unique_ids(spec: dict, report: Reporter) -> None:
                     f"{what} {item['id']!r} clashes with {names[pyname]!r} in generated code",
                 )
             names.setdefault(pyname, item.get("id"))
-            if keyword.iskeyword(pyname):
-                report(f"{ptr}/id", f"{what} {item['id']!r} is a Python keyword")
+        made = _GENERATED_NAMES.get(section)
+        if made is None:
+            continue
+        taken: dict[str, str] = {}
+        for ptr, item in items(spec, section):
+            ident = str(item.get("id", ""))
+            name = made[0](ident)
+            first = taken.setdefault(name, ident)
+            if first != ident and python_name(first) != python_name(ident):
+                report(
+                    f"{ptr}/id",
+                    f"{what} {ident!r} clashes with {first!r} in generated code (both are"
+                    f" {made[1]} {name}): choose an id that differs in more than case"
+                    " or separators",
+                )
     for ptr, split in items(spec, "splits"):
         if split.get("id") == IMPLICIT_SPLIT:
             report(

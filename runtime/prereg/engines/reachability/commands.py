@@ -435,7 +435,11 @@ def dev_review_material(ctx: StudyContext, args: argparse.Namespace) -> int:
             try:
                 records.append(loads_strict(line))
             except ValueError as exc:
-                raise UserError(f"{corpus_path}:{n}: not valid JSON ({str(exc)[:120]})") from None
+                from prereg.records import json_line_problem
+
+                raise UserError(
+                    f"{corpus_path}:{n}: {json_line_problem(exc, line)[:220]}"
+                ) from None
     oracle = TextOracle(ec)
     items = []
     for _, rec in select_dev_rows(ec, records, gold_obj["worlds"]):
