@@ -228,10 +228,19 @@ class Browser:
         self.close()
 
 
+# The boxes a report makes to scroll sideways on purpose, by CSS selector: a table too wide for
+# its column (``div.scroll``), a figure that would have to shrink its text below 10 px to fit
+# (``div.plot``) and preformatted text. Anything else reaching past the window's right edge is
+# listed in ``pastEdge``, even inside a box of its own that scrolls or clips it.
+DELIBERATE = ["div.scroll", "div.plot", "pre"]
+
 # What is measured of a laid-out page.  ``overflowing`` names what reaches past the window
 # outside a box of its own that scrolls (an element, or a text too long for its line), for the
 # message of a page wider than its window.
-LAYOUT = """
+LAYOUT = (
+    "const DELIBERATE = "
+    + json.dumps(DELIBERATE)
+    + """;
 new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
   const root = document.documentElement;
   const W = root.clientWidth;
@@ -255,6 +264,27 @@ new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
         `to ${Math.round(box.right)} px: ${(n.textContent || '').trim().slice(0, 60)}`);
     }
   }
+  // what reaches past the window's right edge anywhere but inside a box named in DELIBERATE
+  // (a box made to scroll sideways: a wide table, a figure, preformatted text), however the
+  // boxes between clip it: a digest scrolling in a box of its own is past the edge too
+  const deliberate = n => {
+    const e = n.nodeType === Node.TEXT_NODE ? n.parentElement : n;
+    return DELIBERATE.some(s => e.closest(s));
+  };
+  const pastEdge = [];
+  const all = document.createTreeWalker(document.body, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+  for (let n = all.nextNode(); n && pastEdge.length < 8; n = all.nextNode()) {
+    let box;
+    if (n.nodeType === Node.TEXT_NODE) {
+      const range = document.createRange(); range.selectNodeContents(n);
+      box = range.getBoundingClientRect();
+    } else box = n.getBoundingClientRect();
+    if (box.width > 0 && box.right > W + 0.5 && !deliberate(n)) {
+      const e = n.nodeType === Node.TEXT_NODE ? n.parentElement : n;
+      pastEdge.push(`${e.tagName.toLowerCase()}${e.className ? '.' + e.className : ''} ` +
+        `to ${Math.round(box.right)} px: ${(n.textContent || '').trim().slice(0, 60)}`);
+    }
+  }
   const toc = [...document.querySelectorAll('nav a[href^="#"]')];
   done({
     title: document.title,
@@ -273,6 +303,11 @@ new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
     sections: document.querySelectorAll('details.section').length,
     sectionHeadings: [...document.querySelectorAll('details.section > summary > h2')].map(h => h.id),
     overflowing,
+    pastEdge,
+    // the tables that scroll sideways in their own box, by caption
+    scrollingTables: [...document.querySelectorAll('div.scroll')]
+      .filter(d => d.scrollWidth > d.clientWidth + 1)
+      .map(d => (d.querySelector('caption') || d).textContent.trim().slice(0, 60)),
     // each inline figure: its smallest text as drawn (font size in the figure's units times
     // the scale the page draws it at; rotated text measured along its baseline), its width
     // and the width of the box it sits in
@@ -314,6 +349,7 @@ new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
   });
 })))
 """
+)
 
 
 CONSOLE_PROBLEMS = ("error", "warning", "assert")
