@@ -62,6 +62,7 @@ class Visit:
     problems: list[str] = field(default_factory=list)
     layout: dict = field(default_factory=dict)
     png: bytes = b""
+    value: object = None
 
     def png_size(self) -> tuple[int, int]:
         if self.png[:8] != b"\x89PNG\r\n\x1a\n" or self.png[12:16] != b"IHDR":
@@ -155,10 +156,17 @@ class Browser:
                 self._events.append(message)
 
     # -- one page -----------------------------------------------------------------------
-    def visit(self, path: Path, width: int | None = None, screenshot: bool = True) -> Visit:
+    def visit(
+        self,
+        path: Path,
+        width: int | None = None,
+        screenshot: bool = True,
+        evaluate: str | None = None,
+    ) -> Visit:
         """Load ``path`` in a window ``width`` pixels wide (default: the browser's), and take a
         full-page screenshot unless ``screenshot`` is false (the page's raster and PNG are
-        most of a visit's time: ``Visit.png`` is then empty)."""
+        most of a visit's time: ``Visit.png`` is then empty); ``evaluate``: a JavaScript
+        expression whose value (JSON) the visit keeps as ``Visit.value``."""
         width = width or self.width
         url = path.resolve().as_uri()
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
@@ -185,6 +193,13 @@ class Browser:
             },
             session=session,
         )["result"]["value"]
+        value = None
+        if evaluate is not None:
+            value = self.call(
+                "Runtime.evaluate",
+                {"expression": evaluate, "returnByValue": True},
+                session=session,
+            )["result"].get("value")
         png = b""
         if screenshot:
             full = {"width": width, "height": max(self.height, int(layout["scrollHeight"]))}
@@ -199,7 +214,7 @@ class Browser:
                 session=session,
             )
             png = base64.b64decode(shot["data"])
-        visit = Visit(url=url, layout=layout, png=png)
+        visit = Visit(url=url, layout=layout, png=png, value=value)
         visit.problems = [
             p for e in self._events if e.get("sessionId") == session for p in _problems(e)
         ]
@@ -311,14 +326,20 @@ new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
     // each inline figure: its smallest text as drawn (font size in the figure's units times
     // the scale the page draws it at; rotated text measured along its baseline), its width
     // and the width of the box it sits in
+    // (a figure not drawn, as a narrow twin on a desktop, is listed as not shown)
     figures: [...document.querySelectorAll('svg')].map(svg => {
+      const box = svg.parentElement;
+      const twin = box.classList.contains('narrow') ? 'narrow' : box.classList.contains('wide') ? 'wide' : '';
+      if (svg.getClientRects().length === 0)
+        return {id: (svg.closest('figure') || {}).id || '', twin, shown: false};
       const sizes = [...svg.querySelectorAll('text')].map(t => {
         const m = t.getScreenCTM();
         return parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
       });
-      const box = svg.parentElement;
       return {
         id: (svg.closest('figure') || {}).id || '',
+        twin,
+        shown: true,
         smallestText: sizes.length ? Math.min(...sizes) : null,
         width: svg.getBoundingClientRect().width,
         boxWidth: box.clientWidth,

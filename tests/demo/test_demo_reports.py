@@ -189,11 +189,24 @@ def test_reports_show_the_spec_digest_and_the_registration(runs):
         assert "matches" in html and "DIFFERS" not in html
 
 
+# a figure's twin drawn for phones (shown instead of it on a narrow screen)
+NARROW = re.compile(r'\n<div class="plot narrow"><svg\b.*?</svg></div>', re.S)
+
+
 def svg_titles(path: Path) -> list[str]:
+    """The titles of a page's figures, each once (a figure's narrow twin has its title)."""
     page = parse(path)
     count = sum(1 for tag, _ in page.starts if tag == "svg")
     assert count == len(page.titles), path
-    return page.titles
+    html = path.read_text(encoding="utf-8")
+    twins = [re.search(r"<title>(.*?)</title>", t.group(0)).group(1) for t in NARROW.finditer(html)]
+    once = Page()
+    once.feed(NARROW.sub("", html))
+    once.close()
+    # each twin follows its figure and is titled as it is
+    assert len(once.titles) + len(twins) == len(page.titles), path
+    assert {unescape(t) for t in twins} <= set(once.titles), path
+    return once.titles
 
 
 def test_s3_report_plot_and_digests(runs):
@@ -928,13 +941,19 @@ def test_every_report_renders_in_headless_chromium(runs, browser, tmp_path, wind
             missing_font.append(name)
         else:
             assert cjk["distinct"] == len(cjk["chars"]), (name, cjk)
-        # every figure's smallest text is legible as drawn (10 px), at a phone's width too,
-        # where a figure that would have to shrink below that scrolls in its own box; a
-        # desktop window shows every figure whole
-        for fig in layout["figures"]:
+        # every figure's smallest text is legible as drawn (10 px), at a phone's width too; a
+        # desktop window shows every figure whole. A figure too wide for a phone at that size
+        # has a twin drawn for it (legends and names stacked, labels wrapped), shown instead
+        # on a phone, which then scrolls no figure (most had needed 450-911 px)
+        shown = [f for f in layout["figures"] if f["shown"]]
+        for fig in shown:
             assert fig["smallestText"] >= plot.LEGIBLE_PX - 1e-6, (name, window, fig)
-            if window == WIDTHS[-1]:
-                assert not fig["scrolls"] and fig["width"] <= fig["boxWidth"], (name, fig)
+            assert not fig["scrolls"] and fig["width"] <= fig["boxWidth"], (name, window, fig)
+        twins = [f["twin"] for f in layout["figures"]]
+        assert twins.count("wide") == twins.count("narrow"), name
+        want = "narrow" if window == WIDTHS[0] else "wide"
+        assert {f["twin"] for f in shown} <= {want, ""}, (name, window)
+        assert len(shown) == len(layout["figures"]) - twins.count("wide"), (name, window)
         if not shoot:
             continue
         width, height = visit.png_size()
@@ -1234,3 +1253,104 @@ def test_a_stale_generated_folder_is_refused_before_anything_is_written(project_
     assert code == 2
     assert "generated/ is stale: run prereg compile" in err.getvalue()
     assert not out.exists()
+
+
+# Where each figure of a page puts its legend and its data, in the figure's own units: the
+# legend's box (getBBox of matplotlib's legend group) and the points of every plotted line
+# (a path of the axes' own line2d groups, sampled along its length every unit, so that a
+# segment crossing the box counts) and marker. Ticks and grid lines sit in the axes' axis
+# groups and are left out.
+LEGEND_AND_DATA = """
+[...document.querySelectorAll('figure svg')].map(svg => {
+  const legend = svg.querySelector('g[id$="-legend_1"]');
+  const box = legend ? legend.getBBox() : null;
+  const points = [];
+  for (const axes of svg.querySelectorAll('g[id*="-axes_"]')) {
+    for (const line of axes.querySelectorAll(':scope > g[id*="-line2d_"]')) {
+      for (const path of line.querySelectorAll('path')) {
+        const length = path.getTotalLength();
+        for (let d = 0; d <= length; d += 1) {
+          const p = path.getPointAtLength(d); points.push([p.x, p.y]);
+        }
+      }
+      for (const use of line.querySelectorAll('use'))
+        points.push([+use.getAttribute('x'), +use.getAttribute('y')]);
+    }
+  }
+  const inside = box ? points.filter(([x, y]) =>
+    x >= box.x && x <= box.x + box.width && y >= box.y && y <= box.y + box.height) : [];
+  return {figure: svg.closest('figure').id, shown: svg.getClientRects().length > 0,
+          legend: !!legend, box: box ? [box.width, box.height] : null,
+          points: points.length, inside: inside.length};
+})
+"""
+
+
+def _legend_page(tmp_path, figures, stem: str) -> Path:
+    from prereg.reports.page import Report, render_html
+
+    page = tmp_path / f"{stem}.html"
+    page.write_text(render_html(Report("s", "S", "ok", True).add(*figures), back=None))
+    return page
+
+
+def test_the_legend_check_sees_a_legend_over_a_curve(browser, tmp_path):
+    """The check below can fail: a legend placed in the middle of the axes over a curve that
+    crosses it is seen covering some of its points; placed in a corner the curve never
+    reaches, none."""
+    from prereg.reports import plot
+    from prereg.reports.page import Figure
+
+    figures = []
+    for where in ("center", "upper left"):
+        with plot.figure(6.4, 3.6) as (fig, ax):
+            ax.plot([0, 1], [0.5, 0.5], color=plot.BLUE, label="a flat curve at one half")
+            ax.set_xlim(0, 1)
+            ax.set_ylim(0, 1)
+            ax.legend(loc=where)
+            name = where.replace(" ", "-")
+            figures.append(Figure(name, where, plot.svg(fig, name, where)))
+    visit = browser.visit(_legend_page(tmp_path, figures, "legends"), 1280, False, LEGEND_AND_DATA)
+    centre, corner = visit.value
+    assert centre["legend"] and centre["points"] > 100 and centre["inside"] > 10
+    assert corner["legend"] and corner["inside"] == 0
+
+
+def _threshold_doc(low: bool) -> dict:
+    """A threshold curve as SCORE's fitCurve: the demo's, or one low and flat across the
+    middle (where a legend at the axes' lower centre, as jev's was, covers it)."""
+    xs = [i / 100 for i in range(101)]
+    ys = [0.02 if 0.15 < x < 0.85 else 0.3 for x in xs] if low else [0.3 - 0.2 * x for x in xs]
+    return {
+        "fitCurve": [{"threshold": x, "exactSetAccuracy": y} for x, y in zip(xs, ys, strict=True)],
+        "retrospectiveCurve": {
+            "splits": ["validation", "test"],
+            "points": [
+                {"threshold": x, "exactSetAccuracy": y + 0.01} for x, y in zip(xs, ys, strict=True)
+            ],
+        },
+        "threshold": 0.5,
+    }
+
+
+@pytest.mark.parametrize("window", WIDTHS)
+def test_jev_threshold_legend_covers_no_curve(runs, browser, tmp_path, window):
+    """jev's threshold curve puts its legend under the axes, where it covers none of the
+    plotted points (the curves, the fitted threshold's line and its marker), in the demo's
+    report and on a curve low across the middle, on a desktop and on a phone (its twin)."""
+    from prereg.reports.multicorrect import curve_figure
+
+    report = runs[0] / "jev-multicorrect" / "report.html"
+    figures = [curve_figure(_threshold_doc(low), "validation", f"c{low:d}") for low in (0, 1)]
+    pages = {
+        report: ["fig-threshold-curve"],
+        _legend_page(tmp_path, figures, "c"): ["fig-c0", "fig-c1"],
+    }
+    for page, names in pages.items():
+        visit = browser.visit(page, window, False, LEGEND_AND_DATA)
+        # the figure shown at this width (the twin for phones on a phone)
+        shown = [f for f in visit.value if f["figure"] in names and f["shown"]]
+        assert [f["figure"] for f in shown] == names, (page.name, window)
+        for fig in shown:
+            assert fig["legend"] and min(fig["box"]) > 10, (page.name, window, fig)
+            assert fig["points"] > 200 and fig["inside"] == 0, (page.name, window, fig)
