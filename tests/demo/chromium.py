@@ -319,6 +319,13 @@ new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
     sectionHeadings: [...document.querySelectorAll('details.section > summary > h2')].map(h => h.id),
     overflowing,
     pastEdge,
+    // the captions whose text reaches past the window's edge (a table's caption is as wide as
+    // its table: the caption of a table scrolling on a phone was cut off at the edge)
+    captionsPastEdge: [...document.querySelectorAll('caption')].filter(c => {
+      const range = document.createRange(); range.selectNodeContents(c);
+      const box = range.getBoundingClientRect();
+      return box.width > 0 && box.right > W + 0.5;
+    }).map(c => c.textContent.trim().slice(0, 60)),
     // the tables that scroll sideways in their own box, by caption
     scrollingTables: [...document.querySelectorAll('div.scroll')]
       .filter(d => d.scrollWidth > d.clientWidth + 1)

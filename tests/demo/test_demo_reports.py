@@ -822,7 +822,7 @@ def test_the_browser_check_sees_a_broken_page(browser, tmp_path):
         "<p>a_long_unbreakable_word_that_is_wider_than_any_phone_is_held_upright_at_all</p>"
         '<p><code style="display:inline-block;max-width:100%;overflow-x:auto;'
         'white-space:nowrap">sha256:' + "ab" * 32 + "</code></p>"
-        '<div class="scroll" style="overflow-x:auto"><table><caption>wide</caption><tr><td>'
+        '<div class="scroll" style="overflow-x:auto"><table><caption>wide: a caption as long as the table it names, which scrolls</caption><tr><td>'
         '<div style="width:900px">deliberate</div></td></tr></table></div>'
         '<figure><svg width="600" viewBox="0 0 600 100" style="max-width:100%">'
         '<text x="0" y="50" style="font-size:12px">tiny at 400 px</text></svg></figure>'
@@ -842,7 +842,9 @@ def test_the_browser_check_sees_a_broken_page(browser, tmp_path):
     # scroll (div.scroll) is not, though it scrolls
     past = "\n".join(visit.layout["pastEdge"])
     assert "code to " in past and "sha256:abab" in past and "deliberate" not in past
-    assert "sha256" not in overflowing and visit.layout["scrollingTables"] == ["wide"]
+    assert "sha256" not in overflowing
+    assert [t[:5] for t in visit.layout["scrollingTables"]] == ["wide:"]
+    assert [t[:5] for t in visit.layout["captionsPastEdge"]] == ["wide:"]
     text = "\n".join(visit.problems)
     assert "console.error: boom" in text
     assert "notDefined is not defined" in text
@@ -922,6 +924,8 @@ def test_every_report_renders_in_headless_chromium(runs, browser, tmp_path, wind
         # scrolling in a box of its own); on a desktop no table scrolls (the seed ledger's
         # digests had made d17's scroll at 1280 px)
         assert layout["pastEdge"] == [], (name, window)
+        # a caption reads whole beside its table as it scrolls (it was cut off at the edge)
+        assert layout["captionsPastEdge"] == [], (name, window)
         if window == WIDTHS[-1]:
             assert layout["scrollingTables"] == [], name
         assert layout["brokenImages"] == [], name
