@@ -683,6 +683,11 @@ def test_reports_read_cleanly(runs, study):
     tables = len(re.findall(r"<table[ >]", page))  # a verdicts table has class="stack"
     assert tables and page.count("<caption>") == tables
     assert "<th>" not in page.split('<details class="registered"', 1)[0]
+    # no table names two of its columns alike (the redesign table had "rows | rows": the
+    # varied rows per cell and the rows per study)
+    for head in re.findall(r"<thead><tr>(.*?)</tr></thead>", page, re.S):
+        names = re.findall(r"<th[^>]*>(.*?)</th>", head, re.S)
+        assert len(names) == len(set(names)), (study, names)
     for code in re.findall(r'<code( class="[^"]*")?>(sha256:[0-9a-f]{64})</code>', page):
         assert code[0] == ' class="digest"'
     # a digest wraps where its line ends (anywhere in its hex: a phone's 390 px hold about

@@ -168,7 +168,8 @@ def blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
                 note=True,
             ),
             Table(
-                (red["parameter"], "rows", *ids, "every claim holds"),
+                # the varied size may itself be rows (per cell): the columns are told apart
+                (f"{red['parameter']} (varied)", "rows per study", *ids, "every claim holds"),
                 [
                     (
                         fmt(p["value"]),
