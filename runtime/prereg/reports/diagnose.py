@@ -104,7 +104,7 @@ def power_figure(family: Mapping[str, Any], name: str) -> Figure:
         "Per hypothesis, the share of simulated studies giving its first verdict (supported"
         " for a rule) at each registered effect size of the scenario family, with ±2 Monte"
         f" Carlo SE; the grey dashed line is the target power {fmt(family['power'])}.",
-        narrow=plot.fit_width(lambda width: draw(width, narrow=True), 4.0),
+        narrow=plot.fit_width(lambda width: draw(width, narrow=True), 3.7),
     )
 
 

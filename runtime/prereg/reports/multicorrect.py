@@ -146,7 +146,7 @@ def curve_figure(doc: dict, fit: str, name: str = "threshold-curve") -> Figure:
             return plot.svg(fig, f"{name}-narrow" if narrow else name, title)
 
     svg = draw(6.4)
-    narrow = plot.fit_width(lambda width: draw(width, narrow=True), 3.8)
+    narrow = plot.fit_width(lambda width: draw(width, narrow=True), 3.65)
     return Figure(
         name,
         title,
