@@ -452,6 +452,7 @@ def handoff_blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
                 ],
                 code=frozenset({0, 2, 3}),
                 caption="Seeds frozen in the ledger",
+                stack=True,  # digests: a card per row on a phone
             ),
             Table(
                 ("run", "started", "evidence", "calls", "tokens", "USD"),
@@ -470,6 +471,7 @@ def handoff_blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
                 numeric=frozenset({3, 4, 5}),
                 code=frozenset({0, 2}),
                 caption="Collection sessions in the ledger",
+                stack=True,  # digests: a card per row on a phone
             ),
         ]
     if lineage:
@@ -493,6 +495,7 @@ def handoff_blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
                 ],
                 code=frozenset({0, 2}),
                 caption="Runs of the lineage the score read",
+                stack=True,  # digests: a card per row on a phone
             ),
             Table(
                 ("hypothesis", "verdict"),
