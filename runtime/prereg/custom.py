@@ -60,7 +60,9 @@ POSITIONAL: Mapping[str, tuple[str, ...]] = {
 }
 
 _FIGURES = ("estimate", "se", "statistic", "lower", "upper", "p")
-_KEYS = (*_FIGURES, "statistic_name", "df", "exact", "counts", "extra", "method")
+_KEYS = (
+    *_FIGURES, "statistic_name", "statistic_count", "df", "exact", "counts", "extra", "method"
+)  # fmt: skip
 
 
 def path_problem(file: str) -> str | None:
@@ -293,12 +295,19 @@ def as_result(value, method: str, fail):
     name = value.get("statistic_name")
     if name is not None and not isinstance(name, str):
         fail(f"statistic_name is {name!r}, not a string")
+    count = value.get("statistic_count", False)
+    if not isinstance(count, bool):
+        fail(f"statistic_count is {count!r}, not true or false")
+    stat = figures["statistic"]
+    if count and stat is not None and not (math.isfinite(stat) and stat.is_integer()):
+        fail(f"statistic_count is true (a count) but statistic {stat!r} is not a whole number")
     for k in ("counts", "extra"):
         if value.get(k) is not None and not isinstance(value[k], Mapping):
             fail(f"{k} is not a mapping")
     result = Result(
         method,
         statistic_name=name,
+        statistic_count=count,
         df=df,
         exact=exact,
         counts=dict(value.get("counts") or {}),

@@ -73,6 +73,9 @@ def test_reports_decide_and_place_the_p_value_as_the_balls_do(tmp_path, op, verd
     assert doc["verdicts"] == {"near": verdict}
     (c,) = doc["contrasts"]
     assert c["pairs"]["n10"] == N10 and c["pairs"]["n01"] == N01
+    # its statistic is a difference of counts: an integer in SCORE.json (it was 81.0)
+    assert c["statisticName"] == "n10 - n01" and type(c["statistic"]) is int
+    assert c["statistic"] == N10 - N01
     # the float reads on the other side of the threshold; the decided P on the verdict's
     assert Fraction(repr(c["p"])) > Fraction(THRESHOLD)
     decided = Fraction(c["decidedP"]["p"])

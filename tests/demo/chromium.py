@@ -62,6 +62,7 @@ class Visit:
     problems: list[str] = field(default_factory=list)
     layout: dict = field(default_factory=dict)
     png: bytes = b""
+    value: object = None
 
     def png_size(self) -> tuple[int, int]:
         if self.png[:8] != b"\x89PNG\r\n\x1a\n" or self.png[12:16] != b"IHDR":
@@ -155,10 +156,17 @@ class Browser:
                 self._events.append(message)
 
     # -- one page -----------------------------------------------------------------------
-    def visit(self, path: Path, width: int | None = None, screenshot: bool = True) -> Visit:
+    def visit(
+        self,
+        path: Path,
+        width: int | None = None,
+        screenshot: bool = True,
+        evaluate: str | None = None,
+    ) -> Visit:
         """Load ``path`` in a window ``width`` pixels wide (default: the browser's), and take a
         full-page screenshot unless ``screenshot`` is false (the page's raster and PNG are
-        most of a visit's time: ``Visit.png`` is then empty)."""
+        most of a visit's time: ``Visit.png`` is then empty); ``evaluate``: a JavaScript
+        expression whose value (JSON) the visit keeps as ``Visit.value``."""
         width = width or self.width
         url = path.resolve().as_uri()
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
@@ -185,6 +193,13 @@ class Browser:
             },
             session=session,
         )["result"]["value"]
+        value = None
+        if evaluate is not None:
+            value = self.call(
+                "Runtime.evaluate",
+                {"expression": evaluate, "returnByValue": True},
+                session=session,
+            )["result"].get("value")
         png = b""
         if screenshot:
             full = {"width": width, "height": max(self.height, int(layout["scrollHeight"]))}
@@ -199,7 +214,7 @@ class Browser:
                 session=session,
             )
             png = base64.b64decode(shot["data"])
-        visit = Visit(url=url, layout=layout, png=png)
+        visit = Visit(url=url, layout=layout, png=png, value=value)
         visit.problems = [
             p for e in self._events if e.get("sessionId") == session for p in _problems(e)
         ]
@@ -228,10 +243,19 @@ class Browser:
         self.close()
 
 
+# The boxes a report makes to scroll sideways on purpose, by CSS selector: a table too wide for
+# its column (``div.scroll``), a figure that would have to shrink its text below 10 px to fit
+# (``div.plot``) and preformatted text. Anything else reaching past the window's right edge is
+# listed in ``pastEdge``, even inside a box of its own that scrolls or clips it.
+DELIBERATE = ["div.scroll", "div.plot", "pre"]
+
 # What is measured of a laid-out page.  ``overflowing`` names what reaches past the window
 # outside a box of its own that scrolls (an element, or a text too long for its line), for the
 # message of a page wider than its window.
-LAYOUT = """
+LAYOUT = (
+    "const DELIBERATE = "
+    + json.dumps(DELIBERATE)
+    + """;
 new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
   const root = document.documentElement;
   const W = root.clientWidth;
@@ -255,6 +279,27 @@ new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
         `to ${Math.round(box.right)} px: ${(n.textContent || '').trim().slice(0, 60)}`);
     }
   }
+  // what reaches past the window's right edge anywhere but inside a box named in DELIBERATE
+  // (a box made to scroll sideways: a wide table, a figure, preformatted text), however the
+  // boxes between clip it: a digest scrolling in a box of its own is past the edge too
+  const deliberate = n => {
+    const e = n.nodeType === Node.TEXT_NODE ? n.parentElement : n;
+    return DELIBERATE.some(s => e.closest(s));
+  };
+  const pastEdge = [];
+  const all = document.createTreeWalker(document.body, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+  for (let n = all.nextNode(); n && pastEdge.length < 8; n = all.nextNode()) {
+    let box;
+    if (n.nodeType === Node.TEXT_NODE) {
+      const range = document.createRange(); range.selectNodeContents(n);
+      box = range.getBoundingClientRect();
+    } else box = n.getBoundingClientRect();
+    if (box.width > 0 && box.right > W + 0.5 && !deliberate(n)) {
+      const e = n.nodeType === Node.TEXT_NODE ? n.parentElement : n;
+      pastEdge.push(`${e.tagName.toLowerCase()}${e.className ? '.' + e.className : ''} ` +
+        `to ${Math.round(box.right)} px: ${(n.textContent || '').trim().slice(0, 60)}`);
+    }
+  }
   const toc = [...document.querySelectorAll('nav a[href^="#"]')];
   done({
     title: document.title,
@@ -273,17 +318,35 @@ new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
     sections: document.querySelectorAll('details.section').length,
     sectionHeadings: [...document.querySelectorAll('details.section > summary > h2')].map(h => h.id),
     overflowing,
+    pastEdge,
+    // the captions whose text reaches past the window's edge (a table's caption is as wide as
+    // its table: the caption of a table scrolling on a phone was cut off at the edge)
+    captionsPastEdge: [...document.querySelectorAll('caption')].filter(c => {
+      const range = document.createRange(); range.selectNodeContents(c);
+      const box = range.getBoundingClientRect();
+      return box.width > 0 && box.right > W + 0.5;
+    }).map(c => c.textContent.trim().slice(0, 60)),
+    // the tables that scroll sideways in their own box, by caption
+    scrollingTables: [...document.querySelectorAll('div.scroll')]
+      .filter(d => d.scrollWidth > d.clientWidth + 1)
+      .map(d => (d.querySelector('caption') || d).textContent.trim().slice(0, 60)),
     // each inline figure: its smallest text as drawn (font size in the figure's units times
     // the scale the page draws it at; rotated text measured along its baseline), its width
     // and the width of the box it sits in
+    // (a figure not drawn, as a narrow twin on a desktop, is listed as not shown)
     figures: [...document.querySelectorAll('svg')].map(svg => {
+      const box = svg.parentElement;
+      const twin = box.classList.contains('narrow') ? 'narrow' : box.classList.contains('wide') ? 'wide' : '';
+      if (svg.getClientRects().length === 0)
+        return {id: (svg.closest('figure') || {}).id || '', twin, shown: false};
       const sizes = [...svg.querySelectorAll('text')].map(t => {
         const m = t.getScreenCTM();
         return parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
       });
-      const box = svg.parentElement;
       return {
         id: (svg.closest('figure') || {}).id || '',
+        twin,
+        shown: true,
         smallestText: sizes.length ? Math.min(...sizes) : null,
         width: svg.getBoundingClientRect().width,
         boxWidth: box.clientWidth,
@@ -314,6 +377,7 @@ new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
   });
 })))
 """
+)
 
 
 CONSOLE_PROBLEMS = ("error", "warning", "assert")

@@ -189,11 +189,24 @@ def test_reports_show_the_spec_digest_and_the_registration(runs):
         assert "matches" in html and "DIFFERS" not in html
 
 
+# a figure's twin drawn for phones (shown instead of it on a narrow screen)
+NARROW = re.compile(r'\n<div class="plot narrow"><svg\b.*?</svg></div>', re.S)
+
+
 def svg_titles(path: Path) -> list[str]:
+    """The titles of a page's figures, each once (a figure's narrow twin has its title)."""
     page = parse(path)
     count = sum(1 for tag, _ in page.starts if tag == "svg")
     assert count == len(page.titles), path
-    return page.titles
+    html = path.read_text(encoding="utf-8")
+    twins = [re.search(r"<title>(.*?)</title>", t.group(0)).group(1) for t in NARROW.finditer(html)]
+    once = Page()
+    once.feed(NARROW.sub("", html))
+    once.close()
+    # each twin follows its figure and is titled as it is
+    assert len(once.titles) + len(twins) == len(page.titles), path
+    assert {unescape(t) for t in twins} <= set(once.titles), path
+    return once.titles
 
 
 def test_s3_report_plot_and_digests(runs):
@@ -656,7 +669,7 @@ REPORTS = ("d17-multifact", "s3-verifier-freeze", "jev-multicorrect", "answer-po
 @pytest.mark.parametrize("study", REPORTS)
 def test_reports_read_cleanly(runs, study):
     """No unfilled placeholder, heading ids unique, every table captioned with column headers
-    scoped, digests never broken by CSS mid-hex, an input's bytes shown where its file is
+    scoped, digests wrapping where their line ends, an input's bytes shown where its file is
     known, and a print stylesheet."""
     import re
 
@@ -670,10 +683,18 @@ def test_reports_read_cleanly(runs, study):
     tables = len(re.findall(r"<table[ >]", page))  # a verdicts table has class="stack"
     assert tables and page.count("<caption>") == tables
     assert "<th>" not in page.split('<details class="registered"', 1)[0]
+    # no table names two of its columns alike (the redesign table had "rows | rows": the
+    # varied rows per cell and the rows per study)
+    for head in re.findall(r"<thead><tr>(.*?)</tr></thead>", page, re.S):
+        names = re.findall(r"<th[^>]*>(.*?)</th>", head, re.S)
+        assert len(names) == len(set(names)), (study, names)
     for code in re.findall(r'<code( class="[^"]*")?>(sha256:[0-9a-f]{64})</code>', page):
         assert code[0] == ' class="digest"'
-    # a digest is never broken: it scrolls in its own box (and wraps only in print)
-    assert "@media print" in page and "white-space:nowrap}" in page.split("code.digest{", 1)[1]
+    # a digest wraps where its line ends (anywhere in its hex: a phone's 390 px hold about
+    # 40 of its 71 characters) rather than run past the window or scroll in a box of its own;
+    # copied, it is still one string (test_every_report_renders_in_headless_chromium)
+    assert "@media print" in page
+    assert page.split("code.digest{", 1)[1].startswith("overflow-wrap:anywhere}")
     if study in ("d17-multifact", "answer-position"):
         # the score's own Markdown explains each verdict too
         score_md = (out / study / "SCORE.md").read_text()
@@ -804,6 +825,10 @@ def test_the_browser_check_sees_a_broken_page(browser, tmp_path):
     page.write_text(
         '<html><body><h2>no id</h2><div style="width:3000px">wide</div><img src="missing.png">'
         "<p>a_long_unbreakable_word_that_is_wider_than_any_phone_is_held_upright_at_all</p>"
+        '<p><code style="display:inline-block;max-width:100%;overflow-x:auto;'
+        'white-space:nowrap">sha256:' + "ab" * 32 + "</code></p>"
+        '<div class="scroll" style="overflow-x:auto"><table><caption>wide: a caption as long as the table it names, which scrolls</caption><tr><td>'
+        '<div style="width:900px">deliberate</div></td></tr></table></div>'
         '<figure><svg width="600" viewBox="0 0 600 100" style="max-width:100%">'
         '<text x="0" y="50" style="font-size:12px">tiny at 400 px</text></svg></figure>'
         '<script>console.error("boom"); notDefined();</script></body></html>'
@@ -818,6 +843,13 @@ def test_the_browser_check_sees_a_broken_page(browser, tmp_path):
     assert visit.layout["innerWidth"] == 400
     overflowing = "\n".join(visit.layout["overflowing"])
     assert "div to 3008 px" in overflowing and "p to " in overflowing
+    # a digest scrolling in a box of its own is past the edge, a table in a box made to
+    # scroll (div.scroll) is not, though it scrolls
+    past = "\n".join(visit.layout["pastEdge"])
+    assert "code to " in past and "sha256:abab" in past and "deliberate" not in past
+    assert "sha256" not in overflowing
+    assert [t[:5] for t in visit.layout["scrollingTables"]] == ["wide:"]
+    assert [t[:5] for t in visit.layout["captionsPastEdge"]] == ["wide:"]
     text = "\n".join(visit.problems)
     assert "console.error: boom" in text
     assert "notDefined is not defined" in text
@@ -892,6 +924,15 @@ def test_every_report_renders_in_headless_chromium(runs, browser, tmp_path, wind
             + "; ".join(layout["overflowing"])
         )
         assert layout["overflowing"] == [], name
+        # nothing reaches past the window's edge but in a box made to scroll (a table too
+        # wide, a figure); a digest in the report's head wraps (it ran 200 px past at 390 px,
+        # scrolling in a box of its own); on a desktop no table scrolls (the seed ledger's
+        # digests had made d17's scroll at 1280 px)
+        assert layout["pastEdge"] == [], (name, window)
+        # a caption reads whole beside its table as it scrolls (it was cut off at the edge)
+        assert layout["captionsPastEdge"] == [], (name, window)
+        if window == WIDTHS[-1]:
+            assert layout["scrollingTables"] == [], name
         assert layout["brokenImages"] == [], name
         assert layout["svgs"] == path.read_text().count("<svg"), name
         assert layout["headings"] > 0 and layout["title"], name
@@ -909,13 +950,19 @@ def test_every_report_renders_in_headless_chromium(runs, browser, tmp_path, wind
             missing_font.append(name)
         else:
             assert cjk["distinct"] == len(cjk["chars"]), (name, cjk)
-        # every figure's smallest text is legible as drawn (10 px), at a phone's width too,
-        # where a figure that would have to shrink below that scrolls in its own box; a
-        # desktop window shows every figure whole
-        for fig in layout["figures"]:
+        # every figure's smallest text is legible as drawn (10 px), at a phone's width too; a
+        # desktop window shows every figure whole. A figure too wide for a phone at that size
+        # has a twin drawn for it (legends and names stacked, labels wrapped), shown instead
+        # on a phone, which then scrolls no figure (most had needed 450-911 px)
+        shown = [f for f in layout["figures"] if f["shown"]]
+        for fig in shown:
             assert fig["smallestText"] >= plot.LEGIBLE_PX - 1e-6, (name, window, fig)
-            if window == WIDTHS[-1]:
-                assert not fig["scrolls"] and fig["width"] <= fig["boxWidth"], (name, fig)
+            assert not fig["scrolls"] and fig["width"] <= fig["boxWidth"], (name, window, fig)
+        twins = [f["twin"] for f in layout["figures"]]
+        assert twins.count("wide") == twins.count("narrow"), name
+        want = "narrow" if window == WIDTHS[0] else "wide"
+        assert {f["twin"] for f in shown} <= {want, ""}, (name, window)
+        assert len(shown) == len(layout["figures"]) - twins.count("wide"), (name, window)
         if not shoot:
             continue
         width, height = visit.png_size()
@@ -1215,3 +1262,104 @@ def test_a_stale_generated_folder_is_refused_before_anything_is_written(project_
     assert code == 2
     assert "generated/ is stale: run prereg compile" in err.getvalue()
     assert not out.exists()
+
+
+# Where each figure of a page puts its legend and its data, in the figure's own units: the
+# legend's box (getBBox of matplotlib's legend group) and the points of every plotted line
+# (a path of the axes' own line2d groups, sampled along its length every unit, so that a
+# segment crossing the box counts) and marker. Ticks and grid lines sit in the axes' axis
+# groups and are left out.
+LEGEND_AND_DATA = """
+[...document.querySelectorAll('figure svg')].map(svg => {
+  const legend = svg.querySelector('g[id$="-legend_1"]');
+  const box = legend ? legend.getBBox() : null;
+  const points = [];
+  for (const axes of svg.querySelectorAll('g[id*="-axes_"]')) {
+    for (const line of axes.querySelectorAll(':scope > g[id*="-line2d_"]')) {
+      for (const path of line.querySelectorAll('path')) {
+        const length = path.getTotalLength();
+        for (let d = 0; d <= length; d += 1) {
+          const p = path.getPointAtLength(d); points.push([p.x, p.y]);
+        }
+      }
+      for (const use of line.querySelectorAll('use'))
+        points.push([+use.getAttribute('x'), +use.getAttribute('y')]);
+    }
+  }
+  const inside = box ? points.filter(([x, y]) =>
+    x >= box.x && x <= box.x + box.width && y >= box.y && y <= box.y + box.height) : [];
+  return {figure: svg.closest('figure').id, shown: svg.getClientRects().length > 0,
+          legend: !!legend, box: box ? [box.width, box.height] : null,
+          points: points.length, inside: inside.length};
+})
+"""
+
+
+def _legend_page(tmp_path, figures, stem: str) -> Path:
+    from prereg.reports.page import Report, render_html
+
+    page = tmp_path / f"{stem}.html"
+    page.write_text(render_html(Report("s", "S", "ok", True).add(*figures), back=None))
+    return page
+
+
+def test_the_legend_check_sees_a_legend_over_a_curve(browser, tmp_path):
+    """The check below can fail: a legend placed in the middle of the axes over a curve that
+    crosses it is seen covering some of its points; placed in a corner the curve never
+    reaches, none."""
+    from prereg.reports import plot
+    from prereg.reports.page import Figure
+
+    figures = []
+    for where in ("center", "upper left"):
+        with plot.figure(6.4, 3.6) as (fig, ax):
+            ax.plot([0, 1], [0.5, 0.5], color=plot.BLUE, label="a flat curve at one half")
+            ax.set_xlim(0, 1)
+            ax.set_ylim(0, 1)
+            ax.legend(loc=where)
+            name = where.replace(" ", "-")
+            figures.append(Figure(name, where, plot.svg(fig, name, where)))
+    visit = browser.visit(_legend_page(tmp_path, figures, "legends"), 1280, False, LEGEND_AND_DATA)
+    centre, corner = visit.value
+    assert centre["legend"] and centre["points"] > 100 and centre["inside"] > 10
+    assert corner["legend"] and corner["inside"] == 0
+
+
+def _threshold_doc(low: bool) -> dict:
+    """A threshold curve as SCORE's fitCurve: the demo's, or one low and flat across the
+    middle (where a legend at the axes' lower centre, as jev's was, covers it)."""
+    xs = [i / 100 for i in range(101)]
+    ys = [0.02 if 0.15 < x < 0.85 else 0.3 for x in xs] if low else [0.3 - 0.2 * x for x in xs]
+    return {
+        "fitCurve": [{"threshold": x, "exactSetAccuracy": y} for x, y in zip(xs, ys, strict=True)],
+        "retrospectiveCurve": {
+            "splits": ["validation", "test"],
+            "points": [
+                {"threshold": x, "exactSetAccuracy": y + 0.01} for x, y in zip(xs, ys, strict=True)
+            ],
+        },
+        "threshold": 0.5,
+    }
+
+
+@pytest.mark.parametrize("window", WIDTHS)
+def test_jev_threshold_legend_covers_no_curve(runs, browser, tmp_path, window):
+    """jev's threshold curve puts its legend under the axes, where it covers none of the
+    plotted points (the curves, the fitted threshold's line and its marker), in the demo's
+    report and on a curve low across the middle, on a desktop and on a phone (its twin)."""
+    from prereg.reports.multicorrect import curve_figure
+
+    report = runs[0] / "jev-multicorrect" / "report.html"
+    figures = [curve_figure(_threshold_doc(low), "validation", f"c{low:d}") for low in (0, 1)]
+    pages = {
+        report: ["fig-threshold-curve"],
+        _legend_page(tmp_path, figures, "c"): ["fig-c0", "fig-c1"],
+    }
+    for page, names in pages.items():
+        visit = browser.visit(page, window, False, LEGEND_AND_DATA)
+        # the figure shown at this width (the twin for phones on a phone)
+        shown = [f for f in visit.value if f["figure"] in names and f["shown"]]
+        assert [f["figure"] for f in shown] == names, (page.name, window)
+        for fig in shown:
+            assert fig["legend"] and min(fig["box"]) > 10, (page.name, window, fig)
+            assert fig["points"] > 200 and fig["inside"] == 0, (page.name, window, fig)

@@ -467,3 +467,28 @@ def test_mcnemar_p_values_lie_in_unit_interval_and_mid_p_is_below_exact(b, c):
         e = pd.mcnemar_exact(1, b, c, 1, alternative=alt).p
         m = pd.mcnemar_mid_p(1, b, c, 1, alternative=alt).p
         assert 0 < m <= e <= 1
+
+
+def test_count_statistics_are_whole_numbers_in_the_results_figures():
+    """The sign test's ``above``, McNemar's ``n10`` and the binomial test's ``k`` are counts:
+    each Result marks its statistic so, and ``as_dict`` (SCORE.json) writes it as an integer
+    (reports then print it without decimals); a statistic that is not a count stays a float,
+    and a count that is not whole is refused."""
+    from prereg.stats.result import Result
+    from prereg.stats.two_proportions import binomial_test
+
+    x = np.array([3.0, 5.0, 1.0, 7.0, 2.0, 9.0])
+    y = np.array([1.0, 6.0, 1.0, 2.0, 0.0, 4.0])
+    sign = pd.sign_test(x, y, alternative="greater", margin=0, ties="drop")
+    empty = pd.sign_test(x, x, alternative="greater", margin=0, ties="drop")
+    mc = pd.mcnemar_exact(10, 7, 3, 20, alternative="two-sided")
+    mid = pd.mcnemar_mid_p(10, 7, 3, 20, alternative="two-sided")
+    binom = binomial_test(60, 100, alternative="greater", null_proportion=0.5, level=0.95)
+    for r, want in ((sign, 4), (empty, 0), (mc, 7), (mid, 7), (binom, 60)):
+        assert r.statistic_count and r.statistic == want
+        figure = r.as_dict()["statistic"]
+        assert type(figure) is int and figure == want, r.method
+    z = pd.mcnemar_asymptotic(10, 7, 3, 20, alternative="two-sided", correction="none")
+    assert not z.statistic_count and type(z.as_dict()["statistic"]) is float
+    with pytest.raises(ValueError, match="not whole"):
+        Result("made-up", statistic=2.5, statistic_name="k", statistic_count=True)

@@ -196,7 +196,10 @@ def contrast_rows(
         elif isinstance(e.get("certified"), str):  # a ratio balls decided near a threshold
             row["certified"] = e["certified"]
         if "statistic" in e:
-            row.update(statistic=figure(e["statistic"]), statisticName=e["statisticName"])
+            # a count (McNemar's n10 - n01) stays an integer: reports print it without decimals
+            stat = e["statistic"]
+            stat = stat if type(stat) is int else figure(stat)
+            row.update(statistic=stat, statisticName=e["statisticName"])
             if "se" in e:  # the SE the statistic divides by, and its df (None: normal)
                 row.update(se=figure(e["se"]), df=figure(e["df"]))
         row.update(p=p_value(r.p), family=c.family, adjustedP=p_value(r.adjusted_p))

@@ -300,6 +300,9 @@ STATISTIC_NAMES = {
     "paired-t": "t",
     "mcnemar-exact": "n10 - n01",
 }
+# the tests whose statistic is a count (or a difference of counts): SCORE.json writes it as an
+# integer, so that every report prints it without decimals
+COUNT_STATISTICS = frozenset({"mcnemar-exact"})
 
 
 def contrast_result(
@@ -444,7 +447,8 @@ def contrast_result(
         p = None if math.isnan(p) else p
         statistic = float(statistic)
         if not math.isnan(statistic):
-            extra["statistic"] = statistic
+            whole = item.test in COUNT_STATISTICS and statistic.is_integer()
+            extra["statistic"] = int(statistic) if whole else statistic
             extra["statisticName"] = STATISTIC_NAMES.get(item.test, item.test)
             se, df = test.se_df(*args, margin=test_margin, **pairs) if test.se_df else (None, None)
             extra["se"], extra["df"] = _nan_none(se), _nan_none(df)

@@ -60,29 +60,44 @@ def power_figure(plan: dict, name: str = "power") -> Figure:
     selected = plan.get("selectedTaskCount")
     z = mc_z()
     title = "Simulated power against task count"
-    with plot.figure(6.4, 3.6) as (fig, ax):
-        xs = [r["taskCount"] for r in rungs]
-        ys = [r["power"] for r in rungs]
-        err = [z * r["mcSe"] for r in rungs]
-        ax.errorbar(
-            xs, ys, yerr=err, fmt="o-", color=plot.BLUE, capsize=3, lw=1.2, ms=4,
-            label=f"power ({MC_LEVEL:.0%} Monte Carlo interval)",
-        )  # fmt: skip
-        if target is not None:
-            ax.axhline(
-                target, color=plot.VERMILION, ls="--", lw=1, label=f"target power {fmt(target)}"
-            )
-        if selected is not None:
-            ax.axvline(selected, color=plot.GREEN, ls=":", lw=1.2, label=f"selected: {selected}")
-        ax.set_xscale("log")
-        ax.set_xticks(xs, [str(x) for x in xs])
-        ax.minorticks_off()
-        ax.set_ylim(0, 1.02)
-        ax.set_xlabel("confirmatory task count (log scale)")
-        ax.set_ylabel("power")
-        ax.set_title(title)
-        ax.legend(loc="lower right")
-        svg = plot.svg(fig, name, title)
+
+    def draw(width: float, narrow: bool = False) -> str:
+        """``narrow``: for a phone, the legend under the axes and fewer task counts named."""
+        with plot.figure(width, 3.6 + (0.6 if narrow else 0)) as (fig, ax):
+            if narrow:
+                fig.set_layout_engine("constrained")
+            xs = [r["taskCount"] for r in rungs]
+            ys = [r["power"] for r in rungs]
+            err = [z * r["mcSe"] for r in rungs]
+            ax.errorbar(
+                xs, ys, yerr=err, fmt="o-", color=plot.BLUE, capsize=3, lw=1.2, ms=4,
+                label=f"power ({MC_LEVEL:.0%} Monte Carlo interval)",
+            )  # fmt: skip
+            if target is not None:
+                ax.axhline(
+                    target, color=plot.VERMILION, ls="--", lw=1, label=f"target power {fmt(target)}"
+                )
+            if selected is not None:
+                ax.axvline(
+                    selected, color=plot.GREEN, ls=":", lw=1.2, label=f"selected: {selected}"
+                )
+            ax.set_xscale("log")
+            # on a phone every other rung is named when more than six are drawn
+            step = 2 if narrow and len(xs) > 6 else 1
+            ax.set_xticks(xs, [str(x) if i % step == 0 else "" for i, x in enumerate(xs)])
+            ax.minorticks_off()
+            ax.set_ylim(0, 1.02)
+            ax.set_xlabel("confirmatory task count (log scale)")
+            ax.set_ylabel("power")
+            ax.set_title(title)
+            if narrow:  # under the axes, in one column
+                fig.legend(loc="outside lower center", ncols=1)
+            else:
+                ax.legend(loc="lower right")
+            return plot.svg(fig, f"{name}-narrow" if narrow else name, title)
+
+    svg = draw(6.4)
+    narrow = plot.fit_width(lambda width: draw(width, narrow=True), 4.2)
     n_sims = sorted({r.get("simulations") for r in rungs})
     return Figure(
         name,
@@ -93,6 +108,7 @@ def power_figure(plan: dict, name: str = "power") -> Figure:
         f" ({MC_LEVEL:.0%})."
         + (" The vermilion dashed line is the plan's target power." if target is not None else "")
         + (" The green dotted line is the task count it selected." if selected is not None else ""),
+        narrow=narrow,
     )
 
 

@@ -76,6 +76,7 @@ def inputs_block(rows: Sequence[tuple[str, str | None, int | None]]) -> list:
             [(n, sha(d), fmt(b)) for n, d, b in rows],
             numeric=frozenset({2}),
             code=frozenset({1}),
+            stack=True,  # on a phone a card per input, its digest on two lines, not six
         ),
     ]
 

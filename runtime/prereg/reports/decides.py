@@ -14,6 +14,7 @@ tables show them.
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -269,6 +270,7 @@ def figure(
 ) -> Figure:
     """The figure of one panel, drawn from its :func:`plan`."""
     from matplotlib.lines import Line2D
+    from matplotlib.ticker import MaxNLocator
 
     from prereg.reports import plot
 
@@ -284,69 +286,97 @@ def figure(
         "read": "read by a verdict's condition",
         "unread": "not compared by the rule",
     }
-    handles: list = []
     labels = [wrap(str(r["id"])) for r in rows]
     lines = max(label.count("\n") + 1 for label in labels)
-    with plot.figure(5.2, 1.6 + (0.18 + 0.12 * lines) * n) as (fig, ax):
-        fig.set_layout_engine("constrained")
-        for i, r in enumerate(rows):
-            y = n - 1 - i
-            colour = colours[state[i]]
-            if r.get("lower") is not None and r.get("upper") is not None:
-                ax.plot([r["lower"], r["upper"]], [y, y], color=colour, lw=1.6, zorder=3)
-            ax.plot(
-                [r["estimate"]], [y], "o", ms=5, zorder=4, color=colour,
-                markerfacecolor="white" if state[i] == "missed" else colour,
-            )  # fmt: skip
-        if panel.kind == "contrast":
-            ax.axvline(0.0, color="#999999", lw=0.8, ls=(0, (2, 2)), zorder=1)
-            handles.append(Line2D([], [], color="#999999", lw=0.8, ls=(0, (2, 2)), label="no difference"))  # fmt: skip
-        styles = [(t, plot.VERMILION, 1.4, DASHES[k % len(DASHES)]) for k, t in enumerate(drawn.thresholds)]  # fmt: skip
-        styles += [(t, plot.ORANGE, 1.6, ":") for t in drawn.margins]
-        for t, colour, lw, ls in styles:
-            handles.append(Line2D([], [], color=colour, lw=lw, ls=ls, label=t.label))
-            for x in t.xs:
-                for lo, hi in t.runs:
-                    ax.plot([x, x], [lo - 0.45, hi + 0.45], color=colour, lw=lw, ls=ls, zorder=2)
-        for key, label in legend.items():
-            if key in state:
-                handles.append(Line2D(
-                    [], [], color=colours[key], marker="o", ls="-", ms=5, label=label,
-                    markerfacecolor="white" if key == "missed" else colours[key],
-                ))  # fmt: skip
-        # The P columns: one per comparison of a P value, at the right of the axes.
-        for j, column in enumerate(drawn.columns):
-            x = 1.03 + 0.24 * j
-            ax.annotate(
-                column.heading, xy=(x, n - 0.4), xycoords=("axes fraction", "data"),
-                fontsize=7, ha="left", va="bottom", annotation_clip=False,
-            )  # fmt: skip
-            for i, (shown, ok) in column.cells.items():
-                ax.annotate(
-                    f"{shown} {'yes' if ok else 'no'}",
-                    xy=(x, n - 1 - i), xycoords=("axes fraction", "data"), fontsize=7,
-                    ha="left", va="center", annotation_clip=False,
-                    color=met_colour if ok else missed_colour,
-                    fontweight="bold" if ok else "normal",
+    title = _title(panel, verdict)
+
+    def draw(width: float, narrow: bool = False) -> str:
+        """The figure ``width`` inches wide; ``narrow``: for a phone (the legend in one
+        column, fewer ticks on the axis)."""
+        handles: list = []
+        # on a phone each row's name stands above its interval, on a line of its own
+        rows_high = 0.36 * n + 0.5 if narrow else (0.18 + 0.12 * lines) * n
+        with plot.figure(width, 1.6 + rows_high) as (fig, ax):
+            fig.set_layout_engine("constrained")
+            for i, r in enumerate(rows):
+                y = n - 1 - i - (0.2 if narrow else 0)
+                colour = colours[state[i]]
+                if r.get("lower") is not None and r.get("upper") is not None:
+                    ax.plot([r["lower"], r["upper"]], [y, y], color=colour, lw=1.6, zorder=3)
+                ax.plot(
+                    [r["estimate"]], [y], "o", ms=5, zorder=4, color=colour,
+                    markerfacecolor="white" if state[i] == "missed" else colour,
                 )  # fmt: skip
-        ax.set_ylim(-0.6, n - 0.4)
-        # Every interval, threshold and margin inside the axes, none on its edge.
-        xs = [x for line in ax.get_lines() for x in line.get_xdata()]
-        lo, hi = min(xs), max(xs)
-        pad = 0.06 * (hi - lo) if hi > lo else 0.05 * max(abs(hi), 1.0)
-        ax.set_xlim(lo - pad, hi + pad)
-        ax.set_yticks(range(n), list(reversed(labels)), fontsize=7.5, linespacing=1.05)
-        ax.grid(axis="y", visible=False)
-        ax.set_xlabel(_axis_label(panel))
-        if drawn.columns:
-            fig.get_layout_engine().set(rect=(0, 0, 1 - 0.15 * len(drawn.columns), 1))
-        fig.legend(
-            handles=handles, loc="outside lower center", ncols=2, fontsize=7,
-            handlelength=2.2, columnspacing=1.2,
-        )  # fmt: skip
-        title = _title(panel, verdict)
-        svg = plot.svg(fig, name, title)
-    return Figure(name, title, svg, _caption(panel, drawn, verdict))
+            if panel.kind == "contrast":
+                ax.axvline(0.0, color="#999999", lw=0.8, ls=(0, (2, 2)), zorder=1)
+                handles.append(Line2D([], [], color="#999999", lw=0.8, ls=(0, (2, 2)), label="no difference"))  # fmt: skip
+            styles = [(t, plot.VERMILION, 1.4, DASHES[k % len(DASHES)]) for k, t in enumerate(drawn.thresholds)]  # fmt: skip
+            styles += [(t, plot.ORANGE, 1.6, ":") for t in drawn.margins]
+            for t, colour, lw, ls in styles:
+                handles.append(Line2D([], [], color=colour, lw=lw, ls=ls, label=t.label))
+                for x in t.xs:
+                    for lo, hi in t.runs:
+                        ax.plot(
+                            [x, x], [lo - 0.45, hi + 0.45], color=colour, lw=lw, ls=ls, zorder=2
+                        )
+            for key, label in legend.items():
+                if key in state:
+                    handles.append(Line2D(
+                        [], [], color=colours[key], marker="o", ls="-", ms=5, label=label,
+                        markerfacecolor="white" if key == "missed" else colours[key],
+                    ))  # fmt: skip
+            # The P columns: one per comparison of a P value, at the right of the axes.
+            for j, column in enumerate(drawn.columns):
+                x = 1.03 + 0.24 * j
+                ax.annotate(
+                    column.heading, xy=(x, n - 0.4), xycoords=("axes fraction", "data"),
+                    fontsize=7, ha="left", va="bottom", annotation_clip=False,
+                )  # fmt: skip
+                for i, (shown, ok) in column.cells.items():
+                    ax.annotate(
+                        f"{shown} {'yes' if ok else 'no'}",
+                        xy=(x, n - 1 - i - (0.2 if narrow else 0)),
+                        xycoords=("axes fraction", "data"), fontsize=7,
+                        ha="left", va="center", annotation_clip=False,
+                        color=met_colour if ok else missed_colour,
+                        fontweight="bold" if ok else "normal",
+                    )  # fmt: skip
+            ax.set_ylim(-0.6, n - 0.4)
+            # Every interval, threshold and margin inside the axes, none on its edge.
+            xs = [x for line in ax.get_lines() for x in line.get_xdata()]
+            lo, hi = min(xs), max(xs)
+            pad = 0.06 * (hi - lo) if hi > lo else 0.05 * max(abs(hi), 1.0)
+            ax.set_xlim(lo - pad, hi + pad)
+            if narrow:
+                ax.xaxis.set_major_locator(MaxNLocator(4))
+            if narrow:
+                ax.set_yticks(range(n), [""] * n)
+                ax.tick_params(axis="y", length=0)
+                for i, r in enumerate(rows):
+                    ax.text(
+                        0.01, n - 1 - i + 0.02, str(r["id"]), fontsize=7.5, va="bottom",
+                        transform=ax.get_yaxis_transform(), zorder=5,
+                        bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none"},
+                    )  # fmt: skip
+            else:
+                ax.set_yticks(range(n), list(reversed(labels)), fontsize=7.5, linespacing=1.05)
+            ax.grid(axis="y", visible=False)
+            label = _axis_label(panel)
+            ax.set_xlabel(textwrap.fill(label, 34) if narrow else label)
+            if drawn.columns:
+                fig.get_layout_engine().set(rect=(0, 0, 1 - 0.15 * len(drawn.columns), 1))
+            if narrow:  # each entry on lines of a phone's width
+                for h in handles:
+                    h.set_label(textwrap.fill(h.get_label(), 36))
+            fig.legend(
+                handles=handles, loc="outside lower center", ncols=1 if narrow else 2, fontsize=7,
+                handlelength=2.2, columnspacing=1.2,
+            )  # fmt: skip
+            return plot.svg(fig, f"{name}-narrow" if narrow else name, title)
+
+    svg = draw(5.2)
+    narrow = plot.fit_width(lambda width: draw(width, narrow=True), 3.2)
+    return Figure(name, title, svg, _caption(panel, drawn, verdict), narrow=narrow)
 
 
 def _axis_label(panel: Panel) -> str:

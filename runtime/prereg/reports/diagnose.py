@@ -8,6 +8,7 @@ the study's spec.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -68,29 +69,43 @@ def power_figure(family: Mapping[str, Any], name: str) -> Figure:
         plot.GREY,
     ]
     curves = [c for c in family["curves"] if c["verdict"] != "reported-only"]
-    with plot.figure(6.4, 3.4) as (fig, ax):
-        for i, c in enumerate(curves):
-            xs = [p["effect"] for p in c["points"]]
-            ys = [p["share"] or 0.0 for p in c["points"]]
-            es = [2 * (p["mcSe"] or 0.0) for p in c["points"]]
-            colour = colours[i % len(colours)]
-            ax.errorbar(
-                xs, ys, yerr=es, color=colour, marker="o", ms=3.5, lw=1.4, capsize=2,
-                label=f"{c['hypothesis']} ({c['verdict']})",
-            )  # fmt: skip
-        ax.axhline(family["power"], color=plot.GREY, lw=0.8, ls="--")
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_xlabel(f"effect size of scenario {family['scenario']}")
-        ax.set_ylabel("share of simulated studies")
-        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-        return Figure(
-            name,
-            f"Power against effect size: {family['scenario']}",
-            plot.svg(fig, name, f"Power against effect size under {family['scenario']}"),
-            "Per hypothesis, the share of simulated studies giving its first verdict (supported"
-            " for a rule) at each registered effect size of the scenario family, with ±2 Monte"
-            f" Carlo SE; the grey dashed line is the target power {fmt(family['power'])}.",
-        )
+    title = f"Power against effect size under {family['scenario']}"
+
+    def draw(width: float, narrow: bool = False) -> str:
+        """``narrow``: for a phone, the legend under the axes in one column (beside them on a
+        desktop), the axis label on two lines."""
+        with plot.figure(width, 3.4 + (0.16 * len(curves) if narrow else 0)) as (fig, ax):
+            if narrow:
+                fig.set_layout_engine("constrained")
+            for i, c in enumerate(curves):
+                xs = [p["effect"] for p in c["points"]]
+                ys = [p["share"] or 0.0 for p in c["points"]]
+                es = [2 * (p["mcSe"] or 0.0) for p in c["points"]]
+                colour = colours[i % len(colours)]
+                ax.errorbar(
+                    xs, ys, yerr=es, color=colour, marker="o", ms=3.5, lw=1.4, capsize=2,
+                    label=f"{c['hypothesis']} ({c['verdict']})",
+                )  # fmt: skip
+            ax.axhline(family["power"], color=plot.GREY, lw=0.8, ls="--")
+            ax.set_ylim(-0.02, 1.02)
+            label = f"effect size of scenario {family['scenario']}"
+            ax.set_xlabel(textwrap.fill(label, 36) if narrow else label)
+            ax.set_ylabel("share of simulated studies")
+            if narrow:
+                fig.legend(fontsize=8, loc="outside lower center", ncols=1)
+            else:
+                ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+            return plot.svg(fig, f"{name}-narrow" if narrow else name, title)
+
+    return Figure(
+        name,
+        f"Power against effect size: {family['scenario']}",
+        draw(6.4),
+        "Per hypothesis, the share of simulated studies giving its first verdict (supported"
+        " for a rule) at each registered effect size of the scenario family, with ±2 Monte"
+        f" Carlo SE; the grey dashed line is the target power {fmt(family['power'])}.",
+        narrow=plot.fit_width(lambda width: draw(width, narrow=True), 3.7),
+    )
 
 
 def blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
@@ -153,7 +168,8 @@ def blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
                 note=True,
             ),
             Table(
-                (red["parameter"], "rows", *ids, "every claim holds"),
+                # the varied size may itself be rows (per cell): the columns are told apart
+                (f"{red['parameter']} (varied)", "rows per study", *ids, "every claim holds"),
                 [
                     (
                         fmt(p["value"]),

@@ -188,7 +188,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
         report.add(
             Heading("Estimates"),
             Table(
-                ("estimate", "hypothesis", "size", "estimate", "interval"),
+                ("estimate", "hypothesis", "size", "value", "interval"),
                 [
                     (
                         e["id"],

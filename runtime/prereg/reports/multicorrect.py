@@ -20,6 +20,7 @@ Split names, field names and the ECE bin count come from the study's compiled co
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -103,36 +104,49 @@ def curve_figure(doc: dict, fit: str, name: str = "threshold-curve") -> Figure:
     retro_splits = (doc.get("retrospectiveCurve") or {}).get("splits") or []
     t = doc.get("threshold")
     title = f"Exact-set accuracy on the {fit} split over {len(points)} thresholds"
-    with plot.figure(6.4, 3.6) as (fig, ax):
-        ax.plot(
-            [p["threshold"] for p in points],
-            [p["exactSetAccuracy"] for p in points],
-            color=plot.BLUE,
-            lw=1.4,
-            label=f"{fit} (fits the threshold)",
-        )
-        if retro:
+
+    def draw(width: float, narrow: bool = False) -> str:
+        """``narrow``: for a phone, the legend in one column, title and axis label wrapped."""
+        with plot.figure(width, 3.6 + (0.5 if narrow else 0.3), layout="constrained") as (
+            fig,
+            ax,
+        ):
             ax.plot(
-                [p["threshold"] for p in retro],
-                [p["exactSetAccuracy"] for p in retro],
-                color=plot.GREY,
-                lw=1,
-                ls="--",
-                label=f"{' + '.join(retro_splits)} (retrospective, diagnostic only)",
+                [p["threshold"] for p in points],
+                [p["exactSetAccuracy"] for p in points],
+                color=plot.BLUE,
+                lw=1.4,
+                label=f"{fit} (fits the threshold)",
             )
-        if t is not None:
-            best = next((p for p in points if p["threshold"] == t), None)
-            ax.axvline(t, color=plot.VERMILION, lw=1, ls=":", label=f"fitted threshold {fmt(t)}")
-            if best is not None:
-                ax.plot([t], [best["exactSetAccuracy"]], "o", color=plot.VERMILION, ms=5)
-        top = max([p["exactSetAccuracy"] for p in points + retro] or [1.0])
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, top * 1.1)
-        ax.set_xlabel("selection threshold (select options with p ≥ threshold)")
-        ax.set_ylabel("exact-set accuracy")
-        ax.set_title(title)
-        ax.legend(loc="lower center", fontsize=8)
-        svg = plot.svg(fig, name, title)
+            if retro:
+                ax.plot(
+                    [p["threshold"] for p in retro],
+                    [p["exactSetAccuracy"] for p in retro],
+                    color=plot.GREY,
+                    lw=1,
+                    ls="--",
+                    label=f"{' + '.join(retro_splits)} (retrospective, diagnostic only)",
+                )
+            if t is not None:
+                best = next((p for p in points if p["threshold"] == t), None)
+                ax.axvline(
+                    t, color=plot.VERMILION, lw=1, ls=":", label=f"fitted threshold {fmt(t)}"
+                )
+                if best is not None:
+                    ax.plot([t], [best["exactSetAccuracy"]], "o", color=plot.VERMILION, ms=5)
+            top = max([p["exactSetAccuracy"] for p in points + retro] or [1.0])
+            ax.set_xlim(0, 1)
+            ax.set_ylim(0, top * 1.1)
+            xlabel = "selection threshold (select options with p ≥ threshold)"
+            ax.set_xlabel(textwrap.fill(xlabel, 36) if narrow else xlabel)
+            ax.set_ylabel("exact-set accuracy")
+            ax.set_title(textwrap.fill(title, 40) if narrow else title)
+            # under the axes, where it covers no curve (inside, "lower center" could)
+            fig.legend(loc="outside lower center", fontsize=8, ncols=1 if narrow else 2)
+            return plot.svg(fig, f"{name}-narrow" if narrow else name, title)
+
+    svg = draw(6.4)
+    narrow = plot.fit_width(lambda width: draw(width, narrow=True), 3.65)
     return Figure(
         name,
         title,
@@ -140,6 +154,7 @@ def curve_figure(doc: dict, fit: str, name: str = "threshold-curve") -> Figure:
         f"A list counts as exact when the selected options are exactly its correct set. The"
         f" threshold is fitted on the {fit} split only (the vermilion dotted line) and then frozen;"
         " the grey dashed curve is reported for diagnosis and plays no part in the fit.",
+        narrow=narrow,
     )
 
 

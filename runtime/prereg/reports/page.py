@@ -70,6 +70,9 @@ class Figure:
     title: str
     svg: str  # a standalone SVG document
     caption: str = ""
+    # the same figure drawn for a phone's column (plot.fit_width: no wider than plot.PHONE_PX
+    # at 10 px text), shown instead of ``svg`` on a narrow screen (HTML only); "" for none
+    narrow: str = ""
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import html
 import io
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import matplotlib
@@ -116,6 +116,26 @@ def min_width(svg_text: str, legible: float = LEGIBLE_PX) -> int | None:
     if box is None or not sizes or min(sizes) <= 0:
         return None
     return math.ceil(float(box.group(1)) * legible / min(sizes)) + 1
+
+
+#: The widest a figure may need to be (its :func:`min_width`) to fit a phone's column without
+#: scrolling: a page 390 px wide leaves a figure 356 px (less a scroll bar's 15 px, the body's
+#: padding and the figure's margins), and a few pixels are kept spare.
+PHONE_PX = 350
+
+
+def fit_width(draw: Callable[[float], str], width: float, most: int = PHONE_PX) -> str:
+    """A figure drawn for a phone: ``draw(width)`` returns the SVG of the figure ``width``
+    inches wide, redrawn narrower (its text keeps its size in points, so it grows against the
+    figure) until its :func:`min_width` is at most ``most`` pixels; "" when four attempts did
+    not fit (the page then scrolls the wide figure on a phone)."""
+    for _ in range(4):
+        text = draw(width)
+        need = min_width(text)
+        if need is None or need <= most:
+            return text
+        width *= 0.97 * most / need
+    return ""
 
 
 def inline(svg_text: str) -> str:

@@ -24,6 +24,7 @@ configuration (the metrics' roles), figures from the output files.
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -141,31 +142,53 @@ def forest_figure(
     ypos = {t: len(labels) - 1 - i for i, t in enumerate(labels)}
     title = f"{metric} per cell ({split} split) with Wilson intervals"
     height = 1.2 + 0.22 * len(labels)
-    with plot.figure(
-        2.0 + 2.3 * len(panels), height, ncols=len(panels), sharey=True, squeeze=False
-    ) as (fig, axes):
-        for ax, lv in zip(axes[0], panels, strict=True):
-            for j, t in enumerate(labels):
-                if j % 2 == 0:
-                    ax.axhspan(ypos[t] - 0.5, ypos[t] + 0.5, color="#f3f3f3", lw=0, zorder=0)
-            for c in per_panel[lv]:
-                a = c["metrics"][metric]
-                y = ypos[tuple(str(c["levels"].get(f)) for f, _ in rest)]
-                colour = plot.VERMILION if c["cell"] in failed else plot.BLUE
-                ax.plot([a["lower"], a["upper"]], [y, y], color=colour, lw=1.3)
-                ax.plot([a["estimate"]], [y], "o", color=colour, ms=3.5)
-            ax.set_xlim(-0.02, 1.02)
-            ax.set_ylim(-0.6, len(labels) - 0.4)
-            ax.set_title(f"{panel_factor} {lv}")
-            ax.set_xlabel(metric)
-            ax.grid(axis="y", visible=False)
-        names = [
-            " · ".join(f"{f} {v}" if v.isdigit() else v for (f, _), v in zip(rest, t, strict=True))
-            for t in labels
-        ]
-        axes[0][0].set_yticks([ypos[t] for t in labels], names, fontsize=7.5)
-        fig.suptitle(title)
-        svg = plot.svg(fig, name, title)
+    names = [
+        " · ".join(f"{f} {v}" if v.isdigit() else v for (f, _), v in zip(rest, t, strict=True))
+        for t in labels
+    ]
+
+    def draw(width: float, narrow: bool = False) -> str:
+        """The panels side by side, or for a phone (``narrow``) one above another, each with
+        its rows' names, the title on lines of the phone's width."""
+        if narrow:
+            shape = {"nrows": len(panels), "sharex": True}
+            size = (width, 0.5 + (0.75 + 0.36 * len(labels)) * len(panels))
+        else:
+            shape = {"ncols": len(panels), "sharey": True}
+            size = (width, height)
+        with plot.figure(*size, squeeze=False, **shape) as (fig, axes):
+            grid = [row[0] for row in axes] if narrow else list(axes[0])
+            for ax, lv in zip(grid, panels, strict=True):
+                for j, t in enumerate(labels):
+                    if j % 2 == 0:
+                        ax.axhspan(ypos[t] - 0.5, ypos[t] + 0.5, color="#f3f3f3", lw=0, zorder=0)
+                for c in per_panel[lv]:
+                    a = c["metrics"][metric]
+                    y = ypos[tuple(str(c["levels"].get(f)) for f, _ in rest)]
+                    colour = plot.VERMILION if c["cell"] in failed else plot.BLUE
+                    if narrow:  # the row's name above its interval, in the row's band
+                        y -= 0.22
+                    ax.plot([a["lower"], a["upper"]], [y, y], color=colour, lw=1.3)
+                    ax.plot([a["estimate"]], [y], "o", color=colour, ms=3.5)
+                ax.set_xlim(-0.02, 1.02)
+                ax.set_ylim(-0.6, len(labels) - 0.4)
+                ax.set_title(f"{panel_factor} {lv}")
+                if not narrow or ax is grid[-1]:
+                    ax.set_xlabel(metric)
+                ax.grid(axis="y", visible=False)
+                if narrow:
+                    ax.set_yticks([])
+                    for t, text in zip(labels, names, strict=True):
+                        ax.text(0.0, ypos[t] - 0.05, text, fontsize=7.5, va="bottom")
+            if not narrow:
+                axes[0][0].set_yticks([ypos[t] for t in labels], names, fontsize=7.5)
+            fig.suptitle(textwrap.fill(title, 44) if narrow else title)
+            if narrow:
+                fig.set_layout_engine("constrained")
+            return plot.svg(fig, f"{name}-narrow" if narrow else name, title)
+
+    svg = draw(2.0 + 2.3 * len(panels))
+    narrow = plot.fit_width(lambda width: draw(width, narrow=True), 3.4)
     caption = (
         f"One row per registered cell of the {split} split: the point is {metric} (correct /"
         f" observed rows), the bar its Wilson interval. Panels are levels of {panel_factor};"
@@ -173,7 +196,7 @@ def forest_figure(
     )
     if failed:
         caption += " Vermilion cells fail a registered gate; the others are blue."
-    return Figure(name, title, svg, caption)
+    return Figure(name, title, svg, caption, narrow=narrow)
 
 
 def reliability_figure(
@@ -190,31 +213,48 @@ def reliability_figure(
     if not cells:
         return None
     title = f"Calibrated confidence against {cal} per cell ({split} split)"
-    with plot.figure(4.8, 4.4) as (fig, ax):
-        ax.plot([0, 1], [0, 1], color=plot.GREY, ls="--", lw=1, label="perfect calibration")
-        for flag, colour, label in (
-            (False, plot.BLUE, "cell"),
-            (True, plot.ORANGE, "calibration unreliable"),
-        ):
-            sel = [c for c in cells if bool(c.get("calibrationUnreliable")) == flag]
-            if not sel:
-                continue
-            x = [c["metrics"][conf] for c in sel]
-            y = [c["metrics"][cal]["estimate"] for c in sel]
-            lo = [max(0.0, c["metrics"][cal]["estimate"] - c["metrics"][cal]["lower"]) for c in sel]
-            hi = [max(0.0, c["metrics"][cal]["upper"] - c["metrics"][cal]["estimate"]) for c in sel]
-            ax.errorbar(
-                x, y, yerr=[lo, hi], fmt="o", ms=3.5, color=colour, elinewidth=0.8,
-                capsize=0, alpha=0.85, label=label,
-            )  # fmt: skip
-        lo_x = min(0.5, min(c["metrics"][conf] for c in cells) - 0.05)
-        ax.set_xlim(lo_x, 1.01)
-        ax.set_ylim(min(lo_x, min(c["metrics"][cal]["lower"] for c in cells) - 0.05), 1.01)
-        ax.set_xlabel(f"{conf} (calibrated)")
-        ax.set_ylabel(f"{cal} (Wilson interval)")
-        ax.set_title(title)
-        ax.legend(loc="lower right")
-        svg = plot.svg(fig, name, title)
+
+    def draw(width: float, narrow: bool = False) -> str:
+        """``narrow``: for a phone, the title wrapped and the legend under the axes."""
+        with plot.figure(width, 4.4 + (0.6 if narrow else 0)) as (fig, ax):
+            if narrow:
+                fig.set_layout_engine("constrained")
+            ax.plot([0, 1], [0, 1], color=plot.GREY, ls="--", lw=1, label="perfect calibration")
+            for flag, colour, label in (
+                (False, plot.BLUE, "cell"),
+                (True, plot.ORANGE, "calibration unreliable"),
+            ):
+                sel = [c for c in cells if bool(c.get("calibrationUnreliable")) == flag]
+                if not sel:
+                    continue
+                x = [c["metrics"][conf] for c in sel]
+                y = [c["metrics"][cal]["estimate"] for c in sel]
+                lo = [
+                    max(0.0, c["metrics"][cal]["estimate"] - c["metrics"][cal]["lower"])
+                    for c in sel
+                ]
+                hi = [
+                    max(0.0, c["metrics"][cal]["upper"] - c["metrics"][cal]["estimate"])
+                    for c in sel
+                ]
+                ax.errorbar(
+                    x, y, yerr=[lo, hi], fmt="o", ms=3.5, color=colour, elinewidth=0.8,
+                    capsize=0, alpha=0.85, label=label,
+                )  # fmt: skip
+            lo_x = min(0.5, min(c["metrics"][conf] for c in cells) - 0.05)
+            ax.set_xlim(lo_x, 1.01)
+            ax.set_ylim(min(lo_x, min(c["metrics"][cal]["lower"] for c in cells) - 0.05), 1.01)
+            ax.set_xlabel(f"{conf} (calibrated)")
+            ax.set_ylabel(f"{cal} (Wilson interval)")
+            ax.set_title(textwrap.fill(title, 36) if narrow else title)
+            if narrow:  # under the axes, where it covers no cell
+                fig.legend(loc="outside lower center", ncols=1)
+            else:
+                ax.legend(loc="lower right")
+            return plot.svg(fig, f"{name}-narrow" if narrow else name, title)
+
+    svg = draw(4.8)
+    narrow = plot.fit_width(lambda width: draw(width, narrow=True), 4.0)
     return Figure(
         name,
         title,
@@ -228,6 +268,7 @@ def reliability_figure(
             else "."
         )
         + f" Each cell's decile ECE ({m['ece']}) is in the table below.",
+        narrow=narrow,
     )
 
 
@@ -266,23 +307,44 @@ def audit_figure(audit: Mapping[str, Any], name: str = "audit") -> Figure | None
         return None
     limit = audit.get("limit")
     title = "Shortcut audit: best surface-cue learner per group"
-    with plot.figure(6.4, 0.9 + 0.28 * len(groups)) as (fig, ax):
-        names = [g["group"] for g in groups][::-1]
-        vals = [g["max"] for g in groups][::-1]
-        colours = [
-            plot.GREY if g.get("passes") is None else plot.GREEN if g["passes"] else plot.VERMILION
-            for g in groups
-        ][::-1]
-        ax.barh(range(len(names)), vals, color=colours, height=0.6)
-        if limit is not None:
-            ax.axvline(limit, color=plot.VERMILION, ls="--", lw=1, label=f"limit {fmt(limit)}")
-            ax.legend(loc="lower right")
-        ax.set_yticks(range(len(names)), names, fontsize=7.5)
-        ax.set_xlim(0, 1.02)
-        ax.set_xlabel("best cross-validated balanced accuracy of a cue-only learner")
-        ax.set_title(title)
-        ax.grid(axis="y", visible=False)
-        svg = plot.svg(fig, name, title)
+    names = [g["group"] for g in groups][::-1]
+    vals = [g["max"] for g in groups][::-1]
+    colours = [
+        plot.GREY if g.get("passes") is None else plot.GREEN if g["passes"] else plot.VERMILION
+        for g in groups
+    ][::-1]
+    xlabel = "best cross-validated balanced accuracy of a cue-only learner"
+
+    def draw(width: float, narrow: bool = False) -> str:
+        """Each group's name beside its bar, or for a phone (``narrow``) above it, and the
+        limit's legend under the axes (where no bar runs)."""
+        rows = 0.5 if narrow else 0.28
+        with plot.figure(width, 0.9 + rows * len(groups) + (0.5 if narrow else 0)) as (fig, ax):
+            if narrow:
+                fig.set_layout_engine("constrained")
+            ax.barh(range(len(names)), vals, color=colours, height=0.45 if narrow else 0.6)
+            if limit is not None:
+                ax.axvline(limit, color=plot.VERMILION, ls="--", lw=1, label=f"limit {fmt(limit)}")
+                if narrow:
+                    fig.legend(loc="outside lower center")
+                else:
+                    ax.legend(loc="lower right")
+            if narrow:
+                ax.set_yticks(range(len(names)), [""] * len(names))
+                ax.tick_params(axis="y", length=0)
+                for i, group in enumerate(names):
+                    ax.text(0.005, i + 0.26, group, fontsize=7.5, va="bottom", ha="left")
+                ax.set_ylim(-0.5, len(names) - 0.1)
+            else:
+                ax.set_yticks(range(len(names)), names, fontsize=7.5)
+            ax.set_xlim(0, 1.02)
+            ax.set_xlabel(textwrap.fill(xlabel, 36) if narrow else xlabel)
+            ax.set_title(textwrap.fill(title, 36) if narrow else title)
+            ax.grid(axis="y", visible=False)
+            return plot.svg(fig, f"{name}-narrow" if narrow else name, title)
+
+    svg = draw(6.4)
+    narrow = plot.fit_width(lambda width: draw(width, narrow=True), 3.4)
     return Figure(
         name,
         title,
@@ -293,6 +355,7 @@ def audit_figure(audit: Mapping[str, Any], name: str = "audit") -> Figure | None
         " limit), vermilion gated groups fail (above it), grey groups are not gated (controls,"
         " which should be solvable)."
         + (" The vermilion dashed line is the limit." if limit is not None else ""),
+        narrow=narrow,
     )
 
 
@@ -389,6 +452,7 @@ def handoff_blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
                 ],
                 code=frozenset({0, 2, 3}),
                 caption="Seeds frozen in the ledger",
+                stack=True,  # digests: a card per row on a phone
             ),
             Table(
                 ("run", "started", "evidence", "calls", "tokens", "USD"),
@@ -407,6 +471,7 @@ def handoff_blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
                 numeric=frozenset({3, 4, 5}),
                 code=frozenset({0, 2}),
                 caption="Collection sessions in the ledger",
+                stack=True,  # digests: a card per row on a phone
             ),
         ]
     if lineage:
@@ -430,6 +495,7 @@ def handoff_blocks(info: StudyInfo, steps: Sequence[Step]) -> list:
                 ],
                 code=frozenset({0, 2}),
                 caption="Runs of the lineage the score read",
+                stack=True,  # digests: a card per row on a phone
             ),
             Table(
                 ("hypothesis", "verdict"),

@@ -75,6 +75,7 @@ def mcnemar_exact(n11, n10, n01, n00, *, alternative) -> Result:
         estimate=diff,
         statistic=b,
         statistic_name="n10",
+        statistic_count=True,
         p=min(1.0, float(pe)),
         exact=exact,
         counts=_pair_counts(a, b, c, d),
@@ -121,6 +122,7 @@ def mcnemar_mid_p(n11, n10, n01, n00, *, alternative) -> Result:
         estimate=diff,
         statistic=b,
         statistic_name="n10",
+        statistic_count=True,
         p=p,
         exact=exact,
         counts=_pair_counts(a, b, c, d),
@@ -342,7 +344,14 @@ def sign_test(x, y, *, alternative, margin, ties) -> Result:
     m = pos + neg
     counts = {"above": pos, "below": neg, "tied": tied, "n": int(d.size)}
     if m == 0:
-        return Result("sign-test", statistic=0, statistic_name="above", p=1.0, counts=counts)
+        return Result(
+            "sign-test",
+            statistic=0,
+            statistic_name="above",
+            statistic_count=True,
+            p=1.0,
+            counts=counts,
+        )
     est = Fraction(pos, m)
     exact = {"estimate": est}
     # above ~ Binomial(m, 1/2): McNemar's exact test on (above, below) discordant pairs, a
@@ -356,6 +365,7 @@ def sign_test(x, y, *, alternative, margin, ties) -> Result:
         estimate=est,
         statistic=pos,
         statistic_name="above",
+        statistic_count=True,
         p=min(1.0, p),
         exact=exact,
         counts=counts,

@@ -11,6 +11,9 @@ to recompute it, at full precision.
 - ``se``: the standard error the method uses (None when it has none)
 - ``statistic`` and ``statistic_name``: the test statistic (``z``, ``t``, ``chi2``, ``F``,
   ``H``, ``Q``, ``W``, ``U`` ...), None for a method that only estimates
+- ``statistic_count``: the statistic is a count (binomial-test's ``k``, the sign test's
+  ``above``, McNemar's ``n10``): a whole number, written to SCORE.json as an integer, so
+  that every report prints it without decimals (``k = 60``, not ``k = 60.0000``)
 - ``df``: degrees of freedom (a number, or a pair for F), None when not applicable
 - ``lower``, ``upper``: the interval bounds at the registered level (None without one)
 - ``p``: the P value under the registered alternative (None without a test)
@@ -48,6 +51,7 @@ class Result:
     se: float | None = None
     statistic: float | None = None
     statistic_name: str | None = None
+    statistic_count: bool = False
     df: float | tuple[float, float] | None = None
     lower: float | None = None
     upper: float | None = None
@@ -64,6 +68,11 @@ class Result:
             object.__setattr__(self, "df", tuple(_clean(d) for d in df))
         else:
             object.__setattr__(self, "df", _clean(df))
+        if self.statistic_count and self.statistic is not None:
+            if not float(self.statistic).is_integer():
+                raise ValueError(
+                    f"{self.method}: a count statistic {self.statistic!r} is not whole"
+                )
 
     def as_dict(self) -> dict:
         """The figures as JSON-ready values (floats at full precision; exact values as
@@ -79,6 +88,8 @@ class Result:
                 # JSON has no infinity: the figure is null and named here with its sign
                 infinite.append(("+" if value > 0 else "-") + name)
                 value = None
+            if name == "statistic" and self.statistic_count and value is not None:
+                value = int(value)  # a count: an integer in JSON, printed without decimals
             out[name] = list(value) if isinstance(value, tuple) else value
         if infinite:
             out["infinite"] = infinite

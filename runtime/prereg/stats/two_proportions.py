@@ -222,6 +222,7 @@ def binomial_test(k, n, *, alternative, null_proportion, level) -> Result:
         estimate=est,
         statistic=ki,
         statistic_name="k",
+        statistic_count=True,
         lower=lo,
         upper=hi,
         p=p,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -386,6 +387,12 @@ def test_the_other_shapes_against_their_oracles(tmp_path, seed):
     ]
     p_mc = mcnemar(table, exact=True).pvalue
     assert _analysis(doc, "mcnemar")["p"] == pytest.approx(p_mc, rel=1e-12)
+    # McNemar's statistic is a count (n10): an integer in SCORE.json, without decimals in
+    # SCORE.md, where the figures beside it keep the registered decimals
+    n10 = _analysis(doc, "mcnemar")["statistic"]
+    assert type(n10) is int and n10 == table[0][1]
+    row = next(ln for ln in (root / "SCORE.md").read_text().splitlines() if "| `mcnemar` |" in ln)
+    assert f"| n10 = {n10} |" in row and re.search(r"\| -?\d+\.\d{4} \[", row), row
     tables = []
     for d in ("d1", "d2"):
         k = [sum(r["correct"] for r in runs if r["system"] == s and r["domain"] == d) for s in "xy"]

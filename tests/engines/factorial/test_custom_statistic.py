@@ -316,6 +316,16 @@ def test_a_result_is_accepted_as_returned(tmp_path):
         custom.as_result({"estimate": 0.3, "exact": {"estimate": Fraction(1, 4)}}, "own", fail)
     with pytest.raises(UserError, match="lower 0.5 is above upper 0.25"):
         custom.as_result({"lower": 0.5, "upper": 0.25}, "own", fail)
+    # a count statistic is kept as marked, whole, and written as an integer; one that is not
+    # whole, or a mark that is not true or false, is refused
+    counted = custom.as_result({"statistic": 7, "statistic_count": True}, "own", fail)
+    assert counted.statistic_count and counted.as_dict()["statistic"] == 7
+    assert type(counted.as_dict()["statistic"]) is int
+    assert not custom.as_result({"statistic": 7}, "own", fail).statistic_count
+    with pytest.raises(UserError, match="statistic 7.5 is not a whole number"):
+        custom.as_result({"statistic": 7.5, "statistic_count": True}, "own", fail)
+    with pytest.raises(UserError, match="statistic_count is 'yes', not true or false"):
+        custom.as_result({"statistic": 7, "statistic_count": "yes"}, "own", fail)
 
 
 def test_diagnose_simulates_a_rule_that_reads_a_statistic_of_ones_own(tmp_path, capsys):

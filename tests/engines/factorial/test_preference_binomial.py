@@ -55,6 +55,12 @@ def test_win_rate_on_its_threshold(tmp_path, wins, verdict):
     assert a["lower"] == pytest.approx(ci.low, rel=1e-9) and a["upper"] == 1.0
     assert ref.pvalue < 0.05  # the estimate's threshold decides both cases
     assert doc["verdicts"]["a-preferred"] == verdict
+    # the statistic is the count k: an integer in SCORE.json, printed without the registered
+    # decimals in SCORE.md (it read k = 60.0000), where the estimate keeps them
+    assert type(a["statistic"]) is int and a["statistic"] == wins
+    md = (tmp_path / "SCORE.md").read_text()
+    row = f"| `win-test` | binomial-test | 0.{wins}00 ["
+    assert row in md and f"| k = {wins} |" in md and f"k = {wins}.0" not in md
 
 
 @pytest.mark.parametrize("op, verdict", [("le", "supported"), ("lt", "not-supported")])
