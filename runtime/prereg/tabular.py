@@ -306,7 +306,21 @@ def _parquet_parts(path: Path, fields: Sequence[Mapping[str, Any]] | None = None
             table = pf.read_row_group(g)
         except (pa.ArrowException, OSError) as exc:
             raise UserError(f"{path}: row group {g}: cannot read: {exc}") from None
-        yield (lambda i, g=g: f"{path}: row group {g}, row {i + 1}"), table
+        yield (lambda i, g=g: f"{path}: row group {g}, row {i + 1}"), as_written(table)
+
+
+def as_written(table):
+    """``table`` with each column of single- or half-precision floats read as the double of
+    its shortest decimal (a float32 0.1 is the decimal 0.1, as the tool that wrote it meant,
+    not 0.10000000149011612): Arrow writes a float32 as its shortest round-trip decimal, and a
+    number in a CSV or JSONL file enters exact figures as the decimal written."""
+    import pyarrow as pa
+
+    for i, t in enumerate(table.schema.types):
+        if pa.types.is_float32(t) or pa.types.is_float16(t):
+            col = table.column(i).cast(pa.string()).cast(pa.float64())
+            table = table.set_column(i, table.schema.field(i).with_type(pa.float64()), col)
+    return table
 
 
 _CSV_TYPES = {"string": "string", "integer": "int64", "number": "float64", "boolean": "bool_"}
@@ -924,7 +938,7 @@ def _parquet_part_tables(part, data: bytes, foot: bytes) -> list:
     _unique_columns(Path(part.path), pf.schema_arrow.names)
     # on one thread: the Python file is read by a seek and a read, which threads reading
     # column chunks at once must not interleave (the values do not depend on the threads)
-    return [pf.read_row_group(g, use_threads=False) for g in range(*part.groups)]
+    return [as_written(pf.read_row_group(g, use_threads=False)) for g in range(*part.groups)]
 
 
 class _Spans:

@@ -402,3 +402,31 @@ def test_a_json_array_refused_at_its_line(tmp_path, capsys, text, words):
     _score(tmp_path, "--observations", str(log), code=2)
     assert words in " ".join(capsys.readouterr().err.split())
     assert not (tmp_path / "SCORE.json").exists()
+
+
+def test_a_float32_parquet_column_is_read_as_the_decimals_written(tmp_path):
+    """A tool that writes its scores as float32 meant 6.2, not 6.199999809265137: each value
+    is read as its shortest decimal, so the fine-tune's mean lands exactly 1/2 above the
+    baseline's as in the CSV, and every figure is the CSV's."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    whole = _one_file(tmp_path / "one")
+    root = tmp_path / "f32"
+    _project(root, DUNNETT.read_text())
+    rows = [(f"i{i}", m, x) for m, xs in GRADES.items() for i, x in enumerate(xs)]
+    log = root / "grades.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "item": [r[0] for r in rows],
+                "model": [r[1] for r in rows],
+                "score": pa.array([r[2] for r in rows], pa.float32()),
+            }
+        ),
+        log,
+    )
+    assert float(pa.array([6.2], pa.float32())[0].as_py()) != 6.2  # what a cast would read
+    doc = _score(root, "--observations", str(log))
+    assert _figures(doc) == _figures(whole)
+    assert doc["verdicts"]["ft3-by-half"] == "supported"
