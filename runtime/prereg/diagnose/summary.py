@@ -293,14 +293,25 @@ class _Truths:
         from .truths import ESTIMANDS, from_selections
 
         what = f"analysis {a.id}"
+        kind = ESTIMANDS.get(a.method)
         if getattr(a, "b_metric", None) is not None:
+            if kind in ("mean-diff", "gm-ratio"):
+                # two numbers of one row (a wide log): each field's (log) mean over its
+                # selection's rows, a's metric less b's
+                log = kind == "gm-ratio"
+                return from_selections(
+                    kind,
+                    None,
+                    self.number(a.metric, a.a, what, log=log),
+                    self.number(a.b_metric, a.b, what, log=log),
+                )
             from .truths import NoTruth
 
             raise NoTruth(
                 f"b's rows read metric {a.b_metric!r} and a's {a.metric!r}: the truth of two"
-                " fields of one row compared is not worked out"
+                f" fields of one row compared is worked out for a difference (or ratio) of"
+                f" means, not for {a.method}"
             )
-        kind = ESTIMANDS.get(a.method)
         metric = getattr(a, "metric", None)
         if kind is not None and metric is not None:
             if kind.startswith("p") or kind == "odds-ratio":
