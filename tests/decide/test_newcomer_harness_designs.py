@@ -373,3 +373,32 @@ def test_compile_still_refuses_a_pair_by_no_scenario_lays_out_when_not_wide(tmp_
     err = " ".join(capsys.readouterr().err.split())
     assert "its pair_by 'answer_id' is no field the scenario lays out" in err
     assert not (tmp_path / "generated").exists()
+
+
+def test_a_harness_log_read_against_a_contract_that_does_not_fit_says_how(tmp_path, capsys):
+    """A harness writes fields the study does not read and its gold label as 1/0: each problem
+    is located at its line, and one hint under them says what the contract declares instead."""
+    text = (FIXTURES / "newcomer" / "calibpair.yaml").read_text()
+    text = _swap(text, "      - {name: doc, type: object, required: false}\n", "")
+    text = _swap(
+        text,
+        "{name: target, type: integer, allowed: [0, 1]}",
+        '{name: target, type: boolean, true_values: ["1"], false_values: ["0"]}',
+    )
+    text = _swap(
+        text,
+        "where: [{field: target, op: eq, value: 1}]",
+        "where: [{field: target, op: eq, value: true}]",
+    )
+    root = _project(tmp_path, "calibpair", text)
+    out = root / "x.json"
+    args = [a for o in _harness_logs(root, TUNED) for a in ("--observations", o)]
+    assert main(["--project", str(root), "calibpair", "score", *args, "--out", str(out)]) != 0
+    err = capsys.readouterr().err
+    assert "samples_boolq_base.jsonl:1: at /: unexpected field 'doc'" in err
+    assert "samples_boolq_base.jsonl:1: at /target: expected boolean, got 1" in err
+    assert err.count("hint: a record carries only the fields its record contract names") == 1
+    assert "{name: doc, type: object, required: false}" in err
+    assert err.count("hint: a JSON boolean is written true or false") == 1
+    assert "{type: integer, allowed: [0, 1]}" in err
+    assert not out.exists()
