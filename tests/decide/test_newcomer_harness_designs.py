@@ -402,3 +402,31 @@ def test_a_harness_log_read_against_a_contract_that_does_not_fit_says_how(tmp_pa
     assert err.count("hint: a JSON boolean is written true or false") == 1
     assert "{type: integer, allowed: [0, 1]}" in err
     assert not out.exists()
+
+
+def _diagnosed(root: Path, name: str, n: int) -> dict:
+    out = root / "DIAGNOSE.json"
+    args = ["--project", str(root), name, "diagnose", "--quiet", "--simulations", str(n)]
+    assert main([*args, "--seed", "2", "--out", str(out)]) == 0
+    (cond,) = json.loads(out.read_text())["conditions"]
+    return {a["id"]: a for a in cond["analyses"]}
+
+
+@pytest.mark.parametrize("coded", ["true", "false"])
+def test_clustered_pass1_diagnoses_the_rate_difference(tmp_path, coded):
+    """The 0/1 field derived from the outcome has as mean the cell's rate, whatever the
+    repositories' and problems' correlation: the truth of the CR1 difference is 0.55 - 0.6
+    (the outcome coded from its true or its false side alike), the bias within 4 Monte Carlo
+    SEs, and at the margin the one-sided test rejects at about its level."""
+    text = (FIXTURES / "newcomer" / "clusterpass.yaml").read_text()
+    if coded == "false":
+        text = _swap(
+            text,
+            "      - {when: [{field: passed, op: eq, value: true}], value: 1}\n      - {value: 0}\n",
+            "      - {when: [{field: passed, op: eq, value: false}], value: 0}\n      - {value: 1}\n",
+        )
+    root = _project(tmp_path, "clusterpass", text)
+    got = _diagnosed(root, "clusterpass", 300)["crm"]
+    assert got["truth"] == pytest.approx(-0.05, abs=1e-12)
+    assert abs(got["bias"]) <= 4 * got["biasMcSe"]
+    assert abs(got["rejected"]["share"] - 0.05) <= 4 * np.sqrt(0.05 * 0.95 / 300)
