@@ -430,3 +430,22 @@ def test_clustered_pass1_diagnoses_the_rate_difference(tmp_path, coded):
     assert got["truth"] == pytest.approx(-0.05, abs=1e-12)
     assert abs(got["bias"]) <= 4 * got["biasMcSe"]
     assert abs(got["rejected"]["share"] - 0.05) <= 4 * np.sqrt(0.05 * 0.95 / 300)
+
+
+def test_clustered_pass5_difference_diagnoses_its_truth(tmp_path):
+    """pass@5's difference over problems has as truth the difference of each model's
+    E[1 - (1 - p)^5], p probit-normal over problems with the latent correlation the samples of
+    one problem share (repository 0.1 + problem 0.3), by scipy's quadrature."""
+    from scipy import integrate
+
+    def expected(rate: float, rho: float = 0.4) -> float:
+        def f(w):
+            z = (stats.norm.ppf(rate) - np.sqrt(rho) * w) / np.sqrt(1 - rho)
+            return (1 - (1 - stats.norm.cdf(z)) ** 5) * stats.norm.pdf(w)
+
+        return integrate.quad(f, -12, 12, epsabs=1e-13)[0]
+
+    root = _project(tmp_path, "clusterpass")
+    got = _diagnosed(root, "clusterpass", 300)["pass5-diff"]
+    assert got["truth"] == pytest.approx(expected(0.55) - expected(0.6), abs=5e-7)  # 6 decimals
+    assert abs(got["bias"]) <= 4 * got["biasMcSe"]

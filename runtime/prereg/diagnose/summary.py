@@ -351,6 +351,16 @@ class _Truths:
             return self.group_linear(a, metric, what)
         if a.method in ("pass-at-k", "pass-at-k-t") and metric is not None:
             return self.pass_at_k(a)
+        if a.method == "pass-at-k-difference" and metric is not None:
+            # the mean over problems of a difference is the difference of the arms' means:
+            # each arm's pass@k truth as pass-at-k's over its own selection
+            from types import SimpleNamespace
+
+            def arm(side: str) -> float:
+                shim = {k: getattr(a, k, None) for k in ("id", "metric", "unit", "options")}
+                return self.pass_at_k(SimpleNamespace(**shim, of=getattr(a, side)))
+
+            return arm("a") - arm("b")
         if a.method == "majority-vote" and getattr(a, "of", None) is not None:
             return self.majority_vote(a)
         if a.method == "design-effect" and metric is not None:
@@ -1110,7 +1120,7 @@ def _no_truth(plan: Plan, a) -> str:
         set(ESTIMANDS)
         | set(_AGREEMENT)
         | set(_CONFIDENCE_FIGURES)
-        | {"pass-at-k", "pass-at-k-t", "majority-vote", "design-effect"}
+        | {"pass-at-k", "pass-at-k-t", "pass-at-k-difference", "majority-vote", "design-effect"}
         | {"mantel-haenszel-risk-difference", "cochran-mantel-haenszel", "dunnett"}
         | set(_GROUP_LINEAR)
         | set(_CORRELATIONS)
