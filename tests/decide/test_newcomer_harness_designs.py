@@ -449,3 +449,27 @@ def test_clustered_pass5_difference_diagnoses_its_truth(tmp_path):
     got = _diagnosed(root, "clusterpass", 300)["pass5-diff"]
     assert got["truth"] == pytest.approx(expected(0.55) - expected(0.6), abs=5e-7)  # 6 decimals
     assert abs(got["bias"]) <= 4 * got["biasMcSe"]
+
+
+def test_a_scenario_on_a_harness_1_0_outcome_is_refused_saying_why(tmp_path, capsys):
+    """The harness's target is an integer 0/1; a scenario draws true/false, so compile refuses
+    a scenario whose outcome it is, at the scenario's line, saying what would make it work."""
+    text = (FIXTURES / "newcomer" / "calibpair.yaml").read_text()
+    text = _swap(
+        text,
+        "constants:\n",
+        "scenarios:\n"
+        "  - id: close\n"
+        "    description: Both calibrated.\n"
+        "    outcome: target\n"
+        "    calibration:\n"
+        "      - {field: prob, distribution: uniform, low: 0.3, high: 1, curve: calibrated}\n"
+        "constants:\n",
+    )
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "calibpair.yaml").write_text(text)
+    assert main(["--project", str(tmp_path), "compile"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "outcome 'target' is not a boolean field of 'sample' (it is integer:" in err
+    assert "rewritten with true and false and the field declared boolean" in err
+    assert not (tmp_path / "generated").exists()
