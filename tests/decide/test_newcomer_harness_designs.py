@@ -15,7 +15,11 @@ threshold (both sides of `le`/`lt`, `ge`/`gt` checked) against an independent or
 - judgetost.yaml: two judges' scores side by side in an R export (quoted header, NA for a
   score not given), TOST of the paired difference (`b_metric`), its mean exactly the lower
   margin -1/2 (statsmodels' ttost_paired); diagnose reports the truth of the difference of the
-  two fields' means (the scenario's 6.9 - 7)."""
+  two fields' means (the scenario's 6.9 - 7);
+- pickbest.yaml: three candidates against the current prompt by the one-sided pooled z,
+  Holm-adjusted together (statsmodels), and a decision that ships the best one that beats it:
+  two candidates tie exactly, so `ge 0` on their difference ships the first and `gt 0` the
+  second."""
 
 from __future__ import annotations
 
@@ -473,3 +477,70 @@ def test_a_scenario_on_a_harness_1_0_outcome_is_refused_saying_why(tmp_path, cap
     assert "outcome 'target' is not a boolean field of 'sample' (it is integer:" in err
     assert "rewritten with true and false and the field declared boolean" in err
     assert not (tmp_path / "generated").exists()
+
+
+# -- several candidates, Holm over the three, a decision that picks one ---------------------------
+
+
+def _runs(root: Path, solved: dict[str, int]) -> Path:
+    path = root / "runs.jsonl"
+    with path.open("w") as f:
+        for prompt, hits in solved.items():
+            for i in range(100):
+                f.write(
+                    json.dumps({"task": f"t{i:03d}", "prompt": prompt, "solved": i < hits}) + "\n"
+                )
+    return path
+
+
+@pytest.mark.parametrize(("op", "outcome"), [("ge", "ship-c1"), ("gt", "ship-c2")])
+def test_pick_the_best_candidate_on_a_tie_against_statsmodels(tmp_path, op, outcome):
+    """c1 and c2 both solve 58 of 100 against the current 40 (c3 45): the difference c1 - c2
+    is exactly 0, so the rule `c1-c2 estimate ge 0` ships c1 and `gt 0` passes to c2; the
+    P values are statsmodels' pooled z (one-sided), Holm-adjusted by multipletests."""
+    from statsmodels.stats.multitest import multipletests
+    from statsmodels.stats.proportion import proportions_ztest
+
+    text = (FIXTURES / "newcomer" / "pickbest.yaml").read_text()
+    text = _swap(
+        text,
+        "- compare: {target: c1-c2, quantity: estimate, op: ge, value: 0}",
+        f"- compare: {{target: c1-c2, quantity: estimate, op: {op}, value: 0}}",
+    )
+    root = _project(tmp_path, "pickbest", text)
+    solved = {"current": 40, "c1": 58, "c2": 58, "c3": 45}
+    doc = _score(root, "pickbest", str(_runs(root, solved)))
+    raw = [
+        proportions_ztest([solved[c], solved["current"]], [100, 100], alternative="larger")[1]
+        for c in ("c1", "c2", "c3")
+    ]
+    adjusted = multipletests(raw, alpha=0.05, method="holm")[1]
+    got = {a["id"]: a for a in doc["analyses"]}
+    for c, p, adj in zip(("c1", "c2", "c3"), raw, adjusted, strict=True):
+        assert got[f"beats-{c}"]["p"] == pytest.approx(p, rel=1e-9)
+        assert got[f"beats-{c}"]["adjustedP"] == pytest.approx(adj, rel=1e-9)
+    assert adjusted[0] < 0.05 and adjusted[2] >= 0.05
+    tie = next(c for c in doc["contrasts"] if c["id"] == "c1-c2")
+    assert Fraction(solved["c1"], 100) - Fraction(solved["c2"], 100) == 0
+    assert tie["estimate"] == 0.0
+    assert doc["verdicts"] == {"beats": "supported", "ranking": "reported-only"}
+    assert doc["decision"]["outcome"] == outcome
+
+
+def test_pick_keeps_the_current_prompt_when_no_candidate_survives_holm(tmp_path):
+    """c1 alone is near the line: its raw P is below 0.05 but Holm's smallest adjusted P is
+    3 times it (statsmodels), above 0.05, so no candidate ships."""
+    from statsmodels.stats.multitest import multipletests
+    from statsmodels.stats.proportion import proportions_ztest
+
+    root = _project(tmp_path, "pickbest")
+    solved = {"current": 40, "c1": 52, "c2": 44, "c3": 41}
+    doc = _score(root, "pickbest", str(_runs(root, solved)))
+    raw = [
+        proportions_ztest([solved[c], solved["current"]], [100, 100], alternative="larger")[1]
+        for c in ("c1", "c2", "c3")
+    ]
+    adjusted = multipletests(raw, alpha=0.05, method="holm")[1]
+    assert raw[0] < 0.05 <= adjusted[0]
+    assert doc["verdicts"]["beats"] == "not-supported"
+    assert doc["decision"]["outcome"] == "keep-current"
