@@ -717,6 +717,32 @@ def _refuse_problems(path, schema_path: Path, problems: list[str], max_problems:
     refuse_counted(path, schema_path, problems[:max_problems], len(problems), max_problems)
 
 
+_BIT_FOR_BOOLEAN = re.compile(r"expected boolean, got (0|1)$")
+
+
+def _contract_hints(schema_path: Path, shown: list[str]) -> list[str]:
+    """What a newcomer reading a tool's log most often needs, once under the problems of a
+    study's record contract (generated/<study>/schemas/): a field the tool writes and the study
+    does not read, and a boolean the tool writes as 1 or 0."""
+    if Path(schema_path).parent.name != "schemas":
+        return []
+    hints = []
+    if any(": unexpected field " in p for p in shown):
+        hints.append(
+            "hint: a record carries only the fields its record contract names; declare each"
+            " field the tool writes that the study does not read ({name: doc, type: object,"
+            " required: false}; type array, string or number as the tool writes it), or write"
+            " the file without it"
+        )
+    if any(_BIT_FOR_BOOLEAN.search(p) for p in shown):
+        hints.append(
+            "hint: a JSON boolean is written true or false; a log writing 1 and 0 declares the"
+            " field {type: integer, allowed: [0, 1]} and compares it with value: 1"
+            " (true_values and false_values name the cells of a CSV file)"
+        )
+    return hints
+
+
 def refuse_counted(path, schema_path: Path, shown: list[str], total: int, max_problems: int):
     """One UserError listing ``shown`` (the first ``max_problems`` problems) of ``total``, if
     there are any."""
@@ -724,6 +750,7 @@ def refuse_counted(path, schema_path: Path, shown: list[str], total: int, max_pr
         shown = list(shown)
         if total > max_problems:
             shown.append(f"… and {total - max_problems} more")
+        shown.extend(_contract_hints(schema_path, shown))
         raise UserError(f"{path}: {total} problem(s) against {schema_path.name}", problems=shown)
 
 

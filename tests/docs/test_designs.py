@@ -38,6 +38,7 @@ DESIGNS += (
     "pass-at-k-lower-bound",
 )
 DESIGNS += ("friedman", "metric-correlation", "metric-comparison")
+DESIGNS += ("wide-equivalence",)
 
 
 def fragments() -> tuple[dict, dict[str, dict], dict[str, tuple[str, dict]]]:

@@ -282,8 +282,13 @@ def scenario_structure(spec: dict, report: Reporter) -> None:
                         f" {rating!r}, which the scenario does not draw (add ratings or values"
                         " for it)",
                     )
+                # a wide analysis (b_metric: two fields of one row) pairs each row with
+                # itself, so its pair_by may be the row's own key, which names each row alone
+                wide = {an.get("pair_by")} & set(key) if an.get("b_metric") is not None else set()
                 for w in ("unit", "rater", "cluster", "pair_by"):
                     name = an.get(w)
+                    if w == "pair_by" and name in wide:
+                        continue
                     if name is not None and name in obs and name not in given:
                         report(
                             ptr,

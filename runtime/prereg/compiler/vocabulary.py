@@ -418,10 +418,18 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
         elif contract is None:
             report(ptr, "a scenario needs the attempt policy's observation contract (attempts)")
         elif types.get(s.get("outcome")) != "boolean":
+            kind = types.get(s.get("outcome"))
             report(
                 f"{ptr}/outcome",
                 f"scenario {sid!r}: outcome {s.get('outcome')!r} is not a boolean field of"
-                f" {contract.get('id')!r}",
+                f" {contract.get('id')!r}"
+                + (
+                    f" (it is {kind}: a scenario draws each row's outcome as true or false and"
+                    " writes it so, so a log that writes its outcome as 1 and 0 is diagnosed"
+                    " once it is rewritten with true and false and the field declared boolean)"
+                    if kind in ("integer", "number")
+                    else ""
+                ),
             )
         for j, v in enumerate(s.get("values") or []):
             vptr = f"{ptr}/values/{j}"

@@ -293,14 +293,25 @@ class _Truths:
         from .truths import ESTIMANDS, from_selections
 
         what = f"analysis {a.id}"
+        kind = ESTIMANDS.get(a.method)
         if getattr(a, "b_metric", None) is not None:
+            if kind in ("mean-diff", "gm-ratio"):
+                # two numbers of one row (a wide log): each field's (log) mean over its
+                # selection's rows, a's metric less b's
+                log = kind == "gm-ratio"
+                return from_selections(
+                    kind,
+                    None,
+                    self.number(a.metric, a.a, what, log=log),
+                    self.number(a.b_metric, a.b, what, log=log),
+                )
             from .truths import NoTruth
 
             raise NoTruth(
                 f"b's rows read metric {a.b_metric!r} and a's {a.metric!r}: the truth of two"
-                " fields of one row compared is not worked out"
+                f" fields of one row compared is worked out for a difference (or ratio) of"
+                f" means, not for {a.method}"
             )
-        kind = ESTIMANDS.get(a.method)
         metric = getattr(a, "metric", None)
         if kind is not None and metric is not None:
             if kind.startswith("p") or kind == "odds-ratio":
@@ -340,6 +351,16 @@ class _Truths:
             return self.group_linear(a, metric, what)
         if a.method in ("pass-at-k", "pass-at-k-t") and metric is not None:
             return self.pass_at_k(a)
+        if a.method == "pass-at-k-difference" and metric is not None:
+            # the mean over problems of a difference is the difference of the arms' means:
+            # each arm's pass@k truth as pass-at-k's over its own selection
+            from types import SimpleNamespace
+
+            def arm(side: str) -> float:
+                shim = {k: getattr(a, k, None) for k in ("id", "metric", "unit", "options")}
+                return self.pass_at_k(SimpleNamespace(**shim, of=getattr(a, side)))
+
+            return arm("a") - arm("b")
         if a.method == "majority-vote" and getattr(a, "of", None) is not None:
             return self.majority_vote(a)
         if a.method == "design-effect" and metric is not None:
@@ -1088,7 +1109,7 @@ def _no_truth(plan: Plan, a) -> str:
         set(ESTIMANDS)
         | set(_AGREEMENT)
         | set(_CONFIDENCE_FIGURES)
-        | {"pass-at-k", "pass-at-k-t", "majority-vote", "design-effect"}
+        | {"pass-at-k", "pass-at-k-t", "pass-at-k-difference", "majority-vote", "design-effect"}
         | {"mantel-haenszel-risk-difference", "cochran-mantel-haenszel", "dunnett"}
         | set(_GROUP_LINEAR)
         | set(_CORRELATIONS)

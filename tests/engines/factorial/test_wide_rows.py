@@ -126,9 +126,10 @@ def test_compile_refuses_a_b_metric_it_cannot_read(tmp_path, capsys, edit, words
     assert not (tmp_path / "generated").exists()
 
 
-def test_diagnose_says_why_no_truth(tmp_path):
+def test_diagnose_gives_the_truth_of_two_fields_of_one_row(tmp_path):
     """Diagnose runs such an analysis on every simulated study (the general path: b reads its
-    own field) and says why it gives no truth."""
+    own field); a difference of two fields' means has as truth the difference of the means the
+    scenario draws them with (480 - 500)."""
     text = SPEC.read_text().replace(
         "{name: right_old, type: boolean}", "{name: right_old, type: boolean, required: false}"
     ) + (
@@ -152,6 +153,8 @@ def test_diagnose_says_why_no_truth(tmp_path):
     assert main([*args, "--seed", "2", "--out", str(out), "--quiet"]) == 0
     (cond,) = json.loads(out.read_text())["conditions"]
     lat = next(a for a in cond["analyses"] if a["id"] == "lat")
-    assert "b's rows read metric 'lat-old'" in lat["truthUndefined"]
+    assert "truthUndefined" not in lat
+    assert lat["truth"] == pytest.approx(-20, abs=1e-9)
+    assert lat["bias"] == pytest.approx(lat["meanEstimate"] + 20, abs=1e-9)
     # the simulated studies' mean difference is near the drawn one (480 - 500), not 0
     assert lat["meanEstimate"] == pytest.approx(-20, abs=4 * 40 * np.sqrt(2 / 30) / np.sqrt(40) + 1)

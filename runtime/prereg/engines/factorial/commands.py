@@ -1202,6 +1202,33 @@ def _conditions_read(conds) -> set[str]:
     return {str(x) for c in conds or () for x in (c.get("field"), c.get("other")) if x}
 
 
+def _outcome_indicator(config, field: str, outcome: str | None) -> tuple[float, float] | None:
+    """``(value when right, value when wrong)`` when ``field`` is a derived field that codes
+    the scenario's outcome as two numbers, `cases: [{when: [{field: <outcome>, op: eq, value:
+    true}], value: 1}, {value: 0}]` (or the outcome eq false first): a mean of it then has as
+    truth the cell's rate of each (None for any other derived field)."""
+    if not outcome:
+        return None
+    d = next((d for d in config.get("derived_fields") or () if str(d.get("id")) == field), None)
+    cases = (d or {}).get("cases")
+    if not isinstance(cases, (list, tuple)) or len(cases) != 2 or d.get("test") is not None:
+        return None
+    first, rest = cases
+    when = first.get("when") or []
+    values = (first.get("value"), rest.get("value"))
+    if rest.get("when") or len(when) != 1 or any(isinstance(v, bool) for v in values):
+        return None
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in values):
+        return None
+    c = when[0]
+    if set(c) != {"field", "op", "value"} or str(c["field"]) != outcome or c["op"] != "eq":
+        return None
+    if not isinstance(c["value"], bool):
+        return None
+    hit, other = float(values[0]), float(values[1])
+    return (hit, other) if c["value"] else (other, hit)
+
+
 def _policy_picks_by(policy: Mapping[str, Any], fields: set[str]) -> bool:
     """Whether the attempt policy picks the counted attempt by the value of one of ``fields``:
     a ``where`` or ``select`` condition on it, or a failed condition other than ``is_null`` (an
@@ -1794,6 +1821,14 @@ class DrawnRows:
             log = comp["kind"] == "geometric_mean" or comp.get("transform") == "log"
         field = str(comp["field"])
         w = self.writer(cond.scenario)
+        coded = _outcome_indicator(self.config, field, self.scenarios[cond.scenario].get("outcome"))
+        if coded is not None and field not in dict(w.values):
+            if log:
+                if min(coded) <= 0:
+                    return None
+                coded = (math.log(coded[0]), math.log(coded[1]))
+            rate = np.asarray(cond.rate, dtype=float)
+            return rate * coded[0] + (1.0 - rate) * coded[1]
         entries = dict(w.values)[field]
         which = self._entries(w, field, entries)
         out = np.empty(len(self.table.cells))
@@ -1833,6 +1868,17 @@ class DrawnRows:
             return f"scenario {cond.scenario} draws its outcomes by a calibration curve"
         w = self.writer(cond.scenario)
         entries = dict(w.values).get(field)
+        outcome = sc.get("outcome")
+        if entries is None and _outcome_indicator(self.config, field, outcome) is not None:
+            # the outcome coded as numbers: each row's number is one value with the row's
+            # chance of being right, unless the attempt policy picks attempts by the outcome
+            policy = self.config.get("attempts") or {}
+            if _policy_picks_by(policy, {field, str(outcome)}):
+                return (
+                    f"the attempt policy picks attempts by the outcome {outcome!r}, which"
+                    f" {field!r} codes"
+                )
+            return None
         if entries is None:
             return f"scenario {cond.scenario} draws no number for field {field!r} (`values`)"
         if w.integer.get(field):
