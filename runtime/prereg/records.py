@@ -729,10 +729,9 @@ def _contract_hints(schema_path: Path, shown: list[str]) -> list[str]:
     hints = []
     if any(": unexpected field " in p for p in shown):
         hints.append(
-            "hint: a record carries only the fields its record contract names; declare each"
-            " field the tool writes that the study does not read ({name: doc, type: object,"
-            " required: false}; type array, string or number as the tool writes it), or write"
-            " the file without it"
+            "hint: a record carries only the fields its record contract names; to leave the"
+            " keys the study does not read unread, write other_fields: ignore on the contract"
+            " (or declare each: {name: doc, type: object, required: false})"
         )
     if any(_BIT_FOR_BOOLEAN.search(p) for p in shown):
         hints.append(

@@ -402,6 +402,7 @@ def test_a_harness_log_read_against_a_contract_that_does_not_fit_says_how(tmp_pa
     assert "samples_boolq_base.jsonl:1: at /: unexpected field 'doc'" in err
     assert "samples_boolq_base.jsonl:1: at /target: expected boolean, got 1" in err
     assert err.count("hint: a record carries only the fields its record contract names") == 1
+    assert "write other_fields: ignore on the contract" in err
     assert "{name: doc, type: object, required: false}" in err
     assert err.count("hint: a JSON boolean is written true or false") == 1
     assert "{type: integer, allowed: [0, 1]}" in err
