@@ -16,7 +16,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import scipy.stats as ss
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from statsmodels.stats.proportion import (
     confint_proportions_2indep,
@@ -130,9 +130,12 @@ def test_a_difference_at_its_margin_is_exactly_zero():
 
 
 def decimal_fm_z(k1, n1, k2, n2, margin, digits=60):
-    """z of the Farrington–Manning test with p̃1 found by bisecting the score in 60 digits."""
+    """z of the Farrington–Manning test with p̃1 found by bisecting the score in 60 digits; the
+    margin is the decimal written (``repr``), as the method reads it: 0.1 is 1/10, not the
+    double's binary value (an arm of 488,011 against one of 162 successes in 162 put the two
+    1.6e-14 apart in z)."""
     getcontext().prec = digits
-    d = Decimal(Fraction(margin).numerator) / Decimal(Fraction(margin).denominator)
+    d = Decimal(repr(float(margin)))
     k1, n1, k2, n2 = map(Decimal, (k1, n1, k2, n2))
     lo, hi = max(Decimal(0), d), min(Decimal(1), 1 + d)
 
@@ -210,6 +213,7 @@ def _count(n):
 
 
 @settings(max_examples=80, deadline=None)
+@example(arms=(159127, 488011, 162, 162), margin=-0.6708718636396303)
 @given(
     arms=st.tuples(st.integers(1, 10**6), st.integers(1, 10**6)).flatmap(
         lambda ns: st.tuples(_count(ns[0]), st.just(ns[0]), _count(ns[1]), st.just(ns[1]))
@@ -588,3 +592,31 @@ def test_catalogue_entries_are_complete():
         assert e.load() is not None
         for field in ("summary", "formula", "reference", "oracle", "exactness"):
             assert getattr(e, field).strip(), (e.name, field)
+
+
+def test_constrained_proportions_to_a_few_ulps_where_the_score_cancels():
+    """An arm of 488,011 (159,127 successes) against one of 162 with no failure, margin
+    -0.6709: the score's terms are 3,000 times its size, and the high arm's failure share
+    (0.003) found in doubles was 1.7e-14 off (77 ulps); the last Newton step summed in
+    extended precision brings every figure to within a few ulps of the root bisected in 60
+    digits (where longdouble is a double, the doubles' own bound)."""
+    getcontext().prec = 60
+    arms = (159127, 488011, 162, 162)
+    m = -0.6708718636396303
+    k1, n1, k2, n2 = map(Decimal, arms)
+    d = Decimal(m)
+
+    def score(t):
+        u = t - d
+        return k1 / t - (n1 - k1) / (1 - t) + k2 / u - (n2 - k2) / (1 - u)
+
+    lo, hi = Decimal(10) ** -40, 1 + d - Decimal(10) ** -40
+    for _ in range(300):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if score(mid) > 0 else (lo, mid)
+    t1 = lo
+    want = (t1, t1 - d, 1 - t1, 1 - (t1 - d))
+    got = tp.constrained_proportions(*arms, m)
+    extended = np.finfo(np.longdouble).nmant > 52
+    for g, w in zip(got, want, strict=True):
+        assert abs(g - float(w)) <= (4 * 2.0**-52 if extended else 1e-13) * float(w), (g, w)
