@@ -151,6 +151,20 @@ def normal_quantile(p: float) -> float:
     return float(_special("ndtri")(p))
 
 
+def normal_bounds(center: float, se: float, level: float, alt: str, to=None):
+    """(lower, upper) of a normal interval ``center ± z·se`` at ``level``: two-sided with a
+    two-sided alternative, else the one bound the alternative claims (the other None);
+    ``to`` maps each bound from the scale it was found on (``math.exp`` of a log odds ratio,
+    ``math.tanh`` of a Fisher z)."""
+    to = to or (lambda v: v)
+    if alt == "two-sided":
+        half = normal_quantile((1.0 + level) / 2.0) * se
+        return to(center - half), to(center + half)
+    if alt == "greater":
+        return to(center - normal_quantile(level) * se), None
+    return None, to(center + normal_quantile(level) * se)
+
+
 def t_sf(t: float, df: float) -> float:
     """P(T > t), Student's t with ``df`` degrees of freedom."""
     return float(_special("stdtr")(df, -t))

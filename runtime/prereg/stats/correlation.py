@@ -231,13 +231,7 @@ def _fisher(kind, x, y, *, alternative, null_value, level, variance) -> Result:
             if (stat > 0) != (sgn > 0):  # the floats cannot tell it: the exact side decides
                 stat = math.copysign(0.0, sgn)
             p = checks.normal_p(stat, alt)
-        if alt == "two-sided":
-            c = checks.normal_quantile((1.0 + lv) / 2.0)
-            lower, upper = math.tanh(z - c * se), math.tanh(z + c * se)
-        elif alt == "greater":
-            lower, upper = math.tanh(z - checks.normal_quantile(lv) * se), None
-        else:
-            lower, upper = None, math.tanh(z + checks.normal_quantile(lv) * se)
+        lower, upper = checks.normal_bounds(z, se, lv, alt, math.tanh)
     return Result(
         _NAMES[kind],
         estimate=exact if exact is not None else r,

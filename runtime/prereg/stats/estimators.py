@@ -476,6 +476,22 @@ def _no_spread(ya, qa, yb, qb) -> bool:
     return True
 
 
+def _paired_arms(y_a, q_a, y_b, q_b, alternative, level, margin):
+    """(level, the margin as the decimal written, y_a, q_a, y_b, q_b) of a comparison of two
+    arms' probabilities over the same units, its options checked and the arms of one length."""
+    from prereg.stats import checks
+
+    checks.alternative(alternative)
+    lv = checks.level(level)
+    checks.number(margin, "margin")
+    margin_q = margin if isinstance(margin, Fraction) else Fraction(repr(float(margin)))
+    ya, qa = _probabilities(y_a, q_a)
+    yb, qb = _probabilities(y_b, q_b)
+    if ya.size != yb.size:
+        raise MethodError(f"the arms must pair unit by unit: {ya.size} against {yb.size}")
+    return lv, margin_q, ya, qa, yb, qb
+
+
 def brier_score_difference(y_a, q_a, y_b, q_b, *, alternative, level, margin) -> Result:
     """The difference of two arms' Brier scores over the same units, with the paired t over
     units (the Diebold–Mariano test of squared-error loss without autocorrelation): per unit
@@ -485,17 +501,9 @@ def brier_score_difference(y_a, q_a, y_b, q_b, *, alternative, level, margin) ->
     Brier score is better: "a is better than b" is ``alternative: less``.  The interval is
     two-sided at ``level`` for a two-sided alternative, else the one-sided bound at ``level``.
     ``D − margin`` is exact: on the margin t = 0."""
-    from prereg.stats import checks
     from prereg.stats.compare import _grouped, decimal_sum
 
-    checks.alternative(alternative)
-    level = checks.level(level)
-    checks.number(margin, "margin")
-    margin_q = margin if isinstance(margin, Fraction) else Fraction(repr(float(margin)))
-    ya, qa = _probabilities(y_a, q_a)
-    yb, qb = _probabilities(y_b, q_b)
-    if ya.size != yb.size:
-        raise MethodError(f"the arms must pair unit by unit: {ya.size} against {yb.size}")
+    level, margin_q, ya, qa, yb, qb = _paired_arms(y_a, q_a, y_b, q_b, alternative, level, margin)
     n = int(ya.size)
     name = "brier-score-difference"
     counts = {"pairs": n, "positivesA": int(ya.sum()), "positivesB": int(yb.sum())}
@@ -706,14 +714,7 @@ def auroc_difference(y_a, q_a, y_b, q_b, *, alternative, level, margin) -> Resul
     from prereg.stats import checks
 
     name = "auroc-difference"
-    checks.alternative(alternative)
-    lv = checks.level(level)
-    checks.number(margin, "margin")
-    margin_q = margin if isinstance(margin, Fraction) else Fraction(repr(float(margin)))
-    ya, qa = _probabilities(y_a, q_a)
-    yb, qb = _probabilities(y_b, q_b)
-    if ya.size != yb.size:
-        raise MethodError(f"the arms must pair unit by unit: {ya.size} against {yb.size}")
+    lv, margin_q, ya, qa, yb, qb = _paired_arms(y_a, q_a, y_b, q_b, alternative, level, margin)
     differ = np.flatnonzero(ya != yb)
     if differ.size:
         i = int(differ[0])
@@ -753,15 +754,7 @@ def auroc_difference(y_a, q_a, y_b, q_b, *, alternative, level, margin) -> Resul
     dev = diff - margin_q
     z = float(dev) / se if dev else 0.0
     est = float(diff)
-    a = 1.0 - lv
-    lower = upper = None
-    if alternative == "two-sided":
-        half = checks.normal_quantile(1.0 - a / 2.0) * se
-        lower, upper = max(-1.0, est - half), min(1.0, est + half)
-    elif alternative == "greater":
-        lower = max(-1.0, est - checks.normal_quantile(lv) * se)
-    else:
-        upper = min(1.0, est + checks.normal_quantile(lv) * se)
+    lower, upper = checks.normal_bounds(est, se, lv, alternative, lambda v: min(1.0, max(-1.0, v)))
     return Result(
         name,
         se=se,

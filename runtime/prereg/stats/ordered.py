@@ -422,14 +422,7 @@ def mantel_haenszel_risk_difference(k1, n1, k2, n2, *, alternative, level, margi
     dev = rd - m
     z = float(dev) / se if dev else 0.0
     est = float(rd)
-    lower = upper = None
-    if alternative == "two-sided":
-        half = checks.normal_quantile((1.0 + lv) / 2.0) * se
-        lower, upper = est - half, est + half
-    elif alternative == "greater":
-        lower = est - checks.normal_quantile(lv) * se
-    else:
-        upper = est + checks.normal_quantile(lv) * se
+    lower, upper = checks.normal_bounds(est, se, lv, alternative)
     return Result(
         name,
         se=se,
@@ -513,13 +506,7 @@ def cochran_mantel_haenszel(k1, n1, k2, n2, *, correction, alternative, level) -
             var = pr / (2 * r * r) + psqr / (2 * r * s) + qs / (2 * s * s)
             se = _sqrt(var)
             log_or = _log_fraction(odds)
-            if alternative == "two-sided":
-                z = checks.normal_quantile((1.0 + lv) / 2.0)
-                lower, upper = math.exp(log_or - z * se), math.exp(log_or + z * se)
-            elif alternative == "greater":
-                lower = math.exp(log_or - checks.normal_quantile(lv) * se)
-            else:
-                upper = math.exp(log_or + checks.normal_quantile(lv) * se)
+            lower, upper = checks.normal_bounds(log_or, se, lv, alternative, math.exp)
             extra["log_estimate"] = log_or
     elif r > 0:
         estimate = math.inf
