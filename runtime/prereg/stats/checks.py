@@ -151,18 +151,21 @@ def normal_quantile(p: float) -> float:
     return float(_special("ndtri")(p))
 
 
-def normal_bounds(center: float, se: float, level: float, alt: str, to=None):
-    """(lower, upper) of a normal interval ``center ± z·se`` at ``level``: two-sided with a
-    two-sided alternative, else the one bound the alternative claims (the other None);
-    ``to`` maps each bound from the scale it was found on (``math.exp`` of a log odds ratio,
-    ``math.tanh`` of a Fisher z)."""
+def bounds(estimate: float, se: float, alternative: str, level: float, quantile=None, to=None):
+    """(lower, upper) of the interval a test inverts, ``estimate ± q·se``: two-sided at
+    ``level`` for a two-sided alternative, else the one bound on the side the alternative
+    claims (the other None). ``quantile`` is the reference distribution's (the normal's unless
+    given: a t's, ``lambda q: t_quantile(q, df)``); ``to`` maps each bound from the scale it was
+    found on (``math.exp`` of a log odds ratio, ``math.tanh`` of a Fisher z)."""
+    quantile = quantile or normal_quantile
     to = to or (lambda v: v)
-    if alt == "two-sided":
-        half = normal_quantile((1.0 + level) / 2.0) * se
-        return to(center - half), to(center + half)
-    if alt == "greater":
-        return to(center - normal_quantile(level) * se), None
-    return None, to(center + normal_quantile(level) * se)
+    a = 1.0 - level
+    if alternative == "two-sided":
+        half = quantile(1.0 - a / 2.0) * se
+        return to(estimate - half), to(estimate + half)
+    if alternative == "greater":
+        return to(estimate - quantile(1.0 - a) * se), None
+    return None, to(estimate + quantile(1.0 - a) * se)
 
 
 def t_sf(t: float, df: float) -> float:

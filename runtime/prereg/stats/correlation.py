@@ -231,7 +231,7 @@ def _fisher(kind, x, y, *, alternative, null_value, level, variance) -> Result:
             if (stat > 0) != (sgn > 0):  # the floats cannot tell it: the exact side decides
                 stat = math.copysign(0.0, sgn)
             p = checks.normal_p(stat, alt)
-        lower, upper = checks.normal_bounds(z, se, lv, alt, math.tanh)
+        lower, upper = checks.bounds(z, se, alt, lv, to=math.tanh)
     return Result(
         _NAMES[kind],
         estimate=exact if exact is not None else r,

@@ -754,7 +754,7 @@ def auroc_difference(y_a, q_a, y_b, q_b, *, alternative, level, margin) -> Resul
     dev = diff - margin_q
     z = float(dev) / se if dev else 0.0
     est = float(diff)
-    lower, upper = checks.normal_bounds(est, se, lv, alternative, lambda v: min(1.0, max(-1.0, v)))
+    lower, upper = checks.bounds(est, se, alternative, lv, to=lambda v: min(1.0, max(-1.0, v)))
     return Result(
         name,
         se=se,

@@ -227,18 +227,6 @@ def _coefficients(coefficients, g: int) -> list[Fraction]:
 COEFFICIENT_MAX = Fraction(10) ** 100
 
 
-def _bounds(estimate: float, se: float, alternative: str, level: float, quantile):
-    """The interval a test inverts: two-sided at ``level``, one-sided for a one-sided
-    alternative (the bound on the side the alternative claims)."""
-    a = 1.0 - level
-    if alternative == "two-sided":
-        half = quantile(1.0 - a / 2.0) * se
-        return estimate - half, estimate + half
-    if alternative == "greater":
-        return estimate - quantile(1.0 - a) * se, None
-    return None, estimate + quantile(1.0 - a) * se
-
-
 def linear_contrast_proportions(k, n, *, coefficients, alternative, level, margin) -> Result:
     """A linear contrast of the groups' proportions, ``L = Σ c_i k_i/n_i`` (an interaction:
     coefficients 1, −1, −1, 1 over the cells of a 2×2), with the Wald (unpooled) standard error
@@ -266,7 +254,7 @@ def linear_contrast_proportions(k, n, *, coefficients, alternative, level, margi
     z2 = dev * dev / var
     z = math.copysign(_sqrt(z2), dev) if dev else 0.0
     se = _sqrt(var)
-    lower, upper = _bounds(_float(est), se, alternative, level, checks.normal_quantile)
+    lower, upper = checks.bounds(_float(est), se, alternative, level)
     return Result(
         name,
         estimate=est,
@@ -343,7 +331,7 @@ def linear_contrast_means(groups, *, coefficients, variance, alternative, level,
         return float(exact_dev)
 
     t = deviation(est, float(margin)) / se
-    lower, upper = _bounds(est, se, alternative, level, lambda q: checks.t_quantile(q, df))
+    lower, upper = checks.bounds(est, se, alternative, level, lambda q: checks.t_quantile(q, df))
     return Result(
         name,
         estimate=est,
@@ -422,7 +410,7 @@ def mantel_haenszel_risk_difference(k1, n1, k2, n2, *, alternative, level, margi
     dev = rd - m
     z = float(dev) / se if dev else 0.0
     est = float(rd)
-    lower, upper = checks.normal_bounds(est, se, lv, alternative)
+    lower, upper = checks.bounds(est, se, alternative, lv)
     return Result(
         name,
         se=se,
@@ -506,7 +494,7 @@ def cochran_mantel_haenszel(k1, n1, k2, n2, *, correction, alternative, level) -
             var = pr / (2 * r * r) + psqr / (2 * r * s) + qs / (2 * s * s)
             se = _sqrt(var)
             log_or = _log_fraction(odds)
-            lower, upper = checks.normal_bounds(log_or, se, lv, alternative, math.exp)
+            lower, upper = checks.bounds(log_or, se, alternative, lv, to=math.exp)
             extra["log_estimate"] = log_or
     elif r > 0:
         estimate = math.inf
