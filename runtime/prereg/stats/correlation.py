@@ -106,9 +106,16 @@ def _kendall_counts(x: np.ndarray, y: np.ndarray) -> tuple[int, int, int]:
     return s, n0 - tied(x), n0 - tied(y)
 
 
+def _scored(kind: str, x: np.ndarray) -> list[int]:
+    """A column as the whole numbers its correlation is computed on: twice its mid-ranks
+    (Spearman), else its values scaled to whole numbers (:func:`_whole`)."""
+    from prereg.stats.ranks import doubled_ranks
+
+    return doubled_ranks(x)[0].tolist() if kind == "spearman" else _whole(x)
+
+
 def _pieces(kind: str, x: np.ndarray, y: np.ndarray) -> tuple[int, int, dict]:
     """(N, D, counts) of the correlation ``kind`` of x and y: r = N/√D."""
-    from prereg.stats.ranks import doubled_ranks
 
     if kind == "kendall":
         s, tx, ty = _kendall_counts(x, y)
@@ -117,10 +124,7 @@ def _pieces(kind: str, x: np.ndarray, y: np.ndarray) -> tuple[int, int, dict]:
             tx * ty,
             {"concordant_minus_discordant": s, "pairs_untied_a": tx, "pairs_untied_b": ty},
         )
-    if kind == "spearman":
-        xs, ys = doubled_ranks(x)[0].tolist(), doubled_ranks(y)[0].tolist()
-    else:
-        xs, ys = _whole(x), _whole(y)
+    xs, ys = _scored(kind, x), _scored(kind, y)
     num, dx, dy = _moments(xs, ys)
     return num, dx * dy, {}
 
@@ -287,7 +291,6 @@ def correlation_difference(x, *, correlation, alternative) -> Result:
     """Williams' t (Steiger 1980, eq. 7) that r(ref, a) − r(ref, b) is 0, the columns of x being
     ref, a, b (one row per unit); ``correlation`` "pearson" or "spearman" (Pearson's r of the
     mid-ranks, the test applied to them)."""
-    from prereg.stats.ranks import doubled_ranks
 
     kind = checks.choice(correlation, "correlation", ("pearson", "spearman"))
     alt = checks.alternative(alternative)
@@ -311,10 +314,7 @@ def correlation_difference(x, *, correlation, alternative) -> Result:
             raise MethodError(
                 f"{names[j]} is constant ({float(m[0, j])!r} in all {n} units): it has no correlation"
             )
-    if kind == "spearman":
-        cols = [doubled_ranks(m[:, j])[0].tolist() for j in range(3)]
-    else:
-        cols = [_whole(m[:, j]) for j in range(3)]
+    cols = [_scored(kind, m[:, j]) for j in range(3)]
     n12, d1, d2 = _moments(cols[0], cols[1])
     n13, _, d3 = _moments(cols[0], cols[2])
     n23, _, _ = _moments(cols[1], cols[2])
@@ -365,15 +365,11 @@ def correlation_difference(x, *, correlation, alternative) -> Result:
 
 def difference_ball(kind: str, x):
     """A function prec -> arb ball of r(ref, a) − r(ref, b) of ``correlation-difference``."""
-    from prereg.stats.ranks import doubled_ranks
 
     m = np.asarray(x, dtype=np.float64)
     if m.ndim != 2 or m.shape[1] != 3 or m.shape[0] < 2:
         return None
-    if kind == "spearman":
-        cols = [doubled_ranks(m[:, j])[0].tolist() for j in range(3)]
-    else:
-        cols = [_whole(m[:, j]) for j in range(3)]
+    cols = [_scored(kind, m[:, j]) for j in range(3)]
     n12, d1, d2 = _moments(cols[0], cols[1])
     n13, _, d3 = _moments(cols[0], cols[2])
     if d1 <= 0 or d2 <= 0 or d3 <= 0:
