@@ -176,31 +176,20 @@ def located(source: object, line: object) -> str:
     return str(line) if isinstance(line, FileLine) else f"{source}:{line}"
 
 
-def concatenated(
-    names: Sequence[str], parts: Sequence[tuple[str, Mapping[str, Any], Sequence]]
-) -> RecordColumns:
-    """One :class:`RecordColumns` of several files' records, file after file: ``parts`` are
-    (file, {field: the value every record of the file takes}, its records); each record's
-    line becomes a :class:`FileLine` naming its file."""
+def concatenated(names: Sequence[str], parts: Sequence[tuple[str, RecordColumns]]) -> RecordColumns:
+    """One :class:`RecordColumns` of several files' records, file after file (``parts``: each
+    file and its records); each record's line becomes a :class:`FileLine` naming its file."""
     columns: dict[str, list] = {name: [] for name in names}
     absent = dict.fromkeys(names, 0)
     lines: list[FileLine] = []
     n = 0
-    for path, given, records in parts:
+    for path, records in parts:
         k = len(records)
         for name in names:
-            if name in given:
-                columns[name].extend([given[name]] * k)
-                continue
-            if isinstance(records, RecordColumns):
-                col = records.columns.get(name)
-                values = [ABSENT] * k if col is None else col
-            else:
-                values = [r.get(name, ABSENT) for r in records]
-            columns[name].extend(values)
-            absent[name] += sum(1 for v in values if v is ABSENT)
-        own = getattr(records, "lines", None)
-        numbers = own if own is not None else range(1, k + 1)
+            col = records.columns.get(name)
+            columns[name].extend([ABSENT] * k if col is None else col)
+            absent[name] += k if col is None else records.absent.get(name, 0)
+        numbers = records.lines if records.lines is not None else range(1, k + 1)
         lines.extend(FileLine(f"{path}:{line}") for line in numbers)
         n += k
     return RecordColumns(names, columns, n, absent, lines)

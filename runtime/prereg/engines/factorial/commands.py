@@ -758,9 +758,15 @@ def _read_observation_files(module, contract, files) -> tuple[Any, str]:
         records = _read(module, contract, path)
         if not isinstance(records, RecordColumns):
             records = RecordColumns.from_dicts([f["name"] for f in contract["fields"]], records)
-        if name is not None:
-            col = records.columns.get(name) or [ABSENT] * len(records)
-            lines = records.lines or range(1, len(records) + 1)
+        col = None if name is None else records.columns.get(name)
+        if col is not None and records.absent.get(name) == len(records):
+            col = None  # every record leaves it out
+        if name is not None and value is not None and col is None:
+            records.columns[name] = [value] * len(records)  # no record writes it: the file's
+            records.absent.pop(name, None)
+        elif name is not None:
+            col = col if col is not None else [ABSENT] * len(records)
+            lines = records.lines if records.lines is not None else range(1, len(col) + 1)
             for j, v in enumerate(col):
                 if len(problems) >= 20:
                     break
@@ -777,9 +783,7 @@ def _read_observation_files(module, contract, files) -> tuple[Any, str]:
             if value is not None and records.absent.get(name):
                 records.columns[name] = [value if v is ABSENT else v for v in col]
                 records.absent.pop(name, None)
-            elif value is not None and name not in records.columns:
-                records.columns[name] = [value] * len(records)
-        parts.append((path, {}, records))
+        parts.append((path, records))
     if problems:
         raise UserError(
             f"{len(problems)} problem(s) with {name} (given per file)", problems=problems
