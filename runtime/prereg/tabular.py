@@ -183,14 +183,27 @@ def _columns_at_once(path: Path, schema_path: Path, fields: Sequence[Mapping[str
     record-by-record reader reads the file and words its problems."""
     if _column_types(schema_path, fields) is None:
         return None
+    kind = COLUMNAR[path.suffix.lower()]
+
+    def tables():  # a row group (a block) at a time: its Arrow table dropped once converted
+        try:
+            if kind == "Parquet":
+                for _where, table in _parquet_parts(path, fields):
+                    yield table
+            else:
+                yield from _csv_blocks(path, fields)
+        except UserError:
+            raise _Unvouched from None
+
     try:
-        kind = COLUMNAR[path.suffix.lower()]
-        parts = _parquet_parts(path, fields) if kind == "Parquet" else _csv_parts(path, fields)
-        tables = [table for _where, table in parts]
-    except UserError:
+        out = tables_columns(schema_path, fields, tables())
+    except _Unvouched:
         return None
-    out = tables_columns(schema_path, fields, tables)
     return None if out is None or out.n == 0 else out
+
+
+class _Unvouched(Exception):
+    """A file the column check cannot read: the record-by-record reader words why."""
 
 
 def _column_types(schema_path: Path, fields: Sequence[Mapping[str, Any]]):
@@ -260,16 +273,13 @@ def tables_columns(schema_path: Path, fields: Sequence[Mapping[str, Any]], table
             kind = next(f.get("type", "string") for f in fields if f["name"] == name)
             if kind in _ARROW_WORDS and not _arrow_fits(kind, arrow.type):
                 return None
-            col = arrow.to_pylist()
-            if name not in nullable and None in col:  # a null is the field left out
+            col, values = _column_values(arrow)
+            if name not in nullable and arrow.null_count:  # a null is the field left out
                 if name in required:
                     return None
-                gone = col.count(None)
-                absent[name] += gone
+                absent[name] += arrow.null_count
                 col = [ABSENT if v is None else v for v in col]
-                values = [v for v in col if v is not ABSENT]
-            else:
-                values = col
+                values = [v for v in values if v is not None]
             try:
                 msgspec.convert(values, list[types[name]])
             except (msgspec.ValidationError, TypeError, ValueError):
@@ -285,6 +295,44 @@ def tables_columns(schema_path: Path, fields: Sequence[Mapping[str, Any]], table
             columns[name].extend(col)
         n += k
     return RecordColumns(names, columns, n, absent)
+
+
+#: a string column's first rows looked at, and the least number of them per distinct value,
+#: for its rows to share their strings (:func:`_column_values`)
+_SAMPLE, _SHARED = 4096, 8
+
+
+def _column_values(arrow) -> tuple[list, list]:
+    """(each row's value of an Arrow column, as Python values; the values to check): a string
+    column's rows share one Python string per distinct value (a million rows of four models
+    hold four strings, not a million), and only its distinct values are checked."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t = arrow.type
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+        col = arrow.to_pylist()
+        return col, col
+    whole = arrow.combine_chunks() if isinstance(arrow, pa.ChunkedArray) else arrow
+    if not pa.types.is_dictionary(whole.type):
+        # a column of ids (as many strings as rows) gains nothing from sharing and costs a
+        # hash of every row: its first rows tell which kind of column it is
+        head = whole.slice(0, _SAMPLE)
+        if len(pc.unique(head)) * _SHARED > len(head):
+            col = whole.to_pylist()
+            return col, col
+    coded = whole if pa.types.is_dictionary(whole.type) else pc.dictionary_encode(whole)
+    distinct = coded.dictionary.to_pylist()
+    at = coded.indices
+    if coded.null_count:
+        at = pc.fill_null(at, len(distinct))
+        distinct.append(None)
+    table = np.empty(len(distinct), dtype=object)
+    table[:] = distinct
+    return table[at.to_numpy()].tolist(), distinct
 
 
 def _parquet_parts(path: Path, fields: Sequence[Mapping[str, Any]] | None = None):
@@ -403,6 +451,38 @@ def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
     if tokens:
         table = _tokens_to_null(path, fields, table, tokens, types)
     yield _csv_where(path, table.num_rows), table
+
+
+#: the bytes of CSV text the column check converts at once (:func:`_csv_blocks`)
+CSV_BLOCK = 1 << 24
+
+
+def _csv_blocks(path: Path, fields: Sequence[Mapping[str, Any]]):
+    """The tables of a CSV file's blocks (16 MiB of text each), its cells converted as
+    :func:`_csv_parts` converts them, for the column check: a file this cannot read block by
+    block (a cell pyarrow refuses, a number too long to be sure of, a null word that is not
+    of the type) is a UserError, and the whole-file reader words the problem."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    convert, types, tokens = _csv_convert(fields)
+    numbers = [f["name"] for f in fields if f.get("type") == "number"]
+    if numbers and _LONG_CELL.search(path.read_bytes()):
+        raise UserError(f"{path}: a long number cell")
+    try:
+        reader = pcsv.open_csv(
+            path,
+            read_options=pcsv.ReadOptions(block_size=CSV_BLOCK),
+            convert_options=convert,
+        )
+        _unique_columns(path, reader.schema.names)
+        for batch in reader:
+            table = pa.Table.from_batches([batch])
+            if tokens:
+                table = _tokens_to_null(path, fields, table, tokens, types)
+            yield table
+    except (pa.ArrowException, OSError) as exc:
+        raise UserError(f"{path}: {exc}") from None
 
 
 def _csv_convert(fields: Sequence[Mapping[str, Any]]):

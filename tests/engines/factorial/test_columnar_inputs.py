@@ -165,3 +165,58 @@ def test_a_file_that_is_not_parquet_is_refused(project, tmp_path, capsys):
     bad.write_bytes(b"rowId,correct,attempt\n")
     err = _refusal(project, tmp_path, capsys, bad)
     assert f"{bad}: not a readable Parquet file" in err
+
+
+def test_a_csv_read_in_many_blocks_scores_and_refuses_as_read_whole(
+    project, tmp_path, capsys, monkeypatch
+):
+    from prereg import tabular
+
+    items, obs = project / "items.jsonl", project / "obs.jsonl"
+    want = score_text(project, "jsonl-blocks", items, obs)
+    citems = write_csv(tmp_path / "items.csv", records(items), ITEMS.names)
+    rows = records(obs)
+    cobs = write_csv(tmp_path / "obs.csv", rows, OBS.names)
+    monkeypatch.setattr(tabular, "CSV_BLOCK", 512)  # a few dozen lines a block
+    assert cobs.stat().st_size > 20 * 512
+    assert score_text(project, "csv-blocks", citems, cobs) == want
+    # a bad cell far past the first block: refused at its own line, nothing written
+    bad = [*rows[:300], {**rows[300], "attempt": "x"}, *rows[301:400]]
+    err = _refusal(project, tmp_path, capsys, write_csv(tmp_path / "bad.csv", bad, OBS.names))
+    assert f"{tmp_path / 'bad.csv'}:302: field attempt: 'x' is not a whole number" in err
+
+
+def test_a_categorical_parquet_column_with_unused_categories_scores_as_plain_strings(project):
+    """A column pandas writes from a categorical keeps its categories, used or not: a category
+    the contract does not allow, that no row holds, is no problem of any record."""
+    items, obs = project / "items.jsonl", project / "obs.jsonl"
+    want = score_text(project, "jsonl-categorical", items, obs)
+    table = pa.Table.from_pylist(records(items), schema=ITEMS)
+    model = table.column("model").combine_chunks()
+    categories = pa.array([*sorted(set(model.to_pylist())), "model-z"])
+    coded = pa.DictionaryArray.from_arrays(
+        pa.compute.index_in(model, value_set=categories), categories
+    )
+    table = table.set_column(table.schema.get_field_index("model"), "model", coded)
+    pitems = project / "items-categorical.parquet"
+    pq.write_table(table, pitems, row_group_size=1000)
+    assert pa.types.is_dictionary(pq.read_schema(pitems).field("model").type)
+    pobs = write_parquet(project / "obs-categorical.parquet", records(obs), OBS, 700)
+    assert score_text(project, "categorical", pitems, pobs) == want
+
+
+def test_the_rows_of_a_string_column_of_few_values_share_their_strings():
+    from prereg.tabular import _column_values
+
+    words = ["model-a", "model-b", None] * 5000
+    col, distinct = _column_values(
+        pa.chunked_array([pa.array(words[:7000]), pa.array(words[7000:])])
+    )
+    assert col == words
+    assert len({id(v) for v in col if v is not None}) == 2
+    assert set(distinct) == {"model-a", "model-b", None} and len(distinct) == 3
+    ids = [f"row-{i}" for i in range(9000)]  # as many strings as rows: read as they are
+    col, distinct = _column_values(pa.chunked_array([pa.array(ids)]))
+    assert col == ids and distinct == ids
+    numbers = [1, None, 3]
+    assert _column_values(pa.chunked_array([pa.array(numbers)])) == (numbers, numbers)
