@@ -28,6 +28,7 @@ their peak memory.
     python bench/scale.py --rows 1000000 --only score jev freeze
     python bench/scale.py --rows 1000000 --only score --ten-million
     python bench/scale.py --rows 1000000 --only score --workers 2   # plus score --workers 2
+    git archive REV | tar -x -C /tmp/before     # an older commit, whole
     BENCH_BEFORE=/tmp/before/runtime python bench/scale.py   # alternate with older code
 
 Each ratio is median over median, of wall time and of CPU seconds (pyarrow reads on both cores,
@@ -70,15 +71,20 @@ TEN_MILLION = 10_000_000
 TUNING_ROWS = 16 * 10
 
 
-def make_project(folder: Path, rows: int) -> tuple[Path, int]:
+def make_project(folder: Path, rows: int, runtime: Path | None = None) -> tuple[Path, int]:
     """The answer-position example with its test cells raised to about ``rows`` registered rows
-    in all; returns (project root, registered rows)."""
+    in all, compiled by the runtime in ``runtime`` (this checkout's by default: the study's
+    generated code is of the runtime that runs it); returns (project root, registered rows)."""
     per_cell = max(1, (rows - TUNING_ROWS) // 16)
     test_rows = 16 * per_cell
     root = folder / "project"
     shutil.copytree(ROOT / "examples" / STUDY / "spec", root / "spec")
     (root / "generated").mkdir()
-    shutil.copy(ROOT / "generated" / "prereg.schema.json", root / "generated")
+    runtime = Path(runtime or ROOT / "runtime")
+    language = runtime.parent / "generated" / "prereg.schema.json"  # an exported commit's
+    if not language.is_file():
+        language = ROOT / "generated" / "prereg.schema.json"
+    shutil.copy(language, root / "generated")
     spec = root / "spec" / "studies" / f"{STUDY}.yaml"
     text = spec.read_text()
     text, n = re.subn(r"(split: test, rows: )150\b", rf"\g<1>{per_cell}", text)
@@ -88,12 +94,23 @@ def make_project(folder: Path, rows: int) -> tuple[Path, int]:
     # the claims are about the 150-row design; at scale they only cost compile time
     text = re.sub(r"\nclaims:\n(?:  .*\n|    .*\n)+", "\n", text)
     spec.write_text(text)
-    # compiled by this checkout (an exported runtime has no language schema beside it)
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "runtime")}
+    env = {**os.environ, "PYTHONPATH": str(runtime)}
     subprocess.run(
         prereg_cmd("--project", root, "compile"), check=True, capture_output=True, env=env
     )
     return root, TUNING_ROWS + test_rows
+
+
+#: {a project compiled by this checkout: the same project compiled by BENCH_BEFORE's runtime}
+BEFORE_PROJECTS: dict[str, str] = {}
+
+
+def on_before(make):
+    """``make`` (a command of a fresh folder) with each project of this checkout in it swapped
+    for the one BENCH_BEFORE's runtime compiled, or None without BENCH_BEFORE."""
+    if not BEFORE:
+        return None
+    return lambda d: [BEFORE_PROJECTS.get(a, a) for a in make(d)]
 
 
 def study_cmd(root: Path, *args) -> list[str]:
@@ -146,6 +163,10 @@ def load() -> str:
 def make_inputs(tmp: Path, rows: int) -> tuple[Path, int, Path, Path]:
     """(project, registered rows, items.jsonl, observations) of the study at ``rows`` rows,
     made once and not timed."""
+    if BEFORE:
+        BEFORE_PROJECTS[str(tmp / "project")] = str(
+            make_project(tmp / "before", rows, Path(BEFORE))[0]
+        )
     root, rows = make_project(tmp, rows)
     items = tmp / "items.jsonl"
     obs = tmp / "obs.jsonl"
@@ -184,14 +205,13 @@ def score_pair(root: Path, items: Path, obs: Path, runs: int, warm: bool = True,
     shown = ("score", *map(str, extra))
     if items.suffix != ".jsonl":  # a converted pair: its format named
         shown += (f"({items.suffix[1:]})",)
-    sc = timed(
-        " ".join(shown),
-        lambda d: study_cmd(
+
+    def score(d: Path) -> list[str]:
+        return study_cmd(
             root, "score", "--items", items, "--observations", obs, "--out", d / "S.json", *extra
-        ),
-        runs,
-        warm=warm,
-    )
+        )
+
+    sc = timed(" ".join(shown), score, runs, warm=warm, before_cmd=on_before(score))
     floor = timed(
         f"pyarrow's read of both ({items.suffix[1:]})",
         lambda d: pyarrow_cmd(items, obs),
@@ -252,26 +272,16 @@ def main() -> int:
             describe(rows, items, obs)
         print(f"whole processes, median of {r}", flush=True)
         if "items" in args.only:
-            it = timed("items", lambda d: study_cmd(root, "items", "--out", d / "i.jsonl"), r)
+            make = lambda d: study_cmd(root, "items", "--out", d / "i.jsonl")  # noqa: E731
+            it = timed("items", make, r, before_cmd=on_before(make))
             floor = timed("copy items.jsonl", lambda d: copy_cmd(items, d / "i.jsonl"), r)
             shown.append(("items", it, floor))
         if "simulate" in args.only:
-            sim = timed(
-                "simulate",
-                lambda d: study_cmd(
-                    root,
-                    "simulate",
-                    "--items",
-                    items,
-                    "--scenario",
-                    "position-bias",
-                    "--seed",
-                    1,
-                    "--out",
-                    d / "o.jsonl",
-                ),  # fmt: skip
-                r,
-            )
+            make = lambda d: study_cmd(  # noqa: E731
+                root, "simulate", "--items", items, "--scenario", "position-bias",
+                "--seed", 1, "--out", d / "o.jsonl",
+            )  # fmt: skip
+            sim = timed("simulate", make, r, before_cmd=on_before(make))
             floor = timed("copy observations", lambda d: copy_cmd(obs, d / "o.jsonl"), r)
             shown.append(("simulate", sim, floor))
         if "score" in args.only:

@@ -67,9 +67,11 @@ def run_once(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple[float,
 
 #: The environment of the timed processes: the caller's, less PYTHONDONTWRITEBYTECODE (an
 #: installed package has its bytecode cached; a source checkout writes it on the first, untimed,
-#: run). With BENCH_BEFORE=DIR (a runtime folder, e.g. an older commit's ``runtime`` exported
-#: with git archive), every workload also runs with DIR first on the path, alternating run by
-#: run with this checkout's code, so both meet the same machine load; its rows say "before".
+#: run). With BENCH_BEFORE=DIR (the ``runtime`` folder of an older commit exported whole:
+#: ``git archive REV | tar -x -C /tmp/before``, then DIR=/tmp/before/runtime), every workload
+#: also runs with DIR first on the path, alternating run by run with this checkout's code, so
+#: both meet the same machine load; its rows say "before". A study's project is compiled by
+#: each runtime (its generated code is of the runtime that runs it).
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 BEFORE = os.environ.get("BENCH_BEFORE")
 
@@ -80,10 +82,12 @@ def timed(
     runs: int,
     env: dict | None = None,
     warm: bool = True,
+    before_cmd: Callable[[Path], list[str]] | None = None,
 ) -> Result:
     """Run ``make_cmd(fresh folder)`` ``runs`` times, each writing into a fresh folder, after
     one untimed run when ``warm`` (bytecode and page cache as a user's second run finds them).
-    With BENCH_BEFORE, the former code's runs alternate with these; its result is ``.before``."""
+    With BENCH_BEFORE, the former code's runs alternate with these (``before_cmd`` when the
+    former code needs another command: a project compiled by it); its result is ``.before``."""
     variants = {"after": {**ENV, **(env or {})}}
     if BEFORE:
         variants["before"] = {**variants["after"], "PYTHONPATH": BEFORE}
@@ -91,7 +95,8 @@ def timed(
     for k in range(runs + warm):
         for key, venv in variants.items():
             with tempfile.TemporaryDirectory(prefix="prereg-bench-") as tmp:
-                wall, cpu, rss = run_once(make_cmd(Path(tmp)), ROOT, venv)
+                make = before_cmd if key == "before" and before_cmd else make_cmd
+                wall, cpu, rss = run_once(make(Path(tmp)), ROOT, venv)
             if warm and k == 0:
                 continue
             res = results[key]
