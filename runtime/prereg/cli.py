@@ -95,8 +95,9 @@ _LAST_ERROR: dict[str, Any] = {}
 
 
 class _Once(argparse.Action):
-    """A study command's option of one value: given twice, it is refused (argparse would keep
-    the last silently, and score would read one of two files named)."""
+    """An option of one value, of any command: given twice, it is refused (argparse would keep
+    the last silently: score would read one of two files named, compile one of two projects).
+    :class:`_Parser` makes it the action of every option that stores a value."""
 
     def __call__(self, parser, namespace, values, option_string=None):
         seen = namespace.__dict__.setdefault("_given_once", set())
@@ -110,7 +111,13 @@ class _Once(argparse.Action):
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with suggestions: a misspelt command, study or option gets "did you mean"."""
+    """argparse with suggestions: a misspelt command, study or option gets "did you mean";
+    an option of one value given twice is refused (:class:`_Once`)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _Once)
+        self.register("action", "store", _Once)
 
     def error(self, message: str):
         import difflib

@@ -82,3 +82,19 @@ def test_a_study_without_commands_has_its_engine_s_diagnose(tmp_path):
     p = run_main("--project", project, "example-probe", "diagnostic")
     assert p.returncode == 2
     assert "invalid choice: 'diagnostic' (choose from 'diagnose')" in p.stderr
+
+
+@pytest.mark.parametrize(
+    "argv, option",
+    [
+        (["--project", ".", "--project", "elsewhere", "check"], "--project"),
+        (["export", "--format", "osf", "--format", "json", "d17-multifact"], "--format"),
+        (["export", "--format", "osf", "--out", "a.md", "--out", "b.md", "d17-multifact"], "--out"),
+    ],
+)
+def test_an_option_of_one_value_given_twice_is_refused_by_every_command(tmp_path, argv, option):
+    # argparse would keep the last value silently: which project, which format was meant?
+    res = run_main(*argv, cwd=tmp_path if "--project" in argv else None)
+    assert res.returncode == 2
+    assert f"argument {option}: given twice; it takes one value" in res.stderr
+    assert not list(tmp_path.iterdir())
