@@ -325,6 +325,40 @@ def lifted(rows: list[dict], schema_path) -> list[dict]:
     return out
 
 
+def nested_record(rec: dict, fields) -> dict:
+    """A record the study holds by field names (``rec``) written as its contract's
+    ``fields`` place them: a field with a ``path`` at the end of it, inside an object per key
+    before; the inverse of :func:`lifted`, for the records the engine writes."""
+    out: dict = {}
+    for f in fields:
+        name = f["name"]
+        if name not in rec:
+            continue
+        path = f.get("path") or (name,)
+        node = out
+        for k in path[:-1]:
+            node = node.setdefault(k, {})
+        node[path[-1]] = rec[name]
+    return out
+
+
+def nested_lines(chunks, fields):
+    """The JSONL bytes of ``chunks`` (whole lines of records by field names) with each record
+    written as :func:`nested_record` places it (canonical JSON, one record a line), or
+    ``chunks`` themselves when no field has a path."""
+    if not any(f.get("path") for f in fields):
+        yield from chunks
+        return
+    from prereg.files import canonical_bytes_nl
+
+    for chunk in chunks:
+        yield b"".join(
+            canonical_bytes_nl(nested_record(loads_strict(line.decode("utf-8")), fields))
+            for line in chunk.splitlines()
+            if line
+        )
+
+
 def _path_words(where: tuple, shape) -> str:
     """What a problem at ``where`` (a JSON path into a record) has to do with the fields of a
     contract with paths: the field whose value lies there, or the fields whose paths run

@@ -90,11 +90,10 @@ def read_contract_records(
         raise UserError(f"{path}: cannot read: not a regular file")
     if kind == "CSV":
         _refuse_nested_csv(path, schema_path, fields)
-    columns = _file_fields(fields)
     if kind == "Parquet":
-        parts = _parquet_parts(path, columns)
+        parts = _parquet_parts(path, fields)
     else:
-        parts = _csv_parts(path, columns)
+        parts = _csv_parts(path, _file_fields(fields))
     return _checked(path, schema_path, fields, parts, max_problems)
 
 
@@ -414,9 +413,54 @@ def _column_types_problem(path: Path, fields: Sequence[Mapping[str, Any]], schem
             wrong.append(
                 f"column {name!r} is {t}; field {name} is {kind}, which needs {_ARROW_WORDS[kind]}{hint}"
             )
+    wrong.extend(_struct_problems(fields, schema))
     if not wrong:
         return None
     return f"{path}: " + "; ".join(wrong)
+
+
+def _struct_problems(fields: Sequence[Mapping[str, Any]], schema) -> list[str]:
+    """Why a Parquet file's struct columns cannot hold the fields below the top of a record
+    (a path through a column that is no struct, a value of the wrong type at its end), each
+    once: every row would be refused alike. A key the struct lacks leaves the field absent
+    (the rows say whether that is allowed)."""
+    import pyarrow as pa
+
+    wrong = []
+    broken: dict[tuple, list[str]] = {}  # the fields below each object that is no struct
+    for f in fields:
+        p = f.get("path") or ()
+        if len(p) < 2 or p[0] not in schema.names:
+            continue
+        t = schema.field(p[0]).type
+        for n, key in enumerate(p[1:], start=1):
+            if pa.types.is_null(t):
+                break
+            if not pa.types.is_struct(t):
+                if p[:n] not in broken:
+                    broken[p[:n]] = []
+                    wrong.append((p[:n], t))
+                broken[p[:n]].append(f["name"])
+                break
+            at = t.get_field_index(key)
+            if at < 0:
+                break
+            t = t.field(at).type
+        else:
+            kind = f.get("type", "string")
+            if kind in _ARROW_WORDS and not _arrow_fits(kind, t):
+                wrong.append(
+                    f"{'.'.join(p)} in column {p[0]!r} is {t}; field {f['name']} is {kind},"
+                    f" which needs {_ARROW_WORDS[kind]}"
+                )
+    return [
+        w
+        if isinstance(w, str)
+        else f"{'.'.join(w[0])} in column {w[0][0]!r} is {w[1]}; field(s)"
+        f" {', '.join(broken[w[0]])} lie inside it, so it must be a struct (an object in each"
+        " record)"
+        for w in wrong
+    ]
 
 
 def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
