@@ -861,6 +861,18 @@ def _contract_hints(schema_path: Path, shown: list[str]) -> list[str]:
             " keys the study does not read unread, write other_fields: ignore on the contract"
             " (or declare each: {name: doc, type: object, required: false})"
         )
+    missing = next(
+        (m for p in shown for m in re.findall(r"at /: missing field '([^']+)'", p)), None
+    )
+    nest = next(
+        (m for p in shown for m in re.findall(r"at /: unexpected field '([^']+)'", p)), None
+    )
+    if missing and nest:
+        hints.append(
+            f"hint: a log that writes field {missing!r} inside an object ({nest!r}) is read as it"
+            f" comes when the field says where its value lies: {{name: {missing}, path:"
+            f" [{nest}, ...]}} (docs/vocabulary.md, Files)"
+        )
     if any(_BIT_FOR_BOOLEAN.search(p) for p in shown):
         hints.append(
             "hint: a JSON boolean is written true or false; a log writing 1 and 0 declares the"
