@@ -274,6 +274,122 @@ def json_path(path) -> str:
     return "".join("/" + str(p) for p in path) or "/"
 
 
+# -- fields found below the top of a record (a field's ``path``) -----------------------------
+#
+# A contract whose fields have paths compiles to a schema with nested objects and names each
+# field's path in ``x-prereg-paths``. Its records are checked as written (the schema describes
+# the nesting), then each is given to the study as {field name: value}, a field whose path is
+# cut short (an object on the way missing) being absent. Such a contract takes none of the
+# typed fast paths, which read top-level keys.
+
+
+@lru_cache(maxsize=32)
+def contract_paths(
+    schema_path: str,
+) -> tuple[tuple[str, ...], tuple[tuple[str, tuple], ...]] | None:
+    """(the fields read at their top-level key, (name, path) of each field with a path) of the
+    contract schema in ``schema_path``, or None when no field has a path."""
+    try:
+        schema = json.loads(Path(schema_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    paths = schema.get("x-prereg-paths") if isinstance(schema, dict) else None
+    if not paths:
+        return None
+    roots = {p[0] for p in paths.values()}
+    plain = tuple(k for k in schema.get("properties", {}) if k not in roots)
+    return plain, tuple((name, tuple(p)) for name, p in paths.items())
+
+
+def lifted(rows: list[dict], schema_path) -> list[dict]:
+    """``rows`` (checked against the contract) as the study reads them: each field by its
+    name, one with a path taken from where the path leads (absent when an object on the way
+    is missing or null); keys that are no field's are left out. Rows of a contract without
+    paths are returned as they are."""
+    shape = contract_paths(str(schema_path))
+    if shape is None:
+        return rows
+    plain, paths = shape
+    out = []
+    for row in rows:
+        rec = {k: row[k] for k in plain if k in row}
+        for name, path in paths:
+            v: Any = row
+            for k in path:
+                if type(v) is not dict or k not in v:
+                    break
+                v = v[k]
+            else:
+                rec[name] = v
+        out.append(rec)
+    return out
+
+
+def nested_record(rec: dict, fields) -> dict:
+    """A record the study holds by field names (``rec``) written as its contract's
+    ``fields`` place them: a field with a ``path`` at the end of it, inside an object per key
+    before; the inverse of :func:`lifted`, for the records the engine writes."""
+    out: dict = {}
+    for f in fields:
+        name = f["name"]
+        if name not in rec:
+            continue
+        path = f.get("path") or (name,)
+        node = out
+        for k in path[:-1]:
+            node = node.setdefault(k, {})
+        node[path[-1]] = rec[name]
+    return out
+
+
+def nested_lines(chunks, fields):
+    """The JSONL bytes of ``chunks`` (whole lines of records by field names) with each record
+    written as :func:`nested_record` places it (canonical JSON, one record a line), or
+    ``chunks`` themselves when no field has a path."""
+    if not any(f.get("path") for f in fields):
+        yield from chunks
+        return
+    from prereg.files import canonical_bytes_nl
+
+    for chunk in chunks:
+        yield b"".join(
+            canonical_bytes_nl(nested_record(loads_strict(line.decode("utf-8")), fields))
+            for line in chunk.splitlines()
+            if line
+        )
+
+
+def _path_words(where: tuple, shape) -> str:
+    """What a problem at ``where`` (a JSON path into a record) has to do with the fields of a
+    contract with paths: the field whose value lies there, or the fields whose paths run
+    through it; empty when none does."""
+    if shape is None:
+        return ""
+    _plain, paths = shape
+    exact = [n for n, p in paths if p == where]
+    if exact:
+        return f" (field {exact[0]!r})"
+    below = [n for n, p in paths if len(p) > len(where) and p[: len(where)] == where]
+    if below and where:
+        return (
+            f" (on the path of field{'s' if len(below) > 1 else ''} {', '.join(map(repr, below))})"
+        )
+    return ""
+
+
+def _missing_where(err) -> tuple:
+    """The JSON path of the key a ``required`` error finds missing (jsonschema writes the key's
+    repr before " is a required property")."""
+    import ast
+
+    where = tuple(err.absolute_path)
+    try:
+        key = ast.literal_eval(err.message.split(" is a required property")[0])
+    except (ValueError, SyntaxError):
+        return where
+    return where + (key,) if isinstance(key, str) else where
+
+
 @lru_cache(maxsize=32)
 def _validator(schema_path: str):
     schema = json.loads(Path(schema_path).read_text(encoding="utf-8"))
@@ -330,7 +446,19 @@ def schema_problems(obj: Any, schema_path: Path) -> list[str]:
     errs = sorted(
         _validator(str(schema_path)).iter_errors(obj), key=lambda e: list(map(str, e.absolute_path))
     )
-    return [f"at {json_path(e.absolute_path)}: {describe(e)}" for e in errs]
+    shape = contract_paths(str(schema_path))
+    if shape is None:
+        return [f"at {json_path(e.absolute_path)}: {describe(e)}" for e in errs]
+    out = []
+    for e in errs:
+        said = describe(e)
+        where = tuple(e.absolute_path)
+        if e.validator == "required":
+            where = _missing_where(e)
+            if any(len(p) > len(where) and p[: len(where)] == where for _n, p in shape[1]):
+                said = said.replace("missing field ", "missing object ", 1)
+        out.append(f"at {json_path(e.absolute_path)}: {said}{_path_words(where, shape)}")
+    return out
 
 
 def rows_problems(rows: list[Any], schema_path: Path) -> list[tuple[int, str]]:
@@ -593,7 +721,7 @@ def read_records(path, schema_path: Path, fmt: str, *, max_problems: int = 50) -
         for lineno, line, terminated in iter_jsonl_lines(path):
             _strict_line(path, lineno, line, schema_path, rows, problems, terminated)
     _refuse_problems(path, schema_path, problems, max_problems)
-    return rows
+    return lifted(rows, schema_path)
 
 
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -673,7 +801,7 @@ def read_json_array_records(
     if not problems and _SPACE.match(text, at).end() != len(text):
         problems.append(f"{path}:{line_at(at)}: not valid JSON: text after the array")
     _refuse_problems(path, schema_path, problems, max_problems)
-    return rows, lines
+    return lifted(rows, schema_path), lines
 
 
 def _strict_line(
@@ -732,6 +860,18 @@ def _contract_hints(schema_path: Path, shown: list[str]) -> list[str]:
             "hint: a record carries only the fields its record contract names; to leave the"
             " keys the study does not read unread, write other_fields: ignore on the contract"
             " (or declare each: {name: doc, type: object, required: false})"
+        )
+    missing = next(
+        (m for p in shown for m in re.findall(r"at /: missing field '([^']+)'", p)), None
+    )
+    nest = next(
+        (m for p in shown for m in re.findall(r"at /: unexpected field '([^']+)'", p)), None
+    )
+    if missing and nest:
+        hints.append(
+            f"hint: a log that writes field {missing!r} inside an object ({nest!r}) is read as it"
+            f" comes when the field says where its value lies: {{name: {missing}, path:"
+            f" [{nest}, ...]}} (docs/vocabulary.md, Files)"
         )
     if any(_BIT_FOR_BOOLEAN.search(p) for p in shown):
         hints.append(
@@ -954,6 +1094,8 @@ def _contract_struct(schema_path: str):
         schema = json.loads(Path(schema_path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    if isinstance(schema, dict) and schema.get("x-prereg-paths"):
+        return None  # fields below the top (or renamed): read record by record, then lifted
     compiled = _record_struct(schema)
     return None if compiled is None else (schema, *compiled)
 

@@ -88,10 +88,12 @@ def read_contract_records(
                 )
             )
         raise UserError(f"{path}: cannot read: not a regular file")
+    if kind == "CSV":
+        _refuse_nested_csv(path, schema_path, fields)
     if kind == "Parquet":
         parts = _parquet_parts(path, fields)
     else:
-        parts = _csv_parts(path, fields)
+        parts = _csv_parts(path, _file_fields(fields))
     return _checked(path, schema_path, fields, parts, max_problems)
 
 
@@ -135,8 +137,10 @@ def read_contract_columns(
         return read_jsonl_columns(path, schema_path, max_problems=max_problems, share=share)
     from prereg.columnar import RecordColumns
 
-    # a FIFO or a folder is refused by the record reader, never opened by pyarrow here
-    fast = _columns_at_once(path, schema_path, fields) if _is_file(path) else None
+    # a FIFO or a folder is refused by the record reader, never opened by pyarrow here; a
+    # contract with paths is read record by record (its fields are not the file's columns)
+    nested = any(f.get("path") for f in fields)
+    fast = _columns_at_once(path, schema_path, fields) if _is_file(path) and not nested else None
     if fast is None:
         rows = read_contract_records(path, schema_path, fields, max_problems=max_problems)
         fast = RecordColumns.from_dicts([f["name"] for f in fields], rows)
@@ -174,6 +178,33 @@ def _is_file(path: Path) -> bool:
         return path.is_file()
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _file_fields(fields: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The contract's fields as a file's columns name them: a field at a one-key ``path``
+    under that key; a field deeper down has no column of its own (it lies in a struct column)
+    and is left out."""
+    out: list[Mapping[str, Any]] = []
+    for f in fields:
+        p = f.get("path")
+        if not p:
+            out.append(f)
+        elif len(p) == 1:
+            out.append({**f, "name": p[0]})
+    return out
+
+
+def _refuse_nested_csv(path: Path, schema_path: Path, fields: Sequence[Mapping[str, Any]]) -> None:
+    """Refuse a CSV file for a contract with a field below the top of a record (a path of
+    more than one key): a CSV cell holds no object."""
+    deep = next((f for f in fields if len(f.get("path") or ()) > 1), None)
+    if deep is not None:
+        raise UserError(
+            f"{path}: field {deep['name']!r} of the record contract ({schema_path.name}) lies at"
+            f" {'.'.join(deep['path'])} (path {json.dumps(deep['path'], ensure_ascii=False)}),"
+            " inside an object, which a CSV file's cells cannot hold; give the records as JSONL,"
+            " a JSON array or Parquet (struct columns)"
+        )
 
 
 def _columns_at_once(path: Path, schema_path: Path, fields: Sequence[Mapping[str, Any]]):
@@ -218,6 +249,8 @@ def _column_types(schema_path: Path, fields: Sequence[Mapping[str, Any]]):
     props = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(props, dict) or schema.get("additionalProperties", True) is not False:
         return None
+    if schema.get("x-prereg-paths"):
+        return None  # fields read from below the top, or renamed: record by record
     required = set(schema.get("required") or ())
     names = [f["name"] for f in fields]
     if set(names) != set(props):
@@ -407,7 +440,7 @@ def _column_types_problem(path: Path, fields: Sequence[Mapping[str, Any]], schem
     None: a refusal naming each column once, where every row would be refused alike."""
     import pyarrow as pa
 
-    kinds = {f["name"]: f.get("type", "string") for f in fields}
+    kinds = {f["name"]: f.get("type", "string") for f in _file_fields(fields)}
     wrong = []
     for name, t in zip(schema.names, schema.types, strict=True):
         kind = kinds.get(name)
@@ -428,9 +461,54 @@ def _column_types_problem(path: Path, fields: Sequence[Mapping[str, Any]], schem
             wrong.append(
                 f"column {name!r} is {t}; field {name} is {kind}, which needs {_ARROW_WORDS[kind]}{hint}"
             )
+    wrong.extend(_struct_problems(fields, schema))
     if not wrong:
         return None
     return f"{path}: " + "; ".join(wrong)
+
+
+def _struct_problems(fields: Sequence[Mapping[str, Any]], schema) -> list[str]:
+    """Why a Parquet file's struct columns cannot hold the fields below the top of a record
+    (a path through a column that is no struct, a value of the wrong type at its end), each
+    once: every row would be refused alike. A key the struct lacks leaves the field absent
+    (the rows say whether that is allowed)."""
+    import pyarrow as pa
+
+    wrong = []
+    broken: dict[tuple, list[str]] = {}  # the fields below each object that is no struct
+    for f in fields:
+        p = f.get("path") or ()
+        if len(p) < 2 or p[0] not in schema.names:
+            continue
+        t = schema.field(p[0]).type
+        for n, key in enumerate(p[1:], start=1):
+            if pa.types.is_null(t):
+                break
+            if not pa.types.is_struct(t):
+                if p[:n] not in broken:
+                    broken[p[:n]] = []
+                    wrong.append((p[:n], t))
+                broken[p[:n]].append(f["name"])
+                break
+            at = t.get_field_index(key)
+            if at < 0:
+                break
+            t = t.field(at).type
+        else:
+            kind = f.get("type", "string")
+            if kind in _ARROW_WORDS and not _arrow_fits(kind, t):
+                wrong.append(
+                    f"{'.'.join(p)} in column {p[0]!r} is {t}; field {f['name']} is {kind},"
+                    f" which needs {_ARROW_WORDS[kind]}"
+                )
+    return [
+        w
+        if isinstance(w, str)
+        else f"{'.'.join(w[0])} in column {w[0][0]!r} is {w[1]}; field(s)"
+        f" {', '.join(broken[w[0]])} lie inside it, so it must be a struct (an object in each"
+        " record)"
+        for w in wrong
+    ]
 
 
 def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
@@ -858,10 +936,18 @@ def _others_ignored(schema_path: Path) -> bool:
 
 def _checked(path: Path, schema_path: Path, fields, parts, max_problems: int) -> list[dict]:
     """The records of each (location, table) part, checked as JSONL records are."""
-    from prereg.records import _accepts
+    from prereg.records import _accepts, lifted
 
-    names = {f["name"] for f in fields}
-    nullable = {f["name"] for f in fields if f.get("nullable")}
+    names = {(f.get("path") or [f["name"]])[0] for f in fields}
+    nullable = {f["name"] for f in _file_fields(fields) if f.get("nullable")}
+    # the struct columns of fields below the top: {path of an object: nullable keys in it}
+    inner: dict[tuple, set] = {}
+    for f in fields:
+        p = tuple(f.get("path") or ())
+        for n in range(1, len(p)):
+            inner.setdefault(p[:n], set())
+        if len(p) > 1 and f.get("nullable"):
+            inner[p[:-1]].add(p[-1])
     accept = _accepts(str(schema_path))
     rows: list[dict] = []
     problems: list[str] = []
@@ -901,23 +987,53 @@ def _checked(path: Path, schema_path: Path, fields, parts, max_problems: int) ->
         empty = "empty" if path.suffix.lower() == ".csv" else "null"
         for i, raw in enumerate(table.to_pylist()):
             rec = {k: v for k, v in raw.items() if v is not None or k in nullable}
-            for k, v in rec.items():
+            if inner:
+                rec = _without_nulls(rec, (), inner)
+            for k, v in _leaves(rec, (), inner):
                 if type(v) is float and not math.isfinite(v):
                     problems.append(
-                        f"{where(i)}: at /{k}: {v} is not a finite number (JSON has no NaN or"
-                        " infinity; a missing value is null)"
+                        f"{where(i)}: at /{'/'.join(k)}: {v} is not a finite number (JSON has"
+                        " no NaN or infinity; a missing value is null)"
                     )
             if accept is None or not accept(rec):
                 for p in schema_problems(rec, schema_path):
-                    name = p.rsplit("missing field ", 1)[-1].strip("'")
-                    if "missing field " in p and name in raw and name not in rec:
+                    m = re.search(r"missing field '([^']*)'", p)
+                    name = m.group(1) if m else None
+                    if m and name in raw and name not in rec:
                         p += f" (its cell is {empty}, and the field is not nullable)"
                     problems.append(f"{where(i)}: {p}")
             rows.append(rec)
     if not rows and not problems:
         raise UserError(f"{path}: the file holds no records")
     _refuse_problems(path, schema_path, problems, max_problems)
-    return rows
+    return lifted(rows, schema_path)
+
+
+def _without_nulls(rec: dict, at: tuple, inner: Mapping[tuple, set]) -> dict:
+    """A record of a table with its struct columns' nulls left out, as the top-level columns'
+    are: a null struct is the object missing, a null inside one the key missing (unless its
+    field is nullable)."""
+    out = {}
+    for k, v in rec.items():
+        here = (*at, k)
+        if here in inner:
+            if v is None:
+                continue
+            if type(v) is dict:
+                v = {j: w for j, w in v.items() if w is not None or j in inner[here]}
+                v = _without_nulls(v, here, inner)
+        out[k] = v
+    return out
+
+
+def _leaves(rec: dict, at: tuple, inner: Mapping[tuple, set]):
+    """(JSON path, value) of each value of a record, inside its struct columns too."""
+    for k, v in rec.items():
+        here = (*at, k)
+        if here in inner and type(v) is dict:
+            yield from _leaves(v, here, inner)
+        else:
+            yield here, v
 
 
 # -- partitions (prereg.partitioned, prereg.bucketed) ---------------------------------------------

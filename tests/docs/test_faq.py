@@ -167,7 +167,37 @@ def case_no_diagnose(d: Path):
     return 2, run(["my-study", "diagnose", "--simulations", "10", "--seed", "1"], d)
 
 
+def case_nested_log(d: Path):
+    import json
+    import shutil
+
+    compiled_with_data(d)
+    with (d / "nested.jsonl").open("w") as f:
+        for line in (d / "obs.jsonl").read_text().splitlines():
+            r = json.loads(line)
+            nested = {"rowId": r["rowId"], "attempt": r["attempt"], "scores": {"match": {}}}
+            nested["scores"]["match"]["value"] = r["correct"]
+            f.write(json.dumps(nested) + "\n")
+    refused = run([*score("nested.jsonl"), "--out", "S.json"], d)
+    # the FAQ's remedy, in a project of its own (a schema is read once per process and path):
+    # the field says where its value lies, and the log is scored as it comes
+    fixed = d.with_name(d.name + "-fixed")
+    spec = starter(fixed)
+    edit(
+        spec,
+        "{name: correct, type: boolean, nullable: true, description: null when the attempt failed}",
+        "{name: correct, path: [scores, match, value], type: boolean, nullable: true}",
+    )
+    assert run(["compile"], fixed)[0] == 0
+    for name in ("items.jsonl", "nested.jsonl"):
+        shutil.copy(d / name, fixed / name)
+    scored = run([*score("nested.jsonl"), "--out", "S.json"], fixed)
+    assert scored[0] == 0, scored[1]
+    return 2, refused
+
+
 CASES = {
+    "nested-log": case_nested_log,
     "claim-fails": case_claim_fails,
     "no-diagnose": case_no_diagnose,
     "unknown-key": case_unknown_key,

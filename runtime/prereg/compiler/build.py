@@ -151,6 +151,7 @@ def custom_problems(loaded: Loaded, root: Path) -> list[str]:
 #: What an engine sees of a record contract's field (its prose, ``description``, is left out).
 _CONTRACT_FIELD_KEYS = (
     "name",
+    "path",
     "role",
     "factor",
     "type",

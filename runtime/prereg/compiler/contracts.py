@@ -32,22 +32,56 @@ def field_schema(field: dict) -> dict[str, Any]:
     return schema
 
 
+def field_path(field: dict) -> tuple[str, ...]:
+    """The keys from a record down to the field's value: its ``path``, else its name."""
+    return tuple(field.get("path") or (field["name"],))
+
+
+def _counted_required(field: dict) -> bool:
+    # a field given per file may be left out of a record (its file's value is given)
+    return bool(field.get("required", True)) and not field.get("per_file")
+
+
 def contract_schema(study_id: str, version: str, contract: dict) -> dict[str, Any]:
+    """The contract's JSON Schema: one property per field, a field with a ``path`` nested in
+    an object per key before its last (each such object required when a required field lies
+    beneath it, closed unless other_fields says ignore); ``x-prereg-paths`` names the path of
+    each field that has one, for the readers, which give the study each field by its name."""
     fields = contract["fields"]
+    ignore = contract.get("other_fields") == "ignore"
+    root: dict[str, Any] = {"properties": {}, "required": []}
+    for f in fields:
+        path = field_path(f)
+        node = root
+        for key in path[:-1]:
+            sub = node["properties"].get(key)
+            if sub is None:
+                sub = node["properties"][key] = {
+                    "type": "object",
+                    "properties": {},
+                    "required": [],
+                    "additionalProperties": ignore,
+                }
+            if _counted_required(f) and key not in node["required"]:
+                node["required"].append(key)
+            node = sub
+        node["properties"][path[-1]] = field_schema(f)
+        if _counted_required(f):
+            node["required"].append(path[-1])
     schema: dict[str, Any] = {
         "$schema": DRAFT,
         "$id": f"prereg:{study_id}/{contract['id']}",
         "title": contract.get("title") or contract["id"],
         "type": "object",
-        "properties": {f["name"]: field_schema(f) for f in fields},
-        # a field given per file may be left out of a record (its file's value is given)
-        "required": [
-            f["name"] for f in fields if f.get("required", True) and not f.get("per_file")
-        ],
-        "additionalProperties": contract.get("other_fields") == "ignore",
+        "properties": root["properties"],
+        "required": root["required"],
+        "additionalProperties": ignore,
         "x-prereg-format": contract["format"],
         "x-prereg-study-version": version,
     }
+    paths = {f["name"]: list(f["path"]) for f in fields if f.get("path")}
+    if paths:
+        schema["x-prereg-paths"] = paths
     if contract.get("description"):
         schema["description"] = contract["description"]
     return schema

@@ -1025,6 +1025,89 @@ def patterns_compile(spec: dict, report: Reporter) -> None:
         _per_file(spec, contract, ptr, report)
 
 
+def _shown_path(path) -> str:
+    """A field's path as the spec writes it: ``[scores, match, value]``."""
+    import json
+
+    return "[" + ", ".join(json.dumps(k, ensure_ascii=False) for k in path) + "]"
+
+
+_CSV_ONLY = ("null_values", "true_values", "false_values")
+
+
+@check
+def field_paths(spec: dict, report: Reporter) -> None:
+    """Where each field of a record contract is found (its ``path``, else its name): no two
+    fields at one place, no field's path running through another field (whose value would then
+    be both a field and the object holding it), and a nested field without the keys that only
+    a CSV file's cells need (CSV holds no nested values)."""
+    for ptr, contract in items(spec, "record_contracts"):
+        cid = contract.get("id")
+        seen: dict[tuple, tuple[str, str]] = {}
+        fields = [
+            (f"{ptr}/fields/{i}", f)
+            for i, f in enumerate(contract.get("fields") or [])
+            if isinstance(f, dict) and isinstance(f.get("name"), str)
+        ]
+        for fptr, f in fields:
+            path = f.get("path")
+            if not path:
+                continue
+            if not isinstance(path, list) or not all(isinstance(k, str) for k in path):
+                continue  # the language schema words it
+            if spec.get("engine") != "factorial":
+                # the other engines read their inputs by their own readers, key by key
+                report(
+                    f"{fptr}/path",
+                    f"record contract {cid!r}, field {f['name']!r}: path is read by the"
+                    f" factorial engine's readers; engine {spec.get('engine')!r} reads each"
+                    " field at its top-level key (its name)",
+                )
+                continue
+            if len(path) > 1:
+                for k in _CSV_ONLY:
+                    if f.get(k) is not None:
+                        report(
+                            f"{fptr}/{k}",
+                            f"record contract {cid!r}, field {f['name']!r}: {k} names CSV"
+                            f" cells, and a field at a nested path {_shown_path(path)} is"
+                            " never read from CSV (a CSV cell holds no object); leave it out",
+                        )
+            if f.get("per_file"):
+                report(
+                    f"{fptr}/per_file",
+                    f"record contract {cid!r}, field {f['name']!r}: a field given per file is"
+                    " written at the top of its records (without path)",
+                )
+        for fptr, f in fields:
+            path = f.get("path") or [f["name"]]
+            if not isinstance(path, list) or not all(isinstance(k, str) for k in path):
+                continue
+            key = tuple(path)
+            if key in seen:
+                other, optr = seen[key]
+                report(
+                    f"{fptr}/path" if f.get("path") else f"{fptr}/name",
+                    f"record contract {cid!r}: fields {other!r} and {f['name']!r} are both at"
+                    f" {_shown_path(key)} (first at {optr}); a value is one field",
+                )
+                continue
+            seen[key] = (f["name"], fptr)
+        for key, (name, fptr) in seen.items():
+            for n in range(1, len(key)):
+                if key[:n] in seen:
+                    other, optr = seen[key[:n]]
+                    kind = next((g.get("type") for _, g in fields if g["name"] == other), "?")
+                    report(
+                        f"{fptr}/path",
+                        f"record contract {cid!r}: field {name!r} at {_shown_path(key)} runs"
+                        f" through field {other!r} at {_shown_path(key[:n])} (of type {kind},"
+                        f" at {optr}); the object on a field's path is not itself a field: give"
+                        f" the fields inside it paths of their own, or drop {other!r}",
+                    )
+                    break
+
+
 def _per_file(spec: dict, contract: dict, ptr: str, report: Reporter) -> None:
     """A field given per observations file: in the factorial engine's observation contract,
     one at most, a string field whose values are listed (so each file's is checked), never

@@ -211,15 +211,10 @@ def items(ctx: StudyContext, args: argparse.Namespace) -> int:
     per = _expansion_size(config)
     module = _module(ctx, args)
     shape = (config, fields, row, split, item, per)
-    checks = _manifest_checks(_record_class(module, contract).SCHEMA, row, item)
-    _refuse_no_room(args.out, _manifest_size(*shape))
-    try:
-        write_new(args.out, _manifest_chunks(*shape, checks=checks))
-    except _Breaks:
-        # a row the contract's predicate does not accept: the rows as records, worded
-        recs = [r for cell_rows in manifest_rows(*shape) for r in cell_rows]
-        _refuse_rows_breaking(module, contract, recs, row)
-        write_new(args.out, _manifest_chunks(*shape, checks=None))  # the predicate was stricter
+    if any(f.get("path") for f in fields):  # records written nested, checked as written
+        _write_nested_manifest(args.out, module, contract, shape)
+    else:
+        _write_manifest(args.out, module, contract, shape)
     count = sum(int(c["rows"]) // per for c in config["cells"])
     what = f"{count} rows" if per == 1 else f"{count} records ({count * per} rows)"
     _out(f"wrote {args.out}: {what} in {len(config['cells'])} cells", args)
@@ -227,6 +222,37 @@ def items(ctx: StudyContext, args: argparse.Namespace) -> int:
 
     console_of(args).summary({"outputs": [str(args.out)], "rows": count})
     return 0
+
+
+def _write_manifest(out, module, contract, shape) -> None:
+    """The manifest, batch by batch, each batch checked against the item contract by its
+    compiled predicate (a batch it does not accept: every record checked and worded)."""
+    row, item = shape[2], shape[4]
+    checks = _manifest_checks(_record_class(module, contract).SCHEMA, row, item)
+    _refuse_no_room(out, _manifest_size(*shape))
+    try:
+        write_new(out, _manifest_chunks(*shape, checks=checks))
+    except _Breaks:
+        # a row the contract's predicate does not accept: the rows as records, worded
+        recs = [r for cell_rows in manifest_rows(*shape) for r in cell_rows]
+        _refuse_rows_breaking(module, contract, recs, row)
+        write_new(out, _manifest_chunks(*shape, checks=None))  # the predicate was stricter
+
+
+def _write_nested_manifest(out, module, contract, shape) -> None:
+    """The manifest of a contract with fields below the top of a record: each record placed
+    as its contract places its fields (:func:`prereg.records.nested_record`), the records
+    checked as written, one by one."""
+    from prereg.files import canonical_bytes_nl
+    from prereg.records import nested_record
+
+    fields, row = shape[1], shape[2]
+    flat = [r for cell_rows in manifest_rows(*shape) for r in cell_rows]
+    recs = [nested_record(r, fields) for r in flat]
+    cls = _record_class(module, contract)
+    if rows_problems(recs, cls.SCHEMA):
+        _refuse_rows_breaking(module, contract, flat, row, written=recs)
+    write_new(out, b"".join(map(canonical_bytes_nl, recs)))
 
 
 def _manifest_size(config, fields, row: str, split: str | None, item: str | None, per: int) -> int:
@@ -411,13 +437,20 @@ def _expansion_size(config) -> int:
 
 
 def _refuse_rows_breaking(
-    module: ModuleType, contract: Mapping[str, Any], rows: list[dict], row: str, *, shown: int = 10
+    module: ModuleType,
+    contract: Mapping[str, Any],
+    rows: list[dict],
+    row: str,
+    *,
+    shown: int = 10,
+    written: list[dict] | None = None,
 ) -> None:
     """Refuse, before anything is written, a manifest whose rows break the study's own item
     contract: the schema its generated reader validates against, so the one ``simulate`` and
-    ``score`` would refuse the manifest by."""
+    ``score`` would refuse the manifest by (``written``: the records as the file would hold
+    them, when not ``rows``)."""
     cls = _record_class(module, contract)
-    problems = rows_problems(rows, cls.SCHEMA)
+    problems = rows_problems(rows if written is None else written, cls.SCHEMA)
     if not problems:
         return
     project = module.__prereg_project__
@@ -465,8 +498,11 @@ def simulate(ctx: StudyContext, args: argparse.Namespace) -> int:
     if applies(config, sc):  # clusters, raters, samples, rows named by several fields
         records = simulate_structured(config, table, sc, int(args.seed))
         from prereg.files import canonical_bytes_nl
+        from prereg.records import nested_lines
 
-        write_new(args.out, b"".join(canonical_bytes_nl(r) for r in records))
+        obs_fields = _contract(config, "observation")["fields"]
+        lines = [b"".join(canonical_bytes_nl(r) for r in records)]
+        write_new(args.out, b"".join(nested_lines(lines, obs_fields)))
         rows = len(set(attempt_policy.row_names(config["attempts"], records)))
         _out(
             f"wrote {args.out}: {len(records)} attempts of {rows} rows (scenario"
@@ -481,7 +517,10 @@ def simulate(ctx: StudyContext, args: argparse.Namespace) -> int:
     progress = console_of(args).progress("simulate", len(table.ids), unit="rows")
     try:
         # batch by batch into a temporary file, linked into place when every batch is written
-        write_new(args.out, sim.chunks(progress))
+        from prereg.records import nested_lines
+
+        obs_fields = _contract(config, "observation")["fields"]
+        write_new(args.out, nested_lines(sim.chunks(progress), obs_fields))
     finally:
         progress.close()
     _out(
