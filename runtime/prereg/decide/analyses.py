@@ -452,7 +452,11 @@ def _rating_words(item, message: str, labels) -> str:
         return message
     u, r = units[i], raters[j]
     if found.group(3) == "missing":
-        return f"{item.unit} {u!r} has no rating by {item.rater} {r!r}{found.group(4)}"
+        return (
+            f"{item.unit} {u!r} has no rating by {item.rater} {r!r}{found.group(4)} (to analyse"
+            f" the {item.unit}s every {item.rater} rated, register a `units` level by"
+            f" [{item.unit}] that includes them: docs/vocabulary.md, Units)"
+        )
     return f"{item.unit} {u!r}: the rating by {item.rater} {r!r} is infinite"
 
 
