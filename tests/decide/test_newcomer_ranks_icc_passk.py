@@ -470,3 +470,18 @@ def test_pass_at_k_t_diagnoses_its_truth(tmp_path):
     assert abs(got["pass5"]["bias"]) <= 4 * got["pass5"]["biasMcSe"]
     coverage = got["pass5"]["coverage"]
     assert abs(coverage["share"] - 0.95) <= 4 * max(coverage["mcSe"], 0.0154)
+
+
+def test_pass_at_k_beyond_a_problems_samples_is_refused_naming_the_problem(tmp_path, capsys):
+    """p01's failed run leaves it 9 samples: pass@10 is refused naming p01, where the refusal
+    said "problem 0" (its position among the problems)."""
+    text = (NEWCOMER / "passbound.yaml").read_text()
+    root = _project(tmp_path, "passbound", _swap(text, "options: {k: 5,", "options: {k: 10,"))
+    log = _samples(root, HALF, "half")
+    out = root / "SCORE.json"
+    args = ["--observations", str(log), "--out", str(out), "--quiet"]
+    assert main(["--project", str(root), "passbound", "score", *args]) == 2
+    err = capsys.readouterr().err
+    assert "analysis pass5 (pass-at-k-t)" in err
+    assert "problem 'p01': k = 10 exceeds its n = 9 samples" in err and "problem 0" not in err
+    assert not out.exists()
