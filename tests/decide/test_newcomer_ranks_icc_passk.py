@@ -485,3 +485,24 @@ def test_pass_at_k_beyond_a_problems_samples_is_refused_naming_the_problem(tmp_p
     assert "analysis pass5 (pass-at-k-t)" in err
     assert "problem 'p01': k = 10 exceeds its n = 9 samples" in err and "problem 0" not in err
     assert not out.exists()
+
+
+def test_icc_from_pandas_exports_of_a_score_with_a_missing_value(tmp_path, capsys):
+    """pandas reads the R export's NA as NaN, making the scores floats: its to_csv writes 5.0,
+    refused for an integer field with the way to write 5 (astype('Int64')), which scores as
+    the R export does."""
+    import pandas as pd
+
+    root = _project(tmp_path, "essayicc")
+    frame = pd.read_csv(_r_export(root, missing={(3, 1)}))
+    floats, whole = root / "floats.csv", root / "whole.csv"
+    frame.to_csv(floats, index=False)
+    assert main(["--project", str(root), "essayicc", "score", "--observations", str(floats),
+                 "--out", str(root / "F.json"), "--quiet"]) == 2  # fmt: skip
+    err = capsys.readouterr().err
+    assert "field score: '5.0' is not a whole number" in err
+    assert "df['score'].astype('Int64') before to_csv writes 5" in err
+    frame.assign(score=frame["score"].astype("Int64")).to_csv(whole, index=False)
+    doc, _ = _score(root, "essayicc", whole)
+    expected, _ = _score(root, "essayicc", _r_export(root, missing={(3, 1)}))
+    assert doc["analyses"] == expected["analyses"] and doc["verdicts"] == expected["verdicts"]
