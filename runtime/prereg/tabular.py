@@ -820,6 +820,8 @@ _CSV_WORDS = {
     "number": ("a number", re.compile(_NUMBER)),
     "boolean": ("true or false", re.compile(r"true|false")),
 }
+#: An integer cell as a float column writes it (pandas: 5.0), told how to write it instead.
+_FLOATED = re.compile(r"-?[0-9]+\.0*")
 #: The same words as whole-cell patterns for pyarrow's regular expressions (RE2).
 _CSV_RE2 = {kind: f"^(?:{rx.pattern})$" for kind, (_, rx) in _CSV_WORDS.items()}
 #: Cells a spreadsheet or R writes for a number that is not finite: JSON has none, and a
@@ -869,6 +871,7 @@ def _refuse_cells(path: Path, fields: Sequence[Mapping[str, Any]], exc) -> None:
         _refuse_unreadable(path, exc)
     problems: list[str] = []
     count = 0
+    floated: list[str] = []  # integer fields with a cell such as 5.0 (pandas' floats)
     where = _csv_where(path, text.num_rows)
     for name, kind in typed.items():
         if name not in text.column_names:
@@ -891,6 +894,8 @@ def _refuse_cells(path: Path, fields: Sequence[Mapping[str, Any]], exc) -> None:
             count += 1
             if len(problems) < 20:
                 problems.append(f"{where(i)}: field {name}: {problem}")
+            if kind == "integer" and name not in floated and _FLOATED.fullmatch(v):
+                floated.append(name)
     if not count:
         _refuse_unreadable(path, exc)
     plain = [
@@ -905,6 +910,12 @@ def _refuse_cells(path: Path, fields: Sequence[Mapping[str, Any]], exc) -> None:
             "a boolean cell is written true or false unless the field lists the cells its"
             f' export writes: {{name: {plain[0]}, type: boolean, true_values: ["True"],'
             ' false_values: ["False"]} for pandas, ["TRUE"] and ["FALSE"] for R'
+        )
+    if floated:  # pandas writes an integer column with a missing value as floats (5.0)
+        more.append(
+            f"an integer cell is written without a decimal point; pandas writes an integer"
+            f" column with missing values as floats (5.0): df[{floated[0]!r}].astype('Int64')"
+            " before to_csv writes 5, and an empty cell for a missing one"
         )
     raise UserError(
         f"{path}: {count} cell(s) not of their field's type (an empty cell is null"

@@ -63,16 +63,36 @@ def test_a_comparison_no_figure_met_names_the_figures_it_read():
 
     hyp = {"rule": {"compare": {"target": "c-{k}", "quantity": "p", "op": "lt", "value": 0.05}}}
     figures = [{"id": f"c-{k}", "p": p} for k, p in enumerate([0.2, 0.06, None, 0.5])]
-    # none met: the values read are listed (a figure without the quantity is counted, not shown)
+    # none met: the values read are listed, a figure without the quantity as missing
     assert (
         deciding_figures(hyp, figures)
-        == "P < 0.05: met by 0 of 4 (c-0 (0.2), c-1 (0.06), c-3 (0.5))"
+        == "P < 0.05: met by 0 of 4 (c-0 (0.2), c-1 (0.06), c-2 (missing), c-3 (0.5))"
     )
     many = [{"id": f"c-{k}", "p": 0.5} for k in range(10)]
     assert deciding_figures(hyp, many).endswith("c-7 (0.5), …)")
     # some met: those are listed, as before
     figures[1]["p"] = 0.01
     assert deciding_figures(hyp, figures) == "P < 0.05: met by 1 of 4: c-1 (0.01)"
+
+
+def test_a_missing_figure_is_named_with_the_reason_its_method_gives():
+    """A method that cannot give a figure (the exact Jonckheere-Terpstra P of tied data) says
+    why in ``extra.undefined``: the deciding figures name the figure and that reason, where
+    they used to say "met by 0 of 1" and nothing else. Under `not` the missing comparison is
+    false, so the negation holds and the figure is listed as meeting it."""
+    from prereg.reports.verdicts import deciding_figures
+
+    why = "the exact distribution is for data without ties"
+    row = {"id": "jt", "p": None, "statistic": 65.5, "extra": {"undefined": why}}
+    hyp = {"rule": {"compare": {"target": "jt", "quantity": "p", "op": "le", "value": 0.05}}}
+    assert deciding_figures(hyp, [row]) == f"P ≤ 0.05: met by 0 of 1 (jt (missing: {why}))"
+    negated = {"rule": {"not": hyp["rule"]}}
+    assert deciding_figures(negated, [row]) == (
+        f"not (P ≤ 0.05): met by 1 of 1: jt (missing: {why})"
+    )
+    # the figure the method did give is shown as before
+    stat = {"rule": {"compare": {"target": "jt", "quantity": "statistic", "op": "ge", "value": 66}}}
+    assert deciding_figures(stat, [row]) == "statistic ≥ 66: met by 0 of 1 (jt (65.5))"
 
 
 def test_a_compiled_rule_read_back_is_the_same_rule():

@@ -295,6 +295,7 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
             n[u] = n.get(u, 0) + 1
             c[u] = c.get(u, 0) + int(h)
         extra["units"] = len(n)
+        extra[_PROBLEMS] = list(n)
         return (np.array(list(n.values())), np.array([c[u] for u in n])), {}
     if shape == "paired-samples-per-problem":
         per_arm = []
@@ -311,6 +312,7 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
         (na, ca), (nb, cb) = per_arm
         both = [u for u in na if u in nb]
         extra.update(units=len(both), unpairedA=len(na) - len(both), unpairedB=len(nb) - len(both))
+        extra[_PROBLEMS] = both
         return (
             np.array([na[u] for u in both], dtype=np.int64),
             np.array([ca[u] for u in both], dtype=np.int64),
@@ -330,6 +332,7 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
             if gold.setdefault(u, t) != t:
                 raise _fail(item, f"{item.unit} {u!r} has more than one {item.truth!r}")
         extra["units"] = len(per)
+        extra[_PROBLEMS] = list(per)
         return (list(per.values()), [gold[u] for u in per]), {}
     if shape == "labels":
         rows = _rows(item, m, sel, item.of)
@@ -383,6 +386,7 @@ def _own(item, m, sel, columns, earlier, root, mb=None):
     extra: dict[str, Any] = {}
     args, _filled = _inputs(item, entry, m, sel, columns, earlier, extra, mb)
     extra.pop(_LABELS, None)
+    extra.pop(_PROBLEMS, None)
 
     def fail(message: str):
         raise UserError(f"{label}: {stat['path']}: {message}")
@@ -420,11 +424,12 @@ def run(item, metrics: Mapping[str, RowMetric], sel, columns, earlier, root=None
     extra: dict[str, Any] = {}
     args, filled = _inputs(item, entry, m, sel, columns, earlier, extra, _b_metric(item, metrics))
     labels = extra.pop(_LABELS, None)
+    problems = extra.pop(_PROBLEMS, None)
     options = {**dict(item.options), **filled}
     try:
         result = _call(entry, args, options)
     except MethodError as exc:
-        words = _rating_words(item, str(exc), labels)
+        words = _problem_words(item, _rating_words(item, str(exc), labels), problems)
         raise _fail(item, f"the method refuses its input or options: {words}") from None
     if extra:
         result = replace(result, counts={**extra, **dict(result.counts)})
@@ -437,6 +442,8 @@ def run(item, metrics: Mapping[str, RowMetric], sel, columns, earlier, root=None
 
 
 _LABELS = "_labels"  # extra's key of a ratings table's units and raters (not reported)
+_PROBLEMS = "_problems"  # extra's key of the units of a per-problem shape, in order (not reported)
+_PROBLEM = re.compile(r"\bproblem (\d+)\b")
 _CELL = re.compile(r"^x\[(\d+)\]\[(\d+)\] is (missing|infinite)(.*)$", re.S)
 
 
@@ -452,8 +459,27 @@ def _rating_words(item, message: str, labels) -> str:
         return message
     u, r = units[i], raters[j]
     if found.group(3) == "missing":
-        return f"{item.unit} {u!r} has no rating by {item.rater} {r!r}{found.group(4)}"
+        return (
+            f"{item.unit} {u!r} has no rating by {item.rater} {r!r}{found.group(4)} (to analyse"
+            f" the {item.unit}s every {item.rater} rated, register a `units` level by"
+            f" [{item.unit}] that includes them: docs/vocabulary.md, Units)"
+        )
     return f"{item.unit} {u!r}: the rating by {item.rater} {r!r} is infinite"
+
+
+def _problem_words(item, message: str, problems) -> str:
+    """A method's refusal of a per-problem shape's problem ``i`` (its position), said with the
+    unit it is (``problem 'p01': k = 10 exceeds its n = 9 samples``)."""
+    if not problems:
+        return message
+
+    def name(found: re.Match) -> str:
+        i = int(found.group(1))
+        if i >= len(problems):  # pragma: no cover - the positions are the units'
+            return found.group(0)
+        return f"{item.unit} {problems[i]!r}"
+
+    return _PROBLEM.sub(name, message)
 
 
 #: Results of methods over counts (every input an integer), per process: a method is a pure

@@ -254,7 +254,13 @@ def deciding_figures(
             x = f.get(field) if field else None
             if x is None:
                 x = _infinite(f, field)
-            if x is None or isinstance(x, list):  # missing, or a pair of df (no single figure)
+            if isinstance(x, list):  # a pair of df: no single figure
+                continue
+            if x is None:  # missing: its comparison is false (so `not` of it holds); say why
+                extra = f.get("extra")
+                why = extra.get("undefined") if isinstance(extra, Mapping) else None
+                missing = f"{f.get('id')} (missing" + (f": {why})" if why else ")")
+                (met if comparison.negated else unmet).append(missing)
                 continue
             if leaf.get("quantity") == "abs_estimate":
                 x = abs(x)
