@@ -456,28 +456,69 @@ def test_clustered_pass5_difference_diagnoses_its_truth(tmp_path):
     assert abs(got["bias"]) <= 4 * got["biasMcSe"]
 
 
-def test_a_scenario_on_a_harness_1_0_outcome_is_refused_saying_why(tmp_path, capsys):
-    """The harness's target is an integer 0/1; a scenario draws true/false, so compile refuses
-    a scenario whose outcome it is, at the scenario's line, saying what would make it work."""
+_CLOSE = (
+    "scenarios:\n"
+    "  - id: close\n"
+    "    description: Both calibrated.\n"
+    "    outcome: target\n"
+    "{values}"
+    "    calibration:\n"
+    "      - {{field: prob, distribution: uniform, low: 0.3, high: 1, curve: {curve}}}\n"
+    "constants:\n"
+)
+
+
+def _with_scenario(values: str, curve: str = "calibrated") -> str:
     text = (FIXTURES / "newcomer" / "calibpair.yaml").read_text()
-    text = _swap(
-        text,
-        "constants:\n",
-        "scenarios:\n"
-        "  - id: close\n"
-        "    description: Both calibrated.\n"
-        "    outcome: target\n"
-        "    calibration:\n"
-        "      - {field: prob, distribution: uniform, low: 0.3, high: 1, curve: calibrated}\n"
-        "constants:\n",
-    )
+    return _swap(text, "constants:\n", _CLOSE.format(values=values, curve=curve))
+
+
+def test_a_scenario_on_a_harness_1_0_outcome_without_its_values_is_refused_saying_why(
+    tmp_path, capsys
+):
+    """The harness's target is an integer 0/1; a scenario that does not say what it writes
+    there is refused at the scenario's line, saying what would make it work."""
     (tmp_path / "spec" / "studies").mkdir(parents=True)
-    (tmp_path / "spec" / "studies" / "calibpair.yaml").write_text(text)
+    (tmp_path / "spec" / "studies" / "calibpair.yaml").write_text(_with_scenario(""))
     assert main(["--project", str(tmp_path), "compile"]) == 2
     err = " ".join(capsys.readouterr().err.split())
-    assert "outcome 'target' is not a boolean field of 'sample' (it is integer:" in err
-    assert "rewritten with true and false and the field declared boolean" in err
+    assert "outcome 'target' is not a boolean field of 'sample' (it is integer):" in err
+    assert "with outcome_values (for an outcome logged as 1 and 0: {holds: 1, otherwise: 0})" in err
     assert not (tmp_path / "generated").exists()
+
+
+def _ece_truth(root: Path) -> float:
+    out = root / "DIAGNOSE.json"
+    args = ["--project", str(root), "calibpair", "diagnose", "--quiet", "--simulations", "20"]
+    assert main([*args, "--seed", "1", "--out", str(out)]) == 0
+    (cond,) = json.loads(out.read_text())["conditions"]
+    return next(e for e in cond["estimates"] if e["id"] == "tuned-ece")["truth"]
+
+
+def test_a_scenario_writes_the_harness_1_0_outcome_and_diagnoses_its_ece(tmp_path):
+    """With outcome_values 1 and 0 the scenario draws the harness's own log, and the ECE's
+    truth (the outcome read as `target eq 1`) under a curve overconfident by 0.1 is the one
+    of the same study logging the target as a boolean read as `target eq true`: 0.1 (every
+    confidence from 0.3 up is 0.1 above its chance, and five bins do not mix signs)."""
+    over = "overconfident, margin: 0.1"
+    ones = _project(
+        tmp_path / "ones",
+        "calibpair",
+        _with_scenario("    outcome_values: {holds: 1, otherwise: 0}\n", over),
+    )
+    text = _with_scenario("", over)
+    text = _swap(
+        text, "{name: target, type: integer, allowed: [0, 1]}", "{name: target, type: boolean}"
+    )
+    text = _swap(
+        text,
+        "where: [{field: target, op: eq, value: 1}]",
+        "where: [{field: target, op: eq, value: true}]",
+    )
+    bools = _project(tmp_path / "bools", "calibpair", text)
+    truth = _ece_truth(ones)
+    assert truth == pytest.approx(0.1, abs=1e-6)
+    assert truth == _ece_truth(bools)
 
 
 # -- several candidates, Holm over the three, a decision that picks one ---------------------------

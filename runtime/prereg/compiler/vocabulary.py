@@ -367,6 +367,60 @@ def cells_calibrated(s: dict, cells: list) -> list:
     ]
 
 
+def _outcome_values(ptr: str, s: dict, contract: dict, report: Reporter) -> None:
+    """A scenario's ``outcome_values``: two different values, neither null, each one the
+    outcome field holds (its type, allowed values and bounds, as its JSON Schema says)."""
+    import json
+
+    import jsonschema
+
+    from prereg.compiler.contracts import field_schema
+
+    sid, name = s.get("id"), s.get("outcome")
+    field = next(f for f in contract.get("fields") or [] if f.get("name") == name)
+    if field.get("type") not in ("boolean", "integer", "number", "string"):
+        report(
+            f"{ptr}/outcome",
+            f"scenario {sid!r}: outcome {name!r} is {field.get('type')}; a scenario writes its"
+            " outcome into a boolean, integer, number or string field",
+        )
+        return
+    got = s["outcome_values"]
+    schema = field_schema(field)
+    for key in ("holds", "otherwise"):
+        value = got.get(key)
+        if value is None:
+            report(
+                f"{ptr}/outcome_values/{key}",
+                f"scenario {sid!r}: outcome_values.{key} is null; a drawn outcome is written as"
+                " a value (null marks no outcome)",
+            )
+        elif not jsonschema.Draft202012Validator(schema).is_valid(value):
+            report(
+                f"{ptr}/outcome_values/{key}",
+                f"scenario {sid!r}: outcome_values.{key} {json.dumps(value)} is not a value field"
+                f" {name!r} of {contract.get('id')!r} holds ({field_text(field)})",
+            )
+    a, b = got.get("holds"), got.get("otherwise")
+    if a is not None and type(a) is type(b) and a == b:
+        report(
+            f"{ptr}/outcome_values",
+            f"scenario {sid!r}: outcome_values writes {json.dumps(a)} both when the outcome holds and"
+            " when it does not",
+        )
+
+
+def field_text(field: dict) -> str:
+    """A field's type and the bounds a value must meet, in words."""
+    out = [str(field.get("type"))]
+    if field.get("allowed"):
+        out.append(f"allowed {list(field['allowed'])}")
+    for key in ("minimum", "maximum", "min_length", "pattern"):
+        if field.get(key) is not None:
+            out.append(f"{key} {field[key]!r}")
+    return ", ".join(out)
+
+
 @check
 def scenarios_resolve(spec: dict, report: Reporter) -> None:
     from prereg.compiler.expand import all_cells
@@ -385,6 +439,11 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
             report(f"{ptr}/id", f"duplicate scenario id {sid!r} (first at {seen[sid]})")
         seen.setdefault(sid, ptr)
         draws_only = s.get("outcome") is None and s.get("metric") is None
+        if s.get("outcome_values") is not None and s.get("outcome") is None:
+            report(
+                f"{ptr}/outcome_values",
+                f"scenario {sid!r} has outcome_values but no outcome field to write them into",
+            )
         if s.get("outcome") is not None and s.get("metric") is not None:
             report(ptr, f"scenario {sid!r} takes exactly one of outcome and metric")
         elif draws_only and not (s.get("values") or s.get("ratings")):
@@ -417,19 +476,22 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
                 )
         elif contract is None:
             report(ptr, "a scenario needs the attempt policy's observation contract (attempts)")
+        elif s.get("outcome") not in types:
+            report(
+                f"{ptr}/outcome",
+                f"scenario {sid!r}: outcome {s.get('outcome')!r} is not a field of"
+                f" {contract.get('id')!r}",
+            )
+        elif s.get("outcome_values") is not None:
+            _outcome_values(ptr, s, contract, report)
         elif types.get(s.get("outcome")) != "boolean":
             kind = types.get(s.get("outcome"))
             report(
                 f"{ptr}/outcome",
                 f"scenario {sid!r}: outcome {s.get('outcome')!r} is not a boolean field of"
-                f" {contract.get('id')!r}"
-                + (
-                    f" (it is {kind}: a scenario draws each row's outcome as true or false and"
-                    " writes it so, so a log that writes its outcome as 1 and 0 is diagnosed"
-                    " once it is rewritten with true and false and the field declared boolean)"
-                    if kind in ("integer", "number")
-                    else ""
-                ),
+                f" {contract.get('id')!r} (it is {kind}): say what the scenario writes there"
+                " with outcome_values (for an outcome logged as 1 and 0: {holds: 1,"
+                " otherwise: 0})",
             )
         for j, v in enumerate(s.get("values") or []):
             vptr = f"{ptr}/values/{j}"

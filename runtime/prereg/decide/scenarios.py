@@ -51,6 +51,15 @@ def compiled_rates(sc: Mapping[str, Any]) -> list[tuple[dict[str, tuple[str, ...
     ]
 
 
+def outcome_values(scenario: Mapping[str, Any]) -> tuple[Any, Any]:
+    """(the value written when a row's outcome does not hold, the value when it holds): the
+    scenario's ``outcome_values`` (an outcome logged as 1 and 0, say), else false and true."""
+    got = scenario.get("outcome_values")
+    if got is None:
+        return (False, True)
+    return (got["otherwise"], got["holds"])
+
+
 def draws_outcome(sc: Mapping[str, Any]) -> bool:
     """Whether the scenario draws an outcome (an outcome field, or a metric's chance); one
     that does not draws only numbers or ratings, and no row of it is right (a rate of 0)."""

@@ -249,8 +249,12 @@ class _Truths:
         if len(where) != 1 or where[0].get("field") != outcome:
             return math.nan
         op, value = where[0].get("op"), where[0].get("value")
-        if op not in ("eq", "ne") or not isinstance(value, bool):
+        wrong, right = registered.outcome_values(sc)  # what the outcome field holds
+        if op not in ("eq", "ne") or not any(
+            type(value) is type(v) and value == v for v in (wrong, right)
+        ):
             return math.nan
+        value = type(value) is type(right) and value == right  # the condition reads right
         policy = config.get("attempts") or {}
         read = {c.get("field") for part in ("where", "select") for c in policy.get(part) or ()} | {
             c.get("other") for part in ("where", "select") for c in policy.get(part) or ()
@@ -681,12 +685,15 @@ class _Truths:
                 raise NoTruth("the outcome follows drawn confidences (calibration)")
             levels = registered.cluster_levels(sc)
             icc, beta = self._problem_chance(str(a.unit), levels) if levels else (0.0, False)
+            wrong, right = registered.outcome_values(
+                sc
+            )  # what a sample writes when wrong, when right
             for cell, n, gold in problems.values():
-                if gold is None or not (gold == True or gold == False):  # noqa: E712
+                if gold is None or not (gold == right or gold == wrong):
                     credit.append(0.0)  # no answer a sample gives is the correct one
                     continue
                 rate = float(cond.rate[cell])
-                credit.append(binary_vote(n, rate, gold == True, tie, icc=icc, beta=beta))  # noqa: E712
+                credit.append(binary_vote(n, rate, gold == right, tie, icc=icc, beta=beta))
         elif ratings is not None:
             ratings, cats, base, own = self._ratings(a)
             if own or base is None:

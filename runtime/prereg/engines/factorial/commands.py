@@ -1245,13 +1245,18 @@ def _conditions_read(conds) -> set[str]:
     return {str(x) for c in conds or () for x in (c.get("field"), c.get("other")) if x}
 
 
-def _outcome_indicator(config, field: str, outcome: str | None) -> tuple[float, float] | None:
+def _outcome_indicator(
+    config, field: str, scenario: Mapping[str, Any]
+) -> tuple[float, float] | None:
     """``(value when right, value when wrong)`` when ``field`` is a derived field that codes
     the scenario's outcome as two numbers, `cases: [{when: [{field: <outcome>, op: eq, value:
-    true}], value: 1}, {value: 0}]` (or the outcome eq false first): a mean of it then has as
-    truth the cell's rate of each (None for any other derived field)."""
+    true}], value: 1}, {value: 0}]` (or the outcome eq false first; for an outcome written as
+    ``outcome_values``, eq one of those): a mean of it then has as truth the cell's rate of
+    each (None for any other derived field)."""
+    outcome = scenario.get("outcome")
     if not outcome:
         return None
+    wrong, right = registered.outcome_values(scenario)
     d = next((d for d in config.get("derived_fields") or () if str(d.get("id")) == field), None)
     cases = (d or {}).get("cases")
     if not isinstance(cases, (list, tuple)) or len(cases) != 2 or d.get("test") is not None:
@@ -1266,10 +1271,13 @@ def _outcome_indicator(config, field: str, outcome: str | None) -> tuple[float, 
     c = when[0]
     if set(c) != {"field", "op", "value"} or str(c["field"]) != outcome or c["op"] != "eq":
         return None
-    if not isinstance(c["value"], bool):
-        return None
+    v = c["value"]
     hit, other = float(values[0]), float(values[1])
-    return (hit, other) if c["value"] else (other, hit)
+    if type(v) is type(right) and v == right:
+        return (hit, other)
+    if type(v) is type(wrong) and v == wrong:
+        return (other, hit)
+    return None
 
 
 def _policy_picks_by(policy: Mapping[str, Any], fields: set[str]) -> bool:
@@ -1864,7 +1872,7 @@ class DrawnRows:
             log = comp["kind"] == "geometric_mean" or comp.get("transform") == "log"
         field = str(comp["field"])
         w = self.writer(cond.scenario)
-        coded = _outcome_indicator(self.config, field, self.scenarios[cond.scenario].get("outcome"))
+        coded = _outcome_indicator(self.config, field, self.scenarios[cond.scenario])
         if coded is not None and field not in dict(w.values):
             if log:
                 if min(coded) <= 0:
@@ -1912,7 +1920,7 @@ class DrawnRows:
         w = self.writer(cond.scenario)
         entries = dict(w.values).get(field)
         outcome = sc.get("outcome")
-        if entries is None and _outcome_indicator(self.config, field, outcome) is not None:
+        if entries is None and _outcome_indicator(self.config, field, sc) is not None:
             # the outcome coded as numbers: each row's number is one value with the row's
             # chance of being right, unless the attempt policy picks attempts by the outcome
             policy = self.config.get("attempts") or {}

@@ -511,6 +511,7 @@ class RecordWriter:
         self.row_field, self.order = policy["key"][0], policy.get("order")
         self.name = attempt_policy.row_name(policy)
         self.outcome = scenario.get("outcome")  # None: the scenario draws no outcome
+        self.written = registered.outcome_values(scenario)
         self.fixed = _fixed_fields(policy)
         self.placing = {
             f["name"]: ("split", None) for f in obs["fields"] if f.get("role") == "split"
@@ -619,7 +620,7 @@ class RecordWriter:
     ):
         if numbers is None:
             numbers = self.numbers(rid, cell, right, seed)
-        return self.shaped(rid, cell, failed_first, bool(right), numbers)
+        return self.shaped(rid, cell, failed_first, self.written[bool(right)], numbers)
 
     def shaped(
         self, rid, cell: Mapping[str, Any], failed_first: bool, outcome, numbers: Mapping[str, Any]

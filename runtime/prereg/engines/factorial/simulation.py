@@ -43,6 +43,7 @@ import numpy as np
 
 from prereg.decide import scenarios as registered
 from prereg.decide.table import RowTable, cell_attributes
+from prereg.digest import canonical_json
 from prereg.errors import UserError
 from prereg.files import canonical_bytes_nl
 
@@ -362,7 +363,8 @@ class _Texts:
             texts, raw = value_texts(names if slot[1] is None else [r[slot[1]] for r in names])
             return _bytes(texts), raw
         if slot[0] == "outcome":
-            return np.where(draws.right[at], b"true", b"false"), False
+            wrong, right = (canonical_json(v) for v in self.sim.writer.written)
+            return np.where(draws.right[at], right, wrong), False
         col = draws.numbers.get(slot[1])
         if col is None:
             return None

@@ -124,4 +124,32 @@ def scenario_problems(spec: dict) -> list[Problem]:
                 " outcome field",
             )
         )
+    written: dict[str, tuple[int, tuple]] = {}
+    for i, s in drawing:
+        if s.get("outcome") is None:
+            continue
+        got = _written(s)
+        first = written.setdefault(str(s["outcome"]), (i, got))
+        if first[1] != got:
+            out.append(
+                (
+                    f"/scenarios/{i}/outcome_values",
+                    f"scenario {scenarios[i].get('id')} writes outcome {s['outcome']!r} as"
+                    f" {_values_text(got)} and scenario {scenarios[first[0]].get('id')} as"
+                    f" {_values_text(first[1])}: diagnose scores every scenario's rows by one"
+                    " pair of values",
+                )
+            )
     return out
+
+
+def _written(s: dict) -> tuple:
+    """(value when the outcome holds, value otherwise), each with its type (1 is not true)."""
+    got = s.get("outcome_values") or {"holds": True, "otherwise": False}
+    return tuple((type(got.get(k)).__name__, got.get(k)) for k in ("holds", "otherwise"))
+
+
+def _values_text(got: tuple) -> str:
+    import json
+
+    return f"{json.dumps(got[0][1])} when it holds, {json.dumps(got[1][1])} otherwise"
