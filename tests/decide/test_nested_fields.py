@@ -308,3 +308,55 @@ def test_items_and_simulate_write_records_as_the_contract_nests_them(tmp_path):
     }
     (c,) = score["contrasts"]
     assert c["estimate"] == pytest.approx((right["tuned"] - right["base"]) / 30)
+
+
+def _reader_contract(tmp_path: Path) -> tuple[Path, list[dict]]:
+    from prereg.compiler.contracts import contract_schema
+
+    fields = [
+        {"name": "rowId", "path": ["id"], "type": "string"},
+        {"name": "p", "path": ["scores", "model", "prob"], "type": "number", "minimum": 0},
+    ]
+    schema = contract_schema("t", "1", {"id": "obs", "format": "jsonl", "fields": fields})
+    path = tmp_path / "obs.schema.json"
+    path.write_text(json.dumps(schema))
+    return path, fields
+
+
+def test_parquet_struct_floats_read_as_written(tmp_path):
+    """A float32 inside a struct column is read as its shortest decimal (0.1, not
+    0.10000000149011612), as a top-level float32 column is; a NaN inside one is refused at its
+    row and JSON path."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from prereg.errors import UserError
+    from prereg.tabular import read_contract_records
+
+    schema, fields = _reader_contract(tmp_path)
+    kind = pa.struct([("model", pa.struct([("prob", pa.float32())]))])
+    table = pa.table(
+        {
+            "id": ["a", "b"],
+            "scores": pa.array([{"model": {"prob": 0.1}}, {"model": {"prob": 0.7}}], kind),
+        }
+    )
+    pq.write_table(table, tmp_path / "obs.parquet")
+    rows = read_contract_records(tmp_path / "obs.parquet", schema, fields)
+    assert rows == [{"rowId": "a", "p": 0.1}, {"rowId": "b", "p": 0.7}]
+    table = pa.table(
+        {
+            "id": ["a", "b"],
+            "scores": pa.array(
+                [{"model": {"prob": 0.1}}, {"model": {"prob": float("nan")}}],
+                pa.struct([("model", pa.struct([("prob", pa.float64())]))]),
+            ),
+        }
+    )
+    pq.write_table(table, tmp_path / "nan.parquet")
+    with pytest.raises(UserError) as err:
+        read_contract_records(tmp_path / "nan.parquet", schema, fields)
+    assert err.value.problems[0].endswith(
+        "row group 0, row 2: at /scores/model/prob: nan is not a finite number (JSON has no NaN"
+        " or infinity; a missing value is null)"
+    )
