@@ -360,3 +360,25 @@ def test_parquet_struct_floats_read_as_written(tmp_path):
         "row group 0, row 2: at /scores/model/prob: nan is not a finite number (JSON has no NaN"
         " or infinity; a missing value is null)"
     )
+
+
+def test_generated_record_class_reads_each_field_by_its_name(nested, tmp_path):
+    import importlib
+
+    from prereg.compiler.project import find_project
+    from prereg.study import load_generated
+
+    module = load_generated(find_project(str(nested)), "inspect")
+    sample = importlib.import_module(f"{module.__name__}.records").CONTRACTS["sample"]
+    recs = _records()[:5]
+    got = sample.read(_jsonl(tmp_path / "log.jsonl", recs))
+    assert [(r.sample, r.epoch, r.model, r.verdict, r.answer) for r in got] == [
+        (
+            r["id"],
+            r["epoch"],
+            r["metadata"]["model"],
+            r["scores"]["match"]["value"],
+            r["scores"]["match"].get("answer"),
+        )
+        for r in recs
+    ]
