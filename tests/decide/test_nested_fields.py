@@ -382,3 +382,26 @@ def test_generated_record_class_reads_each_field_by_its_name(nested, tmp_path):
         )
         for r in recs
     ]
+
+
+def test_a_one_key_path_names_a_csv_column(tmp_path):
+    """A field at a one-key path reads the column of that key, from CSV as from JSONL (a
+    column named otherwise than the field, here with a hyphen no field name may hold)."""
+    from prereg.compiler.contracts import contract_schema
+    from prereg.tabular import read_contract_records
+
+    fields = [
+        {"name": "rowId", "path": ["sample-id"], "type": "string"},
+        {"name": "score", "type": "number", "nullable": True, "null_values": ["NA"]},
+    ]
+    schema = contract_schema("t", "1", {"id": "obs", "format": "jsonl", "fields": fields})
+    path = tmp_path / "obs.schema.json"
+    path.write_text(json.dumps(schema))
+    (tmp_path / "obs.csv").write_text("sample-id,score\na,0.5\nb,NA\n")
+    _jsonl(
+        tmp_path / "obs.jsonl",
+        [{"sample-id": "a", "score": 0.5}, {"sample-id": "b", "score": None}],
+    )
+    want = [{"rowId": "a", "score": 0.5}, {"rowId": "b", "score": None}]
+    assert read_contract_records(tmp_path / "obs.csv", path, fields) == want
+    assert read_contract_records(tmp_path / "obs.jsonl", path, fields) == want
