@@ -869,9 +869,9 @@ def _contract_hints(schema_path: Path, shown: list[str]) -> list[str]:
     )
     if missing and nest:
         hints.append(
-            f"hint: a log that writes field {missing!r} inside an object ({nest!r}) is read as it"
-            f" comes when the field says where its value lies: {{name: {missing}, path:"
-            f" [{nest}, ...]}} (docs/vocabulary.md, Files)"
+            f"hint: if the log writes field {missing!r} inside the object {nest!r}, the field"
+            f" reads it where it lies with its path: {{name: {missing}, path: [{nest}, ...]}}"
+            " (docs/vocabulary.md, Files)"
         )
     if any(_BIT_FOR_BOOLEAN.search(p) for p in shown):
         hints.append(

@@ -401,7 +401,25 @@ def as_written(table):
         if pa.types.is_float32(t) or pa.types.is_float16(t):
             col = table.column(i).cast(pa.string()).cast(pa.float64())
             table = table.set_column(i, table.schema.field(i).with_type(pa.float64()), col)
+        elif pa.types.is_struct(t) and _short_floats(t, pa):  # a nested log's struct column
+            col = table.column(i).cast(_widened(t, pa.string(), pa))
+            col = col.cast(_widened(t, pa.float64(), pa))
+            table = table.set_column(i, table.schema.field(i).with_type(col.type), col)
     return table
+
+
+def _short_floats(t, pa) -> bool:
+    """Whether a struct type holds a single- or half-precision float at any depth."""
+    if pa.types.is_struct(t):
+        return any(_short_floats(f.type, pa) for f in t)
+    return pa.types.is_float32(t) or pa.types.is_float16(t)
+
+
+def _widened(t, to, pa):
+    """A struct type with each single- or half-precision float in it made ``to``."""
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, _widened(f.type, to, pa), f.nullable) for f in t])
+    return to if pa.types.is_float32(t) or pa.types.is_float16(t) else t
 
 
 _CSV_TYPES = {"string": "string", "integer": "int64", "number": "float64", "boolean": "bool_"}

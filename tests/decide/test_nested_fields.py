@@ -308,3 +308,100 @@ def test_items_and_simulate_write_records_as_the_contract_nests_them(tmp_path):
     }
     (c,) = score["contrasts"]
     assert c["estimate"] == pytest.approx((right["tuned"] - right["base"]) / 30)
+
+
+def _reader_contract(tmp_path: Path) -> tuple[Path, list[dict]]:
+    from prereg.compiler.contracts import contract_schema
+
+    fields = [
+        {"name": "rowId", "path": ["id"], "type": "string"},
+        {"name": "p", "path": ["scores", "model", "prob"], "type": "number", "minimum": 0},
+    ]
+    schema = contract_schema("t", "1", {"id": "obs", "format": "jsonl", "fields": fields})
+    path = tmp_path / "obs.schema.json"
+    path.write_text(json.dumps(schema))
+    return path, fields
+
+
+def test_parquet_struct_floats_read_as_written(tmp_path):
+    """A float32 inside a struct column is read as its shortest decimal (0.1, not
+    0.10000000149011612), as a top-level float32 column is; a NaN inside one is refused at its
+    row and JSON path."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from prereg.errors import UserError
+    from prereg.tabular import read_contract_records
+
+    schema, fields = _reader_contract(tmp_path)
+    kind = pa.struct([("model", pa.struct([("prob", pa.float32())]))])
+    table = pa.table(
+        {
+            "id": ["a", "b"],
+            "scores": pa.array([{"model": {"prob": 0.1}}, {"model": {"prob": 0.7}}], kind),
+        }
+    )
+    pq.write_table(table, tmp_path / "obs.parquet")
+    rows = read_contract_records(tmp_path / "obs.parquet", schema, fields)
+    assert rows == [{"rowId": "a", "p": 0.1}, {"rowId": "b", "p": 0.7}]
+    table = pa.table(
+        {
+            "id": ["a", "b"],
+            "scores": pa.array(
+                [{"model": {"prob": 0.1}}, {"model": {"prob": float("nan")}}],
+                pa.struct([("model", pa.struct([("prob", pa.float64())]))]),
+            ),
+        }
+    )
+    pq.write_table(table, tmp_path / "nan.parquet")
+    with pytest.raises(UserError) as err:
+        read_contract_records(tmp_path / "nan.parquet", schema, fields)
+    assert err.value.problems[0].endswith(
+        "row group 0, row 2: at /scores/model/prob: nan is not a finite number (JSON has no NaN"
+        " or infinity; a missing value is null)"
+    )
+
+
+def test_generated_record_class_reads_each_field_by_its_name(nested, tmp_path):
+    import importlib
+
+    from prereg.compiler.project import find_project
+    from prereg.study import load_generated
+
+    module = load_generated(find_project(str(nested)), "inspect")
+    sample = importlib.import_module(f"{module.__name__}.records").CONTRACTS["sample"]
+    recs = _records()[:5]
+    got = sample.read(_jsonl(tmp_path / "log.jsonl", recs))
+    assert [(r.sample, r.epoch, r.model, r.verdict, r.answer) for r in got] == [
+        (
+            r["id"],
+            r["epoch"],
+            r["metadata"]["model"],
+            r["scores"]["match"]["value"],
+            r["scores"]["match"].get("answer"),
+        )
+        for r in recs
+    ]
+
+
+def test_a_one_key_path_names_a_csv_column(tmp_path):
+    """A field at a one-key path reads the column of that key, from CSV as from JSONL (a
+    column named otherwise than the field, here with a hyphen no field name may hold)."""
+    from prereg.compiler.contracts import contract_schema
+    from prereg.tabular import read_contract_records
+
+    fields = [
+        {"name": "rowId", "path": ["sample-id"], "type": "string"},
+        {"name": "score", "type": "number", "nullable": True, "null_values": ["NA"]},
+    ]
+    schema = contract_schema("t", "1", {"id": "obs", "format": "jsonl", "fields": fields})
+    path = tmp_path / "obs.schema.json"
+    path.write_text(json.dumps(schema))
+    (tmp_path / "obs.csv").write_text("sample-id,score\na,0.5\nb,NA\n")
+    _jsonl(
+        tmp_path / "obs.jsonl",
+        [{"sample-id": "a", "score": 0.5}, {"sample-id": "b", "score": None}],
+    )
+    want = [{"rowId": "a", "score": 0.5}, {"rowId": "b", "score": None}]
+    assert read_contract_records(tmp_path / "obs.csv", path, fields) == want
+    assert read_contract_records(tmp_path / "obs.jsonl", path, fields) == want
