@@ -67,6 +67,8 @@ def _simulated(root: Path, scenario: str, seed: int = 1) -> list[dict]:
 def test_simulate_writes_the_outcome_as_1_and_0_and_the_contract_admits_it(tmp_path):
     root = _project(tmp_path)
     assert _run(root, "compile") == 0
+    prereg = (root / "generated" / STUDY / "PREREG.md").read_text()
+    assert "| `good` | `correct` (written 1 when it holds, 0 otherwise) |" in prereg
     schema = json.loads(
         (root / "generated" / STUDY / "schemas" / "observation.schema.json").read_text()
     )
