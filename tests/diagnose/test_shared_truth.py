@@ -163,7 +163,7 @@ def test_simulate_refuses_a_program_whose_rows_disagree_on_its_truth(tmp_path, c
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
         "error: scenario b-better: the rows of one item disagree on its correct in the item"
-        " manifest (True and False, row 'vb-007')"
+        " manifest (true and false, row 'vb-007')"
     ]
     assert not out.exists()
 

@@ -353,16 +353,24 @@ def _given_truth(layout, table: RowTable, ratings, codes: np.ndarray, items: int
         j = index.get((type(v), v))
         if j is None:
             raise UserError(
-                f"scenario {sid}: row {table.ids[i]!r} has {name} {v!r} in the item manifest,"
-                f" not one of the ratings' categories {cats}"
+                f"scenario {sid}: row {table.ids[i]!r} has {name} {_json(v)} in the item"
+                f" manifest, not one of the ratings' categories {_json(cats)}"
             )
         if out[code] >= 0 and out[code] != j:
             raise UserError(
                 f"scenario {sid}: the rows of one item disagree on its {name} in the item"
-                f" manifest ({cats[int(out[code])]!r} and {v!r}, row {table.ids[i]!r})"
+                f" manifest ({_json(cats[int(out[code])])} and {_json(v)}, row"
+                f" {table.ids[i]!r})"
             )
         out[code] = j
     return out
+
+
+def _json(value: Any) -> str:
+    """A value as the records write it (true, not True)."""
+    import json
+
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def cell_rates(scenario: Mapping[str, Any], cells: Sequence[Mapping[str, Any]]):
