@@ -199,7 +199,9 @@ constants:"""
     assert "scenario 'some' cannot drive analysis 'auc-b-minus-a'" in err
     assert "one truth per item" in err
     assert not (tmp_path / "generated").exists()
-    # reported only, the analysis is not simulated, and the scenario is accepted
+    # reported only, the analysis is not simulated and no longer refused; the rules left
+    # still read the programs' correctness, which this scenario does not draw (rows laid out
+    # without it would give h2's AUROC no positive): refused for that, naming the field
     reported = _swap(text, "  - id: h1\n", "  - id: h1\n    reported_only: true\n")
     reported = _swap(reported, "          - {verdict: {hypothesis: h1, is: [supported]}}\n", "")
     h1_rule = (
@@ -207,7 +209,13 @@ constants:"""
     )
     reported = _swap(reported, h1_rule, "")
     (tmp_path / "spec" / "studies" / "verifiers.yaml").write_text(reported)
-    assert main(["--project", str(tmp_path), "compile"]) == 0, capsys.readouterr().err
+    assert main(["--project", str(tmp_path), "compile"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "auc-b-minus-a" not in err
+    assert (
+        "scenario 'some' cannot drive analysis 'auc-b' (hypotheses/1/analyses/0): its metric"
+        " 'ranking' reads 'correct' of the item manifest" in err
+    )
 
 
 def test_a_missing_score_leaves_its_program_out_of_the_pairs(tmp_path):

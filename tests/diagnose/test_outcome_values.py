@@ -67,6 +67,8 @@ def _simulated(root: Path, scenario: str, seed: int = 1) -> list[dict]:
 def test_simulate_writes_the_outcome_as_1_and_0_and_the_contract_admits_it(tmp_path):
     root = _project(tmp_path)
     assert _run(root, "compile") == 0
+    prereg = (root / "generated" / STUDY / "PREREG.md").read_text()
+    assert "| `good` | `correct` (written 1 when it holds, 0 otherwise) |" in prereg
     schema = json.loads(
         (root / "generated" / STUDY / "schemas" / "observation.schema.json").read_text()
     )
@@ -123,6 +125,8 @@ def test_diagnose_gives_the_exact_binomial_power_of_a_1_0_outcome(tmp_path):
     assert claims["h1-power"]["holds"] and claims["h1-false-positives"]["holds"]
     n = got["simulations"]
     for cond in got["conditions"]:
+        (estimate,) = cond["estimates"]  # the share of 1s has the scenario's rate as truth
+        assert estimate["truth"] == {"good": 0.8, "null": 0.6}[cond["scenario"]]
         p = truth[cond["scenario"]]
         share = _supported_share(cond, "h1")
         assert abs(share - p) <= 4 * math.sqrt(p * (1 - p) / n), (cond["scenario"], share, p)

@@ -52,6 +52,118 @@ def _one_structure(entry: dict, k: int, ptr: str, sid, report: Reporter, what: s
         _matrix(entry["confusion"], k, f"{ptr}/confusion", sid, report)
 
 
+def _admits(spec_field: dict, c) -> bool:
+    """Whether a field (its type, allowed values and bounds) admits the value ``c``."""
+    typed = {
+        "integer": isinstance(c, int) and not isinstance(c, bool),
+        "boolean": isinstance(c, bool),
+        "string": isinstance(c, str),
+        "number": isinstance(c, (int, float)) and not isinstance(c, bool),
+    }.get(spec_field.get("type"), True)
+    allowed = spec_field.get("allowed")
+    lo, hi = spec_field.get("minimum"), spec_field.get("maximum")
+    out = (allowed is not None and c not in allowed) or (
+        isinstance(c, (int, float)) and ((lo is not None and c < lo) or (hi is not None and c > hi))
+    )
+    return typed and not out
+
+
+def _read_by_rules(spec: dict) -> dict[str, str]:
+    """The metrics a registered rule reads (through an estimate, contrast or analysis of a
+    hypothesis with a rule, or a gate), each with where it is read."""
+    out: dict[str, str] = {}
+    for hi, hyp in enumerate(spec.get("hypotheses") or []):
+        if not isinstance(hyp, dict) or hyp.get("reported_only"):
+            continue
+        if hyp.get("rule") is None and not hyp.get("verdicts"):
+            continue
+        for part in ("estimates", "contrasts", "analyses"):
+            for j, x in enumerate(hyp.get(part) or []):
+                for key in ("metric", "b_metric"):
+                    if isinstance(x, dict) and x.get(key) is not None:
+                        word = {"analyses": "analysis"}.get(part, part[:-1])
+                        where = f"{word} {x.get('id')!r} (hypotheses/{hi}/{part}/{j})"
+                        out.setdefault(str(x[key]), where)
+    for gi, g in enumerate(spec.get("gates") or []):
+        if isinstance(g, dict) and g.get("metric") is not None:
+            out.setdefault(str(g["metric"]), f"gate {g.get('id')!r} (gates/{gi})")
+    return out
+
+
+def _fields_read(spec: dict, compute: dict) -> set[str]:
+    """The fields a metric's compute block reads, through the derived fields it names."""
+    derived = {str(d.get("id")): d for d in spec.get("derived_fields") or [] if isinstance(d, dict)}
+
+    def names(conds) -> set[str]:
+        return {str(x) for c in conds or [] for x in (c.get("field"), c.get("other")) if x}
+
+    todo = names(compute.get("where")) | names(compute.get("among"))
+    if compute.get("field"):
+        todo.add(str(compute["field"]))
+    out: set[str] = set()
+    while todo:
+        f = todo.pop()
+        if f in out:
+            continue
+        out.add(f)
+        d = derived.get(f)
+        if d is not None:
+            todo |= names(d.get("test"))
+            for case in d.get("cases") or []:
+                todo |= names(case.get("when"))
+    return out
+
+
+def _unlaid_item_fields(spec: dict, s: dict, manifest: dict, obs: dict) -> set[str]:
+    """The fields of the item manifest that the rows diagnose lays out leave empty under a
+    scenario: ``items`` writes the row id, the split, the factors' levels and the item, and the
+    scenario may draw a ratings' truth or name a cluster level (the observations' own fields
+    are the scenario's to draw)."""
+    written = {
+        name
+        for name, f in manifest.items()
+        if f.get("role") in ("row", "split", "item") or f.get("factor")
+    }
+    ratings = s.get("ratings") or {}
+    drawn = {str(ratings["truth"])} if ratings.get("truth") else set()
+    drawn |= {str(lv.get("field")) for lv in s.get("clusters") or [] if isinstance(lv, dict)}
+    if s.get("pairing"):
+        drawn.add(str(s["pairing"].get("field")))
+    return {name for name in manifest if name not in obs} - written - drawn
+
+
+@check
+def scenario_truths(spec: dict, report: Reporter) -> None:
+    """A rule's metric that reads a field of the item manifest the simulated rows leave empty
+    (a program's known correctness, say) would be diagnosed on rows without it: a share
+    among no rows, a verdict never supported. Refused at the scenario, naming the field."""
+    if spec.get("engine") != "factorial":
+        return
+    obs, manifest = _fields(spec)
+    if not manifest:
+        return
+    metrics = {str(m.get("id")): m for m in spec.get("metrics") or [] if isinstance(m, dict)}
+    read = _read_by_rules(spec)
+    for ptr, s in items(spec, "scenarios"):
+        if s.get("metric") is not None:
+            continue
+        empty = _unlaid_item_fields(spec, s, manifest, obs)
+        for mid, where in read.items():
+            m = metrics.get(mid)
+            if m is None:
+                continue
+            lacking = sorted(_fields_read(spec, m.get("compute") or {}) & empty)
+            if lacking:
+                report(
+                    ptr,
+                    f"scenario {s.get('id')!r} cannot drive {where}: its metric {mid!r} reads"
+                    f" {lacking[0]!r} of the item manifest, which the rows diagnose lays out do"
+                    " not carry (items writes the row id, split, levels and item); draw it per"
+                    " item with ratings' truth",
+                )
+                break
+
+
 @check
 def scenario_structure(spec: dict, report: Reporter) -> None:
     obs, manifest = _fields(spec)
@@ -197,26 +309,31 @@ def scenario_structure(spec: dict, report: Reporter) -> None:
             if k == 0:
                 report(f"{rptr}/categories", f"scenario {sid!r}: ratings need categories")
                 continue
-            spec_field = obs.get(ratings.get("field")) or {}
-            allowed = spec_field.get("allowed")
-            for i, c in enumerate(cats):
-                typed = {
-                    "integer": isinstance(c, int) and not isinstance(c, bool),
-                    "boolean": isinstance(c, bool),
-                    "string": isinstance(c, str),
-                    "number": isinstance(c, (int, float)) and not isinstance(c, bool),
-                }.get(spec_field.get("type"), True)
-                lo, hi = spec_field.get("minimum"), spec_field.get("maximum")
-                out = (allowed is not None and c not in allowed) or (
-                    isinstance(c, (int, float))
-                    and ((lo is not None and c < lo) or (hi is not None and c > hi))
+            truth = ratings.get("truth")
+            if truth is not None and truth not in manifest and truth not in obs:
+                report(
+                    f"{rptr}/truth",
+                    f"scenario {sid!r}: ratings' truth {truth!r} is neither a field of the item"
+                    " manifest nor of the observation contract",
                 )
-                if not typed or out:
-                    report(
-                        f"{rptr}/categories/{i}",
-                        f"scenario {sid!r}: category {c!r} is not a value field"
-                        f" {ratings.get('field')!r} admits",
-                    )
+            if truth is not None and truth == ratings.get("field"):
+                report(
+                    f"{rptr}/truth",
+                    f"scenario {sid!r}: ratings' truth {truth!r} is also the field of the"
+                    " raters' labels",
+                )
+            holders = [ratings.get("field")]
+            if truth is not None and truth != ratings.get("field"):
+                holders.append(truth)
+            for name in holders:
+                spec_field = obs.get(name) or manifest.get(name) or {}
+                for i, c in enumerate(cats):
+                    if not _admits(spec_field, c):
+                        report(
+                            f"{rptr}/categories/{i}",
+                            f"scenario {sid!r}: category {c!r} is not a value field {name!r}"
+                            " admits",
+                        )
             prev = ratings.get("prevalence") or []
             if len(prev) != k:
                 report(

@@ -210,16 +210,19 @@ def confusion_matrix(entry: Mapping[str, Any], k: int):
     return m
 
 
-def rating_draws(ratings: Mapping[str, Any], item_codes, items: int, raters, rng):
-    """Each row's label index under a ratings entry: the true category of each of ``items``
-    items drawn from the prevalence (one uniform per item), then each row's label from its
-    rater's confusion row at the item's true category (one uniform per row). ``raters`` holds
-    each row's rater value (None: the scenario's own structure)."""
+def rating_draws(ratings: Mapping[str, Any], item_codes, items: int, raters, rng, given=None):
+    """(each item's true category, each row's label), as indices of the categories, under a
+    ratings entry: the true category of each of ``items`` items drawn from the prevalence (one
+    uniform per item, drawn also when ``given`` gives the items' true categories), then each
+    row's label from its rater's confusion row at the item's true category (one uniform per
+    row). ``raters`` holds each row's rater value (None: the scenario's own structure)."""
     import numpy as np
 
     k = len(ratings["categories"])
     prev = np.cumsum([float(x) for x in ratings["prevalence"]])
     truth = np.minimum(np.searchsorted(prev, rng.random(int(items)), side="right"), k - 1)
+    if given is not None:
+        truth = np.asarray(given, dtype=np.int64)
     base = confusion_matrix(ratings, k)
     own = {str(r["value"]): confusion_matrix(r, k) for r in ratings.get("raters") or ()}
     mats = [base]

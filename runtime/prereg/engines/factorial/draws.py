@@ -697,7 +697,7 @@ def structure_read(scenario: Mapping[str, Any]) -> set[str]:
     out = {str(lv["field"]) for lv in registered.cluster_levels(scenario)}
     r = scenario.get("ratings")
     if r is not None:
-        out |= {str(r[k]) for k in ("field", "item", "rater") if r.get(k)}
+        out |= {str(r[k]) for k in ("field", "item", "rater", "truth") if r.get(k)}
     return out
 
 

@@ -30,6 +30,7 @@ each numeric field's latents and values.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -75,6 +76,8 @@ class Layout:
         self.config, self.scenario, self.base, self.manifest = config, scenario, base, manifest
         obs = _contract(config, "observation")
         self.types = {f["name"]: f.get("type") for f in obs["fields"]}
+        items = _contract(config, "items") if _has(config, "items") else None
+        self.item_fields = {f["name"] for f in (items or {}).get("fields") or ()}
         self.allowed = {f["name"]: list(f["allowed"]) for f in obs["fields"] if f.get("allowed")}
         self.placed = {
             f["name"]: f for f in obs["fields"] if f.get("factor") or f.get("role") == "split"
@@ -307,9 +310,17 @@ def draw_study(
             if ratings.get("rater")
             else [None] * n
         )
-        _, label = registered.rating_draws(ratings, codes, items, raters, rng)
         cats = list(ratings["categories"])
+        given = _given_truth(layout, table, ratings, codes, items)
+        truth, label = registered.rating_draws(ratings, codes, items, raters, rng, given)
         numbers[str(ratings["field"])] = [cats[int(j)] for j in label]
+        if ratings.get("truth"):
+            name = str(ratings["truth"])
+            values = [cats[int(t)] for t in truth[codes]]
+            if name in layout.types:
+                numbers[name] = values
+            if name in table.columns or name in layout.item_fields:
+                table = dataclasses.replace(table, columns={**table.columns, name: values})
     fill_values(
         numbers, writer, table, right, rng,
         (lambda: registered.cluster_latent(coded, rng, n)) if coded else None,
@@ -323,6 +334,43 @@ def draw_study(
         mine = {k: numbers[k][i] for k in names if numbers[k][i] is not None}
         out.extend(writer.records(table.ids[i], cell, bool(failed[i]), bool(right[i]), 0, mine))
     return table, out
+
+
+def _given_truth(layout, table: RowTable, ratings, codes: np.ndarray, items: int):
+    """Each item's true category (an index of the categories) as the item manifest gives it
+    in the ratings' ``truth`` field, or None where it gives none (the rows diagnose lays out,
+    whose manifest ``items`` writes without it): every row holds a category, the rows of an
+    item one and the same (refused otherwise)."""
+    name = ratings.get("truth")
+    column = table.columns.get(str(name)) if name else None
+    if column is None or all(v is None for v in column):
+        return None
+    cats = list(ratings["categories"])
+    index = {(type(c), c): j for j, c in enumerate(cats)}
+    out = np.full(int(items), -1, dtype=np.int64)
+    sid = layout.scenario["id"]
+    for i, (code, v) in enumerate(zip(codes.tolist(), column, strict=True)):
+        j = index.get((type(v), v))
+        if j is None:
+            raise UserError(
+                f"scenario {sid}: row {table.ids[i]!r} has {name} {_json(v)} in the item"
+                f" manifest, not one of the ratings' categories {_json(cats)}"
+            )
+        if out[code] >= 0 and out[code] != j:
+            raise UserError(
+                f"scenario {sid}: the rows of one item disagree on its {name} in the item"
+                f" manifest ({_json(cats[int(out[code])])} and {_json(v)}, row"
+                f" {table.ids[i]!r})"
+            )
+        out[code] = j
+    return out
+
+
+def _json(value: Any) -> str:
+    """A value as the records write it (true, not True)."""
+    import json
+
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def cell_rates(scenario: Mapping[str, Any], cells: Sequence[Mapping[str, Any]]):
