@@ -543,3 +543,30 @@ def test_hodges_lehmann_shift_exactly_on_its_threshold(tmp_path, op, verdict):
     assert Fraction(a["exact"]["upper"]) == diffs[25 - c]
     assert doc["verdicts"] == {"shift": verdict}
     assert ("met by 1 of 1" if verdict == "supported" else "met by 0 of 1") in md
+
+
+def test_icc_of_scores_in_tenths_is_exactly_on_its_threshold(tmp_path):
+    """The same essays scored 0.1 to 0.7 (a number field): the ICC is scale free, so ICC(2,1)
+    is exactly 3/4 of the decimals and `ge 0.75` holds. It was the ICC of the binary floats,
+    9813441062630822601670803791502457/13084588083507763592593274820446299, a hair below, and
+    the study was not supported while SCORE.json showed 0.75."""
+    text = (NEWCOMER / "essayicc.yaml").read_text()
+    old = "{name: score, type: integer, nullable: true, minimum: 1, maximum: 7, null_values: [NA]}"
+    new = "{name: score, type: number, nullable: true, minimum: 0, maximum: 1, null_values: [NA]}"
+    text = _swap(text, old, new)
+    text = text[: text.index("scenarios:\n")] + text[text.index("constants:\n") :]
+    root = _project(tmp_path, "essayicc", text)
+    lines = ["essay,rater,score"] + [
+        f"e{i + 1:02d},{RATERS[j]},{v / 10}"
+        for i, row in enumerate(SCORES)
+        for j, v in enumerate(row)
+    ]
+    log = root / "tenths.csv"
+    log.write_text("\n".join(lines) + "\n")
+    doc, _ = _score(root, "essayicc", log)
+    rows = {a["id"]: a for a in doc["analyses"]}
+    assert rows["icc21"]["exact"]["estimate"] == "3/4"
+    bms, jms, ems, wms = _mean_squares(SCORES)
+    assert Fraction(rows["icc21"]["exact"]["BMS"]) == bms / 100
+    assert Fraction(rows["icc21"]["exact"]["EMS"]) == ems / 100
+    assert doc["verdicts"] == {"reliable": "supported"}
