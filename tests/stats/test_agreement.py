@@ -647,6 +647,16 @@ def test_icc_of_decimal_ratings_is_that_of_the_decimals(form):
     assert b.exact["statistic"] == a.exact["statistic"]
 
 
+@pytest.mark.parametrize("level", ["interval", "ratio", "ordinal", "nominal"])
+def test_krippendorff_alpha_of_decimal_ratings_is_that_of_the_decimals(level):
+    """Interval and ratio alpha read the values: in tenths they are the decimals the data
+    write, so alpha is exactly that of the whole numbers (it was of the binary floats)."""
+    whole = np.array(SHROUT_FLEISS, dtype=float)
+    a = ag.krippendorff_alpha(whole, level_of_measurement=level)
+    b = ag.krippendorff_alpha(whole / 10, level_of_measurement=level)
+    assert b.exact["estimate"] == a.exact["estimate"]
+
+
 def test_icc_degenerate():
     # all ratings equal: every mean square 0, ICC undefined
     r = ag.intraclass_correlation(np.ones((4, 3)), form="icc-2-1", level=0.95)

@@ -404,7 +404,7 @@ def krippendorff_alpha(x, *, level_of_measurement) -> Result:
     m_u = present.sum(axis=1)
     pairable = m_u >= 2
     values_sorted = sorted(set(a[present & pairable[:, None]].tolist()))
-    values = [Fraction(v) for v in values_sorted]
+    values = [Fraction(repr(float(v))) for v in values_sorted]  # the decimals the data write
     nv = len(values)
     # coincidences: per number of ratings m, the integer pair counts Σ_u n_uc·n_uk (minus n_uc
     # on the diagonal: ordered pairs of distinct ratings), then divided by m − 1
@@ -932,7 +932,9 @@ CATALOGUE = (
             "0.849, ratio 0.797) and the 2-observer binary data (α 0.095); no library oracle"
         ),
         exactness=(
-            "α is a fraction of the ratings (floats taken at their exact values), compared exactly"
+            "α is a fraction of the ratings read as the decimals the data write (interval or "
+            "ratio ratings in tenths give the α of the whole numbers they scale), compared "
+            "exactly"
         ),
     ),
     Entry(
