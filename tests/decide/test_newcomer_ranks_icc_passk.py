@@ -506,3 +506,67 @@ def test_icc_from_pandas_exports_of_a_score_with_a_missing_value(tmp_path, capsy
     doc, _ = _score(root, "essayicc", whole)
     expected, _ = _score(root, "essayicc", _r_export(root, missing={(3, 1)}))
     assert doc["analyses"] == expected["analyses"] and doc["verdicts"] == expected["verdicts"]
+
+
+# -- a Hodges–Lehmann shift on its threshold (hlshift.yaml) ----------------------------------------
+
+NEW = [0.3, 0.45, 0.6, 0.75, 0.9]
+OLD = [0.1, 0.25, 0.42, 0.55, 0.71]
+
+
+@pytest.mark.parametrize(("op", "verdict"), [("ge", "supported"), ("gt", "not-supported")])
+def test_hodges_lehmann_shift_exactly_on_its_threshold(tmp_path, op, verdict):
+    """The median of the 25 differences of the decimals is exactly 0.2 (0.3 − 0.1, its float
+    0.19999999999999998, and 0.45 − 0.25 are among them): `ge 0.2` holds and `gt` fails.
+    It was decided on the float median, below 0.2, so `ge` failed on these data. The exact
+    95% interval's bounds are the order statistics of the exact differences."""
+    import pandas as pd
+
+    diffs = sorted(Fraction(repr(a)) - Fraction(repr(b)) for a in NEW for b in OLD)
+    assert diffs[12] == Fraction(1, 5) and float(np.median(np.subtract.outer(NEW, OLD))) < 0.2
+    text = (NEWCOMER / "hlshift.yaml").read_text()
+    old = "compare: {target: hl, quantity: estimate, op: ge, value: 0.2}"
+    root = _project(tmp_path, "hlshift", _swap(text, old, old.replace("op: ge", f"op: {op}")))
+    rows = [{"item": f"{m}{i}", "model": m, "score": v} for m, vs in (("new", NEW), ("old", OLD)) for i, v in enumerate(vs)]  # fmt: skip
+    log = root / "scores.csv"
+    pd.DataFrame(rows).to_csv(log, index=False)
+    doc, md = _score(root, "hlshift", log)
+    (a,) = doc["analyses"]
+    assert a["exact"]["estimate"] == "1/5"
+    # the exact interval: c the largest with P(U <= c - 1) <= 0.025 under the null
+    null = _mann_whitney_counts(5, 5)
+    total, below, c = sum(null.values()), 0, 0
+    while Fraction(below + null.get(c, 0), total) <= Fraction(1, 40):
+        below, c = below + null.get(c, 0), c + 1
+    assert a["extra"]["c"] == c
+    assert Fraction(a["exact"]["lower"]) == diffs[c - 1]
+    assert Fraction(a["exact"]["upper"]) == diffs[25 - c]
+    assert doc["verdicts"] == {"shift": verdict}
+    assert ("met by 1 of 1" if verdict == "supported" else "met by 0 of 1") in md
+
+
+def test_icc_of_scores_in_tenths_is_exactly_on_its_threshold(tmp_path):
+    """The same essays scored 0.1 to 0.7 (a number field): the ICC is scale free, so ICC(2,1)
+    is exactly 3/4 of the decimals and `ge 0.75` holds. It was the ICC of the binary floats,
+    9813441062630822601670803791502457/13084588083507763592593274820446299, a hair below, and
+    the study was not supported while SCORE.json showed 0.75."""
+    text = (NEWCOMER / "essayicc.yaml").read_text()
+    old = "{name: score, type: integer, nullable: true, minimum: 1, maximum: 7, null_values: [NA]}"
+    new = "{name: score, type: number, nullable: true, minimum: 0, maximum: 1, null_values: [NA]}"
+    text = _swap(text, old, new)
+    text = text[: text.index("scenarios:\n")] + text[text.index("constants:\n") :]
+    root = _project(tmp_path, "essayicc", text)
+    lines = ["essay,rater,score"] + [
+        f"e{i + 1:02d},{RATERS[j]},{v / 10}"
+        for i, row in enumerate(SCORES)
+        for j, v in enumerate(row)
+    ]
+    log = root / "tenths.csv"
+    log.write_text("\n".join(lines) + "\n")
+    doc, _ = _score(root, "essayicc", log)
+    rows = {a["id"]: a for a in doc["analyses"]}
+    assert rows["icc21"]["exact"]["estimate"] == "3/4"
+    bms, jms, ems, wms = _mean_squares(SCORES)
+    assert Fraction(rows["icc21"]["exact"]["BMS"]) == bms / 100
+    assert Fraction(rows["icc21"]["exact"]["EMS"]) == ems / 100
+    assert doc["verdicts"] == {"reliable": "supported"}

@@ -631,6 +631,32 @@ def test_icc_exact_mean_squares():
     assert r.exact["estimate"] == (b - e) / (b + 3 * e)
 
 
+@pytest.mark.parametrize("form", ["icc-1-1", "icc-2-1", "icc-3-1", "icc-2-k"])
+def test_icc_of_decimal_ratings_is_that_of_the_decimals(form):
+    """Ratings in tenths (0.5, 0.3, ...) are the decimals the data write: the ICC is scale
+    free, so it is exactly the ICC of the whole numbers (it was of the binary floats, a
+    fraction a hair off, and an ICC of exactly 3/4 failed `ge 0.75`), and each mean square is
+    the whole numbers' over 100."""
+    whole = np.array(SHROUT_FLEISS, dtype=float)
+    tenths = np.array([[v / 10 for v in row] for row in SHROUT_FLEISS])
+    a = ag.intraclass_correlation(whole, form=form, level=0.95)
+    b = ag.intraclass_correlation(tenths, form=form, level=0.95)
+    assert b.exact["estimate"] == a.exact["estimate"]
+    for name in ("BMS", "WMS", "JMS", "EMS"):
+        assert b.exact[name] == a.exact[name] / 100
+    assert b.exact["statistic"] == a.exact["statistic"]
+
+
+@pytest.mark.parametrize("level", ["interval", "ratio", "ordinal", "nominal"])
+def test_krippendorff_alpha_of_decimal_ratings_is_that_of_the_decimals(level):
+    """Interval and ratio alpha read the values: in tenths they are the decimals the data
+    write, so alpha is exactly that of the whole numbers (it was of the binary floats)."""
+    whole = np.array(SHROUT_FLEISS, dtype=float)
+    a = ag.krippendorff_alpha(whole, level_of_measurement=level)
+    b = ag.krippendorff_alpha(whole / 10, level_of_measurement=level)
+    assert b.exact["estimate"] == a.exact["estimate"]
+
+
 def test_icc_degenerate():
     # all ratings equal: every mean square 0, ICC undefined
     r = ag.intraclass_correlation(np.ones((4, 3)), form="icc-2-1", level=0.95)

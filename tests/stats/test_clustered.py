@@ -498,6 +498,44 @@ def test_design_effect_hand_example_and_negative():
     )
 
 
+def test_design_effect_of_decimals_exactly_on_two():
+    """Tenths in four clusters of three with MSB exactly 4·MSW: ICC 1/2 and a design effect of
+    exactly 2 (its float 1.9999999999999998 failed `ge 2`); exact['estimate'] decides."""
+    x = [0.3, 0.5, 0.2, 0.4, 0.6, 0.4, 0.6, 0.8, 0.6, 0.2, 0.5, 0.1]
+    c = [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
+    r = design_effect(x, c, None, arms=None, cluster_size="mean", negative_icc="keep")
+    # by hand over the decimals: cluster sums 1.0, 1.4, 2.0, 0.8 (grand 5.2)
+    dec = [Fraction(repr(v)) for v in x]
+    sums = [sum(dec[3 * g : 3 * g + 3]) for g in range(4)]
+    ssb = sum(s * s / 3 for s in sums) - sum(dec) ** 2 / 12
+    ssw = sum(v * v for v in dec) - sum(s * s / 3 for s in sums)
+    msb, msw = ssb / 3, ssw / 8
+    assert msb == 4 * msw
+    assert r.exact == {"estimate": Fraction(2), "icc": Fraction(1, 2)}
+    assert r.estimate != 2.0  # the float a hair below
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(1, 99), min_size=4, max_size=14),
+    st.sampled_from(["mean", "size-weighted"]),
+    st.sampled_from(["keep", "truncate"]),
+    st.booleans(),
+)
+def test_design_effect_exact_is_the_float_design_effect(values, size, negative, two_arms):
+    x = [v / 100 for v in values]
+    c = [i % 3 + 3 * (i % 2 if two_arms else 0) for i in range(len(x))]
+    group = ["a" if k < 3 else "b" for k in c] if two_arms else None
+    arms = ("a", "b") if two_arms else None
+    try:
+        r = design_effect(x, c, group, arms=arms, cluster_size=size, negative_icc=negative)
+    except MethodError:
+        return
+    if r.estimate is None:
+        return
+    assert math.isclose(float(r.exact["estimate"]), r.estimate, rel_tol=1e-9, abs_tol=1e-12)
+
+
 # -- cluster bootstrap ---------------------------------------------------------------------------
 
 

@@ -313,6 +313,49 @@ def test_hodges_lehmann_median_property(x, y):
         assert r.lower is None and r.upper is None
 
 
+def _exact_diffs(x, y) -> list[Fraction]:
+    return sorted(Fraction(repr(a)) - Fraction(repr(b)) for a in x for b in y)
+
+
+def test_hodges_lehmann_is_exact_on_the_decimals_the_data_write():
+    """0.3 − 0.1 is 0.19999999999999998 in floats: the shift of these data is exactly 1/5 (it
+    was compared as that float, so `estimate ge 0.2` failed on data exactly on it), and each
+    bound is the exact difference of the decimals at its order statistic."""
+    x, y = [0.3, 0.45, 0.6, 0.75, 0.9], [0.1, 0.25, 0.42, 0.55, 0.71]
+    r = continuous.hodges_lehmann(x, y, level=0.9, method="exact")
+    diffs = _exact_diffs(x, y)
+    assert r.exact["estimate"] == diffs[12] == Fraction(1, 5)
+    assert r.estimate == float(np.median(np.subtract.outer(x, y))) < 0.2  # the float as before
+    c = r.extra["c"]
+    assert (r.exact["lower"], r.exact["upper"]) == (diffs[c - 1], diffs[25 - c])
+    # an even number of pairs: the mean of the middle two, exactly
+    r = continuous.hodges_lehmann(x[:4], y[:4], level=0.9, method="asymptotic")
+    diffs = _exact_diffs(x[:4], y[:4])
+    assert r.exact["estimate"] == (diffs[7] + diffs[8]) / 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(-300, 300), min_size=1, max_size=8),
+    st.lists(st.integers(-300, 300), min_size=1, max_size=8),
+    st.sampled_from([10, 100, 1000]),
+)
+def test_hodges_lehmann_exact_order_statistics_against_fractions(xs, ys, scale):
+    """Decimals with near ties (0.29 − 0.09 and 0.3 − 0.1 are both 1/5, their floats differ):
+    every exact figure is the order statistic of the exact differences."""
+    x, y = [v / scale for v in xs], [v / scale for v in ys]
+    r = continuous.hodges_lehmann(x, y, level=0.8, method="asymptotic")
+    diffs = _exact_diffs(x, y)
+    mn = len(diffs)
+    median = diffs[mn // 2] if mn % 2 else (diffs[mn // 2 - 1] + diffs[mn // 2]) / 2
+    assert r.exact["estimate"] == median
+    c = r.extra["c"]
+    if c >= 1:
+        assert (r.exact["lower"], r.exact["upper"]) == (diffs[c - 1], diffs[mn - c])
+    else:
+        assert "lower" not in r.exact and "upper" not in r.exact
+
+
 # -- bad input, the catalogue ---------------------------------------------------------------------
 
 

@@ -372,6 +372,49 @@ def test_wilcoxon_margin_shifts_the_differences():
     close(r.p, o.pvalue, rel=1e-12)
 
 
+# 0.3 − 0.1 is 0.19999999999999998 in floats, 0.7 − 0.4 is 0.29999999999999993 and 0.9 − 0.6
+# 0.30000000000000004: as decimals, against a margin of 0.2, one difference is exactly on it and
+# the other four are ties at 0.1
+ON_X, ON_Y = [0.3, 0.5, 0.7, 0.9, 1.1], [0.1, 0.2, 0.4, 0.6, 0.8]
+
+
+def test_sign_test_a_difference_on_the_margin_is_a_tie():
+    """It was counted below the margin (from its float), so above 4 of 5 gave P = 3/16."""
+    r = pd.sign_test(ON_X, ON_Y, alternative="greater", margin=0.2, ties="drop")
+    assert r.counts == {"above": 4, "below": 0, "tied": 1, "n": 5}
+    assert r.exact == {"estimate": Fraction(1), "p": Fraction(1, 16)}
+
+
+@pytest.mark.parametrize("zero_method", ["wilcox", "pratt"])
+def test_wilcoxon_ranks_and_zeros_of_the_decimal_differences(zero_method):
+    """The zero and the ties come from the decimals (scipy on the exact differences agrees);
+    from the floats there was no zero and no tie."""
+    d = np.array([0.0, 0.1, 0.1, 0.1, 0.1])
+    for method in ("exact", "normal"):
+        r = pd.wilcoxon_signed_rank(
+            ON_X,
+            ON_Y,
+            alternative="greater",
+            margin=0.2,
+            zero_method=zero_method,
+            method=method,
+            correction="none",
+        )
+        assert r.counts["zeros"] == 1 and r.counts["nonzero"] == 4
+        if method == "normal":
+            o = ss.wilcoxon(
+                d,
+                zero_method=zero_method,
+                alternative="greater",
+                correction=False,
+                method="asymptotic",
+            )
+            assert r.statistic == o.statistic
+            close(r.p, o.pvalue, rel=1e-12)
+        elif zero_method == "wilcox":  # four tied ranks, all positive: 1 of 16 sign changes
+            assert r.exact == {"statistic": Fraction(10), "p": Fraction(1, 16)}
+
+
 @pytest.mark.parametrize("alt", ALTS)
 @pytest.mark.parametrize("margin", [0.0, -0.3, 1])
 def test_paired_t_matches_scipy(alt, margin):

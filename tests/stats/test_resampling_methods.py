@@ -401,6 +401,55 @@ def test_sign_flip_darwin_zea_mays_fisher_1935():
     assert t.exact["p"] == Fraction(1726, 32768)
 
 
+def _dec(values) -> list[Fraction]:
+    return [Fraction(repr(float(v))) for v in values]
+
+
+@pytest.mark.parametrize("alt", ["two-sided", "greater", "less"])
+@pytest.mark.parametrize("two", ["double-smaller", "absolute"])
+def test_sign_flip_on_the_margin_counts_the_decimals(alt, two):
+    """0.1, 0.2, 0.3, 0.4 have mean exactly 0.25, the margin: T = 0, and the sign vectors whose
+    sum is 0 as decimals meet T* >= T (their floats straddle 0, and the tolerance 100·ε·|T|
+    of a float T of 7e-18 did not reach them: P(greater) was 1/2, not 5/8)."""
+    x = [0.1, 0.2, 0.3, 0.4]
+    r = permutation_mean(x, **_perm_opts(alt, 0.25, "exact", None, None, "none", two))
+    d = [v - Fraction(1, 4) for v in _dec(x)]
+    sums = [sum(s * v for s, v in zip(signs, d, strict=True)) for signs in product((1, -1), repeat=4)]  # fmt: skip
+    ge, le = sum(t >= 0 for t in sums), sum(t <= 0 for t in sums)
+    want = {
+        "greater": Fraction(ge, 16),
+        "less": Fraction(le, 16),
+        "two-sided": Fraction(16, 16)
+        if two == "absolute"
+        else min(Fraction(1), 2 * Fraction(min(ge, le), 16)),
+    }[alt]
+    assert r.exact["p"] == want and r.exact["statistic"] == 0 and r.statistic == 0.0
+    if alt == "greater":
+        assert want == Fraction(5, 8)
+    # paired: x − y − 0.25 are the same differences as decimals (not as floats)
+    xp, yp = [0.15, 0.3, 0.5, 0.7], [0.05, 0.1, 0.2, 0.3]
+    paired = permutation_paired_mean_difference(
+        xp, yp, **_perm_opts(alt, 0.25, "exact", None, None, "none", two)
+    )
+    assert paired.exact["p"] == want and paired.exact["statistic"] == 0
+
+
+@pytest.mark.parametrize("alt", ["greater", "less"])
+def test_relabelling_on_the_margin_counts_the_decimals(alt):
+    """mean(0.3, 0.5, 0.4) − 0.2 − mean(0.1, 0.2, 0.3) is exactly 0: every split whose
+    difference is 0 as decimals meets both tails."""
+    x, y = [0.3, 0.5, 0.4], [0.1, 0.2, 0.3]
+    r = permutation_mean_difference(x, y, **_perm_opts(alt, 0.2, "exact", None, None, "none"))
+    pooled = [v - Fraction(1, 5) for v in _dec(x)] + _dec(y)
+    stats_ = []
+    for c in combinations(range(6), 3):
+        xs = [pooled[i] for i in c]
+        ys = [pooled[i] for i in range(6) if i not in c]
+        stats_.append(sum(xs) / 3 - sum(ys) / 3)
+    b = sum(t >= 0 for t in stats_) if alt == "greater" else sum(t <= 0 for t in stats_)
+    assert r.exact["p"] == Fraction(b, 20) and r.exact["statistic"] == 0
+
+
 def test_permutation_large_sample():
     x, y = RNG.normal(0, 1, 20_000), RNG.normal(0.01, 1, 15_000)
     r = permutation_mean_difference(x, y, **_perm_opts("less", B=60, seed=1))

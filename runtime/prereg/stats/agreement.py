@@ -26,7 +26,6 @@ from fractions import Fraction
 import numpy as np
 
 from prereg.stats.catalogue import Entry
-from prereg.stats.exactsum import scaled
 from prereg.stats.methods import MethodError
 from prereg.stats.result import Result
 
@@ -405,7 +404,7 @@ def krippendorff_alpha(x, *, level_of_measurement) -> Result:
     m_u = present.sum(axis=1)
     pairable = m_u >= 2
     values_sorted = sorted(set(a[present & pairable[:, None]].tolist()))
-    values = [Fraction(v) for v in values_sorted]
+    values = [Fraction(repr(float(v))) for v in values_sorted]  # the decimals the data write
     nv = len(values)
     # coincidences: per number of ratings m, the integer pair counts Σ_u n_uc·n_uk (minus n_uc
     # on the diagonal: ordered pairs of distinct ratings), then divided by m − 1
@@ -651,11 +650,24 @@ def krippendorff_alpha_bootstrap(
 # intraclass correlation
 
 
+def _decimal_scaled(a: np.ndarray) -> tuple[list[int], Fraction]:
+    """``(numerators, scale)`` with each rating the decimal the data write (its shortest
+    repr: 0.1 is 1/10, not the binary float's value) equal to its numerator times ``scale``."""
+    from math import lcm
+
+    values = a.reshape(-1).tolist()
+    decimal = {v: Fraction(repr(float(v))) for v in set(values)}
+    den = lcm(*(f.denominator for f in decimal.values())) if decimal else 1
+    whole = {v: f.numerator * (den // f.denominator) for v, f in decimal.items()}
+    return [whole[v] for v in values], Fraction(1, den)
+
+
 def _mean_squares(a: np.ndarray) -> dict[str, Fraction]:
-    """BMS, WMS, JMS and EMS of a complete n x k table, in exact arithmetic."""
+    """BMS, WMS, JMS and EMS of a complete n x k table, in exact arithmetic over the decimals
+    the ratings write (ratings of 0.5 and 0.3 are 5 and 3 tenths: the ICC is scale-free, so
+    it is the same fraction as of 5 and 3)."""
     n, k = a.shape
-    nums, shift = scaled(a)
-    scale = Fraction(1, 1 << shift)
+    nums, scale = _decimal_scaled(a)
     grid = [nums[i * k : (i + 1) * k] for i in range(n)]
     total = sum(nums)
     row_sums = [sum(r) for r in grid]
@@ -920,7 +932,9 @@ CATALOGUE = (
             "0.849, ratio 0.797) and the 2-observer binary data (α 0.095); no library oracle"
         ),
         exactness=(
-            "α is a fraction of the ratings (floats taken at their exact values), compared exactly"
+            "α is a fraction of the ratings read as the decimals the data write (interval or "
+            "ratio ratings in tenths give the α of the whole numbers they scale), compared "
+            "exactly"
         ),
     ),
     Entry(
@@ -1024,8 +1038,9 @@ CATALOGUE = (
             "for the test and interval figures"
         ),
         exactness=(
-            "the ICC and the mean squares are fractions of the ratings (floats at their exact "
-            "values), compared exactly; P and the interval are floats"
+            "the ICC and the mean squares are fractions of the ratings read as the decimals "
+            "the data write (ratings of 0.1 steps give the ICC of the whole numbers they "
+            "scale), compared exactly; P and the interval are floats"
         ),
     ),
 )

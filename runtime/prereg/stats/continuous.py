@@ -486,15 +486,20 @@ def hodges_lehmann(x, y, *, level, method) -> Result:
         )
     if mn == 0:
         return Result("hodges-lehmann", counts=counts)
-    diffs = np.sort(np.subtract.outer(a, b).reshape(-1))
+    outer = np.subtract.outer(a, b)
+    diffs = np.sort(outer.reshape(-1))
     half = mn // 2
     estimate = float(diffs[half]) if mn % 2 else (float(diffs[half - 1]) + float(diffs[half])) / 2
+    order = _ExactDifferences(a, b, outer, diffs)
+    exact = {"estimate": order.at(half) if mn % 2 else (order.at(half - 1) + order.at(half)) / 2}
     alpha = 1.0 - lv
     extra: dict[str, object] = {}
     if method == "exact":
         if len(np.unique(np.concatenate([a, b]))) < m + n:
             extra["undefined"] = "the exact interval is for data without ties"
-            return Result("hodges-lehmann", estimate=estimate, counts=counts, extra=extra)
+            return Result(
+                "hodges-lehmann", estimate=estimate, exact=exact, counts=counts, extra=extra
+            )
         dist = inversion_counts([m, n])
         total = sum(dist)
         c, below = 0, 0  # below = #(U <= c - 1)
@@ -512,14 +517,51 @@ def hodges_lehmann(x, y, *, level, method) -> Result:
         lower = upper = None
     else:
         lower, upper = float(diffs[c - 1]), float(diffs[mn - c])
+        exact.update(lower=order.at(c - 1), upper=order.at(mn - c))
     return Result(
         "hodges-lehmann",
         estimate=estimate,
         lower=lower,
         upper=upper,
+        exact=exact,
         counts=counts,
         extra=extra,
     )
+
+
+class _ExactDifferences:
+    """Order statistics of the differences x_i − y_j of the decimals the data write
+    (:func:`prereg.stats.compare.decimal_fraction`), exactly: the float differences ``diffs``
+    (sorted) are each within ``tol`` of their exact value (the subtraction's rounding and each
+    float's distance from its decimal, at most 2 ulp of max|x| + max|y| together), so the
+    exact r-th smallest lies within ``tol`` of the float r-th smallest, and the differences
+    whose floats lie more than 2·tol below (above) it are exactly below (above) it. Only the
+    pairs in that window are subtracted exactly, once per distinct pair of values."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray, outer: np.ndarray, diffs: np.ndarray):
+        self.a, self.b, self.outer, self.diffs = a, b, outer, diffs
+        scale = float(np.max(np.abs(a))) + float(np.max(np.abs(b)))
+        self.tol = 4.0 * float(np.spacing(scale)) if scale else 0.0
+
+    def at(self, r: int) -> Fraction:
+        from prereg.stats.compare import decimal_fraction
+
+        d = float(self.diffs[r])
+        lo, hi = d - 2 * self.tol, d + 2 * self.tol
+        below = int(np.searchsorted(self.diffs, lo, side="left"))
+        i, j = np.nonzero((self.outer >= lo) & (self.outer <= hi))
+        pairs: dict[tuple[float, float], int] = {}
+        for x, y in zip(self.a[i].tolist(), self.b[j].tolist(), strict=True):
+            pairs[(x, y)] = pairs.get((x, y), 0) + 1
+        window = sorted(
+            (decimal_fraction(x) - decimal_fraction(y), k) for (x, y), k in pairs.items()
+        )
+        seen = below
+        for value, k in window:
+            seen += k
+            if seen > r:
+                return value
+        raise AssertionError("the exact order statistic lies in its window")  # pragma: no cover
 
 
 _F = "prereg.stats.continuous:"
@@ -647,8 +689,11 @@ CATALOGUE = (
         "tests); R's wilcox.test(conf.int=TRUE, exact=TRUE) differs only when "
         "P(U <= c - 1) equals alpha/2 exactly (it takes the wider interval) and never returns "
         "an unbounded one",
-        exactness="the estimate and the bounds are differences of two data values (floating "
-        "point subtraction), compared as floats; c is a whole number in extra",
+        exactness="the estimate and the bounds are differences of the decimals the data write "
+        "(the estimate the mean of two with an even number of pairs), exact fractions "
+        "(exact['estimate'], exact['lower'], exact['upper']) compared exactly: a shift of "
+        "0.3 − 0.1 is 0.2, though its float is 0.19999999999999998; c is a whole number in "
+        "extra",
     ),
     Entry(
         name="ratio-of-geometric-means",

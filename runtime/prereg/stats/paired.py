@@ -304,10 +304,30 @@ def _paired_samples(x, y) -> tuple[np.ndarray, np.ndarray]:
     return xa, ya
 
 
-def _differences(x, y, margin) -> tuple[np.ndarray, Fraction]:
+def _differences(x, y, margin) -> tuple[np.ndarray, np.ndarray]:
+    """The differences x − y − margin of the decimals the data and the spec write, exactly:
+    ``(sign, size)``, each difference's sign (−1, 0, 1) and the rank of its absolute value
+    among the distinct absolute values (0 for the smallest), so that a difference exactly on
+    the margin is a zero and differences equal as decimals are ties (0.3 − 0.1 and 0.5 − 0.3
+    are both 0.2, though their floats differ).  Every value is read as its shortest decimal
+    (:func:`prereg.stats.compare.decimal_fraction`) and all are put over one denominator, so
+    the differences are whole numbers."""
+    from math import lcm
+
     xa, ya = _paired_samples(x, y)
     m = _margin_any(margin)
-    return (xa.astype(np.float64) - ya.astype(np.float64)) - float(m), m
+    decimal: dict[float, Fraction] = {}
+    for v in (*xa.tolist(), *ya.tolist()):
+        if v not in decimal:
+            decimal[v] = Fraction(repr(float(v)))
+    den = lcm(m.denominator, *(f.denominator for f in decimal.values()))
+    whole = {v: f.numerator * (den // f.denominator) for v, f in decimal.items()}
+    shift = m.numerator * (den // m.denominator)
+    d = [whole[a] - whole[b] - shift for a, b in zip(xa.tolist(), ya.tolist(), strict=True)]
+    sign = np.array([(v > 0) - (v < 0) for v in d], dtype=np.int64)
+    sizes = sorted({abs(v) for v in d})
+    rank = {v: i for i, v in enumerate(sizes)}
+    return sign, np.array([rank[abs(v)] for v in d], dtype=np.int64)
 
 
 def _margin_any(margin) -> Fraction:
@@ -334,15 +354,15 @@ def sign_test(x, y, *, alternative, margin, ties) -> Result:
 
     alt = _alternative(alternative)
     how = _choice("ties", ties, ("drop", "split"))
-    d, _ = _differences(x, y, margin)
-    pos = int(np.count_nonzero(d > 0))
-    neg = int(np.count_nonzero(d < 0))
-    tied = int(d.size) - pos - neg
+    sign, _ = _differences(x, y, margin)
+    pos = int(np.count_nonzero(sign > 0))
+    neg = int(np.count_nonzero(sign < 0))
+    tied = int(sign.size) - pos - neg
     if how == "split":
         pos += tied // 2
         neg += tied // 2
     m = pos + neg
-    counts = {"above": pos, "below": neg, "tied": tied, "n": int(d.size)}
+    counts = {"above": pos, "below": neg, "tied": tied, "n": int(sign.size)}
     if m == 0:
         return Result(
             "sign-test",
@@ -427,18 +447,19 @@ def wilcoxon_signed_rank(x, y, *, alternative, margin, zero_method, method, corr
     corr = _choice("correction", correction, ("none", "continuity"))
     if how == "exact" and corr != "none":
         raise MethodError('correction must be "none" with method "exact" (it is exact)')
-    d, _ = _differences(x, y, margin)
-    zeros = int(np.count_nonzero(d == 0))
+    sign, size = _differences(x, y, margin)  # exact: a zero is a difference on the margin
+    zeros = int(np.count_nonzero(sign == 0))
     if zm == "wilcox":
-        d = d[d != 0]
-    n = int(d.size)
-    nonzero = int(np.count_nonzero(d))
+        size = size[sign != 0]
+        sign = sign[sign != 0]
+    n = int(sign.size)
+    nonzero = int(np.count_nonzero(sign))
     counts = {"n": n, "zeros": zeros, "nonzero": nonzero}
     if nonzero == 0:
         return Result("wilcoxon-signed-rank", statistic_name="W+", counts=counts)
-    ranks = rankdata(np.abs(d))  # average ranks: multiples of ½
+    ranks = rankdata(size)  # average ranks of |d| (ties exact): multiples of ½
     ranks2 = np.rint(2.0 * ranks).astype(np.int64)
-    pos2 = int(ranks2[d > 0].sum())
+    pos2 = int(ranks2[sign > 0].sum())
     w_plus = Fraction(pos2, 2)
     if how == "exact":
         if nonzero > _EXACT_LIMIT:
@@ -447,7 +468,7 @@ def wilcoxon_signed_rank(x, y, *, alternative, margin, zero_method, method, corr
                 f"non-zero differences, got {nonzero}; register method normal"
             )
         # W+ and its mirror total − W+ have one distribution: only the lower half is built.
-        nz = ranks2[d != 0]
+        nz = ranks2[sign != 0]
         total = int(nz.sum())
         low_side = pos2 <= total - pos2
         near = pos2 if low_side else total - pos2  # the observed value or its mirror
@@ -494,7 +515,7 @@ def wilcoxon_signed_rank(x, y, *, alternative, margin, zero_method, method, corr
     var24 = n * (n + 1) * (2 * n + 1)
     if zm == "pratt":
         var24 -= zeros * (zeros + 1) * (2 * zeros + 1)
-    _, tcounts = np.unique(np.abs(d[d != 0]), return_counts=True)
+    _, tcounts = np.unique(size[sign != 0], return_counts=True)
     tie = int(sum(int(t) ** 3 - int(t) for t in tcounts))
     var = Fraction(2 * var24 - tie, 48)
     se = math.sqrt(float(var))
@@ -820,7 +841,9 @@ CATALOGUE = (
         reference="Dixon WJ, Mood AM (1946). The statistical sign test. JASA 41:557–566.",
         oracle="exact sums of binomial coefficients; statsmodels sign_test (ties dropped, "
         "two-sided)",
-        exactness="estimate is an exact fraction; up to 2,000 differences not tied P is the "
+        exactness="each difference less the margin is signed exactly on the decimals the data "
+        "and the spec write (0.3 − 0.1 against a margin of 0.2 is a tie, though its float is "
+        "below 0.2); estimate is an exact fraction; up to 2,000 differences not tied P is the "
         "fraction of integer sums over 2^m (exact['p']), compared exactly; beyond, certified "
         "(regularised incomplete beta), as mcnemar-exact's",
     ),
@@ -848,9 +871,12 @@ CATALOGUE = (
         "or 'exact') (its two-sided statistic is min(W+, W−); 'auto' may switch method; its "
         "'exact' assumes no ties, so with ties or zeros the oracle is "
         "method=PermutationMethod over all 2^n sign changes)",
-        exactness="W+ is an exact fraction (a multiple of ½); with method exact and at most 62 "
-        "non-zero differences P is the count of sign changes over 2^n (exact['p']), compared "
-        "exactly; otherwise P a float",
+        exactness="the differences less the margin are signed and ranked exactly on the "
+        "decimals the data and the spec write (a difference on the margin is a zero, and "
+        "differences equal as decimals are ties, whatever their floats); W+ is an exact "
+        "fraction (a multiple of ½); with method exact and at most 62 non-zero differences P "
+        "is the count of sign changes over 2^n (exact['p']), compared exactly; otherwise P a "
+        "float",
     ),
     Entry(
         name="paired-t",

@@ -570,8 +570,11 @@ def _permutation_options(
 
 
 def _p_values(null: np.ndarray, observed: float, *, alternative, two_sided, plus_one):
-    """(P as a float, P as a fraction, the count b behind it, the number of arrangements)."""
-    gamma = abs(np.finfo(np.float64).eps * 100 * observed)
+    """(P as a float, P as a fraction, the count b behind it, the number of arrangements).
+    ``null`` and ``observed`` are floats compared with a tolerance, or whole numbers (each
+    arrangement's statistic over one positive factor, :func:`_whole`) compared exactly."""
+    exact = null.dtype.kind == "i"
+    gamma = 0 if exact else abs(np.finfo(np.float64).eps * 100 * observed)
     total = int(null.size)
     add = 1 if plus_one else 0
 
@@ -594,8 +597,18 @@ def _p_values(null: np.ndarray, observed: float, *, alternative, two_sided, plus
 
 
 def _relabel_null(pooled: np.ndarray, nx: int, enumeration: str, permutations, seed):
+    """mean(x*) − mean(y*) of each relabelling; of whole numbers (int64, :func:`_whole`)
+    ``sum(x*)·n − sum·nx`` instead, the same times nx·ny, exactly."""
     n = pooled.size
     ny = n - nx
+    whole = pooled.dtype.kind == "i"
+    total_sum = int(pooled.sum()) if whole else 0
+
+    def stat(xs_sum, ys_sum):
+        if whole:
+            return xs_sum * n - total_sum * nx
+        return xs_sum / nx - ys_sum / ny
+
     if enumeration == "exact":
         total = math.comb(n, nx)
         if total > MAX_ENUMERATION:
@@ -603,7 +616,7 @@ def _relabel_null(pooled: np.ndarray, nx: int, enumeration: str, permutations, s
                 f"exact enumeration of {total} splits exceeds {MAX_ENUMERATION}; register "
                 "random permutations instead"
             )
-        out = np.empty(total)
+        out = np.empty(total, dtype=pooled.dtype)
         combos = combinations(range(n), nx)
         step = _rows(n)
         at = 0
@@ -612,24 +625,27 @@ def _relabel_null(pooled: np.ndarray, nx: int, enumeration: str, permutations, s
             idx = np.array(chunk, dtype=np.intp).reshape(len(chunk), nx)
             mask = np.zeros((len(chunk), n), dtype=bool)
             np.put_along_axis(mask, idx, True, axis=1)
-            xs = np.where(mask, pooled, 0.0)
-            ys = np.where(mask, 0.0, pooled)
-            out[at : at + len(chunk)] = xs.sum(axis=-1) / nx - ys.sum(axis=-1) / ny
+            xs = np.where(mask, pooled, 0)
+            ys = np.where(mask, 0, pooled)
+            out[at : at + len(chunk)] = stat(xs.sum(axis=-1), ys.sum(axis=-1))
             at += len(chunk)
         return out
     rng = np.random.Generator(np.random.PCG64(seed))
-    out = np.empty(permutations)
+    out = np.empty(permutations, dtype=pooled.dtype)
     step = _rows(n)
     for lo in range(0, permutations, step):
         hi = min(lo + step, permutations)
         perms = np.stack([rng.permutation(n) for _ in range(hi - lo)])
         vals = pooled[perms]
-        out[lo:hi] = vals[:, :nx].sum(axis=-1) / nx - vals[:, nx:].sum(axis=-1) / ny
+        out[lo:hi] = stat(vals[:, :nx].sum(axis=-1), vals[:, nx:].sum(axis=-1))
     return out
 
 
 def _flip_null(d: np.ndarray, enumeration: str, permutations, seed):
+    """mean(±d) of each sign vector; of whole numbers (int64, :func:`_whole`) the sum, the
+    same times n, exactly."""
     n = d.size
+    scale = 1 if d.dtype.kind == "i" else n
     if enumeration == "exact":
         if n >= 63 or (1 << n) > MAX_ENUMERATION:
             raise MethodError(
@@ -637,23 +653,49 @@ def _flip_null(d: np.ndarray, enumeration: str, permutations, seed):
                 "random permutations instead"
             )
         total = 1 << n
-        out = np.empty(total)
+        out = np.empty(total, dtype=d.dtype)
         step = _rows(n)
         bits = np.arange(n, dtype=np.int64)
         for lo in range(0, total, step):
             hi = min(lo + step, total)
             k = np.arange(lo, hi, dtype=np.int64)
             flip = ((k[:, None] >> bits) & 1).astype(bool)
-            out[lo:hi] = np.where(flip, -d, d).sum(axis=-1) / n
+            sums = np.where(flip, -d, d).sum(axis=-1)
+            out[lo:hi] = sums if scale == 1 else sums / scale
         return out
     rng = np.random.Generator(np.random.PCG64(seed))
-    out = np.empty(permutations)
+    out = np.empty(permutations, dtype=d.dtype)
     step = _rows(2 * n)
     for lo in range(0, permutations, step):
         hi = min(lo + step, permutations)
         flip = rng.permuted(np.tile(np.arange(2), (hi - lo, n, 1)), axis=-1)[..., 0] == 1
-        out[lo:hi] = np.where(flip, -d, d).sum(axis=-1) / n
+        sums = np.where(flip, -d, d).sum(axis=-1)
+        out[lo:hi] = sums if scale == 1 else sums / scale
     return out
+
+
+def _whole(samples: list[np.ndarray], margin: float) -> tuple[list[np.ndarray], int, int] | None:
+    """The samples and the margin as whole numbers over one denominator: each value the
+    decimal the data (or the spec) write, times the least common denominator, so that sums
+    and comparisons of arrangements are exact (a mean on the margin is a statistic of 0, and
+    arrangements equal as decimals are equal), the margin, and the denominator.  None when a
+    sum of them could leave int64."""
+    from math import lcm
+
+    decimal: dict[float, Fraction] = {}
+    for a in samples:
+        for v in a.tolist():
+            if v not in decimal:
+                decimal[v] = Fraction(repr(float(v)))
+    m = Fraction(repr(float(margin)))
+    den = lcm(m.denominator, *(f.denominator for f in decimal.values()))
+    size = sum(int(a.size) for a in samples)
+    largest = max([abs(f) for f in decimal.values()] + [abs(m)]) * den
+    if 2 * largest * size * (size + 1) >= 2**62:  # a difference, summed, times n
+        return None
+    whole = {v: int(f * den) for v, f in decimal.items()}
+    out = [np.array([whole[v] for v in a.tolist()], dtype=np.int64) for a in samples]
+    return out, int(m * den), den
 
 
 def _permutation_result(
@@ -663,6 +705,7 @@ def _permutation_result(
     estimate,
     margin,
     *,
+    key,
     alternative,
     two_sided,
     plus_one,
@@ -672,7 +715,7 @@ def _permutation_result(
     seed,
 ):
     p, p_exact, b, total = _p_values(
-        null, observed, alternative=alternative, two_sided=two_sided, plus_one=plus_one
+        null, key, alternative=alternative, two_sided=two_sided, plus_one=plus_one
     )
     return Result(
         method=method,
@@ -712,29 +755,49 @@ def permutation_mean_difference(
     shifted = a - margin
     observed = float(shifted.sum() / a.size - b.sum() / b.size)
     estimate = float(a.sum() / a.size - b.sum() / b.size)
-    null = _relabel_null(np.concatenate([shifted, b]), a.size, enumeration, permutations, seed)
+    pooled = np.concatenate([shifted, b])
+    key, statistic = observed, None
+    whole = _whole([a, b], margin)
+    if whole is not None:  # the arrangements compared exactly on the decimals
+        (wa, wb), wm, den = whole
+        pooled = np.concatenate([wa - wm, wb])
+        n = int(pooled.size)
+        key = int((wa - wm).sum()) * n - int(pooled.sum()) * int(a.size)
+        statistic = Fraction(key, den * int(a.size) * int(b.size))
+        observed = float(statistic)
+    null = _relabel_null(pooled, a.size, enumeration, permutations, seed)
     return _permutation_result(
         name,
         null,
         observed,
         estimate,
         margin,
+        key=key,
         alternative=alternative,
         two_sided=two_sided,
         plus_one=p_correction == "plus-one",
-        exact=_exact_estimate(a, b),
+        exact={**_exact_estimate(a, b), **({} if statistic is None else {"statistic": statistic})},
         counts=counts,
         enumeration=enumeration,
         seed=seed,
     )
 
 
-def _sign_flip(name, d, margin, opts, counts):
+def _sign_flip(name, d, margin, opts, counts, samples):
+    """The sign-flip test of d (x, or x − y: ``samples``) less the margin."""
     alternative, margin, enumeration, permutations, seed, p_correction, two_sided = opts
     if d.size == 0:
         return Result(method=name, statistic_name="mean difference − margin", counts=counts)
     shifted = d - margin
     observed = float(shifted.sum() / d.size)
+    key, statistic = observed, None
+    whole = _whole(samples, margin)
+    if whole is not None:  # the arrangements compared exactly on the decimals
+        parts, wm, den = whole
+        shifted = (parts[0] - parts[1] if len(parts) == 2 else parts[0]) - wm
+        key = int(shifted.sum())
+        statistic = Fraction(key, den * int(d.size))
+        observed = float(statistic)
     null = _flip_null(shifted, enumeration, permutations, seed)
     return _permutation_result(
         name,
@@ -742,10 +805,11 @@ def _sign_flip(name, d, margin, opts, counts):
         observed,
         float(d.sum() / d.size),
         margin,
+        key=key,
         alternative=alternative,
         two_sided=two_sided,
         plus_one=p_correction == "plus-one",
-        exact=_exact_estimate(d),
+        exact={**_exact_estimate(d), **({} if statistic is None else {"statistic": statistic})},
         counts=counts,
         enumeration=enumeration,
         seed=seed,
@@ -770,7 +834,9 @@ def permutation_paired_mean_difference(
         alternative, margin, enumeration, permutations, seed, p_correction, two_sided
     )
     d = _paired(x, y)
-    return _sign_flip("permutation-paired-mean-difference", d, opts[1], opts, {"n": int(d.size)})
+    samples = [_sample("x", x), _sample("y", y)]
+    name = "permutation-paired-mean-difference"
+    return _sign_flip(name, d, opts[1], opts, {"n": int(d.size)}, samples)
 
 
 def permutation_mean(
@@ -790,7 +856,7 @@ def permutation_mean(
         alternative, margin, enumeration, permutations, seed, p_correction, two_sided
     )
     a = _sample("x", x)
-    return _sign_flip("permutation-mean", a, opts[1], opts, {"n": int(a.size)})
+    return _sign_flip("permutation-mean", a, opts[1], opts, {"n": int(a.size)}, [a])
 
 
 # -- the catalogue ------------------------------------------------------------------------------
@@ -841,7 +907,11 @@ _PERM_OPTIONS = {
 }
 _PERM_EXACT = (
     "P is the fraction (b + 1)/(B + 1) or b/B of integer counts (exact['p']); the count b "
-    "compares floats with the tolerance 100·ε·|T| (exact for integer data)"
+    "compares each arrangement's statistic with the observed one exactly, on the decimals the "
+    "data and the margin write put over one denominator (a mean on the margin is T = 0 "
+    "exactly, exact['statistic'], and arrangements equal as decimals are equal), when their "
+    "sums fit 64 bits (data of up to about 15 significant digits); otherwise it compares "
+    "floats with the tolerance 100·ε·|T|"
 )
 _PERM_REFERENCE = (
     "Good P (2005). Permutation, Parametric and Bootstrap Tests of Hypotheses, 3rd ed.; "
