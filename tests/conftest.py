@@ -113,6 +113,18 @@ def write_d17_cells(spec: Path) -> None:
     spec.write_text(text[:start] + D17_WRITTEN_CELLS.read_text(encoding="utf-8") + text[end:])
 
 
+def study_project(root: Path, study: str, text: str) -> Path:
+    """A project at ``root`` holding one study's spec ``text`` and the language schema, not yet
+    compiled."""
+    import shutil
+
+    (root / "spec" / "studies").mkdir(parents=True)
+    (root / "spec" / "studies" / f"{study}.yaml").write_text(text, encoding="utf-8")
+    (root / "generated").mkdir()
+    shutil.copy(ROOT / "generated" / "prereg.schema.json", root / "generated")
+    return root
+
+
 def compile_edited(tmp_path: Path, study: str, edits, source: Path | None = None):
     """Compile, in process, a project holding only a copy of ``study``'s spec (or of the spec
     file ``source``) with each ``(old, new)`` text replacement applied (``old`` must occur

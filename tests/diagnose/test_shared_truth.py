@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +21,7 @@ import pytest
 from scipy import stats
 
 from prereg.cli import main
-from tests.conftest import ROOT
+from tests.conftest import study_project
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "diagnose" / "verifiers.yaml"
 STUDY = "verifiers"
@@ -32,12 +31,8 @@ SPEC = {"va": 0.7, "vb": 0.85}
 
 
 def _project(root: Path, text: str | None = None) -> Path:
-    (root / "spec" / "studies").mkdir(parents=True)
     spec = FIXTURE.read_text(encoding="utf-8") if text is None else text
-    (root / "spec" / "studies" / f"{STUDY}.yaml").write_text(spec, encoding="utf-8")
-    (root / "generated").mkdir()
-    shutil.copy(ROOT / "generated" / "prereg.schema.json", root / "generated")
-    return root
+    return study_project(root, STUDY, spec)
 
 
 def _edited(*edits: tuple[str, str]) -> str:

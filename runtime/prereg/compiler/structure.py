@@ -92,26 +92,11 @@ def _read_by_rules(spec: dict) -> dict[str, str]:
 
 def _fields_read(spec: dict, compute: dict) -> set[str]:
     """The fields a metric's compute block reads, through the derived fields it names."""
-    derived = {str(d.get("id")): d for d in spec.get("derived_fields") or [] if isinstance(d, dict)}
+    from prereg.decide.fields import fields_read
 
-    def names(conds) -> set[str]:
-        return {str(x) for c in conds or [] for x in (c.get("field"), c.get("other")) if x}
-
-    todo = names(compute.get("where")) | names(compute.get("among"))
-    if compute.get("field"):
-        todo.add(str(compute["field"]))
-    out: set[str] = set()
-    while todo:
-        f = todo.pop()
-        if f in out:
-            continue
-        out.add(f)
-        d = derived.get(f)
-        if d is not None:
-            todo |= names(d.get("test"))
-            for case in d.get("cases") or []:
-                todo |= names(case.get("when"))
-    return out
+    conds = [*(compute.get("where") or ()), *(compute.get("among") or ())]
+    also = [compute["field"]] if compute.get("field") else []
+    return fields_read(spec.get("derived_fields"), conds, also)
 
 
 def _unlaid_item_fields(spec: dict, s: dict, manifest: dict, obs: dict) -> set[str]:

@@ -183,6 +183,43 @@ def engine_columns(engine: str, offered: Mapping[str, Any]) -> dict[str, Column]
     return {name: as_column(offered[name]) for name in names}
 
 
+def conditions_read(conds) -> set[str]:
+    """The fields a list of field conditions reads (``field``, and ``other`` when a condition
+    compares two fields)."""
+    return {
+        str(x)
+        for c in conds or ()
+        if isinstance(c, Mapping)
+        for x in (c.get("field"), c.get("other"))
+        if x
+    }
+
+
+def derived_reads(derived: Mapping[str, Any]) -> set[str]:
+    """The fields a derived field reads: its ``test`` and its cases' ``when``."""
+    used = conditions_read(derived.get("test"))
+    for case in derived.get("cases") or ():
+        if isinstance(case, Mapping):
+            used |= conditions_read(case.get("when"))
+    return used
+
+
+def fields_read(derived_fields, conds, also=()) -> set[str]:
+    """The fields conditions (and the fields ``also`` names) read, through the derived fields
+    among them (``derived_fields``: the spec's list), and theirs in turn."""
+    derived = {str(d.get("id")): d for d in derived_fields or () if isinstance(d, Mapping)}
+    out: set[str] = set()
+    todo = [*conditions_read(conds), *map(str, also)]
+    while todo:
+        f = todo.pop()
+        if f in out:
+            continue
+        out.add(f)
+        if f in derived:
+            todo.extend(derived_reads(derived[f]))
+    return out
+
+
 def referenced_fields(config: Mapping[str, Any]) -> set[str]:
     """Every field the derived fields and the metrics' compute blocks name (the observation
     fields a scorer must read)."""

@@ -29,7 +29,7 @@ from prereg.decide.evaluate import (
     registered_results,
 )
 from prereg.decide.explain import explanation_lines, verdict_explanations
-from prereg.decide.fields import derive
+from prereg.decide.fields import conditions_read, derive, derived_reads, fields_read
 from prereg.decide.metrics import row_metrics
 from prereg.decide.report import (
     analysis_rows,
@@ -1241,10 +1241,6 @@ def _condition_text(c: Mapping[str, Any]) -> str:
     return f"{c.get('field')} {c.get('op')}" + ("" if rhs is None else f" {rhs}")
 
 
-def _conditions_read(conds) -> set[str]:
-    return {str(x) for c in conds or () for x in (c.get("field"), c.get("other")) if x}
-
-
 def _outcome_indicator(
     config, field: str, scenario: Mapping[str, Any]
 ) -> tuple[float, float] | None:
@@ -1287,7 +1283,7 @@ def _policy_picks_by(policy: Mapping[str, Any], fields: set[str]) -> bool:
     that reads the field but picks no attempt by its value)."""
     for part in ("failed", "failed_if_any", "where", "select"):
         for c in policy.get(part) or ():
-            if not _conditions_read([c]) & fields:
+            if not conditions_read([c]) & fields:
                 continue
             if part in ("failed", "failed_if_any") and c.get("op") == "is_null":
                 continue
@@ -1304,12 +1300,10 @@ def _reads_any(config, comp: Mapping[str, Any], fields: set[str]) -> bool:
         return True
     reads = set(fields)
     for d in config.get("derived_fields") or ():
-        used = _conditions_read(d.get("test"))
-        for case in d.get("cases") or ():
-            used |= _conditions_read(case.get("when"))
+        used = derived_reads(d)
         if used & reads:
             reads.add(str(d["id"]))
-    used = _conditions_read(comp.get("where")) | _conditions_read(comp.get("among"))
+    used = conditions_read(comp.get("where")) | conditions_read(comp.get("among"))
     if comp.get("field"):
         used.add(str(comp["field"]))
     return bool(used & reads)
@@ -1353,13 +1347,11 @@ def drawn_metrics(config) -> dict[str, str]:
     policy = config.get("attempts") or {}
     read = set()
     for part in ("failed", "failed_if_any", "where", "select"):
-        read |= _conditions_read(policy.get(part))
+        read |= conditions_read(policy.get(part))
     policy_reads = sorted(read & set(drawn))
     reads = dict(drawn)
     for d in config.get("derived_fields") or ():
-        used = _conditions_read(d.get("test"))
-        for case in d.get("cases") or ():
-            used |= _conditions_read(case.get("when"))
+        used = derived_reads(d)
         via = sorted(used & set(reads))
         if via:
             reads[str(d["id"])] = f"derived field {d['id']!r} reads {via[0]!r}: {reads[via[0]]}"
@@ -1371,7 +1363,7 @@ def drawn_metrics(config) -> dict[str, str]:
         if policy_reads:
             out[m["id"]] = f"the attempt policy reads {policy_reads[0]!r}: {drawn[policy_reads[0]]}"
             continue
-        used = _conditions_read(c.get("where")) | _conditions_read(c.get("among"))
+        used = conditions_read(c.get("where")) | conditions_read(c.get("among"))
         if c.get("field"):
             used.add(str(c["field"]))
         via = sorted(used & set(reads))
@@ -1937,7 +1929,7 @@ class DrawnRows:
         policy = self.config.get("attempts") or {}
         for part in ("failed", "failed_if_any", "where", "select"):
             for k, c in enumerate(policy.get(part) or ()):
-                if field not in _conditions_read([c]):
+                if field not in conditions_read([c]):
                     continue
                 if part in ("failed", "failed_if_any") and c.get("op") == "is_null":
                     continue  # an attempt without the number failed: the counted one has it
@@ -2084,25 +2076,6 @@ def diagnose_design(config):
     )
 
 
-def _fields_read(config, conds) -> set[str]:
-    """The fields conditions read, through the derived fields they name."""
-    derived = {str(d["id"]): d for d in config.get("derived_fields") or ()}
-    out: set[str] = set()
-    todo = list(_conditions_read(conds))
-    while todo:
-        f = todo.pop()
-        if f in out:
-            continue
-        out.add(f)
-        d = derived.get(f)
-        if d is not None:
-            used = _conditions_read(d.get("test"))
-            for case in d.get("cases") or ():
-                used |= _conditions_read(case.get("when"))
-            todo.extend(used)
-    return out
-
-
 def _marginal_metrics(config, contributions) -> list[str]:
     """The proportion and coverage metrics whose expected figure under a scenario is the one
     a row of each kind contributes, weighted by the chance of the kind (the cell's rate and
@@ -2117,7 +2090,7 @@ def _marginal_metrics(config, contributions) -> list[str]:
         structure |= structure_read(sc)
     policy = config.get("attempts") or {}
     for part in ("failed", "failed_if_any", "where", "select"):
-        if _fields_read(config, policy.get(part)) & drawn:
+        if fields_read(config.get("derived_fields"), policy.get(part)) & drawn:
             return []
     out = []
     for m in config.get("metrics") or ():
@@ -2125,10 +2098,10 @@ def _marginal_metrics(config, contributions) -> list[str]:
         if c.get("kind") not in ("proportion", "coverage") or str(m["id"]) not in contributions:
             continue
         conds = [*(c.get("where") or ()), *(c.get("among") or ())]
-        if _fields_read(config, conds) & drawn:
+        if fields_read(config.get("derived_fields"), conds) & drawn:
             continue
         valued = [x for x in conds if x.get("op") not in ("is_null", "not_null")]
-        if _fields_read(config, valued) & structure:
+        if fields_read(config.get("derived_fields"), valued) & structure:
             continue
         out.append(str(m["id"]))
     return out
