@@ -195,3 +195,13 @@ def test_compile_refuses_a_truth_it_cannot_write(case, tmp_path, capsys):
     assert any(rule in line for line in lines), err  # a line per problem
     assert all(line.startswith(f"spec/studies/{STUDY}.yaml:") for line in lines)
     assert not (root / "generated" / STUDY).exists()
+
+
+def test_preregistration_writes_boolean_categories_as_the_spec_does(tmp_path):
+    """PREREG.md names a rating's categories as the spec writes them: true and false, not
+    Python's True and False."""
+    root = _project(tmp_path)
+    assert _run(root, "compile", "--quiet") == 0
+    text = (root / "generated" / STUDY / "PREREG.md").read_text(encoding="utf-8")
+    assert "drawn from true: 0.5, false: 0.5;" in text
+    assert "True" not in text and "False" not in text
