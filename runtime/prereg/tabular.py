@@ -365,7 +365,20 @@ def _column_values(arrow) -> tuple[list, list]:
         distinct.append(None)
     table = np.empty(len(distinct), dtype=object)
     table[:] = distinct
-    return table[at.to_numpy()].tolist(), distinct
+    return table[_indices(at)].tolist(), distinct
+
+
+def _indices(at):
+    """A dictionary's indices (an Arrow integer array without nulls) as a numpy view of its
+    buffer: ``to_numpy`` would import pandas (about 0.3 s of a score's start)."""
+    import numpy as np
+    import pyarrow as pa
+
+    kind = "i" if pa.types.is_signed_integer(at.type) else "u"
+    width = at.type.byte_width
+    return np.frombuffer(
+        at.buffers()[1], dtype=f"<{kind}{width}", count=len(at), offset=at.offset * width
+    )
 
 
 def _parquet_parts(path: Path, fields: Sequence[Mapping[str, Any]] | None = None):

@@ -220,3 +220,24 @@ def test_the_rows_of_a_string_column_of_few_values_share_their_strings():
     assert col == ids and distinct == ids
     numbers = [1, None, 3]
     assert _column_values(pa.chunked_array([pa.array(numbers)])) == (numbers, numbers)
+
+
+def test_scoring_parquet_and_csv_does_not_import_pandas(project):
+    """pyarrow imports pandas (about 0.3 s) on an array's ``to_numpy`` or on building an array
+    from Python objects when pandas is installed; score reads columns without either."""
+    import subprocess
+    import sys
+
+    items, obs = project / "items.jsonl", project / "obs.jsonl"
+    pitems = write_parquet(project / "np-items.parquet", records(items), ITEMS, 1000)
+    pobs = write_parquet(project / "np-obs.parquet", records(obs), OBS, 700)
+    cobs = write_csv(project / "np-obs.csv", records(obs), OBS.names)
+    for tag, its, ob in (("pq", pitems, pobs), ("csv", pitems, cobs)):
+        out = project / f"np-{tag}.SCORE.json"
+        code = (
+            "import sys; from prereg.cli import main; "
+            f"rc = main({['--project', str(project), STUDY, 'score', '--quiet', '--items', str(its), '--observations', str(ob), '--out', str(out)]!r}); "
+            "print(rc, 'pandas' in sys.modules)"
+        )
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert done.stdout.split()[-2:] == ["0", "False"], done.stderr
