@@ -140,14 +140,16 @@ def read_contract_columns(
     # a FIFO or a folder is refused by the record reader, never opened by pyarrow here; a
     # contract with paths is read record by record (its fields are not the file's columns)
     nested = any(f.get("path") for f in fields)
-    fast = _columns_at_once(path, schema_path, fields) if _is_file(path) and not nested else None
+    fast = None
+    if _is_file(path) and not nested:
+        fast = _columns_at_once(path, schema_path, fields, share)
     if fast is None:
         rows = read_contract_records(path, schema_path, fields, max_problems=max_problems)
         fast = RecordColumns.from_dicts([f["name"] for f in fields], rows)
+        for name, (index, ids) in (share or {}).items():
+            fast.share(name, index, ids)
     if path.suffix.lower() == ".csv":
         fast.lines = CsvLines(path, fast.n)  # the attempt policy's and placement's messages
-    for name, (index, ids) in (share or {}).items():
-        fast.share(name, index, ids)
     return fast
 
 
@@ -207,11 +209,14 @@ def _refuse_nested_csv(path: Path, schema_path: Path, fields: Sequence[Mapping[s
         )
 
 
-def _columns_at_once(path: Path, schema_path: Path, fields: Sequence[Mapping[str, Any]]):
+def _columns_at_once(
+    path: Path, schema_path: Path, fields: Sequence[Mapping[str, Any]], share=None
+):
     """The records of a Parquet or CSV file as columns, each column converted by pyarrow and
     checked whole against its field's msgspec type (the typed JSONL reader's, see
     :mod:`prereg.records`), or None when that check cannot vouch for every record; then the
-    record-by-record reader reads the file and words its problems."""
+    record-by-record reader reads the file and words its problems. ``share`` as
+    :func:`tables_columns`."""
     if _column_types(schema_path, fields) is None:
         return None
     kind = COLUMNAR[path.suffix.lower()]
@@ -221,16 +226,32 @@ def _columns_at_once(path: Path, schema_path: Path, fields: Sequence[Mapping[str
             if kind == "Parquet":
                 for _where, table in _parquet_parts(path, fields):
                     yield table
+                    del table
+                    _release_arrow_memory()
             else:
-                yield from _csv_blocks(path, fields)
+                for table in _csv_blocks(path, fields):
+                    yield table
+                    del table
+                    _release_arrow_memory()
         except UserError:
             raise _Unvouched from None
 
     try:
-        out = tables_columns(schema_path, fields, tables())
+        out = tables_columns(schema_path, fields, tables(), share)
     except _Unvouched:
         return None
+    finally:
+        _release_arrow_memory()
     return None if out is None or out.n == 0 else out
+
+
+def _release_arrow_memory() -> None:
+    """Give back to the system what Arrow's memory pool keeps of the blocks it has freed (a
+    1M-row CSV manifest leaves about 130 MB mapped until then, which the next file's
+    reading would add to)."""
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
 
 
 class _Unvouched(Exception):
@@ -271,17 +292,20 @@ def _column_types(schema_path: Path, fields: Sequence[Mapping[str, Any]]):
     return props, required, nullable, types, patterns
 
 
-def tables_columns(schema_path: Path, fields: Sequence[Mapping[str, Any]], tables):
+def tables_columns(schema_path: Path, fields: Sequence[Mapping[str, Any]], tables, share=None):
     """The records of pyarrow ``tables`` (a file's row groups, or a partition's) as one
     :class:`prereg.columnar.RecordColumns`, each column checked whole as
     :func:`_columns_at_once` checks it, or None when that check cannot vouch for every
-    record."""
+    record. ``share`` ({field: (index, ids)}) holds a field's strings once, table by table
+    (:func:`prereg.columnar.shared_positions`), so that a file's copies are freed as it is
+    read."""
     import math
 
     import msgspec
+    import numpy as np
     import pyarrow as pa
 
-    from prereg.columnar import ABSENT, RecordColumns
+    from prereg.columnar import ABSENT, RecordColumns, shared_positions
 
     checks = _column_types(schema_path, fields)
     if checks is None:
@@ -290,6 +314,8 @@ def tables_columns(schema_path: Path, fields: Sequence[Mapping[str, Any]], table
     names = [f["name"] for f in fields]
     columns: dict[str, list] = {name: [] for name in names}
     absent = dict.fromkeys(names, 0)
+    share = {name: s for name, s in (share or {}).items() if name in columns}
+    found: dict[str, list | None] = {name: [] for name in share}
     n = 0
     for table in tables:
         if any(c not in props for c in table.column_names):
@@ -301,6 +327,8 @@ def tables_columns(schema_path: Path, fields: Sequence[Mapping[str, Any]], table
                     return None
                 columns[name].extend([ABSENT] * k)
                 absent[name] += k
+                if name in share:
+                    found[name] = None  # no positions for the blocks without it
                 continue
             arrow = table.column(name)
             kind = next(f.get("type", "string") for f in fields if f["name"] == name)
@@ -325,9 +353,17 @@ def tables_columns(schema_path: Path, fields: Sequence[Mapping[str, Any]], table
             rx = patterns.get(name)
             if rx is not None and not all(rx.search(v) for v in values if type(v) is str):
                 return None
+            if name in share and col:
+                col, at = shared_positions(col, *share[name])
+                if found[name] is not None:
+                    found[name] = None if at is None else [*found[name], at]
             columns[name].extend(col)
         n += k
-    return RecordColumns(names, columns, n, absent)
+    out = RecordColumns(names, columns, n, absent)
+    for name, ats in found.items():
+        if ats and n:
+            out.positions[name] = (share[name][0], np.concatenate(ats))
+    return out
 
 
 #: a string column's first rows looked at, and the least number of them per distinct value,

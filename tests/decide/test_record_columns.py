@@ -344,6 +344,54 @@ def test_a_parquet_file_read_sharing_row_ids_reads_the_same_columns(tmp_path):
     assert got[0] is ids[0] and got[2] is ids[0] and got[1] == "r9"
 
 
+@pytest.mark.parametrize("kind", ["parquet", "csv"])
+def test_a_file_read_in_pieces_shares_row_ids_piece_by_piece(tmp_path, monkeypatch, kind):
+    """Parquet row groups and CSV blocks share their ids as they are read: the same strings
+    (the manifest's objects) and the same positions as sharing the whole column afterwards,
+    -1 for an id the manifest lacks."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from prereg import tabular
+    from prereg.columnar import shared_positions
+    from prereg.tabular import read_contract_columns
+
+    schema = tmp_path / "obs.schema.json"
+    schema.write_text(
+        json.dumps(
+            {
+                "type": "object",
+                "properties": {"rowId": {"type": "string"}, "attempt": {"type": "integer"}},
+                "required": ["rowId", "attempt"],
+                "additionalProperties": False,
+            }
+        )
+    )
+    rows = [f"r{i % 37}" for i in range(400)]  # r30-r36 are not in the manifest
+    path = tmp_path / f"obs.{kind}"
+    if kind == "parquet":
+        table = pa.table({"rowId": rows, "attempt": [1 + i // 37 for i in range(400)]})
+        pq.write_table(table, path, row_group_size=64)
+        assert pq.ParquetFile(path).num_row_groups > 5
+    else:
+        lines = [f"{r},{1 + i // 37}" for i, r in enumerate(rows)]
+        path.write_text("rowId,attempt\n" + "\n".join(lines) + "\n")
+        monkeypatch.setattr(tabular, "CSV_BLOCK", 512)  # several blocks
+    fields = [{"name": "rowId", "type": "string"}, {"name": "attempt", "type": "integer"}]
+    ids = [f"r{i}" for i in range(30)]
+    index = {v: i for i, v in enumerate(ids)}
+    plain = read_contract_columns(path, schema, fields)
+    shared = read_contract_columns(path, schema, fields, share={"rowId": (index, ids)})
+    assert shared.columns == plain.columns
+    want_col, want_at = shared_positions(list(plain.columns["rowId"]), index, ids)
+    got = shared.columns["rowId"]
+    assert got == want_col
+    assert all(got[i] is ids[int(rows[i][1:])] for i in range(400) if int(rows[i][1:]) < 30)
+    got_index, got_at = shared.positions["rowId"]
+    assert got_index is index and got_at.tolist() == want_at.tolist()
+    assert got_at.tolist() == [index.get(r, -1) for r in rows]
+
+
 KEYS = st.lists(st.text(max_size=4), max_size=40, unique=True)
 PROBES = st.lists(
     st.text(max_size=4) | st.integers() | st.none() | st.booleans() | st.floats(), max_size=30
