@@ -89,7 +89,11 @@ def check_markdown(text: str, spec_file: Path, heads: list[str]) -> None:
     dec = spec.get("decision")
     if dec:
         decision = item(text, decision_item)
-        assert f"Otherwise: **{dec['otherwise']}**." in decision
+        if dec.get("rules"):
+            assert f"Otherwise: **{dec['otherwise']}**." in decision
+        else:  # no rule: one outcome, said once, no "tried in order" over nothing
+            assert f"it is always **{dec['otherwise']}**." in decision
+            assert "tried in order" not in decision and "Otherwise" not in decision
         for n, r in enumerate(dec.get("rules") or [], 1):
             assert f"- rule {n}: **{r['outcome']}** when" in decision
 
