@@ -498,3 +498,74 @@ def test_prereg_md_has_no_escaped_operators_python_words_or_float_noise():
     # the input contracts show what each field means
     assert "| field | type | required | constraints | description |" in text
     assert "| `attempt` | integer | yes | ≥ 1  | The attempt's ordinal (1 = first). |" in text
+
+
+# --- the generator's rendering facts (the study page) ---------------------------------------
+
+
+def test_the_rendering_constants_are_the_study_pages():
+    """Cue-class targets (positive hops+1+draw(2), enabled hops+draw(2), the others
+    1+draw(2)), the fixed decoy pair list, the name alphabets, the line-class rules in
+    first-match order, the templates and rules written verbatim, the record's request."""
+    targets = {c["name"]: c["target"] for c in _constant("cue-classes")}
+    assert list(targets) == [
+        "positive",
+        "enabled",
+        "contrastive",
+        "negation",
+        "unrelated",
+        "disabled",
+    ]
+    assert targets["positive"] == {"hops": 1, "plus": 1, "draw": 2}
+    assert targets["enabled"] == {"hops": 1, "plus": 0, "draw": 2}
+    for name in ("contrastive", "negation", "unrelated", "disabled"):
+        assert targets[name] == {"hops": 0, "plus": 1, "draw": 2}, name
+    pairs = "(0,1),(2,3),(1,2),(3,0),(0,2),(1,3),(2,0),(3,1),(1,0),(3,2),(2,1),(0,3)"
+    want = [list(map(int, p.split(","))) for p in re.findall(r"\((\d,\d)\)", pairs)]
+    assert [list(p) for p in _constant("decoys")["pairs"]] == want
+    names = _constant("names")
+    assert (names["neutral"]["consonants"], names["neutral"]["vowels"]) == (
+        "BCDFGHJKLMNPQRSTVWXZ",
+        "aeiouy",
+    )
+    assert (names["neutral"]["digits"], names["neutral"]["distinctPrefixLength"]) == (3, 2)
+    assert list(names["roleLetters"]["letters"]) == ["A", "B", "C"]
+    assert (names["roleLetters"]["bound"], names["roleLetters"]["base"]) == (1_000_000, 36)
+    assert (names["roleLetters"]["width"], names["roleLetters"]["pad"]) == (4, "0")
+    audit = _constant("audit")
+    assert [
+        (r["class"], r.get("contains") or r.get("endsWith")) for r in audit["lineClassRules"]
+    ] == [
+        ("negation", " does not "),
+        ("contrastive", " {contrastive} "),
+        ("unrelated", " {nonConnective} "),
+        ("relation", " {link} "),
+        ("enabled", " is {enabled}."),
+        ("disabled", " is {disabled}."),
+    ]
+    assert [c["code"] for c in audit["lineClasses"]] == list(range(6))
+    assert audit["otherLineClassCode"] == 6
+    assert audit["entityPattern"] == r"\b[A-Z][a-z0-9]{4}\b"
+    templates = _constant("templates")
+    assert templates["header"] == "{framing} Day {day}. There are {quantity} unused counters."
+    assert (
+        templates["question"]
+        == "Question: Is it established that {subject} can reach {destination}?"
+    )
+    rules = {r["id"]: r["template"] for r in _constant("rules")}
+    assert rules["d17"] == (
+        "An entity can reach a destination if it {link} a {enabled} relay that {link} that destination."
+    )
+    # the exhaustive rule is the source's "Rule." paragraph, with the pool's words filled in
+    src = _source()
+    m = re.search(
+        r"(An entity can reach a destination exactly when .*? no other relation counts\.)", src
+    )
+    assert m
+    source_rule = m[1].replace("`<link-verb>`", "{link}").replace("`<enabled>`", "{enabled}")
+    assert rules["exhaustive"] == source_rule
+    record = _constant("record")
+    assert [dict(r) for r in record["requests"]] == [
+        {"id": "champion", "arm": "baseline", "definitionId": "d17-synthetic-entailment"}
+    ]
+    assert record["provenanceSeed"] == "{seed}:{rowIndex}:single"
