@@ -495,6 +495,8 @@ def test_prereg_md_has_no_escaped_operators_python_words_or_float_noise():
     assert "&lt;=" not in text and ">=" not in text and "<=" not in text
     assert not re.search(r"\b(True|False|None)\b", text)
     assert not re.search(r"\d\.\d*(0{6,}|9{6,})\d", text)
+    doubled = re.search(r"(?<![\w-])([A-Za-z]+) \1(?![\w-])", text, re.I)
+    assert doubled is None, doubled
     # the input contracts show what each field means
     assert "| field | type | required | constraints | description |" in text
     assert "| `attempt` | integer | yes | ≥ 1  | The attempt's ordinal (1 = first). |" in text
