@@ -332,7 +332,6 @@ def manifest_rows(
     ]
 
 
-
 def _constant_meets(c: Mapping[str, Any], value: Any) -> bool:
     """Whether a field condition holds of a field every row writes as ``value`` (a
     comparison with another field, or an order, is not decided here: False)."""
@@ -348,6 +347,7 @@ def _constant_meets(c: Mapping[str, Any], value: Any) -> bool:
     if op == "not_in":
         return not any(value == v and type(value) is type(v) for v in c.get("values") or ())
     return op == "not_null" and value is not None
+
 
 class _Breaks(Exception):
     """A manifest record the item contract's predicate does not accept."""
