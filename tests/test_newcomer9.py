@@ -3,8 +3,8 @@ each compiled, scored end to end from data as its tool writes it, with the decis
 placed on (or next to) its registered threshold and checked against an oracle computed here.
 
 - latency.yaml: a new serving stack at most 10% slower than the old one; 400 prompts run once
-  on each stack, a profiler's Parquet file (pandas: float32 latencies, a timestamp column,
-  timeouts as null latencies with status 'timeout'). Primary: the ratio of geometric means
+  on each stack, a profiler's Parquet file (pandas: float32 latencies, a timestamp column read
+  as its ISO 8601 text, timeouts as null latencies with status 'timeout'). Primary: the ratio of geometric means
   new/old paired by prompt, its 95% t interval on the logs, upper bound < 1.10; a prompt with a
   timeout on either stack is excluded as a unit. The upper bound is irrational, so the data
   are placed 1.4e-8 below and 7.4e-8 above 1.10 (the oracle: scipy's t quantile over the logs
@@ -169,6 +169,21 @@ def test_latency_sign_test_against_exact_binomial_sums(latency, tmp_path):
     assert math.isclose(
         sign["p"], stats.binomtest(want["above"], want["above"] + want["below"]).pvalue
     )
+
+
+def test_latency_timestamp_column_is_read_as_iso_text(latency, tmp_path, capsys):
+    import pandas as pd
+
+    frame = _latency_frame(BELOW)
+    frame.loc[5, "started_at"] = pd.Timestamp("2026-12-02T00:00:01")  # against its pattern
+    log = tmp_path / "late.parquet"
+    frame.to_parquet(log, index=False)
+    capsys.readouterr()
+    args = ["--observations", str(log), "--out", str(tmp_path / "S.json")]
+    assert main(["--project", str(latency), "latency", "score", *args]) == 2
+    err = capsys.readouterr().err
+    assert f"{log}: row group 0, row 6: at /started_at:" in err
+    assert '"2026-12-02T00:00:01.000000" does not match the pattern ^2026-12-01T' in err
 
 
 def test_latency_registered_power_analysis(latency):
