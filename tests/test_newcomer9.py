@@ -371,3 +371,61 @@ def test_value_list_refusals_name_the_line(tmp_path, capsys, old, new, message):
     problems = capsys.readouterr().err
     assert message in problems and "spec/studies/passk.yaml:30: at /attempts/where/0/" in problems
     assert not (tmp_path / "generated").exists()
+
+
+# -- a newcomer's mistakes, each refused in one line that says what was meant ------------------
+
+
+def test_a_paired_ratio_written_as_ratio_of_geometric_means_names_the_paired_contrast(
+    tmp_path, capsys
+):
+    text = (NEWCOMER / "latency.yaml").read_text()
+    sign = "      - id: sign\n        method: sign-test\n"
+    assert sign in text
+    wrong = (
+        "      - id: rgm\n        method: ratio-of-geometric-means\n        metric: latency\n"
+        "        a: {where: [{factor: stack, levels: [new]}]}\n"
+        "        b: {where: [{factor: stack, levels: [old]}]}\n        pair_by: prompt_id\n"
+        "        options: {margin: 1.1, alternative: less, level: 0.95}\n"
+    )
+    studies = tmp_path / "spec" / "studies"
+    studies.mkdir(parents=True)
+    (studies / "latency.yaml").write_text(text.replace(sign, wrong + sign))
+    assert main(["--project", str(tmp_path), "compile"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "at /hypotheses/1/analyses/0/pair_by: analysis 'rgm': method ratio-of-geometric-means"
+        " (shape two-samples) does not read pair_by; it reads a, b; the same items under both"
+        " arms: a contrast on the geometric_mean metric with pair_by, interval t and test"
+        " paired-t" in err
+    )
+
+
+def test_bootstrap_options_given_to_the_t_method_name_the_bootstrap_method(tmp_path, capsys):
+    text = (NEWCOMER / "passk.yaml").read_text()
+    studies = tmp_path / "spec" / "studies"
+    studies.mkdir(parents=True)
+    (studies / "passk.yaml").write_text(
+        text.replace("method: pass-at-k-difference-bootstrap", "method: pass-at-k-difference")
+    )
+    shutil.copy(NEWCOMER / "passk-disputed.txt", studies / "disputed.txt")
+    assert main(["--project", str(tmp_path), "compile"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "method pass-at-k-difference has no option 'resamples' (the options written are those of"
+        " method pass-at-k-difference-bootstrap, which reads the same inputs)" in err
+    )
+
+
+def test_an_existing_output_is_refused_with_what_to_do(passk, tmp_path, capsys):
+    log = _write(tmp_path / "samples.jsonl", _samples(ON))
+    out = tmp_path / "SCORE.json"
+    out.write_text("{}")
+    capsys.readouterr()
+    args = ["--observations", str(log), "--out", str(out)]
+    assert main(["--project", str(passk), "passk", "score", *args]) == 2
+    assert (
+        "output file already exists; refusing to overwrite it; move it away or name another"
+        " output" in capsys.readouterr().err
+    )
+    assert out.read_text() == "{}"
