@@ -429,3 +429,22 @@ def test_an_existing_output_is_refused_with_what_to_do(passk, tmp_path, capsys):
         " output" in capsys.readouterr().err
     )
     assert out.read_text() == "{}"
+
+
+def test_diff_against_a_revision_reads_the_value_list_as_committed(tmp_path, capsys):
+    import subprocess
+
+    root = _project(tmp_path / "p", "passk", disputed=True)
+    git = ["git", "-C", str(root), "-c", "user.email=n@example.org", "-c", "user.name=n"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "spec"], check=True)
+    subprocess.run([*git, "commit", "-qm", "registered"], check=True)
+    capsys.readouterr()
+    assert main(["--project", str(root), "diff", "--against", "HEAD"]) == 0
+    assert "no semantic changes" in capsys.readouterr().out
+    listed = root / "spec" / "studies" / "disputed.txt"
+    listed.write_text(listed.read_text() + "HumanEval/9\n")
+    assert main(["--project", str(root), "diff", "--against", "HEAD"]) == 1
+    out = capsys.readouterr().out
+    assert "registered  /attempts/where/0/values  [registered_changed]" in out
+    assert '(added "HumanEval/9"). Not declared by an amendment.' in out

@@ -13,7 +13,7 @@ out of the project is refused.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -66,7 +66,11 @@ def locate(root: Path, spec_dir: Path, file: str) -> Path | None:
 
 def read_values(path: Path) -> list[str]:
     """The values of a list file (UTF-8 text, one per line); ValueError naming the line."""
-    raw = path.read_bytes()
+    return values_of(path.read_bytes())
+
+
+def values_of(raw: bytes) -> list[str]:
+    """The values of a list file's bytes; ValueError naming the line."""
     if raw.startswith(b"\xef\xbb\xbf"):
         raise ValueError(
             "line 1: starts with a byte-order mark (U+FEFF); save it as UTF-8 without BOM"
@@ -82,6 +86,28 @@ def read_values(path: Path) -> list[str]:
         if value and not value.startswith("#"):
             out.append(value)
     return out
+
+
+def pinned_from(data: Any, read: Callable[[str], bytes | None]) -> Any:
+    """``data`` with each value list read by ``read`` (the file's bytes as a revision holds
+    them, None when it has none): what :func:`pin` writes, for ``prereg diff --against``."""
+    import copy
+
+    from prereg.digest import sha256_hex
+
+    if not used(data):
+        return data
+    data = copy.deepcopy(data)
+    for _, cond in conditions(data):
+        if cond.pop("values_sha256", None) is not None:
+            cond.pop("values", None)
+        raw = read(str(cond.get(KEY))) if path_problem(cond.get(KEY)) is None else None
+        try:
+            cond["values"] = values_of(raw) if raw is not None else []
+        except ValueError:
+            cond["values"] = []
+        cond["values_sha256"] = sha256_hex(raw) if raw is not None else None
+    return data
 
 
 def pin(data: Any, root: Path, spec_dir: Path) -> tuple[Any, list[tuple[str, str]]]:
