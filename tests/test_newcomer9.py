@@ -448,3 +448,32 @@ def test_diff_against_a_revision_reads_the_value_list_as_committed(tmp_path, cap
     out = capsys.readouterr().out
     assert "registered  /attempts/where/0/values  [registered_changed]" in out
     assert '(added "HumanEval/9"). Not declared by an amendment.' in out
+
+
+def test_passk_bootstrap_is_diagnosed_and_a_nullable_error_is_simulated_null(tmp_path):
+    scenario = """scenarios:
+  - id: equal
+    description: Both models pass 60% of samples; problems differ (latent correlation 0.4).
+    outcome: passed
+    rates: [{rate: 0.6}]
+    clusters:
+      - {field: task_id, correlation: 0.4, shared: true, size: {low: 10, high: 10}}
+constants:"""
+    studies = tmp_path / "spec" / "studies"
+    studies.mkdir(parents=True)
+    text = (NEWCOMER / "passk.yaml").read_text()
+    (studies / "passk.yaml").write_text(text.replace("constants:", scenario, 1))
+    shutil.copy(NEWCOMER / "passk-disputed.txt", studies / "disputed.txt")
+    # the required, nullable `error` (no scenario draws it) is written null: no crash
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    sim = tmp_path / "sim.jsonl"
+    args = ["--project", str(tmp_path), "passk", "simulate", "--scenario", "equal", "--quiet"]
+    assert main([*args, "--seed", "1", "--out", str(sim)]) == 0
+    records = [json.loads(line) for line in sim.read_text().splitlines()]
+    assert len(records) == 3280 and all(r["error"] is None for r in records)
+    out = tmp_path / "DIAGNOSE.json"
+    args = ["--project", str(tmp_path), "passk", "diagnose", "--quiet", "--simulations", "20"]
+    assert main([*args, "--seed", "2", "--out", str(out)]) == 0
+    (cond,) = json.loads(out.read_text())["conditions"]
+    diff = next(a for a in cond["analyses"] if a["id"] == "diff1")
+    assert diff["truth"] == 0 and diff["coverage"] is not None
