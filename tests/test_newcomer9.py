@@ -332,9 +332,14 @@ def test_passk_disputed_list_is_registered_content(tmp_path, capsys):
     constants = (root / "generated" / "passk" / "constants.py").read_text()
     assert '"HumanEval/7"' in constants and "values_sha256" in constants
     assert main([*args, str(tmp_path / "S.json"), "--quiet"]) == 0
+    import hashlib
+
+    digest = hashlib.sha256(listed.read_bytes()).hexdigest()
+    prereg_md = (root / "generated" / "passk" / "PREREG.md").read_text()
     assert (
-        "Only attempts with `task_id` not in {"
-        in (root / "generated" / "passk" / "PREREG.md").read_text()
+        'Only attempts with `task_id` not in {"HumanEval/32", "HumanEval/15", "HumanEval/77",'
+        f' "HumanEval/7"}} (the 4 values of `disputed.txt`, sha256:{digest}) are scored.'
+        in prereg_md
     )
 
 
