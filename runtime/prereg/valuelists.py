@@ -20,12 +20,18 @@ from typing import Any
 KEY = "values_file"
 
 
+#: top-level sections that hold free values (an engine's constants, prose), never conditions
+FREE = ("constants", "registration", "amendments")
+
+
 def conditions(node: Any, ptr: str = "") -> Iterator[tuple[str, dict]]:
+    """(JSON pointer, condition) of every condition naming a value list."""
     if isinstance(node, dict):
-        if KEY in node:
+        if KEY in node and "field" in node:
             yield ptr, node
         for k, v in node.items():
-            yield from conditions(v, f"{ptr}/{k}")
+            if not (ptr == "" and k in FREE):
+                yield from conditions(v, f"{ptr}/{k}")
     elif isinstance(node, list):
         for i, v in enumerate(node):
             yield from conditions(v, f"{ptr}/{i}")
