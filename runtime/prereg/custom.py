@@ -107,6 +107,11 @@ def pinned(data: Any, root: Path, spec_dir: Path) -> Any:
     """``data`` with each statistic's ``sha256`` (its file's hex SHA-256; None when the file is
     missing, which the compiler reports) and ``path`` (the file relative to the project);
     ``data`` itself when it registers no statistics."""
+    from prereg import valuelists
+
+    if isinstance(data, dict) and valuelists.used(data):
+        # a condition's value list is registered content too (prereg.valuelists)
+        data, _ = valuelists.pin(data, root, spec_dir)
     if not isinstance(data, dict) or not isinstance(data.get("statistics"), list):
         return data
     out = []
@@ -120,6 +125,13 @@ def pinned(data: Any, root: Path, spec_dir: Path) -> Any:
         s["sha256"] = file_digest(found) if found else None
         out.append(s)
     return {**data, "statistics": out}
+
+
+def needs_pinning(data: Any) -> bool:
+    """Whether :func:`pinned` writes anything into ``data``: statistics or value lists."""
+    from prereg import valuelists
+
+    return isinstance(data, dict) and (bool(data.get("statistics")) or valuelists.used(data))
 
 
 def by_id(data: Mapping) -> dict[str, dict]:

@@ -85,9 +85,13 @@ def refuse_existing(*paths: str | Path) -> None:
     sweep_stale(*paths)
     for p in paths:
         if os.path.isdir(p):
-            raise UserError(f"{p}: already exists (a folder); refusing to overwrite it")
+            raise UserError(
+                f"{p}: already exists (a folder); refusing to overwrite it; move it away or name another output"
+            )
         if os.path.lexists(p):
-            raise UserError(f"{p}: output file already exists; refusing to overwrite it")
+            raise UserError(
+                f"{p}: output file already exists; refusing to overwrite it; move it away or name another output"
+            )
 
 
 def make_parents(path: str | Path) -> list[Path]:
@@ -135,7 +139,9 @@ def write_new(path: str | Path, data: bytes | str | Iterable[bytes], *, mode: in
     path = Path(path)
     sweep_stale(path)
     if os.path.lexists(path):
-        raise UserError(f"{path}: output file already exists; refusing to overwrite it")
+        raise UserError(
+            f"{path}: output file already exists; refusing to overwrite it; move it away or name another output"
+        )
     created = make_parents(path)
     try:
         tmp = _staged(path, data, mode)
@@ -144,7 +150,7 @@ def write_new(path: str | Path, data: bytes | str | Iterable[bytes], *, mode: in
                 os.link(tmp, path)  # fails if path exists: exclusive, and atomic
             except FileExistsError:
                 raise UserError(
-                    f"{path}: output file already exists; refusing to overwrite it"
+                    f"{path}: output file already exists; refusing to overwrite it; move it away or name another output"
                 ) from None
         finally:
             try:
@@ -227,7 +233,7 @@ def write_files_new(files: list[tuple[str | Path, bytes | str, int]]) -> None:
                 os.link(tmp, path)
             except FileExistsError:
                 raise UserError(
-                    f"{path}: output file already exists; refusing to overwrite it"
+                    f"{path}: output file already exists; refusing to overwrite it; move it away or name another output"
                 ) from None
             created.append(path)
     except BaseException:

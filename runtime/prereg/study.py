@@ -79,8 +79,11 @@ def pinned_context(
         if not path.exists():
             raise UserError(f"{spec_file}: the spec of study {study_id!r} is missing")
         loaded, current = _parsed_spec(path, Path(spec_file))
-        if isinstance(loaded.data, dict) and loaded.data.get("statistics"):
-            # the statistics' files are part of the registration: digest them as they are now
+        from prereg.custom import needs_pinning
+
+        if needs_pinning(loaded.data):
+            # the statistics' files and value lists are part of the registration: digest them
+            # as they are now
             from prereg.custom import pinned
 
             loaded.data = pinned(loaded.data, Path(project_root), path.parent)
@@ -91,7 +94,15 @@ def pinned_context(
                 for s in (loaded.data.get("statistics") or [])
                 if isinstance(s, dict)
             ]
+            from prereg.valuelists import conditions
+
+            lists = [
+                f"{c.get('values_file')} (sha256:{c.get('values_sha256')})"
+                for _, c in conditions(loaded.data)
+            ]
             also = f"; its statistics' files are part of it: {', '.join(files)}" if files else ""
+            if lists:
+                also += f"; its value lists are part of it: {', '.join(dict.fromkeys(lists))}"
             raise UserError(
                 f"{spec_file}: spec changed since the last compile "
                 f"(spec {current}, generated code {spec_digest}{also}): run prereg compile {study_id}"

@@ -447,7 +447,12 @@ def as_written(table):
     import pyarrow as pa
 
     for i, t in enumerate(table.schema.types):
-        if pa.types.is_float32(t) or pa.types.is_float16(t):
+        if pa.types.is_timestamp(t) or pa.types.is_date(t):
+            # a profiler's or a pandas timestamp, read by a string field as its ISO 8601 text
+            table = table.set_column(
+                i, table.schema.field(i).with_type(pa.string()), _iso_text(table.column(i))
+            )
+        elif pa.types.is_float32(t) or pa.types.is_float16(t):
             col = table.column(i).cast(pa.string()).cast(pa.float64())
             table = table.set_column(i, table.schema.field(i).with_type(pa.float64()), col)
         elif pa.types.is_struct(t) and _short_floats(t, pa):  # a nested log's struct column
@@ -455,6 +460,19 @@ def as_written(table):
             col = col.cast(_widened(t, pa.float64(), pa))
             table = table.set_column(i, table.schema.field(i).with_type(col.type), col)
     return table
+
+
+def _iso_text(column):
+    """A timestamp or date column as ISO 8601 text: ``2026-12-01T09:00:00.250000`` (the
+    fraction's digits those of the column's unit, none for seconds), a time zone's offset
+    after it (``Z`` for UTC, ``+0100``), a date as ``2026-12-01``; nulls stay null."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = column.cast(pa.string())
+    if pa.types.is_timestamp(column.type):
+        text = pc.replace_substring(text, " ", "T", max_replacements=1)
+    return text
 
 
 def _short_floats(t, pa) -> bool:
@@ -475,7 +493,7 @@ _CSV_TYPES = {"string": "string", "integer": "int64", "number": "float64", "bool
 
 #: How a Parquet file writes a field of each type, in words, and the Arrow types that hold it.
 _ARROW_WORDS = {
-    "string": "a string column",
+    "string": "a string column (or a timestamp or date column, read as its ISO 8601 text)",
     "integer": "an integer column (int8 to int64, uint8 to uint64)",
     "number": "an integer or floating-point column (float32, float64)",
     "boolean": "a boolean column",
@@ -491,7 +509,13 @@ def _arrow_fits(kind: str, t) -> bool:
     if pa.types.is_null(t):
         return True
     if kind == "string":
-        return pa.types.is_string(t) or pa.types.is_large_string(t)
+        # a timestamp or date column is read as its ISO 8601 text (as_written)
+        return (
+            pa.types.is_string(t)
+            or pa.types.is_large_string(t)
+            or pa.types.is_timestamp(t)
+            or pa.types.is_date(t)
+        )
     if kind == "integer":
         return pa.types.is_integer(t)
     if kind == "number":

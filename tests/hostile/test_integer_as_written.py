@@ -121,7 +121,47 @@ def test_a_parquet_string_field_needs_a_string_column(tmp_path, column, t):
     path = tmp_path / "obs.parquet"
     pq.write_table(pa.table({"id": column, "n": [1, 2], "x": [0.5, None]}), path)
     message, _ = _refused(path, _schema(tmp_path))
-    assert message == f"{path}: column 'id' is {t}; field id is string, which needs a string column"
+    assert message == (
+        f"{path}: column 'id' is {t}; field id is string, which needs a string column (or a"
+        " timestamp or date column, read as its ISO 8601 text)"
+    )
+
+
+@pytest.mark.parametrize(
+    "column, read",
+    [
+        (
+            pa.array(
+                [
+                    datetime.datetime(2026, 12, 1, 9),
+                    datetime.datetime(2026, 12, 1, 9, 0, 3, 250000),
+                ],
+                pa.timestamp("us"),
+            ),
+            ["2026-12-01T09:00:00.000000", "2026-12-01T09:00:03.250000"],
+        ),
+        (
+            pa.array([datetime.datetime(2026, 12, 1, 9), None], pa.timestamp("s", tz="UTC")),
+            ["2026-12-01T09:00:00.000Z", None],  # Parquet keeps seconds as milliseconds
+        ),
+        (
+            pa.array([datetime.datetime(2026, 12, 1, 9)] * 2, pa.timestamp("ms")).cast(
+                pa.timestamp("ms", tz="Europe/Paris")
+            ),
+            ["2026-12-01T10:00:00.000+0100"] * 2,
+        ),
+        (pa.array([datetime.date(2026, 12, 1)] * 2, pa.date32()), ["2026-12-01"] * 2),
+    ],
+)
+def test_a_parquet_timestamp_column_is_read_by_a_string_field_as_iso_text(tmp_path, column, read):
+    # a profiler's (or pandas') timestamp column, as it comes: its ISO 8601 text
+    path = tmp_path / "obs.parquet"
+    pq.write_table(pa.table({"id": ["a", "b"], "n": [1, 2], "x": [0.5, None], "at": column}), path)
+    fields = [*FIELDS, {"name": "at", "type": "string", "nullable": True}]
+    schema = {**SCHEMA, "properties": {**SCHEMA["properties"], "at": {"type": ["string", "null"]}}}
+    (tmp_path / "s.json").write_text(json.dumps(schema))
+    for reader in (read_contract_records, read_contract_columns):
+        assert [dict(r)["at"] for r in reader(path, tmp_path / "s.json", fields)] == read
 
 
 def test_parquet_columns_that_hold_their_fields_are_read(tmp_path):

@@ -485,6 +485,7 @@ def test_catalogue_entries_are_complete():
         "pass-at-k",
         "pass-at-k-t",
         "pass-at-k-difference",
+        "pass-at-k-difference-bootstrap",
         "majority-vote",
         "precision",
         "recall",

@@ -143,10 +143,12 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                     )
             for w in present:
                 if w not in allowed:
+                    paired = _PAIRED.get(str(method)) if w == "pair_by" else None
                     report(
                         f"{ptr}/{w}",
                         f"{what}: method {method} (shape {shape}) does not read {w}; it reads"
-                        f" {shape_inputs_text(shape)}",
+                        f" {shape_inputs_text(shape)}"
+                        + (f"; the same items under both arms: {paired}" if paired else ""),
                     )
             # the metric and its kind
             fit = METRIC_KINDS[shape]
@@ -291,6 +293,13 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                 expected = required_options(entry)
                 missing = [o for o in expected if o not in options]
                 unknown = [o for o in options if o not in expected]
+                other = _written_for(entries, entry, options) if unknown else []
+                hint = (
+                    f" (the options written are those of method {' and '.join(other)}, which"
+                    " reads the same inputs)"
+                    if other
+                    else ""
+                )
                 if missing:
                     before = [
                         f"; {o} is new to {method}: {_OPTIONS_ADDED[method, o]}"
@@ -299,8 +308,8 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                     ]
                     report(
                         f"{ptr}/options",
-                        f"{what}: method {method} needs option(s) {', '.join(missing)} (its"
-                        f" options, every one registered: {listed}){''.join(before)}",
+                        f"{what}: method {method} needs option(s) {', '.join(missing)}{hint}"
+                        f" (its options, every one registered: {listed}){''.join(before)}",
                     )
                 # each expansion's options (a placeholder option takes each value in turn)
                 seen: set[str] = set()
@@ -331,10 +340,52 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                     report(
                         f"{ptr}/options/{o}",
                         f"{what}: method {method} has no option {o!r}"
-                        + (" to write (the inputs give it)" if filled else "")
+                        + (" to write (the inputs give it)" if filled else hint)
                         + f" (its options: {listed})",
                     )
             earlier.update(own)
+
+
+#: What a spec writing ``pair_by`` to a method of independent arms means instead.
+_PAIRED = {
+    "welch-t": "method paired-t",
+    "student-t": "method paired-t",
+    "mann-whitney": "method wilcoxon-signed-rank (or sign-test)",
+    "hodges-lehmann": "method wilcoxon-signed-rank (or sign-test)",
+    "tost-means": "method tost-paired",
+    "equivalence-interval-means": "method equivalence-interval-paired",
+    "noninferiority-means": "method paired-t with its margin, or tost-paired",
+    "bootstrap-mean-difference": "method bootstrap-paired-mean-difference",
+    "permutation-mean-difference": "method permutation-paired-mean-difference",
+    "ratio-of-geometric-means": "a contrast on the geometric_mean metric with pair_by,"
+    " interval t and test paired-t (the paired t of the log ratios, exponentiated; a"
+    " non-inferiority claim reads its upper or lower bound)",
+    "noninferiority-ratio-means": "a contrast on the geometric_mean metric with pair_by,"
+    " interval t and test paired-t (the paired t of the log ratios, exponentiated; a"
+    " non-inferiority claim reads its upper or lower bound)",
+    "pass-at-k-difference": "it pairs the problems by unit",
+}
+for _m in ("wald-difference", "newcombe-hybrid", "agresti-caffo", "miettinen-nurminen"):
+    _PAIRED[_m] = "method newcombe-paired (an interval) or tango-test, mcnemar-exact (a test)"
+for _m in ("pooled-z", "wald-difference-test", "farrington-manning", "miettinen-nurminen-test"):
+    _PAIRED[_m] = "method tango-test (with a margin) or mcnemar-exact"
+for _m in ("fisher-exact", "barnard-exact", "boschloo-exact", "noninferiority-proportions"):
+    _PAIRED[_m] = "method mcnemar-exact, or tango-test with a margin"
+
+
+def _written_for(entries, entry, options) -> list[str]:
+    """The other methods of ``entry``'s shape whose options are exactly those written (a
+    bootstrap's options given to the t method of the same inputs)."""
+    from prereg.decide.shapes import required_options
+
+    written = set(options)
+    return [
+        name
+        for name, other in entries.items()
+        if other is not entry
+        and other.shape == entry.shape
+        and set(required_options(other)) == written
+    ]
 
 
 #: Options that hold one entry per item of an input (a trend's scores: one per group), with

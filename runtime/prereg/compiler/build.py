@@ -88,10 +88,15 @@ def spec_problems(
             f"{project.rel(schema)}: the language schema is missing; run `prereg compile --language`"
         )
     problems = validate(loaded, schema)
-    if not problems and loaded.data.get("statistics"):
-        # each statistic's file digest is registered content (custom.pinned)
+    if not problems and custom.needs_pinning(loaded.data):
+        from prereg import valuelists
+
+        # each value list and each statistic's file digest is registered content
+        _, listed = valuelists.pin(loaded.data, project.root, spec_dir)
         loaded.data = custom.pinned(loaded.data, project.root, spec_dir)
-        problems = custom_problems(loaded, project.root)
+        problems = [f"{loaded.where(at)}: at {at}: {message}" for at, message in listed]
+        if loaded.data.get("statistics"):
+            problems += custom_problems(loaded, project.root)
     if not problems:
         problems = semantic.run_checks(loaded, expected_id=expected_id)
     if not problems:

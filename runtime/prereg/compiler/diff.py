@@ -1272,9 +1272,17 @@ def _pinned_at(git: Git, spec: dict, spec_folder: str) -> dict:
     revision, as :func:`prereg.custom.pinned` pins the working tree's."""
     from posixpath import normpath
 
-    from prereg import custom
+    from prereg import custom, valuelists
     from prereg.digest import sha256_hex
 
+    def listed(file: str) -> bytes | None:
+        for rel in (normpath(f"{spec_folder}/{file}"), normpath(file)):
+            data = git.read_bytes(rel)
+            if data is not None:
+                return data
+        return None
+
+    spec = valuelists.pinned_from(spec, listed)
     if not isinstance(spec.get("statistics"), list):
         return spec
     out = []

@@ -158,10 +158,16 @@ def condition(cond: Any) -> str:
         return f"{field} is null"
     if op == "not_null":
         return f"{field} is not null"
-    if op == "in":
-        return f"{field} in {{{', '.join(_literal(v) for v in cond.get('values') or [])}}}"
-    if op == "not_in":
-        return f"{field} not in {{{', '.join(_literal(v) for v in cond.get('values') or [])}}}"
+    if op in ("in", "not_in"):
+        words = "in" if op == "in" else "not in"
+        listed = f"{{{', '.join(_literal(v) for v in cond.get('values') or [])}}}"
+        if cond.get("values_file") is not None:
+            # a value list of the project: its file and digest beside the values it held
+            listed += (
+                f" (the {len(cond.get('values') or [])} values of"
+                f" `{mdcode(cond['values_file'])}`, sha256:{cond.get('values_sha256')})"
+            )
+        return f"{field} {words} {listed}"
     rhs = (
         f"`{mdcode(cond['other'])}`"
         if cond.get("other") is not None

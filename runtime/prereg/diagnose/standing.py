@@ -55,7 +55,9 @@ def design_digest_of(root: Path, study_id: str) -> str | None:
     path = project.spec_file(study_id)
     try:
         data = load_yaml(path, display=Path(project.rel(path))).data
-        if isinstance(data, dict) and data.get("statistics"):
+        from prereg.custom import needs_pinning
+
+        if needs_pinning(data):
             from prereg.custom import pinned
 
             data = pinned(data, project.root, path.parent)

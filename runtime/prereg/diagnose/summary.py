@@ -355,7 +355,7 @@ class _Truths:
             return self.group_linear(a, metric, what)
         if a.method in ("pass-at-k", "pass-at-k-t") and metric is not None:
             return self.pass_at_k(a)
-        if a.method == "pass-at-k-difference" and metric is not None:
+        if a.method in _PASS_DIFFERENCES and metric is not None:
             # the mean over problems of a difference is the difference of the arms' means:
             # each arm's pass@k truth as pass-at-k's over its own selection
             from types import SimpleNamespace
@@ -1116,7 +1116,8 @@ def _no_truth(plan: Plan, a) -> str:
         set(ESTIMANDS)
         | set(_AGREEMENT)
         | set(_CONFIDENCE_FIGURES)
-        | {"pass-at-k", "pass-at-k-t", "pass-at-k-difference", "majority-vote", "design-effect"}
+        | {"pass-at-k", "pass-at-k-t", "majority-vote", "design-effect"}
+        | set(_PASS_DIFFERENCES)
         | {"mantel-haenszel-risk-difference", "cochran-mantel-haenszel", "dunnett"}
         | set(_GROUP_LINEAR)
         | set(_CORRELATIONS)
@@ -1324,6 +1325,7 @@ def summarize(plan: Plan, condition: int, blocks: Sequence) -> dict:
 
 #: Methods whose estimate is a linear function of the groups' proportions or means.
 _GROUP_LINEAR = ("cochran-armitage", "linear-contrast-proportions", "linear-contrast-means")
+_PASS_DIFFERENCES = ("pass-at-k-difference", "pass-at-k-difference-bootstrap")
 
 
 def _one_sided(a, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -209,6 +209,126 @@ def pass_at_k_difference(n_a, c_a, n_b, c_b, *, k, alternative, level, margin) -
     return _paired_t(name, mean, se, problems - 1, margin_q, alternative, level, figures)
 
 
+#: numpy quantile methods whose value over whole-number replicates is decided exactly: the
+#: virtual index h = (B − 1)·p with p the registered tail as a fraction (linear, lower,
+#: higher, midpoint); the others give the float bound alone (certified comparison).
+EXACT_QUANTILES = ("linear", "lower", "higher", "midpoint")
+BOOTSTRAP_INTERVALS = ("percentile", "basic", "bca")
+
+
+def _exact_quantile(sums: np.ndarray, p: Fraction, method: str) -> Fraction | None:
+    """The numpy ``method`` quantile at ``p`` of the whole-number replicates ``sums``, as a
+    fraction (None for a method not in EXACT_QUANTILES)."""
+    if method not in EXACT_QUANTILES:
+        return None
+    srt = np.sort(sums)
+    h = (len(srt) - 1) * p
+    lo = math.floor(h)
+    hi = min(lo + 1, len(srt) - 1) if h != lo else lo
+    x_lo, x_hi = int(srt[lo]), int(srt[hi])
+    if method == "lower":
+        return Fraction(x_lo)
+    if method == "higher":
+        return Fraction(x_hi)
+    if method == "midpoint":
+        return Fraction(x_lo + x_hi, 2)
+    return x_lo + (h - lo) * (x_hi - x_lo)
+
+
+def pass_at_k_difference_bootstrap(
+    n_a, c_a, n_b, c_b, *, k, interval, level, resamples, seed, quantile_method
+) -> Result:
+    """The difference of two arms' unbiased pass@k over the same problems with a paired
+    bootstrap interval: the problems (each with both arms' samples) resampled with
+    replacement, ``I = rng.integers(0, P, size=(B, P))`` from ``Generator(PCG64(seed))``, the
+    draws of bootstrap-paired-mean-difference over the per-problem differences ``d_j``.
+    ``D = mean d_j`` is an exact fraction; every replicate is a whole number over a common
+    denominator, so a percentile or basic bound of a quantile method in EXACT_QUANTILES is an
+    exact fraction too (``exact['lower']``, ``exact['upper']``), decided exactly."""
+    from prereg.stats import checks
+    from prereg.stats.resampling_methods import (
+        QUANTILE_METHODS,
+        _bootstrap_ratio,
+        _rows,
+        _units,
+    )
+
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise MethodError(f"k must be a positive whole number, got {k!r}")
+    k = int(k)
+    _choice(interval, BOOTSTRAP_INTERVALS, "interval")
+    level = checks.level(level)
+    for name, value, least in (("resamples", resamples, 1), ("seed", seed, 0)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+            raise MethodError(f"{name} must be a whole number of at least {least}, got {value!r}")
+    resamples, seed = int(resamples), int(seed)
+    _choice(quantile_method, QUANTILE_METHODS, "quantile_method")
+    arms = []
+    for arm, n, c in (("a", n_a, c_a), ("b", n_b, c_b)):
+        ns, cs = _integers(n, f"n_{arm}"), _integers(c, f"c_{arm}")
+        if len(ns) != len(cs):
+            raise MethodError(f"n_{arm} and c_{arm} differ in length ({len(ns)} vs {len(cs)})")
+        arms.append(_pass_at_k_per_problem(ns, cs, k, arm))
+    pa, pb = arms
+    if len(pa) != len(pb):
+        raise MethodError(f"the arms must pair problem by problem: {len(pa)} against {len(pb)}")
+    problems = len(pa)
+    name = "pass-at-k-difference-bootstrap"
+    counts = {"problems": problems, "k": k}
+    if problems == 0:
+        return Result(name, counts=counts)
+    d = [x - y for x, y in zip(pa, pb, strict=True)]
+    mean = sum(d, Fraction(0)) / problems
+    floats = np.array([float(v) for v in d])
+    res = _bootstrap_ratio(
+        name,
+        [_units(floats)],
+        interval=interval,
+        level=level,
+        resamples=resamples,
+        seed=seed,
+        quantile_method=quantile_method,
+        exact={},
+        counts=counts,
+    )
+    exact: dict[str, Fraction] = {"estimate": mean}
+    denominator = math.lcm(*(v.denominator for v in d))
+    whole = [int(v * denominator) for v in d]
+    if interval in ("percentile", "basic") and max(map(abs, whole)) * problems < 2**62:
+        # the same draws again, as whole-number sums: replicate r is sums[r]/(denominator·P)
+        rng = np.random.Generator(np.random.PCG64(seed))
+        e = np.array(whole, dtype=np.int64)
+        sums = np.empty(resamples, dtype=np.int64)
+        step = _rows(problems)
+        for lo in range(0, resamples, step):
+            hi = min(lo + step, resamples)
+            sums[lo:hi] = e[rng.integers(0, problems, size=(hi - lo, problems))].sum(axis=-1)
+        tail = (1 - Fraction(repr(float(level)))) / 2
+        scale = denominator * problems
+        qs = [_exact_quantile(sums, p, quantile_method) for p in (tail, 1 - tail)]
+        if all(q is not None for q in qs):
+            lo_q, hi_q = (q / scale for q in qs)
+            if interval == "percentile":
+                exact["lower"], exact["upper"] = lo_q, hi_q
+            else:
+                exact["lower"], exact["upper"] = 2 * mean - hi_q, 2 * mean - lo_q
+    extra = {
+        **dict(res.extra),
+        "pass_at_k_a": float(sum(pa, Fraction(0)) / problems),
+        "pass_at_k_b": float(sum(pb, Fraction(0)) / problems),
+    }
+    return Result(
+        name,
+        estimate=float(mean),
+        se=res.se,
+        lower=float(exact["lower"]) if "lower" in exact else res.lower,
+        upper=float(exact["upper"]) if "upper" in exact else res.upper,
+        exact=exact,
+        counts=counts,
+        extra=extra,
+    )
+
+
 def _paired_t(name, mean: Fraction, se: float, df: int, margin_q, alternative, level, figures):
     """The t test and interval of an exact mean difference ``mean`` (its ``se`` over ``df``
     degrees of freedom) against the margin: t = (mean − margin)/se, exactly 0 on the margin;
@@ -886,6 +1006,47 @@ CATALOGUE = (
         exactness="D and D − margin are fractions of binomial coefficients and the margin as "
         "written, compared exactly (on the margin t = 0, a one-sided P of 1/2); se, t, P and "
         "the bounds are floating point, compared by the certified comparison",
+    ),
+    Entry(
+        name="pass-at-k-difference-bootstrap",
+        family=_FAMILY,
+        function=f"{_MOD}:pass_at_k_difference_bootstrap",
+        shape="paired-samples-per-problem",
+        summary="Difference of two arms' unbiased pass@k over the same problems, with a paired "
+        "bootstrap interval over problems (a non-inferiority claim reads its lower bound)",
+        options={
+            "k": "the number of samples a solver may submit (a whole number, 1 <= k <= n)",
+            "interval": "percentile | basic | bca",
+            "level": "the interval's level, strictly between 0 and 1 (two-sided)",
+            "resamples": "the number of bootstrap resamples B (at least 1)",
+            "seed": "the PCG64 seed (a whole number, at least 0)",
+            "quantile_method": "numpy.quantile's method (linear, lower, higher, midpoint: "
+            "bounds exact; inverted_cdf, hazen, weibull, median_unbiased, ...: floating point)",
+        },
+        reports=("estimate", "se", "lower", "upper", "exact", "counts", "extra"),
+        formula="d_j = pass@k_a(j) − pass@k_b(j) per problem present in both arms (each "
+        "1 − C(n − c, k)/C(n, k)); D = mean d_j; rng = Generator(PCG64(seed)), "
+        "I = rng.integers(0, P, size=(B, P)) over the problems; D*_r = mean of d over row r; "
+        "α = (1 − level)/2; percentile [q(α), q(1 − α)], basic [2D − q(1 − α), 2D − q(α)], BCa "
+        "as bootstrap-paired-mean-difference's; SE = sd(D*) (ddof 1)",
+        reference=(
+            "Chen M et al. (2021), arXiv:2107.03374, section 2.1 (the estimator); Efron B, "
+            "Tibshirani RJ (1993), An Introduction to the Bootstrap, ch. 13-14 (percentile, "
+            "BCa); Miller E (2024), arXiv:2411.00640, section 4 (paired differences over "
+            "questions)"
+        ),
+        oracle=(
+            "scipy.stats.bootstrap((d,), numpy.mean, method='percentile' | 'basic' | 'BCa', "
+            "batch=None, rng=Generator(PCG64(seed))) over the per-problem differences (the "
+            "paper's product form), which draws the same indices; exact bounds against "
+            "Fraction arithmetic over the same draws"
+        ),
+        exactness="D is a fraction of binomial coefficients, compared exactly; every replicate "
+        "is a whole number over the common denominator of the d_j, so a percentile or basic "
+        "bound of the linear, lower, higher or midpoint quantile is an exact fraction "
+        "(exact['lower'], exact['upper'], the tail α taken from the level as written), "
+        "compared exactly: a bound exactly on a threshold meets ge and fails gt; other bounds "
+        "are floating point, compared by the certified comparison",
     ),
     Entry(
         name="majority-vote",

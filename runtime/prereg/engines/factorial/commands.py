@@ -332,6 +332,23 @@ def manifest_rows(
     ]
 
 
+def _constant_meets(c: Mapping[str, Any], value: Any) -> bool:
+    """Whether a field condition holds of a field every row writes as ``value`` (a
+    comparison with another field, or an order, is not decided here: False)."""
+    op = c.get("op")
+    if c.get("other") is not None:
+        return False
+    if op == "eq":
+        return value == c.get("value") and type(value) is type(c.get("value"))
+    if op == "ne":
+        return not (value == c.get("value") and type(value) is type(c.get("value")))
+    if op == "in":
+        return any(value == v and type(value) is type(v) for v in c.get("values") or ())
+    if op == "not_in":
+        return not any(value == v and type(value) is type(v) for v in c.get("values") or ())
+    return op == "not_null" and value is not None
+
+
 class _Breaks(Exception):
     """A manifest record the item contract's predicate does not accept."""
 
@@ -1900,6 +1917,16 @@ class DrawnRows:
             return None
         among = comp.get("among") or ()
         odd = [c for c in among if c.get("field") != comp.get("field") or c.get("op") != "not_null"]
+        if odd:
+            # a condition on a field the scenario writes as one value on every successful
+            # attempt (a status no entry draws: its first allowed value) holds on every row or
+            # on none: it cuts nothing when that value meets it
+            defaults = self.writer(cond.scenario).defaults
+            odd = [
+                c
+                for c in odd
+                if not (c.get("field") in defaults and _constant_meets(c, defaults[c["field"]]))
+            ]
         if odd:
             return (
                 f"metric {metric_id} counts only rows where {_condition_text(odd[0])} (its"

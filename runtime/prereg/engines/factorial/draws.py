@@ -535,11 +535,33 @@ class RecordWriter:
             elif c["op"] == "in":
                 failing.setdefault(c["field"], set()).update(c.get("values") or ())
         self.defaults: dict[str, Any] = {}
+        # a required nullable field without allowed values (a sandbox's error message) is
+        # written null on a successful attempt, unless a null there would mark the attempt
+        # failed or leave it unscored (a null meets only is_null, ne and not_in)
+        meets_null = ("is_null", "ne", "not_in")
+        read = {
+            c.get("field")
+            for part in ("failed", "failed_if_any")
+            for c in policy.get(part) or ()
+            if c.get("op") in meets_null
+        } | {
+            c.get("field")
+            for part in ("where", "select")
+            for c in policy.get(part) or ()
+            if c.get("op") not in meets_null
+        }
         for f in obs["fields"]:
             if f.get("allowed") and f.get("required", True):
                 ok = [v for v in f["allowed"] if v not in failing.get(f["name"], set())]
                 if ok:
                     self.defaults[f["name"]] = ok[0]
+            elif (
+                f.get("nullable")
+                and f.get("required", True)
+                and f.get("type") != "object"
+                and f["name"] not in read
+            ):
+                self.defaults[f["name"]] = None
         self.values = _value_specs(scenario)
         self.calibration = [dict(c) for c in scenario.get("calibration") or ()]
         self.pairing = scenario.get("pairing")
