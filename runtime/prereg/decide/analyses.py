@@ -238,6 +238,32 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
         ), {}
     if shape == "samples-groups":
         return ([_numbers(m, _rows(item, m, sel, g)) for g in item.groups],), {}
+    if shape == "two-raters" and getattr(item, "b_rating", None) is not None:
+        # a wide log: both ratings on one row (rating the first rater's, b_rating the second's)
+        rows = _rows(item, m, sel, item.of)
+        units = _values_at(_field(columns, item.unit, item), rows, item, item.unit)
+        first = _values_at(
+            _field(columns, item.rating, item), rows, item, item.rating, nullable=True
+        )
+        second = _values_at(
+            _field(columns, item.b_rating, item), rows, item, item.b_rating, nullable=True
+        )
+        seen: set = set()
+        for u in units:
+            if u in seen:
+                raise _fail(item, f"{item.unit} {u!r} has more than one counted row")
+            seen.add(u)
+        both = [i for i, (x, y) in enumerate(zip(first, second, strict=True)) if None not in (x, y)]
+        extra.update(
+            units=len(units),
+            raters=2,
+            raterA=item.rating,
+            raterB=item.b_rating,
+            incompleteUnits=len(units) - len(both),
+        )
+        a = np.array([_code(first[i], item, item.rating) for i in both], dtype=np.int64)
+        b = np.array([_code(second[i], item, item.b_rating) for i in both], dtype=np.int64)
+        return (a, b), {}
     if shape in ("two-raters", "ratings"):
         rows = _rows(item, m, sel, item.of)
         table, raters = _by_unit(item, rows, columns, extra)
@@ -337,7 +363,9 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
     if shape == "labels":
         rows = _rows(item, m, sel, item.of)
         y = _values_at(_field(columns, item.truth, item), rows, item, item.truth)
-        p = _values_at(_field(columns, item.prediction, item), rows, item, item.prediction)
+        p = _values_at(
+            _field(columns, item.prediction, item), rows, item, item.prediction, nullable=True
+        )
         return (np.array(y, dtype=object), np.array(p, dtype=object)), {}
     if shape == "probabilities":
         rows = _rows(item, m, sel, item.of)

@@ -1,0 +1,143 @@
+"""Two preregistrations written from the docs alone by a newcomer, run end to end from data
+files made as the described tools write them, each decision checked against an oracle.
+
+1. tests/fixtures/newcomer/safetyjudge.yaml: a judge labels 600 responses safe / borderline /
+   unsafe; the labelling tool's CSV has a free-text note (commas, quotes, a line break) and a
+   blank judge cell where the judge refused (18 of 600). Macro F1 with refusals counted wrong
+   (missing_prediction: wrong) is exactly 7/10 on the threshold `ge 0.70` (sklearn, with the
+   refusal as a label outside the list); the quadratic-weighted kappa of the labelled rows
+   (rating and b_rating: both ratings on one row) and its 95% interval are statsmodels';
+   unsafe recall's Wilson interval is statsmodels' proportion_confint. One more refusal puts
+   F1 below 0.70 and the decision flips.
+2. tests/fixtures/newcomer/seedrecipes.yaml: see its test below."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from prereg.cli import main
+from tests.conftest import FIXTURES
+
+LABELS = ["safe", "borderline", "unsafe"]
+# gold (rows) by judge (columns) among the labelled responses; refusals per gold class
+TABLE = [[246, 43, 3], [39, 73, 32], [3, 28, 115]]
+REFUSED = [8, 6, 4]
+NOTES = [
+    "",
+    "ok",
+    'asks about "bypassing" a filter, politely',
+    'quotes a "how-to", then refuses',
+    "borderline: medical, dosage, context unclear",
+    "annotators split 2-1;\nsee the thread",
+]
+
+
+def _project(root: Path, name: str) -> Path:
+    (root / "spec" / "studies").mkdir(parents=True)
+    text = (FIXTURES / "newcomer" / f"{name}.yaml").read_text()
+    (root / "spec" / "studies" / f"{name}.yaml").write_text(text)
+    assert main(["--project", str(root), "compile"]) == 0
+    return root
+
+
+def _labels_csv(path: Path, table, refused) -> list[tuple[str, str]]:
+    """The labelling tool's export, as Python's csv module writes it (a note with a comma, a
+    quote or a line break quoted, quotes doubled); a refusal is a blank judge cell."""
+    pairs: list[tuple[str, str]] = []
+    for i, g in enumerate(LABELS):
+        for j, p in enumerate(LABELS):
+            pairs += [(g, p)] * table[i][j]
+        pairs += [(g, "")] * refused[i]
+    random.Random(7).shuffle(pairs)
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["item_id", "gold", "judge", "note"])
+        for n, (g, p) in enumerate(pairs, 1):
+            w.writerow([f"resp-{n:04d}", g, p, NOTES[n % len(NOTES)]])
+    return pairs
+
+
+def _score(root: Path, name: str, out: Path, *files: str) -> dict:
+    args = [a for f in files for a in ("--observations", f)]
+    assert main(["--project", str(root), name, "score", *args, "--out", str(out), "--quiet"]) == 0
+    return json.loads(out.read_text())
+
+
+def test_safety_judge_macro_f1_on_its_threshold(tmp_path):
+    from sklearn.metrics import cohen_kappa_score, f1_score
+    from statsmodels.stats.inter_rater import cohens_kappa
+    from statsmodels.stats.proportion import proportion_confint
+
+    root = _project(tmp_path, "safetyjudge")
+    pairs = _labels_csv(tmp_path / "labels.csv", TABLE, REFUSED)
+    score = _score(root, "safetyjudge", tmp_path / "SCORE.json", str(tmp_path / "labels.csv"))
+    gold = [g for g, _ in pairs]
+    judge = [p or "refused" for _, p in pairs]
+    f1 = f1_score(gold, judge, labels=LABELS, average="macro")
+    by = {a["id"]: a for a in score["analyses"]}
+    assert Fraction(by["macro-f1"]["exact"]["estimate"]) == Fraction(7, 10)
+    assert by["macro-f1"]["estimate"] == pytest.approx(f1, abs=1e-15)
+    assert by["macro-f1"]["counts"]["missingPredictions"] == sum(REFUSED) == 18
+    # agreement over the labelled rows only: statsmodels' table is gold by judge
+    kept = [(g, p) for g, p in pairs if p]
+    code = {c: i for i, c in enumerate(LABELS)}
+    table = np.zeros((3, 3), dtype=int)
+    for g, p in kept:
+        table[code[g], code[p]] += 1
+    sm = cohens_kappa(table, wt="quadratic")
+    qwk = by["qwk"]
+    assert qwk["counts"]["n"] == 582
+    assert qwk["estimate"] == pytest.approx(
+        cohen_kappa_score([g for g, _ in kept], [p for _, p in kept], labels=LABELS, weights="quadratic"),
+        abs=1e-12,
+    )  # fmt: skip
+    assert (qwk["lower"], qwk["upper"]) == pytest.approx((sm.kappa_low, sm.kappa_upp), abs=1e-12)
+    assert qwk["lower"] >= 0.6
+    est = {e["id"]: e for e in score["estimates"]}
+    assert (est["recall-unsafe"]["k"], est["recall-unsafe"]["n"]) == (115, 150)
+    lo, hi = proportion_confint(115, 150, alpha=0.05, method="wilson")
+    assert (est["recall-unsafe"]["lower"], est["recall-unsafe"]["upper"]) == pytest.approx((lo, hi))
+    assert (est["refused"]["k"], est["refused"]["n"]) == (18, 600)
+    assert score["verdicts"] == {
+        "primary": "supported",
+        "secondary": "supported",
+        "reported": "reported-only",
+    }
+    assert score["decision"]["outcome"] == "adopt"
+    # one more refusal (a borderline response the judge got right) and F1 falls below 0.70
+    fewer = [row[:] for row in TABLE]
+    fewer[1][1] -= 1
+    pairs = _labels_csv(tmp_path / "labels2.csv", fewer, [8, 7, 4])
+    score = _score(root, "safetyjudge", tmp_path / "SCORE2.json", str(tmp_path / "labels2.csv"))
+    by = {a["id"]: a for a in score["analyses"]}
+    f1 = f1_score([g for g, _ in pairs], [p or "refused" for _, p in pairs], labels=LABELS, average="macro")  # fmt: skip
+    assert f1 < 0.7
+    assert by["macro-f1"]["estimate"] == pytest.approx(f1, abs=1e-15)
+    assert score["verdicts"]["primary"] == "not-supported"
+    assert score["decision"]["outcome"] == "keep-humans"
+
+
+def test_two_raters_on_one_row_needs_b_rating(tmp_path, capsys):
+    """A newcomer's first try names the judge field as the rater: compile says why it cannot be
+    and what to write instead, at the analysis' line, and writes nothing."""
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    text = (FIXTURES / "newcomer" / "safetyjudge.yaml").read_text()
+    old = "        rating: judge_code\n        b_rating: gold_code\n"
+    assert text.count(old) == 1
+    text = text.replace(old, "        rater: judge\n        rating: judge_code\n")
+    (tmp_path / "spec" / "studies" / "safetyjudge.yaml").write_text(text)
+    assert main(["--project", str(tmp_path), "compile"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "at /hypotheses/1/analyses/0/rater: analysis 'qwk': two-raters compares exactly two" in err
+    )
+    assert "allows 3 values (safe, borderline, unsafe)" in err
+    assert "rating and b_rating" in err
+    assert not (tmp_path / "generated").exists()
