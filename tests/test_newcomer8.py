@@ -9,7 +9,15 @@ files made as the described tools write them, each decision checked against an o
    (rating and b_rating: both ratings on one row) and its 95% interval are statsmodels';
    unsafe recall's Wilson interval is statsmodels' proportion_confint. One more refusal puts
    F1 below 0.70 and the decision flips.
-2. tests/fixtures/newcomer/seedrecipes.yaml: see its test below."""
+2. tests/fixtures/newcomer/seedrecipes.yaml: two fine-tuning recipes, five training seeds each,
+   one JSONL per checkpoint (runs/new-seed3.jsonl: the file names the checkpoint, per_file);
+   per benchmark, Welch's t of the five per-seed means of each recipe
+   (cluster-summary-welch-t, the seed the cluster), Holm over the three benchmarks, and at
+   least two benchmarks with adjusted P below 0.05 and a difference of at least 0.25. The
+   math difference is placed exactly on 0.25 (its float reads 0.2499999999999991; the exact
+   mean of the decimals is 1/4): scipy's ttest_ind(equal_var=False) of the per-seed means and
+   statsmodels' Holm give the figures; half a point less on one problem and the decision
+   flips."""
 
 from __future__ import annotations
 
@@ -141,3 +149,113 @@ def test_two_raters_on_one_row_needs_b_rating(tmp_path, capsys):
     assert "allows 3 values (safe, borderline, unsafe)" in err
     assert "rating and b_rating" in err
     assert not (tmp_path / "generated").exists()
+
+
+# -- preregistration 2: training seeds ------------------------------------------------------------
+
+BENCH = {"math": 70, "code": 70, "reasoning": 60}
+EFFECT = {"math": 0.25, "code": 0.5, "reasoning": 0.1}
+
+
+def _checkpoints(folder: Path, math_total: Fraction) -> dict:
+    """One JSONL per checkpoint as the evaluation harness writes it; every problem shared by
+    the ten checkpoints, scores 0 to 10 in steps of 0.5. The new recipe's per-problem scores
+    are nudged by half points until the math scores of the new seeds sum to ``math_total``
+    more than the base seeds' (so the difference of the means of seed means is
+    math_total / 350 exactly). Returns the scores by (run, problem)."""
+    rng = np.random.default_rng(3)
+    problems = [(f"{b}-{i:03d}", b) for b in BENCH for i in range(1, BENCH[b] + 1)]
+    hard = {p: rng.uniform(2, 8) for p, _ in problems}
+    runs: dict = {}
+    for recipe in ("base", "new"):
+        for k in range(1, 6):
+            shift = rng.normal(0, 0.05)
+            runs[f"{recipe}-seed{k}"] = {
+                p: float(np.clip(np.round(2 * (hard[p] + shift + (EFFECT[b] if recipe == "new" else 0) + rng.normal(0, 0.5))) / 2, 0, 10))
+                for p, b in problems
+            }  # fmt: skip
+    maths = [p for p, b in problems if b == "math"]
+
+    def gap() -> Fraction:
+        return sum(
+            Fraction(runs[f"new-seed{k}"][p]) - Fraction(runs[f"base-seed{k}"][p])
+            for k in range(1, 6)
+            for p in maths
+        )
+
+    i = 0
+    while (g := gap()) != math_total:
+        run, p = runs[f"new-seed{i % 5 + 1}"], maths[(i // 5) % len(maths)]
+        step = 0.5 if g < math_total else -0.5
+        if 0 <= run[p] + step <= 10:
+            run[p] += step
+        i += 1
+    folder.mkdir(parents=True)
+    for name, scores in runs.items():
+        with (folder / f"{name}.jsonl").open("w") as f:
+            for p, b in problems:
+                f.write(json.dumps({"problem": p, "benchmark": b, "score": scores[p]}) + "\n")
+    return {"problems": problems, "runs": runs}
+
+
+def _oracle(data: dict) -> dict:
+    from scipy import stats
+    from statsmodels.stats.multitest import multipletests
+
+    out = {}
+    for b in BENCH:
+        mean = {
+            run: Fraction(sum(Fraction(s[p]) for p, pb in data["problems"] if pb == b), BENCH[b])
+            for run, s in data["runs"].items()
+        }
+        new = [mean[f"new-seed{k}"] for k in range(1, 6)]
+        base = [mean[f"base-seed{k}"] for k in range(1, 6)]
+        t = stats.ttest_ind(
+            [float(x) for x in new],
+            [float(x) for x in base],
+            equal_var=False,
+            alternative="greater",
+        )
+        out[b] = {"diff": sum(new) / 5 - sum(base) / 5, "t": t.statistic, "df": t.df, "p": t.pvalue}
+    adjusted = multipletests([out[b]["p"] for b in BENCH], method="holm")[1]
+    for b, q in zip(BENCH, adjusted, strict=True):
+        out[b]["adjusted"] = q
+    return out
+
+
+def _score_runs(root: Path, folder: Path, out: Path) -> dict:
+    files = [f"{f.stem}={f}" for f in sorted(folder.glob("*.jsonl"))]
+    assert len(files) == 10
+    return _score(root, "seedrecipes", out, *files)
+
+
+def test_seed_recipes_math_difference_on_its_threshold(tmp_path):
+    root = _project(tmp_path, "seedrecipes")
+    data = _checkpoints(tmp_path / "runs", Fraction(175, 2))
+    score = _score_runs(root, tmp_path / "runs", tmp_path / "SCORE.json")
+    oracle = _oracle(data)
+    assert oracle["math"]["diff"] == Fraction(1, 4)
+    by = {a["id"]: a for a in score["analyses"]}
+    for b in BENCH:
+        got, want = by[f"welch-{b}"], oracle[b]
+        assert got["estimate"] == pytest.approx(float(want["diff"]), abs=1e-12)
+        assert got["statistic"] == pytest.approx(want["t"], rel=1e-9)
+        assert got["df"] == pytest.approx(want["df"], rel=1e-9)
+        assert got["p"] == pytest.approx(want["p"], rel=1e-9)
+        assert got["adjustedP"] == pytest.approx(want["adjusted"], rel=1e-9)
+        assert got["counts"]["clusters_a"] == got["counts"]["clusters_b"] == 5
+    assert by["welch-math"]["estimate"] != 0.25  # the float alone would fail `ge 0.25`
+    assert Fraction(by["welch-math"]["exact"]["estimate"]) == Fraction(1, 4)
+    assert all(oracle[b]["adjusted"] < 0.05 for b in BENCH)
+    assert oracle["reasoning"]["diff"] < Fraction(1, 4)
+    (q,) = score["quantifiers"]["new-better"]
+    assert (q["quantifier"], q["required"], q["met"], q["held"]) == ("at_least", 2, 2, True)
+    assert q["metBy"] == ["math", "code"]
+    assert score["verdicts"] == {"new-better": "supported"}
+    assert score["decision"]["outcome"] == "adopt-new"
+    # half a point less on one math problem: the difference is 87/350, below 0.25
+    data = _checkpoints(tmp_path / "runs2", Fraction(87))
+    score = _score_runs(root, tmp_path / "runs2", tmp_path / "SCORE2.json")
+    assert _oracle(data)["math"]["diff"] == Fraction(87, 350)
+    assert score["verdicts"] == {"new-better": "not-supported"}
+    assert score["decision"]["outcome"] == "keep-base"

@@ -683,7 +683,9 @@ def _correlation_certified(item, entry, args, estimate):
 
 #: Clustered methods whose estimate is a mean, or a difference of two arms' means: pooled over
 #: the units (``size``; the sandwich always) or the mean of the cluster means (``equal``).
-CLUSTER_MEANS = frozenset({"cluster-robust-mean", "cluster-summary-t", "cluster-bootstrap"})
+CLUSTER_MEANS = frozenset(
+    {"cluster-robust-mean", "cluster-summary-t", "cluster-summary-welch-t", "cluster-bootstrap"}
+)
 
 
 def _cluster_certified(item, entry, args, estimate):
@@ -696,7 +698,9 @@ def _cluster_certified(item, entry, args, estimate):
         return None
     x = np.asarray(args[0], dtype=np.float64)
     cluster, group = args[1], args[2]
-    weighting = dict(item.options).get("weighting", "size")
+    # Welch's t of cluster means counts each cluster's mean once (it has no weighting option)
+    default = "equal" if entry.name == "cluster-summary-welch-t" else "size"
+    weighting = dict(item.options).get("weighting", default)
     if group is None:
         arms = [(np.ones(x.size, dtype=bool), 1)]
     else:

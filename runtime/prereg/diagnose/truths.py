@@ -101,7 +101,13 @@ ESTIMANDS: Mapping[str, str] = {
     "ratio-of-geometric-means": "gm-ratio",
     "noninferiority-ratio-means": "gm-ratio",
     **dict.fromkeys(
-        ("cluster-summary-t", "cluster-robust-mean", "cluster-bootstrap"), "cluster-mean"
+        (
+            "cluster-summary-t",
+            "cluster-summary-welch-t",
+            "cluster-robust-mean",
+            "cluster-bootstrap",
+        ),
+        "cluster-mean",
     ),
 }
 
