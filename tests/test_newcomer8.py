@@ -259,3 +259,35 @@ def test_seed_recipes_math_difference_on_its_threshold(tmp_path):
     assert _oracle(data)["math"]["diff"] == Fraction(87, 350)
     assert score["verdicts"] == {"new-better": "not-supported"}
     assert score["decision"]["outcome"] == "keep-base"
+
+
+def test_seed_recipes_simulate_and_diagnose(tmp_path):
+    """The key (problem, run) leaves the benchmark out: simulated problems are named with their
+    benchmark (math-problem-01), so a run's math and code problems do not collide (they did:
+    diagnose refused every simulated study as duplicate records), and diagnose reports the
+    Welch analyses with the truth of a clipped normal's mean difference."""
+    from scipy import integrate, stats
+
+    root = _project(tmp_path, "seedrecipes")
+    sim = tmp_path / "sim.jsonl"
+    args = ["--project", str(root), "seedrecipes", "simulate", "--scenario", "gain"]
+    assert main([*args, "--seed", "1", "--out", str(sim), "--quiet"]) == 0
+    recs = [json.loads(line) for line in sim.read_text().splitlines()]
+    assert len(recs) == 2000
+    assert len({(r["problem"], r["run"]) for r in recs}) == 2000
+    assert {r["problem"].split("-")[0] for r in recs if r["benchmark"] == "code"} == {"code"}
+    out = tmp_path / "DIAGNOSE.json"
+    args = ["--project", str(root), "seedrecipes", "diagnose", "--quiet", "--simulations", "40"]
+    assert main([*args, "--seed", "2", "--out", str(out)]) == 0
+    (cond,) = json.loads(out.read_text())["conditions"]
+
+    def clipped_mean(mu: float) -> float:
+        body = integrate.quad(lambda x: x * stats.norm.pdf(x, mu, 2), 0, 10)[0]
+        return body + 10 * stats.norm.sf(10, mu, 2)
+
+    truth = clipped_mean(5.5) - clipped_mean(5.0)
+    by = {a["id"]: a for a in cond["analyses"]}
+    assert set(by) == {"welch-math", "welch-code", "welch-reasoning"}
+    for a in by.values():
+        assert a["truth"] == pytest.approx(truth, abs=1e-5)
+        assert a["coverage"]["count"] >= 30

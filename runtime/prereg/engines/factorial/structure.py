@@ -123,11 +123,31 @@ class Layout:
                 out[f] = col[base.cell]
             elif f in self.leaves and not self._counted(f):
                 col = np.empty(len(base), dtype=object)
+                apart = self._apart()
                 for c, rows in enumerate(self.cell_rows):
                     stem = f if self.crossed else base.cells[c]["id"]
+                    if self.crossed and apart:
+                        # the levels the name does not hold tell apart rows named alike
+                        # (math's problem 1 from code's, under one run)
+                        levels = base.cells[c]["levels"]
+                        stem = "-".join([*(str(levels.get(x)) for x in apart), f])
                     width = len(str(int(rows.size)))
                     col[rows] = [f"{stem}-{p + 1:0{width}d}" for p in range(rows.size)]
                 out[f] = col
+        return out
+
+    def _apart(self) -> list[str]:
+        """The factors the row's name does not hold whose levels differ between cells: a leaf
+        numbered alike in every cell must carry them, or the rows of two such cells (two
+        benchmarks of one run) would share a name."""
+        named = {str(self.placed[f].get("factor")) for f in self.name if f in self.placed}
+        out = []
+        for c in self.base.cells:
+            for factor in c["levels"]:
+                if factor in named or factor in out:
+                    continue
+                if len({str(d["levels"].get(factor)) for d in self.base.cells}) > 1:
+                    out.append(factor)
         return out
 
     def _counted(self, field: str) -> bool:
