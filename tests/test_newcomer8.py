@@ -291,3 +291,27 @@ def test_seed_recipes_simulate_and_diagnose(tmp_path):
     for a in by.values():
         assert a["truth"] == pytest.approx(truth, abs=1e-5)
         assert a["coverage"]["count"] >= 30
+
+
+def test_a_null_truth_names_the_way_out(tmp_path, capsys):
+    """A gold cell left blank: F1 reads the truth on every counted row, and the error says how
+    to leave such rows out (the metric's among), not that a present field is 'missing'."""
+    root = _project(tmp_path, "safetyjudge")
+    text = (root / "spec" / "studies" / "safetyjudge.yaml").read_text()
+    old = "      - {name: gold, type: string, allowed: [safe, borderline, unsafe]}"
+    assert text.count(old) == 1
+    text = text.replace(old, old[:-1] + ", nullable: true}")
+    (root / "spec" / "studies" / "safetyjudge.yaml").write_text(text)
+    assert main(["--project", str(root), "compile"]) == 0
+    _labels_csv(tmp_path / "labels.csv", TABLE, REFUSED)
+    lines = (tmp_path / "labels.csv").read_text().split("\n")
+    assert lines[1].startswith("resp-0001,")
+    cells = lines[1].split(",")
+    lines[1] = ",".join([cells[0], "", *cells[2:]])
+    (tmp_path / "labels.csv").write_text("\n".join(lines))
+    args = ["--observations", str(tmp_path / "labels.csv"), "--out", str(tmp_path / "S.json")]
+    assert main(["--project", str(root), "safetyjudge", "score", *args]) == 2
+    err = capsys.readouterr().err
+    assert "analysis macro-f1 (f1-score): field 'gold' is null or absent on a counted row" in err
+    assert "({field: gold, op: not_null})" in err
+    assert not (tmp_path / "S.json").exists()

@@ -83,7 +83,12 @@ def _values_at(col, rows: np.ndarray, item, name: str, *, nullable: bool = False
             if nullable:
                 out.append(None)
                 continue
-            raise _fail(item, f"field {name!r} is missing on counted row {i + 1}")
+            raise _fail(
+                item,
+                f"field {name!r} is null or absent on a counted row (row {i + 1} of the scored"
+                f" rows), and the method reads it on every row its metric counts; leave such"
+                f" rows out with the metric's among ({{field: {name}, op: not_null}})",
+            )
         out.append(_key(vals[i].item() if hasattr(vals[i], "item") else vals[i]))
     return out
 
