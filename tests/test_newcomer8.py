@@ -315,3 +315,32 @@ def test_a_null_truth_names_the_way_out(tmp_path, capsys):
     assert "analysis macro-f1 (f1-score): field 'gold' is null or absent on a counted row" in err
     assert "({field: gold, op: not_null})" in err
     assert not (tmp_path / "S.json").exists()
+
+
+def test_safety_judge_simulate_and_diagnose(tmp_path):
+    """The wide kappa's unit is the row's own key: compile lets a ratings scenario drive it (it
+    refused: 'its unit item_id is no field the scenario lays out'), simulate writes gold and
+    the judge's label on one row, and diagnose scores each simulated study as score does."""
+    root = _project(tmp_path, "safetyjudge")
+    sim = tmp_path / "sim.jsonl"
+    args = ["--project", str(root), "safetyjudge", "simulate", "--scenario", "good-judge"]
+    assert main([*args, "--seed", "1", "--out", str(sim), "--quiet"]) == 0
+    recs = [json.loads(line) for line in sim.read_text().splitlines()]
+    assert len(recs) == 600 and {r["judge"] for r in recs} == set(LABELS)
+    hit = sum(r["judge"] == r["gold"] for r in recs) / 600
+    assert 0.74 < hit < 0.86
+    out = tmp_path / "DIAGNOSE.json"
+    args = ["--project", str(root), "safetyjudge", "diagnose", "--quiet", "--simulations", "30"]
+    assert main([*args, "--seed", "2", "--out", str(out)]) == 0
+    (cond,) = json.loads(out.read_text())["conditions"]
+    by = {a["id"]: a for a in cond["analyses"]}
+    # what the two figures converge to: the joint table prevalence x confusion row
+    prev = np.array([0.5, 0.25, 0.25])
+    joint = prev[:, None] * np.array([[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8]])
+    i, j = np.indices((3, 3))
+    w = 1 - (i - j) ** 2 / 4
+    po, pe = (w * joint).sum(), (w * np.outer(joint.sum(1), joint.sum(0))).sum()
+    qwk = (po - pe) / (1 - pe)
+    f1 = np.mean(2 * np.diag(joint) / (joint.sum(1) + joint.sum(0)))
+    assert by["qwk"]["meanEstimate"] == pytest.approx(qwk, abs=0.02)
+    assert by["macro-f1"]["meanEstimate"] == pytest.approx(f1, abs=0.02)

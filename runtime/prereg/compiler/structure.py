@@ -387,9 +387,12 @@ def scenario_structure(spec: dict, report: Reporter) -> None:
                 # a wide analysis (b_metric: two fields of one row) pairs each row with
                 # itself, so its pair_by may be the row's own key, which names each row alone
                 wide = {an.get("pair_by")} & set(key) if an.get("b_metric") is not None else set()
+                # so does two-raters with b_rating (both ratings on one row): its unit
+                if an.get("b_rating") is not None and an.get("unit") in key:
+                    wide.add(an.get("unit"))
                 for w in ("unit", "rater", "cluster", "pair_by"):
                     name = an.get(w)
-                    if w == "pair_by" and name in wide:
+                    if w in ("pair_by", "unit") and name in wide:
                         continue
                     if name is not None and name in obs and name not in given:
                         report(
