@@ -344,3 +344,21 @@ def test_safety_judge_simulate_and_diagnose(tmp_path):
     f1 = np.mean(2 * np.diag(joint) / (joint.sum(1) + joint.sum(0)))
     assert by["qwk"]["meanEstimate"] == pytest.approx(qwk, abs=0.02)
     assert by["macro-f1"]["meanEstimate"] == pytest.approx(f1, abs=0.02)
+
+
+def test_one_checkpoint_of_ten_says_so(tmp_path, capsys):
+    """A newcomer who names one checkpoint's file of ten gets a decision (the study registers no
+    coverage gate), and the summary line says how few of the registered rows it read."""
+    root = _project(tmp_path, "seedrecipes")
+    _checkpoints(tmp_path / "runs", Fraction(175, 2))
+    capsys.readouterr()
+    one = f"new-seed3={tmp_path / 'runs' / 'new-seed3.jsonl'}"
+    args = ["--observations", one, "--out", str(tmp_path / "S.json")]
+    assert main(["--project", str(root), "seedrecipes", "score", *args]) == 0
+    out = capsys.readouterr().out
+    assert "no gate registered and 200 of 2,000 registered rows observed;" in out
+    files = [f"{f.stem}={f}" for f in sorted((tmp_path / "runs").glob("*.jsonl"))]
+    args = [a for f in files for a in ("--observations", f)]
+    assert main(["--project", str(root), "seedrecipes", "score", *args, "--out", str(tmp_path / "S2.json")]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "wrote " in out and "no gate registered; new-better supported" in out
