@@ -265,7 +265,9 @@ def test_seed_recipes_simulate_and_diagnose(tmp_path):
     """The key (problem, run) leaves the benchmark out: simulated problems are named with their
     benchmark (math-problem-01), so a run's math and code problems do not collide (they did:
     diagnose refused every simulated study as duplicate records), and diagnose reports the
-    Welch analyses with the truth of a clipped normal's mean difference."""
+    Welch analyses with the truth of a clipped normal's mean difference. The scenario's seed
+    effect is a clusters level on the run factor (compile refused it: 'the cell gives it'):
+    the Welch interval of the per-seed means covers the truth at about its level."""
     from scipy import integrate, stats
 
     root = _project(tmp_path, "seedrecipes")
@@ -290,7 +292,39 @@ def test_seed_recipes_simulate_and_diagnose(tmp_path):
     assert set(by) == {"welch-math", "welch-code", "welch-reasoning"}
     for a in by.values():
         assert a["truth"] == pytest.approx(truth, abs=1e-5)
-        assert a["coverage"]["count"] >= 30
+        assert a["coverage"]["count"] >= 34
+
+
+def test_a_seed_effect_is_shared_by_the_runs_cells(tmp_path):
+    """A clusters level on the run factor gives every row of a run one latent: with half the
+    latent variance between runs, the ten runs' means spread far beyond what the problems'
+    noise gives, and each run's three benchmark means move together."""
+    root = _project(tmp_path, "seedrecipes")
+    path = root / "spec" / "studies" / "seedrecipes.yaml"
+    text = path.read_text()
+    assert text.count("correlation: 0.05") == 1
+    path.write_text(text.replace("correlation: 0.05", "correlation: 0.5"))
+    assert main(["--project", str(root), "compile"]) == 0
+    sim = tmp_path / "sim.jsonl"
+    args = ["--project", str(root), "seedrecipes", "simulate", "--scenario", "gain"]
+    assert main([*args, "--seed", "4", "--out", str(sim), "--quiet"]) == 0
+    recs = [json.loads(line) for line in sim.read_text().splitlines()]
+    means = {}
+    for b in BENCH:
+        for run in {r["run"] for r in recs}:
+            xs = [r["score"] for r in recs if r["run"] == run and r["benchmark"] == b]
+            means[run, b] = np.mean(xs)
+    runs = sorted({r for r, _ in means})
+    per_run = np.array([[means[r, b] for b in BENCH] for r in runs])
+    for recipe in ("base", "new"):  # each run's deviation from its recipe's mean
+        mine = np.array([r.startswith(recipe) for r in runs])
+        per_run[mine] -= per_run[mine].mean(axis=0)
+    # the benchmarks of one run move together: every pair of benchmark columns correlates
+    corr = np.corrcoef(per_run.T)
+    assert corr[np.triu_indices(3, 1)].min() > 0.8
+    # within a run the problems' noise alone gives each benchmark mean a variance near
+    # 2 * 0.5 * 4 / 70; between runs it is about 100 times that
+    assert per_run.var(axis=0, ddof=1).min() > 10 * (0.5 * 4 / 60)
 
 
 def test_a_null_truth_names_the_way_out(tmp_path, capsys):

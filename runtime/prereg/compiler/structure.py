@@ -182,12 +182,19 @@ def scenario_structure(spec: dict, report: Reporter) -> None:
                         f"{lptr}/correlation",
                         f"scenario {sid!r}: correlation {rho:g} is not in [0, 1)",
                     )
-            if field in manifest:
+            if field in manifest or field in placed:
+                # a manifest's values, or a factor's levels (the rows of one training run, one
+                # level, sharing its latent across the cells it spans), form the clusters
                 if size is not None:
+                    whose = (
+                        "a field of the item manifest, whose values"
+                        if field in manifest
+                        else "a factor's field (or the split), whose levels"
+                    )
                     report(
                         f"{lptr}/size",
-                        f"scenario {sid!r}: {field!r} is a field of the item manifest, whose"
-                        " values form the clusters, so the level has no size",
+                        f"scenario {sid!r}: {field!r} is {whose} form the clusters, so the"
+                        " level has no size",
                     )
                 continue
             if field not in obs:
@@ -195,13 +202,6 @@ def scenario_structure(spec: dict, report: Reporter) -> None:
                     f"{lptr}/field",
                     f"scenario {sid!r} clusters rows by {field!r}, which is neither a field of"
                     " the item manifest nor of the observation contract",
-                )
-                continue
-            if field in placed:
-                report(
-                    f"{lptr}/field",
-                    f"scenario {sid!r} clusters rows by {field!r}, which holds a factor's level"
-                    " or the split (the cell gives it)",
                 )
                 continue
             if lv.get("shared") and own_before is not None:

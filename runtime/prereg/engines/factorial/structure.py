@@ -83,7 +83,13 @@ class Layout:
             f["name"]: f for f in obs["fields"] if f.get("factor") or f.get("role") == "split"
         }
         self.levels = registered.cluster_levels(scenario)
-        self.laid = [lv for lv in self.levels if str(lv["field"]) not in base.columns]
+        # a level on a factor's field (or the split) has the cell's level as its cluster: the
+        # rows of one training run share its latent, whatever else their cells differ in
+        self.laid = [
+            lv
+            for lv in self.levels
+            if str(lv["field"]) not in base.columns and str(lv["field"]) not in self.placed
+        ]
         self.name = attempt_policy.row_name(config["attempts"])
         self.cell_rows = [np.flatnonzero(base.cell == c) for c in range(len(base.cells))]
         self.order = np.concatenate(self.cell_rows) if self.cell_rows else np.zeros(0, int)
@@ -272,6 +278,15 @@ class Layout:
         if name in self.name:
             j = self.name.index(name)
             return [rid[j] if isinstance(rid, tuple) else rid for rid in table.ids]
+        if name in self.placed:
+            spec = self.placed[name]
+            per_cell = [
+                c["split"]
+                if spec.get("role") == "split"
+                else level_value(spec, c["levels"].get(spec["factor"]))
+                for c in table.cells
+            ]
+            return [per_cell[c] for c in table.cell.tolist()]
         raise UserError(
             f"scenario {self.scenario['id']}: no value of {name!r} per row (not a laid-out"
             " field, a field of the item manifest or a key field)"
