@@ -39,6 +39,9 @@ def _two_raters_field(spec: dict, an: dict, ptr: str, what: str, report) -> None
     raters two-raters compares: most often a wide log (gold and judge on one row) written as
     if each row were one rating."""
     name = an.get("rater")
+    of = an.get("of") if isinstance(an.get("of"), dict) else {}
+    if any(isinstance(w, dict) and w.get("factor") == name for w in of.get("where") or []):
+        return  # the selection picks the raters by that name
     for c in spec.get("record_contracts") or []:
         for f in (c.get("fields") or []) if isinstance(c, dict) else []:
             if not isinstance(f, dict) or f.get("name") != name or f.get("factor") is not None:
