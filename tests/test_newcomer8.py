@@ -396,3 +396,17 @@ def test_one_checkpoint_of_ten_says_so(tmp_path, capsys):
     assert main(["--project", str(root), "seedrecipes", "score", *args, "--out", str(tmp_path / "S2.json")]) == 0  # fmt: skip
     out = capsys.readouterr().out
     assert "wrote " in out and "no gate registered; new-better supported" in out
+
+
+def test_an_f1_written_before_missing_prediction(tmp_path, capsys):
+    """A spec written before f1-score had missing_prediction is told what it meant then."""
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    text = (FIXTURES / "newcomer" / "safetyjudge.yaml").read_text()
+    old = ", missing_prediction: wrong}"
+    assert text.count(old) == 1
+    (tmp_path / "spec" / "studies" / "safetyjudge.yaml").write_text(text.replace(old, "}"))
+    assert main(["--project", str(tmp_path), "compile"]) == 2
+    err = capsys.readouterr().err
+    assert "method f1-score needs option(s) missing_prediction" in err
+    assert "missing_prediction is new to f1-score: a spec written before it was an option" in err
+    assert "write missing_prediction: refuse for that" in err

@@ -31,6 +31,14 @@ _OPTIONS_ADDED = {
         "a spec written before it was an option meant the two-sided test; write"
         " alternative: two-sided for the figures it gave"
     ),
+    **{
+        (m, "missing_prediction"): (
+            "a spec written before it was an option refused a null prediction; write"
+            " missing_prediction: refuse for that, or wrong to count a refusal as a miss of"
+            " its true class"
+        )
+        for m in ("precision", "recall", "f1-score")
+    },
 }
 
 
