@@ -76,6 +76,8 @@ _AGREEMENT = (
     "fleiss-kappa-bootstrap",
     "krippendorff-alpha-bootstrap",
 )
+#: The label estimators whose truth :meth:`_Truths.labels` works out under ``ratings``.
+_LABELS = ("precision", "recall", "f1-score")
 #: Agreement over any number of raters (the others compare two).
 _MANY_RATERS = ("fleiss-kappa", "krippendorff-alpha")
 #: The agreement figures with a bootstrap interval: the truth of the figure they estimate.
@@ -373,6 +375,8 @@ class _Truths:
             return self.correlation(a, metric)
         if a.method in _AGREEMENT:
             return self.agreement(a)
+        if a.method in _LABELS:
+            return self.labels(a, metric)
         if a.method == "brier-score-difference" and metric is not None:
             # pairing moves no row's expectation: the difference of the arms' Brier truths
             what = f"analysis {a.id}"
@@ -1026,6 +1030,57 @@ class _Truths:
             raise NoTruth(f"{method} needs two raters per item under this scenario")
         return got
 
+    def labels(self, a, metric) -> float:
+        """Precision, recall or F1 of a ``ratings`` scenario's labels (the prediction) against
+        the true category it writes (``truth``): over the joint law p_ij = prevalence_i ·
+        confusion_ij, per class precision p_cc/p_.c, recall p_cc/p_c. and F1
+        2p_cc/(p_c. + p_.c); micro pools them (each the share right), macro averages."""
+        from .truths import NoTruth
+
+        ratings = None if self.scenario is None else self.scenario.get("ratings")
+        if ratings is None or ratings.get("truth") is None:
+            raise NoTruth("the scenario draws no ratings with their true category (`truth`)")
+        if (str(a.prediction), str(a.truth)) != (str(ratings["field"]), str(ratings["truth"])):
+            raise NoTruth(
+                f"the scenario writes its labels into {ratings['field']!r} and the true"
+                f" category into {ratings['truth']!r}, not into the analysis' prediction"
+                f" {a.prediction!r} and truth {a.truth!r}"
+            )
+        if ratings.get("raters"):
+            raise NoTruth("raters with matrices of their own: whose labels are predicted")
+        if metric is not None and self._among(metric):
+            raise NoTruth(f"metric {metric!r} counts only some rows (its among)")
+        options = getattr(a, "options", {}) or {}
+        cats = [str(c) for c in ratings["categories"]]
+        labels = [str(c) for c in options.get("labels") or ()]
+        if sorted(labels) != sorted(cats):
+            raise NoTruth("the analysis' labels are not the scenario's categories")
+        base = _confusion(ratings, len(cats))
+        prev = np.asarray([float(x) for x in ratings["prevalence"]])
+        joint = prev[:, None] * base
+        row, col, hit = joint.sum(axis=1), joint.sum(axis=0), np.diag(joint)
+        figure = {"precision": 0, "recall": 1, "f1-score": 2}[a.method]
+        average = str(options.get("average"))
+        if average == "micro":
+            return float(hit.sum())
+        per = []
+        for c in range(len(cats)):
+            den = (col[c], row[c], row[c] + col[c])[figure]
+            if den <= 0:
+                raise NoTruth(f"class {cats[c]!r} is never drawn or predicted")
+            per.append((1.0 if figure < 2 else 2.0) * hit[c] / den)
+        if average == "binary":
+            return float(per[cats.index(str(options.get("positive")))])
+        return float(np.mean(per))
+
+    def _among(self, metric: str) -> bool:
+        """Whether a metric counts only the rows meeting its ``among``."""
+        config = getattr(getattr(self.design, "rows", None), "config", None) or {}
+        for m in config.get("metrics") or ():
+            if m.get("id") == metric:
+                return bool((m.get("compute") or {}).get("among"))
+        return False
+
     def _raters(self, field: str) -> list | None:
         """The rater values of ``field``: the observation contract's allowed values."""
         config = getattr(getattr(self.design, "rows", None), "config", None) or {}
@@ -1036,6 +1091,17 @@ class _Truths:
                 if f.get("name") == field and f.get("allowed"):
                     return sorted(f["allowed"], key=lambda v: (str(type(v)), v))
         return None
+
+
+def _confusion(ratings, k: int):
+    from prereg.decide import scenarios as registered
+
+    from .truths import NoTruth
+
+    m = registered.confusion_matrix(ratings, k)
+    if m is None:
+        raise NoTruth("the scenario's ratings give neither an accuracy nor a confusion matrix")
+    return m
 
 
 def a_b(a):
@@ -1115,6 +1181,7 @@ def _no_truth(plan: Plan, a) -> str:
     known = (
         set(ESTIMANDS)
         | set(_AGREEMENT)
+        | set(_LABELS)
         | set(_CONFIDENCE_FIGURES)
         | {"pass-at-k", "pass-at-k-t", "pass-at-k-difference", "majority-vote", "design-effect"}
         | {"mantel-haenszel-risk-difference", "cochran-mantel-haenszel", "dunnett"}
