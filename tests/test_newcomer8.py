@@ -73,9 +73,13 @@ def _labels_csv(path: Path, table, refused) -> list[tuple[str, str]]:
 
 
 def _score(root: Path, name: str, out: Path, *files: str) -> dict:
+    from prereg.outputs import problems, schema_for
+
     args = [a for f in files for a in ("--observations", f)]
     assert main(["--project", str(root), name, "score", *args, "--out", str(out), "--quiet"]) == 0
-    return json.loads(out.read_text())
+    doc = json.loads(out.read_text())
+    assert problems(doc, schema_for("factorial", "score")) == []
+    return doc
 
 
 def test_safety_judge_macro_f1_on_its_threshold(tmp_path):
