@@ -417,3 +417,77 @@ def test_an_f1_written_before_missing_prediction(tmp_path, capsys):
     assert "method f1-score needs option(s) missing_prediction" in err
     assert "missing_prediction is new to f1-score: a spec written before it was an option" in err
     assert "write missing_prediction: refuse for that" in err
+
+
+WIDE_CODES = """
+id: widecodes
+version: "0.1"
+title: A judge's codes against gold codes on one row
+status: draft
+engine: factorial
+cells:
+  - {id: all, rows: 400, levels: []}
+record_contracts:
+  - id: label
+    format: jsonl
+    role: observation
+    fields:
+      - {name: item_id, type: string, min_length: 1}
+      - {name: gold, type: integer, allowed: [0, 1, 2]}
+      - {name: judge, type: integer, nullable: true, allowed: [0, 1, 2]}
+attempts:
+  contract: label
+  key: [item_id]
+metrics:
+  - id: labelled
+    title: Labelled
+    definition: Rows the judge labelled.
+    compute: {kind: proportion, where: [{field: judge, op: not_null}]}
+hypotheses:
+  - id: agree
+    title: Weighted kappa at least 0.6
+    analyses:
+      - id: qwk
+        method: cohens-kappa
+        metric: labelled
+        of: {where: []}
+        unit: item_id
+        rating: judge
+        b_rating: gold
+        options: {categories: [0, 1, 2], weights: WEIGHTS, level: 0.95, alternative: two-sided}
+    rule:
+      compare: {target: qwk, quantity: estimate, op: ge, value: 0.6}
+scenarios:
+  - id: good-judge
+    description: Gold from the prevalence; the judge right 80% of the time.
+    ratings: {field: judge, item: item_id, categories: [0, 1, 2], truth: gold, prevalence: [0.5, 0.25, 0.25], accuracy: 0.8}
+constants:
+  - id: reporting
+    value: {decimals: 4, p_value_digits: 4, cell_interval: {method: wilson, level: 0.95}}
+"""
+
+
+@pytest.mark.parametrize("weights", ["quadratic", "linear", "none"])
+def test_weighted_kappa_truth_of_codes_on_one_row(tmp_path, weights):
+    """With the codes themselves on the row (no derived field between), diagnose works out
+    the weighted kappa of the judge against the truth it drew: the joint law of prevalence x
+    confusion against the identity, weighted by position; the simulated mean comes near it."""
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    text = WIDE_CODES.replace("WEIGHTS", weights)
+    (tmp_path / "spec" / "studies" / "widecodes.yaml").write_text(text)
+    assert main(["--project", str(tmp_path), "compile"]) == 0
+    out = tmp_path / "DIAGNOSE.json"
+    args = ["--project", str(tmp_path), "widecodes", "diagnose", "--quiet", "--simulations", "40"]
+    assert main([*args, "--seed", "3", "--out", str(out)]) == 0
+    (cond,) = json.loads(out.read_text())["conditions"]
+    (a,) = cond["analyses"]
+    prev = np.array([0.5, 0.25, 0.25])
+    joint = prev[:, None] * np.array([[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8]])
+    i, j = np.indices((3, 3))
+    d = np.abs(i - j) / 2
+    w = {"quadratic": 1 - d**2, "linear": 1 - d, "none": (d == 0) * 1.0}[weights]
+    po, pe = (w * joint).sum(), (w * np.outer(joint.sum(1), joint.sum(0))).sum()
+    kappa = (po - pe) / (1 - pe)
+    assert a["truth"] == pytest.approx(kappa, abs=5e-7)
+    assert a["meanEstimate"] == pytest.approx(kappa, abs=0.03)
+    assert a["coverage"]["count"] >= 34

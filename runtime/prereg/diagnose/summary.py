@@ -953,7 +953,15 @@ class _Truths:
         ratings = None if sc is None else sc.get("ratings")
         if ratings is None:
             raise NoTruth("the scenario draws no ratings (no `ratings` entry)")
-        if str(a.rating) != str(ratings["field"]):
+        wide = getattr(a, "b_rating", None)
+        fields = {str(a.rating), str(wide)} if wide is not None else None
+        if fields is not None and fields != {str(ratings["field"]), str(ratings.get("truth"))}:
+            raise NoTruth(
+                f"the scenario writes its labels into {ratings['field']!r} and the true category"
+                f" into {ratings.get('truth')!r}, not into the analysis' rating {a.rating!r}"
+                f" and b_rating {wide!r}"
+            )
+        if fields is None and str(a.rating) != str(ratings["field"]):
             raise NoTruth(
                 f"the scenario's ratings are written into {ratings['field']!r}, not into the"
                 f" analysis' rating field {a.rating!r}"
@@ -970,6 +978,18 @@ class _Truths:
             str(r["value"]): registered.confusion_matrix(r, k) for r in ratings.get("raters") or ()
         }
         return ratings, cats, base, own
+
+    def _wide(self, a, ratings, base, own) -> list:
+        """The two raters of a row holding both ratings: the scenario's labels (its confusion
+        matrix) and the true category (the identity), in the order rating, b_rating."""
+        from .truths import NoTruth
+
+        if own:
+            raise NoTruth("raters with matrices of their own: whose labels the row holds")
+        if base is None:
+            raise NoTruth("the scenario's ratings give neither an accuracy nor a confusion matrix")
+        truth = np.eye(len(base))
+        return [base, truth] if str(a.rating) == str(ratings["field"]) else [truth, base]
 
     def _matrices(self, a, base, own, many: bool, k_matters: bool) -> list:
         """The confusion matrix of each rater of an item: the rater field's allowed values,
@@ -1004,8 +1024,6 @@ class _Truths:
         ratings, cats, base, own = self._ratings(a)
         method = _BOOTSTRAPPED.get(a.method, a.method)
         options = getattr(a, "options", {}) or {}
-        if method == "cohens-kappa" and options.get("weights") not in (None, "none"):
-            raise NoTruth("weighted Cohen's kappa: its truth is not worked out")
         level = options.get("level_of_measurement")
         numeric = method == "intraclass-correlation" or level not in (None, "nominal")
         if numeric:
@@ -1014,6 +1032,13 @@ class _Truths:
         elif [int(c) for c in options.get("categories") or cats] != [int(c) for c in cats]:
             raise NoTruth("the analysis' categories differ from the scenario's")
         form = str(options.get("form") or "")
+        if getattr(a, "b_rating", None) is not None:
+            # both ratings of one row: the scenario's label and the true category it writes
+            got = agreement(method, ratings["prevalence"], self._wide(a, ratings, base, own),
+                            weights=options.get("weights"))  # fmt: skip
+            if math.isnan(got):
+                raise NoTruth(f"{method} has no value under this scenario")
+            return got
         matrices = self._matrices(
             a,
             base,
@@ -1025,7 +1050,7 @@ class _Truths:
             return icc(form, ratings["prevalence"], matrices, cats)
         if method == "krippendorff-alpha" and numeric:
             return krippendorff(str(level), ratings["prevalence"], matrices, cats)
-        got = agreement(method, ratings["prevalence"], matrices)
+        got = agreement(method, ratings["prevalence"], matrices, weights=options.get("weights"))
         if math.isnan(got):
             raise NoTruth(f"{method} needs two raters per item under this scenario")
         return got
