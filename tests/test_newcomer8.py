@@ -382,9 +382,11 @@ def test_safety_judge_simulate_and_diagnose(tmp_path):
     f1 = np.mean(2 * np.diag(joint) / (joint.sum(1) + joint.sum(0)))
     assert by["qwk"]["meanEstimate"] == pytest.approx(qwk, abs=0.02)
     assert by["macro-f1"]["meanEstimate"] == pytest.approx(f1, abs=0.02)
-    # macro F1's truth is worked out from the scenario (the joint law); weighted kappa's not
+    # both truths are worked out from the scenario's joint law, the kappa's through the
+    # derived fields that code the labels (judge_code, gold_code)
     assert by["macro-f1"]["truth"] == pytest.approx(f1, abs=5e-7)  # written to 6 places
-    assert "not into the analysis' rating field 'judge_code'" in by["qwk"]["truthUndefined"]
+    assert by["qwk"]["truth"] == pytest.approx(qwk, abs=5e-7)
+    assert by["qwk"]["coverage"]["count"] >= 25
 
 
 def test_one_checkpoint_of_ten_says_so(tmp_path, capsys):

@@ -953,15 +953,8 @@ class _Truths:
         ratings = None if sc is None else sc.get("ratings")
         if ratings is None:
             raise NoTruth("the scenario draws no ratings (no `ratings` entry)")
-        wide = getattr(a, "b_rating", None)
-        fields = {str(a.rating), str(wide)} if wide is not None else None
-        if fields is not None and fields != {str(ratings["field"]), str(ratings.get("truth"))}:
-            raise NoTruth(
-                f"the scenario writes its labels into {ratings['field']!r} and the true category"
-                f" into {ratings.get('truth')!r}, not into the analysis' rating {a.rating!r}"
-                f" and b_rating {wide!r}"
-            )
-        if fields is None and str(a.rating) != str(ratings["field"]):
+        wide = getattr(a, "b_rating", None) is not None  # resolved by _wide
+        if not wide and str(a.rating) != str(ratings["field"]):
             raise NoTruth(
                 f"the scenario's ratings are written into {ratings['field']!r}, not into the"
                 f" analysis' rating field {a.rating!r}"
@@ -979,17 +972,82 @@ class _Truths:
         }
         return ratings, cats, base, own
 
-    def _wide(self, a, ratings, base, own) -> list:
-        """The two raters of a row holding both ratings: the scenario's labels (its confusion
-        matrix) and the true category (the identity), in the order rating, b_rating."""
+    def _wide(self, a, ratings, cats, base, own, options) -> list:
+        """The two raters of a row holding both ratings, in the order rating, b_rating: the
+        scenario's labels (its confusion matrix) and the true category it writes (the
+        identity), each read as the analysis reads it (the field itself, or a derived field
+        coding it), as matrices from the true category to the positions of the analysis'
+        categories."""
         from .truths import NoTruth
 
         if own:
             raise NoTruth("raters with matrices of their own: whose labels the row holds")
         if base is None:
             raise NoTruth("the scenario's ratings give neither an accuracy nor a confusion matrix")
-        truth = np.eye(len(base))
-        return [base, truth] if str(a.rating) == str(ratings["field"]) else [truth, base]
+        positions = list(options.get("categories") or ())
+        sources = {str(ratings["field"]): "label", str(ratings.get("truth")): "truth"}
+        read = [self._coding(str(f), sources, cats) for f in (a.rating, a.b_rating)]
+        if sorted(src for src, _ in read) != ["label", "truth"]:
+            raise NoTruth(
+                f"the scenario writes its labels into {ratings['field']!r} and the true category"
+                f" into {ratings.get('truth')!r}; rating {a.rating!r} and b_rating"
+                f" {a.b_rating!r} do not read one each"
+            )
+        k = len(cats)
+        out = []
+        for src, codes in read:
+            at = []
+            for code in codes:
+                match = [i for i, c in enumerate(positions) if _same_code(c, code)]
+                if not match:
+                    raise NoTruth(f"code {code!r} is not one of the analysis' categories")
+                at.append(match[0])
+            m = np.zeros((k, len(positions)))
+            for t in range(k):
+                if src == "truth":
+                    m[t, at[t]] = 1.0
+                else:
+                    for s_ in range(k):
+                        m[t, at[s_]] += base[t, s_]
+            out.append(m)
+        return out
+
+    def _coding(self, name: str, sources: Mapping[str, str], cats) -> tuple[str, list]:
+        """(label or truth, each scenario category's code) of a field an analysis reads: the
+        scenario's field itself, or a derived field whose cases code it (``eq`` one value
+        each, a last case without ``when`` for the rest)."""
+        from .truths import NoTruth
+
+        if name in sources:
+            return sources[name], list(cats)
+        config = getattr(getattr(self.design, "rows", None), "config", None) or {}
+        d = next((d for d in config.get("derived_fields") or () if str(d.get("id")) == name), None)
+        cases = (d or {}).get("cases")
+        if not cases:
+            raise NoTruth(f"{name!r} is neither a field the scenario writes nor a coding of one")
+        source = None
+        codes = []
+        for cat in cats:
+            for case in cases:
+                when = case.get("when") or []
+                if len(when) > 1 or any(
+                    set(c) != {"field", "op", "value"} or c["op"] != "eq" for c in when
+                ):
+                    raise NoTruth(f"derived field {name!r} is not a coding of one field by eq")
+                if when:
+                    field = str(when[0]["field"])
+                    if source not in (None, field) or field not in sources:
+                        raise NoTruth(f"derived field {name!r} does not code one scenario field")
+                    source = field
+                    if str(when[0]["value"]) != str(cat):
+                        continue
+                codes.append(case.get("value"))
+                break
+            else:
+                codes.append(None)
+        if source is None:
+            raise NoTruth(f"derived field {name!r} codes no scenario field")
+        return sources[source], codes
 
     def _matrices(self, a, base, own, many: bool, k_matters: bool) -> list:
         """The confusion matrix of each rater of an item: the rater field's allowed values,
@@ -1024,6 +1082,13 @@ class _Truths:
         ratings, cats, base, own = self._ratings(a)
         method = _BOOTSTRAPPED.get(a.method, a.method)
         options = getattr(a, "options", {}) or {}
+        if getattr(a, "b_rating", None) is not None:
+            # both ratings of one row: the scenario's label and the true category it writes
+            matrices = self._wide(a, ratings, cats, base, own, options)
+            got = agreement(method, ratings["prevalence"], matrices, options.get("weights"))
+            if math.isnan(got):
+                raise NoTruth(f"{method} has no value under this scenario")
+            return got
         level = options.get("level_of_measurement")
         numeric = method == "intraclass-correlation" or level not in (None, "nominal")
         if numeric:
@@ -1032,13 +1097,6 @@ class _Truths:
         elif [int(c) for c in options.get("categories") or cats] != [int(c) for c in cats]:
             raise NoTruth("the analysis' categories differ from the scenario's")
         form = str(options.get("form") or "")
-        if getattr(a, "b_rating", None) is not None:
-            # both ratings of one row: the scenario's label and the true category it writes
-            got = agreement(method, ratings["prevalence"], self._wide(a, ratings, base, own),
-                            weights=options.get("weights"))  # fmt: skip
-            if math.isnan(got):
-                raise NoTruth(f"{method} has no value under this scenario")
-            return got
         matrices = self._matrices(
             a,
             base,
@@ -1116,6 +1174,13 @@ class _Truths:
                 if f.get("name") == field and f.get("allowed"):
                     return sorted(f["allowed"], key=lambda v: (str(type(v)), v))
         return None
+
+
+def _same_code(a, b) -> bool:
+    """Whether two category codes are one (1 and 1.0 are; True and 1 are not)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    return a == b
 
 
 def _confusion(ratings, k: int):

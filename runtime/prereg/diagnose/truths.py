@@ -234,7 +234,7 @@ def agreement(
         if len(ms) != 2:
             return _nan()
         if method == "cohens-kappa" and weights not in (None, "none"):
-            k = len(pi)
+            k = ms[0].shape[1]  # the categories' positions
             i, j = np.indices((k, k))
             d = np.abs(i - j) / (k - 1) if k > 1 else np.zeros((k, k))
             w = 1.0 - (d if weights == "linear" else d * d)
