@@ -99,6 +99,7 @@ class Analysis:
     unit: str | None = None
     rater: str | None = None
     rating: str | None = None
+    b_rating: str | None = None  # two-raters, a wide log: the second rating of the row
     cluster: str | None = None
     prediction: str | None = None
     truth: str | None = None

@@ -1167,3 +1167,42 @@ def test_summary_se_is_zero_exactly_when_the_cluster_means_are_alike(
         assert r.se == 0.0 and r.statistic is None and r.p is None
     else:
         assert r.se > 0
+
+
+def test_cluster_summary_welch_t_is_welch_of_the_cluster_means():
+    """Welch's t of two arms' cluster means (seeds as units): scipy's ttest_ind(equal_var=False)
+    of the per-cluster means, for every alternative; the interval is statsmodels' unequal-
+    variance interval of the difference; one arm only is refused; on the margin t = 0."""
+    from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
+
+    from prereg.stats.clustered import cluster_summary_welch_t
+
+    rng = np.random.default_rng(5)
+    x, cl, gr = [], [], []
+    for arm, g, sd in (("a", 5, 0.4), ("b", 7, 0.1)):
+        for s in range(g):
+            m = rng.normal(5, sd)
+            size = int(rng.integers(10, 30))
+            x += (np.round(rng.normal(m, 2, size) * 2) / 2).tolist()
+            cl += [f"{arm}{s}"] * size
+            gr += [arm] * size
+    x, cl, gr = np.array(x), np.array(cl, dtype=object), np.array(gr, dtype=object)
+    ma = [x[cl == f"a{s}"].mean() for s in range(5)]
+    mb = [x[cl == f"b{s}"].mean() for s in range(7)]
+    for alt in ("two-sided", "greater", "less"):
+        r = cluster_summary_welch_t(
+            x, cl, gr, arms=("a", "b"), level=0.9, alternative=alt, margin=0
+        )
+        t = stats.ttest_ind(ma, mb, equal_var=False, alternative=alt)
+        assert r.statistic == pytest.approx(t.statistic, rel=1e-12)
+        assert r.df == pytest.approx(t.df, rel=1e-12)
+        assert r.p == pytest.approx(t.pvalue, rel=1e-10)
+    lo, hi = CompareMeans(DescrStatsW(ma), DescrStatsW(mb)).tconfint_diff(0.1, usevar="unequal")
+    assert (r.lower, r.upper) == pytest.approx((lo, hi), rel=1e-12)
+    assert r.estimate == pytest.approx(np.mean(ma) - np.mean(mb), abs=1e-12)
+    on = cluster_summary_welch_t(
+        x, cl, gr, arms=("a", "b"), level=0.9, alternative="greater", margin=r.estimate
+    )
+    assert on.statistic == pytest.approx(0, abs=1e-12)
+    with pytest.raises(MethodError, match="Welch's t compares two arms"):
+        cluster_summary_welch_t(x, cl, None, arms=None, level=0.9, alternative="greater", margin=0)

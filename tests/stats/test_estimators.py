@@ -179,7 +179,15 @@ def sklearn_prf(yt, yp, labels, average, positive, zd):
 def check_prf(yt, yp, labels, average, positive, zd):
     sk = sklearn_prf(yt, yp, labels, average, positive, zd)
     for fn, expected in zip((es.precision, es.recall, es.f1_score), sk, strict=True):
-        r = fn(yt, yp, labels=labels, average=average, positive=positive, zero_division=zd)
+        r = fn(
+            yt,
+            yp,
+            labels=labels,
+            average=average,
+            positive=positive,
+            zero_division=zd,
+            missing_prediction="refuse",
+        )
         if np.isnan(expected):
             assert r.estimate is None and "estimate" not in r.exact
         else:
@@ -216,25 +224,61 @@ def test_prf_exact_by_hand():
     # tp = 3, fp = 1, fn = 2 for class 1: precision 3/4, recall 3/5, F1 6/9 = 2/3
     yt = [1, 1, 1, 1, 1, 0, 0]
     yp = [1, 1, 1, 0, 0, 1, 0]
-    kw = {"labels": [0, 1], "average": "binary", "positive": 1, "zero_division": "zero"}
+    kw = {
+        "labels": [0, 1],
+        "average": "binary",
+        "positive": 1,
+        "zero_division": "zero",
+        "missing_prediction": "refuse",
+    }
     assert es.precision(yt, yp, **kw).exact["estimate"] == Fraction(3, 4)
     assert es.recall(yt, yp, **kw).exact["estimate"] == Fraction(3, 5)
     f = es.f1_score(yt, yp, **kw)
     assert f.exact["estimate"] == Fraction(2, 3)
-    assert f.counts == {"tp": 3, "fp": 1, "fn": 2, "n": 7}
+    assert f.counts == {"tp": 3, "fp": 1, "fn": 2, "n": 7, "missingPredictions": 0}
 
 
 def test_prf_refusals():
     with pytest.raises(MethodError, match=r"y_pred\[1\] is 7, not one of the registered labels"):
         es.precision(
-            [0, 1], [0, 7], labels=[0, 1], average="micro", positive=None, zero_division="zero"
+            [0, 1],
+            [0, 7],
+            labels=[0, 1],
+            average="micro",
+            positive=None,
+            zero_division="zero",
+            missing_prediction="refuse",
         )
     with pytest.raises(MethodError, match="average binary needs positive"):
-        es.recall([0, 1], [0, 1], labels=[0, 1], average="binary", positive=2, zero_division="one")
+        es.recall(
+            [0, 1],
+            [0, 1],
+            labels=[0, 1],
+            average="binary",
+            positive=2,
+            zero_division="one",
+            missing_prediction="refuse",
+        )
     with pytest.raises(MethodError, match="positive applies to average binary only"):
-        es.f1_score([0, 1], [0, 1], labels=[0, 1], average="macro", positive=1, zero_division="one")
+        es.f1_score(
+            [0, 1],
+            [0, 1],
+            labels=[0, 1],
+            average="macro",
+            positive=1,
+            zero_division="one",
+            missing_prediction="refuse",
+        )
     with pytest.raises(MethodError, match="zero_division must be one of"):
-        es.f1_score([0], [0], labels=[0, 1], average="macro", positive=None, zero_division="warn")
+        es.f1_score(
+            [0],
+            [0],
+            labels=[0, 1],
+            average="macro",
+            positive=None,
+            zero_division="warn",
+            missing_prediction="refuse",
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -512,3 +556,48 @@ def test_importing_the_module_does_not_import_scipy():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "False"
+
+
+@pytest.mark.parametrize("average", ["micro", "macro"])
+@pytest.mark.parametrize("fn", [es.precision, es.recall, es.f1_score])
+def test_prf_missing_prediction_wrong_is_sklearn_with_a_label_outside(fn, average):
+    """A missing prediction (a refusal) under missing_prediction wrong is a miss of its true
+    class: sklearn with the refusal replaced by a label outside ``labels`` gives the same."""
+    from sklearn.metrics import precision_recall_fscore_support
+
+    rng = np.random.default_rng(8)
+    labels = ["safe", "borderline", "unsafe"]
+    yt = rng.choice(labels, 200).tolist()
+    yp = [
+        None if rng.random() < 0.1 else (t if rng.random() < 0.7 else str(rng.choice(labels)))
+        for t in yt
+    ]
+    r = fn(
+        yt,
+        yp,
+        labels=labels,
+        average=average,
+        positive=None,
+        zero_division="zero",
+        missing_prediction="wrong",
+    )
+    sk = precision_recall_fscore_support(
+        yt,
+        ["refused" if p is None else p for p in yp],
+        labels=labels,
+        average=average,
+        zero_division=0,
+    )
+    want = {es.precision: sk[0], es.recall: sk[1], es.f1_score: sk[2]}[fn]
+    assert float(r.exact["estimate"]) == pytest.approx(want, abs=1e-12)
+    assert r.counts["missingPredictions"] == sum(p is None for p in yp)
+    with pytest.raises(MethodError, match=r"y_pred\[\d+\] is missing .* missing_prediction: wrong"):
+        fn(
+            yt,
+            yp,
+            labels=labels,
+            average=average,
+            positive=None,
+            zero_division="zero",
+            missing_prediction="refuse",
+        )

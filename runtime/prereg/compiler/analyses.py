@@ -31,7 +31,40 @@ _OPTIONS_ADDED = {
         "a spec written before it was an option meant the two-sided test; write"
         " alternative: two-sided for the figures it gave"
     ),
+    **{
+        (m, "missing_prediction"): (
+            "a spec written before it was an option refused a null prediction; write"
+            " missing_prediction: refuse for that, or wrong to count a refusal as a miss of"
+            " its true class"
+        )
+        for m in ("precision", "recall", "f1-score")
+    },
 }
+
+
+def _two_raters_field(spec: dict, an: dict, ptr: str, what: str, report) -> None:
+    """A rater field that is no factor and allows other than two values cannot give the two
+    raters two-raters compares: most often a wide log (gold and judge on one row) written as
+    if each row were one rating."""
+    name = an.get("rater")
+    of = an.get("of") if isinstance(an.get("of"), dict) else {}
+    if any(isinstance(w, dict) and w.get("factor") == name for w in of.get("where") or []):
+        return  # the selection picks the raters by that name
+    for c in spec.get("record_contracts") or []:
+        for f in (c.get("fields") or []) if isinstance(c, dict) else []:
+            if not isinstance(f, dict) or f.get("name") != name or f.get("factor") is not None:
+                continue
+            allowed = f.get("allowed")
+            if isinstance(allowed, list) and len(allowed) != 2:
+                shown = ", ".join(map(str, allowed))
+                report(
+                    f"{ptr}/rater",
+                    f"{what}: two-raters compares exactly two raters, and rater {name!r} allows"
+                    f" {len(allowed)} values ({shown}); when each row holds both ratings (gold"
+                    " and judge side by side), name the two code fields as rating and b_rating"
+                    " and leave rater out",
+                )
+            return
 
 
 def _methods_fitting(kind: str | None, entries) -> list[str]:
@@ -132,6 +165,9 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                 arms = an.get("a") is not None or an.get("b") is not None
                 allowed = ("cluster", "a", "b") if arms else ("cluster", "of")
                 required = allowed
+            elif shape == "two-raters" and an.get("b_rating") is not None:
+                # a wide log: both ratings on one row, the second in b_rating (no rater)
+                allowed = required = ("of", "unit", "rating", "b_rating")
             else:
                 allowed = required = need
             for w in required:
@@ -202,7 +238,16 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                         f" a {kinds.get(metric)}; a and b are compared on metrics of one kind",
                     )
             # fields and factors
-            for w in ("pair_by", "unit", "rater", "rating", "cluster", "prediction", "truth"):
+            for w in (
+                "pair_by",
+                "unit",
+                "rater",
+                "rating",
+                "b_rating",
+                "cluster",
+                "prediction",
+                "truth",
+            ):
                 name = an.get(w)
                 if name is not None and name not in fields:
                     report(
@@ -210,20 +255,24 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                         f"{what}: {w} names unknown field {name!r} (a field of the item manifest,"
                         " the observations or a derived field)",
                     )
-            rating = an.get("rating")
-            if shape in ("two-raters", "ratings") and rating in fields:
+            for slot in ("rating", "b_rating"):
+                rating = an.get(slot)
+                if shape not in ("two-raters", "ratings") or rating not in fields:
+                    continue
                 from prereg.compiler.vocabulary import _not_numeric
 
                 why = _not_numeric(spec, rating)
                 if why is not None:
                     report(
-                        f"{ptr}/rating",
+                        f"{ptr}/{slot}",
                         f"{what}: method {method} reads integer category codes (or numbers),"
                         f" and rating {rating!r} is {why}; register a derived field that gives"
                         " each label its code (derived_fields: [{id: code, cases: [{when:"
                         f" [{{field: {rating}, op: eq, value: low}}], value: 1}}, ...]}}) and"
                         " name it as the rating",
                     )
+            if shape == "two-raters" and an.get("rater") is not None:
+                _two_raters_field(spec, an, ptr, what, report)
             if an.get("strata") is not None and str(an["strata"]) not in factors:
                 report(f"{ptr}/strata", f"{what}: strata names unknown factor {an['strata']!r}")
             groups = an.get("groups")

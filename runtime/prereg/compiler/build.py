@@ -390,6 +390,7 @@ _ANALYSIS_FIELDS = (
     "unit",
     "rater",
     "rating",
+    "b_rating",
     "cluster",
     "prediction",
     "truth",

@@ -182,12 +182,19 @@ def scenario_structure(spec: dict, report: Reporter) -> None:
                         f"{lptr}/correlation",
                         f"scenario {sid!r}: correlation {rho:g} is not in [0, 1)",
                     )
-            if field in manifest:
+            if field in manifest or field in placed:
+                # a manifest's values, or a factor's levels (the rows of one training run, one
+                # level, sharing its latent across the cells it spans), form the clusters
                 if size is not None:
+                    whose = (
+                        "a field of the item manifest, whose values"
+                        if field in manifest
+                        else "a factor's field (or the split), whose levels"
+                    )
                     report(
                         f"{lptr}/size",
-                        f"scenario {sid!r}: {field!r} is a field of the item manifest, whose"
-                        " values form the clusters, so the level has no size",
+                        f"scenario {sid!r}: {field!r} is {whose} form the clusters, so the"
+                        " level has no size",
                     )
                 continue
             if field not in obs:
@@ -195,13 +202,6 @@ def scenario_structure(spec: dict, report: Reporter) -> None:
                     f"{lptr}/field",
                     f"scenario {sid!r} clusters rows by {field!r}, which is neither a field of"
                     " the item manifest nor of the observation contract",
-                )
-                continue
-            if field in placed:
-                report(
-                    f"{lptr}/field",
-                    f"scenario {sid!r} clusters rows by {field!r}, which holds a factor's level"
-                    " or the split (the cell gives it)",
                 )
                 continue
             if lv.get("shared") and own_before is not None:
@@ -387,9 +387,12 @@ def scenario_structure(spec: dict, report: Reporter) -> None:
                 # a wide analysis (b_metric: two fields of one row) pairs each row with
                 # itself, so its pair_by may be the row's own key, which names each row alone
                 wide = {an.get("pair_by")} & set(key) if an.get("b_metric") is not None else set()
+                # so does two-raters with b_rating (both ratings on one row): its unit
+                if an.get("b_rating") is not None and an.get("unit") in key:
+                    wide.add(an.get("unit"))
                 for w in ("unit", "rater", "cluster", "pair_by"):
                     name = an.get(w)
-                    if w == "pair_by" and name in wide:
+                    if w in ("pair_by", "unit") and name in wide:
                         continue
                     if name is not None and name in obs and name not in given:
                         report(

@@ -83,7 +83,12 @@ def _values_at(col, rows: np.ndarray, item, name: str, *, nullable: bool = False
             if nullable:
                 out.append(None)
                 continue
-            raise _fail(item, f"field {name!r} is missing on counted row {i + 1}")
+            raise _fail(
+                item,
+                f"field {name!r} is null or absent on a counted row (row {i + 1} of the scored"
+                f" rows), and the method reads it on every row its metric counts; leave such"
+                f" rows out with the metric's among ({{field: {name}, op: not_null}})",
+            )
         out.append(_key(vals[i].item() if hasattr(vals[i], "item") else vals[i]))
     return out
 
@@ -238,6 +243,32 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
         ), {}
     if shape == "samples-groups":
         return ([_numbers(m, _rows(item, m, sel, g)) for g in item.groups],), {}
+    if shape == "two-raters" and getattr(item, "b_rating", None) is not None:
+        # a wide log: both ratings on one row (rating the first rater's, b_rating the second's)
+        rows = _rows(item, m, sel, item.of)
+        units = _values_at(_field(columns, item.unit, item), rows, item, item.unit)
+        first = _values_at(
+            _field(columns, item.rating, item), rows, item, item.rating, nullable=True
+        )
+        second = _values_at(
+            _field(columns, item.b_rating, item), rows, item, item.b_rating, nullable=True
+        )
+        seen: set = set()
+        for u in units:
+            if u in seen:
+                raise _fail(item, f"{item.unit} {u!r} has more than one counted row")
+            seen.add(u)
+        both = [i for i, (x, y) in enumerate(zip(first, second, strict=True)) if None not in (x, y)]
+        extra.update(
+            units=len(units),
+            raters=2,
+            raterA=item.rating,
+            raterB=item.b_rating,
+            incompleteUnits=len(units) - len(both),
+        )
+        a = np.array([_code(first[i], item, item.rating) for i in both], dtype=np.int64)
+        b = np.array([_code(second[i], item, item.b_rating) for i in both], dtype=np.int64)
+        return (a, b), {}
     if shape in ("two-raters", "ratings"):
         rows = _rows(item, m, sel, item.of)
         table, raters = _by_unit(item, rows, columns, extra)
@@ -337,7 +368,9 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
     if shape == "labels":
         rows = _rows(item, m, sel, item.of)
         y = _values_at(_field(columns, item.truth, item), rows, item, item.truth)
-        p = _values_at(_field(columns, item.prediction, item), rows, item, item.prediction)
+        p = _values_at(
+            _field(columns, item.prediction, item), rows, item, item.prediction, nullable=True
+        )
         return (np.array(y, dtype=object), np.array(p, dtype=object)), {}
     if shape == "probabilities":
         rows = _rows(item, m, sel, item.of)
@@ -655,7 +688,9 @@ def _correlation_certified(item, entry, args, estimate):
 
 #: Clustered methods whose estimate is a mean, or a difference of two arms' means: pooled over
 #: the units (``size``; the sandwich always) or the mean of the cluster means (``equal``).
-CLUSTER_MEANS = frozenset({"cluster-robust-mean", "cluster-summary-t", "cluster-bootstrap"})
+CLUSTER_MEANS = frozenset(
+    {"cluster-robust-mean", "cluster-summary-t", "cluster-summary-welch-t", "cluster-bootstrap"}
+)
 
 
 def _cluster_certified(item, entry, args, estimate):
@@ -668,7 +703,9 @@ def _cluster_certified(item, entry, args, estimate):
         return None
     x = np.asarray(args[0], dtype=np.float64)
     cluster, group = args[1], args[2]
-    weighting = dict(item.options).get("weighting", "size")
+    # Welch's t of cluster means counts each cluster's mean once (it has no weighting option)
+    default = "equal" if entry.name == "cluster-summary-welch-t" else "size"
+    weighting = dict(item.options).get("weighting", default)
     if group is None:
         arms = [(np.ones(x.size, dtype=bool), 1)]
     else:

@@ -43,6 +43,7 @@ ALL_INPUTS = (
     "unit",
     "rater",
     "rating",
+    "b_rating",
     "cluster",
     "prediction",
     "truth",
@@ -92,6 +93,8 @@ def shape_inputs_text(shape: str) -> str:
     """The inputs a shape needs, in words (for compile errors and docs)."""
     if shape == "clustered-sample":
         return "cluster, with of (one sample) or a and b (two arms)"
+    if shape == "two-raters":
+        return "of, unit, rater, rating (a wide log, both ratings on one row: of, unit, rating, b_rating)"
     return ", ".join(INPUTS[shape])
 
 

@@ -396,6 +396,8 @@ class BlockScorer:
             raise Unsupported("analysis")
         if getattr(item, "b_metric", None) is not None:  # b's rows read another metric
             raise Unsupported("b_metric")
+        if getattr(item, "b_rating", None) is not None:  # two ratings of one row
+            raise Unsupported("b_rating")
         entry = entries().get(item.method)
         m = self._metric(item.metric)
         what = f"analysis {item.id}"

@@ -76,6 +76,8 @@ _AGREEMENT = (
     "fleiss-kappa-bootstrap",
     "krippendorff-alpha-bootstrap",
 )
+#: The label estimators whose truth :meth:`_Truths.labels` works out under ``ratings``.
+_LABELS = ("precision", "recall", "f1-score")
 #: Agreement over any number of raters (the others compare two).
 _MANY_RATERS = ("fleiss-kappa", "krippendorff-alpha")
 #: The agreement figures with a bootstrap interval: the truth of the figure they estimate.
@@ -373,6 +375,8 @@ class _Truths:
             return self.correlation(a, metric)
         if a.method in _AGREEMENT:
             return self.agreement(a)
+        if a.method in _LABELS:
+            return self.labels(a, metric)
         if a.method == "brier-score-difference" and metric is not None:
             # pairing moves no row's expectation: the difference of the arms' Brier truths
             what = f"analysis {a.id}"
@@ -949,7 +953,8 @@ class _Truths:
         ratings = None if sc is None else sc.get("ratings")
         if ratings is None:
             raise NoTruth("the scenario draws no ratings (no `ratings` entry)")
-        if str(a.rating) != str(ratings["field"]):
+        wide = getattr(a, "b_rating", None) is not None  # resolved by _wide
+        if not wide and str(a.rating) != str(ratings["field"]):
             raise NoTruth(
                 f"the scenario's ratings are written into {ratings['field']!r}, not into the"
                 f" analysis' rating field {a.rating!r}"
@@ -966,6 +971,83 @@ class _Truths:
             str(r["value"]): registered.confusion_matrix(r, k) for r in ratings.get("raters") or ()
         }
         return ratings, cats, base, own
+
+    def _wide(self, a, ratings, cats, base, own, options) -> list:
+        """The two raters of a row holding both ratings, in the order rating, b_rating: the
+        scenario's labels (its confusion matrix) and the true category it writes (the
+        identity), each read as the analysis reads it (the field itself, or a derived field
+        coding it), as matrices from the true category to the positions of the analysis'
+        categories."""
+        from .truths import NoTruth
+
+        if own:
+            raise NoTruth("raters with matrices of their own: whose labels the row holds")
+        if base is None:
+            raise NoTruth("the scenario's ratings give neither an accuracy nor a confusion matrix")
+        positions = list(options.get("categories") or ())
+        sources = {str(ratings["field"]): "label", str(ratings.get("truth")): "truth"}
+        read = [self._coding(str(f), sources, cats) for f in (a.rating, a.b_rating)]
+        if sorted(src for src, _ in read) != ["label", "truth"]:
+            raise NoTruth(
+                f"the scenario writes its labels into {ratings['field']!r} and the true category"
+                f" into {ratings.get('truth')!r}; rating {a.rating!r} and b_rating"
+                f" {a.b_rating!r} do not read one each"
+            )
+        k = len(cats)
+        out = []
+        for src, codes in read:
+            at = []
+            for code in codes:
+                match = [i for i, c in enumerate(positions) if _same_code(c, code)]
+                if not match:
+                    raise NoTruth(f"code {code!r} is not one of the analysis' categories")
+                at.append(match[0])
+            m = np.zeros((k, len(positions)))
+            for t in range(k):
+                if src == "truth":
+                    m[t, at[t]] = 1.0
+                else:
+                    for s_ in range(k):
+                        m[t, at[s_]] += base[t, s_]
+            out.append(m)
+        return out
+
+    def _coding(self, name: str, sources: Mapping[str, str], cats) -> tuple[str, list]:
+        """(label or truth, each scenario category's code) of a field an analysis reads: the
+        scenario's field itself, or a derived field whose cases code it (``eq`` one value
+        each, a last case without ``when`` for the rest)."""
+        from .truths import NoTruth
+
+        if name in sources:
+            return sources[name], list(cats)
+        config = getattr(getattr(self.design, "rows", None), "config", None) or {}
+        d = next((d for d in config.get("derived_fields") or () if str(d.get("id")) == name), None)
+        cases = (d or {}).get("cases")
+        if not cases:
+            raise NoTruth(f"{name!r} is neither a field the scenario writes nor a coding of one")
+        source = None
+        codes = []
+        for cat in cats:
+            for case in cases:
+                when = case.get("when") or []
+                if len(when) > 1 or any(
+                    set(c) != {"field", "op", "value"} or c["op"] != "eq" for c in when
+                ):
+                    raise NoTruth(f"derived field {name!r} is not a coding of one field by eq")
+                if when:
+                    field = str(when[0]["field"])
+                    if source not in (None, field) or field not in sources:
+                        raise NoTruth(f"derived field {name!r} does not code one scenario field")
+                    source = field
+                    if str(when[0]["value"]) != str(cat):
+                        continue
+                codes.append(case.get("value"))
+                break
+            else:
+                codes.append(None)
+        if source is None:
+            raise NoTruth(f"derived field {name!r} codes no scenario field")
+        return sources[source], codes
 
     def _matrices(self, a, base, own, many: bool, k_matters: bool) -> list:
         """The confusion matrix of each rater of an item: the rater field's allowed values,
@@ -1000,8 +1082,13 @@ class _Truths:
         ratings, cats, base, own = self._ratings(a)
         method = _BOOTSTRAPPED.get(a.method, a.method)
         options = getattr(a, "options", {}) or {}
-        if method == "cohens-kappa" and options.get("weights") not in (None, "none"):
-            raise NoTruth("weighted Cohen's kappa: its truth is not worked out")
+        if getattr(a, "b_rating", None) is not None:
+            # both ratings of one row: the scenario's label and the true category it writes
+            matrices = self._wide(a, ratings, cats, base, own, options)
+            got = agreement(method, ratings["prevalence"], matrices, options.get("weights"))
+            if math.isnan(got):
+                raise NoTruth(f"{method} has no value under this scenario")
+            return got
         level = options.get("level_of_measurement")
         numeric = method == "intraclass-correlation" or level not in (None, "nominal")
         if numeric:
@@ -1021,10 +1108,61 @@ class _Truths:
             return icc(form, ratings["prevalence"], matrices, cats)
         if method == "krippendorff-alpha" and numeric:
             return krippendorff(str(level), ratings["prevalence"], matrices, cats)
-        got = agreement(method, ratings["prevalence"], matrices)
+        got = agreement(method, ratings["prevalence"], matrices, weights=options.get("weights"))
         if math.isnan(got):
             raise NoTruth(f"{method} needs two raters per item under this scenario")
         return got
+
+    def labels(self, a, metric) -> float:
+        """Precision, recall or F1 of a ``ratings`` scenario's labels (the prediction) against
+        the true category it writes (``truth``): over the joint law p_ij = prevalence_i ·
+        confusion_ij, per class precision p_cc/p_.c, recall p_cc/p_c. and F1
+        2p_cc/(p_c. + p_.c); micro pools them (each the share right), macro averages."""
+        from .truths import NoTruth
+
+        ratings = None if self.scenario is None else self.scenario.get("ratings")
+        if ratings is None or ratings.get("truth") is None:
+            raise NoTruth("the scenario draws no ratings with their true category (`truth`)")
+        if (str(a.prediction), str(a.truth)) != (str(ratings["field"]), str(ratings["truth"])):
+            raise NoTruth(
+                f"the scenario writes its labels into {ratings['field']!r} and the true"
+                f" category into {ratings['truth']!r}, not into the analysis' prediction"
+                f" {a.prediction!r} and truth {a.truth!r}"
+            )
+        if ratings.get("raters"):
+            raise NoTruth("raters with matrices of their own: whose labels are predicted")
+        if metric is not None and self._among(metric):
+            raise NoTruth(f"metric {metric!r} counts only some rows (its among)")
+        options = getattr(a, "options", {}) or {}
+        cats = [str(c) for c in ratings["categories"]]
+        labels = [str(c) for c in options.get("labels") or ()]
+        if sorted(labels) != sorted(cats):
+            raise NoTruth("the analysis' labels are not the scenario's categories")
+        base = _confusion(ratings, len(cats))
+        prev = np.asarray([float(x) for x in ratings["prevalence"]])
+        joint = prev[:, None] * base
+        row, col, hit = joint.sum(axis=1), joint.sum(axis=0), np.diag(joint)
+        figure = {"precision": 0, "recall": 1, "f1-score": 2}[a.method]
+        average = str(options.get("average"))
+        if average == "micro":
+            return float(hit.sum())
+        per = []
+        for c in range(len(cats)):
+            den = (col[c], row[c], row[c] + col[c])[figure]
+            if den <= 0:
+                raise NoTruth(f"class {cats[c]!r} is never drawn or predicted")
+            per.append((1.0 if figure < 2 else 2.0) * hit[c] / den)
+        if average == "binary":
+            return float(per[cats.index(str(options.get("positive")))])
+        return float(np.mean(per))
+
+    def _among(self, metric: str) -> bool:
+        """Whether a metric counts only the rows meeting its ``among``."""
+        config = getattr(getattr(self.design, "rows", None), "config", None) or {}
+        for m in config.get("metrics") or ():
+            if m.get("id") == metric:
+                return bool((m.get("compute") or {}).get("among"))
+        return False
 
     def _raters(self, field: str) -> list | None:
         """The rater values of ``field``: the observation contract's allowed values."""
@@ -1036,6 +1174,24 @@ class _Truths:
                 if f.get("name") == field and f.get("allowed"):
                     return sorted(f["allowed"], key=lambda v: (str(type(v)), v))
         return None
+
+
+def _same_code(a, b) -> bool:
+    """Whether two category codes are one (1 and 1.0 are; True and 1 are not)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    return a == b
+
+
+def _confusion(ratings, k: int):
+    from prereg.decide import scenarios as registered
+
+    from .truths import NoTruth
+
+    m = registered.confusion_matrix(ratings, k)
+    if m is None:
+        raise NoTruth("the scenario's ratings give neither an accuracy nor a confusion matrix")
+    return m
 
 
 def a_b(a):
@@ -1115,6 +1271,7 @@ def _no_truth(plan: Plan, a) -> str:
     known = (
         set(ESTIMANDS)
         | set(_AGREEMENT)
+        | set(_LABELS)
         | set(_CONFIDENCE_FIGURES)
         | {"pass-at-k", "pass-at-k-t", "majority-vote", "design-effect"}
         | set(_PASS_DIFFERENCES)

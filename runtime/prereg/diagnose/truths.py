@@ -101,7 +101,13 @@ ESTIMANDS: Mapping[str, str] = {
     "ratio-of-geometric-means": "gm-ratio",
     "noninferiority-ratio-means": "gm-ratio",
     **dict.fromkeys(
-        ("cluster-summary-t", "cluster-robust-mean", "cluster-bootstrap"), "cluster-mean"
+        (
+            "cluster-summary-t",
+            "cluster-summary-welch-t",
+            "cluster-robust-mean",
+            "cluster-bootstrap",
+        ),
+        "cluster-mean",
     ),
 }
 
@@ -202,6 +208,7 @@ def agreement(
     method: str,
     prevalence: Sequence[float],
     matrices: Sequence[Any],
+    weights: str | None = None,
 ) -> float:
     """The agreement estimand of ``method`` (percent-agreement, cohens-kappa, gwet-ac1: two
     matrices; fleiss-kappa, krippendorff-alpha: any number) for raters with these confusion
@@ -210,7 +217,10 @@ def agreement(
     mean chance of label j.  Krippendorff's alpha of nominal labels with every item rated by
     every rater: 1 − D_o/D_e, D_o the share of pairs of one item's labels that differ and D_e
     of pairs of any two labels; as items grow its small-sample factor nm/(nm − 1) goes to 1
-    and it converges to the same value as Fleiss' kappa."""
+    and it converges to the same value as Fleiss' kappa.  Cohen's kappa with ``weights``
+    (linear or quadratic, by the categories' positions) is (Σ w_ij J_ij − Σ w_ij a_i b_j)/(1 −
+    Σ w_ij a_i b_j), J the two raters' joint law Σ_t π_t m1[t, i] m2[t, j] and a, b their
+    labels' laws."""
     import numpy as np
 
     pi = np.asarray(prevalence, dtype=np.float64)
@@ -223,6 +233,15 @@ def agreement(
     if method in ("percent-agreement", "cohens-kappa"):
         if len(ms) != 2:
             return _nan()
+        if method == "cohens-kappa" and weights not in (None, "none"):
+            k = ms[0].shape[1]  # the categories' positions
+            i, j = np.indices((k, k))
+            d = np.abs(i - j) / (k - 1) if k > 1 else np.zeros((k, k))
+            w = 1.0 - (d if weights == "linear" else d * d)
+            joint = np.einsum("t,ti,tj->ij", pi, ms[0], ms[1])
+            po = float((w * joint).sum())
+            pe = float((w * np.outer(labels[0], labels[1])).sum())
+            return (po - pe) / (1.0 - pe) if pe < 1 else _nan()
         po = agree(ms[0], ms[1])
         if method == "percent-agreement":
             return po

@@ -402,6 +402,49 @@ def cluster_summary_t(
     )
 
 
+def cluster_summary_welch_t(
+    x, cluster, group, *, arms, level: float, alternative: str, margin: float
+) -> Result:
+    """Welch's t test and interval of arm a's mean of cluster means minus arm b's: each
+    cluster (a training seed, a school) is one unit of replication, summarised by its mean, and
+    the two arms' cluster means are compared with unequal variances (Welch-Satterthwaite df).
+    SE = √(s_a²/G_a + s_b²/G_b) with s² each arm's sample variance of its cluster means."""
+    level, alternative, margin = _check_test(level, alternative, margin)
+    name = "cluster-summary-welch-t"
+    if arms is None:
+        raise MethodError("arms: Welch's t compares two arms; register a and b (not of)")
+    d = _clusters(x, cluster, group, arms, nested=True)
+    exact = _exact_estimate(d, "equal")
+    counts = _arm_counts(d)
+    a = d.cluster_in_a
+    if d.g == 0 or not a.any() or a.all():
+        return Result(method=name, statistic_name="t", counts=counts)
+    ybar = d.s / d.m
+    w = np.ones(d.g)
+    ma, ssa, _ = _summary_arm(ybar[a], w[a], d, a)
+    mb, ssb, _ = _summary_arm(ybar[~a], w[~a], d, ~a)
+    ga, gb = int(a.sum()), int((~a).sum())
+    se = df = None
+    if ga > 1 and gb > 1:
+        va, vb = ssa / (ga - 1) / ga, ssb / (gb - 1) / gb
+        se = math.sqrt(va + vb)
+        if se > 0:
+            df = (va + vb) ** 2 / (va * va / (ga - 1) + vb * vb / (gb - 1))
+    return _inference(
+        name,
+        ma - mb,
+        se,
+        df,
+        level=level,
+        alternative=alternative,
+        margin=margin,
+        name="t",
+        exact=exact,
+        counts=counts,
+        extra={"mean_a": ma, "mean_b": mb},
+    )
+
+
 # -- cluster-robust standard error --------------------------------------------------------------
 
 
@@ -725,6 +768,45 @@ CATALOGUE = (
             "needs it); the estimate less the margin is that fraction less the margin as written "
             "(0 on it: t = 0, P = 1/2); SE, t and P are floating point, compared by the certified "
             "comparison with its error bound"
+        ),
+    ),
+    Entry(
+        name="cluster-summary-welch-t",
+        family="clustered",
+        function="prereg.stats.clustered:cluster_summary_welch_t",
+        shape="clustered-sample",
+        summary=(
+            "Welch's t test of two arms' cluster means (the cluster, a training seed, is the "
+            "unit of replication), each cluster's mean counting once"
+        ),
+        options={
+            "arms": "the pair (a, b) of the group column's labels (figures are about a − b); "
+            "two arms only (a and b), every cluster within one arm, else the data are refused",
+            **_TEST_OPTIONS,
+        },
+        reports=("estimate", "se", "statistic", "df", "lower", "upper", "p", "exact", "counts"),
+        formula=(
+            "ȳ_g = S_g/m_g; estimate ȳ_a − ȳ_b, each arm's plain mean of its cluster means; "
+            "s_a², s_b² the arms' sample variances of their cluster means; SE = √(s_a²/G_a + "
+            "s_b²/G_b); df = SE⁴/[(s_a²/G_a)²/(G_a − 1) + (s_b²/G_b)²/(G_b − 1)] "
+            "(Welch–Satterthwaite); t = (estimate − margin)/SE; interval estimate ± "
+            "t(1 − (1 − level)/2, df)·SE"
+        ),
+        reference=(
+            "Welch BL (1947), Biometrika 34:28-35; Donner A, Klar N (2000), Design and Analysis "
+            "of Cluster Randomization Trials in Health Research, ch. 6 (cluster-level analysis)"
+        ),
+        oracle=(
+            "scipy.stats.ttest_ind(cluster means of a, cluster means of b, equal_var=False) "
+            "(statistic, P with its alternative, df); statsmodels CompareMeans.tconfint_diff("
+            "usevar='unequal') for the interval"
+        ),
+        exactness=(
+            "estimate: the exact mean of cluster means over the decimals the data write "
+            "(exact['estimate'] once a comparison needs it), compared exactly; the estimate less "
+            "the margin is that fraction less the margin as written (0 on it: t = 0, P = 1/2); "
+            "SE, t, df and P are floating point, compared by the certified comparison with its "
+            "error bound"
         ),
     ),
     Entry(

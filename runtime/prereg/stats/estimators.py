@@ -31,6 +31,7 @@ from prereg.stats.result import Result
 TIE_BREAKS = ("wrong", "first", "split")
 AVERAGES = ("binary", "micro", "macro")
 ZERO_DIVISION = ("zero", "one", "undefined")
+MISSING_PREDICTION = ("refuse", "wrong")
 AUROC_SE = ("hanley-mcneil", "delong")
 
 
@@ -440,7 +441,35 @@ def _ratio(num: int, den: int, zero_division: str) -> Fraction | None:
     return {"zero": Fraction(0), "one": Fraction(1), "undefined": None}[zero_division]
 
 
-def _prf(metric: str, y_true, y_pred, labels, average, positive, zero_division) -> Result:
+def _predictions(y_pred, allowed: list, missing_prediction: str) -> tuple[list, int]:
+    """The predictions and the number that are missing (None: no label given, a refusal).
+    ``refuse`` stops at the first; ``wrong`` keeps them, each a miss of its true class (a false
+    negative of that class, a false positive of none), as sklearn counts a prediction outside
+    ``labels``."""
+    _choice(missing_prediction, MISSING_PREDICTION, "missing_prediction")
+    a = np.asarray(y_pred, dtype=object)
+    if a.ndim != 1:
+        raise MethodError("y_pred must be a 1-d array of class labels")
+    out = a.tolist()
+    known = set(allowed)
+    missing = 0
+    for i, v in enumerate(out):
+        if v is None:
+            if missing_prediction == "refuse":
+                raise MethodError(
+                    f"y_pred[{i}] is missing (no label predicted) and missing_prediction is"
+                    " refuse; register missing_prediction: wrong to count a missing prediction"
+                    " as a miss of its true class, or leave such rows out of the metric"
+                )
+            missing += 1
+        elif v not in known:
+            raise MethodError(f"y_pred[{i}] is {v!r}, not one of the registered labels {allowed}")
+    return out, missing
+
+
+def _prf(
+    metric: str, y_true, y_pred, labels, average, positive, zero_division, missing_prediction
+) -> Result:
     _choice(average, AVERAGES, "average")
     _choice(zero_division, ZERO_DIVISION, "zero_division")
     cls = _label_list(labels)
@@ -453,11 +482,11 @@ def _prf(metric: str, y_true, y_pred, labels, average, positive, zero_division) 
     elif positive is not None:
         raise MethodError(f"positive applies to average binary only; give None for {average}")
     yt = _labels_in(y_true, "y_true", cls)
-    yp = _labels_in(y_pred, "y_pred", cls)
+    yp, missing = _predictions(y_pred, cls, missing_prediction)
     if len(yt) != len(yp):
         raise MethodError(f"y_true and y_pred differ in length ({len(yt)} vs {len(yp)})")
     tp = Counter(t for t, p in zip(yt, yp, strict=True) if t == p)
-    pred = Counter(yp)
+    pred = Counter(p for p in yp if p is not None)
     true = Counter(yt)
     per = []
     for c in cls:
@@ -477,6 +506,7 @@ def _prf(metric: str, y_true, y_pred, labels, average, positive, zero_division) 
         row = per[cls.index(positive)]
         figures = {m: row[m] for m in ("precision", "recall", "f1")}
         counts = {"tp": row["tp"], "fp": row["fp"], "fn": row["fn"], "n": len(yt)}
+        counts["missingPredictions"] = missing
     elif average == "micro":
         t = sum(r["tp"] for r in per)
         f_p = sum(r["fp"] for r in per)
@@ -486,13 +516,13 @@ def _prf(metric: str, y_true, y_pred, labels, average, positive, zero_division) 
             "recall": _ratio(t, t + f_n, zero_division),
             "f1": _ratio(2 * t, 2 * t + f_p + f_n, zero_division),
         }
-        counts = {"tp": t, "fp": f_p, "fn": f_n, "n": len(yt)}
+        counts = {"tp": t, "fp": f_p, "fn": f_n, "n": len(yt), "missingPredictions": missing}
     else:
         figures = {}
         for m in ("precision", "recall", "f1"):
             defined = [r[m] for r in per if r[m] is not None]
             figures[m] = sum(defined, Fraction(0)) / len(defined) if defined else None
-        counts = {"classes": len(cls), "n": len(yt)}
+        counts = {"classes": len(cls), "n": len(yt), "missingPredictions": missing}
     exact = {m: v for m, v in figures.items() if v is not None}
     if figures[metric] is not None:
         exact["estimate"] = figures[metric]
@@ -515,21 +545,31 @@ def _prf(metric: str, y_true, y_pred, labels, average, positive, zero_division) 
     )
 
 
-def precision(y_true, y_pred, *, labels, average, positive, zero_division) -> Result:
+def precision(
+    y_true, y_pred, *, labels, average, positive, zero_division, missing_prediction
+) -> Result:
     """Precision tp / (tp + fp): of the positive class (binary), of the pooled counts (micro) or
     the mean over the registered classes (macro)."""
-    return _prf("precision", y_true, y_pred, labels, average, positive, zero_division)
+    return _prf(
+        "precision", y_true, y_pred, labels, average, positive, zero_division, missing_prediction
+    )
 
 
-def recall(y_true, y_pred, *, labels, average, positive, zero_division) -> Result:
+def recall(
+    y_true, y_pred, *, labels, average, positive, zero_division, missing_prediction
+) -> Result:
     """Recall tp / (tp + fn), averaged as :func:`precision`."""
-    return _prf("recall", y_true, y_pred, labels, average, positive, zero_division)
+    return _prf(
+        "recall", y_true, y_pred, labels, average, positive, zero_division, missing_prediction
+    )
 
 
-def f1_score(y_true, y_pred, *, labels, average, positive, zero_division) -> Result:
+def f1_score(
+    y_true, y_pred, *, labels, average, positive, zero_division, missing_prediction
+) -> Result:
     """F1 2tp / (2tp + fp + fn), averaged as :func:`precision` (macro: the mean of the
     per-class F1, not the F1 of the mean precision and recall)."""
-    return _prf("f1", y_true, y_pred, labels, average, positive, zero_division)
+    return _prf("f1", y_true, y_pred, labels, average, positive, zero_division, missing_prediction)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -900,12 +940,19 @@ _PRF_OPTIONS = {
         "zero | one | undefined: the value of a ratio with a zero denominator (undefined: "
         "None, and a macro mean over the classes where it is defined)"
     ),
+    "missing_prediction": (
+        "refuse | wrong: a row whose prediction is missing (null: the model gave no label, a "
+        "refusal) stops score (refuse), or counts as a miss of its true class (wrong: a false "
+        "negative of that class, a false positive of none; counts.missingPredictions says how "
+        "many)"
+    ),
 }
 _PRF_ORACLE = (
     "sklearn.metrics.precision_recall_fscore_support(labels=labels, pos_label=positive, "
     "average='binary'|'micro'|'macro', zero_division=0|1|np.nan): our zero / one / "
     "undefined; its default 'warn' acts as 0; with np.nan its macro mean skips undefined "
-    "classes, as ours does"
+    "classes, as ours does; missing_prediction wrong is sklearn with each missing prediction "
+    "replaced by a label outside labels"
 )
 _PRF_EXACT = (
     "the figure is a fraction of the counts (a mean of fractions for macro), compared exactly"

@@ -957,6 +957,11 @@ def _score(ctx: StudyContext, args: argparse.Namespace, module, out: Path, md: P
     verdicts = ", ".join(f"{h} {v}" for h, v in doc["verdicts"].items())
     if not doc["gates"]:
         gate = "no gate registered"
+        rows = doc.get("rows") or {}
+        seen, registered = rows.get("observed"), rows.get("registered")
+        if isinstance(seen, int) and isinstance(registered, int) and seen < registered:
+            # nothing stops a decision on part of the data: say how much of it there was
+            gate += f" and {seen:,} of {registered:,} registered rows observed"
     else:
         gate = "gates held" if not doc["gated"] else "a gate failed"
     _out(f"decision: {decision_words(doc['decision'])}", args)

@@ -83,7 +83,13 @@ class Layout:
             f["name"]: f for f in obs["fields"] if f.get("factor") or f.get("role") == "split"
         }
         self.levels = registered.cluster_levels(scenario)
-        self.laid = [lv for lv in self.levels if str(lv["field"]) not in base.columns]
+        # a level on a factor's field (or the split) has the cell's level as its cluster: the
+        # rows of one training run share its latent, whatever else their cells differ in
+        self.laid = [
+            lv
+            for lv in self.levels
+            if str(lv["field"]) not in base.columns and str(lv["field"]) not in self.placed
+        ]
         self.name = attempt_policy.row_name(config["attempts"])
         self.cell_rows = [np.flatnonzero(base.cell == c) for c in range(len(base.cells))]
         self.order = np.concatenate(self.cell_rows) if self.cell_rows else np.zeros(0, int)
@@ -123,11 +129,31 @@ class Layout:
                 out[f] = col[base.cell]
             elif f in self.leaves and not self._counted(f):
                 col = np.empty(len(base), dtype=object)
+                apart = self._apart()
                 for c, rows in enumerate(self.cell_rows):
                     stem = f if self.crossed else base.cells[c]["id"]
+                    if self.crossed and apart:
+                        # the levels the name does not hold tell apart rows named alike
+                        # (math's problem 1 from code's, under one run)
+                        levels = base.cells[c]["levels"]
+                        stem = "-".join([*(str(levels.get(x)) for x in apart), f])
                     width = len(str(int(rows.size)))
                     col[rows] = [f"{stem}-{p + 1:0{width}d}" for p in range(rows.size)]
                 out[f] = col
+        return out
+
+    def _apart(self) -> list[str]:
+        """The factors the row's name does not hold whose levels differ between cells: a leaf
+        numbered alike in every cell must carry them, or the rows of two such cells (two
+        benchmarks of one run) would share a name."""
+        named = {str(self.placed[f].get("factor")) for f in self.name if f in self.placed}
+        out = []
+        for c in self.base.cells:
+            for factor in c["levels"]:
+                if factor in named or factor in out:
+                    continue
+                if len({str(d["levels"].get(factor)) for d in self.base.cells}) > 1:
+                    out.append(factor)
         return out
 
     def _counted(self, field: str) -> bool:
@@ -252,6 +278,15 @@ class Layout:
         if name in self.name:
             j = self.name.index(name)
             return [rid[j] if isinstance(rid, tuple) else rid for rid in table.ids]
+        if name in self.placed:
+            spec = self.placed[name]
+            per_cell = [
+                c["split"]
+                if spec.get("role") == "split"
+                else level_value(spec, c["levels"].get(spec["factor"]))
+                for c in table.cells
+            ]
+            return [per_cell[c] for c in table.cell.tolist()]
         raise UserError(
             f"scenario {self.scenario['id']}: no value of {name!r} per row (not a laid-out"
             " field, a field of the item manifest or a key field)"
