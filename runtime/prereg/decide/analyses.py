@@ -40,6 +40,7 @@ What each shape reads (``rows``: the metric's counted rows of a selection):
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -707,6 +708,115 @@ def _cluster_certified(item, entry, args, estimate):
     return Certified(estimate, error=error, exact=exact)
 
 
+#: t tests whose t is ±√(t²) with t² a fraction of the decimals the data write and the margin
+#: as written (the data's sums and sums of squares): their statistic is certified by a ball of
+#: that square root, so a t exactly on a threshold meets ``ge`` and fails ``gt`` (0.1, 0.4 and
+#: 0.1 against 0 give t = 2 exactly, whose float is 1.9999999999999998).
+T_TESTS = frozenset({"one-sample-t", "paired-t", "welch-t", "student-t"})
+
+
+def _t_squared(name: str, args, margin: Fraction):
+    """``(sign, t²)`` of a t test of :data:`T_TESTS` over the decimals the data write and
+    ``margin``, or None (no spread, too few values, a value of more digits than the
+    decimals a double keeps)."""
+    from prereg.stats.exactsum import decimal_whole, whole_sums
+
+    xs = [np.asarray(a, dtype=np.float64).reshape(-1) for a in args[:2] if a is not None]
+    scaled = decimal_whole(xs)
+    if scaled is None:
+        return None
+    ws, places = scaled
+    delta = margin * 10**places  # the margin in the same units as the whole numbers
+    if name in ("one-sample-t", "paired-t"):
+        w = ws[0] if name == "one-sample-t" else ws[0] - ws[1]
+        n = int(w.size)
+        if n < 2 or (name == "paired-t" and ws[0].size != ws[1].size):
+            return None
+        total, squares = whole_sums(w)
+        ss = squares - Fraction(total * total, n)
+        if ss <= 0:
+            return None
+        dev = Fraction(total, n) - delta
+        t2 = dev * dev * n * (n - 1) / ss
+    else:
+        (ta, qa), (tb, qb) = whole_sums(ws[0]), whole_sums(ws[1])
+        na, nb = int(ws[0].size), int(ws[1].size)
+        if na < 1 or nb < 1:
+            return None
+        ssa = qa - Fraction(ta * ta, na)
+        ssb = qb - Fraction(tb * tb, nb)
+        dev = Fraction(ta, na) - Fraction(tb, nb) - delta
+        if name == "welch-t":
+            if na < 2 or nb < 2:
+                return None
+            var = ssa / (na * (na - 1)) + ssb / (nb * (nb - 1))
+        else:
+            if na + nb < 3:
+                return None
+            var = (ssa + ssb) / (na + nb - 2) * Fraction(na + nb, na * nb)
+        if var <= 0:
+            return None
+        t2 = dev * dev / var
+    return (dev > 0) - (dev < 0), t2
+
+
+def _t_certified(item, entry, args, result):
+    """The certified t of a t test of :data:`T_TESTS` (None for another method, a missing t):
+    the float decides when it is farther from a threshold than a bound on its error (the
+    rounding of the means and of the two-pass variances, which grows with the values' size
+    against their spread); otherwise ``sign · √(t²)`` in balls, t² exact."""
+    from prereg.stats.compare import EPS, Certified, threshold
+
+    statistic, se = result.statistic, result.se
+    if entry.name not in T_TESTS or statistic is None or not math.isfinite(statistic):
+        return None
+    margin = dict(item.options).get("margin")
+    if margin is None or isinstance(margin, bool):
+        return None  # pragma: no cover - every t test registers its margin
+    xs = [np.asarray(a, dtype=np.float64).reshape(-1) for a in args[:2] if a is not None]
+    if not xs or any(x.size < 1 for x in xs):
+        return None
+    if entry.name == "paired-t":
+        if xs[0].size != xs[1].size:
+            return None
+        parts = [(xs[0] - xs[1], np.abs(xs[0]) + np.abs(xs[1]))]
+    else:
+        parts = [(x, np.abs(x)) for x in xs]
+    # the relative error of each float variance: the values' rounding against their spread
+    rho = 0.0
+    numerator = 4 * EPS * abs(float(margin))
+    for d, size in parts:
+        spread = float(((d - d.mean()) ** 2).sum())
+        if not spread > 0:
+            return None
+        rho = max(rho, 16.0 * (d.size + 4) * EPS * float((size * size).sum()) / spread)
+        numerator += 16.0 * (d.size + 4) * EPS * float(size.mean())
+    if rho >= 0.25 or not se:
+        error = None  # the float may be far off: balls decide every comparison
+    else:
+        # t = (estimate − margin)/se: the numerator's error over se, and se's relative error
+        # (half the variance's, and the square roots' roundings)
+        error = abs(statistic) * (rho + 16 * EPS) + numerator / se
+    exact_margin = threshold(margin)
+    kept: list = []
+
+    def squared():
+        if not kept:
+            kept.append(_t_squared(entry.name, args, exact_margin))
+        return kept[0]
+
+    def ball(prec):
+        from flint import arb, fmpq
+
+        found = squared()
+        if found is None:  # a value of more digits than a double's decimals: the float
+            return arb(statistic)
+        sign, t2 = found
+        return arb(fmpq(t2.numerator, t2.denominator)).sqrt() * sign
+
+    return Certified(statistic, error=error, ball=ball)
+
+
 def _as_contrast(item, entry, result, args=()) -> ContrastResult:
     estimate = result.estimate
     certified: dict[str, object] = {
@@ -732,6 +842,10 @@ def _as_contrast(item, entry, result, args=()) -> ContrastResult:
             # analysis' row, so SCORE.md decides on the figure the verdict used
             _record_exact(mean, extra)
             certified["estimate"] = mean
+    if "statistic" not in certified:
+        t = _t_certified(item, entry, args, result)
+        if t is not None:
+            certified["statistic"] = t
     for name in ("se", "statistic", "df"):
         v = getattr(result, name)
         if v is not None and not isinstance(v, tuple):

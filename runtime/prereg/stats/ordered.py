@@ -524,7 +524,8 @@ def _log_fraction(x: Fraction) -> float:
 
 def one_way_anova(groups) -> Result:
     """One-way analysis of variance: ``F = (SSB/(k − 1)) / (SSW/(N − k))`` with the between-
-    and within-group sums of squares; exact fractions when every value is a whole number.
+    and within-group sums of squares; exact fractions of the decimals the data write (up to
+    about 15 significant digits a value, :func:`prereg.stats.exactsum.decimal_whole`).
     ``F`` is infinite (P = 0) when the groups differ but each is constant."""
     gs = checks.groups(groups)
     g = len(gs)
@@ -535,22 +536,28 @@ def one_way_anova(groups) -> Result:
     if min(sizes) == 0 or big_n - g < 1:
         return Result("one-way-anova", statistic_name="F", df=df, counts=counts)
     exact: dict[str, Fraction] = {}
-    if all(checks.integral(a) for a in gs):
-        sums = [checks.exact_sum(a) for a in gs]
-        squares = [sum(int(v) * int(v) for v in a.tolist()) for a in gs]
+    from prereg.stats.exactsum import decimal_whole, whole_sums
+
+    scaled = decimal_whole(gs)
+    if scaled is not None:
+        # the values as the decimals the data write, whole numbers over 10**d: F is free of
+        # the scale, so the F of the whole numbers is the F of the decimals (0.1, 0.3 and 0.2
+        # against 0.4, 0.6 and 0.5 give F = 13.5 exactly, though floats give 13.499999999999993)
+        ws, places = scaled
+        sums, squares = zip(*(whole_sums(w) for w in ws), strict=True)
         between_raw = sum(Fraction(t * t, m) for t, m in zip(sums, sizes, strict=True))
         ssw = sum(squares) - between_raw
         ssb = between_raw - Fraction(sum(sums) ** 2, big_n)
-        means = [Fraction(t, m) for t, m in zip(sums, sizes, strict=True)]
         if ssw > 0:
             f = (ssb / (g - 1)) / (ssw / (big_n - g))
             exact["statistic"] = f
             f_value = float(f)
         else:
             f_value = math.inf if ssb > 0 else None
-        ssb_f, ssw_f = float(ssb), float(ssw)
-        mean_list = [float(m) for m in means]
-    else:
+        square = Fraction(1, 10 ** (2 * places))
+        ssb_f, ssw_f = float(ssb * square), float(ssw * square)
+        mean_list = [float(Fraction(t, m * 10**places)) for t, m in zip(sums, sizes, strict=True)]
+    else:  # a value of more digits than a double's decimals keep: floating point
         mean_arr = [float(a.mean()) for a in gs]
         grand = float(np.concatenate(gs).mean())
         ssw_f = math.fsum(float(np.sum((a - m) ** 2)) for a, m in zip(gs, mean_arr, strict=True))
@@ -877,8 +884,10 @@ CATALOGUE = (
         "infinite (P = 0) when each group is constant and the groups differ",
         reference="Fisher RA (1925), Statistical Methods for Research Workers",
         oracle="scipy.stats.f_oneway",
-        exactness="with whole-number data F is a fraction (exact['statistic']), compared "
-        "exactly; otherwise F is floating point; " + _FLOAT_P.format(dist="fdtrc"),
+        exactness="F is a fraction of the values read as the decimals the data write "
+        "(exact['statistic']), compared exactly: 0.1, 0.3, 0.2 against 0.4, 0.6, 0.5 give F = "
+        "27/2 (scipy.stats.f_oneway: 13.499999999999995); a value of more than about 15 "
+        "significant digits leaves F floating point; " + _FLOAT_P.format(dist="fdtrc"),
     ),
     Entry(
         name="kruskal-wallis",

@@ -1,0 +1,215 @@
+"""Figures of the analysis catalogue placed exactly on their registered threshold by decimal data.
+
+Each study here is compiled and scored end to end: two arms `a` and `b` of three rows each,
+a decimal `score` per row (the item `p0` .. `p2` pairs the arms), and one analysis read by two
+hypotheses, one with `ge` (or `le`) and one with `gt` (or `lt`) against the same threshold. The
+figure is exactly the threshold, so `ge` holds and `gt` fails; each test shows, from an
+independent oracle (scipy, or fractions computed here), that the figure's float lands on the
+wrong side or on a neighbour of the threshold, so a float comparison would decide otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from scipy import stats
+
+from prereg.cli import main
+from tests.conftest import study_project
+
+STUDY = "onthreshold"
+
+SPEC = """id: onthreshold
+version: "0.1"
+title: Figures placed exactly on their thresholds
+status: draft
+engine: factorial
+factors:
+  - id: arm
+    levels: [{{id: a}}, {{id: b}}]
+crossings:
+  - {{id: "{{arm}}", rows: 3, factors: [arm]}}
+totals:
+  - {{scope: all, rows: 6}}
+record_contracts:
+  - id: answer
+    format: jsonl
+    role: observation
+    fields:
+      - {{name: item, type: string, min_length: 1}}
+      - {{name: arm, factor: arm, type: string, allowed: [a, b]}}
+      - {{name: score, type: number}}
+attempts:
+  contract: answer
+  key: [item, arm]
+metrics:
+  - {{id: score, title: Mean score, definition: The mean score., compute: {{kind: mean, field: score}}}}
+hypotheses:
+  - id: closed
+    title: The figure reaches the threshold
+    analyses:
+      - id: fig
+        method: {method}
+        metric: score
+{inputs}
+        options: {options}
+    rule:
+      compare: {{target: fig, quantity: {quantity}, op: {closed}, value: {value}}}
+  - id: open
+    title: The figure passes the threshold
+    rule:
+      compare: {{target: fig, quantity: {quantity}, op: {open}, value: {value}}}
+decision:
+  outcomes:
+    - {{id: reached, title: reached}}
+    - {{id: short, title: short}}
+  rules:
+    - {{outcome: reached, when: {{verdict: {{hypothesis: closed, is: [supported]}}}}}}
+  otherwise: short
+constants:
+  - id: reporting
+    value: {{decimals: 4, p_value_digits: 4, cell_interval: {{method: wilson, level: 0.95}}}}
+"""
+
+GROUPS = """        groups:
+          - {where: [{factor: arm, levels: [a]}]}
+          - {where: [{factor: arm, levels: [b]}]}"""
+TWO = """        a: {where: [{factor: arm, levels: [a]}]}
+        b: {where: [{factor: arm, levels: [b]}]}"""
+PAIRED = TWO + "\n        pair_by: item"
+ONE = """        of: {where: [{factor: arm, levels: [a]}]}"""
+
+
+def _verdicts(tmp_path: Path, a, b, *, method, inputs, options, quantity, value, ops=("ge", "gt")):
+    """Compile the study with ``method`` read at ``quantity`` against ``value`` by the two
+    ``ops``, score arms ``a`` and ``b``; (verdict of ops[0], verdict of ops[1], analysis row)."""
+    text = SPEC.format(
+        method=method,
+        inputs=inputs,
+        options=options,
+        quantity=quantity,
+        value=value,
+        closed=ops[0],
+        open=ops[1],
+    )
+    root = study_project(tmp_path / "p", STUDY, text)
+    assert main(["--project", str(root), "compile"]) == 0
+    rows = [
+        {"item": f"p{i}", "arm": arm, "score": v}
+        for arm, values in (("a", a), ("b", b))
+        for i, v in enumerate(values)
+    ]
+    log = root / "log.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = root / "SCORE.json"
+    args = ["--observations", str(log), "--out", str(out), "--quiet"]
+    assert main(["--project", str(root), STUDY, "score", *args]) == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    (row,) = doc["analyses"]
+    return doc["verdicts"]["closed"], doc["verdicts"]["open"], row
+
+
+def _decimals(values) -> list[Fraction]:
+    return [Fraction(str(v)) for v in values]
+
+
+def _ss(xs: list[Fraction]) -> Fraction:
+    m = sum(xs) / len(xs)
+    return sum((x - m) ** 2 for x in xs)
+
+
+def test_one_way_anova_f_of_tenths_exactly_4(tmp_path):
+    """0.1, 0.1, 0.1 against 0.3, 0.3, 0.9: SSB = SSW = 6/25 over 1 and 4 degrees of freedom,
+    F = 4 exactly; scipy's f_oneway gives 3.999999999999999 (and a float F would fail
+    `ge 4`)."""
+    a, b = [0.1, 0.1, 0.1], [0.3, 0.3, 0.9]
+    xa, xb = _decimals(a), _decimals(b)
+    grand = (sum(xa) + sum(xb)) / 6
+    ssb = sum(3 * (sum(x) / 3 - grand) ** 2 for x in (xa, xb))
+    f = (ssb / 1) / ((_ss(xa) + _ss(xb)) / 4)
+    assert f == 4
+    assert stats.f_oneway(a, b).statistic < 4
+    closed, opened, row = _verdicts(
+        tmp_path, a, b, method="one-way-anova", inputs=GROUPS, options="{}",
+        quantity="statistic", value=4,
+    )  # fmt: skip
+    assert (closed, opened) == ("supported", "not-supported")
+    assert row["exact"]["statistic"] == "4/1" and row["statistic"] == 4.0
+
+
+def _t_one(xs: list[Fraction], margin: Fraction) -> Fraction:
+    """t² of the one-sample t, exactly."""
+    n = len(xs)
+    m = sum(xs) / n
+    return (m - margin) ** 2 / (_ss(xs) / (n - 1) / n)
+
+
+T_OPTIONS = "{margin: 0, alternative: two-sided, level: 0.95}"
+
+
+def test_one_sample_t_of_tenths_exactly_2(tmp_path):
+    """0.1, 0.4, 0.1: mean 1/5, s² = 3/100, t = (1/5)/√(1/100) = 2 exactly; scipy's
+    ttest_1samp gives 1.9999999999999998 (a float t fails `ge 2`)."""
+    a = [0.1, 0.4, 0.1]
+    assert _t_one(_decimals(a), Fraction(0)) == 4
+    assert stats.ttest_1samp(a, 0).statistic < 2
+    closed, opened, row = _verdicts(
+        tmp_path, a, [0.5, 0.5, 0.5], method="one-sample-t", inputs=ONE, options=T_OPTIONS,
+        quantity="statistic", value=2,
+    )  # fmt: skip
+    assert (closed, opened) == ("supported", "not-supported")
+    assert row["statistic"] == pytest.approx(2, rel=1e-14)
+
+
+@pytest.mark.parametrize("method", ["welch-t", "student-t"])
+def test_two_sample_t_of_tenths_exactly_1(tmp_path, method):
+    """0.1, 0.4, 0.5 against 0.1, 0.2, 0.3: a difference of 2/15, sums of squares 78/900 and
+    18/900, so Welch's and the pooled variance of the difference are both 96/5400 = (2/15)²:
+    t = 1 exactly; scipy's ttest_ind gives 0.9999999999999996 (a float t fails `ge 1`)."""
+    a, b = [0.1, 0.4, 0.5], [0.1, 0.2, 0.3]
+    xa, xb = _decimals(a), _decimals(b)
+    diff = sum(xa) / 3 - sum(xb) / 3
+    welch = diff**2 / (_ss(xa) / 6 + _ss(xb) / 6)
+    pooled = diff**2 / ((_ss(xa) + _ss(xb)) / 4 * Fraction(2, 3))
+    assert welch == pooled == 1
+    assert stats.ttest_ind(a, b, equal_var=method == "student-t").statistic < 1
+    closed, opened, _ = _verdicts(
+        tmp_path, a, b, method=method, inputs=TWO, options=T_OPTIONS,
+        quantity="statistic", value=1,
+    )  # fmt: skip
+    assert (closed, opened) == ("supported", "not-supported")
+
+
+def test_paired_t_of_tenths_exactly_2(tmp_path):
+    """Pairs (0.1, 0.1), (0.4, 0.1), (0.5, 0.2): differences 0, 3/10, 3/10, t = 2 exactly;
+    scipy's ttest_rel gives 2.0000000000000004 (a float t meets `gt 2`)."""
+    a, b = [0.1, 0.4, 0.5], [0.1, 0.1, 0.2]
+    d = [x - y for x, y in zip(_decimals(a), _decimals(b), strict=True)]
+    assert _t_one(d, Fraction(0)) == 4
+    assert stats.ttest_rel(a, b).statistic > 2
+    closed, opened, _ = _verdicts(
+        tmp_path, a, b, method="paired-t", inputs=PAIRED, options=T_OPTIONS,
+        quantity="statistic", value=2,
+    )  # fmt: skip
+    assert (closed, opened) == ("supported", "not-supported")
+
+
+def test_one_sample_t_of_root_3_decided_by_balls(tmp_path):
+    """0.3, 0.5, 0.4 against a margin of 0.5: mean 2/5, s² = 1/100, t = −√3 (t² = 3 exactly,
+    irrational, so never on a decimal threshold: balls decide). −√3 = −1.7320508075688772...
+    is below −1.732050807568876, so `le` holds and `gt` fails; scipy's ttest_1samp gives
+    −1.7320508075688759, above it (a float t would decide the opposite)."""
+    a = [0.3, 0.5, 0.4]
+    assert _t_one(_decimals(a), Fraction(1, 2)) == 3
+    value = Fraction("1.732050807568876")
+    assert value**2 < 3  # −√3 < −1.732050807568876
+    assert stats.ttest_1samp(a, 0.5).statistic > -float(value)
+    closed, opened, _ = _verdicts(
+        tmp_path, a, [0.5, 0.5, 0.5], method="one-sample-t", inputs=ONE,
+        options="{margin: 0.5, alternative: two-sided, level: 0.95}",
+        quantity="statistic", value="-1.732050807568876", ops=("le", "gt"),
+    )  # fmt: skip
+    assert (closed, opened) == ("supported", "not-supported")
