@@ -213,3 +213,31 @@ def test_one_sample_t_of_root_3_decided_by_balls(tmp_path):
         quantity="statistic", value="-1.732050807568876", ops=("le", "gt"),
     )  # fmt: skip
     assert (closed, opened) == ("supported", "not-supported")
+
+
+def test_permutation_beyond_64_bits_counts_ties_exactly(tmp_path):
+    """1e20, 0.3, 0.2 against 1e20, 0.1, 0.1 with a margin of 0.1: the mean difference is on
+    the margin (T = 0), and as decimals over one denominator (tenths) 1e21 leaves 64-bit sums.
+    Of the 20 splits, 13 have T* ≥ 0 (counted here in fractions): P = 13/20 exactly, so
+    `le 0.65` holds and `lt 0.65` fails. Floats lose the tenths beside 1e20 (every split of
+    the two 1e20 across the arms reads as a tie), which counted 16 of 20."""
+    from itertools import combinations
+
+    a, b = [1e20, 0.3, 0.2], [1e20, 0.1, 0.1]
+    pooled = [x - Fraction(1, 10) for x in _decimals(a)] + _decimals(b)
+    observed = sum(pooled[:3]) / 3 - sum(pooled[3:]) / 3
+    assert observed == 0
+    splits = list(combinations(range(6), 3))
+    above = sum(
+        sum(pooled[i] for i in c) / 3 - sum(pooled[i] for i in range(6) if i not in c) / 3 >= 0
+        for c in splits
+    )
+    assert Fraction(above, len(splits)) == Fraction(13, 20)
+    closed, opened, row = _verdicts(
+        tmp_path, a, b, method="permutation-mean-difference", inputs=TWO,
+        options="{alternative: greater, margin: 0.1, enumeration: exact, permutations: null,"
+        " seed: null, p_correction: none, two_sided: absolute}",
+        quantity="p", value=0.65, ops=("le", "lt"),
+    )  # fmt: skip
+    assert (closed, opened) == ("supported", "not-supported")
+    assert row["exact"]["p"] == "13/20" and row["exact"]["statistic"] == "0/1"
