@@ -1,7 +1,8 @@
 """Figures of the analysis catalogue placed exactly on their registered threshold by decimal data.
 
-Each study here is compiled and scored end to end: two arms `a` and `b` of three rows each,
-a decimal `score` per row (the item `p0` .. `p2` pairs the arms), and one analysis read by two
+Each study here is compiled and scored end to end: two arms `a` and `b` (three rows each,
+unless said), a decimal `score` and a `correct` answer per row (the item `p0`, `p1` .. pairs
+the arms), and one analysis read by two
 hypotheses, one with `ge` (or `le`) and one with `gt` (or `lt`) against the same threshold. The
 figure is exactly the threshold, so `ge` holds and `gt` fails; each test shows, from an
 independent oracle (scipy, or fractions computed here), that the figure's float lands on the
@@ -11,6 +12,7 @@ wrong side or on a neighbour of the threshold, so a float comparison would decid
 from __future__ import annotations
 
 import json
+import math
 from fractions import Fraction
 from pathlib import Path
 
@@ -31,9 +33,9 @@ factors:
   - id: arm
     levels: [{{id: a}}, {{id: b}}]
 crossings:
-  - {{id: "{{arm}}", rows: 3, factors: [arm]}}
+  - {{id: "{{arm}}", rows: {rows}, factors: [arm]}}
 totals:
-  - {{scope: all, rows: 6}}
+  - {{scope: all, rows: {total}}}
 record_contracts:
   - id: answer
     format: jsonl
@@ -42,18 +44,23 @@ record_contracts:
       - {{name: item, type: string, min_length: 1}}
       - {{name: arm, factor: arm, type: string, allowed: [a, b]}}
       - {{name: score, type: number}}
+      - {{name: correct, type: boolean}}
 attempts:
   contract: answer
   key: [item, arm]
 metrics:
   - {{id: score, title: Mean score, definition: The mean score., compute: {{kind: mean, field: score}}}}
+  - id: right
+    title: Accuracy
+    definition: The share of correct answers.
+    compute: {{kind: proportion, where: [{{field: correct, op: eq, value: true}}]}}
 hypotheses:
   - id: closed
     title: The figure reaches the threshold
     analyses:
       - id: fig
         method: {method}
-        metric: score
+        metric: {metric}
 {inputs}
         options: {options}
     rule:
@@ -83,10 +90,19 @@ PAIRED = TWO + "\n        pair_by: item"
 ONE = """        of: {where: [{factor: arm, levels: [a]}]}"""
 
 
-def _verdicts(tmp_path: Path, a, b, *, method, inputs, options, quantity, value, ops=("ge", "gt")):
-    """Compile the study with ``method`` read at ``quantity`` against ``value`` by the two
-    ``ops``, score arms ``a`` and ``b``; (verdict of ops[0], verdict of ops[1], analysis row)."""
+def _verdicts(
+    tmp_path: Path, a, b, *, method, inputs, options, quantity, value, ops=("ge", "gt"),
+    metric="score",
+):  # fmt: skip
+    """Compile the study with ``method`` over ``metric`` read at ``quantity`` against ``value``
+    by the two ``ops``, score arms ``a`` and ``b`` (the metric's field of each row: a score, or
+    a correct answer for ``right``); (verdict of ops[0], verdict of ops[1], analysis row)."""
+    field = "correct" if metric == "right" else "score"
+    rows = max(len(a), len(b))
     text = SPEC.format(
+        rows=rows,
+        total=2 * rows,
+        metric=metric,
         method=method,
         inputs=inputs,
         options=options,
@@ -97,13 +113,13 @@ def _verdicts(tmp_path: Path, a, b, *, method, inputs, options, quantity, value,
     )
     root = study_project(tmp_path / "p", STUDY, text)
     assert main(["--project", str(root), "compile"]) == 0
-    rows = [
-        {"item": f"p{i}", "arm": arm, "score": v}
+    records = [
+        {"item": f"p{i}", "arm": arm, "score": 0.5, "correct": True, field: v}
         for arm, values in (("a", a), ("b", b))
         for i, v in enumerate(values)
     ]
     log = root / "log.jsonl"
-    log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     out = root / "SCORE.json"
     args = ["--observations", str(log), "--out", str(out), "--quiet"]
     assert main(["--project", str(root), STUDY, "score", *args]) == 0
@@ -241,3 +257,24 @@ def test_permutation_beyond_64_bits_counts_ties_exactly(tmp_path):
     )  # fmt: skip
     assert (closed, opened) == ("supported", "not-supported")
     assert row["exact"]["p"] == "13/20" and row["exact"]["statistic"] == "0/1"
+
+
+def test_wald_difference_z_of_counts_exactly_7_halves(tmp_path):
+    """8 of 13 against 1 of 13: a difference of 7/13 over a Wald variance of (8·5 + 1·12)/13³
+    = 4/169, z = (7/13)/(2/13) = 7/2 exactly; statsmodels' test_proportions_2indep (Wald
+    variance) gives 3.5000000000000004, which meets `gt 3.5`, and the float of the difference
+    over the float root is 3.4999999999999996, which fails `ge 3.5`."""
+    from statsmodels.stats.proportion import test_proportions_2indep
+
+    d = Fraction(8, 13) - Fraction(1, 13)
+    var = Fraction(8 * 5, 13**3) + Fraction(1 * 12, 13**3)
+    assert d * d / var == Fraction(49, 4)
+    oracle = test_proportions_2indep(8, 13, 1, 13, method="wald", compare="diff")
+    assert oracle.statistic > 3.5 and float(d) / math.sqrt(float(var)) < 3.5
+    closed, opened, row = _verdicts(
+        tmp_path, [True] * 8 + [False] * 5, [True] + [False] * 12, method="wald-difference-test",
+        inputs=TWO, options="{alternative: greater, margin: 0}", quantity="statistic",
+        value=3.5, metric="right",
+    )  # fmt: skip
+    assert (closed, opened) == ("supported", "not-supported")
+    assert row["exact"]["statistic_squared"] == "49/4"

@@ -817,6 +817,31 @@ def _t_certified(item, entry, args, result):
     return Certified(statistic, error=error, ball=ball)
 
 
+def _root_certified(result):
+    """The certified z of a method that gives z² exactly (``exact['statistic_squared']``:
+    cochran-armitage, linear-contrast-proportions, pooled-z, wald-difference-test): the sign of
+    its float, and balls of √(z²), so that a z exactly on a threshold meets ``ge`` and ``le``
+    whatever its float's last bit (None without one)."""
+    from prereg.stats.compare import Certified
+
+    z2 = result.exact.get("statistic_squared")
+    z = result.statistic
+    if not isinstance(z2, Fraction) or z is None or not math.isfinite(z):
+        return None
+    if z2 == 0:
+        return Fraction(0)
+    if z == 0:
+        return None  # pragma: no cover - a z of 0 has z² of 0
+    sign = 1 if z > 0 else -1
+
+    def ball(prec):
+        from flint import arb, fmpq
+
+        return arb(fmpq(z2.numerator, z2.denominator)).sqrt() * sign
+
+    return Certified(z, error=None, ball=ball)
+
+
 def _as_contrast(item, entry, result, args=()) -> ContrastResult:
     estimate = result.estimate
     certified: dict[str, object] = {
@@ -844,6 +869,8 @@ def _as_contrast(item, entry, result, args=()) -> ContrastResult:
             certified["estimate"] = mean
     if "statistic" not in certified:
         t = _t_certified(item, entry, args, result)
+        if t is None:
+            t = _root_certified(result)
         if t is not None:
             certified["statistic"] = t
     for name in ("se", "statistic", "df"):

@@ -762,8 +762,9 @@ CATALOGUE = (
         "z = sqrt(N) r (or sqrt(N - 1) r) over the expanded table; Agresti's published "
         "M^2 = 6.57, P = 0.0104",
         exactness="the slope and z^2 are fractions of the counts and scores, in "
-        "exact['estimate'] and exact['statistic_squared']; a threshold on z or P is compared "
-        "by the certified comparison (z = sign(T) sqrt(z^2) correctly rounded)",
+        "exact['estimate'] and exact['statistic_squared']; a threshold on z is decided by "
+        "balls of sign(T) sqrt(z^2) (its float is that root correctly rounded); a threshold "
+        "on P by the certified comparison",
     ),
     Entry(
         name="cochran-mantel-haenszel",
@@ -960,8 +961,8 @@ CATALOGUE = (
         "t_test(c) (normal reference) gives L, se, z and P",
         exactness="L and z^2 are fractions of the counts and the coefficients as written "
         "(exact['estimate'], exact['statistic_squared']); L on the margin gives z = 0 and a "
-        "one-sided P of 1/2; se, z and P are floating point, compared by the certified "
-        "comparison with its error bound",
+        "one-sided P of 1/2; a threshold on z is decided by balls of the root of z^2; se and "
+        "P are floating point, compared by the certified comparison with its error bound",
     ),
     Entry(
         name="linear-contrast-means",
