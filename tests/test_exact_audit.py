@@ -278,3 +278,68 @@ def test_wald_difference_z_of_counts_exactly_7_halves(tmp_path):
     )  # fmt: skip
     assert (closed, opened) == ("supported", "not-supported")
     assert row["exact"]["statistic_squared"] == "49/4"
+
+
+def _two_t(a, b, margin: Fraction, *, pooled: bool) -> Fraction:
+    """t of two samples' mean difference against ``margin``, exactly, when it is rational
+    (t² a square of fractions: the sign of the difference with the root)."""
+    xa, xb = _decimals(a), _decimals(b)
+    na, nb = len(xa), len(xb)
+    dev = sum(xa) / na - sum(xb) / nb - margin
+    if pooled:
+        var = (_ss(xa) + _ss(xb)) / (na + nb - 2) * Fraction(na + nb, na * nb)
+    else:
+        var = _ss(xa) / (na * (na - 1)) + _ss(xb) / (nb * (nb - 1))
+    t2 = dev * dev / var
+    root = Fraction(math.isqrt(t2.numerator), math.isqrt(t2.denominator))
+    assert root * root == t2
+    return root if dev > 0 else -root
+
+
+A, B = [0.1, 0.4, 0.5], [0.1, 0.2, 0.3]
+
+
+def _ttost_upper(a, b, low, high) -> float:
+    """statsmodels' Welch TOST: the t of the upper margin."""
+    from statsmodels.stats.weightstats import ttost_ind
+
+    return ttost_ind(a, b, low, high, usevar="unequal")[2][0]
+
+
+@pytest.mark.parametrize(
+    ("method", "inputs", "options", "a", "b", "value", "ops", "oracle"),
+    [
+        # Dunnett with one treatment is the pooled t of treatment (arm b) against control (a)
+        ("dunnett", GROUPS, "{treatment: 2, alternative: two-sided, level: 0.95}", B, A, 1,
+         ("ge", "gt"), lambda: stats.dunnett(A, control=B).statistic[0]),
+        ("linear-contrast-means", GROUPS, "{coefficients: [1, -1], variance: pooled,"
+         " alternative: two-sided, level: 0.95, margin: 0}", A, B, 1, ("ge", "gt"),
+         lambda: stats.ttest_ind(A, B).statistic),
+        ("linear-contrast-means", GROUPS, "{coefficients: [1, -1], variance: welch,"
+         " alternative: two-sided, level: 0.95, margin: 0}", A, B, 1, ("ge", "gt"),
+         lambda: stats.ttest_ind(A, B, equal_var=False).statistic),
+        ("noninferiority-means", TWO, "{margin: 0, alternative: greater, variance: welch,"
+         " level: 0.975}", A, B, 1, ("ge", "gt"),
+         lambda: stats.ttest_ind(A, B, equal_var=False).statistic),
+        # TOST reports the t of the upper margin here: (2/15 − 2/5)/(2/15) = −2
+        ("tost-means", TWO, "{lower: -0.2, upper: 0.4, variance: welch}", A, B, -2,
+         ("le", "lt"), lambda: _ttost_upper(A, B, -0.2, 0.4)),
+    ],
+    ids=["dunnett", "contrast-pooled", "contrast-welch", "noninferiority", "tost"],
+)  # fmt: skip
+def test_t_of_group_means_exactly_on_threshold(
+    tmp_path, method, inputs, options, a, b, value, ops, oracle
+):
+    """0.1, 0.4, 0.5 against 0.1, 0.2, 0.3 (sums of squares 78/900 and 18/900): the pooled
+    and Welch variances of the difference of means are both (2/15)², so the t of the
+    difference 2/15 is exactly 1 (against the margin 0.4, exactly −2). The oracles' floats
+    (scipy's dunnett and ttest_ind, statsmodels' ttost_ind) land off it, 0.9999999999999996 or
+    −2.0000000000000004: below 1 fails `ge 1`, below −2 meets `lt −2`."""
+    margin = Fraction(2, 5) if method == "tost-means" else Fraction(0)
+    assert _two_t(A, B, margin, pooled=True) == _two_t(A, B, margin, pooled=False) == value
+    assert oracle() != value  # off the threshold: one of the two comparisons decides wrongly
+    closed, opened, _ = _verdicts(
+        tmp_path, a, b, method=method, inputs=inputs, options=options,
+        quantity="statistic", value=value, ops=ops,
+    )  # fmt: skip
+    assert (closed, opened) == ("supported", "not-supported")

@@ -711,53 +711,118 @@ def _cluster_certified(item, entry, args, estimate):
 #: t tests whose t is ±√(t²) with t² a fraction of the decimals the data write and the margin
 #: as written (the data's sums and sums of squares): their statistic is certified by a ball of
 #: that square root, so a t exactly on a threshold meets ``ge`` and fails ``gt`` (0.1, 0.4 and
-#: 0.1 against 0 give t = 2 exactly, whose float is 1.9999999999999998).
-T_TESTS = frozenset({"one-sample-t", "paired-t", "welch-t", "student-t"})
+#: 0.1 against 0 give t = 2 exactly, whose float is 1.9999999999999998). The value: the form
+#: of its t (a one-sample t of a sample or of pairs' differences, Welch's or the pooled
+#: difference of two means, a contrast of group means, Dunnett's treatment against control).
+T_TESTS = {
+    "one-sample-t": "one",
+    "paired-t": "paired",
+    "welch-t": "welch",
+    "student-t": "pooled",
+    "noninferiority-means": "two",
+    "tost-means": "two",
+    "tost-paired": "paired",
+    "dunnett": "dunnett",
+    "linear-contrast-means": "contrast",
+}
 
 
-def _t_squared(name: str, args, margin: Fraction):
-    """``(sign, t²)`` of a t test of :data:`T_TESTS` over the decimals the data write and
-    ``margin``, or None (no spread, too few values, a value of more digits than the
-    decimals a double keeps)."""
-    from prereg.stats.exactsum import decimal_whole, whole_sums
+def _t_form(item, entry, result):
+    """``(form, margin, coefficients)`` of a t test of :data:`T_TESTS` (None when its
+    registration does not say): the margin its t is against (of a TOST's two, the one whose t
+    the method reports), a contrast's coefficients as written, Dunnett's treatment position."""
+    from prereg.stats.compare import exact_number
 
-    xs = [np.asarray(a, dtype=np.float64).reshape(-1) for a in args[:2] if a is not None]
+    form = T_TESTS.get(entry.name)
+    options = dict(item.options)
+    if form is None:
+        return None
+    if form == "two":
+        form = "welch" if options.get("variance") == "welch" else "pooled"
+    if entry.name.startswith("tost-"):
+        lo, hi = options.get("lower"), options.get("upper")
+        if result.estimate is None or not result.se or lo is None or hi is None:
+            return None
+        t_lo = (result.estimate - float(lo)) / result.se
+        t_hi = (result.estimate - float(hi)) / result.se
+        margin = lo if abs(t_lo - result.statistic) <= abs(t_hi - result.statistic) else hi
+    elif entry.name == "dunnett":
+        margin = 0
+    else:
+        margin = options.get("margin")
+    if margin is None or isinstance(margin, bool):
+        return None
+    coefficients = None
+    if form == "contrast":
+        coefficients = [exact_number(c) for c in options.get("coefficients") or ()]
+    elif form == "dunnett":  # the treatment's mean less the control's, the pooled variance
+        position = options.get("treatment")
+        if not isinstance(position, int) or isinstance(position, bool) or position < 2:
+            return None  # pragma: no cover - the method refused it first
+        coefficients = position
+    return form, margin, coefficients
+
+
+def _moments(w) -> tuple[int, Fraction, Fraction]:
+    """(n, mean, sum of squared deviations) of whole numbers, exactly."""
+    from prereg.stats.exactsum import whole_sums
+
+    n = int(w.size)
+    total, squares = whole_sums(w)
+    return n, Fraction(total, n), squares - Fraction(total * total, n)
+
+
+def _t_squared(form: str, arrays, margin: Fraction, coefficients=None):
+    """``(sign, t²)`` of a t test of form ``form`` (:data:`T_TESTS`) over the decimals the
+    data write and ``margin``, or None (no spread, too few values, a value of more digits than
+    the decimals a double keeps)."""
+    from prereg.stats.exactsum import decimal_whole
+
+    xs = [np.asarray(a, dtype=np.float64).reshape(-1) for a in arrays]
     scaled = decimal_whole(xs)
-    if scaled is None:
+    if scaled is None or any(x.size == 0 for x in xs):
         return None
     ws, places = scaled
     delta = margin * 10**places  # the margin in the same units as the whole numbers
-    if name in ("one-sample-t", "paired-t"):
-        w = ws[0] if name == "one-sample-t" else ws[0] - ws[1]
-        n = int(w.size)
-        if n < 2 or (name == "paired-t" and ws[0].size != ws[1].size):
+    if form in ("one", "paired"):
+        if form == "paired" and ws[0].size != ws[1].size:
             return None
-        total, squares = whole_sums(w)
-        ss = squares - Fraction(total * total, n)
-        if ss <= 0:
+        n, mean, ss = _moments(ws[0] if form == "one" else ws[0] - ws[1])
+        if n < 2:
             return None
-        dev = Fraction(total, n) - delta
-        t2 = dev * dev * n * (n - 1) / ss
-    else:
-        (ta, qa), (tb, qb) = whole_sums(ws[0]), whole_sums(ws[1])
-        na, nb = int(ws[0].size), int(ws[1].size)
-        if na < 1 or nb < 1:
-            return None
-        ssa = qa - Fraction(ta * ta, na)
-        ssb = qb - Fraction(tb * tb, nb)
-        dev = Fraction(ta, na) - Fraction(tb, nb) - delta
-        if name == "welch-t":
+        dev, var = mean - delta, ss / (n * (n - 1))
+    elif form in ("welch", "pooled"):
+        (na, ma, sa), (nb, mb, sb) = _moments(ws[0]), _moments(ws[1])
+        dev = ma - mb - delta
+        if form == "welch":
             if na < 2 or nb < 2:
                 return None
-            var = ssa / (na * (na - 1)) + ssb / (nb * (nb - 1))
+            var = sa / (na * (na - 1)) + sb / (nb * (nb - 1))
         else:
             if na + nb < 3:
                 return None
-            var = (ssa + ssb) / (na + nb - 2) * Fraction(na + nb, na * nb)
-        if var <= 0:
+            var = (sa + sb) / (na + nb - 2) * Fraction(na + nb, na * nb)
+    else:  # a contrast of group means: Σ c_i x̄_i − margin, the pooled or Welch variance
+        moments = [_moments(w) for w in ws]
+        cs = list(coefficients or ())[: len(moments)]
+        if len(cs) != len(moments):
             return None
-        t2 = dev * dev / var
-    return (dev > 0) - (dev < 0), t2
+        dev = sum((c * m for c, (_, m, _) in zip(cs, moments, strict=True)), Fraction(0))
+        dev -= delta
+        big_n, g = sum(n for n, _, _ in moments), len(moments)
+        read = [(c, n, ss) for c, (n, _, ss) in zip(cs, moments, strict=True) if c]
+        if form == "welch-contrast":
+            if any(n < 2 for _, n, _ in read):
+                return None
+            var = sum((c * c * ss / (n * (n - 1)) for c, n, ss in read), Fraction(0))
+        else:
+            if big_n - g < 1:
+                return None
+            mse = sum((ss for _, _, ss in moments), Fraction(0)) / (big_n - g)
+            var = mse * sum((c * c / n for c, n, _ in read), Fraction(0))
+    if var <= 0:
+        return None
+    return (dev > 0) - (dev < 0), dev * dev / var
 
 
 def _t_certified(item, entry, args, result):
@@ -770,14 +835,28 @@ def _t_certified(item, entry, args, result):
     statistic, se = result.statistic, result.se
     if entry.name not in T_TESTS or statistic is None or not math.isfinite(statistic):
         return None
-    margin = dict(item.options).get("margin")
-    if margin is None or isinstance(margin, bool):
-        return None  # pragma: no cover - every t test registers its margin
-    xs = [np.asarray(a, dtype=np.float64).reshape(-1) for a in args[:2] if a is not None]
+    found = _t_form(item, entry, result)
+    if found is None or not args:
+        return None
+    form, margin, coefficients = found
+    if form in ("contrast", "dunnett"):
+        arrays = list(args[0])
+        if form == "dunnett":
+            if coefficients > len(arrays):
+                return None  # pragma: no cover - the method refused it first
+            coefficients = [Fraction(-1)] + [
+                Fraction(int(j == coefficients)) for j in range(2, len(arrays) + 1)
+            ]
+            form = "contrast"
+        elif dict(item.options).get("variance") == "welch":
+            form = "welch-contrast"
+    else:
+        arrays = [a for a in args[:2] if a is not None]
+    xs = [np.asarray(a, dtype=np.float64).reshape(-1) for a in arrays]
     if not xs or any(x.size < 1 for x in xs):
         return None
-    if entry.name == "paired-t":
-        if xs[0].size != xs[1].size:
+    if form == "paired":
+        if len(xs) < 2 or xs[0].size != xs[1].size:
             return None
         parts = [(xs[0] - xs[1], np.abs(xs[0]) + np.abs(xs[1]))]
     else:
@@ -785,12 +864,14 @@ def _t_certified(item, entry, args, result):
     # the relative error of each float variance: the values' rounding against their spread
     rho = 0.0
     numerator = 4 * EPS * abs(float(margin))
+    weight = max([abs(float(c)) for c in coefficients or ()] + [1.0])
     for d, size in parts:
         spread = float(((d - d.mean()) ** 2).sum())
-        if not spread > 0:
+        if spread > 0:
+            rho = max(rho, 16.0 * (d.size + 4) * EPS * float((size * size).sum()) / spread)
+        elif form in ("one", "paired"):
             return None
-        rho = max(rho, 16.0 * (d.size + 4) * EPS * float((size * size).sum()) / spread)
-        numerator += 16.0 * (d.size + 4) * EPS * float(size.mean())
+        numerator += 16.0 * (d.size + 4) * EPS * float(size.mean()) * weight
     if rho >= 0.25 or not se:
         error = None  # the float may be far off: balls decide every comparison
     else:
@@ -802,7 +883,7 @@ def _t_certified(item, entry, args, result):
 
     def squared():
         if not kept:
-            kept.append(_t_squared(entry.name, args, exact_margin))
+            kept.append(_t_squared(form, arrays, exact_margin, coefficients))
         return kept[0]
 
     def ball(prec):

@@ -869,7 +869,9 @@ CATALOGUE = (
         exactness="with whole-number data the difference is an exact fraction "
         "(exact['estimate']); with decimals it is certified by the exact means of the "
         "decimals written, so a difference exactly on a threshold meets ge and le, and equal "
-        "means give t = 0; P and the bounds are Gauss-Legendre quadratures of Dunnett's "
+        "means give t = 0; t is ±√(t²), t² a fraction of the decimals the data write, decided "
+        "by balls of that root near a threshold (a t of exactly 1 meets `ge 1`); P and the "
+        "bounds are Gauss-Legendre quadratures of Dunnett's "
         "integral, deterministic and accurate to about 1e-10 relative, compared as their "
         "floats by the certified comparison",
     ),
@@ -992,7 +994,9 @@ CATALOGUE = (
         "scipy.stats.ttest_ind(equal_var=False) for two groups with coefficients 1, -1",
         exactness="with whole-number data L is an exact fraction (exact['estimate']); L less the "
         "margin is decided on the decimals the data and the spec write near 0 (on the margin "
-        "t = 0, a one-sided P of 1/2); se, t, df and P are floating point, compared by the "
+        "t = 0, a one-sided P of 1/2); t is ±√(t²), t² a fraction of the decimals the data, "
+        "the coefficients and the margin write, decided by balls of that root near a threshold "
+        "(a t of exactly 1 meets `ge 1`); se, df and P are floating point, compared by the "
         "certified comparison with its error bound",
     ),
 )
