@@ -343,3 +343,75 @@ def test_t_of_group_means_exactly_on_threshold(
         quantity="statistic", value=value, ops=ops,
     )  # fmt: skip
     assert (closed, opened) == ("supported", "not-supported")
+
+
+def _decided(method: str, args, options: dict, value, ops) -> tuple[bool, bool]:
+    """(ops[0] holds, ops[1] holds) for the statistic of ``method`` over ``args`` against
+    ``value``, as a registered rule decides it (the analysis' certified figure)."""
+    from types import SimpleNamespace
+
+    from prereg.decide.analyses import _as_contrast
+    from prereg.stats.catalogue import entries
+    from prereg.stats.compare import compare
+
+    entry = entries()[method]
+    result = entry.load()(*args, **options)
+    res = _as_contrast(SimpleNamespace(id="fig", options=options), entry, result, args)
+    figure = res.certified["statistic"]
+    return compare(figure, ops[0], value), compare(figure, ops[1], value)
+
+
+def test_pass_at_k_t_exactly_7_tenths():
+    """Three problems of 10 samples with 0, 0 and 10 correct: pass@1 per problem 0, 0, 1, mean
+    1/3, s² = 1/3, se = 1/3, and against a margin of 0.1 t = (1/3 − 1/10)/(1/3) = 7/10
+    exactly; scipy's ttest_1samp of 0, 0, 1 against 0.1 gives 0.6999999999999998 (failing
+    `ge 0.7`), the float of (1/3 − 1/10)/√(1/9) 0.7000000000000001 (meeting `gt 0.7`)."""
+    import numpy as np
+
+    per = [Fraction(0), Fraction(0), Fraction(1)]
+    assert _t_one(per, Fraction(1, 10)) == Fraction(49, 100)
+    assert stats.ttest_1samp([0, 0, 1], 0.1).statistic < 0.7
+    assert float(Fraction(1, 3) - Fraction(1, 10)) / math.sqrt(float(Fraction(1, 9))) > 0.7
+    options = {"k": 1, "alternative": "greater", "level": 0.95, "margin": 0.1}
+    args = (np.full(3, 10), np.array([0, 0, 10]))
+    assert _decided("pass-at-k-t", args, options, 0.7, ("ge", "gt")) == (True, False)
+
+
+def _delong_z2(y, qa, qb) -> Fraction:
+    """z² of DeLong's paired test of AUROC a − AUROC b = 0, in fractions: the placement values
+    V10 (each positive against the negatives) and V01, the sample variances of their
+    differences over n1 and n0."""
+
+    def psi(p, q):
+        return Fraction(1) if p > q else Fraction(1, 2) if p == q else Fraction(0)
+
+    pos = [i for i, v in enumerate(y) if v]
+    neg = [i for i, v in enumerate(y) if not v]
+
+    def placements(q):
+        q = _decimals(q)
+        v10 = [sum(psi(q[i], q[j]) for j in neg) / len(neg) for i in pos]
+        v01 = [sum(psi(q[i], q[j]) for i in pos) / len(pos) for j in neg]
+        return v10, v01
+
+    (a10, a01), (b10, b01) = placements(qa), placements(qb)
+    d10 = [x - z for x, z in zip(a10, b10, strict=True)]
+    d01 = [x - z for x, z in zip(a01, b01, strict=True)]
+    d = sum(a10) / len(pos) - sum(b10) / len(pos)
+    var = _ss(d10) / (len(d10) - 1) / len(pos) + _ss(d01) / (len(d01) - 1) / len(neg)
+    return d * d / var
+
+
+def test_auroc_difference_z_exactly_5():
+    """Three negatives and three positives scored by a (0.2, 0.5, 0.2 | 0.8, 0.7, 0.7) and b
+    (0.6, 0.1, 0.3 | 0.1, 0.1, 0.1): DeLong's z of AUROC a − AUROC b is exactly 5 (z² = 25
+    from the placement values, in fractions here); its float is 5.000000000000001, which
+    meets `gt 5`."""
+    import numpy as np
+
+    y = [0, 0, 0, 1, 1, 1]
+    qa, qb = [0.2, 0.5, 0.2, 0.8, 0.7, 0.7], [0.6, 0.1, 0.3, 0.1, 0.1, 0.1]
+    assert _delong_z2(y, qa, qb) == 25
+    options = {"alternative": "two-sided", "level": 0.95, "margin": 0}
+    args = (np.array(y), np.array(qa), np.array(y), np.array(qb))
+    assert _decided("auroc-difference", args, options, 5, ("ge", "gt")) == (True, False)
