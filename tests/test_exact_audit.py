@@ -415,3 +415,23 @@ def test_auroc_difference_z_exactly_5():
     options = {"alternative": "two-sided", "level": 0.95, "margin": 0}
     args = (np.array(y), np.array(qa), np.array(y), np.array(qb))
     assert _decided("auroc-difference", args, options, 5, ("ge", "gt")) == (True, False)
+
+
+def test_cohens_kappa_z_exactly_2():
+    """Two raters of four units, (1, 1), (2, 3), (1, 1), (1, 1) over categories 1, 2, 3: p_o =
+    3/4, p_e = 9/16, κ = 3/7, and the variance under κ = 0, (p_e + p_e² − Σ p_i. p_.i (p_i. +
+    p_.i))/(n(1 − p_e)²) = 9/196, so z = (3/7)/(3/14) = 2 exactly; statsmodels' cohens_kappa
+    gives a z_value of 1.9999999999999998 (a float z fails `ge 2`)."""
+    import numpy as np
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    row, col = [Fraction(3, 4), Fraction(1, 4), 0], [Fraction(3, 4), 0, Fraction(1, 4)]
+    pe = sum(r * c for r, c in zip(row, col, strict=True))
+    kappa = (Fraction(3, 4) - pe) / (1 - pe)
+    spread = sum(r * c * (r + c) for r, c in zip(row, col, strict=True))
+    var0 = (pe + pe * pe - spread) / (4 * (1 - pe) ** 2)
+    assert kappa == Fraction(3, 7) and kappa * kappa / var0 == 4
+    assert cohens_kappa([[3, 0, 0], [0, 0, 1], [0, 0, 0]]).z_value < 2
+    options = {"categories": [1, 2, 3], "weights": "none", "level": 0.95, "alternative": "greater"}
+    args = (np.array([1, 2, 1, 1]), np.array([1, 3, 1, 1]))
+    assert _decided("cohens-kappa", args, options, 2, ("ge", "gt")) == (True, False)
