@@ -435,3 +435,31 @@ def test_cohens_kappa_z_exactly_2():
     options = {"categories": [1, 2, 3], "weights": "none", "level": 0.95, "alternative": "greater"}
     args = (np.array([1, 2, 1, 1]), np.array([1, 3, 1, 1]))
     assert _decided("cohens-kappa", args, options, 2, ("ge", "gt")) == (True, False)
+
+
+def test_mantel_haenszel_risk_difference_z_exactly_13_thirds():
+    """Two strata, 4 of 6 against 1 of 3 and 5 of 5 against 0 of 4: with weights n1 n2/N,
+    RD = Σ (a n2 − c n1)/N / Σ w and the Greenland–Robins variance Σ (a b n2³ + c d n1³)/(n1 n2
+    N²)/(Σ w)², computed here in fractions, z² = 169/9, so z = 13/3 exactly; the float of z is
+    4.333333333333334, one step above the double nearest 13/3, so a float z meets `gt "13/3"`
+    (the threshold written as an exact fraction)."""
+    import numpy as np
+
+    strata = [(4, 6, 1, 3), (5, 5, 0, 4)]
+    num = weight = var = Fraction(0)
+    for a, n1, c, n2 in strata:
+        b, d, n = n1 - a, n2 - c, n1 + n2
+        num += Fraction(a * n2 - c * n1, n)
+        weight += Fraction(n1 * n2, n)
+        var += Fraction(a * b * n2**3 + c * d * n1**3, n1 * n2 * n * n)
+    rd, variance = num / weight, var / (weight * weight)
+    assert rd * rd / variance == Fraction(169, 9)
+    assert float(rd) / math.sqrt(float(variance)) > float(Fraction(13, 3))
+    options = {"alternative": "greater", "level": 0.95, "margin": 0}
+    args = tuple(np.array(v) for v in ([4, 5], [6, 5], [1, 0], [3, 4]))
+    assert _decided(
+        "mantel-haenszel-risk-difference", args, options, Fraction(13, 3), ("ge", "gt")
+    ) == (
+        True,
+        False,
+    )

@@ -409,6 +409,7 @@ def mantel_haenszel_risk_difference(k1, n1, k2, n2, *, alternative, level, margi
     se = _sqrt(variance)
     dev = rd - m
     z = float(dev) / se if dev else 0.0
+    figures["exact"]["statistic_squared"] = dev * dev / variance  # a threshold on z: its root
     est = float(rd)
     lower, upper = checks.bounds(est, se, alternative, lv)
     return Result(
@@ -830,8 +831,9 @@ CATALOGUE = (
         "statsmodels confint_proportions_2indep(method='wald') and the Wald z, the "
         "reduction the formula must meet",
         exactness="RD and RD - margin are fractions of the counts and the margin as written, "
-        "compared exactly (on the margin z = 0, a one-sided P of 1/2); se, z, P and the bounds "
-        "are floating point, compared by the certified comparison",
+        "compared exactly (on the margin z = 0, a one-sided P of 1/2); z² is a fraction "
+        "(exact['statistic_squared']) and a threshold on z is decided by balls of its root; "
+        "se, P and the bounds are floating point, compared by the certified comparison",
     ),
     Entry(
         name="dunnett",

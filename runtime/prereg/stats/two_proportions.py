@@ -686,6 +686,8 @@ def barnard_exact(k1, n1, k2, n2, *, alternative, variance, grid) -> Result:
         statistic=stat,
         statistic_name="z",
         p=_max_over_pi(region, n1, n2, g),
+        # z² exactly (the observed table's key): a threshold on z is decided by its root
+        exact={} if obs in (math.inf, -math.inf) else {"statistic_squared": abs(obs)},
         counts=counts,
     )
 
@@ -1109,7 +1111,9 @@ CATALOGUE = (
         oracle="scipy.stats.barnard_exact on the table transposed (scipy's samples are "
         "columns; pooled=True is its default) where no tables tie; where they tie scipy drops "
         "some in float comparisons (scipy issue #18798) and the tests check the exact region",
-        exactness="P is a float maximised numerically; compared by the certified comparison",
+        exactness="z² is a fraction of the counts (exact['statistic_squared']) and a threshold "
+        "on z is decided by balls of its root; P is a float maximised numerically, compared by "
+        "the certified comparison",
     ),
     Entry(
         name="boschloo-exact",
