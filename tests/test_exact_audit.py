@@ -463,3 +463,17 @@ def test_mantel_haenszel_risk_difference_z_exactly_13_thirds():
         True,
         False,
     )
+
+
+def test_one_sample_se_of_tenths_exactly_a_tenth(tmp_path):
+    """0.1, 0.1, 0.4: s² = 3/100, so the standard error of the mean is √(3/100/3) = 1/10
+    exactly; scipy's sem gives 0.10000000000000002 (a float se fails `le 0.1`)."""
+    a = [0.1, 0.1, 0.4]
+    xs = _decimals(a)
+    assert _ss(xs) / 2 / 3 == Fraction(1, 100)
+    assert stats.sem(a) > 0.1
+    closed, opened, _ = _verdicts(
+        tmp_path, a, [0.5, 0.5, 0.5], method="one-sample-t", inputs=ONE, options=T_OPTIONS,
+        quantity="se", value=0.1, ops=("le", "lt"),
+    )  # fmt: skip
+    assert (closed, opened) == ("supported", "not-supported")

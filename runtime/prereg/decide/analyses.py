@@ -773,7 +773,7 @@ def _moments(w) -> tuple[int, Fraction, Fraction]:
 
 
 def _t_squared(form: str, arrays, margin: Fraction, coefficients=None):
-    """``(sign, t²)`` of a t test of form ``form`` (:data:`T_TESTS`) over the decimals the
+    """``(sign, t², se²)`` of a t test of form ``form`` (:data:`T_TESTS`) over the decimals the
     data write and ``margin``, or None (no spread, too few values, a value of more digits than
     the decimals a double keeps)."""
     from prereg.stats.exactsum import decimal_whole
@@ -822,28 +822,29 @@ def _t_squared(form: str, arrays, margin: Fraction, coefficients=None):
             var = mse * sum((c * c / n for c, n, _ in read), Fraction(0))
     if var <= 0:
         return None
-    return (dev > 0) - (dev < 0), dev * dev / var
+    return (dev > 0) - (dev < 0), dev * dev / var, var / 10 ** (2 * places)
 
 
 def _t_certified(item, entry, args, result):
-    """The certified t of a t test of :data:`T_TESTS` (None for another method, a missing t):
-    the float decides when it is farther from a threshold than a bound on its error (the
-    rounding of the means and of the two-pass variances, which grows with the values' size
-    against their spread); otherwise ``sign · √(t²)`` in balls, t² exact."""
+    """The certified t and se of a t test of :data:`T_TESTS` (``{"statistic": .., "se": ..}``,
+    {} for another method or a missing t): each float decides when it is farther from a
+    threshold than a bound on its error (the rounding of the means and of the two-pass
+    variances, which grows with the values' size against their spread); otherwise ``sign ·
+    √(t²)`` and ``√(se²)`` in balls, t² and se² exact."""
     from prereg.stats.compare import EPS, Certified, threshold
 
     statistic, se = result.statistic, result.se
     if entry.name not in T_TESTS or statistic is None or not math.isfinite(statistic):
-        return None
+        return {}
     found = _t_form(item, entry, result)
-    if found is None or not args:
-        return None
+    if found is None or not args or not se:
+        return {}
     form, margin, coefficients = found
     if form in ("contrast", "dunnett"):
         arrays = list(args[0])
         if form == "dunnett":
             if coefficients > len(arrays):
-                return None  # pragma: no cover - the method refused it first
+                return {}  # pragma: no cover - the method refused it first
             coefficients = [Fraction(-1)] + [
                 Fraction(int(j == coefficients)) for j in range(2, len(arrays) + 1)
             ]
@@ -854,10 +855,10 @@ def _t_certified(item, entry, args, result):
         arrays = [a for a in args[:2] if a is not None]
     xs = [np.asarray(a, dtype=np.float64).reshape(-1) for a in arrays]
     if not xs or any(x.size < 1 for x in xs):
-        return None
+        return {}
     if form == "paired":
         if len(xs) < 2 or xs[0].size != xs[1].size:
-            return None
+            return {}
         parts = [(xs[0] - xs[1], np.abs(xs[0]) + np.abs(xs[1]))]
     else:
         parts = [(x, np.abs(x)) for x in xs]
@@ -870,14 +871,15 @@ def _t_certified(item, entry, args, result):
         if spread > 0:
             rho = max(rho, 16.0 * (d.size + 4) * EPS * float((size * size).sum()) / spread)
         elif form in ("one", "paired"):
-            return None
+            return {}
         numerator += 16.0 * (d.size + 4) * EPS * float(size.mean()) * weight
-    if rho >= 0.25 or not se:
-        error = None  # the float may be far off: balls decide every comparison
+    if rho >= 0.25:
+        error = se_error = None  # the float may be far off: balls decide every comparison
     else:
         # t = (estimate − margin)/se: the numerator's error over se, and se's relative error
         # (half the variance's, and the square roots' roundings)
         error = abs(statistic) * (rho + 16 * EPS) + numerator / se
+        se_error = se * (rho + 16 * EPS)
     exact_margin = threshold(margin)
     kept: list = []
 
@@ -892,10 +894,22 @@ def _t_certified(item, entry, args, result):
         found = squared()
         if found is None:  # a value of more digits than a double's decimals: the float
             return arb(statistic)
-        sign, t2 = found
+        sign, t2, _ = found
         return arb(fmpq(t2.numerator, t2.denominator)).sqrt() * sign
 
-    return Certified(statistic, error=error, ball=ball)
+    def se_ball(prec):
+        from flint import arb, fmpq
+
+        found = squared()
+        if found is None:  # as above: the float
+            return arb(se)
+        v = found[2]
+        return arb(fmpq(v.numerator, v.denominator)).sqrt()
+
+    return {
+        "statistic": Certified(statistic, error=error, ball=ball),
+        "se": Certified(se, error=se_error, ball=se_ball),
+    }
 
 
 def _root_certified(result):
@@ -950,10 +964,11 @@ def _as_contrast(item, entry, result, args=()) -> ContrastResult:
             certified["estimate"] = mean
     if "statistic" not in certified:
         t = _t_certified(item, entry, args, result)
-        if t is None:
-            t = _root_certified(result)
-        if t is not None:
-            certified["statistic"] = t
+        if not t:
+            root = _root_certified(result)
+            t = {} if root is None else {"statistic": root}
+        for name, figure in t.items():
+            certified.setdefault(name, figure)
     for name in ("se", "statistic", "df"):
         v = getattr(result, name)
         if v is not None and not isinstance(v, tuple):

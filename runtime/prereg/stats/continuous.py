@@ -577,9 +577,10 @@ _T_INTERVAL = (
 )
 #: how a threshold on a t test's t is decided (paired-t's entry says it too)
 T_STATISTIC_EXACT = (
-    "t is ±√(t²), t² a fraction of the decimals the data and the margin write: within its "
-    "error bound of a threshold, balls of that root decide (0.1, 0.4, 0.1 against 0 give t = 2 "
-    "exactly, which meets `ge 2`, though its float is 1.9999999999999998)"
+    "t is ±√(t²) and se is √(se²), t² and se² fractions of the decimals the data and the "
+    "margin write: within its error bound of a threshold, balls of the root decide (0.1, 0.4, "
+    "0.1 against 0 give t = 2 exactly, which meets `ge 2`, though its float is "
+    "1.9999999999999998; 0.1, 0.1, 0.4 give se = 1/10 exactly, which meets `le 0.1`)"
 )
 _T_EXACT = (
     "with whole-number data the estimate is an exact fraction (exact['estimate']), compared "
