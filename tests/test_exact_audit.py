@@ -178,6 +178,8 @@ def test_one_sample_t_of_tenths_exactly_2(tmp_path):
     )  # fmt: skip
     assert (closed, opened) == ("supported", "not-supported")
     assert row["statistic"] == pytest.approx(2, rel=1e-14)
+    # the tie the balls found is written as the statistic's exact value, for the reports
+    assert row["exact"]["statistic"] == "2/1"
 
 
 @pytest.mark.parametrize("method", ["welch-t", "student-t"])
@@ -223,12 +225,15 @@ def test_one_sample_t_of_root_3_decided_by_balls(tmp_path):
     value = Fraction("1.732050807568876")
     assert value**2 < 3  # −√3 < −1.732050807568876
     assert stats.ttest_1samp(a, 0.5).statistic > -float(value)
-    closed, opened, _ = _verdicts(
+    closed, opened, row = _verdicts(
         tmp_path, a, [0.5, 0.5, 0.5], method="one-sample-t", inputs=ONE,
         options="{margin: 0.5, alternative: two-sided, level: 0.95}",
         quantity="statistic", value="-1.732050807568876", ops=("le", "gt"),
     )  # fmt: skip
     assert (closed, opened) == ("supported", "not-supported")
+    # a decimal inside the deciding balls, on the side the verdict took, for the reports
+    shown = Fraction(row["certified"]["statistic"])
+    assert shown < Fraction("-1.732050807568876") and shown**2 == pytest.approx(3, rel=1e-9)
 
 
 def test_permutation_beyond_64_bits_counts_ties_exactly(tmp_path):
@@ -472,8 +477,9 @@ def test_one_sample_se_of_tenths_exactly_a_tenth(tmp_path):
     xs = _decimals(a)
     assert _ss(xs) / 2 / 3 == Fraction(1, 100)
     assert stats.sem(a) > 0.1
-    closed, opened, _ = _verdicts(
+    closed, opened, row = _verdicts(
         tmp_path, a, [0.5, 0.5, 0.5], method="one-sample-t", inputs=ONE, options=T_OPTIONS,
         quantity="se", value=0.1, ops=("le", "lt"),
     )  # fmt: skip
     assert (closed, opened) == ("supported", "not-supported")
+    assert row["exact"]["se"] == "1/10"

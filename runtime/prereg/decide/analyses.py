@@ -937,6 +937,30 @@ def _root_certified(result):
     return Certified(z, error=None, ball=ball)
 
 
+def _record_ball(figure, quantity: str, extra: dict) -> None:
+    """Once balls decide ``quantity`` (a t, a z, an se) against a threshold, what they found
+    is written into the analysis' row, as for an estimate (:func:`prereg.decide.samples.
+    _record_exact`): the threshold it ties (``extra["exact_figures"]``, ``p/q``) or a decimal
+    inside every deciding ball (``extra["certified_figures"]``), so that the reports decide
+    the comparison on the figure the verdict used, not on a float on the other side."""
+    from prereg.stats.compare import Certified, decimal_text, representative, tie
+
+    if not isinstance(figure, Certified) or figure.ball is None:
+        return
+
+    def on_ball(f) -> None:
+        exact = extra.setdefault("exact_figures", {})
+        near = extra.setdefault("certified_figures", {})
+        t = tie(f)
+        if t is not None:
+            exact.setdefault(quantity, f"{t.numerator}/{t.denominator}")
+            near.pop(quantity, None)
+        elif quantity not in exact:
+            near[quantity] = decimal_text(representative(f))
+
+    figure.on_ball = on_ball
+
+
 def _as_contrast(item, entry, result, args=()) -> ContrastResult:
     estimate = result.estimate
     certified: dict[str, object] = {
@@ -968,7 +992,9 @@ def _as_contrast(item, entry, result, args=()) -> ContrastResult:
             root = _root_certified(result)
             t = {} if root is None else {"statistic": root}
         for name, figure in t.items():
-            certified.setdefault(name, figure)
+            if name not in certified:
+                certified[name] = figure
+                _record_ball(figure, name, extra)
     for name in ("se", "statistic", "df"):
         v = getattr(result, name)
         if v is not None and not isinstance(v, tuple):
