@@ -483,3 +483,23 @@ def test_one_sample_se_of_tenths_exactly_a_tenth(tmp_path):
     )  # fmt: skip
     assert (closed, opened) == ("supported", "not-supported")
     assert row["exact"]["se"] == "1/10"
+
+
+def test_brier_score_difference_t_exactly_19_quarters():
+    """Outcomes 0, 0, 1 predicted 0.4, 1.0, 0.2 by a and 0.1, 0.9, 0.3 by b: the differences of
+    squared errors are 0.15, 0.19 and 0.15 exactly (in decimals), their mean less the margin 0.1
+    is 19/300 and its standard error 4/300, so t = 19/4 = 4.75 exactly; scipy's ttest_1samp of
+    the float differences gives 4.7500000000000195 (a float t meets `gt 4.75`)."""
+    import numpy as np
+
+    y, qa, qb = [0, 0, 1], [0.4, 1.0, 0.2], [0.1, 0.9, 0.3]
+    d = [
+        (q - t) ** 2 - (r - t) ** 2 for t, q, r in zip(y, _decimals(qa), _decimals(qb), strict=True)
+    ]
+    assert d == [Fraction(15, 100), Fraction(19, 100), Fraction(15, 100)]
+    assert _t_one(d, Fraction(1, 10)) == Fraction(19, 4) ** 2
+    floats = [(q - t) ** 2 - (r - t) ** 2 for t, q, r in zip(y, qa, qb, strict=True)]
+    assert stats.ttest_1samp(floats, 0.1).statistic > 4.75
+    options = {"alternative": "greater", "level": 0.95, "margin": 0.1}
+    args = (np.array(y), np.array(qa), np.array(y), np.array(qb))
+    assert _decided("brier-score-difference", args, options, 4.75, ("ge", "gt")) == (True, False)

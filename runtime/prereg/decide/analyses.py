@@ -713,7 +713,8 @@ def _cluster_certified(item, entry, args, estimate):
 #: that square root, so a t exactly on a threshold meets ``ge`` and fails ``gt`` (0.1, 0.4 and
 #: 0.1 against 0 give t = 2 exactly, whose float is 1.9999999999999998). The value: the form
 #: of its t (a one-sample t of a sample or of pairs' differences, Welch's or the pooled
-#: difference of two means, a contrast of group means, Dunnett's treatment against control).
+#: difference of two means, a contrast of group means, Dunnett's treatment against control,
+#: the paired t of two arms' squared errors, ``(q_a − y_a)² − (q_b − y_b)²``).
 T_TESTS = {
     "one-sample-t": "one",
     "paired-t": "paired",
@@ -724,6 +725,7 @@ T_TESTS = {
     "tost-paired": "paired",
     "dunnett": "dunnett",
     "linear-contrast-means": "contrast",
+    "brier-score-difference": "brier",
 }
 
 
@@ -779,6 +781,23 @@ def _t_squared(form: str, arrays, margin: Fraction, coefficients=None):
     from prereg.stats.exactsum import decimal_whole
 
     xs = [np.asarray(a, dtype=np.float64).reshape(-1) for a in arrays]
+    if form == "brier":  # the outcomes are 0/1; the probabilities' decimals are scaled
+        scaled = decimal_whole([xs[1], xs[3]])
+        if scaled is None or xs[1].size < 2 or xs[1].size != xs[3].size:
+            return None
+        (wa, wb), places = scaled
+        one = 10**places
+        ya, yb = (np.asarray(y, dtype=np.int64).astype(object) * one for y in (xs[0], xs[2]))
+        d = (wa.astype(object) - ya) ** 2 - (wb.astype(object) - yb) ** 2  # Python integers
+        values = d.tolist()
+        n = len(values)
+        total = sum(values)
+        ss = sum(v * v for v in values) - Fraction(total * total, n)
+        var = ss / (n * (n - 1))
+        dev = Fraction(total, n) - margin * one * one
+        if var <= 0:
+            return None
+        return (dev > 0) - (dev < 0), dev * dev / var, var / one**4
     scaled = decimal_whole(xs)
     if scaled is None or any(x.size == 0 for x in xs):
         return None
@@ -851,12 +870,20 @@ def _t_certified(item, entry, args, result):
             form = "contrast"
         elif dict(item.options).get("variance") == "welch":
             form = "welch-contrast"
+    elif form == "brier":
+        arrays = list(args[:4])
     else:
         arrays = [a for a in args[:2] if a is not None]
     xs = [np.asarray(a, dtype=np.float64).reshape(-1) for a in arrays]
     if not xs or any(x.size < 1 for x in xs):
         return {}
-    if form == "paired":
+    if form == "brier":
+        if len(xs) < 4 or len({x.size for x in xs}) != 1:
+            return {}
+        ya, qa, yb, qb = xs
+        # each squared error's float against its decimal: of the size of (|q| + 1)²
+        parts = [((qa - ya) ** 2 - (qb - yb) ** 2, (np.abs(qa) + 1) ** 2 + (np.abs(qb) + 1) ** 2)]
+    elif form == "paired":
         if len(xs) < 2 or xs[0].size != xs[1].size:
             return {}
         parts = [(xs[0] - xs[1], np.abs(xs[0]) + np.abs(xs[1]))]

@@ -1019,7 +1019,9 @@ CATALOGUE = (
         "confidence_interval(level), its interval)",
         exactness="the estimate is the exact difference of the two Brier scores over the "
         "probabilities read as the decimals the data write, compared exactly; D − margin is "
-        "exact (on the margin t = 0, one-sided P = 1/2); se, t, bounds and P are floating point",
+        "exact (on the margin t = 0, one-sided P = 1/2); t² and se² are fractions of the "
+        "decimals too, and a threshold on t or se is decided by balls of the root near it (a t "
+        "of exactly 19/4 meets `ge 4.75`); the bounds and P are floating point",
     ),
     Entry(
         name="log-loss",
