@@ -114,10 +114,13 @@ def test_cohens_kappa_exact_by_hand():
     r = ag.cohens_kappa(
         a, b, categories=[0, 1], weights="none", level=0.95, alternative="two-sided"
     )
+    # the variance under kappa = 0: (p_e + p_e² − Σ p_i. p_.i (p_i. + p_.i))/(n (1 − p_e)²)
+    # = (3/4 − 51/100)/(50/4) = 12/625, so z² = (2/5)²/(12/625) = 25/3
     assert r.exact == {
         "observed_agreement": Fraction(7, 10),
         "expected_agreement": Fraction(1, 2),
         "estimate": Fraction(2, 5),
+        "statistic_squared": Fraction(25, 3),
     }
     assert r.estimate == 0.4
     assert r.counts["n"] == 50 and r.counts["table"] == [[20, 5], [10, 15]]

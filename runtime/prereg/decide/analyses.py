@@ -40,6 +40,7 @@ What each shape reads (``rows``: the metric's counted rows of a selection):
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -744,6 +745,286 @@ def _cluster_certified(item, entry, args, estimate):
     return Certified(estimate, error=error, exact=exact)
 
 
+#: t tests whose t is ±√(t²) with t² a fraction of the decimals the data write and the margin
+#: as written (the data's sums and sums of squares): their statistic is certified by a ball of
+#: that square root, so a t exactly on a threshold meets ``ge`` and fails ``gt`` (0.1, 0.4 and
+#: 0.1 against 0 give t = 2 exactly, whose float is 1.9999999999999998). The value: the form
+#: of its t (a one-sample t of a sample or of pairs' differences, Welch's or the pooled
+#: difference of two means, a contrast of group means, Dunnett's treatment against control,
+#: the paired t of two arms' squared errors, ``(q_a − y_a)² − (q_b − y_b)²``).
+T_TESTS = {
+    "one-sample-t": "one",
+    "paired-t": "paired",
+    "welch-t": "welch",
+    "student-t": "pooled",
+    "noninferiority-means": "two",
+    "tost-means": "two",
+    "tost-paired": "paired",
+    "dunnett": "dunnett",
+    "linear-contrast-means": "contrast",
+    "brier-score-difference": "brier",
+}
+
+
+def _t_form(item, entry, result):
+    """``(form, margin, coefficients)`` of a t test of :data:`T_TESTS` (None when its
+    registration does not say): the margin its t is against (of a TOST's two, the one whose t
+    the method reports), a contrast's coefficients as written, Dunnett's treatment position."""
+    from prereg.stats.compare import exact_number
+
+    form = T_TESTS.get(entry.name)
+    options = dict(item.options)
+    if form is None:
+        return None
+    if form == "two":
+        form = "welch" if options.get("variance") == "welch" else "pooled"
+    if entry.name.startswith("tost-"):
+        lo, hi = options.get("lower"), options.get("upper")
+        if result.estimate is None or not result.se or lo is None or hi is None:
+            return None
+        t_lo = (result.estimate - float(lo)) / result.se
+        t_hi = (result.estimate - float(hi)) / result.se
+        margin = lo if abs(t_lo - result.statistic) <= abs(t_hi - result.statistic) else hi
+    elif entry.name == "dunnett":
+        margin = 0
+    else:
+        margin = options.get("margin")
+    if margin is None or isinstance(margin, bool):
+        return None
+    coefficients = None
+    if form == "contrast":
+        coefficients = [exact_number(c) for c in options.get("coefficients") or ()]
+    elif form == "dunnett":  # the treatment's mean less the control's, the pooled variance
+        position = options.get("treatment")
+        if not isinstance(position, int) or isinstance(position, bool) or position < 2:
+            return None  # pragma: no cover - the method refused it first
+        coefficients = position
+    return form, margin, coefficients
+
+
+def _moments(w) -> tuple[int, Fraction, Fraction]:
+    """(n, mean, sum of squared deviations) of whole numbers, exactly."""
+    from prereg.stats.exactsum import whole_sums
+
+    n = int(w.size)
+    total, squares = whole_sums(w)
+    return n, Fraction(total, n), squares - Fraction(total * total, n)
+
+
+def _t_squared(form: str, arrays, margin: Fraction, coefficients=None):
+    """``(sign, t², se²)`` of a t test of form ``form`` (:data:`T_TESTS`) over the decimals the
+    data write and ``margin``, or None (no spread, too few values, a value of more digits than
+    the decimals a double keeps)."""
+    from prereg.stats.exactsum import decimal_whole
+
+    xs = [np.asarray(a, dtype=np.float64).reshape(-1) for a in arrays]
+    if form == "brier":  # the outcomes are 0/1; the probabilities' decimals are scaled
+        scaled = decimal_whole([xs[1], xs[3]])
+        if scaled is None or xs[1].size < 2 or xs[1].size != xs[3].size:
+            return None
+        (wa, wb), places = scaled
+        one = 10**places
+        ya, yb = (np.asarray(y, dtype=np.int64).astype(object) * one for y in (xs[0], xs[2]))
+        d = (wa.astype(object) - ya) ** 2 - (wb.astype(object) - yb) ** 2  # Python integers
+        values = d.tolist()
+        n = len(values)
+        total = sum(values)
+        ss = sum(v * v for v in values) - Fraction(total * total, n)
+        var = ss / (n * (n - 1))
+        dev = Fraction(total, n) - margin * one * one
+        if var <= 0:
+            return None
+        return (dev > 0) - (dev < 0), dev * dev / var, var / one**4
+    scaled = decimal_whole(xs)
+    if scaled is None or any(x.size == 0 for x in xs):
+        return None
+    ws, places = scaled
+    delta = margin * 10**places  # the margin in the same units as the whole numbers
+    if form in ("one", "paired"):
+        if form == "paired" and ws[0].size != ws[1].size:
+            return None
+        n, mean, ss = _moments(ws[0] if form == "one" else ws[0] - ws[1])
+        if n < 2:
+            return None
+        dev, var = mean - delta, ss / (n * (n - 1))
+    elif form in ("welch", "pooled"):
+        (na, ma, sa), (nb, mb, sb) = _moments(ws[0]), _moments(ws[1])
+        dev = ma - mb - delta
+        if form == "welch":
+            if na < 2 or nb < 2:
+                return None
+            var = sa / (na * (na - 1)) + sb / (nb * (nb - 1))
+        else:
+            if na + nb < 3:
+                return None
+            var = (sa + sb) / (na + nb - 2) * Fraction(na + nb, na * nb)
+    else:  # a contrast of group means: Σ c_i x̄_i − margin, the pooled or Welch variance
+        moments = [_moments(w) for w in ws]
+        cs = list(coefficients or ())[: len(moments)]
+        if len(cs) != len(moments):
+            return None
+        dev = sum((c * m for c, (_, m, _) in zip(cs, moments, strict=True)), Fraction(0))
+        dev -= delta
+        big_n, g = sum(n for n, _, _ in moments), len(moments)
+        read = [(c, n, ss) for c, (n, _, ss) in zip(cs, moments, strict=True) if c]
+        if form == "welch-contrast":
+            if any(n < 2 for _, n, _ in read):
+                return None
+            var = sum((c * c * ss / (n * (n - 1)) for c, n, ss in read), Fraction(0))
+        else:
+            if big_n - g < 1:
+                return None
+            mse = sum((ss for _, _, ss in moments), Fraction(0)) / (big_n - g)
+            var = mse * sum((c * c / n for c, n, _ in read), Fraction(0))
+    if var <= 0:
+        return None
+    return (dev > 0) - (dev < 0), dev * dev / var, var / 10 ** (2 * places)
+
+
+def _t_certified(item, entry, args, result):
+    """The certified t and se of a t test of :data:`T_TESTS` (``{"statistic": .., "se": ..}``,
+    {} for another method or a missing t): each float decides when it is farther from a
+    threshold than a bound on its error (the rounding of the means and of the two-pass
+    variances, which grows with the values' size against their spread); otherwise ``sign ·
+    √(t²)`` and ``√(se²)`` in balls, t² and se² exact."""
+    from prereg.stats.compare import EPS, Certified, threshold
+
+    statistic, se = result.statistic, result.se
+    if entry.name not in T_TESTS or statistic is None or not math.isfinite(statistic):
+        return {}
+    found = _t_form(item, entry, result)
+    if found is None or not args or not se:
+        return {}
+    form, margin, coefficients = found
+    if form in ("contrast", "dunnett"):
+        arrays = list(args[0])
+        if form == "dunnett":
+            if coefficients > len(arrays):
+                return {}  # pragma: no cover - the method refused it first
+            coefficients = [Fraction(-1)] + [
+                Fraction(int(j == coefficients)) for j in range(2, len(arrays) + 1)
+            ]
+            form = "contrast"
+        elif dict(item.options).get("variance") == "welch":
+            form = "welch-contrast"
+    elif form == "brier":
+        arrays = list(args[:4])
+    else:
+        arrays = [a for a in args[:2] if a is not None]
+    xs = [np.asarray(a, dtype=np.float64).reshape(-1) for a in arrays]
+    if not xs or any(x.size < 1 for x in xs):
+        return {}
+    if form == "brier":
+        if len(xs) < 4 or len({x.size for x in xs}) != 1:
+            return {}
+        ya, qa, yb, qb = xs
+        # each squared error's float against its decimal: of the size of (|q| + 1)²
+        parts = [((qa - ya) ** 2 - (qb - yb) ** 2, (np.abs(qa) + 1) ** 2 + (np.abs(qb) + 1) ** 2)]
+    elif form == "paired":
+        if len(xs) < 2 or xs[0].size != xs[1].size:
+            return {}
+        parts = [(xs[0] - xs[1], np.abs(xs[0]) + np.abs(xs[1]))]
+    else:
+        parts = [(x, np.abs(x)) for x in xs]
+    # the relative error of each float variance: the values' rounding against their spread
+    rho = 0.0
+    numerator = 4 * EPS * abs(float(margin))
+    weight = max([abs(float(c)) for c in coefficients or ()] + [1.0])
+    for d, size in parts:
+        spread = float(((d - d.mean()) ** 2).sum())
+        if spread > 0:
+            rho = max(rho, 16.0 * (d.size + 4) * EPS * float((size * size).sum()) / spread)
+        elif form in ("one", "paired"):
+            return {}
+        numerator += 16.0 * (d.size + 4) * EPS * float(size.mean()) * weight
+    if rho >= 0.25:
+        error = se_error = None  # the float may be far off: balls decide every comparison
+    else:
+        # t = (estimate − margin)/se: the numerator's error over se, and se's relative error
+        # (half the variance's, and the square roots' roundings)
+        error = abs(statistic) * (rho + 16 * EPS) + numerator / se
+        se_error = se * (rho + 16 * EPS)
+    exact_margin = threshold(margin)
+    kept: list = []
+
+    def squared():
+        if not kept:
+            kept.append(_t_squared(form, arrays, exact_margin, coefficients))
+        return kept[0]
+
+    def ball(prec):
+        from flint import arb, fmpq
+
+        found = squared()
+        if found is None:  # a value of more digits than a double's decimals: the float
+            return arb(statistic)
+        sign, t2, _ = found
+        return arb(fmpq(t2.numerator, t2.denominator)).sqrt() * sign
+
+    def se_ball(prec):
+        from flint import arb, fmpq
+
+        found = squared()
+        if found is None:  # as above: the float
+            return arb(se)
+        v = found[2]
+        return arb(fmpq(v.numerator, v.denominator)).sqrt()
+
+    return {
+        "statistic": Certified(statistic, error=error, ball=ball),
+        "se": Certified(se, error=se_error, ball=se_ball),
+    }
+
+
+def _root_certified(result):
+    """The certified z of a method that gives z² exactly (``exact['statistic_squared']``:
+    cochran-armitage, linear-contrast-proportions, pooled-z, wald-difference-test): the sign of
+    its float, and balls of √(z²), so that a z exactly on a threshold meets ``ge`` and ``le``
+    whatever its float's last bit (None without one)."""
+    from prereg.stats.compare import Certified
+
+    z2 = result.exact.get("statistic_squared")
+    z = result.statistic
+    if not isinstance(z2, Fraction) or z is None or not math.isfinite(z):
+        return None
+    if z2 == 0:
+        return Fraction(0)
+    if z == 0:
+        return None  # pragma: no cover - a z of 0 has z² of 0
+    sign = 1 if z > 0 else -1
+
+    def ball(prec):
+        from flint import arb, fmpq
+
+        return arb(fmpq(z2.numerator, z2.denominator)).sqrt() * sign
+
+    return Certified(z, error=None, ball=ball)
+
+
+def _record_ball(figure, quantity: str, extra: dict) -> None:
+    """Once balls decide ``quantity`` (a t, a z, an se) against a threshold, what they found
+    is written into the analysis' row, as for an estimate (:func:`prereg.decide.samples.
+    _record_exact`): the threshold it ties (``extra["exact_figures"]``, ``p/q``) or a decimal
+    inside every deciding ball (``extra["certified_figures"]``), so that the reports decide
+    the comparison on the figure the verdict used, not on a float on the other side."""
+    from prereg.stats.compare import Certified, decimal_text, representative, tie
+
+    if not isinstance(figure, Certified) or figure.ball is None:
+        return
+
+    def on_ball(f) -> None:
+        exact = extra.setdefault("exact_figures", {})
+        near = extra.setdefault("certified_figures", {})
+        t = tie(f)
+        if t is not None:
+            exact.setdefault(quantity, f"{t.numerator}/{t.denominator}")
+            near.pop(quantity, None)
+        elif quantity not in exact:
+            near[quantity] = decimal_text(representative(f))
+
+    figure.on_ball = on_ball
+
+
 def _as_contrast(item, entry, result, args=()) -> ContrastResult:
     estimate = result.estimate
     certified: dict[str, object] = {
@@ -769,6 +1050,15 @@ def _as_contrast(item, entry, result, args=()) -> ContrastResult:
             # analysis' row, so SCORE.md decides on the figure the verdict used
             _record_exact(mean, extra)
             certified["estimate"] = mean
+    if "statistic" not in certified:
+        t = _t_certified(item, entry, args, result)
+        if not t:
+            root = _root_certified(result)
+            t = {} if root is None else {"statistic": root}
+        for name, figure in t.items():
+            if name not in certified:
+                certified[name] = figure
+                _record_ball(figure, name, extra)
     for name in ("se", "statistic", "df"):
         v = getattr(result, name)
         if v is not None and not isinstance(v, tuple):

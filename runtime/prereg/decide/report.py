@@ -360,6 +360,13 @@ def analysis_rows(rules, res) -> list[dict[str, Any]]:
         near = res.results[a.id].extra.get("certified")  # a ratio balls decided, as a decimal
         if isinstance(near, str) and "estimate" not in (row.get("exact") or {}):
             row["certified"] = {"estimate": near}
+        extra = res.results[a.id].extra
+        for q, text in (extra.get("exact_figures") or {}).items():  # a t, z or se balls tied
+            if q not in (row.get("exact") or {}):
+                row["exact"] = {**(row.get("exact") or {}), q: text}
+        for q, text in (extra.get("certified_figures") or {}).items():  # ... or decided
+            if q not in (row.get("exact") or {}):
+                row["certified"] = {**(row.get("certified") or {}), q: text}
         row["adjustedP"] = full(res.results[a.id].adjusted_p)
         if a.family is not None:
             row["family"] = a.family

@@ -151,6 +151,9 @@ def exact_figure(row: Mapping[str, Any], quantity, x):
     exact = row.get("exact")
     if quantity not in ("estimate", "abs_estimate"):
         named = exact.get(quantity) if isinstance(exact, Mapping) else None
+        near = row.get("certified")  # a t, z or se balls decided: a decimal inside them
+        if named is None and isinstance(near, Mapping):
+            named = near.get(quantity)
         decided = row.get("decidedP")  # a contrast's P as its verdict decided it
         if named is None and isinstance(decided, Mapping):
             named = decided.get(DECIDED_P.get(str(quantity), ""))

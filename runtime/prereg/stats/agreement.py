@@ -12,7 +12,7 @@ Two input shapes (:data:`prereg.stats.catalogue.SHAPES`):
 
 Every agreement figure of counts is a rational number; it is computed in exact arithmetic
 (``fractions.Fraction``), reported in ``exact`` and as the float nearest to it. Standard errors
-are square roots and are floats.
+are square roots and are floats; a kappa's z is the root of an exact z² (``statistic_squared``).
 
 Importing this module does not import scipy (the F quantiles of the intraclass correlation's
 interval import it when called).
@@ -207,6 +207,8 @@ def cohens_kappa(a, b, *, categories, weights, level, alternative) -> Result:
     se = _sqrt(var)
     se0 = _sqrt(var0) if var0 > 0 else None
     z = float(kappa) / se0 if se0 else None
+    if z is not None and isinstance(var0, Fraction):  # z² exactly: a threshold on z by its root
+        exact["statistic_squared"] = kappa * kappa / var0
     lower = upper = None
     if se is not None:
         zc = _critical(lv)
@@ -344,6 +346,8 @@ def fleiss_kappa(x, *, categories, alternative) -> Result:
     )
     se0 = _sqrt(var0) if var0 > 0 else None
     z = float(kappa) / se0 if se0 else None
+    if z is not None and isinstance(var0, Fraction):  # z² exactly: a threshold on z by its root
+        exact["statistic_squared"] = kappa * kappa / var0
     return Result(
         method="fleiss-kappa",
         estimate=kappa,
@@ -832,8 +836,9 @@ CATALOGUE = (
             "labels=categories, weights=None|'linear'|'quadratic') for the estimate."
         ),
         exactness=(
-            "κ, p_o and p_e are fractions of the counts, compared exactly; se, z and P are "
-            "floats (square roots)."
+            "κ, p_o and p_e are fractions of the counts, compared exactly; so is z² = κ²/Var₀(κ) "
+            "(exact['statistic_squared']), and a threshold on z is decided by balls of its root; "
+            "se and P are floats (square roots)."
         ),
     ),
     Entry(
@@ -904,7 +909,9 @@ CATALOGUE = (
             "the null variance by hand in the tests; the published 10-unit, 14-rater example "
             "(κ = 0.210)"
         ),
-        exactness="κ, P̄ and P̄_e are fractions of the counts, compared exactly; z and P are floats",
+        exactness="κ, P̄ and P̄_e are fractions of the counts, compared exactly; z² is a "
+        "fraction too (exact['statistic_squared']) and a threshold on z is decided by balls of "
+        "its root; P is a float",
     ),
     Entry(
         name="krippendorff-alpha",

@@ -575,13 +575,20 @@ _T_INTERVAL = (
     "; interval estimate +- t(1 - alpha/2, df) se (two-sided) or the one-sided bound "
     "estimate -+ t(1 - alpha, df) se, alpha = 1 - level"
 )
+#: how a threshold on a t test's t is decided (paired-t's entry says it too)
+T_STATISTIC_EXACT = (
+    "t is ±√(t²) and se is √(se²), t² and se² fractions of the decimals the data and the "
+    "margin write: within its error bound of a threshold, balls of the root decide (0.1, 0.4, "
+    "0.1 against 0 give t = 2 exactly, which meets `ge 2`, though its float is "
+    "1.9999999999999998; 0.1, 0.1, 0.4 give se = 1/10 exactly, which meets `le 0.1`)"
+)
 _T_EXACT = (
     "with whole-number data the estimate is an exact fraction (exact['estimate']), compared "
     "exactly; the estimate less the margin is decided on the decimals the data and the spec "
     "write when the float cannot tell it from 0 (on the margin t = 0 and a one-sided P = 1/2 "
-    "exactly), and decimals all equal have no spread (no t); t, the bounds and P are "
-    "floating point (scipy.special's stdtr and stdtrit), compared by the certified comparison "
-    "with their error bound"
+    "exactly), and decimals all equal have no spread (no t); " + T_STATISTIC_EXACT + "; the "
+    "bounds and P are floating point (scipy.special's stdtr and stdtrit), compared by the "
+    "certified comparison with their error bound"
 )
 #: the t methods of a margin: what their entries say of it (equivalence's entries too)
 MARGIN_EXACT = (

@@ -461,7 +461,12 @@ _SE = {
 _FLOAT = (
     "z or t and P are floating point; compared by the certified comparison with their error bound"
 )
-_T_MARGIN = continuous.MARGIN_EXACT + "; " + _FLOAT
+_T_MARGIN = (
+    continuous.MARGIN_EXACT
+    + "; "
+    + continuous.T_STATISTIC_EXACT
+    + "; P is floating point, compared by the certified comparison with its error bound"
+)
 _FM_ORACLE = (
     "Wald: statsmodels test_proportions_2indep(method='wald', correction=False, value=margin, "
     "alternative='larger'/'smaller'); Farrington-Manning: the restricted proportions by bounded "

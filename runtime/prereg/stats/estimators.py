@@ -133,7 +133,9 @@ def pass_at_k_t(n, c, *, k, alternative, level, margin) -> Result:
     if var == 0:
         return Result(name, statistic_name="t", **figures)
     se = math.sqrt(float(var / problems))
-    return _paired_t(name, mean, se, problems - 1, margin_q, alternative, level, figures)
+    return _paired_t(
+        name, mean, se, problems - 1, margin_q, alternative, level, figures, var / problems
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -207,7 +209,9 @@ def pass_at_k_difference(n_a, c_a, n_b, c_b, *, k, alternative, level, margin) -
     if var == 0:
         return Result(name, statistic_name="t", **figures)
     se = math.sqrt(float(var / problems))
-    return _paired_t(name, mean, se, problems - 1, margin_q, alternative, level, figures)
+    return _paired_t(
+        name, mean, se, problems - 1, margin_q, alternative, level, figures, var / problems
+    )
 
 
 #: numpy quantile methods whose value over whole-number replicates is decided exactly: the
@@ -330,13 +334,19 @@ def pass_at_k_difference_bootstrap(
     )
 
 
-def _paired_t(name, mean: Fraction, se: float, df: int, margin_q, alternative, level, figures):
+def _paired_t(
+    name, mean: Fraction, se: float, df: int, margin_q, alternative, level, figures, se2=None
+):
     """The t test and interval of an exact mean difference ``mean`` (its ``se`` over ``df``
     degrees of freedom) against the margin: t = (mean − margin)/se, exactly 0 on the margin;
-    two-sided interval at ``level``, or the one bound a one-sided alternative claims."""
+    two-sided interval at ``level``, or the one bound a one-sided alternative claims. ``se2``,
+    se² as a fraction when the method has it, gives t² exactly (``exact['statistic_squared']``),
+    by whose root a threshold on t is decided."""
     from prereg.stats import checks
 
     dev = mean - margin_q
+    if se2:
+        figures["exact"]["statistic_squared"] = dev * dev / se2
     t = float(dev) / se if dev else 0.0
     a = 1.0 - level
     est = float(mean)
@@ -913,6 +923,8 @@ def auroc_difference(y_a, q_a, y_b, q_b, *, alternative, level, margin) -> Resul
     se = math.sqrt(var)
     dev = diff - margin_q
     z = float(dev) / se if dev else 0.0
+    if isinstance(var, Fraction):  # z² exactly: a threshold on z is decided by its root
+        figures["exact"]["statistic_squared"] = dev * dev / var
     est = float(diff)
     lower, upper = checks.bounds(est, se, alternative, lv, to=lambda v: min(1.0, max(-1.0, v)))
     return Result(
@@ -1019,8 +1031,9 @@ CATALOGUE = (
             "form) against the margin, and its confidence_interval(level)"
         ),
         exactness="m and m − margin are fractions of binomial coefficients and the margin as "
-        "written, compared exactly (on the margin t = 0, a one-sided P of 1/2); se, t, P and "
-        "the bounds are floating point, compared by the certified comparison",
+        "written, compared exactly (on the margin t = 0, a one-sided P of 1/2); t² is a "
+        "fraction too (exact['statistic_squared']), and a threshold on t is decided by balls of "
+        "its root; se, P and the bounds are floating point, compared by the certified comparison",
     ),
     Entry(
         name="pass-at-k-difference",
@@ -1051,8 +1064,9 @@ CATALOGUE = (
             "form) and ttest_1samp of their differences against the margin"
         ),
         exactness="D and D − margin are fractions of binomial coefficients and the margin as "
-        "written, compared exactly (on the margin t = 0, a one-sided P of 1/2); se, t, P and "
-        "the bounds are floating point, compared by the certified comparison",
+        "written, compared exactly (on the margin t = 0, a one-sided P of 1/2); t² is a "
+        "fraction too (exact['statistic_squared']), and a threshold on t is decided by balls of "
+        "its root; se, P and the bounds are floating point, compared by the certified comparison",
     ),
     Entry(
         name="pass-at-k-difference-bootstrap",
@@ -1213,7 +1227,9 @@ CATALOGUE = (
         "confidence_interval(level), its interval)",
         exactness="the estimate is the exact difference of the two Brier scores over the "
         "probabilities read as the decimals the data write, compared exactly; D − margin is "
-        "exact (on the margin t = 0, one-sided P = 1/2); se, t, bounds and P are floating point",
+        "exact (on the margin t = 0, one-sided P = 1/2); t² and se² are fractions of the "
+        "decimals too, and a threshold on t or se is decided by balls of the root near it (a t "
+        "of exactly 19/4 meets `ge 4.75`); the bounds and P are floating point",
     ),
     Entry(
         name="log-loss",
@@ -1327,6 +1343,7 @@ CATALOGUE = (
         "paired bootstrap of the units for the variance",
         exactness="the estimate A_a − A_b is the exact fraction (2U_a − 2U_b)/(2n₁n₀), compared "
         "exactly; Var(D) is formed exactly and D − margin is exact, so on the margin z = 0 and "
-        "a one-sided P is exactly 1/2; se, z, bounds and P are floating point",
+        "a one-sided P is exactly 1/2; z² is a fraction (exact['statistic_squared']) and a "
+        "threshold on z is decided by balls of its root; se, bounds and P are floating point",
     ),
 )

@@ -409,6 +409,7 @@ def mantel_haenszel_risk_difference(k1, n1, k2, n2, *, alternative, level, margi
     se = _sqrt(variance)
     dev = rd - m
     z = float(dev) / se if dev else 0.0
+    figures["exact"]["statistic_squared"] = dev * dev / variance  # a threshold on z: its root
     est = float(rd)
     lower, upper = checks.bounds(est, se, alternative, lv)
     return Result(
@@ -524,7 +525,8 @@ def _log_fraction(x: Fraction) -> float:
 
 def one_way_anova(groups) -> Result:
     """One-way analysis of variance: ``F = (SSB/(k − 1)) / (SSW/(N − k))`` with the between-
-    and within-group sums of squares; exact fractions when every value is a whole number.
+    and within-group sums of squares; exact fractions of the decimals the data write (up to
+    about 15 significant digits a value, :func:`prereg.stats.exactsum.decimal_whole`).
     ``F`` is infinite (P = 0) when the groups differ but each is constant."""
     gs = checks.groups(groups)
     g = len(gs)
@@ -535,22 +537,28 @@ def one_way_anova(groups) -> Result:
     if min(sizes) == 0 or big_n - g < 1:
         return Result("one-way-anova", statistic_name="F", df=df, counts=counts)
     exact: dict[str, Fraction] = {}
-    if all(checks.integral(a) for a in gs):
-        sums = [checks.exact_sum(a) for a in gs]
-        squares = [sum(int(v) * int(v) for v in a.tolist()) for a in gs]
+    from prereg.stats.exactsum import decimal_whole, whole_sums
+
+    scaled = decimal_whole(gs)
+    if scaled is not None:
+        # the values as the decimals the data write, whole numbers over 10**d: F is free of
+        # the scale, so the F of the whole numbers is the F of the decimals (0.1, 0.3 and 0.2
+        # against 0.4, 0.6 and 0.5 give F = 13.5 exactly, though floats give 13.499999999999993)
+        ws, places = scaled
+        sums, squares = zip(*(whole_sums(w) for w in ws), strict=True)
         between_raw = sum(Fraction(t * t, m) for t, m in zip(sums, sizes, strict=True))
         ssw = sum(squares) - between_raw
         ssb = between_raw - Fraction(sum(sums) ** 2, big_n)
-        means = [Fraction(t, m) for t, m in zip(sums, sizes, strict=True)]
         if ssw > 0:
             f = (ssb / (g - 1)) / (ssw / (big_n - g))
             exact["statistic"] = f
             f_value = float(f)
         else:
             f_value = math.inf if ssb > 0 else None
-        ssb_f, ssw_f = float(ssb), float(ssw)
-        mean_list = [float(m) for m in means]
-    else:
+        square = Fraction(1, 10 ** (2 * places))
+        ssb_f, ssw_f = float(ssb * square), float(ssw * square)
+        mean_list = [float(Fraction(t, m * 10**places)) for t, m in zip(sums, sizes, strict=True)]
+    else:  # a value of more digits than a double's decimals keep: floating point
         mean_arr = [float(a.mean()) for a in gs]
         grand = float(np.concatenate(gs).mean())
         ssw_f = math.fsum(float(np.sum((a - m) ** 2)) for a, m in zip(gs, mean_arr, strict=True))
@@ -755,8 +763,9 @@ CATALOGUE = (
         "z = sqrt(N) r (or sqrt(N - 1) r) over the expanded table; Agresti's published "
         "M^2 = 6.57, P = 0.0104",
         exactness="the slope and z^2 are fractions of the counts and scores, in "
-        "exact['estimate'] and exact['statistic_squared']; a threshold on z or P is compared "
-        "by the certified comparison (z = sign(T) sqrt(z^2) correctly rounded)",
+        "exact['estimate'] and exact['statistic_squared']; a threshold on z is decided by "
+        "balls of sign(T) sqrt(z^2) (its float is that root correctly rounded); a threshold "
+        "on P by the certified comparison",
     ),
     Entry(
         name="cochran-mantel-haenszel",
@@ -822,8 +831,9 @@ CATALOGUE = (
         "statsmodels confint_proportions_2indep(method='wald') and the Wald z, the "
         "reduction the formula must meet",
         exactness="RD and RD - margin are fractions of the counts and the margin as written, "
-        "compared exactly (on the margin z = 0, a one-sided P of 1/2); se, z, P and the bounds "
-        "are floating point, compared by the certified comparison",
+        "compared exactly (on the margin z = 0, a one-sided P of 1/2); z² is a fraction "
+        "(exact['statistic_squared']) and a threshold on z is decided by balls of its root; "
+        "se, P and the bounds are floating point, compared by the certified comparison",
     ),
     Entry(
         name="dunnett",
@@ -861,7 +871,9 @@ CATALOGUE = (
         exactness="with whole-number data the difference is an exact fraction "
         "(exact['estimate']); with decimals it is certified by the exact means of the "
         "decimals written, so a difference exactly on a threshold meets ge and le, and equal "
-        "means give t = 0; P and the bounds are Gauss-Legendre quadratures of Dunnett's "
+        "means give t = 0; t is ±√(t²), t² a fraction of the decimals the data write, decided "
+        "by balls of that root near a threshold (a t of exactly 1 meets `ge 1`); P and the "
+        "bounds are Gauss-Legendre quadratures of Dunnett's "
         "integral, deterministic and accurate to about 1e-10 relative, compared as their "
         "floats by the certified comparison",
     ),
@@ -877,8 +889,10 @@ CATALOGUE = (
         "infinite (P = 0) when each group is constant and the groups differ",
         reference="Fisher RA (1925), Statistical Methods for Research Workers",
         oracle="scipy.stats.f_oneway",
-        exactness="with whole-number data F is a fraction (exact['statistic']), compared "
-        "exactly; otherwise F is floating point; " + _FLOAT_P.format(dist="fdtrc"),
+        exactness="F is a fraction of the values read as the decimals the data write "
+        "(exact['statistic']), compared exactly: 0.1, 0.3, 0.2 against 0.4, 0.6, 0.5 give F = "
+        "27/2 (scipy.stats.f_oneway: 13.499999999999995); a value of more than about 15 "
+        "significant digits leaves F floating point; " + _FLOAT_P.format(dist="fdtrc"),
     ),
     Entry(
         name="kruskal-wallis",
@@ -951,8 +965,8 @@ CATALOGUE = (
         "t_test(c) (normal reference) gives L, se, z and P",
         exactness="L and z^2 are fractions of the counts and the coefficients as written "
         "(exact['estimate'], exact['statistic_squared']); L on the margin gives z = 0 and a "
-        "one-sided P of 1/2; se, z and P are floating point, compared by the certified "
-        "comparison with its error bound",
+        "one-sided P of 1/2; a threshold on z is decided by balls of the root of z^2; se and "
+        "P are floating point, compared by the certified comparison with its error bound",
     ),
     Entry(
         name="linear-contrast-means",
@@ -982,7 +996,9 @@ CATALOGUE = (
         "scipy.stats.ttest_ind(equal_var=False) for two groups with coefficients 1, -1",
         exactness="with whole-number data L is an exact fraction (exact['estimate']); L less the "
         "margin is decided on the decimals the data and the spec write near 0 (on the margin "
-        "t = 0, a one-sided P of 1/2); se, t, df and P are floating point, compared by the "
+        "t = 0, a one-sided P of 1/2); t is ±√(t²), t² a fraction of the decimals the data, "
+        "the coefficients and the margin write, decided by balls of that root near a threshold "
+        "(a t of exactly 1 meets `ge 1`); se, df and P are floating point, compared by the "
         "certified comparison with its error bound",
     ),
 )

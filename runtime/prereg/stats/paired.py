@@ -23,6 +23,7 @@ from fractions import Fraction
 import numpy as np
 
 from prereg.stats.catalogue import Entry
+from prereg.stats.continuous import T_STATISTIC_EXACT
 from prereg.stats.methods import MethodError
 from prereg.stats.result import Result
 from prereg.stats.two_proportions import (
@@ -894,7 +895,10 @@ CATALOGUE = (
         reference="Student (1908). The probable error of a mean. Biometrika 6:1–25.",
         oracle="scipy.stats.ttest_1samp(x − y, popmean=δ, alternative=...) and its "
         "confidence_interval(level)",
-        exactness="the mean difference of integer data is an exact fraction; t and P floats",
+        exactness="the mean difference of integer data is an exact fraction, of decimal data "
+        "certified by the exact means of the decimals the data write; "
+        + T_STATISTIC_EXACT
+        + "; P and the bounds are floats",
     ),
     Entry(
         name="friedman",

@@ -39,9 +39,10 @@ blocks of rows, which numpy draws the same).  These are ``scipy.stats.permutatio
 with ``batch=None`` (permutation_type "independent"; "samples" with one sample).  Exact
 enumeration takes every split into n_x and n_y values (each once) or every sign vector.
 
-*P.*  Counting b, the permutations with T* ≥ T − γ ("greater"), T* ≤ T + γ ("less"), or
-|T*| ≥ |T| − γ (two-sided "absolute"), γ = 100·ε·|T| (ε the float64 machine epsilon; ties
-of float sums), P = (b + 1)/(B + 1) ("plus-one") or b/B ("none"; exact enumeration counts the
+*P.*  Counting b, the permutations with T* ≥ T ("greater"), T* ≤ T ("less"), or |T*| ≥ |T|
+(two-sided "absolute"), each T the decimals the data and the margin write as whole numbers over
+one denominator (64-bit integers when their sums fit, else Python integers: ties are exact),
+P = (b + 1)/(B + 1) ("plus-one") or b/B ("none"; exact enumeration counts the
 observed arrangement itself and takes "none").  Two-sided "double-smaller" is
 min(1, 2·min(P_less, P_greater)).  P is also given as an exact fraction.
 """
@@ -573,7 +574,7 @@ def _p_values(null: np.ndarray, observed: float, *, alternative, two_sided, plus
     """(P as a float, P as a fraction, the count b behind it, the number of arrangements).
     ``null`` and ``observed`` are floats compared with a tolerance, or whole numbers (each
     arrangement's statistic over one positive factor, :func:`_whole`) compared exactly."""
-    exact = null.dtype.kind == "i"
+    exact = null.dtype.kind in "iO"  # whole numbers: int64, or Python integers
     gamma = 0 if exact else abs(np.finfo(np.float64).eps * 100 * observed)
     total = int(null.size)
     add = 1 if plus_one else 0
@@ -601,7 +602,7 @@ def _relabel_null(pooled: np.ndarray, nx: int, enumeration: str, permutations, s
     ``sum(x*)·n − sum·nx`` instead, the same times nx·ny, exactly."""
     n = pooled.size
     ny = n - nx
-    whole = pooled.dtype.kind == "i"
+    whole = pooled.dtype.kind in "iO"
     total_sum = int(pooled.sum()) if whole else 0
 
     def stat(xs_sum, ys_sum):
@@ -645,7 +646,7 @@ def _flip_null(d: np.ndarray, enumeration: str, permutations, seed):
     """mean(±d) of each sign vector; of whole numbers (int64, :func:`_whole`) the sum, the
     same times n, exactly."""
     n = d.size
-    scale = 1 if d.dtype.kind == "i" else n
+    scale = 1 if d.dtype.kind in "iO" else n
     if enumeration == "exact":
         if n >= 63 or (1 << n) > MAX_ENUMERATION:
             raise MethodError(
@@ -678,8 +679,9 @@ def _whole(samples: list[np.ndarray], margin: float) -> tuple[list[np.ndarray], 
     """The samples and the margin as whole numbers over one denominator: each value the
     decimal the data (or the spec) write, times the least common denominator, so that sums
     and comparisons of arrangements are exact (a mean on the margin is a statistic of 0, and
-    arrangements equal as decimals are equal), the margin, and the denominator.  None when a
-    sum of them could leave int64."""
+    arrangements equal as decimals are equal), the margin, and the denominator: int64 arrays,
+    or, when a sum of them could leave int64, arrays of Python integers (object arrays: the same
+    sums, exact, some tens of times slower)."""
     from math import lcm
 
     decimal: dict[float, Fraction] = {}
@@ -691,10 +693,10 @@ def _whole(samples: list[np.ndarray], margin: float) -> tuple[list[np.ndarray], 
     den = lcm(m.denominator, *(f.denominator for f in decimal.values()))
     size = sum(int(a.size) for a in samples)
     largest = max([abs(f) for f in decimal.values()] + [abs(m)]) * den
-    if 2 * largest * size * (size + 1) >= 2**62:  # a difference, summed, times n
-        return None
+    # a difference, summed, times n, must fit int64; else Python integers
+    kind = np.int64 if 2 * largest * size * (size + 1) < 2**62 else object
     whole = {v: int(f * den) for v, f in decimal.items()}
-    out = [np.array([whole[v] for v in a.tolist()], dtype=np.int64) for a in samples]
+    out = [np.array([whole[v] for v in a.tolist()], dtype=kind) for a in samples]
     return out, int(m * den), den
 
 
@@ -909,9 +911,9 @@ _PERM_EXACT = (
     "P is the fraction (b + 1)/(B + 1) or b/B of integer counts (exact['p']); the count b "
     "compares each arrangement's statistic with the observed one exactly, on the decimals the "
     "data and the margin write put over one denominator (a mean on the margin is T = 0 "
-    "exactly, exact['statistic'], and arrangements equal as decimals are equal), when their "
-    "sums fit 64 bits (data of up to about 15 significant digits); otherwise it compares "
-    "floats with the tolerance 100·ε·|T|"
+    "exactly, exact['statistic'], and arrangements equal as decimals are equal): in 64-bit "
+    "integers when their sums fit (data of up to about 15 significant digits), otherwise in "
+    "Python integers (exact, slower)"
 )
 _PERM_REFERENCE = (
     "Good P (2005). Permutation, Parametric and Bootstrap Tests of Hypotheses, 3rd ed.; "

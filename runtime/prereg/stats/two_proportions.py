@@ -315,7 +315,8 @@ def wald_difference_test(k1, n1, k2, n2, *, alternative, margin) -> Result:
         statistic=z,
         statistic_name="z",
         p=normal_p(z, alt),
-        exact={"estimate": d},
+        # z² a fraction of the counts and the margin: a z on a threshold is decided by √ of it
+        exact={"estimate": d, "statistic_squared": (d - m) ** 2 / var},
         counts=counts,
     )
 
@@ -347,7 +348,7 @@ def pooled_z_test(k1, n1, k2, n2, *, alternative, margin) -> Result:
         statistic=z,
         statistic_name="z",
         p=normal_p(z, alt),
-        exact={"estimate": d},
+        exact={"estimate": d, "statistic_squared": d * d / var},
         counts=counts,
     )
 
@@ -685,6 +686,8 @@ def barnard_exact(k1, n1, k2, n2, *, alternative, variance, grid) -> Result:
         statistic=stat,
         statistic_name="z",
         p=_max_over_pi(region, n1, n2, g),
+        # z² exactly (the observed table's key): a threshold on z is decided by its root
+        exact={} if obs in (math.inf, -math.inf) else {"statistic_squared": abs(obs)},
         counts=counts,
     )
 
@@ -881,6 +884,14 @@ _Z_EXACT = (
     "formed exactly; z and P are floats, compared by the certified comparison with their error "
     "bound"
 )
+#: a z test whose z² is a fraction of the counts and the margin (exact['statistic_squared'])
+_ROOT_Z_EXACT = (
+    "estimate is the fraction k1/n1 − k2/n2, compared exactly; z² is a fraction of the counts "
+    "and the margin as written (exact['statistic_squared']) and a threshold on z is decided by "
+    "balls of its root (8 of 13 against 1 of 13 give z = 7/2 exactly, which meets `ge 3.5` "
+    "though the float of the difference over the float root is 3.4999999999999996); P is a "
+    "float, compared by the certified comparison with its error bound"
+)
 
 CATALOGUE = (
     Entry(
@@ -957,7 +968,7 @@ CATALOGUE = (
         formula="z = (p̂1 − p̂2 − δ)/√(p̂1(1−p̂1)/n1 + p̂2(1−p̂2)/n2); no statistic when the SE is 0",
         reference="Agresti A (2013). Categorical Data Analysis, 3rd ed., §3.1.",
         oracle='statsmodels test_proportions_2indep(method="wald", compare="diff", value=δ)',
-        exactness=_Z_EXACT,
+        exactness=_ROOT_Z_EXACT,
     ),
     Entry(
         name="pooled-z",
@@ -971,7 +982,7 @@ CATALOGUE = (
         reference="Agresti A (2013). Categorical Data Analysis, 3rd ed., §3.1.",
         oracle="statsmodels proportions_ztest([k1, k2], [n1, n2], alternative=...) (pooled "
         "by default, prop_var=False; 'larger'/'smaller' for greater/less)",
-        exactness=_Z_EXACT,
+        exactness=_ROOT_Z_EXACT,
     ),
     Entry(
         name="newcombe-hybrid",
@@ -1100,7 +1111,9 @@ CATALOGUE = (
         oracle="scipy.stats.barnard_exact on the table transposed (scipy's samples are "
         "columns; pooled=True is its default) where no tables tie; where they tie scipy drops "
         "some in float comparisons (scipy issue #18798) and the tests check the exact region",
-        exactness="P is a float maximised numerically; compared by the certified comparison",
+        exactness="z² is a fraction of the counts (exact['statistic_squared']) and a threshold "
+        "on z is decided by balls of its root; P is a float maximised numerically, compared by "
+        "the certified comparison",
     ),
     Entry(
         name="boschloo-exact",
