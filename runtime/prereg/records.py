@@ -214,6 +214,20 @@ def integer_out_of_range(text: str) -> str:
     return f"integer {shown} is outside ±(2^53 − 1), which JSON does not carry exactly"
 
 
+#: The range of an integer field's value, in every format (JSONL, a JSON array, CSV, Parquet):
+#: a 64-bit integer's, as Parquet and pyarrow hold it.
+INT64_RANGE = (-(2**63), 2**63 - 1)
+
+
+def integer_beyond_64_bits(text: str) -> str:
+    """The rule a record's integer outside :data:`INT64_RANGE` breaks, in words."""
+    shown = text if len(text) <= 24 else text[:24] + "…"
+    return (
+        f"integer {shown} is outside the range of a 64-bit integer"
+        " (-9,223,372,036,854,775,808 to 9,223,372,036,854,775,807)"
+    )
+
+
 _LONG_DIGITS = re.compile(r"[0-9]{16}")  # 2^53 has 16 digits: a shorter integer is safe
 
 
@@ -398,7 +412,10 @@ def _validator(schema_path: str):
     cls = jsonschema.validators.validator_for(schema)
     # an integer field holds an integer as written: JSON Schema's integer also takes 1.0, a
     # double, which need not be the integer written (9007199254740993.0 is read as ...992)
-    checker = cls.TYPE_CHECKER.redefine("integer", lambda _c, x: type(x) is int)
+    # (and within 64 bits, the range of an integer field in every format: INT64_RANGE)
+    checker = cls.TYPE_CHECKER.redefine(
+        "integer", lambda _c, x: type(x) is int and INT64_RANGE[0] <= x <= INT64_RANGE[1]
+    )
     return jsonschema.validators.extend(cls, type_checker=checker)(schema)
 
 
@@ -424,6 +441,8 @@ def describe(err) -> str:  # a jsonschema.ValidationError
     if v == "required":
         return "missing field " + err.message.split(" is a required")[0]
     if v == "type":
+        if type(err.instance) is int and "integer" in err.validator_value:
+            return integer_beyond_64_bits(str(err.instance))
         said = f"expected {err.validator_value}, got {_shown(err.instance, 40)}"
         if type(err.instance) is float and "integer" in err.validator_value:
             said += (
@@ -601,6 +620,9 @@ def schema_predicate(schema: Any):
             return None
         exact = frozenset(c for n in names for c in _TYPES[n])
     checks = []
+    if exact is not None and "integer" in names and "number" not in names:
+        lo, hi = INT64_RANGE
+        checks.append(lambda x: type(x) is not int or lo <= x <= hi)
     if any(k in schema for k in _MEMBER_KEYS):
         c = _members_check(schema)
         if c is None:
@@ -783,9 +805,7 @@ def read_json_array_records(
         if not isinstance(obj, dict):
             problems.append(f"{path}:{where}: not a JSON object")
         else:
-            unsafe = unsafe_integer(obj)
-            if unsafe:
-                problems.append(f"{path}:{where}: {unsafe}")
+            # an integer field's range is its contract's (INT64_RANGE), as in a JSONL file
             problems.extend(f"{path}:{where}: {p}" for p in schema_problems(obj, schema_path))
             rows.append(obj)
             lines.append(where)
@@ -925,14 +945,13 @@ class Record:
 # numbers that overflow, invalid UTF-8 and lone surrogates are refused by the decoder. Any other
 # block is read line by line as ``read_records`` reads it, with its messages.
 
-_INT_BOUND = 2**63  # integers the fast path takes: far below the JSON reader's digit limit
 _EXACT = 2**53  # an integer bound of a float compared exactly
 
 
 def _int_meta(schema: dict):
     """(ge, le) for an integer under the bounds of ``schema``, or None when they are not
     numbers."""
-    lo, hi = -_INT_BOUND + 1, _INT_BOUND - 1
+    lo, hi = INT64_RANGE
     for key in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
         if key not in schema:
             continue

@@ -32,7 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from prereg.errors import UserError
-from prereg.records import _refuse_problems, read_jsonl_records, schema_problems
+from prereg.records import (
+    INT64_RANGE,
+    _refuse_problems,
+    integer_beyond_64_bits,
+    read_jsonl_records,
+    schema_problems,
+)
 
 #: File extensions read as columns, and the name of their reader.
 COLUMNAR = {".parquet": "Parquet", ".csv": "CSV"}
@@ -845,8 +851,6 @@ _CSV_RE2 = {kind: f"^(?:{rx.pattern})$" for kind, (_, rx) in _CSV_WORDS.items()}
 #: Cells a spreadsheet or R writes for a number that is not finite: JSON has none, and a
 #: missing value is an empty cell (or a word of the field's null_values).
 _NOT_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.I)
-#: The range pyarrow holds an integer cell in.
-_INT64 = (-(2**63), 2**63 - 1)
 
 
 def _cell_problem(kind: str, v: str, rx, words: str) -> str | None:
@@ -858,9 +862,12 @@ def _cell_problem(kind: str, v: str, rx, words: str) -> str | None:
                 " is an empty cell, or a word the field's null_values lists)"
             )
         return f"{v!r} is not {words}"
-    if kind == "integer" and not _INT64[0] <= int(v) <= _INT64[1]:
-        shown = v if len(v) <= 24 else v[:24] + "…"
-        return f"{shown} is outside the range of a 64-bit integer (±9,223,372,036,854,775,807)"
+    # (more than 19 digits is beyond 64 bits: Python turns no more than 4,300 into an int)
+    digits = v.lstrip("-").lstrip("0")
+    if kind == "integer" and len(digits) > 18 and (
+        len(digits) > 19 or not INT64_RANGE[0] <= int(v) <= INT64_RANGE[1]
+    ):
+        return integer_beyond_64_bits(v)  # the range of an integer field in every format
     if kind == "number" and not math.isfinite(float(v)):
         shown = v if len(v) <= 24 else v[:24] + "…"
         return f"{shown} is beyond the largest double (about 1.8e308)"
