@@ -541,6 +541,7 @@ def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
+    _refuse_blank_lines(path)
     convert, types, tokens = _csv_convert(fields)
     try:
         table = pcsv.read_csv(path, convert_options=convert)
@@ -555,6 +556,53 @@ def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
     yield _csv_where(path, table.num_rows), table
 
 
+#: A blank line in a CSV file's bytes (or one that may be: inside a quoted cell it is text).
+_BLANK_LINE = re.compile(rb"\A\r?\n|\n\r?\n")
+
+
+def _refuse_blank_lines(path: Path) -> None:
+    """Refuse a CSV file with a blank line outside a quoted cell, at its line, as a JSONL
+    file's blank line is refused: pyarrow skips one, so a record lost in an export (a row
+    emptied by hand) would pass unseen; a record of empty cells is written with its commas."""
+    line = _blank_line(path)
+    if line is not None:
+        raise UserError(
+            f"{path}:{line}: blank line (a CSV file has none, as a JSONL file has none: remove"
+            " it, or write a record of empty cells with its commas)"
+        )
+
+
+def _blank_line(path: Path) -> int | None:
+    """The number of the first blank line of a CSV file outside a quoted cell, or None; the
+    bytes are scanned in blocks, and only a file with a candidate is read as CSV."""
+    import csv
+
+    try:
+        with path.open("rb") as f:
+            tail = b""
+            while block := f.read(CSV_BLOCK):
+                if _BLANK_LINE.search(tail + block if tail else block):
+                    break
+                tail = block[-2:]
+            else:
+                return None
+        with path.open(encoding="utf-8", errors="replace", newline="") as f:
+            old = csv.field_size_limit()
+            csv.field_size_limit(max(old, path.stat().st_size + 1))
+            try:
+                reader = csv.reader(f)
+                start = 1
+                for row in reader:
+                    if not row:
+                        return start
+                    start = reader.line_num + 1
+            finally:
+                csv.field_size_limit(old)
+    except (OSError, csv.Error):
+        return None  # the reader names what it cannot read
+    return None
+
+
 #: the bytes of CSV text the column check converts at once (:func:`_csv_blocks`)
 CSV_BLOCK = 1 << 24
 
@@ -567,6 +615,7 @@ def _csv_blocks(path: Path, fields: Sequence[Mapping[str, Any]]):
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
+    _refuse_blank_lines(path)
     convert, types, tokens = _csv_convert(fields)
     numbers = [f["name"] for f in fields if f.get("type") == "number"]
     if numbers and _LONG_CELL.search(path.read_bytes()):
@@ -1137,6 +1186,8 @@ def _csv_part_table(part, data: bytes, fields: Sequence[Mapping[str, Any]]):
             raise Uncut("the header changed")
     else:
         data = part.header + data
+    if _BLANK_LINE.search(data):
+        raise Uncut("a blank line, or one inside a quoted cell (one process tells which)")
     if any(f.get("type") == "number" for f in fields) and _LONG_CELL.search(data):
         raise Uncut("a number a double may not hold as written (one process checks it)")
     convert, types, tokens = _csv_convert(fields)
