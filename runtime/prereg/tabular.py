@@ -177,6 +177,12 @@ class CsvLines(Sequence):
         return self._all()[i]
 
 
+def _one_line(exc) -> str:
+    """pyarrow's words for a file it cannot read, on one line (a damaged page's message runs
+    over several, with blank lines)."""
+    return " ".join(str(exc).split())
+
+
 def _is_file(path: Path) -> bool:
     """Whether ``path`` is a regular file; a path the system cannot look up (a name past its
     length limit, a loop of links) is a UserError naming it (Path.is_file raised them)."""
@@ -382,7 +388,7 @@ def _parquet_parts(path: Path, fields: Sequence[Mapping[str, Any]] | None = None
     try:
         pf = pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
-        raise UserError(f"{path}: not a readable Parquet file: {exc}") from None
+        raise UserError(f"{path}: not a readable Parquet file: {_one_line(exc)}") from None
     _unique_columns(path, pf.schema_arrow.names)
     if fields is not None:
         problem = _column_types_problem(path, fields, pf.schema_arrow)
@@ -392,7 +398,7 @@ def _parquet_parts(path: Path, fields: Sequence[Mapping[str, Any]] | None = None
         try:
             table = pf.read_row_group(g)
         except (pa.ArrowException, OSError) as exc:
-            raise UserError(f"{path}: row group {g}: cannot read: {exc}") from None
+            raise UserError(f"{path}: row group {g}: cannot read: {_one_line(exc)}") from None
         yield (lambda i, g=g: f"{path}: row group {g}, row {i + 1}"), as_written(table)
 
 
@@ -806,7 +812,7 @@ def _refuse_unreadable(path: Path, exc) -> None:
     problem = _unreadable_line(path)
     if problem is not None:
         raise UserError(f"{path}: not a CSV file of this contract", problems=[problem])
-    raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
+    raise UserError(f"{path}: not a CSV file of this contract: {_one_line(exc)}") from None
 
 
 def _unreadable_line(path: Path) -> str | None:
