@@ -919,8 +919,10 @@ def _cell_problem(kind: str, v: str, rx, words: str) -> str | None:
         return f"{v!r} is not {words}"
     # (more than 19 digits is beyond 64 bits: Python turns no more than 4,300 into an int)
     digits = v.lstrip("-").lstrip("0")
-    if kind == "integer" and len(digits) > 18 and (
-        len(digits) > 19 or not INT64_RANGE[0] <= int(v) <= INT64_RANGE[1]
+    if (
+        kind == "integer"
+        and len(digits) > 18
+        and (len(digits) > 19 or not INT64_RANGE[0] <= int(v) <= INT64_RANGE[1])
     ):
         return integer_beyond_64_bits(v)  # the range of an integer field in every format
     if kind == "number" and not math.isfinite(float(v)):
