@@ -178,3 +178,22 @@ def test_partition_bytes_alone_reads_partitions_in_this_process(project, monkeyp
     assert code == 0 and sizes == [1024], err
     same = lambda f: json.loads(f.read_text())["decision"]  # noqa: E731
     assert same(parts / "S.json") == same(one / "S.json")
+
+
+def test_a_spec_larger_than_the_bound_is_refused_unread(tmp_path, monkeypatch):
+    from prereg import files
+    from prereg.compiler import load
+
+    assert load.MAX_SPEC_BYTES == 8 << 20
+    monkeypatch.setattr(load, "MAX_SPEC_BYTES", 1 << 20)  # the same rule, a smaller file
+    text = (FIXTURES / "mean_threshold" / "grader-mean.yaml").read_text(encoding="utf-8")
+    text = text.replace("status: draft\n", "status: draft\n#" + "x" * (1 << 20) + "\n")
+    root = study_project(tmp_path / "p", "grader-mean", text)
+    reads = []
+    read = files.os.read
+    monkeypatch.setattr(files.os, "read", lambda fd, n: reads.append(n) or read(fd, n))
+    got = run_main("--project", root, "compile")
+    assert got.returncode == 2
+    assert "spec/studies/grader-mean.yaml: more than 1 MiB; a spec is at most 1 MiB" in got.stderr
+    assert sum(reads) <= (1 << 20) + 1  # the rest of the file is not read
+    assert sorted(p.name for p in (root / "generated").iterdir()) == ["prereg.schema.json"]
