@@ -197,3 +197,44 @@ def test_a_spec_larger_than_the_bound_is_refused_unread(tmp_path, monkeypatch):
     assert "spec/studies/grader-mean.yaml: more than 1 MiB; a spec is at most 1 MiB" in got.stderr
     assert sum(reads) <= (1 << 20) + 1  # the rest of the file is not read
     assert sorted(p.name for p in (root / "generated").iterdir()) == ["prereg.schema.json"]
+
+
+def _gzip(data: bytes) -> bytes:
+    import gzip
+
+    return gzip.compress(data, mtime=0)
+
+
+@pytest.mark.parametrize(
+    "encode, said",
+    [
+        (
+            lambda t: t.encode("utf-16"),
+            "not UTF-8: UTF-16 text (it starts with UTF-16's byte-order mark); save it as UTF-8",
+        ),  # fmt: skip
+        (
+            lambda t: _gzip(t.encode()),
+            "not UTF-8: a gzip-compressed file; decompress it (gunzip) first",
+        ),  # fmt: skip
+    ],
+)
+@pytest.mark.parametrize("suffix", ["jsonl", "csv"])
+def test_a_file_in_another_encoding_or_compressed_is_named_as_such(project, encode, said, suffix):
+    rows = _rows(1)
+    text = "".join(json.dumps(x) + "\n" for x in rows) if suffix == "jsonl" else _csv(rows)
+    code, err, _ = _score(project, f"in.{suffix}", encode(text))
+    assert code == 2
+    assert f"/in.{suffix}{':1' if suffix == 'csv' else ''}: {said}" in err, err
+
+
+def test_a_utf16_spec_is_named_as_such(tmp_path):
+    text = (FIXTURES / "mean_threshold" / "grader-mean.yaml").read_text(encoding="utf-8")
+    root = study_project(tmp_path / "p", "grader-mean", "")
+    (root / "spec" / "studies" / "grader-mean.yaml").write_bytes(text.encode("utf-16"))
+    got = run_main("--project", root, "compile")
+    assert got.returncode == 2
+    assert (
+        "spec/studies/grader-mean.yaml: not UTF-8: UTF-16 text (it starts with UTF-16's"
+        " byte-order mark); save it as UTF-8"
+    ) in got.stderr
+    assert sorted(p.name for p in (root / "generated").iterdir()) == ["prereg.schema.json"]

@@ -204,6 +204,26 @@ def json_line_problem(exc: Exception, line: str) -> str:
     return f"not valid JSON: {exc}"
 
 
+#: The first bytes of files a reader of text is given by mistake, and what they are.
+_NOT_TEXT = (
+    ((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff"), "UTF-32 text (it starts with UTF-32's byte-order mark)"),
+    ((b"\xff\xfe", b"\xfe\xff"), "UTF-16 text (it starts with UTF-16's byte-order mark)"),
+    ((b"\x1f\x8b",), "a gzip-compressed file; decompress it (gunzip) first"),
+    ((b"PK\x03\x04",), "a zip archive; extract the file first"),
+    ((b"PAR1",), "a Parquet file; name it .parquet"),
+)  # fmt: skip
+
+
+def not_utf8(head: bytes, at: int) -> str:
+    """Why bytes starting with ``head`` are not UTF-8 text, their first bad byte at ``at``
+    (from 0): a compressed file, another encoding or a Parquet file named by its first bytes,
+    else the byte's place."""
+    for marks, what in _NOT_TEXT:
+        if head.startswith(marks):
+            return f"not UTF-8: {what}" + ("; save it as UTF-8" if "text" in what else "")
+    return f"not UTF-8 (byte {at})"
+
+
 MAX_SAFE_INTEGER = 2**53 - 1  # the largest integer every JSON reader carries exactly
 
 
@@ -273,7 +293,7 @@ def read_json_file(path, *, missing: str | None = None, obj: bool = True) -> Any
         text = raw.decode("utf-8")
         value = loads_strict(text)
     except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 (byte {exc.start})") from None
+        raise UserError(f"{path}: {not_utf8(raw, exc.start)}") from None
     except ValueError as exc:
         raise UserError(f"{path}: not valid JSON ({str(exc)[:200]})") from None
     if obj and not isinstance(value, dict):
@@ -690,7 +710,8 @@ def _block_lines(path: Path, block: bytes, offset: int) -> list[str]:
     try:
         text = block.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 (byte {offset + exc.start})") from None
+        head = block if offset == 0 else b""
+        raise UserError(f"{path}: {not_utf8(head, offset + exc.start)}") from None
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
@@ -758,11 +779,12 @@ def read_json_array_records(
     schema; the problems located at each record's line, in one UserError."""
     path = Path(path)
     try:
-        text = read_regular(path).decode("utf-8")
+        raw = read_regular(path)
+        text = raw.decode("utf-8")
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 text (byte {exc.start + 1})") from None
+        raise UserError(f"{path}: {not_utf8(raw, exc.start)}") from None
     if text[:1] == "\ufeff":
         raise UserError(f"{path}:1: {BOM_WORDS}")
     at = _SPACE.match(text).end()

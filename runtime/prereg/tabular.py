@@ -36,6 +36,7 @@ from prereg.records import (
     INT64_RANGE,
     _refuse_problems,
     integer_beyond_64_bits,
+    not_utf8,
     read_jsonl_records,
     schema_problems,
 )
@@ -828,6 +829,9 @@ def _unreadable_line(path: Path) -> str | None:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
+        said = not_utf8(raw, exc.start)
+        if not said.startswith("not UTF-8 (byte"):  # another encoding, a compressed file
+            return f"{path}:1: {said}"
         line = raw.count(b"\n", 0, exc.start) + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         return (

@@ -19,7 +19,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from prereg.errors import UserError
 from prereg.files import read_regular
-from prereg.records import MAX_SAFE_INTEGER, imprecise_number, integer_out_of_range
+from prereg.records import MAX_SAFE_INTEGER, imprecise_number, integer_out_of_range, not_utf8
 
 MAX_NODES = 200_000
 #: How deep values may nest (the deepest shipped spec nests 15 levels): deeper documents, by
@@ -395,7 +395,7 @@ def load_yaml_bytes(raw: bytes, shown: Path) -> Loaded:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UserError(f"{shown}: not UTF-8 (byte {exc.start})") from None
+        raise UserError(f"{shown}: {not_utf8(raw, exc.start)}") from None
     return load_yaml_text(text, shown)
 
 
