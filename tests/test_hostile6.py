@@ -238,3 +238,13 @@ def test_a_utf16_spec_is_named_as_such(tmp_path):
         " byte-order mark); save it as UTF-8"
     ) in got.stderr
     assert sorted(p.name for p in (root / "generated").iterdir()) == ["prereg.schema.json"]
+
+
+def test_a_csv_cell_longer_than_two_blocks_is_read(project, monkeypatch):
+    from prereg import tabular
+
+    monkeypatch.setattr(tabular, "CSV_BLOCK", 1024)  # the same rule, a smaller file
+    long = _csv(_rows(1)).replace("\nt1,", "\n" + "t" * (3 << 20) + ",", 1)  # > 2 MiB
+    code, err, folder = _score(project, "long.csv", long.encode())
+    assert code == 0, err  # pyarrow's 'straddling object straddles two block boundaries'
+    assert (folder / "S.json").is_file()

@@ -546,12 +546,11 @@ def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
     """(label of a record's location, table) for a CSV file, its cells converted by the
     contract's field types."""
     import pyarrow as pa
-    import pyarrow.csv as pcsv
 
     _refuse_blank_lines(path)
     convert, types, tokens = _csv_convert(fields)
     try:
-        table = pcsv.read_csv(path, convert_options=convert)
+        table = _read_csv(path, convert)
     except pa.ArrowInvalid as exc:
         _refuse_cells(path, fields, exc)
     except (pa.ArrowException, OSError) as exc:
@@ -561,6 +560,26 @@ def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
     if tokens:
         table = _tokens_to_null(path, fields, table, tokens, types)
     yield _csv_where(path, table.num_rows), table
+
+
+def _read_csv(path: Path, convert):
+    """pyarrow's table of a whole CSV file; a record longer than two of its blocks (a cell of
+    tens of megabytes), which pyarrow refuses in words about its blocks, is read again in one
+    block the size of the file."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    try:
+        return pcsv.read_csv(
+            path, read_options=pcsv.ReadOptions(block_size=CSV_BLOCK), convert_options=convert
+        )
+    except pa.ArrowInvalid as exc:
+        if "straddl" not in str(exc):
+            raise
+    size = min(path.stat().st_size + 1, (1 << 31) - 1)
+    return pcsv.read_csv(
+        path, read_options=pcsv.ReadOptions(block_size=size), convert_options=convert
+    )
 
 
 #: A blank line in a CSV file's bytes (or one that may be: inside a quoted cell it is text).
