@@ -248,3 +248,21 @@ def test_a_csv_cell_longer_than_two_blocks_is_read(project, monkeypatch):
     code, err, folder = _score(project, "long.csv", long.encode())
     assert code == 0, err  # pyarrow's 'straddling object straddles two block boundaries'
     assert (folder / "S.json").is_file()
+
+
+@pytest.mark.parametrize(
+    "offset, data",
+    [(0, b"task,n\nt1,1\n\nt2,2\n"), (12, b"\nt2,2\n"), (12, b"t2,2\r\n\r\n")],
+)
+def test_a_csv_partition_holding_a_blank_line_is_left_to_one_process(tmp_path, offset, data):
+    """A worker's partition with a blank line (or one at its start, after the cut) is not
+    read there: the one process that reads the file again refuses it at its line."""
+    from prereg.partitioned import Part, Uncut
+    from prereg.tabular import _csv_part_table
+
+    part = Part(str(tmp_path / "x.csv"), offset, len(data), 1, "", kind="csv", header=b"task,n\n")
+    fields = [{"name": "task", "type": "string"}, {"name": "n", "type": "integer"}]
+    with pytest.raises(Uncut, match="blank line"):
+        _csv_part_table(part, data, fields)
+    kept = data.replace(b"\r\n\r\n", b"\r\n").replace(b"\n\n", b"\n").lstrip(b"\n")
+    assert _csv_part_table(part, kept, fields).num_rows >= 1  # without it, read there
