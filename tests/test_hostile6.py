@@ -266,3 +266,24 @@ def test_a_csv_partition_holding_a_blank_line_is_left_to_one_process(tmp_path, o
         _csv_part_table(part, data, fields)
     kept = data.replace(b"\r\n\r\n", b"\r\n").replace(b"\n\n", b"\n").lstrip(b"\n")
     assert _csv_part_table(part, kept, fields).num_rows >= 1  # without it, read there
+
+
+@pytest.mark.parametrize(
+    "old, new, at, want",
+    [
+        ("registered: 5", "registered: 1e20", "/units/0/registered", "integer or null, got 1e+20"),
+        ("rows: 5,", "rows: 5.0,", "/crossings/0/rows", "integer or null, got 5.0"),
+    ],
+)
+def test_a_spec_integer_written_as_a_double_is_refused_at_its_line(tmp_path, old, new, at, want):
+    """1e20 registered units compiled, and SCORE.json then wrote 100000000000000000000 (beyond
+    what JSON carries exactly); an engine's constants already refused 5.0."""
+    from tests.conftest import compile_edited
+
+    source = FIXTURES / "mean_threshold" / "grader-mean.yaml"
+    code, err, line_of = compile_edited(tmp_path, "grader-mean", [(old, new)], source)
+    assert code == 2
+    assert (
+        f"spec/studies/grader-mean.yaml:{line_of(at)}: at {at}: expected {want} (an integer is"
+        " written without a point or exponent: a number such as 5.0 or 1e3 is a double)"
+    ) in err
