@@ -52,17 +52,21 @@ def open_regular(path: str | os.PathLike) -> int:
     return fd
 
 
-def read_regular(path: str | os.PathLike) -> bytes:
+def read_regular(path: str | os.PathLike, most: int | None = None) -> bytes:
     """The bytes of a regular file; anything else (a folder, a FIFO, a device) raises OSError
-    (see :func:`open_regular`)."""
+    (see :func:`open_regular`). With ``most``, no more than ``most`` + 1 bytes are read (a
+    caller refusing a larger file need not hold it)."""
     fd = open_regular(path)
     try:
         chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
+        left = most + 1 if most is not None else None
+        while left is None or left > 0:
+            chunk = os.read(fd, 1 << 20 if left is None else min(1 << 20, left))
             if not chunk:
                 break
             chunks.append(chunk)
+            if left is not None:
+                left -= len(chunk)
         return b"".join(chunks)
     finally:
         os.close(fd)

@@ -204,6 +204,26 @@ def json_line_problem(exc: Exception, line: str) -> str:
     return f"not valid JSON: {exc}"
 
 
+#: The first bytes of files a reader of text is given by mistake, and what they are.
+_NOT_TEXT = (
+    ((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff"), "UTF-32 text (it starts with UTF-32's byte-order mark)"),
+    ((b"\xff\xfe", b"\xfe\xff"), "UTF-16 text (it starts with UTF-16's byte-order mark)"),
+    ((b"\x1f\x8b",), "a gzip-compressed file; decompress it (gunzip) first"),
+    ((b"PK\x03\x04",), "a zip archive; extract the file first"),
+    ((b"PAR1",), "a Parquet file; name it .parquet"),
+)  # fmt: skip
+
+
+def not_utf8(head: bytes, at: int) -> str:
+    """Why bytes starting with ``head`` are not UTF-8 text, their first bad byte at ``at``
+    (from 0): a compressed file, another encoding or a Parquet file named by its first bytes,
+    else the byte's place."""
+    for marks, what in _NOT_TEXT:
+        if head.startswith(marks):
+            return f"not UTF-8: {what}" + ("; save it as UTF-8" if "text" in what else "")
+    return f"not UTF-8 (byte {at})"
+
+
 MAX_SAFE_INTEGER = 2**53 - 1  # the largest integer every JSON reader carries exactly
 
 
@@ -212,6 +232,20 @@ def integer_out_of_range(text: str) -> str:
     to 24 characters), as every reader of JSON, YAML and options says it."""
     shown = text if len(text) <= 24 else text[:24] + "…"
     return f"integer {shown} is outside ±(2^53 − 1), which JSON does not carry exactly"
+
+
+#: The range of an integer field's value, in every format (JSONL, a JSON array, CSV, Parquet):
+#: a 64-bit integer's, as Parquet and pyarrow hold it.
+INT64_RANGE = (-(2**63), 2**63 - 1)
+
+
+def integer_beyond_64_bits(text: str) -> str:
+    """The rule a record's integer outside :data:`INT64_RANGE` breaks, in words."""
+    shown = text if len(text) <= 24 else text[:24] + "…"
+    return (
+        f"integer {shown} is outside the range of a 64-bit integer"
+        " (-9,223,372,036,854,775,808 to 9,223,372,036,854,775,807)"
+    )
 
 
 _LONG_DIGITS = re.compile(r"[0-9]{16}")  # 2^53 has 16 digits: a shorter integer is safe
@@ -259,7 +293,7 @@ def read_json_file(path, *, missing: str | None = None, obj: bool = True) -> Any
         text = raw.decode("utf-8")
         value = loads_strict(text)
     except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 (byte {exc.start})") from None
+        raise UserError(f"{path}: {not_utf8(raw, exc.start)}") from None
     except ValueError as exc:
         raise UserError(f"{path}: not valid JSON ({str(exc)[:200]})") from None
     if obj and not isinstance(value, dict):
@@ -398,7 +432,10 @@ def _validator(schema_path: str):
     cls = jsonschema.validators.validator_for(schema)
     # an integer field holds an integer as written: JSON Schema's integer also takes 1.0, a
     # double, which need not be the integer written (9007199254740993.0 is read as ...992)
-    checker = cls.TYPE_CHECKER.redefine("integer", lambda _c, x: type(x) is int)
+    # (and within 64 bits, the range of an integer field in every format: INT64_RANGE)
+    checker = cls.TYPE_CHECKER.redefine(
+        "integer", lambda _c, x: type(x) is int and INT64_RANGE[0] <= x <= INT64_RANGE[1]
+    )
     return jsonschema.validators.extend(cls, type_checker=checker)(schema)
 
 
@@ -424,6 +461,8 @@ def describe(err) -> str:  # a jsonschema.ValidationError
     if v == "required":
         return "missing field " + err.message.split(" is a required")[0]
     if v == "type":
+        if type(err.instance) is int and "integer" in err.validator_value:
+            return integer_beyond_64_bits(str(err.instance))
         said = f"expected {err.validator_value}, got {_shown(err.instance, 40)}"
         if type(err.instance) is float and "integer" in err.validator_value:
             said += (
@@ -601,6 +640,9 @@ def schema_predicate(schema: Any):
             return None
         exact = frozenset(c for n in names for c in _TYPES[n])
     checks = []
+    if exact is not None and "integer" in names and "number" not in names:
+        lo, hi = INT64_RANGE
+        checks.append(lambda x: type(x) is not int or lo <= x <= hi)
     if any(k in schema for k in _MEMBER_KEYS):
         c = _members_check(schema)
         if c is None:
@@ -668,7 +710,8 @@ def _block_lines(path: Path, block: bytes, offset: int) -> list[str]:
     try:
         text = block.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 (byte {offset + exc.start})") from None
+        head = block if offset == 0 else b""
+        raise UserError(f"{path}: {not_utf8(head, offset + exc.start)}") from None
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
@@ -736,11 +779,12 @@ def read_json_array_records(
     schema; the problems located at each record's line, in one UserError."""
     path = Path(path)
     try:
-        text = read_regular(path).decode("utf-8")
+        raw = read_regular(path)
+        text = raw.decode("utf-8")
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 text (byte {exc.start + 1})") from None
+        raise UserError(f"{path}: {not_utf8(raw, exc.start)}") from None
     if text[:1] == "\ufeff":
         raise UserError(f"{path}:1: {BOM_WORDS}")
     at = _SPACE.match(text).end()
@@ -783,9 +827,7 @@ def read_json_array_records(
         if not isinstance(obj, dict):
             problems.append(f"{path}:{where}: not a JSON object")
         else:
-            unsafe = unsafe_integer(obj)
-            if unsafe:
-                problems.append(f"{path}:{where}: {unsafe}")
+            # an integer field's range is its contract's (INT64_RANGE), as in a JSONL file
             problems.extend(f"{path}:{where}: {p}" for p in schema_problems(obj, schema_path))
             rows.append(obj)
             lines.append(where)
@@ -925,14 +967,13 @@ class Record:
 # numbers that overflow, invalid UTF-8 and lone surrogates are refused by the decoder. Any other
 # block is read line by line as ``read_records`` reads it, with its messages.
 
-_INT_BOUND = 2**63  # integers the fast path takes: far below the JSON reader's digit limit
 _EXACT = 2**53  # an integer bound of a float compared exactly
 
 
 def _int_meta(schema: dict):
     """(ge, le) for an integer under the bounds of ``schema``, or None when they are not
     numbers."""
-    lo, hi = -_INT_BOUND + 1, _INT_BOUND - 1
+    lo, hi = INT64_RANGE
     for key in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
         if key not in schema:
             continue

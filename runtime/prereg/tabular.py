@@ -32,7 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from prereg.errors import UserError
-from prereg.records import _refuse_problems, read_jsonl_records, schema_problems
+from prereg.records import (
+    INT64_RANGE,
+    _refuse_problems,
+    integer_beyond_64_bits,
+    not_utf8,
+    read_jsonl_records,
+    schema_problems,
+)
 
 #: File extensions read as columns, and the name of their reader.
 COLUMNAR = {".parquet": "Parquet", ".csv": "CSV"}
@@ -171,6 +178,12 @@ class CsvLines(Sequence):
 
     def __getitem__(self, i):
         return self._all()[i]
+
+
+def _one_line(exc) -> str:
+    """pyarrow's words for a file it cannot read, on one line (a damaged page's message runs
+    over several, with blank lines)."""
+    return " ".join(str(exc).split())
 
 
 def _is_file(path: Path) -> bool:
@@ -425,7 +438,7 @@ def _parquet_parts(path: Path, fields: Sequence[Mapping[str, Any]] | None = None
     try:
         pf = pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
-        raise UserError(f"{path}: not a readable Parquet file: {exc}") from None
+        raise UserError(f"{path}: not a readable Parquet file: {_one_line(exc)}") from None
     _unique_columns(path, pf.schema_arrow.names)
     if fields is not None:
         problem = _column_types_problem(path, fields, pf.schema_arrow)
@@ -435,7 +448,7 @@ def _parquet_parts(path: Path, fields: Sequence[Mapping[str, Any]] | None = None
         try:
             table = pf.read_row_group(g)
         except (pa.ArrowException, OSError) as exc:
-            raise UserError(f"{path}: row group {g}: cannot read: {exc}") from None
+            raise UserError(f"{path}: row group {g}: cannot read: {_one_line(exc)}") from None
         yield (lambda i, g=g: f"{path}: row group {g}, row {i + 1}"), as_written(table)
 
 
@@ -606,11 +619,11 @@ def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
     """(label of a record's location, table) for a CSV file, its cells converted by the
     contract's field types."""
     import pyarrow as pa
-    import pyarrow.csv as pcsv
 
+    _refuse_blank_lines(path)
     convert, types, tokens = _csv_convert(fields)
     try:
-        table = pcsv.read_csv(path, convert_options=convert)
+        table = _read_csv(path, convert)
     except pa.ArrowInvalid as exc:
         _refuse_cells(path, fields, exc)
     except (pa.ArrowException, OSError) as exc:
@@ -620,6 +633,73 @@ def _csv_parts(path: Path, fields: Sequence[Mapping[str, Any]]):
     if tokens:
         table = _tokens_to_null(path, fields, table, tokens, types)
     yield _csv_where(path, table.num_rows), table
+
+
+def _read_csv(path: Path, convert):
+    """pyarrow's table of a whole CSV file; a record longer than two of its blocks (a cell of
+    tens of megabytes), which pyarrow refuses in words about its blocks, is read again in one
+    block the size of the file."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    try:
+        return pcsv.read_csv(
+            path, read_options=pcsv.ReadOptions(block_size=CSV_BLOCK), convert_options=convert
+        )
+    except pa.ArrowInvalid as exc:
+        if "straddl" not in str(exc):
+            raise
+    size = min(path.stat().st_size + 1, (1 << 31) - 1)
+    return pcsv.read_csv(
+        path, read_options=pcsv.ReadOptions(block_size=size), convert_options=convert
+    )
+
+
+#: A blank line in a CSV file's bytes (or one that may be: inside a quoted cell it is text).
+_BLANK_LINE = re.compile(rb"\A\r?\n|\n\r?\n")
+
+
+def _refuse_blank_lines(path: Path) -> None:
+    """Refuse a CSV file with a blank line outside a quoted cell, at its line, as a JSONL
+    file's blank line is refused: pyarrow skips one, so a record lost in an export (a row
+    emptied by hand) would pass unseen; a record of empty cells is written with its commas."""
+    line = _blank_line(path)
+    if line is not None:
+        raise UserError(
+            f"{path}:{line}: blank line (a CSV file has none, as a JSONL file has none: remove"
+            " it, or write a record of empty cells with its commas)"
+        )
+
+
+def _blank_line(path: Path) -> int | None:
+    """The number of the first blank line of a CSV file outside a quoted cell, or None; the
+    bytes are scanned in blocks, and only a file with a candidate is read as CSV."""
+    import csv
+
+    try:
+        with path.open("rb") as f:
+            tail = b""
+            while block := f.read(CSV_BLOCK):
+                if _BLANK_LINE.search(tail + block if tail else block):
+                    break
+                tail = block[-2:]
+            else:
+                return None
+        with path.open(encoding="utf-8", errors="replace", newline="") as f:
+            old = csv.field_size_limit()
+            csv.field_size_limit(max(old, path.stat().st_size + 1))
+            try:
+                reader = csv.reader(f)
+                start = 1
+                for row in reader:
+                    if not row:
+                        return start
+                    start = reader.line_num + 1
+            finally:
+                csv.field_size_limit(old)
+    except (OSError, csv.Error):
+        return None  # the reader names what it cannot read
+    return None
 
 
 #: the bytes of CSV text the column check converts at once (:func:`_csv_blocks`)
@@ -634,6 +714,7 @@ def _csv_blocks(path: Path, fields: Sequence[Mapping[str, Any]]):
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
+    _refuse_blank_lines(path)
     convert, types, tokens = _csv_convert(fields)
     numbers = [f["name"] for f in fields if f.get("type") == "number"]
     if numbers and _LONG_CELL.search(path.read_bytes()):
@@ -824,7 +905,7 @@ def _refuse_unreadable(path: Path, exc) -> None:
     problem = _unreadable_line(path)
     if problem is not None:
         raise UserError(f"{path}: not a CSV file of this contract", problems=[problem])
-    raise UserError(f"{path}: not a CSV file of this contract: {exc}") from None
+    raise UserError(f"{path}: not a CSV file of this contract: {_one_line(exc)}") from None
 
 
 def _unreadable_line(path: Path) -> str | None:
@@ -840,6 +921,9 @@ def _unreadable_line(path: Path) -> str | None:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
+        said = not_utf8(raw, exc.start)
+        if not said.startswith("not UTF-8 (byte"):  # another encoding, a compressed file
+            return f"{path}:1: {said}"
         line = raw.count(b"\n", 0, exc.start) + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         return (
@@ -918,8 +1002,6 @@ _CSV_RE2 = {kind: f"^(?:{rx.pattern})$" for kind, (_, rx) in _CSV_WORDS.items()}
 #: Cells a spreadsheet or R writes for a number that is not finite: JSON has none, and a
 #: missing value is an empty cell (or a word of the field's null_values).
 _NOT_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.I)
-#: The range pyarrow holds an integer cell in.
-_INT64 = (-(2**63), 2**63 - 1)
 
 
 def _cell_problem(kind: str, v: str, rx, words: str) -> str | None:
@@ -931,9 +1013,14 @@ def _cell_problem(kind: str, v: str, rx, words: str) -> str | None:
                 " is an empty cell, or a word the field's null_values lists)"
             )
         return f"{v!r} is not {words}"
-    if kind == "integer" and not _INT64[0] <= int(v) <= _INT64[1]:
-        shown = v if len(v) <= 24 else v[:24] + "…"
-        return f"{shown} is outside the range of a 64-bit integer (±9,223,372,036,854,775,807)"
+    # (more than 19 digits is beyond 64 bits: Python turns no more than 4,300 into an int)
+    digits = v.lstrip("-").lstrip("0")
+    if (
+        kind == "integer"
+        and len(digits) > 18
+        and (len(digits) > 19 or not INT64_RANGE[0] <= int(v) <= INT64_RANGE[1])
+    ):
+        return integer_beyond_64_bits(v)  # the range of an integer field in every format
     if kind == "number" and not math.isfinite(float(v)):
         shown = v if len(v) <= 24 else v[:24] + "…"
         return f"{shown} is beyond the largest double (about 1.8e308)"
@@ -1203,6 +1290,8 @@ def _csv_part_table(part, data: bytes, fields: Sequence[Mapping[str, Any]]):
             raise Uncut("the header changed")
     else:
         data = part.header + data
+    if _BLANK_LINE.search(data):
+        raise Uncut("a blank line, or one inside a quoted cell (one process tells which)")
     if any(f.get("type") == "number" for f in fields) and _LONG_CELL.search(data):
         raise Uncut("a number a double may not hold as written (one process checks it)")
     convert, types, tokens = _csv_convert(fields)

@@ -40,7 +40,8 @@ def test_the_shipped_specs_match_their_engines_schema_and_checks(study):
             "      folds: 5\n",
             "      folds: 5.0\n",
             "/constants/15/value/folds",
-            "expected integer, got 5.0 (engine reachability-probe, constant audit)",
+            "expected integer, got 5.0 (an integer is written without a point or exponent: a"
+            " number such as 5.0 or 1e3 is a double) (engine reachability-probe, constant audit)",
         ),
         (
             "      folds: 5\n",

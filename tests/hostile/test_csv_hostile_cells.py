@@ -67,8 +67,8 @@ def test_an_integer_cell_is_digits_alone(tmp_path, cell):
 def test_an_integer_beyond_64_bits_is_refused_at_its_line(tmp_path):
     _, problems = _refusal(tmp_path, "id,n,x\na,1,0.5\nb,99999999999999999999,0.5\n")
     assert problems == [
-        "obs.csv:3: field n: 99999999999999999999 is outside the range of a 64-bit integer"
-        " (±9,223,372,036,854,775,807)"
+        "obs.csv:3: field n: integer 99999999999999999999 is outside the range of a 64-bit"
+        " integer (-9,223,372,036,854,775,808 to 9,223,372,036,854,775,807)"
     ]
 
 

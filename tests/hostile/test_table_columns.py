@@ -161,7 +161,7 @@ def test_a_column_named_twice_is_refused_naming_it(tmp_path, kind, reader):
         # the bad cell's record starts on the line given (the header is line 1)
         ("id,n\nr1,1\nr2,x\n", 3),
         ('id,n\n"r\n1",1\nr2,x\n', 4),  # a quoted value over two lines
-        ('id,n\n"r\n\n1",1\n\nr2,x\n', 6),  # a blank line inside quotes and one between
+        ('id,n\n"r\n\n1",1\nr2,x\n', 5),  # a blank line inside quotes (one between: refused)
         ('id,n\nr1,1\n"a ""quoted"" id",x\n', 3),  # doubled quotes, no line break
         ('id,n\r\n"r\r\n1",1\r\nr2,x\r\n', 4),  # CRLF
     ],

@@ -19,7 +19,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from prereg.errors import UserError
 from prereg.files import read_regular
-from prereg.records import MAX_SAFE_INTEGER, imprecise_number, integer_out_of_range
+from prereg.records import MAX_SAFE_INTEGER, imprecise_number, integer_out_of_range, not_utf8
 
 MAX_NODES = 200_000
 #: How deep values may nest (the deepest shipped spec nests 15 levels): deeper documents, by
@@ -370,12 +370,24 @@ def _reader_problem(path: Path, text: str, exc) -> str:
     return f"{path}:{line}: invalid YAML: {what} at column {column}: {exc.reason}"
 
 
+#: The largest spec file read (about a hundred times the largest study here): a spec of
+#: hundreds of megabytes took its size many times over in memory, and wrote it into PREREG.md.
+MAX_SPEC_BYTES = 8 << 20
+
+
 def read_spec_bytes(path: Path, shown: Path) -> bytes:
-    """A spec file's bytes (a regular file); errors name it as ``shown``."""
+    """A spec file's bytes (a regular file of at most :data:`MAX_SPEC_BYTES`); errors name it
+    as ``shown``."""
     try:
-        return read_regular(path)
+        raw = read_regular(path, most=MAX_SPEC_BYTES)
     except OSError as exc:
         raise UserError(f"{shown}: cannot read: {exc.strerror}") from None
+    if len(raw) > MAX_SPEC_BYTES:
+        raise UserError(
+            f"{shown}: more than {MAX_SPEC_BYTES >> 20} MiB; a spec is at most"
+            f" {MAX_SPEC_BYTES >> 20} MiB"
+        )
+    return raw
 
 
 def load_yaml_bytes(raw: bytes, shown: Path) -> Loaded:
@@ -383,7 +395,7 @@ def load_yaml_bytes(raw: bytes, shown: Path) -> Loaded:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UserError(f"{shown}: not UTF-8 (byte {exc.start})") from None
+        raise UserError(f"{shown}: {not_utf8(raw, exc.start)}") from None
     return load_yaml_text(text, shown)
 
 

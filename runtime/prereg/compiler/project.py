@@ -147,6 +147,13 @@ class Project:
             return path.resolve().relative_to(self.root.resolve()).as_posix()
         except ValueError:
             return str(path)
+        except (RuntimeError, OSError):
+            # a loop of links (RuntimeError before Python 3.13, OSError after): named as it
+            # lies, so that its reading is refused with its name
+            try:
+                return path.absolute().relative_to(self.root.resolve()).as_posix()
+            except ValueError:
+                return str(path)
 
 
 def find_project(explicit: str | os.PathLike | None = None) -> Project:

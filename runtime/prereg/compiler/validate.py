@@ -60,7 +60,7 @@ def _schema(schema_path: str):
 @lru_cache(maxsize=4)
 def _accepts(schema_path: str):
     """The language's compiled predicate (None when it has none)."""
-    return predicate.compile_schema(_schema(schema_path), integer_floats=True, formats=True)
+    return predicate.compile_schema(_schema(schema_path), integer_floats=False, formats=True)
 
 
 @lru_cache(maxsize=4)
@@ -68,7 +68,13 @@ def _validator(schema_path: str):
     import jsonschema
 
     schema = _schema(schema_path)
-    cls = jsonschema.validators.validator_for(schema)
+    base = jsonschema.validators.validator_for(schema)
+    # an integer is written as one: 5.0 or 1e20 is a double (as an engine's constants and a
+    # record's integer fields are read); 1e20 was taken as a count no JSON output holds exactly
+    checker = base.TYPE_CHECKER.redefine(
+        "integer", lambda _c, x: isinstance(x, int) and not isinstance(x, bool)
+    )
+    cls = jsonschema.validators.extend(base, type_checker=checker)
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 
@@ -170,6 +176,11 @@ def describe(err: jsonschema.ValidationError, root: dict | None = None) -> str:
         want = err.validator_value
         want = " or ".join(want) if isinstance(want, list) else want
         got = _shown(err.instance)
+        if "integer" in want and type(err.instance) is float and err.instance.is_integer():
+            return (
+                f"expected {want}, got {got} (an integer is written without a point or"
+                " exponent: a number such as 5.0 or 1e3 is a double)"
+            )
         if want == "string" and isinstance(err.instance, (bool, int, float)):
             cells = [p for p in err.absolute_path if isinstance(p, str)]
             like = _CELL_EXAMPLES.get(cells[-1]) if cells else None

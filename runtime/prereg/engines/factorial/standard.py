@@ -103,7 +103,9 @@ def commands(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
                     "--partition-bytes",
                     "string",
                     "the size of a partition with --workers or --scheduler (default 16M, at most 1G; K, M,"
-                    " G allowed); the output does not depend on it",
+                    " G allowed); alone, the partitions are read one after another in this"
+                    " process (a bound on the memory a partition's decoding takes); the output"
+                    " does not depend on it",
                     required=False,
                 ),
             ],
