@@ -507,3 +507,24 @@ def test_a_contract_that_is_no_schema_is_refused_in_jsonschemas_words(tmp_path):
     assert any(_re.search(r"not a valid JSON Schema: 'lists' is not valid", m) for m in found), (
         found
     )
+
+
+def test_an_integer_range_bounds_integer_nodes_only():
+    """``int_range`` bounds a value whose node's type is integer (as a validator whose integer
+    type checks the range), not one that a number type admits as well."""
+    from prereg.compiler.predicate import compile_schema
+
+    accept = compile_schema(
+        {
+            "type": "object",
+            "properties": {"n": {"type": "integer"}, "x": {"type": ["integer", "number"]}},
+        },
+        draft="2020-12",
+        integer_floats=False,
+        int_range=(-(2**63), 2**63 - 1),
+    )
+    assert accept({"n": 2**63 - 1}) and accept({"n": -(2**63)})
+    assert not accept({"n": 2**63}) and not accept({"n": -(2**63) - 1})
+    assert accept({"x": 2**70})
+    unbounded = compile_schema({"type": "integer"}, draft="2020-12", integer_floats=False)
+    assert unbounded(2**70)

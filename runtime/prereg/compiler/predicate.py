@@ -160,7 +160,16 @@ _PYTHON_TYPES: dict[str, tuple[type, ...]] = {
 
 
 class _Compiler:
-    def __init__(self, root: Any, *, draft: str, integer_floats: bool, formats: bool):
+    def __init__(
+        self,
+        root: Any,
+        *,
+        draft: str,
+        integer_floats: bool,
+        formats: bool,
+        int_range: tuple[int, int] | None = None,
+    ):
+        self.int_range = int_range
         self.root = root
         self.draft = draft
         self.integer_floats = integer_floats
@@ -243,6 +252,10 @@ class _Compiler:
         if "type" not in node:
             return _all(checks)
         types, integral_floats = self.types(node["type"])
+        names = [node["type"]] if isinstance(node["type"], str) else node["type"]
+        if self.int_range is not None and "integer" in names and "number" not in names:
+            lo, hi = self.int_range
+            checks.append(lambda x: type(x) is not int or lo <= x <= hi)
         if integral_floats:  # jsonschema's integer: an int, or a float that is integral
 
             def typed(x: Any, t=types) -> bool:
@@ -425,21 +438,33 @@ def _any(preds: list[Predicate]) -> Predicate:
 
 
 def compile_schema(
-    schema: Any, *, draft: str | None = None, integer_floats: bool = True, formats: bool = True
+    schema: Any,
+    *,
+    draft: str | None = None,
+    integer_floats: bool = True,
+    formats: bool = True,
+    int_range: tuple[int, int] | None = None,
 ) -> Predicate | None:
     """``accepts(value)`` for ``schema`` (see the module's description), or None.
 
     ``draft`` is "2019-09" or "2020-12" (default: the schema's ``$schema``; any other draft has
     no predicate); ``integer_floats`` says whether the validator counts 1.0 as an integer
     (jsonschema's default) or only Python ints (prereg's engine schemas); ``formats`` whether it
-    checks formats.
+    checks formats; ``int_range`` (lowest, highest) bounds a value of a node whose type is
+    integer and not number, as a validator whose integer type checks the range does.
     """
     if draft is None:
         draft = DRAFTS.get(schema.get("$schema")) if isinstance(schema, dict) else None
     if draft not in ("2019-09", "2020-12"):
         return None
     try:
-        compiler = _Compiler(schema, draft=draft, integer_floats=integer_floats, formats=formats)
+        compiler = _Compiler(
+            schema,
+            draft=draft,
+            integer_floats=integer_floats,
+            formats=formats,
+            int_range=int_range,
+        )
         return compiler.node(schema)
     except (_Unsupported, TypeError, AttributeError, RecursionError):
         return None

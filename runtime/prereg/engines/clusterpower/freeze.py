@@ -97,7 +97,7 @@ from typing import TYPE_CHECKING, Any
 from prereg.digest import canonical_json, digest_hex
 from prereg.errors import UserError
 from prereg.files import read_regular
-from prereg.records import BOM_WORDS, cr_problem, loads_strict, schema_predicate
+from prereg.records import BOM_WORDS, INT64_RANGE, cr_problem, loads_strict, schema_predicate
 
 if TYPE_CHECKING:  # jsonschema is imported only to explain a document the fast check refuses
     import jsonschema
@@ -206,8 +206,11 @@ def _contract_validator(schema: Mapping[str, Any]) -> jsonschema.protocols.Valid
     import jsonschema
 
     base = jsonschema.Draft202012Validator
+    # an integer as written and within 64 bits, as every record contract reads one (and as
+    # both predicates :func:`_contract_predicate` trusts)
+    lo, hi = INT64_RANGE
     checker = base.TYPE_CHECKER.redefine(
-        "integer", lambda _c, x: isinstance(x, int) and not isinstance(x, bool)
+        "integer", lambda _c, x: isinstance(x, int) and not isinstance(x, bool) and lo <= x <= hi
     )
     cls = jsonschema.validators.extend(base, type_checker=checker)
     return cls(schema)
@@ -219,7 +222,9 @@ def _contract_predicate(schema: Mapping[str, Any]) -> Callable[[Any], bool] | No
     if accept is None:
         from prereg.compiler.predicate import compile_schema
 
-        accept = compile_schema(schema, draft="2020-12", integer_floats=False, formats=False)
+        accept = compile_schema(
+            schema, draft="2020-12", integer_floats=False, formats=False, int_range=INT64_RANGE
+        )
     return accept
 
 
