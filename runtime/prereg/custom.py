@@ -67,34 +67,25 @@ _KEYS = (
 
 def path_problem(file: str) -> str | None:
     """Why a statistic's ``file`` is refused as written, or None."""
+    from prereg.files import spec_path_problem
+
     text = str(file)
-    if "\\" in text:
-        return "is written with a backslash; write a path with /"
-    pure = PurePosixPath(text)
-    if pure.is_absolute() or text.startswith("~"):
-        return "is an absolute path; write it relative to the spec's folder or to statistics/"
-    if ".." in pure.parts:
-        return "climbs out with '..'; the file lives beside the spec or under statistics/"
-    if pure.suffix != ".py":
+    problem = spec_path_problem(
+        text, f"the spec's folder or to {FOLDER}/", f"beside the spec or under {FOLDER}/"
+    )
+    if problem is None and PurePosixPath(text).suffix != ".py":
         return "is not a Python file (.py)"
-    return None
+    return problem
 
 
 def locate(root: Path, spec_dir: Path, file: str) -> Path | None:
     """The statistic's file: beside the spec, else under the project's statistics/ folder;
     None when neither holds it inside the project (or the path is refused)."""
+    from prereg.files import find_in_project
+
     if path_problem(file) is not None:
         return None
-    top = Path(root).resolve()
-    for base in (Path(spec_dir), Path(root) / FOLDER):
-        candidate = (base / file).resolve()
-        try:
-            candidate.relative_to(top)
-        except ValueError:
-            continue  # a symbolic link out of the project
-        if candidate.is_file():
-            return candidate
-    return None
+    return find_in_project(root, (spec_dir, Path(root) / FOLDER), file)
 
 
 def file_digest(path: Path) -> str:

@@ -30,6 +30,37 @@ _KINDS = (
 )
 
 
+def spec_path_problem(text: str, relative_to: str, lives: str) -> str | None:
+    """Why a file a spec names by a relative path is refused as written, or None: written with
+    a backslash, absolute, or climbing out with '..' (``relative_to`` and ``lives`` say, in the
+    message, where such a file is found)."""
+    from pathlib import PurePosixPath
+
+    if "\\" in text:
+        return "is written with a backslash; write a path with /"
+    pure = PurePosixPath(text)
+    if pure.is_absolute() or text.startswith("~"):
+        return f"is an absolute path; write it relative to {relative_to}"
+    if ".." in pure.parts:
+        return f"climbs out with '..'; the file lives {lives}"
+    return None
+
+
+def find_in_project(root: str | Path, bases: Iterable[str | Path], file: str) -> Path | None:
+    """The regular file ``file`` under the first of ``bases`` that holds it inside the project
+    ``root`` (resolved: a symbolic link out of the project is not followed), or None."""
+    top = Path(root).resolve()
+    for base in bases:
+        candidate = (Path(base) / file).resolve()
+        try:
+            candidate.relative_to(top)
+        except ValueError:
+            continue  # a symbolic link out of the project
+        if candidate.is_file():
+            return candidate
+    return None
+
+
 def open_regular(path: str | os.PathLike) -> int:
     """A file descriptor open for reading on a regular file; anything else (a folder, a FIFO,
     a device) raises OSError.

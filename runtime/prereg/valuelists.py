@@ -14,7 +14,7 @@ out of the project is refused.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 KEY = "values_file"
@@ -43,31 +43,22 @@ def used(data: Any) -> bool:
 
 
 def path_problem(file: Any) -> str | None:
+    """Why a value list's file is refused as written, or None."""
+    from prereg.files import spec_path_problem
+
     if not isinstance(file, str) or not file.strip():
         return "must be a file name"
-    if "\\" in file:
-        return "is written with a backslash; write a path with /"
-    pure = PurePosixPath(file)
-    if pure.is_absolute() or file.startswith("~"):
-        return "is an absolute path; write it relative to the spec's folder or to the project's"
-    if ".." in pure.parts:
-        return "climbs out with '..'; the file lives beside the spec or inside the project"
-    return None
+    return spec_path_problem(
+        file, "the spec's folder or to the project's", "beside the spec or inside the project"
+    )
 
 
 def locate(root: Path, spec_dir: Path, file: str) -> Path | None:
     """The list's file, beside the spec, else from the project's folder; None when neither
     holds it inside the project."""
-    top = Path(root).resolve()
-    for base in (Path(spec_dir), Path(root)):
-        candidate = (base / file).resolve()
-        try:
-            candidate.relative_to(top)
-        except ValueError:
-            continue  # a symbolic link out of the project
-        if candidate.is_file():
-            return candidate
-    return None
+    from prereg.files import find_in_project
+
+    return find_in_project(root, (spec_dir, root), file)
 
 
 def read_values(path: Path) -> list[str]:

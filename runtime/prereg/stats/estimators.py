@@ -74,9 +74,7 @@ def pass_at_k(n, c, *, k) -> Result:
     Per problem ``1 − C(n − c, k) / C(n, k)``: the probability that k samples drawn without
     replacement from the n include a correct one.
     """
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise MethodError(f"k must be a positive whole number, got {k!r}")
-    k = int(k)
+    k = _whole_k(k)
     ns, cs = _integers(n, "n"), _integers(c, "c")
     if len(ns) != len(cs):
         raise MethodError(f"n and c differ in length ({len(ns)} vs {len(cs)})")
@@ -104,9 +102,7 @@ def pass_at_k_t(n, c, *, k, alternative, level, margin) -> Result:
     the k-of-n draw within a problem is averaged exactly by the estimator."""
     from prereg.stats import checks
 
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise MethodError(f"k must be a positive whole number, got {k!r}")
-    k = int(k)
+    k = _whole_k(k)
     checks.alternative(alternative)
     level = checks.level(level)
     checks.number(margin, "margin")
@@ -162,22 +158,16 @@ def _pass_at_k_per_problem(
     return out
 
 
-def pass_at_k_difference(n_a, c_a, n_b, c_b, *, k, alternative, level, margin) -> Result:
-    """The difference of two arms' unbiased pass@k over the same problems, with the paired t
-    over problems: per problem ``d_j = pass@k_a(j) − pass@k_b(j)`` (each Chen et al.'s
-    estimator, an exact fraction), ``D = mean d_j`` exactly, ``se = s_d/√P`` and
-    ``t = (D − margin)/se`` with ``P − 1`` degrees of freedom; the interval is two-sided at
-    ``level`` (one-sided for a one-sided alternative), so an equivalence claim reads the
-    two-sided interval at 1 − 2α.  ``D − margin`` is exact: on the margin t = 0."""
-    from prereg.stats import checks
-
+def _whole_k(k) -> int:
+    """``k`` of a pass@k method, a positive whole number."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise MethodError(f"k must be a positive whole number, got {k!r}")
-    k = int(k)
-    checks.alternative(alternative)
-    level = checks.level(level)
-    checks.number(margin, "margin")
-    margin_q = margin if isinstance(margin, Fraction) else Fraction(repr(float(margin)))
+    return int(k)
+
+
+def _paired_pass_at_k(n_a, c_a, n_b, c_b, k: int) -> tuple[list, list]:
+    """Each problem's unbiased pass@k (exact fractions) of arm a and of arm b, the two arms
+    paired problem by problem."""
     arms = []
     for arm, n, c in (("a", n_a, c_a), ("b", n_b, c_b)):
         ns, cs = _integers(n, f"n_{arm}"), _integers(c, f"c_{arm}")
@@ -187,6 +177,24 @@ def pass_at_k_difference(n_a, c_a, n_b, c_b, *, k, alternative, level, margin) -
     pa, pb = arms
     if len(pa) != len(pb):
         raise MethodError(f"the arms must pair problem by problem: {len(pa)} against {len(pb)}")
+    return pa, pb
+
+
+def pass_at_k_difference(n_a, c_a, n_b, c_b, *, k, alternative, level, margin) -> Result:
+    """The difference of two arms' unbiased pass@k over the same problems, with the paired t
+    over problems: per problem ``d_j = pass@k_a(j) − pass@k_b(j)`` (each Chen et al.'s
+    estimator, an exact fraction), ``D = mean d_j`` exactly, ``se = s_d/√P`` and
+    ``t = (D − margin)/se`` with ``P − 1`` degrees of freedom; the interval is two-sided at
+    ``level`` (one-sided for a one-sided alternative), so an equivalence claim reads the
+    two-sided interval at 1 − 2α.  ``D − margin`` is exact: on the margin t = 0."""
+    from prereg.stats import checks
+
+    k = _whole_k(k)
+    checks.alternative(alternative)
+    level = checks.level(level)
+    checks.number(margin, "margin")
+    margin_q = margin if isinstance(margin, Fraction) else Fraction(repr(float(margin)))
+    pa, pb = _paired_pass_at_k(n_a, c_a, n_b, c_b, k)
     problems = len(pa)
     counts = {"problems": problems, "k": k}
     name = "pass-at-k-difference"
@@ -258,9 +266,7 @@ def pass_at_k_difference_bootstrap(
         _units,
     )
 
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise MethodError(f"k must be a positive whole number, got {k!r}")
-    k = int(k)
+    k = _whole_k(k)
     _choice(interval, BOOTSTRAP_INTERVALS, "interval")
     level = checks.level(level)
     for name, value, least in (("resamples", resamples, 1), ("seed", seed, 0)):
@@ -268,15 +274,7 @@ def pass_at_k_difference_bootstrap(
             raise MethodError(f"{name} must be a whole number of at least {least}, got {value!r}")
     resamples, seed = int(resamples), int(seed)
     _choice(quantile_method, QUANTILE_METHODS, "quantile_method")
-    arms = []
-    for arm, n, c in (("a", n_a, c_a), ("b", n_b, c_b)):
-        ns, cs = _integers(n, f"n_{arm}"), _integers(c, f"c_{arm}")
-        if len(ns) != len(cs):
-            raise MethodError(f"n_{arm} and c_{arm} differ in length ({len(ns)} vs {len(cs)})")
-        arms.append(_pass_at_k_per_problem(ns, cs, k, arm))
-    pa, pb = arms
-    if len(pa) != len(pb):
-        raise MethodError(f"the arms must pair problem by problem: {len(pa)} against {len(pb)}")
+    pa, pb = _paired_pass_at_k(n_a, c_a, n_b, c_b, k)
     problems = len(pa)
     name = "pass-at-k-difference-bootstrap"
     counts = {"problems": problems, "k": k}
