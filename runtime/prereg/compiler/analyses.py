@@ -118,6 +118,7 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
     from prereg.compiler.vocabulary import all_fields
     from prereg.decide.shapes import (
         ALL_INPUTS,
+        FIELD_INPUTS,
         INPUTS,
         METRIC_KINDS,
         required_options,
@@ -238,16 +239,7 @@ def analyses_well_formed(spec: dict, report: Reporter) -> None:
                         f" a {kinds.get(metric)}; a and b are compared on metrics of one kind",
                     )
             # fields and factors
-            for w in (
-                "pair_by",
-                "unit",
-                "rater",
-                "rating",
-                "b_rating",
-                "cluster",
-                "prediction",
-                "truth",
-            ):
+            for w in FIELD_INPUTS:
                 name = an.get(w)
                 if name is not None and name not in fields:
                     report(

@@ -27,6 +27,7 @@ from prereg.compiler.load import Loaded, load_yaml
 from prereg.compiler.project import Project, package_name
 from prereg.compiler.render import render
 from prereg.compiler.validate import validate
+from prereg.decide.shapes import FIELD_INPUTS
 from prereg.digest import digest
 from prereg.engines import registry
 from prereg.errors import UserError
@@ -383,19 +384,9 @@ def _expanded(spec: dict, kind: str) -> list[dict]:
     return out
 
 
-_ANALYSIS_FIELDS = (
-    "pair_by",
-    "b_metric",
-    "strata",
-    "unit",
-    "rater",
-    "rating",
-    "b_rating",
-    "cluster",
-    "prediction",
-    "truth",
-    "family",
-)
+#: an analysis's words that name one field, a metric or a family, in the order the generated
+#: rules and PREREG.md list them (the field words are decide.shapes.FIELD_INPUTS)
+_ANALYSIS_FIELDS = ("pair_by", "b_metric", "strata", *FIELD_INPUTS[1:], "family")
 
 
 def _expanded_analyses(spec: dict) -> list[dict]:

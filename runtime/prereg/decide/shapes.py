@@ -32,23 +32,11 @@ INPUTS: Mapping[str, tuple[str, ...]] = {
     "p-values": ("of_analyses",),
 }
 
+#: The input words of an analysis that name one field of the rows (a factor or a record's).
+FIELD_INPUTS = ("pair_by", "unit", "rater", "rating", "b_rating", "cluster", "prediction", "truth")
+
 #: Every input word an analysis may carry.
-ALL_INPUTS = (
-    "of",
-    "a",
-    "b",
-    "groups",
-    "pair_by",
-    "strata",
-    "unit",
-    "rater",
-    "rating",
-    "b_rating",
-    "cluster",
-    "prediction",
-    "truth",
-    "of_analyses",
-)
+ALL_INPUTS = ("of", "a", "b", "groups", "pair_by", "strata", *FIELD_INPUTS[1:], "of_analyses")
 
 #: The metric kinds that feed each shape (None: any kind; the metric says which rows count).
 METRIC_KINDS: Mapping[str, tuple[str, ...] | None] = {
