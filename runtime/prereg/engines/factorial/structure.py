@@ -117,13 +117,7 @@ class Layout:
         out: dict[str, np.ndarray] = {}
         for f in self.name:
             if f in self.placed:
-                spec = self.placed[f]
-                per_cell = [
-                    c["split"]
-                    if spec.get("role") == "split"
-                    else level_value(spec, c["levels"].get(spec["factor"]))
-                    for c in base.cells
-                ]
+                per_cell = _placed_per_cell(self.placed[f], base.cells)
                 col = np.empty(len(per_cell), dtype=object)
                 col[:] = per_cell
                 out[f] = col[base.cell]
@@ -279,13 +273,7 @@ class Layout:
             j = self.name.index(name)
             return [rid[j] if isinstance(rid, tuple) else rid for rid in table.ids]
         if name in self.placed:
-            spec = self.placed[name]
-            per_cell = [
-                c["split"]
-                if spec.get("role") == "split"
-                else level_value(spec, c["levels"].get(spec["factor"]))
-                for c in table.cells
-            ]
+            per_cell = _placed_per_cell(self.placed[name], table.cells)
             return [per_cell[c] for c in table.cell.tolist()]
         raise UserError(
             f"scenario {self.scenario['id']}: no value of {name!r} per row (not a laid-out"
@@ -445,3 +433,14 @@ def simulate_structured(config, table: RowTable, scenario: Mapping[str, Any], se
         rng,
     )
     return records
+
+
+def _placed_per_cell(spec: Mapping[str, Any], cells) -> list:
+    """A laid-out field's value in each cell: the cell's split, or its factor's level as the
+    field writes it."""
+    return [
+        c["split"]
+        if spec.get("role") == "split"
+        else level_value(spec, c["levels"].get(spec["factor"]))
+        for c in cells
+    ]
