@@ -315,12 +315,8 @@ def test_a_reader_sharing_row_ids_reads_the_same_columns(
     assert (a.value.message, a.value.problems) == (b.value.message, b.value.problems)
 
 
-def test_a_parquet_file_read_sharing_row_ids_reads_the_same_columns(tmp_path):
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from prereg.tabular import read_contract_columns
-
+def _obs_schema(tmp_path):
+    """An observation contract of a row id and an attempt number, as a schema file."""
     schema = tmp_path / "obs.schema.json"
     schema.write_text(
         json.dumps(
@@ -332,6 +328,16 @@ def test_a_parquet_file_read_sharing_row_ids_reads_the_same_columns(tmp_path):
             }
         )
     )
+    return schema
+
+
+def test_a_parquet_file_read_sharing_row_ids_reads_the_same_columns(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from prereg.tabular import read_contract_columns
+
+    schema = _obs_schema(tmp_path)
     path = tmp_path / "obs.parquet"
     pq.write_table(pa.table({"rowId": ["r1", "r9", "r1"], "attempt": [1, 1, 2]}), path)
     fields = [{"name": "rowId", "type": "string"}, {"name": "attempt", "type": "integer"}]
@@ -356,17 +362,7 @@ def test_a_file_read_in_pieces_shares_row_ids_piece_by_piece(tmp_path, monkeypat
     from prereg.columnar import shared_positions
     from prereg.tabular import read_contract_columns
 
-    schema = tmp_path / "obs.schema.json"
-    schema.write_text(
-        json.dumps(
-            {
-                "type": "object",
-                "properties": {"rowId": {"type": "string"}, "attempt": {"type": "integer"}},
-                "required": ["rowId", "attempt"],
-                "additionalProperties": False,
-            }
-        )
-    )
+    schema = _obs_schema(tmp_path)
     rows = [f"r{i % 37}" for i in range(400)]  # r30-r36 are not in the manifest
     path = tmp_path / f"obs.{kind}"
     if kind == "parquet":
