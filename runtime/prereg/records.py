@@ -887,7 +887,10 @@ def _refuse_problems(path, schema_path: Path, problems: list[str], max_problems:
     refuse_counted(path, schema_path, problems[:max_problems], len(problems), max_problems)
 
 
-_BIT_FOR_BOOLEAN = re.compile(r"expected boolean, got (0|1)$")
+# a boolean field (nullable or not) given 1/0 or the text "true"/"false" in a JSON record
+_NOT_A_JSON_BOOLEAN = re.compile(
+    r"expected (?:boolean|\['boolean', 'null'\]), got (?:0|1|\"(?:true|false|True|False)\")$"
+)
 
 
 def _contract_hints(schema_path: Path, shown: list[str]) -> list[str]:
@@ -915,11 +918,12 @@ def _contract_hints(schema_path: Path, shown: list[str]) -> list[str]:
             f" reads it where it lies with its path: {{name: {missing}, path: [{nest}, ...]}}"
             " (docs/vocabulary.md, Files)"
         )
-    if any(_BIT_FOR_BOOLEAN.search(p) for p in shown):
+    if any(_NOT_A_JSON_BOOLEAN.search(p) for p in shown):
         hints.append(
             "hint: a JSON boolean is written true or false; a log writing 1 and 0 declares the"
-            " field {type: integer, allowed: [0, 1]} and compares it with value: 1"
-            " (true_values and false_values name the cells of a CSV file)"
+            " field {type: integer, allowed: [0, 1]} and compares it with value: 1 (one writing"
+            ' "true" and "false" as text: {type: string, allowed: ["true", "false"]}, value:'
+            ' "true"); true_values and false_values name the cells of a CSV file'
         )
     return hints
 

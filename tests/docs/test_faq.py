@@ -196,7 +196,56 @@ def case_nested_log(d: Path):
     return 2, refused
 
 
+def case_bit_for_boolean(d: Path):
+    import json
+    import shutil
+
+    compiled_with_data(d)
+    records = [json.loads(x) for x in (d / "obs.jsonl").read_text().splitlines()]
+    bits = [{**r, "correct": None if r["correct"] is None else int(r["correct"])} for r in records]
+    with (d / "bits.jsonl").open("w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in [*records[:2], *bits[2:]])
+    refused = run([*score("bits.jsonl"), "--out", "S.json"], d)
+    assert not (d / "S.json").exists()
+    # the FAQ's remedy, in a project of its own: the field as the log writes it, the metric's
+    # value, and the scenarios writing the same two values; the 1/0 log then scores as the
+    # boolean log did, and simulate writes 1 and 0
+    fixed = d.with_name(d.name + "-fixed")
+    spec = starter(fixed)
+    edit(
+        spec,
+        "{name: correct, type: boolean, nullable: true, description: null when the attempt failed}",
+        "{name: correct, type: integer, allowed: [0, 1], nullable: true}",
+    )
+    edit(spec, "{field: correct, op: eq, value: true}", "{field: correct, op: eq, value: 1}")
+    text = spec.read_text(encoding="utf-8")
+    spec.write_text(
+        text.replace(
+            "    outcome: correct\n",
+            "    outcome: correct\n    outcome_values: {holds: 1, otherwise: 0}\n",
+        ),
+        encoding="utf-8",
+    )
+    assert run(["compile"], fixed)[0] == 0
+    with (fixed / "bits.jsonl").open("w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in bits)
+    shutil.copy(d / "items.jsonl", fixed / "items.jsonl")
+    assert run([*score("obs.jsonl"), "--out", "B.json"], d)[0] == 0
+    scored = run([*score("bits.jsonl"), "--out", "S.json"], fixed)
+    assert scored[0] == 0, scored[1]
+    by_bool = json.loads((d / "B.json").read_text())
+    by_bits = json.loads((fixed / "S.json").read_text())
+    assert by_bits["decision"] == by_bool["decision"]
+    assert by_bits["estimates"] == by_bool["estimates"]
+    argv = ["my-study", "simulate", "--items", "items.jsonl", "--scenario", "effect"]
+    assert run([*argv, "--seed", "1", "--out", "sim.jsonl"], fixed)[0] == 0
+    drawn = {json.loads(x)["correct"] for x in (fixed / "sim.jsonl").read_text().splitlines()}
+    assert drawn <= {0, 1, None} and {0, 1} <= drawn
+    return 2, refused
+
+
 CASES = {
+    "bit-for-boolean": case_bit_for_boolean,
     "nested-log": case_nested_log,
     "claim-fails": case_claim_fails,
     "no-diagnose": case_no_diagnose,
