@@ -1214,6 +1214,9 @@ def score_markdown(config, module: ModuleType, doc: Mapping[str, Any]) -> str:
                 return (pval if name == "p" else fig)(a[name])
 
             stat = show("statistic")
+            whole = (a.get("exact") or {}).get("statistic", "").removesuffix("/1")
+            if whole.lstrip("-").isdigit():
+                stat = whole  # a count (J, U, W, T+) as the whole number it is
             if a["statistic"] is not None and a.get("statisticName"):
                 stat = f"{a['statisticName']} = {stat}"
             df = a["df"]
