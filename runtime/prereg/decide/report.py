@@ -249,6 +249,13 @@ def gate_rows(rules, decision, figure: Round) -> list[dict[str, Any]]:
     return rows
 
 
+def whole_statistic(row: Mapping[str, Any]) -> str | None:
+    """An analysis' statistic as the whole number it exactly is (a count such as J, U, W or
+    T+), or None when it is not whole or not exact: reports show 66, not 66.0000."""
+    whole = (row.get("exact") or {}).get("statistic", "").removesuffix("/1")
+    return whole if whole.lstrip("-").isdigit() else None
+
+
 def size_text(row: dict[str, Any]) -> str:
     """An estimate's or a contrast arm's size in words: ``k/n`` for a proportion, ``n = …``
     (with the mean) for numbers, ``positives/negatives`` for an AUROC."""

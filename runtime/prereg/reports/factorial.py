@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from prereg.decide.decision import in_words as decision_words
-from prereg.decide.report import arm_text, pairs_text, size_text
+from prereg.decide.report import arm_text, pairs_text, size_text, whole_statistic
 from prereg.reports import Step, StudyInfo, decides
 from prereg.reports.common import (
     decision_blocks,
@@ -237,7 +237,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                         f"[{fmt(a['lower'])}, {fmt(a['upper'])}]",
                         fmt(a["se"]),
                         (f"{a['statisticName']} = " if a.get("statisticName") else "")
-                        + fmt(a["statistic"]),
+                        + (whole_statistic(a) or fmt(a["statistic"])),
                         df_text(a["df"]),
                         fmt_p(a["p"]),
                         fmt_p(a["adjustedP"]),

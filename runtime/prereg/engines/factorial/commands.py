@@ -43,6 +43,7 @@ from prereg.decide.report import (
     pairs_text,
     quantifier_rows,
     size_text,
+    whole_statistic,
 )
 from prereg.decide.table import (
     RowTable,
@@ -1214,9 +1215,7 @@ def score_markdown(config, module: ModuleType, doc: Mapping[str, Any]) -> str:
                 return (pval if name == "p" else fig)(a[name])
 
             stat = show("statistic")
-            whole = (a.get("exact") or {}).get("statistic", "").removesuffix("/1")
-            if whole.lstrip("-").isdigit():
-                stat = whole  # a count (J, U, W, T+) as the whole number it is
+            stat = whole_statistic(a) or stat
             if a["statistic"] is not None and a.get("statisticName"):
                 stat = f"{a['statisticName']} = {stat}"
             df = a["df"]
