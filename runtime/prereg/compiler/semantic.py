@@ -1109,15 +1109,16 @@ def field_paths(spec: dict, report: Reporter) -> None:
 
 
 def _per_file(spec: dict, contract: dict, ptr: str, report: Reporter) -> None:
-    """A field given per observations file: in the factorial engine's observation contract,
-    one at most, a string field whose values are listed (so each file's is checked), never
-    null nor left out (every record of a file has the file's value)."""
+    """A field given per observations file: in the factorial engine's observation contract, a
+    string field whose values are listed (so each file's is checked; with several such fields,
+    none with a comma, which joins them on the command line), never null nor left out (every
+    record of a file has the file's value)."""
     given = [
         (i, f)
         for i, f in enumerate(contract.get("fields") or [])
         if isinstance(f, dict) and f.get("per_file")
     ]
-    for k, (i, f) in enumerate(given):
+    for i, f in given:
         fptr = f"{ptr}/fields/{i}/per_file"
         name = f.get("name")
         if spec.get("engine") != "factorial" or contract.get("role") != "observation":
@@ -1127,12 +1128,24 @@ def _per_file(spec: dict, contract: dict, ptr: str, report: Reporter) -> None:
                 " record contract with role observation), whose score reads one file or several",
             )
             continue
-        if k:
-            report(
-                fptr,
-                f"field {name!r}: {given[0][1].get('name')!r} is already given per file; a"
-                " contract has one field per file",
+        if len(given) > 1:
+            # several fields given per file: a file is named V1,V2=PATH, so no value has a comma
+            values = f.get("allowed") or next(
+                (
+                    [lv.get("id") for lv in fa.get("levels") or [] if isinstance(lv, dict)]
+                    for fa in spec.get("factors") or []
+                    if isinstance(fa, dict) and fa.get("id") == f.get("factor")
+                ),
+                [],
             )
+            comma = next((v for v in values if "," in str(v)), None)
+            if comma is not None:
+                report(
+                    fptr,
+                    f"field {name!r}: its value {comma!r} has a comma, and the values of the"
+                    f" {len(given)} fields given per file are written together, joined by"
+                    " commas (--observations V1,V2=PATH): give the value without one",
+                )
         if f.get("type") != "string" or not (f.get("allowed") or f.get("factor")):
             report(
                 fptr,

@@ -231,9 +231,11 @@ def test_several_files_are_not_read_in_partitions(tmp_path, capsys):
         (
             lambda t: t.replace(
                 "- {name: item, type: string, min_length: 1}",
-                "- {name: item, type: string, min_length: 1, per_file: true}",
+                "- {name: item, type: string, min_length: 1}\n"
+                '      - {name: shard, type: string, allowed: ["a,b", c], per_file: true}',
             ),
-            "field 'model': 'item' is already given per file; a contract has one field per file",
+            "field 'shard': its value 'a,b' has a comma, and the values of the 2 fields given"
+            " per file are written together, joined by commas",
         ),
         (
             lambda t: t.replace("per_file: true}", "per_file: true, nullable: true}"),
@@ -430,3 +432,76 @@ def test_a_float32_parquet_column_is_read_as_the_decimals_written(tmp_path):
     doc = _score(root, "--observations", str(log))
     assert _figures(doc) == _figures(whole)
     assert doc["verdicts"]["ft3-by-half"] == "supported"
+
+
+SHARD = "- {name: shard, type: string, allowed: [first, second], per_file: true}"
+
+
+def _two_fields_spec() -> str:
+    text = _per_file_spec()
+    model = MODEL[:-1] + ", per_file: true}"
+    assert text.count(model) == 1
+    return text.replace(model, model + "\n      " + SHARD)
+
+
+def _shards(root) -> list[str]:
+    """Two logs per model (its first three items, then the rest), neither writing the model
+    or the shard: the harness's folder names them (runs/ft1/second.jsonl)."""
+    out = []
+    for m, xs in GRADES.items():
+        for shard, at in (("first", range(3)), ("second", range(3, 6))):
+            path = root / "runs" / m / f"{shard}.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(
+                "".join(json.dumps({"item": f"i{i}", "score": xs[i]}) + "\n" for i in at)
+            )
+            out += ["--observations", f"{m},{shard}={path}"]
+    return out
+
+
+def test_two_fields_given_per_file_score_as_the_one_file(tmp_path):
+    """One log per model and shard: each file named with both values, in the contract's order,
+    joined by a comma; the figures are the one file's and SCORE.json lists both values."""
+    whole = _one_file(tmp_path / "one")
+    root = tmp_path / "two"
+    _project(root, _two_fields_spec())
+    doc = _score(root, *_shards(root))
+    assert _figures(doc) == _figures(whole)
+    files = doc["inputs"]["observations"]
+    assert len(files) == 8
+    assert files[3]["perFile"] == {"model": "ft1", "shard": "second"}
+    from prereg import outputs
+
+    schema = outputs.validator(outputs.schema_for("factorial", "score"))
+    assert [e.message for e in schema.iter_errors(doc)] == []
+
+
+@pytest.mark.parametrize(
+    ("given", "words"),
+    [
+        ("ft1=", "gives 1 value(s) for the 2 fields given per file (model,shard, in that order"),
+        ("ft1,first,x=", "gives 3 value(s) for the 2 fields given per file"),
+        ("ft1,third=", "'third' is not a value of shard (per file): its values are first, second"),
+        ("ft9,first=", "'ft9' is not a value of model (per file)"),
+    ],
+)
+def test_two_fields_named_wrongly_are_refused(tmp_path, capsys, given, words):
+    _project(tmp_path, _two_fields_spec())
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"item": "i0", "score": 5.0}) + "\n")
+    _score(tmp_path, "--observations", f"{given}{log}", code=2)
+    err = " ".join(capsys.readouterr().err.split())
+    assert words in err
+    assert not (tmp_path / "SCORE.json").exists()
+
+
+def test_a_record_writing_another_value_of_the_second_field_is_refused(tmp_path, capsys):
+    _project(tmp_path, _two_fields_spec())
+    log = tmp_path / "log.jsonl"
+    rows = [{"item": "i0", "score": 5.0}, {"item": "i1", "shard": "first", "score": 6.0}]
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    _score(tmp_path, "--observations", f"ft1,second={log}", code=2)
+    err = capsys.readouterr().err
+    assert "problem(s) with model, shard (given per file)" in err
+    assert f"{log}:2: shard is 'first', and the file is given as shard 'second'" in err
+    assert f"(--observations ft1,second={log})" in err

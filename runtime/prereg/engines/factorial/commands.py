@@ -757,71 +757,94 @@ def _input(path: str) -> dict[str, Any]:
     return {"file": Path(path).name, "sha256": PREFIX + hexdigest, "bytes": size}
 
 
-def _per_file_field(contract: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The observation contract's field given per file (``per_file``), if it has one."""
-    return next((f for f in contract["fields"] if f.get("per_file")), None)
+def _per_file_fields(contract: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The observation contract's fields given per file (``per_file``), in its order."""
+    return [f for f in contract["fields"] if f.get("per_file")]
 
 
-def _observation_files(config, contract, given: Sequence[str]) -> list[tuple[str | None, str]]:
-    """(the per-file field's value or None, path) of each ``--observations``, in the order
-    given: ``VALUE=PATH`` when the contract has a field given per file, else a path."""
-    field = _per_file_field(contract)
-    if field is None:
+def _observation_files(config, contract, given: Sequence[str]) -> list[tuple[tuple | None, str]]:
+    """(the values of the fields given per file, or None; path) of each ``--observations``, in
+    the order given: ``VALUE=PATH`` when the contract has a field given per file (``V1,V2=PATH``
+    for two, in the contract's order), else a path."""
+    fields = _per_file_fields(contract)
+    if not fields:
         if len(given) > 1:
             dup = next((g for i, g in enumerate(given) if g in given[:i]), None)
             if dup is not None:
                 raise UserError(f"--observations {dup}: given twice; each file is read once")
         return [(None, g) for g in given]
-    name = field["name"]
-    if field.get("allowed"):
-        values = [str(v) for v in field["allowed"]]
-    else:
-        factor = next(f for f in config["factors"] if str(f["id"]) == field["factor"])
-        values = [str(lv["id"]) for lv in factor["levels"]]
-    example = f"{values[0]}=logs/{values[0]}.jsonl"
-    out: list[tuple[str | None, str]] = []
+    names = [f["name"] for f in fields]
+    listed = []
+    for field in fields:
+        if field.get("allowed"):
+            listed.append([str(v) for v in field["allowed"]])
+        else:
+            factor = next(f for f in config["factors"] if str(f["id"]) == field["factor"])
+            listed.append([str(lv["id"]) for lv in factor["levels"]])
+    first = ",".join(values[0] for values in listed)
+    example = f"{first}=logs/{first.replace(',', '-')}.jsonl"
+    what = names[0] if len(names) == 1 else ",".join(names)
+    choices = "; ".join(f"{n}'s values: {', '.join(v)}" for n, v in zip(names, listed, strict=True))
+    out: list[tuple[tuple | None, str]] = []
     for g in given:
         value, eq, path = str(g).partition("=")
-        if not eq or (value not in values and Path(g).is_file()):
-            value, path = None, str(g)  # a file whose records write the field themselves
+        parts = value.split(",") if len(names) > 1 else [value]
+        fits = len(parts) == len(names) and all(
+            v in values for v, values in zip(parts, listed, strict=True)
+        )
+        if not eq or (not fits and Path(g).is_file()):
+            value, path = None, str(g)  # a file whose records write the fields themselves
         elif not path:
             raise UserError(
-                f"--observations {g}: write the file as {name}'s value, =, and its path"
-                f" (--observations {example}); {name}'s values: {', '.join(values)}"
+                f"--observations {g}: write the file as {what}'s value"
+                f"{'s' if len(names) > 1 else ''}, =, and its path (--observations {example});"
+                f" {choices}"
             )
-        elif value not in values:
+        elif len(parts) != len(names):
             raise UserError(
-                f"--observations {g}: {value!r} is not a value of {name} (per file): its"
+                f"--observations {g}: {value!r} gives {len(parts)} value(s) for the"
+                f" {len(names)} fields given per file ({what}, in that order, joined by commas:"
+                f" --observations {example})"
+            )
+        elif not fits:
+            name, v = next(
+                (n, v) for n, v, values in zip(names, parts, listed, strict=True) if v not in values
+            )
+            values = listed[names.index(name)]
+            raise UserError(
+                f"--observations {g}: {v!r} is not a value of {name} (per file): its"
                 f" values are {', '.join(values)}"
             )
         if any(path == p for _, p in out):
             raise UserError(f"--observations {g}: {path} is given twice; each file is read once")
-        out.append((value, path))
+        out.append((None if value is None else tuple(parts), path))
     return out
 
 
 def _read_observation_files(module, contract, files) -> tuple[Any, str]:
     """(the records of several observations files read as one log, file after file, each
     record located at its file's line; the files named for a message). Each file is read
-    and checked as a log of its own. A file named with a value of the field given per file
-    gives that value to every record that leaves the field out (a record that writes another
-    is refused at its line); a file named without one writes the field in every record."""
+    and checked as a log of its own. A file named with the values of the fields given per file
+    gives them to every record that leaves a field out (a record that writes another value is
+    refused at its line); a file named without them writes the fields in every record."""
     from prereg.columnar import ABSENT, RecordColumns, concatenated
 
-    field = _per_file_field(contract)
-    name = None if field is None else field["name"]
+    fields = [f["name"] for f in _per_file_fields(contract)]
     parts, problems = [], []
-    for value, path in files:
+    for values, path in files:
         records = _read(module, contract, path)
         if not isinstance(records, RecordColumns):
             records = RecordColumns.from_dicts([f["name"] for f in contract["fields"]], records)
-        col = None if name is None else records.columns.get(name)
-        if col is not None and records.absent.get(name) == len(records):
-            col = None  # every record leaves it out
-        if name is not None and value is not None and col is None:
-            records.columns[name] = [value] * len(records)  # no record writes it: the file's
-            records.absent.pop(name, None)
-        elif name is not None:
+        for k, name in enumerate(fields):
+            value = None if values is None else values[k]
+            named = "" if values is None else ",".join(values) + "="
+            col = records.columns.get(name)
+            if col is not None and records.absent.get(name) == len(records):
+                col = None  # every record leaves it out
+            if value is not None and col is None:
+                records.columns[name] = [value] * len(records)  # no record writes it: the file's
+                records.absent.pop(name, None)
+                continue
             col = col if col is not None else [ABSENT] * len(records)
             lines = records.lines if records.lines is not None else range(1, len(col) + 1)
             for j, v in enumerate(col):
@@ -835,7 +858,7 @@ def _read_observation_files(module, contract, files) -> tuple[Any, str]:
                 elif value is not None and v is not ABSENT and v != value:
                     problems.append(
                         f"{path}:{lines[j]}: {name} is {v!r}, and the file is given as"
-                        f" {name} {value!r} (--observations {value}={path})"
+                        f" {name} {value!r} (--observations {named}{path})"
                     )
             if value is not None and records.absent.get(name):
                 records.columns[name] = [value if v is ABSENT else v for v in col]
@@ -843,7 +866,8 @@ def _read_observation_files(module, contract, files) -> tuple[Any, str]:
         parts.append((path, records))
     if problems:
         raise UserError(
-            f"{len(problems)} problem(s) with {name} (given per file)", problems=problems
+            f"{len(problems)} problem(s) with {', '.join(fields)} (given per file)",
+            problems=problems,
         )
     names = [f["name"] for f in contract["fields"]]
     return concatenated(names, parts), ", ".join(p for _, p in files)
@@ -891,7 +915,7 @@ def _score(ctx: StudyContext, args: argparse.Namespace, module, out: Path, md: P
     given = args.observations if isinstance(args.observations, list) else [args.observations]
     files = _observation_files(config, obs_contract, given)
     # several files, or a field given per file: the files are read and checked one by one
-    several = len(files) > 1 or _per_file_field(obs_contract) is not None
+    several = len(files) > 1 or bool(_per_file_fields(obs_contract))
     if several and parallel is not None:
         raise UserError(
             "--workers, --scheduler and --partition-bytes read one observations file in"
@@ -928,11 +952,14 @@ def _score(ctx: StudyContext, args: argparse.Namespace, module, out: Path, md: P
     rules = importlib.import_module(f"{module.__name__}.rules")
     doc = score_document(config, rules, table, records, source, reduced=reduced)
     progress.update(2, label="figures and verdicts")
-    field = _per_file_field(obs_contract)
+    fields = [f["name"] for f in _per_file_fields(obs_contract)]
     if several:
         observations: Any = [
-            {**_input(path), **({"perFile": {field["name"]: value}} if value is not None else {})}
-            for value, path in files
+            {
+                **_input(path),
+                **({"perFile": dict(zip(fields, values, strict=True))} if values else {}),
+            }
+            for values, path in files
         ]
     else:
         observations = _input(source)

@@ -80,7 +80,8 @@ def commands(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
                     "path",
                     "the observations (JSONL, Parquet or CSV); repeat it for several files,"
                     " read as one log in the order given, each written VALUE=PATH when the"
-                    " observation contract has a field given per file (per_file)",
+                    " observation contract has a field given per file (per_file; V1,V2=PATH"
+                    " for two)",
                     repeated=True,
                 ),
                 _option("--out", "path", "SCORE.json to create; SCORE.md is written beside it"),
