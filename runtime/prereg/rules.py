@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from typing import Any
 
 _PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 
@@ -118,8 +119,11 @@ class Gate:
     metric: str
     where: Mapping[str, tuple[str, ...]]
     op: str
-    value: float
+    value: float | Fraction
     otherwise: str
+
+    def __post_init__(self):
+        object.__setattr__(self, "value", registered_threshold(self.value))
 
 
 @dataclass(frozen=True)
@@ -149,8 +153,11 @@ class Compare:
     target: str
     quantity: str
     op: str
-    value: float
+    value: float | Fraction
     decimals: int | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "value", registered_threshold(self.value))
 
 
 @dataclass(frozen=True)
@@ -226,6 +233,43 @@ _OPS = {
     "gt": lambda x, v: x > v,
     "ge": lambda x, v: x >= v,
 }
+
+
+def registered_threshold(value):
+    """A threshold as a rule keeps it: a number as the spec writes it, an exact fraction the
+    spec writes as ``"p/q"`` (``"2/3"``) as its Fraction."""
+    if isinstance(value, str):
+        from prereg.stats.compare import exact_number
+
+        return exact_number(value)
+    return value
+
+
+def threshold_fields(value) -> dict[str, Any]:
+    """A threshold in an output: ``value`` its number, and ``valueExact`` (``"2/3"``) for an
+    exact fraction no float holds."""
+    if isinstance(value, Fraction):
+        out: dict[str, Any] = {"value": float(value)}
+        if Fraction(repr(float(value))) != value:
+            out["valueExact"] = f"{value.numerator}/{value.denominator}"
+        return out
+    return {"value": value}
+
+
+def meets_many(x, op: str, value):
+    """``x op value`` element by element over floats (NaN fails): a threshold of floats as is;
+    an exact fraction by its float, the figures equal to that float decided by their shortest
+    decimal against the fraction (a figure 0.6666666666666666 is below 2/3)."""
+    if not isinstance(value, Fraction):
+        return _OPS[op](x, value)
+    from prereg.stats.compare import compare
+
+    f = float(value)
+    out = _OPS[op](x, f)
+    tie = x == f
+    if tie.any():
+        out[tie] = compare(f, op, value)
+    return out
 
 
 def family_members(contrasts) -> dict[str, list[str]]:
@@ -592,7 +636,7 @@ def condition(data: Mapping | None):
             str(c["target"]),
             str(c["quantity"]),
             str(c["op"]),
-            float(c["value"]),
+            c["value"] if isinstance(c["value"], str) else float(c["value"]),
             None if c.get("decimals") is None else int(c["decimals"]),
         )
     if data.get("all_of") is not None:
@@ -755,7 +799,7 @@ def _float_compare_many(x, node: Compare):
             dtype=bool,
         )
     with np.errstate(invalid="ignore"):
-        return ~missing & _OPS[node.op](x, node.value)
+        return ~missing & meets_many(x, node.op, node.value)
 
 
 def evaluate_many(

@@ -788,6 +788,11 @@ def family_changed(d: Delta) -> str | None:
     return None
 
 
+def _threshold(v: Any) -> str:
+    """A threshold as the spec writes it: a number, or an exact fraction without quotes."""
+    return v if isinstance(v, str) and "/" in v else fmt(v)
+
+
 def _comparison(c: dict) -> str:
     return f"{c.get('quantity')} of {c.get('target')} {c.get('op')}"
 
@@ -799,13 +804,13 @@ def rule_threshold_changed(d: Delta) -> str | None:
         g = d.new_parent or {}
         return (
             f"Previously gate {q(d.label())} required {g.get('metric')} {g.get('op')} "
-            f"{fmt(d.old)}; the threshold is now {fmt(d.new)}."
+            f"{_threshold(d.old)}; the threshold is now {_threshold(d.new)}."
         )
     if d.under("hypotheses", "*") and d.names[-2:] == ("compare", "value") and d.op == "changed":
         c = d.new_parent or {}
         return (
-            f"Previously hypothesis {q(d.label())} required {_comparison(c)} {fmt(d.old)}; "
-            f"the threshold is now {fmt(d.new)} (at {d.rel(2)})."
+            f"Previously hypothesis {q(d.label())} required {_comparison(c)} {_threshold(d.old)}; "
+            f"the threshold is now {_threshold(d.new)} (at {d.rel(2)})."
         )
     return None
 

@@ -686,12 +686,26 @@ def gates_resolve(spec: dict, report: Reporter) -> None:
     metrics = {m["id"] for m in spec.get("metrics") or []}
     selectable = _selectable(spec)
     for ptr, gate in items(spec, "gates"):
+        _threshold_word(gate.get("value"), f"{ptr}/value", report)
         if gate.get("metric") not in metrics:
             report(
                 f"{ptr}/metric",
                 f"gate {gate.get('id')!r} names unknown metric {gate.get('metric')!r}",
             )
         _check_selection(gate, ptr, f"gate {gate.get('id')!r}", {}, selectable, report)
+
+
+def _threshold_word(value, ptr: str, report: Reporter) -> None:
+    """A threshold written as text is an exact fraction "p/q" a double holds, q not 0."""
+    from prereg.stats.compare import is_fraction_word
+
+    if isinstance(value, str) and not is_fraction_word(value):
+        report(
+            ptr,
+            f"threshold {value!r} is not an exact fraction: write a number (0.95) or a fraction"
+            ' of whole numbers as a string, "2/3" (its denominator not 0, each side at most'
+            " 4,300 digits, its value within a double's range)",
+        )
 
 
 def figure_ids(spec: dict) -> dict[str, dict]:
@@ -781,6 +795,7 @@ def _walk_condition(
         walk(body, f"{ptr}/not")
         return
     if key == "compare":
+        _threshold_word(body.get("value"), f"{ptr}/compare/value", report)
         target = body.get("target", "")
         names = PLACEHOLDER.findall(target)
         unbound = [n for n in names if n not in bound]

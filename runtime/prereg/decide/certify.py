@@ -207,7 +207,10 @@ def gate_figures(rules, metrics, table, figures: list[dict]) -> list[dict]:
     out = figures
     for gate in getattr(rules, "GATES", ()):
         m = metrics.get(gate.metric)
-        if m is None or m.is_proportion or m.raw is None:
+        if m is not None and m.is_proportion:
+            out = _proportions_exact(out, figures, gate, m, table)
+            continue
+        if m is None or m.raw is None:
             continue
         for ci, c in enumerate(table.cells):
             if not selection_matches(gate.where, cell_attributes(c)):
@@ -222,4 +225,28 @@ def gate_figures(rules, metrics, table, figures: list[dict]) -> list[dict]:
                 if out is figures:
                     out = [dict(f) for f in figures]
                 out[ci][gate.metric] = fig
+    return out
+
+
+def _proportions_exact(out: list[dict], figures: list[dict], gate, m, table) -> list[dict]:
+    """``out`` with a proportion's figure k/n as its Fraction in every cell the gate reads:
+    its float decides a decimal threshold as the fraction does, not a threshold written as an
+    exact fraction (6 of 9 against "2/3")."""
+    import numpy as np
+
+    from prereg.decide.table import cell_attributes
+    from prereg.rules import selection_matches
+
+    nc = len(table.cells)
+    num = np.bincount(table.cell, weights=m.num, minlength=nc)
+    den = np.bincount(table.cell, weights=m.den, minlength=nc)
+    for ci, c in enumerate(table.cells):
+        if not selection_matches(gate.where, cell_attributes(c)) or den[ci] <= 0:
+            continue
+        k, n = float(num[ci]), float(den[ci])
+        if not (k.is_integer() and n.is_integer()):
+            continue
+        if out is figures:
+            out = [dict(f) for f in figures]
+        out[ci][gate.metric] = Fraction(int(k), int(n))
     return out

@@ -31,6 +31,7 @@ from prereg.rules import (
     evaluate,
     figure_of,
     fill,
+    threshold_fields,
 )
 
 
@@ -122,7 +123,7 @@ def readings(node, results: Mapping[str, ContrastResult], state: State, binding=
             "quantity": node.quantity,
             "figure": _number(figure, node),
             "op": node.op,
-            "value": node.value,
+            **threshold_fields(node.value),
         }
         if node.decimals is not None:
             entry["decimals"] = node.decimals

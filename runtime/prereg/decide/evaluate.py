@@ -774,7 +774,7 @@ def decide_all_many(
     ``cell_figure(metric, rows)`` gives (figure, scale), each (studies,), of a figure not
     computed from sums (ECE, AUROC, a geometric mean) over a cell's rows; None when a gate
     reads such a figure without it, or the rules do not expose their decisions (``RULES``)."""
-    from prereg.rules import _OPS, decide_many, selection_matches
+    from prereg.rules import decide_many, meets_many, selection_matches
 
     decisions = getattr(rules, "RULES", None)
     if decisions is None or any(h not in decisions for h in rules.HYPOTHESES):
@@ -804,7 +804,7 @@ def decide_all_many(
         else:
             _, x, scale = fig
             with np.errstate(invalid="ignore"):
-                held = _OPS[gate.op](x[:, cells], gate.value)
+                held = meets_many(x[:, cells], gate.op, gate.value)
             unclear |= np.any(_gate_near(x[:, cells], gate.value, scale[:, cells]), axis=1)
         failed[:, j] = ~np.all(held, axis=1)
     verdicts: dict[str, list] = {}

@@ -28,7 +28,7 @@ def as_condition(rule) -> dict[str, Any] | None:
                 "target": rule.target,
                 "quantity": rule.quantity,
                 "op": rule.op,
-                "value": rule.value,
+                "value": _written(rule.value),
                 **({} if rule.decimals is None else {"decimals": rule.decimals}),
             }
         }
@@ -115,3 +115,12 @@ def explanation_lines(explained: list[tuple[str, str, str]]) -> list[str]:
         if figures:
             lines.append(f"  - deciding figures: {figures}")
     return lines
+
+
+def _written(value):
+    """A threshold as the spec writes it: a number, or an exact fraction as ``"p/q"``."""
+    from fractions import Fraction
+
+    if isinstance(value, Fraction):
+        return f"{value.numerator}/{value.denominator}"
+    return value

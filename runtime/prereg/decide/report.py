@@ -232,6 +232,8 @@ def decided_p(certified: Mapping[str, Any] | None) -> dict[str, str]:
 
 
 def gate_rows(rules, decision, figure: Round) -> list[dict[str, Any]]:
+    from prereg.rules import threshold_fields
+
     rows = []
     for g in rules.GATES:
         fails = [(cid, x) for gate, cid, x in decision.failures if gate is g]
@@ -241,7 +243,7 @@ def gate_rows(rules, decision, figure: Round) -> list[dict[str, Any]]:
                 "metric": g.metric,
                 "where": {k: list(v) for k, v in g.where.items()},
                 "op": g.op,
-                "value": g.value,
+                **threshold_fields(g.value),
                 "passed": not fails,
                 "failures": [{"cell": cid, "figure": figure(x)} for cid, x in fails],
             }

@@ -653,7 +653,8 @@ class BlockScorer:
             a, b, c = (_float_compare_many(v, node) for v in (lo, x, hi))
             near = (a != b) | (b != c)
             if node.op in ("eq", "ne"):
-                near |= (lo <= node.value) & (node.value <= hi)
+                t = float(node.value)
+                near |= (lo <= t) & (t <= hi)
             self.unclear |= (near | np.isnan(x)) & ~counted
             return
         if isinstance(node, Not):

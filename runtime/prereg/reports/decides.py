@@ -22,6 +22,7 @@ from typing import Any
 from prereg.reports.numbers import fmt, fmt_p, written
 from prereg.reports.page import Figure
 from prereg.reports.verdicts import OPS, Comparison, comparisons, exact_figure
+from prereg.stats.compare import threshold
 
 #: Quantities drawn on the figure's own scale, and the row field each reads.
 ON_SCALE = {"estimate": "estimate", "abs_estimate": "estimate", "lower": "lower", "upper": "upper"}
@@ -207,7 +208,7 @@ def plan(
     for c, idx in applies:
         quantity = str(c.leaf.get("quantity"))
         if quantity in ON_SCALE:
-            value = float(c.leaf["value"])
+            value = float(threshold(c.leaf["value"]))
             xs = [-value, value] if quantity == "abs_estimate" else [value]
             label = _threshold_words(c)
             t = thresholds.setdefault(label, Threshold(label, xs, []))

@@ -139,7 +139,7 @@ def build(info: StudyInfo, folder: Path, steps: Sequence[Step]) -> Report:
                 (
                     g["id"],
                     g["metric"],
-                    f"{g['op']} {fmt(g['value'])}",
+                    f"{g['op']} {g.get('valueExact') or fmt(g['value'])}",
                     "yes" if g["passed"] else "no",
                     ", ".join(f"{f['cell']} ({fmt(f['figure'])})" for f in g["failures"]) or "–",
                 )

@@ -89,6 +89,12 @@ def written(value: Any) -> str:
         return str(value)
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, str):  # an exact fraction as written, "2/3"
+        return value
+    from fractions import Fraction
+
+    if isinstance(value, Fraction) and Fraction(repr(float(value))) != value:
+        return f"{value.numerator}/{value.denominator}"
     text = format(Decimal(repr(float(value))), "f")
     if "." in text:
         text = text.rstrip("0").rstrip(".")

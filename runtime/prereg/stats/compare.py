@@ -59,6 +59,8 @@ def threshold(value) -> Fraction:
         raise TypeError("a threshold is a number, not a boolean")
     if isinstance(value, int):
         return Fraction(value)
+    if isinstance(value, str):  # an exact fraction as the spec writes it, "2/3"
+        return exact_number(value)
     return _float_threshold(float(value))
 
 
@@ -69,6 +71,8 @@ def _float_threshold(value: float) -> Fraction:
     return Fraction(repr(value))
 
 
+#: an exact fraction as a spec writes one, "p/q" (as a JSON Schema pattern)
+FRACTION_PATTERN = "^-?[0-9]+/[0-9]+$"
 _FRACTION_WORD = re.compile(r"\A(-?)([0-9]+)/([0-9]+)\Z")
 #: the most digits a side of a fraction word may have (Python reads no more as an int)
 FRACTION_DIGITS = 4300

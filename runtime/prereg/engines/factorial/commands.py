@@ -1166,7 +1166,7 @@ def score_markdown(config, module: ModuleType, doc: Mapping[str, Any]) -> str:
     for g in doc["gates"]:
         failing = ", ".join(f"`{f['cell']}` ({fig(f['figure'])})" for f in g["failures"]) or "–"
         lines.append(
-            f"| `{g['id']}` | {g['metric']} | {g['op']} {_fmt(g['value'])} | {'yes' if g['passed'] else 'no'} | {failing} |"
+            f"| `{g['id']}` | {g['metric']} | {g['op']} {g.get('valueExact') or _fmt(g['value'])} | {'yes' if g['passed'] else 'no'} | {failing} |"
         )
     metric_ids = list(doc["cells"][0]["metrics"]) if doc["cells"] else []
     lines += unit_lines(doc.get("units") or [])
