@@ -205,12 +205,16 @@ def model(
         }
         for name, body in enums.items()
     ]
+    from prereg.stats.compare import FRACTION_PATTERN
+
     out_types = [
         {
             "name": name,
             "anchor": anchor(name),
-            "typeof": (body or {}).get("typeof"),
-            "pattern": (body or {}).get("pattern"),
+            # a Threshold is a number or an exact fraction "p/q" (the JSON Schema says so too:
+            # prereg.compiler.language widens the type LinkML renders as a number)
+            "typeof": "number, or a string" if name == "Threshold" else (body or {}).get("typeof"),
+            "pattern": FRACTION_PATTERN if name == "Threshold" else (body or {}).get("pattern"),
             "description": (body or {}).get("description"),
         }
         for name, body in types.items()
