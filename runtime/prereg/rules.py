@@ -58,6 +58,8 @@ class Contrast:
     alternative: str = "two-sided"
     margin: float = 0.0
     pair_by: str | None = None  # the field pairing a row of a with the row of b (a paired design)
+    # one: a pair holds one row per arm; mean: each arm's rows of the pair averaged first
+    pair_rows: str = "one"
     bootstrap: tuple[int, int] | None = None  # (resamples, seed) of a bootstrap interval
 
 
@@ -95,6 +97,7 @@ class Analysis:
     b: Mapping[str, tuple[str, ...]] | None = None
     groups: tuple[Mapping[str, tuple[str, ...]], ...] | None = None
     pair_by: str | None = None
+    pair_rows: str = "one"  # one row per arm of a pair, or each arm's rows averaged ("mean")
     b_metric: str | None = None  # the metric read on b's rows (paired shapes), else metric's
     strata: str | None = None
     unit: str | None = None

@@ -375,6 +375,7 @@ def _expanded(spec: dict, kind: str) -> list[dict]:
                         alternative=c.get("alternative"),
                         margin=c.get("margin"),
                         pair_by=c.get("pair_by"),
+                        pair_rows=c.get("pair_rows"),
                     )
                     if kinds.get(c["metric"]) == "geometric_mean" and c.get("margin") is None:
                         item["margin"] = 1.0
@@ -386,7 +387,13 @@ def _expanded(spec: dict, kind: str) -> list[dict]:
 
 #: an analysis's words that name one field, a metric or a family, in the order the generated
 #: rules and PREREG.md list them (the field words are decide.shapes.FIELD_INPUTS)
-_ANALYSIS_FIELDS = ("pair_by", "b_metric", "strata", *FIELD_INPUTS[1:], "family")
+#: how PREREG.md says a paired design of ``pair_rows: mean``
+PAIR_ROWS_MEAN_WORDS = (
+    "pair_rows: mean (each side of a pair is the mean of its counted rows, averaged before"
+    " the pairs are compared)"
+)
+
+_ANALYSIS_FIELDS = ("pair_by", "pair_rows", "b_metric", "strata", *FIELD_INPUTS[1:], "family")
 
 
 def _expanded_analyses(spec: dict) -> list[dict]:
@@ -465,6 +472,10 @@ def _analysis_templates(spec: dict) -> list[dict]:
                     )
                     inputs.append(f"groups (in order): {groups}")
                 for name in (*_ANALYSIS_FIELDS[:-1], "of_analyses"):
+                    if name == "pair_rows":
+                        if an.get(name) == "mean":
+                            inputs.append(PAIR_ROWS_MEAN_WORDS)
+                        continue
                     if an.get(name) is not None:
                         value = an[name]
                         if isinstance(value, list):

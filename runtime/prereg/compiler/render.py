@@ -246,6 +246,8 @@ def design_words(item: Any) -> str:
     parts = []
     if item.get("pair_by"):
         parts.append(f"paired by `{mdcode(item['pair_by'])}`")
+        if item.get("pair_rows") == "mean":
+            parts.append("each side's rows of a pair averaged first")
     boot = item.get("bootstrap")
     if boot:
         parts.append(f"{boot.get('resamples')} resamples, seed {boot.get('seed')}")

@@ -813,6 +813,72 @@ def split_fields_allow_the_splits(spec: dict, report: Reporter) -> None:
 
 
 @check
+def pair_rows_fit(spec: dict, report: Reporter) -> None:
+    """``pair_rows`` is written only beside ``pair_by``; ``mean`` (each side of a pair the mean
+    of its rows) only for a mean of numbers (not of logs) read by the methods of a mean of
+    paired differences: a contrast's ``t``/``bootstrap`` interval and ``paired-t`` test, an
+    analysis of :data:`prereg.decide.shapes.PAIR_ROWS_MEAN_METHODS`. A per-item share is a
+    number, not a 0/1 outcome, so the methods of 0/1 pairs are refused with it. (A contrast's
+    interval and test are those of a paired mean: :func:`rule_methods_fit` checks them.)"""
+    from prereg.decide.shapes import PAIR_ROWS_MEAN_METHODS
+
+    computes = {m.get("id"): m.get("compute") or {} for m in spec.get("metrics") or []}
+    methods = ", ".join(PAIR_ROWS_MEAN_METHODS)
+
+    def metric_fits(ptr: str, what: str, name, word: str = "metric") -> None:
+        c = computes.get(name)
+        if c is None:
+            return  # an unknown or engine metric: its own checks apply
+        kind = c.get("kind")
+        if kind == "mean" and c.get("transform") in (None, "none"):
+            return
+        shown = f"a {kind}" if kind != "mean" else "a mean of logs"
+        hint = (
+            "; a per-item share is a number, not a 0/1 outcome: compare per-item shares with"
+            " a mean metric of the 0/1 field"
+            if kind in ("proportion", "coverage")
+            else ""
+        )
+        report(
+            f"{ptr}/{word}",
+            f"{what}: pair_rows mean averages each side's rows into a mean of numbers, and"
+            f" {word} {name!r} is {shown}{hint}",
+        )
+
+    for hptr, hyp in items(spec, "hypotheses"):
+        for part in ("contrasts", "analyses"):
+            for i, e in enumerate(hyp.get(part) or []):
+                if not isinstance(e, dict) or e.get("pair_rows") is None:
+                    continue
+                ptr = f"{hptr}/{part}/{i}"
+                what = f"{part[:-1] if part == 'contrasts' else 'analysis'} {e.get('id')!r}"
+                if e.get("pair_by") is None:
+                    report(
+                        f"{ptr}/pair_rows",
+                        f"{what}: pair_rows says how many rows a side of a pair holds, and"
+                        " there are no pairs without pair_by",
+                    )
+                    continue
+                if e.get("pair_rows") != "mean":
+                    continue
+                if part == "contrasts":
+                    # the interval and test: rule_methods_fit (a paired mean's)
+                    metric_fits(ptr, what, e.get("metric"))
+                    continue
+                if str(e.get("method")) not in PAIR_ROWS_MEAN_METHODS:
+                    report(
+                        f"{ptr}/pair_rows",
+                        f"{what}: pair_rows mean feeds the methods of a mean of paired"
+                        f" differences ({methods}), and {e.get('method')!r} is not one (a pair's"
+                        " mean of rows is a number, not a 0/1 outcome nor a probability)",
+                    )
+                    continue
+                metric_fits(ptr, what, e.get("metric"))
+                if e.get("b_metric") is not None:
+                    metric_fits(ptr, what, e.get("b_metric"), "b_metric")
+
+
+@check
 def rule_methods_fit(spec: dict, report: Reporter) -> None:
     """Each estimate's and contrast's interval and test fit its metric and design
     (:mod:`prereg.decide.designs`); a bootstrap interval has its block; a paired contrast names

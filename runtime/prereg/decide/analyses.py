@@ -167,10 +167,21 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
     if shape == "two-binomial":
         return (*_kn(m, _rows(item, m, sel, item.a)), *_kn(m, _rows(item, m, sel, item.b))), {}
     if shape in ("paired-binary", "paired-samples", "paired-probabilities"):
-        from prereg.decide.samples import _pairs
+        from prereg.decide.samples import _pairs, pair_means
 
         a = m.counted(sel.mask(item.a, f"analysis {item.id}"))
         b = mb.counted(sel.mask(item.b, f"analysis {item.id}"))
+        if getattr(item, "pair_rows", "one") == "mean":
+            if shape != "paired-samples" or entry.name not in AVERAGED:
+                raise _fail(item, "pair_rows mean feeds " + _averaged_words())  # compiled
+            src_a = m.raw if m.raw is not None else m.value
+            src_b = mb.raw if mb.raw is not None else mb.value
+            pm, counts = pair_means(
+                item, src_a, src_b, a, b, columns, sel, f"analysis {item.id} ({item.method})"
+            )
+            extra.update(counts)
+            extra[_SCALE] = pm.scale
+            return pm.scaled(), {}
         ra, rb, ua, ub = _pairs(item, m, a, b, columns, sel)
         extra.update(pairs=int(ra.size), unpairedA=ua, unpairedB=ub)
         if shape == "paired-samples":
@@ -459,7 +470,11 @@ def run(item, metrics: Mapping[str, RowMetric], sel, columns, earlier, root=None
     args, filled = _inputs(item, entry, m, sel, columns, earlier, extra, _b_metric(item, metrics))
     labels = extra.pop(_LABELS, None)
     problems = extra.pop(_PROBLEMS, None)
+    scale = extra.pop(_SCALE, None)
     options = {**dict(item.options), **filled}
+    if scale is not None:  # the pairs' means times scale: the options in the data's units too
+        options = _scaled_options(entry.name, options, scale)
+        item = replace(item, options=options)
     try:
         result = _call(entry, args, options)
     except MethodError as exc:
@@ -467,6 +482,9 @@ def run(item, metrics: Mapping[str, RowMetric], sel, columns, earlier, root=None
         raise _fail(item, f"the method refuses its input or options: {words}") from None
     if extra:
         result = replace(result, counts={**extra, **dict(result.counts)})
+    if scale is not None:
+        res = _as_contrast(item, entry, result, args, scale=scale)
+        return res, _unscaled(entry.name, result, scale)
     if entry.shape == "p-values" and result.counts.get("rejected") is not None:
         # the figure a rule reads of a multiplicity procedure: how many it rejects
         rejected = int(result.counts["rejected"])
@@ -475,6 +493,68 @@ def run(item, metrics: Mapping[str, RowMetric], sel, columns, earlier, root=None
     return _as_contrast(item, entry, result, args), result
 
 
+#: The paired-samples methods ``pair_rows: mean`` feeds (the pairs' exact means times their
+#: common scale, decimals each method reads exactly): per method, its options in the data's
+#: units (scaled with the means) and the figures of its Result in them (scaled back). A t, a
+#: rank, a sign, a P value are the same of the scaled means; an estimate, a bound, an se are
+#: ``scale`` times theirs. Other methods (a permutation's or a correlation's own figures) are
+#: refused by compile with ``pair_rows: mean``.
+AVERAGED: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "paired-t": (("margin",), ("estimate", "se", "lower", "upper")),
+    "tost-paired": (("lower", "upper"), ("estimate", "se", "lower", "upper")),
+    "equivalence-interval-paired": ((), ("estimate", "se", "lower", "upper")),
+    "wilcoxon-signed-rank": (("margin",), ()),
+    "sign-test": (("margin",), ()),
+}
+
+
+def _averaged_words() -> str:
+    return ", ".join(AVERAGED) + " (the methods of a mean of paired differences, or of their signs)"
+
+
+def _scaled_options(name: str, options: dict, scale: int) -> dict:
+    """``options`` with those in the data's units (:data:`AVERAGED`) times ``scale``, exactly
+    (a margin 0.1 times 3 is 0.3, not the float 0.30000000000000004)."""
+    from prereg.stats.compare import threshold
+
+    out = dict(options)
+    for k in AVERAGED[name][0]:
+        v = out.get(k)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[k] = float(threshold(v) * scale)
+    return out
+
+
+def _unscaled(name: str, result, scale: int):
+    """The Result of a method run on the pairs' means times ``scale``, its figures in the
+    data's units scaled back (exact ones exactly)."""
+    fields = AVERAGED[name][1]
+    changes = {k: getattr(result, k) / scale for k in fields if getattr(result, k) is not None}
+    exact = {k: (v / scale if k in fields else v) for k, v in dict(result.exact).items()}
+    extra = dict(result.extra)
+    extra["pairScale"] = scale
+    return replace(result, exact=exact, extra=extra, **changes)
+
+
+def _divided(figure, scale: int):
+    """A certified figure of the scaled means divided by ``scale`` (its float, its error bound,
+    its exact value or its balls)."""
+    from prereg.stats.compare import EPS, Certified
+
+    if figure is None or isinstance(figure, Fraction):
+        return None if figure is None else figure / scale
+    value = figure.value / scale
+    error = None if figure.error is None else figure.error / scale + 4 * EPS * abs(value)
+    inner, ball = figure.exact, figure.ball
+    return Certified(
+        value,
+        error=error,
+        exact=None if inner is None else (lambda: Fraction(inner()) / scale),
+        ball=None if ball is None else (lambda prec: ball(prec) / scale),
+    )
+
+
+_SCALE = "_scale"  # extra's key of the scale of pairs' means (pair_rows mean; not reported)
 _LABELS = "_labels"  # extra's key of a ratings table's units and raters (not reported)
 _PROBLEMS = "_problems"  # extra's key of the units of a per-problem shape, in order (not reported)
 _PROBLEM = re.compile(r"\bproblem (\d+)\b")
@@ -1025,11 +1105,14 @@ def _record_ball(figure, quantity: str, extra: dict) -> None:
     figure.on_ball = on_ball
 
 
-def _as_contrast(item, entry, result, args=()) -> ContrastResult:
+def _as_contrast(item, entry, result, args=(), scale=None) -> ContrastResult:
+    """The figures rules read of an analysis' Result; with ``scale`` (``pair_rows: mean``)
+    the method ran on the pairs' means times it: what is certified of the scaled means is
+    divided back, as the reported figures are."""
+    scaled = () if scale is None else AVERAGED[entry.name][1]
+    shown = result if scale is None else _unscaled(entry.name, result, scale)
     estimate = result.estimate
-    certified: dict[str, object] = {
-        k: v for k, v in result.exact.items() if isinstance(v, Fraction)
-    }
+    certified: dict[str, object] = {k: v for k, v in shown.exact.items() if isinstance(v, Fraction)}
     extra: dict[str, Any] = {}
     if "estimate" not in certified:
         mean = _mean_certified(entry, args, estimate)
@@ -1043,6 +1126,8 @@ def _as_contrast(item, entry, result, args=()) -> ContrastResult:
             mean = _dunnett_certified(item, entry, args, estimate)
         if mean is None:
             mean = _correlation_certified(item, entry, args, estimate)
+        if mean is not None and "estimate" in scaled:
+            mean = _divided(mean, scale)
         if mean is not None:
             from prereg.decide.samples import _record_exact
 
@@ -1056,19 +1141,22 @@ def _as_contrast(item, entry, result, args=()) -> ContrastResult:
             root = _root_certified(result)
             t = {} if root is None else {"statistic": root}
         for name, figure in t.items():
+            if name in scaled:
+                figure = _divided(figure, scale)
             if name not in certified:
                 certified[name] = figure
                 _record_ball(figure, name, extra)
     for name in ("se", "statistic", "df"):
-        v = getattr(result, name)
+        v = getattr(shown, name)
         if v is not None and not isinstance(v, tuple):
             extra[name] = v
+    estimate = shown.estimate
     return ContrastResult(
         item.id,
         _NAN if estimate is None else float(estimate),
-        _NAN if result.lower is None else float(result.lower),
-        _NAN if result.upper is None else float(result.upper),
-        p=result.p,
+        _NAN if shown.lower is None else float(shown.lower),
+        _NAN if shown.upper is None else float(shown.upper),
+        p=shown.p,
         extra=extra,
         certified=certified or None,
     )

@@ -177,6 +177,8 @@ def contrast_rows(
             pairs: dict[str, Any] = {"by": c.pair_by, "n": int(e["pairs"])}
             pairs.update({k: int(e[k]) for k in ("n11", "n10", "n01", "n00") if k in e})
             pairs.update(unpairedA=int(e["unpairedA"]), unpairedB=int(e["unpairedB"]))
+            if getattr(c, "pair_rows", "one") == "mean":  # each side's rows averaged first
+                pairs.update(rows="mean", rowsA=int(e["rowsA"]), rowsB=int(e["rowsB"]))
             row["pairs"] = pairs
         if e.get("ratio"):
             row["measure"] = "ratio"
@@ -284,6 +286,10 @@ def pairs_text(row: dict[str, Any]) -> str:
     text = f"{p['n']} pairs by {p['by']}"
     if "n10" in p:
         text += f" ({p['n10']} favour a, {p['n01']} favour b)"
+    if p.get("rows") == "mean":
+        text += (
+            f", each side the mean of its rows ({p['rowsA']} rows of a, {p['rowsB']} of b averaged)"
+        )
     if p["unpairedA"] or p["unpairedB"]:
         text += f"; unpaired rows left out: {p['unpairedA']} of a, {p['unpairedB']} of b"
     return text

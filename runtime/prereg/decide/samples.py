@@ -248,15 +248,10 @@ def pair_key(item, values: list, sel):
     return key
 
 
-def _pairs(
-    item, m: RowMetric, a: np.ndarray, b: np.ndarray, columns, sel
-) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """Row indexes of arm a and arm b, pair by pair (in arm a's row order), and the numbers of
-    counted rows of each arm without a partner.
-
-    Two rows pair when they have the same value of the ``pair_by`` field and the same level of
-    every factor (and the split, and every row attribute) the two arms do not contrast: a
-    factor is contrasted when the arms select different levels of it."""
+def _pair_groups(item, a: np.ndarray, b: np.ndarray, columns, sel):
+    """``(keys, rows of arm a by key, rows of arm b by key)``: each arm's counted rows grouped
+    by what pairs them (:func:`pair_key`), keys in arm a's row order; with ``pair_rows`` one
+    (the default) a key with two rows in one arm is refused."""
     what = f"{'analysis' if hasattr(item, 'method') else 'contrast'} {item.id}"
     if columns is None or item.pair_by not in columns:
         raise UserError(
@@ -268,28 +263,137 @@ def _pairs(
     values = col.values.tolist()
     null = col.null
     key = pair_key(item, values, sel)
+    several = getattr(item, "pair_rows", "one") == "mean"
 
-    def index(rows: np.ndarray, arm: str) -> dict[Any, int]:
-        out: dict[Any, int] = {}
+    def index(rows: np.ndarray, arm: str) -> dict[Any, list[int]]:
+        out: dict[Any, list[int]] = {}
         for i in np.flatnonzero(rows).tolist():
             if null[i]:
                 continue
             k = key(i)
-            if k in out:
+            got = out.get(k)
+            if got is None:
+                out[k] = [i]
+            elif several:
+                got.append(i)
+            else:
                 raise UserError(
                     f"rules: {what} pairs rows by {item.pair_by!r}, and {item.pair_by}"
                     f" {values[i]!r} has more than one counted row in arm {arm} with the same"
                     " levels (a paired arm holds one row per item and level of the factors it"
-                    " does not contrast)"
+                    " does not contrast; to average each side's rows of a pair first, register"
+                    " pair_rows: mean)"
                 )
-            out[k] = i
         return out
 
     ia, ib = index(a, "a"), index(b, "b")
-    both = [k for k in ia if k in ib]
-    ra = np.asarray([ia[k] for k in both], dtype=np.intp)
-    rb = np.asarray([ib[k] for k in both], dtype=np.intp)
+    return [k for k in ia if k in ib], ia, ib
+
+
+def _pairs(
+    item, m: RowMetric, a: np.ndarray, b: np.ndarray, columns, sel
+) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Row indexes of arm a and arm b, pair by pair (in arm a's row order), and the numbers of
+    counted rows of each arm without a partner.
+
+    Two rows pair when they have the same value of the ``pair_by`` field and the same level of
+    every factor (and the split, and every row attribute) the two arms do not contrast: a
+    factor is contrasted when the arms select different levels of it."""
+    both, ia, ib = _pair_groups(item, a, b, columns, sel)
+    ra = np.asarray([ia[k][0] for k in both], dtype=np.intp)
+    rb = np.asarray([ib[k][0] for k in both], dtype=np.intp)
     return ra, rb, int(a.sum()) - len(both), int(b.sum()) - len(both)
+
+
+class PairMeans:
+    """The pairs of a paired design registered with ``pair_rows: mean``: each side of a pair is
+    the mean of its counted rows, kept exact (the rows read as the decimals the data write,
+    their sum over their number: 10/3 for 3, 3 and 4).
+
+    ``a``, ``b``: each pair's exact means (Fractions); ``scale``: the least common multiple of
+    the sides' numbers of rows, so that ``scale`` times every mean is a decimal again
+    (``scaled``), which the methods read exactly as they read data (a t, a rank, a sign is the
+    same of the scaled means, an estimate, a bound and an se ``scale`` times theirs)."""
+
+    def __init__(self, a: list[Fraction], b: list[Fraction], counts: list[int], what: str):
+        self.a, self.b = a, b
+        self.n = len(a)
+        self.scale = math.lcm(*counts) if counts else 1
+        self.what = what
+
+    def floats(self) -> tuple[np.ndarray, np.ndarray]:
+        return (
+            np.asarray([float(f) for f in self.a], dtype=np.float64),
+            np.asarray([float(f) for f in self.b], dtype=np.float64),
+        )
+
+    def scaled(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each pair's means times ``scale``: decimals, as floats that read back as them."""
+        from prereg.stats.compare import decimal_fraction
+
+        out = []
+        for side in (self.a, self.b):
+            xs = []
+            for f in side:
+                v = f * self.scale
+                x = float(v)
+                if decimal_fraction(x) != v:
+                    raise UserError(
+                        f"rules: {self.what}: a pair's mean of rows times {self.scale} is"
+                        f" {v}, a decimal of more digits than a double writes; it cannot be"
+                        " decided exactly"
+                    )
+                xs.append(x)
+            out.append(np.asarray(xs, dtype=np.float64))
+        return out[0], out[1]
+
+    def difference(self) -> Fraction | None:
+        """The exact mean of the pairs' differences (None without a pair)."""
+        if not self.n:
+            return None
+        return (sum(self.a, Fraction(0)) - sum(self.b, Fraction(0))) / self.n
+
+    def mean(self, side: str) -> float:
+        values = self.a if side == "a" else self.b
+        return float(sum(values, Fraction(0)) / len(values)) if values else _NAN
+
+
+def pair_means(
+    item, numbers: np.ndarray, nb: np.ndarray, a: np.ndarray, b: np.ndarray, columns, sel, what
+) -> tuple[PairMeans, dict[str, Any]]:
+    """The exact means of each pair's sides (``numbers``: a number per row read on arm a's
+    rows, ``nb`` on arm b's; their decimals are summed exactly) and the counts SCORE.json
+    shows of them: ``pairs``, ``unpairedA``/``unpairedB`` (counted rows without a partner),
+    ``rowsA``/``rowsB`` (the rows averaged into the pairs)."""
+    from prereg.stats.compare import decimal_fraction
+
+    both, ia, ib = _pair_groups(item, a, b, columns, sel)
+    read: dict[float, Fraction] = {}
+
+    def mean_of(rows: list[int], src: np.ndarray) -> Fraction:
+        total = Fraction(0)
+        for v in src[rows].tolist():
+            f = read.get(v)
+            if f is None:
+                if not math.isfinite(v):
+                    raise UserError(f"rules: {what}: a counted row's number is {v}")
+                f = read[v] = decimal_fraction(v)
+            total += f
+        return total / len(rows)
+
+    fa = [mean_of(ia[k], numbers) for k in both]
+    fb = [mean_of(ib[k], nb) for k in both]
+    counts = sorted({len(ia[k]) for k in both} | {len(ib[k]) for k in both})
+    rows_a = sum(len(ia[k]) for k in both)
+    rows_b = sum(len(ib[k]) for k in both)
+    extra = {
+        "pairs": len(both),
+        "unpairedA": int(a.sum()) - rows_a,
+        "unpairedB": int(b.sum()) - rows_b,
+        "rowsA": rows_a,
+        "rowsB": rows_b,
+    }
+    return PairMeans(fa, fb, counts, what), extra
 
 
 # what each test's statistic is, as SCORE.json names it
@@ -305,11 +409,87 @@ STATISTIC_NAMES = {
 COUNT_STATISTICS = frozenset({"mcnemar-exact"})
 
 
+def _averaged_contrast(item, m: RowMetric, a: np.ndarray, b: np.ndarray, columns, sel):
+    """A paired contrast of a mean whose pairs average each side's rows (``pair_rows: mean``):
+    the differences of the pairs' exact means, their ``t`` interval and ``paired-t`` test (run
+    on the means times their common scale, decimals the methods read exactly, the interval and
+    se scaled back), or a bootstrap of the pairs; the estimate is the exact mean difference."""
+    what = f"contrast {item.id}"
+    if not m.is_sample or m.kind != "mean" or m.back == "exp" or getattr(m, "log", False):
+        raise UserError(  # compile refuses it first
+            f"rules: {what}: pair_rows mean averages numbers; metric {m.id!r} ({m.kind}) is"
+            " not a mean of numbers"
+        )
+    src = m.raw if m.raw is not None else m.value
+    pm, extra = pair_means(item, src, src, a, b, columns, sel, what)
+    n = pm.n
+    extra.update(na=n, nb=n, a=pm.mean("a"), b=pm.mean("b"))
+    exact = pm.difference()
+    est = _NAN if exact is None else float(exact)
+    lo = hi = _NAN
+    p = None
+    va, vb = pm.floats()
+    scale = pm.scale
+    interval = item.interval
+    if n and interval == "bootstrap":
+        resamples, seed = _bootstrap(item, what)
+        fn = _method("resampling-interval", "bootstrap", what).fn
+        lo, hi = fn(
+            [va, vb],
+            lambda x, y: float(np.mean(x) - np.mean(y)),
+            level=item.level,
+            resamples=resamples,
+            seed=seed,
+            paired=True,
+        )
+    elif n and interval != "none":
+        sa, sb = pm.scaled()
+        fn = _method("sample-interval", interval, what).fn
+        _, lo, hi = fn(sa - sb, level=item.level)
+        lo, hi = float(lo) / scale, float(hi) / scale
+    if n and item.test != "none":
+        from prereg.stats.compare import threshold
+        from prereg.stats.methods import MethodError
+
+        sa, sb = pm.scaled()
+        alternative = getattr(item, "alternative", "two-sided") or "two-sided"
+        margin = getattr(item, "margin", None)
+        margin = float(threshold(0 if margin is None else margin) * scale)
+        test = _method("paired-sample-test", item.test, what)
+        pairs = {"pairs": (sa, sb)}
+        try:
+            statistic, p = test.fn(sa - sb, alternative=alternative, margin=margin, **pairs)
+        except MethodError as exc:
+            raise UserError(f"rules: {what}: {exc}") from None
+        p = float(p)
+        p = None if math.isnan(p) else p
+        statistic = float(statistic)
+        if not math.isnan(statistic):
+            extra["statistic"] = statistic
+            extra["statisticName"] = STATISTIC_NAMES.get(item.test, item.test)
+            se, df = test.se_df(sa - sb, margin=margin, **pairs) if test.se_df else (None, None)
+            se = _nan_none(se)
+            extra["se"], extra["df"] = (None if se is None else se / scale), _nan_none(df)
+    certified = None
+    if exact is not None:
+        from prereg.stats.compare import EPS, Certified
+
+        figure = Certified(est, error=4 * EPS * abs(est), exact=lambda: exact)
+        _record_exact(figure, extra)
+        certified = {"estimate": figure}
+    result = ContrastResult(
+        item.id, est, float(lo), float(hi), p=p, extra=extra, certified=certified
+    )
+    return result, None
+
+
 def contrast_result(
     item, m: RowMetric, a: np.ndarray, b: np.ndarray, columns, sel
 ) -> tuple[ContrastResult, tuple | None]:
     what = f"contrast {item.id}"
     paired = getattr(item, "pair_by", None) is not None
+    if paired and getattr(item, "pair_rows", "one") == "mean":
+        return _averaged_contrast(item, m, a, b, columns, sel)
     ratio = m.kind in RATIO
     stat = _stat_of(m)
     whole = m.hit is not None

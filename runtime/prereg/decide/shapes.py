@@ -89,3 +89,16 @@ def shape_inputs_text(shape: str) -> str:
 def required_options(entry) -> list[str]:
     filled = FILLED_OPTIONS.get(entry.shape, ())
     return [o for o in entry.options if o not in filled]
+
+
+#: The paired-samples methods an analysis registered with ``pair_rows: mean`` may name: their
+#: figures are those of a mean of paired differences (or of their ranks and signs), which
+#: :mod:`prereg.decide.analyses` computes exactly on each pair's means
+#: (``analyses.AVERAGED`` says which options and figures are in the data's units).
+PAIR_ROWS_MEAN_METHODS = (
+    "paired-t",
+    "tost-paired",
+    "equivalence-interval-paired",
+    "wilcoxon-signed-rank",
+    "sign-test",
+)

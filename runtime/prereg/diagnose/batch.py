@@ -207,6 +207,8 @@ class BlockScorer:
         order, as :func:`prereg.decide.samples._pairs` pairs a study's counted rows: a study's
         pairs are those whose two rows it counts."""
         table = self.sel.table
+        if getattr(item, "pair_rows", "one") != "one":  # pairs of averaged rows: row by row
+            raise Unsupported("pair_rows")
         if item.pair_by not in table.columns or item.pair_by in self.columns_from_records:
             raise Unsupported("pair_by")
         from prereg.decide.columns import as_column
