@@ -107,6 +107,9 @@ def test_mean_difference_exactly_on_the_threshold(tmp_path):
 
     assert not list(outputs.validator(outputs.schema_for("factorial", "score")).iter_errors(doc))
     assert c["statistic"] == 0.0 and c["p"] == 0.5
+    prereg = (root / "generated" / "judgemean" / "PREREG.md").read_text()
+    assert "(paired by `item`; each side's rows of a pair averaged first)" in prereg
+    assert "pair_by: item; pair_rows: mean (each side of a pair is the mean of its" in prereg
     md = (root / "s.SCORE.md").read_text()
     assert "18 pairs by item, each side the mean of its rows (54 rows of a, 54 of b" in md
 
@@ -149,6 +152,27 @@ def test_figures_against_scipy_on_the_items_means(tmp_path):
     p, lo, hi = ttost_paired(fa, fb, -0.5, 0.5)
     assert an["tost"]["p"] == pytest.approx(p, abs=1e-12)
     assert an["tost"]["p"] == 0.5  # the mean difference is the upper margin: t = 0 exactly
+
+    s = an["signs"]
+    above, below = int((d > 0).sum()), int((d < 0).sum())
+    assert s["counts"] == {
+        "pairs": 18,
+        "unpairedA": 0,
+        "unpairedB": 0,
+        "rowsA": 54,
+        "rowsB": 54,
+        "above": above,
+        "below": below,
+        "tied": 18 - above - below,
+        "n": 18,
+    }
+    ref = stats.binomtest(above, above + below, 0.5, alternative="greater")
+    assert s["p"] == pytest.approx(ref.pvalue, rel=1e-12)
+    e = an["equivalence"]
+    ci = stats.ttest_rel(fa, fb).confidence_interval(0.90)
+    assert e["lower"] == pytest.approx(ci.low, rel=1e-12)
+    assert e["upper"] == pytest.approx(ci.high, rel=1e-12)
+    assert e["estimate"] == pytest.approx(0.5, abs=1e-15)
 
 
 def test_missing_judge_rows(tmp_path):
