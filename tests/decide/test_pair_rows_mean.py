@@ -112,6 +112,7 @@ def test_mean_difference_exactly_on_the_threshold(tmp_path):
     assert "pair_by: item; pair_rows: mean (each side of a pair is the mean of its" in prereg
     md = (root / "s.SCORE.md").read_text()
     assert "18 pairs by item, each side the mean of its rows (54 rows of a, 54 of b" in md
+    assert "- `ttest`: 18 pairs, each side the mean of its rows (54 rows of a, 54 of b" in md
 
 
 def test_figures_against_scipy_on_the_items_means(tmp_path):

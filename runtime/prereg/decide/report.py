@@ -295,6 +295,17 @@ def pairs_text(row: dict[str, Any]) -> str:
     return text
 
 
+def averaged_pairs_text(counts: dict[str, Any]) -> str:
+    """An analysis' pairs of averaged rows (``pair_rows: mean``) in words."""
+    text = (
+        f"{counts['pairs']} pairs, each side the mean of its rows ({counts['rowsA']} rows of a,"
+        f" {counts['rowsB']} of b averaged)"
+    )
+    if counts.get("unpairedA") or counts.get("unpairedB"):
+        text += f"; unpaired rows left out: {counts['unpairedA']} of a, {counts['unpairedB']} of b"
+    return text
+
+
 def quantifier_rows(rules, results) -> dict[str, list[dict[str, Any]]]:
     """Per hypothesis whose rule or verdicts quantify (``at_least``, ``for_each``), the count
     behind each quantifier (:func:`prereg.rules.hypothesis_quantifiers`): ``met`` of ``of``

@@ -34,6 +34,7 @@ from prereg.decide.metrics import row_metrics
 from prereg.decide.report import (
     analysis_rows,
     arm_text,
+    averaged_pairs_text,
     contrast_rows,
     decision_lines,
     estimate_rows,
@@ -1262,6 +1263,10 @@ def score_markdown(config, module: ModuleType, doc: Mapping[str, Any]) -> str:
             + (", ".join(f"{k} {json.dumps(v)}" for k, v in a["options"].items()) or "none")
             for a in doc["analyses"]
         ]
+        averaged = [a for a in doc["analyses"] if "rowsA" in (a.get("counts") or {})]
+        if averaged:  # pair_rows mean: each side of a pair the mean of its rows
+            lines += ["", "Analyses of averaged pairs (pair_rows mean):", ""]
+            lines += [f"- `{a['id']}`: {averaged_pairs_text(a['counts'])}" for a in averaged]
     return "\n".join(lines) + "\n"
 
 
