@@ -269,3 +269,40 @@ def test_the_methods_compile_allows_are_those_score_scales():
 
     assert tuple(AVERAGED) == PAIR_ROWS_MEAN_METHODS
     assert {entries()[m].shape for m in AVERAGED} == {"paired-samples"}
+
+
+def test_a_grade_of_seventeen_digits_keeps_the_estimate_exact(tmp_path):
+    """A computed grade written with float noise (0.30000000000000004): its item's mean times 3
+    has no decimal a double writes, so the methods read its float; the estimate stays the
+    exact mean of the pairs' differences."""
+    rows = _rows()
+    rows[0]["score"] = 0.1 + 0.2  # q01, cot, j1
+    a, b = _oracle_means(rows)
+    exact = (sum(a, Fraction(0)) - sum(b, Fraction(0))) / len(a)
+    assert exact.denominator % 3 == 0 and (exact * 3).denominator > 10**17
+    doc = _score(_project(tmp_path), rows)
+    an = {x["id"]: x for x in doc["analyses"]}
+    assert an["ttest"]["exact"]["estimate"] == f"{exact.numerator}/{exact.denominator}"
+    assert an["ttest"]["estimate"] == pytest.approx(float(exact), rel=1e-15)
+    fa, fb = np.array([float(x) for x in a]), np.array([float(x) for x in b])
+    ref = stats.ttest_rel(fa - 0.5, fb, alternative="greater")
+    assert an["ttest"]["statistic"] == pytest.approx(ref.statistic, rel=1e-12)
+    assert doc["verdicts"]["gain-lt"] == "supported"
+
+
+def test_a_unit_rule_leaves_items_out_before_the_pairs_are_formed(tmp_path):
+    """The unit by item included only with all six grades: q02 (five) and q05 (three) are
+    left out whole, and the pairs are the 16 complete items."""
+    drop = {("cot", "q02", "j3")} | {("plain", "q05", j) for j in JUDGES}
+    rows = _rows(drop)
+    old = "{figure: grades, op: ge, value: 2, reason: graded at least twice}"
+    new = "{figure: grades, op: ge, value: 6, reason: all three judges under both templates}"
+    root = _project(tmp_path, SPEC.replace(old, new))
+    doc = _score(root, rows)
+    (c,) = doc["contrasts"]
+    assert c["pairs"]["n"] == 16
+    assert (c["pairs"]["unpairedA"], c["pairs"]["unpairedB"]) == (0, 0)
+    assert (c["pairs"]["rowsA"], c["pairs"]["rowsB"]) == (48, 48)
+    kept = [r for r in rows if r["item"] not in ("q02", "q05")]
+    a, b = _oracle_means(kept)
+    assert c["estimate"] == float((sum(a, Fraction(0)) - sum(b, Fraction(0))) / 16)

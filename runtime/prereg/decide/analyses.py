@@ -180,7 +180,7 @@ def _inputs(item, entry, m: RowMetric | None, sel, columns, earlier, extra: dict
                 item, src_a, src_b, a, b, columns, sel, f"analysis {item.id} ({item.method})"
             )
             extra.update(counts)
-            extra[_SCALE] = pm.scale
+            extra[_SCALE] = (pm.scale, pm.difference())
             return pm.scaled(), {}
         ra, rb, ua, ub = _pairs(item, m, a, b, columns, sel)
         extra.update(pairs=int(ra.size), unpairedA=ua, unpairedB=ub)
@@ -470,7 +470,7 @@ def run(item, metrics: Mapping[str, RowMetric], sel, columns, earlier, root=None
     args, filled = _inputs(item, entry, m, sel, columns, earlier, extra, _b_metric(item, metrics))
     labels = extra.pop(_LABELS, None)
     problems = extra.pop(_PROBLEMS, None)
-    scale = extra.pop(_SCALE, None)
+    scale, difference = extra.pop(_SCALE, (None, None))
     options = {**dict(item.options), **filled}
     if scale is not None:  # the pairs' means times scale: the options in the data's units too
         options = _scaled_options(entry.name, options, scale)
@@ -483,6 +483,10 @@ def run(item, metrics: Mapping[str, RowMetric], sel, columns, earlier, root=None
     if extra:
         result = replace(result, counts={**extra, **dict(result.counts)})
     if scale is not None:
+        if entry.name in MEAN_ESTIMATES and result.estimate is not None and difference is not None:
+            # the mean of the pairs' differences, exactly (their means' own fractions)
+            exact = {**dict(result.exact), "estimate": difference * scale}
+            result = replace(result, exact=exact)
         res = _as_contrast(item, entry, result, args, scale=scale)
         return res, _unscaled(entry.name, result, scale)
     if entry.shape == "p-values" and result.counts.get("rejected") is not None:
