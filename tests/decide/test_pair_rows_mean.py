@@ -306,3 +306,27 @@ def test_a_unit_rule_leaves_items_out_before_the_pairs_are_formed(tmp_path):
     kept = [r for r in rows if r["item"] not in ("q02", "q05")]
     a, b = _oracle_means(kept)
     assert c["estimate"] == float((sum(a, Fraction(0)) - sum(b, Fraction(0))) / 16)
+
+
+def test_a_bootstrap_of_averaged_pairs_is_that_of_one_row_per_item_holding_its_mean(tmp_path):
+    """The contrast's bootstrap resamples pairs of means: the same study scored from one row
+    per item and template holding its mean grade (pair_rows one) gives the same bounds."""
+    t_lines = "        interval: t\n        level: 0.95\n        test: paired-t\n"
+    boot = "        interval: bootstrap\n        bootstrap: {resamples: 500, seed: 7}\n"
+    boot += "        level: 0.9\n        test: paired-t\n"
+    text = SPEC.replace(t_lines, boot)
+    rows = _rows()
+    doc = _score(_project(tmp_path / "mean", text), rows)
+    a, b = _oracle_means(rows)
+    means = [
+        {"item": i, "template": t, "judge": "j1", "score": float(v)}
+        for i, x, y in zip(ITEMS, a, b, strict=True)
+        for t, v in (("cot", x), ("plain", y))
+    ]
+    line = "        pair_rows: mean\n"
+    one = _project(tmp_path / "one", text.replace(line, line.replace("mean", "one")))
+    ref = _score(one, means)
+    (c,), (r,) = doc["contrasts"], ref["contrasts"]
+    assert c["lower"] < 0.5 < c["upper"]
+    assert (c["lower"], c["upper"]) == (r["lower"], r["upper"])
+    assert r["pairs"]["n"] == c["pairs"]["n"] == 18
