@@ -260,6 +260,8 @@ def test_diagnose_simulates_several_rows_per_item_and_arm(tmp_path):
     (cond,) = doc["conditions"]
     (c,) = cond["contrasts"]
     assert c["truth"] == pytest.approx(0.5) and c["defined"] == 20
+    t = {a["id"]: a for a in cond["analyses"]}["ttest"]
+    assert t["truth"] == pytest.approx(0.5) and t["defined"] == 20
 
 
 def test_the_methods_compile_allows_are_those_score_scales():
