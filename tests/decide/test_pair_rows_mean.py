@@ -32,10 +32,11 @@ JUDGES = ["j1", "j2", "j3"]
 SUMS = [4, -1, 2, 5, 1, -2, 3, 2, 1, 4, 0, 2, 1, 3, -1, 2, 1, 0]
 
 
-def _rows(drop: set[tuple[str, str, str]] = frozenset()) -> list[dict]:
-    """Every (template, item, judge) grade but those in ``drop``; judge j2 grades in halves."""
+def _rows(drop: set[tuple[str, str, str]] = frozenset(), sums: list[int] = SUMS) -> list[dict]:
+    """Every (template, item, judge) grade but those in ``drop``; judge j2 grades in halves;
+    ``sums``: each item's cot grades less its plain grades, summed over the judges."""
     out = []
-    for i, (item, total) in enumerate(zip(ITEMS, SUMS, strict=True)):
+    for i, (item, total) in enumerate(zip(ITEMS, sums, strict=True)):
         for j, judge in enumerate(JUDGES):
             plain = (i * 7 + j * 3) % 6 + 3 + (0.5 if judge == "j2" else 0.0)
             cot = plain + total // 3 + (1 if j < total % 3 else 0)
@@ -332,3 +333,26 @@ def test_a_bootstrap_of_averaged_pairs_is_that_of_one_row_per_item_holding_its_m
     assert c["lower"] < 0.5 < c["upper"]
     assert (c["lower"], c["upper"]) == (r["lower"], r["upper"])
     assert r["pairs"]["n"] == c["pairs"]["n"] == 18
+
+
+def test_a_mean_difference_of_one_third_on_a_fraction_threshold(tmp_path):
+    """The items' differences sum to 18 thirds over 18 items: the mean difference is exactly
+    1/3, which no decimal writes; registered as the fraction "1/3", ge and le hold, gt and lt
+    fail (the floats of the items' means give 0.333333333333333)."""
+    import re
+
+    sums = [*SUMS[:-3], -1, -2, -3]
+    rows = _rows(sums=sums)
+    a, b = _oracle_means(rows)
+    exact = (sum(a, Fraction(0)) - sum(b, Fraction(0))) / len(a)
+    assert exact == Fraction(1, 3)
+    floats = np.array([float(x) for x in a]) - np.array([float(x) for x in b])
+    assert float(np.mean(floats)) != 1 / 3  # what floats would have decided on
+    pattern = r"(target: cot-vs-plain, quantity: estimate, op: \w+, value: )0\.5"
+    text, n = re.subn(pattern, r'\1"1/3"', SPEC)
+    assert n == 4
+    doc = _score(_project(tmp_path, text), rows)
+    v = _verdicts(doc)
+    assert (v["gain-ge"], v["gain-le"]) == ("supported", "supported")
+    assert (v["gain-gt"], v["gain-lt"]) == ("not-supported", "not-supported")
+    assert doc["contrasts"][0]["exact"] == "1/3"
