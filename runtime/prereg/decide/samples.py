@@ -319,6 +319,7 @@ class PairMeans:
         self.a, self.b = a, b
         self.n = len(a)
         self.scale = math.lcm(*counts) if counts else 1
+        self._scaled: tuple[np.ndarray, np.ndarray] | None = None
 
     def floats(self) -> tuple[np.ndarray, np.ndarray]:
         return (
@@ -331,10 +332,12 @@ class PairMeans:
         decimal of more digits than a double writes (data of 16 or 17 significant digits, such
         as a computed 0.30000000000000004) is its nearest float, as such data are elsewhere:
         the estimate stays exact (:meth:`difference`), a t or a rank reads the float."""
-        return (
-            np.asarray([float(f * self.scale) for f in self.a], dtype=np.float64),
-            np.asarray([float(f * self.scale) for f in self.b], dtype=np.float64),
-        )
+        if self._scaled is None:
+            self._scaled = (
+                np.asarray([float(f * self.scale) for f in self.a], dtype=np.float64),
+                np.asarray([float(f * self.scale) for f in self.b], dtype=np.float64),
+            )
+        return self._scaled
 
     def difference(self) -> Fraction | None:
         """The exact mean of the pairs' differences (None without a pair)."""
@@ -347,6 +350,41 @@ class PairMeans:
         return float(sum(values, Fraction(0)) / len(values)) if values else _NAN
 
 
+def _side_means(groups: list[list[int]], src: np.ndarray, what: str) -> list[Fraction]:
+    """The exact mean of each group of rows of ``src``, its values read as the decimals the
+    data write: over one power of ten as whole numbers (summed as Python integers) when a
+    double's decimals write them all, else value by value as fractions."""
+    from prereg.stats.compare import decimal_fraction
+    from prereg.stats.exactsum import decimal_whole
+
+    if not groups:
+        return []
+    flat = np.fromiter((i for g in groups for i in g), dtype=np.intp)
+    values = np.asarray(src[flat], dtype=np.float64)
+    if not bool(np.all(np.isfinite(values))):
+        raise UserError(f"rules: {what}: a counted row's number is not finite")
+    found = decimal_whole([values])
+    if found is not None:
+        (whole,), places = found
+        sums = [0] * len(groups)
+        owner = np.repeat(np.arange(len(groups)), [len(g) for g in groups]).tolist()
+        for o, w in zip(owner, whole.tolist(), strict=True):
+            sums[o] += w
+        unit = 10**places
+        return [Fraction(t, len(g) * unit) for t, g in zip(sums, groups, strict=True)]
+    read: dict[float, Fraction] = {}
+    out = []
+    for g in groups:
+        total = Fraction(0)
+        for v in src[g].tolist():
+            f = read.get(v)
+            if f is None:
+                f = read[v] = decimal_fraction(v)
+            total += f
+        out.append(total / len(g))
+    return out
+
+
 def pair_means(
     item, numbers: np.ndarray, nb: np.ndarray, a: np.ndarray, b: np.ndarray, columns, sel, what
 ) -> tuple[PairMeans, dict[str, Any]]:
@@ -354,24 +392,9 @@ def pair_means(
     rows, ``nb`` on arm b's; their decimals are summed exactly) and the counts SCORE.json
     shows of them: ``pairs``, ``unpairedA``/``unpairedB`` (counted rows without a partner),
     ``rowsA``/``rowsB`` (the rows averaged into the pairs)."""
-    from prereg.stats.compare import decimal_fraction
-
     both, ia, ib = _pair_groups(item, a, b, columns, sel)
-    read: dict[float, Fraction] = {}
-
-    def mean_of(rows: list[int], src: np.ndarray) -> Fraction:
-        total = Fraction(0)
-        for v in src[rows].tolist():
-            f = read.get(v)
-            if f is None:
-                if not math.isfinite(v):
-                    raise UserError(f"rules: {what}: a counted row's number is {v}")
-                f = read[v] = decimal_fraction(v)
-            total += f
-        return total / len(rows)
-
-    fa = [mean_of(ia[k], numbers) for k in both]
-    fb = [mean_of(ib[k], nb) for k in both]
+    fa = _side_means([ia[k] for k in both], numbers, what)
+    fb = _side_means([ib[k] for k in both], nb, what)
     counts = sorted({len(ia[k]) for k in both} | {len(ib[k]) for k in both})
     rows_a = sum(len(ia[k]) for k in both)
     rows_b = sum(len(ib[k]) for k in both)
