@@ -124,6 +124,9 @@ class Layout:
             elif f in self.leaves and not self._counted(f):
                 col = np.empty(len(base), dtype=object)
                 apart = self._apart()
+                # one width for every cell: the n-th row of a 25-row cell is the n-th of a
+                # 200-row cell (a second rater's subset of the first rater's items)
+                widest = max((int(r.size) for r in self.cell_rows), default=0)
                 for c, rows in enumerate(self.cell_rows):
                     stem = f if self.crossed else base.cells[c]["id"]
                     if self.crossed and apart:
@@ -131,7 +134,7 @@ class Layout:
                         # (math's problem 1 from code's, under one run)
                         levels = base.cells[c]["levels"]
                         stem = "-".join([*(str(levels.get(x)) for x in apart), f])
-                    width = len(str(int(rows.size)))
+                    width = len(str(widest if self.crossed else int(rows.size)))
                     col[rows] = [f"{stem}-{p + 1:0{width}d}" for p in range(rows.size)]
                 out[f] = col
         return out
