@@ -270,3 +270,24 @@ def test_diagnose_gives_the_selective_accuracys_truth(tmp_path):
     for a in got.values():
         assert a["defined"] == 200
         assert abs(a["meanEstimate"] - a["truth"]) < 4 * a["biasMcSe"] + 1e-9
+
+
+def test_simulate_draws_a_log_from_the_calibration_curves_alone(tmp_path):
+    # the scenario registers no rates: each model's calibration entry draws its rows' outcomes
+    # (simulate refused it, "gives no rate for cell base", though diagnose ran it)
+    root = _project(tmp_path)
+    log = root / "sim.jsonl"
+    args = ["--scenario", "new-calibrated", "--seed", "5", "--out", str(log)]
+    assert main(["--project", str(root), "selective", "simulate", *args]) == 0
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(records) == 200
+    for model, over in (("new", 0.0), ("base", 0.1)):
+        mine = [r for r in records if r["model"] == model]
+        assert len(mine) == 100 and all(0.5 <= r["confidence"] <= 1 for r in mine)
+        # the outcome follows the curve: right with chance confidence − over (a z of 4)
+        chance = [r["confidence"] - over for r in mine]
+        expected = sum(chance)
+        sd = math.sqrt(sum(p * (1 - p) for p in chance))
+        assert abs(sum(r["correct"] for r in mine) - expected) < 4 * sd
+    doc, _ = _score(root, log)
+    assert doc["rows"] == {"registered": 200, "observed": 200}

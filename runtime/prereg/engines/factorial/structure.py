@@ -31,6 +31,7 @@ each numeric field's latents and values.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -399,14 +400,17 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def cell_rates(scenario: Mapping[str, Any], cells: Sequence[Mapping[str, Any]]):
-    """The scenario's rate per cell (None for a scenario without an outcome)."""
+def cell_rates(scenario: Mapping[str, Any], cells: Sequence[Mapping[str, Any]], writer=None):
+    """The scenario's rate per cell (None for a scenario without an outcome; NaN for a cell
+    whose rows a calibration entry of ``writer`` draws, its curve giving each row's chance)."""
     if scenario.get("outcome") is None:
         return None
     rates = registered.compiled_rates(scenario)
     out = []
     for cell in cells:
         r = registered.rate_for(rates, cell_attributes(cell))
+        if r is None and writer is not None and writer.calibration_entry(cell) is not None:
+            r = math.nan
         if r is None:
             raise UserError(
                 f"simulate: scenario {scenario['id']} gives no rate for cell {cell['id']}"
@@ -426,11 +430,12 @@ def simulate_structured(config, table: RowTable, scenario: Mapping[str, Any], se
     layout = Layout(config, scenario, table, _has(config, "items"))
     share = registered.coverage(scenario)
     kept = [registered.kept_rows(int(r.size), share) for r in layout.cell_rows]
+    writer = RecordWriter(config, scenario)
     _, records = draw_study(
         config,
         layout,
-        RecordWriter(config, scenario),
-        cell_rates(scenario, table.cells),
+        writer,
+        cell_rates(scenario, table.cells, writer),
         kept,
         registered.failed_attempt_rate(scenario),
         rng,
