@@ -133,6 +133,12 @@ def test_alpha_exactly_on_067_opens_the_main_test_and_adopts_the_new_system(tmp_
     z, p = _farrington_manning(170, 200, 160, 200, -0.05)
     assert ni["statistic"] == pytest.approx(z, rel=1e-7)
     assert ni["p"] == pytest.approx(p, rel=1e-6)
+    # the one-sided 97.5% bound: the margin at which the restricted z reaches z(0.975)
+    crit = stats.norm.ppf(0.975)
+    bound = optimize.brentq(
+        lambda d: _farrington_manning(170, 200, 160, 200, d)[0] - crit, -0.5, 0.049
+    )
+    assert ni["lower"] == pytest.approx(bound, abs=1e-7)
     assert doc["verdicts"] == {"agree": "supported", "not-worse": "supported"}
     assert doc["decision"]["outcome"] == "adopt-new"
     assert "alpha (0.67)" in md
