@@ -168,9 +168,10 @@ def test_a_difference_exactly_on_the_margin_is_not_non_inferior(tmp_path):
 # -- diagnose: the double-coded rows pair with the first annotator's ------------------------------
 
 
-def _diagnose(root: Path, n: int = 60) -> tuple[dict, str]:
-    out = root / "DIAGNOSE.json"
+def _diagnose(root: Path, n: int = 60, scenario: str = "careful") -> tuple[dict, str]:
+    out = root / f"DIAGNOSE-{scenario}.json"
     args = ["--project", str(root), "agreegate", "diagnose", "--quiet", "--simulations", str(n)]
+    args += ["--scenario", scenario]
     assert main([*args, "--seed", "3", "--out", str(out)]) == 0
     (cond,) = json.loads(out.read_text())["conditions"]
     return {a["id"]: a for a in cond["analyses"]}, out.with_suffix(".md").read_text()
@@ -196,3 +197,68 @@ def test_diagnose_says_when_an_analysis_never_gives_an_estimate(tmp_path):
     got, md = _diagnose(_project(tmp_path, text), n=20)
     assert got["alpha"]["defined"] == 0
     assert "- `alpha` gave no estimate in 20 of 20 simulated studies" in md
+
+
+# -- a ratings scenario whose prevalence differs by system (prevalence_by) ------------------------
+
+
+def test_diagnose_draws_each_systems_responses_from_its_own_prevalence(tmp_path):
+    # without prevalence_by both systems' responses shared one prevalence, so the
+    # non-inferiority test could be diagnosed only where the systems do not differ
+    got, md = _diagnose(_project(tmp_path), n=100, scenario="new-better")
+    ni = got["ni"]
+    # ann1 labels a response right with chance 0.9·0.95 + 0.1·0.05 (new), 0.8·0.95 + 0.2·0.05
+    expected = (0.9 * 0.95 + 0.1 * 0.05) - (0.8 * 0.95 + 0.2 * 0.05)
+    assert abs(ni["meanEstimate"] - expected) < 4 * ni["meanEstimateMcSe"]
+    assert ni["rejected"]["share"] > 0.8  # 0.09 above a margin of -0.05, 200 a system
+    assert "the items' prevalence varies by cell (prevalence_by)" in md
+    careful, _ = _diagnose(tmp_path, n=100, scenario="careful")
+    assert abs(careful["ni"]["meanEstimate"]) < 4 * careful["ni"]["meanEstimateMcSe"]
+
+
+def test_prevalence_by_in_the_preregistration(tmp_path):
+    _project(tmp_path)
+    text = (tmp_path / "generated" / "agreegate" / "PREREG.md").read_text()
+    assert "drawn from 0: 0.2, 1: 0.8 (in the cells system∈new: 0: 0.1, 1: 0.9)" in text
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "where", "message"),
+    [
+        (
+            "{factor: system, levels: [new]}], prevalence: [0.1, 0.9]",
+            "{factor: annotator, levels: [ann1]}], prevalence: [0.1, 0.9]",
+            "/ratings/prevalence_by/0/where/0/factor",
+            "prevalence_by selects by factor 'annotator', whose levels the rows of one item"
+            " range over (they are named by 'annotator')",
+        ),
+        (
+            "prevalence: [0.1, 0.9]",
+            "prevalence: [0.1, 0.8]",
+            "/ratings/prevalence_by/0/prevalence",
+            "prevalence sums to 0.9, not 1",
+        ),
+        (
+            "prevalence: [0.1, 0.9]",
+            "prevalence: [1]",
+            "/ratings/prevalence_by/0/prevalence",
+            "prevalence has 1 chance(s) for 2 categories",
+        ),
+        (
+            "{factor: system, levels: [new]}], prevalence: [0.1, 0.9]",
+            "{factor: system, levels: [newer]}], prevalence: [0.1, 0.9]",
+            "/ratings/prevalence_by/0/where/0/levels",
+            "selects level 'newer', which factor 'system' does not have",
+        ),
+    ],
+)
+def test_compile_refuses_a_prevalence_by_that_cannot_hold(
+    tmp_path, capsys, old, new, where, message
+):
+    text = SPEC.read_text()
+    assert text.count(old) == 1
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    (tmp_path / "spec" / "studies" / "agreegate.yaml").write_text(text.replace(old, new))
+    assert main(["--project", str(tmp_path), "compile"]) == 2
+    err = capsys.readouterr().err
+    assert where in err and message in err

@@ -960,6 +960,8 @@ class _Truths:
         ratings = None if sc is None else sc.get("ratings")
         if ratings is None:
             raise NoTruth("the scenario draws no ratings (no `ratings` entry)")
+        if ratings.get("prevalence_by"):
+            raise NoTruth("the items' prevalence varies by cell (prevalence_by)")
         wide = getattr(a, "b_rating", None) is not None  # resolved by _wide
         if not wide and str(a.rating) != str(ratings["field"]):
             raise NoTruth(
@@ -1130,6 +1132,8 @@ class _Truths:
         ratings = None if self.scenario is None else self.scenario.get("ratings")
         if ratings is None or ratings.get("truth") is None:
             raise NoTruth("the scenario draws no ratings with their true category (`truth`)")
+        if ratings.get("prevalence_by"):
+            raise NoTruth("the items' prevalence varies by cell (prevalence_by)")
         if (str(a.prediction), str(a.truth)) != (str(ratings["field"]), str(ratings["truth"])):
             raise NoTruth(
                 f"the scenario writes its labels into {ratings['field']!r} and the true"

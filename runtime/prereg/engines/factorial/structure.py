@@ -339,7 +339,10 @@ def draw_study(
         )
         cats = list(ratings["categories"])
         given = _given_truth(layout, table, ratings, codes, items)
-        truth, label = registered.rating_draws(ratings, codes, items, raters, rng, given)
+        prevalence = registered.item_prevalences(ratings, codes, items, table.cell, table.cells)
+        truth, label = registered.rating_draws(
+            ratings, codes, items, raters, rng, given, prevalence
+        )
         numbers[str(ratings["field"])] = [cats[int(j)] for j in label]
         if ratings.get("truth"):
             name = str(ratings["truth"])
