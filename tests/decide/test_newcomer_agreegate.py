@@ -262,3 +262,22 @@ def test_compile_refuses_a_prevalence_by_that_cannot_hold(
     assert main(["--project", str(tmp_path), "compile"]) == 2
     err = capsys.readouterr().err
     assert where in err and message in err
+
+
+def test_each_item_takes_the_prevalence_of_its_cells_and_one_item_cannot_take_two():
+    from prereg.decide.scenarios import item_prevalences
+    from prereg.errors import UserError
+
+    ratings = {
+        "prevalence": [0.5, 0.5],
+        "prevalence_by": [{"where": [{"factor": "s", "levels": ["a"]}], "prevalence": [0.1, 0.9]}],
+    }
+    cells = [
+        {"id": "a", "split": None, "levels": {"s": "a"}},
+        {"id": "b", "split": None, "levels": {"s": "b"}},
+    ]
+    got = item_prevalences(ratings, [0, 1, 1], 2, [0, 1, 1], cells, "sc")
+    assert got.tolist() == [[0.1, 0.9], [0.5, 0.5]]
+    assert item_prevalences({"prevalence": [0.5, 0.5]}, [0], 1, [0], cells, "sc") is None
+    with pytest.raises(UserError, match=r"scenario sc: the rows of one item lie in cells that"):
+        item_prevalences(ratings, [0, 0], 1, [0, 1], cells, "sc")

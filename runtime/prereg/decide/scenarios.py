@@ -253,7 +253,9 @@ def rating_draws(
     return truth, label
 
 
-def item_prevalences(ratings: Mapping[str, Any], item_codes, items: int, cell_of_row, cells):
+def item_prevalences(
+    ratings: Mapping[str, Any], item_codes, items: int, cell_of_row, cells, scenario: str = ""
+):
     """Each item's chances of the categories under ``prevalence_by`` (an (items, k) array), or
     None without it: the first entry whose ``where`` holds for the cells of the item's rows
     (``cell_of_row``, an index into ``cells`` per row), else ``prevalence``. An item whose rows
@@ -283,7 +285,7 @@ def item_prevalences(ratings: Mapping[str, Any], item_codes, items: int, cell_of
             per_item[code] = j
         elif per_item[code] != j:
             raise UserError(
-                f"scenario ratings: the rows of one item lie in cells that different"
+                f"scenario {scenario}: the rows of one item lie in cells that different"
                 f" prevalence_by entries take (row {i}, cell"
                 f" {cells[int(cell_of_row[i])]['id']}); an item's rows must take one prevalence"
             )

@@ -339,7 +339,9 @@ def draw_study(
         )
         cats = list(ratings["categories"])
         given = _given_truth(layout, table, ratings, codes, items)
-        prevalence = registered.item_prevalences(ratings, codes, items, table.cell, table.cells)
+        prevalence = registered.item_prevalences(
+            ratings, codes, items, table.cell, table.cells, str(layout.scenario["id"])
+        )
         truth, label = registered.rating_draws(
             ratings, codes, items, raters, rng, given, prevalence
         )
