@@ -24,6 +24,7 @@ DESIGNS = ("factorial", "paired", "non-inferiority", "equivalence", "continuous"
 DESIGNS += ("paired-equivalence",)
 DESIGNS += (
     "calibration",
+    "selective",
     "brier-comparison",
     "clustered",
     "trend",

@@ -536,6 +536,7 @@ def test_catalogue_entries_are_complete():
         "f1-score",
         "brier-score",
         "brier-score-difference",
+        "selective-accuracy",
         "log-loss",
         "expected-calibration-error",
         "auroc",

@@ -379,6 +379,7 @@ def environment() -> jinja2.Environment:
         method_words=method_words,
         design_words=design_words,
         rate=rate,
+        level_filters=_filters,
         claim=claim,
         claim_method=claim_method,
         nested=nested,

@@ -330,6 +330,38 @@ def scenario_structure(spec: dict, report: Reporter) -> None:
                     f"{rptr}/prevalence",
                     f"scenario {sid!r}: prevalence sums to {sum(prev):g}, not 1",
                 )
+            # the factors an item's rows range over: those of the key's other fields and the
+            # rater's (an item's rows lie in a cell per rater); an entry may not select by them
+            apart = {str(ratings.get("rater"))} | {str(f) for f in key}
+            apart.discard(str(ratings.get("item")))
+            ranging = {
+                str(spec.get("factor")): name
+                for name, spec in {**manifest, **obs}.items()
+                if name in apart and isinstance(spec, dict) and spec.get("factor")
+            }
+            for j, by in enumerate(ratings.get("prevalence_by") or []):
+                for m, flt in enumerate(by.get("where") or []):
+                    name = ranging.get(str(flt.get("factor")))
+                    if name is not None:
+                        report(
+                            f"{rptr}/prevalence_by/{j}/where/{m}/factor",
+                            f"scenario {sid!r}: prevalence_by selects by factor"
+                            f" {flt.get('factor')!r}, whose levels the rows of one item range"
+                            f" over (they are named by {name!r}); an item has one prevalence,"
+                            " so select by a factor its rows share",
+                        )
+                chances = by.get("prevalence") or []
+                if len(chances) != k:
+                    report(
+                        f"{rptr}/prevalence_by/{j}/prevalence",
+                        f"scenario {sid!r}: prevalence has {len(chances)} chance(s) for {k}"
+                        " categories",
+                    )
+                elif not math.isclose(sum(float(p) for p in chances), 1.0, abs_tol=1e-9):
+                    report(
+                        f"{rptr}/prevalence_by/{j}/prevalence",
+                        f"scenario {sid!r}: prevalence sums to {sum(chances):g}, not 1",
+                    )
             _one_structure(ratings, k, rptr, sid, report, "ratings")
             if ratings.get("raters") and ratings.get("rater") is None:
                 report(

@@ -590,9 +590,12 @@ def scenarios_resolve(spec: dict, report: Reporter) -> None:
             drawn.add(str(s["ratings"].get("field")))
         _drives_every_rule(spec, s, ptr, drawn, report)
         rates = s.get("rates") or []
-        for j, rate in enumerate(rates):
+        by = (s.get("ratings") or {}).get("prevalence_by") or []
+        filtered = [(f"{ptr}/rates/{j}", r) for j, r in enumerate(rates)]
+        filtered += [(f"{ptr}/ratings/prevalence_by/{j}", r) for j, r in enumerate(by)]
+        for eptr, rate in filtered:
             for k, flt in enumerate(rate.get("where") or []):
-                fptr = f"{ptr}/rates/{j}/where/{k}"
+                fptr = f"{eptr}/where/{k}"
                 factor = flt.get("factor")
                 if factor not in selectable:
                     report(

@@ -210,17 +210,25 @@ def confusion_matrix(entry: Mapping[str, Any], k: int):
     return m
 
 
-def rating_draws(ratings: Mapping[str, Any], item_codes, items: int, raters, rng, given=None):
+def rating_draws(
+    ratings: Mapping[str, Any], item_codes, items: int, raters, rng, given=None, prevalence=None
+):
     """(each item's true category, each row's label), as indices of the categories, under a
     ratings entry: the true category of each of ``items`` items drawn from the prevalence (one
     uniform per item, drawn also when ``given`` gives the items' true categories), then each
     row's label from its rater's confusion row at the item's true category (one uniform per
-    row). ``raters`` holds each row's rater value (None: the scenario's own structure)."""
+    row). ``raters`` holds each row's rater value (None: the scenario's own structure);
+    ``prevalence``, an (items, k) array, each item's own chances (``prevalence_by``)."""
     import numpy as np
 
     k = len(ratings["categories"])
-    prev = np.cumsum([float(x) for x in ratings["prevalence"]])
-    truth = np.minimum(np.searchsorted(prev, rng.random(int(items)), side="right"), k - 1)
+    if prevalence is None:
+        prev = np.cumsum([float(x) for x in ratings["prevalence"]])
+        truth = np.minimum(np.searchsorted(prev, rng.random(int(items)), side="right"), k - 1)
+    else:
+        prev = np.cumsum(np.asarray(prevalence, dtype=np.float64), axis=1)
+        u = rng.random(int(items))
+        truth = np.minimum((u[:, None] >= prev).sum(axis=1), k - 1)
     if given is not None:
         truth = np.asarray(given, dtype=np.int64)
     base = confusion_matrix(ratings, k)
@@ -243,3 +251,43 @@ def rating_draws(ratings: Mapping[str, Any], item_codes, items: int, raters, rng
     u = rng.random(len(raters))
     label = np.minimum((u[:, None] >= rows).sum(axis=1), k - 1)
     return truth, label
+
+
+def item_prevalences(
+    ratings: Mapping[str, Any], item_codes, items: int, cell_of_row, cells, scenario: str = ""
+):
+    """Each item's chances of the categories under ``prevalence_by`` (an (items, k) array), or
+    None without it: the first entry whose ``where`` holds for the cells of the item's rows
+    (``cell_of_row``, an index into ``cells`` per row), else ``prevalence``. An item whose rows
+    lie in cells that different entries take is refused, naming it."""
+    import numpy as np
+
+    from prereg.decide.table import cell_attributes
+
+    entries = list(ratings.get("prevalence_by") or ())
+    if not entries:
+        return None
+    chances = [[float(x) for x in e["prevalence"]] for e in entries]
+    chances.append([float(x) for x in ratings["prevalence"]])
+    which_cell = []
+    for cell in cells:
+        attrs = cell_attributes(cell)
+        found = next(
+            (j for j, e in enumerate(entries) if selection_matches(selection(e["where"]), attrs)),
+            len(entries),
+        )
+        which_cell.append(found)
+    codes = np.asarray(item_codes, dtype=np.int64)
+    per_row = np.asarray(which_cell, dtype=np.int64)[np.asarray(cell_of_row, dtype=np.int64)]
+    per_item = np.full(int(items), -1, dtype=np.int64)
+    for i, (code, j) in enumerate(zip(codes.tolist(), per_row.tolist(), strict=True)):
+        if per_item[code] < 0:
+            per_item[code] = j
+        elif per_item[code] != j:
+            raise UserError(
+                f"scenario {scenario}: the rows of one item lie in cells that different"
+                f" prevalence_by entries take (row {i}, cell"
+                f" {cells[int(cell_of_row[i])]['id']}); an item's rows must take one prevalence"
+            )
+    per_item[per_item < 0] = len(entries)
+    return np.asarray(chances, dtype=np.float64)[per_item]

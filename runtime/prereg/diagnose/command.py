@@ -550,6 +550,19 @@ def _no_truth_lines(rows) -> list[str]:
     return [*out, ""] if out else []
 
 
+def _undefined_lines(rows, simulations: int) -> list[str]:
+    """A line per analysis whose estimate some simulated studies did not give (no pairable
+    ratings, an empty arm): a rule reading it cannot hold in those studies."""
+    out = [
+        f"- `{r['id']}` gave no estimate in {simulations - r['defined']:,} of {simulations:,}"
+        " simulated studies (the method found nothing to estimate from in their rows); a rule"
+        " reading it does not hold there."
+        for r in rows
+        if r.get("defined") is not None and r["defined"] < simulations
+    ]
+    return [*out, ""] if out else []
+
+
 def markdown(doc: Mapping[str, Any]) -> str:
     """DIAGNOSE.md: the claims, then each condition's verdict shares, gates and contrasts."""
     lines = [
@@ -675,6 +688,7 @@ def markdown(doc: Mapping[str, Any]) -> str:
                 )
             lines.append("")
             lines += _no_truth_lines(s["analyses"])
+            lines += _undefined_lines(s["analyses"], doc["simulations"])
         if s["estimates"]:
             lines += ["| estimate | truth | bias | RMSE | coverage |", "|---|---|---|---|---|"]
             for e in s["estimates"]:

@@ -100,6 +100,7 @@ _CONFIDENCE_FIGURES = {
     "expected-calibration-error": "ece",
     "brier-score": "brier",
     "auroc": "auroc",
+    "selective-accuracy": "selective",
 }
 
 
@@ -214,7 +215,7 @@ class _Truths:
         return math.nan  # the row path: no closed form of the truth of this metric
 
     def confidence(
-        self, figure: str, metric: str, selection, what: str, bins=None, closed=None
+        self, figure: str, metric: str, selection, what: str, bins=None, closed=None, **more
     ) -> float:
         """The truth of a figure of confidences (``ece``, ``auroc``, ``brier``) over the rows
         of a selection, under a calibration scenario on the row path
@@ -289,6 +290,7 @@ class _Truths:
             positive_right=(op == "eq") == value,
             bins=comp.get("bins") if bins is None else bins,
             closed=str(comp.get("closed") or "left") if closed is None else closed,
+            **more,
         )
 
     def geometric(self, metric: str) -> bool:
@@ -392,6 +394,11 @@ class _Truths:
                 f"analysis {a.id}",
                 bins=options.get("edges"),
                 closed=options.get("closed"),
+                **(
+                    {"coverage": options.get("coverage"), "ties": options.get("ties")}
+                    if a.method == "selective-accuracy"
+                    else {}
+                ),
             )
         return math.nan
 
@@ -953,6 +960,8 @@ class _Truths:
         ratings = None if sc is None else sc.get("ratings")
         if ratings is None:
             raise NoTruth("the scenario draws no ratings (no `ratings` entry)")
+        if ratings.get("prevalence_by"):
+            raise NoTruth("the items' prevalence varies by cell (prevalence_by)")
         wide = getattr(a, "b_rating", None) is not None  # resolved by _wide
         if not wide and str(a.rating) != str(ratings["field"]):
             raise NoTruth(
@@ -1123,6 +1132,8 @@ class _Truths:
         ratings = None if self.scenario is None else self.scenario.get("ratings")
         if ratings is None or ratings.get("truth") is None:
             raise NoTruth("the scenario draws no ratings with their true category (`truth`)")
+        if ratings.get("prevalence_by"):
+            raise NoTruth("the items' prevalence varies by cell (prevalence_by)")
         if (str(a.prediction), str(a.truth)) != (str(ratings["field"]), str(ratings["truth"])):
             raise NoTruth(
                 f"the scenario writes its labels into {ratings['field']!r} and the true"

@@ -417,6 +417,8 @@ def calibration_truth(
     positive_right: bool = True,
     bins: Sequence[float] = (),
     closed: str = "right",
+    coverage: float | None = None,
+    ties: str | None = None,
 ) -> float:
     """The value a confidence figure converges to over rows drawn from ``parts`` (weight,
     law): each row's confidence C from its law, positive (right, or with ``positive_right``
@@ -425,6 +427,11 @@ def calibration_truth(
     - ``ece`` over ``bins`` (closed as registered): Σ_b |E[(p(C) − C)·1{C ∈ b}]| — each bin's
       share of rows times the gap between its accuracy and its mean confidence (closed form);
     - ``brier``: E[C² − 2·C·p(C) + p(C)] = E[(C − Y)²] (closed form);
+    - ``selective``: the share positive among the rows whose confidence lies in the top
+      ``coverage`` share c: with t the point where P(C > t) ≤ c ≤ P(C ≥ t),
+      (E[p(C)·1{C > t}] + (c − P(C > t))·p(t))/c, the rows at an atom t sharing the places
+      left (ties ``expected``; ``include`` keeps the atom whole, ``exclude`` none of it);
+      P(C > t) in closed form, t by bisection (closed form);
     - ``auroc``: P(C₁ > C₀) + ½·P(C₁ = C₀), C₁ a positive row's confidence and C₀ a negative
       one's (the Mann–Whitney form of the area): ∫ G₀(x) dμ₁(x), G₀(x) the negative measure
       below x in closed form, the integral over x by Gauss–Legendre quadrature (64 points on
@@ -467,7 +474,55 @@ def calibration_truth(
         return math.fsum(abs(g) for g in gaps) / total
     if figure == "auroc":
         return _auroc(parts, positive_right)
+    if figure == "selective" and coverage is not None:
+        return _selective(parts, total, positive_right, float(coverage), str(ties))
     return math.nan
+
+
+def _selective(parts, total: float, positive_right: bool, c: float, ties: str) -> float:
+    """The selective accuracy's limit (:func:`calibration_truth`, ``selective``)."""
+    if not 0.0 < c <= 1.0:
+        return math.nan
+    chances = [(w / total, law, *_chance(law, positive_right)) for w, law in parts]
+
+    def tail(t: float, strict: bool = True) -> tuple[float, float]:
+        """(P(C > t), E[p(C)·1{C > t}]) over the mixture (≥ t when not strict)."""
+        share = right = 0.0
+        for w, law, p, lo, hi in chances:
+            if law.point is None:
+                share += w * float(law.poly((1.0,), (1.0,), t, math.inf))
+                right += w * float(law.poly(lo, hi, t, math.inf))
+            for x, mass in law.atoms():
+                if x > t or (x == t and not strict):
+                    share += w * mass
+                    right += w * mass * p(x)
+        return share, right
+
+    lo_t, hi_t = 0.0, 1.0  # P(C > lo_t) ≥ c > P(C > hi_t) once c < 1
+    if c >= 1.0:
+        return tail(-1.0)[1]
+    for _ in range(200):
+        mid = (lo_t + hi_t) / 2.0
+        if tail(mid)[0] >= c:
+            lo_t = mid
+        else:
+            hi_t = mid
+        if hi_t - lo_t < 1e-15:
+            break
+    atoms = [x for _, law, *_ in chances for x, _m in law.atoms() if lo_t <= x <= hi_t]
+    t = atoms[0] if atoms else hi_t
+    above, right_above = tail(t)
+    at, right_at = tail(t, strict=False)
+    if at - above <= 0.0:  # no atom at the cut: the tail holds c exactly
+        return right_above / above if above > 0 else math.nan
+    if ties == "include":
+        return right_at / at
+    if ties == "exclude":
+        return right_above / above if above > 0 else math.nan
+    if ties != "expected":
+        return math.nan  # refuse: a cut on an atom stops score in most studies
+    p_t = (right_at - right_above) / (at - above)
+    return (right_above + (c - above) * p_t) / c
 
 
 _NODES = 64

@@ -626,6 +626,84 @@ def brier_score(y, q) -> Result:
     return Result(method="brier-score", estimate=score, exact={"estimate": score}, counts=counts)
 
 
+SELECTIVE_TIES = ("expected", "include", "exclude", "refuse")
+SELECTIVE_ROUNDING = ("up", "down")
+
+
+def _share(value, name: str) -> Fraction:
+    """A share in (0, 1] as the decimal written (0.8 is 4/5, not the double below it)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
+        raise MethodError(f"{name} must be a number in (0, 1], got {value!r}")
+    share = value if isinstance(value, Fraction) else Fraction(repr(float(value)))
+    if not 0 < share <= 1:
+        raise MethodError(f"{name} must lie in (0, 1] (a share of the answers), got {value!r}")
+    return share
+
+
+def selective_accuracy(y, q, *, coverage, rounding, ties) -> Result:
+    """Selective accuracy at a registered coverage: the share right among the answers whose
+    confidence ranks in the top ``coverage`` share (the most confident m of N, m = ⌈cN⌉ with
+    ``rounding`` up, ⌊cN⌋ down). Answers tied with the m-th at the cut are ``ties``:
+
+    - ``expected``: the tied answers share the places left (m − a of b, a the answers above
+      the cut): they add (m − a)·h/b right answers, h of them right, the expected accuracy
+      over every order of the tied answers; m answers are kept;
+    - ``include``: every tied answer is kept (more than m);
+    - ``exclude``: none is kept (fewer than m; none above the cut leaves no figure);
+    - ``refuse``: a cut inside a run of ties stops the analysis, naming it.
+
+    The estimate is a fraction of the counts (exact)."""
+    name = "selective-accuracy"
+    c = _share(coverage, "coverage")
+    _choice(rounding, SELECTIVE_ROUNDING, "rounding")
+    _choice(ties, SELECTIVE_TIES, "ties")
+    ya, qa = _probabilities(y, q)
+    n = ya.size
+    counts: dict = {"n": n}
+    if n == 0:
+        return Result(method=name, counts=counts)
+    cn = c * n
+    m = math.ceil(cn) if rounding == "up" else math.floor(cn)
+    counts["target"] = m
+    if m == 0:
+        return Result(
+            method=name,
+            counts=counts,
+            extra={"undefined": f"coverage {coverage} of {n} answers rounds down to none"},
+        )
+    cut = float(np.sort(qa)[::-1][m - 1])
+    above = qa > cut
+    tied = qa == cut
+    a, b = int(above.sum()), int(tied.sum())
+    hits_above, hits_tied = int(ya[above].sum()), int(ya[tied].sum())
+    counts.update({"above": a, "tied": b, "tiedKept": m - a})
+    if a + b > m and ties == "refuse":
+        raise MethodError(
+            f"the cut at {m} of {n} answers falls inside {b} answers tied at confidence "
+            f"{cut!r} ({m - a} of them would be kept); register ties expected, include or "
+            "exclude to say which count"
+        )
+    if ties == "include" or a + b == m:
+        kept, right = a + b, Fraction(hits_above + hits_tied)
+    elif ties == "exclude":
+        kept, right = a, Fraction(hits_above)
+    else:  # expected
+        kept, right = m, hits_above + Fraction((m - a) * hits_tied, b)
+    counts["kept"] = kept
+    extra = {"threshold": cut, "coverage": kept / n}
+    if kept == 0:
+        extra["undefined"] = f"no answer is kept: the {b} answers tied at the cut are excluded"
+        return Result(method=name, counts=counts, extra=extra)
+    accuracy = right / kept
+    return Result(
+        method=name,
+        estimate=accuracy,
+        exact={"estimate": accuracy, "right": right, "coverage": Fraction(kept, n)},
+        counts=counts,
+        extra=extra,
+    )
+
+
 def _no_spread(ya, qa, yb, qb) -> bool:
     """Whether every pair's difference of squared errors is the same, over the decimals the
     data write (the floats of 0.9 − 1 and 0.1 − 0 square to different numbers)."""
@@ -1187,6 +1265,33 @@ CATALOGUE = (
         "Monthly Weather Review 78:1-3",
         oracle="sklearn.metrics.brier_score_loss(y, q) (binary: the plain mean squared error)",
         exactness="the estimate is the exact mean of the squares over the probabilities read as the decimals the data write (0.8 is 4/5), compared exactly",
+    ),
+    Entry(
+        name="selective-accuracy",
+        family=_FAMILY,
+        function=f"{_MOD}:selective_accuracy",
+        shape="probabilities",
+        summary="Accuracy on the most confident answers at a registered coverage (selective "
+        "prediction)",
+        options={
+            "coverage": "the share c of answers kept, in (0, 1] (0.8: the 80% most confident)",
+            "rounding": "up (m = ⌈cN⌉ answers kept) | down (m = ⌊cN⌋)",
+            "ties": "expected (the answers tied at the cut share the places left: the expected "
+            "accuracy over their orders) | include (every tied answer kept) | exclude (none "
+            "kept) | refuse (a cut inside a run of ties stops score)",
+        },
+        reports=("estimate", "exact", "counts", "extra"),
+        formula="Sort the N answers by confidence q, highest first; m = ⌈cN⌉ (or ⌊cN⌋); t = the "
+        "m-th highest q; a answers above t (h_a right), b at t (h_t right). expected: (h_a + "
+        "(m − a)·h_t/b)/m; include: (h_a + h_t)/(a + b); exclude: h_a/a. extra: threshold t, "
+        "coverage (answers kept / N); the risk at that coverage is 1 − the estimate.",
+        reference="Geifman Y, El-Yaniv R (2017), Selective classification for deep neural "
+        "networks, NeurIPS (risk-coverage); El-Yaniv R, Wiener Y (2010), On the foundations of "
+        "noise-free selective classification, JMLR 11:1605-1641",
+        oracle="counting by hand over the answers sorted by confidence in the tests, with the "
+        "expected tie rule checked against the mean over every order of the tied answers",
+        exactness="the estimate is a fraction of the counts (with ties expected, of the tied "
+        "answers' share), compared exactly; the coverage is the decimal written (0.8 is 4/5)",
     ),
     Entry(
         name="brier-score-difference",

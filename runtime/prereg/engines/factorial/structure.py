@@ -31,6 +31,7 @@ each numeric field's latents and values.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -124,6 +125,9 @@ class Layout:
             elif f in self.leaves and not self._counted(f):
                 col = np.empty(len(base), dtype=object)
                 apart = self._apart()
+                # one width for every cell: the n-th row of a 25-row cell is the n-th of a
+                # 200-row cell (a second rater's subset of the first rater's items)
+                widest = max((int(r.size) for r in self.cell_rows), default=0)
                 for c, rows in enumerate(self.cell_rows):
                     stem = f if self.crossed else base.cells[c]["id"]
                     if self.crossed and apart:
@@ -131,7 +135,7 @@ class Layout:
                         # (math's problem 1 from code's, under one run)
                         levels = base.cells[c]["levels"]
                         stem = "-".join([*(str(levels.get(x)) for x in apart), f])
-                    width = len(str(int(rows.size)))
+                    width = len(str(widest if self.crossed else int(rows.size)))
                     col[rows] = [f"{stem}-{p + 1:0{width}d}" for p in range(rows.size)]
                 out[f] = col
         return out
@@ -335,7 +339,12 @@ def draw_study(
         )
         cats = list(ratings["categories"])
         given = _given_truth(layout, table, ratings, codes, items)
-        truth, label = registered.rating_draws(ratings, codes, items, raters, rng, given)
+        prevalence = registered.item_prevalences(
+            ratings, codes, items, table.cell, table.cells, str(layout.scenario["id"])
+        )
+        truth, label = registered.rating_draws(
+            ratings, codes, items, raters, rng, given, prevalence
+        )
         numbers[str(ratings["field"])] = [cats[int(j)] for j in label]
         if ratings.get("truth"):
             name = str(ratings["truth"])
@@ -396,14 +405,17 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def cell_rates(scenario: Mapping[str, Any], cells: Sequence[Mapping[str, Any]]):
-    """The scenario's rate per cell (None for a scenario without an outcome)."""
+def cell_rates(scenario: Mapping[str, Any], cells: Sequence[Mapping[str, Any]], writer=None):
+    """The scenario's rate per cell (None for a scenario without an outcome; NaN for a cell
+    whose rows a calibration entry of ``writer`` draws, its curve giving each row's chance)."""
     if scenario.get("outcome") is None:
         return None
     rates = registered.compiled_rates(scenario)
     out = []
     for cell in cells:
         r = registered.rate_for(rates, cell_attributes(cell))
+        if r is None and writer is not None and writer.calibration_entry(cell) is not None:
+            r = math.nan
         if r is None:
             raise UserError(
                 f"simulate: scenario {scenario['id']} gives no rate for cell {cell['id']}"
@@ -423,11 +435,12 @@ def simulate_structured(config, table: RowTable, scenario: Mapping[str, Any], se
     layout = Layout(config, scenario, table, _has(config, "items"))
     share = registered.coverage(scenario)
     kept = [registered.kept_rows(int(r.size), share) for r in layout.cell_rows]
+    writer = RecordWriter(config, scenario)
     _, records = draw_study(
         config,
         layout,
-        RecordWriter(config, scenario),
-        cell_rates(scenario, table.cells),
+        writer,
+        cell_rates(scenario, table.cells, writer),
         kept,
         registered.failed_attempt_rate(scenario),
         rng,
