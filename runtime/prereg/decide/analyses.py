@@ -1001,6 +1001,27 @@ def _root_certified(result):
     return Certified(z, error=None, ball=ball)
 
 
+def _se_root_certified(result):
+    """The certified se of a method that gives se² exactly (``exact['se_squared']``: a Wald
+    standard error of counts, √(p̂1(1 − p̂1)/n1 + p̂2(1 − p̂2)/n2)): balls of √(se²), so that
+    an se exactly on a threshold meets ``le`` and one a hair above it fails (None without)."""
+    from prereg.stats.compare import Certified
+
+    v = result.exact.get("se_squared")
+    se = result.se
+    if not isinstance(v, Fraction) or se is None or not math.isfinite(se) or v < 0:
+        return None
+    if v == 0:
+        return Fraction(0)
+
+    def ball(prec):
+        from flint import arb, fmpq
+
+        return arb(fmpq(v.numerator, v.denominator)).sqrt()
+
+    return Certified(se, error=None, ball=ball)
+
+
 def _record_ball(figure, quantity: str, extra: dict) -> None:
     """Once balls decide ``quantity`` (a t, a z, an se) against a threshold, what they found
     is written into the analysis' row, as for an estimate (:func:`prereg.decide.samples.
@@ -1059,6 +1080,11 @@ def _as_contrast(item, entry, result, args=()) -> ContrastResult:
             if name not in certified:
                 certified[name] = figure
                 _record_ball(figure, name, extra)
+    if "se" not in certified:
+        se_root = _se_root_certified(result)
+        if se_root is not None:
+            certified["se"] = se_root
+            _record_ball(se_root, "se", extra)
     for name in ("se", "statistic", "df"):
         v = getattr(result, name)
         if v is not None and not isinstance(v, tuple):

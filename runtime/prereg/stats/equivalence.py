@@ -96,6 +96,19 @@ def _wald_se(k1, n1, k2, n2) -> float:
     return math.sqrt(p1 * (1.0 - p1) / n1 + p2 * (1.0 - p2) / n2)
 
 
+def _wald_squares(k1, n1, k2, n2, margin: float) -> dict[str, Fraction]:
+    """``{"se_squared": se², "statistic_squared": z²}`` of the Wald z against ``margin``,
+    exactly: se² = p̂1(1 − p̂1)/n1 + p̂2(1 − p̂2)/n2 of the counts, z² = (d − margin)²/se² with
+    the margin as written, so that a threshold on z or se is decided by balls of their roots
+    (8 of 20 against 4 of 20 at margin 0 give se = 3/20 exactly, whose float is
+    0.15000000000000002); {} when se is 0."""
+    var = Fraction(k1 * (n1 - k1), n1**3) + Fraction(k2 * (n2 - k2), n2**3)
+    if var == 0:
+        return {}
+    dev = Fraction(k1, n1) - Fraction(k2, n2) - _decimal(margin)
+    return {"se_squared": var, "statistic_squared": dev * dev / var}
+
+
 def _fm_side(k1, n1, k2, n2, margin: float) -> tuple[float | None, float | None]:
     """(z, se) of the Farrington–Manning statistic at ``margin``; z None when its se is 0."""
     from prereg.stats.proportions import farrington_manning_estimates
@@ -202,6 +215,10 @@ def tost_proportions(k1, n1, k2, n2, *, lower, upper, se) -> Result:
     z_hi, se_hi = _side_z(k1, n1, k2, n2, hi, se)
     lower_side = (z_lo, None if z_lo is None else checks.normal_p(z_lo, "greater"))
     upper_side = (z_hi, None if z_hi is None else checks.normal_p(z_hi, "less"))
+    exact = {"estimate": d}
+    if se == "wald" and lower_side[1] is not None and upper_side[1] is not None:
+        # the side _tost reports (the larger P): its z² and the se both sides share
+        exact |= _wald_squares(k1, n1, k2, n2, lo if lower_side[1] >= upper_side[1] else hi)
     return _tost(
         "tost-proportions",
         d,
@@ -209,7 +226,7 @@ def tost_proportions(k1, n1, k2, n2, *, lower, upper, se) -> Result:
         upper_side,
         statistic_name="z",
         se=se_lo if se == "wald" else None,
-        exact={"estimate": d},
+        exact=exact,
         counts=counts,
         extra={"se_lower": se_lo, "se_upper": se_hi},
         side_se=(se_lo, se_hi),
@@ -297,7 +314,7 @@ def noninferiority_proportions(k1, n1, k2, n2, *, margin, alternative, se, level
         lower=lower,
         upper=upper,
         p=None if z is None else checks.normal_p(z, alternative),
-        exact={"estimate": d},
+        exact={"estimate": d} | (_wald_squares(k1, n1, k2, n2, m) if se == "wald" else {}),
         counts=counts,
     )
 

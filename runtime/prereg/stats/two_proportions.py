@@ -287,7 +287,7 @@ def wald_difference(k1, n1, k2, n2, *, level) -> Result:
         se=se,
         lower=float(d) - half,
         upper=float(d) + half,
-        exact={"estimate": d},
+        exact={"estimate": d, "se_squared": _wald_var(k1, n1, k2, n2)},
         counts=counts,
     )
 
@@ -316,7 +316,7 @@ def wald_difference_test(k1, n1, k2, n2, *, alternative, margin) -> Result:
         statistic_name="z",
         p=normal_p(z, alt),
         # z² a fraction of the counts and the margin: a z on a threshold is decided by √ of it
-        exact={"estimate": d, "statistic_squared": (d - m) ** 2 / var},
+        exact={"estimate": d, "statistic_squared": (d - m) ** 2 / var, "se_squared": var},
         counts=counts,
     )
 
@@ -348,7 +348,7 @@ def pooled_z_test(k1, n1, k2, n2, *, alternative, margin) -> Result:
         statistic=z,
         statistic_name="z",
         p=normal_p(z, alt),
-        exact={"estimate": d, "statistic_squared": d * d / var},
+        exact={"estimate": d, "statistic_squared": d * d / var, "se_squared": var},
         counts=counts,
     )
 
@@ -386,7 +386,8 @@ def agresti_caffo(k1, n1, k2, n2, *, level) -> Result:
         se=se,
         lower=float(centre) - half,
         upper=float(centre) + half,
-        exact={"estimate": d} if d is not None else {},
+        exact=({"estimate": d} if d is not None else {})
+        | {"se_squared": _wald_var(a1, m1, a2, m2)},
         counts=counts,
         extra={"adjusted_difference": float(centre)},
     )
