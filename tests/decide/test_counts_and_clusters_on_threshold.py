@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import pytest
+from scipy import stats
+
 from prereg.stats.equivalence import noninferiority_proportions, tost_proportions
 from tests.decide.test_exact_on_thresholds import TWO, _verdicts
 
@@ -72,3 +75,40 @@ def test_tost_proportions_wald_se_exactly_a_fifth(tmp_path):
         quantity="se", value=0.2, metric="right",
     )  # fmt: skip
     assert (closed, opened) == ("supported", "not-supported")
+
+
+def _ss(xs: list[Fraction]) -> Fraction:
+    m = sum(xs) / len(xs)
+    return sum((x - m) ** 2 for x in xs)
+
+
+def _welch_df(a, b) -> Fraction:
+    """Welch–Satterthwaite df of two samples read as the decimals they write, in fractions."""
+    xa, xb = [Fraction(str(v)) for v in a], [Fraction(str(v)) for v in b]
+    va, vb = _ss(xa) / (len(xa) * (len(xa) - 1)), _ss(xb) / (len(xb) * (len(xb) - 1))
+    return (va + vb) ** 2 / (va * va / (len(xa) - 1) + vb * vb / (len(xb) - 1))
+
+
+@pytest.mark.parametrize(
+    ("method", "options"),
+    [
+        ("welch-t", "{margin: 0, alternative: two-sided, level: 0.95}"),
+        (
+            "noninferiority-means",
+            "{margin: -1, alternative: greater, variance: welch, level: 0.95}",
+        ),
+        ("tost-means", "{lower: -1, upper: 1, variance: welch}"),
+    ],
+)
+def test_welch_df_of_tenths_exactly_4(tmp_path, method, options):
+    """0.8, 0.3, 0.4 against 0.3, 0.2, 0.7: both arms' variances of the mean are 7/300, so
+    Welch–Satterthwaite's df is 2·(3 − 1) = 4 exactly; scipy's ttest_ind(equal_var=False)
+    gives 3.999999999999999 (`ge 4` would fail)."""
+    a, b = [0.8, 0.3, 0.4], [0.3, 0.2, 0.7]
+    assert _welch_df(a, b) == 4
+    assert stats.ttest_ind(a, b, equal_var=False).df < 4
+    closed, opened, row = _verdicts(
+        tmp_path, a, b, method=method, inputs=TWO, options=options, quantity="df", value=4,
+    )  # fmt: skip
+    assert (closed, opened) == ("supported", "not-supported")
+    assert row["df"] < 4 and row["exact"]["df"] == "4/1"

@@ -812,9 +812,11 @@ def _moments(w) -> tuple[int, Fraction, Fraction]:
 
 
 def _t_squared(form: str, arrays, margin: Fraction, coefficients=None):
-    """``(sign, t², se²)`` of a t test of form ``form`` (:data:`T_TESTS`) over the decimals the
-    data write and ``margin``, or None (no spread, too few values, a value of more digits than
-    the decimals a double keeps)."""
+    """``(sign, t², se², df)`` of a t test of form ``form`` (:data:`T_TESTS`) over the decimals
+    the data write and ``margin``, or None (no spread, too few values, a value of more digits
+    than the decimals a double keeps); ``df`` the Welch–Satterthwaite degrees of freedom
+    ``(Σ v_i)² / Σ v_i²/(n_i − 1)`` of a Welch form (a fraction too), None for the others
+    (whole numbers, exact as floats)."""
     from prereg.stats.exactsum import decimal_whole
 
     xs = [np.asarray(a, dtype=np.float64).reshape(-1) for a in arrays]
@@ -834,12 +836,13 @@ def _t_squared(form: str, arrays, margin: Fraction, coefficients=None):
         dev = Fraction(total, n) - margin * one * one
         if var <= 0:
             return None
-        return (dev > 0) - (dev < 0), dev * dev / var, var / one**4
+        return (dev > 0) - (dev < 0), dev * dev / var, var / one**4, None
     scaled = decimal_whole(xs)
     if scaled is None or any(x.size == 0 for x in xs):
         return None
     ws, places = scaled
     delta = margin * 10**places  # the margin in the same units as the whole numbers
+    parts: list[tuple[Fraction, int]] = []  # a Welch form's (v_i, n_i): its df
     if form in ("one", "paired"):
         if form == "paired" and ws[0].size != ws[1].size:
             return None
@@ -853,7 +856,8 @@ def _t_squared(form: str, arrays, margin: Fraction, coefficients=None):
         if form == "welch":
             if na < 2 or nb < 2:
                 return None
-            var = sa / (na * (na - 1)) + sb / (nb * (nb - 1))
+            parts = [(sa / (na * (na - 1)), na), (sb / (nb * (nb - 1)), nb)]
+            var = parts[0][0] + parts[1][0]
         else:
             if na + nb < 3:
                 return None
@@ -870,7 +874,8 @@ def _t_squared(form: str, arrays, margin: Fraction, coefficients=None):
         if form == "welch-contrast":
             if any(n < 2 for _, n, _ in read):
                 return None
-            var = sum((c * c * ss / (n * (n - 1)) for c, n, ss in read), Fraction(0))
+            parts = [(c * c * ss / (n * (n - 1)), n) for c, n, ss in read]
+            var = sum((v for v, _ in parts), Fraction(0))
         else:
             if big_n - g < 1:
                 return None
@@ -878,7 +883,10 @@ def _t_squared(form: str, arrays, margin: Fraction, coefficients=None):
             var = mse * sum((c * c / n for c, n, _ in read), Fraction(0))
     if var <= 0:
         return None
-    return (dev > 0) - (dev < 0), dev * dev / var, var / 10 ** (2 * places)
+    df = None
+    if parts:  # the scale 10**places cancels: df of the whole numbers is the data's
+        df = var * var / sum((v * v / (n - 1) for v, n in parts), Fraction(0))
+    return (dev > 0) - (dev < 0), dev * dev / var, var / 10 ** (2 * places), df
 
 
 def _t_certified(item, entry, args, result):
@@ -958,7 +966,7 @@ def _t_certified(item, entry, args, result):
         found = squared()
         if found is None:  # a value of more digits than a double's decimals: the float
             return arb(statistic)
-        sign, t2, _ = found
+        sign, t2, _, _ = found
         return arb(fmpq(t2.numerator, t2.denominator)).sqrt() * sign
 
     def se_ball(prec):
@@ -970,10 +978,23 @@ def _t_certified(item, entry, args, result):
         v = found[2]
         return arb(fmpq(v.numerator, v.denominator)).sqrt()
 
-    return {
+    out = {
         "statistic": Certified(statistic, error=error, ball=ball),
         "se": Certified(se, error=se_error, ball=se_ball),
     }
+    df = result.df
+    if form in ("welch", "welch-contrast") and isinstance(df, float) and math.isfinite(df):
+
+        def df_exact():
+            found = squared()
+            if found is None or found[3] is None:  # as above: the float
+                return Fraction(df)
+            return found[3]
+
+        # Welch's df is a fraction of the decimals the data write: no float filter (a rule
+        # rarely reads it), the fraction decides every comparison
+        out["df"] = Certified(df, error=None, exact=df_exact)
+    return out
 
 
 def _root_certified(result):
@@ -1027,10 +1048,26 @@ def _record_ball(figure, quantity: str, extra: dict) -> None:
     is written into the analysis' row, as for an estimate (:func:`prereg.decide.samples.
     _record_exact`): the threshold it ties (``extra["exact_figures"]``, ``p/q``) or a decimal
     inside every deciding ball (``extra["certified_figures"]``), so that the reports decide
-    the comparison on the figure the verdict used, not on a float on the other side."""
+    the comparison on the figure the verdict used, not on a float on the other side. A
+    figure with an exact value (Welch's df) has that fraction written once a comparison forms
+    it (``extra["exact_figures"]``)."""
     from prereg.stats.compare import Certified, decimal_text, representative, tie
 
-    if not isinstance(figure, Certified) or figure.ball is None:
+    if not isinstance(figure, Certified):
+        return
+    if figure.exact is not None:  # a fraction (Welch's df): written once a comparison forms it
+        inner, kept = figure.exact, []
+
+        def formed() -> Fraction:
+            if not kept:
+                kept.append(Fraction(inner()))
+                x = kept[0]
+                extra.setdefault("exact_figures", {})[quantity] = f"{x.numerator}/{x.denominator}"
+            return kept[0]
+
+        figure.exact = formed
+        return
+    if figure.ball is None:
         return
 
     def on_ball(f) -> None:
