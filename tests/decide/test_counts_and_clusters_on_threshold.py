@@ -7,13 +7,18 @@ a neighbour of it), so that a float comparison would decide otherwise."""
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
+from pathlib import Path
 
+import numpy as np
 import pytest
 from scipy import stats
 
+from prereg.cli import main
 from prereg.stats.equivalence import noninferiority_proportions, tost_proportions
-from tests.decide.test_exact_on_thresholds import TWO, _verdicts
+from tests.conftest import study_project
+from tests.decide.test_exact_on_thresholds import SPEC, STUDY, TWO, _verdicts
 
 
 def _arm(k: int, n: int) -> list[bool]:
@@ -112,3 +117,121 @@ def test_welch_df_of_tenths_exactly_4(tmp_path, method, options):
     )  # fmt: skip
     assert (closed, opened) == ("supported", "not-supported")
     assert row["df"] < 4 and row["exact"]["df"] == "4/1"
+
+
+def _cluster_verdicts(tmp_path: Path, a, b, *, method, options, quantity, value):
+    """The study of :mod:`tests.decide.test_exact_on_thresholds` with a `team` field, the
+    cluster of each row: arm a's rows in teams a1, a1, a2, a2, a3, a3 and arm b's in b1 .. b3;
+    (verdict of `ge`, verdict of `gt`, analysis row)."""
+    text = SPEC.replace(
+        "      - {{name: correct, type: boolean}}",
+        "      - {{name: correct, type: boolean}}\n      - {{name: team, type: string}}",
+    ).format(
+        rows=len(a), total=2 * len(a), metric="score", method=method,
+        inputs=TWO + "\n        cluster: team", options=options, quantity=quantity,
+        value=value, closed="ge", open="gt",
+    )  # fmt: skip
+    root = study_project(tmp_path / "p", STUDY, text)
+    assert main(["--project", str(root), "compile"]) == 0
+    records = [
+        {"item": f"p{i}", "arm": arm, "score": v, "correct": True, "team": f"{arm}{i // 2 + 1}"}
+        for arm, values in (("a", a), ("b", b))
+        for i, v in enumerate(values)
+    ]
+    log = root / "log.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    out = root / "SCORE.json"
+    args = ["--observations", str(log), "--out", str(out), "--quiet"]
+    assert main(["--project", str(root), STUDY, "score", *args]) == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    (row,) = doc["analyses"]
+    return doc["verdicts"]["closed"], doc["verdicts"]["open"], row
+
+
+def _team_means(values) -> list[Fraction]:
+    xs = [Fraction(str(v)) for v in values]
+    return [(xs[i] + xs[i + 1]) / 2 for i in range(0, len(xs), 2)]
+
+
+CLUSTER_T = "{level: 0.95, alternative: two-sided, margin: 0}"
+
+
+@pytest.mark.parametrize(
+    ("method", "options"),
+    [
+        ("cluster-summary-t", "{weighting: equal, level: 0.95, alternative: two-sided, margin: 0}"),
+        ("cluster-summary-welch-t", CLUSTER_T),
+    ],
+)
+def test_cluster_summary_t_of_tenths_exactly_1(tmp_path, method, options):
+    """Teams' means 7/20, 11/20, 3/5 against 9/20, 1/2, 3/20: a difference of 2/15 and team
+    variances of 7/300 and 7/100, so the pooled and Welch's variance of the difference are
+    both (7/300 + 7/100)/3 = 4/225 = (2/15)²: t = 1 exactly; scipy's t tests of the team
+    means' floats give 1.0000000000000002 and the method's float is 0.9999999999999998
+    (`ge 1` would fail on it)."""
+    a = [0.4, 0.3, 0.2, 0.9, 0.7, 0.5]
+    b = [0.3, 0.6, 0.4, 0.6, 0.1, 0.2]
+    ma, mb = _team_means(a), _team_means(b)
+    diff = sum(ma) / 3 - sum(mb) / 3
+    var = _ss(ma) / 6 + _ss(mb) / 6  # pooled (equal counts) and Welch's alike
+    assert diff == Fraction(2, 15) and diff * diff / var == 1
+    equal = method == "cluster-summary-t"
+    fa, fb = ([float(m) for m in ms] for ms in (ma, mb))
+    assert stats.ttest_ind(fa, fb, equal_var=equal).statistic != 1
+    closed, opened, row = _cluster_verdicts(
+        tmp_path, a, b, method=method, options=options, quantity="statistic", value=1
+    )
+    assert (closed, opened) == ("supported", "not-supported")
+    assert row["statistic"] < 1 and row["exact"]["statistic"] == "1/1"
+
+
+def test_cluster_summary_welch_df_of_tenths_exactly_16_fifths(tmp_path):
+    """Teams' means 1/2, 7/20, 4/5 against 1/2, 11/20, 3/4: Welch–Satterthwaite's df of the
+    team means is 16/5 exactly; scipy's ttest_ind(equal_var=False) of the team means gives
+    3.1999999999999993 (`ge 3.2` would fail)."""
+    a = [0.8, 0.2, 0.6, 0.1, 0.7, 0.9]
+    b = [0.7, 0.3, 0.8, 0.3, 0.7, 0.8]
+    ma, mb = _team_means(a), _team_means(b)
+    va, vb = _ss(ma) / 6, _ss(mb) / 6
+    assert (va + vb) ** 2 / (va * va / 2 + vb * vb / 2) == Fraction(16, 5)
+    fa, fb = ([float(m) for m in ms] for ms in (ma, mb))
+    assert stats.ttest_ind(fa, fb, equal_var=False).df < 3.2
+    closed, opened, row = _cluster_verdicts(
+        tmp_path, a, b, method="cluster-summary-welch-t", options=CLUSTER_T,
+        quantity="df", value=3.2,
+    )  # fmt: skip
+    assert (closed, opened) == ("supported", "not-supported")
+    assert row["df"] < 3.2 and row["exact"]["df"] == "16/5"
+
+
+def test_cluster_robust_t_of_tenths_exactly_5_halves(tmp_path):
+    """0.8, 0.6 | 0.6, 0.7 | 0.9, 0.5 against 0.4, 0.8 | 0.6, 0.5 | 0.2, 0.5 (teams of two):
+    the difference of means is 11/60; each team's residuals sum to u_g, and the sandwich
+    variance Σ_g (u_a,g/6 − u_b,g/6)² with CR1's factor 6/5 · 11/10 is 121/22500 =
+    (11/150)²: t = 5/2 exactly; statsmodels' cluster-robust OLS gives 2.5000000000000018 and
+    the method's float is 2.4999999999999973 (`ge 2.5` would fail on it)."""
+    import statsmodels.api as sm
+
+    a = [0.8, 0.6, 0.6, 0.7, 0.9, 0.5]
+    b = [0.4, 0.8, 0.6, 0.5, 0.2, 0.5]
+    xa, xb = [Fraction(str(v)) for v in a], [Fraction(str(v)) for v in b]
+    mean_a, mean_b = sum(xa) / 6, sum(xb) / 6
+    u = [
+        (xa[i] + xa[i + 1] - 2 * mean_a) / 6 if arm == "a" else -(xb[i] + xb[i + 1] - 2 * mean_b) / 6
+        for arm in ("a", "b")
+        for i in range(0, 6, 2)
+    ]  # fmt: skip
+    var = sum(v * v for v in u) * Fraction(6, 5) * Fraction(11, 10)
+    assert mean_a - mean_b == Fraction(11, 60) and var == Fraction(121, 22500)
+    x = np.array(a + b)
+    fit = sm.OLS(x, sm.add_constant(np.r_[np.ones(6), np.zeros(6)])).fit(
+        cov_type="cluster", cov_kwds={"groups": np.repeat(np.arange(6), 2)}, use_t=True
+    )
+    assert float(fit.tvalues[1]) != 2.5
+    closed, opened, row = _cluster_verdicts(
+        tmp_path, a, b, method="cluster-robust-mean",
+        options="{correction: CR1, reference: t, level: 0.95, alternative: two-sided, margin: 0}",
+        quantity="statistic", value=2.5,
+    )  # fmt: skip
+    assert (closed, opened) == ("supported", "not-supported")
+    assert row["statistic"] < 2.5 and row["exact"]["statistic"] == "5/2"

@@ -997,6 +997,78 @@ def _t_certified(item, entry, args, result):
     return out
 
 
+#: Clustered methods whose t (or z), SE and, for Welch's, df are rational functions of the
+#: decimals the data write (:func:`prereg.stats.clustered.exact_squares`).
+CLUSTER_TESTS = frozenset({"cluster-summary-t", "cluster-summary-welch-t", "cluster-robust-mean"})
+
+
+def _cluster_t_certified(item, entry, args, result):
+    """The certified t (or z), SE and Welch df of a clustered method of :data:`CLUSTER_TESTS`
+    ({} for another method or a missing t): ``sign · √(t²)`` and ``√(se²)`` in balls, df the
+    fraction, t², se² and df formed from the data once a comparison needs them.  Their floats
+    carry no error bound here (sums over clusters of residuals, whose rounding is not bounded
+    against their spread), so every comparison of them is decided this way."""
+    from prereg.stats.clustered import exact_squares
+    from prereg.stats.compare import Certified
+
+    statistic, se = result.statistic, result.se
+    if entry.name not in CLUSTER_TESTS or statistic is None or not math.isfinite(statistic):
+        return {}
+    if not se or len(args) < 3:
+        return {}
+    options = dict(item.options)
+    x, cluster, group = args[:3]
+    kept: list = []
+
+    def squared():
+        if not kept:
+            kept.append(
+                exact_squares(
+                    x,
+                    cluster,
+                    group,
+                    arms=None if group is None else ("a", "b"),
+                    method=entry.name,
+                    weighting=options.get("weighting", "equal"),
+                    correction=options.get("correction", "CR1"),
+                    margin=options.get("margin", 0),
+                )
+            )
+        return kept[0]
+
+    def ball(prec):
+        from flint import arb, fmpq
+
+        found = squared()
+        if found is None:  # a value of more digits than a double's decimals: the float
+            return arb(statistic)
+        sign, t2, _, _ = found
+        return arb(fmpq(t2.numerator, t2.denominator)).sqrt() * sign
+
+    def se_ball(prec):
+        from flint import arb, fmpq
+
+        found = squared()
+        if found is None:
+            return arb(se)
+        v = found[2]
+        return arb(fmpq(v.numerator, v.denominator)).sqrt()
+
+    out = {
+        "statistic": Certified(statistic, error=None, ball=ball),
+        "se": Certified(se, error=None, ball=se_ball),
+    }
+    df = result.df
+    if entry.name == "cluster-summary-welch-t" and isinstance(df, float) and math.isfinite(df):
+
+        def df_exact():
+            found = squared()
+            return Fraction(df) if found is None or found[3] is None else found[3]
+
+        out["df"] = Certified(df, error=None, exact=df_exact)
+    return out
+
+
 def _root_certified(result):
     """The certified z of a method that gives z² exactly (``exact['statistic_squared']``:
     cochran-armitage, linear-contrast-proportions, pooled-z, wald-difference-test): the sign of
@@ -1109,7 +1181,9 @@ def _as_contrast(item, entry, result, args=()) -> ContrastResult:
             _record_exact(mean, extra)
             certified["estimate"] = mean
     if "statistic" not in certified:
-        t = _t_certified(item, entry, args, result)
+        t = _t_certified(item, entry, args, result) or _cluster_t_certified(
+            item, entry, args, result
+        )
         if not t:
             root = _root_certified(result)
             t = {} if root is None else {"statistic": root}
