@@ -8,6 +8,7 @@ a neighbour of it), so that a float comparison would decide otherwise."""
 from __future__ import annotations
 
 import json
+import math
 from fractions import Fraction
 from pathlib import Path
 
@@ -235,3 +236,115 @@ def test_cluster_robust_t_of_tenths_exactly_5_halves(tmp_path):
     )  # fmt: skip
     assert (closed, opened) == ("supported", "not-supported")
     assert row["statistic"] < 2.5 and row["exact"]["statistic"] == "5/2"
+
+
+# Methods whose SE (or z) is the root of a fraction of the counts: (method, args, options,
+# quantity, the fraction's key in Result.exact).
+ROOTS = [
+    ("risk-ratio-katz", (1, 3, 1, 3), {"level": 0.95}, "se", "se_squared"),
+    ("odds-ratio-woolf", (2, 7, 3, 5), {"level": 0.95, "haldane": "never"}, "se", "se_squared"),
+    ("wald-difference", (8, 13, 1, 12), {"level": 0.95}, "se", "se_squared"),
+    ("agresti-caffo", (8, 13, 1, 12), {"level": 0.95}, "se", "se_squared"),
+    (
+        "noninferiority-ratio-proportions",
+        (8, 13, 5, 12),
+        {"margin": 0.8, "alternative": "greater", "level": 0.975},
+        "se",
+        "se_squared",
+    ),
+    (
+        "mcnemar-asymptotic",
+        (5, 8, 2, 6),
+        {"alternative": "two-sided", "correction": "none"},
+        "statistic",
+        "statistic_squared",
+    ),
+    (
+        "linear-contrast-proportions",
+        ([5, 9, 14], [20, 21, 22]),
+        {"coefficients": [1, -2, 1], "alternative": "two-sided", "level": 0.95, "margin": 0},
+        "se",
+        "se_squared",
+    ),
+    (
+        "cochran-armitage",
+        ([5, 9, 14], [20, 21, 22]),
+        {"scores": [0, 1, 2], "alternative": "greater", "variance": "n"},
+        "se",
+        "se_squared",
+    ),
+    (
+        "mantel-haenszel-risk-difference",
+        ([10, 12], [30, 31], [6, 7], [29, 33]),
+        {"alternative": "two-sided", "level": 0.95, "margin": 0},
+        "se",
+        "se_squared",
+    ),
+    (
+        "cochran-mantel-haenszel",
+        ([10, 12], [30, 31], [6, 7], [29, 33]),
+        {"correction": False, "alternative": "two-sided", "level": 0.95},
+        "se",
+        "se_squared",
+    ),
+    (
+        "cohens-kappa",
+        (np.array([1, 2, 2, 1, 3, 2, 1]), np.array([1, 2, 1, 1, 3, 3, 1])),
+        {"categories": [1, 2, 3], "weights": "none", "level": 0.95, "alternative": "two-sided"},
+        "se",
+        "se_squared",
+    ),
+    (
+        "gwet-ac1",
+        (np.array([1, 2, 2, 1, 3, 2, 1]), np.array([1, 2, 1, 1, 3, 3, 1])),
+        {"categories": [1, 2, 3], "level": 0.95},
+        "se",
+        "se_squared",
+    ),
+    (
+        "pass-at-k-t",
+        (np.array([4, 4, 4, 4]), np.array([1, 3, 0, 2])),
+        {"k": 2, "alternative": "two-sided", "level": 0.95, "margin": 0},
+        "se",
+        "se_squared",
+    ),
+    (
+        "wilcoxon-signed-rank",
+        (np.array([0.1, 0.4, 0.1, 0.7, 0.3, 0.5]), np.array([0.2, 0.2, 0.6, 0.3, 0.9, 0.1])),
+        {
+            "alternative": "two-sided",
+            "margin": 0,
+            "zero_method": "wilcox",
+            "method": "normal",
+            "correction": "none",
+        },
+        "se",
+        "se_squared",
+    ),
+]
+
+
+@pytest.mark.parametrize(("method", "args", "options", "quantity", "key"), ROOTS)
+def test_a_root_of_counts_is_decided_against_its_own_float(method, args, options, quantity, key):
+    """Each figure here is the root of a fraction that is not a square: irrational, so never
+    equal to a decimal. Registered at the shortest decimal of its float, a float comparison
+    finds it equal (`ge` and `le` both hold); decided exactly, it lies on one side, the side
+    the fraction says (v > t² or v < t², t the threshold), and exactly one of them holds."""
+    from types import SimpleNamespace
+
+    from prereg.decide.analyses import _as_contrast
+    from prereg.stats.catalogue import entries
+    from prereg.stats.compare import compare
+
+    entry = entries()[method]
+    result = entry.load()(*args, **options)
+    v = result.exact[key]
+    assert math.isqrt(v.numerator) ** 2 != v.numerator or math.isqrt(v.denominator) ** 2 != (
+        v.denominator
+    )  # not a square of fractions
+    value = getattr(result, quantity)
+    t = Fraction(repr(value))
+    item = SimpleNamespace(id="fig", method=method, options=options)
+    figure = (_as_contrast(item, entry, result, args).certified or {}).get(quantity, value)
+    above = v > t * t if value > 0 else v < t * t
+    assert (compare(figure, "ge", value), compare(figure, "le", value)) == (above, not above)

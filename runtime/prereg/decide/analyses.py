@@ -1105,7 +1105,13 @@ def _se_root_certified(result):
     if not isinstance(v, Fraction) or se is None or not math.isfinite(se) or v < 0:
         return None
     if v == 0:
-        return Fraction(0)
+        return Fraction(0) if se == 0 else None
+    try:
+        root = math.sqrt(float(v))
+    except OverflowError:  # pragma: no cover - an se beyond a double is infinite
+        return None
+    if abs(root - se) > 1e-9 * root:
+        return None  # pragma: no cover - se² is not the square of the reported se
 
     def ball(prec):
         from flint import arb, fmpq

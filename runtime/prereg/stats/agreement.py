@@ -209,6 +209,8 @@ def cohens_kappa(a, b, *, categories, weights, level, alternative) -> Result:
     z = float(kappa) / se0 if se0 else None
     if z is not None and isinstance(var0, Fraction):  # z² exactly: a threshold on z by its root
         exact["statistic_squared"] = kappa * kappa / var0
+    if se is not None and isinstance(var, Fraction):  # se² exactly: a threshold on se by its root
+        exact["se_squared"] = var
     lower = upper = None
     if se is not None:
         zc = _critical(lv)
@@ -282,6 +284,8 @@ def gwet_ac1(a, b, *, categories, level) -> Result:
         pa * (1 - pa) - 4 * (1 - g) * (cross - pa * pe) + 4 * (1 - g) ** 2 * (square - pe**2)
     ) / (n * (1 - pe) ** 2)
     se = _sqrt(var)
+    if se is not None and isinstance(var, Fraction):  # se² exactly: a threshold on se by its root
+        exact["se_squared"] = var
     lower = upper = None
     if se is not None:
         zc = _critical(lv)

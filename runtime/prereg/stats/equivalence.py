@@ -361,7 +361,10 @@ def noninferiority_ratio_proportions(k1, n1, k2, n2, *, margin, alternative, lev
         lower=lower,
         upper=upper,
         p=p,
-        exact={"estimate": ratio},
+        exact={
+            "estimate": ratio,
+            "se_squared": Fraction(n1 - k1, k1 * n1) + Fraction(n2 - k2, k2 * n2),
+        },
         counts=counts,
         extra={"log_estimate": log_ratio},
     )

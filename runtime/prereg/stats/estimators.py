@@ -345,6 +345,7 @@ def _paired_t(
     dev = mean - margin_q
     if se2:
         figures["exact"]["statistic_squared"] = dev * dev / se2
+        figures["exact"]["se_squared"] = se2
     t = float(dev) / se if dev else 0.0
     a = 1.0 - level
     est = float(mean)
@@ -923,6 +924,7 @@ def auroc_difference(y_a, q_a, y_b, q_b, *, alternative, level, margin) -> Resul
     z = float(dev) / se if dev else 0.0
     if isinstance(var, Fraction):  # z² exactly: a threshold on z is decided by its root
         figures["exact"]["statistic_squared"] = dev * dev / var
+        figures["exact"]["se_squared"] = var
     est = float(diff)
     lower, upper = checks.bounds(est, se, alternative, lv, to=lambda v: min(1.0, max(-1.0, v)))
     return Result(

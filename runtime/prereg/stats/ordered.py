@@ -180,7 +180,7 @@ def cochran_armitage(k, n, *, scores, alternative, variance) -> Result:
         statistic=z,
         statistic_name="z",
         p=checks.normal_p(z, alternative),
-        exact={"estimate": slope, "statistic_squared": z2},
+        exact={"estimate": slope, "statistic_squared": z2, "se_squared": var / (ss * ss)},
         counts=counts,
         extra={"T": float(t), "variance_T": float(var)},
     )
@@ -264,7 +264,7 @@ def linear_contrast_proportions(k, n, *, coefficients, alternative, level, margi
         lower=lower,
         upper=upper,
         p=checks.normal_p(z, alternative),
-        exact={"estimate": est, "statistic_squared": z2},
+        exact={"estimate": est, "statistic_squared": z2, "se_squared": var},
         counts=counts,
         extra={"variance": _float(var)},
     )
@@ -410,6 +410,7 @@ def mantel_haenszel_risk_difference(k1, n1, k2, n2, *, alternative, level, margi
     dev = rd - m
     z = float(dev) / se if dev else 0.0
     figures["exact"]["statistic_squared"] = dev * dev / variance  # a threshold on z: its root
+    figures["exact"]["se_squared"] = variance
     est = float(rd)
     lower, upper = checks.bounds(est, se, alternative, lv)
     return Result(
@@ -494,6 +495,7 @@ def cochran_mantel_haenszel(k1, n1, k2, n2, *, correction, alternative, level) -
         if r > 0:
             var = pr / (2 * r * r) + psqr / (2 * r * s) + qs / (2 * s * s)
             se = _sqrt(var)
+            exact["se_squared"] = var  # of the log odds ratio
             log_or = _log_fraction(odds)
             lower, upper = checks.bounds(log_or, se, alternative, lv, to=math.exp)
             extra["log_estimate"] = log_or

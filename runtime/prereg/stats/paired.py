@@ -152,7 +152,7 @@ def mcnemar_asymptotic(n11, n10, n01, n00, *, alternative, correction) -> Result
         statistic=z,
         statistic_name="z",
         p=normal_p(z, alt),
-        exact={**exact, "chi2": chi2},
+        exact={**exact, "chi2": chi2, "statistic_squared": chi2},  # z² is the chi-square
         counts=counts,
         extra={"chi2": float(chi2)},
     )
@@ -535,7 +535,7 @@ def wilcoxon_signed_rank(x, y, *, alternative, margin, zero_method, method, corr
         statistic=w_plus,
         statistic_name="W+",
         p=normal_p(z, alt),
-        exact={"statistic": w_plus},
+        exact={"statistic": w_plus, "se_squared": var},
         counts=counts,
         extra={"z": z, "mean": float(mean)},
     )

@@ -828,7 +828,10 @@ def risk_ratio(k1, n1, k2, n2, *, level) -> Result:
         se=se,
         lower=math.exp(log_rr - half),
         upper=math.exp(log_rr + half),
-        exact={"estimate": rr},
+        exact={
+            "estimate": rr,
+            "se_squared": Fraction(1, k1) - Fraction(1, n1) + Fraction(1, k2) - Fraction(1, n2),
+        },
         counts=counts,
         extra={"se_of": "log risk ratio"},
     )
@@ -867,7 +870,7 @@ def odds_ratio(k1, n1, k2, n2, *, level, haldane) -> Result:
         se=se,
         lower=math.exp(log_or - half),
         upper=math.exp(log_or + half),
-        exact={"estimate": orr},
+        exact={"estimate": orr, "se_squared": 1 / a + 1 / b + 1 / c + 1 / d},
         counts=counts,
         extra=extra,
     )
