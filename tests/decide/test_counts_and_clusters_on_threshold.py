@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from decimal import Decimal, localcontext
 from fractions import Fraction
 from pathlib import Path
 
@@ -347,4 +348,100 @@ def test_a_root_of_counts_is_decided_against_its_own_float(method, args, options
     item = SimpleNamespace(id="fig", method=method, options=options)
     figure = (_as_contrast(item, entry, result, args).certified or {}).get(quantity, value)
     above = v > t * t if value > 0 else v < t * t
+    assert (compare(figure, "ge", value), compare(figure, "le", value)) == (above, not above)
+
+
+def _ln(x: Fraction) -> Decimal:
+    with localcontext() as ctx:
+        ctx.prec = 60
+        return (Decimal(x.numerator) / Decimal(x.denominator)).ln()
+
+
+def _g_oracle(k1, n1, k2, n2) -> Decimal:
+    n, cols = n1 + n2, (k1 + k2, n1 + n2 - k1 - k2)
+    cells = ((k1, n1, cols[0]), (n1 - k1, n1, cols[1]), (k2, n2, cols[0]), (n2 - k2, n2, cols[1]))
+    with localcontext() as ctx:
+        ctx.prec = 60
+        return 2 * sum(o * _ln(Fraction(o * n, r * c)) for o, r, c in cells if o)
+
+
+def _log_loss_oracle(y, q) -> Decimal:
+    with localcontext() as ctx:
+        ctx.prec = 60
+        total = sum(
+            _ln(Fraction(str(p)) if t else 1 - Fraction(str(p))) for t, p in zip(y, q, strict=True)
+        )
+        return -total / len(y)
+
+
+def _ratio_z_oracle(k1, n1, k2, n2, margin: str) -> Decimal:
+    ratio = Fraction(k1 * n2, n1 * k2) / Fraction(margin)
+    v = Fraction(n1 - k1, k1 * n1) + Fraction(n2 - k2, k2 * n2)
+    with localcontext() as ctx:
+        ctx.prec = 60
+        return _ln(ratio) / (Decimal(v.numerator) / Decimal(v.denominator)).sqrt()
+
+
+def _log_welch_t_oracle(x, y, margin: str) -> Decimal:
+    with localcontext() as ctx:
+        ctx.prec = 60
+        parts = []
+        for sample in (x, y):
+            logs = [_ln(Fraction(str(v))) for v in sample]
+            m = sum(logs) / len(logs)
+            parts.append((m, sum((lg - m) ** 2 for lg in logs) / (len(logs) - 1) / len(logs)))
+        (ma, va), (mb, vb) = parts
+        return (ma - mb - _ln(Fraction(margin))) / (va + vb).sqrt()
+
+
+Q = [0.9, 0.2, 0.7, 0.6, 0.3, 0.8]
+Y01 = [1, 0, 1, 1, 0, 0]
+GX, GY = [1.2, 0.8, 2.5, 1.1], [0.9, 1.4, 0.7]
+BALLS = [
+    ("g-test-2x2", (8, 13, 1, 13), {}, "statistic", _g_oracle(8, 13, 1, 13)),
+    ("g-test-2x2", (3, 17, 9, 14), {}, "statistic", _g_oracle(3, 17, 9, 14)),
+    (
+        "log-loss",
+        (np.array(Y01), np.array(Q)),
+        {"clip": None},
+        "estimate",
+        _log_loss_oracle(Y01, Q),
+    ),
+    (
+        "noninferiority-ratio-proportions",
+        (8, 13, 5, 12),
+        {"margin": 0.8, "alternative": "greater", "level": 0.975},
+        "statistic",
+        _ratio_z_oracle(8, 13, 5, 12, "0.8"),
+    ),
+    (
+        "ratio-of-geometric-means",
+        (np.array(GX), np.array(GY)),
+        {"margin": 1.1, "alternative": "two-sided", "level": 0.95},
+        "statistic",
+        _log_welch_t_oracle(GX, GY, "1.1"),
+    ),
+]
+
+
+@pytest.mark.parametrize(("method", "args", "options", "quantity", "oracle"), BALLS)
+def test_a_log_figure_is_decided_against_its_own_float(method, args, options, quantity, oracle):
+    """G, a mean log loss, the z of a log ratio of proportions and Welch's t on logs are
+    irrational: registered at the shortest decimal of their float, a float comparison finds
+    the figure equal to it (`ge` and `le` both hold); decided by balls, it lies on the side a
+    60-digit decimal oracle (the decimal module's ln) puts it, and exactly one holds."""
+    from types import SimpleNamespace
+
+    from prereg.decide.analyses import _as_contrast
+    from prereg.stats.catalogue import entries
+    from prereg.stats.compare import compare
+
+    entry = entries()[method]
+    result = entry.load()(*args, **options)
+    value = getattr(result, quantity)
+    t = Decimal(repr(value))
+    assert oracle != t
+    item = SimpleNamespace(id="fig", method=method, options=options)
+    figure = (_as_contrast(item, entry, result, args).certified or {}).get(quantity, value)
+    above = oracle > t
     assert (compare(figure, "ge", value), compare(figure, "le", value)) == (above, not above)

@@ -1069,6 +1069,143 @@ def _cluster_t_certified(item, entry, args, result):
     return out
 
 
+def _fmpq(x: Fraction):
+    from flint import fmpq
+
+    return fmpq(x.numerator, x.denominator)
+
+
+def _log_sample_ball(x):
+    """(n, ball of the mean of logs, ball of the variance of logs) of positive decimals."""
+    from flint import arb
+
+    from prereg.stats.compare import _grouped, decimal_fraction
+
+    values, counts = _grouped(np.asarray(x, dtype=np.float64))
+    logs = [(arb(_fmpq(decimal_fraction(v))).log(), c) for v, c in zip(values, counts, strict=True)]
+    n = sum(counts)
+    mean = sum((lg * c for lg, c in logs), arb(0)) / n
+    var = sum(((lg - mean) ** 2 * c for lg, c in logs), arb(0)) / (n - 1)
+    return n, mean, var
+
+
+def _g_ball(counts):
+    """G = 2 Σ O·log(O·N/(row·col)) of a 2×2 table's counts, as a ball."""
+    from flint import arb
+
+    k1, n1, k2, n2 = (int(counts[k]) for k in ("k1", "n1", "k2", "n2"))
+    n = n1 + n2
+    cols = (k1 + k2, n - k1 - k2)
+    cells = ((k1, n1, cols[0]), (n1 - k1, n1, cols[1]), (k2, n2, cols[0]), (n2 - k2, n2, cols[1]))
+    total = arb(0)
+    for o, row, col in cells:
+        if o:
+            total += arb(o) * arb(_fmpq(Fraction(o * n, row * col))).log()
+    return 2 * total
+
+
+def _log_loss_ball(y, q, clip):
+    """−mean(y·log q + (1 − y)·log(1 − q)) over the probabilities read as the decimals the
+    data write (clipped first, as the method does), as a ball; None for an infinite loss."""
+    from flint import arb
+
+    from prereg.stats.compare import decimal_fraction
+
+    ya = np.asarray(y, dtype=np.float64).reshape(-1)
+    qa = np.asarray(q, dtype=np.float64).reshape(-1)
+    if clip is not None:
+        qa = np.clip(qa, float(clip), 1.0 - float(clip))
+    pairs, counts = np.unique(np.stack([ya, qa], axis=1), axis=0, return_counts=True)
+    total = arb(0)
+    for (yi, qi), c in zip(pairs.tolist(), counts.tolist(), strict=True):
+        p = decimal_fraction(qi)
+        p = p if yi == 1 else 1 - p
+        if p <= 0:
+            return None
+        total += arb(_fmpq(p)).log() * int(c)
+    return -total / int(ya.size)
+
+
+#: Figures that are irrational functions of the counts or of the decimals the data write
+#: (logs, roots), decided by balls of rising precision near a threshold: a method's name ->
+#: the quantities so certified.
+BALL_FIGURES = {
+    "g-test-2x2": ("statistic",),
+    "log-loss": ("estimate",),
+    "noninferiority-ratio-proportions": ("statistic",),
+    "ratio-of-geometric-means": ("statistic", "se", "df"),
+    "noninferiority-ratio-means": ("statistic", "se", "df"),
+}
+
+
+def _ball_certified(item, entry, args, result) -> dict:
+    """The figures of :data:`BALL_FIGURES` of a method, each a Certified figure whose balls
+    are formed (from the counts or the data, as the method formed the float) only when a
+    comparison needs them: G of the 2×2 table; the mean log loss; the z of log(p̂1/p̂2) against
+    the log margin over the root of the exact se²; Welch's t, se and df on the logs.  Their
+    floats carry no error bound here, so each comparison of them is decided by balls."""
+    from prereg.stats.compare import Certified, decimal_fraction, threshold
+
+    quantities = BALL_FIGURES.get(entry.name)
+    if not quantities:
+        return {}
+    options = dict(item.options)
+    balls: dict = {}
+    if entry.name == "g-test-2x2":
+        if result.statistic is not None:
+            balls["statistic"] = lambda prec: _g_ball(result.counts)
+    elif entry.name == "log-loss":
+        if result.estimate is not None and math.isfinite(result.estimate) and len(args) >= 2:
+            y, q, clip = args[0], args[1], options.get("clip")
+            if _log_loss_ball(y, q, clip) is not None:
+                balls["estimate"] = lambda prec: _log_loss_ball(y, q, clip)
+    elif entry.name == "noninferiority-ratio-proportions":
+        ratio, v = result.exact.get("estimate"), result.exact.get("se_squared")
+        if result.statistic is not None and isinstance(ratio, Fraction) and v:
+            q = ratio / decimal_fraction(float(options["margin"]))
+
+            def z_ball(prec):
+                from flint import arb
+
+                return arb(_fmpq(q)).log() / arb(_fmpq(v)).sqrt()
+
+            balls["statistic"] = z_ball
+    elif result.statistic is not None and result.se and len(args) >= 2:  # Welch on the logs
+        x, y = args[0], args[1]
+        log_margin = threshold(options["margin"])
+
+        def parts(prec):
+            from flint import arb
+
+            na, ma, va = _log_sample_ball(x)
+            nb, mb, vb = _log_sample_ball(y)
+            wa, wb = va / na, vb / nb
+            dev = ma - mb - arb(_fmpq(log_margin)).log()
+            return dev, wa, wb, na, nb
+
+        def t_ball(prec):
+            dev, wa, wb, _, _ = parts(prec)
+            return dev / (wa + wb).sqrt()
+
+        def se_ball(prec):
+            _, wa, wb, _, _ = parts(prec)
+            return (wa + wb).sqrt()
+
+        def df_ball(prec):
+            _, wa, wb, na, nb = parts(prec)
+            return (wa + wb) ** 2 / (wa * wa / (na - 1) + wb * wb / (nb - 1))
+
+        balls = {"statistic": t_ball, "se": se_ball}
+        if result.df is not None:
+            balls["df"] = df_ball
+    out = {}
+    for name, ball in balls.items():
+        value = getattr(result, name)
+        if isinstance(value, float) and math.isfinite(value):
+            out[name] = Certified(value, error=None, ball=ball)
+    return out
+
+
 def _root_certified(result):
     """The certified z of a method that gives z² exactly (``exact['statistic_squared']``:
     cochran-armitage, linear-contrast-proportions, pooled-z, wald-difference-test): the sign of
@@ -1196,6 +1333,15 @@ def _as_contrast(item, entry, result, args=()) -> ContrastResult:
         for name, figure in t.items():
             if name not in certified:
                 certified[name] = figure
+                _record_ball(figure, name, extra)
+    for name, figure in _ball_certified(item, entry, args, result).items():
+        if name not in certified:
+            certified[name] = figure
+            if name == "estimate":
+                from prereg.decide.samples import _record_exact
+
+                _record_exact(figure, extra)
+            else:
                 _record_ball(figure, name, extra)
     if "se" not in certified:
         se_root = _se_root_certified(result)
