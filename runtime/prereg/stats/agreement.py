@@ -842,7 +842,9 @@ CATALOGUE = (
         exactness=(
             "κ, p_o and p_e are fractions of the counts, compared exactly; so is z² = κ²/Var₀(κ) "
             "(exact['statistic_squared']), and a threshold on z is decided by balls of its root; "
-            "se and P are floats (square roots)."
+            "se² is a fraction too (exact['se_squared']), and a threshold on se is decided by "
+            "balls of its root; P and the bounds are floats, each compared as the shortest "
+            "decimal of its float"
         ),
     ),
     Entry(
@@ -883,7 +885,9 @@ CATALOGUE = (
             "hand computation of the estimate; the variance against the delta-method variance "
             "of the multinomial shares, differentiated in exact rational arithmetic in the test"
         ),
-        exactness="γ, p_a and p_e are fractions of the counts, compared exactly; se is a float",
+        exactness="γ, p_a and p_e are fractions of the counts, compared exactly; se² is a "
+        "fraction too (exact['se_squared']), and a threshold on se is decided by balls of its "
+        "root; the bounds are floats, each compared as the shortest decimal of its float",
     ),
     Entry(
         name="fleiss-kappa",
@@ -980,7 +984,7 @@ CATALOGUE = (
         ),
         exactness=(
             "κ is a fraction of the counts, compared exactly; the bounds and SE are floating "
-            "point quantiles of the replicates, compared by the certified comparison"
+            "point quantiles of the replicates, compared as the shortest decimal of its float"
         ),
     ),
     Entry(
@@ -1013,7 +1017,7 @@ CATALOGUE = (
         ),
         exactness=(
             "α is a fraction of the ratings, compared exactly; the bounds and SE are floating "
-            "point quantiles of the replicates, compared by the certified comparison"
+            "point quantiles of the replicates, compared as the shortest decimal of its float"
         ),
     ),
     Entry(

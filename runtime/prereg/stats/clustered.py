@@ -311,6 +311,14 @@ def _arm_counts(d: _Clusters) -> dict[str, int]:
 _ROUNDING = 64 * 2.0**-52
 
 
+#: how the t (or z) and SE of the clustered tests are decided (:func:`exact_squares`)
+_CLUSTER_ROOTS = (
+    "t (or z) is ±√(t²) and SE is √(SE²), t² and SE² fractions of the decimals the data write "
+    "and the margin as written, formed when a comparison needs them: a threshold on either is "
+    "decided by balls of the root (teams' means 7/20, 11/20, 3/5 against 9/20, 1/2, 3/20 give "
+    "t = 1 exactly, whose float is 0.9999999999999998)"
+)
+
 # -- analysis of cluster summaries --------------------------------------------------------------
 
 
@@ -867,8 +875,8 @@ CATALOGUE = (
             "estimate: exact fraction for integer data (exact['estimate']), and for decimal data "
             "the exact means of the decimals the data write (exact['estimate'] once a comparison "
             "needs it); the estimate less the margin is that fraction less the margin as written "
-            "(0 on it: t = 0, P = 1/2); SE, t and P are floating point, compared by the certified "
-            "comparison with its error bound"
+            "(0 on it: t = 0, P = 1/2); " + _CLUSTER_ROOTS + "; P and the bounds are floating "
+            "point, each compared as the shortest decimal of its float"
         ),
     ),
     Entry(
@@ -906,8 +914,10 @@ CATALOGUE = (
             "estimate: the exact mean of cluster means over the decimals the data write "
             "(exact['estimate'] once a comparison needs it), compared exactly; the estimate less "
             "the margin is that fraction less the margin as written (0 on it: t = 0, P = 1/2); "
-            "SE, t, df and P are floating point, compared by the certified comparison with its "
-            "error bound"
+            + _CLUSTER_ROOTS
+            + "; Welch–Satterthwaite's df of the cluster means is a fraction of them, compared "
+            "exactly; P and the bounds are floating point, each compared as the shortest "
+            "decimal of its float"
         ),
     ),
     Entry(
@@ -944,8 +954,10 @@ CATALOGUE = (
             "the decimals the data write (exact['estimate'] once a comparison needs it); the "
             "estimate less the margin is decided exactly near 0 (integer data, or the means of "
             "the decimals the data write): on the "
-            "margin the statistic is 0 and P = 1/2; SE, statistic and P are floating point, "
-            "compared by the certified comparison with its error bound"
+            "margin the statistic is 0 and P = 1/2; "
+            + _CLUSTER_ROOTS
+            + "; P and the bounds are floating point, each compared as the shortest decimal of "
+            "its float"
         ),
     ),
     Entry(
@@ -1023,7 +1035,7 @@ CATALOGUE = (
             "estimate: exact fraction for integer data, and for decimal data the exact means of "
             "the decimals the data write (once a comparison needs it); bounds are floating point "
             "quantiles of "
-            "the replicates, compared by the certified comparison with its error bound"
+            "the replicates, compared as the shortest decimal of its float"
         ),
     ),
 )

@@ -478,14 +478,21 @@ _SE = {
     "se": "wald (unpooled, the observed proportions) | farrington-manning (the proportions "
     "restricted to the margin by maximum likelihood)"
 }
-_FLOAT = (
-    "z or t and P are floating point; compared by the certified comparison with their error bound"
+_FLOAT = "z or t and P are floating point, each compared as the shortest decimal of its float"
+#: the z and se of a test of two proportions with the Wald or Farrington–Manning se
+_WALD_ROOTS = (
+    "with se wald, se² = p̂1(1 − p̂1)/n1 + p̂2(1 − p̂2)/n2 and z² are fractions of the counts "
+    "and the margin as written (exact['se_squared'], exact['statistic_squared']; of a TOST, "
+    "the reported side's), and a threshold on z or se is decided by balls of their roots (6 of "
+    "10 against 2 of 10 at margin -0.2 give z = 3 exactly, whose float is 2.9999999999999996); "
+    "with se farrington-manning (the restricted proportions, roots of a cubic) z and se are "
+    "floating point; P is floating point; each float is compared as the shortest decimal of it"
 )
 _T_MARGIN = (
     continuous.MARGIN_EXACT
     + "; "
     + continuous.T_STATISTIC_EXACT
-    + "; P is floating point, compared by the certified comparison with its error bound"
+    + "; P is floating point, compared as the shortest decimal of its float"
 )
 _FM_ORACLE = (
     "Wald: statsmodels test_proportions_2indep(method='wald', correction=False, value=margin, "
@@ -514,7 +521,7 @@ CATALOGUE = (
         oracle="statsmodels tost_proportions_2indep(method='wald', correction=False) for "
         "Wald; " + _FM_ORACLE,
         exactness="the difference is the fraction k1/n1 - k2/n2 (exact['estimate']), compared "
-        "exactly; " + _FLOAT,
+        "exactly; " + _WALD_ROOTS,
     ),
     Entry(
         name="equivalence-interval-proportions",
@@ -541,7 +548,7 @@ CATALOGUE = (
         "restricted proportions at each bound (statsmodels' score interval shares the "
         "issue #10269 error)",
         exactness="the estimate is the fraction k1/n1 - k2/n2 (exact); the bounds are floating "
-        "point, compared with a margin by the certified comparison with their error bound",
+        "point, compared with a margin as the shortest decimals of their floats",
     ),
     Entry(
         name="noninferiority-proportions",
@@ -562,7 +569,7 @@ CATALOGUE = (
         "Farrington-Manning z equals $\\pm\\Phi^{-1}(level)$ (Brent's method, to 1e-15)",
         reference=_FM_REF,
         oracle=_FM_ORACLE,
-        exactness="the difference is an exact fraction; " + _FLOAT,
+        exactness="the difference is an exact fraction; " + _WALD_ROOTS,
     ),
     Entry(
         name="noninferiority-ratio-proportions",
@@ -586,7 +593,9 @@ CATALOGUE = (
         "value=margin) and confint_proportions_2indep(compare='ratio', method='log')",
         exactness="the ratio is the fraction k1 n2/(n1 k2) (exact['estimate']); log(ratio / "
         "margin) is log1p of the exact fraction (ratio - margin)/margin, the margin as written "
-        "(0 on it); " + _FLOAT,
+        "(0 on it); se² = (1 − p̂1)/k1 + (1 − p̂2)/k2 is a fraction (exact['se_squared']) and "
+        "z = log(ratio/margin)/se is decided by balls of rising precision near a threshold; P "
+        "and the bound are floating point, each compared as the shortest decimal of its float",
     ),
     Entry(
         name="tost-means",
@@ -629,7 +638,7 @@ CATALOGUE = (
         formula="$d \\pm t(1 - \\alpha, df)\\,se$",
         reference="Westlake WJ (1976), Biometrics 32:741-744",
         oracle="statsmodels CompareMeans.tconfint_diff(alpha=2 alpha, usevar=...)",
-        exactness="the bounds are floating point, compared by the certified comparison",
+        exactness="the bounds are floating point, each compared as the shortest decimal of its float",
     ),
     Entry(
         name="equivalence-interval-paired",
@@ -642,7 +651,7 @@ CATALOGUE = (
         formula="$\\bar d \\pm t(1 - \\alpha, n - 1)\\,s_d/\\sqrt n$",
         reference="Westlake WJ (1976), Biometrics 32:741-744",
         oracle="statsmodels DescrStatsW(x - y).tconfint_mean(alpha=2 alpha)",
-        exactness="the bounds are floating point, compared by the certified comparison",
+        exactness="the bounds are floating point, each compared as the shortest decimal of its float",
     ),
     Entry(
         name="noninferiority-means",
@@ -685,7 +694,8 @@ CATALOGUE = (
         exactness="the estimate (the ratio) is certified by balls of the logs of the decimals "
         "the data write, so a ratio exactly on a threshold meets le and ge (SCORE.json then "
         "carries it in exact['estimate']); a ratio exactly on the margin gives t = 0 (balls of "
-        "the logs decide it); t, P and the bound are floating point, compared by the certified "
-        "comparison",
+        "the logs decide it); Welch's t, se and df on the logs are decided by balls of the logs "
+        "near a threshold; P and the bound are floating point, each compared as the shortest "
+        "decimal of its float",
     ),
 )

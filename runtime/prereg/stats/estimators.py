@@ -224,7 +224,7 @@ def pass_at_k_difference(n_a, c_a, n_b, c_b, *, k, alternative, level, margin) -
 
 #: numpy quantile methods whose value over whole-number replicates is decided exactly: the
 #: virtual index h = (B − 1)·p with p the registered tail as a fraction (linear, lower,
-#: higher, midpoint); the others give the float bound alone (certified comparison).
+#: higher, midpoint); the others give the float bound alone (compared as the shortest decimal of the float).
 EXACT_QUANTILES = ("linear", "lower", "higher", "midpoint")
 BOOTSTRAP_INTERVALS = ("percentile", "basic", "bca")
 
@@ -1033,7 +1033,9 @@ CATALOGUE = (
         exactness="m and m − margin are fractions of binomial coefficients and the margin as "
         "written, compared exactly (on the margin t = 0, a one-sided P of 1/2); t² is a "
         "fraction too (exact['statistic_squared']), and a threshold on t is decided by balls of "
-        "its root; se, P and the bounds are floating point, compared by the certified comparison",
+        "its root; so is se² (exact['se_squared']), a threshold on se decided by balls of its "
+        "root; P and the bounds are floating point, each compared as the shortest decimal of "
+        "its float",
     ),
     Entry(
         name="pass-at-k-difference",
@@ -1066,7 +1068,9 @@ CATALOGUE = (
         exactness="D and D − margin are fractions of binomial coefficients and the margin as "
         "written, compared exactly (on the margin t = 0, a one-sided P of 1/2); t² is a "
         "fraction too (exact['statistic_squared']), and a threshold on t is decided by balls of "
-        "its root; se, P and the bounds are floating point, compared by the certified comparison",
+        "its root; so is se² (exact['se_squared']), a threshold on se decided by balls of its "
+        "root; P and the bounds are floating point, each compared as the shortest decimal of "
+        "its float",
     ),
     Entry(
         name="pass-at-k-difference-bootstrap",
@@ -1107,7 +1111,7 @@ CATALOGUE = (
         "bound of the linear, lower, higher or midpoint quantile is an exact fraction "
         "(exact['lower'], exact['upper'], the tail α taken from the level as written), "
         "compared exactly: a bound exactly on a threshold meets ge and fails gt; other bounds "
-        "are floating point, compared by the certified comparison",
+        "are floating point, each compared as the shortest decimal of its float",
     ),
     Entry(
         name="majority-vote",
@@ -1252,7 +1256,9 @@ CATALOGUE = (
             "ours where q lies inside that range; our clip=eps is compared with sklearn on q "
             "clipped beforehand"
         ),
-        exactness="a float (logarithms), compared by the certified comparison with its error bound",
+        exactness="the mean of the logs of the probabilities read as the decimals the data write "
+        "(clipped first, as the method does) is decided by balls of rising precision near a "
+        "threshold",
     ),
     Entry(
         name="expected-calibration-error",
@@ -1344,6 +1350,8 @@ CATALOGUE = (
         exactness="the estimate A_a − A_b is the exact fraction (2U_a − 2U_b)/(2n₁n₀), compared "
         "exactly; Var(D) is formed exactly and D − margin is exact, so on the margin z = 0 and "
         "a one-sided P is exactly 1/2; z² is a fraction (exact['statistic_squared']) and a "
-        "threshold on z is decided by balls of its root; se, bounds and P are floating point",
+        "threshold on z is decided by balls of its root; so is se² (exact['se_squared']), a "
+        "threshold on se decided by balls of its root; bounds and P are floating point, each "
+        "compared as the shortest decimal of its float",
     ),
 )

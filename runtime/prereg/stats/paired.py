@@ -741,7 +741,7 @@ CATALOGUE = (
         reference=_FLL + ".",
         oracle="exact sums of binomial coefficients; " + _CAVO + " (P = 0.034690)",
         exactness=_DIFF_EXACT + "; up to 2,000 discordant pairs P is the fraction of integer "
-        "sums (exact['p']), compared exactly; beyond, a float (certified comparison)",
+        "sums (exact['p']), compared exactly; beyond, a float (compared as the shortest decimal of the float)",
     ),
     Entry(
         name="mcnemar-asymptotic",
@@ -756,7 +756,10 @@ CATALOGUE = (
         reference="McNemar Q (1947); Edwards AL (1948). Psychometrika 13:185–187.",
         oracle="statsmodels mcnemar(table, exact=False, correction=...) (which does not "
         "truncate |n10 − n01| − 1 at 0: statistic 1/(n10 + n01) when n10 = n01); " + _CAVO,
-        exactness=_DIFF_EXACT + "; χ² is an exact fraction; P a float",
+        exactness=_DIFF_EXACT
+        + "; χ² = z² is an exact fraction (exact['chi2'], exact['statistic_squared']), and a "
+        "threshold on z is decided by balls of its root; P a float, compared as the shortest "
+        "decimal of its float",
     ),
     Entry(
         name="newcombe-paired",
@@ -877,7 +880,9 @@ CATALOGUE = (
         "differences equal as decimals are ties, whatever their floats); W+ is an exact "
         "fraction (a multiple of ½); with method exact and at most 62 non-zero differences P "
         "is the count of sign changes over 2^n (exact['p']), compared exactly; otherwise P a "
-        "float",
+        "float, compared as the shortest decimal of its float; the se of W+ under the null is "
+        "the root of a fraction of the counts and ties (exact['se_squared']), decided by balls "
+        "of its root",
     ),
     Entry(
         name="paired-t",

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from prereg.stats.catalogue import Entry
+from prereg.stats.catalogue import SE_ROOT, Entry
 from prereg.stats.methods import MethodError
 from prereg.stats.result import Result
 
@@ -885,16 +885,16 @@ _MARGIN = "margin: the null difference p1 − p2, in (−1, 1) (its exact binary
 _EXACT_D = "estimate is the fraction k1/n1 − k2/n2, compared exactly"
 _Z_EXACT = (
     "estimate is the fraction k1/n1 − k2/n2, compared exactly; the numerator p̂1 − p̂2 − δ is "
-    "formed exactly; z and P are floats, compared by the certified comparison with their error "
-    "bound"
+    "formed exactly; z and P are floats, compared as the shortest decimals of their floats"
 )
 #: a z test whose z² is a fraction of the counts and the margin (exact['statistic_squared'])
 _ROOT_Z_EXACT = (
     "estimate is the fraction k1/n1 − k2/n2, compared exactly; z² is a fraction of the counts "
     "and the margin as written (exact['statistic_squared']) and a threshold on z is decided by "
     "balls of its root (8 of 13 against 1 of 13 give z = 7/2 exactly, which meets `ge 3.5` "
-    "though the float of the difference over the float root is 3.4999999999999996); P is a "
-    "float, compared by the certified comparison with its error bound"
+    "though the float of the difference over the float root is 3.4999999999999996); se² is "
+    "a fraction of the counts too (exact['se_squared']), and a threshold on se is decided by "
+    "balls of its root; P is a float, compared as the shortest decimal of its float"
 )
 
 CATALOGUE = (
@@ -915,7 +915,7 @@ CATALOGUE = (
         oracle='statsmodels proportion_confint(k, n, alpha, method="wilson") (its default '
         'method is "normal", the Wald interval)',
         exactness="estimate is the fraction k/n, compared exactly; the bounds are floats "
-        "(certified comparison)",
+        "(compared as the shortest decimal of the float)",
     ),
     Entry(
         name="binomial-test",
@@ -945,7 +945,7 @@ CATALOGUE = (
         exactness="estimate is the fraction k/n, compared exactly; up to 2,000 trials P is the "
         "fraction of integer sums (exact['p']), compared exactly (two-sided: outcomes exactly as "
         "likely as k count, where scipy admits a relative tolerance of 1e-7); beyond, scipy's "
-        "float; the bounds are floats (certified comparison)",
+        "float; the bounds are floats (each compared as the shortest decimal of its float)",
     ),
     Entry(
         name="wald-difference",
@@ -959,7 +959,10 @@ CATALOGUE = (
         reference="Agresti A (2013). Categorical Data Analysis, 3rd ed., §3.1.",
         oracle='statsmodels confint_proportions_2indep(method="wald", compare="diff") (its '
         'default method is "newcomb")',
-        exactness=_EXACT_D + "; the bounds are floats (certified comparison)",
+        exactness=_EXACT_D
+        + "; "
+        + SE_ROOT
+        + "; the bounds are floats (each compared as the shortest decimal of its float)",
     ),
     Entry(
         name="wald-difference-test",
@@ -1001,7 +1004,8 @@ CATALOGUE = (
         reference="Newcombe RG (1998). Interval estimation for the difference between "
         "independent proportions: comparison of eleven methods. Stat Med 17:873–890.",
         oracle='statsmodels confint_proportions_2indep(method="newcomb", compare="diff")',
-        exactness=_EXACT_D + "; the bounds are floats (certified comparison)",
+        exactness=_EXACT_D
+        + "; the bounds are floats (each compared as the shortest decimal of its float)",
     ),
     Entry(
         name="agresti-caffo",
@@ -1018,7 +1022,11 @@ CATALOGUE = (
         "proportions and differences of proportions result from adding two successes and two "
         "failures. Am Stat 54:280–288.",
         oracle='statsmodels confint_proportions_2indep(method="agresti-caffo", compare="diff")',
-        exactness=_EXACT_D + "; the bounds are floats (certified comparison)",
+        exactness=_EXACT_D
+        + "; "
+        + SE_ROOT
+        + " (of the adjusted counts); the bounds are floats (each compared as the shortest "
+        "decimal of its float)",
     ),
     Entry(
         name="farrington-manning",
@@ -1070,7 +1078,8 @@ CATALOGUE = (
         "4:213–226; values in Newcombe RG (1998) Stat Med 17:873–890, Table II.",
         oracle="Newcombe (1998) Table II (4 decimals); the bound's z checked against the "
         "decimal score oracle (statsmodels' score interval inherits issue #10269 and differs)",
-        exactness=_EXACT_D + "; the bounds are floats (certified comparison)",
+        exactness=_EXACT_D
+        + "; the bounds are floats (each compared as the shortest decimal of its float)",
     ),
     Entry(
         name="fisher-exact",
@@ -1092,7 +1101,7 @@ CATALOGUE = (
         "is the estimate's implementation, checked against its defining equation",
         exactness="up to 5,000 observations P is the fraction of integer sums of binomial "
         "coefficients (exact['p']), compared exactly (a P of exactly 1/20 meets 'le 0.05'); "
-        "beyond, a float (scipy.stats.fisher_exact) compared by the certified comparison",
+        "beyond, a float (scipy.stats.fisher_exact) compared as the shortest decimal of its float",
     ),
     Entry(
         name="barnard-exact",
@@ -1116,8 +1125,7 @@ CATALOGUE = (
         "columns; pooled=True is its default) where no tables tie; where they tie scipy drops "
         "some in float comparisons (scipy issue #18798) and the tests check the exact region",
         exactness="z² is a fraction of the counts (exact['statistic_squared']) and a threshold "
-        "on z is decided by balls of its root; P is a float maximised numerically, compared by "
-        "the certified comparison",
+        "on z is decided by balls of its root; P is a float maximised numerically, compared as the shortest decimal of its float",
     ),
     Entry(
         name="boschloo-exact",
@@ -1152,7 +1160,7 @@ CATALOGUE = (
         reference="Pearson K (1900); Yates F (1934). Contingency tables involving small numbers "
         "and the χ² test. JRSS Suppl 1:217–235.",
         oracle="scipy.stats.chi2_contingency(table, correction=...) (Yates is its default)",
-        exactness="the statistic is an exact fraction; P a float (certified comparison)",
+        exactness="the statistic is an exact fraction; P a float (compared as the shortest decimal of the float)",
     ),
     Entry(
         name="g-test-2x2",
@@ -1166,7 +1174,8 @@ CATALOGUE = (
         reference="Woolf B (1957). The log likelihood ratio test (the G-test). Ann Hum Genet "
         "21:397–409.",
         oracle='scipy.stats.chi2_contingency(table, correction=False, lambda_="log-likelihood")',
-        exactness="G and P are floats (certified comparison)",
+        exactness="G = 2 Σ O·log(O/E) of the counts is decided by balls of rising precision "
+        "near a threshold; P is a float, compared as the shortest decimal of its float",
     ),
     Entry(
         name="risk-ratio-katz",
@@ -1183,7 +1192,10 @@ CATALOGUE = (
         oracle="scipy.stats.contingency.relative_risk(...).confidence_interval(level) and "
         "statsmodels confint_proportions_2indep(compare='ratio', method='log') (its default "
         "'log-adjusted' adds 0.5)",
-        exactness="estimate is the fraction k1·n2/(n1·k2), compared exactly",
+        exactness="estimate is the fraction k1·n2/(n1·k2), compared exactly; "
+        + SE_ROOT
+        + " (of the log risk ratio); the bounds are floats (each compared as the shortest "
+        "decimal of its float)",
     ),
     Entry(
         name="odds-ratio-woolf",
@@ -1203,6 +1215,9 @@ CATALOGUE = (
         "'logit-adjusted'); scipy.stats.contingency.odds_ratio(kind='sample') (its default is "
         "the conditional MLE)",
         exactness="estimate is the fraction ad/(bc) (of the corrected cells when 0.5 is added), "
-        "compared exactly",
+        "compared exactly; "
+        + SE_ROOT
+        + " (of the log odds ratio); the bounds are floats (each compared as the shortest "
+        "decimal of its float)",
     ),
 )
