@@ -445,3 +445,69 @@ def test_a_log_figure_is_decided_against_its_own_float(method, args, options, qu
     figure = (_as_contrast(item, entry, result, args).certified or {}).get(quantity, value)
     above = oracle > t
     assert (compare(figure, "ge", value), compare(figure, "le", value)) == (above, not above)
+
+
+def _restricted_z_oracle(k1, n1, k2, n2, margin: str, *, mn: bool = False) -> Decimal:
+    """The Farrington–Manning (or Miettinen–Nurminen) z, to 60 digits: the restricted p̃1 by
+    bisection of the score of the likelihood under p1 − p2 = margin, on the decimals."""
+    d = Decimal(margin)
+    with localcontext() as ctx:
+        ctx.prec = 60
+
+        def score(t1: Decimal) -> Decimal:  # d/dp̃1 of the log likelihood, p̃2 = p̃1 − d
+            t2 = t1 - d
+            return k1 / t1 - (n1 - k1) / (1 - t1) + k2 / t2 - (n2 - k2) / (1 - t2)
+
+        lo, hi = max(Decimal(0), d), min(Decimal(1), 1 + d)
+        for _ in range(220):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if score(mid) > 0 else (lo, mid)
+        t1 = (lo + hi) / 2
+        t2 = t1 - d
+        var = t1 * (1 - t1) / n1 + t2 * (1 - t2) / n2
+        if mn:
+            var *= Decimal(n1 + n2) / (n1 + n2 - 1)
+        return (Decimal(k1) / n1 - Decimal(k2) / n2 - d) / var.sqrt()
+
+
+RESTRICTED = [
+    ("farrington-manning", {"alternative": "greater", "margin": -0.1}, False, "-0.1"),
+    ("miettinen-nurminen-test", {"alternative": "greater", "margin": -0.1}, True, "-0.1"),
+    (
+        "noninferiority-proportions",
+        {"margin": -0.1, "alternative": "greater", "se": "farrington-manning", "level": 0.975},
+        False,
+        "-0.1",
+    ),
+    # the TOST reports the side of the larger P, here the upper margin's (d = 17/40 − 19/45)
+    (
+        "tost-proportions",
+        {"lower": -0.1, "upper": 0.1, "se": "farrington-manning"},
+        False,
+        "0.1",
+    ),
+]
+
+
+@pytest.mark.parametrize(("method", "options", "mn", "margin"), RESTRICTED)
+def test_a_restricted_score_z_is_decided_against_its_own_float(method, options, mn, margin):
+    """17 of 40 against 19 of 45 at a margin of ±0.1: the restricted proportions are a root of a
+    cubic and z is irrational; registered at the shortest decimal of its float, a float
+    comparison finds z equal to it; decided by balls of the isolated root, it lies on the
+    side a 60-digit bisection of the score puts it, and exactly one of `ge` and `le` holds."""
+    from types import SimpleNamespace
+
+    from prereg.decide.analyses import _as_contrast
+    from prereg.stats.catalogue import entries
+    from prereg.stats.compare import compare
+
+    args = (17, 40, 19, 45)
+    entry = entries()[method]
+    result = entry.load()(*args, **options)
+    oracle = _restricted_z_oracle(*args, margin, mn=mn)
+    value = result.statistic
+    assert abs(Decimal(repr(value)) - oracle) < Decimal("1e-14") and oracle != Decimal(repr(value))
+    item = SimpleNamespace(id="fig", method=method, options=options)
+    figure = (_as_contrast(item, entry, result, args).certified or {}).get("statistic", value)
+    above = oracle > Decimal(repr(value))
+    assert (compare(figure, "ge", value), compare(figure, "le", value)) == (above, not above)

@@ -1135,7 +1135,54 @@ BALL_FIGURES = {
     "noninferiority-ratio-proportions": ("statistic",),
     "ratio-of-geometric-means": ("statistic", "se", "df"),
     "noninferiority-ratio-means": ("statistic", "se", "df"),
+    "farrington-manning": ("statistic", "se"),
+    "miettinen-nurminen-test": ("statistic", "se"),
+    "tost-proportions": ("statistic", "se"),
+    "noninferiority-proportions": ("statistic", "se"),
 }
+
+
+def _restricted_balls(entry, options, result) -> dict:
+    """Balls of the z and se of a score test with the proportions restricted to the margin
+    (Farrington–Manning, Miettinen–Nurminen; a TOST's reported side), from the counts and the
+    margin as written ({} for the Wald se, whose squares are fractions)."""
+    from prereg.stats.compare import decimal_fraction
+    from prereg.stats.two_proportions import restricted_balls
+
+    name = entry.name
+    if name in ("tost-proportions", "noninferiority-proportions"):
+        if options.get("se") != "farrington-manning":
+            return {}
+    if result.statistic is None or not result.se:
+        return {}
+    if name == "tost-proportions":
+        side = "lower" if result.statistic == result.extra.get("statistic_lower") else "upper"
+        margin = options[side]
+    else:
+        margin = options["margin"]
+    k1, n1, k2, n2 = (int(result.counts[k]) for k in ("k1", "n1", "k2", "n2"))
+    delta = decimal_fraction(float(margin))
+    kept: list = []
+
+    def parts(prec):
+        if not kept:
+            from prereg.stats.proportions import farrington_manning_estimates
+
+            hint = float(farrington_manning_estimates(k1, n1, k2, n2, margin=float(margin))[0])
+            kept.append(
+                restricted_balls(
+                    k1, n1, k2, n2, delta, mn=name == "miettinen-nurminen-test", hint=hint
+                )
+            )
+        found = kept[0]
+        if found is None:  # pragma: no cover - the method had no z either
+            from flint import arb
+
+            return arb(result.statistic), arb(result.se)
+        out = found(prec)
+        return out if isinstance(out, tuple) else (out, out)
+
+    return {"statistic": lambda prec: parts(prec)[0], "se": lambda prec: parts(prec)[1]}
 
 
 def _ball_certified(item, entry, args, result) -> dict:
@@ -1159,6 +1206,9 @@ def _ball_certified(item, entry, args, result) -> dict:
             y, q, clip = args[0], args[1], options.get("clip")
             if _log_loss_ball(y, q, clip) is not None:
                 balls["estimate"] = lambda prec: _log_loss_ball(y, q, clip)
+    elif entry.name in ("farrington-manning", "miettinen-nurminen-test", "tost-proportions",
+                        "noninferiority-proportions"):  # fmt: skip
+        balls = _restricted_balls(entry, options, result)
     elif entry.name == "noninferiority-ratio-proportions":
         ratio, v = result.exact.get("estimate"), result.exact.get("se_squared")
         if result.statistic is not None and isinstance(ratio, Fraction) and v:

@@ -485,8 +485,10 @@ _WALD_ROOTS = (
     "and the margin as written (exact['se_squared'], exact['statistic_squared']; of a TOST, "
     "the reported side's), and a threshold on z or se is decided by balls of their roots (6 of "
     "10 against 2 of 10 at margin -0.2 give z = 3 exactly, whose float is 2.9999999999999996); "
-    "with se farrington-manning (the restricted proportions, roots of a cubic) z and se are "
-    "floating point; P is floating point; each float is compared as the shortest decimal of it"
+    "with se farrington-manning the restricted proportions are the root of a cubic of such "
+    "fractions, isolated by balls of rising precision, and a threshold on z or se is decided "
+    "by balls enclosing them; P (and a bound) are floating point, each compared as the "
+    "shortest decimal of its float"
 )
 _T_MARGIN = (
     continuous.MARGIN_EXACT

@@ -421,6 +421,81 @@ def _score_parts(k1, n1, k2, n2, m: Fraction):
     return num, var, t1, t2
 
 
+def restricted_balls(
+    k1: int, n1: int, k2: int, n2: int, margin: Fraction, *, mn: bool, hint: float
+):
+    """A function ``prec -> (z, se)`` of arb balls holding the Farrington–Manning score z of
+    ``p1 − p2 = margin`` and its se (``mn``: Miettinen–Nurminen's, the variance times
+    N/(N − 1)), at the working precision; None where it cannot be formed so (an arm empty, no
+    feasible set).
+
+    The restricted p̃1 is the root in ``(max(0, δ), min(1, 1 + δ))`` of Miettinen & Nurminen's
+    cubic (``a = 1 + θ``, ``b = −(1 + θ + p̂1 + θp̂2 + δ(θ + 2))``, ``c = δ² + δ(2p̂1 + θ + 1) +
+    p̂1 + θp̂2``, ``d = −p̂1δ(1 + δ)``, θ = n2/n1), its coefficients fractions of the counts and
+    the margin as written: flint isolates its roots in balls of the working precision, so z is
+    enclosed however close to a threshold it lies.  Where no root lies inside, the maximum is
+    on an end (an arm with all or no successes): the end, a fraction, nearest ``hint`` (the
+    method's p̃1).  At δ = 0 p̃1 = p̃2 is the pooled proportion, a fraction."""
+    from flint import arb, fmpq, fmpz_poly
+
+    if n1 <= 0 or n2 <= 0:
+        return None
+    d = margin
+    p1, p2, theta = Fraction(k1, n1), Fraction(k2, n2), Fraction(n2, n1)
+    lo, hi = max(Fraction(0), d), min(Fraction(1), 1 + d)
+    if not lo < hi:
+        return None
+    factor = Fraction(n1 + n2, n1 + n2 - 1) if mn else Fraction(1)
+    dev = p1 - p2 - d
+
+    def q(x: Fraction):
+        return arb(fmpq(x.numerator, x.denominator))
+
+    def finish(t1, t2):
+        var = (t1 * (1 - t1) / n1 + t2 * (1 - t2) / n2) * q(factor)
+        se = var.sqrt()
+        return q(dev) / se, se
+
+    if d == 0:
+        pooled = Fraction(k1 + k2, n1 + n2)
+        if pooled in (0, 1):
+            return None
+        return lambda prec: finish(q(pooled), q(pooled))
+    a = 1 + theta
+    b = -(1 + theta + p1 + theta * p2 + d * (theta + 2))
+    c = d * d + d * (2 * p1 + theta + 1) + p1 + theta * p2
+    e = -p1 * d * (1 + d)
+    coefficients = [e, c, b, a]
+    scale = 1
+    for x in coefficients:
+        scale = scale * x.denominator // math.gcd(scale, x.denominator)
+    poly = fmpz_poly([int(x * scale) for x in coefficients])
+    # an end of the feasible set that is itself a root (an arm with all or no successes): a
+    # root ball holding it is that root, not the one inside
+    ends = [x for x in (lo, hi) if sum(c * x**i for i, c in enumerate(coefficients)) == 0]
+
+    def balls(prec):
+        inside = []
+        for root, _ in poly.complex_roots():
+            if not root.imag.contains(0):
+                continue
+            r = root.real
+            if r > q(lo) and r < q(hi):
+                inside.append(r)
+            elif any(r.overlaps(q(x)) for x in (lo, hi) if x not in ends):
+                inside.append(None)  # a root that may lie inside: not isolated yet
+            # otherwise outside, or the end that is a root itself (its ball holds the end)
+        if not inside:  # the maximum lies on an end
+            end = lo if abs(hint - float(lo)) <= abs(hint - float(hi)) else hi
+            return finish(q(end), q(end - d))
+        if len(inside) != 1 or inside[0] is None:
+            return arb("nan")  # not isolated at this precision: undecided, a finer one next
+        t1 = inside[0]
+        return finish(t1, t1 - q(d))
+
+    return balls
+
+
 def _score_test(name, k1, n1, k2, n2, alternative, margin, mn: bool) -> Result:
     k1, n1, k2, n2 = _arms(k1, n1, k2, n2)
     alt = _alternative(alternative)
@@ -885,7 +960,10 @@ _MARGIN = "margin: the null difference p1 − p2, in (−1, 1) (its exact binary
 _EXACT_D = "estimate is the fraction k1/n1 − k2/n2, compared exactly"
 _Z_EXACT = (
     "estimate is the fraction k1/n1 − k2/n2, compared exactly; the numerator p̂1 − p̂2 − δ is "
-    "formed exactly; z and P are floats, compared as the shortest decimals of their floats"
+    "formed exactly; the restricted proportions are the root of a cubic whose coefficients are "
+    "fractions of the counts and the margin as written, isolated by balls of rising precision "
+    "(python-flint), so a threshold on z or se is decided by balls enclosing them; P is a "
+    "float, compared as the shortest decimal of its float"
 )
 #: a z test whose z² is a fraction of the counts and the margin (exact['statistic_squared'])
 _ROOT_Z_EXACT = (
