@@ -1203,9 +1203,9 @@ def _ball_certified(item, entry, args, result) -> dict:
             balls["statistic"] = lambda prec: _g_ball(result.counts)
     elif entry.name == "log-loss":
         if result.estimate is not None and math.isfinite(result.estimate) and len(args) >= 2:
+            # a finite loss has no probability 0 on an outcome that happened: a finite ball
             y, q, clip = args[0], args[1], options.get("clip")
-            if _log_loss_ball(y, q, clip) is not None:
-                balls["estimate"] = lambda prec: _log_loss_ball(y, q, clip)
+            balls["estimate"] = lambda prec: _log_loss_ball(y, q, clip)
     elif entry.name in ("farrington-manning", "miettinen-nurminen-test", "tost-proportions",
                         "noninferiority-proportions"):  # fmt: skip
         balls = _restricted_balls(entry, options, result)
