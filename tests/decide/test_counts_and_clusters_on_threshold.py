@@ -394,6 +394,16 @@ def _log_welch_t_oracle(x, y, margin: str) -> Decimal:
         return (ma - mb - _ln(Fraction(margin))) / (va + vb).sqrt()
 
 
+def _tango_z_oracle(n11, n10, n01, n00, margin: str) -> Decimal:
+    """Tango's z to 60 digits: p̃01 the larger root of 2n·q² + B·q + C (Tango 1998)."""
+    n, d = n11 + n10 + n01 + n00, Decimal(margin)
+    with localcontext() as ctx:
+        ctx.prec = 60
+        big_b = -n10 - n01 + (2 * n - n10 + n01) * d
+        q = (-big_b + (big_b * big_b + 8 * n * n01 * d * (1 - d)).sqrt()) / (4 * n)
+        return (n10 - n01 - n * d) / (n * (2 * q + d * (1 - d))).sqrt()
+
+
 Q = [0.9, 0.2, 0.7, 0.6, 0.3, 0.8]
 Y01 = [1, 0, 1, 1, 0, 0]
 GX, GY = [1.2, 0.8, 2.5, 1.1], [0.9, 1.4, 0.7]
@@ -415,6 +425,13 @@ BALLS = [
         _ratio_z_oracle(8, 13, 5, 12, "0.8"),
     ),
     (
+        "tango-test",
+        (5, 8, 2, 6),
+        {"alternative": "greater", "margin": -0.1},
+        "statistic",
+        _tango_z_oracle(5, 8, 2, 6, "-0.1"),
+    ),
+    (
         "ratio-of-geometric-means",
         (np.array(GX), np.array(GY)),
         {"margin": 1.1, "alternative": "two-sided", "level": 0.95},
@@ -426,8 +443,8 @@ BALLS = [
 
 @pytest.mark.parametrize(("method", "args", "options", "quantity", "oracle"), BALLS)
 def test_a_log_figure_is_decided_against_its_own_float(method, args, options, quantity, oracle):
-    """G, a mean log loss, the z of a log ratio of proportions and Welch's t on logs are
-    irrational: registered at the shortest decimal of their float, a float comparison finds
+    """G, a mean log loss, the z of a log ratio of proportions, Tango's z and Welch's t on
+    logs are irrational: registered at the shortest decimal of their float, a float comparison finds
     the figure equal to it (`ge` and `le` both hold); decided by balls, it lies on the side a
     60-digit decimal oracle (the decimal module's ln) puts it, and exactly one holds."""
     from types import SimpleNamespace

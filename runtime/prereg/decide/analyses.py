@@ -1075,6 +1075,12 @@ def _fmpq(x: Fraction):
     return fmpq(x.numerator, x.denominator)
 
 
+def _arb_of(x: Fraction):
+    from flint import arb
+
+    return arb(_fmpq(x))
+
+
 def _log_sample_ball(x):
     """(n, ball of the mean of logs, ball of the variance of logs) of positive decimals."""
     from flint import arb
@@ -1139,7 +1145,35 @@ BALL_FIGURES = {
     "miettinen-nurminen-test": ("statistic", "se"),
     "tost-proportions": ("statistic", "se"),
     "noninferiority-proportions": ("statistic", "se"),
+    "tango-test": ("statistic", "se"),
 }
+
+
+def _tango_balls(options, result) -> dict:
+    """Balls of Tango's z and se: the constrained p̃01 is the larger root of 2n·q² + B·q + C,
+    B = −b − c + (2n − b + c)δ, C = −c·δ(1 − δ), fractions of the counts and the margin as
+    written, so q = (−B + √(B² − 4·2n·C))/(4n) and z = (b − c − nδ)/√(n(2q + δ(1 − δ)))."""
+    from prereg.stats.compare import decimal_fraction
+
+    if result.statistic is None or not result.se:
+        return {}
+    b, c = int(result.counts["n10"]), int(result.counts["n01"])
+    n = sum(int(result.counts[k]) for k in ("n11", "n10", "n01", "n00"))
+    delta = decimal_fraction(float(options["margin"]))
+    big_b = -b - c + (2 * n - b + c) * delta
+    disc = max(big_b * big_b + 8 * n * c * delta * (1 - delta), Fraction(0))
+
+    def var(prec):
+        from flint import arb
+
+        q = (arb(_fmpq(-big_b)) + arb(_fmpq(disc)).sqrt()) / (4 * n)
+        return n * (2 * q + arb(_fmpq(delta * (1 - delta))))
+
+    num = b - c - n * delta
+    return {
+        "statistic": lambda prec: _arb_of(num) / var(prec).sqrt(),
+        "se": lambda prec: var(prec).sqrt() / n,
+    }
 
 
 def _restricted_balls(entry, options, result) -> dict:
@@ -1209,6 +1243,8 @@ def _ball_certified(item, entry, args, result) -> dict:
     elif entry.name in ("farrington-manning", "miettinen-nurminen-test", "tost-proportions",
                         "noninferiority-proportions"):  # fmt: skip
         balls = _restricted_balls(entry, options, result)
+    elif entry.name == "tango-test":
+        balls = _tango_balls(options, result)
     elif entry.name == "noninferiority-ratio-proportions":
         ratio, v = result.exact.get("estimate"), result.exact.get("se_squared")
         if result.statistic is not None and isinstance(ratio, Fraction) and v:

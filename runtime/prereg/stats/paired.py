@@ -810,7 +810,11 @@ CATALOGUE = (
         reference="Tango T (1998). Stat Med 17:891–908.",
         oracle="McNemar's asymptotic z at δ = 0; the numerically maximised constrained "
         "likelihood elsewhere",
-        exactness=_DIFF_EXACT + "; n10 − n01 − nδ formed exactly; z and P floats",
+        exactness=_DIFF_EXACT
+        + "; n10 − n01 − nδ formed exactly; the constrained p̃01 is the root of a quadratic "
+        "whose coefficients are fractions of the counts and the margin as written, so a "
+        "threshold on z or se is decided by balls of its square root; P a float, compared as "
+        "the shortest decimal of its float",
     ),
     Entry(
         name="cochran-q",
