@@ -404,6 +404,23 @@ def _tango_z_oracle(n11, n10, n01, n00, margin: str) -> Decimal:
         return (n10 - n01 - n * d) / (n * (2 * q + d * (1 - d))).sqrt()
 
 
+def _fisher_z_oracle(x, y, null: str) -> Decimal:
+    """Pearson's r of the decimals, its Fisher z against ``null`` over se = 1/√(n − 3), to 60
+    digits (atanh r = ln((1 + r)/(1 − r))/2)."""
+    xs, ys = [Fraction(str(v)) for v in x], [Fraction(str(v)) for v in y]
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxy = sum((a - mx) * (b - my) for a, b in zip(xs, ys, strict=True))
+    sxx, syy = sum((a - mx) ** 2 for a in xs), sum((b - my) ** 2 for b in ys)
+    with localcontext() as ctx:
+        ctx.prec = 60
+        r2 = sxy * sxy / (sxx * syy)
+        r = (Decimal(r2.numerator) / Decimal(r2.denominator)).sqrt() * (1 if sxy > 0 else -1)
+        rho = Decimal(null)
+        z = ((1 + r) / (1 - r)).ln() / 2 - ((1 + rho) / (1 - rho)).ln() / 2
+        return z * Decimal(n - 3).sqrt()
+
+
 Q = [0.9, 0.2, 0.7, 0.6, 0.3, 0.8]
 Y01 = [1, 0, 1, 1, 0, 0]
 GX, GY = [1.2, 0.8, 2.5, 1.1], [0.9, 1.4, 0.7]
@@ -432,6 +449,13 @@ BALLS = [
         _tango_z_oracle(5, 8, 2, 6, "-0.1"),
     ),
     (
+        "pearson-correlation",
+        (np.array(Q), np.array([0.8, 0.1, 0.9, 0.4, 0.4, 0.6])),
+        {"alternative": "greater", "null_value": 0.3, "level": 0.95},
+        "statistic",
+        _fisher_z_oracle(Q, [0.8, 0.1, 0.9, 0.4, 0.4, 0.6], "0.3"),
+    ),
+    (
         "ratio-of-geometric-means",
         (np.array(GX), np.array(GY)),
         {"margin": 1.1, "alternative": "two-sided", "level": 0.95},
@@ -443,8 +467,8 @@ BALLS = [
 
 @pytest.mark.parametrize(("method", "args", "options", "quantity", "oracle"), BALLS)
 def test_a_log_figure_is_decided_against_its_own_float(method, args, options, quantity, oracle):
-    """G, a mean log loss, the z of a log ratio of proportions, Tango's z and Welch's t on
-    logs are irrational: registered at the shortest decimal of their float, a float comparison finds
+    """G, a mean log loss, the z of a log ratio of proportions, Tango's z, a correlation's
+    Fisher z and Welch's t on logs are irrational: registered at the shortest decimal of their float, a float comparison finds
     the figure equal to it (`ge` and `le` both hold); decided by balls, it lies on the side a
     60-digit decimal oracle (the decimal module's ln) puts it, and exactly one holds."""
     from types import SimpleNamespace

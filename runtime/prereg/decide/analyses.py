@@ -1146,7 +1146,33 @@ BALL_FIGURES = {
     "tost-proportions": ("statistic", "se"),
     "noninferiority-proportions": ("statistic", "se"),
     "tango-test": ("statistic", "se"),
+    "pearson-correlation": ("statistic",),
+    "spearman-correlation": ("statistic",),
+    "kendall-tau-b": ("statistic",),
 }
+
+
+def _fisher_z_balls(entry, options, args, result) -> dict:
+    """A ball of a correlation's Fisher z statistic, (atanh r − atanh ρ0)/se, with r = N/√D of
+    whole numbers (:func:`prereg.stats.correlation.estimate_ball`), ρ0 as written and se² the
+    fraction the method gives; 0 exactly where the method found r = ρ0 exactly."""
+    from prereg.stats import correlation
+    from prereg.stats.compare import threshold
+
+    stat, v = result.statistic, result.exact.get("se_squared")
+    if stat is None or not math.isfinite(stat) or not isinstance(v, Fraction) or len(args) < 2:
+        return {}
+    if stat == 0 and isinstance(result.exact.get("p"), Fraction):
+        return {"statistic": Fraction(0)}  # r = ρ0 exactly: z = 0, an exact P
+    r_ball = correlation.estimate_ball(CORRELATIONS[entry.name], args[0], args[1])
+    if r_ball is None:
+        return {}
+    rho0 = threshold(options["null_value"])
+
+    def ball(prec):
+        return (r_ball(prec).atanh() - _arb_of(rho0).atanh()) / _arb_of(v).sqrt()
+
+    return {"statistic": ball}
 
 
 def _tango_balls(options, result) -> dict:
@@ -1245,6 +1271,8 @@ def _ball_certified(item, entry, args, result) -> dict:
         balls = _restricted_balls(entry, options, result)
     elif entry.name == "tango-test":
         balls = _tango_balls(options, result)
+    elif entry.name in CORRELATIONS:
+        balls = _fisher_z_balls(entry, options, args, result)
     elif entry.name == "noninferiority-ratio-proportions":
         ratio, v = result.exact.get("estimate"), result.exact.get("se_squared")
         if result.statistic is not None and isinstance(ratio, Fraction) and v:
@@ -1287,7 +1315,9 @@ def _ball_certified(item, entry, args, result) -> dict:
     out = {}
     for name, ball in balls.items():
         value = getattr(result, name)
-        if isinstance(value, float) and math.isfinite(value):
+        if isinstance(ball, Fraction):
+            out[name] = ball
+        elif isinstance(value, float) and math.isfinite(value):
             out[name] = Certified(value, error=None, ball=ball)
     return out
 
