@@ -1146,6 +1146,7 @@ BALL_FIGURES = {
     "tost-proportions": ("statistic", "se"),
     "noninferiority-proportions": ("statistic", "se"),
     "tango-test": ("statistic", "se"),
+    "fisher-exact": ("estimate",),
     "pearson-correlation": ("statistic",),
     "spearman-correlation": ("statistic",),
     "kendall-tau-b": ("statistic",),
@@ -1269,6 +1270,14 @@ def _ball_certified(item, entry, args, result) -> dict:
     elif entry.name in ("farrington-manning", "miettinen-nurminen-test", "tost-proportions",
                         "noninferiority-proportions"):  # fmt: skip
         balls = _restricted_balls(entry, options, result)
+    elif entry.name == "fisher-exact":
+        if result.estimate is not None and result.estimate > 0:
+            from prereg.stats.two_proportions import conditional_or_ball
+
+            k1, n1, k2, n2 = (int(result.counts[k]) for k in ("k1", "n1", "k2", "n2"))
+            found = conditional_or_ball(k1, n1, k2, n2)
+            if found is not None:
+                balls["estimate"] = found
     elif entry.name == "tango-test":
         balls = _tango_balls(options, result)
     elif entry.name in CORRELATIONS:
