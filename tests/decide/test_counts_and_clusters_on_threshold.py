@@ -310,6 +310,20 @@ ROOTS = [
         "se_squared",
     ),
     (
+        "auroc",
+        (np.array([1, 0, 1, 1, 0, 0, 1]), np.array([0.9, 0.2, 0.7, 0.6, 0.3, 0.8, 0.4])),
+        {"se_method": "delong", "level": 0.95},
+        "se",
+        "se_squared",
+    ),
+    (
+        "auroc",
+        (np.array([1, 0, 1, 1, 0, 0, 1]), np.array([0.9, 0.2, 0.7, 0.6, 0.3, 0.8, 0.4])),
+        {"se_method": "hanley-mcneil", "level": 0.95},
+        "se",
+        "se_squared",
+    ),
+    (
         "wilcoxon-signed-rank",
         (np.array([0.1, 0.4, 0.1, 0.7, 0.3, 0.5]), np.array([0.2, 0.2, 0.6, 0.3, 0.9, 0.1])),
         {

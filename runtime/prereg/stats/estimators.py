@@ -784,6 +784,31 @@ def _midranks_doubled(values: np.ndarray) -> np.ndarray:
     return (2 * ends - (counts - 1))[inverse].astype(np.int64)
 
 
+def _auroc_variance(area: Fraction, n1: int, n0: int, r2, pos, qa, se_method: str) -> Fraction:
+    """The variance of the AUROC, exactly: Hanley–McNeil's of the area (Q1 = A/(2 − A),
+    Q2 = 2A²/(1 + A)), or DeLong's of the placements (fractions of the doubled mid-ranks)."""
+    if se_method == "hanley-mcneil":
+        q1, q2, a2 = area / (2 - area), 2 * area * area / (1 + area), area * area
+        var = (area * (1 - area) + (n1 - 1) * (q1 - a2) + (n0 - 1) * (q2 - a2)) / (n1 * n0)
+        return max(var, Fraction(0))
+
+    def spread(w: list[int], scale: int, centre: Fraction) -> Fraction:
+        """Σ (w_i/scale − centre)² from whole-number sums (Python integers: exact)."""
+        total, squares = sum(w), sum(v * v for v in w)
+        return (
+            Fraction(squares, scale * scale)
+            - 2 * centre * Fraction(total, scale)
+            + len(w) * centre * centre
+        )
+
+    # V10_i = w_i/(2 n0); V01_j = 1 − w_j/(2 n1), so V01_j − A = −(w_j/(2 n1) − (1 − A))
+    w10 = (r2[pos] - _midranks_doubled(qa[pos])).tolist()
+    w01 = (r2[~pos] - _midranks_doubled(qa[~pos])).tolist()
+    s10 = spread(w10, 2 * n0, area) / (n1 - 1)
+    s01 = spread(w01, 2 * n1, 1 - area) / (n0 - 1)
+    return s10 / n1 + s01 / n0
+
+
 def auroc(y, q, *, se_method, level) -> Result:
     """The area under the ROC curve (ties count one half), with the Hanley–McNeil (1982) or the
     DeLong et al. (1988) standard error and the Wald interval ``A ± z·SE`` clipped to [0, 1]."""
@@ -819,13 +844,16 @@ def auroc(y, q, *, se_method, level) -> Result:
     lower = upper = None
     if se is not None and math.isfinite(se):
         lower, upper = max(0.0, a - zc * se), min(1.0, a + zc * se)
+    exact = {"estimate": area}
+    if se is not None and math.isfinite(se):  # se² a fraction of the ranks: se by its root
+        exact["se_squared"] = _auroc_variance(area, n1, n0, r2, pos, qa, se_method)
     return Result(
         method="auroc",
         estimate=a,
         se=se,
         lower=lower,
         upper=upper,
-        exact={"estimate": area},
+        exact=exact,
         counts=counts,
         extra={"se_hanley_mcneil": se_hm, "se_delong": se_dl},
     )
@@ -1311,7 +1339,10 @@ CATALOGUE = (
         ),
         exactness=(
             "estimate: prereg.stats.roc.auroc's float; exact.estimate the fraction 2U/(2n₁n₀), "
-            "which a threshold is decided with; SE and bounds are floats"
+            "which a threshold is decided with; SE² is a fraction of the area (Hanley–McNeil) "
+            "or of the mid-ranks (DeLong's placements), exact['se_squared'], and a threshold on "
+            "SE is decided by balls of its root; the bounds are floats, each compared as the "
+            "shortest decimal of its float"
         ),
     ),
     Entry(
