@@ -20,7 +20,7 @@ from scipy import stats
 from prereg.cli import main
 from prereg.stats.equivalence import noninferiority_proportions, tost_proportions
 from tests.conftest import study_project
-from tests.decide.test_exact_on_thresholds import SPEC, STUDY, TWO, _verdicts
+from tests.decide.test_exact_on_thresholds import PAIRED, SPEC, STUDY, TWO, _verdicts
 
 
 def _arm(k: int, n: int) -> list[bool]:
@@ -105,6 +105,7 @@ def _welch_df(a, b) -> Fraction:
             "{margin: -1, alternative: greater, variance: welch, level: 0.95}",
         ),
         ("tost-means", "{lower: -1, upper: 1, variance: welch}"),
+        ("equivalence-interval-means", "{alpha: 0.05, variance: welch}"),
     ],
 )
 def test_welch_df_of_tenths_exactly_4(tmp_path, method, options):
@@ -592,3 +593,17 @@ def test_a_restricted_score_z_is_decided_against_its_own_float(method, options, 
     figure = (_as_contrast(item, entry, result, args).certified or {}).get("statistic", value)
     above = oracle > Decimal(repr(value))
     assert (compare(figure, "ge", value), compare(figure, "le", value)) == (above, not above)
+
+
+def test_equivalence_interval_paired_se_exactly_a_tenth(tmp_path):
+    """Pairs 0.2 − 0.1, 0.3 − 0.2, 0.5 − 0.1: differences 1/10, 1/10, 2/5 as decimals, whose
+    variance of the mean is (3/50)/(3·2) = 1/100: se = 1/10 exactly; the method's float is
+    0.10000000000000002 (`le 0.1` would fail)."""
+    d = [Fraction(1, 10), Fraction(1, 10), Fraction(2, 5)]
+    assert _ss(d) / (3 * 2) == Fraction(1, 100)
+    closed, opened, row = _verdicts(
+        tmp_path, [0.2, 0.3, 0.5], [0.1, 0.2, 0.1], method="equivalence-interval-paired",
+        inputs=PAIRED, options="{alpha: 0.05}", quantity="se", value=0.1, ops=("le", "lt"),
+    )  # fmt: skip
+    assert (closed, opened) == ("supported", "not-supported")
+    assert row["se"] > 0.1 and row["exact"]["se"] == "1/10"

@@ -763,7 +763,11 @@ T_TESTS = {
     "dunnett": "dunnett",
     "linear-contrast-means": "contrast",
     "brier-score-difference": "brier",
+    # intervals without a test: their se (and Welch's df) only
+    "equivalence-interval-means": "two",
+    "equivalence-interval-paired": "paired",
 }
+INTERVALS_T = frozenset({"equivalence-interval-means", "equivalence-interval-paired"})
 
 
 def _t_form(item, entry, result):
@@ -785,8 +789,8 @@ def _t_form(item, entry, result):
         t_lo = (result.estimate - float(lo)) / result.se
         t_hi = (result.estimate - float(hi)) / result.se
         margin = lo if abs(t_lo - result.statistic) <= abs(t_hi - result.statistic) else hi
-    elif entry.name == "dunnett":
-        margin = 0
+    elif entry.name == "dunnett" or entry.name in INTERVALS_T:
+        margin = 0  # an interval's se and df do not depend on a margin
     else:
         margin = options.get("margin")
     if margin is None or isinstance(margin, bool):
@@ -898,6 +902,8 @@ def _t_certified(item, entry, args, result):
     from prereg.stats.compare import EPS, Certified, threshold
 
     statistic, se = result.statistic, result.se
+    if entry.name in INTERVALS_T and se:
+        statistic = 1.0  # no t: a stand-in for the bounds below, never reported
     if entry.name not in T_TESTS or statistic is None or not math.isfinite(statistic):
         return {}
     found = _t_form(item, entry, result)
@@ -982,6 +988,8 @@ def _t_certified(item, entry, args, result):
         "statistic": Certified(statistic, error=error, ball=ball),
         "se": Certified(se, error=se_error, ball=se_ball),
     }
+    if entry.name in INTERVALS_T:
+        del out["statistic"]
     df = result.df
     if form in ("welch", "welch-contrast") and isinstance(df, float) and math.isfinite(df):
 

@@ -640,7 +640,10 @@ CATALOGUE = (
         formula="$d \\pm t(1 - \\alpha, df)\\,se$",
         reference="Westlake WJ (1976), Biometrics 32:741-744",
         oracle="statsmodels CompareMeans.tconfint_diff(alpha=2 alpha, usevar=...)",
-        exactness="the bounds are floating point, each compared as the shortest decimal of its float",
+        exactness="se is √(se²), se² a fraction of the decimals the data write, decided by "
+        "balls of its root near a threshold; df is a whole number (pooled) or the "
+        "Welch–Satterthwaite df, a fraction of those decimals compared exactly; the bounds are "
+        "floating point, each compared as the shortest decimal of its float",
     ),
     Entry(
         name="equivalence-interval-paired",
@@ -653,7 +656,10 @@ CATALOGUE = (
         formula="$\\bar d \\pm t(1 - \\alpha, n - 1)\\,s_d/\\sqrt n$",
         reference="Westlake WJ (1976), Biometrics 32:741-744",
         oracle="statsmodels DescrStatsW(x - y).tconfint_mean(alpha=2 alpha)",
-        exactness="the bounds are floating point, each compared as the shortest decimal of its float",
+        exactness="se is √(se²), se² a fraction of the decimals the data write, decided by "
+        "balls of its root near a threshold (differences 0.1, 0.1, 0.4 give se = 1/10 "
+        "exactly, whose float is 0.10000000000000002); df = n − 1; the bounds are floating "
+        "point, each compared as the shortest decimal of its float",
     ),
     Entry(
         name="noninferiority-means",
