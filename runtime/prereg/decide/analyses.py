@@ -1232,6 +1232,7 @@ def _restricted_balls(entry, options, result) -> dict:
     k1, n1, k2, n2 = (int(result.counts[k]) for k in ("k1", "n1", "k2", "n2"))
     delta = decimal_fraction(float(margin))
     kept: list = []
+    by_prec: dict = {}
 
     def parts(prec):
         if not kept:
@@ -1248,8 +1249,10 @@ def _restricted_balls(entry, options, result) -> dict:
             from flint import arb
 
             return arb(result.statistic), arb(result.se)
-        out = found(prec)
-        return out if isinstance(out, tuple) else (out, out)
+        if prec not in by_prec:  # z and se from one isolation of the root at each precision
+            out = found(prec)
+            by_prec[prec] = out if isinstance(out, tuple) else (out, out)
+        return by_prec[prec]
 
     return {"statistic": lambda prec: parts(prec)[0], "se": lambda prec: parts(prec)[1]}
 
