@@ -121,6 +121,9 @@ def test_cohens_kappa_exact_by_hand():
         "expected_agreement": Fraction(1, 2),
         "estimate": Fraction(2, 5),
         "statistic_squared": Fraction(25, 3),
+        # the large-sample variance of kappa (Fleiss, Cohen & Everitt), a fraction of the
+        # table: statsmodels' var_kappa of it is 0.016127999999999997
+        "se_squared": Fraction(252, 15625),
     }
     assert r.estimate == 0.4
     assert r.counts["n"] == 50 and r.counts["table"] == [[20, 5], [10, 15]]

@@ -1206,3 +1206,65 @@ def test_cluster_summary_welch_t_is_welch_of_the_cluster_means():
     assert on.statistic == pytest.approx(0, abs=1e-12)
     with pytest.raises(MethodError, match="Welch's t compares two arms"):
         cluster_summary_welch_t(x, cl, None, arms=None, level=0.9, alternative="greater", margin=0)
+
+
+def test_exact_squares_agree_with_the_floats():
+    """clustered.exact_squares (the fractions a threshold on t, z, SE or Welch's df is decided
+    with) gives the figures each method computes in floats, to 1e-9, over random tenths in
+    random clusters: pooled and size-weighted cluster summaries, Welch's, the sandwich (CR1
+    and CR0, one sample and two arms crossing clusters), margins 0, 0.1 and -0.25."""
+    from prereg.stats import clustered as cl
+
+    rng = np.random.default_rng(5)
+    checked = 0
+    for trial in range(80):
+        g = int(rng.integers(3, 8))
+        n = int(rng.integers(g + 2, 25))
+        x = rng.integers(-30, 60, n) / 10
+        ids = np.concatenate([np.arange(g), rng.integers(0, g, n - g)])
+        margin = float(rng.choice([0, 0.1, -0.25]))
+        common = {"level": 0.95, "alternative": "two-sided", "margin": margin}
+        if trial % 2:
+            cases = [
+                ("cluster-summary-t", None, {"weighting": "equal"}),
+                ("cluster-summary-t", None, {"weighting": "size"}),
+                ("cluster-robust-mean", None, {"correction": "CR1", "reference": "normal"}),
+            ]
+        else:
+            in_a = rng.random(g) < 0.5
+            in_a[:2] = [True, False]
+            nested = np.where(in_a[ids], "a", "b").astype(object)
+            crossing = np.where(rng.random(n) < 0.5, "a", "b").astype(object)
+            crossing[:2] = ["a", "b"]
+            cases = [
+                ("cluster-summary-t", nested, {"weighting": "equal"}),
+                ("cluster-summary-t", nested, {"weighting": "size"}),
+                ("cluster-summary-welch-t", nested, {}),
+                ("cluster-robust-mean", crossing, {"correction": "CR1", "reference": "t"}),
+                ("cluster-robust-mean", crossing, {"correction": "CR0", "reference": "t"}),
+            ]
+        for name, group, options in cases:
+            arms = None if group is None else ("a", "b")
+            fn = {
+                "cluster-summary-t": cl.cluster_summary_t,
+                "cluster-summary-welch-t": cl.cluster_summary_welch_t,
+                "cluster-robust-mean": cl.cluster_robust_mean,
+            }[name]
+            r = fn(x, ids, group, arms=arms, **options, **common)
+            found = cl.exact_squares(
+                x, ids, group, arms=arms, method=name,
+                weighting=options.get("weighting", "equal"),
+                correction=options.get("correction", "CR1"), margin=margin,
+            )  # fmt: skip
+            if r.statistic is None:
+                assert found is None, (name, trial)
+                continue
+            sign, t2, se2, df = found
+            assert math.isclose(sign * math.sqrt(t2), r.statistic, rel_tol=1e-9, abs_tol=1e-12)
+            assert math.isclose(math.sqrt(se2), r.se, rel_tol=1e-9)
+            if name == "cluster-summary-welch-t":
+                assert math.isclose(float(df), r.df, rel_tol=1e-9)
+            else:
+                assert df is None
+            checked += 1
+    assert checked > 200

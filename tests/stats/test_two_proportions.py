@@ -620,3 +620,35 @@ def test_constrained_proportions_to_a_few_ulps_where_the_score_cancels():
     extended = np.finfo(np.longdouble).nmant > 52
     for g, w in zip(got, want, strict=True):
         assert abs(g - float(w)) <= (4 * 2.0**-52 if extended else 1e-13) * float(w), (g, w)
+
+
+def test_restricted_balls_enclose_the_score_tests_figures():
+    """two_proportions.restricted_balls (the balls a threshold on a Farrington–Manning or
+    Miettinen–Nurminen z or se is decided by) holds the method's float z and se to 1e-9, over
+    random counts and margins, maxima inside the feasible set and on its ends alike."""
+    from flint import ctx
+
+    rng = np.random.default_rng(3)
+    checked = 0
+    saved = ctx.prec
+    try:
+        ctx.prec = 64
+        for i in range(300):
+            n1, n2 = int(rng.integers(2, 60)), int(rng.integers(2, 60))
+            k1, k2 = int(rng.integers(0, n1 + 1)), int(rng.integers(0, n2 + 1))
+            m = float(rng.choice([-0.2, -0.1, -0.05, 0, 0.05, 0.1, 0.15]))
+            mn = bool(i % 2)
+            test = tp.miettinen_nurminen_test if mn else tp.farrington_manning
+            r = test(k1, n1, k2, n2, alternative="greater", margin=m)
+            if r.statistic is None:
+                continue
+            balls = tp.restricted_balls(
+                k1, n1, k2, n2, Fraction(repr(m)), mn=mn, hint=r.extra["p1_null"]
+            )
+            z, se = balls(64)
+            assert abs(float(z.mid()) - r.statistic) <= 1e-9 * max(1.0, abs(r.statistic))
+            assert abs(float(se.mid()) - r.se) <= 1e-9 * r.se
+            checked += 1
+    finally:
+        ctx.prec = saved
+    assert checked > 250

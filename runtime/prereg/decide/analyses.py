@@ -847,7 +847,11 @@ T_TESTS = {
     "dunnett": "dunnett",
     "linear-contrast-means": "contrast",
     "brier-score-difference": "brier",
+    # intervals without a test: their se (and Welch's df) only
+    "equivalence-interval-means": "two",
+    "equivalence-interval-paired": "paired",
 }
+INTERVALS_T = frozenset({"equivalence-interval-means", "equivalence-interval-paired"})
 
 
 def _t_form(item, entry, result):
@@ -869,8 +873,8 @@ def _t_form(item, entry, result):
         t_lo = (result.estimate - float(lo)) / result.se
         t_hi = (result.estimate - float(hi)) / result.se
         margin = lo if abs(t_lo - result.statistic) <= abs(t_hi - result.statistic) else hi
-    elif entry.name == "dunnett":
-        margin = 0
+    elif entry.name == "dunnett" or entry.name in INTERVALS_T:
+        margin = 0  # an interval's se and df do not depend on a margin
     else:
         margin = options.get("margin")
     if margin is None or isinstance(margin, bool):
@@ -896,9 +900,11 @@ def _moments(w) -> tuple[int, Fraction, Fraction]:
 
 
 def _t_squared(form: str, arrays, margin: Fraction, coefficients=None):
-    """``(sign, t², se²)`` of a t test of form ``form`` (:data:`T_TESTS`) over the decimals the
-    data write and ``margin``, or None (no spread, too few values, a value of more digits than
-    the decimals a double keeps)."""
+    """``(sign, t², se², df)`` of a t test of form ``form`` (:data:`T_TESTS`) over the decimals
+    the data write and ``margin``, or None (no spread, too few values, a value of more digits
+    than the decimals a double keeps); ``df`` the Welch–Satterthwaite degrees of freedom
+    ``(Σ v_i)² / Σ v_i²/(n_i − 1)`` of a Welch form (a fraction too), None for the others
+    (whole numbers, exact as floats)."""
     from prereg.stats.exactsum import decimal_whole
 
     xs = [np.asarray(a, dtype=np.float64).reshape(-1) for a in arrays]
@@ -918,12 +924,13 @@ def _t_squared(form: str, arrays, margin: Fraction, coefficients=None):
         dev = Fraction(total, n) - margin * one * one
         if var <= 0:
             return None
-        return (dev > 0) - (dev < 0), dev * dev / var, var / one**4
+        return (dev > 0) - (dev < 0), dev * dev / var, var / one**4, None
     scaled = decimal_whole(xs)
     if scaled is None or any(x.size == 0 for x in xs):
         return None
     ws, places = scaled
     delta = margin * 10**places  # the margin in the same units as the whole numbers
+    parts: list[tuple[Fraction, int]] = []  # a Welch form's (v_i, n_i): its df
     if form in ("one", "paired"):
         if form == "paired" and ws[0].size != ws[1].size:
             return None
@@ -937,7 +944,8 @@ def _t_squared(form: str, arrays, margin: Fraction, coefficients=None):
         if form == "welch":
             if na < 2 or nb < 2:
                 return None
-            var = sa / (na * (na - 1)) + sb / (nb * (nb - 1))
+            parts = [(sa / (na * (na - 1)), na), (sb / (nb * (nb - 1)), nb)]
+            var = parts[0][0] + parts[1][0]
         else:
             if na + nb < 3:
                 return None
@@ -954,7 +962,8 @@ def _t_squared(form: str, arrays, margin: Fraction, coefficients=None):
         if form == "welch-contrast":
             if any(n < 2 for _, n, _ in read):
                 return None
-            var = sum((c * c * ss / (n * (n - 1)) for c, n, ss in read), Fraction(0))
+            parts = [(c * c * ss / (n * (n - 1)), n) for c, n, ss in read]
+            var = sum((v for v, _ in parts), Fraction(0))
         else:
             if big_n - g < 1:
                 return None
@@ -962,7 +971,10 @@ def _t_squared(form: str, arrays, margin: Fraction, coefficients=None):
             var = mse * sum((c * c / n for c, n, _ in read), Fraction(0))
     if var <= 0:
         return None
-    return (dev > 0) - (dev < 0), dev * dev / var, var / 10 ** (2 * places)
+    df = None
+    if parts:  # the scale 10**places cancels: df of the whole numbers is the data's
+        df = var * var / sum((v * v / (n - 1) for v, n in parts), Fraction(0))
+    return (dev > 0) - (dev < 0), dev * dev / var, var / 10 ** (2 * places), df
 
 
 def _t_certified(item, entry, args, result):
@@ -974,6 +986,8 @@ def _t_certified(item, entry, args, result):
     from prereg.stats.compare import EPS, Certified, threshold
 
     statistic, se = result.statistic, result.se
+    if entry.name in INTERVALS_T and se:
+        statistic = 1.0  # no t: a stand-in for the bounds below, never reported
     if entry.name not in T_TESTS or statistic is None or not math.isfinite(statistic):
         return {}
     found = _t_form(item, entry, result)
@@ -1042,7 +1056,7 @@ def _t_certified(item, entry, args, result):
         found = squared()
         if found is None:  # a value of more digits than a double's decimals: the float
             return arb(statistic)
-        sign, t2, _ = found
+        sign, t2, _, _ = found
         return arb(fmpq(t2.numerator, t2.denominator)).sqrt() * sign
 
     def se_ball(prec):
@@ -1054,10 +1068,362 @@ def _t_certified(item, entry, args, result):
         v = found[2]
         return arb(fmpq(v.numerator, v.denominator)).sqrt()
 
-    return {
+    out = {
         "statistic": Certified(statistic, error=error, ball=ball),
         "se": Certified(se, error=se_error, ball=se_ball),
     }
+    if entry.name in INTERVALS_T:
+        del out["statistic"]
+    df = result.df
+    if form in ("welch", "welch-contrast") and isinstance(df, float) and math.isfinite(df):
+
+        def df_exact():
+            found = squared()
+            if found is None or found[3] is None:  # as above: the float
+                return Fraction(df)
+            return found[3]
+
+        # Welch's df is a fraction of the decimals the data write: no float filter (a rule
+        # rarely reads it), the fraction decides every comparison
+        out["df"] = Certified(df, error=None, exact=df_exact)
+    return out
+
+
+#: Clustered methods whose t (or z), SE and, for Welch's, df are rational functions of the
+#: decimals the data write (:func:`prereg.stats.clustered.exact_squares`).
+CLUSTER_TESTS = frozenset({"cluster-summary-t", "cluster-summary-welch-t", "cluster-robust-mean"})
+
+
+def _cluster_t_certified(item, entry, args, result):
+    """The certified t (or z), SE and Welch df of a clustered method of :data:`CLUSTER_TESTS`
+    ({} for another method or a missing t): ``sign · √(t²)`` and ``√(se²)`` in balls, df the
+    fraction, t², se² and df formed from the data once a comparison needs them.  Their floats
+    carry no error bound here (sums over clusters of residuals, whose rounding is not bounded
+    against their spread), so every comparison of them is decided this way."""
+    from prereg.stats.clustered import exact_squares
+    from prereg.stats.compare import Certified
+
+    statistic, se = result.statistic, result.se
+    if entry.name not in CLUSTER_TESTS or statistic is None or not math.isfinite(statistic):
+        return {}
+    if not se or len(args) < 3:
+        return {}
+    options = dict(item.options)
+    x, cluster, group = args[:3]
+    kept: list = []
+
+    def squared():
+        if not kept:
+            kept.append(
+                exact_squares(
+                    x,
+                    cluster,
+                    group,
+                    arms=None if group is None else ("a", "b"),
+                    method=entry.name,
+                    weighting=options.get("weighting", "equal"),
+                    correction=options.get("correction", "CR1"),
+                    margin=options.get("margin", 0),
+                )
+            )
+        return kept[0]
+
+    def ball(prec):
+        from flint import arb, fmpq
+
+        found = squared()
+        if found is None:  # a value of more digits than a double's decimals: the float
+            return arb(statistic)
+        sign, t2, _, _ = found
+        return arb(fmpq(t2.numerator, t2.denominator)).sqrt() * sign
+
+    def se_ball(prec):
+        from flint import arb, fmpq
+
+        found = squared()
+        if found is None:
+            return arb(se)
+        v = found[2]
+        return arb(fmpq(v.numerator, v.denominator)).sqrt()
+
+    out = {
+        "statistic": Certified(statistic, error=None, ball=ball),
+        "se": Certified(se, error=None, ball=se_ball),
+    }
+    df = result.df
+    if entry.name == "cluster-summary-welch-t" and isinstance(df, float) and math.isfinite(df):
+
+        def df_exact():
+            found = squared()
+            return Fraction(df) if found is None or found[3] is None else found[3]
+
+        out["df"] = Certified(df, error=None, exact=df_exact)
+    return out
+
+
+def _fmpq(x: Fraction):
+    from flint import fmpq
+
+    return fmpq(x.numerator, x.denominator)
+
+
+def _arb_of(x: Fraction):
+    from flint import arb
+
+    return arb(_fmpq(x))
+
+
+def _log_sample_ball(x):
+    """(n, ball of the mean of logs, ball of the variance of logs) of positive decimals."""
+    from flint import arb
+
+    from prereg.stats.compare import _grouped, decimal_fraction
+
+    values, counts = _grouped(np.asarray(x, dtype=np.float64))
+    logs = [(arb(_fmpq(decimal_fraction(v))).log(), c) for v, c in zip(values, counts, strict=True)]
+    n = sum(counts)
+    mean = sum((lg * c for lg, c in logs), arb(0)) / n
+    var = sum(((lg - mean) ** 2 * c for lg, c in logs), arb(0)) / (n - 1)
+    return n, mean, var
+
+
+def _g_ball(counts):
+    """G = 2 Σ O·log(O·N/(row·col)) of a 2×2 table's counts, as a ball."""
+    from flint import arb
+
+    k1, n1, k2, n2 = (int(counts[k]) for k in ("k1", "n1", "k2", "n2"))
+    n = n1 + n2
+    cols = (k1 + k2, n - k1 - k2)
+    cells = ((k1, n1, cols[0]), (n1 - k1, n1, cols[1]), (k2, n2, cols[0]), (n2 - k2, n2, cols[1]))
+    total = arb(0)
+    for o, row, col in cells:
+        if o:
+            total += arb(o) * arb(_fmpq(Fraction(o * n, row * col))).log()
+    return 2 * total
+
+
+def _log_loss_ball(y, q, clip):
+    """−mean(y·log q + (1 − y)·log(1 − q)) over the probabilities read as the decimals the
+    data write (clipped first, as the method does), as a ball; None for an infinite loss."""
+    from flint import arb
+
+    from prereg.stats.compare import decimal_fraction
+
+    ya = np.asarray(y, dtype=np.float64).reshape(-1)
+    qa = np.asarray(q, dtype=np.float64).reshape(-1)
+    if clip is not None:
+        qa = np.clip(qa, float(clip), 1.0 - float(clip))
+    pairs, counts = np.unique(np.stack([ya, qa], axis=1), axis=0, return_counts=True)
+    total = arb(0)
+    for (yi, qi), c in zip(pairs.tolist(), counts.tolist(), strict=True):
+        p = decimal_fraction(qi)
+        p = p if yi == 1 else 1 - p
+        if p <= 0:
+            return None
+        total += arb(_fmpq(p)).log() * int(c)
+    return -total / int(ya.size)
+
+
+#: Figures that are irrational functions of the counts or of the decimals the data write
+#: (logs, roots), decided by balls of rising precision near a threshold: a method's name ->
+#: the quantities so certified.
+BALL_FIGURES = {
+    "g-test-2x2": ("statistic",),
+    "log-loss": ("estimate",),
+    "noninferiority-ratio-proportions": ("statistic",),
+    "ratio-of-geometric-means": ("statistic", "se", "df"),
+    "noninferiority-ratio-means": ("statistic", "se", "df"),
+    "farrington-manning": ("statistic", "se"),
+    "miettinen-nurminen-test": ("statistic", "se"),
+    "tost-proportions": ("statistic", "se"),
+    "noninferiority-proportions": ("statistic", "se"),
+    "tango-test": ("statistic", "se"),
+    "fisher-exact": ("estimate",),
+    "pearson-correlation": ("statistic",),
+    "spearman-correlation": ("statistic",),
+    "kendall-tau-b": ("statistic",),
+}
+
+
+def _fisher_z_balls(entry, options, args, result) -> dict:
+    """A ball of a correlation's Fisher z statistic, (atanh r − atanh ρ0)/se, with r = N/√D of
+    whole numbers (:func:`prereg.stats.correlation.estimate_ball`), ρ0 as written and se² the
+    fraction the method gives; 0 exactly where the method found r = ρ0 exactly."""
+    from prereg.stats import correlation
+    from prereg.stats.compare import threshold
+
+    stat, v = result.statistic, result.exact.get("se_squared")
+    if stat is None or not math.isfinite(stat) or not isinstance(v, Fraction) or len(args) < 2:
+        return {}
+    if stat == 0 and isinstance(result.exact.get("p"), Fraction):
+        return {"statistic": Fraction(0)}  # r = ρ0 exactly: z = 0, an exact P
+    r_ball = correlation.estimate_ball(CORRELATIONS[entry.name], args[0], args[1])
+    if r_ball is None:
+        return {}
+    rho0 = threshold(options["null_value"])
+
+    def ball(prec):
+        return (r_ball(prec).atanh() - _arb_of(rho0).atanh()) / _arb_of(v).sqrt()
+
+    return {"statistic": ball}
+
+
+def _tango_balls(options, result) -> dict:
+    """Balls of Tango's z and se: the constrained p̃01 is the larger root of 2n·q² + B·q + C,
+    B = −b − c + (2n − b + c)δ, C = −c·δ(1 − δ), fractions of the counts and the margin as
+    written, so q = (−B + √(B² − 4·2n·C))/(4n) and z = (b − c − nδ)/√(n(2q + δ(1 − δ)))."""
+    from prereg.stats.compare import decimal_fraction
+
+    if result.statistic is None or not result.se:
+        return {}
+    b, c = int(result.counts["n10"]), int(result.counts["n01"])
+    n = sum(int(result.counts[k]) for k in ("n11", "n10", "n01", "n00"))
+    delta = decimal_fraction(float(options["margin"]))
+    big_b = -b - c + (2 * n - b + c) * delta
+    disc = max(big_b * big_b + 8 * n * c * delta * (1 - delta), Fraction(0))
+
+    def var(prec):
+        from flint import arb
+
+        q = (arb(_fmpq(-big_b)) + arb(_fmpq(disc)).sqrt()) / (4 * n)
+        return n * (2 * q + arb(_fmpq(delta * (1 - delta))))
+
+    num = b - c - n * delta
+    return {
+        "statistic": lambda prec: _arb_of(num) / var(prec).sqrt(),
+        "se": lambda prec: var(prec).sqrt() / n,
+    }
+
+
+def _restricted_balls(entry, options, result) -> dict:
+    """Balls of the z and se of a score test with the proportions restricted to the margin
+    (Farrington–Manning, Miettinen–Nurminen; a TOST's reported side), from the counts and the
+    margin as written ({} for the Wald se, whose squares are fractions)."""
+    from prereg.stats.compare import decimal_fraction
+    from prereg.stats.two_proportions import restricted_balls
+
+    name = entry.name
+    if name in ("tost-proportions", "noninferiority-proportions"):
+        if options.get("se") != "farrington-manning":
+            return {}
+    if result.statistic is None or not result.se:
+        return {}
+    if name == "tost-proportions":
+        side = "lower" if result.statistic == result.extra.get("statistic_lower") else "upper"
+        margin = options[side]
+    else:
+        margin = options["margin"]
+    k1, n1, k2, n2 = (int(result.counts[k]) for k in ("k1", "n1", "k2", "n2"))
+    delta = decimal_fraction(float(margin))
+    kept: list = []
+    by_prec: dict = {}
+
+    def parts(prec):
+        if not kept:
+            from prereg.stats.proportions import farrington_manning_estimates
+
+            hint = float(farrington_manning_estimates(k1, n1, k2, n2, margin=float(margin))[0])
+            kept.append(
+                restricted_balls(
+                    k1, n1, k2, n2, delta, mn=name == "miettinen-nurminen-test", hint=hint
+                )
+            )
+        found = kept[0]
+        if found is None:  # pragma: no cover - the method had no z either
+            from flint import arb
+
+            return arb(result.statistic), arb(result.se)
+        if prec not in by_prec:  # z and se from one isolation of the root at each precision
+            out = found(prec)
+            by_prec[prec] = out if isinstance(out, tuple) else (out, out)
+        return by_prec[prec]
+
+    return {"statistic": lambda prec: parts(prec)[0], "se": lambda prec: parts(prec)[1]}
+
+
+def _ball_certified(item, entry, args, result) -> dict:
+    """The figures of :data:`BALL_FIGURES` of a method, each a Certified figure whose balls
+    are formed (from the counts or the data, as the method formed the float) only when a
+    comparison needs them: G of the 2×2 table; the mean log loss; the z of log(p̂1/p̂2) against
+    the log margin over the root of the exact se²; Welch's t, se and df on the logs.  Their
+    floats carry no error bound here, so each comparison of them is decided by balls."""
+    from prereg.stats.compare import Certified, decimal_fraction, threshold
+
+    quantities = BALL_FIGURES.get(entry.name)
+    if not quantities:
+        return {}
+    options = dict(item.options)
+    balls: dict = {}
+    if entry.name == "g-test-2x2":
+        if result.statistic is not None:
+            balls["statistic"] = lambda prec: _g_ball(result.counts)
+    elif entry.name == "log-loss":
+        if result.estimate is not None and math.isfinite(result.estimate) and len(args) >= 2:
+            # a finite loss has no probability 0 on an outcome that happened: a finite ball
+            y, q, clip = args[0], args[1], options.get("clip")
+            balls["estimate"] = lambda prec: _log_loss_ball(y, q, clip)
+    elif entry.name in ("farrington-manning", "miettinen-nurminen-test", "tost-proportions",
+                        "noninferiority-proportions"):  # fmt: skip
+        balls = _restricted_balls(entry, options, result)
+    elif entry.name == "fisher-exact":
+        if result.estimate is not None and result.estimate > 0:
+            from prereg.stats.two_proportions import conditional_or_ball
+
+            k1, n1, k2, n2 = (int(result.counts[k]) for k in ("k1", "n1", "k2", "n2"))
+            found = conditional_or_ball(k1, n1, k2, n2)
+            if found is not None:
+                balls["estimate"] = found
+    elif entry.name == "tango-test":
+        balls = _tango_balls(options, result)
+    elif entry.name in CORRELATIONS:
+        balls = _fisher_z_balls(entry, options, args, result)
+    elif entry.name == "noninferiority-ratio-proportions":
+        ratio, v = result.exact.get("estimate"), result.exact.get("se_squared")
+        if result.statistic is not None and isinstance(ratio, Fraction) and v:
+            q = ratio / decimal_fraction(float(options["margin"]))
+
+            def z_ball(prec):
+                from flint import arb
+
+                return arb(_fmpq(q)).log() / arb(_fmpq(v)).sqrt()
+
+            balls["statistic"] = z_ball
+    elif result.statistic is not None and result.se and len(args) >= 2:  # Welch on the logs
+        x, y = args[0], args[1]
+        log_margin = threshold(options["margin"])
+
+        def parts(prec):
+            from flint import arb
+
+            na, ma, va = _log_sample_ball(x)
+            nb, mb, vb = _log_sample_ball(y)
+            wa, wb = va / na, vb / nb
+            dev = ma - mb - arb(_fmpq(log_margin)).log()
+            return dev, wa, wb, na, nb
+
+        def t_ball(prec):
+            dev, wa, wb, _, _ = parts(prec)
+            return dev / (wa + wb).sqrt()
+
+        def se_ball(prec):
+            _, wa, wb, _, _ = parts(prec)
+            return (wa + wb).sqrt()
+
+        def df_ball(prec):
+            _, wa, wb, na, nb = parts(prec)
+            return (wa + wb) ** 2 / (wa * wa / (na - 1) + wb * wb / (nb - 1))
+
+        balls = {"statistic": t_ball, "se": se_ball}
+        if result.df is not None:
+            balls["df"] = df_ball
+    out = {}
+    for name, ball in balls.items():
+        value = getattr(result, name)
+        if isinstance(ball, Fraction):
+            out[name] = ball
+        elif isinstance(value, float) and math.isfinite(value):
+            out[name] = Certified(value, error=None, ball=ball)
+    return out
 
 
 def _root_certified(result):
@@ -1085,15 +1451,58 @@ def _root_certified(result):
     return Certified(z, error=None, ball=ball)
 
 
+def _se_root_certified(result):
+    """The certified se of a method that gives se² exactly (``exact['se_squared']``: a Wald
+    standard error of counts, √(p̂1(1 − p̂1)/n1 + p̂2(1 − p̂2)/n2)): balls of √(se²), so that
+    an se exactly on a threshold meets ``le`` and one a hair above it fails (None without)."""
+    from prereg.stats.compare import Certified
+
+    v = result.exact.get("se_squared")
+    se = result.se
+    if not isinstance(v, Fraction) or se is None or not math.isfinite(se) or v < 0:
+        return None
+    if v == 0:
+        return Fraction(0) if se == 0 else None
+    try:
+        root = math.sqrt(float(v))
+    except OverflowError:  # pragma: no cover - an se beyond a double is infinite
+        return None
+    if abs(root - se) > 1e-9 * root:
+        return None  # pragma: no cover - se² is not the square of the reported se
+
+    def ball(prec):
+        from flint import arb, fmpq
+
+        return arb(fmpq(v.numerator, v.denominator)).sqrt()
+
+    return Certified(se, error=None, ball=ball)
+
+
 def _record_ball(figure, quantity: str, extra: dict) -> None:
     """Once balls decide ``quantity`` (a t, a z, an se) against a threshold, what they found
     is written into the analysis' row, as for an estimate (:func:`prereg.decide.samples.
     _record_exact`): the threshold it ties (``extra["exact_figures"]``, ``p/q``) or a decimal
     inside every deciding ball (``extra["certified_figures"]``), so that the reports decide
-    the comparison on the figure the verdict used, not on a float on the other side."""
+    the comparison on the figure the verdict used, not on a float on the other side. A
+    figure with an exact value (Welch's df) has that fraction written once a comparison forms
+    it (``extra["exact_figures"]``)."""
     from prereg.stats.compare import Certified, decimal_text, representative, tie
 
-    if not isinstance(figure, Certified) or figure.ball is None:
+    if not isinstance(figure, Certified):
+        return
+    if figure.exact is not None:  # a fraction (Welch's df): written once a comparison forms it
+        inner, kept = figure.exact, []
+
+        def formed() -> Fraction:
+            if not kept:
+                kept.append(Fraction(inner()))
+                x = kept[0]
+                extra.setdefault("exact_figures", {})[quantity] = f"{x.numerator}/{x.denominator}"
+            return kept[0]
+
+        figure.exact = formed
+        return
+    if figure.ball is None:
         return
 
     def on_ball(f) -> None:
@@ -1140,7 +1549,9 @@ def _as_contrast(item, entry, result, args=(), scale=None) -> ContrastResult:
             _record_exact(mean, extra)
             certified["estimate"] = mean
     if "statistic" not in certified:
-        t = _t_certified(item, entry, args, result)
+        t = _t_certified(item, entry, args, result) or _cluster_t_certified(
+            item, entry, args, result
+        )
         if not t:
             root = _root_certified(result)
             t = {} if root is None else {"statistic": root}
@@ -1150,6 +1561,20 @@ def _as_contrast(item, entry, result, args=(), scale=None) -> ContrastResult:
             if name not in certified:
                 certified[name] = figure
                 _record_ball(figure, name, extra)
+    for name, figure in _ball_certified(item, entry, args, result).items():
+        if name not in certified:
+            certified[name] = figure
+            if name == "estimate":
+                from prereg.decide.samples import _record_exact
+
+                _record_exact(figure, extra)
+            else:
+                _record_ball(figure, name, extra)
+    if "se" not in certified:
+        se_root = _se_root_certified(result)
+        if se_root is not None:
+            certified["se"] = se_root
+            _record_ball(se_root, "se", extra)
     for name in ("se", "statistic", "df"):
         v = getattr(shown, name)
         if v is not None and not isinstance(v, tuple):

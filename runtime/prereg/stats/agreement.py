@@ -209,6 +209,8 @@ def cohens_kappa(a, b, *, categories, weights, level, alternative) -> Result:
     z = float(kappa) / se0 if se0 else None
     if z is not None and isinstance(var0, Fraction):  # z² exactly: a threshold on z by its root
         exact["statistic_squared"] = kappa * kappa / var0
+    if se is not None and isinstance(var, Fraction):  # se² exactly: a threshold on se by its root
+        exact["se_squared"] = var
     lower = upper = None
     if se is not None:
         zc = _critical(lv)
@@ -282,6 +284,8 @@ def gwet_ac1(a, b, *, categories, level) -> Result:
         pa * (1 - pa) - 4 * (1 - g) * (cross - pa * pe) + 4 * (1 - g) ** 2 * (square - pe**2)
     ) / (n * (1 - pe) ** 2)
     se = _sqrt(var)
+    if se is not None and isinstance(var, Fraction):  # se² exactly: a threshold on se by its root
+        exact["se_squared"] = var
     lower = upper = None
     if se is not None:
         zc = _critical(lv)
@@ -838,7 +842,9 @@ CATALOGUE = (
         exactness=(
             "κ, p_o and p_e are fractions of the counts, compared exactly; so is z² = κ²/Var₀(κ) "
             "(exact['statistic_squared']), and a threshold on z is decided by balls of its root; "
-            "se and P are floats (square roots)."
+            "se² is a fraction too (exact['se_squared']), and a threshold on se is decided by "
+            "balls of its root; P and the bounds are floats, each compared as the shortest "
+            "decimal of its float"
         ),
     ),
     Entry(
@@ -879,7 +885,9 @@ CATALOGUE = (
             "hand computation of the estimate; the variance against the delta-method variance "
             "of the multinomial shares, differentiated in exact rational arithmetic in the test"
         ),
-        exactness="γ, p_a and p_e are fractions of the counts, compared exactly; se is a float",
+        exactness="γ, p_a and p_e are fractions of the counts, compared exactly; se² is a "
+        "fraction too (exact['se_squared']), and a threshold on se is decided by balls of its "
+        "root; the bounds are floats, each compared as the shortest decimal of its float",
     ),
     Entry(
         name="fleiss-kappa",
@@ -976,7 +984,7 @@ CATALOGUE = (
         ),
         exactness=(
             "κ is a fraction of the counts, compared exactly; the bounds and SE are floating "
-            "point quantiles of the replicates, compared by the certified comparison"
+            "point quantiles of the replicates, compared as the shortest decimal of its float"
         ),
     ),
     Entry(
@@ -1009,7 +1017,7 @@ CATALOGUE = (
         ),
         exactness=(
             "α is a fraction of the ratings, compared exactly; the bounds and SE are floating "
-            "point quantiles of the replicates, compared by the certified comparison"
+            "point quantiles of the replicates, compared as the shortest decimal of its float"
         ),
     ),
     Entry(

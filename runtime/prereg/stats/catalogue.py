@@ -61,6 +61,14 @@ SHAPES: Mapping[str, str] = {
 }
 
 
+#: How a standard error that is the root of a fraction of the counts is decided (a method whose
+#: Result gives ``exact['se_squared']``).
+SE_ROOT = (
+    "se² is a fraction of the counts (exact['se_squared']), and a threshold on se is decided "
+    "by balls of its root"
+)
+
+
 @dataclass(frozen=True)
 class Entry:
     """One method of the catalogue."""

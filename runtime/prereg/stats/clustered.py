@@ -311,6 +311,14 @@ def _arm_counts(d: _Clusters) -> dict[str, int]:
 _ROUNDING = 64 * 2.0**-52
 
 
+#: how the t (or z) and SE of the clustered tests are decided (:func:`exact_squares`)
+_CLUSTER_ROOTS = (
+    "t (or z) is ±√(t²) and SE is √(SE²), t² and SE² fractions of the decimals the data write "
+    "and the margin as written, formed when a comparison needs them: a threshold on either is "
+    "decided by balls of the root (teams' means 7/20, 11/20, 3/5 against 9/20, 1/2, 3/20 give "
+    "t = 1 exactly, whose float is 0.9999999999999998)"
+)
+
 # -- analysis of cluster summaries --------------------------------------------------------------
 
 
@@ -555,6 +563,107 @@ def cluster_robust_mean(
     )
 
 
+# -- exact squares --------------------------------------------------------------------------------
+
+
+def exact_squares(
+    x, cluster, group, *, arms, method: str, weighting: str, correction: str, margin
+) -> tuple[int, Fraction, Fraction, Fraction | None] | None:
+    """``(sign, t², se², df)`` of ``cluster-summary-t``, ``cluster-summary-welch-t`` or
+    ``cluster-robust-mean`` over the decimals the data write and the margin as written, in
+    fractions: the sign of the estimate less the margin, the square of its t (or z), of its
+    SE, and Welch–Satterthwaite's df of ``cluster-summary-welch-t`` (None for the others,
+    whose df is a whole number).  Each is a rational function of the data, so a threshold on
+    t, z or SE is decided by balls of the root of a fraction and one on Welch's df by the
+    fraction.  None when the method has no such figure (too few clusters, no spread) or a
+    value has more digits than the decimals a double keeps."""
+    from prereg.stats.compare import threshold
+    from prereg.stats.exactsum import decimal_whole
+
+    robust = method == "cluster-robust-mean"
+    d = _clusters(x, cluster, group, arms, nested=not robust)
+    scaled = decimal_whole([d.x])
+    if scaled is None or d.n == 0:
+        return None
+    (w,), places = scaled
+    values, inv = w.tolist(), d.inv.tolist()
+    in_a = [True] * d.n if d.in_a is None else d.in_a.tolist()
+    sums = {True: [0] * d.g, False: [0] * d.g}  # per arm, per cluster: sum of whole numbers
+    sizes = {True: [0] * d.g, False: [0] * d.g}
+    for v, g, a in zip(values, inv, in_a, strict=True):
+        sums[a][g] += v
+        sizes[a][g] += 1
+    df = None
+    if robust:
+        k = 1 if d.in_a is None else 2
+        if d.g < 2 or d.n - k <= 0:
+            return None
+        n = {a: sum(sizes[a]) for a in (True, False)}
+        if d.in_a is not None and (n[True] == 0 or n[False] == 0):
+            return None
+        mean = {a: Fraction(sum(sums[a]), n[a]) for a in (True, False) if n[a]}
+        resid = {a: [sums[a][g] - sizes[a][g] * mean[a] for g in range(d.g)] for a in mean}
+        if d.in_a is None:
+            est = mean[True]
+            var = sum((u * u for u in resid[True]), Fraction(0)) / (d.n * d.n)
+        else:
+            est = mean[True] - mean[False]
+            # the arm indicator's row of (X'X)^-1 times cluster g's scores: u_a/n_a − u_b/n_b
+            var = sum(
+                (
+                    (ua / n[True] - ub / n[False]) ** 2
+                    for ua, ub in zip(*resid.values(), strict=True)
+                ),
+                Fraction(0),
+            )
+        if correction == "CR1":
+            var *= Fraction(d.g * (d.n - 1), (d.g - 1) * (d.n - k))
+    else:
+        size_weights = method == "cluster-summary-t" and weighting == "size"
+
+        def arm(a: bool) -> tuple[Fraction, Fraction, Fraction, int]:
+            """(weighted mean, weighted sum of squares, sum of weights, clusters) of the
+            cluster means of arm ``a``."""
+            gs = [g for g in range(d.g) if sizes[a][g]]
+            ms = [
+                (Fraction(sums[a][g], sizes[a][g]), sizes[a][g] if size_weights else 1) for g in gs
+            ]
+            total = sum(wt for _, wt in ms)
+            m = sum((y * wt for y, wt in ms), Fraction(0)) / total if ms else Fraction(0)
+            return (
+                m,
+                sum(((y - m) ** 2 * wt for y, wt in ms), Fraction(0)),
+                Fraction(total),
+                len(gs),
+            )
+
+        if d.cluster_in_a is None:
+            est, ss, total, g = arm(True)
+            if g < 2:
+                return None
+            var = ss / (g - 1) / total
+        else:
+            (ma, ssa, wa, ga), (mb, ssb, wb, gb) = arm(True), arm(False)
+            if ga == 0 or gb == 0:
+                return None
+            est = ma - mb
+            if method == "cluster-summary-welch-t":
+                if ga < 2 or gb < 2:
+                    return None
+                va, vb = ssa / (ga - 1) / ga, ssb / (gb - 1) / gb
+                var = va + vb
+                if var > 0:
+                    df = var * var / (va * va / (ga - 1) + vb * vb / (gb - 1))
+            else:
+                if ga + gb < 3:
+                    return None
+                var = (ssa + ssb) / (ga + gb - 2) * (1 / wa + 1 / wb)
+    if var <= 0:
+        return None
+    dev = est - threshold(margin) * 10**places
+    return (dev > 0) - (dev < 0), dev * dev / var, var / 10 ** (2 * places), df
+
+
 # -- design effect ------------------------------------------------------------------------------
 
 
@@ -766,8 +875,8 @@ CATALOGUE = (
             "estimate: exact fraction for integer data (exact['estimate']), and for decimal data "
             "the exact means of the decimals the data write (exact['estimate'] once a comparison "
             "needs it); the estimate less the margin is that fraction less the margin as written "
-            "(0 on it: t = 0, P = 1/2); SE, t and P are floating point, compared by the certified "
-            "comparison with its error bound"
+            "(0 on it: t = 0, P = 1/2); " + _CLUSTER_ROOTS + "; P and the bounds are floating "
+            "point, each compared as the shortest decimal of its float"
         ),
     ),
     Entry(
@@ -805,8 +914,10 @@ CATALOGUE = (
             "estimate: the exact mean of cluster means over the decimals the data write "
             "(exact['estimate'] once a comparison needs it), compared exactly; the estimate less "
             "the margin is that fraction less the margin as written (0 on it: t = 0, P = 1/2); "
-            "SE, t, df and P are floating point, compared by the certified comparison with its "
-            "error bound"
+            + _CLUSTER_ROOTS
+            + "; Welch–Satterthwaite's df of the cluster means is a fraction of them, compared "
+            "exactly; P and the bounds are floating point, each compared as the shortest "
+            "decimal of its float"
         ),
     ),
     Entry(
@@ -843,8 +954,10 @@ CATALOGUE = (
             "the decimals the data write (exact['estimate'] once a comparison needs it); the "
             "estimate less the margin is decided exactly near 0 (integer data, or the means of "
             "the decimals the data write): on the "
-            "margin the statistic is 0 and P = 1/2; SE, statistic and P are floating point, "
-            "compared by the certified comparison with its error bound"
+            "margin the statistic is 0 and P = 1/2; "
+            + _CLUSTER_ROOTS
+            + "; P and the bounds are floating point, each compared as the shortest decimal of "
+            "its float"
         ),
     ),
     Entry(
@@ -922,7 +1035,7 @@ CATALOGUE = (
             "estimate: exact fraction for integer data, and for decimal data the exact means of "
             "the decimals the data write (once a comparison needs it); bounds are floating point "
             "quantiles of "
-            "the replicates, compared by the certified comparison with its error bound"
+            "the replicates, compared as the shortest decimal of its float"
         ),
     ),
 )

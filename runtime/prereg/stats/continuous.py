@@ -580,15 +580,17 @@ T_STATISTIC_EXACT = (
     "t is ±√(t²) and se is √(se²), t² and se² fractions of the decimals the data and the "
     "margin write: within its error bound of a threshold, balls of the root decide (0.1, 0.4, "
     "0.1 against 0 give t = 2 exactly, which meets `ge 2`, though its float is "
-    "1.9999999999999998; 0.1, 0.1, 0.4 give se = 1/10 exactly, which meets `le 0.1`)"
+    "1.9999999999999998; 0.1, 0.1, 0.4 give se = 1/10 exactly, which meets `le 0.1`); df is "
+    "a whole number, or with Welch's variances the Welch–Satterthwaite df, a fraction of those "
+    "decimals compared exactly (0.8, 0.3, 0.4 against 0.3, 0.2, 0.7 give df = 4 exactly, whose "
+    "float is 3.999999999999999)"
 )
 _T_EXACT = (
     "with whole-number data the estimate is an exact fraction (exact['estimate']), compared "
     "exactly; the estimate less the margin is decided on the decimals the data and the spec "
     "write when the float cannot tell it from 0 (on the margin t = 0 and a one-sided P = 1/2 "
     "exactly), and decimals all equal have no spread (no t); " + T_STATISTIC_EXACT + "; the "
-    "bounds and P are floating point (scipy.special's stdtr and stdtrit), compared by the "
-    "certified comparison with their error bound"
+    "bounds and P are floating point (scipy.special's stdtr and stdtrit), compared as the shortest decimals of their floats"
 )
 #: the t methods of a margin: what their entries say of it (equivalence's entries too)
 MARGIN_EXACT = (
@@ -669,7 +671,7 @@ CATALOGUE = (
         "use_continuity=True)",
         exactness="U is a multiple of 1/2 and U/(mn) a fraction (exact['statistic'], "
         "exact['estimate']); the exact P is a fraction (exact['p']); all compared exactly; "
-        "the asymptotic P is floating point, compared by the certified comparison",
+        "the asymptotic P is floating point, compared as the shortest decimal of its float",
     ),
     Entry(
         name="hodges-lehmann",
@@ -723,8 +725,8 @@ CATALOGUE = (
         exactness="the estimate (the ratio) is certified by balls of the logs of the decimals "
         "the data write, so a ratio exactly on a threshold meets le and ge (SCORE.json then "
         "carries it in exact['estimate']); the log ratio less the log margin is decided "
-        "near 0 the same way (a ratio on the margin gives t = 0, a one-sided P of 1/2); se, t, "
-        "P and the bounds are floating point, compared by the certified comparison with its "
-        "error bound",
+        "near 0 the same way (a ratio on the margin gives t = 0, a one-sided P of 1/2); Welch's "
+        "t, se and df on the logs are decided by balls of the logs near a threshold; P and the "
+        "bounds are floating point, each compared as the shortest decimal of its float",
     ),
 )

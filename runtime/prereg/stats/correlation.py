@@ -203,16 +203,20 @@ def _fisher(kind, x, y, *, alternative, null_value, level, variance) -> Result:
     r, exact = _ratio(num, den)
     if kind == "pearson":
         var = 1.0 / (n - 3)
+        var_q = Fraction(1, n - 3)
     elif kind == "kendall":
         var = 0.437 / (n - 4)
+        var_q = Fraction(437, 1000) / (n - 4)
     elif variance == "bonett-wright":
         var = (1.0 + r * r / 2.0) / (n - 3)
+        var_q = (1 + Fraction(num * num, 2 * den)) / (n - 3)  # r² = N²/D, a fraction
     else:
         var = 1.06 / (n - 3)
+        var_q = Fraction(106, 100) / (n - 3)
     se = math.sqrt(var)
     t = rho0
     sgn = _sign_diff(num, den, t, 1)  # the sign of r − ρ0, decided exactly
-    exact_out: dict = {}
+    exact_out: dict = {"se_squared": var_q}  # se of the Fisher z: a threshold on it by its root
     if exact is not None:
         exact_out["estimate"] = exact
     if num * num == den:  # r = ±1: an infinite z, the interval the point r
@@ -399,7 +403,11 @@ _EXACT = (
     "mid-ranks): when rational (N²/D a square) it is exact['estimate'], compared exactly, so a "
     "rho of exactly 1/2 meets `ge 0.5` and fails `gt 0.5`; otherwise it is irrational, never on "
     "a threshold, and decided by arb balls; a correlation exactly equal to null_value gives z "
-    "= 0 and P exactly 1/2 (two-sided 1, exact['p']); bounds, z and other P values are floats"
+    "= 0 and P exactly 1/2 (two-sided 1, exact['p']); se² is a fraction (exact['se_squared']: "
+    "1/(n − 3), 0.437/(n − 4), 1.06/(n − 3), or (1 + r²/2)/(n − 3) with r² = N²/D), and z = "
+    "(atanh r − atanh ρ0)/se is decided by balls of N/√D near a threshold, so is se by its "
+    "root; bounds and other P values are floats, each compared as the shortest decimal of its "
+    "float"
 )
 
 CATALOGUE = (
@@ -485,6 +493,7 @@ CATALOGUE = (
         " and spearmanr) and scipy.stats.t",
         exactness="the difference is exact['estimate'] when both correlations are rational, "
         "otherwise decided by arb balls; equal correlations (r12 = r13 exactly) give t = 0 "
-        "and P exactly 1/2 (two-sided 1); t and other P values are floats",
+        "and P exactly 1/2 (two-sided 1); t and other P values are floats, each compared as "
+        "the shortest decimal of its float",
     ),
 )

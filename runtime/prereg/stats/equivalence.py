@@ -96,6 +96,19 @@ def _wald_se(k1, n1, k2, n2) -> float:
     return math.sqrt(p1 * (1.0 - p1) / n1 + p2 * (1.0 - p2) / n2)
 
 
+def _wald_squares(k1, n1, k2, n2, margin: float) -> dict[str, Fraction]:
+    """``{"se_squared": se², "statistic_squared": z²}`` of the Wald z against ``margin``,
+    exactly: se² = p̂1(1 − p̂1)/n1 + p̂2(1 − p̂2)/n2 of the counts, z² = (d − margin)²/se² with
+    the margin as written, so that a threshold on z or se is decided by balls of their roots
+    (8 of 20 against 4 of 20 at margin 0 give se = 3/20 exactly, whose float is
+    0.15000000000000002); {} when se is 0."""
+    var = Fraction(k1 * (n1 - k1), n1**3) + Fraction(k2 * (n2 - k2), n2**3)
+    if var == 0:
+        return {}
+    dev = Fraction(k1, n1) - Fraction(k2, n2) - _decimal(margin)
+    return {"se_squared": var, "statistic_squared": dev * dev / var}
+
+
 def _fm_side(k1, n1, k2, n2, margin: float) -> tuple[float | None, float | None]:
     """(z, se) of the Farrington–Manning statistic at ``margin``; z None when its se is 0."""
     from prereg.stats.proportions import farrington_manning_estimates
@@ -202,6 +215,10 @@ def tost_proportions(k1, n1, k2, n2, *, lower, upper, se) -> Result:
     z_hi, se_hi = _side_z(k1, n1, k2, n2, hi, se)
     lower_side = (z_lo, None if z_lo is None else checks.normal_p(z_lo, "greater"))
     upper_side = (z_hi, None if z_hi is None else checks.normal_p(z_hi, "less"))
+    exact = {"estimate": d}
+    if se == "wald" and lower_side[1] is not None and upper_side[1] is not None:
+        # the side _tost reports (the larger P): its z² and the se both sides share
+        exact |= _wald_squares(k1, n1, k2, n2, lo if lower_side[1] >= upper_side[1] else hi)
     return _tost(
         "tost-proportions",
         d,
@@ -209,7 +226,7 @@ def tost_proportions(k1, n1, k2, n2, *, lower, upper, se) -> Result:
         upper_side,
         statistic_name="z",
         se=se_lo if se == "wald" else None,
-        exact={"estimate": d},
+        exact=exact,
         counts=counts,
         extra={"se_lower": se_lo, "se_upper": se_hi},
         side_se=(se_lo, se_hi),
@@ -297,7 +314,7 @@ def noninferiority_proportions(k1, n1, k2, n2, *, margin, alternative, se, level
         lower=lower,
         upper=upper,
         p=None if z is None else checks.normal_p(z, alternative),
-        exact={"estimate": d},
+        exact={"estimate": d} | (_wald_squares(k1, n1, k2, n2, m) if se == "wald" else {}),
         counts=counts,
     )
 
@@ -344,7 +361,10 @@ def noninferiority_ratio_proportions(k1, n1, k2, n2, *, margin, alternative, lev
         lower=lower,
         upper=upper,
         p=p,
-        exact={"estimate": ratio},
+        exact={
+            "estimate": ratio,
+            "se_squared": Fraction(n1 - k1, k1 * n1) + Fraction(n2 - k2, k2 * n2),
+        },
         counts=counts,
         extra={"log_estimate": log_ratio},
     )
@@ -458,14 +478,23 @@ _SE = {
     "se": "wald (unpooled, the observed proportions) | farrington-manning (the proportions "
     "restricted to the margin by maximum likelihood)"
 }
-_FLOAT = (
-    "z or t and P are floating point; compared by the certified comparison with their error bound"
+_FLOAT = "z or t and P are floating point, each compared as the shortest decimal of its float"
+#: the z and se of a test of two proportions with the Wald or Farrington–Manning se
+_WALD_ROOTS = (
+    "with se wald, se² = p̂1(1 − p̂1)/n1 + p̂2(1 − p̂2)/n2 and z² are fractions of the counts "
+    "and the margin as written (exact['se_squared'], exact['statistic_squared']; of a TOST, "
+    "the reported side's), and a threshold on z or se is decided by balls of their roots (6 of "
+    "10 against 2 of 10 at margin -0.2 give z = 3 exactly, whose float is 2.9999999999999996); "
+    "with se farrington-manning the restricted proportions are the root of a cubic of such "
+    "fractions, isolated by balls of rising precision, and a threshold on z or se is decided "
+    "by balls enclosing them; P (and a bound) are floating point, each compared as the "
+    "shortest decimal of its float"
 )
 _T_MARGIN = (
     continuous.MARGIN_EXACT
     + "; "
     + continuous.T_STATISTIC_EXACT
-    + "; P is floating point, compared by the certified comparison with its error bound"
+    + "; P is floating point, compared as the shortest decimal of its float"
 )
 _FM_ORACLE = (
     "Wald: statsmodels test_proportions_2indep(method='wald', correction=False, value=margin, "
@@ -494,7 +523,7 @@ CATALOGUE = (
         oracle="statsmodels tost_proportions_2indep(method='wald', correction=False) for "
         "Wald; " + _FM_ORACLE,
         exactness="the difference is the fraction k1/n1 - k2/n2 (exact['estimate']), compared "
-        "exactly; " + _FLOAT,
+        "exactly; " + _WALD_ROOTS,
     ),
     Entry(
         name="equivalence-interval-proportions",
@@ -521,7 +550,7 @@ CATALOGUE = (
         "restricted proportions at each bound (statsmodels' score interval shares the "
         "issue #10269 error)",
         exactness="the estimate is the fraction k1/n1 - k2/n2 (exact); the bounds are floating "
-        "point, compared with a margin by the certified comparison with their error bound",
+        "point, compared with a margin as the shortest decimals of their floats",
     ),
     Entry(
         name="noninferiority-proportions",
@@ -542,7 +571,7 @@ CATALOGUE = (
         "Farrington-Manning z equals $\\pm\\Phi^{-1}(level)$ (Brent's method, to 1e-15)",
         reference=_FM_REF,
         oracle=_FM_ORACLE,
-        exactness="the difference is an exact fraction; " + _FLOAT,
+        exactness="the difference is an exact fraction; " + _WALD_ROOTS,
     ),
     Entry(
         name="noninferiority-ratio-proportions",
@@ -566,7 +595,9 @@ CATALOGUE = (
         "value=margin) and confint_proportions_2indep(compare='ratio', method='log')",
         exactness="the ratio is the fraction k1 n2/(n1 k2) (exact['estimate']); log(ratio / "
         "margin) is log1p of the exact fraction (ratio - margin)/margin, the margin as written "
-        "(0 on it); " + _FLOAT,
+        "(0 on it); se² = (1 − p̂1)/k1 + (1 − p̂2)/k2 is a fraction (exact['se_squared']) and "
+        "z = log(ratio/margin)/se is decided by balls of rising precision near a threshold; P "
+        "and the bound are floating point, each compared as the shortest decimal of its float",
     ),
     Entry(
         name="tost-means",
@@ -609,7 +640,10 @@ CATALOGUE = (
         formula="$d \\pm t(1 - \\alpha, df)\\,se$",
         reference="Westlake WJ (1976), Biometrics 32:741-744",
         oracle="statsmodels CompareMeans.tconfint_diff(alpha=2 alpha, usevar=...)",
-        exactness="the bounds are floating point, compared by the certified comparison",
+        exactness="se is √(se²), se² a fraction of the decimals the data write, decided by "
+        "balls of its root near a threshold; df is a whole number (pooled) or the "
+        "Welch–Satterthwaite df, a fraction of those decimals compared exactly; the bounds are "
+        "floating point, each compared as the shortest decimal of its float",
     ),
     Entry(
         name="equivalence-interval-paired",
@@ -622,7 +656,10 @@ CATALOGUE = (
         formula="$\\bar d \\pm t(1 - \\alpha, n - 1)\\,s_d/\\sqrt n$",
         reference="Westlake WJ (1976), Biometrics 32:741-744",
         oracle="statsmodels DescrStatsW(x - y).tconfint_mean(alpha=2 alpha)",
-        exactness="the bounds are floating point, compared by the certified comparison",
+        exactness="se is √(se²), se² a fraction of the decimals the data write, decided by "
+        "balls of its root near a threshold (differences 0.1, 0.1, 0.4 give se = 1/10 "
+        "exactly, whose float is 0.10000000000000002); df = n − 1; the bounds are floating "
+        "point, each compared as the shortest decimal of its float",
     ),
     Entry(
         name="noninferiority-means",
@@ -665,7 +702,8 @@ CATALOGUE = (
         exactness="the estimate (the ratio) is certified by balls of the logs of the decimals "
         "the data write, so a ratio exactly on a threshold meets le and ge (SCORE.json then "
         "carries it in exact['estimate']); a ratio exactly on the margin gives t = 0 (balls of "
-        "the logs decide it); t, P and the bound are floating point, compared by the certified "
-        "comparison",
+        "the logs decide it); Welch's t, se and df on the logs are decided by balls of the logs "
+        "near a threshold; P and the bound are floating point, each compared as the shortest "
+        "decimal of its float",
     ),
 )

@@ -224,7 +224,7 @@ def pass_at_k_difference(n_a, c_a, n_b, c_b, *, k, alternative, level, margin) -
 
 #: numpy quantile methods whose value over whole-number replicates is decided exactly: the
 #: virtual index h = (B − 1)·p with p the registered tail as a fraction (linear, lower,
-#: higher, midpoint); the others give the float bound alone (certified comparison).
+#: higher, midpoint); the others give the float bound alone (compared as the shortest decimal of the float).
 EXACT_QUANTILES = ("linear", "lower", "higher", "midpoint")
 BOOTSTRAP_INTERVALS = ("percentile", "basic", "bca")
 
@@ -345,6 +345,7 @@ def _paired_t(
     dev = mean - margin_q
     if se2:
         figures["exact"]["statistic_squared"] = dev * dev / se2
+        figures["exact"]["se_squared"] = se2
     t = float(dev) / se if dev else 0.0
     a = 1.0 - level
     est = float(mean)
@@ -861,6 +862,31 @@ def _midranks_doubled(values: np.ndarray) -> np.ndarray:
     return (2 * ends - (counts - 1))[inverse].astype(np.int64)
 
 
+def _auroc_variance(area: Fraction, n1: int, n0: int, r2, pos, qa, se_method: str) -> Fraction:
+    """The variance of the AUROC, exactly: Hanley–McNeil's of the area (Q1 = A/(2 − A),
+    Q2 = 2A²/(1 + A)), or DeLong's of the placements (fractions of the doubled mid-ranks)."""
+    if se_method == "hanley-mcneil":
+        q1, q2, a2 = area / (2 - area), 2 * area * area / (1 + area), area * area
+        var = (area * (1 - area) + (n1 - 1) * (q1 - a2) + (n0 - 1) * (q2 - a2)) / (n1 * n0)
+        return max(var, Fraction(0))
+
+    def spread(w: list[int], scale: int, centre: Fraction) -> Fraction:
+        """Σ (w_i/scale − centre)² from whole-number sums (Python integers: exact)."""
+        total, squares = sum(w), sum(v * v for v in w)
+        return (
+            Fraction(squares, scale * scale)
+            - 2 * centre * Fraction(total, scale)
+            + len(w) * centre * centre
+        )
+
+    # V10_i = w_i/(2 n0); V01_j = 1 − w_j/(2 n1), so V01_j − A = −(w_j/(2 n1) − (1 − A))
+    w10 = (r2[pos] - _midranks_doubled(qa[pos])).tolist()
+    w01 = (r2[~pos] - _midranks_doubled(qa[~pos])).tolist()
+    s10 = spread(w10, 2 * n0, area) / (n1 - 1)
+    s01 = spread(w01, 2 * n1, 1 - area) / (n0 - 1)
+    return s10 / n1 + s01 / n0
+
+
 def auroc(y, q, *, se_method, level) -> Result:
     """The area under the ROC curve (ties count one half), with the Hanley–McNeil (1982) or the
     DeLong et al. (1988) standard error and the Wald interval ``A ± z·SE`` clipped to [0, 1]."""
@@ -896,13 +922,16 @@ def auroc(y, q, *, se_method, level) -> Result:
     lower = upper = None
     if se is not None and math.isfinite(se):
         lower, upper = max(0.0, a - zc * se), min(1.0, a + zc * se)
+    exact = {"estimate": area}
+    if se is not None and math.isfinite(se):  # se² a fraction of the ranks: se by its root
+        exact["se_squared"] = _auroc_variance(area, n1, n0, r2, pos, qa, se_method)
     return Result(
         method="auroc",
         estimate=a,
         se=se,
         lower=lower,
         upper=upper,
-        exact={"estimate": area},
+        exact=exact,
         counts=counts,
         extra={"se_hanley_mcneil": se_hm, "se_delong": se_dl},
     )
@@ -1001,6 +1030,7 @@ def auroc_difference(y_a, q_a, y_b, q_b, *, alternative, level, margin) -> Resul
     z = float(dev) / se if dev else 0.0
     if isinstance(var, Fraction):  # z² exactly: a threshold on z is decided by its root
         figures["exact"]["statistic_squared"] = dev * dev / var
+        figures["exact"]["se_squared"] = var
     est = float(diff)
     lower, upper = checks.bounds(est, se, alternative, lv, to=lambda v: min(1.0, max(-1.0, v)))
     return Result(
@@ -1109,7 +1139,9 @@ CATALOGUE = (
         exactness="m and m − margin are fractions of binomial coefficients and the margin as "
         "written, compared exactly (on the margin t = 0, a one-sided P of 1/2); t² is a "
         "fraction too (exact['statistic_squared']), and a threshold on t is decided by balls of "
-        "its root; se, P and the bounds are floating point, compared by the certified comparison",
+        "its root; so is se² (exact['se_squared']), a threshold on se decided by balls of its "
+        "root; P and the bounds are floating point, each compared as the shortest decimal of "
+        "its float",
     ),
     Entry(
         name="pass-at-k-difference",
@@ -1142,7 +1174,9 @@ CATALOGUE = (
         exactness="D and D − margin are fractions of binomial coefficients and the margin as "
         "written, compared exactly (on the margin t = 0, a one-sided P of 1/2); t² is a "
         "fraction too (exact['statistic_squared']), and a threshold on t is decided by balls of "
-        "its root; se, P and the bounds are floating point, compared by the certified comparison",
+        "its root; so is se² (exact['se_squared']), a threshold on se decided by balls of its "
+        "root; P and the bounds are floating point, each compared as the shortest decimal of "
+        "its float",
     ),
     Entry(
         name="pass-at-k-difference-bootstrap",
@@ -1183,7 +1217,7 @@ CATALOGUE = (
         "bound of the linear, lower, higher or midpoint quantile is an exact fraction "
         "(exact['lower'], exact['upper'], the tail α taken from the level as written), "
         "compared exactly: a bound exactly on a threshold meets ge and fails gt; other bounds "
-        "are floating point, compared by the certified comparison",
+        "are floating point, each compared as the shortest decimal of its float",
     ),
     Entry(
         name="majority-vote",
@@ -1355,7 +1389,9 @@ CATALOGUE = (
             "ours where q lies inside that range; our clip=eps is compared with sklearn on q "
             "clipped beforehand"
         ),
-        exactness="a float (logarithms), compared by the certified comparison with its error bound",
+        exactness="the mean of the logs of the probabilities read as the decimals the data write "
+        "(clipped first, as the method does) is decided by balls of rising precision near a "
+        "threshold",
     ),
     Entry(
         name="expected-calibration-error",
@@ -1408,7 +1444,10 @@ CATALOGUE = (
         ),
         exactness=(
             "estimate: prereg.stats.roc.auroc's float; exact.estimate the fraction 2U/(2n₁n₀), "
-            "which a threshold is decided with; SE and bounds are floats"
+            "which a threshold is decided with; SE² is a fraction of the area (Hanley–McNeil) "
+            "or of the mid-ranks (DeLong's placements), exact['se_squared'], and a threshold on "
+            "SE is decided by balls of its root; the bounds are floats, each compared as the "
+            "shortest decimal of its float"
         ),
     ),
     Entry(
@@ -1447,6 +1486,8 @@ CATALOGUE = (
         exactness="the estimate A_a − A_b is the exact fraction (2U_a − 2U_b)/(2n₁n₀), compared "
         "exactly; Var(D) is formed exactly and D − margin is exact, so on the margin z = 0 and "
         "a one-sided P is exactly 1/2; z² is a fraction (exact['statistic_squared']) and a "
-        "threshold on z is decided by balls of its root; se, bounds and P are floating point",
+        "threshold on z is decided by balls of its root; so is se² (exact['se_squared']), a "
+        "threshold on se decided by balls of its root; bounds and P are floating point, each "
+        "compared as the shortest decimal of its float",
     ),
 )

@@ -36,7 +36,7 @@ from fractions import Fraction
 import numpy as np
 
 from prereg.stats import checks
-from prereg.stats.catalogue import Entry
+from prereg.stats.catalogue import SE_ROOT, Entry
 from prereg.stats.compare import EPS
 from prereg.stats.methods import MethodError
 from prereg.stats.ranks import EXACT_MAX_PAIRS
@@ -180,7 +180,7 @@ def cochran_armitage(k, n, *, scores, alternative, variance) -> Result:
         statistic=z,
         statistic_name="z",
         p=checks.normal_p(z, alternative),
-        exact={"estimate": slope, "statistic_squared": z2},
+        exact={"estimate": slope, "statistic_squared": z2, "se_squared": var / (ss * ss)},
         counts=counts,
         extra={"T": float(t), "variance_T": float(var)},
     )
@@ -264,7 +264,7 @@ def linear_contrast_proportions(k, n, *, coefficients, alternative, level, margi
         lower=lower,
         upper=upper,
         p=checks.normal_p(z, alternative),
-        exact={"estimate": est, "statistic_squared": z2},
+        exact={"estimate": est, "statistic_squared": z2, "se_squared": var},
         counts=counts,
         extra={"variance": _float(var)},
     )
@@ -410,6 +410,7 @@ def mantel_haenszel_risk_difference(k1, n1, k2, n2, *, alternative, level, margi
     dev = rd - m
     z = float(dev) / se if dev else 0.0
     figures["exact"]["statistic_squared"] = dev * dev / variance  # a threshold on z: its root
+    figures["exact"]["se_squared"] = variance
     est = float(rd)
     lower, upper = checks.bounds(est, se, alternative, lv)
     return Result(
@@ -494,6 +495,7 @@ def cochran_mantel_haenszel(k1, n1, k2, n2, *, correction, alternative, level) -
         if r > 0:
             var = pr / (2 * r * r) + psqr / (2 * r * s) + qs / (2 * s * s)
             se = _sqrt(var)
+            exact["se_squared"] = var  # of the log odds ratio
             log_or = _log_fraction(odds)
             lower, upper = checks.bounds(log_or, se, alternative, lv, to=math.exp)
             extra["log_estimate"] = log_or
@@ -713,7 +715,7 @@ def jonckheere_terpstra(groups, *, alternative, method) -> Result:
 _F = "prereg.stats.ordered:"
 _FLOAT_P = (
     "P is computed in floating point from the statistic (scipy.special's {dist}); a threshold "
-    "on P is compared by the certified comparison with its error bound"
+    "on P is compared as the shortest decimal of its float"
 )
 
 CATALOGUE = (
@@ -764,8 +766,9 @@ CATALOGUE = (
         "M^2 = 6.57, P = 0.0104",
         exactness="the slope and z^2 are fractions of the counts and scores, in "
         "exact['estimate'] and exact['statistic_squared']; a threshold on z is decided by "
-        "balls of sign(T) sqrt(z^2) (its float is that root correctly rounded); a threshold "
-        "on P by the certified comparison",
+        "balls of sign(T) sqrt(z^2) (its float is that root correctly rounded); "
+        + SE_ROOT
+        + " (of the slope); a threshold on P as the shortest decimal of its float",
     ),
     Entry(
         name="cochran-mantel-haenszel",
@@ -799,7 +802,9 @@ CATALOGUE = (
         "(statsmodels does not truncate the corrected deviation at 0 and gives P as "
         "1 - cdf; the tests recompute P with chi2.sf); one-sided: norm.sf of the signed root",
         exactness="the statistic and the odds ratio are fractions of the counts, in "
-        "exact['statistic'] and exact['estimate'], compared exactly; the interval and "
+        "exact['statistic'] and exact['estimate'], compared exactly; "
+        + SE_ROOT
+        + " (of the log odds ratio, Robins–Breslow–Greenland); the interval and "
         + _FLOAT_P.format(dist="chdtrc"),
     ),
     Entry(
@@ -833,7 +838,9 @@ CATALOGUE = (
         exactness="RD and RD - margin are fractions of the counts and the margin as written, "
         "compared exactly (on the margin z = 0, a one-sided P of 1/2); z² is a fraction "
         "(exact['statistic_squared']) and a threshold on z is decided by balls of its root; "
-        "se, P and the bounds are floating point, compared by the certified comparison",
+        + SE_ROOT
+        + "; P and the bounds are floating point, each compared as the shortest decimal of "
+        "its float",
     ),
     Entry(
         name="dunnett",
@@ -875,7 +882,7 @@ CATALOGUE = (
         "by balls of that root near a threshold (a t of exactly 1 meets `ge 1`); P and the "
         "bounds are Gauss-Legendre quadratures of Dunnett's "
         "integral, deterministic and accurate to about 1e-10 relative, compared as their "
-        "floats by the certified comparison",
+        "floats as their shortest decimals",
     ),
     Entry(
         name="one-way-anova",
@@ -934,8 +941,7 @@ CATALOGUE = (
         "PMCMRplus' coffee example (exact two-sided P 0.01973); enumeration of every "
         "assignment of the values to the groups (exact P, mean and variance with ties)",
         exactness="J is a multiple of 1/2 (exact['statistic']) and the exact P a fraction "
-        "(exact['p']), compared exactly; the asymptotic P is floating point, compared by the "
-        "certified comparison with its error bound",
+        "(exact['p']), compared exactly; the asymptotic P is floating point, compared as the shortest decimal of its float",
     ),
     Entry(
         name="linear-contrast-proportions",
@@ -965,8 +971,10 @@ CATALOGUE = (
         "t_test(c) (normal reference) gives L, se, z and P",
         exactness="L and z^2 are fractions of the counts and the coefficients as written "
         "(exact['estimate'], exact['statistic_squared']); L on the margin gives z = 0 and a "
-        "one-sided P of 1/2; a threshold on z is decided by balls of the root of z^2; se and "
-        "P are floating point, compared by the certified comparison with its error bound",
+        "one-sided P of 1/2; a threshold on z is decided by balls of the root of z^2; "
+        + SE_ROOT
+        + "; P and the bounds are floating point, each compared as the shortest decimal of "
+        "its float",
     ),
     Entry(
         name="linear-contrast-means",
@@ -998,7 +1006,8 @@ CATALOGUE = (
         "margin is decided on the decimals the data and the spec write near 0 (on the margin "
         "t = 0, a one-sided P of 1/2); t is ±√(t²), t² a fraction of the decimals the data, "
         "the coefficients and the margin write, decided by balls of that root near a threshold "
-        "(a t of exactly 1 meets `ge 1`); se, df and P are floating point, compared by the "
-        "certified comparison with its error bound",
+        "(a t of exactly 1 meets `ge 1`), and se, √(se²), the same way; df is a whole number "
+        "(pooled) or the Welch–Satterthwaite df, a fraction of those decimals compared exactly; "
+        "P and the bounds are floating point, each compared as the shortest decimal of its float",
     ),
 )

@@ -152,7 +152,7 @@ def mcnemar_asymptotic(n11, n10, n01, n00, *, alternative, correction) -> Result
         statistic=z,
         statistic_name="z",
         p=normal_p(z, alt),
-        exact={**exact, "chi2": chi2},
+        exact={**exact, "chi2": chi2, "statistic_squared": chi2},  # z² is the chi-square
         counts=counts,
         extra={"chi2": float(chi2)},
     )
@@ -535,7 +535,7 @@ def wilcoxon_signed_rank(x, y, *, alternative, margin, zero_method, method, corr
         statistic=w_plus,
         statistic_name="W+",
         p=normal_p(z, alt),
-        exact={"statistic": w_plus},
+        exact={"statistic": w_plus, "se_squared": var},
         counts=counts,
         extra={"z": z, "mean": float(mean)},
     )
@@ -741,7 +741,7 @@ CATALOGUE = (
         reference=_FLL + ".",
         oracle="exact sums of binomial coefficients; " + _CAVO + " (P = 0.034690)",
         exactness=_DIFF_EXACT + "; up to 2,000 discordant pairs P is the fraction of integer "
-        "sums (exact['p']), compared exactly; beyond, a float (certified comparison)",
+        "sums (exact['p']), compared exactly; beyond, a float (compared as the shortest decimal of the float)",
     ),
     Entry(
         name="mcnemar-asymptotic",
@@ -756,7 +756,10 @@ CATALOGUE = (
         reference="McNemar Q (1947); Edwards AL (1948). Psychometrika 13:185–187.",
         oracle="statsmodels mcnemar(table, exact=False, correction=...) (which does not "
         "truncate |n10 − n01| − 1 at 0: statistic 1/(n10 + n01) when n10 = n01); " + _CAVO,
-        exactness=_DIFF_EXACT + "; χ² is an exact fraction; P a float",
+        exactness=_DIFF_EXACT
+        + "; χ² = z² is an exact fraction (exact['chi2'], exact['statistic_squared']), and a "
+        "threshold on z is decided by balls of its root; P a float, compared as the shortest "
+        "decimal of its float",
     ),
     Entry(
         name="newcombe-paired",
@@ -807,7 +810,11 @@ CATALOGUE = (
         reference="Tango T (1998). Stat Med 17:891–908.",
         oracle="McNemar's asymptotic z at δ = 0; the numerically maximised constrained "
         "likelihood elsewhere",
-        exactness=_DIFF_EXACT + "; n10 − n01 − nδ formed exactly; z and P floats",
+        exactness=_DIFF_EXACT
+        + "; n10 − n01 − nδ formed exactly; the constrained p̃01 is the root of a quadratic "
+        "whose coefficients are fractions of the counts and the margin as written, so a "
+        "threshold on z or se is decided by balls of its square root; P a float, compared as "
+        "the shortest decimal of its float",
     ),
     Entry(
         name="cochran-q",
@@ -877,7 +884,9 @@ CATALOGUE = (
         "differences equal as decimals are ties, whatever their floats); W+ is an exact "
         "fraction (a multiple of ½); with method exact and at most 62 non-zero differences P "
         "is the count of sign changes over 2^n (exact['p']), compared exactly; otherwise P a "
-        "float",
+        "float, compared as the shortest decimal of its float; the se of W+ under the null is "
+        "the root of a fraction of the counts and ties (exact['se_squared']), decided by balls "
+        "of its root",
     ),
     Entry(
         name="paired-t",

@@ -895,7 +895,7 @@ _BOOT_ORACLE = (
 )
 _BOOT_EXACT = (
     "estimate: exact fraction for integer data; bounds are floating point quantiles of the "
-    "replicates, compared by the certified comparison with its error bound"
+    "replicates, compared as the shortest decimal of its float"
 )
 _PERM_OPTIONS = {
     "alternative": "two-sided | greater | less (H1 about the mean difference against the margin)",

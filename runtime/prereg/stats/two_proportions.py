@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from prereg.stats.catalogue import Entry
+from prereg.stats.catalogue import SE_ROOT, Entry
 from prereg.stats.methods import MethodError
 from prereg.stats.result import Result
 
@@ -287,7 +287,7 @@ def wald_difference(k1, n1, k2, n2, *, level) -> Result:
         se=se,
         lower=float(d) - half,
         upper=float(d) + half,
-        exact={"estimate": d},
+        exact={"estimate": d, "se_squared": _wald_var(k1, n1, k2, n2)},
         counts=counts,
     )
 
@@ -316,7 +316,7 @@ def wald_difference_test(k1, n1, k2, n2, *, alternative, margin) -> Result:
         statistic_name="z",
         p=normal_p(z, alt),
         # z² a fraction of the counts and the margin: a z on a threshold is decided by √ of it
-        exact={"estimate": d, "statistic_squared": (d - m) ** 2 / var},
+        exact={"estimate": d, "statistic_squared": (d - m) ** 2 / var, "se_squared": var},
         counts=counts,
     )
 
@@ -348,7 +348,7 @@ def pooled_z_test(k1, n1, k2, n2, *, alternative, margin) -> Result:
         statistic=z,
         statistic_name="z",
         p=normal_p(z, alt),
-        exact={"estimate": d, "statistic_squared": d * d / var},
+        exact={"estimate": d, "statistic_squared": d * d / var, "se_squared": var},
         counts=counts,
     )
 
@@ -386,7 +386,8 @@ def agresti_caffo(k1, n1, k2, n2, *, level) -> Result:
         se=se,
         lower=float(centre) - half,
         upper=float(centre) + half,
-        exact={"estimate": d} if d is not None else {},
+        exact=({"estimate": d} if d is not None else {})
+        | {"se_squared": _wald_var(a1, m1, a2, m2)},
         counts=counts,
         extra={"adjusted_difference": float(centre)},
     )
@@ -418,6 +419,81 @@ def _score_parts(k1, n1, k2, n2, m: Fraction):
     var = t1 * c1 / n1 + t2 * c2 / n2
     num = _diff(k1, n1, k2, n2) - m
     return num, var, t1, t2
+
+
+def restricted_balls(
+    k1: int, n1: int, k2: int, n2: int, margin: Fraction, *, mn: bool, hint: float
+):
+    """A function ``prec -> (z, se)`` of arb balls holding the Farrington–Manning score z of
+    ``p1 − p2 = margin`` and its se (``mn``: Miettinen–Nurminen's, the variance times
+    N/(N − 1)), at the working precision; None where it cannot be formed so (an arm empty, no
+    feasible set).
+
+    The restricted p̃1 is the root in ``(max(0, δ), min(1, 1 + δ))`` of Miettinen & Nurminen's
+    cubic (``a = 1 + θ``, ``b = −(1 + θ + p̂1 + θp̂2 + δ(θ + 2))``, ``c = δ² + δ(2p̂1 + θ + 1) +
+    p̂1 + θp̂2``, ``d = −p̂1δ(1 + δ)``, θ = n2/n1), its coefficients fractions of the counts and
+    the margin as written: flint isolates its roots in balls of the working precision, so z is
+    enclosed however close to a threshold it lies.  Where no root lies inside, the maximum is
+    on an end (an arm with all or no successes): the end, a fraction, nearest ``hint`` (the
+    method's p̃1).  At δ = 0 p̃1 = p̃2 is the pooled proportion, a fraction."""
+    from flint import arb, fmpq, fmpz_poly
+
+    if n1 <= 0 or n2 <= 0:
+        return None
+    d = margin
+    p1, p2, theta = Fraction(k1, n1), Fraction(k2, n2), Fraction(n2, n1)
+    lo, hi = max(Fraction(0), d), min(Fraction(1), 1 + d)
+    if not lo < hi:
+        return None
+    factor = Fraction(n1 + n2, n1 + n2 - 1) if mn else Fraction(1)
+    dev = p1 - p2 - d
+
+    def q(x: Fraction):
+        return arb(fmpq(x.numerator, x.denominator))
+
+    def finish(t1, t2):
+        var = (t1 * (1 - t1) / n1 + t2 * (1 - t2) / n2) * q(factor)
+        se = var.sqrt()
+        return q(dev) / se, se
+
+    if d == 0:
+        pooled = Fraction(k1 + k2, n1 + n2)
+        if pooled in (0, 1):
+            return None
+        return lambda prec: finish(q(pooled), q(pooled))
+    a = 1 + theta
+    b = -(1 + theta + p1 + theta * p2 + d * (theta + 2))
+    c = d * d + d * (2 * p1 + theta + 1) + p1 + theta * p2
+    e = -p1 * d * (1 + d)
+    coefficients = [e, c, b, a]
+    scale = 1
+    for x in coefficients:
+        scale = scale * x.denominator // math.gcd(scale, x.denominator)
+    poly = fmpz_poly([int(x * scale) for x in coefficients])
+    # an end of the feasible set that is itself a root (an arm with all or no successes): a
+    # root ball holding it is that root, not the one inside
+    ends = [x for x in (lo, hi) if sum(c * x**i for i, c in enumerate(coefficients)) == 0]
+
+    def balls(prec):
+        inside = []
+        for root, _ in poly.complex_roots():
+            if not root.imag.contains(0):
+                continue
+            r = root.real
+            if r > q(lo) and r < q(hi):
+                inside.append(r)
+            elif any(r.overlaps(q(x)) for x in (lo, hi) if x not in ends):
+                inside.append(None)  # a root that may lie inside: not isolated yet
+            # otherwise outside, or the end that is a root itself (its ball holds the end)
+        if not inside:  # the maximum lies on an end
+            end = lo if abs(hint - float(lo)) <= abs(hint - float(hi)) else hi
+            return finish(q(end), q(end - d))
+        if len(inside) != 1 or inside[0] is None:
+            return arb("nan")  # not isolated at this precision: undecided, a finer one next
+        t1 = inside[0]
+        return finish(t1, t1 - q(d))
+
+    return balls
 
 
 def _score_test(name, k1, n1, k2, n2, alternative, margin, mn: bool) -> Result:
@@ -570,6 +646,35 @@ def fisher_exact(k1, n1, k2, n2, *, alternative) -> Result:
         counts=counts,
         extra={"odds_ratio": "conditional maximum likelihood"},
     )
+
+
+#: the widest support of X | margins whose conditional odds ratio is enclosed by balls (the
+#: root of a polynomial of that degree; wider tables keep scipy's float)
+CONDITIONAL_OR_DEGREE = 200
+
+
+def conditional_or_ball(k1: int, n1: int, k2: int, n2: int):
+    """A function ``prec -> arb ball`` of the conditional maximum-likelihood odds ratio ψ of
+    the 2×2 table, or None (ψ 0 or infinite: k1 at an end of its support; a support wider
+    than :data:`CONDITIONAL_OR_DEGREE`).  ψ is the one positive root of Σ_k (k − k1)·C(n1, k)·
+    C(n2, t − k)·ψ^k over the support of k (t = k1 + k2: the noncentral hypergeometric mean
+    equals k1); its coefficients change sign once, so the root is unique (Descartes), and flint
+    isolates it at the working precision."""
+    t = k1 + k2
+    low, high = max(0, t - n2), min(n1, t)
+    if not low < k1 < high or high - low > CONDITIONAL_OR_DEGREE:
+        return None
+    from flint import arb, fmpz_poly
+
+    poly = fmpz_poly(
+        [(k - k1) * math.comb(n1, k) * math.comb(n2, t - k) for k in range(low, high + 1)]
+    )
+
+    def ball(prec):
+        found = [r.real for r, _ in poly.complex_roots() if r.imag.contains(0) and r.real > 0]
+        return found[0] if len(found) == 1 else arb("nan")
+
+    return ball
 
 
 def _wald_keys(n1: int, n2: int, pooled: bool) -> list[list]:
@@ -827,7 +932,10 @@ def risk_ratio(k1, n1, k2, n2, *, level) -> Result:
         se=se,
         lower=math.exp(log_rr - half),
         upper=math.exp(log_rr + half),
-        exact={"estimate": rr},
+        exact={
+            "estimate": rr,
+            "se_squared": Fraction(1, k1) - Fraction(1, n1) + Fraction(1, k2) - Fraction(1, n2),
+        },
         counts=counts,
         extra={"se_of": "log risk ratio"},
     )
@@ -866,7 +974,7 @@ def odds_ratio(k1, n1, k2, n2, *, level, haldane) -> Result:
         se=se,
         lower=math.exp(log_or - half),
         upper=math.exp(log_or + half),
-        exact={"estimate": orr},
+        exact={"estimate": orr, "se_squared": 1 / a + 1 / b + 1 / c + 1 / d},
         counts=counts,
         extra=extra,
     )
@@ -881,16 +989,19 @@ _MARGIN = "margin: the null difference p1 − p2, in (−1, 1) (its exact binary
 _EXACT_D = "estimate is the fraction k1/n1 − k2/n2, compared exactly"
 _Z_EXACT = (
     "estimate is the fraction k1/n1 − k2/n2, compared exactly; the numerator p̂1 − p̂2 − δ is "
-    "formed exactly; z and P are floats, compared by the certified comparison with their error "
-    "bound"
+    "formed exactly; the restricted proportions are the root of a cubic whose coefficients are "
+    "fractions of the counts and the margin as written, isolated by balls of rising precision "
+    "(python-flint), so a threshold on z or se is decided by balls enclosing them; P is a "
+    "float, compared as the shortest decimal of its float"
 )
 #: a z test whose z² is a fraction of the counts and the margin (exact['statistic_squared'])
 _ROOT_Z_EXACT = (
     "estimate is the fraction k1/n1 − k2/n2, compared exactly; z² is a fraction of the counts "
     "and the margin as written (exact['statistic_squared']) and a threshold on z is decided by "
     "balls of its root (8 of 13 against 1 of 13 give z = 7/2 exactly, which meets `ge 3.5` "
-    "though the float of the difference over the float root is 3.4999999999999996); P is a "
-    "float, compared by the certified comparison with its error bound"
+    "though the float of the difference over the float root is 3.4999999999999996); se² is "
+    "a fraction of the counts too (exact['se_squared']), and a threshold on se is decided by "
+    "balls of its root; P is a float, compared as the shortest decimal of its float"
 )
 
 CATALOGUE = (
@@ -911,7 +1022,7 @@ CATALOGUE = (
         oracle='statsmodels proportion_confint(k, n, alpha, method="wilson") (its default '
         'method is "normal", the Wald interval)',
         exactness="estimate is the fraction k/n, compared exactly; the bounds are floats "
-        "(certified comparison)",
+        "(compared as the shortest decimal of the float)",
     ),
     Entry(
         name="binomial-test",
@@ -941,7 +1052,7 @@ CATALOGUE = (
         exactness="estimate is the fraction k/n, compared exactly; up to 2,000 trials P is the "
         "fraction of integer sums (exact['p']), compared exactly (two-sided: outcomes exactly as "
         "likely as k count, where scipy admits a relative tolerance of 1e-7); beyond, scipy's "
-        "float; the bounds are floats (certified comparison)",
+        "float; the bounds are floats (each compared as the shortest decimal of its float)",
     ),
     Entry(
         name="wald-difference",
@@ -955,7 +1066,10 @@ CATALOGUE = (
         reference="Agresti A (2013). Categorical Data Analysis, 3rd ed., §3.1.",
         oracle='statsmodels confint_proportions_2indep(method="wald", compare="diff") (its '
         'default method is "newcomb")',
-        exactness=_EXACT_D + "; the bounds are floats (certified comparison)",
+        exactness=_EXACT_D
+        + "; "
+        + SE_ROOT
+        + "; the bounds are floats (each compared as the shortest decimal of its float)",
     ),
     Entry(
         name="wald-difference-test",
@@ -997,7 +1111,8 @@ CATALOGUE = (
         reference="Newcombe RG (1998). Interval estimation for the difference between "
         "independent proportions: comparison of eleven methods. Stat Med 17:873–890.",
         oracle='statsmodels confint_proportions_2indep(method="newcomb", compare="diff")',
-        exactness=_EXACT_D + "; the bounds are floats (certified comparison)",
+        exactness=_EXACT_D
+        + "; the bounds are floats (each compared as the shortest decimal of its float)",
     ),
     Entry(
         name="agresti-caffo",
@@ -1014,7 +1129,11 @@ CATALOGUE = (
         "proportions and differences of proportions result from adding two successes and two "
         "failures. Am Stat 54:280–288.",
         oracle='statsmodels confint_proportions_2indep(method="agresti-caffo", compare="diff")',
-        exactness=_EXACT_D + "; the bounds are floats (certified comparison)",
+        exactness=_EXACT_D
+        + "; "
+        + SE_ROOT
+        + " (of the adjusted counts); the bounds are floats (each compared as the shortest "
+        "decimal of its float)",
     ),
     Entry(
         name="farrington-manning",
@@ -1066,7 +1185,8 @@ CATALOGUE = (
         "4:213–226; values in Newcombe RG (1998) Stat Med 17:873–890, Table II.",
         oracle="Newcombe (1998) Table II (4 decimals); the bound's z checked against the "
         "decimal score oracle (statsmodels' score interval inherits issue #10269 and differs)",
-        exactness=_EXACT_D + "; the bounds are floats (certified comparison)",
+        exactness=_EXACT_D
+        + "; the bounds are floats (each compared as the shortest decimal of its float)",
     ),
     Entry(
         name="fisher-exact",
@@ -1088,7 +1208,12 @@ CATALOGUE = (
         "is the estimate's implementation, checked against its defining equation",
         exactness="up to 5,000 observations P is the fraction of integer sums of binomial "
         "coefficients (exact['p']), compared exactly (a P of exactly 1/20 meets 'le 0.05'); "
-        "beyond, a float (scipy.stats.fisher_exact) compared by the certified comparison",
+        "beyond, a float (scipy.stats.fisher_exact) compared as the shortest decimal of its "
+        "float; the conditional odds ratio (the estimate) is the one positive root of a "
+        "polynomial with whole coefficients, isolated by balls of rising precision near a "
+        "threshold while the support of the table's first cell spans at most 200 values "
+        "(scipy's float of it, which SCORE.json shows, can be off by about 1e-12, relative), "
+        "beyond that scipy's float",
     ),
     Entry(
         name="barnard-exact",
@@ -1112,8 +1237,7 @@ CATALOGUE = (
         "columns; pooled=True is its default) where no tables tie; where they tie scipy drops "
         "some in float comparisons (scipy issue #18798) and the tests check the exact region",
         exactness="z² is a fraction of the counts (exact['statistic_squared']) and a threshold "
-        "on z is decided by balls of its root; P is a float maximised numerically, compared by "
-        "the certified comparison",
+        "on z is decided by balls of its root; P is a float maximised numerically, compared as the shortest decimal of its float",
     ),
     Entry(
         name="boschloo-exact",
@@ -1148,7 +1272,7 @@ CATALOGUE = (
         reference="Pearson K (1900); Yates F (1934). Contingency tables involving small numbers "
         "and the χ² test. JRSS Suppl 1:217–235.",
         oracle="scipy.stats.chi2_contingency(table, correction=...) (Yates is its default)",
-        exactness="the statistic is an exact fraction; P a float (certified comparison)",
+        exactness="the statistic is an exact fraction; P a float (compared as the shortest decimal of the float)",
     ),
     Entry(
         name="g-test-2x2",
@@ -1162,7 +1286,8 @@ CATALOGUE = (
         reference="Woolf B (1957). The log likelihood ratio test (the G-test). Ann Hum Genet "
         "21:397–409.",
         oracle='scipy.stats.chi2_contingency(table, correction=False, lambda_="log-likelihood")',
-        exactness="G and P are floats (certified comparison)",
+        exactness="G = 2 Σ O·log(O/E) of the counts is decided by balls of rising precision "
+        "near a threshold; P is a float, compared as the shortest decimal of its float",
     ),
     Entry(
         name="risk-ratio-katz",
@@ -1179,7 +1304,10 @@ CATALOGUE = (
         oracle="scipy.stats.contingency.relative_risk(...).confidence_interval(level) and "
         "statsmodels confint_proportions_2indep(compare='ratio', method='log') (its default "
         "'log-adjusted' adds 0.5)",
-        exactness="estimate is the fraction k1·n2/(n1·k2), compared exactly",
+        exactness="estimate is the fraction k1·n2/(n1·k2), compared exactly; "
+        + SE_ROOT
+        + " (of the log risk ratio); the bounds are floats (each compared as the shortest "
+        "decimal of its float)",
     ),
     Entry(
         name="odds-ratio-woolf",
@@ -1199,6 +1327,9 @@ CATALOGUE = (
         "'logit-adjusted'); scipy.stats.contingency.odds_ratio(kind='sample') (its default is "
         "the conditional MLE)",
         exactness="estimate is the fraction ad/(bc) (of the corrected cells when 0.5 is added), "
-        "compared exactly",
+        "compared exactly; "
+        + SE_ROOT
+        + " (of the log odds ratio); the bounds are floats (each compared as the shortest "
+        "decimal of its float)",
     ),
 )
