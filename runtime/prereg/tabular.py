@@ -230,9 +230,13 @@ def _columns_at_once(
     :mod:`prereg.records`), or None when that check cannot vouch for every record; then the
     record-by-record reader reads the file and words its problems. ``share`` as
     :func:`tables_columns`."""
-    if _column_types(schema_path, fields) is None:
+    checks = _column_types(schema_path, fields)
+    if checks is None:
         return None
     kind = COLUMNAR[path.suffix.lower()]
+    # a field every record must write with a value: a blank line, read as a record of empty
+    # cells, is refused by its column, so the CSV file needs no scan for blank lines first
+    guarded = bool(checks[1] - checks[2])
 
     def tables():  # a row group (a block) at a time: its Arrow table dropped once converted
         try:
@@ -242,7 +246,7 @@ def _columns_at_once(
                     del table
                     _release_arrow_memory()
             else:
-                for table in _csv_blocks(path, fields):
+                for table in _csv_blocks(path, fields, guarded):
                     yield table
                     del table
                     _release_arrow_memory()
@@ -710,15 +714,21 @@ def _blank_line(path: Path) -> int | None:
 CSV_BLOCK = 1 << 24
 
 
-def _csv_blocks(path: Path, fields: Sequence[Mapping[str, Any]]):
+def _csv_blocks(path: Path, fields: Sequence[Mapping[str, Any]], guarded: bool = False):
     """The tables of a CSV file's blocks (16 MiB of text each), its cells converted as
     :func:`_csv_parts` converts them, for the column check: a file this cannot read block by
     block (a cell pyarrow refuses, a number too long to be sure of, a null word that is not
-    of the type) is a UserError, and the whole-file reader words the problem."""
+    of the type) is a UserError, and the whole-file reader words the problem.
+
+    ``guarded``: the contract has a required field that is not nullable, so the file is not
+    scanned for blank lines: each is read as a record of empty cells (a null in every
+    column), which that field's column refuses, and the whole-file reader then words the
+    blank line."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
-    _refuse_blank_lines(path)
+    if not guarded:
+        _refuse_blank_lines(path)
     convert, types, tokens = _csv_convert(fields)
     numbers = [f["name"] for f in fields if f.get("type") == "number"]
     if numbers and _LONG_CELL.search(path.read_bytes()):
@@ -727,6 +737,7 @@ def _csv_blocks(path: Path, fields: Sequence[Mapping[str, Any]]):
         reader = pcsv.open_csv(
             path,
             read_options=pcsv.ReadOptions(block_size=CSV_BLOCK),
+            parse_options=pcsv.ParseOptions(ignore_empty_lines=not guarded),
             convert_options=convert,
         )
         _unique_columns(path, reader.schema.names)

@@ -200,3 +200,28 @@ def test_columns_not_of_the_contract_are_named(tmp_path, text, words):
         read_contract_columns(path, _schema(tmp_path), FIELDS)
     assert info.value.message.startswith(f"{path}: {words}")
     assert len(info.value.message) < 600
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("id,n\nr1,1\n\nr2,2\n", 3),  # between records
+        ("id,n\nr1,1\nr2,2\n\n", 4),  # the last line
+        ("\nid,n\nr1,1\n", 1),  # before the header
+        ("id,n\r\nr1,1\r\n\r\nr2,2\r\n", 3),  # CRLF
+        ("id,n,x\nr1,1,\n\nr2,2,\n", 3),  # beside a nullable column's empty cells
+    ],
+)
+@pytest.mark.parametrize("required", [["id", "n"], []])
+def test_a_csv_blank_line_is_refused_at_its_line_by_either_reader(tmp_path, text, line, required):
+    """A blank line is refused at its line whether or not the contract has a required field
+    (with one, the column check reads the blank line as a record of nulls, which that field
+    refuses, instead of scanning the file for blank lines first)."""
+    schema_path = tmp_path / "rec.schema.json"
+    schema_path.write_text(json.dumps({**SCHEMA, "required": required}))
+    path = tmp_path / "obs.csv"
+    path.write_bytes(text.encode())
+    assert _columns_at_once(path, schema_path, FIELDS) is None
+    for reader in (read_contract_columns, read_contract_records):
+        with pytest.raises(UserError, match=rf"^{path}:{line}: blank line"):
+            reader(path, schema_path, FIELDS)
