@@ -237,16 +237,17 @@ def _columns_at_once(
     # a field every record must write with a value: a blank line, read as a record of empty
     # cells, is refused by its column, so the CSV file needs no scan for blank lines first
     guarded = bool(checks[1] - checks[2])
+    listed = _listed_strings(checks[0], fields)
 
     def tables():  # a row group (a block) at a time: its Arrow table dropped once converted
         try:
             if kind == "Parquet":
-                for _where, table in _parquet_parts(path, fields):
+                for _where, table in _parquet_parts(path, fields, listed):
                     yield table
                     del table
                     _release_arrow_memory()
             else:
-                for table in _csv_blocks(path, fields, guarded):
+                for table in _csv_blocks(path, fields, guarded, listed):
                     yield table
                     del table
                     _release_arrow_memory()
@@ -260,6 +261,17 @@ def _columns_at_once(
     finally:
         _release_arrow_memory()
     return None if out is None or out.n == 0 else out
+
+
+def _listed_strings(props: Mapping[str, Any], fields: Sequence[Mapping[str, Any]]) -> frozenset:
+    """The string fields whose schema lists their values (``enum``: a factor's levels, a
+    split): the column check reads them as Arrow dictionaries, each distinct string decoded
+    once instead of once a row (then encoded again by :func:`_column_values`)."""
+    return frozenset(
+        f["name"]
+        for f in fields
+        if f.get("type", "string") == "string" and "enum" in (props.get(f["name"]) or {})
+    )
 
 
 def _release_arrow_memory() -> None:
@@ -434,8 +446,11 @@ def _indices(at):
     )
 
 
-def _parquet_parts(path: Path, fields: Sequence[Mapping[str, Any]] | None = None):
-    """(label of a record's location, table) for each row group of a Parquet file."""
+def _parquet_parts(
+    path: Path, fields: Sequence[Mapping[str, Any]] | None = None, dictionary=frozenset()
+):
+    """(label of a record's location, table) for each row group of a Parquet file; the string
+    columns named in ``dictionary`` are read as Arrow dictionaries (the same values)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -443,11 +458,20 @@ def _parquet_parts(path: Path, fields: Sequence[Mapping[str, Any]] | None = None
         pf = pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
         raise UserError(f"{path}: not a readable Parquet file: {_one_line(exc)}") from None
-    _unique_columns(path, pf.schema_arrow.names)
+    schema = pf.schema_arrow
+    _unique_columns(path, schema.names)
     if fields is not None:
-        problem = _column_types_problem(path, fields, pf.schema_arrow)
+        problem = _column_types_problem(path, fields, schema)
         if problem is not None:
             raise UserError(problem)
+    coded = [
+        n for n in schema.names if n in dictionary and pa.types.is_string(schema.field(n).type)
+    ]
+    if coded:
+        try:
+            pf = pq.ParquetFile(path, read_dictionary=coded)
+        except (pa.ArrowException, OSError) as exc:
+            raise UserError(f"{path}: not a readable Parquet file: {_one_line(exc)}") from None
     for g in range(pf.num_row_groups):
         try:
             table = pf.read_row_group(g)
@@ -714,7 +738,9 @@ def _blank_line(path: Path) -> int | None:
 CSV_BLOCK = 1 << 24
 
 
-def _csv_blocks(path: Path, fields: Sequence[Mapping[str, Any]], guarded: bool = False):
+def _csv_blocks(
+    path: Path, fields: Sequence[Mapping[str, Any]], guarded: bool = False, dictionary=frozenset()
+):
     """The tables of a CSV file's blocks (16 MiB of text each), its cells converted as
     :func:`_csv_parts` converts them, for the column check: a file this cannot read block by
     block (a cell pyarrow refuses, a number too long to be sure of, a null word that is not
@@ -723,13 +749,13 @@ def _csv_blocks(path: Path, fields: Sequence[Mapping[str, Any]], guarded: bool =
     ``guarded``: the contract has a required field that is not nullable, so the file is not
     scanned for blank lines: each is read as a record of empty cells (a null in every
     column), which that field's column refuses, and the whole-file reader then words the
-    blank line."""
+    blank line. The string columns named in ``dictionary`` are read as Arrow dictionaries."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
     if not guarded:
         _refuse_blank_lines(path)
-    convert, types, tokens = _csv_convert(fields)
+    convert, types, tokens = _csv_convert(fields, dictionary)
     numbers = [f["name"] for f in fields if f.get("type") == "number"]
     if numbers and _LONG_CELL.search(path.read_bytes()):
         raise UserError(f"{path}: a long number cell")
@@ -750,9 +776,10 @@ def _csv_blocks(path: Path, fields: Sequence[Mapping[str, Any]], guarded: bool =
         raise UserError(f"{path}: {exc}") from None
 
 
-def _csv_convert(fields: Sequence[Mapping[str, Any]]):
+def _csv_convert(fields: Sequence[Mapping[str, Any]], dictionary=frozenset()):
     """(pyarrow's conversion options of a CSV file of the contract, the pyarrow type of each
-    typed field, :func:`_null_tokens`)."""
+    typed field, :func:`_null_tokens`); a string field named in ``dictionary`` is read as an
+    Arrow dictionary of strings."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
@@ -763,8 +790,12 @@ def _csv_convert(fields: Sequence[Mapping[str, Any]]):
     }
     tokens = _null_tokens(fields)
     # a field with null_values is read as text, its tokens made null, then converted
+    coded = pa.dictionary(pa.int32(), pa.string())
     convert = pcsv.ConvertOptions(
-        column_types={k: pa.string() if k in tokens else t for k, t in types.items()},
+        column_types={
+            k: pa.string() if k in tokens else coded if k in dictionary and t == pa.string() else t
+            for k, t in types.items()
+        },
         strings_can_be_null=True,
         null_values=[""],
         true_values=["true"],
