@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from prereg.columnar import RecordColumns
@@ -225,3 +225,31 @@ def test_a_csv_blank_line_is_refused_at_its_line_by_either_reader(tmp_path, text
     for reader in (read_contract_columns, read_contract_records):
         with pytest.raises(UserError, match=rf"^{path}:{line}: blank line"):
             reader(path, schema_path, FIELDS)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([b"0", b"1", b"9", b".", b"e", b"E", b"+", b"-", b",", b"\n", b"a"]),
+        max_size=90,
+    ),
+    st.sampled_from([b"", b"12345678901234567", b"123456789.123456789", b"." + b"0" * 300]),
+    st.integers(0, 90),
+    st.sampled_from([16, 1 << 22]),
+)
+@example([b"1", b",", b"e", b"1", b"2", b"3"], b"", 0, 1 << 22)  # an exponent at the very end
+@example([b"a", b"E", b"-", b"1", b"2", b"3"], b"", 0, 16)
+def test_the_long_number_look_finds_what_the_expression_finds(parts, run, at, look):
+    """The numpy look before the long-number expression (a long cell: 18 significant digits,
+    300 zeros after a point, a three-digit exponent) says yes exactly where the expression
+    matches, across the slices it looks at."""
+    import prereg.tabular as tabular
+
+    data = b"".join(parts)
+    data = data[:at] + run + data[at:]
+    old = tabular._LOOK
+    tabular._LOOK = look
+    try:
+        assert tabular._long_cell(data) == (tabular._LONG_CELL.search(data) is not None)
+    finally:
+        tabular._LOOK = old
