@@ -253,3 +253,23 @@ def test_the_long_number_look_finds_what_the_expression_finds(parts, run, at, lo
         assert tabular._long_cell(data) == (tabular._LONG_CELL.search(data) is not None)
     finally:
         tabular._LOOK = old
+
+
+@pytest.mark.parametrize("kind", ["parquet", "csv"])
+def test_an_integer_or_boolean_out_of_its_contract_is_found_after_valid_rows(tmp_path, kind):
+    """The column check reads an integer or boolean column's distinct values: a bad one in a
+    later row (after rows of valid values) is still found, and the record reader locates it."""
+    rows = [{"id": f"r{i}", "n": i % 3, "ok": True} for i in range(40)]
+    rows[30]["n"] = 12  # outside 0..9
+    table = pa.table({k: pa.array([r[k] for r in rows], type=ARROW[k]) for k in ("id", "n", "ok")})
+    path = tmp_path / f"obs.{kind}"
+    if kind == "parquet":
+        pq.write_table(table, path, row_group_size=16)
+    else:
+        pcsv.write_csv(table, path)
+    schema_path = _schema(tmp_path)
+    assert _columns_at_once(path, schema_path, FIELDS) is None
+    with pytest.raises(UserError) as info:
+        read_contract_columns(path, schema_path, FIELDS)
+    where = "row group 1, row 15" if kind == "parquet" else f"{path}:32"
+    assert any(where in p and "/n" in p for p in info.value.problems), info.value.problems
