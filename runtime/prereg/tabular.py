@@ -706,6 +706,19 @@ def _refuse_blank_lines(path: Path) -> None:
         )
 
 
+def _holds_cr(path: Path) -> bool:
+    """Whether a file holds a carriage return (True when it cannot be read: the reader
+    names the problem)."""
+    try:
+        with path.open("rb") as f:
+            while block := f.read(CSV_BLOCK):
+                if b"\r" in block:
+                    return True
+    except OSError:
+        return True
+    return False
+
+
 def _blank_line(path: Path) -> int | None:
     """The number of the first blank line of a CSV file outside a quoted cell, or None; the
     bytes are scanned in blocks, and only a file with a candidate is read as CSV."""
@@ -750,13 +763,17 @@ def _csv_blocks(
     block (a cell pyarrow refuses, a number too long to be sure of, a null word that is not
     of the type) is a UserError, and the whole-file reader words the problem.
 
-    ``guarded``: the contract has a required field that is not nullable, so the file is not
-    scanned for blank lines: each is read as a record of empty cells (a null in every
-    column), which that field's column refuses, and the whole-file reader then words the
-    blank line. The string columns named in ``dictionary`` are read as Arrow dictionaries."""
+    ``guarded``: the contract has a required field that is not nullable, so a file without a
+    carriage return is not scanned for blank lines: each is read as a record of empty cells
+    (a null in every column), which that field's column refuses, and the whole-file reader
+    then words the blank line. (A lone CR ends a line for pyarrow, not for the scan: a file
+    holding one is scanned as before, and pyarrow skips what it reads as a blank line.) The
+    string columns named in ``dictionary`` are read as Arrow dictionaries."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
+    if guarded and _holds_cr(path):
+        guarded = False
     if not guarded:
         _refuse_blank_lines(path)
     convert, types, tokens = _csv_convert(fields, dictionary)
