@@ -230,19 +230,24 @@ def _columns_at_once(
     :mod:`prereg.records`), or None when that check cannot vouch for every record; then the
     record-by-record reader reads the file and words its problems. ``share`` as
     :func:`tables_columns`."""
-    if _column_types(schema_path, fields) is None:
+    checks = _column_types(schema_path, fields)
+    if checks is None:
         return None
     kind = COLUMNAR[path.suffix.lower()]
+    # a field every record must write with a value: a blank line, read as a record of empty
+    # cells, is refused by its column, so the CSV file needs no scan for blank lines first
+    guarded = bool(checks[1] - checks[2])
+    listed = _listed_strings(checks[0], fields)
 
     def tables():  # a row group (a block) at a time: its Arrow table dropped once converted
         try:
             if kind == "Parquet":
-                for _where, table in _parquet_parts(path, fields):
+                for _where, table in _parquet_parts(path, fields, listed):
                     yield table
                     del table
                     _release_arrow_memory()
             else:
-                for table in _csv_blocks(path, fields):
+                for table in _csv_blocks(path, fields, guarded, listed):
                     yield table
                     del table
                     _release_arrow_memory()
@@ -256,6 +261,17 @@ def _columns_at_once(
     finally:
         _release_arrow_memory()
     return None if out is None or out.n == 0 else out
+
+
+def _listed_strings(props: Mapping[str, Any], fields: Sequence[Mapping[str, Any]]) -> frozenset:
+    """The string fields whose schema lists their values (``enum``: a factor's levels, a
+    split): the column check reads them as Arrow dictionaries, each distinct string decoded
+    once instead of once a row (then encoded again by :func:`_column_values`)."""
+    return frozenset(
+        f["name"]
+        for f in fields
+        if f.get("type", "string") == "string" and "enum" in (props.get(f["name"]) or {})
+    )
 
 
 def _release_arrow_memory() -> None:
@@ -387,7 +403,8 @@ _SAMPLE, _SHARED = 4096, 8
 def _column_values(arrow) -> tuple[list, list]:
     """(each row's value of an Arrow column, as Python values; the values to check): a string
     column's rows share one Python string per distinct value (a million rows of four models
-    hold four strings, not a million), and only its distinct values are checked."""
+    hold four strings, not a million), and only its distinct values are checked, as only an
+    integer or boolean column's are."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -397,6 +414,9 @@ def _column_values(arrow) -> tuple[list, list]:
         t = t.value_type
     if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
         col = arrow.to_pylist()
+        if pa.types.is_integer(arrow.type) or pa.types.is_boolean(arrow.type):
+            # a value's check does not depend on the others: its distinct values are checked
+            return col, pc.unique(arrow).to_pylist()
         return col, col
     whole = arrow.combine_chunks() if isinstance(arrow, pa.ChunkedArray) else arrow
     if not pa.types.is_dictionary(whole.type):
@@ -430,8 +450,11 @@ def _indices(at):
     )
 
 
-def _parquet_parts(path: Path, fields: Sequence[Mapping[str, Any]] | None = None):
-    """(label of a record's location, table) for each row group of a Parquet file."""
+def _parquet_parts(
+    path: Path, fields: Sequence[Mapping[str, Any]] | None = None, dictionary=frozenset()
+):
+    """(label of a record's location, table) for each row group of a Parquet file; the string
+    columns named in ``dictionary`` are read as Arrow dictionaries (the same values)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -439,11 +462,20 @@ def _parquet_parts(path: Path, fields: Sequence[Mapping[str, Any]] | None = None
         pf = pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
         raise UserError(f"{path}: not a readable Parquet file: {_one_line(exc)}") from None
-    _unique_columns(path, pf.schema_arrow.names)
+    schema = pf.schema_arrow
+    _unique_columns(path, schema.names)
     if fields is not None:
-        problem = _column_types_problem(path, fields, pf.schema_arrow)
+        problem = _column_types_problem(path, fields, schema)
         if problem is not None:
             raise UserError(problem)
+    coded = [
+        n for n in schema.names if n in dictionary and pa.types.is_string(schema.field(n).type)
+    ]
+    if coded:
+        try:
+            pf = pq.ParquetFile(path, read_dictionary=coded)
+        except (pa.ArrowException, OSError) as exc:
+            raise UserError(f"{path}: not a readable Parquet file: {_one_line(exc)}") from None
     for g in range(pf.num_row_groups):
         try:
             table = pf.read_row_group(g)
@@ -674,6 +706,19 @@ def _refuse_blank_lines(path: Path) -> None:
         )
 
 
+def _holds_cr(path: Path) -> bool:
+    """Whether a file holds a carriage return (True when it cannot be read: the reader
+    names the problem)."""
+    try:
+        with path.open("rb") as f:
+            while block := f.read(CSV_BLOCK):
+                if b"\r" in block:
+                    return True
+    except OSError:
+        return True
+    return False
+
+
 def _blank_line(path: Path) -> int | None:
     """The number of the first blank line of a CSV file outside a quoted cell, or None; the
     bytes are scanned in blocks, and only a file with a candidate is read as CSV."""
@@ -710,23 +755,36 @@ def _blank_line(path: Path) -> int | None:
 CSV_BLOCK = 1 << 24
 
 
-def _csv_blocks(path: Path, fields: Sequence[Mapping[str, Any]]):
+def _csv_blocks(
+    path: Path, fields: Sequence[Mapping[str, Any]], guarded: bool = False, dictionary=frozenset()
+):
     """The tables of a CSV file's blocks (16 MiB of text each), its cells converted as
     :func:`_csv_parts` converts them, for the column check: a file this cannot read block by
     block (a cell pyarrow refuses, a number too long to be sure of, a null word that is not
-    of the type) is a UserError, and the whole-file reader words the problem."""
+    of the type) is a UserError, and the whole-file reader words the problem.
+
+    ``guarded``: the contract has a required field that is not nullable, so a file without a
+    carriage return is not scanned for blank lines: each is read as a record of empty cells
+    (a null in every column), which that field's column refuses, and the whole-file reader
+    then words the blank line. (A lone CR ends a line for pyarrow, not for the scan: a file
+    holding one is scanned as before, and pyarrow skips what it reads as a blank line.) The
+    string columns named in ``dictionary`` are read as Arrow dictionaries."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
-    _refuse_blank_lines(path)
-    convert, types, tokens = _csv_convert(fields)
+    if guarded and _holds_cr(path):
+        guarded = False
+    if not guarded:
+        _refuse_blank_lines(path)
+    convert, types, tokens = _csv_convert(fields, dictionary)
     numbers = [f["name"] for f in fields if f.get("type") == "number"]
-    if numbers and _LONG_CELL.search(path.read_bytes()):
+    if numbers and _long_cell(path.read_bytes()):
         raise UserError(f"{path}: a long number cell")
     try:
         reader = pcsv.open_csv(
             path,
             read_options=pcsv.ReadOptions(block_size=CSV_BLOCK),
+            parse_options=pcsv.ParseOptions(ignore_empty_lines=not guarded),
             convert_options=convert,
         )
         _unique_columns(path, reader.schema.names)
@@ -739,9 +797,10 @@ def _csv_blocks(path: Path, fields: Sequence[Mapping[str, Any]]):
         raise UserError(f"{path}: {exc}") from None
 
 
-def _csv_convert(fields: Sequence[Mapping[str, Any]]):
+def _csv_convert(fields: Sequence[Mapping[str, Any]], dictionary=frozenset()):
     """(pyarrow's conversion options of a CSV file of the contract, the pyarrow type of each
-    typed field, :func:`_null_tokens`)."""
+    typed field, :func:`_null_tokens`); a string field named in ``dictionary`` is read as an
+    Arrow dictionary of strings."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
@@ -752,8 +811,12 @@ def _csv_convert(fields: Sequence[Mapping[str, Any]]):
     }
     tokens = _null_tokens(fields)
     # a field with null_values is read as text, its tokens made null, then converted
+    coded = pa.dictionary(pa.int32(), pa.string())
     convert = pcsv.ConvertOptions(
-        column_types={k: pa.string() if k in tokens else t for k, t in types.items()},
+        column_types={
+            k: pa.string() if k in tokens else coded if k in dictionary and t == pa.string() else t
+            for k, t in types.items()
+        },
         strings_can_be_null=True,
         null_values=[""],
         true_values=["true"],
@@ -767,6 +830,37 @@ def _csv_convert(fields: Sequence[Mapping[str, Any]]):
 #: cells are then checked.
 _LONG_CELL = re.compile(rb"[1-9](?:\.?[0-9]){17}|\.0{300}|[eE][-+]?[0-9]{3}")
 
+#: the bytes :func:`_long_cell` looks at at once, and how far each look reaches past them
+_LOOK, _REACH = 1 << 22, 64
+
+
+def _long_cell(data: bytes) -> bool:
+    """Whether :data:`_LONG_CELL` matches somewhere in ``data``. The expression tries every
+    byte (over a second for 50 MB), so numpy first looks for what any match holds: a run of
+    18 or more digits and points, or an ``e`` or ``E`` followed by three digits (after a sign
+    or not); the expression searches only bytes that hold one."""
+    import numpy as np
+
+    a = np.frombuffer(data, dtype=np.uint8)
+    for at in range(0, a.size, _LOOK):
+        part = a[at : at + _LOOK + _REACH]  # a match that starts in this part ends in it
+        digit = (part >= 48) & (part <= 57)
+        run = digit | (part == 46)
+        # a run of 18: a sliding window of 18 bytes all in the run
+        sums = np.cumsum(run, dtype=np.int32)
+        if sums.size >= 18 and (sums[17:] - np.concatenate(([0], sums[:-18])) == 18).any():
+            return _LONG_CELL.search(data) is not None
+        e = np.flatnonzero((part | 32) == 101)  # e or E
+        e = e[e + 4 < part.size]
+        if e.size:
+            sign = (part[e + 1] == 43) | (part[e + 1] == 45)
+            bare = digit[e + 1] & digit[e + 2] & digit[e + 3]
+            signed = sign & digit[e + 2] & digit[e + 3] & digit[e + 4]
+            if (bare | signed).any():
+                return _LONG_CELL.search(data) is not None
+    # an e in the last four bytes, left out above: the expression reads those few bytes
+    return _LONG_CELL.search(data[-8:]) is not None
+
 
 def _refuse_imprecise(path: Path, numbers: Sequence[str], table) -> None:
     """Refuse a CSV file with a number cell that a double does not hold as written (more than
@@ -779,7 +873,7 @@ def _refuse_imprecise(path: Path, numbers: Sequence[str], table) -> None:
     from prereg.records import imprecise_number
 
     numbers = [n for n in numbers if n in table.column_names]
-    if not numbers or not _LONG_CELL.search(path.read_bytes()):
+    if not numbers or not _long_cell(path.read_bytes()):
         return
     text = pcsv.read_csv(
         path,
@@ -1296,7 +1390,7 @@ def _csv_part_table(part, data: bytes, fields: Sequence[Mapping[str, Any]]):
         data = part.header + data
     if data.startswith((b"\n", b"\r\n")) or _blank_in(data):
         raise Uncut("a blank line, or one inside a quoted cell (one process tells which)")
-    if any(f.get("type") == "number" for f in fields) and _LONG_CELL.search(data):
+    if any(f.get("type") == "number" for f in fields) and _long_cell(data):
         raise Uncut("a number a double may not hold as written (one process checks it)")
     convert, types, tokens = _csv_convert(fields)
     table = pcsv.read_csv(pa.BufferReader(data), convert_options=convert)

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from prereg.columnar import RecordColumns
@@ -200,3 +200,76 @@ def test_columns_not_of_the_contract_are_named(tmp_path, text, words):
         read_contract_columns(path, _schema(tmp_path), FIELDS)
     assert info.value.message.startswith(f"{path}: {words}")
     assert len(info.value.message) < 600
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("id,n\nr1,1\n\nr2,2\n", 3),  # between records
+        ("id,n\nr1,1\nr2,2\n\n", 4),  # the last line
+        ("\nid,n\nr1,1\n", 1),  # before the header
+        ("id,n\r\nr1,1\r\n\r\nr2,2\r\n", 3),  # CRLF
+        ("id,n,x\nr1,1,\n\nr2,2,\n", 3),  # beside a nullable column's empty cells
+    ],
+)
+@pytest.mark.parametrize("required", [["id", "n"], []])
+def test_a_csv_blank_line_is_refused_at_its_line_by_either_reader(tmp_path, text, line, required):
+    """A blank line is refused at its line whether or not the contract has a required field
+    (with one, the column check reads the blank line as a record of nulls, which that field
+    refuses, instead of scanning the file for blank lines first)."""
+    schema_path = tmp_path / "rec.schema.json"
+    schema_path.write_text(json.dumps({**SCHEMA, "required": required}))
+    path = tmp_path / "obs.csv"
+    path.write_bytes(text.encode())
+    assert _columns_at_once(path, schema_path, FIELDS) is None
+    for reader in (read_contract_columns, read_contract_records):
+        with pytest.raises(UserError, match=rf"^{path}:{line}: blank line"):
+            reader(path, schema_path, FIELDS)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([b"0", b"1", b"9", b".", b"e", b"E", b"+", b"-", b",", b"\n", b"a"]),
+        max_size=90,
+    ),
+    st.sampled_from([b"", b"12345678901234567", b"123456789.123456789", b"." + b"0" * 300]),
+    st.integers(0, 90),
+    st.sampled_from([16, 1 << 22]),
+)
+@example([b"1", b",", b"e", b"1", b"2", b"3"], b"", 0, 1 << 22)  # an exponent at the very end
+@example([b"a", b"E", b"-", b"1", b"2", b"3"], b"", 0, 16)
+def test_the_long_number_look_finds_what_the_expression_finds(parts, run, at, look):
+    """The numpy look before the long-number expression (a long cell: 18 significant digits,
+    300 zeros after a point, a three-digit exponent) says yes exactly where the expression
+    matches, across the slices it looks at."""
+    import prereg.tabular as tabular
+
+    data = b"".join(parts)
+    data = data[:at] + run + data[at:]
+    old = tabular._LOOK
+    tabular._LOOK = look
+    try:
+        assert tabular._long_cell(data) == (tabular._LONG_CELL.search(data) is not None)
+    finally:
+        tabular._LOOK = old
+
+
+@pytest.mark.parametrize("kind", ["parquet", "csv"])
+def test_an_integer_or_boolean_out_of_its_contract_is_found_after_valid_rows(tmp_path, kind):
+    """The column check reads an integer or boolean column's distinct values: a bad one in a
+    later row (after rows of valid values) is still found, and the record reader locates it."""
+    rows = [{"id": f"r{i}", "n": i % 3, "ok": True} for i in range(40)]
+    rows[30]["n"] = 12  # outside 0..9
+    table = pa.table({k: pa.array([r[k] for r in rows], type=ARROW[k]) for k in ("id", "n", "ok")})
+    path = tmp_path / f"obs.{kind}"
+    if kind == "parquet":
+        pq.write_table(table, path, row_group_size=16)
+    else:
+        pcsv.write_csv(table, path)
+    schema_path = _schema(tmp_path)
+    assert _columns_at_once(path, schema_path, FIELDS) is None
+    with pytest.raises(UserError) as info:
+        read_contract_columns(path, schema_path, FIELDS)
+    where = "row group 1, row 15" if kind == "parquet" else f"{path}:32"
+    assert any(where in p and "/n" in p for p in info.value.problems), info.value.problems

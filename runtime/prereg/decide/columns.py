@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import repeat
-from operator import is_
 from typing import Any
 
 import numpy as np
@@ -24,6 +22,9 @@ KINDS = ("number", "boolean", "string", "mixed")
 
 
 _TYPE_KINDS = {bool: "boolean", int: "number", float: "number", str: "string"}
+
+#: a boolean column's values as codes (:meth:`Column.of`)
+_BOOLEAN_CODES = {False: 0, True: 1, None: 2}
 
 
 def json_kind(value: Any) -> str:
@@ -76,11 +77,14 @@ class Column:
         kinds = {_TYPE_KINDS.get(t, "mixed") for t in types if t is not type(None)}
         kind = kinds.pop() if len(kinds) == 1 else ("mixed" if kinds else "number")
         if kind == "number":  # None becomes NaN (JSON has no NaN of its own)
-            x = np.array(values, dtype=np.float64).reshape(n)
+            if type(None) in types:
+                x = np.array(values, dtype=np.float64).reshape(n)
+            else:  # ints and floats only: one pass, each converted as np.array converts it
+                x = np.fromiter(values, dtype=np.float64, count=n)
             return cls("number", x, np.isnan(x))
-        if kind == "boolean":  # True, False and None are singletons: compared by identity
-            null = np.fromiter(map(is_, values, repeat(None)), dtype=bool, count=n)
-            return cls("boolean", np.fromiter(map(is_, values, repeat(True)), bool, n), null)
+        if kind == "boolean":  # only True, False and None: one code each, in one pass
+            code = np.fromiter(map(_BOOLEAN_CODES.__getitem__, values), dtype=np.int8, count=n)
+            return cls("boolean", code == 1, code == 2)
         obj = np.empty(n, dtype=object)
         if kind == "string":
             obj[:] = values
