@@ -127,6 +127,62 @@ _DECODER = json.JSONDecoder(
 )
 
 
+class HugeInteger:
+    """A record's integer of more digits than Python converts (4,300), kept as its text: the
+    contract check refuses it at its field, in the words of any integer of its field's type
+    that is out of range (:func:`describe`), where the parse would stop the whole line."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return _shown_number(self.text)
+
+
+def _record_int(text: str) -> int | HugeInteger:
+    try:
+        return int(text)
+    except ValueError:  # more digits than Python converts (4,300)
+        return HugeInteger(text)
+
+
+#: The strict reader of a record (a JSONL line, a JSON array's element): as :data:`_DECODER`,
+#: an integer of any length read (:class:`HugeInteger`) and refused at its field.
+_RECORD_DECODER = json.JSONDecoder(
+    object_pairs_hook=_no_duplicates,
+    parse_constant=_bad_constant,
+    parse_float=_float,
+    parse_int=_record_int,
+)
+
+
+def loads_record(text: str) -> Any:
+    """:func:`loads_strict` for one record: an integer beyond what Python converts is a
+    :class:`HugeInteger`, for the contract check to refuse at its field."""
+    if text[:1] == "\ufeff":
+        raise StrictJSONError(BOM_WORDS)
+    try:
+        return _RECORD_DECODER.decode(text)
+    except RecursionError:
+        raise StrictJSONError("nesting too deep to parse") from None
+
+
+def integer_as_double(value: int) -> str | None:
+    """The rule an integer in a number field breaks when the double it is read as is decided
+    as another number than the one written (as a number written with a point would be,
+    :func:`imprecise_number`), or when no double holds it; None for one it holds."""
+    if -(2**53) <= value <= 2**53:
+        return None
+    text = str(value)
+    try:
+        double = float(value)
+    except OverflowError:
+        return f"number {_shown_number(text)} overflows a double"
+    return imprecise_number(text, double)
+
+
 #: How every reader refuses a UTF-8 byte-order mark (the project's files are UTF-8 without one:
 #: docs/language.md, "Files").
 BOM_WORDS = "starts with a byte-order mark (U+FEFF); save it as UTF-8 without BOM"
@@ -433,8 +489,13 @@ def _validator(schema_path: str):
     # an integer field holds an integer as written: JSON Schema's integer also takes 1.0, a
     # double, which need not be the integer written (9007199254740993.0 is read as ...992)
     # (and within 64 bits, the range of an integer field in every format: INT64_RANGE)
-    checker = cls.TYPE_CHECKER.redefine(
-        "integer", lambda _c, x: type(x) is int and INT64_RANGE[0] <= x <= INT64_RANGE[1]
+    # and a number field's integer is one a double holds as written (integer_as_double)
+    checker = cls.TYPE_CHECKER.redefine_many(
+        {
+            "integer": lambda _c, x: type(x) is int and INT64_RANGE[0] <= x <= INT64_RANGE[1],
+            "number": lambda _c, x: type(x) is float
+            or (type(x) is int and integer_as_double(x) is None),
+        }
     )
     return jsonschema.validators.extend(cls, type_checker=checker)(schema)
 
@@ -461,8 +522,15 @@ def describe(err) -> str:  # a jsonschema.ValidationError
     if v == "required":
         return "missing field " + err.message.split(" is a required")[0]
     if v == "type":
-        if type(err.instance) is int and "integer" in err.validator_value:
-            return integer_beyond_64_bits(str(err.instance))
+        huge = type(err.instance) is HugeInteger
+        if (type(err.instance) is int or huge) and "integer" in err.validator_value:
+            return integer_beyond_64_bits(err.instance.text if huge else str(err.instance))
+        if huge and "number" in err.validator_value:
+            return f"number {_shown_number(err.instance.text)} overflows a double"
+        if type(err.instance) is int and "number" in err.validator_value:
+            problem = integer_as_double(err.instance)
+            if problem is not None:
+                return problem
         said = f"expected {err.validator_value}, got {_shown(err.instance, 40)}"
         if type(err.instance) is float and "integer" in err.validator_value:
             said += (
@@ -475,6 +543,9 @@ def describe(err) -> str:  # a jsonschema.ValidationError
     if v == "enum":
         return f"{_shown(err.instance)} is not one of {_shown(err.validator_value, 120)}"
     message = err.message
+    shown = repr(err.instance)
+    if len(shown) > 60 and message.startswith(shown):  # the value cut, not the rule after it
+        message = _shown(err.instance) + message[len(shown) :]
     return message if len(message) <= 200 else message[:199] + "…"
 
 
@@ -643,6 +714,9 @@ def schema_predicate(schema: Any):
     if exact is not None and "integer" in names and "number" not in names:
         lo, hi = INT64_RANGE
         checks.append(lambda x: type(x) is not int or lo <= x <= hi)
+    if exact is not None and "number" in names:
+        big = 2**53  # an integer beyond it is a number as written only if a double holds it
+        checks.append(lambda x: type(x) is not int or -big <= x <= big or integer_as_double(x) is None)  # fmt: skip
     if any(k in schema for k in _MEMBER_KEYS):
         c = _members_check(schema)
         if c is None:
@@ -814,7 +888,7 @@ def read_json_array_records(
     while True:
         where = line_at(at)
         try:
-            obj, end = _DECODER.raw_decode(text, at)
+            obj, end = _RECORD_DECODER.raw_decode(text, at)
         except RecursionError:
             problems.append(f"{path}:{where}: nesting too deep to parse")
             break
@@ -868,7 +942,7 @@ def _strict_line(
             return
         line = line[:-1]
     try:
-        obj = loads_strict(line)
+        obj = loads_record(line)
     except ImpreciseNumberError as exc:  # valid JSON, a number no double holds as written
         problems.append(f"{path}:{lineno}: {exc}")
         return

@@ -129,5 +129,5 @@ def test_a_record_with_more_digits_than_python_converts_is_refused_at_its_line(t
     with pytest.raises(UserError) as got:
         read_jsonl_columns(path, schema)
     (problem,) = got.value.problems
-    assert problem.startswith(f"{path}:2: ") and "integer 999" in problem
-    assert "outside ±(2^53 − 1)" in problem and "set_int_max_str_digits" not in problem
+    assert problem.startswith(f"{path}:2: at /n: integer 999") and "set_int_max_str_digits" not in problem  # fmt: skip
+    assert "is outside the range of a 64-bit integer" in problem  # as any integer out of range

@@ -1,0 +1,130 @@
+"""Hostile inputs, round 7: each refusal names its file and line (or row) and its rule, exits 2,
+and leaves the folder as it was; what is accepted is scored as it was.
+
+- a JSONL or JSON-array integer of more than 4,300 digits (more than Python converts) is
+  refused at its field in the words of any integer out of range (the line was refused in the
+  older "±(2^53 − 1)" words, without its field);
+- an integer in a number field is a number as written, as in CSV: one a double does not hold
+  as written (100000000000000000001) is refused at its field, one beyond the largest double
+  too (a 400-digit integer in a number field without a maximum was a traceback);
+- a jsonschema message whose value is long keeps its rule (a long value cut the message
+  before ``is greater than the maximum of 10``);
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import FIXTURES, run_main, study_project
+from tests.hostile.test_inputs_round6 import RANGE, ROWS, _score
+
+FIELD = "      - {name: score, type: number, nullable: true, minimum: 0, maximum: 10}\n"
+EXTRA = (
+    "      - {name: n, type: integer, nullable: true}\n"
+    "      - {name: x, type: number, nullable: true}\n"
+)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """The mean_threshold study with a nullable integer field ``n`` and a nullable number
+    field ``x`` without bounds, compiled."""
+    text = (FIXTURES / "mean_threshold" / "grader-mean.yaml").read_text(encoding="utf-8")
+    assert text.count(FIELD) == 1
+    text = text.replace(FIELD, FIELD + EXTRA)
+    root = study_project(tmp_path_factory.mktemp("h7") / "p", "grader-mean", text)
+    assert run_main("--project", root, "compile").returncode == 0
+    return root
+
+
+def _rows(**first) -> list[dict]:
+    return [{**r, "n": 1, "x": 0.5, **(first if i == 0 else {})} for i, r in enumerate(ROWS)]
+
+
+def _jsonl(rows, raw: dict | None = None) -> bytes:
+    """JSONL of ``rows``, the first row's fields in ``raw`` written as the given JSON text."""
+    lines = [json.dumps(r) for r in rows]
+    for k, text in (raw or {}).items():
+        lines[0] = lines[0].replace(f'"{k}": {json.dumps(rows[0][k])}', f'"{k}": {text}', 1)
+    return "".join(line + "\n" for line in lines).encode()
+
+
+def _json_array(rows, raw: dict | None = None) -> bytes:
+    text = _jsonl(rows, raw).decode().rstrip("\n").replace("\n", ",\n")
+    return f"[{text}]\n".encode()
+
+
+def _csv7(rows) -> str:
+    cell = lambda v: "" if v is None else str(v)  # noqa: E731
+    keys = ("task", "model", "score", "n", "x")
+    lines = [",".join(cell(r[k]) for k in keys) for r in rows]
+    return ",".join(keys) + "\n" + "".join(f"{line}\n" for line in lines)
+
+
+HUGE = "7" * 5000  # more digits than Python turns into an int
+
+
+@pytest.mark.parametrize(
+    "name, write, where",
+    [("h.jsonl", _jsonl, "h.jsonl:1: at /n:"), ("h.json", _json_array, "h.json:1: at /n:")],
+)
+@pytest.mark.parametrize("sign", ["", "-"])
+def test_an_integer_of_more_than_4300_digits_is_refused_at_its_field(project, name, write, where, sign):  # fmt: skip
+    code, err, _ = _score(project, name, write(_rows(), {"n": sign + HUGE}))
+    assert code == 2
+    shown = (sign + HUGE)[:24] + "…"
+    assert f"{where} integer {shown} is outside the range of a 64-bit integer {RANGE}" in err
+    assert "2^53" not in err
+
+
+@pytest.mark.parametrize(
+    "written, said",
+    [
+        ("1" + "0" * 400, "number 100000000000000000000000000000… overflows a double"),
+        (HUGE, f"number {HUGE[:30]}… overflows a double"),
+        (
+            "100000000000000000001",
+            "number 100000000000000000001 has 21 significant digits, more than a double holds:"
+            " it would be read as 1e+20, not as written",
+        ),
+        (
+            str(2**60),
+            f"number {2**60} has 19 significant digits, more than a double holds: it would be"
+            " read as 1.152921504606847e+18, not as written",
+        ),
+    ],
+)
+@pytest.mark.parametrize("name, write", [("x.jsonl", _jsonl), ("x.json", _json_array)])
+def test_an_integer_a_double_does_not_hold_is_refused_in_a_number_field(project, name, write, written, said):  # fmt: skip
+    code, err, _ = _score(project, name, write(_rows(), {"x": written}))
+    assert code == 2, err
+    assert f"{name}:1: at /x: {said}" in err
+    assert "Traceback" not in err
+
+
+def test_an_integer_a_double_does_not_hold_is_refused_in_csv_alike(project):
+    code, err, _ = _score(project, "x.csv", _csv7(_rows(x=100000000000000000001)).encode())
+    assert code == 2
+    assert (
+        "x.csv:2: field x: number 100000000000000000001 has 21 significant digits, more than a"
+        " double holds: it would be read as 1e+20, not as written"
+    ) in err
+
+
+@pytest.mark.parametrize("value", [2**53, 10**20, 12345678901234567, 10**300, -(10**300)])
+def test_an_integer_a_double_holds_is_read_in_a_number_field(project, value):
+    code, err, folder = _score(project, "ok.jsonl", _jsonl(_rows(x=value)))
+    assert code == 0, err
+    assert (folder / "S.json").is_file()
+
+
+def test_a_long_value_keeps_the_rule_it_breaks(project):
+    code, err, _ = _score(project, "m.jsonl", _jsonl(_rows(score=10**300)))
+    assert code == 2
+    assert "m.jsonl:1: at /score: " in err and "… is greater than the maximum of 10" in err
+    code, err, _ = _score(project, "s.jsonl", _jsonl(_rows(model="y" * 300)))
+    assert code == 2
+    assert "s.jsonl:1: at /model: " in err and '… is not one of ["old", "new"]' in err
+
