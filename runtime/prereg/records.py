@@ -493,8 +493,9 @@ def _validator(schema_path: str):
     checker = cls.TYPE_CHECKER.redefine_many(
         {
             "integer": lambda _c, x: type(x) is int and INT64_RANGE[0] <= x <= INT64_RANGE[1],
-            "number": lambda _c, x: type(x) is float
-            or (type(x) is int and integer_as_double(x) is None),
+            "number": lambda _c, x: (
+                type(x) is float or (type(x) is int and integer_as_double(x) is None)
+            ),
         }
     )
     return jsonschema.validators.extend(cls, type_checker=checker)(schema)

@@ -127,4 +127,3 @@ def test_a_long_value_keeps_the_rule_it_breaks(project):
     code, err, _ = _score(project, "s.jsonl", _jsonl(_rows(model="y" * 300)))
     assert code == 2
     assert "s.jsonl:1: at /model: " in err and '… is not one of ["old", "new"]' in err
-
