@@ -894,7 +894,14 @@ def read_json_array_records(
             problems.append(f"{path}:{where}: nesting too deep to parse")
             break
         except json.JSONDecodeError as exc:
-            problems.append(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}")
+            ch = text[exc.pos : exc.pos + 1]
+            said = (
+                f"{_char_words(ch)} at column {exc.colno}, inside a string: JSON writes it"
+                f" escaped (\\u{ord(ch):04x})"
+                if exc.msg.startswith("Invalid control character")
+                else f"{exc.msg.removesuffix(' at')} at column {exc.colno}"
+            )
+            problems.append(f"{path}:{exc.lineno}: not valid JSON: {said}")
             break
         except ValueError as exc:  # a strict refusal: a repeated key, NaN, a long number
             problems.append(f"{path}:{where}: {exc}")

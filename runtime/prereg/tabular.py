@@ -665,7 +665,11 @@ def _blank_in(data: bytes) -> bool:
 def _refuse_blank_lines(path: Path) -> None:
     """Refuse a CSV file with a blank line outside a quoted cell, at its line, as a JSONL
     file's blank line is refused: pyarrow skips one, so a record lost in an export (a row
-    emptied by hand) would pass unseen; a record of empty cells is written with its commas."""
+    emptied by hand) would pass unseen; a record of empty cells is written with its commas.
+    A NUL byte is refused first, at its line and column (:func:`nul_problem`)."""
+    problem = nul_problem(path)
+    if problem is not None:
+        raise UserError(f"{path}:{problem}")
     line = _blank_line(path)
     if line is not None:
         raise UserError(
@@ -704,6 +708,38 @@ def _blank_line(path: Path) -> int | None:
     except (OSError, csv.Error):
         return None  # the reader names what it cannot read
     return None
+
+
+def nul_problem(path: Path) -> str | None:
+    """``LINE: rule`` for the first NUL byte of a text file, or None. No text file of the
+    project holds one, whatever its format: JSON writes a NUL in a string escaped
+    (``\\u0000``) and refuses it raw, YAML refuses it, and in a CSV cell or a value list one
+    is the mark of a damaged or binary file (pyarrow took it into the cell's text)."""
+    try:
+        with path.open("rb") as f:
+            offset = 0
+            while block := f.read(CSV_BLOCK):
+                at = block.find(b"\0")
+                if at >= 0:
+                    break
+                offset += len(block)
+            else:
+                return None
+            f.seek(0)
+            head = f.read(offset + at)
+    except OSError:
+        return None  # the reader names what it cannot read
+    return nul_words(head)
+
+
+def nul_words(head: bytes) -> str:
+    """``LINE: rule`` for a NUL byte after the bytes ``head`` of a text file."""
+    line = head.count(b"\n") + 1
+    column = len(head[head.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
+    return (
+        f"{line}: a NUL byte (U+0000) at column {column}: a text file holds none (is the file"
+        " damaged, or not text?)"
+    )
 
 
 #: the bytes of CSV text the column check converts at once (:func:`_csv_blocks`)
@@ -1294,6 +1330,8 @@ def _csv_part_table(part, data: bytes, fields: Sequence[Mapping[str, Any]]):
             raise Uncut("the header changed")
     else:
         data = part.header + data
+    if b"\0" in data:
+        raise Uncut("a NUL byte (one process says where)")
     if data.startswith((b"\n", b"\r\n")) or _blank_in(data):
         raise Uncut("a blank line, or one inside a quoted cell (one process tells which)")
     if any(f.get("type") == "number" for f in fields) and _LONG_CELL.search(data):

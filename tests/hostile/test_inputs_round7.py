@@ -127,3 +127,76 @@ def test_a_long_value_keeps_the_rule_it_breaks(project):
     code, err, _ = _score(project, "s.jsonl", _jsonl(_rows(model="y" * 300)))
     assert code == 2
     assert "s.jsonl:1: at /model: " in err and '… is not one of ["old", "new"]' in err
+
+
+# -- a raw NUL byte: no text file holds one ---------------------------------------------------
+
+NUL_RULE = "a text file holds none (is the file damaged, or not text?)"
+
+
+@pytest.mark.parametrize("extra", [(), ("--partition-bytes", "1K")])
+@pytest.mark.parametrize(
+    "old, new, line, column",
+    [
+        ("\nt2,new", "\nt\x002,new", 4, 2),
+        ("\nt3,new", "\nt3,n\u00e9w\x00", 6, 7),
+        ("task,", "ta\x00sk,", 1, 3),
+    ],
+)
+def test_a_nul_byte_in_a_csv_file_is_refused_at_its_line_and_column(project, old, new, line, column, extra):  # fmt: skip
+    text = _csv7(_rows())
+    assert text.count(old) == 1
+    code, err, _ = _score(project, "nul.csv", text.replace(old, new).encode(), *extra)
+    assert code == 2
+    assert f"nul.csv:{line}: a NUL byte (U+0000) at column {column}: {NUL_RULE}" in err
+
+
+def test_a_nul_byte_in_a_json_array_is_refused_at_its_line_and_column(project):
+    data = _json_array(_rows()).replace(b'"t2"', b'"t\x002"', 1)
+    code, err, _ = _score(project, "nul.json", data)
+    assert code == 2
+    assert (
+        "nul.json:3: not valid JSON: a NUL byte (U+0000) at column 12, inside a string: JSON"
+        " writes it escaped (\\u0000)"
+    ) in err
+
+
+def _passk(root, listed: bytes):
+    import shutil
+
+    studies = root / "spec" / "studies"
+    studies.mkdir(parents=True)
+    shutil.copy(FIXTURES / "newcomer" / "passk.yaml", studies / "passk.yaml")
+    (studies / "disputed.txt").write_bytes(listed)
+    return run_main("--project", root, "compile")
+
+
+@pytest.mark.parametrize(
+    "listed, said",
+    [
+        (b"HumanEval/1\nHumanEval/\x002\n", "line 2: a NUL byte (U+0000) at column 11"),
+        ("HumanEval/1\u2028HumanEval/2\n".encode(), "line 1: character U+2028 at column 12"),
+        (b"HumanEval/1\x0cHumanEval/2\n", "line 1: character U+000C at column 12"),
+        (b"HumanEval/1\rHumanEval/2\n", "line 1: character U+000D at column 12"),
+        (
+            "HumanEval/1\n".encode("utf-16"),
+            "line 1: not UTF-8: UTF-16 text (it starts with UTF-16's byte-order mark); save it as"
+            " UTF-8",
+        ),
+    ],
+)
+def test_a_value_list_holding_a_nul_or_a_line_break_other_than_lf_is_refused(tmp_path, listed, said):  # fmt: skip
+    got = _passk(tmp_path, listed)
+    assert got.returncode == 2
+    assert (
+        f"spec/studies/passk.yaml:30: at /attempts/where/0/values_file: value list"
+        f" 'disputed.txt': {said}"
+    ) in got.stderr
+    assert not (tmp_path / "generated").exists()
+
+
+def test_a_value_list_with_crlf_line_endings_reads_its_values(tmp_path):
+    got = _passk(tmp_path, b"HumanEval/1\r\n  HumanEval/2 \r\n# note\r\n")
+    assert got.returncode == 0, got.stderr
+    constants = (tmp_path / "generated" / "passk" / "constants.py").read_text()
+    assert '"values": ("HumanEval/1", "HumanEval/2"),' in constants
