@@ -200,3 +200,22 @@ def test_a_value_list_with_crlf_line_endings_reads_its_values(tmp_path):
     assert got.returncode == 0, got.stderr
     constants = (tmp_path / "generated" / "passk" / "constants.py").read_text()
     assert '"values": ("HumanEval/1", "HumanEval/2"),' in constants
+
+
+def test_diff_of_two_spec_files_reads_their_value_lists(tmp_path):
+    """``diff OLD NEW`` read neither file's value list (``diff --against`` did): two specs
+    naming disputed.txt beside each, the lists differing, were 'no semantic changes'."""
+    import shutil
+
+    for side, extra in (("a", b""), ("b", b"HumanEval/9\n")):
+        (tmp_path / side).mkdir()
+        shutil.copy(FIXTURES / "newcomer" / "passk.yaml", tmp_path / side / "passk.yaml")
+        listed = (FIXTURES / "newcomer" / "passk-disputed.txt").read_bytes() + extra
+        (tmp_path / side / "disputed.txt").write_bytes(listed)
+    got = run_main("diff", "a/passk.yaml", "b/passk.yaml", cwd=tmp_path)
+    assert got.returncode == 1, got.stderr
+    assert "registered  /attempts/where/0/values  [registered_changed]" in got.stdout
+    assert '(added "HumanEval/9"). Not declared by an amendment.' in got.stdout
+    shutil.copy(tmp_path / "a" / "disputed.txt", tmp_path / "b" / "disputed.txt")
+    got = run_main("diff", "a/passk.yaml", "b/passk.yaml", cwd=tmp_path)
+    assert got.returncode == 0 and "no semantic changes" in got.stdout, got.stdout
