@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -112,11 +113,19 @@ def imprecise_number(text: str, value: float | None = None, *, spec: bool = Fals
     )
 
 
+class HugeIntegerError(StrictJSONError):
+    """An integer of more digits than Python converts (4,300); ``text`` its digits."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(integer_out_of_range(text))
+        self.text = text
+
+
 def _int(text: str) -> int:
     try:
         return int(text)
     except ValueError:  # more digits than Python converts (4,300)
-        raise StrictJSONError(integer_out_of_range(text)) from None
+        raise HugeIntegerError(text) from None
 
 
 _DECODER = json.JSONDecoder(
@@ -204,13 +213,15 @@ def cr_problem(line: str, terminated: bool = True) -> str | None:
     )
 
 
-def loads_strict(text: str) -> Any:
+def loads_strict(text: str, *, record: bool = False) -> Any:
     """Parse JSON refusing duplicate keys, NaN/Infinity literals, numbers that overflow and a
     leading byte-order mark.
 
     The project's one strict JSON reader. Raises ``StrictJSONError`` for those, or
     ``json.JSONDecodeError`` (which carries line and column) for malformed text; both are
-    ``ValueError``s.
+    ``ValueError``s. An integer of more digits than Python converts is refused at its JSON
+    path, in the words of a record's integer out of range (:func:`integer_beyond_64_bits`)
+    with ``record`` (an engine's record), else of a JSON document's (``±(2^53 − 1)``).
     """
     if text[:1] == "\ufeff":  # json.loads' own words name a codec ("decode using utf-8-sig")
         raise StrictJSONError(BOM_WORDS)
@@ -218,6 +229,67 @@ def loads_strict(text: str) -> Any:
         return _DECODER.decode(text)
     except RecursionError:
         raise StrictJSONError("nesting too deep to parse") from None
+    except HugeIntegerError as exc:
+        words = integer_beyond_64_bits if record else integer_out_of_range
+        where = _huge_at(text)
+        raise StrictJSONError(
+            (f"at {json_path(where)}: " if where is not None else "") + words(exc.text)
+        ) from None
+
+
+def _huge_at(text: str) -> tuple | None:
+    """The JSON path of the first integer of more digits than Python converts in ``text``
+    (valid JSON up to it), or None."""
+    try:
+        value = _RECORD_DECODER.decode(text)
+    except (ValueError, RecursionError):
+        return None
+    stack: list[tuple[tuple, Any]] = [((), value)]
+    while stack:
+        where, v = stack.pop()
+        if type(v) is HugeInteger:
+            return where
+        if isinstance(v, dict):
+            stack.extend((where + (k,), x) for k, x in reversed(list(v.items())))
+        elif isinstance(v, list):
+            stack.extend((where + (i,), x) for i, x in reversed(list(enumerate(v))))
+    return None
+
+
+def not_text(head: bytes) -> str | None:
+    """``not UTF-8: ...`` for a file whose first bytes ``head`` name it as no UTF-8 text (a
+    compressed file, UTF-16 or UTF-32 text, a Parquet file), else None: refused as one
+    problem of the file, where each line's bytes would be one."""
+    return next((not_utf8(head, 0) for marks, _ in _NOT_TEXT if head.startswith(marks)), None)
+
+
+def text_head_problem(path) -> str | None:
+    """:func:`not_text` of a regular file's first bytes; None when it cannot be read (its
+    reader says why)."""
+    from prereg.files import open_regular
+
+    try:
+        fd = open_regular(path)
+    except OSError:
+        return None
+    try:
+        return not_text(os.read(fd, 4))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def json_syntax_words(exc: json.JSONDecodeError, text: str) -> str:
+    """What is wrong at a JSON syntax error, and at which column: a control character inside
+    a string named (Python's json says "Invalid control character at")."""
+    ch = text[exc.pos : exc.pos + 1]
+    if exc.msg.startswith("Invalid control character") and ch:
+        return (
+            f"{_char_words(ch)} at column {exc.colno}, inside a string: JSON writes it escaped"
+            f" (\\u{ord(ch):04x})"
+        )
+    return f"{exc.msg.removesuffix(' at')} at column {exc.colno}"
 
 
 def _char_words(ch: str) -> str:
@@ -894,13 +966,7 @@ def read_json_array_records(
             problems.append(f"{path}:{where}: nesting too deep to parse")
             break
         except json.JSONDecodeError as exc:
-            ch = text[exc.pos : exc.pos + 1]
-            said = (
-                f"{_char_words(ch)} at column {exc.colno}, inside a string: JSON writes it"
-                f" escaped (\\u{ord(ch):04x})"
-                if exc.msg.startswith("Invalid control character")
-                else f"{exc.msg.removesuffix(' at')} at column {exc.colno}"
-            )
+            said = json_syntax_words(exc, text)
             problems.append(f"{path}:{exc.lineno}: not valid JSON: {said}")
             break
         except ValueError as exc:  # a strict refusal: a repeated key, NaN, a long number

@@ -219,3 +219,67 @@ def test_diff_of_two_spec_files_reads_their_value_lists(tmp_path):
     shutil.copy(tmp_path / "a" / "disputed.txt", tmp_path / "b" / "disputed.txt")
     got = run_main("diff", "a/passk.yaml", "b/passk.yaml", cwd=tmp_path)
     assert got.returncode == 0 and "no semantic changes" in got.stdout, got.stdout
+
+
+# -- the engines' own readers on the same rules -------------------------------------------------
+
+
+def _jev_refusal(tmp_path, name: str, edit) -> list[str]:
+    """The problems jev's score reader lists with its example input ``name`` edited."""
+    import shutil
+
+    from prereg.compiler.project import Project
+    from prereg.engines.multicorrect import engine_config
+    from prereg.engines.multicorrect.reader import read_packed_inputs
+    from prereg.errors import UserError
+    from prereg.study import study_context
+    from tests.conftest import ROOT
+
+    d = tmp_path / "in"
+    shutil.copytree(ROOT / "examples" / "jev", d, ignore=shutil.ignore_patterns("*.py"))
+    path = d / f"{name}.jsonl"
+    path.write_bytes(edit(path.read_bytes()))
+    config = engine_config(study_context(Project(ROOT), "jev-multicorrect")[1].config)
+    names = ("lists", "labels", "predictions", "binary")
+    with pytest.raises(UserError) as got:
+        read_packed_inputs(config, *(str(d / f"{n}.jsonl") for n in names))
+    return got.value.problems
+
+
+def _gzip(data: bytes) -> bytes:
+    import gzip
+
+    return gzip.compress(data, mtime=0)
+
+
+@pytest.mark.parametrize(
+    "edit, said",
+    [
+        (
+            lambda b: b.decode().encode("utf-16"),
+            "not UTF-8: UTF-16 text (it starts with UTF-16's byte-order mark); save it as UTF-8",
+        ),
+        (_gzip, "not UTF-8: a gzip-compressed file; decompress it (gunzip) first"),
+    ],
+)
+def test_jev_names_a_utf16_or_compressed_file_once(tmp_path, edit, said):
+    """One problem of the file, where each of its 320 lines was one ('not valid UTF-8')."""
+    problems = _jev_refusal(tmp_path, "labels", edit)
+    assert problems == [f"{tmp_path / 'in' / 'labels.jsonl'}: {said}"]
+
+
+def test_jev_refuses_a_huge_integer_at_its_field_in_the_64_bit_words(tmp_path):
+    first = b'"candidate_index": '
+    problems = _jev_refusal(tmp_path, "binary", lambda b: b.replace(first + b"0", first + HUGE.encode(), 1))  # fmt: skip
+    assert problems[0] == (
+        f"{tmp_path / 'in' / 'binary.jsonl'}:1: at /candidate_index: integer {HUGE[:24]}…"
+        f" is outside the range of a 64-bit integer {RANGE}"
+    )
+
+
+def test_jev_names_a_nul_byte_and_its_column(tmp_path):
+    problems = _jev_refusal(tmp_path, "labels", lambda b: b.replace(b"val-0001", b"val-\x000001", 1))  # fmt: skip
+    assert problems[0] == (
+        f"{tmp_path / 'in' / 'labels.jsonl'}:2: invalid JSON: a NUL byte (U+0000) at column 21,"
+        " inside a string: JSON writes it escaped (\\u0000)"
+    )

@@ -23,7 +23,9 @@ BAD = {
     # more digits than Python converts: its own message named sys.set_int_max_str_digits()
     "huge integer": (
         '{"a": 1' + "0" * 5000 + "}",
-        "integer 1" + "0" * 23 + "… is outside ±(2^53 − 1), which JSON does not carry exactly",
+        "at /a: integer 1"
+        + "0" * 23
+        + "… is outside ±(2^53 − 1), which JSON does not carry exactly",
     ),
 }
 

@@ -31,7 +31,7 @@ from prereg.engines.multicorrect.records import (
 )
 from prereg.errors import UserError
 from prereg.files import read_regular
-from prereg.records import StrictJSONError, loads_strict
+from prereg.records import StrictJSONError, json_syntax_words, loads_strict, not_text
 
 # the problems listed (the first, by file and line), then how many more: as the records'
 # reader lists them (a file of CRLF lines would otherwise print one line per line)
@@ -44,11 +44,11 @@ class _LineError(ValueError):
 
 def _loads(text: str) -> Any:
     try:
-        return loads_strict(text)
+        return loads_strict(text, record=True)
     except StrictJSONError as e:
         raise _LineError(str(e)) from None
     except json.JSONDecodeError as e:
-        raise _LineError(f"invalid JSON: {e.msg} at column {e.colno}") from None
+        raise _LineError(f"invalid JSON: {json_syntax_words(e, text)}") from None
     except ValueError as e:  # e.g. an integer literal longer than Python converts
         raise _LineError(f"invalid JSON: {e}") from None
 
@@ -102,6 +102,11 @@ def _read_lines(path: str, problems: _Problems, allow_empty: bool) -> list[tuple
         problems.unusable.add(path)
         return []
     records: list[tuple[int, Any]] = []
+    why = not_text(data[:4])
+    if why is not None:
+        problems.add(path, None, why)
+        problems.unusable.add(path)
+        return []
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
