@@ -283,3 +283,69 @@ def test_jev_names_a_nul_byte_and_its_column(tmp_path):
         f"{tmp_path / 'in' / 'labels.jsonl'}:2: invalid JSON: a NUL byte (U+0000) at column 21,"
         " inside a string: JSON writes it escaped (\\u0000)"
     )
+
+
+# -- CSV files joined, or cut by hand ----------------------------------------------------------
+
+
+def _joined(text: str, middle: str) -> str:
+    """``text`` (a header and nine records) with ``middle`` written before its sixth line."""
+    lines = text.splitlines(True)
+    return "".join(lines[:5]) + middle + "".join(lines[5:])
+
+
+@pytest.mark.parametrize("extra", [(), ("--partition-bytes", "40", "--workers", "2")])
+@pytest.mark.parametrize(
+    "edit, said",
+    [
+        # a second export appended (with its BOM and header): its cells were a record's
+        (
+            lambda t: _joined(t, "\ufeff" + t.splitlines(True)[0]),
+            "j.csv:6: a byte-order mark (U+FEFF) at column 1, inside the file (only a leading"
+            " one is skipped): were two files joined? remove it",
+        ),
+        # a BOM alone before a record: 't3' read as '\ufefft3', another unit, another verdict
+        (
+            lambda t: _joined(t, "\ufeff"),
+            "j.csv:6: a byte-order mark (U+FEFF) at column 1, inside the file",
+        ),
+        (
+            lambda t: _joined(t, t.splitlines(True)[0]),
+            "j.csv:6: the header line again (a CSV file has one header, on its first line: were"
+            " two files joined? remove this line)",
+        ),
+        (
+            lambda t: _joined(t, t.splitlines(True)[0]).replace("\n", "\r\n"),
+            "j.csv:6: the header line again",
+        ),
+        # lines ended by CR alone: an empty one was skipped by pyarrow, as LF ones were
+        (
+            lambda t: _joined(t, "\n").replace("\n", "\r"),
+            "j.csv:6: blank line (a CSV file has none",
+        ),
+    ],
+)
+def test_a_csv_file_joined_from_two_or_with_a_blank_cr_line_is_refused_at_its_line(project, edit, said, extra):  # fmt: skip
+    code, err, _ = _score(project, "j.csv", edit(_csv7(_rows())).encode(), *extra)
+    assert code == 2
+    assert said in err, err
+
+
+def test_a_csv_cell_holding_the_header_text_is_read(project):
+    text = _csv7(_rows(task="task,model,score,n,x"))
+    assert '"task,model,score,n,x"' not in text
+    text = text.replace("\ntask,model,score,n,x,", '\n"task,model,score,n,x",', 1)
+    code, err, folder = _score(project, "q.csv", text.encode())
+    assert code == 0, err
+
+
+def test_a_csv_file_with_cr_line_endings_is_read_as_with_lf(project):
+    text = _csv7(_rows())
+    code, err, lf = _score(project, "lf.csv", text.encode())
+    assert code == 0, err
+    code, err, cr = _score(project, "cr.csv", text.replace("\n", "\r").encode())
+    assert code == 0, err
+    decision = lambda f: {
+        k: v for k, v in json.loads((f / "S.json").read_text()).items() if k != "inputs"
+    }  # noqa: E731
+    assert decision(cr) == decision(lf)
