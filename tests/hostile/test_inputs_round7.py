@@ -349,3 +349,24 @@ def test_a_csv_file_with_cr_line_endings_is_read_as_with_lf(project):
     for doc in read:
         doc.pop("inputs")  # the file's name and digest
     assert read[0] == read[1]
+
+
+@pytest.mark.parametrize("spell", ["./{name}", "sub/../{name}", "link.jsonl"])
+def test_one_file_given_twice_under_two_spellings_is_refused(project, spell):
+    """``a.jsonl`` and ``./a.jsonl`` (or a link to it) were read as two files: every record a
+    duplicate of itself, refused at each line, or, under a policy that keeps the first or
+    last, the same file counted once with nothing said."""
+    code, err, folder = _score(project, "a.jsonl", _jsonl(_rows()[:4]))
+    assert code == 0, err
+    (folder / "sub").mkdir()
+    (folder / "link.jsonl").symlink_to("a.jsonl")
+    other = spell.format(name="a.jsonl")
+    got = run_main(
+        "--project", project, "grader-mean", "score", "--observations", "a.jsonl",
+        "--observations", other, "--out", "T.json", cwd=folder,
+    )  # fmt: skip
+    assert got.returncode == 2
+    assert (
+        f"error: --observations {other}: given twice (the file a.jsonl is); each file is read once"
+    ) in got.stderr
+    assert not (folder / "T.json").exists()

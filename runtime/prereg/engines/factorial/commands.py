@@ -767,9 +767,14 @@ def _observation_files(config, contract, given: Sequence[str]) -> list[tuple[str
     field = _per_file_field(contract)
     if field is None:
         if len(given) > 1:
-            dup = next((g for i, g in enumerate(given) if g in given[:i]), None)
+            keys = [_file_key(g) for g in given]
+            dup = next((i for i, k in enumerate(keys) if k in keys[:i]), None)
             if dup is not None:
-                raise UserError(f"--observations {dup}: given twice; each file is read once")
+                first = given[keys.index(keys[dup])]
+                same = "" if given[dup] == first else f" (the file {first} is)"
+                raise UserError(
+                    f"--observations {given[dup]}: given twice{same}; each file is read once"
+                )
         return [(None, g) for g in given]
     name = field["name"]
     if field.get("allowed"):
@@ -793,10 +798,26 @@ def _observation_files(config, contract, given: Sequence[str]) -> list[tuple[str
                 f"--observations {g}: {value!r} is not a value of {name} (per file): its"
                 f" values are {', '.join(values)}"
             )
-        if any(path == p for _, p in out):
-            raise UserError(f"--observations {g}: {path} is given twice; each file is read once")
+        first = next((p for _, p in out if _file_key(p) == _file_key(path)), None)
+        if first is not None:
+            same = "" if first == path else f" (the file {first} is)"
+            raise UserError(
+                f"--observations {g}: {path} is given twice{same}; each file is read once"
+            )
         out.append((value, path))
     return out
+
+
+def _file_key(path: str):
+    """What tells a file from another however its path is written (``a.jsonl``,
+    ``./a.jsonl``, a link to it): its device and inode, else its resolved path."""
+    import os
+
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return os.path.realpath(path) if "\0" not in str(path) else str(path)
+    return (st.st_dev, st.st_ino)
 
 
 def _read_observation_files(module, contract, files) -> tuple[Any, str]:
