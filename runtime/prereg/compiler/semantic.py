@@ -369,6 +369,27 @@ def crossings_resolve(spec: dict, report: Reporter) -> None:
 
 
 @check
+def rows_within_bound(spec: dict, report: Reporter) -> None:
+    """A study registers at most :data:`prereg.compiler.expand.MAX_ROWS` rows: score lists
+    each registered row (rows: 9007199254740991 compiled, and score ran without end)."""
+    from prereg.compiler.expand import MAX_ROWS
+
+    total = 0
+    for ptr, cell in cell_entries(spec):
+        rows = cell.get("rows")
+        if type(rows) is int and rows > 0:
+            total += rows
+        if total > MAX_ROWS:
+            where = f"{ptr}/rows" if ptr.startswith("/cells/") else ptr
+            report(
+                where,
+                f"with cell {cell.get('id')!r} ({rows:,} rows) the study registers {total:,}"
+                f" rows; a study registers at most {MAX_ROWS:,} (score lists each row)",
+            )
+            return
+
+
+@check
 def totals_match_cells(spec: dict, report: Reporter) -> None:
     splits = {s["id"] for s in spec.get("splits") or []}
     for ptr, total in items(spec, "totals"):
