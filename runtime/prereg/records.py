@@ -575,12 +575,57 @@ def _validator(schema_path: str):
 
 def _shown(value: Any, limit: int = 60) -> str:
     """A value as JSON for a message, cut to ``limit`` characters (a huge bad value is not
-    echoed whole)."""
+    echoed whole), its invisible characters escaped (:func:`visible`)."""
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return visible(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+#: Characters a terminal shows as nothing, or that reorder the text after them: C1 controls,
+#: the soft hyphen, zero-width and joining characters, bidirectional marks, embeddings,
+#: overrides and isolates, line and paragraph separators, the byte-order mark.
+_INVISIBLE = re.compile(
+    "[\u0080-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064"
+    "\u2066-\u206f\ufeff\ufff9-\ufffb]"
+)
+
+
+def visible(text: str) -> str:
+    """``text`` with each invisible character written as its escape (``\\u202e``): a value
+    echoed in a message holding a right-to-left override reversed the rest of the line, and
+    one with a zero-width joiner looked like the value it is not."""
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _normal_form_twin(value: Any, allowed: Any) -> str:
+    """`` (... another Unicode normalisation form ...)`` when ``value`` is text equal to one
+    of ``allowed`` once both are normalised (NFC), else ''."""
+    import unicodedata
+
+    if not isinstance(value, str) or not isinstance(allowed, list):
+        return ""
+    nfc = unicodedata.normalize("NFC", value)
+    twin = next(
+        (a for a in allowed if isinstance(a, str) and unicodedata.normalize("NFC", a) == nfc), None
+    )
+    if twin is None:
+        return ""
+
+    def form(s):
+        return (
+            "NFC"
+            if unicodedata.is_normalized("NFC", s)
+            else "NFD"
+            if unicodedata.is_normalized("NFD", s)
+            else "unnormalised"
+        )
+
+    return (
+        f" (it is {_shown(twin)} in another Unicode normalisation form: the value is"
+        f" {form(value)}, the contract's {form(twin)}; write it as the contract does)"
+    )
 
 
 def describe(err) -> str:  # a jsonschema.ValidationError
@@ -614,7 +659,10 @@ def describe(err) -> str:  # a jsonschema.ValidationError
     if v == "pattern":
         return f"{_shown(err.instance)} does not match the pattern {err.validator_value}"
     if v == "enum":
-        return f"{_shown(err.instance)} is not one of {_shown(err.validator_value, 120)}"
+        return (
+            f"{_shown(err.instance)} is not one of {_shown(err.validator_value, 120)}"
+            + _normal_form_twin(err.instance, err.validator_value)
+        )
     message = err.message
     shown = repr(err.instance)
     if len(shown) > 60 and message.startswith(shown):  # the value cut, not the rule after it

@@ -394,3 +394,67 @@ def test_a_study_registering_more_rows_than_score_lists_is_refused_by_compile(tm
             f" {cell!r} ({int(rows):,} rows) the study registers {total:,} rows; a study"
             " registers at most 10,000,000 (score lists each row)"
         ) in err
+
+
+# -- text that looks like other text -----------------------------------------------------------
+
+LANG = '      - {name: lang, type: string, allowed: ["caf\\u00e9", "x"]}\n'
+
+
+@pytest.fixture(scope="module")
+def lang_project(tmp_path_factory):
+    """The mean_threshold study with a field ``lang`` allowing ``café`` (NFC) and ``x``."""
+    text = (FIXTURES / "mean_threshold" / "grader-mean.yaml").read_text(encoding="utf-8")
+    text = text.replace(FIELD, FIELD + LANG)
+    root = study_project(tmp_path_factory.mktemp("h7") / "p", "grader-mean", text)
+    assert run_main("--project", root, "compile").returncode == 0
+    return root
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "csv"])
+def test_a_value_in_another_normalisation_form_or_with_invisible_characters_is_named(lang_project, suffix):  # fmt: skip
+    rows = [{**r, "lang": "x"} for r in ROWS]
+    rows[0]["lang"] = "cafe\u0301"  # NFD: looks like the allowed café
+    rows[1]["lang"] = "x\u202eabc"  # a right-to-left override: the rest of the line reversed
+    rows[2]["lang"] = "x\u200d"  # a zero-width joiner: looks like x
+    if suffix == "jsonl":
+        data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    else:
+        keys = ("task", "model", "score", "lang")
+        cell = lambda v: "" if v is None else str(v)  # noqa: E731
+        data = ",".join(keys) + "\n" + "".join(",".join(cell(r[k]) for k in keys) + "\n" for r in rows)  # fmt: skip
+    code, err, _ = _score(lang_project, f"v.{suffix}", data.encode())
+    assert code == 2
+    first = 1 if suffix == "jsonl" else 2
+    assert (
+        f'v.{suffix}:{first}: at /lang: "cafe\u0301" is not one of ["caf\u00e9", "x"] (it is "caf\u00e9" in'
+        " another Unicode normalisation form: the value is NFD, the contract's NFC; write it as"
+        " the contract does)"
+    ) in err
+    assert f'v.{suffix}:{first + 1}: at /lang: "x\\u202eabc" is not one of' in err
+    assert f'v.{suffix}:{first + 2}: at /lang: "x\\u200d" is not one of' in err
+    assert "\u202e" not in err and "\u200d" not in err
+
+
+def test_allowed_values_equal_but_for_their_normalisation_form_are_refused(tmp_path):
+    from tests.conftest import compile_edited
+
+    source = FIXTURES / "mean_threshold" / "grader-mean.yaml"
+    twins = LANG.replace('"x"', '"cafe\\u0301"')
+    code, err, line_of = compile_edited(tmp_path, "grader-mean", [(FIELD, FIELD + twins)], source)
+    assert code == 2
+    at = "/record_contracts/0/fields/3/allowed/1"
+    assert (
+        f"grader-mean.yaml:{line_of(at)}: at {at}: allowed values 'caf\\xe9' and 'cafe\\u0301'"
+        " are the same text in two Unicode normalisation forms: they look the same; keep one"
+    ) in err
+
+
+def test_a_spec_value_holding_a_right_to_left_override_is_shown_escaped(tmp_path):
+    from tests.conftest import compile_edited
+
+    source = FIXTURES / "mean_threshold" / "grader-mean.yaml"
+    code, err, _ = compile_edited(tmp_path, "grader-mean", [("{id: new}", '{id: "ne\\u202ew"}')], source)  # fmt: skip
+    assert code == 2
+    assert 'at /factors/0/levels/1/id: "ne\\u202ew" does not match the pattern' in err
+    assert "\u202e" not in err
