@@ -95,6 +95,8 @@ def read_contract_records(
                     else ""
                 )
             )
+        if not path.exists() and not path.is_symlink():  # said as the JSONL reader says it
+            raise UserError(f"{path}: cannot read: No such file or directory")
         raise UserError(f"{path}: cannot read: not a regular file")
     if kind == "CSV":
         _refuse_nested_csv(path, schema_path, fields)

@@ -458,3 +458,15 @@ def test_a_spec_value_holding_a_right_to_left_override_is_shown_escaped(tmp_path
     assert code == 2
     assert 'at /factors/0/levels/1/id: "ne\\u202ew" does not match the pattern' in err
     assert "\u202e" not in err
+
+
+@pytest.mark.parametrize("name", ["gone.csv", "gone.parquet", "gone.jsonl"])
+def test_a_missing_observations_file_is_said_missing_in_every_format(project, name):
+    """A CSV or Parquet file that does not exist was 'not a regular file'."""
+    got = run_main(
+        "--project", project, "grader-mean", "score", "--observations", name, "--out", "S.json",
+        cwd=project,
+    )  # fmt: skip
+    assert got.returncode == 2
+    assert got.stderr == f"error: {name}: cannot read: No such file or directory\n"
+    assert not (project / "S.json").exists()
