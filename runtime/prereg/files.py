@@ -117,6 +117,15 @@ def output_file(path: str | os.PathLike) -> Path:
 def refuse_existing(*paths: str | Path) -> None:
     """Refuse before any work when an output already exists (what a killed run left of an
     output is cleared first: :func:`sweep_stale`)."""
+    seen: dict[str, str | Path] = {}
+    for p in paths:
+        first = seen.setdefault(os.path.normcase(os.path.abspath(p)), p)
+        if first is not p:
+            raise UserError(
+                f"{p}: two of this command's outputs would be this one file (what it writes"
+                " beside the output is named after it: NAME.md beside NAME.json); name the"
+                " output NAME.json"
+            )
     sweep_stale(*paths)
     for p in paths:
         if os.path.isdir(p):

@@ -470,3 +470,21 @@ def test_a_missing_observations_file_is_said_missing_in_every_format(project, na
     assert got.returncode == 2
     assert got.stderr == f"error: {name}: cannot read: No such file or directory\n"
     assert not (project / "S.json").exists()
+
+
+@pytest.mark.parametrize("out", ["S.md", "sub/../S.md"])
+def test_an_output_named_as_its_own_report_is_refused_as_such(project, out):
+    """``--out S.md`` (SCORE.md is written beside the output as S.md) said 'S.md: output file
+    already exists' of a file that did not exist."""
+    (project / "runs").mkdir(exist_ok=True)
+    (project / "runs" / "sub").mkdir(exist_ok=True)
+    data = _jsonl(_rows())
+    (project / "runs" / "o.jsonl").write_bytes(data)
+    got = run_main(
+        "--project", project, "grader-mean", "score", "--observations", "o.jsonl",
+        "--out", out, cwd=project / "runs",
+    )  # fmt: skip
+    assert got.returncode == 2
+    assert "two of this command's outputs would be this one file" in got.stderr
+    assert "already exists" not in got.stderr
+    assert sorted(p.name for p in (project / "runs").iterdir() if p.is_file()) == ["o.jsonl"]
