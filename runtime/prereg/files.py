@@ -114,18 +114,19 @@ def output_file(path: str | os.PathLike) -> Path:
     return Path(path)
 
 
+def refuse_report_on_output(out: str | Path, md: str | Path) -> None:
+    """Refuse an output named as the Markdown report written beside it (``--out S.md``):
+    refuse_existing then said the report 'already exists', of a file that did not."""
+    if os.path.normcase(os.path.abspath(out)) == os.path.normcase(os.path.abspath(md)):
+        raise UserError(
+            f"{out}: the output and its Markdown report (written beside it as NAME.md) would be"
+            " this one file; name the output NAME.json"
+        )
+
+
 def refuse_existing(*paths: str | Path) -> None:
     """Refuse before any work when an output already exists (what a killed run left of an
     output is cleared first: :func:`sweep_stale`)."""
-    seen: dict[str, str | Path] = {}
-    for p in paths:
-        first = seen.setdefault(os.path.normcase(os.path.abspath(p)), p)
-        if first is not p:
-            raise UserError(
-                f"{p}: two of this command's outputs would be this one file (what it writes"
-                " beside the output is named after it: NAME.md beside NAME.json); name the"
-                " output NAME.json"
-            )
     sweep_stale(*paths)
     for p in paths:
         if os.path.isdir(p):

@@ -485,6 +485,6 @@ def test_an_output_named_as_its_own_report_is_refused_as_such(project, out):
         "--out", out, cwd=project / "runs",
     )  # fmt: skip
     assert got.returncode == 2
-    assert "two of this command's outputs would be this one file" in got.stderr
+    assert "the output and its Markdown report (written beside it as NAME.md) would be this one file" in got.stderr  # fmt: skip
     assert "already exists" not in got.stderr
     assert sorted(p.name for p in (project / "runs").iterdir() if p.is_file()) == ["o.jsonl"]

@@ -54,7 +54,13 @@ from prereg.decide.table import (
 from prereg.digest import PREFIX, file_sha256
 from prereg.engines import StudyContext
 from prereg.errors import UserError
-from prereg.files import output_file, refuse_existing, write_files_new, write_new
+from prereg.files import (
+    output_file,
+    refuse_existing,
+    refuse_report_on_output,
+    write_files_new,
+    write_new,
+)
 from prereg.records import read_records, rows_problems
 from prereg.stats.rounding import round_half_up
 
@@ -890,6 +896,7 @@ def _parallel(args: argparse.Namespace) -> dict[str, Any] | None:
 def score(ctx: StudyContext, args: argparse.Namespace) -> int:
     out = output_file(args.out)
     md = out.with_suffix(".md")
+    refuse_report_on_output(out, md)
     refuse_existing(out, md)
     module = _module(ctx, args)
     from prereg.console import console_of
