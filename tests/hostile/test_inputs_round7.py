@@ -488,3 +488,62 @@ def test_an_output_named_as_its_own_report_is_refused_as_such(project, out):
     assert "the output and its Markdown report (written beside it as NAME.md) would be this one file" in got.stderr  # fmt: skip
     assert "already exists" not in got.stderr
     assert sorted(p.name for p in (project / "runs").iterdir() if p.is_file()) == ["o.jsonl"]
+
+
+REGISTRATION = """registration:
+  source_title: pass@k of two code models
+  authors: []
+  registration_date: "2026-12-04"
+  identifier: none
+  data_status: no data collected
+  research_question: q
+  rationale: r
+  sampling_plan: s
+  stopping_rule: s
+  exclusions: the problems of disputed.txt
+  missing_data: m
+  confirmatory: c
+  exploratory: e
+  blinding: b
+  deviations: d
+"""
+
+
+def test_a_sealed_study_with_a_value_list_is_amended_by_declaring_its_values_file(tmp_path):
+    """seal of a study with a value list, end to end: the seal pins the values; a changed list
+    is a registered change that check reports, and an amendment declaring the condition's
+    values_file (the key the spec writes) declares it (it had to name values and
+    values_sha256, which the spec does not write)."""
+    import shutil
+
+    studies = tmp_path / "spec" / "studies"
+    studies.mkdir(parents=True)
+    text = (FIXTURES / "newcomer" / "passk.yaml").read_text(encoding="utf-8")
+    pass5 = "  - id: pass5\n    title: pass@5 of each model, with its interval\n"
+    assert text.count(pass5) == 1
+    text = text.replace(pass5, pass5 + "    reported_only: true\n") + REGISTRATION
+    (studies / "passk.yaml").write_text(text, encoding="utf-8")
+    shutil.copy(FIXTURES / "newcomer" / "passk-disputed.txt", studies / "disputed.txt")
+    assert run_main("--project", tmp_path, "compile").returncode == 0
+    got = run_main("--project", tmp_path, "seal", "passk")
+    assert got.returncode == 0, got.stderr
+    sealed = json.loads((studies / "passk.seal.json").read_text())
+    assert "HumanEval/77" in json.dumps(sealed)
+    assert run_main("--project", tmp_path, "check").returncode == 0
+    with (studies / "disputed.txt").open("a") as f:
+        f.write("HumanEval/9\n")
+    assert run_main("--project", tmp_path, "compile").returncode == 0
+    got = run_main("--project", tmp_path, "check")
+    assert got.returncode == 1
+    assert "at /attempts/where/0/values: registered content changed since the seal" in got.stdout + got.stderr  # fmt: skip
+    spec = studies / "passk.yaml"
+    text = spec.read_text(encoding="utf-8").replace('version: "0.1"', 'version: "0.2"', 1)
+    spec.write_text(
+        text + 'amendments:\n  - version: "0.2"\n    date: "2026-12-04"\n'
+        "    rationale: one more disputed problem\n"
+        '    paths: ["/attempts/where/0/values_file"]\n',
+        encoding="utf-8",
+    )
+    assert run_main("--project", tmp_path, "compile").returncode == 0
+    got = run_main("--project", tmp_path, "check")
+    assert got.returncode == 0, got.stdout + got.stderr

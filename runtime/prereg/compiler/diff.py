@@ -217,9 +217,15 @@ class Change:
     amendment: str | None = None  # the version of the new amendment declaring a registered change
 
     def covered_by(self, declared: str) -> bool:
-        """True when ``declared`` (a JSON pointer or id path) equals or is a prefix of this change."""
+        """True when ``declared`` (a JSON pointer or id path) equals or is a prefix of this change.
+        A condition's ``values_file`` declared covers what it is read into: the condition's
+        ``values`` and ``values_sha256`` (:mod:`prereg.valuelists`)."""
+        paths = [declared]
+        if declared.rstrip("/").endswith("/values_file"):
+            base = declared.rstrip("/")[: -len("values_file")]
+            paths += [base + "values", base + "values_sha256"]
         for mine in (self.pointer, self.old_pointer, self.path):
-            if mine is not None and _is_prefix(declared, mine):
+            if mine is not None and any(_is_prefix(d, mine) for d in paths):
                 return True
         return False
 
