@@ -535,7 +535,9 @@ def test_a_sealed_study_with_a_value_list_is_amended_by_declaring_its_values_fil
     assert run_main("--project", tmp_path, "compile").returncode == 0
     got = run_main("--project", tmp_path, "check")
     assert got.returncode == 1
-    assert "at /attempts/where/0/values: registered content changed since the seal" in got.stdout + got.stderr  # fmt: skip
+    said = got.stdout + got.stderr
+    assert "at /attempts/where/0/values: registered content changed since the seal" in said
+    assert "Declare /attempts/where/0/values_file (its value list) in a new amendment's" in said
     spec = studies / "passk.yaml"
     text = spec.read_text(encoding="utf-8").replace('version: "0.1"', 'version: "0.2"', 1)
     spec.write_text(
