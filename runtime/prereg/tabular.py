@@ -361,6 +361,14 @@ def tables_columns(schema_path: Path, fields: Sequence[Mapping[str, Any]], table
                 msgspec.convert(values, list[types[name]])
             except (msgspec.ValidationError, TypeError, ValueError):
                 return None
+            # an integer column's value of a number field is one a double holds as written
+            # (records.integer_as_double): any other is worded record by record
+            if (
+                kind == "number"
+                and pa.types.is_integer(arrow.type)
+                and any(type(v) is int and not -(2**53) <= v <= 2**53 for v in values)
+            ):
+                return None
             # a float comes only from a column of floats (of which msgspec let NaN through)
             if pa.types.is_floating(arrow.type) and any(
                 type(v) is float and not math.isfinite(v) for v in values

@@ -549,3 +549,27 @@ def test_a_sealed_study_with_a_value_list_is_amended_by_declaring_its_values_fil
     assert run_main("--project", tmp_path, "compile").returncode == 0
     got = run_main("--project", tmp_path, "check")
     assert got.returncode == 0, got.stdout + got.stderr
+
+
+@pytest.mark.parametrize("extra", [(), ("--workers", "2", "--partition-bytes", "100")])
+@pytest.mark.parametrize("arrow_type", ["int64", "uint64"])
+def test_a_parquet_integer_a_double_does_not_hold_is_refused_in_a_number_field(project, tmp_path, arrow_type, extra):  # fmt: skip
+    """An int64 column's 2^60 + 1 in a number field was read as 1.152921504606847e18 (a
+    uint64 column's value was refused): refused at its row as in JSONL and CSV."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = _rows()
+    table = pa.table(
+        {
+            **{k: [r[k] for r in rows] for k in ("task", "model", "score", "n")},
+            "x": pa.array([2**60 + 1] + [1] * (len(rows) - 1), getattr(pa, arrow_type)()),
+        }
+    )
+    pq.write_table(table, tmp_path / "x.parquet")
+    code, err, _ = _score(project, "x.parquet", (tmp_path / "x.parquet").read_bytes(), *extra)
+    assert code == 2
+    assert (
+        f"x.parquet: row group 0, row 1: at /x: number {2**60 + 1} has 19 significant digits,"
+        " more than a double holds: it would be read as 1.152921504606847e+18, not as written"
+    ) in err
