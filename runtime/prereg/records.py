@@ -244,16 +244,8 @@ def _huge_at(text: str) -> tuple | None:
         value = _RECORD_DECODER.decode(text)
     except (ValueError, RecursionError):
         return None
-    stack: list[tuple[tuple, Any]] = [((), value)]
-    while stack:
-        where, v = stack.pop()
-        if type(v) is HugeInteger:
-            return where
-        if isinstance(v, dict):
-            stack.extend((where + (k,), x) for k, x in reversed(list(v.items())))
-        elif isinstance(v, list):
-            stack.extend((where + (i,), x) for i, x in reversed(list(enumerate(v))))
-    return None
+    found = _huge_in(value)
+    return None if found is None else found[0]
 
 
 def not_text(head: bytes) -> str | None:
@@ -692,6 +684,32 @@ def schema_problems(obj: Any, schema_path: Path) -> list[str]:
     return out
 
 
+def record_problems(obj: Any, schema_path: Path) -> list[str]:
+    """:func:`schema_problems` of a record read by :data:`_RECORD_DECODER`, and an integer of
+    more digits than Python converts where the contract leaves the value free (an object
+    field's content), which no later step could hold."""
+    problems = schema_problems(obj, schema_path)
+    if not problems:
+        where = _huge_in(obj)
+        if where is not None:
+            problems = [f"at {json_path(where[0])}: {integer_beyond_64_bits(where[1])}"]
+    return problems
+
+
+def _huge_in(value: Any) -> tuple[tuple, str] | None:
+    """(JSON path, digits) of the first :class:`HugeInteger` in ``value``, or None."""
+    stack: list[tuple[tuple, Any]] = [((), value)]
+    while stack:
+        where, v = stack.pop()
+        if type(v) is HugeInteger:
+            return where, v.text
+        if isinstance(v, dict):
+            stack.extend((where + (k,), x) for k, x in reversed(list(v.items())))
+        elif isinstance(v, list):
+            stack.extend((where + (i,), x) for i, x in reversed(list(enumerate(v))))
+    return None
+
+
 def rows_problems(rows: list[Any], schema_path: Path) -> list[tuple[int, str]]:
     """``(index, problem)`` for every problem of every row against the record contract in
     ``schema_path``: the contract's compiled predicate accepts a row that holds, and only a row
@@ -1024,7 +1042,7 @@ def read_json_array_records(
             problems.append(f"{path}:{where}: not a JSON object")
         else:
             # an integer field's range is its contract's (INT64_RANGE), as in a JSONL file
-            problems.extend(f"{path}:{where}: {p}" for p in schema_problems(obj, schema_path))
+            problems.extend(f"{path}:{where}: {p}" for p in record_problems(obj, schema_path))
             rows.append(obj)
             lines.append(where)
         at = _SPACE.match(text, end).end()
@@ -1074,7 +1092,7 @@ def _strict_line(
     if not isinstance(obj, dict):
         problems.append(f"{path}:{lineno}: not a JSON object")
         return
-    problems.extend(f"{path}:{lineno}: {p}" for p in schema_problems(obj, schema_path))
+    problems.extend(f"{path}:{lineno}: {p}" for p in record_problems(obj, schema_path))
     rows.append(obj)
 
 

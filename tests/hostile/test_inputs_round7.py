@@ -573,3 +573,34 @@ def test_a_parquet_integer_a_double_does_not_hold_is_refused_in_a_number_field(p
         f"x.parquet: row group 0, row 1: at /x: number {2**60 + 1} has 19 significant digits,"
         " more than a double holds: it would be read as 1.152921504606847e+18, not as written"
     ) in err
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "json"])
+def test_a_huge_integer_inside_a_free_object_field_is_refused_at_its_path(tmp_path, suffix):
+    """An object field's content is free, so the contract check passed an integer of more
+    digits than any later step converts: it is refused at its path."""
+    from prereg.errors import UserError
+    from prereg.tabular import read_contract_records
+
+    schema = tmp_path / "r.schema.json"
+    schema.write_text(
+        json.dumps(
+            {
+                "type": "object",
+                "properties": {"id": {"type": "string"}, "meta": {"type": "object"}},
+                "required": ["id"],
+                "additionalProperties": False,
+            }
+        )
+    )
+    lines = ['{"id": "a"}', '{"id": "b", "meta": {"k": [1, ' + HUGE + "]}}"]
+    text = "".join(x + "\n" for x in lines) if suffix == "jsonl" else "[" + ",\n".join(lines) + "]"
+    path = tmp_path / f"r.{suffix}"
+    path.write_text(text)
+    fields = [{"name": "id", "type": "string"}, {"name": "meta", "type": "object"}]
+    with pytest.raises(UserError) as got:
+        read_contract_records(path, schema, fields)
+    assert got.value.problems == [
+        f"{path}:2: at /meta/k/1: integer {HUGE[:24]}… is outside the range of a 64-bit integer"
+        f" {RANGE}"
+    ]
