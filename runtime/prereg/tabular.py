@@ -708,19 +708,23 @@ def _header_again(path: Path) -> int | None:
 
     try:
         with path.open("rb") as f:
-            first = f.readline(1 << 16)
-            header = first.removeprefix(b"\xef\xbb\xbf").rstrip(b"\r\n")
+            first = f.read(1 << 16).removeprefix(b"\xef\xbb\xbf")
+            header = first.split(b"\n", 1)[0].split(b"\r", 1)[0]
             if not header:
                 return None
+            f.seek(0)  # the header line itself follows no line end
             tail = b""
-            keep = len(header) + 1
+            keep = len(header) + 2
+            # the header as a whole line: after a line end, before one (or the file's end)
+            lines = [a + header + z for a in (b"\n", b"\r") for z in (b"\n", b"\r")]
             while block := f.read(CSV_BLOCK):
                 data = tail + block
-                if b"\n" + header in data or b"\r" + header in data:
+                if any(x in data for x in lines):
                     break
                 tail = data[-keep:]
             else:
-                return None
+                if not tail.endswith((b"\n" + header, b"\r" + header)):
+                    return None
         with path.open(encoding="utf-8-sig", errors="replace", newline="") as f:
             old = csv.field_size_limit()
             csv.field_size_limit(max(old, path.stat().st_size + 1))

@@ -604,3 +604,26 @@ def test_a_huge_integer_inside_a_free_object_field_is_refused_at_its_path(tmp_pa
         f"{path}:2: at /meta/k/1: integer {HUGE[:24]}… is outside the range of a 64-bit integer"
         f" {RANGE}"
     ]
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 5, 1 << 24])
+@pytest.mark.parametrize(
+    "data, line",
+    [
+        (b"a,b\n1,2\na,b\n", 3),
+        (b"a,b\n1,2\na,b", 3),  # the file's last line, without its LF
+        (b"a,b\r\n1,2\r\na,b\r\n", 3),
+        (b"a,b\ra,b\r", 2),  # lines ended by CR alone
+        (b"\xef\xbb\xbfa,b\n1,2\na,b\n", 3),  # after a leading BOM
+        (b"a,b\n1,2\na,b,c\n", None),  # a longer line starting as the header
+        (b'a,b\n"x\na,b\ny",2\n', None),  # inside a quoted cell: text
+        (b"a,b\n1,2\n", None),
+    ],
+)
+def test_the_header_line_again_is_found_wherever_the_blocks_cut(tmp_path, monkeypatch, block, data, line):  # fmt: skip
+    from prereg import tabular
+
+    monkeypatch.setattr(tabular, "CSV_BLOCK", block)
+    path = tmp_path / "x.csv"
+    path.write_bytes(data)
+    assert tabular._header_again(path) == line
