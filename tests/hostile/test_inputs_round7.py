@@ -627,3 +627,14 @@ def test_the_header_line_again_is_found_wherever_the_blocks_cut(tmp_path, monkey
     path = tmp_path / "x.csv"
     path.write_bytes(data)
     assert tabular._header_again(path) == line
+
+
+def test_jev_shows_a_long_probability_cut(tmp_path):
+    """A 400-digit probability was echoed whole in its one-line message."""
+    first = b'"probability": 0.7025'
+    long = b'"probability": 1' + b"0" * 400
+    problems = _jev_refusal(tmp_path, "binary", lambda b: b.replace(first, long, 1))
+    assert problems[0] == (
+        f"{tmp_path / 'in' / 'binary.jsonl'}:1: probability: {'1' + '0' * 29}… is not a finite"
+        " number in [0, 1]"
+    )

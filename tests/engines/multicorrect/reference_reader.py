@@ -417,7 +417,9 @@ def _read_score_inputs(
                 ok = False
             if not _is_num(q) or not math.isfinite(_as_float(q)) or not 0.0 <= q <= 1.0:
                 P.add(
-                    binary_path, no, f"{f['probability']}: {q!r} is not a finite number in [0, 1]"
+                    binary_path,
+                    no,
+                    f"{f['probability']}: {_shown_value(q)} is not a finite number in [0, 1]",
                 )
                 ok = False
             if not _is_int(y) or y not in (0, 1):
@@ -480,3 +482,9 @@ def _read_score_inputs(
         pred = Prediction(rid, refused, None if refused else tuple(probs))
         (fit_pairs if split == cfg.fit_split else evaluate_pairs).append((row, pred))
     return ScoreInputs(fit_pairs, evaluate_pairs, binary)
+
+
+def _shown_value(q) -> str:
+    """A value in a message, cut to 30 characters (a 400-digit integer was shown whole)."""
+    text = repr(q)
+    return text if len(text) <= 30 else text[:30] + "…"

@@ -1063,7 +1063,7 @@ def _binary_row(f: _File, S: _State, no: int, obj: dict) -> tuple[int, int, floa
         f.add(no, f"{n['candidate_index']}: expected an integer")
         ok = False
     if not _is_num(q) or not math.isfinite(_as_float(q)) or not 0.0 <= q <= 1.0:
-        f.add(no, f"{n['probability']}: {q!r} is not a finite number in [0, 1]")
+        f.add(no, f"{n['probability']}: {_shown_value(q)} is not a finite number in [0, 1]")
         ok = False
     if not _is_int(y) or y not in (0, 1):
         f.add(no, f"{n['label']}: expected 0 or 1, got {y!r}")
@@ -1131,3 +1131,9 @@ def _binary_types(cfg: EngineConfig) -> dict[str, Any]:
         "probability": Annotated[float, msgspec.Meta(ge=0.0, le=1.0)],
         "label": Literal[0, 1],
     }
+
+
+def _shown_value(q) -> str:
+    """A value in a message, cut to 30 characters (a 400-digit integer was shown whole)."""
+    text = repr(q)
+    return text if len(text) <= 30 else text[:30] + "…"
