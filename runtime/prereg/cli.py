@@ -668,8 +668,8 @@ def _cmd_diff(project, args) -> int:
         if len(args.specs) != 2:
             raise UserError("diff needs OLD.yaml NEW.yaml (or --against GIT_REF [STUDY])")
         old_file, new_file = args.specs
-        old = diff.read_spec_file(old_file)
-        new = diff.read_spec_file(new_file)
+        old = diff.read_pinned_spec_file(old_file, project)
+        new = diff.read_pinned_spec_file(new_file, project)
         study = str(new.get("id") or Path(new_file).stem)
         comparisons = [diff.compare(old, new, study, old_file, new_file)]
         news = [(Path(new_file), new_file)]

@@ -114,6 +114,16 @@ def output_file(path: str | os.PathLike) -> Path:
     return Path(path)
 
 
+def refuse_report_on_output(out: str | Path, md: str | Path) -> None:
+    """Refuse an output named as the Markdown report written beside it (``--out S.md``):
+    refuse_existing then said the report 'already exists', of a file that did not."""
+    if os.path.normcase(os.path.abspath(out)) == os.path.normcase(os.path.abspath(md)):
+        raise UserError(
+            f"{out}: the output and its Markdown report (written beside it as NAME.md) would be"
+            " this one file; name the output NAME.json"
+        )
+
+
 def refuse_existing(*paths: str | Path) -> None:
     """Refuse before any work when an output already exists (what a killed run left of an
     output is cleared first: :func:`sweep_stale`)."""

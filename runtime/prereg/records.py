@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -112,11 +113,19 @@ def imprecise_number(text: str, value: float | None = None, *, spec: bool = Fals
     )
 
 
+class HugeIntegerError(StrictJSONError):
+    """An integer of more digits than Python converts (4,300); ``text`` its digits."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(integer_out_of_range(text))
+        self.text = text
+
+
 def _int(text: str) -> int:
     try:
         return int(text)
     except ValueError:  # more digits than Python converts (4,300)
-        raise StrictJSONError(integer_out_of_range(text)) from None
+        raise HugeIntegerError(text) from None
 
 
 _DECODER = json.JSONDecoder(
@@ -125,6 +134,62 @@ _DECODER = json.JSONDecoder(
     parse_float=_float,
     parse_int=_int,
 )
+
+
+class HugeInteger:
+    """A record's integer of more digits than Python converts (4,300), kept as its text: the
+    contract check refuses it at its field, in the words of any integer of its field's type
+    that is out of range (:func:`describe`), where the parse would stop the whole line."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return _shown_number(self.text)
+
+
+def _record_int(text: str) -> int | HugeInteger:
+    try:
+        return int(text)
+    except ValueError:  # more digits than Python converts (4,300)
+        return HugeInteger(text)
+
+
+#: The strict reader of a record (a JSONL line, a JSON array's element): as :data:`_DECODER`,
+#: an integer of any length read (:class:`HugeInteger`) and refused at its field.
+_RECORD_DECODER = json.JSONDecoder(
+    object_pairs_hook=_no_duplicates,
+    parse_constant=_bad_constant,
+    parse_float=_float,
+    parse_int=_record_int,
+)
+
+
+def loads_record(text: str) -> Any:
+    """:func:`loads_strict` for one record: an integer beyond what Python converts is a
+    :class:`HugeInteger`, for the contract check to refuse at its field."""
+    if text[:1] == "\ufeff":
+        raise StrictJSONError(BOM_WORDS)
+    try:
+        return _RECORD_DECODER.decode(text)
+    except RecursionError:
+        raise StrictJSONError("nesting too deep to parse") from None
+
+
+def integer_as_double(value: int) -> str | None:
+    """The rule an integer in a number field breaks when the double it is read as is decided
+    as another number than the one written (as a number written with a point would be,
+    :func:`imprecise_number`), or when no double holds it; None for one it holds."""
+    if -(2**53) <= value <= 2**53:
+        return None
+    text = str(value)
+    try:
+        double = float(value)
+    except OverflowError:
+        return f"number {_shown_number(text)} overflows a double"
+    return imprecise_number(text, double)
 
 
 #: How every reader refuses a UTF-8 byte-order mark (the project's files are UTF-8 without one:
@@ -148,13 +213,15 @@ def cr_problem(line: str, terminated: bool = True) -> str | None:
     )
 
 
-def loads_strict(text: str) -> Any:
+def loads_strict(text: str, *, record: bool = False) -> Any:
     """Parse JSON refusing duplicate keys, NaN/Infinity literals, numbers that overflow and a
     leading byte-order mark.
 
     The project's one strict JSON reader. Raises ``StrictJSONError`` for those, or
     ``json.JSONDecodeError`` (which carries line and column) for malformed text; both are
-    ``ValueError``s.
+    ``ValueError``s. An integer of more digits than Python converts is refused at its JSON
+    path, in the words of a record's integer out of range (:func:`integer_beyond_64_bits`)
+    with ``record`` (an engine's record), else of a JSON document's (``±(2^53 − 1)``).
     """
     if text[:1] == "\ufeff":  # json.loads' own words name a codec ("decode using utf-8-sig")
         raise StrictJSONError(BOM_WORDS)
@@ -162,6 +229,59 @@ def loads_strict(text: str) -> Any:
         return _DECODER.decode(text)
     except RecursionError:
         raise StrictJSONError("nesting too deep to parse") from None
+    except HugeIntegerError as exc:
+        words = integer_beyond_64_bits if record else integer_out_of_range
+        where = _huge_at(text)
+        raise StrictJSONError(
+            (f"at {json_path(where)}: " if where is not None else "") + words(exc.text)
+        ) from None
+
+
+def _huge_at(text: str) -> tuple | None:
+    """The JSON path of the first integer of more digits than Python converts in ``text``
+    (valid JSON up to it), or None."""
+    try:
+        value = _RECORD_DECODER.decode(text)
+    except (ValueError, RecursionError):
+        return None
+    found = _huge_in(value)
+    return None if found is None else found[0]
+
+
+def not_text(head: bytes) -> str | None:
+    """``not UTF-8: ...`` for a file whose first bytes ``head`` name it as no UTF-8 text (a
+    compressed file, UTF-16 or UTF-32 text, a Parquet file), else None: refused as one
+    problem of the file, where each line's bytes would be one."""
+    return next((not_utf8(head, 0) for marks, _ in _NOT_TEXT if head.startswith(marks)), None)
+
+
+def text_head_problem(path) -> str | None:
+    """:func:`not_text` of a regular file's first bytes; None when it cannot be read (its
+    reader says why)."""
+    from prereg.files import open_regular
+
+    try:
+        fd = open_regular(path)
+    except OSError:
+        return None
+    try:
+        return not_text(os.read(fd, 4))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def json_syntax_words(exc: json.JSONDecodeError, text: str) -> str:
+    """What is wrong at a JSON syntax error, and at which column: a control character inside
+    a string named (Python's json says "Invalid control character at")."""
+    ch = text[exc.pos : exc.pos + 1]
+    if exc.msg.startswith("Invalid control character") and ch:
+        return (
+            f"{_char_words(ch)} at column {exc.colno}, inside a string: JSON writes it escaped"
+            f" (\\u{ord(ch):04x})"
+        )
+    return f"{exc.msg.removesuffix(' at')} at column {exc.colno}"
 
 
 def _char_words(ch: str) -> str:
@@ -433,20 +553,71 @@ def _validator(schema_path: str):
     # an integer field holds an integer as written: JSON Schema's integer also takes 1.0, a
     # double, which need not be the integer written (9007199254740993.0 is read as ...992)
     # (and within 64 bits, the range of an integer field in every format: INT64_RANGE)
-    checker = cls.TYPE_CHECKER.redefine(
-        "integer", lambda _c, x: type(x) is int and INT64_RANGE[0] <= x <= INT64_RANGE[1]
+    # and a number field's integer is one a double holds as written (integer_as_double)
+    checker = cls.TYPE_CHECKER.redefine_many(
+        {
+            "integer": lambda _c, x: type(x) is int and INT64_RANGE[0] <= x <= INT64_RANGE[1],
+            "number": lambda _c, x: (
+                type(x) is float or (type(x) is int and integer_as_double(x) is None)
+            ),
+        }
     )
     return jsonschema.validators.extend(cls, type_checker=checker)(schema)
 
 
 def _shown(value: Any, limit: int = 60) -> str:
     """A value as JSON for a message, cut to ``limit`` characters (a huge bad value is not
-    echoed whole)."""
+    echoed whole), its invisible characters escaped (:func:`visible`)."""
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return visible(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+#: Characters a terminal shows as nothing, or that reorder the text after them: C1 controls,
+#: the soft hyphen, zero-width and joining characters, bidirectional marks, embeddings,
+#: overrides and isolates, line and paragraph separators, the byte-order mark.
+_INVISIBLE = re.compile(
+    "[\u0080-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064"
+    "\u2066-\u206f\ufeff\ufff9-\ufffb]"
+)
+
+
+def visible(text: str) -> str:
+    """``text`` with each invisible character written as its escape (``\\u202e``): a value
+    echoed in a message holding a right-to-left override reversed the rest of the line, and
+    one with a zero-width joiner looked like the value it is not."""
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _normal_form_twin(value: Any, allowed: Any) -> str:
+    """`` (... another Unicode normalisation form ...)`` when ``value`` is text equal to one
+    of ``allowed`` once both are normalised (NFC), else ''."""
+    import unicodedata
+
+    if not isinstance(value, str) or not isinstance(allowed, list):
+        return ""
+    nfc = unicodedata.normalize("NFC", value)
+    twin = next(
+        (a for a in allowed if isinstance(a, str) and unicodedata.normalize("NFC", a) == nfc), None
+    )
+    if twin is None:
+        return ""
+
+    def form(s):
+        return (
+            "NFC"
+            if unicodedata.is_normalized("NFC", s)
+            else "NFD"
+            if unicodedata.is_normalized("NFD", s)
+            else "unnormalised"
+        )
+
+    return (
+        f" (it is {_shown(twin)} in another Unicode normalisation form: the value is"
+        f" {form(value)}, the contract's {form(twin)}; write it as the contract does)"
+    )
 
 
 def describe(err) -> str:  # a jsonschema.ValidationError
@@ -461,8 +632,15 @@ def describe(err) -> str:  # a jsonschema.ValidationError
     if v == "required":
         return "missing field " + err.message.split(" is a required")[0]
     if v == "type":
-        if type(err.instance) is int and "integer" in err.validator_value:
-            return integer_beyond_64_bits(str(err.instance))
+        huge = type(err.instance) is HugeInteger
+        if (type(err.instance) is int or huge) and "integer" in err.validator_value:
+            return integer_beyond_64_bits(err.instance.text if huge else str(err.instance))
+        if huge and "number" in err.validator_value:
+            return f"number {_shown_number(err.instance.text)} overflows a double"
+        if type(err.instance) is int and "number" in err.validator_value:
+            problem = integer_as_double(err.instance)
+            if problem is not None:
+                return problem
         said = f"expected {err.validator_value}, got {_shown(err.instance, 40)}"
         if type(err.instance) is float and "integer" in err.validator_value:
             said += (
@@ -473,8 +651,14 @@ def describe(err) -> str:  # a jsonschema.ValidationError
     if v == "pattern":
         return f"{_shown(err.instance)} does not match the pattern {err.validator_value}"
     if v == "enum":
-        return f"{_shown(err.instance)} is not one of {_shown(err.validator_value, 120)}"
+        return (
+            f"{_shown(err.instance)} is not one of {_shown(err.validator_value, 120)}"
+            + _normal_form_twin(err.instance, err.validator_value)
+        )
     message = err.message
+    shown = repr(err.instance)
+    if len(shown) > 60 and message.startswith(shown):  # the value cut, not the rule after it
+        message = _shown(err.instance) + message[len(shown) :]
     return message if len(message) <= 200 else message[:199] + "…"
 
 
@@ -498,6 +682,32 @@ def schema_problems(obj: Any, schema_path: Path) -> list[str]:
                 said = said.replace("missing field ", "missing object ", 1)
         out.append(f"at {json_path(e.absolute_path)}: {said}{_path_words(where, shape)}")
     return out
+
+
+def record_problems(obj: Any, schema_path: Path) -> list[str]:
+    """:func:`schema_problems` of a record read by :data:`_RECORD_DECODER`, and an integer of
+    more digits than Python converts where the contract leaves the value free (an object
+    field's content), which no later step could hold."""
+    problems = schema_problems(obj, schema_path)
+    if not problems:
+        where = _huge_in(obj)
+        if where is not None:
+            problems = [f"at {json_path(where[0])}: {integer_beyond_64_bits(where[1])}"]
+    return problems
+
+
+def _huge_in(value: Any) -> tuple[tuple, str] | None:
+    """(JSON path, digits) of the first :class:`HugeInteger` in ``value``, or None."""
+    stack: list[tuple[tuple, Any]] = [((), value)]
+    while stack:
+        where, v = stack.pop()
+        if type(v) is HugeInteger:
+            return where, v.text
+        if isinstance(v, dict):
+            stack.extend((where + (k,), x) for k, x in reversed(list(v.items())))
+        elif isinstance(v, list):
+            stack.extend((where + (i,), x) for i, x in reversed(list(enumerate(v))))
+    return None
 
 
 def rows_problems(rows: list[Any], schema_path: Path) -> list[tuple[int, str]]:
@@ -643,6 +853,9 @@ def schema_predicate(schema: Any):
     if exact is not None and "integer" in names and "number" not in names:
         lo, hi = INT64_RANGE
         checks.append(lambda x: type(x) is not int or lo <= x <= hi)
+    if exact is not None and "number" in names:
+        big = 2**53  # an integer beyond it is a number as written only if a double holds it
+        checks.append(lambda x: type(x) is not int or -big <= x <= big or integer_as_double(x) is None)  # fmt: skip
     if any(k in schema for k in _MEMBER_KEYS):
         c = _members_check(schema)
         if c is None:
@@ -814,12 +1027,13 @@ def read_json_array_records(
     while True:
         where = line_at(at)
         try:
-            obj, end = _DECODER.raw_decode(text, at)
+            obj, end = _RECORD_DECODER.raw_decode(text, at)
         except RecursionError:
             problems.append(f"{path}:{where}: nesting too deep to parse")
             break
         except json.JSONDecodeError as exc:
-            problems.append(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}")
+            said = json_syntax_words(exc, text)
+            problems.append(f"{path}:{exc.lineno}: not valid JSON: {said}")
             break
         except ValueError as exc:  # a strict refusal: a repeated key, NaN, a long number
             problems.append(f"{path}:{where}: {exc}")
@@ -828,7 +1042,7 @@ def read_json_array_records(
             problems.append(f"{path}:{where}: not a JSON object")
         else:
             # an integer field's range is its contract's (INT64_RANGE), as in a JSONL file
-            problems.extend(f"{path}:{where}: {p}" for p in schema_problems(obj, schema_path))
+            problems.extend(f"{path}:{where}: {p}" for p in record_problems(obj, schema_path))
             rows.append(obj)
             lines.append(where)
         at = _SPACE.match(text, end).end()
@@ -868,7 +1082,7 @@ def _strict_line(
             return
         line = line[:-1]
     try:
-        obj = loads_strict(line)
+        obj = loads_record(line)
     except ImpreciseNumberError as exc:  # valid JSON, a number no double holds as written
         problems.append(f"{path}:{lineno}: {exc}")
         return
@@ -878,7 +1092,7 @@ def _strict_line(
     if not isinstance(obj, dict):
         problems.append(f"{path}:{lineno}: not a JSON object")
         return
-    problems.extend(f"{path}:{lineno}: {p}" for p in schema_problems(obj, schema_path))
+    problems.extend(f"{path}:{lineno}: {p}" for p in record_problems(obj, schema_path))
     rows.append(obj)
 
 

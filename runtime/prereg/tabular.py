@@ -39,6 +39,7 @@ from prereg.records import (
     not_utf8,
     read_jsonl_records,
     schema_problems,
+    text_head_problem,
 )
 
 #: File extensions read as columns, and the name of their reader.
@@ -94,6 +95,8 @@ def read_contract_records(
                     else ""
                 )
             )
+        if not path.exists() and not path.is_symlink():  # said as the JSONL reader says it
+            raise UserError(f"{path}: cannot read: No such file or directory")
         raise UserError(f"{path}: cannot read: not a regular file")
     if kind == "CSV":
         _refuse_nested_csv(path, schema_path, fields)
@@ -373,6 +376,14 @@ def tables_columns(schema_path: Path, fields: Sequence[Mapping[str, Any]], table
             try:
                 msgspec.convert(values, list[types[name]])
             except (msgspec.ValidationError, TypeError, ValueError):
+                return None
+            # an integer column's value of a number field is one a double holds as written
+            # (records.integer_as_double): any other is worded record by record
+            if (
+                kind == "number"
+                and pa.types.is_integer(arrow.type)
+                and any(type(v) is int and not -(2**53) <= v <= 2**53 for v in values)
+            ):
                 return None
             # a float comes only from a column of floats (of which msgspec let NaN through)
             if pa.types.is_floating(arrow.type) and any(
@@ -690,20 +701,78 @@ def _read_csv(path: Path, convert):
 #: A blank line in a CSV file's bytes (or one that may be: inside a quoted cell it is text).
 def _blank_in(data: bytes) -> bool:
     """Whether ``data`` holds an empty line: a line feed followed by another, alone or after a
-    carriage return."""
-    return b"\n\n" in data or b"\n\r\n" in data
+    carriage return, or two carriage returns (lines ended by CR alone)."""
+    return b"\n\n" in data or b"\n\r\n" in data or b"\r\r" in data
 
 
 def _refuse_blank_lines(path: Path) -> None:
     """Refuse a CSV file with a blank line outside a quoted cell, at its line, as a JSONL
     file's blank line is refused: pyarrow skips one, so a record lost in an export (a row
-    emptied by hand) would pass unseen; a record of empty cells is written with its commas."""
+    emptied by hand) would pass unseen; a record of empty cells is written with its commas.
+    A NUL byte or a byte-order mark past the file's start is refused first, at its line and
+    column (:func:`nul_problem`), and the header line written again after it (two files
+    joined) is refused at its line, where its cells were read as a record's."""
+    why = text_head_problem(path)  # UTF-16 or a compressed file: named before its NUL bytes
+    if why is not None:
+        raise UserError(f"{path}:1: {why}")
+    problem = nul_problem(path, bom=True)
+    if problem is not None:
+        raise UserError(f"{path}:{problem}")
     line = _blank_line(path)
     if line is not None:
         raise UserError(
             f"{path}:{line}: blank line (a CSV file has none, as a JSONL file has none: remove"
             " it, or write a record of empty cells with its commas)"
         )
+    line = _header_again(path)
+    if line is not None:
+        raise UserError(
+            f"{path}:{line}: the header line again (a CSV file has one header, on its first"
+            " line: were two files joined? remove this line)"
+        )
+
+
+def _header_again(path: Path) -> int | None:
+    """The line of the first record of a CSV file whose cells are its header's, or None; the
+    bytes are scanned for the header line after a line end, and only a file with a candidate
+    is read as CSV."""
+    import csv
+
+    try:
+        with path.open("rb") as f:
+            first = f.read(1 << 16).removeprefix(b"\xef\xbb\xbf")
+            header = first.split(b"\n", 1)[0].split(b"\r", 1)[0]
+            if not header:
+                return None
+            f.seek(0)  # the header line itself follows no line end
+            tail = b""
+            keep = len(header) + 2
+            # the header as a whole line: after a line end, before one (or the file's end)
+            lines = [a + header + z for a in (b"\n", b"\r") for z in (b"\n", b"\r")]
+            while block := f.read(CSV_BLOCK):
+                data = tail + block
+                if any(x in data for x in lines):
+                    break
+                tail = data[-keep:]
+            else:
+                if not tail.endswith((b"\n" + header, b"\r" + header)):
+                    return None
+        with path.open(encoding="utf-8-sig", errors="replace", newline="") as f:
+            old = csv.field_size_limit()
+            csv.field_size_limit(max(old, path.stat().st_size + 1))
+            try:
+                reader = csv.reader(f)
+                names = next(reader, None)
+                start = reader.line_num + 1
+                for row in reader:
+                    if row == names:
+                        return start
+                    start = reader.line_num + 1
+            finally:
+                csv.field_size_limit(old)
+    except (OSError, csv.Error):
+        return None  # the reader names what it cannot read
+    return None
 
 
 def _holds_cr(path: Path) -> bool:
@@ -749,6 +818,60 @@ def _blank_line(path: Path) -> int | None:
     except (OSError, csv.Error):
         return None  # the reader names what it cannot read
     return None
+
+
+def nul_problem(path: Path, bom: bool = False) -> str | None:
+    """``LINE: rule`` for the first NUL byte of a text file, or None. No text file of the
+    project holds one, whatever its format: JSON writes a NUL in a string escaped
+    (``\\u0000``) and refuses it raw, YAML refuses it, and in a CSV cell or a value list one
+    is the mark of a damaged or binary file (pyarrow took it into the cell's text). With
+    ``bom``, a UTF-8 byte-order mark past the file's first bytes too (a CSV file's leading
+    one is skipped; one inside it, where two exports were joined, became part of a cell)."""
+    marks = (b"\0", b"\xef\xbb\xbf") if bom else (b"\0",)
+    try:
+        with path.open("rb") as f:
+            offset, tail = 0, b""
+            while block := f.read(CSV_BLOCK):
+                data = tail + block
+                found = [
+                    i
+                    for m in marks
+                    for i in [data.find(m, 1 if offset == 0 and m != b"\0" else 0)]
+                    if i >= 0
+                ]
+                if found:
+                    at = offset - len(tail) + min(found)
+                    break
+                tail = data[-2:]
+                offset += len(block)
+            else:
+                return None
+            f.seek(0)
+            head = f.read(at)
+            what = f.read(1)
+    except OSError:
+        return None  # the reader names what it cannot read
+    return nul_words(head) if what == b"\0" else _bom_words(head)
+
+
+def _bom_words(head: bytes) -> str:
+    """``LINE: rule`` for a byte-order mark after the bytes ``head`` of a CSV file."""
+    line = head.count(b"\n") + 1
+    column = len(head[head.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
+    return (
+        f"{line}: a byte-order mark (U+FEFF) at column {column}, inside the file (only a"
+        " leading one is skipped): were two files joined? remove it"
+    )
+
+
+def nul_words(head: bytes) -> str:
+    """``LINE: rule`` for a NUL byte after the bytes ``head`` of a text file."""
+    line = head.count(b"\n") + 1
+    column = len(head[head.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
+    return (
+        f"{line}: a NUL byte (U+0000) at column {column}: a text file holds none (is the file"
+        " damaged, or not text?)"
+    )
 
 
 #: the bytes of CSV text the column check converts at once (:func:`_csv_blocks`)
@@ -1388,6 +1511,11 @@ def _csv_part_table(part, data: bytes, fields: Sequence[Mapping[str, Any]]):
             raise Uncut("the header changed")
     else:
         data = part.header + data
+    if b"\0" in data or data.find(b"\xef\xbb\xbf", 1) >= 0:
+        raise Uncut("a NUL byte or a byte-order mark inside the file (one process says where)")
+    names = part.header.removeprefix(b"\xef\xbb\xbf").rstrip(b"\r\n")
+    if names and (b"\n" + names in data or b"\r" + names in data):
+        raise Uncut("the header line again, or a cell holding it (one process tells which)")
     if data.startswith((b"\n", b"\r\n")) or _blank_in(data):
         raise Uncut("a blank line, or one inside a quoted cell (one process tells which)")
     if any(f.get("type") == "number" for f in fields) and _long_cell(data):

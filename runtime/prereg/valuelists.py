@@ -13,6 +13,7 @@ out of the project is refused.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -72,17 +73,33 @@ def values_of(raw: bytes) -> list[str]:
         raise ValueError(
             "line 1: starts with a byte-order mark (U+FEFF); save it as UTF-8 without BOM"
         )
+    from prereg.records import not_utf8
+
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise ValueError(f"line {line}: not UTF-8") from None
+        raise ValueError(f"line {line}: {not_utf8(raw, exc.start)}") from None
     out = []
-    for line in text.splitlines():
+    # lines end with LF (or CRLF): str.splitlines also cut a value at a form feed, U+0085 or
+    # U+2028, and a control character is refused, as YAML refuses one in the spec
+    for no, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
+        bad = _CONTROL.search(line)
+        if bad is not None:
+            ch = bad.group()
+            what = "a NUL byte (U+0000)" if ch == "\0" else f"character U+{ord(ch):04X}"
+            raise ValueError(
+                f"line {no}: {what} at column {bad.start() + 1}: a value list is text, one value"
+                " per line (lines end with LF), without control characters or other line breaks"
+            )
         value = line.strip()
         if value and not value.startswith("#"):
             out.append(value)
     return out
+
+
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def pinned_from(data: Any, read: Callable[[str], bytes | None]) -> Any:

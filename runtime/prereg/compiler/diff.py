@@ -217,9 +217,15 @@ class Change:
     amendment: str | None = None  # the version of the new amendment declaring a registered change
 
     def covered_by(self, declared: str) -> bool:
-        """True when ``declared`` (a JSON pointer or id path) equals or is a prefix of this change."""
+        """True when ``declared`` (a JSON pointer or id path) equals or is a prefix of this change.
+        A condition's ``values_file`` declared covers what it is read into: the condition's
+        ``values`` and ``values_sha256`` (:mod:`prereg.valuelists`)."""
+        paths = [declared]
+        if declared.rstrip("/").endswith("/values_file"):
+            base = declared.rstrip("/")[: -len("values_file")]
+            paths += [base + "values", base + "values_sha256"]
         for mine in (self.pointer, self.old_pointer, self.path):
-            if mine is not None and _is_prefix(declared, mine):
+            if mine is not None and any(_is_prefix(d, mine) for d in paths):
                 return True
         return False
 
@@ -1143,23 +1149,43 @@ def read_spec_file(path, label: str | None = None) -> dict:
     return loaded.data
 
 
+def _home(path: Path, project=None) -> Path:
+    """The project folder that holds the spec file ``path``: ``project``'s when it does, else
+    the nearest folder above it with a spec/studies/ folder, else the file's own folder."""
+    from prereg.compiler.project import STUDIES
+
+    folder = path.resolve().parent
+    roots = [project.root.resolve()] if project is not None else []
+    roots += [d for d in (folder, *folder.parents) if (d / STUDIES).is_dir()]
+    return next((r for r in roots if folder.is_relative_to(r)), folder)
+
+
+def read_pinned_spec_file(path, project=None, label: str | None = None) -> dict:
+    """:func:`read_spec_file` with the files it names read in as ``prereg compile`` reads
+    them (:func:`prereg.custom.pinned`: a value list's values and digest, a statistic's file
+    digest), from the project holding the file: ``diff OLD NEW`` then sees a changed value
+    list or statistic as ``diff --against`` does."""
+    from prereg.custom import pinned
+
+    spec = read_spec_file(path, label)
+    path = Path(path)
+    return pinned(spec, _home(path, project), path.resolve().parent)
+
+
 def compile_problems(path, project=None, label: str | None = None) -> list[str]:
     """What ``prereg compile`` finds wrong with the spec file ``path`` (shown as ``label``), each
     problem located (``FILE:LINE: at /pointer: rule``); [] when it compiles. Checked in the
     project that holds the file (``project`` when it does): its language, its statistics'
     folder, and the id its name asks for when it lies in the project's spec/studies/."""
     from prereg.compiler import build
-    from prereg.compiler.project import STUDIES, Project
+    from prereg.compiler.project import Project
 
     path = Path(path)
     loaded = load_yaml(path, display=Path(label) if label else None)
     if not isinstance(loaded.data, dict):
         return [f"{loaded.path}:1: a spec must be a mapping (a Study)"]
     folder = path.resolve().parent
-    roots = [project.root.resolve()] if project is not None else []
-    roots += [d for d in (folder, *folder.parents) if (d / STUDIES).is_dir()]
-    root = next((r for r in roots if folder.is_relative_to(r)), folder)
-    home = Project(root)
+    home = Project(_home(path, project))
     expected = path.stem if folder == home.studies_dir.resolve() else None
     return build.spec_problems(home, loaded, folder, expected)
 

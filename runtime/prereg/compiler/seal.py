@@ -198,6 +198,9 @@ def check_study(study, seal: dict, shown_seal: str) -> list[str]:
         )
     for c in undeclared(spec, seal):
         names = c.pointer if c.pointer == c.path else f"{c.pointer} or {c.path}"
+        for read in ("/values", "/values_sha256"):  # read from the condition's value list
+            if (c.pointer or "").endswith(read):
+                names = f"{c.pointer[: -len(read)]}/values_file (its value list)"
         problems.append(
             f"{loaded.where(c.anchor)}: at {c.pointer}: registered content changed since the "
             f"seal of version {seal['version']} and no later amendment declares it ({c.rule}): "

@@ -369,6 +369,27 @@ def crossings_resolve(spec: dict, report: Reporter) -> None:
 
 
 @check
+def rows_within_bound(spec: dict, report: Reporter) -> None:
+    """A study registers at most :data:`prereg.compiler.expand.MAX_ROWS` rows: score lists
+    each registered row (rows: 9007199254740991 compiled, and score ran without end)."""
+    from prereg.compiler.expand import MAX_ROWS
+
+    total = 0
+    for ptr, cell in cell_entries(spec):
+        rows = cell.get("rows")
+        if type(rows) is int and rows > 0:
+            total += rows
+        if total > MAX_ROWS:
+            where = f"{ptr}/rows" if ptr.startswith("/cells/") else ptr
+            report(
+                where,
+                f"with cell {cell.get('id')!r} ({rows:,} rows) the study registers {total:,}"
+                f" rows; a study registers at most {MAX_ROWS:,} (score lists each row)",
+            )
+            return
+
+
+@check
 def totals_match_cells(spec: dict, report: Reporter) -> None:
     splits = {s["id"] for s in spec.get("splits") or []}
     for ptr, total in items(spec, "totals"):
@@ -1012,6 +1033,14 @@ def patterns_compile(spec: dict, report: Reporter) -> None:
                 wrong = [a for a in f["allowed"] if not _ALLOWED_TYPES[kind](a)]
                 if wrong:
                     report(f"{fptr}/allowed", f"allowed values {wrong} are not of type {kind}")
+                twins = _normal_form_twins(f["allowed"])
+                if twins:
+                    report(
+                        f"{fptr}/allowed/{twins[1]}",
+                        f"allowed values {ascii(f['allowed'][twins[0]])} and"
+                        f" {ascii(f['allowed'][twins[1]])} are the same text in two Unicode"
+                        " normalisation forms: they look the same; keep one",
+                    )
             if f.get("items") and f.get("type") != "array":
                 report(f"{fptr}/items", "items is only for array fields")
             tokens = f.get("null_values")
@@ -1038,6 +1067,20 @@ def patterns_compile(spec: dict, report: Reporter) -> None:
                     )
             _boolean_words(f, fptr, report)
         _per_file(spec, contract, ptr, report)
+
+
+def _normal_form_twins(values: list) -> tuple[int, int] | None:
+    """The positions of the first two strings of ``values`` that differ but are equal once
+    normalised (NFC), or None."""
+    import unicodedata
+
+    seen: dict[str, int] = {}
+    for i, v in enumerate(values):
+        if isinstance(v, str):
+            j = seen.setdefault(unicodedata.normalize("NFC", v), i)
+            if j != i and values[j] != v:
+                return j, i
+    return None
 
 
 def _shown_path(path) -> str:

@@ -113,11 +113,13 @@ def unknown_keys(err: jsonschema.ValidationError) -> list[str]:
 def _shown(value, limit: int = 60) -> str:
     """A value as JSON for a message, cut to ``limit`` characters (a huge bad value is not
     echoed whole)."""
+    from prereg.records import visible
+
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return visible(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 _BOUNDS = {

@@ -32,7 +32,7 @@ from prereg.console import console_of
 from prereg.decide import scenarios as registered
 from prereg.engines import StudyContext
 from prereg.errors import UserError
-from prereg.files import output_file, refuse_existing, write_files_new
+from prereg.files import output_file, refuse_existing, refuse_report_on_output, write_files_new
 from prereg.rules import REPORTED_ONLY
 
 from . import claims as claim_checks
@@ -354,6 +354,7 @@ def run(
         raise UserError("--target: needs --vary (the values to choose the smallest from)")
     out = output_file(args.out)
     md = out.with_suffix(".md") if out.suffix else out.with_name(out.name + ".md")
+    refuse_report_on_output(out, md)
     refuse_existing(out, md)
     asked = getattr(args, "scenario", None)
     if isinstance(asked, str):

@@ -65,7 +65,7 @@ def options(args, registered: Sequence[str]) -> Options:
     """The shared options, each refused with its name before any work; ``registered`` are the
     scenario names the study registers (``--scenario`` must name them)."""
     from prereg import runner
-    from prereg.files import output_file, refuse_existing
+    from prereg.files import output_file, refuse_existing, refuse_report_on_output
 
     simulations = _int(args, "simulations", 1)
     seed = _int(args, "seed", 0)
@@ -87,6 +87,7 @@ def options(args, registered: Sequence[str]) -> Options:
         raise UserError("--target: needs --vary (the values to choose the smallest from)")
     out = output_file(args.out)
     md = out.with_suffix(".md") if out.suffix else out.with_name(out.name + ".md")
+    refuse_report_on_output(out, md)
     refuse_existing(out, md)
     return Options(
         simulations,

@@ -542,6 +542,7 @@ def test_wrong_file_type(x6: Case, role: str, path: str, wanted: str) -> None:
         (b'{"a": NaN}\n', "not valid JSON: NaN is not a JSON value"),
         (b"\xef\xbb\xbf{}\n", "starts with a byte-order mark (U+FEFF)"),
         (b'{"a": "\xff"}\n', "not UTF-8 (byte 7)"),
+        (b"\x1f\x8b\x08\x00", "not UTF-8: a gzip-compressed file; decompress it (gunzip) first"),
         (b"", "line 1 column 1: not valid JSON"),
     ],
 )
@@ -559,6 +560,20 @@ def test_metadata_json_that_does_not_parse(x6: Case, data: bytes, message: str) 
         (b'{"a":1}\n{"x":1e999}\n', "line 2: not valid JSON: number 1e999 overflows"),
         # LF-terminated lines, as every JSONL reader asks (CR was taken as JSON whitespace)
         (b'{"a":1}\n{"b":2}\r\n', "line 2: CRLF line ending; use LF"),
+        # round 7: the rules of every record reader (prereg.records)
+        (
+            b'{"a":1}\n{"b":' + b"9" * 5000 + b"}\n",
+            "line 2: not valid JSON: at /b: integer 999999999999999999999999… is outside the"
+            " range of a 64-bit integer",
+        ),
+        (
+            '{"a":1}\n{"b":2}\n'.encode("utf-16"),
+            "not UTF-8: UTF-16 text (it starts with UTF-16's byte-order mark); save it as UTF-8",
+        ),
+        (
+            b'{"a":1}\n{"b":"x\x00"}\n',
+            "line 2: not valid JSON: a NUL byte (U+0000) at column 8, inside a string",
+        ),
     ],
 )
 def test_metadata_jsonl_that_does_not_parse(x6: Case, data: bytes, message: str) -> None:

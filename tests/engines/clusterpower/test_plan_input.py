@@ -175,6 +175,16 @@ def test_byte_level_refusals():
     ]
     err = refuse(good + b'{"stage": "calibr\xff"}\n')
     assert err.problems[0].startswith("line 4, field -: not valid UTF-8")
+    # a UTF-16 file is one problem, named, not one per line (round 7)
+    err = refuse(good.decode().encode("utf-16"))
+    assert err.problems == [
+        "line -, field -: not UTF-8: UTF-16 text (it starts with UTF-16's byte-order mark);"
+        " save it as UTF-8"
+    ]
+    err = refuse(good + b'{"stage": "calibration\x00"}\n')
+    assert err.problems[0].startswith(
+        "line 4, field -: not valid JSON (a NUL byte (U+0000) at column 23, inside a string"
+    )
     err = refuse(b"")
     assert err.problems == ["line -, field -: empty file: no calibration records"]
     err = refuse(b"\n")

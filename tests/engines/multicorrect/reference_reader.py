@@ -31,7 +31,7 @@ from prereg.engines.multicorrect.records import (
 )
 from prereg.errors import UserError
 from prereg.files import read_regular
-from prereg.records import StrictJSONError, loads_strict
+from prereg.records import StrictJSONError, json_syntax_words, loads_strict, not_text
 
 # the problems listed (the first, by file and line), then how many more: as the records'
 # reader lists them (a file of CRLF lines would otherwise print one line per line)
@@ -44,11 +44,11 @@ class _LineError(ValueError):
 
 def _loads(text: str) -> Any:
     try:
-        return loads_strict(text)
+        return loads_strict(text, record=True)
     except StrictJSONError as e:
         raise _LineError(str(e)) from None
     except json.JSONDecodeError as e:
-        raise _LineError(f"invalid JSON: {e.msg} at column {e.colno}") from None
+        raise _LineError(f"invalid JSON: {json_syntax_words(e, text)}") from None
     except ValueError as e:  # e.g. an integer literal longer than Python converts
         raise _LineError(f"invalid JSON: {e}") from None
 
@@ -102,6 +102,11 @@ def _read_lines(path: str, problems: _Problems, allow_empty: bool) -> list[tuple
         problems.unusable.add(path)
         return []
     records: list[tuple[int, Any]] = []
+    why = not_text(data[:4])
+    if why is not None:
+        problems.add(path, None, why)
+        problems.unusable.add(path)
+        return []
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
@@ -412,7 +417,9 @@ def _read_score_inputs(
                 ok = False
             if not _is_num(q) or not math.isfinite(_as_float(q)) or not 0.0 <= q <= 1.0:
                 P.add(
-                    binary_path, no, f"{f['probability']}: {q!r} is not a finite number in [0, 1]"
+                    binary_path,
+                    no,
+                    f"{f['probability']}: {_shown_value(q)} is not a finite number in [0, 1]",
                 )
                 ok = False
             if not _is_int(y) or y not in (0, 1):
@@ -475,3 +482,9 @@ def _read_score_inputs(
         pred = Prediction(rid, refused, None if refused else tuple(probs))
         (fit_pairs if split == cfg.fit_split else evaluate_pairs).append((row, pred))
     return ScoreInputs(fit_pairs, evaluate_pairs, binary)
+
+
+def _shown_value(q) -> str:
+    """A value in a message, cut to 30 characters (a 400-digit integer was shown whole)."""
+    text = repr(q)
+    return text if len(text) <= 30 else text[:30] + "…"

@@ -34,7 +34,7 @@ from prereg.digest import sha256_hex
 from prereg.engines.clusterpower.config import InputSpec
 from prereg.errors import UserError
 from prereg.files import read_regular
-from prereg.records import BOM_WORDS, cr_problem
+from prereg.records import BOM_WORDS, cr_problem, json_syntax_words, not_text
 
 BOM = b"\xef\xbb\xbf"
 _JSON_WS = " \t\r"
@@ -177,6 +177,10 @@ def parse_calibration(data: bytes, name: str, spec: InputSpec) -> Calibration:
         body = body[len(BOM) :]
     if not body:
         problems.add("-", "-", "empty file: no calibration records")
+    why = not_text(body[:4])
+    if why is not None:  # one problem of the file, not one per line
+        problems.add("-", "-", why)
+        body = b""
     lines = body.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()  # the final LF is optional
@@ -210,7 +214,7 @@ def parse_calibration(data: bytes, name: str, spec: InputSpec) -> Calibration:
                 parse_int=_parse_int,
             )
         except json.JSONDecodeError as e:
-            problems.add(lineno, "-", f"not valid JSON ({e.msg} at column {e.colno})")
+            problems.add(lineno, "-", f"not valid JSON ({json_syntax_words(e, text)})")
             continue
         except ValueError as e:  # e.g. an integer literal beyond Python's digit limit
             problems.add(lineno, "-", f"not valid JSON ({str(e)[:200]})")

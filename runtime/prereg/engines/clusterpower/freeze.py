@@ -97,7 +97,16 @@ from typing import TYPE_CHECKING, Any
 from prereg.digest import canonical_json, digest_hex
 from prereg.errors import UserError
 from prereg.files import read_regular
-from prereg.records import BOM_WORDS, INT64_RANGE, cr_problem, loads_strict, schema_predicate
+from prereg.records import (
+    BOM_WORDS,
+    INT64_RANGE,
+    cr_problem,
+    json_syntax_words,
+    loads_strict,
+    not_text,
+    not_utf8,
+    schema_predicate,
+)
 
 if TYPE_CHECKING:  # jsonschema is imported only to explain a document the fast check refuses
     import jsonschema
@@ -177,12 +186,13 @@ def decode_utf8(data: bytes) -> tuple[str | None, str | None]:
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError as e:
-        return None, f"not UTF-8 (byte {e.start})"
+        return None, not_utf8(data, e.start)  # UTF-16 or a compressed file named as such
 
 
 def _parse_error(exc: ValueError) -> str:
     if isinstance(exc, json.JSONDecodeError):
-        return f"line {exc.lineno} column {exc.colno}: not valid JSON: {exc.msg}"
+        msg = exc.msg.removesuffix(" at")  # "Invalid control character at"
+        return f"line {exc.lineno} column {exc.colno}: not valid JSON: {msg}"
     return f"not valid JSON: {exc}"
 
 
@@ -543,6 +553,12 @@ def _read_jsonl_fd(fc: FreezeConfig, fd: int, out: _Problems) -> tuple[str, int]
             lineno += 1
             h.update(raw)
             size += len(raw)
+            if lineno == 1 and not_text(raw[:4]) is not None:  # named once, not per line
+                out.add(not_text(raw[:4]))
+                for raw in fh:
+                    h.update(raw)
+                    size += len(raw)
+                break
             text, problem = decode_utf8(raw)
             if text is None:
                 out.add(f"line {lineno}: {problem}")
@@ -557,9 +573,9 @@ def _read_jsonl_fd(fc: FreezeConfig, fd: int, out: _Problems) -> tuple[str, int]
                 if not cr.startswith("CRLF"):
                     continue
             try:
-                doc = strict_loads(text)
+                doc = strict_loads(text, record=True)
             except ValueError as e:
-                msg = e.msg if isinstance(e, json.JSONDecodeError) else str(e)
+                msg = json_syntax_words(e, text) if isinstance(e, json.JSONDecodeError) else str(e)
                 out.add(f"line {lineno}: not valid JSON: {msg}")
                 continue
             n = lineno

@@ -56,7 +56,13 @@ from prereg.decide.table import (
 from prereg.digest import PREFIX, file_sha256
 from prereg.engines import StudyContext
 from prereg.errors import UserError
-from prereg.files import output_file, refuse_existing, write_files_new, write_new
+from prereg.files import (
+    output_file,
+    refuse_existing,
+    refuse_report_on_output,
+    write_files_new,
+    write_new,
+)
 from prereg.records import read_records, rows_problems
 from prereg.stats.rounding import round_half_up
 
@@ -770,9 +776,14 @@ def _observation_files(config, contract, given: Sequence[str]) -> list[tuple[tup
     fields = _per_file_fields(contract)
     if not fields:
         if len(given) > 1:
-            dup = next((g for i, g in enumerate(given) if g in given[:i]), None)
+            keys = [_file_key(g) for g in given]
+            dup = next((i for i, k in enumerate(keys) if k in keys[:i]), None)
             if dup is not None:
-                raise UserError(f"--observations {dup}: given twice; each file is read once")
+                first = given[keys.index(keys[dup])]
+                same = "" if given[dup] == first else f" (the file {first} is)"
+                raise UserError(
+                    f"--observations {given[dup]}: given twice{same}; each file is read once"
+                )
         return [(None, g) for g in given]
     names = [f["name"] for f in fields]
     listed = []
@@ -816,10 +827,26 @@ def _observation_files(config, contract, given: Sequence[str]) -> list[tuple[tup
                 f"--observations {g}: {v!r} is not a value of {name} (per file): its"
                 f" values are {', '.join(values)}"
             )
-        if any(path == p for _, p in out):
-            raise UserError(f"--observations {g}: {path} is given twice; each file is read once")
+        first = next((p for _, p in out if _file_key(p) == _file_key(path)), None)
+        if first is not None:
+            same = "" if first == path else f" (the file {first} is)"
+            raise UserError(
+                f"--observations {g}: {path} is given twice{same}; each file is read once"
+            )
         out.append((None if value is None else tuple(parts), path))
     return out
+
+
+def _file_key(path: str):
+    """What tells a file from another however its path is written (``a.jsonl``,
+    ``./a.jsonl``, a link to it): its device and inode, else its resolved path."""
+    import os
+
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return os.path.realpath(path) if "\0" not in str(path) else str(path)
+    return (st.st_dev, st.st_ino)
 
 
 def _read_observation_files(module, contract, files) -> tuple[Any, str]:
@@ -895,6 +922,7 @@ def _parallel(args: argparse.Namespace) -> dict[str, Any] | None:
 def score(ctx: StudyContext, args: argparse.Namespace) -> int:
     out = output_file(args.out)
     md = out.with_suffix(".md")
+    refuse_report_on_output(out, md)
     refuse_existing(out, md)
     module = _module(ctx, args)
     from prereg.console import console_of

@@ -36,7 +36,14 @@ from prereg.engines.multicorrect.records import probability_problems
 from prereg.engines.multicorrect.scoring import Packed, packed_from
 from prereg.errors import UserError
 from prereg.gcpause import paused
-from prereg.records import BOM_WORDS, StrictJSONError, cr_problem, loads_strict
+from prereg.records import (
+    BOM_WORDS,
+    StrictJSONError,
+    cr_problem,
+    json_syntax_words,
+    loads_strict,
+    text_head_problem,
+)
 
 # the problems listed (the first, by file and line), then how many more: as the records'
 # reader lists them (a file of CRLF lines would otherwise print one line per line)
@@ -49,11 +56,11 @@ class _LineError(ValueError):
 
 def _loads(text: str) -> Any:
     try:
-        return loads_strict(text)
+        return loads_strict(text, record=True)
     except StrictJSONError as e:
         raise _LineError(str(e)) from None
     except json.JSONDecodeError as e:
-        raise _LineError(f"invalid JSON: {e.msg} at column {e.colno}") from None
+        raise _LineError(f"invalid JSON: {json_syntax_words(e, text)}") from None
     except ValueError as e:  # e.g. an integer literal longer than Python converts
         raise _LineError(f"invalid JSON: {e}") from None
 
@@ -176,7 +183,13 @@ class _File:
         self.read_ok = True
 
     def blocks(self):
-        """The typed lines' blocks; a file that cannot be read or is empty is a problem."""
+        """The typed lines' blocks; a file that cannot be read or is empty is a problem, and
+        so is one that is no UTF-8 text (UTF-16, compressed), once, not at each line."""
+        why = text_head_problem(self.path)
+        if why is not None:
+            self.P.add(self.path, None, why)
+            self.P.unusable.add(self.path)
+            return
         try:
             yield from self.lines.blocks()
         except OSError as e:
@@ -1050,7 +1063,7 @@ def _binary_row(f: _File, S: _State, no: int, obj: dict) -> tuple[int, int, floa
         f.add(no, f"{n['candidate_index']}: expected an integer")
         ok = False
     if not _is_num(q) or not math.isfinite(_as_float(q)) or not 0.0 <= q <= 1.0:
-        f.add(no, f"{n['probability']}: {q!r} is not a finite number in [0, 1]")
+        f.add(no, f"{n['probability']}: {_shown_value(q)} is not a finite number in [0, 1]")
         ok = False
     if not _is_int(y) or y not in (0, 1):
         f.add(no, f"{n['label']}: expected 0 or 1, got {y!r}")
@@ -1118,3 +1131,9 @@ def _binary_types(cfg: EngineConfig) -> dict[str, Any]:
         "probability": Annotated[float, msgspec.Meta(ge=0.0, le=1.0)],
         "label": Literal[0, 1],
     }
+
+
+def _shown_value(q) -> str:
+    """A value in a message, cut to 30 characters (a 400-digit integer was shown whole)."""
+    text = repr(q)
+    return text if len(text) <= 30 else text[:30] + "…"

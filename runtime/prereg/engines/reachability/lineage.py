@@ -32,7 +32,7 @@ from pathlib import Path
 from prereg.digest import PREFIX
 from prereg.engines import StudyContext
 from prereg.errors import UserError
-from prereg.files import output_file, refuse_existing
+from prereg.files import output_file, refuse_existing, refuse_report_on_output
 
 from .budget import iso_ms, parse_instant
 from .canon import record_digest
@@ -132,6 +132,7 @@ def score_from_config(ctx: StudyContext, args: argparse.Namespace) -> int:
     h = HandOff.of(ctx)
     spec = scoring_spec(ctx.config)
     out = output_file(args.out)
+    refuse_report_on_output(out, _markdown_path(out))
     refuse_existing(out, _markdown_path(out))
     cfg_path = Path(args.config)
     cfg = _object(cfg_path, what="a score config")

@@ -45,6 +45,7 @@ from prereg.files import (
     output_file,
     read_regular,
     refuse_existing,
+    refuse_report_on_output,
     write_files_new,
     write_new,
 )
@@ -487,6 +488,7 @@ def score(ctx: StudyContext, args: argparse.Namespace) -> int:
 
     spec = scoring_spec(ctx.config)
     out = output_file(args.out)
+    refuse_report_on_output(out, _markdown_path(out))
     refuse_existing(out, _markdown_path(out))
     module = study_module(ctx, args)
     cal_cfg = ctx.config["constants"]["calibration"]
