@@ -376,13 +376,13 @@ def test_one_file_given_twice_under_two_spellings_is_refused(project, spell):
     "rows, cell, total",
     [
         ("9007199254740991", "old", 9007199254740991),
-        ("5000001", "new", 10000002),
-        ("5000000", None, 0),
+        ("500000001", "new", 1000000002),
+        ("500000000", None, 0),
     ],
 )
 def test_a_study_registering_more_rows_than_score_lists_is_refused_by_compile(tmp_path, rows, cell, total):  # fmt: skip
     """rows: 9007199254740991 (within what JSON carries) compiled, and score then ran without
-    end listing the registered rows; two cells of 5,000,000 rows are the most."""
+    end listing the registered rows; two cells of 500,000,000 rows are the most."""
     from tests.conftest import compile_edited
 
     source = FIXTURES / "mean_threshold" / "grader-mean.yaml"
@@ -392,7 +392,7 @@ def test_a_study_registering_more_rows_than_score_lists_is_refused_by_compile(tm
         assert (
             f"spec/studies/grader-mean.yaml:{line_of('/crossings/0')}: at /crossings/0: with cell"
             f" {cell!r} ({int(rows):,} rows) the study registers {total:,} rows; a study"
-            " registers at most 10,000,000 (score lists each row)"
+            " registers at most 1,000,000,000 (score lists each row)"
         ) in err
 
 
