@@ -705,20 +705,22 @@ def _blank_in(data: bytes) -> bool:
     return b"\n\n" in data or b"\n\r\n" in data or b"\r\r" in data
 
 
-def _refuse_blank_lines(path: Path) -> None:
+def _refuse_blank_lines(path: Path, blank: bool = True) -> None:
     """Refuse a CSV file with a blank line outside a quoted cell, at its line, as a JSONL
     file's blank line is refused: pyarrow skips one, so a record lost in an export (a row
     emptied by hand) would pass unseen; a record of empty cells is written with its commas.
     A NUL byte or a byte-order mark past the file's start is refused first, at its line and
     column (:func:`nul_problem`), and the header line written again after it (two files
-    joined) is refused at its line, where its cells were read as a record's."""
+    joined) is refused at its line, where its cells were read as a record's. Without
+    ``blank`` the file is not scanned for blank lines (the caller has pyarrow read each as a
+    record of nulls, which a required field refuses); the other rules hold as ever."""
     why = text_head_problem(path)  # UTF-16 or a compressed file: named before its NUL bytes
     if why is not None:
         raise UserError(f"{path}:1: {why}")
     problem = nul_problem(path, bom=True)
     if problem is not None:
         raise UserError(f"{path}:{problem}")
-    line = _blank_line(path)
+    line = _blank_line(path) if blank else None
     if line is not None:
         raise UserError(
             f"{path}:{line}: blank line (a CSV file has none, as a JSONL file has none: remove"
@@ -897,8 +899,7 @@ def _csv_blocks(
 
     if guarded and _holds_cr(path):
         guarded = False
-    if not guarded:
-        _refuse_blank_lines(path)
+    _refuse_blank_lines(path, blank=not guarded)
     convert, types, tokens = _csv_convert(fields, dictionary)
     numbers = [f["name"] for f in fields if f.get("type") == "number"]
     if numbers and _long_cell(path.read_bytes()):
