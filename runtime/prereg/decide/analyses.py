@@ -1050,23 +1050,7 @@ def _t_certified(item, entry, args, result):
             kept.append(_t_squared(form, arrays, exact_margin, coefficients))
         return kept[0]
 
-    def ball(prec):
-        from flint import arb, fmpq
-
-        found = squared()
-        if found is None:  # a value of more digits than a double's decimals: the float
-            return arb(statistic)
-        sign, t2, _, _ = found
-        return arb(fmpq(t2.numerator, t2.denominator)).sqrt() * sign
-
-    def se_ball(prec):
-        from flint import arb, fmpq
-
-        found = squared()
-        if found is None:  # as above: the float
-            return arb(se)
-        v = found[2]
-        return arb(fmpq(v.numerator, v.denominator)).sqrt()
+    ball, se_ball = _root_balls(squared, statistic, se)
 
     out = {
         "statistic": Certified(statistic, error=error, ball=ball),
@@ -1128,23 +1112,7 @@ def _cluster_t_certified(item, entry, args, result):
             )
         return kept[0]
 
-    def ball(prec):
-        from flint import arb, fmpq
-
-        found = squared()
-        if found is None:  # a value of more digits than a double's decimals: the float
-            return arb(statistic)
-        sign, t2, _, _ = found
-        return arb(fmpq(t2.numerator, t2.denominator)).sqrt() * sign
-
-    def se_ball(prec):
-        from flint import arb, fmpq
-
-        found = squared()
-        if found is None:
-            return arb(se)
-        v = found[2]
-        return arb(fmpq(v.numerator, v.denominator)).sqrt()
+    ball, se_ball = _root_balls(squared, statistic, se)
 
     out = {
         "statistic": Certified(statistic, error=None, ball=ball),
@@ -1159,6 +1127,31 @@ def _cluster_t_certified(item, entry, args, result):
 
         out["df"] = Certified(df, error=None, exact=df_exact)
     return out
+
+
+def _root_balls(squared, statistic: float, se: float):
+    """(ball of t, ball of se) for a method whose ``squared()`` gives ``(sign, t², se², df)``
+    as fractions once a comparison needs them (None when a value has more digits than a
+    double's decimals: the floats then): ``sign · √(t²)`` and ``√(se²)``."""
+
+    def ball(prec):
+        from flint import arb
+
+        found = squared()
+        if found is None:  # a value of more digits than a double's decimals: the float
+            return arb(statistic)
+        sign, t2, _, _ = found
+        return _arb_of(t2).sqrt() * sign
+
+    def se_ball(prec):
+        from flint import arb
+
+        found = squared()
+        if found is None:  # as above: the float
+            return arb(se)
+        return _arb_of(found[2]).sqrt()
+
+    return ball, se_ball
 
 
 def _fmpq(x: Fraction):
