@@ -305,6 +305,19 @@ def _pairs(
     return ra, rb, int(a.sum()) - len(both), int(b.sum()) - len(both)
 
 
+def _tested(test, what: str, args, alternative: str, margin, pairs) -> tuple[float, float | None]:
+    """(statistic, P or None) of a contrast's registered test: a method's refusal is the
+    user's, named with the contrast."""
+    from prereg.stats.methods import MethodError
+
+    try:
+        statistic, p = test.fn(*args, alternative=alternative, margin=margin, **pairs)
+    except MethodError as exc:
+        raise UserError(f"rules: {what}: {exc}") from None
+    p = float(p)
+    return float(statistic), None if math.isnan(p) else p
+
+
 class PairMeans:
     """The pairs of a paired design registered with ``pair_rows: mean``: each side of a pair is
     the mean of its counted rows, kept exact (the rows read as the decimals the data write,
@@ -461,7 +474,6 @@ def _averaged_contrast(item, m: RowMetric, a: np.ndarray, b: np.ndarray, columns
         lo, hi = float(lo) / scale, float(hi) / scale
     if n and item.test != "none":
         from prereg.stats.compare import threshold
-        from prereg.stats.methods import MethodError
 
         sa, sb = pm.scaled()
         alternative = getattr(item, "alternative", "two-sided") or "two-sided"
@@ -469,13 +481,7 @@ def _averaged_contrast(item, m: RowMetric, a: np.ndarray, b: np.ndarray, columns
         margin = float(threshold(0 if margin is None else margin) * scale)
         test = _method("paired-sample-test", item.test, what)
         pairs = {"pairs": (sa, sb)}
-        try:
-            statistic, p = test.fn(sa - sb, alternative=alternative, margin=margin, **pairs)
-        except MethodError as exc:
-            raise UserError(f"rules: {what}: {exc}") from None
-        p = float(p)
-        p = None if math.isnan(p) else p
-        statistic = float(statistic)
+        statistic, p = _tested(test, what, (sa - sb,), alternative, margin, pairs)
         if not math.isnan(statistic):
             extra["statistic"] = statistic
             extra["statisticName"] = STATISTIC_NAMES.get(item.test, item.test)
@@ -615,7 +621,6 @@ def contrast_result(
             log_margin = math.log(margin)
         else:
             margin = 0.0 if margin is None else float(margin)
-        from prereg.stats.methods import MethodError
 
         if m.is_proportion and paired:
             kind, args, test_margin = "paired-proportion-test", table, margin
@@ -631,13 +636,7 @@ def contrast_result(
         test = _method(kind, item.test, what)
         # the paired t reads the pairs' decimals (a mean difference on its margin gives t = 0)
         pairs = {"pairs": (va, vb)} if kind == "paired-sample-test" and not ratio else {}
-        try:
-            statistic, p = test.fn(*args, alternative=alternative, margin=test_margin, **pairs)
-        except MethodError as exc:
-            raise UserError(f"rules: {what}: {exc}") from None
-        p = float(p)
-        p = None if math.isnan(p) else p
-        statistic = float(statistic)
+        statistic, p = _tested(test, what, args, alternative, test_margin, pairs)
         if not math.isnan(statistic):
             whole = item.test in COUNT_STATISTICS and statistic.is_integer()
             extra["statistic"] = int(statistic) if whole else statistic
