@@ -230,3 +230,31 @@ def test_scenarios_simulate_and_diagnose(tmp_path):
     assert main([*base, "diagnose", "--simulations", "20", "--seed", "1", "--out", str(out), "--quiet"]) == 0  # fmt: skip
     doc = json.loads(out.read_text())
     assert doc["study"] == "cotjudges"
+
+
+def test_judges_times_seeds_laid_out_in_each_cluster(tmp_path):
+    """Two judges and two seeds in clusters of four rows per problem: the key fields with
+    allowed values take their combinations in turn (j1 s1, j1 s2, j2 s1, j2 s2), so each row
+    has a key of its own; cycled each on its own they repeated j1 s1 at the third row, and
+    score refused simulate's own records as duplicates."""
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    text = (FIXTURES / "newcomer" / "cotjudges.yaml").read_text()
+    for old, new in [
+        ("allowed: [j1, j2, j3]", "allowed: [j1, j2]"),
+        ("rows: 144,", "rows: 96,"),
+        ("rows: 864}", "rows: 576}"),
+        ("size: {low: 6, high: 6}", "size: {low: 4, high: 4}"),
+    ]:
+        assert old in text
+        text = text.replace(old, new)
+    (tmp_path / "spec" / "studies" / "cotjudges.yaml").write_text(text)
+    assert main(["--project", str(tmp_path), "compile", "--quiet"]) == 0
+    base = ["--project", str(tmp_path), "cotjudges"]
+    sim = tmp_path / "sim.jsonl"
+    assert main([*base, "simulate", "--scenario", "gain", "--seed", "1", "--out", str(sim), "--quiet"]) == 0  # fmt: skip
+    records = [json.loads(x) for x in sim.read_text().splitlines()]
+    first = [(r["judge"], r["seed"]) for r in records if r["problem"] == "problem-1"][:4]
+    assert first == [("j1", "s1"), ("j1", "s2"), ("j2", "s1"), ("j2", "s2")]
+    keys = {(r["model"], r["strategy"], r["problem"], r["judge"], r["seed"]) for r in records}
+    assert len(keys) == len(records) == 576
+    assert main([*base, "score", "--observations", str(sim), "--out", str(tmp_path / "S.json"), "--quiet"]) == 0  # fmt: skip
