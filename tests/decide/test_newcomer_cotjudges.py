@@ -258,3 +258,27 @@ def test_judges_times_seeds_laid_out_in_each_cluster(tmp_path):
     keys = {(r["model"], r["strategy"], r["problem"], r["judge"], r["seed"]) for r in records}
     assert len(keys) == len(records) == 576
     assert main([*base, "score", "--observations", str(sim), "--out", str(tmp_path / "S.json"), "--quiet"]) == 0  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("size", "held"),
+    [("{low: 12, high: 12}", "up to 12 rows"), ("{mean: 4}", "any number of rows (mean)")],
+)
+def test_clusters_larger_than_their_keys_refused(tmp_path, capsys, size, held):
+    """Clusters of 12 rows whose rows are told apart by 3 judges x 2 seeds alone would repeat
+    every key at the seventh row: compile refuses, at the level's size, what score would refuse
+    of simulate's records."""
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    text = (FIXTURES / "newcomer" / "cotjudges.yaml").read_text()
+    assert text.count("size: {low: 6, high: 6}") == 2
+    text = text.replace("size: {low: 6, high: 6}", f"size: {size}")
+    (tmp_path / "spec" / "studies" / "cotjudges.yaml").write_text(text)
+    assert main(["--project", str(tmp_path), "compile"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert (
+        f"at /scenarios/0/clusters/0/size: scenario 'gain': clusters of 'problem' hold {held},"
+        " but the key fields laid out in them (taking their values in turn: judge (3 values),"
+        " seed (2 values)) tell only 6 rows of a cluster apart" in err
+    )
+    assert "at /scenarios/1/clusters/0/size: scenario 'null'" in err
+    assert not (tmp_path / "generated").exists()
