@@ -282,3 +282,23 @@ def test_clusters_larger_than_their_keys_refused(tmp_path, capsys, size, held):
     )
     assert "at /scenarios/1/clusters/0/size: scenario 'null'" in err
     assert not (tmp_path / "generated").exists()
+
+
+def test_grades_in_half_points_drawn_with_one_decimal_refused(tmp_path, capsys):
+    """The grade allows 0, 0.5, ..., 10; a scenario rounding its draws to one decimal would
+    write 7.4, which score refuses of simulate's records: compile refuses the entry first.
+    Whole grades (decimals: 0, clipped to 0..10) are all listed, and compile."""
+    (tmp_path / "spec" / "studies").mkdir(parents=True)
+    text = (FIXTURES / "newcomer" / "cotjudges.yaml").read_text()
+    assert text.count("decimals: 0") == 3
+    (tmp_path / "spec" / "studies" / "cotjudges.yaml").write_text(
+        text.replace("decimals: 0", "decimals: 1", 1)
+    )
+    assert main(["--project", str(tmp_path), "compile"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert (
+        "at /scenarios/0/values/0: scenario gain: 'grade' allows only the numbers it lists, and"
+        " this entry draws more numbers with 1 decimal(s) between 0.0 and 10.0 than it lists"
+    ) in err
+    assert "/scenarios/0/values/1" not in err
+    assert not (tmp_path / "generated").exists()
