@@ -182,6 +182,23 @@ def conditions(conds: Any) -> str:
     return " and ".join(condition(c) for c in conds) if conds else "every row"
 
 
+def row_naming(policy: Any) -> str:
+    """Which key fields of an attempt policy name a row, in words: the first alone, or the
+    first with every later one no ``where`` fixes to one value (docs/vocabulary.md, attempts)."""
+    from prereg.decide.names import pinned_key_fields, row_name
+
+    names = row_name(policy)
+    fixed = [f for f in policy["key"][1:] if f in pinned_key_fields(policy)]
+    if names == list(policy["key"]):
+        return "it names the row" if len(names) == 1 else "together they name the row"
+    words = ", ".join(f"`{mdcode(f)}`" for f in names)
+    out = f"{words} names the row" if len(names) == 1 else f"together {words} name the row"
+    if fixed:
+        out += "; " + ", ".join(f"`{mdcode(f)}`" for f in fixed)
+        out += " (fixed by `where`) selects the series scored"
+    return out
+
+
 def unit_rule(r: Any) -> str:
     """A unit's inclusion rule in words: ``valid ≥ 10``."""
     from prereg.decide.units import rule_words
@@ -376,6 +393,7 @@ def environment() -> jinja2.Environment:
         conditions=conditions,
         compute=compute,
         unit_rule=unit_rule,
+        row_naming=row_naming,
         method_words=method_words,
         design_words=design_words,
         rate=rate,

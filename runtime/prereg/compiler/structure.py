@@ -250,6 +250,7 @@ def scenario_structure(spec: dict, report: Reporter) -> None:
                 f"{ptr}/clusters",
                 f"scenario {sid!r}: the levels' correlations sum to {total:g}, not below 1",
             )
+        _repeated_keys(spec, s, clusters, obs, manifest, placed | derived, ptr, report)
         for j, lv in enumerate(clusters):
             if lv.get("distribution") != "beta":
                 continue
@@ -441,3 +442,53 @@ def scenario_structure(spec: dict, report: Reporter) -> None:
                         f" {b!r}, which the scenario does not lay out (add a clusters level for"
                         f" {b!r}; units/{ui})",
                     )
+
+
+def _repeated_keys(spec, s, clusters, obs, manifest, placed, ptr, report) -> None:
+    """Refuse clusters larger than the rows their key fields tell apart: without an item
+    manifest the rows of the innermost laid-out cluster are named by the key fields nothing
+    else writes, which take their allowed values' combinations in turn; past the product of
+    their numbers of values the keys repeat, and score refuses simulate's records as
+    duplicates (an integer field, counting the rows, or a string, naming each row's place in
+    its cell, tells any number apart)."""
+    from prereg.decide.names import row_name
+
+    policy = spec.get("attempts") or {}
+    if manifest or not policy.get("key"):
+        return
+    sized = [
+        (j, lv)
+        for j, lv in enumerate(clusters)
+        if isinstance(lv, dict)
+        and isinstance(lv.get("size"), dict)
+        and lv.get("field") in obs
+        and lv.get("field") not in placed
+    ]
+    if not sized:
+        return
+    j, inner = sized[-1]
+    laid = {str(lv.get("field")) for _, lv in sized}
+    leaves = [str(k) for k in row_name(policy) if str(k) not in laid | placed]
+    turns = []
+    for k in leaves:
+        f = obs.get(k) or {}
+        if f.get("type") == "integer" or not f.get("allowed"):
+            return  # counted, or named by the row's place in its cell: never repeated
+        turns.append((k, len(f["allowed"])))
+    combos = math.prod(n for _, n in turns)
+    size = inner["size"]
+    high = size.get("high")
+    if isinstance(high, (int, float)) and high <= combos:
+        return
+    if size.get("mean") is None and not isinstance(high, (int, float)):
+        return  # a malformed size, reported above
+    held = f"up to {high:g} rows" if size.get("mean") is None else "any number of rows (mean)"
+    named = ", ".join(f"{k} ({n} values)" for k, n in turns) or "none"
+    report(
+        f"{ptr}/clusters/{j}/size",
+        f"scenario {s.get('id')!r}: clusters of {inner.get('field')!r} hold {held}, but the key"
+        f" fields laid out in them (taking their values in turn: {named}) tell only {combos}"
+        " rows of a cluster apart, so simulate would write repeated keys that score refuses;"
+        f" draw clusters of at most {combos} rows (low and high), or name the rows by an"
+        " integer key field counting them",
+    )

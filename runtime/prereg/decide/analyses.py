@@ -535,6 +535,10 @@ def _unscaled(name: str, result, scale: int):
     fields = AVERAGED[name][1]
     changes = {k: getattr(result, k) / scale for k in fields if getattr(result, k) is not None}
     exact = {k: (v / scale if k in fields else v) for k, v in dict(result.exact).items()}
+    if isinstance(exact.get("estimate"), Fraction) and "estimate" in changes:
+        # the float nearest the exact mean (25/72 is 0.3472222222222222; the scaled float
+        # divided back gave 0.34722222222222227)
+        changes["estimate"] = float(exact["estimate"])
     extra = dict(result.extra)
     extra["pairScale"] = scale
     return replace(result, exact=exact, extra=extra, **changes)

@@ -858,11 +858,27 @@ def _read_observation_files(module, contract, files) -> tuple[Any, str]:
     from prereg.columnar import ABSENT, RecordColumns, concatenated
 
     fields = [f["name"] for f in _per_file_fields(contract)]
+    # how a file is named with its values: VALUE=PATH, or MODEL,SEED=PATH for several fields
+    spelled = "VALUE" if len(fields) == 1 else ",".join(n.upper() for n in fields)
     parts, problems = [], []
     for values, path in files:
         records = _read(module, contract, path)
         if not isinstance(records, RecordColumns):
             records = RecordColumns.from_dicts([f["name"] for f in contract["fields"]], records)
+        if values is None and len(records):
+            unwritten = [
+                n
+                for n in fields
+                if records.columns.get(n) is None or records.absent.get(n) == len(records)
+            ]
+            if unwritten:  # a harness's log named without its values: once for the file
+                problems.append(
+                    f"{path}: no record writes {' or '.join(unwritten)}; name the file with"
+                    f" {'its value' if len(fields) == 1 else 'their values'}"
+                    f" (--observations {spelled}={path}"
+                    f"{'' if len(fields) == 1 else ', the values in that order'})"
+                )
+                continue
         for k, name in enumerate(fields):
             value = None if values is None else values[k]
             named = "" if values is None else ",".join(values) + "="
@@ -881,7 +897,8 @@ def _read_observation_files(module, contract, files) -> tuple[Any, str]:
                 if value is None and v is ABSENT:
                     problems.append(
                         f"{path}:{lines[j]}: {name} is absent; write it in every record, or"
-                        f" name the file with its value (--observations VALUE={path})"
+                        f" name the file with {'its value' if len(fields) == 1 else 'their values'}"
+                        f" (--observations {spelled}={path})"
                     )
                 elif value is not None and v is not ABSENT and v != value:
                     problems.append(

@@ -437,7 +437,35 @@ def _reach(v: Mapping[str, Any]) -> tuple[float, float]:
     return ends[0], ends[1]
 
 
-def value_problems(cells, scenario: Mapping[str, Any], integer: Mapping[str, bool]) -> list:
+def _unlisted(v: Mapping[str, Any], low: float, high: float, integer: bool, allowed) -> str | None:
+    """Why an entry's draws, between ``low`` and ``high`` (its reach), may fall outside a
+    field's ``allowed`` numbers (a grade in steps of 0.5 drawn with one decimal), or None."""
+    from decimal import Decimal
+
+    from prereg.stats.rounding import round_half_up
+
+    listed = {Decimal(str(a)) for a in allowed if not isinstance(a, bool)}
+    d = 0 if integer else v.get("decimals")
+    if d is None:
+        return "any number between its bounds (no decimals)"
+    lo, hi = Decimal(str(round_half_up(low, int(d)))), Decimal(str(round_half_up(high, int(d))))
+    step = Decimal(1).scaleb(-int(d))
+    if (hi - lo) / step + 1 > len(listed):
+        return f"more numbers with {d} decimal(s) between {lo} and {hi} than it lists"
+    x = lo
+    while x <= hi:
+        if x not in listed:
+            return f"{x}, which it does not list"
+        x += step
+    return None
+
+
+def value_problems(
+    cells,
+    scenario: Mapping[str, Any],
+    integer: Mapping[str, bool],
+    allowed: Mapping[str, Sequence[Any]] | None = None,
+) -> list:
     """Why the numbers of ``scenario``'s ``values`` cannot be drawn for every row, as
     ``(pointer relative to the scenario, rule)``: a cell whose rows, right or wrong as they can
     be, meet none of a field's entries; an entry whose draws reach a number that is not finite,
@@ -467,6 +495,19 @@ def value_problems(cells, scenario: Mapping[str, Any], integer: Mapping[str, boo
                 break
         for j, v in zip(where[name], entries, strict=True):
             low, high = _reach(v)
+            listed = (allowed or {}).get(name)
+            if listed and math.isfinite(low) and math.isfinite(high):
+                why = _unlisted(v, low, high, bool(integer.get(name)), listed)
+                if why is not None:
+                    out.append(
+                        (
+                            f"values/{j}",
+                            f"scenario {sid}: {name!r} allows only the numbers it lists, and"
+                            f" this entry draws {why} (round with decimals, and clip with"
+                            " low/high, to numbers it lists)",
+                        )
+                    )
+                    continue
             if not (math.isfinite(low) and math.isfinite(high)):
                 bad = "is not finite"
             elif integer.get(name) and not max(abs(low), abs(high)) < 2.0**53:
@@ -608,7 +649,12 @@ class RecordWriter:
                     f" no field(s) {unknown}, which the scenario's records carry",
                 )
             )
-        self.problems += value_problems(config.get("cells") or (), scenario, self.integer)
+        self.problems += value_problems(
+            config.get("cells") or (),
+            scenario,
+            self.integer,
+            {f["name"]: f["allowed"] for f in obs["fields"] if f.get("allowed")},
+        )
         if strict and self.problems:
             raise UserError(f"{command}: {self.problems[0][1]}")
 

@@ -231,13 +231,20 @@ class Layout:
             return base, out
         if self._fixed is None:
             self._fixed = self._fixed_columns()
+        # the fields with allowed values counted in the innermost cluster take their
+        # combinations in turn, the last in the key fastest (an answer's judges x seeds: j1 s1,
+        # j1 s2, j2 s1, ...), so that a cluster of up to their product of rows names each once
+        turns = [f for f in self.name if f in leaf_vals and f in self.allowed]
+        period = {
+            f: math.prod(len(self.allowed[g]) for g in turns[i + 1 :]) for i, f in enumerate(turns)
+        }
         cols = []
         for f in self.name:
             if f in out:
                 cols.append(out[f])
             elif f in leaf_vals and f in self.allowed:
-                values = self.allowed[f]
-                cols.append([values[(int(p) - 1) % len(values)] for p in leaf_vals[f]])
+                values, step = self.allowed[f], period[f]
+                cols.append([values[((int(p) - 1) // step) % len(values)] for p in leaf_vals[f]])
             elif f in leaf_vals:
                 cols.append(leaf_vals[f].tolist())
             else:
