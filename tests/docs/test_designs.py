@@ -39,7 +39,7 @@ DESIGNS += (
     "pass-at-k-lower-bound",
 )
 DESIGNS += ("friedman", "metric-correlation", "metric-comparison")
-DESIGNS += ("wide-equivalence",)
+DESIGNS += ("wide-equivalence", "judge-means")
 
 
 def fragments() -> tuple[dict, dict[str, dict], dict[str, tuple[str, dict]]]:
