@@ -527,6 +527,7 @@ def _cmd_compile(project, args) -> int:
         if methodsdoc.write(project):
             print(f"wrote {methodsdoc.DOCS.as_posix()}")
     loaded = build.load_all(project, args.studies or None)  # loaded once: rendered, then read
+    _refuse_unsealed_changes(project, loaded)
     files = {rel: text.encode("utf-8") for rel, text in build.render_studies(loaded).items()}
     if not args.language and language.refresh_copy(project) and not args.quiet:
         print("wrote generated/prereg.schema.json (the language this prereg speaks)")
@@ -545,6 +546,27 @@ def _cmd_compile(project, args) -> int:
         f"compiled {len(studies)} stud{'y' if len(studies) == 1 else 'ies'}: {', '.join(studies)}; {len(changed)} file(s) changed"
     )
     return 0
+
+
+def _refuse_unsealed_changes(project, studies) -> None:
+    """Compile refuses what every study command would: a sealed study whose registered
+    content changed with no amendment declaring it (or whose seal was removed or altered),
+    with the lines `prereg check` gives, before anything is written."""
+    from prereg.compiler import seal
+
+    problems = []
+    for study in studies:
+        found, where, lost = seal.last_seal(project.root, study.id)
+        if found is None:
+            continue
+        problems.extend(lost + seal.check_study(study, found, where))
+    if problems:
+        raise UserError(
+            "sealed registered content changed without an amendment declaring it; nothing was"
+            " written (raise version, set status: amended and name each changed path in a new"
+            " amendment)",
+            problems=problems,
+        )
 
 
 def _warn_unready(studies) -> None:

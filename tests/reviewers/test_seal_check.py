@@ -190,19 +190,28 @@ def test_holm_alpha_change_needs_an_amendment(golden_copy, capsys):
         "{id: pool-pairs, adjustment: holm, alpha: 0.05}",
         "{id: pool-pairs, adjustment: holm, alpha: 0.025}",
     )
-    assert run(golden_copy, "compile") == 0
-    capsys.readouterr()
-    assert run(golden_copy, "check") == 1
-    out = capsys.readouterr().out
     line = line_of(spec, "{id: pool-pairs")
-    assert (
+    said = (
         f"{EXAMPLE}:{line}: at /families/0/alpha: registered content changed since the seal of "
         "version 1.1 and no later amendment declares it (family_alpha_changed): Previously family "
         '"pool-pairs" (holm) tested at alpha 0.05; it now tests at 0.025. Declare '
         "/families/0/alpha or /families[pool-pairs]/alpha in a new amendment's paths."
-    ) in out
+    )
+    # compile refuses first, as every study command would, and writes nothing
+    generated = {p: p.read_bytes() for p in (golden_copy / "generated").rglob("*") if p.is_file()}
+    capsys.readouterr()
+    assert run(golden_copy, "compile") == 2
+    err = capsys.readouterr().err
+    assert "sealed registered content changed without an amendment declaring it" in err
+    assert said in err
+    assert generated == {
+        p: p.read_bytes() for p in (golden_copy / "generated").rglob("*") if p.is_file()
+    }
+    # check says the same (the spec is edited, generated/ not)
+    assert run(golden_copy, "check") == 1
+    out = capsys.readouterr().out
+    assert said in out
     assert "1 problem(s) with sealed registered content" in out
-    assert "stale or edited" not in out
 
     amend(spec, "1.2", ["/families/0/alpha"])
     assert run(golden_copy, "compile") == 0
@@ -232,8 +241,9 @@ def test_an_amendment_not_after_the_sealed_version_does_not_count(golden_copy, c
     edit(spec, "alpha: 0.05}", "alpha: 0.01}")
     # the existing amendment 1.1 is the sealed version: naming the path there is not enough
     edit(spec, "paths: [/cells/0/rows]", "paths: [/cells/0/rows, /families/0/alpha]")
-    assert run(golden_copy, "compile") == 0
     capsys.readouterr()
+    assert run(golden_copy, "compile") == 2
+    assert "at /families/0/alpha: registered content changed" in capsys.readouterr().err
     assert run(golden_copy, "check") == 1
     assert "at /families/0/alpha: registered content changed" in capsys.readouterr().out
 
@@ -259,8 +269,10 @@ def test_cell_rows_and_pool_verb_need_an_amendment_naming_each_path(project_copy
         f"{{id: {moved_to}, split: test, rows: 130,",
     )
     edit(spec, '{role: contrastive, text: "bypasses"}', '{role: contrastive, text: "deflects"}')
-    assert run(project_copy, "compile") == 0
     capsys.readouterr()
+    assert run(project_copy, "compile") == 2  # compile refuses first, with check's lines
+    refused = capsys.readouterr().err
+    assert f'Previously 220 rows, cell "{moved_from}" now has 200.' in refused
     assert run(project_copy, "check") == 1
     out = capsys.readouterr().out
     assert f"{D17}:{line_of(spec, moved_from + ', split: test')}: at /cells/{i_from}/rows:" in out
@@ -275,8 +287,9 @@ def test_cell_rows_and_pool_verb_need_an_amendment_naming_each_path(project_copy
     # an amendment naming two of the three paths leaves the third undeclared
     # (versions 2.x: after every amendment the study's spec already declares)
     amend(spec, "2.0", [f"/cells/{i_from}/rows", "/pools[pool-a]/words[contrastive]"], "amended")
-    assert run(project_copy, "compile") == 0
     capsys.readouterr()
+    assert run(project_copy, "compile") == 2
+    assert f"at /cells/{i_to}/rows:" in capsys.readouterr().err
     assert run(project_copy, "check") == 1
     out = capsys.readouterr().out
     assert f"at /cells/{i_to}/rows:" in out
@@ -348,11 +361,12 @@ def test_lowering_the_version_below_the_seal_fails(golden_copy, capsys):
     text = text.replace("\namendments:\n", "\n# amendments dropped\n")
     text = text[: text.index("# amendments dropped")]
     spec.write_text(text.replace("status: amended", "status: registered"))
-    assert run(golden_copy, "compile") == 0
     capsys.readouterr()
+    assert run(golden_copy, "compile") == 2
+    said = "at /version: version 1.0 is older than the sealed version 1.1"
+    assert said in capsys.readouterr().err
     assert run(golden_copy, "check") == 1
-    out = capsys.readouterr().out
-    assert "at /version: version 1.0 is older than the sealed version 1.1" in out
+    assert said in capsys.readouterr().out
 
 
 def test_a_sealed_study_refuses_to_run_after_an_undeclared_registered_change(tmp_path, capsys):
@@ -368,17 +382,35 @@ def test_a_sealed_study_refuses_to_run_after_an_undeclared_registered_change(tmp
     items = tmp_path / "items.jsonl"
     assert run(project, "answer-position", "items", "--out", str(items)) == 0
     edit(spec, "margin: -0.05", "margin: -0.10")
-    assert run(project, "compile") == 0
+    line = line_of(spec, "margin: -0.10")
+    at = f"spec/studies/answer-position.yaml:{line}: at /hypotheses/2/contrasts/0/margin"
     capsys.readouterr()
+    # compile refuses the change first (nothing written) ...
+    assert run(project, "compile") == 2
+    assert at in capsys.readouterr().err
+    # ... and a study command refuses it too, with the generated code of the sealed spec
     out = tmp_path / "items2.jsonl"
     assert run(project, "answer-position", "items", "--out", str(out)) == 2
     err = capsys.readouterr().err
-    assert "is sealed (spec/studies/answer-position.seal.json)" in err
-    line = line_of(spec, "margin: -0.10")
-    assert f"spec/studies/answer-position.yaml:{line}: at /hypotheses/2/contrasts/0/margin" in err
+    assert "spec changed since the last compile" in err
     assert not out.exists()
-    # Editing prose only never blocks a run.
+    # the seal holds at run time too: a seal altered after compiling stops every command
     edit(spec, "margin: -0.10", "margin: -0.05")
+    assert run(project, "compile") == 0
+    target = project / "spec/studies/answer-position.seal.json"
+    original = target.read_bytes()
+    sealed = json.loads(original)
+    sealed["content"]["title"] = "Another title"
+    target.write_bytes(rfc8785.dumps(sealed) + b"\n")
+    capsys.readouterr()
+    assert run(project, "answer-position", "items", "--out", str(out)) == 2
+    err = capsys.readouterr().err
+    assert "spec/studies/answer-position.seal.json: at /digest: the sealed content does not" in err
+    assert not out.exists()
+    assert run(project, "compile") == 2  # and compile says the same before writing
+    assert "the sealed content does not match its digest" in capsys.readouterr().err
+    target.write_bytes(original)
+    # Editing prose only never blocks a run.
     edit(spec, "title: Answer-position bias", "title: Answer position bias")
     assert run(project, "compile") == 0
     assert run(project, "answer-position", "items", "--out", str(out)) == 0
