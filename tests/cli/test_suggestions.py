@@ -71,6 +71,7 @@ def test_a_study_without_commands_has_its_engine_s_diagnose(tmp_path):
     project = tmp_path / "p"
     golden = ROOT / "tests" / "golden" / "compile-basic" / "project" / "spec"
     shutil.copytree(golden, project / "spec")
+    (project / "spec" / "studies" / "example-probe.seal.json").unlink()  # not sealed here
     spec = project / "spec" / "studies" / "example-probe.yaml"
     text = spec.read_text()
     start = text.index("commands:\n")

@@ -532,7 +532,9 @@ def test_a_sealed_study_with_a_value_list_is_amended_by_declaring_its_values_fil
     assert run_main("--project", tmp_path, "check").returncode == 0
     with (studies / "disputed.txt").open("a") as f:
         f.write("HumanEval/9\n")
-    assert run_main("--project", tmp_path, "compile").returncode == 0
+    got = run_main("--project", tmp_path, "compile")  # compile refuses first, as check does
+    assert got.returncode == 2
+    assert "at /attempts/where/0/values: registered content changed since the seal" in got.stderr
     got = run_main("--project", tmp_path, "check")
     assert got.returncode == 1
     said = got.stdout + got.stderr

@@ -56,9 +56,15 @@ def sealed(tmp_path) -> Path:
 
 
 def _tamper_and_commit(project: Path) -> None:
+    from prereg.compiler import build
+    from prereg.compiler.project import find_project
+
     (project / SEAL).unlink()
     edit(project / SPEC, "margin: -0.05", "margin: -0.10")
-    assert run(project, "compile") == 0
+    assert run(project, "compile") == 2  # compile refuses the change and the deleted seal
+    # generated/ written past compile's refusal (another tool, an older prereg), and committed
+    found = find_project(project)
+    build.write_generated(found, build.compile_project(found))
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "quietly")
 
@@ -93,9 +99,10 @@ def test_the_same_holds_on_another_branch_and_uncommitted(sealed, capsys):
     git(sealed, "checkout", "-q", "--orphan", "fresh")  # a history without the seal commit
     edit(sealed / SPEC, "margin: -0.05", "margin: -0.10")
     assert not (sealed / SEAL).exists()  # removed on the branch this one started from
-    assert run(sealed, "compile") == 0
     capsys.readouterr()
-    assert run(sealed, "check") == 1  # the seal is still on the other branches (--all)
+    assert run(sealed, "compile") == 2  # the seal is still on the other branches (--all)
+    assert "at /hypotheses/2/contrasts/0/margin" in capsys.readouterr().err
+    assert run(sealed, "check") == 1
     assert "at /hypotheses/2/contrasts/0/margin" in capsys.readouterr().out
 
 
@@ -111,8 +118,11 @@ def test_an_amendment_after_the_committed_seal_passes(sealed, capsys):
         " paths: [/hypotheses/2/contrasts/0/margin]}\n"
     )
     (sealed / SPEC).write_text(text)
-    assert run(sealed, "compile") == 0
+    capsys.readouterr()
+    assert run(sealed, "compile") == 2  # the committed seal's file is gone: restore or seal anew
+    assert "the seal of version 1.0 was deleted" in capsys.readouterr().err
     assert run(sealed, "seal", "answer-position") == 0  # the amended version, sealed
+    assert run(sealed, "compile") == 0
     capsys.readouterr()
     assert run(sealed, "check") == 0, capsys.readouterr().out
 
@@ -121,9 +131,11 @@ def test_a_seal_moved_back_or_rewritten_is_refused(sealed, capsys):
     # rewritten: the same version with other content (the seal made again after an edit)
     (sealed / SEAL).unlink()
     edit(sealed / SPEC, "margin: -0.05", "margin: -0.10")
-    assert run(sealed, "compile") == 0
+    assert run(sealed, "compile") == 2
     assert run(sealed, "seal", "answer-position") == 0
     capsys.readouterr()
+    assert run(sealed, "compile") == 2  # held to the committed seal, as check is
+    assert "never rewritten" in capsys.readouterr().err
     assert run(sealed, "check") == 1
     out = capsys.readouterr().out
     assert f"{SEAL}: at /digest: version 1.0 was sealed with" in out and "never rewritten" in out
