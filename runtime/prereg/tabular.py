@@ -731,11 +731,13 @@ def _csv_marks(path: Path, blank: bool = True) -> _Marks:
             keep = max(len(header) + 2, 3)
             f.seek(0)
             mark = cr = blank = again = False
-            tail, start = b"", True
+            tail, start, offset = b"", True, 0
             while block := f.read(CSV_BLOCK):
                 edge = tail[-keep:] + block[:keep]  # what spans the blocks' boundary
                 mark = mark or b"\0" in block or block.find(bom, 1 if start else 0) >= 0
-                mark = mark or (not start and bom in tail[-2:] + block[:2])
+                # one spanning the boundary, unless it is the file's leading one (offset 0)
+                spans = (tail[-2:] + block[:2]).find(bom)
+                mark = mark or (spans >= 0 and offset - len(tail[-2:]) + spans > 0)
                 if mark:
                     break  # refused before the other rules
                 cr = cr or b"\r" in block
@@ -744,7 +746,7 @@ def _csv_marks(path: Path, blank: bool = True) -> _Marks:
                     blank = blank or _blank_in(block)
                 if header and not again:
                     again = any(x in block or x in edge for x in lines)
-                tail, start = (tail + block)[-keep:], False
+                tail, start, offset = (tail + block)[-keep:], False, offset + len(block)
             else:
                 if header and not again:  # the header again as the file's last line
                     again = tail.endswith((b"\n" + header, b"\r" + header))
