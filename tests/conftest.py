@@ -125,6 +125,20 @@ def study_project(root: Path, study: str, text: str) -> Path:
     return root
 
 
+def score_records(root: Path, study: str, records: list[dict]) -> dict:
+    """SCORE.json of a compiled study's score of ``records`` written as one JSONL log."""
+    import json
+
+    from prereg.cli import main
+
+    log = root / "log.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    out = root / "SCORE.json"
+    args = ["--observations", str(log), "--out", str(out), "--quiet"]
+    assert main(["--project", str(root), study, "score", *args]) == 0
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
 def compile_edited(tmp_path: Path, study: str, edits, source: Path | None = None):
     """Compile, in process, a project holding only a copy of ``study``'s spec (or of the spec
     file ``source``) with each ``(old, new)`` text replacement applied (``old`` must occur

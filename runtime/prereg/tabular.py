@@ -786,53 +786,15 @@ def _refuse_blank_lines(path: Path, blank: bool = True, marks: _Marks | None = N
 
 
 def _header_again(path: Path) -> int | None:
-    """The line of the first record of a CSV file whose cells are its header's, or None; the
-    bytes are scanned for the header line after a line end, and only a file with a candidate
-    is read as CSV."""
-    import csv
-
-    try:
-        with path.open("rb") as f:
-            first = f.read(1 << 16).removeprefix(b"\xef\xbb\xbf")
-            header = first.split(b"\n", 1)[0].split(b"\r", 1)[0]
-            if not header:
-                return None
-            f.seek(0)  # the header line itself follows no line end
-            tail = b""
-            keep = len(header) + 2
-            # the header as a whole line: after a line end, before one (or the file's end)
-            lines = [a + header + z for a in (b"\n", b"\r") for z in (b"\n", b"\r")]
-            while block := f.read(CSV_BLOCK):
-                data = tail + block
-                if any(x in data for x in lines):
-                    break
-                tail = data[-keep:]
-            else:
-                if not tail.endswith((b"\n" + header, b"\r" + header)):
-                    return None
-        with path.open(encoding="utf-8-sig", errors="replace", newline="") as f:
-            old = csv.field_size_limit()
-            csv.field_size_limit(max(old, path.stat().st_size + 1))
-            try:
-                reader = csv.reader(f)
-                names = next(reader, None)
-                start = reader.line_num + 1
-                for row in reader:
-                    if row == names:
-                        return start
-                    start = reader.line_num + 1
-            finally:
-                csv.field_size_limit(old)
-    except (OSError, csv.Error):
-        return None  # the reader names what it cannot read
-    return None
+    """The line of the first record of a CSV file whose cells are its header's, or None (read
+    as CSV: the caller's one pass, :func:`_csv_marks`, found a candidate)."""
+    return _csv_line(path, "utf-8-sig", lambda row, names: row == names, header=True)
 
 
 def _blank_line(path: Path) -> int | None:
     """The number of the first blank line of a CSV file outside a quoted cell, or None; the
-    bytes are scanned in blocks, and only a file with a candidate is read as CSV."""
-    import csv
-
+    bytes are scanned in blocks, and only a file with a candidate is read as CSV (a caller
+    that skipped the blank-line search sends every file with a carriage return here)."""
     try:
         with path.open("rb") as f:
             tail = b"\n"  # the file's start is a line's start
@@ -843,14 +805,27 @@ def _blank_line(path: Path) -> int | None:
                 tail = (tail + block)[-2:] if len(block) < 2 else block[-2:]
             else:
                 return None
-        with path.open(encoding="utf-8", errors="replace", newline="") as f:
+    except OSError:
+        return None  # the reader names what it cannot read
+    return _csv_line(path, "utf-8", lambda row, names: not row, header=False)
+
+
+def _csv_line(path: Path, encoding: str, found, header: bool) -> int | None:
+    """The number of the first line starting a record of a CSV file that ``found(row,
+    names)`` accepts (``names`` the header's cells when ``header``, whose own line is then not
+    tried), or None; None too when the file cannot be read as CSV (its reader names that)."""
+    import csv
+
+    try:
+        with path.open(encoding=encoding, errors="replace", newline="") as f:
             old = csv.field_size_limit()
             csv.field_size_limit(max(old, path.stat().st_size + 1))
             try:
                 reader = csv.reader(f)
-                start = 1
+                names = next(reader, None) if header else None
+                start = reader.line_num + 1
                 for row in reader:
-                    if not row:
+                    if found(row, names):
                         return start
                     start = reader.line_num + 1
             finally:

@@ -7,7 +7,6 @@ a neighbour of it), so that a float comparison would decide otherwise."""
 
 from __future__ import annotations
 
-import json
 import math
 from decimal import Decimal, localcontext
 from fractions import Fraction
@@ -19,7 +18,7 @@ from scipy import stats
 
 from prereg.cli import main
 from prereg.stats.equivalence import noninferiority_proportions, tost_proportions
-from tests.conftest import study_project
+from tests.conftest import score_records, study_project
 from tests.decide.test_exact_on_thresholds import PAIRED, SPEC, STUDY, TWO, _verdicts
 
 
@@ -141,12 +140,7 @@ def _cluster_verdicts(tmp_path: Path, a, b, *, method, options, quantity, value)
         for arm, values in (("a", a), ("b", b))
         for i, v in enumerate(values)
     ]
-    log = root / "log.jsonl"
-    log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    out = root / "SCORE.json"
-    args = ["--observations", str(log), "--out", str(out), "--quiet"]
-    assert main(["--project", str(root), STUDY, "score", *args]) == 0
-    doc = json.loads(out.read_text(encoding="utf-8"))
+    doc = score_records(root, STUDY, records)
     (row,) = doc["analyses"]
     return doc["verdicts"]["closed"], doc["verdicts"]["open"], row
 

@@ -11,7 +11,6 @@ wrong side or on a neighbour of the threshold, so a float comparison would decid
 
 from __future__ import annotations
 
-import json
 import math
 from fractions import Fraction
 from pathlib import Path
@@ -20,7 +19,7 @@ import pytest
 from scipy import stats
 
 from prereg.cli import main
-from tests.conftest import study_project
+from tests.conftest import score_records, study_project
 
 STUDY = "onthreshold"
 
@@ -118,12 +117,7 @@ def _verdicts(
         for arm, values in (("a", a), ("b", b))
         for i, v in enumerate(values)
     ]
-    log = root / "log.jsonl"
-    log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    out = root / "SCORE.json"
-    args = ["--observations", str(log), "--out", str(out), "--quiet"]
-    assert main(["--project", str(root), STUDY, "score", *args]) == 0
-    doc = json.loads(out.read_text(encoding="utf-8"))
+    doc = score_records(root, STUDY, records)
     (row,) = doc["analyses"]
     return doc["verdicts"]["closed"], doc["verdicts"]["open"], row
 
