@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 from fractions import Fraction
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -19,6 +20,7 @@ import numpy as np
 from prereg.decide.analyses import _as_contrast
 from prereg.stats.catalogue import entries
 from prereg.stats.compare import Certified
+from prereg.stats.multiplicity import ADJUSTMENTS
 
 X = [0.1, 0.4, 0.1, 0.7, 0.3, 0.5]
 Y = [0.2, 0.2, 0.6, 0.3, 0.9, 0.4]
@@ -160,18 +162,7 @@ OPTIONS = {
     "expected-calibration-error": {"edges": [0, 0.5, 1], "closed": "left"},
     "auroc": {"se_method": "delong", "level": 0.95},
     "auroc-difference": T,
-    **{
-        m: MULT
-        for m in (
-            "bonferroni",
-            "holm",
-            "hochberg",
-            "hommel",
-            "benjamini-hochberg",
-            "benjamini-yekutieli",
-            "fixed-sequence",
-        )
-    },
+    **{m: MULT for m in (*ADJUSTMENTS, "fixed-sequence")},
     "pearson-correlation": {"alternative": "two-sided", "null_value": 0, "level": 0.95},
     "spearman-correlation": {
         "alternative": "two-sided",
@@ -229,6 +220,9 @@ def audit(name, entry, options):
 
 
 def main(argv):
+    # the catalogue's calls of the family-report tests, from the repository's tests/ (the
+    # docstring's command runs from the repository without PYTHONPATH)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from tests.stats.test_family_reports import CALLS
 
     cat = entries()
