@@ -869,10 +869,15 @@ def nul_problem(path: Path, bom: bool = False) -> str | None:
     return nul_words(head) if what == b"\0" else _bom_words(head)
 
 
+def _line_column(head: bytes) -> tuple[int, int]:
+    """(line, column) of the character after the bytes ``head`` of a UTF-8 text file."""
+    line = head.count(b"\n") + 1
+    return line, len(head[head.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
+
+
 def _bom_words(head: bytes) -> str:
     """``LINE: rule`` for a byte-order mark after the bytes ``head`` of a CSV file."""
-    line = head.count(b"\n") + 1
-    column = len(head[head.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
+    line, column = _line_column(head)
     return (
         f"{line}: a byte-order mark (U+FEFF) at column {column}, inside the file (only a"
         " leading one is skipped): were two files joined? remove it"
@@ -881,8 +886,7 @@ def _bom_words(head: bytes) -> str:
 
 def nul_words(head: bytes) -> str:
     """``LINE: rule`` for a NUL byte after the bytes ``head`` of a text file."""
-    line = head.count(b"\n") + 1
-    column = len(head[head.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
+    line, column = _line_column(head)
     return (
         f"{line}: a NUL byte (U+0000) at column {column}: a text file holds none (is the file"
         " damaged, or not text?)"

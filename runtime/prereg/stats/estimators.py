@@ -1076,6 +1076,14 @@ _PRF_EXACT = (
     "the figure is a fraction of the counts (a mean of fractions for macro), compared exactly"
 )
 
+#: How the t and se of the pass@k t tests are decided (their estimate's words precede it).
+_PASS_T_ROOTS = (
+    "(on the margin t = 0, a one-sided P of 1/2); t² is a fraction too "
+    "(exact['statistic_squared']), and a threshold on t is decided by balls of its root; so is "
+    "se² (exact['se_squared']), a threshold on se decided by balls of its root; P and the "
+    "bounds are floating point, each compared as the shortest decimal of its float"
+)
+
 CATALOGUE = (
     Entry(
         name="pass-at-k",
@@ -1137,11 +1145,7 @@ CATALOGUE = (
             "form) against the margin, and its confidence_interval(level)"
         ),
         exactness="m and m − margin are fractions of binomial coefficients and the margin as "
-        "written, compared exactly (on the margin t = 0, a one-sided P of 1/2); t² is a "
-        "fraction too (exact['statistic_squared']), and a threshold on t is decided by balls of "
-        "its root; so is se² (exact['se_squared']), a threshold on se decided by balls of its "
-        "root; P and the bounds are floating point, each compared as the shortest decimal of "
-        "its float",
+        "written, compared exactly " + _PASS_T_ROOTS,
     ),
     Entry(
         name="pass-at-k-difference",
@@ -1172,11 +1176,7 @@ CATALOGUE = (
             "form) and ttest_1samp of their differences against the margin"
         ),
         exactness="D and D − margin are fractions of binomial coefficients and the margin as "
-        "written, compared exactly (on the margin t = 0, a one-sided P of 1/2); t² is a "
-        "fraction too (exact['statistic_squared']), and a threshold on t is decided by balls of "
-        "its root; so is se² (exact['se_squared']), a threshold on se decided by balls of its "
-        "root; P and the bounds are floating point, each compared as the shortest decimal of "
-        "its float",
+        "written, compared exactly " + _PASS_T_ROOTS,
     ),
     Entry(
         name="pass-at-k-difference-bootstrap",
