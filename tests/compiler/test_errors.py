@@ -195,3 +195,21 @@ def test_a_folder_named_like_a_spec_is_refused_not_skipped(name, others, tmp_pat
             " spec/studies/<study-id>.yaml: move the folder out of spec/studies/ or rename it"
         ) in err
     assert not (project / "generated").exists()
+
+
+@pytest.mark.parametrize("word", ["csv", "parquet"])
+def test_a_contract_format_naming_a_file_kind_says_files_are_read_by_extension(word, tmp_path):
+    """A newcomer with a CSV export writes `format: csv`; the refusal says the file is read
+    as CSV by its extension and what to write, not only the two allowed words."""
+    from tests.conftest import FIXTURES, compile_edited
+
+    source = FIXTURES / "mean_threshold" / "grader-mean.yaml"
+    code, err, line_of = compile_edited(
+        tmp_path, "grader-mean", [("format: jsonl", f"format: {word}")], source
+    )
+    assert code == 2
+    assert (
+        f'at /record_contracts/0/format: "{word}" is not one of: json, jsonl (a .csv or'
+        " .parquet file is read as such by its extension, whatever the contract's format says:"
+        " write jsonl)"
+    ) in " ".join(err.split())

@@ -206,7 +206,17 @@ def describe(err: jsonschema.ValidationError, root: dict | None = None) -> str:
         return f"{_shown(err.instance)} does not match the pattern {err.validator_value}"
     if v == "enum":
         allowed = ", ".join(str(x) for x in err.validator_value)
-        return f"{_shown(err.instance)} is not one of: {allowed}"
+        said = f"{_shown(err.instance)} is not one of: {allowed}"
+        if set(err.validator_value) == {"json", "jsonl"} and str(err.instance).lower() in (
+            "csv",
+            "parquet",
+        ):
+            # a record contract's format: the files themselves are read by their extension
+            said += (
+                " (a .csv or .parquet file is read as such by its extension, whatever the"
+                " contract's format says: write jsonl)"
+            )
+        return said
     if v in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         return f"{_shown(err.instance)} breaks {v} {err.validator_value}"
     message = err.message
